@@ -1,0 +1,87 @@
+package dev.nepenthe.core.index;
+
+import dev.nepenthe.core.Metric;
+import java.io.IOException;
+import java.nio.file.Path;
+import org.roaringbitmap.RoaringBitmap;
+
+/**
+ * The SPI every index implements (exact, HNSW, IVF-PQ). The store owns record ids and hands
+ * each vector to the index under an int ordinal; the index never sees ids, tenants or text.
+ *
+ * <p>Removal is physical: after {@link #remove} returns, no structure of the index holds the
+ * ordinal or the vector's bytes, and {@link #verifyIntegrity()} can prove it. Implementations
+ * are safe for concurrent searches with concurrent adds and removes unless they say otherwise.
+ */
+public interface VectorIndex extends AutoCloseable {
+
+    /** The kind this index was created by, as registered with {@link VectorIndexFactory#kind()}. */
+    String kind();
+
+    int dimension();
+
+    Metric metric();
+
+    /**
+     * Adds a vector under an ordinal that is not live in this index. The index keeps its own
+     * (prepared, see {@link Metric#prepare}) copy.
+     *
+     * @throws IllegalArgumentException if the ordinal is live or the vector has the wrong length
+     */
+    void add(int ordinal, float[] vector);
+
+    /**
+     * Removes an ordinal and every trace of its vector the index holds.
+     *
+     * @return false if the ordinal was not live
+     */
+    boolean remove(int ordinal);
+
+    /**
+     * Removes several ordinals; implementations share work across the batch (one repair pass,
+     * one retrain). Ordinals that are not live are skipped.
+     *
+     * @return how many were removed
+     */
+    default int removeAll(int[] ordinals) {
+        int removed = 0;
+        for (int ord : ordinals) {
+            if (remove(ord)) {
+                removed++;
+            }
+        }
+        return removed;
+    }
+
+    boolean contains(int ordinal);
+
+    /** Number of live vectors. */
+    int size();
+
+    /**
+     * The {@code k} best-scoring live ordinals (higher score is closer, see {@link Metric}).
+     *
+     * @param accept only these ordinals may be returned; null accepts every live ordinal
+     * @param params per-query knobs (efSearch, nprobe, ...); unknown names are ignored
+     */
+    SearchResult search(float[] query, int k, RoaringBitmap accept, SearchParams params);
+
+    default SearchResult search(float[] query, int k) {
+        return search(query, k, null, SearchParams.DEFAULTS);
+    }
+
+    /**
+     * Checks the index's structural invariants and that no removed ordinal survives anywhere
+     * in it. Called by tests, by the forget protocol before it seals, and by operators.
+     */
+    IntegrityReport verifyIntegrity();
+
+    /**
+     * Writes the whole index to {@code file} (write to a temporary sibling, fsync, rename),
+     * in a versioned, checksummed format that {@link VectorIndexFactory#load} reads back.
+     */
+    void save(Path file) throws IOException;
+
+    @Override
+    default void close() {}
+}

@@ -1,0 +1,71 @@
+package dev.nepenthe.core.vector;
+
+/**
+ * The float32 arithmetic every index runs in its hot loop. Two implementations exist: one on
+ * the incubating Vector API and a tuned scalar twin; {@link Kernels#get()} picks one once per
+ * process. Callers never import {@code jdk.incubator.vector}.
+ *
+ * <p>Offsets and lengths are in floats (or bytes for PQ codes). Implementations do not check
+ * bounds beyond what the JVM does: callers pass valid ranges.
+ */
+public interface VectorKernels {
+
+    /** Name shown in logs and benchmark tables ("panama" or "scalar"). */
+    String name();
+
+    /** Dot product of {@code a[aOff, aOff+len)} and {@code b[bOff, bOff+len)}. */
+    float dot(float[] a, int aOff, float[] b, int bOff, int len);
+
+    /** Squared Euclidean distance of the two ranges. */
+    float squareDistance(float[] a, int aOff, float[] b, int bOff, int len);
+
+    /**
+     * Cosine similarity of two whole vectors of equal length. Defined as 0 when either vector
+     * is all zeros (the angle is undefined; 0 ranks such a vector below every positively
+     * correlated one and never yields NaN).
+     */
+    float cosine(float[] a, float[] b);
+
+    default float dot(float[] a, float[] b) {
+        return dot(a, 0, b, 0, a.length);
+    }
+
+    default float squareDistance(float[] a, float[] b) {
+        return squareDistance(a, 0, b, 0, a.length);
+    }
+
+    /**
+     * Dot products of one query against {@code count} vectors of length {@code dim} stored
+     * back to back in {@code block} from {@code blockOff}; writes {@code count} scores to
+     * {@code out} from {@code outOff}. The hot loop of exact search and re-ranking.
+     */
+    void dotBatch(float[] query, float[] block, int blockOff, int count, int dim, float[] out, int outOff);
+
+    /** Squared distances of one query against a contiguous block; layout as {@link #dotBatch}. */
+    void squareDistanceBatch(float[] query, float[] block, int blockOff, int count, int dim, float[] out, int outOff);
+
+    /** {@code out[i] = v[vOff+i] - c[cOff+i]} for {@code i < len}: an IVF residual. */
+    void subtract(float[] v, int vOff, float[] c, int cOff, float[] out, int outOff, int len);
+
+    /**
+     * Asymmetric PQ distance: {@code sum over j < m of table[j*ksub + (codes[codeOff+j] & 0xFF)]},
+     * where {@code table} holds one row of {@code ksub} partial distances per subspace.
+     */
+    float pqDistance(float[] table, int ksub, byte[] codes, int codeOff, int m);
+
+    /**
+     * PQ distances for {@code count} codes of {@code m} bytes stored back to back from
+     * {@code codesOff}; writes {@code count} results to {@code out} from {@code outOff}.
+     */
+    void pqDistanceBatch(float[] table, int ksub, byte[] codes, int codesOff, int count, int m, float[] out, int outOff);
+
+    /**
+     * Fills {@code table[j*ksub + c]} with the squared distance between the query's subvector
+     * {@code j} and centroid {@code c} of subspace {@code j}. {@code codebooks} holds, for each
+     * subspace j, {@code ksub} centroids of {@code dsub = query.length / m} floats back to back.
+     */
+    void pqDistanceTable(float[] query, float[] codebooks, int m, int ksub, float[] table);
+
+    /** As {@link #pqDistanceTable} but with dot products instead of squared distances. */
+    void pqDotTable(float[] query, float[] codebooks, int m, int ksub, float[] table);
+}
