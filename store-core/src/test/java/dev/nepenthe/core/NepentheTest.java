@@ -1,0 +1,349 @@
+package dev.nepenthe.core;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.nepenthe.core.index.IntegrityReport;
+import dev.nepenthe.core.io.CorruptFileException;
+import dev.nepenthe.core.testing.Datasets;
+import dev.nepenthe.core.testing.NaiveReference;
+import dev.nepenthe.core.testing.NaiveReference.Scored;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class NepentheTest {
+
+    @TempDir
+    Path dir;
+
+    private static VectorRecord rec(String id, String tenant, String subject, float[] v) {
+        return VectorRecord.builder(id).tenant(tenant).subject(subject).vector(v).build();
+    }
+
+    @Test
+    void upsertGetSearchDeleteAndReopen() throws IOException {
+        float[][] data = Datasets.clustered(1, 400, 16, 5, 0.3);
+        try (Nepenthe store = Nepenthe.open(dir)) {
+            VectorCollection c = store.createCollection(CollectionSpec.of("docs", 16, Metric.COSINE));
+            List<VectorRecord> batch = new ArrayList<>();
+            for (int i = 0; i < data.length; i++) {
+                batch.add(VectorRecord.builder("doc-" + i).subject("s" + (i % 7)).vector(data[i])
+                        .text("text " + i).metadata("n", i).metadata("even", i % 2 == 0)
+                        .source("doc", "src-" + i, 3).derivedFrom(i > 0 ? List.of("doc-" + (i - 1)) : List.of())
+                        .build());
+            }
+            c.upsertAll(batch);
+            assertEquals(400, c.size());
+            VectorRecord got = c.get("doc-5").orElseThrow();
+            assertEquals(batch.get(5), got);
+            assertEquals(5L, got.metadata().get("n"));
+            assertTrue(c.delete("doc-5"));
+            assertFalse(c.delete("doc-5"));
+            assertTrue(c.get("doc-5").isEmpty());
+        }
+        try (Nepenthe store = Nepenthe.open(dir)) {
+            VectorCollection c = store.collection("docs");
+            assertEquals(CollectionSpec.of("docs", 16, Metric.COSINE), c.spec());
+            assertEquals(399, c.size());
+            assertTrue(c.get("doc-5").isEmpty());
+            VectorRecord r = c.get("doc-6").orElseThrow();
+            assertEquals("text 6", r.text());
+            assertEquals(new SourceRef("doc", "src-6", 3), r.source());
+            assertEquals(List.of("doc-5"), r.derivedFrom());
+            assertEquals(true, r.metadata().get("even"));
+            // Search after reopen is exact: the top hit for a stored vector is that record.
+            List<SearchHit> hits = c.search(SearchRequest.of(data[7], 3));
+            assertEquals("doc-7", hits.get(0).id());
+            assertEquals(1.0, hits.get(0).score(), 1e-5);
+            for (IntegrityReport rep : c.verifyIntegrity().values()) {
+                assertTrue(rep.isClean(), rep.toString());
+            }
+        }
+    }
+
+    @Test
+    void searchHonoursTenantSubjectAndMetadataFilterLikeTheReference() throws IOException {
+        float[][] data = Datasets.uniform(4, 600, 8);
+        String[] tenants = {"acme", "globex"};
+        try (Nepenthe store = Nepenthe.open(dir)) {
+            VectorCollection c = store.createCollection(CollectionSpec.of("mix", 8, Metric.L2));
+            List<VectorRecord> batch = new ArrayList<>();
+            for (int i = 0; i < data.length; i++) {
+                batch.add(VectorRecord.builder("r" + i).tenant(tenants[i % 2]).subject("u" + (i % 5))
+                        .vector(data[i]).metadata("lang", i % 3 == 0 ? "en" : "fr").metadata("year", 2000 + i % 30)
+                        .build());
+            }
+            c.upsertAll(batch);
+            float[] q = Datasets.uniform(99, 1, 8)[0];
+            Filter f = Filter.eq("lang", "en").and(Filter.range("year", 2005, 2020));
+            List<SearchHit> hits = c.search(SearchRequest.of(q, 10).tenant("acme").filter(f));
+            List<Scored> ref = NaiveReference.ranking(Metric.L2, q, data,
+                    i -> i % 2 == 0 && i % 3 == 0 && (2000 + i % 30) >= 2005 && (2000 + i % 30) <= 2020);
+            assertEquals(10, hits.size());
+            for (int i = 0; i < 10; i++) {
+                assertEquals("r" + ref.get(i).ordinal(), hits.get(i).id());
+                assertEquals(ref.get(i).score(), hits.get(i).score(), 1e-5);
+            }
+            List<SearchHit> subjectHits = c.search(SearchRequest.of(q, 50).tenant("globex").subject("u3"));
+            List<Scored> subjectRef = NaiveReference.ranking(Metric.L2, q, data, i -> i % 2 == 1 && i % 5 == 3);
+            assertEquals(Math.min(50, subjectRef.size()), subjectHits.size());
+            for (int i = 0; i < subjectHits.size(); i++) {
+                assertEquals("r" + subjectRef.get(i).ordinal(), subjectHits.get(i).id());
+            }
+            assertTrue(c.search(SearchRequest.of(q, 5).tenant("nobody")).isEmpty());
+            assertTrue(c.search(SearchRequest.of(q, 5).tenant("acme").subject("nobody")).isEmpty());
+        }
+    }
+
+    @Test
+    void deleteSubjectStaysInsideItsTenantAndLeavesNoTextInTheDataFolder() throws IOException {
+        String canary = "CANARY-7f3a-private-note";
+        try (Nepenthe store = Nepenthe.open(dir)) {
+            VectorCollection c = store.createCollection(CollectionSpec.of("mem", 4, Metric.DOT));
+            c.upsertAll(List.of(
+                    VectorRecord.builder("a1").tenant("t1").subject("alice").vector(new float[] {1, 0, 0, 0})
+                            .text(canary + "-t1").build(),
+                    VectorRecord.builder("a2").tenant("t1").subject("alice").vector(new float[] {0, 1, 0, 0})
+                            .metadata("note", canary + "-meta").build(),
+                    VectorRecord.builder("a3").tenant("t2").subject("alice").vector(new float[] {0, 0, 1, 0})
+                            .text("other tenant keeps this").build(),
+                    rec("b1", "t1", "bob", new float[] {0, 0, 0, 1})));
+            // Control: the scan finds the canary while it is stored, or it would prove nothing.
+            assertTrue(folderContains(dir, canary + "-t1"));
+            assertTrue(folderContains(dir, canary + "-meta"));
+            assertEquals(2, c.deleteSubject("t1", "alice"));
+            assertEquals(0, c.deleteSubject("t1", "alice"));
+            assertTrue(c.get("t1", "a1").isEmpty());
+            assertTrue(c.get("t2", "a3").isPresent(), "the same subject id in another tenant is untouched");
+            assertTrue(c.get("t1", "b1").isPresent());
+            assertTrue(c.search(SearchRequest.of(new float[] {1, 1, 0, 0}, 10).tenant("t1").subject("alice")).isEmpty());
+        }
+        assertFalse(folderContains(dir, canary), "deleted text must not remain anywhere in the data folder");
+        assertTrue(folderContains(dir, "other tenant keeps this"));
+    }
+
+    @Test
+    void replacedVersionsLeaveTheLogOnCompaction() throws IOException {
+        try (Nepenthe store = Nepenthe.open(dir)) {
+            VectorCollection c = store.createCollection(CollectionSpec.of("v", 2, Metric.L2));
+            c.upsert(VectorRecord.builder("x").vector(new float[] {1, 2}).text("OLD-VERSION-TEXT").build());
+            c.upsert(VectorRecord.builder("x").vector(new float[] {3, 4}).text("new text").build());
+            assertEquals(1, c.size());
+            assertEquals("new text", c.get("x").orElseThrow().text());
+            assertEquals(1, c.supersededInLog());
+            assertTrue(folderContains(dir, "OLD-VERSION-TEXT"));
+            c.compact();
+            assertEquals(0, c.supersededInLog());
+            assertFalse(folderContains(dir, "OLD-VERSION-TEXT"));
+            assertEquals(1, c.search(SearchRequest.of(new float[] {3, 4}, 5)).size());
+        }
+    }
+
+    @Test
+    void badBatchStoresNothingAndSaysWhatWasExpected() throws IOException {
+        try (Nepenthe store = Nepenthe.open(dir)) {
+            VectorCollection c = store.createCollection(CollectionSpec.of("strict", 3, Metric.COSINE));
+            c.upsert(rec("keep", "t", "s", new float[] {1, 2, 3}));
+            float[] ok = {1, 1, 1};
+            assertRejected(c, List.of(rec("a", "t", "s", ok), rec("b", "t", "s", new float[] {1, 2})),
+                    "record 1 of the batch: expected a vector of dimension 3", "got dimension 2");
+            assertRejected(c, List.of(rec("a", "t", "s", new float[] {1, Float.NaN, 0})),
+                    "expected finite vector components, got NaN at index 1");
+            assertRejected(c, List.of(rec("a", "t", "s", new float[] {1, Float.POSITIVE_INFINITY, 0})),
+                    "got Infinity at index 1");
+            assertRejected(c, List.of(rec("a", "t", "s", new float[3])), "expected a non-zero vector");
+            assertRejected(c, List.of(rec(" ", "t", "s", ok)), "id expected a non-blank string");
+            assertRejected(c, List.of(rec("x".repeat(513), "t", "s", ok)), "id expected at most 512 UTF-8 bytes, got 513");
+            assertRejected(c, List.of(rec("a", "t", "s", ok), rec("a", "t", "s", ok)),
+                    "records 0 and 1 of the batch have the same tenant and id");
+            assertRejected(c, List.of(VectorRecord.builder("a").build()), "expected a vector of dimension 3, got none");
+            assertEquals(1, c.size());
+            assertEquals(List.of("keep"), c.ids("t"));
+            // The same id in two tenants is two records, not a duplicate.
+            c.upsertAll(List.of(rec("a", "t1", "s", ok), rec("a", "t2", "s", ok)));
+            assertEquals(3, c.size());
+
+            IllegalArgumentException k = assertThrows(IllegalArgumentException.class,
+                    () -> SearchRequest.of(ok, 0));
+            assertTrue(k.getMessage().contains("k: expected 1 to 10000, got 0"), k.getMessage());
+            IllegalArgumentException q = assertThrows(IllegalArgumentException.class,
+                    () -> c.search(SearchRequest.of(new float[] {1, 2, 3, 4}, 3)));
+            assertTrue(q.getMessage().contains("query: expected a vector of dimension 3"), q.getMessage());
+        }
+        try (Nepenthe store = Nepenthe.open(dir)) {
+            assertEquals(3, store.collection("strict").size(), "rejected batches left nothing on disk");
+        }
+    }
+
+    private static void assertRejected(VectorCollection c, List<VectorRecord> batch, String... fragments) {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> c.upsertAll(batch));
+        for (String f : fragments) {
+            assertTrue(e.getMessage().contains(f), "message '" + e.getMessage() + "' lacks '" + f + "'");
+        }
+    }
+
+    @Test
+    void metadataValuesOfUnsupportedTypesAreRefused() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> VectorRecord.builder("a").metadata("when", new java.util.Date()));
+        assertTrue(e.getMessage().contains("metadata 'when': expected a String, integral number"), e.getMessage());
+    }
+
+    @Test
+    void collectionsAreCreatedListedAndDropped() throws IOException {
+        try (Nepenthe store = Nepenthe.open(dir)) {
+            store.createCollection(CollectionSpec.of("a", 2, Metric.L2));
+            store.createCollection(CollectionSpec.of("b", 3, Metric.DOT));
+            assertEquals(List.of("a", "b"), store.collections().stream().map(CollectionSpec::name).toList());
+            IllegalArgumentException dup = assertThrows(IllegalArgumentException.class,
+                    () -> store.createCollection(CollectionSpec.of("a", 2, Metric.L2)));
+            assertTrue(dup.getMessage().contains("already exists"));
+            IllegalArgumentException kind = assertThrows(IllegalArgumentException.class,
+                    () -> store.createCollection(CollectionSpec.of("c", 2, Metric.L2).withIndex(IndexSpec.of("nope"))));
+            assertTrue(kind.getMessage().contains("index kind: expected one of"), kind.getMessage());
+            assertFalse(Files.exists(dir.resolve("collections/c")), "a refused collection leaves no folder");
+            store.collection("a").upsert(rec("x", "t", "s", new float[] {1, 2}));
+            assertTrue(store.dropCollection("a"));
+            assertFalse(store.dropCollection("a"));
+            UnknownCollectionException e = assertThrows(UnknownCollectionException.class, () -> store.collection("a"));
+            assertTrue(e.getMessage().contains("collection 'a' does not exist; existing collections: [b]"), e.getMessage());
+            assertFalse(Files.exists(dir.resolve("collections/a")));
+        }
+        try (Nepenthe store = Nepenthe.open(dir)) {
+            assertEquals(List.of("b"), store.collections().stream().map(CollectionSpec::name).toList());
+        }
+        assertThrows(IllegalArgumentException.class, () -> CollectionSpec.of("../evil", 2, Metric.L2));
+        assertThrows(IllegalArgumentException.class, () -> CollectionSpec.of("ok", 0, Metric.L2));
+    }
+
+    @Test
+    void aSecondOpenOfTheSameFolderIsRefused() throws IOException {
+        try (Nepenthe store = Nepenthe.open(dir)) {
+            // FileLock is per JVM process; an overlapping lock from the same JVM throws instead.
+            Exception e = assertThrows(Exception.class, () -> Nepenthe.open(dir));
+            assertTrue(e instanceof IOException || e instanceof java.nio.channels.OverlappingFileLockException, e.toString());
+        }
+    }
+
+    @Test
+    void tornTailIsDroppedAndMidFileCorruptionFailsNamingTheFile() throws IOException {
+        Path log = dir.resolve("collections/t/records.log");
+        try (Nepenthe store = Nepenthe.open(dir)) {
+            VectorCollection c = store.createCollection(CollectionSpec.of("t", 2, Metric.L2));
+            for (int i = 0; i < 5; i++) {
+                c.upsert(rec("r" + i, "t", "s", new float[] {i, i}));
+            }
+        }
+        byte[] whole = Files.readAllBytes(log);
+        // A crash mid-append leaves part of the last entry: recovery drops it and keeps the rest.
+        Files.write(log, java.util.Arrays.copyOf(whole, whole.length - 7));
+        try (Nepenthe store = Nepenthe.open(dir)) {
+            assertEquals(4, store.collection("t").size());
+            assertTrue(store.collection("t").get("t", "r4").isEmpty());
+        }
+        byte[] truncated = Files.readAllBytes(log);
+        assertTrue(truncated.length < whole.length - 7, "the torn tail was cut off the file");
+        // A flipped byte in an early entry, with whole entries after it, is corruption.
+        byte[] bad = truncated.clone();
+        bad[truncated.length / 3] ^= 0x40;
+        Files.write(log, bad);
+        CorruptFileException e = assertThrows(CorruptFileException.class, () -> Nepenthe.open(dir));
+        assertTrue(e.getMessage().contains(log.toString()), e.getMessage());
+        // The meta file is checked too.
+        Files.write(log, truncated);
+        Path meta = dir.resolve("collections/t/collection.meta");
+        byte[] m = Files.readAllBytes(meta);
+        m[m.length - 1] ^= 1;
+        Files.write(meta, m);
+        CorruptFileException em = assertThrows(CorruptFileException.class, () -> Nepenthe.open(dir));
+        assertTrue(em.getMessage().contains("collection.meta"), em.getMessage());
+    }
+
+    @Test
+    void concurrentSearchesNeverSeeADeletedRecordAfterItsDeleteReturned() throws Exception {
+        float[][] data = Datasets.clustered(3, 2000, 8, 4, 0.3);
+        try (Nepenthe store = Nepenthe.open(dir)) {
+            VectorCollection c = store.createCollection(CollectionSpec.of("cc", 8, Metric.L2));
+            List<VectorRecord> batch = new ArrayList<>();
+            for (int i = 0; i < data.length; i++) {
+                batch.add(rec("r" + i, "t", "s" + (i % 50), data[i]));
+            }
+            c.upsertAll(batch);
+            Set<String> deleted = java.util.concurrent.ConcurrentHashMap.newKeySet();
+            var failure = new java.util.concurrent.atomic.AtomicReference<Throwable>();
+            Thread searcher = new Thread(() -> {
+                try {
+                    for (int n = 0; n < 400; n++) {
+                        Set<String> before = new HashSet<>(deleted);
+                        for (SearchHit h : c.search(SearchRequest.of(data[n % data.length], 20).tenant("t"))) {
+                            if (before.contains(h.id())) {
+                                throw new AssertionError("search returned a record deleted before it started");
+                            }
+                        }
+                    }
+                } catch (Throwable t) {
+                    failure.set(t);
+                }
+            });
+            searcher.start();
+            for (int s = 0; s < 25; s++) {
+                List<String> ids = new ArrayList<>();
+                for (int i = s; i < data.length; i += 50) {
+                    ids.add("r" + i);
+                }
+                c.deleteSubject("t", "s" + s);
+                deleted.addAll(ids);
+            }
+            searcher.join();
+            if (failure.get() != null) {
+                throw new AssertionError(failure.get());
+            }
+            assertEquals(1000, c.size());
+        }
+    }
+
+    static boolean folderContains(Path root, String needle) throws IOException {
+        byte[] pattern = needle.getBytes(StandardCharsets.UTF_8);
+        try (Stream<Path> files = Files.walk(root)) {
+            for (Path p : files.filter(Files::isRegularFile).toList()) {
+                byte[] b = Files.readAllBytes(p);
+                outer:
+                for (int i = 0; i + pattern.length <= b.length; i++) {
+                    for (int j = 0; j < pattern.length; j++) {
+                        if (b[i + j] != pattern[j]) {
+                            continue outer;
+                        }
+                    }
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
+    @Test
+    void filterSemantics() {
+        Map<String, Object> m = Map.of("lang", "en", "n", 3L, "x", 2.5, "ok", true);
+        assertTrue(Filter.eq("n", 3).test(m));
+        assertTrue(Filter.eq("n", 3.0).test(m), "numbers compare by value");
+        assertFalse(Filter.eq("missing", 1).test(m));
+        assertTrue(Filter.in("lang", "fr", "en").test(m));
+        assertTrue(Filter.range("x", 2, 3).test(m));
+        assertFalse(Filter.range("lang", 0, 9).test(m));
+        assertTrue(Filter.not(Filter.exists("missing")).test(m));
+        assertTrue(Filter.eq("ok", true).or(Filter.eq("lang", "de")).test(m));
+        assertThrows(IllegalArgumentException.class, () -> Filter.range("x", 3, 2));
+    }
+}
