@@ -1,0 +1,177 @@
+package dev.nepenthe.server;
+
+import dev.nepenthe.core.CollectionSpec;
+import dev.nepenthe.core.IndexSpec;
+import dev.nepenthe.core.Metric;
+import dev.nepenthe.core.Nepenthe;
+import dev.nepenthe.core.SearchHit;
+import dev.nepenthe.core.SearchRequest;
+import dev.nepenthe.core.VectorCollection;
+import dev.nepenthe.core.VectorRecord;
+import dev.nepenthe.core.embed.Embedder;
+import dev.nepenthe.core.index.IntegrityReport;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.io.PrintStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.stream.Stream;
+
+/**
+ * The main job on the embedded default: builds a store in a local folder, embeds a small
+ * shipped corpus (an agent's memories of five fictional people) with all-MiniLM-L6-v2,
+ * searches it, deletes one person and shows, by scanning every byte of the folder, that their
+ * notes are gone from disk as well as from results.
+ */
+public final class Demo {
+
+    static final String COLLECTION = "memories";
+    static final String TENANT = "demo";
+    static final String FORGOTTEN = "alice";
+
+    /** One line of the corpus. */
+    record Memory(String subject, String text) {}
+
+    private final Path folder;
+    private final Embedder embedder;
+    private final String indexKind;
+    private final PrintStream out;
+
+    Demo(Path folder, Embedder embedder, String indexKind, PrintStream out) {
+        this.folder = folder;
+        this.embedder = embedder;
+        this.indexKind = indexKind;
+        this.out = out;
+    }
+
+    /** What a run found, for the test that checks the demo's claims. */
+    record Outcome(int loaded, List<SearchHit> before, int deleted, int foundBefore, int foundAfter,
+            List<SearchHit> after, boolean integrityClean) {}
+
+    Outcome run() throws IOException {
+        List<Memory> corpus = loadCorpus();
+        out.printf(Locale.ROOT, "Nepenthe demo: %d memories of %d people, embedded with all-MiniLM-L6-v2, stored in %s%n",
+                corpus.size(), corpus.stream().map(Memory::subject).distinct().count(), folder.toAbsolutePath());
+        try (Nepenthe store = Nepenthe.open(folder)) {
+            store.dropCollection(COLLECTION); // a fresh run each time
+            VectorCollection memories = store.createCollection(
+                    new CollectionSpec(COLLECTION, embedder.dimension(), Metric.COSINE, IndexSpec.of(indexKind)));
+
+            long t0 = System.nanoTime();
+            List<float[]> vectors = embedder.embedAll(corpus.stream().map(Memory::text).toList());
+            List<VectorRecord> batch = new ArrayList<>();
+            for (int i = 0; i < corpus.size(); i++) {
+                Memory m = corpus.get(i);
+                batch.add(VectorRecord.builder("memory-" + i).tenant(TENANT).subject(m.subject())
+                        .vector(vectors.get(i)).text(m.text()).metadata("person", m.subject()).build());
+            }
+            memories.upsertAll(batch);
+            out.printf(Locale.ROOT, "Embedded and stored %d records (%s index, cosine, %d dimensions) in %.1f s.%n%n",
+                    memories.size(), indexKind, embedder.dimension(), (System.nanoTime() - t0) / 1e9);
+
+            String question = "Who likes hiking in the mountains?";
+            List<SearchHit> before = ask(memories, question);
+
+            out.printf("Searching only Bob's memories (subject filter):%n");
+            ask(memories, "Does this person have any food restrictions?", "bob");
+
+            int foundBefore = countOnDisk(corpus, FORGOTTEN);
+            out.printf(Locale.ROOT, "Deleting every record of subject '%s'...%n", FORGOTTEN);
+            int deleted = memories.deleteSubject(TENANT, FORGOTTEN);
+            int foundAfter = countOnDisk(corpus, FORGOTTEN);
+            long total = corpus.stream().filter(m -> m.subject().equals(FORGOTTEN)).count();
+            out.printf(Locale.ROOT, "  deleted %d records%n", deleted);
+            out.printf(Locale.ROOT, "  byte scan of %s: %d of %d of %s's notes were on disk before, %d after%n",
+                    folder, foundBefore, total, FORGOTTEN, foundAfter);
+            boolean clean = true;
+            for (var e : memories.verifyIntegrity().entrySet()) {
+                IntegrityReport r = e.getValue();
+                clean &= r.isClean();
+                out.printf(Locale.ROOT, "  integrity %-14s %s, checked %s%n", e.getKey(),
+                        r.isClean() ? "clean" : "VIOLATIONS " + r.violations(), r.checked());
+            }
+            out.println();
+            List<SearchHit> after = ask(memories, question);
+            out.println("This was a plain delete. The forget protocol (verified, with a signed receipt) builds on it.");
+            return new Outcome(batch.size(), before, deleted, foundBefore, foundAfter, after, clean);
+        }
+    }
+
+    private List<SearchHit> ask(VectorCollection memories, String question) {
+        return ask(memories, question, null);
+    }
+
+    private List<SearchHit> ask(VectorCollection memories, String question, String subject) {
+        SearchRequest req = SearchRequest.of(embedder.embed(question), 3).tenant(TENANT).subject(subject);
+        List<SearchHit> hits = memories.search(req);
+        out.printf("Query: \"%s\"%n", question);
+        for (SearchHit h : hits) {
+            out.printf(Locale.ROOT, "  %.3f  %-6s %s%n", h.score(), h.record().subject(), h.record().text());
+        }
+        out.println();
+        return hits;
+    }
+
+    /** How many of a subject's notes appear, byte for byte, in any file under the folder. */
+    private int countOnDisk(List<Memory> corpus, String subject) throws IOException {
+        List<byte[]> files = new ArrayList<>();
+        try (Stream<Path> walk = Files.walk(folder)) {
+            for (Path p : walk.filter(Files::isRegularFile).toList()) {
+                files.add(Files.readAllBytes(p));
+            }
+        }
+        int found = 0;
+        for (Memory m : corpus) {
+            if (m.subject().equals(subject)) {
+                byte[] needle = m.text().getBytes(StandardCharsets.UTF_8);
+                if (files.stream().anyMatch(f -> indexOf(f, needle) >= 0)) {
+                    found++;
+                }
+            }
+        }
+        return found;
+    }
+
+    static int indexOf(byte[] hay, byte[] needle) {
+        outer:
+        for (int i = 0; i + needle.length <= hay.length; i++) {
+            for (int j = 0; j < needle.length; j++) {
+                if (hay[i + j] != needle[j]) {
+                    continue outer;
+                }
+            }
+            return i;
+        }
+        return -1;
+    }
+
+    static List<Memory> loadCorpus() {
+        try (InputStream in = Demo.class.getResourceAsStream("/demo/memories.tsv")) {
+            if (in == null) {
+                throw new IllegalStateException("demo corpus /demo/memories.tsv is missing from the class path");
+            }
+            List<Memory> out = new ArrayList<>();
+            BufferedReader r = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8));
+            for (String line; (line = r.readLine()) != null; ) {
+                if (line.isBlank() || line.startsWith("#")) {
+                    continue;
+                }
+                int tab = line.indexOf('\t');
+                if (tab <= 0) {
+                    throw new IllegalStateException("demo corpus: expected 'subject<TAB>text', got a line without a tab");
+                }
+                out.add(new Memory(line.substring(0, tab), line.substring(tab + 1)));
+            }
+            return out;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+}

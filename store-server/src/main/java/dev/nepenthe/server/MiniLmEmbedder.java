@@ -1,0 +1,48 @@
+package dev.nepenthe.server;
+
+import dev.langchain4j.data.segment.TextSegment;
+import dev.langchain4j.model.embedding.onnx.allminilml6v2.AllMiniLmL6V2EmbeddingModel;
+import dev.nepenthe.core.embed.Embedder;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The embedded default embedder: all-MiniLM-L6-v2 (384 dimensions, unit-length vectors) as
+ * bundled by langchain4j, run in-process with ONNX Runtime. The model ships inside the jar, so
+ * nothing is downloaded and nothing leaves the machine. Loading takes a second or two and
+ * about 100 MB of heap; one instance is safe to share between threads.
+ */
+public final class MiniLmEmbedder implements Embedder {
+
+    public static final int DIMENSION = 384;
+
+    static {
+        // DJL, which runs the tokenizer, reports usage to its makers when it thinks it runs on
+        // EC2 unless told not to. Set before any DJL class loads, so embedding Nepenthe as a
+        // library without the launcher's flags is just as quiet.
+        NoPhoneHome.apply();
+    }
+
+    private final AllMiniLmL6V2EmbeddingModel model = new AllMiniLmL6V2EmbeddingModel();
+
+    @Override
+    public int dimension() {
+        return DIMENSION;
+    }
+
+    @Override
+    public float[] embed(String text) {
+        return model.embed(text).content().vector();
+    }
+
+    @Override
+    public List<float[]> embedAll(List<String> texts) {
+        List<TextSegment> segments = new ArrayList<>(texts.size());
+        for (String t : texts) {
+            segments.add(TextSegment.from(t));
+        }
+        List<float[]> out = new ArrayList<>(texts.size());
+        model.embedAll(segments).content().forEach(e -> out.add(e.vector()));
+        return out;
+    }
+}
