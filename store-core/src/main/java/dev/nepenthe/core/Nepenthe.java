@@ -1,10 +1,15 @@
 package dev.nepenthe.core;
 
+import dev.nepenthe.core.crypto.KeyedHash;
+import dev.nepenthe.core.crypto.Keystore;
+import dev.nepenthe.core.crypto.MasterKey;
 import dev.nepenthe.core.index.IndexConfig;
 import dev.nepenthe.core.index.VectorIndex;
 import dev.nepenthe.core.index.VectorIndexes;
 import dev.nepenthe.core.io.ChecksummedFiles;
-import dev.nepenthe.core.storage.RecordLogFile;
+import dev.nepenthe.core.storage.CollectionStorage;
+import dev.nepenthe.core.storage.StoreContext;
+import dev.nepenthe.core.storage.TombstoneJournal;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.channels.FileChannel;
@@ -33,9 +38,16 @@ import java.util.stream.Stream;
  * }
  * }</pre>
  *
- * <p>Folder layout: {@code store.lock} (held while open, so two processes cannot share a
- * folder) and {@code collections/<name>/} with {@code collection.meta} and the collection's
- * {@code records.log}.
+ * <p>Data folder: {@code store.lock} (held while open, so two processes cannot share a
+ * folder) and {@code collections/<name>/} with {@code collection.meta}, {@code MANIFEST},
+ * {@code wal/} (write-ahead log), {@code segments/} (one immutable file per shard bucket) and
+ * {@code idmap.cmap} (Chronicle Map from keyed id hashes to ordinals). Every byte of record
+ * content in them is encrypted under its subject's key.
+ *
+ * <p>Keystore folder (apart from the data, never in a snapshot; default
+ * {@code <data folder>.keys}): {@code keys.db} (wrapped per-subject keys), {@code master.key}
+ * (only when generated for the embedded default) and {@code tombstones/} (the journal of
+ * deletions every open replays).
  */
 public final class Nepenthe implements AutoCloseable {
 
@@ -46,13 +58,23 @@ public final class Nepenthe implements AutoCloseable {
     private final Path root;
     private final FileChannel lockChannel;
     private final FileLock lock;
+    private final StoreOptions options;
     private final Map<String, VectorCollection> collections = new TreeMap<>();
+    private Keystore keystore;
+    private TombstoneJournal journal;
+    private StoreContext context;
     private boolean closed;
 
-    private Nepenthe(Path root, FileChannel lockChannel, FileLock lock) {
+    private Nepenthe(Path root, FileChannel lockChannel, FileLock lock, StoreOptions options) {
         this.root = root;
         this.lockChannel = lockChannel;
         this.lock = lock;
+        this.options = options;
+    }
+
+    /** Opens the store in {@code folder} with {@link StoreOptions#defaults()}. */
+    public static Nepenthe open(Path folder) throws IOException {
+        return open(folder, StoreOptions.defaults());
     }
 
     /**
@@ -61,7 +83,13 @@ public final class Nepenthe implements AutoCloseable {
      * @throws IOException if the folder is in use by another process or a file is corrupt
      *     (the message names the file)
      */
-    public static Nepenthe open(Path folder) throws IOException {
+    public static Nepenthe open(Path folder, StoreOptions options) throws IOException {
+        Path keys = options.keystoreFor(folder);
+        Path data = folder.toAbsolutePath().normalize();
+        if (keys.startsWith(data)) {
+            throw new IllegalArgumentException("keystore folder " + keys + " is inside the data folder " + data
+                    + ": expected it apart, or snapshots and backups of the data would carry the keys");
+        }
         Files.createDirectories(folder.resolve("collections"));
         FileChannel ch = FileChannel.open(folder.resolve("store.lock"), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
         FileLock lock;
@@ -75,8 +103,15 @@ public final class Nepenthe implements AutoCloseable {
             ch.close();
             throw new IOException("store folder " + folder + " is in use by another process (store.lock is held)");
         }
-        Nepenthe store = new Nepenthe(folder, ch, lock);
+        Nepenthe store = new Nepenthe(folder, ch, lock, options);
         try {
+            MasterKey master = MasterKey.resolve(
+                    options.masterKeyFile() != null ? options.masterKeyFile() : keys.resolve("master.key"),
+                    options.generateMasterKey());
+            store.keystore = Keystore.open(keys, master);
+            store.journal = TombstoneJournal.open(keys.resolve("tombstones"));
+            store.context = new StoreContext(store.keystore, new KeyedHash(master), store.journal,
+                    options.durability(), options.checkpointBytes(), options.shardBuckets());
             store.loadCollections();
         } catch (IOException | RuntimeException e) {
             store.close();
@@ -88,8 +123,15 @@ public final class Nepenthe implements AutoCloseable {
     private void loadCollections() throws IOException {
         try (DirectoryStream<Path> dirs = Files.newDirectoryStream(root.resolve("collections"), Files::isDirectory)) {
             for (Path dir : dirs) {
-                CollectionSpec spec = readSpec(dir.resolve("collection.meta"));
-                collections.put(spec.name(), openCollection(dir, spec));
+                Meta meta = readMeta(dir.resolve("collection.meta"));
+                if (journal.isDropped(context.hashes().of("collection", meta.id()))) {
+                    // Dropped after the files were written (a restored snapshot, or a crash
+                    // mid-drop): finish the drop before anything is served.
+                    CollectionStorage.purgeDropped(dir, meta.id(), context);
+                    deleteTree(dir);
+                    continue;
+                }
+                collections.put(meta.spec().name(), openCollection(dir, meta.spec(), meta.id()));
             }
         }
     }
@@ -107,10 +149,11 @@ public final class Nepenthe implements AutoCloseable {
         // Validate the index parameters before anything touches the disk.
         VectorIndexes.factory(spec.index().kind()).create(indexConfig(spec)).close();
         Path dir = root.resolve("collections").resolve(spec.name());
+        String id = java.util.HexFormat.of().formatHex(ChecksummedFiles.newFileId());
         try {
             Files.createDirectories(dir);
-            writeSpec(dir.resolve("collection.meta"), spec);
-            VectorCollection c = openCollection(dir, spec);
+            writeMeta(dir.resolve("collection.meta"), spec, id);
+            VectorCollection c = openCollection(dir, spec, id);
             collections.put(spec.name(), c);
             return c;
         } catch (IOException e) {
@@ -141,7 +184,8 @@ public final class Nepenthe implements AutoCloseable {
     }
 
     /**
-     * Drops a collection and deletes its files.
+     * Drops a collection: its keys are destroyed (so copies in snapshots become unreadable),
+     * the drop is journaled (so a restore cannot bring it back) and its files are deleted.
      *
      * @return false if no such collection existed
      */
@@ -152,17 +196,72 @@ public final class Nepenthe implements AutoCloseable {
             return false;
         }
         try {
+            c.destroyAllKeys();
             c.close();
-            Path dir = root.resolve("collections").resolve(name);
-            try (Stream<Path> files = Files.walk(dir)) {
-                for (Path p : files.sorted(Comparator.reverseOrder()).toList()) {
-                    Files.delete(p);
-                }
-            }
+            deleteTree(root.resolve("collections").resolve(name));
             ChecksummedFiles.fsyncDirectory(root.resolve("collections"));
             return true;
         } catch (IOException e) {
             throw new UncheckedIOException("dropping collection '" + name + "' failed", e);
+        }
+    }
+
+    /**
+     * Writes a consistent copy of every collection's data files to {@code target} (which must
+     * not exist yet) while the store keeps serving searches; writers wait per collection. The
+     * keystore is not copied: a snapshot is readable only with this store's keystore, and a
+     * subject forgotten later stays forgotten in it.
+     */
+    public synchronized void snapshot(Path target) throws IOException {
+        ensureOpen();
+        if (Files.exists(target)) {
+            throw new IllegalArgumentException("snapshot target " + target + " already exists; expected a new folder");
+        }
+        for (Map.Entry<String, VectorCollection> e : collections.entrySet()) {
+            Path dst = target.resolve("collections").resolve(e.getKey());
+            Files.createDirectories(dst);
+            Files.copy(root.resolve("collections").resolve(e.getKey()).resolve("collection.meta"), dst.resolve("collection.meta"));
+            e.getValue().snapshotTo(dst);
+        }
+        Files.createDirectories(target.resolve("collections"));
+    }
+
+    /**
+     * Copies a snapshot into {@code folder}, which must be absent or empty. Open the store
+     * afterwards as usual: opening replays the tombstone journal, so whatever was deleted or
+     * forgotten after the snapshot was taken is dropped (and its files rewritten) before
+     * anything is served.
+     */
+    public static void restore(Path snapshot, Path folder) throws IOException {
+        if (!Files.isDirectory(snapshot.resolve("collections"))) {
+            throw new IllegalArgumentException("restore source " + snapshot + ": expected a snapshot folder with a"
+                    + " 'collections' folder, found none");
+        }
+        if (Files.exists(folder)) {
+            try (Stream<Path> s = Files.list(folder)) {
+                if (s.findAny().isPresent()) {
+                    throw new IllegalArgumentException("restore target " + folder + " is not empty; expected an empty"
+                            + " or missing folder (close the store and move its folder away first)");
+                }
+            }
+        }
+        try (Stream<Path> files = Files.walk(snapshot)) {
+            for (Path src : files.toList()) {
+                Path dst = folder.resolve(snapshot.relativize(src).toString());
+                if (Files.isDirectory(src)) {
+                    Files.createDirectories(dst);
+                } else {
+                    Files.copy(src, dst);
+                }
+            }
+        }
+    }
+
+    private static void deleteTree(Path dir) throws IOException {
+        try (Stream<Path> files = Files.walk(dir)) {
+            for (Path p : files.sorted(Comparator.reverseOrder()).toList()) {
+                Files.delete(p);
+            }
         }
     }
 
@@ -171,17 +270,21 @@ public final class Nepenthe implements AutoCloseable {
         return root;
     }
 
-    private VectorCollection openCollection(Path dir, CollectionSpec spec) throws IOException {
+    private VectorCollection openCollection(Path dir, CollectionSpec spec, String id) throws IOException {
         VectorIndex index = VectorIndexes.factory(spec.index().kind()).create(indexConfig(spec));
-        return new VectorCollection(spec, new RecordLogFile(dir.resolve("records.log")), index);
+        return new VectorCollection(spec, index, sink -> CollectionStorage.open(dir, id, context, sink));
     }
+
+    /** A collection's spec and its random incarnation id (keys and tombstones are scoped by it). */
+    private record Meta(CollectionSpec spec, String id) {}
 
     private static IndexConfig indexConfig(CollectionSpec spec) {
         return new IndexConfig(spec.dimension(), spec.metric(), spec.index().params(), INDEX_SEED);
     }
 
-    private static void writeSpec(Path file, CollectionSpec spec) throws IOException {
+    private static void writeMeta(Path file, CollectionSpec spec, String id) throws IOException {
         ChecksummedFiles.write(file, COLLECTION_FORMAT, COLLECTION_VERSION, ChecksummedFiles.newFileId(), out -> {
+            out.writeUTF(id);
             out.writeUTF(spec.name());
             out.writeInt(spec.dimension());
             out.writeUTF(spec.metric().name());
@@ -195,8 +298,9 @@ public final class Nepenthe implements AutoCloseable {
         });
     }
 
-    private static CollectionSpec readSpec(Path file) throws IOException {
+    private static Meta readMeta(Path file) throws IOException {
         return ChecksummedFiles.read(file, COLLECTION_FORMAT, COLLECTION_VERSION, COLLECTION_VERSION, (in, v) -> {
+            String id = in.readUTF();
             String name = in.readUTF();
             int dim = in.readInt();
             Metric metric = Metric.valueOf(in.readUTF());
@@ -206,7 +310,7 @@ public final class Nepenthe implements AutoCloseable {
             for (int i = 0; i < n; i++) {
                 params.put(in.readUTF(), in.readUTF());
             }
-            return new CollectionSpec(name, dim, metric, IndexSpec.of(kind, params));
+            return new Meta(new CollectionSpec(name, dim, metric, IndexSpec.of(kind, params)), id);
         });
     }
 
@@ -235,6 +339,19 @@ public final class Nepenthe implements AutoCloseable {
             }
         }
         collections.clear();
+        for (java.io.Closeable c : new java.io.Closeable[] {journal, keystore}) {
+            if (c != null) {
+                try {
+                    c.close();
+                } catch (IOException e) {
+                    if (first == null) {
+                        first = e;
+                    } else {
+                        first.addSuppressed(e);
+                    }
+                }
+            }
+        }
         lock.release();
         lockChannel.close();
         if (first != null) {

@@ -3,18 +3,16 @@ package dev.nepenthe.core;
 import dev.nepenthe.core.index.IntegrityReport;
 import dev.nepenthe.core.index.SearchResult;
 import dev.nepenthe.core.index.VectorIndex;
-import dev.nepenthe.core.storage.RecordLog;
+import dev.nepenthe.core.storage.CollectionStorage;
+import dev.nepenthe.core.storage.CollectionStorage.Placed;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;
-import java.util.Collections;
-import java.util.IdentityHashMap;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import org.roaringbitmap.IntIterator;
 import org.roaringbitmap.RoaringBitmap;
@@ -31,40 +29,46 @@ import org.roaringbitmap.RoaringBitmap;
  */
 public final class VectorCollection {
 
-    private record Key(String tenant, String id) {}
-
     private record SubjectKey(String tenant, String subject) {}
 
     private record Entry(int ordinal, VectorRecord record) {}
 
     private final CollectionSpec spec;
-    private final RecordLog log;
+    private final CollectionStorage storage;
     private final VectorIndex index;
     private final RecordValidator validator;
     private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
 
-    private final Map<Key, Entry> byKey = new HashMap<>();
     private final ArrayList<Entry> byOrdinal = new ArrayList<>();
     private final RoaringBitmap freeOrdinals = new RoaringBitmap();
     private final Map<String, RoaringBitmap> byTenant = new HashMap<>();
     private final Map<SubjectKey, RoaringBitmap> bySubject = new HashMap<>();
-    /** Superseded record versions still in the log; {@link #compact()} removes them. */
-    private long supersededInLog;
+    private int live;
     private boolean closed;
 
-    VectorCollection(CollectionSpec spec, RecordLog log, VectorIndex index) throws IOException {
+    /**
+     * Opens the collection on its storage: every stored record is validated and indexed
+     * before this returns.
+     */
+    VectorCollection(CollectionSpec spec, VectorIndex index, StorageOpener opener) throws IOException {
         this.spec = spec;
-        this.log = log;
         this.index = index;
         this.validator = new RecordValidator(spec);
-        List<VectorRecord> replayed = log.replay();
-        for (VectorRecord r : replayed) {
+        this.storage = opener.open((ordinal, r) -> {
             validator.validate(r, "stored record");
-            if (byKey.containsKey(new Key(r.tenant(), r.id()))) {
-                supersededInLog++;
+            link(ordinal, r);
+        });
+        for (int ord = 0; ord < byOrdinal.size(); ord++) {
+            if (byOrdinal.get(ord) == null) {
+                freeOrdinals.add(ord);
             }
-            put(r);
         }
+    }
+
+    /** Opens the storage, feeding each stored record to the sink. */
+    @FunctionalInterface
+    interface StorageOpener {
+        CollectionStorage open(CollectionStorage.LoadSink sink) throws IOException;
     }
 
     public CollectionSpec spec() {
@@ -91,12 +95,33 @@ public final class VectorCollection {
         lock.writeLock().lock();
         try {
             ensureOpen();
-            log.append(batch);
+            // 1. Place every record (new ordinals; the versions they replace), 2. make the batch
+            //    durable, 3. only then change what searches see.
+            List<Placed> placed = new ArrayList<>(batch.size());
+            List<Placed> replaced = new ArrayList<>();
+            RoaringBitmap taken = new RoaringBitmap();
+            int fresh = Math.max(byOrdinal.size(), storage.nextOrdinal());
             for (VectorRecord r : batch) {
-                if (byKey.containsKey(new Key(r.tenant(), r.id()))) {
-                    supersededInLog++;
+                Entry old = lookup(r.tenant(), r.id());
+                if (old != null) {
+                    replaced.add(new Placed(old.ordinal(), old.record()));
                 }
-                put(r);
+                int ord;
+                if (freeOrdinals.getCardinality() > taken.getCardinality()) {
+                    ord = firstFreeNotTaken(taken);
+                } else {
+                    ord = fresh++;
+                }
+                taken.add(ord);
+                placed.add(new Placed(ord, r));
+            }
+            storage.put(placed, replaced);
+            for (Placed p : replaced) {
+                unlink(byOrdinal.get(p.ordinal()));
+            }
+            for (Placed p : placed) {
+                freeOrdinals.remove(p.ordinal());
+                link(p.ordinal(), p.record());
             }
         } catch (IOException e) {
             throw new UncheckedIOException("collection '" + spec.name() + "': writing the batch failed; nothing was stored", e);
@@ -105,22 +130,35 @@ public final class VectorCollection {
         }
     }
 
-    private void put(VectorRecord r) {
-        Key key = new Key(r.tenant(), r.id());
-        Entry old = byKey.get(key);
-        if (old != null) {
-            unlink(old);
+    private int firstFreeNotTaken(RoaringBitmap taken) {
+        IntIterator it = freeOrdinals.getIntIterator();
+        while (it.hasNext()) {
+            int ord = it.next();
+            if (!taken.contains(ord)) {
+                return ord;
+            }
         }
-        int ord = freeOrdinals.isEmpty() ? byOrdinal.size() : freeOrdinals.first();
+        throw new IllegalStateException("no free ordinal although the count said so");
+    }
+
+    /** The live entry for (tenant, id), through the persistent id map. */
+    private Entry lookup(String tenant, String id) {
+        int ord = storage.ordinalOf(tenant, id);
+        if (ord < 0 || ord >= byOrdinal.size()) {
+            return null;
+        }
+        Entry e = byOrdinal.get(ord);
+        // The map is keyed by a hash: confirm the entry really is this record.
+        return e != null && e.record().tenant().equals(tenant) && e.record().id().equals(id) ? e : null;
+    }
+
+    private void link(int ord, VectorRecord r) {
         index.add(ord, r.vectorUnsafe());
-        if (ord == byOrdinal.size()) {
+        while (byOrdinal.size() <= ord) {
             byOrdinal.add(null);
-        } else {
-            freeOrdinals.remove(ord);
         }
-        Entry e = new Entry(ord, r);
-        byOrdinal.set(ord, e);
-        byKey.put(key, e);
+        byOrdinal.set(ord, new Entry(ord, r));
+        live++;
         byTenant.computeIfAbsent(r.tenant(), t -> new RoaringBitmap()).add(ord);
         if (r.subject() != null) {
             bySubject.computeIfAbsent(new SubjectKey(r.tenant(), r.subject()), s -> new RoaringBitmap()).add(ord);
@@ -128,11 +166,15 @@ public final class VectorCollection {
     }
 
     private void unlink(Entry e) {
-        VectorRecord r = e.record();
         index.remove(e.ordinal());
+        dropFromMaps(e);
+    }
+
+    private void dropFromMaps(Entry e) {
+        VectorRecord r = e.record();
         byOrdinal.set(e.ordinal(), null);
         freeOrdinals.add(e.ordinal());
-        byKey.remove(new Key(r.tenant(), r.id()));
+        live--;
         removeFrom(byTenant, r.tenant(), e.ordinal());
         if (r.subject() != null) {
             removeFrom(bySubject, new SubjectKey(r.tenant(), r.subject()), e.ordinal());
@@ -158,7 +200,7 @@ public final class VectorCollection {
         lock.readLock().lock();
         try {
             ensureOpen();
-            Entry e = byKey.get(new Key(tenant, id));
+            Entry e = lookup(tenant, id);
             return e == null ? Optional.empty() : Optional.of(e.record());
         } finally {
             lock.readLock().unlock();
@@ -187,10 +229,18 @@ public final class VectorCollection {
             ensureOpen();
             List<Entry> doomed = new ArrayList<>();
             for (String id : ids) {
-                Entry e = byKey.get(new Key(tenant, id));
+                Entry e = lookup(tenant, id);
                 if (e != null && !doomed.contains(e)) {
                     doomed.add(e);
                 }
+            }
+            if (doomed.isEmpty()) {
+                return 0;
+            }
+            try {
+                storage.delete(placed(doomed));
+            } catch (IOException ex) {
+                throw new UncheckedIOException("collection '" + spec.name() + "': deleting failed", ex);
             }
             return removeEntries(doomed);
         } finally {
@@ -210,32 +260,36 @@ public final class VectorCollection {
         try {
             ensureOpen();
             RoaringBitmap ords = bySubject.get(new SubjectKey(tenant, subject));
-            if (ords == null) {
-                return 0;
-            }
             List<Entry> doomed = new ArrayList<>();
-            ords.forEach((int ord) -> doomed.add(byOrdinal.get(ord)));
+            if (ords != null) {
+                ords.forEach((int ord) -> doomed.add(byOrdinal.get(ord)));
+            }
+            try {
+                // Even with no live records the scope's key is destroyed: it may still decrypt
+                // copies in snapshots or backups.
+                storage.dropSubject(tenant, subject, placed(doomed));
+            } catch (IOException ex) {
+                throw new UncheckedIOException("collection '" + spec.name() + "': deleting the subject failed", ex);
+            }
             return removeEntries(doomed);
         } finally {
             lock.writeLock().unlock();
         }
     }
 
+    private static List<Placed> placed(List<Entry> entries) {
+        List<Placed> out = new ArrayList<>(entries.size());
+        for (Entry e : entries) {
+            out.add(new Placed(e.ordinal(), e.record()));
+        }
+        return out;
+    }
+
+    /** Drops entries the storage has already deleted from the index and the maps. */
     private int removeEntries(List<Entry> doomed) {
         if (doomed.isEmpty()) {
             return 0;
         }
-        // 1. Rewrite the log without the records first: if that fails nothing changes, and once it
-        //    succeeds a restart cannot bring them back. 2. Then drop them from memory and the index.
-        Set<Entry> gone = Collections.newSetFromMap(new IdentityHashMap<>());
-        gone.addAll(doomed);
-        try {
-            log.rewrite(liveRecordsExcept(gone));
-        } catch (IOException ex) {
-            throw new UncheckedIOException("collection '" + spec.name() + "': rewriting the record log failed;"
-                    + " nothing was deleted", ex);
-        }
-        supersededInLog = 0;
         int[] ords = new int[doomed.size()];
         for (int i = 0; i < ords.length; i++) {
             ords[i] = doomed.get(i).ordinal();
@@ -243,14 +297,7 @@ public final class VectorCollection {
         // One batch call lets the index share repair work across the removals.
         index.removeAll(ords);
         for (Entry e : doomed) {
-            VectorRecord r = e.record();
-            byOrdinal.set(e.ordinal(), null);
-            freeOrdinals.add(e.ordinal());
-            byKey.remove(new Key(r.tenant(), r.id()));
-            removeFrom(byTenant, r.tenant(), e.ordinal());
-            if (r.subject() != null) {
-                removeFrom(bySubject, new SubjectKey(r.tenant(), r.subject()), e.ordinal());
-            }
+            dropFromMaps(e);
         }
         return doomed.size();
     }
@@ -310,14 +357,14 @@ public final class VectorCollection {
             accept = matching;
         }
         // Every live record qualifies: let the index skip the per-candidate check.
-        return accept.getCardinality() == byKey.size() ? null : accept;
+        return accept.getCardinality() == live ? null : accept;
     }
 
     /** Number of records in all tenants. */
     public int size() {
         lock.readLock().lock();
         try {
-            return byKey.size();
+            return live;
         } finally {
             lock.readLock().unlock();
         }
@@ -361,22 +408,27 @@ public final class VectorCollection {
             IntegrityReport.Builder r = IntegrityReport.builder("collection:" + spec.name())
                     .expect("index-size-mismatch").expect("live-record-missing-from-index")
                     .expect("bitmap-mismatch");
-            if (index.size() != byKey.size()) {
-                r.violation("index-size-mismatch", "index holds " + index.size() + ", collection " + byKey.size());
+            if (index.size() != live || storage.size() != live) {
+                r.violation("index-size-mismatch", "index holds " + index.size() + ", storage " + storage.size()
+                        + ", collection " + live);
             }
             long tenantBits = 0;
             for (RoaringBitmap b : byTenant.values()) {
                 tenantBits += b.getCardinality();
             }
-            if (tenantBits != byKey.size()) {
-                r.violation("bitmap-mismatch", "tenant bitmaps hold " + tenantBits + ", collection " + byKey.size());
+            if (tenantBits != live) {
+                r.violation("bitmap-mismatch", "tenant bitmaps hold " + tenantBits + ", collection " + live);
             }
-            for (Entry e : byKey.values()) {
-                if (!index.contains(e.ordinal())) {
+            for (Entry e : byOrdinal) {
+                if (e != null && !index.contains(e.ordinal())) {
                     r.violation("live-record-missing-from-index", "ordinal " + e.ordinal());
                 }
+                if (e != null && lookup(e.record().tenant(), e.record().id()) != e) {
+                    r.violation("id-map-mismatch", "ordinal " + e.ordinal());
+                }
             }
-            r.checked("records", byKey.size()).checked("tenants", byTenant.size());
+            r.expect("id-map-mismatch");
+            r.checked("records", live).checked("tenants", byTenant.size());
             out.put("collection", r.build());
             return out;
         } finally {
@@ -384,39 +436,56 @@ public final class VectorCollection {
         }
     }
 
-    /** Rewrites the record log without superseded versions. */
-    public void compact() {
+    /**
+     * Folds the write-ahead log into segments now (it also happens by itself as the log grows,
+     * after every delete and on close).
+     */
+    public void checkpoint() {
         lock.writeLock().lock();
         try {
             ensureOpen();
-            log.rewrite(liveRecordsExcept(Set.of()));
-            supersededInLog = 0;
+            storage.checkpoint(true);
         } catch (IOException e) {
-            throw new UncheckedIOException("collection '" + spec.name() + "': compaction failed", e);
+            throw new UncheckedIOException("collection '" + spec.name() + "': checkpoint failed", e);
         } finally {
             lock.writeLock().unlock();
         }
     }
 
-    /** Superseded record versions the log still holds (0 after {@link #compact()}). */
-    public long supersededInLog() {
-        lock.readLock().lock();
+    /** What the storage found when this collection opened (replayed log, dropped records). */
+    public CollectionStorage.OpenReport openReport() {
+        return storage.openReport();
+    }
+
+    /**
+     * Copies a consistent image of the collection's data files into {@code target}. Writers
+     * wait while it runs; searches go on.
+     */
+    void snapshotTo(java.nio.file.Path target) throws IOException {
+        lock.writeLock().lock();
         try {
-            return supersededInLog;
+            ensureOpen();
+            storage.checkpoint(true);
+            // Downgrade: searches may run while the immutable files are copied.
+            lock.readLock().lock();
+        } finally {
+            lock.writeLock().unlock();
+        }
+        try {
+            storage.snapshotTo(target);
         } finally {
             lock.readLock().unlock();
         }
     }
 
-    /** Live records in ordinal order, leaving out {@code except} (compared by identity). */
-    private List<VectorRecord> liveRecordsExcept(Set<Entry> except) {
-        List<VectorRecord> live = new ArrayList<>(byKey.size());
-        for (Entry e : byOrdinal) {
-            if (e != null && !except.contains(e)) {
-                live.add(e.record());
-            }
+    /** Destroys every key of this collection (it is being dropped). */
+    void destroyAllKeys() throws IOException {
+        lock.writeLock().lock();
+        try {
+            storage.destroyAllKeys();
+        } finally {
+            lock.writeLock().unlock();
         }
-        return live;
     }
 
     /** The index behind this collection, for integrity checks and tools. */
@@ -430,12 +499,12 @@ public final class VectorCollection {
             if (closed) {
                 return;
             }
-            if (supersededInLog > 0) {
-                log.rewrite(liveRecordsExcept(Set.of()));
-            }
             closed = true;
-            log.close();
-            index.close();
+            try {
+                storage.close();
+            } finally {
+                index.close();
+            }
         } finally {
             lock.writeLock().unlock();
         }

@@ -26,7 +26,18 @@ import org.junit.jupiter.api.io.TempDir;
 class NepentheTest {
 
     @TempDir
-    Path dir;
+    Path tmp;
+
+    private Path dir;
+
+    @org.junit.jupiter.api.BeforeEach
+    void folders() {
+        dir = tmp.resolve("data");
+    }
+
+    private Nepenthe open() throws IOException {
+        return Nepenthe.open(dir, StoreOptions.defaults().withKeystore(tmp.resolve("keys")));
+    }
 
     private static VectorRecord rec(String id, String tenant, String subject, float[] v) {
         return VectorRecord.builder(id).tenant(tenant).subject(subject).vector(v).build();
@@ -35,7 +46,7 @@ class NepentheTest {
     @Test
     void upsertGetSearchDeleteAndReopen() throws IOException {
         float[][] data = Datasets.clustered(1, 400, 16, 5, 0.3);
-        try (Nepenthe store = Nepenthe.open(dir)) {
+        try (Nepenthe store = open()) {
             VectorCollection c = store.createCollection(CollectionSpec.of("docs", 16, Metric.COSINE));
             List<VectorRecord> batch = new ArrayList<>();
             for (int i = 0; i < data.length; i++) {
@@ -53,7 +64,7 @@ class NepentheTest {
             assertFalse(c.delete("doc-5"));
             assertTrue(c.get("doc-5").isEmpty());
         }
-        try (Nepenthe store = Nepenthe.open(dir)) {
+        try (Nepenthe store = open()) {
             VectorCollection c = store.collection("docs");
             assertEquals(CollectionSpec.of("docs", 16, Metric.COSINE), c.spec());
             assertEquals(399, c.size());
@@ -77,7 +88,7 @@ class NepentheTest {
     void searchHonoursTenantSubjectAndMetadataFilterLikeTheReference() throws IOException {
         float[][] data = Datasets.uniform(4, 600, 8);
         String[] tenants = {"acme", "globex"};
-        try (Nepenthe store = Nepenthe.open(dir)) {
+        try (Nepenthe store = open()) {
             VectorCollection c = store.createCollection(CollectionSpec.of("mix", 8, Metric.L2));
             List<VectorRecord> batch = new ArrayList<>();
             for (int i = 0; i < data.length; i++) {
@@ -108,9 +119,9 @@ class NepentheTest {
     }
 
     @Test
-    void deleteSubjectStaysInsideItsTenantAndLeavesNoTextInTheDataFolder() throws IOException {
+    void deleteSubjectStaysInsideItsTenantAndNoTextEverReachesTheDisk() throws IOException {
         String canary = "CANARY-7f3a-private-note";
-        try (Nepenthe store = Nepenthe.open(dir)) {
+        try (Nepenthe store = open()) {
             VectorCollection c = store.createCollection(CollectionSpec.of("mem", 4, Metric.DOT));
             c.upsertAll(List.of(
                     VectorRecord.builder("a1").tenant("t1").subject("alice").vector(new float[] {1, 0, 0, 0})
@@ -120,9 +131,8 @@ class NepentheTest {
                     VectorRecord.builder("a3").tenant("t2").subject("alice").vector(new float[] {0, 0, 1, 0})
                             .text("other tenant keeps this").build(),
                     rec("b1", "t1", "bob", new float[] {0, 0, 0, 1})));
-            // Control: the scan finds the canary while it is stored, or it would prove nothing.
-            assertTrue(folderContains(dir, canary + "-t1"));
-            assertTrue(folderContains(dir, canary + "-meta"));
+            // Encrypted from the first write: the log holds the records, but not as plaintext.
+            assertFalse(folderContains(tmp, canary), "plaintext reached the disk before any delete");
             assertEquals(2, c.deleteSubject("t1", "alice"));
             assertEquals(0, c.deleteSubject("t1", "alice"));
             assertTrue(c.get("t1", "a1").isEmpty());
@@ -130,30 +140,43 @@ class NepentheTest {
             assertTrue(c.get("t1", "b1").isPresent());
             assertTrue(c.search(SearchRequest.of(new float[] {1, 1, 0, 0}, 10).tenant("t1").subject("alice")).isEmpty());
         }
-        assertFalse(folderContains(dir, canary), "deleted text must not remain anywhere in the data folder");
-        assertTrue(folderContains(dir, "other tenant keeps this"));
+        assertFalse(folderContains(tmp, canary));
+        // Control: the scan finds plaintext when it is there, or the checks above prove nothing.
+        Files.writeString(dir.resolve("planted.txt"), "x" + canary + "-t1 y");
+        assertTrue(folderContains(tmp, canary + "-t1"));
+        Files.delete(dir.resolve("planted.txt"));
+        try (Nepenthe store = open()) {
+            VectorCollection c = store.collection("mem");
+            assertEquals(2, c.size());
+            assertEquals("other tenant keeps this", c.get("t2", "a3").orElseThrow().text());
+        }
     }
 
     @Test
-    void replacedVersionsLeaveTheLogOnCompaction() throws IOException {
-        try (Nepenthe store = Nepenthe.open(dir)) {
+    void replacedVersionsAreNotServedAndSurviveReopenAsTheNewVersion() throws IOException {
+        try (Nepenthe store = open()) {
             VectorCollection c = store.createCollection(CollectionSpec.of("v", 2, Metric.L2));
-            c.upsert(VectorRecord.builder("x").vector(new float[] {1, 2}).text("OLD-VERSION-TEXT").build());
+            c.upsert(VectorRecord.builder("x").vector(new float[] {1, 2}).text("old").build());
             c.upsert(VectorRecord.builder("x").vector(new float[] {3, 4}).text("new text").build());
             assertEquals(1, c.size());
             assertEquals("new text", c.get("x").orElseThrow().text());
-            assertEquals(1, c.supersededInLog());
-            assertTrue(folderContains(dir, "OLD-VERSION-TEXT"));
-            c.compact();
-            assertEquals(0, c.supersededInLog());
-            assertFalse(folderContains(dir, "OLD-VERSION-TEXT"));
-            assertEquals(1, c.search(SearchRequest.of(new float[] {3, 4}, 5)).size());
+            List<SearchHit> hits = c.search(SearchRequest.of(new float[] {1, 2}, 5));
+            assertEquals(1, hits.size());
+            assertEquals(-8f, hits.get(0).score(), 1e-6f, "scored against the new vector (3,4)");
+        }
+        try (Nepenthe store = open()) {
+            VectorCollection c = store.collection("v");
+            assertEquals(1, c.size());
+            assertEquals("new text", c.get("x").orElseThrow().text());
+            for (IntegrityReport rep : c.verifyIntegrity().values()) {
+                assertTrue(rep.isClean(), rep.toString());
+            }
         }
     }
 
     @Test
     void badBatchStoresNothingAndSaysWhatWasExpected() throws IOException {
-        try (Nepenthe store = Nepenthe.open(dir)) {
+        try (Nepenthe store = open()) {
             VectorCollection c = store.createCollection(CollectionSpec.of("strict", 3, Metric.COSINE));
             c.upsert(rec("keep", "t", "s", new float[] {1, 2, 3}));
             float[] ok = {1, 1, 1};
@@ -182,7 +205,7 @@ class NepentheTest {
                     () -> c.search(SearchRequest.of(new float[] {1, 2, 3, 4}, 3)));
             assertTrue(q.getMessage().contains("query: expected a vector of dimension 3"), q.getMessage());
         }
-        try (Nepenthe store = Nepenthe.open(dir)) {
+        try (Nepenthe store = open()) {
             assertEquals(3, store.collection("strict").size(), "rejected batches left nothing on disk");
         }
     }
@@ -203,7 +226,7 @@ class NepentheTest {
 
     @Test
     void collectionsAreCreatedListedAndDropped() throws IOException {
-        try (Nepenthe store = Nepenthe.open(dir)) {
+        try (Nepenthe store = open()) {
             store.createCollection(CollectionSpec.of("a", 2, Metric.L2));
             store.createCollection(CollectionSpec.of("b", 3, Metric.DOT));
             assertEquals(List.of("a", "b"), store.collections().stream().map(CollectionSpec::name).toList());
@@ -221,7 +244,7 @@ class NepentheTest {
             assertTrue(e.getMessage().contains("collection 'a' does not exist; existing collections: [b]"), e.getMessage());
             assertFalse(Files.exists(dir.resolve("collections/a")));
         }
-        try (Nepenthe store = Nepenthe.open(dir)) {
+        try (Nepenthe store = open()) {
             assertEquals(List.of("b"), store.collections().stream().map(CollectionSpec::name).toList());
         }
         assertThrows(IllegalArgumentException.class, () -> CollectionSpec.of("../evil", 2, Metric.L2));
@@ -230,51 +253,56 @@ class NepentheTest {
 
     @Test
     void aSecondOpenOfTheSameFolderIsRefused() throws IOException {
-        try (Nepenthe store = Nepenthe.open(dir)) {
+        try (Nepenthe store = open()) {
             // FileLock is per JVM process; an overlapping lock from the same JVM throws instead.
-            Exception e = assertThrows(Exception.class, () -> Nepenthe.open(dir));
+            Exception e = assertThrows(Exception.class, () -> open());
             assertTrue(e instanceof IOException || e instanceof java.nio.channels.OverlappingFileLockException, e.toString());
         }
     }
 
     @Test
-    void tornTailIsDroppedAndMidFileCorruptionFailsNamingTheFile() throws IOException {
-        Path log = dir.resolve("collections/t/records.log");
-        try (Nepenthe store = Nepenthe.open(dir)) {
+    void tornLogTailIsDroppedAndCorruptFilesFailNamingTheFile() throws IOException {
+        Path coll = dir.resolve("collections/t");
+        try (Nepenthe store = open()) {
             VectorCollection c = store.createCollection(CollectionSpec.of("t", 2, Metric.L2));
             for (int i = 0; i < 5; i++) {
-                c.upsert(rec("r" + i, "t", "s", new float[] {i, i}));
+                c.upsert(rec("r" + i, "t", "s" + i, new float[] {i, i}));
             }
         }
-        byte[] whole = Files.readAllBytes(log);
-        // A crash mid-append leaves part of the last entry: recovery drops it and keeps the rest.
-        Files.write(log, java.util.Arrays.copyOf(whole, whole.length - 7));
-        try (Nepenthe store = Nepenthe.open(dir)) {
-            assertEquals(4, store.collection("t").size());
-            assertTrue(store.collection("t").get("t", "r4").isEmpty());
+        // A crash mid-append leaves part of an entry at the end of the newest log generation.
+        Path newest;
+        try (Stream<Path> s = Files.list(coll.resolve("wal"))) {
+            newest = s.sorted().reduce((a, b) -> b).orElseThrow();
         }
-        byte[] truncated = Files.readAllBytes(log);
-        assertTrue(truncated.length < whole.length - 7, "the torn tail was cut off the file");
-        // A flipped byte in an early entry, with whole entries after it, is corruption.
-        byte[] bad = truncated.clone();
-        bad[truncated.length / 3] ^= 0x40;
-        Files.write(log, bad);
-        CorruptFileException e = assertThrows(CorruptFileException.class, () -> Nepenthe.open(dir));
-        assertTrue(e.getMessage().contains(log.toString()), e.getMessage());
-        // The meta file is checked too.
-        Files.write(log, truncated);
-        Path meta = dir.resolve("collections/t/collection.meta");
-        byte[] m = Files.readAllBytes(meta);
-        m[m.length - 1] ^= 1;
-        Files.write(meta, m);
-        CorruptFileException em = assertThrows(CorruptFileException.class, () -> Nepenthe.open(dir));
-        assertTrue(em.getMessage().contains("collection.meta"), em.getMessage());
+        Files.write(newest, new byte[] {0, 0, 0, 40, 1, 2, 3}, java.nio.file.StandardOpenOption.APPEND);
+        try (Nepenthe store = open()) {
+            VectorCollection c = store.collection("t");
+            assertEquals(5, c.size());
+            assertEquals(7, c.openReport().wal().tornBytesDropped());
+        }
+        // A flipped byte in a segment, the manifest or the meta file fails loudly, naming it.
+        Path segment;
+        try (Stream<Path> s = Files.list(coll.resolve("segments"))) {
+            segment = s.findFirst().orElseThrow();
+        }
+        for (Path f : List.of(segment, coll.resolve("MANIFEST"), coll.resolve("collection.meta"))) {
+            byte[] good = Files.readAllBytes(f);
+            byte[] bad = good.clone();
+            bad[bad.length / 2] ^= 0x40;
+            Files.write(f, bad);
+            CorruptFileException e = assertThrows(CorruptFileException.class, this::open);
+            assertTrue(e.getMessage().contains(f.getFileName().toString()), e.getMessage());
+            Files.write(f, good);
+        }
+        try (Nepenthe store = open()) {
+            assertEquals(5, store.collection("t").size(), "restored bytes open cleanly");
+        }
     }
 
     @Test
     void concurrentSearchesNeverSeeADeletedRecordAfterItsDeleteReturned() throws Exception {
         float[][] data = Datasets.clustered(3, 2000, 8, 4, 0.3);
-        try (Nepenthe store = Nepenthe.open(dir)) {
+        try (Nepenthe store = open()) {
             VectorCollection c = store.createCollection(CollectionSpec.of("cc", 8, Metric.L2));
             List<VectorRecord> batch = new ArrayList<>();
             for (int i = 0; i < data.length; i++) {

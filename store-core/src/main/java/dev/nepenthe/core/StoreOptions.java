@@ -1,0 +1,67 @@
+package dev.nepenthe.core;
+
+import dev.nepenthe.core.storage.Durability;
+import java.nio.file.Path;
+import java.util.Objects;
+
+/**
+ * How a store is opened.
+ *
+ * @param keystore folder of the keystore and the tombstone journal; null means the sibling
+ *     folder {@code <data folder>.keys}. It must not be inside the data folder: snapshots copy
+ *     the data folder, and a key that travels with the data protects nothing.
+ * @param masterKeyFile where the master key is read (or generated, when
+ *     {@code generateMasterKey}); null means {@code master.key} in the keystore folder. The
+ *     environment variable {@code NEPENTHE_MASTER_KEY} takes precedence over the file.
+ * @param durability when writes are acknowledged (default: after fsync, with group commit)
+ * @param checkpointBytes write-ahead log size that triggers a checkpoint into segments;
+ *     larger values mean fewer, larger segment rewrites and a longer replay after a crash
+ * @param shardBuckets subjects are hashed into this many buckets; each bucket is one segment
+ *     file, rewritten whole when one of its subjects is deleted (cost ~ records / buckets)
+ */
+public record StoreOptions(Path keystore, Path masterKeyFile, boolean generateMasterKey, Durability durability,
+        long checkpointBytes, int shardBuckets) {
+
+    public static final int MAX_BUCKETS = 4096;
+
+    public StoreOptions {
+        Objects.requireNonNull(durability, "durability");
+        if (checkpointBytes < 1 << 16) {
+            throw new IllegalArgumentException("checkpointBytes: expected >= 65536, got " + checkpointBytes);
+        }
+        if (shardBuckets < 1 || shardBuckets > MAX_BUCKETS) {
+            throw new IllegalArgumentException("shardBuckets: expected 1 to " + MAX_BUCKETS + ", got " + shardBuckets);
+        }
+    }
+
+    /** The embedded default: sibling keystore, generated master key, fsync before ack. */
+    public static StoreOptions defaults() {
+        return new StoreOptions(null, null, true, Durability.SYNC, 64L << 20, 256);
+    }
+
+    public StoreOptions withKeystore(Path folder) {
+        return new StoreOptions(folder, masterKeyFile, generateMasterKey, durability, checkpointBytes, shardBuckets);
+    }
+
+    public StoreOptions withMasterKeyFile(Path file, boolean generateIfMissing) {
+        return new StoreOptions(keystore, file, generateIfMissing, durability, checkpointBytes, shardBuckets);
+    }
+
+    public StoreOptions withDurability(Durability d) {
+        return new StoreOptions(keystore, masterKeyFile, generateMasterKey, d, checkpointBytes, shardBuckets);
+    }
+
+    public StoreOptions withCheckpointBytes(long bytes) {
+        return new StoreOptions(keystore, masterKeyFile, generateMasterKey, durability, bytes, shardBuckets);
+    }
+
+    public StoreOptions withShardBuckets(int buckets) {
+        return new StoreOptions(keystore, masterKeyFile, generateMasterKey, durability, checkpointBytes, buckets);
+    }
+
+    Path keystoreFor(Path dataFolder) {
+        Path abs = dataFolder.toAbsolutePath().normalize();
+        return keystore != null ? keystore.toAbsolutePath().normalize()
+                : abs.resolveSibling(abs.getFileName() + ".keys");
+    }
+}

@@ -1,0 +1,100 @@
+package dev.nepenthe.core.storage;
+
+import dev.nepenthe.core.crypto.KeyedHash;
+import java.io.Closeable;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import net.openhft.chronicle.map.ChronicleMap;
+
+/**
+ * Persistent, off-heap map from a record's keyed hash (tenant and id) to its ordinal, on
+ * Chronicle Map.
+ *
+ * <p>Chronicle Map leaves a removed entry's bytes in its file, so nothing here is subject data:
+ * keys are keyed hashes, values ordinals. The map is derived from the segments: it is checked
+ * against them at every open and rebuilt from scratch (a new file) when a subject is forgotten,
+ * so even the hashes of forgotten records leave the file.
+ */
+final class IdMap implements Closeable {
+
+    private static final byte[] KEY_SAMPLE = new byte[KeyedHash.LENGTH];
+
+    private final Path file;
+    private final long capacity;
+    private ChronicleMap<byte[], Long> map;
+
+    IdMap(Path file, long capacity) throws IOException {
+        this.file = file;
+        this.capacity = capacity;
+        this.map = open();
+    }
+
+    private ChronicleMap<byte[], Long> open() throws IOException {
+        return ChronicleMap.of(byte[].class, Long.class)
+                .name("nepenthe-idmap")
+                .constantKeySizeBySample(KEY_SAMPLE)
+                .entries(capacity)
+                // Grows past the declared size at some cost rather than failing.
+                .maxBloatFactor(64)
+                .createPersistedTo(file.toFile());
+    }
+
+    int get(KeyedHash.Hash record) {
+        Long v = map.get(record.bytes());
+        return v == null ? -1 : (int) (long) v;
+    }
+
+    void put(KeyedHash.Hash record, int ordinal) {
+        map.put(record.bytes(), (long) ordinal);
+    }
+
+    void remove(KeyedHash.Hash record) {
+        map.remove(record.bytes());
+    }
+
+    int size() {
+        return map.size();
+    }
+
+    /**
+     * Makes the map hold exactly {@code live}. With {@code freshFile}, the file is deleted and
+     * recreated first, so no removed entry's bytes survive in it.
+     *
+     * @return how many entries had to change (0 when the map already agreed)
+     */
+    int reconcile(Map<KeyedHash.Hash, Integer> live, boolean freshFile) throws IOException {
+        if (freshFile) {
+            map.close();
+            Files.deleteIfExists(file);
+            map = open();
+        }
+        int changed = 0;
+        List<byte[]> stale = new ArrayList<>();
+        for (byte[] k : map.keySet()) {
+            if (!live.containsKey(new KeyedHash.Hash(k))) {
+                stale.add(k);
+            }
+        }
+        for (byte[] k : stale) {
+            map.remove(k);
+            changed++;
+        }
+        for (Map.Entry<KeyedHash.Hash, Integer> e : live.entrySet()) {
+            Long v = map.get(e.getKey().bytes());
+            if (v == null || v != (long) e.getValue()) {
+                map.put(e.getKey().bytes(), (long) e.getValue());
+                changed++;
+            }
+        }
+        return changed;
+    }
+
+    @Override
+    public void close() {
+        map.close();
+    }
+}
