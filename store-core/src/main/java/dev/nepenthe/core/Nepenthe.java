@@ -51,6 +51,11 @@ import java.util.stream.Stream;
  */
 public final class Nepenthe implements AutoCloseable {
 
+    static {
+        // Before Chronicle Map (the id map) can load: it reports usage unless told not to.
+        NoPhoneHome.apply();
+    }
+
     static final String COLLECTION_FORMAT = "nepenthe-collection";
     static final int COLLECTION_VERSION = 1;
     private static final long INDEX_SEED = 42L;

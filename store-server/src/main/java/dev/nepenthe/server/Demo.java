@@ -6,6 +6,7 @@ import dev.nepenthe.core.Metric;
 import dev.nepenthe.core.Nepenthe;
 import dev.nepenthe.core.SearchHit;
 import dev.nepenthe.core.SearchRequest;
+import dev.nepenthe.core.StoreOptions;
 import dev.nepenthe.core.VectorCollection;
 import dev.nepenthe.core.VectorRecord;
 import dev.nepenthe.core.embed.Embedder;
@@ -27,8 +28,9 @@ import java.util.stream.Stream;
 /**
  * The main job on the embedded default: builds a store in a local folder, embeds a small
  * shipped corpus (an agent's memories of five fictional people) with all-MiniLM-L6-v2,
- * searches it, deletes one person and shows, by scanning every byte of the folder, that their
- * notes are gone from disk as well as from results.
+ * searches it, snapshots it, deletes one person, shows by scanning every byte of the folder
+ * that none of their notes is readable there, and restores the old snapshot to show that it
+ * does not bring them back.
  */
 public final class Demo {
 
@@ -52,15 +54,51 @@ public final class Demo {
     }
 
     /** What a run found, for the test that checks the demo's claims. */
-    record Outcome(int loaded, List<SearchHit> before, int deleted, int foundBefore, int foundAfter,
-            List<SearchHit> after, boolean integrityClean) {}
+    record Outcome(int loaded, List<SearchHit> before, int deleted, int plaintextBefore, int plaintextAfter,
+            List<SearchHit> after, boolean integrityClean, int restored, int restoredOfForgotten, int droppedOnRestore) {}
+
+    /** The demo owns its folder: it is wiped on each run, so it must be new or marked as the demo's. */
+    private void prepareFolder() throws IOException {
+        Path marker = folder.resolve(".nepenthe-demo");
+        if (Files.exists(folder)) {
+            boolean empty;
+            try (Stream<Path> s = Files.list(folder)) {
+                empty = s.findAny().isEmpty();
+            }
+            if (!empty && !Files.exists(marker)) {
+                throw new IllegalArgumentException("demo folder " + folder.toAbsolutePath() + " exists and was not"
+                        + " made by the demo; expected a new folder (the demo wipes its folder on each run)");
+            }
+            try (Stream<Path> walk = Files.walk(folder)) {
+                for (Path p : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                    if (!p.equals(folder)) {
+                        Files.delete(p);
+                    }
+                }
+            }
+        }
+        Files.createDirectories(folder);
+        Files.writeString(marker, "made by 'nepenthe demo'; wiped on each run\n");
+    }
 
     Outcome run() throws IOException {
+        prepareFolder();
+        Path data = folder.resolve("store");
+        Path snapshot = folder.resolve("snapshot");
+        Path restoredData = folder.resolve("restored");
+        StoreOptions options = StoreOptions.defaults().withKeystore(folder.resolve("keys"));
         List<Memory> corpus = loadCorpus();
-        out.printf(Locale.ROOT, "Nepenthe demo: %d memories of %d people, embedded with all-MiniLM-L6-v2, stored in %s%n",
-                corpus.size(), corpus.stream().map(Memory::subject).distinct().count(), folder.toAbsolutePath());
-        try (Nepenthe store = Nepenthe.open(folder)) {
-            store.dropCollection(COLLECTION); // a fresh run each time
+        long total = corpus.stream().filter(m -> m.subject().equals(FORGOTTEN)).count();
+        out.printf(Locale.ROOT, "Nepenthe demo: %d memories of %d people, embedded with all-MiniLM-L6-v2.%n"
+                + "Data in %s, keys apart in %s.%n", corpus.size(),
+                corpus.stream().map(Memory::subject).distinct().count(), data, folder.resolve("keys"));
+        List<SearchHit> before;
+        List<SearchHit> after;
+        int deleted;
+        int plaintextBefore;
+        int plaintextAfter;
+        boolean clean = true;
+        try (Nepenthe store = Nepenthe.open(data, options)) {
             VectorCollection memories = store.createCollection(
                     new CollectionSpec(COLLECTION, embedder.dimension(), Metric.COSINE, IndexSpec.of(indexKind)));
 
@@ -73,24 +111,26 @@ public final class Demo {
                         .vector(vectors.get(i)).text(m.text()).metadata("person", m.subject()).build());
             }
             memories.upsertAll(batch);
-            out.printf(Locale.ROOT, "Embedded and stored %d records (%s index, cosine, %d dimensions) in %.1f s.%n%n",
+            out.printf(Locale.ROOT, "Embedded and stored %d records (%s index, cosine, %d dimensions) in %.1f s,"
+                    + " each encrypted under its person's own key.%n%n",
                     memories.size(), indexKind, embedder.dimension(), (System.nanoTime() - t0) / 1e9);
 
             String question = "Who likes hiking in the mountains?";
-            List<SearchHit> before = ask(memories, question);
-
+            before = ask(memories, question);
             out.printf("Searching only Bob's memories (subject filter):%n");
             ask(memories, "Does this person have any food restrictions?", "bob");
 
-            int foundBefore = countOnDisk(corpus, FORGOTTEN);
+            store.snapshot(snapshot);
+            out.printf("Took a snapshot (a backup) in %s, before anyone asked to be forgotten.%n%n", snapshot);
+
+            plaintextBefore = countOnDisk(corpus, FORGOTTEN);
             out.printf(Locale.ROOT, "Deleting every record of subject '%s'...%n", FORGOTTEN);
-            int deleted = memories.deleteSubject(TENANT, FORGOTTEN);
-            int foundAfter = countOnDisk(corpus, FORGOTTEN);
-            long total = corpus.stream().filter(m -> m.subject().equals(FORGOTTEN)).count();
-            out.printf(Locale.ROOT, "  deleted %d records%n", deleted);
-            out.printf(Locale.ROOT, "  byte scan of %s: %d of %d of %s's notes were on disk before, %d after%n",
-                    folder, foundBefore, total, FORGOTTEN, foundAfter);
-            boolean clean = true;
+            deleted = memories.deleteSubject(TENANT, FORGOTTEN);
+            plaintextAfter = countOnDisk(corpus, FORGOTTEN);
+            out.printf(Locale.ROOT, "  deleted %d records and destroyed %s's data key (its keystore slot overwritten in place)%n",
+                    deleted, FORGOTTEN);
+            out.printf(Locale.ROOT, "  byte scan of every file under %s: %d of %d of %s's notes in plaintext before the"
+                    + " delete, %d after%n", folder, plaintextBefore, total, FORGOTTEN, plaintextAfter);
             for (var e : memories.verifyIntegrity().entrySet()) {
                 IntegrityReport r = e.getValue();
                 clean &= r.isClean();
@@ -98,10 +138,27 @@ public final class Demo {
                         r.isClean() ? "clean" : "VIOLATIONS " + r.violations(), r.checked());
             }
             out.println();
-            List<SearchHit> after = ask(memories, question);
-            out.println("This was a plain delete. The forget protocol (verified, with a signed receipt) builds on it.");
-            return new Outcome(batch.size(), before, deleted, foundBefore, foundAfter, after, clean);
+            after = ask(memories, question);
         }
+
+        out.printf("Restoring the old snapshot into %s and opening it with the same keystore:%n", restoredData);
+        Nepenthe.restore(snapshot, restoredData);
+        int restored;
+        int restoredOfForgotten;
+        int droppedOnRestore;
+        try (Nepenthe store = Nepenthe.open(restoredData, options)) {
+            VectorCollection memories = store.collection(COLLECTION);
+            restored = memories.size();
+            droppedOnRestore = memories.openReport().droppedAsDeleted();
+            restoredOfForgotten = memories.search(SearchRequest.of(embedder.embed("anything"), SearchRequest.MAX_K)
+                    .tenant(TENANT).subject(FORGOTTEN)).size();
+            out.printf(Locale.ROOT, "  %d records served; %d of %s's were dropped on open (the tombstone journal lives"
+                    + " with the keys, not the data, so a backup cannot bring them back)%n%n",
+                    restored, droppedOnRestore, FORGOTTEN);
+        }
+        out.println("This was a plain delete. The forget protocol (verified, with a signed receipt) builds on it.");
+        return new Outcome(corpus.size(), before, deleted, plaintextBefore, plaintextAfter, after, clean, restored,
+                restoredOfForgotten, droppedOnRestore);
     }
 
     private List<SearchHit> ask(VectorCollection memories, String question) {
@@ -119,7 +176,7 @@ public final class Demo {
         return hits;
     }
 
-    /** How many of a subject's notes appear, byte for byte, in any file under the folder. */
+    /** How many of a subject's notes appear in plaintext, byte for byte, in any file under the folder. */
     private int countOnDisk(List<Memory> corpus, String subject) throws IOException {
         List<byte[]> files = new ArrayList<>();
         try (Stream<Path> walk = Files.walk(folder)) {

@@ -7,21 +7,24 @@ public final class Main {
 
     private static final String USAGE = """
             usage: nepenthe demo [--data DIR] [--index exact|hnsw|ivfpq]
-              demo   build a store in DIR (default ./demo-data), load a small corpus of memories,
-                     search it, delete one person and scan the folder to show their notes are gone
+              demo   build a store under DIR (default ./demo-data, wiped on each run), load a small
+                     corpus of memories, search it, snapshot it, delete one person, scan the folder
+                     for their notes and show that restoring the snapshot does not bring them back
             """;
 
     /**
-     * The model's runtime (DJL) logs GPU probing and platform detection at WARNING/INFO on
-     * every start; that is noise for a CPU-only embedded store. Held here so the level sticks
-     * (java.util.logging keeps loggers only weakly).
+     * The model's runtime (DJL) logs GPU probing at WARNING and Chronicle Map logs a banner at
+     * INFO on every start; that is noise for a CPU-only embedded store. Held here so the levels
+     * stick (java.util.logging keeps loggers only weakly).
      */
     private static final java.util.logging.Logger DJL_LOG = java.util.logging.Logger.getLogger("ai.djl");
+    private static final java.util.logging.Logger CHRONICLE_LOG = java.util.logging.Logger.getLogger("net.openhft");
 
     private Main() {}
 
     public static void main(String[] args) throws Exception {
         DJL_LOG.setLevel(java.util.logging.Level.SEVERE);
+        CHRONICLE_LOG.setLevel(java.util.logging.Level.WARNING);
         String command = args.length == 0 ? "demo" : args[0];
         Path data = Path.of("demo-data");
         String index = "exact";

@@ -1,12 +1,15 @@
 package dev.nepenthe.server;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.nepenthe.core.SearchHit;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -15,27 +18,48 @@ import org.junit.jupiter.api.io.TempDir;
 class DemoTest {
 
     @Test
-    void demoFindsTheHikerThenForgetsHerOnDiskAndInResults(@TempDir Path dir) throws Exception {
+    void demoFindsTheHikerThenForgetsHerEvenInAnOldSnapshot(@TempDir Path tmp) throws Exception {
+        Path dir = tmp.resolve("demo");
         ByteArrayOutputStream buf = new ByteArrayOutputStream();
-        Demo.Outcome o = new Demo(dir, new MiniLmEmbedder(), "exact", new PrintStream(buf, true, StandardCharsets.UTF_8)).run();
+        MiniLmEmbedder embedder = new MiniLmEmbedder();
+        Demo.Outcome o = new Demo(dir, embedder, "exact", new PrintStream(buf, true, StandardCharsets.UTF_8)).run();
+        int total = Demo.loadCorpus().size();
         long alice = Demo.loadCorpus().stream().filter(m -> m.subject().equals("alice")).count();
-        assertEquals(Demo.loadCorpus().size(), o.loaded());
+        assertEquals(total, o.loaded());
         // The real model ranks Alice's Dolomites note first for the hiking question.
         assertEquals("alice", o.before().get(0).record().subject());
         assertTrue(o.before().get(0).record().text().contains("Dolomites"));
         assertEquals(alice, o.deleted());
-        // Control and test of the byte scan: every note is found before, none after.
-        assertEquals(alice, o.foundBefore());
-        assertEquals(0, o.foundAfter());
+        assertEquals(0, o.plaintextBefore(), "records are encrypted from the first write");
+        assertEquals(0, o.plaintextAfter());
         assertTrue(o.integrityClean());
         for (SearchHit h : o.after()) {
-            assertTrue(!h.record().subject().equals("alice"), "a deleted subject came back in results");
+            assertFalse(h.record().subject().equals("alice"), "a deleted subject came back in results");
         }
+        assertEquals(total - alice, o.restored(), "the restored snapshot serves everyone but alice");
+        assertEquals(alice, o.droppedOnRestore());
+        assertEquals(0, o.restoredOfForgotten());
         String printed = buf.toString(StandardCharsets.UTF_8);
         assertTrue(printed.contains("deleted " + alice + " records"), printed);
-        // Running again on the same folder starts fresh and gives the same outcome.
-        Demo.Outcome again = new Demo(dir, new MiniLmEmbedder(), "exact", new PrintStream(new ByteArrayOutputStream())).run();
+
+        // Control for the scan: a planted plaintext copy of a note is found.
+        String note = Demo.loadCorpus().stream().filter(m -> m.subject().equals("alice")).findFirst().orElseThrow().text();
+        Files.writeString(dir.resolve("planted.txt"), note);
+        assertTrue(Demo.indexOf(Files.readAllBytes(dir.resolve("planted.txt")), note.getBytes(StandardCharsets.UTF_8)) >= 0);
+
+        // Running again on its own folder starts fresh and gives the same outcome.
+        Demo.Outcome again = new Demo(dir, embedder, "exact", new PrintStream(new ByteArrayOutputStream())).run();
         assertEquals(o.loaded(), again.loaded());
         assertEquals(alice, again.deleted());
+        assertEquals(total - alice, again.restored());
+
+        // A folder the demo did not make is never wiped.
+        Path foreign = tmp.resolve("precious");
+        Files.createDirectories(foreign);
+        Files.writeString(foreign.resolve("thesis.txt"), "do not delete");
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> new Demo(foreign, embedder, "exact", new PrintStream(new ByteArrayOutputStream())).run());
+        assertTrue(e.getMessage().contains("was not made by the demo"), e.getMessage());
+        assertTrue(Files.exists(foreign.resolve("thesis.txt")));
     }
 }
