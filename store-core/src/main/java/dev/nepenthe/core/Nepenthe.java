@@ -281,7 +281,7 @@ public final class Nepenthe implements AutoCloseable {
     }
 
     /** A collection's spec and its random incarnation id (keys and tombstones are scoped by it). */
-    private record Meta(CollectionSpec spec, String id) {}
+    record Meta(CollectionSpec spec, String id) {}
 
     private static IndexConfig indexConfig(CollectionSpec spec) {
         return new IndexConfig(spec.dimension(), spec.metric(), spec.index().params(), INDEX_SEED);
@@ -303,7 +303,7 @@ public final class Nepenthe implements AutoCloseable {
         });
     }
 
-    private static Meta readMeta(Path file) throws IOException {
+    static Meta readMeta(Path file) throws IOException {
         return ChecksummedFiles.read(file, COLLECTION_FORMAT, COLLECTION_VERSION, COLLECTION_VERSION, (in, v) -> {
             String id = in.readUTF();
             String name = in.readUTF();
