@@ -116,7 +116,7 @@ public final class Nepenthe implements AutoCloseable {
             store.keystore = Keystore.open(keys, master);
             store.journal = TombstoneJournal.open(keys.resolve("tombstones"));
             store.context = new StoreContext(store.keystore, new KeyedHash(master), store.journal,
-                    options.durability(), options.checkpointBytes(), options.shardBuckets());
+                    dev.nepenthe.core.storage.RecordSealer.AES_GCM, options.durability(), options.checkpointBytes(), options.shardBuckets());
             store.loadCollections();
         } catch (IOException | RuntimeException e) {
             store.close();

@@ -222,7 +222,7 @@ public final class CollectionStorage implements Closeable {
         }
         VectorRecord rec;
         try {
-            byte[] plain = RecordCipher.open(key, RecordCipher.aad(r.subject(), r.record(), r.seq()), r.sealed());
+            byte[] plain = ctx.sealer().open(key, RecordCipher.aad(r.subject(), r.record(), r.seq()), r.sealed());
             rec = RecordCodec.read(new DataInputStream(new ByteArrayInputStream(plain)));
         } catch (AEADBadTagException e) {
             throw new CorruptFileException(where, "a record does not decrypt: its bytes, its header or its key"
@@ -279,7 +279,7 @@ public final class CollectionStorage implements Closeable {
             KeyedHash.Hash subject = subjectHash(r.tenant(), r.subject());
             KeyedHash.Hash record = ctx.hashes().record(r.tenant(), r.id());
             DataKey key = ctx.keystore().getOrCreate(subject);
-            byte[] sealed = RecordCipher.seal(key, RecordCipher.aad(subject, record, seq), encode(r));
+            byte[] sealed = ctx.sealer().seal(key, RecordCipher.aad(subject, record, seq), encode(r));
             SealedRecord s = new SealedRecord(p.ordinal(), seq, subject, record, sealed);
             ByteArrayOutputStream bytes = new ByteArrayOutputStream(sealed.length + 96);
             DataOutputStream out = new DataOutputStream(bytes);
@@ -489,7 +489,7 @@ public final class CollectionStorage implements Closeable {
             if (key == null) {
                 throw new IllegalStateException("live record's scope has no key");
             }
-            byte[] sealed = RecordCipher.seal(key, RecordCipher.aad(l.subject(), l.recordHash(), l.seq()), encode(l.record()));
+            byte[] sealed = ctx.sealer().seal(key, RecordCipher.aad(l.subject(), l.recordHash(), l.seq()), encode(l.record()));
             return new SealedRecord(l.ordinal(), l.seq(), l.subject(), l.recordHash(), sealed);
         } catch (IOException e) {
             throw new UncheckedIOException(e);

@@ -3,6 +3,10 @@ package dev.nepenthe.core.storage;
 import dev.nepenthe.core.crypto.KeyedHash;
 import dev.nepenthe.core.crypto.Keystore;
 
-/** What every collection's storage shares within one store: keys, hashing, the tombstone journal. */
-public record StoreContext(Keystore keystore, KeyedHash hashes, TombstoneJournal journal, Durability durability,
-        long checkpointBytes, int shardBuckets) {}
+/**
+ * What every collection's storage shares within one store: keys, hashing, the tombstone
+ * journal, the sealer (always AES-GCM in a store; benchmarks substitute their own) and the
+ * write settings.
+ */
+public record StoreContext(Keystore keystore, KeyedHash hashes, TombstoneJournal journal, RecordSealer sealer,
+        Durability durability, long checkpointBytes, int shardBuckets) {}
