@@ -34,13 +34,20 @@ final class IdMap implements Closeable {
     }
 
     private ChronicleMap<byte[], Long> open() throws IOException {
-        return ChronicleMap.of(byte[].class, Long.class)
+        var builder = ChronicleMap.of(byte[].class, Long.class)
                 .name("nepenthe-idmap")
                 .constantKeySizeBySample(KEY_SAMPLE)
                 .entries(capacity)
                 // Grows past the declared size at some cost rather than failing.
-                .maxBloatFactor(64)
-                .createPersistedTo(file.toFile());
+                .maxBloatFactor(64);
+        if (!Files.exists(file)) {
+            return builder.createPersistedTo(file.toFile());
+        }
+        // A process killed while holding one of the map's segment locks leaves it held in the
+        // file, and the next access would wait for it forever. The store lock guarantees no
+        // other process has the map open, so recovery (which resets the locks and checks the
+        // entries) is always safe here; the map is reconciled against the segments after it.
+        return builder.recoverPersistedTo(file.toFile(), true);
     }
 
     int get(KeyedHash.Hash record) {
