@@ -99,21 +99,14 @@ public final class VectorCollection {
             //    durable, 3. only then change what searches see.
             List<Placed> placed = new ArrayList<>(batch.size());
             List<Placed> replaced = new ArrayList<>();
-            RoaringBitmap taken = new RoaringBitmap();
+            IntIterator free = freeOrdinals.getIntIterator();
             int fresh = Math.max(byOrdinal.size(), storage.nextOrdinal());
             for (VectorRecord r : batch) {
                 Entry old = lookup(r.tenant(), r.id());
                 if (old != null) {
                     replaced.add(new Placed(old.ordinal(), old.record()));
                 }
-                int ord;
-                if (freeOrdinals.getCardinality() > taken.getCardinality()) {
-                    ord = firstFreeNotTaken(taken);
-                } else {
-                    ord = fresh++;
-                }
-                taken.add(ord);
-                placed.add(new Placed(ord, r));
+                placed.add(new Placed(free.hasNext() ? free.next() : fresh++, r));
             }
             storage.put(placed, replaced);
             for (Placed p : replaced) {
@@ -128,17 +121,6 @@ public final class VectorCollection {
         } finally {
             lock.writeLock().unlock();
         }
-    }
-
-    private int firstFreeNotTaken(RoaringBitmap taken) {
-        IntIterator it = freeOrdinals.getIntIterator();
-        while (it.hasNext()) {
-            int ord = it.next();
-            if (!taken.contains(ord)) {
-                return ord;
-            }
-        }
-        throw new IllegalStateException("no free ordinal although the count said so");
     }
 
     /** The live entry for (tenant, id), through the persistent id map. */
@@ -228,9 +210,10 @@ public final class VectorCollection {
         try {
             ensureOpen();
             List<Entry> doomed = new ArrayList<>();
+            RoaringBitmap seen = new RoaringBitmap();
             for (String id : ids) {
                 Entry e = lookup(tenant, id);
-                if (e != null && !doomed.contains(e)) {
+                if (e != null && seen.checkedAdd(e.ordinal())) {
                     doomed.add(e);
                 }
             }
