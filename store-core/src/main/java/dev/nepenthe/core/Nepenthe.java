@@ -331,10 +331,17 @@ public final class Nepenthe implements AutoCloseable {
             return;
         }
         closed = true;
+        // Close everything even if something fails; report the first failure, the rest suppressed.
+        List<java.io.Closeable> parts = new ArrayList<>();
+        collections.values().forEach(c -> parts.add(c::close));
+        parts.add(journal);
+        parts.add(keystore);
         IOException first = null;
-        for (VectorCollection c : collections.values()) {
+        for (java.io.Closeable c : parts) {
             try {
-                c.close();
+                if (c != null) {
+                    c.close();
+                }
             } catch (IOException e) {
                 if (first == null) {
                     first = e;
@@ -344,19 +351,6 @@ public final class Nepenthe implements AutoCloseable {
             }
         }
         collections.clear();
-        for (java.io.Closeable c : new java.io.Closeable[] {journal, keystore}) {
-            if (c != null) {
-                try {
-                    c.close();
-                } catch (IOException e) {
-                    if (first == null) {
-                        first = e;
-                    } else {
-                        first.addSuppressed(e);
-                    }
-                }
-            }
-        }
         lock.release();
         lockChannel.close();
         if (first != null) {

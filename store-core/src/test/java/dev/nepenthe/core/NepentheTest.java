@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.nepenthe.core.index.IntegrityReport;
 import dev.nepenthe.core.io.CorruptFileException;
+import dev.nepenthe.core.io.ForensicScan;
 import dev.nepenthe.core.testing.Datasets;
 import dev.nepenthe.core.testing.NaiveReference;
 import dev.nepenthe.core.testing.NaiveReference.Scored;
@@ -343,22 +344,7 @@ class NepentheTest {
     }
 
     static boolean folderContains(Path root, String needle) throws IOException {
-        byte[] pattern = needle.getBytes(StandardCharsets.UTF_8);
-        try (Stream<Path> files = Files.walk(root)) {
-            for (Path p : files.filter(Files::isRegularFile).toList()) {
-                byte[] b = Files.readAllBytes(p);
-                outer:
-                for (int i = 0; i + pattern.length <= b.length; i++) {
-                    for (int j = 0; j < pattern.length; j++) {
-                        if (b[i + j] != pattern[j]) {
-                            continue outer;
-                        }
-                    }
-                    return true;
-                }
-            }
-        }
-        return false;
+        return !ForensicScan.filesContaining(List.of(root), List.of(needle.getBytes(StandardCharsets.UTF_8))).isEmpty();
     }
 
     @Test

@@ -10,6 +10,7 @@ import dev.nepenthe.core.crypto.KeyedHash;
 import dev.nepenthe.core.crypto.Keystore;
 import dev.nepenthe.core.crypto.MasterKey;
 import dev.nepenthe.core.index.IntegrityReport;
+import dev.nepenthe.core.io.ForensicScan;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -18,7 +19,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -68,39 +68,9 @@ class StorageForensicsTest {
         return runs;
     }
 
-    /** Files under the roots that contain any of the needles. */
+    /** Names of the files under the roots that contain any of the needles. */
     static List<String> scan(List<Path> roots, List<byte[]> needles) throws IOException {
-        List<String> hits = new ArrayList<>();
-        for (Path root : roots) {
-            if (!Files.exists(root)) {
-                continue;
-            }
-            try (Stream<Path> files = Files.walk(root)) {
-                for (Path f : files.filter(Files::isRegularFile).toList()) {
-                    byte[] bytes = Files.readAllBytes(f);
-                    for (byte[] n : needles) {
-                        if (indexOf(bytes, n) >= 0) {
-                            hits.add(root.relativize(f).toString());
-                            break;
-                        }
-                    }
-                }
-            }
-        }
-        return hits;
-    }
-
-    static int indexOf(byte[] hay, byte[] needle) {
-        outer:
-        for (int i = 0; i + needle.length <= hay.length; i++) {
-            for (int j = 0; j < needle.length; j++) {
-                if (hay[i + j] != needle[j]) {
-                    continue outer;
-                }
-            }
-            return i;
-        }
-        return -1;
+        return ForensicScan.filesContaining(roots, needles).stream().map(p -> p.getFileName().toString()).toList();
     }
 
     /** The keyed hash that heads each of the scope's sealed records on disk. */

@@ -11,6 +11,7 @@ import dev.nepenthe.core.VectorCollection;
 import dev.nepenthe.core.VectorRecord;
 import dev.nepenthe.core.embed.Embedder;
 import dev.nepenthe.core.index.IntegrityReport;
+import dev.nepenthe.core.io.ForensicScan;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;
@@ -178,35 +179,14 @@ public final class Demo {
 
     /** How many of a subject's notes appear in plaintext, byte for byte, in any file under the folder. */
     private int countOnDisk(List<Memory> corpus, String subject) throws IOException {
-        List<byte[]> files = new ArrayList<>();
-        try (Stream<Path> walk = Files.walk(folder)) {
-            for (Path p : walk.filter(Files::isRegularFile).toList()) {
-                files.add(Files.readAllBytes(p));
-            }
-        }
         int found = 0;
         for (Memory m : corpus) {
-            if (m.subject().equals(subject)) {
-                byte[] needle = m.text().getBytes(StandardCharsets.UTF_8);
-                if (files.stream().anyMatch(f -> indexOf(f, needle) >= 0)) {
-                    found++;
-                }
+            if (m.subject().equals(subject) && !ForensicScan.filesContaining(List.of(folder),
+                    List.of(m.text().getBytes(StandardCharsets.UTF_8))).isEmpty()) {
+                found++;
             }
         }
         return found;
-    }
-
-    static int indexOf(byte[] hay, byte[] needle) {
-        outer:
-        for (int i = 0; i + needle.length <= hay.length; i++) {
-            for (int j = 0; j < needle.length; j++) {
-                if (hay[i + j] != needle[j]) {
-                    continue outer;
-                }
-            }
-            return i;
-        }
-        return -1;
     }
 
     static List<Memory> loadCorpus() {

@@ -45,7 +45,8 @@ class DemoTest {
         // Control for the scan: a planted plaintext copy of a note is found.
         String note = Demo.loadCorpus().stream().filter(m -> m.subject().equals("alice")).findFirst().orElseThrow().text();
         Files.writeString(dir.resolve("planted.txt"), note);
-        assertTrue(Demo.indexOf(Files.readAllBytes(dir.resolve("planted.txt")), note.getBytes(StandardCharsets.UTF_8)) >= 0);
+        assertEquals(1, dev.nepenthe.core.io.ForensicScan.filesContaining(java.util.List.of(dir),
+                java.util.List.of(note.getBytes(StandardCharsets.UTF_8))).size());
 
         // Running again on its own folder starts fresh and gives the same outcome.
         Demo.Outcome again = new Demo(dir, embedder, "exact", new PrintStream(new ByteArrayOutputStream())).run();

@@ -29,16 +29,7 @@ class KeystoreTest {
     }
 
     static boolean contains(byte[] hay, byte[] needle) {
-        outer:
-        for (int i = 0; i + needle.length <= hay.length; i++) {
-            for (int j = 0; j < needle.length; j++) {
-                if (hay[i + j] != needle[j]) {
-                    continue outer;
-                }
-            }
-            return true;
-        }
-        return false;
+        return dev.nepenthe.core.io.ForensicScan.indexOf(hay, needle) >= 0;
     }
 
     @Test
