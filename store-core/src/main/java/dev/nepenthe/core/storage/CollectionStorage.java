@@ -76,6 +76,11 @@ public final class CollectionStorage implements Closeable {
     private final Map<Integer, Live> byOrdinal = new HashMap<>();
     private final List<Map<Integer, Live>> buckets;
     private final BitSet dirty = new BitSet();
+    /**
+     * Sealed bytes of records written since the last checkpoint (from the log), so the
+     * checkpoint copies them into segments instead of encrypting them again.
+     */
+    private final Map<Integer, SealedRecord> pendingSealed = new HashMap<>();
     private Manifest manifest;
     private WriteAheadLog wal;
     private IdMap idMap;
@@ -149,6 +154,9 @@ public final class CollectionStorage implements Closeable {
                 SealedRecord r = SealedRecord.read(new DataInputStream(
                         new ByteArrayInputStream(payload, 1, payload.length - 1)));
                 admit(r, walDir, dropped);
+                if (byOrdinal.containsKey(r.ordinal())) {
+                    pendingSealed.put(r.ordinal(), r);
+                }
                 // Only in the log so far: the next checkpoint must write it into its bucket.
                 dirty.set(bucketIndex(r.subject()));
                 walBytes += payload.length + 8;
@@ -287,6 +295,7 @@ public final class CollectionStorage implements Closeable {
             s.write(out);
             entries.add(bytes.toByteArray());
             added.add(new Live(p.ordinal(), r, seq, subject, record));
+            pendingSealed.put(p.ordinal(), s);
         }
         long end = wal.append(entries);
         wal.sync(end);
@@ -405,6 +414,7 @@ public final class CollectionStorage implements Closeable {
     }
 
     private void forget(int ordinal) {
+        pendingSealed.remove(ordinal);
         Live gone = byOrdinal.remove(ordinal);
         if (gone != null) {
             bucket(gone.subject()).remove(ordinal);
@@ -465,8 +475,22 @@ public final class CollectionStorage implements Closeable {
             if (members.isEmpty()) {
                 continue;
             }
+            // Sealed bytes come from the log write (new records) or the bucket's previous segment
+            // (unchanged records); nothing is encrypted twice.
+            Map<Integer, SealedRecord> previous = new HashMap<>();
+            if (old != null) {
+                for (SealedRecord r : SegmentFiles.read(dir.resolve("segments").resolve(old), b)) {
+                    previous.put(r.ordinal(), r);
+                }
+            }
             List<SealedRecord> sealed = new ArrayList<>(members.size());
-            members.values().stream().sorted(Comparator.comparingInt(Live::ordinal)).forEach(l -> sealed.add(reseal(l)));
+            for (Live l : members.values().stream().sorted(Comparator.comparingInt(Live::ordinal)).toList()) {
+                SealedRecord r = pendingSealed.remove(l.ordinal());
+                if (r == null || r.seq() != l.seq()) {
+                    r = previous.get(l.ordinal());
+                }
+                sealed.add(r != null && r.seq() == l.seq() ? r : reseal(l));
+            }
             String name = SegmentFiles.name(b, nextSegment++);
             SegmentFiles.write(dir.resolve("segments").resolve(name), b, sealed);
             segments.put(b, name);
@@ -480,6 +504,7 @@ public final class CollectionStorage implements Closeable {
         ChecksummedFiles.fsyncDirectory(dir.resolve("segments"));
         wal.deleteBefore(gen);
         dirty.clear();
+        pendingSealed.clear();
         walBytes = 0;
     }
 
