@@ -56,8 +56,12 @@ public final class VectorCollection {
         this.validator = new RecordValidator(spec);
         this.storage = opener.open((ordinal, r) -> {
             validator.validate(r, "stored record");
-            link(ordinal, r);
+            linkRecord(ordinal, r);
         });
+        // Index every stored record; the SPI allows concurrent adds, so a graph index builds
+        // on every core (an index that serialises adds internally simply takes turns).
+        byOrdinal.parallelStream().filter(java.util.Objects::nonNull)
+                .forEach(e -> index.add(e.ordinal(), e.record().vectorUnsafe()));
         for (int ord = 0; ord < byOrdinal.size(); ord++) {
             if (byOrdinal.get(ord) == null) {
                 freeOrdinals.add(ord);
@@ -136,6 +140,11 @@ public final class VectorCollection {
 
     private void link(int ord, VectorRecord r) {
         index.add(ord, r.vectorUnsafe());
+        linkRecord(ord, r);
+    }
+
+    /** Adds a record to the maps and bitmaps (not the index). */
+    private void linkRecord(int ord, VectorRecord r) {
         while (byOrdinal.size() <= ord) {
             byOrdinal.add(null);
         }
