@@ -125,6 +125,21 @@ public final class VectorCollection {
         } finally {
             lock.writeLock().unlock();
         }
+        checkpointIfDue();
+    }
+
+    private void checkpointIfDue() {
+        lock.writeLock().lock();
+        try {
+            if (!closed) {
+                storage.checkpointIfDue();
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("collection '" + spec.name() + "': the batch is stored (in the write-ahead"
+                    + " log) but folding the log into segments failed; the next checkpoint retries", e);
+        } finally {
+            lock.writeLock().unlock();
+        }
     }
 
     /** The live entry for (tenant, id), through the persistent id map. */
@@ -232,9 +247,11 @@ public final class VectorCollection {
             try {
                 storage.delete(placed(doomed));
             } catch (IOException ex) {
-                throw new UncheckedIOException("collection '" + spec.name() + "': deleting failed", ex);
+                throw new UncheckedIOException("collection '" + spec.name() + "': deleting failed; nothing was deleted", ex);
             }
-            return removeEntries(doomed);
+            int n = removeEntries(doomed);
+            purgeDeleted();
+            return n;
         } finally {
             lock.writeLock().unlock();
         }
@@ -263,9 +280,21 @@ public final class VectorCollection {
             } catch (IOException ex) {
                 throw new UncheckedIOException("collection '" + spec.name() + "': deleting the subject failed", ex);
             }
-            return removeEntries(doomed);
+            int n = removeEntries(doomed);
+            purgeDeleted();
+            return n;
         } finally {
             lock.writeLock().unlock();
+        }
+    }
+
+    /** Called under the write lock once deleted records are out of the index and maps. */
+    private void purgeDeleted() {
+        try {
+            storage.purgeDeleted();
+        } catch (IOException e) {
+            throw new UncheckedIOException("collection '" + spec.name() + "': deleted (journaled, and no longer"
+                    + " served), but rewriting the live files without it failed; the next checkpoint retries", e);
         }
     }
 

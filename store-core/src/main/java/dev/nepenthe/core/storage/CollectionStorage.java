@@ -90,6 +90,8 @@ public final class CollectionStorage implements Closeable {
     private OpenReport openReport;
     /** Set when the collection is dropped: its files are about to be deleted, nothing is written. */
     private boolean dropped;
+    /** Set by a subject drop until {@link #purgeDeleted()} rebuilds the id map file. */
+    private boolean idMapNeedsFreshFile;
 
     private CollectionStorage(Path dir, String collectionId, StoreContext ctx, int bucketCount) {
         this.dir = dir;
@@ -315,14 +317,16 @@ public final class CollectionStorage implements Closeable {
             idMap.put(l.recordHash(), l.ordinal());
             nextOrdinal = Math.max(nextOrdinal, l.ordinal() + 1);
         }
-        if (walBytes >= ctx.checkpointBytes()) {
-            checkpoint(false);
-        }
+    }
+
+    /** Checkpoints when the log has grown past {@code checkpointBytes}. */
+    public void checkpointIfDue() throws IOException {
+        checkpoint(false);
     }
 
     /**
-     * Deletes records: journal entry, log entry, then a checkpoint that removes their
-     * ciphertext from the live files before this returns.
+     * Deletes records durably: journal entry, then log entry. Their ciphertext leaves the live
+     * files at {@link #purgeDeleted()}, which the caller runs next.
      */
     public void delete(List<Placed> removed) throws IOException {
         if (removed.isEmpty()) {
@@ -342,13 +346,13 @@ public final class CollectionStorage implements Closeable {
         for (Placed p : removed) {
             forget(p.ordinal());
         }
-        checkpoint(true);
     }
 
     /**
      * Deletes every record of one (tenant, subject) in this collection and destroys the scope's
      * data key, so any copy of its ciphertext anywhere (old log generations, snapshots,
-     * backups) is unreadable; then checkpoints the live files clean.
+     * backups) is unreadable. {@link #purgeDeleted()}, which the caller runs next, then
+     * rewrites the live files without it.
      */
     public void dropSubject(String tenant, String subject, List<Placed> removed) throws IOException {
         KeyedHash.Hash scope = subjectHash(tenant, subject);
@@ -365,8 +369,20 @@ public final class CollectionStorage implements Closeable {
             forget(p.ordinal());
         }
         ctx.keystore().destroy(scope);
+        idMapNeedsFreshFile = true;
+    }
+
+    /**
+     * Removes deleted records' ciphertext from the live files: a forced checkpoint, and after a
+     * subject drop a fresh id map file (Chronicle Map keeps removed entries' bytes). If this
+     * fails the deletion still stands (it is journaled); the next checkpoint retries.
+     */
+    public void purgeDeleted() throws IOException {
         checkpoint(true);
-        idMap.reconcile(liveHashes(), true);
+        if (idMapNeedsFreshFile) {
+            idMap.reconcile(liveHashes(), true);
+            idMapNeedsFreshFile = false;
+        }
     }
 
     /** Destroys the keys of every scope this collection holds; used when it is dropped. */
@@ -564,8 +580,8 @@ public final class CollectionStorage implements Closeable {
     @Override
     public void close() throws IOException {
         try {
-            if (!dropped && (walBytes > 0 || !dirty.isEmpty())) {
-                checkpoint(true);
+            if (!dropped && (walBytes > 0 || !dirty.isEmpty() || idMapNeedsFreshFile)) {
+                purgeDeleted();
             }
         } finally {
             closeQuietly();
