@@ -97,9 +97,22 @@ final class KMeans {
         return centroids;
     }
 
+    /**
+     * Squared distances from {@code point} to {@code count} vectors of the same length stored back
+     * to back from offset 0 of {@code block}. Short vectors (PQ sub-vectors) go through the PQ
+     * table kernel, which is laid out for them; long ones through the batch kernel.
+     */
+    static void distances(VectorKernels kernels, float[] point, float[] block, int count, float[] out) {
+        if (point.length <= 16) {
+            kernels.pqDistanceTable(point, block, 1, count, out);
+        } else {
+            kernels.squareDistanceBatch(point, block, 0, count, point.length, out, 0);
+        }
+    }
+
     /** Index of the centroid nearest to {@code point}; {@code dist} is scratch of length k. */
     static int nearest(VectorKernels kernels, float[] point, float[] centroids, int k, float[] dist) {
-        kernels.squareDistanceBatch(point, centroids, 0, k, point.length, dist, 0);
+        distances(kernels, point, centroids, k, dist);
         int best = 0;
         for (int c = 1; c < k; c++) {
             if (dist[c] < dist[best]) {
@@ -122,7 +135,7 @@ final class KMeans {
         float[] c = new float[dim];
         System.arraycopy(points, first * dim, c, 0, dim);
         float[] d = new float[n];
-        kernels.squareDistanceBatch(c, points, 0, n, dim, d, 0);
+        distances(kernels, c, points, n, d);
         double total = 0;
         for (int i = 0; i < n; i++) {
             minDist[i] = d[i];
@@ -145,7 +158,7 @@ final class KMeans {
             }
             System.arraycopy(points, pick * dim, centroids, chosen * dim, dim);
             System.arraycopy(points, pick * dim, c, 0, dim);
-            kernels.squareDistanceBatch(c, points, 0, n, dim, d, 0);
+            distances(kernels, c, points, n, d);
             total = 0;
             for (int i = 0; i < n; i++) {
                 if (d[i] < minDist[i]) {

@@ -1,0 +1,85 @@
+package dev.nepenthe.bench.ivfpq;
+
+import java.util.Locale;
+import java.util.Map;
+
+/** Prints the IVF-PQ benchmark's Markdown tables (the form docs/BENCHMARKS.md carries). */
+final class PrintTables {
+    private PrintTables() {}
+
+    static void print(int n, int dim, int queries, String dataDesc, int nlist, int m, int train, int iterations,
+            int rerank, int k, int passes, String kernels, double buildS, double trainS, Map<String, double[]> ours,
+            int[] nprobes, double listBytes, double devBefore, Map<String, double[]> forget, String[] labels,
+            Map<String, Map<String, String>> faiss) {
+        StringBuilder sb = new StringBuilder();
+        sb.append(String.format(Locale.ROOT, "Data: n=%d, dim=%d, %d queries, %s. L2. nlist=%d, m=%d, nbits=8, "
+                + "training sample = first %d vectors, %d k-means iterations, recall@%d against exact search, "
+                + "QPS single-threaded (median of %d passes), Nepenthe kernels=%s.%n%n",
+                n, dim, queries, dataDesc, nlist, m, train, iterations, k, passes, kernels));
+
+        sb.append("| build | train (s) | train + add all (s) |\n|---|---:|---:|\n");
+        sb.append(String.format(Locale.ROOT, "| Nepenthe | %.2f | %.2f |%n", trainS, buildS));
+        Map<String, String> fb = faiss.get("build");
+        if (fb != null) {
+            sb.append(String.format(Locale.ROOT, "| FAISS IndexIVFPQ | %s | %s |%n", fb.get("train_s"), fb.get("total_s")));
+        }
+        sb.append("\nNepenthe's train time is the add that reached the training size: k-means on the sample plus "
+                + "encoding the vectors buffered until then.\n\n");
+
+        sb.append("| nprobe | re-rank | Nepenthe QPS | FAISS QPS | QPS ratio | Nepenthe recall@" + k + " | FAISS recall@" + k
+                + " |\n|---:|---:|---:|---:|---:|---:|---:|\n");
+        for (int np : nprobes) {
+            for (int rr : new int[] {0, rerank}) {
+                double[] o = ours.get(np + "/" + rr);
+                Map<String, String> f = faiss.get("search " + np + "/" + rr);
+                String fq = f == null ? "-" : f.get("qps");
+                String fr = f == null ? "-" : f.get("recall");
+                String ratio = f == null ? "-" : String.format(Locale.ROOT, "%.2f", o[0] / Double.parseDouble(fq));
+                sb.append(String.format(Locale.ROOT, "| %d | %s | %.0f | %s | %s | %.4f | %s |%n", np,
+                        rr == 0 ? "none" : Integer.toString(rr), o[0], fq, ratio, o[1], fr));
+            }
+        }
+        sb.append("\nQPS ratio = Nepenthe / FAISS. FAISS re-rank is IndexRefineFlat with k_factor = re-rank / k.\n\n");
+
+        sb.append("| code memory per vector | code | id | total | raw float32 | compression |\n|---|---:|---:|---:|---:|---:|\n");
+        sb.append(String.format(Locale.ROOT, "| Nepenthe (nominal) | %d | 4 | %d | %d | %.1fx |%n", m, m + 4, 4 * dim,
+                4.0 * dim / (m + 4)));
+        sb.append(String.format(Locale.ROOT, "| Nepenthe (allocated, with list slack) | | | %.1f | %d | %.1fx |%n",
+                listBytes, 4 * dim, 4.0 * dim / listBytes));
+        sb.append(String.format(Locale.ROOT, "| FAISS IndexIVFPQ | %d | 8 | %d | %d | %.1fx |%n", m, m + 8, 4 * dim,
+                4.0 * dim / (m + 8)));
+        sb.append("\nBoth sides also keep the full float32 vectors for re-rank (Nepenthe: its vector store, which "
+                + "retrain also needs; FAISS: IndexRefineFlat).\n\n");
+
+        sb.append("| removed | count | Nepenthe remove + centroid update (s) | retrain + re-encode (s) | full rebuild (s) "
+                + "| verifyIntegrity (s) | recall@" + k + " after retrain | after rebuild | FAISS remove_ids (s) |\n"
+                + "|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+        for (String label : labels) {
+            double[] r = forget.get(label);
+            Map<String, String> f = faiss.get("remove " + label);
+            sb.append(String.format(Locale.ROOT, "| %s | %d | %.4f | %.2f | %.2f | %.3f | %.4f | %.4f | %s |%n",
+                    label.replace("pct", "%"), (long) r[0], r[1], r[2], r[3], r[8], r[9], r[10],
+                    f == null ? "-" : f.get("remove_s")));
+        }
+        sb.append("\nRecall after forgetting is at nprobe 16 with re-rank " + rerank
+                + ", against exact search over the survivors.\n\n");
+
+        sb.append("| removed | Nepenthe max centroid deviation | codebooks tainted (training members removed) "
+                + "| clean after retrain | FAISS max centroid deviation | FAISS median |\n|---|---:|---:|---|---:|---:|\n");
+        Map<String, String> f0 = faiss.get("centroid none");
+        sb.append(String.format(Locale.ROOT, "| none (after build) | %.2e | - | - | %s | %s |%n", devBefore,
+                f0 == null ? "-" : f0.get("max_dev"), f0 == null ? "-" : f0.get("median_dev")));
+        for (String label : labels) {
+            double[] r = forget.get(label);
+            Map<String, String> f = faiss.get("remove " + label);
+            sb.append(String.format(Locale.ROOT, "| %s | %.2e | %s (%d) | %s | %s | %s |%n", label.replace("pct", "%"),
+                    r[4], r[6] == 1 ? "yes" : "no", (long) r[5], r[7] == 1 ? "yes" : "NO",
+                    f == null ? "-" : f.get("max_dev"), f == null ? "-" : f.get("median_dev")));
+        }
+        sb.append("\nDeviation of a list's centroid from the mean of its current members, relative to the mean's norm "
+                + "(the formula in IvfPqIndex.inspect and faiss_ivfpq.py). FAISS never moves its centroids: already after "
+                + "add they are k-means centroids of the training sample, not means of the list members, and after "
+                + "remove_ids they still carry the removed vectors' pull.\n");
+        System.out.print(sb);
+    }
+}
