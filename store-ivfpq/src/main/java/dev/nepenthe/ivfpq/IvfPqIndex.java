@@ -35,14 +35,17 @@ import org.roaringbitmap.RoaringBitmap;
  * <h2>Two kinds of centroid, and why</h2>
  * Each list has a <em>routing centroid</em>, always the mean of its current members (exact
  * double-double sums, see {@link ListSums}): queries probe the lists whose routing centroids are
- * nearest, and a new vector joins the list whose routing centroid is nearest to it. A removal
- * subtracts the vector from the sum, so no removed vector shapes any routing centroid, ever. An
- * empty list has no mean; its routing centroid falls back to its trained coarse centroid.
+ * nearest. A removal subtracts the vector from its list's sum, so no removed vector shapes any
+ * routing centroid, ever. An empty list has no mean; its routing centroid falls back to its
+ * trained coarse centroid.
  *
- * <p>PQ codes encode the residual to the list's <em>trained</em> coarse centroid (the anchor), not
- * to the moving mean: a code is then a function of its own vector and of the two trained
- * codebooks only. Encoding against the moving mean would make every code depend on whichever
- * vectors were members at the time it was written, residue that no later subtraction removes.
+ * <p>Assignment and encoding use the list's <em>trained</em> coarse centroid (the anchor): a new
+ * vector joins the list whose anchor is nearest and its code encodes the residual to that
+ * anchor, exactly as a (re)training assigns and encodes. A vector's list and code are then a
+ * function of its own vector and the two trained codebooks only. Assigning by (or encoding
+ * against) the moving means would make them depend on whichever vectors were members at the
+ * time, removed ones included: residue that no later subtraction takes back. It also measured
+ * slightly better recall (the residual PQ encodes is the smallest one).
  *
  * <h2>Codebook lineage</h2>
  * The trained codebooks record exactly which ordinals they were trained on. Removing one of them
@@ -173,12 +176,12 @@ public final class IvfPqIndex implements VectorIndex {
     }
 
     /**
-     * Puts a live ordinal into the list with the nearest routing centroid and encodes its residual.
-     * Steps: 1. nearest routing centroid; 2. residual to that list's anchor; 3. PQ code;
+     * Puts a live ordinal into the list with the nearest anchor and encodes its residual.
+     * Steps: 1. nearest anchor (trained coarse centroid); 2. residual to it; 3. PQ code;
      * 4. append; 5. add to the list's sum and move its routing centroid to the new mean.
      */
     private void insertIntoList(int ord, float[] v, float[] residual, float[] table, byte[] code, float[] dist) {
-        int list = KMeans.nearest(kernels, v, routing, params.nlist(), dist);
+        int list = KMeans.nearest(kernels, v, anchors, params.nlist(), dist);
         kernels.subtract(v, 0, anchors, list * dim, residual, 0, dim);
         pq.encode(kernels, residual, table, code, 0);
         int pos = lists[list].append(ord, code, 0);

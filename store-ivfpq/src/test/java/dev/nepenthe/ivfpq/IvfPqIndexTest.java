@@ -46,6 +46,12 @@ class IvfPqIndexTest {
         return Datasets.clustered(seed, n, DIM, 40, 0.3);
     }
 
+    /** Base vectors and queries drawn from the same blobs: {base, queries}. */
+    static float[][][] baseAndQueries(long seed, int n, int q) {
+        float[][] all = data(seed, n + q);
+        return new float[][][] {Arrays.copyOf(all, n), Arrays.copyOfRange(all, n, n + q)};
+    }
+
     static IvfPqIndex newIndex(Metric metric, Map<String, String> extra) {
         var params = new java.util.HashMap<>(Map.of("nlist", "64", "m", "8", "trainSize", "8192", "iterations", "15"));
         params.putAll(extra);
@@ -72,8 +78,9 @@ class IvfPqIndexTest {
     @ParameterizedTest
     @EnumSource(Metric.class)
     void recallWithRerankAtDocumentedNprobe(Metric metric) {
-        float[][] base = data(1, N);
-        float[][] queries = data(2, 150);
+        float[][][] split = baseAndQueries(1, N, 150);
+        float[][] base = split[0];
+        float[][] queries = split[1];
         IvfPqIndex index = newIndex(metric, Map.of());
         ExactIndex exact = new ExactIndex(DIM, metric);
         for (int i = 0; i < N; i++) {
@@ -91,8 +98,9 @@ class IvfPqIndexTest {
 
     @Test
     void centroidsAreMeansAfterInsertsAndRemovalsAndRetrainForgetsLineage() {
-        float[][] base = data(3, N);
-        float[][] queries = data(4, 200);
+        float[][][] split = baseAndQueries(3, N, 200);
+        float[][] base = split[0];
+        float[][] queries = split[1];
         Metric metric = Metric.L2;
         IvfPqIndex index = newIndex(metric, Map.of());
         for (int i = 0; i < N; i++) {
@@ -239,15 +247,49 @@ class IvfPqIndexTest {
             }
         }
         assertEquals(live.size(), index.size());
+        assertCodesReproducible(index, pool, live);
         index.retrain();
         IntegrityReport r = index.verifyIntegrity();
         assertTrue(r.isClean(), r::toString);
+        assertCodesReproducible(index, pool, live);
+    }
+
+    /**
+     * Every live vector sits in the list of its nearest anchor with the code a fresh encoding
+     * gives: list and code depend on the vector and the codebooks only, not on insertion history
+     * (so not on vectors removed since).
+     */
+    static void assertCodesReproducible(IvfPqIndex index, float[][] pool, List<Integer> live) {
+        var kernels = dev.nepenthe.core.vector.Kernels.get();
+        int nlist = index.params().nlist();
+        int m = index.params().m();
+        float[] dist = new float[nlist];
+        float[] residual = new float[DIM];
+        float[] table = new float[m * index.params().ksub()];
+        byte[] code = new byte[m];
+        for (int ord : live) {
+            float[] v = index.metric().prepare(pool[ord]);
+            int list = KMeans.nearest(kernels, v, index.anchors(), nlist, dist);
+            assertEquals(list, index.listOf(ord), "ordinal " + ord);
+            kernels.subtract(v, 0, index.anchors(), list * DIM, residual, 0, DIM);
+            index.quantizer().encode(kernels, residual, table, code, 0);
+            InvertedList il = index.list(list);
+            int pos = -1;
+            for (int i = 0; i < il.size(); i++) {
+                if (il.ordinalAt(i) == ord) {
+                    pos = i;
+                }
+            }
+            assertArrayEquals(code, Arrays.copyOfRange(il.codes(), il.codeOffset(pos), il.codeOffset(pos) + m),
+                    "code of ordinal " + ord);
+        }
     }
 
     @Test
     void filteredSearchReturnsOnlyAcceptedAndFindsThem() {
-        float[][] base = data(21, N);
-        float[][] queries = data(22, 100);
+        float[][][] split = baseAndQueries(21, N, 100);
+        float[][] base = split[0];
+        float[][] queries = split[1];
         IvfPqIndex index = newIndex(Metric.COSINE, Map.of());
         ExactIndex exact = new ExactIndex(DIM, Metric.COSINE);
         RoaringBitmap even = new RoaringBitmap();
@@ -347,8 +389,9 @@ class IvfPqIndexTest {
 
     @Test
     void saveLoadRoundTripKeepsAnswersLineageAndTaint(@TempDir Path dir) throws Exception {
-        float[][] base = data(61, 5000);
-        float[][] queries = data(62, 30);
+        float[][][] split = baseAndQueries(61, 5000, 30);
+        float[][] base = split[0];
+        float[][] queries = split[1];
         IvfPqIndex index = newIndex(Metric.COSINE, Map.of("nlist", "32", "trainSize", "3000", "iterations", "6"));
         for (int i = 0; i < base.length; i++) {
             index.add(i, base[i]);
