@@ -64,6 +64,7 @@ def main():
     ap.add_argument("--rerank", type=int, default=100)
     ap.add_argument("--nprobes", default="4,16,64")
     ap.add_argument("--passes", type=int, default=3, help="timed passes over the queries; the median is kept")
+    ap.add_argument("--seeds", type=int, default=0, help="extra builds with k-means seeds 1..SEEDS (recall spread)")
     a = ap.parse_args()
     faiss.omp_set_num_threads(1)
 
@@ -111,6 +112,25 @@ def main():
             cpu = sorted(cpus)[len(cpus) // 2]
             print("faiss search nprobe=%d rerank=%d qps=%.1f cpu_qps=%.1f recall=%.4f"
                   % (nprobe, rerank, len(xq) / wall, len(xq) / cpu, recall_at_k(found, gt, a.k)), flush=True)
+
+    for seed in range(1, a.seeds + 1):
+        q2 = faiss.IndexFlatL2(d)
+        other = faiss.IndexIVFPQ(q2, d, a.nlist, a.m, a.nbits)
+        other.cp.niter = a.niter
+        other.pq.cp.niter = a.niter
+        other.cp.seed = seed
+        other.pq.cp.seed = seed
+        other.train(xb[: a.train])
+        other.add(xb)
+        other.nprobe = 16
+        other_refine = faiss.IndexRefine(other, flat)
+        for rerank in (0, a.rerank):
+            idx = other
+            if rerank > 0:
+                idx = other_refine
+                other_refine.k_factor = rerank / float(a.k)
+            _, found = idx.search(xq, a.k)
+            print("faiss seed seed=%d rerank=%d recall=%.4f" % (seed, rerank, recall_at_k(found, gt, a.k)), flush=True)
 
     dmax, dmed = centroid_deviation(ivf, xb)
     print("faiss centroid label=none max_dev=%.6g median_dev=%.6g" % (dmax, dmed), flush=True)

@@ -69,6 +69,7 @@ public final class IvfPqBench {
                   --rerank R         exact re-rank depth for the re-ranked rows (default 100)
                   --k K              recall@K (default 10)
                   --passes P         timed passes over the queries, median kept (default 3)
+                  --seeds S          extra builds per side with k-means seeds 1..S, recall at nprobe 16 (default 3)
                   --python EXE       (default /usr/bin/python3)
                   --script FILE      (default store-bench/src/main/python/faiss_ivfpq.py)
                   --no-faiss         skip the FAISS side
@@ -90,6 +91,7 @@ public final class IvfPqBench {
         o.put("rerank", "100");
         o.put("k", "10");
         o.put("passes", "3");
+        o.put("seeds", "3");
         o.put("python", "/usr/bin/python3");
         o.put("script", "store-bench/src/main/python/faiss_ivfpq.py");
         for (int i = 0; i < args.length; i++) {
@@ -230,6 +232,15 @@ public final class IvfPqBench {
                     tainted ? 1 : 0, afterRetrain.report().isClean() ? 1 : 0, verifyS, rRetrain, rRebuild});
         }
 
+        // 3b. Recall spread over k-means seeds (same training sample), nprobe 16.
+        Map<String, double[]> seedRecall = new LinkedHashMap<>();
+        for (int seedNo = 1; seedNo <= intOpt("seeds"); seedNo++) {
+            IvfPqIndex other = buildSeeded(base, params, dim, seedNo);
+            seedRecall.put(Integer.toString(seedNo), new double[] {
+                    measure(other, queries, truth, new SearchParams(Map.of("nprobe", 16, "rerank", 0)), 1)[1],
+                    measure(other, queries, truth, new SearchParams(Map.of("nprobe", 16, "rerank", rerank)), 1)[1]});
+        }
+
         // 4. FAISS on the same files.
         Map<String, Map<String, String>> faiss = new LinkedHashMap<>();
         if (!opts.containsKey("no-faiss")) {
@@ -239,7 +250,7 @@ public final class IvfPqBench {
         // 5. Tables.
         PrintTables.print(n, dim, queries.length, dataDesc, nlist, m, train, iterations, rerank, k, passes,
                 Kernels.get().name(), buildTimes, ours, nprobes, listBytes, before.maxCentroidDeviation(),
-                oursForget, labels, faiss);
+                oursForget, labels, seedRecall, faiss);
         deleteRecursively(dir);
     }
 
@@ -274,6 +285,14 @@ public final class IvfPqBench {
             index.train();
             lastTrainSeconds = (System.nanoTime() - s) / 1e9;
             lastTrainCpuSeconds = (cpu() - c) / 1e9;
+        }
+        return index;
+    }
+
+    private IvfPqIndex buildSeeded(float[][] base, IvfPqParams params, int dim, long seed) {
+        IvfPqIndex index = new IvfPqIndex(dim, Metric.L2, params, seed);
+        for (int i = 0; i < base.length; i++) {
+            index.add(i, base[i]);
         }
         return index;
     }
@@ -342,7 +361,8 @@ public final class IvfPqBench {
             int rerank, int passes) throws IOException, InterruptedException {
         List<String> cmd = List.of(opts.get("python"), opts.get("script"), "--dir", dir.toString(),
                 "--nlist", "" + nlist, "--m", "" + m, "--nbits", "8", "--train", "" + train, "--niter", "" + iterations,
-                "--k", "" + k, "--rerank", "" + rerank, "--nprobes", opts.get("nprobes"), "--passes", "" + passes);
+                "--k", "" + k, "--rerank", "" + rerank, "--nprobes", opts.get("nprobes"), "--passes", "" + passes,
+                "--seeds", opts.get("seeds"));
         System.err.println("running: " + String.join(" ", cmd));
         ProcessBuilder pb = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT);
         // One thread on the FAISS side too, BLAS included (Debian's FAISS links a threaded BLAS).
@@ -369,6 +389,8 @@ public final class IvfPqBench {
                 String key = parts[1];
                 if (kv.containsKey("nprobe")) {
                     key += " " + kv.get("nprobe") + "/" + kv.get("rerank");
+                } else if (kv.containsKey("seed")) {
+                    key += " " + kv.get("seed") + "/" + kv.get("rerank");
                 } else if (kv.containsKey("label")) {
                     key += " " + kv.get("label");
                 }

@@ -10,7 +10,7 @@ final class PrintTables {
     static void print(int n, int dim, int queries, String dataDesc, int nlist, int m, int train, int iterations,
             int rerank, int k, int passes, String kernels, double[] build, Map<String, double[]> ours,
             int[] nprobes, double listBytes, double devBefore, Map<String, double[]> forget, String[] labels,
-            Map<String, Map<String, String>> faiss) {
+            Map<String, double[]> seedRecall, Map<String, Map<String, String>> faiss) {
         StringBuilder sb = new StringBuilder();
         sb.append(String.format(Locale.ROOT, "Data: n=%d, dim=%d, %d queries, %s. L2. nlist=%d, m=%d, nbits=8, "
                 + "training sample = first %d vectors, %d k-means iterations, recall@%d against exact search, "
@@ -46,6 +46,28 @@ final class PrintTables {
         }
         sb.append("\nQPS (CPU) = queries / CPU seconds of the searching thread (Nepenthe) or process (FAISS): on a "
                 + "shared machine it tracks the work done; wall-clock QPS is shown too. QPS ratio = Nepenthe / FAISS, CPU. FAISS re-rank is IndexRefine over an IndexFlatL2 of the full vectors (what IndexRefineFlat holds), k_factor = re-rank / k.\n\n");
+
+        if (!seedRecall.isEmpty()) {
+            sb.append("| k-means seed (nprobe 16) | Nepenthe recall@" + k + ", no re-rank | FAISS | Nepenthe, re-rank "
+                    + rerank + " | FAISS |\n|---|---:|---:|---:|---:|\n");
+            double[] sums = new double[4];
+            int counted = 0;
+            for (var e : seedRecall.entrySet()) {
+                Map<String, String> f0 = faiss.get("seed " + e.getKey() + "/0");
+                Map<String, String> f1 = faiss.get("seed " + e.getKey() + "/" + rerank);
+                double a = f0 == null ? Double.NaN : Double.parseDouble(f0.get("recall"));
+                double b = f1 == null ? Double.NaN : Double.parseDouble(f1.get("recall"));
+                sb.append(String.format(Locale.ROOT, "| %s | %.4f | %.4f | %.4f | %.4f |%n", e.getKey(), e.getValue()[0], a,
+                        e.getValue()[1], b));
+                sums[0] += e.getValue()[0];
+                sums[1] += a;
+                sums[2] += e.getValue()[1];
+                sums[3] += b;
+                counted++;
+            }
+            sb.append(String.format(Locale.ROOT, "| mean | %.4f | %.4f | %.4f | %.4f |%n%n", sums[0] / counted,
+                    sums[1] / counted, sums[2] / counted, sums[3] / counted));
+        }
 
         sb.append("| code memory per vector | code | id | total | raw float32 | compression |\n|---|---:|---:|---:|---:|---:|\n");
         sb.append(String.format(Locale.ROOT, "| Nepenthe (nominal) | %d | 4 | %d | %d | %.1fx |%n", m, m + 4, 4 * dim,
