@@ -26,8 +26,22 @@ public record IvfPqParams(int nlist, int m, int nbits, int trainSize, int iterat
             Set.of("nlist", "m", "nbits", "trainSize", "iterations", "nprobe", "rerank", "autoRetrain");
 
     public IvfPqParams {
+        check("nlist", nlist, 1, 1 << 16);
+        check("m", m, 1, Integer.MAX_VALUE);
+        check("nbits", nbits, 1, 8);
+        check("trainSize", trainSize, Math.max(nlist, 1 << nbits), Integer.MAX_VALUE);
+        check("iterations", iterations, 1, 1000);
+        check("nprobe", nprobe, 1, Integer.MAX_VALUE);
+        check("rerank", rerank, 0, Integer.MAX_VALUE);
         if (nprobe > nlist) {
-            nprobe = nlist;
+            nprobe = nlist; // probing more lists than exist means probing all of them
+        }
+    }
+
+    private static void check(String name, int value, int min, int max) {
+        if (value < min || value > max) {
+            throw new IllegalArgumentException(IvfPqIndex.KIND + " index: parameter '" + name
+                    + "' expected an integer in [" + min + ", " + max + "], got " + value);
         }
     }
 

@@ -211,12 +211,13 @@ class IvfPqIndexTest {
         }
     }
 
-    @Test
-    void randomizedInterleavingKeepsIntegrityAndMatchesExactAtFullProbe() {
-        SplittableRandom rnd = new SplittableRandom(11);
+    @ParameterizedTest
+    @EnumSource(Metric.class)
+    void randomizedInterleavingKeepsIntegrityAndMatchesExactAtFullProbe(Metric metric) {
+        SplittableRandom rnd = new SplittableRandom(11 + metric.ordinal());
         float[][] pool = data(12, 6000);
-        IvfPqIndex index = newIndex(Metric.L2, Map.of("nlist", "16", "trainSize", "1000", "iterations", "8"));
-        ExactIndex exact = new ExactIndex(DIM, Metric.L2);
+        IvfPqIndex index = newIndex(metric, Map.of("nlist", "16", "trainSize", "1000", "iterations", "8"));
+        ExactIndex exact = new ExactIndex(DIM, metric);
         List<Integer> live = new ArrayList<>();
         int next = 0;
         // Exhaustive probing plus re-ranking every candidate makes the answer exact: an oracle.
@@ -508,5 +509,7 @@ class IvfPqIndexTest {
         assertThrows(IllegalArgumentException.class, () -> index.add(0, new float[DIM]));
         assertThrows(IllegalArgumentException.class,
                 () -> index.search(new float[DIM], 1, null, SearchParams.of("nprobe", 0)));
+        e = assertThrows(IllegalArgumentException.class, () -> new IvfPqParams(16, 4, 8, 100, 10, 4, 0, false));
+        assertTrue(e.getMessage().contains("trainSize"), e.getMessage());
     }
 }
