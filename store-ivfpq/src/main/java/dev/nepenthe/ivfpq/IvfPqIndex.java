@@ -872,7 +872,11 @@ public final class IvfPqIndex implements VectorIndex {
         }
     }
 
-    /** Reads a file written by {@link #save}; dimension and metric must match {@code config}. */
+    /**
+     * Reads a file written by {@link #save}; dimension and metric must match {@code config}. The
+     * index parameters and seed come from the file (the codes were made with them); the
+     * parameters in {@code config} are not applied.
+     */
     public static IvfPqIndex load(IndexConfig config, Path file) throws IOException {
         return IvfPqFile.read(config, file);
     }

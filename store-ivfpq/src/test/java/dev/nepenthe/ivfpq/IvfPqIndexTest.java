@@ -15,7 +15,9 @@ import dev.nepenthe.core.index.SearchParams;
 import dev.nepenthe.core.index.SearchResult;
 import dev.nepenthe.core.index.VectorIndex;
 import dev.nepenthe.core.index.VectorIndexes;
+import dev.nepenthe.core.io.ChecksummedFiles;
 import dev.nepenthe.core.io.CorruptFileException;
+import dev.nepenthe.core.io.FileTooNewException;
 import dev.nepenthe.core.testing.Datasets;
 import dev.nepenthe.core.testing.Recall;
 import java.nio.file.Files;
@@ -427,6 +429,10 @@ class IvfPqIndexTest {
         assertThrows(CorruptFileException.class, () -> IvfPqIndex.load(config, bad));
         IndexConfig wrongDim = new IndexConfig(DIM * 2, Metric.COSINE);
         assertThrows(CorruptFileException.class, () -> IvfPqIndex.load(wrongDim, file));
+        Path newer = dir.resolve("newer.ivfpq");
+        ChecksummedFiles.write(newer, IvfPqIndex.FORMAT, IvfPqIndex.VERSION + 1, ChecksummedFiles.newFileId(),
+                out -> out.writeInt(DIM));
+        assertThrows(FileTooNewException.class, () -> IvfPqIndex.load(config, newer));
 
         // A flat (untrained) index round-trips too.
         IvfPqIndex flat = newIndex(Metric.L2, Map.of());
