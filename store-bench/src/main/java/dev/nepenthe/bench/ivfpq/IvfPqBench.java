@@ -1,0 +1,414 @@
+package dev.nepenthe.bench.ivfpq;
+
+import dev.nepenthe.core.Metric;
+import dev.nepenthe.core.index.ExactIndex;
+import dev.nepenthe.core.index.IndexConfig;
+import dev.nepenthe.core.index.SearchParams;
+import dev.nepenthe.core.index.SearchResult;
+import dev.nepenthe.core.vector.Kernels;
+import dev.nepenthe.ivfpq.IvfPqIndex;
+import dev.nepenthe.ivfpq.IvfPqParams;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.SplittableRandom;
+
+/**
+ * Nepenthe's IVF-PQ against FAISS {@code IndexIVFPQ} (Debian python3-faiss) on the same data, in
+ * one run: build time, single-thread QPS and recall@10 at several nprobe with and without exact
+ * re-rank, code memory, and the cost and effect of forgetting 0.1%, 1% and 10% of the vectors.
+ *
+ * <p>Steps: 1. generate (or read) the data and the exact top-k with {@link ExactIndex};
+ * 2. write base/query/ground truth/removal sets as .fvecs/.ivecs to a temporary directory;
+ * 3. measure Nepenthe; 4. run {@code faiss_ivfpq.py} on the same files (after Nepenthe, so the
+ * two never share the CPU) and parse its lines; 5. print Markdown tables.
+ *
+ * <p>Run: {@code java --add-modules=jdk.incubator.vector -cp benchmarks.jar dev.nepenthe.bench.ivfpq.IvfPqBench
+ * [--n 100000] [--dim 128] [--queries 1000] [--nlist 256] [--m 16] [--train 10240] ...}; see {@link #usage()}.
+ */
+public final class IvfPqBench {
+
+    private static final java.lang.management.ThreadMXBean THREADS =
+            java.lang.management.ManagementFactory.getThreadMXBean();
+
+    private final Map<String, String> opts;
+    private final int k;
+
+    private IvfPqBench(Map<String, String> opts) {
+        this.opts = opts;
+        this.k = intOpt("k");
+    }
+
+    static String usage() {
+        return """
+                IvfPqBench: Nepenthe IVF-PQ vs FAISS IndexIVFPQ (L2), one run.
+                  --n N              base vectors (default 100000)
+                  --dim D            dimension (default 128)
+                  --queries Q        queries, drawn from the same blobs (default 1000)
+                  --clusters C       Gaussian blobs (default 100)
+                  --spread S         blob spread relative to the centres' (default 0.3)
+                  --seed S           data seed (default 7: the HNSW benchmarks' data)
+                  --base FILE        read base vectors from an .fvecs file instead (with --query FILE)
+                  --query FILE       query vectors (.fvecs), used with --base
+                  --nlist L          inverted lists (default 256)
+                  --m M              PQ subspaces (default 16)
+                  --train T          training sample: the first T base vectors (default 40*max(nlist,256))
+                  --iterations I     k-means iterations, both sides (default 25)
+                  --nprobes LIST     comma-separated (default 4,16,64)
+                  --rerank R         exact re-rank depth for the re-ranked rows (default 100)
+                  --k K              recall@K (default 10)
+                  --passes P         timed passes over the queries, median kept (default 3)
+                  --seeds S          extra builds per side with k-means seeds 1..S, recall at nprobe 16 (default 3)
+                  --python EXE       (default /usr/bin/python3)
+                  --script FILE      (default store-bench/src/main/python/faiss_ivfpq.py)
+                  --no-faiss         skip the FAISS side
+                """;
+    }
+
+    public static void main(String[] args) throws Exception {
+        Map<String, String> o = new LinkedHashMap<>();
+        o.put("n", "100000");
+        o.put("dim", "128");
+        o.put("queries", "1000");
+        o.put("clusters", "100");
+        o.put("spread", "0.3");
+        o.put("seed", "7");
+        o.put("nlist", "256");
+        o.put("m", "16");
+        o.put("iterations", "25");
+        o.put("nprobes", "4,16,64");
+        o.put("rerank", "100");
+        o.put("k", "10");
+        o.put("passes", "3");
+        o.put("seeds", "3");
+        o.put("python", "/usr/bin/python3");
+        o.put("script", "store-bench/src/main/python/faiss_ivfpq.py");
+        for (int i = 0; i < args.length; i++) {
+            String a = args[i];
+            if (a.equals("--help") || a.equals("-h")) {
+                System.out.println(usage());
+                return;
+            }
+            if (a.equals("--no-faiss")) {
+                o.put("no-faiss", "true");
+                continue;
+            }
+            if (!a.startsWith("--") || i + 1 >= args.length) {
+                throw new IllegalArgumentException("expected --name value, got '" + a + "'\n" + usage());
+            }
+            String name = a.substring(2);
+            if (!o.containsKey(name) && !Set.of("train", "base", "query").contains(name)) {
+                throw new IllegalArgumentException("unknown option --" + name + "\n" + usage());
+            }
+            o.put(name, args[++i]);
+        }
+        o.putIfAbsent("train", Integer.toString(40 * Math.max(Integer.parseInt(o.get("nlist")), 256)));
+        new IvfPqBench(o).run();
+    }
+
+    private int intOpt(String name) {
+        return Integer.parseInt(opts.get(name));
+    }
+
+    private void run() throws Exception {
+        // 1. Data and exact ground truth.
+        float[][] base;
+        float[][] queries;
+        String dataDesc;
+        if (opts.containsKey("base")) {
+            base = VecFiles.readFvecs(Path.of(opts.get("base")), intOpt("n"));
+            queries = VecFiles.readFvecs(Path.of(opts.get("query")), intOpt("queries"));
+            dataDesc = "files " + opts.get("base") + ", " + opts.get("query");
+        } else {
+            int n = intOpt("n");
+            int q = intOpt("queries");
+            float[][] all = ClusteredVectors.generate(Long.parseLong(opts.get("seed")), n + q, intOpt("dim"),
+                    intOpt("clusters"), Double.parseDouble(opts.get("spread")));
+            base = Arrays.copyOf(all, n);
+            queries = Arrays.copyOfRange(all, n, n + q);
+            dataDesc = "clustered seed=" + opts.get("seed") + " blobs=" + opts.get("clusters") + " spread="
+                    + opts.get("spread") + " (queries: the last " + q + " of the same draw)";
+        }
+        int n = base.length;
+        int dim = base[0].length;
+        int nlist = intOpt("nlist");
+        int m = intOpt("m");
+        int train = Math.min(intOpt("train"), n);
+        int iterations = intOpt("iterations");
+        int rerank = intOpt("rerank");
+        int passes = intOpt("passes");
+        int[] nprobes = Arrays.stream(opts.get("nprobes").split(",")).mapToInt(s -> Integer.parseInt(s.trim())).toArray();
+        System.err.printf(Locale.ROOT, "data: n=%d dim=%d queries=%d, %s; kernels=%s%n", n, dim, queries.length,
+                dataDesc, Kernels.get().name());
+        ExactIndex exact = new ExactIndex(dim, Metric.L2);
+        for (int i = 0; i < n; i++) {
+            exact.add(i, base[i]);
+        }
+        int[][] truth = new int[queries.length][];
+        for (int i = 0; i < queries.length; i++) {
+            truth[i] = exact.search(queries[i], k).ordinals();
+        }
+        exact = null;
+
+        // 2. Files for the FAISS side, and the removal sets (the same ids for both sides).
+        Path dir = Files.createTempDirectory("nepenthe-ivfpq-bench");
+        VecFiles.writeFvecs(dir.resolve("base.fvecs"), base);
+        VecFiles.writeFvecs(dir.resolve("query.fvecs"), queries);
+        VecFiles.writeIvecs(dir.resolve("gt.ivecs"), truth);
+        double[] fractions = {0.001, 0.01, 0.1};
+        String[] labels = {"0.1pct", "1pct", "10pct"};
+        int[][] removals = new int[fractions.length][];
+        SplittableRandom rnd = new SplittableRandom(7);
+        for (int f = 0; f < fractions.length; f++) {
+            int count = (int) Math.round(fractions[f] * n);
+            Set<Integer> pick = new HashSet<>();
+            while (pick.size() < count) {
+                pick.add(rnd.nextInt(n));
+            }
+            removals[f] = pick.stream().mapToInt(Integer::intValue).sorted().toArray();
+            VecFiles.writeIvecs(dir.resolve("remove_" + labels[f] + ".ivecs"), new int[][] {removals[f]});
+        }
+
+        // 3. Nepenthe.
+        IvfPqParams params = new IvfPqParams(nlist, m, 8, train, iterations, 16, rerank, false);
+        long t0 = System.nanoTime();
+        long c0 = cpu();
+        IvfPqIndex index = build(base, params, dim, null);
+        double[] buildTimes = {lastTrainSeconds, (System.nanoTime() - t0) / 1e9, lastTrainCpuSeconds, (cpu() - c0) / 1e9};
+        List<String[]> searchRows = new ArrayList<>();
+        Map<String, double[]> ours = new LinkedHashMap<>();
+        for (int nprobe : nprobes) {
+            for (int rr : new int[] {0, rerank}) {
+                SearchParams sp = new SearchParams(Map.of("nprobe", nprobe, "rerank", rr));
+                double[] qr = measure(index, queries, truth, sp, passes);
+                ours.put(nprobe + "/" + rr, qr);
+            }
+        }
+        double listBytes = index.listBytesPerVector();
+        IvfPqIndex.Inspection before = index.inspect();
+        Path snapshot = dir.resolve("nepenthe.ivfpq");
+        index.save(snapshot);
+        IndexConfig config = new IndexConfig(dim, Metric.L2);
+        List<String[]> forgetRows = new ArrayList<>();
+        Map<String, double[]> oursForget = new LinkedHashMap<>();
+        for (int f = 0; f < fractions.length; f++) {
+            IvfPqIndex copy = IvfPqIndex.load(config, snapshot);
+            int[] ids = removals[f];
+            long s = cpu();
+            copy.removeAll(ids);
+            double removeS = (cpu() - s) / 1e9;
+            IvfPqIndex.Inspection afterRemove = copy.inspect();
+            boolean tainted = copy.isTainted();
+            s = cpu();
+            copy.retrain();
+            double retrainS = (cpu() - s) / 1e9;
+            s = cpu();
+            IvfPqIndex.Inspection afterRetrain = copy.inspect();
+            double verifyS = (cpu() - s) / 1e9;
+            Set<Integer> gone = new HashSet<>();
+            for (int id : ids) {
+                gone.add(id);
+            }
+            s = cpu();
+            IvfPqIndex rebuilt = build(base, params, dim, gone);
+            double rebuildS = (cpu() - s) / 1e9;
+            int[][] survivorsTruth = survivorTruth(base, queries, gone, dim);
+            SearchParams sp = new SearchParams(Map.of("nprobe", 16, "rerank", rerank));
+            double rRetrain = measure(copy, queries, survivorsTruth, sp, 1)[1];
+            double rRebuild = measure(rebuilt, queries, survivorsTruth, sp, 1)[1];
+            oursForget.put(labels[f], new double[] {ids.length, removeS, retrainS, rebuildS,
+                    afterRemove.maxCentroidDeviation(), afterRemove.report().violations("lineage-removed-members"),
+                    tainted ? 1 : 0, afterRetrain.report().isClean() ? 1 : 0, verifyS, rRetrain, rRebuild});
+        }
+
+        // 3b. Recall spread over k-means seeds (same training sample), nprobe 16.
+        Map<String, double[]> seedRecall = new LinkedHashMap<>();
+        for (int seedNo = 1; seedNo <= intOpt("seeds"); seedNo++) {
+            IvfPqIndex other = buildSeeded(base, params, dim, seedNo);
+            seedRecall.put(Integer.toString(seedNo), new double[] {
+                    measure(other, queries, truth, new SearchParams(Map.of("nprobe", 16, "rerank", 0)), 1)[1],
+                    measure(other, queries, truth, new SearchParams(Map.of("nprobe", 16, "rerank", rerank)), 1)[1]});
+        }
+
+        // 4. FAISS on the same files.
+        Map<String, Map<String, String>> faiss = new LinkedHashMap<>();
+        if (!opts.containsKey("no-faiss")) {
+            faiss = runFaiss(dir, nlist, m, train, iterations, rerank, passes);
+        }
+
+        // 5. Tables.
+        PrintTables.print(n, dim, queries.length, dataDesc, nlist, m, train, iterations, rerank, k, passes,
+                Kernels.get().name(), buildTimes, ours, nprobes, listBytes, before.maxCentroidDeviation(),
+                oursForget, labels, seedRecall, faiss);
+        deleteRecursively(dir);
+    }
+
+    private double lastTrainSeconds;
+    private double lastTrainCpuSeconds;
+
+    /** CPU time of the calling thread, ns: unlike wall time, barely moved by other processes on a shared machine. */
+    private static long cpu() {
+        return THREADS.getCurrentThreadCpuTime();
+    }
+
+    /** Adds every base vector not in {@code skip}; the add that reaches {@code trainSize} trains. */
+    private IvfPqIndex build(float[][] base, IvfPqParams params, int dim, Set<Integer> skip) {
+        IvfPqIndex index = new IvfPqIndex(dim, Metric.L2, params, 1234L);
+        for (int i = 0; i < base.length; i++) {
+            if (skip != null && skip.contains(i)) {
+                continue;
+            }
+            if (!index.isTrained() && index.size() == params.trainSize() - 1) {
+                long s = System.nanoTime();
+                long c = cpu();
+                index.add(i, base[i]);
+                lastTrainSeconds = (System.nanoTime() - s) / 1e9;
+                lastTrainCpuSeconds = (cpu() - c) / 1e9;
+            } else {
+                index.add(i, base[i]);
+            }
+        }
+        if (!index.isTrained()) {
+            long s = System.nanoTime();
+            long c = cpu();
+            index.train();
+            lastTrainSeconds = (System.nanoTime() - s) / 1e9;
+            lastTrainCpuSeconds = (cpu() - c) / 1e9;
+        }
+        return index;
+    }
+
+    private IvfPqIndex buildSeeded(float[][] base, IvfPqParams params, int dim, long seed) {
+        IvfPqIndex index = new IvfPqIndex(dim, Metric.L2, params, seed);
+        for (int i = 0; i < base.length; i++) {
+            index.add(i, base[i]);
+        }
+        return index;
+    }
+
+    private int[][] survivorTruth(float[][] base, float[][] queries, Set<Integer> gone, int dim) {
+        ExactIndex exact = new ExactIndex(dim, Metric.L2);
+        for (int i = 0; i < base.length; i++) {
+            if (!gone.contains(i)) {
+                exact.add(i, base[i]);
+            }
+        }
+        int[][] t = new int[queries.length][];
+        for (int i = 0; i < queries.length; i++) {
+            t[i] = exact.search(queries[i], k).ordinals();
+        }
+        return t;
+    }
+
+    /** {wall-clock qps, recall@k, CPU-time qps}: medians of the passes after one warm-up pass. */
+    private double[] measure(IvfPqIndex index, float[][] queries, int[][] truth, SearchParams sp, int passes) {
+        long sink = 0;
+        double[] times = new double[passes];
+        double[] cpus = new double[passes];
+        double recall = 0;
+        for (int p = -1; p < passes; p++) {
+            long s = System.nanoTime();
+            long c = cpu();
+            int hits = 0;
+            for (int i = 0; i < queries.length; i++) {
+                SearchResult r = index.search(queries[i], k, null, sp);
+                sink += r.visited();
+                if (p == passes - 1) {
+                    hits += overlap(r.ordinals(), truth[i]);
+                }
+            }
+            if (p >= 0) {
+                times[p] = (System.nanoTime() - s) / 1e9;
+                cpus[p] = (cpu() - c) / 1e9;
+            }
+            if (p == passes - 1) {
+                recall = hits / (double) (queries.length * k);
+            }
+        }
+        if (sink == 42) {
+            System.err.print(""); // keeps the JIT from dropping the searches
+        }
+        Arrays.sort(times);
+        Arrays.sort(cpus);
+        return new double[] {queries.length / times[passes / 2], recall, queries.length / cpus[passes / 2]};
+    }
+
+    private static int overlap(int[] found, int[] truth) {
+        int hits = 0;
+        for (int f : found) {
+            for (int t : truth) {
+                if (f == t) {
+                    hits++;
+                    break;
+                }
+            }
+        }
+        return hits;
+    }
+
+    private Map<String, Map<String, String>> runFaiss(Path dir, int nlist, int m, int train, int iterations,
+            int rerank, int passes) throws IOException, InterruptedException {
+        List<String> cmd = List.of(opts.get("python"), opts.get("script"), "--dir", dir.toString(),
+                "--nlist", "" + nlist, "--m", "" + m, "--nbits", "8", "--train", "" + train, "--niter", "" + iterations,
+                "--k", "" + k, "--rerank", "" + rerank, "--nprobes", opts.get("nprobes"), "--passes", "" + passes,
+                "--seeds", opts.get("seeds"));
+        System.err.println("running: " + String.join(" ", cmd));
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT);
+        // One thread on the FAISS side too, BLAS included (Debian's FAISS links a threaded BLAS).
+        pb.environment().put("OMP_NUM_THREADS", "1");
+        pb.environment().put("OPENBLAS_NUM_THREADS", "1");
+        pb.environment().put("MKL_NUM_THREADS", "1");
+        Process proc = pb.start();
+        Map<String, Map<String, String>> out = new LinkedHashMap<>();
+        try (BufferedReader r = new BufferedReader(new InputStreamReader(proc.getInputStream(), StandardCharsets.UTF_8))) {
+            String line;
+            while ((line = r.readLine()) != null) {
+                System.err.println(line);
+                String[] parts = line.trim().split("\\s+");
+                if (parts.length < 2 || !parts[0].equals("faiss")) {
+                    continue;
+                }
+                Map<String, String> kv = new LinkedHashMap<>();
+                for (int i = 2; i < parts.length; i++) {
+                    int eq = parts[i].indexOf('=');
+                    if (eq > 0) {
+                        kv.put(parts[i].substring(0, eq), parts[i].substring(eq + 1));
+                    }
+                }
+                String key = parts[1];
+                if (kv.containsKey("nprobe")) {
+                    key += " " + kv.get("nprobe") + "/" + kv.get("rerank");
+                } else if (kv.containsKey("seed")) {
+                    key += " " + kv.get("seed") + "/" + kv.get("rerank");
+                } else if (kv.containsKey("label")) {
+                    key += " " + kv.get("label");
+                }
+                out.put(key, kv);
+            }
+        }
+        int rc = proc.waitFor();
+        if (rc != 0) {
+            throw new IOException("faiss_ivfpq.py exited with " + rc + " (is python3-faiss installed? apt-get install python3-faiss)");
+        }
+        return out;
+    }
+
+    private static void deleteRecursively(Path dir) throws IOException {
+        try (var s = Files.walk(dir)) {
+            for (Path p : s.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(p);
+            }
+        }
+    }
+}

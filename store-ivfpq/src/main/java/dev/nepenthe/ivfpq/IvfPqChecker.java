@@ -1,0 +1,146 @@
+package dev.nepenthe.ivfpq;
+
+import dev.nepenthe.core.index.IntegrityReport;
+import java.util.Arrays;
+import org.roaringbitmap.IntIterator;
+import org.roaringbitmap.RoaringBitmap;
+
+/**
+ * The integrity checker of {@link IvfPqIndex}: what {@link IvfPqIndex#verifyIntegrity()} and
+ * {@link IvfPqIndex#inspect()} run (under the index's read lock). It recomputes, rather than
+ * trusts: list means from the stored vectors, list membership from the lists themselves, lineage
+ * against the live set. Cost: one pass over every stored vector and every list entry.
+ */
+final class IvfPqChecker {
+    private IvfPqChecker() {}
+
+    static IvfPqIndex.Inspection inspect(IvfPqIndex index) {
+        IntegrityReport.Builder r = IntegrityReport.builder(IvfPqIndex.KIND)
+                .expect("vector-map-mismatch")
+                .expect("freed-vector-not-zeroed")
+                .expect("removed-ordinal-live")
+                .expect("removed-ordinal-in-list")
+                .expect("list-entry-not-live")
+                .expect("duplicate-list-entry")
+                .expect("list-position-mismatch")
+                .expect("freed-code-not-zeroed")
+                .expect("code-count-mismatch")
+                .expect("sum-count-mismatch")
+                .expect("centroid-not-mean")
+                .expect("empty-list-centroid-not-anchor")
+                .expect("lineage-removed-members");
+        double worst = 0;
+        int worstList = -1;
+        VectorStore store = index.store();
+        RoaringBitmap removed = index.removedOrdinals();
+        int dim = index.dimension();
+        int n = store.size();
+        if (!store.mapsAgree()) {
+            r.violation("vector-map-mismatch", "slot and ordinal maps of the vector store disagree");
+        }
+        long dirty = store.nonZeroFreedFloats();
+        if (dirty > 0) {
+            r.violation("freed-vector-not-zeroed", dirty + " non-zero floats beyond " + n + " live slots");
+        }
+        IntIterator rit = removed.getIntIterator();
+        while (rit.hasNext()) {
+            int ord = rit.next();
+            if (store.contains(ord)) {
+                r.violation("removed-ordinal-live", "ordinal " + ord);
+            }
+        }
+        r.checked("vectors", n).checked("removed-ordinals", removed.getLongCardinality());
+        if (index.quantizer() == null) {
+            r.checked("lists", 0);
+            return new IvfPqIndex.Inspection(r.build(), 0, -1);
+        }
+        int nlist = index.params().nlist();
+        float[] routing = index.routing();
+        float[] anchors = index.anchors();
+        RoaringBitmap lineage = index.lineageBitmap();
+        RoaringBitmap lineageRemoved = index.lineageRemovedBitmap();
+        RoaringBitmap seen = new RoaringBitmap();
+        long codes = 0;
+        double[] mean = new double[dim];
+        for (int list = 0; list < nlist; list++) {
+            InvertedList il = index.list(list);
+            int size = il.size();
+            codes += size;
+            long freed = il.nonZeroFreedBytes();
+            if (freed > 0) {
+                r.violation("freed-code-not-zeroed", "list " + list + ": " + freed + " non-zero bytes");
+            }
+            if (index.sumCount(list) != size) {
+                r.violation("sum-count-mismatch", "list " + list + " holds " + size + ", sum counts "
+                        + index.sumCount(list));
+            }
+            Arrays.fill(mean, 0);
+            double normSum = 0;
+            int counted = 0;
+            for (int pos = 0; pos < size; pos++) {
+                int ord = il.ordinalAt(pos);
+                if (removed.contains(ord)) {
+                    r.violation("removed-ordinal-in-list", "ordinal " + ord + " in list " + list);
+                }
+                if (!store.contains(ord)) {
+                    r.violation("list-entry-not-live", "ordinal " + ord + " in list " + list);
+                    continue;
+                }
+                if (!seen.checkedAdd(ord)) {
+                    r.violation("duplicate-list-entry", "ordinal " + ord + " (again in list " + list + ")");
+                }
+                if (index.mappedList(ord) != list || index.mappedPos(ord) != pos) {
+                    r.violation("list-position-mismatch", "ordinal " + ord + " at list " + list + " pos " + pos);
+                }
+                int off = store.offset(store.slotOf(ord));
+                float[] block = store.block();
+                double sq = 0;
+                for (int d = 0; d < dim; d++) {
+                    mean[d] += block[off + d];
+                    sq += (double) block[off + d] * block[off + d];
+                }
+                normSum += Math.sqrt(sq);
+                counted++;
+            }
+            if (counted == 0) {
+                if (size == 0 && !Arrays.equals(routing, list * dim, (list + 1) * dim, anchors, list * dim,
+                        (list + 1) * dim)) {
+                    r.violation("empty-list-centroid-not-anchor", "list " + list);
+                }
+                continue;
+            }
+            // The deviation is relative to the mean's norm, floored at a thousandth of the
+            // members' average norm so a mean near the origin does not blow it up.
+            double diff = 0;
+            double norm = 0;
+            for (int d = 0; d < dim; d++) {
+                double mu = mean[d] / counted;
+                double delta = routing[list * dim + d] - mu;
+                diff += delta * delta;
+                norm += mu * mu;
+            }
+            double dev = Math.sqrt(diff) / Math.max(Math.sqrt(norm), 1e-3 * normSum / counted);
+            if (dev > worst) {
+                worst = dev;
+                worstList = list;
+            }
+            if (dev > IvfPqIndex.CENTROID_TOLERANCE) {
+                r.violation("centroid-not-mean", "list " + list + " deviates by " + dev + " (relative)");
+            }
+        }
+        if (codes != n || seen.getLongCardinality() != n) {
+            r.violation("code-count-mismatch", codes + " codes in lists, " + seen.getLongCardinality()
+                    + " distinct live ordinals, " + n + " live vectors");
+        }
+        IntIterator lit = lineage.getIntIterator();
+        while (lit.hasNext()) {
+            int ord = lit.next();
+            if (!store.contains(ord) || lineageRemoved.contains(ord)) {
+                r.violation("lineage-removed-members", "codebooks were trained on removed ordinal " + ord);
+            }
+        }
+        r.checked("lists", nlist).checked("codes", codes).checked("lineage-members", lineage.getLongCardinality())
+                .checked("max-centroid-deviation-ppb", (long) Math.ceil(worst * 1e9));
+        return new IvfPqIndex.Inspection(r.build(), worst, worstList);
+    }
+}

@@ -1,0 +1,172 @@
+package dev.nepenthe.ivfpq;
+
+import dev.nepenthe.core.Metric;
+import dev.nepenthe.core.index.IndexConfig;
+import dev.nepenthe.core.io.ChecksummedFiles;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.nio.file.Path;
+import org.roaringbitmap.RoaringBitmap;
+
+/**
+ * The on-disk form of an {@link IvfPqIndex}, inside the {@link ChecksummedFiles} envelope
+ * (format {@value IvfPqIndex#FORMAT}, version {@value IvfPqIndex#VERSION}). Body, big-endian:
+ * <pre>
+ * int dim, byte metric, long seed, long trainings
+ * int nlist, m, nbits, trainSize, iterations, nprobe, rerank, byte autoRetrain
+ * int n, then n x (int ordinal, dim x float prepared vector)
+ * bitmap removed ordinals
+ * byte trained; if 1:
+ *   nlist*dim x float coarse codebook, m*ksub*dsub x float PQ codebooks
+ *   bitmap lineage, bitmap lineage members removed since training
+ *   nlist x (int size, size x int ordinal, size*m bytes codes)
+ * </pre>
+ * Bitmaps are RoaringBitmap's portable serialization preceded by its length in bytes. Sums and
+ * routing centroids are not stored: loading recomputes them from the members.
+ */
+final class IvfPqFile {
+    private IvfPqFile() {}
+
+    static void write(Path file, IvfPqIndex index) throws IOException {
+        ChecksummedFiles.write(file, IvfPqIndex.FORMAT, IvfPqIndex.VERSION, ChecksummedFiles.newFileId(), out -> {
+            IvfPqParams p = index.params();
+            int dim = index.dimension();
+            out.writeInt(dim);
+            out.writeByte(index.metric().ordinal());
+            out.writeLong(index.seed());
+            out.writeLong(index.trainings());
+            out.writeInt(p.nlist());
+            out.writeInt(p.m());
+            out.writeInt(p.nbits());
+            out.writeInt(p.trainSize());
+            out.writeInt(p.iterations());
+            out.writeInt(p.nprobe());
+            out.writeInt(p.rerank());
+            out.writeByte(p.autoRetrain() ? 1 : 0);
+            VectorStore store = index.store();
+            out.writeInt(store.size());
+            float[] block = store.block();
+            for (int slot = 0; slot < store.size(); slot++) {
+                out.writeInt(store.ordinalAt(slot));
+                int off = store.offset(slot);
+                for (int d = 0; d < dim; d++) {
+                    out.writeFloat(block[off + d]);
+                }
+            }
+            writeBitmap(out, index.removedOrdinals());
+            ProductQuantizer pq = index.quantizer();
+            out.writeByte(pq == null ? 0 : 1);
+            if (pq == null) {
+                return;
+            }
+            for (float f : index.anchors()) {
+                out.writeFloat(f);
+            }
+            for (float f : pq.codebooks()) {
+                out.writeFloat(f);
+            }
+            writeBitmap(out, index.lineageBitmap());
+            writeBitmap(out, index.lineageRemovedBitmap());
+            for (int list = 0; list < p.nlist(); list++) {
+                InvertedList il = index.list(list);
+                out.writeInt(il.size());
+                for (int i = 0; i < il.size(); i++) {
+                    out.writeInt(il.ordinalAt(i));
+                }
+                out.write(il.codes(), 0, il.size() * p.m());
+            }
+        });
+    }
+
+    static IvfPqIndex read(IndexConfig config, Path file) throws IOException {
+        return ChecksummedFiles.read(file, IvfPqIndex.FORMAT, IvfPqIndex.VERSION, IvfPqIndex.VERSION, (in, version) -> {
+            int dim = in.readInt();
+            int metricOrdinal = in.readUnsignedByte();
+            if (metricOrdinal >= Metric.values().length) {
+                throw new IllegalArgumentException("metric code " + metricOrdinal + " is unknown");
+            }
+            Metric metric = Metric.values()[metricOrdinal];
+            if (dim != config.dimension() || metric != config.metric()) {
+                throw new IllegalArgumentException("index holds dimension " + dim + " metric " + metric
+                        + ", collection expects dimension " + config.dimension() + " metric " + config.metric());
+            }
+            long seed = in.readLong();
+            long trainings = in.readLong();
+            IvfPqParams p = new IvfPqParams(in.readInt(), in.readInt(), in.readInt(), in.readInt(), in.readInt(),
+                    in.readInt(), in.readInt(), in.readUnsignedByte() == 1);
+            if (p.nlist() < 1 || p.m() < 1 || dim % p.m() != 0 || p.nbits() < 1 || p.nbits() > 8) {
+                throw new IllegalArgumentException("parameters " + p + " are invalid for dimension " + dim);
+            }
+            IvfPqIndex index = new IvfPqIndex(dim, metric, p, seed);
+            int n = in.readInt();
+            if (n < 0) {
+                throw new IllegalArgumentException("vector count " + n + " is negative");
+            }
+            float[] v = new float[dim];
+            for (int i = 0; i < n; i++) {
+                int ord = in.readInt();
+                for (int d = 0; d < dim; d++) {
+                    v[d] = in.readFloat();
+                }
+                if (ord < 0 || index.store().contains(ord)) {
+                    throw new IllegalArgumentException("ordinal " + ord + " at slot " + i + " is invalid or repeated");
+                }
+                index.store().add(ord, v);
+            }
+            RoaringBitmap removed = readBitmap(in);
+            boolean trained = in.readUnsignedByte() == 1;
+            if (!trained) {
+                index.installLoaded(trainings, removed, null, null, null, null, null, null);
+                return index;
+            }
+            float[] coarse = new float[p.nlist() * dim];
+            for (int i = 0; i < coarse.length; i++) {
+                coarse[i] = in.readFloat();
+            }
+            float[] books = new float[dim * p.ksub()];
+            for (int i = 0; i < books.length; i++) {
+                books[i] = in.readFloat();
+            }
+            RoaringBitmap lineage = readBitmap(in);
+            RoaringBitmap lineageRemoved = readBitmap(in);
+            int[][] ords = new int[p.nlist()][];
+            byte[][] codes = new byte[p.nlist()][];
+            for (int list = 0; list < p.nlist(); list++) {
+                int size = in.readInt();
+                if (size < 0 || size > n) {
+                    throw new IllegalArgumentException("list " + list + " size " + size + " is impossible for "
+                            + n + " vectors");
+                }
+                ords[list] = new int[size];
+                for (int i = 0; i < size; i++) {
+                    ords[list][i] = in.readInt();
+                }
+                codes[list] = new byte[size * p.m()];
+                in.readFully(codes[list]);
+            }
+            index.installLoaded(trainings, removed, coarse, new ProductQuantizer(dim, p.m(), p.ksub(), books),
+                    lineage, lineageRemoved, ords, codes);
+            return index;
+        });
+    }
+
+    private static void writeBitmap(DataOutputStream out, RoaringBitmap live) throws IOException {
+        RoaringBitmap bitmap = live.clone(); // saves run under the read lock: never mutate the index's own
+        bitmap.runOptimize();
+        out.writeInt(bitmap.serializedSizeInBytes());
+        bitmap.serialize(out);
+    }
+
+    private static RoaringBitmap readBitmap(DataInputStream in) throws IOException {
+        int bytes = in.readInt();
+        if (bytes < 0) {
+            throw new IllegalArgumentException("bitmap length " + bytes + " is negative");
+        }
+        byte[] raw = new byte[bytes];
+        in.readFully(raw);
+        RoaringBitmap bitmap = new RoaringBitmap();
+        bitmap.deserialize(new DataInputStream(new java.io.ByteArrayInputStream(raw)));
+        return bitmap;
+    }
+}

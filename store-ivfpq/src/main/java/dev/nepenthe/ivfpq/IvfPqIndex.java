@@ -1,0 +1,888 @@
+package dev.nepenthe.ivfpq;
+
+import dev.nepenthe.core.Metric;
+import dev.nepenthe.core.index.IndexConfig;
+import dev.nepenthe.core.index.IntegrityReport;
+import dev.nepenthe.core.index.SearchParams;
+import dev.nepenthe.core.index.SearchResult;
+import dev.nepenthe.core.index.TopK;
+import dev.nepenthe.core.index.VectorIndex;
+import dev.nepenthe.core.index.VectorIndexFactory;
+import dev.nepenthe.core.vector.Kernels;
+import dev.nepenthe.core.vector.VectorKernels;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.SplittableRandom;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
+import org.roaringbitmap.IntIterator;
+import org.roaringbitmap.RoaringBitmap;
+
+/**
+ * IVF-PQ whose trained structures forget.
+ *
+ * <h2>Life cycle</h2>
+ * An empty index cannot be trained, so it starts <em>flat</em>: vectors are kept exactly and
+ * searched by brute force. When the live count reaches {@code trainSize} (or on an explicit
+ * {@link #train()}), it trains on the live vectors and becomes IVF-PQ:
+ * <ol>
+ *   <li>coarse codebook: k-means (k-means++ seeding, seeded RNG) of {@code nlist} centroids;</li>
+ *   <li>PQ codebooks: per subspace, k-means of {@code ksub} centroids on the residuals of the
+ *       sample to its nearest coarse centroid;</li>
+ *   <li>every live vector is assigned to its nearest coarse centroid and its residual encoded.</li>
+ * </ol>
+ *
+ * <h2>Two kinds of centroid, and why</h2>
+ * Each list has a <em>routing centroid</em>, always the mean of its current members (exact
+ * double-double sums, see {@link ListSums}): queries probe the lists whose routing centroids are
+ * nearest. A removal subtracts the vector from its list's sum, so no removed vector shapes any
+ * routing centroid, ever. An empty list has no mean; its routing centroid falls back to its
+ * trained coarse centroid.
+ *
+ * <p>Assignment and encoding use the list's <em>trained</em> coarse centroid (the anchor): a new
+ * vector joins the list whose anchor is nearest and its code encodes the residual to that
+ * anchor, exactly as a (re)training assigns and encodes. A vector's list and code are then a
+ * function of its own vector and the two trained codebooks only. Assigning by (or encoding
+ * against) the moving means would make them depend on whichever vectors were members at the
+ * time, removed ones included: residue that no later subtraction takes back. It also measured
+ * slightly better recall (the residual PQ encodes is the smallest one).
+ *
+ * <h2>Codebook lineage</h2>
+ * The trained codebooks record exactly which ordinals they were trained on. Removing one of them
+ * taints the codebooks ({@link #isTainted()}); {@link #retrain()} retrains on the survivors and
+ * re-encodes every code, after which the lineage names only live vectors. Removals never retrain
+ * by themselves unless {@code autoRetrain=1}, so a batch of removals shares one retrain. When too
+ * few vectors survive to train ({@link IvfPqParams#minTrainingVectors()}), retrain drops the
+ * codebooks altogether and the index is flat again.
+ *
+ * <h2>Scoring</h2>
+ * L2 and cosine use asymmetric L2 distances (cosine vectors are unit length, so L2 ranks as
+ * cosine does); the query-side table of each probed list comes from one per-query dot table plus
+ * a precomputed per-list term ({@code ||c||^2 + 2<anchor, c>}), FAISS's precomputed-table trick.
+ * Dot uses inner-product tables and probes the lists with the largest {@code <q, centroid>}.
+ * PQ scores are reported as the metric's scores (cosine: {@code 1 - d/2}); with {@code rerank > 0}
+ * the best {@code max(k, rerank)} candidates are re-scored exactly from the stored vectors.
+ *
+ * <h2>Concurrency</h2>
+ * One read-write lock: searches run in parallel; add, remove, train and retrain are exclusive.
+ */
+public final class IvfPqIndex implements VectorIndex {
+
+    public static final String KIND = "ivfpq";
+    static final String FORMAT = "nepenthe-ivfpq";
+    static final int VERSION = 1;
+    /** A routing centroid further than this (relative) from its members' mean is a violation. */
+    public static final double CENTROID_TOLERANCE = 1e-5;
+
+    private final int dim;
+    private final Metric metric;
+    private final VectorKernels kernels;
+    private final IvfPqParams params;
+    private final long seed;
+    private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
+
+    private final VectorStore store;
+    /** Ordinals removed and not added again: the checker proves none survives anywhere. */
+    private final RoaringBitmap removed = new RoaringBitmap();
+    private long trainings;
+
+    // Trained state; all null while the index is flat.
+    private float[] anchors; // nlist * dim, the trained coarse codebook
+    private ProductQuantizer pq;
+    private float[] l2Terms; // nlist * m * ksub: ||c||^2 + 2<anchor_j, c> (L2 and cosine only)
+    private float[] routing; // nlist * dim: mean of members, or the anchor for an empty list
+    private InvertedList[] lists;
+    private ListSums sums;
+    private int[] ordToList; // -1 where not in a list
+    private int[] ordToPos;
+    private RoaringBitmap lineage; // ordinals the codebooks were trained on
+    private RoaringBitmap lineageRemoved; // lineage members removed since that training
+
+    public IvfPqIndex(int dimension, Metric metric, IvfPqParams params, long seed) {
+        this(dimension, metric, params, seed, Kernels.get());
+    }
+
+    public IvfPqIndex(int dimension, Metric metric, IvfPqParams params, long seed, VectorKernels kernels) {
+        if (dimension <= 0) {
+            throw new IllegalArgumentException("dimension: expected > 0, got " + dimension);
+        }
+        if (dimension % params.m() != 0) {
+            throw new IllegalArgumentException("ivfpq index: m=" + params.m() + " must divide the dimension "
+                    + dimension);
+        }
+        this.dim = dimension;
+        this.metric = metric;
+        this.params = params;
+        this.seed = seed;
+        this.kernels = kernels;
+        this.store = new VectorStore(dimension);
+    }
+
+    /** An index from a collection's config (see {@link IvfPqParams} for the parameter names). */
+    public static IvfPqIndex create(IndexConfig config) {
+        return new IvfPqIndex(config.dimension(), config.metric(), IvfPqParams.from(config), config.seed());
+    }
+
+    @Override
+    public String kind() {
+        return KIND;
+    }
+
+    @Override
+    public int dimension() {
+        return dim;
+    }
+
+    @Override
+    public Metric metric() {
+        return metric;
+    }
+
+    public IvfPqParams params() {
+        return params;
+    }
+
+    // ------------------------------------------------------------------ add / remove
+
+    /**
+     * Adds a vector. While flat, the add that brings the live count to {@code trainSize} trains
+     * the index (k-means cost, see {@link IvfPqParams}) before it returns.
+     */
+    @Override
+    public void add(int ordinal, float[] vector) {
+        if (ordinal < 0) {
+            throw new IllegalArgumentException("ordinal: expected >= 0, got " + ordinal);
+        }
+        if (vector.length != dim) {
+            throw new IllegalArgumentException("vector: expected dimension " + dim + ", got " + vector.length);
+        }
+        float[] prepared = metric.prepare(vector);
+        lock.writeLock().lock();
+        try {
+            if (store.contains(ordinal)) {
+                throw new IllegalArgumentException("ordinal " + ordinal + " is already live in this index");
+            }
+            store.add(ordinal, prepared);
+            removed.remove(ordinal);
+            if (isTrainedLocked()) {
+                insertIntoList(ordinal, prepared, new float[dim], new float[params.m() * params.ksub()],
+                        new byte[params.m()], new float[params.nlist()]);
+            } else if (store.size() >= params.trainSize()) {
+                trainLocked();
+            }
+        } finally {
+            lock.writeLock().unlock();
+        }
+    }
+
+    /**
+     * Puts a live ordinal into the list with the nearest anchor and encodes its residual.
+     * Steps: 1. nearest anchor (trained coarse centroid); 2. residual to it; 3. PQ code;
+     * 4. append; 5. add to the list's sum and move its routing centroid to the new mean.
+     */
+    private void insertIntoList(int ord, float[] v, float[] residual, float[] table, byte[] code, float[] dist) {
+        int list = KMeans.nearest(kernels, v, anchors, params.nlist(), dist);
+        kernels.subtract(v, 0, anchors, list * dim, residual, 0, dim);
+        pq.encode(kernels, residual, table, code, 0);
+        int pos = lists[list].append(ord, code, 0);
+        ensureOrdinalArrays(ord + 1);
+        ordToList[ord] = list;
+        ordToPos[ord] = pos;
+        sums.add(list, v, 0);
+        refreshRouting(list);
+    }
+
+    private void refreshRouting(int list) {
+        if (sums.count(list) == 0) {
+            System.arraycopy(anchors, list * dim, routing, list * dim, dim);
+        } else {
+            sums.mean(list, routing, list * dim);
+        }
+    }
+
+    private void ensureOrdinalArrays(int n) {
+        if (ordToList.length < n) {
+            int old = ordToList.length;
+            int cap = Math.max(n, old + (old >> 1) + 16);
+            ordToList = Arrays.copyOf(ordToList, cap);
+            ordToPos = Arrays.copyOf(ordToPos, cap);
+            Arrays.fill(ordToList, old, cap, -1);
+        }
+    }
+
+    /**
+     * Removes an ordinal: its code and ordinal leave their list (bytes zeroed), its vector is
+     * subtracted from the list's sum, its stored vector is zeroed. If the codebooks were trained
+     * on it they become tainted (and are retrained at once when {@code autoRetrain=1}).
+     */
+    @Override
+    public boolean remove(int ordinal) {
+        lock.writeLock().lock();
+        try {
+            boolean done = removeLocked(ordinal);
+            if (done && params.autoRetrain() && isTaintedLocked()) {
+                trainLocked();
+            }
+            return done;
+        } finally {
+            lock.writeLock().unlock();
+        }
+    }
+
+    /** Removes every live ordinal given; with {@code autoRetrain=1}, retrains once at the end if tainted. */
+    @Override
+    public int removeAll(int[] ordinals) {
+        lock.writeLock().lock();
+        try {
+            int n = 0;
+            for (int ord : ordinals) {
+                if (removeLocked(ord)) {
+                    n++;
+                }
+            }
+            if (n > 0 && params.autoRetrain() && isTaintedLocked()) {
+                trainLocked();
+            }
+            return n;
+        } finally {
+            lock.writeLock().unlock();
+        }
+    }
+
+    private boolean removeLocked(int ord) {
+        if (!store.contains(ord)) {
+            return false;
+        }
+        if (isTrainedLocked()) {
+            // 1. Out of the list: the last entry moves into the hole, the vacated entry is zeroed.
+            int list = ordToList[ord];
+            int pos = ordToPos[ord];
+            int moved = lists[list].removeAt(pos);
+            if (moved >= 0) {
+                ordToPos[moved] = pos;
+            }
+            ordToList[ord] = -1;
+            ordToPos[ord] = 0;
+            // 2. Out of the list's sum: the routing centroid is the mean of the survivors.
+            sums.subtract(list, store.block(), store.offset(store.slotOf(ord)));
+            refreshRouting(list);
+            // 3. The codebooks were shaped by it: taint them until retrained.
+            if (lineage.contains(ord)) {
+                lineageRemoved.add(ord);
+            }
+        }
+        // 4. Out of the vector store, bytes zeroed.
+        store.remove(ord);
+        removed.add(ord);
+        return true;
+    }
+
+    @Override
+    public boolean contains(int ordinal) {
+        lock.readLock().lock();
+        try {
+            return store.contains(ordinal);
+        } finally {
+            lock.readLock().unlock();
+        }
+    }
+
+    @Override
+    public int size() {
+        lock.readLock().lock();
+        try {
+            return store.size();
+        } finally {
+            lock.readLock().unlock();
+        }
+    }
+
+    // ------------------------------------------------------------------ training
+
+    /** True once the index has codebooks (false while it is flat). */
+    public boolean isTrained() {
+        lock.readLock().lock();
+        try {
+            return isTrainedLocked();
+        } finally {
+            lock.readLock().unlock();
+        }
+    }
+
+    private boolean isTrainedLocked() {
+        return pq != null;
+    }
+
+    /** True when a vector the codebooks were trained on has been removed since that training. */
+    public boolean isTainted() {
+        lock.readLock().lock();
+        try {
+            return isTaintedLocked();
+        } finally {
+            lock.readLock().unlock();
+        }
+    }
+
+    private boolean isTaintedLocked() {
+        return lineageRemoved != null && !lineageRemoved.isEmpty();
+    }
+
+    /** The ordinals the current codebooks were trained on (a copy; empty while flat). */
+    public RoaringBitmap lineage() {
+        lock.readLock().lock();
+        try {
+            return lineage == null ? new RoaringBitmap() : lineage.clone();
+        } finally {
+            lock.readLock().unlock();
+        }
+    }
+
+    /**
+     * Trains now on the live vectors (a sample of {@code trainSize} of them when there are more).
+     * On a trained index this is {@link #retrain()}.
+     *
+     * @throws IllegalStateException if fewer than {@link IvfPqParams#minTrainingVectors()} are live
+     */
+    public void train() {
+        lock.writeLock().lock();
+        try {
+            if (store.size() < params.minTrainingVectors()) {
+                throw new IllegalStateException("ivfpq index: training needs at least "
+                        + params.minTrainingVectors() + " live vectors (max of nlist and 2^nbits), has " + store.size());
+            }
+            trainLocked();
+        } finally {
+            lock.writeLock().unlock();
+        }
+    }
+
+    /**
+     * Retrains both codebooks on the surviving vectors and re-encodes every code; afterwards the
+     * lineage names only live vectors. Cost: one training ({@code iterations * sample * (nlist + ksub) * dim}
+     * multiply-adds) plus encoding every live vector. If too few vectors survive to train, the
+     * codebooks are dropped and the index is flat (exact) again.
+     */
+    public void retrain() {
+        lock.writeLock().lock();
+        try {
+            trainLocked();
+        } finally {
+            lock.writeLock().unlock();
+        }
+    }
+
+    private void trainLocked() {
+        int n = store.size();
+        clearTrainedState();
+        if (n < params.minTrainingVectors()) {
+            return; // flat again: exact search over the store, nothing trained to forget
+        }
+        int nlist = params.nlist();
+        int m = params.m();
+        int ksub = params.ksub();
+        SplittableRandom rnd = new SplittableRandom(seed + 0x9E3779B97F4A7C15L * (++trainings));
+        // 1. The sample: every live vector, or trainSize of them chosen at random.
+        int s = Math.min(n, params.trainSize());
+        int[] slots = new int[n];
+        for (int i = 0; i < n; i++) {
+            slots[i] = i;
+        }
+        for (int i = 0; i < s && s < n; i++) {
+            int j = i + rnd.nextInt(n - i);
+            int t = slots[i];
+            slots[i] = slots[j];
+            slots[j] = t;
+        }
+        float[] sample = new float[s * dim];
+        RoaringBitmap trainedOn = new RoaringBitmap();
+        for (int i = 0; i < s; i++) {
+            System.arraycopy(store.block(), store.offset(slots[i]), sample, i * dim, dim);
+            trainedOn.add(store.ordinalAt(slots[i]));
+        }
+        // 2. Coarse codebook.
+        float[] coarse = KMeans.train(kernels, sample, s, dim, nlist, params.iterations(), rnd.split());
+        // 3. PQ codebooks on the sample's residuals to their nearest coarse centroid.
+        float[] residuals = new float[s * dim];
+        float[] dist = new float[nlist];
+        float[] v = new float[dim];
+        for (int i = 0; i < s; i++) {
+            System.arraycopy(sample, i * dim, v, 0, dim);
+            int c = KMeans.nearest(kernels, v, coarse, nlist, dist);
+            kernels.subtract(sample, i * dim, coarse, c * dim, residuals, i * dim, dim);
+        }
+        Arrays.fill(sample, 0f);
+        ProductQuantizer quantizer = ProductQuantizer.train(kernels, residuals, s, dim, m, ksub,
+                params.iterations(), rnd.split());
+        Arrays.fill(residuals, 0f);
+        // 4. Install, then assign and encode every live vector against the anchors.
+        anchors = coarse;
+        pq = quantizer;
+        l2Terms = metric == Metric.DOT ? null : precomputeL2Terms(coarse, quantizer);
+        routing = coarse.clone();
+        lists = new InvertedList[nlist];
+        for (int i = 0; i < nlist; i++) {
+            lists[i] = new InvertedList(m);
+        }
+        sums = new ListSums(nlist, dim);
+        ordToList = new int[Math.max(16, store.ordinalCapacity())];
+        ordToPos = new int[ordToList.length];
+        Arrays.fill(ordToList, -1);
+        lineage = trainedOn;
+        lineageRemoved = new RoaringBitmap();
+        float[] residual = new float[dim];
+        float[] table = new float[m * ksub];
+        byte[] code = new byte[m];
+        for (int slot = 0; slot < n; slot++) {
+            System.arraycopy(store.block(), store.offset(slot), v, 0, dim);
+            int list = KMeans.nearest(kernels, v, anchors, nlist, dist);
+            kernels.subtract(v, 0, anchors, list * dim, residual, 0, dim);
+            pq.encode(kernels, residual, table, code, 0);
+            int ord = store.ordinalAt(slot);
+            ensureOrdinalArrays(ord + 1);
+            ordToList[ord] = list;
+            ordToPos[ord] = lists[list].append(ord, code, 0);
+            sums.add(list, v, 0);
+        }
+        // 5. Routing centroids become the means of the members.
+        for (int list = 0; list < nlist; list++) {
+            refreshRouting(list);
+        }
+    }
+
+    /** Zeroes and drops every trained structure (the old codebooks are the tainted ones). */
+    private void clearTrainedState() {
+        for (float[] a : new float[][] {anchors, l2Terms, routing, pq == null ? null : pq.codebooks()}) {
+            if (a != null) {
+                Arrays.fill(a, 0f);
+            }
+        }
+        if (lists != null) {
+            for (InvertedList l : lists) {
+                while (l.size() > 0) {
+                    l.removeAt(l.size() - 1);
+                }
+            }
+        }
+        anchors = null;
+        pq = null;
+        l2Terms = null;
+        routing = null;
+        lists = null;
+        sums = null;
+        ordToList = null;
+        ordToPos = null;
+        lineage = null;
+        lineageRemoved = null;
+    }
+
+    /** {@code ||c||^2 + 2 <anchor_i sub j, c>} for every list i, subspace j, centroid c. */
+    private float[] precomputeL2Terms(float[] coarse, ProductQuantizer quantizer) {
+        int nlist = params.nlist();
+        int mk = quantizer.m * quantizer.ksub;
+        float[] norms = quantizer.centroidNorms();
+        float[] terms = new float[nlist * mk];
+        float[] a = new float[dim];
+        float[] dots = new float[mk];
+        for (int i = 0; i < nlist; i++) {
+            System.arraycopy(coarse, i * dim, a, 0, dim);
+            kernels.pqDotTable(a, quantizer.codebooks(), quantizer.m, quantizer.ksub, dots);
+            for (int t = 0; t < mk; t++) {
+                terms[i * mk + t] = norms[t] + 2 * dots[t];
+            }
+        }
+        return terms;
+    }
+
+    // ------------------------------------------------------------------ search
+
+    /**
+     * Searches with {@code nprobe} (lists probed) and {@code rerank} (exact re-rank depth) from
+     * {@code params}, defaulting to the index's. While flat, the search is exact. A filter
+     * selecting fewer vectors than the probed lists would hold is answered exactly from the
+     * stored vectors (cheaper and exact).
+     */
+    @Override
+    public SearchResult search(float[] query, int k, RoaringBitmap accept, SearchParams searchParams) {
+        if (k <= 0) {
+            throw new IllegalArgumentException("k: expected > 0, got " + k);
+        }
+        if (query.length != dim) {
+            throw new IllegalArgumentException("query: expected dimension " + dim + ", got " + query.length);
+        }
+        int nprobe = searchParams.get("nprobe", params.nprobe());
+        int rerank = searchParams.get("rerank", params.rerank());
+        if (nprobe <= 0) {
+            throw new IllegalArgumentException("nprobe: expected > 0, got " + nprobe);
+        }
+        if (rerank < 0) {
+            throw new IllegalArgumentException("rerank: expected >= 0, got " + rerank);
+        }
+        float[] q = metric.prepare(query);
+        lock.readLock().lock();
+        try {
+            if (!isTrainedLocked()) {
+                return exactSearch(q, k, accept, null);
+            }
+            nprobe = Math.min(nprobe, params.nlist());
+            long expectedScan = (long) store.size() * nprobe / params.nlist();
+            if (accept != null && accept.getCardinality() <= expectedScan) {
+                return exactSearch(q, k, accept, accept);
+            }
+            return ivfSearch(q, k, accept, nprobe, rerank);
+        } finally {
+            lock.readLock().unlock();
+        }
+    }
+
+    private SearchResult ivfSearch(float[] q, int k, RoaringBitmap accept, int nprobe, int rerank) {
+        int nlist = params.nlist();
+        int m = params.m();
+        int ksub = params.ksub();
+        int mk = m * ksub;
+        // 1. Probe: the nprobe non-empty lists whose routing centroids are nearest to the query.
+        float[] coarse = new float[nlist];
+        boolean dot = metric == Metric.DOT;
+        if (dot) {
+            kernels.dotBatch(q, routing, 0, nlist, dim, coarse, 0);
+        } else {
+            kernels.squareDistanceBatch(q, routing, 0, nlist, dim, coarse, 0);
+        }
+        TopK probes = new TopK(nprobe);
+        for (int i = 0; i < nlist; i++) {
+            if (lists[i].size() > 0) {
+                probes.offer(i, dot ? coarse[i] : -coarse[i]);
+            }
+        }
+        int[] probed = probes.drain(0).ordinals();
+        // 2. The per-query table: dot products of each query sub-vector with each sub-centroid.
+        float[] qTable = new float[mk];
+        kernels.pqDotTable(q, pq.codebooks(), m, ksub, qTable);
+        if (!dot) {
+            for (int t = 0; t < mk; t++) {
+                qTable[t] *= -2f;
+            }
+        }
+        float[] listTable = dot ? qTable : new float[mk];
+        int depth = rerank > 0 ? Math.max(k, rerank) : k;
+        TopK candidates = new TopK(depth);
+        float[] out = new float[64];
+        long visited = 0;
+        for (int list : probed) {
+            InvertedList il = lists[list];
+            int size = il.size();
+            if (out.length < size) {
+                out = new float[Math.max(size, out.length * 2)];
+            }
+            // 3. Scan the list's codes with its table; the list's own constant is added after.
+            float base;
+            if (dot) {
+                base = kernels.dot(q, 0, anchors, list * dim, dim);
+            } else {
+                base = kernels.squareDistance(q, 0, anchors, list * dim, dim);
+                int off = list * mk;
+                for (int t = 0; t < mk; t++) {
+                    listTable[t] = l2Terms[off + t] + qTable[t];
+                }
+            }
+            kernels.pqDistanceBatch(listTable, ksub, il.codes(), 0, size, m, out, 0);
+            visited += size;
+            for (int i = 0; i < size; i++) {
+                int ord = il.ordinalAt(i);
+                if (accept != null && !accept.contains(ord)) {
+                    continue;
+                }
+                candidates.offer(ord, approximateScore(base + out[i]));
+            }
+        }
+        if (rerank == 0) {
+            return candidates.drain(visited);
+        }
+        // 4. Re-rank the best candidates exactly from the stored vectors.
+        SearchResult approx = candidates.drain(visited);
+        TopK top = new TopK(k);
+        float[] block = store.block();
+        for (int ord : approx.ordinals()) {
+            top.offer(ord, metric.score(kernels, q, block, store.offset(store.slotOf(ord)), dim));
+        }
+        return top.drain(visited + approx.size());
+    }
+
+    /** A PQ value (inner product for dot, squared distance otherwise) as the metric's score. */
+    private float approximateScore(float value) {
+        return switch (metric) {
+            case DOT -> value;
+            case L2 -> -value;
+            case COSINE -> 1f - value / 2f;
+        };
+    }
+
+    /** Brute force over the store, optionally only over {@code only}'s ordinals. */
+    private SearchResult exactSearch(float[] q, int k, RoaringBitmap accept, RoaringBitmap only) {
+        TopK top = new TopK(k);
+        float[] block = store.block();
+        long visited = 0;
+        if (only != null) {
+            IntIterator it = only.getIntIterator();
+            while (it.hasNext()) {
+                int ord = it.next();
+                int slot = store.slotOf(ord);
+                if (slot >= 0) {
+                    top.offer(ord, metric.score(kernels, q, block, store.offset(slot), dim));
+                    visited++;
+                }
+            }
+            return top.drain(visited);
+        }
+        int n = store.size();
+        float[] scores = new float[256];
+        for (int start = 0; start < n; start += 256) {
+            int c = Math.min(256, n - start);
+            metric.scoreBatch(kernels, q, block, store.offset(start), c, dim, scores);
+            visited += c;
+            for (int i = 0; i < c; i++) {
+                int ord = store.ordinalAt(start + i);
+                if (accept == null || accept.contains(ord)) {
+                    top.offer(ord, scores[i]);
+                }
+            }
+        }
+        return top.drain(visited);
+    }
+
+    // ------------------------------------------------------------------ inspection
+
+    /** The routing centroid of a list (the mean of its members; the anchor when empty), or null while flat. */
+    public float[] centroid(int list) {
+        lock.readLock().lock();
+        try {
+            return routing == null ? null : Arrays.copyOfRange(routing, list * dim, (list + 1) * dim);
+        } finally {
+            lock.readLock().unlock();
+        }
+    }
+
+    /** The ordinals in a list, in entry order (empty while flat). */
+    public int[] listMembers(int list) {
+        lock.readLock().lock();
+        try {
+            if (lists == null) {
+                return new int[0];
+            }
+            InvertedList l = lists[list];
+            int[] out = new int[l.size()];
+            for (int i = 0; i < out.length; i++) {
+                out[i] = l.ordinalAt(i);
+            }
+            return out;
+        } finally {
+            lock.readLock().unlock();
+        }
+    }
+
+    /** The list a live ordinal is in, or -1 (also while flat). */
+    public int listOf(int ordinal) {
+        lock.readLock().lock();
+        try {
+            return ordToList == null || ordinal < 0 || ordinal >= ordToList.length ? -1 : ordToList[ordinal];
+        } finally {
+            lock.readLock().unlock();
+        }
+    }
+
+    /** Bytes the inverted lists hold per live vector (m code bytes plus a 4-byte ordinal, plus slack). */
+    public double listBytesPerVector() {
+        lock.readLock().lock();
+        try {
+            if (lists == null || store.size() == 0) {
+                return 0;
+            }
+            long bytes = 0;
+            for (InvertedList l : lists) {
+                bytes += l.bytesAllocated();
+            }
+            return bytes / (double) store.size();
+        } finally {
+            lock.readLock().unlock();
+        }
+    }
+
+    /** The integrity report plus the largest centroid deviation it measured. */
+    public record Inspection(IntegrityReport report, double maxCentroidDeviation, int worstList) {}
+
+    @Override
+    public IntegrityReport verifyIntegrity() {
+        return inspect().report();
+    }
+
+    /**
+     * Checks, under the read lock:
+     * <ul>
+     *   <li>the vector store's maps agree and its freed floats are zero; no removed ordinal is live;</li>
+     *   <li>every list entry is a live, non-removed ordinal, appears once, and sits where the
+     *       ordinal maps say; freed list bytes are zero; codes = live vectors;</li>
+     *   <li>every non-empty list's routing centroid equals the mean of its members, recomputed
+     *       here from the stored vectors (largest relative deviation reported); an empty list's
+     *       equals its anchor; list counts equal the sums' counts;</li>
+     *   <li>lineage: every ordinal the codebooks were trained on is still live and was not
+     *       removed since ({@code lineage-removed-members} counts the others: retrain clears them).</li>
+     * </ul>
+     */
+    public Inspection inspect() {
+        lock.readLock().lock();
+        try {
+            return IvfPqChecker.inspect(this);
+        } finally {
+            lock.readLock().unlock();
+        }
+    }
+
+    // ------------------------------------------------------------------ persistence
+
+    /**
+     * Writes the index: parameters, the live vectors, the removed-ordinal set and, when trained,
+     * the codebooks, their lineage and every list's entries. List sums are not written: loading
+     * recomputes them from the members, so a loaded centroid is the mean by construction.
+     */
+    @Override
+    public void save(Path file) throws IOException {
+        lock.readLock().lock();
+        try {
+            IvfPqFile.write(file, this);
+        } finally {
+            lock.readLock().unlock();
+        }
+    }
+
+    /**
+     * Reads a file written by {@link #save}; dimension and metric must match {@code config}. The
+     * index parameters and seed come from the file (the codes were made with them); the
+     * parameters in {@code config} are not applied.
+     */
+    public static IvfPqIndex load(IndexConfig config, Path file) throws IOException {
+        return IvfPqFile.read(config, file);
+    }
+
+    // Package-private accessors for IvfPqFile (called with the lock held or before publication).
+    long seed() {
+        return seed;
+    }
+
+    long trainings() {
+        return trainings;
+    }
+
+    VectorStore store() {
+        return store;
+    }
+
+    RoaringBitmap removedOrdinals() {
+        return removed;
+    }
+
+    float[] anchors() {
+        return anchors;
+    }
+
+    ProductQuantizer quantizer() {
+        return pq;
+    }
+
+    InvertedList list(int i) {
+        return lists[i];
+    }
+
+    RoaringBitmap lineageBitmap() {
+        return lineage;
+    }
+
+    RoaringBitmap lineageRemovedBitmap() {
+        return lineageRemoved;
+    }
+
+    float[] routing() {
+        return routing;
+    }
+
+    int sumCount(int list) {
+        return sums.count(list);
+    }
+
+    /** The list the ordinal maps say holds {@code ord}, or -1. */
+    int mappedList(int ord) {
+        return ord < ordToList.length ? ordToList[ord] : -1;
+    }
+
+    /** The position the ordinal maps say {@code ord} has in its list. */
+    int mappedPos(int ord) {
+        return ord < ordToPos.length ? ordToPos[ord] : -1;
+    }
+
+    /**
+     * Installs loaded state: the codebooks, lineage and list entries (codes as written); rebuilds
+     * the ordinal maps, the sums and routing centroids from the stored vectors.
+     */
+    void installLoaded(long trainingCount, RoaringBitmap removedOrds, float[] coarse, ProductQuantizer quantizer,
+            RoaringBitmap trainedOn, RoaringBitmap trainedOnRemoved, int[][] listOrds, byte[][] listCodes) {
+        trainings = trainingCount;
+        removed.or(removedOrds);
+        if (quantizer == null) {
+            return;
+        }
+        int nlist = params.nlist();
+        anchors = coarse;
+        pq = quantizer;
+        l2Terms = metric == Metric.DOT ? null : precomputeL2Terms(coarse, quantizer);
+        routing = coarse.clone();
+        lists = new InvertedList[nlist];
+        sums = new ListSums(nlist, dim);
+        ordToList = new int[Math.max(16, store.ordinalCapacity())];
+        ordToPos = new int[ordToList.length];
+        Arrays.fill(ordToList, -1);
+        lineage = trainedOn;
+        lineageRemoved = trainedOnRemoved;
+        for (int list = 0; list < nlist; list++) {
+            lists[list] = new InvertedList(params.m());
+            for (int i = 0; i < listOrds[list].length; i++) {
+                int ord = listOrds[list][i];
+                int slot = store.slotOf(ord);
+                if (slot < 0) {
+                    throw new IllegalArgumentException("list " + list + " names ordinal " + ord
+                            + " that has no stored vector");
+                }
+                if (ord < ordToList.length && ordToList[ord] >= 0) {
+                    throw new IllegalArgumentException("ordinal " + ord + " appears in two lists");
+                }
+                ensureOrdinalArrays(ord + 1);
+                ordToList[ord] = list;
+                ordToPos[ord] = lists[list].append(ord, listCodes[list], i * params.m());
+                sums.add(list, store.block(), store.offset(slot));
+            }
+            refreshRouting(list);
+        }
+        int listed = 0;
+        for (int[] o : listOrds) {
+            listed += o.length;
+        }
+        if (listed != store.size()) {
+            throw new IllegalArgumentException(listed + " list entries for " + store.size() + " stored vectors");
+        }
+    }
+
+    /** Registered through {@code META-INF/services}. */
+    public static final class Factory implements VectorIndexFactory {
+        @Override
+        public String kind() {
+            return KIND;
+        }
+
+        @Override
+        public VectorIndex create(IndexConfig config) {
+            return IvfPqIndex.create(config);
+        }
+
+        @Override
+        public VectorIndex load(IndexConfig config, Path file) throws IOException {
+            return IvfPqIndex.load(config, file);
+        }
+    }
+}

@@ -1,0 +1,521 @@
+package dev.nepenthe.ivfpq;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.nepenthe.core.Metric;
+import dev.nepenthe.core.index.ExactIndex;
+import dev.nepenthe.core.index.IndexConfig;
+import dev.nepenthe.core.index.IntegrityReport;
+import dev.nepenthe.core.index.SearchParams;
+import dev.nepenthe.core.index.SearchResult;
+import dev.nepenthe.core.index.VectorIndex;
+import dev.nepenthe.core.index.VectorIndexes;
+import dev.nepenthe.core.io.ChecksummedFiles;
+import dev.nepenthe.core.io.CorruptFileException;
+import dev.nepenthe.core.io.FileTooNewException;
+import dev.nepenthe.core.testing.Datasets;
+import dev.nepenthe.core.testing.Recall;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.SplittableRandom;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+import org.roaringbitmap.RoaringBitmap;
+
+/** IVF-PQ against the exact index as oracle, and its forgetting against recomputed means and byte scans. */
+class IvfPqIndexTest {
+
+    static final int DIM = 32;
+    static final int N = 20_000;
+    static final int K = 10;
+    /** The documented setting for the recall target: 64 lists, nprobe 8, exact re-rank of 100. */
+    static final SearchParams DOCUMENTED = new SearchParams(Map.of("nprobe", 8, "rerank", 100));
+
+    static float[][] data(long seed, int n) {
+        return Datasets.clustered(seed, n, DIM, 40, 0.3);
+    }
+
+    /** Base vectors and queries drawn from the same blobs: {base, queries}. */
+    static float[][][] baseAndQueries(long seed, int n, int q) {
+        float[][] all = data(seed, n + q);
+        return new float[][][] {Arrays.copyOf(all, n), Arrays.copyOfRange(all, n, n + q)};
+    }
+
+    static IvfPqIndex newIndex(Metric metric, Map<String, String> extra) {
+        var params = new java.util.HashMap<>(Map.of("nlist", "64", "m", "8", "trainSize", "8192", "iterations", "15"));
+        params.putAll(extra);
+        return (IvfPqIndex) VectorIndexes.factory("ivfpq").create(new IndexConfig(DIM, metric, params, 7L));
+    }
+
+    static double recall(VectorIndex approx, VectorIndex exact, float[][] queries, SearchParams p, RoaringBitmap accept) {
+        double sum = 0;
+        for (float[] q : queries) {
+            SearchResult truth = exact.search(q, K, accept, SearchParams.DEFAULTS);
+            sum += Recall.of(truth, approx.search(q, K, accept, p));
+        }
+        return sum / queries.length;
+    }
+
+    static void assertCleanExceptLineage(IntegrityReport r) {
+        for (var e : r.violations().entrySet()) {
+            if (!e.getKey().equals("lineage-removed-members")) {
+                assertEquals(0L, e.getValue(), () -> "violation " + e.getKey() + "\n" + r);
+            }
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(Metric.class)
+    void recallWithRerankAtDocumentedNprobe(Metric metric) {
+        float[][][] split = baseAndQueries(1, N, 150);
+        float[][] base = split[0];
+        float[][] queries = split[1];
+        IvfPqIndex index = newIndex(metric, Map.of());
+        ExactIndex exact = new ExactIndex(DIM, metric);
+        for (int i = 0; i < N; i++) {
+            index.add(i, base[i]);
+            exact.add(i, base[i]);
+        }
+        assertTrue(index.isTrained());
+        double r = recall(index, exact, queries, DOCUMENTED, null);
+        assertTrue(r >= 0.90, metric + " recall@10 with re-rank " + r);
+        // Without re-rank the PQ scores alone decide; they must still beat chance by far.
+        double pqOnly = recall(index, exact, queries, new SearchParams(Map.of("nprobe", 8, "rerank", 0)), null);
+        assertTrue(pqOnly >= 0.3 && pqOnly <= r + 1e-9, metric + " recall@10 without re-rank " + pqOnly);
+        assertTrue(index.verifyIntegrity().isClean(), () -> index.verifyIntegrity().toString());
+    }
+
+    @Test
+    void centroidsAreMeansAfterInsertsAndRemovalsAndRetrainForgetsLineage() {
+        float[][][] split = baseAndQueries(3, N, 200);
+        float[][] base = split[0];
+        float[][] queries = split[1];
+        Metric metric = Metric.L2;
+        IvfPqIndex index = newIndex(metric, Map.of());
+        for (int i = 0; i < N; i++) {
+            index.add(i, base[i]);
+        }
+        assertMeansMatch(index, base, metric, N);
+        RoaringBitmap lineage = index.lineage();
+        assertEquals(8192, lineage.getCardinality());
+
+        // Remove 10%: a random tenth, which includes training members.
+        SplittableRandom rnd = new SplittableRandom(5);
+        Set<Integer> gone = new HashSet<>();
+        while (gone.size() < N / 10) {
+            gone.add(rnd.nextInt(N));
+        }
+        int[] removed = gone.stream().mapToInt(Integer::intValue).toArray();
+        long trainingMembersRemoved = Arrays.stream(removed).filter(lineage::contains).count();
+        assertTrue(trainingMembersRemoved > 0);
+        assertEquals(removed.length, index.removeAll(removed));
+
+        // Routing centroids are the survivors' means, recomputed here from the caller's vectors.
+        assertMeansMatch(index, base, metric, N);
+        IvfPqIndex.Inspection ins = index.inspect();
+        assertTrue(ins.maxCentroidDeviation() <= 1e-5, "deviation " + ins.maxCentroidDeviation());
+        assertCleanExceptLineage(ins.report());
+        assertTrue(index.isTainted());
+        assertEquals(trainingMembersRemoved, ins.report().violations("lineage-removed-members"));
+        assertNoTraceOf(index, removed);
+
+        index.retrain();
+        assertFalse(index.isTainted());
+        IntegrityReport after = index.verifyIntegrity();
+        assertTrue(after.isClean(), after::toString);
+        RoaringBitmap newLineage = index.lineage();
+        for (int ord : removed) {
+            assertFalse(newLineage.contains(ord), "lineage still names removed ordinal " + ord);
+        }
+        assertMeansMatch(index, base, metric, N);
+        assertNoTraceOf(index, removed);
+
+        // Recall within one point of an index trained from scratch on the survivors.
+        IvfPqIndex fresh = newIndex(metric, Map.of());
+        ExactIndex exact = new ExactIndex(DIM, metric);
+        for (int i = 0; i < N; i++) {
+            if (!gone.contains(i)) {
+                fresh.add(i, base[i]);
+                exact.add(i, base[i]);
+            }
+        }
+        double rRetrained = recall(index, exact, queries, DOCUMENTED, null);
+        double rFresh = recall(fresh, exact, queries, DOCUMENTED, null);
+        assertTrue(rRetrained >= 0.90, "retrained recall " + rRetrained);
+        assertTrue(Math.abs(rRetrained - rFresh) <= 0.01, "retrained " + rRetrained + " vs fresh " + rFresh);
+    }
+
+    /** Each list's routing centroid against the mean of its members' prepared vectors, in double. */
+    static void assertMeansMatch(IvfPqIndex index, float[][] base, Metric metric, int n) {
+        int total = 0;
+        for (int list = 0; list < index.params().nlist(); list++) {
+            int[] members = index.listMembers(list);
+            total += members.length;
+            float[] c = index.centroid(list);
+            if (members.length == 0) {
+                continue;
+            }
+            double[] mean = new double[DIM];
+            for (int ord : members) {
+                float[] v = metric.prepare(base[ord]);
+                for (int d = 0; d < DIM; d++) {
+                    mean[d] += v[d];
+                }
+            }
+            double diff = 0;
+            double norm = 0;
+            for (int d = 0; d < DIM; d++) {
+                double mu = mean[d] / members.length;
+                diff += (c[d] - mu) * (c[d] - mu);
+                norm += mu * mu;
+            }
+            assertTrue(Math.sqrt(diff) <= 1e-5 * Math.max(Math.sqrt(norm), 1e-3),
+                    "list " + list + " centroid is off its members' mean by " + Math.sqrt(diff));
+        }
+        assertEquals(index.size(), total);
+    }
+
+    /** Byte scans: the ordinals appear in no list array (live part or free capacity) and are not searchable. */
+    static void assertNoTraceOf(IvfPqIndex index, int[] removed) {
+        Set<Integer> gone = new HashSet<>();
+        for (int o : removed) {
+            gone.add(o);
+            assertFalse(index.contains(o));
+            assertEquals(-1, index.listOf(o));
+        }
+        for (int list = 0; list < index.params().nlist(); list++) {
+            InvertedList il = index.list(list);
+            int[] raw = il.rawOrdinals();
+            for (int i = 0; i < raw.length; i++) {
+                if (i < il.size()) {
+                    assertFalse(gone.contains(raw[i]), "list " + list + " still holds removed ordinal " + raw[i]);
+                } else {
+                    assertEquals(0, raw[i], "freed ordinal slot not zeroed in list " + list);
+                }
+            }
+            byte[] codes = il.codes();
+            for (int i = il.size() * index.params().m(); i < codes.length; i++) {
+                assertEquals(0, codes[i], "freed code byte not zeroed in list " + list);
+            }
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(Metric.class)
+    void randomizedInterleavingKeepsIntegrityAndMatchesExactAtFullProbe(Metric metric) {
+        SplittableRandom rnd = new SplittableRandom(11 + metric.ordinal());
+        float[][] pool = data(12, 6000);
+        IvfPqIndex index = newIndex(metric, Map.of("nlist", "16", "trainSize", "1000", "iterations", "8"));
+        ExactIndex exact = new ExactIndex(DIM, metric);
+        List<Integer> live = new ArrayList<>();
+        int next = 0;
+        // Exhaustive probing plus re-ranking every candidate makes the answer exact: an oracle.
+        SearchParams full = new SearchParams(Map.of("nprobe", 16, "rerank", 100_000));
+        for (int step = 0; step < 5000; step++) {
+            int op = rnd.nextInt(10);
+            if (op < 5 && next < pool.length) {
+                index.add(next, pool[next]);
+                exact.add(next, pool[next]);
+                live.add(next++);
+            } else if (op < 8 && !live.isEmpty()) {
+                int ord = live.remove(rnd.nextInt(live.size()));
+                assertTrue(index.remove(ord));
+                assertTrue(exact.remove(ord));
+                assertFalse(index.remove(ord));
+            } else if (!live.isEmpty()) {
+                float[] q = pool[rnd.nextInt(pool.length)];
+                SearchResult want = exact.search(q, K);
+                SearchResult got = index.search(q, K, null, full);
+                assertArrayEquals(want.ordinals(), got.ordinals(), "step " + step);
+            }
+            if (step % 500 == 499) {
+                assertCleanExceptLineage(index.verifyIntegrity());
+                if (rnd.nextBoolean()) {
+                    index.retrain();
+                    assertTrue(index.verifyIntegrity().isClean());
+                }
+            }
+        }
+        assertEquals(live.size(), index.size());
+        assertCodesReproducible(index, pool, live);
+        index.retrain();
+        IntegrityReport r = index.verifyIntegrity();
+        assertTrue(r.isClean(), r::toString);
+        assertCodesReproducible(index, pool, live);
+    }
+
+    /**
+     * Every live vector sits in the list of its nearest anchor with the code a fresh encoding
+     * gives: list and code depend on the vector and the codebooks only, not on insertion history
+     * (so not on vectors removed since).
+     */
+    static void assertCodesReproducible(IvfPqIndex index, float[][] pool, List<Integer> live) {
+        var kernels = dev.nepenthe.core.vector.Kernels.get();
+        int nlist = index.params().nlist();
+        int m = index.params().m();
+        float[] dist = new float[nlist];
+        float[] residual = new float[DIM];
+        float[] table = new float[m * index.params().ksub()];
+        byte[] code = new byte[m];
+        for (int ord : live) {
+            float[] v = index.metric().prepare(pool[ord]);
+            int list = KMeans.nearest(kernels, v, index.anchors(), nlist, dist);
+            assertEquals(list, index.listOf(ord), "ordinal " + ord);
+            kernels.subtract(v, 0, index.anchors(), list * DIM, residual, 0, DIM);
+            index.quantizer().encode(kernels, residual, table, code, 0);
+            InvertedList il = index.list(list);
+            int pos = -1;
+            for (int i = 0; i < il.size(); i++) {
+                if (il.ordinalAt(i) == ord) {
+                    pos = i;
+                }
+            }
+            assertArrayEquals(code, Arrays.copyOfRange(il.codes(), il.codeOffset(pos), il.codeOffset(pos) + m),
+                    "code of ordinal " + ord);
+        }
+    }
+
+    @Test
+    void filteredSearchReturnsOnlyAcceptedAndFindsThem() {
+        float[][][] split = baseAndQueries(21, N, 100);
+        float[][] base = split[0];
+        float[][] queries = split[1];
+        IvfPqIndex index = newIndex(Metric.COSINE, Map.of());
+        ExactIndex exact = new ExactIndex(DIM, Metric.COSINE);
+        RoaringBitmap even = new RoaringBitmap();
+        RoaringBitmap few = new RoaringBitmap();
+        for (int i = 0; i < N; i++) {
+            index.add(i, base[i]);
+            exact.add(i, base[i]);
+            if (i % 2 == 0) {
+                even.add(i);
+            }
+            if (i % 997 == 0) {
+                few.add(i);
+            }
+        }
+        for (RoaringBitmap accept : List.of(even, few)) {
+            for (float[] q : queries) {
+                for (int ord : index.search(q, K, accept, DOCUMENTED).ordinals()) {
+                    assertTrue(accept.contains(ord));
+                }
+            }
+        }
+        assertTrue(recall(index, exact, queries, DOCUMENTED, even) >= 0.85);
+        // A filter smaller than one probe's worth of codes is answered exactly.
+        assertEquals(1.0, recall(index, exact, queries, DOCUMENTED, few), 1e-9);
+    }
+
+    @Test
+    void flatUntilTrainSizeThenTrainsItself() {
+        float[][] base = data(31, 1200);
+        IvfPqIndex index = newIndex(Metric.L2, Map.of("nlist", "8", "trainSize", "1000", "iterations", "5"));
+        ExactIndex exact = new ExactIndex(DIM, Metric.L2);
+        for (int i = 0; i < 999; i++) {
+            index.add(i, base[i]);
+            exact.add(i, base[i]);
+        }
+        assertFalse(index.isTrained());
+        assertEquals(1.0, recall(index, exact, Arrays.copyOf(base, 20), DOCUMENTED, null), 1e-9);
+        index.add(999, base[999]);
+        assertTrue(index.isTrained());
+        assertEquals(1000, index.lineage().getCardinality());
+        assertTrue(index.verifyIntegrity().isClean());
+        // Removing all but a handful: retraining cannot train, so the codebooks are dropped.
+        int[] most = new int[990];
+        for (int i = 0; i < most.length; i++) {
+            most[i] = i;
+        }
+        index.removeAll(most);
+        assertTrue(index.isTainted());
+        index.retrain();
+        assertFalse(index.isTrained());
+        assertFalse(index.isTainted());
+        assertEquals(0, index.lineage().getCardinality());
+        assertTrue(index.verifyIntegrity().isClean());
+        assertThrows(IllegalStateException.class, index::train);
+    }
+
+    @Test
+    void autoRetrainRetrainsOncePerBatch() {
+        float[][] base = data(41, 3000);
+        IvfPqIndex index = newIndex(Metric.L2, Map.of("nlist", "16", "trainSize", "2000", "iterations", "5",
+                "autoRetrain", "1"));
+        for (int i = 0; i < base.length; i++) {
+            index.add(i, base[i]);
+        }
+        int[] batch = {0, 1, 2, 2500, 2600};
+        assertEquals(5, index.removeAll(batch));
+        assertFalse(index.isTainted());
+        assertTrue(index.verifyIntegrity().isClean());
+        for (int ord : batch) {
+            assertFalse(index.lineage().contains(ord));
+        }
+    }
+
+    @Test
+    void checkerSeesTamperedCentroidAndLeftoverBytes() {
+        float[][] base = data(51, 3000);
+        IvfPqIndex index = newIndex(Metric.L2, Map.of("nlist", "16", "trainSize", "2000", "iterations", "5"));
+        for (int i = 0; i < base.length; i++) {
+            index.add(i, base[i]);
+        }
+        // Simulate FAISS-style removal: a list entry gone but the sum left alone.
+        int victim = index.listMembers(3)[0];
+        InvertedList il = index.list(3);
+        int[] members = index.listMembers(3);
+        int pos = -1;
+        for (int i = 0; i < members.length; i++) {
+            if (members[i] == victim) {
+                pos = i;
+            }
+        }
+        il.removeAt(pos);
+        IntegrityReport r = index.verifyIntegrity();
+        assertTrue(r.violations("sum-count-mismatch") > 0, r::toString);
+        assertTrue(r.violations("code-count-mismatch") > 0, r::toString);
+        assertTrue(r.violations("centroid-not-mean") > 0, r::toString);
+    }
+
+    @Test
+    void saveLoadRoundTripKeepsAnswersLineageAndTaint(@TempDir Path dir) throws Exception {
+        float[][][] split = baseAndQueries(61, 5000, 30);
+        float[][] base = split[0];
+        float[][] queries = split[1];
+        IvfPqIndex index = newIndex(Metric.COSINE, Map.of("nlist", "32", "trainSize", "3000", "iterations", "6"));
+        for (int i = 0; i < base.length; i++) {
+            index.add(i, base[i]);
+        }
+        index.removeAll(new int[] {1, 2, 3, 4000, 4001});
+        assertTrue(index.isTainted());
+        Path file = dir.resolve("index.ivfpq");
+        index.save(file);
+        IndexConfig config = new IndexConfig(DIM, Metric.COSINE, Map.of(), 1L);
+        IvfPqIndex loaded = (IvfPqIndex) VectorIndexes.factory("ivfpq").load(config, file);
+        assertEquals(index.size(), loaded.size());
+        assertTrue(loaded.isTainted());
+        assertEquals(index.lineage(), loaded.lineage());
+        assertCleanExceptLineage(loaded.verifyIntegrity());
+        for (SearchParams p : List.of(DOCUMENTED, new SearchParams(Map.of("nprobe", 4, "rerank", 0)))) {
+            for (float[] q : queries) {
+                SearchResult a = index.search(q, K, null, p);
+                SearchResult b = loaded.search(q, K, null, p);
+                assertArrayEquals(a.ordinals(), b.ordinals());
+                assertArrayEquals(a.scores(), b.scores(), 1e-5f);
+            }
+        }
+        for (int i = 0; i < 32; i++) {
+            assertArrayEquals(index.centroid(i), loaded.centroid(i), 1e-6f);
+        }
+        assertFalse(loaded.contains(4000));
+
+        byte[] bytes = Files.readAllBytes(file);
+        bytes[bytes.length / 2] ^= 0x10;
+        Path bad = dir.resolve("bad.ivfpq");
+        Files.write(bad, bytes);
+        assertThrows(CorruptFileException.class, () -> IvfPqIndex.load(config, bad));
+        IndexConfig wrongDim = new IndexConfig(DIM * 2, Metric.COSINE);
+        assertThrows(CorruptFileException.class, () -> IvfPqIndex.load(wrongDim, file));
+        Path newer = dir.resolve("newer.ivfpq");
+        ChecksummedFiles.write(newer, IvfPqIndex.FORMAT, IvfPqIndex.VERSION + 1, ChecksummedFiles.newFileId(),
+                out -> out.writeInt(DIM));
+        assertThrows(FileTooNewException.class, () -> IvfPqIndex.load(config, newer));
+
+        // A flat (untrained) index round-trips too.
+        IvfPqIndex flat = newIndex(Metric.L2, Map.of());
+        flat.add(5, base[5]);
+        flat.save(dir.resolve("flat"));
+        IvfPqIndex flatLoaded = IvfPqIndex.load(new IndexConfig(DIM, Metric.L2), dir.resolve("flat"));
+        assertFalse(flatLoaded.isTrained());
+        assertEquals(5, flatLoaded.search(base[5], 1).ordinals()[0]);
+    }
+
+    @Test
+    void concurrentSearchesWithInsertsAndRemoves() throws Exception {
+        float[][] base = data(71, 8000);
+        IvfPqIndex index = newIndex(Metric.L2, Map.of("nlist", "32", "trainSize", "3000", "iterations", "5"));
+        for (int i = 0; i < 4000; i++) {
+            index.add(i, base[i]);
+        }
+        List<Throwable> errors = java.util.Collections.synchronizedList(new ArrayList<>());
+        Thread writer = new Thread(() -> {
+            try {
+                for (int i = 4000; i < 8000; i++) {
+                    index.add(i, base[i]);
+                    if (i % 3 == 0) {
+                        index.remove(i - 4000);
+                    }
+                    if (i % 1000 == 0) {
+                        index.retrain();
+                    }
+                }
+            } catch (Throwable t) {
+                errors.add(t);
+            }
+        });
+        List<Thread> readers = new ArrayList<>();
+        for (int t = 0; t < 2; t++) {
+            long s = t;
+            readers.add(new Thread(() -> {
+                SplittableRandom rnd = new SplittableRandom(s);
+                try {
+                    while (writer.isAlive()) {
+                        SearchResult r = index.search(base[rnd.nextInt(base.length)], K, null, DOCUMENTED);
+                        assertNotNull(r);
+                        assertTrue(r.size() <= K);
+                    }
+                } catch (Throwable e) {
+                    errors.add(e);
+                }
+            }));
+        }
+        writer.start();
+        readers.forEach(Thread::start);
+        writer.join();
+        for (Thread t : readers) {
+            t.join();
+        }
+        assertTrue(errors.isEmpty(), () -> errors.toString());
+        assertCleanExceptLineage(index.verifyIntegrity());
+        int removedCount = 0;
+        for (int i = 4000; i < 8000; i++) {
+            removedCount += i % 3 == 0 ? 1 : 0;
+        }
+        assertEquals(8000 - removedCount, index.size());
+    }
+
+    @Test
+    void badParametersAreRefusedWithTheirNames() {
+        var f = VectorIndexes.factory("ivfpq");
+        var e = assertThrows(IllegalArgumentException.class,
+                () -> f.create(new IndexConfig(DIM, Metric.L2, Map.of("efSearch", "10"), 1)));
+        assertTrue(e.getMessage().contains("efSearch"));
+        e = assertThrows(IllegalArgumentException.class,
+                () -> f.create(new IndexConfig(DIM, Metric.L2, Map.of("m", "5"), 1)));
+        assertTrue(e.getMessage().contains("'m'"));
+        e = assertThrows(IllegalArgumentException.class,
+                () -> f.create(new IndexConfig(DIM, Metric.L2, Map.of("nbits", "9"), 1)));
+        assertTrue(e.getMessage().contains("nbits"));
+        IvfPqIndex index = newIndex(Metric.L2, Map.of());
+        assertThrows(IllegalArgumentException.class, () -> index.add(0, new float[DIM + 1]));
+        index.add(0, new float[DIM]);
+        assertThrows(IllegalArgumentException.class, () -> index.add(0, new float[DIM]));
+        assertThrows(IllegalArgumentException.class,
+                () -> index.search(new float[DIM], 1, null, SearchParams.of("nprobe", 0)));
+        e = assertThrows(IllegalArgumentException.class, () -> new IvfPqParams(16, 4, 8, 100, 10, 4, 0, false));
+        assertTrue(e.getMessage().contains("trainSize"), e.getMessage());
+    }
+}
