@@ -287,60 +287,49 @@ final class PanamaKernels implements VectorKernels {
     }
 
     /**
-     * Both PQ tables. Eight centroids make one output vector:
+     * Both PQ tables, for the sub-vector lengths IVF-PQ uses:
      * <ol>
-     *   <li>load the eight centroids' floats as whole vectors, each lane against the query
-     *       component it meets (the query sub-vector repeated when dsub is below eight);
-     *   <li>square the differences (or multiply), folding sub-vectors longer than eight lanes
-     *       into one vector per centroid, so each vector lane holds a partial sum;
-     *   <li>add adjacent lanes pairwise, log2(min(dsub, 8)) rounds, until each lane holds one
-     *       centroid's total; store the eight totals at once.
+     *   <li>dsub 1, 2 or 4 (narrow): eight centroids are 8 * dsub consecutive floats, loaded as
+     *       dsub whole vectors against the query sub-vector repeated across the lanes;
+     *       squared differences (or products) of adjacent lanes are then added pairwise,
+     *       log2(dsub) rounds, until each lane holds one centroid's total, and the eight totals
+     *       are stored at once. No transpose, no gather, no per-centroid reduction.
+     *   <li>dsub a multiple of 8 (wide): each centroid folds into one vector of partial sums,
+     *       reduced across lanes. (Feeding eight folded vectors through three pairwise rounds
+     *       instead made C2 give up inlining and box every vector: 20x slower, measured.)
+     *   <li>any other dsub, and the last {@code ksub % 8} centroids: one centroid at a time
+     *       through {@link #squareDistance} / {@link #dot}.
      * </ol>
-     * No transpose and no gather: the pairwise rounds cost fewer shuffles than a reduction per
-     * centroid. Sub-vector lengths other than 1, 2, 4 or a multiple of 8, and the last
-     * {@code ksub % 8} centroids, go one centroid at a time.
      */
     private void pqTable(float[] query, float[] codebooks, int m, int ksub, float[] table, boolean l2) {
         int dsub = query.length / m;
         boolean grouped = TABLES_VECTORIZED && (dsub == 1 || dsub == 2 || dsub == 4 || dsub % 8 == 0);
+        int blocks = grouped ? ksub & ~7 : 0;
+        // The query sub-vector repeated over eight lanes (narrow case). Each loop sits in its
+        // own small method so C2 inlines every Vector API call in it and keeps the vectors in
+        // registers: one big method ran out of inlining budget and boxed them.
         float[] repeated = new float[8];
         for (int j = 0; j < m; j++) {
             int qOff = j * dsub;
             int cbOff = j * ksub * dsub;
             int tOff = j * ksub;
-            int c = 0;
-            if (grouped) {
-                int blocks = ksub & ~7;
+            if (blocks > 0) {
                 if (dsub < 8) {
                     for (int k = 0; k < 8; k++) {
                         repeated[k] = query[qOff + k % dsub];
                     }
-                    FloatVector q = FloatVector.fromArray(F8, repeated, 0);
                     if (dsub == 1) {
-                        for (; c < blocks; c += 8) {
-                            term(q, codebooks, cbOff + c, l2).intoArray(table, tOff + c);
-                        }
+                        narrow1(repeated, codebooks, cbOff, blocks, table, tOff, l2);
                     } else if (dsub == 2) {
-                        for (; c < blocks; c += 8) {
-                            int o = cbOff + c * 2;
-                            pairSums(term(q, codebooks, o, l2), term(q, codebooks, o + 8, l2))
-                                    .intoArray(table, tOff + c);
-                        }
+                        narrow2(repeated, codebooks, cbOff, blocks, table, tOff, l2);
                     } else {
-                        for (; c < blocks; c += 8) {
-                            int o = cbOff + c * 4;
-                            FloatVector p0 = pairSums(term(q, codebooks, o, l2), term(q, codebooks, o + 8, l2));
-                            FloatVector p1 = pairSums(term(q, codebooks, o + 16, l2), term(q, codebooks, o + 24, l2));
-                            pairSums(p0, p1).intoArray(table, tOff + c);
-                        }
+                        narrow4(repeated, codebooks, cbOff, blocks, table, tOff, l2);
                     }
                 } else {
-                    for (; c < blocks; c += 8) {
-                        tableBlockWide(query, qOff, codebooks, cbOff + c * dsub, dsub, l2, table, tOff + c);
-                    }
+                    wide(query, qOff, codebooks, cbOff, dsub, blocks, table, tOff, l2);
                 }
             }
-            for (; c < ksub; c++) {
+            for (int c = blocks; c < ksub; c++) {
                 int o = cbOff + c * dsub;
                 table[tOff + c] = l2
                         ? squareDistance(query, qOff, codebooks, o, dsub)
@@ -349,30 +338,45 @@ final class PanamaKernels implements VectorKernels {
         }
     }
 
-    /** Eight centroids of a multiple-of-eight dsub: fold each into one vector, then add pairwise. */
-    private static void tableBlockWide(
-            float[] query, int qOff, float[] cb, int o, int dsub, boolean l2, float[] table, int tOff) {
-        int o1 = o + dsub, o2 = o1 + dsub, o3 = o2 + dsub, o4 = o3 + dsub, o5 = o4 + dsub, o6 = o5 + dsub,
-                o7 = o6 + dsub;
-        FloatVector q = FloatVector.fromArray(F8, query, qOff);
-        FloatVector a0 = term(q, cb, o, l2), a1 = term(q, cb, o1, l2);
-        FloatVector a2 = term(q, cb, o2, l2), a3 = term(q, cb, o3, l2);
-        FloatVector a4 = term(q, cb, o4, l2), a5 = term(q, cb, o5, l2);
-        FloatVector a6 = term(q, cb, o6, l2), a7 = term(q, cb, o7, l2);
-        for (int i = 8; i < dsub; i += 8) {
-            q = FloatVector.fromArray(F8, query, qOff + i);
-            a0 = accumulate(q, cb, o + i, l2, a0);
-            a1 = accumulate(q, cb, o1 + i, l2, a1);
-            a2 = accumulate(q, cb, o2 + i, l2, a2);
-            a3 = accumulate(q, cb, o3 + i, l2, a3);
-            a4 = accumulate(q, cb, o4 + i, l2, a4);
-            a5 = accumulate(q, cb, o5 + i, l2, a5);
-            a6 = accumulate(q, cb, o6 + i, l2, a6);
-            a7 = accumulate(q, cb, o7 + i, l2, a7);
+    /** dsub 1: eight centroids are eight consecutive floats. */
+    private static void narrow1(float[] rep, float[] cb, int o, int blocks, float[] table, int tOff, boolean l2) {
+        FloatVector q = FloatVector.fromArray(F8, rep, 0);
+        for (int c = 0; c < blocks; c += 8) {
+            term(q, cb, o + c, l2).intoArray(table, tOff + c);
         }
-        FloatVector p01 = pairSums(a0, a1), p23 = pairSums(a2, a3);
-        FloatVector p45 = pairSums(a4, a5), p67 = pairSums(a6, a7);
-        pairSums(pairSums(p01, p23), pairSums(p45, p67)).intoArray(table, tOff);
+    }
+
+    /** dsub 2: two vectors of four centroids each, one round of pair sums. */
+    private static void narrow2(float[] rep, float[] cb, int o, int blocks, float[] table, int tOff, boolean l2) {
+        FloatVector q = FloatVector.fromArray(F8, rep, 0);
+        for (int c = 0; c < blocks; c += 8) {
+            int b = o + c * 2;
+            pairSums(term(q, cb, b, l2), term(q, cb, b + 8, l2)).intoArray(table, tOff + c);
+        }
+    }
+
+    /** dsub 4: four vectors of two centroids each, two rounds of pair sums. */
+    private static void narrow4(float[] rep, float[] cb, int o, int blocks, float[] table, int tOff, boolean l2) {
+        FloatVector q = FloatVector.fromArray(F8, rep, 0);
+        for (int c = 0; c < blocks; c += 8) {
+            int b = o + c * 4;
+            FloatVector p0 = pairSums(term(q, cb, b, l2), term(q, cb, b + 8, l2));
+            FloatVector p1 = pairSums(term(q, cb, b + 16, l2), term(q, cb, b + 24, l2));
+            pairSums(p0, p1).intoArray(table, tOff + c);
+        }
+    }
+
+    /** dsub a multiple of 8: one folded vector per centroid, reduced across its lanes. */
+    private static void wide(
+            float[] query, int qOff, float[] cb, int o, int dsub, int blocks, float[] table, int tOff, boolean l2) {
+        for (int c = 0; c < blocks; c++) {
+            int co = o + c * dsub;
+            FloatVector acc = term(FloatVector.fromArray(F8, query, qOff), cb, co, l2);
+            for (int i = 8; i < dsub; i += 8) {
+                acc = accumulate(FloatVector.fromArray(F8, query, qOff + i), cb, co + i, l2, acc);
+            }
+            table[tOff + c] = acc.reduceLanes(VectorOperators.ADD);
+        }
     }
 
     /** Squared difference (or product) of {@code q} and eight floats of {@code cb} from {@code o}. */
