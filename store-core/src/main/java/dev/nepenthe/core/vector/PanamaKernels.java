@@ -55,25 +55,8 @@ final class PanamaKernels implements VectorKernels {
         int i = 0;
         float sum = 0f;
         if (len >= LANES) {
-            FloatVector acc0 = FloatVector.zero(F);
-            FloatVector acc1 = FloatVector.zero(F);
-            FloatVector acc2 = FloatVector.zero(F);
-            FloatVector acc3 = FloatVector.zero(F);
-            int upper4 = len - len % (4 * LANES);
-            for (; i < upper4; i += 4 * LANES) {
-                acc0 = FloatVector.fromArray(F, a, aOff + i).fma(FloatVector.fromArray(F, b, bOff + i), acc0);
-                acc1 = FloatVector.fromArray(F, a, aOff + i + LANES)
-                        .fma(FloatVector.fromArray(F, b, bOff + i + LANES), acc1);
-                acc2 = FloatVector.fromArray(F, a, aOff + i + 2 * LANES)
-                        .fma(FloatVector.fromArray(F, b, bOff + i + 2 * LANES), acc2);
-                acc3 = FloatVector.fromArray(F, a, aOff + i + 3 * LANES)
-                        .fma(FloatVector.fromArray(F, b, bOff + i + 3 * LANES), acc3);
-            }
-            int upper = F.loopBound(len);
-            for (; i < upper; i += LANES) {
-                acc0 = FloatVector.fromArray(F, a, aOff + i).fma(FloatVector.fromArray(F, b, bOff + i), acc0);
-            }
-            sum = acc0.add(acc1).add(acc2.add(acc3)).reduceLanes(VectorOperators.ADD);
+            i = F.loopBound(len);
+            sum = dotBody(a, aOff, b, bOff, i);
         }
         for (; i < len; i++) {
             sum = Math.fma(a[aOff + i], b[bOff + i], sum);
@@ -81,41 +64,76 @@ final class PanamaKernels implements VectorKernels {
         return sum;
     }
 
+    /*
+     * The vector loops live in their own methods, apart from the scalar tails (Lucene's layout
+     * too): the small wrapper inlines into callers and the loop compiles on its own. Measured
+     * interleaved on the 2-core test machine it was modestly faster than one method, though
+     * that machine's noise is of the same order.
+     */
+
+    /** Four accumulators over whole vectors up to {@code limit} (a multiple of LANES). */
+    private static float dotBody(float[] a, int aOff, float[] b, int bOff, int limit) {
+        FloatVector acc0 = FloatVector.zero(F);
+        FloatVector acc1 = FloatVector.zero(F);
+        FloatVector acc2 = FloatVector.zero(F);
+        FloatVector acc3 = FloatVector.zero(F);
+        int i = 0;
+        int unrolled = limit - 3 * LANES;
+        for (; i < unrolled; i += 4 * LANES) {
+            acc0 = FloatVector.fromArray(F, a, aOff + i).fma(FloatVector.fromArray(F, b, bOff + i), acc0);
+            acc1 = FloatVector.fromArray(F, a, aOff + i + LANES)
+                    .fma(FloatVector.fromArray(F, b, bOff + i + LANES), acc1);
+            acc2 = FloatVector.fromArray(F, a, aOff + i + 2 * LANES)
+                    .fma(FloatVector.fromArray(F, b, bOff + i + 2 * LANES), acc2);
+            acc3 = FloatVector.fromArray(F, a, aOff + i + 3 * LANES)
+                    .fma(FloatVector.fromArray(F, b, bOff + i + 3 * LANES), acc3);
+        }
+        for (; i < limit; i += LANES) {
+            acc0 = FloatVector.fromArray(F, a, aOff + i).fma(FloatVector.fromArray(F, b, bOff + i), acc0);
+        }
+        return acc0.add(acc1).add(acc2.add(acc3)).reduceLanes(VectorOperators.ADD);
+    }
+
     @Override
     public float squareDistance(float[] a, int aOff, float[] b, int bOff, int len) {
         int i = 0;
         float sum = 0f;
         if (len >= LANES) {
-            FloatVector acc0 = FloatVector.zero(F);
-            FloatVector acc1 = FloatVector.zero(F);
-            FloatVector acc2 = FloatVector.zero(F);
-            FloatVector acc3 = FloatVector.zero(F);
-            int upper4 = len - len % (4 * LANES);
-            for (; i < upper4; i += 4 * LANES) {
-                FloatVector d0 = FloatVector.fromArray(F, a, aOff + i).sub(FloatVector.fromArray(F, b, bOff + i));
-                FloatVector d1 = FloatVector.fromArray(F, a, aOff + i + LANES)
-                        .sub(FloatVector.fromArray(F, b, bOff + i + LANES));
-                FloatVector d2 = FloatVector.fromArray(F, a, aOff + i + 2 * LANES)
-                        .sub(FloatVector.fromArray(F, b, bOff + i + 2 * LANES));
-                FloatVector d3 = FloatVector.fromArray(F, a, aOff + i + 3 * LANES)
-                        .sub(FloatVector.fromArray(F, b, bOff + i + 3 * LANES));
-                acc0 = d0.fma(d0, acc0);
-                acc1 = d1.fma(d1, acc1);
-                acc2 = d2.fma(d2, acc2);
-                acc3 = d3.fma(d3, acc3);
-            }
-            int upper = F.loopBound(len);
-            for (; i < upper; i += LANES) {
-                FloatVector d = FloatVector.fromArray(F, a, aOff + i).sub(FloatVector.fromArray(F, b, bOff + i));
-                acc0 = d.fma(d, acc0);
-            }
-            sum = acc0.add(acc1).add(acc2.add(acc3)).reduceLanes(VectorOperators.ADD);
+            i = F.loopBound(len);
+            sum = squareDistanceBody(a, aOff, b, bOff, i);
         }
         for (; i < len; i++) {
             float d = a[aOff + i] - b[bOff + i];
             sum = Math.fma(d, d, sum);
         }
         return sum;
+    }
+
+    private static float squareDistanceBody(float[] a, int aOff, float[] b, int bOff, int limit) {
+        FloatVector acc0 = FloatVector.zero(F);
+        FloatVector acc1 = FloatVector.zero(F);
+        FloatVector acc2 = FloatVector.zero(F);
+        FloatVector acc3 = FloatVector.zero(F);
+        int i = 0;
+        int unrolled = limit - 3 * LANES;
+        for (; i < unrolled; i += 4 * LANES) {
+            FloatVector d0 = FloatVector.fromArray(F, a, aOff + i).sub(FloatVector.fromArray(F, b, bOff + i));
+            FloatVector d1 = FloatVector.fromArray(F, a, aOff + i + LANES)
+                    .sub(FloatVector.fromArray(F, b, bOff + i + LANES));
+            FloatVector d2 = FloatVector.fromArray(F, a, aOff + i + 2 * LANES)
+                    .sub(FloatVector.fromArray(F, b, bOff + i + 2 * LANES));
+            FloatVector d3 = FloatVector.fromArray(F, a, aOff + i + 3 * LANES)
+                    .sub(FloatVector.fromArray(F, b, bOff + i + 3 * LANES));
+            acc0 = d0.fma(d0, acc0);
+            acc1 = d1.fma(d1, acc1);
+            acc2 = d2.fma(d2, acc2);
+            acc3 = d3.fma(d3, acc3);
+        }
+        for (; i < limit; i += LANES) {
+            FloatVector d = FloatVector.fromArray(F, a, aOff + i).sub(FloatVector.fromArray(F, b, bOff + i));
+            acc0 = d.fma(d, acc0);
+        }
+        return acc0.add(acc1).add(acc2.add(acc3)).reduceLanes(VectorOperators.ADD);
     }
 
     @Override
