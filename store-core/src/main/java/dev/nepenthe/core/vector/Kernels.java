@@ -18,6 +18,8 @@ public final class Kernels {
     /** System property that forces the implementation: {@code scalar} or {@code panama}. */
     public static final String PROPERTY = "nepenthe.kernels";
 
+    private static final String MODULE_MISSING = "module jdk.incubator.vector is not in the boot layer"
+            + " (start the JVM with --add-modules jdk.incubator.vector)";
     private static final Logger LOG = System.getLogger(Kernels.class.getName());
     private static final VectorKernels SCALAR = new ScalarKernels();
     private static final VectorKernels CHOSEN = choose();
@@ -48,31 +50,48 @@ public final class Kernels {
     }
 
     private static VectorKernels choose() {
-        String forced = System.getProperty(PROPERTY, "").trim().toLowerCase(Locale.ROOT);
-        switch (forced) {
+        String why = panamaUnavailableReason();
+        VectorKernels chosen = choose(System.getProperty(PROPERTY), why == null);
+        if (chosen == SCALAR && why != null) {
+            LOG.log(Level.WARNING, "Using scalar vector kernels: {0}", why);
+        }
+        return chosen;
+    }
+
+    /**
+     * The choice itself, apart from the process-wide singleton so tests can exercise every
+     * branch.
+     *
+     * @param forced the value of {@value #PROPERTY}, or null when unset
+     * @param moduleAvailable whether {@code jdk.incubator.vector} is readable
+     * @throws IllegalArgumentException if {@code forced} is neither blank, {@code scalar} nor
+     *     {@code panama}
+     * @throws IllegalStateException if {@code panama} is forced but the module is missing
+     */
+    static VectorKernels choose(String forced, boolean moduleAvailable) {
+        String value = forced == null ? "" : forced.trim().toLowerCase(Locale.ROOT);
+        switch (value) {
             case "scalar":
                 return SCALAR;
             case "panama":
-                return panama();
+                if (!moduleAvailable) {
+                    throw new IllegalStateException("system property " + PROPERTY + "=panama but the Vector API"
+                            + " kernels are unavailable: " + MODULE_MISSING);
+                }
+                return PanamaHolder.INSTANCE;
             case "":
-                break;
+                return moduleAvailable ? PanamaHolder.INSTANCE : SCALAR;
             default:
                 throw new IllegalArgumentException(
-                        "system property " + PROPERTY + " must be 'scalar' or 'panama', got '" + forced + "'");
+                        "system property " + PROPERTY + " must be 'scalar' or 'panama' (or unset), got '"
+                                + forced + "'");
         }
-        String why = panamaUnavailableReason();
-        if (why != null) {
-            LOG.log(Level.WARNING, "Using scalar vector kernels: {0}", why);
-            return SCALAR;
-        }
-        return PanamaHolder.INSTANCE;
     }
 
     /** Null when the Vector API can be used, else a sentence saying why not. */
     private static String panamaUnavailableReason() {
         if (ModuleLayer.boot().findModule("jdk.incubator.vector").isEmpty()) {
-            return "module jdk.incubator.vector is not in the boot layer"
-                    + " (start the JVM with --add-modules jdk.incubator.vector)";
+            return MODULE_MISSING;
         }
         return null;
     }

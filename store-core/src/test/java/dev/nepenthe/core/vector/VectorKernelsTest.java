@@ -1,0 +1,382 @@
+package dev.nepenthe.core.vector;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import java.util.Arrays;
+import java.util.SplittableRandom;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * Both kernel implementations against a naive double-precision reference, and against each
+ * other, on lengths that exercise every unrolled loop, vector loop and scalar tail.
+ *
+ * <h2>Tolerances</h2>
+ * A float sum of n terms, accumulated in any order (four scalar accumulators, vector lanes,
+ * a lane reduction), is off from the exact sum by at most about {@code n * u * sum|term|},
+ * where {@code u = 2^-24} is float's unit round-off (Higham, "Accuracy and Stability of
+ * Numerical Algorithms", the recursive-summation bound; a fused multiply-add rounds once, so a
+ * product adds nothing, and the difference in {@code (a-b)^2} adds about two more units). The
+ * bound is relative to the sum of magnitudes, not to the result: with cancelling signs the
+ * result can be near zero while each term is 1e8, and no float kernel can do better than
+ * the terms' own rounding. A bound relative to the result would fail correct kernels; a fixed
+ * absolute one would either fail at 1e4 components or pass anything at 1e-6 components.
+ *
+ * <p>That bound is loose, so it cannot see one small term going missing. {@link
+ * #everyPositionCounts} therefore checks exactly, with vectors that have a single non-zero
+ * component, that every index of every length reaches the result once, and the padding
+ * around each range is NaN so reading one float too far poisons the result.
+ */
+class VectorKernelsTest {
+
+    private static final int[] LENGTHS = {1, 3, 8, 13, 16, 25, 100, 127, 128, 207, 384, 702, 768, 1024, 1536};
+    private static final double U = Math.ulp(1.0f) / 2; // 2^-24
+    private static final int PAD = 37;
+
+    static Stream<VectorKernels> kernels() {
+        return Stream.of(Kernels.scalar(), Kernels.panama());
+    }
+
+    // ---- data -------------------------------------------------------------------------------
+
+    /**
+     * A component mix that stresses accumulation: zeros, signs, 1e4 magnitudes next to 1e-6
+     * ones, and ordinary Gaussian values.
+     */
+    private static float component(SplittableRandom rnd) {
+        double r = rnd.nextDouble();
+        double sign = rnd.nextBoolean() ? 1 : -1;
+        if (r < 0.1) {
+            return 0f;
+        } else if (r < 0.2) {
+            return (float) (sign * 1e4 * (0.5 + rnd.nextDouble()));
+        } else if (r < 0.3) {
+            return (float) (sign * 1e-6 * (0.5 + rnd.nextDouble()));
+        }
+        return (float) (sign * Math.abs(gaussian(rnd)));
+    }
+
+    private static double gaussian(SplittableRandom rnd) {
+        double u1 = 1.0 - rnd.nextDouble();
+        return Math.sqrt(-2 * Math.log(u1)) * Math.cos(2 * Math.PI * rnd.nextDouble());
+    }
+
+    /** {@code len} random floats at {@code off}, NaN everywhere else (so over-reads show). */
+    private static float[] padded(SplittableRandom rnd, int off, int len) {
+        float[] a = new float[off + len + PAD];
+        Arrays.fill(a, Float.NaN);
+        for (int i = 0; i < len; i++) {
+            a[off + i] = component(rnd);
+        }
+        return a;
+    }
+
+    private static float[] plain(SplittableRandom rnd, int len) {
+        float[] a = new float[len];
+        for (int i = 0; i < len; i++) {
+            a[i] = component(rnd);
+        }
+        return a;
+    }
+
+    // ---- reference --------------------------------------------------------------------------
+
+    private record Ref(double value, double magnitude) {}
+
+    private static Ref refDot(float[] a, int aOff, float[] b, int bOff, int len) {
+        double s = 0, m = 0;
+        for (int i = 0; i < len; i++) {
+            double t = (double) a[aOff + i] * b[bOff + i];
+            s += t;
+            m += Math.abs(t);
+        }
+        return new Ref(s, m);
+    }
+
+    private static Ref refSquare(float[] a, int aOff, float[] b, int bOff, int len) {
+        double s = 0;
+        for (int i = 0; i < len; i++) {
+            double d = (double) a[aOff + i] - b[bOff + i];
+            s += d * d;
+        }
+        return new Ref(s, s);
+    }
+
+    /** Within the summation bound for {@code n} terms (see the class comment). */
+    private static void assertClose(Ref ref, float actual, int n, String what) {
+        double tol = (n + 4) * U * ref.magnitude() + Float.MIN_NORMAL;
+        if (!(Math.abs(actual - ref.value()) <= tol)) {
+            fail(what + ": expected " + ref.value() + " +- " + tol + " but was " + actual);
+        }
+    }
+
+    // ---- dot / squareDistance ---------------------------------------------------------------
+
+    @ParameterizedTest
+    @MethodSource("kernels")
+    void dotAndSquareDistanceMatchTheReference(VectorKernels k) {
+        SplittableRandom rnd = new SplittableRandom(11);
+        for (int len : LENGTHS) {
+            int aOff = rnd.nextInt(9), bOff = rnd.nextInt(9);
+            float[] a = padded(rnd, aOff, len), b = padded(rnd, bOff, len);
+            assertClose(refDot(a, aOff, b, bOff, len), k.dot(a, aOff, b, bOff, len), len, "dot len " + len);
+            assertClose(refSquare(a, aOff, b, bOff, len), k.squareDistance(a, aOff, b, bOff, len), len,
+                    "squareDistance len " + len);
+
+            float[] x = plain(rnd, len), y = plain(rnd, len);
+            assertClose(refDot(x, 0, y, 0, len), k.dot(x, y), len, "dot(a, b) len " + len);
+            assertClose(refSquare(x, 0, y, 0, len), k.squareDistance(x, y), len, "squareDistance(a, b) len " + len);
+            assertEquals(0f, k.squareDistance(x, 0, x, 0, len), "distance to itself, len " + len);
+        }
+    }
+
+    @Test
+    void simdAgreesWithScalar() {
+        VectorKernels s = Kernels.scalar(), p = Kernels.panama();
+        SplittableRandom rnd = new SplittableRandom(12);
+        for (int len : LENGTHS) {
+            float[] a = plain(rnd, len), b = plain(rnd, len);
+            // Each is within the bound of the exact value, so they are within twice it of each other.
+            Ref dot = refDot(a, 0, b, 0, len);
+            double tol = 2 * (len + 4) * U * dot.magnitude() + Float.MIN_NORMAL;
+            assertTrue(Math.abs(s.dot(a, b) - p.dot(a, b)) <= tol, "dot len " + len);
+            Ref sq = refSquare(a, 0, b, 0, len);
+            tol = 2 * (len + 4) * U * sq.magnitude() + Float.MIN_NORMAL;
+            assertTrue(Math.abs(s.squareDistance(a, b) - p.squareDistance(a, b)) <= tol, "squareDistance len " + len);
+            assertTrue(Math.abs(s.cosine(a, b) - p.cosine(a, b)) <= 4 * (len + 5) * U, "cosine len " + len);
+        }
+    }
+
+    /** Exact: one non-zero component per vector, so each index must reach the sum exactly once. */
+    @ParameterizedTest
+    @MethodSource("kernels")
+    void everyPositionCounts(VectorKernels k) {
+        SplittableRandom rnd = new SplittableRandom(13);
+        for (int len : LENGTHS) {
+            int off = 1 + rnd.nextInt(8);
+            float[] b = padded(rnd, off, len);
+            float[] e = new float[off + len + PAD];
+            float[] zero = new float[len];
+            for (int pos = 0; pos < len; pos++) {
+                Arrays.fill(e, Float.NaN);
+                Arrays.fill(e, off, off + len, 0f);
+                e[off + pos] = 3f;
+                assertEquals(3f * b[off + pos], k.dot(e, off, b, off, len), "dot len " + len + " pos " + pos);
+                assertEquals(9f, k.squareDistance(e, off, zero, 0, len), "squareDistance len " + len + " pos " + pos);
+            }
+        }
+    }
+
+    // ---- cosine -----------------------------------------------------------------------------
+
+    /**
+     * |cos error| stays below about 2 n u: the dot product's error is at most n u sum|a_i b_i|
+     * <= n u |a||b| (Cauchy-Schwarz), and each squared norm is off by at most n u relative.
+     */
+    @ParameterizedTest
+    @MethodSource("kernels")
+    void cosineMatchesTheReference(VectorKernels k) {
+        SplittableRandom rnd = new SplittableRandom(14);
+        for (int len : LENGTHS) {
+            float[] a = plain(rnd, len), b = plain(rnd, len);
+            double ab = refDot(a, 0, b, 0, len).value();
+            double aa = refDot(a, 0, a, 0, len).value();
+            double bb = refDot(b, 0, b, 0, len).value();
+            double expected = aa == 0 || bb == 0 ? 0 : ab / Math.sqrt(aa * bb);
+            float c = k.cosine(a, b);
+            assertTrue(Math.abs(c - expected) <= 2 * (len + 5) * U, "cosine len " + len + ": " + expected + " vs " + c);
+            assertTrue(c >= -1f && c <= 1f, "cosine out of range: " + c);
+        }
+    }
+
+    @ParameterizedTest
+    @MethodSource("kernels")
+    void cosineEdgeCases(VectorKernels k) {
+        SplittableRandom rnd = new SplittableRandom(15);
+        for (int len : LENGTHS) {
+            float[] a = plain(rnd, len);
+            a[0] = 1f; // never all zeros
+            float[] zero = new float[len];
+            float[] neg = new float[len];
+            float[] scaled = new float[len];
+            float[] tiny = new float[len];
+            for (int i = 0; i < len; i++) {
+                neg[i] = -a[i];
+                scaled[i] = a[i] * 1024f; // exact: a power of two
+                tiny[i] = 1e-30f;
+            }
+            assertEquals(0f, k.cosine(zero, a), "zero first, len " + len);
+            assertEquals(0f, k.cosine(a, zero), "zero second, len " + len);
+            assertEquals(0f, k.cosine(zero, zero), "both zero, len " + len);
+            float self = k.cosine(a, a);
+            assertTrue(self <= 1f && self >= 1f - 2 * (len + 5) * U, "identical, len " + len + ": " + self);
+            float opposite = k.cosine(a, neg);
+            assertTrue(opposite >= -1f && opposite <= -1f + 2 * (len + 5) * U, "opposite, len " + len + ": " + opposite);
+            float parallel = k.cosine(a, scaled);
+            assertTrue(parallel <= 1f && parallel >= 1f - 2 * (len + 5) * U, "scaled, len " + len + ": " + parallel);
+            // Squares of 1e-30 underflow to zero in float: the norm is then zero, never NaN.
+            float t = k.cosine(tiny, tiny);
+            assertFalse(Float.isNaN(t), "tiny vectors gave NaN, len " + len);
+            assertTrue(t >= -1f && t <= 1f, "tiny vectors out of range: " + t);
+        }
+    }
+
+    // ---- batches ----------------------------------------------------------------------------
+
+    @ParameterizedTest
+    @MethodSource("kernels")
+    void batchesMatchSingleScores(VectorKernels k) {
+        SplittableRandom rnd = new SplittableRandom(16);
+        int[] counts = {0, 1, 3, 4, 5, 9};
+        for (int dim : LENGTHS) {
+            float[] q = plain(rnd, dim);
+            for (int count : counts) {
+                int blockOff = rnd.nextInt(2 * dim + 1), outOff = rnd.nextInt(5);
+                float[] block = padded(rnd, blockOff, count * dim);
+                float[] dots = new float[outOff + count + PAD];
+                float[] squares = new float[outOff + count + PAD];
+                Arrays.fill(dots, -7f);
+                Arrays.fill(squares, -7f);
+                k.dotBatch(q, block, blockOff, count, dim, dots, outOff);
+                k.squareDistanceBatch(q, block, blockOff, count, dim, squares, outOff);
+                for (int v = 0; v < count; v++) {
+                    int o = blockOff + v * dim;
+                    String what = " dim " + dim + " count " + count + " vector " + v;
+                    assertClose(refDot(q, 0, block, o, dim), dots[outOff + v], dim, "dotBatch" + what);
+                    assertClose(refSquare(q, 0, block, o, dim), squares[outOff + v], dim, "squareDistanceBatch" + what);
+                }
+                assertUntouched(dots, outOff, count, "dotBatch dim " + dim);
+                assertUntouched(squares, outOff, count, "squareDistanceBatch dim " + dim);
+            }
+        }
+    }
+
+    private static void assertUntouched(float[] out, int off, int count, String what) {
+        for (int i = 0; i < out.length; i++) {
+            if (i < off || i >= off + count) {
+                assertEquals(-7f, out[i], what + ": wrote outside its range at " + i);
+            }
+        }
+    }
+
+    // ---- subtract ---------------------------------------------------------------------------
+
+    @ParameterizedTest
+    @MethodSource("kernels")
+    void subtractIsExactPerComponent(VectorKernels k) {
+        SplittableRandom rnd = new SplittableRandom(17);
+        for (int len : LENGTHS) {
+            int vOff = rnd.nextInt(9), cOff = rnd.nextInt(9), outOff = rnd.nextInt(9);
+            float[] v = padded(rnd, vOff, len), c = padded(rnd, cOff, len);
+            float[] out = new float[outOff + len + PAD];
+            Arrays.fill(out, -7f);
+            k.subtract(v, vOff, c, cOff, out, outOff, len);
+            for (int i = 0; i < len; i++) {
+                // IEEE subtraction is correctly rounded: the float result is unique.
+                assertEquals(v[vOff + i] - c[cOff + i], out[outOff + i], "len " + len + " index " + i);
+            }
+            assertUntouched(out, outOff, len, "subtract len " + len);
+        }
+    }
+
+    // ---- product quantization ---------------------------------------------------------------
+
+    @ParameterizedTest
+    @MethodSource("kernels")
+    void pqDistanceSumsTheCodedEntries(VectorKernels k) {
+        SplittableRandom rnd = new SplittableRandom(18);
+        for (int m : new int[] {1, 2, 3, 8, 13, 16, 32, 64}) {
+            for (int ksub : new int[] {1, 16, 256}) {
+                float[] table = plain(rnd, m * ksub);
+                int count = 7, codesOff = rnd.nextInt(11), outOff = rnd.nextInt(5);
+                byte[] codes = new byte[codesOff + count * m + PAD];
+                for (int i = 0; i < codes.length; i++) {
+                    // The top code (255 reads as byte -1) checks that codes are unsigned.
+                    codes[i] = (byte) (rnd.nextInt(8) == 0 ? ksub - 1 : rnd.nextInt(ksub));
+                }
+                float[] out = new float[outOff + count + PAD];
+                Arrays.fill(out, -7f);
+                k.pqDistanceBatch(table, ksub, codes, codesOff, count, m, out, outOff);
+                for (int v = 0; v < count; v++) {
+                    int off = codesOff + v * m;
+                    double s = 0, mag = 0;
+                    for (int j = 0; j < m; j++) {
+                        float t = table[j * ksub + (codes[off + j] & 0xFF)];
+                        s += t;
+                        mag += Math.abs(t);
+                    }
+                    Ref ref = new Ref(s, mag);
+                    String what = "m " + m + " ksub " + ksub + " code " + v;
+                    assertClose(ref, k.pqDistance(table, ksub, codes, off, m), m, "pqDistance " + what);
+                    assertClose(ref, out[outOff + v], m, "pqDistanceBatch " + what);
+                }
+                assertUntouched(out, outOff, count, "pqDistanceBatch m " + m);
+            }
+        }
+    }
+
+    /**
+     * Sub-vector lengths cover each table path: 1, 2 and 4 (several centroids per vector), 8
+     * and 16 (one folded vector per centroid) and 3, 12 (one centroid at a time); ksub of 5 and
+     * 13 leave centroids over after whole groups of eight.
+     */
+    @ParameterizedTest
+    @MethodSource("kernels")
+    void pqTablesMatchTheReference(VectorKernels k) {
+        SplittableRandom rnd = new SplittableRandom(19);
+        for (int dsub : new int[] {1, 2, 3, 4, 8, 12, 16, 24, 32}) {
+            for (int m : new int[] {1, 3, 8}) {
+                for (int ksub : new int[] {1, 5, 8, 13, 256}) {
+                    float[] q = plain(rnd, m * dsub);
+                    float[] codebooks = plain(rnd, m * ksub * dsub);
+                    float[] distances = new float[m * ksub];
+                    float[] dots = new float[m * ksub];
+                    k.pqDistanceTable(q, codebooks, m, ksub, distances);
+                    k.pqDotTable(q, codebooks, m, ksub, dots);
+                    for (int j = 0; j < m; j++) {
+                        for (int c = 0; c < ksub; c++) {
+                            int o = (j * ksub + c) * dsub;
+                            String what = " dsub " + dsub + " m " + m + " ksub " + ksub + " j " + j + " c " + c;
+                            assertClose(refSquare(q, j * dsub, codebooks, o, dsub), distances[j * ksub + c], dsub,
+                                    "pqDistanceTable" + what);
+                            assertClose(refDot(q, j * dsub, codebooks, o, dsub), dots[j * ksub + c], dsub,
+                                    "pqDotTable" + what);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /** Exact, as {@link #everyPositionCounts}: one non-zero codebook float per table entry. */
+    @ParameterizedTest
+    @MethodSource("kernels")
+    void pqTablesPlaceEveryCentroid(VectorKernels k) {
+        for (int dsub : new int[] {1, 2, 4, 8, 16}) {
+            int m = 2, ksub = 16;
+            float[] q = new float[m * dsub];
+            Arrays.fill(q, 1f);
+            float[] codebooks = new float[m * ksub * dsub];
+            for (int j = 0; j < m; j++) {
+                for (int c = 0; c < ksub; c++) {
+                    // centroid (j, c) differs from the all-ones query in one component, by j*ksub+c+1
+                    Arrays.fill(codebooks, (j * ksub + c) * dsub, (j * ksub + c + 1) * dsub, 1f);
+                    codebooks[(j * ksub + c) * dsub + (c % dsub)] += j * ksub + c + 1;
+                }
+            }
+            float[] distances = new float[m * ksub];
+            float[] dots = new float[m * ksub];
+            k.pqDistanceTable(q, codebooks, m, ksub, distances);
+            k.pqDotTable(q, codebooks, m, ksub, dots);
+            for (int e = 0; e < m * ksub; e++) {
+                assertEquals((float) (e + 1) * (e + 1), distances[e], "distance entry " + e + " dsub " + dsub);
+                assertEquals((float) dsub + e + 1, dots[e], "dot entry " + e + " dsub " + dsub);
+            }
+        }
+    }
+}
