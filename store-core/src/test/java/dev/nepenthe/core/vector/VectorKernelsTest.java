@@ -314,6 +314,9 @@ class VectorKernelsTest {
                     String what = "m " + m + " ksub " + ksub + " code " + v;
                     assertClose(ref, k.pqDistance(table, ksub, codes, off, m), m, "pqDistance " + what);
                     assertClose(ref, out[outOff + v], m, "pqDistanceBatch " + what);
+                    // Four codes at a time must not change a code's rounding: batch == single.
+                    org.junit.jupiter.api.Assertions.assertEquals(k.pqDistance(table, ksub, codes, off, m),
+                            out[outOff + v], 0f, "pqDistanceBatch bit-identical to pqDistance, " + what);
                 }
                 assertUntouched(out, outOff, count, "pqDistanceBatch m " + m);
             }
