@@ -17,26 +17,33 @@ public final class KeyedHash {
 
     public static final int LENGTH = 32;
     private final SecretKeySpec key;
+    /** An initialised Mac per thread: getInstance and init cost more than hashing a short id. */
+    private final ThreadLocal<Mac> mac;
 
     public KeyedHash(MasterKey master) {
         byte[] k = master.derive("keyed-hash");
         this.key = new SecretKeySpec(k, "HmacSHA256");
         Arrays.fill(k, (byte) 0);
+        this.mac = ThreadLocal.withInitial(() -> {
+            try {
+                Mac m = Mac.getInstance("HmacSHA256");
+                m.init(key);
+                return m;
+            } catch (GeneralSecurityException e) {
+                throw new IllegalStateException("HmacSHA256 unavailable", e);
+            }
+        });
     }
 
     /** Hash of a tuple of strings; each part is length-prefixed, so ("ab","c") != ("a","bc"). */
     public Hash of(String kind, String... parts) {
-        try {
-            Mac mac = Mac.getInstance("HmacSHA256");
-            mac.init(key);
-            update(mac, kind);
-            for (String p : parts) {
-                update(mac, p == null ? "" : p);
-            }
-            return new Hash(mac.doFinal());
-        } catch (GeneralSecurityException e) {
-            throw new IllegalStateException("HmacSHA256 unavailable", e);
+        Mac m = mac.get();
+        // doFinal resets the Mac, so the next call on this thread starts clean.
+        update(m, kind);
+        for (String p : parts) {
+            update(m, p == null ? "" : p);
         }
+        return new Hash(m.doFinal());
     }
 
     private static void update(Mac mac, String s) {

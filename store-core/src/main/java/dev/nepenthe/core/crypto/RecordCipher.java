@@ -17,6 +17,14 @@ public final class RecordCipher {
     public static final int NONCE = 12;
     public static final int TAG = 16;
     private static final SecureRandom RANDOM = new SecureRandom();
+    /** Cipher.getInstance walks the provider list on every call; one instance per thread is reused. */
+    private static final ThreadLocal<Cipher> GCM = ThreadLocal.withInitial(() -> {
+        try {
+            return Cipher.getInstance("AES/GCM/NoPadding");
+        } catch (GeneralSecurityException e) {
+            throw new IllegalStateException("AES/GCM/NoPadding unavailable in this JVM", e);
+        }
+    });
 
     private RecordCipher() {}
 
@@ -24,7 +32,7 @@ public final class RecordCipher {
         byte[] nonce = new byte[NONCE];
         RANDOM.nextBytes(nonce);
         try {
-            Cipher c = Cipher.getInstance("AES/GCM/NoPadding");
+            Cipher c = GCM.get();
             c.init(Cipher.ENCRYPT_MODE, key.secretKey(), new GCMParameterSpec(TAG * 8, nonce));
             c.updateAAD(aad);
             byte[] out = new byte[NONCE + c.getOutputSize(plaintext.length)];
@@ -44,7 +52,7 @@ public final class RecordCipher {
             throw new AEADBadTagException("sealed message of " + sealed.length + " bytes is shorter than nonce and tag");
         }
         try {
-            Cipher c = Cipher.getInstance("AES/GCM/NoPadding");
+            Cipher c = GCM.get();
             c.init(Cipher.DECRYPT_MODE, key.secretKey(), new GCMParameterSpec(TAG * 8, sealed, 0, NONCE));
             c.updateAAD(aad);
             return c.doFinal(sealed, NONCE, sealed.length - NONCE);
