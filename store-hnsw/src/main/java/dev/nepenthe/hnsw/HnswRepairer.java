@@ -99,9 +99,11 @@ final class HnswRepairer {
     private void repairList(int a, int level, HnswSearcher.Scratch s, IntBag lostInLink) {
         int[] current = g.neighbors(a, level);
         IntBag seeds = new IntBag(current.length * 4);
+        IntBag survivors = new IntBag(current.length);
         for (int c : current) {
             if (!removing.get(c)) {
                 seeds.add(c);
+                survivors.add(c);
             } else {
                 for (int d : g.neighbors(c, level)) {
                     if (d != a && !removing.get(d)) {
@@ -131,6 +133,21 @@ final class HnswRepairer {
         int max = g.maxDegree(level);
         int[] out = new int[max];
         int k = NeighborSelector.select(g, cand, scores, m, max, out);
+        // Surviving neighbours the heuristic passed over stay while there is room: each is an
+        // in-link of another node, and dropping in-links is how a repair would strand nodes.
+        for (int i = 0; i < survivors.size() && k < max; i++) {
+            int c = survivors.get(i);
+            if (!HnswGraph.contains(out, k, c)) {
+                out[k++] = c;
+            }
+        }
+        // The list keeps its old length: a removed neighbour's place goes to the closest
+        // candidate not yet chosen, so degrees (and with them recall) do not erode as removals add up.
+        for (int i = 0; i < m && k < current.length; i++) {
+            if (!HnswGraph.contains(out, k, cand[i])) {
+                out[k++] = cand[i];
+            }
+        }
         g.replaceList(a, level, out, k, lostInLink);
         repairedLists++;
     }
