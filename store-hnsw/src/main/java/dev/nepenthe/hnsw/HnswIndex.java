@@ -40,6 +40,8 @@ public final class HnswIndex implements VectorIndex {
     public static final String KIND = "hnsw";
     static final String FORMAT = "nepenthe-hnsw";
     static final int VERSION = 1;
+    /** Below this many slots every removal ends with the global reachability walk (about 0.1 ms). */
+    static final int FULL_WALK_BELOW = 8192;
 
     private final int dim;
     private final Metric metric;
@@ -192,7 +194,14 @@ public final class HnswIndex implements VectorIndex {
             }
             // 1. Unlink and repair while searches keep running (they skip the marked slots).
             repairer.remove(slots, n);
-            // 2. Free the slots once no running search can still hold one.
+            // 2. The local rules keep paths through a removed node; a new entry point, a batch
+            //    (the forget protocol's case) or a small graph also gets the global walk that
+            //    proves every node reachable. A single removal from a large graph skips it: the
+            //    walk costs a pass over every list, more than the repair itself.
+            if (repairer.entryMoved || n > 1 || graph.highWater() <= FULL_WALK_BELOW) {
+                repairer.connectUnreachable();
+            }
+            // 3. Free the slots once no running search can still hold one.
             slotLock.writeLock().lock();
             try {
                 for (int i = 0; i < n; i++) {
@@ -207,6 +216,23 @@ public final class HnswIndex implements VectorIndex {
                 slotLock.writeLock().unlock();
             }
             return n;
+        } finally {
+            writerGate.writeLock().unlock();
+        }
+    }
+
+    /**
+     * Links every live node that layer 0 cannot reach from the entry point back into the graph.
+     * Removals call it themselves (see {@link #removeAll}); call it after a concurrent bulk load,
+     * where racing inserts can, rarely, prune the last link into a node (Lucene connects
+     * components after a merge for the same reason). Cost: one pass over every list.
+     *
+     * @return how many stranded nodes were linked back
+     */
+    public int connectUnreachable() {
+        writerGate.writeLock().lock();
+        try {
+            return repairer.connectUnreachable();
         } finally {
             writerGate.writeLock().unlock();
         }

@@ -25,6 +25,8 @@ final class HnswRepairer {
     /** Counters of the last {@link #remove} call, for tests and benchmarks. */
     long repairedLists;
     long reconnected;
+    /** Whether the last {@link #remove} had to move the entry point. */
+    boolean entryMoved;
 
     HnswRepairer(HnswGraph g, int repairEf) {
         this.g = g;
@@ -48,7 +50,8 @@ final class HnswRepairer {
         }
         // 2. Move the entry point off a removed node before any repair search starts from it.
         int oldEntry = HnswGraph.entrySlot(g.entry());
-        if (oldEntry >= 0 && removing.get(oldEntry)) {
+        entryMoved = oldEntry >= 0 && removing.get(oldEntry);
+        if (entryMoved) {
             chooseNewEntry();
         }
         HnswSearcher.Scratch s = HnswSearcher.scratch();
@@ -69,18 +72,33 @@ final class HnswRepairer {
                 }
             }
             IntBag lostInLink = new IntBag();
+            int[][] inOf = new int[n][];
+            int[][] outOf = new int[n][];
+            for (int i = 0; i < n; i++) {
+                if (g.level(slots[i]) >= l) {
+                    inOf[i] = g.reverseNeighbors(slots[i], l);
+                    outOf[i] = g.neighbors(slots[i], l);
+                }
+            }
             // 4. Re-select each affected list from candidates without the removed nodes.
             for (int i = 0; i < affected.size(); i++) {
                 repairList(affected.get(i), l, s, lostInLink);
             }
-            // 5. Drop the removed nodes' own lists (and with them their out-neighbours' reverse entries).
+            // 5. Every path that ran a -> x -> b must still reach b: if no node that linked to x
+            //    links to b now, the closest of them that can take b does.
+            for (int i = 0; i < n; i++) {
+                if (outOf[i] != null) {
+                    bypass(inOf[i], outOf[i], l);
+                }
+            }
+            // 6. Drop the removed nodes' own lists (and with them their out-neighbours' reverse entries).
             for (int i = 0; i < n; i++) {
                 int x = slots[i];
                 if (g.level(x) >= l) {
                     g.replaceList(x, l, new int[0], 0, lostInLink);
                 }
             }
-            // 6. A node whose last in-link just went is unreachable on this layer: link it again.
+            // 7. A node whose last in-link just went is unreachable on this layer: link it again.
             for (int i = 0; i < lostInLink.size(); i++) {
                 int b = lostInLink.get(i);
                 if (!removing.get(b) && g.isLive(b) && g.level(b) >= l && g.inDegree(b, l) == 0
@@ -132,24 +150,60 @@ final class HnswRepairer {
         }
         int max = g.maxDegree(level);
         int[] out = new int[max];
-        int k = NeighborSelector.select(g, cand, scores, m, max, out);
-        // Surviving neighbours the heuristic passed over stay while there is room: each is an
-        // in-link of another node, and dropping in-links is how a repair would strand nodes.
-        for (int i = 0; i < survivors.size() && k < max; i++) {
-            int c = survivors.get(i);
-            if (!HnswGraph.contains(out, k, c)) {
-                out[k++] = c;
-            }
+        // 1. Surviving neighbours stay. Each is another node's in-link; re-selecting them away
+        //    strands nodes (measured: whole clusters unreachable after removing 60%).
+        int k = 0;
+        for (int i = 0; i < survivors.size(); i++) {
+            out[k++] = survivors.get(i);
         }
-        // The list keeps its old length: a removed neighbour's place goes to the closest
-        // candidate not yet chosen, so degrees (and with them recall) do not erode as removals add up.
-        for (int i = 0; i < m && k < current.length; i++) {
+        // 2. The heuristic picks the replacements: closest first, each kept only if it is closer
+        //    to this node than to anything already in the list, i.e. it covers the direction the
+        //    removed neighbour covered.
+        int target = Math.max(current.length, k + 1);
+        k = NeighborSelector.selectInto(g, cand, scores, m, target, out, k);
+        // 3. The list keeps its old length: the closest unchosen candidates fill what the
+        //    heuristic left, so degrees (and recall) do not erode as removals add up.
+        for (int i = 0; i < m && k < target; i++) {
             if (!HnswGraph.contains(out, k, cand[i])) {
                 out[k++] = cand[i];
             }
         }
         g.replaceList(a, level, out, k, lostInLink);
         repairedLists++;
+    }
+
+    /** Links each surviving out-neighbour of a removed node from one of its surviving in-neighbours. */
+    private void bypass(int[] in, int[] out, int level) {
+        IntBag live = new IntBag(in.length);
+        for (int a : in) {
+            if (!removing.get(a)) {
+                live.add(a);
+            }
+        }
+        if (live.size() == 0) {
+            return;
+        }
+        for (int b : out) {
+            if (removing.get(b)) {
+                continue;
+            }
+            int[] rev = g.reverseNeighbors(b, level);
+            boolean linked = false;
+            for (int i = 0; i < live.size() && !linked; i++) {
+                linked = HnswGraph.contains(rev, rev.length, live.get(i));
+            }
+            if (!linked) {
+                int[] cand = live.toArray();
+                float[] scores = new float[cand.length];
+                for (int i = 0; i < cand.length; i++) {
+                    scores[i] = g.scoreBetween(b, cand[i]);
+                }
+                NeighborSelector.sortBestFirst(cand, scores, cand.length);
+                if (linkFromClosest(g, b, level, cand)) {
+                    reconnected++;
+                }
+            }
+        }
     }
 
     /** Gives {@code b} an in-link on {@code level} from its closest node that can take one. */
@@ -222,6 +276,81 @@ final class HnswRepairer {
             }
         }
         return false;
+    }
+
+    /**
+     * The safety net behind the local rules: walks layer 0 from the entry point and links every
+     * live node it cannot reach from the closest reachable node that can take the link (Lucene
+     * connects components the same way after a merge). Cost: one pass over every list, plus a
+     * search per stranded group. Caller holds the writer gate exclusively.
+     *
+     * @return how many stranded nodes (or groups) were linked back
+     */
+    int connectUnreachable() {
+        long entry = g.entry();
+        int ep = HnswGraph.entrySlot(entry);
+        if (ep < 0) {
+            return 0;
+        }
+        int hw = g.highWater();
+        BitSet reached = new BitSet(hw);
+        int[] stack = new int[16];
+        stack = markReachable(ep, reached, stack);
+        int linked = 0;
+        HnswSearcher.Scratch s = HnswSearcher.scratch();
+        for (int u = 0; u < hw; u++) {
+            if (reached.get(u) || !g.isLive(u)) {
+                continue;
+            }
+            // The search starts at the entry point, so everything it returns is reachable.
+            float[] query = g.vectorCopy(u);
+            s.begin(g.capacity());
+            int start = HnswSearcher.descend(g, query, entry, 0, s);
+            s.visited.visit(u);
+            HnswSearcher.searchLayer(g, query, new int[] {start}, 1, Math.max(repairEf, g.maxDegree0), 0, null, u,
+                    Long.MAX_VALUE, s);
+            int m = s.results.size();
+            int[] cand = new int[m];
+            for (int i = m - 1; i >= 0; i--) {
+                cand[i] = s.results.pop();
+            }
+            IntBag onlyReached = new IntBag(m);
+            for (int c : cand) {
+                if (reached.get(c)) {
+                    onlyReached.add(c);
+                }
+            }
+            if (linkFromClosest(g, u, 0, onlyReached.toArray())) {
+                linked++;
+                stack = markReachable(u, reached, stack);
+            }
+        }
+        reconnected += linked;
+        return linked;
+    }
+
+    /** Depth-first walk of layer 0 from {@code from}, adding what it reaches to {@code reached}. */
+    private int[] markReachable(int from, BitSet reached, int[] stack) {
+        int top = 0;
+        stack[top++] = from;
+        reached.set(from);
+        while (top > 0) {
+            int v = stack[--top];
+            int[] arr = g.listArray(v, 0);
+            int base = g.listBase(v, 0);
+            int deg = HnswGraph.degree(arr, base);
+            for (int i = 0; i < deg; i++) {
+                int n = arr[base + 1 + i];
+                if (n >= 0 && !reached.get(n)) {
+                    reached.set(n);
+                    if (top == stack.length) {
+                        stack = java.util.Arrays.copyOf(stack, top * 2);
+                    }
+                    stack[top++] = n;
+                }
+            }
+        }
+        return stack;
     }
 
     /** Makes the live node with the highest level the entry point (none: the graph is empty). */

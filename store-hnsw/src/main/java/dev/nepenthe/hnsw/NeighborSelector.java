@@ -39,9 +39,22 @@ final class NeighborSelector {
      * @return how many were selected. Cost: up to n * max vector comparisons.
      */
     static int select(HnswGraph g, int[] slots, float[] scores, int n, int max, int[] out) {
-        int kept = 0;
+        return selectInto(g, slots, scores, n, max, out, 0);
+    }
+
+    /**
+     * As {@link #select}, but {@code out[0, kept)} already holds neighbours that stay; candidates
+     * are judged against them too and appended after them. Candidates already kept are skipped.
+     *
+     * @return the new length of {@code out}
+     */
+    static int selectInto(HnswGraph g, int[] slots, float[] scores, int n, int max, int[] out, int kept) {
+        int fixed = kept;
         for (int i = 0; i < n && kept < max; i++) {
             int c = slots[i];
+            if (HnswGraph.contains(out, fixed, c)) {
+                continue;
+            }
             float toBase = scores[i];
             boolean diverse = true;
             for (int j = 0; j < kept; j++) {
