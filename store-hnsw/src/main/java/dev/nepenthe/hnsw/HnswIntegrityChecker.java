@@ -80,7 +80,15 @@ final class HnswIntegrityChecker {
                 if (nb.length != deg) {
                     r.violation(OUT_OF_RANGE, "slot " + s + " layer " + l + " holds -1 below its degree");
                 }
-                reverseEntries += g.reverseNeighbors(s, l).length;
+                int[] rev = g.reverseNeighbors(s, l);
+                reverseEntries += rev.length;
+                for (int from : rev) {
+                    if (from < 0 || from >= hw || g.state(from) == HnswGraph.FREE || g.level(from) < l
+                            || !HnswGraph.contains(g.neighbors(from, l), g.degree(from, l), s)) {
+                        r.violation(REVERSE, "reverse list of slot " + s + " on layer " + l + " names slot " + from
+                                + " which does not link to it");
+                    }
+                }
                 for (int i = 0; i < nb.length; i++) {
                     int n = nb[i];
                     edges++;

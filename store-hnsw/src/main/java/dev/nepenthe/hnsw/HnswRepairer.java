@@ -287,6 +287,20 @@ final class HnswRepairer {
      * @return how many stranded nodes (or groups) were linked back
      */
     int connectUnreachable() {
+        // A link that had to trade away another edge can strand something else; passes repeat
+        // until one finds nothing to do (in practice the second pass finds nothing).
+        int total = 0;
+        for (int pass = 0; pass < 8; pass++) {
+            int linked = connectPass();
+            total += linked;
+            if (linked == 0) {
+                break;
+            }
+        }
+        return total;
+    }
+
+    private int connectPass() {
         long entry = g.entry();
         int ep = HnswGraph.entrySlot(entry);
         if (ep < 0) {
@@ -302,10 +316,14 @@ final class HnswRepairer {
             if (reached.get(u) || !g.isLive(u)) {
                 continue;
             }
-            // The search starts at the entry point, so everything it returns is reachable.
+            // Search layer 0 from a reached node: the upper layers may lead straight into the
+            // stranded group, which layer 0 alone does not reach.
             float[] query = g.vectorCopy(u);
             s.begin(g.capacity());
             int start = HnswSearcher.descend(g, query, entry, 0, s);
+            if (!reached.get(start)) {
+                start = ep;
+            }
             s.visited.visit(u);
             HnswSearcher.searchLayer(g, query, new int[] {start}, 1, Math.max(repairEf, g.maxDegree0), 0, null, u,
                     Long.MAX_VALUE, s);

@@ -24,7 +24,7 @@ class HnswRandomizedTest {
     @Test
     void interleavedInsertsRemovesAndSearchesKeepTheGraphClean() {
         for (long seed : new long[] {1, 2}) {
-            run(seed, 4_000);
+            run(seed, 5_000);
         }
     }
 
@@ -45,15 +45,16 @@ class HnswRandomizedTest {
         double recallSum = 0;
         int searches = 0;
         int checks = 0;
+        int maxLive = 0;
         for (int step = 0; step < steps; step++) {
             int action = rnd.nextInt(100);
-            if (action < 55 && !dead.isEmpty()) {
+            if (action < 60 && !dead.isEmpty()) {
                 int ord = dead.remove(rnd.nextInt(dead.size()));
                 index.add(ord, vectors[ord]);
                 exact.add(ord, vectors[ord]);
                 live.add(ord);
             } else if (action < 80 && !live.isEmpty()) {
-                int count = rnd.nextInt(4) == 0 ? 1 + rnd.nextInt(Math.min(40, live.size())) : 1;
+                int count = rnd.nextInt(10) == 0 ? 1 + rnd.nextInt(Math.min(20, live.size())) : 1;
                 int[] batch = new int[count];
                 for (int i = 0; i < count; i++) {
                     int ord = live.remove(rnd.nextInt(live.size()));
@@ -80,8 +81,10 @@ class HnswRandomizedTest {
                 searches++;
             }
             assertEquals(live.size(), index.size());
+            maxLive = Math.max(maxLive, live.size());
         }
         assertTrue(checks > 500, "only " + checks + " removal batches were checked");
+        assertTrue(maxLive > 500, "the graph never grew past " + maxLive + " live nodes");
         double recall = recallSum / searches;
         assertTrue(recall > 0.9, "seed " + seed + ": mean recall@10 " + recall + " over " + searches + " searches");
     }
