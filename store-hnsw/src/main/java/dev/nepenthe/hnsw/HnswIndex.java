@@ -238,9 +238,18 @@ public final class HnswIndex implements VectorIndex {
         }
     }
 
-    /** Lists re-selected and nodes re-linked by the last removal (for benchmarks and tests). */
-    long[] lastRepairCounts() {
-        return new long[] {repairer.repairedLists, repairer.reconnected};
+    /**
+     * Repair work since the index was created: {lists re-selected, nodes re-linked} (for
+     * benchmarks and operators).
+     */
+    public long[] repairCounts() {
+        writerGate.writeLock().lock();
+        try {
+            return new long[] {repairer.repairedListsTotal + repairer.repairedLists,
+                repairer.reconnectedTotal + repairer.reconnected};
+        } finally {
+            writerGate.writeLock().unlock();
+        }
     }
 
     @Override

@@ -25,6 +25,9 @@ final class HnswRepairer {
     /** Counters of the last {@link #remove} call, for tests and benchmarks. */
     long repairedLists;
     long reconnected;
+    /** Totals over the repairer's life. */
+    long repairedListsTotal;
+    long reconnectedTotal;
     /** Whether the last {@link #remove} had to move the entry point. */
     boolean entryMoved;
 
@@ -38,6 +41,8 @@ final class HnswRepairer {
      * afterwards (under the exclusive lock, so no running search still holds one).
      */
     void remove(int[] slots, int n) {
+        repairedListsTotal += repairedLists;
+        reconnectedTotal += reconnected;
         repairedLists = 0;
         reconnected = 0;
         removing.clear();
