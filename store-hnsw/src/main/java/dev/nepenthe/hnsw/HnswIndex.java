@@ -306,6 +306,14 @@ public final class HnswIndex implements VectorIndex {
             }
             int ep = HnswSearcher.descend(graph, q, entry, 0, s);
             boolean complete = HnswSearcher.searchLayer(graph, q, new int[] {ep}, 1, ef, 0, accept, -1, visitLimit, s);
+            if (complete && s.results.size() < k && graph.entry() != entry && graph.entry() >= 0) {
+                // A removal moved the entry point and emptied the old one's lists under this
+                // walk; walk again from the new entry point rather than answer short.
+                entry = graph.entry();
+                s.begin(graph.capacity());
+                ep = HnswSearcher.descend(graph, q, entry, 0, s);
+                complete = HnswSearcher.searchLayer(graph, q, new int[] {ep}, 1, ef, 0, accept, -1, visitLimit, s);
+            }
             if (!complete) {
                 return exactFiltered(q, k, accept);
             }

@@ -19,6 +19,9 @@ final class HnswSearcher {
         final NodeHeap results = NodeHeap.worstOnTop(256);
         /** Vectors scored since the last {@link #begin}. */
         long scored;
+        /** One expanded node's unvisited neighbours and their scores. */
+        int[] batch = new int[64];
+        float[] batchScores = new float[64];
 
         void begin(int capacity) {
             visited.reset(capacity);
@@ -128,15 +131,30 @@ final class HnswSearcher {
             }
             int base = g.listBase(c, level);
             int deg = HnswGraph.degree(arr, base);
-            // 2. Score each unvisited neighbour; keep it as a candidate if it could still improve
-            //    the results, and as a result only if it is eligible.
+            // 2. Gather the unvisited neighbours, then score them back to back: the loads are
+            //    independent, so the CPU overlaps them instead of waiting on each heap decision.
+            if (s.batch.length < deg) {
+                s.batch = new int[deg];
+                s.batchScores = new float[deg];
+            }
+            int[] batch = s.batch;
+            float[] batchScores = s.batchScores;
+            int count = 0;
             for (int i = 0; i < deg; i++) {
                 int n = arr[base + 1 + i];
-                if (n < 0 || !visited.visit(n)) {
-                    continue;
+                if (n >= 0 && visited.visit(n)) {
+                    batch[count++] = n;
                 }
-                float sc = g.score(query, n);
-                s.scored++;
+            }
+            for (int i = 0; i < count; i++) {
+                batchScores[i] = g.score(query, batch[i]);
+            }
+            s.scored += count;
+            // 3. Keep a neighbour as a candidate if it could still improve the results, and as a
+            //    result only if it is eligible.
+            for (int i = 0; i < count; i++) {
+                int n = batch[i];
+                float sc = batchScores[i];
                 if (res.size() < ef || sc > res.topScore()) {
                     cand.push(n, sc);
                     if (eligible(g, n, accept, exclude)) {

@@ -21,7 +21,7 @@ import org.roaringbitmap.RoaringBitmap;
  */
 class HnswDeleteRepairTest {
 
-    static final int N = 20_000;
+    static final int N = 12_000;
     static final int DIM = 128;
     /** efSearch at which repaired and rebuilt graphs are compared (see HnswRecallTest). */
     static final int EF = 64;

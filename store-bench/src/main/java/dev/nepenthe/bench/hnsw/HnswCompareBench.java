@@ -11,15 +11,15 @@ import java.util.Locale;
  * HNSW and jvector, on the same seeded clustered data with the same M and efConstruction, in
  * one process. Prints Markdown tables.
  *
- * <p>Per engine and efSearch: one warm-up pass (also the recall measurement), then three timed
- * passes over all queries; QPS is the median pass. The "QPS at recall" table takes, for each
+ * <p>Per efSearch: one pass per engine measures recall (and warms up), then {@code rounds} timed
+ * passes over all queries go round-robin over the engines; QPS is each engine's median pass. The "QPS at recall" table takes, for each
  * engine, the smallest swept efSearch whose recall reaches the target.
  */
 public final class HnswCompareBench {
 
     static final String USAGE = "hnsw-compare [n=100000] [dim=128] [queries=1000] [m=16] [efc=100] [k=10]"
             + " [clusters=100] [spread=0.3] [seed=7] [efs=10,16,24,32,48,64,96,128,192,256,384,512]"
-            + " [engines=nepenthe,lucene,jvector]";
+            + " [engines=nepenthe,lucene,jvector] [rounds=5]";
 
     private HnswCompareBench() {}
 
@@ -33,6 +33,7 @@ public final class HnswCompareBench {
         int m = a.i("m", 16);
         int efc = a.i("efc", 100);
         int k = a.i("k", 10);
+        int rounds = a.i("rounds", 5);
         int[] efs = a.ints("efs", new int[] {10, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512});
         String[] engines = a.s("engines", "nepenthe,lucene,jvector").split(",");
         BenchData d = new BenchData(a.i("seed", 7), n, nq, dim, a.i("clusters", 100), a.d("spread", 0.3));
@@ -44,7 +45,7 @@ public final class HnswCompareBench {
         System.out.println("Machine: " + BenchData.machine() + "\n");
         List<String> names = new ArrayList<>();
         List<Double> buildSeconds = new ArrayList<>();
-        List<List<Point>> curves = new ArrayList<>();
+        List<AnnEngine> built = new ArrayList<>();
         for (String name : engines) {
             AnnEngine e = switch (name.trim()) {
                 case "nepenthe" -> new NepentheEngine(m, efc, 1);
@@ -56,32 +57,45 @@ public final class HnswCompareBench {
             long t0 = System.nanoTime();
             e.build(d.data);
             double build = (System.nanoTime() - t0) / 1e9;
-            List<Point> curve = new ArrayList<>();
-            for (int ef : efs) {
-                int[][] got = new int[nq][];
-                for (int q = 0; q < nq; q++) {
-                    got[q] = e.search(d.queries[q], k, ef);
-                }
-                double recall = BenchData.recall(truth, got);
-                double[] passes = new double[3];
-                for (int p = 0; p < passes.length; p++) {
-                    long s = System.nanoTime();
-                    long sink = 0;
-                    for (int q = 0; q < nq; q++) {
-                        sink += e.search(d.queries[q], k, ef).length;
-                    }
-                    passes[p] = nq / ((System.nanoTime() - s) / 1e9);
-                    if (sink < 0) {
-                        throw new AssertionError();
-                    }
-                }
-                Arrays.sort(passes);
-                curve.add(new Point(ef, recall, passes[1]));
-            }
             names.add(e.name());
             buildSeconds.add(build);
-            curves.add(curve);
-            System.err.printf(Locale.ROOT, "%s: build %.1f s, %s%n", e.name(), build, curve);
+            built.add(e);
+            System.err.printf(Locale.ROOT, "%s: build %.1f s%n", e.name(), build);
+        }
+        // Timed passes go round-robin over the engines, so a burst of load from elsewhere on a
+        // shared machine hits every engine alike; the median pass per engine is reported.
+        List<List<Point>> curves = new ArrayList<>();
+        for (int i = 0; i < built.size(); i++) {
+            curves.add(new ArrayList<>());
+        }
+        for (int ef : efs) {
+            double[] recalls = new double[built.size()];
+            for (int i = 0; i < built.size(); i++) {
+                int[][] got = new int[nq][];
+                for (int q = 0; q < nq; q++) {
+                    got[q] = built.get(i).search(d.queries[q], k, ef);
+                }
+                recalls[i] = BenchData.recall(truth, got);
+            }
+            double[][] passes = new double[built.size()][rounds];
+            long sink = 0;
+            for (int p = 0; p < rounds; p++) {
+                for (int i = 0; i < built.size(); i++) {
+                    long s = System.nanoTime();
+                    for (int q = 0; q < nq; q++) {
+                        sink += built.get(i).search(d.queries[q], k, ef).length;
+                    }
+                    passes[i][p] = nq / ((System.nanoTime() - s) / 1e9);
+                }
+            }
+            if (sink < 0) {
+                throw new AssertionError();
+            }
+            for (int i = 0; i < built.size(); i++) {
+                Arrays.sort(passes[i]);
+                curves.get(i).add(new Point(ef, recalls[i], passes[i][rounds / 2]));
+            }
+            System.err.printf(Locale.ROOT, "ef %d done%n", ef);
         }
 
         System.out.println("| engine | build (s, 1 thread) |");
