@@ -20,7 +20,7 @@ public final class HnswDeleteBench {
 
     static final String USAGE = "hnsw-delete [n=100000] [dim=384] [queries=500] [m=16] [efc=100] [k=10]"
             + " [clusters=100] [spread=0.3] [seed=7] [stages=0.001,0.01,0.1,0.5] [efs=32,64,128] [threads=2]"
-            + " [batch=1]";
+            + " [batch=1] [lucene=true]";
 
     private HnswDeleteBench() {}
 
@@ -47,8 +47,11 @@ public final class HnswDeleteBench {
         long t0 = System.nanoTime();
         ours.build(d.data);
         double buildSeconds = (System.nanoTime() - t0) / 1e9;
-        LuceneEngine lucene = new LuceneEngine(m, efc);
-        lucene.build(d.data);
+        boolean withLucene = Boolean.parseBoolean(a.s("lucene", "true"));
+        LuceneEngine lucene = withLucene ? new LuceneEngine(m, efc) : null;
+        if (withLucene) {
+            lucene.build(d.data);
+        }
         System.err.printf(Locale.ROOT, "built: nepenthe %.1f s (%d threads)%n", buildSeconds, threads);
 
         int[] order = new int[n];
@@ -66,7 +69,9 @@ public final class HnswDeleteBench {
         live.add(0L, n);
         FixedBitSet liveBits = new FixedBitSet(n);
         liveBits.set(0, n);
-        lucene.liveDocs = liveBits;
+        if (withLucene) {
+            lucene.liveDocs = liveBits;
+        }
 
         StringBuilder cost = new StringBuilder("| removed (cumulative) | removals this stage | mean ms / removal |"
                 + " p50 ms | p99 ms | repair total (s) | rebuild of survivors (s, " + threads + " threads) |"
@@ -132,12 +137,12 @@ public final class HnswDeleteBench {
                         f[i] = survivorOrd[f[i]];
                     }
                     gotFresh[q] = f;
-                    gotLucene[q] = lucene.search(d.queries[q], k, ef);
+                    gotLucene[q] = withLucene ? lucene.search(d.queries[q], k, ef) : new int[0];
                 }
                 double ro = BenchData.recall(truth, gotOurs);
                 double rf = BenchData.recall(truth, gotFresh);
-                double rl = BenchData.recall(truth, gotLucene);
-                rec.append(String.format(Locale.ROOT, "| %.1f%% | %d | %.4f | %.4f | %+.2f | %.4f |%n", 100.0 * removed / n,
+                String rl = withLucene ? String.format(Locale.ROOT, "%.4f", BenchData.recall(truth, gotLucene)) : "not run";
+                rec.append(String.format(Locale.ROOT, "| %.1f%% | %d | %.4f | %.4f | %+.2f | %s |%n", 100.0 * removed / n,
                         ef, ro, rf, 100 * (ro - rf), rl));
             }
             System.err.printf(Locale.ROOT, "stage %.3f done: %.3f ms per removal, rebuild %.1f s%n", stage, perRemoval, rebuild);
