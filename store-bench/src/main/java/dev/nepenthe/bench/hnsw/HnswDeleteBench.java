@@ -24,6 +24,19 @@ public final class HnswDeleteBench {
 
     private HnswDeleteBench() {}
 
+    private static void warmUp(float[][] data, int m, int efc, int threads) {
+        int n = Math.min(data.length, 5_000);
+        NepentheEngine warm = new NepentheEngine(m, efc, threads);
+        warm.build(Arrays.copyOf(data, n));
+        for (int i = 0; i < n / 2; i++) {
+            warm.index.remove(i);
+        }
+        warm.index.removeAll(java.util.stream.IntStream.range(n / 2, n / 2 + 100).toArray());
+        for (int i = 0; i < 200; i++) {
+            warm.search(data[n - 1 - i], 10, 64);
+        }
+    }
+
     public static void main(String[] argv) throws IOException {
         BenchArgs a = new BenchArgs(argv, USAGE);
         int n = a.i("n", 100_000);
@@ -43,6 +56,9 @@ public final class HnswDeleteBench {
                 batch == 1 ? "one at a time" : "in batches of " + batch);
         System.out.println("Machine: " + BenchData.machine() + "\n");
 
+        // Warm-up: the removal path is compiled on a throw-away index first, so the first stage
+        // does not time the interpreter.
+        warmUp(d.data, m, efc, threads);
         NepentheEngine ours = new NepentheEngine(m, efc, threads);
         long t0 = System.nanoTime();
         ours.build(d.data);
