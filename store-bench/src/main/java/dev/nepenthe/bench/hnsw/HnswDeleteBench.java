@@ -1,6 +1,7 @@
 package dev.nepenthe.bench.hnsw;
 
 import dev.nepenthe.core.index.IntegrityReport;
+import dev.nepenthe.hnsw.HnswParams;
 import java.io.IOException;
 import java.util.Arrays;
 import java.util.Locale;
@@ -20,7 +21,7 @@ public final class HnswDeleteBench {
 
     static final String USAGE = "hnsw-delete [n=100000] [dim=384] [queries=500] [m=16] [efc=100] [k=10]"
             + " [clusters=100] [spread=0.3] [seed=7] [stages=0.001,0.01,0.1,0.5] [efs=32,64,128] [threads=2]"
-            + " [batch=1] [lucene=true]";
+            + " [batch=1] [lucene=true] [repairEf=48]";
 
     private HnswDeleteBench() {}
 
@@ -52,14 +53,15 @@ public final class HnswDeleteBench {
         BenchData d = new BenchData(a.i("seed", 7), n, nq, dim, a.i("clusters", 100), a.d("spread", 0.3));
 
         System.out.printf(Locale.ROOT, "### HNSW delete with repair: n=%d, d=%d, L2, clustered, M=%d, efConstruction=%d,"
-                + " %d queries, recall@%d, removals %s%n%n", n, dim, m, efc, nq, k,
+                + " %d queries, recall@%d, repairEf=%d, removals %s%n%n", n, dim, m, efc, nq, k, a.i("repairEf", 48),
                 batch == 1 ? "one at a time" : "in batches of " + batch);
         System.out.println("Machine: " + BenchData.machine() + "\n");
 
         // Warm-up: the removal path is compiled on a throw-away index first, so the first stage
         // does not time the interpreter.
         warmUp(d.data, m, efc, threads);
-        NepentheEngine ours = new NepentheEngine(m, efc, threads);
+        HnswParams params = HnswParams.of(m, efc).withRepairEf(a.i("repairEf", HnswParams.of(m, efc).repairEf()));
+        NepentheEngine ours = new NepentheEngine(params, threads);
         long t0 = System.nanoTime();
         ours.build(d.data);
         double buildSeconds = (System.nanoTime() - t0) / 1e9;
@@ -126,7 +128,7 @@ public final class HnswDeleteBench {
             double perRemoval = total / 1e6 / count;
             IntegrityReport report = ours.index.verifyIntegrity();
 
-            NepentheEngine fresh = new NepentheEngine(m, efc, threads);
+            NepentheEngine fresh = new NepentheEngine(params, threads);
             float[][] survivors = new float[live.getCardinality()][];
             int[] survivorOrd = live.toArray();
             for (int i = 0; i < survivorOrd.length; i++) {

@@ -18,7 +18,11 @@ final class NepentheEngine implements AnnEngine {
     HnswIndex index;
 
     NepentheEngine(int m, int efConstruction, int threads) {
-        this.params = HnswParams.of(m, efConstruction);
+        this(HnswParams.of(m, efConstruction), threads);
+    }
+
+    NepentheEngine(HnswParams params, int threads) {
+        this.params = params;
         this.threads = threads;
     }
 
