@@ -40,8 +40,8 @@ public final class HnswIndex implements VectorIndex {
     public static final String KIND = "hnsw";
     static final String FORMAT = "nepenthe-hnsw";
     static final int VERSION = 1;
-    /** Below this many slots every removal ends with the global reachability walk (about 0.1 ms). */
-    static final int FULL_WALK_BELOW = 8192;
+    /** Graph slots per single removal between two reachability walks (see {@link #removeAll}). */
+    static final int WALK_SLOTS_PER_REMOVAL = 8192;
 
     private final int dim;
     private final Metric metric;
@@ -55,6 +55,8 @@ public final class HnswIndex implements VectorIndex {
     /** Ordinal to slot, -1 where the ordinal is not live. Grows under the slot lock's write side. */
     private int[] ordToSlot = new int[16];
     private int live;
+    /** Removals since the last reachability walk; guarded by the writer gate. */
+    private int singlesSinceWalk;
 
     public HnswIndex(int dimension, Metric metric, HnswParams params) {
         this(dimension, metric, params, Kernels.get(), 1024);
@@ -194,12 +196,17 @@ public final class HnswIndex implements VectorIndex {
             }
             // 1. Unlink and repair while searches keep running (they skip the marked slots).
             repairer.remove(slots, n);
-            // 2. The local rules keep paths through a removed node; a new entry point, a batch
-            //    (the forget protocol's case) or a small graph also gets the global walk that
-            //    proves every node reachable. A single removal from a large graph skips it: the
-            //    walk costs a pass over every list, more than the repair itself.
-            if (repairer.entryMoved || n > 1 || graph.highWater() <= FULL_WALK_BELOW) {
+            // 2. The local rules keep paths through a removed node but do not prove that every
+            //    node is still reachable; the layer-0 walk does, at the cost of a pass over every
+            //    list. A batch (the forget protocol's case) or a moved entry point always walks.
+            //    Single removals walk every ceil(slots / 8192) removals, which bounds the walk's
+            //    share of a removal at about as much as walking an 8192-slot graph each time;
+            //    until the next walk, the checker may count nodes the last few removals stranded.
+            singlesSinceWalk += n;
+            if (repairer.entryMoved || n > 1
+                    || singlesSinceWalk >= Math.max(1, graph.highWater() / WALK_SLOTS_PER_REMOVAL)) {
                 repairer.connectUnreachable();
+                singlesSinceWalk = 0;
             }
             // 3. Free the slots once no running search can still hold one.
             slotLock.writeLock().lock();
@@ -223,7 +230,8 @@ public final class HnswIndex implements VectorIndex {
 
     /**
      * Links every live node that layer 0 cannot reach from the entry point back into the graph.
-     * Removals call it themselves (see {@link #removeAll}); call it after a concurrent bulk load,
+     * Removals call it themselves (see {@link #removeAll}); call it after a run of single
+     * removals from a large graph before relying on full reachability, and after a concurrent bulk load,
      * where racing inserts can, rarely, prune the last link into a node (Lucene connects
      * components after a merge for the same reason). Cost: one pass over every list.
      *
@@ -232,6 +240,7 @@ public final class HnswIndex implements VectorIndex {
     public int connectUnreachable() {
         writerGate.writeLock().lock();
         try {
+            singlesSinceWalk = 0;
             return repairer.connectUnreachable();
         } finally {
             writerGate.writeLock().unlock();
