@@ -41,7 +41,7 @@ public final class HnswIndex implements VectorIndex {
     static final String FORMAT = "nepenthe-hnsw";
     static final int VERSION = 1;
     /** Graph slots per single removal between two reachability walks (see {@link #removeAll}). */
-    static final int WALK_SLOTS_PER_REMOVAL = 8192;
+    static final int WALK_SLOTS_PER_REMOVAL = 1024;
 
     private final int dim;
     private final Metric metric;
@@ -199,8 +199,9 @@ public final class HnswIndex implements VectorIndex {
             // 2. The local rules keep paths through a removed node but do not prove that every
             //    node is still reachable; the layer-0 walk does, at the cost of a pass over every
             //    list. A batch (the forget protocol's case) or a moved entry point always walks.
-            //    Single removals walk every ceil(slots / 8192) removals, which bounds the walk's
-            //    share of a removal at about as much as walking an 8192-slot graph each time;
+            //    Single removals walk every ceil(slots / 1024) removals, which bounds the walk's
+            //    share of a removal at about as much as walking a 1024-slot graph each time (a
+            //    walk over 100,000 nodes takes 20-40 ms);
             //    until the next walk, the checker may count nodes the last few removals stranded.
             singlesSinceWalk += n;
             if (repairer.entryMoved || n > 1

@@ -31,7 +31,7 @@
  * some surviving in-neighbour of x (a path a -> x -> b becomes a -> b), a node left with no
  * in-link is re-linked from its closest node with room, and a layer-0 reachability walk links
  * back anything stranded: after every batch and every entry-point move, and after every
- * ceil(slots / 8192) single removals (so a large graph does not pay a full walk per removal;
+ * ceil(slots / 1024) single removals (so a large graph does not pay a full walk per removal;
  * measured: 4 of 90,000 nodes stranded by 10,000 single removals without the walk).
  * Re-selecting the whole list from scratch was tried first: it drops live edges that other
  * nodes depend on and stranded whole clusters after 60% removals.
