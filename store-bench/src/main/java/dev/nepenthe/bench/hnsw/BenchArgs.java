@@ -1,0 +1,52 @@
+package dev.nepenthe.bench.hnsw;
+
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.Map;
+
+/** {@code name=value} command-line arguments with defaults and clear errors. */
+final class BenchArgs {
+    private final Map<String, String> values = new HashMap<>();
+
+    BenchArgs(String[] args, String usage) {
+        for (String a : args) {
+            int eq = a.indexOf('=');
+            if (eq <= 0) {
+                throw new IllegalArgumentException("argument '" + a + "': expected name=value\nusage: " + usage);
+            }
+            values.put(a.substring(0, eq).replaceFirst("^--", ""), a.substring(eq + 1));
+        }
+    }
+
+    int i(String name, int dflt) {
+        String v = values.get(name);
+        try {
+            return v == null ? dflt : Integer.parseInt(v.replace("_", ""));
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(name + ": expected an integer, got '" + v + "'");
+        }
+    }
+
+    double d(String name, double dflt) {
+        String v = values.get(name);
+        try {
+            return v == null ? dflt : Double.parseDouble(v);
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(name + ": expected a number, got '" + v + "'");
+        }
+    }
+
+    String s(String name, String dflt) {
+        return values.getOrDefault(name, dflt);
+    }
+
+    int[] ints(String name, int[] dflt) {
+        String v = values.get(name);
+        return v == null ? dflt : Arrays.stream(v.split(",")).mapToInt(x -> Integer.parseInt(x.trim())).toArray();
+    }
+
+    double[] doubles(String name, double[] dflt) {
+        String v = values.get(name);
+        return v == null ? dflt : Arrays.stream(v.split(",")).mapToDouble(x -> Double.parseDouble(x.trim())).toArray();
+    }
+}

@@ -1,0 +1,73 @@
+package dev.nepenthe.bench.hnsw;
+
+import io.github.jbellis.jvector.graph.GraphIndexBuilder;
+import io.github.jbellis.jvector.graph.GraphSearcher;
+import io.github.jbellis.jvector.graph.ImmutableGraphIndex;
+import io.github.jbellis.jvector.graph.ListRandomAccessVectorValues;
+import io.github.jbellis.jvector.graph.RandomAccessVectorValues;
+import io.github.jbellis.jvector.graph.SearchResult;
+import io.github.jbellis.jvector.graph.similarity.BuildScoreProvider;
+import io.github.jbellis.jvector.graph.similarity.DefaultSearchScoreProvider;
+import io.github.jbellis.jvector.util.Bits;
+import io.github.jbellis.jvector.vector.VectorSimilarityFunction;
+import io.github.jbellis.jvector.vector.VectorizationProvider;
+import io.github.jbellis.jvector.vector.types.VectorFloat;
+import io.github.jbellis.jvector.vector.types.VectorTypeSupport;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ForkJoinPool;
+
+/**
+ * jvector's graph (hierarchical, as of 4.0), built with one worker thread. jvector's degree
+ * parameter bounds every layer, so it gets 2M to match the layer-0 degree of the HNSW
+ * implementations; alpha and overflow stay at jvector's defaults (1.2, 1.2). Searched with
+ * rerankK = ef as the beam.
+ */
+final class JVectorEngine implements AnnEngine {
+    private static final VectorTypeSupport VTS = VectorizationProvider.getInstance().getVectorTypeSupport();
+    private final int m;
+    private final int efConstruction;
+    private RandomAccessVectorValues ravv;
+    private GraphSearcher searcher;
+
+    JVectorEngine(int m, int efConstruction) {
+        this.m = m;
+        this.efConstruction = efConstruction;
+    }
+
+    @Override
+    public String name() {
+        return "jvector";
+    }
+
+    @Override
+    public void build(float[][] data) {
+        List<VectorFloat<?>> vectors = new ArrayList<>(data.length);
+        for (float[] v : data) {
+            vectors.add(VTS.createFloatVector(v));
+        }
+        ravv = new ListRandomAccessVectorValues(vectors, data[0].length);
+        BuildScoreProvider bsp = BuildScoreProvider.randomAccessScoreProvider(ravv, VectorSimilarityFunction.EUCLIDEAN);
+        ForkJoinPool one = new ForkJoinPool(1);
+        try {
+            GraphIndexBuilder builder = new GraphIndexBuilder(bsp, data[0].length, 2 * m, efConstruction, 1.2f, 1.2f,
+                    true, true, one, one);
+            ImmutableGraphIndex graph = builder.build(ravv);
+            searcher = new GraphSearcher(graph);
+        } finally {
+            one.shutdown();
+        }
+    }
+
+    @Override
+    public int[] search(float[] query, int k, int ef) {
+        var ssp = DefaultSearchScoreProvider.exact(VTS.createFloatVector(query), VectorSimilarityFunction.EUCLIDEAN, ravv);
+        SearchResult r = searcher.search(ssp, k, Math.max(k, ef), 0f, 0f, Bits.ALL);
+        SearchResult.NodeScore[] nodes = r.getNodes();
+        int[] out = new int[nodes.length];
+        for (int i = 0; i < nodes.length; i++) {
+            out[i] = nodes[i].node;
+        }
+        return out;
+    }
+}

@@ -1,0 +1,438 @@
+package dev.nepenthe.hnsw;
+
+import dev.nepenthe.core.Metric;
+import dev.nepenthe.core.vector.VectorKernels;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.util.Arrays;
+
+/**
+ * The compact layout of an HNSW graph, touched only through the named accessors below (the way
+ * hnswlib reaches a node's record through {@code getDataByInternalId} and {@code get_linklist0}).
+ *
+ * <p>Everything is indexed by an internal <em>slot</em>; the index maps store ordinals to slots.
+ * <ul>
+ *   <li>Vectors: one float array, slot {@code s} at {@code [s*dim, (s+1)*dim)}.</li>
+ *   <li>Layer-0 lists: one int array with a fixed stride of {@code 1 + maxDegree0} per slot:
+ *       the count, then the neighbours.</li>
+ *   <li>Upper-layer lists: per slot, one int array holding its layers 1..level back to back,
+ *       each with stride {@code 1 + maxDegree}. Few nodes have any, so they are allocated per
+ *       node.</li>
+ *   <li>Reverse lists: per slot and layer, the slots whose list holds this slot. They make a
+ *       removal exact: every in-link is found without a search or a scan.</li>
+ *   <li>Level and state per slot: {@link #FREE}, {@link #LIVE} or {@link #DELETING}.</li>
+ * </ul>
+ *
+ * <p>Concurrency contract. Searches read lists without locks. A writer stores the neighbours
+ * first and publishes the count last with a release store; readers load the count with an
+ * acquire load, so a reader that sees a count sees the vectors and neighbours written before
+ * it. A list rewritten in place may be read half old, half new: every value ever stored below
+ * the count is a slot that is live or being removed (never freed: a slot is freed only under
+ * the index's exclusive lock, after no list holds it), and positions beyond a shrunk count are
+ * overwritten with -1, which readers skip. Writers serialise on {@link #lockFor(int)} per slot.
+ * Growing the arrays happens only under the index's exclusive lock.
+ */
+final class HnswGraph {
+
+    static final byte FREE = 0;
+    static final byte LIVE = 1;
+    static final byte DELETING = 2;
+    /** Highest level a node may get; levels above ~10 need billions of nodes at usual M. */
+    static final int MAX_LEVEL = 15;
+    private static final int LOCK_STRIPES = 1024;
+    private static final VarHandle INTS = MethodHandles.arrayElementVarHandle(int[].class);
+    private static final VarHandle BYTES = MethodHandles.arrayElementVarHandle(byte[].class);
+    private static final int[] EMPTY = new int[0];
+
+    final int dim;
+    final Metric metric;
+    final VectorKernels kernels;
+    final int maxDegree;
+    final int maxDegree0;
+    private final int stride0;
+    private final int strideUp;
+    private final Object[] writeLocks = new Object[LOCK_STRIPES];
+    private final Object[] reverseLocks = new Object[LOCK_STRIPES];
+
+    private int capacity;
+    private float[] vectors;
+    private int[] level0;
+    private int[][] upper;
+    private int[][][] reverse;
+    private byte[] levels;
+    private byte[] states;
+    private int[] slotToOrd;
+    /** Slots in [0, highWater) have been handed out at least once. */
+    private int highWater;
+    private int[] freeSlots = new int[16];
+    private int freeCount;
+    /** Entry point packed as (level << 32 | slot), or -1 when the graph is empty. */
+    private volatile long entry = -1;
+
+    HnswGraph(int dim, Metric metric, VectorKernels kernels, int maxDegree, int initialCapacity) {
+        this.dim = dim;
+        this.metric = metric;
+        this.kernels = kernels;
+        this.maxDegree = maxDegree;
+        this.maxDegree0 = 2 * maxDegree;
+        this.stride0 = 1 + maxDegree0;
+        this.strideUp = 1 + maxDegree;
+        for (int i = 0; i < LOCK_STRIPES; i++) {
+            writeLocks[i] = new Object();
+            reverseLocks[i] = new Object();
+        }
+        this.capacity = 0;
+        this.vectors = new float[0];
+        this.level0 = new int[0];
+        this.upper = new int[0][];
+        this.reverse = new int[0][][];
+        this.levels = new byte[0];
+        this.states = new byte[0];
+        this.slotToOrd = new int[0];
+        grow(Math.max(16, initialCapacity));
+    }
+
+    // ---- capacity and slots (callers hold the index's exclusive lock or the allocation lock)
+
+    int capacity() {
+        return capacity;
+    }
+
+    int highWater() {
+        return highWater;
+    }
+
+    /** Grows every per-slot array to {@code newCapacity}. Caller holds the exclusive lock. */
+    void grow(int newCapacity) {
+        if (newCapacity <= capacity) {
+            return;
+        }
+        vectors = Arrays.copyOf(vectors, Math.multiplyExact(newCapacity, dim));
+        level0 = Arrays.copyOf(level0, Math.multiplyExact(newCapacity, stride0));
+        upper = Arrays.copyOf(upper, newCapacity);
+        reverse = Arrays.copyOf(reverse, newCapacity);
+        levels = Arrays.copyOf(levels, newCapacity);
+        Arrays.fill(levels, capacity, newCapacity, (byte) -1);
+        states = Arrays.copyOf(states, newCapacity);
+        slotToOrd = Arrays.copyOf(slotToOrd, newCapacity);
+        Arrays.fill(slotToOrd, capacity, newCapacity, -1);
+        capacity = newCapacity;
+    }
+
+    /** True if a slot can be handed out without growing. */
+    boolean hasRoom() {
+        return freeCount > 0 || highWater < capacity;
+    }
+
+    /**
+     * Hands out a free slot (a recycled one first), marks it live for {@code ordinal} at
+     * {@code level} with empty lists. Caller holds the allocation lock and checked {@link #hasRoom}.
+     */
+    int allocate(int ordinal, int level) {
+        int slot = freeCount > 0 ? freeSlots[--freeCount] : highWater++;
+        levels[slot] = (byte) level;
+        slotToOrd[slot] = ordinal;
+        int base = slot * stride0;
+        level0[base] = 0;
+        Arrays.fill(level0, base + 1, base + stride0, -1);
+        if (level > 0) {
+            int[] up = new int[level * strideUp];
+            Arrays.fill(up, -1);
+            for (int l = 1; l <= level; l++) {
+                up[(l - 1) * strideUp] = 0;
+            }
+            upper[slot] = up;
+        } else {
+            upper[slot] = null;
+        }
+        reverse[slot] = new int[level + 1][];
+        BYTES.setRelease(states, slot, LIVE);
+        return slot;
+    }
+
+    /**
+     * Returns a slot to the free list: zeroes its vector bytes, clears its lists and ordinal.
+     * Caller holds the exclusive lock and has removed every link to the slot.
+     */
+    void free(int slot) {
+        Arrays.fill(vectors, slot * dim, (slot + 1) * dim, 0f);
+        int base = slot * stride0;
+        level0[base] = 0;
+        Arrays.fill(level0, base + 1, base + stride0, -1);
+        upper[slot] = null;
+        reverse[slot] = null;
+        levels[slot] = -1;
+        slotToOrd[slot] = -1;
+        states[slot] = FREE;
+        if (freeCount == freeSlots.length) {
+            freeSlots = Arrays.copyOf(freeSlots, freeCount * 2);
+        }
+        freeSlots[freeCount++] = slot;
+    }
+
+    int freeCount() {
+        return freeCount;
+    }
+
+    int freeSlot(int i) {
+        return freeSlots[i];
+    }
+
+    /** Restores allocation state from a file: high-water mark and the free list in order. */
+    void restoreSlots(int highWater, int[] free) {
+        this.highWater = highWater;
+        this.freeSlots = Arrays.copyOf(free, Math.max(16, free.length));
+        this.freeCount = free.length;
+    }
+
+    // ---- per-slot fields
+
+    byte state(int slot) {
+        return (byte) BYTES.getAcquire(states, slot);
+    }
+
+    boolean isLive(int slot) {
+        return (byte) BYTES.getAcquire(states, slot) == LIVE;
+    }
+
+    void markDeleting(int slot) {
+        BYTES.setRelease(states, slot, DELETING);
+    }
+
+    int level(int slot) {
+        return levels[slot];
+    }
+
+    int ordinal(int slot) {
+        return slotToOrd[slot];
+    }
+
+    // ---- vectors
+
+    /** The array holding every vector; slot {@code s} starts at {@link #vectorOffset}. */
+    float[] vectors() {
+        return vectors;
+    }
+
+    int vectorOffset(int slot) {
+        return slot * dim;
+    }
+
+    void setVector(int slot, float[] prepared) {
+        System.arraycopy(prepared, 0, vectors, slot * dim, dim);
+    }
+
+    float[] vectorCopy(int slot) {
+        return Arrays.copyOfRange(vectors, slot * dim, (slot + 1) * dim);
+    }
+
+    /** Score of a prepared query against a stored vector (higher is closer). */
+    float score(float[] query, int slot) {
+        return metric.score(kernels, query, vectors, slot * dim, dim);
+    }
+
+    /** Score between two stored vectors (higher is closer). */
+    float scoreBetween(int a, int b) {
+        float[] v = vectors;
+        return metric == Metric.L2
+                ? -kernels.squareDistance(v, a * dim, v, b * dim, dim)
+                : kernels.dot(v, a * dim, v, b * dim, dim);
+    }
+
+    // ---- forward lists
+
+    int maxDegree(int level) {
+        return level == 0 ? maxDegree0 : maxDegree;
+    }
+
+    /** The array holding the list of {@code slot} at {@code level}; see {@link #listBase}. */
+    int[] listArray(int slot, int level) {
+        return level == 0 ? level0 : upper[slot];
+    }
+
+    /** Position of the count of the list; its neighbours follow. */
+    int listBase(int slot, int level) {
+        return level == 0 ? slot * stride0 : (level - 1) * strideUp;
+    }
+
+    /** The published degree (acquire load): neighbours below it are readable. */
+    static int degree(int[] array, int base) {
+        return (int) INTS.getAcquire(array, base);
+    }
+
+    int degree(int slot, int level) {
+        return degree(listArray(slot, level), listBase(slot, level));
+    }
+
+    int neighbor(int slot, int level, int i) {
+        return listArray(slot, level)[listBase(slot, level) + 1 + i];
+    }
+
+    /** A copy of the list (writers call this under the slot's lock). */
+    int[] neighbors(int slot, int level) {
+        int[] a = listArray(slot, level);
+        int base = listBase(slot, level);
+        int n = degree(a, base);
+        int[] out = new int[n];
+        int k = 0;
+        for (int i = 0; i < n; i++) {
+            int v = a[base + 1 + i];
+            if (v >= 0) {
+                out[k++] = v;
+            }
+        }
+        return k == n ? out : Arrays.copyOf(out, k);
+    }
+
+    /**
+     * Replaces the list: neighbours first, -1 over any tail the old list used, then the count
+     * with a release store. Caller holds {@link #lockFor(int)} of {@code slot} (or the exclusive
+     * writer lock) and keeps the reverse lists in step.
+     */
+    void setNeighbors(int slot, int level, int[] nodes, int n) {
+        if (n > maxDegree(level)) {
+            throw new IllegalStateException("list of " + n + " exceeds degree bound " + maxDegree(level));
+        }
+        int[] a = listArray(slot, level);
+        int base = listBase(slot, level);
+        int old = (int) INTS.getAcquire(a, base);
+        System.arraycopy(nodes, 0, a, base + 1, n);
+        for (int i = n; i < old; i++) {
+            a[base + 1 + i] = -1;
+        }
+        INTS.setRelease(a, base, n);
+    }
+
+    /** Appends one neighbour; caller checked there is room and holds the slot's lock. */
+    void appendNeighbor(int slot, int level, int node) {
+        int[] a = listArray(slot, level);
+        int base = listBase(slot, level);
+        int n = (int) INTS.getAcquire(a, base);
+        a[base + 1 + n] = node;
+        INTS.setRelease(a, base, n + 1);
+    }
+
+    /** The monitor a writer holds while changing the forward list of {@code slot}. */
+    Object lockFor(int slot) {
+        return writeLocks[slot & (LOCK_STRIPES - 1)];
+    }
+
+    // ---- reverse lists (who links to a slot); only writers and the checker read them
+
+    void addReverse(int target, int level, int source) {
+        synchronized (reverseLocks[target & (LOCK_STRIPES - 1)]) {
+            int[][] perLevel = reverse[target];
+            int[] r = perLevel[level];
+            if (r == null) {
+                r = new int[8];
+            } else if (r[0] + 1 == r.length) {
+                r = Arrays.copyOf(r, r.length * 2);
+            }
+            r[1 + r[0]++] = source;
+            perLevel[level] = r;
+        }
+    }
+
+    void removeReverse(int target, int level, int source) {
+        synchronized (reverseLocks[target & (LOCK_STRIPES - 1)]) {
+            int[] r = reverse[target][level];
+            if (r == null) {
+                return;
+            }
+            int n = r[0];
+            for (int i = 1; i <= n; i++) {
+                if (r[i] == source) {
+                    r[i] = r[n];
+                    r[n] = 0;
+                    r[0] = n - 1;
+                    return;
+                }
+            }
+        }
+    }
+
+    /** A copy of the slots whose list at {@code level} holds {@code target}. */
+    int[] reverseNeighbors(int target, int level) {
+        synchronized (reverseLocks[target & (LOCK_STRIPES - 1)]) {
+            int[][] perLevel = reverse[target];
+            int[] r = perLevel == null || level >= perLevel.length ? null : perLevel[level];
+            return r == null ? EMPTY : Arrays.copyOfRange(r, 1, 1 + r[0]);
+        }
+    }
+
+    int inDegree(int target, int level) {
+        synchronized (reverseLocks[target & (LOCK_STRIPES - 1)]) {
+            int[] r = reverse[target][level];
+            return r == null ? 0 : r[0];
+        }
+    }
+
+    /** Drops every reverse list; {@link #rebuildReverse} recomputes them from the forward lists. */
+    void rebuildReverse() {
+        for (int s = 0; s < highWater; s++) {
+            reverse[s] = states[s] == FREE ? null : new int[levels[s] + 1][];
+        }
+        for (int s = 0; s < highWater; s++) {
+            if (states[s] == FREE) {
+                continue;
+            }
+            for (int l = 0; l <= levels[s]; l++) {
+                for (int n : neighbors(s, l)) {
+                    addReverse(n, l, s);
+                }
+            }
+        }
+    }
+
+    /**
+     * Replaces the list of {@code slot} at {@code level} with {@code nodes[0, n)} and updates
+     * the reverse lists of the neighbours it gains and loses.
+     *
+     * @param dropped if non-null, receives the slots that lost their in-link from {@code slot}
+     */
+    void replaceList(int slot, int level, int[] nodes, int n, IntBag dropped) {
+        int[] old = neighbors(slot, level);
+        setNeighbors(slot, level, nodes, n);
+        for (int o : old) {
+            if (!contains(nodes, n, o)) {
+                removeReverse(o, level, slot);
+                if (dropped != null) {
+                    dropped.add(o);
+                }
+            }
+        }
+        for (int i = 0; i < n; i++) {
+            if (!contains(old, old.length, nodes[i])) {
+                addReverse(nodes[i], level, slot);
+            }
+        }
+    }
+
+    static boolean contains(int[] a, int n, int v) {
+        for (int i = 0; i < n; i++) {
+            if (a[i] == v) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    // ---- entry point
+
+    /** Entry slot, or -1 when empty. */
+    static int entrySlot(long packed) {
+        return packed < 0 ? -1 : (int) packed;
+    }
+
+    static int entryLevel(long packed) {
+        return packed < 0 ? -1 : (int) (packed >>> 32);
+    }
+
+    long entry() {
+        return entry;
+    }
+
+    void setEntry(int slot, int level) {
+        entry = slot < 0 ? -1 : ((long) level << 32) | slot;
+    }
+}

@@ -1,0 +1,610 @@
+package dev.nepenthe.hnsw;
+
+import dev.nepenthe.core.Metric;
+import dev.nepenthe.core.index.IndexConfig;
+import dev.nepenthe.core.index.IntegrityReport;
+import dev.nepenthe.core.index.SearchParams;
+import dev.nepenthe.core.index.SearchResult;
+import dev.nepenthe.core.index.TopK;
+import dev.nepenthe.core.index.VectorIndex;
+import dev.nepenthe.core.io.ChecksummedFiles;
+import dev.nepenthe.core.vector.Kernels;
+import dev.nepenthe.core.vector.VectorKernels;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
+import org.roaringbitmap.IntIterator;
+import org.roaringbitmap.RoaringBitmap;
+
+/**
+ * An HNSW index whose {@link #remove} deletes for real: the node leaves every list on every
+ * layer, each list that held it is re-selected without it, its vector bytes are zeroed and its
+ * slot recycled, and {@link #verifyIntegrity()} proves it.
+ *
+ * <p>Roles: {@link HnswGraph} is the layout, {@link HnswInserter} builds, {@link HnswSearcher}
+ * walks, {@link HnswRepairer} removes and repairs, {@link HnswIntegrityChecker} verifies.
+ *
+ * <p>Concurrency, with two locks taken in this order:
+ * <ul>
+ *   <li>the writer gate: inserts share it, a removal (or save, or check) holds it alone, so a
+ *       repair never races an insert that could link to the node being removed;</li>
+ *   <li>the slot lock: searches and inserts share it; growing the arrays and freeing removed
+ *       slots hold it alone. Freeing waits for every search that might still hold a removed
+ *       slot, so once {@code remove} returns no search can return that ordinal. Searches are
+ *       blocked only for that short freeing step, not during the repair.</li>
+ * </ul>
+ */
+public final class HnswIndex implements VectorIndex {
+
+    public static final String KIND = "hnsw";
+    static final String FORMAT = "nepenthe-hnsw";
+    static final int VERSION = 1;
+    /** Graph slots per single removal between two reachability walks (see {@link #removeAll}). */
+    static final int WALK_SLOTS_PER_REMOVAL = 1024;
+
+    private final int dim;
+    private final Metric metric;
+    private final HnswParams params;
+    private final HnswGraph graph;
+    private final HnswInserter inserter;
+    private final HnswRepairer repairer;
+    private final ReentrantReadWriteLock writerGate = new ReentrantReadWriteLock();
+    private final ReentrantReadWriteLock slotLock = new ReentrantReadWriteLock();
+    private final Object allocation = new Object();
+    /** Ordinal to slot, -1 where the ordinal is not live. Grows under the slot lock's write side. */
+    private int[] ordToSlot = new int[16];
+    private int live;
+    /** Removals since the last reachability walk; guarded by the writer gate. */
+    private int singlesSinceWalk;
+
+    public HnswIndex(int dimension, Metric metric, HnswParams params) {
+        this(dimension, metric, params, Kernels.get(), 1024);
+    }
+
+    /**
+     * @param initialCapacity slots allocated up front; growing later copies every array once
+     *     under an exclusive lock, so a known size avoids pauses
+     */
+    public HnswIndex(int dimension, Metric metric, HnswParams params, VectorKernels kernels, int initialCapacity) {
+        if (dimension <= 0) {
+            throw new IllegalArgumentException("dimension: expected > 0, got " + dimension);
+        }
+        this.dim = dimension;
+        this.metric = java.util.Objects.requireNonNull(metric, "metric");
+        this.params = java.util.Objects.requireNonNull(params, "params");
+        this.graph = new HnswGraph(dimension, metric, kernels, params.m(), initialCapacity);
+        this.inserter = new HnswInserter(graph, params.efConstruction());
+        this.repairer = new HnswRepairer(graph, params.repairEf());
+        Arrays.fill(ordToSlot, -1);
+    }
+
+    @Override
+    public String kind() {
+        return KIND;
+    }
+
+    @Override
+    public int dimension() {
+        return dim;
+    }
+
+    @Override
+    public Metric metric() {
+        return metric;
+    }
+
+    public HnswParams params() {
+        return params;
+    }
+
+    /** The level a node with this ordinal gets: a seeded hash, so builds repeat in any thread order. */
+    int levelFor(int ordinal) {
+        long z = params.seed() ^ (ordinal * 0x9E3779B97F4A7C15L);
+        z = (z ^ (z >>> 30)) * 0xBF58476D1CE4E5B9L;
+        z = (z ^ (z >>> 27)) * 0x94D049BB133111EBL;
+        z ^= z >>> 31;
+        double u = ((z >>> 11) + 1) * 0x1.0p-53; // (0, 1]
+        return (int) Math.min(HnswGraph.MAX_LEVEL, Math.floor(-Math.log(u) * params.levelMultiplier()));
+    }
+
+    @Override
+    public void add(int ordinal, float[] vector) {
+        if (ordinal < 0) {
+            throw new IllegalArgumentException("ordinal: expected >= 0, got " + ordinal);
+        }
+        if (vector == null || vector.length != dim) {
+            throw new IllegalArgumentException("vector: expected dimension " + dim + ", got "
+                    + (vector == null ? "null" : vector.length));
+        }
+        float[] prepared = metric.prepare(vector);
+        int level = levelFor(ordinal);
+        writerGate.readLock().lock();
+        try {
+            int slot = -1;
+            while (slot < 0) {
+                slotLock.readLock().lock();
+                synchronized (allocation) {
+                    if (ordinal < ordToSlot.length && ordToSlot[ordinal] >= 0) {
+                        slotLock.readLock().unlock();
+                        throw new IllegalArgumentException("ordinal " + ordinal + " is already live in this index");
+                    }
+                    if (graph.hasRoom() && ordinal < ordToSlot.length) {
+                        slot = graph.allocate(ordinal, level);
+                        graph.setVector(slot, prepared);
+                        ordToSlot[ordinal] = slot;
+                        live++;
+                    }
+                }
+                if (slot < 0) {
+                    slotLock.readLock().unlock();
+                    grow(ordinal);
+                }
+            }
+            try {
+                inserter.insert(slot, level);
+            } finally {
+                slotLock.readLock().unlock();
+            }
+        } finally {
+            writerGate.readLock().unlock();
+        }
+    }
+
+    private void grow(int ordinal) {
+        slotLock.writeLock().lock();
+        try {
+            if (!graph.hasRoom()) {
+                int cap = graph.capacity();
+                graph.grow(cap + Math.max(16, cap >> 1));
+            }
+            if (ordinal >= ordToSlot.length) {
+                int old = ordToSlot.length;
+                ordToSlot = Arrays.copyOf(ordToSlot, Math.max(ordinal + 1, old + (old >> 1)));
+                Arrays.fill(ordToSlot, old, ordToSlot.length, -1);
+            }
+        } finally {
+            slotLock.writeLock().unlock();
+        }
+    }
+
+    @Override
+    public boolean remove(int ordinal) {
+        return removeAll(new int[] {ordinal}) == 1;
+    }
+
+    /**
+     * Removes a batch with one shared repair: a list that linked to several removed nodes is
+     * re-selected once per layer, not once per node.
+     */
+    @Override
+    public int removeAll(int[] ordinals) {
+        writerGate.writeLock().lock();
+        try {
+            int[] slots = new int[ordinals.length];
+            int n = 0;
+            for (int ord : ordinals) {
+                if (ord >= 0 && ord < ordToSlot.length && ordToSlot[ord] >= 0
+                        && graph.state(ordToSlot[ord]) == HnswGraph.LIVE) {
+                    int slot = ordToSlot[ord];
+                    graph.markDeleting(slot); // also de-duplicates repeated ordinals in the batch
+                    slots[n++] = slot;
+                }
+            }
+            if (n == 0) {
+                return 0;
+            }
+            // 1. Unlink and repair while searches keep running (they skip the marked slots).
+            repairer.remove(slots, n);
+            // 2. The local rules keep paths through a removed node but do not prove that every
+            //    node is still reachable; the layer-0 walk does, at the cost of a pass over every
+            //    list. A batch (the forget protocol's case) or a moved entry point always walks.
+            //    Single removals walk every ceil(slots / 1024) removals, which bounds the walk's
+            //    share of a removal at about as much as walking a 1024-slot graph each time (a
+            //    walk over 100,000 nodes takes 20-40 ms);
+            //    until the next walk, the checker may count nodes the last few removals stranded.
+            singlesSinceWalk += n;
+            if (repairer.entryMoved || n > 1
+                    || singlesSinceWalk >= Math.max(1, graph.highWater() / WALK_SLOTS_PER_REMOVAL)) {
+                repairer.connectUnreachable();
+                singlesSinceWalk = 0;
+            }
+            // 3. Free the slots once no running search can still hold one.
+            slotLock.writeLock().lock();
+            try {
+                for (int i = 0; i < n; i++) {
+                    int slot = slots[i];
+                    ordToSlot[graph.ordinal(slot)] = -1;
+                    graph.free(slot);
+                }
+                synchronized (allocation) {
+                    live -= n;
+                }
+            } finally {
+                slotLock.writeLock().unlock();
+            }
+            return n;
+        } finally {
+            writerGate.writeLock().unlock();
+        }
+    }
+
+    /**
+     * Links every live node that layer 0 cannot reach from the entry point back into the graph.
+     * Removals call it themselves (see {@link #removeAll}); call it after a run of single
+     * removals from a large graph before relying on full reachability, and after a concurrent bulk load,
+     * where racing inserts can, rarely, prune the last link into a node (Lucene connects
+     * components after a merge for the same reason). Cost: one pass over every list.
+     *
+     * @return how many stranded nodes were linked back
+     */
+    public int connectUnreachable() {
+        writerGate.writeLock().lock();
+        try {
+            singlesSinceWalk = 0;
+            return repairer.connectUnreachable();
+        } finally {
+            writerGate.writeLock().unlock();
+        }
+    }
+
+    /**
+     * Repair work since the index was created: {lists re-selected, nodes re-linked} (for
+     * benchmarks and operators).
+     */
+    public long[] repairCounts() {
+        writerGate.writeLock().lock();
+        try {
+            return new long[] {repairer.repairedListsTotal + repairer.repairedLists,
+                repairer.reconnectedTotal + repairer.reconnected};
+        } finally {
+            writerGate.writeLock().unlock();
+        }
+    }
+
+    @Override
+    public boolean contains(int ordinal) {
+        slotLock.readLock().lock();
+        try {
+            return ordinal >= 0 && ordinal < ordToSlot.length && ordToSlot[ordinal] >= 0
+                    && graph.isLive(ordToSlot[ordinal]);
+        } finally {
+            slotLock.readLock().unlock();
+        }
+    }
+
+    @Override
+    public int size() {
+        synchronized (allocation) {
+            return live;
+        }
+    }
+
+    @Override
+    public SearchResult search(float[] query, int k, RoaringBitmap accept, SearchParams searchParams) {
+        if (k <= 0) {
+            throw new IllegalArgumentException("k: expected > 0, got " + k);
+        }
+        if (query == null || query.length != dim) {
+            throw new IllegalArgumentException("query: expected dimension " + dim + ", got "
+                    + (query == null ? "null" : query.length));
+        }
+        int ef = searchParams == null ? params.efSearch() : searchParams.get(HnswParams.EF_SEARCH, params.efSearch());
+        if (ef <= 0) {
+            throw new IllegalArgumentException("efSearch: expected > 0, got " + ef);
+        }
+        ef = Math.max(ef, k);
+        float[] q = metric.prepare(query);
+        slotLock.readLock().lock();
+        try {
+            long entry = graph.entry();
+            if (entry < 0) {
+                return SearchResult.EMPTY;
+            }
+            HnswSearcher.Scratch s = HnswSearcher.scratch();
+            s.begin(graph.capacity());
+            long visitLimit = Long.MAX_VALUE;
+            if (accept != null) {
+                long allowed = accept.getLongCardinality();
+                // A filter that lets through about as few nodes as a beam would score anyway is
+                // cheaper to scan exactly; otherwise walk the graph but stop once the walk costs
+                // more than the exact scan would.
+                if (allowed <= 2L * ef) {
+                    return exactFiltered(q, k, accept);
+                }
+                visitLimit = allowed;
+            }
+            int ep = HnswSearcher.descend(graph, q, entry, 0, s);
+            boolean complete = HnswSearcher.searchLayer(graph, q, new int[] {ep}, 1, ef, 0, accept, -1, visitLimit, s);
+            if (complete && s.results.size() < k && graph.entry() != entry && graph.entry() >= 0) {
+                // A removal moved the entry point and emptied the old one's lists under this
+                // walk; walk again from the new entry point rather than answer short.
+                entry = graph.entry();
+                s.begin(graph.capacity());
+                ep = HnswSearcher.descend(graph, q, entry, 0, s);
+                complete = HnswSearcher.searchLayer(graph, q, new int[] {ep}, 1, ef, 0, accept, -1, visitLimit, s);
+            }
+            if (!complete) {
+                return exactFiltered(q, k, accept);
+            }
+            // Materialise under the slot lock: every slot here is live or being removed, never
+            // freed or reused, so the ordinal read is the one that was scored.
+            TopK top = new TopK(k);
+            for (int i = 0; i < s.results.size(); i++) {
+                int slot = s.results.slotAt(i);
+                if (graph.isLive(slot)) {
+                    top.offer(graph.ordinal(slot), s.results.scoreAt(i));
+                }
+            }
+            return top.drain(s.scored);
+        } finally {
+            slotLock.readLock().unlock();
+        }
+    }
+
+    /** Scores every accepted live ordinal. Caller holds the slot lock. */
+    private SearchResult exactFiltered(float[] q, int k, RoaringBitmap accept) {
+        TopK top = new TopK(k);
+        long scored = 0;
+        int[] map = ordToSlot;
+        IntIterator it = accept.getIntIterator();
+        while (it.hasNext()) {
+            int ord = it.next();
+            if (ord < 0 || ord >= map.length) {
+                if (ord < 0) {
+                    continue;
+                }
+                break;
+            }
+            int slot = map[ord];
+            if (slot >= 0 && graph.isLive(slot) && graph.ordinal(slot) == ord) {
+                top.offer(ord, graph.score(q, slot));
+                scored++;
+            }
+        }
+        return top.drain(scored);
+    }
+
+    /** A copy of the stored (prepared) vector of a live ordinal, or null. */
+    public float[] vector(int ordinal) {
+        slotLock.readLock().lock();
+        try {
+            if (ordinal < 0 || ordinal >= ordToSlot.length || ordToSlot[ordinal] < 0) {
+                return null;
+            }
+            return graph.vectorCopy(ordToSlot[ordinal]);
+        } finally {
+            slotLock.readLock().unlock();
+        }
+    }
+
+    /**
+     * The neighbours of a live ordinal on a layer, as ordinals in list order; null if the
+     * ordinal is not live or has no such layer. For tests and tools, not for the hot path.
+     */
+    public int[] neighborOrdinals(int ordinal, int level) {
+        writerGate.writeLock().lock();
+        try {
+            if (ordinal < 0 || ordinal >= ordToSlot.length || ordToSlot[ordinal] < 0) {
+                return null;
+            }
+            int slot = ordToSlot[ordinal];
+            if (level < 0 || level > graph.level(slot)) {
+                return null;
+            }
+            int[] nb = graph.neighbors(slot, level);
+            for (int i = 0; i < nb.length; i++) {
+                nb[i] = graph.ordinal(nb[i]);
+            }
+            return nb;
+        } finally {
+            writerGate.writeLock().unlock();
+        }
+    }
+
+    /** The level of a live ordinal, or -1. */
+    public int levelOf(int ordinal) {
+        slotLock.readLock().lock();
+        try {
+            return ordinal < 0 || ordinal >= ordToSlot.length || ordToSlot[ordinal] < 0
+                    ? -1 : graph.level(ordToSlot[ordinal]);
+        } finally {
+            slotLock.readLock().unlock();
+        }
+    }
+
+    /** The entry point's ordinal, or -1 when empty. */
+    public int entryOrdinal() {
+        slotLock.readLock().lock();
+        try {
+            int ep = HnswGraph.entrySlot(graph.entry());
+            return ep < 0 ? -1 : graph.ordinal(ep);
+        } finally {
+            slotLock.readLock().unlock();
+        }
+    }
+
+    @Override
+    public IntegrityReport verifyIntegrity() {
+        writerGate.writeLock().lock();
+        try {
+            return HnswIntegrityChecker.check(graph, ordToSlot, size());
+        } finally {
+            writerGate.writeLock().unlock();
+        }
+    }
+
+    /** Test hook: the layout, so a test can break an invariant and see the checker catch it. */
+    HnswGraph graph() {
+        return graph;
+    }
+
+    int slotOf(int ordinal) {
+        return ordinal < ordToSlot.length ? ordToSlot[ordinal] : -1;
+    }
+
+    /*
+     * File body, version 1 (inside the ChecksummedFiles envelope, big-endian):
+     *   int dim, byte metric, int M, int efConstruction, int efSearch, double levelMultiplier,
+     *   int repairEf, long seed, int capacity, int highWater, int entrySlot, int entryLevel,
+     *   then per slot below highWater: byte state (0 free, 1 live); for a live slot
+     *   int ordinal, byte level, dim floats, and per layer 0..level: int degree, degree ints;
+     *   then int freeCount and the free list in order.
+     * Reverse lists are derived, so they are rebuilt on load rather than stored.
+     */
+    @Override
+    public void save(Path file) throws IOException {
+        writerGate.writeLock().lock();
+        try {
+            ChecksummedFiles.write(file, FORMAT, VERSION, ChecksummedFiles.newFileId(), out -> {
+                out.writeInt(dim);
+                out.writeByte(metric.ordinal());
+                out.writeInt(params.m());
+                out.writeInt(params.efConstruction());
+                out.writeInt(params.efSearch());
+                out.writeDouble(params.levelMultiplier());
+                out.writeInt(params.repairEf());
+                out.writeLong(params.seed());
+                out.writeInt(graph.capacity());
+                int hw = graph.highWater();
+                out.writeInt(hw);
+                long entry = graph.entry();
+                out.writeInt(HnswGraph.entrySlot(entry));
+                out.writeInt(HnswGraph.entryLevel(entry));
+                float[] v = graph.vectors();
+                for (int s = 0; s < hw; s++) {
+                    if (graph.state(s) != HnswGraph.LIVE) {
+                        out.writeByte(0);
+                        continue;
+                    }
+                    out.writeByte(1);
+                    out.writeInt(graph.ordinal(s));
+                    int level = graph.level(s);
+                    out.writeByte(level);
+                    int off = graph.vectorOffset(s);
+                    for (int i = 0; i < dim; i++) {
+                        out.writeFloat(v[off + i]);
+                    }
+                    for (int l = 0; l <= level; l++) {
+                        int[] nb = graph.neighbors(s, l);
+                        out.writeInt(nb.length);
+                        for (int n : nb) {
+                            out.writeInt(n);
+                        }
+                    }
+                }
+                out.writeInt(graph.freeCount());
+                for (int i = 0; i < graph.freeCount(); i++) {
+                    out.writeInt(graph.freeSlot(i));
+                }
+            });
+        } finally {
+            writerGate.writeLock().unlock();
+        }
+    }
+
+    /**
+     * Reads a file written by {@link #save}. Dimension and metric must match {@code config};
+     * the graph's own build parameters come from the file.
+     */
+    public static HnswIndex load(IndexConfig config, Path file) throws IOException {
+        return ChecksummedFiles.read(file, FORMAT, VERSION, VERSION, (in, version) -> {
+            int dim = in.readInt();
+            int metricOrdinal = in.readUnsignedByte();
+            if (metricOrdinal >= Metric.values().length) {
+                throw new IllegalArgumentException("metric code " + metricOrdinal + " is unknown");
+            }
+            Metric metric = Metric.values()[metricOrdinal];
+            if (dim != config.dimension() || metric != config.metric()) {
+                throw new IllegalArgumentException("index holds dimension " + dim + " metric " + metric
+                        + ", collection expects dimension " + config.dimension() + " metric " + config.metric());
+            }
+            HnswParams p = new HnswParams(in.readInt(), in.readInt(), in.readInt(), in.readDouble(), in.readInt(),
+                    in.readLong());
+            int capacity = in.readInt();
+            int hw = in.readInt();
+            if (hw < 0 || capacity < hw) {
+                throw new IllegalArgumentException("high-water mark " + hw + " outside [0, capacity " + capacity + "]");
+            }
+            int entrySlot = in.readInt();
+            int entryLevel = in.readInt();
+            HnswIndex index = new HnswIndex(dim, metric, p, Kernels.get(), capacity);
+            HnswGraph g = index.graph;
+            int[][][] lists = new int[hw][][];
+            int live = 0;
+            for (int s = 0; s < hw; s++) {
+                int state = in.readUnsignedByte();
+                if (state == 0) {
+                    continue;
+                }
+                if (state != 1) {
+                    throw new IllegalArgumentException("slot " + s + " has unknown state " + state);
+                }
+                int ord = in.readInt();
+                int level = in.readUnsignedByte();
+                if (ord < 0 || level > HnswGraph.MAX_LEVEL) {
+                    throw new IllegalArgumentException("slot " + s + ": ordinal " + ord + " level " + level);
+                }
+                if (ord >= index.ordToSlot.length) {
+                    int old = index.ordToSlot.length;
+                    index.ordToSlot = Arrays.copyOf(index.ordToSlot, Math.max(ord + 1, old * 2));
+                    Arrays.fill(index.ordToSlot, old, index.ordToSlot.length, -1);
+                }
+                if (index.ordToSlot[ord] >= 0) {
+                    throw new IllegalArgumentException("ordinal " + ord + " appears at slots " + index.ordToSlot[ord]
+                            + " and " + s);
+                }
+                float[] v = new float[dim];
+                for (int i = 0; i < dim; i++) {
+                    v[i] = in.readFloat();
+                }
+                lists[s] = new int[level + 1][];
+                for (int l = 0; l <= level; l++) {
+                    int deg = in.readInt();
+                    if (deg < 0 || deg > g.maxDegree(l)) {
+                        throw new IllegalArgumentException("slot " + s + " layer " + l + ": degree " + deg);
+                    }
+                    lists[s][l] = new int[deg];
+                    for (int i = 0; i < deg; i++) {
+                        int n = in.readInt();
+                        if (n < 0 || n >= hw) {
+                            throw new IllegalArgumentException("slot " + s + " layer " + l + " links to slot " + n);
+                        }
+                        lists[s][l][i] = n;
+                    }
+                }
+                g.restoreSlots(s, new int[0]);
+                int got = g.allocate(ord, level);
+                if (got != s) {
+                    throw new IllegalStateException("slot allocation out of step: " + got + " != " + s);
+                }
+                g.setVector(s, v);
+                index.ordToSlot[ord] = s;
+                live++;
+            }
+            int freeCount = in.readInt();
+            if (freeCount < 0 || freeCount > hw) {
+                throw new IllegalArgumentException("free list length " + freeCount);
+            }
+            int[] free = new int[freeCount];
+            for (int i = 0; i < freeCount; i++) {
+                free[i] = in.readInt();
+                if (free[i] < 0 || free[i] >= hw || lists[free[i]] != null) {
+                    throw new IllegalArgumentException("free list names slot " + free[i] + " which is not free");
+                }
+            }
+            g.restoreSlots(hw, free);
+            for (int s = 0; s < hw; s++) {
+                if (lists[s] != null) {
+                    for (int l = 0; l < lists[s].length; l++) {
+                        g.setNeighbors(s, l, lists[s][l], lists[s][l].length);
+                    }
+                }
+            }
+            g.rebuildReverse();
+            g.setEntry(entrySlot, entryLevel);
+            index.live = live;
+            return index;
+        });
+    }
+}

@@ -1,0 +1,140 @@
+package dev.nepenthe.hnsw;
+
+import java.util.Arrays;
+
+/**
+ * Adds nodes to an {@link HnswGraph}; several threads may insert at once while others search.
+ *
+ * <p>A node is linked in five steps (see {@link #insert}); its outgoing list on a layer is
+ * written before any neighbour links back to it, so a search that reaches the node can always
+ * leave it again. Each list is changed only under its slot's lock, and the reverse lists are
+ * updated in the same critical section, so removal can trust them.
+ */
+final class HnswInserter {
+
+    private final HnswGraph g;
+    private final int efConstruction;
+    /** Held for a whole insertion that raises the top level (rare: about log(n) times). */
+    private final Object entryLock = new Object();
+
+    HnswInserter(HnswGraph g, int efConstruction) {
+        this.g = g;
+        this.efConstruction = efConstruction;
+    }
+
+    /**
+     * Links an allocated slot whose vector is already stored.
+     *
+     * @param level the slot's level (as allocated)
+     */
+    void insert(int slot, int level) {
+        long entry = g.entry();
+        if (entry < 0 || level > HnswGraph.entryLevel(entry)) {
+            synchronized (entryLock) {
+                entry = g.entry();
+                if (entry < 0) {
+                    g.setEntry(slot, level);
+                    return;
+                }
+                if (level > HnswGraph.entryLevel(entry)) {
+                    link(slot, level, entry);
+                    g.setEntry(slot, level);
+                    return;
+                }
+            }
+        }
+        link(slot, level, entry);
+    }
+
+    private void link(int slot, int level, long entry) {
+        HnswSearcher.Scratch s = HnswSearcher.scratch();
+        s.begin(g.capacity());
+        float[] query = g.vectorCopy(slot);
+        int top = HnswGraph.entryLevel(entry);
+        // 1. Descend greedily through the layers above the node's own level.
+        int ep = HnswSearcher.descend(g, query, entry, level, s);
+        int[] entries = {ep};
+        int nEntries = 1;
+        int[] selected = new int[g.maxDegree0];
+        for (int l = Math.min(level, top); l >= 0; l--) {
+            // 2. Beam search this layer for efConstruction candidates.
+            s.visited.reset(g.capacity());
+            HnswSearcher.searchLayer(g, query, entries, nEntries, efConstruction, l, null, slot, Long.MAX_VALUE, s);
+            int n = s.results.size();
+            int[] cand = new int[n];
+            float[] scores = new float[n];
+            for (int i = n - 1; i >= 0; i--) {
+                scores[i] = s.results.topScore();
+                cand[i] = s.results.pop();
+            }
+            // 3. Pick the outgoing list with the heuristic and publish it.
+            int k = NeighborSelector.select(g, cand, scores, n, g.maxDegree(l), selected);
+            synchronized (g.lockFor(slot)) {
+                g.replaceList(slot, l, selected, k, null);
+            }
+            // 4. Link back from each chosen neighbour, re-selecting its list when it is full.
+            IntBag dropped = new IntBag();
+            for (int i = 0; i < k; i++) {
+                linkBack(selected[i], slot, l, dropped);
+            }
+            // 5. A node left without any in-link is unreachable (the new node itself when every
+            //    neighbour's heuristic turned it down, or one a shrink dropped): link it again.
+            if (k > 0 && g.inDegree(slot, l) == 0) {
+                HnswRepairer.linkFromClosest(g, slot, l, Arrays.copyOf(cand, n));
+            }
+            for (int i = 0; i < dropped.size(); i++) {
+                int b = dropped.get(i);
+                if (g.inDegree(b, l) == 0) {
+                    HnswRepairer.linkFromClosest(g, b, l, closestFirst(b, l, cand, n));
+                }
+            }
+            entries = cand;
+            nEntries = n;
+        }
+    }
+
+    /** Adds {@code node} to the list of {@code target} on {@code level}. */
+    private void linkBack(int target, int node, int level, IntBag dropped) {
+        synchronized (g.lockFor(target)) {
+            if (!g.isLive(target)) {
+                return;
+            }
+            int deg = g.degree(target, level);
+            int max = g.maxDegree(level);
+            int[] current = g.neighbors(target, level);
+            if (HnswGraph.contains(current, current.length, node)) {
+                return;
+            }
+            if (deg < max) {
+                g.appendNeighbor(target, level, node);
+                g.addReverse(node, level, target);
+                return;
+            }
+            int n = current.length + 1;
+            int[] cand = Arrays.copyOf(current, n);
+            cand[n - 1] = node;
+            float[] scores = new float[n];
+            for (int i = 0; i < n; i++) {
+                scores[i] = g.scoreBetween(target, cand[i]);
+            }
+            NeighborSelector.sortBestFirst(cand, scores, n);
+            int[] out = new int[max];
+            int k = NeighborSelector.select(g, cand, scores, n, max, out);
+            g.replaceList(target, level, out, k, dropped);
+        }
+    }
+
+    /** {@code b}'s own neighbours, then the new node's candidates, each group closest to b first. */
+    private int[] closestFirst(int b, int level, int[] cand, int n) {
+        int[] own = g.neighbors(b, level);
+        int total = own.length + n;
+        int[] all = Arrays.copyOf(own, total);
+        System.arraycopy(cand, 0, all, own.length, n);
+        float[] scores = new float[total];
+        for (int i = 0; i < total; i++) {
+            scores[i] = g.scoreBetween(b, all[i]);
+        }
+        NeighborSelector.sortBestFirst(all, scores, total);
+        return all;
+    }
+}

@@ -1,0 +1,73 @@
+package dev.nepenthe.hnsw;
+
+import dev.nepenthe.core.index.IndexConfig;
+import java.util.Set;
+
+/**
+ * Build and search settings of an HNSW index.
+ *
+ * @param m neighbours per node on the upper layers (2M on layer 0). Larger M raises recall and
+ *     memory (4 bytes per edge, plus as much again for the reverse lists) and slows inserts
+ * @param efConstruction beam width while inserting: larger builds a better graph, linearly slower
+ * @param efSearch default beam width of a query (per query: {@code SearchParams "efSearch"});
+ *     larger raises recall and costs proportionally more vector comparisons
+ * @param levelMultiplier mL: a node's level is floor(-ln(U) * mL); 1/ln(M) is the paper's choice
+ * @param repairEf beam width of the search that finds fresh candidates for a list that lost a
+ *     removed neighbour; larger repairs closer to a rebuild, at proportionally more cost per delete
+ * @param seed seeds the level draw (levels are a hash of seed and ordinal, so builds repeat)
+ */
+public record HnswParams(int m, int efConstruction, int efSearch, double levelMultiplier, int repairEf, long seed) {
+
+    public static final String M = "M";
+    public static final String EF_CONSTRUCTION = "efConstruction";
+    public static final String EF_SEARCH = "efSearch";
+    public static final String LEVEL_MULTIPLIER = "levelMultiplier";
+    public static final String REPAIR_EF = "repairEf";
+    static final Set<String> NAMES = Set.of(M, EF_CONSTRUCTION, EF_SEARCH, LEVEL_MULTIPLIER, REPAIR_EF);
+
+    public HnswParams {
+        if (m < 2 || m > 256) {
+            throw new IllegalArgumentException("hnsw index: M expected in [2, 256], got " + m);
+        }
+        if (efConstruction < 1 || efSearch < 1 || repairEf < 1) {
+            throw new IllegalArgumentException("hnsw index: efConstruction, efSearch and repairEf expected >= 1, got "
+                    + efConstruction + ", " + efSearch + ", " + repairEf);
+        }
+        if (!(levelMultiplier > 0 && levelMultiplier <= 10)) {
+            throw new IllegalArgumentException("hnsw index: levelMultiplier expected in (0, 10], got " + levelMultiplier);
+        }
+    }
+
+    /** M = 16, efConstruction = 100, efSearch = 64, mL = 1/ln(M), repairEf = 48. */
+    public static HnswParams defaults() {
+        return of(16, 100);
+    }
+
+    public static HnswParams of(int m, int efConstruction) {
+        return new HnswParams(m, efConstruction, 64, 1 / Math.log(m), 48, 42L);
+    }
+
+    public HnswParams withEfSearch(int ef) {
+        return new HnswParams(m, efConstruction, ef, levelMultiplier, repairEf, seed);
+    }
+
+    public HnswParams withRepairEf(int ef) {
+        return new HnswParams(m, efConstruction, efSearch, levelMultiplier, ef, seed);
+    }
+
+    public HnswParams withSeed(long s) {
+        return new HnswParams(m, efConstruction, efSearch, levelMultiplier, repairEf, s);
+    }
+
+    /** Parses a collection's parameters; unknown names and out-of-range values are refused. */
+    public static HnswParams parse(IndexConfig config) {
+        String kind = HnswIndex.KIND;
+        config.requireKnown(kind, NAMES);
+        int m = config.intParam(kind, M, 16, 2, 256);
+        int efc = config.intParam(kind, EF_CONSTRUCTION, 100, 1, 100_000);
+        int efs = config.intParam(kind, EF_SEARCH, 64, 1, 100_000);
+        double ml = config.doubleParam(kind, LEVEL_MULTIPLIER, 1 / Math.log(m), 1e-3, 10);
+        int rep = config.intParam(kind, REPAIR_EF, 48, 1, 100_000);
+        return new HnswParams(m, efc, efs, ml, rep, config.seed());
+    }
+}

@@ -1,0 +1,178 @@
+package dev.nepenthe.hnsw;
+
+import org.roaringbitmap.RoaringBitmap;
+
+/**
+ * Walks an {@link HnswGraph}: the greedy descent through the upper layers and the beam search
+ * of one layer (the paper's SEARCH-LAYER, hnswlib's {@code searchBaseLayer}). The searcher
+ * never changes the graph; the builder and the repairer use it to find candidates.
+ *
+ * <p>A node that is being removed ({@link HnswGraph#DELETING}) still routes the walk (its
+ * lists are intact until the repair drops them) but never enters a result set.
+ */
+final class HnswSearcher {
+
+    /** Per-thread buffers, so a query allocates nothing but its answer. */
+    static final class Scratch {
+        final VisitedSet visited = new VisitedSet(1024);
+        final NodeHeap candidates = NodeHeap.bestOnTop(256);
+        final NodeHeap results = NodeHeap.worstOnTop(256);
+        /** Vectors scored since the last {@link #begin}. */
+        long scored;
+        /** One expanded node's unvisited neighbours and their scores. */
+        int[] batch = new int[64];
+        float[] batchScores = new float[64];
+
+        void begin(int capacity) {
+            visited.reset(capacity);
+            candidates.clear();
+            results.clear();
+            scored = 0;
+        }
+    }
+
+    private static final ThreadLocal<Scratch> SCRATCH = ThreadLocal.withInitial(Scratch::new);
+
+    private HnswSearcher() {}
+
+    static Scratch scratch() {
+        return SCRATCH.get();
+    }
+
+    /**
+     * Moves greedily toward {@code query} on {@code level} from {@code start}: repeatedly jumps
+     * to the best-scoring neighbour until none improves. Returns the slot reached.
+     */
+    static int greedy(HnswGraph g, float[] query, int start, int level, Scratch s) {
+        int current = start;
+        float best = g.score(query, current);
+        s.scored++;
+        boolean moved = true;
+        while (moved) {
+            moved = false;
+            int[] arr = g.listArray(current, level);
+            if (arr == null) {
+                break;
+            }
+            int base = g.listBase(current, level);
+            int deg = HnswGraph.degree(arr, base);
+            for (int i = 0; i < deg; i++) {
+                int n = arr[base + 1 + i];
+                if (n < 0) {
+                    continue;
+                }
+                float sc = g.score(query, n);
+                s.scored++;
+                if (sc > best) {
+                    best = sc;
+                    current = n;
+                    moved = true;
+                }
+            }
+        }
+        return current;
+    }
+
+    /** Descends from the entry point down to (but not into) {@code targetLevel}; -1 if empty. */
+    static int descend(HnswGraph g, float[] query, long entry, int targetLevel, Scratch s) {
+        int ep = HnswGraph.entrySlot(entry);
+        if (ep < 0) {
+            return -1;
+        }
+        for (int l = HnswGraph.entryLevel(entry); l > targetLevel; l--) {
+            ep = greedy(g, query, ep, l, s);
+        }
+        return ep;
+    }
+
+    /**
+     * Beam search of one layer. On return {@code s.results} holds up to {@code ef} eligible
+     * slots, worst on top. A slot is eligible when it is live, is not {@code exclude} and, if
+     * {@code accept} is non-null, its ordinal is in {@code accept}.
+     *
+     * <p>While fewer than {@code ef} eligible slots have been found the walk keeps expanding,
+     * so a restrictive filter still fills the result set if the layer can reach enough.
+     *
+     * @param entries slots to start from (scored and visited first)
+     * @param visitLimit stop once this many vectors were scored (cost cap); Long.MAX_VALUE for none
+     * @return false if the walk stopped at the visit limit
+     */
+    static boolean searchLayer(HnswGraph g, float[] query, int[] entries, int nEntries, int ef, int level,
+            RoaringBitmap accept, int exclude, long visitLimit, Scratch s) {
+        NodeHeap cand = s.candidates;
+        NodeHeap res = s.results;
+        VisitedSet visited = s.visited;
+        cand.clear();
+        res.clear();
+        for (int i = 0; i < nEntries; i++) {
+            int e = entries[i];
+            if (e < 0 || !visited.visit(e)) {
+                continue;
+            }
+            float sc = g.score(query, e);
+            s.scored++;
+            cand.push(e, sc);
+            if (eligible(g, e, accept, exclude)) {
+                res.push(e, sc);
+                if (res.size() > ef) {
+                    res.pop();
+                }
+            }
+        }
+        while (!cand.isEmpty()) {
+            // 1. Stop when the closest unexpanded candidate is worse than the worst kept result.
+            if (res.size() >= ef && cand.topScore() < res.topScore()) {
+                break;
+            }
+            int c = cand.pop();
+            int[] arr = g.listArray(c, level);
+            if (arr == null) {
+                continue;
+            }
+            int base = g.listBase(c, level);
+            int deg = HnswGraph.degree(arr, base);
+            // 2. Gather the unvisited neighbours, then score them back to back: the loads are
+            //    independent, so the CPU overlaps them instead of waiting on each heap decision.
+            if (s.batch.length < deg) {
+                s.batch = new int[deg];
+                s.batchScores = new float[deg];
+            }
+            int[] batch = s.batch;
+            float[] batchScores = s.batchScores;
+            int count = 0;
+            for (int i = 0; i < deg; i++) {
+                int n = arr[base + 1 + i];
+                if (n >= 0 && visited.visit(n)) {
+                    batch[count++] = n;
+                }
+            }
+            for (int i = 0; i < count; i++) {
+                batchScores[i] = g.score(query, batch[i]);
+            }
+            s.scored += count;
+            // 3. Keep a neighbour as a candidate if it could still improve the results, and as a
+            //    result only if it is eligible.
+            for (int i = 0; i < count; i++) {
+                int n = batch[i];
+                float sc = batchScores[i];
+                if (res.size() < ef || sc > res.topScore()) {
+                    cand.push(n, sc);
+                    if (eligible(g, n, accept, exclude)) {
+                        res.push(n, sc);
+                        if (res.size() > ef) {
+                            res.pop();
+                        }
+                    }
+                }
+            }
+            if (s.scored > visitLimit) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    static boolean eligible(HnswGraph g, int slot, RoaringBitmap accept, int exclude) {
+        return slot != exclude && g.isLive(slot) && (accept == null || accept.contains(g.ordinal(slot)));
+    }
+}

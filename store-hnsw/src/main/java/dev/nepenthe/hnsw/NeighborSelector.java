@@ -1,0 +1,72 @@
+package dev.nepenthe.hnsw;
+
+/**
+ * The HNSW neighbour-selection heuristic (Malkov and Yashunin, algorithm 4; hnswlib's
+ * {@code getNeighborsByHeuristic2}), shared by insertion, list shrinking and removal repair.
+ *
+ * <p>Candidates are taken closest first; one is kept only if it is closer to the base node
+ * than to every neighbour kept so far. That spreads a list over directions instead of spending
+ * it on one tight cluster, which is what keeps the graph navigable.
+ */
+final class NeighborSelector {
+
+    private NeighborSelector() {}
+
+    /**
+     * Sorts candidates best first by their score to the base (insertion sort: lists are short,
+     * at most a few hundred).
+     */
+    static void sortBestFirst(int[] slots, float[] scores, int n) {
+        for (int i = 1; i < n; i++) {
+            int s = slots[i];
+            float sc = scores[i];
+            int j = i - 1;
+            while (j >= 0 && (scores[j] < sc || (scores[j] == sc && slots[j] > s))) {
+                slots[j + 1] = slots[j];
+                scores[j + 1] = scores[j];
+                j--;
+            }
+            slots[j + 1] = s;
+            scores[j + 1] = sc;
+        }
+    }
+
+    /**
+     * Selects at most {@code max} of {@code n} candidates sorted best first.
+     *
+     * @param scores each candidate's score to the base node
+     * @param out receives the selection, best first; must hold {@code max} entries
+     * @return how many were selected. Cost: up to n * max vector comparisons.
+     */
+    static int select(HnswGraph g, int[] slots, float[] scores, int n, int max, int[] out) {
+        return selectInto(g, slots, scores, n, max, out, 0);
+    }
+
+    /**
+     * As {@link #select}, but {@code out[0, kept)} already holds neighbours that stay; candidates
+     * are judged against them too and appended after them. Candidates already kept are skipped.
+     *
+     * @return the new length of {@code out}
+     */
+    static int selectInto(HnswGraph g, int[] slots, float[] scores, int n, int max, int[] out, int kept) {
+        int fixed = kept;
+        for (int i = 0; i < n && kept < max; i++) {
+            int c = slots[i];
+            if (HnswGraph.contains(out, fixed, c)) {
+                continue;
+            }
+            float toBase = scores[i];
+            boolean diverse = true;
+            for (int j = 0; j < kept; j++) {
+                if (g.scoreBetween(c, out[j]) > toBase) {
+                    diverse = false;
+                    break;
+                }
+            }
+            if (diverse) {
+                out[kept++] = c;
+            }
+        }
+        return kept;
+    }
+}

@@ -1,0 +1,156 @@
+package dev.nepenthe.hnsw;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.nepenthe.core.Metric;
+import dev.nepenthe.core.index.ExactIndex;
+import dev.nepenthe.core.index.IntegrityReport;
+import dev.nepenthe.core.index.SearchParams;
+import dev.nepenthe.core.index.SearchResult;
+import dev.nepenthe.core.testing.Datasets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicLongArray;
+import org.junit.jupiter.api.Test;
+
+class HnswConcurrencyTest {
+
+    @Test
+    void concurrentInsertsWithConcurrentSearchesBuildAGoodCleanGraph() throws Exception {
+        float[][] all = Datasets.clustered(21, 8_100, 64, 40, 0.3);
+        float[][] data = Arrays.copyOf(all, 8_000);
+        float[][] queries = Arrays.copyOfRange(all, 8_000, 8_100);
+        HnswIndex index = new HnswIndex(64, Metric.L2, HnswParams.of(12, 80), dev.nepenthe.core.vector.Kernels.get(), 16);
+        AtomicBoolean done = new AtomicBoolean();
+        ConcurrentLinkedQueue<Throwable> errors = new ConcurrentLinkedQueue<>();
+        ExecutorService pool = Executors.newFixedThreadPool(3);
+        try {
+            List<Future<?>> inserters = new ArrayList<>();
+            for (int t = 0; t < 2; t++) {
+                int start = t;
+                inserters.add(pool.submit(() -> {
+                    for (int i = start; i < data.length; i += 2) {
+                        index.add(i, data[i]);
+                    }
+                }));
+            }
+            Future<?> searcher = pool.submit(() -> {
+                int i = 0;
+                while (!done.get()) {
+                    try {
+                        SearchResult r = index.search(queries[i++ % queries.length], 10);
+                        for (int o : r.ordinals()) {
+                            if (o < 0 || o >= data.length) {
+                                throw new AssertionError("ordinal out of range: " + o);
+                            }
+                        }
+                    } catch (Throwable e) {
+                        errors.add(e);
+                        return;
+                    }
+                }
+            });
+            for (Future<?> f : inserters) {
+                f.get();
+            }
+            done.set(true);
+            searcher.get();
+        } finally {
+            pool.shutdown();
+        }
+        assertTrue(errors.isEmpty(), () -> "search failed: " + errors.peek());
+        assertEquals(8_000, index.size());
+        // Racing prunes may strand a handful of nodes; the reachability walk links them back.
+        long before = index.verifyIntegrity().violations(HnswIntegrityChecker.UNREACHABLE);
+        assertTrue(before <= 40, "unreachable after a concurrent build: " + before);
+        int linked = index.connectUnreachable();
+        assertTrue(before == 0 ? linked == 0 : linked >= 1 && linked <= before, "linked " + linked + " of " + before);
+        IntegrityReport report = index.verifyIntegrity();
+        assertTrue(report.isClean(), report::toString);
+        ExactIndex exact = HnswFixtures.exact(data, Metric.L2, null);
+        double recall = HnswFixtures.recall(index, exact, queries, 10, 64);
+        assertTrue(recall >= 0.95, "recall@10 after a two-thread build: " + recall);
+    }
+
+    /**
+     * Two searching threads and one removing thread. A search that starts after remove(x)
+     * returned must not return x; no search may fail.
+     */
+    @Test
+    void searchesDuringRemovalsNeverReturnARemovedOrdinalAndNeverFail() throws Exception {
+        int n = 6_000;
+        float[][] all = Datasets.clustered(22, n + 64, 48, 30, 0.3);
+        float[][] data = Arrays.copyOf(all, n);
+        float[][] queries = Arrays.copyOfRange(all, n, n + 64);
+        HnswIndex index = HnswFixtures.build(data, Metric.COSINE, HnswParams.of(10, 60));
+        int[] order = HnswDeleteRepairTest.shuffled(n, 5);
+        AtomicLong clock = new AtomicLong();
+        AtomicLongArray removedAt = new AtomicLongArray(n); // 0 = not removed
+        AtomicBoolean done = new AtomicBoolean();
+        ConcurrentLinkedQueue<String> errors = new ConcurrentLinkedQueue<>();
+        ExecutorService pool = Executors.newFixedThreadPool(3);
+        long[] searchCount = new long[2];
+        try {
+            List<Future<?>> searchers = new ArrayList<>();
+            for (int t = 0; t < 2; t++) {
+                int id = t;
+                searchers.add(pool.submit(() -> {
+                    int i = id;
+                    while (!done.get()) {
+                        long started = clock.get();
+                        SearchResult r;
+                        try {
+                            r = index.search(queries[i++ % queries.length], 10, null, SearchParams.of("efSearch", 40));
+                        } catch (Throwable e) {
+                            errors.add("search threw " + e);
+                            return;
+                        }
+                        searchCount[id]++;
+                        for (int o : r.ordinals()) {
+                            long at = removedAt.get(o);
+                            if (at != 0 && at <= started) {
+                                errors.add("ordinal " + o + " removed at tick " + at + " returned by a search started at "
+                                        + started);
+                            }
+                        }
+                    }
+                }));
+            }
+            Future<?> remover = pool.submit(() -> {
+                // Remove 60%: singles and batches, stamping each after its removal returned.
+                int i = 0;
+                int target = n * 6 / 10;
+                while (i < target) {
+                    int count = (i / 7) % 3 == 0 ? 25 : 1;
+                    int[] batch = Arrays.copyOfRange(order, i, Math.min(target, i + count));
+                    index.removeAll(batch);
+                    long tick = clock.incrementAndGet();
+                    for (int o : batch) {
+                        removedAt.set(o, tick);
+                    }
+                    i += batch.length;
+                }
+            });
+            remover.get();
+            done.set(true);
+            for (Future<?> f : searchers) {
+                f.get();
+            }
+        } finally {
+            pool.shutdown();
+        }
+        assertTrue(errors.isEmpty(), () -> errors.size() + " errors, first: " + errors.peek());
+        assertTrue(searchCount[0] + searchCount[1] > 100, "searches ran: " + (searchCount[0] + searchCount[1]));
+        assertEquals(n - n * 6 / 10, index.size());
+        IntegrityReport report = index.verifyIntegrity();
+        assertTrue(report.isClean(), report::toString);
+    }
+}

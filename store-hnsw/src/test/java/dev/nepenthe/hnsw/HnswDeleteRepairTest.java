@@ -1,0 +1,139 @@
+package dev.nepenthe.hnsw;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.nepenthe.core.Metric;
+import dev.nepenthe.core.index.ExactIndex;
+import dev.nepenthe.core.index.IntegrityReport;
+import dev.nepenthe.core.index.SearchParams;
+import dev.nepenthe.core.testing.Datasets;
+import java.util.Arrays;
+import java.util.SplittableRandom;
+import org.junit.jupiter.api.Test;
+import org.roaringbitmap.RoaringBitmap;
+
+/**
+ * Removal with repair against a fresh build over the same survivors, the exact index being the
+ * oracle for both.
+ */
+class HnswDeleteRepairTest {
+
+    static final int N = 12_000;
+    static final int DIM = 128;
+    /** efSearch at which repaired and rebuilt graphs are compared (see HnswRecallTest). */
+    static final int EF = 64;
+
+    @Test
+    void recallAfterRemoving10And50PercentStaysWithinOnePointOfARebuild() {
+        float[][] all = Datasets.clustered(7, N + 200, DIM, 100, 0.3);
+        float[][] data = Arrays.copyOf(all, N);
+        float[][] queries = Arrays.copyOfRange(all, N, N + 200);
+        HnswParams p = HnswParams.of(16, 100);
+        HnswIndex index = HnswFixtures.build(data, Metric.L2, p);
+        int[] order = shuffled(N, 3);
+        RoaringBitmap survivors = new RoaringBitmap();
+        survivors.add(0L, N);
+
+        int removed = 0;
+        for (double fraction : new double[] {0.10, 0.50}) {
+            int target = (int) (N * fraction);
+            // One at a time for the first stage, in batches of 100 for the second: both paths repair.
+            while (removed < target) {
+                if (fraction < 0.2) {
+                    assertTrue(index.remove(order[removed]));
+                    survivors.remove(order[removed]);
+                    removed++;
+                } else {
+                    int[] batch = Arrays.copyOfRange(order, removed, Math.min(target, removed + 100));
+                    assertEquals(batch.length, index.removeAll(batch));
+                    for (int o : batch) {
+                        survivors.remove(o);
+                    }
+                    removed += batch.length;
+                }
+            }
+            IntegrityReport report = index.verifyIntegrity();
+            assertTrue(report.isClean(), report::toString);
+            assertEquals(0, report.violations(HnswIntegrityChecker.UNREACHABLE));
+            assertEquals(0, report.violations(HnswIntegrityChecker.REMOVED_IN_LIST));
+            assertEquals(N - target, index.size());
+
+            HnswIndex fresh = new HnswIndex(DIM, Metric.L2, p);
+            survivors.forEach((int o) -> fresh.add(o, data[o]));
+            ExactIndex exact = HnswFixtures.exact(data, Metric.L2, survivors);
+            double repaired = HnswFixtures.recall(index, exact, queries, 10, EF);
+            double rebuilt = HnswFixtures.recall(fresh, exact, queries, 10, EF);
+            assertTrue(repaired >= rebuilt - 0.01, "after removing " + fraction + ": repaired recall " + repaired
+                    + " vs rebuilt " + rebuilt);
+        }
+        // No removed ordinal is ever returned, at any beam width.
+        for (float[] q : queries) {
+            for (int o : index.search(q, 50, null, SearchParams.of("efSearch", 200)).ordinals()) {
+                assertTrue(survivors.contains(o), "removed ordinal " + o + " returned");
+            }
+        }
+    }
+
+    @Test
+    void removalZeroesTheVectorRecyclesTheSlotAndMovesTheEntryPoint() {
+        float[][] data = Datasets.clustered(5, 2_000, 32, 20, 0.3);
+        HnswIndex index = HnswFixtures.build(data, Metric.L2, HnswParams.of(8, 60));
+        int entry = index.entryOrdinal();
+        int entrySlot = index.slotOf(entry);
+        assertTrue(index.remove(entry));
+        assertFalse(index.remove(entry), "second removal of the same ordinal");
+        assertFalse(index.contains(entry));
+        assertNull(index.vector(entry));
+        assertTrue(index.entryOrdinal() != entry && index.contains(index.entryOrdinal()));
+        // The slot's bytes are zero: a byte scan of the layout, not a flag.
+        float[] vectors = index.graph().vectors();
+        int off = index.graph().vectorOffset(entrySlot);
+        for (int i = 0; i < 32; i++) {
+            assertEquals(0f, vectors[off + i]);
+        }
+        IntegrityReport report = index.verifyIntegrity();
+        assertTrue(report.isClean(), report::toString);
+        assertEquals(1, report.checked().get("free-slots"));
+        // The ordinal may be reused, and the freed slot is recycled for it.
+        index.add(entry, data[entry]);
+        assertEquals(entrySlot, index.slotOf(entry));
+        assertTrue(index.verifyIntegrity().isClean());
+        assertEquals(entry, index.search(data[entry], 1).ordinals()[0]);
+    }
+
+    @Test
+    void removingEverythingLeavesAnEmptyCleanGraph() {
+        float[][] data = Datasets.clustered(6, 500, 16, 5, 0.3);
+        HnswIndex index = HnswFixtures.build(data, Metric.COSINE, HnswParams.of(6, 40));
+        int[] all = shuffled(500, 9);
+        assertEquals(250, index.removeAll(Arrays.copyOf(all, 250)));
+        assertTrue(index.verifyIntegrity().isClean());
+        for (int o : Arrays.copyOfRange(all, 250, 500)) {
+            assertTrue(index.remove(o));
+        }
+        assertEquals(0, index.size());
+        assertEquals(-1, index.entryOrdinal());
+        assertEquals(0, index.search(data[0], 5).size());
+        IntegrityReport report = index.verifyIntegrity();
+        assertTrue(report.isClean(), report::toString);
+        assertEquals(500, report.checked().get("free-slots"));
+    }
+
+    static int[] shuffled(int n, long seed) {
+        int[] a = new int[n];
+        for (int i = 0; i < n; i++) {
+            a[i] = i;
+        }
+        SplittableRandom r = new SplittableRandom(seed);
+        for (int i = n - 1; i > 0; i--) {
+            int j = r.nextInt(i + 1);
+            int t = a[i];
+            a[i] = a[j];
+            a[j] = t;
+        }
+        return a;
+    }
+}

@@ -1,0 +1,87 @@
+package dev.nepenthe.hnsw;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.nepenthe.core.Metric;
+import dev.nepenthe.core.index.IntegrityReport;
+import dev.nepenthe.core.testing.Datasets;
+import org.junit.jupiter.api.Test;
+
+/** The checker must be able to fail: break one invariant at a time and see it counted. */
+class HnswIntegrityCheckerTest {
+
+    private static HnswIndex fresh() {
+        float[][] data = Datasets.clustered(51, 400, 8, 4, 0.3);
+        HnswIndex index = HnswFixtures.build(data, Metric.L2, HnswParams.of(6, 30));
+        index.remove(7);
+        assertTrue(index.verifyIntegrity().isClean());
+        return index;
+    }
+
+    @Test
+    void anEdgeToAFreedSlotIsCounted() {
+        HnswIndex index = fresh();
+        HnswGraph g = index.graph();
+        int freed = g.freeSlot(0);
+        int victim = index.slotOf(3);
+        int[] list = g.neighbors(victim, 0);
+        list[0] = freed;
+        g.setNeighbors(victim, 0, list, list.length); // reverse lists deliberately not updated
+        IntegrityReport r = index.verifyIntegrity();
+        assertEquals(1, r.violations(HnswIntegrityChecker.REMOVED_IN_LIST), r::toString);
+        assertTrue(r.violations(HnswIntegrityChecker.REVERSE) >= 1, r::toString);
+    }
+
+    @Test
+    void leftoverVectorBytesInAFreedSlotAreCounted() {
+        HnswIndex index = fresh();
+        HnswGraph g = index.graph();
+        g.vectors()[g.vectorOffset(g.freeSlot(0)) + 3] = 0.5f;
+        IntegrityReport r = index.verifyIntegrity();
+        assertEquals(1, r.violations(HnswIntegrityChecker.NOT_ZEROED), r::toString);
+    }
+
+    @Test
+    void aStrandedNodeIsCountedAndReconnected() {
+        HnswIndex index = fresh();
+        HnswGraph g = index.graph();
+        int target = index.slotOf(11);
+        // Remove every in-link of one node (keeping reverse lists in step): it becomes unreachable.
+        for (int a : g.reverseNeighbors(target, 0)) {
+            int[] list = g.neighbors(a, 0);
+            int[] without = java.util.Arrays.stream(list).filter(v -> v != target).toArray();
+            g.replaceList(a, 0, without, without.length, null);
+        }
+        IntegrityReport r = index.verifyIntegrity();
+        assertTrue(r.violations(HnswIntegrityChecker.UNREACHABLE) >= 1, r::toString);
+        assertEquals(r.checked().get("live-nodes") - r.violations(HnswIntegrityChecker.UNREACHABLE),
+                r.checked().get("reachable-on-layer-0"));
+        assertTrue(index.connectUnreachable() >= 1);
+        IntegrityReport after = index.verifyIntegrity();
+        assertTrue(after.isClean(), after::toString);
+    }
+
+    @Test
+    void anOverfullListAndAWrongEntryPointAreCounted() {
+        HnswIndex index = fresh();
+        HnswGraph g = index.graph();
+        long entry = g.entry();
+        int low = -1;
+        for (int s = 0; s < g.highWater(); s++) {
+            if (g.isLive(s) && g.level(s) == 0) {
+                low = s;
+                break;
+            }
+        }
+        g.setEntry(low, 0);
+        IntegrityReport r = index.verifyIntegrity();
+        assertEquals(1, r.violations(HnswIntegrityChecker.ENTRY_NOT_TOP), r::toString);
+        g.setEntry(HnswGraph.entrySlot(entry), HnswGraph.entryLevel(entry));
+        int[] a = g.listArray(low, 0);
+        int base = g.listBase(low, 0);
+        a[base] = g.maxDegree0 + 1;
+        r = index.verifyIntegrity();
+        assertEquals(1, r.violations(HnswIntegrityChecker.DEGREE), r::toString);
+    }
+}

@@ -1,0 +1,69 @@
+package dev.nepenthe.hnsw;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.nepenthe.core.Metric;
+import dev.nepenthe.core.index.ExactIndex;
+import dev.nepenthe.core.index.IntegrityReport;
+import dev.nepenthe.core.index.SearchResult;
+import dev.nepenthe.core.testing.Datasets;
+import java.util.Arrays;
+import org.junit.jupiter.api.Test;
+
+/** Recall against the exact index on seeded clustered data. */
+class HnswRecallTest {
+
+    /** The efSearch at which recall@10 >= 0.95 is promised on this data (M = 16, efConstruction = 100). */
+    static final int DOCUMENTED_EF = 64;
+
+    @Test
+    void recallAt10IsAtLeast95PercentOn20kBy128ClusteredData() {
+        float[][] all = Datasets.clustered(7, 20_200, 128, 100, 0.3);
+        float[][] data = Arrays.copyOf(all, 20_000);
+        float[][] queries = Arrays.copyOfRange(all, 20_000, 20_200);
+        HnswIndex index = HnswFixtures.build(data, Metric.L2, HnswParams.of(16, 100));
+        ExactIndex exact = HnswFixtures.exact(data, Metric.L2, null);
+
+        double recall = HnswFixtures.recall(index, exact, queries, 10, DOCUMENTED_EF);
+        assertTrue(recall >= 0.95, "recall@10 at efSearch " + DOCUMENTED_EF + " = " + recall);
+        // A narrower beam must not be better than a wider one by more than noise: efSearch is honoured.
+        double narrow = HnswFixtures.recall(index, exact, queries, 10, 10);
+        assertTrue(narrow <= recall + 1e-9, "ef 10 gave " + narrow + " but ef 64 gave " + recall);
+
+        IntegrityReport report = index.verifyIntegrity();
+        assertTrue(report.isClean(), report::toString);
+        assertEquals(20_000, report.checked().get("reachable-on-layer-0"));
+    }
+
+    @Test
+    void cosineAndDotScoresMatchTheExactIndex() {
+        float[][] all = Datasets.clustered(11, 3_050, 48, 30, 0.4);
+        float[][] data = Arrays.copyOf(all, 3_000);
+        float[][] queries = Arrays.copyOfRange(all, 3_000, 3_050);
+        for (Metric metric : new Metric[] {Metric.COSINE, Metric.DOT}) {
+            HnswIndex index = HnswFixtures.build(data, metric, HnswParams.of(12, 80));
+            ExactIndex exact = HnswFixtures.exact(data, metric, null);
+            assertTrue(HnswFixtures.recall(index, exact, queries, 10, 100) >= 0.95, metric.name());
+            // Scores are the metric's own: the best hit's score equals the exact one when the ordinal agrees.
+            SearchResult a = index.search(queries[0], 1);
+            SearchResult e = exact.search(queries[0], 1);
+            if (a.ordinals()[0] == e.ordinals()[0]) {
+                assertEquals(e.scores()[0], a.scores()[0], 1e-4f, metric.name());
+            }
+        }
+    }
+
+    @Test
+    void emptyAndTinyIndexesAnswer() {
+        HnswIndex index = new HnswIndex(4, Metric.L2, HnswParams.of(4, 10));
+        assertEquals(0, index.search(new float[] {1, 2, 3, 4}, 3).size());
+        index.add(5, new float[] {1, 0, 0, 0});
+        index.add(9, new float[] {0, 1, 0, 0});
+        SearchResult r = index.search(new float[] {0.9f, 0.1f, 0, 0}, 5);
+        assertEquals(2, r.size());
+        assertEquals(5, r.ordinals()[0]);
+        assertEquals(9, r.ordinals()[1]);
+        assertTrue(index.verifyIntegrity().isClean());
+    }
+}
