@@ -62,6 +62,7 @@ public final class VectorCollection {
         // on every core (an index that serialises adds internally simply takes turns).
         byOrdinal.parallelStream().filter(java.util.Objects::nonNull)
                 .forEach(e -> index.add(e.ordinal(), e.record().vectorUnsafe()));
+        index.afterBulkLoad();
         for (int ord = 0; ord < byOrdinal.size(); ord++) {
             if (byOrdinal.get(ord) == null) {
                 freeOrdinals.add(ord);

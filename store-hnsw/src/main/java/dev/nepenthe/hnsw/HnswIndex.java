@@ -248,6 +248,12 @@ public final class HnswIndex implements VectorIndex {
         }
     }
 
+    /** Reconnects nodes a concurrent bulk load left unreachable ({@link #connectUnreachable()}). */
+    @Override
+    public void afterBulkLoad() {
+        connectUnreachable();
+    }
+
     /**
      * Repair work since the index was created: {lists re-selected, nodes re-linked} (for
      * benchmarks and operators).

@@ -35,6 +35,7 @@ class EveryIndexStoreTest {
     static List<IndexSpec> kinds() {
         return List.of(
                 IndexSpec.exact(),
+                IndexSpec.of("hnsw", Map.of("M", "16", "efConstruction", "100", "efSearch", "64")),
                 // Trains at 2,000 vectors; retrains at once when a removal touches its training set.
                 IndexSpec.of("ivfpq", Map.of("nlist", "32", "m", "8", "trainSize", "2000", "nprobe", "8",
                         "rerank", "100", "autoRetrain", "1")));

@@ -55,6 +55,14 @@ public interface VectorIndex extends AutoCloseable {
 
     boolean contains(int ordinal);
 
+    /**
+     * Called after a bulk load (many adds, possibly from several threads, e.g. when a store
+     * rebuilds its index at open). An index may restore here invariants that concurrent
+     * building can relax; HNSW reconnects nodes that became unreachable from the entry point.
+     * Costs at most one pass over the index; does nothing by default.
+     */
+    default void afterBulkLoad() {}
+
     /** Number of live vectors. */
     int size();
 
