@@ -24,8 +24,8 @@ import org.junit.jupiter.api.io.TempDir;
  * A child JVM ingests and deletes, printing an acknowledgement after each call returns; the
  * test kills it with SIGKILL at a seeded random moment, reopens the store and checks: every
  * acknowledged write is there, nothing acknowledged as deleted came back, every file verifies
- * and the indexes agree with the records. Runs {@value #RUNS} times here; set
- * {@code -Dnepenthe.crash.runs=N} for a longer run.
+ * and the indexes agree with the records. Runs {@value #RUNS} times in the suite; the Maven
+ * profile {@code crash-long} ({@code mvn -B verify -Pcrash-long}) runs it 200 times.
  */
 class CrashTest {
 
