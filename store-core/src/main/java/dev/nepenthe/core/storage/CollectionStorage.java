@@ -597,7 +597,11 @@ public final class CollectionStorage implements Closeable {
             LOG.log(Level.WARNING, "closing the write-ahead log of {0} failed: {1}", dir, e.getMessage());
         }
         if (idMap != null) {
-            idMap.close();
+            try {
+                idMap.close();
+            } catch (IOException e) {
+                LOG.log(Level.WARNING, "closing the id map of {0} failed: {1}", dir, e.getMessage());
+            }
         }
     }
 }

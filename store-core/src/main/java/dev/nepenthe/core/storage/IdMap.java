@@ -40,14 +40,23 @@ final class IdMap implements Closeable {
                 .entries(capacity)
                 // Grows past the declared size at some cost rather than failing.
                 .maxBloatFactor(64);
-        if (!Files.exists(file)) {
+        Path closedMarker = closedMarker();
+        boolean cleanlyClosed = Files.exists(closedMarker);
+        Files.deleteIfExists(closedMarker);
+        if (!Files.exists(file) || cleanlyClosed) {
             return builder.createPersistedTo(file.toFile());
         }
-        // A process killed while holding one of the map's segment locks leaves it held in the
-        // file, and the next access would wait for it forever. The store lock guarantees no
-        // other process has the map open, so recovery (which resets the locks and checks the
-        // entries) is always safe here; the map is reconciled against the segments after it.
+        // Not closed cleanly: a process killed while holding one of the map's segment locks
+        // leaves it held in the file, and the next access would wait for it forever. The store
+        // lock guarantees no other process has the map open, so recovery (which resets the
+        // locks and checks the entries) is safe; the map is reconciled against the segments
+        // after it either way.
         return builder.recoverPersistedTo(file.toFile(), true);
+    }
+
+    /** Present only between a clean close and the next open. */
+    private Path closedMarker() {
+        return file.resolveSibling(file.getFileName() + ".closed");
     }
 
     int get(KeyedHash.Hash record) {
@@ -77,6 +86,7 @@ final class IdMap implements Closeable {
         if (freshFile) {
             map.close();
             Files.deleteIfExists(file);
+            Files.deleteIfExists(closedMarker());
             map = open();
         }
         int changed = 0;
@@ -101,7 +111,8 @@ final class IdMap implements Closeable {
     }
 
     @Override
-    public void close() {
+    public void close() throws IOException {
         map.close();
+        Files.createFile(closedMarker());
     }
 }
