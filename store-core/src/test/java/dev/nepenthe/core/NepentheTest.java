@@ -301,6 +301,27 @@ class NepentheTest {
     }
 
     @Test
+    void anIdMapCutShortByACrashIsRebuiltFromTheSegments() throws IOException {
+        try (Nepenthe store = open()) {
+            VectorCollection c = store.createCollection(CollectionSpec.of("m", 2, Metric.L2));
+            for (int i = 0; i < 50; i++) {
+                c.upsert(rec("r" + i, "t", "s" + i % 3, new float[] {i, 1}));
+            }
+        }
+        // As if the process died while creating the file: truncated, and no clean-close marker.
+        Path idmap = dir.resolve("collections/m/idmap.cmap");
+        Files.write(idmap, java.util.Arrays.copyOf(Files.readAllBytes(idmap), 200));
+        Files.deleteIfExists(dir.resolve("collections/m/idmap.cmap.closed"));
+        try (Nepenthe store = open()) {
+            VectorCollection c = store.collection("m");
+            for (int i = 0; i < 50; i++) {
+                assertEquals(i, c.get("t", "r" + i).orElseThrow().vector()[0], 0f);
+            }
+            assertEquals(50, c.openReport().idMapRepairs());
+        }
+    }
+
+    @Test
     void concurrentSearchesNeverSeeADeletedRecordAfterItsDeleteReturned() throws Exception {
         float[][] data = Datasets.clustered(3, 2000, 8, 4, 0.3);
         try (Nepenthe store = open()) {

@@ -3,6 +3,7 @@ package dev.nepenthe.core.storage;
 import dev.nepenthe.core.crypto.KeyedHash;
 import java.io.Closeable;
 import java.io.IOException;
+import java.lang.System.Logger.Level;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -22,6 +23,7 @@ import net.openhft.chronicle.map.ChronicleMap;
 final class IdMap implements Closeable {
 
     private static final byte[] KEY_SAMPLE = new byte[KeyedHash.LENGTH];
+    private static final System.Logger LOG = System.getLogger(IdMap.class.getName());
 
     private final Path file;
     private final long capacity;
@@ -43,15 +45,26 @@ final class IdMap implements Closeable {
         Path closedMarker = closedMarker();
         boolean cleanlyClosed = Files.exists(closedMarker);
         Files.deleteIfExists(closedMarker);
-        if (!Files.exists(file) || cleanlyClosed) {
+        if (!Files.exists(file)) {
             return builder.createPersistedTo(file.toFile());
         }
-        // Not closed cleanly: a process killed while holding one of the map's segment locks
-        // leaves it held in the file, and the next access would wait for it forever. The store
-        // lock guarantees no other process has the map open, so recovery (which resets the
-        // locks and checks the entries) is safe; the map is reconciled against the segments
-        // after it either way.
-        return builder.recoverPersistedTo(file.toFile(), true);
+        try {
+            if (cleanlyClosed) {
+                return builder.createPersistedTo(file.toFile());
+            }
+            // Not closed cleanly: a process killed while holding one of the map's segment locks
+            // leaves it held in the file, and the next access would wait for it forever. The
+            // store lock guarantees no other process has the map open, so recovery (which resets
+            // the locks and checks the entries) is safe.
+            return builder.recoverPersistedTo(file.toFile(), true);
+        } catch (IOException | RuntimeException e) {
+            // A crash while the file was being created leaves one that cannot even be recovered.
+            // The map is derived from the segments (and reconciled against them after opening),
+            // so start a new file rather than refuse to open the store.
+            LOG.log(Level.WARNING, "{0}: id map unreadable ({1}); rebuilding it from the segments", file, e.toString());
+            Files.deleteIfExists(file);
+            return builder.createPersistedTo(file.toFile());
+        }
     }
 
     /** Present only between a clean close and the next open. */
