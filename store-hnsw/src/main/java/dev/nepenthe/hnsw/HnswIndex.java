@@ -1,6 +1,7 @@
 package dev.nepenthe.hnsw;
 
 import dev.nepenthe.core.Metric;
+import dev.nepenthe.core.index.IndexChecks;
 import dev.nepenthe.core.index.IndexConfig;
 import dev.nepenthe.core.index.IntegrityReport;
 import dev.nepenthe.core.index.SearchParams;
@@ -110,13 +111,7 @@ public final class HnswIndex implements VectorIndex {
 
     @Override
     public void add(int ordinal, float[] vector) {
-        if (ordinal < 0) {
-            throw new IllegalArgumentException("ordinal: expected >= 0, got " + ordinal);
-        }
-        if (vector == null || vector.length != dim) {
-            throw new IllegalArgumentException("vector: expected dimension " + dim + ", got "
-                    + (vector == null ? "null" : vector.length));
-        }
+        IndexChecks.checkAdd(ordinal, vector, dim);
         float[] prepared = metric.prepare(vector);
         int level = levelFor(ordinal);
         writerGate.readLock().lock();
@@ -288,13 +283,7 @@ public final class HnswIndex implements VectorIndex {
 
     @Override
     public SearchResult search(float[] query, int k, RoaringBitmap accept, SearchParams searchParams) {
-        if (k <= 0) {
-            throw new IllegalArgumentException("k: expected > 0, got " + k);
-        }
-        if (query == null || query.length != dim) {
-            throw new IllegalArgumentException("query: expected dimension " + dim + ", got "
-                    + (query == null ? "null" : query.length));
-        }
+        IndexChecks.checkSearch(query, k, dim);
         int ef = searchParams == null ? params.efSearch() : searchParams.get(HnswParams.EF_SEARCH, params.efSearch());
         if (ef <= 0) {
             throw new IllegalArgumentException("efSearch: expected > 0, got " + ef);
@@ -463,8 +452,7 @@ public final class HnswIndex implements VectorIndex {
         writerGate.writeLock().lock();
         try {
             ChecksummedFiles.write(file, FORMAT, VERSION, ChecksummedFiles.newFileId(), out -> {
-                out.writeInt(dim);
-                out.writeByte(metric.ordinal());
+                IndexChecks.writeShape(out, dim, metric);
                 out.writeInt(params.m());
                 out.writeInt(params.efConstruction());
                 out.writeInt(params.efSearch());
@@ -515,16 +503,9 @@ public final class HnswIndex implements VectorIndex {
      */
     public static HnswIndex load(IndexConfig config, Path file) throws IOException {
         return ChecksummedFiles.read(file, FORMAT, VERSION, VERSION, (in, version) -> {
-            int dim = in.readInt();
-            int metricOrdinal = in.readUnsignedByte();
-            if (metricOrdinal >= Metric.values().length) {
-                throw new IllegalArgumentException("metric code " + metricOrdinal + " is unknown");
-            }
-            Metric metric = Metric.values()[metricOrdinal];
-            if (dim != config.dimension() || metric != config.metric()) {
-                throw new IllegalArgumentException("index holds dimension " + dim + " metric " + metric
-                        + ", collection expects dimension " + config.dimension() + " metric " + config.metric());
-            }
+            IndexChecks.readShape(in, config);
+            int dim = config.dimension();
+            Metric metric = config.metric();
             HnswParams p = new HnswParams(in.readInt(), in.readInt(), in.readInt(), in.readDouble(), in.readInt(),
                     in.readLong());
             int capacity = in.readInt();

@@ -1,6 +1,7 @@
 package dev.nepenthe.ivfpq;
 
 import dev.nepenthe.core.Metric;
+import dev.nepenthe.core.index.IndexChecks;
 import dev.nepenthe.core.index.IndexConfig;
 import dev.nepenthe.core.io.ChecksummedFiles;
 import java.io.DataInputStream;
@@ -32,8 +33,7 @@ final class IvfPqFile {
         ChecksummedFiles.write(file, IvfPqIndex.FORMAT, IvfPqIndex.VERSION, ChecksummedFiles.newFileId(), out -> {
             IvfPqParams p = index.params();
             int dim = index.dimension();
-            out.writeInt(dim);
-            out.writeByte(index.metric().ordinal());
+            IndexChecks.writeShape(out, dim, index.metric());
             out.writeLong(index.seed());
             out.writeLong(index.trainings());
             out.writeInt(p.nlist());
@@ -81,16 +81,9 @@ final class IvfPqFile {
 
     static IvfPqIndex read(IndexConfig config, Path file) throws IOException {
         return ChecksummedFiles.read(file, IvfPqIndex.FORMAT, IvfPqIndex.VERSION, IvfPqIndex.VERSION, (in, version) -> {
-            int dim = in.readInt();
-            int metricOrdinal = in.readUnsignedByte();
-            if (metricOrdinal >= Metric.values().length) {
-                throw new IllegalArgumentException("metric code " + metricOrdinal + " is unknown");
-            }
-            Metric metric = Metric.values()[metricOrdinal];
-            if (dim != config.dimension() || metric != config.metric()) {
-                throw new IllegalArgumentException("index holds dimension " + dim + " metric " + metric
-                        + ", collection expects dimension " + config.dimension() + " metric " + config.metric());
-            }
+            IndexChecks.readShape(in, config);
+            int dim = config.dimension();
+            Metric metric = config.metric();
             long seed = in.readLong();
             long trainings = in.readLong();
             IvfPqParams p = new IvfPqParams(in.readInt(), in.readInt(), in.readInt(), in.readInt(), in.readInt(),

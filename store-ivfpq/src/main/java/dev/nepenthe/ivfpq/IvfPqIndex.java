@@ -1,6 +1,7 @@
 package dev.nepenthe.ivfpq;
 
 import dev.nepenthe.core.Metric;
+import dev.nepenthe.core.index.IndexChecks;
 import dev.nepenthe.core.index.IndexConfig;
 import dev.nepenthe.core.index.IntegrityReport;
 import dev.nepenthe.core.index.SearchParams;
@@ -150,12 +151,7 @@ public final class IvfPqIndex implements VectorIndex {
      */
     @Override
     public void add(int ordinal, float[] vector) {
-        if (ordinal < 0) {
-            throw new IllegalArgumentException("ordinal: expected >= 0, got " + ordinal);
-        }
-        if (vector.length != dim) {
-            throw new IllegalArgumentException("vector: expected dimension " + dim + ", got " + vector.length);
-        }
+        IndexChecks.checkAdd(ordinal, vector, dim);
         float[] prepared = metric.prepare(vector);
         lock.writeLock().lock();
         try {
@@ -503,12 +499,7 @@ public final class IvfPqIndex implements VectorIndex {
      */
     @Override
     public SearchResult search(float[] query, int k, RoaringBitmap accept, SearchParams searchParams) {
-        if (k <= 0) {
-            throw new IllegalArgumentException("k: expected > 0, got " + k);
-        }
-        if (query.length != dim) {
-            throw new IllegalArgumentException("query: expected dimension " + dim + ", got " + query.length);
-        }
+        IndexChecks.checkSearch(query, k, dim);
         int nprobe = searchParams.get("nprobe", params.nprobe());
         int rerank = searchParams.get("rerank", params.rerank());
         if (nprobe <= 0) {

@@ -71,12 +71,7 @@ public final class ExactIndex implements VectorIndex {
 
     @Override
     public void add(int ordinal, float[] vector) {
-        if (ordinal < 0) {
-            throw new IllegalArgumentException("ordinal: expected >= 0, got " + ordinal);
-        }
-        if (vector.length != dim) {
-            throw new IllegalArgumentException("vector: expected dimension " + dim + ", got " + vector.length);
-        }
+        IndexChecks.checkAdd(ordinal, vector, dim);
         float[] prepared = metric.prepare(vector);
         lock.writeLock().lock();
         try {
@@ -173,12 +168,7 @@ public final class ExactIndex implements VectorIndex {
 
     @Override
     public SearchResult search(float[] query, int k, RoaringBitmap accept, SearchParams params) {
-        if (k <= 0) {
-            throw new IllegalArgumentException("k: expected > 0, got " + k);
-        }
-        if (query.length != dim) {
-            throw new IllegalArgumentException("query: expected dimension " + dim + ", got " + query.length);
-        }
+        IndexChecks.checkSearch(query, k, dim);
         float[] q = metric.prepare(query);
         TopK top = new TopK(k);
         long visited = 0;
@@ -270,8 +260,7 @@ public final class ExactIndex implements VectorIndex {
         lock.readLock().lock();
         try {
             ChecksummedFiles.write(file, FORMAT, VERSION, ChecksummedFiles.newFileId(), out -> {
-                out.writeInt(dim);
-                out.writeByte(metric.ordinal());
+                IndexChecks.writeShape(out, dim, metric);
                 out.writeInt(size);
                 for (int slot = 0; slot < size; slot++) {
                     out.writeInt(slotToOrd[slot]);
@@ -289,14 +278,10 @@ public final class ExactIndex implements VectorIndex {
     /** Reads a file written by {@link #save}; dimension and metric must match {@code config}. */
     public static ExactIndex load(IndexConfig config, Path file) throws IOException {
         return ChecksummedFiles.read(file, FORMAT, VERSION, VERSION, (in, version) -> {
-            int dim = in.readInt();
-            Metric metric = Metric.values()[in.readUnsignedByte()];
-            if (dim != config.dimension() || metric != config.metric()) {
-                throw new IllegalArgumentException("index holds dimension " + dim + " metric " + metric
-                        + ", collection expects dimension " + config.dimension() + " metric " + config.metric());
-            }
+            IndexChecks.readShape(in, config);
+            int dim = config.dimension();
             int n = in.readInt();
-            ExactIndex index = new ExactIndex(dim, metric);
+            ExactIndex index = new ExactIndex(dim, config.metric());
             index.ensureCapacity(n, 16);
             for (int slot = 0; slot < n; slot++) {
                 int ord = in.readInt();
