@@ -3,6 +3,16 @@ package dev.nepenthe.core;
 import dev.nepenthe.core.crypto.KeyedHash;
 import dev.nepenthe.core.crypto.Keystore;
 import dev.nepenthe.core.crypto.MasterKey;
+import dev.nepenthe.core.evidence.EvidenceLedger;
+import dev.nepenthe.core.evidence.SigningKey;
+import dev.nepenthe.core.forget.ErasureSurface;
+import dev.nepenthe.core.forget.ForgetOperation;
+import dev.nepenthe.core.forget.ForgetRequest;
+import dev.nepenthe.core.forget.ForgetScope;
+import dev.nepenthe.core.forget.LegalHold;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.function.Predicate;
 import dev.nepenthe.core.index.IndexConfig;
 import dev.nepenthe.core.index.VectorIndex;
 import dev.nepenthe.core.index.VectorIndexes;
@@ -57,7 +67,8 @@ public final class Nepenthe implements AutoCloseable {
     }
 
     static final String COLLECTION_FORMAT = "nepenthe-collection";
-    static final int COLLECTION_VERSION = 1;
+    /** Version 2 adds the provenance policy; version 1 files read as CASCADE. */
+    static final int COLLECTION_VERSION = 2;
     private static final long INDEX_SEED = 42L;
 
     private final Path root;
@@ -65,6 +76,10 @@ public final class Nepenthe implements AutoCloseable {
     private final FileLock lock;
     private final StoreOptions options;
     private final Map<String, VectorCollection> collections = new TreeMap<>();
+    /** A copy of the collections for the forget worker, which must not wait on this store's monitor. */
+    private volatile List<VectorCollection> collectionList = List.of();
+    private ForgetProtocol protocol;
+    private SigningKey signingKey;
     private Keystore keystore;
     private TombstoneJournal journal;
     private StoreContext context;
@@ -118,6 +133,11 @@ public final class Nepenthe implements AutoCloseable {
             store.context = new StoreContext(store.keystore, new KeyedHash(master), store.journal,
                     dev.nepenthe.core.storage.RecordSealer.AES_GCM, options.durability(), options.checkpointBytes(), options.shardBuckets());
             store.loadCollections();
+            store.signingKey = SigningKey.loadOrCreate(keys.resolve("evidence").resolve("signing.key"),
+                    master.derive("evidence-signing-key"));
+            store.protocol = new ForgetProtocol(keys, store.context.hashes(), store.keystore, store.signingKey,
+                    () -> store.collectionList);
+            store.protocol.start();
         } catch (IOException | RuntimeException e) {
             store.close();
             throw e;
@@ -139,6 +159,7 @@ public final class Nepenthe implements AutoCloseable {
                 collections.put(meta.spec().name(), openCollection(dir, meta.spec(), meta.id()));
             }
         }
+        collectionList = List.copyOf(collections.values());
     }
 
     /**
@@ -159,7 +180,9 @@ public final class Nepenthe implements AutoCloseable {
             Files.createDirectories(dir);
             writeMeta(dir.resolve("collection.meta"), spec, id);
             VectorCollection c = openCollection(dir, spec, id);
+            protocol.adopt(c);
             collections.put(spec.name(), c);
+            collectionList = List.copyOf(collections.values());
             return c;
         } catch (IOException e) {
             throw new UncheckedIOException("creating collection '" + spec.name() + "' failed", e);
@@ -200,6 +223,7 @@ public final class Nepenthe implements AutoCloseable {
         if (c == null) {
             return false;
         }
+        collectionList = List.copyOf(collections.values());
         try {
             c.destroyAllKeys();
             c.close();
@@ -227,6 +251,7 @@ public final class Nepenthe implements AutoCloseable {
             Files.createDirectories(dst);
             Files.copy(root.resolve("collections").resolve(e.getKey()).resolve("collection.meta"), dst.resolve("collection.meta"));
             e.getValue().snapshotTo(dst);
+            protocol.registerSnapshot(target, e.getValue());
         }
         Files.createDirectories(target.resolve("collections"));
     }
@@ -270,14 +295,122 @@ public final class Nepenthe implements AutoCloseable {
         }
     }
 
+    // ---- the forget protocol -----------------------------------------------------------------
+
+    /**
+     * Starts forgetting: marks the scope in every collection (from the moment this returns no
+     * search, get or list returns a record in scope, and writes in scope are refused), records
+     * the operation durably and returns it, BLOCKED. Cleanup, verification and sealing continue
+     * on the store's forget worker; follow them with {@link #operation} or
+     * {@link #awaitOperation}. The same idempotency key returns the same operation.
+     *
+     * @throws IllegalArgumentException if the idempotency key was used for a different request
+     */
+    public ForgetOperation forget(ForgetRequest request) {
+        ensureOpen();
+        try {
+            return protocol.forget(request);
+        } catch (IOException e) {
+            throw new UncheckedIOException("forget: recording the operation failed; if it was marked, the next open"
+                    + " resumes it", e);
+        }
+    }
+
+    public Optional<ForgetOperation> operation(String id) {
+        return protocol.operation(id);
+    }
+
+    /** Operations that pass {@code filter}, oldest first. */
+    public List<ForgetOperation> operations(Predicate<ForgetOperation> filter) {
+        return protocol.operations(filter);
+    }
+
+    /**
+     * Waits until an operation is SEALED, COMPLETED_WITH_EXCEPTION or NEEDS_REVIEW (or stopped on
+     * a failure its note names).
+     *
+     * @throws IllegalStateException if it has not settled within {@code timeout}
+     */
+    public ForgetOperation awaitOperation(String id, Duration timeout) throws InterruptedException {
+        return protocol.await(id, timeout);
+    }
+
+    /** Runs verification again for an operation in NEEDS_REVIEW, after more was forgotten. */
+    public ForgetOperation reverify(String operationId) {
+        return protocol.reverify(operationId);
+    }
+
+    /**
+     * Seals an operation in NEEDS_REVIEW whose suspects the operator judged not to be residue;
+     * the override and its reason code go into the evidence and the receipt.
+     */
+    public ForgetOperation override(String operationId, String reasonCode) {
+        try {
+            return protocol.override(operationId, reasonCode);
+        } catch (IOException e) {
+            throw new UncheckedIOException("override of " + operationId + " failed; the operation stays in review", e);
+        }
+    }
+
+    /** Places a legal hold on a subject or a source (every version) in a tenant. */
+    public LegalHold placeHold(String tenant, ForgetScope scope, String reasonCode) {
+        try {
+            return protocol.placeHold(tenant, scope, reasonCode);
+        } catch (IOException e) {
+            throw new UncheckedIOException("placing the legal hold failed", e);
+        }
+    }
+
+    /** Lifts a legal hold; forget operations it stopped resume. */
+    public void liftHold(String holdId) {
+        try {
+            protocol.liftHold(holdId);
+        } catch (IOException e) {
+            throw new UncheckedIOException("lifting legal hold " + holdId + " failed", e);
+        }
+    }
+
+    public List<LegalHold> holds() {
+        return protocol.holds();
+    }
+
+    /**
+     * Registers a component that holds data derived from records (a query cache, a text index):
+     * every later forget purges and verifies it, and cannot seal while it fails.
+     */
+    public void registerSurface(ErasureSurface surface) {
+        protocol.registerSurface(surface);
+    }
+
+    /** Re-reads the evidence ledger and checks its hash chain and every signature. */
+    public EvidenceLedger.Verification verifyLedger() throws IOException {
+        return protocol.ledger().verify();
+    }
+
+    /** The evidence ledger file (verify it offline with {@link #publicKeyPem()} and {@code LedgerVerifier}). */
+    public Path ledgerFile() {
+        return protocol.ledger().file();
+    }
+
+    /** The store's Ed25519 public key as PEM: what an auditor needs to verify the ledger and receipts. */
+    public String publicKeyPem() {
+        return signingKey.publicKeyPem();
+    }
+
+    /** What reconciliation did when this store opened. */
+    ForgetProtocol.ReconciliationReport reconciliation() {
+        return protocol.reconciliation();
+    }
+
     /** The store's folder. */
     public Path folder() {
         return root;
     }
 
     private VectorCollection openCollection(Path dir, CollectionSpec spec, String id) throws IOException {
-        VectorIndex index = VectorIndexes.factory(spec.index().kind()).create(indexConfig(spec));
-        return new VectorCollection(spec, index, sink -> CollectionStorage.open(dir, id, context, sink));
+        var factory = VectorIndexes.factory(spec.index().kind());
+        return new VectorCollection(spec, id, () -> factory.create(indexConfig(spec)),
+                sink -> CollectionStorage.open(dir, id, context, sink));
     }
 
     /** A collection's spec and its random incarnation id (keys and tombstones are scoped by it). */
@@ -294,6 +427,7 @@ public final class Nepenthe implements AutoCloseable {
             out.writeInt(spec.dimension());
             out.writeUTF(spec.metric().name());
             out.writeUTF(spec.index().kind());
+            out.writeUTF(spec.provenance().name());
             Map<String, String> params = new TreeMap<>(spec.index().params());
             out.writeInt(params.size());
             for (Map.Entry<String, String> e : params.entrySet()) {
@@ -304,18 +438,20 @@ public final class Nepenthe implements AutoCloseable {
     }
 
     static Meta readMeta(Path file) throws IOException {
-        return ChecksummedFiles.read(file, COLLECTION_FORMAT, COLLECTION_VERSION, COLLECTION_VERSION, (in, v) -> {
+        return ChecksummedFiles.read(file, COLLECTION_FORMAT, 1, COLLECTION_VERSION, (in, v) -> {
             String id = in.readUTF();
             String name = in.readUTF();
             int dim = in.readInt();
             Metric metric = Metric.valueOf(in.readUTF());
             String kind = in.readUTF();
+            CollectionSpec.Provenance provenance = v >= 2 ? CollectionSpec.Provenance.valueOf(in.readUTF())
+                    : CollectionSpec.Provenance.CASCADE;
             int n = in.readInt();
             Map<String, String> params = new HashMap<>();
             for (int i = 0; i < n; i++) {
                 params.put(in.readUTF(), in.readUTF());
             }
-            return new Meta(new CollectionSpec(name, dim, metric, IndexSpec.of(kind, params)), id);
+            return new Meta(new CollectionSpec(name, dim, metric, IndexSpec.of(kind, params), provenance), id);
         });
     }
 
@@ -333,6 +469,8 @@ public final class Nepenthe implements AutoCloseable {
         closed = true;
         // Close everything even if something fails; report the first failure, the rest suppressed.
         List<java.io.Closeable> parts = new ArrayList<>();
+        // The forget worker first: it finishes its phase while the collections are still open.
+        parts.add(protocol);
         collections.values().forEach(c -> parts.add(c::close));
         parts.add(journal);
         parts.add(keystore);

@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
+import java.util.function.Predicate;
 import org.roaringbitmap.IntIterator;
 import org.roaringbitmap.RoaringBitmap;
 
@@ -34,8 +35,10 @@ public final class VectorCollection {
     private record Entry(int ordinal, VectorRecord record) {}
 
     private final CollectionSpec spec;
+    private final String id;
     private final CollectionStorage storage;
-    private final VectorIndex index;
+    private final java.util.function.Supplier<VectorIndex> indexFactory;
+    private VectorIndex index;
     private final RecordValidator validator;
     private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
 
@@ -47,12 +50,31 @@ public final class VectorCollection {
     private boolean closed;
 
     /**
+     * Tests hold a search here, between the index search and materialisation, to show that a
+     * forget marked meanwhile still keeps its records out of the result. Null in production.
+     */
+    static volatile Runnable afterIndexSearch;
+
+    /** Refuses writes that fall in a forgotten scope; set by the store once its protocol is up. */
+    private volatile WriteFence fence = WriteFence.NONE;
+    /**
+     * Ordinals no read may return: records marked by a forget that has not removed them yet, or
+     * kept under a legal hold. Published whole (never mutated after publication) so a search can
+     * check it at materialisation without a lock; a mark does not wait for running searches.
+     */
+    private volatile RoaringBitmap blocked = new RoaringBitmap();
+    private final Map<String, RoaringBitmap> blockedByOperation = new HashMap<>();
+
+    /**
      * Opens the collection on its storage: every stored record is validated and indexed
      * before this returns.
      */
-    VectorCollection(CollectionSpec spec, VectorIndex index, StorageOpener opener) throws IOException {
+    VectorCollection(CollectionSpec spec, String id, java.util.function.Supplier<VectorIndex> indexFactory,
+            StorageOpener opener) throws IOException {
         this.spec = spec;
-        this.index = index;
+        this.id = id;
+        this.indexFactory = indexFactory;
+        this.index = indexFactory.get();
         this.validator = new RecordValidator(spec);
         this.storage = opener.open((ordinal, r) -> {
             validator.validate(r, "stored record");
@@ -84,6 +106,11 @@ public final class VectorCollection {
         return spec.name();
     }
 
+    /** The collection's random incarnation id (a dropped and re-created collection gets a new one). */
+    String id() {
+        return id;
+    }
+
     /** Inserts or replaces one record. */
     public void upsert(VectorRecord record) {
         upsertAll(List.of(record));
@@ -100,6 +127,9 @@ public final class VectorCollection {
         lock.writeLock().lock();
         try {
             ensureOpen();
+            // Under the write lock: a forget's mark either sees this batch (and blocks it) or
+            // this check sees the mark's fence.
+            fence.check(spec.name(), batch);
             // 1. Place every record (new ordinals; the versions they replace), 2. make the batch
             //    durable, 3. only then change what searches see.
             List<Placed> placed = new ArrayList<>(batch.size());
@@ -208,7 +238,7 @@ public final class VectorCollection {
         try {
             ensureOpen();
             Entry e = lookup(tenant, id);
-            return e == null ? Optional.empty() : Optional.of(e.record());
+            return e == null || blocked.contains(e.ordinal()) ? Optional.empty() : Optional.of(e.record());
         } finally {
             lock.readLock().unlock();
         }
@@ -338,12 +368,18 @@ public final class VectorCollection {
                 return List.of();
             }
             SearchResult result = index.search(request.vector(), request.k(), accept, request.params());
+            Runnable pause = afterIndexSearch;
+            if (pause != null) {
+                pause.run();
+            }
             List<SearchHit> hits = new ArrayList<>(result.size());
             for (int i = 0; i < result.size(); i++) {
                 int ord = result.ordinals()[i];
                 Entry e = ord < byOrdinal.size() ? byOrdinal.get(ord) : null;
-                // Materialise only records live now and inside the request's scope.
-                if (e != null && (accept == null || accept.contains(ord))) {
+                // Materialise only records live now, inside the request's scope and not blocked by
+                // a forget marked while this search ran (the volatile read sees every mark that
+                // returned before this point).
+                if (e != null && (accept == null || accept.contains(ord)) && !blocked.contains(ord)) {
                     hits.add(new SearchHit(e.record(), result.scores()[i]));
                 }
             }
@@ -378,6 +414,10 @@ public final class VectorCollection {
             }
             accept = matching;
         }
+        RoaringBitmap hidden = blocked;
+        if (!hidden.isEmpty()) {
+            accept = RoaringBitmap.andNot(accept, hidden);
+        }
         // Every live record qualifies: let the index skip the per-candidate check.
         return accept.getCardinality() == live ? null : accept;
     }
@@ -410,7 +450,12 @@ public final class VectorCollection {
             RoaringBitmap b = byTenant.get(tenant);
             List<String> out = new ArrayList<>();
             if (b != null) {
-                b.forEach((int ord) -> out.add(byOrdinal.get(ord).record().id()));
+                RoaringBitmap hidden = blocked;
+                b.forEach((int ord) -> {
+                    if (!hidden.contains(ord)) {
+                        out.add(byOrdinal.get(ord).record().id());
+                    }
+                });
             }
             return out;
         } finally {
@@ -430,9 +475,18 @@ public final class VectorCollection {
             IntegrityReport.Builder r = IntegrityReport.builder("collection:" + spec.name())
                     .expect("index-size-mismatch").expect("live-record-missing-from-index")
                     .expect("bitmap-mismatch");
-            if (index.size() != live || storage.size() != live) {
-                r.violation("index-size-mismatch", "index holds " + index.size() + ", storage " + storage.size()
-                        + ", collection " + live);
+            // A rebuilt index leaves out records a forget or hold blocks; every other live
+            // record must be in it, and nothing else.
+            RoaringBitmap hidden = blocked;
+            int indexed = 0;
+            for (Entry e : byOrdinal) {
+                if (e != null && index.contains(e.ordinal())) {
+                    indexed++;
+                }
+            }
+            if (index.size() != indexed || storage.size() != live) {
+                r.violation("index-size-mismatch", "index holds " + index.size() + " (" + indexed + " of them live), storage "
+                        + storage.size() + ", collection " + live);
             }
             long tenantBits = 0;
             for (RoaringBitmap b : byTenant.values()) {
@@ -442,7 +496,7 @@ public final class VectorCollection {
                 r.violation("bitmap-mismatch", "tenant bitmaps hold " + tenantBits + ", collection " + live);
             }
             for (Entry e : byOrdinal) {
-                if (e != null && !index.contains(e.ordinal())) {
+                if (e != null && !index.contains(e.ordinal()) && !hidden.contains(e.ordinal())) {
                     r.violation("live-record-missing-from-index", "ordinal " + e.ordinal());
                 }
                 if (e != null && lookup(e.record().tenant(), e.record().id()) != e) {
@@ -505,6 +559,487 @@ public final class VectorCollection {
         lock.writeLock().lock();
         try {
             storage.destroyAllKeys();
+        } finally {
+            lock.writeLock().unlock();
+        }
+    }
+
+    // ---- the forget protocol's hooks (package-private: driven by ForgetProtocol) -----------
+
+    /** Checks every write batch against the scopes of forget operations. */
+    interface WriteFence {
+        WriteFence NONE = (collection, batch) -> {};
+
+        /** @throws ForgottenScopeException naming the batch position and the operation */
+        void check(String collection, List<VectorRecord> batch);
+    }
+
+    void setFence(WriteFence f) {
+        this.fence = f;
+    }
+
+    /** Records of a tenant a scope names, from the subject's bitmap when it is a subject scope. */
+    private RoaringBitmap scopeOrdinals(String tenant, Predicate<VectorRecord> inScope, String subject) {
+        RoaringBitmap src = subject != null ? bySubject.get(new SubjectKey(tenant, subject)) : byTenant.get(tenant);
+        RoaringBitmap out = new RoaringBitmap();
+        if (src != null) {
+            src.forEach((int ord) -> {
+                if (inScope.test(byOrdinal.get(ord).record())) {
+                    out.add(ord);
+                }
+            });
+        }
+        return out;
+    }
+
+    /**
+     * The mark: from the moment this returns no read returns a record in scope, including
+     * searches already running (they check at materialisation). Takes only the read lock, so it
+     * waits for a writer but never for searches.
+     *
+     * @param subject the subject of a subject scope (a faster lookup), else null
+     * @return how many records were blocked
+     */
+    int block(String operation, String tenant, Predicate<VectorRecord> inScope, String subject) {
+        lock.readLock().lock();
+        try {
+            ensureOpen();
+            RoaringBitmap mine = scopeOrdinals(tenant, inScope, subject);
+            synchronized (blockedByOperation) {
+                blockedByOperation.merge(operation, mine, (a, b) -> RoaringBitmap.or(a, b));
+                publishBlocked();
+            }
+            return mine.getCardinality();
+        } finally {
+            lock.readLock().unlock();
+        }
+    }
+
+    /** Lifts an operation's block (its records are gone, or it ended). */
+    void unblock(String operation) {
+        synchronized (blockedByOperation) {
+            if (blockedByOperation.remove(operation) != null) {
+                publishBlocked();
+            }
+        }
+    }
+
+    private void publishBlocked() {
+        RoaringBitmap all = new RoaringBitmap();
+        blockedByOperation.values().forEach(all::or);
+        blocked = all;
+    }
+
+    /** Live records a scope names (blocked ones included): for hold checks and verification. */
+    List<VectorRecord> recordsInScope(String tenant, Predicate<VectorRecord> inScope, String subject) {
+        lock.readLock().lock();
+        try {
+            ensureOpen();
+            List<VectorRecord> out = new ArrayList<>();
+            scopeOrdinals(tenant, inScope, subject).forEach((int ord) -> out.add(byOrdinal.get(ord).record()));
+            return out;
+        } finally {
+            lock.readLock().unlock();
+        }
+    }
+
+    /** A record the cleanup removed: its id, ordinal, version and a copy of its vector (the probe). */
+    record Removed(VectorRecord record, int ordinal, long version) {}
+
+    /** What a cleanup did in this collection. */
+    record Cleanup(List<Removed> removed, List<dev.nepenthe.core.forget.Suspect> heldForRegeneration) {}
+
+    /** Called with the records about to be removed, under the write lock, before anything is deleted. */
+    @FunctionalInterface
+    interface BeforeRemoval {
+        void accept(List<Removed> doomed) throws IOException;
+    }
+
+    /**
+     * The cleanup: resolves the scope and its provenance closure (records whose
+     * {@code derivedFrom} names a record in scope, transitively, within the tenant), hands the
+     * records to {@code before} (the protocol saves its probe vectors durably), then removes
+     * them from the index, the maps and the storage files, and rebuilds the id map file. With
+     * {@code cascade} false, derived records are not removed but blocked and returned as
+     * regeneration-required.
+     */
+    Cleanup purge(String operation, String tenant, Predicate<VectorRecord> inScope, String subject, boolean cascade,
+            BeforeRemoval before) throws IOException {
+        lock.writeLock().lock();
+        try {
+            ensureOpen();
+            RoaringBitmap doomed = scopeOrdinals(tenant, inScope, subject);
+            RoaringBitmap derivedHeld = new RoaringBitmap();
+            java.util.Set<String> gone = new java.util.HashSet<>();
+            doomed.forEach((int ord) -> gone.add(byOrdinal.get(ord).record().id()));
+            // Provenance closure: a fixpoint over the tenant's records that name sources.
+            List<Entry> deriving = new ArrayList<>();
+            RoaringBitmap tenantOrds = byTenant.get(tenant);
+            if (tenantOrds != null) {
+                tenantOrds.forEach((int ord) -> {
+                    Entry e = byOrdinal.get(ord);
+                    if (!e.record().derivedFrom().isEmpty()) {
+                        deriving.add(e);
+                    }
+                });
+            }
+            java.util.Set<String> reached = new java.util.HashSet<>(gone);
+            boolean grew = true;
+            while (grew) {
+                grew = false;
+                for (Entry e : deriving) {
+                    int ord = e.ordinal();
+                    if (doomed.contains(ord) || derivedHeld.contains(ord)) {
+                        continue;
+                    }
+                    for (String src : e.record().derivedFrom()) {
+                        if (reached.contains(src)) {
+                            (cascade ? doomed : derivedHeld).add(ord);
+                            reached.add(e.record().id());
+                            grew = true;
+                            break;
+                        }
+                    }
+                }
+            }
+            List<dev.nepenthe.core.forget.Suspect> held = new ArrayList<>();
+            derivedHeld.forEach((int ord) -> {
+                VectorRecord r = byOrdinal.get(ord).record();
+                List<String> surviving = r.derivedFrom().stream().filter(id -> !reached.contains(id)).toList();
+                String forgottenSource = r.derivedFrom().stream().filter(reached::contains).findFirst().orElse("");
+                held.add(new dev.nepenthe.core.forget.Suspect("regeneration-required", spec.name(), r.id(), Double.NaN,
+                        forgottenSource + (surviving.isEmpty() ? "" : "; surviving sources: " + String.join(",", surviving))));
+            });
+            if (!derivedHeld.isEmpty()) {
+                synchronized (blockedByOperation) {
+                    blockedByOperation.merge(operation, derivedHeld, (a, b) -> RoaringBitmap.or(a, b));
+                    publishBlocked();
+                }
+            }
+            List<Entry> entries = new ArrayList<>();
+            List<Removed> removed = new ArrayList<>();
+            doomed.forEach((int ord) -> {
+                Entry e = byOrdinal.get(ord);
+                entries.add(e);
+                removed.add(new Removed(e.record(), ord, storage.versionOf(ord)));
+            });
+            before.accept(removed);
+            if (!entries.isEmpty()) {
+                storage.delete(placed(entries));
+                removeEntries(entries);
+            }
+            // Forget always leaves a fresh id map file: Chronicle Map keeps removed keys' bytes.
+            storage.purgeDeleted(true);
+            synchronized (blockedByOperation) {
+                // The freed ordinals will be reused by new records, which must not be hidden.
+                for (RoaringBitmap b : blockedByOperation.values()) {
+                    b.andNot(doomed);
+                }
+                publishBlocked();
+            }
+            return new Cleanup(removed, held);
+        } finally {
+            lock.writeLock().unlock();
+        }
+    }
+
+    /** Runs the index's own residue purge (an IVF-PQ retrain when a removed vector trained it). */
+    boolean purgeIndexResidue() {
+        lock.writeLock().lock();
+        try {
+            ensureOpen();
+            boolean had = index.hasResidue();
+            if (had) {
+                index.purgeResidue();
+            }
+            return had;
+        } finally {
+            lock.writeLock().unlock();
+        }
+    }
+
+    /**
+     * The index surface's proof: the index's integrity checker is clean, none of the removed
+     * ordinals is indexed unless a different record has reused it, and no residue is left.
+     */
+    dev.nepenthe.core.forget.SurfaceOutcome verifyIndex(List<Removed> removed, long purged) {
+        lock.readLock().lock();
+        try {
+            ensureOpen();
+            IntegrityReport report = index.verifyIntegrity();
+            List<String> problems = new ArrayList<>();
+            if (!report.isClean()) {
+                problems.add("integrity checker: " + report.violations());
+            }
+            int stillIndexed = 0;
+            for (Removed r : removed) {
+                Entry now = r.ordinal() < byOrdinal.size() ? byOrdinal.get(r.ordinal()) : null;
+                boolean reused = now != null && !(now.record().tenant().equals(r.record().tenant())
+                        && now.record().id().equals(r.record().id()));
+                if (index.contains(r.ordinal()) && !reused) {
+                    stillIndexed++;
+                }
+            }
+            if (stillIndexed > 0) {
+                problems.add(stillIndexed + " forgotten ordinals are still in the index");
+            }
+            if (index.hasResidue()) {
+                problems.add("the index reports residue of removed vectors (e.g. codebooks trained on them)");
+            }
+            long checked = report.checked().values().stream().mapToLong(Long::longValue).sum() + removed.size();
+            return new dev.nepenthe.core.forget.SurfaceOutcome("collection:" + spec.name() + "/index:" + index.kind(),
+                    dev.nepenthe.core.forget.ErasureClass.PHYSICAL, purged, checked, problems, index.erasureResidual());
+        } finally {
+            lock.readLock().unlock();
+        }
+    }
+
+    /**
+     * The storage surface's proof: a byte scan of the files that could hold the removed records
+     * (their buckets' segments, the log, the id map) finds none of their keyed hashes, and no
+     * id resolves any more.
+     */
+    dev.nepenthe.core.forget.SurfaceOutcome verifyStorage(List<Removed> removed) throws IOException {
+        lock.readLock().lock();
+        try {
+            ensureOpen();
+            List<VectorRecord> records = removed.stream().map(Removed::record).toList();
+            CollectionStorage.Residue residue = storage.scanForCopies(records);
+            List<String> problems = new ArrayList<>();
+            if (residue.occurrences() > 0) {
+                problems.add(residue.occurrences() + " copies of forgotten records' hashes in " + residue.files());
+            }
+            long addressable = records.stream().filter(r -> lookup(r.tenant(), r.id()) != null).count();
+            if (addressable > 0) {
+                problems.add(addressable + " forgotten ids still resolve to a live record");
+            }
+            return new dev.nepenthe.core.forget.SurfaceOutcome("collection:" + spec.name() + "/storage",
+                    dev.nepenthe.core.forget.ErasureClass.PHYSICAL, removed.size(), residue.filesScanned(), problems,
+                    null);
+        } finally {
+            lock.readLock().unlock();
+        }
+    }
+
+    /**
+     * The negative-space probe: every unblocked record of the tenant whose vector has cosine
+     * similarity at or above {@code threshold} with a forgotten vector. Exact, over every
+     * record (an approximate search could miss the one residue that matters); parallel over
+     * records, each record's vector compared with every probe while it is in cache.
+     *
+     * @return suspects, best score first, at most one per surviving record
+     */
+    List<dev.nepenthe.core.forget.Suspect> probe(String tenant, List<Removed> probes, double threshold) {
+        lock.readLock().lock();
+        try {
+            ensureOpen();
+            RoaringBitmap tenantOrds = byTenant.get(tenant);
+            if (tenantOrds == null || probes.isEmpty()) {
+                return List.of();
+            }
+            List<Removed> same = probes.stream().filter(p -> p.record().dimension() == spec.dimension()).toList();
+            if (same.isEmpty()) {
+                return List.of();
+            }
+            var kernels = dev.nepenthe.core.vector.Kernels.get();
+            float[][] unit = new float[same.size()][];
+            for (int i = 0; i < unit.length; i++) {
+                unit[i] = dev.nepenthe.core.Metric.COSINE.prepare(same.get(i).record().vectorUnsafe());
+            }
+            int[] ords = RoaringBitmap.andNot(tenantOrds, blocked).toArray();
+            java.util.concurrent.ConcurrentLinkedQueue<dev.nepenthe.core.forget.Suspect> found =
+                    new java.util.concurrent.ConcurrentLinkedQueue<>();
+            java.util.stream.IntStream.range(0, ords.length).parallel().forEach(i -> {
+                VectorRecord r = byOrdinal.get(ords[i]).record();
+                float[] v = r.vectorUnsafe();
+                float norm = (float) Math.sqrt(kernels.dot(v, v));
+                if (norm == 0) {
+                    return;
+                }
+                float best = -2;
+                int bestProbe = -1;
+                for (int p = 0; p < unit.length; p++) {
+                    float c = kernels.dot(unit[p], v) / norm;
+                    if (c > best) {
+                        best = c;
+                        bestProbe = p;
+                    }
+                }
+                if (best >= threshold) {
+                    found.add(new dev.nepenthe.core.forget.Suspect("vector-residue", spec.name(), r.id(), best,
+                            same.get(bestProbe).record().id()));
+                }
+            });
+            List<dev.nepenthe.core.forget.Suspect> out = new ArrayList<>(found);
+            out.sort(java.util.Comparator.comparingDouble(dev.nepenthe.core.forget.Suspect::score).reversed());
+            return out;
+        } finally {
+            lock.readLock().unlock();
+        }
+    }
+
+    /**
+     * Join keys: unblocked records of the tenant whose metadata holds one of {@code names} (the
+     * forgotten subject, forgotten record ids) as a string value, ignoring case and surrounding
+     * blanks, or whose {@code derivedFrom} still names a forgotten record.
+     */
+    List<dev.nepenthe.core.forget.Suspect> joinKeys(String tenant, java.util.Set<String> names,
+            java.util.Set<String> forgottenIds) {
+        lock.readLock().lock();
+        try {
+            ensureOpen();
+            RoaringBitmap tenantOrds = byTenant.get(tenant);
+            if (tenantOrds == null) {
+                return List.of();
+            }
+            java.util.Set<String> folded = new java.util.HashSet<>();
+            names.forEach(n -> folded.add(n.strip().toLowerCase(java.util.Locale.ROOT)));
+            List<dev.nepenthe.core.forget.Suspect> out = new ArrayList<>();
+            RoaringBitmap.andNot(tenantOrds, blocked).forEach((int ord) -> {
+                VectorRecord r = byOrdinal.get(ord).record();
+                for (Map.Entry<String, Object> m : r.metadata().entrySet()) {
+                    if (m.getValue() instanceof String sv && folded.contains(sv.strip().toLowerCase(java.util.Locale.ROOT))) {
+                        out.add(new dev.nepenthe.core.forget.Suspect("join-key", spec.name(), r.id(), Double.NaN,
+                                "metadata key " + m.getKey()));
+                        return;
+                    }
+                }
+                for (String src : r.derivedFrom()) {
+                    if (forgottenIds.contains(src)) {
+                        out.add(new dev.nepenthe.core.forget.Suspect("join-key", spec.name(), r.id(), Double.NaN,
+                                "derivedFrom"));
+                        return;
+                    }
+                }
+            });
+            return out;
+        } finally {
+            lock.readLock().unlock();
+        }
+    }
+
+    /**
+     * Destroys the data key of (tenant, subject) in this collection and journals the drop, so
+     * every copy of its ciphertext anywhere becomes unreadable. Returns true once the key is gone.
+     */
+    boolean destroySubjectKey(String tenant, String subject) throws IOException {
+        lock.writeLock().lock();
+        try {
+            ensureOpen();
+            RoaringBitmap left = bySubject.get(new SubjectKey(tenant, subject));
+            if (left != null && !left.isEmpty()) {
+                throw new IllegalStateException("collection '" + spec.name() + "': " + left.getCardinality()
+                        + " records of the scope are still live; the key is not destroyed");
+            }
+            storage.dropSubject(tenant, subject, List.of());
+            storage.purgeDeleted();
+            return !storage.hasKey(tenant, subject);
+        } finally {
+            lock.writeLock().unlock();
+        }
+    }
+
+    /** Live records for which {@code resurrected} holds, removed again (reconciliation). */
+    int removeWhere(Predicate<VectorRecord> resurrected) {
+        lock.writeLock().lock();
+        try {
+            ensureOpen();
+            List<Entry> doomed = new ArrayList<>();
+            for (Entry e : byOrdinal) {
+                if (e != null && resurrected.test(e.record())) {
+                    doomed.add(e);
+                }
+            }
+            if (doomed.isEmpty()) {
+                return 0;
+            }
+            storage.delete(placed(doomed));
+            int n = removeEntries(doomed);
+            storage.purgeDeleted(true);
+            return n;
+        } catch (IOException e) {
+            throw new UncheckedIOException("collection '" + spec.name() + "': removing resurrected records failed", e);
+        } finally {
+            lock.writeLock().unlock();
+        }
+    }
+
+    /** Every live record, for reconciliation (a copy of the list, records are immutable). */
+    List<VectorRecord> liveRecords() {
+        lock.readLock().lock();
+        try {
+            List<VectorRecord> out = new ArrayList<>(live);
+            for (Entry e : byOrdinal) {
+                if (e != null) {
+                    out.add(e.record());
+                }
+            }
+            return out;
+        } finally {
+            lock.readLock().unlock();
+        }
+    }
+
+    /** The version below which a snapshot taken now holds every record. */
+    long nextVersion() {
+        lock.readLock().lock();
+        try {
+            return storage.nextVersion();
+        } finally {
+            lock.readLock().unlock();
+        }
+    }
+
+    /**
+     * Rebuilds the index from scratch from the live records that no forget or hold blocks (a
+     * reindex reads only live, untombstoned records), then swaps it in. Searches and writes go on
+     * against the old index during the build; writes that land meanwhile are applied to the new
+     * one under the write lock before the swap.
+     */
+    public void rebuildIndex() {
+        List<Entry> sources = new ArrayList<>();
+        lock.readLock().lock();
+        try {
+            ensureOpen();
+            RoaringBitmap hidden = blocked;
+            for (Entry e : byOrdinal) {
+                if (e != null && !hidden.contains(e.ordinal())) {
+                    sources.add(e);
+                }
+            }
+        } finally {
+            lock.readLock().unlock();
+        }
+        VectorIndex fresh = indexFactory.get();
+        sources.parallelStream().forEach(e -> fresh.add(e.ordinal(), e.record().vectorUnsafe()));
+        fresh.afterBulkLoad();
+        lock.writeLock().lock();
+        try {
+            ensureOpen();
+            // Writes that landed during the build: add the new, drop the gone.
+            RoaringBitmap hidden = blocked;
+            for (Entry e : byOrdinal) {
+                if (e != null && !hidden.contains(e.ordinal()) && !fresh.contains(e.ordinal())) {
+                    fresh.add(e.ordinal(), e.record().vectorUnsafe());
+                }
+            }
+            List<Integer> stale = new ArrayList<>();
+            for (Entry e : sources) {
+                Entry now = byOrdinal.get(e.ordinal());
+                if (now != e) {
+                    stale.add(e.ordinal());
+                }
+            }
+            for (int ord : stale) {
+                fresh.remove(ord);
+                Entry now = byOrdinal.get(ord);
+                if (now != null && !hidden.contains(ord)) {
+                    fresh.add(ord, now.record().vectorUnsafe());
+                }
+            }
+            VectorIndex old = index;
+            index = fresh;
+            old.close();
         } finally {
             lock.writeLock().unlock();
         }

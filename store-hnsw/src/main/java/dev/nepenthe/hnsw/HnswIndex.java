@@ -420,6 +420,12 @@ public final class HnswIndex implements VectorIndex {
     }
 
     @Override
+    public String erasureResidual() {
+        return "node and its links removed, in-neighbours re-linked in place; second-order influence (the node"
+                + " steered where later inserts linked) remains until the next rebuild";
+    }
+
+    @Override
     public IntegrityReport verifyIntegrity() {
         writerGate.writeLock().lock();
         try {

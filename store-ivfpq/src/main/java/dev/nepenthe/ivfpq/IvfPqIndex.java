@@ -323,6 +323,30 @@ public final class IvfPqIndex implements VectorIndex {
         return lineageRemoved != null && !lineageRemoved.isEmpty();
     }
 
+    @Override
+    public boolean hasResidue() {
+        return isTainted();
+    }
+
+    /** Retrains when a removed vector shaped the codebooks (see {@link #retrain()} for the cost). */
+    @Override
+    public void purgeResidue() {
+        lock.writeLock().lock();
+        try {
+            if (isTaintedLocked()) {
+                trainLocked();
+            }
+        } finally {
+            lock.writeLock().unlock();
+        }
+    }
+
+    @Override
+    public String erasureResidual() {
+        return "codes removed from their lists; centroids recomputed from exact sums of the survivors;"
+                + " codebooks retrained when the removed vectors were in their training set";
+    }
+
     /** The ordinals the current codebooks were trained on (a copy; empty while flat). */
     public RoaringBitmap lineage() {
         lock.readLock().lock();

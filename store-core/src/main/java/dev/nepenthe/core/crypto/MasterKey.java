@@ -93,7 +93,7 @@ public final class MasterKey {
      * A 32-byte key for one purpose, derived from the master key (HMAC-SHA256 of the purpose
      * label), so the wrapping key and the hashing key are never the same bytes.
      */
-    byte[] derive(String purpose) {
+    public byte[] derive(String purpose) {
         try {
             Mac mac = Mac.getInstance("HmacSHA256");
             mac.init(new SecretKeySpec(key, "HmacSHA256"));

@@ -85,6 +85,29 @@ public interface VectorIndex extends AutoCloseable {
     IntegrityReport verifyIntegrity();
 
     /**
+     * True while a removal has left influence that the index can still purge: IVF-PQ codebooks
+     * trained on a removed vector, for example. The forget protocol calls
+     * {@link #purgeResidue()} and does not seal while this is true.
+     */
+    default boolean hasResidue() {
+        return false;
+    }
+
+    /**
+     * Removes the residue {@link #hasResidue()} reports (retrain, re-encode). Costs what a
+     * retrain costs; does nothing by default.
+     */
+    default void purgeResidue() {}
+
+    /**
+     * What removal leaves behind by design, for erasure receipts (for example "second-order
+     * influence on other nodes' links until the next rebuild"), or null when nothing does.
+     */
+    default String erasureResidual() {
+        return null;
+    }
+
+    /**
      * Writes the whole index to {@code file} (write to a temporary sibling, fsync, rename),
      * in a versioned, checksummed format that {@link VectorIndexFactory#load} reads back.
      */

@@ -57,4 +57,35 @@ public final class ForensicScan {
         }
         return -1;
     }
+
+    /**
+     * How many times any of {@code needles} (each at least 8 bytes, e.g. 32-byte keyed hashes)
+     * occurs at any offset of {@code hay}. One pass over the bytes with a lookup of the 8 bytes
+     * at each offset, so thousands of needles cost about what one does.
+     */
+    public static int countAny(byte[] hay, java.util.Collection<byte[]> needles) {
+        java.util.Map<Long, List<byte[]>> byPrefix = new java.util.HashMap<>();
+        for (byte[] n : needles) {
+            if (n.length < 8) {
+                throw new IllegalArgumentException("needle: expected at least 8 bytes, got " + n.length);
+            }
+            byPrefix.computeIfAbsent(java.nio.ByteBuffer.wrap(n).getLong(), k -> new ArrayList<>()).add(n);
+        }
+        java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(hay);
+        int count = 0;
+        for (int i = 0; i + 8 <= hay.length; i++) {
+            List<byte[]> candidates = byPrefix.get(b.getLong(i));
+            if (candidates == null) {
+                continue;
+            }
+            for (byte[] n : candidates) {
+                if (i + n.length <= hay.length
+                        && java.util.Arrays.equals(hay, i, i + n.length, n, 0, n.length)) {
+                    count++;
+                    break;
+                }
+            }
+        }
+        return count;
+    }
 }

@@ -378,6 +378,16 @@ public final class CollectionStorage implements Closeable {
      * fails the deletion still stands (it is journaled); the next checkpoint retries.
      */
     public void purgeDeleted() throws IOException {
+        purgeDeleted(false);
+    }
+
+    /**
+     * As {@link #purgeDeleted()}; with {@code freshIdMap} the id map file is rebuilt even after
+     * record deletions (Chronicle Map keeps a removed entry's key bytes until then), as a forget
+     * requires.
+     */
+    public void purgeDeleted(boolean freshIdMap) throws IOException {
+        idMapNeedsFreshFile |= freshIdMap;
         checkpoint(true);
         if (idMapNeedsFreshFile) {
             idMap.reconcile(liveHashes(), true);
@@ -463,6 +473,130 @@ public final class CollectionStorage implements Closeable {
     /** Number of live records. */
     public int size() {
         return byOrdinal.size();
+    }
+
+    /** Whether the data key of (tenant, subject) in this collection still exists. */
+    public boolean hasKey(String tenant, String subject) throws IOException {
+        return ctx.keystore().find(subjectHash(tenant, subject)) != null;
+    }
+
+    /** The version (write sequence number) of a live record, or -1. */
+    public long versionOf(int ordinal) {
+        Live l = byOrdinal.get(ordinal);
+        return l == null ? -1 : l.seq();
+    }
+
+    /** The keyed hash a record's sealed copies and id-map entry carry in clear. */
+    public byte[] recordHashBytes(String tenant, String id) {
+        return ctx.hashes().record(tenant, id).bytes();
+    }
+
+    /** What a byte scan for deleted records found: occurrences and the files holding them. */
+    public record Residue(long occurrences, List<String> files, int filesScanned) {}
+
+    /**
+     * Byte-scans every live file that could hold a copy of these (deleted) records: the
+     * segments of their shard buckets, every write-ahead log generation and the id map. It
+     * looks for the keyed hash that each sealed copy and each id-map entry carries in clear, at
+     * any offset, so a copy is found whether or not the file still parses.
+     */
+    public Residue scanForCopies(List<VectorRecord> deleted) throws IOException {
+        List<byte[]> needles = new ArrayList<>(deleted.size());
+        Set<Path> files = new java.util.TreeSet<>();
+        for (VectorRecord r : deleted) {
+            needles.add(ctx.hashes().record(r.tenant(), r.id()).bytes());
+            String seg = manifest.segments().get(bucketIndex(subjectHash(r.tenant(), r.subject())));
+            if (seg != null) {
+                files.add(dir.resolve("segments").resolve(seg));
+            }
+        }
+        if (needles.isEmpty()) {
+            return new Residue(0, List.of(), 0);
+        }
+        try (DirectoryStream<Path> wals = Files.newDirectoryStream(dir.resolve("wal"))) {
+            wals.forEach(files::add);
+        }
+        files.add(dir.resolve("idmap.cmap"));
+        long found = 0;
+        List<String> holding = new ArrayList<>();
+        int scanned = 0;
+        for (Path f : files) {
+            if (!Files.isRegularFile(f)) {
+                continue;
+            }
+            scanned++;
+            int n = dev.nepenthe.core.io.ForensicScan.countAny(Files.readAllBytes(f), needles);
+            if (n > 0) {
+                found += n;
+                holding.add(dir.relativize(f).toString());
+            }
+        }
+        return new Residue(found, holding, scanned);
+    }
+
+    /**
+     * Rewrites a snapshot copy of a collection (a folder written by {@link #snapshotTo}) without
+     * the sealed records whose keyed hashes are given: each segment holding one is replaced by a
+     * new file, then the snapshot's manifest names the new files. Nothing is decrypted (the hashes
+     * are in the clear headers).
+     *
+     * @return how many sealed records were removed
+     */
+    public static int purgeSnapshotCopy(Path snapshotDir, Set<KeyedHash.Hash> recordHashes) throws IOException {
+        if (!Files.exists(snapshotDir.resolve(Manifest.FILE))) {
+            return 0;
+        }
+        Manifest m = Manifest.read(snapshotDir);
+        Map<Integer, String> segments = new HashMap<>(m.segments());
+        List<String> superseded = new ArrayList<>();
+        long nextSegment = m.nextSegmentId();
+        int removed = 0;
+        for (Map.Entry<Integer, String> e : m.segments().entrySet()) {
+            Path f = snapshotDir.resolve("segments").resolve(e.getValue());
+            List<SealedRecord> records = SegmentFiles.read(f, e.getKey());
+            List<SealedRecord> kept = records.stream().filter(r -> !recordHashes.contains(r.record())).toList();
+            if (kept.size() == records.size()) {
+                continue;
+            }
+            removed += records.size() - kept.size();
+            superseded.add(e.getValue());
+            if (kept.isEmpty()) {
+                segments.remove(e.getKey());
+                continue;
+            }
+            String name = SegmentFiles.name(e.getKey(), nextSegment++);
+            SegmentFiles.write(snapshotDir.resolve("segments").resolve(name), e.getKey(), kept);
+            segments.put(e.getKey(), name);
+        }
+        if (removed == 0) {
+            return 0;
+        }
+        ChecksummedFiles.fsyncDirectory(snapshotDir.resolve("segments"));
+        new Manifest(m.buckets(), m.nextSeq(), m.nextOrdinal(), m.walGeneration(), nextSegment, segments).write(snapshotDir);
+        for (String old : superseded) {
+            Files.deleteIfExists(snapshotDir.resolve("segments").resolve(old));
+        }
+        ChecksummedFiles.fsyncDirectory(snapshotDir.resolve("segments"));
+        return removed;
+    }
+
+    /** Occurrences of the given keyed hashes in any file of a snapshot copy of a collection. */
+    public static long scanSnapshotCopy(Path snapshotDir, List<byte[]> recordHashes) throws IOException {
+        long found = 0;
+        if (!Files.isDirectory(snapshotDir) || recordHashes.isEmpty()) {
+            return 0;
+        }
+        try (java.util.stream.Stream<Path> files = Files.walk(snapshotDir)) {
+            for (Path f : files.filter(Files::isRegularFile).toList()) {
+                found += dev.nepenthe.core.io.ForensicScan.countAny(Files.readAllBytes(f), recordHashes);
+            }
+        }
+        return found;
+    }
+
+    /** The write sequence number the next write will get: a snapshot taken now holds every version below it. */
+    public long nextVersion() {
+        return nextSeq;
     }
 
     // ---- checkpoints and snapshots ---------------------------------------------------------

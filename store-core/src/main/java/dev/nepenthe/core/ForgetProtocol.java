@@ -1,0 +1,1325 @@
+package dev.nepenthe.core;
+
+import dev.nepenthe.core.crypto.DataKey;
+import dev.nepenthe.core.crypto.KeyedHash;
+import dev.nepenthe.core.crypto.Keystore;
+import dev.nepenthe.core.crypto.RecordCipher;
+import dev.nepenthe.core.evidence.EvidenceLedger;
+import dev.nepenthe.core.evidence.Receipt;
+import dev.nepenthe.core.evidence.SigningKey;
+import dev.nepenthe.core.forget.ErasureClass;
+import dev.nepenthe.core.forget.ErasureSurface;
+import dev.nepenthe.core.forget.ForgetOperation;
+import dev.nepenthe.core.forget.ForgetRequest;
+import dev.nepenthe.core.forget.ForgetScope;
+import dev.nepenthe.core.forget.ForgottenRecords;
+import dev.nepenthe.core.forget.ForgottenScopeException;
+import dev.nepenthe.core.forget.LegalHold;
+import dev.nepenthe.core.forget.OperationState;
+import dev.nepenthe.core.forget.SurfaceOutcome;
+import dev.nepenthe.core.forget.Suspect;
+import dev.nepenthe.core.io.CorruptFileException;
+import dev.nepenthe.core.storage.CollectionStorage;
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.Closeable;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.lang.System.Logger.Level;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BiPredicate;
+import java.util.function.Predicate;
+import java.util.function.Supplier;
+import javax.crypto.AEADBadTagException;
+
+/**
+ * The forget protocol: mark, propagate, verify, seal (see DESIGN.md, "The forget protocol").
+ *
+ * <p>{@link #forget} marks on the caller's thread: it installs the write fence, blocks every
+ * read of the scope in every collection and records the operation durably, then returns. One
+ * worker thread carries operations on through cleanup, verification and sealing, one at a time;
+ * every state change is written to the operation log before the next phase starts, so a crash
+ * at any point resumes at the next open, where the marks are re-applied before anything is
+ * served.
+ *
+ * <p>What is stored: the operation log and the evidence ledger hold keyed hashes, counts,
+ * states and times. An operation's scope and its probe vectors (copies of the forgotten
+ * vectors, which the verification searches with) are sealed under a key of the operation's own
+ * that is destroyed when it seals.
+ */
+final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
+
+    static final String POLICY = "nepenthe-forget/1";
+    private static final System.Logger LOG = System.getLogger(ForgetProtocol.class.getName());
+
+    /** Tests set a phase name here to make the worker stop dead there, as a crash would. */
+    static volatile String crashAt;
+
+    /** Thrown at {@link #crashAt}: an Error so that nothing on the way catches it as a failure to handle. */
+    static final class SimulatedCrash extends Error {
+        SimulatedCrash(String where) {
+            super("simulated crash at " + where);
+        }
+    }
+
+    /** A record removed by an operation, with the collection it was in. */
+    record Forgotten(String collection, VectorCollection.Removed removed) {}
+
+    /** What only the operation may know, sealed under its own key while it lives. */
+    static final class Secret {
+        ForgetScope scope;
+        /** For a metadata scope: the record ids the filter matched at the mark, per collection. */
+        Map<String, Set<String>> resolved;
+        final List<Forgotten> removed = new ArrayList<>();
+        final List<Suspect> suspects = new ArrayList<>();
+    }
+
+    private static final class Op {
+        final OperationLog.Public pub;
+        Secret secret;
+        /** The live filter of a metadata scope, for fencing while this process runs. */
+        Filter filter;
+        String failure;
+
+        Op(OperationLog.Public pub, Secret secret) {
+            this.pub = pub;
+            this.secret = secret;
+        }
+    }
+
+    /** Write fences: scopes of live operations (plaintext, in memory) and keyed hashes of sealed ones. */
+    private record Active(String operation, String tenant, BiPredicate<String, VectorRecord> inScope,
+            Set<String> forgottenIds) {}
+
+    private record Fences(List<Active> active, Map<KeyedHash.Hash, String> hashed) {
+        static final Fences NONE = new Fences(List.of(), Map.of());
+    }
+
+    private final Supplier<List<VectorCollection>> collections;
+    private final KeyedHash hashes;
+    private final Keystore keystore;
+    private final OperationLog log;
+    private final EvidenceLedger ledger;
+    private final SigningKey signer;
+    private final Path snapshotRegistry;
+    private final List<ErasureSurface> surfaces = new CopyOnWriteArrayList<>();
+    private final ExecutorService worker;
+    private final Map<String, Op> ops = new LinkedHashMap<>();
+    private final Map<KeyedHash.Hash, String> byIdempotency = new HashMap<>();
+    private volatile Fences fences = Fences.NONE;
+    private volatile boolean closing;
+    private ReconciliationReport reconciliation = new ReconciliationReport(0, 0, 0);
+
+    /** What reconciliation did at open: sealed operations re-verified, records removed again, operations resumed. */
+    record ReconciliationReport(int sealedChecked, int resurrectedRemoved, int resumed) {}
+
+    ForgetProtocol(Path keysFolder, KeyedHash hashes, Keystore keystore, SigningKey signer,
+            Supplier<List<VectorCollection>> collections) throws IOException {
+        this.collections = collections;
+        this.hashes = hashes;
+        this.keystore = keystore;
+        this.signer = signer;
+        this.snapshotRegistry = keysFolder.resolve("snapshots.registry");
+        this.log = OperationLog.open(keysFolder.resolve("operations"));
+        EvidenceLedger l;
+        try {
+            l = EvidenceLedger.open(keysFolder.resolve("evidence").resolve("ledger.bin"), signer);
+        } catch (IOException | RuntimeException e) {
+            log.close();
+            throw e;
+        }
+        this.ledger = l;
+        this.worker = Executors.newSingleThreadExecutor(r -> {
+            Thread t = new Thread(r, "nepenthe-forget");
+            t.setDaemon(true);
+            return t;
+        });
+    }
+
+    // ---- start-up: load, re-mark, reconcile, resume ------------------------------------------
+
+    /**
+     * Loads every operation, re-applies the marks of the live ones, re-verifies the sealed ones
+     * against what the store now holds (removing anything that came back, as a restored snapshot
+     * could bring it), then resumes the unfinished ones on the worker. Runs before the store
+     * serves.
+     */
+    synchronized void start() throws IOException {
+        for (OperationLog.Stored s : log.operations().values()) {
+            Secret secret = null;
+            if (s.sealedPrivate() != null) {
+                secret = openSecret(s.pub().id, s.sealedPrivate());
+            }
+            Op op = new Op(s.pub(), secret);
+            ops.put(op.pub.id, op);
+            byIdempotency.put(op.pub.idempotency, op.pub.id);
+            if (op.pub.state == OperationState.SEALED) {
+                // A crash between sealing and destroying the operation's key: finish it.
+                keystore.destroy(operationKeyId(op.pub.id));
+            } else if (secret == null) {
+                throw new CorruptFileException(keystoreFile(), "forget operation " + op.pub.id + " is unfinished ("
+                        + op.pub.state + ") but its private part cannot be read (its key is missing)");
+            }
+        }
+        for (VectorCollection c : collections.get()) {
+            c.setFence(this);
+        }
+        refreshFences();
+        int resumed = 0;
+        for (Op op : ops.values()) {
+            if (op.pub.state != OperationState.SEALED) {
+                blockEverywhere(op);
+            }
+        }
+        reconciliation = new ReconciliationReport(countSealed(), reconcile(), 0);
+        for (Op op : ops.values()) {
+            if (!op.pub.state.isSettled()) {
+                resumed++;
+                submit(op.pub.id);
+            }
+        }
+        reconciliation = new ReconciliationReport(reconciliation.sealedChecked(), reconciliation.resurrectedRemoved(),
+                resumed);
+    }
+
+    private Path keystoreFile() {
+        return keystore.file();
+    }
+
+    private int countSealed() {
+        return (int) ops.values().stream().filter(o -> o.pub.state == OperationState.SEALED).count();
+    }
+
+    ReconciliationReport reconciliation() {
+        return reconciliation;
+    }
+
+    /** A collection created while the store runs joins the fences. */
+    void adopt(VectorCollection c) {
+        c.setFence(this);
+    }
+
+    /**
+     * Re-verifies sealed operations against the live records: any record a sealed operation's
+     * fences name is removed again, and the removal is recorded as evidence. Returns how many.
+     */
+    int reconcile() throws IOException {
+        Map<KeyedHash.Hash, String> hashed = fences.hashed();
+        if (hashed.isEmpty()) {
+            return 0;
+        }
+        int removed = 0;
+        Set<String> operations = new java.util.TreeSet<>();
+        for (VectorCollection c : collections.get()) {
+            removed += c.removeWhere(r -> {
+                String op = fencedBy(hashed, c.name(), r);
+                if (op != null) {
+                    operations.add(op);
+                    return true;
+                }
+                return false;
+            });
+        }
+        if (removed > 0) {
+            Map<String, Object> body = new TreeMap<>();
+            body.put("type", "reconciliation");
+            body.put("removed", removed);
+            body.put("operations", List.copyOf(operations));
+            body.put("policy", POLICY);
+            ledger.append(body);
+            LOG.log(Level.WARNING, "reconciliation removed {0} records that sealed forget operations had erased"
+                    + " (a restored snapshot or a lost journal brought them back)", removed);
+        }
+        return removed;
+    }
+
+    // ---- the API -----------------------------------------------------------------------------
+
+    /**
+     * Marks the request's scope and returns the operation (BLOCKED, or a later state when the
+     * idempotency key names an existing operation). Cleanup, verification and sealing go on in
+     * the background; see {@link #await}.
+     */
+    ForgetOperation forget(ForgetRequest request) throws IOException {
+        Op op;
+        synchronized (this) {
+            ensureOpen();
+            KeyedHash.Hash idem = hashes.of("forget-idempotency", request.tenant(), request.idempotencyKey());
+            KeyedHash.Hash requestHash = requestHash(request);
+            String existing = byIdempotency.get(idem);
+            if (existing != null) {
+                Op old = ops.get(existing);
+                if (!old.pub.requestHash.equals(requestHash)) {
+                    throw new IllegalArgumentException("idempotency key already used by forget operation " + existing
+                            + " for a different request; expected the same tenant, scope, reason and threshold, or a new key");
+                }
+                return view(old);
+            }
+            OperationLog.Public pub = new OperationLog.Public();
+            pub.id = "fop-" + HexFormat.of().formatHex(dev.nepenthe.core.io.ChecksummedFiles.newFileId()).substring(0, 20);
+            pub.tenant = request.tenant();
+            pub.scopeKind = request.scope().kind();
+            pub.scopeHash = scopeHash(request.tenant(), request.scope());
+            pub.reasonCode = request.reasonCode();
+            pub.idempotency = idem;
+            pub.requestHash = requestHash;
+            pub.threshold = request.probeThreshold();
+            pub.state = OperationState.RECEIVED;
+            pub.timeline.put(OperationState.RECEIVED, nowMicros());
+            Secret secret = new Secret();
+            secret.scope = request.scope();
+            op = new Op(pub, secret);
+            if (request.scope() instanceof ForgetScope.Metadata m) {
+                op.filter = m.filter();
+                secret.resolved = new TreeMap<>();
+            }
+            pub.fences.addAll(scopeFences(request.tenant(), request.scope()));
+            // 1. The fence: from here on no write in scope is stored.
+            ops.put(pub.id, op);
+            byIdempotency.put(idem, pub.id);
+            refreshFences();
+        }
+        // 2. Block every read of the scope. A metadata filter is resolved to record ids now.
+        if (op.secret.resolved != null) {
+            for (VectorCollection c : collections.get()) {
+                Set<String> ids = new HashSet<>();
+                c.recordsInScope(op.pub.tenant, r -> op.filter.test(r.metadata()), null).forEach(r -> ids.add(r.id()));
+                if (!ids.isEmpty()) {
+                    op.secret.resolved.put(c.name(), ids);
+                }
+            }
+        }
+        blockEverywhere(op);
+        // 3. Durable before it returns: a crash now resumes the operation at the next open.
+        synchronized (this) {
+            op.pub.state = OperationState.BLOCKED;
+            op.pub.timeline.put(OperationState.BLOCKED, nowMicros());
+            save(op, true);
+        }
+        ForgetOperation marked;
+        synchronized (this) {
+            marked = view(op);
+        }
+        crashPoint("after-mark");
+        submit(op.pub.id);
+        return marked;
+    }
+
+    synchronized Optional<ForgetOperation> operation(String id) {
+        Op op = ops.get(id);
+        return op == null ? Optional.empty() : Optional.of(view(op));
+    }
+
+    synchronized List<ForgetOperation> operations(Predicate<ForgetOperation> filter) {
+        List<ForgetOperation> out = new ArrayList<>();
+        for (Op op : ops.values()) {
+            ForgetOperation v = view(op);
+            if (filter.test(v)) {
+                out.add(v);
+            }
+        }
+        return out;
+    }
+
+    /**
+     * Waits until the operation rests in a settled state (or stopped on a failure, which its
+     * note names) and returns it.
+     *
+     * @throws IllegalStateException if it is still running after {@code timeout}
+     */
+    ForgetOperation await(String id, Duration timeout) throws InterruptedException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        synchronized (this) {
+            while (true) {
+                Op op = ops.get(id);
+                if (op == null) {
+                    throw new IllegalArgumentException("no forget operation with id " + id);
+                }
+                if (op.pub.state.isSettled() || op.failure != null) {
+                    return view(op);
+                }
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    throw new IllegalStateException("forget operation " + id + " is still " + op.pub.state + " after "
+                            + timeout);
+                }
+                wait(Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));
+            }
+        }
+    }
+
+    /** Re-runs verification of an operation in NEEDS_REVIEW (after the operator forgot more). */
+    ForgetOperation reverify(String id) {
+        synchronized (this) {
+            Op op = require(id);
+            if (op.pub.state != OperationState.NEEDS_REVIEW) {
+                throw new IllegalStateException("forget operation " + id + ": expected NEEDS_REVIEW to re-verify, found "
+                        + op.pub.state);
+            }
+            op.failure = null;
+            enter(op, OperationState.VERIFYING);
+        }
+        submit(id);
+        synchronized (this) {
+            return view(require(id));
+        }
+    }
+
+    /**
+     * Seals an operation in NEEDS_REVIEW although verification flagged suspects: the operator
+     * judged them not residue. The override, its reason code and the count of what it overrode
+     * are written into the evidence and the receipt. Refused while derived records await
+     * regeneration or a surface failed its checks: those are not judgement calls.
+     */
+    ForgetOperation override(String id, String reasonCode) throws IOException {
+        Op op;
+        synchronized (this) {
+            op = require(id);
+            if (op.pub.state != OperationState.NEEDS_REVIEW) {
+                throw new IllegalStateException("forget operation " + id + ": expected NEEDS_REVIEW to override, found "
+                        + op.pub.state);
+            }
+            ForgetRequest.checkReasonCode(reasonCode);
+            if (op.secret.suspects.stream().anyMatch(s -> s.reason().equals("regeneration-required"))) {
+                throw new IllegalStateException("forget operation " + id + ": derived records await regeneration;"
+                        + " regenerate or forget them, then re-verify (an override cannot clear them)");
+            }
+            if (op.pub.surfaces.stream().anyMatch(s -> !s.clean())) {
+                throw new IllegalStateException("forget operation " + id + ": a surface failed its checks or cannot"
+                        + " erase physically; fix it and re-verify (an override covers suspects only)");
+            }
+        }
+        seal(op, reasonCode);
+        synchronized (this) {
+            return view(op);
+        }
+    }
+
+    synchronized LegalHold placeHold(String tenant, ForgetScope scope, String reasonCode) throws IOException {
+        ensureOpen();
+        java.util.Objects.requireNonNull(tenant, "hold tenant");
+        ForgetRequest.checkReasonCode(reasonCode);
+        KeyedHash.Hash h = switch (scope) {
+            case ForgetScope.Subject s -> holdSubject(tenant, s.subject());
+            case ForgetScope.Source s -> holdSource(tenant, s.sourceKind(), s.sourceId());
+            default -> throw new IllegalArgumentException("legal hold scope: expected a subject or a source, got "
+                    + scope.kind());
+        };
+        String id = "hold-" + HexFormat.of().formatHex(dev.nepenthe.core.io.ChecksummedFiles.newFileId()).substring(0, 16);
+        OperationLog.StoredHold hold = new OperationLog.StoredHold(id, tenant, scope.kind(), h, reasonCode,
+                System.currentTimeMillis(), 0);
+        log.saveHold(hold);
+        appendEvidence(Map.of("type", "legal-hold", "hold", id, "tenant", hex(hashes.tenant(tenant)), "scope",
+                Map.of("kind", scope.kind(), "hash", hex(h)), "reason", reasonCode, "event", "placed", "policy", POLICY));
+        return toHold(hold);
+    }
+
+    /** Lifts a hold; operations it stopped resume (and seal if nothing else holds them). */
+    void liftHold(String holdId) throws IOException {
+        List<String> resume = new ArrayList<>();
+        synchronized (this) {
+            OperationLog.StoredHold h = log.holds().get(holdId);
+            if (h == null || h.liftedAt() > 0) {
+                throw new IllegalArgumentException("legal hold " + holdId + ": expected an active hold, found "
+                        + (h == null ? "none" : "it lifted already"));
+            }
+            log.saveHold(new OperationLog.StoredHold(h.id(), h.tenant(), h.scopeKind(), h.hash(), h.reasonCode(),
+                    h.placedAt(), System.currentTimeMillis()));
+            appendEvidence(Map.of("type", "legal-hold", "hold", holdId, "event", "lifted", "policy", POLICY));
+            for (Op op : ops.values()) {
+                if (op.pub.state == OperationState.COMPLETED_WITH_EXCEPTION && op.pub.holds.contains(holdId)) {
+                    op.pub.holds.clear();
+                    op.pub.note = null;
+                    enter(op, OperationState.BLOCKED);
+                    save(op, false);
+                    resume.add(op.pub.id);
+                }
+            }
+        }
+        resume.forEach(this::submit);
+    }
+
+    synchronized List<LegalHold> holds() {
+        return log.holds().values().stream().map(ForgetProtocol::toHold).toList();
+    }
+
+    void registerSurface(ErasureSurface surface) {
+        for (ErasureSurface s : surfaces) {
+            if (s.name().equals(surface.name())) {
+                throw new IllegalArgumentException("erasure surface '" + surface.name() + "' is already registered");
+            }
+        }
+        surfaces.add(surface);
+    }
+
+    EvidenceLedger ledger() {
+        return ledger;
+    }
+
+    /** Records a snapshot so later forgets purge their records from it too. */
+    void registerSnapshot(Path target, VectorCollection c) throws IOException {
+        String line = target.toAbsolutePath().normalize() + "\t" + c.name() + "\t" + c.id() + "\t" + c.nextVersion() + "\n";
+        synchronized (this) {
+            Files.writeString(snapshotRegistry, line, StandardCharsets.UTF_8, StandardOpenOption.CREATE,
+                    StandardOpenOption.APPEND, StandardOpenOption.SYNC);
+        }
+    }
+
+    // ---- the fence ---------------------------------------------------------------------------
+
+    @Override
+    public void check(String collection, List<VectorRecord> batch) {
+        Fences f = fences;
+        if (f.active().isEmpty() && f.hashed().isEmpty()) {
+            return;
+        }
+        for (int i = 0; i < batch.size(); i++) {
+            VectorRecord r = batch.get(i);
+            for (Active a : f.active()) {
+                if (!a.tenant().equals(r.tenant())) {
+                    continue;
+                }
+                if (a.inScope().test(collection, r)) {
+                    throw new ForgottenScopeException(a.operation(), i, "it falls in the scope of a forget");
+                }
+                if (a.forgottenIds().contains(collection + '\0' + r.id())) {
+                    throw new ForgottenScopeException(a.operation(), i, "its id is that of a forgotten record");
+                }
+                for (String d : r.derivedFrom()) {
+                    if (a.forgottenIds().contains(collection + '\0' + d)) {
+                        throw new ForgottenScopeException(a.operation(), i, "its derivedFrom names a forgotten record");
+                    }
+                }
+            }
+            if (!f.hashed().isEmpty()) {
+                String op = fencedBy(f.hashed(), collection, r);
+                if (op != null) {
+                    throw new ForgottenScopeException(op, i, "it, or a record it derives from, was forgotten");
+                }
+            }
+        }
+    }
+
+    /** The sealed operation whose keyed-hash fences name this record (or what it derives from), or null. */
+    private String fencedBy(Map<KeyedHash.Hash, String> hashed, String collection, VectorRecord r) {
+        if (r.subject() != null) {
+            String op = hashed.get(fenceSubject(r.tenant(), r.subject()));
+            if (op != null) {
+                return op;
+            }
+        }
+        if (r.source() != null) {
+            String op = hashed.get(fenceSource(r.tenant(), r.source().kind(), r.source().id(), null));
+            if (op == null) {
+                op = hashed.get(fenceSource(r.tenant(), r.source().kind(), r.source().id(), r.source().version()));
+            }
+            if (op != null) {
+                return op;
+            }
+        }
+        List<String> ids = new ArrayList<>(r.derivedFrom());
+        ids.add(r.id());
+        for (String id : ids) {
+            String op = hashed.get(fenceRecord("*", r.tenant(), id));
+            if (op == null) {
+                op = hashed.get(fenceRecord(collection, r.tenant(), id));
+            }
+            if (op != null) {
+                return op;
+            }
+        }
+        return null;
+    }
+
+    private synchronized void refreshFences() {
+        List<Active> active = new ArrayList<>();
+        Map<KeyedHash.Hash, String> hashed = new HashMap<>();
+        for (Op op : ops.values()) {
+            if (op.pub.state == OperationState.SEALED) {
+                op.pub.fences.forEach(h -> hashed.put(h, op.pub.id));
+                continue;
+            }
+            Set<String> forgottenIds = new HashSet<>();
+            for (Forgotten f : op.secret.removed) {
+                forgottenIds.add(f.collection() + '\0' + f.removed().record().id());
+            }
+            Op o = op;
+            BiPredicate<String, VectorRecord> inScope = (coll, r) -> scopeTest(o, coll).test(r)
+                    || (o.filter != null && o.filter.test(r.metadata()));
+            active.add(new Active(op.pub.id, op.pub.tenant, inScope, forgottenIds));
+        }
+        fences = new Fences(List.copyOf(active), Map.copyOf(hashed));
+    }
+
+    private Predicate<VectorRecord> scopeTest(Op op, String collection) {
+        if (op.secret.resolved != null) {
+            Set<String> ids = op.secret.resolved.getOrDefault(collection, Set.of());
+            return r -> ids.contains(r.id());
+        }
+        return op.secret.scope::matches;
+    }
+
+    private static String subjectHint(Op op) {
+        return op.secret.scope instanceof ForgetScope.Subject s ? s.subject() : null;
+    }
+
+    private void blockEverywhere(Op op) {
+        for (VectorCollection c : collections.get()) {
+            c.block(op.pub.id, op.pub.tenant, scopeTest(op, c.name()), subjectHint(op));
+            for (Suspect s : op.secret.suspects) {
+                if (s.reason().equals("regeneration-required") && s.collection().equals(c.name())) {
+                    c.block(op.pub.id, op.pub.tenant, r -> r.id().equals(s.recordId()), null);
+                }
+            }
+        }
+    }
+
+    // ---- the worker --------------------------------------------------------------------------
+
+    private void submit(String id) {
+        if (closing) {
+            return;
+        }
+        worker.execute(() -> advance(id));
+    }
+
+    private void advance(String id) {
+        Op op;
+        synchronized (this) {
+            op = ops.get(id);
+        }
+        try {
+            while (!closing) {
+                OperationState s;
+                synchronized (this) {
+                    s = op.pub.state;
+                }
+                switch (s) {
+                    case BLOCKED -> checkHolds(op);
+                    case CLEANUP -> cleanup(op);
+                    case VERIFYING -> verify(op);
+                    default -> {
+                        return;
+                    }
+                }
+            }
+        } catch (SimulatedCrash crash) {
+            synchronized (this) {
+                op.failure = crash.getMessage();
+                notifyAll();
+            }
+        } catch (Throwable t) {
+            // Messages of the store's exceptions name files, counts and ids of operations, never content.
+            LOG.log(Level.ERROR, "forget operation " + id + " stopped in " + op.pub.state + ": " + t);
+            synchronized (this) {
+                op.failure = t.getClass().getSimpleName() + ": " + t.getMessage();
+                op.pub.note = "stopped in " + op.pub.state + " (" + op.failure + "); it resumes at the next open";
+                notifyAll();
+            }
+        }
+    }
+
+    /** BLOCKED: a legal hold on any record in scope stops the operation here, data kept and blocked. */
+    private void checkHolds(Op op) throws IOException {
+        Map<KeyedHash.Hash, String> active = new HashMap<>();
+        synchronized (this) {
+            for (OperationLog.StoredHold h : log.holds().values()) {
+                if (h.liftedAt() == 0 && h.tenant().equals(op.pub.tenant)) {
+                    active.put(h.hash(), h.id());
+                }
+            }
+        }
+        Set<String> holding = new java.util.TreeSet<>();
+        if (!active.isEmpty()) {
+            String tenant = op.pub.tenant;
+            if (op.secret.scope instanceof ForgetScope.Subject s) {
+                addIfHeld(active, holdSubject(tenant, s.subject()), holding);
+            }
+            if (op.secret.scope instanceof ForgetScope.Source s) {
+                addIfHeld(active, holdSource(tenant, s.sourceKind(), s.sourceId()), holding);
+            }
+            for (VectorCollection c : collections.get()) {
+                for (VectorRecord r : c.recordsInScope(tenant, scopeTest(op, c.name()), subjectHint(op))) {
+                    if (r.subject() != null) {
+                        addIfHeld(active, holdSubject(tenant, r.subject()), holding);
+                    }
+                    if (r.source() != null) {
+                        addIfHeld(active, holdSource(tenant, r.source().kind(), r.source().id()), holding);
+                    }
+                }
+            }
+        }
+        synchronized (this) {
+            if (!holding.isEmpty()) {
+                op.pub.holds.clear();
+                op.pub.holds.addAll(holding);
+                op.pub.note = "held by " + String.join(", ", holding) + ": data kept, retrieval blocked; lifting the"
+                        + " hold resumes the operation";
+                enter(op, OperationState.COMPLETED_WITH_EXCEPTION);
+                appendEvidence(evidence(op, "held", null));
+                save(op, false);
+                return;
+            }
+            enter(op, OperationState.CLEANUP);
+            save(op, false);
+        }
+    }
+
+    private static void addIfHeld(Map<KeyedHash.Hash, String> active, KeyedHash.Hash h, Set<String> out) {
+        String id = active.get(h);
+        if (id != null) {
+            out.add(id);
+        }
+    }
+
+    /**
+     * CLEANUP: remove the scope and its provenance closure from every collection (probe vectors
+     * saved durably first), purge index residue, purge registered snapshots and every
+     * registered surface.
+     */
+    private void cleanup(Op op) throws IOException {
+        for (VectorCollection c : collections.get()) {
+            VectorCollection.Cleanup done = c.purge(op.pub.id, op.pub.tenant, scopeTest(op, c.name()), subjectHint(op),
+                    c.spec().provenance() == CollectionSpec.Provenance.CASCADE, doomed -> {
+                        synchronized (this) {
+                            Set<String> known = new HashSet<>();
+                            op.secret.removed.forEach(f -> known.add(f.collection() + '\0' + f.removed().record().id()));
+                            for (VectorCollection.Removed r : doomed) {
+                                if (known.add(c.name() + '\0' + r.record().id())) {
+                                    op.secret.removed.add(new Forgotten(c.name(), r));
+                                }
+                            }
+                            save(op, true);
+                        }
+                        crashPoint("cleanup-before-delete");
+                    });
+            synchronized (this) {
+                op.secret.suspects.removeIf(s -> s.reason().equals("regeneration-required") && s.collection().equals(c.name()));
+                op.secret.suspects.addAll(done.heldForRegeneration());
+            }
+        }
+        crashPoint("cleanup-after-delete");
+        Map<String, Long> purged = new HashMap<>();
+        for (VectorCollection c : collections.get()) {
+            if (c.purgeIndexResidue()) {
+                purged.merge("collection:" + c.name() + "/index", 1L, Long::sum);
+            }
+        }
+        purged.put("snapshots", (long) purgeSnapshots(op));
+        ForgottenRecords forgotten = forgottenRecords(op);
+        for (ErasureSurface s : surfaces) {
+            purged.put(s.name(), s.purge(forgotten));
+        }
+        synchronized (this) {
+            op.pub.forgotten.clear();
+            for (Forgotten f : op.secret.removed) {
+                op.pub.forgotten.merge(f.collection(), 1, Integer::sum);
+                op.pub.fences.add(fenceRecord(f.collection(), op.pub.tenant, f.removed().record().id()));
+            }
+            enter(op, OperationState.VERIFYING);
+            save(op, true);
+            refreshFences();
+        }
+    }
+
+    /**
+     * VERIFYING: every surface proves its purge; the probe searches each forgotten vector against
+     * every surviving record of the tenant; join keys; the fence held. Clean: seal. Otherwise:
+     * NEEDS_REVIEW, listing what was found by id and score.
+     */
+    private void verify(Op op) throws IOException {
+        String tenant = op.pub.tenant;
+        Map<String, List<VectorCollection.Removed>> byCollection = new HashMap<>();
+        List<VectorCollection.Removed> all = new ArrayList<>();
+        for (Forgotten f : op.secret.removed) {
+            byCollection.computeIfAbsent(f.collection(), k -> new ArrayList<>()).add(f.removed());
+            all.add(f.removed());
+        }
+        List<SurfaceOutcome> outcomes = new ArrayList<>();
+        List<Suspect> suspects = new ArrayList<>();
+        Set<String> removedIds = new HashSet<>();
+        all.forEach(r -> removedIds.add(r.record().id()));
+        Set<String> joinNames = new HashSet<>(removedIds);
+        if (op.secret.scope instanceof ForgetScope.Subject s) {
+            joinNames.add(s.subject());
+        }
+        int leaked = 0;
+        List<VectorCollection> cs = collections.get();
+        for (VectorCollection c : cs) {
+            List<VectorCollection.Removed> mine = byCollection.getOrDefault(c.name(), List.of());
+            outcomes.add(c.verifyIndex(mine, mine.size()));
+            if (!mine.isEmpty()) {
+                outcomes.add(c.verifyStorage(mine));
+            }
+            leaked += c.recordsInScope(tenant, scopeTest(op, c.name()), subjectHint(op)).size();
+            suspects.addAll(c.probe(tenant, all, op.pub.threshold));
+            suspects.addAll(c.joinKeys(tenant, joinNames, removedIds));
+        }
+        outcomes.add(new SurfaceOutcome("fence", ErasureClass.PHYSICAL, 0, cs.size(),
+                leaked == 0 ? List.of() : List.of(leaked + " records in scope are live after cleanup: a write got past the mark"),
+                null));
+        outcomes.add(verifySnapshots(op));
+        ForgottenRecords forgotten = forgottenRecords(op);
+        for (ErasureSurface s : surfaces) {
+            try {
+                outcomes.add(s.verify(forgotten, op.pub.forgotten.values().stream().mapToLong(Integer::longValue).sum()));
+            } catch (IOException | RuntimeException e) {
+                outcomes.add(new SurfaceOutcome(s.name(), s.erasureClass(), 0, 0,
+                        List.of("cannot verify: " + e.getClass().getSimpleName()), null));
+            }
+        }
+        // Derived records held for regeneration stay suspects until they are gone.
+        List<Suspect> regeneration = new ArrayList<>();
+        List<Suspect> held;
+        synchronized (this) {
+            held = op.secret.suspects.stream().filter(s -> s.reason().equals("regeneration-required")).toList();
+        }
+        for (Suspect s : held) {
+            for (VectorCollection c : cs) {
+                if (c.name().equals(s.collection())
+                        && !c.recordsInScope(tenant, r -> r.id().equals(s.recordId()), null).isEmpty()) {
+                    regeneration.add(s);
+                }
+            }
+        }
+        List<Suspect> found = new ArrayList<>(regeneration);
+        found.addAll(suspects);
+        boolean clean = found.isEmpty() && outcomes.stream().allMatch(SurfaceOutcome::clean);
+        crashPoint("verify-done");
+        synchronized (this) {
+            op.pub.surfaces.clear();
+            op.pub.surfaces.addAll(outcomes);
+            op.secret.suspects.clear();
+            op.secret.suspects.addAll(found);
+            op.pub.suspects = found.size();
+            if (!clean) {
+                long failing = outcomes.stream().filter(o -> !o.clean()).count();
+                op.pub.note = found.size() + " suspects, " + failing + " surfaces not clean: forget more (or regenerate)"
+                        + " and re-verify, or override the suspects with a recorded reason";
+                enter(op, OperationState.NEEDS_REVIEW);
+                appendEvidence(evidence(op, "needs-review", null));
+                save(op, true);
+                return;
+            }
+        }
+        seal(op, null);
+    }
+
+    /**
+     * SEALED: destroy the subject's keys, append the evidence, issue the receipt, then destroy
+     * the operation's own key (its scope and probe vectors become unreadable).
+     */
+    private void seal(Op op, String overrideReason) throws IOException {
+        List<String> problems = new ArrayList<>();
+        int destroyed = 0;
+        boolean subjectScope = op.secret.scope instanceof ForgetScope.Subject;
+        if (op.secret.scope instanceof ForgetScope.Subject s) {
+            for (VectorCollection c : collections.get()) {
+                if (c.destroySubjectKey(op.pub.tenant, s.subject())) {
+                    destroyed++;
+                } else {
+                    problems.add("collection " + c.name() + ": the subject's key is still in the keystore");
+                }
+            }
+        }
+        crashPoint("after-key-destroyed");
+        synchronized (this) {
+            op.pub.surfaces.removeIf(o -> o.surface().equals("keystore"));
+            op.pub.surfaces.add(new SurfaceOutcome("keystore", ErasureClass.PHYSICAL, destroyed,
+                    subjectScope ? collections.get().size() : 0, problems,
+                    subjectScope ? "the subject's data keys are destroyed: every copy of its records anywhere (old log"
+                            + " generations, snapshots, backups) is unreadable"
+                            : "record-level scope: the subject's key stays for its other records; copies in snapshots"
+                            + " this store did not take are dropped by the tombstone journal if ever restored"));
+            if (!problems.isEmpty()) {
+                op.pub.note = "sealing failed: " + String.join("; ", problems);
+                enter(op, OperationState.NEEDS_REVIEW);
+                appendEvidence(evidence(op, "needs-review", null));
+                save(op, true);
+                return;
+            }
+            enter(op, OperationState.SEALED);
+            EvidenceLedger.Entry entry = sealEntry(op.pub.id);
+            if (entry == null) {
+                entry = appendEvidence(evidence(op, "sealed", overrideReason));
+            }
+            op.pub.receipt = Receipt.issue(receiptFields(op, entry, overrideReason), signer);
+            op.pub.note = overrideReason == null ? null : "sealed by override (" + overrideReason + ")";
+            save(op, false);
+            crashPoint("sealed-before-key");
+            keystore.destroy(operationKeyId(op.pub.id));
+            log.save(op.pub, OperationLog.DESTROYED);
+            op.secret = new Secret(); // in-memory copies go with it
+            op.secret.scope = null;
+            refreshFences();
+            notifyAll();
+        }
+        for (VectorCollection c : collections.get()) {
+            c.unblock(op.pub.id);
+        }
+    }
+
+    private EvidenceLedger.Entry sealEntry(String id) {
+        String needle = "\"operation\":\"" + id + "\"";
+        for (EvidenceLedger.Entry e : ledger.entries()) {
+            if (e.body().contains(needle) && e.body().contains("\"event\":\"sealed\"")) {
+                return e;
+            }
+        }
+        return null;
+    }
+
+    // ---- snapshots ---------------------------------------------------------------------------
+
+    private record RegisteredSnapshot(Path folder, String collection, String collectionId, long nextVersion) {}
+
+    private List<RegisteredSnapshot> registeredSnapshots() throws IOException {
+        if (!Files.exists(snapshotRegistry)) {
+            return List.of();
+        }
+        List<RegisteredSnapshot> out = new ArrayList<>();
+        for (String line : Files.readAllLines(snapshotRegistry, StandardCharsets.UTF_8)) {
+            String[] f = line.split("\t");
+            if (f.length == 4) {
+                out.add(new RegisteredSnapshot(Path.of(f[0]), f[1], f[2], Long.parseLong(f[3])));
+            }
+        }
+        return out;
+    }
+
+    /** The registered snapshot copies of a collection that may hold a removed record, by folder. */
+    private Map<Path, Set<KeyedHash.Hash>> snapshotTargets(Op op) throws IOException {
+        Map<String, VectorCollection> live = new HashMap<>();
+        collections.get().forEach(c -> live.put(c.name(), c));
+        Map<Path, Set<KeyedHash.Hash>> targets = new LinkedHashMap<>();
+        for (RegisteredSnapshot s : registeredSnapshots()) {
+            VectorCollection c = live.get(s.collection());
+            if (c == null || !c.id().equals(s.collectionId())) {
+                continue;
+            }
+            Path dir = s.folder().resolve("collections").resolve(s.collection());
+            for (Forgotten f : op.secret.removed) {
+                if (f.collection().equals(s.collection()) && f.removed().version() < s.nextVersion()) {
+                    targets.computeIfAbsent(dir, k -> new HashSet<>()).add(
+                            hashes.record(op.pub.tenant, f.removed().record().id()));
+                }
+            }
+        }
+        return targets;
+    }
+
+    private int purgeSnapshots(Op op) throws IOException {
+        int removed = 0;
+        for (Map.Entry<Path, Set<KeyedHash.Hash>> t : snapshotTargets(op).entrySet()) {
+            if (Files.isDirectory(t.getKey())) {
+                removed += CollectionStorage.purgeSnapshotCopy(t.getKey(), t.getValue());
+            }
+        }
+        return removed;
+    }
+
+    private SurfaceOutcome verifySnapshots(Op op) throws IOException {
+        List<String> problems = new ArrayList<>();
+        int scanned = 0, missing = 0;
+        for (Map.Entry<Path, Set<KeyedHash.Hash>> t : snapshotTargets(op).entrySet()) {
+            if (!Files.isDirectory(t.getKey())) {
+                missing++;
+                continue;
+            }
+            scanned++;
+            long found = CollectionStorage.scanSnapshotCopy(t.getKey(),
+                    t.getValue().stream().map(KeyedHash.Hash::bytes).toList());
+            if (found > 0) {
+                problems.add(found + " copies of forgotten records in snapshot " + t.getKey());
+            }
+        }
+        String residual = missing == 0 ? null
+                : missing + " registered snapshot copies are no longer where they were written (moved or deleted);"
+                        + " if restored, the tombstone journal drops the forgotten records before serving";
+        return new SurfaceOutcome("snapshots", ErasureClass.PHYSICAL, 0, scanned, problems, residual);
+    }
+
+    // ---- evidence ----------------------------------------------------------------------------
+
+    private EvidenceLedger.Entry appendEvidence(Map<String, Object> body) throws IOException {
+        return ledger.append(body);
+    }
+
+    private Map<String, Object> evidence(Op op, String event, String overrideReason) {
+        Map<String, Object> b = new TreeMap<>();
+        b.put("type", "forget");
+        b.put("event", event);
+        b.put("operation", op.pub.id);
+        b.put("tenant", hex(hashes.tenant(op.pub.tenant)));
+        b.put("scope", Map.of("kind", op.pub.scopeKind, "hash", hex(op.pub.scopeHash)));
+        b.put("reason", op.pub.reasonCode);
+        b.put("state", op.pub.state.name());
+        b.put("states", statesJson(op));
+        b.put("records", op.pub.forgotten.values().stream().mapToInt(Integer::intValue).sum());
+        b.put("recordsPerCollection", new TreeMap<>(op.pub.forgotten));
+        b.put("surfaces", surfacesJson(op));
+        b.put("suspects", op.pub.suspects);
+        b.put("probeThreshold", Double.toString(op.pub.threshold));
+        b.put("holds", List.copyOf(op.pub.holds));
+        b.put("policy", POLICY);
+        if (overrideReason != null) {
+            b.put("override", Map.of("reason", overrideReason, "suspectsOverridden", op.pub.suspects));
+        }
+        return b;
+    }
+
+    private static Map<String, Object> statesJson(Op op) {
+        Map<String, Object> states = new TreeMap<>();
+        op.pub.timeline.forEach((s, t) -> states.put(s.name(), iso(t)));
+        return states;
+    }
+
+    private static List<Object> surfacesJson(Op op) {
+        List<Object> out = new ArrayList<>();
+        for (SurfaceOutcome s : op.pub.surfaces) {
+            Map<String, Object> m = new TreeMap<>();
+            m.put("name", s.surface());
+            m.put("class", s.erasureClass().name());
+            m.put("purged", s.purged());
+            m.put("checked", s.checked());
+            m.put("clean", s.clean());
+            m.put("problems", s.problems().size());
+            m.put("residual", s.residual());
+            out.add(m);
+        }
+        return out;
+    }
+
+    private Map<String, Object> receiptFields(Op op, EvidenceLedger.Entry entry, String overrideReason) {
+        Map<String, Object> r = new TreeMap<>();
+        r.put("receipt", "nepenthe-erasure-receipt/1");
+        r.put("operation", op.pub.id);
+        r.put("tenant", hex(hashes.tenant(op.pub.tenant)));
+        r.put("scope", Map.of("kind", op.pub.scopeKind, "hash", hex(op.pub.scopeHash)));
+        r.put("reason", op.pub.reasonCode);
+        r.put("states", statesJson(op));
+        r.put("records", op.pub.forgotten.values().stream().mapToInt(Integer::intValue).sum());
+        r.put("surfaces", surfacesJson(op));
+        List<Object> residual = new ArrayList<>();
+        for (SurfaceOutcome s : op.pub.surfaces) {
+            if (s.residual() != null) {
+                residual.add(s.surface() + ": " + s.residual());
+            }
+        }
+        r.put("residual", residual);
+        r.put("ledgerEntry", Map.of("seq", entry.seq(), "hash", entry.hashHex()));
+        r.put("publicKey", fingerprint(signer));
+        r.put("policy", POLICY);
+        r.put("override", overrideReason);
+        return r;
+    }
+
+    static String fingerprint(SigningKey key) {
+        try {
+            return "sha256:" + HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(key.publicKey().getEncoded()));
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    // ---- persistence of the private part -----------------------------------------------------
+
+    private void save(Op op, boolean withSecret) throws IOException {
+        log.save(op.pub, withSecret ? sealSecret(op) : null);
+        notifyAll();
+    }
+
+    private KeyedHash.Hash operationKeyId(String id) {
+        return hashes.of("forget-operation-key", id);
+    }
+
+    private byte[] sealSecret(Op op) throws IOException {
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        try (DataOutputStream out = new DataOutputStream(bytes)) {
+            writeScope(out, op.secret.scope);
+            out.writeBoolean(op.secret.resolved != null);
+            if (op.secret.resolved != null) {
+                out.writeInt(op.secret.resolved.size());
+                for (Map.Entry<String, Set<String>> e : op.secret.resolved.entrySet()) {
+                    out.writeUTF(e.getKey());
+                    writeStrings(out, List.copyOf(e.getValue()));
+                }
+            }
+            out.writeInt(op.secret.removed.size());
+            for (Forgotten f : op.secret.removed) {
+                VectorRecord r = f.removed().record();
+                out.writeUTF(f.collection());
+                out.writeUTF(r.id());
+                out.writeBoolean(r.subject() != null);
+                if (r.subject() != null) {
+                    out.writeUTF(r.subject());
+                }
+                out.writeInt(f.removed().ordinal());
+                out.writeLong(f.removed().version());
+                float[] v = r.vectorUnsafe();
+                out.writeInt(v.length);
+                for (float x : v) {
+                    out.writeFloat(x);
+                }
+            }
+            out.writeInt(op.secret.suspects.size());
+            for (Suspect s : op.secret.suspects) {
+                out.writeUTF(s.reason());
+                out.writeUTF(s.collection());
+                out.writeUTF(s.recordId());
+                out.writeDouble(s.score());
+                out.writeUTF(s.relatedTo());
+            }
+        }
+        DataKey key = keystore.getOrCreate(operationKeyId(op.pub.id));
+        return RecordCipher.seal(key, op.pub.id.getBytes(StandardCharsets.UTF_8), bytes.toByteArray());
+    }
+
+    private Secret openSecret(String id, byte[] sealed) throws IOException {
+        DataKey key = keystore.find(operationKeyId(id));
+        if (key == null) {
+            return null;
+        }
+        byte[] plain;
+        try {
+            plain = RecordCipher.open(key, id.getBytes(StandardCharsets.UTF_8), sealed);
+        } catch (AEADBadTagException e) {
+            throw new CorruptFileException(keystoreFile(), "forget operation " + id + ": its private part does not"
+                    + " decrypt (changed bytes, or another master key)", e);
+        }
+        DataInputStream in = new DataInputStream(new ByteArrayInputStream(plain));
+        Secret s = new Secret();
+        s.scope = readScope(in);
+        if (in.readBoolean()) {
+            s.resolved = new TreeMap<>();
+            int n = in.readInt();
+            for (int i = 0; i < n; i++) {
+                s.resolved.put(in.readUTF(), new HashSet<>(readStrings(in)));
+            }
+        }
+        int n = in.readInt();
+        for (int i = 0; i < n; i++) {
+            String coll = in.readUTF();
+            String rid = in.readUTF();
+            String subject = in.readBoolean() ? in.readUTF() : null;
+            int ord = in.readInt();
+            long version = in.readLong();
+            float[] v = new float[in.readInt()];
+            for (int j = 0; j < v.length; j++) {
+                v[j] = in.readFloat();
+            }
+            s.removed.add(new Forgotten(coll, new VectorCollection.Removed(
+                    VectorRecord.builder(rid).subject(subject).vector(v).build(), ord, version)));
+        }
+        n = in.readInt();
+        for (int i = 0; i < n; i++) {
+            s.suspects.add(new Suspect(in.readUTF(), in.readUTF(), in.readUTF(), in.readDouble(), in.readUTF()));
+        }
+        return s;
+    }
+
+    private static void writeScope(DataOutputStream out, ForgetScope scope) throws IOException {
+        switch (scope) {
+            case ForgetScope.Subject s -> {
+                out.writeByte(1);
+                out.writeUTF(s.subject());
+            }
+            case ForgetScope.Records r -> {
+                out.writeByte(2);
+                writeStrings(out, List.copyOf(r.ids()));
+            }
+            case ForgetScope.Source s -> {
+                out.writeByte(3);
+                out.writeUTF(s.sourceKind());
+                out.writeUTF(s.sourceId());
+                out.writeLong(s.version() == null ? -1 : s.version());
+            }
+            // A filter is resolved to record ids at the mark; those are saved instead.
+            case ForgetScope.Metadata m -> out.writeByte(4);
+        }
+    }
+
+    private static ForgetScope readScope(DataInputStream in) throws IOException {
+        byte kind = in.readByte();
+        return switch (kind) {
+            case 1 -> new ForgetScope.Subject(in.readUTF());
+            case 2 -> new ForgetScope.Records(new HashSet<>(readStrings(in)));
+            case 3 -> {
+                String k = in.readUTF();
+                String id = in.readUTF();
+                long v = in.readLong();
+                yield new ForgetScope.Source(k, id, v < 0 ? null : v);
+            }
+            case 4 -> new ForgetScope.Metadata(Filter.exists("\0resolved"));
+            default -> throw new IOException("unknown scope kind " + kind);
+        };
+    }
+
+    private static void writeStrings(DataOutputStream out, List<String> ss) throws IOException {
+        out.writeInt(ss.size());
+        for (String s : ss) {
+            out.writeUTF(s);
+        }
+    }
+
+    private static List<String> readStrings(DataInputStream in) throws IOException {
+        int n = in.readInt();
+        List<String> out = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            out.add(in.readUTF());
+        }
+        return out;
+    }
+
+    // ---- hashes ------------------------------------------------------------------------------
+
+    private KeyedHash.Hash scopeHash(String tenant, ForgetScope scope) {
+        return switch (scope) {
+            case ForgetScope.Subject s -> hashes.of("forget-scope-subject", tenant, s.subject());
+            case ForgetScope.Records r -> hashes.of("forget-scope-records", tenant, String.join("\0", new java.util.TreeSet<>(r.ids())));
+            case ForgetScope.Source s -> hashes.of("forget-scope-source", tenant, s.sourceKind(), s.sourceId(),
+                    s.version() == null ? "*" : Long.toString(s.version()));
+            case ForgetScope.Metadata m -> hashes.of("forget-scope-metadata", tenant, m.filter().toString());
+        };
+    }
+
+    private KeyedHash.Hash requestHash(ForgetRequest r) {
+        return hashes.of("forget-request", scopeHash(r.tenant(), r.scope()).toString(), r.reasonCode(),
+                Double.toString(r.probeThreshold()));
+    }
+
+    private List<KeyedHash.Hash> scopeFences(String tenant, ForgetScope scope) {
+        return switch (scope) {
+            case ForgetScope.Subject s -> List.of(fenceSubject(tenant, s.subject()));
+            case ForgetScope.Records r -> r.ids().stream().map(id -> fenceRecord("*", tenant, id)).toList();
+            case ForgetScope.Source s -> List.of(fenceSource(tenant, s.sourceKind(), s.sourceId(), s.version()));
+            case ForgetScope.Metadata m -> List.of();
+        };
+    }
+
+    private KeyedHash.Hash fenceSubject(String tenant, String subject) {
+        return hashes.of("fence-subject", tenant, subject);
+    }
+
+    private KeyedHash.Hash fenceSource(String tenant, String kind, String id, Long version) {
+        return hashes.of("fence-source", tenant, kind, id, version == null ? "*" : Long.toString(version));
+    }
+
+    private KeyedHash.Hash fenceRecord(String collection, String tenant, String id) {
+        return hashes.of("fence-record", collection, tenant, id);
+    }
+
+    private KeyedHash.Hash holdSubject(String tenant, String subject) {
+        return hashes.of("hold-subject", tenant, subject);
+    }
+
+    private KeyedHash.Hash holdSource(String tenant, String kind, String id) {
+        return hashes.of("hold-source", tenant, kind, id);
+    }
+
+    private static String hex(KeyedHash.Hash h) {
+        return HexFormat.of().formatHex(h.bytes());
+    }
+
+    // ---- views and helpers ------------------------------------------------------------------
+
+    private ForgottenRecords forgottenRecords(Op op) {
+        List<ForgottenRecords.Item> items = new ArrayList<>();
+        for (Forgotten f : op.secret.removed) {
+            items.add(new ForgottenRecords.Item(f.collection(), f.removed().record().id(), f.removed().ordinal(),
+                    f.removed().record().vector()));
+        }
+        return new ForgottenRecords(op.pub.id, op.pub.tenant, subjectHint(op), items);
+    }
+
+    private void enter(Op op, OperationState s) {
+        op.pub.state = s;
+        op.pub.timeline.put(s, nowMicros());
+    }
+
+    private Op require(String id) {
+        Op op = ops.get(id);
+        if (op == null) {
+            throw new IllegalArgumentException("no forget operation with id " + id);
+        }
+        return op;
+    }
+
+    private ForgetOperation view(Op op) {
+        Map<OperationState, Instant> timeline = new LinkedHashMap<>();
+        op.pub.timeline.forEach((s, t) -> timeline.put(s, Instant.EPOCH.plusNanos(t * 1000)));
+        List<Suspect> suspects = op.secret == null ? List.of() : List.copyOf(op.secret.suspects);
+        String note = op.failure != null && op.pub.note == null ? op.failure : op.pub.note;
+        return new ForgetOperation(op.pub.id, op.pub.tenant, op.pub.scopeKind, hex(op.pub.scopeHash), op.pub.reasonCode,
+                op.pub.state, timeline, op.pub.forgotten, op.pub.surfaces, suspects, op.pub.holds, op.pub.receipt, note);
+    }
+
+    private static LegalHold toHold(OperationLog.StoredHold h) {
+        return new LegalHold(h.id(), h.tenant(), h.scopeKind(), HexFormat.of().formatHex(h.hash().bytes()), h.reasonCode(),
+                Instant.ofEpochMilli(h.placedAt()), h.liftedAt() == 0 ? null : Instant.ofEpochMilli(h.liftedAt()));
+    }
+
+    private static long nowMicros() {
+        Instant now = Instant.now();
+        return now.getEpochSecond() * 1_000_000L + now.getNano() / 1000;
+    }
+
+    private static String iso(long micros) {
+        return Instant.EPOCH.plusNanos(micros * 1000).toString();
+    }
+
+    private static void crashPoint(String where) {
+        if (where.equals(crashAt)) {
+            throw new SimulatedCrash(where);
+        }
+    }
+
+    private void ensureOpen() {
+        if (closing) {
+            throw new IllegalStateException("store is closing: no new forget operations");
+        }
+    }
+
+    /** Stops the worker after the phase it is in; unfinished operations resume at the next open. */
+    @Override
+    public void close() throws IOException {
+        closing = true;
+        worker.shutdown();
+        try {
+            if (!worker.awaitTermination(2, TimeUnit.MINUTES)) {
+                LOG.log(Level.WARNING, "the forget worker did not stop within 2 minutes; closing anyway");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        try {
+            log.close();
+        } finally {
+            ledger.close();
+        }
+    }
+}

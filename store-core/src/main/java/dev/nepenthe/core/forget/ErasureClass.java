@@ -1,0 +1,16 @@
+package dev.nepenthe.core.forget;
+
+/**
+ * How completely a surface can erase what it derived from a record.
+ * <ul>
+ *   <li>{@code PHYSICAL}: the bytes are removed (or made unreadable by destroying their key) and a
+ *       check proves it.</li>
+ *   <li>{@code REBUILD_REQUIRED}: the surface can only be cleaned by rebuilding it; until its purge
+ *       has rebuilt it, it blocks sealing.</li>
+ *   <li>{@code LOGICAL_ONLY}: the surface can hide the record but not remove it; it always blocks
+ *       sealing and says so.</li>
+ * </ul>
+ */
+public enum ErasureClass {
+    PHYSICAL, REBUILD_REQUIRED, LOGICAL_ONLY
+}

@@ -1,0 +1,65 @@
+package dev.nepenthe.core.forget;
+
+import dev.nepenthe.core.VectorRecord;
+import java.util.Objects;
+import java.util.regex.Pattern;
+
+/**
+ * An erasure request: what to forget in which tenant, why, and under which idempotency key.
+ * The same key always returns the same operation (a retried request never forgets twice, and
+ * a key reused for a different request is refused).
+ *
+ * @param tenant the isolation boundary; a forget never touches another tenant's records
+ * @param scope what to forget
+ * @param idempotencyKey the caller's request id (only its keyed hash is stored)
+ * @param reasonCode why, as a short code ("gdpr-art17", "user-request", "retention"); it is
+ *     written into evidence, so it must not hold personal data: letters, digits, '.', '_', '-'
+ * @param probeThreshold cosine similarity at or above which a surviving record is a suspected
+ *     residue of a forgotten one (the verification probe); {@link #DEFAULT_PROBE_THRESHOLD}
+ *     unless set
+ */
+public record ForgetRequest(String tenant, ForgetScope scope, String idempotencyKey, String reasonCode,
+        double probeThreshold) {
+
+    public static final double DEFAULT_PROBE_THRESHOLD = 0.85;
+    private static final Pattern REASON = Pattern.compile("[A-Za-z0-9._-]{1,64}");
+
+    public ForgetRequest {
+        Objects.requireNonNull(tenant, "forget request tenant");
+        Objects.requireNonNull(scope, "forget request scope");
+        Objects.requireNonNull(idempotencyKey, "forget request idempotency key");
+        Objects.requireNonNull(reasonCode, "forget request reason code");
+        if (idempotencyKey.isBlank()) {
+            throw new IllegalArgumentException("forget request idempotency key: expected a non-blank key, got a blank one");
+        }
+        checkReasonCode(reasonCode);
+        if (!(probeThreshold > -1 && probeThreshold <= 1)) {
+            throw new IllegalArgumentException("forget request probe threshold: expected a cosine in (-1, 1], got "
+                    + probeThreshold);
+        }
+    }
+
+    /**
+     * Checks a reason code: 1 to 64 letters, digits, '.', '_' or '-'. Codes go into evidence, so
+     * free text (which could name a person) is refused; the message gives only its length.
+     */
+    public static void checkReasonCode(String reasonCode) {
+        if (reasonCode == null || !REASON.matcher(reasonCode).matches()) {
+            throw new IllegalArgumentException("reason code: expected 1 to 64 letters, digits, '.', '_' or '-' (a code,"
+                    + " not free text), got " + (reasonCode == null ? "null" : reasonCode.length() + " characters that are not"));
+        }
+    }
+
+    /** A request in the default tenant with the default probe threshold. */
+    public static ForgetRequest of(ForgetScope scope, String idempotencyKey, String reasonCode) {
+        return new ForgetRequest(VectorRecord.DEFAULT_TENANT, scope, idempotencyKey, reasonCode, DEFAULT_PROBE_THRESHOLD);
+    }
+
+    public ForgetRequest inTenant(String t) {
+        return new ForgetRequest(t, scope, idempotencyKey, reasonCode, probeThreshold);
+    }
+
+    public ForgetRequest withProbeThreshold(double threshold) {
+        return new ForgetRequest(tenant, scope, idempotencyKey, reasonCode, threshold);
+    }
+}
