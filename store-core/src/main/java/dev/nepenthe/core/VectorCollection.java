@@ -665,13 +665,18 @@ public final class VectorCollection {
      */
     Cleanup purge(String operation, String tenant, Predicate<VectorRecord> inScope, String subject, boolean cascade,
             BeforeRemoval before) throws IOException {
-        lock.writeLock().lock();
+        // 1. Resolve under the read lock (searches go on). The set cannot grow meanwhile: writes
+        //    in scope are refused by the fence, and records deriving from the scope are too.
+        List<Entry> entries = new ArrayList<>();
+        List<Removed> removed = new ArrayList<>();
+        List<dev.nepenthe.core.forget.Suspect> held = new ArrayList<>();
+        lock.readLock().lock();
         try {
             ensureOpen();
             RoaringBitmap doomed = scopeOrdinals(tenant, inScope, subject);
             RoaringBitmap derivedHeld = new RoaringBitmap();
-            java.util.Set<String> gone = new java.util.HashSet<>();
-            doomed.forEach((int ord) -> gone.add(byOrdinal.get(ord).record().id()));
+            java.util.Set<String> reached = new java.util.HashSet<>();
+            doomed.forEach((int ord) -> reached.add(byOrdinal.get(ord).record().id()));
             // Provenance closure: a fixpoint over the tenant's records that name sources.
             List<Entry> deriving = new ArrayList<>();
             RoaringBitmap tenantOrds = byTenant.get(tenant);
@@ -683,7 +688,6 @@ public final class VectorCollection {
                     }
                 });
             }
-            java.util.Set<String> reached = new java.util.HashSet<>(gone);
             boolean grew = true;
             while (grew) {
                 grew = false;
@@ -702,7 +706,6 @@ public final class VectorCollection {
                     }
                 }
             }
-            List<dev.nepenthe.core.forget.Suspect> held = new ArrayList<>();
             derivedHeld.forEach((int ord) -> {
                 VectorRecord r = byOrdinal.get(ord).record();
                 List<String> surviving = r.derivedFrom().stream().filter(id -> !reached.contains(id)).toList();
@@ -716,30 +719,60 @@ public final class VectorCollection {
                     publishBlocked();
                 }
             }
-            List<Entry> entries = new ArrayList<>();
-            List<Removed> removed = new ArrayList<>();
             doomed.forEach((int ord) -> {
                 Entry e = byOrdinal.get(ord);
                 entries.add(e);
                 removed.add(new Removed(e.record(), ord, storage.versionOf(ord)));
             });
-            before.accept(removed);
-            if (!entries.isEmpty()) {
-                storage.delete(placed(entries));
-                removeEntries(entries);
+        } finally {
+            lock.readLock().unlock();
+        }
+        // 2. The caller saves the probe vectors durably before anything is deleted.
+        before.accept(removed);
+        if (entries.isEmpty()) {
+            return new Cleanup(removed, held);
+        }
+        // 3. Delete durably and drop from what reads see, under the write lock (kept short).
+        lock.writeLock().lock();
+        boolean readLocked = false;
+        try {
+            ensureOpen();
+            List<Entry> current = new ArrayList<>(entries.size());
+            for (Entry e : entries) {
+                if (byOrdinal.get(e.ordinal()) == e) {
+                    current.add(e);
+                }
             }
-            // Forget always leaves a fresh id map file: Chronicle Map keeps removed keys' bytes.
-            storage.purgeDeleted(true);
+            storage.delete(placed(current));
+            int[] ords = new int[current.size()];
+            RoaringBitmap freed = new RoaringBitmap();
+            for (int i = 0; i < ords.length; i++) {
+                ords[i] = current.get(i).ordinal();
+                freed.add(ords[i]);
+                dropFromMaps(current.get(i));
+            }
             synchronized (blockedByOperation) {
                 // The freed ordinals will be reused by new records, which must not be hidden.
                 for (RoaringBitmap b : blockedByOperation.values()) {
-                    b.andNot(doomed);
+                    b.andNot(freed);
                 }
                 publishBlocked();
             }
+            // 4. Downgrade: searches run while the index repairs itself and the storage files
+            //    are rewritten; writers (which could reuse the freed ordinals) still wait.
+            lock.readLock().lock();
+            readLocked = true;
+            lock.writeLock().unlock();
+            // One batch call lets the index share repair work across the removals.
+            index.removeAll(ords);
+            storage.purgeDeleted();
             return new Cleanup(removed, held);
         } finally {
-            lock.writeLock().unlock();
+            if (readLocked) {
+                lock.readLock().unlock();
+            } else {
+                lock.writeLock().unlock();
+            }
         }
     }
 
@@ -931,8 +964,7 @@ public final class VectorCollection {
                 throw new IllegalStateException("collection '" + spec.name() + "': " + left.getCardinality()
                         + " records of the scope are still live; the key is not destroyed");
             }
-            storage.dropSubject(tenant, subject, List.of());
-            storage.purgeDeleted();
+            storage.destroySubjectKey(tenant, subject);
             return !storage.hasKey(tenant, subject);
         } finally {
             lock.writeLock().unlock();

@@ -51,6 +51,8 @@ final class HnswIntegrityChecker {
         long lists = 0;
         long edges = 0;
         long reverseEntries = 0;
+        int[] seenInList = new int[hw];
+        int stamp = 0;
         for (int s = 0; s < hw; s++) {
             byte state = g.state(s);
             if (state == HnswGraph.FREE) {
@@ -76,22 +78,15 @@ final class HnswIntegrityChecker {
                             + g.maxDegree(l) + "]");
                     continue;
                 }
-                int[] nb = g.neighbors(s, l);
-                if (nb.length != deg) {
-                    r.violation(OUT_OF_RANGE, "slot " + s + " layer " + l + " holds -1 below its degree");
-                }
-                int[] rev = g.reverseNeighbors(s, l);
-                reverseEntries += rev.length;
-                for (int from : rev) {
-                    if (from < 0 || from >= hw || g.state(from) == HnswGraph.FREE || g.level(from) < l
-                            || !HnswGraph.contains(g.neighbors(from, l), g.degree(from, l), s)) {
-                        r.violation(REVERSE, "reverse list of slot " + s + " on layer " + l + " names slot " + from
-                                + " which does not link to it");
-                    }
-                }
-                for (int i = 0; i < nb.length; i++) {
-                    int n = nb[i];
+                // A fresh stamp per list makes the repeat checks O(1) per entry.
+                int fwdStamp = ++stamp;
+                for (int i = 0; i < deg; i++) {
+                    int n = g.neighbor(s, l, i);
                     edges++;
+                    if (n < 0) {
+                        r.violation(OUT_OF_RANGE, "slot " + s + " layer " + l + " holds -1 below its degree");
+                        continue;
+                    }
                     if (n >= hw) {
                         r.violation(OUT_OF_RANGE, "slot " + s + " layer " + l + " links to slot " + n
                                 + " beyond the high-water mark " + hw);
@@ -107,14 +102,26 @@ final class HnswIntegrityChecker {
                         r.violation(LEVEL_MISMATCH, "slot " + s + " layer " + l + " links to slot " + n
                                 + " of level " + g.level(n));
                     }
-                    for (int j = 0; j < i; j++) {
-                        if (nb[j] == n) {
-                            r.violation(DUPLICATE, "slot " + s + " layer " + l + " lists slot " + n + " twice");
-                        }
+                    if (seenInList[n] == fwdStamp) {
+                        r.violation(DUPLICATE, "slot " + s + " layer " + l + " lists slot " + n + " twice");
                     }
-                    if (g.state(n) != HnswGraph.FREE && n < hw
-                            && !HnswGraph.contains(g.reverseNeighbors(n, l), g.reverseNeighbors(n, l).length, s)) {
-                        r.violation(REVERSE, "edge " + s + " -> " + n + " on layer " + l + " missing from the reverse list");
+                    seenInList[n] = fwdStamp;
+                }
+                // Reverse lists: every entry must be a real edge into s, with no repeats. With the
+                // totals equal (checked below), that makes the reverse lists exactly the edges.
+                int revStamp = ++stamp;
+                int[] rev = g.reverseNeighbors(s, l);
+                reverseEntries += rev.length;
+                for (int from : rev) {
+                    if (from < 0 || from >= hw || g.state(from) == HnswGraph.FREE || g.level(from) < l
+                            || !linksTo(g, from, l, s)) {
+                        r.violation(REVERSE, "reverse list of slot " + s + " on layer " + l + " names slot " + from
+                                + " which does not link to it");
+                    } else if (seenInList[from] == revStamp) {
+                        r.violation(REVERSE, "reverse list of slot " + s + " on layer " + l + " names slot " + from
+                                + " twice");
+                    } else {
+                        seenInList[from] = revStamp;
                     }
                 }
             }
@@ -166,6 +173,16 @@ final class HnswIntegrityChecker {
         }
         return r.checked("live-nodes", live).checked("lists", lists).checked("edges", edges)
                 .checked("free-slots", free).checked("reachable-on-layer-0", reachable).build();
+    }
+
+    private static boolean linksTo(HnswGraph g, int from, int level, int target) {
+        int deg = g.degree(from, level);
+        for (int i = 0; i < deg; i++) {
+            if (g.neighbor(from, level, i) == target) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private static void checkFreed(HnswGraph g, int s, IntegrityReport.Builder r) {

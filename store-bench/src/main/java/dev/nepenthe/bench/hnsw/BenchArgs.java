@@ -5,10 +5,10 @@ import java.util.HashMap;
 import java.util.Map;
 
 /** {@code name=value} command-line arguments with defaults and clear errors. */
-final class BenchArgs {
+public final class BenchArgs {
     private final Map<String, String> values = new HashMap<>();
 
-    BenchArgs(String[] args, String usage) {
+    public BenchArgs(String[] args, String usage) {
         for (String a : args) {
             int eq = a.indexOf('=');
             if (eq <= 0) {
@@ -18,7 +18,7 @@ final class BenchArgs {
         }
     }
 
-    int i(String name, int dflt) {
+    public int i(String name, int dflt) {
         String v = values.get(name);
         try {
             return v == null ? dflt : Integer.parseInt(v.replace("_", ""));
@@ -27,7 +27,7 @@ final class BenchArgs {
         }
     }
 
-    double d(String name, double dflt) {
+    public double d(String name, double dflt) {
         String v = values.get(name);
         try {
             return v == null ? dflt : Double.parseDouble(v);
@@ -36,16 +36,16 @@ final class BenchArgs {
         }
     }
 
-    String s(String name, String dflt) {
+    public String s(String name, String dflt) {
         return values.getOrDefault(name, dflt);
     }
 
-    int[] ints(String name, int[] dflt) {
+    public int[] ints(String name, int[] dflt) {
         String v = values.get(name);
         return v == null ? dflt : Arrays.stream(v.split(",")).mapToInt(x -> Integer.parseInt(x.trim())).toArray();
     }
 
-    double[] doubles(String name, double[] dflt) {
+    public double[] doubles(String name, double[] dflt) {
         String v = values.get(name);
         return v == null ? dflt : Arrays.stream(v.split(",")).mapToDouble(x -> Double.parseDouble(x.trim())).toArray();
     }

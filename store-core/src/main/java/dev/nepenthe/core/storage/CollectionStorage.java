@@ -475,6 +475,22 @@ public final class CollectionStorage implements Closeable {
         return byOrdinal.size();
     }
 
+    /**
+     * Destroys the data key of (tenant, subject) after its records were deleted, journaling the
+     * drop first (so a restore drops whatever the key sealed). Does nothing when the scope never
+     * had a key here.
+     *
+     * @return true if a key was destroyed
+     */
+    public boolean destroySubjectKey(String tenant, String subject) throws IOException {
+        KeyedHash.Hash scope = subjectHash(tenant, subject);
+        if (ctx.keystore().find(scope) == null) {
+            return false;
+        }
+        ctx.journal().subjectDropped(collectionHash, scope, nextSeq++);
+        return ctx.keystore().destroy(scope);
+    }
+
     /** Whether the data key of (tenant, subject) in this collection still exists. */
     public boolean hasKey(String tenant, String subject) throws IOException {
         return ctx.keystore().find(subjectHash(tenant, subject)) != null;
@@ -496,9 +512,11 @@ public final class CollectionStorage implements Closeable {
 
     /**
      * Byte-scans every live file that could hold a copy of these (deleted) records: the
-     * segments of their shard buckets, every write-ahead log generation and the id map. It
-     * looks for the keyed hash that each sealed copy and each id-map entry carries in clear, at
-     * any offset, so a copy is found whether or not the file still parses.
+     * segments of their shard buckets and every write-ahead log generation. It looks for the
+     * keyed hash each sealed copy carries in clear, at any offset, so a copy is found whether or
+     * not the file still parses. (The id map is not scanned: a removed entry's key bytes may stay
+     * in its free space, and they are the same keyed hash the tombstone journal keeps on purpose;
+     * the map is checked by lookup instead.)
      */
     public Residue scanForCopies(List<VectorRecord> deleted) throws IOException {
         List<byte[]> needles = new ArrayList<>(deleted.size());
@@ -516,7 +534,6 @@ public final class CollectionStorage implements Closeable {
         try (DirectoryStream<Path> wals = Files.newDirectoryStream(dir.resolve("wal"))) {
             wals.forEach(files::add);
         }
-        files.add(dir.resolve("idmap.cmap"));
         long found = 0;
         List<String> holding = new ArrayList<>();
         int scanned = 0;

@@ -1,0 +1,239 @@
+package dev.nepenthe.bench.forget;
+
+import dev.nepenthe.bench.hnsw.BenchArgs;
+import dev.nepenthe.core.CollectionSpec;
+import dev.nepenthe.core.IndexSpec;
+import dev.nepenthe.core.Metric;
+import dev.nepenthe.core.Nepenthe;
+import dev.nepenthe.core.SearchRequest;
+import dev.nepenthe.core.StoreOptions;
+import dev.nepenthe.core.VectorCollection;
+import dev.nepenthe.core.VectorRecord;
+import dev.nepenthe.core.forget.ForgetOperation;
+import dev.nepenthe.core.forget.ForgetRequest;
+import dev.nepenthe.core.forget.ForgetScope;
+import dev.nepenthe.core.forget.OperationState;
+import dev.nepenthe.core.testing.Datasets;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.stream.Stream;
+
+/**
+ * What a forget costs in a loaded store: for one subject with 10, 100 and 1,000 records in a
+ * collection of {@code n} records (HNSW and IVF-PQ), the time until {@code forget} returns
+ * (the mark: BLOCKED) and until the operation is SEALED, with the time spent in each phase;
+ * and search latency on other threads before and while the forgets run.
+ *
+ * <p>Data: seeded clustered vectors (100 clusters, spread 1.0, so two records of one cluster
+ * sit near cosine 0.5 and the verification probe at 0.85 finds no false residue). The store
+ * is a real one: AES-GCM, fsync before every acknowledgement, the evidence ledger signed.
+ *
+ * <p>Usage: {@code ./nepenthe bench forget n=100000 dim=384 sizes=10,100,1000 reps=3
+ * index=hnsw,ivfpq searchThreads=1}
+ */
+public final class ForgetBench {
+
+    private static final String USAGE = "./nepenthe bench forget n=100000 dim=384 sizes=10,100,1000 reps=3"
+            + " index=hnsw,ivfpq searchThreads=1 dir=/tmp";
+
+    record Row(String index, int size, List<Double> markMs, List<Double> sealedMs, List<Double> holdCheckMs,
+            List<Double> cleanupMs, List<Double> verifyMs, List<String> states) {}
+
+    record Latency(String index, double baseP50, double baseP99, double duringP50, double duringP99, int baseCount,
+            int duringCount) {}
+
+    public static void main(String[] args) throws Exception {
+        BenchArgs a = new BenchArgs(args, USAGE);
+        int n = a.i("n", 100_000);
+        int dim = a.i("dim", 384);
+        int[] sizes = a.ints("sizes", new int[] {10, 100, 1000});
+        int reps = a.i("reps", 3);
+        int searchThreads = a.i("searchThreads", 1);
+        Path base = Path.of(a.s("dir", System.getProperty("java.io.tmpdir")));
+        List<String> kinds = List.of(a.s("index", "hnsw,ivfpq").split(","));
+        System.out.printf(Locale.ROOT, "forget bench: n=%d dim=%d sizes=%s reps=%d searchThreads=%d cores=%d%n", n, dim,
+                Arrays.toString(sizes), reps, searchThreads, Runtime.getRuntime().availableProcessors());
+
+        List<Row> rows = new ArrayList<>();
+        List<Latency> latencies = new ArrayList<>();
+        for (String kind : kinds) {
+            Path dir = Files.createTempDirectory(base, "nepenthe-forget-bench-");
+            try {
+                run(kind, dir, n, dim, sizes, reps, searchThreads, rows, latencies);
+            } finally {
+                deleteTree(dir);
+            }
+        }
+        System.out.println();
+        System.out.println("| index | records in subject | forget() returns, BLOCKED (ms) | until SEALED (ms)"
+                + " | BLOCKED to CLEANUP (ms) | cleanup (ms) | verify and seal (ms) | end states |");
+        System.out.println("|---|---:|---:|---:|---:|---:|---:|---|");
+        for (Row r : rows) {
+            System.out.printf(Locale.ROOT, "| %s | %d | %.2f | %.0f | %.1f | %.0f | %.0f | %s |%n", r.index(), r.size(),
+                    median(r.markMs()), median(r.sealedMs()), median(r.holdCheckMs()), median(r.cleanupMs()),
+                    median(r.verifyMs()), String.join(",", r.states().stream().distinct().toList()));
+        }
+        System.out.println("(medians of " + reps + " subjects per row)");
+        System.out.println();
+        System.out.println("| index | search p50 before (ms) | p99 before (ms) | p50 during forgets (ms)"
+                + " | p99 during forgets (ms) | p99 during / before | searches before / during |");
+        System.out.println("|---|---:|---:|---:|---:|---:|---:|");
+        for (Latency l : latencies) {
+            System.out.printf(Locale.ROOT, "| %s | %.3f | %.3f | %.3f | %.3f | %.2f | %d / %d |%n", l.index(), l.baseP50(),
+                    l.baseP99(), l.duringP50(), l.duringP99(), l.duringP99() / l.baseP99(), l.baseCount(),
+                    l.duringCount());
+        }
+    }
+
+    private static void run(String kind, Path dir, int n, int dim, int[] sizes, int reps, int searchThreads,
+            List<Row> rows, List<Latency> latencies) throws Exception {
+        IndexSpec index = switch (kind) {
+            case "hnsw" -> IndexSpec.of("hnsw", Map.of("M", "16", "efConstruction", "100", "efSearch", "64"));
+            case "ivfpq" -> IndexSpec.of("ivfpq", Map.of("nlist", "256", "m", Integer.toString(dim / 8), "nprobe", "16",
+                    "rerank", "64"));
+            case "exact" -> IndexSpec.exact();
+            default -> throw new IllegalArgumentException("index: expected hnsw, ivfpq or exact, got '" + kind + "'");
+        };
+        float[][] data = Datasets.clustered(7, n, dim, 100, 1.0);
+        float[][] queries = Datasets.clustered(8, 1000, dim, 100, 1.0);
+        StoreOptions opts = StoreOptions.defaults().withKeystore(dir.resolve("keys"));
+        try (Nepenthe store = Nepenthe.open(dir.resolve("data"), opts)) {
+            VectorCollection c = store.createCollection(new CollectionSpec("bench", dim, Metric.COSINE, index));
+            // Target subjects take the first records; the rest belong to filler subjects of 10.
+            List<String> subjectOf = new ArrayList<>(n);
+            for (int size : sizes) {
+                for (int r = 0; r < reps; r++) {
+                    for (int i = 0; i < size; i++) {
+                        subjectOf.add("target-" + size + "-" + r);
+                    }
+                }
+            }
+            if (subjectOf.size() > n / 2) {
+                throw new IllegalArgumentException("sizes x reps = " + subjectOf.size() + " records: expected at most"
+                        + " half of n=" + n);
+            }
+            while (subjectOf.size() < n) {
+                subjectOf.add("filler-" + subjectOf.size() / 10);
+            }
+            long t0 = System.nanoTime();
+            for (int start = 0; start < n; start += 1000) {
+                List<VectorRecord> batch = new ArrayList<>(1000);
+                for (int i = start; i < Math.min(n, start + 1000); i++) {
+                    batch.add(VectorRecord.builder("r" + i).subject(subjectOf.get(i)).vector(data[i]).build());
+                }
+                c.upsertAll(batch);
+            }
+            // Fold the ingest's write-ahead log into segments now, so that the first forget does
+            // not pay for checkpointing the whole load.
+            c.checkpoint();
+            System.out.printf(Locale.ROOT, "%s: loaded %d records in %.1f s%n", kind, n, (System.nanoTime() - t0) / 1e9);
+
+            // Searches on other threads, each latency stamped with whether a forget was running.
+            AtomicBoolean stop = new AtomicBoolean();
+            AtomicBoolean forgetting = new AtomicBoolean();
+            List<List<double[]>> samples = new ArrayList<>();
+            List<Thread> searchers = new ArrayList<>();
+            for (int t = 0; t < searchThreads; t++) {
+                List<double[]> mine = new ArrayList<>();
+                samples.add(mine);
+                int offset = t * 97;
+                Thread th = new Thread(() -> {
+                    int q = offset;
+                    while (!stop.get()) {
+                        boolean during = forgetting.get();
+                        long s = System.nanoTime();
+                        c.search(SearchRequest.of(queries[q++ % queries.length], 10));
+                        double ms = (System.nanoTime() - s) / 1e6;
+                        if (during == forgetting.get()) {
+                            mine.add(new double[] {during ? 1 : 0, ms});
+                        }
+                    }
+                }, "bench-search-" + t);
+                th.start();
+                searchers.add(th);
+            }
+            Thread.sleep(5000); // the "before" window, with the JIT warm from the load
+            int key = 0;
+            for (int size : sizes) {
+                Row row = new Row(kind, size, new ArrayList<>(), new ArrayList<>(), new ArrayList<>(), new ArrayList<>(),
+                        new ArrayList<>(), new ArrayList<>());
+                for (int r = 0; r < reps; r++) {
+                    forgetting.set(true);
+                    long s = System.nanoTime();
+                    ForgetOperation op = store.forget(ForgetRequest.of(ForgetScope.subject("target-" + size + "-" + r),
+                            "bench-" + key++, "benchmark"));
+                    double markMs = (System.nanoTime() - s) / 1e6;
+                    ForgetOperation done = store.awaitOperation(op.id(), Duration.ofMinutes(10));
+                    double sealedMs = (System.nanoTime() - s) / 1e6;
+                    forgetting.set(false);
+                    Map<OperationState, Instant> tl = done.timeline();
+                    row.markMs().add(markMs);
+                    row.sealedMs().add(sealedMs);
+                    row.holdCheckMs().add(between(tl, OperationState.BLOCKED, OperationState.CLEANUP));
+                    row.cleanupMs().add(between(tl, OperationState.CLEANUP, OperationState.VERIFYING));
+                    row.verifyMs().add(between(tl, OperationState.VERIFYING, done.state()));
+                    row.states().add(done.state().name());
+                    if (done.totalForgotten() != size) {
+                        throw new IllegalStateException("operation forgot " + done.totalForgotten() + " records, expected "
+                                + size + " (" + done.note() + ")");
+                    }
+                    System.out.printf(Locale.ROOT, "%s size=%d rep=%d: mark %.2f ms, %s after %.0f ms%n", kind, size, r,
+                            markMs, done.state(), sealedMs);
+                    Thread.sleep(300); // let the searchers log some "before"-like samples between forgets
+                }
+                rows.add(row);
+            }
+            stop.set(true);
+            for (Thread th : searchers) {
+                th.join();
+            }
+            List<Double> before = new ArrayList<>();
+            List<Double> during = new ArrayList<>();
+            for (List<double[]> l : samples) {
+                for (double[] x : l) {
+                    (x[0] == 1 ? during : before).add(x[1]);
+                }
+            }
+            latencies.add(new Latency(kind, pct(before, 50), pct(before, 99), pct(during, 50), pct(during, 99),
+                    before.size(), during.size()));
+        }
+    }
+
+    /** Milliseconds from entering {@code from} to entering {@code to}, per the operation's timeline. */
+    private static double between(Map<OperationState, Instant> tl, OperationState from, OperationState to) {
+        Instant a = tl.get(from);
+        Instant b = tl.get(to);
+        return a == null || b == null ? Double.NaN : Duration.between(a, b).toNanos() / 1e6;
+    }
+
+    private static double median(List<Double> xs) {
+        return pct(xs, 50);
+    }
+
+    private static double pct(List<Double> xs, double p) {
+        List<Double> s = xs.stream().filter(x -> !x.isNaN()).sorted().toList();
+        if (s.isEmpty()) {
+            return Double.NaN;
+        }
+        int i = (int) Math.ceil(p / 100.0 * s.size()) - 1;
+        return s.get(Math.max(0, Math.min(s.size() - 1, i)));
+    }
+
+    private static void deleteTree(Path dir) throws IOException {
+        try (Stream<Path> files = Files.walk(dir)) {
+            for (Path p : files.sorted(Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(p);
+            }
+        }
+    }
+}
