@@ -8,6 +8,7 @@ import dev.nepenthe.core.evidence.EvidenceLedger;
 import dev.nepenthe.core.evidence.Receipt;
 import dev.nepenthe.core.evidence.SigningKey;
 import dev.nepenthe.core.forget.ErasureClass;
+import dev.nepenthe.core.forget.ErasureLevel;
 import dev.nepenthe.core.forget.ErasureSurface;
 import dev.nepenthe.core.forget.ForgetOperation;
 import dev.nepenthe.core.forget.ForgetRequest;
@@ -288,6 +289,7 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
             pub.idempotency = idem;
             pub.requestHash = requestHash;
             pub.threshold = request.probeThreshold();
+            pub.level = request.level();
             pub.state = OperationState.RECEIVED;
             pub.timeline.put(OperationState.RECEIVED, nowMicros());
             Secret secret = new Secret();
@@ -724,8 +726,14 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
         }
         crashPoint("cleanup-after-delete");
         Map<String, Long> purged = new HashMap<>();
+        Set<String> touched = new HashSet<>();
+        op.secret.removed.forEach(f -> touched.add(f.collection()));
         for (VectorCollection c : collections.get()) {
-            if (c.purgeIndexResidue()) {
+            if (op.pub.level == ErasureLevel.REBUILD && touched.contains(c.name())) {
+                // A fresh build from the survivors: no link or codebook chosen while a forgotten
+                // vector was present survives.
+                c.rebuildIndex();
+            } else if (c.purgeIndexResidue()) {
                 purged.merge("collection:" + c.name() + "/index", 1L, Long::sum);
             }
         }
@@ -735,6 +743,8 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
             purged.put(s.name(), s.purge(forgotten));
         }
         synchronized (this) {
+            op.pub.purged.clear();
+            op.pub.purged.putAll(purged);
             op.pub.forgotten.clear();
             for (Forgotten f : op.secret.removed) {
                 op.pub.forgotten.merge(f.collection(), 1, Integer::sum);
@@ -771,7 +781,13 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
         List<VectorCollection> cs = collections.get();
         for (VectorCollection c : cs) {
             List<VectorCollection.Removed> mine = byCollection.getOrDefault(c.name(), List.of());
-            outcomes.add(c.verifyIndex(mine, mine.size()));
+            SurfaceOutcome index = c.verifyIndex(mine, mine.size());
+            if (op.pub.level == ErasureLevel.REBUILD && !mine.isEmpty()) {
+                index = new SurfaceOutcome(index.surface(), index.erasureClass(), index.purged(), index.checked(),
+                        index.problems(), "index rebuilt from the surviving records after the removal: no influence of"
+                                + " the forgotten records remains in it");
+            }
+            outcomes.add(index);
             if (!mine.isEmpty()) {
                 outcomes.add(c.verifyStorage(mine));
             }
@@ -786,7 +802,7 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
         ForgottenRecords forgotten = forgottenRecords(op);
         for (ErasureSurface s : surfaces) {
             try {
-                outcomes.add(s.verify(forgotten, op.pub.forgotten.values().stream().mapToLong(Integer::longValue).sum()));
+                outcomes.add(s.verify(forgotten, op.pub.purged.getOrDefault(s.name(), 0L)));
             } catch (IOException | RuntimeException e) {
                 outcomes.add(new SurfaceOutcome(s.name(), s.erasureClass(), 0, 0,
                         List.of("cannot verify: " + e.getClass().getSimpleName()), null));
@@ -960,7 +976,8 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
         String residual = missing == 0 ? null
                 : missing + " registered snapshot copies are no longer where they were written (moved or deleted);"
                         + " if restored, the tombstone journal drops the forgotten records before serving";
-        return new SurfaceOutcome("snapshots", ErasureClass.PHYSICAL, 0, scanned, problems, residual);
+        return new SurfaceOutcome("snapshots", ErasureClass.PHYSICAL, op.pub.purged.getOrDefault("snapshots", 0L), scanned,
+                problems, residual);
     }
 
     // ---- evidence ----------------------------------------------------------------------------
@@ -977,6 +994,7 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
         b.put("tenant", hex(hashes.tenant(op.pub.tenant)));
         b.put("scope", Map.of("kind", op.pub.scopeKind, "hash", hex(op.pub.scopeHash)));
         b.put("reason", op.pub.reasonCode);
+        b.put("level", op.pub.level.name());
         b.put("state", op.pub.state.name());
         b.put("states", statesJson(op));
         b.put("records", op.pub.forgotten.values().stream().mapToInt(Integer::intValue).sum());
@@ -1021,6 +1039,7 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
         r.put("tenant", hex(hashes.tenant(op.pub.tenant)));
         r.put("scope", Map.of("kind", op.pub.scopeKind, "hash", hex(op.pub.scopeHash)));
         r.put("reason", op.pub.reasonCode);
+        r.put("level", op.pub.level.name());
         r.put("states", statesJson(op));
         r.put("records", op.pub.forgotten.values().stream().mapToInt(Integer::intValue).sum());
         r.put("surfaces", surfacesJson(op));
@@ -1209,7 +1228,7 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
 
     private KeyedHash.Hash requestHash(ForgetRequest r) {
         return hashes.of("forget-request", scopeHash(r.tenant(), r.scope()).toString(), r.reasonCode(),
-                Double.toString(r.probeThreshold()));
+                Double.toString(r.probeThreshold()), r.level().name());
     }
 
     private List<KeyedHash.Hash> scopeFences(String tenant, ForgetScope scope) {

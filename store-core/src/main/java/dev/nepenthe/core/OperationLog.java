@@ -2,6 +2,7 @@ package dev.nepenthe.core;
 
 import dev.nepenthe.core.crypto.KeyedHash;
 import dev.nepenthe.core.forget.ErasureClass;
+import dev.nepenthe.core.forget.ErasureLevel;
 import dev.nepenthe.core.forget.OperationState;
 import dev.nepenthe.core.forget.SurfaceOutcome;
 import dev.nepenthe.core.io.CorruptFileException;
@@ -45,9 +46,12 @@ final class OperationLog implements Closeable {
         KeyedHash.Hash idempotency;
         KeyedHash.Hash requestHash;
         double threshold;
+        ErasureLevel level = ErasureLevel.REPAIR;
         OperationState state;
         final Map<OperationState, Long> timeline = new LinkedHashMap<>();
         final Map<String, Integer> forgotten = new LinkedHashMap<>();
+        /** What each surface's purge removed, in its own unit. */
+        final Map<String, Long> purged = new LinkedHashMap<>();
         final List<SurfaceOutcome> surfaces = new ArrayList<>();
         final List<String> holds = new ArrayList<>();
         String receipt;
@@ -204,6 +208,7 @@ final class OperationLog implements Closeable {
         out.write(p.idempotency.bytes());
         out.write(p.requestHash.bytes());
         out.writeDouble(p.threshold);
+        out.writeUTF(p.level.name());
         out.writeUTF(p.state.name());
         out.writeInt(p.timeline.size());
         for (Map.Entry<OperationState, Long> e : p.timeline.entrySet()) {
@@ -214,6 +219,11 @@ final class OperationLog implements Closeable {
         for (Map.Entry<String, Integer> e : p.forgotten.entrySet()) {
             out.writeUTF(e.getKey());
             out.writeInt(e.getValue());
+        }
+        out.writeInt(p.purged.size());
+        for (Map.Entry<String, Long> e : p.purged.entrySet()) {
+            out.writeUTF(e.getKey());
+            out.writeLong(e.getValue());
         }
         out.writeInt(p.surfaces.size());
         for (SurfaceOutcome s : p.surfaces) {
@@ -250,6 +260,7 @@ final class OperationLog implements Closeable {
         p.idempotency = hash(in);
         p.requestHash = hash(in);
         p.threshold = in.readDouble();
+        p.level = ErasureLevel.valueOf(in.readUTF());
         p.state = OperationState.valueOf(in.readUTF());
         int n = in.readInt();
         for (int i = 0; i < n; i++) {
@@ -258,6 +269,10 @@ final class OperationLog implements Closeable {
         n = in.readInt();
         for (int i = 0; i < n; i++) {
             p.forgotten.put(in.readUTF(), in.readInt());
+        }
+        n = in.readInt();
+        for (int i = 0; i < n; i++) {
+            p.purged.put(in.readUTF(), in.readLong());
         }
         n = in.readInt();
         for (int i = 0; i < n; i++) {

@@ -10,6 +10,13 @@ import dev.nepenthe.core.StoreOptions;
 import dev.nepenthe.core.VectorCollection;
 import dev.nepenthe.core.VectorRecord;
 import dev.nepenthe.core.embed.Embedder;
+import dev.nepenthe.core.evidence.Receipt;
+import dev.nepenthe.core.evidence.SigningKey;
+import dev.nepenthe.core.forget.ForgetOperation;
+import dev.nepenthe.core.forget.ForgetRequest;
+import dev.nepenthe.core.forget.ForgetScope;
+import dev.nepenthe.core.forget.OperationState;
+import dev.nepenthe.core.forget.SurfaceOutcome;
 import dev.nepenthe.core.index.IntegrityReport;
 import dev.nepenthe.core.io.ForensicScan;
 import java.io.BufferedReader;
@@ -21,6 +28,7 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -55,8 +63,17 @@ public final class Demo {
     }
 
     /** What a run found, for the test that checks the demo's claims. */
+    /**
+     * What the demo showed, for its test to check every printed claim.
+     *
+     * @param deleted records the forget removed
+     * @param state where the forget operation ended
+     * @param receiptVerified the signed receipt verified with only the store's public key
+     * @param snapshotPurged records the forget removed from the snapshot taken before it
+     */
     record Outcome(int loaded, List<SearchHit> before, int deleted, int plaintextBefore, int plaintextAfter,
-            List<SearchHit> after, boolean integrityClean, int restored, int restoredOfForgotten, int droppedOnRestore) {}
+            List<SearchHit> after, boolean integrityClean, int restored, int restoredOfForgotten, int droppedOnRestore,
+            OperationState state, boolean receiptVerified, long snapshotPurged) {}
 
     /** The demo owns its folder: it is wiped on each run, so it must be new or marked as the demo's. */
     private void prepareFolder() throws IOException {
@@ -99,6 +116,8 @@ public final class Demo {
         int plaintextBefore;
         int plaintextAfter;
         boolean clean = true;
+        ForgetOperation done;
+        boolean receiptVerified;
         try (Nepenthe store = Nepenthe.open(data, options)) {
             VectorCollection memories = store.createCollection(
                     new CollectionSpec(COLLECTION, embedder.dimension(), Metric.COSINE, IndexSpec.of(indexKind)));
@@ -125,13 +144,41 @@ public final class Demo {
             out.printf("Took a snapshot (a backup) in %s, before anyone asked to be forgotten.%n%n", snapshot);
 
             plaintextBefore = countOnDisk(corpus, FORGOTTEN);
-            out.printf(Locale.ROOT, "Deleting every record of subject '%s'...%n", FORGOTTEN);
-            deleted = memories.deleteSubject(TENANT, FORGOTTEN);
+            out.printf(Locale.ROOT, "Forgetting subject '%s' (the forget protocol)...%n", FORGOTTEN);
+            long m0 = System.nanoTime();
+            ForgetOperation op = store.forget(ForgetRequest.of(ForgetScope.subject(FORGOTTEN), "demo-" + FORGOTTEN,
+                    "user-request").inTenant(TENANT));
+            out.printf(Locale.ROOT, "  %s after %.1f ms: from here on no search, get or write reaches her records%n",
+                    op.state(), (System.nanoTime() - m0) / 1e6);
+            try {
+                done = store.awaitOperation(op.id(), Duration.ofMinutes(2));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("interrupted while the forget ran", e);
+            }
+            deleted = done.totalForgotten();
+            out.printf(Locale.ROOT, "  %s after %.0f ms: %d records removed, each surface purged and checked:%n",
+                    done.state(), (System.nanoTime() - m0) / 1e6, deleted);
+            for (SurfaceOutcome sf : done.surfaces()) {
+                out.printf(Locale.ROOT, "    %-32s %-9s purged %d, checked %d%n", sf.surface(),
+                        sf.clean() ? "clean" : "NOT CLEAN", sf.purged(), sf.checked());
+            }
+            for (var sus : done.suspects()) {
+                out.printf(Locale.ROOT, "    suspect %s: %s (score %.3f)%n", sus.reason(), sus.recordId(), sus.score());
+            }
             plaintextAfter = countOnDisk(corpus, FORGOTTEN);
-            out.printf(Locale.ROOT, "  deleted %d records and destroyed %s's data key (its keystore slot overwritten in place)%n",
-                    deleted, FORGOTTEN);
             out.printf(Locale.ROOT, "  byte scan of every file under %s: %d of %d of %s's notes in plaintext before the"
-                    + " delete, %d after%n", folder, plaintextBefore, total, FORGOTTEN, plaintextAfter);
+                    + " forget, %d after%n", folder, plaintextBefore, total, FORGOTTEN, plaintextAfter);
+            receiptVerified = done.receipt() != null
+                    && Receipt.verify(done.receipt(), SigningKey.parsePem(store.publicKeyPem())) != null;
+            if (done.receipt() != null) {
+                Files.writeString(folder.resolve("receipt-" + FORGOTTEN + ".txt"), done.receipt());
+                Files.writeString(folder.resolve("store-public-key.pem"), store.publicKeyPem());
+            }
+            out.printf(Locale.ROOT, "  signed receipt (%s) %s with only the store's public key (%s); evidence"
+                    + " ledger %s%n", folder.resolve("receipt-" + FORGOTTEN + ".txt").getFileName(),
+                    receiptVerified ? "verifies" : "DOES NOT verify", folder.resolve("store-public-key.pem").getFileName(),
+                    store.verifyLedger().ok() ? "verifies" : "FAILS verification");
             for (var e : memories.verifyIntegrity().entrySet()) {
                 IntegrityReport r = e.getValue();
                 clean &= r.isClean();
@@ -142,7 +189,11 @@ public final class Demo {
             after = ask(memories, question);
         }
 
-        out.printf("Restoring the old snapshot into %s and opening it with the same keystore:%n", restoredData);
+        long snapshotPurged = done.surfaces().stream().filter(sf -> sf.surface().equals("snapshots"))
+                .mapToLong(SurfaceOutcome::purged).sum();
+        out.printf(Locale.ROOT, "The snapshot taken before the forget was registered with the store, so the forget"
+                + " removed %d records from its files too.%n", snapshotPurged);
+        out.printf("Restoring that snapshot into %s and opening it with the same keystore:%n", restoredData);
         Nepenthe.restore(snapshot, restoredData);
         int restored;
         int restoredOfForgotten;
@@ -153,13 +204,12 @@ public final class Demo {
             droppedOnRestore = memories.openReport().droppedAsDeleted();
             restoredOfForgotten = memories.search(SearchRequest.of(embedder.embed("anything"), SearchRequest.MAX_K)
                     .tenant(TENANT).subject(FORGOTTEN)).size();
-            out.printf(Locale.ROOT, "  %d records served; %d of %s's were dropped on open (the tombstone journal lives"
-                    + " with the keys, not the data, so a backup cannot bring them back)%n%n",
-                    restored, droppedOnRestore, FORGOTTEN);
+            out.printf(Locale.ROOT, "  %d records served, %d of them %s's. A copy the store did not know of would"
+                    + " fare the same: her key is destroyed, and the tombstone journal (kept with the keys, not the"
+                    + " data) drops her records on open.%n", restored, restoredOfForgotten, FORGOTTEN);
         }
-        out.println("This was a plain delete. The forget protocol (verified, with a signed receipt) builds on it.");
         return new Outcome(corpus.size(), before, deleted, plaintextBefore, plaintextAfter, after, clean, restored,
-                restoredOfForgotten, droppedOnRestore);
+                restoredOfForgotten, droppedOnRestore, done.state(), receiptVerified, snapshotPurged);
     }
 
     private List<SearchHit> ask(VectorCollection memories, String question) {

@@ -30,6 +30,9 @@ class DemoTest {
         assertEquals("alice", o.before().get(0).record().subject());
         assertTrue(o.before().get(0).record().text().contains("Dolomites"));
         assertEquals(alice, o.deleted());
+        assertEquals(dev.nepenthe.core.forget.OperationState.SEALED, o.state());
+        assertTrue(o.receiptVerified());
+        assertEquals(alice, o.snapshotPurged(), "the registered snapshot lost her records too");
         assertEquals(0, o.plaintextBefore(), "records are encrypted from the first write");
         assertEquals(0, o.plaintextAfter());
         assertTrue(o.integrityClean());
@@ -37,10 +40,11 @@ class DemoTest {
             assertFalse(h.record().subject().equals("alice"), "a deleted subject came back in results");
         }
         assertEquals(total - alice, o.restored(), "the restored snapshot serves everyone but alice");
-        assertEquals(alice, o.droppedOnRestore());
+        assertEquals(0, o.droppedOnRestore(), "nothing of hers is left in the purged snapshot to drop");
         assertEquals(0, o.restoredOfForgotten());
         String printed = buf.toString(StandardCharsets.UTF_8);
-        assertTrue(printed.contains("deleted " + alice + " records"), printed);
+        assertTrue(printed.contains("SEALED after"), printed);
+        assertTrue(printed.contains(alice + " records removed"), printed);
 
         // Control for the scan: a planted plaintext copy of a note is found.
         String note = Demo.loadCorpus().stream().filter(m -> m.subject().equals("alice")).findFirst().orElseThrow().text();

@@ -90,8 +90,38 @@ class ForgetEveryIndexTest {
                 List.of(canary.getBytes(StandardCharsets.UTF_8))));
     }
 
+    @org.junit.jupiter.api.Test
+    void theRebuildLevelRebuildsTheGraphAndTheReceiptSaysNoInfluenceRemains(@TempDir Path tmp) throws Exception {
+        int dim = 16;
+        float[][] data = Datasets.clustered(31, 1500, dim, 20, 1.0);
+        StoreOptions opts = StoreOptions.defaults().withKeystore(tmp.resolve("keys"));
+        try (Nepenthe store = Nepenthe.open(tmp.resolve("data"), opts)) {
+            VectorCollection c = store.createCollection(new CollectionSpec("c", dim, Metric.COSINE,
+                    IndexSpec.of("hnsw", Map.of("M", "8", "efConstruction", "60"))));
+            List<VectorRecord> batch = new ArrayList<>();
+            for (int i = 0; i < data.length; i++) {
+                batch.add(VectorRecord.builder("r" + i).subject("s" + (i % 20)).vector(data[i]).build());
+            }
+            c.upsertAll(batch);
+            ForgetOperation repaired = store.awaitOperation(store.forget(new ForgetRequest(VectorRecord.DEFAULT_TENANT,
+                    ForgetScope.subject("s1"), "req-repair", "gdpr-art17", 0.99)).id(), Duration.ofSeconds(60));
+            ForgetOperation rebuilt = store.awaitOperation(store.forget(new ForgetRequest(VectorRecord.DEFAULT_TENANT,
+                    ForgetScope.subject("s2"), "req-rebuild", "gdpr-art17", 0.99,
+                    dev.nepenthe.core.forget.ErasureLevel.REBUILD)).id(), Duration.ofSeconds(60));
+            assertEquals(OperationState.SEALED, repaired.state(), repaired.note());
+            assertEquals(OperationState.SEALED, rebuilt.state(), rebuilt.note());
+            assertTrue(repaired.receipt().contains("second-order influence"), "a repair says what remains");
+            assertTrue(rebuilt.receipt().contains("\"level\":\"REBUILD\""));
+            assertTrue(rebuilt.receipt().contains("no influence of the forgotten records remains"));
+            assertTrue(!rebuilt.receipt().contains("second-order influence"));
+            assertNoneOf(c, data, "s2");
+            assertClean(c);
+        }
+    }
+
     private static void assertNoneOf(VectorCollection c, float[][] data, String subject) {
-        for (int i = 3; i < 400; i += 20) {
+        // Subject "sN" owns the records i with i % 20 == N.
+        for (int i = Integer.parseInt(subject.substring(1)); i < 400; i += 20) {
             for (SearchHit h : c.search(SearchRequest.of(data[i], 10))) {
                 assertTrue(!subject.equals(h.record().subject()), "search returned a forgotten record");
             }

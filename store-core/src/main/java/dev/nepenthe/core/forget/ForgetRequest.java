@@ -17,9 +17,10 @@ import java.util.regex.Pattern;
  * @param probeThreshold cosine similarity at or above which a surviving record is a suspected
  *     residue of a forgotten one (the verification probe); {@link #DEFAULT_PROBE_THRESHOLD}
  *     unless set
+ * @param level repair indexes in place (default) or rebuild them afterwards, see {@link ErasureLevel}
  */
 public record ForgetRequest(String tenant, ForgetScope scope, String idempotencyKey, String reasonCode,
-        double probeThreshold) {
+        double probeThreshold, ErasureLevel level) {
 
     public static final double DEFAULT_PROBE_THRESHOLD = 0.85;
     private static final Pattern REASON = Pattern.compile("[A-Za-z0-9._-]{1,64}");
@@ -29,6 +30,7 @@ public record ForgetRequest(String tenant, ForgetScope scope, String idempotency
         Objects.requireNonNull(scope, "forget request scope");
         Objects.requireNonNull(idempotencyKey, "forget request idempotency key");
         Objects.requireNonNull(reasonCode, "forget request reason code");
+        Objects.requireNonNull(level, "forget request erasure level");
         if (idempotencyKey.isBlank()) {
             throw new IllegalArgumentException("forget request idempotency key: expected a non-blank key, got a blank one");
         }
@@ -37,6 +39,12 @@ public record ForgetRequest(String tenant, ForgetScope scope, String idempotency
             throw new IllegalArgumentException("forget request probe threshold: expected a cosine in (-1, 1], got "
                     + probeThreshold);
         }
+    }
+
+    /** A request that repairs indexes in place. */
+    public ForgetRequest(String tenant, ForgetScope scope, String idempotencyKey, String reasonCode,
+            double probeThreshold) {
+        this(tenant, scope, idempotencyKey, reasonCode, probeThreshold, ErasureLevel.REPAIR);
     }
 
     /**
@@ -56,10 +64,14 @@ public record ForgetRequest(String tenant, ForgetScope scope, String idempotency
     }
 
     public ForgetRequest inTenant(String t) {
-        return new ForgetRequest(t, scope, idempotencyKey, reasonCode, probeThreshold);
+        return new ForgetRequest(t, scope, idempotencyKey, reasonCode, probeThreshold, level);
     }
 
     public ForgetRequest withProbeThreshold(double threshold) {
-        return new ForgetRequest(tenant, scope, idempotencyKey, reasonCode, threshold);
+        return new ForgetRequest(tenant, scope, idempotencyKey, reasonCode, threshold, level);
+    }
+
+    public ForgetRequest withLevel(ErasureLevel l) {
+        return new ForgetRequest(tenant, scope, idempotencyKey, reasonCode, probeThreshold, l);
     }
 }
