@@ -297,7 +297,6 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
             op = new Op(pub, secret);
             if (request.scope() instanceof ForgetScope.Metadata m) {
                 op.filter = m.filter();
-                secret.resolved = new TreeMap<>();
             }
             pub.fences.addAll(scopeFences(request.tenant(), request.scope()));
             // 1. The fence: from here on no write in scope is stored.
@@ -305,14 +304,20 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
             byIdempotency.put(idem, pub.id);
             refreshFences();
         }
-        // 2. Block every read of the scope. A metadata filter is resolved to record ids now.
-        if (op.secret.resolved != null) {
+        // 2. Block every read of the scope. A metadata filter is resolved to record ids now
+        //    (until then the fence tests the filter itself).
+        if (op.filter != null) {
+            Map<String, Set<String>> resolved = new TreeMap<>();
             for (VectorCollection c : collections.get()) {
                 Set<String> ids = new HashSet<>();
                 c.recordsInScope(op.pub.tenant, r -> op.filter.test(r.metadata()), null).forEach(r -> ids.add(r.id()));
                 if (!ids.isEmpty()) {
-                    op.secret.resolved.put(c.name(), ids);
+                    resolved.put(c.name(), Set.copyOf(ids));
                 }
+            }
+            synchronized (this) {
+                op.secret.resolved = resolved;
+                refreshFences();
             }
         }
         blockEverywhere(op);
@@ -569,20 +574,29 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
             for (Forgotten f : op.secret.removed) {
                 forgottenIds.add(f.collection() + '\0' + f.removed().record().id());
             }
-            Op o = op;
-            BiPredicate<String, VectorRecord> inScope = (coll, r) -> scopeTest(o, coll).test(r)
-                    || (o.filter != null && o.filter.test(r.metadata()));
+            // Capture what the predicate reads: sealing replaces the operation's secret while a
+            // writer may still hold these fences.
+            Secret secret = op.secret;
+            Filter filter = op.filter;
+            BiPredicate<String, VectorRecord> inScope = (coll, r) -> scopeTest(secret, coll).test(r)
+                    || (filter != null && filter.test(r.metadata()));
             active.add(new Active(op.pub.id, op.pub.tenant, inScope, forgottenIds));
         }
         fences = new Fences(List.copyOf(active), Map.copyOf(hashed));
     }
 
-    private Predicate<VectorRecord> scopeTest(Op op, String collection) {
-        if (op.secret.resolved != null) {
-            Set<String> ids = op.secret.resolved.getOrDefault(collection, Set.of());
+    private static Predicate<VectorRecord> scopeTest(Op op, String collection) {
+        return scopeTest(op.secret, collection);
+    }
+
+    private static Predicate<VectorRecord> scopeTest(Secret secret, String collection) {
+        Map<String, Set<String>> resolved = secret.resolved;
+        if (resolved != null) {
+            Set<String> ids = resolved.getOrDefault(collection, Set.of());
             return r -> ids.contains(r.id());
         }
-        return op.secret.scope::matches;
+        ForgetScope scope = secret.scope;
+        return scope == null ? r -> false : scope::matches;
     }
 
     private static String subjectHint(Op op) {
