@@ -506,6 +506,29 @@ class ForgetProtocolTest {
         assertThrows(IOException.class, this::open, "a store does not open on a tampered ledger");
     }
 
+    @Test
+    void aCorruptOperationLogFailsTheOpenNamingTheFile() throws Exception {
+        try (Nepenthe store = open()) {
+            populate(store);
+            store.awaitOperation(store.forget(forgetAlice("req-15")).id(), WAIT);
+            store.awaitOperation(store.forget(ForgetRequest.of(ForgetScope.subject("bob"), "req-16", "gdpr-art17")).id(), WAIT);
+        }
+        Path log;
+        try (var files = Files.list(tmp.resolve("keys/operations"))) {
+            log = files.filter(p -> Files.isRegularFile(p)).max((a, b) -> Long.compare(a.toFile().length(),
+                    b.toFile().length())).orElseThrow();
+        }
+        try (RandomAccessFile f = new RandomAccessFile(log.toFile(), "rw")) {
+            f.seek(f.length() / 3);
+            int b = f.read();
+            f.seek(f.length() / 3);
+            f.write(b ^ 0x5A);
+        }
+        IOException e = assertThrows(IOException.class, this::open);
+        assertTrue(e.getMessage().contains(log.getFileName().toString()) || e.getMessage().contains("operations"),
+                e.getMessage());
+    }
+
     @ParameterizedTest
     @ValueSource(strings = {"after-mark", "cleanup-before-delete", "cleanup-after-delete", "verify-done",
             "after-key-destroyed", "sealed-before-key"})

@@ -1,5 +1,10 @@
 package dev.nepenthe.server;
 
+import dev.nepenthe.core.evidence.EvidenceLedger;
+import dev.nepenthe.core.evidence.Receipt;
+import dev.nepenthe.core.evidence.SigningKey;
+import java.nio.file.Files;
+
 import java.nio.file.Path;
 
 /** Command-line entry point: {@code nepenthe demo [--data DIR] [--index KIND]}. */
@@ -7,9 +12,15 @@ public final class Main {
 
     private static final String USAGE = """
             usage: nepenthe demo [--data DIR] [--index exact|hnsw|ivfpq]
-              demo   build a store under DIR (default ./demo-data, wiped on each run), load a small
-                     corpus of memories, search it, snapshot it, delete one person, scan the folder
-                     for their notes and show that restoring the snapshot does not bring them back
+                   nepenthe verify-receipt RECEIPT PUBLIC-KEY.pem
+                   nepenthe verify-ledger LEDGER PUBLIC-KEY.pem
+              demo            build a store under DIR (default ./demo-data, wiped on each run), load a
+                              small corpus of memories, search it, snapshot it, forget one person,
+                              scan the folder for their notes, verify the signed receipt and show that
+                              restoring the snapshot does not bring them back
+              verify-receipt  check an erasure receipt's signature offline with the store's public key
+                              (the demo writes both into its folder); prints the signed JSON
+              verify-ledger   check an evidence ledger's hash chain and every signature offline
             """;
 
     /**
@@ -26,6 +37,13 @@ public final class Main {
         DJL_LOG.setLevel(java.util.logging.Level.SEVERE);
         CHRONICLE_LOG.setLevel(java.util.logging.Level.WARNING);
         String command = args.length == 0 ? "demo" : args[0];
+        if (command.equals("verify-receipt") || command.equals("verify-ledger")) {
+            if (args.length != 3) {
+                fail(command + " expects two files, got " + (args.length - 1) + " arguments");
+            }
+            System.exit(command.equals("verify-receipt") ? verifyReceipt(Path.of(args[1]), Path.of(args[2]))
+                    : verifyLedger(Path.of(args[1]), Path.of(args[2])));
+        }
         Path data = Path.of("demo-data");
         String index = "exact";
         for (int i = 1; i < args.length; i++) {
@@ -40,6 +58,29 @@ public final class Main {
             case "help", "--help", "-h" -> System.out.print(USAGE);
             default -> fail("unknown command '" + command + "'");
         }
+    }
+
+    /** Exit status 0 when the receipt's signature verifies under the key, 1 when it does not. */
+    static int verifyReceipt(Path receipt, Path publicKey) throws java.io.IOException {
+        String json = Receipt.verify(Files.readString(receipt), SigningKey.parsePem(Files.readString(publicKey)));
+        if (json == null) {
+            System.out.println("receipt " + receipt + ": signature does NOT verify with " + publicKey);
+            return 1;
+        }
+        System.out.println("receipt " + receipt + ": signature verifies with " + publicKey);
+        System.out.println(json);
+        return 0;
+    }
+
+    static int verifyLedger(Path ledger, Path publicKey) throws java.io.IOException {
+        EvidenceLedger.Verification v = EvidenceLedger.verify(ledger, SigningKey.parsePem(Files.readString(publicKey)));
+        if (v.ok()) {
+            System.out.println("ledger " + ledger + ": " + v.entries() + " entries verify, head " + v.headHash());
+            return 0;
+        }
+        System.out.println("ledger " + ledger + ": BROKEN at entry " + v.firstBadEntry() + ": " + v.problem() + " ("
+                + v.entries() + " entries before it verify)");
+        return 1;
     }
 
     private static String value(String[] args, int i, String option) {

@@ -46,6 +46,15 @@ class DemoTest {
         assertTrue(printed.contains("SEALED after"), printed);
         assertTrue(printed.contains(alice + " records removed"), printed);
 
+        // The receipt and key the demo leaves behind verify offline; a changed receipt does not.
+        Path receipt = dir.resolve("receipt-alice.txt");
+        Path pem = dir.resolve("store-public-key.pem");
+        assertEquals(0, Main.verifyReceipt(receipt, pem));
+        Path forged = tmp.resolve("forged.txt");
+        Files.writeString(forged, Files.readString(receipt).replace("\"records\":" + alice, "\"records\":0"));
+        assertEquals(1, Main.verifyReceipt(forged, pem));
+        assertEquals(0, Main.verifyLedger(dir.resolve("keys/evidence/ledger.bin"), pem));
+
         // Control for the scan: a planted plaintext copy of a note is found.
         String note = Demo.loadCorpus().stream().filter(m -> m.subject().equals("alice")).findFirst().orElseThrow().text();
         Files.writeString(dir.resolve("planted.txt"), note);
