@@ -5,7 +5,6 @@ import dev.nepenthe.core.crypto.KeyedHash;
 import dev.nepenthe.core.crypto.Keystore;
 import dev.nepenthe.core.crypto.RecordCipher;
 import dev.nepenthe.core.evidence.EvidenceLedger;
-import dev.nepenthe.core.evidence.Receipt;
 import dev.nepenthe.core.evidence.SigningKey;
 import dev.nepenthe.core.forget.ErasureClass;
 import dev.nepenthe.core.forget.ErasureLevel;
@@ -20,21 +19,11 @@ import dev.nepenthe.core.forget.OperationState;
 import dev.nepenthe.core.forget.SurfaceOutcome;
 import dev.nepenthe.core.forget.Suspect;
 import dev.nepenthe.core.io.CorruptFileException;
-import dev.nepenthe.core.storage.CollectionStorage;
-import java.io.ByteArrayInputStream;
-import java.io.ByteArrayOutputStream;
 import java.io.Closeable;
-import java.io.DataInputStream;
-import java.io.DataOutputStream;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.lang.System.Logger.Level;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -42,7 +31,6 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -87,26 +75,14 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
         }
     }
 
-    /** A record removed by an operation, with the collection it was in. */
-    record Forgotten(String collection, VectorCollection.Removed removed) {}
-
-    /** What only the operation may know, sealed under its own key while it lives. */
-    static final class Secret {
-        ForgetScope scope;
-        /** For a metadata scope: the record ids the filter matched at the mark, per collection. */
-        Map<String, Set<String>> resolved;
-        final List<Forgotten> removed = new ArrayList<>();
-        final List<Suspect> suspects = new ArrayList<>();
-    }
-
     private static final class Op {
         final OperationLog.Public pub;
-        Secret secret;
+        OperationSecret secret;
         /** The live filter of a metadata scope, for fencing while this process runs. */
         Filter filter;
         String failure;
 
-        Op(OperationLog.Public pub, Secret secret) {
+        Op(OperationLog.Public pub, OperationSecret secret) {
             this.pub = pub;
             this.secret = secret;
         }
@@ -126,7 +102,8 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
     private final OperationLog log;
     private final EvidenceLedger ledger;
     private final SigningKey signer;
-    private final Path snapshotRegistry;
+    private final SnapshotRegistry snapshots;
+    private final ForgetEvidence evidence;
     private final List<ErasureSurface> surfaces = new CopyOnWriteArrayList<>();
     private final ExecutorService worker;
     private final Map<String, Op> ops = new LinkedHashMap<>();
@@ -144,7 +121,8 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
         this.hashes = hashes;
         this.keystore = keystore;
         this.signer = signer;
-        this.snapshotRegistry = keysFolder.resolve("snapshots.registry");
+        this.snapshots = new SnapshotRegistry(keysFolder.resolve("snapshots.registry"), hashes);
+        this.evidence = new ForgetEvidence(hashes, signer);
         this.log = OperationLog.open(keysFolder.resolve("operations"));
         EvidenceLedger l;
         try {
@@ -171,7 +149,7 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
      */
     synchronized void start() throws IOException {
         for (OperationLog.Stored s : log.operations().values()) {
-            Secret secret = null;
+            OperationSecret secret = null;
             if (s.sealedPrivate() != null) {
                 secret = openSecret(s.pub().id, s.sealedPrivate());
             }
@@ -292,7 +270,7 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
             pub.level = request.level();
             pub.state = OperationState.RECEIVED;
             pub.timeline.put(OperationState.RECEIVED, nowMicros());
-            Secret secret = new Secret();
+            OperationSecret secret = new OperationSecret();
             secret.scope = request.scope();
             op = new Op(pub, secret);
             if (request.scope() instanceof ForgetScope.Metadata m) {
@@ -489,11 +467,7 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
 
     /** Records a snapshot so later forgets purge their records from it too. */
     void registerSnapshot(Path target, VectorCollection c) throws IOException {
-        String line = target.toAbsolutePath().normalize() + "\t" + c.name() + "\t" + c.id() + "\t" + c.nextVersion() + "\n";
-        synchronized (this) {
-            Files.writeString(snapshotRegistry, line, StandardCharsets.UTF_8, StandardOpenOption.CREATE,
-                    StandardOpenOption.APPEND, StandardOpenOption.SYNC);
-        }
+        snapshots.register(target, c);
     }
 
     // ---- the fence ---------------------------------------------------------------------------
@@ -571,12 +545,12 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
                 continue;
             }
             Set<String> forgottenIds = new HashSet<>();
-            for (Forgotten f : op.secret.removed) {
+            for (OperationSecret.Forgotten f : op.secret.removed) {
                 forgottenIds.add(f.collection() + '\0' + f.removed().record().id());
             }
             // Capture what the predicate reads: sealing replaces the operation's secret while a
             // writer may still hold these fences.
-            Secret secret = op.secret;
+            OperationSecret secret = op.secret;
             Filter filter = op.filter;
             BiPredicate<String, VectorRecord> inScope = (coll, r) -> scopeTest(secret, coll).test(r)
                     || (filter != null && filter.test(r.metadata()));
@@ -589,7 +563,7 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
         return scopeTest(op.secret, collection);
     }
 
-    private static Predicate<VectorRecord> scopeTest(Secret secret, String collection) {
+    private static Predicate<VectorRecord> scopeTest(OperationSecret secret, String collection) {
         Map<String, Set<String>> resolved = secret.resolved;
         if (resolved != null) {
             Set<String> ids = resolved.getOrDefault(collection, Set.of());
@@ -696,7 +670,7 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
                 op.pub.note = "held by " + String.join(", ", holding) + ": data kept, retrieval blocked; lifting the"
                         + " hold resumes the operation";
                 enter(op, OperationState.COMPLETED_WITH_EXCEPTION);
-                appendEvidence(evidence(op, "held", null));
+                appendEvidence(evidence.body(op.pub, "held", null));
                 save(op, false);
                 return;
             }
@@ -726,7 +700,7 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
                             op.secret.removed.forEach(f -> known.add(f.collection() + '\0' + f.removed().record().id()));
                             for (VectorCollection.Removed r : doomed) {
                                 if (known.add(c.name() + '\0' + r.record().id())) {
-                                    op.secret.removed.add(new Forgotten(c.name(), r));
+                                    op.secret.removed.add(new OperationSecret.Forgotten(c.name(), r));
                                 }
                             }
                             save(op, true);
@@ -751,7 +725,7 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
                 purged.merge("collection:" + c.name() + "/index", 1L, Long::sum);
             }
         }
-        purged.put("snapshots", (long) purgeSnapshots(op));
+        purged.put("snapshots", (long) snapshots.purge(op.pub.tenant, op.secret.removed, collections.get()));
         ForgottenRecords forgotten = forgottenRecords(op);
         for (ErasureSurface s : surfaces) {
             purged.put(s.name(), s.purge(forgotten));
@@ -760,7 +734,7 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
             op.pub.purged.clear();
             op.pub.purged.putAll(purged);
             op.pub.forgotten.clear();
-            for (Forgotten f : op.secret.removed) {
+            for (OperationSecret.Forgotten f : op.secret.removed) {
                 op.pub.forgotten.merge(f.collection(), 1, Integer::sum);
                 op.pub.fences.add(fenceRecord(f.collection(), op.pub.tenant, f.removed().record().id()));
             }
@@ -779,7 +753,7 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
         String tenant = op.pub.tenant;
         Map<String, List<VectorCollection.Removed>> byCollection = new HashMap<>();
         List<VectorCollection.Removed> all = new ArrayList<>();
-        for (Forgotten f : op.secret.removed) {
+        for (OperationSecret.Forgotten f : op.secret.removed) {
             byCollection.computeIfAbsent(f.collection(), k -> new ArrayList<>()).add(f.removed());
             all.add(f.removed());
         }
@@ -812,7 +786,8 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
         outcomes.add(new SurfaceOutcome("fence", ErasureClass.PHYSICAL, 0, cs.size(),
                 leaked == 0 ? List.of() : List.of(leaked + " records in scope are live after cleanup: a write got past the mark"),
                 null));
-        outcomes.add(verifySnapshots(op));
+        outcomes.add(snapshots.verify(op.pub.tenant, op.secret.removed, collections.get(),
+                op.pub.purged.getOrDefault("snapshots", 0L)));
         ForgottenRecords forgotten = forgottenRecords(op);
         for (ErasureSurface s : surfaces) {
             try {
@@ -851,7 +826,7 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
                 op.pub.note = found.size() + " suspects, " + failing + " surfaces not clean: forget more (or regenerate)"
                         + " and re-verify, or override the suspects with a recorded reason";
                 enter(op, OperationState.NEEDS_REVIEW);
-                appendEvidence(evidence(op, "needs-review", null));
+                appendEvidence(evidence.body(op.pub, "needs-review", null));
                 save(op, true);
                 return;
             }
@@ -888,22 +863,22 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
             if (!problems.isEmpty()) {
                 op.pub.note = "sealing failed: " + String.join("; ", problems);
                 enter(op, OperationState.NEEDS_REVIEW);
-                appendEvidence(evidence(op, "needs-review", null));
+                appendEvidence(evidence.body(op.pub, "needs-review", null));
                 save(op, true);
                 return;
             }
             enter(op, OperationState.SEALED);
             EvidenceLedger.Entry entry = sealEntry(op.pub.id);
             if (entry == null) {
-                entry = appendEvidence(evidence(op, "sealed", overrideReason));
+                entry = appendEvidence(evidence.body(op.pub, "sealed", overrideReason));
             }
-            op.pub.receipt = Receipt.issue(receiptFields(op, entry, overrideReason), signer);
+            op.pub.receipt = evidence.receipt(op.pub, entry, overrideReason);
             op.pub.note = overrideReason == null ? null : "sealed by override (" + overrideReason + ")";
             save(op, false);
             crashPoint("sealed-before-key");
             keystore.destroy(operationKeyId(op.pub.id));
             log.save(op.pub, OperationLog.DESTROYED);
-            op.secret = new Secret(); // in-memory copies go with it
+            op.secret = new OperationSecret(); // in-memory copies go with it
             op.secret.scope = null;
             refreshFences();
             notifyAll();
@@ -923,160 +898,10 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
         return null;
     }
 
-    // ---- snapshots ---------------------------------------------------------------------------
-
-    private record RegisteredSnapshot(Path folder, String collection, String collectionId, long nextVersion) {}
-
-    private List<RegisteredSnapshot> registeredSnapshots() throws IOException {
-        if (!Files.exists(snapshotRegistry)) {
-            return List.of();
-        }
-        List<RegisteredSnapshot> out = new ArrayList<>();
-        for (String line : Files.readAllLines(snapshotRegistry, StandardCharsets.UTF_8)) {
-            String[] f = line.split("\t");
-            if (f.length == 4) {
-                out.add(new RegisteredSnapshot(Path.of(f[0]), f[1], f[2], Long.parseLong(f[3])));
-            }
-        }
-        return out;
-    }
-
-    /** The registered snapshot copies of a collection that may hold a removed record, by folder. */
-    private Map<Path, Set<KeyedHash.Hash>> snapshotTargets(Op op) throws IOException {
-        Map<String, VectorCollection> live = new HashMap<>();
-        collections.get().forEach(c -> live.put(c.name(), c));
-        Map<Path, Set<KeyedHash.Hash>> targets = new LinkedHashMap<>();
-        for (RegisteredSnapshot s : registeredSnapshots()) {
-            VectorCollection c = live.get(s.collection());
-            if (c == null || !c.id().equals(s.collectionId())) {
-                continue;
-            }
-            Path dir = s.folder().resolve("collections").resolve(s.collection());
-            for (Forgotten f : op.secret.removed) {
-                if (f.collection().equals(s.collection()) && f.removed().version() < s.nextVersion()) {
-                    targets.computeIfAbsent(dir, k -> new HashSet<>()).add(
-                            hashes.record(op.pub.tenant, f.removed().record().id()));
-                }
-            }
-        }
-        return targets;
-    }
-
-    private int purgeSnapshots(Op op) throws IOException {
-        int removed = 0;
-        for (Map.Entry<Path, Set<KeyedHash.Hash>> t : snapshotTargets(op).entrySet()) {
-            if (Files.isDirectory(t.getKey())) {
-                removed += CollectionStorage.purgeSnapshotCopy(t.getKey(), t.getValue());
-            }
-        }
-        return removed;
-    }
-
-    private SurfaceOutcome verifySnapshots(Op op) throws IOException {
-        List<String> problems = new ArrayList<>();
-        int scanned = 0, missing = 0;
-        for (Map.Entry<Path, Set<KeyedHash.Hash>> t : snapshotTargets(op).entrySet()) {
-            if (!Files.isDirectory(t.getKey())) {
-                missing++;
-                continue;
-            }
-            scanned++;
-            long found = CollectionStorage.scanSnapshotCopy(t.getKey(),
-                    t.getValue().stream().map(KeyedHash.Hash::bytes).toList());
-            if (found > 0) {
-                problems.add(found + " copies of forgotten records in snapshot " + t.getKey());
-            }
-        }
-        String residual = missing == 0 ? null
-                : missing + " registered snapshot copies are no longer where they were written (moved or deleted);"
-                        + " if restored, the tombstone journal drops the forgotten records before serving";
-        return new SurfaceOutcome("snapshots", ErasureClass.PHYSICAL, op.pub.purged.getOrDefault("snapshots", 0L), scanned,
-                problems, residual);
-    }
-
     // ---- evidence ----------------------------------------------------------------------------
 
     private EvidenceLedger.Entry appendEvidence(Map<String, Object> body) throws IOException {
         return ledger.append(body);
-    }
-
-    private Map<String, Object> evidence(Op op, String event, String overrideReason) {
-        Map<String, Object> b = new TreeMap<>();
-        b.put("type", "forget");
-        b.put("event", event);
-        b.put("operation", op.pub.id);
-        b.put("tenant", hex(hashes.tenant(op.pub.tenant)));
-        b.put("scope", Map.of("kind", op.pub.scopeKind, "hash", hex(op.pub.scopeHash)));
-        b.put("reason", op.pub.reasonCode);
-        b.put("level", op.pub.level.name());
-        b.put("state", op.pub.state.name());
-        b.put("states", statesJson(op));
-        b.put("records", op.pub.forgotten.values().stream().mapToInt(Integer::intValue).sum());
-        b.put("recordsPerCollection", new TreeMap<>(op.pub.forgotten));
-        b.put("surfaces", surfacesJson(op));
-        b.put("suspects", op.pub.suspects);
-        b.put("probeThreshold", Double.toString(op.pub.threshold));
-        b.put("holds", List.copyOf(op.pub.holds));
-        b.put("policy", POLICY);
-        if (overrideReason != null) {
-            b.put("override", Map.of("reason", overrideReason, "suspectsOverridden", op.pub.suspects));
-        }
-        return b;
-    }
-
-    private static Map<String, Object> statesJson(Op op) {
-        Map<String, Object> states = new TreeMap<>();
-        op.pub.timeline.forEach((s, t) -> states.put(s.name(), iso(t)));
-        return states;
-    }
-
-    private static List<Object> surfacesJson(Op op) {
-        List<Object> out = new ArrayList<>();
-        for (SurfaceOutcome s : op.pub.surfaces) {
-            Map<String, Object> m = new TreeMap<>();
-            m.put("name", s.surface());
-            m.put("class", s.erasureClass().name());
-            m.put("purged", s.purged());
-            m.put("checked", s.checked());
-            m.put("clean", s.clean());
-            m.put("problems", s.problems().size());
-            m.put("residual", s.residual());
-            out.add(m);
-        }
-        return out;
-    }
-
-    private Map<String, Object> receiptFields(Op op, EvidenceLedger.Entry entry, String overrideReason) {
-        Map<String, Object> r = new TreeMap<>();
-        r.put("receipt", "nepenthe-erasure-receipt/1");
-        r.put("operation", op.pub.id);
-        r.put("tenant", hex(hashes.tenant(op.pub.tenant)));
-        r.put("scope", Map.of("kind", op.pub.scopeKind, "hash", hex(op.pub.scopeHash)));
-        r.put("reason", op.pub.reasonCode);
-        r.put("level", op.pub.level.name());
-        r.put("states", statesJson(op));
-        r.put("records", op.pub.forgotten.values().stream().mapToInt(Integer::intValue).sum());
-        r.put("surfaces", surfacesJson(op));
-        List<Object> residual = new ArrayList<>();
-        for (SurfaceOutcome s : op.pub.surfaces) {
-            if (s.residual() != null) {
-                residual.add(s.surface() + ": " + s.residual());
-            }
-        }
-        r.put("residual", residual);
-        r.put("ledgerEntry", Map.of("seq", entry.seq(), "hash", entry.hashHex()));
-        r.put("publicKey", fingerprint(signer));
-        r.put("policy", POLICY);
-        r.put("override", overrideReason);
-        return r;
-    }
-
-    static String fingerprint(SigningKey key) {
-        try {
-            return "sha256:" + HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(key.publicKey().getEncoded()));
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException(e);
-        }
     }
 
     // ---- persistence of the private part -----------------------------------------------------
@@ -1091,141 +916,21 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
     }
 
     private byte[] sealSecret(Op op) throws IOException {
-        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-        try (DataOutputStream out = new DataOutputStream(bytes)) {
-            writeScope(out, op.secret.scope);
-            out.writeBoolean(op.secret.resolved != null);
-            if (op.secret.resolved != null) {
-                out.writeInt(op.secret.resolved.size());
-                for (Map.Entry<String, Set<String>> e : op.secret.resolved.entrySet()) {
-                    out.writeUTF(e.getKey());
-                    writeStrings(out, List.copyOf(e.getValue()));
-                }
-            }
-            out.writeInt(op.secret.removed.size());
-            for (Forgotten f : op.secret.removed) {
-                VectorRecord r = f.removed().record();
-                out.writeUTF(f.collection());
-                out.writeUTF(r.id());
-                out.writeBoolean(r.subject() != null);
-                if (r.subject() != null) {
-                    out.writeUTF(r.subject());
-                }
-                out.writeInt(f.removed().ordinal());
-                out.writeLong(f.removed().version());
-                float[] v = r.vectorUnsafe();
-                out.writeInt(v.length);
-                for (float x : v) {
-                    out.writeFloat(x);
-                }
-            }
-            out.writeInt(op.secret.suspects.size());
-            for (Suspect s : op.secret.suspects) {
-                out.writeUTF(s.reason());
-                out.writeUTF(s.collection());
-                out.writeUTF(s.recordId());
-                out.writeDouble(s.score());
-                out.writeUTF(s.relatedTo());
-            }
-        }
         DataKey key = keystore.getOrCreate(operationKeyId(op.pub.id));
-        return RecordCipher.seal(key, op.pub.id.getBytes(StandardCharsets.UTF_8), bytes.toByteArray());
+        return RecordCipher.seal(key, op.pub.id.getBytes(StandardCharsets.UTF_8), op.secret.encode());
     }
 
-    private Secret openSecret(String id, byte[] sealed) throws IOException {
+    private OperationSecret openSecret(String id, byte[] sealed) throws IOException {
         DataKey key = keystore.find(operationKeyId(id));
         if (key == null) {
             return null;
         }
-        byte[] plain;
         try {
-            plain = RecordCipher.open(key, id.getBytes(StandardCharsets.UTF_8), sealed);
+            return OperationSecret.decode(RecordCipher.open(key, id.getBytes(StandardCharsets.UTF_8), sealed));
         } catch (AEADBadTagException e) {
             throw new CorruptFileException(keystoreFile(), "forget operation " + id + ": its private part does not"
                     + " decrypt (changed bytes, or another master key)", e);
         }
-        DataInputStream in = new DataInputStream(new ByteArrayInputStream(plain));
-        Secret s = new Secret();
-        s.scope = readScope(in);
-        if (in.readBoolean()) {
-            s.resolved = new TreeMap<>();
-            int n = in.readInt();
-            for (int i = 0; i < n; i++) {
-                s.resolved.put(in.readUTF(), new HashSet<>(readStrings(in)));
-            }
-        }
-        int n = in.readInt();
-        for (int i = 0; i < n; i++) {
-            String coll = in.readUTF();
-            String rid = in.readUTF();
-            String subject = in.readBoolean() ? in.readUTF() : null;
-            int ord = in.readInt();
-            long version = in.readLong();
-            float[] v = new float[in.readInt()];
-            for (int j = 0; j < v.length; j++) {
-                v[j] = in.readFloat();
-            }
-            s.removed.add(new Forgotten(coll, new VectorCollection.Removed(
-                    VectorRecord.builder(rid).subject(subject).vector(v).build(), ord, version)));
-        }
-        n = in.readInt();
-        for (int i = 0; i < n; i++) {
-            s.suspects.add(new Suspect(in.readUTF(), in.readUTF(), in.readUTF(), in.readDouble(), in.readUTF()));
-        }
-        return s;
-    }
-
-    private static void writeScope(DataOutputStream out, ForgetScope scope) throws IOException {
-        switch (scope) {
-            case ForgetScope.Subject s -> {
-                out.writeByte(1);
-                out.writeUTF(s.subject());
-            }
-            case ForgetScope.Records r -> {
-                out.writeByte(2);
-                writeStrings(out, List.copyOf(r.ids()));
-            }
-            case ForgetScope.Source s -> {
-                out.writeByte(3);
-                out.writeUTF(s.sourceKind());
-                out.writeUTF(s.sourceId());
-                out.writeLong(s.version() == null ? -1 : s.version());
-            }
-            // A filter is resolved to record ids at the mark; those are saved instead.
-            case ForgetScope.Metadata m -> out.writeByte(4);
-        }
-    }
-
-    private static ForgetScope readScope(DataInputStream in) throws IOException {
-        byte kind = in.readByte();
-        return switch (kind) {
-            case 1 -> new ForgetScope.Subject(in.readUTF());
-            case 2 -> new ForgetScope.Records(new HashSet<>(readStrings(in)));
-            case 3 -> {
-                String k = in.readUTF();
-                String id = in.readUTF();
-                long v = in.readLong();
-                yield new ForgetScope.Source(k, id, v < 0 ? null : v);
-            }
-            case 4 -> new ForgetScope.Metadata(Filter.exists("\0resolved"));
-            default -> throw new IOException("unknown scope kind " + kind);
-        };
-    }
-
-    private static void writeStrings(DataOutputStream out, List<String> ss) throws IOException {
-        out.writeInt(ss.size());
-        for (String s : ss) {
-            out.writeUTF(s);
-        }
-    }
-
-    private static List<String> readStrings(DataInputStream in) throws IOException {
-        int n = in.readInt();
-        List<String> out = new ArrayList<>(n);
-        for (int i = 0; i < n; i++) {
-            out.add(in.readUTF());
-        }
-        return out;
     }
 
     // ---- hashes ------------------------------------------------------------------------------
@@ -1275,14 +980,14 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
     }
 
     private static String hex(KeyedHash.Hash h) {
-        return HexFormat.of().formatHex(h.bytes());
+        return ForgetEvidence.hex(h);
     }
 
     // ---- views and helpers ------------------------------------------------------------------
 
     private ForgottenRecords forgottenRecords(Op op) {
         List<ForgottenRecords.Item> items = new ArrayList<>();
-        for (Forgotten f : op.secret.removed) {
+        for (OperationSecret.Forgotten f : op.secret.removed) {
             items.add(new ForgottenRecords.Item(f.collection(), f.removed().record().id(), f.removed().ordinal(),
                     f.removed().record().vector()));
         }
@@ -1319,10 +1024,6 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
     private static long nowMicros() {
         Instant now = Instant.now();
         return now.getEpochSecond() * 1_000_000L + now.getNano() / 1000;
-    }
-
-    private static String iso(long micros) {
-        return Instant.EPOCH.plusNanos(micros * 1000).toString();
     }
 
     private static void crashPoint(String where) {

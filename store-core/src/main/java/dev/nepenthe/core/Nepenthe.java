@@ -14,7 +14,6 @@ import java.time.Duration;
 import java.util.Optional;
 import java.util.function.Predicate;
 import dev.nepenthe.core.index.IndexConfig;
-import dev.nepenthe.core.index.VectorIndex;
 import dev.nepenthe.core.index.VectorIndexes;
 import dev.nepenthe.core.io.ChecksummedFiles;
 import dev.nepenthe.core.storage.CollectionStorage;
