@@ -101,7 +101,6 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
     private final Keystore keystore;
     private final OperationLog log;
     private final EvidenceLedger ledger;
-    private final SigningKey signer;
     private final SnapshotRegistry snapshots;
     private final ForgetEvidence evidence;
     private final List<ErasureSurface> surfaces = new CopyOnWriteArrayList<>();
@@ -120,7 +119,6 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
         this.collections = collections;
         this.hashes = hashes;
         this.keystore = keystore;
-        this.signer = signer;
         this.snapshots = new SnapshotRegistry(keysFolder.resolve("snapshots.registry"), hashes);
         this.evidence = new ForgetEvidence(hashes, signer);
         this.log = OperationLog.open(keysFolder.resolve("operations"));
@@ -159,6 +157,7 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
             if (op.pub.state == OperationState.SEALED) {
                 // A crash between sealing and destroying the operation's key: finish it.
                 keystore.destroy(operationKeyId(op.pub.id));
+                op.secret = null;
             } else if (secret == null) {
                 throw new CorruptFileException(keystoreFile(), "forget operation " + op.pub.id + " is unfinished ("
                         + op.pub.state + ") but its private part cannot be read (its key is missing)");
@@ -193,7 +192,7 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
         return (int) ops.values().stream().filter(o -> o.pub.state == OperationState.SEALED).count();
     }
 
-    ReconciliationReport reconciliation() {
+    synchronized ReconciliationReport reconciliation() {
         return reconciliation;
     }
 
@@ -878,8 +877,7 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
             crashPoint("sealed-before-key");
             keystore.destroy(operationKeyId(op.pub.id));
             log.save(op.pub, OperationLog.DESTROYED);
-            op.secret = new OperationSecret(); // in-memory copies go with it
-            op.secret.scope = null;
+            op.secret = null; // the in-memory copies of scope and probe go with the key
             refreshFences();
             notifyAll();
         }
