@@ -26,7 +26,7 @@ final class IdMap implements Closeable {
     private static final System.Logger LOG = System.getLogger(IdMap.class.getName());
 
     private final Path file;
-    private final long capacity;
+    private long capacity;
     private ChronicleMap<byte[], Long> map;
 
     IdMap(Path file, long capacity) throws IOException {
@@ -36,12 +36,7 @@ final class IdMap implements Closeable {
     }
 
     private ChronicleMap<byte[], Long> open() throws IOException {
-        var builder = ChronicleMap.of(byte[].class, Long.class)
-                .name("nepenthe-idmap")
-                .constantKeySizeBySample(KEY_SAMPLE)
-                .entries(capacity)
-                // Grows past the declared size at some cost rather than failing.
-                .maxBloatFactor(64);
+        var builder = builder(capacity);
         Path closedMarker = closedMarker();
         boolean cleanlyClosed = Files.exists(closedMarker);
         Files.deleteIfExists(closedMarker);
@@ -67,6 +62,16 @@ final class IdMap implements Closeable {
         }
     }
 
+    private static net.openhft.chronicle.map.ChronicleMapBuilder<byte[], Long> builder(long entries) {
+        return ChronicleMap.of(byte[].class, Long.class)
+                .name("nepenthe-idmap")
+                .constantKeySizeBySample(KEY_SAMPLE)
+                .entries(entries)
+                // Tolerates some growth past the declared size; put() moves to a larger file
+                // long before this runs out.
+                .maxBloatFactor(4);
+    }
+
     /** Present only between a clean close and the next open. */
     private Path closedMarker() {
         return file.resolveSibling(file.getFileName() + ".closed");
@@ -78,7 +83,36 @@ final class IdMap implements Closeable {
     }
 
     void put(KeyedHash.Hash record, int ordinal) {
+        if (map.size() >= capacity) {
+            grow();
+        }
         map.put(record.bytes(), (long) ordinal);
+    }
+
+    /**
+     * A Chronicle Map cannot grow past a multiple of the size it was created for, so a map that
+     * fills up is copied into a file four times the size, which then replaces it. Amortised over
+     * the inserts that filled it, the copy costs a few puts per insert. A crash midway leaves
+     * either file, both valid (and the map is reconciled against the segments at every open).
+     */
+    private void grow() {
+        long bigger = Math.max(1024, capacity * 4);
+        Path tmp = file.resolveSibling(file.getFileName() + ".grow");
+        try {
+            Files.deleteIfExists(tmp);
+            try (ChronicleMap<byte[], Long> next = builder(bigger).createPersistedTo(tmp.toFile())) {
+                map.forEach(next::put);
+            }
+            map.close();
+            Files.move(tmp, file, java.nio.file.StandardCopyOption.REPLACE_EXISTING,
+                    java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+            capacity = bigger;
+            // Opening an intact file that was closed: mark it so, or open() would run recovery.
+            Files.createFile(closedMarker());
+            map = open();
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException("growing the id map " + file + " failed", e);
+        }
     }
 
     void remove(KeyedHash.Hash record) {

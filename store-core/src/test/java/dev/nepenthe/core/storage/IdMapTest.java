@@ -1,0 +1,53 @@
+package dev.nepenthe.core.storage;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+
+import dev.nepenthe.core.NoPhoneHome;
+import dev.nepenthe.core.crypto.KeyedHash;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The id map holds far more records than it was created for, across a close and reopen. */
+class IdMapTest {
+
+    static {
+        NoPhoneHome.apply();
+    }
+
+    @TempDir
+    Path tmp;
+
+    private static KeyedHash.Hash key(int i) {
+        byte[] b = new byte[KeyedHash.LENGTH];
+        // Spread like real keyed hashes: a multiplicative mix first, the index after it.
+        ByteBuffer.wrap(b).putLong(i * 0x9E3779B97F4A7C15L).putInt(8, i);
+        return new KeyedHash.Hash(b);
+    }
+
+    @Test
+    void growsPastItsInitialCapacityAndKeepsEveryEntry() throws Exception {
+        Path file = tmp.resolve("idmap.cmap");
+        int n = 150_000; // well past what 1,024 declared entries could ever hold without moving
+        IdMap map = new IdMap(file, 1024);
+        for (int i = 0; i < n; i++) {
+            map.put(key(i), i);
+        }
+        assertEquals(n, map.size());
+        for (int i = 0; i < n; i += 7) {
+            assertEquals(i, map.get(key(i)));
+        }
+        map.close();
+        assertFalse(Files.exists(tmp.resolve("idmap.cmap.grow")), "no temporary file left behind");
+        IdMap again = new IdMap(file, 1024);
+        assertEquals(n, again.size());
+        for (int i = 3; i < n; i += 11) {
+            assertEquals(i, again.get(key(i)));
+        }
+        assertEquals(-1, again.get(key(n + 1)));
+        again.close();
+    }
+}
