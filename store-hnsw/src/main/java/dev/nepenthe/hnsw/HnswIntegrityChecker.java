@@ -51,6 +51,8 @@ final class HnswIntegrityChecker {
         long lists = 0;
         long edges = 0;
         long reverseEntries = 0;
+        long forwardPrint = 0;
+        long reversePrint = 0;
         int[] seenInList = new int[hw];
         int stamp = 0;
         for (int s = 0; s < hw; s++) {
@@ -80,8 +82,10 @@ final class HnswIntegrityChecker {
                 }
                 // A fresh stamp per list makes the repeat checks O(1) per entry.
                 int fwdStamp = ++stamp;
+                int[] list = g.listArray(s, l);
+                int base = g.listBase(s, l) + 1;
                 for (int i = 0; i < deg; i++) {
-                    int n = g.neighbor(s, l, i);
+                    int n = list[base + i];
                     edges++;
                     if (n < 0) {
                         r.violation(OUT_OF_RANGE, "slot " + s + " layer " + l + " holds -1 below its degree");
@@ -106,15 +110,18 @@ final class HnswIntegrityChecker {
                         r.violation(DUPLICATE, "slot " + s + " layer " + l + " lists slot " + n + " twice");
                     }
                     seenInList[n] = fwdStamp;
+                    forwardPrint += edgePrint(s, n, l);
                 }
-                // Reverse lists: every entry must be a real edge into s, with no repeats. With the
-                // totals equal (checked below), that makes the reverse lists exactly the edges.
+                // Reverse lists must be exactly the transposed edges. Summing a 64-bit mix of every
+                // edge from both sides compares the two multisets in one sequential pass (looking
+                // each reverse entry up in its source's list costs a cache miss per edge); only when
+                // the sums or counts differ does the exact pass below look for the culprits.
                 int revStamp = ++stamp;
                 int[] rev = g.reverseNeighbors(s, l);
                 reverseEntries += rev.length;
                 for (int from : rev) {
-                    if (from < 0 || from >= hw || g.state(from) == HnswGraph.FREE || g.level(from) < l
-                            || !linksTo(g, from, l, s)) {
+                    reversePrint += edgePrint(from, s, l);
+                    if (from < 0 || from >= hw || g.state(from) == HnswGraph.FREE || g.level(from) < l) {
                         r.violation(REVERSE, "reverse list of slot " + s + " on layer " + l + " names slot " + from
                                 + " which does not link to it");
                     } else if (seenInList[from] == revStamp) {
@@ -128,6 +135,12 @@ final class HnswIntegrityChecker {
         }
         if (reverseEntries != edges) {
             r.violation(REVERSE, "reverse lists hold " + reverseEntries + " entries for " + edges + " edges");
+        }
+        if (reverseEntries != edges || forwardPrint != reversePrint) {
+            int found = exactReverseCheck(g, hw, r);
+            if (found == 0) {
+                r.violation(REVERSE, "reverse lists and forward lists differ (edge fingerprints disagree)");
+            }
         }
         if (free != g.freeCount()) {
             r.violation(FREE_LIST, "free list holds " + g.freeCount() + " slots, " + free + " slots are free");
@@ -175,10 +188,53 @@ final class HnswIntegrityChecker {
                 .checked("free-slots", free).checked("reachable-on-layer-0", reachable).build();
     }
 
+    /** A well-mixed 64-bit value of one directed edge on one layer (the murmur3 finaliser). */
+    private static long edgePrint(int from, int to, int level) {
+        long x = ((long) from << 32) ^ (to & 0xFFFFFFFFL) ^ ((long) level * 0xC2B2AE3D27D4EB4FL);
+        x ^= x >>> 33;
+        x *= 0xFF51AFD7ED558CCDL;
+        x ^= x >>> 33;
+        x *= 0xC4CEB9FE1A85EC53L;
+        x ^= x >>> 33;
+        return x;
+    }
+
+    /** The slow, exact comparison, run only when the fingerprints disagree: names each bad entry. */
+    private static int exactReverseCheck(HnswGraph g, int hw, IntegrityReport.Builder r) {
+        int found = 0;
+        for (int s = 0; s < hw; s++) {
+            if (g.state(s) == HnswGraph.FREE) {
+                continue;
+            }
+            for (int l = 0; l <= g.level(s); l++) {
+                for (int from : g.reverseNeighbors(s, l)) {
+                    if (from >= 0 && from < hw && g.state(from) != HnswGraph.FREE && g.level(from) >= l
+                            && !linksTo(g, from, l, s)) {
+                        found++;
+                        r.violation(REVERSE, "reverse list of slot " + s + " on layer " + l + " names slot " + from
+                                + " which does not link to it");
+                    }
+                }
+                int deg = g.degree(s, l);
+                for (int i = 0; i < deg; i++) {
+                    int n = g.neighbor(s, l, i);
+                    if (n >= 0 && n < hw && g.state(n) != HnswGraph.FREE && g.level(n) >= l
+                            && !HnswGraph.contains(g.reverseNeighbors(n, l), g.reverseNeighbors(n, l).length, s)) {
+                        found++;
+                        r.violation(REVERSE, "edge " + s + " -> " + n + " on layer " + l + " missing from the reverse list");
+                    }
+                }
+            }
+        }
+        return found;
+    }
+
     private static boolean linksTo(HnswGraph g, int from, int level, int target) {
-        int deg = g.degree(from, level);
-        for (int i = 0; i < deg; i++) {
-            if (g.neighbor(from, level, i) == target) {
+        int[] list = g.listArray(from, level);
+        int at = g.listBase(from, level);
+        int end = at + 1 + HnswGraph.degree(list, at);
+        for (int i = at + 1; i < end; i++) {
+            if (list[i] == target) {
                 return true;
             }
         }

@@ -34,6 +34,24 @@ class HnswIntegrityCheckerTest {
     }
 
     @Test
+    void anEdgeRedirectedToAnotherLiveNodeWithoutItsReverseEntryIsNamed() {
+        HnswIndex index = fresh();
+        HnswGraph g = index.graph();
+        int victim = index.slotOf(3);
+        int[] list = g.neighbors(victim, 0);
+        int other = -1;
+        for (int s = 0; s < g.highWater() && other < 0; s++) {
+            if (g.isLive(s) && s != victim && !HnswGraph.contains(list, list.length, s)) {
+                other = s;
+            }
+        }
+        list[0] = other; // same number of edges and reverse entries: only their content disagrees
+        g.setNeighbors(victim, 0, list, list.length);
+        IntegrityReport r = index.verifyIntegrity();
+        assertEquals(2, r.violations(HnswIntegrityChecker.REVERSE), r::toString);
+    }
+
+    @Test
     void leftoverVectorBytesInAFreedSlotAreCounted() {
         HnswIndex index = fresh();
         HnswGraph g = index.graph();
