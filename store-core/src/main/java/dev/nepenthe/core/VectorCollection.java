@@ -875,13 +875,18 @@ public final class VectorCollection {
                 return List.of();
             }
             var kernels = dev.nepenthe.core.vector.Kernels.get();
-            float[][] unit = new float[same.size()][];
-            for (int i = 0; i < unit.length; i++) {
-                unit[i] = dev.nepenthe.core.Metric.COSINE.prepare(same.get(i).record().vectorUnsafe());
+            int dim = spec.dimension();
+            // The unit-length probes in one block: each record is scored against all of them in
+            // one batch call while its vector is in cache.
+            float[] probeBlock = new float[same.size() * dim];
+            for (int i = 0; i < same.size(); i++) {
+                System.arraycopy(dev.nepenthe.core.Metric.COSINE.prepare(same.get(i).record().vectorUnsafe()), 0,
+                        probeBlock, i * dim, dim);
             }
             int[] ords = RoaringBitmap.andNot(tenantOrds, blocked).toArray();
             java.util.concurrent.ConcurrentLinkedQueue<dev.nepenthe.core.forget.Suspect> found =
                     new java.util.concurrent.ConcurrentLinkedQueue<>();
+            ThreadLocal<float[]> scores = ThreadLocal.withInitial(() -> new float[same.size()]);
             java.util.stream.IntStream.range(0, ords.length).parallel().forEach(i -> {
                 VectorRecord r = byOrdinal.get(ords[i]).record();
                 float[] v = r.vectorUnsafe();
@@ -889,15 +894,15 @@ public final class VectorCollection {
                 if (norm == 0) {
                     return;
                 }
-                float best = -2;
-                int bestProbe = -1;
-                for (int p = 0; p < unit.length; p++) {
-                    float c = kernels.dot(unit[p], v) / norm;
-                    if (c > best) {
-                        best = c;
+                float[] out = scores.get();
+                kernels.dotBatch(v, probeBlock, 0, out.length, dim, out, 0);
+                int bestProbe = 0;
+                for (int p = 1; p < out.length; p++) {
+                    if (out[p] > out[bestProbe]) {
                         bestProbe = p;
                     }
                 }
+                float best = out[bestProbe] / norm;
                 if (best >= threshold) {
                     found.add(new dev.nepenthe.core.forget.Suspect("vector-residue", spec.name(), r.id(), best,
                             same.get(bestProbe).record().id()));
