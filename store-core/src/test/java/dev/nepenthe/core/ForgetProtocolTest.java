@@ -182,9 +182,14 @@ class ForgetProtocolTest {
         Path ledger = tmp.resolve("keys/evidence/ledger.bin");
         assertTrue(EvidenceLedger.verify(ledger, SigningKey.parsePem(pem)).ok());
 
-        // No canary anywhere: not in the data, the keystore folder, the ledger or the receipt.
-        List<byte[]> needles = List.of(CANARY_TEXT.getBytes(StandardCharsets.UTF_8),
-                CANARY_SUBJECT.getBytes(StandardCharsets.UTF_8), vectorBytes(vector(100)));
+        // No canary anywhere: not in the data, the keystore folder (operation log, ledger, keys)
+        // or the receipt. Needles: her text, her subject id, every 16-byte window of each of her
+        // vectors in both byte orders.
+        List<byte[]> needles = new ArrayList<>(List.of(CANARY_TEXT.getBytes(StandardCharsets.UTF_8),
+                CANARY_SUBJECT.getBytes(StandardCharsets.UTF_8)));
+        for (int i = 0; i < 3; i++) {
+            needles.addAll(StorageForensicsTest.vectorRuns(vector(100 + i)));
+        }
         assertEquals(List.of(), ForensicScan.filesContaining(List.of(tmp.resolve("data"), tmp.resolve("keys")), needles));
         assertFalse(done.receipt().contains(CANARY_SUBJECT));
         // Control: the scan finds the canary where it is.

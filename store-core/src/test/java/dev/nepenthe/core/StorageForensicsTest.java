@@ -51,7 +51,7 @@ class StorageForensicsTest {
     }
 
     /** Every 16-byte window of the vector's bytes in both byte orders. */
-    private static List<byte[]> vectorRuns(float[] v) {
+    static List<byte[]> vectorRuns(float[] v) {
         List<byte[]> runs = new ArrayList<>();
         for (ByteOrder order : new ByteOrder[] {ByteOrder.BIG_ENDIAN, ByteOrder.LITTLE_ENDIAN}) {
             ByteBuffer b = ByteBuffer.allocate(v.length * 4).order(order);
