@@ -30,6 +30,10 @@ final class HnswRepairer {
     long reconnectedTotal;
     /** Whether the last {@link #remove} had to move the entry point. */
     boolean entryMoved;
+    /** Vector comparisons made by repairs over the repairer's life (searches, candidate scoring, selection). */
+    long comparisons;
+    /** Experiment switch (temporary): "search" = one beam search per affected node, "pool" = one shared search per removed node. */
+    static final String MODE = System.getProperty("nepenthe.hnsw.repair", "pool");
 
     HnswRepairer(HnswGraph g, int repairEf) {
         this.g = g;
@@ -86,8 +90,22 @@ final class HnswRepairer {
                 }
             }
             // 4. Re-select each affected list from candidates without the removed nodes.
-            for (int i = 0; i < affected.size(); i++) {
-                repairList(affected.get(i), l, s, lostInLink);
+            if (MODE.equals("pool")) {
+                int[][] poolOf = new int[n][];
+                java.util.HashMap<Integer, Integer> batchIndex = new java.util.HashMap<>();
+                for (int i = 0; i < n; i++) {
+                    if (g.level(slots[i]) >= l) {
+                        poolOf[i] = poolAround(slots[i], l, s);
+                        batchIndex.put(slots[i], i);
+                    }
+                }
+                for (int i = 0; i < affected.size(); i++) {
+                    repairFromPool(affected.get(i), l, s, lostInLink, poolOf, batchIndex);
+                }
+            } else {
+                for (int i = 0; i < affected.size(); i++) {
+                    repairList(affected.get(i), l, s, lostInLink);
+                }
             }
             // 5. Every path that ran a -> x -> b must still reach b: if no node that linked to x
             //    links to b now, the closest of them that can take b does.
@@ -112,6 +130,101 @@ final class HnswRepairer {
                 }
             }
         }
+    }
+
+    /**
+     * The neighbourhood of removed node {@code x} on {@code level}: a beam search toward x's own
+     * (still intact) vector, seeded with x's surviving neighbours. Every node that linked to x
+     * re-selects from this pool, so the search runs once per removed node instead of once per
+     * in-neighbour. Cost: one search of width max(repairEf, degree bound).
+     */
+    private int[] poolAround(int x, int level, HnswSearcher.Scratch s) {
+        float[] query = g.vectorCopy(x);
+        s.begin(g.capacity());
+        s.visited.visit(x);
+        IntBag seeds = new IntBag();
+        for (int c : g.neighbors(x, level)) {
+            if (!removing.get(c)) {
+                seeds.add(c);
+            }
+        }
+        int[] entries = seeds.toArray();
+        if (entries.length == 0) {
+            int ep = HnswSearcher.descend(g, query, g.entry(), level, s);
+            entries = ep < 0 || removing.get(ep) ? entries : new int[] {ep};
+        }
+        HnswSearcher.searchLayer(g, query, entries, entries.length, Math.max(repairEf, g.maxDegree(level)), level,
+                null, x, Long.MAX_VALUE, s);
+        comparisons += s.scored;
+        int m = s.results.size();
+        int[] pool = new int[m];
+        for (int i = m - 1; i >= 0; i--) {
+            pool[i] = s.results.pop();
+        }
+        return pool;
+    }
+
+    /**
+     * Re-selects the list of {@code a} on {@code level} from the shared pools: its surviving
+     * neighbours stay; the candidates are the surviving neighbours and the pool of every removed
+     * node it linked to, each scored against a once.
+     */
+    private void repairFromPool(int a, int level, HnswSearcher.Scratch s, IntBag lostInLink, int[][] poolOf,
+            java.util.Map<Integer, Integer> batchIndex) {
+        int[] current = g.neighbors(a, level);
+        s.visited.reset(g.capacity());
+        s.visited.visit(a);
+        int max = g.maxDegree(level);
+        int[] out = new int[max];
+        int k = 0;
+        for (int c : current) {
+            if (!removing.get(c)) {
+                out[k++] = c;
+                s.visited.visit(c);
+            }
+        }
+        IntBag cand = new IntBag(128);
+        for (int c : current) {
+            if (removing.get(c)) {
+                Integer bi = batchIndex.get(c);
+                if (bi == null || poolOf[bi] == null) {
+                    continue;
+                }
+                for (int d : g.neighbors(c, level)) {
+                    if (!removing.get(d) && s.visited.visit(d)) {
+                        cand.add(d);
+                    }
+                }
+                for (int d : poolOf[bi]) {
+                    if (!removing.get(d) && s.visited.visit(d)) {
+                        cand.add(d);
+                    }
+                }
+            }
+        }
+        int m = cand.size();
+        if (m == 0 && k == 0) {
+            repairList(a, level, s, lostInLink);
+            return;
+        }
+        int[] cs = cand.toArray();
+        float[] scores = new float[m];
+        for (int i = 0; i < m; i++) {
+            scores[i] = g.scoreBetween(a, cs[i]);
+        }
+        comparisons += m;
+        NeighborSelector.sortBestFirst(cs, scores, m);
+        int target = Math.max(current.length, k + 1);
+        int kept = k;
+        k = NeighborSelector.selectInto(g, cs, scores, m, target, out, k);
+        comparisons += NeighborSelector.lastComparisons;
+        for (int i = 0; i < m && k < target; i++) {
+            if (!HnswGraph.contains(out, k, cs[i])) {
+                out[k++] = cs[i];
+            }
+        }
+        g.replaceList(a, level, out, k, lostInLink);
+        repairedLists++;
     }
 
     /**
@@ -146,6 +259,7 @@ final class HnswRepairer {
         }
         HnswSearcher.searchLayer(g, query, entries, entries.length, Math.max(repairEf, g.maxDegree(level)), level,
                 null, a, Long.MAX_VALUE, s);
+        comparisons += s.scored;
         int m = s.results.size();
         int[] cand = new int[m];
         float[] scores = new float[m];
@@ -166,6 +280,7 @@ final class HnswRepairer {
         //    removed neighbour covered.
         int target = Math.max(current.length, k + 1);
         k = NeighborSelector.selectInto(g, cand, scores, m, target, out, k);
+        comparisons += NeighborSelector.lastComparisons;
         // 3. The list keeps its old length: the closest unchosen candidates fill what the
         //    heuristic left, so degrees (and recall) do not erode as removals add up.
         for (int i = 0; i < m && k < target; i++) {
@@ -203,6 +318,7 @@ final class HnswRepairer {
                 for (int i = 0; i < cand.length; i++) {
                     scores[i] = g.scoreBetween(b, cand[i]);
                 }
+                comparisons += cand.length;
                 NeighborSelector.sortBestFirst(cand, scores, cand.length);
                 if (linkFromClosest(g, b, level, cand)) {
                     reconnected++;
@@ -223,6 +339,7 @@ final class HnswRepairer {
         }
         HnswSearcher.searchLayer(g, query, entries, entries.length, Math.max(repairEf, g.maxDegree(level)), level,
                 null, b, Long.MAX_VALUE, s);
+        comparisons += s.scored;
         int m = s.results.size();
         int[] cand = new int[m];
         for (int i = m - 1; i >= 0; i--) {

@@ -12,6 +12,9 @@ final class NeighborSelector {
 
     private NeighborSelector() {}
 
+    /** Vector comparisons of this thread's last {@link #selectInto} (experiment counter). */
+    static int lastComparisons;
+
     /**
      * Sorts candidates best first by their score to the base (insertion sort: lists are short,
      * at most a few hundred).
@@ -50,6 +53,7 @@ final class NeighborSelector {
      */
     static int selectInto(HnswGraph g, int[] slots, float[] scores, int n, int max, int[] out, int kept) {
         int fixed = kept;
+        int cmp = 0;
         for (int i = 0; i < n && kept < max; i++) {
             int c = slots[i];
             if (HnswGraph.contains(out, fixed, c)) {
@@ -58,6 +62,7 @@ final class NeighborSelector {
             float toBase = scores[i];
             boolean diverse = true;
             for (int j = 0; j < kept; j++) {
+                cmp++;
                 if (g.scoreBetween(c, out[j]) > toBase) {
                     diverse = false;
                     break;
@@ -67,6 +72,7 @@ final class NeighborSelector {
                 out[kept++] = c;
             }
         }
+        lastComparisons = cmp;
         return kept;
     }
 }
