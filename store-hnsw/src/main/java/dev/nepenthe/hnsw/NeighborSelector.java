@@ -12,9 +12,6 @@ final class NeighborSelector {
 
     private NeighborSelector() {}
 
-    /** Vector comparisons of this thread's last {@link #selectInto} (experiment counter). */
-    static int lastComparisons;
-
     /**
      * Sorts candidates best first by their score to the base (insertion sort: lists are short,
      * at most a few hundred).
@@ -52,6 +49,12 @@ final class NeighborSelector {
      * @return the new length of {@code out}
      */
     static int selectInto(HnswGraph g, int[] slots, float[] scores, int n, int max, int[] out, int kept) {
+        return selectInto(g, slots, scores, n, max, out, kept, null);
+    }
+
+    /** As above; adds the vector comparisons it makes to {@code cost.scored} when non-null. */
+    static int selectInto(HnswGraph g, int[] slots, float[] scores, int n, int max, int[] out, int kept,
+            HnswSearcher.Scratch cost) {
         int fixed = kept;
         int cmp = 0;
         for (int i = 0; i < n && kept < max; i++) {
@@ -72,7 +75,9 @@ final class NeighborSelector {
                 out[kept++] = c;
             }
         }
-        lastComparisons = cmp;
+        if (cost != null) {
+            cost.scored += cmp;
+        }
         return kept;
     }
 }
