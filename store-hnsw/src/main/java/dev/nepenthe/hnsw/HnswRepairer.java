@@ -12,6 +12,11 @@ import java.util.BitSet;
  * delete must rule out. The reverse lists cost one int per edge and a little work on every
  * list change, and turn "find who links to x" into a lookup whose answer is complete.
  *
+ * <p>Candidates for the re-selected lists come from one short beam search toward x (x's vector
+ * is still intact while it is being removed), shared by all of x's in-neighbours: they are near
+ * x by construction, so x's neighbourhood is theirs too. A search per in-neighbour (about 17 of
+ * them on layer 0 at M = 16) cost 2.5 times the vector comparisons for the same recall.
+ *
  * <p>Runs with inserts and other removals excluded (the index's writer gate); searches go on
  * concurrently and may still route through a node being removed, but never return it.
  */
