@@ -8,12 +8,16 @@ import java.util.Locale;
 
 /**
  * Build time and single-thread query throughput against recall@k for Nepenthe's HNSW, Lucene's
- * HNSW and jvector, on the same seeded clustered data with the same M and efConstruction, in
- * one process. Prints Markdown tables.
+ * HNSW, jvector and hnswlib, on the same data (seeded clustered vectors, L2, or with
+ * {@code data=gcide} the cached MiniLM embeddings of dict-gcide definitions, cosine) with the
+ * same M and efConstruction. Prints Markdown tables.
  *
- * <p>Per efSearch: one pass per engine measures recall (and warms up), then {@code rounds} timed
- * passes over all queries go round-robin over the engines; QPS is each engine's median pass. The "QPS at recall" table takes, for each
- * engine, the smallest swept efSearch whose recall reaches the target.
+ * <p>Per efSearch: one pass per Java engine measures recall (and warms up), then {@code rounds}
+ * timed passes over all queries go round-robin over the Java engines; QPS is each engine's
+ * median pass. hnswlib runs afterwards in its own process (Debian's python3-hnswlib, one
+ * thread, one batched knn_query call per pass, median of {@code rounds} passes) on the same
+ * vectors and exact answers. The "QPS at recall" table takes, for each engine, the smallest
+ * swept efSearch whose recall reaches the target.
  */
 public final class HnswCompareBench {
 

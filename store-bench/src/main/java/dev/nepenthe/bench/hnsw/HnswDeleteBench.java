@@ -14,10 +14,13 @@ import org.roaringbitmap.RoaringBitmap;
 /**
  * What a real delete costs and what it keeps: removes a growing random fraction of a built
  * Nepenthe HNSW (cumulative stages), and after each stage reports the mean time per removal
- * with repair, recall@k on the survivors against (a) a fresh build over the same survivors and
- * (b) Lucene's behaviour, where deleted documents stay in the graph and are filtered by the
- * live-docs bits until a merge (hnswlib's markDelete works the same way), the integrity
+ * with repair and its vector comparisons, recall@k on the survivors against (a) fresh builds
+ * over the same survivors with {@code rebuildSeeds} different seeds (mean and spread: the
+ * build-to-build variance), (b) Lucene's behaviour, where deleted documents stay in the graph
+ * and are filtered by the live-docs bits until a merge, and (c) hnswlib's {@code markDelete}
+ * after the same deletes (python3-hnswlib, run last in its own process), the integrity
  * checker's counts, and the time of the repairs against the time of a rebuild.
+ * {@code data=gcide} runs on the cached MiniLM embeddings (cosine) instead of synthetic data.
  */
 public final class HnswDeleteBench {
 
