@@ -251,8 +251,7 @@ public final class HnswIndex implements VectorIndex {
 
     /**
      * Repair work since the index was created: {lists re-selected, nodes re-linked, vector
-     * comparisons} (for
-     * benchmarks and operators).
+     * comparisons made by repairs} (for benchmarks and operators).
      */
     public long[] repairCounts() {
         writerGate.writeLock().lock();
