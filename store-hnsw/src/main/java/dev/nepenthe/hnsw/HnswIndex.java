@@ -250,14 +250,14 @@ public final class HnswIndex implements VectorIndex {
     }
 
     /**
-     * Repair work since the index was created: {lists re-selected, nodes re-linked} (for
-     * benchmarks and operators).
+     * Repair work since the index was created: {lists re-selected, nodes re-linked, vector
+     * comparisons made by repairs} (for benchmarks and operators).
      */
     public long[] repairCounts() {
         writerGate.writeLock().lock();
         try {
             return new long[] {repairer.repairedListsTotal + repairer.repairedLists,
-                repairer.reconnectedTotal + repairer.reconnected};
+                repairer.reconnectedTotal + repairer.reconnected, repairer.comparisons};
         } finally {
             writerGate.writeLock().unlock();
         }

@@ -12,8 +12,9 @@ import java.util.Set;
  * @param efSearch default beam width of a query (per query: {@code SearchParams "efSearch"});
  *     larger raises recall and costs proportionally more vector comparisons
  * @param levelMultiplier mL: a node's level is floor(-ln(U) * mL); 1/ln(M) is the paper's choice
- * @param repairEf beam width of the search that finds fresh candidates for a list that lost a
- *     removed neighbour; larger repairs closer to a rebuild, at proportionally more cost per delete
+ * @param repairEf beam width of the search around a removed node whose result is the candidate
+ *     pool for every list that linked to it; larger repairs closer to a rebuild, at more cost per
+ *     delete (one search plus one comparison per pool member and affected list)
  * @param seed seeds the level draw (levels are a hash of seed and ordinal, so builds repeat)
  */
 public record HnswParams(int m, int efConstruction, int efSearch, double levelMultiplier, int repairEf, long seed) {

@@ -49,7 +49,14 @@ final class NeighborSelector {
      * @return the new length of {@code out}
      */
     static int selectInto(HnswGraph g, int[] slots, float[] scores, int n, int max, int[] out, int kept) {
+        return selectInto(g, slots, scores, n, max, out, kept, null);
+    }
+
+    /** As above; adds the vector comparisons it makes to {@code cost.scored} when non-null. */
+    static int selectInto(HnswGraph g, int[] slots, float[] scores, int n, int max, int[] out, int kept,
+            HnswSearcher.Scratch cost) {
         int fixed = kept;
+        int cmp = 0;
         for (int i = 0; i < n && kept < max; i++) {
             int c = slots[i];
             if (HnswGraph.contains(out, fixed, c)) {
@@ -58,6 +65,7 @@ final class NeighborSelector {
             float toBase = scores[i];
             boolean diverse = true;
             for (int j = 0; j < kept; j++) {
+                cmp++;
                 if (g.scoreBetween(c, out[j]) > toBase) {
                     diverse = false;
                     break;
@@ -66,6 +74,9 @@ final class NeighborSelector {
             if (diverse) {
                 out[kept++] = c;
             }
+        }
+        if (cost != null) {
+            cost.scored += cmp;
         }
         return kept;
     }

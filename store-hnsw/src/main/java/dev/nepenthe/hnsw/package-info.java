@@ -24,9 +24,11 @@
  *
  * <h2>How a list is repaired</h2>
  * For each node a that linked to a removed x, on each layer: (1) its surviving neighbours stay;
- * (2) the heuristic picks replacements from x's surviving neighbours plus a short beam search
- * (ef = repairEf) seeded with both sets, each kept only if it is closer to a than to everything
- * already in the list; (3) the closest remaining candidates fill the list back to its old
+ * (2) the heuristic picks replacements from x's surviving neighbours plus the pool of one short
+ * beam search toward x (ef = repairEf, seeded with x's survivors, run once per removed node and
+ * shared by all its in-neighbours, which lie near x by construction), each kept only if it is
+ * closer to a than to everything already in the list; (3) the closest remaining candidates fill
+ * the list back to its old
  * length. Then every surviving out-neighbour b of x is checked to still have an in-link from
  * some surviving in-neighbour of x (a path a -> x -> b becomes a -> b), a node left with no
  * in-link is re-linked from its closest node with room, and a layer-0 reachability walk links

@@ -8,24 +8,28 @@ import java.util.Locale;
 
 /**
  * Build time and single-thread query throughput against recall@k for Nepenthe's HNSW, Lucene's
- * HNSW and jvector, on the same seeded clustered data with the same M and efConstruction, in
- * one process. Prints Markdown tables.
+ * HNSW, jvector and hnswlib, on the same data (seeded clustered vectors, L2, or with
+ * {@code data=gcide} the cached MiniLM embeddings of dict-gcide definitions, cosine) with the
+ * same M and efConstruction. Prints Markdown tables.
  *
- * <p>Per efSearch: one pass per engine measures recall (and warms up), then {@code rounds} timed
- * passes over all queries go round-robin over the engines; QPS is each engine's median pass. The "QPS at recall" table takes, for each
- * engine, the smallest swept efSearch whose recall reaches the target.
+ * <p>Per efSearch: one pass per Java engine measures recall (and warms up), then {@code rounds}
+ * timed passes over all queries go round-robin over the Java engines; QPS is each engine's
+ * median pass. hnswlib runs afterwards in its own process (Debian's python3-hnswlib, one
+ * thread, one batched knn_query call per pass, median of {@code rounds} passes) on the same
+ * vectors and exact answers. The "QPS at recall" table takes, for each engine, the smallest
+ * swept efSearch whose recall reaches the target.
  */
 public final class HnswCompareBench {
 
-    static final String USAGE = "hnsw-compare [n=100000] [dim=128] [queries=1000] [m=16] [efc=100] [k=10]"
-            + " [clusters=100] [spread=0.3] [seed=7] [efs=10,16,24,32,48,64,96,128,192,256,384,512]"
-            + " [engines=nepenthe,lucene,jvector] [rounds=5]";
+    static final String USAGE = "hnsw-compare [data=synthetic|gcide] [n=100000] [dim=128] [queries=1000] [m=16]"
+            + " [efc=100] [k=10] [clusters=100] [spread=0.3] [seed=7] [efs=10,16,24,32,48,64,96,128,192,256,384,512]"
+            + " [engines=nepenthe,lucene,jvector,hnswlib] [rounds=5] [python=/usr/bin/python3]";
 
     private HnswCompareBench() {}
 
     record Point(int ef, double recall, double qps) {}
 
-    public static void main(String[] argv) throws IOException {
+    public static void main(String[] argv) throws Exception {
         BenchArgs a = new BenchArgs(argv, USAGE);
         int n = a.i("n", 100_000);
         int dim = a.i("dim", 128);
@@ -35,23 +39,28 @@ public final class HnswCompareBench {
         int k = a.i("k", 10);
         int rounds = a.i("rounds", 5);
         int[] efs = a.ints("efs", new int[] {10, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512});
-        String[] engines = a.s("engines", "nepenthe,lucene,jvector").split(",");
-        BenchData d = new BenchData(a.i("seed", 7), n, nq, dim, a.i("clusters", 100), a.d("spread", 0.3));
+        String[] engines = a.s("engines", "nepenthe,lucene,jvector,hnswlib").split(",");
+        BenchData d = BenchData.from(a, n, nq, dim);
         int[][] truth = d.truth(k, null);
 
-        System.out.printf(Locale.ROOT, "### HNSW vs Lucene vs jvector: n=%d, d=%d, L2, clustered (%d clusters, spread %.2f),"
-                + " M=%d, efConstruction=%d, %d queries, recall@%d%n%n", n, dim, a.i("clusters", 100), a.d("spread", 0.3),
-                m, efc, nq, k);
+        System.out.printf(Locale.ROOT, "### HNSW engines side by side: n=%d, %s, M=%d, efConstruction=%d, %d queries,"
+                + " recall@%d%n%n", n, d.description, m, efc, nq, k);
         System.out.println("Machine: " + BenchData.machine() + "\n");
         List<String> names = new ArrayList<>();
         List<Double> buildSeconds = new ArrayList<>();
         List<AnnEngine> built = new ArrayList<>();
+        boolean withHnswlib = false;
         for (String name : engines) {
+            if (name.trim().equals("hnswlib")) {
+                withHnswlib = true;
+                continue;
+            }
             AnnEngine e = switch (name.trim()) {
-                case "nepenthe" -> new NepentheEngine(m, efc, 1);
-                case "lucene" -> new LuceneEngine(m, efc);
-                case "jvector" -> new JVectorEngine(m, efc);
-                default -> throw new IllegalArgumentException("engine: expected nepenthe, lucene or jvector, got " + name);
+                case "nepenthe" -> new NepentheEngine(m, efc, 1, d.metric);
+                case "lucene" -> new LuceneEngine(m, efc, d.metric);
+                case "jvector" -> new JVectorEngine(m, efc, d.metric);
+                default -> throw new IllegalArgumentException("engine: expected nepenthe, lucene, jvector or hnswlib, got "
+                        + name);
             };
             System.gc();
             long t0 = System.nanoTime();
@@ -96,6 +105,23 @@ public final class HnswCompareBench {
                 curves.get(i).add(new Point(ef, recalls[i], passes[i][rounds / 2]));
             }
             System.err.printf(Locale.ROOT, "ef %d done%n", ef);
+        }
+
+        // hnswlib runs in its own process after the Java engines (so its passes are not
+        // interleaved with theirs): same files, same exact answers, single thread.
+        if (withHnswlib) {
+            try (HnswlibRunner h = new HnswlibRunner(a, d.data, d.queries, truth)) {
+                List<Point> curve = new ArrayList<>();
+                for (HnswlibRunner.Line line : h.run("compare", d.metric, m, efc, k, efs, rounds, 1)) {
+                    if (line.what().equals("build")) {
+                        buildSeconds.add(line.d("s"));
+                    } else if (line.what().equals("search")) {
+                        curve.add(new Point((int) line.d("ef"), line.d("recall"), line.d("qps")));
+                    }
+                }
+                names.add("hnswlib");
+                curves.add(curve);
+            }
         }
 
         System.out.println("| engine | build (s, 1 thread) |");

@@ -3,7 +3,9 @@ package dev.nepenthe.bench.hnsw;
 import dev.nepenthe.core.index.IntegrityReport;
 import dev.nepenthe.hnsw.HnswParams;
 import java.io.IOException;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Locale;
 import java.util.SplittableRandom;
 import org.apache.lucene.util.FixedBitSet;
@@ -12,22 +14,25 @@ import org.roaringbitmap.RoaringBitmap;
 /**
  * What a real delete costs and what it keeps: removes a growing random fraction of a built
  * Nepenthe HNSW (cumulative stages), and after each stage reports the mean time per removal
- * with repair, recall@k on the survivors against (a) a fresh build over the same survivors and
- * (b) Lucene's behaviour, where deleted documents stay in the graph and are filtered by the
- * live-docs bits until a merge (hnswlib's markDelete works the same way), the integrity
+ * with repair and its vector comparisons, recall@k on the survivors against (a) fresh builds
+ * over the same survivors with {@code rebuildSeeds} different seeds (mean and spread: the
+ * build-to-build variance), (b) Lucene's behaviour, where deleted documents stay in the graph
+ * and are filtered by the live-docs bits until a merge, and (c) hnswlib's {@code markDelete}
+ * after the same deletes (python3-hnswlib, run last in its own process), the integrity
  * checker's counts, and the time of the repairs against the time of a rebuild.
+ * {@code data=gcide} runs on the cached MiniLM embeddings (cosine) instead of synthetic data.
  */
 public final class HnswDeleteBench {
 
-    static final String USAGE = "hnsw-delete [n=100000] [dim=384] [queries=500] [m=16] [efc=100] [k=10]"
-            + " [clusters=100] [spread=0.3] [seed=7] [stages=0.001,0.01,0.1,0.5] [efs=32,64,128] [threads=2]"
-            + " [batch=1] [lucene=true] [repairEf=48]";
+    static final String USAGE = "hnsw-delete [data=synthetic|gcide] [n=100000] [dim=384] [queries=500] [m=16]"
+            + " [efc=100] [k=10] [clusters=100] [spread=0.3] [seed=7] [stages=0.001,0.01,0.1,0.5] [efs=32,64,128]"
+            + " [threads=2] [batch=1] [lucene=true] [hnswlib=true] [repairEf=48] [rebuildSeeds=3]";
 
     private HnswDeleteBench() {}
 
-    private static void warmUp(float[][] data, int m, int efc, int threads) {
+    private static void warmUp(float[][] data, int m, int efc, int threads, dev.nepenthe.core.Metric metric) {
         int n = Math.min(data.length, 5_000);
-        NepentheEngine warm = new NepentheEngine(m, efc, threads);
+        NepentheEngine warm = new NepentheEngine(m, efc, threads, metric);
         warm.build(Arrays.copyOf(data, n));
         for (int i = 0; i < n / 2; i++) {
             warm.index.remove(i);
@@ -38,38 +43,41 @@ public final class HnswDeleteBench {
         }
     }
 
-    public static void main(String[] argv) throws IOException {
+    public static void main(String[] argv) throws Exception {
         BenchArgs a = new BenchArgs(argv, USAGE);
         int n = a.i("n", 100_000);
-        int dim = a.i("dim", 384);
         int nq = a.i("queries", 500);
         int m = a.i("m", 16);
         int efc = a.i("efc", 100);
         int k = a.i("k", 10);
         int threads = a.i("threads", 2);
         int batch = a.i("batch", 1);
+        int rebuildSeeds = Math.max(1, a.i("rebuildSeeds", 3));
         double[] stages = a.doubles("stages", new double[] {0.001, 0.01, 0.1, 0.5});
         int[] efs = a.ints("efs", new int[] {32, 64, 128});
-        BenchData d = new BenchData(a.i("seed", 7), n, nq, dim, a.i("clusters", 100), a.d("spread", 0.3));
+        BenchData d = BenchData.from(a, n, nq, 384);
 
-        System.out.printf(Locale.ROOT, "### HNSW delete with repair: n=%d, d=%d, L2, clustered, M=%d, efConstruction=%d,"
-                + " %d queries, recall@%d, repairEf=%d, removals %s%n%n", n, dim, m, efc, nq, k, a.i("repairEf", 48),
-                batch == 1 ? "one at a time" : "in batches of " + batch);
+        System.out.printf(Locale.ROOT, "### HNSW delete with repair: n=%d, %s, M=%d, efConstruction=%d,"
+                + " %d queries, recall@%d, repairEf=%d, removals %s%n%n", n, d.description, m, efc, nq, k,
+                a.i("repairEf", 48), batch == 1 ? "one at a time" : "in batches of " + batch);
         System.out.println("Machine: " + BenchData.machine() + "\n");
+        long started = System.nanoTime();
 
         // Warm-up: the removal path is compiled on a throw-away index first, so the first stage
         // does not time the interpreter.
-        warmUp(d.data, m, efc, threads);
+        warmUp(d.data, m, efc, threads, d.metric);
         HnswParams params = HnswParams.of(m, efc).withRepairEf(a.i("repairEf", HnswParams.of(m, efc).repairEf()));
-        NepentheEngine ours = new NepentheEngine(params, threads);
+        NepentheEngine ours = new NepentheEngine(params, threads, d.metric);
         long t0 = System.nanoTime();
         ours.build(d.data);
         double buildSeconds = (System.nanoTime() - t0) / 1e9;
         boolean withLucene = Boolean.parseBoolean(a.s("lucene", "true"));
-        LuceneEngine lucene = withLucene ? new LuceneEngine(m, efc) : null;
+        LuceneEngine lucene = withLucene ? new LuceneEngine(m, efc, d.metric) : null;
         if (withLucene) {
             lucene.build(d.data);
         }
+        boolean withHnswlib = Boolean.parseBoolean(a.s("hnswlib", "true"));
+        HnswlibRunner hnswlib = withHnswlib ? new HnswlibRunner(a, d.data, d.queries, d.truth(k, null)) : null;
         System.err.printf(Locale.ROOT, "built: nepenthe %.1f s (%d threads)%n", buildSeconds, threads);
 
         int[] order = new int[n];
@@ -92,21 +100,23 @@ public final class HnswDeleteBench {
         }
 
         StringBuilder cost = new StringBuilder("| removed (cumulative) | removals this stage | mean ms / removal |"
-                + " p50 ms | p99 ms | repair total (s) | rebuild of survivors (s, " + threads + " threads) |"
-                + " repair / rebuild | unreachable | edges to removed | lists re-selected |\n"
-                + "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
-        StringBuilder rec = new StringBuilder("| removed | efSearch | repaired (ours) | rebuilt (ours) |"
-                + " repaired - rebuilt (points) | Lucene, deletes filtered |\n|---:|---:|---:|---:|---:|---:|\n");
+                + " p50 ms | p99 ms | vector comparisons / removal | repair total (s) | rebuild of survivors (s, "
+                + threads + " threads) | repair / rebuild | unreachable | edges to removed | lists re-selected |\n"
+                + "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+        List<String[]> recRows = new ArrayList<>();
+        List<String> stageLabels = new ArrayList<>();
         int removed = 0;
+        int stageNo = 0;
         for (double stage : stages) {
             int target = (int) Math.round(n * stage);
             int count = target - removed;
             if (count <= 0) {
                 continue;
             }
-            long listsBefore = ours.index.repairCounts()[0];
+            long[] before = ours.index.repairCounts();
             long[] times = new long[(count + batch - 1) / batch];
             int ti = 0;
+            int stageStart = removed;
             while (removed < target) {
                 int[] b = Arrays.copyOfRange(order, removed, Math.min(target, removed + batch));
                 long s = System.nanoTime();
@@ -126,47 +136,107 @@ public final class HnswDeleteBench {
             long[] sorted = times.clone();
             Arrays.sort(sorted);
             double perRemoval = total / 1e6 / count;
+            long[] after = ours.index.repairCounts();
             IntegrityReport report = ours.index.verifyIntegrity();
 
-            NepentheEngine fresh = new NepentheEngine(params, threads);
-            float[][] survivors = new float[live.getCardinality()][];
             int[] survivorOrd = live.toArray();
+            float[][] survivors = new float[survivorOrd.length][];
             for (int i = 0; i < survivorOrd.length; i++) {
                 survivors[i] = d.data[survivorOrd[i]];
             }
-            long r0 = System.nanoTime();
-            fresh.build(survivors);
-            double rebuild = (System.nanoTime() - r0) / 1e9;
-            cost.append(String.format(Locale.ROOT, "| %.1f%% (%d) | %d | %.3f | %.3f | %.3f | %.2f | %.1f | %.3f | %d | %d | %d |%n",
+            // Rebuilds of the survivors with different seeds (level draws) and thread
+            // interleavings: their spread is the build-to-build variance the repair is judged against.
+            NepentheEngine[] fresh = new NepentheEngine[rebuildSeeds];
+            double[] rebuildTimes = new double[rebuildSeeds];
+            for (int r = 0; r < rebuildSeeds; r++) {
+                fresh[r] = new NepentheEngine(params.withSeed(params.seed() + r), threads, d.metric);
+                long r0 = System.nanoTime();
+                fresh[r].build(survivors);
+                rebuildTimes[r] = (System.nanoTime() - r0) / 1e9;
+            }
+            double rebuild = median(rebuildTimes);
+            cost.append(String.format(Locale.ROOT,
+                    "| %.1f%% (%d) | %d | %.3f | %.3f | %.3f | %.0f | %.2f | %.1f | %.3f | %d | %d | %d |%n",
                     100.0 * removed / n, removed, count, perRemoval, sorted[sorted.length / 2] / 1e6 / batch,
                     sorted[(int) Math.min(sorted.length - 1, Math.floor(sorted.length * 0.99))] / 1e6 / batch,
-                    total / 1e9, rebuild, total / 1e9 / rebuild, report.violations("unreachable-on-layer-0"),
-                    report.violations("list-holds-removed-or-free-slot"), ours.index.repairCounts()[0] - listsBefore));
+                    (after[2] - before[2]) / (double) count, total / 1e9, rebuild, total / 1e9 / rebuild,
+                    report.violations("unreachable-on-layer-0"), report.violations("list-holds-removed-or-free-slot"),
+                    after[0] - before[0]));
 
             int[][] truth = d.truth(k, live);
+            if (withHnswlib) {
+                hnswlib.writeStage(stageNo, Arrays.copyOfRange(order, stageStart, removed), truth);
+            }
+            String label = String.format(Locale.ROOT, "%.1f%%", 100.0 * removed / n);
+            stageLabels.add(label);
             for (int ef : efs) {
                 int[][] gotOurs = new int[nq][];
-                int[][] gotFresh = new int[nq][];
                 int[][] gotLucene = new int[nq][];
+                double[] rf = new double[rebuildSeeds];
                 for (int q = 0; q < nq; q++) {
                     gotOurs[q] = ours.search(d.queries[q], k, ef);
-                    int[] f = fresh.search(d.queries[q], k, ef);
-                    for (int i = 0; i < f.length; i++) {
-                        f[i] = survivorOrd[f[i]];
-                    }
-                    gotFresh[q] = f;
                     gotLucene[q] = withLucene ? lucene.search(d.queries[q], k, ef) : new int[0];
                 }
+                for (int r = 0; r < rebuildSeeds; r++) {
+                    int[][] gotFresh = new int[nq][];
+                    for (int q = 0; q < nq; q++) {
+                        int[] f = fresh[r].search(d.queries[q], k, ef);
+                        for (int i = 0; i < f.length; i++) {
+                            f[i] = survivorOrd[f[i]];
+                        }
+                        gotFresh[q] = f;
+                    }
+                    rf[r] = BenchData.recall(truth, gotFresh);
+                }
                 double ro = BenchData.recall(truth, gotOurs);
-                double rf = BenchData.recall(truth, gotFresh);
+                double mean = Arrays.stream(rf).average().orElse(0);
+                double min = Arrays.stream(rf).min().orElse(0);
+                double max = Arrays.stream(rf).max().orElse(0);
                 String rl = withLucene ? String.format(Locale.ROOT, "%.4f", BenchData.recall(truth, gotLucene)) : "not run";
-                rec.append(String.format(Locale.ROOT, "| %.1f%% | %d | %.4f | %.4f | %+.2f | %s |%n", 100.0 * removed / n,
-                        ef, ro, rf, 100 * (ro - rf), rl));
+                recRows.add(new String[] {label, "" + ef, String.format(Locale.ROOT, "%.4f", ro),
+                    String.format(Locale.ROOT, "%.4f", mean), String.format(Locale.ROOT, "%.4f - %.4f", min, max),
+                    String.format(Locale.ROOT, "%+.2f", 100 * (ro - mean)), rl, withHnswlib ? "?" : "not run"});
             }
-            System.err.printf(Locale.ROOT, "stage %.3f done: %.3f ms per removal, rebuild %.1f s%n", stage, perRemoval, rebuild);
+            System.err.printf(Locale.ROOT, "stage %.3f done: %.3f ms per removal, rebuild %.1f s, %.0f s so far%n",
+                    stage, perRemoval, rebuild, (System.nanoTime() - started) / 1e9);
+            stageNo++;
         }
-        System.out.printf(Locale.ROOT, "Initial build: %.1f s with %d threads.%n%n", buildSeconds, threads);
+        if (withHnswlib) {
+            // hnswlib runs last, in its own process: build, then the same stages of deletes
+            // with markDelete, recall on the survivors after each.
+            double hnswlibBuild = Double.NaN;
+            java.util.Map<String, String> rec = new java.util.HashMap<>();
+            for (HnswlibRunner.Line line : hnswlib.run("delete", d.metric, m, efc, k, efs, 0, threads)) {
+                if (line.what().equals("build")) {
+                    hnswlibBuild = line.d("s");
+                } else if (line.what().equals("search")) {
+                    rec.put(line.kv().get("stage") + "/" + line.kv().get("ef"), line.kv().get("recall"));
+                }
+            }
+            int row = 0;
+            for (int st = 0; st < stageLabels.size(); st++) {
+                for (int ef : efs) {
+                    recRows.get(row++)[7] = rec.getOrDefault(st + "/" + ef, "missing");
+                }
+            }
+            hnswlib.close();
+            System.out.printf(Locale.ROOT, "hnswlib build: %.1f s with %d threads.%n", hnswlibBuild, threads);
+        }
+        System.out.printf(Locale.ROOT, "Initial build: %.1f s with %d threads. Whole run: %.0f s.%n%n", buildSeconds,
+                threads, (System.nanoTime() - started) / 1e9);
         System.out.println(cost);
-        System.out.println(rec);
+        System.out.println("| removed | efSearch | repaired (ours) | rebuilt (ours, mean of " + rebuildSeeds + " seeds) |"
+                + " rebuilt min - max | repaired - rebuilt mean (points) | Lucene, deletes filtered |"
+                + " hnswlib, markDelete |");
+        System.out.println("|---:|---:|---:|---:|---:|---:|---:|---:|");
+        for (String[] r : recRows) {
+            System.out.println("| " + String.join(" | ", r) + " |");
+        }
+    }
+
+    private static double median(double[] v) {
+        double[] c = v.clone();
+        Arrays.sort(c);
+        return c[c.length / 2];
     }
 }

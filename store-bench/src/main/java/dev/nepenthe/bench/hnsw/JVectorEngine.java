@@ -30,9 +30,14 @@ final class JVectorEngine implements AnnEngine {
     private RandomAccessVectorValues ravv;
     private GraphSearcher searcher;
 
-    JVectorEngine(int m, int efConstruction) {
+    private final VectorSimilarityFunction similarity;
+
+    /** Cosine runs as DOT_PRODUCT over unit vectors (the harness normalises them). */
+    JVectorEngine(int m, int efConstruction, dev.nepenthe.core.Metric metric) {
         this.m = m;
         this.efConstruction = efConstruction;
+        this.similarity = metric == dev.nepenthe.core.Metric.L2 ? VectorSimilarityFunction.EUCLIDEAN
+                : VectorSimilarityFunction.DOT_PRODUCT;
     }
 
     @Override
@@ -47,7 +52,7 @@ final class JVectorEngine implements AnnEngine {
             vectors.add(VTS.createFloatVector(v));
         }
         ravv = new ListRandomAccessVectorValues(vectors, data[0].length);
-        BuildScoreProvider bsp = BuildScoreProvider.randomAccessScoreProvider(ravv, VectorSimilarityFunction.EUCLIDEAN);
+        BuildScoreProvider bsp = BuildScoreProvider.randomAccessScoreProvider(ravv, similarity);
         ForkJoinPool one = new ForkJoinPool(1);
         try {
             GraphIndexBuilder builder = new GraphIndexBuilder(bsp, data[0].length, 2 * m, efConstruction, 1.2f, 1.2f,
@@ -61,7 +66,7 @@ final class JVectorEngine implements AnnEngine {
 
     @Override
     public int[] search(float[] query, int k, int ef) {
-        var ssp = DefaultSearchScoreProvider.exact(VTS.createFloatVector(query), VectorSimilarityFunction.EUCLIDEAN, ravv);
+        var ssp = DefaultSearchScoreProvider.exact(VTS.createFloatVector(query), similarity, ravv);
         SearchResult r = searcher.search(ssp, k, Math.max(k, ef), 0f, 0f, Bits.ALL);
         SearchResult.NodeScore[] nodes = r.getNodes();
         int[] out = new int[nodes.length];

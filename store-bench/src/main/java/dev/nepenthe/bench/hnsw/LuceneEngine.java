@@ -29,9 +29,14 @@ final class LuceneEngine implements AnnEngine {
     /** Live documents; null means all live. */
     Bits liveDocs;
 
-    LuceneEngine(int m, int efConstruction) {
+    private final VectorSimilarityFunction similarity;
+
+    /** Cosine runs as Lucene's DOT_PRODUCT over unit vectors (the harness normalises them), as Lucene advises. */
+    LuceneEngine(int m, int efConstruction, dev.nepenthe.core.Metric metric) {
         this.m = m;
         this.efConstruction = efConstruction;
+        this.similarity = metric == dev.nepenthe.core.Metric.L2 ? VectorSimilarityFunction.EUCLIDEAN
+                : VectorSimilarityFunction.DOT_PRODUCT;
     }
 
     @Override
@@ -43,7 +48,7 @@ final class LuceneEngine implements AnnEngine {
     public void build(float[][] data) throws IOException {
         values = FloatVectorValues.fromFloats(Arrays.asList(data), data[0].length);
         RandomVectorScorerSupplier supplier = DefaultFlatVectorScorer.INSTANCE
-                .getRandomVectorScorerSupplier(VectorSimilarityFunction.EUCLIDEAN, values);
+                .getRandomVectorScorerSupplier(similarity, values);
         HnswGraphBuilder builder = HnswGraphBuilder.create(supplier, m, efConstruction, 42L);
         graph = builder.build(values.size());
     }
@@ -51,7 +56,7 @@ final class LuceneEngine implements AnnEngine {
     @Override
     public int[] search(float[] query, int k, int ef) throws IOException {
         RandomVectorScorer scorer = DefaultFlatVectorScorer.INSTANCE
-                .getRandomVectorScorer(VectorSimilarityFunction.EUCLIDEAN, values, query);
+                .getRandomVectorScorer(similarity, values, query);
         TopKnnCollector collector = new TopKnnCollector(Math.max(k, ef), Integer.MAX_VALUE);
         HnswGraphSearcher.search(scorer, collector, graph, liveDocs);
         TopDocs td = collector.topDocs();

@@ -11,19 +11,21 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 
-/** Nepenthe's HNSW (store-hnsw), L2. */
+/** Nepenthe's HNSW (store-hnsw), L2 or cosine. */
 final class NepentheEngine implements AnnEngine {
     private final HnswParams params;
     private final int threads;
+    private final Metric metric;
     HnswIndex index;
 
-    NepentheEngine(int m, int efConstruction, int threads) {
-        this(HnswParams.of(m, efConstruction), threads);
+    NepentheEngine(int m, int efConstruction, int threads, Metric metric) {
+        this(HnswParams.of(m, efConstruction), threads, metric);
     }
 
-    NepentheEngine(HnswParams params, int threads) {
+    NepentheEngine(HnswParams params, int threads, Metric metric) {
         this.params = params;
         this.threads = threads;
+        this.metric = metric;
     }
 
     @Override
@@ -33,7 +35,7 @@ final class NepentheEngine implements AnnEngine {
 
     @Override
     public void build(float[][] data) {
-        index = new HnswIndex(data[0].length, Metric.L2, params, Kernels.get(), data.length);
+        index = new HnswIndex(data[0].length, metric, params, Kernels.get(), data.length);
         if (threads <= 1) {
             for (int i = 0; i < data.length; i++) {
                 index.add(i, data[i]);

@@ -18,10 +18,10 @@ import java.util.List;
  * The .fvecs / .ivecs formats of the ANN benchmarks (TEXMEX): each row is a little-endian int32
  * dimension followed by that many little-endian float32 (or int32) values.
  */
-final class VecFiles {
+public final class VecFiles {
     private VecFiles() {}
 
-    static void writeFvecs(Path file, float[][] rows) throws IOException {
+    public static void writeFvecs(Path file, float[][] rows) throws IOException {
         try (OutputStream out = new BufferedOutputStream(Files.newOutputStream(file), 1 << 16)) {
             for (float[] r : rows) {
                 ByteBuffer b = ByteBuffer.allocate(4 + 4 * r.length).order(ByteOrder.LITTLE_ENDIAN);
@@ -34,7 +34,7 @@ final class VecFiles {
         }
     }
 
-    static void writeIvecs(Path file, int[][] rows) throws IOException {
+    public static void writeIvecs(Path file, int[][] rows) throws IOException {
         try (OutputStream out = new BufferedOutputStream(Files.newOutputStream(file), 1 << 16)) {
             for (int[] r : rows) {
                 ByteBuffer b = ByteBuffer.allocate(4 + 4 * r.length).order(ByteOrder.LITTLE_ENDIAN);
@@ -48,7 +48,7 @@ final class VecFiles {
     }
 
     /** Reads at most {@code limit} rows of an .fvecs file. */
-    static float[][] readFvecs(Path file, int limit) throws IOException {
+    public static float[][] readFvecs(Path file, int limit) throws IOException {
         List<float[]> rows = new ArrayList<>();
         try (InputStream raw = new BufferedInputStream(Files.newInputStream(file), 1 << 16);
                 DataInputStream in = new DataInputStream(raw)) {
