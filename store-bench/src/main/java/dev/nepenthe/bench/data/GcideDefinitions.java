@@ -32,11 +32,11 @@ import java.util.zip.GZIPInputStream;
  *       parenthesised groups (balanced: etymologies nest brackets), and further headwords
  *       with their own pronunciation, is removed; what follows is the first sense.
  *   <li>In what is left: a leading sense number ({@code 1.}, {@code (a)}) and leading
- *       parenthesised labels ({@code (Zool.)}) are removed; a citation ({@code --Shak.}) and
- *       everything after it (quoted examples and their sources) and usage tags ({@code [Obs.]}, {@code [R.]}) are removed; cross-reference braces
- *       {@code {Word}} keep their word; GCIDE's markup for special letters ({@code [ae]},
- *       {@code "}/{@code *}/{@code `} accent marks in words are left alone); whitespace is
- *       collapsed.
+ *       parenthesised labels ({@code (Zool.)}) are removed; so are a citation
+ *       ({@code --Shak.}) with everything after it (quoted examples and their sources) and
+ *       usage tags ({@code [Obs.]}, {@code [R.]}); cross-reference braces {@code {Word}} keep
+ *       their word; GCIDE's markup for special letters ({@code [ae]}) is left as it is;
+ *       whitespace is collapsed.
  *   <li>A text is kept if it has at least 3 words and 20 to 200 characters (short texts,
  *       as in a store of notes); exact duplicates after these steps are kept once, first
  *       occurrence wins.
