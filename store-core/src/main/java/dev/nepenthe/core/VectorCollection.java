@@ -732,7 +732,8 @@ public final class VectorCollection {
         if (entries.isEmpty()) {
             return new Cleanup(removed, held);
         }
-        // 3. Delete durably and drop from what reads see, under the write lock (kept short).
+        // 3. Drop them from what reads see, under the write lock: in-memory work only, so
+        //    searches wait microseconds, not for an fsync.
         lock.writeLock().lock();
         boolean readLocked = false;
         try {
@@ -743,7 +744,6 @@ public final class VectorCollection {
                     current.add(e);
                 }
             }
-            storage.delete(placed(current));
             int[] ords = new int[current.size()];
             RoaringBitmap freed = new RoaringBitmap();
             for (int i = 0; i < ords.length; i++) {
@@ -758,14 +758,21 @@ public final class VectorCollection {
                 }
                 publishBlocked();
             }
-            // 4. Downgrade: searches run while the index repairs itself and the storage files
-            //    are rewritten; writers (which could reuse the freed ordinals) still wait.
+            // 4. Downgrade: searches run while the deletion is journaled, the index repairs
+            //    itself and the storage files are rewritten; writers (which could reuse the freed
+            //    ordinals, or touch the storage) still wait. A crash before the journal entry is
+            //    safe: the records were blocked, and the resumed operation deletes them again.
             lock.readLock().lock();
             readLocked = true;
             lock.writeLock().unlock();
-            // One batch call lets the index share repair work across the removals.
-            index.removeAll(ords);
-            storage.purgeDeleted();
+            // Two forget threads (the worker and an operator's override) may both be here under
+            // the read lock: the storage takes them one at a time.
+            synchronized (storage) {
+                storage.delete(placed(current));
+                // One batch call lets the index share repair work across the removals.
+                index.removeAll(ords);
+                storage.purgeDeleted();
+            }
             return new Cleanup(removed, held);
         } finally {
             if (readLocked) {
@@ -887,7 +894,13 @@ public final class VectorCollection {
             java.util.concurrent.ConcurrentLinkedQueue<dev.nepenthe.core.forget.Suspect> found =
                     new java.util.concurrent.ConcurrentLinkedQueue<>();
             ThreadLocal<float[]> scores = ThreadLocal.withInitial(() -> new float[same.size()]);
-            java.util.stream.IntStream.range(0, ords.length).parallel().forEach(i -> {
+            // Parallel only where a core is left over for searches: on two cores the probe runs
+            // on the forget worker alone (measured: search p99 while forgets run, BENCHMARKS.md).
+            java.util.stream.IntStream range = java.util.stream.IntStream.range(0, ords.length);
+            if (Runtime.getRuntime().availableProcessors() > 2) {
+                range = range.parallel();
+            }
+            range.forEach(i -> {
                 VectorRecord r = byOrdinal.get(ords[i]).record();
                 float[] v = r.vectorUnsafe();
                 float norm = (float) Math.sqrt(kernels.dot(v, v));
@@ -961,7 +974,9 @@ public final class VectorCollection {
      * every copy of its ciphertext anywhere becomes unreadable. Returns true once the key is gone.
      */
     boolean destroySubjectKey(String tenant, String subject) throws IOException {
-        lock.writeLock().lock();
+        // The read lock keeps writers (the storage's other users) out but lets searches run
+        // through the journal and keystore fsyncs.
+        lock.readLock().lock();
         try {
             ensureOpen();
             RoaringBitmap left = bySubject.get(new SubjectKey(tenant, subject));
@@ -969,10 +984,12 @@ public final class VectorCollection {
                 throw new IllegalStateException("collection '" + spec.name() + "': " + left.getCardinality()
                         + " records of the scope are still live; the key is not destroyed");
             }
-            storage.destroySubjectKey(tenant, subject);
-            return !storage.hasKey(tenant, subject);
+            synchronized (storage) {
+                storage.destroySubjectKey(tenant, subject);
+                return !storage.hasKey(tenant, subject);
+            }
         } finally {
-            lock.writeLock().unlock();
+            lock.readLock().unlock();
         }
     }
 
