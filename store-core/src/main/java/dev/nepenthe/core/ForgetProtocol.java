@@ -253,7 +253,8 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
                 Op old = ops.get(existing);
                 if (!old.pub.requestHash.equals(requestHash)) {
                     throw new IllegalArgumentException("idempotency key already used by forget operation " + existing
-                            + " for a different request; expected the same tenant, scope, reason and threshold, or a new key");
+                            + " for a different request; expected the same tenant, scope, reason, threshold and level,"
+                            + " or a new key");
                 }
                 return view(old);
             }

@@ -43,7 +43,8 @@ import java.util.stream.Stream;
  *     VectorCollection notes = store.createCollection(CollectionSpec.of("notes", 384, Metric.COSINE));
  *     notes.upsert(VectorRecord.builder("n1").subject("alice").vector(v).text("...").build());
  *     List<SearchHit> hits = notes.search(SearchRequest.of(q, 5));
- *     notes.deleteSubject(VectorRecord.DEFAULT_TENANT, "alice");
+ *     ForgetOperation op = store.forget(ForgetRequest.of(ForgetScope.subject("alice"), "req-1", "gdpr-art17"));
+ *     store.awaitOperation(op.id(), Duration.ofMinutes(1)); // SEALED, with a signed receipt
  * }
  * }</pre>
  *
@@ -55,8 +56,10 @@ import java.util.stream.Stream;
  *
  * <p>Keystore folder (apart from the data, never in a snapshot; default
  * {@code <data folder>.keys}): {@code keys.db} (wrapped per-subject keys), {@code master.key}
- * (only when generated for the embedded default) and {@code tombstones/} (the journal of
- * deletions every open replays).
+ * (only when generated for the embedded default), {@code tombstones/} (the journal of
+ * deletions every open replays), {@code operations/} (forget operations and legal holds),
+ * {@code evidence/} (the signed evidence ledger and the signing key) and
+ * {@code snapshots.registry} (the snapshots a forget must purge).
  */
 public final class Nepenthe implements AutoCloseable {
 
