@@ -19,19 +19,7 @@ import time
 import faiss
 import numpy as np
 
-
-def read_vecs(path, dtype):
-    raw = np.fromfile(path, dtype=np.int32)
-    dim = raw[0]
-    rows = raw.reshape(-1, dim + 1)[:, 1:]
-    return np.ascontiguousarray(rows.view(dtype) if dtype == np.float32 else rows)
-
-
-def recall_at_k(found, truth, k):
-    hits = 0
-    for f, t in zip(found, truth):
-        hits += len(set(f[:k].tolist()) & set(t[:k].tolist()))
-    return hits / float(k * len(truth))
+from vecfiles import read_vecs, recall_at_k
 
 
 def centroid_deviation(ivf, xb):

@@ -272,20 +272,28 @@ public final class VectorCollection {
                     doomed.add(e);
                 }
             }
-            if (doomed.isEmpty()) {
-                return 0;
-            }
-            try {
-                storage.delete(placed(doomed));
-            } catch (IOException ex) {
-                throw new UncheckedIOException("collection '" + spec.name() + "': deleting failed; nothing was deleted", ex);
-            }
-            int n = removeEntries(doomed);
-            purgeDeleted();
-            return n;
+            return deleteEntries(doomed);
         } finally {
             lock.writeLock().unlock();
         }
+    }
+
+    /**
+     * Deletes live entries (caller holds the write lock): journal and log first, then the index
+     * and the maps, then the live files are rewritten without them.
+     */
+    private int deleteEntries(List<Entry> doomed) {
+        if (doomed.isEmpty()) {
+            return 0;
+        }
+        try {
+            storage.delete(placed(doomed));
+        } catch (IOException ex) {
+            throw new UncheckedIOException("collection '" + spec.name() + "': deleting failed; nothing was deleted", ex);
+        }
+        int n = removeEntries(doomed);
+        purgeDeleted();
+        return n;
     }
 
     /**
@@ -1004,33 +1012,9 @@ public final class VectorCollection {
                     doomed.add(e);
                 }
             }
-            if (doomed.isEmpty()) {
-                return 0;
-            }
-            storage.delete(placed(doomed));
-            int n = removeEntries(doomed);
-            storage.purgeDeleted(true);
-            return n;
-        } catch (IOException e) {
-            throw new UncheckedIOException("collection '" + spec.name() + "': removing resurrected records failed", e);
+            return deleteEntries(doomed);
         } finally {
             lock.writeLock().unlock();
-        }
-    }
-
-    /** Every live record, for reconciliation (a copy of the list, records are immutable). */
-    List<VectorRecord> liveRecords() {
-        lock.readLock().lock();
-        try {
-            List<VectorRecord> out = new ArrayList<>(live);
-            for (Entry e : byOrdinal) {
-                if (e != null) {
-                    out.add(e.record());
-                }
-            }
-            return out;
-        } finally {
-            lock.readLock().unlock();
         }
     }
 

@@ -136,6 +136,12 @@ class ForgetProtocolTest {
         return hits.stream().map(SearchHit::id).toList();
     }
 
+    private static void assertClean(VectorCollection c) {
+        for (IntegrityReport r : c.verifyIntegrity().values()) {
+            assertTrue(r.isClean(), r.toString());
+        }
+    }
+
     private static void assertNothingOfAlice(VectorCollection c) {
         for (int i = 0; i < 3; i++) {
             assertTrue(c.get("a" + i).isEmpty(), "get a" + i);
@@ -165,9 +171,7 @@ class ForgetProtocolTest {
             }
             assertTrue(done.surfaces().stream().anyMatch(s -> s.surface().equals("collection:notes/storage")));
             assertTrue(done.surfaces().stream().anyMatch(s -> s.surface().equals("keystore") && s.purged() == 1));
-            for (IntegrityReport r : c.verifyIntegrity().values()) {
-                assertTrue(r.isClean(), r.toString());
-            }
+            assertClean(c);
             assertTrue(store.verifyLedger().ok());
             pem = store.publicKeyPem();
         }
@@ -362,9 +366,7 @@ class ForgetProtocolTest {
                 VectorCollection c = store.collection("notes");
                 assertNothingOfAlice(c);
                 assertEquals(7, c.size());
-                for (IntegrityReport r : c.verifyIntegrity().values()) {
-                    assertTrue(r.isClean(), r.toString());
-                }
+                assertClean(c);
             }
             assertEquals(List.of(), ForensicScan.filesContaining(List.of(restored),
                     List.of(CANARY_TEXT.getBytes(StandardCharsets.UTF_8), vectorBytes(vector(100)))));
@@ -476,9 +478,7 @@ class ForgetProtocolTest {
             assertEquals(10, c.size());
             c.rebuildIndex();
             assertNothingOfAlice(c);
-            for (IntegrityReport r : c.verifyIntegrity().values()) {
-                assertTrue(r.isClean(), r.toString());
-            }
+            assertClean(c);
             store.liftHold(holdId);
             ForgetOperation sealed = store.awaitOperation(opId, WAIT);
             assertEquals(OperationState.SEALED, sealed.state(), sealed.note());

@@ -112,7 +112,7 @@ public final class HnswCompareBench {
         if (withHnswlib) {
             try (HnswlibRunner h = new HnswlibRunner(a, d.data, d.queries, truth)) {
                 List<Point> curve = new ArrayList<>();
-                for (HnswlibRunner.Line line : h.run("compare", d.metric, m, efc, k, efs, rounds, 1)) {
+                for (dev.nepenthe.bench.PeerProcess.Line line : h.run("compare", d.metric, m, efc, k, efs, rounds, 1)) {
                     if (line.what().equals("build")) {
                         buildSeconds.add(line.d("s"));
                     } else if (line.what().equals("search")) {

@@ -206,7 +206,7 @@ public final class HnswDeleteBench {
             // with markDelete, recall on the survivors after each.
             double hnswlibBuild = Double.NaN;
             java.util.Map<String, String> rec = new java.util.HashMap<>();
-            for (HnswlibRunner.Line line : hnswlib.run("delete", d.metric, m, efc, k, efs, 0, threads)) {
+            for (dev.nepenthe.bench.PeerProcess.Line line : hnswlib.run("delete", d.metric, m, efc, k, efs, 0, threads)) {
                 if (line.what().equals("build")) {
                     hnswlibBuild = line.d("s");
                 } else if (line.what().equals("search")) {

@@ -1,5 +1,6 @@
 package dev.nepenthe.bench.ivfpq;
 
+import dev.nepenthe.bench.PeerProcess;
 import dev.nepenthe.core.Metric;
 import dev.nepenthe.core.index.ExactIndex;
 import dev.nepenthe.core.index.IndexConfig;
@@ -8,10 +9,7 @@ import dev.nepenthe.core.index.SearchResult;
 import dev.nepenthe.core.vector.Kernels;
 import dev.nepenthe.ivfpq.IvfPqIndex;
 import dev.nepenthe.ivfpq.IvfPqParams;
-import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStreamReader;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -363,43 +361,18 @@ public final class IvfPqBench {
                 "--nlist", "" + nlist, "--m", "" + m, "--nbits", "8", "--train", "" + train, "--niter", "" + iterations,
                 "--k", "" + k, "--rerank", "" + rerank, "--nprobes", opts.get("nprobes"), "--passes", "" + passes,
                 "--seeds", opts.get("seeds"));
-        System.err.println("running: " + String.join(" ", cmd));
-        ProcessBuilder pb = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT);
-        // One thread on the FAISS side too, BLAS included (Debian's FAISS links a threaded BLAS).
-        pb.environment().put("OMP_NUM_THREADS", "1");
-        pb.environment().put("OPENBLAS_NUM_THREADS", "1");
-        pb.environment().put("MKL_NUM_THREADS", "1");
-        Process proc = pb.start();
         Map<String, Map<String, String>> out = new LinkedHashMap<>();
-        try (BufferedReader r = new BufferedReader(new InputStreamReader(proc.getInputStream(), StandardCharsets.UTF_8))) {
-            String line;
-            while ((line = r.readLine()) != null) {
-                System.err.println(line);
-                String[] parts = line.trim().split("\\s+");
-                if (parts.length < 2 || !parts[0].equals("faiss")) {
-                    continue;
-                }
-                Map<String, String> kv = new LinkedHashMap<>();
-                for (int i = 2; i < parts.length; i++) {
-                    int eq = parts[i].indexOf('=');
-                    if (eq > 0) {
-                        kv.put(parts[i].substring(0, eq), parts[i].substring(eq + 1));
-                    }
-                }
-                String key = parts[1];
-                if (kv.containsKey("nprobe")) {
-                    key += " " + kv.get("nprobe") + "/" + kv.get("rerank");
-                } else if (kv.containsKey("seed")) {
-                    key += " " + kv.get("seed") + "/" + kv.get("rerank");
-                } else if (kv.containsKey("label")) {
-                    key += " " + kv.get("label");
-                }
-                out.put(key, kv);
+        for (PeerProcess.Line line : PeerProcess.run(cmd, "faiss", "is python3-faiss installed? apt-get install python3-faiss")) {
+            Map<String, String> kv = line.kv();
+            String key = line.what();
+            if (kv.containsKey("nprobe")) {
+                key += " " + kv.get("nprobe") + "/" + kv.get("rerank");
+            } else if (kv.containsKey("seed")) {
+                key += " " + kv.get("seed") + "/" + kv.get("rerank");
+            } else if (kv.containsKey("label")) {
+                key += " " + kv.get("label");
             }
-        }
-        int rc = proc.waitFor();
-        if (rc != 0) {
-            throw new IOException("faiss_ivfpq.py exited with " + rc + " (is python3-faiss installed? apt-get install python3-faiss)");
+            out.put(key, kv);
         }
         return out;
     }

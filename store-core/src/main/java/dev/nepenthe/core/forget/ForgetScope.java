@@ -2,7 +2,6 @@ package dev.nepenthe.core.forget;
 
 import dev.nepenthe.core.Filter;
 import dev.nepenthe.core.VectorRecord;
-import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 
@@ -124,10 +123,5 @@ public sealed interface ForgetScope {
         public boolean matches(VectorRecord r) {
             return filter.test(r.metadata());
         }
-    }
-
-    /** Record ids a scope names directly (for fences that must outlive the operation). */
-    static List<String> namedIds(ForgetScope scope) {
-        return scope instanceof Records r ? List.copyOf(r.ids()) : List.of();
     }
 }

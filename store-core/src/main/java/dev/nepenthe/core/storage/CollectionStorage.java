@@ -378,16 +378,6 @@ public final class CollectionStorage implements Closeable {
      * fails the deletion still stands (it is journaled); the next checkpoint retries.
      */
     public void purgeDeleted() throws IOException {
-        purgeDeleted(false);
-    }
-
-    /**
-     * As {@link #purgeDeleted()}; with {@code freshIdMap} the id map file is rebuilt even after
-     * record deletions (Chronicle Map keeps a removed entry's key bytes until then), as a forget
-     * requires.
-     */
-    public void purgeDeleted(boolean freshIdMap) throws IOException {
-        idMapNeedsFreshFile |= freshIdMap;
         checkpoint(true);
         if (idMapNeedsFreshFile) {
             idMap.reconcile(liveHashes(), true);
@@ -500,11 +490,6 @@ public final class CollectionStorage implements Closeable {
     public long versionOf(int ordinal) {
         Live l = byOrdinal.get(ordinal);
         return l == null ? -1 : l.seq();
-    }
-
-    /** The keyed hash a record's sealed copies and id-map entry carry in clear. */
-    public byte[] recordHashBytes(String tenant, String id) {
-        return ctx.hashes().record(tenant, id).bytes();
     }
 
     /** What a byte scan for deleted records found: occurrences and the files holding them. */
