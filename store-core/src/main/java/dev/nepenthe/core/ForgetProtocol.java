@@ -805,8 +805,7 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
         }
         for (Suspect s : held) {
             for (VectorCollection c : cs) {
-                if (c.name().equals(s.collection())
-                        && !c.recordsInScope(tenant, r -> r.id().equals(s.recordId()), null).isEmpty()) {
+                if (c.name().equals(s.collection()) && c.isLive(tenant, s.recordId())) {
                     regeneration.add(s);
                 }
             }

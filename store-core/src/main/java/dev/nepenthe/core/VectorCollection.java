@@ -651,6 +651,16 @@ public final class VectorCollection {
         }
     }
 
+    /** Whether (tenant, id) is live, blocked or not: one id-map lookup. */
+    boolean isLive(String tenant, String id) {
+        lock.readLock().lock();
+        try {
+            return lookup(tenant, id) != null;
+        } finally {
+            lock.readLock().unlock();
+        }
+    }
+
     /** A record the cleanup removed: its id, ordinal, version and a copy of its vector (the probe). */
     record Removed(VectorRecord record, int ordinal, long version) {}
 
