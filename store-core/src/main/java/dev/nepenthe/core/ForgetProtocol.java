@@ -131,7 +131,12 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
         }
         this.ledger = l;
         this.worker = Executors.newSingleThreadExecutor(r -> {
-            Thread t = new Thread(r, "nepenthe-forget");
+            // Searches come first: the worker runs at a lower OS priority (measured: search p99
+            // while forgets run, BENCHMARKS.md).
+            Thread t = new Thread(() -> {
+                BackgroundPriority.lowerCurrentThread();
+                r.run();
+            }, "nepenthe-forget");
             t.setDaemon(true);
             return t;
         });

@@ -801,18 +801,25 @@ public final class VectorCollection {
         }
     }
 
-    /** Runs the index's own residue purge (an IVF-PQ retrain when a removed vector trained it). */
+    /**
+     * Runs the index's own residue purge (an IVF-PQ retrain when a removed vector trained it).
+     * Under the read lock: writers wait, searches do not (an index that retrains computes aside
+     * and swaps, see {@link VectorIndex#purgeResidue()}); the storage monitor keeps it apart from
+     * another forget's purge.
+     */
     boolean purgeIndexResidue() {
-        lock.writeLock().lock();
+        lock.readLock().lock();
         try {
             ensureOpen();
-            boolean had = index.hasResidue();
-            if (had) {
-                index.purgeResidue();
+            synchronized (storage) {
+                boolean had = index.hasResidue();
+                if (had) {
+                    index.purgeResidue();
+                }
+                return had;
             }
-            return had;
         } finally {
-            lock.writeLock().unlock();
+            lock.readLock().unlock();
         }
     }
 

@@ -9,6 +9,7 @@ import dev.nepenthe.core.index.SearchResult;
 import dev.nepenthe.core.index.TopK;
 import dev.nepenthe.core.index.VectorIndex;
 import dev.nepenthe.core.index.VectorIndexFactory;
+import dev.nepenthe.core.vector.CentroidBlock;
 import dev.nepenthe.core.vector.Kernels;
 import dev.nepenthe.core.vector.VectorKernels;
 import java.io.IOException;
@@ -86,9 +87,15 @@ public final class IvfPqIndex implements VectorIndex {
     /** Ordinals removed and not added again: the checker proves none survives anywhere. */
     private final RoaringBitmap removed = new RoaringBitmap();
     private long trainings;
+    /** Bumped by every add and remove (under the write lock): a retrain computed aside checks it. */
+    private long modifications;
+    private final Object retrainMutex = new Object();
+    /** Test hook: runs in {@link #purgeResidue()} after the new state is computed, before the swap. */
+    Runnable duringPurgeCompute = () -> {};
 
     // Trained state; all null while the index is flat.
     private float[] anchors; // nlist * dim, the trained coarse codebook
+    private CentroidBlock anchorBlock; // the anchors laid out for the nearest-centroid kernel
     private ProductQuantizer pq;
     private float[] l2Terms; // nlist * m * ksub: ||c||^2 + 2<anchor_j, c> (L2 and cosine only)
     private float[] routing; // nlist * dim: mean of members, or the anchor for an empty list
@@ -160,9 +167,10 @@ public final class IvfPqIndex implements VectorIndex {
             }
             store.add(ordinal, prepared);
             removed.remove(ordinal);
+            modifications++;
             if (isTrainedLocked()) {
-                insertIntoList(ordinal, prepared, new float[dim], new float[params.m() * params.ksub()],
-                        new byte[params.m()], new float[params.nlist()]);
+                insertIntoList(ordinal, prepared, new float[dim], new int[Math.max(1, params.m())],
+                        new byte[params.m()]);
             } else if (store.size() >= params.trainSize()) {
                 trainLocked();
             }
@@ -176,10 +184,11 @@ public final class IvfPqIndex implements VectorIndex {
      * Steps: 1. nearest anchor (trained coarse centroid); 2. residual to it; 3. PQ code;
      * 4. append; 5. add to the list's sum and move its routing centroid to the new mean.
      */
-    private void insertIntoList(int ord, float[] v, float[] residual, float[] table, byte[] code, float[] dist) {
-        int list = KMeans.nearest(kernels, v, anchors, params.nlist(), dist);
+    private void insertIntoList(int ord, float[] v, float[] residual, int[] scratch, byte[] code) {
+        kernels.nearest(v, 0, 1, anchorBlock, scratch, 0);
+        int list = scratch[0];
         kernels.subtract(v, 0, anchors, list * dim, residual, 0, dim);
-        pq.encode(kernels, residual, table, code, 0);
+        pq.encode(kernels, residual, scratch, code, 0);
         int pos = lists[list].append(ord, code, 0);
         ensureOrdinalArrays(ord + 1);
         ordToList[ord] = list;
@@ -269,6 +278,7 @@ public final class IvfPqIndex implements VectorIndex {
         }
         // 4. Out of the vector store, bytes zeroed.
         store.remove(ord);
+        modifications++;
         removed.add(ord);
         return true;
     }
@@ -328,16 +338,48 @@ public final class IvfPqIndex implements VectorIndex {
         return isTainted();
     }
 
-    /** Retrains when a removed vector shaped the codebooks (see {@link #retrain()} for the cost). */
+    /**
+     * Retrains when a removed vector shaped the codebooks (see {@link #retrain()} for the cost).
+     * The new codebooks and codes are computed under the read lock, so searches go on against
+     * the old ones meanwhile (adds and removes wait); then, under the write lock, the old
+     * codebooks are zeroed and the new state swapped in. Retrains run one at a time.
+     */
     @Override
     public void purgeResidue() {
-        lock.writeLock().lock();
-        try {
-            if (isTaintedLocked()) {
-                trainLocked();
+        synchronized (retrainMutex) {
+            Trained next;
+            long seen;
+            long training;
+            lock.readLock().lock();
+            try {
+                if (!isTaintedLocked()) {
+                    return;
+                }
+                seen = modifications;
+                training = trainings + 1;
+                next = computeTraining(training);
+                duringPurgeCompute.run();
+            } finally {
+                lock.readLock().unlock();
             }
-        } finally {
-            lock.writeLock().unlock();
+            lock.writeLock().lock();
+            try {
+                if (modifications != seen) {
+                    // An add or remove slipped in between the two locks: what was computed no
+                    // longer covers every live vector. Train again, exclusively.
+                    if (isTaintedLocked()) {
+                        trainLocked();
+                    }
+                    return;
+                }
+                trainings = training;
+                clearTrainedState();
+                if (next != null) {
+                    install(next);
+                }
+            } finally {
+                lock.writeLock().unlock();
+            }
         }
     }
 
@@ -392,15 +434,34 @@ public final class IvfPqIndex implements VectorIndex {
     }
 
     private void trainLocked() {
-        int n = store.size();
+        Trained next = computeTraining(++trainings);
         clearTrainedState();
+        if (next != null) {
+            install(next);
+        }
+    }
+
+    /**
+     * Everything a training produces, computed aside from the live state so that a retrain can
+     * run while searches still use the old codebooks, and be swapped in at once.
+     */
+    private record Trained(float[] anchors, ProductQuantizer pq, float[] l2Terms, float[] routing,
+            InvertedList[] lists, ListSums sums, int[] ordToList, int[] ordToPos, RoaringBitmap lineage) {}
+
+    /**
+     * Trains on the live vectors without touching the trained state: reads only the vector
+     * store, so the caller needs the read lock at least. Returns null when too few vectors are
+     * live to train (the index is then flat again).
+     */
+    private Trained computeTraining(long training) {
+        int n = store.size();
         if (n < params.minTrainingVectors()) {
-            return; // flat again: exact search over the store, nothing trained to forget
+            return null; // flat again: exact search over the store, nothing trained to forget
         }
         int nlist = params.nlist();
         int m = params.m();
         int ksub = params.ksub();
-        SplittableRandom rnd = new SplittableRandom(seed + 0x9E3779B97F4A7C15L * (++trainings));
+        SplittableRandom rnd = new SplittableRandom(seed + 0x9E3779B97F4A7C15L * training);
         // 1. The sample: every live vector, or trainSize of them chosen at random.
         int s = Math.min(n, params.trainSize());
         int[] slots = new int[n];
@@ -423,58 +484,76 @@ public final class IvfPqIndex implements VectorIndex {
         float[] coarse = KMeans.train(kernels, sample, s, dim, nlist, params.iterations(), rnd.split());
         // 3. PQ codebooks on the sample's residuals to their nearest coarse centroid.
         float[] residuals = new float[s * dim];
-        float[] dist = new float[nlist];
-        float[] v = new float[dim];
+        int[] nearestOfSample = KMeans.assign(kernels, sample, s, dim, coarse, nlist);
         for (int i = 0; i < s; i++) {
-            System.arraycopy(sample, i * dim, v, 0, dim);
-            int c = KMeans.nearest(kernels, v, coarse, nlist, dist);
-            kernels.subtract(sample, i * dim, coarse, c * dim, residuals, i * dim, dim);
+            kernels.subtract(sample, i * dim, coarse, nearestOfSample[i] * dim, residuals, i * dim, dim);
         }
         Arrays.fill(sample, 0f);
         ProductQuantizer quantizer = ProductQuantizer.train(kernels, residuals, s, dim, m, ksub,
                 params.iterations(), rnd.split());
         Arrays.fill(residuals, 0f);
-        // 4. Install, then assign and encode every live vector against the anchors.
-        anchors = coarse;
-        pq = quantizer;
-        l2Terms = metric == Metric.DOT ? null : precomputeL2Terms(coarse, quantizer);
-        routing = coarse.clone();
-        lists = new InvertedList[nlist];
+        // 4. Assign and encode every live vector against the new anchors.
+        InvertedList[] newLists = new InvertedList[nlist];
         for (int i = 0; i < nlist; i++) {
-            lists[i] = new InvertedList(m);
+            newLists[i] = new InvertedList(m);
         }
-        sums = new ListSums(nlist, dim);
-        ordToList = new int[Math.max(16, store.ordinalCapacity())];
-        ordToPos = new int[ordToList.length];
-        Arrays.fill(ordToList, -1);
-        lineage = trainedOn;
-        lineageRemoved = new RoaringBitmap();
+        ListSums newSums = new ListSums(nlist, dim);
+        int[] newOrdToList = new int[Math.max(16, store.ordinalCapacity())];
+        int[] newOrdToPos = new int[newOrdToList.length];
+        Arrays.fill(newOrdToList, -1);
+        int[] listOf = KMeans.assign(kernels, store.block(), n, dim, coarse, nlist);
+        float[] v = new float[dim];
         float[] residual = new float[dim];
-        float[] table = new float[m * ksub];
+        int[] scratch = new int[m];
         byte[] code = new byte[m];
         for (int slot = 0; slot < n; slot++) {
             System.arraycopy(store.block(), store.offset(slot), v, 0, dim);
-            int list = KMeans.nearest(kernels, v, anchors, nlist, dist);
-            kernels.subtract(v, 0, anchors, list * dim, residual, 0, dim);
-            pq.encode(kernels, residual, table, code, 0);
+            int list = listOf[slot];
+            kernels.subtract(v, 0, coarse, list * dim, residual, 0, dim);
+            quantizer.encode(kernels, residual, scratch, code, 0);
             int ord = store.ordinalAt(slot);
-            ensureOrdinalArrays(ord + 1);
-            ordToList[ord] = list;
-            ordToPos[ord] = lists[list].append(ord, code, 0);
-            sums.add(list, v, 0);
+            newOrdToList[ord] = list;
+            newOrdToPos[ord] = newLists[list].append(ord, code, 0);
+            newSums.add(list, v, 0);
         }
-        // 5. Routing centroids become the means of the members.
+        // 5. Routing centroids: the means of the members (an empty list routes by its anchor).
+        float[] newRouting = coarse.clone();
         for (int list = 0; list < nlist; list++) {
-            refreshRouting(list);
+            if (newSums.count(list) > 0) {
+                newSums.mean(list, newRouting, list * dim);
+            }
         }
+        float[] terms = metric == Metric.DOT ? null : precomputeL2Terms(coarse, quantizer);
+        return new Trained(coarse, quantizer, terms, newRouting, newLists, newSums, newOrdToList, newOrdToPos,
+                trainedOn);
+    }
+
+    private void install(Trained t) {
+        anchors = t.anchors();
+        anchorBlock = CentroidBlock.of(anchors, 0, params.nlist(), dim);
+        pq = t.pq();
+        l2Terms = t.l2Terms();
+        routing = t.routing();
+        lists = t.lists();
+        sums = t.sums();
+        ordToList = t.ordToList();
+        ordToPos = t.ordToPos();
+        lineage = t.lineage();
+        lineageRemoved = new RoaringBitmap();
     }
 
     /** Zeroes and drops every trained structure (the old codebooks are the tainted ones). */
     private void clearTrainedState() {
-        for (float[] a : new float[][] {anchors, l2Terms, routing, pq == null ? null : pq.codebooks()}) {
+        for (float[] a : new float[][] {anchors, l2Terms, routing}) {
             if (a != null) {
                 Arrays.fill(a, 0f);
             }
+        }
+        if (pq != null) {
+            pq.wipe();
+        }
+        if (anchorBlock != null) {
+            anchorBlock.wipe();
         }
         if (lists != null) {
             for (InvertedList l : lists) {
@@ -484,6 +563,7 @@ public final class IvfPqIndex implements VectorIndex {
             }
         }
         anchors = null;
+        anchorBlock = null;
         pq = null;
         l2Terms = null;
         routing = null;
@@ -845,6 +925,7 @@ public final class IvfPqIndex implements VectorIndex {
         }
         int nlist = params.nlist();
         anchors = coarse;
+        anchorBlock = CentroidBlock.of(coarse, 0, nlist, dim);
         pq = quantizer;
         l2Terms = metric == Metric.DOT ? null : precomputeL2Terms(coarse, quantizer);
         routing = coarse.clone();

@@ -1,5 +1,6 @@
 package dev.nepenthe.ivfpq;
 
+import dev.nepenthe.core.vector.CentroidBlock;
 import dev.nepenthe.core.vector.VectorKernels;
 import java.util.SplittableRandom;
 
@@ -28,18 +29,16 @@ final class KMeans {
         float[] centroids = seedPlusPlus(kernels, points, n, dim, k, rnd);
         int[] assign = new int[n];
         java.util.Arrays.fill(assign, -1);
-        float[] dist = new float[k];
-        float[] point = new float[dim];
+        int[] next = new int[n];
         double[] sums = new double[k * dim];
         int[] counts = new int[k];
         for (int it = 0; it < iterations; it++) {
             // 1. Assign every point to its nearest centroid.
+            kernels.nearest(points, 0, n, CentroidBlock.of(centroids, 0, k, dim), next, 0);
             int changed = 0;
             for (int i = 0; i < n; i++) {
-                System.arraycopy(points, i * dim, point, 0, dim);
-                int best = nearest(kernels, point, centroids, k, dist);
-                if (best != assign[i]) {
-                    assign[i] = best;
+                if (next[i] != assign[i]) {
+                    assign[i] = next[i];
                     changed++;
                 }
             }
@@ -110,16 +109,14 @@ final class KMeans {
         }
     }
 
-    /** Index of the centroid nearest to {@code point}; {@code dist} is scratch of length k. */
-    static int nearest(VectorKernels kernels, float[] point, float[] centroids, int k, float[] dist) {
-        distances(kernels, point, centroids, k, dist);
-        int best = 0;
-        for (int c = 1; c < k; c++) {
-            if (dist[c] < dist[best]) {
-                best = c;
-            }
-        }
-        return best;
+    /**
+     * The nearest of {@code k} centroids for each of {@code n} points stored back to back from
+     * offset 0 of {@code points} (ranked as {@link VectorKernels#nearest} ranks).
+     */
+    static int[] assign(VectorKernels kernels, float[] points, int n, int dim, float[] centroids, int k) {
+        int[] out = new int[n];
+        kernels.nearest(points, 0, n, CentroidBlock.of(centroids, 0, k, dim), out, 0);
+        return out;
     }
 
     /**

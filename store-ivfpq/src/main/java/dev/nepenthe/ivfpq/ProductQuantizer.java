@@ -1,5 +1,6 @@
 package dev.nepenthe.ivfpq;
 
+import dev.nepenthe.core.vector.CentroidBlock;
 import dev.nepenthe.core.vector.VectorKernels;
 import java.util.SplittableRandom;
 
@@ -18,6 +19,8 @@ final class ProductQuantizer {
     final int ksub;
     final int dsub;
     private final float[] codebooks;
+    /** Subspace j's codebook laid out for {@link VectorKernels#nearest}: what encoding ranks with. */
+    private final CentroidBlock[] blocks;
 
     ProductQuantizer(int dim, int m, int ksub, float[] codebooks) {
         if (dim % m != 0) {
@@ -32,6 +35,10 @@ final class ProductQuantizer {
         this.ksub = ksub;
         this.dsub = dim / m;
         this.codebooks = codebooks;
+        this.blocks = new CentroidBlock[m];
+        for (int j = 0; j < m; j++) {
+            blocks[j] = CentroidBlock.of(codebooks, j * ksub * dsub, ksub, dsub);
+        }
     }
 
     /**
@@ -56,29 +63,31 @@ final class ProductQuantizer {
         return new ProductQuantizer(dim, m, ksub, codebooks);
     }
 
+    /** Zeroes the codebooks and their encoding layout (tainted codebooks being replaced). */
+    void wipe() {
+        java.util.Arrays.fill(codebooks, 0f);
+        for (CentroidBlock b : blocks) {
+            b.wipe();
+        }
+    }
+
     /** The codebooks themselves (not a copy: callers must not write). */
     float[] codebooks() {
         return codebooks;
     }
 
     /**
-     * Writes the m-byte code of {@code residual} to {@code codes[off, off+m)}.
+     * Writes the m-byte code of {@code residual} to {@code codes[off, off+m)}: per subspace, the
+     * nearest centroid.
      *
-     * @param table scratch of {@code m * ksub} floats
+     * @param scratch {@code m} ints
      */
-    void encode(VectorKernels kernels, float[] residual, float[] table, byte[] codes, int off) {
-        kernels.pqDistanceTable(residual, codebooks, m, ksub, table);
+    void encode(VectorKernels kernels, float[] residual, int[] scratch, byte[] codes, int off) {
         for (int j = 0; j < m; j++) {
-            int row = j * ksub;
-            int best = 0;
-            float bestD = table[row];
-            for (int c = 1; c < ksub; c++) {
-                if (table[row + c] < bestD) {
-                    bestD = table[row + c];
-                    best = c;
-                }
-            }
-            codes[off + j] = (byte) best;
+            kernels.nearest(residual, j * dsub, 1, blocks[j], scratch, j);
+        }
+        for (int j = 0; j < m; j++) {
+            codes[off + j] = (byte) scratch[j];
         }
     }
 

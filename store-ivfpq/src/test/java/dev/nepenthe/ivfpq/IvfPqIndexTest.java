@@ -266,16 +266,22 @@ class IvfPqIndexTest {
         var kernels = dev.nepenthe.core.vector.Kernels.get();
         int nlist = index.params().nlist();
         int m = index.params().m();
-        float[] dist = new float[nlist];
         float[] residual = new float[DIM];
-        float[] table = new float[m * index.params().ksub()];
+        int[] scratch = new int[m];
         byte[] code = new byte[m];
+        float[] anchors = index.anchors();
         for (int ord : live) {
             float[] v = index.metric().prepare(pool[ord]);
-            int list = KMeans.nearest(kernels, v, index.anchors(), nlist, dist);
+            int list = KMeans.assign(kernels, v, 1, DIM, anchors, nlist)[0];
             assertEquals(list, index.listOf(ord), "ordinal " + ord);
-            kernels.subtract(v, 0, index.anchors(), list * DIM, residual, 0, DIM);
-            index.quantizer().encode(kernels, residual, table, code, 0);
+            // Oracle: the list's anchor is a nearest one by plain squared distance (up to rounding).
+            double nearest = Double.MAX_VALUE;
+            for (int c = 0; c < nlist; c++) {
+                nearest = Math.min(nearest, squared(v, anchors, c * DIM));
+            }
+            assertEquals(nearest, squared(v, anchors, list * DIM), 1e-4 * (1 + nearest), "anchor distance of " + ord);
+            kernels.subtract(v, 0, anchors, list * DIM, residual, 0, DIM);
+            index.quantizer().encode(kernels, residual, scratch, code, 0);
             InvertedList il = index.list(list);
             int pos = -1;
             for (int i = 0; i < il.size(); i++) {
@@ -286,6 +292,15 @@ class IvfPqIndexTest {
             assertArrayEquals(code, Arrays.copyOfRange(il.codes(), il.codeOffset(pos), il.codeOffset(pos) + m),
                     "code of ordinal " + ord);
         }
+    }
+
+    private static double squared(float[] v, float[] block, int off) {
+        double s = 0;
+        for (int d = 0; d < v.length; d++) {
+            double x = v[d] - block[off + d];
+            s += x * x;
+        }
+        return s;
     }
 
     @Test
@@ -495,6 +510,90 @@ class IvfPqIndexTest {
             removedCount += i % 3 == 0 ? 1 : 0;
         }
         assertEquals(8000 - removedCount, index.size());
+    }
+
+    /**
+     * The forget protocol's purge retrains aside: a search started while the new codebooks are
+     * being computed completes before the swap (it would wait for the whole retrain if the
+     * purge held the write lock), and afterwards the index is untainted, clean and answers as
+     * a retrain does.
+     */
+    @Test
+    void purgeResidueLetsSearchesRunWhileItRetrains() throws Exception {
+        float[][][] split = baseAndQueries(41, 12_000, 50);
+        float[][] base = split[0];
+        IvfPqIndex index = newIndex(Metric.L2, Map.of());
+        for (int i = 0; i < base.length; i++) {
+            index.add(i, base[i]);
+        }
+        int[] doomed = index.lineage().stream().limit(50).toArray();
+        index.removeAll(doomed);
+        assertTrue(index.isTainted());
+        java.util.concurrent.atomic.AtomicReference<SearchResult> duringRetrain = new java.util.concurrent.atomic.AtomicReference<>();
+        index.duringPurgeCompute = () -> {
+            Thread searcher = new Thread(() -> duringRetrain.set(index.search(split[1][0], K, null, DOCUMENTED)));
+            searcher.start();
+            try {
+                searcher.join(30_000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        };
+        index.purgeResidue();
+        assertNotNull(duringRetrain.get(), "a search during the retrain's computation did not complete");
+        assertEquals(K, duringRetrain.get().size());
+        assertFalse(index.isTainted());
+        assertTrue(index.verifyIntegrity().isClean(), () -> index.verifyIntegrity().toString());
+        assertNoTraceOf(index, doomed);
+        List<Integer> live = new ArrayList<>();
+        RoaringBitmap gone = RoaringBitmap.bitmapOf(doomed);
+        for (int i = 0; i < base.length; i++) {
+            if (!gone.contains(i)) {
+                live.add(i);
+            }
+        }
+        assertCodesReproducible(index, base, live);
+    }
+
+    /**
+     * An add that arrives while the purge computes waits, and then either lands in the new
+     * lists or makes the purge train again: either way every live vector, the new one included,
+     * is in the list and has the code a fresh encoding gives, and nothing is tainted.
+     */
+    @Test
+    void purgeResidueKeepsAnAddThatArrivesMeanwhile() throws Exception {
+        float[][] base = data(43, 12_001);
+        IvfPqIndex index = newIndex(Metric.COSINE, Map.of());
+        for (int i = 0; i < 12_000; i++) {
+            index.add(i, base[i]);
+        }
+        int[] doomed = index.lineage().stream().limit(50).toArray();
+        index.removeAll(doomed);
+        Thread[] adder = new Thread[1];
+        index.duringPurgeCompute = () -> {
+            adder[0] = new Thread(() -> index.add(12_000, base[12_000]));
+            adder[0].start();
+            for (int i = 0; i < 1000 && !adder[0].getState().equals(Thread.State.WAITING); i++) {
+                try {
+                    Thread.sleep(1);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        };
+        index.purgeResidue();
+        adder[0].join(30_000);
+        assertTrue(index.contains(12_000));
+        assertFalse(index.isTainted());
+        assertTrue(index.verifyIntegrity().isClean(), () -> index.verifyIntegrity().toString());
+        List<Integer> live = new ArrayList<>();
+        RoaringBitmap gone = RoaringBitmap.bitmapOf(doomed);
+        for (int i = 0; i <= 12_000; i++) {
+            if (!gone.contains(i)) {
+                live.add(i);
+            }
+        }
+        assertCodesReproducible(index, base, live);
     }
 
     @Test

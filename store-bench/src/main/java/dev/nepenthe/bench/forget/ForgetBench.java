@@ -44,13 +44,19 @@ import java.util.stream.Stream;
 public final class ForgetBench {
 
     private static final String USAGE = "./nepenthe bench forget n=100000 dim=384 sizes=10,100,1000 reps=3"
-            + " index=hnsw,ivfpq searchThreads=1 dir=/tmp";
+            + " index=hnsw,ivfpq searchThreads=1 warmup=0 slowMs=2 slowDetail=0 dir=/tmp";
 
     record Row(String index, int size, List<Double> markMs, List<Double> sealedMs, List<Double> holdCheckMs,
             List<Double> cleanupMs, List<Double> verifyMs, List<String> states) {}
 
     record Latency(String index, double baseP50, double baseP99, double duringP50, double duringP99, int baseCount,
             int duringCount) {}
+
+    /** Searches slower than this (during forgets) are classified by phase and by CPU share. */
+    private static double slowMs;
+    private static boolean slowDetail;
+    /** Subjects of each size forgotten before measuring, to compile the forget path. */
+    private static int warmup;
 
     public static void main(String[] args) throws Exception {
         BenchArgs a = new BenchArgs(args, USAGE);
@@ -59,6 +65,9 @@ public final class ForgetBench {
         int[] sizes = a.ints("sizes", new int[] {10, 100, 1000});
         int reps = a.i("reps", 3);
         int searchThreads = a.i("searchThreads", 1);
+        slowMs = a.i("slowMs", 2);
+        warmup = a.i("warmup", 0);
+        slowDetail = a.i("slowDetail", 0) == 1;
         Path base = Path.of(a.s("dir", System.getProperty("java.io.tmpdir")));
         List<String> kinds = List.of(a.s("index", "hnsw,ivfpq").split(","));
         System.out.printf(Locale.ROOT, "forget bench: n=%d dim=%d sizes=%s reps=%d searchThreads=%d cores=%d%n", n, dim,
@@ -111,15 +120,17 @@ public final class ForgetBench {
             VectorCollection c = store.createCollection(new CollectionSpec("bench", dim, Metric.COSINE, index));
             // Target subjects take the first records; the rest belong to filler subjects of 10.
             List<String> subjectOf = new ArrayList<>(n);
-            for (int size : sizes) {
-                for (int r = 0; r < reps; r++) {
-                    for (int i = 0; i < size; i++) {
-                        subjectOf.add("target-" + size + "-" + r);
+            for (String role : new String[] {"warmup", "target"}) {
+                for (int size : sizes) {
+                    for (int r = 0; r < (role.equals("warmup") ? warmup : reps); r++) {
+                        for (int i = 0; i < size; i++) {
+                            subjectOf.add(role + "-" + size + "-" + r);
+                        }
                     }
                 }
             }
             if (subjectOf.size() > n / 2) {
-                throw new IllegalArgumentException("sizes x reps = " + subjectOf.size() + " records: expected at most"
+                throw new IllegalArgumentException("sizes x (reps + warmup) = " + subjectOf.size() + " records: expected at most"
                         + " half of n=" + n);
             }
             while (subjectOf.size() < n) {
@@ -141,6 +152,9 @@ public final class ForgetBench {
             // Searches on other threads, each latency stamped with whether a forget was running.
             AtomicBoolean stop = new AtomicBoolean();
             AtomicBoolean forgetting = new AtomicBoolean();
+            AtomicBoolean measuring = new AtomicBoolean();
+            java.util.concurrent.atomic.AtomicReference<String> currentOp = new java.util.concurrent.atomic.AtomicReference<>();
+            java.util.concurrent.atomic.AtomicLong opStart = new java.util.concurrent.atomic.AtomicLong();
             List<List<double[]>> samples = new ArrayList<>();
             List<Thread> searchers = new ArrayList<>();
             for (int t = 0; t < searchThreads; t++) {
@@ -149,30 +163,55 @@ public final class ForgetBench {
                 int offset = t * 97;
                 Thread th = new Thread(() -> {
                     int q = offset;
+                    java.lang.management.ThreadMXBean mx = java.lang.management.ManagementFactory.getThreadMXBean();
                     while (!stop.get()) {
                         boolean during = forgetting.get();
+                        long cpu = mx.getCurrentThreadCpuTime();
                         long s = System.nanoTime();
                         c.search(SearchRequest.of(queries[q++ % queries.length], 10));
                         double ms = (System.nanoTime() - s) / 1e6;
-                        if (during == forgetting.get()) {
-                            mine.add(new double[] {during ? 1 : 0, ms});
+                        double cpuMs = (mx.getCurrentThreadCpuTime() - cpu) / 1e6;
+                        if (measuring.get() && during == forgetting.get()) {
+                            String id = currentOp.get();
+                            double phase = -1;
+                            if (during && ms > slowMs && id != null) {
+                                phase = store.operation(id).map(o -> (double) o.state().ordinal()).orElse(-1.0);
+                            }
+                            mine.add(new double[] {during ? 1 : 0, ms, cpuMs, phase, (s - opStart.get()) / 1e6});
                         }
                     }
                 }, "bench-search-" + t);
                 th.start();
                 searchers.add(th);
             }
-            Thread.sleep(5000); // the "before" window, with the JIT warm from the load
+            // Warm-up forgets, outside every table: the first forgets after start-up compile the
+            // forget path, and on two cores the compiler threads then compete with the searches
+            // (measured: BENCHMARKS.md). The searches are already warm from the load.
             int key = 0;
+            for (int size : sizes) {
+                for (int r = 0; r < warmup; r++) {
+                    ForgetOperation op = store.forget(ForgetRequest.of(ForgetScope.subject("warmup-" + size + "-" + r),
+                            "bench-" + key++, "benchmark"));
+                    store.awaitOperation(op.id(), Duration.ofMinutes(10));
+                }
+            }
+            if (warmup > 0) {
+                System.out.printf(Locale.ROOT, "%s: %d warm-up forgets done%n", kind, warmup * sizes.length);
+            }
+            Thread.sleep(warmup > 0 ? 1000 : 0); // the searches warm up too
+            measuring.set(true);
+            Thread.sleep(5000); // the "before" window
             for (int size : sizes) {
                 Row row = new Row(kind, size, new ArrayList<>(), new ArrayList<>(), new ArrayList<>(), new ArrayList<>(),
                         new ArrayList<>(), new ArrayList<>());
                 for (int r = 0; r < reps; r++) {
-                    forgetting.set(true);
                     long s = System.nanoTime();
+                    opStart.set(s);
+                    forgetting.set(true);
                     ForgetOperation op = store.forget(ForgetRequest.of(ForgetScope.subject("target-" + size + "-" + r),
                             "bench-" + key++, "benchmark"));
                     double markMs = (System.nanoTime() - s) / 1e6;
+                    currentOp.set(op.id());
                     ForgetOperation done = store.awaitOperation(op.id(), Duration.ofMinutes(10));
                     double sealedMs = (System.nanoTime() - s) / 1e6;
                     forgetting.set(false);
@@ -199,11 +238,28 @@ public final class ForgetBench {
             }
             List<Double> before = new ArrayList<>();
             List<Double> during = new ArrayList<>();
+            Map<String, int[]> slowByPhase = new java.util.TreeMap<>();
             for (List<double[]> l : samples) {
                 for (double[] x : l) {
                     (x[0] == 1 ? during : before).add(x[1]);
+                    if (x[0] == 1 && x[1] > slowMs) {
+                        String ph = x[3] < 0 ? "?" : OperationState.values()[(int) x[3]].name();
+                        int[] cnt = slowByPhase.computeIfAbsent(ph, k -> new int[2]);
+                        cnt[0]++;
+                        if (slowDetail) {
+                            System.out.printf(Locale.ROOT, "  slow search %s at +%.0f ms: %.2f ms wall, %.2f ms cpu%n", ph,
+                                    x[4], x[1], x[2]);
+                        }
+                        if (x[2] > 0.5 * x[1]) {
+                            cnt[1]++; // mostly on CPU: the search itself was slow, not descheduled or waiting
+                        }
+                    }
                 }
             }
+            System.out.printf(Locale.ROOT, "%s: searches during forgets slower than %.1f ms, by the operation's state"
+                    + " [count, of which mostly on CPU]:", kind, slowMs);
+            slowByPhase.forEach((k, v) -> System.out.printf(Locale.ROOT, " %s=%d/%d", k, v[0], v[1]));
+            System.out.println();
             latencies.add(new Latency(kind, pct(before, 50), pct(before, 99), pct(during, 50), pct(during, 99),
                     before.size(), during.size()));
         }

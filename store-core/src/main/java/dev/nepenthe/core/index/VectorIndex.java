@@ -95,7 +95,9 @@ public interface VectorIndex extends AutoCloseable {
 
     /**
      * Removes the residue {@link #hasResidue()} reports (retrain, re-encode). Costs what a
-     * retrain costs; does nothing by default.
+     * retrain costs; does nothing by default. Callers exclude adds and removes meanwhile but
+     * keep searching, so an index should let searches run while it purges (IVF-PQ computes the
+     * new codebooks aside and swaps them in).
      */
     default void purgeResidue() {}
 

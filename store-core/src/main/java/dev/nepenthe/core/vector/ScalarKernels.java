@@ -186,4 +186,30 @@ final class ScalarKernels implements VectorKernels {
             }
         }
     }
+
+    @Override
+    public void nearest(float[] points, int pOff, int n, CentroidBlock centroids, int[] out, int outOff) {
+        int dim = centroids.dim();
+        float[] t = centroids.transposed();
+        float[] half = centroids.halfNorms();
+        int k = centroids.k();
+        for (int i = 0; i < n; i++) {
+            int p = pOff + i * dim;
+            int best = 0;
+            float bestScore = Float.POSITIVE_INFINITY;
+            for (int c = 0; c < k; c++) {
+                int base = (c / CentroidBlock.GROUP) * dim * CentroidBlock.GROUP + c % CentroidBlock.GROUP;
+                float acc = 0f;
+                for (int d = 0; d < dim; d++) {
+                    acc = Math.fma(points[p + d], t[base + d * CentroidBlock.GROUP], acc);
+                }
+                float score = half[c] - acc;
+                if (score < bestScore) {
+                    bestScore = score;
+                    best = c;
+                }
+            }
+            out[outOff + i] = best;
+        }
+    }
 }

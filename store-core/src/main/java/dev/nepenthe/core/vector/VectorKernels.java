@@ -68,4 +68,16 @@ public interface VectorKernels {
 
     /** As {@link #pqDistanceTable} but with dot products instead of squared distances. */
     void pqDotTable(float[] query, float[] codebooks, int m, int ksub, float[] table);
+
+    /**
+     * For each of {@code n} points of {@code centroids.dim()} floats stored back to back in
+     * {@code points} from {@code pOff}, the index of the nearest centroid in squared L2 distance,
+     * written to {@code out[outOff + i]}. Ties go to the lowest index. The hot loop of k-means
+     * and of PQ encoding.
+     *
+     * <p>Contract shared by both implementations, so that they agree bit for bit: a centroid's
+     * score is {@code halfNorm - acc}, where {@code acc} starts at 0 and takes
+     * {@code acc = fma(x[d], c[d], acc)} for {@code d = 0 .. dim-1} in that order.
+     */
+    void nearest(float[] points, int pOff, int n, CentroidBlock centroids, int[] out, int outOff);
 }

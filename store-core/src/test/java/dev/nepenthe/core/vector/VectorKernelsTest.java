@@ -382,4 +382,75 @@ class VectorKernelsTest {
             }
         }
     }
+
+    /**
+     * The nearest-centroid kernel: both implementations pick exactly the same centroid (their
+     * shared contract fixes the order of every rounding), and that centroid is a nearest one by
+     * a double-precision squared distance, up to the scores' own rounding. Dimensions cover the
+     * PQ sub-vectors (1 to 16) and whole vectors (a coarse quantizer); k of 1, 5, 13 and 33
+     * leave padding in the last group of eight, and 4 or more groups exercise the four-group
+     * loop with a remainder.
+     */
+    @Test
+    void nearestCentroidAgreesBetweenTwinsAndWithTheReference() {
+        VectorKernels scalar = Kernels.scalar();
+        VectorKernels panama = Kernels.panama();
+        SplittableRandom rnd = new SplittableRandom(23);
+        for (int dim : new int[] {1, 2, 3, 8, 16, 25, 384}) {
+            for (int k : new int[] {1, 5, 8, 13, 33, 64, 256}) {
+                int n = 37;
+                float[] centroids = plain(rnd, k * dim);
+                float[] points = plain(rnd, PAD + n * dim);
+                CentroidBlock block = CentroidBlock.of(centroids, 0, k, dim);
+                int[] a = new int[n + 2];
+                int[] b = new int[n + 2];
+                Arrays.fill(a, -7);
+                Arrays.fill(b, -7);
+                scalar.nearest(points, PAD, n, block, a, 1);
+                panama.nearest(points, PAD, n, block, b, 1);
+                String what = " dim " + dim + " k " + k;
+                assertEquals(-7, b[0], "panama wrote before its range" + what);
+                assertEquals(-7, b[n + 1], "panama wrote past its range" + what);
+                for (int i = 0; i < n; i++) {
+                    assertEquals(a[i + 1], b[i + 1], "scalar and panama disagree on point " + i + what);
+                    // The scores' rounding is bounded by the squared norms of the point and of
+                    // the largest centroid (|<x, c>| is at most half their sum).
+                    double best = Double.MAX_VALUE;
+                    double sumMagnitude = 0;
+                    double largestCentroid = 0;
+                    for (int c = 0; c < k; c++) {
+                        best = Math.min(best, refSquare(points, PAD + i * dim, centroids, c * dim, dim).value());
+                        largestCentroid = Math.max(largestCentroid, refSquare(centroids, c * dim, new float[dim], 0, dim).value());
+                    }
+                    sumMagnitude = refSquare(points, PAD + i * dim, new float[dim], 0, dim).value() + largestCentroid;
+                    double chosen = refSquare(points, PAD + i * dim, centroids, a[i + 1] * dim, dim).value();
+                    assertTrue(chosen - best <= 4 * (dim + 2) * U * sumMagnitude,
+                            "point " + i + what + ": chosen centroid at " + chosen + ", nearest at " + best);
+                }
+            }
+        }
+    }
+
+    /** Equal centroids tie: both twins return the lowest index, across lanes and groups. */
+    @Test
+    void nearestCentroidBreaksTiesTowardTheLowestIndex() {
+        int dim = 4;
+        int k = 40;
+        float[] centroids = new float[k * dim];
+        for (int c = 0; c < k; c++) {
+            Arrays.fill(centroids, c * dim, (c + 1) * dim, 5f); // far from the point
+        }
+        // Centroids 12, 17, 20 and 36 coincide and are the nearest: 12, 20 and 36 share a lane
+        // (the earliest group must keep it), and 17 sits in an earlier lane than 12 (the lane
+        // that comes first must not win over a lower index).
+        for (int c : new int[] {36, 20, 17, 12}) {
+            Arrays.fill(centroids, c * dim, (c + 1) * dim, 1f);
+        }
+        float[] point = {1f, 1f, 1f, 1f};
+        for (VectorKernels kernel : new VectorKernels[] {Kernels.scalar(), Kernels.panama()}) {
+            int[] out = new int[1];
+            kernel.nearest(point, 0, 1, CentroidBlock.of(centroids, 0, k, dim), out, 0);
+            assertEquals(12, out[0], kernel.name());
+        }
+    }
 }

@@ -1,0 +1,61 @@
+package dev.nepenthe.core;
+
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandle;
+import java.lang.System.Logger.Level;
+import java.util.Locale;
+
+/**
+ * Lowers the scheduling priority of the calling thread, for work that must not slow searches
+ * down: the forget worker's cleanup, probe and checks. On Linux a thread is a task with its own
+ * nice value, so {@code setpriority(PRIO_PROCESS, gettid(), NICE)} reaches this thread alone;
+ * the scheduler then gives a search thread that wants the same core about ten times the
+ * worker's share, while an idle core still runs the worker at full speed.
+ *
+ * <p>Only where it can be done quietly: on Linux, with native access enabled for this module
+ * (the launcher and the tests pass {@code --enable-native-access=ALL-UNNAMED}); elsewhere the
+ * thread keeps its priority and a debug line says why. Raising a nice value needs no privilege.
+ */
+final class BackgroundPriority {
+    private static final System.Logger LOG = System.getLogger(BackgroundPriority.class.getName());
+
+    /** Nice 10: a weight of 110 against 1024 for a normal thread. */
+    static final int NICE = 10;
+    private static final int PRIO_PROCESS = 0;
+
+    private BackgroundPriority() {}
+
+    /** Lowers the calling thread's priority; returns whether it did. Never throws. */
+    static boolean lowerCurrentThread() {
+        if (!System.getProperty("os.name", "").toLowerCase(Locale.ROOT).contains("linux")) {
+            LOG.log(Level.DEBUG, "background priority: not Linux, the forget worker keeps its priority");
+            return false;
+        }
+        if (!BackgroundPriority.class.getModule().isNativeAccessEnabled()) {
+            LOG.log(Level.DEBUG, "background priority: native access is not enabled for this module"
+                    + " (--enable-native-access), the forget worker keeps its priority");
+            return false;
+        }
+        try {
+            Linker linker = Linker.nativeLinker();
+            var libc = linker.defaultLookup();
+            MethodHandle gettid = linker.downcallHandle(libc.find("gettid").orElseThrow(),
+                    FunctionDescriptor.of(ValueLayout.JAVA_INT));
+            MethodHandle setpriority = linker.downcallHandle(libc.find("setpriority").orElseThrow(),
+                    FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT,
+                            ValueLayout.JAVA_INT));
+            int tid = (int) gettid.invokeExact();
+            int rc = (int) setpriority.invokeExact(PRIO_PROCESS, tid, NICE);
+            if (rc != 0) {
+                LOG.log(Level.DEBUG, "background priority: setpriority returned " + rc);
+                return false;
+            }
+            return true;
+        } catch (Throwable e) {
+            LOG.log(Level.DEBUG, "background priority: not available (" + e + ")");
+            return false;
+        }
+    }
+}

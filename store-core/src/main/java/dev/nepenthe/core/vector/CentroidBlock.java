@@ -1,0 +1,85 @@
+package dev.nepenthe.core.vector;
+
+import java.util.Arrays;
+
+/**
+ * A set of {@code k} centroids laid out for {@link VectorKernels#nearest}: groups of eight
+ * centroids, each group stored dimension by dimension ({@code 8} floats per dimension, one per
+ * centroid), so that one vector load holds the same component of eight centroids and a
+ * broadcast point component multiplies all eight at once. No per-centroid reduction is needed.
+ *
+ * <p>Component {@code d} of centroid {@code c} sits at {@code ((c / 8) * dim + d) * 8 + c % 8}.
+ * {@code k} is padded up to a multiple of eight with zero centroids whose half norm is
+ * {@code +infinity}, so they are never the nearest. Also kept: {@code ||c||^2 / 2} per centroid;
+ * the kernels rank by {@code ||c||^2 / 2 - <x, c>}, which orders centroids as the squared
+ * distance {@code ||x - c||^2} does.
+ */
+public final class CentroidBlock {
+    /** Centroids per group: one 256-bit vector of floats. */
+    public static final int GROUP = 8;
+
+    private final int k;
+    private final int dim;
+    private final float[] transposed;
+    private final float[] halfNorms;
+
+    private CentroidBlock(int k, int dim, float[] transposed, float[] halfNorms) {
+        this.k = k;
+        this.dim = dim;
+        this.transposed = transposed;
+        this.halfNorms = halfNorms;
+    }
+
+    /** Lays out {@code k} centroids of {@code dim} floats stored back to back in {@code rows} from {@code off}. */
+    public static CentroidBlock of(float[] rows, int off, int k, int dim) {
+        if (k <= 0 || dim <= 0 || off < 0 || off + (long) k * dim > rows.length) {
+            throw new IllegalArgumentException("centroid block: expected k > 0 centroids of dim > 0 floats within "
+                    + rows.length + " floats from offset " + off + ", got k=" + k + ", dim=" + dim);
+        }
+        int groups = (k + GROUP - 1) / GROUP;
+        float[] t = new float[groups * dim * GROUP];
+        float[] half = new float[groups * GROUP];
+        Arrays.fill(half, k, half.length, Float.POSITIVE_INFINITY);
+        for (int c = 0; c < k; c++) {
+            int base = (c / GROUP) * dim * GROUP + c % GROUP;
+            double norm = 0;
+            for (int d = 0; d < dim; d++) {
+                float x = rows[off + c * dim + d];
+                t[base + d * GROUP] = x;
+                norm += (double) x * x;
+            }
+            half[c] = (float) (norm / 2);
+        }
+        return new CentroidBlock(k, dim, t, half);
+    }
+
+    /** Zeroes the layout: a copy of centroids that must not outlive them (retrained codebooks). */
+    public void wipe() {
+        Arrays.fill(transposed, 0f);
+        Arrays.fill(halfNorms, 0f);
+    }
+
+    /** Centroids held (without padding). */
+    public int k() {
+        return k;
+    }
+
+    public int dim() {
+        return dim;
+    }
+
+    /** Groups of eight (the last one padded). */
+    public int groups() {
+        return halfNorms.length / GROUP;
+    }
+
+    /** The transposed components (layout in the class comment). Callers must not write. */
+    float[] transposed() {
+        return transposed;
+    }
+
+    /** {@code ||c||^2 / 2} per centroid, {@code +infinity} for the padding. Callers must not write. */
+    float[] halfNorms() {
+        return halfNorms;
+    }
+}
