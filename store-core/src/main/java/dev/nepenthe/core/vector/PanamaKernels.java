@@ -448,6 +448,12 @@ final class PanamaKernels implements VectorKernels {
             holder[0] = new float[Math.max(16, groups * 8)];
         }
         float[] scores = holder[0];
+        if (dim == 8) {
+            for (int i = 0; i < n; i++) {
+                out[outOff + i] = nearestOf8(points, pOff + i * 8, t, half, groups, scores);
+            }
+            return;
+        }
         for (int i = 0; i < n; i++) {
             int p = pOff + i * dim;
             int g = 0;
@@ -462,6 +468,47 @@ final class PanamaKernels implements VectorKernels {
             }
             out[outOff + i] = argminScores(scores, groups);
         }
+    }
+
+    /**
+     * Sub-vectors of eight floats (the default PQ split): the point's eight components are
+     * broadcast once and stay in registers; each group's score is one chain of eight
+     * multiply-adds in the contract's order (the first, onto zero, is a plain product) and is
+     * compared at once, so no score is stored. Successive groups' chains are independent, so
+     * the processor overlaps them.
+     */
+    private static int nearestOf8(float[] x, int p, float[] t, float[] half, int groups, float[] scores) {
+        FloatVector x0 = FloatVector.broadcast(F8, x[p]);
+        FloatVector x1 = FloatVector.broadcast(F8, x[p + 1]);
+        FloatVector x2 = FloatVector.broadcast(F8, x[p + 2]);
+        FloatVector x3 = FloatVector.broadcast(F8, x[p + 3]);
+        FloatVector x4 = FloatVector.broadcast(F8, x[p + 4]);
+        FloatVector x5 = FloatVector.broadcast(F8, x[p + 5]);
+        FloatVector x6 = FloatVector.broadcast(F8, x[p + 6]);
+        FloatVector x7 = FloatVector.broadcast(F8, x[p + 7]);
+        FloatVector best = FloatVector.broadcast(F8, Float.POSITIVE_INFINITY);
+        FloatVector bestIndex = FloatVector.zero(F8);
+        FloatVector index = FloatVector.fromArray(F8, LANE_INDEX, 0);
+        FloatVector eight = FloatVector.broadcast(F8, 8f);
+        for (int g = 0; g < groups; g++) {
+            int o = g * 64;
+            FloatVector acc = x0.mul(FloatVector.fromArray(F8, t, o));
+            acc = x1.fma(FloatVector.fromArray(F8, t, o + 8), acc);
+            acc = x2.fma(FloatVector.fromArray(F8, t, o + 16), acc);
+            acc = x3.fma(FloatVector.fromArray(F8, t, o + 24), acc);
+            acc = x4.fma(FloatVector.fromArray(F8, t, o + 32), acc);
+            acc = x5.fma(FloatVector.fromArray(F8, t, o + 40), acc);
+            acc = x6.fma(FloatVector.fromArray(F8, t, o + 48), acc);
+            acc = x7.fma(FloatVector.fromArray(F8, t, o + 56), acc);
+            FloatVector sc = FloatVector.fromArray(F8, half, g * 8).sub(acc);
+            var lower = sc.lt(best); // strict: within a lane the earlier group keeps a tie
+            best = best.blend(sc, lower);
+            bestIndex = bestIndex.blend(index, lower);
+            index = index.add(eight);
+        }
+        best.intoArray(scores, 0);
+        bestIndex.intoArray(scores, 8);
+        return laneWinner(scores);
     }
 
     /** Eight independent chains: two FMAs can start per cycle and each takes about four. */
@@ -546,6 +593,11 @@ final class PanamaKernels implements VectorKernels {
         // The scores are consumed: their first 16 slots take the eight lane winners.
         best.intoArray(scores, 0);
         bestIndex.intoArray(scores, 8);
+        return laneWinner(scores);
+    }
+
+    /** The winner among eight lane winners (scores[0..8), their indices as floats in scores[8..16)). */
+    private static int laneWinner(float[] scores) {
         int winner = 0;
         float winnerScore = Float.POSITIVE_INFINITY;
         for (int lane = 0; lane < 8; lane++) {
