@@ -6,7 +6,9 @@ import java.util.SplittableRandom;
 
 /**
  * Lloyd's k-means with k-means++ seeding over points stored back to back in one float array.
- * Every distance goes through the batch kernels, so the SIMD path does the work.
+ * Assignment goes through the nearest-centroid kernel ({@link VectorKernels#nearest}, the same
+ * ranking an index uses to assign and encode afterwards), seeding through the batch distance
+ * kernels, so the SIMD path does the work.
  *
  * <p>Cost: seeding is {@code n * k * dim} multiply-adds, each iteration the same again; memory is
  * the centroid block plus {@code n} ints of assignment.
