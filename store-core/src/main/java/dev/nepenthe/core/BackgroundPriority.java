@@ -12,7 +12,7 @@ import java.util.Locale;
  * down: the forget worker's cleanup, probe and checks. On Linux a thread is a task with its own
  * nice value, so {@code setpriority(PRIO_PROCESS, gettid(), NICE)} reaches this thread alone;
  * the scheduler then gives a search thread that wants the same core about ten times the
- * worker's share, while an idle core still runs the worker at full speed.
+ * worker's share at nice 10, while an idle core still runs the worker at full speed.
  *
  * <p>Only where it can be done quietly: on Linux, with native access enabled for this module
  * (the launcher and the tests pass {@code --enable-native-access=ALL-UNNAMED}); elsewhere the
@@ -21,14 +21,15 @@ import java.util.Locale;
 final class BackgroundPriority {
     private static final System.Logger LOG = System.getLogger(BackgroundPriority.class.getName());
 
-    /** Nice 10: a weight of 110 against 1024 for a normal thread. */
-    static final int NICE = 10;
     private static final int PRIO_PROCESS = 0;
 
     private BackgroundPriority() {}
 
-    /** Lowers the calling thread's priority; returns whether it did. Never throws. */
-    static boolean lowerCurrentThread() {
+    /**
+     * Lowers the calling thread's priority to {@code nice} (1 to 19; 10 weighs 110 against 1024
+     * for a normal thread); returns whether it did. Never throws.
+     */
+    static boolean lowerCurrentThread(int nice) {
         if (!System.getProperty("os.name", "").toLowerCase(Locale.ROOT).contains("linux")) {
             LOG.log(Level.DEBUG, "background priority: not Linux, the forget worker keeps its priority");
             return false;
@@ -47,7 +48,7 @@ final class BackgroundPriority {
                     FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT,
                             ValueLayout.JAVA_INT));
             int tid = (int) gettid.invokeExact();
-            int rc = (int) setpriority.invokeExact(PRIO_PROCESS, tid, NICE);
+            int rc = (int) setpriority.invokeExact(PRIO_PROCESS, tid, nice);
             if (rc != 0) {
                 LOG.log(Level.DEBUG, "background priority: setpriority returned " + rc);
                 return false;

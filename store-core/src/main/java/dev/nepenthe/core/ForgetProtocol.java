@@ -39,6 +39,8 @@ import java.util.TreeMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.ForkJoinPool;
+import java.util.concurrent.ForkJoinWorkerThread;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BiPredicate;
 import java.util.function.Predicate;
@@ -105,6 +107,7 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
     private final ForgetEvidence evidence;
     private final List<ErasureSurface> surfaces = new CopyOnWriteArrayList<>();
     private final ExecutorService worker;
+    private final ForkJoinPool parallel;
     private final Map<String, Op> ops = new LinkedHashMap<>();
     private final Map<KeyedHash.Hash, String> byIdempotency = new HashMap<>();
     private volatile Fences fences = Fences.NONE;
@@ -115,7 +118,7 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
     record ReconciliationReport(int sealedChecked, int resurrectedRemoved, int resumed) {}
 
     ForgetProtocol(Path keysFolder, KeyedHash hashes, Keystore keystore, SigningKey signer,
-            Supplier<List<VectorCollection>> collections) throws IOException {
+            Supplier<List<VectorCollection>> collections, int workerNice) throws IOException {
         this.collections = collections;
         this.hashes = hashes;
         this.keystore = keystore;
@@ -130,11 +133,19 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
             throw e;
         }
         this.ledger = l;
+        this.parallel = new ForkJoinPool(Runtime.getRuntime().availableProcessors(), pool -> {
+            ForkJoinWorkerThread t = ForkJoinPool.defaultForkJoinWorkerThreadFactory.newThread(pool);
+            t.setName("nepenthe-forget-parallel-" + t.getPoolIndex());
+            t.setDaemon(true);
+            return t;
+        }, null, false);
         this.worker = Executors.newSingleThreadExecutor(r -> {
             // Searches come first: the worker runs at a lower OS priority (measured: search p99
             // while forgets run, BENCHMARKS.md).
             Thread t = new Thread(() -> {
-                BackgroundPriority.lowerCurrentThread();
+                if (workerNice > 0) {
+                    BackgroundPriority.lowerCurrentThread(workerNice);
+                }
                 r.run();
             }, "nepenthe-forget");
             t.setDaemon(true);
@@ -599,7 +610,11 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
         if (closing) {
             return;
         }
-        worker.execute(() -> advance(id));
+        // The phases run in the forget's own pool, so that their parallel streams (the probe on
+        // more than two cores, a REBUILD's index rebuild) stay out of the common pool: the pool's
+        // threads are started from the worker and inherit its lower priority, while the common
+        // pool's threads, shared with the application, never do.
+        worker.execute(() -> parallel.submit(() -> advance(id)).join());
     }
 
     private void advance(String id) {
@@ -1053,6 +1068,7 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+        parallel.shutdown();
         try {
             log.close();
         } finally {

@@ -18,9 +18,13 @@ import java.util.Objects;
  *     larger values mean fewer, larger segment rewrites and a longer replay after a crash
  * @param shardBuckets subjects are hashed into this many buckets; each bucket is one segment
  *     file, rewritten whole when one of its subjects is deleted (cost ~ records / buckets)
+ * @param forgetWorkerNice the OS priority (Linux nice value, 0 to 19) the forget worker lowers
+ *     itself to, so that searches come first when the cores are busy; 0 keeps normal priority.
+ *     Default 10. The mark ({@code forget} returning, reads blocked) runs on the caller's thread
+ *     and is never slowed by it; only the time to SEALED is, and only under contention.
  */
 public record StoreOptions(Path keystore, Path masterKeyFile, boolean generateMasterKey, Durability durability,
-        long checkpointBytes, int shardBuckets) {
+        long checkpointBytes, int shardBuckets, int forgetWorkerNice) {
 
     public static final int MAX_BUCKETS = 4096;
 
@@ -32,31 +36,45 @@ public record StoreOptions(Path keystore, Path masterKeyFile, boolean generateMa
         if (shardBuckets < 1 || shardBuckets > MAX_BUCKETS) {
             throw new IllegalArgumentException("shardBuckets: expected 1 to " + MAX_BUCKETS + ", got " + shardBuckets);
         }
+        if (forgetWorkerNice < 0 || forgetWorkerNice > 19) {
+            throw new IllegalArgumentException("forgetWorkerNice: expected 0 to 19, got " + forgetWorkerNice);
+        }
     }
 
     /** The embedded default: sibling keystore, generated master key, fsync before ack. */
     public static StoreOptions defaults() {
-        return new StoreOptions(null, null, true, Durability.SYNC, 64L << 20, 256);
+        return new StoreOptions(null, null, true, Durability.SYNC, 64L << 20, 256, 10);
     }
 
     public StoreOptions withKeystore(Path folder) {
-        return new StoreOptions(folder, masterKeyFile, generateMasterKey, durability, checkpointBytes, shardBuckets);
+        return new StoreOptions(folder, masterKeyFile, generateMasterKey, durability, checkpointBytes, shardBuckets,
+                forgetWorkerNice);
     }
 
     public StoreOptions withMasterKeyFile(Path file, boolean generateIfMissing) {
-        return new StoreOptions(keystore, file, generateIfMissing, durability, checkpointBytes, shardBuckets);
+        return new StoreOptions(keystore, file, generateIfMissing, durability, checkpointBytes, shardBuckets,
+                forgetWorkerNice);
     }
 
     public StoreOptions withDurability(Durability d) {
-        return new StoreOptions(keystore, masterKeyFile, generateMasterKey, d, checkpointBytes, shardBuckets);
+        return new StoreOptions(keystore, masterKeyFile, generateMasterKey, d, checkpointBytes, shardBuckets,
+                forgetWorkerNice);
     }
 
     public StoreOptions withCheckpointBytes(long bytes) {
-        return new StoreOptions(keystore, masterKeyFile, generateMasterKey, durability, bytes, shardBuckets);
+        return new StoreOptions(keystore, masterKeyFile, generateMasterKey, durability, bytes, shardBuckets,
+                forgetWorkerNice);
     }
 
     public StoreOptions withShardBuckets(int buckets) {
-        return new StoreOptions(keystore, masterKeyFile, generateMasterKey, durability, checkpointBytes, buckets);
+        return new StoreOptions(keystore, masterKeyFile, generateMasterKey, durability, checkpointBytes, buckets,
+                forgetWorkerNice);
+    }
+
+    /** The forget worker's OS priority, 0 (normal) to 19 (lowest); see the record's parameters. */
+    public StoreOptions withForgetWorkerNice(int nice) {
+        return new StoreOptions(keystore, masterKeyFile, generateMasterKey, durability, checkpointBytes, shardBuckets,
+                nice);
     }
 
     Path keystoreFor(Path dataFolder) {
