@@ -427,16 +427,20 @@ final class PanamaKernels implements VectorKernels {
     /** Centroid indices 0..7 as floats (exact: indices stay far below 2^24). */
     private static final float[] LANE_INDEX = {0, 1, 2, 3, 4, 5, 6, 7};
 
+    /** Where 256-bit vectors are not native, the nearest-centroid search is the scalar twin's. */
+    private static final ScalarKernels SCALAR = new ScalarKernels();
+
     /**
-     * Transposed groups of eight centroids (see {@link CentroidBlock}): per point, four groups at
-     * a time take one broadcast of each point component and four independent multiply-adds,
-     * so the FMA latency is hidden without any reduction across lanes; then one pass of vector
-     * compares finds the smallest score and its index.
+     * Transposed groups of eight centroids (see {@link CentroidBlock}): per point, eight groups
+     * at a time (then four, then one) take one broadcast of each point component and eight
+     * independent multiply-adds, so the FMA latency is hidden without any reduction across
+     * lanes; then one pass of vector compares finds the smallest score and its index. Eight-float
+     * points (PQ sub-vectors) take {@link #nearestOf8}.
      */
     @Override
     public void nearest(float[] points, int pOff, int n, CentroidBlock centroids, int[] out, int outOff) {
         if (!TABLES_VECTORIZED) {
-            new ScalarKernels().nearest(points, pOff, n, centroids, out, outOff);
+            SCALAR.nearest(points, pOff, n, centroids, out, outOff);
             return;
         }
         int dim = centroids.dim();
