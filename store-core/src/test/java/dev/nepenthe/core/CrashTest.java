@@ -152,9 +152,12 @@ class CrashTest {
             }
             try (Nepenthe store = Nepenthe.open(data, StoreOptions.defaults().withKeystore(keys))) {
                 VectorCollection c = store.collection("c");
-                for (String id : expected.keySet()) {
-                    assertTrue(c.get(id).isPresent(), "run " + run + ": acknowledged write lost");
-                }
+                List<String> lost = expected.keySet().stream().filter(id -> c.get(id).isEmpty()).sorted().toList();
+                int thisRun = run;
+                assertTrue(lost.isEmpty(), () -> "run " + thisRun + ": " + lost.size() + " acknowledged writes lost: " + lost
+                        + "; open report " + c.openReport() + "; this run's last acknowledgements: "
+                        + acks.subList(Math.max(0, acks.size() - 12), acks.size()) + "; its deletions: "
+                        + acks.stream().filter(l -> !l.startsWith("PUT")).toList());
                 for (String id : mustBeGone) {
                     assertTrue(c.get(id).isEmpty(), "run " + run + ": acknowledged delete came back");
                 }

@@ -156,7 +156,8 @@ public final class CollectionStorage implements Closeable {
                 SealedRecord r = SealedRecord.read(new DataInputStream(
                         new ByteArrayInputStream(payload, 1, payload.length - 1)));
                 admit(r, walDir, dropped);
-                if (byOrdinal.containsKey(r.ordinal())) {
+                Live admitted = byOrdinal.get(r.ordinal());
+                if (admitted != null && admitted.seq() == r.seq()) {
                     pendingSealed.put(r.ordinal(), r);
                 }
                 // Only in the log so far: the next checkpoint must write it into its bucket.
@@ -166,10 +167,14 @@ public final class CollectionStorage implements Closeable {
                 walMax[1] = Math.max(walMax[1], r.ordinal());
             } else if (type == DELETE) {
                 int ord = b.getInt();
-                walMax[0] = Math.max(walMax[0], b.getLong());
-                Live gone = byOrdinal.remove(ord);
+                long deletionSeq = b.getLong();
+                walMax[0] = Math.max(walMax[0], deletionSeq);
                 walBytes += payload.length + 8;
-                if (gone != null) {
+                // The entry deletes what held the ordinal before the deletion, never a newer
+                // record that reused the ordinal (one loaded from a segment, for instance).
+                Live gone = byOrdinal.get(ord);
+                if (gone != null && gone.seq() < deletionSeq) {
+                    byOrdinal.remove(ord);
                     bucket(gone.subject()).remove(ord);
                     dirty.set(bucketIndex(gone.subject()));
                 }
@@ -214,15 +219,30 @@ public final class CollectionStorage implements Closeable {
         }
     }
 
-    /** Decrypts and keeps a stored record, unless the journal says it was deleted. */
+    /**
+     * Loads one stored copy of a record: decrypts and keeps it, unless the journal says it was
+     * deleted. Ordinals are reused, and segments load in no particular
+     * order, so an ordinal may be claimed by a deleted record and by the newer record that took
+     * its ordinal over: the copy with the higher sequence number holds the ordinal, and a
+     * deleted copy only ever removes itself, never a different record at its ordinal.
+     */
     private void admit(SealedRecord r, Path where, int[] dropped) throws IOException {
         if (ctx.journal().isDeleted(collectionHash, r.record(), r.subject(), r.seq())) {
             dropped[0]++;
             dirty.set(bucketIndex(r.subject()));
-            Live gone = byOrdinal.remove(r.ordinal());
-            if (gone != null) {
-                bucket(gone.subject()).remove(r.ordinal());
+            Live current = byOrdinal.get(r.ordinal());
+            if (current != null && current.seq() == r.seq() && current.recordHash().equals(r.record())) {
+                byOrdinal.remove(r.ordinal());
+                bucket(current.subject()).remove(r.ordinal());
             }
+            return;
+        }
+        Live holder = byOrdinal.get(r.ordinal());
+        if (holder != null && holder.seq() > r.seq()) {
+            // A stale copy of a record whose ordinal a newer record took over: not live. Its
+            // bucket is rewritten without it at the checkpoint the open runs.
+            dropped[0]++;
+            dirty.set(bucketIndex(r.subject()));
             return;
         }
         DataKey key = ctx.keystore().find(r.subject());
@@ -246,6 +266,7 @@ public final class CollectionStorage implements Closeable {
         Live old = byOrdinal.put(r.ordinal(), new Live(r.ordinal(), rec, r.seq(), r.subject(), r.record()));
         if (old != null) {
             bucket(old.subject()).remove(r.ordinal());
+            dirty.set(bucketIndex(old.subject()));
         }
         bucket(r.subject()).put(r.ordinal(), byOrdinal.get(r.ordinal()));
     }

@@ -40,22 +40,20 @@ final class IdMap implements Closeable {
         Path closedMarker = closedMarker();
         boolean cleanlyClosed = Files.exists(closedMarker);
         Files.deleteIfExists(closedMarker);
-        if (!Files.exists(file)) {
-            return builder.createPersistedTo(file.toFile());
+        Files.deleteIfExists(file.resolveSibling(file.getFileName() + ".grow")); // a copy a crash cut short
+        if (Files.exists(file) && !cleanlyClosed) {
+            // Not closed cleanly: the process was killed, perhaps while holding one of the map's
+            // segment locks (the next access would wait for it forever) or while creating the
+            // file (Chronicle's recovery then waits minutes for a header that never completes).
+            // The map is derived from the segments and reconciled against them after every open,
+            // so a new file loses nothing: start one instead of recovering.
+            LOG.log(Level.INFO, "{0}: not closed cleanly; rebuilding it from the segments", file);
+            Files.delete(file);
         }
         try {
-            if (cleanlyClosed) {
-                return builder.createPersistedTo(file.toFile());
-            }
-            // Not closed cleanly: a process killed while holding one of the map's segment locks
-            // leaves it held in the file, and the next access would wait for it forever. The
-            // store lock guarantees no other process has the map open, so recovery (which resets
-            // the locks and checks the entries) is safe.
-            return builder.recoverPersistedTo(file.toFile(), true);
+            return builder.createPersistedTo(file.toFile());
         } catch (IOException | RuntimeException e) {
-            // A crash while the file was being created leaves one that cannot even be recovered.
-            // The map is derived from the segments (and reconciled against them after opening),
-            // so start a new file rather than refuse to open the store.
+            // A clean-close marker over a file that still does not open: rebuild it the same way.
             LOG.log(Level.WARNING, "{0}: id map unreadable ({1}); rebuilding it from the segments", file, e.toString());
             Files.deleteIfExists(file);
             return builder.createPersistedTo(file.toFile());
