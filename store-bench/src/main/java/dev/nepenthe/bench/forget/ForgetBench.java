@@ -39,7 +39,10 @@ import java.util.stream.Stream;
  * is a real one: AES-GCM, fsync before every acknowledgement, the evidence ledger signed.
  *
  * <p>Usage: {@code ./nepenthe bench forget n=100000 dim=384 sizes=10,100,1000 reps=3
- * index=hnsw,ivfpq searchThreads=1}
+ * index=hnsw,ivfpq searchThreads=1 warmup=0 slowMs=2 slowDetail=0}. {@code warmup=N} forgets N
+ * subjects of each size before measuring (outside every table), so the forget path is compiled;
+ * searches slower than {@code slowMs} during forgets are counted by the operation's state and by
+ * whether the search thread was on the CPU for most of it ({@code slowDetail=1} lists each).
  */
 public final class ForgetBench {
 
