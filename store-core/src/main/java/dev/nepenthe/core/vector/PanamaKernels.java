@@ -432,7 +432,7 @@ final class PanamaKernels implements VectorKernels {
 
     /**
      * Transposed groups of eight centroids (see {@link CentroidBlock}): per point, eight groups
-     * at a time (then four, then one) take one broadcast of each point component and eight
+     * at a time (the last few one by one) take one broadcast of each point component and eight
      * independent multiply-adds, so the FMA latency is hidden without any reduction across
      * lanes; then one pass of vector compares finds the smallest score and its index. Eight-float
      * points (PQ sub-vectors) take {@link #nearestOf8}.
@@ -463,9 +463,6 @@ final class PanamaKernels implements VectorKernels {
             int g = 0;
             for (; g + 8 <= groups; g += 8) {
                 scoreEightGroups(points, p, dim, t, half, g, scores);
-            }
-            for (; g + 4 <= groups; g += 4) {
-                scoreFourGroups(points, p, dim, t, half, g, scores);
             }
             for (; g < groups; g++) {
                 scoreOneGroup(points, p, dim, t, half, g, scores);
@@ -548,28 +545,6 @@ final class PanamaKernels implements VectorKernels {
         FloatVector.fromArray(F8, half, s + 40).sub(a5).intoArray(scores, s + 40);
         FloatVector.fromArray(F8, half, s + 48).sub(a6).intoArray(scores, s + 48);
         FloatVector.fromArray(F8, half, s + 56).sub(a7).intoArray(scores, s + 56);
-    }
-
-    private static void scoreFourGroups(float[] x, int p, int dim, float[] t, float[] half, int g, float[] scores) {
-        int stride = dim * 8;
-        int b0 = g * stride;
-        FloatVector a0 = FloatVector.zero(F8);
-        FloatVector a1 = FloatVector.zero(F8);
-        FloatVector a2 = FloatVector.zero(F8);
-        FloatVector a3 = FloatVector.zero(F8);
-        for (int d = 0; d < dim; d++) {
-            FloatVector xv = FloatVector.broadcast(F8, x[p + d]);
-            int o = b0 + d * 8;
-            a0 = xv.fma(FloatVector.fromArray(F8, t, o), a0);
-            a1 = xv.fma(FloatVector.fromArray(F8, t, o + stride), a1);
-            a2 = xv.fma(FloatVector.fromArray(F8, t, o + 2 * stride), a2);
-            a3 = xv.fma(FloatVector.fromArray(F8, t, o + 3 * stride), a3);
-        }
-        int s = g * 8;
-        FloatVector.fromArray(F8, half, s).sub(a0).intoArray(scores, s);
-        FloatVector.fromArray(F8, half, s + 8).sub(a1).intoArray(scores, s + 8);
-        FloatVector.fromArray(F8, half, s + 16).sub(a2).intoArray(scores, s + 16);
-        FloatVector.fromArray(F8, half, s + 24).sub(a3).intoArray(scores, s + 24);
     }
 
     private static void scoreOneGroup(float[] x, int p, int dim, float[] t, float[] half, int g, float[] scores) {

@@ -388,8 +388,8 @@ class VectorKernelsTest {
      * shared contract fixes the order of every rounding), and that centroid is a nearest one by
      * a double-precision squared distance, up to the scores' own rounding. Dimensions cover the
      * PQ sub-vectors (1 to 16) and whole vectors (a coarse quantizer); k of 1, 5, 13 and 33
-     * leave padding in the last group of eight, and 4 or more groups exercise the four-group
-     * loop with a remainder.
+     * leave padding in the last group of eight, and 8 or more groups (k 64, 256) exercise the
+     * eight-group loop, 33 its remainder taken one group at a time.
      */
     @Test
     void nearestCentroidAgreesBetweenTwinsAndWithTheReference() {
