@@ -27,7 +27,8 @@ final class BackgroundPriority {
 
     /**
      * Lowers the calling thread's priority to {@code nice} (1 to 19; 10 weighs 110 against 1024
-     * for a normal thread); returns whether it did. Never throws.
+     * for a normal thread), or leaves it where it is when it is already that low or lower;
+     * returns whether the thread now runs at {@code nice} or lower. Never throws.
      */
     static boolean lowerCurrentThread(int nice) {
         if (!System.getProperty("os.name", "").toLowerCase(Locale.ROOT).contains("linux")) {
@@ -47,7 +48,15 @@ final class BackgroundPriority {
             MethodHandle setpriority = linker.downcallHandle(libc.find("setpriority").orElseThrow(),
                     FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT,
                             ValueLayout.JAVA_INT));
+            MethodHandle getpriority = linker.downcallHandle(libc.find("getpriority").orElseThrow(),
+                    FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT));
             int tid = (int) gettid.invokeExact();
+            // Lower only: a process already running nicer (a build under `nice`, a batch job)
+            // keeps its own value, and a worker never runs ahead of the threads that started it.
+            int current = (int) getpriority.invokeExact(PRIO_PROCESS, tid);
+            if (current >= nice) {
+                return true;
+            }
             int rc = (int) setpriority.invokeExact(PRIO_PROCESS, tid, nice);
             if (rc != 0) {
                 LOG.log(Level.DEBUG, "background priority: setpriority returned " + rc);

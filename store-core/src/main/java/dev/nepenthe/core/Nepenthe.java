@@ -104,8 +104,11 @@ public final class Nepenthe implements AutoCloseable {
      *
      * @throws IOException if the folder is in use by another process or a file is corrupt
      *     (the message names the file)
+     * @throws IllegalStateException if the JVM lacks flags the store needs (the message lists
+     *     every missing one; see the README)
      */
     public static Nepenthe open(Path folder, StoreOptions options) throws IOException {
+        JvmFlags.check();
         Path keys = options.keystoreFor(folder);
         Path data = folder.toAbsolutePath().normalize();
         if (keys.startsWith(data)) {

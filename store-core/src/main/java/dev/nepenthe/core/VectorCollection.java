@@ -371,34 +371,48 @@ public final class VectorCollection {
         lock.readLock().lock();
         try {
             ensureOpen();
-            RoaringBitmap accept = candidates(request);
-            if (accept != null && accept.isEmpty()) {
-                return List.of();
-            }
-            SearchResult result = index.search(request.vector(), request.k(), accept, request.params());
-            Runnable pause = afterIndexSearch;
-            if (pause != null) {
-                pause.run();
-            }
-            List<SearchHit> hits = new ArrayList<>(result.size());
-            for (int i = 0; i < result.size(); i++) {
-                int ord = result.ordinals()[i];
-                Entry e = ord < byOrdinal.size() ? byOrdinal.get(ord) : null;
-                // Materialise only records live now, inside the request's scope and not blocked by
-                // a forget marked while this search ran (the volatile read sees every mark that
-                // returned before this point).
-                if (e != null && (accept == null || accept.contains(ord)) && !blocked.contains(ord)) {
+            // Records a forget has marked are left out of the candidates the index sees, so a
+            // search still finds k visible records. A mark that lands while this search runs is
+            // caught at materialisation; if it hid any of the hits, the search runs again
+            // without them (bounded: marks are rare, and each retry sees every earlier one).
+            for (int attempt = 1; ; attempt++) {
+                RoaringBitmap hidden = blocked;
+                RoaringBitmap accept = candidates(request, hidden);
+                if (accept != null && accept.isEmpty()) {
+                    return List.of();
+                }
+                SearchResult result = index.search(request.vector(), request.k(), accept, request.params());
+                Runnable pause = afterIndexSearch;
+                if (pause != null) {
+                    pause.run();
+                }
+                // The volatile read sees every mark that returned before this point.
+                RoaringBitmap nowHidden = blocked;
+                List<SearchHit> hits = new ArrayList<>(result.size());
+                boolean hidByNewMark = false;
+                for (int i = 0; i < result.size(); i++) {
+                    int ord = result.ordinals()[i];
+                    Entry e = ord < byOrdinal.size() ? byOrdinal.get(ord) : null;
+                    if (e == null || (accept != null && !accept.contains(ord))) {
+                        continue;
+                    }
+                    if (nowHidden.contains(ord)) {
+                        hidByNewMark = true;
+                        continue;
+                    }
                     hits.add(new SearchHit(e.record(), result.scores()[i]));
                 }
+                if (!hidByNewMark || nowHidden == hidden || attempt == 3) {
+                    return hits;
+                }
             }
-            return hits;
         } finally {
             lock.readLock().unlock();
         }
     }
 
     /** Null means "every live ordinal"; otherwise the ordinals the index may return. */
-    private RoaringBitmap candidates(SearchRequest request) {
+    private RoaringBitmap candidates(SearchRequest request, RoaringBitmap hidden) {
         RoaringBitmap tenant = byTenant.get(request.tenant());
         if (tenant == null) {
             return new RoaringBitmap();
@@ -422,7 +436,6 @@ public final class VectorCollection {
             }
             accept = matching;
         }
-        RoaringBitmap hidden = blocked;
         if (!hidden.isEmpty()) {
             accept = RoaringBitmap.andNot(accept, hidden);
         }

@@ -220,6 +220,58 @@ class ForgetProtocolTest {
         return b.array();
     }
 
+    /**
+     * k smaller than the blocked set: a search whose index results are all the subject's (marked
+     * while it ran) still returns k visible records, none of them hers.
+     */
+    @Test
+    void aSearchHitByAMarkStillReturnsKVisibleRecords() throws Exception {
+        String kind = "exact";
+        try (Nepenthe store = open()) {
+            VectorCollection c = store.createCollection(new CollectionSpec("k-" + kind, DIM, Metric.COSINE,
+                    IndexSpec.of(kind, Map.of())));
+            float[] query = vector(100);
+            List<VectorRecord> batch = new ArrayList<>();
+            for (int i = 0; i < 12; i++) { // alice: the twelve nearest records
+                batch.add(VectorRecord.builder("a" + i).subject(CANARY_SUBJECT).vector(atCosine(query, 0.99 - i * 0.001, 500 + i))
+                        .build());
+            }
+            for (int i = 0; i < 30; i++) {
+                batch.add(VectorRecord.builder("n" + i).vector(vector(600 + i)).build());
+            }
+            c.upsertAll(batch);
+            assertTrue(ids(c.search(SearchRequest.of(query, 5))).stream().allMatch(id -> id.startsWith("a")));
+            CountDownLatch inSearch = new CountDownLatch(1);
+            CountDownLatch release = new CountDownLatch(1);
+            VectorCollection.afterIndexSearch = () -> {
+                if (inSearch.getCount() > 0) {
+                    inSearch.countDown();
+                    try {
+                        release.await(30, TimeUnit.SECONDS);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                }
+            };
+            ExecutorService pool = Executors.newSingleThreadExecutor();
+            try {
+                Future<List<SearchHit>> running = pool.submit(() -> c.search(SearchRequest.of(query, 5)));
+                assertTrue(inSearch.await(30, TimeUnit.SECONDS));
+                ForgetOperation op = store.forget(forgetAlice("req-k-" + kind));
+                release.countDown();
+                List<String> hits = ids(running.get(30, TimeUnit.SECONDS));
+                assertEquals(5, hits.size(), "k=5 with 30 visible records: " + hits);
+                assertTrue(hits.stream().allMatch(id -> id.startsWith("n")), hits.toString());
+                // And a search started after the mark, before cleanup ends, gets k too.
+                assertEquals(5, c.search(SearchRequest.of(query, 5)).size());
+                assertEquals(OperationState.SEALED, store.awaitOperation(op.id(), WAIT).state());
+            } finally {
+                release.countDown();
+                pool.shutdownNow();
+            }
+        }
+    }
+
     @Test
     void aSearchAlreadyRunningWhenTheForgetIsMarkedCannotReturnTheSubject() throws Exception {
         try (Nepenthe store = open()) {

@@ -33,11 +33,14 @@ class ForgetWorkerPriorityTest {
     void workerRunsAtTheConfiguredNiceAndSearchesAtNormalPriority() throws Exception {
         assumeTrue(System.getProperty("os.name", "").toLowerCase(Locale.ROOT).contains("linux"), "Linux only");
         assumeTrue(Nepenthe.class.getModule().isNativeAccessEnabled(), "needs --enable-native-access");
-        assertAll(10, niceAfterOneForget(StoreOptions.defaults(), "default"));
-        assertAll(0, niceAfterOneForget(StoreOptions.defaults().withForgetWorkerNice(0), "normal"));
-        assertAll(19, niceAfterOneForget(StoreOptions.defaults().withForgetWorkerNice(19), "lowest"));
+        // The build may itself run under `nice`: the worker only ever lowers its priority, so
+        // it runs at the configured value or at the process's own, whichever is lower.
+        int base = niceOf(Path.of("/proc/thread-self/stat"));
+        assertAll(Math.max(10, base), niceAfterOneForget(StoreOptions.defaults(), "default"));
+        assertAll(base, niceAfterOneForget(StoreOptions.defaults().withForgetWorkerNice(0), "normal"));
+        assertAll(Math.max(19, base), niceAfterOneForget(StoreOptions.defaults().withForgetWorkerNice(19), "lowest"));
         // The caller's thread (where the mark runs, and where searches run) is untouched.
-        assertEquals(0, niceOf(Path.of("/proc/thread-self/stat")));
+        assertEquals(base, niceOf(Path.of("/proc/thread-self/stat")));
     }
 
     /** The worker and the threads of its pool (names start "nepenthe-forget"): at least the worker. */

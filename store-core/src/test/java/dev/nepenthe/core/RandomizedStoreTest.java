@@ -24,7 +24,12 @@ class RandomizedStoreTest {
 
     @Test
     void storeMatchesAPlainModelThroughWritesDeletesAndReopens(@TempDir Path tmp) throws Exception {
-        Random rnd = new Random(77);
+        run(77, tmp.resolve("fixed"));
+        run(dev.nepenthe.core.testing.Seeds.draw("RandomizedStoreTest"), tmp.resolve("fresh"));
+    }
+
+    private static void run(long seed, Path tmp) throws Exception {
+        Random rnd = new Random(seed);
         StoreOptions opts = StoreOptions.defaults().withKeystore(tmp.resolve("keys")).withCheckpointBytes(1 << 16)
                 .withShardBuckets(8);
         Map<String, VectorRecord> model = new HashMap<>();
@@ -65,6 +70,8 @@ class RandomizedStoreTest {
                 }
                 check(c, model, rnd, step);
             }
+        } catch (AssertionError e) {
+            throw new AssertionError(e.getMessage() + dev.nepenthe.core.testing.Seeds.replay(seed), e);
         } finally {
             store.close();
         }

@@ -603,6 +603,9 @@ public final class IvfPqIndex implements VectorIndex {
      */
     @Override
     public SearchResult search(float[] query, int k, RoaringBitmap accept, SearchParams searchParams) {
+        if (searchParams == null) {
+            searchParams = SearchParams.DEFAULTS; // the SPI's contract: null means this index's defaults
+        }
         IndexChecks.checkSearch(query, k, dim);
         int nprobe = searchParams.get("nprobe", params.nprobe());
         int rerank = searchParams.get("rerank", params.rerank());

@@ -1,6 +1,7 @@
 package dev.nepenthe.core.crypto;
 
 import dev.nepenthe.core.io.CorruptFileException;
+import dev.nepenthe.core.io.CrashPoints;
 import dev.nepenthe.core.io.FileTooNewException;
 import dev.nepenthe.core.io.FileTooOldException;
 import java.io.Closeable;
@@ -243,11 +244,13 @@ public final class Keystore implements Closeable {
     }
 
     private void writeSlot(int slot, byte[] slotBytes) throws IOException {
+        CrashPoints.reached("keystore.before-slot-write");
         CRC32C c = new CRC32C();
         c.update(slotBytes, 0, CRC_OFF);
         ByteBuffer.wrap(slotBytes, CRC_OFF, 4).putInt((int) c.getValue());
         writeFully(ByteBuffer.wrap(slotBytes), offset(slot));
         ch.force(true);
+        CrashPoints.reached("keystore.slot-written");
     }
 
     private static long offset(int slot) {

@@ -70,7 +70,8 @@ public interface VectorIndex extends AutoCloseable {
      * The {@code k} best-scoring live ordinals (higher score is closer, see {@link Metric}).
      *
      * @param accept only these ordinals may be returned; null accepts every live ordinal
-     * @param params per-query knobs (efSearch, nprobe, ...); unknown names are ignored
+     * @param params per-query knobs (efSearch, nprobe, ...); unknown names are ignored, and null
+     *     means the index's defaults
      */
     SearchResult search(float[] query, int k, RoaringBitmap accept, SearchParams params);
 

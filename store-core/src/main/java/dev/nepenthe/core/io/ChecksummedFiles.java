@@ -80,12 +80,14 @@ public final class ChecksummedFiles {
             Files.deleteIfExists(tmp);
             throw e;
         }
+        CrashPoints.reached("file.written-before-rename");
         try {
             Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
         } catch (AtomicMoveNotSupportedException e) {
             Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING);
         }
         fsyncDirectory(file.toAbsolutePath().getParent());
+        CrashPoints.reached("file.renamed");
     }
 
     /**

@@ -6,6 +6,7 @@ import dev.nepenthe.core.crypto.KeyedHash;
 import dev.nepenthe.core.crypto.RecordCipher;
 import dev.nepenthe.core.io.ChecksummedFiles;
 import dev.nepenthe.core.io.CorruptFileException;
+import dev.nepenthe.core.io.CrashPoints;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.Closeable;
@@ -60,9 +61,28 @@ public final class CollectionStorage implements Closeable {
         void accept(int ordinal, VectorRecord record);
     }
 
-    /** What opening found: for tests, operators and (later) the evidence ledger. */
-    public record OpenReport(int liveRecords, int droppedAsDeleted, WriteAheadLog.RecoveryReport wal,
-            int orphanFilesRemoved, int idMapRepairs) {}
+    /**
+     * What opening found and every recovery decision it took, for tests and operators. Each
+     * decision is also logged with the record's keyed hash (never its id or content).
+     *
+     * @param droppedAsDeleted stored copies the tombstone journal names as deleted (a restored
+     *     snapshot, or a crash between a deletion's journal entry and its checkpoint)
+     * @param droppedAsSuperseded stored copies of a record at an ordinal a newer version holds;
+     *     a sound store never leaves one, so each is logged as a warning
+     * @param removedByLogDeletes records the write-ahead log's delete entries removed
+     * @param orphanFilesRemoved files no manifest names (a checkpoint cut short)
+     * @param idMapRebuilt whether the id map was rebuilt from the records (not closed cleanly)
+     * @param idMapRepairs id map entries added, changed or removed to agree with the records
+     */
+    public record OpenReport(int liveRecords, int droppedAsDeleted, int droppedAsSuperseded, int removedByLogDeletes,
+            WriteAheadLog.RecoveryReport wal, int orphanFilesRemoved, boolean idMapRebuilt, int idMapRepairs) {}
+
+    /** Counts of the open's recovery decisions, as they are taken. */
+    private static final class Decisions {
+        int deleted;
+        int superseded;
+        int logDeletes;
+    }
 
     private record Live(int ordinal, VectorRecord record, long seq, KeyedHash.Hash subject, KeyedHash.Hash recordHash) {}
 
@@ -132,7 +152,7 @@ public final class CollectionStorage implements Closeable {
 
     private void load(LoadSink sink) throws IOException {
         int orphans = removeOrphans();
-        int[] dropped = {0};
+        Decisions dropped = new Decisions();
         long maxSeq = 0;
         int maxOrdinal = -1;
         for (Map.Entry<Integer, String> e : manifest.segments().entrySet()) {
@@ -177,6 +197,9 @@ public final class CollectionStorage implements Closeable {
                     byOrdinal.remove(ord);
                     bucket(gone.subject()).remove(ord);
                     dirty.set(bucketIndex(gone.subject()));
+                    dropped.logDeletes++;
+                    LOG.log(Level.DEBUG, "{0}: record {1} (version {2}) removed by a logged delete at version {3}",
+                            dir, gone.recordHash(), gone.seq(), deletionSeq);
                 }
             } else {
                 throw new CorruptFileException(walDir, "write-ahead log entry of unknown type " + type);
@@ -189,8 +212,9 @@ public final class CollectionStorage implements Closeable {
 
         destroyKeysOfDroppedSubjects();
         idMap = new IdMap(dir.resolve("idmap.cmap"), Math.max(1024, byOrdinal.size() * 2L));
-        int repairs = idMap.reconcile(liveHashes(), dropped[0] > 0);
-        if (dropped[0] > 0) {
+        boolean removedStored = dropped.deleted + dropped.superseded > 0;
+        int repairs = idMap.reconcile(liveHashes(), removedStored);
+        if (removedStored) {
             // Something deleted after these files were written (a restored snapshot, or a crash
             // between the journal entry and the checkpoint): remove it from the live files now.
             checkpoint(true);
@@ -198,7 +222,11 @@ public final class CollectionStorage implements Closeable {
         for (Live l : byOrdinal.values()) {
             sink.accept(l.ordinal(), l.record());
         }
-        openReport = new OpenReport(byOrdinal.size(), dropped[0], report[0], orphans, repairs);
+        openReport = new OpenReport(byOrdinal.size(), dropped.deleted, dropped.superseded, dropped.logDeletes, report[0],
+                orphans, idMap.rebuiltAtOpen(), repairs);
+        if (removedStored || orphans > 0 || report[0].tornBytesDropped() > 0 || openReport.idMapRebuilt()) {
+            LOG.log(Level.INFO, "{0}: opened with recovery: {1}", dir, openReport);
+        }
     }
 
     /**
@@ -226,9 +254,11 @@ public final class CollectionStorage implements Closeable {
      * its ordinal over: the copy with the higher sequence number holds the ordinal, and a
      * deleted copy only ever removes itself, never a different record at its ordinal.
      */
-    private void admit(SealedRecord r, Path where, int[] dropped) throws IOException {
+    private void admit(SealedRecord r, Path where, Decisions dropped) throws IOException {
         if (ctx.journal().isDeleted(collectionHash, r.record(), r.subject(), r.seq())) {
-            dropped[0]++;
+            dropped.deleted++;
+            LOG.log(Level.INFO, "{0}: dropped a stored copy of record {1} (version {2}): the tombstone journal deletes it",
+                    where, r.record(), r.seq());
             dirty.set(bucketIndex(r.subject()));
             Live current = byOrdinal.get(r.ordinal());
             if (current != null && current.seq() == r.seq() && current.recordHash().equals(r.record())) {
@@ -241,7 +271,10 @@ public final class CollectionStorage implements Closeable {
         if (holder != null && holder.seq() > r.seq()) {
             // A stale copy of a record whose ordinal a newer record took over: not live. Its
             // bucket is rewritten without it at the checkpoint the open runs.
-            dropped[0]++;
+            dropped.superseded++;
+            LOG.log(Level.WARNING, "{0}: dropped a stored copy of record {1} (version {2}): ordinal {3} is held by"
+                    + " record {4} (version {5}) and no deletion names the older copy", where, r.record(), r.seq(),
+                    r.ordinal(), holder.recordHash(), holder.seq());
             dirty.set(bucketIndex(r.subject()));
             return;
         }
@@ -280,6 +313,7 @@ public final class CollectionStorage implements Closeable {
                 if (!named.contains(f.getFileName().toString())) {
                     Files.delete(f);
                     removed++;
+                    LOG.log(Level.INFO, "{0}: removed {1}, which no manifest names (a checkpoint cut short)", dir, f.getFileName());
                 }
             }
         }
@@ -673,6 +707,7 @@ public final class CollectionStorage implements Closeable {
         manifest.write(dir);
         for (String s : superseded) {
             Files.deleteIfExists(dir.resolve("segments").resolve(s));
+            CrashPoints.reached("checkpoint.deleted-segment");
         }
         ChecksummedFiles.fsyncDirectory(dir.resolve("segments"));
         wal.deleteBefore(gen);

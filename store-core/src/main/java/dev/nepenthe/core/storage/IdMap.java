@@ -28,11 +28,17 @@ final class IdMap implements Closeable {
     private final Path file;
     private long capacity;
     private ChronicleMap<byte[], Long> map;
+    /** Whether the first open found the file not closed cleanly (or unreadable) and started afresh. */
+    private boolean rebuiltAtOpen;
 
     IdMap(Path file, long capacity) throws IOException {
         this.file = file;
         this.capacity = capacity;
         this.map = open();
+    }
+
+    boolean rebuiltAtOpen() {
+        return rebuiltAtOpen;
     }
 
     private ChronicleMap<byte[], Long> open() throws IOException {
@@ -49,6 +55,7 @@ final class IdMap implements Closeable {
             // so a new file loses nothing: start one instead of recovering.
             LOG.log(Level.INFO, "{0}: not closed cleanly; rebuilding it from the segments", file);
             Files.delete(file);
+            rebuiltAtOpen = true;
         }
         try {
             return builder.createPersistedTo(file.toFile());
@@ -56,6 +63,7 @@ final class IdMap implements Closeable {
             // A clean-close marker over a file that still does not open: rebuild it the same way.
             LOG.log(Level.WARNING, "{0}: id map unreadable ({1}); rebuilding it from the segments", file, e.toString());
             Files.deleteIfExists(file);
+            rebuiltAtOpen = true;
             return builder.createPersistedTo(file.toFile());
         }
     }

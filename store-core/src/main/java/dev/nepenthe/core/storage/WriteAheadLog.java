@@ -2,6 +2,7 @@ package dev.nepenthe.core.storage;
 
 import dev.nepenthe.core.io.ChecksummedFiles;
 import dev.nepenthe.core.io.CorruptFileException;
+import dev.nepenthe.core.io.CrashPoints;
 import dev.nepenthe.core.io.FileTooNewException;
 import dev.nepenthe.core.io.FileTooOldException;
 import java.io.Closeable;
@@ -157,6 +158,7 @@ public final class WriteAheadLog implements Closeable {
             channel.write(buf);
         }
         written += total;
+        CrashPoints.reached("wal.appended");
         return written;
     }
 
@@ -181,6 +183,7 @@ public final class WriteAheadLog implements Closeable {
             }
             ch.force(false);
             synced = upTo;
+            CrashPoints.reached("wal.synced");
         }
     }
 
@@ -191,6 +194,7 @@ public final class WriteAheadLog implements Closeable {
                 channel.force(false);
                 channel.close();
                 startGeneration(generation + 1);
+                CrashPoints.reached("wal.rotated");
                 return generation;
             }
         }
@@ -207,6 +211,7 @@ public final class WriteAheadLog implements Closeable {
         }
         if (any) {
             ChecksummedFiles.fsyncDirectory(dir);
+            CrashPoints.reached("wal.deleted-old");
         }
     }
 

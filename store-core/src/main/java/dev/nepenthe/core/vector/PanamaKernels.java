@@ -1,7 +1,6 @@
 package dev.nepenthe.core.vector;
 
 import jdk.incubator.vector.FloatVector;
-import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorShuffle;
 import jdk.incubator.vector.VectorSpecies;
 
@@ -11,21 +10,29 @@ import jdk.incubator.vector.VectorSpecies;
  *
  * <p>Why the loops look the way they do (x86 with AVX2 or AVX-512 in mind):
  * <ul>
+ *   <li>Every sum follows the one order {@link VectorKernels} defines, so these kernels agree bit
+ *       for bit with the scalar twin. That order's 64 partial sums are four 16-lane accumulators
+ *       (AVX-512) or eight 8-lane ones (AVX2), and its final halving is a few fixed lane
+ *       rotations: {@code reduceLanes(ADD)}, whose order the JIT may choose, is never used.
+ *       Other lane counts (128-bit machines) take the scalar twin, which C2 vectorises itself.
  *   <li>A fused multiply-add has a latency of about four cycles while two can start every
- *       cycle, so a single accumulator leaves the FMA units idle most of the time. The
- *       single-pair kernels keep four independent accumulators; {@link #cosine} keeps two per
- *       sum (six in all, which still fits in the 16 AVX2 registers).
- *   <li>Scoring one vector against a query needs two loads per multiply-add, and loads, not
- *       arithmetic, are the limit. The batch kernels score four vectors per pass so each query
- *       load feeds four multiply-adds (five loads per four FMAs instead of eight).
- *   <li>Tails shorter than a vector are finished with scalar code; masked loads are slow on
- *       AVX2.
+ *       cycle, so a single accumulator leaves the FMA units idle most of the time; four or
+ *       eight independent ones keep them busy.
+ *   <li>Tails shorter than 16 floats are finished with scalar code, as the order says.
  * </ul>
  */
 final class PanamaKernels implements VectorKernels {
 
     private static final VectorSpecies<Float> F = FloatVector.SPECIES_PREFERRED;
     private static final int LANES = F.length();
+    /** 16 lanes: one accumulator holds 16 partial sums; 8 lanes: two do. Other widths are scalar. */
+    private static final boolean WIDE = LANES == 16;
+    private static final boolean CANONICAL = LANES == 8 || LANES == 16;
+    /** Rotations: {@code v.add(v.rearrange(ROTh))} puts {@code v[j] + v[j+h]} in lane j (j < h). */
+    private static final VectorShuffle<Float> ROT8 = VectorShuffle.iota(F, 8 % LANES, 1, true);
+    private static final VectorShuffle<Float> ROT4 = VectorShuffle.iota(F, 4 % LANES, 1, true);
+    private static final VectorShuffle<Float> ROT2 = VectorShuffle.iota(F, 2 % LANES, 1, true);
+    private static final VectorShuffle<Float> ROT1 = VectorShuffle.iota(F, 1, 1, true);
 
     /*
      * The PQ table kernels work on exactly eight lanes (256 bits): the sub-vectors they see are
@@ -45,18 +52,31 @@ final class PanamaKernels implements VectorKernels {
     private static final VectorShuffle<Float> PAIR_LO = VectorShuffle.fromValues(F8, 0, 2, 4, 6, 8, 10, 12, 14);
     private static final VectorShuffle<Float> PAIR_HI = VectorShuffle.fromValues(F8, 1, 3, 5, 7, 9, 11, 13, 15);
 
+    private static final VectorShuffle<Float> ROT8_4 = VectorShuffle.iota(F8, 4, 1, true);
+    private static final VectorShuffle<Float> ROT8_2 = VectorShuffle.iota(F8, 2, 1, true);
+    private static final VectorShuffle<Float> ROT8_1 = VectorShuffle.iota(F8, 1, 1, true);
+    /** The twin, for widths this class does not vectorise and for single table entries. */
+    private static final ScalarKernels SCALAR = new ScalarKernels();
+
     @Override
     public String name() {
         return "panama";
     }
 
+    /*
+     * The vector loops live in their own methods, apart from the scalar tails (Lucene's layout
+     * too): the small wrapper inlines into callers and the loop compiles on its own.
+     */
+
     @Override
     public float dot(float[] a, int aOff, float[] b, int bOff, int len) {
-        int i = 0;
+        if (!CANONICAL) {
+            return SCALAR.dot(a, aOff, b, bOff, len);
+        }
+        int i = len & ~15;
         float sum = 0f;
-        if (len >= LANES) {
-            i = F.loopBound(len);
-            sum = dotBody(a, aOff, b, bOff, i);
+        if (i > 0) {
+            sum = WIDE ? dotBody16(a, aOff, b, bOff, len) : dotBody8(a, aOff, b, bOff, len);
         }
         for (; i < len; i++) {
             sum = Math.fma(a[aOff + i], b[bOff + i], sum);
@@ -64,43 +84,70 @@ final class PanamaKernels implements VectorKernels {
         return sum;
     }
 
-    /*
-     * The vector loops live in their own methods, apart from the scalar tails (Lucene's layout
-     * too): the small wrapper inlines into callers and the loop compiles on its own. Measured
-     * interleaved on the 2-core test machine it was modestly faster than one method, though
-     * that machine's noise is of the same order.
-     */
-
-    /** Four accumulators over whole vectors up to {@code limit} (a multiple of LANES). */
-    private static float dotBody(float[] a, int aOff, float[] b, int bOff, int limit) {
-        FloatVector acc0 = FloatVector.zero(F);
-        FloatVector acc1 = FloatVector.zero(F);
-        FloatVector acc2 = FloatVector.zero(F);
-        FloatVector acc3 = FloatVector.zero(F);
+    /** Steps 1 to 4 of the order with 16-lane vectors: four accumulators, then one. */
+    private static float dotBody16(float[] a, int aOff, float[] b, int bOff, int len) {
+        FloatVector r = FloatVector.zero(F);
         int i = 0;
-        int unrolled = limit - 3 * LANES;
-        for (; i < unrolled; i += 4 * LANES) {
-            acc0 = FloatVector.fromArray(F, a, aOff + i).fma(FloatVector.fromArray(F, b, bOff + i), acc0);
-            acc1 = FloatVector.fromArray(F, a, aOff + i + LANES)
-                    .fma(FloatVector.fromArray(F, b, bOff + i + LANES), acc1);
-            acc2 = FloatVector.fromArray(F, a, aOff + i + 2 * LANES)
-                    .fma(FloatVector.fromArray(F, b, bOff + i + 2 * LANES), acc2);
-            acc3 = FloatVector.fromArray(F, a, aOff + i + 3 * LANES)
-                    .fma(FloatVector.fromArray(F, b, bOff + i + 3 * LANES), acc3);
+        int end64 = len & ~63;
+        if (end64 > 0) {
+            FloatVector acc0 = FloatVector.zero(F), acc1 = FloatVector.zero(F);
+            FloatVector acc2 = FloatVector.zero(F), acc3 = FloatVector.zero(F);
+            for (; i < end64; i += 64) {
+                acc0 = FloatVector.fromArray(F, a, aOff + i).fma(FloatVector.fromArray(F, b, bOff + i), acc0);
+                acc1 = FloatVector.fromArray(F, a, aOff + i + 16).fma(FloatVector.fromArray(F, b, bOff + i + 16), acc1);
+                acc2 = FloatVector.fromArray(F, a, aOff + i + 32).fma(FloatVector.fromArray(F, b, bOff + i + 32), acc2);
+                acc3 = FloatVector.fromArray(F, a, aOff + i + 48).fma(FloatVector.fromArray(F, b, bOff + i + 48), acc3);
+            }
+            r = acc0.add(acc2).add(acc1.add(acc3));
         }
-        for (; i < limit; i += LANES) {
-            acc0 = FloatVector.fromArray(F, a, aOff + i).fma(FloatVector.fromArray(F, b, bOff + i), acc0);
+        int end16 = len & ~15;
+        for (; i < end16; i += 16) {
+            r = FloatVector.fromArray(F, a, aOff + i).fma(FloatVector.fromArray(F, b, bOff + i), r);
         }
-        return acc0.add(acc1).add(acc2.add(acc3)).reduceLanes(VectorOperators.ADD);
+        return halve16(r);
+    }
+
+    /** Steps 1 to 4 of the order with 8-lane vectors: eight accumulators, then a low and a high half. */
+    private static float dotBody8(float[] a, int aOff, float[] b, int bOff, int len) {
+        FloatVector lo = FloatVector.zero(F), hi = FloatVector.zero(F);
+        int i = 0;
+        int end64 = len & ~63;
+        if (end64 > 0) {
+            FloatVector acc0 = FloatVector.zero(F), acc1 = FloatVector.zero(F);
+            FloatVector acc2 = FloatVector.zero(F), acc3 = FloatVector.zero(F);
+            FloatVector acc4 = FloatVector.zero(F), acc5 = FloatVector.zero(F);
+            FloatVector acc6 = FloatVector.zero(F), acc7 = FloatVector.zero(F);
+            for (; i < end64; i += 64) {
+                int x = aOff + i, y = bOff + i;
+                acc0 = FloatVector.fromArray(F, a, x).fma(FloatVector.fromArray(F, b, y), acc0);
+                acc1 = FloatVector.fromArray(F, a, x + 8).fma(FloatVector.fromArray(F, b, y + 8), acc1);
+                acc2 = FloatVector.fromArray(F, a, x + 16).fma(FloatVector.fromArray(F, b, y + 16), acc2);
+                acc3 = FloatVector.fromArray(F, a, x + 24).fma(FloatVector.fromArray(F, b, y + 24), acc3);
+                acc4 = FloatVector.fromArray(F, a, x + 32).fma(FloatVector.fromArray(F, b, y + 32), acc4);
+                acc5 = FloatVector.fromArray(F, a, x + 40).fma(FloatVector.fromArray(F, b, y + 40), acc5);
+                acc6 = FloatVector.fromArray(F, a, x + 48).fma(FloatVector.fromArray(F, b, y + 48), acc6);
+                acc7 = FloatVector.fromArray(F, a, x + 56).fma(FloatVector.fromArray(F, b, y + 56), acc7);
+            }
+            lo = acc0.add(acc4).add(acc2.add(acc6));
+            hi = acc1.add(acc5).add(acc3.add(acc7));
+        }
+        int end16 = len & ~15;
+        for (; i < end16; i += 16) {
+            lo = FloatVector.fromArray(F, a, aOff + i).fma(FloatVector.fromArray(F, b, bOff + i), lo);
+            hi = FloatVector.fromArray(F, a, aOff + i + 8).fma(FloatVector.fromArray(F, b, bOff + i + 8), hi);
+        }
+        return halve8(lo.add(hi));
     }
 
     @Override
     public float squareDistance(float[] a, int aOff, float[] b, int bOff, int len) {
-        int i = 0;
+        if (!CANONICAL) {
+            return SCALAR.squareDistance(a, aOff, b, bOff, len);
+        }
+        int i = len & ~15;
         float sum = 0f;
-        if (len >= LANES) {
-            i = F.loopBound(len);
-            sum = squareDistanceBody(a, aOff, b, bOff, i);
+        if (i > 0) {
+            sum = WIDE ? squareBody16(a, aOff, b, bOff, len) : squareBody8(a, aOff, b, bOff, len);
         }
         for (; i < len; i++) {
             float d = a[aOff + i] - b[bOff + i];
@@ -109,164 +156,111 @@ final class PanamaKernels implements VectorKernels {
         return sum;
     }
 
-    private static float squareDistanceBody(float[] a, int aOff, float[] b, int bOff, int limit) {
-        FloatVector acc0 = FloatVector.zero(F);
-        FloatVector acc1 = FloatVector.zero(F);
-        FloatVector acc2 = FloatVector.zero(F);
-        FloatVector acc3 = FloatVector.zero(F);
+    private static float squareBody16(float[] a, int aOff, float[] b, int bOff, int len) {
+        FloatVector r = FloatVector.zero(F);
         int i = 0;
-        int unrolled = limit - 3 * LANES;
-        for (; i < unrolled; i += 4 * LANES) {
-            FloatVector d0 = FloatVector.fromArray(F, a, aOff + i).sub(FloatVector.fromArray(F, b, bOff + i));
-            FloatVector d1 = FloatVector.fromArray(F, a, aOff + i + LANES)
-                    .sub(FloatVector.fromArray(F, b, bOff + i + LANES));
-            FloatVector d2 = FloatVector.fromArray(F, a, aOff + i + 2 * LANES)
-                    .sub(FloatVector.fromArray(F, b, bOff + i + 2 * LANES));
-            FloatVector d3 = FloatVector.fromArray(F, a, aOff + i + 3 * LANES)
-                    .sub(FloatVector.fromArray(F, b, bOff + i + 3 * LANES));
-            acc0 = d0.fma(d0, acc0);
-            acc1 = d1.fma(d1, acc1);
-            acc2 = d2.fma(d2, acc2);
-            acc3 = d3.fma(d3, acc3);
+        int end64 = len & ~63;
+        if (end64 > 0) {
+            FloatVector acc0 = FloatVector.zero(F), acc1 = FloatVector.zero(F);
+            FloatVector acc2 = FloatVector.zero(F), acc3 = FloatVector.zero(F);
+            for (; i < end64; i += 64) {
+                FloatVector d0 = FloatVector.fromArray(F, a, aOff + i).sub(FloatVector.fromArray(F, b, bOff + i));
+                FloatVector d1 = FloatVector.fromArray(F, a, aOff + i + 16).sub(FloatVector.fromArray(F, b, bOff + i + 16));
+                FloatVector d2 = FloatVector.fromArray(F, a, aOff + i + 32).sub(FloatVector.fromArray(F, b, bOff + i + 32));
+                FloatVector d3 = FloatVector.fromArray(F, a, aOff + i + 48).sub(FloatVector.fromArray(F, b, bOff + i + 48));
+                acc0 = d0.fma(d0, acc0);
+                acc1 = d1.fma(d1, acc1);
+                acc2 = d2.fma(d2, acc2);
+                acc3 = d3.fma(d3, acc3);
+            }
+            r = acc0.add(acc2).add(acc1.add(acc3));
         }
-        for (; i < limit; i += LANES) {
+        int end16 = len & ~15;
+        for (; i < end16; i += 16) {
             FloatVector d = FloatVector.fromArray(F, a, aOff + i).sub(FloatVector.fromArray(F, b, bOff + i));
-            acc0 = d.fma(d, acc0);
+            r = d.fma(d, r);
         }
-        return acc0.add(acc1).add(acc2.add(acc3)).reduceLanes(VectorOperators.ADD);
+        return halve16(r);
+    }
+
+    private static float squareBody8(float[] a, int aOff, float[] b, int bOff, int len) {
+        FloatVector lo = FloatVector.zero(F), hi = FloatVector.zero(F);
+        int i = 0;
+        int end64 = len & ~63;
+        if (end64 > 0) {
+            FloatVector acc0 = FloatVector.zero(F), acc1 = FloatVector.zero(F);
+            FloatVector acc2 = FloatVector.zero(F), acc3 = FloatVector.zero(F);
+            FloatVector acc4 = FloatVector.zero(F), acc5 = FloatVector.zero(F);
+            FloatVector acc6 = FloatVector.zero(F), acc7 = FloatVector.zero(F);
+            for (; i < end64; i += 64) {
+                int x = aOff + i, y = bOff + i;
+                FloatVector d0 = FloatVector.fromArray(F, a, x).sub(FloatVector.fromArray(F, b, y));
+                FloatVector d1 = FloatVector.fromArray(F, a, x + 8).sub(FloatVector.fromArray(F, b, y + 8));
+                FloatVector d2 = FloatVector.fromArray(F, a, x + 16).sub(FloatVector.fromArray(F, b, y + 16));
+                FloatVector d3 = FloatVector.fromArray(F, a, x + 24).sub(FloatVector.fromArray(F, b, y + 24));
+                FloatVector d4 = FloatVector.fromArray(F, a, x + 32).sub(FloatVector.fromArray(F, b, y + 32));
+                FloatVector d5 = FloatVector.fromArray(F, a, x + 40).sub(FloatVector.fromArray(F, b, y + 40));
+                FloatVector d6 = FloatVector.fromArray(F, a, x + 48).sub(FloatVector.fromArray(F, b, y + 48));
+                FloatVector d7 = FloatVector.fromArray(F, a, x + 56).sub(FloatVector.fromArray(F, b, y + 56));
+                acc0 = d0.fma(d0, acc0);
+                acc1 = d1.fma(d1, acc1);
+                acc2 = d2.fma(d2, acc2);
+                acc3 = d3.fma(d3, acc3);
+                acc4 = d4.fma(d4, acc4);
+                acc5 = d5.fma(d5, acc5);
+                acc6 = d6.fma(d6, acc6);
+                acc7 = d7.fma(d7, acc7);
+            }
+            lo = acc0.add(acc4).add(acc2.add(acc6));
+            hi = acc1.add(acc5).add(acc3.add(acc7));
+        }
+        int end16 = len & ~15;
+        for (; i < end16; i += 16) {
+            FloatVector d0 = FloatVector.fromArray(F, a, aOff + i).sub(FloatVector.fromArray(F, b, bOff + i));
+            FloatVector d1 = FloatVector.fromArray(F, a, aOff + i + 8).sub(FloatVector.fromArray(F, b, bOff + i + 8));
+            lo = d0.fma(d0, lo);
+            hi = d1.fma(d1, hi);
+        }
+        return halve8(lo.add(hi));
+    }
+
+    /** Step 4 on a 16-lane vector: halving rounds 8, 4, 2, 1. */
+    private static float halve16(FloatVector r) {
+        r = r.add(r.rearrange(ROT8));
+        return halve8(r);
+    }
+
+    /** Halving rounds 4, 2, 1 on the low eight lanes of a preferred-species vector. */
+    private static float halve8(FloatVector s) {
+        s = s.add(s.rearrange(ROT4));
+        s = s.add(s.rearrange(ROT2));
+        s = s.add(s.rearrange(ROT1));
+        return s.lane(0);
+    }
+
+    /** Halving rounds 4, 2, 1 on an 8-lane vector: the PQ tables' fold. */
+    private static float halveF8(FloatVector s) {
+        s = s.add(s.rearrange(ROT8_4));
+        s = s.add(s.rearrange(ROT8_2));
+        s = s.add(s.rearrange(ROT8_1));
+        return s.lane(0);
     }
 
     @Override
     public float cosine(float[] a, float[] b) {
-        int len = a.length;
-        int i = 0;
-        float ab = 0f, aa = 0f, bb = 0f;
-        if (len >= LANES) {
-            FloatVector ab0 = FloatVector.zero(F), ab1 = FloatVector.zero(F);
-            FloatVector aa0 = FloatVector.zero(F), aa1 = FloatVector.zero(F);
-            FloatVector bb0 = FloatVector.zero(F), bb1 = FloatVector.zero(F);
-            int upper2 = len - len % (2 * LANES);
-            for (; i < upper2; i += 2 * LANES) {
-                FloatVector x0 = FloatVector.fromArray(F, a, i);
-                FloatVector y0 = FloatVector.fromArray(F, b, i);
-                FloatVector x1 = FloatVector.fromArray(F, a, i + LANES);
-                FloatVector y1 = FloatVector.fromArray(F, b, i + LANES);
-                ab0 = x0.fma(y0, ab0);
-                aa0 = x0.fma(x0, aa0);
-                bb0 = y0.fma(y0, bb0);
-                ab1 = x1.fma(y1, ab1);
-                aa1 = x1.fma(x1, aa1);
-                bb1 = y1.fma(y1, bb1);
-            }
-            int upper = F.loopBound(len);
-            for (; i < upper; i += LANES) {
-                FloatVector x = FloatVector.fromArray(F, a, i);
-                FloatVector y = FloatVector.fromArray(F, b, i);
-                ab0 = x.fma(y, ab0);
-                aa0 = x.fma(x, aa0);
-                bb0 = y.fma(y, bb0);
-            }
-            ab = ab0.add(ab1).reduceLanes(VectorOperators.ADD);
-            aa = aa0.add(aa1).reduceLanes(VectorOperators.ADD);
-            bb = bb0.add(bb1).reduceLanes(VectorOperators.ADD);
-        }
-        for (; i < len; i++) {
-            ab = Math.fma(a[i], b[i], ab);
-            aa = Math.fma(a[i], a[i], aa);
-            bb = Math.fma(b[i], b[i], bb);
-        }
-        return CosineMath.fromParts(ab, aa, bb);
+        return CosineMath.fromParts(dot(a, 0, b, 0, a.length), dot(a, 0, a, 0, a.length), dot(b, 0, b, 0, b.length));
     }
 
     @Override
     public void dotBatch(float[] query, float[] block, int blockOff, int count, int dim, float[] out, int outOff) {
-        if (dim < LANES) {
-            for (int v = 0; v < count; v++) {
-                out[outOff + v] = dot(query, 0, block, blockOff + v * dim, dim);
-            }
-            return;
-        }
-        int upper = F.loopBound(dim);
-        int v = 0;
-        // Four vectors per pass: each query load feeds four multiply-adds, one per vector.
-        for (; v + 4 <= count; v += 4) {
-            int o0 = blockOff + v * dim, o1 = o0 + dim, o2 = o1 + dim, o3 = o2 + dim;
-            FloatVector acc0 = FloatVector.zero(F), acc1 = FloatVector.zero(F);
-            FloatVector acc2 = FloatVector.zero(F), acc3 = FloatVector.zero(F);
-            int i = 0;
-            for (; i < upper; i += LANES) {
-                FloatVector q = FloatVector.fromArray(F, query, i);
-                acc0 = q.fma(FloatVector.fromArray(F, block, o0 + i), acc0);
-                acc1 = q.fma(FloatVector.fromArray(F, block, o1 + i), acc1);
-                acc2 = q.fma(FloatVector.fromArray(F, block, o2 + i), acc2);
-                acc3 = q.fma(FloatVector.fromArray(F, block, o3 + i), acc3);
-            }
-            float s0 = acc0.reduceLanes(VectorOperators.ADD);
-            float s1 = acc1.reduceLanes(VectorOperators.ADD);
-            float s2 = acc2.reduceLanes(VectorOperators.ADD);
-            float s3 = acc3.reduceLanes(VectorOperators.ADD);
-            for (; i < dim; i++) {
-                float q = query[i];
-                s0 = Math.fma(q, block[o0 + i], s0);
-                s1 = Math.fma(q, block[o1 + i], s1);
-                s2 = Math.fma(q, block[o2 + i], s2);
-                s3 = Math.fma(q, block[o3 + i], s3);
-            }
-            out[outOff + v] = s0;
-            out[outOff + v + 1] = s1;
-            out[outOff + v + 2] = s2;
-            out[outOff + v + 3] = s3;
-        }
-        for (; v < count; v++) {
+        for (int v = 0; v < count; v++) {
             out[outOff + v] = dot(query, 0, block, blockOff + v * dim, dim);
         }
     }
 
     @Override
     public void squareDistanceBatch(float[] query, float[] block, int blockOff, int count, int dim, float[] out, int outOff) {
-        if (dim < LANES) {
-            for (int v = 0; v < count; v++) {
-                out[outOff + v] = squareDistance(query, 0, block, blockOff + v * dim, dim);
-            }
-            return;
-        }
-        int upper = F.loopBound(dim);
-        int v = 0;
-        for (; v + 4 <= count; v += 4) {
-            int o0 = blockOff + v * dim, o1 = o0 + dim, o2 = o1 + dim, o3 = o2 + dim;
-            FloatVector acc0 = FloatVector.zero(F), acc1 = FloatVector.zero(F);
-            FloatVector acc2 = FloatVector.zero(F), acc3 = FloatVector.zero(F);
-            int i = 0;
-            for (; i < upper; i += LANES) {
-                FloatVector q = FloatVector.fromArray(F, query, i);
-                FloatVector d0 = q.sub(FloatVector.fromArray(F, block, o0 + i));
-                FloatVector d1 = q.sub(FloatVector.fromArray(F, block, o1 + i));
-                FloatVector d2 = q.sub(FloatVector.fromArray(F, block, o2 + i));
-                FloatVector d3 = q.sub(FloatVector.fromArray(F, block, o3 + i));
-                acc0 = d0.fma(d0, acc0);
-                acc1 = d1.fma(d1, acc1);
-                acc2 = d2.fma(d2, acc2);
-                acc3 = d3.fma(d3, acc3);
-            }
-            float s0 = acc0.reduceLanes(VectorOperators.ADD);
-            float s1 = acc1.reduceLanes(VectorOperators.ADD);
-            float s2 = acc2.reduceLanes(VectorOperators.ADD);
-            float s3 = acc3.reduceLanes(VectorOperators.ADD);
-            for (; i < dim; i++) {
-                float q = query[i];
-                float d0 = q - block[o0 + i], d1 = q - block[o1 + i];
-                float d2 = q - block[o2 + i], d3 = q - block[o3 + i];
-                s0 = Math.fma(d0, d0, s0);
-                s1 = Math.fma(d1, d1, s1);
-                s2 = Math.fma(d2, d2, s2);
-                s3 = Math.fma(d3, d3, s3);
-            }
-            out[outOff + v] = s0;
-            out[outOff + v + 1] = s1;
-            out[outOff + v + 2] = s2;
-            out[outOff + v + 3] = s3;
-        }
-        for (; v < count; v++) {
+        for (int v = 0; v < count; v++) {
             out[outOff + v] = squareDistance(query, 0, block, blockOff + v * dim, dim);
         }
     }
@@ -312,11 +306,11 @@ final class PanamaKernels implements VectorKernels {
      *       squared differences (or products) of adjacent lanes are then added pairwise,
      *       log2(dsub) rounds, until each lane holds one centroid's total, and the eight totals
      *       are stored at once. No transpose, no gather, no per-centroid reduction.
-     *   <li>dsub a multiple of 8 (wide): each centroid folds into one vector of partial sums,
-     *       reduced across lanes. (Feeding eight folded vectors through three pairwise rounds
+     *   <li>dsub a multiple of 8 (wide): each centroid folds into one vector of eight partial
+     *       sums, halved in the table order. (Feeding eight folded vectors through three pairwise rounds
      *       instead made C2 give up inlining and box every vector: 20x slower, measured.)
-     *   <li>any other dsub, and the last {@code ksub % 8} centroids: one centroid at a time
-     *       through {@link #squareDistance} / {@link #dot}.
+     *   <li>any other dsub, and the last {@code ksub % 8} centroids: one centroid at a time,
+     *       through the scalar twin's table entry (the same order).
      * </ol>
      */
     private void pqTable(float[] query, float[] codebooks, int m, int ksub, float[] table, boolean l2) {
@@ -349,9 +343,7 @@ final class PanamaKernels implements VectorKernels {
             }
             for (int c = blocks; c < ksub; c++) {
                 int o = cbOff + c * dsub;
-                table[tOff + c] = l2
-                        ? squareDistance(query, qOff, codebooks, o, dsub)
-                        : dot(query, qOff, codebooks, o, dsub);
+                table[tOff + c] = SCALAR.tableEntry(query, qOff, codebooks, o, dsub, l2);
             }
         }
     }
@@ -393,7 +385,7 @@ final class PanamaKernels implements VectorKernels {
             for (int i = 8; i < dsub; i += 8) {
                 acc = accumulate(FloatVector.fromArray(F8, query, qOff + i), cb, co + i, l2, acc);
             }
-            table[tOff + c] = acc.reduceLanes(VectorOperators.ADD);
+            table[tOff + c] = halveF8(acc);
         }
     }
 
@@ -426,9 +418,6 @@ final class PanamaKernels implements VectorKernels {
 
     /** Centroid indices 0..7 as floats (exact: indices stay far below 2^24). */
     private static final float[] LANE_INDEX = {0, 1, 2, 3, 4, 5, 6, 7};
-
-    /** Where 256-bit vectors are not native, the nearest-centroid search is the scalar twin's. */
-    private static final ScalarKernels SCALAR = new ScalarKernels();
 
     /**
      * Transposed groups of eight centroids (see {@link CentroidBlock}): per point, eight groups

@@ -1,9 +1,11 @@
 package dev.nepenthe.core.vector;
 
 /**
- * Plain-Java kernels. Four independent accumulators break the floating-point add dependency
- * chain so the JIT can keep several multiply-adds in flight (Lucene's scalar twin does the
- * same); {@link Math#fma} keeps rounding close to the SIMD path.
+ * Plain-Java kernels in the summation order {@link VectorKernels} defines, so they agree bit for
+ * bit with the Vector API twin. The partial sums of that order live in small arrays whose
+ * element-wise update loops C2 vectorises on its own (SuperWord), so this twin stays fast
+ * without importing the Vector API; {@link Math#fma} rounds each term once, as the SIMD
+ * fused multiply-add does.
  */
 final class ScalarKernels implements VectorKernels {
 
@@ -14,64 +16,96 @@ final class ScalarKernels implements VectorKernels {
 
     @Override
     public float dot(float[] a, int aOff, float[] b, int bOff, int len) {
-        float s0 = 0f, s1 = 0f, s2 = 0f, s3 = 0f;
         int i = 0;
-        int upper = len & ~3;
-        for (; i < upper; i += 4) {
-            s0 = Math.fma(a[aOff + i], b[bOff + i], s0);
-            s1 = Math.fma(a[aOff + i + 1], b[bOff + i + 1], s1);
-            s2 = Math.fma(a[aOff + i + 2], b[bOff + i + 2], s2);
-            s3 = Math.fma(a[aOff + i + 3], b[bOff + i + 3], s3);
+        float sum = 0f;
+        int end16 = len & ~15;
+        if (end16 > 0) {
+            float[] r = new float[16];
+            int end64 = len & ~63;
+            if (end64 > 0) {
+                float[] p = new float[64];
+                for (; i < end64; i += 64) {
+                    int ai = aOff + i, bi = bOff + i;
+                    for (int j = 0; j < 64; j++) {
+                        p[j] = Math.fma(a[ai + j], b[bi + j], p[j]);
+                    }
+                }
+                fold64(p, r);
+            }
+            for (; i < end16; i += 16) {
+                int ai = aOff + i, bi = bOff + i;
+                for (int j = 0; j < 16; j++) {
+                    r[j] = Math.fma(a[ai + j], b[bi + j], r[j]);
+                }
+            }
+            sum = halve16(r);
         }
         for (; i < len; i++) {
-            s0 = Math.fma(a[aOff + i], b[bOff + i], s0);
+            sum = Math.fma(a[aOff + i], b[bOff + i], sum);
         }
-        return (s0 + s1) + (s2 + s3);
+        return sum;
     }
 
     @Override
     public float squareDistance(float[] a, int aOff, float[] b, int bOff, int len) {
-        float s0 = 0f, s1 = 0f, s2 = 0f, s3 = 0f;
         int i = 0;
-        int upper = len & ~3;
-        for (; i < upper; i += 4) {
-            float d0 = a[aOff + i] - b[bOff + i];
-            float d1 = a[aOff + i + 1] - b[bOff + i + 1];
-            float d2 = a[aOff + i + 2] - b[bOff + i + 2];
-            float d3 = a[aOff + i + 3] - b[bOff + i + 3];
-            s0 = Math.fma(d0, d0, s0);
-            s1 = Math.fma(d1, d1, s1);
-            s2 = Math.fma(d2, d2, s2);
-            s3 = Math.fma(d3, d3, s3);
+        float sum = 0f;
+        int end16 = len & ~15;
+        if (end16 > 0) {
+            float[] r = new float[16];
+            int end64 = len & ~63;
+            if (end64 > 0) {
+                float[] p = new float[64];
+                for (; i < end64; i += 64) {
+                    int ai = aOff + i, bi = bOff + i;
+                    for (int j = 0; j < 64; j++) {
+                        float d = a[ai + j] - b[bi + j];
+                        p[j] = Math.fma(d, d, p[j]);
+                    }
+                }
+                fold64(p, r);
+            }
+            for (; i < end16; i += 16) {
+                int ai = aOff + i, bi = bOff + i;
+                for (int j = 0; j < 16; j++) {
+                    float d = a[ai + j] - b[bi + j];
+                    r[j] = Math.fma(d, d, r[j]);
+                }
+            }
+            sum = halve16(r);
         }
         for (; i < len; i++) {
             float d = a[aOff + i] - b[bOff + i];
-            s0 = Math.fma(d, d, s0);
+            sum = Math.fma(d, d, sum);
         }
-        return (s0 + s1) + (s2 + s3);
+        return sum;
+    }
+
+    /** Step 2 of the order: {@code r[j] = (p[j] + p[j+32]) + (p[j+16] + p[j+48])}. */
+    private static void fold64(float[] p, float[] r) {
+        for (int j = 0; j < 16; j++) {
+            r[j] = (p[j] + p[j + 32]) + (p[j + 16] + p[j + 48]);
+        }
+    }
+
+    /** Step 4 of the order: halving rounds 8, 4, 2, 1; {@code r} is consumed. */
+    static float halve16(float[] r) {
+        for (int h = 8; h >= 1; h >>= 1) {
+            for (int j = 0; j < h; j++) {
+                r[j] += r[j + h];
+            }
+        }
+        return r[0];
+    }
+
+    /** Halving rounds 4, 2, 1 over eight partial sums: the PQ tables' fold. */
+    static float halve8(float p0, float p1, float p2, float p3, float p4, float p5, float p6, float p7) {
+        return ((p0 + p4) + (p2 + p6)) + ((p1 + p5) + (p3 + p7));
     }
 
     @Override
     public float cosine(float[] a, float[] b) {
-        float ab0 = 0f, ab1 = 0f, aa0 = 0f, aa1 = 0f, bb0 = 0f, bb1 = 0f;
-        int len = a.length;
-        int i = 0;
-        int upper = len & ~1;
-        for (; i < upper; i += 2) {
-            float x0 = a[i], y0 = b[i], x1 = a[i + 1], y1 = b[i + 1];
-            ab0 = Math.fma(x0, y0, ab0);
-            ab1 = Math.fma(x1, y1, ab1);
-            aa0 = Math.fma(x0, x0, aa0);
-            aa1 = Math.fma(x1, x1, aa1);
-            bb0 = Math.fma(y0, y0, bb0);
-            bb1 = Math.fma(y1, y1, bb1);
-        }
-        for (; i < len; i++) {
-            ab0 = Math.fma(a[i], b[i], ab0);
-            aa0 = Math.fma(a[i], a[i], aa0);
-            bb0 = Math.fma(b[i], b[i], bb0);
-        }
-        return CosineMath.fromParts(ab0 + ab1, aa0 + aa1, bb0 + bb1);
+        return CosineMath.fromParts(dot(a, 0, b, 0, a.length), dot(a, 0, a, 0, a.length), dot(b, 0, b, 0, b.length));
     }
 
     @Override
@@ -165,26 +199,63 @@ final class ScalarKernels implements VectorKernels {
 
     @Override
     public void pqDistanceTable(float[] query, float[] codebooks, int m, int ksub, float[] table) {
-        int dsub = query.length / m;
-        for (int j = 0; j < m; j++) {
-            int qOff = j * dsub;
-            int cbOff = j * ksub * dsub;
-            for (int c = 0; c < ksub; c++) {
-                table[j * ksub + c] = squareDistance(query, qOff, codebooks, cbOff + c * dsub, dsub);
-            }
-        }
+        pqTable(query, codebooks, m, ksub, table, true);
     }
 
     @Override
     public void pqDotTable(float[] query, float[] codebooks, int m, int ksub, float[] table) {
+        pqTable(query, codebooks, m, ksub, table, false);
+    }
+
+    private void pqTable(float[] query, float[] codebooks, int m, int ksub, float[] table, boolean l2) {
         int dsub = query.length / m;
         for (int j = 0; j < m; j++) {
             int qOff = j * dsub;
             int cbOff = j * ksub * dsub;
             for (int c = 0; c < ksub; c++) {
-                table[j * ksub + c] = dot(query, qOff, codebooks, cbOff + c * dsub, dsub);
+                table[j * ksub + c] = tableEntry(query, qOff, codebooks, cbOff + c * dsub, dsub, l2);
             }
         }
+    }
+
+    /** One PQ table entry in the order {@link VectorKernels#pqDistanceTable} defines. */
+    float tableEntry(float[] q, int qOff, float[] cb, int o, int dsub, boolean l2) {
+        switch (dsub) {
+            case 1:
+                return term(q[qOff], cb[o], l2);
+            case 2:
+                return term(q[qOff], cb[o], l2) + term(q[qOff + 1], cb[o + 1], l2);
+            case 4:
+                return (term(q[qOff], cb[o], l2) + term(q[qOff + 1], cb[o + 1], l2))
+                        + (term(q[qOff + 2], cb[o + 2], l2) + term(q[qOff + 3], cb[o + 3], l2));
+            default:
+                break;
+        }
+        if (dsub % 8 != 0) {
+            return l2 ? squareDistance(q, qOff, cb, o, dsub) : dot(q, qOff, cb, o, dsub);
+        }
+        float[] p = new float[8];
+        for (int i = 0; i < dsub; i += 8) {
+            for (int k = 0; k < 8; k++) {
+                float x = q[qOff + i + k];
+                float c = cb[o + i + k];
+                if (l2) {
+                    float d = x - c;
+                    p[k] = Math.fma(d, d, p[k]);
+                } else {
+                    p[k] = Math.fma(x, c, p[k]);
+                }
+            }
+        }
+        return halve8(p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7]);
+    }
+
+    private static float term(float x, float c, boolean l2) {
+        if (l2) {
+            float d = x - c;
+            return d * d;
+        }
+        return x * c;
     }
 
     @Override

@@ -7,6 +7,29 @@ package dev.nepenthe.core.vector;
  *
  * <p>Offsets and lengths are in floats (or bytes for PQ codes). Implementations do not check
  * bounds beyond what the JVM does: callers pass valid ranges.
+ *
+ * <p><b>One summation order.</b> Float addition is not associative, so a sum's last bit depends
+ * on the order of its additions. Every sum here has one order, written down below, and both
+ * implementations follow it: they agree bit for bit on every input, on every CPU and in every
+ * JIT tier (the Vector API's {@code reduceLanes(ADD)} leaves its order open, so it is never
+ * used). A score therefore never depends on which implementation or tier ran, and neither do
+ * top-k ties, graph neighbour choices or a forget probe's threshold. The order of
+ * {@link #dot} ({@link #squareDistance} is the same with {@code d = a - b} and terms
+ * {@code d * d}), for a length {@code n}:
+ * <ol>
+ *   <li>Blocks of 64 ({@code i < n & ~63}): 64 partial sums, {@code P[j] = fma(a[i+j], b[i+j], P[j])}.
+ *   <li>Fold to 16: {@code R[j] = (P[j] + P[j+32]) + (P[j+16] + P[j+48])} (R is zero when no
+ *       block of 64 was summed).
+ *   <li>Blocks of 16 up to {@code n & ~15}: {@code R[j] = fma(a[i+j], b[i+j], R[j])}.
+ *   <li>Halving: {@code R[j] += R[j+8]}, then {@code += R[j+4]}, {@code += R[j+2]},
+ *       {@code += R[j+1]} (for {@code j} below the half), giving {@code s = R[0]} (0 when
+ *       {@code n < 16}).
+ *   <li>The last {@code n % 16} terms in order: {@code s = fma(a[i], b[i], s)}.
+ * </ol>
+ * This is the layout of four 16-lane or eight 8-lane accumulators, so the SIMD code pays nothing
+ * for it; the scalar twin's partial-sum loops vectorise too. {@link #cosine} is built from three
+ * such sums, a batch score equals the single score, and the PQ tables have their own order
+ * (see {@link #pqDistanceTable}).
  */
 public interface VectorKernels {
 
@@ -63,6 +86,12 @@ public interface VectorKernels {
      * Fills {@code table[j*ksub + c]} with the squared distance between the query's subvector
      * {@code j} and centroid {@code c} of subspace {@code j}. {@code codebooks} holds, for each
      * subspace j, {@code ksub} centroids of {@code dsub = query.length / m} floats back to back.
+     *
+     * <p>Order of each entry, with {@code t[k]} the rounded term of component k ({@code d*d} or
+     * {@code q*c}): dsub 1: {@code t0}; 2: {@code t0 + t1}; 4: {@code (t0 + t1) + (t2 + t3)};
+     * a multiple of 8: eight partial sums ({@code p[k] = fma(.., .., p[k])} over components
+     * {@code k, k+8, ...}) folded as {@code ((p0+p4) + (p2+p6)) + ((p1+p5) + (p3+p7))}; any
+     * other dsub: the order of {@link #squareDistance} (or {@link #dot}).
      */
     void pqDistanceTable(float[] query, float[] codebooks, int m, int ksub, float[] table);
 
