@@ -504,6 +504,60 @@ public final class HnswIndex implements VectorIndex {
     }
 
     /**
+     * The structural pass a loaded graph gets before it serves (the full integrity checker,
+     * reachability included, stays on demand): every link names a live node that has the link's
+     * layer, is not the node itself and appears once in its list, and the entry point is a live
+     * node on the top layer.
+     *
+     * @throws IllegalArgumentException naming the first violation (the reader reports it as a
+     *     corrupt file, naming the file)
+     */
+    private static void checkLoadedStructure(int[][][] lists, int entrySlot, int entryLevel, int live) {
+        int top = -1;
+        int[] seen = new int[lists.length];
+        int stamp = 0;
+        for (int s = 0; s < lists.length; s++) {
+            if (lists[s] == null) {
+                continue;
+            }
+            top = Math.max(top, lists[s].length - 1);
+            for (int l = 0; l < lists[s].length; l++) {
+                stamp++;
+                for (int n : lists[s][l]) {
+                    if (seen[n] == stamp) {
+                        throw new IllegalArgumentException("slot " + s + " layer " + l + " lists slot " + n + " twice");
+                    }
+                    seen[n] = stamp;
+                    if (n == s) {
+                        throw new IllegalArgumentException("slot " + s + " layer " + l + " links to itself");
+                    }
+                    if (lists[n] == null) {
+                        throw new IllegalArgumentException("slot " + s + " layer " + l + " links to slot " + n
+                                + ", which holds no node");
+                    }
+                    if (lists[n].length <= l) {
+                        throw new IllegalArgumentException("slot " + s + " layer " + l + " links to slot " + n
+                                + ", whose top layer is " + (lists[n].length - 1));
+                    }
+                }
+            }
+        }
+        if (live == 0) {
+            if (entrySlot != -1) {
+                throw new IllegalArgumentException("an empty graph names entry slot " + entrySlot);
+            }
+            return;
+        }
+        if (entrySlot < 0 || entrySlot >= lists.length || lists[entrySlot] == null) {
+            throw new IllegalArgumentException("entry point " + entrySlot + " is not a live node");
+        }
+        if (entryLevel != lists[entrySlot].length - 1 || entryLevel != top) {
+            throw new IllegalArgumentException("entry point " + entrySlot + " at level " + entryLevel + ": its node's top"
+                    + " layer is " + (lists[entrySlot].length - 1) + " and the graph's is " + top);
+        }
+    }
+
+    /**
      * Reads a file written by {@link #save}. Dimension and metric must match {@code config};
      * the graph's own build parameters come from the file.
      */
@@ -521,7 +575,12 @@ public final class HnswIndex implements VectorIndex {
             }
             int entrySlot = in.readInt();
             int entryLevel = in.readInt();
-            HnswIndex index = new HnswIndex(dim, metric, p, Kernels.get(), capacity);
+            // The stored capacity is only a sizing hint: allocate for what the file holds, so a
+            // crafted capacity cannot make the loader allocate gigabytes before anything is read.
+            HnswIndex index = new HnswIndex(dim, metric, p, Kernels.get(), Math.max(16, hw));
+            // Ordinals are dense in a store (freed ones are reused), so one far beyond the number
+            // of slots is not something a save writes; refusing it bounds the ordinal table.
+            long maxOrdinal = 16L * Math.max(hw, 1 << 16);
             HnswGraph g = index.graph;
             int[][][] lists = new int[hw][][];
             int live = 0;
@@ -535,8 +594,9 @@ public final class HnswIndex implements VectorIndex {
                 }
                 int ord = in.readInt();
                 int level = in.readUnsignedByte();
-                if (ord < 0 || level > HnswGraph.MAX_LEVEL) {
-                    throw new IllegalArgumentException("slot " + s + ": ordinal " + ord + " level " + level);
+                if (ord < 0 || ord > maxOrdinal || level > HnswGraph.MAX_LEVEL) {
+                    throw new IllegalArgumentException("slot " + s + ": ordinal " + ord + " level " + level
+                            + " (expected an ordinal in [0, " + maxOrdinal + "] and a level <= " + HnswGraph.MAX_LEVEL + ")");
                 }
                 if (ord >= index.ordToSlot.length) {
                     int old = index.ordToSlot.length;
@@ -586,6 +646,7 @@ public final class HnswIndex implements VectorIndex {
                     throw new IllegalArgumentException("free list names slot " + free[i] + " which is not free");
                 }
             }
+            checkLoadedStructure(lists, entrySlot, entryLevel, live);
             g.restoreSlots(hw, free);
             for (int s = 0; s < hw; s++) {
                 if (lists[s] != null) {

@@ -129,4 +129,95 @@ class HnswPersistenceTest {
         assertTrue(dim.getMessage().contains("expected dimension 3, got 2"), dim.getMessage());
         assertThrows(IllegalArgumentException.class, () -> index.search(new float[] {1, 2, 3}, 0));
     }
+
+    // ---- crafted files: a loaded graph is checked before it serves ----------------------------
+
+    /** Body offsets of the fields the crafted files change (see HnswIndex.save's layout). */
+    private static final int CAPACITY = 37, ENTRY_SLOT = 45, ENTRY_LEVEL = 49, FIRST_SLOT = 53;
+    private static final int DIM = 4;
+
+    /** A small saved graph: the file's bytes, and the offset where its body starts. */
+    private byte[] savedGraph(Path file) throws Exception {
+        float[][] data = Datasets.clustered(5, 40, DIM, 3, 0.3);
+        HnswIndex index = HnswFixtures.build(data, Metric.L2, HnswParams.of(4, 20));
+        index.save(file);
+        return Files.readAllBytes(file);
+    }
+
+    private static int bodyStart() {
+        return 4 + 2 + HnswIndex.FORMAT.length() + 4 + 16;
+    }
+
+    /** Writes the bytes with a correct checksum: only the structure can give the file away. */
+    private static void writeWithFreshChecksum(Path file, byte[] bytes) throws Exception {
+        java.util.zip.CRC32C crc = new java.util.zip.CRC32C();
+        crc.update(bytes, 0, bytes.length - 12);
+        java.nio.ByteBuffer.wrap(bytes, bytes.length - 8, 8).putLong(crc.getValue());
+        Files.write(file, bytes);
+    }
+
+    private static void putInt(byte[] bytes, int bodyOffset, int value) {
+        java.nio.ByteBuffer.wrap(bytes, bodyStart() + bodyOffset, 4).putInt(value);
+    }
+
+    private static int getInt(byte[] bytes, int bodyOffset) {
+        return java.nio.ByteBuffer.wrap(bytes, bodyStart() + bodyOffset, 4).getInt();
+    }
+
+    private void assertRefused(Path file, String expected) {
+        CorruptFileException e = assertThrows(CorruptFileException.class,
+                () -> HnswIndex.load(new IndexConfig(DIM, Metric.L2), file));
+        assertTrue(e.getMessage().contains(file.getFileName().toString()), e.getMessage());
+        assertTrue(e.getMessage().contains(expected), "expected '" + expected + "' in: " + e.getMessage());
+    }
+
+    @Test
+    void anEntryPointThatIsNoLiveNodeIsRefused() throws Exception {
+        Path file = dir.resolve("entry.hnsw");
+        byte[] bytes = savedGraph(file);
+        putInt(bytes, ENTRY_SLOT, 39 + 1_000);
+        writeWithFreshChecksum(file, bytes);
+        assertRefused(file, "is not a live node");
+    }
+
+    @Test
+    void anEntryPointBelowTheTopLayerIsRefused() throws Exception {
+        Path file = dir.resolve("level.hnsw");
+        byte[] bytes = savedGraph(file);
+        putInt(bytes, ENTRY_LEVEL, getInt(bytes, ENTRY_LEVEL) + 1);
+        writeWithFreshChecksum(file, bytes);
+        assertRefused(file, "entry point");
+    }
+
+    @Test
+    void aLinkToItselfIsRefused() throws Exception {
+        Path file = dir.resolve("self.hnsw");
+        byte[] bytes = savedGraph(file);
+        // Slot 0: state (1), ordinal (4), level (1), vector (4 * DIM), then layer 0's degree and links.
+        int degree = FIRST_SLOT + 1 + 4 + 1 + 4 * DIM;
+        assertTrue(getInt(bytes, degree) > 0, "slot 0 has links on layer 0");
+        putInt(bytes, degree + 4, 0);
+        writeWithFreshChecksum(file, bytes);
+        assertRefused(file, "links to itself");
+    }
+
+    @Test
+    void aCraftedCapacityAllocatesNothingAndStillLoads() throws Exception {
+        Path file = dir.resolve("capacity.hnsw");
+        byte[] bytes = savedGraph(file);
+        putInt(bytes, CAPACITY, Integer.MAX_VALUE);
+        writeWithFreshChecksum(file, bytes);
+        HnswIndex loaded = HnswIndex.load(new IndexConfig(DIM, Metric.L2), file);
+        assertEquals(40, loaded.size());
+        assertTrue(loaded.verifyIntegrity().isClean(), loaded.verifyIntegrity().toString());
+    }
+
+    @Test
+    void anImplausibleOrdinalIsRefusedBeforeItIsAllocated() throws Exception {
+        Path file = dir.resolve("ordinal.hnsw");
+        byte[] bytes = savedGraph(file);
+        putInt(bytes, FIRST_SLOT + 1, Integer.MAX_VALUE - 1);
+        writeWithFreshChecksum(file, bytes);
+        assertRefused(file, "expected an ordinal in");
+    }
 }

@@ -90,6 +90,42 @@ class ForgetEveryIndexTest {
                 List.of(canary.getBytes(StandardCharsets.UTF_8))));
     }
 
+    /**
+     * k smaller than the marked set, on the graph and quantized indexes: the subject owns the
+     * twelve records nearest the query; right after {@code forget} returns (marked, cleanup
+     * running or done) a search for 5 still gets 5 visible records and none of hers, because
+     * marked records are left out of what the index may return rather than dropped after it.
+     */
+    @ParameterizedTest
+    @MethodSource("kinds")
+    void aSearchRightAfterTheMarkStillGetsKVisibleRecords(IndexSpec kind, @TempDir Path tmp) throws Exception {
+        int dim = 24;
+        float[][] data = Datasets.clustered(41, 2000, dim, 30, 0.3);
+        float[] query = data[0];
+        try (Nepenthe store = Nepenthe.open(tmp.resolve("data"), StoreOptions.defaults().withKeystore(tmp.resolve("keys")))) {
+            VectorCollection c = store.createCollection(new CollectionSpec("c", dim, Metric.COSINE, kind));
+            List<VectorRecord> batch = new ArrayList<>();
+            for (int i = 1; i < data.length; i++) { // data[0] is the query: not stored
+                batch.add(VectorRecord.builder("r" + i).subject("other").vector(data[i]).build());
+            }
+            for (int i = 0; i < 12; i++) { // the subject: twelve near-copies of the query
+                float[] v = query.clone();
+                v[i % dim] += 0.001f * (i + 1);
+                batch.add(VectorRecord.builder("near" + i).subject("alice").vector(v).build());
+            }
+            c.upsertAll(batch);
+            List<SearchHit> before = c.search(SearchRequest.of(query, 5));
+            assertTrue(before.stream().allMatch(h -> h.record().subject().equals("alice")),
+                    "control: the subject's records are the nearest before the forget");
+            ForgetOperation op = store.forget(new ForgetRequest(VectorRecord.DEFAULT_TENANT, ForgetScope.subject("alice"),
+                    "req-k", "gdpr-art17", 0.85));
+            List<SearchHit> hits = c.search(SearchRequest.of(query, 5));
+            assertEquals(5, hits.size(), "k=5 with 1999 visible records, right after the mark (" + op.state() + ")");
+            assertTrue(hits.stream().noneMatch(h -> h.record().subject().equals("alice")));
+            store.awaitOperation(op.id(), Duration.ofSeconds(120));
+        }
+    }
+
     @org.junit.jupiter.api.Test
     void theRebuildLevelRebuildsTheGraphAndTheReceiptSaysNoInfluenceRemains(@TempDir Path tmp) throws Exception {
         int dim = 16;

@@ -210,9 +210,11 @@ public final class EvidenceLedger implements Closeable {
                 long time = e.getLong();
                 byte[] p = new byte[32];
                 e.get(p);
-                byte[] body = new byte[e.getInt()];
+                // Lengths inside a frame are checked against the frame before anything is
+                // allocated: a crafted length cannot make the verifier allocate gigabytes.
+                byte[] body = new byte[boundedLength(e, "body")];
                 e.get(body);
-                byte[] sig = new byte[e.getInt()];
+                byte[] sig = new byte[boundedLength(e, "signature")];
                 e.get(sig);
                 String json = new String(body, StandardCharsets.UTF_8);
                 if (seq != index) {
@@ -234,6 +236,16 @@ public final class EvidenceLedger implements Closeable {
             index++;
         }
         return new Verification(out.size(), -1, null, HexFormat.of().formatHex(prev));
+    }
+
+    /** A length field, which must fit in what is left of its frame. */
+    private static int boundedLength(ByteBuffer frame, String what) {
+        int n = frame.getInt();
+        if (n < 0 || n > frame.remaining()) {
+            throw new IllegalArgumentException(what + " length " + n + " where the frame has " + frame.remaining()
+                    + " bytes left");
+        }
+        return n;
     }
 
     private static Verification bad(List<Entry> good, int index, String problem) {

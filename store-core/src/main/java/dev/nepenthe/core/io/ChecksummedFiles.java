@@ -1,7 +1,6 @@
 package dev.nepenthe.core.io;
 
 import java.io.BufferedOutputStream;
-import java.io.ByteArrayInputStream;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
@@ -92,68 +91,142 @@ public final class ChecksummedFiles {
 
     /**
      * Reads and verifies {@code file}: footer magic and checksum first, then header magic,
-     * format name and version range, then the body, which must be consumed exactly.
+     * format name and version range, then the body, which must be consumed exactly. The file is
+     * streamed (checksummed in 1 MiB chunks, then parsed through a buffer), so files of any size
+     * load, 2 GiB and beyond, and nothing is allocated from a length the checksum has not vouched for.
      */
     public static <T> T read(Path file, String format, int minVersion, int maxVersion, BodyReader<T> body)
             throws IOException {
-        byte[] bytes = Files.readAllBytes(file);
-        int minLength = 4 + 2 + 4 + 16 + FOOTER_LENGTH;
-        if (bytes.length < minLength) {
-            throw new CorruptFileException(file, format + ": file is " + bytes.length
-                    + " bytes, shorter than the smallest valid file (" + minLength + "); truncated?");
+        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
+            long size = ch.size();
+            int minLength = 4 + 2 + 4 + 16 + FOOTER_LENGTH;
+            if (size < minLength) {
+                throw new CorruptFileException(file, format + ": file is " + size
+                        + " bytes, shorter than the smallest valid file (" + minLength + "); truncated?");
+            }
+            long bodyEnd = size - FOOTER_LENGTH;
+            ByteBuffer footer = ByteBuffer.allocate(FOOTER_LENGTH);
+            readFully(ch, footer, bodyEnd);
+            footer.flip();
+            int footerMagic = footer.getInt();
+            long expected = footer.getLong();
+            if (footerMagic != FOOTER_MAGIC) {
+                throw new CorruptFileException(file, format + ": footer magic expected 0x"
+                        + Integer.toHexString(FOOTER_MAGIC) + ", got 0x" + Integer.toHexString(footerMagic)
+                        + " (file truncated or not a Nepenthe file?)");
+            }
+            long computed = checksum(ch, bodyEnd);
+            if (computed != expected) {
+                throw new CorruptFileException(file, format + ": checksum failed, expected 0x"
+                        + Long.toHexString(expected) + ", computed 0x" + Long.toHexString(computed)
+                        + " (hardware problem or the file was modified?)");
+            }
+            RegionInput region = new RegionInput(ch, bodyEnd);
+            DataInputStream in = new DataInputStream(new java.io.BufferedInputStream(region, 1 << 16));
+            int magic = in.readInt();
+            if (magic != HEADER_MAGIC) {
+                throw new CorruptFileException(file, format + ": header magic expected 0x"
+                        + Integer.toHexString(HEADER_MAGIC) + ", got 0x" + Integer.toHexString(magic));
+            }
+            int nameLength = in.readUnsignedShort();
+            if (nameLength > bodyEnd) {
+                throw new CorruptFileException(file, format + ": header name length " + nameLength + " is impossible");
+            }
+            byte[] name = new byte[nameLength];
+            in.readFully(name);
+            String actual = new String(name, StandardCharsets.UTF_8);
+            if (!actual.equals(format)) {
+                throw new CorruptFileException(file, "expected a '" + format + "' file, got a '" + actual + "' file");
+            }
+            int version = in.readInt();
+            if (version < minVersion) {
+                throw new FileTooOldException(file, format, version, minVersion, maxVersion);
+            }
+            if (version > maxVersion) {
+                throw new FileTooNewException(file, format, version, minVersion, maxVersion);
+            }
+            in.skipNBytes(16);
+            T result;
+            try {
+                result = body.read(in, version);
+            } catch (java.io.EOFException e) {
+                throw new CorruptFileException(file, format + ": body ended early", e);
+            } catch (RuntimeException e) {
+                throw new CorruptFileException(file, format + ": body is malformed: " + e.getMessage(), e);
+            }
+            long unread = in.available(); // the buffer's bytes plus the region's, capped at 2^31 - 1
+            if (unread != 0) {
+                throw new CorruptFileException(file, format + ": " + unread
+                        + " unread bytes after the body (misplaced footer?)");
+            }
+            return result;
         }
-        ByteBuffer footer = ByteBuffer.wrap(bytes, bytes.length - FOOTER_LENGTH, FOOTER_LENGTH);
-        int footerMagic = footer.getInt();
-        long expected = footer.getLong();
-        if (footerMagic != FOOTER_MAGIC) {
-            throw new CorruptFileException(file, format + ": footer magic expected 0x"
-                    + Integer.toHexString(FOOTER_MAGIC) + ", got 0x" + Integer.toHexString(footerMagic)
-                    + " (file truncated or not a Nepenthe file?)");
+    }
+
+    private static void readFully(FileChannel ch, ByteBuffer buf, long position) throws IOException {
+        while (buf.hasRemaining()) {
+            int n = ch.read(buf, position + buf.position());
+            if (n < 0) {
+                throw new java.io.EOFException();
+            }
         }
+    }
+
+    /** CRC32C of the first {@code length} bytes, read in 1 MiB chunks. */
+    private static long checksum(FileChannel ch, long length) throws IOException {
         CRC32C crc = new CRC32C();
-        crc.update(bytes, 0, bytes.length - FOOTER_LENGTH);
-        if (crc.getValue() != expected) {
-            throw new CorruptFileException(file, format + ": checksum failed, expected 0x"
-                    + Long.toHexString(expected) + ", computed 0x" + Long.toHexString(crc.getValue())
-                    + " (hardware problem or the file was modified?)");
+        ByteBuffer buf = ByteBuffer.allocateDirect(1 << 20);
+        for (long pos = 0; pos < length; ) {
+            buf.clear().limit((int) Math.min(buf.capacity(), length - pos));
+            int n = ch.read(buf, pos);
+            if (n < 0) {
+                throw new java.io.EOFException();
+            }
+            buf.flip();
+            crc.update(buf);
+            pos += n;
         }
-        DataInputStream in = new DataInputStream(new ByteArrayInputStream(bytes, 0, bytes.length - FOOTER_LENGTH));
-        int magic = in.readInt();
-        if (magic != HEADER_MAGIC) {
-            throw new CorruptFileException(file, format + ": header magic expected 0x"
-                    + Integer.toHexString(HEADER_MAGIC) + ", got 0x" + Integer.toHexString(magic));
+        return crc.getValue();
+    }
+
+    /** The bytes {@code [0, end)} of a channel as a stream (positional reads: no shared position). */
+    private static final class RegionInput extends java.io.InputStream {
+        private final FileChannel ch;
+        private final long end;
+        private long pos;
+
+        RegionInput(FileChannel ch, long end) {
+            this.ch = ch;
+            this.end = end;
         }
-        int nameLength = in.readUnsignedShort();
-        if (nameLength > bytes.length) {
-            throw new CorruptFileException(file, format + ": header name length " + nameLength + " is impossible");
+
+        long remaining() {
+            return end - pos;
         }
-        byte[] name = new byte[nameLength];
-        in.readFully(name);
-        String actual = new String(name, StandardCharsets.UTF_8);
-        if (!actual.equals(format)) {
-            throw new CorruptFileException(file, "expected a '" + format + "' file, got a '" + actual + "' file");
+
+        @Override
+        public int read() throws IOException {
+            byte[] one = new byte[1];
+            return read(one, 0, 1) < 0 ? -1 : one[0] & 0xFF;
         }
-        int version = in.readInt();
-        if (version < minVersion) {
-            throw new FileTooOldException(file, format, version, minVersion, maxVersion);
+
+        @Override
+        public int read(byte[] b, int off, int len) throws IOException {
+            if (pos >= end) {
+                return -1;
+            }
+            int n = ch.read(ByteBuffer.wrap(b, off, (int) Math.min(len, end - pos)), pos);
+            if (n < 0) {
+                return -1;
+            }
+            pos += n;
+            return n;
         }
-        if (version > maxVersion) {
-            throw new FileTooNewException(file, format, version, minVersion, maxVersion);
+
+        @Override
+        public int available() {
+            return (int) Math.min(Integer.MAX_VALUE, end - pos);
         }
-        in.skipNBytes(16);
-        T result;
-        try {
-            result = body.read(in, version);
-        } catch (java.io.EOFException e) {
-            throw new CorruptFileException(file, format + ": body ended early", e);
-        } catch (RuntimeException e) {
-            throw new CorruptFileException(file, format + ": body is malformed: " + e.getMessage(), e);
-        }
-        if (in.available() != 0) {
-            throw new CorruptFileException(file, format + ": " + in.available()
-                    + " unread bytes after the body (misplaced footer?)");
-        }
-        return result;
     }
 
     /** A random 16-byte file id. */

@@ -128,6 +128,28 @@ class EvidenceLedgerTest {
         assertTrue(e.getMessage().contains("entry 3") && e.getMessage().contains("ledger.log"), e.getMessage());
     }
 
+    /**
+     * A forged length inside a frame (with the frame checksum fixed up) is reported at its entry;
+     * the verifier allocates nothing from it (2 GiB would fail with OutOfMemoryError instead).
+     */
+    @Test
+    void aCraftedLengthIsBoundedBeforeAnythingIsAllocated() throws Exception {
+        Path file = ledgerWith(3);
+        var pub = SigningKey.loadOrCreate(dir.resolve("signing.key"), WRAP).publicKey();
+        byte[] bytes = Files.readAllBytes(file);
+        int pos = EvidenceLedger.header().remaining();
+        pos += 8 + ByteBuffer.wrap(bytes).getInt(pos); // entry 1's frame
+        int len = ByteBuffer.wrap(bytes).getInt(pos);
+        ByteBuffer.wrap(bytes).putInt(pos + 8 + 8 + 8 + 32, Integer.MAX_VALUE - 16); // its body length
+        CRC32C crc = new CRC32C();
+        crc.update(bytes, pos + 8, len);
+        ByteBuffer.wrap(bytes).putInt(pos + 4, (int) crc.getValue());
+        Files.write(file, bytes);
+        EvidenceLedger.Verification v = EvidenceLedger.verify(file, pub);
+        assertEquals(1, v.firstBadEntry(), v.toString());
+        assertTrue(v.problem().contains("body length"), v.problem());
+    }
+
     @Test
     void aTornLastEntryIsDroppedOnOpen() throws Exception {
         Path file = ledgerWith(2);

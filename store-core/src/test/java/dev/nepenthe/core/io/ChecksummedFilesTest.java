@@ -79,4 +79,40 @@ class ChecksummedFilesTest {
                 () -> ChecksummedFiles.read(f, "sample", 1, 9, (in, v) -> in.readInt()));
         assertTrue(e2.getMessage().contains("unread bytes"), e2.getMessage());
     }
+
+    /**
+     * A file past 2 GiB (an HNSW file of a million 768-d vectors is three) is checksummed and
+     * parsed as a stream; reading it whole into one array could not work.
+     */
+    @Test
+    void aFileLargerThan2GiBLoads(@TempDir Path dir) throws Exception {
+        // I/O, not arithmetic: once per build is enough (the suite's scalar-kernel pass skips it).
+        org.junit.jupiter.api.Assumptions.assumeFalse("scalar".equals(System.getProperty("nepenthe.kernels")));
+        long chunks = (2L << 30) / (1 << 20) + 8; // 2 GiB and 8 MiB of body
+        org.junit.jupiter.api.Assumptions.assumeTrue(Files.getFileStore(dir).getUsableSpace() > 3 * (chunks << 20),
+                "needs about 7 GiB of free disk");
+        Path f = dir.resolve("big.bin");
+        byte[] chunk = new byte[1 << 20];
+        ChecksummedFiles.write(f, "big", 1, ChecksummedFiles.newFileId(), out -> {
+            out.writeLong(chunks);
+            for (long c = 0; c < chunks; c++) {
+                chunk[0] = (byte) c;
+                out.write(chunk);
+            }
+        });
+        assertTrue(Files.size(f) > (2L << 30));
+        long read = ChecksummedFiles.read(f, "big", 1, 1, (in, v) -> {
+            long n = in.readLong();
+            byte[] b = new byte[1 << 20];
+            for (long c = 0; c < n; c++) {
+                in.readFully(b);
+                if (b[0] != (byte) c) {
+                    throw new IllegalStateException("chunk " + c + " came back as " + b[0]);
+                }
+            }
+            return n;
+        });
+        assertEquals(chunks, read);
+        Files.delete(f);
+    }
 }
