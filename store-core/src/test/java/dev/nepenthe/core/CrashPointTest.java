@@ -1,6 +1,8 @@
 package dev.nepenthe.core;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static dev.nepenthe.core.testing.TestFiles.copyTree;
+import static dev.nepenthe.core.testing.TestFiles.deleteTree;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
@@ -12,7 +14,6 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -21,7 +22,6 @@ import java.util.Map;
 import java.util.Random;
 import java.util.Set;
 import java.util.TreeMap;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -353,26 +353,5 @@ class CrashPointTest {
     private static boolean same(VectorRecord a, VectorRecord b) {
         return a.id().equals(b.id()) && a.subject().equals(b.subject()) && a.text().equals(b.text())
                 && java.util.Arrays.equals(a.vector(), b.vector());
-    }
-
-    private static void copyTree(Path from, Path to) throws IOException {
-        try (Stream<Path> files = Files.walk(from)) {
-            for (Path f : files.toList()) {
-                Path t = to.resolve(from.relativize(f).toString());
-                if (Files.isDirectory(f)) {
-                    Files.createDirectories(t);
-                } else if (!f.getFileName().toString().equals("store.lock")) {
-                    Files.copy(f, t, StandardCopyOption.REPLACE_EXISTING);
-                }
-            }
-        }
-    }
-
-    private static void deleteTree(Path dir) throws IOException {
-        try (Stream<Path> files = Files.walk(dir)) {
-            for (Path f : files.sorted(java.util.Comparator.reverseOrder()).toList()) {
-                Files.delete(f);
-            }
-        }
     }
 }

@@ -1,5 +1,7 @@
 package dev.nepenthe.core;
 
+import static dev.nepenthe.core.testing.TestFiles.copyTree;
+import static dev.nepenthe.core.testing.TestFiles.deleteTree;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
@@ -12,7 +14,6 @@ import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -21,7 +22,6 @@ import java.util.Map;
 import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -215,26 +215,5 @@ class CrashTest {
         Path kept = Path.of("target", "crash-failures", "run-" + run + "-" + System.currentTimeMillis()).toAbsolutePath();
         copyTree(image, kept);
         return kept;
-    }
-
-    private static void copyTree(Path from, Path to) throws IOException {
-        try (Stream<Path> files = Files.walk(from)) {
-            for (Path f : files.toList()) {
-                Path t = to.resolve(from.relativize(f).toString());
-                if (Files.isDirectory(f)) {
-                    Files.createDirectories(t);
-                } else {
-                    Files.copy(f, t, StandardCopyOption.REPLACE_EXISTING);
-                }
-            }
-        }
-    }
-
-    private static void deleteTree(Path dir) throws IOException {
-        try (Stream<Path> files = Files.walk(dir)) {
-            for (Path f : files.sorted(java.util.Comparator.reverseOrder()).toList()) {
-                Files.delete(f);
-            }
-        }
     }
 }

@@ -220,6 +220,20 @@ class ForgetProtocolTest {
         return b.array();
     }
 
+    /** The next search stops after its index call, says so on {@code inSearch}, and waits for {@code release}. */
+    private static void pauseTheFirstSearch(CountDownLatch inSearch, CountDownLatch release) {
+        VectorCollection.afterIndexSearch = () -> {
+            if (inSearch.getCount() > 0) {
+                inSearch.countDown();
+                try {
+                    release.await(30, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        };
+    }
+
     /**
      * k smaller than the blocked set: a search whose index results are all the subject's (marked
      * while it ran) still returns k visible records, none of them hers.
@@ -243,16 +257,7 @@ class ForgetProtocolTest {
             assertTrue(ids(c.search(SearchRequest.of(query, 5))).stream().allMatch(id -> id.startsWith("a")));
             CountDownLatch inSearch = new CountDownLatch(1);
             CountDownLatch release = new CountDownLatch(1);
-            VectorCollection.afterIndexSearch = () -> {
-                if (inSearch.getCount() > 0) {
-                    inSearch.countDown();
-                    try {
-                        release.await(30, TimeUnit.SECONDS);
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                    }
-                }
-            };
+            pauseTheFirstSearch(inSearch, release);
             ExecutorService pool = Executors.newSingleThreadExecutor();
             try {
                 Future<List<SearchHit>> running = pool.submit(() -> c.search(SearchRequest.of(query, 5)));
@@ -278,16 +283,7 @@ class ForgetProtocolTest {
             VectorCollection c = populate(store);
             CountDownLatch inSearch = new CountDownLatch(1);
             CountDownLatch release = new CountDownLatch(1);
-            VectorCollection.afterIndexSearch = () -> {
-                if (inSearch.getCount() > 0) {
-                    inSearch.countDown();
-                    try {
-                        release.await(30, TimeUnit.SECONDS);
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                    }
-                }
-            };
+            pauseTheFirstSearch(inSearch, release);
             ExecutorService pool = Executors.newSingleThreadExecutor();
             try {
                 Future<List<SearchHit>> running = pool.submit(() -> c.search(SearchRequest.of(vector(100), 10)));
