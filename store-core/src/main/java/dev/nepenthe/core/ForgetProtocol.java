@@ -103,6 +103,8 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
     private final Keystore keystore;
     private final OperationLog log;
     private final EvidenceLedger ledger;
+    /** The "sealed" ledger entry of each operation that has one, by operation id. */
+    private final Map<String, EvidenceLedger.Entry> sealedEntries = new java.util.concurrent.ConcurrentHashMap<>();
     private final SnapshotRegistry snapshots;
     private final ForgetEvidence evidence;
     private final List<ErasureSurface> surfaces = new CopyOnWriteArrayList<>();
@@ -133,6 +135,13 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
             throw e;
         }
         this.ledger = l;
+        // One pass over the ledger at open; from then on a seal finds its entry by id.
+        for (EvidenceLedger.Entry e : l.entries()) {
+            String op = sealedOperation(e.body());
+            if (op != null) {
+                sealedEntries.put(op, e);
+            }
+        }
         this.parallel = new ForkJoinPool(Runtime.getRuntime().availableProcessors(), pool -> {
             ForkJoinWorkerThread t = ForkJoinPool.defaultForkJoinWorkerThreadFactory.newThread(pool);
             t.setName("nepenthe-forget-parallel-" + t.getPoolIndex());
@@ -907,19 +916,32 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
     }
 
     private EvidenceLedger.Entry sealEntry(String id) {
-        String needle = "\"operation\":\"" + id + "\"";
-        for (EvidenceLedger.Entry e : ledger.entries()) {
-            if (e.body().contains(needle) && e.body().contains("\"event\":\"sealed\"")) {
-                return e;
-            }
+        return sealedEntries.get(id);
+    }
+
+    /** The operation id of a "sealed" entry's body, else null (bodies are canonical JSON with sorted keys). */
+    private static String sealedOperation(String body) {
+        if (!body.contains("\"event\":\"sealed\"")) {
+            return null;
         }
-        return null;
+        String key = "\"operation\":\"";
+        int at = body.indexOf(key);
+        if (at < 0) {
+            return null;
+        }
+        int from = at + key.length();
+        int to = body.indexOf('"', from);
+        return to < 0 ? null : body.substring(from, to);
     }
 
     // ---- evidence ----------------------------------------------------------------------------
 
     private EvidenceLedger.Entry appendEvidence(Map<String, Object> body) throws IOException {
-        return ledger.append(body);
+        EvidenceLedger.Entry e = ledger.append(body);
+        if ("sealed".equals(body.get("event")) && body.get("operation") instanceof String op) {
+            sealedEntries.put(op, e);
+        }
+        return e;
     }
 
     // ---- persistence of the private part -----------------------------------------------------
