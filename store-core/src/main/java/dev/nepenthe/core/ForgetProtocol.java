@@ -798,7 +798,9 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
         List<VectorCollection> cs = collections.get();
         for (VectorCollection c : cs) {
             List<VectorCollection.Removed> mine = byCollection.getOrDefault(c.name(), List.of());
-            SurfaceOutcome index = c.verifyIndex(mine, mine.size());
+            // The integrity checker walks a whole index: run it where this forget removed
+            // something, so a forget costs what its scope costs, not what the store holds.
+            SurfaceOutcome index = mine.isEmpty() ? c.untouchedIndex() : c.verifyIndex(mine, mine.size());
             if (op.pub.level == ErasureLevel.REBUILD && !mine.isEmpty()) {
                 index = new SurfaceOutcome(index.surface(), index.erasureClass(), index.purged(), index.checked(),
                         index.problems(), "index rebuilt from the surviving records after the removal: no influence of"

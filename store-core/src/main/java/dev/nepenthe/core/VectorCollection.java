@@ -873,6 +873,24 @@ public final class VectorCollection {
     }
 
     /**
+     * The index surface of a collection a forget removed nothing from: nothing to prove there
+     * beyond the absence of residue, so the (whole-index) integrity checker does not run.
+     */
+    dev.nepenthe.core.forget.SurfaceOutcome untouchedIndex() {
+        lock.readLock().lock();
+        try {
+            ensureOpen();
+            List<String> problems = index.hasResidue()
+                    ? List.of("the index reports residue of removed vectors (e.g. codebooks trained on them)") : List.of();
+            return new dev.nepenthe.core.forget.SurfaceOutcome("collection:" + spec.name() + "/index:" + index.kind(),
+                    dev.nepenthe.core.forget.ErasureClass.PHYSICAL, 0, 0, problems,
+                    "nothing in scope was stored here; the index was not re-checked");
+        } finally {
+            lock.readLock().unlock();
+        }
+    }
+
+    /**
      * The storage surface's proof: a byte scan of the files that could hold the removed records
      * (their buckets' segments, the log, the id map) finds none of their keyed hashes, and no
      * id resolves any more.

@@ -220,6 +220,28 @@ class ForgetProtocolTest {
         return b.array();
     }
 
+    /**
+     * A forget checks the index it removed from, not every index the store holds: the untouched
+     * collection's surface says so, with nothing checked, while the touched one was walked.
+     */
+    @Test
+    void onlyTheIndexesAForgetTouchedAreWalked() throws Exception {
+        try (Nepenthe store = open()) {
+            populate(store);
+            VectorCollection other = store.createCollection(CollectionSpec.of("other", DIM, Metric.COSINE));
+            other.upsertAll(List.of(VectorRecord.builder("o1").subject("bob").vector(vector(900)).build()));
+            ForgetOperation done = store.awaitOperation(store.forget(forgetAlice("req-touched")).id(), WAIT);
+            assertEquals(OperationState.SEALED, done.state(), done.note());
+            SurfaceOutcome touched = done.surfaces().stream().filter(s -> s.surface().startsWith("collection:notes/index:"))
+                    .findFirst().orElseThrow();
+            SurfaceOutcome untouched = done.surfaces().stream().filter(s -> s.surface().startsWith("collection:other/index:"))
+                    .findFirst().orElseThrow();
+            assertTrue(touched.checked() > 0 && touched.purged() == 3, touched.toString());
+            assertEquals(0, untouched.checked(), untouched.toString());
+            assertTrue(untouched.clean() && untouched.residual().contains("not re-checked"), untouched.toString());
+        }
+    }
+
     /** The next search stops after its index call, says so on {@code inSearch}, and waits for {@code release}. */
     private static void pauseTheFirstSearch(CountDownLatch inSearch, CountDownLatch release) {
         VectorCollection.afterIndexSearch = () -> {
