@@ -294,6 +294,12 @@ public abstract class VectorIndexContract {
                 r.start();
                 readers.add(r);
             }
+            // The writer starts once both searchers are searching, so the two really overlap (an
+            // index whose adds are fast could otherwise finish before a searcher is scheduled).
+            long started = System.nanoTime();
+            while (searches.get() < 2 && System.nanoTime() - started < TimeUnit.SECONDS.toNanos(30)) {
+                Thread.onSpinWait();
+            }
             long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(1_500);
             for (int i = 600; i < 1_200 && System.nanoTime() < deadline; i++) {
                 index.add(i, v[i]);
