@@ -402,7 +402,7 @@ public final class VectorCollection {
                     }
                     hits.add(new SearchHit(e.record(), result.scores()[i]));
                 }
-                if (!hidByNewMark || nowHidden == hidden || attempt == 3) {
+                if (!hidByNewMark || attempt == 3) {
                     return hits;
                 }
             }

@@ -289,7 +289,7 @@ class CrashPointTest {
             assertEquals(model.inFlight.size(), n, "subject drop count");
             model.live.values().removeIf(r -> r.subject().equals(s));
         } else {
-            // A record-free step: the crash countdown still runs on whatever checkpoints do.
+            // A read-only step between writes: the integrity check sees the state the writes left.
             model.inFlightOp = null;
             model.inFlight.clear();
             c.verifyIntegrity();

@@ -2,10 +2,10 @@ package dev.nepenthe.core.vector;
 
 /**
  * Plain-Java kernels in the summation order {@link VectorKernels} defines, so they agree bit for
- * bit with the Vector API twin. The partial sums of that order live in small arrays whose
- * element-wise update loops C2 vectorises on its own (SuperWord), so this twin stays fast
- * without importing the Vector API; {@link Math#fma} rounds each term once, as the SIMD
- * fused multiply-add does.
+ * bit with the Vector API twin. The partial sums of that order live in small arrays updated
+ * element by element; {@link Math#fma} rounds each term once, as the SIMD fused multiply-add
+ * does. Measured 1.2x to 3.3x slower than the earlier four-accumulator twin (docs/BENCHMARKS.md,
+ * "One summation order"): C2 does not vectorise these loops as well as hoped, which is open work.
  */
 final class ScalarKernels implements VectorKernels {
 
