@@ -77,7 +77,8 @@ public final class Nepenthe implements AutoCloseable {
     private final FileChannel lockChannel;
     private final FileLock lock;
     private final StoreOptions options;
-    private final Map<String, VectorCollection> collections = new TreeMap<>();
+    /** Sorted and concurrent: {@link #collection} reads it without this store's monitor. */
+    private final Map<String, VectorCollection> collections = new java.util.concurrent.ConcurrentSkipListMap<>();
     /** A copy of the collections for the forget worker, which must not wait on this store's monitor. */
     private volatile List<VectorCollection> collectionList = List.of();
     private ForgetProtocol protocol;
@@ -85,7 +86,7 @@ public final class Nepenthe implements AutoCloseable {
     private Keystore keystore;
     private TombstoneJournal journal;
     private StoreContext context;
-    private boolean closed;
+    private volatile boolean closed;
 
     private Nepenthe(Path root, FileChannel lockChannel, FileLock lock, StoreOptions options) {
         this.root = root;
@@ -199,7 +200,9 @@ public final class Nepenthe implements AutoCloseable {
      *
      * @throws UnknownCollectionException listing the collections that exist
      */
-    public synchronized VectorCollection collection(String name) {
+    public VectorCollection collection(String name) {
+        // No monitor: a search that looks its collection up must not wait for a snapshot copy
+        // or a collection being created.
         ensureOpen();
         VectorCollection c = collections.get(name);
         if (c == null) {

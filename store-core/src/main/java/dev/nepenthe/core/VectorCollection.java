@@ -7,47 +7,96 @@ import dev.nepenthe.core.storage.CollectionStorage;
 import dev.nepenthe.core.storage.CollectionStorage.Placed;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.locks.ReentrantReadWriteLock;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Predicate;
 import org.roaringbitmap.IntIterator;
 import org.roaringbitmap.RoaringBitmap;
 
 /**
  * A named set of records of one dimension and metric, with one index over all of them.
- * Obtained from {@link Nepenthe}; safe for concurrent use (searches run in parallel, writes
- * take turns).
+ * Obtained from {@link Nepenthe}; safe for concurrent use.
  *
  * <p>Each record gets an int ordinal; the index and the candidate bitmaps (per tenant, per
- * subject) speak ordinals. A search maps ordinals back to records only while holding the read
- * lock, and only for records live at that moment, so a deleted record is never returned by a
- * search that completes after the delete returned.
+ * subject) speak ordinals.
+ *
+ * <p>Concurrency. Writes (upserts, deletes, a forget's cleanup, checkpoints) take turns on one
+ * mutex, which they hold across their fsyncs: the log has one writer. Reads (search, get, size,
+ * ids, and the forget probe) take no lock at all, so no read ever waits for a write, for a
+ * queued writer, or for a forget's cleanup. They read state the writer publishes:
+ * <ul>
+ *   <li>the records by ordinal, in an array whose elements are stored with release and loaded
+ *       with acquire semantics (a grown array is published whole);</li>
+ *   <li>per-tenant and per-subject ordinal bitmaps, each published as an immutable copy after
+ *       the write that changed it;</li>
+ *   <li>{@code hidden}: ordinals no read may return (marked by a forget, under a legal hold, or
+ *       being removed), an immutable bitmap replaced whole;</li>
+ *   <li>a write stamp, published last by every write.</li>
+ * </ul>
+ * A record leaves reads in this order: hidden, then unlinked from the records, then removed
+ * from the index, and only then is its ordinal free for reuse (stamped with the write that
+ * freed it) and unhidden. A search reads the stamp first; a hit whose ordinal was freed after
+ * that might have been scored against a vector the ordinal no longer holds, so it is dropped and
+ * the search runs again. Hence a record deleted before a search starts is never returned, a
+ * record deleted before a search materialises its hits is never returned, and a returned score
+ * is the score of the returned record.
  */
 public final class VectorCollection {
 
     private record SubjectKey(String tenant, String subject) {}
 
-    private record Entry(int ordinal, VectorRecord record) {}
+    /**
+     * A live record at its ordinal. {@code ordinalFreedAt} is the write stamp at which the
+     * ordinal was last freed (0 if never): a search that started before it must not trust a
+     * score the index gave this ordinal.
+     */
+    private record Entry(int ordinal, VectorRecord record, long ordinalFreedAt) {}
+
+    private static final VarHandle ENTRIES = MethodHandles.arrayElementVarHandle(Entry[].class);
+    /** A search reruns at most this often when writes or marks changed its hits under it. */
+    private static final int SEARCH_ATTEMPTS = 3;
 
     private final CollectionSpec spec;
     private final String id;
     private final CollectionStorage storage;
     private final java.util.function.Supplier<VectorIndex> indexFactory;
-    private VectorIndex index;
+    private volatile VectorIndex index;
     private final RecordValidator validator;
-    private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
+    /** Writes take turns on this; reads never take it. */
+    private final ReentrantLock writer = new ReentrantLock();
 
-    private final ArrayList<Entry> byOrdinal = new ArrayList<>();
+    // ---- published for lock-free reads (written only under the writer mutex) --------------
+    /** Entries by ordinal; elements through {@link #ENTRIES}. Replaced whole when grown. */
+    private volatile Entry[] entries = new Entry[16];
+    private final ConcurrentHashMap<String, RoaringBitmap> tenantView = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<SubjectKey, RoaringBitmap> subjectView = new ConcurrentHashMap<>();
+    private volatile int live;
+    /** The stamp of the last write whose effects are all published. */
+    private volatile long publishedStamp;
+    private volatile boolean closed;
+
+    // ---- the writer's own state (under the writer mutex) -----------------------------------
     private final RoaringBitmap freeOrdinals = new RoaringBitmap();
     private final Map<String, RoaringBitmap> byTenant = new HashMap<>();
     private final Map<SubjectKey, RoaringBitmap> bySubject = new HashMap<>();
-    private int live;
-    private boolean closed;
+    private final Set<String> touchedTenants = new HashSet<>();
+    private final Set<SubjectKey> touchedSubjects = new HashSet<>();
+    /** One past the highest ordinal ever linked. */
+    private int ordinalHighWater;
+    /** Per ordinal, the stamp of the write that last freed it. */
+    private long[] freedAt = new long[16];
+    private long nextStamp;
 
     /**
      * Tests hold a search here, between the index search and materialisation, to show that a
@@ -58,12 +107,14 @@ public final class VectorCollection {
     /** Refuses writes that fall in a forgotten scope; set by the store once its protocol is up. */
     private volatile WriteFence fence = WriteFence.NONE;
     /**
-     * Ordinals no read may return: records marked by a forget that has not removed them yet, or
-     * kept under a legal hold. Published whole (never mutated after publication) so a search can
-     * check it at materialisation without a lock; a mark does not wait for running searches.
+     * Ordinals no read may return: records marked by a forget that has not removed them yet,
+     * kept under a legal hold, or being removed by a write. Published whole (never mutated after
+     * publication) so a search checks it at materialisation without a lock.
      */
-    private volatile RoaringBitmap blocked = new RoaringBitmap();
-    private final Map<String, RoaringBitmap> blockedByOperation = new HashMap<>();
+    private volatile RoaringBitmap hidden = new RoaringBitmap();
+    private final Map<String, RoaringBitmap> hiddenByOperation = new HashMap<>();
+    /** The key a plain delete hides its records under while the index removes them. */
+    private static final String REMOVING = "\0removing";
 
     /**
      * Opens the collection on its storage: every stored record is validated and indexed
@@ -82,14 +133,19 @@ public final class VectorCollection {
         });
         // Index every stored record; the SPI allows concurrent adds, so a graph index builds
         // on every core (an index that serialises adds internally simply takes turns).
-        byOrdinal.parallelStream().filter(java.util.Objects::nonNull)
-                .forEach(e -> index.add(e.ordinal(), e.record().vectorUnsafe()));
-        index.afterBulkLoad();
-        for (int ord = 0; ord < byOrdinal.size(); ord++) {
-            if (byOrdinal.get(ord) == null) {
+        List<Entry> all = new ArrayList<>(live);
+        for (int ord = 0; ord < ordinalHighWater; ord++) {
+            Entry e = entries[ord];
+            if (e == null) {
                 freeOrdinals.add(ord);
+            } else {
+                all.add(e);
             }
         }
+        VectorIndex idx = index;
+        all.parallelStream().forEach(e -> idx.add(e.ordinal(), e.record().vectorUnsafe()));
+        idx.afterBulkLoad();
+        publish(0);
     }
 
     /** Opens the storage, feeding each stored record to the sink. */
@@ -118,49 +174,59 @@ public final class VectorCollection {
 
     /**
      * Inserts or replaces a batch atomically: every record is validated first, and a batch
-     * with one bad record stores none of it. Durable (fsynced) when this returns.
+     * with one bad record stores none of it. Durable (fsynced) when this returns. Waits for
+     * other writes; searches go on meanwhile.
      *
      * @throws IllegalArgumentException naming the first bad record by its batch position
      */
     public void upsertAll(List<VectorRecord> batch) {
         validator.validateBatch(batch);
-        lock.writeLock().lock();
+        writer.lock();
         try {
             ensureOpen();
-            // Under the write lock: a forget's mark either sees this batch (and blocks it) or
+            // Under the writer mutex: a forget's mark either sees this batch (and hides it) or
             // this check sees the mark's fence.
             fence.check(spec.name(), batch);
             // 1. Place every record (new ordinals; the versions they replace), 2. make the batch
-            //    durable, 3. only then change what searches see.
+            //    durable, 3. only then change what reads see.
             List<Placed> placed = new ArrayList<>(batch.size());
-            List<Placed> replaced = new ArrayList<>();
+            List<Entry> replaced = new ArrayList<>();
+            List<Placed> replacedPlaced = new ArrayList<>();
             IntIterator free = freeOrdinals.getIntIterator();
-            int fresh = Math.max(byOrdinal.size(), storage.nextOrdinal());
+            int fresh = Math.max(ordinalHighWater, storage.nextOrdinal());
             for (VectorRecord r : batch) {
                 Entry old = lookup(r.tenant(), r.id());
                 if (old != null) {
-                    replaced.add(new Placed(old.ordinal(), old.record()));
+                    replaced.add(old);
+                    replacedPlaced.add(new Placed(old.ordinal(), old.record()));
                 }
                 placed.add(new Placed(free.hasNext() ? free.next() : fresh++, r));
             }
-            storage.put(placed, replaced);
-            for (Placed p : replaced) {
-                unlink(byOrdinal.get(p.ordinal()));
+            storage.put(placed, replacedPlaced);
+            long stamp = ++nextStamp;
+            // The old versions leave reads before the new ones can be found, so no search sees
+            // a record twice.
+            if (!replaced.isEmpty()) {
+                hide(REMOVING, ordinalsOf(replaced));
             }
+            VectorIndex idx = index;
             for (Placed p : placed) {
                 freeOrdinals.remove(p.ordinal());
-                link(p.ordinal(), p.record());
+                idx.add(p.ordinal(), p.record().vectorUnsafe());
+                linkRecord(p.ordinal(), p.record());
             }
+            removeFromReads(replaced, stamp);
+            publish(stamp);
         } catch (IOException e) {
             throw new UncheckedIOException("collection '" + spec.name() + "': writing the batch failed; nothing was stored", e);
         } finally {
-            lock.writeLock().unlock();
+            writer.unlock();
         }
         checkpointIfDue();
     }
 
     private void checkpointIfDue() {
-        lock.writeLock().lock();
+        writer.lock();
         try {
             if (!closed) {
                 storage.checkpointIfDue();
@@ -169,52 +235,55 @@ public final class VectorCollection {
             throw new UncheckedIOException("collection '" + spec.name() + "': the batch is stored (in the write-ahead"
                     + " log) but folding the log into segments failed; the next checkpoint retries", e);
         } finally {
-            lock.writeLock().unlock();
+            writer.unlock();
         }
+    }
+
+    /** The live entry at an ordinal (acquire load), or null. */
+    private Entry entry(int ord) {
+        Entry[] es = entries;
+        return ord >= 0 && ord < es.length ? (Entry) ENTRIES.getAcquire(es, ord) : null;
     }
 
     /** The live entry for (tenant, id), through the persistent id map. */
     private Entry lookup(String tenant, String id) {
-        int ord = storage.ordinalOf(tenant, id);
-        if (ord < 0 || ord >= byOrdinal.size()) {
-            return null;
-        }
-        Entry e = byOrdinal.get(ord);
+        Entry e = entry(storage.ordinalOf(tenant, id));
         // The map is keyed by a hash: confirm the entry really is this record.
         return e != null && e.record().tenant().equals(tenant) && e.record().id().equals(id) ? e : null;
     }
 
-    private void link(int ord, VectorRecord r) {
-        index.add(ord, r.vectorUnsafe());
-        linkRecord(ord, r);
-    }
-
-    /** Adds a record to the maps and bitmaps (not the index). */
+    /** Adds a record to the entries and the writer's bitmaps (not the index); under the writer mutex. */
     private void linkRecord(int ord, VectorRecord r) {
-        while (byOrdinal.size() <= ord) {
-            byOrdinal.add(null);
+        Entry[] es = entries;
+        if (ord >= es.length) {
+            int cap = Math.max(ord + 1, es.length + (es.length >> 1));
+            es = Arrays.copyOf(es, cap);
+            freedAt = Arrays.copyOf(freedAt, cap);
+            entries = es;
         }
-        byOrdinal.set(ord, new Entry(ord, r));
+        ENTRIES.setRelease(es, ord, new Entry(ord, r, freedAt[ord]));
+        ordinalHighWater = Math.max(ordinalHighWater, ord + 1);
         live++;
         byTenant.computeIfAbsent(r.tenant(), t -> new RoaringBitmap()).add(ord);
+        touchedTenants.add(r.tenant());
         if (r.subject() != null) {
-            bySubject.computeIfAbsent(new SubjectKey(r.tenant(), r.subject()), s -> new RoaringBitmap()).add(ord);
+            SubjectKey key = new SubjectKey(r.tenant(), r.subject());
+            bySubject.computeIfAbsent(key, s -> new RoaringBitmap()).add(ord);
+            touchedSubjects.add(key);
         }
     }
 
-    private void unlink(Entry e) {
-        index.remove(e.ordinal());
-        dropFromMaps(e);
-    }
-
-    private void dropFromMaps(Entry e) {
+    /** Takes an entry out of the entries and the writer's bitmaps (not the index). */
+    private void unlinkRecord(Entry e) {
         VectorRecord r = e.record();
-        byOrdinal.set(e.ordinal(), null);
-        freeOrdinals.add(e.ordinal());
+        ENTRIES.setRelease(entries, e.ordinal(), (Entry) null);
         live--;
         removeFrom(byTenant, r.tenant(), e.ordinal());
+        touchedTenants.add(r.tenant());
         if (r.subject() != null) {
-            removeFrom(bySubject, new SubjectKey(r.tenant(), r.subject()), e.ordinal());
+            SubjectKey key = new SubjectKey(r.tenant(), r.subject());
+            removeFrom(bySubject, key, e.ordinal());
+            touchedSubjects.add(key);
         }
     }
 
@@ -228,20 +297,74 @@ public final class VectorCollection {
         }
     }
 
+    /**
+     * Removes entries from what reads see (the caller has deleted them durably, or they are
+     * hidden already): hidden, unlinked, removed from the index in one batch, and only then
+     * their ordinals freed (stamped) and unhidden. Under the writer mutex.
+     */
+    private void removeFromReads(List<Entry> doomed, long stamp) {
+        if (doomed.isEmpty()) {
+            return;
+        }
+        RoaringBitmap ords = ordinalsOf(doomed);
+        hide(REMOVING, ords);
+        for (Entry e : doomed) {
+            unlinkRecord(e);
+        }
+        // One batch call lets the index share repair work across the removals.
+        index.removeAll(ords.toArray());
+        ords.forEach((int ord) -> {
+            freedAt[ord] = stamp;
+            freeOrdinals.add(ord);
+        });
+        // A freed ordinal will be reused by a new record, which must not be hidden.
+        unhideEverywhere(ords);
+    }
+
+    private static RoaringBitmap ordinalsOf(List<Entry> list) {
+        RoaringBitmap out = new RoaringBitmap();
+        for (Entry e : list) {
+            out.add(e.ordinal());
+        }
+        return out;
+    }
+
+    /**
+     * Publishes the bitmaps the last write changed (immutable copies) and then its stamp.
+     * Under the writer mutex.
+     */
+    private void publish(long stamp) {
+        for (String t : touchedTenants) {
+            RoaringBitmap b = byTenant.get(t);
+            if (b == null) {
+                tenantView.remove(t);
+            } else {
+                tenantView.put(t, b.clone());
+            }
+        }
+        for (SubjectKey s : touchedSubjects) {
+            RoaringBitmap b = bySubject.get(s);
+            if (b == null) {
+                subjectView.remove(s);
+            } else {
+                subjectView.put(s, b.clone());
+            }
+        }
+        touchedTenants.clear();
+        touchedSubjects.clear();
+        publishedStamp = stamp;
+    }
+
     /** The record with this id in the default tenant. */
     public Optional<VectorRecord> get(String id) {
         return get(VectorRecord.DEFAULT_TENANT, id);
     }
 
+    /** The record (tenant, id), unless it is absent or a forget or hold hides it. Takes no lock. */
     public Optional<VectorRecord> get(String tenant, String id) {
-        lock.readLock().lock();
-        try {
-            ensureOpen();
-            Entry e = lookup(tenant, id);
-            return e == null || blocked.contains(e.ordinal()) ? Optional.empty() : Optional.of(e.record());
-        } finally {
-            lock.readLock().unlock();
-        }
+        ensureOpen();
+        Entry e = lookup(tenant, id);
+        return e == null || hidden.contains(e.ordinal()) ? Optional.empty() : Optional.of(e.record());
     }
 
     /** Deletes one record of the default tenant; returns whether it existed. */
@@ -261,7 +384,7 @@ public final class VectorCollection {
      * @return how many records were deleted
      */
     public int deleteAll(String tenant, List<String> ids) {
-        lock.writeLock().lock();
+        writer.lock();
         try {
             ensureOpen();
             List<Entry> doomed = new ArrayList<>();
@@ -274,13 +397,13 @@ public final class VectorCollection {
             }
             return deleteEntries(doomed);
         } finally {
-            lock.writeLock().unlock();
+            writer.unlock();
         }
     }
 
     /**
-     * Deletes live entries (caller holds the write lock): journal and log first, then the index
-     * and the maps, then the live files are rewritten without them.
+     * Deletes live entries (caller holds the writer mutex): journal and log first, then what
+     * reads see, then the live files are rewritten without them.
      */
     private int deleteEntries(List<Entry> doomed) {
         if (doomed.isEmpty()) {
@@ -291,9 +414,11 @@ public final class VectorCollection {
         } catch (IOException ex) {
             throw new UncheckedIOException("collection '" + spec.name() + "': deleting failed; nothing was deleted", ex);
         }
-        int n = removeEntries(doomed);
+        long stamp = ++nextStamp;
+        removeFromReads(doomed, stamp);
+        publish(stamp);
         purgeDeleted();
-        return n;
+        return doomed.size();
     }
 
     /**
@@ -304,13 +429,13 @@ public final class VectorCollection {
      * @return how many records were deleted
      */
     public int deleteSubject(String tenant, String subject) {
-        lock.writeLock().lock();
+        writer.lock();
         try {
             ensureOpen();
             RoaringBitmap ords = bySubject.get(new SubjectKey(tenant, subject));
             List<Entry> doomed = new ArrayList<>();
             if (ords != null) {
-                ords.forEach((int ord) -> doomed.add(byOrdinal.get(ord)));
+                ords.forEach((int ord) -> doomed.add(entry(ord)));
             }
             try {
                 // Even with no live records the scope's key is destroyed: it may still decrypt
@@ -319,15 +444,17 @@ public final class VectorCollection {
             } catch (IOException ex) {
                 throw new UncheckedIOException("collection '" + spec.name() + "': deleting the subject failed", ex);
             }
-            int n = removeEntries(doomed);
+            long stamp = ++nextStamp;
+            removeFromReads(doomed, stamp);
+            publish(stamp);
             purgeDeleted();
-            return n;
+            return doomed.size();
         } finally {
-            lock.writeLock().unlock();
+            writer.unlock();
         }
     }
 
-    /** Called under the write lock once deleted records are out of the index and maps. */
+    /** Called under the writer mutex once deleted records are out of the index and maps. */
     private void purgeDeleted() {
         try {
             storage.purgeDeleted();
@@ -345,81 +472,69 @@ public final class VectorCollection {
         return out;
     }
 
-    /** Drops entries the storage has already deleted from the index and the maps. */
-    private int removeEntries(List<Entry> doomed) {
-        if (doomed.isEmpty()) {
-            return 0;
-        }
-        int[] ords = new int[doomed.size()];
-        for (int i = 0; i < ords.length; i++) {
-            ords[i] = doomed.get(i).ordinal();
-        }
-        // One batch call lets the index share repair work across the removals.
-        index.removeAll(ords);
-        for (Entry e : doomed) {
-            dropFromMaps(e);
-        }
-        return doomed.size();
-    }
-
     /**
      * The k records of the request's tenant closest to its vector, best first, narrowed by the
-     * request's subject and metadata filter.
+     * request's subject and metadata filter. Takes no lock: it runs beside writes and forgets.
      */
     public List<SearchHit> search(SearchRequest request) {
         validator.checkVector(request.vector(), "query");
-        lock.readLock().lock();
-        try {
-            ensureOpen();
-            // Records a forget has marked are left out of the candidates the index sees, so a
-            // search still finds k visible records. A mark that lands while this search runs is
-            // caught at materialisation; if it hid any of the hits, the search runs again
-            // without them (bounded: marks are rare, and each retry sees every earlier one).
-            for (int attempt = 1; ; attempt++) {
-                RoaringBitmap hidden = blocked;
-                RoaringBitmap accept = candidates(request, hidden);
-                if (accept != null && accept.isEmpty()) {
-                    return List.of();
-                }
-                SearchResult result = index.search(request.vector(), request.k(), accept, request.params());
-                Runnable pause = afterIndexSearch;
-                if (pause != null) {
-                    pause.run();
-                }
-                // The volatile read sees every mark that returned before this point.
-                RoaringBitmap nowHidden = blocked;
-                List<SearchHit> hits = new ArrayList<>(result.size());
-                boolean hidByNewMark = false;
-                for (int i = 0; i < result.size(); i++) {
-                    int ord = result.ordinals()[i];
-                    Entry e = ord < byOrdinal.size() ? byOrdinal.get(ord) : null;
-                    if (e == null || (accept != null && !accept.contains(ord))) {
-                        continue;
-                    }
-                    if (nowHidden.contains(ord)) {
-                        hidByNewMark = true;
-                        continue;
-                    }
-                    hits.add(new SearchHit(e.record(), result.scores()[i]));
-                }
-                if (!hidByNewMark || attempt == 3) {
-                    return hits;
-                }
+        ensureOpen();
+        // Records a forget has marked are left out of the candidates the index sees, so a
+        // search still finds k visible records. A mark, delete or ordinal reuse that lands while
+        // this search runs is caught at materialisation; if it cost any of the hits, the search
+        // runs again (bounded: each retry sees every earlier change).
+        List<SearchHit> hits = List.of();
+        for (int attempt = 1; attempt <= SEARCH_ATTEMPTS; attempt++) {
+            long start = publishedStamp;
+            RoaringBitmap hiddenAtStart = hidden;
+            RoaringBitmap accept = candidates(request, hiddenAtStart);
+            if (accept != null && accept.isEmpty()) {
+                return List.of();
             }
-        } finally {
-            lock.readLock().unlock();
+            SearchResult result = index.search(request.vector(), request.k(), accept, request.params());
+            Runnable pause = afterIndexSearch;
+            if (pause != null) {
+                pause.run();
+            }
+            // The volatile read sees every mark and delete that returned before this point.
+            RoaringBitmap nowHidden = hidden;
+            hits = new ArrayList<>(result.size());
+            boolean lostToAConcurrentChange = false;
+            for (int i = 0; i < result.size(); i++) {
+                int ord = result.ordinals()[i];
+                if (accept != null && !accept.contains(ord)) {
+                    continue;
+                }
+                Entry e = entry(ord);
+                if (e == null || e.ordinalFreedAt() > start || nowHidden.contains(ord) || !matches(e, request)) {
+                    lostToAConcurrentChange = true;
+                    continue;
+                }
+                hits.add(new SearchHit(e.record(), result.scores()[i]));
+            }
+            if (!lostToAConcurrentChange) {
+                return hits;
+            }
         }
+        return hits;
+    }
+
+    /** Whether an entry is in the request's tenant and subject (checked when the index saw every ordinal). */
+    private static boolean matches(Entry e, SearchRequest request) {
+        VectorRecord r = e.record();
+        return r.tenant().equals(request.tenant())
+                && (request.subject() == null || request.subject().equals(r.subject()));
     }
 
     /** Null means "every live ordinal"; otherwise the ordinals the index may return. */
-    private RoaringBitmap candidates(SearchRequest request, RoaringBitmap hidden) {
-        RoaringBitmap tenant = byTenant.get(request.tenant());
+    private RoaringBitmap candidates(SearchRequest request, RoaringBitmap hiddenNow) {
+        RoaringBitmap tenant = tenantView.get(request.tenant());
         if (tenant == null) {
             return new RoaringBitmap();
         }
         RoaringBitmap accept = tenant;
         if (request.subject() != null) {
-            RoaringBitmap s = bySubject.get(new SubjectKey(request.tenant(), request.subject()));
+            RoaringBitmap s = subjectView.get(new SubjectKey(request.tenant(), request.subject()));
             if (s == null) {
                 return new RoaringBitmap();
             }
@@ -430,84 +545,85 @@ public final class VectorCollection {
             IntIterator it = accept.getIntIterator();
             while (it.hasNext()) {
                 int ord = it.next();
-                if (request.filter().test(byOrdinal.get(ord).record().metadata())) {
+                Entry e = entry(ord);
+                if (e != null && request.filter().test(e.record().metadata())) {
                     matching.add(ord);
                 }
             }
             accept = matching;
         }
-        if (!hidden.isEmpty()) {
-            accept = RoaringBitmap.andNot(accept, hidden);
+        if (!hiddenNow.isEmpty()) {
+            accept = RoaringBitmap.andNot(accept, hiddenNow);
         }
-        // Every live record qualifies: let the index skip the per-candidate check.
-        return accept.getCardinality() == live ? null : accept;
+        // One tenant, no narrowing: let the index skip the per-candidate check (a record of
+        // another tenant written meanwhile is caught at materialisation).
+        boolean everything = accept == tenant && request.subject() == null && tenantView.size() == 1;
+        return everything ? null : accept;
     }
 
     /** Number of records in all tenants. */
     public int size() {
-        lock.readLock().lock();
-        try {
-            return live;
-        } finally {
-            lock.readLock().unlock();
-        }
+        return live;
     }
 
     /** Number of records in one tenant. */
     public int size(String tenant) {
-        lock.readLock().lock();
-        try {
-            RoaringBitmap b = byTenant.get(tenant);
-            return b == null ? 0 : b.getCardinality();
-        } finally {
-            lock.readLock().unlock();
-        }
+        RoaringBitmap b = tenantView.get(tenant);
+        return b == null ? 0 : b.getCardinality();
     }
 
     /** Ids of a tenant's records, in no particular order. */
     public List<String> ids(String tenant) {
-        lock.readLock().lock();
-        try {
-            RoaringBitmap b = byTenant.get(tenant);
-            List<String> out = new ArrayList<>();
-            if (b != null) {
-                RoaringBitmap hidden = blocked;
-                b.forEach((int ord) -> {
-                    if (!hidden.contains(ord)) {
-                        out.add(byOrdinal.get(ord).record().id());
-                    }
-                });
-            }
-            return out;
-        } finally {
-            lock.readLock().unlock();
+        RoaringBitmap b = tenantView.get(tenant);
+        List<String> out = new ArrayList<>();
+        if (b != null) {
+            RoaringBitmap hiddenNow = hidden;
+            b.forEach((int ord) -> {
+                Entry e = entry(ord);
+                if (e != null && !hiddenNow.contains(ord)) {
+                    out.add(e.record().id());
+                }
+            });
         }
+        return out;
     }
 
     /**
      * The index's own integrity check plus the collection's: the index holds exactly the live
-     * ordinals, and the bitmaps agree with the records.
+     * ordinals, and the bitmaps agree with the records. Writes wait while it runs; reads do not.
      */
     public Map<String, IntegrityReport> verifyIntegrity() {
-        lock.readLock().lock();
+        writer.lock();
         try {
             Map<String, IntegrityReport> out = new LinkedHashMap<>();
-            out.put("index:" + index.kind(), index.verifyIntegrity());
+            VectorIndex idx = index;
+            out.put("index:" + idx.kind(), idx.verifyIntegrity());
             IntegrityReport.Builder r = IntegrityReport.builder("collection:" + spec.name())
                     .expect("index-size-mismatch").expect("live-record-missing-from-index")
-                    .expect("bitmap-mismatch");
-            // A rebuilt index leaves out records a forget or hold blocks; every other live
+                    .expect("bitmap-mismatch").expect("published-view-mismatch");
+            // A rebuilt index leaves out records a forget or hold hides; every other live
             // record must be in it, and nothing else.
-            RoaringBitmap hidden = blocked;
+            RoaringBitmap hiddenNow = hidden;
             int indexed = 0;
-            for (Entry e : byOrdinal) {
-                if (e != null && index.contains(e.ordinal())) {
+            int linked = 0;
+            for (int ord = 0; ord < ordinalHighWater; ord++) {
+                Entry e = entry(ord);
+                if (e == null) {
+                    continue;
+                }
+                linked++;
+                if (idx.contains(ord)) {
                     indexed++;
+                } else if (!hiddenNow.contains(ord)) {
+                    r.violation("live-record-missing-from-index", "ordinal " + ord);
+                }
+                if (lookup(e.record().tenant(), e.record().id()) != e) {
+                    r.violation("id-map-mismatch", "ordinal " + ord);
                 }
             }
-            if (index.size() != indexed || storage.size() != live) {
-                r.violation("index-size-mismatch", "index holds " + index.size() + " (" + indexed + " of them live), storage "
-                        + storage.size() + ", collection " + live);
+            if (idx.size() != indexed || storage.size() != live || linked != live) {
+                r.violation("index-size-mismatch", "index holds " + idx.size() + " (" + indexed + " of them live), storage "
+                        + storage.size() + ", collection " + live + " (" + linked + " linked)");
             }
             long tenantBits = 0;
             for (RoaringBitmap b : byTenant.values()) {
@@ -516,20 +632,16 @@ public final class VectorCollection {
             if (tenantBits != live) {
                 r.violation("bitmap-mismatch", "tenant bitmaps hold " + tenantBits + ", collection " + live);
             }
-            for (Entry e : byOrdinal) {
-                if (e != null && !index.contains(e.ordinal()) && !hidden.contains(e.ordinal())) {
-                    r.violation("live-record-missing-from-index", "ordinal " + e.ordinal());
-                }
-                if (e != null && lookup(e.record().tenant(), e.record().id()) != e) {
-                    r.violation("id-map-mismatch", "ordinal " + e.ordinal());
-                }
+            // What reads see must be what the writer holds once no write is in flight.
+            if (!tenantView.equals(byTenant) || !subjectView.equals(bySubject)) {
+                r.violation("published-view-mismatch", "the tenant or subject bitmaps searches read differ from the records");
             }
             r.expect("id-map-mismatch");
             r.checked("records", live).checked("tenants", byTenant.size());
             out.put("collection", r.build());
             return out;
         } finally {
-            lock.readLock().unlock();
+            writer.unlock();
         }
     }
 
@@ -538,14 +650,14 @@ public final class VectorCollection {
      * after every delete and on close).
      */
     public void checkpoint() {
-        lock.writeLock().lock();
+        writer.lock();
         try {
             ensureOpen();
             storage.checkpoint(true);
         } catch (IOException e) {
             throw new UncheckedIOException("collection '" + spec.name() + "': checkpoint failed", e);
         } finally {
-            lock.writeLock().unlock();
+            writer.unlock();
         }
     }
 
@@ -559,29 +671,23 @@ public final class VectorCollection {
      * wait while it runs; searches go on.
      */
     void snapshotTo(java.nio.file.Path target) throws IOException {
-        lock.writeLock().lock();
+        writer.lock();
         try {
             ensureOpen();
             storage.checkpoint(true);
-            // Downgrade: searches may run while the immutable files are copied.
-            lock.readLock().lock();
-        } finally {
-            lock.writeLock().unlock();
-        }
-        try {
             storage.snapshotTo(target);
         } finally {
-            lock.readLock().unlock();
+            writer.unlock();
         }
     }
 
     /** Destroys every key of this collection (it is being dropped). */
     void destroyAllKeys() throws IOException {
-        lock.writeLock().lock();
+        writer.lock();
         try {
             storage.destroyAllKeys();
         } finally {
-            lock.writeLock().unlock();
+            writer.unlock();
         }
     }
 
@@ -599,13 +705,13 @@ public final class VectorCollection {
         this.fence = f;
     }
 
-    /** Records of a tenant a scope names, from the subject's bitmap when it is a subject scope. */
+    /** Records of a tenant a scope names, from the subject's bitmap when it is a subject scope. Writer mutex. */
     private RoaringBitmap scopeOrdinals(String tenant, Predicate<VectorRecord> inScope, String subject) {
         RoaringBitmap src = subject != null ? bySubject.get(new SubjectKey(tenant, subject)) : byTenant.get(tenant);
         RoaringBitmap out = new RoaringBitmap();
         if (src != null) {
             src.forEach((int ord) -> {
-                if (inScope.test(byOrdinal.get(ord).record())) {
+                if (inScope.test(entry(ord).record())) {
                     out.add(ord);
                 }
             });
@@ -615,63 +721,71 @@ public final class VectorCollection {
 
     /**
      * The mark: from the moment this returns no read returns a record in scope, including
-     * searches already running (they check at materialisation). Takes only the read lock, so it
-     * waits for a writer but never for searches.
+     * searches already running (they check at materialisation). Waits for a write in flight (so
+     * the write either lands before the mark and is hidden, or meets the fence), never for reads.
      *
      * @param subject the subject of a subject scope (a faster lookup), else null
-     * @return how many records were blocked
+     * @return how many records were hidden
      */
     int block(String operation, String tenant, Predicate<VectorRecord> inScope, String subject) {
-        lock.readLock().lock();
+        writer.lock();
         try {
             ensureOpen();
             RoaringBitmap mine = scopeOrdinals(tenant, inScope, subject);
-            synchronized (blockedByOperation) {
-                blockedByOperation.merge(operation, mine, (a, b) -> RoaringBitmap.or(a, b));
-                publishBlocked();
-            }
+            hide(operation, mine);
             return mine.getCardinality();
         } finally {
-            lock.readLock().unlock();
+            writer.unlock();
         }
     }
 
     /** Lifts an operation's block (its records are gone, or it ended). */
     void unblock(String operation) {
-        synchronized (blockedByOperation) {
-            if (blockedByOperation.remove(operation) != null) {
-                publishBlocked();
+        synchronized (hiddenByOperation) {
+            if (hiddenByOperation.remove(operation) != null) {
+                publishHidden();
             }
         }
     }
 
-    private void publishBlocked() {
-        RoaringBitmap all = new RoaringBitmap();
-        blockedByOperation.values().forEach(all::or);
-        blocked = all;
+    private void hide(String operation, RoaringBitmap ords) {
+        synchronized (hiddenByOperation) {
+            hiddenByOperation.merge(operation, ords.clone(), (a, b) -> RoaringBitmap.or(a, b));
+            publishHidden();
+        }
     }
 
-    /** Live records a scope names (blocked ones included): for hold checks and verification. */
+    /** Freed ordinals leave every hidden set: a record that reuses one must not be hidden. */
+    private void unhideEverywhere(RoaringBitmap freed) {
+        synchronized (hiddenByOperation) {
+            hiddenByOperation.values().forEach(b -> b.andNot(freed));
+            hiddenByOperation.values().removeIf(RoaringBitmap::isEmpty);
+            publishHidden();
+        }
+    }
+
+    private void publishHidden() {
+        RoaringBitmap all = new RoaringBitmap();
+        hiddenByOperation.values().forEach(all::or);
+        hidden = all;
+    }
+
+    /** Live records a scope names (hidden ones included): for hold checks and verification. */
     List<VectorRecord> recordsInScope(String tenant, Predicate<VectorRecord> inScope, String subject) {
-        lock.readLock().lock();
+        writer.lock();
         try {
             ensureOpen();
             List<VectorRecord> out = new ArrayList<>();
-            scopeOrdinals(tenant, inScope, subject).forEach((int ord) -> out.add(byOrdinal.get(ord).record()));
+            scopeOrdinals(tenant, inScope, subject).forEach((int ord) -> out.add(entry(ord).record()));
             return out;
         } finally {
-            lock.readLock().unlock();
+            writer.unlock();
         }
     }
 
-    /** Whether (tenant, id) is live, blocked or not: one id-map lookup. */
+    /** Whether (tenant, id) is live, hidden or not: one id-map lookup. */
     boolean isLive(String tenant, String id) {
-        lock.readLock().lock();
-        try {
-            return lookup(tenant, id) != null;
-        } finally {
-            lock.readLock().unlock();
-        }
+        return lookup(tenant, id) != null;
     }
 
     /** A record the cleanup removed: its id, ordinal, version and a copy of its vector (the probe). */
@@ -680,7 +794,7 @@ public final class VectorCollection {
     /** What a cleanup did in this collection. */
     record Cleanup(List<Removed> removed, List<dev.nepenthe.core.forget.Suspect> heldForRegeneration) {}
 
-    /** Called with the records about to be removed, under the write lock, before anything is deleted. */
+    /** Called with the records about to be removed, before anything is deleted. */
     @FunctionalInterface
     interface BeforeRemoval {
         void accept(List<Removed> doomed) throws IOException;
@@ -691,29 +805,30 @@ public final class VectorCollection {
      * {@code derivedFrom} names a record in scope, transitively, within the tenant), hands the
      * records to {@code before} (the protocol saves its probe vectors durably), then removes
      * them from the index, the maps and the storage files, and rebuilds the id map file. With
-     * {@code cascade} false, derived records are not removed but blocked and returned as
-     * regeneration-required.
+     * {@code cascade} false, derived records are not removed but hidden and returned as
+     * regeneration-required. Writes wait while it runs; reads go on throughout (the records
+     * are hidden since the mark).
      */
     Cleanup purge(String operation, String tenant, Predicate<VectorRecord> inScope, String subject, boolean cascade,
             BeforeRemoval before) throws IOException {
-        // 1. Resolve under the read lock (searches go on). The set cannot grow meanwhile: writes
-        //    in scope are refused by the fence, and records deriving from the scope are too.
-        List<Entry> entries = new ArrayList<>();
+        // 1. Resolve. The set cannot grow afterwards: writes in scope are refused by the fence,
+        //    and records deriving from the scope are too.
+        List<Entry> resolved = new ArrayList<>();
         List<Removed> removed = new ArrayList<>();
         List<dev.nepenthe.core.forget.Suspect> held = new ArrayList<>();
-        lock.readLock().lock();
+        writer.lock();
         try {
             ensureOpen();
             RoaringBitmap doomed = scopeOrdinals(tenant, inScope, subject);
             RoaringBitmap derivedHeld = new RoaringBitmap();
-            java.util.Set<String> reached = new java.util.HashSet<>();
-            doomed.forEach((int ord) -> reached.add(byOrdinal.get(ord).record().id()));
+            Set<String> reached = new HashSet<>();
+            doomed.forEach((int ord) -> reached.add(entry(ord).record().id()));
             // Provenance closure: a fixpoint over the tenant's records that name sources.
             List<Entry> deriving = new ArrayList<>();
             RoaringBitmap tenantOrds = byTenant.get(tenant);
             if (tenantOrds != null) {
                 tenantOrds.forEach((int ord) -> {
-                    Entry e = byOrdinal.get(ord);
+                    Entry e = entry(ord);
                     if (!e.record().derivedFrom().isEmpty()) {
                         deriving.add(e);
                     }
@@ -738,101 +853,71 @@ public final class VectorCollection {
                 }
             }
             derivedHeld.forEach((int ord) -> {
-                VectorRecord r = byOrdinal.get(ord).record();
+                VectorRecord r = entry(ord).record();
                 List<String> surviving = r.derivedFrom().stream().filter(id -> !reached.contains(id)).toList();
                 String forgottenSource = r.derivedFrom().stream().filter(reached::contains).findFirst().orElse("");
                 held.add(new dev.nepenthe.core.forget.Suspect("regeneration-required", spec.name(), r.id(), Double.NaN,
                         forgottenSource + (surviving.isEmpty() ? "" : "; surviving sources: " + String.join(",", surviving))));
             });
             if (!derivedHeld.isEmpty()) {
-                synchronized (blockedByOperation) {
-                    blockedByOperation.merge(operation, derivedHeld, (a, b) -> RoaringBitmap.or(a, b));
-                    publishBlocked();
-                }
+                hide(operation, derivedHeld);
             }
+            // Cascaded records are hidden too before anything is deleted.
+            hide(operation, doomed);
             doomed.forEach((int ord) -> {
-                Entry e = byOrdinal.get(ord);
-                entries.add(e);
+                Entry e = entry(ord);
+                resolved.add(e);
                 removed.add(new Removed(e.record(), ord, storage.versionOf(ord)));
             });
         } finally {
-            lock.readLock().unlock();
+            writer.unlock();
         }
-        // 2. The caller saves the probe vectors durably before anything is deleted.
+        // 2. The caller saves the probe vectors durably before anything is deleted (no lock:
+        //    the records are hidden, and only this operation removes them).
         before.accept(removed);
-        if (entries.isEmpty()) {
+        if (resolved.isEmpty()) {
             return new Cleanup(removed, held);
         }
-        // 3. Drop them from what reads see, under the write lock: in-memory work only, so
-        //    searches wait microseconds, not for an fsync.
-        lock.writeLock().lock();
-        boolean readLocked = false;
+        // 3. Journal and log the deletion, take the records out of what reads see, let the index
+        //    repair itself, free the ordinals, rewrite the live files. Reads run throughout; a
+        //    crash before the journal entry is safe (the resumed operation deletes them again).
+        writer.lock();
         try {
             ensureOpen();
-            List<Entry> current = new ArrayList<>(entries.size());
-            for (Entry e : entries) {
-                if (byOrdinal.get(e.ordinal()) == e) {
+            List<Entry> current = new ArrayList<>(resolved.size());
+            for (Entry e : resolved) {
+                if (entry(e.ordinal()) == e) {
                     current.add(e);
                 }
             }
-            int[] ords = new int[current.size()];
-            RoaringBitmap freed = new RoaringBitmap();
-            for (int i = 0; i < ords.length; i++) {
-                ords[i] = current.get(i).ordinal();
-                freed.add(ords[i]);
-                dropFromMaps(current.get(i));
-            }
-            synchronized (blockedByOperation) {
-                // The freed ordinals will be reused by new records, which must not be hidden.
-                for (RoaringBitmap b : blockedByOperation.values()) {
-                    b.andNot(freed);
-                }
-                publishBlocked();
-            }
-            // 4. Downgrade: searches run while the deletion is journaled, the index repairs
-            //    itself and the storage files are rewritten; writers (which could reuse the freed
-            //    ordinals, or touch the storage) still wait. A crash before the journal entry is
-            //    safe: the records were blocked, and the resumed operation deletes them again.
-            lock.readLock().lock();
-            readLocked = true;
-            lock.writeLock().unlock();
-            // Two forget threads (the worker and an operator's override) may both be here under
-            // the read lock: the storage takes them one at a time.
-            synchronized (storage) {
-                storage.delete(placed(current));
-                // One batch call lets the index share repair work across the removals.
-                index.removeAll(ords);
-                storage.purgeDeleted();
-            }
+            storage.delete(placed(current));
+            long stamp = ++nextStamp;
+            removeFromReads(current, stamp);
+            publish(stamp);
+            storage.purgeDeleted();
             return new Cleanup(removed, held);
         } finally {
-            if (readLocked) {
-                lock.readLock().unlock();
-            } else {
-                lock.writeLock().unlock();
-            }
+            writer.unlock();
         }
     }
 
     /**
      * Runs the index's own residue purge (an IVF-PQ retrain when a removed vector trained it).
-     * Under the read lock: writers wait, searches do not (an index that retrains computes aside
-     * and swaps, see {@link VectorIndex#purgeResidue()}); the storage monitor keeps it apart from
-     * another forget's purge.
+     * Writes wait (the SPI asks that adds and removes stay out meanwhile); searches do not (an
+     * index that retrains computes aside and swaps, see {@link VectorIndex#purgeResidue()}).
      */
     boolean purgeIndexResidue() {
-        lock.readLock().lock();
+        writer.lock();
         try {
             ensureOpen();
-            synchronized (storage) {
-                boolean had = index.hasResidue();
-                if (had) {
-                    index.purgeResidue();
-                }
-                return had;
+            VectorIndex idx = index;
+            boolean had = idx.hasResidue();
+            if (had) {
+                idx.purgeResidue();
             }
+            return had;
         } finally {
-            lock.readLock().unlock();
+            writer.unlock();
         }
     }
 
@@ -841,34 +926,35 @@ public final class VectorCollection {
      * ordinals is indexed unless a different record has reused it, and no residue is left.
      */
     dev.nepenthe.core.forget.SurfaceOutcome verifyIndex(List<Removed> removed, long purged) {
-        lock.readLock().lock();
+        writer.lock();
         try {
             ensureOpen();
-            IntegrityReport report = index.verifyIntegrity();
+            VectorIndex idx = index;
+            IntegrityReport report = idx.verifyIntegrity();
             List<String> problems = new ArrayList<>();
             if (!report.isClean()) {
                 problems.add("integrity checker: " + report.violations());
             }
             int stillIndexed = 0;
             for (Removed r : removed) {
-                Entry now = r.ordinal() < byOrdinal.size() ? byOrdinal.get(r.ordinal()) : null;
+                Entry now = entry(r.ordinal());
                 boolean reused = now != null && !(now.record().tenant().equals(r.record().tenant())
                         && now.record().id().equals(r.record().id()));
-                if (index.contains(r.ordinal()) && !reused) {
+                if (idx.contains(r.ordinal()) && !reused) {
                     stillIndexed++;
                 }
             }
             if (stillIndexed > 0) {
                 problems.add(stillIndexed + " forgotten ordinals are still in the index");
             }
-            if (index.hasResidue()) {
+            if (idx.hasResidue()) {
                 problems.add("the index reports residue of removed vectors (e.g. codebooks trained on them)");
             }
             long checked = report.checked().values().stream().mapToLong(Long::longValue).sum() + removed.size();
-            return new dev.nepenthe.core.forget.SurfaceOutcome("collection:" + spec.name() + "/index:" + index.kind(),
-                    dev.nepenthe.core.forget.ErasureClass.PHYSICAL, purged, checked, problems, index.erasureResidual());
+            return new dev.nepenthe.core.forget.SurfaceOutcome("collection:" + spec.name() + "/index:" + idx.kind(),
+                    dev.nepenthe.core.forget.ErasureClass.PHYSICAL, purged, checked, problems, idx.erasureResidual());
         } finally {
-            lock.readLock().unlock();
+            writer.unlock();
         }
     }
 
@@ -877,26 +963,22 @@ public final class VectorCollection {
      * beyond the absence of residue, so the (whole-index) integrity checker does not run.
      */
     dev.nepenthe.core.forget.SurfaceOutcome untouchedIndex() {
-        lock.readLock().lock();
-        try {
-            ensureOpen();
-            List<String> problems = index.hasResidue()
-                    ? List.of("the index reports residue of removed vectors (e.g. codebooks trained on them)") : List.of();
-            return new dev.nepenthe.core.forget.SurfaceOutcome("collection:" + spec.name() + "/index:" + index.kind(),
-                    dev.nepenthe.core.forget.ErasureClass.PHYSICAL, 0, 0, problems,
-                    "nothing in scope was stored here; the index was not re-checked");
-        } finally {
-            lock.readLock().unlock();
-        }
+        ensureOpen();
+        VectorIndex idx = index;
+        List<String> problems = idx.hasResidue()
+                ? List.of("the index reports residue of removed vectors (e.g. codebooks trained on them)") : List.of();
+        return new dev.nepenthe.core.forget.SurfaceOutcome("collection:" + spec.name() + "/index:" + idx.kind(),
+                dev.nepenthe.core.forget.ErasureClass.PHYSICAL, 0, 0, problems,
+                "nothing in scope was stored here; the index was not re-checked");
     }
 
     /**
      * The storage surface's proof: a byte scan of the files that could hold the removed records
      * (their buckets' segments, the log, the id map) finds none of their keyed hashes, and no
-     * id resolves any more.
+     * id resolves any more. Writes wait (they would change the files under the scan).
      */
     dev.nepenthe.core.forget.SurfaceOutcome verifyStorage(List<Removed> removed) throws IOException {
-        lock.readLock().lock();
+        writer.lock();
         try {
             ensureOpen();
             List<VectorRecord> records = removed.stream().map(Removed::record).toList();
@@ -913,116 +995,114 @@ public final class VectorCollection {
                     dev.nepenthe.core.forget.ErasureClass.PHYSICAL, removed.size(), residue.filesScanned(), problems,
                     null);
         } finally {
-            lock.readLock().unlock();
+            writer.unlock();
         }
     }
 
     /**
-     * The negative-space probe: every unblocked record of the tenant whose vector has cosine
+     * The negative-space probe: every unhidden record of the tenant whose vector has cosine
      * similarity at or above {@code threshold} with a forgotten vector. Exact, over every
-     * record (an approximate search could miss the one residue that matters); parallel over
-     * records, each record's vector compared with every probe while it is in cache.
+     * record (an approximate search could miss the one residue that matters); each record's
+     * vector compared with every probe while it is in cache. Takes no lock: it reads what
+     * searches read, so writes go on.
      *
      * @return suspects, best score first, at most one per surviving record
      */
     List<dev.nepenthe.core.forget.Suspect> probe(String tenant, List<Removed> probes, double threshold) {
-        lock.readLock().lock();
-        try {
-            ensureOpen();
-            RoaringBitmap tenantOrds = byTenant.get(tenant);
-            if (tenantOrds == null || probes.isEmpty()) {
-                return List.of();
-            }
-            List<Removed> same = probes.stream().filter(p -> p.record().dimension() == spec.dimension()).toList();
-            if (same.isEmpty()) {
-                return List.of();
-            }
-            var kernels = dev.nepenthe.core.vector.Kernels.get();
-            int dim = spec.dimension();
-            // The unit-length probes in one block: each record is scored against all of them in
-            // one batch call while its vector is in cache.
-            float[] probeBlock = new float[same.size() * dim];
-            for (int i = 0; i < same.size(); i++) {
-                System.arraycopy(dev.nepenthe.core.Metric.COSINE.prepare(same.get(i).record().vectorUnsafe()), 0,
-                        probeBlock, i * dim, dim);
-            }
-            int[] ords = RoaringBitmap.andNot(tenantOrds, blocked).toArray();
-            java.util.concurrent.ConcurrentLinkedQueue<dev.nepenthe.core.forget.Suspect> found =
-                    new java.util.concurrent.ConcurrentLinkedQueue<>();
-            ThreadLocal<float[]> scores = ThreadLocal.withInitial(() -> new float[same.size()]);
-            // Parallel only where a core is left over for searches: on two cores the probe runs
-            // on the forget worker alone (measured: search p99 while forgets run, BENCHMARKS.md).
-            java.util.stream.IntStream range = java.util.stream.IntStream.range(0, ords.length);
-            if (Runtime.getRuntime().availableProcessors() > 2) {
-                range = range.parallel();
-            }
-            range.forEach(i -> {
-                VectorRecord r = byOrdinal.get(ords[i]).record();
-                float[] v = r.vectorUnsafe();
-                float norm = (float) Math.sqrt(kernels.dot(v, v));
-                if (norm == 0) {
-                    return;
-                }
-                float[] out = scores.get();
-                kernels.dotBatch(v, probeBlock, 0, out.length, dim, out, 0);
-                int bestProbe = 0;
-                for (int p = 1; p < out.length; p++) {
-                    if (out[p] > out[bestProbe]) {
-                        bestProbe = p;
-                    }
-                }
-                float best = out[bestProbe] / norm;
-                if (best >= threshold) {
-                    found.add(new dev.nepenthe.core.forget.Suspect("vector-residue", spec.name(), r.id(), best,
-                            same.get(bestProbe).record().id()));
-                }
-            });
-            List<dev.nepenthe.core.forget.Suspect> out = new ArrayList<>(found);
-            out.sort(java.util.Comparator.comparingDouble(dev.nepenthe.core.forget.Suspect::score).reversed());
-            return out;
-        } finally {
-            lock.readLock().unlock();
+        ensureOpen();
+        RoaringBitmap tenantOrds = tenantView.get(tenant);
+        if (tenantOrds == null || probes.isEmpty()) {
+            return List.of();
         }
+        List<Removed> same = probes.stream().filter(p -> p.record().dimension() == spec.dimension()).toList();
+        if (same.isEmpty()) {
+            return List.of();
+        }
+        var kernels = dev.nepenthe.core.vector.Kernels.get();
+        int dim = spec.dimension();
+        // The unit-length probes in one block: each record is scored against all of them in
+        // one batch call while its vector is in cache.
+        float[] probeBlock = new float[same.size() * dim];
+        for (int i = 0; i < same.size(); i++) {
+            System.arraycopy(dev.nepenthe.core.Metric.COSINE.prepare(same.get(i).record().vectorUnsafe()), 0,
+                    probeBlock, i * dim, dim);
+        }
+        int[] ords = RoaringBitmap.andNot(tenantOrds, hidden).toArray();
+        java.util.concurrent.ConcurrentLinkedQueue<dev.nepenthe.core.forget.Suspect> found =
+                new java.util.concurrent.ConcurrentLinkedQueue<>();
+        ThreadLocal<float[]> scores = ThreadLocal.withInitial(() -> new float[same.size()]);
+        // Parallel only where a core is left over for searches: on two cores the probe runs
+        // on the forget worker alone (measured: search p99 while forgets run, BENCHMARKS.md).
+        java.util.stream.IntStream range = java.util.stream.IntStream.range(0, ords.length);
+        if (Runtime.getRuntime().availableProcessors() > 2) {
+            range = range.parallel();
+        }
+        range.forEach(i -> {
+            Entry e = entry(ords[i]);
+            if (e == null) {
+                return; // deleted since the bitmap was published
+            }
+            VectorRecord r = e.record();
+            float[] v = r.vectorUnsafe();
+            float norm = (float) Math.sqrt(kernels.dot(v, v));
+            if (norm == 0) {
+                return;
+            }
+            float[] out = scores.get();
+            kernels.dotBatch(v, probeBlock, 0, out.length, dim, out, 0);
+            int bestProbe = 0;
+            for (int p = 1; p < out.length; p++) {
+                if (out[p] > out[bestProbe]) {
+                    bestProbe = p;
+                }
+            }
+            float best = out[bestProbe] / norm;
+            if (best >= threshold) {
+                found.add(new dev.nepenthe.core.forget.Suspect("vector-residue", spec.name(), r.id(), best,
+                        same.get(bestProbe).record().id()));
+            }
+        });
+        List<dev.nepenthe.core.forget.Suspect> out = new ArrayList<>(found);
+        out.sort(java.util.Comparator.comparingDouble(dev.nepenthe.core.forget.Suspect::score).reversed());
+        return out;
     }
 
     /**
-     * Join keys: unblocked records of the tenant whose metadata holds one of {@code names} (the
+     * Join keys: unhidden records of the tenant whose metadata holds one of {@code names} (the
      * forgotten subject, forgotten record ids) as a string value, ignoring case and surrounding
-     * blanks, or whose {@code derivedFrom} still names a forgotten record.
+     * blanks, or whose {@code derivedFrom} still names a forgotten record. Takes no lock.
      */
-    List<dev.nepenthe.core.forget.Suspect> joinKeys(String tenant, java.util.Set<String> names,
-            java.util.Set<String> forgottenIds) {
-        lock.readLock().lock();
-        try {
-            ensureOpen();
-            RoaringBitmap tenantOrds = byTenant.get(tenant);
-            if (tenantOrds == null) {
-                return List.of();
-            }
-            java.util.Set<String> folded = new java.util.HashSet<>();
-            names.forEach(n -> folded.add(n.strip().toLowerCase(java.util.Locale.ROOT)));
-            List<dev.nepenthe.core.forget.Suspect> out = new ArrayList<>();
-            RoaringBitmap.andNot(tenantOrds, blocked).forEach((int ord) -> {
-                VectorRecord r = byOrdinal.get(ord).record();
-                for (Map.Entry<String, Object> m : r.metadata().entrySet()) {
-                    if (m.getValue() instanceof String sv && folded.contains(sv.strip().toLowerCase(java.util.Locale.ROOT))) {
-                        out.add(new dev.nepenthe.core.forget.Suspect("join-key", spec.name(), r.id(), Double.NaN,
-                                "metadata key " + m.getKey()));
-                        return;
-                    }
-                }
-                for (String src : r.derivedFrom()) {
-                    if (forgottenIds.contains(src)) {
-                        out.add(new dev.nepenthe.core.forget.Suspect("join-key", spec.name(), r.id(), Double.NaN,
-                                "derivedFrom"));
-                        return;
-                    }
-                }
-            });
-            return out;
-        } finally {
-            lock.readLock().unlock();
+    List<dev.nepenthe.core.forget.Suspect> joinKeys(String tenant, Set<String> names, Set<String> forgottenIds) {
+        ensureOpen();
+        RoaringBitmap tenantOrds = tenantView.get(tenant);
+        if (tenantOrds == null) {
+            return List.of();
         }
+        Set<String> folded = new HashSet<>();
+        names.forEach(n -> folded.add(n.strip().toLowerCase(java.util.Locale.ROOT)));
+        List<dev.nepenthe.core.forget.Suspect> out = new ArrayList<>();
+        RoaringBitmap.andNot(tenantOrds, hidden).forEach((int ord) -> {
+            Entry e = entry(ord);
+            if (e == null) {
+                return;
+            }
+            VectorRecord r = e.record();
+            for (Map.Entry<String, Object> m : r.metadata().entrySet()) {
+                if (m.getValue() instanceof String sv && folded.contains(sv.strip().toLowerCase(java.util.Locale.ROOT))) {
+                    out.add(new dev.nepenthe.core.forget.Suspect("join-key", spec.name(), r.id(), Double.NaN,
+                            "metadata key " + m.getKey()));
+                    return;
+                }
+            }
+            for (String src : r.derivedFrom()) {
+                if (forgottenIds.contains(src)) {
+                    out.add(new dev.nepenthe.core.forget.Suspect("join-key", spec.name(), r.id(), Double.NaN,
+                            "derivedFrom"));
+                    return;
+                }
+            }
+        });
+        return out;
     }
 
     /**
@@ -1030,9 +1110,7 @@ public final class VectorCollection {
      * every copy of its ciphertext anywhere becomes unreadable. Returns true once the key is gone.
      */
     boolean destroySubjectKey(String tenant, String subject) throws IOException {
-        // The read lock keeps writers (the storage's other users) out but lets searches run
-        // through the journal and keystore fsyncs.
-        lock.readLock().lock();
+        writer.lock();
         try {
             ensureOpen();
             RoaringBitmap left = bySubject.get(new SubjectKey(tenant, subject));
@@ -1040,94 +1118,82 @@ public final class VectorCollection {
                 throw new IllegalStateException("collection '" + spec.name() + "': " + left.getCardinality()
                         + " records of the scope are still live; the key is not destroyed");
             }
-            synchronized (storage) {
-                storage.destroySubjectKey(tenant, subject);
-                return !storage.hasKey(tenant, subject);
-            }
+            storage.destroySubjectKey(tenant, subject);
+            return !storage.hasKey(tenant, subject);
         } finally {
-            lock.readLock().unlock();
+            writer.unlock();
         }
     }
 
     /** Live records for which {@code resurrected} holds, removed again (reconciliation). */
     int removeWhere(Predicate<VectorRecord> resurrected) {
-        lock.writeLock().lock();
+        writer.lock();
         try {
             ensureOpen();
             List<Entry> doomed = new ArrayList<>();
-            for (Entry e : byOrdinal) {
+            for (int ord = 0; ord < ordinalHighWater; ord++) {
+                Entry e = entry(ord);
                 if (e != null && resurrected.test(e.record())) {
                     doomed.add(e);
                 }
             }
             return deleteEntries(doomed);
         } finally {
-            lock.writeLock().unlock();
+            writer.unlock();
         }
     }
 
     /** The version below which a snapshot taken now holds every record. */
     long nextVersion() {
-        lock.readLock().lock();
+        writer.lock();
         try {
             return storage.nextVersion();
         } finally {
-            lock.readLock().unlock();
+            writer.unlock();
         }
     }
 
     /**
-     * Rebuilds the index from scratch from the live records that no forget or hold blocks (a
-     * reindex reads only live, untombstoned records), then swaps it in. Searches and writes go on
-     * against the old index during the build; writes that land meanwhile are applied to the new
-     * one under the write lock before the swap.
+     * Rebuilds the index from scratch from the live records that no forget or hold hides (a
+     * reindex reads only live, untombstoned records), then swaps it in. Searches and writes go
+     * on against the old index during the build; writes that landed meanwhile are applied to
+     * the new one under the writer mutex before the swap.
      */
     public void rebuildIndex() {
+        ensureOpen();
         List<Entry> sources = new ArrayList<>();
-        lock.readLock().lock();
-        try {
-            ensureOpen();
-            RoaringBitmap hidden = blocked;
-            for (Entry e : byOrdinal) {
-                if (e != null && !hidden.contains(e.ordinal())) {
-                    sources.add(e);
-                }
+        RoaringBitmap hiddenNow = hidden;
+        Entry[] es = entries;
+        for (int ord = 0; ord < es.length; ord++) {
+            Entry e = entry(ord);
+            if (e != null && !hiddenNow.contains(ord)) {
+                sources.add(e);
             }
-        } finally {
-            lock.readLock().unlock();
         }
         VectorIndex fresh = indexFactory.get();
         sources.parallelStream().forEach(e -> fresh.add(e.ordinal(), e.record().vectorUnsafe()));
         fresh.afterBulkLoad();
-        lock.writeLock().lock();
+        writer.lock();
         try {
             ensureOpen();
-            // Writes that landed during the build: add the new, drop the gone.
-            RoaringBitmap hidden = blocked;
-            for (Entry e : byOrdinal) {
-                if (e != null && !hidden.contains(e.ordinal()) && !fresh.contains(e.ordinal())) {
-                    fresh.add(e.ordinal(), e.record().vectorUnsafe());
-                }
-            }
-            List<Integer> stale = new ArrayList<>();
+            // Writes that landed during the build: drop the gone, add the new.
+            RoaringBitmap hiddenAtSwap = hidden;
             for (Entry e : sources) {
-                Entry now = byOrdinal.get(e.ordinal());
-                if (now != e) {
-                    stale.add(e.ordinal());
+                if (entry(e.ordinal()) != e) {
+                    fresh.remove(e.ordinal());
                 }
             }
-            for (int ord : stale) {
-                fresh.remove(ord);
-                Entry now = byOrdinal.get(ord);
-                if (now != null && !hidden.contains(ord)) {
-                    fresh.add(ord, now.record().vectorUnsafe());
+            for (int ord = 0; ord < ordinalHighWater; ord++) {
+                Entry e = entry(ord);
+                if (e != null && !hiddenAtSwap.contains(ord) && !fresh.contains(ord)) {
+                    fresh.add(ord, e.record().vectorUnsafe());
                 }
             }
             VectorIndex old = index;
             index = fresh;
             old.close();
         } finally {
-            lock.writeLock().unlock();
+            writer.unlock();
         }
     }
 
@@ -1137,7 +1203,7 @@ public final class VectorCollection {
     }
 
     void close() throws IOException {
-        lock.writeLock().lock();
+        writer.lock();
         try {
             if (closed) {
                 return;
@@ -1149,7 +1215,7 @@ public final class VectorCollection {
                 index.close();
             }
         } finally {
-            lock.writeLock().unlock();
+            writer.unlock();
         }
     }
 

@@ -23,14 +23,20 @@ import java.util.Arrays;
  *   <li>Level and state per slot: {@link #FREE}, {@link #LIVE} or {@link #DELETING}.</li>
  * </ul>
  *
- * <p>Concurrency contract. Searches read lists without locks. A writer stores the neighbours
- * first and publishes the count last with a release store; readers load the count with an
- * acquire load, so a reader that sees a count sees the vectors and neighbours written before
- * it. A list rewritten in place may be read half old, half new: every value ever stored below
- * the count is a slot that is live or being removed (never freed: a slot is freed only under
- * the index's exclusive lock, after no list holds it), and positions beyond a shrunk count are
+ * <p>Concurrency contract. Searches take no lock: they read a {@link Layout}, the arrays as
+ * last published, and never write anything shared. A writer stores the neighbours first and
+ * publishes the count last with a release store; readers load the count with an acquire load,
+ * so a reader that sees a count sees the vectors and neighbours written before it. A list
+ * rewritten in place may be read half old, half new; positions beyond a shrunk count are
  * overwritten with -1, which readers skip. Writers serialise on {@link #lockFor(int)} per slot.
- * Growing the arrays happens only under the index's exclusive lock.
+ *
+ * <p>Growing copies the arrays into a new layout while no writer runs; a search still walking
+ * the old one reads arrays no writer touches any more, except the per-node upper lists, which
+ * both layouts share, so readers skip slots beyond their layout's capacity and lists beyond a
+ * node's level. A slot may be freed and handed out again while a search holds it: the free
+ * stamps the slot ({@link Layout#freedAt}) before it clears anything, and a search drops a
+ * result whose slot was stamped after the search began ({@link #freeEpoch()}), so it never
+ * returns an ordinal with a score computed for another vector.
  */
 final class HnswGraph {
 
@@ -62,6 +68,12 @@ final class HnswGraph {
     private byte[] levels;
     private byte[] states;
     private int[] slotToOrd;
+    /** Per slot, the free epoch of its last free (0 if never freed). */
+    private int[] freedAt;
+    /** The arrays above as one unit for lock-free searches; replaced whole when they grow. */
+    private volatile Layout layout;
+    /** Incremented after every batch of frees; see {@link #beginFrees()}. */
+    private volatile int freeEpoch;
     /** Slots in [0, highWater) have been handed out at least once. */
     private int highWater;
     private int[] freeSlots = new int[16];
@@ -89,6 +101,7 @@ final class HnswGraph {
         this.levels = new byte[0];
         this.states = new byte[0];
         this.slotToOrd = new int[0];
+        this.freedAt = new int[0];
         grow(Math.max(16, initialCapacity));
     }
 
@@ -116,7 +129,107 @@ final class HnswGraph {
         states = Arrays.copyOf(states, newCapacity);
         slotToOrd = Arrays.copyOf(slotToOrd, newCapacity);
         Arrays.fill(slotToOrd, capacity, newCapacity, -1);
+        freedAt = Arrays.copyOf(freedAt, newCapacity);
         capacity = newCapacity;
+        layout = new Layout(this);
+    }
+
+    /** The arrays as last published, for a search (read the entry point first). */
+    Layout layout() {
+        return layout;
+    }
+
+    /** The current free epoch; a search reads it before anything else. */
+    int freeEpoch() {
+        return freeEpoch;
+    }
+
+    /**
+     * Stamps the slots about to be freed with the next epoch, and makes the stamps visible
+     * before any of the slots' contents change. Caller holds the exclusive lock, frees the
+     * slots, then calls {@link #endFrees(int)}.
+     */
+    int beginFrees(int[] slots, int n) {
+        int epoch = freeEpoch + 1;
+        for (int i = 0; i < n; i++) {
+            INTS.setRelease(freedAt, slots[i], epoch);
+        }
+        VarHandle.storeStoreFence();
+        return epoch;
+    }
+
+    void endFrees(int epoch) {
+        freeEpoch = epoch;
+    }
+
+    /**
+     * The read-only view a search walks: the graph's arrays at one capacity. Its methods are
+     * the ones {@link HnswSearcher} needs, bounds-checked where a shared upper list may name a
+     * slot from a newer layout.
+     */
+    static final class Layout {
+        final int capacity;
+        final int dim;
+        final Metric metric;
+        final VectorKernels kernels;
+        private final int stride0;
+        private final int strideUp;
+        final float[] vectors;
+        private final int[] level0;
+        private final int[][] upper;
+        private final byte[] states;
+        private final int[] slotToOrd;
+        private final int[] freedAt;
+
+        private Layout(HnswGraph g) {
+            this.capacity = g.capacity;
+            this.dim = g.dim;
+            this.metric = g.metric;
+            this.kernels = g.kernels;
+            this.stride0 = g.stride0;
+            this.strideUp = g.strideUp;
+            this.vectors = g.vectors;
+            this.level0 = g.level0;
+            this.upper = g.upper;
+            this.states = g.states;
+            this.slotToOrd = g.slotToOrd;
+            this.freedAt = g.freedAt;
+        }
+
+        float score(float[] query, int slot) {
+            return metric.score(kernels, query, vectors, slot * dim, dim);
+        }
+
+        /** The array holding the list, or null when the slot has no such layer (any more). */
+        int[] listArray(int slot, int level) {
+            if (level == 0) {
+                return level0;
+            }
+            int[] up = upper[slot];
+            return up != null && (level - 1) * strideUp < up.length ? up : null;
+        }
+
+        int listBase(int slot, int level) {
+            return level == 0 ? slot * stride0 : (level - 1) * strideUp;
+        }
+
+        boolean isLive(int slot) {
+            return (byte) BYTES.getAcquire(states, slot) == LIVE;
+        }
+
+        int ordinal(int slot) {
+            return slotToOrd[slot];
+        }
+
+        /**
+         * Whether a slot scored since the search read {@code startEpoch} still holds what was
+         * scored: live and not freed since. The fence keeps the caller's earlier reads of the
+         * slot's vector before the stamp is read.
+         */
+        boolean unchangedSince(int slot, int startEpoch) {
+            VarHandle.loadLoadFence();
+            return isLive(slot) && (int) INTS.getAcquire(freedAt, slot) <= startEpoch;
+        }
     }
 
     /** True if a slot can be handed out without growing. */

@@ -30,11 +30,13 @@ import org.roaringbitmap.RoaringBitmap;
  * <ul>
  *   <li>the writer gate: inserts share it, a removal (or save, or check) holds it alone, so a
  *       repair never races an insert that could link to the node being removed;</li>
- *   <li>the slot lock: searches and inserts share it; growing the arrays and freeing removed
- *       slots hold it alone. Freeing waits for every search that might still hold a removed
- *       slot, so once {@code remove} returns no search can return that ordinal. Searches are
- *       blocked only for that short freeing step, not during the repair.</li>
+ *   <li>the slot lock: inserts share it; growing the arrays and freeing removed slots hold it
+ *       alone.</li>
  * </ul>
+ * Searches take neither, nor any other lock: they walk the layout published last and drop a
+ * result whose slot was freed after they began (see {@link HnswGraph}), so a search that starts
+ * after {@code remove} returns never returns that ordinal, and one that runs across it returns
+ * it only with the score of its own vector. No search waits for an insert, a repair or a grow.
  */
 public final class HnswIndex implements VectorIndex {
 
@@ -54,7 +56,9 @@ public final class HnswIndex implements VectorIndex {
     private final ReentrantReadWriteLock slotLock = new ReentrantReadWriteLock();
     private final Object allocation = new Object();
     /** Ordinal to slot, -1 where the ordinal is not live. Grows under the slot lock's write side. */
-    private int[] ordToSlot = new int[16];
+    private volatile int[] ordToSlot = new int[16];
+    private static final java.lang.invoke.VarHandle ORD_TO_SLOT =
+            java.lang.invoke.MethodHandles.arrayElementVarHandle(int[].class);
     private int live;
     /** Removals since the last reachability walk; guarded by the writer gate. */
     private int singlesSinceWalk;
@@ -127,7 +131,8 @@ public final class HnswIndex implements VectorIndex {
                     if (graph.hasRoom() && ordinal < ordToSlot.length) {
                         slot = graph.allocate(ordinal, level);
                         graph.setVector(slot, prepared);
-                        ordToSlot[ordinal] = slot;
+                        // Release: an exact filtered scan that finds the slot sees its vector.
+                        ORD_TO_SLOT.setRelease(ordToSlot, ordinal, slot);
                         live++;
                     }
                 }
@@ -207,11 +212,14 @@ public final class HnswIndex implements VectorIndex {
             // 3. Free the slots once no running search can still hold one.
             slotLock.writeLock().lock();
             try {
+                // Stamped first: a search holding one of these slots drops it (HnswGraph).
+                int epoch = graph.beginFrees(slots, n);
                 for (int i = 0; i < n; i++) {
                     int slot = slots[i];
-                    ordToSlot[graph.ordinal(slot)] = -1;
+                    ORD_TO_SLOT.setRelease(ordToSlot, graph.ordinal(slot), -1);
                     graph.free(slot);
                 }
+                graph.endFrees(epoch);
                 synchronized (allocation) {
                     live -= n;
                 }
@@ -290,58 +298,60 @@ public final class HnswIndex implements VectorIndex {
         }
         ef = Math.max(ef, k);
         float[] q = metric.prepare(query);
-        slotLock.readLock().lock();
-        try {
-            long entry = graph.entry();
-            if (entry < 0) {
-                return SearchResult.EMPTY;
-            }
-            HnswSearcher.Scratch s = HnswSearcher.scratch();
-            s.begin(graph.capacity());
-            long visitLimit = Long.MAX_VALUE;
-            if (accept != null) {
-                long allowed = accept.getLongCardinality();
-                // A filter that lets through about as few nodes as a beam would score anyway is
-                // cheaper to scan exactly; otherwise walk the graph but stop once the walk costs
-                // more than the exact scan would.
-                if (allowed <= 2L * ef) {
-                    return exactFiltered(q, k, accept);
-                }
-                visitLimit = allowed;
-            }
-            int ep = HnswSearcher.descend(graph, q, entry, 0, s);
-            boolean complete = HnswSearcher.searchLayer(graph, q, new int[] {ep}, 1, ef, 0, accept, -1, visitLimit, s);
-            if (complete && s.results.size() < k && graph.entry() != entry && graph.entry() >= 0) {
-                // A removal moved the entry point and emptied the old one's lists under this
-                // walk; walk again from the new entry point rather than answer short.
-                entry = graph.entry();
-                s.begin(graph.capacity());
-                ep = HnswSearcher.descend(graph, q, entry, 0, s);
-                complete = HnswSearcher.searchLayer(graph, q, new int[] {ep}, 1, ef, 0, accept, -1, visitLimit, s);
-            }
-            if (!complete) {
-                return exactFiltered(q, k, accept);
-            }
-            // Materialise under the slot lock: every slot here is live or being removed, never
-            // freed or reused, so the ordinal read is the one that was scored.
-            TopK top = new TopK(k);
-            for (int i = 0; i < s.results.size(); i++) {
-                int slot = s.results.slotAt(i);
-                if (graph.isLive(slot)) {
-                    top.offer(graph.ordinal(slot), s.results.scoreAt(i));
-                }
-            }
-            return top.drain(s.scored);
-        } finally {
-            slotLock.readLock().unlock();
+        // No lock: the free epoch first, then the entry point, then the layout (at least as new
+        // as the entry point's slot); see HnswGraph's concurrency contract.
+        int startEpoch = graph.freeEpoch();
+        long entry = graph.entry();
+        if (entry < 0) {
+            return SearchResult.EMPTY;
         }
+        HnswGraph.Layout layout = graph.layout();
+        HnswSearcher.Scratch s = HnswSearcher.scratch();
+        s.begin(layout.capacity);
+        long visitLimit = Long.MAX_VALUE;
+        if (accept != null) {
+            long allowed = accept.getLongCardinality();
+            // A filter that lets through about as few nodes as a beam would score anyway is
+            // cheaper to scan exactly; otherwise walk the graph but stop once the walk costs
+            // more than the exact scan would.
+            if (allowed <= 2L * ef) {
+                return exactFiltered(q, k, accept, startEpoch);
+            }
+            visitLimit = allowed;
+        }
+        int ep = HnswSearcher.descend(layout, q, entry, 0, s);
+        boolean complete = HnswSearcher.searchLayer(layout, q, new int[] {ep}, 1, ef, 0, accept, -1, visitLimit, s);
+        if (complete && s.results.size() < k && graph.entry() != entry && graph.entry() >= 0) {
+            // A removal moved the entry point and emptied the old one's lists under this
+            // walk; walk again from the new entry point rather than answer short.
+            entry = graph.entry();
+            layout = graph.layout();
+            s.begin(layout.capacity);
+            ep = HnswSearcher.descend(layout, q, entry, 0, s);
+            complete = HnswSearcher.searchLayer(layout, q, new int[] {ep}, 1, ef, 0, accept, -1, visitLimit, s);
+        }
+        if (!complete) {
+            return exactFiltered(q, k, accept, startEpoch);
+        }
+        // Keep only slots that still hold what was scored (checked on the current layout,
+        // where frees are stamped), with the ordinal they hold.
+        HnswGraph.Layout now = graph.layout();
+        TopK top = new TopK(k);
+        for (int i = 0; i < s.results.size(); i++) {
+            int slot = s.results.slotAt(i);
+            if (now.unchangedSince(slot, startEpoch)) {
+                top.offer(now.ordinal(slot), s.results.scoreAt(i));
+            }
+        }
+        return top.drain(s.scored);
     }
 
-    /** Scores every accepted live ordinal. Caller holds the slot lock. */
-    private SearchResult exactFiltered(float[] q, int k, RoaringBitmap accept) {
+    /** Scores every accepted live ordinal; lock-free like {@link #search}. */
+    private SearchResult exactFiltered(float[] q, int k, RoaringBitmap accept, int startEpoch) {
         TopK top = new TopK(k);
         long scored = 0;
         int[] map = ordToSlot;
+        HnswGraph.Layout layout = graph.layout();
         IntIterator it = accept.getIntIterator();
         while (it.hasNext()) {
             int ord = it.next();
@@ -351,10 +361,16 @@ public final class HnswIndex implements VectorIndex {
                 }
                 break;
             }
-            int slot = map[ord];
-            if (slot >= 0 && graph.isLive(slot) && graph.ordinal(slot) == ord) {
-                top.offer(ord, graph.score(q, slot));
+            int slot = (int) ORD_TO_SLOT.getAcquire(map, ord);
+            if (slot < 0 || slot >= layout.capacity) {
+                continue; // not live, or added after this search began
+            }
+            if (layout.isLive(slot) && layout.ordinal(slot) == ord) {
+                float score = layout.score(q, slot);
                 scored++;
+                if (layout.unchangedSince(slot, startEpoch) && layout.ordinal(slot) == ord) {
+                    top.offer(ord, score);
+                }
             }
         }
         return top.drain(scored);

@@ -52,14 +52,14 @@ final class HnswInserter {
         float[] query = g.vectorCopy(slot);
         int top = HnswGraph.entryLevel(entry);
         // 1. Descend greedily through the layers above the node's own level.
-        int ep = HnswSearcher.descend(g, query, entry, level, s);
+        int ep = HnswSearcher.descend(g.layout(), query, entry, level, s);
         int[] entries = {ep};
         int nEntries = 1;
         int[] selected = new int[g.maxDegree0];
         for (int l = Math.min(level, top); l >= 0; l--) {
             // 2. Beam search this layer for efConstruction candidates.
             s.visited.reset(g.capacity());
-            HnswSearcher.searchLayer(g, query, entries, nEntries, efConstruction, l, null, slot, Long.MAX_VALUE, s);
+            HnswSearcher.searchLayer(g.layout(), query, entries, nEntries, efConstruction, l, null, slot, Long.MAX_VALUE, s);
             int n = s.results.size();
             int[] cand = new int[n];
             float[] scores = new float[n];

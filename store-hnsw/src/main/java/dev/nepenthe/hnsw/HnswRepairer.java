@@ -159,10 +159,10 @@ final class HnswRepairer {
             if (HnswGraph.entryLevel(e) < level) {
                 return new int[0];
             }
-            int ep = HnswSearcher.descend(g, query, e, level, s);
+            int ep = HnswSearcher.descend(g.layout(), query, e, level, s);
             entries = ep < 0 || removing.get(ep) ? entries : new int[] {ep};
         }
-        HnswSearcher.searchLayer(g, query, entries, entries.length, Math.max(repairEf, g.maxDegree(level)), level,
+        HnswSearcher.searchLayer(g.layout(), query, entries, entries.length, Math.max(repairEf, g.maxDegree(level)), level,
                 null, x, Long.MAX_VALUE, s);
         comparisons += s.scored;
         int m = s.results.size();
@@ -267,10 +267,10 @@ final class HnswRepairer {
         int[] entries = seeds.toArray();
         if (entries.length == 0) {
             // Every neighbour is being removed: start from the top as an insertion would.
-            int ep = HnswSearcher.descend(g, query, g.entry(), level, s);
+            int ep = HnswSearcher.descend(g.layout(), query, g.entry(), level, s);
             entries = ep < 0 || ep == a ? entries : new int[] {ep};
         }
-        HnswSearcher.searchLayer(g, query, entries, entries.length, Math.max(repairEf, g.maxDegree(level)), level,
+        HnswSearcher.searchLayer(g.layout(), query, entries, entries.length, Math.max(repairEf, g.maxDegree(level)), level,
                 null, a, Long.MAX_VALUE, s);
         comparisons += s.scored;
         int m = s.results.size();
@@ -349,9 +349,9 @@ final class HnswRepairer {
         int[] entries = g.neighbors(b, level);
         if (entries.length == 0) {
             long e = g.entry();
-            entries = new int[] {HnswSearcher.descend(g, query, e, level, s)};
+            entries = new int[] {HnswSearcher.descend(g.layout(), query, e, level, s)};
         }
-        HnswSearcher.searchLayer(g, query, entries, entries.length, Math.max(repairEf, g.maxDegree(level)), level,
+        HnswSearcher.searchLayer(g.layout(), query, entries, entries.length, Math.max(repairEf, g.maxDegree(level)), level,
                 null, b, Long.MAX_VALUE, s);
         comparisons += s.scored;
         int m = s.results.size();
@@ -456,12 +456,12 @@ final class HnswRepairer {
             // stranded group, which layer 0 alone does not reach.
             float[] query = g.vectorCopy(u);
             s.begin(g.capacity());
-            int start = HnswSearcher.descend(g, query, entry, 0, s);
+            int start = HnswSearcher.descend(g.layout(), query, entry, 0, s);
             if (!reached.get(start)) {
                 start = ep;
             }
             s.visited.visit(u);
-            HnswSearcher.searchLayer(g, query, new int[] {start}, 1, Math.max(repairEf, g.maxDegree0), 0, null, u,
+            HnswSearcher.searchLayer(g.layout(), query, new int[] {start}, 1, Math.max(repairEf, g.maxDegree0), 0, null, u,
                     Long.MAX_VALUE, s);
             int m = s.results.size();
             int[] cand = new int[m];

@@ -43,7 +43,7 @@ final class HnswSearcher {
      * Moves greedily toward {@code query} on {@code level} from {@code start}: repeatedly jumps
      * to the best-scoring neighbour until none improves. Returns the slot reached.
      */
-    static int greedy(HnswGraph g, float[] query, int start, int level, Scratch s) {
+    static int greedy(HnswGraph.Layout g, float[] query, int start, int level, Scratch s) {
         int current = start;
         float best = g.score(query, current);
         s.scored++;
@@ -56,9 +56,10 @@ final class HnswSearcher {
             }
             int base = g.listBase(current, level);
             int deg = HnswGraph.degree(arr, base);
+            int cap = g.capacity;
             for (int i = 0; i < deg; i++) {
                 int n = arr[base + 1 + i];
-                if (n < 0) {
+                if (n < 0 || n >= cap) {
                     continue;
                 }
                 float sc = g.score(query, n);
@@ -74,7 +75,7 @@ final class HnswSearcher {
     }
 
     /** Descends from the entry point down to (but not into) {@code targetLevel}; -1 if empty. */
-    static int descend(HnswGraph g, float[] query, long entry, int targetLevel, Scratch s) {
+    static int descend(HnswGraph.Layout g, float[] query, long entry, int targetLevel, Scratch s) {
         int ep = HnswGraph.entrySlot(entry);
         if (ep < 0) {
             return -1;
@@ -97,7 +98,7 @@ final class HnswSearcher {
      * @param visitLimit stop once this many vectors were scored (cost cap); Long.MAX_VALUE for none
      * @return false if the walk stopped at the visit limit
      */
-    static boolean searchLayer(HnswGraph g, float[] query, int[] entries, int nEntries, int ef, int level,
+    static boolean searchLayer(HnswGraph.Layout g, float[] query, int[] entries, int nEntries, int ef, int level,
             RoaringBitmap accept, int exclude, long visitLimit, Scratch s) {
         NodeHeap cand = s.candidates;
         NodeHeap res = s.results;
@@ -140,9 +141,11 @@ final class HnswSearcher {
             int[] batch = s.batch;
             float[] batchScores = s.batchScores;
             int count = 0;
+            int cap = g.capacity;
             for (int i = 0; i < deg; i++) {
                 int n = arr[base + 1 + i];
-                if (n >= 0 && visited.visit(n)) {
+                // A shared upper list may name a slot of a newer layout: not this walk's.
+                if (n >= 0 && n < cap && visited.visit(n)) {
                     batch[count++] = n;
                 }
             }
@@ -172,7 +175,7 @@ final class HnswSearcher {
         return true;
     }
 
-    static boolean eligible(HnswGraph g, int slot, RoaringBitmap accept, int exclude) {
+    static boolean eligible(HnswGraph.Layout g, int slot, RoaringBitmap accept, int exclude) {
         return slot != exclude && g.isLive(slot) && (accept == null || accept.contains(g.ordinal(slot)));
     }
 }

@@ -27,9 +27,12 @@ final class IdMap implements Closeable {
 
     private final Path file;
     private long capacity;
-    private ChronicleMap<byte[], Long> map;
+    private volatile ChronicleMap<byte[], Long> map;
+    private final java.util.concurrent.locks.ReentrantReadWriteLock swap = new java.util.concurrent.locks.ReentrantReadWriteLock();
     /** Whether the first open found the file not closed cleanly (or unreadable) and started afresh. */
     private boolean rebuiltAtOpen;
+    /** Replacement files made so far, for their unique names. */
+    private int replacements;
 
     IdMap(Path file, long capacity) throws IOException {
         this.file = file;
@@ -46,7 +49,12 @@ final class IdMap implements Closeable {
         Path closedMarker = closedMarker();
         boolean cleanlyClosed = Files.exists(closedMarker);
         Files.deleteIfExists(closedMarker);
-        Files.deleteIfExists(file.resolveSibling(file.getFileName() + ".grow")); // a copy a crash cut short
+        // Copies a crash cut short (a replacement is moved over the map only once complete).
+        try (var leftovers = Files.newDirectoryStream(file.getParent(), file.getFileName() + ".grow*")) {
+            for (Path p : leftovers) {
+                Files.delete(p);
+            }
+        }
         if (Files.exists(file) && !cleanlyClosed) {
             // Not closed cleanly: the process was killed, perhaps while holding one of the map's
             // segment locks (the next access would wait for it forever) or while creating the
@@ -83,11 +91,22 @@ final class IdMap implements Closeable {
         return file.resolveSibling(file.getFileName() + ".closed");
     }
 
+    /**
+     * Lock-free for readers in all but name: the read side of {@link #swap} only keeps a lookup
+     * off a map that is being replaced and closed (a closed Chronicle Map must not be touched);
+     * the write side is held for the reference swap alone, never while a file is built.
+     */
     int get(KeyedHash.Hash record) {
-        Long v = map.get(record.bytes());
-        return v == null ? -1 : (int) (long) v;
+        swap.readLock().lock();
+        try {
+            Long v = map.get(record.bytes());
+            return v == null ? -1 : (int) (long) v;
+        } finally {
+            swap.readLock().unlock();
+        }
     }
 
+    /** Writers (the collection's writer mutex) call this and {@link #remove} one at a time. */
     void put(KeyedHash.Hash record, int ordinal) {
         if (map.size() >= capacity) {
             grow();
@@ -103,22 +122,48 @@ final class IdMap implements Closeable {
      */
     private void grow() {
         long bigger = Math.max(1024, capacity * 4);
-        Path tmp = file.resolveSibling(file.getFileName() + ".grow");
+        replaceWith(bigger, next -> map.forEach(next::put));
+    }
+
+    /**
+     * Builds a new map file beside the current one, fills it, moves it over the current file and
+     * swaps it in; lookups use the old map until the swap and the new one after it.
+     */
+    private void replaceWith(long newCapacity, java.util.function.Consumer<ChronicleMap<byte[], Long>> fill) {
+        // A fresh name each time: Chronicle Map refuses to map a second file under a path it
+        // still has open in this process (it hands back the open map instead).
+        Path tmp = file.resolveSibling(file.getFileName() + ".grow-" + (++replacements));
+        ChronicleMap<byte[], Long> next = null;
         try {
             Files.deleteIfExists(tmp);
-            try (ChronicleMap<byte[], Long> next = builder(bigger).createPersistedTo(tmp.toFile())) {
-                map.forEach(next::put);
-            }
-            map.close();
+            next = builder(newCapacity).createPersistedTo(tmp.toFile());
+            fill.accept(next);
+            // The new map stays open and serves as it is; only its name changes.
             Files.move(tmp, file, java.nio.file.StandardCopyOption.REPLACE_EXISTING,
                     java.nio.file.StandardCopyOption.ATOMIC_MOVE);
-            capacity = bigger;
-            // Opening an intact file that was closed: mark it so, or open() would run recovery.
-            Files.createFile(closedMarker());
-            map = open();
-        } catch (IOException e) {
-            throw new java.io.UncheckedIOException("growing the id map " + file + " failed", e);
+        } catch (IOException | RuntimeException e) {
+            if (next != null) {
+                next.close();
+            }
+            try {
+                Files.deleteIfExists(tmp);
+            } catch (IOException suppressed) {
+                e.addSuppressed(suppressed);
+            }
+            throw e instanceof IOException io ? new java.io.UncheckedIOException("replacing the id map " + file + " failed", io)
+                    : (RuntimeException) e;
         }
+        capacity = newCapacity;
+        ChronicleMap<byte[], Long> old;
+        swap.writeLock().lock();
+        try {
+            old = map;
+            map = next;
+        } finally {
+            swap.writeLock().unlock();
+        }
+        // The old file is already unlinked; closing unmaps its last bytes.
+        old.close();
     }
 
     void remove(KeyedHash.Hash record) {
@@ -136,36 +181,43 @@ final class IdMap implements Closeable {
      * @return how many entries had to change (0 when the map already agreed)
      */
     int reconcile(Map<KeyedHash.Hash, Integer> live, boolean freshFile) throws IOException {
-        if (freshFile) {
-            map.close();
-            Files.deleteIfExists(file);
-            Files.deleteIfExists(closedMarker());
-            map = open();
-        }
-        int changed = 0;
         List<byte[]> stale = new ArrayList<>();
         for (byte[] k : map.keySet()) {
             if (!live.containsKey(new KeyedHash.Hash(k))) {
                 stale.add(k);
             }
         }
-        for (byte[] k : stale) {
-            map.remove(k);
-            changed++;
-        }
+        List<Map.Entry<KeyedHash.Hash, Integer>> wrong = new ArrayList<>();
         for (Map.Entry<KeyedHash.Hash, Integer> e : live.entrySet()) {
             Long v = map.get(e.getKey().bytes());
             if (v == null || v != (long) e.getValue()) {
-                map.put(e.getKey().bytes(), (long) e.getValue());
-                changed++;
+                wrong.add(e);
             }
         }
-        return changed;
+        if (freshFile) {
+            // A new file holding exactly the live entries, swapped in whole: lookups meanwhile
+            // still see the old (complete) map, never a half-filled one.
+            long cap = Math.max(capacity, Math.max(1024, live.size() * 2L));
+            try {
+                replaceWith(cap, next -> live.forEach((k, v) -> next.put(k.bytes(), (long) v)));
+            } catch (java.io.UncheckedIOException e) {
+                throw e.getCause();
+            }
+        } else {
+            stale.forEach(map::remove);
+            wrong.forEach(e -> put(e.getKey(), e.getValue()));
+        }
+        return stale.size() + wrong.size();
     }
 
     @Override
     public void close() throws IOException {
-        map.close();
+        swap.writeLock().lock();
+        try {
+            map.close();
+        } finally {
+            swap.writeLock().unlock();
+        }
         Files.createFile(closedMarker());
     }
 }
