@@ -891,6 +891,8 @@ public final class VectorCollection {
                 }
             }
             storage.delete(placed(current));
+            // Journaled and logged, not yet out of the index: a crash image here must resume.
+            dev.nepenthe.core.io.CrashPoints.reached("cleanup.deleted");
             long stamp = ++nextStamp;
             removeFromReads(current, stamp);
             publish(stamp);
@@ -930,6 +932,12 @@ public final class VectorCollection {
         try {
             ensureOpen();
             VectorIndex idx = index;
+            // A plain delete or replacement since the cleanup may have left residue of its own
+            // (an IVF-PQ training member gone): purged here, in the same hold as the check, so
+            // no write slips in between.
+            if (idx.hasResidue()) {
+                idx.purgeResidue();
+            }
             IntegrityReport report = idx.verifyIntegrity();
             List<String> problems = new ArrayList<>();
             if (!report.isClean()) {
@@ -963,13 +971,21 @@ public final class VectorCollection {
      * beyond the absence of residue, so the (whole-index) integrity checker does not run.
      */
     dev.nepenthe.core.forget.SurfaceOutcome untouchedIndex() {
-        ensureOpen();
-        VectorIndex idx = index;
-        List<String> problems = idx.hasResidue()
-                ? List.of("the index reports residue of removed vectors (e.g. codebooks trained on them)") : List.of();
-        return new dev.nepenthe.core.forget.SurfaceOutcome("collection:" + spec.name() + "/index:" + idx.kind(),
-                dev.nepenthe.core.forget.ErasureClass.PHYSICAL, 0, 0, problems,
-                "nothing in scope was stored here; the index was not re-checked");
+        writer.lock();
+        try {
+            ensureOpen();
+            VectorIndex idx = index;
+            if (idx.hasResidue()) {
+                idx.purgeResidue(); // left by a plain delete, as in verifyIndex
+            }
+            List<String> problems = idx.hasResidue()
+                    ? List.of("the index reports residue of removed vectors (e.g. codebooks trained on them)") : List.of();
+            return new dev.nepenthe.core.forget.SurfaceOutcome("collection:" + spec.name() + "/index:" + idx.kind(),
+                    dev.nepenthe.core.forget.ErasureClass.PHYSICAL, 0, 0, problems,
+                    "nothing in scope was stored here; the index was not re-checked");
+        } finally {
+            writer.unlock();
+        }
     }
 
     /**

@@ -155,6 +155,135 @@ class ForgetEveryIndexTest {
         }
     }
 
+    /**
+     * Searches, upserts and a forget at once, on each index. The forget's cleanup is held right after
+     * it journals the deletion (holding the collection's writer mutex, with the upserting thread queued
+     * behind it) until 50 more searches have finished: if a search waited for a writer, that
+     * never happens. Meanwhile every search gets k hits, none twice, and none of the subject's
+     * once {@code forget()} has returned; afterwards every acknowledged upsert is there.
+     */
+    @ParameterizedTest
+    @MethodSource("kinds")
+    void searchesUpsertsAndAForgetRunTogether(IndexSpec kind, @TempDir Path tmp) throws Exception {
+        int dim = 24;
+        long seed = dev.nepenthe.core.testing.Seeds.draw("ForgetEveryIndexTest.searchesUpsertsAndAForgetRunTogether " + kind.kind());
+        float[][] data = Datasets.clustered(seed, 3000, dim, 30, 0.3);
+        java.util.concurrent.atomic.AtomicLong searchesDone = new java.util.concurrent.atomic.AtomicLong();
+        java.util.concurrent.atomic.AtomicLong searchesWhileHeld = new java.util.concurrent.atomic.AtomicLong(-1);
+        dev.nepenthe.core.io.CrashPoints.install(point -> {
+            if (point.equals("cleanup.deleted") && Thread.currentThread().getName().startsWith("nepenthe-forget")
+                    && searchesWhileHeld.get() < 0) {
+                long from = searchesDone.get();
+                long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+                while (searchesDone.get() < from + 50 && System.nanoTime() < deadline) {
+                    Thread.onSpinWait();
+                    java.util.concurrent.locks.LockSupport.parkNanos(200_000);
+                }
+                searchesWhileHeld.set(searchesDone.get() - from);
+            }
+        });
+        try (Nepenthe store = Nepenthe.open(tmp.resolve("data"), StoreOptions.defaults().withKeystore(tmp.resolve("keys")))) {
+            VectorCollection c = store.createCollection(new CollectionSpec("c", dim, Metric.COSINE, kind));
+            List<VectorRecord> batch = new ArrayList<>();
+            float[][] queries = new float[4][];
+            for (int i = 0; i < data.length; i++) {
+                if (i % 700 != 0) { // data[q * 700] are the queries: not stored
+                    batch.add(VectorRecord.builder("r" + i).subject("s" + (i % 20)).vector(data[i]).build());
+                }
+            }
+            // The subject owns the 10 records nearest each of 4 queries: k=5 is smaller than her set.
+            for (int q = 0; q < queries.length; q++) {
+                queries[q] = data[q * 700];
+                for (int j = 0; j < 10; j++) {
+                    float[] v = queries[q].clone();
+                    v[j % dim] += 0.001f * (j + 1);
+                    batch.add(VectorRecord.builder("alice-" + q + "-" + j).subject("alice").vector(v).build());
+                }
+            }
+            c.upsertAll(batch);
+            java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
+            java.util.concurrent.atomic.AtomicLong forgetReturnedAt = new java.util.concurrent.atomic.AtomicLong(Long.MAX_VALUE);
+            java.util.Queue<String> problems = new java.util.concurrent.ConcurrentLinkedQueue<>();
+            List<Thread> searchers = new ArrayList<>();
+            for (int t = 0; t < 2; t++) {
+                int offset = t;
+                searchers.add(new Thread(() -> {
+                    for (int n = offset; !stop.get(); n++) {
+                        long started = System.nanoTime();
+                        List<SearchHit> hits = c.search(SearchRequest.of(queries[n % queries.length], 5));
+                        if (hits.size() != 5) {
+                            problems.add("a search returned " + hits.size() + " hits, expected 5");
+                        }
+                        if (hits.stream().map(h -> h.record().id()).distinct().count() != hits.size()) {
+                            problems.add("a search returned a record twice");
+                        }
+                        if (started > forgetReturnedAt.get()
+                                && hits.stream().anyMatch(h -> "alice".equals(h.record().subject()))) {
+                            problems.add("a search that started after forget() returned found the subject");
+                        }
+                        searchesDone.incrementAndGet();
+                    }
+                }, "searcher-" + t));
+            }
+            Map<String, float[]> acknowledged = new java.util.concurrent.ConcurrentHashMap<>();
+            Thread writer = new Thread(() -> {
+                java.util.Random rnd = new java.util.Random(seed);
+                for (int n = 0; !stop.get(); n++) {
+                    Map<String, VectorRecord> w = new java.util.LinkedHashMap<>();
+                    for (int j = 0; j < 3; j++) {
+                        // New records and replacements of existing ones (which free and reuse ordinals).
+                        String id = rnd.nextBoolean() ? "w" + n + "-" + j : "r" + (rnd.nextInt(3000) / 20 * 20 + 1);
+                        int from = rnd.nextInt(data.length);
+                        from = from % 700 == 0 ? from + 1 : from; // nothing near the subject's records
+                        float[] v = data[from].clone();
+                        v[rnd.nextInt(dim)] += 0.01f;
+                        w.put(id, VectorRecord.builder(id).subject("writer").vector(v).build());
+                    }
+                    c.upsertAll(List.copyOf(w.values()));
+                    w.values().forEach(r -> acknowledged.put(r.id(), r.vector()));
+                }
+            }, "writer");
+            searchers.forEach(Thread::start);
+            writer.start();
+            while (searchesDone.get() < 200) {
+                Thread.sleep(5);
+            }
+            ForgetOperation op = store.forget(new ForgetRequest(VectorRecord.DEFAULT_TENANT, ForgetScope.subject("alice"),
+                    "req-together", "gdpr-art17", 0.9999));
+            forgetReturnedAt.set(System.nanoTime());
+            ForgetOperation done = store.awaitOperation(op.id(), Duration.ofSeconds(120));
+            long after = searchesDone.get();
+            while (searchesDone.get() < after + 100) {
+                Thread.sleep(5);
+            }
+            stop.set(true);
+            for (Thread t : searchers) {
+                t.join();
+            }
+            writer.join();
+            dev.nepenthe.core.io.CrashPoints.install(null);
+            assertEquals(OperationState.SEALED, done.state(), done.note() + " " + done.suspects() + " " + done.surfaces());
+            assertEquals(40, done.totalForgotten());
+            assertTrue(done.surfaces().stream().allMatch(SurfaceOutcome::clean), done.surfaces().toString());
+            assertTrue(searchesWhileHeld.get() >= 50, "searches finished while the forget held the writer mutex: "
+                    + searchesWhileHeld.get() + " (-1: the hold point was never reached)");
+            assertEquals(List.of(), List.copyOf(problems).subList(0, Math.min(5, problems.size())),
+                    problems.size() + " problems in " + searchesDone.get() + " searches" + dev.nepenthe.core.testing.Seeds.replay(seed));
+            for (Map.Entry<String, float[]> e : acknowledged.entrySet()) {
+                VectorRecord r = c.get(e.getKey()).orElseThrow(() -> new AssertionError("acknowledged upsert lost: " + e.getKey()));
+                assertTrue(java.util.Arrays.equals(e.getValue(), r.vector()), "latest version of " + e.getKey());
+            }
+            assertTrue(acknowledged.size() > 0, "the writer wrote");
+            for (IntegrityReport r : c.verifyIntegrity().values()) {
+                // The writer's replacements after the seal removed IVF-PQ training members
+                // (autoRetrain=0 here): residue the next forget or retrain purges, nothing else.
+                assertEquals(r.totalViolations(), r.violations("lineage-removed-members"), r.toString());
+            }
+        } finally {
+            dev.nepenthe.core.io.CrashPoints.install(null);
+        }
+    }
+
     private static void assertNoneOf(VectorCollection c, float[][] data, String subject) {
         // Subject "sN" owns the records i with i % 20 == N.
         for (int i = Integer.parseInt(subject.substring(1)); i < 400; i += 20) {
