@@ -38,8 +38,13 @@ import java.util.stream.Stream;
  * sit near cosine 0.5 and the verification probe at 0.85 finds no false residue). The store
  * is a real one: AES-GCM, fsync before every acknowledgement, the evidence ledger signed.
  *
+ * <p>With {@code writesPerSec=W} (W > 0) a writer thread upserts W records a second in batches
+ * of 10 (half new records, half replacements of existing ones) from the end of the quiet window
+ * on, so the latency table has three columns: quiet (searches alone), with the writer, and with
+ * the writer and the forgets.
+ *
  * <p>Usage: {@code ./nepenthe bench forget n=100000 dim=384 sizes=10,100,1000 reps=3
- * index=hnsw,ivfpq searchThreads=1 warmup=0 slowMs=2 slowDetail=0}. {@code warmup=N} forgets N
+ * index=hnsw,ivfpq searchThreads=1 writesPerSec=0 warmup=0 slowMs=2 slowDetail=0}. {@code warmup=N} forgets N
  * subjects of each size before measuring (outside every table), so the forget path is compiled;
  * searches slower than {@code slowMs} during forgets are counted by the operation's state and by
  * whether the search thread was on the CPU for most of it ({@code slowDetail=1} lists each).
@@ -47,19 +52,21 @@ import java.util.stream.Stream;
 public final class ForgetBench {
 
     private static final String USAGE = "./nepenthe bench forget n=100000 dim=384 sizes=10,100,1000 reps=3"
-            + " index=hnsw,ivfpq searchThreads=1 warmup=0 slowMs=2 slowDetail=0 dir=/tmp";
+            + " index=hnsw,ivfpq searchThreads=1 writesPerSec=0 warmup=0 slowMs=2 slowDetail=0 dir=/tmp";
 
     record Row(String index, int size, List<Double> markMs, List<Double> sealedMs, List<Double> holdCheckMs,
             List<Double> cleanupMs, List<Double> verifyMs, List<String> states) {}
 
-    record Latency(String index, double baseP50, double baseP99, double duringP50, double duringP99, int baseCount,
-            int duringCount) {}
+    record Latency(String index, double baseP50, double baseP99, double writerP99, double duringP50, double duringP99,
+            int baseCount, int writerCount, int duringCount, long written) {}
 
     /** Searches slower than this (during forgets) are classified by phase and by CPU share. */
     private static double slowMs;
     private static boolean slowDetail;
     /** Subjects of each size forgotten before measuring, to compile the forget path. */
     private static int warmup;
+    /** Records a second the writer thread upserts (0: no writer). */
+    private static int writesPerSec;
 
     public static void main(String[] args) throws Exception {
         BenchArgs a = new BenchArgs(args, USAGE);
@@ -70,11 +77,14 @@ public final class ForgetBench {
         int searchThreads = a.i("searchThreads", 1);
         slowMs = a.i("slowMs", 2);
         warmup = a.i("warmup", 0);
+        writesPerSec = a.i("writesPerSec", 0);
         slowDetail = a.i("slowDetail", 0) == 1;
         Path base = Path.of(a.s("dir", System.getProperty("java.io.tmpdir")));
         List<String> kinds = List.of(a.s("index", "hnsw,ivfpq").split(","));
-        System.out.printf(Locale.ROOT, "forget bench: n=%d dim=%d sizes=%s reps=%d searchThreads=%d cores=%d%n", n, dim,
-                Arrays.toString(sizes), reps, searchThreads, Runtime.getRuntime().availableProcessors());
+        System.out.printf(Locale.ROOT, "forget bench: n=%d dim=%d sizes=%s reps=%d searchThreads=%d writesPerSec=%d cores=%d"
+                + " load=%.2f%n", n, dim, Arrays.toString(sizes), reps, searchThreads, writesPerSec,
+                Runtime.getRuntime().availableProcessors(),
+                java.lang.management.ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
 
         List<Row> rows = new ArrayList<>();
         List<Latency> latencies = new ArrayList<>();
@@ -97,14 +107,17 @@ public final class ForgetBench {
         }
         System.out.println("(medians of " + reps + " subjects per row)");
         System.out.println();
-        System.out.println("| index | search p50 before (ms) | p99 before (ms) | p50 during forgets (ms)"
-                + " | p99 during forgets (ms) | p99 during / before | searches before / during |");
-        System.out.println("|---|---:|---:|---:|---:|---:|---:|");
+        System.out.println("| index | search p50 quiet (ms) | p99 quiet (ms) | p99 with writer (ms) | p50 writer + forgets (ms)"
+                + " | p99 writer + forgets (ms) | p99 writer + forgets / quiet | searches quiet / writer / forgets"
+                + " | records written |");
+        System.out.println("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
         for (Latency l : latencies) {
-            System.out.printf(Locale.ROOT, "| %s | %.3f | %.3f | %.3f | %.3f | %.2f | %d / %d |%n", l.index(), l.baseP50(),
-                    l.baseP99(), l.duringP50(), l.duringP99(), l.duringP99() / l.baseP99(), l.baseCount(),
-                    l.duringCount());
+            System.out.printf(Locale.ROOT, "| %s | %.3f | %.3f | %.3f | %.3f | %.3f | %.2f | %d / %d / %d | %d |%n", l.index(),
+                    l.baseP50(), l.baseP99(), l.writerP99(), l.duringP50(), l.duringP99(), l.duringP99() / l.baseP99(),
+                    l.baseCount(), l.writerCount(), l.duringCount(), l.written());
         }
+        System.out.printf(Locale.ROOT, "load average at the end: %.2f%n",
+                java.lang.management.ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
     }
 
     private static void run(String kind, Path dir, int n, int dim, int[] sizes, int reps, int searchThreads,
@@ -155,6 +168,8 @@ public final class ForgetBench {
             // Searches on other threads, each latency stamped with whether a forget was running.
             AtomicBoolean stop = new AtomicBoolean();
             AtomicBoolean forgetting = new AtomicBoolean();
+            AtomicBoolean writing = new AtomicBoolean();
+            java.util.concurrent.atomic.AtomicLong written = new java.util.concurrent.atomic.AtomicLong();
             AtomicBoolean measuring = new AtomicBoolean();
             java.util.concurrent.atomic.AtomicReference<String> currentOp = new java.util.concurrent.atomic.AtomicReference<>();
             java.util.concurrent.atomic.AtomicLong opStart = new java.util.concurrent.atomic.AtomicLong();
@@ -168,19 +183,20 @@ public final class ForgetBench {
                     int q = offset;
                     java.lang.management.ThreadMXBean mx = java.lang.management.ManagementFactory.getThreadMXBean();
                     while (!stop.get()) {
-                        boolean during = forgetting.get();
+                        int during = forgetting.get() ? 2 : writing.get() ? 1 : 0;
                         long cpu = mx.getCurrentThreadCpuTime();
                         long s = System.nanoTime();
                         c.search(SearchRequest.of(queries[q++ % queries.length], 10));
                         double ms = (System.nanoTime() - s) / 1e6;
                         double cpuMs = (mx.getCurrentThreadCpuTime() - cpu) / 1e6;
-                        if (measuring.get() && during == forgetting.get()) {
+                        int nowPhase = forgetting.get() ? 2 : writing.get() ? 1 : 0;
+                        if (measuring.get() && during == nowPhase) {
                             String id = currentOp.get();
                             double phase = -1;
-                            if (during && ms > slowMs && id != null) {
+                            if (during == 2 && ms > slowMs && id != null) {
                                 phase = store.operation(id).map(o -> (double) o.state().ordinal()).orElse(-1.0);
                             }
-                            mine.add(new double[] {during ? 1 : 0, ms, cpuMs, phase, (s - opStart.get()) / 1e6});
+                            mine.add(new double[] {during, ms, cpuMs, phase, (s - opStart.get()) / 1e6});
                         }
                     }
                 }, "bench-search-" + t);
@@ -203,7 +219,43 @@ public final class ForgetBench {
             }
             Thread.sleep(warmup > 0 ? 1000 : 0); // the searches warm up too
             measuring.set(true);
-            Thread.sleep(5000); // the "before" window
+            Thread.sleep(5000); // the quiet window
+            Thread writer = null;
+            if (writesPerSec > 0) {
+                // Upserts at a steady rate, new records and replacements of filler records (never a
+                // target subject's), each batch fsynced like any acknowledged write.
+                int firstFiller = n - (int) subjectOf.stream().filter(x -> x.startsWith("filler-")).count();
+                writer = new Thread(() -> {
+                    java.util.Random rnd = new java.util.Random(9);
+                    long periodNanos = 10 * 1_000_000_000L / writesPerSec;
+                    long next = System.nanoTime();
+                    for (int b = 0; !stop.get(); b++) {
+                        List<VectorRecord> batch = new ArrayList<>(10);
+                        for (int i = 0; i < 10; i++) {
+                            boolean replace = i % 2 == 1;
+                            int from = firstFiller + rnd.nextInt(n - firstFiller);
+                            String id = replace ? "r" + from : "w" + b + "-" + i;
+                            // A filler's vector: a copy of a target's would be residue the probe rightly finds.
+                            float[] v = data[firstFiller + rnd.nextInt(n - firstFiller)];
+                            batch.add(VectorRecord.builder(id).subject(replace ? subjectOf.get(from) : "writer-" + b)
+                                    .vector(v).build());
+                        }
+                        // Two replacements of one filler record in a batch are not allowed: keep the first.
+                        java.util.Map<String, VectorRecord> unique = new java.util.LinkedHashMap<>();
+                        batch.forEach(r -> unique.putIfAbsent(r.id(), r));
+                        c.upsertAll(List.copyOf(unique.values()));
+                        written.addAndGet(unique.size());
+                        next += periodNanos;
+                        long wait = next - System.nanoTime();
+                        if (wait > 0) {
+                            java.util.concurrent.locks.LockSupport.parkNanos(wait);
+                        }
+                    }
+                }, "bench-writer");
+                writing.set(true);
+                writer.start();
+                Thread.sleep(5000); // the writer-only window
+            }
             for (int size : sizes) {
                 Row row = new Row(kind, size, new ArrayList<>(), new ArrayList<>(), new ArrayList<>(), new ArrayList<>(),
                         new ArrayList<>(), new ArrayList<>());
@@ -239,13 +291,17 @@ public final class ForgetBench {
             for (Thread th : searchers) {
                 th.join();
             }
+            if (writer != null) {
+                writer.join();
+            }
             List<Double> before = new ArrayList<>();
+            List<Double> withWriter = new ArrayList<>();
             List<Double> during = new ArrayList<>();
             Map<String, int[]> slowByPhase = new java.util.TreeMap<>();
             for (List<double[]> l : samples) {
                 for (double[] x : l) {
-                    (x[0] == 1 ? during : before).add(x[1]);
-                    if (x[0] == 1 && x[1] > slowMs) {
+                    (x[0] == 2 ? during : x[0] == 1 ? withWriter : before).add(x[1]);
+                    if (x[0] == 2 && x[1] > slowMs) {
                         String ph = x[3] < 0 ? "?" : OperationState.values()[(int) x[3]].name();
                         int[] cnt = slowByPhase.computeIfAbsent(ph, k -> new int[2]);
                         cnt[0]++;
@@ -263,8 +319,8 @@ public final class ForgetBench {
                     + " [count, of which mostly on CPU]:", kind, slowMs);
             slowByPhase.forEach((k, v) -> System.out.printf(Locale.ROOT, " %s=%d/%d", k, v[0], v[1]));
             System.out.println();
-            latencies.add(new Latency(kind, pct(before, 50), pct(before, 99), pct(during, 50), pct(during, 99),
-                    before.size(), during.size()));
+            latencies.add(new Latency(kind, pct(before, 50), pct(before, 99), pct(withWriter, 99), pct(during, 50),
+                    pct(during, 99), before.size(), withWriter.size(), during.size(), written.get()));
         }
     }
 
