@@ -81,6 +81,7 @@ public final class VectorCollection {
     private volatile Entry[] entries = new Entry[16];
     private final ConcurrentHashMap<String, RoaringBitmap> tenantView = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<SubjectKey, RoaringBitmap> subjectView = new ConcurrentHashMap<>();
+    /** Records published to reads ({@link #liveCount} as of the last publish). */
     private volatile int live;
     /** The stamp of the last write whose effects are all published. */
     private volatile long publishedStamp;
@@ -97,6 +98,8 @@ public final class VectorCollection {
     /** Per ordinal, the stamp of the write that last freed it. */
     private long[] freedAt = new long[16];
     private long nextStamp;
+    /** Linked records, counted as they are linked and unlinked; published as {@link #live}. */
+    private int liveCount;
 
     /**
      * Tests hold a search here, between the index search and materialisation, to show that a
@@ -112,6 +115,11 @@ public final class VectorCollection {
      * publication) so a search checks it at materialisation without a lock.
      */
     private volatile RoaringBitmap hidden = new RoaringBitmap();
+    /**
+     * The part of {@link #hidden} that forgets and holds put there, which {@link #get} honours; a
+     * record being replaced is hidden from searches only, so a get finds one version or the other.
+     */
+    private volatile RoaringBitmap marked = new RoaringBitmap();
     private final Map<String, RoaringBitmap> hiddenByOperation = new HashMap<>();
     /** The key a plain delete hides its records under while the index removes them. */
     private static final String REMOVING = "\0removing";
@@ -133,7 +141,7 @@ public final class VectorCollection {
         });
         // Index every stored record; the SPI allows concurrent adds, so a graph index builds
         // on every core (an index that serialises adds internally simply takes turns).
-        List<Entry> all = new ArrayList<>(live);
+        List<Entry> all = new ArrayList<>(liveCount);
         for (int ord = 0; ord < ordinalHighWater; ord++) {
             Entry e = entries[ord];
             if (e == null) {
@@ -204,8 +212,9 @@ public final class VectorCollection {
             }
             storage.put(placed, replacedPlaced);
             long stamp = ++nextStamp;
-            // The old versions leave reads before the new ones can be found, so no search sees
-            // a record twice.
+            // The old versions leave searches before the new ones can be found, so no search
+            // sees a record twice; a get keeps finding the old version (the id map still points
+            // at it, and it is hidden from searches only) until the new one is linked.
             if (!replaced.isEmpty()) {
                 hide(REMOVING, ordinalsOf(replaced));
             }
@@ -215,6 +224,7 @@ public final class VectorCollection {
                 idx.add(p.ordinal(), p.record().vectorUnsafe());
                 linkRecord(p.ordinal(), p.record());
             }
+            storage.publishIds(placed);
             removeFromReads(replaced, stamp);
             publish(stamp);
         } catch (IOException e) {
@@ -263,7 +273,7 @@ public final class VectorCollection {
         }
         ENTRIES.setRelease(es, ord, new Entry(ord, r, freedAt[ord]));
         ordinalHighWater = Math.max(ordinalHighWater, ord + 1);
-        live++;
+        liveCount++;
         byTenant.computeIfAbsent(r.tenant(), t -> new RoaringBitmap()).add(ord);
         touchedTenants.add(r.tenant());
         if (r.subject() != null) {
@@ -277,7 +287,7 @@ public final class VectorCollection {
     private void unlinkRecord(Entry e) {
         VectorRecord r = e.record();
         ENTRIES.setRelease(entries, e.ordinal(), (Entry) null);
-        live--;
+        liveCount--;
         removeFrom(byTenant, r.tenant(), e.ordinal());
         touchedTenants.add(r.tenant());
         if (r.subject() != null) {
@@ -352,6 +362,7 @@ public final class VectorCollection {
         }
         touchedTenants.clear();
         touchedSubjects.clear();
+        live = liveCount;
         publishedStamp = stamp;
     }
 
@@ -364,7 +375,7 @@ public final class VectorCollection {
     public Optional<VectorRecord> get(String tenant, String id) {
         ensureOpen();
         Entry e = lookup(tenant, id);
-        return e == null || hidden.contains(e.ordinal()) ? Optional.empty() : Optional.of(e.record());
+        return e == null || marked.contains(e.ordinal()) ? Optional.empty() : Optional.of(e.record());
     }
 
     /** Deletes one record of the default tenant; returns whether it existed. */
@@ -572,20 +583,27 @@ public final class VectorCollection {
         return b == null ? 0 : b.getCardinality();
     }
 
-    /** Ids of a tenant's records, in no particular order. */
+    /**
+     * Ids of a tenant's records, in no particular order. A listing, not a search: it waits for a
+     * write in flight, so a record being replaced is listed once.
+     */
     public List<String> ids(String tenant) {
-        RoaringBitmap b = tenantView.get(tenant);
-        List<String> out = new ArrayList<>();
-        if (b != null) {
-            RoaringBitmap hiddenNow = hidden;
-            b.forEach((int ord) -> {
-                Entry e = entry(ord);
-                if (e != null && !hiddenNow.contains(ord)) {
-                    out.add(e.record().id());
-                }
-            });
+        writer.lock();
+        try {
+            RoaringBitmap b = byTenant.get(tenant);
+            List<String> out = new ArrayList<>();
+            if (b != null) {
+                RoaringBitmap hiddenNow = hidden;
+                b.forEach((int ord) -> {
+                    if (!hiddenNow.contains(ord)) {
+                        out.add(entry(ord).record().id());
+                    }
+                });
+            }
+            return out;
+        } finally {
+            writer.unlock();
         }
-        return out;
     }
 
     /**
@@ -766,7 +784,14 @@ public final class VectorCollection {
 
     private void publishHidden() {
         RoaringBitmap all = new RoaringBitmap();
-        hiddenByOperation.values().forEach(all::or);
+        RoaringBitmap byForgetsAndHolds = new RoaringBitmap();
+        hiddenByOperation.forEach((op, b) -> {
+            all.or(b);
+            if (!op.equals(REMOVING)) {
+                byForgetsAndHolds.or(b);
+            }
+        });
+        marked = byForgetsAndHolds;
         hidden = all;
     }
 

@@ -72,6 +72,19 @@ final class HnswGraph {
     private int[] freedAt;
     /** The arrays above as one unit for lock-free searches; replaced whole when they grow. */
     private volatile Layout layout;
+    /**
+     * Reachability certificate on layer 0: every live node but the entry point has an
+     * in-neighbour with a smaller label, so following ever smaller labels ends at the entry
+     * point (see {@link HnswRepairer#certifyReachability}). Kept by writers only.
+     */
+    private int[] labels;
+    /**
+     * Nodes whose certificate may no longer hold: new nodes, and nodes that lost a layer-0
+     * in-link (to a re-selection, a trade or a removal). Inserts add to it concurrently.
+     */
+    private final java.util.BitSet uncertified = new java.util.BitSet();
+    /** False until a full walk labelled the graph, and again after the entry point moved. */
+    private boolean labelsValid;
     /** Incremented after every batch of frees; see {@link #beginFrees()}. */
     private volatile int freeEpoch;
     /** Slots in [0, highWater) have been handed out at least once. */
@@ -102,6 +115,7 @@ final class HnswGraph {
         this.states = new byte[0];
         this.slotToOrd = new int[0];
         this.freedAt = new int[0];
+        this.labels = new int[0];
         grow(Math.max(16, initialCapacity));
     }
 
@@ -130,6 +144,7 @@ final class HnswGraph {
         slotToOrd = Arrays.copyOf(slotToOrd, newCapacity);
         Arrays.fill(slotToOrd, capacity, newCapacity, -1);
         freedAt = Arrays.copyOf(freedAt, newCapacity);
+        labels = Arrays.copyOf(labels, newCapacity);
         capacity = newCapacity;
         layout = new Layout(this);
     }
@@ -259,6 +274,7 @@ final class HnswGraph {
             upper[slot] = null;
         }
         reverse[slot] = new int[level + 1][];
+        markUncertified(slot);
         BYTES.setRelease(states, slot, LIVE);
         return slot;
     }
@@ -509,6 +525,9 @@ final class HnswGraph {
         for (int o : old) {
             if (!contains(nodes, n, o)) {
                 removeReverse(o, level, slot);
+                if (level == 0) {
+                    markUncertified(o);
+                }
                 if (dropped != null) {
                     dropped.add(o);
                 }
@@ -546,6 +565,52 @@ final class HnswGraph {
     }
 
     void setEntry(int slot, int level) {
-        entry = slot < 0 ? -1 : ((long) level << 32) | slot;
+        long next = slot < 0 ? -1 : ((long) level << 32) | slot;
+        if (entrySlot(next) != entrySlot(entry)) {
+            // Labels count from the entry point: a new one needs a full walk to relabel.
+            synchronized (uncertified) {
+                labelsValid = false;
+            }
+        }
+        entry = next;
+    }
+
+    // ---- reachability certificate (see HnswRepairer#certifyReachability)
+
+    void markUncertified(int slot) {
+        synchronized (uncertified) {
+            uncertified.set(slot);
+        }
+    }
+
+    /** Takes the set of nodes to re-certify, leaving it empty. Caller holds the exclusive gate. */
+    java.util.BitSet drainUncertified() {
+        synchronized (uncertified) {
+            java.util.BitSet out = (java.util.BitSet) uncertified.clone();
+            uncertified.clear();
+            return out;
+        }
+    }
+
+    boolean labelsValid() {
+        synchronized (uncertified) {
+            return labelsValid;
+        }
+    }
+
+    /** After a full walk: labels are valid and nothing waits for re-certification. */
+    void labelsRebuilt() {
+        synchronized (uncertified) {
+            uncertified.clear();
+            labelsValid = true;
+        }
+    }
+
+    int label(int slot) {
+        return labels[slot];
+    }
+
+    void setLabel(int slot, int label) {
+        labels[slot] = label;
     }
 }

@@ -43,8 +43,6 @@ public final class HnswIndex implements VectorIndex {
     public static final String KIND = "hnsw";
     static final String FORMAT = "nepenthe-hnsw";
     static final int VERSION = 1;
-    /** Graph slots per single removal between two reachability walks (see {@link #removeAll}). */
-    static final int WALK_SLOTS_PER_REMOVAL = 1024;
 
     private final int dim;
     private final Metric metric;
@@ -60,8 +58,6 @@ public final class HnswIndex implements VectorIndex {
     private static final java.lang.invoke.VarHandle ORD_TO_SLOT =
             java.lang.invoke.MethodHandles.arrayElementVarHandle(int[].class);
     private int live;
-    /** Removals since the last reachability walk; guarded by the writer gate. */
-    private int singlesSinceWalk;
 
     public HnswIndex(int dimension, Metric metric, HnswParams params) {
         this(dimension, metric, params, Kernels.get(), 1024);
@@ -197,18 +193,10 @@ public final class HnswIndex implements VectorIndex {
             // 1. Unlink and repair while searches keep running (they skip the marked slots).
             repairer.remove(slots, n);
             // 2. The local rules keep paths through a removed node but do not prove that every
-            //    node is still reachable; the layer-0 walk does, at the cost of a pass over every
-            //    list. A batch (the forget protocol's case) or a moved entry point always walks.
-            //    Single removals walk every ceil(slots / 1024) removals, which bounds the walk's
-            //    share of a removal at about as much as walking a 1024-slot graph each time (a
-            //    walk over 100,000 nodes takes 20-40 ms);
-            //    until the next walk, the checker may count nodes the last few removals stranded.
-            singlesSinceWalk += n;
-            if (repairer.entryMoved || n > 1
-                    || singlesSinceWalk >= Math.max(1, graph.highWater() / WALK_SLOTS_PER_REMOVAL)) {
-                repairer.connectUnreachable();
-                singlesSinceWalk = 0;
-            }
+            //    node is still reachable; the reachability certificate does, at the cost of the
+            //    nodes that lost an in-link (a full walk only when it cannot: a moved entry
+            //    point, a node with no live in-link left).
+            repairer.certifyReachability();
             // 3. Free the slots once no running search can still hold one.
             slotLock.writeLock().lock();
             try {
@@ -244,8 +232,17 @@ public final class HnswIndex implements VectorIndex {
     public int connectUnreachable() {
         writerGate.writeLock().lock();
         try {
-            singlesSinceWalk = 0;
             return repairer.connectUnreachable();
+        } finally {
+            writerGate.writeLock().unlock();
+        }
+    }
+
+    /** Full layer-0 walks so far (the bulk load's, and removals that could not certify locally). */
+    long fullWalks() {
+        writerGate.writeLock().lock();
+        try {
+            return repairer.fullWalks;
         } finally {
             writerGate.writeLock().unlock();
         }

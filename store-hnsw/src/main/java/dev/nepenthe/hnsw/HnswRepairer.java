@@ -424,21 +424,98 @@ final class HnswRepairer {
      */
     int connectUnreachable() {
         // A link that had to trade away another edge can strand something else; passes repeat
-        // until one finds nothing to do (in practice the second pass finds nothing).
+        // until one finds nothing to do (in practice the second pass finds nothing). That last
+        // pass walked every node from the entry point and labelled it on the way.
+        fullWalks++;
         int total = 0;
         for (int pass = 0; pass < 8; pass++) {
             int linked = connectPass();
             total += linked;
             if (linked == 0) {
+                if (lastPassReachedAll) {
+                    g.labelsRebuilt();
+                }
                 break;
             }
         }
         return total;
     }
 
+    /** Full layer-0 walks since the index was created (for tests and benchmarks). */
+    long fullWalks;
+
+    /**
+     * Proves, after a removal, that every live node is still reachable on layer 0, at the cost
+     * of the nodes the removal touched rather than a walk over the graph. The certificate: each
+     * live node but the entry point has an in-neighbour with a smaller label (a walk labels the
+     * graph with discovery depths), so following smaller labels always ends at the entry point.
+     * Only nodes that lost a layer-0 in-link, and new nodes, can break it (the graph records
+     * them); each is checked against its in-neighbours (the reverse lists), a node with no
+     * smaller in-neighbour is relabelled above its smallest one, and the nodes that may have
+     * leaned on it are checked in turn. A node with no live in-neighbour at all, a relabelling
+     * that runs on (nodes cut off together keep raising each other), a moved entry point, or
+     * more pending nodes than an eighth of the graph fall back to the full walk, which links
+     * stranded nodes back and relabels. Caller holds the writer gate exclusively.
+     *
+     * @return how many stranded nodes were linked back (only a full walk links any)
+     */
+    int certifyReachability() {
+        int ep = HnswGraph.entrySlot(g.entry());
+        if (ep < 0) {
+            g.labelsRebuilt();
+            return 0;
+        }
+        if (!g.labelsValid()) {
+            return connectUnreachable();
+        }
+        java.util.BitSet pending = g.drainUncertified();
+        int n = pending.cardinality();
+        if (n > Math.max(1024, g.highWater() / 8)) {
+            return connectUnreachable();
+        }
+        IntBag queue = new IntBag(Math.max(16, n));
+        for (int s = pending.nextSetBit(0); s >= 0; s = pending.nextSetBit(s + 1)) {
+            queue.add(s);
+        }
+        long budget = 16L * n + 1024;
+        long raised = 0;
+        for (int i = 0; i < queue.size(); i++) {
+            int s = queue.get(i);
+            if (s == ep || !g.isLive(s)) {
+                continue;
+            }
+            int smallest = Integer.MAX_VALUE;
+            for (int u : g.reverseNeighbors(s, 0)) {
+                if (u != s && g.isLive(u)) {
+                    smallest = Math.min(smallest, g.label(u));
+                }
+            }
+            if (smallest == Integer.MAX_VALUE) {
+                return connectUnreachable(); // no live in-link: stranded
+            }
+            if (smallest < g.label(s)) {
+                continue;
+            }
+            g.setLabel(s, smallest + 1);
+            if (++raised > budget) {
+                return connectUnreachable();
+            }
+            for (int t : g.neighbors(s, 0)) {
+                if (g.isLive(t) && g.label(t) <= smallest + 1) {
+                    queue.add(t);
+                }
+            }
+        }
+        return 0;
+    }
+
+    /** Whether the last pass reached every live node (so its labels certify them all). */
+    private boolean lastPassReachedAll;
+
     private int connectPass() {
         long entry = g.entry();
         int ep = HnswGraph.entrySlot(entry);
+        lastPassReachedAll = true;
         if (ep < 0) {
             return 0;
         }
@@ -477,6 +554,8 @@ final class HnswRepairer {
             if (linkFromClosest(g, u, 0, onlyReached.toArray())) {
                 linked++;
                 stack = markReachable(u, reached, stack);
+            } else {
+                lastPassReachedAll = false;
             }
         }
         reconnected += linked;
@@ -488,6 +567,9 @@ final class HnswRepairer {
         int top = 0;
         stack[top++] = from;
         reached.set(from);
+        if (from == HnswGraph.entrySlot(g.entry())) {
+            g.setLabel(from, 0);
+        }
         while (top > 0) {
             int v = stack[--top];
             int[] arr = g.listArray(v, 0);
@@ -497,6 +579,8 @@ final class HnswRepairer {
                 int n = arr[base + 1 + i];
                 if (n >= 0 && !reached.get(n)) {
                     reached.set(n);
+                    // Discovered from v: one more than v, so v certifies it (see certifyReachability).
+                    g.setLabel(n, g.label(v) + 1);
                     if (top == stack.length) {
                         stack = java.util.Arrays.copyOf(stack, top * 2);
                     }

@@ -153,4 +153,117 @@ class HnswConcurrencyTest {
         IntegrityReport report = index.verifyIntegrity();
         assertTrue(report.isClean(), report::toString);
     }
+
+    /**
+     * Searches take no lock, so a slot can be freed and handed to another vector under a running
+     * search, and the arrays can grow under it. One thread keeps removing ordinals and adding them
+     * back with new vectors (and adding new ordinals, so the graph grows from a tiny capacity);
+     * two threads search, graph walks and exact filtered scans. Every returned score must be,
+     * bit for bit, the score of a vector the returned ordinal has held: a score computed on a
+     * slot's old vector, a half-zeroed one or another ordinal's would match none.
+     */
+    @Test
+    void aSearchNeverReturnsAnOrdinalWithAScoreOfAVectorItDidNotHold() throws Exception {
+        long seed = dev.nepenthe.core.testing.Seeds.draw("HnswConcurrencyTest.scoresBelongToTheirOrdinals");
+        int dim = 32;
+        var kernels = dev.nepenthe.core.vector.Kernels.get();
+        java.util.Random rnd = new java.util.Random(seed);
+        HnswIndex index = new HnswIndex(dim, Metric.L2, HnswParams.of(8, 40), kernels, 16);
+        java.util.concurrent.ConcurrentHashMap<Integer, java.util.List<float[]>> held = new java.util.concurrent.ConcurrentHashMap<>();
+        int initial = 1_500;
+        for (int o = 0; o < initial; o++) {
+            float[] v = randomVector(rnd, dim);
+            held.computeIfAbsent(o, k -> new java.util.concurrent.CopyOnWriteArrayList<>()).add(v);
+            index.add(o, v);
+        }
+        AtomicBoolean done = new AtomicBoolean();
+        ConcurrentLinkedQueue<String> errors = new ConcurrentLinkedQueue<>();
+        AtomicLong checked = new AtomicLong();
+        ExecutorService pool = Executors.newFixedThreadPool(3);
+        try {
+            List<Future<?>> searchers = new ArrayList<>();
+            for (int t = 0; t < 2; t++) {
+                long searcherSeed = seed + 1 + t;
+                searchers.add(pool.submit(() -> {
+                    java.util.Random r = new java.util.Random(searcherSeed);
+                    while (!done.get()) {
+                        float[] q = randomVector(r, dim);
+                        org.roaringbitmap.RoaringBitmap accept = null;
+                        if (r.nextInt(3) == 0) { // few enough to take the exact filtered scan
+                            accept = new org.roaringbitmap.RoaringBitmap();
+                            for (int i = 0; i < 30; i++) {
+                                accept.add(r.nextInt(initial));
+                            }
+                        }
+                        SearchResult res;
+                        try {
+                            res = index.search(q, 10, accept, SearchParams.of("efSearch", 32));
+                        } catch (Throwable e) {
+                            errors.add("search threw " + e);
+                            return;
+                        }
+                        for (int i = 0; i < res.size(); i++) {
+                            int o = res.ordinals()[i];
+                            float score = res.scores()[i];
+                            boolean matches = false;
+                            for (float[] v : held.getOrDefault(o, List.of())) {
+                                if (Float.floatToRawIntBits(Metric.L2.score(kernels, q, v, 0, dim))
+                                        == Float.floatToRawIntBits(score)) {
+                                    matches = true;
+                                    break;
+                                }
+                            }
+                            if (!matches) {
+                                errors.add("ordinal " + o + " returned with score " + score
+                                        + ", the score of no vector it held" + dev.nepenthe.core.testing.Seeds.replay(seed));
+                            }
+                            checked.incrementAndGet();
+                        }
+                    }
+                }));
+            }
+            Future<?> writer = pool.submit(() -> {
+                java.util.Random r = new java.util.Random(seed + 7);
+                int next = initial;
+                for (int round = 0; round < 400; round++) {
+                    int[] batch = new int[1 + r.nextInt(8)];
+                    for (int i = 0; i < batch.length; i++) {
+                        batch[i] = r.nextInt(initial);
+                    }
+                    index.removeAll(batch);
+                    for (int o : java.util.stream.IntStream.of(batch).distinct().toArray()) {
+                        float[] v = randomVector(r, dim);
+                        held.get(o).add(v); // recorded before it can be found
+                        index.add(o, v);
+                    }
+                    for (int i = 0; i < 5; i++, next++) { // growth under running searches
+                        float[] v = randomVector(r, dim);
+                        held.computeIfAbsent(next, k -> new java.util.concurrent.CopyOnWriteArrayList<>()).add(v);
+                        index.add(next, v);
+                    }
+                }
+            });
+            writer.get();
+            done.set(true);
+            for (Future<?> f : searchers) {
+                f.get();
+            }
+        } finally {
+            pool.shutdown();
+        }
+        assertTrue(errors.isEmpty(), () -> errors.size() + " errors, first: " + errors.peek());
+        assertTrue(checked.get() > 1_000, "hits checked: " + checked.get());
+        // Single removals walk for reachability only now and then (HnswIndex.removeAll).
+        index.connectUnreachable();
+        IntegrityReport report = index.verifyIntegrity();
+        assertTrue(report.isClean(), report::toString);
+    }
+
+    private static float[] randomVector(java.util.Random r, int dim) {
+        float[] v = new float[dim];
+        for (int i = 0; i < dim; i++) {
+            v[i] = (float) r.nextGaussian();
+        }
+        return v;
+    }
 }

@@ -185,6 +185,86 @@ class HnswDeleteRepairTest {
         assertEquals(500, report.checked().get("free-slots"));
     }
 
+    /**
+     * Removals prove reachability from the nodes they touched, not by walking the graph: after
+     * the build's one walk, 300 single removals and 30 batches of 10 (600 records) walk only when
+     * the entry point itself is removed (or, at most twice, when a node is left with no in-link), and the integrity checker (which walks layer 0 from the entry
+     * point on its own) finds every live node reachable after each round.
+     */
+    @Test
+    void removalsCertifyReachabilityWithoutWalkingTheGraph() {
+        long seed = dev.nepenthe.core.testing.Seeds.draw("HnswDeleteRepairTest.certify");
+        int n = 12_000;
+        float[][] data = Datasets.clustered(seed, n, 16, 40, 0.3);
+        HnswIndex index = HnswFixtures.build(data, Metric.L2, HnswParams.of(8, 40));
+        index.afterBulkLoad();
+        long walksBefore = index.fullWalks();
+        int[] order = shuffled(n, seed);
+        int at = 0;
+        int entryRemovals = 0;
+        for (int round = 0; round < 30; round++) {
+            for (int i = 0; i < 10; i++, at++) {
+                entryRemovals += index.entryOrdinal() == order[at] ? 1 : 0;
+                index.remove(order[at]);
+            }
+            int[] batch = Arrays.copyOfRange(order, at, at + 10);
+            for (int o : batch) {
+                entryRemovals += index.entryOrdinal() == o ? 1 : 0;
+            }
+            index.removeAll(batch);
+            at += 10;
+            IntegrityReport report = index.verifyIntegrity();
+            int r = round;
+            assertTrue(report.isClean(), () -> "round " + r + ": " + report + dev.nepenthe.core.testing.Seeds.replay(seed));
+        }
+        long walks = index.fullWalks() - walksBefore;
+        System.out.println("full walks for 600 removals: " + walks + " (entry point removed " + entryRemovals + " times)");
+        assertTrue(walks <= entryRemovals + 2, walks + " full walks for 600 removals (" + entryRemovals
+                + " of the entry point)" + dev.nepenthe.core.testing.Seeds.replay(seed));
+        assertEquals(n - 600, index.size());
+    }
+
+    /**
+     * The certificate catches a group cut off together: two nodes that link to each other but
+     * that nothing else reaches on layer 0 still have an in-link each, so only the labels can
+     * tell. The next removal anywhere must notice (their labels keep raising each other), fall
+     * back to the full walk and link them back.
+     */
+    @Test
+    void aRemovalElsewhereNoticesTwoNodesCutOffTogether() {
+        int n = 2_000;
+        float[][] data = Datasets.clustered(77, n, 8, 20, 0.3);
+        HnswIndex index = HnswFixtures.build(data, Metric.L2, HnswParams.of(8, 40));
+        index.afterBulkLoad();
+        HnswGraph g = index.graph();
+        int a = 100;
+        int b = 101; // slots; the build hands them out in ordinal order
+        for (int[] pair : new int[][] {{a, b}, {b, a}}) {
+            int x = pair[0];
+            int other = pair[1];
+            for (int u : g.reverseNeighbors(x, 0)) {
+                if (u != other) {
+                    int[] list = g.neighbors(u, 0);
+                    int[] without = Arrays.stream(list).filter(v -> v != x).toArray();
+                    g.replaceList(u, 0, without, without.length, null);
+                }
+            }
+            int[] own = g.neighbors(x, 0);
+            if (Arrays.stream(own).noneMatch(v -> v == other)) {
+                int[] with = Arrays.copyOf(own, Math.min(own.length + 1, g.maxDegree(0)));
+                with[with.length - 1] = other;
+                g.replaceList(x, 0, with, with.length, null);
+            }
+        }
+        assertEquals(2, index.verifyIntegrity().violations(HnswIntegrityChecker.UNREACHABLE),
+                "control: the two nodes are cut off from the entry point");
+        long walks = index.fullWalks();
+        index.remove(1_500);
+        assertTrue(index.fullWalks() > walks, "the removal fell back to a full walk");
+        IntegrityReport report = index.verifyIntegrity();
+        assertTrue(report.isClean(), report::toString);
+    }
+
     static int[] shuffled(int n, long seed) {
         int[] a = new int[n];
         for (int i = 0; i < n; i++) {

@@ -160,7 +160,8 @@ class ForgetEveryIndexTest {
      * it journals the deletion (holding the collection's writer mutex, with the upserting thread queued
      * behind it) until 50 more searches have finished: if a search waited for a writer, that
      * never happens. Meanwhile every search gets k hits, none twice, and none of the subject's
-     * once {@code forget()} has returned; afterwards every acknowledged upsert is there.
+     * once {@code forget()} has returned, and a get of a record being replaced finds a version;
+     * afterwards every acknowledged upsert is there.
      */
     @ParameterizedTest
     @MethodSource("kinds")
@@ -220,6 +221,11 @@ class ForgetEveryIndexTest {
                         if (started > forgetReturnedAt.get()
                                 && hits.stream().anyMatch(h -> "alice".equals(h.record().subject()))) {
                             problems.add("a search that started after forget() returned found the subject");
+                        }
+                        // The writer keeps replacing these ids; a get must find one version or the other.
+                        String replaced = "r" + ((n * 7919) % 150 * 20 + 1);
+                        if (c.get(replaced).isEmpty()) {
+                            problems.add("a get of " + replaced + ", which is being replaced, found nothing");
                         }
                         searchesDone.incrementAndGet();
                     }

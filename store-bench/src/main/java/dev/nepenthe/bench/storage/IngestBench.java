@@ -101,6 +101,7 @@ public final class IngestBench {
                             placed.add(new Placed(i, data.get(i)));
                         }
                         s.put(placed, List.of());
+                        s.publishIds(placed);
                     }
                 }
                 return data.size() / ((System.nanoTime() - t0) / 1e9);

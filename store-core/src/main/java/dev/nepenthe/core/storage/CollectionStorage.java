@@ -330,7 +330,10 @@ public final class CollectionStorage implements Closeable {
 
     /**
      * Durably stores a batch. {@code replaced} are the records the batch supersedes (same
-     * tenant and id); their old versions are deleted in the same log write.
+     * tenant and id); their old versions are deleted in the same log write. The id map still
+     * resolves the batch's ids as before (the replaced versions, or nothing) until
+     * {@link #publishIds}: the caller makes the new records readable first, so a lookup never
+     * falls into the gap between the two versions.
      */
     public void put(List<Placed> batch, List<Placed> replaced) throws IOException {
         List<byte[]> entries = new ArrayList<>(batch.size() + replaced.size());
@@ -360,7 +363,7 @@ public final class CollectionStorage implements Closeable {
             walBytes += e.length + 8;
         }
         for (Placed p : replaced) {
-            forget(p.ordinal());
+            forget(p.ordinal(), false); // its id is remapped to the new version by publishIds
         }
         for (Live l : added) {
             Live old = byOrdinal.put(l.ordinal(), l);
@@ -369,8 +372,17 @@ public final class CollectionStorage implements Closeable {
             }
             bucket(l.subject()).put(l.ordinal(), l);
             dirty.set(bucketIndex(l.subject()));
-            idMap.put(l.recordHash(), l.ordinal());
             nextOrdinal = Math.max(nextOrdinal, l.ordinal() + 1);
+        }
+    }
+
+    /** Points the id map at a stored batch's new records (see {@link #put}). */
+    public void publishIds(List<Placed> batch) {
+        for (Placed p : batch) {
+            Live l = byOrdinal.get(p.ordinal());
+            if (l != null) {
+                idMap.put(l.recordHash(), l.ordinal());
+            }
         }
     }
 
@@ -485,12 +497,18 @@ public final class CollectionStorage implements Closeable {
     }
 
     private void forget(int ordinal) {
+        forget(ordinal, true);
+    }
+
+    private void forget(int ordinal, boolean unmapId) {
         pendingSealed.remove(ordinal);
         Live gone = byOrdinal.remove(ordinal);
         if (gone != null) {
             bucket(gone.subject()).remove(ordinal);
             dirty.set(bucketIndex(gone.subject()));
-            idMap.remove(gone.recordHash());
+            if (unmapId) {
+                idMap.remove(gone.recordHash());
+            }
         }
     }
 
