@@ -318,14 +318,17 @@ public final class HnswIndex implements VectorIndex {
         }
         int ep = HnswSearcher.descend(layout, q, entry, 0, s);
         boolean complete = HnswSearcher.searchLayer(layout, q, new int[] {ep}, 1, ef, 0, accept, -1, visitLimit, s);
-        if (complete && s.results.size() < k && graph.entry() != entry && graph.entry() >= 0) {
-            // A removal moved the entry point and emptied the old one's lists under this
-            // walk; walk again from the new entry point rather than answer short.
+        if (complete && s.results.size() < k && graph.entry() >= 0) {
+            // Short: the descent may have ended on a node a removal was emptying under this walk
+            // (its lists cleared), or on the old entry point of a removal that moved it. Walk
+            // again, seeded also with the current entry point, whose lists are whole.
             entry = graph.entry();
             layout = graph.layout();
             s.begin(layout.capacity);
             ep = HnswSearcher.descend(layout, q, entry, 0, s);
-            complete = HnswSearcher.searchLayer(layout, q, new int[] {ep}, 1, ef, 0, accept, -1, visitLimit, s);
+            int top = HnswGraph.entrySlot(entry);
+            int[] seeds = ep == top ? new int[] {ep} : new int[] {ep, top};
+            complete = HnswSearcher.searchLayer(layout, q, seeds, seeds.length, ef, 0, accept, -1, visitLimit, s);
         }
         if (!complete) {
             return exactFiltered(q, k, accept, startEpoch);

@@ -202,6 +202,11 @@ class HnswConcurrencyTest {
                             errors.add("search threw " + e);
                             return;
                         }
+                        if (accept == null && res.size() < 10) {
+                            // Over a thousand live nodes at all times: a walk must find ten.
+                            errors.add("an unfiltered search returned " + res.size() + " hits, expected 10"
+                                    + dev.nepenthe.core.testing.Seeds.replay(seed));
+                        }
                         for (int i = 0; i < res.size(); i++) {
                             int o = res.ordinals()[i];
                             float score = res.scores()[i];
