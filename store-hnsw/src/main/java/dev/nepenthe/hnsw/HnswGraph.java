@@ -598,6 +598,13 @@ final class HnswGraph {
         }
     }
 
+    /** Before a full walk: until it reaches every node, no label is trusted. */
+    void invalidateLabels() {
+        synchronized (uncertified) {
+            labelsValid = false;
+        }
+    }
+
     /** After a full walk: labels are valid and nothing waits for re-certification. */
     void labelsRebuilt() {
         synchronized (uncertified) {

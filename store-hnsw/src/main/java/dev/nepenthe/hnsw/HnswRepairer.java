@@ -427,6 +427,7 @@ final class HnswRepairer {
         // until one finds nothing to do (in practice the second pass finds nothing). That last
         // pass walked every node from the entry point and labelled it on the way.
         fullWalks++;
+        g.invalidateLabels();
         int total = 0;
         for (int pass = 0; pass < 8; pass++) {
             int linked = connectPass();
