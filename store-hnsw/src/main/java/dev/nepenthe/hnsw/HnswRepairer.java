@@ -34,8 +34,6 @@ final class HnswRepairer {
     /** Totals over the repairer's life. */
     long repairedListsTotal;
     long reconnectedTotal;
-    /** Whether the last {@link #remove} had to move the entry point. */
-    boolean entryMoved;
     /** Vector comparisons made by repairs over the repairer's life (searches, candidate scoring, selection). */
     long comparisons;
 
@@ -63,8 +61,7 @@ final class HnswRepairer {
         }
         // 2. Move the entry point off a removed node before any repair search starts from it.
         int oldEntry = HnswGraph.entrySlot(g.entry());
-        entryMoved = oldEntry >= 0 && removing.get(oldEntry);
-        if (entryMoved) {
+        if (oldEntry >= 0 && removing.get(oldEntry)) {
             chooseNewEntry();
         }
         HnswSearcher.Scratch s = HnswSearcher.scratch();
