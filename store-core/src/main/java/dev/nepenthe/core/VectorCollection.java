@@ -73,6 +73,15 @@ public final class VectorCollection {
     private final java.util.function.Supplier<VectorIndex> indexFactory;
     private volatile VectorIndex index;
     private final RecordValidator validator;
+    /**
+     * Lets the forget probe skip records too far from every forgotten vector and stay exact;
+     * kept by the writer (it follows {@link #linkRecord} and {@link #unlinkRecord}).
+     */
+    private final ProbePartition probePartition;
+    /** Records of about this many per probe cluster (see {@link ProbePartition}). */
+    static final int PROBE_LEAF_SIZE = 1024;
+    /** True while open feeds the stored records in: the probe partition is built once, after. */
+    private boolean loading = true;
     /** Writes take turns on this; reads never take it. */
     private final ReentrantLock writer = new ReentrantLock();
 
@@ -135,6 +144,8 @@ public final class VectorCollection {
         this.indexFactory = indexFactory;
         this.index = indexFactory.get();
         this.validator = new RecordValidator(spec);
+        this.probePartition = new ProbePartition(dev.nepenthe.core.vector.Kernels.get(),
+                ord -> entry(ord).record().vectorUnsafe(), PROBE_LEAF_SIZE);
         this.storage = opener.open((ordinal, r) -> {
             validator.validate(r, "stored record");
             linkRecord(ordinal, r);
@@ -153,6 +164,8 @@ public final class VectorCollection {
         VectorIndex idx = index;
         all.parallelStream().forEach(e -> idx.add(e.ordinal(), e.record().vectorUnsafe()));
         idx.afterBulkLoad();
+        probePartition.addAll(all.stream().mapToInt(Entry::ordinal).toArray());
+        loading = false;
         publish(0);
     }
 
@@ -274,6 +287,9 @@ public final class VectorCollection {
         ENTRIES.setRelease(es, ord, new Entry(ord, r, freedAt[ord]));
         ordinalHighWater = Math.max(ordinalHighWater, ord + 1);
         liveCount++;
+        if (!loading) {
+            probePartition.add(ord, r.vectorUnsafe());
+        }
         byTenant.computeIfAbsent(r.tenant(), t -> new RoaringBitmap()).add(ord);
         touchedTenants.add(r.tenant());
         if (r.subject() != null) {
@@ -286,6 +302,7 @@ public final class VectorCollection {
     /** Takes an entry out of the entries and the writer's bitmaps (not the index). */
     private void unlinkRecord(Entry e) {
         VectorRecord r = e.record();
+        probePartition.remove(e.ordinal()); // first: a new pivot is chosen among records still linked
         ENTRIES.setRelease(entries, e.ordinal(), (Entry) null);
         liveCount--;
         removeFrom(byTenant, r.tenant(), e.ordinal());
@@ -616,6 +633,9 @@ public final class VectorCollection {
             Map<String, IntegrityReport> out = new LinkedHashMap<>();
             VectorIndex idx = index;
             out.put("index:" + idx.kind(), idx.verifyIntegrity());
+            RoaringBitmap linkedOrds = new RoaringBitmap();
+            byTenant.values().forEach(linkedOrds::or);
+            out.put("probe-partition", probePartition.verify(linkedOrds));
             IntegrityReport.Builder r = IntegrityReport.builder("collection:" + spec.name())
                     .expect("index-size-mismatch").expect("live-record-missing-from-index")
                     .expect("bitmap-mismatch").expect("published-view-mismatch");
@@ -963,23 +983,29 @@ public final class VectorCollection {
             if (idx.hasResidue()) {
                 idx.purgeResidue();
             }
-            IntegrityReport report = idx.verifyIntegrity();
+            int[] ords = removed.stream().mapToInt(Removed::ordinal).toArray();
+            // Scoped: the index proves the removals where they changed it (the whole-index
+            // checker runs on demand, verifyIntegrity), so the proof costs what the scope costs.
+            IntegrityReport report = idx.verifyRemoval(ords);
             List<String> problems = new ArrayList<>();
             if (!report.isClean()) {
                 problems.add("integrity checker: " + report.violations());
             }
             int stillIndexed = 0;
+            RoaringBitmap reused = new RoaringBitmap();
             for (Removed r : removed) {
                 Entry now = entry(r.ordinal());
-                boolean reused = now != null && !(now.record().tenant().equals(r.record().tenant())
-                        && now.record().id().equals(r.record().id()));
-                if (idx.contains(r.ordinal()) && !reused) {
+                if (now != null && !(now.record().tenant().equals(r.record().tenant())
+                        && now.record().id().equals(r.record().id()))) {
+                    reused.add(r.ordinal());
+                } else if (idx.contains(r.ordinal())) {
                     stillIndexed++;
                 }
             }
             if (stillIndexed > 0) {
                 problems.add(stillIndexed + " forgotten ordinals are still in the index");
             }
+            problems.addAll(probePartition.verifyRemoved(ords, reused));
             if (idx.hasResidue()) {
                 problems.add("the index reports residue of removed vectors (e.g. codebooks trained on them)");
             }
@@ -1042,46 +1068,80 @@ public final class VectorCollection {
 
     /**
      * The negative-space probe: every unhidden record of the tenant whose vector has cosine
-     * similarity at or above {@code threshold} with a forgotten vector. Exact, over every
-     * record (an approximate search could miss the one residue that matters); each record's
-     * vector compared with every probe while it is in cache. Takes no lock: it reads what
-     * searches read, so writes go on.
+     * similarity at or above {@code threshold} with a forgotten vector. Exact: the probe
+     * partition leaves out only records the triangle inequality on angles proves too far from
+     * every probe (an approximate search could miss the one residue that matters), and each
+     * candidate is scored against every probe in one batch while its vector is in cache. Holds
+     * the writer mutex (writes wait, searches go on): the partition is the writer's.
      *
      * @return suspects, best score first, at most one per surviving record
      */
     List<dev.nepenthe.core.forget.Suspect> probe(String tenant, List<Removed> probes, double threshold) {
-        ensureOpen();
-        RoaringBitmap tenantOrds = tenantView.get(tenant);
-        if (tenantOrds == null || probes.isEmpty()) {
-            return List.of();
-        }
-        List<Removed> same = probes.stream().filter(p -> p.record().dimension() == spec.dimension()).toList();
+        // A zero vector has no direction, so no cosine: it cannot be near anything.
+        List<Removed> same = probes.stream().filter(p -> p.record().dimension() == spec.dimension()
+                && !isZero(p.record().vectorUnsafe())).toList();
         if (same.isEmpty()) {
             return List.of();
         }
         var kernels = dev.nepenthe.core.vector.Kernels.get();
         int dim = spec.dimension();
-        // The unit-length probes in one block: each record is scored against all of them in
-        // one batch call while its vector is in cache.
+        float[][] units = new float[same.size()][];
         float[] probeBlock = new float[same.size() * dim];
         for (int i = 0; i < same.size(); i++) {
-            System.arraycopy(dev.nepenthe.core.Metric.COSINE.prepare(same.get(i).record().vectorUnsafe()), 0,
-                    probeBlock, i * dim, dim);
+            units[i] = dev.nepenthe.core.Metric.COSINE.prepare(same.get(i).record().vectorUnsafe());
+            System.arraycopy(units[i], 0, probeBlock, i * dim, dim);
         }
-        int[] ords = RoaringBitmap.andNot(tenantOrds, hidden).toArray();
+        int[] ords;
+        writer.lock();
+        try {
+            ensureOpen();
+            RoaringBitmap tenantOrds = byTenant.get(tenant);
+            if (tenantOrds == null) {
+                return List.of();
+            }
+            RoaringBitmap candidates = probePartition.candidates(units, threshold);
+            candidates.and(tenantOrds);
+            candidates.andNot(hidden);
+            ords = candidates.toArray();
+            lastProbeCandidates = ords.length;
+            return score(ords, same, probeBlock, threshold, kernels);
+        } finally {
+            writer.unlock();
+            Arrays.fill(probeBlock, 0f);
+            for (float[] u : units) {
+                Arrays.fill(u, 0f);
+            }
+        }
+    }
+
+    private static boolean isZero(float[] v) {
+        for (float x : v) {
+            if (x != 0) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** Records the last probe scored exactly (tests and benchmarks: how much the partition skipped). */
+    volatile int lastProbeCandidates;
+
+    private List<dev.nepenthe.core.forget.Suspect> score(int[] ords, List<Removed> same, float[] probeBlock,
+            double threshold, dev.nepenthe.core.vector.VectorKernels kernels) {
+        int dim = spec.dimension();
         java.util.concurrent.ConcurrentLinkedQueue<dev.nepenthe.core.forget.Suspect> found =
                 new java.util.concurrent.ConcurrentLinkedQueue<>();
         ThreadLocal<float[]> scores = ThreadLocal.withInitial(() -> new float[same.size()]);
         // Parallel only where a core is left over for searches: on two cores the probe runs
         // on the forget worker alone (measured: search p99 while forgets run, BENCHMARKS.md).
         java.util.stream.IntStream range = java.util.stream.IntStream.range(0, ords.length);
-        if (Runtime.getRuntime().availableProcessors() > 2) {
+        if (Runtime.getRuntime().availableProcessors() > 2 && ords.length > 4096) {
             range = range.parallel();
         }
         range.forEach(i -> {
             Entry e = entry(ords[i]);
             if (e == null) {
-                return; // deleted since the bitmap was published
+                return;
             }
             VectorRecord r = e.record();
             float[] v = r.vectorUnsafe();

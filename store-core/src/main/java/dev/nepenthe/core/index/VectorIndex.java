@@ -86,6 +86,17 @@ public interface VectorIndex extends AutoCloseable {
     IntegrityReport verifyIntegrity();
 
     /**
+     * Proves that the given removed ordinals left nothing behind, looking where their removal
+     * changed the index rather than at the whole of it, so the forget protocol's proof costs what
+     * the forget's scope costs. What the scoped proof covers, and what it takes from earlier
+     * full checks, the report's {@code checked} counts say. By default the whole checker runs.
+     * Ordinals that were re-added since their removal are checked as live entries.
+     */
+    default IntegrityReport verifyRemoval(int[] removedOrdinals) {
+        return verifyIntegrity();
+    }
+
+    /**
      * True while a removal has left influence that the index can still purge: IVF-PQ codebooks
      * trained on a removed vector, for example. The forget protocol calls
      * {@link #purgeResidue()} and does not seal while this is true.
