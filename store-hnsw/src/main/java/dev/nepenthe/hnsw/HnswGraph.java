@@ -93,6 +93,13 @@ final class HnswGraph {
     private int freeCount;
     /** Entry point packed as (level << 32 | slot), or -1 when the graph is empty. */
     private volatile long entry = -1;
+    /**
+     * While a removal runs, receives every slot whose forward list changes, that loses an
+     * in-link or whose reachability certificate is put in doubt, so the removal's scope can be
+     * verified later without a walk (see {@link HnswIndex#verifyRemoval}); null otherwise.
+     * Set, written and cleared with the index's writer gate held exclusively.
+     */
+    private IntBag changeLog;
 
     HnswGraph(int dim, Metric metric, VectorKernels kernels, int maxDegree, int initialCapacity) {
         this.dim = dim;
@@ -430,6 +437,7 @@ final class HnswGraph {
             a[base + 1 + i] = -1;
         }
         INTS.setRelease(a, base, n);
+        logChange(slot);
     }
 
     /** Appends one neighbour; caller checked there is room and holds the slot's lock. */
@@ -439,6 +447,7 @@ final class HnswGraph {
         int n = (int) INTS.getAcquire(a, base);
         a[base + 1 + n] = node;
         INTS.setRelease(a, base, n + 1);
+        logChange(slot);
     }
 
     /** The monitor a writer holds while changing the forward list of {@code slot}. */
@@ -463,6 +472,7 @@ final class HnswGraph {
     }
 
     void removeReverse(int target, int level, int source) {
+        logChange(target);
         synchronized (reverseLocks[target & (LOCK_STRIPES - 1)]) {
             int[] r = reverse[target][level];
             if (r == null) {
@@ -487,6 +497,28 @@ final class HnswGraph {
             int[] r = perLevel == null || level >= perLevel.length ? null : perLevel[level];
             return r == null ? EMPTY : Arrays.copyOfRange(r, 1, 1 + r[0]);
         }
+    }
+
+    /**
+     * Entries left in the reverse lists of a slot on any layer; a freed slot has none (and no
+     * reverse lists at all). Cost: its layers.
+     */
+    int reverseEntries(int slot) {
+        synchronized (reverseLocks[slot & (LOCK_STRIPES - 1)]) {
+            int[][] perLevel = reverse[slot];
+            int n = 0;
+            if (perLevel != null) {
+                for (int[] r : perLevel) {
+                    n += r == null ? 0 : r[0];
+                }
+            }
+            return n;
+        }
+    }
+
+    /** Whether a slot still holds upper-layer lists (a freed slot must not). */
+    boolean hasUpperLists(int slot) {
+        return upper[slot] != null;
     }
 
     int inDegree(int target, int level) {
@@ -578,8 +610,34 @@ final class HnswGraph {
     // ---- reachability certificate (see HnswRepairer#certifyReachability)
 
     void markUncertified(int slot) {
+        logChange(slot);
         synchronized (uncertified) {
             uncertified.set(slot);
+        }
+    }
+
+    /**
+     * The nodes waiting for re-certification (new nodes, nodes that lost an in-link since the
+     * last removal), without taking them. Cost: O(1) when there are none, else a copy of the
+     * bitmap (highWater / 64 words).
+     */
+    java.util.BitSet pendingCertificates() {
+        synchronized (uncertified) {
+            return uncertified.isEmpty() ? new java.util.BitSet() : (java.util.BitSet) uncertified.clone();
+        }
+    }
+
+    // ---- removal scope (see changeLog)
+
+    /** Starts ({@code log} non-null) or stops recording the slots a removal changes. */
+    void recordChanges(IntBag log) {
+        changeLog = log;
+    }
+
+    private void logChange(int slot) {
+        IntBag log = changeLog;
+        if (log != null) {
+            log.add(slot);
         }
     }
 

@@ -58,6 +58,20 @@ public final class HnswIndex implements VectorIndex {
     private static final java.lang.invoke.VarHandle ORD_TO_SLOT =
             java.lang.invoke.MethodHandles.arrayElementVarHandle(int[].class);
     private int live;
+    /** At most this many removal traces are kept (see {@link #verifyRemoval}); beyond, all are dropped. */
+    static final int MAX_TRACES = 1 << 16;
+    /** At most this many touched slots are kept over all traces (about 8 MB). */
+    static final long MAX_TRACED_SLOTS = 1L << 21;
+    /**
+     * Per removed ordinal, what its removal changed, oldest first when it was removed more than
+     * once; read and written with the writer gate held exclusively. Kept after a re-add, so a
+     * check after the ordinal came back still covers where its removal changed the graph.
+     */
+    private final java.util.HashMap<Integer, HnswIntegrityChecker.RemovalTrace[]> traces = new java.util.HashMap<>();
+    private int traceCount;
+    private long tracedSlots;
+    /** Traces dropped to keep within the bounds; their ordinals get the full check. */
+    private long droppedTraces;
 
     public HnswIndex(int dimension, Metric metric, HnswParams params) {
         this(dimension, metric, params, Kernels.get(), 1024);
@@ -190,13 +204,35 @@ public final class HnswIndex implements VectorIndex {
             if (n == 0) {
                 return 0;
             }
-            // 1. Unlink and repair while searches keep running (they skip the marked slots).
-            repairer.remove(slots, n);
-            // 2. The local rules keep paths through a removed node but do not prove that every
-            //    node is still reachable; the reachability certificate does, at the cost of the
-            //    nodes that lost an in-link (a full walk only when it cannot: a moved entry
-            //    point, a node with no live in-link left).
-            repairer.certifyReachability();
+            // The scope verifyRemoval checks: the removed nodes' neighbours both ways, taken
+            // before the repair (so a list the repair forgot is still looked at), then whatever
+            // the repair changes.
+            IntBag touched = new IntBag();
+            int[] ords = new int[n];
+            for (int i = 0; i < n; i++) {
+                int x = slots[i];
+                ords[i] = graph.ordinal(x);
+                for (int l = 0; l <= graph.level(x); l++) {
+                    for (int a : graph.reverseNeighbors(x, l)) {
+                        touched.add(a);
+                    }
+                    for (int b : graph.neighbors(x, l)) {
+                        touched.add(b);
+                    }
+                }
+            }
+            graph.recordChanges(touched);
+            try {
+                // 1. Unlink and repair while searches keep running (they skip the marked slots).
+                repairer.remove(slots, n);
+                // 2. The local rules keep paths through a removed node but do not prove that every
+                //    node is still reachable; the reachability certificate does, at the cost of the
+                //    nodes that lost an in-link (a full walk only when it cannot: a moved entry
+                //    point, a node with no live in-link left).
+                repairer.certifyReachability();
+            } finally {
+                graph.recordChanges(null);
+            }
             // 3. Free the slots once no running search can still hold one.
             slotLock.writeLock().lock();
             try {
@@ -214,9 +250,50 @@ public final class HnswIndex implements VectorIndex {
             } finally {
                 slotLock.writeLock().unlock();
             }
+            keepTraces(ords, slots, n, touched);
             return n;
         } finally {
             writerGate.writeLock().unlock();
+        }
+    }
+
+    /**
+     * Records one trace per removed ordinal, all sharing the batch's touched slots (without the
+     * removed slots themselves, which are checked as freed). Caller holds the writer gate
+     * exclusively. Cost: the touched slots, sorted.
+     */
+    private void keepTraces(int[] ords, int[] slots, int n, IntBag touchedBag) {
+        int[] removedSlots = Arrays.copyOf(slots, n);
+        Arrays.sort(removedSlots);
+        int[] all = HnswIntegrityChecker.sortedUnique(touchedBag);
+        int k = 0;
+        for (int s : all) {
+            if (Arrays.binarySearch(removedSlots, s) < 0) {
+                all[k++] = s;
+            }
+        }
+        int[] touched = Arrays.copyOf(all, k);
+        if (traceCount + n > MAX_TRACES || tracedSlots + touched.length > MAX_TRACED_SLOTS) {
+            // Dropping all (rather than the oldest) keeps this O(1) amortised; the ordinals they
+            // covered fall back to the full check, which proves their removal too.
+            droppedTraces += traceCount;
+            traces.clear();
+            traceCount = 0;
+            tracedSlots = 0;
+            if (n > MAX_TRACES || touched.length > MAX_TRACED_SLOTS) {
+                droppedTraces += n;
+                return;
+            }
+        }
+        tracedSlots += touched.length;
+        for (int i = 0; i < n; i++) {
+            HnswIntegrityChecker.RemovalTrace t = new HnswIntegrityChecker.RemovalTrace(ords[i], slots[i], touched);
+            traces.merge(ords[i], new HnswIntegrityChecker.RemovalTrace[] {t}, (earlier, next) -> {
+                HnswIntegrityChecker.RemovalTrace[] both = Arrays.copyOf(earlier, earlier.length + 1);
+                both[earlier.length] = next[0];
+                return both;
+            });
+            traceCount++;
         }
     }
 
@@ -446,6 +523,61 @@ public final class HnswIndex implements VectorIndex {
         writerGate.writeLock().lock();
         try {
             return HnswIntegrityChecker.check(graph, ordToSlot, size());
+        } finally {
+            writerGate.writeLock().unlock();
+        }
+    }
+
+    /**
+     * Proves that the removals of {@code removedOrdinals} through this index left nothing
+     * behind, checking only the slots those removals touched (see
+     * {@link HnswIntegrityChecker#checkRemoval}). Cost: about the removed nodes times their
+     * degree times their layers, times (degree + in-degree) for the two-way list checks; it does
+     * not grow with the index. An ordinal this index holds no trace for (never removed through
+     * it, removed before a load, or its trace dropped to keep the traces bounded) makes the whole
+     * call run the full {@link #verifyIntegrity()} instead, which proves its removal too; so does
+     * a reachability certificate an insert invalidated since the last removal.
+     */
+    @Override
+    public IntegrityReport verifyRemoval(int[] removedOrdinals) {
+        writerGate.writeLock().lock();
+        try {
+            java.util.List<HnswIntegrityChecker.RemovalTrace> scope = new java.util.ArrayList<>();
+            long untraced = 0;
+            for (int ord : removedOrdinals) {
+                HnswIntegrityChecker.RemovalTrace[] ts = traces.get(ord);
+                if (ts == null) {
+                    untraced++;
+                } else {
+                    scope.addAll(Arrays.asList(ts));
+                }
+            }
+            if (untraced > 0) {
+                return HnswIntegrityChecker.fallBack(graph, ordToSlot, size(), "scoped-fallback-untraced-ordinals",
+                        untraced);
+            }
+            return HnswIntegrityChecker.checkRemoval(graph, ordToSlot, size(), scope);
+        } finally {
+            writerGate.writeLock().unlock();
+        }
+    }
+
+    /** Test hook: the latest removal trace of an ordinal, or null. */
+    HnswIntegrityChecker.RemovalTrace traceOf(int ordinal) {
+        writerGate.writeLock().lock();
+        try {
+            HnswIntegrityChecker.RemovalTrace[] ts = traces.get(ordinal);
+            return ts == null ? null : ts[ts.length - 1];
+        } finally {
+            writerGate.writeLock().unlock();
+        }
+    }
+
+    /** Removal traces dropped so far to keep within their bounds (for tests and operators). */
+    long droppedTraces() {
+        writerGate.writeLock().lock();
+        try {
+            return droppedTraces;
         } finally {
             writerGate.writeLock().unlock();
         }

@@ -71,6 +71,15 @@ class HnswRandomizedTest {
                 assertTrue(report.isClean(), () -> "seed " + seed + " step " + at + ": " + report
                         + dev.nepenthe.core.testing.Seeds.replay(seed));
                 assertEquals(live.size(), report.checked().get("live-nodes"));
+                // The scoped proof must agree, for this batch and for ordinals removed earlier
+                // (re-added since, removed again, or with slots handed out again).
+                int[] earlier = live.isEmpty() ? new int[] {dead.get(rnd.nextInt(dead.size()))}
+                        : new int[] {live.get(rnd.nextInt(live.size())), dead.get(rnd.nextInt(dead.size()))};
+                for (int[] asked : checks % 10 == 0 ? new int[][] {batch, earlier} : new int[][] {batch}) {
+                    IntegrityReport scoped = index.verifyRemoval(asked);
+                    assertTrue(scoped.isClean(), () -> "seed " + seed + " step " + at + " scoped check of "
+                            + java.util.Arrays.toString(asked) + ": " + scoped + dev.nepenthe.core.testing.Seeds.replay(seed));
+                }
             } else if (!live.isEmpty()) {
                 float[] q = vectors[rnd.nextInt(pool)];
                 SearchResult got = index.search(q, 10, null, SearchParams.of("efSearch", 60));
