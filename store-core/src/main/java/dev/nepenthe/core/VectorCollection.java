@@ -100,6 +100,13 @@ public final class VectorCollection {
     private final RoaringBitmap freeOrdinals = new RoaringBitmap();
     private final Map<String, RoaringBitmap> byTenant = new HashMap<>();
     private final Map<SubjectKey, RoaringBitmap> bySubject = new HashMap<>();
+    /**
+     * Join keys, so a forget's check looks up the names it forgot instead of reading every
+     * record: records by string metadata value (folded, see {@link #fold}) and by each id in
+     * their {@code derivedFrom}. Writer-owned.
+     */
+    private final Map<String, RoaringBitmap> byMetadataValue = new HashMap<>();
+    private final Map<String, RoaringBitmap> byDerivedFrom = new HashMap<>();
     private final Set<String> touchedTenants = new HashSet<>();
     private final Set<SubjectKey> touchedSubjects = new HashSet<>();
     /** One past the highest ordinal ever linked. */
@@ -290,6 +297,14 @@ public final class VectorCollection {
         if (!loading) {
             probePartition.add(ord, r.vectorUnsafe());
         }
+        for (Object v : r.metadata().values()) {
+            if (v instanceof String sv) {
+                byMetadataValue.computeIfAbsent(fold(sv), k -> new RoaringBitmap()).add(ord);
+            }
+        }
+        for (String src : r.derivedFrom()) {
+            byDerivedFrom.computeIfAbsent(src, k -> new RoaringBitmap()).add(ord);
+        }
         byTenant.computeIfAbsent(r.tenant(), t -> new RoaringBitmap()).add(ord);
         touchedTenants.add(r.tenant());
         if (r.subject() != null) {
@@ -305,6 +320,14 @@ public final class VectorCollection {
         probePartition.remove(e.ordinal()); // first: a new pivot is chosen among records still linked
         ENTRIES.setRelease(entries, e.ordinal(), (Entry) null);
         liveCount--;
+        for (Object v : r.metadata().values()) {
+            if (v instanceof String sv) {
+                removeFrom(byMetadataValue, fold(sv), e.ordinal());
+            }
+        }
+        for (String src : r.derivedFrom()) {
+            removeFrom(byDerivedFrom, src, e.ordinal());
+        }
         removeFrom(byTenant, r.tenant(), e.ordinal());
         touchedTenants.add(r.tenant());
         if (r.subject() != null) {
@@ -644,12 +667,22 @@ public final class VectorCollection {
             RoaringBitmap hiddenNow = hidden;
             int indexed = 0;
             int linked = 0;
+            Map<String, RoaringBitmap> valuesExpected = new HashMap<>();
+            Map<String, RoaringBitmap> derivedExpected = new HashMap<>();
             for (int ord = 0; ord < ordinalHighWater; ord++) {
                 Entry e = entry(ord);
                 if (e == null) {
                     continue;
                 }
                 linked++;
+                for (Object v : e.record().metadata().values()) {
+                    if (v instanceof String sv) {
+                        valuesExpected.computeIfAbsent(fold(sv), k -> new RoaringBitmap()).add(ord);
+                    }
+                }
+                for (String src : e.record().derivedFrom()) {
+                    derivedExpected.computeIfAbsent(src, k -> new RoaringBitmap()).add(ord);
+                }
                 if (idx.contains(ord)) {
                     indexed++;
                 } else if (!hiddenNow.contains(ord)) {
@@ -674,7 +707,10 @@ public final class VectorCollection {
             if (!tenantView.equals(byTenant) || !subjectView.equals(bySubject)) {
                 r.violation("published-view-mismatch", "the tenant or subject bitmaps searches read differ from the records");
             }
-            r.expect("id-map-mismatch");
+            r.expect("id-map-mismatch").expect("join-index-mismatch");
+            if (!valuesExpected.equals(byMetadataValue) || !derivedExpected.equals(byDerivedFrom)) {
+                r.violation("join-index-mismatch", "the join-key indexes differ from the records' metadata and derivedFrom");
+            }
             r.checked("records", live).checked("tenants", byTenant.size());
             out.put("collection", r.build());
             return out;
@@ -1168,42 +1204,59 @@ public final class VectorCollection {
         return out;
     }
 
+    /** A metadata value as join keys compare it: surrounding blanks dropped, case ignored. */
+    private static String fold(String value) {
+        return value.strip().toLowerCase(java.util.Locale.ROOT);
+    }
+
     /**
      * Join keys: unhidden records of the tenant whose metadata holds one of {@code names} (the
      * forgotten subject, forgotten record ids) as a string value, ignoring case and surrounding
-     * blanks, or whose {@code derivedFrom} still names a forgotten record. Takes no lock.
+     * blanks, or whose {@code derivedFrom} still names a forgotten record. Looked up by name
+     * (the writer keeps both indexes), so it costs the names and what they find; holds the
+     * writer mutex for that long.
      */
     List<dev.nepenthe.core.forget.Suspect> joinKeys(String tenant, Set<String> names, Set<String> forgottenIds) {
-        ensureOpen();
-        RoaringBitmap tenantOrds = tenantView.get(tenant);
-        if (tenantOrds == null) {
-            return List.of();
-        }
         Set<String> folded = new HashSet<>();
-        names.forEach(n -> folded.add(n.strip().toLowerCase(java.util.Locale.ROOT)));
+        names.forEach(n -> folded.add(fold(n)));
         List<dev.nepenthe.core.forget.Suspect> out = new ArrayList<>();
-        RoaringBitmap.andNot(tenantOrds, hidden).forEach((int ord) -> {
-            Entry e = entry(ord);
-            if (e == null) {
-                return;
+        writer.lock();
+        try {
+            ensureOpen();
+            RoaringBitmap tenantOrds = byTenant.get(tenant);
+            if (tenantOrds == null) {
+                return List.of();
             }
-            VectorRecord r = e.record();
-            for (Map.Entry<String, Object> m : r.metadata().entrySet()) {
-                if (m.getValue() instanceof String sv && folded.contains(sv.strip().toLowerCase(java.util.Locale.ROOT))) {
-                    out.add(new dev.nepenthe.core.forget.Suspect("join-key", spec.name(), r.id(), Double.NaN,
-                            "metadata key " + m.getKey()));
-                    return;
+            RoaringBitmap found = new RoaringBitmap();
+            for (String n : folded) {
+                RoaringBitmap b = byMetadataValue.get(n);
+                if (b != null) {
+                    found.or(b);
                 }
             }
-            for (String src : r.derivedFrom()) {
-                if (forgottenIds.contains(src)) {
-                    out.add(new dev.nepenthe.core.forget.Suspect("join-key", spec.name(), r.id(), Double.NaN,
-                            "derivedFrom"));
-                    return;
+            for (String id : forgottenIds) {
+                RoaringBitmap b = byDerivedFrom.get(id);
+                if (b != null) {
+                    found.or(b);
                 }
             }
-        });
-        return out;
+            found.and(tenantOrds);
+            found.andNot(hidden);
+            found.forEach((int ord) -> {
+                VectorRecord r = entry(ord).record();
+                for (Map.Entry<String, Object> m : r.metadata().entrySet()) {
+                    if (m.getValue() instanceof String sv && folded.contains(fold(sv))) {
+                        out.add(new dev.nepenthe.core.forget.Suspect("join-key", spec.name(), r.id(), Double.NaN,
+                                "metadata key " + m.getKey()));
+                        return;
+                    }
+                }
+                out.add(new dev.nepenthe.core.forget.Suspect("join-key", spec.name(), r.id(), Double.NaN, "derivedFrom"));
+            });
+            return out;
+        } finally {
+            writer.unlock();
+        }
     }
 
     /**

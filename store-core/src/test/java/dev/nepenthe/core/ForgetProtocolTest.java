@@ -397,6 +397,27 @@ class ForgetProtocolTest {
     }
 
     @Test
+    void joinKeysFollowReplacementsAndDeletesOfTheRecordsThatNameTheSubject() throws Exception {
+        try (Nepenthe store = open()) {
+            VectorCollection c = populate(store);
+            // Named, then renamed away (a replacement): the join-key index must forget the old value.
+            c.upsert(VectorRecord.builder("b7").subject("bob").vector(vector(207)).metadata("friend", CANARY_SUBJECT).build());
+            c.upsert(VectorRecord.builder("b7").subject("bob").vector(vector(207)).metadata("friend", "carol").build());
+            // Named, then deleted.
+            c.upsert(VectorRecord.builder("b8").subject("bob").vector(vector(208)).metadata("friend", CANARY_SUBJECT).build());
+            c.delete("b8");
+            // Renamed onto the subject: found.
+            c.upsert(VectorRecord.builder("b6").subject("bob").vector(vector(206)).metadata("friend", "dave").build());
+            c.upsert(VectorRecord.builder("b6").subject("bob").vector(vector(206)).metadata("friend", CANARY_SUBJECT).build());
+            assertTrue(c.verifyIntegrity().values().stream().allMatch(IntegrityReport::isClean), c.verifyIntegrity().toString());
+            ForgetOperation review = store.awaitOperation(store.forget(forgetAlice("req-5j")).id(), WAIT);
+            assertEquals(OperationState.NEEDS_REVIEW, review.state());
+            assertEquals(List.of(new Suspect("join-key", "notes", "b6", Double.NaN, "metadata key friend")),
+                    review.suspects());
+        }
+    }
+
+    @Test
     void aSurvivingRecordWhoseMetadataNamesTheSubjectSendsItToReviewAndAnOverrideIsRecorded() throws Exception {
         try (Nepenthe store = open()) {
             VectorCollection c = populate(store);
