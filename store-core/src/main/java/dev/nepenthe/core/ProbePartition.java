@@ -73,6 +73,11 @@ final class ProbePartition {
         return clusters.size();
     }
 
+    /** The norm of a held record's vector, as {@code sqrt(kernels.dot(v, v))} gives it; 0 if not held. */
+    float norm(int ord) {
+        return ord < norm.length ? norm[ord] : 0f;
+    }
+
     boolean holds(int ord) {
         return ord < clusterOf.length && clusterOf[ord] >= 0;
     }
@@ -175,12 +180,18 @@ final class ProbePartition {
      */
     RoaringBitmap candidates(float[][] probes, double threshold) {
         RoaringBitmap out = new RoaringBitmap();
-        if (clusters.isEmpty()) {
-            return out;
+        for (float[] q : probes) {
+            out.or(candidates(q, threshold));
         }
+        return out;
+    }
+
+    /** Every held record whose cosine with the unit-length {@code q} may be at or above {@code threshold}. */
+    RoaringBitmap candidates(float[] q, double threshold) {
+        RoaringBitmap out = new RoaringBitmap();
         double t = threshold >= 1 ? 0 : threshold <= -1 ? Math.PI : Math.acos(threshold);
         float band = (float) (t + SLACK);
-        for (float[] q : probes) {
+        {
             for (Cluster c : clusters) {
                 int p = c.pivot;
                 float qp = angleOf(kernels.dot(q, vectorOf.apply(p)) / (double) norm[p]);

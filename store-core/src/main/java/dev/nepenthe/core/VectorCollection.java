@@ -1106,9 +1106,9 @@ public final class VectorCollection {
      * The negative-space probe: every unhidden record of the tenant whose vector has cosine
      * similarity at or above {@code threshold} with a forgotten vector. Exact: the probe
      * partition leaves out only records the triangle inequality on angles proves too far from
-     * every probe (an approximate search could miss the one residue that matters), and each
-     * candidate is scored against every probe in one batch while its vector is in cache. Holds
-     * the writer mutex (writes wait, searches go on): the partition is the writer's.
+     * a probe (an approximate search could miss the one residue that matters), and each probe
+     * scores exactly the records its candidates name. Takes the writer mutex one probe at a time
+     * (the partition is the writer's), so writes wait at most one probe; searches go on.
      *
      * @return suspects, best score first, at most one per surviving record
      */
@@ -1120,35 +1120,48 @@ public final class VectorCollection {
             return List.of();
         }
         var kernels = dev.nepenthe.core.vector.Kernels.get();
-        int dim = spec.dimension();
-        float[][] units = new float[same.size()][];
-        float[] probeBlock = new float[same.size() * dim];
-        for (int i = 0; i < same.size(); i++) {
-            units[i] = dev.nepenthe.core.Metric.COSINE.prepare(same.get(i).record().vectorUnsafe());
-            System.arraycopy(units[i], 0, probeBlock, i * dim, dim);
-        }
-        int[] ords;
-        writer.lock();
-        try {
-            ensureOpen();
-            RoaringBitmap tenantOrds = byTenant.get(tenant);
-            if (tenantOrds == null) {
-                return List.of();
+        Map<Integer, dev.nepenthe.core.forget.Suspect> best = new HashMap<>();
+        long scored = 0;
+        for (Removed probe : same) {
+            float[] q = dev.nepenthe.core.Metric.COSINE.prepare(probe.record().vectorUnsafe());
+            String probeId = probe.record().id();
+            writer.lock();
+            try {
+                ensureOpen();
+                RoaringBitmap tenantOrds = byTenant.get(tenant);
+                if (tenantOrds == null) {
+                    return List.of();
+                }
+                RoaringBitmap candidates = probePartition.candidates(q, threshold);
+                candidates.and(tenantOrds);
+                candidates.andNot(hidden);
+                scored += candidates.getCardinality();
+                candidates.forEach((int ord) -> {
+                    float norm = probePartition.norm(ord);
+                    if (norm == 0) {
+                        return;
+                    }
+                    VectorRecord r = entry(ord).record();
+                    float score = kernels.dot(r.vectorUnsafe(), q) / norm;
+                    dev.nepenthe.core.forget.Suspect before = best.get(ord);
+                    if (score >= threshold && (before == null || score > before.score())) {
+                        best.put(ord, new dev.nepenthe.core.forget.Suspect("vector-residue", spec.name(), r.id(), score,
+                                probeId));
+                    }
+                });
+            } finally {
+                writer.unlock();
+                Arrays.fill(q, 0f);
             }
-            RoaringBitmap candidates = probePartition.candidates(units, threshold);
-            candidates.and(tenantOrds);
-            candidates.andNot(hidden);
-            ords = candidates.toArray();
-            lastProbeCandidates = ords.length;
-            return score(ords, same, probeBlock, threshold, kernels);
-        } finally {
-            writer.unlock();
-            Arrays.fill(probeBlock, 0f);
-            for (float[] u : units) {
-                Arrays.fill(u, 0f);
-            }
         }
+        lastProbeCandidates = scored;
+        List<dev.nepenthe.core.forget.Suspect> out = new ArrayList<>(best.values());
+        out.sort(java.util.Comparator.comparingDouble(dev.nepenthe.core.forget.Suspect::score).reversed());
+        return out;
     }
+
+    /** (Record, probe) pairs the last probe scored exactly (tests and benchmarks: what the partition skipped). */
+    volatile long lastProbeCandidates;
 
     private static boolean isZero(float[] v) {
         for (float x : v) {
@@ -1157,51 +1170,6 @@ public final class VectorCollection {
             }
         }
         return true;
-    }
-
-    /** Records the last probe scored exactly (tests and benchmarks: how much the partition skipped). */
-    volatile int lastProbeCandidates;
-
-    private List<dev.nepenthe.core.forget.Suspect> score(int[] ords, List<Removed> same, float[] probeBlock,
-            double threshold, dev.nepenthe.core.vector.VectorKernels kernels) {
-        int dim = spec.dimension();
-        java.util.concurrent.ConcurrentLinkedQueue<dev.nepenthe.core.forget.Suspect> found =
-                new java.util.concurrent.ConcurrentLinkedQueue<>();
-        ThreadLocal<float[]> scores = ThreadLocal.withInitial(() -> new float[same.size()]);
-        // Parallel only where a core is left over for searches: on two cores the probe runs
-        // on the forget worker alone (measured: search p99 while forgets run, BENCHMARKS.md).
-        java.util.stream.IntStream range = java.util.stream.IntStream.range(0, ords.length);
-        if (Runtime.getRuntime().availableProcessors() > 2 && ords.length > 4096) {
-            range = range.parallel();
-        }
-        range.forEach(i -> {
-            Entry e = entry(ords[i]);
-            if (e == null) {
-                return;
-            }
-            VectorRecord r = e.record();
-            float[] v = r.vectorUnsafe();
-            float norm = (float) Math.sqrt(kernels.dot(v, v));
-            if (norm == 0) {
-                return;
-            }
-            float[] out = scores.get();
-            kernels.dotBatch(v, probeBlock, 0, out.length, dim, out, 0);
-            int bestProbe = 0;
-            for (int p = 1; p < out.length; p++) {
-                if (out[p] > out[bestProbe]) {
-                    bestProbe = p;
-                }
-            }
-            float best = out[bestProbe] / norm;
-            if (best >= threshold) {
-                found.add(new dev.nepenthe.core.forget.Suspect("vector-residue", spec.name(), r.id(), best,
-                        same.get(bestProbe).record().id()));
-            }
-        });
-        List<dev.nepenthe.core.forget.Suspect> out = new ArrayList<>(found);
-        out.sort(java.util.Comparator.comparingDouble(dev.nepenthe.core.forget.Suspect::score).reversed());
-        return out;
     }
 
     /** A metadata value as join keys compare it: surrounding blanks dropped, case ignored. */
