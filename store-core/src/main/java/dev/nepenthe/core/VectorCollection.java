@@ -73,15 +73,6 @@ public final class VectorCollection {
     private final java.util.function.Supplier<VectorIndex> indexFactory;
     private volatile VectorIndex index;
     private final RecordValidator validator;
-    /**
-     * Lets the forget probe skip records too far from every forgotten vector and stay exact;
-     * kept by the writer (it follows {@link #linkRecord} and {@link #unlinkRecord}).
-     */
-    private final ProbePartition probePartition;
-    /** Records of about this many per probe cluster (see {@link ProbePartition}). */
-    static final int PROBE_LEAF_SIZE = 1024;
-    /** True while open feeds the stored records in: the probe partition is built once, after. */
-    private boolean loading = true;
     /** Writes take turns on this; reads never take it. */
     private final ReentrantLock writer = new ReentrantLock();
 
@@ -151,8 +142,6 @@ public final class VectorCollection {
         this.indexFactory = indexFactory;
         this.index = indexFactory.get();
         this.validator = new RecordValidator(spec);
-        this.probePartition = new ProbePartition(dev.nepenthe.core.vector.Kernels.get(),
-                ord -> entry(ord).record().vectorUnsafe(), PROBE_LEAF_SIZE);
         this.storage = opener.open((ordinal, r) -> {
             validator.validate(r, "stored record");
             linkRecord(ordinal, r);
@@ -171,8 +160,6 @@ public final class VectorCollection {
         VectorIndex idx = index;
         all.parallelStream().forEach(e -> idx.add(e.ordinal(), e.record().vectorUnsafe()));
         idx.afterBulkLoad();
-        probePartition.addAll(all.stream().mapToInt(Entry::ordinal).toArray());
-        loading = false;
         publish(0);
     }
 
@@ -294,9 +281,6 @@ public final class VectorCollection {
         ENTRIES.setRelease(es, ord, new Entry(ord, r, freedAt[ord]));
         ordinalHighWater = Math.max(ordinalHighWater, ord + 1);
         liveCount++;
-        if (!loading) {
-            probePartition.add(ord, r.vectorUnsafe());
-        }
         for (Object v : r.metadata().values()) {
             if (v instanceof String sv) {
                 byMetadataValue.computeIfAbsent(fold(sv), k -> new RoaringBitmap()).add(ord);
@@ -317,7 +301,6 @@ public final class VectorCollection {
     /** Takes an entry out of the entries and the writer's bitmaps (not the index). */
     private void unlinkRecord(Entry e) {
         VectorRecord r = e.record();
-        probePartition.remove(e.ordinal()); // first: a new pivot is chosen among records still linked
         ENTRIES.setRelease(entries, e.ordinal(), (Entry) null);
         liveCount--;
         for (Object v : r.metadata().values()) {
@@ -656,9 +639,6 @@ public final class VectorCollection {
             Map<String, IntegrityReport> out = new LinkedHashMap<>();
             VectorIndex idx = index;
             out.put("index:" + idx.kind(), idx.verifyIntegrity());
-            RoaringBitmap linkedOrds = new RoaringBitmap();
-            byTenant.values().forEach(linkedOrds::or);
-            out.put("probe-partition", probePartition.verify(linkedOrds));
             IntegrityReport.Builder r = IntegrityReport.builder("collection:" + spec.name())
                     .expect("index-size-mismatch").expect("live-record-missing-from-index")
                     .expect("bitmap-mismatch").expect("published-view-mismatch");
@@ -1028,20 +1008,17 @@ public final class VectorCollection {
                 problems.add("integrity checker: " + report.violations());
             }
             int stillIndexed = 0;
-            RoaringBitmap reused = new RoaringBitmap();
             for (Removed r : removed) {
                 Entry now = entry(r.ordinal());
-                if (now != null && !(now.record().tenant().equals(r.record().tenant())
-                        && now.record().id().equals(r.record().id()))) {
-                    reused.add(r.ordinal());
-                } else if (idx.contains(r.ordinal())) {
+                boolean reused = now != null && !(now.record().tenant().equals(r.record().tenant())
+                        && now.record().id().equals(r.record().id()));
+                if (idx.contains(r.ordinal()) && !reused) {
                     stillIndexed++;
                 }
             }
             if (stillIndexed > 0) {
                 problems.add(stillIndexed + " forgotten ordinals are still in the index");
             }
-            problems.addAll(probePartition.verifyRemoved(ords, reused));
             if (idx.hasResidue()) {
                 problems.add("the index reports residue of removed vectors (e.g. codebooks trained on them)");
             }
@@ -1104,15 +1081,19 @@ public final class VectorCollection {
 
     /**
      * The negative-space probe: every unhidden record of the tenant whose vector has cosine
-     * similarity at or above {@code threshold} with a forgotten vector. Exact: the probe
-     * partition leaves out only records the triangle inequality on angles proves too far from
-     * a probe (an approximate search could miss the one residue that matters), and each probe
-     * scores exactly the records its candidates name. Takes the writer mutex one probe at a time
-     * (the partition is the writer's), so writes wait at most one probe; searches go on.
+     * similarity at or above {@code threshold} with a forgotten vector. Exact, over every
+     * record (an approximate search could miss the one residue that matters); each record's
+     * vector compared with every probe while it is in cache. Takes no lock: it reads what
+     * searches read, so writes go on.
      *
      * @return suspects, best score first, at most one per surviving record
      */
     List<dev.nepenthe.core.forget.Suspect> probe(String tenant, List<Removed> probes, double threshold) {
+        ensureOpen();
+        RoaringBitmap tenantOrds = tenantView.get(tenant);
+        if (tenantOrds == null || probes.isEmpty()) {
+            return List.of();
+        }
         // A zero vector has no direction, so no cosine: it cannot be near anything.
         List<Removed> same = probes.stream().filter(p -> p.record().dimension() == spec.dimension()
                 && !isZero(p.record().vectorUnsafe())).toList();
@@ -1120,48 +1101,53 @@ public final class VectorCollection {
             return List.of();
         }
         var kernels = dev.nepenthe.core.vector.Kernels.get();
-        Map<Integer, dev.nepenthe.core.forget.Suspect> best = new HashMap<>();
-        long scored = 0;
-        for (Removed probe : same) {
-            float[] q = dev.nepenthe.core.Metric.COSINE.prepare(probe.record().vectorUnsafe());
-            String probeId = probe.record().id();
-            writer.lock();
-            try {
-                ensureOpen();
-                RoaringBitmap tenantOrds = byTenant.get(tenant);
-                if (tenantOrds == null) {
-                    return List.of();
-                }
-                RoaringBitmap candidates = probePartition.candidates(q, threshold);
-                candidates.and(tenantOrds);
-                candidates.andNot(hidden);
-                scored += candidates.getCardinality();
-                candidates.forEach((int ord) -> {
-                    float norm = probePartition.norm(ord);
-                    if (norm == 0) {
-                        return;
-                    }
-                    VectorRecord r = entry(ord).record();
-                    float score = kernels.dot(r.vectorUnsafe(), q) / norm;
-                    dev.nepenthe.core.forget.Suspect before = best.get(ord);
-                    if (score >= threshold && (before == null || score > before.score())) {
-                        best.put(ord, new dev.nepenthe.core.forget.Suspect("vector-residue", spec.name(), r.id(), score,
-                                probeId));
-                    }
-                });
-            } finally {
-                writer.unlock();
-                Arrays.fill(q, 0f);
-            }
+        int dim = spec.dimension();
+        // The unit-length probes in one block: each record is scored against all of them in
+        // one batch call while its vector is in cache.
+        float[] probeBlock = new float[same.size() * dim];
+        for (int i = 0; i < same.size(); i++) {
+            System.arraycopy(dev.nepenthe.core.Metric.COSINE.prepare(same.get(i).record().vectorUnsafe()), 0,
+                    probeBlock, i * dim, dim);
         }
-        lastProbeCandidates = scored;
-        List<dev.nepenthe.core.forget.Suspect> out = new ArrayList<>(best.values());
+        int[] ords = RoaringBitmap.andNot(tenantOrds, hidden).toArray();
+        java.util.concurrent.ConcurrentLinkedQueue<dev.nepenthe.core.forget.Suspect> found =
+                new java.util.concurrent.ConcurrentLinkedQueue<>();
+        ThreadLocal<float[]> scores = ThreadLocal.withInitial(() -> new float[same.size()]);
+        // Parallel only where a core is left over for searches: on two cores the probe runs
+        // on the forget worker alone (measured: search p99 while forgets run, BENCHMARKS.md).
+        java.util.stream.IntStream range = java.util.stream.IntStream.range(0, ords.length);
+        if (Runtime.getRuntime().availableProcessors() > 2) {
+            range = range.parallel();
+        }
+        range.forEach(i -> {
+            Entry e = entry(ords[i]);
+            if (e == null) {
+                return; // deleted since the bitmap was published
+            }
+            VectorRecord r = e.record();
+            float[] v = r.vectorUnsafe();
+            float norm = (float) Math.sqrt(kernels.dot(v, v));
+            if (norm == 0) {
+                return;
+            }
+            float[] out = scores.get();
+            kernels.dotBatch(v, probeBlock, 0, out.length, dim, out, 0);
+            int bestProbe = 0;
+            for (int p = 1; p < out.length; p++) {
+                if (out[p] > out[bestProbe]) {
+                    bestProbe = p;
+                }
+            }
+            float best = out[bestProbe] / norm;
+            if (best >= threshold) {
+                found.add(new dev.nepenthe.core.forget.Suspect("vector-residue", spec.name(), r.id(), best,
+                        same.get(bestProbe).record().id()));
+            }
+        });
+        List<dev.nepenthe.core.forget.Suspect> out = new ArrayList<>(found);
         out.sort(java.util.Comparator.comparingDouble(dev.nepenthe.core.forget.Suspect::score).reversed());
         return out;
     }
-
-    /** (Record, probe) pairs the last probe scored exactly (tests and benchmarks: what the partition skipped). */
-    volatile long lastProbeCandidates;
 
     private static boolean isZero(float[] v) {
         for (float x : v) {
