@@ -5,6 +5,8 @@ import dev.nepenthe.core.crypto.KeyedHash;
 import dev.nepenthe.core.crypto.Keystore;
 import dev.nepenthe.core.crypto.RecordCipher;
 import dev.nepenthe.core.evidence.EvidenceLedger;
+import dev.nepenthe.core.evidence.LedgerAudit;
+import dev.nepenthe.core.evidence.LedgerHead;
 import dev.nepenthe.core.evidence.SigningKey;
 import dev.nepenthe.core.forget.ErasureClass;
 import dev.nepenthe.core.forget.ErasureLevel;
@@ -115,6 +117,9 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
     private volatile Fences fences = Fences.NONE;
     private volatile boolean closing;
     private ReconciliationReport reconciliation = new ReconciliationReport(0, 0, 0);
+    /** Why the evidence ledger cannot be trusted (file damage, lost anchor, missing sealed entry), or null. */
+    private volatile String ledgerProblem;
+    private int reconciledWithoutEvidence;
 
     /** What reconciliation did at open: sealed operations re-verified, records removed again, operations resumed. */
     record ReconciliationReport(int sealedChecked, int resurrectedRemoved, int resumed) {}
@@ -129,7 +134,8 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
         this.log = OperationLog.open(keysFolder.resolve("operations"));
         EvidenceLedger l;
         try {
-            l = EvidenceLedger.open(keysFolder.resolve("evidence").resolve("ledger.bin"), signer);
+            // A damaged ledger is opened read-only: searches go on, forgets wait for an operator.
+            l = EvidenceLedger.openAllowingDamage(keysFolder.resolve("evidence").resolve("ledger.bin"), signer);
         } catch (IOException | RuntimeException e) {
             log.close();
             throw e;
@@ -137,9 +143,8 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
         this.ledger = l;
         // One pass over the ledger at open; from then on a seal finds its entry by id.
         for (EvidenceLedger.Entry e : l.entries()) {
-            String op = sealedOperation(e.body());
-            if (op != null) {
-                sealedEntries.put(op, e);
+            if (LedgerAudit.isSealed(e.body())) {
+                sealedEntries.put(LedgerAudit.operationOf(e.body()), e);
             }
         }
         this.parallel = new ForkJoinPool(Runtime.getRuntime().availableProcessors(), pool -> {
@@ -188,6 +193,14 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
                         + op.pub.state + ") but its private part cannot be read (its key is missing)");
             }
         }
+        ledgerProblem = crossCheck(ledger.audit());
+        if (ledgerProblem != null) {
+            LOG.log(Level.ERROR, "{0}. Searches go on; new forgets, holds and overrides are refused and"
+                    + " unfinished forgets wait (their scopes stay blocked) until the ledger is put back", ledgerProblem);
+        } else if (log.ledgerHead() == null && !ledger.entries().isEmpty()) {
+            // A store from before anchoring: anchor what is there now.
+            log.saveLedgerHead(ledger.head());
+        }
         for (VectorCollection c : collections.get()) {
             c.setFence(this);
         }
@@ -200,7 +213,7 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
         }
         reconciliation = new ReconciliationReport(countSealed(), reconcile(), 0);
         for (Op op : ops.values()) {
-            if (!op.pub.state.isSettled()) {
+            if (!op.pub.state.isSettled() && ledgerProblem == null) {
                 resumed++;
                 submit(op.pub.id);
             }
@@ -247,13 +260,18 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
                 return false;
             });
         }
-        if (removed > 0) {
+        if (removed > 0 && ledgerProblem != null) {
+            // Removing what came back is never wrong; its evidence waits for a sound ledger.
+            reconciledWithoutEvidence += removed;
+            LOG.log(Level.WARNING, "reconciliation removed {0} records that sealed forget operations had erased; the"
+                    + " evidence ledger is damaged, so no entry records it", removed);
+        } else if (removed > 0) {
             Map<String, Object> body = new TreeMap<>();
             body.put("type", "reconciliation");
             body.put("removed", removed);
             body.put("operations", List.copyOf(operations));
             body.put("policy", POLICY);
-            ledger.append(body);
+            appendEvidence(body);
             LOG.log(Level.WARNING, "reconciliation removed {0} records that sealed forget operations had erased"
                     + " (a restored snapshot or a lost journal brought them back)", removed);
         }
@@ -271,6 +289,7 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
         Op op;
         synchronized (this) {
             ensureOpen();
+            ensureLedgerSound();
             KeyedHash.Hash idem = hashes.of("forget-idempotency", request.tenant(), request.idempotencyKey());
             KeyedHash.Hash requestHash = requestHash(request);
             String existing = byIdempotency.get(idem);
@@ -385,6 +404,7 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
     /** Re-runs verification of an operation in NEEDS_REVIEW (after the operator forgot more). */
     ForgetOperation reverify(String id) {
         synchronized (this) {
+            ensureLedgerSound();
             Op op = require(id);
             if (op.pub.state != OperationState.NEEDS_REVIEW) {
                 throw new IllegalStateException("forget operation " + id + ": expected NEEDS_REVIEW to re-verify, found "
@@ -408,6 +428,7 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
     ForgetOperation override(String id, String reasonCode) throws IOException {
         Op op;
         synchronized (this) {
+            ensureLedgerSound();
             op = require(id);
             if (op.pub.state != OperationState.NEEDS_REVIEW) {
                 throw new IllegalStateException("forget operation " + id + ": expected NEEDS_REVIEW to override, found "
@@ -431,6 +452,7 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
 
     synchronized LegalHold placeHold(String tenant, ForgetScope scope, String reasonCode) throws IOException {
         ensureOpen();
+        ensureLedgerSound();
         java.util.Objects.requireNonNull(tenant, "hold tenant");
         ForgetRequest.checkReasonCode(reasonCode);
         KeyedHash.Hash h = switch (scope) {
@@ -452,6 +474,7 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
     void liftHold(String holdId) throws IOException {
         List<String> resume = new ArrayList<>();
         synchronized (this) {
+            ensureLedgerSound();
             OperationLog.StoredHold h = log.holds().get(holdId);
             if (h == null || h.liftedAt() > 0) {
                 throw new IllegalArgumentException("legal hold " + holdId + ": expected an active hold, found "
@@ -921,29 +944,90 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
         return sealedEntries.get(id);
     }
 
-    /** The operation id of a "sealed" entry's body, else null (bodies are canonical JSON with sorted keys). */
-    private static String sealedOperation(String body) {
-        if (!body.contains("\"event\":\"sealed\"")) {
-            return null;
-        }
-        String key = "\"operation\":\"";
-        int at = body.indexOf(key);
-        if (at < 0) {
-            return null;
-        }
-        int from = at + key.length();
-        int to = body.indexOf('"', from);
-        return to < 0 ? null : body.substring(from, to);
-    }
-
     // ---- evidence ----------------------------------------------------------------------------
 
-    private EvidenceLedger.Entry appendEvidence(Map<String, Object> body) throws IOException {
+    /**
+     * Appends to the ledger, then anchors the new head in the operation log: a ledger found
+     * shorter than its anchor, or with another entry there, was cut short or rolled back. (A
+     * crash between the two leaves the ledger one entry past its anchor, which is fine: entries
+     * past the anchor still chain and carry the store's signature.)
+     */
+    private synchronized EvidenceLedger.Entry appendEvidence(Map<String, Object> body) throws IOException {
+        ensureLedgerSound();
         EvidenceLedger.Entry e = ledger.append(body);
         if ("sealed".equals(body.get("event")) && body.get("operation") instanceof String op) {
             sealedEntries.put(op, e);
         }
+        crashPoint("ledger-appended");
+        log.saveLedgerHead(new LedgerHead(e.seq(), e.hashHex()));
         return e;
+    }
+
+    /**
+     * Why the ledger cannot be trusted, or null: the file's own chain and signatures, the head
+     * the operation log anchored, and the entry each sealed operation's receipt names.
+     */
+    private String crossCheck(LedgerAudit audit) {
+        EvidenceLedger.Verification v = audit.verification();
+        if (!v.ok()) {
+            return audit.file() + ": evidence ledger fails verification at entry " + v.firstBadEntry() + ": " + v.problem();
+        }
+        LedgerHead anchor = log.ledgerHead();
+        if (anchor != null) {
+            LedgerAudit.Check c = audit.checkHead(anchor);
+            if (!c.ok()) {
+                return audit.file() + ": the operation log anchors ledger entry " + anchor.seq() + ", but " + c.problem();
+            }
+        }
+        for (Op op : ops.values()) {
+            if (op.pub.state == OperationState.SEALED && op.pub.receipt != null) {
+                LedgerHead named = LedgerAudit.entryNamedBy(op.pub.receipt);
+                LedgerAudit.Check c = named == null ? new LedgerAudit.Check("", "its receipt names no ledger entry")
+                        : audit.checkSealedEntry(op.pub.id, named);
+                if (!c.ok()) {
+                    return audit.file() + ": sealed forget operation " + op.pub.id + ": " + c.problem();
+                }
+            }
+        }
+        return null;
+    }
+
+    /** Re-reads the ledger file and cross-checks it against the anchor and every sealed operation's receipt. */
+    synchronized EvidenceLedger.Verification verifyLedger() throws IOException {
+        LedgerAudit audit = LedgerAudit.read(ledger.file(), ledger.audit().publicKey());
+        String problem = crossCheck(audit);
+        EvidenceLedger.Verification v = audit.verification();
+        if (problem != null && ledgerProblem == null) {
+            // Found while serving (the file was changed under the store): stop appending to it.
+            ledgerProblem = problem;
+            LOG.log(Level.ERROR, "{0}; new forgets, holds and overrides are refused from now on", problem);
+        }
+        if (problem == null || !v.ok()) {
+            return v;
+        }
+        return new EvidenceLedger.Verification(v.entries(), v.entries(), problem, v.headHash());
+    }
+
+    synchronized StoreHealth health() {
+        int paused = 0;
+        if (ledgerProblem != null) {
+            for (Op op : ops.values()) {
+                if (!op.pub.state.isSettled()) {
+                    paused++;
+                }
+            }
+        }
+        return new StoreHealth(ledgerProblem == null && !closing, ledgerProblem, ledger.head(), log.ledgerHead(), paused,
+                reconciledWithoutEvidence);
+    }
+
+    private void ensureLedgerSound() {
+        String problem = ledgerProblem;
+        if (problem != null) {
+            throw new IllegalStateException("the evidence ledger is damaged (" + problem + "): new forgets, holds and"
+                    + " overrides are refused until an operator puts back a ledger that holds every anchored entry;"
+                    + " searches go on");
+        }
     }
 
     // ---- persistence of the private part -----------------------------------------------------

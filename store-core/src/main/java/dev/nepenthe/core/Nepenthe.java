@@ -4,6 +4,8 @@ import dev.nepenthe.core.crypto.KeyedHash;
 import dev.nepenthe.core.crypto.Keystore;
 import dev.nepenthe.core.crypto.MasterKey;
 import dev.nepenthe.core.evidence.EvidenceLedger;
+import dev.nepenthe.core.evidence.LedgerAudit;
+import dev.nepenthe.core.evidence.LedgerHead;
 import dev.nepenthe.core.evidence.SigningKey;
 import dev.nepenthe.core.forget.ErasureSurface;
 import dev.nepenthe.core.forget.ForgetOperation;
@@ -390,9 +392,34 @@ public final class Nepenthe implements AutoCloseable {
         protocol.registerSurface(surface);
     }
 
-    /** Re-reads the evidence ledger and checks its hash chain and every signature. */
+    /**
+     * Re-reads the evidence ledger and checks its hash chain and every signature, that it still
+     * holds the head the store anchored after its last append, and that every sealed operation's
+     * receipt names an entry it holds. A ledger cut short, rolled back or replaced fails here
+     * (and from then on the store refuses new forgets, see {@link #health()}).
+     */
     public EvidenceLedger.Verification verifyLedger() throws IOException {
-        return protocol.ledger().verify();
+        return protocol.verifyLedger();
+    }
+
+    /**
+     * A read-only view of the evidence ledger for auditors: its entries, one operation's
+     * entries, receipt and head checks (what {@link LedgerAudit#read} gives from the file and
+     * the public key alone).
+     */
+    public LedgerAudit evidence() throws IOException {
+        return LedgerAudit.read(protocol.ledger().file(), signingKey.publicKey());
+    }
+
+    /** The evidence ledger's head now, to hand to an outside witness ({@code SEQ:HASH}). */
+    public LedgerHead ledgerHead() {
+        return protocol.ledger().head();
+    }
+
+    /** Whether the store accepts forgets, and what is wrong if it does not. */
+    public StoreHealth health() {
+        ensureOpen();
+        return protocol.health();
     }
 
     /** The evidence ledger file (verify it offline with {@link #publicKeyPem()} and {@code LedgerVerifier}). */

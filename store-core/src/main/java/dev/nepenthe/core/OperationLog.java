@@ -1,6 +1,7 @@
 package dev.nepenthe.core;
 
 import dev.nepenthe.core.crypto.KeyedHash;
+import dev.nepenthe.core.evidence.LedgerHead;
 import dev.nepenthe.core.forget.ErasureClass;
 import dev.nepenthe.core.forget.ErasureLevel;
 import dev.nepenthe.core.forget.OperationState;
@@ -31,8 +32,9 @@ import java.util.Map;
  */
 final class OperationLog implements Closeable {
 
-    private static final byte OPERATION = 1, HOLD = 2, HOLD_LIFTED = 3;
-    private static final int FORMAT_VERSION = 1;
+    private static final byte OPERATION = 1, HOLD = 2, HOLD_LIFTED = 3, LEDGER_HEAD = 4;
+    /** Version 2 adds an operation's outcome and whether its tenant was known; version 1 entries still read. */
+    private static final int FORMAT_VERSION = 2;
     /** Generations kept before the log is compacted to one entry per operation and hold at open. */
     private static final int MAX_GENERATIONS = 8;
 
@@ -59,6 +61,10 @@ final class OperationLog implements Closeable {
         int suspects;
         /** Write fences that outlive the operation: keyed hashes only. */
         final List<KeyedHash.Hash> fences = new ArrayList<>();
+        /** What the seal found and did (an {@code ErasureOutcome} name), null until sealed. */
+        String outcome;
+        /** Whether any collection held a record of the tenant when the operation was marked. */
+        boolean tenantKnown = true;
     }
 
     /** One replayed operation: its public state and its latest private part (sealed), if any. */
@@ -70,6 +76,8 @@ final class OperationLog implements Closeable {
     private final WriteAheadLog log;
     private final Map<String, Stored> operations = new LinkedHashMap<>();
     private final Map<String, StoredHold> holds = new LinkedHashMap<>();
+    /** The evidence ledger's head as last anchored here, or null before the first anchor. */
+    private LedgerHead ledgerHead;
 
     private OperationLog(WriteAheadLog log) {
         this.log = log;
@@ -96,6 +104,9 @@ final class OperationLog implements Closeable {
             for (StoredHold h : ops.holds.values()) {
                 compact.add(encode(h));
             }
+            if (ops.ledgerHead != null) {
+                compact.add(encode(ops.ledgerHead));
+            }
             if (!compact.isEmpty()) {
                 wal.sync(wal.append(compact));
             }
@@ -119,6 +130,20 @@ final class OperationLog implements Closeable {
         apply(e);
     }
 
+    /**
+     * Anchors the evidence ledger's head: written (fsynced) after every ledger append, so that a
+     * ledger later found shorter than this, or with another entry here, was cut or rolled back.
+     */
+    synchronized void saveLedgerHead(LedgerHead head) throws IOException {
+        byte[] e = encode(head);
+        log.sync(log.append(e));
+        apply(e);
+    }
+
+    synchronized LedgerHead ledgerHead() {
+        return ledgerHead;
+    }
+
     synchronized void saveHold(StoredHold h) throws IOException {
         byte[] e = encode(h);
         log.sync(log.append(e));
@@ -129,12 +154,18 @@ final class OperationLog implements Closeable {
         DataInputStream in = new DataInputStream(new ByteArrayInputStream(entry));
         byte type = in.readByte();
         int version = in.readInt();
-        if (version != FORMAT_VERSION) {
-            throw new IOException("entry format version " + version + ", this build reads " + FORMAT_VERSION);
+        if (version < 1 || version > FORMAT_VERSION) {
+            throw new IOException("entry format version " + version + ", this build reads 1 to " + FORMAT_VERSION);
         }
         switch (type) {
+            case LEDGER_HEAD -> {
+                long seq = in.readLong();
+                byte[] h = new byte[32];
+                in.readFully(h);
+                ledgerHead = new LedgerHead(seq, java.util.HexFormat.of().formatHex(h));
+            }
             case OPERATION -> {
-                Public p = readPublic(in);
+                Public p = readPublic(in, version);
                 int n = in.readInt();
                 byte[] priv = null;
                 if (n > 0) {
@@ -175,6 +206,19 @@ final class OperationLog implements Closeable {
                 out.writeInt(sealedPrivate.length);
                 out.write(sealedPrivate);
             }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return bytes.toByteArray();
+    }
+
+    private static byte[] encode(LedgerHead head) {
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        try (DataOutputStream out = new DataOutputStream(bytes)) {
+            out.writeByte(LEDGER_HEAD);
+            out.writeInt(FORMAT_VERSION);
+            out.writeLong(head.seq());
+            out.write(java.util.HexFormat.of().parseHex(head.hash()));
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
@@ -248,9 +292,11 @@ final class OperationLog implements Closeable {
         for (KeyedHash.Hash h : p.fences) {
             out.write(h.bytes());
         }
+        writeNullable(out, p.outcome);
+        out.writeBoolean(p.tenantKnown);
     }
 
-    private static Public readPublic(DataInputStream in) throws IOException {
+    private static Public readPublic(DataInputStream in, int version) throws IOException {
         Public p = new Public();
         p.id = in.readUTF();
         p.tenant = in.readUTF();
@@ -297,6 +343,10 @@ final class OperationLog implements Closeable {
         n = in.readInt();
         for (int i = 0; i < n; i++) {
             p.fences.add(hash(in));
+        }
+        if (version >= 2) {
+            p.outcome = readNullable(in);
+            p.tenantKnown = in.readBoolean();
         }
         return p;
     }

@@ -1,11 +1,12 @@
 package dev.nepenthe.server;
 
-import dev.nepenthe.core.evidence.EvidenceLedger;
+import dev.nepenthe.core.evidence.LedgerVerifier;
 import dev.nepenthe.core.evidence.Receipt;
 import dev.nepenthe.core.evidence.SigningKey;
 import java.nio.file.Files;
 
 import java.nio.file.Path;
+import java.util.List;
 
 /** Command-line entry point: {@code nepenthe demo [--data DIR] [--index KIND]}. */
 public final class Main {
@@ -13,14 +14,16 @@ public final class Main {
     private static final String USAGE = """
             usage: nepenthe demo [--data DIR] [--index exact|hnsw|ivfpq]
                    nepenthe verify-receipt RECEIPT PUBLIC-KEY.pem
-                   nepenthe verify-ledger LEDGER PUBLIC-KEY.pem
+                   nepenthe verify-ledger LEDGER PUBLIC-KEY.pem [RECEIPT]...
               demo            build a store under DIR (default ./demo-data, wiped on each run), load a
                               small corpus of memories, search it, snapshot it, forget one person,
                               scan the folder for their notes, verify the signed receipt and show that
                               restoring the snapshot does not bring them back
               verify-receipt  check an erasure receipt's signature offline with the store's public key
                               (the demo writes both into its folder); prints the signed JSON
-              verify-ledger   check an evidence ledger's hash chain and every signature offline
+              verify-ledger   check an evidence ledger's hash chain and every signature offline, and
+                              that it still holds the entry each given receipt names (a ledger cut
+                              short after a receipt was issued fails)
             """;
 
     /**
@@ -37,12 +40,21 @@ public final class Main {
         DJL_LOG.setLevel(java.util.logging.Level.SEVERE);
         CHRONICLE_LOG.setLevel(java.util.logging.Level.WARNING);
         String command = args.length == 0 ? "demo" : args[0];
-        if (command.equals("verify-receipt") || command.equals("verify-ledger")) {
-            if (args.length != 3) {
-                fail(command + " expects two files, got " + (args.length - 1) + " arguments");
+        if (command.equals("verify-receipt") && args.length != 3) {
+            fail(command + " expects two files, got " + (args.length - 1) + " arguments");
+        }
+        if (command.equals("verify-ledger") && args.length < 3) {
+            fail(command + " expects a ledger, a public key and any receipts, got " + (args.length - 1) + " arguments");
+        }
+        if (command.equals("verify-receipt")) {
+            System.exit(verifyReceipt(Path.of(args[1]), Path.of(args[2])));
+        }
+        if (command.equals("verify-ledger")) {
+            List<Path> receipts = new java.util.ArrayList<>();
+            for (int i = 3; i < args.length; i++) {
+                receipts.add(Path.of(args[i]));
             }
-            System.exit(command.equals("verify-receipt") ? verifyReceipt(Path.of(args[1]), Path.of(args[2]))
-                    : verifyLedger(Path.of(args[1]), Path.of(args[2])));
+            System.exit(verifyLedger(Path.of(args[1]), Path.of(args[2]), receipts));
         }
         Path data = Path.of("demo-data");
         String index = "exact";
@@ -72,15 +84,8 @@ public final class Main {
         return 0;
     }
 
-    static int verifyLedger(Path ledger, Path publicKey) throws java.io.IOException {
-        EvidenceLedger.Verification v = EvidenceLedger.verify(ledger, SigningKey.parsePem(Files.readString(publicKey)));
-        if (v.ok()) {
-            System.out.println("ledger " + ledger + ": " + v.entries() + " entries verify, head " + v.headHash());
-            return 0;
-        }
-        System.out.println("ledger " + ledger + ": BROKEN at entry " + v.firstBadEntry() + ": " + v.problem() + " ("
-                + v.entries() + " entries before it verify)");
-        return 1;
+    static int verifyLedger(Path ledger, Path publicKey, List<Path> receipts) throws java.io.IOException {
+        return LedgerVerifier.run(ledger, SigningKey.parsePem(Files.readString(publicKey)), receipts, List.of(), System.out);
     }
 
     private static String value(String[] args, int i, String option) {

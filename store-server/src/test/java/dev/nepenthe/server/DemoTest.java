@@ -53,7 +53,14 @@ class DemoTest {
         Path forged = tmp.resolve("forged.txt");
         Files.writeString(forged, Files.readString(receipt).replace("\"records\":" + alice, "\"records\":0"));
         assertEquals(1, Main.verifyReceipt(forged, pem));
-        assertEquals(0, Main.verifyLedger(dir.resolve("keys/evidence/ledger.bin"), pem));
+        Path ledger = dir.resolve("keys/evidence/ledger.bin");
+        assertEquals(0, Main.verifyLedger(ledger, pem, java.util.List.of(receipt)));
+        // The same receipt against the ledger with its last entry cut off: the receipt's entry is gone.
+        byte[] bytes = Files.readAllBytes(ledger);
+        Path cut = tmp.resolve("cut-ledger.bin");
+        Files.write(cut, java.util.Arrays.copyOf(bytes, lastEntryStart(bytes)));
+        assertEquals(0, Main.verifyLedger(cut, pem, java.util.List.of()), "the shorter chain verifies on its own");
+        assertEquals(1, Main.verifyLedger(cut, pem, java.util.List.of(receipt)), "but not with the receipt");
 
         // Control for the scan: a planted plaintext copy of a note is found.
         String note = Demo.loadCorpus().stream().filter(m -> m.subject().equals("alice")).findFirst().orElseThrow().text();
@@ -75,5 +82,18 @@ class DemoTest {
                 () -> new Demo(foreign, embedder, "exact", new PrintStream(new ByteArrayOutputStream())).run());
         assertTrue(e.getMessage().contains("was not made by the demo"), e.getMessage());
         assertTrue(Files.exists(foreign.resolve("thesis.txt")));
+    }
+
+    /** Offset of the last entry of a ledger file (entries are framed by a 4-byte length and a 4-byte CRC). */
+    private static int lastEntryStart(byte[] ledger) {
+        java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(ledger);
+        int headerLength = 4 + 2 + b.getShort(4) + 4;
+        int pos = headerLength;
+        int last = -1;
+        while (pos < ledger.length) {
+            last = pos;
+            pos += 8 + b.getInt(pos);
+        }
+        return last;
     }
 }

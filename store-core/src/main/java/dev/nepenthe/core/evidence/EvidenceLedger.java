@@ -61,12 +61,18 @@ public final class EvidenceLedger implements Closeable {
     private final SigningKey key;
     private final FileChannel channel;
     private final List<Entry> entries;
+    /** The verification at open; a ledger that failed it is read, never appended to. */
+    private final Verification opened;
+    private final String damage;
 
-    private EvidenceLedger(Path file, SigningKey key, FileChannel channel, List<Entry> entries) {
+    private EvidenceLedger(Path file, SigningKey key, FileChannel channel, List<Entry> entries, Verification opened) {
         this.file = file;
         this.key = key;
         this.channel = channel;
         this.entries = entries;
+        this.opened = opened;
+        this.damage = opened.ok() ? null
+                : "evidence ledger fails verification at entry " + opened.firstBadEntry() + ": " + opened.problem();
     }
 
     /**
@@ -75,6 +81,21 @@ public final class EvidenceLedger implements Closeable {
      * @throws CorruptFileException if any entry fails verification (naming the entry)
      */
     public static EvidenceLedger open(Path file, SigningKey key) throws IOException {
+        EvidenceLedger l = openAllowingDamage(file, key);
+        if (l.damage != null) {
+            l.close();
+            throw new CorruptFileException(file, l.damage);
+        }
+        return l;
+    }
+
+    /**
+     * Opens the ledger like {@link #open}, but a file that fails verification is opened anyway,
+     * read-only: {@link #entries()} holds the entries before the first bad one, {@link #damage()}
+     * says what is wrong, and {@link #append} refuses. The store uses this so that a damaged
+     * ledger stops new forgets, not searches.
+     */
+    public static EvidenceLedger openAllowingDamage(Path file, SigningKey key) throws IOException {
         if (!Files.exists(file)) {
             Files.createDirectories(file.toAbsolutePath().getParent());
             try (FileChannel ch = FileChannel.open(file, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
@@ -87,13 +108,30 @@ public final class EvidenceLedger implements Closeable {
         }
         List<Entry> entries = new ArrayList<>();
         Verification v = scan(file, key.publicKey(), entries, true);
-        if (!v.ok()) {
-            throw new CorruptFileException(file, "evidence ledger fails verification at entry " + v.firstBadEntry()
-                    + ": " + v.problem());
-        }
         FileChannel ch = FileChannel.open(file, StandardOpenOption.WRITE);
         ch.position(ch.size());
-        return new EvidenceLedger(file, key, ch, entries);
+        return new EvidenceLedger(file, key, ch, entries, v);
+    }
+
+    /**
+     * An audit over the entries as read at open and appended since (no re-read of the file;
+     * {@link LedgerAudit#read} re-reads it).
+     */
+    public synchronized LedgerAudit audit() {
+        Verification v = damage != null ? opened
+                : new Verification(entries.size(), -1, null, head().hash());
+        return new LedgerAudit(file, key.publicKey(), entries, v);
+    }
+
+    /** Why the file failed verification when it was opened, or null when it verified. */
+    public String damage() {
+        return damage;
+    }
+
+    /** The last entry's sequence number and hash (seq -1 and the genesis hash when empty). */
+    public synchronized LedgerHead head() {
+        return entries.isEmpty() ? new LedgerHead(-1, HexFormat.of().formatHex(GENESIS))
+                : new LedgerHead(entries.size() - 1, entries.get(entries.size() - 1).hashHex());
     }
 
     static ByteBuffer header() {
@@ -108,6 +146,9 @@ public final class EvidenceLedger implements Closeable {
      * returns.
      */
     public synchronized Entry append(Map<String, Object> body) throws IOException {
+        if (damage != null) {
+            throw new IllegalStateException(file + ": nothing is appended to a damaged evidence ledger (" + damage + ")");
+        }
         long seq = entries.size();
         long time = System.currentTimeMillis();
         byte[] prev = entries.isEmpty() ? GENESIS : entries.get(entries.size() - 1).hash();
@@ -154,6 +195,11 @@ public final class EvidenceLedger implements Closeable {
     /** Verifies a ledger file with only its public key (offline, read-only). */
     public static Verification verify(Path file, PublicKey publicKey) throws IOException {
         return scan(file, publicKey, new ArrayList<>(), false);
+    }
+
+    /** Like {@link #verify(Path, PublicKey)}, collecting the entries that verify into {@code out}. */
+    static Verification scanInto(Path file, PublicKey publicKey, List<Entry> out) throws IOException {
+        return scan(file, publicKey, out, false);
     }
 
     static byte[] hash(long seq, long time, byte[] prev, String body) {

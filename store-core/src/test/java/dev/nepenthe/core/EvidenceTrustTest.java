@@ -1,0 +1,222 @@
+package dev.nepenthe.core;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.nepenthe.core.evidence.EvidenceLedger;
+import dev.nepenthe.core.evidence.LedgerAudit;
+import dev.nepenthe.core.evidence.LedgerHead;
+import dev.nepenthe.core.evidence.SigningKey;
+import dev.nepenthe.core.forget.ForgetOperation;
+import dev.nepenthe.core.forget.ForgetRequest;
+import dev.nepenthe.core.forget.ForgetScope;
+import dev.nepenthe.core.forget.OperationState;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Random;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Issue 12's findings about evidence, each tried as a user or an auditor would: a ledger cut
+ * short or damaged on disk, receipts for scopes that matched nothing, surfaces that kept serving,
+ * a probe the caller could switch off. Each test has a control that shows its check can fail.
+ */
+class EvidenceTrustTest {
+
+    @TempDir
+    Path tmp;
+
+    static final int DIM = 16;
+    static final Duration WAIT = Duration.ofSeconds(60);
+
+    @AfterEach
+    void clearHooks() {
+        ForgetProtocol.crashAt = null;
+    }
+
+    private Nepenthe open() throws IOException {
+        return Nepenthe.open(tmp.resolve("data"), StoreOptions.defaults().withKeystore(tmp.resolve("keys")));
+    }
+
+    private Path ledgerFile() {
+        return tmp.resolve("keys").resolve("evidence").resolve("ledger.bin");
+    }
+
+    static float[] vector(long seed) {
+        Random r = new Random(seed);
+        float[] v = new float[DIM];
+        for (int i = 0; i < DIM; i++) {
+            v[i] = (float) r.nextGaussian();
+        }
+        return v;
+    }
+
+    /** Alice (2 records) and bob (2) in the default tenant of collection "notes". */
+    static VectorCollection populate(Nepenthe store) {
+        VectorCollection c = store.createCollection(CollectionSpec.of("notes", DIM, Metric.COSINE));
+        List<VectorRecord> batch = new ArrayList<>();
+        for (int i = 0; i < 2; i++) {
+            batch.add(VectorRecord.builder("a" + i).subject("alice").vector(vector(100 + i)).text("alice " + i).build());
+            batch.add(VectorRecord.builder("b" + i).subject("bob").vector(vector(200 + i)).text("bob " + i).build());
+        }
+        c.upsertAll(batch);
+        return c;
+    }
+
+    static ForgetRequest forget(String subject, String key) {
+        return ForgetRequest.of(ForgetScope.subject(subject), key, "gdpr-art17");
+    }
+
+    /** Offset of the last entry of a ledger file (each entry framed by a 4-byte length and a 4-byte CRC). */
+    static int lastEntryStart(byte[] ledger) {
+        ByteBuffer b = ByteBuffer.wrap(ledger);
+        int pos = 4 + 2 + b.getShort(4) + 4;
+        int last = -1;
+        while (pos < ledger.length) {
+            last = pos;
+            pos += 8 + b.getInt(pos);
+        }
+        return last;
+    }
+
+    // ---- 1. a truncated ledger -----------------------------------------------------------------
+
+    @Test
+    void aLedgerCutShortAfterAReceiptWasIssuedIsNamedAtOpenAndOfflineAndStopsNewForgets() throws Exception {
+        String receipt;
+        String pem;
+        LedgerHead head;
+        try (Nepenthe store = open()) {
+            populate(store);
+            ForgetOperation done = store.awaitOperation(store.forget(forget("alice", "req-1")).id(), WAIT);
+            assertEquals(OperationState.SEALED, done.state(), done.note());
+            receipt = done.receipt();
+            pem = store.publicKeyPem();
+            head = store.ledgerHead();
+            assertTrue(store.health().ok());
+        }
+        byte[] whole = Files.readAllBytes(ledgerFile());
+        Files.write(ledgerFile(), Arrays.copyOf(whole, lastEntryStart(whole)));
+        var key = SigningKey.parsePem(pem);
+        // Control: the shorter file is a sound chain on its own; only the anchors show the cut.
+        assertTrue(EvidenceLedger.verify(ledgerFile(), key).ok());
+
+        LedgerAudit offline = LedgerAudit.read(ledgerFile(), key);
+        LedgerAudit.Check byReceipt = offline.checkReceipt(receipt);
+        assertFalse(byReceipt.ok());
+        assertTrue(byReceipt.problem().contains("cut short"), byReceipt.problem());
+        assertFalse(offline.checkHead(head).ok(), "a witnessed head is missing too");
+
+        try (Nepenthe store = open()) {
+            StoreHealth health = store.health();
+            assertFalse(health.ok());
+            assertFalse(health.forgetsAccepted());
+            assertTrue(health.ledgerProblem().contains("ledger.bin") && health.ledgerProblem().contains("entry " + head.seq()),
+                    health.ledgerProblem());
+            assertFalse(store.verifyLedger().ok());
+            IllegalStateException refused = assertThrows(IllegalStateException.class,
+                    () -> store.forget(forget("bob", "req-2")));
+            assertTrue(refused.getMessage().contains("evidence ledger is damaged"), refused.getMessage());
+            // Searches go on.
+            VectorCollection c = store.collection("notes");
+            assertEquals("b0", c.search(SearchRequest.of(vector(200), 1)).get(0).id());
+            assertTrue(c.get("b1").isPresent());
+        }
+        assertEquals(whole.length - lastEntryStart(whole), whole.length - Files.size(ledgerFile()),
+                "the store appended nothing to the damaged ledger");
+
+        // The operator puts the ledger back: the receipt's entry is there again and forgets go on.
+        Files.write(ledgerFile(), whole);
+        assertTrue(LedgerAudit.read(ledgerFile(), key).checkReceipt(receipt).ok());
+        try (Nepenthe store = open()) {
+            assertTrue(store.health().ok(), String.valueOf(store.health().ledgerProblem()));
+            ForgetOperation bob = store.awaitOperation(store.forget(forget("bob", "req-2")).id(), WAIT);
+            assertEquals(OperationState.SEALED, bob.state(), bob.note());
+            assertTrue(store.ledgerHead().seq() > head.seq(), "no sequence number is reused");
+            assertTrue(store.verifyLedger().ok());
+            assertTrue(store.evidence().sealedEntry(bob.id()).isPresent());
+        }
+    }
+
+    @Test
+    void aCrashBetweenTheLedgerAppendAndItsAnchorIsNotDamage() throws Exception {
+        String id;
+        try (Nepenthe store = open()) {
+            populate(store);
+            ForgetProtocol.crashAt = "ledger-appended";
+            id = store.forget(forget("alice", "req-1")).id();
+            ForgetOperation stopped = store.awaitOperation(id, WAIT);
+            assertTrue(stopped.note() != null && stopped.note().contains("ledger-appended"), stopped.note());
+        }
+        ForgetProtocol.crashAt = null;
+        try (Nepenthe store = open()) {
+            assertTrue(store.health().ok(), String.valueOf(store.health().ledgerProblem()));
+            ForgetOperation done = store.awaitOperation(id, WAIT);
+            assertEquals(OperationState.SEALED, done.state(), done.note());
+            assertTrue(store.verifyLedger().ok());
+            assertTrue(store.evidence().checkReceipt(done.receipt()).ok());
+        }
+    }
+
+    // ---- 8. availability with a damaged ledger ---------------------------------------------------
+
+    @Test
+    void oneFlippedByteInTheLedgerStopsForgetsNotSearches() throws Exception {
+        String receipt;
+        try (Nepenthe store = open()) {
+            populate(store);
+            receipt = store.awaitOperation(store.forget(forget("alice", "req-1")).id(), WAIT).receipt();
+        }
+        byte[] whole = Files.readAllBytes(ledgerFile());
+        byte[] flipped = whole.clone();
+        int at = lastEntryStart(whole) + 40;
+        flipped[at] ^= 0x01;
+        Files.write(ledgerFile(), flipped);
+        try (Nepenthe store = open()) {
+            StoreHealth health = store.health();
+            assertFalse(health.forgetsAccepted());
+            assertTrue(health.ledgerProblem().contains("ledger.bin") && health.ledgerProblem().contains("checksum"),
+                    health.ledgerProblem());
+            VectorCollection c = store.collection("notes");
+            assertEquals("b1", c.search(SearchRequest.of(vector(201), 1)).get(0).id());
+            assertTrue(c.get("a0").isEmpty(), "what was forgotten stays forgotten");
+            assertThrows(IllegalStateException.class, () -> store.forget(forget("bob", "req-2")));
+            assertThrows(IllegalStateException.class,
+                    () -> store.placeHold(VectorRecord.DEFAULT_TENANT, ForgetScope.subject("bob"), "litigation"));
+            assertFalse(store.evidence().checkReceipt(receipt).ok());
+        }
+        Files.write(ledgerFile(), whole);
+        try (Nepenthe store = open()) {
+            assertTrue(store.health().ok());
+            assertNull(store.health().ledgerProblem());
+            assertNotNull(store.forget(forget("bob", "req-2")));
+        }
+    }
+
+    @Test
+    void aLedgerChangedWhileTheStoreRunsIsFoundByVerifyLedgerAndStopsAppends() throws Exception {
+        try (Nepenthe store = open()) {
+            populate(store);
+            store.awaitOperation(store.forget(forget("alice", "req-1")).id(), WAIT);
+            assertTrue(store.verifyLedger().ok());
+            byte[] whole = Files.readAllBytes(ledgerFile());
+            Files.write(ledgerFile(), Arrays.copyOf(whole, lastEntryStart(whole)));
+            EvidenceLedger.Verification v = store.verifyLedger();
+            assertFalse(v.ok());
+            assertTrue(v.problem().contains("anchors"), v.problem());
+            assertThrows(IllegalStateException.class, () -> store.forget(forget("bob", "req-2")));
+        }
+    }
+}
