@@ -46,6 +46,7 @@ final class ForgetEvidence {
         b.put("suspects", op.suspects);
         b.put("probeThreshold", Double.toString(op.threshold));
         b.put("holds", List.copyOf(op.holds));
+        b.put("outcome", op.outcome);
         b.put("policy", ForgetProtocol.POLICY);
         if (overrideReason != null) {
             b.put("override", Map.of("reason", overrideReason, "suspectsOverridden", op.suspects));
@@ -64,6 +65,8 @@ final class ForgetEvidence {
         r.put("level", op.level.name());
         r.put("states", states(op));
         r.put("records", op.forgotten.values().stream().mapToInt(Integer::intValue).sum());
+        r.put("outcome", op.outcome);
+        r.put("tenantKnown", op.tenantKnown);
         r.put("surfaces", surfaces(op));
         List<Object> residual = new ArrayList<>();
         for (SurfaceOutcome s : op.surfaces) {

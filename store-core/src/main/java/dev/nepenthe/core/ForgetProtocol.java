@@ -10,6 +10,7 @@ import dev.nepenthe.core.evidence.LedgerHead;
 import dev.nepenthe.core.evidence.SigningKey;
 import dev.nepenthe.core.forget.ErasureClass;
 import dev.nepenthe.core.forget.ErasureLevel;
+import dev.nepenthe.core.forget.ErasureOutcome;
 import dev.nepenthe.core.forget.ErasureSurface;
 import dev.nepenthe.core.forget.ForgetOperation;
 import dev.nepenthe.core.forget.ForgetRequest;
@@ -18,6 +19,7 @@ import dev.nepenthe.core.forget.ForgottenRecords;
 import dev.nepenthe.core.forget.ForgottenScopeException;
 import dev.nepenthe.core.forget.LegalHold;
 import dev.nepenthe.core.forget.OperationState;
+import dev.nepenthe.core.forget.ProbePolicy;
 import dev.nepenthe.core.forget.SurfaceOutcome;
 import dev.nepenthe.core.forget.Suspect;
 import dev.nepenthe.core.io.CorruptFileException;
@@ -101,6 +103,7 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
     }
 
     private final Supplier<List<VectorCollection>> collections;
+    private final ProbePolicy probePolicy;
     private final KeyedHash hashes;
     private final Keystore keystore;
     private final OperationLog log;
@@ -125,8 +128,9 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
     record ReconciliationReport(int sealedChecked, int resurrectedRemoved, int resumed) {}
 
     ForgetProtocol(Path keysFolder, KeyedHash hashes, Keystore keystore, SigningKey signer,
-            Supplier<List<VectorCollection>> collections, int workerNice) throws IOException {
+            Supplier<List<VectorCollection>> collections, int workerNice, ProbePolicy probePolicy) throws IOException {
         this.collections = collections;
+        this.probePolicy = probePolicy;
         this.hashes = hashes;
         this.keystore = keystore;
         this.snapshots = new SnapshotRegistry(keysFolder.resolve("snapshots.registry"), hashes);
@@ -290,8 +294,9 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
         synchronized (this) {
             ensureOpen();
             ensureLedgerSound();
+            double threshold = probePolicy.effective(request.probeThreshold());
             KeyedHash.Hash idem = hashes.of("forget-idempotency", request.tenant(), request.idempotencyKey());
-            KeyedHash.Hash requestHash = requestHash(request);
+            KeyedHash.Hash requestHash = requestHash(request, threshold);
             String existing = byIdempotency.get(idem);
             if (existing != null) {
                 Op old = ops.get(existing);
@@ -310,8 +315,9 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
             pub.reasonCode = request.reasonCode();
             pub.idempotency = idem;
             pub.requestHash = requestHash;
-            pub.threshold = request.probeThreshold();
+            pub.threshold = threshold;
             pub.level = request.level();
+            pub.tenantKnown = collections.get().stream().anyMatch(c -> c.tenants().contains(request.tenant()));
             pub.state = OperationState.RECEIVED;
             pub.timeline.put(OperationState.RECEIVED, nowMicros());
             OperationSecret secret = new OperationSecret();
@@ -897,22 +903,30 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
         boolean subjectScope = op.secret.scope instanceof ForgetScope.Subject;
         if (op.secret.scope instanceof ForgetScope.Subject s) {
             for (VectorCollection c : collections.get()) {
-                if (c.destroySubjectKey(op.pub.tenant, s.subject())) {
-                    destroyed++;
-                } else {
+                int result = c.destroySubjectKey(op.pub.tenant, s.subject());
+                if (result < 0) {
                     problems.add("collection " + c.name() + ": the subject's key is still in the keystore");
+                } else {
+                    destroyed += result;
                 }
             }
         }
         crashPoint("after-key-destroyed");
         synchronized (this) {
             op.pub.surfaces.removeIf(o -> o.surface().equals("keystore"));
+            String statement;
+            if (!subjectScope) {
+                statement = "record-level scope: the subject's key stays for its other records; copies in snapshots"
+                        + " this store did not take are dropped by the tombstone journal if ever restored";
+            } else if (destroyed > 0) {
+                statement = "the subject's data keys are destroyed: every copy of its records encrypted under them (old"
+                        + " log generations, snapshots, data backups) is unreadable without a keystore copy taken"
+                        + " before this forget (see STORAGE.md, keystore backups)";
+            } else {
+                statement = "the keystore held no data key of the subject: nothing to destroy";
+            }
             op.pub.surfaces.add(new SurfaceOutcome("keystore", ErasureClass.PHYSICAL, destroyed,
-                    subjectScope ? collections.get().size() : 0, problems,
-                    subjectScope ? "the subject's data keys are destroyed: every copy of its records anywhere (old log"
-                            + " generations, snapshots, backups) is unreadable"
-                            : "record-level scope: the subject's key stays for its other records; copies in snapshots"
-                            + " this store did not take are dropped by the tombstone journal if ever restored"));
+                    subjectScope ? collections.get().size() : 0, problems, statement));
             if (!problems.isEmpty()) {
                 op.pub.note = "sealing failed: " + String.join("; ", problems);
                 enter(op, OperationState.NEEDS_REVIEW);
@@ -921,6 +935,7 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
                 return;
             }
             enter(op, OperationState.SEALED);
+            op.pub.outcome = outcome(op, destroyed).name();
             EvidenceLedger.Entry entry = sealEntry(op.pub.id);
             if (entry == null) {
                 entry = appendEvidence(evidence.body(op.pub, "sealed", overrideReason));
@@ -938,6 +953,19 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
         for (VectorCollection c : collections.get()) {
             c.unblock(op.pub.id);
         }
+    }
+
+    /**
+     * What the receipt may claim: ERASED only when something was found and removed (a record, a
+     * key, an item a surface purged); otherwise nothing was there to erase.
+     */
+    private static ErasureOutcome outcome(Op op, int keysDestroyed) {
+        boolean removed = op.pub.forgotten.values().stream().anyMatch(n -> n > 0)
+                || op.pub.purged.values().stream().anyMatch(n -> n > 0) || keysDestroyed > 0;
+        if (removed) {
+            return ErasureOutcome.ERASED;
+        }
+        return op.pub.tenantKnown ? ErasureOutcome.NOTHING_FOUND : ErasureOutcome.UNKNOWN_TENANT;
     }
 
     private EvidenceLedger.Entry sealEntry(String id) {
@@ -1071,9 +1099,9 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
         };
     }
 
-    private KeyedHash.Hash requestHash(ForgetRequest r) {
+    private KeyedHash.Hash requestHash(ForgetRequest r, double threshold) {
         return hashes.of("forget-request", scopeHash(r.tenant(), r.scope()).toString(), r.reasonCode(),
-                Double.toString(r.probeThreshold()), r.level().name());
+                Double.toString(threshold), r.level().name());
     }
 
     private List<KeyedHash.Hash> scopeFences(String tenant, ForgetScope scope) {
@@ -1139,7 +1167,8 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
         List<Suspect> suspects = op.secret == null ? List.of() : List.copyOf(op.secret.suspects);
         String note = op.failure != null && op.pub.note == null ? op.failure : op.pub.note;
         return new ForgetOperation(op.pub.id, op.pub.tenant, op.pub.scopeKind, hex(op.pub.scopeHash), op.pub.reasonCode,
-                op.pub.state, timeline, op.pub.forgotten, op.pub.surfaces, suspects, op.pub.holds, op.pub.receipt, note);
+                op.pub.state, timeline, op.pub.forgotten, op.pub.surfaces, suspects, op.pub.holds, op.pub.receipt, note,
+                op.pub.outcome == null ? null : ErasureOutcome.valueOf(op.pub.outcome));
     }
 
     private static LegalHold toHold(OperationLog.StoredHold h) {

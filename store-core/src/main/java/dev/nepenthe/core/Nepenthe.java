@@ -144,7 +144,7 @@ public final class Nepenthe implements AutoCloseable {
             store.signingKey = SigningKey.loadOrCreate(keys.resolve("evidence").resolve("signing.key"),
                     master.derive("evidence-signing-key"));
             store.protocol = new ForgetProtocol(keys, store.context.hashes(), store.keystore, store.signingKey,
-                    () -> store.collectionList, options.forgetWorkerNice());
+                    () -> store.collectionList, options.forgetWorkerNice(), options.probePolicy());
             store.protocol.start();
         } catch (IOException | RuntimeException e) {
             store.close();

@@ -1,5 +1,6 @@
 package dev.nepenthe.core;
 
+import dev.nepenthe.core.forget.ProbePolicy;
 import dev.nepenthe.core.storage.Durability;
 import java.nio.file.Path;
 import java.util.Objects;
@@ -22,14 +23,17 @@ import java.util.Objects;
  *     itself to, so that searches come first when the cores are busy; 0 keeps normal priority.
  *     Default 10. The mark ({@code forget} returning, reads blocked) runs on the caller's thread
  *     and is never slowed by it; only the time to SEALED is, and only under contention.
+ * @param probePolicy the forget verification probe's threshold, which requests may tighten but
+ *     not loosen (default {@link ProbePolicy#DEFAULT})
  */
 public record StoreOptions(Path keystore, Path masterKeyFile, boolean generateMasterKey, Durability durability,
-        long checkpointBytes, int shardBuckets, int forgetWorkerNice) {
+        long checkpointBytes, int shardBuckets, int forgetWorkerNice, ProbePolicy probePolicy) {
 
     public static final int MAX_BUCKETS = 4096;
 
     public StoreOptions {
         Objects.requireNonNull(durability, "durability");
+        Objects.requireNonNull(probePolicy, "probePolicy");
         if (checkpointBytes < 1 << 16) {
             throw new IllegalArgumentException("checkpointBytes: expected >= 65536, got " + checkpointBytes);
         }
@@ -43,38 +47,44 @@ public record StoreOptions(Path keystore, Path masterKeyFile, boolean generateMa
 
     /** The embedded default: sibling keystore, generated master key, fsync before ack. */
     public static StoreOptions defaults() {
-        return new StoreOptions(null, null, true, Durability.SYNC, 64L << 20, 256, 10);
+        return new StoreOptions(null, null, true, Durability.SYNC, 64L << 20, 256, 10, ProbePolicy.DEFAULT);
     }
 
     public StoreOptions withKeystore(Path folder) {
         return new StoreOptions(folder, masterKeyFile, generateMasterKey, durability, checkpointBytes, shardBuckets,
-                forgetWorkerNice);
+                forgetWorkerNice, probePolicy);
     }
 
     public StoreOptions withMasterKeyFile(Path file, boolean generateIfMissing) {
         return new StoreOptions(keystore, file, generateIfMissing, durability, checkpointBytes, shardBuckets,
-                forgetWorkerNice);
+                forgetWorkerNice, probePolicy);
     }
 
     public StoreOptions withDurability(Durability d) {
         return new StoreOptions(keystore, masterKeyFile, generateMasterKey, d, checkpointBytes, shardBuckets,
-                forgetWorkerNice);
+                forgetWorkerNice, probePolicy);
     }
 
     public StoreOptions withCheckpointBytes(long bytes) {
         return new StoreOptions(keystore, masterKeyFile, generateMasterKey, durability, bytes, shardBuckets,
-                forgetWorkerNice);
+                forgetWorkerNice, probePolicy);
     }
 
     public StoreOptions withShardBuckets(int buckets) {
         return new StoreOptions(keystore, masterKeyFile, generateMasterKey, durability, checkpointBytes, buckets,
-                forgetWorkerNice);
+                forgetWorkerNice, probePolicy);
     }
 
     /** The forget worker's OS priority, 0 (normal) to 19 (lowest); see the record's parameters. */
     public StoreOptions withForgetWorkerNice(int nice) {
         return new StoreOptions(keystore, masterKeyFile, generateMasterKey, durability, checkpointBytes, shardBuckets,
-                nice);
+                nice, probePolicy);
+    }
+
+    /** The forget probe's policy: its threshold and the lowest a request may tighten it to. */
+    public StoreOptions withProbePolicy(ProbePolicy policy) {
+        return new StoreOptions(keystore, masterKeyFile, generateMasterKey, durability, checkpointBytes, shardBuckets,
+                forgetWorkerNice, policy);
     }
 
     Path keystoreFor(Path dataFolder) {

@@ -1163,6 +1163,12 @@ public final class VectorCollection {
         return value.strip().toLowerCase(java.util.Locale.ROOT);
     }
 
+    /** The tenants that have at least one live record here (a snapshot of the published view). */
+    public Set<String> tenants() {
+        ensureOpen();
+        return Set.copyOf(tenantView.keySet());
+    }
+
     /**
      * Join keys: unhidden records of the tenant whose metadata holds one of {@code names} (the
      * forgotten subject, forgotten record ids) as a string value, ignoring case and surrounding
@@ -1215,9 +1221,10 @@ public final class VectorCollection {
 
     /**
      * Destroys the data key of (tenant, subject) in this collection and journals the drop, so
-     * every copy of its ciphertext anywhere becomes unreadable. Returns true once the key is gone.
+     * every copy of its ciphertext anywhere becomes unreadable. Returns 1 if a key was destroyed
+     * now, 0 if there was none to destroy, -1 if one is still there.
      */
-    boolean destroySubjectKey(String tenant, String subject) throws IOException {
+    int destroySubjectKey(String tenant, String subject) throws IOException {
         writer.lock();
         try {
             ensureOpen();
@@ -1226,8 +1233,8 @@ public final class VectorCollection {
                 throw new IllegalStateException("collection '" + spec.name() + "': " + left.getCardinality()
                         + " records of the scope are still live; the key is not destroyed");
             }
-            storage.destroySubjectKey(tenant, subject);
-            return !storage.hasKey(tenant, subject);
+            boolean destroyed = storage.destroySubjectKey(tenant, subject);
+            return storage.hasKey(tenant, subject) ? -1 : destroyed ? 1 : 0;
         } finally {
             writer.unlock();
         }

@@ -11,10 +11,13 @@ import dev.nepenthe.core.evidence.EvidenceLedger;
 import dev.nepenthe.core.evidence.LedgerAudit;
 import dev.nepenthe.core.evidence.LedgerHead;
 import dev.nepenthe.core.evidence.SigningKey;
+import dev.nepenthe.core.forget.ErasureOutcome;
 import dev.nepenthe.core.forget.ForgetOperation;
 import dev.nepenthe.core.forget.ForgetRequest;
 import dev.nepenthe.core.forget.ForgetScope;
 import dev.nepenthe.core.forget.OperationState;
+import dev.nepenthe.core.forget.ProbePolicy;
+import dev.nepenthe.core.forget.SurfaceOutcome;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
@@ -217,6 +220,98 @@ class EvidenceTrustTest {
             assertFalse(v.ok());
             assertTrue(v.problem().contains("anchors"), v.problem());
             assertThrows(IllegalStateException.class, () -> store.forget(forget("bob", "req-2")));
+        }
+    }
+
+    // ---- 2. receipts for nothing -------------------------------------------------------------------
+
+    @Test
+    void aForgetThatFindsNothingSaysSoAndNoSurfaceClaimsAPurge() throws Exception {
+        try (Nepenthe store = open()) {
+            populate(store);
+            ForgetOperation stranger = store.awaitOperation(store.forget(new ForgetRequest("no-such-tenant",
+                    ForgetScope.subject("alice"), "req-1", "gdpr-art17", null)).id(), WAIT);
+            ForgetOperation carol = store.awaitOperation(store.forget(forget("carol", "req-2")).id(), WAIT);
+            ForgetOperation alice = store.awaitOperation(store.forget(forget("alice", "req-3")).id(), WAIT);
+            for (ForgetOperation op : List.of(stranger, carol, alice)) {
+                assertEquals(OperationState.SEALED, op.state(), op.note());
+                assertNotNull(store.evidence().checkReceipt(op.receipt()), "every outcome is signed and in the ledger");
+                assertTrue(store.evidence().checkReceipt(op.receipt()).ok());
+            }
+            assertEquals(ErasureOutcome.UNKNOWN_TENANT, stranger.outcome());
+            assertEquals(ErasureOutcome.NOTHING_FOUND, carol.outcome());
+            assertEquals(ErasureOutcome.ERASED, alice.outcome(), "control: a forget that found records says ERASED");
+            assertTrue(stranger.receipt().contains("\"outcome\":\"UNKNOWN_TENANT\""), stranger.receipt());
+            assertTrue(carol.receipt().contains("\"outcome\":\"NOTHING_FOUND\""), carol.receipt());
+            for (ForgetOperation nothing : List.of(stranger, carol)) {
+                assertEquals(0, nothing.totalForgotten());
+                for (SurfaceOutcome s : nothing.surfaces()) {
+                    assertEquals(0, s.purged(), nothing.outcome() + ": " + s);
+                }
+                SurfaceOutcome keys = nothing.surfaces().stream().filter(s -> s.surface().equals("keystore")).findFirst()
+                        .orElseThrow();
+                assertTrue(keys.residual().contains("no data key"), keys.residual());
+                assertFalse(nothing.receipt().contains("keys are destroyed"), nothing.receipt());
+            }
+            SurfaceOutcome aliceKeys = alice.surfaces().stream().filter(s -> s.surface().equals("keystore")).findFirst()
+                    .orElseThrow();
+            assertEquals(1, aliceKeys.purged(), "control: her one data key was destroyed");
+            assertEquals(2, alice.totalForgotten());
+        }
+    }
+
+    // ---- 4. the probe threshold is the store's policy ------------------------------------------------
+
+    /** A vector at exactly cosine {@code c} to {@code v} (mixing in an orthogonal direction). */
+    static float[] atCosine(float[] v, double c, long seed) {
+        float[] w = vector(seed);
+        double vv = 0, vw = 0;
+        for (int i = 0; i < DIM; i++) {
+            vv += v[i] * v[i];
+            vw += v[i] * w[i];
+        }
+        double nw = 0;
+        for (int i = 0; i < DIM; i++) {
+            w[i] -= (float) (vw / vv * v[i]);
+            nw += w[i] * w[i];
+        }
+        double nv = Math.sqrt(vv);
+        nw = Math.sqrt(nw);
+        float[] out = new float[DIM];
+        for (int i = 0; i < DIM; i++) {
+            out[i] = (float) (c * v[i] / nv + Math.sqrt(1 - c * c) * w[i] / nw);
+        }
+        return out;
+    }
+
+    @Test
+    void aRequestMayTightenTheProbePolicyButNeverLoosenIt() throws Exception {
+        try (Nepenthe store = open()) {
+            VectorCollection c = populate(store);
+            // A paraphrase of alice's note, kept under another subject.
+            c.upsert(VectorRecord.builder("p").subject("bob").vector(atCosine(vector(100), 0.949, 7)).build());
+            for (double loose : new double[] {1.0, 0.0, -0.5, 0.9, 0.3}) {
+                IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                        () -> store.forget(forget("alice", "req-" + loose).withProbeThreshold(loose)));
+                assertTrue(e.getMessage().contains("0.5 to 0.85") && e.getMessage().contains("policy"), e.getMessage());
+            }
+            assertThrows(IllegalArgumentException.class, () -> forget("alice", "req-nan").withProbeThreshold(Double.NaN));
+            assertTrue(store.operations(o -> true).isEmpty(), "nothing refused left an operation behind");
+
+            ForgetOperation review = store.awaitOperation(store.forget(forget("alice", "req-1")).id(), WAIT);
+            assertEquals(OperationState.NEEDS_REVIEW, review.state(), "the policy's probe finds the paraphrase");
+            assertEquals(List.of("p"), review.suspects().stream().map(s -> s.recordId()).toList());
+            ForgetOperation tighter = store.awaitOperation(store.forget(forget("bob", "req-2").withProbeThreshold(0.6)).id(), WAIT);
+            assertTrue(store.evidence().entriesOf(tighter.id()).get(0).body().contains("\"probeThreshold\":\"0.6\""));
+        }
+        // Control: an operator who sets a looser policy (recorded in every entry) lets it seal.
+        try (Nepenthe store = Nepenthe.open(tmp.resolve("data2"), StoreOptions.defaults().withKeystore(tmp.resolve("keys2"))
+                .withProbePolicy(new ProbePolicy(0.99, 0.5)))) {
+            VectorCollection c = populate(store);
+            c.upsert(VectorRecord.builder("p").subject("bob").vector(atCosine(vector(100), 0.949, 7)).build());
+            ForgetOperation done = store.awaitOperation(store.forget(forget("alice", "req-1")).id(), WAIT);
+            assertEquals(OperationState.SEALED, done.state());
+            assertTrue(store.evidence().sealedEntry(done.id()).orElseThrow().body().contains("\"probeThreshold\":\"0.99\""));
         }
     }
 }

@@ -10,6 +10,7 @@ import dev.nepenthe.core.Nepenthe;
 import dev.nepenthe.core.SearchHit;
 import dev.nepenthe.core.SearchRequest;
 import dev.nepenthe.core.StoreOptions;
+import dev.nepenthe.core.forget.ProbePolicy;
 import dev.nepenthe.core.VectorCollection;
 import dev.nepenthe.core.VectorRecord;
 import dev.nepenthe.core.forget.ForgetOperation;
@@ -38,6 +39,12 @@ import org.junit.jupiter.params.provider.MethodSource;
  */
 class ForgetEveryIndexTest {
 
+    /**
+     * Clustered data puts many survivors near a subject's vectors; these tests look for
+     * near-copies only (the default policy is exercised in store-core's tests).
+     */
+    private static final ProbePolicy NEAR_COPIES_ONLY = new ProbePolicy(0.9999, 0.5);
+
     static List<IndexSpec> kinds() {
         return List.of(
                 IndexSpec.of("hnsw", Map.of("M", "12", "efConstruction", "80", "efSearch", "64")),
@@ -52,7 +59,7 @@ class ForgetEveryIndexTest {
     void aSealedForgetLeavesACleanIndexThatARebuildDoesNotRefill(IndexSpec kind, @TempDir Path tmp) throws Exception {
         int dim = 24;
         float[][] data = Datasets.clustered(21, 3000, dim, 30, 0.3);
-        StoreOptions opts = StoreOptions.defaults().withKeystore(tmp.resolve("keys"));
+        StoreOptions opts = StoreOptions.defaults().withKeystore(tmp.resolve("keys")).withProbePolicy(NEAR_COPIES_ONLY);
         String canary = "CANARY-S3-TEXT-91ab";
         ForgetOperation done;
         try (Nepenthe store = Nepenthe.open(tmp.resolve("data"), opts)) {
@@ -102,7 +109,7 @@ class ForgetEveryIndexTest {
         int dim = 24;
         float[][] data = Datasets.clustered(41, 2000, dim, 30, 0.3);
         float[] query = data[0];
-        try (Nepenthe store = Nepenthe.open(tmp.resolve("data"), StoreOptions.defaults().withKeystore(tmp.resolve("keys")))) {
+        try (Nepenthe store = Nepenthe.open(tmp.resolve("data"), StoreOptions.defaults().withKeystore(tmp.resolve("keys")).withProbePolicy(NEAR_COPIES_ONLY))) {
             VectorCollection c = store.createCollection(new CollectionSpec("c", dim, Metric.COSINE, kind));
             List<VectorRecord> batch = new ArrayList<>();
             for (int i = 1; i < data.length; i++) { // data[0] is the query: not stored
@@ -130,7 +137,7 @@ class ForgetEveryIndexTest {
     void theRebuildLevelRebuildsTheGraphAndTheReceiptSaysNoInfluenceRemains(@TempDir Path tmp) throws Exception {
         int dim = 16;
         float[][] data = Datasets.clustered(31, 1500, dim, 20, 1.0);
-        StoreOptions opts = StoreOptions.defaults().withKeystore(tmp.resolve("keys"));
+        StoreOptions opts = StoreOptions.defaults().withKeystore(tmp.resolve("keys")).withProbePolicy(NEAR_COPIES_ONLY);
         try (Nepenthe store = Nepenthe.open(tmp.resolve("data"), opts)) {
             VectorCollection c = store.createCollection(new CollectionSpec("c", dim, Metric.COSINE,
                     IndexSpec.of("hnsw", Map.of("M", "8", "efConstruction", "60"))));
@@ -183,7 +190,7 @@ class ForgetEveryIndexTest {
                 searchesWhileHeld.set(searchesDone.get() - from);
             }
         });
-        try (Nepenthe store = Nepenthe.open(tmp.resolve("data"), StoreOptions.defaults().withKeystore(tmp.resolve("keys")))) {
+        try (Nepenthe store = Nepenthe.open(tmp.resolve("data"), StoreOptions.defaults().withKeystore(tmp.resolve("keys")).withProbePolicy(NEAR_COPIES_ONLY))) {
             VectorCollection c = store.createCollection(new CollectionSpec("c", dim, Metric.COSINE, kind));
             List<VectorRecord> batch = new ArrayList<>();
             float[][] queries = new float[4][];

@@ -14,10 +14,12 @@ import java.util.Map;
  * @param holds ids of the legal holds that stopped it, for COMPLETED_WITH_EXCEPTION
  * @param receipt the signed receipt once SEALED, else null
  * @param note why it stopped where it did (no content)
+ * @param outcome once SEALED, what it found and did (ERASED, NOTHING_FOUND, UNKNOWN_TENANT), else null
  */
 public record ForgetOperation(String id, String tenant, String scopeKind, String scopeHash, String reasonCode,
         OperationState state, Map<OperationState, Instant> timeline, Map<String, Integer> recordsForgotten,
-        List<SurfaceOutcome> surfaces, List<Suspect> suspects, List<String> holds, String receipt, String note) {
+        List<SurfaceOutcome> surfaces, List<Suspect> suspects, List<String> holds, String receipt, String note,
+        ErasureOutcome outcome) {
 
     public ForgetOperation {
         timeline = Map.copyOf(timeline);

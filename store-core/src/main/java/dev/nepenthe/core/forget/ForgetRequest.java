@@ -15,14 +15,12 @@ import java.util.regex.Pattern;
  * @param reasonCode why, as a short code ("gdpr-art17", "user-request", "retention"); it is
  *     written into evidence, so it must not hold personal data: letters, digits, '.', '_', '-'
  * @param probeThreshold cosine similarity at or above which a surviving record is a suspected
- *     residue of a forgotten one (the verification probe); {@link #DEFAULT_PROBE_THRESHOLD}
- *     unless set
+ *     residue of a forgotten one (the verification probe); null (the default) runs the store's
+ *     {@link ProbePolicy}, and a value may only tighten it (the store refuses a looser one)
  * @param level repair indexes in place (default) or rebuild them afterwards, see {@link ErasureLevel}
  */
 public record ForgetRequest(String tenant, ForgetScope scope, String idempotencyKey, String reasonCode,
-        double probeThreshold, ErasureLevel level) {
-
-    public static final double DEFAULT_PROBE_THRESHOLD = 0.85;
+        Double probeThreshold, ErasureLevel level) {
     private static final Pattern REASON = Pattern.compile("[A-Za-z0-9._-]{1,64}");
 
     public ForgetRequest {
@@ -35,7 +33,7 @@ public record ForgetRequest(String tenant, ForgetScope scope, String idempotency
             throw new IllegalArgumentException("forget request idempotency key: expected a non-blank key, got a blank one");
         }
         checkReasonCode(reasonCode);
-        if (!(probeThreshold > -1 && probeThreshold <= 1)) {
+        if (probeThreshold != null && !(probeThreshold > -1 && probeThreshold <= 1)) {
             throw new IllegalArgumentException("forget request probe threshold: expected a cosine in (-1, 1], got "
                     + probeThreshold);
         }
@@ -43,7 +41,7 @@ public record ForgetRequest(String tenant, ForgetScope scope, String idempotency
 
     /** A request that repairs indexes in place. */
     public ForgetRequest(String tenant, ForgetScope scope, String idempotencyKey, String reasonCode,
-            double probeThreshold) {
+            Double probeThreshold) {
         this(tenant, scope, idempotencyKey, reasonCode, probeThreshold, ErasureLevel.REPAIR);
     }
 
@@ -58,15 +56,16 @@ public record ForgetRequest(String tenant, ForgetScope scope, String idempotency
         }
     }
 
-    /** A request in the default tenant with the default probe threshold. */
+    /** A request in the default tenant under the store's probe policy. */
     public static ForgetRequest of(ForgetScope scope, String idempotencyKey, String reasonCode) {
-        return new ForgetRequest(VectorRecord.DEFAULT_TENANT, scope, idempotencyKey, reasonCode, DEFAULT_PROBE_THRESHOLD);
+        return new ForgetRequest(VectorRecord.DEFAULT_TENANT, scope, idempotencyKey, reasonCode, null);
     }
 
     public ForgetRequest inTenant(String t) {
         return new ForgetRequest(t, scope, idempotencyKey, reasonCode, probeThreshold, level);
     }
 
+    /** A request that tightens the store's probe policy to {@code threshold} (see {@link ProbePolicy#effective}). */
     public ForgetRequest withProbeThreshold(double threshold) {
         return new ForgetRequest(tenant, scope, idempotencyKey, reasonCode, threshold, level);
     }
