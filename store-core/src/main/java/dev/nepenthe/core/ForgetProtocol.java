@@ -8,6 +8,7 @@ import dev.nepenthe.core.evidence.EvidenceLedger;
 import dev.nepenthe.core.evidence.LedgerAudit;
 import dev.nepenthe.core.evidence.LedgerHead;
 import dev.nepenthe.core.evidence.SigningKey;
+import dev.nepenthe.core.forget.BlockedScope;
 import dev.nepenthe.core.forget.ErasureClass;
 import dev.nepenthe.core.forget.ErasureLevel;
 import dev.nepenthe.core.forget.ErasureOutcome;
@@ -87,6 +88,12 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
         /** The live filter of a metadata scope, for fencing while this process runs. */
         Filter filter;
         String failure;
+        /** Sealed, but the collections and surfaces have not dropped its blocks yet: not settled for waiters. */
+        boolean releasing;
+        /** What the mark blocked, for surfaces registered while the operation is unsealed (memory only). */
+        BlockedScope blocked;
+        /** Surfaces whose block failed: they may have kept serving the scope, so the operation cannot seal. */
+        final Map<String, String> blockFailures = new java.util.concurrent.ConcurrentHashMap<>();
 
         Op(OperationLog.Public pub, OperationSecret secret) {
             this.pub = pub;
@@ -394,7 +401,7 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
                 if (op == null) {
                     throw new IllegalArgumentException("no forget operation with id " + id);
                 }
-                if (op.pub.state.isSettled() || op.failure != null) {
+                if ((op.pub.state.isSettled() && !op.releasing) || op.failure != null) {
                     return view(op);
                 }
                 long left = deadline - System.nanoTime();
@@ -506,13 +513,28 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
         return log.holds().values().stream().map(ForgetProtocol::toHold).toList();
     }
 
+    /**
+     * Adds a surface; it blocks the scopes of operations still unsealed (a legal hold can keep
+     * one open for months) before it takes part in anything else.
+     */
     void registerSurface(ErasureSurface surface) {
-        for (ErasureSurface s : surfaces) {
-            if (s.name().equals(surface.name())) {
-                throw new IllegalArgumentException("erasure surface '" + surface.name() + "' is already registered");
+        List<Op> open = new ArrayList<>();
+        synchronized (this) {
+            for (ErasureSurface s : surfaces) {
+                if (s.name().equals(surface.name())) {
+                    throw new IllegalArgumentException("erasure surface '" + surface.name() + "' is already registered");
+                }
             }
+            for (Op op : ops.values()) {
+                if (op.pub.state != OperationState.SEALED && op.blocked != null) {
+                    open.add(op);
+                }
+            }
+            surfaces.add(surface);
         }
-        surfaces.add(surface);
+        for (Op op : open) {
+            blockOn(surface, op, op.blocked);
+        }
     }
 
     EvidenceLedger ledger() {
@@ -631,14 +653,43 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
         return op.secret.scope instanceof ForgetScope.Subject s ? s.subject() : null;
     }
 
+    /** The mark: every collection hides the scope, then every registered surface blocks it. */
     private void blockEverywhere(Op op) {
+        Map<String, Set<String>> ids = new HashMap<>();
         for (VectorCollection c : collections.get()) {
-            c.block(op.pub.id, op.pub.tenant, scopeTest(op, c.name()), subjectHint(op));
+            Set<String> hidden = new HashSet<>(c.block(op.pub.id, op.pub.tenant, scopeTest(op, c.name()), subjectHint(op)));
             for (Suspect s : op.secret.suspects) {
                 if (s.reason().equals("regeneration-required") && s.collection().equals(c.name())) {
-                    c.block(op.pub.id, op.pub.tenant, r -> r.id().equals(s.recordId()), null);
+                    hidden.addAll(c.block(op.pub.id, op.pub.tenant, r -> r.id().equals(s.recordId()), null));
                 }
             }
+            // Records the cleanup already removed stay blocked too (a resumed operation).
+            for (OperationSecret.Forgotten f : op.secret.removed) {
+                if (f.collection().equals(c.name())) {
+                    hidden.add(f.removed().record().id());
+                }
+            }
+            if (!hidden.isEmpty()) {
+                ids.put(c.name(), hidden);
+            }
+        }
+        BlockedScope scope = new BlockedScope(op.pub.id, op.pub.tenant, subjectHint(op), ids);
+        synchronized (this) {
+            op.blocked = scope;
+        }
+        for (ErasureSurface s : surfaces) {
+            blockOn(s, op, scope);
+        }
+    }
+
+    private void blockOn(ErasureSurface s, Op op, BlockedScope scope) {
+        try {
+            s.block(scope);
+        } catch (IOException | RuntimeException e) {
+            // Never the scope or the message (a surface's message may quote what it holds).
+            op.blockFailures.put(s.name(), e.getClass().getSimpleName());
+            LOG.log(Level.ERROR, "erasure surface " + s.name() + " failed to block forget operation " + op.pub.id + " ("
+                    + e.getClass().getSimpleName() + "): it may serve the scope; the operation cannot seal");
         }
     }
 
@@ -850,6 +901,12 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
                 op.pub.purged.getOrDefault("snapshots", 0L)));
         ForgottenRecords forgotten = forgottenRecords(op);
         for (ErasureSurface s : surfaces) {
+            String blockFailure = op.blockFailures.get(s.name());
+            if (blockFailure != null) {
+                outcomes.add(new SurfaceOutcome(s.name(), s.erasureClass(), 0, 0,
+                        List.of("did not block the scope at the mark (" + blockFailure + "): it may have served it"), null));
+                continue;
+            }
             try {
                 outcomes.add(s.verify(forgotten, op.pub.purged.getOrDefault(s.name(), 0L)));
             } catch (IOException | RuntimeException e) {
@@ -947,11 +1004,27 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
             keystore.destroy(operationKeyId(op.pub.id));
             log.save(op.pub, OperationLog.DESTROYED);
             op.secret = null; // the in-memory copies of scope and probe go with the key
+            op.blocked = null;
+            op.releasing = true;
             refreshFences();
-            notifyAll();
         }
-        for (VectorCollection c : collections.get()) {
-            c.unblock(op.pub.id);
+        try {
+            for (VectorCollection c : collections.get()) {
+                c.unblock(op.pub.id);
+            }
+            for (ErasureSurface s : surfaces) {
+                try {
+                    s.release(op.pub.id);
+                } catch (RuntimeException e) {
+                    LOG.log(Level.WARNING, "erasure surface " + s.name() + " failed to release sealed operation "
+                            + op.pub.id + " (" + e.getClass().getSimpleName() + ")");
+                }
+            }
+        } finally {
+            synchronized (this) {
+                op.releasing = false;
+                notifyAll();
+            }
         }
     }
 

@@ -779,15 +779,17 @@ public final class VectorCollection {
      * the write either lands before the mark and is hidden, or meets the fence), never for reads.
      *
      * @param subject the subject of a subject scope (a faster lookup), else null
-     * @return how many records were hidden
+     * @return the ids of the records hidden (for the registered surfaces to block too)
      */
-    int block(String operation, String tenant, Predicate<VectorRecord> inScope, String subject) {
+    Set<String> block(String operation, String tenant, Predicate<VectorRecord> inScope, String subject) {
         writer.lock();
         try {
             ensureOpen();
             RoaringBitmap mine = scopeOrdinals(tenant, inScope, subject);
             hide(operation, mine);
-            return mine.getCardinality();
+            Set<String> ids = new HashSet<>();
+            mine.forEach((int ord) -> ids.add(entry(ord).record().id()));
+            return ids;
         } finally {
             writer.unlock();
         }

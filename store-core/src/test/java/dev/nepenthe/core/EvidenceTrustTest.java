@@ -11,7 +11,11 @@ import dev.nepenthe.core.evidence.EvidenceLedger;
 import dev.nepenthe.core.evidence.LedgerAudit;
 import dev.nepenthe.core.evidence.LedgerHead;
 import dev.nepenthe.core.evidence.SigningKey;
+import dev.nepenthe.core.forget.BlockedScope;
+import dev.nepenthe.core.forget.ErasureClass;
 import dev.nepenthe.core.forget.ErasureOutcome;
+import dev.nepenthe.core.forget.ErasureSurface;
+import dev.nepenthe.core.forget.ForgottenRecords;
 import dev.nepenthe.core.forget.ForgetOperation;
 import dev.nepenthe.core.forget.ForgetRequest;
 import dev.nepenthe.core.forget.ForgetScope;
@@ -26,6 +30,9 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.Random;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -312,6 +319,118 @@ class EvidenceTrustTest {
             ForgetOperation done = store.awaitOperation(store.forget(forget("alice", "req-1")).id(), WAIT);
             assertEquals(OperationState.SEALED, done.state());
             assertTrue(store.evidence().sealedEntry(done.id()).orElseThrow().body().contains("\"probeThreshold\":\"0.99\""));
+        }
+    }
+
+    // ---- 3. registered surfaces stop serving at the mark and during a hold ---------------------------
+
+    /** A query cache over collection "notes": results by query, filtered by the scopes it was told to block. */
+    static final class QueryCache implements ErasureSurface {
+        final Map<String, List<String>> entries = new ConcurrentHashMap<>();
+        final List<BlockedScope> blocks = new CopyOnWriteArrayList<>();
+        final List<String> released = new CopyOnWriteArrayList<>();
+        boolean failToBlock;
+
+        /** What the cache hands out for a query: its cached ids, less any a live block covers. */
+        List<String> serve(String query) {
+            return entries.getOrDefault(query, List.of()).stream()
+                    .filter(id -> blocks.stream().noneMatch(b -> b.covers(VectorRecord.DEFAULT_TENANT, "notes", id)))
+                    .toList();
+        }
+
+        @Override
+        public String name() {
+            return "cache:query";
+        }
+
+        @Override
+        public ErasureClass erasureClass() {
+            return ErasureClass.PHYSICAL;
+        }
+
+        @Override
+        public void block(BlockedScope scope) {
+            if (failToBlock) {
+                throw new IllegalStateException("cache node unreachable");
+            }
+            blocks.add(scope);
+        }
+
+        @Override
+        public void release(String operationId) {
+            released.add(operationId);
+            blocks.removeIf(b -> b.operationId().equals(operationId));
+        }
+
+        @Override
+        public long purge(ForgottenRecords forgotten) {
+            long before = entries.size();
+            entries.values().removeIf(ids -> forgotten.items().stream().anyMatch(i -> ids.contains(i.recordId())));
+            return before - entries.size();
+        }
+
+        @Override
+        public SurfaceOutcome verify(ForgottenRecords forgotten, long purged) {
+            long left = entries.values().stream()
+                    .filter(ids -> forgotten.items().stream().anyMatch(i -> ids.contains(i.recordId()))).count();
+            return new SurfaceOutcome(name(), erasureClass(), purged, entries.size(),
+                    left == 0 ? List.of() : List.of(left + " cached results name forgotten records"), null);
+        }
+    }
+
+    private static List<String> ids(List<SearchHit> hits) {
+        return hits.stream().map(SearchHit::id).toList();
+    }
+
+    @Test
+    void aRegisteredSurfaceStopsServingTheScopeWhenForgetReturnsAndThroughALegalHold() throws Exception {
+        String id;
+        String hold;
+        List<String> cached;
+        try (Nepenthe store = open()) {
+            VectorCollection c = populate(store);
+            QueryCache cache = new QueryCache();
+            store.registerSurface(cache);
+            cached = ids(c.search(SearchRequest.of(vector(100), 4)));
+            cache.entries.put("q", cached);
+            assertTrue(cache.serve("q").contains("a0"), "control: the cache serves alice's record before the forget");
+            hold = store.placeHold(VectorRecord.DEFAULT_TENANT, ForgetScope.subject("alice"), "litigation").id();
+            ForgetOperation op = store.forget(forget("alice", "req-1"));
+            id = op.id();
+            assertEquals(OperationState.BLOCKED, op.state());
+            assertTrue(cache.serve("q").stream().noneMatch(x -> x.startsWith("a")), "served " + cache.serve("q"));
+            assertTrue(cache.serve("q").contains("b0") || cache.serve("q").contains("b1") || cached.size() == 2,
+                    "other records are still served");
+            assertEquals(OperationState.COMPLETED_WITH_EXCEPTION, store.awaitOperation(id, WAIT).state());
+            assertTrue(cache.serve("q").stream().noneMatch(x -> x.startsWith("a")), "held: still blocked");
+        }
+        try (Nepenthe store = open()) {
+            // A cache that comes up after a restart (its entries warmed from elsewhere) blocks on registration.
+            QueryCache cache = new QueryCache();
+            cache.entries.put("q", cached);
+            store.registerSurface(cache);
+            assertTrue(cache.serve("q").stream().noneMatch(x -> x.startsWith("a")), "served " + cache.serve("q"));
+            store.liftHold(hold);
+            ForgetOperation sealed = store.awaitOperation(id, WAIT);
+            assertEquals(OperationState.SEALED, sealed.state(), sealed.note());
+            assertEquals(List.of(id), cache.released);
+            assertTrue(cache.blocks.isEmpty());
+            assertTrue(cache.serve("q").isEmpty(), "the purge removed the cached query naming alice");
+        }
+    }
+
+    @Test
+    void aSurfaceThatCannotBlockKeepsTheOperationFromSealing() throws Exception {
+        try (Nepenthe store = open()) {
+            populate(store);
+            QueryCache cache = new QueryCache();
+            cache.failToBlock = true;
+            store.registerSurface(cache);
+            ForgetOperation op = store.awaitOperation(store.forget(forget("alice", "req-1")).id(), WAIT);
+            assertEquals(OperationState.NEEDS_REVIEW, op.state());
+            SurfaceOutcome s = op.surfaces().stream().filter(o -> o.surface().equals("cache:query")).findFirst().orElseThrow();
+            assertTrue(s.problems().get(0).contains("did not block"), s.toString());
+            assertThrows(IllegalStateException.class, () -> store.override(op.id(), "checked-by-hand"));
         }
     }
 }

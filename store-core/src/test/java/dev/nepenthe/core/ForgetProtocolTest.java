@@ -579,7 +579,7 @@ class ForgetProtocolTest {
     }
 
     @Test
-    void aTamperedLedgerByteIsDetectedAtTheEntryItChanged() throws Exception {
+    void aTamperedLedgerByteIsDetectedAtTheEntryItChangedAndStopsForgets() throws Exception {
         String pem;
         try (Nepenthe store = open()) {
             populate(store);
@@ -599,7 +599,15 @@ class ForgetProtocolTest {
         EvidenceLedger.Verification v = EvidenceLedger.verify(ledger, SigningKey.parsePem(pem));
         assertFalse(v.ok());
         assertEquals(1, v.firstBadEntry());
-        assertThrows(IOException.class, this::open, "a store does not open on a tampered ledger");
+        // The store opens (searches go on) but names the damage and takes no new forget.
+        try (Nepenthe store = open()) {
+            StoreHealth health = store.health();
+            assertFalse(health.forgetsAccepted());
+            assertTrue(health.ledgerProblem().contains("at entry 1"), health.ledgerProblem());
+            assertThrows(IllegalStateException.class,
+                    () -> store.forget(ForgetRequest.of(ForgetScope.subject("carol"), "req-11", "gdpr-art17")));
+            assertEquals(4, store.collection("notes").size());
+        }
     }
 
     @Test
@@ -707,6 +715,11 @@ class ForgetProtocolTest {
         @Override
         public ErasureClass erasureClass() {
             return cls;
+        }
+
+        @Override
+        public void block(dev.nepenthe.core.forget.BlockedScope scope) {
+            // This cache's tests are about purge and verify; blocking is tested in EvidenceTrustTest.
         }
 
         @Override
