@@ -47,6 +47,7 @@ final class ForgetEvidence {
         b.put("probeThreshold", Double.toString(op.threshold));
         b.put("holds", List.copyOf(op.holds));
         b.put("outcome", op.outcome);
+        b.put("declaredIdentifiers", op.identifiers);
         b.put("policy", ForgetProtocol.POLICY);
         if (overrideReason != null) {
             b.put("override", Map.of("reason", overrideReason, "suspectsOverridden", op.suspects));

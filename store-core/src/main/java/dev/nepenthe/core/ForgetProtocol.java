@@ -302,6 +302,7 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
             ensureOpen();
             ensureLedgerSound();
             double threshold = probePolicy.effective(request.probeThreshold());
+            request.identifiers().forEach(JoinKeys.Identifier::of); // refuses an identifier with nothing to match
             KeyedHash.Hash idem = hashes.of("forget-idempotency", request.tenant(), request.idempotencyKey());
             KeyedHash.Hash requestHash = requestHash(request, threshold);
             String existing = byIdempotency.get(idem);
@@ -329,6 +330,8 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
             pub.timeline.put(OperationState.RECEIVED, nowMicros());
             OperationSecret secret = new OperationSecret();
             secret.scope = request.scope();
+            secret.identifiers.addAll(request.identifiers());
+            pub.identifiers = request.identifiers().size();
             op = new Op(pub, secret);
             if (request.scope() instanceof ForgetScope.Metadata m) {
                 op.filter = m.filter();
@@ -875,6 +878,7 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
             joinNames.add(s.subject());
         }
         int leaked = 0;
+        List<JoinKeys.Identifier> identifiers = op.secret.identifiers.stream().map(JoinKeys.Identifier::of).toList();
         List<VectorCollection> cs = collections.get();
         for (VectorCollection c : cs) {
             List<VectorCollection.Removed> mine = byCollection.getOrDefault(c.name(), List.of());
@@ -892,7 +896,7 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
             }
             leaked += c.recordsInScope(tenant, scopeTest(op, c.name()), subjectHint(op)).size();
             suspects.addAll(c.probe(tenant, all, op.pub.threshold));
-            suspects.addAll(c.joinKeys(tenant, joinNames, removedIds));
+            suspects.addAll(c.joinKeys(tenant, joinNames, removedIds, identifiers));
         }
         outcomes.add(new SurfaceOutcome("fence", ErasureClass.PHYSICAL, 0, cs.size(),
                 leaked == 0 ? List.of() : List.of(leaked + " records in scope are live after cleanup: a write got past the mark"),
@@ -1174,7 +1178,8 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
 
     private KeyedHash.Hash requestHash(ForgetRequest r, double threshold) {
         return hashes.of("forget-request", scopeHash(r.tenant(), r.scope()).toString(), r.reasonCode(),
-                Double.toString(threshold), r.level().name());
+                Double.toString(threshold), r.level().name(),
+                String.join("\0", new java.util.TreeSet<>(r.identifiers())));
     }
 
     private List<KeyedHash.Hash> scopeFences(String tenant, ForgetScope scope) {

@@ -65,6 +65,8 @@ final class OperationLog implements Closeable {
         String outcome;
         /** Whether any collection held a record of the tenant when the operation was marked. */
         boolean tenantKnown = true;
+        /** How many identifiers the request declared (the identifiers live in the sealed private part). */
+        int identifiers;
     }
 
     /** One replayed operation: its public state and its latest private part (sealed), if any. */
@@ -294,6 +296,7 @@ final class OperationLog implements Closeable {
         }
         writeNullable(out, p.outcome);
         out.writeBoolean(p.tenantKnown);
+        out.writeInt(p.identifiers);
     }
 
     private static Public readPublic(DataInputStream in, int version) throws IOException {
@@ -347,6 +350,7 @@ final class OperationLog implements Closeable {
         if (version >= 2) {
             p.outcome = readNullable(in);
             p.tenantKnown = in.readBoolean();
+            p.identifiers = in.readInt();
         }
         return p;
     }

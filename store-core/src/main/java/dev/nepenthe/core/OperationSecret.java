@@ -30,6 +30,8 @@ final class OperationSecret {
     Map<String, Set<String>> resolved;
     final List<Forgotten> removed = new ArrayList<>();
     final List<Suspect> suspects = new ArrayList<>();
+    /** Declared identifiers of the subject (names, emails, phone numbers), as the request gave them. */
+    final List<String> identifiers = new ArrayList<>();
 
     byte[] encode() throws IOException {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
@@ -68,6 +70,7 @@ final class OperationSecret {
                 out.writeDouble(s.score());
                 out.writeUTF(s.relatedTo());
             }
+            writeStrings(out, identifiers);
         }
         return bytes.toByteArray();
     }
@@ -100,6 +103,9 @@ final class OperationSecret {
         n = in.readInt();
         for (int i = 0; i < n; i++) {
             s.suspects.add(new Suspect(in.readUTF(), in.readUTF(), in.readUTF(), in.readDouble(), in.readUTF()));
+        }
+        if (in.available() > 0) { // parts written before identifiers existed end here
+            s.identifiers.addAll(readStrings(in));
         }
         return s;
     }

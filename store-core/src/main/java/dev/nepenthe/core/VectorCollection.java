@@ -281,10 +281,8 @@ public final class VectorCollection {
         ENTRIES.setRelease(es, ord, new Entry(ord, r, freedAt[ord]));
         ordinalHighWater = Math.max(ordinalHighWater, ord + 1);
         liveCount++;
-        for (Object v : r.metadata().values()) {
-            if (v instanceof String sv) {
-                byMetadataValue.computeIfAbsent(fold(sv), k -> new RoaringBitmap()).add(ord);
-            }
+        for (String key : metadataKeys(r)) {
+            byMetadataValue.computeIfAbsent(key, k -> new RoaringBitmap()).add(ord);
         }
         for (String src : r.derivedFrom()) {
             byDerivedFrom.computeIfAbsent(src, k -> new RoaringBitmap()).add(ord);
@@ -303,10 +301,8 @@ public final class VectorCollection {
         VectorRecord r = e.record();
         ENTRIES.setRelease(entries, e.ordinal(), (Entry) null);
         liveCount--;
-        for (Object v : r.metadata().values()) {
-            if (v instanceof String sv) {
-                removeFrom(byMetadataValue, fold(sv), e.ordinal());
-            }
+        for (String key : metadataKeys(r)) {
+            removeFrom(byMetadataValue, key, e.ordinal());
         }
         for (String src : r.derivedFrom()) {
             removeFrom(byDerivedFrom, src, e.ordinal());
@@ -655,10 +651,8 @@ public final class VectorCollection {
                     continue;
                 }
                 linked++;
-                for (Object v : e.record().metadata().values()) {
-                    if (v instanceof String sv) {
-                        valuesExpected.computeIfAbsent(fold(sv), k -> new RoaringBitmap()).add(ord);
-                    }
+                for (String key : metadataKeys(e.record())) {
+                    valuesExpected.computeIfAbsent(key, k -> new RoaringBitmap()).add(ord);
                 }
                 for (String src : e.record().derivedFrom()) {
                     derivedExpected.computeIfAbsent(src, k -> new RoaringBitmap()).add(ord);
@@ -1160,9 +1154,15 @@ public final class VectorCollection {
         return true;
     }
 
-    /** A metadata value as join keys compare it: surrounding blanks dropped, case ignored. */
-    private static String fold(String value) {
-        return value.strip().toLowerCase(java.util.Locale.ROOT);
+    /** The join keys of a record's string metadata values: each whole value and each of its tokens. */
+    private static Set<String> metadataKeys(VectorRecord r) {
+        Set<String> keys = new HashSet<>();
+        for (Object v : r.metadata().values()) {
+            if (v instanceof String sv) {
+                keys.addAll(JoinKeys.keysOf(sv));
+            }
+        }
+        return keys;
     }
 
     /** The tenants that have at least one live record here (a snapshot of the published view). */
@@ -1173,14 +1173,18 @@ public final class VectorCollection {
 
     /**
      * Join keys: unhidden records of the tenant whose metadata holds one of {@code names} (the
-     * forgotten subject, forgotten record ids) as a string value, ignoring case and surrounding
-     * blanks, or whose {@code derivedFrom} still names a forgotten record. Looked up by name
-     * (the writer keeps both indexes), so it costs the names and what they find; holds the
-     * writer mutex for that long.
+     * forgotten subject, forgotten record ids) as a string value or as a token inside one
+     * ("alice, bob"), ignoring case and surrounding blanks, or whose {@code derivedFrom} still
+     * names a forgotten record. Looked up by name (the writer keeps both indexes), so it costs
+     * the names and what they find. Declared identifiers (names, emails, phone numbers of the
+     * subject) are searched for in every unhidden record's metadata and text of the tenant: that
+     * part costs what the tenant holds, and only forgets that declare identifiers pay it. Holds
+     * the writer mutex throughout.
      */
-    List<dev.nepenthe.core.forget.Suspect> joinKeys(String tenant, Set<String> names, Set<String> forgottenIds) {
+    List<dev.nepenthe.core.forget.Suspect> joinKeys(String tenant, Set<String> names, Set<String> forgottenIds,
+            List<JoinKeys.Identifier> identifiers) {
         Set<String> folded = new HashSet<>();
-        names.forEach(n -> folded.add(fold(n)));
+        names.forEach(n -> folded.add(JoinKeys.fold(n)));
         List<dev.nepenthe.core.forget.Suspect> out = new ArrayList<>();
         writer.lock();
         try {
@@ -1207,7 +1211,7 @@ public final class VectorCollection {
             found.forEach((int ord) -> {
                 VectorRecord r = entry(ord).record();
                 for (Map.Entry<String, Object> m : r.metadata().entrySet()) {
-                    if (m.getValue() instanceof String sv && folded.contains(fold(sv))) {
+                    if (m.getValue() instanceof String sv && JoinKeys.keysOf(sv).stream().anyMatch(folded::contains)) {
                         out.add(new dev.nepenthe.core.forget.Suspect("join-key", spec.name(), r.id(), Double.NaN,
                                 "metadata key " + m.getKey()));
                         return;
@@ -1215,10 +1219,41 @@ public final class VectorCollection {
                 }
                 out.add(new dev.nepenthe.core.forget.Suspect("join-key", spec.name(), r.id(), Double.NaN, "derivedFrom"));
             });
+            if (!identifiers.isEmpty()) {
+                RoaringBitmap scan = RoaringBitmap.andNot(tenantOrds, hidden);
+                scan.forEach((int ord) -> {
+                    String where = identifierIn(entry(ord).record(), identifiers);
+                    if (where != null) {
+                        out.add(new dev.nepenthe.core.forget.Suspect("declared-identifier", spec.name(),
+                                entry(ord).record().id(), Double.NaN, where));
+                    }
+                });
+            }
             return out;
         } finally {
             writer.unlock();
         }
+    }
+
+    /** Where a record holds one of the identifiers ("metadata key K", "text"), or null. Never the identifier. */
+    private static String identifierIn(VectorRecord r, List<JoinKeys.Identifier> identifiers) {
+        for (Map.Entry<String, Object> m : r.metadata().entrySet()) {
+            if (m.getValue() instanceof String sv) {
+                for (JoinKeys.Identifier id : identifiers) {
+                    if (id.foundIn(sv)) {
+                        return "metadata key " + m.getKey();
+                    }
+                }
+            }
+        }
+        if (r.text() != null) {
+            for (JoinKeys.Identifier id : identifiers) {
+                if (id.foundIn(r.text())) {
+                    return "text";
+                }
+            }
+        }
+        return null;
     }
 
     /**

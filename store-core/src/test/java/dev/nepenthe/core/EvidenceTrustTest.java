@@ -433,4 +433,49 @@ class EvidenceTrustTest {
             assertThrows(IllegalStateException.class, () -> store.override(op.id(), "checked-by-hand"));
         }
     }
+
+    // ---- 5. join keys inside values, and the subject's declared identifiers --------------------------
+
+    private static void joinData(VectorCollection c, String tenant) {
+        c.upsertAll(List.of(
+                VectorRecord.builder("s1").tenant(tenant).subject("u-17").vector(vector(500)).text("a note").build(),
+                VectorRecord.builder("x1").tenant(tenant).vector(vector(501)).metadata("cc", "u-42; u-17").build(),
+                VectorRecord.builder("x2").tenant(tenant).vector(vector(502)).metadata("author", "Alice Liddell").build(),
+                VectorRecord.builder("x3").tenant(tenant).vector(vector(503))
+                        .text("Reach her on +1 (555) 123-4567 about the rabbit.").build(),
+                VectorRecord.builder("x4").tenant(tenant).vector(vector(504)).text("Alice went home. Ms Liddell stayed.")
+                        .metadata("related", "[s0, s1, s2]").build(),
+                VectorRecord.builder("x5").tenant(tenant).vector(vector(505)).metadata("phone", "555 123 9999").build()));
+    }
+
+    @Test
+    void joinKeysAreFoundInsideListValuesAndDeclaredIdentifiersInMetadataAndText() throws Exception {
+        try (Nepenthe store = open()) {
+            VectorCollection c = store.createCollection(CollectionSpec.of("notes", DIM, Metric.COSINE));
+            joinData(c, "t1");
+            joinData(c, "t2");
+            ForgetOperation plain = store.awaitOperation(store.forget(new ForgetRequest("t1", ForgetScope.subject("u-17"),
+                    "req-1", "gdpr-art17", null)).id(), WAIT);
+            assertEquals(OperationState.NEEDS_REVIEW, plain.state());
+            assertEquals(List.of("x1:join-key:metadata key cc", "x4:join-key:metadata key related"), describe(plain));
+
+            ForgetOperation declared = store.awaitOperation(store.forget(new ForgetRequest("t2", ForgetScope.subject("u-17"),
+                    "req-2", "gdpr-art17", null).withIdentifiers(List.of("Alice Liddell", "555-123-4567"))).id(), WAIT);
+            assertEquals(List.of("x1:join-key:metadata key cc", "x2:declared-identifier:metadata key author",
+                    "x3:declared-identifier:text", "x4:join-key:metadata key related"), describe(declared));
+            // The identifiers are sealed with the operation's key: no file of the store holds them in clear.
+            String entry = store.evidence().entriesOf(declared.id()).get(0).body();
+            assertTrue(entry.contains("\"declaredIdentifiers\":2") && !entry.contains("Liddell"), entry);
+            Path planted = tmp.resolve("planted.txt");
+            Files.writeString(planted, "Alice Liddell");
+            byte[] name = "Liddell".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+            assertEquals(List.of(planted), dev.nepenthe.core.io.ForensicScan.filesContaining(List.of(tmp), List.of(name)),
+                    "only the planted control holds the name");
+        }
+        assertThrows(IllegalArgumentException.class, () -> forget("u-17", "req-3").withIdentifiers(List.of("x")));
+    }
+
+    private static List<String> describe(ForgetOperation op) {
+        return op.suspects().stream().map(s -> s.recordId() + ":" + s.reason() + ":" + s.relatedTo()).sorted().toList();
+    }
 }

@@ -1,6 +1,7 @@
 package dev.nepenthe.core.forget;
 
 import dev.nepenthe.core.VectorRecord;
+import java.util.List;
 import java.util.Objects;
 import java.util.regex.Pattern;
 
@@ -18,9 +19,16 @@ import java.util.regex.Pattern;
  *     residue of a forgotten one (the verification probe); null (the default) runs the store's
  *     {@link ProbePolicy}, and a value may only tighten it (the store refuses a looser one)
  * @param level repair indexes in place (default) or rebuild them afterwards, see {@link ErasureLevel}
+ * @param identifiers names, emails or phone numbers the subject is known by, which verification
+ *     looks for in the metadata and text of every surviving record of the tenant (a record that
+ *     names them is a suspect). Held like the scope: sealed under the operation's own key and
+ *     destroyed when it seals; evidence holds only their number. Empty by default.
  */
 public record ForgetRequest(String tenant, ForgetScope scope, String idempotencyKey, String reasonCode,
-        Double probeThreshold, ErasureLevel level) {
+        Double probeThreshold, ErasureLevel level, List<String> identifiers) {
+
+    /** Most identifiers one request may declare. */
+    public static final int MAX_IDENTIFIERS = 64;
     private static final Pattern REASON = Pattern.compile("[A-Za-z0-9._-]{1,64}");
 
     public ForgetRequest {
@@ -29,6 +37,19 @@ public record ForgetRequest(String tenant, ForgetScope scope, String idempotency
         Objects.requireNonNull(idempotencyKey, "forget request idempotency key");
         Objects.requireNonNull(reasonCode, "forget request reason code");
         Objects.requireNonNull(level, "forget request erasure level");
+        Objects.requireNonNull(identifiers, "forget request identifiers");
+        identifiers = List.copyOf(identifiers);
+        if (identifiers.size() > MAX_IDENTIFIERS) {
+            throw new IllegalArgumentException("forget request identifiers: expected at most " + MAX_IDENTIFIERS + ", got "
+                    + identifiers.size());
+        }
+        for (String id : identifiers) {
+            if (id.strip().length() < 2 || id.length() > 256) {
+                // The message gives lengths only: identifiers are personal data.
+                throw new IllegalArgumentException("forget request identifier: expected 2 to 256 characters, got "
+                        + id.strip().length());
+            }
+        }
         if (idempotencyKey.isBlank()) {
             throw new IllegalArgumentException("forget request idempotency key: expected a non-blank key, got a blank one");
         }
@@ -37,6 +58,12 @@ public record ForgetRequest(String tenant, ForgetScope scope, String idempotency
             throw new IllegalArgumentException("forget request probe threshold: expected a cosine in (-1, 1], got "
                     + probeThreshold);
         }
+    }
+
+    /** A request that declares no identifiers. */
+    public ForgetRequest(String tenant, ForgetScope scope, String idempotencyKey, String reasonCode,
+            Double probeThreshold, ErasureLevel level) {
+        this(tenant, scope, idempotencyKey, reasonCode, probeThreshold, level, List.of());
     }
 
     /** A request that repairs indexes in place. */
@@ -62,15 +89,27 @@ public record ForgetRequest(String tenant, ForgetScope scope, String idempotency
     }
 
     public ForgetRequest inTenant(String t) {
-        return new ForgetRequest(t, scope, idempotencyKey, reasonCode, probeThreshold, level);
+        return new ForgetRequest(t, scope, idempotencyKey, reasonCode, probeThreshold, level, identifiers);
+    }
+
+    /** A request that also looks for these names, emails or phone numbers of the subject (see the record's parameters). */
+    public ForgetRequest withIdentifiers(List<String> ids) {
+        return new ForgetRequest(tenant, scope, idempotencyKey, reasonCode, probeThreshold, level, ids);
+    }
+
+    /** Identifiers are personal data: they never appear in a request's string form. */
+    @Override
+    public String toString() {
+        return "ForgetRequest[tenant=" + tenant + ", scope=" + scope.kind() + ", reasonCode=" + reasonCode
+                + ", probeThreshold=" + probeThreshold + ", level=" + level + ", identifiers=" + identifiers.size() + "]";
     }
 
     /** A request that tightens the store's probe policy to {@code threshold} (see {@link ProbePolicy#effective}). */
     public ForgetRequest withProbeThreshold(double threshold) {
-        return new ForgetRequest(tenant, scope, idempotencyKey, reasonCode, threshold, level);
+        return new ForgetRequest(tenant, scope, idempotencyKey, reasonCode, threshold, level, identifiers);
     }
 
     public ForgetRequest withLevel(ErasureLevel l) {
-        return new ForgetRequest(tenant, scope, idempotencyKey, reasonCode, probeThreshold, l);
+        return new ForgetRequest(tenant, scope, idempotencyKey, reasonCode, probeThreshold, l, identifiers);
     }
 }
