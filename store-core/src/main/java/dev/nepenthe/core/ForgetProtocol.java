@@ -723,7 +723,13 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
                 switch (s) {
                     case BLOCKED -> checkHolds(op);
                     case CLEANUP -> cleanup(op);
-                    case VERIFYING -> verify(op);
+                    case VERIFYING -> {
+                        // Sealing starts after verify's frame is gone: its locals hold the
+                        // forgotten records, which must not outlive SEALED (heap dumps).
+                        if (verify(op)) {
+                            seal(op, null);
+                        }
+                    }
                     default -> {
                         return;
                     }
@@ -839,8 +845,12 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
         }
         purged.put("snapshots", (long) snapshots.purge(op.pub.tenant, op.secret.removed, collections.get()));
         ForgottenRecords forgotten = forgottenRecords(op);
-        for (ErasureSurface s : surfaces) {
-            purged.put(s.name(), s.purge(forgotten));
+        try {
+            for (ErasureSurface s : surfaces) {
+                purged.put(s.name(), s.purge(forgotten));
+            }
+        } finally {
+            wipe(forgotten);
         }
         synchronized (this) {
             op.pub.purged.clear();
@@ -858,10 +868,10 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
 
     /**
      * VERIFYING: every surface proves its purge; the probe searches each forgotten vector against
-     * every surviving record of the tenant; join keys; the fence held. Clean: seal. Otherwise:
-     * NEEDS_REVIEW, listing what was found by id and score.
+     * every surviving record of the tenant; join keys; the fence held. Returns true when clean
+     * (the caller seals); otherwise enters NEEDS_REVIEW, listing what was found by id and score.
      */
-    private void verify(Op op) throws IOException {
+    private boolean verify(Op op) throws IOException {
         String tenant = op.pub.tenant;
         Map<String, List<VectorCollection.Removed>> byCollection = new HashMap<>();
         List<VectorCollection.Removed> all = new ArrayList<>();
@@ -918,6 +928,7 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
                         List.of("cannot verify: " + e.getClass().getSimpleName()), null));
             }
         }
+        wipe(forgotten);
         // Derived records held for regeneration stay suspects until they are gone.
         List<Suspect> regeneration = new ArrayList<>();
         List<Suspect> held;
@@ -948,10 +959,10 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
                 enter(op, OperationState.NEEDS_REVIEW);
                 appendEvidence(evidence.body(op.pub, "needs-review", null));
                 save(op, true);
-                return;
+                return false;
             }
         }
-        seal(op, null);
+        return true;
     }
 
     /**
@@ -1007,6 +1018,8 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
             crashPoint("sealed-before-key");
             keystore.destroy(operationKeyId(op.pub.id));
             log.save(op.pub, OperationLog.DESTROYED);
+            // The store's copies of the forgotten records are wiped, not left for the collector.
+            op.secret.removed.forEach(f -> f.removed().record().wipe());
             op.secret = null; // the in-memory copies of scope and probe go with the key
             op.blocked = null;
             op.releasing = true;
@@ -1148,7 +1161,12 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
 
     private byte[] sealSecret(Op op) throws IOException {
         DataKey key = keystore.getOrCreate(operationKeyId(op.pub.id));
-        return RecordCipher.seal(key, op.pub.id.getBytes(StandardCharsets.UTF_8), op.secret.encode());
+        byte[] plain = op.secret.encode();
+        try {
+            return RecordCipher.seal(key, op.pub.id.getBytes(StandardCharsets.UTF_8), plain);
+        } finally {
+            java.util.Arrays.fill(plain, (byte) 0);
+        }
     }
 
     private OperationSecret openSecret(String id, byte[] sealed) throws IOException {
@@ -1156,11 +1174,17 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
         if (key == null) {
             return null;
         }
+        byte[] plain = null;
         try {
-            return OperationSecret.decode(RecordCipher.open(key, id.getBytes(StandardCharsets.UTF_8), sealed));
+            plain = RecordCipher.open(key, id.getBytes(StandardCharsets.UTF_8), sealed);
+            return OperationSecret.decode(plain);
         } catch (AEADBadTagException e) {
             throw new CorruptFileException(keystoreFile(), "forget operation " + id + ": its private part does not"
                     + " decrypt (changed bytes, or another master key)", e);
+        } finally {
+            if (plain != null) {
+                java.util.Arrays.fill(plain, (byte) 0);
+            }
         }
     }
 
@@ -1224,6 +1248,13 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
                     f.removed().record().vector()));
         }
         return new ForgottenRecords(op.pub.id, op.pub.tenant, subjectHint(op), items);
+    }
+
+    /** The vector copies handed to surfaces are wiped once they have been called. */
+    private static void wipe(ForgottenRecords forgotten) {
+        for (ForgottenRecords.Item i : forgotten.items()) {
+            java.util.Arrays.fill(i.vector(), 0f);
+        }
     }
 
     private void enter(Op op, OperationState s) {

@@ -33,8 +33,18 @@ final class OperationSecret {
     /** Declared identifiers of the subject (names, emails, phone numbers), as the request gave them. */
     final List<String> identifiers = new ArrayList<>();
 
+    /** A buffer whose working array is wiped when its bytes are taken: the encoding is plaintext. */
+    private static final class WipedBuffer extends ByteArrayOutputStream {
+        byte[] takeAndWipe() {
+            byte[] out = toByteArray();
+            java.util.Arrays.fill(buf, (byte) 0);
+            return out;
+        }
+    }
+
+    /** The plaintext encoding; the caller wipes it after sealing. */
     byte[] encode() throws IOException {
-        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        WipedBuffer bytes = new WipedBuffer();
         try (DataOutputStream out = new DataOutputStream(bytes)) {
             writeScope(out, scope);
             out.writeBoolean(resolved != null);
@@ -72,7 +82,7 @@ final class OperationSecret {
             }
             writeStrings(out, identifiers);
         }
-        return bytes.toByteArray();
+        return bytes.takeAndWipe();
     }
 
     static OperationSecret decode(byte[] plain) throws IOException {

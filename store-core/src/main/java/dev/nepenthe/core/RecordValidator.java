@@ -56,9 +56,9 @@ final class RecordValidator {
             throw new IllegalArgumentException(where + ": expected a vector of dimension " + spec.dimension() + ", got none");
         }
         checkVector(v, where);
-        if (r.text() != null && utf8Length(r.text()) > MAX_TEXT_BYTES) {
+        if (r.textUtf8Length() > MAX_TEXT_BYTES) {
             throw new IllegalArgumentException(where + ": text expected at most " + MAX_TEXT_BYTES
-                    + " UTF-8 bytes, got " + utf8Length(r.text()));
+                    + " UTF-8 bytes, got " + r.textUtf8Length());
         }
         if (r.metadata().size() > MAX_METADATA_ENTRIES) {
             throw new IllegalArgumentException(where + ": expected at most " + MAX_METADATA_ENTRIES

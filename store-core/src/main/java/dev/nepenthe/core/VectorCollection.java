@@ -1102,8 +1102,9 @@ public final class VectorCollection {
         // one batch call while its vector is in cache.
         float[] probeBlock = new float[same.size() * dim];
         for (int i = 0; i < same.size(); i++) {
-            System.arraycopy(dev.nepenthe.core.Metric.COSINE.prepare(same.get(i).record().vectorUnsafe()), 0,
-                    probeBlock, i * dim, dim);
+            float[] unit = dev.nepenthe.core.Metric.COSINE.prepare(same.get(i).record().vectorUnsafe());
+            System.arraycopy(unit, 0, probeBlock, i * dim, dim);
+            Arrays.fill(unit, 0f); // copies of forgotten vectors are wiped, not left to the collector
         }
         int[] ords = RoaringBitmap.andNot(tenantOrds, hidden).toArray();
         java.util.concurrent.ConcurrentLinkedQueue<dev.nepenthe.core.forget.Suspect> found =
@@ -1140,6 +1141,7 @@ public final class VectorCollection {
                         same.get(bestProbe).record().id()));
             }
         });
+        Arrays.fill(probeBlock, 0f);
         List<dev.nepenthe.core.forget.Suspect> out = new ArrayList<>(found);
         out.sort(java.util.Comparator.comparingDouble(dev.nepenthe.core.forget.Suspect::score).reversed());
         return out;

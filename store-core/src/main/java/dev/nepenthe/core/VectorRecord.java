@@ -16,7 +16,14 @@ import java.util.Objects;
  *
  * <p>Metadata values are {@link String}, {@link Long}, {@link Double} or {@link Boolean};
  * the builder widens {@code Integer}, {@code Short} and {@code Float}. Immutable: the vector is
- * copied in and out.
+ * copied in and out, and the text is kept as UTF-8 bytes and decoded on each {@link #text()}.
+ *
+ * <p>One exception to immutability, on purpose: a record the store holds (the one you upserted,
+ * or one a get or search returned) is the store's copy, and when a forget that removed it
+ * seals, its vector and text are wiped in place, so no copy of them waits in the heap for the
+ * collector. Afterwards {@link #vector()} returns zeros and {@link #text()} null. Ids, subject,
+ * source and metadata are Java strings, which cannot be wiped; nothing in the store references
+ * them after the seal, so the next collection reclaims them.
  */
 public final class VectorRecord {
 
@@ -28,7 +35,8 @@ public final class VectorRecord {
     private final String subject;
     private final SourceRef source;
     private final float[] vector;
-    private final String text;
+    private final byte[] text;
+    private volatile boolean wiped;
     private final Map<String, Object> metadata;
     private final List<String> derivedFrom;
 
@@ -38,7 +46,7 @@ public final class VectorRecord {
         this.subject = b.subject;
         this.source = b.source;
         this.vector = b.vector == null ? null : b.vector.clone();
-        this.text = b.text;
+        this.text = b.text == null ? null : b.text.getBytes(java.nio.charset.StandardCharsets.UTF_8);
         this.metadata = Collections.unmodifiableMap(new LinkedHashMap<>(b.metadata));
         this.derivedFrom = List.copyOf(b.derivedFrom);
     }
@@ -49,7 +57,7 @@ public final class VectorRecord {
 
     /** A builder holding a copy of this record's fields, to change some of them. */
     public Builder toBuilder() {
-        Builder b = new Builder(id).tenant(tenant).subject(subject).source(source).vector(vector).text(text);
+        Builder b = new Builder(id).tenant(tenant).subject(subject).source(source).vector(vector).text(text());
         b.metadata.putAll(metadata);
         b.derivedFrom.addAll(derivedFrom);
         return b;
@@ -86,8 +94,28 @@ public final class VectorRecord {
         return vector;
     }
 
+    /** The text (decoded from the stored UTF-8 on each call), or null when there is none or it was wiped. */
     public String text() {
-        return text;
+        return text == null || wiped ? null : new String(text, java.nio.charset.StandardCharsets.UTF_8);
+    }
+
+    /** Length of the text in UTF-8 bytes, 0 when there is none. */
+    int textUtf8Length() {
+        return text == null ? 0 : text.length;
+    }
+
+    /**
+     * Wipes the vector and text in place (zeros): the store calls it on its copy of a forgotten
+     * record once the forget has sealed.
+     */
+    void wipe() {
+        wiped = true;
+        if (vector != null) {
+            Arrays.fill(vector, 0f);
+        }
+        if (text != null) {
+            Arrays.fill(text, (byte) 0);
+        }
     }
 
     public Map<String, Object> metadata() {
@@ -102,7 +130,7 @@ public final class VectorRecord {
     public boolean equals(Object o) {
         return o instanceof VectorRecord r && id.equals(r.id) && tenant.equals(r.tenant)
                 && Objects.equals(subject, r.subject) && Objects.equals(source, r.source)
-                && Arrays.equals(vector, r.vector) && Objects.equals(text, r.text)
+                && Arrays.equals(vector, r.vector) && Objects.equals(text(), r.text())
                 && metadata.equals(r.metadata) && derivedFrom.equals(r.derivedFrom);
     }
 
@@ -115,7 +143,7 @@ public final class VectorRecord {
     @Override
     public String toString() {
         return "VectorRecord[dimension=" + dimension() + ", metadataKeys=" + metadata.size()
-                + ", hasText=" + (text != null) + ", derivedFrom=" + derivedFrom.size() + "]";
+                + ", hasText=" + (text != null && !wiped) + ", derivedFrom=" + derivedFrom.size() + "]";
     }
 
     /** Builds a record; validation against a collection happens when it is stored. */
