@@ -145,6 +145,16 @@ public final class Nepenthe implements AutoCloseable {
                     master.derive("evidence-signing-key"));
             store.protocol = new ForgetProtocol(keys, store.context.hashes(), store.keystore, store.signingKey,
                     () -> store.collectionList, options.forgetWorkerNice(), options.probePolicy());
+            if (options.ledgerWitness() != null) {
+                LedgerAudit.Check c = store.protocol.ledger().audit().checkHead(options.ledgerWitness());
+                if (!c.ok()) {
+                    throw new IllegalStateException("keystore folder " + keys + ": its evidence ledger does not hold the"
+                            + " witnessed head " + options.ledgerWitness() + " (" + c.problem() + "). The keystore is"
+                            + " older than the witness: forgets recorded after it are missing, and records they erased"
+                            + " could be served again. Refusing to open; restore a keystore copy that holds the witnessed"
+                            + " head, or open without the witness to accept that knowingly");
+                }
+            }
             store.protocol.start();
         } catch (IOException | RuntimeException e) {
             store.close();
@@ -211,6 +221,14 @@ public final class Nepenthe implements AutoCloseable {
             throw new UnknownCollectionException(name, collections.keySet());
         }
         return c;
+    }
+
+    /** Tenants with at least one live record in any collection, sorted. */
+    public List<String> tenants() {
+        ensureOpen();
+        java.util.TreeSet<String> out = new java.util.TreeSet<>();
+        collections.values().forEach(c -> out.addAll(c.tenants()));
+        return List.copyOf(out);
     }
 
     /** Specs of every collection, by name. */
@@ -295,6 +313,19 @@ public final class Nepenthe implements AutoCloseable {
                 }
             }
         }
+    }
+
+    /**
+     * Copies a snapshot into {@code folder} (absent or empty) and opens it with {@code options},
+     * so it opens against the keystore that took the snapshot: the tombstone journal drops what
+     * was deleted or forgotten since, and reconciliation re-checks every sealed forget, before
+     * the returned store serves anything.
+     *
+     * @throws IllegalArgumentException if the source is not a snapshot or the target not empty
+     */
+    public static Nepenthe restore(Path snapshot, Path folder, StoreOptions options) throws IOException {
+        restore(snapshot, folder);
+        return open(folder, options);
     }
 
     private static void deleteTree(Path dir) throws IOException {

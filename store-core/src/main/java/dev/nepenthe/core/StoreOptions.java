@@ -1,5 +1,6 @@
 package dev.nepenthe.core;
 
+import dev.nepenthe.core.evidence.LedgerHead;
 import dev.nepenthe.core.forget.ProbePolicy;
 import dev.nepenthe.core.storage.Durability;
 import java.nio.file.Path;
@@ -25,9 +26,13 @@ import java.util.Objects;
  *     and is never slowed by it; only the time to SEALED is, and only under contention.
  * @param probePolicy the forget verification probe's threshold, which requests may tighten but
  *     not loosen (default {@link ProbePolicy#DEFAULT})
+ * @param ledgerWitness a head of the evidence ledger recorded outside the store (see
+ *     {@link Nepenthe#ledgerHead()}), or null. When set, the store refuses to open unless its
+ *     ledger still holds that head: a keystore folder restored from a copy older than the
+ *     witness has lost the forgets recorded since, and would serve what they erased.
  */
 public record StoreOptions(Path keystore, Path masterKeyFile, boolean generateMasterKey, Durability durability,
-        long checkpointBytes, int shardBuckets, int forgetWorkerNice, ProbePolicy probePolicy) {
+        long checkpointBytes, int shardBuckets, int forgetWorkerNice, ProbePolicy probePolicy, LedgerHead ledgerWitness) {
 
     public static final int MAX_BUCKETS = 4096;
 
@@ -47,44 +52,50 @@ public record StoreOptions(Path keystore, Path masterKeyFile, boolean generateMa
 
     /** The embedded default: sibling keystore, generated master key, fsync before ack. */
     public static StoreOptions defaults() {
-        return new StoreOptions(null, null, true, Durability.SYNC, 64L << 20, 256, 10, ProbePolicy.DEFAULT);
+        return new StoreOptions(null, null, true, Durability.SYNC, 64L << 20, 256, 10, ProbePolicy.DEFAULT, null);
     }
 
     public StoreOptions withKeystore(Path folder) {
         return new StoreOptions(folder, masterKeyFile, generateMasterKey, durability, checkpointBytes, shardBuckets,
-                forgetWorkerNice, probePolicy);
+                forgetWorkerNice, probePolicy, ledgerWitness);
     }
 
     public StoreOptions withMasterKeyFile(Path file, boolean generateIfMissing) {
         return new StoreOptions(keystore, file, generateIfMissing, durability, checkpointBytes, shardBuckets,
-                forgetWorkerNice, probePolicy);
+                forgetWorkerNice, probePolicy, ledgerWitness);
     }
 
     public StoreOptions withDurability(Durability d) {
         return new StoreOptions(keystore, masterKeyFile, generateMasterKey, d, checkpointBytes, shardBuckets,
-                forgetWorkerNice, probePolicy);
+                forgetWorkerNice, probePolicy, ledgerWitness);
     }
 
     public StoreOptions withCheckpointBytes(long bytes) {
         return new StoreOptions(keystore, masterKeyFile, generateMasterKey, durability, bytes, shardBuckets,
-                forgetWorkerNice, probePolicy);
+                forgetWorkerNice, probePolicy, ledgerWitness);
     }
 
     public StoreOptions withShardBuckets(int buckets) {
         return new StoreOptions(keystore, masterKeyFile, generateMasterKey, durability, checkpointBytes, buckets,
-                forgetWorkerNice, probePolicy);
+                forgetWorkerNice, probePolicy, ledgerWitness);
     }
 
     /** The forget worker's OS priority, 0 (normal) to 19 (lowest); see the record's parameters. */
     public StoreOptions withForgetWorkerNice(int nice) {
         return new StoreOptions(keystore, masterKeyFile, generateMasterKey, durability, checkpointBytes, shardBuckets,
-                nice, probePolicy);
+                nice, probePolicy, ledgerWitness);
     }
 
     /** The forget probe's policy: its threshold and the lowest a request may tighten it to. */
     public StoreOptions withProbePolicy(ProbePolicy policy) {
         return new StoreOptions(keystore, masterKeyFile, generateMasterKey, durability, checkpointBytes, shardBuckets,
-                forgetWorkerNice, policy);
+                forgetWorkerNice, policy, ledgerWitness);
+    }
+
+    /** Refuse to open unless the evidence ledger still holds this head (see the record's parameters). */
+    public StoreOptions withLedgerWitness(LedgerHead head) {
+        return new StoreOptions(keystore, masterKeyFile, generateMasterKey, durability, checkpointBytes, shardBuckets,
+                forgetWorkerNice, probePolicy, head);
     }
 
     Path keystoreFor(Path dataFolder) {

@@ -478,4 +478,68 @@ class EvidenceTrustTest {
     private static List<String> describe(ForgetOperation op) {
         return op.suspects().stream().map(s -> s.recordId() + ":" + s.reason() + ":" + s.relatedTo()).sorted().toList();
     }
+
+    // ---- 7. keystore backups -------------------------------------------------------------------------
+
+    private static void copyTree(Path from, Path to) throws IOException {
+        try (var files = Files.walk(from)) {
+            for (Path src : files.toList()) {
+                Path dst = to.resolve(from.relativize(src).toString());
+                if (Files.isDirectory(src)) {
+                    Files.createDirectories(dst);
+                } else {
+                    Files.copy(src, dst);
+                }
+            }
+        }
+    }
+
+    @Test
+    void aKeystoreCopyOlderThanAWitnessedLedgerHeadIsRefusedAtOpen() throws Exception {
+        try (Nepenthe store = open()) {
+            populate(store);
+            store.awaitOperation(store.forget(forget("bob", "req-1")).id(), WAIT);
+        }
+        copyTree(tmp.resolve("keys"), tmp.resolve("keys-old"));
+        copyTree(tmp.resolve("data"), tmp.resolve("data-old"));
+        LedgerHead witnessed;
+        try (Nepenthe store = open()) {
+            assertEquals(List.of(VectorRecord.DEFAULT_TENANT), store.tenants());
+            ForgetOperation alice = store.awaitOperation(store.forget(forget("alice", "req-2")).id(), WAIT);
+            assertEquals(OperationState.SEALED, alice.state());
+            witnessed = store.ledgerHead();
+            assertEquals(List.of(), store.tenants(), "alice and bob were the tenant's only records");
+        }
+        StoreOptions old = StoreOptions.defaults().withKeystore(tmp.resolve("keys-old"));
+        IllegalStateException refused = assertThrows(IllegalStateException.class,
+                () -> Nepenthe.open(tmp.resolve("data-old"), old.withLedgerWitness(LedgerHead.parse(witnessed.toString()))));
+        assertTrue(refused.getMessage().contains("older than the witness") && refused.getMessage().contains("keys-old"),
+                refused.getMessage());
+        // Control, and the limit docs/STORAGE.md states: without a witness, copies of both folders
+        // taken before the forget are a consistent past store, and serve her again.
+        try (Nepenthe past = Nepenthe.open(tmp.resolve("data-old"), old)) {
+            assertTrue(past.collection("notes").get("a0").isPresent());
+        }
+        try (Nepenthe store = Nepenthe.open(tmp.resolve("data"), StoreOptions.defaults().withKeystore(tmp.resolve("keys"))
+                .withLedgerWitness(witnessed))) {
+            assertTrue(store.collection("notes").get("a0").isEmpty());
+            assertTrue(store.health().ok());
+        }
+    }
+
+    @Test
+    void restoreWithOptionsOpensTheSnapshotAgainstItsKeystoreWithLaterForgetsApplied() throws Exception {
+        try (Nepenthe store = open()) {
+            populate(store);
+            store.snapshot(tmp.resolve("snap"));
+            store.awaitOperation(store.forget(forget("alice", "req-1")).id(), WAIT);
+        }
+        try (Nepenthe restored = Nepenthe.restore(tmp.resolve("snap"), tmp.resolve("restored"),
+                StoreOptions.defaults().withKeystore(tmp.resolve("keys")))) {
+            VectorCollection c = restored.collection("notes");
+            assertTrue(c.get("a0").isEmpty() && c.get("a1").isEmpty(), "the forget after the snapshot holds");
+            assertTrue(c.get("b0").isPresent());
+            assertEquals(List.of(VectorRecord.DEFAULT_TENANT), restored.tenants());
+        }
+    }
 }
