@@ -209,7 +209,9 @@ public final class VectorCollection {
             List<Placed> replacedPlaced = new ArrayList<>();
             IntIterator free = freeOrdinals.getIntIterator();
             int fresh = Math.max(ordinalHighWater, storage.nextOrdinal());
-            for (VectorRecord r : batch) {
+            for (VectorRecord given : batch) {
+                // The store keeps a copy of its own: a forget wipes it in place, never the caller's.
+                VectorRecord r = given.copy();
                 Entry old = lookup(r.tenant(), r.id());
                 if (old != null) {
                     replaced.add(old);
@@ -394,7 +396,7 @@ public final class VectorCollection {
     public Optional<VectorRecord> get(String tenant, String id) {
         ensureOpen();
         Entry e = lookup(tenant, id);
-        return e == null || marked.contains(e.ordinal()) ? Optional.empty() : Optional.of(e.record());
+        return e == null || marked.contains(e.ordinal()) ? Optional.empty() : Optional.of(e.record().copy());
     }
 
     /** Deletes one record of the default tenant; returns whether it existed. */
@@ -540,7 +542,7 @@ public final class VectorCollection {
                     lostToAConcurrentChange = true;
                     continue;
                 }
-                hits.add(new SearchHit(e.record(), result.scores()[i]));
+                hits.add(new SearchHit(e.record().copy(), result.scores()[i]));
             }
             if (!lostToAConcurrentChange) {
                 return hits;
@@ -623,6 +625,36 @@ public final class VectorCollection {
         } finally {
             writer.unlock();
         }
+    }
+
+    /**
+     * The index's structure by record (see {@link IndexView}); writes wait while it is read.
+     * Costs a pass over the index's lists or nodes.
+     */
+    public IndexView describeIndex() {
+        writer.lock();
+        try {
+            ensureOpen();
+            dev.nepenthe.core.index.IndexDescription d = index.describe();
+            List<IndexView.Partition> parts = new ArrayList<>();
+            for (dev.nepenthe.core.index.IndexDescription.Partition p : d.partitions()) {
+                parts.add(new IndexView.Partition(p.id(), p.centroid(), refs(p.members())));
+            }
+            return new IndexView(d.kind(), d.size(), d.stats(), parts, d.lineage() == null ? null : refs(d.lineage()));
+        } finally {
+            writer.unlock();
+        }
+    }
+
+    private List<IndexView.Ref> refs(int[] ordinals) {
+        List<IndexView.Ref> out = new ArrayList<>(ordinals.length);
+        for (int ord : ordinals) {
+            Entry e = entry(ord);
+            if (e != null) {
+                out.add(new IndexView.Ref(e.record().tenant(), e.record().id()));
+            }
+        }
+        return out;
     }
 
     /**

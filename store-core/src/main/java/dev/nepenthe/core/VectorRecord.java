@@ -18,12 +18,11 @@ import java.util.Objects;
  * the builder widens {@code Integer}, {@code Short} and {@code Float}. Immutable: the vector is
  * copied in and out, and the text is kept as UTF-8 bytes and decoded on each {@link #text()}.
  *
- * <p>One exception to immutability, on purpose: a record the store holds (the one you upserted,
- * or one a get or search returned) is the store's copy, and when a forget that removed it
- * seals, its vector and text are wiped in place, so no copy of them waits in the heap for the
- * collector. Afterwards {@link #vector()} returns zeros and {@link #text()} null. Ids, subject,
- * source and metadata are Java strings, which cannot be wiped; nothing in the store references
- * them after the seal, so the next collection reclaims them.
+ * <p>A store keeps a copy of its own of every record it is given and hands out copies (get,
+ * search), so that when a forget seals it can wipe its copy's vector and text in place (zeros)
+ * instead of leaving them in the heap for the collector; the records callers hold are never
+ * changed. Ids, subject, source and metadata are Java strings, which cannot be wiped; nothing in
+ * the store references them after the seal, so the next collection reclaims them.
  */
 public final class VectorRecord {
 
@@ -97,6 +96,25 @@ public final class VectorRecord {
     /** The text (decoded from the stored UTF-8 on each call), or null when there is none or it was wiped. */
     public String text() {
         return text == null || wiped ? null : new String(text, java.nio.charset.StandardCharsets.UTF_8);
+    }
+
+    /**
+     * A copy whose vector and text are arrays of its own (strings and the metadata map, which are
+     * immutable, are shared): what the store keeps and what it hands out.
+     */
+    VectorRecord copy() {
+        return new VectorRecord(this);
+    }
+
+    private VectorRecord(VectorRecord r) {
+        this.id = r.id;
+        this.tenant = r.tenant;
+        this.subject = r.subject;
+        this.source = r.source;
+        this.vector = r.vector == null ? null : r.vector.clone();
+        this.text = r.text == null || r.wiped ? null : r.text.clone();
+        this.metadata = r.metadata;
+        this.derivedFrom = r.derivedFrom;
     }
 
     /** Length of the text in UTF-8 bytes, 0 when there is none. */

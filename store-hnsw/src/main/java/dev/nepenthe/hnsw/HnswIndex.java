@@ -501,6 +501,34 @@ public final class HnswIndex implements VectorIndex {
         }
     }
 
+    /** Levels, degrees on layer 0 and repair work, for operators and auditors. */
+    @Override
+    public dev.nepenthe.core.index.IndexDescription describe() {
+        // Writes wait, as for neighborOrdinals: a repair rewrites lists in place.
+        writerGate.writeLock().lock();
+        try {
+            long[] repairs = repairCounts();
+            java.util.Map<String, Number> stats = new java.util.TreeMap<>();
+            int ep = HnswGraph.entrySlot(graph.entry());
+            stats.put("levels", ep < 0 ? 0 : graph.level(ep) + 1);
+            long edges = 0;
+            int nodes = 0;
+            for (int ord = 0; ord < ordToSlot.length; ord++) {
+                if (ordToSlot[ord] >= 0) {
+                    edges += graph.neighbors(ordToSlot[ord], 0).length;
+                    nodes++;
+                }
+            }
+            stats.put("meanDegreeLayer0", nodes == 0 ? 0.0 : (double) edges / nodes);
+            stats.put("listsRepaired", repairs[0]);
+            stats.put("nodesReconnected", repairs[1]);
+            stats.put("repairComparisons", repairs[2]);
+            return new dev.nepenthe.core.index.IndexDescription(KIND, nodes, stats, java.util.List.of(), null);
+        } finally {
+            writerGate.writeLock().unlock();
+        }
+    }
+
     /** The entry point's ordinal, or -1 when empty. */
     public int entryOrdinal() {
         slotLock.readLock().lock();

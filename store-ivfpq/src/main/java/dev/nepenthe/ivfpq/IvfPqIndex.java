@@ -749,6 +749,41 @@ public final class IvfPqIndex implements VectorIndex {
 
     // ------------------------------------------------------------------ inspection
 
+    /**
+     * Lists with their routing centroids and members, the codebooks' training lineage (live
+     * members only) and counts: trainings so far (each a retrain event), lineage members removed
+     * since the last one, whether the codebooks are tainted.
+     */
+    @Override
+    public dev.nepenthe.core.index.IndexDescription describe() {
+        lock.readLock().lock();
+        try {
+            java.util.Map<String, Number> stats = new java.util.TreeMap<>();
+            stats.put("nlist", params.nlist());
+            stats.put("m", params.m());
+            stats.put("trained", isTrainedLocked() ? 1 : 0);
+            stats.put("trainings", trainings);
+            stats.put("tainted", isTaintedLocked() ? 1 : 0);
+            stats.put("lineageRemovedSinceTraining", lineageRemoved == null ? 0 : lineageRemoved.getCardinality());
+            java.util.List<dev.nepenthe.core.index.IndexDescription.Partition> parts = new java.util.ArrayList<>();
+            if (lists != null) {
+                for (int l = 0; l < lists.length; l++) {
+                    InvertedList list = lists[l];
+                    int[] members = new int[list.size()];
+                    for (int i = 0; i < members.length; i++) {
+                        members[i] = list.ordinalAt(i);
+                    }
+                    parts.add(new dev.nepenthe.core.index.IndexDescription.Partition(l,
+                            Arrays.copyOfRange(routing, l * dim, (l + 1) * dim), members));
+                }
+            }
+            int[] lin = lineage == null ? null : RoaringBitmap.andNot(lineage, removed).toArray();
+            return new dev.nepenthe.core.index.IndexDescription(KIND, store.size(), stats, parts, lin);
+        } finally {
+            lock.readLock().unlock();
+        }
+    }
+
     /** The routing centroid of a list (the mean of its members; the anchor when empty), or null while flat. */
     public float[] centroid(int list) {
         lock.readLock().lock();

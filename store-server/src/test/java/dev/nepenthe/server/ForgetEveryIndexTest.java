@@ -133,6 +133,67 @@ class ForgetEveryIndexTest {
         }
     }
 
+    /**
+     * An auditor's check of the first-order rule from outside, through describeIndex: after a
+     * forget no list or training lineage names a forgotten record, and each IVF list's centroid
+     * is the mean of its members' vectors (recomputed here from the vectors given).
+     */
+    @ParameterizedTest
+    @MethodSource("kinds")
+    void anAuditorSeesNoForgottenRecordInTheIndexAndCentroidsThatAreMeansOfTheirMembers(IndexSpec kind,
+            @TempDir Path tmp) throws Exception {
+        int dim = 24;
+        float[][] data = Datasets.clustered(77, 2000, dim, 16, 0.5);
+        StoreOptions opts = StoreOptions.defaults().withKeystore(tmp.resolve("keys")).withProbePolicy(NEAR_COPIES_ONLY);
+        try (Nepenthe store = Nepenthe.open(tmp.resolve("data"), opts)) {
+            VectorCollection c = store.createCollection(new CollectionSpec("c", dim, Metric.L2, kind));
+            List<VectorRecord> batch = new ArrayList<>();
+            for (int i = 0; i < data.length; i++) {
+                batch.add(VectorRecord.builder("r" + i).subject("s" + (i % 20)).vector(data[i]).build());
+            }
+            c.upsertAll(batch);
+            ForgetOperation op = store.awaitOperation(store.forget(ForgetRequest.of(ForgetScope.subject("s3"), "req-1",
+                    "gdpr-art17")).id(), Duration.ofSeconds(120));
+            assertEquals(OperationState.SEALED, op.state(), op.note());
+            dev.nepenthe.core.IndexView view = c.describeIndex();
+            assertEquals(kind.kind(), view.kind());
+            assertEquals(1900, view.size());
+            java.util.function.Predicate<dev.nepenthe.core.IndexView.Ref> forgotten =
+                    r -> Integer.parseInt(r.id().substring(1)) % 20 == 3;
+            if (kind.kind().equals("hnsw")) {
+                assertTrue(view.stats().get("levels").intValue() >= 1, view.stats().toString());
+                assertTrue(view.stats().get("meanDegreeLayer0").doubleValue() > 0, view.stats().toString());
+                return;
+            }
+            assertEquals(16, view.partitions().size());
+            assertTrue(view.stats().get("trainings").longValue() >= 1, view.stats().toString());
+            assertTrue(view.trainingLineage() != null && !view.trainingLineage().isEmpty());
+            assertTrue(view.trainingLineage().stream().noneMatch(forgotten), "the lineage names a forgotten record");
+            int members = 0;
+            for (dev.nepenthe.core.IndexView.Partition p : view.partitions()) {
+                assertTrue(p.members().stream().noneMatch(forgotten), "list " + p.id() + " names a forgotten record");
+                members += p.members().size();
+                if (p.members().isEmpty()) {
+                    continue;
+                }
+                double[] mean = new double[dim];
+                for (dev.nepenthe.core.IndexView.Ref r : p.members()) {
+                    float[] v = data[Integer.parseInt(r.id().substring(1))];
+                    for (int j = 0; j < dim; j++) {
+                        mean[j] += v[j] / (double) p.members().size();
+                    }
+                }
+                for (int j = 0; j < dim; j++) {
+                    assertEquals(mean[j], p.centroid()[j], 1e-4, "list " + p.id() + " dimension " + j);
+                }
+            }
+            assertEquals(1900, members);
+            // Control: the same check names a record that is there.
+            assertTrue(view.partitions().stream().flatMap(p -> p.members().stream())
+                    .anyMatch(r -> Integer.parseInt(r.id().substring(1)) % 20 == 4));
+        }
+    }
+
     @org.junit.jupiter.api.Test
     void theRebuildLevelRebuildsTheGraphAndTheReceiptSaysNoInfluenceRemains(@TempDir Path tmp) throws Exception {
         int dim = 16;

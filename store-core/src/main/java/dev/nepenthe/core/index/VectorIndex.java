@@ -127,6 +127,14 @@ public interface VectorIndex extends AutoCloseable {
      */
     void save(Path file) throws IOException;
 
+    /**
+     * Its structure for operators and auditors (see {@link IndexDescription}). Costs a pass over
+     * the index's own structures, not a search; the default gives kind and size only.
+     */
+    default IndexDescription describe() {
+        return new IndexDescription(kind(), size(), java.util.Map.of(), java.util.List.of(), null);
+    }
+
     @Override
     default void close() {}
 }

@@ -1,0 +1,27 @@
+package dev.nepenthe.core.index;
+
+import java.util.List;
+import java.util.Map;
+
+/**
+ * What an index shows an operator or auditor about its structure: counts, and for an index
+ * that partitions its vectors, each partition's centroid and members, so the first-order rule
+ * (a data-dependent parameter is an exact function of the surviving records, see FORGET.md) can
+ * be checked from outside: recompute each centroid as the mean of its members' vectors.
+ *
+ * @param stats named counts (for example "levels", "meanDegreeLayer0", "trainings")
+ * @param partitions each partition's centroid and member ordinals; empty for an unpartitioned index
+ * @param lineage ordinals a trained codebook was fitted on (still live), or null when the index
+ *     trains nothing
+ */
+public record IndexDescription(String kind, int size, Map<String, Number> stats, List<Partition> partitions,
+        int[] lineage) {
+
+    /** One partition (an inverted list): its routing centroid and its members' ordinals. */
+    public record Partition(int id, float[] centroid, int[] members) {}
+
+    public IndexDescription {
+        stats = Map.copyOf(stats);
+        partitions = List.copyOf(partitions);
+    }
+}
