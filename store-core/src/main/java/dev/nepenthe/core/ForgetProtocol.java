@@ -325,7 +325,7 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
             pub.requestHash = requestHash;
             pub.threshold = threshold;
             pub.level = request.level();
-            pub.tenantKnown = collections.get().stream().anyMatch(c -> c.tenants().contains(request.tenant()));
+            pub.tenantKnown = collections.get().stream().anyMatch(c -> c.hasTenant(request.tenant()));
             pub.state = OperationState.RECEIVED;
             pub.timeline.put(OperationState.RECEIVED, nowMicros());
             OperationSecret secret = new OperationSecret();

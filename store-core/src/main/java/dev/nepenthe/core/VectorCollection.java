@@ -1199,6 +1199,11 @@ public final class VectorCollection {
         return keys;
     }
 
+    /** Whether the tenant has at least one live record here. */
+    boolean hasTenant(String tenant) {
+        return tenantView.containsKey(tenant);
+    }
+
     /** The tenants that have at least one live record here (a snapshot of the published view). */
     public Set<String> tenants() {
         ensureOpen();

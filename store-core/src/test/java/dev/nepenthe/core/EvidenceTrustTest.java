@@ -167,8 +167,16 @@ class EvidenceTrustTest {
             populate(store);
             ForgetProtocol.crashAt = "ledger-appended";
             id = store.forget(forget("alice", "req-1")).id();
-            ForgetOperation stopped = store.awaitOperation(id, WAIT);
-            assertTrue(stopped.note() != null && stopped.note().contains("ledger-appended"), stopped.note());
+            store.awaitOperation(id, WAIT);
+            // The simulated crash is reported just after the worker leaves the seal, which a waiter
+            // may see first: wait for the report.
+            long deadline = System.nanoTime() + WAIT.toNanos();
+            String note = null;
+            while (System.nanoTime() < deadline && (note == null || !note.contains("ledger-appended"))) {
+                note = store.operation(id).orElseThrow().note();
+                Thread.sleep(10);
+            }
+            assertTrue(note != null && note.contains("ledger-appended"), note);
         }
         ForgetProtocol.crashAt = null;
         try (Nepenthe store = open()) {
