@@ -76,7 +76,9 @@ final class ForgetEvidence {
             }
         }
         r.put("residual", residual);
-        r.put("ledgerEntry", Map.of("seq", entry.seq(), "hash", entry.hashHex()));
+        // The epoch is named once an operator has restarted a damaged ledger (see FORGET.md).
+        r.put("ledgerEntry", op.ledgerEpoch == 0 ? Map.of("seq", entry.seq(), "hash", entry.hashHex())
+                : Map.of("epoch", op.ledgerEpoch, "seq", entry.seq(), "hash", entry.hashHex()));
         r.put("publicKey", fingerprint(signer));
         r.put("policy", ForgetProtocol.POLICY);
         r.put("override", overrideReason);

@@ -28,6 +28,7 @@ import java.io.Closeable;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -114,7 +115,9 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
     private final KeyedHash hashes;
     private final Keystore keystore;
     private final OperationLog log;
-    private final EvidenceLedger ledger;
+    /** Replaced only when an operator restarts a damaged ledger ({@link #restartLedger}). */
+    private volatile EvidenceLedger ledger;
+    private final SigningKey signer;
     /** The "sealed" ledger entry of each operation that has one, by operation id. */
     private final Map<String, EvidenceLedger.Entry> sealedEntries = new java.util.concurrent.ConcurrentHashMap<>();
     private final SnapshotRegistry snapshots;
@@ -152,6 +155,7 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
             throw e;
         }
         this.ledger = l;
+        this.signer = signer;
         // One pass over the ledger at open; from then on a seal finds its entry by id.
         for (EvidenceLedger.Entry e : l.entries()) {
             if (LedgerAudit.isSealed(e.body())) {
@@ -210,7 +214,7 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
                     + " unfinished forgets wait (their scopes stay blocked) until the ledger is put back", ledgerProblem);
         } else if (log.ledgerHead() == null && !ledger.entries().isEmpty()) {
             // A store from before anchoring: anchor what is there now.
-            log.saveLedgerHead(ledger.head());
+            log.saveLedgerHead(ledger.head(), log.ledgerEpoch());
         }
         for (VectorCollection c : collections.get()) {
             c.setFence(this);
@@ -1008,6 +1012,7 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
             }
             enter(op, OperationState.SEALED);
             op.pub.outcome = outcome(op, destroyed).name();
+            op.pub.ledgerEpoch = log.ledgerEpoch();
             EvidenceLedger.Entry entry = sealEntry(op.pub.id);
             if (entry == null) {
                 entry = appendEvidence(evidence.body(op.pub, "sealed", overrideReason));
@@ -1077,7 +1082,7 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
             sealedEntries.put(op, e);
         }
         crashPoint("ledger-appended");
-        log.saveLedgerHead(new LedgerHead(e.seq(), e.hashHex()));
+        log.saveLedgerHead(new LedgerHead(e.seq(), e.hashHex()), log.ledgerEpoch());
         return e;
     }
 
@@ -1090,6 +1095,10 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
         if (!v.ok()) {
             return audit.file() + ": evidence ledger fails verification at entry " + v.firstBadEntry() + ": " + v.problem();
         }
+        if (audit.epoch() != log.ledgerEpoch()) {
+            return audit.file() + ": the ledger is of epoch " + audit.epoch() + ", and the operation log anchors epoch "
+                    + log.ledgerEpoch() + " (a ledger of another epoch was put in its place)";
+        }
         LedgerHead anchor = log.ledgerHead();
         if (anchor != null) {
             LedgerAudit.Check c = audit.checkHead(anchor);
@@ -1098,7 +1107,9 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
             }
         }
         for (Op op : ops.values()) {
-            if (op.pub.state == OperationState.SEALED && op.pub.receipt != null) {
+            // Operations sealed in an earlier epoch were judged when the operator restarted the
+            // ledger: the restart entry lists those whose entries were lost.
+            if (op.pub.state == OperationState.SEALED && op.pub.receipt != null && op.pub.ledgerEpoch == log.ledgerEpoch()) {
                 LedgerHead named = LedgerAudit.entryNamedBy(op.pub.receipt);
                 LedgerAudit.Check c = named == null ? new LedgerAudit.Check("", "its receipt names no ledger entry")
                         : audit.checkSealedEntry(op.pub.id, named);
@@ -1137,6 +1148,82 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
         }
         return new StoreHealth(ledgerProblem == null && !closing, ledgerProblem, ledger.head(), log.ledgerHead(), paused,
                 reconciledWithoutEvidence);
+    }
+
+    /**
+     * The operator's way out when no sound copy of a damaged ledger exists: the damaged file is
+     * kept, renamed, never changed, and a new ledger begins with a signed "ledger-restart" entry
+     * naming the archived file (name, SHA-256, entries that verify, its head, the problem), the
+     * head the operation log had anchored, the sealed operations whose entries the damaged file
+     * no longer holds, and the operator's reason code. Receipts issued from then on name the new
+     * epoch. Refused while the ledger is sound.
+     *
+     * @return the new ledger's head (hand it to the outside witness, if there is one)
+     */
+    synchronized LedgerHead restartLedger(String reasonCode) throws IOException {
+        ensureOpen();
+        ForgetRequest.checkReasonCode(reasonCode);
+        String problem = ledgerProblem;
+        if (problem == null) {
+            throw new IllegalStateException("restart of the evidence ledger: expected a damaged ledger (see health()),"
+                    + " found a sound one; a sound ledger is never restarted");
+        }
+        Path file = ledger.file();
+        LedgerAudit onDisk = LedgerAudit.read(file, signer.publicKey());
+        int epoch = Math.max(log.ledgerEpoch(), onDisk.epoch()) + 1;
+        List<String> lost = new ArrayList<>();
+        for (Op op : ops.values()) {
+            if (op.pub.state == OperationState.SEALED && op.pub.receipt != null && op.pub.ledgerEpoch == log.ledgerEpoch()) {
+                LedgerHead named = LedgerAudit.entryNamedBy(op.pub.receipt);
+                if (named == null || !onDisk.checkSealedEntry(op.pub.id, named).ok()) {
+                    lost.add(op.pub.id);
+                }
+            }
+        }
+        Path archived = file.resolveSibling("ledger.epoch-" + (epoch - 1) + ".damaged.bin");
+        for (int n = 2; Files.exists(archived); n++) {
+            archived = file.resolveSibling("ledger.epoch-" + (epoch - 1) + ".damaged-" + n + ".bin");
+        }
+        String sha = sha256(file);
+        ledger.close();
+        Files.move(file, archived, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+        dev.nepenthe.core.io.ChecksummedFiles.fsyncDirectory(file.toAbsolutePath().getParent());
+        EvidenceLedger fresh = EvidenceLedger.open(file, signer);
+        Map<String, Object> previous = new TreeMap<>();
+        previous.put("file", archived.getFileName().toString());
+        previous.put("sha256", sha);
+        previous.put("entriesThatVerify", onDisk.entries().size());
+        previous.put("head", onDisk.head().toString());
+        previous.put("anchoredHead", log.ledgerHead() == null ? null : log.ledgerHead().toString());
+        previous.put("epoch", epoch - 1);
+        Map<String, Object> body = new TreeMap<>();
+        body.put("type", "ledger-restart");
+        body.put("epoch", epoch);
+        body.put("reason", reasonCode);
+        body.put("previous", previous);
+        body.put("sealedOperationsWithoutEntry", lost);
+        body.put("policy", POLICY);
+        EvidenceLedger.Entry e = fresh.append(body);
+        ledger = fresh;
+        sealedEntries.clear();
+        log.saveLedgerHead(new LedgerHead(e.seq(), e.hashHex()), epoch);
+        ledgerProblem = null;
+        LOG.log(Level.WARNING, "evidence ledger restarted by the operator (reason {0}): epoch {1}, the damaged file kept as"
+                + " {2}; {3} sealed operations had lost their entries", reasonCode, epoch, archived.getFileName(), lost.size());
+        for (Op op : ops.values()) {
+            if (!op.pub.state.isSettled()) {
+                submit(op.pub.id);
+            }
+        }
+        return new LedgerHead(e.seq(), e.hashHex());
+    }
+
+    private static String sha256(Path file) throws IOException {
+        try {
+            return HexFormat.of().formatHex(java.security.MessageDigest.getInstance("SHA-256").digest(Files.readAllBytes(file)));
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
     }
 
     private void ensureLedgerSound() {

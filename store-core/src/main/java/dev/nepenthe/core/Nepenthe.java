@@ -447,6 +447,24 @@ public final class Nepenthe implements AutoCloseable {
         return protocol.ledger().head();
     }
 
+    /**
+     * When the evidence ledger is damaged and no sound copy of it exists: keeps the damaged file
+     * (renamed, unchanged) and starts a new ledger whose first, signed entry records the damage,
+     * the archived file's SHA-256 and the sealed operations whose entries were lost, with the
+     * operator's reason code. Forgets resume. See docs/FORGET.md, "When the ledger is damaged".
+     *
+     * @return the new ledger's head
+     * @throws IllegalStateException if the ledger is sound (it is never restarted then)
+     */
+    public LedgerHead restartLedger(String reasonCode) {
+        ensureOpen();
+        try {
+            return protocol.restartLedger(reasonCode);
+        } catch (IOException e) {
+            throw new UncheckedIOException("restarting the evidence ledger failed; the store still refuses forgets", e);
+        }
+    }
+
     /** Whether the store accepts forgets, and what is wrong if it does not. */
     public StoreHealth health() {
         ensureOpen();

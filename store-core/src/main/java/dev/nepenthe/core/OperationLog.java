@@ -67,6 +67,8 @@ final class OperationLog implements Closeable {
         boolean tenantKnown = true;
         /** How many identifiers the request declared (the identifiers live in the sealed private part). */
         int identifiers;
+        /** The ledger epoch its receipt's entry is in (see {@link #ledgerEpoch()}). */
+        int ledgerEpoch;
     }
 
     /** One replayed operation: its public state and its latest private part (sealed), if any. */
@@ -80,6 +82,8 @@ final class OperationLog implements Closeable {
     private final Map<String, StoredHold> holds = new LinkedHashMap<>();
     /** The evidence ledger's head as last anchored here, or null before the first anchor. */
     private LedgerHead ledgerHead;
+    /** Which ledger the anchor is in: 0 for the first, one more after each operator restart. */
+    private int ledgerEpoch;
 
     private OperationLog(WriteAheadLog log) {
         this.log = log;
@@ -107,7 +111,7 @@ final class OperationLog implements Closeable {
                 compact.add(encode(h));
             }
             if (ops.ledgerHead != null) {
-                compact.add(encode(ops.ledgerHead));
+                compact.add(encode(ops.ledgerHead, ops.ledgerEpoch));
             }
             if (!compact.isEmpty()) {
                 wal.sync(wal.append(compact));
@@ -136,14 +140,18 @@ final class OperationLog implements Closeable {
      * Anchors the evidence ledger's head: written (fsynced) after every ledger append, so that a
      * ledger later found shorter than this, or with another entry here, was cut or rolled back.
      */
-    synchronized void saveLedgerHead(LedgerHead head) throws IOException {
-        byte[] e = encode(head);
+    synchronized void saveLedgerHead(LedgerHead head, int epoch) throws IOException {
+        byte[] e = encode(head, epoch);
         log.sync(log.append(e));
         apply(e);
     }
 
     synchronized LedgerHead ledgerHead() {
         return ledgerHead;
+    }
+
+    synchronized int ledgerEpoch() {
+        return ledgerEpoch;
     }
 
     synchronized void saveHold(StoredHold h) throws IOException {
@@ -165,6 +173,7 @@ final class OperationLog implements Closeable {
                 byte[] h = new byte[32];
                 in.readFully(h);
                 ledgerHead = new LedgerHead(seq, java.util.HexFormat.of().formatHex(h));
+                ledgerEpoch = in.readInt();
             }
             case OPERATION -> {
                 Public p = readPublic(in, version);
@@ -214,13 +223,14 @@ final class OperationLog implements Closeable {
         return bytes.toByteArray();
     }
 
-    private static byte[] encode(LedgerHead head) {
+    private static byte[] encode(LedgerHead head, int epoch) {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
         try (DataOutputStream out = new DataOutputStream(bytes)) {
             out.writeByte(LEDGER_HEAD);
             out.writeInt(FORMAT_VERSION);
             out.writeLong(head.seq());
             out.write(java.util.HexFormat.of().parseHex(head.hash()));
+            out.writeInt(epoch);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
@@ -297,6 +307,7 @@ final class OperationLog implements Closeable {
         writeNullable(out, p.outcome);
         out.writeBoolean(p.tenantKnown);
         out.writeInt(p.identifiers);
+        out.writeInt(p.ledgerEpoch);
     }
 
     private static Public readPublic(DataInputStream in, int version) throws IOException {
@@ -351,6 +362,7 @@ final class OperationLog implements Closeable {
             p.outcome = readNullable(in);
             p.tenantKnown = in.readBoolean();
             p.identifiers = in.readInt();
+            p.ledgerEpoch = in.readInt();
         }
         return p;
     }

@@ -161,6 +161,55 @@ class EvidenceTrustTest {
     }
 
     @Test
+    void withNoSoundCopyTheOperatorRestartsTheLedgerKeepingTheDamagedFileAndNamingWhatWasLost() throws Exception {
+        String aliceOp;
+        String aliceReceipt;
+        String pem;
+        try (Nepenthe store = open()) {
+            populate(store);
+            ForgetOperation alice = store.awaitOperation(store.forget(forget("alice", "req-1")).id(), WAIT);
+            aliceOp = alice.id();
+            aliceReceipt = alice.receipt();
+            pem = store.publicKeyPem();
+            assertThrows(IllegalStateException.class, () -> store.restartLedger("no-copy"),
+                    "a sound ledger is never restarted");
+        }
+        byte[] whole = Files.readAllBytes(ledgerFile());
+        byte[] cut = Arrays.copyOf(whole, lastEntryStart(whole));
+        Files.write(ledgerFile(), cut);
+        LedgerHead fresh;
+        try (Nepenthe store = open()) {
+            assertFalse(store.health().ok());
+            fresh = store.restartLedger("ledger-lost-no-backup");
+            assertTrue(store.health().ok(), String.valueOf(store.health().ledgerProblem()));
+            assertEquals(0, fresh.seq());
+            String restart = store.evidence().entries().get(0).body();
+            assertTrue(restart.contains("\"type\":\"ledger-restart\"") && restart.contains("\"epoch\":1")
+                    && restart.contains("\"sealedOperationsWithoutEntry\":[\"" + aliceOp + "\"]")
+                    && restart.contains("ledger.epoch-0.damaged.bin"), restart);
+            ForgetOperation bob = store.awaitOperation(store.forget(forget("bob", "req-2")).id(), WAIT);
+            assertEquals(OperationState.SEALED, bob.state(), bob.note());
+            assertTrue(bob.receipt().contains("\"ledgerEntry\":{\"epoch\":1,"), bob.receipt());
+            assertTrue(store.evidence().checkReceipt(bob.receipt()).ok());
+            LedgerAudit.Check old = store.evidence().checkReceipt(aliceReceipt);
+            assertFalse(old.ok());
+            assertTrue(old.problem().contains("epoch 0"), old.problem());
+        }
+        Path archived = ledgerFile().resolveSibling("ledger.epoch-0.damaged.bin");
+        assertTrue(Arrays.equals(cut, Files.readAllBytes(archived)), "the damaged file is kept as it was");
+        try (Nepenthe store = open()) {
+            assertTrue(store.health().ok(), String.valueOf(store.health().ledgerProblem()));
+            assertTrue(store.verifyLedger().ok());
+        }
+        // Putting the old ledger back now is caught: it is of another epoch than the anchor.
+        Files.copy(archived, ledgerFile(), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        try (Nepenthe store = open()) {
+            assertTrue(store.health().ledgerProblem().contains("epoch"), store.health().ledgerProblem());
+        }
+        assertTrue(LedgerAudit.read(archived, SigningKey.parsePem(pem)).verification().ok());
+    }
+
+    @Test
     void aCrashBetweenTheLedgerAppendAndItsAnchorIsNotDamage() throws Exception {
         String id;
         try (Nepenthe store = open()) {

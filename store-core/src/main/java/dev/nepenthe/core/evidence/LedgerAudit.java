@@ -18,7 +18,9 @@ import java.util.regex.Pattern;
  */
 public final class LedgerAudit {
 
-    private static final Pattern LEDGER_ENTRY = Pattern.compile("\"ledgerEntry\":\\{\"hash\":\"([0-9a-f]{64})\",\"seq\":(\\d+)\\}");
+    private static final Pattern LEDGER_ENTRY =
+            Pattern.compile("\"ledgerEntry\":\\{(?:\"epoch\":(\\d+),)?\"hash\":\"([0-9a-f]{64})\",\"seq\":(\\d+)\\}");
+    private static final Pattern EPOCH = Pattern.compile("\"epoch\":(\\d+)");
     private static final Pattern OPERATION = Pattern.compile("\"operation\":\"([^\"]+)\"");
 
     /** The outcome of one cross-check: what was checked ("receipt fop-...", "head 12:ab..") and, if it failed, why. */
@@ -103,7 +105,12 @@ public final class LedgerAudit {
             return new Check("receipt", "it names no operation or no ledger entry (not a Nepenthe erasure receipt?)");
         }
         String subject = "receipt " + op.group(1);
-        return new Check(subject, entryProblem(op.group(1), Long.parseLong(at.group(2)), at.group(1)));
+        int named = at.group(1) == null ? 0 : Integer.parseInt(at.group(1));
+        if (named != epoch()) {
+            return new Check(subject, "it names an entry of ledger epoch " + named + ", and this ledger is epoch " + epoch()
+                    + " (an operator restarted the ledger; check the receipt against the archived ledger of its epoch)");
+        }
+        return new Check(subject, entryProblem(op.group(1), Long.parseLong(at.group(3)), at.group(2)));
     }
 
     /** Checks a head recorded earlier (by the store's anchor or an outside witness): the ledger still holds it. */
@@ -154,7 +161,24 @@ public final class LedgerAudit {
     /** The ledger entry a receipt names, or null when the document names none. */
     public static LedgerHead entryNamedBy(String receiptJson) {
         Matcher at = LEDGER_ENTRY.matcher(receiptJson);
-        return at.find() ? new LedgerHead(Long.parseLong(at.group(2)), at.group(1)) : null;
+        return at.find() ? new LedgerHead(Long.parseLong(at.group(3)), at.group(2)) : null;
+    }
+
+    /**
+     * This ledger's epoch: 0 for a store's first ledger; a ledger an operator started after a
+     * damaged one opens with a "ledger-restart" entry that names its epoch and the archived file.
+     */
+    public int epoch() {
+        if (entries.isEmpty() || !isRestart(entries.get(0).body())) {
+            return 0;
+        }
+        Matcher m = EPOCH.matcher(entries.get(0).body());
+        return m.find() ? Integer.parseInt(m.group(1)) : 0;
+    }
+
+    /** Whether an entry body opens a ledger restarted after a damaged one. */
+    public static boolean isRestart(String body) {
+        return body.contains("\"type\":\"ledger-restart\"");
     }
 
     /** The operation id an entry body names (bodies are canonical JSON with sorted keys), or null. */
