@@ -5,7 +5,6 @@ import dev.nepenthe.core.crypto.KeyedHash;
 import dev.nepenthe.core.crypto.Keystore;
 import dev.nepenthe.core.crypto.RecordCipher;
 import dev.nepenthe.core.evidence.EvidenceLedger;
-import dev.nepenthe.core.evidence.LedgerAudit;
 import dev.nepenthe.core.evidence.LedgerHead;
 import dev.nepenthe.core.evidence.SigningKey;
 import dev.nepenthe.core.forget.BlockedScope;
@@ -28,7 +27,6 @@ import java.io.Closeable;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -115,11 +113,7 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
     private final KeyedHash hashes;
     private final Keystore keystore;
     private final OperationLog log;
-    /** Replaced only when an operator restarts a damaged ledger ({@link #restartLedger}). */
-    private volatile EvidenceLedger ledger;
-    private final SigningKey signer;
-    /** The "sealed" ledger entry of each operation that has one, by operation id. */
-    private final Map<String, EvidenceLedger.Entry> sealedEntries = new java.util.concurrent.ConcurrentHashMap<>();
+    private final AnchoredLedger ledger;
     private final SnapshotRegistry snapshots;
     private final ForgetEvidence evidence;
     private final List<ErasureSurface> surfaces = new CopyOnWriteArrayList<>();
@@ -130,9 +124,6 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
     private volatile Fences fences = Fences.NONE;
     private volatile boolean closing;
     private ReconciliationReport reconciliation = new ReconciliationReport(0, 0, 0);
-    /** Why the evidence ledger cannot be trusted (file damage, lost anchor, missing sealed entry), or null. */
-    private volatile String ledgerProblem;
-    private int reconciledWithoutEvidence;
 
     /** What reconciliation did at open: sealed operations re-verified, records removed again, operations resumed. */
     record ReconciliationReport(int sealedChecked, int resurrectedRemoved, int resumed) {}
@@ -146,22 +137,14 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
         this.snapshots = new SnapshotRegistry(keysFolder.resolve("snapshots.registry"), hashes);
         this.evidence = new ForgetEvidence(hashes, signer);
         this.log = OperationLog.open(keysFolder.resolve("operations"));
-        EvidenceLedger l;
+        AnchoredLedger l;
         try {
-            // A damaged ledger is opened read-only: searches go on, forgets wait for an operator.
-            l = EvidenceLedger.openAllowingDamage(keysFolder.resolve("evidence").resolve("ledger.bin"), signer);
+            l = AnchoredLedger.open(keysFolder.resolve("evidence").resolve("ledger.bin"), signer, log);
         } catch (IOException | RuntimeException e) {
             log.close();
             throw e;
         }
         this.ledger = l;
-        this.signer = signer;
-        // One pass over the ledger at open; from then on a seal finds its entry by id.
-        for (EvidenceLedger.Entry e : l.entries()) {
-            if (LedgerAudit.isSealed(e.body())) {
-                sealedEntries.put(LedgerAudit.operationOf(e.body()), e);
-            }
-        }
         this.parallel = new ForkJoinPool(Runtime.getRuntime().availableProcessors(), pool -> {
             ForkJoinWorkerThread t = ForkJoinPool.defaultForkJoinWorkerThreadFactory.newThread(pool);
             t.setName("nepenthe-forget-parallel-" + t.getPoolIndex());
@@ -208,14 +191,7 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
                         + op.pub.state + ") but its private part cannot be read (its key is missing)");
             }
         }
-        ledgerProblem = crossCheck(ledger.audit());
-        if (ledgerProblem != null) {
-            LOG.log(Level.ERROR, "{0}. Searches go on; new forgets, holds and overrides are refused and"
-                    + " unfinished forgets wait (their scopes stay blocked) until the ledger is put back", ledgerProblem);
-        } else if (log.ledgerHead() == null && !ledger.entries().isEmpty()) {
-            // A store from before anchoring: anchor what is there now.
-            log.saveLedgerHead(ledger.head(), log.ledgerEpoch());
-        }
+        ledger.checkAtOpen(publicStates());
         for (VectorCollection c : collections.get()) {
             c.setFence(this);
         }
@@ -228,7 +204,7 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
         }
         reconciliation = new ReconciliationReport(countSealed(), reconcile(), 0);
         for (Op op : ops.values()) {
-            if (!op.pub.state.isSettled() && ledgerProblem == null) {
+            if (!op.pub.state.isSettled() && ledger.problem() == null) {
                 resumed++;
                 submit(op.pub.id);
             }
@@ -275,9 +251,9 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
                 return false;
             });
         }
-        if (removed > 0 && ledgerProblem != null) {
+        if (removed > 0 && ledger.problem() != null) {
             // Removing what came back is never wrong; its evidence waits for a sound ledger.
-            reconciledWithoutEvidence += removed;
+            ledger.countUnrecorded(removed);
             LOG.log(Level.WARNING, "reconciliation removed {0} records that sealed forget operations had erased; the"
                     + " evidence ledger is damaged, so no entry records it", removed);
         } else if (removed > 0) {
@@ -544,7 +520,7 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
         }
     }
 
-    EvidenceLedger ledger() {
+    AnchoredLedger ledger() {
         return ledger;
     }
 
@@ -1012,7 +988,7 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
             }
             enter(op, OperationState.SEALED);
             op.pub.outcome = outcome(op, destroyed).name();
-            op.pub.ledgerEpoch = log.ledgerEpoch();
+            op.pub.ledgerEpoch = ledger.epoch();
             EvidenceLedger.Entry entry = sealEntry(op.pub.id);
             if (entry == null) {
                 entry = appendEvidence(evidence.body(op.pub, "sealed", overrideReason));
@@ -1064,175 +1040,51 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
     }
 
     private EvidenceLedger.Entry sealEntry(String id) {
-        return sealedEntries.get(id);
+        return ledger.sealedEntry(id);
     }
 
     // ---- evidence ----------------------------------------------------------------------------
 
-    /**
-     * Appends to the ledger, then anchors the new head in the operation log: a ledger found
-     * shorter than its anchor, or with another entry there, was cut short or rolled back. (A
-     * crash between the two leaves the ledger one entry past its anchor, which is fine: entries
-     * past the anchor still chain and carry the store's signature.)
-     */
     private synchronized EvidenceLedger.Entry appendEvidence(Map<String, Object> body) throws IOException {
-        ensureLedgerSound();
-        EvidenceLedger.Entry e = ledger.append(body);
-        if ("sealed".equals(body.get("event")) && body.get("operation") instanceof String op) {
-            sealedEntries.put(op, e);
-        }
-        crashPoint("ledger-appended");
-        log.saveLedgerHead(new LedgerHead(e.seq(), e.hashHex()), log.ledgerEpoch());
-        return e;
-    }
-
-    /**
-     * Why the ledger cannot be trusted, or null: the file's own chain and signatures, the head
-     * the operation log anchored, and the entry each sealed operation's receipt names.
-     */
-    private String crossCheck(LedgerAudit audit) {
-        EvidenceLedger.Verification v = audit.verification();
-        if (!v.ok()) {
-            return audit.file() + ": evidence ledger fails verification at entry " + v.firstBadEntry() + ": " + v.problem();
-        }
-        if (audit.epoch() != log.ledgerEpoch()) {
-            return audit.file() + ": the ledger is of epoch " + audit.epoch() + ", and the operation log anchors epoch "
-                    + log.ledgerEpoch() + " (a ledger of another epoch was put in its place)";
-        }
-        LedgerHead anchor = log.ledgerHead();
-        if (anchor != null) {
-            LedgerAudit.Check c = audit.checkHead(anchor);
-            if (!c.ok()) {
-                return audit.file() + ": the operation log anchors ledger entry " + anchor.seq() + ", but " + c.problem();
-            }
-        }
-        for (Op op : ops.values()) {
-            // Operations sealed in an earlier epoch were judged when the operator restarted the
-            // ledger: the restart entry lists those whose entries were lost.
-            if (op.pub.state == OperationState.SEALED && op.pub.receipt != null && op.pub.ledgerEpoch == log.ledgerEpoch()) {
-                LedgerHead named = LedgerAudit.entryNamedBy(op.pub.receipt);
-                LedgerAudit.Check c = named == null ? new LedgerAudit.Check("", "its receipt names no ledger entry")
-                        : audit.checkSealedEntry(op.pub.id, named);
-                if (!c.ok()) {
-                    return audit.file() + ": sealed forget operation " + op.pub.id + ": " + c.problem();
-                }
-            }
-        }
-        return null;
+        return ledger.append(body);
     }
 
     /** Re-reads the ledger file and cross-checks it against the anchor and every sealed operation's receipt. */
     synchronized EvidenceLedger.Verification verifyLedger() throws IOException {
-        LedgerAudit audit = LedgerAudit.read(ledger.file(), ledger.audit().publicKey());
-        String problem = crossCheck(audit);
-        EvidenceLedger.Verification v = audit.verification();
-        if (problem != null && ledgerProblem == null) {
-            // Found while serving (the file was changed under the store): stop appending to it.
-            ledgerProblem = problem;
-            LOG.log(Level.ERROR, "{0}; new forgets, holds and overrides are refused from now on", problem);
-        }
-        if (problem == null || !v.ok()) {
-            return v;
-        }
-        return new EvidenceLedger.Verification(v.entries(), v.entries(), problem, v.headHash());
+        return ledger.verify(publicStates());
     }
 
     synchronized StoreHealth health() {
         int paused = 0;
-        if (ledgerProblem != null) {
+        if (ledger.problem() != null) {
             for (Op op : ops.values()) {
                 if (!op.pub.state.isSettled()) {
                     paused++;
                 }
             }
         }
-        return new StoreHealth(ledgerProblem == null && !closing, ledgerProblem, ledger.head(), log.ledgerHead(), paused,
-                reconciledWithoutEvidence);
+        return new StoreHealth(ledger.problem() == null && !closing, ledger.problem(), ledger.head(), ledger.anchoredHead(),
+                paused, ledger.reconciledWithoutEvidence());
     }
 
-    /**
-     * The operator's way out when no sound copy of a damaged ledger exists: the damaged file is
-     * kept, renamed, never changed, and a new ledger begins with a signed "ledger-restart" entry
-     * naming the archived file (name, SHA-256, entries that verify, its head, the problem), the
-     * head the operation log had anchored, the sealed operations whose entries the damaged file
-     * no longer holds, and the operator's reason code. Receipts issued from then on name the new
-     * epoch. Refused while the ledger is sound.
-     *
-     * @return the new ledger's head (hand it to the outside witness, if there is one)
-     */
+    /** See {@link AnchoredLedger#restart}; unfinished operations resume afterwards. */
     synchronized LedgerHead restartLedger(String reasonCode) throws IOException {
         ensureOpen();
-        ForgetRequest.checkReasonCode(reasonCode);
-        String problem = ledgerProblem;
-        if (problem == null) {
-            throw new IllegalStateException("restart of the evidence ledger: expected a damaged ledger (see health()),"
-                    + " found a sound one; a sound ledger is never restarted");
-        }
-        Path file = ledger.file();
-        LedgerAudit onDisk = LedgerAudit.read(file, signer.publicKey());
-        int epoch = Math.max(log.ledgerEpoch(), onDisk.epoch()) + 1;
-        List<String> lost = new ArrayList<>();
-        for (Op op : ops.values()) {
-            if (op.pub.state == OperationState.SEALED && op.pub.receipt != null && op.pub.ledgerEpoch == log.ledgerEpoch()) {
-                LedgerHead named = LedgerAudit.entryNamedBy(op.pub.receipt);
-                if (named == null || !onDisk.checkSealedEntry(op.pub.id, named).ok()) {
-                    lost.add(op.pub.id);
-                }
-            }
-        }
-        Path archived = file.resolveSibling("ledger.epoch-" + (epoch - 1) + ".damaged.bin");
-        for (int n = 2; Files.exists(archived); n++) {
-            archived = file.resolveSibling("ledger.epoch-" + (epoch - 1) + ".damaged-" + n + ".bin");
-        }
-        String sha = sha256(file);
-        ledger.close();
-        Files.move(file, archived, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
-        dev.nepenthe.core.io.ChecksummedFiles.fsyncDirectory(file.toAbsolutePath().getParent());
-        EvidenceLedger fresh = EvidenceLedger.open(file, signer);
-        Map<String, Object> previous = new TreeMap<>();
-        previous.put("file", archived.getFileName().toString());
-        previous.put("sha256", sha);
-        previous.put("entriesThatVerify", onDisk.entries().size());
-        previous.put("head", onDisk.head().toString());
-        previous.put("anchoredHead", log.ledgerHead() == null ? null : log.ledgerHead().toString());
-        previous.put("epoch", epoch - 1);
-        Map<String, Object> body = new TreeMap<>();
-        body.put("type", "ledger-restart");
-        body.put("epoch", epoch);
-        body.put("reason", reasonCode);
-        body.put("previous", previous);
-        body.put("sealedOperationsWithoutEntry", lost);
-        body.put("policy", POLICY);
-        EvidenceLedger.Entry e = fresh.append(body);
-        ledger = fresh;
-        sealedEntries.clear();
-        log.saveLedgerHead(new LedgerHead(e.seq(), e.hashHex()), epoch);
-        ledgerProblem = null;
-        LOG.log(Level.WARNING, "evidence ledger restarted by the operator (reason {0}): epoch {1}, the damaged file kept as"
-                + " {2}; {3} sealed operations had lost their entries", reasonCode, epoch, archived.getFileName(), lost.size());
+        LedgerHead head = ledger.restart(reasonCode, publicStates());
         for (Op op : ops.values()) {
             if (!op.pub.state.isSettled()) {
                 submit(op.pub.id);
             }
         }
-        return new LedgerHead(e.seq(), e.hashHex());
+        return head;
     }
 
-    private static String sha256(Path file) throws IOException {
-        try {
-            return HexFormat.of().formatHex(java.security.MessageDigest.getInstance("SHA-256").digest(Files.readAllBytes(file)));
-        } catch (java.security.NoSuchAlgorithmException e) {
-            throw new IllegalStateException(e);
-        }
+    private List<OperationLog.Public> publicStates() {
+        return ops.values().stream().map(o -> o.pub).toList();
     }
 
     private void ensureLedgerSound() {
-        String problem = ledgerProblem;
-        if (problem != null) {
-            throw new IllegalStateException("the evidence ledger is damaged (" + problem + "): new forgets, holds and"
-                    + " overrides are refused until an operator puts back a ledger that holds every anchored entry;"
-                    + " searches go on");
-        }
+        ledger.ensureSound();
     }
 
     // ---- persistence of the private part -----------------------------------------------------
@@ -1377,7 +1229,7 @@ final class ForgetProtocol implements VectorCollection.WriteFence, Closeable {
         return now.getEpochSecond() * 1_000_000L + now.getNano() / 1000;
     }
 
-    private static void crashPoint(String where) {
+    static void crashPoint(String where) {
         if (where.equals(crashAt)) {
             throw new SimulatedCrash(where);
         }
