@@ -381,12 +381,26 @@ class EvidenceTrustTest {
 
     // ---- 3. registered surfaces stop serving at the mark and during a hold ---------------------------
 
-    /** A query cache over collection "notes": results by query, filtered by the scopes it was told to block. */
+    /**
+     * A small real query cache over collection "notes": results by query, filtered by the scopes
+     * it was told to block, purged of any result naming a forgotten record (unless built not to).
+     */
     static final class QueryCache implements ErasureSurface {
         final Map<String, List<String>> entries = new ConcurrentHashMap<>();
         final List<BlockedScope> blocks = new CopyOnWriteArrayList<>();
         final List<String> released = new CopyOnWriteArrayList<>();
+        final ErasureClass cls;
+        final boolean purges;
         boolean failToBlock;
+
+        QueryCache() {
+            this(ErasureClass.PHYSICAL, true);
+        }
+
+        QueryCache(ErasureClass cls, boolean purges) {
+            this.cls = cls;
+            this.purges = purges;
+        }
 
         /** What the cache hands out for a query: its cached ids, less any a live block covers. */
         List<String> serve(String query) {
@@ -402,7 +416,7 @@ class EvidenceTrustTest {
 
         @Override
         public ErasureClass erasureClass() {
-            return ErasureClass.PHYSICAL;
+            return cls;
         }
 
         @Override
@@ -421,6 +435,9 @@ class EvidenceTrustTest {
 
         @Override
         public long purge(ForgottenRecords forgotten) {
+            if (!purges) {
+                return 0;
+            }
             long before = entries.size();
             entries.values().removeIf(ids -> forgotten.items().stream().anyMatch(i -> ids.contains(i.recordId())));
             return before - entries.size();

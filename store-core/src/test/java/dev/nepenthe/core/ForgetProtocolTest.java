@@ -12,11 +12,9 @@ import dev.nepenthe.core.evidence.EvidenceLedger;
 import dev.nepenthe.core.evidence.Receipt;
 import dev.nepenthe.core.evidence.SigningKey;
 import dev.nepenthe.core.forget.ErasureClass;
-import dev.nepenthe.core.forget.ErasureSurface;
 import dev.nepenthe.core.forget.ForgetOperation;
 import dev.nepenthe.core.forget.ForgetRequest;
 import dev.nepenthe.core.forget.ForgetScope;
-import dev.nepenthe.core.forget.ForgottenRecords;
 import dev.nepenthe.core.forget.ForgottenScopeException;
 import dev.nepenthe.core.forget.LegalHold;
 import dev.nepenthe.core.forget.OperationState;
@@ -35,7 +33,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -86,26 +83,8 @@ class ForgetProtocolTest {
         return v;
     }
 
-    /** A vector at exactly cosine {@code c} to {@code v} (mixing in an orthogonal direction). */
     private static float[] atCosine(float[] v, double c, long seed) {
-        float[] w = vector(seed);
-        double vv = 0, vw = 0;
-        for (int i = 0; i < DIM; i++) {
-            vv += v[i] * v[i];
-            vw += v[i] * w[i];
-        }
-        double nw = 0;
-        for (int i = 0; i < DIM; i++) {
-            w[i] -= (float) (vw / vv * v[i]);
-            nw += w[i] * w[i];
-        }
-        double nv = Math.sqrt(vv);
-        nw = Math.sqrt(nw);
-        float[] out = new float[DIM];
-        for (int i = 0; i < DIM; i++) {
-            out[i] = (float) (c * v[i] / nv + Math.sqrt(1 - c * c) * w[i] / nw);
-        }
-        return out;
+        return EvidenceTrustTest.atCosine(v, c, seed);
     }
 
     /** Alice (3 records, one with canary text), bob (3), nobody (4 records without subject). */
@@ -696,56 +675,12 @@ class ForgetProtocolTest {
         }
     }
 
-    /** A small real query cache: results by query, purged of any result naming a forgotten record. */
-    private static final class QueryCache implements ErasureSurface {
-        final Map<String, List<String>> entries = new ConcurrentHashMap<>();
-        final ErasureClass cls;
-        final boolean purges;
-
-        QueryCache(ErasureClass cls, boolean purges) {
-            this.cls = cls;
-            this.purges = purges;
-        }
-
-        @Override
-        public String name() {
-            return "cache:query";
-        }
-
-        @Override
-        public ErasureClass erasureClass() {
-            return cls;
-        }
-
-        @Override
-        public void block(dev.nepenthe.core.forget.BlockedScope scope) {
-            // This cache's tests are about purge and verify; blocking is tested in EvidenceTrustTest.
-        }
-
-        @Override
-        public long purge(ForgottenRecords forgotten) {
-            if (!purges) {
-                return 0;
-            }
-            long before = entries.size();
-            entries.values().removeIf(ids -> forgotten.items().stream().anyMatch(i -> ids.contains(i.recordId())));
-            return before - entries.size();
-        }
-
-        @Override
-        public SurfaceOutcome verify(ForgottenRecords forgotten, long purged) {
-            long left = entries.values().stream()
-                    .filter(ids -> forgotten.items().stream().anyMatch(i -> ids.contains(i.recordId()))).count();
-            return new SurfaceOutcome(name(), cls, purged, entries.size(),
-                    left == 0 ? List.of() : List.of(left + " cached results name forgotten records"), null);
-        }
-    }
 
     @Test
     void aRegisteredSurfaceThatKeepsResidueOrIsLogicalOnlyBlocksSealing() throws Exception {
         try (Nepenthe store = open()) {
             VectorCollection c = populate(store);
-            QueryCache broken = new QueryCache(ErasureClass.PHYSICAL, false);
+            EvidenceTrustTest.QueryCache broken = new EvidenceTrustTest.QueryCache(ErasureClass.PHYSICAL, false);
             broken.entries.put("q1", ids(c.search(SearchRequest.of(vector(100), 3))));
             store.registerSurface(broken);
             ForgetOperation review = store.awaitOperation(store.forget(forgetAlice("req-13")).id(), WAIT);
@@ -759,7 +694,7 @@ class ForgetProtocolTest {
             assertEquals(OperationState.SEALED, store.awaitOperation(review.id(), WAIT).state());
         }
         try (Nepenthe store = open()) {
-            store.registerSurface(new QueryCache(ErasureClass.LOGICAL_ONLY, true));
+            store.registerSurface(new EvidenceTrustTest.QueryCache(ErasureClass.LOGICAL_ONLY, true));
             ForgetOperation review = store.awaitOperation(store.forget(
                     ForgetRequest.of(ForgetScope.subject("bob"), "req-14", "gdpr-art17")).id(), WAIT);
             assertEquals(OperationState.NEEDS_REVIEW, review.state(), "a logical-only surface never seals");
