@@ -74,6 +74,7 @@ public final class Nepenthe implements AutoCloseable {
     /** Version 2 adds the provenance policy; version 1 files read as CASCADE. */
     static final int COLLECTION_VERSION = 2;
     private static final long INDEX_SEED = 42L;
+    private static final System.Logger LOG = System.getLogger(Nepenthe.class.getName());
 
     private final Path root;
     private final FileChannel lockChannel;
@@ -166,7 +167,20 @@ public final class Nepenthe implements AutoCloseable {
     private void loadCollections() throws IOException {
         try (DirectoryStream<Path> dirs = Files.newDirectoryStream(root.resolve("collections"), Files::isDirectory)) {
             for (Path dir : dirs) {
-                Meta meta = readMeta(dir.resolve("collection.meta"));
+                Path metaFile = dir.resolve("collection.meta");
+                if (!Files.exists(metaFile)) {
+                    if (isUnfinishedCreation(dir)) {
+                        // A crash inside createCollection before its meta file (the commit point)
+                        // was renamed into place: the collection never existed.
+                        LOG.log(System.Logger.Level.WARNING, "{0}: removing a collection folder whose creation did"
+                                + " not finish (no collection.meta; a crash during createCollection)", dir);
+                        deleteTree(dir);
+                        continue;
+                    }
+                    throw new dev.nepenthe.core.io.CorruptFileException(metaFile, "collection folder " + dir.getFileName()
+                            + " holds data but its collection.meta is missing (deleted or lost?)");
+                }
+                Meta meta = readMeta(metaFile);
                 if (journal.isDropped(context.hashes().of("collection", meta.id()))) {
                     // Dropped after the files were written (a restored snapshot, or a crash
                     // mid-drop): finish the drop before anything is served.
@@ -178,6 +192,13 @@ public final class Nepenthe implements AutoCloseable {
             }
         }
         collectionList = List.copyOf(collections.values());
+    }
+
+    /** A collection folder holding nothing but, at most, the meta file's temporary copy. */
+    private static boolean isUnfinishedCreation(Path dir) throws IOException {
+        try (Stream<Path> files = Files.list(dir)) {
+            return files.allMatch(f -> f.getFileName().toString().equals("collection.meta.tmp"));
+        }
     }
 
     /**
