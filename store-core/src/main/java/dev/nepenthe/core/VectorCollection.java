@@ -523,7 +523,8 @@ public final class VectorCollection {
             if (accept != null && accept.isEmpty()) {
                 return List.of();
             }
-            SearchResult result = index.search(request.vector(), request.k(), accept, request.params());
+            SearchResult result = index.search(request.vector(), request.k(),
+                    accept == null ? dev.nepenthe.core.index.Accept.ALL : new BitmapAccept(accept), request.params());
             Runnable pause = afterIndexSearch;
             if (pause != null) {
                 pause.run();

@@ -1,6 +1,7 @@
 package dev.nepenthe.hnsw;
 
 import dev.nepenthe.core.Metric;
+import dev.nepenthe.core.index.Accept;
 import dev.nepenthe.core.index.IndexChecks;
 import dev.nepenthe.core.index.IndexConfig;
 import dev.nepenthe.core.index.IntegrityReport;
@@ -15,8 +16,6 @@ import java.io.IOException;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
-import org.roaringbitmap.IntIterator;
-import org.roaringbitmap.RoaringBitmap;
 
 /**
  * An HNSW index whose {@link #remove} deletes for real: the node leaves every list on every
@@ -364,7 +363,7 @@ public final class HnswIndex implements VectorIndex {
     }
 
     @Override
-    public SearchResult search(float[] query, int k, RoaringBitmap accept, SearchParams searchParams) {
+    public SearchResult search(float[] query, int k, Accept accept, SearchParams searchParams) {
         IndexChecks.checkSearch(query, k, dim);
         int ef = searchParams == null ? params.efSearch() : searchParams.get(HnswParams.EF_SEARCH, params.efSearch());
         if (ef <= 0) {
@@ -383,8 +382,8 @@ public final class HnswIndex implements VectorIndex {
         HnswSearcher.Scratch s = HnswSearcher.scratch();
         s.begin(layout.capacity);
         long visitLimit = Long.MAX_VALUE;
-        if (accept != null) {
-            long allowed = accept.getLongCardinality();
+        long allowed = accept.cardinality();
+        if (accept != Accept.ALL && allowed >= 0) {
             // A filter that lets through about as few nodes as a beam would score anyway is
             // cheaper to scan exactly; otherwise walk the graph but stop once the walk costs
             // more than the exact scan would.
@@ -423,15 +422,18 @@ public final class HnswIndex implements VectorIndex {
         return top.drain(s.scored);
     }
 
-    /** Scores every accepted live ordinal; lock-free like {@link #search}. */
-    private SearchResult exactFiltered(float[] q, int k, RoaringBitmap accept, int startEpoch) {
+    /**
+     * Scores every accepted live ordinal; lock-free like {@link #search}. Reached only with an
+     * accept that enumerates its ordinals (the walk's visit limit is set from its cardinality).
+     */
+    private SearchResult exactFiltered(float[] q, int k, Accept accept, int startEpoch) {
         TopK top = new TopK(k);
         long scored = 0;
         int[] map = ordToSlot;
         HnswGraph.Layout layout = graph.layout();
-        IntIterator it = accept.getIntIterator();
+        java.util.PrimitiveIterator.OfInt it = accept.ordinals();
         while (it.hasNext()) {
-            int ord = it.next();
+            int ord = it.nextInt();
             if (ord < 0 || ord >= map.length) {
                 if (ord < 0) {
                     continue;

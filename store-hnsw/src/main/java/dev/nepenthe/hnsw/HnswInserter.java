@@ -1,5 +1,6 @@
 package dev.nepenthe.hnsw;
 
+import dev.nepenthe.core.index.Accept;
 import java.util.Arrays;
 
 /**
@@ -59,7 +60,7 @@ final class HnswInserter {
         for (int l = Math.min(level, top); l >= 0; l--) {
             // 2. Beam search this layer for efConstruction candidates.
             s.visited.reset(g.capacity());
-            HnswSearcher.searchLayer(g.layout(), query, entries, nEntries, efConstruction, l, null, slot, Long.MAX_VALUE, s);
+            HnswSearcher.searchLayer(g.layout(), query, entries, nEntries, efConstruction, l, Accept.ALL, slot, Long.MAX_VALUE, s);
             int n = s.results.size();
             int[] cand = new int[n];
             float[] scores = new float[n];

@@ -1,5 +1,6 @@
 package dev.nepenthe.hnsw;
 
+import dev.nepenthe.core.index.Accept;
 import java.util.BitSet;
 
 /**
@@ -160,7 +161,7 @@ final class HnswRepairer {
             entries = ep < 0 || removing.get(ep) ? entries : new int[] {ep};
         }
         HnswSearcher.searchLayer(g.layout(), query, entries, entries.length, Math.max(repairEf, g.maxDegree(level)), level,
-                null, x, Long.MAX_VALUE, s);
+                Accept.ALL, x, Long.MAX_VALUE, s);
         comparisons += s.scored;
         int m = s.results.size();
         int[] pool = new int[m];
@@ -268,7 +269,7 @@ final class HnswRepairer {
             entries = ep < 0 || ep == a ? entries : new int[] {ep};
         }
         HnswSearcher.searchLayer(g.layout(), query, entries, entries.length, Math.max(repairEf, g.maxDegree(level)), level,
-                null, a, Long.MAX_VALUE, s);
+                Accept.ALL, a, Long.MAX_VALUE, s);
         comparisons += s.scored;
         int m = s.results.size();
         int[] cand = new int[m];
@@ -349,7 +350,7 @@ final class HnswRepairer {
             entries = new int[] {HnswSearcher.descend(g.layout(), query, e, level, s)};
         }
         HnswSearcher.searchLayer(g.layout(), query, entries, entries.length, Math.max(repairEf, g.maxDegree(level)), level,
-                null, b, Long.MAX_VALUE, s);
+                Accept.ALL, b, Long.MAX_VALUE, s);
         comparisons += s.scored;
         int m = s.results.size();
         int[] cand = new int[m];
@@ -536,7 +537,7 @@ final class HnswRepairer {
                 start = ep;
             }
             s.visited.visit(u);
-            HnswSearcher.searchLayer(g.layout(), query, new int[] {start}, 1, Math.max(repairEf, g.maxDegree0), 0, null, u,
+            HnswSearcher.searchLayer(g.layout(), query, new int[] {start}, 1, Math.max(repairEf, g.maxDegree0), 0, Accept.ALL, u,
                     Long.MAX_VALUE, s);
             int m = s.results.size();
             int[] cand = new int[m];

@@ -1,6 +1,6 @@
 package dev.nepenthe.hnsw;
 
-import org.roaringbitmap.RoaringBitmap;
+import dev.nepenthe.core.index.Accept;
 
 /**
  * Walks an {@link HnswGraph}: the greedy descent through the upper layers and the beam search
@@ -88,8 +88,8 @@ final class HnswSearcher {
 
     /**
      * Beam search of one layer. On return {@code s.results} holds up to {@code ef} eligible
-     * slots, worst on top. A slot is eligible when it is live, is not {@code exclude} and, if
-     * {@code accept} is non-null, its ordinal is in {@code accept}.
+     * slots, worst on top. A slot is eligible when it is live, is not {@code exclude} and
+     * {@code accept} accepts its ordinal.
      *
      * <p>While fewer than {@code ef} eligible slots have been found the walk keeps expanding,
      * so a restrictive filter still fills the result set if the layer can reach enough.
@@ -99,7 +99,7 @@ final class HnswSearcher {
      * @return false if the walk stopped at the visit limit
      */
     static boolean searchLayer(HnswGraph.Layout g, float[] query, int[] entries, int nEntries, int ef, int level,
-            RoaringBitmap accept, int exclude, long visitLimit, Scratch s) {
+            Accept accept, int exclude, long visitLimit, Scratch s) {
         NodeHeap cand = s.candidates;
         NodeHeap res = s.results;
         VisitedSet visited = s.visited;
@@ -175,7 +175,7 @@ final class HnswSearcher {
         return true;
     }
 
-    static boolean eligible(HnswGraph.Layout g, int slot, RoaringBitmap accept, int exclude) {
-        return slot != exclude && g.isLive(slot) && (accept == null || accept.contains(g.ordinal(slot)));
+    static boolean eligible(HnswGraph.Layout g, int slot, Accept accept, int exclude) {
+        return slot != exclude && g.isLive(slot) && (accept == Accept.ALL || accept.accepts(g.ordinal(slot)));
     }
 }

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.nepenthe.core.Metric;
+import dev.nepenthe.core.index.Accept;
 import dev.nepenthe.core.index.ExactIndex;
 import dev.nepenthe.core.index.IntegrityReport;
 import dev.nepenthe.core.index.SearchParams;
@@ -108,7 +109,7 @@ class HnswConcurrencyTest {
                         long started = clock.get();
                         SearchResult r;
                         try {
-                            r = index.search(queries[i++ % queries.length], 10, null, SearchParams.of("efSearch", 40));
+                            r = index.search(queries[i++ % queries.length], 10, Accept.ALL, SearchParams.of("efSearch", 40));
                         } catch (Throwable e) {
                             errors.add("search threw " + e);
                             return;
@@ -197,7 +198,8 @@ class HnswConcurrencyTest {
                         }
                         SearchResult res;
                         try {
-                            res = index.search(q, 10, accept, SearchParams.of("efSearch", 32));
+                            res = index.search(q, 10, accept == null ? Accept.ALL : Accept.of(accept.toArray()),
+                                    SearchParams.of("efSearch", 32));
                         } catch (Throwable e) {
                             errors.add("search threw " + e);
                             return;

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.nepenthe.core.Metric;
+import dev.nepenthe.core.index.Accept;
 import dev.nepenthe.core.index.ExactIndex;
 import dev.nepenthe.core.index.IntegrityReport;
 import dev.nepenthe.core.index.SearchParams;
@@ -72,7 +73,7 @@ class HnswDeleteRepairTest {
         }
         // No removed ordinal is ever returned, at any beam width.
         for (float[] q : queries) {
-            for (int o : index.search(q, 50, null, SearchParams.of("efSearch", 200)).ordinals()) {
+            for (int o : index.search(q, 50, Accept.ALL, SearchParams.of("efSearch", 200)).ordinals()) {
                 assertTrue(survivors.contains(o), "removed ordinal " + o + " returned");
             }
         }

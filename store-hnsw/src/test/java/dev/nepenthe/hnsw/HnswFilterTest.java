@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.nepenthe.core.Metric;
+import dev.nepenthe.core.index.Accept;
 import dev.nepenthe.core.index.ExactIndex;
 import dev.nepenthe.core.index.SearchParams;
 import dev.nepenthe.core.index.SearchResult;
@@ -35,7 +36,7 @@ class HnswFilterTest {
             ExactIndex exact = HnswFixtures.exact(data, Metric.L2, accept);
             double sum = 0;
             for (float[] q : queries) {
-                SearchResult got = index.search(q, 10, accept, SearchParams.of("efSearch", 64));
+                SearchResult got = index.search(q, 10, Accept.of(accept.toArray()), SearchParams.of("efSearch", 64));
                 assertEquals(Math.min(10, accept.getCardinality()), got.size(), "keep " + keep);
                 for (int o : got.ordinals()) {
                     assertTrue(accept.contains(o), "ordinal " + o + " is outside the accept set");
@@ -46,8 +47,8 @@ class HnswFilterTest {
             assertTrue(recall >= 0.9, "keep " + keep + ": filtered recall@10 " + recall);
         }
         // An empty accept set returns nothing; an accept set naming only removed ordinals too.
-        assertEquals(0, index.search(queries[0], 10, new RoaringBitmap(), SearchParams.DEFAULTS).size());
+        assertEquals(0, index.search(queries[0], 10, Accept.of(), SearchParams.DEFAULTS).size());
         index.removeAll(new int[] {1, 2, 3});
-        assertEquals(0, index.search(queries[0], 10, RoaringBitmap.bitmapOf(1, 2, 3), SearchParams.DEFAULTS).size());
+        assertEquals(0, index.search(queries[0], 10, Accept.of(1, 2, 3), SearchParams.DEFAULTS).size());
     }
 }

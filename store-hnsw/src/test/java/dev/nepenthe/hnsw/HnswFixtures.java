@@ -1,16 +1,17 @@
 package dev.nepenthe.hnsw;
 
 import dev.nepenthe.core.Metric;
+import dev.nepenthe.core.index.Accept;
 import dev.nepenthe.core.index.ExactIndex;
 import dev.nepenthe.core.index.SearchParams;
 import dev.nepenthe.core.index.SearchResult;
 import dev.nepenthe.core.index.VectorIndex;
 import dev.nepenthe.core.testing.Recall;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import java.util.ArrayList;
-import java.util.List;
 import org.roaringbitmap.RoaringBitmap;
 
 /** Shared helpers: build both indexes over the same data and measure recall against the oracle. */
@@ -64,7 +65,7 @@ final class HnswFixtures {
         SearchParams sp = SearchParams.of("efSearch", ef);
         for (float[] q : queries) {
             SearchResult truth = exact.search(q, k);
-            SearchResult got = approx.search(q, k, null, sp);
+            SearchResult got = approx.search(q, k, Accept.ALL, sp);
             sum += Recall.of(truth, got);
         }
         return sum / queries.length;

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.nepenthe.core.Metric;
+import dev.nepenthe.core.index.Accept;
 import dev.nepenthe.core.index.IndexConfig;
 import dev.nepenthe.core.index.SearchParams;
 import dev.nepenthe.core.index.SearchResult;
@@ -52,8 +53,8 @@ class HnswPersistenceTest {
         }
         assertTrue(loaded.verifyIntegrity().isClean(), () -> loaded.verifyIntegrity().toString());
         for (int i = 0; i < 50; i++) {
-            SearchResult a = index.search(data[i], 10, null, SearchParams.of("efSearch", 40));
-            SearchResult b = loaded.search(data[i], 10, null, SearchParams.of("efSearch", 40));
+            SearchResult a = index.search(data[i], 10, Accept.ALL, SearchParams.of("efSearch", 40));
+            SearchResult b = loaded.search(data[i], 10, Accept.ALL, SearchParams.of("efSearch", 40));
             assertArrayEquals(a.ordinals(), b.ordinals());
             assertArrayEquals(a.scores(), b.scores());
         }

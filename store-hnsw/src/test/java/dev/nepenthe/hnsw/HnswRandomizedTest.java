@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.nepenthe.core.Metric;
+import dev.nepenthe.core.index.Accept;
 import dev.nepenthe.core.index.ExactIndex;
 import dev.nepenthe.core.index.IntegrityReport;
 import dev.nepenthe.core.index.SearchParams;
@@ -82,7 +83,7 @@ class HnswRandomizedTest {
                 }
             } else if (!live.isEmpty()) {
                 float[] q = vectors[rnd.nextInt(pool)];
-                SearchResult got = index.search(q, 10, null, SearchParams.of("efSearch", 60));
+                SearchResult got = index.search(q, 10, Accept.ALL, SearchParams.of("efSearch", 60));
                 SearchResult truth = exact.search(q, 10);
                 for (int o : got.ordinals()) {
                     assertTrue(exact.contains(o), "seed " + seed + " step " + step + ": search returned non-live ordinal " + o);

@@ -1,6 +1,7 @@
 package dev.nepenthe.ivfpq;
 
 import dev.nepenthe.core.Metric;
+import dev.nepenthe.core.index.Accept;
 import dev.nepenthe.core.index.IndexChecks;
 import dev.nepenthe.core.index.IndexConfig;
 import dev.nepenthe.core.index.IntegrityReport;
@@ -17,7 +18,6 @@ import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.SplittableRandom;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
-import org.roaringbitmap.IntIterator;
 import org.roaringbitmap.RoaringBitmap;
 
 /**
@@ -602,7 +602,7 @@ public final class IvfPqIndex implements VectorIndex {
      * stored vectors (cheaper and exact).
      */
     @Override
-    public SearchResult search(float[] query, int k, RoaringBitmap accept, SearchParams searchParams) {
+    public SearchResult search(float[] query, int k, Accept accept, SearchParams searchParams) {
         if (searchParams == null) {
             searchParams = SearchParams.DEFAULTS; // the SPI's contract: null means this index's defaults
         }
@@ -619,12 +619,13 @@ public final class IvfPqIndex implements VectorIndex {
         lock.readLock().lock();
         try {
             if (!isTrainedLocked()) {
-                return exactSearch(q, k, accept, null);
+                return exactSearch(q, k, accept, false);
             }
             nprobe = Math.min(nprobe, params.nlist());
             long expectedScan = (long) store.size() * nprobe / params.nlist();
-            if (accept != null && accept.getCardinality() <= expectedScan) {
-                return exactSearch(q, k, accept, accept);
+            long allowed = accept.cardinality();
+            if (accept != Accept.ALL && allowed >= 0 && allowed <= expectedScan) {
+                return exactSearch(q, k, accept, true);
             }
             return ivfSearch(q, k, accept, nprobe, rerank);
         } finally {
@@ -632,7 +633,7 @@ public final class IvfPqIndex implements VectorIndex {
         }
     }
 
-    private SearchResult ivfSearch(float[] q, int k, RoaringBitmap accept, int nprobe, int rerank) {
+    private SearchResult ivfSearch(float[] q, int k, Accept accept, int nprobe, int rerank) {
         int nlist = params.nlist();
         int m = params.m();
         int ksub = params.ksub();
@@ -686,7 +687,7 @@ public final class IvfPqIndex implements VectorIndex {
             visited += size;
             for (int i = 0; i < size; i++) {
                 int ord = il.ordinalAt(i);
-                if (accept != null && !accept.contains(ord)) {
+                if (accept != Accept.ALL && !accept.accepts(ord)) {
                     continue;
                 }
                 candidates.offer(ord, approximateScore(base + out[i]));
@@ -714,15 +715,15 @@ public final class IvfPqIndex implements VectorIndex {
         };
     }
 
-    /** Brute force over the store, optionally only over {@code only}'s ordinals. */
-    private SearchResult exactSearch(float[] q, int k, RoaringBitmap accept, RoaringBitmap only) {
+    /** Brute force over the store, or, with {@code enumerate}, over the accepted ordinals only. */
+    private SearchResult exactSearch(float[] q, int k, Accept accept, boolean enumerate) {
         TopK top = new TopK(k);
         float[] block = store.block();
         long visited = 0;
-        if (only != null) {
-            IntIterator it = only.getIntIterator();
+        if (enumerate) {
+            java.util.PrimitiveIterator.OfInt it = accept.ordinals();
             while (it.hasNext()) {
-                int ord = it.next();
+                int ord = it.nextInt();
                 int slot = store.slotOf(ord);
                 if (slot >= 0) {
                     top.offer(ord, metric.score(kernels, q, block, store.offset(slot), dim));
@@ -739,7 +740,7 @@ public final class IvfPqIndex implements VectorIndex {
             visited += c;
             for (int i = 0; i < c; i++) {
                 int ord = store.ordinalAt(start + i);
-                if (accept == null || accept.contains(ord)) {
+                if (accept == Accept.ALL || accept.accepts(ord)) {
                     top.offer(ord, scores[i]);
                 }
             }

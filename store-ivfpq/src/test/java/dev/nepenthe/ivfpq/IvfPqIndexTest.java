@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.nepenthe.core.Metric;
+import dev.nepenthe.core.index.Accept;
 import dev.nepenthe.core.index.ExactIndex;
 import dev.nepenthe.core.index.IndexConfig;
 import dev.nepenthe.core.index.IntegrityReport;
@@ -62,9 +63,10 @@ class IvfPqIndexTest {
 
     static double recall(VectorIndex approx, VectorIndex exact, float[][] queries, SearchParams p, RoaringBitmap accept) {
         double sum = 0;
+        Accept allowed = accept == null ? Accept.ALL : Accept.of(accept.toArray());
         for (float[] q : queries) {
-            SearchResult truth = exact.search(q, K, accept, SearchParams.DEFAULTS);
-            sum += Recall.of(truth, approx.search(q, K, accept, p));
+            SearchResult truth = exact.search(q, K, allowed, SearchParams.DEFAULTS);
+            sum += Recall.of(truth, approx.search(q, K, allowed, p));
         }
         return sum / queries.length;
     }
@@ -238,7 +240,7 @@ class IvfPqIndexTest {
             } else if (!live.isEmpty()) {
                 float[] q = pool[rnd.nextInt(pool.length)];
                 SearchResult want = exact.search(q, K);
-                SearchResult got = index.search(q, K, null, full);
+                SearchResult got = index.search(q, K, Accept.ALL, full);
                 assertArrayEquals(want.ordinals(), got.ordinals(), "step " + step);
             }
             if (step % 500 == 499) {
@@ -324,7 +326,7 @@ class IvfPqIndexTest {
         }
         for (RoaringBitmap accept : List.of(even, few)) {
             for (float[] q : queries) {
-                for (int ord : index.search(q, K, accept, DOCUMENTED).ordinals()) {
+                for (int ord : index.search(q, K, Accept.of(accept.toArray()), DOCUMENTED).ordinals()) {
                     assertTrue(accept.contains(ord));
                 }
             }
@@ -426,8 +428,8 @@ class IvfPqIndexTest {
         assertCleanExceptLineage(loaded.verifyIntegrity());
         for (SearchParams p : List.of(DOCUMENTED, new SearchParams(Map.of("nprobe", 4, "rerank", 0)))) {
             for (float[] q : queries) {
-                SearchResult a = index.search(q, K, null, p);
-                SearchResult b = loaded.search(q, K, null, p);
+                SearchResult a = index.search(q, K, Accept.ALL, p);
+                SearchResult b = loaded.search(q, K, Accept.ALL, p);
                 assertArrayEquals(a.ordinals(), b.ordinals());
                 assertArrayEquals(a.scores(), b.scores(), 1e-5f);
             }
@@ -488,7 +490,7 @@ class IvfPqIndexTest {
                 SplittableRandom rnd = new SplittableRandom(s);
                 try {
                     while (writer.isAlive()) {
-                        SearchResult r = index.search(base[rnd.nextInt(base.length)], K, null, DOCUMENTED);
+                        SearchResult r = index.search(base[rnd.nextInt(base.length)], K, Accept.ALL, DOCUMENTED);
                         assertNotNull(r);
                         assertTrue(r.size() <= K);
                     }
@@ -531,7 +533,7 @@ class IvfPqIndexTest {
         assertTrue(index.isTainted());
         java.util.concurrent.atomic.AtomicReference<SearchResult> duringRetrain = new java.util.concurrent.atomic.AtomicReference<>();
         index.duringPurgeCompute = () -> {
-            Thread searcher = new Thread(() -> duringRetrain.set(index.search(split[1][0], K, null, DOCUMENTED)));
+            Thread searcher = new Thread(() -> duringRetrain.set(index.search(split[1][0], K, Accept.ALL, DOCUMENTED)));
             searcher.start();
             try {
                 searcher.join(30_000);
@@ -613,7 +615,7 @@ class IvfPqIndexTest {
         index.add(0, new float[DIM]);
         assertThrows(IllegalArgumentException.class, () -> index.add(0, new float[DIM]));
         assertThrows(IllegalArgumentException.class,
-                () -> index.search(new float[DIM], 1, null, SearchParams.of("nprobe", 0)));
+                () -> index.search(new float[DIM], 1, Accept.ALL, SearchParams.of("nprobe", 0)));
         e = assertThrows(IllegalArgumentException.class, () -> new IvfPqParams(16, 4, 8, 100, 10, 4, 0, false));
         assertTrue(e.getMessage().contains("trainSize"), e.getMessage());
     }

@@ -1,6 +1,7 @@
 package dev.nepenthe.bench.hnsw;
 
 import dev.nepenthe.core.Metric;
+import dev.nepenthe.core.index.Accept;
 import dev.nepenthe.core.index.SearchParams;
 import dev.nepenthe.core.vector.Kernels;
 import dev.nepenthe.hnsw.HnswIndex;
@@ -66,6 +67,6 @@ final class NepentheEngine implements AnnEngine {
 
     @Override
     public int[] search(float[] query, int k, int ef) {
-        return index.search(query, k, null, SearchParams.of("efSearch", ef)).ordinals();
+        return index.search(query, k, Accept.ALL, SearchParams.of("efSearch", ef)).ordinals();
     }
 }

@@ -2,6 +2,7 @@ package dev.nepenthe.bench.ivfpq;
 
 import dev.nepenthe.bench.PeerProcess;
 import dev.nepenthe.core.Metric;
+import dev.nepenthe.core.index.Accept;
 import dev.nepenthe.core.index.ExactIndex;
 import dev.nepenthe.core.index.IndexConfig;
 import dev.nepenthe.core.index.SearchParams;
@@ -320,7 +321,7 @@ public final class IvfPqBench {
             long c = cpu();
             int hits = 0;
             for (int i = 0; i < queries.length; i++) {
-                SearchResult r = index.search(queries[i], k, null, sp);
+                SearchResult r = index.search(queries[i], k, Accept.ALL, sp);
                 sink += r.visited();
                 if (p == passes - 1) {
                     hits += overlap(r.ordinals(), truth[i]);

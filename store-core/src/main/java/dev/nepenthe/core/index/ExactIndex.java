@@ -8,8 +8,6 @@ import java.io.IOException;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
-import org.roaringbitmap.IntIterator;
-import org.roaringbitmap.RoaringBitmap;
 
 /**
  * Brute force over a dense block of vectors: the oracle every approximate index is tested
@@ -167,7 +165,7 @@ public final class ExactIndex implements VectorIndex {
     }
 
     @Override
-    public SearchResult search(float[] query, int k, RoaringBitmap accept, SearchParams params) {
+    public SearchResult search(float[] query, int k, Accept accept, SearchParams params) {
         IndexChecks.checkSearch(query, k, dim);
         float[] q = metric.prepare(query);
         TopK top = new TopK(k);
@@ -175,10 +173,11 @@ public final class ExactIndex implements VectorIndex {
         lock.readLock().lock();
         try {
             // A selective filter is cheaper to walk than the whole block.
-            if (accept != null && accept.getCardinality() < size / 4) {
-                IntIterator it = accept.getIntIterator();
+            long allowed = accept.cardinality();
+            if (accept != Accept.ALL && allowed >= 0 && allowed < size / 4) {
+                java.util.PrimitiveIterator.OfInt it = accept.ordinals();
                 while (it.hasNext()) {
-                    int ord = it.next();
+                    int ord = it.nextInt();
                     if (ord < ordToSlot.length && ordToSlot[ord] >= 0) {
                         top.offer(ord, metric.score(kernels, q, block, ordToSlot[ord] * dim, dim));
                         visited++;
@@ -192,7 +191,7 @@ public final class ExactIndex implements VectorIndex {
                     visited += n;
                     for (int i = 0; i < n; i++) {
                         int ord = slotToOrd[start + i];
-                        if (accept == null || accept.contains(ord)) {
+                        if (accept == Accept.ALL || accept.accepts(ord)) {
                             top.offer(ord, scores[i]);
                         }
                     }

@@ -3,7 +3,6 @@ package dev.nepenthe.core.index;
 import dev.nepenthe.core.Metric;
 import java.io.IOException;
 import java.nio.file.Path;
-import org.roaringbitmap.RoaringBitmap;
 
 /**
  * The SPI every index implements (exact, HNSW, IVF-PQ). The store owns record ids and hands
@@ -69,14 +68,14 @@ public interface VectorIndex extends AutoCloseable {
     /**
      * The {@code k} best-scoring live ordinals (higher score is closer, see {@link Metric}).
      *
-     * @param accept only these ordinals may be returned; null accepts every live ordinal
+     * @param accept which ordinals may be returned ({@link Accept#ALL} for every live one)
      * @param params per-query knobs (efSearch, nprobe, ...); unknown names are ignored, and null
      *     means the index's defaults
      */
-    SearchResult search(float[] query, int k, RoaringBitmap accept, SearchParams params);
+    SearchResult search(float[] query, int k, Accept accept, SearchParams params);
 
     default SearchResult search(float[] query, int k) {
-        return search(query, k, null, SearchParams.DEFAULTS);
+        return search(query, k, Accept.ALL, SearchParams.DEFAULTS);
     }
 
     /**

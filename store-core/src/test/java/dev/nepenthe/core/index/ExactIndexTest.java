@@ -8,10 +8,11 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.nepenthe.core.Metric;
+import dev.nepenthe.core.index.Accept;
 import dev.nepenthe.core.io.CorruptFileException;
 import dev.nepenthe.core.testing.Datasets;
-import dev.nepenthe.core.testing.NaiveReference;
 import dev.nepenthe.core.testing.NaiveReference.Scored;
+import dev.nepenthe.core.testing.NaiveReference;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -84,7 +85,7 @@ class ExactIndexTest {
                 }
             }
             float[] q = Datasets.uniform(rnd.nextLong(), 1, 16)[0];
-            SearchResult r = index.search(q, 15, accept, SearchParams.DEFAULTS);
+            SearchResult r = index.search(q, 15, Accept.of(accept.toArray()), SearchParams.DEFAULTS);
             assertMatchesReference(metric, q, data, r, 15, accept::contains);
         }
     }

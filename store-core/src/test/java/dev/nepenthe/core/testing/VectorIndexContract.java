@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import dev.nepenthe.core.Metric;
+import dev.nepenthe.core.index.Accept;
 import dev.nepenthe.core.index.ExactIndex;
 import dev.nepenthe.core.index.IndexConfig;
 import dev.nepenthe.core.index.IntegrityReport;
@@ -97,7 +98,7 @@ public abstract class VectorIndexContract {
         try (VectorIndex index = create(Metric.L2)) {
             assertEquals(0, index.size());
             assertEquals(0, index.search(new float[DIM], 5).size());
-            assertEquals(0, index.search(new float[DIM], 5, new RoaringBitmap(), SearchParams.DEFAULTS).size());
+            assertEquals(0, index.search(new float[DIM], 5, Accept.of(), SearchParams.DEFAULTS).size());
             assertFalse(index.contains(0));
             assertFalse(index.remove(0));
             assertTrue(index.verifyIntegrity().isClean(), index.verifyIntegrity().toString());
@@ -127,8 +128,8 @@ public abstract class VectorIndexContract {
             for (int i = 0; i < v.length; i++) {
                 index.add(i, v[i]);
             }
-            SearchResult withNull = index.search(v[5], 10, null, null);
-            SearchResult withDefaults = index.search(v[5], 10, null, SearchParams.DEFAULTS);
+            SearchResult withNull = index.search(v[5], 10, Accept.ALL, null);
+            SearchResult withDefaults = index.search(v[5], 10, Accept.ALL, SearchParams.DEFAULTS);
             assertArrayEquals(withDefaults.ordinals(), withNull.ordinals());
             assertArrayEquals(withDefaults.scores(), withNull.scores());
         }
@@ -201,7 +202,7 @@ public abstract class VectorIndexContract {
                         half.add(o);
                     }
                 });
-                SearchResult filtered = index.search(query, 10, half, SearchParams.DEFAULTS);
+                SearchResult filtered = index.search(query, 10, Accept.of(half.toArray()), SearchParams.DEFAULTS);
                 assertWellFormed(filtered, oracle, half, "half filter, query " + q + why);
                 assertEquals(10, filtered.size(), "half filter, query " + q + why);
                 // A filter smaller than k (some of it removed): every live member comes back.
@@ -209,7 +210,7 @@ public abstract class VectorIndexContract {
                 for (int i = 0; i < 6; i++) {
                     few.add(rnd.nextInt(630));
                 }
-                SearchResult small = index.search(query, 10, few, SearchParams.DEFAULTS);
+                SearchResult small = index.search(query, 10, Accept.of(few.toArray()), SearchParams.DEFAULTS);
                 assertWellFormed(small, oracle, few, "small filter, query " + q + why);
                 long liveInFew = RoaringBitmap.and(few, live).getCardinality();
                 assertEquals(liveInFew, small.size(), "small filter " + few + ", query " + q + why);
