@@ -641,6 +641,13 @@ final class HnswGraph {
         }
     }
 
+    /** Whether any node waits for re-certification (cheap: no copy). */
+    boolean hasPendingCertificates() {
+        synchronized (uncertified) {
+            return !uncertified.isEmpty();
+        }
+    }
+
     /** Takes the set of nodes to re-certify, leaving it empty. Caller holds the exclusive gate. */
     java.util.BitSet drainUncertified() {
         synchronized (uncertified) {

@@ -158,6 +158,28 @@ public final class HnswIndex implements VectorIndex {
         } finally {
             writerGate.readLock().unlock();
         }
+        certifyIfAlone();
+    }
+
+    /**
+     * An insert re-selects its neighbours' lists, and the heuristic can drop the last link into
+     * a few nodes, cutting them off (seen after removals and re-inserts). While the reachability
+     * labels are valid, the certificate ({@link HnswRepairer#certifyReachability}) checks the
+     * nodes the insert touched and links any stranded one back, at their cost. Only when no
+     * other writer is in flight: a parallel bulk load skips it and reconnects once at its end
+     * ({@link #afterBulkLoad}).
+     */
+    private void certifyIfAlone() {
+        if (!graph.labelsValid() || !graph.hasPendingCertificates()) {
+            return;
+        }
+        if (writerGate.writeLock().tryLock()) {
+            try {
+                repairer.certifyReachability();
+            } finally {
+                writerGate.writeLock().unlock();
+            }
+        }
     }
 
     private void grow(int ordinal) {
