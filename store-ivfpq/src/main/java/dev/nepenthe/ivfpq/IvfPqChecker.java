@@ -1,6 +1,7 @@
 package dev.nepenthe.ivfpq;
 
 import dev.nepenthe.core.index.IntegrityReport;
+import dev.nepenthe.core.index.SwapRemoveVectors;
 import java.util.Arrays;
 import org.roaringbitmap.IntIterator;
 import org.roaringbitmap.RoaringBitmap;
@@ -31,7 +32,7 @@ final class IvfPqChecker {
                 .expect("lineage-removed-members");
         double worst = 0;
         int worstList = -1;
-        VectorStore store = index.store();
+        SwapRemoveVectors store = index.store();
         RoaringBitmap removed = index.removedOrdinals();
         int dim = index.dimension();
         int n = store.size();

@@ -3,6 +3,7 @@ package dev.nepenthe.ivfpq;
 import dev.nepenthe.core.Metric;
 import dev.nepenthe.core.index.IndexChecks;
 import dev.nepenthe.core.index.IndexConfig;
+import dev.nepenthe.core.index.SwapRemoveVectors;
 import dev.nepenthe.core.io.ChecksummedFiles;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
@@ -44,7 +45,7 @@ final class IvfPqFile {
             out.writeInt(p.nprobe());
             out.writeInt(p.rerank());
             out.writeByte(p.autoRetrain() ? 1 : 0);
-            VectorStore store = index.store();
+            SwapRemoveVectors store = index.store();
             out.writeInt(store.size());
             float[] block = store.block();
             for (int slot = 0; slot < store.size(); slot++) {

@@ -7,6 +7,7 @@ import dev.nepenthe.core.index.IndexConfig;
 import dev.nepenthe.core.index.IntegrityReport;
 import dev.nepenthe.core.index.SearchParams;
 import dev.nepenthe.core.index.SearchResult;
+import dev.nepenthe.core.index.SwapRemoveVectors;
 import dev.nepenthe.core.index.TopK;
 import dev.nepenthe.core.index.VectorIndex;
 import dev.nepenthe.core.index.VectorIndexFactory;
@@ -83,7 +84,7 @@ public final class IvfPqIndex implements VectorIndex {
     private final long seed;
     private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
 
-    private final VectorStore store;
+    private final SwapRemoveVectors store;
     /** Ordinals removed and not added again: the checker proves none survives anywhere. */
     private final RoaringBitmap removed = new RoaringBitmap();
     private long trainings;
@@ -123,7 +124,7 @@ public final class IvfPqIndex implements VectorIndex {
         this.params = params;
         this.seed = seed;
         this.kernels = kernels;
-        this.store = new VectorStore(dimension);
+        this.store = new SwapRemoveVectors(dimension);
     }
 
     /** An index from a collection's config (see {@link IvfPqParams} for the parameter names). */
@@ -905,7 +906,7 @@ public final class IvfPqIndex implements VectorIndex {
         return trainings;
     }
 
-    VectorStore store() {
+    SwapRemoveVectors store() {
         return store;
     }
 

@@ -13,9 +13,8 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
  * Brute force over a dense block of vectors: the oracle every approximate index is tested
  * against, and the right choice for small collections.
  *
- * <p>Layout: live vectors occupy slots {@code [0, size)} of one float array, back to back, so
- * a search is one batch-scoring pass. Removal moves the last slot into the hole and zeroes the
- * vacated slot, so no removed vector's bytes stay in the block.
+ * <p>Layout: a {@link SwapRemoveVectors} block, live vectors back to back, so a search is one
+ * batch-scoring pass; removal zeroes what it vacates, so no removed vector's bytes stay.
  */
 public final class ExactIndex implements VectorIndex {
 
@@ -30,10 +29,7 @@ public final class ExactIndex implements VectorIndex {
     private final VectorKernels kernels;
     private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
 
-    private float[] block;
-    private int[] slotToOrd;
-    private int[] ordToSlot; // -1 where the ordinal is not live
-    private int size;
+    private final SwapRemoveVectors store;
 
     public ExactIndex(int dimension, Metric metric) {
         this(dimension, metric, Kernels.get());
@@ -46,10 +42,7 @@ public final class ExactIndex implements VectorIndex {
         this.dim = dimension;
         this.metric = metric;
         this.kernels = kernels;
-        this.block = new float[16 * dimension];
-        this.slotToOrd = new int[16];
-        this.ordToSlot = new int[16];
-        Arrays.fill(ordToSlot, -1);
+        this.store = new SwapRemoveVectors(dimension);
     }
 
     @Override
@@ -73,29 +66,12 @@ public final class ExactIndex implements VectorIndex {
         float[] prepared = metric.prepare(vector);
         lock.writeLock().lock();
         try {
-            if (ordinal < ordToSlot.length && ordToSlot[ordinal] >= 0) {
+            if (store.contains(ordinal)) {
                 throw new IllegalArgumentException("ordinal " + ordinal + " is already live in this index");
             }
-            ensureCapacity(size + 1, ordinal + 1);
-            System.arraycopy(prepared, 0, block, size * dim, dim);
-            slotToOrd[size] = ordinal;
-            ordToSlot[ordinal] = size;
-            size++;
+            store.add(ordinal, prepared);
         } finally {
             lock.writeLock().unlock();
-        }
-    }
-
-    private void ensureCapacity(int slots, int ordinals) {
-        if (slots > slotToOrd.length) {
-            int cap = Math.max(slots, slotToOrd.length + (slotToOrd.length >> 1));
-            block = Arrays.copyOf(block, Math.multiplyExact(cap, dim));
-            slotToOrd = Arrays.copyOf(slotToOrd, cap);
-        }
-        if (ordinals > ordToSlot.length) {
-            int old = ordToSlot.length;
-            ordToSlot = Arrays.copyOf(ordToSlot, Math.max(ordinals, old + (old >> 1)));
-            Arrays.fill(ordToSlot, old, ordToSlot.length, -1);
         }
     }
 
@@ -103,7 +79,7 @@ public final class ExactIndex implements VectorIndex {
     public boolean remove(int ordinal) {
         lock.writeLock().lock();
         try {
-            return removeLocked(ordinal);
+            return store.remove(ordinal);
         } finally {
             lock.writeLock().unlock();
         }
@@ -115,7 +91,7 @@ public final class ExactIndex implements VectorIndex {
         try {
             int removed = 0;
             for (int ord : ordinals) {
-                if (removeLocked(ord)) {
+                if (store.remove(ord)) {
                     removed++;
                 }
             }
@@ -125,30 +101,11 @@ public final class ExactIndex implements VectorIndex {
         }
     }
 
-    private boolean removeLocked(int ordinal) {
-        if (ordinal < 0 || ordinal >= ordToSlot.length || ordToSlot[ordinal] < 0) {
-            return false;
-        }
-        int slot = ordToSlot[ordinal];
-        int last = size - 1;
-        if (slot != last) {
-            System.arraycopy(block, last * dim, block, slot * dim, dim);
-            int moved = slotToOrd[last];
-            slotToOrd[slot] = moved;
-            ordToSlot[moved] = slot;
-        }
-        Arrays.fill(block, last * dim, (last + 1) * dim, 0f);
-        slotToOrd[last] = 0;
-        ordToSlot[ordinal] = -1;
-        size = last;
-        return true;
-    }
-
     @Override
     public boolean contains(int ordinal) {
         lock.readLock().lock();
         try {
-            return ordinal >= 0 && ordinal < ordToSlot.length && ordToSlot[ordinal] >= 0;
+            return store.contains(ordinal);
         } finally {
             lock.readLock().unlock();
         }
@@ -158,7 +115,7 @@ public final class ExactIndex implements VectorIndex {
     public int size() {
         lock.readLock().lock();
         try {
-            return size;
+            return store.size();
         } finally {
             lock.readLock().unlock();
         }
@@ -173,13 +130,16 @@ public final class ExactIndex implements VectorIndex {
         lock.readLock().lock();
         try {
             // A selective filter is cheaper to walk than the whole block.
+            int size = store.size();
+            float[] block = store.block();
             long allowed = accept.cardinality();
             if (accept != Accept.ALL && allowed >= 0 && allowed < size / 4) {
                 java.util.PrimitiveIterator.OfInt it = accept.ordinals();
                 while (it.hasNext()) {
                     int ord = it.nextInt();
-                    if (ord < ordToSlot.length && ordToSlot[ord] >= 0) {
-                        top.offer(ord, metric.score(kernels, q, block, ordToSlot[ord] * dim, dim));
+                    int slot = store.slotOf(ord);
+                    if (slot >= 0) {
+                        top.offer(ord, metric.score(kernels, q, block, store.offset(slot), dim));
                         visited++;
                     }
                 }
@@ -187,10 +147,10 @@ public final class ExactIndex implements VectorIndex {
                 float[] scores = new float[BATCH];
                 for (int start = 0; start < size; start += BATCH) {
                     int n = Math.min(BATCH, size - start);
-                    metric.scoreBatch(kernels, q, block, start * dim, n, dim, scores);
+                    metric.scoreBatch(kernels, q, block, store.offset(start), n, dim, scores);
                     visited += n;
                     for (int i = 0; i < n; i++) {
-                        int ord = slotToOrd[start + i];
+                        int ord = store.ordinalAt(start + i);
                         if (accept == Accept.ALL || accept.accepts(ord)) {
                             top.offer(ord, scores[i]);
                         }
@@ -207,11 +167,12 @@ public final class ExactIndex implements VectorIndex {
     public float[] vector(int ordinal) {
         lock.readLock().lock();
         try {
-            if (ordinal < 0 || ordinal >= ordToSlot.length || ordToSlot[ordinal] < 0) {
+            int slot = store.slotOf(ordinal);
+            if (slot < 0) {
                 return null;
             }
-            int off = ordToSlot[ordinal] * dim;
-            return Arrays.copyOfRange(block, off, off + dim);
+            int off = store.offset(slot);
+            return Arrays.copyOfRange(store.block(), off, off + dim);
         } finally {
             lock.readLock().unlock();
         }
@@ -219,35 +180,10 @@ public final class ExactIndex implements VectorIndex {
 
     @Override
     public IntegrityReport verifyIntegrity() {
-        IntegrityReport.Builder r = IntegrityReport.builder(KIND)
-                .expect("slot-map-mismatch")
-                .expect("ordinal-map-dangling")
-                .expect("freed-slot-not-zeroed");
+        IntegrityReport.Builder r = IntegrityReport.builder(KIND);
         lock.readLock().lock();
         try {
-            for (int slot = 0; slot < size; slot++) {
-                int ord = slotToOrd[slot];
-                if (ord < 0 || ord >= ordToSlot.length || ordToSlot[ord] != slot) {
-                    r.violation("slot-map-mismatch", "slot " + slot + " names ordinal " + ord);
-                }
-            }
-            int live = 0;
-            for (int ord = 0; ord < ordToSlot.length; ord++) {
-                int slot = ordToSlot[ord];
-                if (slot >= 0) {
-                    live++;
-                    if (slot >= size || slotToOrd[slot] != ord) {
-                        r.violation("ordinal-map-dangling", "ordinal " + ord + " points at slot " + slot);
-                    }
-                }
-            }
-            for (int i = size * dim; i < block.length; i++) {
-                if (block[i] != 0f) {
-                    r.violation("freed-slot-not-zeroed", "slot " + (i / dim) + " beyond size " + size);
-                    break;
-                }
-            }
-            r.checked("slots", size).checked("ordinals", live).checked("freed-floats", block.length - (long) size * dim);
+            store.check(r);
         } finally {
             lock.readLock().unlock();
         }
@@ -260,10 +196,11 @@ public final class ExactIndex implements VectorIndex {
         try {
             ChecksummedFiles.write(file, FORMAT, VERSION, ChecksummedFiles.newFileId(), out -> {
                 IndexChecks.writeShape(out, dim, metric);
-                out.writeInt(size);
-                for (int slot = 0; slot < size; slot++) {
-                    out.writeInt(slotToOrd[slot]);
-                    int off = slot * dim;
+                out.writeInt(store.size());
+                float[] block = store.block();
+                for (int slot = 0; slot < store.size(); slot++) {
+                    out.writeInt(store.ordinalAt(slot));
+                    int off = store.offset(slot);
                     for (int i = 0; i < dim; i++) {
                         out.writeFloat(block[off + i]);
                     }
@@ -281,20 +218,16 @@ public final class ExactIndex implements VectorIndex {
             int dim = config.dimension();
             int n = in.readInt();
             ExactIndex index = new ExactIndex(dim, config.metric());
-            index.ensureCapacity(n, 16);
+            float[] v = new float[dim];
             for (int slot = 0; slot < n; slot++) {
                 int ord = in.readInt();
-                if (ord < 0 || (ord < index.ordToSlot.length && index.ordToSlot[ord] >= 0)) {
+                if (ord < 0 || index.store.contains(ord)) {
                     throw new IllegalArgumentException("ordinal " + ord + " at slot " + slot + " is invalid or repeated");
                 }
-                index.ensureCapacity(slot + 1, ord + 1);
-                int off = slot * dim;
                 for (int i = 0; i < dim; i++) {
-                    index.block[off + i] = in.readFloat();
+                    v[i] = in.readFloat();
                 }
-                index.slotToOrd[slot] = ord;
-                index.ordToSlot[ord] = slot;
-                index.size = slot + 1;
+                index.store.add(ord, v);
             }
             return index;
         });

@@ -134,9 +134,9 @@ class ExactIndexTest {
         index.remove(1);
         assertTrue(index.verifyIntegrity().isClean());
         // Plant the removed vector's bytes back into the freed slot: the checker must see it.
-        var blockField = ExactIndex.class.getDeclaredField("block");
-        blockField.setAccessible(true);
-        float[] block = (float[]) blockField.get(index);
+        var storeField = ExactIndex.class.getDeclaredField("store");
+        storeField.setAccessible(true);
+        float[] block = ((SwapRemoveVectors) storeField.get(index)).block();
         block[4] = 5f;
         IntegrityReport report = index.verifyIntegrity();
         assertFalse(report.isClean());
