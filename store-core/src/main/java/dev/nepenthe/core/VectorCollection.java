@@ -266,7 +266,11 @@ public final class VectorCollection {
 
     /** The live entry for (tenant, id), through the persistent id map. */
     private Entry lookup(String tenant, String id) {
-        Entry e = entry(storage.ordinalOf(tenant, id));
+        return lookup(tenant, id, storage.ordinalOf(tenant, id));
+    }
+
+    private Entry lookup(String tenant, String id, int ordinal) {
+        Entry e = entry(ordinal);
         // The map is keyed by a hash: confirm the entry really is this record.
         return e != null && e.record().tenant().equals(tenant) && e.record().id().equals(id) ? e : null;
     }
@@ -395,8 +399,27 @@ public final class VectorCollection {
     /** The record (tenant, id), unless it is absent or a forget or hold hides it. Takes no lock. */
     public Optional<VectorRecord> get(String tenant, String id) {
         ensureOpen();
-        Entry e = lookup(tenant, id);
+        Entry e = lookupWhileWritten(tenant, id);
         return e == null || marked.contains(e.ordinal()) ? Optional.empty() : Optional.of(e.record().copy());
+    }
+
+    /**
+     * {@link #lookup} for a reader that holds no lock. A replacement switches the id map to the
+     * new ordinal and only then unlinks the old entry, so a reader that read the old ordinal and
+     * then found its entry gone (or reused) reads the map again and finds the new version.
+     */
+    private Entry lookupWhileWritten(String tenant, String id) {
+        int ord = storage.ordinalOf(tenant, id);
+        Entry e = lookup(tenant, id, ord);
+        for (int attempt = 0; e == null && ord >= 0 && attempt < 3; attempt++) {
+            int again = storage.ordinalOf(tenant, id);
+            if (again == ord) {
+                break;
+            }
+            ord = again;
+            e = lookup(tenant, id, ord);
+        }
+        return e;
     }
 
     /** Deletes one record of the default tenant; returns whether it existed. */
