@@ -187,11 +187,6 @@ public final class EvidenceLedger implements Closeable {
         return file;
     }
 
-    /** Re-reads and re-verifies the whole file as it is on disk now. */
-    public Verification verify() throws IOException {
-        return verify(file, key.publicKey());
-    }
-
     /** Verifies a ledger file with only its public key (offline, read-only). */
     public static Verification verify(Path file, PublicKey publicKey) throws IOException {
         return scan(file, publicKey, new ArrayList<>(), false);
