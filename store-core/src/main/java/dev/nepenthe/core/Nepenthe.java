@@ -1,12 +1,17 @@
 package dev.nepenthe.core;
 
-import dev.nepenthe.core.crypto.KeyedHash;
-import dev.nepenthe.core.crypto.Keystore;
-import dev.nepenthe.core.crypto.MasterKey;
-import dev.nepenthe.core.evidence.EvidenceLedger;
-import dev.nepenthe.core.evidence.LedgerAudit;
-import dev.nepenthe.core.evidence.LedgerHead;
-import dev.nepenthe.core.evidence.SigningKey;
+import dev.nepenthe.core.audit.LedgerVerification;
+import dev.nepenthe.core.internal.engine.CollectionEngine;
+import dev.nepenthe.core.internal.forget.ForgetProtocol;
+import dev.nepenthe.core.internal.engine.JvmFlags;
+import dev.nepenthe.core.internal.engine.NoPhoneHome;
+import dev.nepenthe.core.internal.crypto.KeyedHash;
+import dev.nepenthe.core.internal.crypto.Keystore;
+import dev.nepenthe.core.internal.crypto.MasterKey;
+import dev.nepenthe.core.internal.evidence.EvidenceLedger;
+import dev.nepenthe.core.audit.LedgerAudit;
+import dev.nepenthe.core.audit.LedgerHead;
+import dev.nepenthe.core.internal.evidence.SigningKey;
 import dev.nepenthe.core.forget.ErasureSurface;
 import dev.nepenthe.core.forget.ForgetOperation;
 import dev.nepenthe.core.forget.ForgetRequest;
@@ -16,11 +21,11 @@ import java.time.Duration;
 import java.util.Optional;
 import java.util.function.Predicate;
 import dev.nepenthe.core.index.IndexConfig;
-import dev.nepenthe.core.index.VectorIndexes;
-import dev.nepenthe.core.io.ChecksummedFiles;
-import dev.nepenthe.core.storage.CollectionStorage;
-import dev.nepenthe.core.storage.StoreContext;
-import dev.nepenthe.core.storage.TombstoneJournal;
+import dev.nepenthe.core.internal.index.VectorIndexes;
+import dev.nepenthe.core.internal.io.ChecksummedFiles;
+import dev.nepenthe.core.internal.storage.CollectionStorage;
+import dev.nepenthe.core.internal.storage.StoreContext;
+import dev.nepenthe.core.internal.storage.TombstoneJournal;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.channels.FileChannel;
@@ -83,7 +88,7 @@ public final class Nepenthe implements AutoCloseable {
     /** Sorted and concurrent: {@link #collection} reads it without this store's monitor. */
     private final Map<String, VectorCollection> collections = new java.util.concurrent.ConcurrentSkipListMap<>();
     /** A copy of the collections for the forget worker, which must not wait on this store's monitor. */
-    private volatile List<VectorCollection> collectionList = List.of();
+    private volatile List<CollectionEngine> collectionList = List.of();
     private ForgetProtocol protocol;
     private SigningKey signingKey;
     private Keystore keystore;
@@ -140,7 +145,7 @@ public final class Nepenthe implements AutoCloseable {
             store.keystore = Keystore.open(keys, master);
             store.journal = TombstoneJournal.open(keys.resolve("tombstones"));
             store.context = new StoreContext(store.keystore, new KeyedHash(master), store.journal,
-                    dev.nepenthe.core.storage.RecordSealer.AES_GCM, options.durability(), options.checkpointBytes(), options.shardBuckets());
+                    dev.nepenthe.core.internal.storage.RecordSealer.AES_GCM, options.durability(), options.checkpointBytes(), options.shardBuckets());
             store.loadCollections();
             store.signingKey = SigningKey.loadOrCreate(keys.resolve("evidence").resolve("signing.key"),
                     master.derive("evidence-signing-key"));
@@ -177,7 +182,7 @@ public final class Nepenthe implements AutoCloseable {
                         deleteTree(dir);
                         continue;
                     }
-                    throw new dev.nepenthe.core.io.CorruptFileException(metaFile, "collection folder " + dir.getFileName()
+                    throw new dev.nepenthe.core.CorruptFileException(metaFile, "collection folder " + dir.getFileName()
                             + " holds data but its collection.meta is missing (deleted or lost?)");
                 }
                 Meta meta = readMeta(metaFile);
@@ -191,7 +196,11 @@ public final class Nepenthe implements AutoCloseable {
                 collections.put(meta.spec().name(), openCollection(dir, meta.spec(), meta.id()));
             }
         }
-        collectionList = List.copyOf(collections.values());
+        collectionList = engines();
+    }
+
+    private List<CollectionEngine> engines() {
+        return collections.values().stream().map(VectorCollection::engine).toList();
     }
 
     /** A collection folder holding nothing but, at most, the meta file's temporary copy. */
@@ -219,9 +228,9 @@ public final class Nepenthe implements AutoCloseable {
             Files.createDirectories(dir);
             writeMeta(dir.resolve("collection.meta"), spec, id);
             VectorCollection c = openCollection(dir, spec, id);
-            protocol.adopt(c);
+            protocol.adopt(c.engine());
             collections.put(spec.name(), c);
-            collectionList = List.copyOf(collections.values());
+            collectionList = engines();
             return c;
         } catch (IOException e) {
             throw new UncheckedIOException("creating collection '" + spec.name() + "' failed", e);
@@ -272,10 +281,10 @@ public final class Nepenthe implements AutoCloseable {
         if (c == null) {
             return false;
         }
-        collectionList = List.copyOf(collections.values());
+        collectionList = engines();
         try {
-            c.destroyAllKeys();
-            c.close();
+            c.engine().destroyAllKeys();
+            c.engine().close();
             deleteTree(root.resolve("collections").resolve(name));
             ChecksummedFiles.fsyncDirectory(root.resolve("collections"));
             return true;
@@ -299,8 +308,8 @@ public final class Nepenthe implements AutoCloseable {
             Path dst = target.resolve("collections").resolve(e.getKey());
             Files.createDirectories(dst);
             Files.copy(root.resolve("collections").resolve(e.getKey()).resolve("collection.meta"), dst.resolve("collection.meta"));
-            e.getValue().snapshotTo(dst);
-            protocol.registerSnapshot(target, e.getValue());
+            e.getValue().engine().snapshotTo(dst);
+            protocol.registerSnapshot(target, e.getValue().engine());
         }
         Files.createDirectories(target.resolve("collections"));
     }
@@ -450,7 +459,7 @@ public final class Nepenthe implements AutoCloseable {
      * receipt names an entry it holds. A ledger cut short, rolled back or replaced fails here
      * (and from then on the store refuses new forgets, see {@link #health()}).
      */
-    public EvidenceLedger.Verification verifyLedger() throws IOException {
+    public LedgerVerification verifyLedger() throws IOException {
         return protocol.verifyLedger();
     }
 
@@ -514,8 +523,8 @@ public final class Nepenthe implements AutoCloseable {
 
     private VectorCollection openCollection(Path dir, CollectionSpec spec, String id) throws IOException {
         var factory = VectorIndexes.factory(spec.index().kind());
-        return new VectorCollection(spec, id, () -> factory.create(indexConfig(spec)),
-                sink -> CollectionStorage.open(dir, id, context, sink));
+        return new VectorCollection(new CollectionEngine(spec, id, () -> factory.create(indexConfig(spec)),
+                sink -> CollectionStorage.open(dir, id, context, sink)));
     }
 
     /** A collection's spec and its random incarnation id (keys and tombstones are scoped by it). */
@@ -576,7 +585,7 @@ public final class Nepenthe implements AutoCloseable {
         List<java.io.Closeable> parts = new ArrayList<>();
         // The forget worker first: it finishes its phase while the collections are still open.
         parts.add(protocol);
-        collections.values().forEach(c -> parts.add(c::close));
+        collections.values().forEach(c -> parts.add(c.engine()::close));
         parts.add(journal);
         parts.add(keystore);
         IOException first = null;

@@ -1,6 +1,6 @@
 package dev.nepenthe.core;
 
-import dev.nepenthe.core.evidence.LedgerHead;
+import dev.nepenthe.core.audit.LedgerHead;
 
 /**
  * What an operator needs to know about a store that is serving: whether it accepts forgets, and

@@ -1,8 +1,7 @@
 package dev.nepenthe.core;
 
-import dev.nepenthe.core.evidence.LedgerHead;
+import dev.nepenthe.core.audit.LedgerHead;
 import dev.nepenthe.core.forget.ProbePolicy;
-import dev.nepenthe.core.storage.Durability;
 import java.nio.file.Path;
 import java.util.Objects;
 

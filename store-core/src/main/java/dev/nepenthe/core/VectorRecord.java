@@ -1,5 +1,6 @@
 package dev.nepenthe.core;
 
+import dev.nepenthe.core.internal.engine.RecordAccess;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
@@ -38,6 +39,30 @@ public final class VectorRecord {
     private volatile boolean wiped;
     private final Map<String, Object> metadata;
     private final List<String> derivedFrom;
+
+    static {
+        RecordAccess.install(new RecordAccess.Internals() {
+            @Override
+            public float[] vectorUnsafe(VectorRecord r) {
+                return r.vector;
+            }
+
+            @Override
+            public int textUtf8Length(VectorRecord r) {
+                return r.textUtf8Length();
+            }
+
+            @Override
+            public VectorRecord copy(VectorRecord r) {
+                return r.copy();
+            }
+
+            @Override
+            public void wipe(VectorRecord r) {
+                r.wipe();
+            }
+        });
+    }
 
     private VectorRecord(Builder b) {
         this.id = b.id;
@@ -84,15 +109,6 @@ public final class VectorRecord {
         return vector == null ? null : vector.clone();
     }
 
-    int dimension() {
-        return vector == null ? 0 : vector.length;
-    }
-
-    /** The vector without copying: store-internal callers promise not to modify it. */
-    float[] vectorUnsafe() {
-        return vector;
-    }
-
     /** The text (decoded from the stored UTF-8 on each call), or null when there is none or it was wiped. */
     public String text() {
         return text == null || wiped ? null : new String(text, java.nio.charset.StandardCharsets.UTF_8);
@@ -102,7 +118,7 @@ public final class VectorRecord {
      * A copy whose vector and text are arrays of its own (strings and the metadata map, which are
      * immutable, are shared): what the store keeps and what it hands out.
      */
-    VectorRecord copy() {
+    private VectorRecord copy() {
         return new VectorRecord(this);
     }
 
@@ -118,7 +134,7 @@ public final class VectorRecord {
     }
 
     /** Length of the text in UTF-8 bytes, 0 when there is none. */
-    int textUtf8Length() {
+    private int textUtf8Length() {
         return text == null ? 0 : text.length;
     }
 
@@ -126,7 +142,7 @@ public final class VectorRecord {
      * Wipes the vector and text in place (zeros): the store calls it on its copy of a forgotten
      * record once the forget has sealed.
      */
-    void wipe() {
+    private void wipe() {
         wiped = true;
         if (vector != null) {
             Arrays.fill(vector, 0f);
@@ -160,7 +176,7 @@ public final class VectorRecord {
     /** Deliberately content-free: record contents must not reach logs or exception messages. */
     @Override
     public String toString() {
-        return "VectorRecord[dimension=" + dimension() + ", metadataKeys=" + metadata.size()
+        return "VectorRecord[dimension=" + (vector == null ? 0 : vector.length) + ", metadataKeys=" + metadata.size()
                 + ", hasText=" + (text != null && !wiped) + ", derivedFrom=" + derivedFrom.size() + "]";
     }
 

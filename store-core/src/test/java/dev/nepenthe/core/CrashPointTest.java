@@ -8,7 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import dev.nepenthe.core.index.IntegrityReport;
-import dev.nepenthe.core.io.CrashPoints;
+import dev.nepenthe.core.internal.io.CrashPoints;
 import dev.nepenthe.core.testing.Seeds;
 import java.io.IOException;
 import java.io.UncheckedIOException;

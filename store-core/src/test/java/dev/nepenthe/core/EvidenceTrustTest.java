@@ -1,5 +1,7 @@
 package dev.nepenthe.core;
 
+import dev.nepenthe.core.internal.forget.ForgetCrash;
+import dev.nepenthe.core.audit.LedgerVerification;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -7,10 +9,10 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.nepenthe.core.evidence.EvidenceLedger;
-import dev.nepenthe.core.evidence.LedgerAudit;
-import dev.nepenthe.core.evidence.LedgerHead;
-import dev.nepenthe.core.evidence.SigningKey;
+import dev.nepenthe.core.internal.evidence.EvidenceLedger;
+import dev.nepenthe.core.audit.LedgerAudit;
+import dev.nepenthe.core.audit.LedgerHead;
+import dev.nepenthe.core.internal.evidence.SigningKey;
 import dev.nepenthe.core.forget.BlockedScope;
 import dev.nepenthe.core.forget.ErasureClass;
 import dev.nepenthe.core.forget.ErasureOutcome;
@@ -53,7 +55,7 @@ class EvidenceTrustTest {
 
     @AfterEach
     void clearHooks() {
-        ForgetProtocol.crashAt = null;
+        ForgetCrash.at = null;
     }
 
     private Nepenthe open() throws IOException {
@@ -214,7 +216,7 @@ class EvidenceTrustTest {
         String id;
         try (Nepenthe store = open()) {
             populate(store);
-            ForgetProtocol.crashAt = "ledger-appended";
+            ForgetCrash.at = "ledger-appended";
             id = store.forget(forget("alice", "req-1")).id();
             store.awaitOperation(id, WAIT);
             // The simulated crash is reported just after the worker leaves the seal, which a waiter
@@ -227,7 +229,7 @@ class EvidenceTrustTest {
             }
             assertTrue(note != null && note.contains("ledger-appended"), note);
         }
-        ForgetProtocol.crashAt = null;
+        ForgetCrash.at = null;
         try (Nepenthe store = open()) {
             assertTrue(store.health().ok(), String.valueOf(store.health().ledgerProblem()));
             ForgetOperation done = store.awaitOperation(id, WAIT);
@@ -280,7 +282,7 @@ class EvidenceTrustTest {
             assertTrue(store.verifyLedger().ok());
             byte[] whole = Files.readAllBytes(ledgerFile());
             Files.write(ledgerFile(), Arrays.copyOf(whole, lastEntryStart(whole)));
-            EvidenceLedger.Verification v = store.verifyLedger();
+            LedgerVerification v = store.verifyLedger();
             assertFalse(v.ok());
             assertTrue(v.problem().contains("anchors"), v.problem());
             assertThrows(IllegalStateException.class, () -> store.forget(forget("bob", "req-2")));
@@ -543,7 +545,7 @@ class EvidenceTrustTest {
             Path planted = tmp.resolve("planted.txt");
             Files.writeString(planted, "Alice Liddell");
             byte[] name = "Liddell".getBytes(java.nio.charset.StandardCharsets.UTF_8);
-            assertEquals(List.of(planted), dev.nepenthe.core.io.ForensicScan.filesContaining(List.of(tmp), List.of(name)),
+            assertEquals(List.of(planted), dev.nepenthe.core.internal.io.ForensicScan.filesContaining(List.of(tmp), List.of(name)),
                     "only the planted control holds the name");
         }
         assertThrows(IllegalArgumentException.class, () -> forget("u-17", "req-3").withIdentifiers(List.of("x")));

@@ -1,5 +1,8 @@
 package dev.nepenthe.core;
 
+import dev.nepenthe.core.internal.engine.CollectionEngine;
+import dev.nepenthe.core.internal.forget.ForgetCrash;
+import dev.nepenthe.core.audit.LedgerVerification;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
@@ -8,9 +11,9 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.nepenthe.core.evidence.EvidenceLedger;
-import dev.nepenthe.core.evidence.Receipt;
-import dev.nepenthe.core.evidence.SigningKey;
+import dev.nepenthe.core.internal.evidence.EvidenceLedger;
+import dev.nepenthe.core.audit.Receipt;
+import dev.nepenthe.core.internal.evidence.SigningKey;
 import dev.nepenthe.core.forget.ErasureClass;
 import dev.nepenthe.core.forget.ForgetOperation;
 import dev.nepenthe.core.forget.ForgetRequest;
@@ -21,7 +24,7 @@ import dev.nepenthe.core.forget.OperationState;
 import dev.nepenthe.core.forget.SurfaceOutcome;
 import dev.nepenthe.core.forget.Suspect;
 import dev.nepenthe.core.index.IntegrityReport;
-import dev.nepenthe.core.io.ForensicScan;
+import dev.nepenthe.core.internal.io.ForensicScan;
 import java.io.IOException;
 import java.io.RandomAccessFile;
 import java.nio.ByteBuffer;
@@ -61,8 +64,8 @@ class ForgetProtocolTest {
 
     @AfterEach
     void clearHooks() {
-        ForgetProtocol.crashAt = null;
-        VectorCollection.afterIndexSearch = null;
+        ForgetCrash.at = null;
+        CollectionEngine.afterIndexSearch = null;
     }
 
     private StoreOptions options() {
@@ -223,7 +226,7 @@ class ForgetProtocolTest {
 
     /** The next search stops after its index call, says so on {@code inSearch}, and waits for {@code release}. */
     private static void pauseTheFirstSearch(CountDownLatch inSearch, CountDownLatch release) {
-        VectorCollection.afterIndexSearch = () -> {
+        CollectionEngine.afterIndexSearch = () -> {
             if (inSearch.getCount() > 0) {
                 inSearch.countDown();
                 try {
@@ -575,7 +578,7 @@ class ForgetProtocolTest {
             f.seek(second + 1);
             f.write('X');
         }
-        EvidenceLedger.Verification v = EvidenceLedger.verify(ledger, SigningKey.parsePem(pem));
+        LedgerVerification v = EvidenceLedger.verify(ledger, SigningKey.parsePem(pem));
         assertFalse(v.ok());
         assertEquals(1, v.firstBadEntry());
         // The store opens (searches go on) but names the damage and takes no new forget.
@@ -619,11 +622,11 @@ class ForgetProtocolTest {
         String opId;
         try (Nepenthe store = open()) {
             populate(store);
-            ForgetProtocol.crashAt = phase;
+            ForgetCrash.at = phase;
             ForgetOperation op;
             try {
                 op = store.forget(forgetAlice("req-crash"));
-            } catch (ForgetProtocol.SimulatedCrash crash) {
+            } catch (ForgetCrash.Simulated crash) {
                 // "after-mark" dies on the caller's thread, after the operation was recorded.
                 op = store.operations(o -> true).get(0);
             }
@@ -635,7 +638,7 @@ class ForgetProtocolTest {
                 }
             }
             assertNothingOfAlice(store.collection("notes"));
-            ForgetProtocol.crashAt = null;
+            ForgetCrash.at = null;
         }
         try (Nepenthe store = open()) {
             VectorCollection c = store.collection("notes");

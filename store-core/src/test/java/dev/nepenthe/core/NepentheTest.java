@@ -6,8 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.nepenthe.core.index.IntegrityReport;
-import dev.nepenthe.core.io.CorruptFileException;
-import dev.nepenthe.core.io.ForensicScan;
+import dev.nepenthe.core.internal.io.ForensicScan;
 import dev.nepenthe.core.testing.Datasets;
 import dev.nepenthe.core.testing.NaiveReference;
 import dev.nepenthe.core.testing.NaiveReference.Scored;
@@ -305,7 +304,7 @@ class NepentheTest {
         try (Nepenthe store = open()) {
             VectorCollection c = store.collection("t");
             assertEquals(5, c.size());
-            assertEquals(7, c.openReport().wal().tornBytesDropped());
+            assertEquals(7, c.openReport().log().tornBytesDropped());
         }
         // A flipped byte in a segment, the manifest or the meta file fails loudly, naming it.
         Path segment;

@@ -1,7 +1,7 @@
 package dev.nepenthe.ivfpq;
 
 import dev.nepenthe.core.index.IntegrityReport;
-import dev.nepenthe.core.index.SwapRemoveVectors;
+import dev.nepenthe.core.internal.index.SwapRemoveVectors;
 import java.util.Arrays;
 import org.roaringbitmap.IntIterator;
 import org.roaringbitmap.RoaringBitmap;

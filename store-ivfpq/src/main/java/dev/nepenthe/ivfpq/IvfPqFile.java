@@ -1,10 +1,10 @@
 package dev.nepenthe.ivfpq;
 
 import dev.nepenthe.core.Metric;
-import dev.nepenthe.core.index.IndexChecks;
+import dev.nepenthe.core.internal.index.IndexChecks;
 import dev.nepenthe.core.index.IndexConfig;
-import dev.nepenthe.core.index.SwapRemoveVectors;
-import dev.nepenthe.core.io.ChecksummedFiles;
+import dev.nepenthe.core.internal.index.SwapRemoveVectors;
+import dev.nepenthe.core.internal.io.ChecksummedFiles;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;

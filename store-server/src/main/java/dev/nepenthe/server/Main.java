@@ -1,8 +1,8 @@
 package dev.nepenthe.server;
 
-import dev.nepenthe.core.evidence.LedgerVerifier;
-import dev.nepenthe.core.evidence.Receipt;
-import dev.nepenthe.core.evidence.SigningKey;
+import dev.nepenthe.core.audit.LedgerVerifier;
+import dev.nepenthe.core.audit.Receipt;
+import dev.nepenthe.core.internal.evidence.SigningKey;
 import java.nio.file.Files;
 
 import java.nio.file.Path;

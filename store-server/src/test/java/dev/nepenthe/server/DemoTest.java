@@ -65,7 +65,7 @@ class DemoTest {
         // Control for the scan: a planted plaintext copy of a note is found.
         String note = Demo.loadCorpus().stream().filter(m -> m.subject().equals("alice")).findFirst().orElseThrow().text();
         Files.writeString(dir.resolve("planted.txt"), note);
-        assertEquals(1, dev.nepenthe.core.io.ForensicScan.filesContaining(java.util.List.of(dir),
+        assertEquals(1, dev.nepenthe.core.internal.io.ForensicScan.filesContaining(java.util.List.of(dir),
                 java.util.List.of(note.getBytes(StandardCharsets.UTF_8))).size());
 
         // Running again on its own folder starts fresh and gives the same outcome.

@@ -19,7 +19,7 @@ import dev.nepenthe.core.forget.ForgetScope;
 import dev.nepenthe.core.forget.OperationState;
 import dev.nepenthe.core.forget.SurfaceOutcome;
 import dev.nepenthe.core.index.IntegrityReport;
-import dev.nepenthe.core.io.ForensicScan;
+import dev.nepenthe.core.internal.io.ForensicScan;
 import dev.nepenthe.core.testing.Datasets;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -239,7 +239,7 @@ class ForgetEveryIndexTest {
         float[][] data = Datasets.clustered(seed, 3000, dim, 30, 0.3);
         java.util.concurrent.atomic.AtomicLong searchesDone = new java.util.concurrent.atomic.AtomicLong();
         java.util.concurrent.atomic.AtomicLong searchesWhileHeld = new java.util.concurrent.atomic.AtomicLong(-1);
-        dev.nepenthe.core.io.CrashPoints.install(point -> {
+        dev.nepenthe.core.internal.io.CrashPoints.install(point -> {
             if (point.equals("cleanup.deleted") && Thread.currentThread().getName().startsWith("nepenthe-forget")
                     && searchesWhileHeld.get() < 0) {
                 long from = searchesDone.get();
@@ -335,7 +335,7 @@ class ForgetEveryIndexTest {
                 t.join();
             }
             writer.join();
-            dev.nepenthe.core.io.CrashPoints.install(null);
+            dev.nepenthe.core.internal.io.CrashPoints.install(null);
             assertEquals(OperationState.SEALED, done.state(), done.note() + " " + done.suspects() + " " + done.surfaces());
             assertEquals(40, done.totalForgotten());
             assertTrue(done.surfaces().stream().allMatch(SurfaceOutcome::clean), done.surfaces().toString());
@@ -354,7 +354,7 @@ class ForgetEveryIndexTest {
                 assertEquals(r.totalViolations(), r.violations("lineage-removed-members"), r.toString());
             }
         } finally {
-            dev.nepenthe.core.io.CrashPoints.install(null);
+            dev.nepenthe.core.internal.io.CrashPoints.install(null);
         }
     }
 

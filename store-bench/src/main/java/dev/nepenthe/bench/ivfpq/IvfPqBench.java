@@ -3,7 +3,7 @@ package dev.nepenthe.bench.ivfpq;
 import dev.nepenthe.bench.PeerProcess;
 import dev.nepenthe.core.Metric;
 import dev.nepenthe.core.index.Accept;
-import dev.nepenthe.core.index.ExactIndex;
+import dev.nepenthe.core.internal.index.ExactIndex;
 import dev.nepenthe.core.index.IndexConfig;
 import dev.nepenthe.core.index.SearchParams;
 import dev.nepenthe.core.index.SearchResult;

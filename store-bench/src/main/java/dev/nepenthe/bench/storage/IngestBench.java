@@ -1,16 +1,16 @@
 package dev.nepenthe.bench.storage;
 
 import dev.nepenthe.core.VectorRecord;
-import dev.nepenthe.core.crypto.DataKey;
-import dev.nepenthe.core.crypto.KeyedHash;
-import dev.nepenthe.core.crypto.Keystore;
-import dev.nepenthe.core.crypto.MasterKey;
-import dev.nepenthe.core.storage.CollectionStorage;
-import dev.nepenthe.core.storage.CollectionStorage.Placed;
-import dev.nepenthe.core.storage.Durability;
-import dev.nepenthe.core.storage.RecordSealer;
-import dev.nepenthe.core.storage.StoreContext;
-import dev.nepenthe.core.storage.TombstoneJournal;
+import dev.nepenthe.core.internal.crypto.DataKey;
+import dev.nepenthe.core.internal.crypto.KeyedHash;
+import dev.nepenthe.core.internal.crypto.Keystore;
+import dev.nepenthe.core.internal.crypto.MasterKey;
+import dev.nepenthe.core.internal.storage.CollectionStorage;
+import dev.nepenthe.core.internal.storage.CollectionStorage.Placed;
+import dev.nepenthe.core.Durability;
+import dev.nepenthe.core.internal.storage.RecordSealer;
+import dev.nepenthe.core.internal.storage.StoreContext;
+import dev.nepenthe.core.internal.storage.TombstoneJournal;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

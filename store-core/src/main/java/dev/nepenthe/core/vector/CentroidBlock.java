@@ -74,12 +74,12 @@ public final class CentroidBlock {
     }
 
     /** The transposed components (layout in the class comment). Callers must not write. */
-    float[] transposed() {
+    public float[] transposed() {
         return transposed;
     }
 
     /** {@code ||c||^2 / 2} per centroid, {@code +infinity} for the padding. Callers must not write. */
-    float[] halfNorms() {
+    public float[] halfNorms() {
         return halfNorms;
     }
 }

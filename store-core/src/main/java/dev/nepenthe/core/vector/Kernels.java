@@ -1,5 +1,7 @@
 package dev.nepenthe.core.vector;
 
+import dev.nepenthe.core.internal.vector.PanamaKernels;
+import dev.nepenthe.core.internal.vector.ScalarKernels;
 import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
 import java.util.Locale;

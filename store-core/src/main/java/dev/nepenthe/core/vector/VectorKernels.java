@@ -1,5 +1,6 @@
 package dev.nepenthe.core.vector;
 
+
 /**
  * The float32 arithmetic every index runs in its hot loop. Two implementations exist: one on
  * the incubating Vector API and a tuned scalar twin; {@link Kernels#get()} picks one once per

@@ -9,13 +9,13 @@ import static org.junit.jupiter.api.Assertions.fail;
 
 import dev.nepenthe.core.Metric;
 import dev.nepenthe.core.index.Accept;
-import dev.nepenthe.core.index.ExactIndex;
+import dev.nepenthe.core.internal.index.ExactIndex;
 import dev.nepenthe.core.index.IndexConfig;
 import dev.nepenthe.core.index.IntegrityReport;
 import dev.nepenthe.core.index.SearchParams;
 import dev.nepenthe.core.index.SearchResult;
 import dev.nepenthe.core.index.VectorIndex;
-import dev.nepenthe.core.index.VectorIndexes;
+import dev.nepenthe.core.internal.index.VectorIndexes;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashSet;

@@ -1,0 +1,15 @@
+package dev.nepenthe.core;
+
+/**
+ * When a write is acknowledged.
+ * <ul>
+ *   <li>{@link #SYNC} (default): after the log is fsynced. Concurrent writers share one fsync
+ *       (group commit): whoever syncs first covers everything appended before it.</li>
+ *   <li>{@link #ASYNC}: after the bytes reach the operating system. A crash of the process loses
+ *       nothing; a crash of the machine may lose the last writes. For bulk loads and tests.</li>
+ * </ul>
+ */
+public enum Durability {
+    SYNC,
+    ASYNC
+}

@@ -1,0 +1,284 @@
+package dev.nepenthe.core.internal.crypto;
+
+import dev.nepenthe.core.CorruptFileException;
+import dev.nepenthe.core.internal.io.CrashPoints;
+import dev.nepenthe.core.FileTooNewException;
+import dev.nepenthe.core.FileTooOldException;
+import java.io.Closeable;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.security.GeneralSecurityException;
+import java.security.SecureRandom;
+import java.util.ArrayDeque;
+import java.util.Arrays;
+import java.util.Deque;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.zip.CRC32C;
+import javax.crypto.Cipher;
+import javax.crypto.spec.GCMParameterSpec;
+import javax.crypto.spec.SecretKeySpec;
+
+/**
+ * Per-subject data keys, wrapped by the master key, in one file of fixed-size slots.
+ *
+ * <p>Why fixed slots: destroying a key must leave no copy of it anywhere in the file, in a
+ * journal, or in an old version of the file. So the file is never rewritten or renamed; a
+ * key's slot is overwritten in place with zeros and fsynced, and the slot reused later. (What
+ * a file system or SSD does with overwritten blocks underneath is beyond any program; the
+ * wrapped key is useless without the master key, which never sits with the data.)
+ *
+ * <p>Layout: a 4 KiB header (magic, format name, version, slot size, CRC32C), then slots of
+ * {@value #SLOT} bytes: state (1: live, 0: empty or destroyed), the subject's keyed hash (32),
+ * nonce (12), wrapped key with GCM tag (48), zero padding, CRC32C of the slot (4).
+ */
+public final class Keystore implements Closeable {
+
+    static final String FORMAT = "nepenthe-keystore";
+    static final int VERSION = 1;
+    static final int MAGIC = 0x4E504B53; // "NPKS"
+    static final int HEADER = 4096;
+    static final int SLOT = 128;
+    private static final byte LIVE = 1;
+    private static final int HASH_OFF = 1, NONCE_OFF = 33, WRAPPED_OFF = 45, WRAPPED_LEN = 48, CRC_OFF = SLOT - 4;
+
+    private final Path file;
+    private final FileChannel ch;
+    private final SecretKeySpec wrapKey;
+    private final SecureRandom random = new SecureRandom();
+    private final Map<KeyedHash.Hash, Integer> slotOf = new HashMap<>();
+    private final Map<KeyedHash.Hash, DataKey> cache = new HashMap<>();
+    private final Deque<Integer> freeSlots = new ArrayDeque<>();
+    private int slotCount;
+
+    private Keystore(Path file, FileChannel ch, MasterKey master) {
+        this.file = file;
+        this.ch = ch;
+        byte[] k = master.derive("key-wrap");
+        this.wrapKey = new SecretKeySpec(k, "AES");
+        Arrays.fill(k, (byte) 0);
+    }
+
+    /** Opens (creating if needed) {@code keys.db} in {@code folder}. */
+    public static Keystore open(Path folder, MasterKey master) throws IOException {
+        Files.createDirectories(folder);
+        Path file = folder.resolve("keys.db");
+        boolean fresh = !Files.exists(file);
+        FileChannel ch = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE);
+        Keystore ks = new Keystore(file, ch, master);
+        try {
+            if (fresh || ch.size() == 0) {
+                ks.writeHeader();
+            } else {
+                ks.load();
+            }
+        } catch (IOException | RuntimeException e) {
+            ch.close();
+            throw e;
+        }
+        return ks;
+    }
+
+    private void writeHeader() throws IOException {
+        ByteBuffer h = ByteBuffer.allocate(HEADER);
+        h.putInt(MAGIC);
+        byte[] name = FORMAT.getBytes(StandardCharsets.UTF_8);
+        h.putShort((short) name.length).put(name).putInt(VERSION).putInt(SLOT);
+        CRC32C crc = new CRC32C();
+        crc.update(h.array(), 0, h.position());
+        h.putInt((int) crc.getValue());
+        h.clear();
+        writeFully(h, 0);
+        ch.force(true);
+    }
+
+    private void load() throws IOException {
+        if (ch.size() < HEADER) {
+            throw new CorruptFileException(file, FORMAT + ": file is " + ch.size() + " bytes, shorter than its header");
+        }
+        ByteBuffer h = ByteBuffer.allocate(HEADER);
+        readFully(h, 0);
+        h.flip();
+        if (h.getInt() != MAGIC) {
+            throw new CorruptFileException(file, FORMAT + ": bad header magic (not a Nepenthe keystore?)");
+        }
+        byte[] name = new byte[h.getShort() & 0xFFFF];
+        if (name.length > 64) {
+            throw new CorruptFileException(file, FORMAT + ": header name length " + name.length + " is impossible");
+        }
+        h.get(name);
+        if (!FORMAT.equals(new String(name, StandardCharsets.UTF_8))) {
+            throw new CorruptFileException(file, "expected a '" + FORMAT + "' file, got another kind");
+        }
+        int version = h.getInt();
+        int slotSize = h.getInt();
+        int end = h.position();
+        int storedCrc = h.getInt();
+        CRC32C crc = new CRC32C();
+        crc.update(h.array(), 0, end);
+        if ((int) crc.getValue() != storedCrc) {
+            throw new CorruptFileException(file, FORMAT + ": header checksum failed (hardware problem or the file was modified?)");
+        }
+        if (version < VERSION) {
+            throw new FileTooOldException(file, FORMAT, version, VERSION, VERSION);
+        }
+        if (version > VERSION) {
+            throw new FileTooNewException(file, FORMAT, version, VERSION, VERSION);
+        }
+        if (slotSize != SLOT || (ch.size() - HEADER) % SLOT != 0) {
+            throw new CorruptFileException(file, FORMAT + ": expected slots of " + SLOT + " bytes filling the file, got slot size "
+                    + slotSize + " and " + (ch.size() - HEADER) + " bytes of slots (truncated?)");
+        }
+        slotCount = (int) ((ch.size() - HEADER) / SLOT);
+        ByteBuffer s = ByteBuffer.allocate(SLOT);
+        for (int i = 0; i < slotCount; i++) {
+            s.clear();
+            readFully(s, offset(i));
+            byte[] b = s.array();
+            CRC32C c = new CRC32C();
+            c.update(b, 0, CRC_OFF);
+            if ((int) c.getValue() != ByteBuffer.wrap(b, CRC_OFF, 4).getInt()) {
+                throw new CorruptFileException(file, FORMAT + ": slot " + i + " checksum failed"
+                        + " (hardware problem or the file was modified?)");
+            }
+            if (b[0] == LIVE) {
+                slotOf.put(new KeyedHash.Hash(Arrays.copyOfRange(b, HASH_OFF, HASH_OFF + KeyedHash.LENGTH)), i);
+            } else {
+                freeSlots.add(i);
+            }
+        }
+    }
+
+    /** The subject's data key, or null if it has none (never created, or destroyed). */
+    public synchronized DataKey find(KeyedHash.Hash subject) throws IOException {
+        DataKey k = cache.get(subject);
+        if (k != null) {
+            return k;
+        }
+        Integer slot = slotOf.get(subject);
+        if (slot == null) {
+            return null;
+        }
+        ByteBuffer s = ByteBuffer.allocate(SLOT);
+        readFully(s, offset(slot));
+        byte[] b = s.array();
+        try {
+            Cipher c = Cipher.getInstance("AES/GCM/NoPadding");
+            c.init(Cipher.DECRYPT_MODE, wrapKey, new GCMParameterSpec(128, b, NONCE_OFF, 12));
+            c.updateAAD(subject.bytes());
+            byte[] raw = c.doFinal(b, WRAPPED_OFF, WRAPPED_LEN);
+            k = new DataKey(raw);
+            Arrays.fill(raw, (byte) 0);
+        } catch (GeneralSecurityException e) {
+            throw new CorruptFileException(file, FORMAT + ": slot " + slot + " does not unwrap with this master key"
+                    + " (wrong master key, or the slot was modified)", e);
+        }
+        cache.put(subject, k);
+        return k;
+    }
+
+    /** The subject's data key, created (and fsynced to the keystore) if it has none. */
+    public synchronized DataKey getOrCreate(KeyedHash.Hash subject) throws IOException {
+        DataKey k = find(subject);
+        if (k != null) {
+            return k;
+        }
+        byte[] raw = new byte[DataKey.LENGTH];
+        random.nextBytes(raw);
+        byte[] nonce = new byte[12];
+        random.nextBytes(nonce);
+        byte[] slotBytes = new byte[SLOT];
+        slotBytes[0] = LIVE;
+        System.arraycopy(subject.bytes(), 0, slotBytes, HASH_OFF, KeyedHash.LENGTH);
+        System.arraycopy(nonce, 0, slotBytes, NONCE_OFF, 12);
+        try {
+            Cipher c = Cipher.getInstance("AES/GCM/NoPadding");
+            c.init(Cipher.ENCRYPT_MODE, wrapKey, new GCMParameterSpec(128, nonce));
+            c.updateAAD(subject.bytes());
+            c.doFinal(raw, 0, raw.length, slotBytes, WRAPPED_OFF);
+        } catch (GeneralSecurityException e) {
+            throw new IllegalStateException("AES-GCM key wrapping failed", e);
+        }
+        int slot = freeSlots.isEmpty() ? slotCount++ : freeSlots.poll();
+        writeSlot(slot, slotBytes);
+        slotOf.put(subject, slot);
+        k = new DataKey(raw);
+        Arrays.fill(raw, (byte) 0);
+        cache.put(subject, k);
+        return k;
+    }
+
+    /**
+     * Destroys the subject's key: its slot is overwritten with zeros in place and fsynced
+     * before this returns, and the in-memory copy wiped. Every byte ever encrypted under it,
+     * in any file or backup, is unreadable from then on.
+     *
+     * @return false if the subject had no key
+     */
+    public synchronized boolean destroy(KeyedHash.Hash subject) throws IOException {
+        Integer slot = slotOf.remove(subject);
+        DataKey cached = cache.remove(subject);
+        if (cached != null) {
+            cached.wipe();
+        }
+        if (slot == null) {
+            return false;
+        }
+        writeSlot(slot, new byte[SLOT]);
+        freeSlots.add(slot);
+        return true;
+    }
+
+    /** Number of live keys. */
+    public synchronized int size() {
+        return slotOf.size();
+    }
+
+    public Path file() {
+        return file;
+    }
+
+    private void writeSlot(int slot, byte[] slotBytes) throws IOException {
+        CrashPoints.reached("keystore.before-slot-write");
+        CRC32C c = new CRC32C();
+        c.update(slotBytes, 0, CRC_OFF);
+        ByteBuffer.wrap(slotBytes, CRC_OFF, 4).putInt((int) c.getValue());
+        writeFully(ByteBuffer.wrap(slotBytes), offset(slot));
+        ch.force(true);
+        CrashPoints.reached("keystore.slot-written");
+    }
+
+    private static long offset(int slot) {
+        return HEADER + (long) slot * SLOT;
+    }
+
+    private void writeFully(ByteBuffer b, long pos) throws IOException {
+        while (b.hasRemaining()) {
+            pos += ch.write(b, pos);
+        }
+    }
+
+    private void readFully(ByteBuffer b, long pos) throws IOException {
+        while (b.hasRemaining()) {
+            int n = ch.read(b, pos);
+            if (n < 0) {
+                throw new CorruptFileException(file, FORMAT + ": unexpected end of file at offset " + pos);
+            }
+            pos += n;
+        }
+    }
+
+    @Override
+    public synchronized void close() throws IOException {
+        for (DataKey k : cache.values()) {
+            k.wipe();
+        }
+        cache.clear();
+        ch.close();
+    }
+}

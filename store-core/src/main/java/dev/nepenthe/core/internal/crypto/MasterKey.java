@@ -1,0 +1,105 @@
+package dev.nepenthe.core.internal.crypto;
+
+import java.io.IOException;
+import java.lang.System.Logger.Level;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.security.GeneralSecurityException;
+import java.security.SecureRandom;
+import java.util.Arrays;
+import java.util.Base64;
+import javax.crypto.Mac;
+import javax.crypto.spec.SecretKeySpec;
+
+/**
+ * The store's root secret (32 bytes). It wraps every subject's data key and keys the hashes
+ * that stand in for tenant, subject and record ids on disk. It never enters the data folder.
+ *
+ * <p>Sources, first match wins: the environment variable {@value #ENV} (base64 of 32 bytes), an
+ * explicit key file, or a key file generated on first start inside the keystore folder (the
+ * embedded default; a warning says so, because a key kept beside the keystore protects against
+ * a stolen data folder or backup, not against a stolen keystore folder).
+ */
+public final class MasterKey {
+
+    public static final String ENV = "NEPENTHE_MASTER_KEY";
+    public static final int LENGTH = 32;
+    private static final System.Logger LOG = System.getLogger(MasterKey.class.getName());
+
+    private final byte[] key;
+
+    private MasterKey(byte[] key) {
+        if (key.length != LENGTH) {
+            throw new IllegalArgumentException("master key: expected " + LENGTH + " bytes, got " + key.length);
+        }
+        this.key = key.clone();
+    }
+
+    public static MasterKey of(byte[] key) {
+        return new MasterKey(key);
+    }
+
+    /**
+     * The key from {@value #ENV} if set, else from {@code file}; if neither exists and
+     * {@code generateIfMissing}, a new random key is written to {@code file} (owner-only
+     * permissions where the file system has them).
+     */
+    public static MasterKey resolve(Path file, boolean generateIfMissing) throws IOException {
+        String env = System.getenv(ENV);
+        if (env != null && !env.isBlank()) {
+            return new MasterKey(decode(env.trim(), "environment variable " + ENV));
+        }
+        if (Files.exists(file)) {
+            return new MasterKey(decode(Files.readString(file, StandardCharsets.US_ASCII).trim(), "key file " + file));
+        }
+        if (!generateIfMissing) {
+            throw new IOException("no master key: set " + ENV + " or create the key file " + file);
+        }
+        byte[] fresh = new byte[LENGTH];
+        new SecureRandom().nextBytes(fresh);
+        Files.createDirectories(file.toAbsolutePath().getParent());
+        Files.writeString(file, Base64.getEncoder().encodeToString(fresh) + "\n", StandardCharsets.US_ASCII,
+                StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE, StandardOpenOption.SYNC);
+        try {
+            Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rw-------"));
+        } catch (UnsupportedOperationException e) {
+            // Not a POSIX file system; the file keeps the platform's default permissions.
+        }
+        LOG.log(Level.WARNING, "Generated a new master key at {0}. Anyone holding it and the keystore can read"
+                + " the store: keep it off backups of the data folder, or supply {1} instead.", file, ENV);
+        MasterKey k = new MasterKey(fresh);
+        Arrays.fill(fresh, (byte) 0);
+        return k;
+    }
+
+    private static byte[] decode(String base64, String where) {
+        byte[] raw;
+        try {
+            raw = Base64.getDecoder().decode(base64);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("master key in " + where + ": expected base64, got something else");
+        }
+        if (raw.length != LENGTH) {
+            throw new IllegalArgumentException("master key in " + where + ": expected " + LENGTH
+                    + " bytes after base64 decoding, got " + raw.length);
+        }
+        return raw;
+    }
+
+    /**
+     * A 32-byte key for one purpose, derived from the master key (HMAC-SHA256 of the purpose
+     * label), so the wrapping key and the hashing key are never the same bytes.
+     */
+    public byte[] derive(String purpose) {
+        try {
+            Mac mac = Mac.getInstance("HmacSHA256");
+            mac.init(new SecretKeySpec(key, "HmacSHA256"));
+            return mac.doFinal(("nepenthe/v1/" + purpose).getBytes(StandardCharsets.UTF_8));
+        } catch (GeneralSecurityException e) {
+            throw new IllegalStateException("HmacSHA256 unavailable", e);
+        }
+    }
+}

@@ -1,0 +1,667 @@
+package dev.nepenthe.core.internal.engine;
+
+import dev.nepenthe.core.CollectionSpec;
+import dev.nepenthe.core.IndexView;
+import dev.nepenthe.core.SearchHit;
+import dev.nepenthe.core.SearchRequest;
+import dev.nepenthe.core.VectorRecord;
+import dev.nepenthe.core.index.Accept;
+import dev.nepenthe.core.index.IndexDescription;
+import dev.nepenthe.core.index.IntegrityReport;
+import dev.nepenthe.core.index.SearchResult;
+import dev.nepenthe.core.index.VectorIndex;
+import dev.nepenthe.core.internal.engine.RecordCatalogue.Entry;
+import dev.nepenthe.core.internal.index.BitmapAccept;
+import dev.nepenthe.core.internal.storage.CollectionStorage;
+import dev.nepenthe.core.internal.storage.CollectionStorage.Placed;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Supplier;
+import org.roaringbitmap.IntIterator;
+import org.roaringbitmap.RoaringBitmap;
+
+/**
+ * How a collection stores, indexes and finds its records: the engine behind the public
+ * {@code VectorCollection}. Each record gets an int ordinal; the index and the candidate bitmaps
+ * (per tenant, per subject, in the {@link RecordCatalogue}) speak ordinals.
+ *
+ * <p>Concurrency. Writes (upserts, deletes, a forget's cleanup, checkpoints) take turns on one
+ * mutex ({@link #writer()}), which they hold across their fsyncs: the log has one writer. Reads
+ * (search, get, size, ids, and the forget probe) take no lock at all, so no read ever waits for
+ * a write, for a queued writer, or for a forget's cleanup; they read what the catalogue
+ * publishes. A record leaves reads in this order: hidden, then unlinked from the records, then
+ * removed from the index, and only then is its ordinal free for reuse (stamped with the write
+ * that freed it) and unhidden. A search reads the stamp first; a hit whose ordinal was freed
+ * after that might have been scored against a vector the ordinal no longer holds, so it is
+ * dropped and the search runs again. Hence a record deleted before a search starts is never
+ * returned, a record deleted before a search materialises its hits is never returned, and a
+ * returned score is the score of the returned record.
+ *
+ * <p>The forget protocol's work on a collection (mark, cleanup, proofs, probe) is not here: the
+ * forget engine's {@code CollectionEraser} does it over {@link #catalogue()}, {@link #storage()}
+ * and {@link #index()}, under {@link #writer()}.
+ */
+public final class CollectionEngine {
+
+    /** A search reruns at most this often when writes or marks changed its hits under it. */
+    private static final int SEARCH_ATTEMPTS = 3;
+
+    /** Checks every write batch against the scopes of forget operations. */
+    @FunctionalInterface
+    public interface WriteFence {
+        WriteFence NONE = (collection, batch) -> {};
+
+        /** @throws dev.nepenthe.core.forget.ForgottenScopeException naming the batch position and the operation */
+        void check(String collection, List<VectorRecord> batch);
+    }
+
+    /** Opens the storage, feeding each stored record to the sink. */
+    @FunctionalInterface
+    public interface StorageOpener {
+        CollectionStorage open(CollectionStorage.LoadSink sink) throws IOException;
+    }
+
+    private final CollectionSpec spec;
+    private final String id;
+    private final CollectionStorage storage;
+    private final Supplier<VectorIndex> indexFactory;
+    private volatile VectorIndex index;
+    private final RecordValidator validator;
+    /** Writes take turns on this; reads never take it. */
+    private final ReentrantLock writer = new ReentrantLock();
+    private final RecordCatalogue catalogue = new RecordCatalogue();
+    private volatile boolean closed;
+    /** Refuses writes that fall in a forgotten scope; set by the store once its protocol is up. */
+    private volatile WriteFence fence = WriteFence.NONE;
+
+    /**
+     * Tests hold a search here, between the index search and materialisation, to show that a
+     * forget marked meanwhile still keeps its records out of the result. Null in production.
+     */
+    public static volatile Runnable afterIndexSearch;
+
+    /**
+     * Opens the collection on its storage: every stored record is validated and indexed
+     * before this returns.
+     */
+    public CollectionEngine(CollectionSpec spec, String id, Supplier<VectorIndex> indexFactory, StorageOpener opener)
+            throws IOException {
+        this.spec = spec;
+        this.id = id;
+        this.indexFactory = indexFactory;
+        this.index = indexFactory.get();
+        this.validator = new RecordValidator(spec);
+        this.storage = opener.open((ordinal, r) -> {
+            validator.validate(r, "stored record");
+            catalogue.link(ordinal, r);
+        });
+        catalogue.freeGaps();
+        // Index every stored record; the SPI allows concurrent adds, so a graph index builds
+        // on every core (an index that serialises adds internally simply takes turns).
+        VectorIndex idx = index;
+        catalogue.liveEntries().parallelStream().forEach(e -> idx.add(e.ordinal(), RecordAccess.vectorUnsafe(e.record())));
+        idx.afterBulkLoad();
+        catalogue.publish(0);
+    }
+
+    public CollectionSpec spec() {
+        return spec;
+    }
+
+    public String name() {
+        return spec.name();
+    }
+
+    /** The collection's random incarnation id (a dropped and re-created collection gets a new one). */
+    public String id() {
+        return id;
+    }
+
+    /** The mutex every write holds; the forget engine's writes hold it too. */
+    public ReentrantLock writer() {
+        return writer;
+    }
+
+    public RecordCatalogue catalogue() {
+        return catalogue;
+    }
+
+    public CollectionStorage storage() {
+        return storage;
+    }
+
+    /** The index behind this collection, as last swapped in. */
+    public VectorIndex index() {
+        return index;
+    }
+
+    public void setFence(WriteFence f) {
+        this.fence = f;
+    }
+
+    /** Inserts or replaces a batch atomically, durable when this returns (see VectorCollection#upsertAll). */
+    public void upsertAll(List<VectorRecord> batch) {
+        validator.validateBatch(batch);
+        writer.lock();
+        try {
+            ensureOpen();
+            // Under the writer mutex: a forget's mark either sees this batch (and hides it) or
+            // this check sees the mark's fence.
+            fence.check(spec.name(), batch);
+            // 1. Place every record (new ordinals; the versions they replace), 2. make the batch
+            //    durable, 3. only then change what reads see.
+            List<Placed> placed = new ArrayList<>(batch.size());
+            List<Entry> replaced = new ArrayList<>();
+            List<Placed> replacedPlaced = new ArrayList<>();
+            IntIterator free = catalogue.freeOrdinals();
+            int fresh = Math.max(catalogue.ordinalHighWater(), storage.nextOrdinal());
+            for (VectorRecord given : batch) {
+                // The store keeps a copy of its own: a forget wipes it in place, never the caller's.
+                VectorRecord r = RecordAccess.copy(given);
+                Entry old = lookup(r.tenant(), r.id());
+                if (old != null) {
+                    replaced.add(old);
+                    replacedPlaced.add(new Placed(old.ordinal(), old.record()));
+                }
+                placed.add(new Placed(free.hasNext() ? free.next() : fresh++, r));
+            }
+            storage.put(placed, replacedPlaced);
+            long stamp = catalogue.nextStamp();
+            // The old versions leave searches before the new ones can be found, so no search
+            // sees a record twice; a get keeps finding the old version (the id map still points
+            // at it, and it is hidden from searches only) until the new one is linked.
+            if (!replaced.isEmpty()) {
+                catalogue.hide(RecordCatalogue.REMOVING, RecordCatalogue.ordinalsOf(replaced));
+            }
+            VectorIndex idx = index;
+            for (Placed p : placed) {
+                idx.add(p.ordinal(), RecordAccess.vectorUnsafe(p.record()));
+                catalogue.link(p.ordinal(), p.record());
+            }
+            storage.publishIds(placed);
+            removeFromReads(replaced, stamp);
+            catalogue.publish(stamp);
+        } catch (IOException e) {
+            throw new UncheckedIOException("collection '" + spec.name() + "': writing the batch failed; nothing was stored", e);
+        } finally {
+            writer.unlock();
+        }
+        checkpointIfDue();
+    }
+
+    private void checkpointIfDue() {
+        writer.lock();
+        try {
+            if (!closed) {
+                storage.checkpointIfDue();
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("collection '" + spec.name() + "': the batch is stored (in the write-ahead"
+                    + " log) but folding the log into segments failed; the next checkpoint retries", e);
+        } finally {
+            writer.unlock();
+        }
+    }
+
+    /** The live entry for (tenant, id), through the persistent id map; under the writer mutex. */
+    public Entry lookup(String tenant, String id) {
+        return catalogue.entryFor(tenant, id, storage.ordinalOf(tenant, id));
+    }
+
+    /**
+     * {@link #lookup} for a reader that holds no lock. A replacement switches the id map to the
+     * new ordinal and only then unlinks the old entry, so a reader that read the old ordinal and
+     * then found its entry gone (or reused) reads the map again and finds the new version.
+     */
+    private Entry lookupWhileWritten(String tenant, String id) {
+        int ord = storage.ordinalOf(tenant, id);
+        Entry e = catalogue.entryFor(tenant, id, ord);
+        for (int attempt = 0; e == null && ord >= 0 && attempt < 3; attempt++) {
+            int again = storage.ordinalOf(tenant, id);
+            if (again == ord) {
+                break;
+            }
+            ord = again;
+            e = catalogue.entryFor(tenant, id, ord);
+        }
+        return e;
+    }
+
+    /** The record (tenant, id), unless it is absent or a forget or hold hides it. Takes no lock. */
+    public Optional<VectorRecord> get(String tenant, String id) {
+        ensureOpen();
+        Entry e = lookupWhileWritten(tenant, id);
+        return e == null || catalogue.marked().contains(e.ordinal())
+                ? Optional.empty() : Optional.of(RecordAccess.copy(e.record()));
+    }
+
+    /** Deletes records by id within a tenant; unknown ids are skipped. Returns how many were deleted. */
+    public int deleteAll(String tenant, List<String> ids) {
+        writer.lock();
+        try {
+            ensureOpen();
+            List<Entry> doomed = new ArrayList<>();
+            RoaringBitmap seen = new RoaringBitmap();
+            for (String id : ids) {
+                Entry e = lookup(tenant, id);
+                if (e != null && seen.checkedAdd(e.ordinal())) {
+                    doomed.add(e);
+                }
+            }
+            return deleteEntries(doomed);
+        } finally {
+            writer.unlock();
+        }
+    }
+
+    /**
+     * Deletes live entries (caller holds the writer mutex): journal and log first, then what
+     * reads see, then the live files are rewritten without them.
+     */
+    public int deleteEntries(List<Entry> doomed) {
+        if (doomed.isEmpty()) {
+            return 0;
+        }
+        try {
+            storage.delete(placed(doomed));
+        } catch (IOException ex) {
+            throw new UncheckedIOException("collection '" + spec.name() + "': deleting failed; nothing was deleted", ex);
+        }
+        long stamp = catalogue.nextStamp();
+        removeFromReads(doomed, stamp);
+        catalogue.publish(stamp);
+        purgeDeleted();
+        return doomed.size();
+    }
+
+    /** Deletes every record of one subject in one tenant and destroys its key; returns how many. */
+    public int deleteSubject(String tenant, String subject) {
+        writer.lock();
+        try {
+            ensureOpen();
+            RoaringBitmap ords = catalogue.subjectOrdinals(tenant, subject);
+            List<Entry> doomed = new ArrayList<>();
+            if (ords != null) {
+                ords.forEach((int ord) -> doomed.add(catalogue.entry(ord)));
+            }
+            try {
+                // Even with no live records the scope's key is destroyed: it may still decrypt
+                // copies in snapshots or backups.
+                storage.dropSubject(tenant, subject, placed(doomed));
+            } catch (IOException ex) {
+                throw new UncheckedIOException("collection '" + spec.name() + "': deleting the subject failed", ex);
+            }
+            long stamp = catalogue.nextStamp();
+            removeFromReads(doomed, stamp);
+            catalogue.publish(stamp);
+            purgeDeleted();
+            return doomed.size();
+        } finally {
+            writer.unlock();
+        }
+    }
+
+    /**
+     * Removes entries from what reads see (the caller has deleted them durably, or they are
+     * hidden already): hidden, unlinked, removed from the index in one batch, and only then
+     * their ordinals freed (stamped) and unhidden. Under the writer mutex.
+     */
+    public void removeFromReads(List<Entry> doomed, long stamp) {
+        if (doomed.isEmpty()) {
+            return;
+        }
+        RoaringBitmap ords = RecordCatalogue.ordinalsOf(doomed);
+        catalogue.hide(RecordCatalogue.REMOVING, ords);
+        for (Entry e : doomed) {
+            catalogue.unlink(e);
+        }
+        // One batch call lets the index share repair work across the removals.
+        index.removeAll(ords.toArray());
+        catalogue.free(ords, stamp);
+    }
+
+    /** Called under the writer mutex once deleted records are out of the index and maps. */
+    private void purgeDeleted() {
+        try {
+            storage.purgeDeleted();
+        } catch (IOException e) {
+            throw new UncheckedIOException("collection '" + spec.name() + "': deleted (journaled, and no longer"
+                    + " served), but rewriting the live files without it failed; the next checkpoint retries", e);
+        }
+    }
+
+    /** Entries as the storage's placements. */
+    public static List<Placed> placed(List<Entry> entries) {
+        List<Placed> out = new ArrayList<>(entries.size());
+        for (Entry e : entries) {
+            out.add(new Placed(e.ordinal(), e.record()));
+        }
+        return out;
+    }
+
+    /** The k nearest visible records of the request's tenant, narrowed by its subject and filter. No lock. */
+    public List<SearchHit> search(SearchRequest request) {
+        validator.checkVector(request.vector(), "query");
+        ensureOpen();
+        // Records a forget has marked are left out of the candidates the index sees, so a
+        // search still finds k visible records. A mark, delete or ordinal reuse that lands while
+        // this search runs is caught at materialisation; if it cost any of the hits, the search
+        // runs again (bounded: each retry sees every earlier change).
+        List<SearchHit> hits = List.of();
+        for (int attempt = 1; attempt <= SEARCH_ATTEMPTS; attempt++) {
+            long start = catalogue.publishedStamp();
+            RoaringBitmap hiddenAtStart = catalogue.hidden();
+            RoaringBitmap accept = candidates(request, hiddenAtStart);
+            if (accept != null && accept.isEmpty()) {
+                return List.of();
+            }
+            SearchResult result = index.search(request.vector(), request.k(),
+                    accept == null ? Accept.ALL : new BitmapAccept(accept), request.params());
+            Runnable pause = afterIndexSearch;
+            if (pause != null) {
+                pause.run();
+            }
+            // The volatile read sees every mark and delete that returned before this point.
+            RoaringBitmap nowHidden = catalogue.hidden();
+            hits = new ArrayList<>(result.size());
+            boolean lostToAConcurrentChange = false;
+            for (int i = 0; i < result.size(); i++) {
+                int ord = result.ordinals()[i];
+                if (accept != null && !accept.contains(ord)) {
+                    continue;
+                }
+                Entry e = catalogue.entry(ord);
+                if (e == null || e.ordinalFreedAt() > start || nowHidden.contains(ord) || !matches(e, request)) {
+                    lostToAConcurrentChange = true;
+                    continue;
+                }
+                hits.add(new SearchHit(RecordAccess.copy(e.record()), result.scores()[i]));
+            }
+            if (!lostToAConcurrentChange) {
+                return hits;
+            }
+        }
+        return hits;
+    }
+
+    /** Whether an entry is in the request's tenant and subject (checked when the index saw every ordinal). */
+    private static boolean matches(Entry e, SearchRequest request) {
+        VectorRecord r = e.record();
+        return r.tenant().equals(request.tenant())
+                && (request.subject() == null || request.subject().equals(r.subject()));
+    }
+
+    /** Null means "every live ordinal"; otherwise the ordinals the index may return. */
+    private RoaringBitmap candidates(SearchRequest request, RoaringBitmap hiddenNow) {
+        RoaringBitmap tenant = catalogue.publishedTenant(request.tenant());
+        if (tenant == null) {
+            return new RoaringBitmap();
+        }
+        RoaringBitmap accept = tenant;
+        if (request.subject() != null) {
+            RoaringBitmap s = catalogue.publishedSubject(request.tenant(), request.subject());
+            if (s == null) {
+                return new RoaringBitmap();
+            }
+            accept = s;
+        }
+        if (request.filter() != null) {
+            RoaringBitmap matching = new RoaringBitmap();
+            IntIterator it = accept.getIntIterator();
+            while (it.hasNext()) {
+                int ord = it.next();
+                Entry e = catalogue.entry(ord);
+                if (e != null && request.filter().test(e.record().metadata())) {
+                    matching.add(ord);
+                }
+            }
+            accept = matching;
+        }
+        if (!hiddenNow.isEmpty()) {
+            accept = RoaringBitmap.andNot(accept, hiddenNow);
+        }
+        // One tenant, no narrowing: let the index skip the per-candidate check (a record of
+        // another tenant written meanwhile is caught at materialisation).
+        boolean everything = accept == tenant && request.subject() == null && catalogue.publishedTenantCount() == 1;
+        return everything ? null : accept;
+    }
+
+    /** Number of records in all tenants, as last published. */
+    public int size() {
+        return catalogue.live();
+    }
+
+    /** Number of records in one tenant, as last published. */
+    public int size(String tenant) {
+        RoaringBitmap b = catalogue.publishedTenant(tenant);
+        return b == null ? 0 : b.getCardinality();
+    }
+
+    /** Ids of a tenant's visible records; waits for a write in flight, so a replaced record is listed once. */
+    public List<String> ids(String tenant) {
+        writer.lock();
+        try {
+            RoaringBitmap b = catalogue.tenantOrdinals(tenant);
+            List<String> out = new ArrayList<>();
+            if (b != null) {
+                RoaringBitmap hiddenNow = catalogue.hidden();
+                b.forEach((int ord) -> {
+                    if (!hiddenNow.contains(ord)) {
+                        out.add(catalogue.entry(ord).record().id());
+                    }
+                });
+            }
+            return out;
+        } finally {
+            writer.unlock();
+        }
+    }
+
+    /** Whether the tenant has at least one live record here. */
+    public boolean hasTenant(String tenant) {
+        return catalogue.publishedTenant(tenant) != null;
+    }
+
+    /** The tenants that have at least one live record here (a snapshot of the published view). */
+    public Set<String> tenants() {
+        ensureOpen();
+        return catalogue.publishedTenants();
+    }
+
+    /** The index's structure by record; writes wait while it is read. */
+    public IndexView describeIndex() {
+        writer.lock();
+        try {
+            ensureOpen();
+            IndexDescription d = index.describe();
+            List<IndexView.Partition> parts = new ArrayList<>();
+            for (IndexDescription.Partition p : d.partitions()) {
+                parts.add(new IndexView.Partition(p.id(), p.centroid(), refs(p.members())));
+            }
+            return new IndexView(d.kind(), d.size(), d.stats(), parts, d.lineage() == null ? null : refs(d.lineage()));
+        } finally {
+            writer.unlock();
+        }
+    }
+
+    private List<IndexView.Ref> refs(int[] ordinals) {
+        List<IndexView.Ref> out = new ArrayList<>(ordinals.length);
+        for (int ord : ordinals) {
+            Entry e = catalogue.entry(ord);
+            if (e != null) {
+                out.add(new IndexView.Ref(e.record().tenant(), e.record().id()));
+            }
+        }
+        return out;
+    }
+
+    /**
+     * The index's own integrity check plus the collection's: the index holds exactly the live
+     * ordinals, the id map finds each record, and the bitmaps agree with the records. Writes
+     * wait while it runs; reads do not.
+     */
+    public Map<String, IntegrityReport> verifyIntegrity() {
+        writer.lock();
+        try {
+            Map<String, IntegrityReport> out = new LinkedHashMap<>();
+            VectorIndex idx = index;
+            out.put("index:" + idx.kind(), idx.verifyIntegrity());
+            IntegrityReport.Builder r = IntegrityReport.builder("collection:" + spec.name())
+                    .expect("index-size-mismatch").expect("live-record-missing-from-index").expect("id-map-mismatch");
+            // A rebuilt index leaves out records a forget or hold hides; every other live
+            // record must be in it, and nothing else.
+            RoaringBitmap hiddenNow = catalogue.hidden();
+            int indexed = 0;
+            int linked = 0;
+            for (Entry e : catalogue.liveEntries()) {
+                int ord = e.ordinal();
+                linked++;
+                if (idx.contains(ord)) {
+                    indexed++;
+                } else if (!hiddenNow.contains(ord)) {
+                    r.violation("live-record-missing-from-index", "ordinal " + ord);
+                }
+                if (lookup(e.record().tenant(), e.record().id()) != e) {
+                    r.violation("id-map-mismatch", "ordinal " + ord);
+                }
+            }
+            int live = catalogue.live();
+            if (idx.size() != indexed || storage.size() != live || linked != live) {
+                r.violation("index-size-mismatch", "index holds " + idx.size() + " (" + indexed + " of them live), storage "
+                        + storage.size() + ", collection " + live + " (" + linked + " linked)");
+            }
+            r.checked("records", live);
+            catalogue.checkBitmaps(r);
+            out.put("collection", r.build());
+            return out;
+        } finally {
+            writer.unlock();
+        }
+    }
+
+    /** Folds the write-ahead log into segments now. */
+    public void checkpoint() {
+        writer.lock();
+        try {
+            ensureOpen();
+            storage.checkpoint(true);
+        } catch (IOException e) {
+            throw new UncheckedIOException("collection '" + spec.name() + "': checkpoint failed", e);
+        } finally {
+            writer.unlock();
+        }
+    }
+
+    /** What the storage found when this collection opened. */
+    public CollectionStorage.OpenReport openReport() {
+        return storage.openReport();
+    }
+
+    /**
+     * Copies a consistent image of the collection's data files into {@code target}. Writers
+     * wait while it runs; searches go on.
+     */
+    public void snapshotTo(Path target) throws IOException {
+        writer.lock();
+        try {
+            ensureOpen();
+            storage.checkpoint(true);
+            storage.snapshotTo(target);
+        } finally {
+            writer.unlock();
+        }
+    }
+
+    /** Destroys every key of this collection (it is being dropped). */
+    public void destroyAllKeys() throws IOException {
+        writer.lock();
+        try {
+            storage.destroyAllKeys();
+        } finally {
+            writer.unlock();
+        }
+    }
+
+    /** The version below which a snapshot taken now holds every record. */
+    public long nextVersion() {
+        writer.lock();
+        try {
+            return storage.nextVersion();
+        } finally {
+            writer.unlock();
+        }
+    }
+
+    /**
+     * Rebuilds the index from scratch from the live records that no forget or hold hides (a
+     * reindex reads only live, untombstoned records), then swaps it in. Searches and writes go
+     * on against the old index during the build; writes that landed meanwhile are applied to
+     * the new one under the writer mutex before the swap.
+     */
+    public void rebuildIndex() {
+        ensureOpen();
+        List<Entry> sources = new ArrayList<>();
+        RoaringBitmap hiddenNow = catalogue.hidden();
+        for (Entry e : catalogue.liveEntries()) {
+            if (!hiddenNow.contains(e.ordinal())) {
+                sources.add(e);
+            }
+        }
+        VectorIndex fresh = indexFactory.get();
+        sources.parallelStream().forEach(e -> fresh.add(e.ordinal(), RecordAccess.vectorUnsafe(e.record())));
+        fresh.afterBulkLoad();
+        writer.lock();
+        try {
+            ensureOpen();
+            // Writes that landed during the build: drop the gone, add the new.
+            RoaringBitmap hiddenAtSwap = catalogue.hidden();
+            for (Entry e : sources) {
+                if (catalogue.entry(e.ordinal()) != e) {
+                    fresh.remove(e.ordinal());
+                }
+            }
+            for (Entry e : catalogue.liveEntries()) {
+                if (!hiddenAtSwap.contains(e.ordinal()) && !fresh.contains(e.ordinal())) {
+                    fresh.add(e.ordinal(), RecordAccess.vectorUnsafe(e.record()));
+                }
+            }
+            VectorIndex old = index;
+            index = fresh;
+            old.close();
+        } finally {
+            writer.unlock();
+        }
+    }
+
+    public void close() throws IOException {
+        writer.lock();
+        try {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            try {
+                storage.close();
+            } finally {
+                index.close();
+            }
+        } finally {
+            writer.unlock();
+        }
+    }
+
+    /** @throws IllegalStateException if the collection (or its store) is closed */
+    public void ensureOpen() {
+        if (closed) {
+            throw new IllegalStateException("collection '" + spec.name() + "' is closed (its store was closed or it was dropped)");
+        }
+    }
+}

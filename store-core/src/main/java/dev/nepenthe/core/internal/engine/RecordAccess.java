@@ -1,0 +1,77 @@
+package dev.nepenthe.core.internal.engine;
+
+import dev.nepenthe.core.VectorRecord;
+
+/**
+ * The store's way into a {@link VectorRecord}'s own arrays, which the public API keeps to itself
+ * (it copies them in and out). The engine, the forget engine and the storage code read the vector
+ * without a copy on hot paths, copy a record when it enters or leaves the store, and wipe the
+ * store's copy once a forget seals; those classes live in internal packages, so a public method on
+ * {@code VectorRecord} would have handed the same power to every user. The record class installs
+ * its accessor when it is initialised, as the JDK's own shared-secrets pattern does.
+ */
+public final class RecordAccess {
+
+    /** What {@link VectorRecord} lets the store do to it. */
+    public interface Internals {
+        float[] vectorUnsafe(VectorRecord r);
+
+        int textUtf8Length(VectorRecord r);
+
+        VectorRecord copy(VectorRecord r);
+
+        void wipe(VectorRecord r);
+    }
+
+    private static volatile Internals internals;
+
+    private RecordAccess() {}
+
+    /** Called once by {@link VectorRecord}'s static initialiser; a second call is refused. */
+    public static synchronized void install(Internals i) {
+        if (internals != null) {
+            throw new IllegalStateException("record internals are installed once, by VectorRecord");
+        }
+        internals = i;
+    }
+
+    private static Internals get() {
+        Internals i = internals;
+        if (i == null) {
+            // The accessor is installed by VectorRecord's initialiser; run it if nothing has yet.
+            try {
+                Class.forName(VectorRecord.class.getName(), true, VectorRecord.class.getClassLoader());
+            } catch (ClassNotFoundException e) {
+                throw new IllegalStateException(e);
+            }
+            i = internals;
+        }
+        return i;
+    }
+
+    /** The record's vector without copying: callers promise not to modify it. */
+    public static float[] vectorUnsafe(VectorRecord r) {
+        return get().vectorUnsafe(r);
+    }
+
+    /** The record's vector dimension, 0 when it has none. */
+    public static int dimension(VectorRecord r) {
+        float[] v = get().vectorUnsafe(r);
+        return v == null ? 0 : v.length;
+    }
+
+    /** Length of the record's text in UTF-8 bytes, 0 when there is none. */
+    public static int textUtf8Length(VectorRecord r) {
+        return get().textUtf8Length(r);
+    }
+
+    /** A copy with arrays of its own: what the store keeps and what it hands out. */
+    public static VectorRecord copy(VectorRecord r) {
+        return get().copy(r);
+    }
+
+    /** Zeros the record's vector and text in place (the store's own copy, after a seal). */
+    public static void wipe(VectorRecord r) {
+        get().wipe(r);
+    }
+}

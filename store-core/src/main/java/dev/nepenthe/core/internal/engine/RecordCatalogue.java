@@ -1,0 +1,408 @@
+package dev.nepenthe.core.internal.engine;
+
+import dev.nepenthe.core.VectorRecord;
+import dev.nepenthe.core.index.IntegrityReport;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Predicate;
+import org.roaringbitmap.IntIterator;
+import org.roaringbitmap.RoaringBitmap;
+
+/**
+ * A collection's records by ordinal and the bitmaps that find them: per tenant, per subject, by
+ * string metadata value and by {@code derivedFrom} source, plus the set of ordinals no read may
+ * return. It keeps two copies of what changes: the writer's own (changed only under the
+ * collection's writer mutex, by the caller's promise) and what lock-free reads see, published
+ * by {@link #publish} after each write:
+ * <ul>
+ *   <li>the records by ordinal, in an array whose elements are stored with release and loaded
+ *       with acquire semantics (a grown array is published whole);</li>
+ *   <li>per-tenant and per-subject ordinal bitmaps, each published as an immutable copy;</li>
+ *   <li>{@link #hidden()}: ordinals no read may return (marked by a forget, under a legal hold,
+ *       or being removed), an immutable bitmap replaced whole;</li>
+ *   <li>a write stamp, published last by every write.</li>
+ * </ul>
+ * It holds no index and no storage: {@link CollectionEngine} writes records through both and
+ * then links them here; the forget engine reads scopes and hides ordinals here.
+ */
+public final class RecordCatalogue {
+
+    /**
+     * A live record at its ordinal. {@code ordinalFreedAt} is the write stamp at which the
+     * ordinal was last freed (0 if never): a search that started before it must not trust a
+     * score the index gave this ordinal.
+     */
+    public record Entry(int ordinal, VectorRecord record, long ordinalFreedAt) {}
+
+    private record SubjectKey(String tenant, String subject) {}
+
+    private static final VarHandle ENTRIES = MethodHandles.arrayElementVarHandle(Entry[].class);
+    /** The key a plain delete or replacement hides its records under while the index removes them. */
+    public static final String REMOVING = "\0removing";
+
+    // ---- published for lock-free reads (written only under the writer mutex) --------------
+    /** Entries by ordinal; elements through {@link #ENTRIES}. Replaced whole when grown. */
+    private volatile Entry[] entries = new Entry[16];
+    private final ConcurrentHashMap<String, RoaringBitmap> tenantView = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<SubjectKey, RoaringBitmap> subjectView = new ConcurrentHashMap<>();
+    /** Records published to reads ({@link #liveCount} as of the last publish). */
+    private volatile int live;
+    /** The stamp of the last write whose effects are all published. */
+    private volatile long publishedStamp;
+
+    // ---- the writer's own state (under the writer mutex) -----------------------------------
+    private final RoaringBitmap freeOrdinals = new RoaringBitmap();
+    private final Map<String, RoaringBitmap> byTenant = new HashMap<>();
+    private final Map<SubjectKey, RoaringBitmap> bySubject = new HashMap<>();
+    /**
+     * Join keys, so a forget's check looks up the names it forgot instead of reading every
+     * record: records by string metadata value (folded, see {@link JoinKeys#fold}) and by each id
+     * in their {@code derivedFrom}.
+     */
+    private final Map<String, RoaringBitmap> byMetadataValue = new HashMap<>();
+    private final Map<String, RoaringBitmap> byDerivedFrom = new HashMap<>();
+    private final Set<String> touchedTenants = new HashSet<>();
+    private final Set<SubjectKey> touchedSubjects = new HashSet<>();
+    /** One past the highest ordinal ever linked. */
+    private int ordinalHighWater;
+    /** Per ordinal, the stamp of the write that last freed it. */
+    private long[] freedAt = new long[16];
+    private long nextStamp;
+    /** Linked records, counted as they are linked and unlinked; published as {@link #live}. */
+    private int liveCount;
+
+    /**
+     * Ordinals no read may return. Published whole (never mutated after publication) so a
+     * search checks it at materialisation without a lock.
+     */
+    private volatile RoaringBitmap hidden = new RoaringBitmap();
+    /**
+     * The part of {@link #hidden} that forgets and holds put there, which a get honours; a
+     * record being replaced is hidden from searches only, so a get finds one version or the other.
+     */
+    private volatile RoaringBitmap marked = new RoaringBitmap();
+    private final Map<String, RoaringBitmap> hiddenByOperation = new HashMap<>();
+
+    // ---- reads (no lock) --------------------------------------------------------------------
+
+    /** The live entry at an ordinal (acquire load), or null. */
+    public Entry entry(int ord) {
+        Entry[] es = entries;
+        return ord >= 0 && ord < es.length ? (Entry) ENTRIES.getAcquire(es, ord) : null;
+    }
+
+    /** The entry at {@code ordinal} if it is the record (tenant, id), else null. */
+    public Entry entryFor(String tenant, String id, int ordinal) {
+        Entry e = entry(ordinal);
+        // The id map is keyed by a hash: confirm the entry really is this record.
+        return e != null && e.record().tenant().equals(tenant) && e.record().id().equals(id) ? e : null;
+    }
+
+    /** Records published to reads. */
+    public int live() {
+        return live;
+    }
+
+    /** The stamp of the last write whose effects are all published. */
+    public long publishedStamp() {
+        return publishedStamp;
+    }
+
+    /** Ordinals no read may return (an immutable bitmap). */
+    public RoaringBitmap hidden() {
+        return hidden;
+    }
+
+    /** Ordinals forgets and holds hide (an immutable bitmap); a get honours these. */
+    public RoaringBitmap marked() {
+        return marked;
+    }
+
+    /** A tenant's live ordinals as last published (immutable), or null. */
+    public RoaringBitmap publishedTenant(String tenant) {
+        return tenantView.get(tenant);
+    }
+
+    /** A subject's live ordinals in a tenant as last published (immutable), or null. */
+    public RoaringBitmap publishedSubject(String tenant, String subject) {
+        return subjectView.get(new SubjectKey(tenant, subject));
+    }
+
+    /** How many tenants have live records, as last published. */
+    public int publishedTenantCount() {
+        return tenantView.size();
+    }
+
+    /** The tenants with live records, as last published (a copy). */
+    public Set<String> publishedTenants() {
+        return Set.copyOf(tenantView.keySet());
+    }
+
+    // ---- the writer's view (under the writer mutex) ------------------------------------------
+
+    /** A tenant's live ordinals (the writer's bitmap: do not keep or change it), or null. */
+    public RoaringBitmap tenantOrdinals(String tenant) {
+        return byTenant.get(tenant);
+    }
+
+    /** A subject's live ordinals in a tenant (the writer's bitmap: do not keep or change it), or null. */
+    public RoaringBitmap subjectOrdinals(String tenant, String subject) {
+        return bySubject.get(new SubjectKey(tenant, subject));
+    }
+
+    /** Records whose string metadata holds this folded join key (writer's bitmap), or null. */
+    public RoaringBitmap withMetadataKey(String folded) {
+        return byMetadataValue.get(folded);
+    }
+
+    /** Records whose {@code derivedFrom} names this id (writer's bitmap), or null. */
+    public RoaringBitmap derivedFrom(String id) {
+        return byDerivedFrom.get(id);
+    }
+
+    /** One past the highest ordinal ever linked. */
+    public int ordinalHighWater() {
+        return ordinalHighWater;
+    }
+
+    /** The ordinals free for reuse, in ascending order. */
+    public IntIterator freeOrdinals() {
+        return freeOrdinals.getIntIterator();
+    }
+
+    /** The stamp for the next write. */
+    public long nextStamp() {
+        return ++nextStamp;
+    }
+
+    /**
+     * Records of a tenant a scope names (hidden ones included), from the subject's bitmap when it
+     * is a subject scope.
+     */
+    public RoaringBitmap scopeOrdinals(String tenant, Predicate<VectorRecord> inScope, String subject) {
+        RoaringBitmap src = subject != null ? subjectOrdinals(tenant, subject) : tenantOrdinals(tenant);
+        RoaringBitmap out = new RoaringBitmap();
+        if (src != null) {
+            src.forEach((int ord) -> {
+                if (inScope.test(entry(ord).record())) {
+                    out.add(ord);
+                }
+            });
+        }
+        return out;
+    }
+
+    /** Adds a record at an ordinal to the entries and the writer's bitmaps; takes the ordinal off the free list. */
+    public void link(int ord, VectorRecord r) {
+        Entry[] es = entries;
+        if (ord >= es.length) {
+            int cap = Math.max(ord + 1, es.length + (es.length >> 1));
+            es = Arrays.copyOf(es, cap);
+            freedAt = Arrays.copyOf(freedAt, cap);
+            entries = es;
+        }
+        freeOrdinals.remove(ord);
+        ENTRIES.setRelease(es, ord, new Entry(ord, r, freedAt[ord]));
+        ordinalHighWater = Math.max(ordinalHighWater, ord + 1);
+        liveCount++;
+        for (String key : metadataKeys(r)) {
+            byMetadataValue.computeIfAbsent(key, k -> new RoaringBitmap()).add(ord);
+        }
+        for (String src : r.derivedFrom()) {
+            byDerivedFrom.computeIfAbsent(src, k -> new RoaringBitmap()).add(ord);
+        }
+        byTenant.computeIfAbsent(r.tenant(), t -> new RoaringBitmap()).add(ord);
+        touchedTenants.add(r.tenant());
+        if (r.subject() != null) {
+            SubjectKey key = new SubjectKey(r.tenant(), r.subject());
+            bySubject.computeIfAbsent(key, s -> new RoaringBitmap()).add(ord);
+            touchedSubjects.add(key);
+        }
+    }
+
+    /** After loading: every ordinal below the high water that holds no record is free. */
+    public void freeGaps() {
+        for (int ord = 0; ord < ordinalHighWater; ord++) {
+            if (entries[ord] == null) {
+                freeOrdinals.add(ord);
+            }
+        }
+    }
+
+    /** Takes an entry out of the entries and the writer's bitmaps (not yet free for reuse). */
+    public void unlink(Entry e) {
+        VectorRecord r = e.record();
+        ENTRIES.setRelease(entries, e.ordinal(), (Entry) null);
+        liveCount--;
+        for (String key : metadataKeys(r)) {
+            removeFrom(byMetadataValue, key, e.ordinal());
+        }
+        for (String src : r.derivedFrom()) {
+            removeFrom(byDerivedFrom, src, e.ordinal());
+        }
+        removeFrom(byTenant, r.tenant(), e.ordinal());
+        touchedTenants.add(r.tenant());
+        if (r.subject() != null) {
+            SubjectKey key = new SubjectKey(r.tenant(), r.subject());
+            removeFrom(bySubject, key, e.ordinal());
+            touchedSubjects.add(key);
+        }
+    }
+
+    /**
+     * Frees unlinked ordinals for reuse, stamped with the write that freed them, and takes them
+     * out of every hidden set: a record that reuses one must not be hidden.
+     */
+    public void free(RoaringBitmap ords, long stamp) {
+        ords.forEach((int ord) -> {
+            freedAt[ord] = stamp;
+            freeOrdinals.add(ord);
+        });
+        synchronized (hiddenByOperation) {
+            hiddenByOperation.values().forEach(b -> b.andNot(ords));
+            hiddenByOperation.values().removeIf(RoaringBitmap::isEmpty);
+            publishHidden();
+        }
+    }
+
+    private static <K> void removeFrom(Map<K, RoaringBitmap> map, K key, int ord) {
+        RoaringBitmap b = map.get(key);
+        if (b != null) {
+            b.remove(ord);
+            if (b.isEmpty()) {
+                map.remove(key);
+            }
+        }
+    }
+
+    /** Publishes the bitmaps the last write changed (immutable copies) and then its stamp. */
+    public void publish(long stamp) {
+        for (String t : touchedTenants) {
+            RoaringBitmap b = byTenant.get(t);
+            if (b == null) {
+                tenantView.remove(t);
+            } else {
+                tenantView.put(t, b.clone());
+            }
+        }
+        for (SubjectKey s : touchedSubjects) {
+            RoaringBitmap b = bySubject.get(s);
+            if (b == null) {
+                subjectView.remove(s);
+            } else {
+                subjectView.put(s, b.clone());
+            }
+        }
+        touchedTenants.clear();
+        touchedSubjects.clear();
+        live = liveCount;
+        publishedStamp = stamp;
+    }
+
+    /** Hides ordinals under an operation (a forget, a hold, or {@link #REMOVING}) and publishes. */
+    public void hide(String operation, RoaringBitmap ords) {
+        synchronized (hiddenByOperation) {
+            hiddenByOperation.merge(operation, ords.clone(), (a, b) -> RoaringBitmap.or(a, b));
+            publishHidden();
+        }
+    }
+
+    /** Lifts what an operation hid (its records are gone, or it ended). */
+    public void unhide(String operation) {
+        synchronized (hiddenByOperation) {
+            if (hiddenByOperation.remove(operation) != null) {
+                publishHidden();
+            }
+        }
+    }
+
+    private void publishHidden() {
+        RoaringBitmap all = new RoaringBitmap();
+        RoaringBitmap byForgetsAndHolds = new RoaringBitmap();
+        hiddenByOperation.forEach((op, b) -> {
+            all.or(b);
+            if (!op.equals(REMOVING)) {
+                byForgetsAndHolds.or(b);
+            }
+        });
+        marked = byForgetsAndHolds;
+        hidden = all;
+    }
+
+    /** The ordinals of entries. */
+    public static RoaringBitmap ordinalsOf(List<Entry> list) {
+        RoaringBitmap out = new RoaringBitmap();
+        for (Entry e : list) {
+            out.add(e.ordinal());
+        }
+        return out;
+    }
+
+    /**
+     * Checks that the bitmaps agree with the records: the tenant bitmaps count every live record,
+     * what reads see equals what the writer holds (no write may be in flight), and the join-key
+     * indexes equal the records' metadata and derivedFrom. Adds its findings to {@code r}.
+     */
+    public void checkBitmaps(IntegrityReport.Builder r) {
+        r.expect("bitmap-mismatch").expect("published-view-mismatch").expect("join-index-mismatch");
+        Map<String, RoaringBitmap> valuesExpected = new HashMap<>();
+        Map<String, RoaringBitmap> derivedExpected = new HashMap<>();
+        for (int ord = 0; ord < ordinalHighWater; ord++) {
+            Entry e = entry(ord);
+            if (e == null) {
+                continue;
+            }
+            for (String key : metadataKeys(e.record())) {
+                valuesExpected.computeIfAbsent(key, k -> new RoaringBitmap()).add(ord);
+            }
+            for (String src : e.record().derivedFrom()) {
+                derivedExpected.computeIfAbsent(src, k -> new RoaringBitmap()).add(ord);
+            }
+        }
+        long tenantBits = 0;
+        for (RoaringBitmap b : byTenant.values()) {
+            tenantBits += b.getCardinality();
+        }
+        if (tenantBits != live) {
+            r.violation("bitmap-mismatch", "tenant bitmaps hold " + tenantBits + ", collection " + live);
+        }
+        if (!tenantView.equals(byTenant) || !subjectView.equals(bySubject)) {
+            r.violation("published-view-mismatch", "the tenant or subject bitmaps searches read differ from the records");
+        }
+        if (!valuesExpected.equals(byMetadataValue) || !derivedExpected.equals(byDerivedFrom)) {
+            r.violation("join-index-mismatch", "the join-key indexes differ from the records' metadata and derivedFrom");
+        }
+        r.checked("tenants", byTenant.size());
+    }
+
+    /** The join keys of a record's string metadata values: each whole value and each of its tokens. */
+    private static Set<String> metadataKeys(VectorRecord r) {
+        Set<String> keys = new HashSet<>();
+        for (Object v : r.metadata().values()) {
+            if (v instanceof String sv) {
+                keys.addAll(JoinKeys.keysOf(sv));
+            }
+        }
+        return keys;
+    }
+
+    /** Every live entry, in ordinal order. */
+    public List<Entry> liveEntries() {
+        List<Entry> out = new ArrayList<>(liveCount);
+        for (int ord = 0; ord < ordinalHighWater; ord++) {
+            Entry e = entry(ord);
+            if (e != null) {
+                out.add(e);
+            }
+        }
+        return out;
+    }
+}

@@ -1,0 +1,538 @@
+package dev.nepenthe.core.internal.forget;
+
+import dev.nepenthe.core.Metric;
+import dev.nepenthe.core.VectorRecord;
+import dev.nepenthe.core.forget.ErasureClass;
+import dev.nepenthe.core.forget.SurfaceOutcome;
+import dev.nepenthe.core.forget.Suspect;
+import dev.nepenthe.core.index.IntegrityReport;
+import dev.nepenthe.core.index.VectorIndex;
+import dev.nepenthe.core.internal.engine.CollectionEngine;
+import dev.nepenthe.core.internal.engine.JoinKeys;
+import dev.nepenthe.core.internal.engine.RecordAccess;
+import dev.nepenthe.core.internal.engine.RecordCatalogue;
+import dev.nepenthe.core.internal.engine.RecordCatalogue.Entry;
+import dev.nepenthe.core.internal.io.CrashPoints;
+import dev.nepenthe.core.internal.storage.CollectionStorage;
+import dev.nepenthe.core.vector.Kernels;
+import dev.nepenthe.core.vector.VectorKernels;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Predicate;
+import java.util.stream.IntStream;
+import org.roaringbitmap.RoaringBitmap;
+
+/**
+ * The forget protocol's work inside one collection: the mark (hide a scope from every read),
+ * the cleanup (resolve the scope and its provenance closure, remove it from the index, the
+ * catalogue and the files), the per-surface proofs (index, storage), the negative-space probe,
+ * the join-key check, the key destruction and reconciliation's second removal. It works over the
+ * collection engine's catalogue, storage and index, under the engine's writer mutex; a stateless
+ * view, made per call.
+ */
+final class CollectionEraser {
+
+    /** A record the cleanup removed: the record (its vector is the probe), ordinal and version. */
+    record Removed(VectorRecord record, int ordinal, long version) {}
+
+    /** What a cleanup did in this collection. */
+    record Cleanup(List<Removed> removed, List<Suspect> heldForRegeneration) {}
+
+    /** Called with the records about to be removed, before anything is deleted. */
+    @FunctionalInterface
+    interface BeforeRemoval {
+        void accept(List<Removed> doomed) throws IOException;
+    }
+
+    private final CollectionEngine engine;
+    private final RecordCatalogue catalogue;
+    private final CollectionStorage storage;
+    private final ReentrantLock writer;
+    private final String name;
+
+    CollectionEraser(CollectionEngine engine) {
+        this.engine = engine;
+        this.catalogue = engine.catalogue();
+        this.storage = engine.storage();
+        this.writer = engine.writer();
+        this.name = engine.name();
+    }
+
+    String name() {
+        return name;
+    }
+
+    CollectionEngine engine() {
+        return engine;
+    }
+
+    /**
+     * The mark: from the moment this returns no read returns a record in scope, including
+     * searches already running (they check at materialisation). Waits for a write in flight (so
+     * the write either lands before the mark and is hidden, or meets the fence), never for reads.
+     *
+     * @param subject the subject of a subject scope (a faster lookup), else null
+     * @return the ids of the records hidden (for the registered surfaces to block too)
+     */
+    Set<String> block(String operation, String tenant, Predicate<VectorRecord> inScope, String subject) {
+        writer.lock();
+        try {
+            engine.ensureOpen();
+            RoaringBitmap mine = catalogue.scopeOrdinals(tenant, inScope, subject);
+            catalogue.hide(operation, mine);
+            Set<String> ids = new HashSet<>();
+            mine.forEach((int ord) -> ids.add(catalogue.entry(ord).record().id()));
+            return ids;
+        } finally {
+            writer.unlock();
+        }
+    }
+
+    /** Lifts an operation's block (its records are gone, or it ended). */
+    void unblock(String operation) {
+        catalogue.unhide(operation);
+    }
+
+    /** Live records a scope names (hidden ones included): for hold checks and verification. */
+    List<VectorRecord> recordsInScope(String tenant, Predicate<VectorRecord> inScope, String subject) {
+        writer.lock();
+        try {
+            engine.ensureOpen();
+            List<VectorRecord> out = new ArrayList<>();
+            catalogue.scopeOrdinals(tenant, inScope, subject).forEach((int ord) -> out.add(catalogue.entry(ord).record()));
+            return out;
+        } finally {
+            writer.unlock();
+        }
+    }
+
+    /** Whether (tenant, id) is live, hidden or not: one id-map lookup. */
+    boolean isLive(String tenant, String id) {
+        return engine.lookup(tenant, id) != null;
+    }
+
+    /**
+     * The cleanup: resolves the scope and its provenance closure (records whose
+     * {@code derivedFrom} names a record in scope, transitively, within the tenant), hands the
+     * records to {@code before} (the protocol saves its probe vectors durably), then removes
+     * them from the index, the maps and the storage files, and rebuilds the id map file. With
+     * {@code cascade} false, derived records are not removed but hidden and returned as
+     * regeneration-required. Writes wait while it runs; reads go on throughout (the records
+     * are hidden since the mark).
+     */
+    Cleanup purge(String operation, String tenant, Predicate<VectorRecord> inScope, String subject, boolean cascade,
+            BeforeRemoval before) throws IOException {
+        // 1. Resolve. The set cannot grow afterwards: writes in scope are refused by the fence,
+        //    and records deriving from the scope are too.
+        List<Entry> resolved = new ArrayList<>();
+        List<Removed> removed = new ArrayList<>();
+        List<Suspect> held = new ArrayList<>();
+        writer.lock();
+        try {
+            engine.ensureOpen();
+            RoaringBitmap doomed = catalogue.scopeOrdinals(tenant, inScope, subject);
+            RoaringBitmap derivedHeld = new RoaringBitmap();
+            Set<String> reached = new HashSet<>();
+            doomed.forEach((int ord) -> reached.add(catalogue.entry(ord).record().id()));
+            // Provenance closure: a fixpoint over the tenant's records that name sources.
+            List<Entry> deriving = new ArrayList<>();
+            RoaringBitmap tenantOrds = catalogue.tenantOrdinals(tenant);
+            if (tenantOrds != null) {
+                tenantOrds.forEach((int ord) -> {
+                    Entry e = catalogue.entry(ord);
+                    if (!e.record().derivedFrom().isEmpty()) {
+                        deriving.add(e);
+                    }
+                });
+            }
+            boolean grew = true;
+            while (grew) {
+                grew = false;
+                for (Entry e : deriving) {
+                    int ord = e.ordinal();
+                    if (doomed.contains(ord) || derivedHeld.contains(ord)) {
+                        continue;
+                    }
+                    for (String src : e.record().derivedFrom()) {
+                        if (reached.contains(src)) {
+                            (cascade ? doomed : derivedHeld).add(ord);
+                            reached.add(e.record().id());
+                            grew = true;
+                            break;
+                        }
+                    }
+                }
+            }
+            derivedHeld.forEach((int ord) -> {
+                VectorRecord r = catalogue.entry(ord).record();
+                List<String> surviving = r.derivedFrom().stream().filter(id -> !reached.contains(id)).toList();
+                String forgottenSource = r.derivedFrom().stream().filter(reached::contains).findFirst().orElse("");
+                held.add(new Suspect("regeneration-required", name, r.id(), Double.NaN,
+                        forgottenSource + (surviving.isEmpty() ? "" : "; surviving sources: " + String.join(",", surviving))));
+            });
+            if (!derivedHeld.isEmpty()) {
+                catalogue.hide(operation, derivedHeld);
+            }
+            // Cascaded records are hidden too before anything is deleted.
+            catalogue.hide(operation, doomed);
+            doomed.forEach((int ord) -> {
+                Entry e = catalogue.entry(ord);
+                resolved.add(e);
+                removed.add(new Removed(e.record(), ord, storage.versionOf(ord)));
+            });
+        } finally {
+            writer.unlock();
+        }
+        // 2. The caller saves the probe vectors durably before anything is deleted (no lock:
+        //    the records are hidden, and only this operation removes them).
+        before.accept(removed);
+        if (resolved.isEmpty()) {
+            return new Cleanup(removed, held);
+        }
+        // 3. Journal and log the deletion, take the records out of what reads see, let the index
+        //    repair itself, free the ordinals, rewrite the live files. Reads run throughout; a
+        //    crash before the journal entry is safe (the resumed operation deletes them again).
+        writer.lock();
+        try {
+            engine.ensureOpen();
+            List<Entry> current = new ArrayList<>(resolved.size());
+            for (Entry e : resolved) {
+                if (catalogue.entry(e.ordinal()) == e) {
+                    current.add(e);
+                }
+            }
+            storage.delete(CollectionEngine.placed(current));
+            // Journaled and logged, not yet out of the index: a crash image here must resume.
+            CrashPoints.reached("cleanup.deleted");
+            long stamp = catalogue.nextStamp();
+            engine.removeFromReads(current, stamp);
+            catalogue.publish(stamp);
+            storage.purgeDeleted();
+            return new Cleanup(removed, held);
+        } finally {
+            writer.unlock();
+        }
+    }
+
+    /**
+     * Runs the index's own residue purge (an IVF-PQ retrain when a removed vector trained it).
+     * Writes wait (the SPI asks that adds and removes stay out meanwhile); searches do not (an
+     * index that retrains computes aside and swaps, see {@link VectorIndex#purgeResidue()}).
+     */
+    boolean purgeIndexResidue() {
+        writer.lock();
+        try {
+            engine.ensureOpen();
+            VectorIndex idx = engine.index();
+            boolean had = idx.hasResidue();
+            if (had) {
+                idx.purgeResidue();
+            }
+            return had;
+        } finally {
+            writer.unlock();
+        }
+    }
+
+    /**
+     * The index surface's proof: the index's integrity checker is clean, none of the removed
+     * ordinals is indexed unless a different record has reused it, and no residue is left.
+     */
+    SurfaceOutcome verifyIndex(List<Removed> removed, long purged) {
+        writer.lock();
+        try {
+            engine.ensureOpen();
+            VectorIndex idx = engine.index();
+            // A plain delete or replacement since the cleanup may have left residue of its own
+            // (an IVF-PQ training member gone): purged here, in the same hold as the check, so
+            // no write slips in between.
+            if (idx.hasResidue()) {
+                idx.purgeResidue();
+            }
+            int[] ords = removed.stream().mapToInt(Removed::ordinal).toArray();
+            // Scoped: the index proves the removals where they changed it (the whole-index
+            // checker runs on demand, verifyIntegrity), so the proof costs what the scope costs.
+            IntegrityReport report = idx.verifyRemoval(ords);
+            List<String> problems = new ArrayList<>();
+            if (!report.isClean()) {
+                problems.add("integrity checker: " + report.violations());
+            }
+            int stillIndexed = 0;
+            for (Removed r : removed) {
+                Entry now = catalogue.entry(r.ordinal());
+                boolean reused = now != null && !(now.record().tenant().equals(r.record().tenant())
+                        && now.record().id().equals(r.record().id()));
+                if (idx.contains(r.ordinal()) && !reused) {
+                    stillIndexed++;
+                }
+            }
+            if (stillIndexed > 0) {
+                problems.add(stillIndexed + " forgotten ordinals are still in the index");
+            }
+            if (idx.hasResidue()) {
+                problems.add("the index reports residue of removed vectors (e.g. codebooks trained on them)");
+            }
+            long checked = report.checked().values().stream().mapToLong(Long::longValue).sum() + removed.size();
+            return new SurfaceOutcome("collection:" + name + "/index:" + idx.kind(),
+                    ErasureClass.PHYSICAL, purged, checked, problems, idx.erasureResidual());
+        } finally {
+            writer.unlock();
+        }
+    }
+
+    /**
+     * The index surface of a collection a forget removed nothing from: nothing to prove there
+     * beyond the absence of residue, so the (whole-index) integrity checker does not run.
+     */
+    SurfaceOutcome untouchedIndex() {
+        writer.lock();
+        try {
+            engine.ensureOpen();
+            VectorIndex idx = engine.index();
+            if (idx.hasResidue()) {
+                idx.purgeResidue(); // left by a plain delete, as in verifyIndex
+            }
+            List<String> problems = idx.hasResidue()
+                    ? List.of("the index reports residue of removed vectors (e.g. codebooks trained on them)") : List.of();
+            return new SurfaceOutcome("collection:" + name + "/index:" + idx.kind(),
+                    ErasureClass.PHYSICAL, 0, 0, problems,
+                    "nothing in scope was stored here; the index was not re-checked");
+        } finally {
+            writer.unlock();
+        }
+    }
+
+    /**
+     * The storage surface's proof: a byte scan of the files that could hold the removed records
+     * (their buckets' segments, the log, the id map) finds none of their keyed hashes, and no
+     * id resolves any more. Writes wait (they would change the files under the scan).
+     */
+    SurfaceOutcome verifyStorage(List<Removed> removed) throws IOException {
+        writer.lock();
+        try {
+            engine.ensureOpen();
+            List<VectorRecord> records = removed.stream().map(Removed::record).toList();
+            CollectionStorage.Residue residue = storage.scanForCopies(records);
+            List<String> problems = new ArrayList<>();
+            if (residue.occurrences() > 0) {
+                problems.add(residue.occurrences() + " copies of forgotten records' hashes in " + residue.files());
+            }
+            long addressable = records.stream().filter(r -> engine.lookup(r.tenant(), r.id()) != null).count();
+            if (addressable > 0) {
+                problems.add(addressable + " forgotten ids still resolve to a live record");
+            }
+            return new SurfaceOutcome("collection:" + name + "/storage",
+                    ErasureClass.PHYSICAL, removed.size(), residue.filesScanned(), problems, null);
+        } finally {
+            writer.unlock();
+        }
+    }
+
+    /**
+     * The negative-space probe: every unhidden record of the tenant whose vector has cosine
+     * similarity at or above {@code threshold} with a forgotten vector. Exact, over every
+     * record (an approximate search could miss the one residue that matters); each record's
+     * vector compared with every probe while it is in cache. Takes no lock: it reads what
+     * searches read, so writes go on.
+     *
+     * @return suspects, best score first, at most one per surviving record
+     */
+    List<Suspect> probe(String tenant, List<Removed> probes, double threshold) {
+        engine.ensureOpen();
+        RoaringBitmap tenantOrds = catalogue.publishedTenant(tenant);
+        if (tenantOrds == null || probes.isEmpty()) {
+            return List.of();
+        }
+        int dim = engine.spec().dimension();
+        // A zero vector has no direction, so no cosine: it cannot be near anything.
+        List<Removed> same = probes.stream().filter(p -> RecordAccess.dimension(p.record()) == dim
+                && !isZero(RecordAccess.vectorUnsafe(p.record()))).toList();
+        if (same.isEmpty()) {
+            return List.of();
+        }
+        VectorKernels kernels = Kernels.get();
+        // The unit-length probes in one block: each record is scored against all of them in
+        // one batch call while its vector is in cache.
+        float[] probeBlock = new float[same.size() * dim];
+        for (int i = 0; i < same.size(); i++) {
+            float[] unit = Metric.COSINE.prepare(RecordAccess.vectorUnsafe(same.get(i).record()));
+            System.arraycopy(unit, 0, probeBlock, i * dim, dim);
+            Arrays.fill(unit, 0f); // copies of forgotten vectors are wiped, not left to the collector
+        }
+        int[] ords = RoaringBitmap.andNot(tenantOrds, catalogue.hidden()).toArray();
+        ConcurrentLinkedQueue<Suspect> found = new ConcurrentLinkedQueue<>();
+        ThreadLocal<float[]> scores = ThreadLocal.withInitial(() -> new float[same.size()]);
+        // Parallel only where a core is left over for searches: on two cores the probe runs
+        // on the forget worker alone (measured: search p99 while forgets run, BENCHMARKS.md).
+        IntStream range = IntStream.range(0, ords.length);
+        if (Runtime.getRuntime().availableProcessors() > 2) {
+            range = range.parallel();
+        }
+        range.forEach(i -> {
+            Entry e = catalogue.entry(ords[i]);
+            if (e == null) {
+                return; // deleted since the bitmap was published
+            }
+            VectorRecord r = e.record();
+            float[] v = RecordAccess.vectorUnsafe(r);
+            float norm = (float) Math.sqrt(kernels.dot(v, v));
+            if (norm == 0) {
+                return;
+            }
+            float[] out = scores.get();
+            kernels.dotBatch(v, probeBlock, 0, out.length, dim, out, 0);
+            int bestProbe = 0;
+            for (int p = 1; p < out.length; p++) {
+                if (out[p] > out[bestProbe]) {
+                    bestProbe = p;
+                }
+            }
+            float best = out[bestProbe] / norm;
+            if (best >= threshold) {
+                found.add(new Suspect("vector-residue", name, r.id(), best, same.get(bestProbe).record().id()));
+            }
+        });
+        Arrays.fill(probeBlock, 0f);
+        List<Suspect> out = new ArrayList<>(found);
+        out.sort(Comparator.comparingDouble(Suspect::score).reversed());
+        return out;
+    }
+
+    private static boolean isZero(float[] v) {
+        for (float x : v) {
+            if (x != 0) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * Join keys: unhidden records of the tenant whose metadata holds one of {@code names} (the
+     * forgotten subject, forgotten record ids) as a string value or as a token inside one
+     * ("alice, bob"), ignoring case and surrounding blanks, or whose {@code derivedFrom} still
+     * names a forgotten record. Looked up by name (the catalogue keeps both indexes), so it costs
+     * the names and what they find. Declared identifiers (names, emails, phone numbers of the
+     * subject) are searched for in every unhidden record's metadata and text of the tenant: that
+     * part costs what the tenant holds, and only forgets that declare identifiers pay it. Holds
+     * the writer mutex throughout.
+     */
+    List<Suspect> joinKeys(String tenant, Set<String> names, Set<String> forgottenIds, List<JoinKeys.Identifier> identifiers) {
+        Set<String> folded = new HashSet<>();
+        names.forEach(n -> folded.add(JoinKeys.fold(n)));
+        List<Suspect> out = new ArrayList<>();
+        writer.lock();
+        try {
+            engine.ensureOpen();
+            RoaringBitmap tenantOrds = catalogue.tenantOrdinals(tenant);
+            if (tenantOrds == null) {
+                return List.of();
+            }
+            RoaringBitmap found = new RoaringBitmap();
+            for (String n : folded) {
+                RoaringBitmap b = catalogue.withMetadataKey(n);
+                if (b != null) {
+                    found.or(b);
+                }
+            }
+            for (String id : forgottenIds) {
+                RoaringBitmap b = catalogue.derivedFrom(id);
+                if (b != null) {
+                    found.or(b);
+                }
+            }
+            found.and(tenantOrds);
+            found.andNot(catalogue.hidden());
+            found.forEach((int ord) -> {
+                VectorRecord r = catalogue.entry(ord).record();
+                for (Map.Entry<String, Object> m : r.metadata().entrySet()) {
+                    if (m.getValue() instanceof String sv && JoinKeys.keysOf(sv).stream().anyMatch(folded::contains)) {
+                        out.add(new Suspect("join-key", name, r.id(), Double.NaN, "metadata key " + m.getKey()));
+                        return;
+                    }
+                }
+                out.add(new Suspect("join-key", name, r.id(), Double.NaN, "derivedFrom"));
+            });
+            if (!identifiers.isEmpty()) {
+                RoaringBitmap scan = RoaringBitmap.andNot(tenantOrds, catalogue.hidden());
+                scan.forEach((int ord) -> {
+                    VectorRecord r = catalogue.entry(ord).record();
+                    String where = identifierIn(r, identifiers);
+                    if (where != null) {
+                        out.add(new Suspect("declared-identifier", name, r.id(), Double.NaN, where));
+                    }
+                });
+            }
+            return out;
+        } finally {
+            writer.unlock();
+        }
+    }
+
+    /** Where a record holds one of the identifiers ("metadata key K", "text"), or null. Never the identifier. */
+    private static String identifierIn(VectorRecord r, List<JoinKeys.Identifier> identifiers) {
+        for (Map.Entry<String, Object> m : r.metadata().entrySet()) {
+            if (m.getValue() instanceof String sv) {
+                for (JoinKeys.Identifier id : identifiers) {
+                    if (id.foundIn(sv)) {
+                        return "metadata key " + m.getKey();
+                    }
+                }
+            }
+        }
+        if (r.text() != null) {
+            for (JoinKeys.Identifier id : identifiers) {
+                if (id.foundIn(r.text())) {
+                    return "text";
+                }
+            }
+        }
+        return null;
+    }
+
+    /**
+     * Destroys the data key of (tenant, subject) in this collection and journals the drop, so
+     * every copy of its ciphertext anywhere becomes unreadable. Returns 1 if a key was destroyed
+     * now, 0 if there was none to destroy, -1 if one is still there.
+     */
+    int destroySubjectKey(String tenant, String subject) throws IOException {
+        writer.lock();
+        try {
+            engine.ensureOpen();
+            RoaringBitmap left = catalogue.subjectOrdinals(tenant, subject);
+            if (left != null && !left.isEmpty()) {
+                throw new IllegalStateException("collection '" + name + "': " + left.getCardinality()
+                        + " records of the scope are still live; the key is not destroyed");
+            }
+            boolean destroyed = storage.destroySubjectKey(tenant, subject);
+            return storage.hasKey(tenant, subject) ? -1 : destroyed ? 1 : 0;
+        } finally {
+            writer.unlock();
+        }
+    }
+
+    /** Live records for which {@code resurrected} holds, removed again (reconciliation). */
+    int removeWhere(Predicate<VectorRecord> resurrected) {
+        writer.lock();
+        try {
+            engine.ensureOpen();
+            List<Entry> doomed = new ArrayList<>();
+            for (Entry e : catalogue.liveEntries()) {
+                if (resurrected.test(e.record())) {
+                    doomed.add(e);
+                }
+            }
+            return engine.deleteEntries(doomed);
+        } finally {
+            writer.unlock();
+        }
+    }
+}

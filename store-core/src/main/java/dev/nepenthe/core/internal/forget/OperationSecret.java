@@ -1,0 +1,180 @@
+package dev.nepenthe.core.internal.forget;
+
+import dev.nepenthe.core.Filter;
+import dev.nepenthe.core.VectorRecord;
+import dev.nepenthe.core.internal.engine.CollectionEngine;
+import dev.nepenthe.core.internal.engine.RecordAccess;
+import dev.nepenthe.core.forget.ForgetScope;
+import dev.nepenthe.core.forget.Suspect;
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+
+/**
+ * What only a forget operation may know while it lives: its scope in the clear, the records it
+ * removed with copies of their vectors (the probe), and what verification flagged. The protocol
+ * seals the encoding under the operation's own key in the operation log and destroys the key
+ * when the operation seals.
+ */
+final class OperationSecret {
+
+    /** A record removed by an operation, with the collection it was in. */
+    record Forgotten(String collection, CollectionEraser.Removed removed) {}
+
+    ForgetScope scope;
+    /** For a metadata scope: the record ids the filter matched at the mark, per collection. */
+    Map<String, Set<String>> resolved;
+    final List<Forgotten> removed = new ArrayList<>();
+    final List<Suspect> suspects = new ArrayList<>();
+    /** Declared identifiers of the subject (names, emails, phone numbers), as the request gave them. */
+    final List<String> identifiers = new ArrayList<>();
+
+    /** A buffer whose working array is wiped when its bytes are taken: the encoding is plaintext. */
+    private static final class WipedBuffer extends ByteArrayOutputStream {
+        byte[] takeAndWipe() {
+            byte[] out = toByteArray();
+            java.util.Arrays.fill(buf, (byte) 0);
+            return out;
+        }
+    }
+
+    /** The plaintext encoding; the caller wipes it after sealing. */
+    byte[] encode() throws IOException {
+        WipedBuffer bytes = new WipedBuffer();
+        try (DataOutputStream out = new DataOutputStream(bytes)) {
+            writeScope(out, scope);
+            out.writeBoolean(resolved != null);
+            if (resolved != null) {
+                out.writeInt(resolved.size());
+                for (Map.Entry<String, Set<String>> e : resolved.entrySet()) {
+                    out.writeUTF(e.getKey());
+                    writeStrings(out, List.copyOf(e.getValue()));
+                }
+            }
+            out.writeInt(removed.size());
+            for (Forgotten f : removed) {
+                VectorRecord r = f.removed().record();
+                out.writeUTF(f.collection());
+                out.writeUTF(r.id());
+                out.writeBoolean(r.subject() != null);
+                if (r.subject() != null) {
+                    out.writeUTF(r.subject());
+                }
+                out.writeInt(f.removed().ordinal());
+                out.writeLong(f.removed().version());
+                float[] v = RecordAccess.vectorUnsafe(r);
+                out.writeInt(v.length);
+                for (float x : v) {
+                    out.writeFloat(x);
+                }
+            }
+            out.writeInt(suspects.size());
+            for (Suspect s : suspects) {
+                out.writeUTF(s.reason());
+                out.writeUTF(s.collection());
+                out.writeUTF(s.recordId());
+                out.writeDouble(s.score());
+                out.writeUTF(s.relatedTo());
+            }
+            writeStrings(out, identifiers);
+        }
+        return bytes.takeAndWipe();
+    }
+
+    static OperationSecret decode(byte[] plain) throws IOException {
+        DataInputStream in = new DataInputStream(new ByteArrayInputStream(plain));
+        OperationSecret s = new OperationSecret();
+        s.scope = readScope(in);
+        if (in.readBoolean()) {
+            s.resolved = new TreeMap<>();
+            int n = in.readInt();
+            for (int i = 0; i < n; i++) {
+                s.resolved.put(in.readUTF(), Set.copyOf(readStrings(in)));
+            }
+        }
+        int n = in.readInt();
+        for (int i = 0; i < n; i++) {
+            String coll = in.readUTF();
+            String rid = in.readUTF();
+            String subject = in.readBoolean() ? in.readUTF() : null;
+            int ord = in.readInt();
+            long version = in.readLong();
+            float[] v = new float[in.readInt()];
+            for (int j = 0; j < v.length; j++) {
+                v[j] = in.readFloat();
+            }
+            s.removed.add(new Forgotten(coll, new CollectionEraser.Removed(
+                    VectorRecord.builder(rid).subject(subject).vector(v).build(), ord, version)));
+        }
+        n = in.readInt();
+        for (int i = 0; i < n; i++) {
+            s.suspects.add(new Suspect(in.readUTF(), in.readUTF(), in.readUTF(), in.readDouble(), in.readUTF()));
+        }
+        if (in.available() > 0) { // parts written before identifiers existed end here
+            s.identifiers.addAll(readStrings(in));
+        }
+        return s;
+    }
+
+    private static void writeScope(DataOutputStream out, ForgetScope scope) throws IOException {
+        switch (scope) {
+            case ForgetScope.Subject s -> {
+                out.writeByte(1);
+                out.writeUTF(s.subject());
+            }
+            case ForgetScope.Records r -> {
+                out.writeByte(2);
+                writeStrings(out, List.copyOf(r.ids()));
+            }
+            case ForgetScope.Source s -> {
+                out.writeByte(3);
+                out.writeUTF(s.sourceKind());
+                out.writeUTF(s.sourceId());
+                out.writeLong(s.version() == null ? -1 : s.version());
+            }
+            // A filter is not stored: it is resolved to record ids at the mark, which are.
+            case ForgetScope.Metadata m -> out.writeByte(4);
+        }
+    }
+
+    private static ForgetScope readScope(DataInputStream in) throws IOException {
+        byte kind = in.readByte();
+        return switch (kind) {
+            case 1 -> new ForgetScope.Subject(in.readUTF());
+            case 2 -> new ForgetScope.Records(new HashSet<>(readStrings(in)));
+            case 3 -> {
+                String k = in.readUTF();
+                String id = in.readUTF();
+                long v = in.readLong();
+                yield new ForgetScope.Source(k, id, v < 0 ? null : v);
+            }
+            // Matches nothing by itself: the resolved ids decide (see ForgetProtocol.scopeTest).
+            case 4 -> new ForgetScope.Metadata(Filter.exists("\0resolved"));
+            default -> throw new IOException("unknown scope kind " + kind);
+        };
+    }
+
+    private static void writeStrings(DataOutputStream out, List<String> ss) throws IOException {
+        out.writeInt(ss.size());
+        for (String s : ss) {
+            out.writeUTF(s);
+        }
+    }
+
+    private static List<String> readStrings(DataInputStream in) throws IOException {
+        int n = in.readInt();
+        List<String> out = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            out.add(in.readUTF());
+        }
+        return out;
+    }
+}

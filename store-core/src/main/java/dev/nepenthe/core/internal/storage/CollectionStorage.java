@@ -1,0 +1,818 @@
+package dev.nepenthe.core.internal.storage;
+
+import dev.nepenthe.core.Durability;
+import dev.nepenthe.core.VectorRecord;
+import dev.nepenthe.core.internal.crypto.DataKey;
+import dev.nepenthe.core.internal.crypto.KeyedHash;
+import dev.nepenthe.core.internal.crypto.RecordCipher;
+import dev.nepenthe.core.internal.io.ChecksummedFiles;
+import dev.nepenthe.core.CorruptFileException;
+import dev.nepenthe.core.internal.io.CrashPoints;
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.Closeable;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.lang.System.Logger.Level;
+import java.nio.ByteBuffer;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.ArrayList;
+import java.util.BitSet;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import javax.crypto.AEADBadTagException;
+
+/**
+ * Durable, encrypted storage of one collection's records.
+ *
+ * <p>Every record is sealed (AES-256-GCM) under the data key of its (collection, tenant,
+ * subject) scope before any byte of it reaches a file: write-ahead log entries, segments and
+ * snapshot copies alike. Subjects hash into {@code shardBuckets} buckets; each bucket's records
+ * live in one immutable segment file, rewritten whole at a checkpoint when the bucket changed.
+ *
+ * <p>Writes: a batch is appended to the write-ahead log and synced (group commit) before it is
+ * acknowledged. A checkpoint (when the log passes {@code checkpointBytes}, after every
+ * deletion, and on close) rotates the log, rewrites the dirty buckets' segments, commits a new
+ * manifest, then deletes the superseded segments and log generations.
+ *
+ * <p>Deletion: the tombstone journal (outside the data folder) records it first; a subject's
+ * key is destroyed next; a forced checkpoint then removes the records' ciphertext from the
+ * live files. Every open replays the journal, so a restored snapshot cannot bring back
+ * anything deleted after it was taken.
+ *
+ * <p>Not thread-safe: the owning collection serialises writers.
+ */
+public final class CollectionStorage implements Closeable {
+
+    /** A record and the ordinal it has in the collection's indexes. */
+    public record Placed(int ordinal, VectorRecord record) {}
+
+    /** Receives each live record once while the storage opens. */
+    @FunctionalInterface
+    public interface LoadSink {
+        void accept(int ordinal, VectorRecord record);
+    }
+
+    /**
+     * What opening found and every recovery decision it took, for tests and operators. Each
+     * decision is also logged with the record's keyed hash (never its id or content).
+     *
+     * @param droppedAsDeleted stored copies the tombstone journal names as deleted (a restored
+     *     snapshot, or a crash between a deletion's journal entry and its checkpoint)
+     * @param droppedAsSuperseded stored copies of a record at an ordinal a newer version holds;
+     *     a sound store never leaves one, so each is logged as a warning
+     * @param removedByLogDeletes records the write-ahead log's delete entries removed
+     * @param orphanFilesRemoved files no manifest names (a checkpoint cut short)
+     * @param idMapRebuilt whether the id map was rebuilt from the records (not closed cleanly)
+     * @param idMapRepairs id map entries added, changed or removed to agree with the records
+     */
+    public record OpenReport(int liveRecords, int droppedAsDeleted, int droppedAsSuperseded, int removedByLogDeletes,
+            WriteAheadLog.RecoveryReport wal, int orphanFilesRemoved, boolean idMapRebuilt, int idMapRepairs) {}
+
+    /** Counts of the open's recovery decisions, as they are taken. */
+    private static final class Decisions {
+        int deleted;
+        int superseded;
+        int logDeletes;
+    }
+
+    private record Live(int ordinal, VectorRecord record, long seq, KeyedHash.Hash subject, KeyedHash.Hash recordHash) {}
+
+    private static final byte PUT = 1, DELETE = 2;
+    private static final System.Logger LOG = System.getLogger(CollectionStorage.class.getName());
+
+    private final Path dir;
+    private final String collectionId;
+    private final KeyedHash.Hash collectionHash;
+    private final StoreContext ctx;
+    private final Map<Integer, Live> byOrdinal = new HashMap<>();
+    private final List<Map<Integer, Live>> buckets;
+    private final BitSet dirty = new BitSet();
+    /**
+     * Sealed bytes of records written since the last checkpoint (from the log), so the
+     * checkpoint copies them into segments instead of encrypting them again.
+     */
+    private final Map<Integer, SealedRecord> pendingSealed = new HashMap<>();
+    private Manifest manifest;
+    private WriteAheadLog wal;
+    private IdMap idMap;
+    private long nextSeq;
+    private int nextOrdinal;
+    private long walBytes;
+    private OpenReport openReport;
+    /** Set when the collection is dropped: its files are about to be deleted, nothing is written. */
+    private boolean dropped;
+    /** Set by a subject drop until {@link #purgeDeleted()} rebuilds the id map file. */
+    private boolean idMapNeedsFreshFile;
+
+    private CollectionStorage(Path dir, String collectionId, StoreContext ctx, int bucketCount) {
+        this.dir = dir;
+        this.collectionId = collectionId;
+        this.ctx = ctx;
+        this.collectionHash = ctx.hashes().of("collection", collectionId);
+        this.buckets = new ArrayList<>(bucketCount);
+        for (int i = 0; i < bucketCount; i++) {
+            buckets.add(new HashMap<>());
+        }
+    }
+
+    /**
+     * Opens a collection's storage in {@code dir}, handing every live record to {@code sink}.
+     * Records the tombstone journal names are dropped (and, by a checkpoint before this
+     * returns, physically removed); a torn log tail is dropped and reported.
+     *
+     * @param collectionId the collection's random incarnation id (from its meta file)
+     */
+    public static CollectionStorage open(Path dir, String collectionId, StoreContext ctx, LoadSink sink)
+            throws IOException {
+        Files.createDirectories(dir.resolve("segments"));
+        Manifest m = Files.exists(dir.resolve(Manifest.FILE)) ? Manifest.read(dir) : Manifest.empty(ctx.shardBuckets());
+        CollectionStorage s = new CollectionStorage(dir, collectionId, ctx, m.buckets());
+        s.manifest = m;
+        try {
+            s.load(sink);
+        } catch (IOException | RuntimeException e) {
+            s.closeQuietly();
+            throw e;
+        }
+        return s;
+    }
+
+    public OpenReport openReport() {
+        return openReport;
+    }
+
+    private void load(LoadSink sink) throws IOException {
+        int orphans = removeOrphans();
+        Decisions dropped = new Decisions();
+        long maxSeq = 0;
+        int maxOrdinal = -1;
+        for (Map.Entry<Integer, String> e : manifest.segments().entrySet()) {
+            Path f = dir.resolve("segments").resolve(e.getValue());
+            for (SealedRecord r : SegmentFiles.read(f, e.getKey())) {
+                admit(r, f, dropped);
+                maxSeq = Math.max(maxSeq, r.seq());
+                maxOrdinal = Math.max(maxOrdinal, r.ordinal());
+            }
+        }
+        long[] walMax = {0, -1};
+        WriteAheadLog.RecoveryReport[] report = new WriteAheadLog.RecoveryReport[1];
+        Path walDir = dir.resolve("wal");
+        wal = WriteAheadLog.open(walDir, ctx.durability(), (gen, payload) -> {
+            if (gen < manifest.walGeneration()) {
+                return; // already folded into segments by a checkpoint that crashed before deleting it
+            }
+            ByteBuffer b = ByteBuffer.wrap(payload);
+            byte type = b.get();
+            if (type == PUT) {
+                SealedRecord r = SealedRecord.read(new DataInputStream(
+                        new ByteArrayInputStream(payload, 1, payload.length - 1)));
+                admit(r, walDir, dropped);
+                Live admitted = byOrdinal.get(r.ordinal());
+                if (admitted != null && admitted.seq() == r.seq()) {
+                    pendingSealed.put(r.ordinal(), r);
+                }
+                // Only in the log so far: the next checkpoint must write it into its bucket.
+                dirty.set(bucketIndex(r.subject()));
+                walBytes += payload.length + 8;
+                walMax[0] = Math.max(walMax[0], r.seq());
+                walMax[1] = Math.max(walMax[1], r.ordinal());
+            } else if (type == DELETE) {
+                int ord = b.getInt();
+                long deletionSeq = b.getLong();
+                walMax[0] = Math.max(walMax[0], deletionSeq);
+                walBytes += payload.length + 8;
+                // The entry deletes what held the ordinal before the deletion, never a newer
+                // record that reused the ordinal (one loaded from a segment, for instance).
+                Live gone = byOrdinal.get(ord);
+                if (gone != null && gone.seq() < deletionSeq) {
+                    byOrdinal.remove(ord);
+                    bucket(gone.subject()).remove(ord);
+                    dirty.set(bucketIndex(gone.subject()));
+                    dropped.logDeletes++;
+                    LOG.log(Level.DEBUG, "{0}: record {1} (version {2}) removed by a logged delete at version {3}",
+                            dir, gone.recordHash(), gone.seq(), deletionSeq);
+                }
+            } else {
+                throw new CorruptFileException(walDir, "write-ahead log entry of unknown type " + type);
+            }
+        }, report);
+        wal.deleteBefore(manifest.walGeneration());
+        nextSeq = Math.max(Math.max(manifest.nextSeq(), Math.max(maxSeq, walMax[0]) + 1),
+                ctx.journal().maxSeq(collectionHash) + 1);
+        nextOrdinal = Math.max(manifest.nextOrdinal(), (int) Math.max(maxOrdinal, walMax[1]) + 1);
+
+        destroyKeysOfDroppedSubjects();
+        idMap = new IdMap(dir.resolve("idmap.cmap"), Math.max(1024, byOrdinal.size() * 2L));
+        boolean removedStored = dropped.deleted + dropped.superseded > 0;
+        int repairs = idMap.reconcile(liveHashes(), removedStored);
+        if (removedStored) {
+            // Something deleted after these files were written (a restored snapshot, or a crash
+            // between the journal entry and the checkpoint): remove it from the live files now.
+            checkpoint(true);
+        }
+        for (Live l : byOrdinal.values()) {
+            sink.accept(l.ordinal(), l.record());
+        }
+        openReport = new OpenReport(byOrdinal.size(), dropped.deleted, dropped.superseded, dropped.logDeletes, report[0],
+                orphans, idMap.rebuiltAtOpen(), repairs);
+        if (removedStored || orphans > 0 || report[0].tornBytesDropped() > 0 || openReport.idMapRebuilt()) {
+            LOG.log(Level.INFO, "{0}: opened with recovery: {1}", dir, openReport);
+        }
+    }
+
+    /**
+     * A crash between a subject drop's journal entry and its key destruction leaves the key in
+     * the keystore; finish the job. A scope with live records newer than the drop has a new key
+     * (the subject came back), which stays.
+     */
+    private void destroyKeysOfDroppedSubjects() throws IOException {
+        Map<KeyedHash.Hash, Long> newest = new HashMap<>();
+        for (Live l : byOrdinal.values()) {
+            newest.merge(l.subject(), l.seq(), Math::max);
+        }
+        for (Map.Entry<KeyedHash.Hash, Long> drop : ctx.journal().subjectDrops(collectionHash).entrySet()) {
+            Long latest = newest.get(drop.getKey());
+            if (latest == null || latest < drop.getValue()) {
+                ctx.keystore().destroy(drop.getKey());
+            }
+        }
+    }
+
+    /**
+     * Loads one stored copy of a record: decrypts and keeps it, unless the journal says it was
+     * deleted. Ordinals are reused, and segments load in no particular
+     * order, so an ordinal may be claimed by a deleted record and by the newer record that took
+     * its ordinal over: the copy with the higher sequence number holds the ordinal, and a
+     * deleted copy only ever removes itself, never a different record at its ordinal.
+     */
+    private void admit(SealedRecord r, Path where, Decisions dropped) throws IOException {
+        if (ctx.journal().isDeleted(collectionHash, r.record(), r.subject(), r.seq())) {
+            dropped.deleted++;
+            LOG.log(Level.INFO, "{0}: dropped a stored copy of record {1} (version {2}): the tombstone journal deletes it",
+                    where, r.record(), r.seq());
+            dirty.set(bucketIndex(r.subject()));
+            Live current = byOrdinal.get(r.ordinal());
+            if (current != null && current.seq() == r.seq() && current.recordHash().equals(r.record())) {
+                byOrdinal.remove(r.ordinal());
+                bucket(current.subject()).remove(r.ordinal());
+            }
+            return;
+        }
+        Live holder = byOrdinal.get(r.ordinal());
+        if (holder != null && holder.seq() > r.seq()) {
+            // A stale copy of a record whose ordinal a newer record took over: not live. Its
+            // bucket is rewritten without it at the checkpoint the open runs.
+            dropped.superseded++;
+            LOG.log(Level.WARNING, "{0}: dropped a stored copy of record {1} (version {2}): ordinal {3} is held by"
+                    + " record {4} (version {5}) and no deletion names the older copy", where, r.record(), r.seq(),
+                    r.ordinal(), holder.recordHash(), holder.seq());
+            dirty.set(bucketIndex(r.subject()));
+            return;
+        }
+        DataKey key = ctx.keystore().find(r.subject());
+        if (key == null) {
+            throw new CorruptFileException(where, "a record is sealed under a key the keystore does not hold and no"
+                    + " deletion names it (was the store opened with another keystore folder?)");
+        }
+        VectorRecord rec;
+        try {
+            byte[] plain = ctx.sealer().open(key, RecordCipher.aad(r.subject(), r.record(), r.seq()), r.sealed());
+            rec = RecordCodec.read(new DataInputStream(new ByteArrayInputStream(plain)));
+        } catch (AEADBadTagException e) {
+            throw new CorruptFileException(where, "a record does not decrypt: its bytes, its header or its key"
+                    + " were changed (wrong master key?)", e);
+        }
+        if (!ctx.hashes().record(rec.tenant(), rec.id()).equals(r.record())
+                || !subjectHash(rec.tenant(), rec.subject()).equals(r.subject())) {
+            throw new CorruptFileException(where, "a record decrypts but its tenant, subject or id do not match"
+                    + " the hashes stored with it");
+        }
+        Live old = byOrdinal.put(r.ordinal(), new Live(r.ordinal(), rec, r.seq(), r.subject(), r.record()));
+        if (old != null) {
+            bucket(old.subject()).remove(r.ordinal());
+            dirty.set(bucketIndex(old.subject()));
+        }
+        bucket(r.subject()).put(r.ordinal(), byOrdinal.get(r.ordinal()));
+    }
+
+    /** Deletes segment files the manifest does not name and temporary files of a crashed write. */
+    private int removeOrphans() throws IOException {
+        Set<String> named = new HashSet<>(manifest.segments().values());
+        int removed = 0;
+        try (DirectoryStream<Path> files = Files.newDirectoryStream(dir.resolve("segments"))) {
+            for (Path f : files) {
+                if (!named.contains(f.getFileName().toString())) {
+                    Files.delete(f);
+                    removed++;
+                    LOG.log(Level.INFO, "{0}: removed {1}, which no manifest names (a checkpoint cut short)", dir, f.getFileName());
+                }
+            }
+        }
+        Files.deleteIfExists(dir.resolve(Manifest.FILE + ".tmp"));
+        return removed;
+    }
+
+    // ---- writes ----------------------------------------------------------------------------
+
+    /** The next free ordinal (the collection may also reuse ordinals it freed). */
+    public int nextOrdinal() {
+        return nextOrdinal;
+    }
+
+    /**
+     * Durably stores a batch. {@code replaced} are the records the batch supersedes (same
+     * tenant and id); their old versions are deleted in the same log write. The id map still
+     * resolves the batch's ids as before (the replaced versions, or nothing) until
+     * {@link #publishIds}: the caller makes the new records readable first, so a lookup never
+     * falls into the gap between the two versions.
+     */
+    public void put(List<Placed> batch, List<Placed> replaced) throws IOException {
+        List<byte[]> entries = new ArrayList<>(batch.size() + replaced.size());
+        List<Live> added = new ArrayList<>(batch.size());
+        for (Placed p : replaced) {
+            entries.add(deleteEntry(p.ordinal(), nextSeq));
+        }
+        for (Placed p : batch) {
+            long seq = nextSeq++;
+            VectorRecord r = p.record();
+            KeyedHash.Hash subject = subjectHash(r.tenant(), r.subject());
+            KeyedHash.Hash record = ctx.hashes().record(r.tenant(), r.id());
+            DataKey key = ctx.keystore().getOrCreate(subject);
+            byte[] sealed = ctx.sealer().seal(key, RecordCipher.aad(subject, record, seq), encode(r));
+            SealedRecord s = new SealedRecord(p.ordinal(), seq, subject, record, sealed);
+            ByteArrayOutputStream bytes = new ByteArrayOutputStream(sealed.length + 96);
+            DataOutputStream out = new DataOutputStream(bytes);
+            out.writeByte(PUT);
+            s.write(out);
+            entries.add(bytes.toByteArray());
+            added.add(new Live(p.ordinal(), r, seq, subject, record));
+            pendingSealed.put(p.ordinal(), s);
+        }
+        long end = wal.append(entries);
+        wal.sync(end);
+        for (byte[] e : entries) {
+            walBytes += e.length + 8;
+        }
+        for (Placed p : replaced) {
+            forget(p.ordinal(), false); // its id is remapped to the new version by publishIds
+        }
+        for (Live l : added) {
+            Live old = byOrdinal.put(l.ordinal(), l);
+            if (old != null) {
+                bucket(old.subject()).remove(l.ordinal());
+            }
+            bucket(l.subject()).put(l.ordinal(), l);
+            dirty.set(bucketIndex(l.subject()));
+            nextOrdinal = Math.max(nextOrdinal, l.ordinal() + 1);
+        }
+    }
+
+    /** Points the id map at a stored batch's new records (see {@link #put}). */
+    public void publishIds(List<Placed> batch) {
+        for (Placed p : batch) {
+            Live l = byOrdinal.get(p.ordinal());
+            if (l != null) {
+                idMap.put(l.recordHash(), l.ordinal());
+            }
+        }
+    }
+
+    /** Checkpoints when the log has grown past {@code checkpointBytes}. */
+    public void checkpointIfDue() throws IOException {
+        checkpoint(false);
+    }
+
+    /**
+     * Deletes records durably: journal entry, then log entry. Their ciphertext leaves the live
+     * files at {@link #purgeDeleted()}, which the caller runs next.
+     */
+    public void delete(List<Placed> removed) throws IOException {
+        if (removed.isEmpty()) {
+            return;
+        }
+        long seq = nextSeq++;
+        List<KeyedHash.Hash> hashes = new ArrayList<>();
+        for (Placed p : removed) {
+            hashes.add(ctx.hashes().record(p.record().tenant(), p.record().id()));
+        }
+        ctx.journal().recordsDeleted(collectionHash, hashes, seq);
+        List<byte[]> entries = new ArrayList<>();
+        for (Placed p : removed) {
+            entries.add(deleteEntry(p.ordinal(), seq));
+        }
+        wal.sync(wal.append(entries));
+        for (Placed p : removed) {
+            forget(p.ordinal());
+        }
+    }
+
+    /**
+     * Deletes every record of one (tenant, subject) in this collection and destroys the scope's
+     * data key, so any copy of its ciphertext anywhere (old log generations, snapshots,
+     * backups) is unreadable. {@link #purgeDeleted()}, which the caller runs next, then
+     * rewrites the live files without it.
+     */
+    public void dropSubject(String tenant, String subject, List<Placed> removed) throws IOException {
+        KeyedHash.Hash scope = subjectHash(tenant, subject);
+        long seq = nextSeq++;
+        ctx.journal().subjectDropped(collectionHash, scope, seq);
+        List<byte[]> entries = new ArrayList<>();
+        for (Placed p : removed) {
+            entries.add(deleteEntry(p.ordinal(), seq));
+        }
+        if (!entries.isEmpty()) {
+            wal.sync(wal.append(entries));
+        }
+        for (Placed p : removed) {
+            forget(p.ordinal());
+        }
+        ctx.keystore().destroy(scope);
+        idMapNeedsFreshFile = true;
+    }
+
+    /**
+     * Removes deleted records' ciphertext from the live files: a forced checkpoint, and after a
+     * subject drop a fresh id map file (Chronicle Map keeps removed entries' bytes). If this
+     * fails the deletion still stands (it is journaled); the next checkpoint retries.
+     */
+    public void purgeDeleted() throws IOException {
+        checkpoint(true);
+        if (idMapNeedsFreshFile) {
+            idMap.reconcile(liveHashes(), true);
+            idMapNeedsFreshFile = false;
+        }
+    }
+
+    /** Destroys the keys of every scope this collection holds; used when it is dropped. */
+    public void destroyAllKeys() throws IOException {
+        dropped = true;
+        ctx.journal().collectionDropped(collectionHash);
+        Set<KeyedHash.Hash> scopes = new HashSet<>();
+        for (Live l : byOrdinal.values()) {
+            scopes.add(l.subject());
+        }
+        for (KeyedHash.Hash s : scopes) {
+            ctx.keystore().destroy(s);
+        }
+    }
+
+    /**
+     * Finishes the drop of a collection found on disk although the journal says it was
+     * dropped: destroys the key of every scope its files name (read from the clear-text
+     * headers, nothing is decrypted). The caller then deletes the folder.
+     */
+    public static void purgeDropped(Path dir, String collectionId, StoreContext ctx) throws IOException {
+        Set<KeyedHash.Hash> scopes = new HashSet<>();
+        if (Files.exists(dir.resolve(Manifest.FILE))) {
+            Manifest m = Manifest.read(dir);
+            for (Map.Entry<Integer, String> e : m.segments().entrySet()) {
+                Path f = dir.resolve("segments").resolve(e.getValue());
+                if (Files.exists(f)) {
+                    for (SealedRecord r : SegmentFiles.read(f, e.getKey())) {
+                        scopes.add(r.subject());
+                    }
+                }
+            }
+        }
+        if (Files.isDirectory(dir.resolve("wal"))) {
+            WriteAheadLog.open(dir.resolve("wal"), Durability.ASYNC, (gen, payload) -> {
+                if (payload.length > 0 && payload[0] == PUT) {
+                    scopes.add(SealedRecord.read(new DataInputStream(
+                            new ByteArrayInputStream(payload, 1, payload.length - 1))).subject());
+                }
+            }, null).close();
+        }
+        for (KeyedHash.Hash s : scopes) {
+            ctx.keystore().destroy(s);
+        }
+    }
+
+    private void forget(int ordinal) {
+        forget(ordinal, true);
+    }
+
+    private void forget(int ordinal, boolean unmapId) {
+        pendingSealed.remove(ordinal);
+        Live gone = byOrdinal.remove(ordinal);
+        if (gone != null) {
+            bucket(gone.subject()).remove(ordinal);
+            dirty.set(bucketIndex(gone.subject()));
+            if (unmapId) {
+                idMap.remove(gone.recordHash());
+            }
+        }
+    }
+
+    private static byte[] deleteEntry(int ordinal, long seq) {
+        return ByteBuffer.allocate(13).put(DELETE).putInt(ordinal).putLong(seq).array();
+    }
+
+    private static byte[] encode(VectorRecord r) {
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        try {
+            RecordCodec.write(new DataOutputStream(bytes), r);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return bytes.toByteArray();
+    }
+
+    // ---- lookups ---------------------------------------------------------------------------
+
+    /** The ordinal of (tenant, id), or -1: a lookup in the persistent id map. */
+    public int ordinalOf(String tenant, String id) {
+        return idMap.get(ctx.hashes().record(tenant, id));
+    }
+
+    /** Number of live records. */
+    public int size() {
+        return byOrdinal.size();
+    }
+
+    /**
+     * Destroys the data key of (tenant, subject) after its records were deleted, journaling the
+     * drop first (so a restore drops whatever the key sealed). Does nothing when the scope never
+     * had a key here.
+     *
+     * @return true if a key was destroyed
+     */
+    public boolean destroySubjectKey(String tenant, String subject) throws IOException {
+        KeyedHash.Hash scope = subjectHash(tenant, subject);
+        if (ctx.keystore().find(scope) == null) {
+            return false;
+        }
+        ctx.journal().subjectDropped(collectionHash, scope, nextSeq++);
+        return ctx.keystore().destroy(scope);
+    }
+
+    /** Whether the data key of (tenant, subject) in this collection still exists. */
+    public boolean hasKey(String tenant, String subject) throws IOException {
+        return ctx.keystore().find(subjectHash(tenant, subject)) != null;
+    }
+
+    /** The version (write sequence number) of a live record, or -1. */
+    public long versionOf(int ordinal) {
+        Live l = byOrdinal.get(ordinal);
+        return l == null ? -1 : l.seq();
+    }
+
+    /** What a byte scan for deleted records found: occurrences and the files holding them. */
+    public record Residue(long occurrences, List<String> files, int filesScanned) {}
+
+    /**
+     * Byte-scans every live file that could hold a copy of these (deleted) records: the
+     * segments of their shard buckets and every write-ahead log generation. It looks for the
+     * keyed hash each sealed copy carries in clear, at any offset, so a copy is found whether or
+     * not the file still parses. (The id map is not scanned: a removed entry's key bytes may stay
+     * in its free space, and they are the same keyed hash the tombstone journal keeps on purpose;
+     * the map is checked by lookup instead.)
+     */
+    public Residue scanForCopies(List<VectorRecord> deleted) throws IOException {
+        List<byte[]> needles = new ArrayList<>(deleted.size());
+        Set<Path> files = new java.util.TreeSet<>();
+        for (VectorRecord r : deleted) {
+            needles.add(ctx.hashes().record(r.tenant(), r.id()).bytes());
+            String seg = manifest.segments().get(bucketIndex(subjectHash(r.tenant(), r.subject())));
+            if (seg != null) {
+                files.add(dir.resolve("segments").resolve(seg));
+            }
+        }
+        if (needles.isEmpty()) {
+            return new Residue(0, List.of(), 0);
+        }
+        try (DirectoryStream<Path> wals = Files.newDirectoryStream(dir.resolve("wal"))) {
+            wals.forEach(files::add);
+        }
+        long found = 0;
+        List<String> holding = new ArrayList<>();
+        int scanned = 0;
+        for (Path f : files) {
+            if (!Files.isRegularFile(f)) {
+                continue;
+            }
+            scanned++;
+            int n = dev.nepenthe.core.internal.io.ForensicScan.countAny(Files.readAllBytes(f), needles);
+            if (n > 0) {
+                found += n;
+                holding.add(dir.relativize(f).toString());
+            }
+        }
+        return new Residue(found, holding, scanned);
+    }
+
+    /**
+     * Rewrites a snapshot copy of a collection (a folder written by {@link #snapshotTo}) without
+     * the sealed records whose keyed hashes are given: each segment holding one is replaced by a
+     * new file, then the snapshot's manifest names the new files. Nothing is decrypted (the hashes
+     * are in the clear headers).
+     *
+     * @return how many sealed records were removed
+     */
+    public static int purgeSnapshotCopy(Path snapshotDir, Set<KeyedHash.Hash> recordHashes) throws IOException {
+        if (!Files.exists(snapshotDir.resolve(Manifest.FILE))) {
+            return 0;
+        }
+        Manifest m = Manifest.read(snapshotDir);
+        Map<Integer, String> segments = new HashMap<>(m.segments());
+        List<String> superseded = new ArrayList<>();
+        long nextSegment = m.nextSegmentId();
+        int removed = 0;
+        for (Map.Entry<Integer, String> e : m.segments().entrySet()) {
+            Path f = snapshotDir.resolve("segments").resolve(e.getValue());
+            List<SealedRecord> records = SegmentFiles.read(f, e.getKey());
+            List<SealedRecord> kept = records.stream().filter(r -> !recordHashes.contains(r.record())).toList();
+            if (kept.size() == records.size()) {
+                continue;
+            }
+            removed += records.size() - kept.size();
+            superseded.add(e.getValue());
+            if (kept.isEmpty()) {
+                segments.remove(e.getKey());
+                continue;
+            }
+            String name = SegmentFiles.name(e.getKey(), nextSegment++);
+            SegmentFiles.write(snapshotDir.resolve("segments").resolve(name), e.getKey(), kept);
+            segments.put(e.getKey(), name);
+        }
+        if (removed == 0) {
+            return 0;
+        }
+        ChecksummedFiles.fsyncDirectory(snapshotDir.resolve("segments"));
+        new Manifest(m.buckets(), m.nextSeq(), m.nextOrdinal(), m.walGeneration(), nextSegment, segments).write(snapshotDir);
+        for (String old : superseded) {
+            Files.deleteIfExists(snapshotDir.resolve("segments").resolve(old));
+        }
+        ChecksummedFiles.fsyncDirectory(snapshotDir.resolve("segments"));
+        return removed;
+    }
+
+    /** Occurrences of the given keyed hashes in any file of a snapshot copy of a collection. */
+    public static long scanSnapshotCopy(Path snapshotDir, List<byte[]> recordHashes) throws IOException {
+        long found = 0;
+        if (!Files.isDirectory(snapshotDir) || recordHashes.isEmpty()) {
+            return 0;
+        }
+        try (java.util.stream.Stream<Path> files = Files.walk(snapshotDir)) {
+            for (Path f : files.filter(Files::isRegularFile).toList()) {
+                found += dev.nepenthe.core.internal.io.ForensicScan.countAny(Files.readAllBytes(f), recordHashes);
+            }
+        }
+        return found;
+    }
+
+    /** The write sequence number the next write will get: a snapshot taken now holds every version below it. */
+    public long nextVersion() {
+        return nextSeq;
+    }
+
+    // ---- checkpoints and snapshots ---------------------------------------------------------
+
+    /**
+     * Folds the log into segments: rotate the log, rewrite each dirty bucket's segment (from
+     * the live records, sealed afresh), commit a manifest naming the new files, then delete the
+     * superseded segments and log generations.
+     *
+     * @param force checkpoint even when the log is small (deletions always force one)
+     */
+    public void checkpoint(boolean force) throws IOException {
+        if (!force && walBytes < ctx.checkpointBytes()) {
+            return;
+        }
+        long gen = wal.rotate();
+        Map<Integer, String> segments = new HashMap<>(manifest.segments());
+        List<String> superseded = new ArrayList<>();
+        long nextSegment = manifest.nextSegmentId();
+        for (int b = dirty.nextSetBit(0); b >= 0; b = dirty.nextSetBit(b + 1)) {
+            String old = segments.remove(b);
+            if (old != null) {
+                superseded.add(old);
+            }
+            Map<Integer, Live> members = buckets.get(b);
+            if (members.isEmpty()) {
+                continue;
+            }
+            // Sealed bytes come from the log write (new records) or the bucket's previous segment
+            // (unchanged records); nothing is encrypted twice.
+            Map<Integer, SealedRecord> previous = new HashMap<>();
+            if (old != null) {
+                for (SealedRecord r : SegmentFiles.read(dir.resolve("segments").resolve(old), b)) {
+                    previous.put(r.ordinal(), r);
+                }
+            }
+            List<SealedRecord> sealed = new ArrayList<>(members.size());
+            for (Live l : members.values().stream().sorted(Comparator.comparingInt(Live::ordinal)).toList()) {
+                SealedRecord r = pendingSealed.remove(l.ordinal());
+                if (r == null || r.seq() != l.seq()) {
+                    r = previous.get(l.ordinal());
+                }
+                sealed.add(r != null && r.seq() == l.seq() ? r : reseal(l));
+            }
+            String name = SegmentFiles.name(b, nextSegment++);
+            SegmentFiles.write(dir.resolve("segments").resolve(name), b, sealed);
+            segments.put(b, name);
+        }
+        ChecksummedFiles.fsyncDirectory(dir.resolve("segments"));
+        manifest = new Manifest(manifest.buckets(), nextSeq, nextOrdinal, gen, nextSegment, segments);
+        manifest.write(dir);
+        for (String s : superseded) {
+            Files.deleteIfExists(dir.resolve("segments").resolve(s));
+            CrashPoints.reached("checkpoint.deleted-segment");
+        }
+        ChecksummedFiles.fsyncDirectory(dir.resolve("segments"));
+        wal.deleteBefore(gen);
+        dirty.clear();
+        pendingSealed.clear();
+        walBytes = 0;
+    }
+
+    private SealedRecord reseal(Live l) {
+        try {
+            DataKey key = ctx.keystore().find(l.subject());
+            if (key == null) {
+                throw new IllegalStateException("live record's scope has no key");
+            }
+            byte[] sealed = ctx.sealer().seal(key, RecordCipher.aad(l.subject(), l.recordHash(), l.seq()), encode(l.record()));
+            return new SealedRecord(l.ordinal(), l.seq(), l.subject(), l.recordHash(), sealed);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /**
+     * Copies a consistent image of this collection's data files into {@code target}: the
+     * manifest and the segments it names. The caller checkpoints first and lets no write in
+     * until the copy is done, so the log holds nothing the segments lack. The keystore is
+     * never copied.
+     */
+    public void snapshotTo(Path target) throws IOException {
+        if (walBytes > 0 || !dirty.isEmpty()) {
+            throw new IllegalStateException("snapshot needs a checkpoint first: the log holds unfolded writes");
+        }
+        Files.createDirectories(target.resolve("segments"));
+        for (String s : manifest.segments().values()) {
+            Files.copy(dir.resolve("segments").resolve(s), target.resolve("segments").resolve(s),
+                    StandardCopyOption.COPY_ATTRIBUTES);
+        }
+        Files.copy(dir.resolve(Manifest.FILE), target.resolve(Manifest.FILE));
+    }
+
+    private KeyedHash.Hash subjectHash(String tenant, String subject) {
+        return ctx.hashes().of("subject", collectionId, tenant, subject == null ? "" : subject);
+    }
+
+    private Map<KeyedHash.Hash, Integer> liveHashes() {
+        Map<KeyedHash.Hash, Integer> live = new HashMap<>(byOrdinal.size() * 2);
+        for (Live l : byOrdinal.values()) {
+            live.put(l.recordHash(), l.ordinal());
+        }
+        return live;
+    }
+
+    private int bucketIndex(KeyedHash.Hash subject) {
+        byte[] b = subject.bytes();
+        int h = ((b[0] & 0xFF) << 24) | ((b[1] & 0xFF) << 16) | ((b[2] & 0xFF) << 8) | (b[3] & 0xFF);
+        return Math.floorMod(h, buckets.size());
+    }
+
+    private Map<Integer, Live> bucket(KeyedHash.Hash subject) {
+        return buckets.get(bucketIndex(subject));
+    }
+
+    @Override
+    public void close() throws IOException {
+        try {
+            if (!dropped && (walBytes > 0 || !dirty.isEmpty() || idMapNeedsFreshFile)) {
+                purgeDeleted();
+            }
+        } finally {
+            closeQuietly();
+        }
+    }
+
+    private void closeQuietly() {
+        try {
+            if (wal != null) {
+                wal.close();
+            }
+        } catch (IOException e) {
+            LOG.log(Level.WARNING, "closing the write-ahead log of {0} failed: {1}", dir, e.getMessage());
+        }
+        if (idMap != null) {
+            try {
+                idMap.close();
+            } catch (IOException e) {
+                LOG.log(Level.WARNING, "closing the id map of {0} failed: {1}", dir, e.getMessage());
+            }
+        }
+    }
+}

@@ -1,0 +1,223 @@
+package dev.nepenthe.core.internal.storage;
+
+import dev.nepenthe.core.internal.crypto.KeyedHash;
+import java.io.Closeable;
+import java.io.IOException;
+import java.lang.System.Logger.Level;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import net.openhft.chronicle.map.ChronicleMap;
+
+/**
+ * Persistent, off-heap map from a record's keyed hash (tenant and id) to its ordinal, on
+ * Chronicle Map.
+ *
+ * <p>Chronicle Map leaves a removed entry's bytes in its file, so nothing here is subject data:
+ * keys are keyed hashes, values ordinals. The map is derived from the segments: it is checked
+ * against them at every open and rebuilt from scratch (a new file) when a subject is forgotten,
+ * so even the hashes of forgotten records leave the file.
+ */
+final class IdMap implements Closeable {
+
+    private static final byte[] KEY_SAMPLE = new byte[KeyedHash.LENGTH];
+    private static final System.Logger LOG = System.getLogger(IdMap.class.getName());
+
+    private final Path file;
+    private long capacity;
+    private volatile ChronicleMap<byte[], Long> map;
+    private final java.util.concurrent.locks.ReentrantReadWriteLock swap = new java.util.concurrent.locks.ReentrantReadWriteLock();
+    /** Whether the first open found the file not closed cleanly (or unreadable) and started afresh. */
+    private boolean rebuiltAtOpen;
+    /** Replacement files made so far, for their unique names. */
+    private int replacements;
+
+    IdMap(Path file, long capacity) throws IOException {
+        this.file = file;
+        this.capacity = capacity;
+        this.map = open();
+    }
+
+    boolean rebuiltAtOpen() {
+        return rebuiltAtOpen;
+    }
+
+    private ChronicleMap<byte[], Long> open() throws IOException {
+        var builder = builder(capacity);
+        Path closedMarker = closedMarker();
+        boolean cleanlyClosed = Files.exists(closedMarker);
+        Files.deleteIfExists(closedMarker);
+        // Copies a crash cut short (a replacement is moved over the map only once complete).
+        try (var leftovers = Files.newDirectoryStream(file.getParent(), file.getFileName() + ".grow*")) {
+            for (Path p : leftovers) {
+                Files.delete(p);
+            }
+        }
+        if (Files.exists(file) && !cleanlyClosed) {
+            // Not closed cleanly: the process was killed, perhaps while holding one of the map's
+            // segment locks (the next access would wait for it forever) or while creating the
+            // file (Chronicle's recovery then waits minutes for a header that never completes).
+            // The map is derived from the segments and reconciled against them after every open,
+            // so a new file loses nothing: start one instead of recovering.
+            LOG.log(Level.INFO, "{0}: not closed cleanly; rebuilding it from the segments", file);
+            Files.delete(file);
+            rebuiltAtOpen = true;
+        }
+        try {
+            return builder.createPersistedTo(file.toFile());
+        } catch (IOException | RuntimeException e) {
+            // A clean-close marker over a file that still does not open: rebuild it the same way.
+            LOG.log(Level.WARNING, "{0}: id map unreadable ({1}); rebuilding it from the segments", file, e.toString());
+            Files.deleteIfExists(file);
+            rebuiltAtOpen = true;
+            return builder.createPersistedTo(file.toFile());
+        }
+    }
+
+    private static net.openhft.chronicle.map.ChronicleMapBuilder<byte[], Long> builder(long entries) {
+        return ChronicleMap.of(byte[].class, Long.class)
+                .name("nepenthe-idmap")
+                .constantKeySizeBySample(KEY_SAMPLE)
+                .entries(entries)
+                // Tolerates some growth past the declared size; put() moves to a larger file
+                // long before this runs out.
+                .maxBloatFactor(4);
+    }
+
+    /** Present only between a clean close and the next open. */
+    private Path closedMarker() {
+        return file.resolveSibling(file.getFileName() + ".closed");
+    }
+
+    /**
+     * Lock-free for readers in all but name: the read side of {@link #swap} only keeps a lookup
+     * off a map that is being replaced and closed (a closed Chronicle Map must not be touched);
+     * the write side is held for the reference swap alone, never while a file is built.
+     */
+    int get(KeyedHash.Hash record) {
+        swap.readLock().lock();
+        try {
+            Long v = map.get(record.bytes());
+            return v == null ? -1 : (int) (long) v;
+        } finally {
+            swap.readLock().unlock();
+        }
+    }
+
+    /** Writers (the collection's writer mutex) call this and {@link #remove} one at a time. */
+    void put(KeyedHash.Hash record, int ordinal) {
+        if (map.size() >= capacity) {
+            grow();
+        }
+        map.put(record.bytes(), (long) ordinal);
+    }
+
+    /**
+     * A Chronicle Map cannot grow past a multiple of the size it was created for, so a map that
+     * fills up is copied into a file four times the size, which then replaces it. Amortised over
+     * the inserts that filled it, the copy costs a few puts per insert. A crash midway leaves
+     * either file, both valid (and the map is reconciled against the segments at every open).
+     */
+    private void grow() {
+        long bigger = Math.max(1024, capacity * 4);
+        replaceWith(bigger, next -> map.forEach(next::put));
+    }
+
+    /**
+     * Builds a new map file beside the current one, fills it, moves it over the current file and
+     * swaps it in; lookups use the old map until the swap and the new one after it.
+     */
+    private void replaceWith(long newCapacity, java.util.function.Consumer<ChronicleMap<byte[], Long>> fill) {
+        // A fresh name each time: Chronicle Map refuses to map a second file under a path it
+        // still has open in this process (it hands back the open map instead).
+        Path tmp = file.resolveSibling(file.getFileName() + ".grow-" + (++replacements));
+        ChronicleMap<byte[], Long> next = null;
+        try {
+            Files.deleteIfExists(tmp);
+            next = builder(newCapacity).createPersistedTo(tmp.toFile());
+            fill.accept(next);
+            // The new map stays open and serves as it is; only its name changes.
+            Files.move(tmp, file, java.nio.file.StandardCopyOption.REPLACE_EXISTING,
+                    java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+        } catch (IOException | RuntimeException e) {
+            if (next != null) {
+                next.close();
+            }
+            try {
+                Files.deleteIfExists(tmp);
+            } catch (IOException suppressed) {
+                e.addSuppressed(suppressed);
+            }
+            throw e instanceof IOException io ? new java.io.UncheckedIOException("replacing the id map " + file + " failed", io)
+                    : (RuntimeException) e;
+        }
+        capacity = newCapacity;
+        ChronicleMap<byte[], Long> old;
+        swap.writeLock().lock();
+        try {
+            old = map;
+            map = next;
+        } finally {
+            swap.writeLock().unlock();
+        }
+        // The old file is already unlinked; closing unmaps its last bytes.
+        old.close();
+    }
+
+    void remove(KeyedHash.Hash record) {
+        map.remove(record.bytes());
+    }
+
+    int size() {
+        return map.size();
+    }
+
+    /**
+     * Makes the map hold exactly {@code live}. With {@code freshFile}, the file is deleted and
+     * recreated first, so no removed entry's bytes survive in it.
+     *
+     * @return how many entries had to change (0 when the map already agreed)
+     */
+    int reconcile(Map<KeyedHash.Hash, Integer> live, boolean freshFile) throws IOException {
+        List<byte[]> stale = new ArrayList<>();
+        for (byte[] k : map.keySet()) {
+            if (!live.containsKey(new KeyedHash.Hash(k))) {
+                stale.add(k);
+            }
+        }
+        List<Map.Entry<KeyedHash.Hash, Integer>> wrong = new ArrayList<>();
+        for (Map.Entry<KeyedHash.Hash, Integer> e : live.entrySet()) {
+            Long v = map.get(e.getKey().bytes());
+            if (v == null || v != (long) e.getValue()) {
+                wrong.add(e);
+            }
+        }
+        if (freshFile) {
+            // A new file holding exactly the live entries, swapped in whole: lookups meanwhile
+            // still see the old (complete) map, never a half-filled one.
+            long cap = Math.max(capacity, Math.max(1024, live.size() * 2L));
+            try {
+                replaceWith(cap, next -> live.forEach((k, v) -> next.put(k.bytes(), (long) v)));
+            } catch (java.io.UncheckedIOException e) {
+                throw e.getCause();
+            }
+        } else {
+            stale.forEach(map::remove);
+            wrong.forEach(e -> put(e.getKey(), e.getValue()));
+        }
+        return stale.size() + wrong.size();
+    }
+
+    @Override
+    public void close() throws IOException {
+        swap.writeLock().lock();
+        try {
+            map.close();
+        } finally {
+            swap.writeLock().unlock();
+        }
+        Files.createFile(closedMarker());
+    }
+}

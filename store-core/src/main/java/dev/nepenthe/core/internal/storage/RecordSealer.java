@@ -1,0 +1,30 @@
+package dev.nepenthe.core.internal.storage;
+
+import dev.nepenthe.core.internal.crypto.DataKey;
+import dev.nepenthe.core.internal.crypto.RecordCipher;
+import javax.crypto.AEADBadTagException;
+
+/**
+ * How record bytes are sealed before they reach a file. The store always uses
+ * {@link #AES_GCM}; the interface exists so the ingest benchmark can measure, in the same run,
+ * what encryption costs against a pass-through of its own (which never ships in the store).
+ */
+public interface RecordSealer {
+
+    byte[] seal(DataKey key, byte[] aad, byte[] plaintext);
+
+    byte[] open(DataKey key, byte[] aad, byte[] sealed) throws AEADBadTagException;
+
+    /** AES-256-GCM with a fresh nonce per record (see {@link RecordCipher}). */
+    RecordSealer AES_GCM = new RecordSealer() {
+        @Override
+        public byte[] seal(DataKey key, byte[] aad, byte[] plaintext) {
+            return RecordCipher.seal(key, aad, plaintext);
+        }
+
+        @Override
+        public byte[] open(DataKey key, byte[] aad, byte[] sealed) throws AEADBadTagException {
+            return RecordCipher.open(key, aad, sealed);
+        }
+    };
+}

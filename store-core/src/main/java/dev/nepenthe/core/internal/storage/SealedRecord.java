@@ -1,0 +1,46 @@
+package dev.nepenthe.core.internal.storage;
+
+import dev.nepenthe.core.internal.crypto.KeyedHash;
+import java.io.DataInput;
+import java.io.DataOutput;
+import java.io.IOException;
+
+/**
+ * A record as it rests on disk: encrypted under its subject's key, with only keyed hashes,
+ * its ordinal and its version (a collection-wide sequence number) in the clear.
+ *
+ * @param ordinal the record's ordinal in the collection's indexes
+ * @param seq the version: the sequence number of the write that stored it
+ * @param subject keyed hash of (collection, tenant, subject): which key decrypts it
+ * @param record keyed hash of (tenant, id)
+ * @param sealed AES-GCM of the record's bytes, bound to (subject, record, seq)
+ */
+public record SealedRecord(int ordinal, long seq, KeyedHash.Hash subject, KeyedHash.Hash record, byte[] sealed) {
+
+    static final int MAX_SEALED = 64 << 20;
+
+    void write(DataOutput out) throws IOException {
+        out.writeInt(ordinal);
+        out.writeLong(seq);
+        out.write(subject.bytes());
+        out.write(record.bytes());
+        out.writeInt(sealed.length);
+        out.write(sealed);
+    }
+
+    static SealedRecord read(DataInput in) throws IOException {
+        int ordinal = in.readInt();
+        long seq = in.readLong();
+        byte[] s = new byte[KeyedHash.LENGTH];
+        in.readFully(s);
+        byte[] r = new byte[KeyedHash.LENGTH];
+        in.readFully(r);
+        int len = in.readInt();
+        if (ordinal < 0 || len < 0 || len > MAX_SEALED) {
+            throw new IOException("sealed record with ordinal " + ordinal + " and length " + len + " is impossible");
+        }
+        byte[] sealed = new byte[len];
+        in.readFully(sealed);
+        return new SealedRecord(ordinal, seq, new KeyedHash.Hash(s), new KeyedHash.Hash(r), sealed);
+    }
+}

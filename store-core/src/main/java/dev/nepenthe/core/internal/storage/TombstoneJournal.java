@@ -1,0 +1,146 @@
+package dev.nepenthe.core.internal.storage;
+
+import dev.nepenthe.core.Durability;
+import dev.nepenthe.core.internal.crypto.KeyedHash;
+import java.io.ByteArrayOutputStream;
+import java.io.Closeable;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The durable record of what was deleted, kept in the keystore folder, apart from the data:
+ * a snapshot of the data folder restored later cannot undo a deletion made after it, because
+ * every open replays this journal and drops what it names before serving anything.
+ *
+ * <p>Entries hold keyed hashes and sequence numbers only, never ids or content: "record R of
+ * collection C was deleted at version S", "every record of subject-scope K in C up to S", and
+ * "collection C was dropped".
+ */
+public final class TombstoneJournal implements Closeable {
+
+    private static final byte RECORD = 1, SUBJECT = 2, COLLECTION = 3;
+    /** Generations kept before the journal is compacted into one at open. */
+    private static final int MAX_GENERATIONS = 8;
+
+    private final WriteAheadLog log;
+    private final Map<KeyedHash.Hash, Map<KeyedHash.Hash, Long>> records = new HashMap<>();
+    private final Map<KeyedHash.Hash, Map<KeyedHash.Hash, Long>> subjects = new HashMap<>();
+    private final Map<KeyedHash.Hash, Long> maxSeq = new HashMap<>();
+    private final java.util.Set<KeyedHash.Hash> droppedCollections = new java.util.HashSet<>();
+
+    private TombstoneJournal(WriteAheadLog log) {
+        this.log = log;
+    }
+
+    public static TombstoneJournal open(Path folder) throws IOException {
+        List<byte[]> entries = new ArrayList<>();
+        WriteAheadLog wal = WriteAheadLog.open(folder, Durability.SYNC, (g, p) -> entries.add(p), null);
+        TombstoneJournal j = new TombstoneJournal(wal);
+        for (byte[] e : entries) {
+            j.apply(e);
+        }
+        if (wal.generations().size() > MAX_GENERATIONS) {
+            long gen = wal.rotate();
+            wal.sync(wal.append(entries));
+            wal.deleteBefore(gen);
+        }
+        return j;
+    }
+
+    private void apply(byte[] e) {
+        ByteBuffer b = ByteBuffer.wrap(e);
+        byte type = b.get();
+        KeyedHash.Hash collection = hash(b);
+        if (type == COLLECTION) {
+            droppedCollections.add(collection);
+            return;
+        }
+        KeyedHash.Hash key = hash(b);
+        long seq = b.getLong();
+        Map<KeyedHash.Hash, Map<KeyedHash.Hash, Long>> target = type == RECORD ? records : subjects;
+        target.computeIfAbsent(collection, c -> new HashMap<>()).merge(key, seq, Math::max);
+        maxSeq.merge(collection, seq, Math::max);
+    }
+
+    private static KeyedHash.Hash hash(ByteBuffer b) {
+        byte[] h = new byte[KeyedHash.LENGTH];
+        b.get(h);
+        return new KeyedHash.Hash(h);
+    }
+
+    private static byte[] entry(byte type, KeyedHash.Hash collection, KeyedHash.Hash key, long seq) {
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        try (DataOutputStream out = new DataOutputStream(bytes)) {
+            out.writeByte(type);
+            out.write(collection.bytes());
+            if (key != null) {
+                out.write(key.bytes());
+                out.writeLong(seq);
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return bytes.toByteArray();
+    }
+
+    /** Durably records that these records (keyed hash of tenant and id) were deleted at {@code seq}. */
+    public synchronized void recordsDeleted(KeyedHash.Hash collection, List<KeyedHash.Hash> recordHashes, long seq)
+            throws IOException {
+        List<byte[]> es = new ArrayList<>();
+        for (KeyedHash.Hash r : recordHashes) {
+            byte[] e = entry(RECORD, collection, r, seq);
+            es.add(e);
+            apply(e);
+        }
+        log.sync(log.append(es));
+    }
+
+    /** Durably records that every record of a subject scope written before {@code seq} is deleted. */
+    public synchronized void subjectDropped(KeyedHash.Hash collection, KeyedHash.Hash subject, long seq) throws IOException {
+        byte[] e = entry(SUBJECT, collection, subject, seq);
+        apply(e);
+        log.sync(log.append(e));
+    }
+
+    public synchronized void collectionDropped(KeyedHash.Hash collection) throws IOException {
+        byte[] e = entry(COLLECTION, collection, null, 0);
+        apply(e);
+        log.sync(log.append(e));
+    }
+
+    /** True if the version {@code seq} of a record is deleted, by itself or with its subject. */
+    public synchronized boolean isDeleted(KeyedHash.Hash collection, KeyedHash.Hash record, KeyedHash.Hash subject, long seq) {
+        if (droppedCollections.contains(collection)) {
+            return true;
+        }
+        Long r = records.getOrDefault(collection, Map.of()).get(record);
+        Long s = subjects.getOrDefault(collection, Map.of()).get(subject);
+        return (r != null && seq < r) || (s != null && seq < s);
+    }
+
+    /** Subject scopes dropped in a collection, with the sequence number of each drop. */
+    public synchronized Map<KeyedHash.Hash, Long> subjectDrops(KeyedHash.Hash collection) {
+        return Map.copyOf(subjects.getOrDefault(collection, Map.of()));
+    }
+
+    public synchronized boolean isDropped(KeyedHash.Hash collection) {
+        return droppedCollections.contains(collection);
+    }
+
+    /** Highest sequence number any deletion in the collection named (0 if none). */
+    public synchronized long maxSeq(KeyedHash.Hash collection) {
+        return maxSeq.getOrDefault(collection, 0L);
+    }
+
+    @Override
+    public void close() throws IOException {
+        log.close();
+    }
+}

@@ -1,0 +1,326 @@
+package dev.nepenthe.core.internal.storage;
+
+import dev.nepenthe.core.Durability;
+import dev.nepenthe.core.internal.io.ChecksummedFiles;
+import dev.nepenthe.core.CorruptFileException;
+import dev.nepenthe.core.internal.io.CrashPoints;
+import dev.nepenthe.core.FileTooNewException;
+import dev.nepenthe.core.FileTooOldException;
+import java.io.Closeable;
+import java.io.IOException;
+import java.lang.System.Logger.Level;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.zip.CRC32C;
+
+/**
+ * A write-ahead log in generations ({@code wal-<generation>.log}). Each file has a header
+ * (magic, format name, version, generation) and then entries {@code [length][crc32c][payload]}.
+ *
+ * <p>Durability: {@link #append} returns a position; {@link #sync} makes everything up to it
+ * durable. Under {@link Durability#SYNC} the caller acknowledges only after {@code sync}; one
+ * fsync covers every writer that appended before it (group commit).
+ *
+ * <p>Recovery ({@link #replay}): a cut-short entry at the end of the newest generation is a torn
+ * tail from a crash mid-append; it is dropped, reported, and the file truncated. Anything else
+ * that does not verify is corruption and fails, naming the file and offset.
+ *
+ * <p>Checkpoints call {@link #rotate} and, once the entries of older generations are safely
+ * elsewhere, {@link #deleteBefore}: old generations are deleted whole.
+ */
+public final class WriteAheadLog implements Closeable {
+
+    static final String FORMAT = "nepenthe-wal";
+    static final int VERSION = 1;
+    private static final int MAGIC = 0x4E50574C; // "NPWL"
+    private static final System.Logger LOG = System.getLogger(WriteAheadLog.class.getName());
+
+    /** What recovery found. */
+    public record RecoveryReport(int generations, long entries, long tornBytesDropped, Path tornFile) {}
+
+    /** Receives replayed entries in log order. */
+    @FunctionalInterface
+    public interface EntryConsumer {
+        void accept(long generation, byte[] payload) throws IOException;
+    }
+
+    private final Path dir;
+    private final Durability durability;
+    private final Object syncLock = new Object();
+    private FileChannel channel;
+    private long generation;
+    /** Bytes written to the current generation; guarded by this. */
+    private long written;
+    /** Bytes of the current generation known durable; guarded by syncLock. */
+    private volatile long synced;
+
+    private WriteAheadLog(Path dir, Durability durability) {
+        this.dir = dir;
+        this.durability = durability;
+    }
+
+    /**
+     * Opens the log in {@code dir}, replaying every entry into {@code consumer} first (so the
+     * caller rebuilds its state before accepting writes), and starts a new generation.
+     */
+    public static WriteAheadLog open(Path dir, Durability durability, EntryConsumer consumer, RecoveryReport[] report)
+            throws IOException {
+        Files.createDirectories(dir);
+        WriteAheadLog wal = new WriteAheadLog(dir, durability);
+        RecoveryReport r = wal.replay(consumer);
+        if (report != null) {
+            report[0] = r;
+        }
+        List<Long> gens = wal.generations();
+        wal.startGeneration(gens.isEmpty() ? 1 : gens.get(gens.size() - 1) + 1);
+        return wal;
+    }
+
+    /** Generations present on disk, ascending. */
+    public List<Long> generations() throws IOException {
+        List<Long> out = new ArrayList<>();
+        try (DirectoryStream<Path> files = Files.newDirectoryStream(dir, "wal-*.log")) {
+            for (Path f : files) {
+                String n = f.getFileName().toString();
+                try {
+                    out.add(Long.parseLong(n.substring(4, n.length() - 4)));
+                } catch (NumberFormatException e) {
+                    throw new CorruptFileException(f, FORMAT + ": file name does not carry a generation number");
+                }
+            }
+        }
+        out.sort(null);
+        return out;
+    }
+
+    private Path file(long gen) {
+        return dir.resolve(String.format("wal-%016d.log", gen));
+    }
+
+    private void startGeneration(long gen) throws IOException {
+        Path f = file(gen);
+        FileChannel ch = FileChannel.open(f, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
+        ByteBuffer h = header(gen);
+        while (h.hasRemaining()) {
+            ch.write(h);
+        }
+        ch.force(true);
+        ChecksummedFiles.fsyncDirectory(dir);
+        this.channel = ch;
+        this.generation = gen;
+        this.written = ch.position();
+        this.synced = written;
+    }
+
+    private static ByteBuffer header(long gen) {
+        byte[] name = FORMAT.getBytes(StandardCharsets.UTF_8);
+        ByteBuffer h = ByteBuffer.allocate(4 + 2 + name.length + 4 + 8 + 4);
+        h.putInt(MAGIC).putShort((short) name.length).put(name).putInt(VERSION).putLong(gen);
+        CRC32C crc = new CRC32C();
+        crc.update(h.array(), 0, h.position());
+        h.putInt((int) crc.getValue());
+        return h.flip();
+    }
+
+    /** The current generation number. */
+    public synchronized long generation() {
+        return generation;
+    }
+
+    /**
+     * Appends one entry and returns its end position in the current generation, for
+     * {@link #sync}. Not durable until synced.
+     */
+    public synchronized long append(byte[] payload) throws IOException {
+        return append(List.of(payload));
+    }
+
+    /** Appends several entries with one write; returns the end position of the last. */
+    public synchronized long append(List<byte[]> payloads) throws IOException {
+        int total = 0;
+        for (byte[] p : payloads) {
+            total += 8 + p.length;
+        }
+        ByteBuffer buf = ByteBuffer.allocate(total);
+        for (byte[] p : payloads) {
+            CRC32C crc = new CRC32C();
+            crc.update(p);
+            buf.putInt(p.length).putInt((int) crc.getValue()).put(p);
+        }
+        buf.flip();
+        while (buf.hasRemaining()) {
+            channel.write(buf);
+        }
+        written += total;
+        CrashPoints.reached("wal.appended");
+        return written;
+    }
+
+    /**
+     * Makes everything up to {@code position} of the current generation durable (no-op under
+     * {@link Durability#ASYNC}). A writer that finds its position already covered by another
+     * writer's fsync returns at once.
+     */
+    public void sync(long position) throws IOException {
+        if (durability == Durability.ASYNC || synced >= position) {
+            return;
+        }
+        synchronized (syncLock) {
+            if (synced >= position) {
+                return;
+            }
+            FileChannel ch;
+            long upTo;
+            synchronized (this) {
+                ch = channel;
+                upTo = written;
+            }
+            ch.force(false);
+            synced = upTo;
+            CrashPoints.reached("wal.synced");
+        }
+    }
+
+    /** Starts a new generation and returns its number; older ones stay until {@link #deleteBefore}. */
+    public long rotate() throws IOException {
+        synchronized (syncLock) {
+            synchronized (this) {
+                channel.force(false);
+                channel.close();
+                startGeneration(generation + 1);
+                CrashPoints.reached("wal.rotated");
+                return generation;
+            }
+        }
+    }
+
+    /** Deletes every generation older than {@code gen} (their entries live elsewhere now). */
+    public synchronized void deleteBefore(long gen) throws IOException {
+        boolean any = false;
+        for (long g : generations()) {
+            if (g < gen && g != generation) {
+                Files.delete(file(g));
+                any = true;
+            }
+        }
+        if (any) {
+            ChecksummedFiles.fsyncDirectory(dir);
+            CrashPoints.reached("wal.deleted-old");
+        }
+    }
+
+    private RecoveryReport replay(EntryConsumer consumer) throws IOException {
+        List<Long> gens = generations();
+        long entries = 0;
+        long torn = 0;
+        Path tornFile = null;
+        for (int gi = 0; gi < gens.size(); gi++) {
+            long gen = gens.get(gi);
+            Path f = file(gen);
+            boolean newest = gi == gens.size() - 1;
+            byte[] bytes = Files.readAllBytes(f);
+            int pos = readHeader(f, bytes, gen, newest);
+            if (pos < 0) {
+                // A newest generation whose header never reached the disk holds no entries.
+                torn = bytes.length;
+                tornFile = f;
+                Files.delete(f);
+                LOG.log(Level.WARNING, "{0}: dropped a generation whose header was cut short ({1} bytes)", f, bytes.length);
+                break;
+            }
+            ByteBuffer in = ByteBuffer.wrap(bytes);
+            while (pos < bytes.length) {
+                int remaining = bytes.length - pos;
+                int len = remaining >= 8 ? in.getInt(pos) : -1;
+                boolean complete = remaining >= 8 && len >= 0 && len <= remaining - 8;
+                boolean valid = false;
+                if (complete) {
+                    CRC32C crc = new CRC32C();
+                    crc.update(bytes, pos + 8, len);
+                    valid = (int) crc.getValue() == in.getInt(pos + 4);
+                }
+                if (valid) {
+                    byte[] payload = new byte[len];
+                    System.arraycopy(bytes, pos + 8, payload, 0, len);
+                    consumer.accept(gen, payload);
+                    entries++;
+                    pos += 8 + len;
+                    continue;
+                }
+                boolean endsTheFile = !complete || pos + 8 + len == bytes.length;
+                if (newest && endsTheFile) {
+                    torn = remaining;
+                    tornFile = f;
+                    try (FileChannel ch = FileChannel.open(f, StandardOpenOption.WRITE)) {
+                        ch.truncate(pos);
+                        ch.force(true);
+                    }
+                    LOG.log(Level.WARNING, "{0}: dropped a torn tail of {1} bytes at offset {2} (a crash during an append)",
+                            f, remaining, pos);
+                    break;
+                }
+                throw new CorruptFileException(f, FORMAT + ": entry at offset " + pos + " does not verify"
+                        + (newest ? " and valid data follows it" : " in a generation that was complete")
+                        + " (hardware problem or the file was modified?)");
+            }
+        }
+        return new RecoveryReport(gens.size(), entries, torn, tornFile);
+    }
+
+    /** Position after the header, or -1 if the newest file's header is cut short. */
+    private static int readHeader(Path f, byte[] bytes, long gen, boolean newest) throws IOException {
+        int expected = header(gen).remaining();
+        if (bytes.length < expected) {
+            if (newest) {
+                return -1;
+            }
+            throw new CorruptFileException(f, FORMAT + ": header is truncated");
+        }
+        ByteBuffer h = ByteBuffer.wrap(bytes);
+        if (h.getInt() != MAGIC) {
+            throw new CorruptFileException(f, FORMAT + ": bad header magic (not a Nepenthe log?)");
+        }
+        int nameLen = h.getShort() & 0xFFFF;
+        if (nameLen != FORMAT.length()) {
+            throw new CorruptFileException(f, "expected a '" + FORMAT + "' file, got another kind");
+        }
+        h.position(h.position() + nameLen);
+        int version = h.getInt();
+        long storedGen = h.getLong();
+        int end = h.position();
+        CRC32C crc = new CRC32C();
+        crc.update(bytes, 0, end);
+        if ((int) crc.getValue() != h.getInt()) {
+            throw new CorruptFileException(f, FORMAT + ": header checksum failed");
+        }
+        if (version < VERSION) {
+            throw new FileTooOldException(f, FORMAT, version, VERSION, VERSION);
+        }
+        if (version > VERSION) {
+            throw new FileTooNewException(f, FORMAT, version, VERSION, VERSION);
+        }
+        if (storedGen != gen) {
+            throw new CorruptFileException(f, FORMAT + ": header says generation " + storedGen + ", file name says " + gen);
+        }
+        return h.position();
+    }
+
+    @Override
+    public void close() throws IOException {
+        synchronized (syncLock) {
+            synchronized (this) {
+                if (channel.isOpen()) {
+                    channel.force(false);
+                    channel.close();
+                }
+            }
+        }
+    }
+}

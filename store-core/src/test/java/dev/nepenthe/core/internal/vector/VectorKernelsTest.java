@@ -1,0 +1,529 @@
+package dev.nepenthe.core.internal.vector;
+
+import dev.nepenthe.core.vector.CentroidBlock;
+import dev.nepenthe.core.vector.Kernels;
+import dev.nepenthe.core.vector.VectorKernels;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import java.util.Arrays;
+import java.util.SplittableRandom;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * Both kernel implementations against a naive double-precision reference, and against each
+ * other, on lengths that exercise every unrolled loop, vector loop and scalar tail.
+ *
+ * <h2>Tolerances</h2>
+ * A float sum of n terms, accumulated in any order (four scalar accumulators, vector lanes,
+ * a lane reduction), is off from the exact sum by at most about {@code n * u * sum|term|},
+ * where {@code u = 2^-24} is float's unit round-off (Higham, "Accuracy and Stability of
+ * Numerical Algorithms", the recursive-summation bound; a fused multiply-add rounds once, so a
+ * product adds nothing, and the difference in {@code (a-b)^2} adds about two more units). The
+ * bound is relative to the sum of magnitudes, not to the result: with cancelling signs the
+ * result can be near zero while each term is 1e8, and no float kernel can do better than
+ * the terms' own rounding. A bound relative to the result would fail correct kernels; a fixed
+ * absolute one would either fail at 1e4 components or pass anything at 1e-6 components.
+ *
+ * <p>That bound is loose, so it cannot see one small term going missing. {@link
+ * #everyPositionCounts} therefore checks exactly, with vectors that have a single non-zero
+ * component, that every index of every length reaches the result once, and the padding
+ * around each range is NaN so reading one float too far poisons the result.
+ */
+class VectorKernelsTest {
+
+    private static final int[] LENGTHS = {1, 3, 8, 13, 16, 25, 100, 127, 128, 207, 384, 702, 768, 1024, 1536};
+    private static final double U = Math.ulp(1.0f) / 2; // 2^-24
+    private static final int PAD = 37;
+
+    static Stream<VectorKernels> kernels() {
+        return Stream.of(Kernels.scalar(), Kernels.panama());
+    }
+
+    // ---- data -------------------------------------------------------------------------------
+
+    /**
+     * A component mix that stresses accumulation: zeros, signs, 1e4 magnitudes next to 1e-6
+     * ones, and ordinary Gaussian values.
+     */
+    private static float component(SplittableRandom rnd) {
+        double r = rnd.nextDouble();
+        double sign = rnd.nextBoolean() ? 1 : -1;
+        if (r < 0.1) {
+            return 0f;
+        } else if (r < 0.2) {
+            return (float) (sign * 1e4 * (0.5 + rnd.nextDouble()));
+        } else if (r < 0.3) {
+            return (float) (sign * 1e-6 * (0.5 + rnd.nextDouble()));
+        }
+        return (float) (sign * Math.abs(gaussian(rnd)));
+    }
+
+    private static double gaussian(SplittableRandom rnd) {
+        double u1 = 1.0 - rnd.nextDouble();
+        return Math.sqrt(-2 * Math.log(u1)) * Math.cos(2 * Math.PI * rnd.nextDouble());
+    }
+
+    /** {@code len} random floats at {@code off}, NaN everywhere else (so over-reads show). */
+    private static float[] padded(SplittableRandom rnd, int off, int len) {
+        float[] a = new float[off + len + PAD];
+        Arrays.fill(a, Float.NaN);
+        for (int i = 0; i < len; i++) {
+            a[off + i] = component(rnd);
+        }
+        return a;
+    }
+
+    private static float[] plain(SplittableRandom rnd, int len) {
+        float[] a = new float[len];
+        for (int i = 0; i < len; i++) {
+            a[i] = component(rnd);
+        }
+        return a;
+    }
+
+    // ---- reference --------------------------------------------------------------------------
+
+    private record Ref(double value, double magnitude) {}
+
+    private static Ref refDot(float[] a, int aOff, float[] b, int bOff, int len) {
+        double s = 0, m = 0;
+        for (int i = 0; i < len; i++) {
+            double t = (double) a[aOff + i] * b[bOff + i];
+            s += t;
+            m += Math.abs(t);
+        }
+        return new Ref(s, m);
+    }
+
+    private static Ref refSquare(float[] a, int aOff, float[] b, int bOff, int len) {
+        double s = 0;
+        for (int i = 0; i < len; i++) {
+            double d = (double) a[aOff + i] - b[bOff + i];
+            s += d * d;
+        }
+        return new Ref(s, s);
+    }
+
+    /** Within the summation bound for {@code n} terms (see the class comment). */
+    private static void assertClose(Ref ref, float actual, int n, String what) {
+        double tol = (n + 4) * U * ref.magnitude() + Float.MIN_NORMAL;
+        if (!(Math.abs(actual - ref.value()) <= tol)) {
+            fail(what + ": expected " + ref.value() + " +- " + tol + " but was " + actual);
+        }
+    }
+
+    // ---- dot / squareDistance ---------------------------------------------------------------
+
+    @ParameterizedTest
+    @MethodSource("kernels")
+    void dotAndSquareDistanceMatchTheReference(VectorKernels k) {
+        SplittableRandom rnd = new SplittableRandom(11);
+        for (int len : LENGTHS) {
+            int aOff = rnd.nextInt(9), bOff = rnd.nextInt(9);
+            float[] a = padded(rnd, aOff, len), b = padded(rnd, bOff, len);
+            assertClose(refDot(a, aOff, b, bOff, len), k.dot(a, aOff, b, bOff, len), len, "dot len " + len);
+            assertClose(refSquare(a, aOff, b, bOff, len), k.squareDistance(a, aOff, b, bOff, len), len,
+                    "squareDistance len " + len);
+
+            float[] x = plain(rnd, len), y = plain(rnd, len);
+            assertClose(refDot(x, 0, y, 0, len), k.dot(x, y), len, "dot(a, b) len " + len);
+            assertClose(refSquare(x, 0, y, 0, len), k.squareDistance(x, y), len, "squareDistance(a, b) len " + len);
+            assertEquals(0f, k.squareDistance(x, 0, x, 0, len), "distance to itself, len " + len);
+        }
+    }
+
+    /**
+     * The twins follow one summation order (see {@link VectorKernels}), so they agree to the
+     * last bit: every length from 1 to 300 (every block and tail combination of the order) and
+     * the long ones, at random offsets, for the pair kernels, cosine and both batches.
+     */
+    @Test
+    void simdAgreesWithScalarBitForBit() {
+        VectorKernels s = Kernels.scalar(), p = Kernels.panama();
+        SplittableRandom rnd = new SplittableRandom(12);
+        int[] lengths = java.util.stream.IntStream.concat(java.util.stream.IntStream.rangeClosed(1, 300),
+                Arrays.stream(LENGTHS)).toArray();
+        for (int len : lengths) {
+            int aOff = rnd.nextInt(9), bOff = rnd.nextInt(9);
+            float[] a = padded(rnd, aOff, len), b = padded(rnd, bOff, len);
+            assertSameBits(s.dot(a, aOff, b, bOff, len), p.dot(a, aOff, b, bOff, len), "dot len " + len);
+            assertSameBits(s.squareDistance(a, aOff, b, bOff, len), p.squareDistance(a, aOff, b, bOff, len),
+                    "squareDistance len " + len);
+            float[] x = plain(rnd, len), y = plain(rnd, len);
+            assertSameBits(s.cosine(x, y), p.cosine(x, y), "cosine len " + len);
+            int count = 1 + rnd.nextInt(6);
+            float[] block = plain(rnd, count * len + 3);
+            float[] ds = new float[count], dp = new float[count], qs = new float[count], qp = new float[count];
+            s.dotBatch(x, block, 3, count, len, ds, 0);
+            p.dotBatch(x, block, 3, count, len, dp, 0);
+            s.squareDistanceBatch(x, block, 3, count, len, qs, 0);
+            p.squareDistanceBatch(x, block, 3, count, len, qp, 0);
+            for (int v = 0; v < count; v++) {
+                assertSameBits(ds[v], dp[v], "dotBatch len " + len + " vector " + v);
+                assertSameBits(s.dot(x, 0, block, 3 + v * len, len), dp[v], "dotBatch vs dot, len " + len);
+                assertSameBits(qs[v], qp[v], "squareDistanceBatch len " + len + " vector " + v);
+                assertSameBits(s.squareDistance(x, 0, block, 3 + v * len, len), qp[v],
+                        "squareDistanceBatch vs squareDistance, len " + len);
+            }
+        }
+    }
+
+    /** Both PQ tables, every dsub the kernels treat differently, ksub with and without a remainder of 8. */
+    @Test
+    void pqTablesAgreeBitForBit() {
+        VectorKernels s = Kernels.scalar(), p = Kernels.panama();
+        SplittableRandom rnd = new SplittableRandom(14);
+        for (int dsub : new int[] {1, 2, 3, 4, 5, 8, 12, 16, 24, 32, 48}) {
+            for (int ksub : new int[] {7, 16, 21, 256}) {
+                int m = 1 + rnd.nextInt(4);
+                float[] q = plain(rnd, m * dsub), cb = plain(rnd, m * ksub * dsub);
+                float[][] t = new float[4][m * ksub];
+                s.pqDistanceTable(q, cb, m, ksub, t[0]);
+                p.pqDistanceTable(q, cb, m, ksub, t[1]);
+                s.pqDotTable(q, cb, m, ksub, t[2]);
+                p.pqDotTable(q, cb, m, ksub, t[3]);
+                for (int e = 0; e < m * ksub; e++) {
+                    assertSameBits(t[0][e], t[1][e], "pqDistanceTable dsub " + dsub + " ksub " + ksub + " entry " + e);
+                    assertSameBits(t[2][e], t[3][e], "pqDotTable dsub " + dsub + " ksub " + ksub + " entry " + e);
+                }
+            }
+        }
+    }
+
+    /**
+     * A score does not depend on the JIT tier that computed it: the first calls run in the
+     * interpreter (the Vector API's Java fallback), the last in C2's intrinsics. Any order the
+     * JIT were free to pick would show up here as a changed last bit.
+     */
+    @ParameterizedTest
+    @MethodSource("kernels")
+    void sameBitsInEveryJitTier(VectorKernels k) {
+        SplittableRandom rnd = new SplittableRandom(15);
+        for (int len : new int[] {100, 384}) {
+            float[] a = plain(rnd, len), b = plain(rnd, len);
+            int dot = Float.floatToRawIntBits(k.dot(a, b));
+            int square = Float.floatToRawIntBits(k.squareDistance(a, b));
+            for (int i = 0; i < 60_000; i++) {
+                if (Float.floatToRawIntBits(k.dot(a, b)) != dot
+                        || Float.floatToRawIntBits(k.squareDistance(a, b)) != square) {
+                    fail(k.name() + " len " + len + ": the score changed at call " + i + " as the JIT warmed up");
+                }
+            }
+        }
+    }
+
+    private static void assertSameBits(float expected, float actual, String what) {
+        if (Float.floatToRawIntBits(expected) != Float.floatToRawIntBits(actual)) {
+            fail(what + ": scalar " + expected + " (" + Integer.toHexString(Float.floatToRawIntBits(expected))
+                    + ") vs panama " + actual + " (" + Integer.toHexString(Float.floatToRawIntBits(actual)) + ")");
+        }
+    }
+
+    /** Exact: one non-zero component per vector, so each index must reach the sum exactly once. */
+    @ParameterizedTest
+    @MethodSource("kernels")
+    void everyPositionCounts(VectorKernels k) {
+        SplittableRandom rnd = new SplittableRandom(13);
+        for (int len : LENGTHS) {
+            int off = 1 + rnd.nextInt(8);
+            float[] b = padded(rnd, off, len);
+            float[] e = new float[off + len + PAD];
+            float[] zero = new float[len];
+            for (int pos = 0; pos < len; pos++) {
+                Arrays.fill(e, Float.NaN);
+                Arrays.fill(e, off, off + len, 0f);
+                e[off + pos] = 3f;
+                assertEquals(3f * b[off + pos], k.dot(e, off, b, off, len), "dot len " + len + " pos " + pos);
+                assertEquals(9f, k.squareDistance(e, off, zero, 0, len), "squareDistance len " + len + " pos " + pos);
+            }
+        }
+    }
+
+    // ---- cosine -----------------------------------------------------------------------------
+
+    /**
+     * |cos error| stays below about 2 n u: the dot product's error is at most n u sum|a_i b_i|
+     * <= n u |a||b| (Cauchy-Schwarz), and each squared norm is off by at most n u relative.
+     */
+    @ParameterizedTest
+    @MethodSource("kernels")
+    void cosineMatchesTheReference(VectorKernels k) {
+        SplittableRandom rnd = new SplittableRandom(14);
+        for (int len : LENGTHS) {
+            float[] a = plain(rnd, len), b = plain(rnd, len);
+            double ab = refDot(a, 0, b, 0, len).value();
+            double aa = refDot(a, 0, a, 0, len).value();
+            double bb = refDot(b, 0, b, 0, len).value();
+            double expected = aa == 0 || bb == 0 ? 0 : ab / Math.sqrt(aa * bb);
+            float c = k.cosine(a, b);
+            assertTrue(Math.abs(c - expected) <= 2 * (len + 5) * U, "cosine len " + len + ": " + expected + " vs " + c);
+            assertTrue(c >= -1f && c <= 1f, "cosine out of range: " + c);
+        }
+    }
+
+    @ParameterizedTest
+    @MethodSource("kernels")
+    void cosineEdgeCases(VectorKernels k) {
+        SplittableRandom rnd = new SplittableRandom(15);
+        for (int len : LENGTHS) {
+            float[] a = plain(rnd, len);
+            a[0] = 1f; // never all zeros
+            float[] zero = new float[len];
+            float[] neg = new float[len];
+            float[] scaled = new float[len];
+            float[] tiny = new float[len];
+            for (int i = 0; i < len; i++) {
+                neg[i] = -a[i];
+                scaled[i] = a[i] * 1024f; // exact: a power of two
+                tiny[i] = 1e-30f;
+            }
+            assertEquals(0f, k.cosine(zero, a), "zero first, len " + len);
+            assertEquals(0f, k.cosine(a, zero), "zero second, len " + len);
+            assertEquals(0f, k.cosine(zero, zero), "both zero, len " + len);
+            float self = k.cosine(a, a);
+            assertTrue(self <= 1f && self >= 1f - 2 * (len + 5) * U, "identical, len " + len + ": " + self);
+            float opposite = k.cosine(a, neg);
+            assertTrue(opposite >= -1f && opposite <= -1f + 2 * (len + 5) * U, "opposite, len " + len + ": " + opposite);
+            float parallel = k.cosine(a, scaled);
+            assertTrue(parallel <= 1f && parallel >= 1f - 2 * (len + 5) * U, "scaled, len " + len + ": " + parallel);
+            // Squares of 1e-30 underflow to zero in float: the norm is then zero, never NaN.
+            float t = k.cosine(tiny, tiny);
+            assertFalse(Float.isNaN(t), "tiny vectors gave NaN, len " + len);
+            assertTrue(t >= -1f && t <= 1f, "tiny vectors out of range: " + t);
+        }
+    }
+
+    // ---- batches ----------------------------------------------------------------------------
+
+    @ParameterizedTest
+    @MethodSource("kernels")
+    void batchesMatchSingleScores(VectorKernels k) {
+        SplittableRandom rnd = new SplittableRandom(16);
+        int[] counts = {0, 1, 3, 4, 5, 9};
+        for (int dim : LENGTHS) {
+            float[] q = plain(rnd, dim);
+            for (int count : counts) {
+                int blockOff = rnd.nextInt(2 * dim + 1), outOff = rnd.nextInt(5);
+                float[] block = padded(rnd, blockOff, count * dim);
+                float[] dots = new float[outOff + count + PAD];
+                float[] squares = new float[outOff + count + PAD];
+                Arrays.fill(dots, -7f);
+                Arrays.fill(squares, -7f);
+                k.dotBatch(q, block, blockOff, count, dim, dots, outOff);
+                k.squareDistanceBatch(q, block, blockOff, count, dim, squares, outOff);
+                for (int v = 0; v < count; v++) {
+                    int o = blockOff + v * dim;
+                    String what = " dim " + dim + " count " + count + " vector " + v;
+                    assertClose(refDot(q, 0, block, o, dim), dots[outOff + v], dim, "dotBatch" + what);
+                    assertClose(refSquare(q, 0, block, o, dim), squares[outOff + v], dim, "squareDistanceBatch" + what);
+                }
+                assertUntouched(dots, outOff, count, "dotBatch dim " + dim);
+                assertUntouched(squares, outOff, count, "squareDistanceBatch dim " + dim);
+            }
+        }
+    }
+
+    private static void assertUntouched(float[] out, int off, int count, String what) {
+        for (int i = 0; i < out.length; i++) {
+            if (i < off || i >= off + count) {
+                assertEquals(-7f, out[i], what + ": wrote outside its range at " + i);
+            }
+        }
+    }
+
+    // ---- subtract ---------------------------------------------------------------------------
+
+    @ParameterizedTest
+    @MethodSource("kernels")
+    void subtractIsExactPerComponent(VectorKernels k) {
+        SplittableRandom rnd = new SplittableRandom(17);
+        for (int len : LENGTHS) {
+            int vOff = rnd.nextInt(9), cOff = rnd.nextInt(9), outOff = rnd.nextInt(9);
+            float[] v = padded(rnd, vOff, len), c = padded(rnd, cOff, len);
+            float[] out = new float[outOff + len + PAD];
+            Arrays.fill(out, -7f);
+            k.subtract(v, vOff, c, cOff, out, outOff, len);
+            for (int i = 0; i < len; i++) {
+                // IEEE subtraction is correctly rounded: the float result is unique.
+                assertEquals(v[vOff + i] - c[cOff + i], out[outOff + i], "len " + len + " index " + i);
+            }
+            assertUntouched(out, outOff, len, "subtract len " + len);
+        }
+    }
+
+    // ---- product quantization ---------------------------------------------------------------
+
+    @ParameterizedTest
+    @MethodSource("kernels")
+    void pqDistanceSumsTheCodedEntries(VectorKernels k) {
+        SplittableRandom rnd = new SplittableRandom(18);
+        for (int m : new int[] {1, 2, 3, 8, 13, 16, 32, 64}) {
+            for (int ksub : new int[] {1, 16, 256}) {
+                float[] table = plain(rnd, m * ksub);
+                int count = 7, codesOff = rnd.nextInt(11), outOff = rnd.nextInt(5);
+                byte[] codes = new byte[codesOff + count * m + PAD];
+                for (int i = 0; i < codes.length; i++) {
+                    // The top code (255 reads as byte -1) checks that codes are unsigned.
+                    codes[i] = (byte) (rnd.nextInt(8) == 0 ? ksub - 1 : rnd.nextInt(ksub));
+                }
+                float[] out = new float[outOff + count + PAD];
+                Arrays.fill(out, -7f);
+                k.pqDistanceBatch(table, ksub, codes, codesOff, count, m, out, outOff);
+                for (int v = 0; v < count; v++) {
+                    int off = codesOff + v * m;
+                    double s = 0, mag = 0;
+                    for (int j = 0; j < m; j++) {
+                        float t = table[j * ksub + (codes[off + j] & 0xFF)];
+                        s += t;
+                        mag += Math.abs(t);
+                    }
+                    Ref ref = new Ref(s, mag);
+                    String what = "m " + m + " ksub " + ksub + " code " + v;
+                    assertClose(ref, k.pqDistance(table, ksub, codes, off, m), m, "pqDistance " + what);
+                    assertClose(ref, out[outOff + v], m, "pqDistanceBatch " + what);
+                    // Four codes at a time must not change a code's rounding: batch == single.
+                    org.junit.jupiter.api.Assertions.assertEquals(k.pqDistance(table, ksub, codes, off, m),
+                            out[outOff + v], 0f, "pqDistanceBatch bit-identical to pqDistance, " + what);
+                }
+                assertUntouched(out, outOff, count, "pqDistanceBatch m " + m);
+            }
+        }
+    }
+
+    /**
+     * Sub-vector lengths cover each table path: 1, 2 and 4 (several centroids per vector), 8
+     * and 16 (one folded vector per centroid) and 3, 12 (one centroid at a time); ksub of 5 and
+     * 13 leave centroids over after whole groups of eight.
+     */
+    @ParameterizedTest
+    @MethodSource("kernels")
+    void pqTablesMatchTheReference(VectorKernels k) {
+        SplittableRandom rnd = new SplittableRandom(19);
+        for (int dsub : new int[] {1, 2, 3, 4, 8, 12, 16, 24, 32}) {
+            for (int m : new int[] {1, 3, 8}) {
+                for (int ksub : new int[] {1, 5, 8, 13, 256}) {
+                    float[] q = plain(rnd, m * dsub);
+                    float[] codebooks = plain(rnd, m * ksub * dsub);
+                    float[] distances = new float[m * ksub];
+                    float[] dots = new float[m * ksub];
+                    k.pqDistanceTable(q, codebooks, m, ksub, distances);
+                    k.pqDotTable(q, codebooks, m, ksub, dots);
+                    for (int j = 0; j < m; j++) {
+                        for (int c = 0; c < ksub; c++) {
+                            int o = (j * ksub + c) * dsub;
+                            String what = " dsub " + dsub + " m " + m + " ksub " + ksub + " j " + j + " c " + c;
+                            assertClose(refSquare(q, j * dsub, codebooks, o, dsub), distances[j * ksub + c], dsub,
+                                    "pqDistanceTable" + what);
+                            assertClose(refDot(q, j * dsub, codebooks, o, dsub), dots[j * ksub + c], dsub,
+                                    "pqDotTable" + what);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /** Exact, as {@link #everyPositionCounts}: one non-zero codebook float per table entry. */
+    @ParameterizedTest
+    @MethodSource("kernels")
+    void pqTablesPlaceEveryCentroid(VectorKernels k) {
+        for (int dsub : new int[] {1, 2, 4, 8, 16}) {
+            int m = 2, ksub = 16;
+            float[] q = new float[m * dsub];
+            Arrays.fill(q, 1f);
+            float[] codebooks = new float[m * ksub * dsub];
+            for (int j = 0; j < m; j++) {
+                for (int c = 0; c < ksub; c++) {
+                    // centroid (j, c) differs from the all-ones query in one component, by j*ksub+c+1
+                    Arrays.fill(codebooks, (j * ksub + c) * dsub, (j * ksub + c + 1) * dsub, 1f);
+                    codebooks[(j * ksub + c) * dsub + (c % dsub)] += j * ksub + c + 1;
+                }
+            }
+            float[] distances = new float[m * ksub];
+            float[] dots = new float[m * ksub];
+            k.pqDistanceTable(q, codebooks, m, ksub, distances);
+            k.pqDotTable(q, codebooks, m, ksub, dots);
+            for (int e = 0; e < m * ksub; e++) {
+                assertEquals((float) (e + 1) * (e + 1), distances[e], "distance entry " + e + " dsub " + dsub);
+                assertEquals((float) dsub + e + 1, dots[e], "dot entry " + e + " dsub " + dsub);
+            }
+        }
+    }
+
+    /**
+     * The nearest-centroid kernel: both implementations pick exactly the same centroid (their
+     * shared contract fixes the order of every rounding), and that centroid is a nearest one by
+     * a double-precision squared distance, up to the scores' own rounding. Dimensions cover the
+     * PQ sub-vectors (1 to 16) and whole vectors (a coarse quantizer); k of 1, 5, 13 and 33
+     * leave padding in the last group of eight, and 8 or more groups (k 64, 256) exercise the
+     * eight-group loop, 33 its remainder taken one group at a time.
+     */
+    @Test
+    void nearestCentroidAgreesBetweenTwinsAndWithTheReference() {
+        VectorKernels scalar = Kernels.scalar();
+        VectorKernels panama = Kernels.panama();
+        SplittableRandom rnd = new SplittableRandom(23);
+        for (int dim : new int[] {1, 2, 3, 8, 16, 25, 384}) {
+            for (int k : new int[] {1, 5, 8, 13, 33, 64, 256}) {
+                int n = 37;
+                float[] centroids = plain(rnd, k * dim);
+                float[] points = plain(rnd, PAD + n * dim);
+                CentroidBlock block = CentroidBlock.of(centroids, 0, k, dim);
+                int[] a = new int[n + 2];
+                int[] b = new int[n + 2];
+                Arrays.fill(a, -7);
+                Arrays.fill(b, -7);
+                scalar.nearest(points, PAD, n, block, a, 1);
+                panama.nearest(points, PAD, n, block, b, 1);
+                String what = " dim " + dim + " k " + k;
+                assertEquals(-7, b[0], "panama wrote before its range" + what);
+                assertEquals(-7, b[n + 1], "panama wrote past its range" + what);
+                for (int i = 0; i < n; i++) {
+                    assertEquals(a[i + 1], b[i + 1], "scalar and panama disagree on point " + i + what);
+                    // The scores' rounding is bounded by the squared norms of the point and of
+                    // the largest centroid (|<x, c>| is at most half their sum).
+                    double best = Double.MAX_VALUE;
+                    double sumMagnitude = 0;
+                    double largestCentroid = 0;
+                    for (int c = 0; c < k; c++) {
+                        best = Math.min(best, refSquare(points, PAD + i * dim, centroids, c * dim, dim).value());
+                        largestCentroid = Math.max(largestCentroid, refSquare(centroids, c * dim, new float[dim], 0, dim).value());
+                    }
+                    sumMagnitude = refSquare(points, PAD + i * dim, new float[dim], 0, dim).value() + largestCentroid;
+                    double chosen = refSquare(points, PAD + i * dim, centroids, a[i + 1] * dim, dim).value();
+                    assertTrue(chosen - best <= 4 * (dim + 2) * U * sumMagnitude,
+                            "point " + i + what + ": chosen centroid at " + chosen + ", nearest at " + best);
+                }
+            }
+        }
+    }
+
+    /** Equal centroids tie: both twins return the lowest index, across lanes and groups. */
+    @Test
+    void nearestCentroidBreaksTiesTowardTheLowestIndex() {
+        int dim = 4;
+        int k = 40;
+        float[] centroids = new float[k * dim];
+        for (int c = 0; c < k; c++) {
+            Arrays.fill(centroids, c * dim, (c + 1) * dim, 5f); // far from the point
+        }
+        // Centroids 12, 17, 20 and 36 coincide and are the nearest: 12, 20 and 36 share a lane
+        // (the earliest group must keep it), and 17 sits in an earlier lane than 12 (the lane
+        // that comes first must not win over a lower index).
+        for (int c : new int[] {36, 20, 17, 12}) {
+            Arrays.fill(centroids, c * dim, (c + 1) * dim, 1f);
+        }
+        float[] point = {1f, 1f, 1f, 1f};
+        for (VectorKernels kernel : new VectorKernels[] {Kernels.scalar(), Kernels.panama()}) {
+            int[] out = new int[1];
+            kernel.nearest(point, 0, 1, CentroidBlock.of(centroids, 0, k, dim), out, 0);
+            assertEquals(12, out[0], kernel.name());
+        }
+    }
+}
