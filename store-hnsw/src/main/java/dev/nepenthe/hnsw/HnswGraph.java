@@ -51,8 +51,8 @@ final class HnswGraph {
     private static final int[] EMPTY = new int[0];
 
     final int dim;
-    final Metric metric;
-    final VectorKernels kernels;
+    private final Metric metric;
+    private final VectorKernels kernels;
     final int maxDegree;
     final int maxDegree0;
     private final int stride0;
@@ -187,16 +187,14 @@ final class HnswGraph {
     /**
      * The read-only view a search walks: the graph's arrays at one capacity. Its methods are
      * the ones {@link HnswSearcher} needs, bounds-checked where a shared upper list may name a
-     * slot from a newer layout.
+     * slot from a newer layout. Scores come from {@link #scorers()}, made over this layout's
+     * vectors, so a walk scores the same snapshot whose lists it follows.
      */
     static final class Layout {
         final int capacity;
-        final int dim;
-        final Metric metric;
-        final VectorKernels kernels;
         private final int stride0;
         private final int strideUp;
-        final float[] vectors;
+        private final ScorerSupplier scorers;
         private final int[] level0;
         private final int[][] upper;
         private final byte[] states;
@@ -205,12 +203,11 @@ final class HnswGraph {
 
         private Layout(HnswGraph g) {
             this.capacity = g.capacity;
-            this.dim = g.dim;
-            this.metric = g.metric;
-            this.kernels = g.kernels;
             this.stride0 = g.stride0;
             this.strideUp = g.strideUp;
-            this.vectors = g.vectors;
+            // The one place that decides how the graph scores: a quantized graph would make its
+            // supplier here, over its codes (grown and zeroed with the other per-slot arrays).
+            this.scorers = new FloatVectorScorers(g.metric, g.kernels, g.vectors, g.dim);
             this.level0 = g.level0;
             this.upper = g.upper;
             this.states = g.states;
@@ -218,8 +215,9 @@ final class HnswGraph {
             this.freedAt = g.freedAt;
         }
 
-        float score(float[] query, int slot) {
-            return metric.score(kernels, query, vectors, slot * dim, dim);
+        /** Makes the scorers of this layout's vectors (a search's query scorer, for one). */
+        ScorerSupplier scorers() {
+            return scorers;
         }
 
         /** The array holding the list, or null when the slot has no such layer (any more). */
@@ -362,17 +360,12 @@ final class HnswGraph {
         return Arrays.copyOfRange(vectors, slot * dim, (slot + 1) * dim);
     }
 
-    /** Score of a prepared query against a stored vector (higher is closer). */
-    float score(float[] query, int slot) {
-        return metric.score(kernels, query, vectors, slot * dim, dim);
-    }
-
-    /** Score between two stored vectors (higher is closer). */
-    float scoreBetween(int a, int b) {
-        float[] v = vectors;
-        return metric == Metric.L2
-                ? -kernels.squareDistance(v, a * dim, v, b * dim, dim)
-                : kernels.dot(v, a * dim, v, b * dim, dim);
+    /**
+     * The scorers over the vectors as they are now, for writers: valid while no grow can run
+     * (an insert holds the slot lock shared, a removal the writer gate), as the arrays are.
+     */
+    ScorerSupplier scorers() {
+        return layout.scorers();
     }
 
     // ---- forward lists

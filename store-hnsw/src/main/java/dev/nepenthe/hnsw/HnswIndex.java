@@ -401,6 +401,7 @@ public final class HnswIndex implements VectorIndex {
             return SearchResult.EMPTY;
         }
         HnswGraph.Layout layout = graph.layout();
+        NodeScorer scorer = layout.scorers().queryScorer(q);
         HnswSearcher.Scratch s = HnswSearcher.scratch();
         s.begin(layout.capacity);
         long visitLimit = Long.MAX_VALUE;
@@ -414,23 +415,27 @@ public final class HnswIndex implements VectorIndex {
             }
             visitLimit = allowed;
         }
-        int ep = HnswSearcher.descend(layout, q, entry, 0, s);
-        boolean complete = HnswSearcher.searchLayer(layout, q, new int[] {ep}, 1, ef, 0, accept, -1, visitLimit, s);
+        int ep = HnswSearcher.descend(layout, scorer, entry, 0, s);
+        boolean complete = HnswSearcher.searchLayer(layout, scorer, new int[] {ep}, 1, ef, 0, accept, -1, visitLimit, s);
         if (complete && s.results.size() < k && graph.entry() >= 0) {
             // Short: the descent may have ended on a node a removal was emptying under this walk
             // (its lists cleared), or on the old entry point of a removal that moved it. Walk
             // again, seeded also with the current entry point, whose lists are whole.
             entry = graph.entry();
             layout = graph.layout();
+            scorer = layout.scorers().queryScorer(q);
             s.begin(layout.capacity);
-            ep = HnswSearcher.descend(layout, q, entry, 0, s);
+            ep = HnswSearcher.descend(layout, scorer, entry, 0, s);
             int top = HnswGraph.entrySlot(entry);
             int[] seeds = ep == top ? new int[] {ep} : new int[] {ep, top};
-            complete = HnswSearcher.searchLayer(layout, q, seeds, seeds.length, ef, 0, accept, -1, visitLimit, s);
+            complete = HnswSearcher.searchLayer(layout, scorer, seeds, seeds.length, ef, 0, accept, -1, visitLimit, s);
         }
         if (!complete) {
             return exactFiltered(q, k, accept, startEpoch);
         }
+        // The walk's scores are returned as they are: right only because the float scorers are
+        // exact. A quantized supplier must re-rank these results with an exact scorer first.
+        assert scorer.isExact() : "approximate scores reached a search result without a re-rank";
         // Keep only slots that still hold what was scored (checked on the current layout,
         // where frees are stamped), with the ordinal they hold.
         HnswGraph.Layout now = graph.layout();
@@ -453,6 +458,8 @@ public final class HnswIndex implements VectorIndex {
         long scored = 0;
         int[] map = ordToSlot;
         HnswGraph.Layout layout = graph.layout();
+        NodeScorer scorer = layout.scorers().queryScorer(q);
+        assert scorer.isExact() : "an exact scan needs an exact scorer";
         java.util.PrimitiveIterator.OfInt it = accept.ordinals();
         while (it.hasNext()) {
             int ord = it.nextInt();
@@ -467,7 +474,7 @@ public final class HnswIndex implements VectorIndex {
                 continue; // not live, or added after this search began
             }
             if (layout.isLive(slot) && layout.ordinal(slot) == ord) {
-                float score = layout.score(q, slot);
+                float score = scorer.score(slot);
                 scored++;
                 if (layout.unchangedSince(slot, startEpoch) && layout.ordinal(slot) == ord) {
                     top.offer(ord, score);

@@ -10,6 +10,10 @@ import java.util.Arrays;
  * written before any neighbour links back to it, so a search that reaches the node can always
  * leave it again. Each list is changed only under its slot's lock, and the reverse lists are
  * updated in the same critical section, so removal can trust them.
+ *
+ * <p>Scores come from the graph's {@link ScorerSupplier}: the new node's beam search uses a
+ * scorer aimed at the node itself (its stored vector is the query, read in place), and one more
+ * scorer, re-aimed as needed, serves the heuristic and the neighbours' re-selections.
  */
 final class HnswInserter {
 
@@ -50,17 +54,20 @@ final class HnswInserter {
     private void link(int slot, int level, long entry) {
         HnswSearcher.Scratch s = HnswSearcher.scratch();
         s.begin(g.capacity());
-        float[] query = g.vectorCopy(slot);
+        // The caller holds the slot lock shared, so no grow replaces the layout while this runs.
+        HnswGraph.Layout layout = g.layout();
+        NodeScorer query = layout.scorers().nodeScorer(slot);
+        UpdatableNodeScorer between = layout.scorers().nodeScorer(slot);
         int top = HnswGraph.entryLevel(entry);
         // 1. Descend greedily through the layers above the node's own level.
-        int ep = HnswSearcher.descend(g.layout(), query, entry, level, s);
+        int ep = HnswSearcher.descend(layout, query, entry, level, s);
         int[] entries = {ep};
         int nEntries = 1;
         int[] selected = new int[g.maxDegree0];
         for (int l = Math.min(level, top); l >= 0; l--) {
             // 2. Beam search this layer for efConstruction candidates.
             s.visited.reset(g.capacity());
-            HnswSearcher.searchLayer(g.layout(), query, entries, nEntries, efConstruction, l, Accept.ALL, slot, Long.MAX_VALUE, s);
+            HnswSearcher.searchLayer(layout, query, entries, nEntries, efConstruction, l, Accept.ALL, slot, Long.MAX_VALUE, s);
             int n = s.results.size();
             int[] cand = new int[n];
             float[] scores = new float[n];
@@ -69,14 +76,14 @@ final class HnswInserter {
                 cand[i] = s.results.pop();
             }
             // 3. Pick the outgoing list with the heuristic and publish it.
-            int k = NeighborSelector.select(g, cand, scores, n, g.maxDegree(l), selected);
+            int k = NeighborSelector.select(between, cand, scores, n, g.maxDegree(l), selected);
             synchronized (g.lockFor(slot)) {
                 g.replaceList(slot, l, selected, k, null);
             }
             // 4. Link back from each chosen neighbour, re-selecting its list when it is full.
             IntBag dropped = new IntBag();
             for (int i = 0; i < k; i++) {
-                linkBack(selected[i], slot, l, dropped);
+                linkBack(selected[i], slot, l, dropped, between);
             }
             // 5. A node left without any in-link is unreachable (the new node itself when every
             //    neighbour's heuristic turned it down, or one a shrink dropped): link it again.
@@ -86,7 +93,7 @@ final class HnswInserter {
             for (int i = 0; i < dropped.size(); i++) {
                 int b = dropped.get(i);
                 if (g.inDegree(b, l) == 0) {
-                    HnswRepairer.linkFromClosest(g, b, l, closestFirst(b, l, cand, n));
+                    HnswRepairer.linkFromClosest(g, b, l, closestFirst(b, l, cand, n, between));
                 }
             }
             entries = cand;
@@ -94,8 +101,11 @@ final class HnswInserter {
         }
     }
 
-    /** Adds {@code node} to the list of {@code target} on {@code level}. */
-    private void linkBack(int target, int node, int level, IntBag dropped) {
+    /**
+     * Adds {@code node} to the list of {@code target} on {@code level}; {@code between} is
+     * re-aimed at will (at the target, then by the heuristic).
+     */
+    private void linkBack(int target, int node, int level, IntBag dropped, UpdatableNodeScorer between) {
         synchronized (g.lockFor(target)) {
             if (!g.isLive(target)) {
                 return;
@@ -115,26 +125,24 @@ final class HnswInserter {
             int[] cand = Arrays.copyOf(current, n);
             cand[n - 1] = node;
             float[] scores = new float[n];
-            for (int i = 0; i < n; i++) {
-                scores[i] = g.scoreBetween(target, cand[i]);
-            }
+            between.setScoringNode(target);
+            between.bulkScore(cand, n, scores);
             NeighborSelector.sortBestFirst(cand, scores, n);
             int[] out = new int[max];
-            int k = NeighborSelector.select(g, cand, scores, n, max, out);
+            int k = NeighborSelector.select(between, cand, scores, n, max, out);
             g.replaceList(target, level, out, k, dropped);
         }
     }
 
     /** {@code b}'s own neighbours, then the new node's candidates, each group closest to b first. */
-    private int[] closestFirst(int b, int level, int[] cand, int n) {
+    private int[] closestFirst(int b, int level, int[] cand, int n, UpdatableNodeScorer between) {
         int[] own = g.neighbors(b, level);
         int total = own.length + n;
         int[] all = Arrays.copyOf(own, total);
         System.arraycopy(cand, 0, all, own.length, n);
         float[] scores = new float[total];
-        for (int i = 0; i < total; i++) {
-            scores[i] = g.scoreBetween(b, all[i]);
-        }
+        between.setScoringNode(b);
+        between.bulkScore(all, total, scores);
         NeighborSelector.sortBestFirst(all, scores, total);
         return all;
     }

@@ -21,6 +21,11 @@ import java.util.BitSet;
  *
  * <p>Runs with inserts and other removals excluded (the index's writer gate); searches go on
  * concurrently and may still route through a node being removed, but never return it.
+ *
+ * <p>Scores come from the graph's {@link ScorerSupplier}: each repair search uses a scorer
+ * aimed at the node it searches around (read in place; a node being removed keeps its vector
+ * until its slot is freed), and re-aimed scorers score candidates for the heuristic. Scorers
+ * are made per step and never kept in fields: the supplier changes when the graph grows.
  */
 final class HnswRepairer {
 
@@ -140,7 +145,8 @@ final class HnswRepairer {
      * in-neighbour. Cost: one search of width max(repairEf, degree bound).
      */
     private int[] poolAround(int x, int level, HnswSearcher.Scratch s) {
-        float[] query = g.vectorCopy(x);
+        HnswGraph.Layout layout = g.layout();
+        NodeScorer query = layout.scorers().nodeScorer(x);
         s.begin(g.capacity());
         s.visited.visit(x);
         IntBag seeds = new IntBag();
@@ -157,10 +163,10 @@ final class HnswRepairer {
             if (HnswGraph.entryLevel(e) < level) {
                 return new int[0];
             }
-            int ep = HnswSearcher.descend(g.layout(), query, e, level, s);
+            int ep = HnswSearcher.descend(layout, query, e, level, s);
             entries = ep < 0 || removing.get(ep) ? entries : new int[] {ep};
         }
-        HnswSearcher.searchLayer(g.layout(), query, entries, entries.length, Math.max(repairEf, g.maxDegree(level)), level,
+        HnswSearcher.searchLayer(layout, query, entries, entries.length, Math.max(repairEf, g.maxDegree(level)), level,
                 Accept.ALL, x, Long.MAX_VALUE, s);
         comparisons += s.scored;
         int m = s.results.size();
@@ -216,16 +222,15 @@ final class HnswRepairer {
         }
         int[] cs = cand.toArray();
         float[] scores = new float[m];
-        for (int i = 0; i < m; i++) {
-            scores[i] = g.scoreBetween(a, cs[i]);
-        }
+        UpdatableNodeScorer between = g.scorers().nodeScorer(a);
+        between.bulkScore(cs, m, scores);
         comparisons += m;
         NeighborSelector.sortBestFirst(cs, scores, m);
         // Same rules as repairList: survivors stay, the heuristic picks replacements, the
         // closest unchosen candidates fill the list back to its old length.
         int target = Math.max(current.length, k + 1);
         long before = s.scored;
-        k = NeighborSelector.selectInto(g, cs, scores, m, target, out, k, s);
+        k = NeighborSelector.selectInto(between, cs, scores, m, target, out, k, s);
         comparisons += s.scored - before;
         for (int i = 0; i < m && k < target; i++) {
             if (!HnswGraph.contains(out, k, cs[i])) {
@@ -259,16 +264,18 @@ final class HnswRepairer {
                 }
             }
         }
-        float[] query = g.vectorCopy(a);
+        HnswGraph.Layout layout = g.layout();
+        // Aimed at a for the search; the heuristic re-aims it afterwards.
+        UpdatableNodeScorer scorer = layout.scorers().nodeScorer(a);
         s.begin(g.capacity());
         s.visited.visit(a);
         int[] entries = seeds.toArray();
         if (entries.length == 0) {
             // Every neighbour is being removed: start from the top as an insertion would.
-            int ep = HnswSearcher.descend(g.layout(), query, g.entry(), level, s);
+            int ep = HnswSearcher.descend(layout, scorer, g.entry(), level, s);
             entries = ep < 0 || ep == a ? entries : new int[] {ep};
         }
-        HnswSearcher.searchLayer(g.layout(), query, entries, entries.length, Math.max(repairEf, g.maxDegree(level)), level,
+        HnswSearcher.searchLayer(layout, scorer, entries, entries.length, Math.max(repairEf, g.maxDegree(level)), level,
                 Accept.ALL, a, Long.MAX_VALUE, s);
         comparisons += s.scored;
         int m = s.results.size();
@@ -291,7 +298,7 @@ final class HnswRepairer {
         //    removed neighbour covered.
         int target = Math.max(current.length, k + 1);
         long before = s.scored;
-        k = NeighborSelector.selectInto(g, cand, scores, m, target, out, k, s);
+        k = NeighborSelector.selectInto(scorer, cand, scores, m, target, out, k, s);
         comparisons += s.scored - before;
         // 3. The list keeps its old length: the closest unchosen candidates fill what the
         //    heuristic left, so degrees (and recall) do not erode as removals add up.
@@ -315,6 +322,7 @@ final class HnswRepairer {
         if (live.size() == 0) {
             return;
         }
+        UpdatableNodeScorer between = null;
         for (int b : out) {
             if (removing.get(b)) {
                 continue;
@@ -327,9 +335,12 @@ final class HnswRepairer {
             if (!linked) {
                 int[] cand = live.toArray();
                 float[] scores = new float[cand.length];
-                for (int i = 0; i < cand.length; i++) {
-                    scores[i] = g.scoreBetween(b, cand[i]);
+                if (between == null) {
+                    between = g.scorers().nodeScorer(b);
+                } else {
+                    between.setScoringNode(b);
                 }
+                between.bulkScore(cand, cand.length, scores);
                 comparisons += cand.length;
                 NeighborSelector.sortBestFirst(cand, scores, cand.length);
                 if (linkFromClosest(g, b, level, cand)) {
@@ -341,15 +352,16 @@ final class HnswRepairer {
 
     /** Gives {@code b} an in-link on {@code level} from its closest node that can take one. */
     private void reconnect(int b, int level, HnswSearcher.Scratch s) {
-        float[] query = g.vectorCopy(b);
+        HnswGraph.Layout layout = g.layout();
+        NodeScorer query = layout.scorers().nodeScorer(b);
         s.begin(g.capacity());
         s.visited.visit(b);
         int[] entries = g.neighbors(b, level);
         if (entries.length == 0) {
             long e = g.entry();
-            entries = new int[] {HnswSearcher.descend(g.layout(), query, e, level, s)};
+            entries = new int[] {HnswSearcher.descend(layout, query, e, level, s)};
         }
-        HnswSearcher.searchLayer(g.layout(), query, entries, entries.length, Math.max(repairEf, g.maxDegree(level)), level,
+        HnswSearcher.searchLayer(layout, query, entries, entries.length, Math.max(repairEf, g.maxDegree(level)), level,
                 Accept.ALL, b, Long.MAX_VALUE, s);
         comparisons += s.scored;
         int m = s.results.size();
@@ -384,6 +396,8 @@ final class HnswRepairer {
                 }
             }
         }
+        // Made only when no candidate had room (rare), then re-aimed at each candidate.
+        UpdatableNodeScorer between = null;
         for (int c : cand) {
             synchronized (g.lockFor(c)) {
                 if (c == b || !g.isLive(c) || g.level(c) < level) {
@@ -393,10 +407,15 @@ final class HnswRepairer {
                 if (HnswGraph.contains(list, list.length, b)) {
                     return true;
                 }
+                if (between == null) {
+                    between = g.scorers().nodeScorer(c);
+                } else {
+                    between.setScoringNode(c);
+                }
                 int worst = -1;
                 float worstScore = Float.POSITIVE_INFINITY;
                 for (int i = 0; i < list.length; i++) {
-                    float sc = g.scoreBetween(c, list[i]);
+                    float sc = between.score(list[i]);
                     if (sc < worstScore && g.inDegree(list[i], level) > 1) {
                         worst = i;
                         worstScore = sc;
@@ -530,14 +549,15 @@ final class HnswRepairer {
             }
             // Search layer 0 from a reached node: the upper layers may lead straight into the
             // stranded group, which layer 0 alone does not reach.
-            float[] query = g.vectorCopy(u);
+            HnswGraph.Layout layout = g.layout();
+            NodeScorer query = layout.scorers().nodeScorer(u);
             s.begin(g.capacity());
-            int start = HnswSearcher.descend(g.layout(), query, entry, 0, s);
+            int start = HnswSearcher.descend(layout, query, entry, 0, s);
             if (!reached.get(start)) {
                 start = ep;
             }
             s.visited.visit(u);
-            HnswSearcher.searchLayer(g.layout(), query, new int[] {start}, 1, Math.max(repairEf, g.maxDegree0), 0, Accept.ALL, u,
+            HnswSearcher.searchLayer(layout, query, new int[] {start}, 1, Math.max(repairEf, g.maxDegree0), 0, Accept.ALL, u,
                     Long.MAX_VALUE, s);
             int m = s.results.size();
             int[] cand = new int[m];

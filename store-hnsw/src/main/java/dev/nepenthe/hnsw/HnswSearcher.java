@@ -7,12 +7,19 @@ import dev.nepenthe.core.index.Accept;
  * of one layer (the paper's SEARCH-LAYER, hnswlib's {@code searchBaseLayer}). The searcher
  * never changes the graph; the builder and the repairer use it to find candidates.
  *
+ * <p>It follows a {@link HnswGraph.Layout}'s lists and scores with a {@link NodeScorer} made
+ * from that same layout's {@link HnswGraph.Layout#scorers() scorers}: a query scorer for a
+ * search, a scorer aimed at a stored node for an insert or a repair. It never sees a vector.
+ *
  * <p>A node that is being removed ({@link HnswGraph#DELETING}) still routes the walk (its
  * lists are intact until the repair drops them) but never enters a result set.
  */
 final class HnswSearcher {
 
-    /** Per-thread buffers, so a query allocates nothing but its answer. */
+    /**
+     * Per-thread buffers, so a query allocates nothing but its scorer and its answer. Scorers
+     * are not kept here: they hold their layout's vectors (see {@link ScorerSupplier}).
+     */
     static final class Scratch {
         final VisitedSet visited = new VisitedSet(1024);
         final NodeHeap candidates = NodeHeap.bestOnTop(256);
@@ -40,12 +47,12 @@ final class HnswSearcher {
     }
 
     /**
-     * Moves greedily toward {@code query} on {@code level} from {@code start}: repeatedly jumps
-     * to the best-scoring neighbour until none improves. Returns the slot reached.
+     * Moves greedily toward the scorer's point on {@code level} from {@code start}: repeatedly
+     * jumps to the best-scoring neighbour until none improves. Returns the slot reached.
      */
-    static int greedy(HnswGraph.Layout g, float[] query, int start, int level, Scratch s) {
+    static int greedy(HnswGraph.Layout g, NodeScorer scorer, int start, int level, Scratch s) {
         int current = start;
-        float best = g.score(query, current);
+        float best = scorer.score(current);
         s.scored++;
         boolean moved = true;
         while (moved) {
@@ -62,7 +69,7 @@ final class HnswSearcher {
                 if (n < 0 || n >= cap) {
                     continue;
                 }
-                float sc = g.score(query, n);
+                float sc = scorer.score(n);
                 s.scored++;
                 if (sc > best) {
                     best = sc;
@@ -75,13 +82,13 @@ final class HnswSearcher {
     }
 
     /** Descends from the entry point down to (but not into) {@code targetLevel}; -1 if empty. */
-    static int descend(HnswGraph.Layout g, float[] query, long entry, int targetLevel, Scratch s) {
+    static int descend(HnswGraph.Layout g, NodeScorer scorer, long entry, int targetLevel, Scratch s) {
         int ep = HnswGraph.entrySlot(entry);
         if (ep < 0) {
             return -1;
         }
         for (int l = HnswGraph.entryLevel(entry); l > targetLevel; l--) {
-            ep = greedy(g, query, ep, l, s);
+            ep = greedy(g, scorer, ep, l, s);
         }
         return ep;
     }
@@ -94,11 +101,12 @@ final class HnswSearcher {
      * <p>While fewer than {@code ef} eligible slots have been found the walk keeps expanding,
      * so a restrictive filter still fills the result set if the layer can reach enough.
      *
+     * @param scorer scores against the query, over {@code g}'s vectors
      * @param entries slots to start from (scored and visited first)
      * @param visitLimit stop once this many vectors were scored (cost cap); Long.MAX_VALUE for none
      * @return false if the walk stopped at the visit limit
      */
-    static boolean searchLayer(HnswGraph.Layout g, float[] query, int[] entries, int nEntries, int ef, int level,
+    static boolean searchLayer(HnswGraph.Layout g, NodeScorer scorer, int[] entries, int nEntries, int ef, int level,
             Accept accept, int exclude, long visitLimit, Scratch s) {
         NodeHeap cand = s.candidates;
         NodeHeap res = s.results;
@@ -110,7 +118,7 @@ final class HnswSearcher {
             if (e < 0 || !visited.visit(e)) {
                 continue;
             }
-            float sc = g.score(query, e);
+            float sc = scorer.score(e);
             s.scored++;
             cand.push(e, sc);
             if (eligible(g, e, accept, exclude)) {
@@ -132,7 +140,7 @@ final class HnswSearcher {
             }
             int base = g.listBase(c, level);
             int deg = HnswGraph.degree(arr, base);
-            // 2. Gather the unvisited neighbours, then score them back to back: the loads are
+            // 2. Gather the unvisited neighbours, then score them in one bulk call: the loads are
             //    independent, so the CPU overlaps them instead of waiting on each heap decision.
             if (s.batch.length < deg) {
                 s.batch = new int[deg];
@@ -149,9 +157,7 @@ final class HnswSearcher {
                     batch[count++] = n;
                 }
             }
-            for (int i = 0; i < count; i++) {
-                batchScores[i] = g.score(query, batch[i]);
-            }
+            scorer.bulkScore(batch, count, batchScores);
             s.scored += count;
             // 3. Keep a neighbour as a candidate if it could still improve the results, and as a
             //    result only if it is eligible.

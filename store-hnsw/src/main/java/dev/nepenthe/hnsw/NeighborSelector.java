@@ -7,6 +7,9 @@ package dev.nepenthe.hnsw;
  * <p>Candidates are taken closest first; one is kept only if it is closer to the base node
  * than to every neighbour kept so far. That spreads a list over directions instead of spending
  * it on one tight cluster, which is what keeps the graph navigable.
+ *
+ * <p>Candidate-to-neighbour scores come from an {@link UpdatableNodeScorer} re-aimed at each
+ * candidate in turn, so the heuristic allocates nothing per comparison and never sees a vector.
  */
 final class NeighborSelector {
 
@@ -34,12 +37,14 @@ final class NeighborSelector {
     /**
      * Selects at most {@code max} of {@code n} candidates sorted best first.
      *
+     * @param between scores candidates against kept neighbours; re-aimed at each candidate, so
+     *     it points at an unspecified node afterwards
      * @param scores each candidate's score to the base node
      * @param out receives the selection, best first; must hold {@code max} entries
      * @return how many were selected. Cost: up to n * max vector comparisons.
      */
-    static int select(HnswGraph g, int[] slots, float[] scores, int n, int max, int[] out) {
-        return selectInto(g, slots, scores, n, max, out, 0);
+    static int select(UpdatableNodeScorer between, int[] slots, float[] scores, int n, int max, int[] out) {
+        return selectInto(between, slots, scores, n, max, out, 0);
     }
 
     /**
@@ -48,13 +53,14 @@ final class NeighborSelector {
      *
      * @return the new length of {@code out}
      */
-    static int selectInto(HnswGraph g, int[] slots, float[] scores, int n, int max, int[] out, int kept) {
-        return selectInto(g, slots, scores, n, max, out, kept, null);
+    static int selectInto(UpdatableNodeScorer between, int[] slots, float[] scores, int n, int max, int[] out,
+            int kept) {
+        return selectInto(between, slots, scores, n, max, out, kept, null);
     }
 
     /** As above; adds the vector comparisons it makes to {@code cost.scored} when non-null. */
-    static int selectInto(HnswGraph g, int[] slots, float[] scores, int n, int max, int[] out, int kept,
-            HnswSearcher.Scratch cost) {
+    static int selectInto(UpdatableNodeScorer between, int[] slots, float[] scores, int n, int max, int[] out,
+            int kept, HnswSearcher.Scratch cost) {
         int fixed = kept;
         int cmp = 0;
         for (int i = 0; i < n && kept < max; i++) {
@@ -64,9 +70,12 @@ final class NeighborSelector {
             }
             float toBase = scores[i];
             boolean diverse = true;
+            // One score at a time, not a bulk call: the first kept neighbour closer to c than
+            // the base settles it, and the rest would be scored for nothing.
+            between.setScoringNode(c);
             for (int j = 0; j < kept; j++) {
                 cmp++;
-                if (g.scoreBetween(c, out[j]) > toBase) {
+                if (between.score(out[j]) > toBase) {
                     diverse = false;
                     break;
                 }

@@ -12,6 +12,12 @@
  *       accept filter that keeps expanding until k accepted nodes are found.</li>
  *   <li>{@link dev.nepenthe.hnsw.HnswRepairer}: removal and repair.</li>
  *   <li>{@link dev.nepenthe.hnsw.HnswIntegrityChecker}: the proof, as counts.</li>
+ *   <li>{@link dev.nepenthe.hnsw.ScorerSupplier} and {@link dev.nepenthe.hnsw.NodeScorer}: the
+ *       scorer seam. Searches, inserts, repairs and the neighbour heuristic score only through
+ *       it, never on vectors: a query scorer for a search, a scorer aimed at a stored node for
+ *       an insert or a repair, and {@code isExact()} for whether a score may be returned as is.
+ *       {@link dev.nepenthe.hnsw.FloatVectorScorers} is the exact float implementation over the
+ *       graph's vectors.</li>
  * </ul>
  *
  * <h2>Finding who links to a removed node: reverse links, not a search</h2>
