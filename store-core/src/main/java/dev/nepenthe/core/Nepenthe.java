@@ -8,7 +8,6 @@ import dev.nepenthe.core.internal.engine.NoPhoneHome;
 import dev.nepenthe.core.internal.crypto.KeyedHash;
 import dev.nepenthe.core.internal.crypto.Keystore;
 import dev.nepenthe.core.internal.crypto.MasterKey;
-import dev.nepenthe.core.internal.evidence.EvidenceLedger;
 import dev.nepenthe.core.audit.LedgerAudit;
 import dev.nepenthe.core.audit.LedgerHead;
 import dev.nepenthe.core.internal.evidence.SigningKey;

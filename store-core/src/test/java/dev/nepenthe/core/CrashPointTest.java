@@ -1,15 +1,15 @@
 package dev.nepenthe.core;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
-import static dev.nepenthe.core.testing.TestFiles.copyTree;
-import static dev.nepenthe.core.testing.TestFiles.deleteTree;
+import static dev.nepenthe.testing.TestFiles.copyTree;
+import static dev.nepenthe.testing.TestFiles.deleteTree;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import dev.nepenthe.core.index.IntegrityReport;
 import dev.nepenthe.core.internal.io.CrashPoints;
-import dev.nepenthe.core.testing.Seeds;
+import dev.nepenthe.testing.Seeds;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;

@@ -7,7 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.nepenthe.core.index.IntegrityReport;
 import dev.nepenthe.core.internal.io.ForensicScan;
-import dev.nepenthe.core.testing.Datasets;
+import dev.nepenthe.testing.Datasets;
 import dev.nepenthe.core.testing.NaiveReference;
 import dev.nepenthe.core.testing.NaiveReference.Scored;
 import java.io.IOException;

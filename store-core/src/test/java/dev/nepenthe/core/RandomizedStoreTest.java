@@ -25,7 +25,7 @@ class RandomizedStoreTest {
     @Test
     void storeMatchesAPlainModelThroughWritesDeletesAndReopens(@TempDir Path tmp) throws Exception {
         run(77, tmp.resolve("fixed"));
-        run(dev.nepenthe.core.testing.Seeds.draw("RandomizedStoreTest"), tmp.resolve("fresh"));
+        run(dev.nepenthe.testing.Seeds.draw("RandomizedStoreTest"), tmp.resolve("fresh"));
     }
 
     private static void run(long seed, Path tmp) throws Exception {
@@ -71,7 +71,7 @@ class RandomizedStoreTest {
                 check(c, model, rnd, step);
             }
         } catch (AssertionError e) {
-            throw new AssertionError(e.getMessage() + dev.nepenthe.core.testing.Seeds.replay(seed), e);
+            throw new AssertionError(e.getMessage() + dev.nepenthe.testing.Seeds.replay(seed), e);
         } finally {
             store.close();
         }

@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.nepenthe.core.Metric;
-import dev.nepenthe.core.testing.Seeds;
+import dev.nepenthe.testing.Seeds;
 import dev.nepenthe.core.vector.Kernels;
 import dev.nepenthe.core.vector.VectorKernels;
 import java.util.Arrays;

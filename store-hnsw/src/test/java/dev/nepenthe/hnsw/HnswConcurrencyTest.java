@@ -9,7 +9,7 @@ import dev.nepenthe.core.internal.index.ExactIndex;
 import dev.nepenthe.core.index.IntegrityReport;
 import dev.nepenthe.core.index.SearchParams;
 import dev.nepenthe.core.index.SearchResult;
-import dev.nepenthe.core.testing.Datasets;
+import dev.nepenthe.testing.Datasets;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -165,7 +165,7 @@ class HnswConcurrencyTest {
      */
     @Test
     void aSearchNeverReturnsAnOrdinalWithAScoreOfAVectorItDidNotHold() throws Exception {
-        long seed = dev.nepenthe.core.testing.Seeds.draw("HnswConcurrencyTest.scoresBelongToTheirOrdinals");
+        long seed = dev.nepenthe.testing.Seeds.draw("HnswConcurrencyTest.scoresBelongToTheirOrdinals");
         int dim = 32;
         var kernels = dev.nepenthe.core.vector.Kernels.get();
         java.util.Random rnd = new java.util.Random(seed);
@@ -207,7 +207,7 @@ class HnswConcurrencyTest {
                         if (accept == null && res.size() < 10) {
                             // Over a thousand live nodes at all times: a walk must find ten.
                             errors.add("an unfiltered search returned " + res.size() + " hits, expected 10"
-                                    + dev.nepenthe.core.testing.Seeds.replay(seed));
+                                    + dev.nepenthe.testing.Seeds.replay(seed));
                         }
                         for (int i = 0; i < res.size(); i++) {
                             int o = res.ordinals()[i];
@@ -222,7 +222,7 @@ class HnswConcurrencyTest {
                             }
                             if (!matches) {
                                 errors.add("ordinal " + o + " returned with score " + score
-                                        + ", the score of no vector it held" + dev.nepenthe.core.testing.Seeds.replay(seed));
+                                        + ", the score of no vector it held" + dev.nepenthe.testing.Seeds.replay(seed));
                             }
                             checked.incrementAndGet();
                         }

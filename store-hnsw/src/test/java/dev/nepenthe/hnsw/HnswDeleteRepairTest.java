@@ -10,7 +10,7 @@ import dev.nepenthe.core.index.Accept;
 import dev.nepenthe.core.internal.index.ExactIndex;
 import dev.nepenthe.core.index.IntegrityReport;
 import dev.nepenthe.core.index.SearchParams;
-import dev.nepenthe.core.testing.Datasets;
+import dev.nepenthe.testing.Datasets;
 import dev.nepenthe.core.vector.Kernels;
 import java.util.Arrays;
 import java.util.SplittableRandom;
@@ -194,7 +194,7 @@ class HnswDeleteRepairTest {
      */
     @Test
     void removalsCertifyReachabilityWithoutWalkingTheGraph() {
-        long seed = dev.nepenthe.core.testing.Seeds.draw("HnswDeleteRepairTest.certify");
+        long seed = dev.nepenthe.testing.Seeds.draw("HnswDeleteRepairTest.certify");
         int n = 12_000;
         float[][] data = Datasets.clustered(seed, n, 16, 40, 0.3);
         HnswIndex index = HnswFixtures.build(data, Metric.L2, HnswParams.of(8, 40));
@@ -216,12 +216,12 @@ class HnswDeleteRepairTest {
             at += 10;
             IntegrityReport report = index.verifyIntegrity();
             int r = round;
-            assertTrue(report.isClean(), () -> "round " + r + ": " + report + dev.nepenthe.core.testing.Seeds.replay(seed));
+            assertTrue(report.isClean(), () -> "round " + r + ": " + report + dev.nepenthe.testing.Seeds.replay(seed));
         }
         long walks = index.fullWalks() - walksBefore;
         System.out.println("full walks for 600 removals: " + walks + " (entry point removed " + entryRemovals + " times)");
         assertTrue(walks <= entryRemovals + 2, walks + " full walks for 600 removals (" + entryRemovals
-                + " of the entry point)" + dev.nepenthe.core.testing.Seeds.replay(seed));
+                + " of the entry point)" + dev.nepenthe.testing.Seeds.replay(seed));
         assertEquals(n - 600, index.size());
     }
 

@@ -8,7 +8,7 @@ import dev.nepenthe.core.index.Accept;
 import dev.nepenthe.core.internal.index.ExactIndex;
 import dev.nepenthe.core.index.SearchParams;
 import dev.nepenthe.core.index.SearchResult;
-import dev.nepenthe.core.testing.Datasets;
+import dev.nepenthe.testing.Datasets;
 import dev.nepenthe.core.testing.Recall;
 import java.util.Arrays;
 import java.util.SplittableRandom;

@@ -6,7 +6,7 @@ import dev.nepenthe.core.Metric;
 import dev.nepenthe.core.index.Accept;
 import dev.nepenthe.core.index.SearchParams;
 import dev.nepenthe.core.index.SearchResult;
-import dev.nepenthe.core.testing.Datasets;
+import dev.nepenthe.testing.Datasets;
 import dev.nepenthe.core.vector.Kernels;
 import java.util.Arrays;
 import java.util.SplittableRandom;

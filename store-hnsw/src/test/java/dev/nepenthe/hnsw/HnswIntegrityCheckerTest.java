@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.nepenthe.core.Metric;
 import dev.nepenthe.core.index.IntegrityReport;
-import dev.nepenthe.core.testing.Datasets;
+import dev.nepenthe.testing.Datasets;
 import org.junit.jupiter.api.Test;
 
 /** The checker must be able to fail: break one invariant at a time and see it counted. */

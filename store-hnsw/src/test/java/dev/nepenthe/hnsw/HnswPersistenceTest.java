@@ -13,7 +13,7 @@ import dev.nepenthe.core.index.SearchResult;
 import dev.nepenthe.core.index.VectorIndex;
 import dev.nepenthe.core.internal.index.VectorIndexes;
 import dev.nepenthe.core.CorruptFileException;
-import dev.nepenthe.core.testing.Datasets;
+import dev.nepenthe.testing.Datasets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;

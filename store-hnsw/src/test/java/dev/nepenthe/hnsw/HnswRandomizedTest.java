@@ -9,7 +9,7 @@ import dev.nepenthe.core.internal.index.ExactIndex;
 import dev.nepenthe.core.index.IntegrityReport;
 import dev.nepenthe.core.index.SearchParams;
 import dev.nepenthe.core.index.SearchResult;
-import dev.nepenthe.core.testing.Datasets;
+import dev.nepenthe.testing.Datasets;
 import dev.nepenthe.core.testing.Recall;
 import java.util.ArrayList;
 import java.util.List;
@@ -25,7 +25,7 @@ class HnswRandomizedTest {
     @Test
     void interleavedInsertsRemovesAndSearchesKeepTheGraphClean() {
         // Two fixed seeds (one per metric) and a fresh one each run.
-        for (long seed : new long[] {1, 2, dev.nepenthe.core.testing.Seeds.draw("HnswRandomizedTest")}) {
+        for (long seed : new long[] {1, 2, dev.nepenthe.testing.Seeds.draw("HnswRandomizedTest")}) {
             run(seed, 5_000);
         }
     }
@@ -70,7 +70,7 @@ class HnswRandomizedTest {
                 checks++;
                 int at = step;
                 assertTrue(report.isClean(), () -> "seed " + seed + " step " + at + ": " + report
-                        + dev.nepenthe.core.testing.Seeds.replay(seed));
+                        + dev.nepenthe.testing.Seeds.replay(seed));
                 assertEquals(live.size(), report.checked().get("live-nodes"));
                 // The scoped proof must agree, for this batch and for ordinals removed earlier
                 // (re-added since, removed again, or with slots handed out again).
@@ -79,7 +79,7 @@ class HnswRandomizedTest {
                 for (int[] asked : checks % 10 == 0 ? new int[][] {batch, earlier} : new int[][] {batch}) {
                     IntegrityReport scoped = index.verifyRemoval(asked);
                     assertTrue(scoped.isClean(), () -> "seed " + seed + " step " + at + " scoped check of "
-                            + java.util.Arrays.toString(asked) + ": " + scoped + dev.nepenthe.core.testing.Seeds.replay(seed));
+                            + java.util.Arrays.toString(asked) + ": " + scoped + dev.nepenthe.testing.Seeds.replay(seed));
                 }
             } else if (!live.isEmpty()) {
                 float[] q = vectors[rnd.nextInt(pool)];

@@ -7,7 +7,7 @@ import dev.nepenthe.core.Metric;
 import dev.nepenthe.core.internal.index.ExactIndex;
 import dev.nepenthe.core.index.IntegrityReport;
 import dev.nepenthe.core.index.SearchResult;
-import dev.nepenthe.core.testing.Datasets;
+import dev.nepenthe.testing.Datasets;
 import java.util.Arrays;
 import org.junit.jupiter.api.Test;
 

@@ -6,8 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.nepenthe.core.Metric;
 import dev.nepenthe.core.index.IntegrityReport;
-import dev.nepenthe.core.testing.Datasets;
-import dev.nepenthe.core.testing.Seeds;
+import dev.nepenthe.testing.Datasets;
+import dev.nepenthe.testing.Seeds;
 import java.util.Arrays;
 import org.junit.jupiter.api.Test;
 

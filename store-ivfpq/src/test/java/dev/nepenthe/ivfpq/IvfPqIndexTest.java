@@ -19,7 +19,7 @@ import dev.nepenthe.core.internal.index.VectorIndexes;
 import dev.nepenthe.core.internal.io.ChecksummedFiles;
 import dev.nepenthe.core.CorruptFileException;
 import dev.nepenthe.core.FileTooNewException;
-import dev.nepenthe.core.testing.Datasets;
+import dev.nepenthe.testing.Datasets;
 import dev.nepenthe.core.testing.Recall;
 import java.nio.file.Files;
 import java.nio.file.Path;

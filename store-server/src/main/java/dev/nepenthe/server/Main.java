@@ -1,5 +1,6 @@
 package dev.nepenthe.server;
 
+import dev.nepenthe.embed.MiniLmEmbedder;
 import dev.nepenthe.core.audit.LedgerVerifier;
 import dev.nepenthe.core.audit.Receipt;
 import dev.nepenthe.core.internal.evidence.SigningKey;

@@ -1,5 +1,6 @@
 package dev.nepenthe.server;
 
+import dev.nepenthe.embed.MiniLmEmbedder;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;

@@ -14,7 +14,7 @@ import dev.nepenthe.core.StoreOptions;
 import dev.nepenthe.core.VectorCollection;
 import dev.nepenthe.core.VectorRecord;
 import dev.nepenthe.core.index.IntegrityReport;
-import dev.nepenthe.core.testing.Datasets;
+import dev.nepenthe.testing.Datasets;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashSet;

@@ -20,7 +20,7 @@ import dev.nepenthe.core.forget.OperationState;
 import dev.nepenthe.core.forget.SurfaceOutcome;
 import dev.nepenthe.core.index.IntegrityReport;
 import dev.nepenthe.core.internal.io.ForensicScan;
-import dev.nepenthe.core.testing.Datasets;
+import dev.nepenthe.testing.Datasets;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -235,7 +235,7 @@ class ForgetEveryIndexTest {
     @MethodSource("kinds")
     void searchesUpsertsAndAForgetRunTogether(IndexSpec kind, @TempDir Path tmp) throws Exception {
         int dim = 24;
-        long seed = dev.nepenthe.core.testing.Seeds.draw("ForgetEveryIndexTest.searchesUpsertsAndAForgetRunTogether " + kind.kind());
+        long seed = dev.nepenthe.testing.Seeds.draw("ForgetEveryIndexTest.searchesUpsertsAndAForgetRunTogether " + kind.kind());
         float[][] data = Datasets.clustered(seed, 3000, dim, 30, 0.3);
         java.util.concurrent.atomic.AtomicLong searchesDone = new java.util.concurrent.atomic.AtomicLong();
         java.util.concurrent.atomic.AtomicLong searchesWhileHeld = new java.util.concurrent.atomic.AtomicLong(-1);
@@ -342,7 +342,7 @@ class ForgetEveryIndexTest {
             assertTrue(searchesWhileHeld.get() >= 50, "searches finished while the forget held the writer mutex: "
                     + searchesWhileHeld.get() + " (-1: the hold point was never reached)");
             assertEquals(List.of(), List.copyOf(problems).subList(0, Math.min(5, problems.size())),
-                    problems.size() + " problems in " + searchesDone.get() + " searches" + dev.nepenthe.core.testing.Seeds.replay(seed));
+                    problems.size() + " problems in " + searchesDone.get() + " searches" + dev.nepenthe.testing.Seeds.replay(seed));
             for (Map.Entry<String, float[]> e : acknowledged.entrySet()) {
                 VectorRecord r = c.get(e.getKey()).orElseThrow(() -> new AssertionError("acknowledged upsert lost: " + e.getKey()));
                 assertTrue(java.util.Arrays.equals(e.getValue(), r.vector()), "latest version of " + e.getKey());

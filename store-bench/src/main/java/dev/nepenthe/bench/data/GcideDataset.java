@@ -1,6 +1,6 @@
 package dev.nepenthe.bench.data;
 
-import dev.nepenthe.server.MiniLmEmbedder;
+import dev.nepenthe.embed.MiniLmEmbedder;
 import java.io.BufferedInputStream;
 import java.io.BufferedOutputStream;
 import java.io.DataInputStream;

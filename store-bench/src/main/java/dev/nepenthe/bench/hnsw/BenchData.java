@@ -2,7 +2,7 @@ package dev.nepenthe.bench.hnsw;
 
 import dev.nepenthe.core.Metric;
 import dev.nepenthe.core.internal.index.ExactIndex;
-import dev.nepenthe.core.testing.Datasets;
+import dev.nepenthe.testing.Datasets;
 import java.util.Arrays;
 import org.roaringbitmap.RoaringBitmap;
 

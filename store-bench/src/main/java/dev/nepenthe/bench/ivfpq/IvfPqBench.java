@@ -132,7 +132,7 @@ public final class IvfPqBench {
         } else {
             int n = intOpt("n");
             int q = intOpt("queries");
-            float[][] all = dev.nepenthe.core.testing.Datasets.clustered(Long.parseLong(opts.get("seed")), n + q, intOpt("dim"),
+            float[][] all = dev.nepenthe.testing.Datasets.clustered(Long.parseLong(opts.get("seed")), n + q, intOpt("dim"),
                     intOpt("clusters"), Double.parseDouble(opts.get("spread")));
             base = Arrays.copyOf(all, n);
             queries = Arrays.copyOfRange(all, n, n + q);

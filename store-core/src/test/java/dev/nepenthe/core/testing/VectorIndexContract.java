@@ -1,5 +1,7 @@
 package dev.nepenthe.core.testing;
 
+import dev.nepenthe.testing.Seeds;
+import dev.nepenthe.testing.Datasets;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;

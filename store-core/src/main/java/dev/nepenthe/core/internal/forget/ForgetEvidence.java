@@ -2,8 +2,6 @@ package dev.nepenthe.core.internal.forget;
 
 import dev.nepenthe.core.audit.LedgerEntry;
 import dev.nepenthe.core.internal.crypto.KeyedHash;
-import dev.nepenthe.core.internal.evidence.EvidenceLedger;
-import dev.nepenthe.core.audit.Receipt;
 import dev.nepenthe.core.internal.evidence.SigningKey;
 import dev.nepenthe.core.forget.SurfaceOutcome;
 import java.security.MessageDigest;

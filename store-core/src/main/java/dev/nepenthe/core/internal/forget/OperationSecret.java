@@ -2,7 +2,6 @@ package dev.nepenthe.core.internal.forget;
 
 import dev.nepenthe.core.Filter;
 import dev.nepenthe.core.VectorRecord;
-import dev.nepenthe.core.internal.engine.CollectionEngine;
 import dev.nepenthe.core.internal.engine.RecordAccess;
 import dev.nepenthe.core.forget.ForgetScope;
 import dev.nepenthe.core.forget.Suspect;

@@ -15,7 +15,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.nepenthe.core.Metric;
 import dev.nepenthe.core.index.Accept;
 import dev.nepenthe.core.CorruptFileException;
-import dev.nepenthe.core.testing.Datasets;
+import dev.nepenthe.testing.Datasets;
 import dev.nepenthe.core.testing.NaiveReference.Scored;
 import dev.nepenthe.core.testing.NaiveReference;
 import java.nio.file.Files;

@@ -1,4 +1,4 @@
-package dev.nepenthe.server;
+package dev.nepenthe.embed;
 
 import dev.langchain4j.data.segment.TextSegment;
 import dev.langchain4j.model.embedding.onnx.allminilml6v2.AllMiniLmL6V2EmbeddingModel;

@@ -1,4 +1,4 @@
-package dev.nepenthe.core.testing;
+package dev.nepenthe.testing;
 
 import java.util.SplittableRandom;
 

@@ -1,0 +1,65 @@
+package dev.nepenthe.core.internal.forget;
+
+import dev.nepenthe.core.internal.crypto.KeyedHash;
+import java.io.IOException;
+import java.lang.System.Logger.Level;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+
+/**
+ * Reconciliation at open: re-verifies sealed operations against the live records. Any record a
+ * sealed operation's fences name (a restored snapshot or a lost journal brought it back) is
+ * removed again, and the removal is recorded as evidence, or counted when the ledger is damaged.
+ */
+final class Reconciliation {
+
+    private static final System.Logger LOG = System.getLogger(Reconciliation.class.getName());
+
+    private final ForgetContext ctx;
+
+    Reconciliation(ForgetContext ctx) {
+        this.ctx = ctx;
+    }
+
+    /**
+     * Re-verifies sealed operations against the live records: any record a sealed operation's
+     * fences name is removed again, and the removal is recorded as ctx.evidence. Returns how many.
+     */
+    int reconcile() throws IOException {
+        Map<KeyedHash.Hash, String> hashed = ctx.fences.sealed();
+        if (hashed.isEmpty()) {
+            return 0;
+        }
+        int removed = 0;
+        Set<String> operations = new java.util.TreeSet<>();
+        for (CollectionEraser c : ctx.collections()) {
+            removed += c.removeWhere(r -> {
+                String op = ctx.fences.fencedBy(hashed, c.name(), r);
+                if (op != null) {
+                    operations.add(op);
+                    return true;
+                }
+                return false;
+            });
+        }
+        if (removed > 0 && ctx.ledger.problem() != null) {
+            // Removing what came back is never wrong; its evidence waits for a sound ctx.ledger.
+            ctx.ledger.countUnrecorded(removed);
+            LOG.log(Level.WARNING, "reconciliation removed {0} records that sealed forget operations had erased; the"
+                    + " evidence ledger is damaged, so no entry records it", removed);
+        } else if (removed > 0) {
+            Map<String, Object> body = new TreeMap<>();
+            body.put("type", "reconciliation");
+            body.put("removed", removed);
+            body.put("operations", List.copyOf(operations));
+            body.put("policy", ForgetEvidence.POLICY);
+            ctx.appendEvidence(body);
+            LOG.log(Level.WARNING, "reconciliation removed {0} records that sealed forget operations had erased"
+                    + " (a restored snapshot or a lost journal brought them back)", removed);
+        }
+        return removed;
+    }
+}
