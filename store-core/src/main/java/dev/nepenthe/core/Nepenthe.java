@@ -2,6 +2,7 @@ package dev.nepenthe.core;
 
 import dev.nepenthe.core.audit.LedgerVerification;
 import dev.nepenthe.core.internal.engine.CollectionEngine;
+import dev.nepenthe.core.internal.engine.StoreFolders;
 import dev.nepenthe.core.internal.forget.ForgetProtocol;
 import dev.nepenthe.core.internal.engine.JvmFlags;
 import dev.nepenthe.core.internal.engine.NoPhoneHome;
@@ -34,12 +35,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
-import java.util.Comparator;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
-import java.util.stream.Stream;
 
 /**
  * An embedded Nepenthe store on a local folder.
@@ -74,9 +71,7 @@ public final class Nepenthe implements AutoCloseable {
         NoPhoneHome.apply();
     }
 
-    static final String COLLECTION_FORMAT = "nepenthe-collection";
     /** Version 2 adds the provenance policy; version 1 files read as CASCADE. */
-    static final int COLLECTION_VERSION = 2;
     private static final long INDEX_SEED = 42L;
     private static final System.Logger LOG = System.getLogger(Nepenthe.class.getName());
 
@@ -173,23 +168,23 @@ public final class Nepenthe implements AutoCloseable {
             for (Path dir : dirs) {
                 Path metaFile = dir.resolve("collection.meta");
                 if (!Files.exists(metaFile)) {
-                    if (isUnfinishedCreation(dir)) {
+                    if (StoreFolders.isUnfinishedCreation(dir)) {
                         // A crash inside createCollection before its meta file (the commit point)
                         // was renamed into place: the collection never existed.
                         LOG.log(System.Logger.Level.WARNING, "{0}: removing a collection folder whose creation did"
                                 + " not finish (no collection.meta; a crash during createCollection)", dir);
-                        deleteTree(dir);
+                        StoreFolders.deleteTree(dir);
                         continue;
                     }
                     throw new dev.nepenthe.core.CorruptFileException(metaFile, "collection folder " + dir.getFileName()
                             + " holds data but its collection.meta is missing (deleted or lost?)");
                 }
-                Meta meta = readMeta(metaFile);
+                StoreFolders.Meta meta = StoreFolders.readMeta(metaFile);
                 if (journal.isDropped(context.hashes().of("collection", meta.id()))) {
                     // Dropped after the files were written (a restored snapshot, or a crash
                     // mid-drop): finish the drop before anything is served.
                     CollectionStorage.purgeDropped(dir, meta.id(), context);
-                    deleteTree(dir);
+                    StoreFolders.deleteTree(dir);
                     continue;
                 }
                 collections.put(meta.spec().name(), openCollection(dir, meta.spec(), meta.id()));
@@ -200,13 +195,6 @@ public final class Nepenthe implements AutoCloseable {
 
     private List<CollectionEngine> engines() {
         return collections.values().stream().map(VectorCollection::engine).toList();
-    }
-
-    /** A collection folder holding nothing but, at most, the meta file's temporary copy. */
-    private static boolean isUnfinishedCreation(Path dir) throws IOException {
-        try (Stream<Path> files = Files.list(dir)) {
-            return files.allMatch(f -> f.getFileName().toString().equals("collection.meta.tmp"));
-        }
     }
 
     /**
@@ -225,7 +213,7 @@ public final class Nepenthe implements AutoCloseable {
         String id = java.util.HexFormat.of().formatHex(ChecksummedFiles.newFileId());
         try {
             Files.createDirectories(dir);
-            writeMeta(dir.resolve("collection.meta"), spec, id);
+            StoreFolders.writeMeta(dir.resolve("collection.meta"), spec, id);
             VectorCollection c = openCollection(dir, spec, id);
             protocol.adopt(c.engine());
             collections.put(spec.name(), c);
@@ -284,7 +272,7 @@ public final class Nepenthe implements AutoCloseable {
         try {
             c.engine().destroyAllKeys();
             c.engine().close();
-            deleteTree(root.resolve("collections").resolve(name));
+            StoreFolders.deleteTree(root.resolve("collections").resolve(name));
             ChecksummedFiles.fsyncDirectory(root.resolve("collections"));
             return true;
         } catch (IOException e) {
@@ -320,28 +308,7 @@ public final class Nepenthe implements AutoCloseable {
      * anything is served.
      */
     public static void restore(Path snapshot, Path folder) throws IOException {
-        if (!Files.isDirectory(snapshot.resolve("collections"))) {
-            throw new IllegalArgumentException("restore source " + snapshot + ": expected a snapshot folder with a"
-                    + " 'collections' folder, found none");
-        }
-        if (Files.exists(folder)) {
-            try (Stream<Path> s = Files.list(folder)) {
-                if (s.findAny().isPresent()) {
-                    throw new IllegalArgumentException("restore target " + folder + " is not empty; expected an empty"
-                            + " or missing folder (close the store and move its folder away first)");
-                }
-            }
-        }
-        try (Stream<Path> files = Files.walk(snapshot)) {
-            for (Path src : files.toList()) {
-                Path dst = folder.resolve(snapshot.relativize(src).toString());
-                if (Files.isDirectory(src)) {
-                    Files.createDirectories(dst);
-                } else {
-                    Files.copy(src, dst);
-                }
-            }
-        }
+        StoreFolders.copySnapshot(snapshot, folder);
     }
 
     /**
@@ -355,14 +322,6 @@ public final class Nepenthe implements AutoCloseable {
     public static Nepenthe restore(Path snapshot, Path folder, StoreOptions options) throws IOException {
         restore(snapshot, folder);
         return open(folder, options);
-    }
-
-    private static void deleteTree(Path dir) throws IOException {
-        try (Stream<Path> files = Files.walk(dir)) {
-            for (Path p : files.sorted(Comparator.reverseOrder()).toList()) {
-                Files.delete(p);
-            }
-        }
     }
 
     // ---- the forget protocol -----------------------------------------------------------------
@@ -526,46 +485,8 @@ public final class Nepenthe implements AutoCloseable {
                 sink -> CollectionStorage.open(dir, id, context, sink)));
     }
 
-    /** A collection's spec and its random incarnation id (keys and tombstones are scoped by it). */
-    record Meta(CollectionSpec spec, String id) {}
-
     private static IndexConfig indexConfig(CollectionSpec spec) {
         return new IndexConfig(spec.dimension(), spec.metric(), spec.index().params(), INDEX_SEED);
-    }
-
-    private static void writeMeta(Path file, CollectionSpec spec, String id) throws IOException {
-        ChecksummedFiles.write(file, COLLECTION_FORMAT, COLLECTION_VERSION, ChecksummedFiles.newFileId(), out -> {
-            out.writeUTF(id);
-            out.writeUTF(spec.name());
-            out.writeInt(spec.dimension());
-            out.writeUTF(spec.metric().name());
-            out.writeUTF(spec.index().kind());
-            out.writeUTF(spec.provenance().name());
-            Map<String, String> params = new TreeMap<>(spec.index().params());
-            out.writeInt(params.size());
-            for (Map.Entry<String, String> e : params.entrySet()) {
-                out.writeUTF(e.getKey());
-                out.writeUTF(e.getValue());
-            }
-        });
-    }
-
-    static Meta readMeta(Path file) throws IOException {
-        return ChecksummedFiles.read(file, COLLECTION_FORMAT, 1, COLLECTION_VERSION, (in, v) -> {
-            String id = in.readUTF();
-            String name = in.readUTF();
-            int dim = in.readInt();
-            Metric metric = Metric.valueOf(in.readUTF());
-            String kind = in.readUTF();
-            CollectionSpec.Provenance provenance = v >= 2 ? CollectionSpec.Provenance.valueOf(in.readUTF())
-                    : CollectionSpec.Provenance.CASCADE;
-            int n = in.readInt();
-            Map<String, String> params = new HashMap<>();
-            for (int i = 0; i < n; i++) {
-                params.put(in.readUTF(), in.readUTF());
-            }
-            return new Meta(new CollectionSpec(name, dim, metric, IndexSpec.of(kind, params), provenance), id);
-        });
     }
 
     private void ensureOpen() {

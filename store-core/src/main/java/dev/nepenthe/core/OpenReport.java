@@ -9,13 +9,15 @@ import java.nio.file.Path;
  * decision is also logged, by keyed hash, never by id or content.
  *
  * @param liveRecords         records loaded
- * @param droppedAsDeleted    stored records left out because a journaled delete or forget names them
- * @param droppedAsSuperseded stored records left out because a newer version exists
- * @param removedByLogDeletes records removed by delete entries replayed from the log
+ * @param droppedAsDeleted    stored copies the tombstone journal names as deleted (a restored
+ *                            snapshot, or a crash between a deletion's journal entry and its checkpoint)
+ * @param droppedAsSuperseded stored copies of a record at an ordinal a newer version holds (a
+ *                            sound store never leaves one; each is logged as a warning)
+ * @param removedByLogDeletes records the write-ahead log's delete entries removed
  * @param log                 what the write-ahead log replay found
- * @param orphanFilesRemoved  files no manifest names, removed
- * @param idMapRebuilt        whether the id map file was rebuilt from the records
- * @param idMapRepairs        id map entries repaired
+ * @param orphanFilesRemoved  files no manifest names (a checkpoint cut short), removed
+ * @param idMapRebuilt        whether the id map was rebuilt from the records (it was not closed cleanly)
+ * @param idMapRepairs        id map entries added, changed or removed to agree with the records
  */
 public record OpenReport(int liveRecords, int droppedAsDeleted, int droppedAsSuperseded, int removedByLogDeletes,
         LogRecovery log, int orphanFilesRemoved, boolean idMapRebuilt, int idMapRepairs) {

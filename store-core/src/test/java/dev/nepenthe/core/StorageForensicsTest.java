@@ -75,13 +75,13 @@ class StorageForensicsTest {
 
     /** The keyed hash that heads each of the scope's sealed records on disk. */
     private byte[] scopeHashOf(Path data, String collection, String tenant, String subject) throws IOException {
-        String id = Nepenthe.readMeta(data.resolve("collections").resolve(collection).resolve("collection.meta")).id();
+        String id = dev.nepenthe.core.internal.engine.StoreFolders.readMeta(data.resolve("collections").resolve(collection).resolve("collection.meta")).id();
         MasterKey mk = MasterKey.resolve(tmp.resolve("keys/master.key"), false);
         return new KeyedHash(mk).of("subject", id, tenant, subject).bytes();
     }
 
     private byte[] dataKeyOf(Path data, String collection, String tenant, String subject) throws IOException {
-        String id = Nepenthe.readMeta(data.resolve("collections").resolve(collection).resolve("collection.meta")).id();
+        String id = dev.nepenthe.core.internal.engine.StoreFolders.readMeta(data.resolve("collections").resolve(collection).resolve("collection.meta")).id();
         MasterKey mk = MasterKey.resolve(tmp.resolve("keys/master.key"), false);
         try (Keystore ks = Keystore.open(tmp.resolve("keys"), mk)) {
             var key = ks.find(new KeyedHash(mk).of("subject", id, tenant, subject));

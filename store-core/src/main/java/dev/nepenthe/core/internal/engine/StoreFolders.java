@@ -1,0 +1,109 @@
+package dev.nepenthe.core.internal.engine;
+
+import dev.nepenthe.core.CollectionSpec;
+import dev.nepenthe.core.IndexSpec;
+import dev.nepenthe.core.Metric;
+import dev.nepenthe.core.internal.io.ChecksummedFiles;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.stream.Stream;
+
+/**
+ * The store folder's own files: each collection's {@code collection.meta} (its spec and random
+ * incarnation id, written once and renamed into place: the commit point of a creation), the
+ * copy a restore makes of a snapshot, and the removal of a collection's folder.
+ */
+public final class StoreFolders {
+
+    static final String COLLECTION_FORMAT = "nepenthe-collection";
+    /** 2 added the provenance policy; 1 still reads (as CASCADE). */
+    static final int COLLECTION_VERSION = 2;
+
+    private StoreFolders() {}
+
+    /** A collection's spec and its random incarnation id (keys and tombstones are scoped by it). */
+    public record Meta(CollectionSpec spec, String id) {}
+
+    public static void writeMeta(Path file, CollectionSpec spec, String id) throws IOException {
+        ChecksummedFiles.write(file, COLLECTION_FORMAT, COLLECTION_VERSION, ChecksummedFiles.newFileId(), out -> {
+            out.writeUTF(id);
+            out.writeUTF(spec.name());
+            out.writeInt(spec.dimension());
+            out.writeUTF(spec.metric().name());
+            out.writeUTF(spec.index().kind());
+            out.writeUTF(spec.provenance().name());
+            Map<String, String> params = new TreeMap<>(spec.index().params());
+            out.writeInt(params.size());
+            for (Map.Entry<String, String> e : params.entrySet()) {
+                out.writeUTF(e.getKey());
+                out.writeUTF(e.getValue());
+            }
+        });
+    }
+
+    /** Reads a collection.meta, failing loudly (naming the file) when it is damaged. */
+    public static Meta readMeta(Path file) throws IOException {
+        return ChecksummedFiles.read(file, COLLECTION_FORMAT, 1, COLLECTION_VERSION, (in, v) -> {
+            String id = in.readUTF();
+            String name = in.readUTF();
+            int dim = in.readInt();
+            Metric metric = Metric.valueOf(in.readUTF());
+            String kind = in.readUTF();
+            CollectionSpec.Provenance provenance = v >= 2 ? CollectionSpec.Provenance.valueOf(in.readUTF())
+                    : CollectionSpec.Provenance.CASCADE;
+            int n = in.readInt();
+            Map<String, String> params = new HashMap<>();
+            for (int i = 0; i < n; i++) {
+                params.put(in.readUTF(), in.readUTF());
+            }
+            return new Meta(new CollectionSpec(name, dim, metric, IndexSpec.of(kind, params), provenance), id);
+        });
+    }
+
+    /** Copies a snapshot into {@code folder}, which must be absent or empty. */
+    public static void copySnapshot(Path snapshot, Path folder) throws IOException {
+        if (!Files.isDirectory(snapshot.resolve("collections"))) {
+            throw new IllegalArgumentException("restore source " + snapshot + ": expected a snapshot folder with a"
+                    + " 'collections' folder, found none");
+        }
+        if (Files.exists(folder)) {
+            try (Stream<Path> s = Files.list(folder)) {
+                if (s.findAny().isPresent()) {
+                    throw new IllegalArgumentException("restore target " + folder + " is not empty; expected an empty"
+                            + " or missing folder (close the store and move its folder away first)");
+                }
+            }
+        }
+        try (Stream<Path> files = Files.walk(snapshot)) {
+            for (Path src : files.toList()) {
+                Path dst = folder.resolve(snapshot.relativize(src).toString());
+                if (Files.isDirectory(src)) {
+                    Files.createDirectories(dst);
+                } else {
+                    Files.copy(src, dst);
+                }
+            }
+        }
+    }
+
+    /** A collection folder holding nothing but, at most, the meta file's temporary copy. */
+    public static boolean isUnfinishedCreation(Path dir) throws IOException {
+        try (Stream<Path> files = Files.list(dir)) {
+            return files.allMatch(f -> f.getFileName().toString().equals("collection.meta.tmp"));
+        }
+    }
+
+    /** Deletes a folder and everything in it. */
+    public static void deleteTree(Path dir) throws IOException {
+        try (Stream<Path> files = Files.walk(dir)) {
+            for (Path p : files.sorted(Comparator.reverseOrder()).toList()) {
+                Files.delete(p);
+            }
+        }
+    }
+}
