@@ -1,26 +1,23 @@
 package dev.nepenthe.core;
 
-import dev.nepenthe.core.audit.LedgerVerification;
-import dev.nepenthe.core.internal.engine.CollectionEngine;
-import dev.nepenthe.core.internal.engine.StoreFolders;
-import dev.nepenthe.core.internal.forget.ForgetProtocol;
-import dev.nepenthe.core.internal.engine.JvmFlags;
-import dev.nepenthe.core.internal.engine.NoPhoneHome;
-import dev.nepenthe.core.internal.crypto.KeyedHash;
-import dev.nepenthe.core.internal.crypto.Keystore;
-import dev.nepenthe.core.internal.crypto.MasterKey;
 import dev.nepenthe.core.audit.LedgerAudit;
 import dev.nepenthe.core.audit.LedgerHead;
-import dev.nepenthe.core.internal.evidence.SigningKey;
+import dev.nepenthe.core.audit.LedgerVerification;
 import dev.nepenthe.core.forget.ErasureSurface;
 import dev.nepenthe.core.forget.ForgetOperation;
 import dev.nepenthe.core.forget.ForgetRequest;
 import dev.nepenthe.core.forget.ForgetScope;
 import dev.nepenthe.core.forget.LegalHold;
-import java.time.Duration;
-import java.util.Optional;
-import java.util.function.Predicate;
 import dev.nepenthe.core.index.IndexConfig;
+import dev.nepenthe.core.internal.crypto.KeyedHash;
+import dev.nepenthe.core.internal.crypto.Keystore;
+import dev.nepenthe.core.internal.crypto.MasterKey;
+import dev.nepenthe.core.internal.engine.CollectionEngine;
+import dev.nepenthe.core.internal.engine.JvmFlags;
+import dev.nepenthe.core.internal.engine.NoPhoneHome;
+import dev.nepenthe.core.internal.engine.StoreFolders;
+import dev.nepenthe.core.internal.evidence.SigningKey;
+import dev.nepenthe.core.internal.forget.ForgetProtocol;
 import dev.nepenthe.core.internal.index.VectorIndexes;
 import dev.nepenthe.core.internal.io.ChecksummedFiles;
 import dev.nepenthe.core.internal.storage.CollectionStorage;
@@ -34,9 +31,12 @@ import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
+import java.util.function.Predicate;
 
 /**
  * An embedded Nepenthe store on a local folder.

@@ -1,8 +1,8 @@
 package dev.nepenthe.core;
 
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static dev.nepenthe.testing.TestFiles.copyTree;
 import static dev.nepenthe.testing.TestFiles.deleteTree;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;

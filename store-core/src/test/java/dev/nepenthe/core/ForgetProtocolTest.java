@@ -1,8 +1,5 @@
 package dev.nepenthe.core;
 
-import dev.nepenthe.core.internal.engine.CollectionEngine;
-import dev.nepenthe.core.internal.forget.ForgetCrash;
-import dev.nepenthe.core.audit.LedgerVerification;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
@@ -11,9 +8,8 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.nepenthe.core.internal.evidence.EvidenceLedger;
+import dev.nepenthe.core.audit.LedgerVerification;
 import dev.nepenthe.core.audit.Receipt;
-import dev.nepenthe.core.internal.evidence.SigningKey;
 import dev.nepenthe.core.forget.ErasureClass;
 import dev.nepenthe.core.forget.ForgetOperation;
 import dev.nepenthe.core.forget.ForgetRequest;
@@ -24,6 +20,10 @@ import dev.nepenthe.core.forget.OperationState;
 import dev.nepenthe.core.forget.SurfaceOutcome;
 import dev.nepenthe.core.forget.Suspect;
 import dev.nepenthe.core.index.IntegrityReport;
+import dev.nepenthe.core.internal.engine.CollectionEngine;
+import dev.nepenthe.core.internal.evidence.EvidenceLedger;
+import dev.nepenthe.core.internal.evidence.SigningKey;
+import dev.nepenthe.core.internal.forget.ForgetCrash;
 import dev.nepenthe.core.internal.io.ForensicScan;
 import java.io.IOException;
 import java.io.RandomAccessFile;

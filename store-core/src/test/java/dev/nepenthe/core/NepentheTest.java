@@ -7,9 +7,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.nepenthe.core.index.IntegrityReport;
 import dev.nepenthe.core.internal.io.ForensicScan;
-import dev.nepenthe.testing.Datasets;
-import dev.nepenthe.core.testing.NaiveReference;
 import dev.nepenthe.core.testing.NaiveReference.Scored;
+import dev.nepenthe.core.testing.NaiveReference;
+import dev.nepenthe.testing.Datasets;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

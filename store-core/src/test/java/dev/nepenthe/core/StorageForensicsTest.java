@@ -6,10 +6,10 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.nepenthe.core.index.IntegrityReport;
 import dev.nepenthe.core.internal.crypto.KeyedHash;
 import dev.nepenthe.core.internal.crypto.Keystore;
 import dev.nepenthe.core.internal.crypto.MasterKey;
-import dev.nepenthe.core.index.IntegrityReport;
 import dev.nepenthe.core.internal.io.ForensicScan;
 import java.io.IOException;
 import java.nio.ByteBuffer;

@@ -2,8 +2,8 @@ package dev.nepenthe.embed;
 
 import dev.langchain4j.data.segment.TextSegment;
 import dev.langchain4j.model.embedding.onnx.allminilml6v2.AllMiniLmL6V2EmbeddingModel;
-import dev.nepenthe.core.internal.engine.NoPhoneHome;
 import dev.nepenthe.core.embed.Embedder;
+import dev.nepenthe.core.internal.engine.NoPhoneHome;
 import java.util.ArrayList;
 import java.util.List;
 

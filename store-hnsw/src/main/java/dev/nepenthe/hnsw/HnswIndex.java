@@ -2,13 +2,13 @@ package dev.nepenthe.hnsw;
 
 import dev.nepenthe.core.Metric;
 import dev.nepenthe.core.index.Accept;
-import dev.nepenthe.core.internal.index.IndexChecks;
 import dev.nepenthe.core.index.IndexConfig;
 import dev.nepenthe.core.index.IntegrityReport;
 import dev.nepenthe.core.index.SearchParams;
 import dev.nepenthe.core.index.SearchResult;
-import dev.nepenthe.core.internal.index.TopK;
 import dev.nepenthe.core.index.VectorIndex;
+import dev.nepenthe.core.internal.index.IndexChecks;
+import dev.nepenthe.core.internal.index.TopK;
 import dev.nepenthe.core.internal.io.ChecksummedFiles;
 import dev.nepenthe.core.vector.Kernels;
 import dev.nepenthe.core.vector.VectorKernels;

@@ -6,9 +6,9 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.nepenthe.core.Metric;
-import dev.nepenthe.testing.Seeds;
 import dev.nepenthe.core.vector.Kernels;
 import dev.nepenthe.core.vector.VectorKernels;
+import dev.nepenthe.testing.Seeds;
 import java.util.Arrays;
 import java.util.List;
 import java.util.SplittableRandom;

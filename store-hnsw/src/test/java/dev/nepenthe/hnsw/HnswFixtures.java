@@ -2,10 +2,10 @@ package dev.nepenthe.hnsw;
 
 import dev.nepenthe.core.Metric;
 import dev.nepenthe.core.index.Accept;
-import dev.nepenthe.core.internal.index.ExactIndex;
 import dev.nepenthe.core.index.SearchParams;
 import dev.nepenthe.core.index.SearchResult;
 import dev.nepenthe.core.index.VectorIndex;
+import dev.nepenthe.core.internal.index.ExactIndex;
 import dev.nepenthe.core.testing.Recall;
 import java.util.ArrayList;
 import java.util.List;

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.nepenthe.core.CorruptFileException;
 import dev.nepenthe.core.Metric;
 import dev.nepenthe.core.index.Accept;
 import dev.nepenthe.core.index.IndexConfig;
@@ -12,7 +13,6 @@ import dev.nepenthe.core.index.SearchParams;
 import dev.nepenthe.core.index.SearchResult;
 import dev.nepenthe.core.index.VectorIndex;
 import dev.nepenthe.core.internal.index.VectorIndexes;
-import dev.nepenthe.core.CorruptFileException;
 import dev.nepenthe.testing.Datasets;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -5,12 +5,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.nepenthe.core.Metric;
 import dev.nepenthe.core.index.Accept;
-import dev.nepenthe.core.internal.index.ExactIndex;
 import dev.nepenthe.core.index.IntegrityReport;
 import dev.nepenthe.core.index.SearchParams;
 import dev.nepenthe.core.index.SearchResult;
-import dev.nepenthe.testing.Datasets;
+import dev.nepenthe.core.internal.index.ExactIndex;
 import dev.nepenthe.core.testing.Recall;
+import dev.nepenthe.testing.Datasets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;

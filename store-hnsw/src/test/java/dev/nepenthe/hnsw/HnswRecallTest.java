@@ -4,9 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.nepenthe.core.Metric;
-import dev.nepenthe.core.internal.index.ExactIndex;
 import dev.nepenthe.core.index.IntegrityReport;
 import dev.nepenthe.core.index.SearchResult;
+import dev.nepenthe.core.internal.index.ExactIndex;
 import dev.nepenthe.testing.Datasets;
 import java.util.Arrays;
 import org.junit.jupiter.api.Test;

@@ -1,8 +1,8 @@
 package dev.nepenthe.ivfpq;
 
 import dev.nepenthe.core.Metric;
-import dev.nepenthe.core.internal.index.IndexChecks;
 import dev.nepenthe.core.index.IndexConfig;
+import dev.nepenthe.core.internal.index.IndexChecks;
 import dev.nepenthe.core.internal.index.SwapRemoveVectors;
 import dev.nepenthe.core.internal.io.ChecksummedFiles;
 import java.io.DataInputStream;

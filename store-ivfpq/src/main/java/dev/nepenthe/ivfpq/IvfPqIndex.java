@@ -2,15 +2,15 @@ package dev.nepenthe.ivfpq;
 
 import dev.nepenthe.core.Metric;
 import dev.nepenthe.core.index.Accept;
-import dev.nepenthe.core.internal.index.IndexChecks;
 import dev.nepenthe.core.index.IndexConfig;
 import dev.nepenthe.core.index.IntegrityReport;
 import dev.nepenthe.core.index.SearchParams;
 import dev.nepenthe.core.index.SearchResult;
-import dev.nepenthe.core.internal.index.SwapRemoveVectors;
-import dev.nepenthe.core.internal.index.TopK;
 import dev.nepenthe.core.index.VectorIndex;
 import dev.nepenthe.core.index.VectorIndexFactory;
+import dev.nepenthe.core.internal.index.IndexChecks;
+import dev.nepenthe.core.internal.index.SwapRemoveVectors;
+import dev.nepenthe.core.internal.index.TopK;
 import dev.nepenthe.core.vector.CentroidBlock;
 import dev.nepenthe.core.vector.Kernels;
 import dev.nepenthe.core.vector.VectorKernels;

@@ -1,11 +1,10 @@
 package dev.nepenthe.server;
 
-import dev.nepenthe.embed.MiniLmEmbedder;
 import dev.nepenthe.core.audit.LedgerVerifier;
 import dev.nepenthe.core.audit.Receipt;
 import dev.nepenthe.core.internal.evidence.SigningKey;
+import dev.nepenthe.embed.MiniLmEmbedder;
 import java.nio.file.Files;
-
 import java.nio.file.Path;
 import java.util.List;
 

@@ -1,12 +1,12 @@
 package dev.nepenthe.server;
 
-import dev.nepenthe.embed.MiniLmEmbedder;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.nepenthe.core.SearchHit;
+import dev.nepenthe.embed.MiniLmEmbedder;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;

@@ -1,9 +1,9 @@
 package dev.nepenthe.server;
 
-import dev.nepenthe.embed.MiniLmEmbedder;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.nepenthe.embed.MiniLmEmbedder;
 import java.io.IOException;
 import java.net.Proxy;
 import java.net.ProxySelector;

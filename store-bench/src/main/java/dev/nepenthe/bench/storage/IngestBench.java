@@ -1,13 +1,13 @@
 package dev.nepenthe.bench.storage;
 
+import dev.nepenthe.core.Durability;
 import dev.nepenthe.core.VectorRecord;
 import dev.nepenthe.core.internal.crypto.DataKey;
 import dev.nepenthe.core.internal.crypto.KeyedHash;
 import dev.nepenthe.core.internal.crypto.Keystore;
 import dev.nepenthe.core.internal.crypto.MasterKey;
-import dev.nepenthe.core.internal.storage.CollectionStorage;
 import dev.nepenthe.core.internal.storage.CollectionStorage.Placed;
-import dev.nepenthe.core.Durability;
+import dev.nepenthe.core.internal.storage.CollectionStorage;
 import dev.nepenthe.core.internal.storage.RecordSealer;
 import dev.nepenthe.core.internal.storage.StoreContext;
 import dev.nepenthe.core.internal.storage.TombstoneJournal;

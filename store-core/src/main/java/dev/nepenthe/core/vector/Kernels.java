@@ -2,8 +2,8 @@ package dev.nepenthe.core.vector;
 
 import dev.nepenthe.core.internal.vector.PanamaKernels;
 import dev.nepenthe.core.internal.vector.ScalarKernels;
-import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
+import java.lang.System.Logger;
 import java.util.Locale;
 
 /**

@@ -1,7 +1,5 @@
 package dev.nepenthe.core.testing;
 
-import dev.nepenthe.testing.Seeds;
-import dev.nepenthe.testing.Datasets;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -11,13 +9,15 @@ import static org.junit.jupiter.api.Assertions.fail;
 
 import dev.nepenthe.core.Metric;
 import dev.nepenthe.core.index.Accept;
-import dev.nepenthe.core.internal.index.ExactIndex;
 import dev.nepenthe.core.index.IndexConfig;
 import dev.nepenthe.core.index.IntegrityReport;
 import dev.nepenthe.core.index.SearchParams;
 import dev.nepenthe.core.index.SearchResult;
 import dev.nepenthe.core.index.VectorIndex;
+import dev.nepenthe.core.internal.index.ExactIndex;
 import dev.nepenthe.core.internal.index.VectorIndexes;
+import dev.nepenthe.testing.Datasets;
+import dev.nepenthe.testing.Seeds;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashSet;

@@ -1,9 +1,9 @@
 package dev.nepenthe.core.internal.crypto;
 
 import dev.nepenthe.core.CorruptFileException;
-import dev.nepenthe.core.internal.io.CrashPoints;
 import dev.nepenthe.core.FileTooNewException;
 import dev.nepenthe.core.FileTooOldException;
+import dev.nepenthe.core.internal.io.CrashPoints;
 import java.io.Closeable;
 import java.io.IOException;
 import java.nio.ByteBuffer;

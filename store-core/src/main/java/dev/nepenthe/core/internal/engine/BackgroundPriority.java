@@ -1,10 +1,10 @@
 package dev.nepenthe.core.internal.engine;
 
+import java.lang.System.Logger.Level;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
-import java.lang.System.Logger.Level;
 import java.util.Locale;
 
 /**

@@ -1,11 +1,11 @@
 package dev.nepenthe.core.internal.evidence;
 
-import dev.nepenthe.core.audit.LedgerVerification;
-import dev.nepenthe.core.audit.LedgerEntry;
-import dev.nepenthe.core.audit.LedgerAudit;
-import dev.nepenthe.core.audit.LedgerHead;
-import dev.nepenthe.core.audit.LedgerVerifier;
 import dev.nepenthe.core.CorruptFileException;
+import dev.nepenthe.core.audit.LedgerAudit;
+import dev.nepenthe.core.audit.LedgerEntry;
+import dev.nepenthe.core.audit.LedgerHead;
+import dev.nepenthe.core.audit.LedgerVerification;
+import dev.nepenthe.core.audit.LedgerVerifier;
 import java.io.ByteArrayOutputStream;
 import java.io.Closeable;
 import java.io.DataOutputStream;

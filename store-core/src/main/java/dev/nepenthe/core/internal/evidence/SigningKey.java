@@ -1,9 +1,8 @@
 package dev.nepenthe.core.internal.evidence;
 
-import java.util.Map;
+import dev.nepenthe.core.CorruptFileException;
 import dev.nepenthe.core.audit.Receipt;
 import dev.nepenthe.core.internal.io.ChecksummedFiles;
-import dev.nepenthe.core.CorruptFileException;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -19,6 +18,7 @@ import java.security.Signature;
 import java.security.spec.PKCS8EncodedKeySpec;
 import java.security.spec.X509EncodedKeySpec;
 import java.util.Base64;
+import java.util.Map;
 import javax.crypto.Cipher;
 import javax.crypto.spec.GCMParameterSpec;
 import javax.crypto.spec.SecretKeySpec;

@@ -1,13 +1,13 @@
 package dev.nepenthe.core.internal.forget;
 
-import dev.nepenthe.core.audit.LedgerVerification;
-import dev.nepenthe.core.audit.LedgerEntry;
-import dev.nepenthe.core.internal.evidence.EvidenceLedger;
 import dev.nepenthe.core.audit.LedgerAudit;
+import dev.nepenthe.core.audit.LedgerEntry;
 import dev.nepenthe.core.audit.LedgerHead;
-import dev.nepenthe.core.internal.evidence.SigningKey;
+import dev.nepenthe.core.audit.LedgerVerification;
 import dev.nepenthe.core.forget.ForgetRequest;
 import dev.nepenthe.core.forget.OperationState;
+import dev.nepenthe.core.internal.evidence.EvidenceLedger;
+import dev.nepenthe.core.internal.evidence.SigningKey;
 import dev.nepenthe.core.internal.io.ChecksummedFiles;
 import java.io.Closeable;
 import java.io.IOException;

@@ -1,9 +1,9 @@
 package dev.nepenthe.core.internal.forget;
 
 import dev.nepenthe.core.audit.LedgerEntry;
+import dev.nepenthe.core.forget.SurfaceOutcome;
 import dev.nepenthe.core.internal.crypto.KeyedHash;
 import dev.nepenthe.core.internal.evidence.SigningKey;
-import dev.nepenthe.core.forget.SurfaceOutcome;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Instant;

@@ -1,14 +1,8 @@
 package dev.nepenthe.core.internal.forget;
 
-import dev.nepenthe.core.audit.LedgerVerification;
 import dev.nepenthe.core.StoreHealth;
-import dev.nepenthe.core.internal.engine.CollectionEngine;
-import dev.nepenthe.core.internal.engine.JoinKeys;
-import dev.nepenthe.core.internal.engine.BackgroundPriority;
-import dev.nepenthe.core.internal.crypto.KeyedHash;
-import dev.nepenthe.core.internal.crypto.Keystore;
 import dev.nepenthe.core.audit.LedgerHead;
-import dev.nepenthe.core.internal.evidence.SigningKey;
+import dev.nepenthe.core.audit.LedgerVerification;
 import dev.nepenthe.core.forget.ErasureOutcome;
 import dev.nepenthe.core.forget.ErasureSurface;
 import dev.nepenthe.core.forget.ForgetOperation;
@@ -18,6 +12,12 @@ import dev.nepenthe.core.forget.LegalHold;
 import dev.nepenthe.core.forget.OperationState;
 import dev.nepenthe.core.forget.ProbePolicy;
 import dev.nepenthe.core.forget.Suspect;
+import dev.nepenthe.core.internal.crypto.KeyedHash;
+import dev.nepenthe.core.internal.crypto.Keystore;
+import dev.nepenthe.core.internal.engine.BackgroundPriority;
+import dev.nepenthe.core.internal.engine.CollectionEngine;
+import dev.nepenthe.core.internal.engine.JoinKeys;
+import dev.nepenthe.core.internal.evidence.SigningKey;
 import java.io.Closeable;
 import java.io.IOException;
 import java.lang.System.Logger.Level;

@@ -1,7 +1,7 @@
 package dev.nepenthe.core.internal.forget;
 
-import dev.nepenthe.core.forget.ForgetRequest;
 import dev.nepenthe.core.VectorRecord;
+import dev.nepenthe.core.forget.ForgetRequest;
 import dev.nepenthe.core.forget.ForgetScope;
 import dev.nepenthe.core.forget.LegalHold;
 import dev.nepenthe.core.forget.OperationState;

@@ -1,13 +1,13 @@
 package dev.nepenthe.core.internal.forget;
 
 import dev.nepenthe.core.CorruptFileException;
-import dev.nepenthe.core.internal.crypto.KeyedHash;
+import dev.nepenthe.core.Durability;
 import dev.nepenthe.core.audit.LedgerHead;
 import dev.nepenthe.core.forget.ErasureClass;
 import dev.nepenthe.core.forget.ErasureLevel;
 import dev.nepenthe.core.forget.OperationState;
 import dev.nepenthe.core.forget.SurfaceOutcome;
-import dev.nepenthe.core.Durability;
+import dev.nepenthe.core.internal.crypto.KeyedHash;
 import dev.nepenthe.core.internal.storage.WriteAheadLog;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;

@@ -2,9 +2,9 @@ package dev.nepenthe.core.internal.forget;
 
 import dev.nepenthe.core.Filter;
 import dev.nepenthe.core.VectorRecord;
-import dev.nepenthe.core.internal.engine.RecordAccess;
 import dev.nepenthe.core.forget.ForgetScope;
 import dev.nepenthe.core.forget.Suspect;
+import dev.nepenthe.core.internal.engine.RecordAccess;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.DataInputStream;

@@ -1,9 +1,9 @@
 package dev.nepenthe.core.internal.forget;
 
-import dev.nepenthe.core.internal.engine.CollectionEngine;
-import dev.nepenthe.core.internal.crypto.KeyedHash;
 import dev.nepenthe.core.forget.ErasureClass;
 import dev.nepenthe.core.forget.SurfaceOutcome;
+import dev.nepenthe.core.internal.crypto.KeyedHash;
+import dev.nepenthe.core.internal.engine.CollectionEngine;
 import dev.nepenthe.core.internal.storage.CollectionStorage;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;

@@ -1,5 +1,6 @@
 package dev.nepenthe.core.internal.index;
 
+import dev.nepenthe.core.Metric;
 import dev.nepenthe.core.index.Accept;
 import dev.nepenthe.core.index.IndexConfig;
 import dev.nepenthe.core.index.IntegrityReport;
@@ -7,7 +8,6 @@ import dev.nepenthe.core.index.SearchParams;
 import dev.nepenthe.core.index.SearchResult;
 import dev.nepenthe.core.index.VectorIndex;
 import dev.nepenthe.core.index.VectorIndexFactory;
-import dev.nepenthe.core.Metric;
 import dev.nepenthe.core.internal.io.ChecksummedFiles;
 import dev.nepenthe.core.vector.Kernels;
 import dev.nepenthe.core.vector.VectorKernels;

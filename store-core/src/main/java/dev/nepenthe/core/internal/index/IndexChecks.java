@@ -1,7 +1,7 @@
 package dev.nepenthe.core.internal.index;
 
-import dev.nepenthe.core.index.IndexConfig;
 import dev.nepenthe.core.Metric;
+import dev.nepenthe.core.index.IndexConfig;
 import java.io.DataInput;
 import java.io.DataOutput;
 import java.io.IOException;

@@ -1,12 +1,12 @@
 package dev.nepenthe.core.internal.storage;
 
+import dev.nepenthe.core.CorruptFileException;
 import dev.nepenthe.core.Durability;
 import dev.nepenthe.core.VectorRecord;
 import dev.nepenthe.core.internal.crypto.DataKey;
 import dev.nepenthe.core.internal.crypto.KeyedHash;
 import dev.nepenthe.core.internal.crypto.RecordCipher;
 import dev.nepenthe.core.internal.io.ChecksummedFiles;
-import dev.nepenthe.core.CorruptFileException;
 import dev.nepenthe.core.internal.io.CrashPoints;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;

@@ -1,11 +1,11 @@
 package dev.nepenthe.core.internal.storage;
 
-import dev.nepenthe.core.Durability;
-import dev.nepenthe.core.internal.io.ChecksummedFiles;
 import dev.nepenthe.core.CorruptFileException;
-import dev.nepenthe.core.internal.io.CrashPoints;
+import dev.nepenthe.core.Durability;
 import dev.nepenthe.core.FileTooNewException;
 import dev.nepenthe.core.FileTooOldException;
+import dev.nepenthe.core.internal.io.ChecksummedFiles;
+import dev.nepenthe.core.internal.io.CrashPoints;
 import java.io.Closeable;
 import java.io.IOException;
 import java.lang.System.Logger.Level;

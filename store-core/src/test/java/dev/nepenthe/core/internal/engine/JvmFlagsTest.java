@@ -1,10 +1,10 @@
 package dev.nepenthe.core.internal.engine;
 
-import dev.nepenthe.core.Nepenthe;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.nepenthe.core.Nepenthe;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.List;

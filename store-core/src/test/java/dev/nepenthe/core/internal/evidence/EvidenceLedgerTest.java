@@ -1,8 +1,5 @@
 package dev.nepenthe.core.internal.evidence;
 
-import dev.nepenthe.core.audit.LedgerVerification;
-import dev.nepenthe.core.audit.LedgerEntry;
-import dev.nepenthe.core.audit.Receipt;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -10,6 +7,9 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.nepenthe.core.CorruptFileException;
+import dev.nepenthe.core.audit.LedgerEntry;
+import dev.nepenthe.core.audit.LedgerVerification;
+import dev.nepenthe.core.audit.Receipt;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

@@ -1,10 +1,5 @@
 package dev.nepenthe.core.internal.index;
 
-import dev.nepenthe.core.index.IndexConfig;
-import dev.nepenthe.core.index.IntegrityReport;
-import dev.nepenthe.core.index.SearchParams;
-import dev.nepenthe.core.index.SearchResult;
-import dev.nepenthe.core.index.VectorIndexFactory;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -12,12 +7,17 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.nepenthe.core.CorruptFileException;
 import dev.nepenthe.core.Metric;
 import dev.nepenthe.core.index.Accept;
-import dev.nepenthe.core.CorruptFileException;
-import dev.nepenthe.testing.Datasets;
+import dev.nepenthe.core.index.IndexConfig;
+import dev.nepenthe.core.index.IntegrityReport;
+import dev.nepenthe.core.index.SearchParams;
+import dev.nepenthe.core.index.SearchResult;
+import dev.nepenthe.core.index.VectorIndexFactory;
 import dev.nepenthe.core.testing.NaiveReference.Scored;
 import dev.nepenthe.core.testing.NaiveReference;
+import dev.nepenthe.testing.Datasets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;

@@ -1,14 +1,14 @@
 package dev.nepenthe.core.internal.io;
 
-import dev.nepenthe.core.CorruptFileException;
-import dev.nepenthe.core.FileTooNewException;
-import dev.nepenthe.core.FileTooOldException;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.nepenthe.core.CorruptFileException;
+import dev.nepenthe.core.FileTooNewException;
+import dev.nepenthe.core.FileTooOldException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;

@@ -3,8 +3,8 @@ package dev.nepenthe.core.internal.storage;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 
-import dev.nepenthe.core.internal.engine.NoPhoneHome;
 import dev.nepenthe.core.internal.crypto.KeyedHash;
+import dev.nepenthe.core.internal.engine.NoPhoneHome;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -1,13 +1,13 @@
 package dev.nepenthe.core.internal.vector;
 
-import dev.nepenthe.core.vector.CentroidBlock;
-import dev.nepenthe.core.vector.Kernels;
-import dev.nepenthe.core.vector.VectorKernels;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
+import dev.nepenthe.core.vector.CentroidBlock;
+import dev.nepenthe.core.vector.Kernels;
+import dev.nepenthe.core.vector.VectorKernels;
 import java.util.Arrays;
 import java.util.SplittableRandom;
 import java.util.stream.Stream;
