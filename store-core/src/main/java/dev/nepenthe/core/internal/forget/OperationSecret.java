@@ -155,7 +155,7 @@ final class OperationSecret {
                 long v = in.readLong();
                 yield new ForgetScope.Source(k, id, v < 0 ? null : v);
             }
-            // Matches nothing by itself: the resolved ids decide (see ForgetProtocol.scopeTest).
+            // Matches nothing by itself: the resolved ids decide (see LiveOperation.scopeTest).
             case 4 -> new ForgetScope.Metadata(Filter.exists("\0resolved"));
             default -> throw new IOException("unknown scope kind " + kind);
         };
