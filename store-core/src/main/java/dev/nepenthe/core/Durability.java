@@ -10,6 +10,8 @@ package dev.nepenthe.core;
  * </ul>
  */
 public enum Durability {
+    /** Acknowledge a write once the log is fsynced (shared by concurrent writers). */
     SYNC,
+    /** Acknowledge a write once the log's bytes are handed to the operating system, with no fsync. */
     ASYNC
 }

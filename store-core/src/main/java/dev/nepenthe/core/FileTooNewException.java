@@ -4,6 +4,15 @@ import java.nio.file.Path;
 
 /** The file was written by a newer format version than this build can read. */
 public final class FileTooNewException extends CorruptFileException {
+    /**
+     * Builds the exception; the message states the version found and the range this build reads.
+     *
+     * @param file the file that was read
+     * @param format the format's name, as the message gives it
+     * @param version the version the file's header gives
+     * @param minVersion the oldest version this build reads
+     * @param maxVersion the newest version this build reads
+     */
     public FileTooNewException(Path file, String format, int version, int minVersion, int maxVersion) {
         super(file, format + " version " + version + " is too new: this build reads versions "
                 + minVersion + " to " + maxVersion + " (written by a newer Nepenthe?)");

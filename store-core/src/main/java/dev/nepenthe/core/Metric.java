@@ -12,14 +12,20 @@ import dev.nepenthe.core.vector.VectorKernels;
  * </ul>
  */
 public enum Metric {
+    /** Cosine similarity, scored as the dot product of unit-length copies. */
     COSINE,
+    /** The raw dot product; vectors are stored as given. */
     DOT,
+    /** The negated squared Euclidean distance. */
     L2;
 
     /**
      * The form an index stores and queries with: a unit-length copy for {@link #COSINE}, a
-     * plain copy otherwise. The caller's array is never modified.
+     * plain copy otherwise. The caller's array is never modified. Costs one pass over the
+     * vector and a new array.
      *
+     * @param vector the vector as given
+     * @return a new array in the form the index stores
      * @throws IllegalArgumentException for a zero vector under {@link #COSINE}
      */
     public float[] prepare(float[] vector) {
@@ -40,12 +46,32 @@ public enum Metric {
         return copy;
     }
 
-    /** Score of two prepared vectors (see {@link #prepare}). */
+    /**
+     * Score of two prepared vectors (see {@link #prepare}), higher is closer.
+     *
+     * @param k the kernels to score with
+     * @param q the prepared query, read from index 0
+     * @param v the array holding the prepared vector
+     * @param vOff where the vector starts in {@code v}
+     * @param dim the vectors' length
+     * @return the dot product, or the negated squared distance for {@link #L2}
+     */
     public float score(VectorKernels k, float[] q, float[] v, int vOff, int dim) {
         return this == L2 ? -k.squareDistance(q, 0, v, vOff, dim) : k.dot(q, 0, v, vOff, dim);
     }
 
-    /** Scores of one prepared query against {@code count} prepared vectors stored back to back. */
+    /**
+     * Scores of one prepared query against {@code count} prepared vectors stored back to back,
+     * each equal to what {@link #score} gives for that vector.
+     *
+     * @param k the kernels to score with
+     * @param q the prepared query
+     * @param block the array holding the vectors
+     * @param blockOff where the first vector starts in {@code block}
+     * @param count how many vectors to score
+     * @param dim the vectors' length
+     * @param out receives the {@code count} scores from index 0
+     */
     public void scoreBatch(VectorKernels k, float[] q, float[] block, int blockOff, int count, int dim, float[] out) {
         if (this == L2) {
             k.squareDistanceBatch(q, block, blockOff, count, dim, out, 0);
@@ -57,7 +83,13 @@ public enum Metric {
         }
     }
 
-    /** Parses "cosine", "dot" or "l2" (any case). */
+    /**
+     * Parses "cosine", "dot" or "l2" (any case).
+     *
+     * @param s the name
+     * @return the metric
+     * @throws IllegalArgumentException for any other name, listing the accepted ones
+     */
     public static Metric parse(String s) {
         for (Metric m : values()) {
             if (m.name().equalsIgnoreCase(s)) {

@@ -63,6 +63,13 @@ import java.util.function.Predicate;
  * deletions every open replays), {@code operations/} (forget operations and legal holds),
  * {@code evidence/} (the signed evidence ledger and the signing key) and
  * {@code snapshots.registry} (the snapshots a forget must purge).
+ *
+ * <p>Safe for concurrent use. Collection management and snapshots ({@link #createCollection},
+ * {@link #dropCollection}, {@link #collections()}, {@link #snapshot}, {@link #close()}) take
+ * turns on this store's monitor; looking a collection up ({@link #collection}) never waits for
+ * them. Forgets, holds and overrides take turns on the forget engine's monitor for their
+ * bookkeeping, and one background worker carries operations through cleanup, verification
+ * and sealing.
  */
 public final class Nepenthe implements AutoCloseable {
 
@@ -71,7 +78,7 @@ public final class Nepenthe implements AutoCloseable {
         NoPhoneHome.apply();
     }
 
-    /** Version 2 adds the provenance policy; version 1 files read as CASCADE. */
+    /** The seed handed to every index factory for its random choices (see {@link IndexConfig#seed()}). */
     private static final long INDEX_SEED = 42L;
     private static final System.Logger LOG = System.getLogger(Nepenthe.class.getName());
 
@@ -97,18 +104,41 @@ public final class Nepenthe implements AutoCloseable {
         this.options = options;
     }
 
-    /** Opens the store in {@code folder} with {@link StoreOptions#defaults()}. */
+    /**
+     * Opens the store in {@code folder} with {@link StoreOptions#defaults()}; see
+     * {@link #open(Path, StoreOptions)}.
+     *
+     * @param folder the data folder, created if needed
+     * @return the open store
+     * @throws IOException if the folder is in use by another process, a file is corrupt or a
+     *     read or write fails
+     * @throws IllegalStateException if the JVM lacks flags the store needs
+     */
     public static Nepenthe open(Path folder) throws IOException {
         return open(folder, StoreOptions.defaults());
     }
 
     /**
-     * Opens (creating if needed) the store in {@code folder} and loads its collections.
+     * Opens (creating if needed) the store in {@code folder} and loads its collections. Before
+     * it returns: the tombstone journal is replayed (whatever was deleted or forgotten since the
+     * files were written is dropped and rewritten out), every collection's records are read,
+     * decrypted and indexed from scratch (the index is not persisted, so opening costs a full
+     * index build per collection), unfinished forget operations are marked again, sealed ones
+     * are re-checked against what the store holds (reconciliation), and the forget worker
+     * starts. Every recovery decision is logged and reported (see
+     * {@link VectorCollection#openReport()}).
      *
-     * @throws IOException if the folder is in use by another process or a file is corrupt
-     *     (the message names the file)
+     * @param folder the data folder, created if needed
+     * @param options where the keys live and how the store behaves
+     * @return the open store
+     * @throws IOException if the folder is in use by another process, a file is corrupt (the
+     *     message names the file), no master key is found and none may be generated, or a read
+     *     or write fails
      * @throws IllegalStateException if the JVM lacks flags the store needs (the message lists
-     *     every missing one; see the README)
+     *     every missing one; see the README), or the options name a ledger witness that the
+     *     evidence ledger no longer holds
+     * @throws IllegalArgumentException if the keystore folder is inside the data folder, or the
+     *     master key is malformed
      */
     public static Nepenthe open(Path folder, StoreOptions options) throws IOException {
         JvmFlags.check();
@@ -198,9 +228,16 @@ public final class Nepenthe implements AutoCloseable {
     }
 
     /**
-     * Creates a collection.
+     * Creates a collection: checks the index kind and parameters by building an empty index,
+     * then writes the collection's folder and meta file (fsynced; the meta file's rename is the
+     * commit point). Takes this store's monitor.
      *
-     * @throws IllegalArgumentException if the name is taken or the index parameters are invalid
+     * @param spec the collection's name, dimension, metric, index and provenance policy
+     * @return the new, empty collection
+     * @throws IllegalArgumentException if the name is taken, the index kind is not on the class
+     *     path or the index parameters are invalid
+     * @throws java.io.UncheckedIOException if writing the folder or the meta file failed
+     * @throws IllegalStateException if the store is closed
      */
     public synchronized VectorCollection createCollection(CollectionSpec spec) {
         ensureOpen();
@@ -225,9 +262,12 @@ public final class Nepenthe implements AutoCloseable {
     }
 
     /**
-     * The collection with this name.
+     * The collection with this name. Takes no lock: a concurrent map lookup.
      *
+     * @param name the collection's name
+     * @return the collection
      * @throws UnknownCollectionException listing the collections that exist
+     * @throws IllegalStateException if the store is closed
      */
     public VectorCollection collection(String name) {
         // No monitor: a search that looks its collection up must not wait for a snapshot copy
@@ -240,7 +280,13 @@ public final class Nepenthe implements AutoCloseable {
         return c;
     }
 
-    /** Tenants with at least one live record in any collection, sorted. */
+    /**
+     * Tenants with at least one live record in any collection, as each collection last
+     * published them. No lock; costs a union of every collection's tenant set.
+     *
+     * @return the tenants, sorted, in an immutable list
+     * @throws IllegalStateException if the store is closed
+     */
     public List<String> tenants() {
         ensureOpen();
         java.util.TreeSet<String> out = new java.util.TreeSet<>();
@@ -248,7 +294,13 @@ public final class Nepenthe implements AutoCloseable {
         return List.copyOf(out);
     }
 
-    /** Specs of every collection, by name. */
+    /**
+     * Specs of every collection. Takes this store's monitor, so it waits for a collection
+     * being created or dropped and for a snapshot in progress.
+     *
+     * @return the specs in name order, in a list of the caller's own
+     * @throws IllegalStateException if the store is closed
+     */
     public synchronized List<CollectionSpec> collections() {
         ensureOpen();
         List<CollectionSpec> out = new ArrayList<>();
@@ -258,9 +310,16 @@ public final class Nepenthe implements AutoCloseable {
 
     /**
      * Drops a collection: its keys are destroyed (so copies in snapshots become unreadable),
-     * the drop is journaled (so a restore cannot bring it back) and its files are deleted.
+     * the drop is journaled (so a restore cannot bring it back) and its files are deleted. The
+     * journal entry comes first, then the keys, then the files, so a crash midway is finished at
+     * the next open. Takes this store's monitor and waits for a write in flight in the
+     * collection; a {@link VectorCollection} still held for it is closed from then on.
      *
+     * @param name the collection's name
      * @return false if no such collection existed
+     * @throws java.io.UncheckedIOException if journaling, destroying the keys or deleting the
+     *     files failed (the collection is already gone from this store)
+     * @throws IllegalStateException if the store is closed
      */
     public synchronized boolean dropCollection(String name) {
         ensureOpen();
@@ -284,7 +343,15 @@ public final class Nepenthe implements AutoCloseable {
      * Writes a consistent copy of every collection's data files to {@code target} (which must
      * not exist yet) while the store keeps serving searches; writers wait per collection. The
      * keystore is not copied: a snapshot is readable only with this store's keystore, and a
-     * subject forgotten later stays forgotten in it.
+     * subject forgotten later stays forgotten in it. Each collection is checkpointed and its
+     * manifest and segment files copied while its writes wait; the snapshot is then registered,
+     * so later forgets purge their records from it as well. Takes this store's monitor
+     * throughout.
+     *
+     * @param target the snapshot folder to create
+     * @throws IOException if a checkpoint or a copy fails (the target may then hold a partial copy)
+     * @throws IllegalArgumentException if {@code target} already exists
+     * @throws IllegalStateException if the store is closed
      */
     public synchronized void snapshot(Path target) throws IOException {
         ensureOpen();
@@ -305,7 +372,12 @@ public final class Nepenthe implements AutoCloseable {
      * Copies a snapshot into {@code folder}, which must be absent or empty. Open the store
      * afterwards as usual: opening replays the tombstone journal, so whatever was deleted or
      * forgotten after the snapshot was taken is dropped (and its files rewritten) before
-     * anything is served.
+     * anything is served. A plain file copy: no store needs to be open, and nothing is fsynced.
+     *
+     * @param snapshot a folder written by {@link #snapshot}
+     * @param folder the data folder to restore into
+     * @throws IOException if a copy fails
+     * @throws IllegalArgumentException if the source is not a snapshot or the target not empty
      */
     public static void restore(Path snapshot, Path folder) throws IOException {
         StoreFolders.copySnapshot(snapshot, folder);
@@ -317,7 +389,13 @@ public final class Nepenthe implements AutoCloseable {
      * was deleted or forgotten since, and reconciliation re-checks every sealed forget, before
      * the returned store serves anything.
      *
+     * @param snapshot a folder written by {@link #snapshot}
+     * @param folder the data folder to restore into
+     * @param options the options to open with; their keystore must be the one that took the snapshot
+     * @return the open store
+     * @throws IOException if a copy fails, or opening fails as {@link #open(Path, StoreOptions)} can
      * @throws IllegalArgumentException if the source is not a snapshot or the target not empty
+     * @throws IllegalStateException as {@link #open(Path, StoreOptions)} can
      */
     public static Nepenthe restore(Path snapshot, Path folder, StoreOptions options) throws IOException {
         restore(snapshot, folder);
@@ -333,7 +411,23 @@ public final class Nepenthe implements AutoCloseable {
      * on the store's forget worker; follow them with {@link #operation} or
      * {@link #awaitOperation}. The same idempotency key returns the same operation.
      *
-     * @throws IllegalArgumentException if the idempotency key was used for a different request
+     * <p>Costs, on the caller's thread: in every collection, the writer mutex (so it waits for
+     * a write in flight, fsync included) and a pass over the scope's candidates (the subject's
+     * records for a subject scope, every record of the tenant otherwise; a metadata scope
+     * passes over the tenant's records once more to resolve its filter); then each registered
+     * surface's {@link ErasureSurface#block}, and one fsynced write of the operation log.
+     * Searches never wait for it.
+     *
+     * @param request the tenant, scope, idempotency key, reason code and options
+     * @return the operation as it stands: BLOCKED, or, for a repeated idempotency key, the
+     *     operation that key started, in whatever state it has reached
+     * @throws IllegalArgumentException if the idempotency key was used for a different request,
+     *     the request's probe threshold is outside the store's {@link
+     *     dev.nepenthe.core.forget.ProbePolicy}, or a declared identifier has no letter or digit
+     * @throws IllegalStateException if the store is closed, or the evidence ledger is damaged
+     *     (see {@link #health()})
+     * @throws java.io.UncheckedIOException if recording the operation failed; if it was marked,
+     *     the next open resumes it
      */
     public ForgetOperation forget(ForgetRequest request) {
         ensureOpen();
@@ -345,11 +439,24 @@ public final class Nepenthe implements AutoCloseable {
         }
     }
 
+    /**
+     * A forget operation as it stands now (sealed ones included). Held in memory: no I/O.
+     *
+     * @param id the operation's id ({@code fop-...})
+     * @return the operation, or empty when no operation has this id
+     */
     public Optional<ForgetOperation> operation(String id) {
         return protocol.operation(id);
     }
 
-    /** Operations that pass {@code filter}, oldest first. */
+    /**
+     * Operations that pass {@code filter}, oldest first. Held in memory: no I/O, but a pass over
+     * every operation the store has recorded, sealed ones included, under the forget engine's
+     * monitor (keep the filter quick).
+     *
+     * @param filter which operations to return, for example by state
+     * @return the matching operations
+     */
     public List<ForgetOperation> operations(Predicate<ForgetOperation> filter) {
         return protocol.operations(filter);
     }
@@ -358,20 +465,46 @@ public final class Nepenthe implements AutoCloseable {
      * Waits until an operation is SEALED, COMPLETED_WITH_EXCEPTION or NEEDS_REVIEW (or stopped on
      * a failure its note names).
      *
+     * @param id the operation's id
+     * @param timeout how long to wait at most
+     * @return the operation once settled, or stopped on a failure
      * @throws IllegalStateException if it has not settled within {@code timeout}
+     * @throws IllegalArgumentException if no operation has this id
+     * @throws InterruptedException if the waiting thread is interrupted
      */
     public ForgetOperation awaitOperation(String id, Duration timeout) throws InterruptedException {
         return protocol.await(id, timeout);
     }
 
-    /** Runs verification again for an operation in NEEDS_REVIEW, after more was forgotten. */
+    /**
+     * Runs verification again for an operation in NEEDS_REVIEW, after more was forgotten. It
+     * moves the operation to VERIFYING and hands it to the forget worker; follow it with
+     * {@link #awaitOperation}.
+     *
+     * @param operationId the operation's id
+     * @return the operation as it stands when the worker has it (VERIFYING, or later)
+     * @throws IllegalArgumentException if no operation has this id
+     * @throws IllegalStateException if the operation is not in NEEDS_REVIEW, or the evidence
+     *     ledger is damaged
+     */
     public ForgetOperation reverify(String operationId) {
         return protocol.reverify(operationId);
     }
 
     /**
      * Seals an operation in NEEDS_REVIEW whose suspects the operator judged not to be residue;
-     * the override and its reason code go into the evidence and the receipt.
+     * the override and its reason code go into the evidence and the receipt. Seals on the
+     * caller's thread: destroys the subject's keys, appends the evidence (fsynced) and signs the
+     * receipt.
+     *
+     * @param operationId the operation's id
+     * @param reasonCode why, as a code (see {@link ForgetRequest#checkReasonCode})
+     * @return the sealed operation, with its receipt
+     * @throws IllegalArgumentException if no operation has this id or the reason code is not a code
+     * @throws IllegalStateException if the operation is not in NEEDS_REVIEW, derived records
+     *     await regeneration, a surface failed its checks (an override covers suspects only), or
+     *     the evidence ledger is damaged
+     * @throws java.io.UncheckedIOException if sealing failed; the operation stays in review
      */
     public ForgetOperation override(String operationId, String reasonCode) {
         try {
@@ -381,7 +514,23 @@ public final class Nepenthe implements AutoCloseable {
         }
     }
 
-    /** Places a legal hold on a subject or a source (every version) in a tenant. */
+    /**
+     * Places a legal hold on a subject or a source (every version) in a tenant. Holds are
+     * checked when an operation leaves BLOCKED: a forget marked later whose records fall under
+     * the hold stops in COMPLETED_WITH_EXCEPTION, and so does one still BLOCKED; one already in
+     * cleanup goes on. Saved in the operation log and recorded in the evidence ledger (both
+     * fsynced).
+     *
+     * @param tenant the tenant
+     * @param scope a {@link ForgetScope#subject} or {@link ForgetScope#source} scope; a
+     *     source's version is ignored
+     * @param reasonCode why, as a code
+     * @return the hold, with its id
+     * @throws IllegalArgumentException if the scope is neither a subject nor a source, or the
+     *     reason code is not a code
+     * @throws IllegalStateException if the store is closed or the evidence ledger is damaged
+     * @throws java.io.UncheckedIOException if saving the hold failed
+     */
     public LegalHold placeHold(String tenant, ForgetScope scope, String reasonCode) {
         try {
             return protocol.placeHold(tenant, scope, reasonCode);
@@ -390,7 +539,16 @@ public final class Nepenthe implements AutoCloseable {
         }
     }
 
-    /** Lifts a legal hold; forget operations it stopped resume. */
+    /**
+     * Lifts a legal hold; forget operations it stopped go back to BLOCKED and the worker resumes
+     * them (another active hold may stop them again). Recorded in the operation log and the
+     * evidence ledger.
+     *
+     * @param holdId the hold's id
+     * @throws IllegalArgumentException if no active hold has this id (none, or lifted already)
+     * @throws IllegalStateException if the evidence ledger is damaged
+     * @throws java.io.UncheckedIOException if recording the lift failed
+     */
     public void liftHold(String holdId) {
         try {
             protocol.liftHold(holdId);
@@ -399,13 +557,24 @@ public final class Nepenthe implements AutoCloseable {
         }
     }
 
+    /**
+     * Every legal hold the store has recorded, active or lifted. Held in memory: no I/O.
+     *
+     * @return the holds
+     */
     public List<LegalHold> holds() {
         return protocol.holds();
     }
 
     /**
      * Registers a component that holds data derived from records (a query cache, a text index):
-     * every later forget purges and verifies it, and cannot seal while it fails.
+     * every later forget purges and verifies it, and cannot seal while it fails. Before this
+     * returns, the surface blocks the scope of every operation not yet sealed (on the caller's
+     * thread); a block that throws is recorded against that operation, not thrown here.
+     * Surfaces are not saved: register them again after every open.
+     *
+     * @param surface the surface; its {@link ErasureSurface#name()} must be new to this store
+     * @throws IllegalArgumentException if a surface with the same name is registered
      */
     public void registerSurface(ErasureSurface surface) {
         protocol.registerSurface(surface);
@@ -415,7 +584,12 @@ public final class Nepenthe implements AutoCloseable {
      * Re-reads the evidence ledger and checks its hash chain and every signature, that it still
      * holds the head the store anchored after its last append, and that every sealed operation's
      * receipt names an entry it holds. A ledger cut short, rolled back or replaced fails here
-     * (and from then on the store refuses new forgets, see {@link #health()}).
+     * (and from then on the store refuses new forgets, see {@link #health()}). Costs a read of
+     * the whole file and a signature check per entry, under the forget engine's monitor.
+     *
+     * @return the verification; {@link LedgerVerification#ok()} is false when the chain breaks
+     *     or the cross-checks fail, and its problem says what
+     * @throws IOException if the file cannot be read or its header is not a ledger's
      */
     public LedgerVerification verifyLedger() throws IOException {
         return protocol.verifyLedger();
@@ -424,13 +598,21 @@ public final class Nepenthe implements AutoCloseable {
     /**
      * A read-only view of the evidence ledger for auditors: its entries, one operation's
      * entries, receipt and head checks (what {@link LedgerAudit#read} gives from the file and
-     * the public key alone).
+     * the public key alone). Reads and verifies the whole file on each call.
+     *
+     * @return the ledger as it is on disk now
+     * @throws IOException if the file cannot be read or its header is not a ledger's
      */
     public LedgerAudit evidence() throws IOException {
         return LedgerAudit.read(protocol.ledger().file(), signingKey.publicKey());
     }
 
-    /** The evidence ledger's head now, to hand to an outside witness ({@code SEQ:HASH}). */
+    /**
+     * The evidence ledger's head now, to hand to an outside witness ({@code SEQ:HASH}). Held
+     * in memory: no I/O.
+     *
+     * @return the last entry's sequence number and hash
+     */
     public LedgerHead ledgerHead() {
         return protocol.ledger().head();
     }
@@ -441,8 +623,12 @@ public final class Nepenthe implements AutoCloseable {
      * the archived file's SHA-256 and the sealed operations whose entries were lost, with the
      * operator's reason code. Forgets resume. See docs/FORGET.md, "When the ledger is damaged".
      *
+     * @param reasonCode why, as a code
      * @return the new ledger's head
-     * @throws IllegalStateException if the ledger is sound (it is never restarted then)
+     * @throws IllegalStateException if the ledger is sound (it is never restarted then), or the
+     *     store is closed
+     * @throws IllegalArgumentException if the reason code is not a code
+     * @throws java.io.UncheckedIOException if the restart failed; the store still refuses forgets
      */
     public LedgerHead restartLedger(String reasonCode) {
         ensureOpen();
@@ -453,18 +639,32 @@ public final class Nepenthe implements AutoCloseable {
         }
     }
 
-    /** Whether the store accepts forgets, and what is wrong if it does not. */
+    /**
+     * Whether the store accepts forgets, and what is wrong if it does not. Held in memory: no
+     * I/O (it reports what the last check found; {@link #verifyLedger()} checks the file again).
+     *
+     * @return the store's health
+     * @throws IllegalStateException if the store is closed
+     */
     public StoreHealth health() {
         ensureOpen();
         return protocol.health();
     }
 
-    /** The evidence ledger file (verify it offline with {@link #publicKeyPem()} and {@code LedgerVerifier}). */
+    /**
+     * The evidence ledger file (verify it offline with {@link #publicKeyPem()} and {@code LedgerVerifier}).
+     *
+     * @return the path, in the keystore folder
+     */
     public Path ledgerFile() {
         return protocol.ledger().file();
     }
 
-    /** The store's Ed25519 public key as PEM: what an auditor needs to verify the ledger and receipts. */
+    /**
+     * The store's Ed25519 public key as PEM: what an auditor needs to verify the ledger and receipts.
+     *
+     * @return the PEM text
+     */
     public String publicKeyPem() {
         return signingKey.publicKeyPem();
     }
@@ -474,7 +674,11 @@ public final class Nepenthe implements AutoCloseable {
         return protocol.reconciliation();
     }
 
-    /** The store's folder. */
+    /**
+     * The store's folder.
+     *
+     * @return the data folder as it was given to {@link #open}
+     */
     public Path folder() {
         return root;
     }
@@ -495,6 +699,14 @@ public final class Nepenthe implements AutoCloseable {
         }
     }
 
+    /**
+     * Closes the store: the forget worker stops after the phase it is in (waiting up to two
+     * minutes; unfinished operations resume at the next open), then every collection folds what
+     * its log holds into segments and closes, then the journal and keystore close and the folder lock is
+     * released. Everything is closed even when a part fails. Calling it again does nothing.
+     *
+     * @throws IOException the first failure, with any later ones suppressed
+     */
     @Override
     public synchronized void close() throws IOException {
         if (closed) {

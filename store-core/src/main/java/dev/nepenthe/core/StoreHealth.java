@@ -18,6 +18,12 @@ import dev.nepenthe.core.audit.LedgerHead;
 public record StoreHealth(boolean forgetsAccepted, String ledgerProblem, LedgerHead ledgerHead, LedgerHead anchoredHead,
         int operationsPaused, int reconciledWithoutEvidence) {
 
+    /**
+     * Whether the ledger is sound. While the store is open this agrees with
+     * {@code forgetsAccepted}.
+     *
+     * @return true when {@code ledgerProblem} is null
+     */
     public boolean ok() {
         return ledgerProblem == null;
     }

@@ -14,6 +14,9 @@ import java.util.Objects;
  * @param masterKeyFile where the master key is read (or generated, when
  *     {@code generateMasterKey}); null means {@code master.key} in the keystore folder. The
  *     environment variable {@code NEPENTHE_MASTER_KEY} takes precedence over the file.
+ * @param generateMasterKey whether a missing master key file is generated (the embedded
+ *     default); false makes {@link Nepenthe#open} fail when neither the variable nor the file
+ *     holds a key
  * @param durability when writes are acknowledged (default: after fsync, with group commit)
  * @param checkpointBytes write-ahead log size that triggers a checkpoint into segments;
  *     larger values mean fewer, larger segment rewrites and a longer replay after a crash
@@ -33,8 +36,17 @@ import java.util.Objects;
 public record StoreOptions(Path keystore, Path masterKeyFile, boolean generateMasterKey, Durability durability,
         long checkpointBytes, int shardBuckets, int forgetWorkerNice, ProbePolicy probePolicy, LedgerHead ledgerWitness) {
 
+    /** Most shard buckets a store may have. */
     public static final int MAX_BUCKETS = 4096;
 
+    /**
+     * Checks the options.
+     *
+     * @throws IllegalArgumentException if {@code checkpointBytes} is below 65536,
+     *     {@code shardBuckets} outside 1 to {@value #MAX_BUCKETS} or {@code forgetWorkerNice}
+     *     outside 0 to 19
+     * @throws NullPointerException if the durability or the probe policy is null
+     */
     public StoreOptions {
         Objects.requireNonNull(durability, "durability");
         Objects.requireNonNull(probePolicy, "probePolicy");
@@ -49,49 +61,107 @@ public record StoreOptions(Path keystore, Path masterKeyFile, boolean generateMa
         }
     }
 
-    /** The embedded default: sibling keystore, generated master key, fsync before ack. */
+    /**
+     * The embedded default: sibling keystore, generated master key, fsync before ack, 64 MiB
+     * checkpoints, 256 shard buckets, forget worker at nice 10, {@link ProbePolicy#DEFAULT}, no
+     * ledger witness.
+     *
+     * @return the default options
+     */
     public static StoreOptions defaults() {
         return new StoreOptions(null, null, true, Durability.SYNC, 64L << 20, 256, 10, ProbePolicy.DEFAULT, null);
     }
 
+    /**
+     * These options with another keystore folder.
+     *
+     * @param folder the keystore folder (outside the data folder), or null for the sibling default
+     * @return new options
+     */
     public StoreOptions withKeystore(Path folder) {
         return new StoreOptions(folder, masterKeyFile, generateMasterKey, durability, checkpointBytes, shardBuckets,
                 forgetWorkerNice, probePolicy, ledgerWitness);
     }
 
+    /**
+     * These options with another master key file.
+     *
+     * @param file where the master key is read, or null for {@code master.key} in the keystore folder
+     * @param generateIfMissing whether a missing file is generated rather than refused
+     * @return new options
+     */
     public StoreOptions withMasterKeyFile(Path file, boolean generateIfMissing) {
         return new StoreOptions(keystore, file, generateIfMissing, durability, checkpointBytes, shardBuckets,
                 forgetWorkerNice, probePolicy, ledgerWitness);
     }
 
+    /**
+     * These options with another durability.
+     *
+     * @param d when writes are acknowledged
+     * @return new options
+     * @throws NullPointerException if {@code d} is null
+     */
     public StoreOptions withDurability(Durability d) {
         return new StoreOptions(keystore, masterKeyFile, generateMasterKey, d, checkpointBytes, shardBuckets,
                 forgetWorkerNice, probePolicy, ledgerWitness);
     }
 
+    /**
+     * These options with another checkpoint size.
+     *
+     * @param bytes write-ahead log size that triggers a checkpoint, at least 65536
+     * @return new options
+     * @throws IllegalArgumentException if {@code bytes} is below 65536
+     */
     public StoreOptions withCheckpointBytes(long bytes) {
         return new StoreOptions(keystore, masterKeyFile, generateMasterKey, durability, bytes, shardBuckets,
                 forgetWorkerNice, probePolicy, ledgerWitness);
     }
 
+    /**
+     * These options with another number of shard buckets. A collection keeps the count its
+     * manifest records, so this applies to collections that have no manifest yet.
+     *
+     * @param buckets 1 to {@value #MAX_BUCKETS}
+     * @return new options
+     * @throws IllegalArgumentException if {@code buckets} is out of range
+     */
     public StoreOptions withShardBuckets(int buckets) {
         return new StoreOptions(keystore, masterKeyFile, generateMasterKey, durability, checkpointBytes, buckets,
                 forgetWorkerNice, probePolicy, ledgerWitness);
     }
 
-    /** The forget worker's OS priority, 0 (normal) to 19 (lowest); see the record's parameters. */
+    /**
+     * The forget worker's OS priority, 0 (normal) to 19 (lowest); see the record's parameters.
+     *
+     * @param nice the Linux nice value the worker lowers itself to
+     * @return new options
+     * @throws IllegalArgumentException if {@code nice} is outside 0 to 19
+     */
     public StoreOptions withForgetWorkerNice(int nice) {
         return new StoreOptions(keystore, masterKeyFile, generateMasterKey, durability, checkpointBytes, shardBuckets,
                 nice, probePolicy, ledgerWitness);
     }
 
-    /** The forget probe's policy: its threshold and the lowest a request may tighten it to. */
+    /**
+     * The forget probe's policy: its threshold and the lowest a request may tighten it to.
+     *
+     * @param policy the policy
+     * @return new options
+     * @throws NullPointerException if {@code policy} is null
+     */
     public StoreOptions withProbePolicy(ProbePolicy policy) {
         return new StoreOptions(keystore, masterKeyFile, generateMasterKey, durability, checkpointBytes, shardBuckets,
                 forgetWorkerNice, policy, ledgerWitness);
     }
 
-    /** Refuse to open unless the evidence ledger still holds this head (see the record's parameters). */
+    /**
+     * Refuse to open unless the evidence ledger still holds this head (see the record's parameters).
+     *
+     * @param head the witnessed head, or null to open without a witness
+     * @return new options
+     */
     public StoreOptions withLedgerWitness(LedgerHead head) {
         return new StoreOptions(keystore, masterKeyFile, generateMasterKey, durability, checkpointBytes, shardBuckets,
                 forgetWorkerNice, probePolicy, head);

@@ -75,11 +75,24 @@ public final class VectorRecord {
         this.derivedFrom = List.copyOf(b.derivedFrom);
     }
 
+    /**
+     * Starts a record in the {@link #DEFAULT_TENANT}, with no subject, source, text, metadata
+     * or provenance.
+     *
+     * @param id the record's id, unique within its tenant; checked (not blank, at most 512
+     *     UTF-8 bytes) when the record is stored
+     * @return a builder
+     * @throws NullPointerException if the id is null
+     */
     public static Builder builder(String id) {
         return new Builder(id);
     }
 
-    /** A builder holding a copy of this record's fields, to change some of them. */
+    /**
+     * A builder holding a copy of this record's fields, to change some of them.
+     *
+     * @return a new builder; building it without changes gives an equal record
+     */
     public Builder toBuilder() {
         Builder b = new Builder(id).tenant(tenant).subject(subject).source(source).vector(vector).text(text());
         b.metadata.putAll(metadata);
@@ -87,29 +100,57 @@ public final class VectorRecord {
         return b;
     }
 
+    /**
+     * The id, unique within the record's tenant.
+     *
+     * @return the id
+     */
     public String id() {
         return id;
     }
 
+    /**
+     * The tenant, the isolation boundary: no operation in one tenant reads or changes another.
+     *
+     * @return the tenant, {@link #DEFAULT_TENANT} unless the builder named one
+     */
     public String tenant() {
         return tenant;
     }
 
-    /** The subject, or null for a record about nobody in particular. */
+    /**
+     * The subject: the person an erasure request names.
+     *
+     * @return the subject, or null for a record about nobody in particular
+     */
     public String subject() {
         return subject;
     }
 
+    /**
+     * Where the record came from.
+     *
+     * @return the source reference, or null when none was given
+     */
     public SourceRef source() {
         return source;
     }
 
-    /** A copy of the vector. */
+    /**
+     * A copy of the vector; O(dimension) per call.
+     *
+     * @return a new array, or null for a record built without a vector (the store refuses to
+     *     keep one)
+     */
     public float[] vector() {
         return vector == null ? null : vector.clone();
     }
 
-    /** The text (decoded from the stored UTF-8 on each call), or null when there is none or it was wiped. */
+    /**
+     * The text, decoded from the stored UTF-8 on each call.
+     *
+     * @return the text, or null when there is none or the store's copy was wiped
+     */
     public String text() {
         return text == null || wiped ? null : new String(text, java.nio.charset.StandardCharsets.UTF_8);
     }
@@ -152,14 +193,33 @@ public final class VectorRecord {
         }
     }
 
+    /**
+     * The metadata, in the order it was added.
+     *
+     * @return an unmodifiable map of strings to {@code String}, {@code Long}, {@code Double} or
+     *     {@code Boolean} values
+     */
     public Map<String, Object> metadata() {
         return metadata;
     }
 
+    /**
+     * The ids (in the same tenant) of the records this one was made from: a forget that reaches
+     * one of them reaches this record through provenance.
+     *
+     * @return an unmodifiable list, empty when the record derives from nothing
+     */
     public List<String> derivedFrom() {
         return derivedFrom;
     }
 
+    /**
+     * Equal when every field is: id, tenant, subject, source, vector (element by element), text,
+     * metadata and {@code derivedFrom}.
+     *
+     * @param o the object to compare with
+     * @return whether {@code o} is a record with the same content
+     */
     @Override
     public boolean equals(Object o) {
         return o instanceof VectorRecord r && id.equals(r.id) && tenant.equals(r.tenant)
@@ -168,19 +228,32 @@ public final class VectorRecord {
                 && metadata.equals(r.metadata) && derivedFrom.equals(r.derivedFrom);
     }
 
+    /**
+     * A hash of the id, tenant, subject and vector.
+     *
+     * @return the hash code
+     */
     @Override
     public int hashCode() {
         return Objects.hash(id, tenant, subject, Arrays.hashCode(vector));
     }
 
-    /** Deliberately content-free: record contents must not reach logs or exception messages. */
+    /**
+     * Deliberately content-free: record contents must not reach logs or exception messages.
+     *
+     * @return the dimension, the number of metadata keys, whether there is text and the number
+     *     of sources, and nothing else
+     */
     @Override
     public String toString() {
         return "VectorRecord[dimension=" + (vector == null ? 0 : vector.length) + ", metadataKeys=" + metadata.size()
                 + ", hasText=" + (text != null && !wiped) + ", derivedFrom=" + derivedFrom.size() + "]";
     }
 
-    /** Builds a record; validation against a collection happens when it is stored. */
+    /**
+     * Builds a record; validation against a collection happens when it is stored. Not safe for
+     * concurrent use.
+     */
     public static final class Builder {
         private final String id;
         private String tenant = DEFAULT_TENANT;
@@ -195,30 +268,71 @@ public final class VectorRecord {
             this.id = Objects.requireNonNull(id, "record id must not be null");
         }
 
+        /**
+         * Sets the tenant (at most 128 UTF-8 bytes, checked when stored).
+         *
+         * @param tenant the tenant
+         * @return this builder
+         * @throws NullPointerException if the tenant is null (omit the call for the default tenant)
+         */
         public Builder tenant(String tenant) {
             this.tenant = Objects.requireNonNull(tenant, "tenant must not be null (omit it for the default tenant)");
             return this;
         }
 
+        /**
+         * Sets the subject, the person the record is about; a forget of that subject reaches it,
+         * and its data is sealed under that subject's own key.
+         *
+         * @param subject the subject (at most 512 UTF-8 bytes, checked when stored), or null for none
+         * @return this builder
+         */
         public Builder subject(String subject) {
             this.subject = subject;
             return this;
         }
 
+        /**
+         * Sets the source reference.
+         *
+         * @param source where the record came from, or null for none
+         * @return this builder
+         */
         public Builder source(SourceRef source) {
             this.source = source;
             return this;
         }
 
+        /**
+         * Sets the source reference.
+         *
+         * @param kind what sort of source it is
+         * @param id the source's id
+         * @param version the source's version
+         * @return this builder
+         * @throws IllegalArgumentException if the kind or id is blank or the version negative
+         */
         public Builder source(String kind, String id, long version) {
             return source(new SourceRef(kind, id, version));
         }
 
+        /**
+         * Sets the vector (copied). Its dimension and values are checked when the record is stored.
+         *
+         * @param vector the vector
+         * @return this builder
+         */
         public Builder vector(float[] vector) {
             this.vector = vector == null ? null : vector.clone();
             return this;
         }
 
+        /**
+         * Sets the text (at most 1 MiB of UTF-8, checked when stored).
+         *
+         * @param text the text, or null for none
+         * @return this builder
+         */
         public Builder text(String text) {
             this.text = text;
             return this;
@@ -227,8 +341,14 @@ public final class VectorRecord {
         /**
          * Adds a metadata entry.
          *
-         * @throws IllegalArgumentException if the value is not a string, integral number,
+         * @param key the key (1 to 128 characters, checked when stored); an existing entry is replaced
+         * @param value a {@code String}, {@code Long}, {@code Double} or {@code Boolean};
+         *     {@code Integer}, {@code Short} and {@code Byte} are widened to {@code Long},
+         *     {@code Float} to {@code Double}
+         * @return this builder
+         * @throws IllegalArgumentException if the value is null or not a string, integral number,
          *     floating-point number or boolean
+         * @throws NullPointerException if the key is null
          */
         public Builder metadata(String key, Object value) {
             Objects.requireNonNull(key, "metadata key must not be null");
@@ -236,15 +356,37 @@ public final class VectorRecord {
             return this;
         }
 
+        /**
+         * Adds every entry of a map, as {@link #metadata(String, Object)} does one by one.
+         *
+         * @param entries the entries
+         * @return this builder
+         * @throws IllegalArgumentException if a value is null or of another type (the entries
+         *     before it are kept)
+         */
         public Builder metadata(Map<String, ?> entries) {
             entries.forEach(this::metadata);
             return this;
         }
 
+        /**
+         * Adds the ids of records this one was made from (same tenant).
+         *
+         * @param ids the source records' ids
+         * @return this builder
+         * @throws NullPointerException if an id is null
+         */
         public Builder derivedFrom(String... ids) {
             return derivedFrom(Arrays.asList(ids));
         }
 
+        /**
+         * Adds the ids of records this one was made from (same tenant).
+         *
+         * @param ids the source records' ids
+         * @return this builder
+         * @throws NullPointerException if an id is null (the ids before it are kept)
+         */
         public Builder derivedFrom(List<String> ids) {
             for (String s : ids) {
                 derivedFrom.add(Objects.requireNonNull(s, "derivedFrom ids must not be null"));
@@ -252,6 +394,11 @@ public final class VectorRecord {
             return this;
         }
 
+        /**
+         * Builds the record; the builder may be used again.
+         *
+         * @return a new, immutable record
+         */
         public VectorRecord build() {
             return new VectorRecord(this);
         }

@@ -17,6 +17,9 @@ import java.util.regex.Pattern;
  * was handed out against the ledger. A receipt names its ledger entry (sequence and hash), and
  * a witnessed head names the last entry at some moment; a ledger that was cut short, rolled
  * back or replaced since no longer holds them, and the check says which.
+ *
+ * <p>Immutable once read: it holds the entries as they were on disk when {@link #read} ran,
+ * so the checks below are in-memory and cost at most a pass over the entries.
  */
 public final class LedgerAudit {
 
@@ -25,8 +28,18 @@ public final class LedgerAudit {
     private static final Pattern EPOCH = Pattern.compile("\"epoch\":(\\d+)");
     private static final Pattern OPERATION = Pattern.compile("\"operation\":\"([^\"]+)\"");
 
-    /** The outcome of one cross-check: what was checked ("receipt fop-...", "head 12:ab..") and, if it failed, why. */
+    /**
+     * The outcome of one cross-check: what was checked ("receipt fop-...", "head 12:ab..") and, if it failed, why.
+     *
+     * @param subject what was checked (a receipt's operation, a head, an operation's sealed entry)
+     * @param problem why the check failed, or null when it passed
+     */
     public record Check(String subject, String problem) {
+        /**
+         * Whether the check passed.
+         *
+         * @return true when there is no problem
+         */
         public boolean ok() {
             return problem == null;
         }
@@ -48,39 +61,76 @@ public final class LedgerAudit {
         this.verification = v;
     }
 
-    /** Reads and verifies the ledger file (hash chain, signatures) as it is on disk now. */
+    /**
+     * Reads and verifies the ledger file (hash chain, signatures) as it is on disk now. Reads
+     * the whole file into memory and checks one signature per entry; a bad entry stops the scan
+     * there (see {@link #verification()}) rather than throwing.
+     *
+     * @param ledger the ledger file
+     * @param publicKey the store's Ed25519 public key
+     * @return the audit view
+     * @throws IOException if the file cannot be read
+     * @throws dev.nepenthe.core.CorruptFileException if its header is not an evidence ledger's
+     */
     public static LedgerAudit read(Path ledger, PublicKey publicKey) throws IOException {
         List<LedgerEntry> out = new ArrayList<>();
         LedgerVerification v = EvidenceLedger.scanInto(ledger, publicKey, out);
         return new LedgerAudit(ledger, publicKey, out, v);
     }
 
+    /**
+     * The ledger file this view was read from.
+     *
+     * @return the path given to {@link #read}
+     */
     public Path file() {
         return file;
     }
 
-    /** The key the entries were verified with. */
+    /**
+     * The key the entries were verified with.
+     *
+     * @return the public key given to {@link #read}
+     */
     public PublicKey publicKey() {
         return key;
     }
 
-    /** The file's own verification: chain and signatures up to the first bad entry. */
+    /**
+     * The file's own verification: chain and signatures up to the first bad entry.
+     *
+     * @return the verification
+     */
     public LedgerVerification verification() {
         return verification;
     }
 
-    /** The entries that verify, in order (all of them when {@link #verification()} is ok). */
+    /**
+     * The entries that verify, in order (all of them when {@link #verification()} is ok).
+     *
+     * @return an immutable list
+     */
     public List<LedgerEntry> entries() {
         return entries;
     }
 
-    /** The head of the verified entries. */
+    /**
+     * The head of the verified entries.
+     *
+     * @return the last verified entry's position and hash, or sequence -1 with the all-zero
+     *     genesis hash when no entry verifies
+     */
     public LedgerHead head() {
         return entries.isEmpty() ? new LedgerHead(-1, verification.headHash())
                 : new LedgerHead(entries.size() - 1, entries.get(entries.size() - 1).hashHex());
     }
 
-    /** Every entry that names this operation, oldest first. */
+    /**
+     * Every entry that names this operation, oldest first. A pass over the entries.
+     *
+     * @param operationId the operation's id
+     * @return the entries, empty when none names it
+     */
     public List<LedgerEntry> entriesOf(String operationId) {
         List<LedgerEntry> out = new ArrayList<>();
         for (LedgerEntry e : entries) {
@@ -91,14 +141,22 @@ public final class LedgerAudit {
         return out;
     }
 
-    /** The "sealed" entry of an operation, if the ledger holds one. */
+    /**
+     * The "sealed" entry of an operation, if the ledger holds one. A pass over the entries.
+     *
+     * @param operationId the operation's id
+     * @return the entry, or empty
+     */
     public Optional<LedgerEntry> sealedEntry(String operationId) {
         return entriesOf(operationId).stream().filter(e -> isSealed(e.body())).findFirst();
     }
 
     /**
      * Checks a receipt: its signature verifies under the public key, and the ledger holds the
-     * entry it names, with the same hash, sealing the same operation.
+     * entry it names, with the same hash, sealing the same operation, in this ledger's epoch.
+     *
+     * @param document the receipt as issued (JSON, separator, signature line)
+     * @return the check; a failure says whether the signature, the entry or the epoch is wrong
      */
     public Check checkReceipt(String document) {
         String json = Receipt.verify(document, key);
@@ -119,7 +177,13 @@ public final class LedgerAudit {
         return new Check(subject, entryProblem(op.group(1), Long.parseLong(at.group(3)), at.group(2)));
     }
 
-    /** Checks a head recorded earlier (by the store's anchor or an outside witness): the ledger still holds it. */
+    /**
+     * Checks a head recorded earlier (by the store's anchor or an outside witness): the ledger
+     * still holds it. A head at sequence -1 (an empty ledger) always passes.
+     *
+     * @param witnessed the head as recorded
+     * @return the check; a failure says whether the ledger was cut short or rolled back
+     */
     public Check checkHead(LedgerHead witnessed) {
         String subject = "head " + witnessed;
         if (witnessed.seq() < 0) {
@@ -138,6 +202,12 @@ public final class LedgerAudit {
     /**
      * Checks that the ledger holds, at {@code named}, the entry sealing operation {@code id}
      * (as its receipt names it), without checking a receipt signature.
+     *
+     * @param id the operation's id
+     * @param named the entry's position and hash, as the receipt names it
+     * @return the check
+     * @throws IndexOutOfBoundsException if {@code named} is at sequence -1 (the check does not
+     *     handle an empty-ledger head)
      */
     public Check checkSealedEntry(String id, LedgerHead named) {
         return new Check("operation " + id, entryProblem(id, named.seq(), named.hash()));
@@ -164,7 +234,12 @@ public final class LedgerAudit {
                 : "entry " + seq + " is not among the " + entries.size() + " entries that verify (" + verification.problem() + ")";
     }
 
-    /** The ledger entry a receipt names, or null when the document names none. */
+    /**
+     * The ledger entry a receipt names. Does not verify the receipt.
+     *
+     * @param receiptJson a receipt, or its JSON part
+     * @return the entry's position and hash, or null when the document names none
+     */
     public static LedgerHead entryNamedBy(String receiptJson) {
         Matcher at = LEDGER_ENTRY.matcher(receiptJson);
         return at.find() ? new LedgerHead(Long.parseLong(at.group(3)), at.group(2)) : null;
@@ -173,6 +248,8 @@ public final class LedgerAudit {
     /**
      * This ledger's epoch: 0 for a store's first ledger; a ledger an operator started after a
      * damaged one opens with a "ledger-restart" entry that names its epoch and the archived file.
+     *
+     * @return the epoch
      */
     public int epoch() {
         if (entries.isEmpty() || !isRestart(entries.get(0).body())) {
@@ -182,18 +259,33 @@ public final class LedgerAudit {
         return m.find() ? Integer.parseInt(m.group(1)) : 0;
     }
 
-    /** Whether an entry body opens a ledger restarted after a damaged one. */
+    /**
+     * Whether an entry body opens a ledger restarted after a damaged one.
+     *
+     * @param body an entry's body
+     * @return true for a "ledger-restart" entry
+     */
     public static boolean isRestart(String body) {
         return body.contains("\"type\":\"ledger-restart\"");
     }
 
-    /** The operation id an entry body names (bodies are canonical JSON with sorted keys), or null. */
+    /**
+     * The operation id an entry body names (bodies are canonical JSON with sorted keys).
+     *
+     * @param body an entry's body
+     * @return the first {@code "operation"} value, or null when there is none
+     */
     public static String operationOf(String body) {
         Matcher m = OPERATION.matcher(body);
         return m.find() ? m.group(1) : null;
     }
 
-    /** Whether an entry body records an operation sealing. */
+    /**
+     * Whether an entry body records an operation sealing.
+     *
+     * @param body an entry's body
+     * @return true for a forget entry whose event is "sealed"
+     */
     public static boolean isSealed(String body) {
         return body.contains("\"event\":\"sealed\"") && body.contains("\"type\":\"forget\"");
     }

@@ -16,6 +16,12 @@ public record LedgerHead(long seq, String hash) {
 
     private static final Pattern HEX = Pattern.compile("[0-9a-f]{64}");
 
+    /**
+     * Checks the head.
+     *
+     * @throws IllegalArgumentException if the sequence number is below -1 or the hash is not 64
+     *     lowercase hex digits
+     */
     public LedgerHead {
         if (seq < -1) {
             throw new IllegalArgumentException("ledger head: expected a sequence number >= -1, got " + seq);
@@ -26,7 +32,14 @@ public record LedgerHead(long seq, String hash) {
         }
     }
 
-    /** Parses {@code SEQ:HASH}, as {@link #toString()} writes it. */
+    /**
+     * Parses {@code SEQ:HASH}, as {@link #toString()} writes it; spaces around either part are
+     * ignored.
+     *
+     * @param text the head as text
+     * @return the head
+     * @throws IllegalArgumentException if the text is null, has no colon, or either part is malformed
+     */
     public static LedgerHead parse(String text) {
         int colon = text == null ? -1 : text.indexOf(':');
         if (colon < 0) {
@@ -43,6 +56,11 @@ public record LedgerHead(long seq, String hash) {
         return new LedgerHead(seq, text.substring(colon + 1).strip());
     }
 
+    /**
+     * The form an outside witness records and {@link #parse} reads.
+     *
+     * @return {@code SEQ:HASH}
+     */
     @Override
     public String toString() {
         return seq + ":" + hash;

@@ -17,10 +17,19 @@ import java.util.List;
  * receipt given must verify and name an entry the ledger holds, and each witnessed head must
  * still be in the ledger, so a ledger cut short after receipts were issued fails here. Exit
  * status 0 when everything holds, 1 when something does not (each printed), 2 on misuse.
+ * A file that cannot be read or a malformed key or head ends it with an exception instead
+ * (the JVM's exit status 1).
  */
 public final class LedgerVerifier {
     private LedgerVerifier() {}
 
+    /**
+     * The command line; see the class comment. Calls {@link System#exit} with the status.
+     *
+     * @param args the ledger file, the public key file, then {@code --head SEQ:HASH} and receipt
+     *     files in any order
+     * @throws Exception if a file cannot be read, or the key or a head is malformed
+     */
     public static void main(String[] args) throws Exception {
         if (args.length < 2) {
             System.err.println("usage: LedgerVerifier LEDGER-FILE PUBLIC-KEY.pem [--head SEQ:HASH]... [RECEIPT-FILE]...");
@@ -43,7 +52,18 @@ public final class LedgerVerifier {
         System.exit(run(Path.of(args[0]), key, receipts, heads, System.out));
     }
 
-    /** Runs every check, printing one line each; returns the exit status (0 all hold, 1 otherwise). */
+    /**
+     * Runs every check, printing one line each: the ledger's own verification, each head, each
+     * receipt.
+     *
+     * @param ledger the ledger file
+     * @param key the store's public key
+     * @param receipts receipt files to check against the ledger
+     * @param heads witnessed heads the ledger must still hold
+     * @param out where the lines go
+     * @return the exit status: 0 when everything holds, 1 otherwise
+     * @throws IOException if the ledger or a receipt cannot be read, or the ledger's header is wrong
+     */
     public static int run(Path ledger, PublicKey key, List<Path> receipts, List<LedgerHead> heads, PrintStream out)
             throws IOException {
         LedgerAudit audit = LedgerAudit.read(ledger, key);

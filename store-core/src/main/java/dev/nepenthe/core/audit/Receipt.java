@@ -21,7 +21,15 @@ public final class Receipt {
 
     private Receipt() {}
 
-    /** The signed JSON of a document whose signature verifies under {@code key}, or null. */
+    /**
+     * The signed JSON of a document whose signature verifies under {@code key}. Checks the
+     * signature only; {@link LedgerAudit#checkReceipt} also checks the ledger holds the entry.
+     *
+     * @param document the receipt as issued
+     * @param key the store's Ed25519 public key
+     * @return the JSON part, or null when there is no separator, the signature is not base64 or
+     *     it does not verify
+     */
     public static String verify(String document, PublicKey key) {
         int at = document.lastIndexOf(SEPARATOR);
         if (at < 0) {

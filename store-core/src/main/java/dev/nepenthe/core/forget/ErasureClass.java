@@ -12,5 +12,10 @@ package dev.nepenthe.core.forget;
  * </ul>
  */
 public enum ErasureClass {
-    PHYSICAL, REBUILD_REQUIRED, LOGICAL_ONLY
+    /** Bytes removed (or their key destroyed), and a check proves it. */
+    PHYSICAL,
+    /** Cleaned only by a rebuild; blocks sealing until its purge has rebuilt it. */
+    REBUILD_REQUIRED,
+    /** Can hide but not remove; always blocks sealing. */
+    LOGICAL_ONLY
 }

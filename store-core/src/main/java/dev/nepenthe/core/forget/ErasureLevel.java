@@ -12,5 +12,8 @@ package dev.nepenthe.core.forget;
  * </ul>
  */
 public enum ErasureLevel {
-    REPAIR, REBUILD
+    /** Remove and repair in place; second-order influence remains, and the receipt names it. */
+    REPAIR,
+    /** Remove, then rebuild every index that held a forgotten record from the survivors. */
+    REBUILD
 }

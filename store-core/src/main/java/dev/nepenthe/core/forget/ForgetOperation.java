@@ -5,8 +5,16 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * A forget operation as it stands: an immutable view, replaced as the operation advances.
+ * A forget operation as it stands: an immutable view, replaced as the operation advances. It
+ * names the scope by keyed hash only: the subject, ids or filter it was asked to forget are not
+ * in it.
  *
+ * @param id the operation's id ({@code fop-} and 20 hex digits)
+ * @param tenant the tenant the operation works in
+ * @param scopeKind "subject", "records", "source" or "metadata"
+ * @param scopeHash keyed hash (hex) of the scope, as the evidence names it
+ * @param reasonCode the request's reason code
+ * @param state where the operation stands
  * @param timeline when each state was entered, in order
  * @param recordsForgotten records removed, per collection (provenance cascades included)
  * @param surfaces each surface's purge and verification, once verification has run
@@ -21,6 +29,11 @@ public record ForgetOperation(String id, String tenant, String scopeKind, String
         List<SurfaceOutcome> surfaces, List<Suspect> suspects, List<String> holds, String receipt, String note,
         ErasureOutcome outcome) {
 
+    /**
+     * Copies the collections.
+     *
+     * @throws NullPointerException if a map or list is null or holds a null
+     */
     public ForgetOperation {
         timeline = Map.copyOf(timeline);
         recordsForgotten = Map.copyOf(recordsForgotten);
@@ -29,6 +42,11 @@ public record ForgetOperation(String id, String tenant, String scopeKind, String
         holds = List.copyOf(holds);
     }
 
+    /**
+     * Records removed across every collection, provenance cascades included.
+     *
+     * @return the sum of {@code recordsForgotten}
+     */
     public int totalForgotten() {
         return recordsForgotten.values().stream().mapToInt(Integer::intValue).sum();
     }

@@ -31,6 +31,16 @@ public record ForgetRequest(String tenant, ForgetScope scope, String idempotency
     public static final int MAX_IDENTIFIERS = 64;
     private static final Pattern REASON = Pattern.compile("[A-Za-z0-9._-]{1,64}");
 
+    /**
+     * Checks the request. What depends on the store (the probe policy, identifiers that name
+     * nothing matchable, a reused idempotency key) is checked by {@code forget}.
+     *
+     * @throws IllegalArgumentException if an identifier or the reason code is malformed, there
+     *     are more than {@value #MAX_IDENTIFIERS} identifiers, the idempotency key is blank or
+     *     the probe threshold is outside (-1, 1]; messages about identifiers and reason codes
+     *     give lengths, never the text
+     * @throws NullPointerException if anything but the probe threshold is null
+     */
     public ForgetRequest {
         Objects.requireNonNull(tenant, "forget request tenant");
         Objects.requireNonNull(scope, "forget request scope");
@@ -60,13 +70,32 @@ public record ForgetRequest(String tenant, ForgetScope scope, String idempotency
         }
     }
 
-    /** A request that declares no identifiers. */
+    /**
+     * A request that declares no identifiers.
+     *
+     * @param tenant the tenant
+     * @param scope what to forget
+     * @param idempotencyKey the caller's request id
+     * @param reasonCode why, as a code
+     * @param probeThreshold a tighter probe threshold, or null for the store's
+     * @param level repair in place or rebuild
+     * @throws IllegalArgumentException as the canonical constructor does
+     */
     public ForgetRequest(String tenant, ForgetScope scope, String idempotencyKey, String reasonCode,
             Double probeThreshold, ErasureLevel level) {
         this(tenant, scope, idempotencyKey, reasonCode, probeThreshold, level, List.of());
     }
 
-    /** A request that repairs indexes in place. */
+    /**
+     * A request that repairs indexes in place and declares no identifiers.
+     *
+     * @param tenant the tenant
+     * @param scope what to forget
+     * @param idempotencyKey the caller's request id
+     * @param reasonCode why, as a code
+     * @param probeThreshold a tighter probe threshold, or null for the store's
+     * @throws IllegalArgumentException as the canonical constructor does
+     */
     public ForgetRequest(String tenant, ForgetScope scope, String idempotencyKey, String reasonCode,
             Double probeThreshold) {
         this(tenant, scope, idempotencyKey, reasonCode, probeThreshold, ErasureLevel.REPAIR);
@@ -75,6 +104,9 @@ public record ForgetRequest(String tenant, ForgetScope scope, String idempotency
     /**
      * Checks a reason code: 1 to 64 letters, digits, '.', '_' or '-'. Codes go into evidence, so
      * free text (which could name a person) is refused; the message gives only its length.
+     *
+     * @param reasonCode the code to check
+     * @throws IllegalArgumentException if it is null or not such a code
      */
     public static void checkReasonCode(String reasonCode) {
         if (reasonCode == null || !REASON.matcher(reasonCode).matches()) {
@@ -83,32 +115,71 @@ public record ForgetRequest(String tenant, ForgetScope scope, String idempotency
         }
     }
 
-    /** A request in the default tenant under the store's probe policy. */
+    /**
+     * A request in the default tenant under the store's probe policy, repairing in place, with
+     * no identifiers.
+     *
+     * @param scope what to forget
+     * @param idempotencyKey the caller's request id
+     * @param reasonCode why, as a code
+     * @return the request
+     * @throws IllegalArgumentException if the key is blank or the reason code malformed
+     */
     public static ForgetRequest of(ForgetScope scope, String idempotencyKey, String reasonCode) {
         return new ForgetRequest(VectorRecord.DEFAULT_TENANT, scope, idempotencyKey, reasonCode, null);
     }
 
+    /**
+     * This request in another tenant.
+     *
+     * @param t the tenant
+     * @return a new request
+     */
     public ForgetRequest inTenant(String t) {
         return new ForgetRequest(t, scope, idempotencyKey, reasonCode, probeThreshold, level, identifiers);
     }
 
-    /** A request that also looks for these names, emails or phone numbers of the subject (see the record's parameters). */
+    /**
+     * A request that also looks for these names, emails or phone numbers of the subject (see the
+     * record's parameters). Replaces any identifiers declared before.
+     *
+     * @param ids the identifiers, at most {@value #MAX_IDENTIFIERS}, each 2 to 256 characters
+     * @return a new request
+     * @throws IllegalArgumentException if there are too many or one has the wrong length
+     */
     public ForgetRequest withIdentifiers(List<String> ids) {
         return new ForgetRequest(tenant, scope, idempotencyKey, reasonCode, probeThreshold, level, ids);
     }
 
-    /** Identifiers are personal data: they never appear in a request's string form. */
+    /**
+     * Identifiers are personal data: they never appear in a request's string form.
+     *
+     * @return the tenant, scope kind, reason code, threshold, level and number of identifiers
+     */
     @Override
     public String toString() {
         return "ForgetRequest[tenant=" + tenant + ", scope=" + scope.kind() + ", reasonCode=" + reasonCode
                 + ", probeThreshold=" + probeThreshold + ", level=" + level + ", identifiers=" + identifiers.size() + "]";
     }
 
-    /** A request that tightens the store's probe policy to {@code threshold} (see {@link ProbePolicy#effective}). */
+    /**
+     * A request that tightens the store's probe policy to {@code threshold} (see {@link ProbePolicy#effective}).
+     *
+     * @param threshold the cosine at or above which a survivor is a suspect; the store refuses
+     *     it at {@code forget} unless it lies within its policy
+     * @return a new request
+     * @throws IllegalArgumentException if the threshold is outside (-1, 1]
+     */
     public ForgetRequest withProbeThreshold(double threshold) {
         return new ForgetRequest(tenant, scope, idempotencyKey, reasonCode, threshold, level, identifiers);
     }
 
+    /**
+     * This request at another erasure level.
+     *
+     * @param l repair in place or rebuild
+     * @return a new request
+     */
     public ForgetRequest withLevel(ErasureLevel l) {
         return new ForgetRequest(tenant, scope, idempotencyKey, reasonCode, probeThreshold, l, identifiers);
     }

@@ -16,6 +16,12 @@ public record ProbePolicy(double threshold, double lowest) {
     /** Suspects at cosine 0.85 and above; requests may go down to 0.5. */
     public static final ProbePolicy DEFAULT = new ProbePolicy(0.85, 0.5);
 
+    /**
+     * Checks the policy.
+     *
+     * @throws IllegalArgumentException if the threshold is not in (0, 1) or {@code lowest} not
+     *     in (0, threshold], NaN included
+     */
     public ProbePolicy {
         if (!(threshold > 0 && threshold < 1)) {
             throw new IllegalArgumentException("probe policy threshold: expected a cosine in (0, 1) (1.0 flags only exact"
@@ -31,6 +37,8 @@ public record ProbePolicy(double threshold, double lowest) {
      * The threshold an operation runs with: the policy's when the request names none, else the
      * request's, which must lie in [{@code lowest}, {@code threshold}].
      *
+     * @param requested the request's threshold, or null
+     * @return the threshold the verification probe runs with
      * @throws IllegalArgumentException naming the policy, for NaN, out-of-range or loosening values
      */
     public double effective(Double requested) {

@@ -8,6 +8,8 @@ package dev.nepenthe.core.forget;
  *     forgotten one), {@code join-key} (surviving metadata names the forgotten subject or a
  *     forgotten record), {@code regeneration-required} (derived from a forgotten record under a
  *     collection whose policy holds derived records for regeneration)
+ * @param collection the collection the surviving record is in
+ * @param recordId the surviving record's id
  * @param score cosine similarity for a vector residue, otherwise NaN
  * @param relatedTo the forgotten record it resembles or derives from, or the metadata key that
  *     names the subject

@@ -36,20 +36,36 @@ public interface Accept {
         }
     };
 
-    /** Whether a search may return this ordinal. Cheap: it is called for every candidate. */
+    /**
+     * Whether a search may return this ordinal. Cheap: it is called for every candidate.
+     *
+     * @param ordinal a candidate's ordinal
+     * @return true if the search may return it
+     */
     boolean accepts(int ordinal);
 
-    /** How many ordinals are accepted, or -1 when that is unknown or unbounded (then {@link #ordinals} is not available). */
+    /**
+     * How many ordinals are accepted.
+     *
+     * @return the count, or -1 when that is unknown or unbounded (then {@link #ordinals} is not available)
+     */
     long cardinality();
 
     /**
      * The accepted ordinals in ascending order.
      *
+     * @return an iterator over them, each once
      * @throws UnsupportedOperationException when {@link #cardinality()} is -1
      */
     PrimitiveIterator.OfInt ordinals();
 
-    /** The given ordinals (copied and sorted; duplicates are harmless). */
+    /**
+     * The given ordinals (copied and sorted; duplicates are harmless). Costs a sort up front and
+     * a binary search per {@link #accepts} call.
+     *
+     * @param ordinals the ordinals a search may return
+     * @return an accept over exactly those ordinals
+     */
     static Accept of(int... ordinals) {
         int[] sorted = ordinals.clone();
         Arrays.sort(sorted);

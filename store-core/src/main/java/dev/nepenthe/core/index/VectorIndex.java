@@ -14,32 +14,52 @@ import java.nio.file.Path;
  */
 public interface VectorIndex extends AutoCloseable {
 
-    /** The kind this index was created by, as registered with {@link VectorIndexFactory#kind()}. */
+    /**
+     * The kind this index was created by, as registered with {@link VectorIndexFactory#kind()}.
+     *
+     * @return the kind's name
+     */
     String kind();
 
+    /**
+     * The vectors' length.
+     *
+     * @return the dimension from the index's config
+     */
     int dimension();
 
+    /**
+     * How the index scores.
+     *
+     * @return the metric from the index's config
+     */
     Metric metric();
 
     /**
      * Adds a vector under an ordinal that is not live in this index. The index keeps its own
      * (prepared, see {@link Metric#prepare}) copy.
      *
-     * @throws IllegalArgumentException if the ordinal is live or the vector has the wrong length
+     * @param ordinal the ordinal the store gave the record, 0 or more
+     * @param vector the vector as the record holds it; the index must not keep this array
+     * @throws IllegalArgumentException if the ordinal is negative or live, or the vector has the
+     *     wrong length
      */
     void add(int ordinal, float[] vector);
 
     /**
      * Removes an ordinal and every trace of its vector the index holds.
      *
+     * @param ordinal the ordinal to remove
      * @return false if the ordinal was not live
      */
     boolean remove(int ordinal);
 
     /**
      * Removes several ordinals; implementations share work across the batch (one repair pass,
-     * one retrain). Ordinals that are not live are skipped.
+     * one retrain). Ordinals that are not live are skipped. By default, {@link #remove} for
+     * each in turn.
      *
+     * @param ordinals the ordinals to remove
      * @return how many were removed
      */
     default int removeAll(int[] ordinals) {
@@ -52,6 +72,12 @@ public interface VectorIndex extends AutoCloseable {
         return removed;
     }
 
+    /**
+     * Whether an ordinal is live in this index.
+     *
+     * @param ordinal the ordinal
+     * @return true if it was added and not removed since
+     */
     boolean contains(int ordinal);
 
     /**
@@ -62,25 +88,46 @@ public interface VectorIndex extends AutoCloseable {
      */
     default void afterBulkLoad() {}
 
-    /** Number of live vectors. */
+    /**
+     * Number of live vectors.
+     *
+     * @return the count
+     */
     int size();
 
     /**
      * The {@code k} best-scoring live ordinals (higher score is closer, see {@link Metric}).
      *
+     * @param query the query vector as given (the index prepares its own copy, see {@link Metric#prepare})
+     * @param k how many ordinals to return at most, above 0
      * @param accept which ordinals may be returned ({@link Accept#ALL} for every live one)
      * @param params per-query knobs (efSearch, nprobe, ...); unknown names are ignored, and null
      *     means the index's defaults
+     * @return at most {@code k} accepted live ordinals with their scores, best first (ties by
+     *     ascending ordinal); fewer when fewer are accepted, or when an approximate index finds fewer
+     * @throws IllegalArgumentException if the query has the wrong length, k is not positive or a
+     *     knob is out of range
      */
     SearchResult search(float[] query, int k, Accept accept, SearchParams params);
 
+    /**
+     * The {@code k} best-scoring live ordinals, any ordinal accepted, with the index's default knobs.
+     *
+     * @param query the query vector
+     * @param k how many ordinals to return at most, above 0
+     * @return the hits, best first
+     * @throws IllegalArgumentException if the query has the wrong length or k is not positive
+     */
     default SearchResult search(float[] query, int k) {
         return search(query, k, Accept.ALL, SearchParams.DEFAULTS);
     }
 
     /**
      * Checks the index's structural invariants and that no removed ordinal survives anywhere
-     * in it. Called by tests, by the forget protocol before it seals, and by operators.
+     * in it. Called by tests, by the forget protocol before it seals, and by operators. Costs a
+     * pass over the whole index; the store calls it with adds and removes kept out.
+     *
+     * @return what was checked and every violation found
      */
     IntegrityReport verifyIntegrity();
 
@@ -90,6 +137,9 @@ public interface VectorIndex extends AutoCloseable {
      * the forget's scope costs. What the scoped proof covers, and what it takes from earlier
      * full checks, the report's {@code checked} counts say. By default the whole checker runs.
      * Ordinals that were re-added since their removal are checked as live entries.
+     *
+     * @param removedOrdinals the ordinals a forget removed
+     * @return what was checked and every violation found
      */
     default IntegrityReport verifyRemoval(int[] removedOrdinals) {
         return verifyIntegrity();
@@ -99,6 +149,8 @@ public interface VectorIndex extends AutoCloseable {
      * True while a removal has left influence that the index can still purge: IVF-PQ codebooks
      * trained on a removed vector, for example. The forget protocol calls
      * {@link #purgeResidue()} and does not seal while this is true.
+     *
+     * @return true while purgeable influence of a removed vector remains; false by default
      */
     default boolean hasResidue() {
         return false;
@@ -115,6 +167,8 @@ public interface VectorIndex extends AutoCloseable {
     /**
      * What removal leaves behind by design, for erasure receipts (for example "second-order
      * influence on other nodes' links until the next rebuild"), or null when nothing does.
+     *
+     * @return a sentence for the receipt, or null (the default)
      */
     default String erasureResidual() {
         return null;
@@ -122,18 +176,28 @@ public interface VectorIndex extends AutoCloseable {
 
     /**
      * Writes the whole index to {@code file} (write to a temporary sibling, fsync, rename),
-     * in a versioned, checksummed format that {@link VectorIndexFactory#load} reads back.
+     * in a versioned, checksummed format that {@link VectorIndexFactory#load} reads back. The
+     * store itself does not call it today: it rebuilds every index from the records at open.
+     *
+     * @param file the file to write
+     * @throws IOException if writing, the fsync or the rename fails
      */
     void save(Path file) throws IOException;
 
     /**
      * Its structure for operators and auditors (see {@link IndexDescription}). Costs a pass over
      * the index's own structures, not a search; the default gives kind and size only.
+     *
+     * @return the description
      */
     default IndexDescription describe() {
         return new IndexDescription(kind(), size(), java.util.Map.of(), java.util.List.of(), null);
     }
 
+    /**
+     * Releases what the index holds outside the heap, if anything; the index is not used
+     * afterwards. Does nothing by default, and throws no checked exception.
+     */
     @Override
     default void close() {}
 }

@@ -30,7 +30,18 @@ public final class CentroidBlock {
         this.halfNorms = halfNorms;
     }
 
-    /** Lays out {@code k} centroids of {@code dim} floats stored back to back in {@code rows} from {@code off}. */
+    /**
+     * Lays out {@code k} centroids of {@code dim} floats stored back to back in {@code rows} from
+     * {@code off}. Copies them: O(k * dim), and a block of its own of about the same size.
+     *
+     * @param rows the array holding the centroids
+     * @param off where the first centroid starts
+     * @param k how many centroids, above 0
+     * @param dim their length, above 0
+     * @return the block
+     * @throws IllegalArgumentException if k or dim is not positive, or the centroids do not fit
+     *     in {@code rows} from {@code off}
+     */
     public static CentroidBlock of(float[] rows, int off, int k, int dim) {
         if (k <= 0 || dim <= 0 || off < 0 || off + (long) k * dim > rows.length) {
             throw new IllegalArgumentException("centroid block: expected k > 0 centroids of dim > 0 floats within "
@@ -53,32 +64,56 @@ public final class CentroidBlock {
         return new CentroidBlock(k, dim, t, half);
     }
 
-    /** Zeroes the layout: a copy of centroids that must not outlive them (retrained codebooks). */
+    /**
+     * Zeroes the layout: a copy of centroids that must not outlive them (retrained codebooks).
+     * The block must not be used for scoring afterwards.
+     */
     public void wipe() {
         Arrays.fill(transposed, 0f);
         Arrays.fill(halfNorms, 0f);
     }
 
-    /** Centroids held (without padding). */
+    /**
+     * Centroids held (without padding).
+     *
+     * @return k
+     */
     public int k() {
         return k;
     }
 
+    /**
+     * The centroids' length.
+     *
+     * @return dim
+     */
     public int dim() {
         return dim;
     }
 
-    /** Groups of eight (the last one padded). */
+    /**
+     * Groups of eight (the last one padded).
+     *
+     * @return {@code ceil(k / 8)}
+     */
     public int groups() {
         return halfNorms.length / GROUP;
     }
 
-    /** The transposed components (layout in the class comment). Callers must not write. */
+    /**
+     * The transposed components (layout in the class comment). Callers must not write.
+     *
+     * @return the block's own array, {@code groups() * dim * 8} floats
+     */
     public float[] transposed() {
         return transposed;
     }
 
-    /** {@code ||c||^2 / 2} per centroid, {@code +infinity} for the padding. Callers must not write. */
+    /**
+     * {@code ||c||^2 / 2} per centroid, {@code +infinity} for the padding. Callers must not write.
+     *
+     * @return the block's own array, {@code groups() * 8} floats
+     */
     public float[] halfNorms() {
         return halfNorms;
     }

@@ -28,12 +28,22 @@ public final class Kernels {
 
     private Kernels() {}
 
-    /** The implementation chosen for this process. */
+    /**
+     * The implementation chosen for this process, when this class was first loaded. A
+     * {@value #PROPERTY} that names neither implementation, or names {@code panama} without the
+     * module, makes that first use fail with {@link ExceptionInInitializerError}.
+     *
+     * @return the kernels; the same object on every call
+     */
     public static VectorKernels get() {
         return CHOSEN;
     }
 
-    /** The scalar implementation, always available (tests compare the two). */
+    /**
+     * The scalar implementation, always available (tests compare the two).
+     *
+     * @return the scalar kernels
+     */
     public static VectorKernels scalar() {
         return SCALAR;
     }
@@ -41,6 +51,7 @@ public final class Kernels {
     /**
      * The Vector API implementation.
      *
+     * @return the Vector API kernels
      * @throws IllegalStateException if {@code jdk.incubator.vector} is not readable
      */
     public static VectorKernels panama() {

@@ -34,26 +34,67 @@ package dev.nepenthe.core.vector;
  */
 public interface VectorKernels {
 
-    /** Name shown in logs and benchmark tables ("panama" or "scalar"). */
+    /**
+     * Name shown in logs and benchmark tables ("panama" or "scalar").
+     *
+     * @return the implementation's name
+     */
     String name();
 
-    /** Dot product of {@code a[aOff, aOff+len)} and {@code b[bOff, bOff+len)}. */
+    /**
+     * Dot product of {@code a[aOff, aOff+len)} and {@code b[bOff, bOff+len)}, in the summation
+     * order above.
+     *
+     * @param a the first array
+     * @param aOff where the first range starts
+     * @param b the second array
+     * @param bOff where the second range starts
+     * @param len the ranges' length
+     * @return the dot product
+     */
     float dot(float[] a, int aOff, float[] b, int bOff, int len);
 
-    /** Squared Euclidean distance of the two ranges. */
+    /**
+     * Squared Euclidean distance of the two ranges, in the summation order above.
+     *
+     * @param a the first array
+     * @param aOff where the first range starts
+     * @param b the second array
+     * @param bOff where the second range starts
+     * @param len the ranges' length
+     * @return the squared distance
+     */
     float squareDistance(float[] a, int aOff, float[] b, int bOff, int len);
 
     /**
      * Cosine similarity of two whole vectors of equal length. Defined as 0 when either vector
      * is all zeros (the angle is undefined; 0 ranks such a vector below every positively
      * correlated one and never yields NaN).
+     *
+     * @param a the first vector
+     * @param b the second vector, as long as {@code a}
+     * @return the cosine similarity, clamped to [-1, 1]
      */
     float cosine(float[] a, float[] b);
 
+    /**
+     * Dot product of two whole vectors; {@code b} must be at least as long as {@code a}.
+     *
+     * @param a the first vector
+     * @param b the second vector
+     * @return the dot product over {@code a.length} components
+     */
     default float dot(float[] a, float[] b) {
         return dot(a, 0, b, 0, a.length);
     }
 
+    /**
+     * Squared Euclidean distance of two whole vectors; {@code b} must be at least as long as {@code a}.
+     *
+     * @param a the first vector
+     * @param b the second vector
+     * @return the squared distance over {@code a.length} components
+     */
     default float squareDistance(float[] a, float[] b) {
         return squareDistance(a, 0, b, 0, a.length);
     }
@@ -61,25 +102,74 @@ public interface VectorKernels {
     /**
      * Dot products of one query against {@code count} vectors of length {@code dim} stored
      * back to back in {@code block} from {@code blockOff}; writes {@code count} scores to
-     * {@code out} from {@code outOff}. The hot loop of exact search and re-ranking.
+     * {@code out} from {@code outOff}. The hot loop of exact search and re-ranking. Each score
+     * equals {@link #dot} of the query and that vector.
+     *
+     * @param query the query, {@code dim} floats from index 0
+     * @param block the array holding the vectors
+     * @param blockOff where the first vector starts
+     * @param count how many vectors
+     * @param dim their length
+     * @param out receives the scores
+     * @param outOff where the first score goes
      */
     void dotBatch(float[] query, float[] block, int blockOff, int count, int dim, float[] out, int outOff);
 
-    /** Squared distances of one query against a contiguous block; layout as {@link #dotBatch}. */
+    /**
+     * Squared distances of one query against a contiguous block; layout as {@link #dotBatch}.
+     * Each equals {@link #squareDistance} of the query and that vector.
+     *
+     * @param query the query, {@code dim} floats from index 0
+     * @param block the array holding the vectors
+     * @param blockOff where the first vector starts
+     * @param count how many vectors
+     * @param dim their length
+     * @param out receives the distances
+     * @param outOff where the first distance goes
+     */
     void squareDistanceBatch(float[] query, float[] block, int blockOff, int count, int dim, float[] out, int outOff);
 
-    /** {@code out[i] = v[vOff+i] - c[cOff+i]} for {@code i < len}: an IVF residual. */
+    /**
+     * {@code out[i] = v[vOff+i] - c[cOff+i]} for {@code i < len}: an IVF residual.
+     *
+     * @param v the vector's array
+     * @param vOff where the vector starts
+     * @param c the centroid's array
+     * @param cOff where the centroid starts
+     * @param out receives the residual
+     * @param outOff where the residual starts in {@code out}
+     * @param len the length
+     */
     void subtract(float[] v, int vOff, float[] c, int cOff, float[] out, int outOff, int len);
 
     /**
      * Asymmetric PQ distance: {@code sum over j < m of table[j*ksub + (codes[codeOff+j] & 0xFF)]},
-     * where {@code table} holds one row of {@code ksub} partial distances per subspace.
+     * where {@code table} holds one row of {@code ksub} partial distances per subspace. Order:
+     * the terms of even {@code j} into one sum and those of odd {@code j} into another, each in
+     * order of {@code j}, then the two sums added.
+     *
+     * @param table the distance table ({@code m * ksub} floats, see {@link #pqDistanceTable})
+     * @param ksub centroids per subspace
+     * @param codes the array holding the code
+     * @param codeOff where the code starts
+     * @param m the code's length in bytes, one per subspace
+     * @return the approximate distance (or, with a {@link #pqDotTable} table, dot product)
      */
     float pqDistance(float[] table, int ksub, byte[] codes, int codeOff, int m);
 
     /**
      * PQ distances for {@code count} codes of {@code m} bytes stored back to back from
-     * {@code codesOff}; writes {@code count} results to {@code out} from {@code outOff}.
+     * {@code codesOff}; writes {@code count} results to {@code out} from {@code outOff}. Each
+     * equals {@link #pqDistance} of that code.
+     *
+     * @param table the distance table
+     * @param ksub centroids per subspace
+     * @param codes the array holding the codes
+     * @param codesOff where the first code starts
+     * @param count how many codes
+     * @param m each code's length in bytes
+     * @param out receives the results
+     * @param outOff where the first result goes
      */
     void pqDistanceBatch(float[] table, int ksub, byte[] codes, int codesOff, int count, int m, float[] out, int outOff);
 
@@ -93,10 +183,24 @@ public interface VectorKernels {
      * a multiple of 8: eight partial sums ({@code p[k] = fma(.., .., p[k])} over components
      * {@code k, k+8, ...}) folded as {@code ((p0+p4) + (p2+p6)) + ((p1+p5) + (p3+p7))}; any
      * other dsub: the order of {@link #squareDistance} (or {@link #dot}).
+     *
+     * @param query the query; its length must be a multiple of {@code m}
+     * @param codebooks the codebooks, {@code m * ksub * dsub} floats
+     * @param m the number of subspaces
+     * @param ksub centroids per subspace
+     * @param table receives {@code m * ksub} entries from index 0
      */
     void pqDistanceTable(float[] query, float[] codebooks, int m, int ksub, float[] table);
 
-    /** As {@link #pqDistanceTable} but with dot products instead of squared distances. */
+    /**
+     * As {@link #pqDistanceTable} but with dot products instead of squared distances.
+     *
+     * @param query the query; its length must be a multiple of {@code m}
+     * @param codebooks the codebooks, {@code m * ksub * dsub} floats
+     * @param m the number of subspaces
+     * @param ksub centroids per subspace
+     * @param table receives {@code m * ksub} entries from index 0
+     */
     void pqDotTable(float[] query, float[] codebooks, int m, int ksub, float[] table);
 
     /**
@@ -108,6 +212,13 @@ public interface VectorKernels {
      * <p>Contract shared by both implementations, so that they agree bit for bit: a centroid's
      * score is {@code halfNorm - acc}, where {@code acc} starts at 0 and takes
      * {@code acc = fma(x[d], c[d], acc)} for {@code d = 0 .. dim-1} in that order.
+     *
+     * @param points the array holding the points
+     * @param pOff where the first point starts
+     * @param n how many points
+     * @param centroids the centroids, laid out by {@link CentroidBlock#of}
+     * @param out receives the index of each point's nearest centroid
+     * @param outOff where the first index goes
      */
     void nearest(float[] points, int pOff, int n, CentroidBlock centroids, int[] out, int outOff);
 }
