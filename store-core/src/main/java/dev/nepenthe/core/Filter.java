@@ -64,15 +64,15 @@ public sealed interface Filter {
      * @param key the metadata key
      * @param values strings, numbers or booleans, widened as for {@link #eq}
      * @return the filter
-     * @throws IllegalArgumentException if a value is null or of another type, or two values are
-     *     equal once widened (they are kept in a {@link Set#of} set, which refuses duplicates)
+     * @throws IllegalArgumentException if a value is null or of another type (values equal once
+     *     widened, such as {@code 1} and {@code 1L}, count once)
      */
     static Filter in(String key, Object... values) {
-        Object[] norm = new Object[values.length];
-        for (int i = 0; i < values.length; i++) {
-            norm[i] = VectorRecord.normalizeValue(key, values[i]);
+        Set<Object> norm = new java.util.LinkedHashSet<>();
+        for (Object value : values) {
+            norm.add(VectorRecord.normalizeValue(key, value));
         }
-        return new In(key, Set.of(norm));
+        return new In(key, Set.copyOf(norm));
     }
 
     /**
@@ -85,9 +85,6 @@ public sealed interface Filter {
      * @throws IllegalArgumentException if {@code min > max} or either is NaN
      */
     static Filter range(String key, double min, double max) {
-        if (!(min <= max)) {
-            throw new IllegalArgumentException("range on '" + key + "': expected min <= max, got " + min + " > " + max);
-        }
         return new Range(key, min, max);
     }
 
@@ -156,13 +153,24 @@ public sealed interface Filter {
     }
 
     /**
-     * See {@link Filter#range}; built directly, it does not check {@code min <= max}.
+     * See {@link Filter#range}.
      *
      * @param key the metadata key
      * @param min the lowest value that matches
      * @param max the highest value that matches
      */
     record Range(String key, double min, double max) implements Filter {
+        /**
+         * Checks the bounds.
+         *
+         * @throws IllegalArgumentException unless {@code min <= max} (NaN never is)
+         */
+        public Range {
+            if (!(min <= max)) {
+                throw new IllegalArgumentException("range on '" + key + "': expected min <= max, got " + min + " > " + max);
+            }
+        }
+
         @Override
         public boolean test(Map<String, Object> m) {
             return m.get(key) instanceof Number n && n.doubleValue() >= min && n.doubleValue() <= max;

@@ -60,14 +60,14 @@ public final class VectorCollection {
      * replacement, the index's removal of the old version), and now and then a checkpoint.
      *
      * @param record the record; the store keeps a copy of its own
-     * @throws IllegalArgumentException if the record does not fit the collection (dimension, non-finite values, sizes)
+     * @throws IllegalArgumentException if the record is null or does not fit the collection (dimension, non-finite values, sizes)
      * @throws dev.nepenthe.core.forget.ForgottenScopeException if the record falls in a scope a forget is erasing
      * @throws java.io.UncheckedIOException if writing failed; see {@link #upsertAll} for what was stored
      * @throws IllegalStateException if the collection or its store is closed
-     * @throws NullPointerException if the record is null
      */
     public void upsert(VectorRecord record) {
-        engine.upsertAll(List.of(record));
+        // singletonList, not List.of: a null record gets the batch's clear error, not a bare NPE.
+        engine.upsertAll(java.util.Collections.singletonList(record));
     }
 
     /**

@@ -193,6 +193,10 @@ class EvidenceTrustTest {
             assertEquals(OperationState.SEALED, bob.state(), bob.note());
             assertTrue(bob.receipt().contains("\"ledgerEntry\":{\"epoch\":1,"), bob.receipt());
             assertTrue(store.evidence().checkReceipt(bob.receipt()).ok());
+            LedgerHead none = new LedgerHead(-1, store.ledgerHead().hash());
+            LedgerAudit.Check nothing = store.evidence().checkSealedEntry(bob.id(), none);
+            assertFalse(nothing.ok(), "a head before the first entry names no sealed entry");
+            assertTrue(nothing.problem().contains("names no entry"), nothing.problem());
             LedgerAudit.Check old = store.evidence().checkReceipt(aliceReceipt);
             assertFalse(old.ok());
             assertTrue(old.problem().contains("epoch 0"), old.problem());

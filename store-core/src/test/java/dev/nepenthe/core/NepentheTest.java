@@ -218,6 +218,8 @@ class NepentheTest {
             assertRejected(c, List.of(rec("a", "t", "s", ok), rec("a", "t", "s", ok)),
                     "records 0 and 1 of the batch have the same tenant and id");
             assertRejected(c, List.of(VectorRecord.builder("a").build()), "expected a vector of dimension 3, got none");
+            IllegalArgumentException none = assertThrows(IllegalArgumentException.class, () -> c.upsert(null));
+            assertTrue(none.getMessage().contains("record 0 of the batch is null"), none.getMessage());
             assertEquals(1, c.size());
             assertEquals(List.of("keep"), c.ids("t"));
             // The same id in two tenants is two records, not a duplicate.
@@ -405,5 +407,18 @@ class NepentheTest {
         assertTrue(Filter.not(Filter.exists("missing")).test(m));
         assertTrue(Filter.eq("ok", true).or(Filter.eq("lang", "de")).test(m));
         assertThrows(IllegalArgumentException.class, () -> Filter.range("x", 3, 2));
+        assertThrows(IllegalArgumentException.class, () -> new Filter.Range("x", 3, 2), "the record checks its bounds too");
+        // Values equal once widened are one value, not an error.
+        assertTrue(Filter.in("n", 3, 3L, 3).test(m));
+        assertEquals(1, ((Filter.In) Filter.in("n", 3, 3L)).values().size());
+    }
+
+    @Test
+    void forgetScopesOfRecordsCountARepeatedIdOnce() {
+        assertEquals(java.util.Set.of("x", "y"),
+                ((dev.nepenthe.core.forget.ForgetScope.Records) dev.nepenthe.core.forget.ForgetScope.records("x", "y", "x")).ids());
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> dev.nepenthe.core.forget.ForgetScope.records("x", null));
+        assertTrue(e.getMessage().contains("got a null among them"), e.getMessage());
     }
 }

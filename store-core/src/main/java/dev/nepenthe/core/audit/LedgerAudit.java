@@ -215,6 +215,9 @@ public final class LedgerAudit {
 
     /** Why the ledger does not hold operation {@code id}'s sealed entry at {@code seq} with {@code hash}, or null. */
     private String entryProblem(String id, long seq, String hash) {
+        if (seq < 0) {
+            return "entry " + seq + " names no entry (a sealed operation's entry has a sequence number of 0 or more)";
+        }
         if (seq >= entries.size()) {
             return missing(seq);
         }

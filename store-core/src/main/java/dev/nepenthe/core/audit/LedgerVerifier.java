@@ -16,9 +16,9 @@ import java.util.List;
  * [--head SEQ:HASH]... [RECEIPT]...}. Every entry's chain link and signature are checked; each
  * receipt given must verify and name an entry the ledger holds, and each witnessed head must
  * still be in the ledger, so a ledger cut short after receipts were issued fails here. Exit
- * status 0 when everything holds, 1 when something does not (each printed), 2 on misuse.
- * A file that cannot be read or a malformed key or head ends it with an exception instead
- * (the JVM's exit status 1).
+ * status 0 when everything holds, 1 when something does not (each printed), 2 when the check
+ * could not be made: misuse, a file that cannot be read, a malformed key, head or ledger header
+ * (one line says which), so that "could not check" is never mistaken for "does not hold".
  */
 public final class LedgerVerifier {
     private LedgerVerifier() {}
@@ -28,12 +28,20 @@ public final class LedgerVerifier {
      *
      * @param args the ledger file, the public key file, then {@code --head SEQ:HASH} and receipt
      *     files in any order
-     * @throws Exception if a file cannot be read, or the key or a head is malformed
      */
-    public static void main(String[] args) throws Exception {
+    public static void main(String[] args) {
+        try {
+            System.exit(runCommand(args));
+        } catch (IOException | RuntimeException e) {
+            System.err.println("LedgerVerifier: could not check: " + e.getMessage());
+            System.exit(2);
+        }
+    }
+
+    private static int runCommand(String[] args) throws IOException {
         if (args.length < 2) {
             System.err.println("usage: LedgerVerifier LEDGER-FILE PUBLIC-KEY.pem [--head SEQ:HASH]... [RECEIPT-FILE]...");
-            System.exit(2);
+            return 2;
         }
         List<LedgerHead> heads = new ArrayList<>();
         List<Path> receipts = new ArrayList<>();
@@ -41,7 +49,7 @@ public final class LedgerVerifier {
             if (args[i].equals("--head")) {
                 if (++i >= args.length) {
                     System.err.println("--head expects SEQ:HASH");
-                    System.exit(2);
+                    return 2;
                 }
                 heads.add(LedgerHead.parse(args[i]));
             } else {
@@ -49,7 +57,7 @@ public final class LedgerVerifier {
             }
         }
         var key = SigningKey.parsePem(Files.readString(Path.of(args[1])));
-        System.exit(run(Path.of(args[0]), key, receipts, heads, System.out));
+        return run(Path.of(args[0]), key, receipts, heads, System.out);
     }
 
     /**

@@ -47,12 +47,17 @@ public sealed interface ForgetScope {
      *
      * @param ids at least one id
      * @return the scope
-     * @throws IllegalArgumentException if there is no id, or an id is given twice (the ids go
-     *     through {@link Set#of}, unlike {@link #records(Set)})
-     * @throws NullPointerException if an id is null
+     * @throws IllegalArgumentException if there is no id or an id is null (an id given twice counts once)
      */
     static ForgetScope records(String... ids) {
-        return new Records(Set.of(ids));
+        Set<String> unique = new java.util.LinkedHashSet<>();
+        for (String id : ids) {
+            if (id == null) {
+                throw new IllegalArgumentException("forget scope records: expected record ids, got a null among them");
+            }
+            unique.add(id);
+        }
+        return new Records(unique);
     }
 
     /**

@@ -354,7 +354,7 @@ public final class ForgetProtocol implements Closeable {
         }
     }
 
-    /** Lifts a hold; operations it stopped resume (and seal if nothing else holds them). */
+    /** Places a legal hold on a subject or a source of a tenant; an operation it covers stops at BLOCKED. */
     public synchronized LegalHold placeHold(String tenant, ForgetScope scope, String reasonCode) throws IOException {
         ensureOpen();
         ensureLedgerSound();

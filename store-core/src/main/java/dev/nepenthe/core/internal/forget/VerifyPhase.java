@@ -120,7 +120,7 @@ final class VerifyPhase {
             op.pub.suspects = found.size();
             if (!clean) {
                 long failing = outcomes.stream().filter(o -> !o.clean()).count();
-                op.pub.note = found.size() + " suspects, " + failing + " ctx.surfaces not clean: forget more (or regenerate)"
+                op.pub.note = found.size() + " suspects, " + failing + " surfaces not clean: forget more (or regenerate)"
                         + " and re-verify, or override the suspects with a recorded reason";
                 op.enter(OperationState.NEEDS_REVIEW);
                 ctx.appendEvidence(ctx.evidence.body(op.pub, "needs-review", null));
