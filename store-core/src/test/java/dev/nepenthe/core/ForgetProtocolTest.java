@@ -339,6 +339,8 @@ class ForgetProtocolTest {
             assertEquals(OperationState.NEEDS_REVIEW, review.state());
             assertEquals(List.of(new Suspect("regeneration-required", "notes", "summary", Double.NaN,
                     "a0; surviving sources: b0")), review.suspects());
+            // The note an operator reads says what stopped it, in words.
+            assertTrue(review.note().startsWith("1 suspects, 0 surfaces not clean: forget more"), review.note());
             assertTrue(c.get("summary").isEmpty(), "blocked while it awaits regeneration");
             assertFalse(ids(c.search(SearchRequest.of(vector(400), 3))).contains("summary"));
             assertThrows(IllegalStateException.class, () -> store.override(review.id(), "not-residue"));
