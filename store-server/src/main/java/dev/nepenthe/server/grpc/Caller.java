@@ -1,0 +1,22 @@
+package dev.nepenthe.server.grpc;
+
+import io.grpc.Context;
+
+/**
+ * Who is calling, as the bearer token says: the tenant every call of theirs is scoped to, whether
+ * they may manage collections and snapshots, and a short id of the token (a prefix of its
+ * hash, never the token) for per-caller limits.
+ */
+record Caller(String tenant, boolean operator, String tokenId) {
+
+    static final Context.Key<Caller> KEY = Context.key("nepenthe-caller");
+
+    /** The caller of the current call; the interceptor always sets one before a service runs. */
+    static Caller current() {
+        Caller c = KEY.get();
+        if (c == null) {
+            throw new IllegalStateException("no caller in the gRPC context: the auth interceptor did not run");
+        }
+        return c;
+    }
+}

@@ -1,0 +1,152 @@
+package dev.nepenthe.server.grpc;
+
+import dev.nepenthe.core.Nepenthe;
+import io.grpc.BindableService;
+import io.grpc.Server;
+import io.grpc.ServerBuilder;
+import io.grpc.ServerInterceptors;
+import io.grpc.netty.shaded.io.grpc.netty.GrpcSslContexts;
+import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.grpc.netty.shaded.io.netty.handler.ssl.SslContext;
+import io.grpc.protobuf.services.HealthStatusManager;
+import io.grpc.protobuf.services.ProtoReflectionServiceV1;
+import java.io.Closeable;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The gRPC server in front of one store: the four Nepenthe services behind the bearer-token
+ * interceptor, plus the standard health and reflection services. {@link #close} shuts down
+ * gracefully: health turns NOT_SERVING, new calls are refused, calls in flight get
+ * {@link Limits#shutdownGraceSeconds()} to finish before they are cancelled, and then the store
+ * is closed (its forget worker finishes its phase; the log is already durable).
+ */
+public final class NepentheServer implements Closeable {
+
+    private static final System.Logger LOG = System.getLogger(NepentheServer.class.getName());
+
+    private final Server server;
+    private final Nepenthe store;
+    private final HealthStatusManager health;
+    private final Limits limits;
+    private final boolean closeStore;
+
+    private NepentheServer(Server server, Nepenthe store, HealthStatusManager health, Limits limits, boolean closeStore) {
+        this.server = server;
+        this.store = store;
+        this.health = health;
+        this.limits = limits;
+        this.closeStore = closeStore;
+    }
+
+    /** How to start a server; see {@link #start}. */
+    public static final class Options {
+        String host = "127.0.0.1";
+        int port = 7707;
+        Path tokensFile;
+        Path tlsCert;
+        Path tlsKey;
+        Limits limits = Limits.DEFAULTS;
+
+        /** The address to listen on; loopback unless told otherwise. */
+        public Options listen(String host, int port) {
+            this.host = host;
+            this.port = port;
+            return this;
+        }
+
+        /** The tokens file (hashes only; see {@link Tokens}). */
+        public Options tokens(Path file) {
+            this.tokensFile = file;
+            return this;
+        }
+
+        /** TLS from a PEM certificate chain and PEM PKCS#8 private key; plaintext when not set. */
+        public Options tls(Path certChain, Path privateKey) {
+            this.tlsCert = certChain;
+            this.tlsKey = privateKey;
+            return this;
+        }
+
+        Options limits(Limits l) {
+            this.limits = l;
+            return this;
+        }
+    }
+
+    /**
+     * Starts a server over an open store; closing the server closes the store.
+     *
+     * @throws IOException if the port cannot be bound or the tokens or TLS files cannot be read
+     * @throws IllegalArgumentException if the tokens file is malformed (the message names the line)
+     */
+    public static NepentheServer start(Nepenthe store, Options o) throws IOException {
+        if (o.tokensFile == null) {
+            throw new IllegalArgumentException("server: expected a tokens file, got none");
+        }
+        Tokens tokens = Tokens.read(o.tokensFile);
+        NettyServerBuilder b = NettyServerBuilder.forAddress(new InetSocketAddress(o.host, o.port));
+        if (o.tlsCert != null) {
+            SslContext ssl = GrpcSslContexts.forServer(o.tlsCert.toFile(), o.tlsKey.toFile()).build();
+            b.sslContext(ssl);
+        }
+        return start(b, store, tokens, o.limits, true);
+    }
+
+    /** A server on a builder the caller made (in-process tests); {@code closeStore} says who closes the store. */
+    static NepentheServer start(ServerBuilder<?> b, Nepenthe store, Tokens tokens, Limits limits, boolean closeStore)
+            throws IOException {
+        HealthStatusManager health = new HealthStatusManager();
+        AuthInterceptor auth = new AuthInterceptor(tokens);
+        StreamSlots slots = new StreamSlots(limits.maxStreamsPerCaller());
+        List<BindableService> services = List.of(new CollectionsService(store, limits),
+                new RecordsService(store, limits, slots), new ForgetService(store, slots), new AdminService(store));
+        b.maxInboundMessageSize(limits.maxMessageBytes());
+        for (BindableService s : services) {
+            b.addService(ServerInterceptors.intercept(s, auth));
+        }
+        b.addService(health.getHealthService());
+        b.addService(ProtoReflectionServiceV1.newInstance());
+        Server server = b.build().start();
+        health.setStatus("", io.grpc.health.v1.HealthCheckResponse.ServingStatus.SERVING);
+        for (BindableService s : services) {
+            health.setStatus(s.bindService().getServiceDescriptor().getName(),
+                    io.grpc.health.v1.HealthCheckResponse.ServingStatus.SERVING);
+        }
+        return new NepentheServer(server, store, health, limits, closeStore);
+    }
+
+    /** The port the server listens on (the one it was given, or the one the system chose for 0). */
+    public int port() {
+        return server.getPort();
+    }
+
+    /** Blocks until the server has terminated. */
+    public void awaitTermination() throws InterruptedException {
+        server.awaitTermination();
+    }
+
+    @Override
+    public void close() throws IOException {
+        health.enterTerminalState();
+        server.shutdown();
+        try {
+            if (!server.awaitTermination(limits.shutdownGraceSeconds(), TimeUnit.SECONDS)) {
+                LOG.log(System.Logger.Level.WARNING, "calls still in flight after {0} s; cancelling them",
+                        limits.shutdownGraceSeconds());
+                server.shutdownNow();
+                server.awaitTermination(5, TimeUnit.SECONDS);
+            }
+        } catch (InterruptedException e) {
+            server.shutdownNow();
+            Thread.currentThread().interrupt();
+        } finally {
+            if (closeStore) {
+                store.close();
+            }
+        }
+    }
+}

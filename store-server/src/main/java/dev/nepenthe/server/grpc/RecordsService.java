@@ -1,0 +1,164 @@
+package dev.nepenthe.server.grpc;
+
+import dev.nepenthe.core.Nepenthe;
+import dev.nepenthe.core.SearchHit;
+import dev.nepenthe.core.VectorCollection;
+import dev.nepenthe.core.VectorRecord;
+import dev.nepenthe.grpc.v1.DeleteRequest;
+import dev.nepenthe.grpc.v1.DeleteResponse;
+import dev.nepenthe.grpc.v1.GetRequest;
+import dev.nepenthe.grpc.v1.GetResponse;
+import dev.nepenthe.grpc.v1.Record;
+import dev.nepenthe.grpc.v1.RecordsGrpc;
+import dev.nepenthe.grpc.v1.SearchRequest;
+import dev.nepenthe.grpc.v1.SearchResponse;
+import dev.nepenthe.grpc.v1.UpsertRequest;
+import dev.nepenthe.grpc.v1.UpsertResponse;
+import io.grpc.Status;
+import io.grpc.stub.StreamObserver;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Records and search over gRPC, always in the caller's tenant: a record upserted is stored under
+ * it, a get, delete or search reaches only it. A record of another tenant with the same id is
+ * another record, so a caller cannot tell whether it exists.
+ */
+final class RecordsService extends RecordsGrpc.RecordsImplBase {
+
+    private final Nepenthe store;
+    private final Limits limits;
+    private final StreamSlots slots;
+
+    RecordsService(Nepenthe store, Limits limits, StreamSlots slots) {
+        this.store = store;
+        this.limits = limits;
+        this.slots = slots;
+    }
+
+    @Override
+    public void upsert(UpsertRequest request, StreamObserver<UpsertResponse> out) {
+        Statuses.unary(out, () -> UpsertResponse.newBuilder().setUpserted(store(request, Caller.current())).build());
+    }
+
+    @Override
+    public StreamObserver<UpsertRequest> upsertStream(StreamObserver<UpsertResponse> out) {
+        Caller caller = Caller.current();
+        StreamSlots.Slot slot;
+        try {
+            slot = slots.acquire(caller);
+        } catch (RuntimeException e) {
+            out.onError(Statuses.of(e));
+            return new StreamObserver<>() {
+                @Override
+                public void onNext(UpsertRequest value) {}
+
+                @Override
+                public void onError(Throwable t) {}
+
+                @Override
+                public void onCompleted() {}
+            };
+        }
+        return new StreamObserver<>() {
+            private long stored;
+            private boolean failed;
+
+            @Override
+            public void onNext(UpsertRequest request) {
+                if (failed) {
+                    return;
+                }
+                try {
+                    stored += store(request, caller);
+                } catch (Throwable t) {
+                    failed = true;
+                    slot.release();
+                    // Batches before this one are stored (each was durable when it arrived).
+                    out.onError(Statuses.of(t).getStatus().augmentDescription("after " + stored
+                            + " records of this stream were stored").asRuntimeException());
+                }
+            }
+
+            @Override
+            public void onError(Throwable t) {
+                slot.release();
+            }
+
+            @Override
+            public void onCompleted() {
+                if (!failed) {
+                    slot.release();
+                    out.onNext(UpsertResponse.newBuilder().setUpserted(stored).build());
+                    out.onCompleted();
+                }
+            }
+        };
+    }
+
+    private long store(UpsertRequest request, Caller caller) {
+        Limits.check("records in one upsert", limits.maxBatch(), request.getRecordsCount());
+        VectorCollection c = store.collection(request.getCollection());
+        List<VectorRecord> batch = new ArrayList<>(request.getRecordsCount());
+        for (int i = 0; i < request.getRecordsCount(); i++) {
+            Record r = request.getRecords(i);
+            Limits.check("record " + i + ": text characters", limits.maxTextChars(), r.getText().length());
+            batch.add(Protos.record(r, caller.tenant(), i));
+        }
+        c.upsertAll(batch);
+        return batch.size();
+    }
+
+    @Override
+    public void get(GetRequest request, StreamObserver<GetResponse> out) {
+        Statuses.unary(out, () -> {
+            VectorRecord r = store.collection(request.getCollection()).get(Caller.current().tenant(), request.getId())
+                    .orElseThrow(() -> Status.NOT_FOUND.withDescription("collection '" + request.getCollection()
+                            + "' holds no record '" + request.getId() + "' for this caller").asRuntimeException());
+            return GetResponse.newBuilder().setRecord(Protos.record(r)).build();
+        });
+    }
+
+    @Override
+    public void delete(DeleteRequest request, StreamObserver<DeleteResponse> out) {
+        Statuses.unary(out, () -> {
+            Limits.check("ids in one delete", limits.maxBatch(), request.getIdsCount());
+            int n = store.collection(request.getCollection()).deleteAll(Caller.current().tenant(), request.getIdsList());
+            return DeleteResponse.newBuilder().setDeleted(n).build();
+        });
+    }
+
+    @Override
+    public void search(SearchRequest request, StreamObserver<SearchResponse> out) {
+        Statuses.unary(out, () -> {
+            if (!request.getText().isEmpty() || request.getHybrid()) {
+                throw Status.UNIMPLEMENTED.withDescription("text and hybrid search: expected a vector query; this"
+                        + " server does not index text yet").asRuntimeException();
+            }
+            Limits.check("k", limits.maxK(), request.getK());
+            if (request.getVectorCount() == 0) {
+                throw new IllegalArgumentException("vector: expected a query vector, got none");
+            }
+            dev.nepenthe.core.SearchRequest q = dev.nepenthe.core.SearchRequest
+                    .of(Protos.floats(request.getVectorList()), request.getK()).tenant(Caller.current().tenant());
+            if (!request.getSubject().isEmpty()) {
+                q = q.subject(request.getSubject());
+            }
+            if (request.hasFilter()) {
+                q = q.filter(Protos.filter(request.getFilter(), "filter"));
+            }
+            if (request.getParamsCount() > 0) {
+                q = new dev.nepenthe.core.SearchRequest(q.vector(), q.k(), q.tenant(), q.subject(), q.filter(),
+                        Protos.params(request.getParamsMap()));
+            }
+            SearchResponse.Builder b = SearchResponse.newBuilder();
+            for (SearchHit h : store.collection(request.getCollection()).search(q)) {
+                if (request.hasMinScore() && h.score() < request.getMinScore()) {
+                    continue;
+                }
+                b.addHits(Protos.hit(h));
+            }
+            return b.build();
+        });
+    }
+}

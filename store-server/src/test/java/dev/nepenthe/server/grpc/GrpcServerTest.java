@@ -1,0 +1,411 @@
+package dev.nepenthe.server.grpc;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.nepenthe.core.Nepenthe;
+import dev.nepenthe.core.StoreOptions;
+import dev.nepenthe.core.audit.Receipt;
+import dev.nepenthe.grpc.v1.CollectionSpec;
+import dev.nepenthe.grpc.v1.CollectionsGrpc;
+import dev.nepenthe.grpc.v1.CreateCollectionRequest;
+import dev.nepenthe.grpc.v1.DeleteRequest;
+import dev.nepenthe.grpc.v1.DescribeCollectionRequest;
+import dev.nepenthe.grpc.v1.DropCollectionRequest;
+import dev.nepenthe.grpc.v1.Filter;
+import dev.nepenthe.grpc.v1.ForgetGrpc;
+import dev.nepenthe.grpc.v1.ForgetRequest;
+import dev.nepenthe.grpc.v1.ForgetScope;
+import dev.nepenthe.grpc.v1.GetOperationRequest;
+import dev.nepenthe.grpc.v1.GetRequest;
+import dev.nepenthe.grpc.v1.LedgerVerification;
+import dev.nepenthe.grpc.v1.ListCollectionsRequest;
+import dev.nepenthe.grpc.v1.ListHoldsRequest;
+import dev.nepenthe.grpc.v1.LiftHoldRequest;
+import dev.nepenthe.grpc.v1.Metric;
+import dev.nepenthe.grpc.v1.Operation;
+import dev.nepenthe.grpc.v1.PlaceHoldRequest;
+import dev.nepenthe.grpc.v1.PublicKeyRequest;
+import dev.nepenthe.grpc.v1.Record;
+import dev.nepenthe.grpc.v1.RecordsGrpc;
+import dev.nepenthe.grpc.v1.SearchRequest;
+import dev.nepenthe.grpc.v1.SearchResponse;
+import dev.nepenthe.grpc.v1.SnapshotRequest;
+import dev.nepenthe.grpc.v1.UpsertRequest;
+import dev.nepenthe.grpc.v1.UpsertResponse;
+import dev.nepenthe.grpc.v1.Value;
+import dev.nepenthe.grpc.v1.VerifyLedgerRequest;
+import dev.nepenthe.grpc.v1.VerifyReceiptRequest;
+import io.grpc.CallCredentials;
+import io.grpc.ManagedChannel;
+import io.grpc.Metadata;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.grpc.health.v1.HealthCheckRequest;
+import io.grpc.health.v1.HealthCheckResponse;
+import io.grpc.health.v1.HealthGrpc;
+import io.grpc.inprocess.InProcessChannelBuilder;
+import io.grpc.inprocess.InProcessServerBuilder;
+import io.grpc.stub.StreamObserver;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.KeyFactory;
+import java.security.spec.X509EncodedKeySpec;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.Iterator;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Every call of the gRPC API against a real store, in process: what each returns checked against
+ * the store itself (the oracle), each error status the API promises, and the tenant wall (a
+ * token of one tenant can neither see, search nor forget another's records, nor tell whether
+ * they exist).
+ */
+class GrpcServerTest {
+
+    private static final int DIM = 4;
+
+    @TempDir
+    Path tmp;
+
+    private Nepenthe store;
+    private NepentheServer server;
+    private ManagedChannel channel;
+    private String operatorToken;
+    private String acmeToken;
+    private String globexToken;
+
+    @BeforeEach
+    void start() throws IOException {
+        store = Nepenthe.open(tmp.resolve("data"), StoreOptions.defaults().withKeystore(tmp.resolve("keys")));
+        operatorToken = Tokens.newToken();
+        acmeToken = Tokens.newToken();
+        globexToken = Tokens.newToken();
+        Path tokens = tmp.resolve("tokens.conf");
+        Files.writeString(tokens, "# test tokens\n" + Tokens.line(operatorToken, "ops", true) + "\n"
+                + Tokens.line(acmeToken, "acme", false) + "\n" + Tokens.line(globexToken, "globex", false) + "\n");
+        String name = "nepenthe-test-" + System.nanoTime();
+        Limits limits = new Limits(1 << 20, 50, 100, 1000, 64, 2, 5);
+        server = NepentheServer.start(InProcessServerBuilder.forName(name), store, Tokens.read(tokens), limits, true);
+        channel = InProcessChannelBuilder.forName(name).build();
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+        server.close();
+    }
+
+    private static CallCredentials bearer(String token) {
+        return new CallCredentials() {
+            @Override
+            public void applyRequestMetadata(RequestInfo info, Executor executor, MetadataApplier applier) {
+                Metadata m = new Metadata();
+                m.put(AuthInterceptor.AUTHORIZATION, "Bearer " + token);
+                applier.apply(m);
+            }
+        };
+    }
+
+    private CollectionsGrpc.CollectionsBlockingStub collections(String token) {
+        return CollectionsGrpc.newBlockingStub(channel).withCallCredentials(bearer(token));
+    }
+
+    private RecordsGrpc.RecordsBlockingStub records(String token) {
+        return RecordsGrpc.newBlockingStub(channel).withCallCredentials(bearer(token));
+    }
+
+    private ForgetGrpc.ForgetBlockingStub forget(String token) {
+        return ForgetGrpc.newBlockingStub(channel).withCallCredentials(bearer(token));
+    }
+
+    private void createNotes() {
+        collections(operatorToken).create(CreateCollectionRequest.newBuilder().setSpec(CollectionSpec.newBuilder()
+                .setName("notes").setDimension(DIM).setMetric(Metric.COSINE)).build());
+    }
+
+    private static Record rec(String id, String subject, float... v) {
+        Record.Builder b = Record.newBuilder().setId(id).setSubject(subject)
+                .putMetadata("lang", Value.newBuilder().setStringValue(id.startsWith("f") ? "fr" : "en").build());
+        for (float x : v) {
+            b.addVector(x);
+        }
+        return b.build();
+    }
+
+    private static SearchRequest query(int k, float... v) {
+        SearchRequest.Builder b = SearchRequest.newBuilder().setCollection("notes").setK(k);
+        for (float x : v) {
+            b.addVector(x);
+        }
+        return b.build();
+    }
+
+    private static Status.Code code(Runnable call) {
+        return assertThrows(StatusRuntimeException.class, call::run).getStatus().getCode();
+    }
+
+    private static StatusRuntimeException failure(Runnable call) {
+        return assertThrows(StatusRuntimeException.class, call::run);
+    }
+
+    @Test
+    void collectionsRecordsAndSearchMatchTheStore() {
+        createNotes();
+        assertEquals(List.of("notes"), collections(acmeToken).list(ListCollectionsRequest.getDefaultInstance())
+                .getCollectionsList().stream().map(CollectionSpec::getName).toList());
+        UpsertResponse up = records(acmeToken).upsert(UpsertRequest.newBuilder().setCollection("notes")
+                .addRecords(rec("a1", "alice", 1, 0, 0, 0)).addRecords(rec("a2", "alice", 0.9f, 0.1f, 0, 0))
+                .addRecords(rec("b1", "bob", 0, 1, 0, 0)).addRecords(rec("f1", "bob", 0, 0, 1, 0)).build());
+        assertEquals(4, up.getUpserted());
+        assertEquals(4, store.collection("notes").size("acme"), "stored under the caller's tenant");
+        assertEquals(4, collections(acmeToken).describe(DescribeCollectionRequest.newBuilder().setName("notes").build())
+                .getSize());
+
+        // Oracle: the embedded store's own search for the same query in the same tenant.
+        SearchResponse hits = records(acmeToken).search(query(3, 1, 0.05f, 0, 0));
+        List<String> expected = store.collection("notes").search(dev.nepenthe.core.SearchRequest.of(
+                new float[] {1, 0.05f, 0, 0}, 3).tenant("acme")).stream().map(h -> h.record().id()).toList();
+        assertEquals(expected, hits.getHitsList().stream().map(h -> h.getRecord().getId()).toList());
+        assertEquals("alice", hits.getHits(0).getRecord().getSubject());
+
+        SearchResponse fr = records(acmeToken).search(query(3, 1, 0.05f, 0, 0).toBuilder().setFilter(Filter.newBuilder()
+                .setEq(Filter.Eq.newBuilder().setKey("lang").setValue(Value.newBuilder().setStringValue("fr")))).build());
+        assertEquals(List.of("f1"), fr.getHitsList().stream().map(h -> h.getRecord().getId()).toList());
+        SearchResponse close = records(acmeToken).search(query(3, 1, 0.05f, 0, 0).toBuilder().setMinScore(0.9f).build());
+        assertEquals(List.of("a1", "a2"), close.getHitsList().stream().map(h -> h.getRecord().getId()).toList());
+
+        assertEquals("b1", records(acmeToken).get(GetRequest.newBuilder().setCollection("notes").setId("b1").build())
+                .getRecord().getId());
+        assertEquals(1, records(acmeToken).delete(DeleteRequest.newBuilder().setCollection("notes").addIds("b1")
+                .addIds("nope").build()).getDeleted());
+        assertEquals(Status.Code.NOT_FOUND, code(() -> records(acmeToken).get(GetRequest.newBuilder()
+                .setCollection("notes").setId("b1").build())));
+        assertTrue(collections(operatorToken).drop(DropCollectionRequest.newBuilder().setName("notes").build()).getDropped());
+        assertEquals(Status.Code.NOT_FOUND, code(() -> records(acmeToken).search(query(3, 1, 0, 0, 0))));
+    }
+
+    @Test
+    void bulkUpsertStreamStoresEveryBatch() throws Exception {
+        createNotes();
+        CompletableFuture<UpsertResponse> done = new CompletableFuture<>();
+        StreamObserver<UpsertRequest> in = RecordsGrpc.newStub(channel).withCallCredentials(bearer(acmeToken))
+                .upsertStream(new StreamObserver<>() {
+                    @Override
+                    public void onNext(UpsertResponse value) {
+                        done.complete(value);
+                    }
+
+                    @Override
+                    public void onError(Throwable t) {
+                        done.completeExceptionally(t);
+                    }
+
+                    @Override
+                    public void onCompleted() {}
+                });
+        for (int batch = 0; batch < 5; batch++) {
+            UpsertRequest.Builder b = UpsertRequest.newBuilder().setCollection("notes");
+            for (int i = 0; i < 20; i++) {
+                b.addRecords(rec("r" + batch + "-" + i, "s", 1, batch, i, 1));
+            }
+            in.onNext(b.build());
+        }
+        in.onCompleted();
+        assertEquals(100, done.get(10, TimeUnit.SECONDS).getUpserted());
+        assertEquals(100, store.collection("notes").size("acme"));
+    }
+
+    @Test
+    void forgetOverGrpcSealsWithAReceiptThatVerifiesOffline() throws Exception {
+        createNotes();
+        records(acmeToken).upsert(UpsertRequest.newBuilder().setCollection("notes")
+                .addRecords(rec("a1", "alice", 1, 0, 0, 0)).addRecords(rec("b1", "bob", 0, 1, 0, 0)).build());
+        Operation marked = forget(acmeToken).forget(ForgetRequest.newBuilder()
+                .setScope(ForgetScope.newBuilder().setSubject("alice")).setIdempotencyKey("ticket-1")
+                .setReasonCode("gdpr-art17").build());
+        assertEquals("BLOCKED", marked.getState());
+        // From the moment forget returned, no search returns her records.
+        assertFalse(records(acmeToken).search(query(5, 1, 0, 0, 0)).getHitsList().stream()
+                .anyMatch(h -> h.getRecord().getSubject().equals("alice")));
+
+        List<String> states = new ArrayList<>();
+        Operation last = null;
+        Iterator<Operation> watch = ForgetGrpc.newBlockingStub(channel).withCallCredentials(bearer(acmeToken))
+                .withDeadlineAfter(60, TimeUnit.SECONDS).watch(GetOperationRequest.newBuilder().setId(marked.getId()).build());
+        while (watch.hasNext()) {
+            last = watch.next();
+            states.add(last.getState());
+        }
+        assertEquals("SEALED", states.get(states.size() - 1), "watched " + states);
+        assertTrue(last.getSettled());
+        assertEquals("ERASED", last.getOutcome());
+        assertTrue(last.getTimelineMicrosMap().keySet().containsAll(List.of("BLOCKED", "CLEANUP", "VERIFYING", "SEALED")),
+                last.getTimelineMicrosMap().toString());
+        assertEquals(1, last.getForgottenMap().get("notes"));
+
+        // The receipt verifies with only the public key, offline, and the ledger holds it.
+        String pem = forget(acmeToken).getPublicKey(PublicKeyRequest.getDefaultInstance()).getPem();
+        assertTrue(Receipt.verify(last.getReceipt(), publicKey(pem)) != null, "the signature verifies offline");
+        assertTrue(forget(acmeToken).verifyReceipt(VerifyReceiptRequest.newBuilder().setReceipt(last.getReceipt())
+                .build()).getOk());
+        assertFalse(forget(acmeToken).verifyReceipt(VerifyReceiptRequest.newBuilder()
+                .setReceipt(last.getReceipt().replace("alice", "alicf").replace("SEALED", "SEALEd")).build()).getOk());
+        LedgerVerification ledger = forget(operatorToken).verifyLedger(VerifyLedgerRequest.getDefaultInstance());
+        assertTrue(ledger.getOk(), ledger.getProblem());
+        assertEquals(Status.Code.PERMISSION_DENIED, code(() -> forget(acmeToken).verifyLedger(
+                VerifyLedgerRequest.getDefaultInstance())));
+        // The same idempotency key returns the same operation.
+        assertEquals(marked.getId(), forget(acmeToken).forget(ForgetRequest.newBuilder()
+                .setScope(ForgetScope.newBuilder().setSubject("alice")).setIdempotencyKey("ticket-1")
+                .setReasonCode("gdpr-art17").build()).getId());
+        // A write into the forgotten scope is refused as a failed precondition.
+        StatusRuntimeException refused = failure(() -> records(acmeToken).upsert(UpsertRequest.newBuilder()
+                .setCollection("notes").addRecords(rec("a9", "alice", 1, 1, 0, 0)).build()));
+        assertEquals(Status.Code.FAILED_PRECONDITION, refused.getStatus().getCode());
+        assertTrue(refused.getStatus().getDescription().contains("forgotten"), refused.getStatus().getDescription());
+    }
+
+    private static java.security.PublicKey publicKey(String pem) throws Exception {
+        String b64 = pem.replaceAll("-----[A-Z ]+-----", "").replaceAll("\\s", "");
+        return KeyFactory.getInstance("Ed25519").generatePublic(new X509EncodedKeySpec(Base64.getDecoder().decode(b64)));
+    }
+
+    @Test
+    void aTokenNeverReachesAnotherTenant() {
+        createNotes();
+        records(acmeToken).upsert(UpsertRequest.newBuilder().setCollection("notes")
+                .addRecords(rec("a1", "alice", 1, 0, 0, 0)).build());
+        // Globex searches, gets and deletes in its own tenant: acme's record is simply not there.
+        assertEquals(0, records(globexToken).search(query(5, 1, 0, 0, 0)).getHitsCount());
+        StatusRuntimeException get = failure(() -> records(globexToken).get(GetRequest.newBuilder()
+                .setCollection("notes").setId("a1").build()));
+        assertEquals(Status.Code.NOT_FOUND, get.getStatus().getCode());
+        StatusRuntimeException never = failure(() -> records(globexToken).get(GetRequest.newBuilder()
+                .setCollection("notes").setId("never-existed").build()));
+        assertEquals(get.getStatus().getDescription().replace("a1", "X"),
+                never.getStatus().getDescription().replace("never-existed", "X"), "same answer as for a missing record");
+        assertEquals(0, records(globexToken).delete(DeleteRequest.newBuilder().setCollection("notes").addIds("a1")
+                .build()).getDeleted());
+        assertEquals(0, collections(globexToken).describe(DescribeCollectionRequest.newBuilder().setName("notes")
+                .build()).getSize());
+        // Its forget of the same subject name touches nothing of acme's ...
+        Operation op = forget(globexToken).forget(ForgetRequest.newBuilder()
+                .setScope(ForgetScope.newBuilder().setSubject("alice")).setIdempotencyKey("k").setReasonCode("test").build());
+        assertTrue(store.collection("notes").get("acme", "a1").isPresent());
+        // ... and acme cannot see globex's operation, nor globex acme's holds.
+        assertEquals(Status.Code.NOT_FOUND, code(() -> forget(acmeToken).getOperation(GetOperationRequest.newBuilder()
+                .setId(op.getId()).build())));
+        var hold = forget(acmeToken).placeHold(PlaceHoldRequest.newBuilder()
+                .setScope(ForgetScope.newBuilder().setSubject("alice")).setReasonCode("litigation").build());
+        assertEquals(0, forget(globexToken).listHolds(ListHoldsRequest.getDefaultInstance()).getHoldsCount());
+        assertEquals(Status.Code.NOT_FOUND, code(() -> forget(globexToken).liftHold(LiftHoldRequest.newBuilder()
+                .setId(hold.getId()).build())));
+        assertEquals(1, forget(acmeToken).listHolds(ListHoldsRequest.getDefaultInstance()).getHoldsCount());
+        assertTrue(forget(acmeToken).liftHold(LiftHoldRequest.newBuilder().setId(hold.getId()).build())
+                .getLiftedAtMillis() > 0);
+    }
+
+    @Test
+    void eachErrorHasItsStatusAndSaysWhatWasExpected() {
+        createNotes();
+        // Authentication and roles.
+        StatusRuntimeException noToken = failure(() -> CollectionsGrpc.newBlockingStub(channel)
+                .list(ListCollectionsRequest.getDefaultInstance()));
+        assertEquals(Status.Code.UNAUTHENTICATED, noToken.getStatus().getCode());
+        assertTrue(noToken.getStatus().getDescription().contains("expected an 'authorization: Bearer <token>' header"));
+        assertEquals(Status.Code.UNAUTHENTICATED, code(() -> collections("not-a-token")
+                .list(ListCollectionsRequest.getDefaultInstance())));
+        StatusRuntimeException role = failure(() -> collections(acmeToken).create(CreateCollectionRequest.newBuilder()
+                .setSpec(CollectionSpec.newBuilder().setName("x").setDimension(3).setMetric(Metric.L2)).build()));
+        assertEquals(Status.Code.PERMISSION_DENIED, role.getStatus().getCode());
+        assertTrue(role.getStatus().getDescription().contains("expected a token with the operator role"));
+        assertEquals(Status.Code.PERMISSION_DENIED, code(() -> AdminGrpcStub.snapshot(channel, acmeToken, tmp)));
+
+        // Bad input: INVALID_ARGUMENT naming what was expected and what arrived.
+        StatusRuntimeException dim = failure(() -> records(acmeToken).upsert(UpsertRequest.newBuilder()
+                .setCollection("notes").addRecords(rec("a", "s", 1, 2, 3)).build()));
+        assertEquals(Status.Code.INVALID_ARGUMENT, dim.getStatus().getCode());
+        assertTrue(dim.getStatus().getDescription().contains("expected a vector of dimension 4"), dim.getStatus().getDescription());
+        StatusRuntimeException nan = failure(() -> records(acmeToken).upsert(UpsertRequest.newBuilder()
+                .setCollection("notes").addRecords(rec("a", "s", 1, Float.NaN, 0, 0)).build()));
+        assertEquals(Status.Code.INVALID_ARGUMENT, nan.getStatus().getCode());
+        assertTrue(nan.getStatus().getDescription().contains("NaN"), nan.getStatus().getDescription());
+        assertEquals(Status.Code.INVALID_ARGUMENT, code(() -> records(acmeToken).search(query(0, 1, 0, 0, 0))));
+        assertEquals(Status.Code.INVALID_ARGUMENT, code(() -> records(acmeToken).search(query(3))));
+        assertEquals(Status.Code.INVALID_ARGUMENT, code(() -> forget(acmeToken).forget(ForgetRequest.newBuilder()
+                .setIdempotencyKey("k").setReasonCode("r").build())));
+        assertEquals(Status.Code.NOT_FOUND, code(() -> records(acmeToken).search(query(3, 1, 0, 0, 0).toBuilder()
+                .setCollection("nope").build())));
+        assertEquals(0, store.collection("notes").size(), "nothing of the refused batches was stored");
+
+        // Limits: RESOURCE_EXHAUSTED naming the limit.
+        StatusRuntimeException k = failure(() -> records(acmeToken).search(query(101, 1, 0, 0, 0)));
+        assertEquals(Status.Code.RESOURCE_EXHAUSTED, k.getStatus().getCode());
+        assertTrue(k.getStatus().getDescription().contains("k: expected at most 100, got 101"));
+        UpsertRequest.Builder big = UpsertRequest.newBuilder().setCollection("notes");
+        for (int i = 0; i < 51; i++) {
+            big.addRecords(rec("r" + i, "s", 1, 0, 0, i));
+        }
+        assertEquals(Status.Code.RESOURCE_EXHAUSTED, code(() -> records(acmeToken).upsert(big.build())));
+        assertEquals(Status.Code.RESOURCE_EXHAUSTED, code(() -> collections(operatorToken).create(
+                CreateCollectionRequest.newBuilder().setSpec(CollectionSpec.newBuilder().setName("wide")
+                        .setDimension(65).setMetric(Metric.L2)).build())));
+        Record longText = rec("t", "s", 1, 0, 0, 0).toBuilder().setText("x".repeat(1001)).build();
+        assertEquals(Status.Code.RESOURCE_EXHAUSTED, code(() -> records(acmeToken).upsert(UpsertRequest.newBuilder()
+                .setCollection("notes").addRecords(longText).build())));
+        Record huge = rec("h", "s", 1, 0, 0, 0).toBuilder().setText("y".repeat(2 << 20)).build();
+        assertEquals(Status.Code.RESOURCE_EXHAUSTED, code(() -> records(acmeToken).upsert(UpsertRequest.newBuilder()
+                .setCollection("notes").addRecords(huge).build())), "over the message size limit");
+
+        // Text and hybrid search are not there yet: UNIMPLEMENTED, said plainly.
+        StatusRuntimeException text = failure(() -> records(acmeToken).search(query(3, 1, 0, 0, 0).toBuilder()
+                .setText("hiking").build()));
+        assertEquals(Status.Code.UNIMPLEMENTED, text.getStatus().getCode());
+
+        // Deadlines are honoured.
+        assertEquals(Status.Code.DEADLINE_EXCEEDED, code(() -> records(acmeToken).withDeadlineAfter(1, TimeUnit.NANOSECONDS)
+                .search(query(3, 1, 0, 0, 0))));
+        assertEquals(0, store.collection("notes").size());
+    }
+
+    @Test
+    void healthAndSnapshotsForOperators() {
+        HealthCheckResponse h = HealthGrpc.newBlockingStub(channel).check(HealthCheckRequest.getDefaultInstance());
+        assertEquals(HealthCheckResponse.ServingStatus.SERVING, h.getStatus());
+        createNotes();
+        records(acmeToken).upsert(UpsertRequest.newBuilder().setCollection("notes")
+                .addRecords(rec("a1", "alice", 1, 0, 0, 0)).build());
+        AdminGrpcStub.snapshot(channel, operatorToken, tmp);
+        assertTrue(Files.isDirectory(tmp.resolve("snap").resolve("collections").resolve("notes")));
+        assertEquals(Status.Code.INVALID_ARGUMENT, code(() -> AdminGrpcStub.snapshot(channel, operatorToken, tmp)),
+                "the target exists now");
+        assertEquals(Status.Code.INVALID_ARGUMENT, code(() -> dev.nepenthe.grpc.v1.AdminGrpc.newBlockingStub(channel)
+                .withCallCredentials(bearer(operatorToken)).restore(dev.nepenthe.grpc.v1.RestoreRequest.newBuilder()
+                        .setSnapshot(tmp.resolve("snap").toString()).setTarget(tmp.resolve("data").toString()).build())),
+                "the served folder is never a restore target");
+        dev.nepenthe.grpc.v1.AdminGrpc.newBlockingStub(channel).withCallCredentials(bearer(operatorToken))
+                .restore(dev.nepenthe.grpc.v1.RestoreRequest.newBuilder().setSnapshot(tmp.resolve("snap").toString())
+                        .setTarget(tmp.resolve("restored").toString()).build());
+        assertTrue(Files.isDirectory(tmp.resolve("restored").resolve("collections").resolve("notes")));
+    }
+
+    /** The snapshot call, shared by two tests. */
+    private static final class AdminGrpcStub {
+        static void snapshot(ManagedChannel channel, String token, Path tmp) {
+            dev.nepenthe.grpc.v1.AdminGrpc.newBlockingStub(channel).withCallCredentials(bearer(token))
+                    .snapshot(SnapshotRequest.newBuilder().setTarget(tmp.resolve("snap").toString()).build());
+        }
+    }
+}
