@@ -55,7 +55,7 @@ public final class Demo {
     private final String indexKind;
     private final PrintStream out;
 
-    Demo(Path folder, Embedder embedder, String indexKind, PrintStream out) {
+    public Demo(Path folder, Embedder embedder, String indexKind, PrintStream out) {
         this.folder = folder;
         this.embedder = embedder;
         this.indexKind = indexKind;
@@ -71,7 +71,7 @@ public final class Demo {
      * @param receiptVerified the signed receipt verified with only the store's public key
      * @param snapshotPurged records the forget removed from the snapshot taken before it
      */
-    record Outcome(int loaded, List<SearchHit> before, int deleted, int plaintextBefore, int plaintextAfter,
+    public record Outcome(int loaded, List<SearchHit> before, int deleted, int plaintextBefore, int plaintextAfter,
             List<SearchHit> after, boolean integrityClean, int restored, int restoredOfForgotten, int droppedOnRestore,
             OperationState state, boolean receiptVerified, long snapshotPurged) {}
 
@@ -99,7 +99,7 @@ public final class Demo {
         Files.writeString(marker, "made by 'nepenthe demo'; wiped on each run\n");
     }
 
-    Outcome run() throws IOException {
+    public Outcome run() throws IOException {
         prepareFolder();
         Path data = folder.resolve("store");
         Path snapshot = folder.resolve("snapshot");

@@ -1,30 +1,34 @@
 package dev.nepenthe.server;
 
-import dev.nepenthe.core.audit.LedgerVerifier;
-import dev.nepenthe.core.audit.Receipt;
-import dev.nepenthe.core.internal.evidence.SigningKey;
-import dev.nepenthe.embed.MiniLmEmbedder;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.util.List;
+import dev.nepenthe.server.cli.DemoCommand;
+import dev.nepenthe.server.cli.ServeCommand;
+import dev.nepenthe.server.cli.VerifyLedgerCommand;
+import dev.nepenthe.server.cli.VerifyReceiptCommand;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
 
-/** Command-line entry point: {@code nepenthe demo [--data DIR] [--index KIND]}. */
-public final class Main {
+/**
+ * The {@code nepenthe} command line. Exit status, for scripts: 0 done (a check that held, an
+ * operation that sealed); 1 done, but what was checked does not hold (a receipt or ledger that
+ * fails, a forget that did not seal); 2 misuse (an unknown command or option, a missing or bad
+ * argument); 3 could not be done (a file that cannot be read, a server that cannot be reached or
+ * refuses). Errors are one line on standard error; {@code --verbose} adds the stack trace.
+ */
+@Command(name = "nepenthe", mixinStandardHelpOptions = true, version = "nepenthe 0.1.0",
+        description = "A vector store that can truly forget. With no command: the demo.",
+        subcommands = {DemoCommand.class, ServeCommand.class, VerifyReceiptCommand.class, VerifyLedgerCommand.class,
+            CommandLine.HelpCommand.class},
+        exitCodeListHeading = "%nExit status:%n",
+        exitCodeList = {"0:done; a check that held, an operation that sealed",
+            "1:done, but what was checked does not hold", "2:misuse: unknown command or option, bad argument",
+            "3:could not be done: unreadable file, unreachable or refusing server"})
+public final class Main implements Runnable {
 
-    private static final String USAGE = """
-            usage: nepenthe demo [--data DIR] [--index exact|hnsw|ivfpq]
-                   nepenthe verify-receipt RECEIPT PUBLIC-KEY.pem
-                   nepenthe verify-ledger LEDGER PUBLIC-KEY.pem [RECEIPT]...
-              demo            build a store under DIR (default ./demo-data, wiped on each run), load a
-                              small corpus of memories, search it, snapshot it, forget one person,
-                              scan the folder for their notes, verify the signed receipt and show that
-                              restoring the snapshot does not bring them back
-              verify-receipt  check an erasure receipt's signature offline with the store's public key
-                              (the demo writes both into its folder); prints the signed JSON
-              verify-ledger   check an evidence ledger's hash chain and every signature offline, and
-                              that it still holds the entry each given receipt names (a ledger cut
-                              short after a receipt was issued fails)
-            """;
+    /** Exit status: what was checked does not hold. */
+    public static final int DOES_NOT_HOLD = 1;
+    /** Exit status: could not be done. */
+    public static final int FAILED = 3;
 
     /**
      * The model's runtime (DJL) logs GPU probing at WARNING and Chronicle Map logs a banner at
@@ -34,70 +38,42 @@ public final class Main {
     private static final java.util.logging.Logger DJL_LOG = java.util.logging.Logger.getLogger("ai.djl");
     private static final java.util.logging.Logger CHRONICLE_LOG = java.util.logging.Logger.getLogger("net.openhft");
 
-    private Main() {}
+    @Option(names = "--verbose", scope = CommandLine.ScopeType.INHERIT,
+            description = "On an error, print the stack trace too.")
+    boolean verbose;
 
-    public static void main(String[] args) throws Exception {
+    @Override
+    public void run() {
+        // No command: the demo, on its defaults.
+        new CommandLine(new DemoCommand()).execute();
+    }
+
+    public static void main(String[] args) {
         DJL_LOG.setLevel(java.util.logging.Level.SEVERE);
         CHRONICLE_LOG.setLevel(java.util.logging.Level.WARNING);
-        String command = args.length == 0 ? "demo" : args[0];
-        if (command.equals("verify-receipt") && args.length != 3) {
-            fail(command + " expects two files, got " + (args.length - 1) + " arguments");
-        }
-        if (command.equals("verify-ledger") && args.length < 3) {
-            fail(command + " expects a ledger, a public key and any receipts, got " + (args.length - 1) + " arguments");
-        }
-        if (command.equals("verify-receipt")) {
-            System.exit(verifyReceipt(Path.of(args[1]), Path.of(args[2])));
-        }
-        if (command.equals("verify-ledger")) {
-            List<Path> receipts = new java.util.ArrayList<>();
-            for (int i = 3; i < args.length; i++) {
-                receipts.add(Path.of(args[i]));
+        System.exit(commandLine().execute(args));
+    }
+
+    /** The command line with Nepenthe's error handling: one line, status 3, trace on --verbose. */
+    public static CommandLine commandLine() {
+        CommandLine cl = new CommandLine(new Main());
+        cl.setExecutionExceptionHandler((e, line, parsed) -> {
+            boolean verbose = parsed.matchedOptionValue("--verbose", false)
+                    || parsed.subcommands().stream().anyMatch(p -> p.matchedOptionValue("--verbose", false));
+            line.getErr().println("nepenthe " + line.getCommandName() + ": " + oneLine(e));
+            if (verbose) {
+                e.printStackTrace(line.getErr());
             }
-            System.exit(verifyLedger(Path.of(args[1]), Path.of(args[2]), receipts));
-        }
-        Path data = Path.of("demo-data");
-        String index = "exact";
-        for (int i = 1; i < args.length; i++) {
-            switch (args[i]) {
-                case "--data" -> data = Path.of(value(args, ++i, "--data"));
-                case "--index" -> index = value(args, ++i, "--index");
-                default -> fail("unknown option '" + args[i] + "'");
-            }
-        }
-        switch (command) {
-            case "demo" -> new Demo(data, new MiniLmEmbedder(), index, System.out).run();
-            case "help", "--help", "-h" -> System.out.print(USAGE);
-            default -> fail("unknown command '" + command + "'");
-        }
+            return FAILED;
+        });
+        return cl;
     }
 
-    /** Exit status 0 when the receipt's signature verifies under the key, 1 when it does not. */
-    static int verifyReceipt(Path receipt, Path publicKey) throws java.io.IOException {
-        String json = Receipt.verify(Files.readString(receipt), SigningKey.parsePem(Files.readString(publicKey)));
-        if (json == null) {
-            System.out.println("receipt " + receipt + ": signature does NOT verify with " + publicKey);
-            return 1;
+    private static String oneLine(Throwable e) {
+        String m = e.getMessage();
+        if (e instanceof io.grpc.StatusRuntimeException s) {
+            m = s.getStatus().getCode() + ": " + s.getStatus().getDescription();
         }
-        System.out.println("receipt " + receipt + ": signature verifies with " + publicKey);
-        System.out.println(json);
-        return 0;
-    }
-
-    static int verifyLedger(Path ledger, Path publicKey, List<Path> receipts) throws java.io.IOException {
-        return LedgerVerifier.run(ledger, SigningKey.parsePem(Files.readString(publicKey)), receipts, List.of(), System.out);
-    }
-
-    private static String value(String[] args, int i, String option) {
-        if (i >= args.length) {
-            fail(option + " expects a value");
-        }
-        return args[i];
-    }
-
-    private static void fail(String message) {
-        System.err.println("nepenthe: " + message);
-        System.err.print(USAGE);
-        System.exit(2);
+        return (m == null ? e.getClass().getSimpleName() : m).replace('\n', ' ');
     }
 }

@@ -50,18 +50,20 @@ class DemoTest {
         // The receipt and key the demo leaves behind verify offline; a changed receipt does not.
         Path receipt = dir.resolve("receipt-alice.txt");
         Path pem = dir.resolve("store-public-key.pem");
-        assertEquals(0, Main.verifyReceipt(receipt, pem));
+        assertEquals(0, cli("verify-receipt", receipt, pem));
         Path forged = tmp.resolve("forged.txt");
         Files.writeString(forged, Files.readString(receipt).replace("\"records\":" + alice, "\"records\":0"));
-        assertEquals(1, Main.verifyReceipt(forged, pem));
+        assertEquals(1, cli("verify-receipt", forged, pem));
         Path ledger = dir.resolve("keys/evidence/ledger.bin");
-        assertEquals(0, Main.verifyLedger(ledger, pem, java.util.List.of(receipt)));
+        assertEquals(0, cli("verify-ledger", ledger, pem, receipt));
         // The same receipt against the ledger with its last entry cut off: the receipt's entry is gone.
         byte[] bytes = Files.readAllBytes(ledger);
         Path cut = tmp.resolve("cut-ledger.bin");
         Files.write(cut, java.util.Arrays.copyOf(bytes, lastEntryStart(bytes)));
-        assertEquals(0, Main.verifyLedger(cut, pem, java.util.List.of()), "the shorter chain verifies on its own");
-        assertEquals(1, Main.verifyLedger(cut, pem, java.util.List.of(receipt)), "but not with the receipt");
+        assertEquals(0, cli("verify-ledger", cut, pem), "the shorter chain verifies on its own");
+        assertEquals(1, cli("verify-ledger", cut, pem, receipt), "but not with the receipt");
+        assertEquals(3, cli("verify-ledger", tmp.resolve("no-such-ledger.bin"), pem), "could not check: status 3");
+        assertEquals(2, cli("verify-ledger", cut), "misuse: status 2");
 
         // Control for the scan: a planted plaintext copy of a note is found.
         String note = Demo.loadCorpus().stream().filter(m -> m.subject().equals("alice")).findFirst().orElseThrow().text();
@@ -96,5 +98,15 @@ class DemoTest {
             pos += 8 + b.getInt(pos);
         }
         return last;
+    }
+
+    /** Runs the real command line (as the launcher does) and returns its exit status. */
+    private static int cli(String command, Object... args) {
+        String[] argv = new String[args.length + 1];
+        argv[0] = command;
+        for (int i = 0; i < args.length; i++) {
+            argv[i + 1] = args[i].toString();
+        }
+        return Main.commandLine().execute(argv);
     }
 }

@@ -119,6 +119,17 @@ public final class NepentheServer implements Closeable {
         return new NepentheServer(server, store, health, limits, closeStore);
     }
 
+    /**
+     * A first token for a new server: one for the default tenant with the operator role, its
+     * hash written to {@code tokensFile} and the token itself to {@code tokenFile}, both readable
+     * by the owner only (see {@link Tokens}).
+     *
+     * @throws IOException if either file cannot be written
+     */
+    public static void bootstrapTokens(Path tokensFile, Path tokenFile) throws IOException {
+        Tokens.bootstrap(tokensFile, tokenFile, dev.nepenthe.core.VectorRecord.DEFAULT_TENANT);
+    }
+
     /** The port the server listens on (the one it was given, or the one the system chose for 0). */
     public int port() {
         return server.getPort();

@@ -1,0 +1,104 @@
+package dev.nepenthe.server.cli;
+
+import dev.nepenthe.core.Nepenthe;
+import dev.nepenthe.core.StoreOptions;
+import dev.nepenthe.server.grpc.NepentheServer;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code nepenthe serve}: the gRPC server over a store folder, until it is stopped (SIGTERM or
+ * Ctrl-C shut it down gracefully). On its first start it makes an operator token for the
+ * default tenant and says where the token is, never what it is.
+ */
+@Command(name = "serve", mixinStandardHelpOptions = true,
+        description = "Serve a store over gRPC (loopback unless told otherwise). On first start, makes an operator token for the default tenant and prints the file it is in (never the token).")
+public final class ServeCommand implements Callable<Integer> {
+
+    @Option(names = "--data", paramLabel = "DIR", defaultValue = "nepenthe-data",
+            description = "Store folder (default: ${DEFAULT-VALUE}); created if missing.")
+    Path data;
+
+    @Option(names = "--keys", paramLabel = "DIR",
+            description = "Keystore folder, apart from the data (default: DIR.keys beside the data folder).")
+    Path keys;
+
+    @Option(names = "--host", defaultValue = "127.0.0.1", description = "Address to listen on (default: ${DEFAULT-VALUE}).")
+    String host;
+
+    @Option(names = "--port", defaultValue = "7707", description = "Port (default: ${DEFAULT-VALUE}; 0 picks a free one).")
+    int port;
+
+    @Option(names = "--tokens", paramLabel = "FILE",
+            description = "Tokens file: sha256 of each token, its tenant and roles (default: KEYS/server/tokens.conf).")
+    Path tokens;
+
+    @Option(names = "--tls-cert", paramLabel = "PEM", description = "Certificate chain for TLS (with --tls-key).")
+    Path tlsCert;
+
+    @Option(names = "--tls-key", paramLabel = "PEM", description = "PKCS#8 private key for TLS (with --tls-cert).")
+    Path tlsKey;
+
+    @Option(names = "--port-file", paramLabel = "FILE", hidden = true,
+            description = "Write the bound port here once serving (for scripts and tests that ask for port 0).")
+    Path portFile;
+
+    @Override
+    public Integer call() throws Exception {
+        if ((tlsCert == null) != (tlsKey == null)) {
+            throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this),
+                    "--tls-cert and --tls-key: expected both or neither, got one");
+        }
+        StoreOptions options = StoreOptions.defaults();
+        if (keys != null) {
+            options = options.withKeystore(keys);
+        }
+        Path keysFolder = keys != null ? keys.toAbsolutePath().normalize()
+                : data.toAbsolutePath().normalize().resolveSibling(data.toAbsolutePath().normalize().getFileName() + ".keys");
+        Path tokensFile = tokens != null ? tokens : keysFolder.resolve("server").resolve("tokens.conf");
+        PrintStream out = System.out;
+        Nepenthe store = Nepenthe.open(data, options);
+        NepentheServer server;
+        try {
+            if (!Files.exists(tokensFile)) {
+                Path tokenFile = tokensFile.resolveSibling("operator.token");
+                NepentheServer.bootstrapTokens(tokensFile, tokenFile);
+                out.println("nepenthe: first start: an operator token for the default tenant is in " + tokenFile
+                        + " (readable by you only); its hash is in " + tokensFile);
+            }
+            NepentheServer.Options o = new NepentheServer.Options().listen(host, port).tokens(tokensFile);
+            if (tlsCert != null) {
+                o.tls(tlsCert, tlsKey);
+            }
+            server = NepentheServer.start(store, o);
+        } catch (IOException | RuntimeException e) {
+            store.close();
+            throw e;
+        }
+        CountDownLatch stopped = new CountDownLatch(1);
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            try {
+                server.close();
+            } catch (IOException e) {
+                System.err.println("nepenthe serve: closing the store failed: " + e.getMessage());
+            } finally {
+                stopped.countDown();
+            }
+        }, "nepenthe-shutdown"));
+        out.println("nepenthe: serving " + data.toAbsolutePath().normalize() + " on " + host + ":" + server.port()
+                + (tlsCert != null ? " (TLS)" : " (plaintext; loopback only unless --host says otherwise)")
+                + "; tokens from " + tokensFile);
+        out.flush();
+        if (portFile != null) {
+            Files.writeString(portFile, Integer.toString(server.port()));
+        }
+        stopped.await();
+        return 0;
+    }
+}
