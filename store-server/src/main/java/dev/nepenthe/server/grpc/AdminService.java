@@ -1,9 +1,12 @@
 package dev.nepenthe.server.grpc;
 
+import dev.nepenthe.cache.QueryCache;
 import dev.nepenthe.core.Nepenthe;
 import dev.nepenthe.grpc.v1.AdminGrpc;
 import dev.nepenthe.grpc.v1.RestoreRequest;
 import dev.nepenthe.grpc.v1.RestoreResponse;
+import dev.nepenthe.grpc.v1.ServerStats;
+import dev.nepenthe.grpc.v1.ServerStatsRequest;
 import dev.nepenthe.grpc.v1.SnapshotRequest;
 import dev.nepenthe.grpc.v1.SnapshotResponse;
 import io.grpc.stub.StreamObserver;
@@ -17,9 +20,26 @@ import java.nio.file.Path;
 final class AdminService extends AdminGrpc.AdminImplBase {
 
     private final Nepenthe store;
+    private final QueryCache cache;
 
-    AdminService(Nepenthe store) {
+    AdminService(Nepenthe store, QueryCache cache) {
         this.store = store;
+        this.cache = cache;
+    }
+
+    @Override
+    public void stats(ServerStatsRequest request, StreamObserver<ServerStats> out) {
+        Statuses.unary(out, () -> {
+            CollectionsService.requireOperator("read the server's statistics");
+            if (cache == null) {
+                return ServerStats.newBuilder().setCacheEnabled(false).build();
+            }
+            QueryCache.Stats s = cache.stats();
+            return ServerStats.newBuilder().setCacheEnabled(true).setCacheHits(s.hits()).setCacheMisses(s.misses())
+                    .setCacheHitRate(s.hitRate()).setCacheEntries(s.entries()).setCacheBytes(s.bytes())
+                    .setCacheEvictedByForget(s.evictedByForget()).setCacheEvictedByCapacity(s.evictedByCapacity())
+                    .setCacheEvictedByInvalidation(s.evictedByInvalidation()).setCacheRefusedPuts(s.refusedPuts()).build();
+        });
     }
 
     @Override

@@ -1,5 +1,6 @@
 package dev.nepenthe.server.grpc;
 
+import dev.nepenthe.cache.QueryCache;
 import dev.nepenthe.core.CollectionSpec;
 import dev.nepenthe.core.Nepenthe;
 import dev.nepenthe.core.VectorCollection;
@@ -23,10 +24,12 @@ final class CollectionsService extends CollectionsGrpc.CollectionsImplBase {
 
     private final Nepenthe store;
     private final Limits limits;
+    private final QueryCache cache;
 
-    CollectionsService(Nepenthe store, Limits limits) {
+    CollectionsService(Nepenthe store, Limits limits, QueryCache cache) {
         this.store = store;
         this.limits = limits;
+        this.cache = cache;
     }
 
     @Override
@@ -58,7 +61,11 @@ final class CollectionsService extends CollectionsGrpc.CollectionsImplBase {
     public void drop(DropCollectionRequest request, StreamObserver<DropCollectionResponse> out) {
         Statuses.unary(out, () -> {
             requireOperator("drop a collection");
-            return DropCollectionResponse.newBuilder().setDropped(store.dropCollection(request.getName())).build();
+            boolean dropped = store.dropCollection(request.getName());
+            if (cache != null) {
+                cache.invalidate(request.getName());
+            }
+            return DropCollectionResponse.newBuilder().setDropped(dropped).build();
         });
     }
 

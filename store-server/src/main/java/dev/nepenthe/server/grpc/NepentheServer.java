@@ -1,5 +1,6 @@
 package dev.nepenthe.server.grpc;
 
+import dev.nepenthe.cache.QueryCache;
 import dev.nepenthe.core.Nepenthe;
 import io.grpc.BindableService;
 import io.grpc.Server;
@@ -102,8 +103,15 @@ public final class NepentheServer implements Closeable {
         HealthStatusManager health = new HealthStatusManager();
         AuthInterceptor auth = new AuthInterceptor(tokens);
         StreamSlots slots = new StreamSlots(limits.maxStreamsPerCaller());
-        List<BindableService> services = List.of(new CollectionsService(store, limits),
-                new RecordsService(store, limits, slots), new ForgetService(store, slots), new AdminService(store));
+        QueryCache cache = null;
+        if (limits.cacheEntries() > 0) {
+            // A surface of the store's forgets from here on: a forget evicts, purges and proves it.
+            cache = new QueryCache(limits.cacheEntries(), limits.cacheBytes());
+            store.registerSurface(cache);
+        }
+        List<BindableService> services = List.of(new CollectionsService(store, limits, cache),
+                new RecordsService(store, limits, slots, cache), new ForgetService(store, slots),
+                new AdminService(store, cache));
         b.maxInboundMessageSize(limits.maxMessageBytes());
         for (BindableService s : services) {
             b.addService(ServerInterceptors.intercept(s, auth));

@@ -1,5 +1,6 @@
 package dev.nepenthe.server.grpc;
 
+import dev.nepenthe.cache.QueryCache;
 import dev.nepenthe.core.Nepenthe;
 import dev.nepenthe.core.SearchHit;
 import dev.nepenthe.core.VectorCollection;
@@ -22,18 +23,23 @@ import java.util.List;
 /**
  * Records and search over gRPC, always in the caller's tenant: a record upserted is stored under
  * it, a get, delete or search reaches only it. A record of another tenant with the same id is
- * another record, so a caller cannot tell whether it exists.
+ * another record, so a caller cannot tell whether it exists. Searches go through the query cache
+ * (a registered forget surface, so a forget evicts and verifies it too); every write of a tenant
+ * drops that tenant's cached results of the collection.
  */
 final class RecordsService extends RecordsGrpc.RecordsImplBase {
 
     private final Nepenthe store;
     private final Limits limits;
     private final StreamSlots slots;
+    /** Null when the server runs without a query cache. */
+    private final QueryCache cache;
 
-    RecordsService(Nepenthe store, Limits limits, StreamSlots slots) {
+    RecordsService(Nepenthe store, Limits limits, StreamSlots slots, QueryCache cache) {
         this.store = store;
         this.limits = limits;
         this.slots = slots;
+        this.cache = cache;
     }
 
     @Override
@@ -105,8 +111,21 @@ final class RecordsService extends RecordsGrpc.RecordsImplBase {
             Limits.check("record " + i + ": text characters", limits.maxTextChars(), r.getText().length());
             batch.add(Protos.record(r, caller.tenant(), i));
         }
-        c.upsertAll(batch);
+        try {
+            c.upsertAll(batch);
+        } finally {
+            // Even a failed write may have stored part of what it reports (a checkpoint after the
+            // log append); cached results of this tenant are dropped either way.
+            invalidate(request.getCollection(), caller.tenant());
+        }
         return batch.size();
+    }
+
+    /** Cached results of a tenant go stale when it writes; the cache refuses any result computed before. */
+    private void invalidate(String collection, String tenant) {
+        if (cache != null) {
+            cache.invalidate(collection, tenant);
+        }
     }
 
     @Override
@@ -123,7 +142,13 @@ final class RecordsService extends RecordsGrpc.RecordsImplBase {
     public void delete(DeleteRequest request, StreamObserver<DeleteResponse> out) {
         Statuses.unary(out, () -> {
             Limits.check("ids in one delete", limits.maxBatch(), request.getIdsCount());
-            int n = store.collection(request.getCollection()).deleteAll(Caller.current().tenant(), request.getIdsList());
+            VectorCollection c = store.collection(request.getCollection());
+            int n;
+            try {
+                n = c.deleteAll(Caller.current().tenant(), request.getIdsList());
+            } finally {
+                invalidate(request.getCollection(), Caller.current().tenant());
+            }
             return DeleteResponse.newBuilder().setDeleted(n).build();
         });
     }
@@ -151,8 +176,10 @@ final class RecordsService extends RecordsGrpc.RecordsImplBase {
                 q = new dev.nepenthe.core.SearchRequest(q.vector(), q.k(), q.tenant(), q.subject(), q.filter(),
                         Protos.params(request.getParamsMap()));
             }
+            VectorCollection c = store.collection(request.getCollection());
+            List<SearchHit> hits = cache == null ? c.search(q) : cache.search(c, q);
             SearchResponse.Builder b = SearchResponse.newBuilder();
-            for (SearchHit h : store.collection(request.getCollection()).search(q)) {
+            for (SearchHit h : hits) {
                 if (request.hasMinScore() && h.score() < request.getMinScore()) {
                     continue;
                 }

@@ -96,7 +96,7 @@ class GrpcServerTest {
         Files.writeString(tokens, "# test tokens\n" + Tokens.line(operatorToken, "ops", true) + "\n"
                 + Tokens.line(acmeToken, "acme", false) + "\n" + Tokens.line(globexToken, "globex", false) + "\n");
         String name = "nepenthe-test-" + System.nanoTime();
-        Limits limits = new Limits(1 << 20, 50, 100, 1000, 64, 2, 5);
+        Limits limits = new Limits(1 << 20, 50, 100, 1000, 64, 2, 5, 1000, 1L << 20);
         server = NepentheServer.start(InProcessServerBuilder.forName(name), store, Tokens.read(tokens), limits, true);
         channel = InProcessChannelBuilder.forName(name).build();
     }
@@ -378,6 +378,43 @@ class GrpcServerTest {
         assertEquals(Status.Code.DEADLINE_EXCEEDED, code(() -> records(acmeToken).withDeadlineAfter(1, TimeUnit.NANOSECONDS)
                 .search(query(3, 1, 0, 0, 0))));
         assertEquals(0, store.collection("notes").size());
+    }
+
+    @Test
+    void theQueryCacheServesRepeatsForgetsWithTheStoreAndSeesWrites() throws Exception {
+        createNotes();
+        records(acmeToken).upsert(UpsertRequest.newBuilder().setCollection("notes")
+                .addRecords(rec("a1", "alice", 1, 0, 0, 0)).addRecords(rec("b1", "bob", 0.3f, 1, 0, 0)).build());
+        // The others lie far from alice's vector (cosine under 0.3), so the forget's probe finds no residue.
+        SearchRequest q = query(5, 1, 0.1f, 0, 0);
+        List<String> first = ids(records(acmeToken).search(q));
+        assertEquals(first, ids(records(acmeToken).search(q)), "the repeat is served from the cache");
+        dev.nepenthe.grpc.v1.ServerStats stats = dev.nepenthe.grpc.v1.AdminGrpc.newBlockingStub(channel)
+                .withCallCredentials(bearer(operatorToken)).stats(dev.nepenthe.grpc.v1.ServerStatsRequest.getDefaultInstance());
+        assertTrue(stats.getCacheEnabled() && stats.getCacheHits() >= 1 && stats.getCacheEntries() >= 1, stats.toString());
+
+        // A write is seen by the next search: the tenant's cached results are dropped.
+        records(acmeToken).upsert(UpsertRequest.newBuilder().setCollection("notes")
+                .addRecords(rec("c1", "carol", 0.2f, 0, 1, 0)).build());
+        assertTrue(ids(records(acmeToken).search(q)).contains("c1"));
+
+        // A forget: from the moment it returns, the cached result holding alice is not served, and
+        // the operation seals with the cache among its surfaces, clean.
+        assertTrue(ids(records(acmeToken).search(q)).contains("a1"), "cached with alice in it");
+        Operation marked = forget(acmeToken).forget(ForgetRequest.newBuilder()
+                .setScope(ForgetScope.newBuilder().setSubject("alice")).setIdempotencyKey("t-9").setReasonCode("gdpr").build());
+        assertFalse(ids(records(acmeToken).search(q)).contains("a1"));
+        store.awaitOperation(marked.getId(), java.time.Duration.ofMinutes(1));
+        Operation sealed = forget(acmeToken).getOperation(GetOperationRequest.newBuilder().setId(marked.getId()).build());
+        assertEquals("SEALED", sealed.getState(), sealed.getNote());
+        dev.nepenthe.grpc.v1.SurfaceOutcome cache = sealed.getSurfacesList().stream()
+                .filter(s -> s.getSurface().equals("cache:query")).findFirst().orElseThrow();
+        assertTrue(cache.getClean(), cache.toString());
+        assertFalse(ids(records(acmeToken).search(q)).contains("a1"));
+    }
+
+    private static List<String> ids(SearchResponse r) {
+        return r.getHitsList().stream().map(h -> h.getRecord().getId()).toList();
     }
 
     @Test
