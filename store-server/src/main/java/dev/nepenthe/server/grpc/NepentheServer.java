@@ -114,7 +114,9 @@ public final class NepentheServer implements Closeable {
                 new AdminService(store, cache));
         b.maxInboundMessageSize(limits.maxMessageBytes());
         for (BindableService s : services) {
-            b.addService(ServerInterceptors.intercept(s, auth));
+            // The auth interceptor outermost; a request that did not parse is refused innermost.
+            b.addService(ServerInterceptors.intercept(ServerInterceptors.intercept(
+                    RequestParsing.withClearParseErrors(s.bindService()), RequestParsing.REFUSE_UNPARSED), auth));
         }
         b.addService(health.getHealthService());
         b.addService(ProtoReflectionServiceV1.newInstance());
