@@ -76,6 +76,14 @@ public final class NepentheServer implements Closeable {
             this.limits = l;
             return this;
         }
+
+        /** The query cache's bounds: most results and most bytes (0 results: no cache). */
+        public Options queryCache(int entries, long bytes) {
+            Limits l = limits;
+            this.limits = new Limits(l.maxMessageBytes(), l.maxBatch(), l.maxK(), l.maxTextChars(), l.maxDimension(),
+                    l.maxStreamsPerCaller(), l.shutdownGraceSeconds(), entries, bytes);
+            return this;
+        }
     }
 
     /**

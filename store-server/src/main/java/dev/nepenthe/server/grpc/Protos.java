@@ -63,6 +63,10 @@ final class Protos {
     }
 
     static Record record(VectorRecord r) {
+        return record(r, true);
+    }
+
+    static Record record(VectorRecord r, boolean withVector) {
         Record.Builder b = Record.newBuilder().setId(r.id());
         if (r.subject() != null) {
             b.setSubject(r.subject());
@@ -71,7 +75,7 @@ final class Protos {
             b.setSource(dev.nepenthe.grpc.v1.SourceRef.newBuilder().setKind(r.source().kind())
                     .setId(r.source().id()).setVersion(r.source().version()));
         }
-        float[] v = r.vector();
+        float[] v = withVector ? r.vector() : null;
         if (v != null) {
             for (float x : v) {
                 b.addVector(x);
@@ -114,8 +118,9 @@ final class Protos {
         };
     }
 
-    static dev.nepenthe.grpc.v1.SearchHit hit(SearchHit h) {
-        return dev.nepenthe.grpc.v1.SearchHit.newBuilder().setRecord(record(h.record())).setScore(h.score()).build();
+    static dev.nepenthe.grpc.v1.SearchHit hit(SearchHit h, boolean withVector) {
+        return dev.nepenthe.grpc.v1.SearchHit.newBuilder().setRecord(record(h.record(), withVector)).setScore(h.score())
+                .build();
     }
 
     // ---- filters and params -----------------------------------------------------------------

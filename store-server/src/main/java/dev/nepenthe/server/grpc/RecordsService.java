@@ -183,7 +183,7 @@ final class RecordsService extends RecordsGrpc.RecordsImplBase {
                 if (request.hasMinScore() && h.score() < request.getMinScore()) {
                     continue;
                 }
-                b.addHits(Protos.hit(h));
+                b.addHits(Protos.hit(h, request.getIncludeVectors()));
             }
             return b.build();
         });

@@ -179,6 +179,9 @@ class GrpcServerTest {
                 new float[] {1, 0.05f, 0, 0}, 3).tenant("acme")).stream().map(h -> h.record().id()).toList();
         assertEquals(expected, hits.getHitsList().stream().map(h -> h.getRecord().getId()).toList());
         assertEquals("alice", hits.getHits(0).getRecord().getSubject());
+        assertEquals(0, hits.getHits(0).getRecord().getVectorCount(), "vectors only when asked for");
+        assertEquals(List.of(1f, 0f, 0f, 0f), records(acmeToken).search(query(1, 1, 0.05f, 0, 0).toBuilder()
+                .setIncludeVectors(true).build()).getHits(0).getRecord().getVectorList());
 
         SearchResponse fr = records(acmeToken).search(query(3, 1, 0.05f, 0, 0).toBuilder().setFilter(Filter.newBuilder()
                 .setEq(Filter.Eq.newBuilder().setKey("lang").setValue(Value.newBuilder().setStringValue("fr")))).build());
