@@ -36,7 +36,7 @@ final class OperationReport {
         long start = t.values().stream().min(Long::compare).orElse(0L);
         t.entrySet().stream().sorted(Map.Entry.<String, Long>comparingByValue().thenComparing(Map.Entry.comparingByKey()))
                 .filter(e -> printed.add(e.getKey()))
-                .forEach(e -> out.printf(Locale.ROOT, "  %-26s %+8.1f ms%n", e.getKey(), (e.getValue() - start) / 1000.0));
+                .forEach(e -> out.printf(Locale.ROOT, "  %-24s %+,12.1f ms%n", e.getKey(), (e.getValue() - start) / 1000.0));
         if (!t.containsKey(op.getState()) && printed.add(op.getState())) {
             out.printf(Locale.ROOT, "  %s%n", op.getState());
         }

@@ -25,7 +25,8 @@ final class ProgressBar {
     private final long totalBytes;
     private final LongSupplier clock;
     private final long start;
-    private long lastDraw = Long.MIN_VALUE;
+    /** The first draw waits a redraw interval too: a rate over the first few records is noise. */
+    private long lastDraw;
     private int lastLength;
 
     /**
@@ -37,12 +38,13 @@ final class ProgressBar {
         this.totalBytes = totalBytes;
         this.clock = clock;
         this.start = clock.getAsLong();
+        this.lastDraw = start;
     }
 
     /** Redraws if the last draw is old enough; cheap to call for every record. */
     void update(long records, long bytesRead) {
         long now = clock.getAsLong();
-        if (lastDraw != Long.MIN_VALUE && now - lastDraw < REDRAW_NANOS) {
+        if (now - lastDraw < REDRAW_NANOS) {
             return;
         }
         lastDraw = now;

@@ -49,6 +49,13 @@ public final class ServerConnection {
     /** RFC 6750's token68 characters: anything else in a token file is not a token. */
     private static final Pattern TOKEN = Pattern.compile("[A-Za-z0-9._~+/=-]+");
 
+    /**
+     * grpc-java logs a failed name lookup or connection at WARNING with a stack trace, before the
+     * call fails with the same news; a command line reports it once, in one line (--verbose has the
+     * trace). Held here so the level sticks (java.util.logging keeps loggers only weakly).
+     */
+    private static final java.util.logging.Logger GRPC_LOG = java.util.logging.Logger.getLogger("io.grpc");
+
     private static final Metadata.Key<String> AUTHORIZATION = Metadata.Key.of("authorization",
             Metadata.ASCII_STRING_MARSHALLER);
 
@@ -93,6 +100,7 @@ public final class ServerConnection {
         if (deadline != null && !(deadline > 0)) {
             throw misuse("--deadline: expected a number of seconds above 0, got " + deadline);
         }
+        GRPC_LOG.setLevel(java.util.logging.Level.SEVERE);
         ChannelCredentials credentials;
         if (tlsCa != null) {
             credentials = TlsChannelCredentials.newBuilder().trustManager(tlsCa.toFile()).build();

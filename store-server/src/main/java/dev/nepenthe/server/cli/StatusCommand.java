@@ -6,10 +6,14 @@ import dev.nepenthe.grpc.v1.DescribeCollectionRequest;
 import dev.nepenthe.grpc.v1.GetOperationRequest;
 import dev.nepenthe.grpc.v1.ListCollectionsRequest;
 import dev.nepenthe.grpc.v1.Operation;
+import dev.nepenthe.grpc.v1.PublicKeyRequest;
 import dev.nepenthe.server.Main;
 import io.grpc.health.v1.HealthCheckRequest;
 import io.grpc.health.v1.HealthCheckResponse;
 import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -24,7 +28,8 @@ import picocli.CommandLine.Spec;
 @Command(name = "status", mixinStandardHelpOptions = true, sortOptions = false,
         description = {"Show a server's health (the standard gRPC health service) and its collections with the"
                 + " number of records the token's tenant has in each; with --operation, one forget operation's"
-                + " state, timeline, surfaces and suspects instead of the collections.",
+                + " state, timeline, surfaces and suspects instead of the collections. --public-key-out saves the key"
+                + " receipts verify with.",
             "Exit 0 when the server is serving (and the operation, if asked, is SEALED or still under way), 1 when"
                     + " it is not serving or the operation needs review or is held."})
 public final class StatusCommand implements Callable<Integer> {
@@ -38,6 +43,10 @@ public final class StatusCommand implements Callable<Integer> {
     @Option(names = "--operation", paramLabel = "ID", description = "A forget operation of this token's tenant.")
     String operation;
 
+    @Option(names = "--public-key-out", paramLabel = "PEM",
+            description = "Also write the store's public key here (what verify-receipt and verify-ledger check with).")
+    Path publicKeyOut;
+
     @Override
     public Integer call() throws Exception {
         PrintWriter out = spec.commandLine().getOut();
@@ -47,6 +56,11 @@ public final class StatusCommand implements Callable<Integer> {
             out.println("server " + connection.server + ": " + health);
             if (health != HealthCheckResponse.ServingStatus.SERVING) {
                 return Main.DOES_NOT_HOLD;
+            }
+            if (publicKeyOut != null) {
+                Files.writeString(publicKeyOut, client.forget().getPublicKey(PublicKeyRequest.getDefaultInstance()).getPem(),
+                        StandardCharsets.UTF_8);
+                out.println("public key written to " + publicKeyOut);
             }
             if (operation != null) {
                 Operation op = client.forget().getOperation(GetOperationRequest.newBuilder().setId(operation).build());

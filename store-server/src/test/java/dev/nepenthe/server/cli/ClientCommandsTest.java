@@ -259,14 +259,16 @@ class ClientCommandsTest {
         int blocked = out.indexOf("BLOCKED");
         int sealed = out.indexOf("SEALED");
         assertTrue(blocked >= 0 && sealed > blocked, "BLOCKED ... SEALED in order:\n" + out);
-        assertTrue(out.matches("(?s).*BLOCKED\\s+\\+\\d+\\.\\d ms.*"), "with elapsed ms:\n" + out);
+        assertTrue(out.matches("(?s).*BLOCKED\\s+\\+[\\d,]+\\.\\d ms.*"), "with elapsed ms:\n" + out);
         assertTrue(out.contains("SEALED: ERASED"), out);
         assertTrue(out.contains("records forgotten: notes 5"), out);
         assertTrue(out.contains("surface"), "the surfaces table:\n" + out);
         assertEquals(15, store.collection("notes").size(TENANT));
 
         Path pem = tmp.resolve("public.pem");
-        Files.writeString(pem, store.publicKeyPem());
+        Run saved = client("status", "--public-key-out", pem.toString());
+        assertEquals(0, saved.exit(), saved.err());
+        assertEquals(store.publicKeyPem(), Files.readString(pem));
         Path ledger = tmp.resolve("keys").resolve("evidence").resolve("ledger.bin");
         Run verified = nepenthe("verify-receipt", receipt.toString(), pem.toString());
         assertEquals(0, verified.exit(), verified.out());
@@ -361,6 +363,46 @@ class ClientCommandsTest {
         assertEquals(1, run.errLines().size(), run.err());
         assertTrue(run.err().contains("UNAVAILABLE: cannot reach 127.0.0.1:" + closed), run.err());
         assertEquals(2, nepenthe("status", "--server", "no-port-here").exit(), "a bad --server is misuse");
+    }
+
+    @Test
+    void tlsWithTheServersCertificateTrusted() throws Exception {
+        // A self-signed certificate for localhost made with the JDK's keytool, exported as PEM.
+        Path p12 = tmp.resolve("server.p12");
+        Process keytool = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "keytool").toString(),
+                "-genkeypair", "-keystore", p12.toString(), "-storetype", "PKCS12", "-storepass", "changeit",
+                "-alias", "server", "-keyalg", "EC", "-groupname", "secp256r1", "-dname", "CN=localhost",
+                "-ext", "SAN=dns:localhost,ip:127.0.0.1", "-validity", "2").redirectErrorStream(true).start();
+        String said = new String(keytool.getInputStream().readAllBytes());
+        assertEquals(0, keytool.waitFor(), said);
+        java.security.KeyStore ks = java.security.KeyStore.getInstance("PKCS12");
+        try (var in = Files.newInputStream(p12)) {
+            ks.load(in, "changeit".toCharArray());
+        }
+        Path cert = tmp.resolve("server.pem");
+        Path key = tmp.resolve("server.key");
+        Files.writeString(cert, pem("CERTIFICATE", ks.getCertificate("server").getEncoded()));
+        Files.writeString(key, pem("PRIVATE KEY", ks.getKey("server", "changeit".toCharArray()).getEncoded()));
+
+        store.createCollection(CollectionSpec.of("notes", DIM, Metric.COSINE));
+        try (NepentheServer tls = NepentheServer.start(Nepenthe.open(tmp.resolve("tls-data"),
+                StoreOptions.defaults().withKeystore(tmp.resolve("tls-keys"))), new NepentheServer.Options()
+                        .listen("127.0.0.1", 0).tokens(tmp.resolve("keys").resolve("server").resolve("tokens.conf"))
+                        .tls(cert, key))) {
+            Run run = nepenthe("status", "--server", "localhost:" + tls.port(), "--token-file", tokenFile.toString(),
+                    "--tls-ca", cert.toString());
+            assertEquals(0, run.exit(), run.err());
+            assertTrue(run.out().contains("SERVING"), run.out());
+            Run plain = nepenthe("status", "--server", "localhost:" + tls.port(), "--token-file", tokenFile.toString(),
+                    "--deadline", "10");
+            assertEquals(Main.FAILED, plain.exit(), "plaintext to a TLS port fails");
+            assertEquals(1, plain.errLines().size(), plain.err());
+        }
+    }
+
+    private static String pem(String type, byte[] der) {
+        return "-----BEGIN " + type + "-----\n" + java.util.Base64.getMimeEncoder(64, "\n".getBytes()).encodeToString(der)
+                + "\n-----END " + type + "-----\n";
     }
 
     @Test
