@@ -62,7 +62,6 @@ public final class Demo {
         this.out = out;
     }
 
-    /** What a run found, for the test that checks the demo's claims. */
     /**
      * What the demo showed, for its test to check every printed claim.
      *
