@@ -421,9 +421,36 @@ class GrpcServerTest {
     }
 
     @Test
+    void reflectionListsTheServicesWithoutAToken() throws Exception {
+        CompletableFuture<List<String>> names = new CompletableFuture<>();
+        StreamObserver<io.grpc.reflection.v1.ServerReflectionRequest> req = io.grpc.reflection.v1.ServerReflectionGrpc
+                .newStub(channel).serverReflectionInfo(new StreamObserver<>() {
+                    @Override
+                    public void onNext(io.grpc.reflection.v1.ServerReflectionResponse r) {
+                        names.complete(r.getListServicesResponse().getServiceList().stream()
+                                .map(io.grpc.reflection.v1.ServiceResponse::getName).sorted().toList());
+                    }
+
+                    @Override
+                    public void onError(Throwable t) {
+                        names.completeExceptionally(t);
+                    }
+
+                    @Override
+                    public void onCompleted() {}
+                });
+        req.onNext(io.grpc.reflection.v1.ServerReflectionRequest.newBuilder().setListServices("").build());
+        req.onCompleted();
+        assertTrue(names.get(10, TimeUnit.SECONDS).containsAll(List.of("nepenthe.v1.Admin", "nepenthe.v1.Collections",
+                "nepenthe.v1.Forget", "nepenthe.v1.Records", "grpc.health.v1.Health")), names.get().toString());
+    }
+
+    @Test
     void healthAndSnapshotsForOperators() {
         HealthCheckResponse h = HealthGrpc.newBlockingStub(channel).check(HealthCheckRequest.getDefaultInstance());
         assertEquals(HealthCheckResponse.ServingStatus.SERVING, h.getStatus());
+        assertEquals(HealthCheckResponse.ServingStatus.SERVING, HealthGrpc.newBlockingStub(channel)
+                .check(HealthCheckRequest.newBuilder().setService("nepenthe.v1.Records").build()).getStatus());
         createNotes();
         records(acmeToken).upsert(UpsertRequest.newBuilder().setCollection("notes")
                 .addRecords(rec("a1", "alice", 1, 0, 0, 0)).build());
