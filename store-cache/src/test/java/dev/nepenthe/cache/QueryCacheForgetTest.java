@@ -169,20 +169,29 @@ class QueryCacheForgetTest {
                 }
                 queries.add(q);
             }
+            // The draw can repeat a request (the same stored vector, k and narrowing twice): the
+            // repeat is a hit. The oracle counts distinct requests by every field of the key.
+            java.util.Set<String> distinct = new java.util.HashSet<>();
+            for (SearchRequest q : queries) {
+                distinct.add(java.util.Arrays.toString(q.vector()) + "|" + q.k() + "|" + q.tenant() + "|" + q.subject()
+                        + "|" + q.filter() + "|" + q.params());
+            }
+            int unique = distinct.size();
             for (SearchRequest q : queries) {
                 assertEquals(c.search(q), cache.search(c, q), "a miss returns the store's hits" + Seeds.replay(seed));
             }
-            assertEquals(new QueryCache.Stats(0, 60, 60, 0, 0, 0, 0, 60, cache.stats().bytes()), cache.stats(),
-                    Seeds.replay(seed));
+            assertEquals(new QueryCache.Stats(60 - unique, unique, unique, 0, 0, 0, 0, unique, cache.stats().bytes()),
+                    cache.stats(), Seeds.replay(seed));
             Collections.shuffle(queries, rnd);
             for (SearchRequest q : queries) {
                 assertTrue(cache.lookup(C, q).isHit(), Seeds.replay(seed));
                 assertEquals(c.search(q), cache.search(c, q), "a hit returns the store's hits" + Seeds.replay(seed));
             }
             QueryCache.Stats s = cache.stats();
-            assertEquals(120, s.hits(), Seeds.replay(seed));
-            assertEquals(60, s.misses());
-            assertEquals(2.0 / 3, s.hitRate(), 1e-12);
+            // 60 - unique repeats in the first pass, then two hits (lookup and search) per request.
+            assertEquals(60 - unique + 120, s.hits(), Seeds.replay(seed));
+            assertEquals(unique, s.misses());
+            assertEquals((double) (180 - unique) / 180, s.hitRate(), 1e-12);
         }
     }
 
@@ -372,7 +381,11 @@ class QueryCacheForgetTest {
                     cache.insertUnchecked(C, nearQuery, nearHits);
                 }
             }));
-            cache.search(c, SearchRequest.of(vec("b1"), 5)); // something clean besides
+            // Something besides, which survives unless the forget's own rules take it (its hits
+            // may include one of alice's records, or its query lie near one of hers: random data).
+            SearchRequest besides = SearchRequest.of(vec("b1"), 5);
+            List<SearchHit> besidesHits = cache.search(c, besides);
+            int survivors = purgeMustEvict(besides, besidesHits) ? 0 : 1;
             ForgetOperation review = store.awaitOperation(store.forget(forgetAlice("req-1")).id(), WAIT);
             assertEquals(OperationState.NEEDS_REVIEW, review.state(), "a stale entry must keep the forget from sealing");
             SurfaceOutcome dirty = cacheOutcome(review);
@@ -387,7 +400,7 @@ class QueryCacheForgetTest {
                     "an override cannot clear a failing surface");
 
             armed.set(false);
-            assertEquals(3, cache.clear()); // the operator's way out
+            assertEquals(2 + survivors, cache.clear(), Seeds.replay(seed)); // the operator's way out
             store.reverify(review.id());
             ForgetOperation done = store.awaitOperation(review.id(), WAIT);
             assertEquals(OperationState.SEALED, done.state(), done.note());
