@@ -8,6 +8,7 @@ import dev.nepenthe.server.cli.SearchCommand;
 import dev.nepenthe.server.cli.ServeCommand;
 import dev.nepenthe.server.cli.SnapshotCommand;
 import dev.nepenthe.server.cli.StatusCommand;
+import dev.nepenthe.server.cli.TokenCommand;
 import dev.nepenthe.server.cli.VerifyLedgerCommand;
 import dev.nepenthe.server.cli.VerifyReceiptCommand;
 import picocli.CommandLine;
@@ -25,7 +26,7 @@ import picocli.CommandLine.Option;
         description = "A vector store that can truly forget. With no command: the demo.",
         subcommands = {DemoCommand.class, ServeCommand.class, IngestCommand.class, SearchCommand.class,
             ForgetCommand.class, StatusCommand.class, SnapshotCommand.class, RestoreCommand.class,
-            VerifyReceiptCommand.class, VerifyLedgerCommand.class, CommandLine.HelpCommand.class},
+            TokenCommand.class, VerifyReceiptCommand.class, VerifyLedgerCommand.class, CommandLine.HelpCommand.class},
         exitCodeListHeading = "%nExit status:%n",
         exitCodeList = {"0:done; a check that held, an operation that sealed",
             "1:done, but what was checked does not hold", "2:misuse: unknown command or option, bad argument",

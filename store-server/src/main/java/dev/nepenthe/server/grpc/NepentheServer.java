@@ -148,6 +148,19 @@ public final class NepentheServer implements Closeable {
         Tokens.bootstrap(tokensFile, tokenFile, dev.nepenthe.core.VectorRecord.DEFAULT_TENANT);
     }
 
+    /**
+     * A new token for {@code tenant}: its hash appended to the tokens file, the token itself
+     * written to the new file {@code tokenFile}, owner-only (see {@link Tokens}). A running
+     * server picks it up when it restarts.
+     *
+     * @throws IllegalArgumentException if the tenant name is not a plain name, the token file
+     *     exists, or the tokens file does not parse (naming the line)
+     * @throws IOException if a file cannot be written
+     */
+    public static void addToken(Path tokensFile, Path tokenFile, String tenant, boolean operator) throws IOException {
+        Tokens.add(tokensFile, tokenFile, tenant, operator);
+    }
+
     /** The port the server listens on (the one it was given, or the one the system chose for 0). */
     public int port() {
         return server.getPort();

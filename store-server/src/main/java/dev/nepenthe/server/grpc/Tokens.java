@@ -125,6 +125,34 @@ final class Tokens {
         return tokenFile;
     }
 
+    /**
+     * A new token for a tenant: its hash appended to {@code tokensFile} (created, owner-only, if
+     * missing; checked to parse first, so a bad file is not made worse), the token itself written
+     * to the new file {@code tokenFile}, owner-only. A running server reads the tokens file when it
+     * starts.
+     */
+    static void add(Path tokensFile, Path tokenFile, String tenant, boolean operator) throws IOException {
+        if (tenant == null || !tenant.matches("[A-Za-z0-9._-]{1,128}")) {
+            throw new IllegalArgumentException("tenant: expected 1 to 128 letters, digits, '.', '_' or '-', got '"
+                    + tenant + "'");
+        }
+        if (Files.exists(tokenFile)) {
+            throw new IllegalArgumentException("token file " + tokenFile + " exists; expected a new file (a token is"
+                    + " never overwritten)");
+        }
+        String token = newToken();
+        if (Files.exists(tokensFile)) {
+            read(tokensFile);
+            Files.writeString(tokensFile, line(token, tenant, operator) + "\n", StandardCharsets.UTF_8,
+                    StandardOpenOption.APPEND);
+        } else {
+            Files.createDirectories(tokensFile.toAbsolutePath().getParent());
+            writeOwnerOnly(tokensFile, "# Bearer tokens this server accepts: sha256 of the token, tenant, roles.\n"
+                    + line(token, tenant, operator) + "\n");
+        }
+        writeOwnerOnly(tokenFile, token + "\n");
+    }
+
     private static void writeOwnerOnly(Path file, String text) throws IOException {
         Files.deleteIfExists(file);
         try {
