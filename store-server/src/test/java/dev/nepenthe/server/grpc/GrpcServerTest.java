@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.nepenthe.core.Nepenthe;
 import dev.nepenthe.core.StoreOptions;
 import dev.nepenthe.core.audit.Receipt;
+import dev.nepenthe.core.internal.evidence.SigningKey;
 import dev.nepenthe.grpc.v1.CollectionSpec;
 import dev.nepenthe.grpc.v1.CollectionsGrpc;
 import dev.nepenthe.grpc.v1.CreateCollectionRequest;
@@ -52,10 +53,7 @@ import io.grpc.stub.StreamObserver;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.KeyFactory;
-import java.security.spec.X509EncodedKeySpec;
 import java.util.ArrayList;
-import java.util.Base64;
 import java.util.Iterator;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -260,7 +258,7 @@ class GrpcServerTest {
 
         // The receipt verifies with only the public key, offline, and the ledger holds it.
         String pem = forget(acmeToken).getPublicKey(PublicKeyRequest.getDefaultInstance()).getPem();
-        assertTrue(Receipt.verify(last.getReceipt(), publicKey(pem)) != null, "the signature verifies offline");
+        assertTrue(Receipt.verify(last.getReceipt(), SigningKey.parsePem(pem)) != null, "the signature verifies offline");
         assertTrue(forget(acmeToken).verifyReceipt(VerifyReceiptRequest.newBuilder().setReceipt(last.getReceipt())
                 .build()).getOk());
         assertFalse(forget(acmeToken).verifyReceipt(VerifyReceiptRequest.newBuilder()
@@ -280,10 +278,6 @@ class GrpcServerTest {
         assertTrue(refused.getStatus().getDescription().contains("forgotten"), refused.getStatus().getDescription());
     }
 
-    private static java.security.PublicKey publicKey(String pem) throws Exception {
-        String b64 = pem.replaceAll("-----[A-Z ]+-----", "").replaceAll("\\s", "");
-        return KeyFactory.getInstance("Ed25519").generatePublic(new X509EncodedKeySpec(Base64.getDecoder().decode(b64)));
-    }
 
     @Test
     void aTokenNeverReachesAnotherTenant() {

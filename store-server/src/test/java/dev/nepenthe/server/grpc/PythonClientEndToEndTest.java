@@ -7,14 +7,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.nepenthe.core.Nepenthe;
 import dev.nepenthe.core.StoreOptions;
 import dev.nepenthe.core.audit.Receipt;
+import dev.nepenthe.core.internal.evidence.SigningKey;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.KeyFactory;
-import java.security.spec.X509EncodedKeySpec;
 import java.util.ArrayList;
-import java.util.Base64;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -88,7 +86,7 @@ class PythonClientEndToEndTest {
 
             // The receipt verifies with only the public key the client fetched.
             String receipt = Files.readString(tmp.resolve("receipt.txt"));
-            String json = Receipt.verify(receipt, publicKey(Files.readString(tmp.resolve("public-key.pem"))));
+            String json = Receipt.verify(receipt, SigningKey.parsePem(Files.readString(tmp.resolve("public-key.pem"))));
             assertNotNull(json, "the receipt verifies offline");
             assertTrue(json.contains("\"state\":\"SEALED\"") || json.contains("SEALED"), json);
         } finally {
@@ -103,10 +101,6 @@ class PythonClientEndToEndTest {
         }
     }
 
-    private static java.security.PublicKey publicKey(String pem) throws Exception {
-        String b64 = pem.replaceAll("-----[A-Z ]+-----", "").replaceAll("\\s", "");
-        return KeyFactory.getInstance("Ed25519").generatePublic(new X509EncodedKeySpec(Base64.getDecoder().decode(b64)));
-    }
 
     private static void ensureGrpcio() throws IOException, InterruptedException {
         if (run(PYTHON, "-c", "import grpc") == 0) {
