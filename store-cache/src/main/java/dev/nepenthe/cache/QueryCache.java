@@ -158,7 +158,9 @@ public final class QueryCache implements ErasureSurface {
     /**
      * The cached hits for {@code request} on {@code collection}, or the collection's own search,
      * stored for next time: {@link #lookup}, then on a miss {@link VectorCollection#search} and
-     * {@link #put}.
+     * {@link #put}. Only vector queries are cached: a query with text (keyword, hybrid, or
+     * embedded by the collection) goes to the collection every time, since the forget rule that
+     * evicts entries whose query lies near a forgotten vector has no vector to compare.
      *
      * @param collection the collection to search
      * @param request the query
@@ -166,6 +168,9 @@ public final class QueryCache implements ErasureSurface {
      * @throws IllegalArgumentException and the other exceptions of {@link VectorCollection#search}
      */
     public List<SearchHit> search(VectorCollection collection, SearchRequest request) {
+        if (!cacheable(request)) {
+            return List.copyOf(collection.search(request));
+        }
         Lookup lookup = lookup(collection.name(), request);
         if (lookup.isHit()) {
             return lookup.hits();
@@ -182,6 +187,16 @@ public final class QueryCache implements ErasureSurface {
     }
 
     /**
+     * Whether the cache serves this query: a vector query that carries its vector and no text.
+     *
+     * @param request the query
+     * @return true for the queries {@link #lookup} accepts
+     */
+    public static boolean cacheable(SearchRequest request) {
+        return request.mode() == SearchRequest.Mode.VECTOR && request.vector() != null && request.text() == null;
+    }
+
+    /**
      * Looks a query up. On a miss the lookup carries a ticket (the cache's epoch now) and a copy
      * of the query, for {@link #put}: take it before searching, so that a forget or an
      * invalidation that lands during the search is seen.
@@ -193,6 +208,10 @@ public final class QueryCache implements ErasureSurface {
      */
     public Lookup lookup(String collection, SearchRequest request) {
         Objects.requireNonNull(request, "search request must not be null");
+        if (!cacheable(request)) {
+            throw new IllegalArgumentException("query cache: expected a vector query without text, got a "
+                    + request.mode() + " query" + (request.text() != null ? " with text" : ""));
+        }
         CacheKey probe = new CacheKey(collection, request); // reads the caller's array; never stored
         long ticket;
         synchronized (lock) {

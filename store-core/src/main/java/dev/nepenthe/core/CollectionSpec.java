@@ -4,7 +4,8 @@ import java.util.Objects;
 import java.util.regex.Pattern;
 
 /**
- * A collection's fixed shape: name, vector dimension, metric and index.
+ * A collection's fixed shape: name, vector dimension, metric and index, what a forget does to
+ * derived records, and optionally a text index and an embedder.
  *
  * @param name 1 to 64 characters of letters, digits, '_' and '-' (it names a folder)
  * @param dimension vector length, 1 to {@value #MAX_DIMENSION}
@@ -12,8 +13,22 @@ import java.util.regex.Pattern;
  * @param index the index kind and its parameters (checked by the index's factory when the
  *     collection is created, not here)
  * @param provenance what a forget does to records derived from forgotten ones
+ * @param textAnalyzer the analyzer of the collection's text index (BM25 keyword and hybrid
+ *     search over record text), one of {@link #TEXT_ANALYZERS}; null for no text index
+ * @param embedder the {@link dev.nepenthe.core.embed.Embedder#name() name} of the embedder that
+ *     turns text into vectors for records stored without one and for text queries; null for
+ *     none (records then need vectors, and queries too)
  */
-public record CollectionSpec(String name, int dimension, Metric metric, IndexSpec index, Provenance provenance) {
+public record CollectionSpec(String name, int dimension, Metric metric, IndexSpec index, Provenance provenance,
+        String textAnalyzer, String embedder) {
+
+    /**
+     * The analyzers a text index may use (from Lucene): {@code standard} (Unicode word breaks,
+     * lower case), {@code english} (that, English stop words removed and Porter stemming),
+     * {@code simple}, {@code whitespace}, and stemming analyzers for {@code german},
+     * {@code french}, {@code spanish}, {@code italian}, {@code portuguese} and {@code dutch}.
+     */
+    public static final java.util.Set<String> TEXT_ANALYZERS = dev.nepenthe.core.internal.text.Analyzers.names();
 
     /**
      * What a forget does to records derived from forgotten ones (their {@code derivedFrom} names
@@ -42,15 +57,31 @@ public record CollectionSpec(String name, int dimension, Metric metric, IndexSpe
         this(name, dimension, metric, index, Provenance.CASCADE);
     }
 
+    /**
+     * A collection with no text index and no embedder.
+     *
+     * @param name 1 to 64 characters of letters, digits, '_' and '-'
+     * @param dimension vector length, 1 to {@value #MAX_DIMENSION}
+     * @param metric how vectors are compared
+     * @param index the index kind and its parameters
+     * @param provenance what a forget does to records derived from forgotten ones
+     * @throws IllegalArgumentException if the name or the dimension is out of range
+     * @throws NullPointerException if the name, metric, index or provenance policy is null
+     */
+    public CollectionSpec(String name, int dimension, Metric metric, IndexSpec index, Provenance provenance) {
+        this(name, dimension, metric, index, provenance, null, null);
+    }
+
     /** Longest vector a collection accepts. */
     public static final int MAX_DIMENSION = 16_384;
     private static final Pattern NAME = Pattern.compile("[A-Za-z0-9_-]{1,64}");
+    private static final Pattern EMBEDDER_NAME = Pattern.compile("[A-Za-z0-9._-]{1,64}");
 
     /**
      * Checks the shape; nothing touches the disk until {@link Nepenthe#createCollection}.
      *
-     * @throws IllegalArgumentException if the name or the dimension is out of range, naming both
-     *     the rule and the value
+     * @throws IllegalArgumentException if the name or the dimension is out of range, the
+     *     analyzer unknown or the embedder's name malformed, naming both the rule and the value
      * @throws NullPointerException if the name, metric, index or provenance policy is null
      */
     public CollectionSpec {
@@ -64,6 +95,14 @@ public record CollectionSpec(String name, int dimension, Metric metric, IndexSpe
         }
         if (dimension < 1 || dimension > MAX_DIMENSION) {
             throw new IllegalArgumentException("dimension: expected 1 to " + MAX_DIMENSION + ", got " + dimension);
+        }
+        if (textAnalyzer != null && !TEXT_ANALYZERS.contains(textAnalyzer)) {
+            throw new IllegalArgumentException("text analyzer: expected one of " + TEXT_ANALYZERS + ", got '"
+                    + textAnalyzer + "'");
+        }
+        if (embedder != null && !EMBEDDER_NAME.matcher(embedder).matches()) {
+            throw new IllegalArgumentException("embedder name: expected 1 to 64 characters of letters, digits, '.', '_'"
+                    + " or '-', got '" + embedder + "'");
         }
     }
 
@@ -87,7 +126,31 @@ public record CollectionSpec(String name, int dimension, Metric metric, IndexSpe
      * @return a new spec
      */
     public CollectionSpec withIndex(IndexSpec index) {
-        return new CollectionSpec(name, dimension, metric, index, provenance);
+        return new CollectionSpec(name, dimension, metric, index, provenance, textAnalyzer, embedder);
+    }
+
+    /**
+     * This spec with a text index over record text, for keyword (BM25) and hybrid search.
+     *
+     * @param analyzer one of {@link #TEXT_ANALYZERS}, or null for no text index
+     * @return a new spec
+     * @throws IllegalArgumentException if the analyzer is unknown
+     */
+    public CollectionSpec withTextIndex(String analyzer) {
+        return new CollectionSpec(name, dimension, metric, index, provenance, analyzer, embedder);
+    }
+
+    /**
+     * This spec with an embedder: records stored with text and no vector, and text queries, are
+     * embedded by the store's embedder of this name, whose dimension must be this spec's.
+     *
+     * @param embedderName the embedder's {@link dev.nepenthe.core.embed.Embedder#name() name},
+     *     or null for none
+     * @return a new spec
+     * @throws IllegalArgumentException if the name is malformed
+     */
+    public CollectionSpec withEmbedder(String embedderName) {
+        return new CollectionSpec(name, dimension, metric, index, provenance, textAnalyzer, embedderName);
     }
 
     /**
@@ -97,6 +160,6 @@ public record CollectionSpec(String name, int dimension, Metric metric, IndexSpe
      * @return a new spec
      */
     public CollectionSpec withProvenance(Provenance policy) {
-        return new CollectionSpec(name, dimension, metric, index, policy);
+        return new CollectionSpec(name, dimension, metric, index, policy, textAnalyzer, embedder);
     }
 }

@@ -3,6 +3,7 @@ package dev.nepenthe.core;
 import dev.nepenthe.core.audit.LedgerAudit;
 import dev.nepenthe.core.audit.LedgerHead;
 import dev.nepenthe.core.audit.LedgerVerification;
+import dev.nepenthe.core.embed.Embedder;
 import dev.nepenthe.core.forget.ErasureSurface;
 import dev.nepenthe.core.forget.ForgetOperation;
 import dev.nepenthe.core.forget.ForgetRequest;
@@ -21,6 +22,7 @@ import dev.nepenthe.core.internal.forget.ForgetProtocol;
 import dev.nepenthe.core.internal.index.VectorIndexes;
 import dev.nepenthe.core.internal.io.ChecksummedFiles;
 import dev.nepenthe.core.internal.storage.CollectionStorage;
+import dev.nepenthe.core.internal.text.TextIndex;
 import dev.nepenthe.core.internal.storage.StoreContext;
 import dev.nepenthe.core.internal.storage.TombstoneJournal;
 import java.io.IOException;
@@ -214,6 +216,7 @@ public final class Nepenthe implements AutoCloseable {
                     // Dropped after the files were written (a restored snapshot, or a crash
                     // mid-drop): finish the drop before anything is served.
                     CollectionStorage.purgeDropped(dir, meta.id(), context);
+                    TextIndex.destroyFolder(dir.resolve("text"), keystore, context.hashes(), meta.id());
                     StoreFolders.deleteTree(dir);
                     continue;
                 }
@@ -246,6 +249,18 @@ public final class Nepenthe implements AutoCloseable {
         }
         // Validate the index parameters before anything touches the disk.
         VectorIndexes.factory(spec.index().kind()).create(indexConfig(spec)).close();
+        if (spec.embedder() != null) {
+            Embedder e = options.embedders().get(spec.embedder());
+            if (e == null) {
+                throw new IllegalArgumentException("collection '" + spec.name() + "': embedder '" + spec.embedder()
+                        + "' is not one this store was opened with (StoreOptions.withEmbedder); it has "
+                        + options.embedders().keySet());
+            }
+            if (e.dimension() != spec.dimension()) {
+                throw new IllegalArgumentException("collection '" + spec.name() + "': dimension " + spec.dimension()
+                        + " does not match embedder '" + spec.embedder() + "', which gives " + e.dimension());
+            }
+        }
         Path dir = root.resolve("collections").resolve(spec.name());
         String id = java.util.HexFormat.of().formatHex(ChecksummedFiles.newFileId());
         try {
@@ -685,8 +700,28 @@ public final class Nepenthe implements AutoCloseable {
 
     private VectorCollection openCollection(Path dir, CollectionSpec spec, String id) throws IOException {
         var factory = VectorIndexes.factory(spec.index().kind());
+        CollectionEngine.TextOpener text = spec.textAnalyzer() == null ? null
+                : () -> TextIndex.open(dir.resolve("text"), spec.textAnalyzer(), keystore, context.hashes(), id);
         return new VectorCollection(new CollectionEngine(spec, id, () -> factory.create(indexConfig(spec)),
-                sink -> CollectionStorage.open(dir, id, context, sink)));
+                sink -> CollectionStorage.open(dir, id, context, sink), text, embedding(spec)));
+    }
+
+    /** The embedder a collection names, or why it has none. */
+    private CollectionEngine.Embedding embedding(CollectionSpec spec) {
+        if (spec.embedder() == null) {
+            return CollectionEngine.Embedding.NONE;
+        }
+        Embedder e = options.embedders().get(spec.embedder());
+        if (e == null) {
+            return new CollectionEngine.Embedding(null, "it embeds with '" + spec.embedder() + "', and this store was"
+                    + " opened without an embedder of that name (StoreOptions.withEmbedder); it has "
+                    + options.embedders().keySet());
+        }
+        if (e.dimension() != spec.dimension()) {
+            return new CollectionEngine.Embedding(null, "its embedder '" + spec.embedder() + "' gives vectors of "
+                    + e.dimension() + " dimensions, and the collection holds " + spec.dimension());
+        }
+        return new CollectionEngine.Embedding(e, null);
     }
 
     private static IndexConfig indexConfig(CollectionSpec spec) {

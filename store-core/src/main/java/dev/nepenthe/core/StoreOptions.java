@@ -2,7 +2,10 @@ package dev.nepenthe.core;
 
 import dev.nepenthe.core.audit.LedgerHead;
 import dev.nepenthe.core.forget.ProbePolicy;
+import dev.nepenthe.core.embed.Embedder;
 import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.Map;
 import java.util.Objects;
 
 /**
@@ -32,9 +35,13 @@ import java.util.Objects;
  *     {@link Nepenthe#ledgerHead()}), or null. When set, the store refuses to open unless its
  *     ledger still holds that head: a keystore folder restored from a copy older than the
  *     witness has lost the forgets recorded since, and would serve what they erased.
+ * @param embedders the embedders collections may name, by {@link Embedder#name()} (none by
+ *     default): a collection created with an embedder accepts records with text and no vector,
+ *     and text queries, only in a store opened with that embedder
  */
 public record StoreOptions(Path keystore, Path masterKeyFile, boolean generateMasterKey, Durability durability,
-        long checkpointBytes, int shardBuckets, int forgetWorkerNice, ProbePolicy probePolicy, LedgerHead ledgerWitness) {
+        long checkpointBytes, int shardBuckets, int forgetWorkerNice, ProbePolicy probePolicy, LedgerHead ledgerWitness,
+        Map<String, Embedder> embedders) {
 
     /** Most shard buckets a store may have. */
     public static final int MAX_BUCKETS = 4096;
@@ -50,6 +57,7 @@ public record StoreOptions(Path keystore, Path masterKeyFile, boolean generateMa
     public StoreOptions {
         Objects.requireNonNull(durability, "durability");
         Objects.requireNonNull(probePolicy, "probePolicy");
+        embedders = embedders == null ? Map.of() : Map.copyOf(embedders);
         if (checkpointBytes < 1 << 16) {
             throw new IllegalArgumentException("checkpointBytes: expected >= 65536, got " + checkpointBytes);
         }
@@ -69,7 +77,7 @@ public record StoreOptions(Path keystore, Path masterKeyFile, boolean generateMa
      * @return the default options
      */
     public static StoreOptions defaults() {
-        return new StoreOptions(null, null, true, Durability.SYNC, 64L << 20, 256, 10, ProbePolicy.DEFAULT, null);
+        return new StoreOptions(null, null, true, Durability.SYNC, 64L << 20, 256, 10, ProbePolicy.DEFAULT, null, Map.of());
     }
 
     /**
@@ -80,7 +88,7 @@ public record StoreOptions(Path keystore, Path masterKeyFile, boolean generateMa
      */
     public StoreOptions withKeystore(Path folder) {
         return new StoreOptions(folder, masterKeyFile, generateMasterKey, durability, checkpointBytes, shardBuckets,
-                forgetWorkerNice, probePolicy, ledgerWitness);
+                forgetWorkerNice, probePolicy, ledgerWitness, embedders);
     }
 
     /**
@@ -92,7 +100,7 @@ public record StoreOptions(Path keystore, Path masterKeyFile, boolean generateMa
      */
     public StoreOptions withMasterKeyFile(Path file, boolean generateIfMissing) {
         return new StoreOptions(keystore, file, generateIfMissing, durability, checkpointBytes, shardBuckets,
-                forgetWorkerNice, probePolicy, ledgerWitness);
+                forgetWorkerNice, probePolicy, ledgerWitness, embedders);
     }
 
     /**
@@ -104,7 +112,7 @@ public record StoreOptions(Path keystore, Path masterKeyFile, boolean generateMa
      */
     public StoreOptions withDurability(Durability d) {
         return new StoreOptions(keystore, masterKeyFile, generateMasterKey, d, checkpointBytes, shardBuckets,
-                forgetWorkerNice, probePolicy, ledgerWitness);
+                forgetWorkerNice, probePolicy, ledgerWitness, embedders);
     }
 
     /**
@@ -116,7 +124,7 @@ public record StoreOptions(Path keystore, Path masterKeyFile, boolean generateMa
      */
     public StoreOptions withCheckpointBytes(long bytes) {
         return new StoreOptions(keystore, masterKeyFile, generateMasterKey, durability, bytes, shardBuckets,
-                forgetWorkerNice, probePolicy, ledgerWitness);
+                forgetWorkerNice, probePolicy, ledgerWitness, embedders);
     }
 
     /**
@@ -129,7 +137,7 @@ public record StoreOptions(Path keystore, Path masterKeyFile, boolean generateMa
      */
     public StoreOptions withShardBuckets(int buckets) {
         return new StoreOptions(keystore, masterKeyFile, generateMasterKey, durability, checkpointBytes, buckets,
-                forgetWorkerNice, probePolicy, ledgerWitness);
+                forgetWorkerNice, probePolicy, ledgerWitness, embedders);
     }
 
     /**
@@ -141,7 +149,7 @@ public record StoreOptions(Path keystore, Path masterKeyFile, boolean generateMa
      */
     public StoreOptions withForgetWorkerNice(int nice) {
         return new StoreOptions(keystore, masterKeyFile, generateMasterKey, durability, checkpointBytes, shardBuckets,
-                nice, probePolicy, ledgerWitness);
+                nice, probePolicy, ledgerWitness, embedders);
     }
 
     /**
@@ -153,7 +161,7 @@ public record StoreOptions(Path keystore, Path masterKeyFile, boolean generateMa
      */
     public StoreOptions withProbePolicy(ProbePolicy policy) {
         return new StoreOptions(keystore, masterKeyFile, generateMasterKey, durability, checkpointBytes, shardBuckets,
-                forgetWorkerNice, policy, ledgerWitness);
+                forgetWorkerNice, policy, ledgerWitness, embedders);
     }
 
     /**
@@ -164,7 +172,22 @@ public record StoreOptions(Path keystore, Path masterKeyFile, boolean generateMa
      */
     public StoreOptions withLedgerWitness(LedgerHead head) {
         return new StoreOptions(keystore, masterKeyFile, generateMasterKey, durability, checkpointBytes, shardBuckets,
-                forgetWorkerNice, probePolicy, head);
+                forgetWorkerNice, probePolicy, head, embedders);
+    }
+
+    /**
+     * These options with one more embedder, which collections name by {@link Embedder#name()}.
+     * The store calls it from several threads at once.
+     *
+     * @param embedder the embedder; one of the same name replaces it
+     * @return new options
+     */
+    public StoreOptions withEmbedder(Embedder embedder) {
+        Objects.requireNonNull(embedder, "embedder");
+        Map<String, Embedder> more = new HashMap<>(embedders);
+        more.put(embedder.name(), embedder);
+        return new StoreOptions(keystore, masterKeyFile, generateMasterKey, durability, checkpointBytes, shardBuckets,
+                forgetWorkerNice, probePolicy, ledgerWitness, more);
     }
 
     Path keystoreFor(Path dataFolder) {

@@ -16,6 +16,8 @@ import java.util.List;
 public final class MiniLmEmbedder implements Embedder {
 
     public static final int DIMENSION = 384;
+    /** The name collections record ({@code CollectionSpec.withEmbedder(MiniLmEmbedder.NAME)}). */
+    public static final String NAME = "all-minilm-l6-v2";
 
     static {
         // DJL, which runs the tokenizer, reports usage to its makers when it thinks it runs on
@@ -27,6 +29,11 @@ public final class MiniLmEmbedder implements Embedder {
     private final AllMiniLmL6V2EmbeddingModel model = new AllMiniLmL6V2EmbeddingModel();
 
     @Override
+    public String name() {
+        return NAME;
+    }
+
+    @Override
     public int dimension() {
         return DIMENSION;
     }
@@ -36,6 +43,7 @@ public final class MiniLmEmbedder implements Embedder {
         return model.embed(text).content().vector();
     }
 
+    /** Embeds a batch on every core: langchain4j embeds the texts of a batch in parallel. */
     @Override
     public List<float[]> embedAll(List<String> texts) {
         List<TextSegment> segments = new ArrayList<>(texts.size());

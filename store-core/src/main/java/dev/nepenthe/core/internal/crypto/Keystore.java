@@ -184,6 +184,15 @@ public final class Keystore implements Closeable {
 
     /** The subject's data key, created (and fsynced to the keystore) if it has none. */
     public synchronized DataKey getOrCreate(KeyedHash.Hash subject) throws IOException {
+        return getOrCreate(subject, true);
+    }
+
+    /**
+     * The key named by this hash, created if it has none; with {@code sync} false the new slot
+     * is written but not fsynced, for keys of files that only need to survive a crash once the
+     * files themselves are synced (the caller then calls {@link #force()} before that).
+     */
+    public synchronized DataKey getOrCreate(KeyedHash.Hash subject, boolean sync) throws IOException {
         DataKey k = find(subject);
         if (k != null) {
             return k;
@@ -205,7 +214,7 @@ public final class Keystore implements Closeable {
             throw new IllegalStateException("AES-GCM key wrapping failed", e);
         }
         int slot = freeSlots.isEmpty() ? slotCount++ : freeSlots.poll();
-        writeSlot(slot, slotBytes);
+        writeSlot(slot, slotBytes, sync);
         slotOf.put(subject, slot);
         k = new DataKey(raw);
         Arrays.fill(raw, (byte) 0);
@@ -221,6 +230,14 @@ public final class Keystore implements Closeable {
      * @return false if the subject had no key
      */
     public synchronized boolean destroy(KeyedHash.Hash subject) throws IOException {
+        return destroy(subject, true);
+    }
+
+    /**
+     * {@link #destroy(KeyedHash.Hash)}, with the fsync left to a later {@link #force()} when
+     * {@code sync} is false: for many keys destroyed together, made durable by one fsync.
+     */
+    public synchronized boolean destroy(KeyedHash.Hash subject, boolean sync) throws IOException {
         Integer slot = slotOf.remove(subject);
         DataKey cached = cache.remove(subject);
         if (cached != null) {
@@ -229,7 +246,7 @@ public final class Keystore implements Closeable {
         if (slot == null) {
             return false;
         }
-        writeSlot(slot, new byte[SLOT]);
+        writeSlot(slot, new byte[SLOT], sync);
         freeSlots.add(slot);
         return true;
     }
@@ -243,13 +260,20 @@ public final class Keystore implements Closeable {
         return file;
     }
 
-    private void writeSlot(int slot, byte[] slotBytes) throws IOException {
+    /** Makes every slot written without a sync durable. */
+    public synchronized void force() throws IOException {
+        ch.force(true);
+    }
+
+    private void writeSlot(int slot, byte[] slotBytes, boolean sync) throws IOException {
         CrashPoints.reached("keystore.before-slot-write");
         CRC32C c = new CRC32C();
         c.update(slotBytes, 0, CRC_OFF);
         ByteBuffer.wrap(slotBytes, CRC_OFF, 4).putInt((int) c.getValue());
         writeFully(ByteBuffer.wrap(slotBytes), offset(slot));
-        ch.force(true);
+        if (sync) {
+            ch.force(true);
+        }
         CrashPoints.reached("keystore.slot-written");
     }
 

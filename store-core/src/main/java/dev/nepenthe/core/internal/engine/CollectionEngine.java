@@ -11,6 +11,8 @@ import dev.nepenthe.core.index.VectorIndex;
 import dev.nepenthe.core.internal.engine.RecordCatalogue.Entry;
 import dev.nepenthe.core.internal.storage.CollectionStorage.Placed;
 import dev.nepenthe.core.internal.storage.CollectionStorage;
+import dev.nepenthe.core.internal.text.TextIndex;
+import dev.nepenthe.core.embed.Embedder;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
@@ -63,12 +65,39 @@ public final class CollectionEngine {
         CollectionStorage open(CollectionStorage.LoadSink sink) throws IOException;
     }
 
+    /** Opens the collection's text index. */
+    @FunctionalInterface
+    public interface TextOpener {
+        TextIndex open() throws IOException;
+    }
+
+    /**
+     * What the collection embeds text with: the store's embedder of the name the spec gives, or
+     * a refusal that says why there is none.
+     */
+    public record Embedding(Embedder embedder, String missing) {
+        public static final Embedding NONE = new Embedding(null, "it was created without an embedder"
+                + " (CollectionSpec.withEmbedder)");
+
+        Embedder require(String collection) {
+            if (embedder == null) {
+                throw new IllegalStateException("collection '" + collection + "' cannot embed text: " + missing);
+            }
+            return embedder;
+        }
+    }
+
+    private static final System.Logger LOG = System.getLogger(CollectionEngine.class.getName());
+
     private final CollectionSpec spec;
     private final String id;
     private final CollectionStorage storage;
     private final Supplier<VectorIndex> indexFactory;
     private volatile VectorIndex index;
     private final RecordValidator validator;
+    /** The text index, or null when the collection has none. */
+    private final TextIndex text;
+    private final Embedding embedding;
     /** Writes take turns on this; reads never take it. */
     private final ReentrantLock writer = new ReentrantLock();
     private final RecordCatalogue catalogue = new RecordCatalogue();
@@ -89,7 +118,18 @@ public final class CollectionEngine {
      */
     public CollectionEngine(CollectionSpec spec, String id, Supplier<VectorIndex> indexFactory, StorageOpener opener)
             throws IOException {
+        this(spec, id, indexFactory, opener, null, Embedding.NONE);
+    }
+
+    /**
+     * Opens the collection on its storage, with a text index ({@code textOpener} non-null) and
+     * an embedder: every stored record is validated and indexed, and the text index reconciled
+     * with the records, before this returns.
+     */
+    public CollectionEngine(CollectionSpec spec, String id, Supplier<VectorIndex> indexFactory, StorageOpener opener,
+            TextOpener textOpener, Embedding embedding) throws IOException {
         this.spec = spec;
+        this.embedding = embedding;
         this.id = id;
         this.indexFactory = indexFactory;
         this.index = indexFactory.get();
@@ -104,7 +144,53 @@ public final class CollectionEngine {
         VectorIndex idx = index;
         catalogue.liveEntries().parallelStream().forEach(e -> idx.add(e.ordinal(), RecordAccess.vectorUnsafe(e.record())));
         idx.afterBulkLoad();
+        TextIndex t = null;
+        if (textOpener != null) {
+            try {
+                t = textOpener.open();
+                TextIndex.Reconciled r = t.reconcile(textRecords());
+                if (r.removed() > 0 || r.added() > 0) {
+                    // After an unclean close: Lucene's last commit was behind the records.
+                    LOG.log(System.Logger.Level.INFO, "collection ''{0}'': text index reconciled with the records"
+                            + " ({1} documents removed, {2} added)", spec.name(), r.removed(), r.added());
+                }
+            } catch (IOException | RuntimeException e) {
+                if (t != null) {
+                    t.close();
+                }
+                storage.close();
+                idx.close();
+                throw e;
+            }
+        }
+        this.text = t;
         catalogue.publish(0);
+    }
+
+    /** The records as the text index checks them against: version and text by ordinal. */
+    private TextIndex.Records textRecords() {
+        return new TextIndex.Records() {
+            @Override
+            public long version(int ordinal) {
+                return catalogue.entry(ordinal) == null ? -1 : storage.versionOf(ordinal);
+            }
+
+            @Override
+            public String text(int ordinal) {
+                Entry e = catalogue.entry(ordinal);
+                return e == null ? null : e.record().text();
+            }
+
+            @Override
+            public int[] ordinals() {
+                return catalogue.liveEntries().stream().mapToInt(Entry::ordinal).toArray();
+            }
+        };
+    }
+
+    /** The collection's text index, or null when it has none. */
+    public TextIndex textIndex() {
+        return text;
     }
 
     public CollectionSpec spec() {
@@ -144,6 +230,7 @@ public final class CollectionEngine {
 
     /** Inserts or replaces a batch atomically, durable when this returns (see VectorCollection#upsertAll). */
     public void upsertAll(List<VectorRecord> batch) {
+        batch = embedMissingVectors(batch);
         validator.validateBatch(batch);
         writer.lock();
         try {
@@ -179,10 +266,16 @@ public final class CollectionEngine {
             VectorIndex idx = index;
             for (Placed p : placed) {
                 idx.add(p.ordinal(), RecordAccess.vectorUnsafe(p.record()));
+                if (text != null && RecordAccess.textUtf8Length(p.record()) > 0) {
+                    text.add(p.ordinal(), storage.versionOf(p.ordinal()), p.record().text());
+                }
                 catalogue.link(p.ordinal(), p.record());
             }
             storage.publishIds(placed);
             removeFromReads(replaced, stamp);
+            if (text != null) {
+                text.publish();
+            }
             catalogue.publish(stamp);
         } catch (IOException e) {
             throw new UncheckedIOException("collection '" + spec.name() + "': writing the batch failed; nothing was stored", e);
@@ -190,6 +283,43 @@ public final class CollectionEngine {
             writer.unlock();
         }
         checkpointIfDue();
+    }
+
+    /**
+     * Records with text and no vector get their vector from the collection's embedder, in one
+     * batch call (outside the writer mutex: embedding is the slow part of a text ingest).
+     */
+    private List<VectorRecord> embedMissingVectors(List<VectorRecord> batch) {
+        if (batch == null) {
+            return null; // the validator names the problem
+        }
+        List<Integer> positions = new ArrayList<>();
+        List<String> texts = new ArrayList<>();
+        for (int i = 0; i < batch.size(); i++) {
+            VectorRecord r = batch.get(i);
+            if (r != null && RecordAccess.vectorUnsafe(r) == null && RecordAccess.textUtf8Length(r) > 0) {
+                positions.add(i);
+                texts.add(r.text());
+            }
+        }
+        if (positions.isEmpty()) {
+            return batch;
+        }
+        if (embedding.embedder() == null) {
+            throw new IllegalArgumentException("record at batch position " + positions.get(0) + ": expected a vector,"
+                    + " got text only, and collection '" + spec.name() + "' cannot embed text: " + embedding.missing());
+        }
+        List<float[]> vectors = embedding.embedder().embedAll(texts);
+        if (vectors.size() != texts.size()) {
+            throw new IllegalStateException("embedder '" + embedding.embedder().name() + "' returned " + vectors.size()
+                    + " vectors for " + texts.size() + " texts");
+        }
+        List<VectorRecord> out = new ArrayList<>(batch);
+        for (int j = 0; j < positions.size(); j++) {
+            int i = positions.get(j);
+            out.set(i, batch.get(i).toBuilder().vector(vectors.get(j)).build());
+        }
+        return out;
     }
 
     private void checkpointIfDue() {
@@ -319,7 +449,18 @@ public final class CollectionEngine {
             catalogue.unlink(e);
         }
         // One batch call lets the index share repair work across the removals.
-        index.removeAll(ords.toArray());
+        int[] removed = ords.toArray();
+        index.removeAll(removed);
+        if (text != null) {
+            try {
+                text.delete(removed);
+                // Before the ordinals are freed: no searcher opened after this still finds them.
+                text.publish();
+            } catch (IOException e) {
+                throw new UncheckedIOException("collection '" + spec.name() + "': removing records from the text index"
+                        + " failed", e);
+            }
+        }
         catalogue.free(ords, stamp);
     }
 
@@ -327,6 +468,10 @@ public final class CollectionEngine {
     private void purgeDeleted() {
         try {
             storage.purgeDeleted();
+            if (text != null) {
+                // A plain delete removes the text's bytes too, as the segments lose the record's.
+                text.mergeDeletesAway();
+            }
         } catch (IOException e) {
             throw new UncheckedIOException("collection '" + spec.name() + "': deleted (journaled, and no longer"
                     + " served), but rewriting the live files without it failed; the next checkpoint retries", e);
@@ -344,9 +489,58 @@ public final class CollectionEngine {
 
     /** The k nearest visible records of the request's tenant, narrowed by its subject and filter. No lock. */
     public List<SearchHit> search(SearchRequest request) {
-        validator.checkVector(request.vector(), "query");
         ensureOpen();
-        return search.search(request);
+        return switch (request.mode()) {
+            case VECTOR -> search.search(withVector(request));
+            case KEYWORD -> keywordSearch(request, request.k());
+            case HYBRID -> hybridSearch(request);
+        };
+    }
+
+    /** The request with its vector: the caller's, checked, or the embedding of its text. */
+    private SearchRequest withVector(SearchRequest request) {
+        if (request.vector() != null) {
+            validator.checkVector(request.vector(), "query");
+            return request;
+        }
+        float[] v = embedding.require(spec.name()).embed(request.text());
+        validator.checkVector(v, "query embedding");
+        return new SearchRequest(v, request.text(), request.mode(), request.k(), request.tenant(), request.subject(),
+                request.filter(), request.params());
+    }
+
+    private TextIndex requireText() {
+        if (text == null) {
+            throw new IllegalStateException("collection '" + spec.name() + "' has no text index: keyword and hybrid"
+                    + " search need one (CollectionSpec.withTextIndex, set when the collection is created)");
+        }
+        return text;
+    }
+
+    private List<SearchHit> keywordSearch(SearchRequest request, int k) {
+        TextIndex t = requireText();
+        return search.search(request, accept -> {
+            TextIndex.Ranked r = t.search(request.text(), accept, k);
+            return new dev.nepenthe.core.index.SearchResult(r.ordinals(), r.scores(), r.size());
+        });
+    }
+
+    /** Keyword and vector results fused by reciprocal rank fusion (see SearchRequest). */
+    private List<SearchHit> hybridSearch(SearchRequest request) {
+        requireText();
+        int window = Math.min(SearchRequest.MAX_K, Math.max(request.k(),
+                request.params().get("window", SearchRequest.DEFAULT_WINDOW)));
+        int rrfK = request.params().get("rrfK", SearchRequest.DEFAULT_RRF_K);
+        if (window < 1 || rrfK < 0) {
+            throw new IllegalArgumentException("hybrid search: expected window >= 1 and rrfK >= 0, got window " + window
+                    + ", rrfK " + rrfK);
+        }
+        SearchRequest wide = withVector(request);
+        wide = new SearchRequest(wide.vector(), wide.text(), SearchRequest.Mode.VECTOR, window, wide.tenant(),
+                wide.subject(), wide.filter(), wide.params());
+        List<SearchHit> byVector = search.search(wide);
+        List<SearchHit> byKeyword = keywordSearch(request, window);
+        return ReciprocalRankFusion.fuse(List.of(byVector, byKeyword), rrfK, request.k());
     }
 
     /** Number of records in all tenants, as last published. */
@@ -456,6 +650,13 @@ public final class CollectionEngine {
             r.checked("records", live);
             catalogue.checkBitmaps(r);
             out.put("collection", r.build());
+            if (text != null) {
+                try {
+                    out.put("text", text.verifyIntegrity(textRecords(), "text:" + spec.name()));
+                } catch (IOException e) {
+                    throw new UncheckedIOException("collection '" + spec.name() + "': reading the text index failed", e);
+                }
+            }
             return out;
         } finally {
             writer.unlock();
@@ -468,6 +669,9 @@ public final class CollectionEngine {
         try {
             ensureOpen();
             storage.checkpoint(true);
+            if (text != null) {
+                text.commit();
+            }
         } catch (IOException e) {
             throw new UncheckedIOException("collection '" + spec.name() + "': checkpoint failed", e);
         } finally {
@@ -499,6 +703,9 @@ public final class CollectionEngine {
     public void destroyAllKeys() throws IOException {
         writer.lock();
         try {
+            if (text != null) {
+                text.destroy();
+            }
             storage.destroyAllKeys();
         } finally {
             writer.unlock();
@@ -564,9 +771,15 @@ public final class CollectionEngine {
             }
             closed = true;
             try {
-                storage.close();
+                if (text != null) {
+                    text.commitAndClose();
+                }
             } finally {
-                index.close();
+                try {
+                    storage.close();
+                } finally {
+                    index.close();
+                }
             }
         } finally {
             writer.unlock();

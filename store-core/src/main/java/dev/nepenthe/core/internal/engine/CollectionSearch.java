@@ -31,8 +31,21 @@ final class CollectionSearch {
         this.engine = engine;
     }
 
+    /** Ranks candidate ordinals: an index search over the accepted ones (null: every live ordinal). */
+    @FunctionalInterface
+    interface Ranker {
+        SearchResult rank(RoaringBitmap accept) throws java.io.IOException;
+    }
+
     /** The k nearest visible records of the request's tenant (validated), narrowed by its subject and filter. */
     List<SearchHit> search(SearchRequest request) {
+        float[] query = request.vector();
+        return search(request, accept -> engine.index().search(query, request.k(),
+                accept == null ? Accept.ALL : new BitmapAccept(accept), request.params()));
+    }
+
+    /** The visible records the ranker finds among the request's candidates, best first. */
+    List<SearchHit> search(SearchRequest request, Ranker ranker) {
         RecordCatalogue catalogue = engine.catalogue();
         // Records a forget has marked are left out of the candidates the index sees, so a
         // search still finds k visible records. A mark, delete or ordinal reuse that lands while
@@ -46,8 +59,12 @@ final class CollectionSearch {
             if (accept != null && accept.isEmpty()) {
                 return List.of();
             }
-            SearchResult result = engine.index().search(request.vector(), request.k(),
-                    accept == null ? Accept.ALL : new BitmapAccept(accept), request.params());
+            SearchResult result;
+            try {
+                result = ranker.rank(accept);
+            } catch (java.io.IOException e) {
+                throw new java.io.UncheckedIOException("collection '" + engine.name() + "': searching failed", e);
+            }
             Runnable pause = CollectionEngine.afterIndexSearch;
             if (pause != null) {
                 pause.run();

@@ -21,8 +21,8 @@ import java.util.stream.Stream;
 public final class StoreFolders {
 
     static final String COLLECTION_FORMAT = "nepenthe-collection";
-    /** 2 added the provenance policy; 1 still reads (as CASCADE). */
-    static final int COLLECTION_VERSION = 2;
+    /** 2 added the provenance policy; 3 the text analyzer and embedder; older ones still read. */
+    static final int COLLECTION_VERSION = 3;
 
     private StoreFolders() {}
 
@@ -43,6 +43,8 @@ public final class StoreFolders {
                 out.writeUTF(e.getKey());
                 out.writeUTF(e.getValue());
             }
+            out.writeUTF(spec.textAnalyzer() == null ? "" : spec.textAnalyzer());
+            out.writeUTF(spec.embedder() == null ? "" : spec.embedder());
         });
     }
 
@@ -61,7 +63,10 @@ public final class StoreFolders {
             for (int i = 0; i < n; i++) {
                 params.put(in.readUTF(), in.readUTF());
             }
-            return new Meta(new CollectionSpec(name, dim, metric, IndexSpec.of(kind, params), provenance), id);
+            String analyzer = v >= 3 ? in.readUTF() : "";
+            String embedder = v >= 3 ? in.readUTF() : "";
+            return new Meta(new CollectionSpec(name, dim, metric, IndexSpec.of(kind, params), provenance,
+                    analyzer.isEmpty() ? null : analyzer, embedder.isEmpty() ? null : embedder), id);
         });
     }
 

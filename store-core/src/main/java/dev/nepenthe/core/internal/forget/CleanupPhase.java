@@ -62,6 +62,12 @@ final class CleanupPhase {
             } else if (c.purgeIndexResidue()) {
                 purged.merge("collection:" + c.name() + "/index", 1L, Long::sum);
             }
+            if (touched.contains(c.name())) {
+                int merged = c.purgeText();
+                if (merged >= 0) {
+                    purged.put("collection:" + c.name() + "/text", (long) merged);
+                }
+            }
         }
         purged.put("snapshots", (long) ctx.snapshots.purge(op.pub.tenant, op.secret.removed, ctx.engines.get()));
         ForgottenRecords forgotten = op.forgottenRecords();

@@ -14,6 +14,7 @@ import dev.nepenthe.core.internal.engine.RecordCatalogue.Entry;
 import dev.nepenthe.core.internal.engine.RecordCatalogue;
 import dev.nepenthe.core.internal.io.CrashPoints;
 import dev.nepenthe.core.internal.storage.CollectionStorage;
+import dev.nepenthe.core.internal.text.TextIndex;
 import dev.nepenthe.core.vector.Kernels;
 import dev.nepenthe.core.vector.VectorKernels;
 import java.io.IOException;
@@ -40,8 +41,23 @@ import org.roaringbitmap.RoaringBitmap;
  */
 final class CollectionEraser {
 
-    /** A record the cleanup removed: the record (its vector is the probe), ordinal and version. */
-    record Removed(VectorRecord record, int ordinal, long version) {}
+    /**
+     * A record the cleanup removed: the record (its vector is the probe), ordinal and version,
+     * and its text's most distinctive terms in the collection's text index (the lexical probe;
+     * empty without text or text index).
+     */
+    record Removed(VectorRecord record, int ordinal, long version, List<String> textTerms) {
+        Removed {
+            textTerms = List.copyOf(textTerms);
+        }
+    }
+
+    /** How many of a forgotten text's rarest terms the lexical probe and the text proof use. */
+    static final int PROBE_TERMS = 16;
+    /** A survivor holding at least this share of a forgotten text's probe terms is a suspect. */
+    static final double LEXICAL_SHARE = 0.7;
+    /** Texts with fewer probe terms than this are left to the vector probe (too little to go on). */
+    static final int MIN_PROBE_TERMS = 4;
 
     /** What a cleanup did in this collection. */
     record Cleanup(List<Removed> removed, List<Suspect> heldForRegeneration) {}
@@ -183,11 +199,14 @@ final class CollectionEraser {
             }
             // Cascaded records are hidden too before anything is deleted.
             catalogue.hide(operation, doomed);
-            doomed.forEach((int ord) -> {
+            TextIndex text = engine.textIndex();
+            for (int ord : doomed.toArray()) {
                 Entry e = catalogue.entry(ord);
                 resolved.add(e);
-                removed.add(new Removed(e.record(), ord, storage.versionOf(ord)));
-            });
+                String t = text == null ? null : e.record().text();
+                removed.add(new Removed(e.record(), ord, storage.versionOf(ord),
+                        t == null ? List.of() : text.distinctiveTerms(t, PROBE_TERMS)));
+            }
         } finally {
             writer.unlock();
         }
@@ -240,6 +259,89 @@ final class CollectionEraser {
         } finally {
             writer.unlock();
         }
+    }
+
+    /**
+     * Merges the text index's deleted documents away (every segment holding one is rewritten,
+     * the old files deleted and their keys destroyed) and commits. Writes wait.
+     *
+     * @return the deleted documents dropped, or -1 when the collection has no text index
+     */
+    int purgeText() throws IOException {
+        writer.lock();
+        try {
+            engine.ensureOpen();
+            TextIndex text = engine.textIndex();
+            return text == null ? -1 : text.mergeDeletesAway();
+        } finally {
+            writer.unlock();
+        }
+    }
+
+    /**
+     * The text surface's proof (see {@link TextIndex#residue}): no live document of a forgotten
+     * record, no deleted document holding a forgotten term, no forgotten term that no survivor
+     * holds left in a term dictionary or in any file's plaintext. Writes wait.
+     *
+     * @return the outcome, or null when the collection has no text index
+     */
+    SurfaceOutcome verifyText(List<Removed> removed, long purged) throws IOException {
+        writer.lock();
+        try {
+            engine.ensureOpen();
+            TextIndex text = engine.textIndex();
+            if (text == null) {
+                return null;
+            }
+            Map<Integer, Long> forgotten = new java.util.HashMap<>();
+            Set<String> terms = new java.util.LinkedHashSet<>();
+            for (Removed r : removed) {
+                forgotten.put(r.ordinal(), r.version());
+                terms.addAll(r.textTerms());
+            }
+            TextIndex.Residue residue = text.residue(forgotten, terms);
+            return new SurfaceOutcome("collection:" + name + "/text", ErasureClass.PHYSICAL, purged,
+                    residue.checked() + removed.size(), residue.problems(), null);
+        } finally {
+            writer.unlock();
+        }
+    }
+
+    /**
+     * The lexical probe: surviving records of the tenant whose text holds at least
+     * {@value #LEXICAL_SHARE} of a forgotten text's distinctive terms (a near copy, a quote, a
+     * summary that kept the names and numbers), scored by the share they hold. Takes no lock.
+     *
+     * @return suspects, highest share first, one per surviving record
+     */
+    List<Suspect> lexicalProbe(String tenant, List<Removed> probes) throws IOException {
+        engine.ensureOpen();
+        TextIndex text = engine.textIndex();
+        RoaringBitmap tenantOrds = catalogue.publishedTenant(tenant);
+        if (text == null || tenantOrds == null) {
+            return List.of();
+        }
+        RoaringBitmap visible = RoaringBitmap.andNot(tenantOrds, catalogue.hidden());
+        Map<String, Suspect> best = new java.util.HashMap<>();
+        for (Removed p : probes) {
+            List<String> terms = p.textTerms();
+            if (terms.size() < MIN_PROBE_TERMS) {
+                continue;
+            }
+            int min = (int) Math.ceil(LEXICAL_SHARE * terms.size());
+            for (TextIndex.Sharing s : text.sharing(terms, min, visible, 100)) {
+                Entry e = catalogue.entry(s.ordinal());
+                if (e == null) {
+                    continue;
+                }
+                double share = (double) s.shared() / terms.size();
+                Suspect found = new Suspect("text-residue", name, e.record().id(), share, p.record().id());
+                best.merge(e.record().id(), found, (a, b) -> a.score() >= b.score() ? a : b);
+            }
+        }
+        List<Suspect> out = new ArrayList<>(best.values());
+        out.sort(Comparator.comparingDouble(Suspect::score).reversed());
+        return out;
     }
 
     /**

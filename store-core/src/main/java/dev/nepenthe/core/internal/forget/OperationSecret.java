@@ -84,6 +84,11 @@ final class OperationSecret {
                 out.writeUTF(s.relatedTo());
             }
             writeStrings(out, identifiers);
+            // After the identifiers, so that parts written before text terms existed still read.
+            out.writeInt(removed.size());
+            for (Forgotten f : removed) {
+                writeStrings(out, f.removed().textTerms());
+            }
         }
         return bytes.takeAndWipe();
     }
@@ -111,7 +116,7 @@ final class OperationSecret {
                 v[j] = in.readFloat();
             }
             s.removed.add(new Forgotten(coll, new CollectionEraser.Removed(
-                    VectorRecord.builder(rid).subject(subject).vector(v).build(), ord, version)));
+                    VectorRecord.builder(rid).subject(subject).vector(v).build(), ord, version, List.of())));
         }
         n = in.readInt();
         for (int i = 0; i < n; i++) {
@@ -119,6 +124,18 @@ final class OperationSecret {
         }
         if (in.available() > 0) { // parts written before identifiers existed end here
             s.identifiers.addAll(readStrings(in));
+        }
+        if (in.available() > 0) { // and those written before text terms existed, here
+            int m = in.readInt();
+            if (m != s.removed.size()) {
+                throw new IOException("operation secret: " + m + " lists of text terms for " + s.removed.size() + " records");
+            }
+            for (int i = 0; i < m; i++) {
+                Forgotten f = s.removed.get(i);
+                CollectionEraser.Removed r = f.removed();
+                s.removed.set(i, new Forgotten(f.collection(),
+                        new CollectionEraser.Removed(r.record(), r.ordinal(), r.version(), readStrings(in))));
+            }
         }
         return s;
     }

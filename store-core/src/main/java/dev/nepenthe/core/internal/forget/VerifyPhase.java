@@ -69,9 +69,14 @@ final class VerifyPhase {
             outcomes.add(index);
             if (!mine.isEmpty()) {
                 outcomes.add(c.verifyStorage(mine));
+                SurfaceOutcome text = c.verifyText(mine, op.pub.purged.getOrDefault("collection:" + c.name() + "/text", 0L));
+                if (text != null) {
+                    outcomes.add(text);
+                }
             }
             leaked += c.recordsInScope(tenant, op.scopeTest(c.name()), op.subjectHint()).size();
             suspects.addAll(c.probe(tenant, all, op.pub.threshold));
+            suspects.addAll(c.lexicalProbe(tenant, all));
             suspects.addAll(c.joinKeys(tenant, joinNames, removedIds, identifiers));
         }
         outcomes.add(new SurfaceOutcome("fence", ErasureClass.PHYSICAL, 0, cs.size(),

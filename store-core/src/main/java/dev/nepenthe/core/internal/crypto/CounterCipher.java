@@ -1,0 +1,54 @@
+package dev.nepenthe.core.internal.crypto;
+
+import java.security.GeneralSecurityException;
+import javax.crypto.Cipher;
+import javax.crypto.spec.IvParameterSpec;
+
+/**
+ * AES-256 in counter mode over a whole file, positioned at any byte: what a file that is read at
+ * random offsets (a Lucene segment) is encrypted with. Counter mode gives confidentiality only;
+ * the files it protects carry their own checksums of the plaintext (Lucene's footers), and the
+ * key of each file is used for that one file, with a random initial counter.
+ */
+public final class CounterCipher {
+
+    public static final int IV_LENGTH = 16;
+    private static final int BLOCK = 16;
+
+    private CounterCipher() {}
+
+    /**
+     * A cipher that encrypts or decrypts (the same operation in counter mode) the stream whose
+     * first byte sits at counter {@code iv}, starting at byte {@code position}.
+     */
+    public static Cipher at(DataKey key, byte[] iv, long position) {
+        try {
+            Cipher c = Cipher.getInstance("AES/CTR/NoPadding");
+            init(c, key, iv, position);
+            return c;
+        } catch (GeneralSecurityException e) {
+            throw new IllegalStateException("AES/CTR/NoPadding unavailable in this JVM", e);
+        }
+    }
+
+    /** Re-initialises {@code c} (from {@link #at}) at another position. */
+    public static void init(Cipher c, DataKey key, byte[] iv, long position) {
+        byte[] counter = iv.clone();
+        long block = position / BLOCK;
+        // Add the block number to the 128-bit big-endian counter, as the cipher itself counts.
+        for (int i = BLOCK - 1; i >= 0 && block != 0; i--) {
+            long sum = (counter[i] & 0xFFL) + (block & 0xFF);
+            counter[i] = (byte) sum;
+            block = (block >>> 8) + (sum >>> 8);
+        }
+        try {
+            c.init(Cipher.ENCRYPT_MODE, key.secretKey(), new IvParameterSpec(counter));
+        } catch (GeneralSecurityException e) {
+            throw new IllegalStateException("AES-CTR initialisation failed", e);
+        }
+        int skip = (int) (position % BLOCK);
+        if (skip > 0) {
+            c.update(new byte[skip]);
+        }
+    }
+}

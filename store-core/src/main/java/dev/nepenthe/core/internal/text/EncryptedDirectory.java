@@ -1,0 +1,348 @@
+package dev.nepenthe.core.internal.text;
+
+import dev.nepenthe.core.internal.crypto.CounterCipher;
+import dev.nepenthe.core.internal.crypto.DataKey;
+import dev.nepenthe.core.internal.crypto.KeyedHash;
+import dev.nepenthe.core.internal.crypto.Keystore;
+import java.io.EOFException;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.file.NoSuchFileException;
+import java.security.SecureRandom;
+import java.util.Arrays;
+import java.util.Collection;
+import java.util.HexFormat;
+import java.util.zip.CRC32;
+import javax.crypto.Cipher;
+import javax.crypto.ShortBufferException;
+import org.apache.lucene.index.CorruptIndexException;
+import org.apache.lucene.store.BufferedIndexInput;
+import org.apache.lucene.store.Directory;
+import org.apache.lucene.store.FilterDirectory;
+import org.apache.lucene.store.IOContext;
+import org.apache.lucene.store.IndexInput;
+import org.apache.lucene.store.IndexOutput;
+
+/**
+ * A Lucene directory whose every file is encrypted (AES-256-CTR) under a key of its own, kept
+ * in the store's keystore, apart from the data. Deleting a file destroys its key first, so a
+ * segment merged away by a forget is unreadable wherever a copy of it survives (a backup, a
+ * snapshot of the disk, a block the file system has not reused yet): the text index gets the
+ * crypto-erasure the record files get from per-subject keys, at the granularity Lucene
+ * rewrites, the segment.
+ *
+ * <p>File layout: magic (4), the file's key id (16 random bytes; the keystore holds the key
+ * under a keyed hash of the collection and this id, so a renamed file keeps its key), the
+ * initial counter (16), then the ciphertext of exactly what Lucene wrote. Lucene's own footer
+ * checksum covers the plaintext, so a damaged or wrongly decrypted file fails Lucene's checks.
+ *
+ * <p>New keys are written to the keystore without an fsync and made durable in {@link #sync},
+ * before the files they encrypt are: a crash before that loses only files no commit names.
+ */
+final class EncryptedDirectory extends FilterDirectory {
+
+    static final int MAGIC = 0x4E505458; // "NPTX"
+    static final int HEADER = 4 + 16 + CounterCipher.IV_LENGTH;
+    private static final int BUFFER = 8192;
+
+    private final Keystore keystore;
+    private final KeyedHash hashes;
+    private final String collectionId;
+    private final SecureRandom random = new SecureRandom();
+
+    EncryptedDirectory(Directory raw, Keystore keystore, KeyedHash hashes, String collectionId) {
+        super(raw);
+        this.keystore = keystore;
+        this.hashes = hashes;
+        this.collectionId = collectionId;
+    }
+
+    private KeyedHash.Hash keyName(byte[] keyId) {
+        return hashes.of("text-file", collectionId, HexFormat.of().formatHex(keyId));
+    }
+
+    @Override
+    public IndexOutput createOutput(String name, IOContext context) throws IOException {
+        return encrypting(in.createOutput(name, context));
+    }
+
+    @Override
+    public IndexOutput createTempOutput(String prefix, String suffix, IOContext context) throws IOException {
+        return encrypting(in.createTempOutput(prefix, suffix, context));
+    }
+
+    private IndexOutput encrypting(IndexOutput raw) throws IOException {
+        byte[] keyId = new byte[16];
+        byte[] iv = new byte[CounterCipher.IV_LENGTH];
+        random.nextBytes(keyId);
+        random.nextBytes(iv);
+        try {
+            DataKey key = keystore.getOrCreate(keyName(keyId), false);
+            raw.writeInt(MAGIC);
+            raw.writeBytes(keyId, keyId.length);
+            raw.writeBytes(iv, iv.length);
+            return new EncryptingOutput(raw, CounterCipher.at(key, iv, 0));
+        } catch (IOException | RuntimeException e) {
+            raw.close();
+            throw e;
+        }
+    }
+
+    @Override
+    public IndexInput openInput(String name, IOContext context) throws IOException {
+        IndexInput raw = in.openInput(name, context);
+        try {
+            Header h = readHeader(raw, name);
+            DataKey key = keystore.find(keyName(h.keyId));
+            if (key == null) {
+                throw new CorruptIndexException("its key is not in the keystore (destroyed when the file was deleted,"
+                        + " or this keystore is not the one the file was written with)", raw);
+            }
+            return new DecryptingInput("encrypted(" + raw + ")", raw, key, h.iv, 0, raw.length() - HEADER, true);
+        } catch (IOException | RuntimeException e) {
+            raw.close();
+            throw e;
+        }
+    }
+
+    private record Header(byte[] keyId, byte[] iv) {}
+
+    private static Header readHeader(IndexInput raw, String name) throws IOException {
+        if (raw.length() < HEADER) {
+            throw new CorruptIndexException("text index file " + name + " is " + raw.length()
+                    + " bytes, shorter than its " + HEADER + "-byte encryption header", raw);
+        }
+        int magic = raw.readInt();
+        if (magic != MAGIC) {
+            throw new CorruptIndexException("text index file " + name + ": expected the encrypted-file magic "
+                    + Integer.toHexString(MAGIC) + ", got " + Integer.toHexString(magic), raw);
+        }
+        byte[] keyId = new byte[16];
+        byte[] iv = new byte[CounterCipher.IV_LENGTH];
+        raw.readBytes(keyId, 0, keyId.length);
+        raw.readBytes(iv, 0, iv.length);
+        return new Header(keyId, iv);
+    }
+
+    @Override
+    public long fileLength(String name) throws IOException {
+        return Math.max(0, in.fileLength(name) - HEADER);
+    }
+
+    /** Destroys the file's key (without an fsync; see {@link #sync}), then deletes the file. */
+    @Override
+    public void deleteFile(String name) throws IOException {
+        try (IndexInput raw = in.openInput(name, IOContext.READONCE)) {
+            if (raw.length() >= HEADER) {
+                keystore.destroy(keyName(readHeader(raw, name).keyId), false);
+            }
+        } catch (NoSuchFileException | java.io.FileNotFoundException e) {
+            // Lucene deletes what it believes exists; let the delegate report it.
+        } catch (CorruptIndexException e) {
+            // Not one of ours (or damaged): nothing to destroy, the file still goes.
+        }
+        in.deleteFile(name);
+    }
+
+    /** Keys written or destroyed since the last sync become durable before the files do. */
+    @Override
+    public void sync(Collection<String> names) throws IOException {
+        keystore.force();
+        in.sync(names);
+    }
+
+    @Override
+    public void syncMetaData() throws IOException {
+        keystore.force();
+        in.syncMetaData();
+    }
+
+    /**
+     * Reads a file's plaintext whole (for the verification's byte scan).
+     *
+     * @return the plaintext, which the caller wipes when done
+     */
+    byte[] readPlaintext(String name) throws IOException {
+        try (IndexInput input = openInput(name, IOContext.READONCE)) {
+            long n = input.length();
+            if (n > Integer.MAX_VALUE - 16) {
+                throw new IOException("text index file " + name + " is too large to scan whole (" + n + " bytes)");
+            }
+            byte[] out = new byte[(int) n];
+            input.readBytes(out, 0, out.length);
+            return out;
+        }
+    }
+
+    /** Writes through a counter-mode cipher, keeping Lucene's checksum over the plaintext. */
+    private static final class EncryptingOutput extends IndexOutput {
+        private final IndexOutput raw;
+        private final Cipher cipher;
+        private final CRC32 crc = new CRC32();
+        private final byte[] plain = new byte[BUFFER];
+        private final byte[] sealed = new byte[BUFFER];
+        private int buffered;
+        private long flushed;
+        private boolean closed;
+
+        EncryptingOutput(IndexOutput raw, Cipher cipher) {
+            super("encrypted(" + raw + ")", raw.getName());
+            this.raw = raw;
+            this.cipher = cipher;
+        }
+
+        @Override
+        public void writeByte(byte b) throws IOException {
+            if (buffered == BUFFER) {
+                flushBuffer();
+            }
+            plain[buffered++] = b;
+            crc.update(b);
+        }
+
+        @Override
+        public void writeBytes(byte[] b, int offset, int length) throws IOException {
+            crc.update(b, offset, length);
+            while (length > 0) {
+                if (buffered == BUFFER) {
+                    flushBuffer();
+                }
+                int n = Math.min(length, BUFFER - buffered);
+                System.arraycopy(b, offset, plain, buffered, n);
+                buffered += n;
+                offset += n;
+                length -= n;
+            }
+        }
+
+        private void flushBuffer() throws IOException {
+            if (buffered == 0) {
+                return;
+            }
+            try {
+                int n = cipher.update(plain, 0, buffered, sealed, 0);
+                if (n != buffered) {
+                    throw new IllegalStateException("counter mode returned " + n + " bytes for " + buffered);
+                }
+            } catch (ShortBufferException e) {
+                throw new IllegalStateException(e);
+            }
+            raw.writeBytes(sealed, 0, buffered);
+            flushed += buffered;
+            buffered = 0;
+        }
+
+        @Override
+        public long getFilePointer() {
+            return flushed + buffered;
+        }
+
+        @Override
+        public long getChecksum() {
+            return crc.getValue();
+        }
+
+        @Override
+        public void close() throws IOException {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            try {
+                flushBuffer();
+            } finally {
+                Arrays.fill(plain, (byte) 0);
+                raw.close();
+            }
+        }
+    }
+
+    /** Reads and decrypts at any offset; each clone and slice gets its own cipher. */
+    private static final class DecryptingInput extends BufferedIndexInput {
+        private IndexInput raw;
+        private final DataKey key;
+        private final byte[] iv;
+        private final long offset;
+        private final long length;
+        private final boolean owner;
+        private Cipher cipher;
+        private ByteBuffer sealed;
+
+        DecryptingInput(String desc, IndexInput raw, DataKey key, byte[] iv, long offset, long length, boolean owner) {
+            super(desc, BUFFER);
+            this.raw = raw;
+            this.key = key;
+            this.iv = iv;
+            this.offset = offset;
+            this.length = length;
+            this.owner = owner;
+        }
+
+        @Override
+        protected void readInternal(ByteBuffer b) throws IOException {
+            long pos = getFilePointer();
+            int n = b.remaining();
+            if (pos + n > length) {
+                throw new EOFException("read past EOF: " + this + " (position " + pos + ", " + n + " bytes, length " + length + ")");
+            }
+            if (sealed == null || sealed.capacity() < n) {
+                sealed = ByteBuffer.allocate(Math.max(n, BUFFER));
+            }
+            byte[] in = sealed.array();
+            raw.seek(HEADER + offset + pos);
+            raw.readBytes(in, 0, n);
+            if (cipher == null) {
+                cipher = CounterCipher.at(key, iv, offset + pos);
+            } else {
+                CounterCipher.init(cipher, key, iv, offset + pos);
+            }
+            try {
+                if (b.hasArray()) {
+                    int done = cipher.update(in, 0, n, b.array(), b.arrayOffset() + b.position());
+                    b.position(b.position() + done);
+                } else {
+                    b.put(cipher.update(in, 0, n));
+                }
+            } catch (ShortBufferException e) {
+                throw new IllegalStateException(e);
+            }
+        }
+
+        @Override
+        protected void seekInternal(long pos) throws IOException {
+            if (pos > length) {
+                throw new EOFException("seek past EOF: " + this + " (position " + pos + ", length " + length + ")");
+            }
+        }
+
+        @Override
+        public long length() {
+            return length;
+        }
+
+        @Override
+        public DecryptingInput clone() {
+            DecryptingInput c = (DecryptingInput) super.clone();
+            c.raw = raw.clone();
+            c.cipher = null;
+            c.sealed = null;
+            return c;
+        }
+
+        @Override
+        public IndexInput slice(String desc, long sliceOffset, long sliceLength) throws IOException {
+            if (sliceOffset < 0 || sliceLength < 0 || sliceOffset + sliceLength > length) {
+                throw new IllegalArgumentException("slice() " + desc + " out of bounds: offset " + sliceOffset
+                        + ", length " + sliceLength + ", file length " + length + ": " + this);
+            }
+            return new DecryptingInput(desc, raw.clone(), key, iv, offset + sliceOffset, sliceLength, false);
+        }
+
+        @Override
+        public void close() throws IOException {
+            if (owner) {
+                raw.close();
+            }
+        }
+    }
+}

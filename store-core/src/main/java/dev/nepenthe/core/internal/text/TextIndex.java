@@ -1,0 +1,683 @@
+package dev.nepenthe.core.internal.text;
+
+import dev.nepenthe.core.index.IntegrityReport;
+import dev.nepenthe.core.internal.crypto.KeyedHash;
+import dev.nepenthe.core.internal.crypto.Keystore;
+import dev.nepenthe.core.internal.io.ForensicScan;
+import java.io.Closeable;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collection;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import org.apache.lucene.analysis.Analyzer;
+import org.apache.lucene.analysis.TokenStream;
+import org.apache.lucene.analysis.tokenattributes.CharTermAttribute;
+import org.apache.lucene.document.Document;
+import org.apache.lucene.document.Field;
+import org.apache.lucene.document.IntPoint;
+import org.apache.lucene.document.LongPoint;
+import org.apache.lucene.document.NumericDocValuesField;
+import org.apache.lucene.document.TextField;
+import org.apache.lucene.index.DirectoryReader;
+import org.apache.lucene.index.IndexWriter;
+import org.apache.lucene.index.IndexWriterConfig;
+import org.apache.lucene.index.LeafReader;
+import org.apache.lucene.index.LeafReaderContext;
+import org.apache.lucene.index.NumericDocValues;
+import org.apache.lucene.index.PostingsEnum;
+import org.apache.lucene.index.ReaderUtil;
+import org.apache.lucene.index.Term;
+import org.apache.lucene.index.Terms;
+import org.apache.lucene.index.TermsEnum;
+import org.apache.lucene.index.TieredMergePolicy;
+import org.apache.lucene.search.BooleanClause;
+import org.apache.lucene.search.BooleanQuery;
+import org.apache.lucene.search.Collector;
+import org.apache.lucene.search.CollectorManager;
+import org.apache.lucene.search.ConstantScoreQuery;
+import org.apache.lucene.search.FilterLeafCollector;
+import org.apache.lucene.search.IndexSearcher;
+import org.apache.lucene.search.LeafCollector;
+import org.apache.lucene.search.Query;
+import org.apache.lucene.search.ScoreDoc;
+import org.apache.lucene.search.ScoreMode;
+import org.apache.lucene.search.SearcherManager;
+import org.apache.lucene.search.TermQuery;
+import org.apache.lucene.search.TopDocs;
+import org.apache.lucene.search.TopScoreDocCollector;
+import org.apache.lucene.search.TopScoreDocCollectorManager;
+import org.apache.lucene.store.Directory;
+import org.apache.lucene.store.NIOFSDirectory;
+import org.apache.lucene.util.BytesRef;
+import org.roaringbitmap.RoaringBitmap;
+
+/**
+ * A collection's text index: one Lucene document per record that has text, holding the
+ * analyzed text (BM25, Lucene's default similarity), the record's ordinal and its version (the
+ * storage's write sequence number). Nothing else: no id, tenant, subject or metadata reaches
+ * Lucene's files. Tenant, subject and metadata filters are the collection's bitmaps, applied as
+ * documents are collected, so keyword search narrows exactly as vector search does. The files
+ * are encrypted, each under its own key ({@link EncryptedDirectory}).
+ *
+ * <p>Consistency with the records: writes reach Lucene under the collection's writer mutex in
+ * the same steps as the vector index, and a refresh makes them searchable before the write
+ * returns. Lucene commits at checkpoints, deletes, forgets and close; what a crash loses past
+ * the last commit is found at the next open by {@link #reconcile}, which compares every
+ * document's (ordinal, version) with the records and deletes or adds what differs.
+ *
+ * <p>Thread safety: writes come from the collection's writer (one at a time); searches from any
+ * thread, through a {@link SearcherManager}.
+ */
+public final class TextIndex implements Closeable {
+
+    static final String ORD = "ord";
+    static final String VERSION = "version";
+    static final String TEXT = "text";
+    /** A segment holding a forgotten document is rewritten whole: bound how large one may grow. */
+    static final double MAX_SEGMENT_MB = 256;
+    /** At most this many distinct query terms (Lucene's default clause limit is 1024). */
+    static final int MAX_QUERY_TERMS = 1024;
+    /** Shorter terms are not byte-scanned for: three bytes turn up by chance in any binary file. */
+    static final int MIN_TERM_BYTES = 4;
+
+    private final String analyzerName;
+    private final Analyzer analyzer;
+    private final EncryptedDirectory dir;
+    private final Keystore keystore;
+    private final IndexWriter writer;
+    private final SearcherManager searchers;
+    private final Path folder;
+    private boolean closed;
+
+    private TextIndex(Path folder, String analyzerName, EncryptedDirectory dir, Keystore keystore) throws IOException {
+        this.folder = folder;
+        this.analyzerName = analyzerName;
+        this.analyzer = Analyzers.create(analyzerName);
+        this.dir = dir;
+        this.keystore = keystore;
+        IndexWriterConfig config = new IndexWriterConfig(analyzer);
+        TieredMergePolicy merges = new TieredMergePolicy();
+        // A forget must leave no deleted document in any segment, so any segment holding one is
+        // rewritten (Lucene's default skips segments under 10% deleted).
+        merges.setForceMergeDeletesPctAllowed(0);
+        merges.setMaxMergedSegmentMB(MAX_SEGMENT_MB);
+        config.setMergePolicy(merges);
+        config.setCommitOnClose(false);
+        this.writer = new IndexWriter(dir, config);
+        this.searchers = new SearcherManager(writer, true, false, null);
+    }
+
+    /**
+     * Opens (creating if needed) the text index in {@code folder}.
+     *
+     * @param collectionId the collection's incarnation id: file keys are scoped by it
+     */
+    public static TextIndex open(Path folder, String analyzer, Keystore keystore, KeyedHash hashes, String collectionId)
+            throws IOException {
+        Files.createDirectories(folder);
+        Directory raw = new NIOFSDirectory(folder);
+        EncryptedDirectory dir = new EncryptedDirectory(raw, keystore, hashes, collectionId);
+        try {
+            return new TextIndex(folder, analyzer, dir, keystore);
+        } catch (IOException | RuntimeException e) {
+            dir.close();
+            throw e;
+        }
+    }
+
+    /**
+     * Destroys the keys of every file in a text index folder and deletes the files (a dropped
+     * collection). The index must not be open.
+     */
+    public static void destroyFolder(Path folder, Keystore keystore, KeyedHash hashes, String collectionId)
+            throws IOException {
+        if (!Files.isDirectory(folder)) {
+            return;
+        }
+        try (EncryptedDirectory dir = new EncryptedDirectory(new NIOFSDirectory(folder), keystore, hashes, collectionId)) {
+            for (String f : dir.listAll()) {
+                if (!f.equals(IndexWriter.WRITE_LOCK_NAME)) {
+                    dir.deleteFile(f);
+                }
+            }
+        }
+        keystore.force();
+    }
+
+    public String analyzer() {
+        return analyzerName;
+    }
+
+    public Path folder() {
+        return folder;
+    }
+
+    /** Indexes one record's text (the caller removed any older document at this ordinal). */
+    public void add(int ordinal, long version, String text) throws IOException {
+        Document d = new Document();
+        d.add(new IntPoint(ORD, ordinal));
+        d.add(new NumericDocValuesField(ORD, ordinal));
+        d.add(new LongPoint(VERSION, version));
+        d.add(new NumericDocValuesField(VERSION, version));
+        d.add(new TextField(TEXT, text, Field.Store.NO));
+        writer.addDocument(d);
+    }
+
+    /** Deletes the documents of these ordinals (marked deleted; {@link #mergeDeletesAway} removes their bytes). */
+    public void delete(int[] ordinals) throws IOException {
+        if (ordinals.length > 0) {
+            writer.deleteDocuments(IntPoint.newSetQuery(ORD, ordinals));
+        }
+    }
+
+    /** Makes every write so far searchable (before the write that made it returns). */
+    public void publish() throws IOException {
+        searchers.maybeRefreshBlocking();
+    }
+
+    /** Makes every write so far durable. */
+    public void commit() throws IOException {
+        writer.commit();
+    }
+
+    /**
+     * Rewrites every segment that holds a deleted document, commits, and lets go of the old
+     * segments (their files are deleted and their keys destroyed, durably): afterwards no file
+     * holds a deleted document's terms.
+     *
+     * @return how many deleted documents the rewritten segments dropped
+     */
+    public int mergeDeletesAway() throws IOException {
+        int deleted;
+        IndexSearcher s = searchers.acquire();
+        try {
+            deleted = s.getIndexReader().numDeletedDocs();
+        } finally {
+            searchers.release(s);
+        }
+        writer.forceMergeDeletes(true);
+        writer.commit();
+        // The reader that still named the old segments is replaced; once released, the writer
+        // deletes their files.
+        searchers.maybeRefreshBlocking();
+        writer.deleteUnusedFiles();
+        keystore.force();
+        return deleted;
+    }
+
+    /** Documents in the index, deleted ones excluded, as last published. */
+    public int size() {
+        try {
+            IndexSearcher s = searchers.acquire();
+            try {
+                return s.getIndexReader().numDocs();
+            } finally {
+                searchers.release(s);
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** Ordinals and BM25 scores, best first. */
+    public record Ranked(int[] ordinals, float[] scores) {
+        public int size() {
+            return ordinals.length;
+        }
+    }
+
+    /** The query text's analyzed terms, distinct, in order of appearance. */
+    public List<String> terms(String text) {
+        Set<String> out = new LinkedHashSet<>();
+        try (TokenStream ts = analyzer.tokenStream(TEXT, text)) {
+            CharTermAttribute term = ts.addAttribute(CharTermAttribute.class);
+            ts.reset();
+            while (ts.incrementToken() && out.size() < MAX_QUERY_TERMS) {
+                out.add(term.toString());
+            }
+            ts.end();
+        } catch (IOException e) {
+            throw new UncheckedIOException("analysing text failed", e); // a StringReader does not fail
+        }
+        return new ArrayList<>(out);
+    }
+
+    /**
+     * BM25 search: documents matching any of the query's terms, scored by Lucene's BM25, among
+     * the accepted ordinals (null: all).
+     */
+    public Ranked search(String query, RoaringBitmap accept, int k) throws IOException {
+        List<String> terms = terms(query);
+        if (terms.isEmpty()) {
+            return new Ranked(new int[0], new float[0]);
+        }
+        BooleanQuery.Builder b = new BooleanQuery.Builder();
+        for (String t : terms) {
+            b.add(new TermQuery(new Term(TEXT, t)), BooleanClause.Occur.SHOULD);
+        }
+        return run(b.build(), accept, k);
+    }
+
+    private Ranked run(Query q, RoaringBitmap accept, int k) throws IOException {
+        IndexSearcher s = searchers.acquire();
+        try {
+            TopDocs top = s.search(q, new Filtered(new TopScoreDocCollectorManager(k, Integer.MAX_VALUE), accept));
+            int[] ords = new int[top.scoreDocs.length];
+            float[] scores = new float[ords.length];
+            List<LeafReaderContext> leaves = s.getIndexReader().leaves();
+            for (int i = 0; i < ords.length; i++) {
+                ScoreDoc sd = top.scoreDocs[i];
+                LeafReaderContext leaf = leaves.get(ReaderUtil.subIndex(sd.doc, leaves));
+                ords[i] = (int) value(leaf.reader(), ORD, sd.doc - leaf.docBase);
+                scores[i] = sd.score;
+            }
+            return new Ranked(ords, scores);
+        } finally {
+            searchers.release(s);
+        }
+    }
+
+    private static long value(LeafReader reader, String field, int doc) throws IOException {
+        NumericDocValues dv = reader.getNumericDocValues(field);
+        if (dv == null || !dv.advanceExact(doc)) {
+            throw new IOException("text index document " + doc + " has no " + field + " value (damaged index?)");
+        }
+        return dv.longValue();
+    }
+
+    /** Collects only documents whose ordinal the bitmap accepts. */
+    private static final class Filtered implements CollectorManager<Collector, TopDocs> {
+        private final TopScoreDocCollectorManager inner;
+        private final RoaringBitmap accept;
+        private final Map<Collector, TopScoreDocCollector> unwrap = new HashMap<>();
+
+        Filtered(TopScoreDocCollectorManager inner, RoaringBitmap accept) {
+            this.inner = inner;
+            this.accept = accept;
+        }
+
+        @Override
+        public synchronized Collector newCollector() throws IOException {
+            TopScoreDocCollector top = inner.newCollector();
+            if (accept == null) {
+                unwrap.put(top, top);
+                return top;
+            }
+            Collector c = new Collector() {
+                @Override
+                public LeafCollector getLeafCollector(LeafReaderContext context) throws IOException {
+                    NumericDocValues ords = context.reader().getNumericDocValues(ORD);
+                    LeafCollector leaf = top.getLeafCollector(context);
+                    return new FilterLeafCollector(leaf) {
+                        @Override
+                        public void collect(int doc) throws IOException {
+                            if (ords != null && ords.advanceExact(doc) && accept.contains((int) ords.longValue())) {
+                                in.collect(doc);
+                            }
+                        }
+                    };
+                }
+
+                @Override
+                public ScoreMode scoreMode() {
+                    return top.scoreMode();
+                }
+            };
+            unwrap.put(c, top);
+            return c;
+        }
+
+        @Override
+        public synchronized TopDocs reduce(Collection<Collector> collectors) throws IOException {
+            List<TopScoreDocCollector> tops = new ArrayList<>();
+            for (Collector c : collectors) {
+                tops.add(unwrap.get(c));
+            }
+            return inner.reduce(tops);
+        }
+    }
+
+    // ---- consistency with the records -------------------------------------------------------
+
+    /** The records as the collection holds them: for each ordinal, its version and text (null: none). */
+    public interface Records {
+        /** The live record's version at this ordinal, or -1 if there is none. */
+        long version(int ordinal);
+
+        /** The text of the live record at this ordinal, or null. */
+        String text(int ordinal);
+
+        /** Every live ordinal. */
+        int[] ordinals();
+    }
+
+    /** What {@link #reconcile} changed. */
+    public record Reconciled(int removed, int added) {}
+
+    /**
+     * Makes the index hold exactly one document per live record with text, at the record's
+     * version: documents of records deleted or replaced since the last commit are deleted (and
+     * merged away), records written since are added. Run at open, before anything is served.
+     */
+    public Reconciled reconcile(Records records) throws IOException {
+        searchers.maybeRefreshBlocking();
+        RoaringBitmap covered = new RoaringBitmap();
+        Set<Long> stale = new java.util.HashSet<>();
+        IndexSearcher s = searchers.acquire();
+        try {
+            for (LeafReaderContext leaf : s.getIndexReader().leaves()) {
+                LeafReader r = leaf.reader();
+                NumericDocValues ords = r.getNumericDocValues(ORD);
+                NumericDocValues versions = r.getNumericDocValues(VERSION);
+                var live = r.getLiveDocs();
+                for (int doc = 0; doc < r.maxDoc(); doc++) {
+                    if (live != null && !live.get(doc)) {
+                        continue;
+                    }
+                    if (ords == null || versions == null || !ords.advanceExact(doc) || !versions.advanceExact(doc)) {
+                        throw new IOException("text index in " + folder + ": document " + doc + " of a segment has no"
+                                + " ordinal or version (damaged index?)");
+                    }
+                    int ord = (int) ords.longValue();
+                    long version = versions.longValue();
+                    if (records.version(ord) == version && records.text(ord) != null && covered.checkedAdd(ord)) {
+                        continue;
+                    }
+                    stale.add(version);
+                }
+            }
+        } finally {
+            searchers.release(s);
+        }
+        if (!stale.isEmpty()) {
+            // By version, which names one write: a duplicate of a valid document takes the valid
+            // one with it, so that record is indexed again below.
+            writer.deleteDocuments(LongPoint.newSetQuery(VERSION, stale));
+            for (int ord : covered.toArray()) {
+                if (stale.contains(records.version(ord))) {
+                    covered.remove(ord);
+                }
+            }
+        }
+        int added = 0;
+        for (int ord : records.ordinals()) {
+            String text = records.text(ord);
+            if (text != null && !covered.contains(ord)) {
+                add(ord, records.version(ord), text);
+                added++;
+            }
+        }
+        if (!stale.isEmpty()) {
+            mergeDeletesAway();
+        } else if (added > 0) {
+            writer.commit();
+        }
+        searchers.maybeRefreshBlocking();
+        return new Reconciled(stale.size(), added);
+    }
+
+    /**
+     * The index's integrity check: one document per live record with text, at the record's
+     * version, and none for anything else.
+     */
+    public IntegrityReport verifyIntegrity(Records records, String name) throws IOException {
+        IntegrityReport.Builder r = IntegrityReport.builder(name).expect("stale-document").expect("duplicate-document")
+                .expect("record-missing-from-text-index");
+        RoaringBitmap covered = new RoaringBitmap();
+        int docs = 0;
+        IndexSearcher s = searchers.acquire();
+        try {
+            for (LeafReaderContext leaf : s.getIndexReader().leaves()) {
+                LeafReader lr = leaf.reader();
+                NumericDocValues ords = lr.getNumericDocValues(ORD);
+                NumericDocValues versions = lr.getNumericDocValues(VERSION);
+                var live = lr.getLiveDocs();
+                for (int doc = 0; doc < lr.maxDoc(); doc++) {
+                    if (live != null && !live.get(doc)) {
+                        continue;
+                    }
+                    docs++;
+                    if (ords == null || versions == null || !ords.advanceExact(doc) || !versions.advanceExact(doc)) {
+                        r.violation("stale-document", "a document without ordinal or version");
+                        continue;
+                    }
+                    int ord = (int) ords.longValue();
+                    if (records.version(ord) != versions.longValue() || records.text(ord) == null) {
+                        r.violation("stale-document", "ordinal " + ord);
+                    } else if (!covered.checkedAdd(ord)) {
+                        r.violation("duplicate-document", "ordinal " + ord);
+                    }
+                }
+            }
+        } finally {
+            searchers.release(s);
+        }
+        for (int ord : records.ordinals()) {
+            if (records.text(ord) != null && !covered.contains(ord)) {
+                r.violation("record-missing-from-text-index", "ordinal " + ord);
+            }
+        }
+        r.checked("documents", docs);
+        return r.build();
+    }
+
+    // ---- forgetting ---------------------------------------------------------------------------
+
+    /**
+     * The text's most distinctive terms: its distinct analyzed terms, fewest documents first
+     * (highest IDF), at most {@code n}. Run before the record leaves the index, so its own
+     * document counts.
+     */
+    public List<String> distinctiveTerms(String text, int n) throws IOException {
+        List<String> terms = terms(text);
+        Map<String, Integer> df = new TreeMap<>();
+        IndexSearcher s = searchers.acquire();
+        try {
+            for (String t : terms) {
+                df.put(t, s.getIndexReader().docFreq(new Term(TEXT, t)));
+            }
+        } finally {
+            searchers.release(s);
+        }
+        return df.entrySet().stream()
+                .sorted(Comparator.<Map.Entry<String, Integer>>comparingInt(Map.Entry::getValue).thenComparing(Map.Entry::getKey))
+                .limit(n).map(Map.Entry::getKey).toList();
+    }
+
+    /**
+     * What the verification found of forgotten text: documents of forgotten records still live,
+     * deleted documents still holding a forgotten term, terms with no live document that the
+     * term dictionary still lists, and files whose plaintext holds a term that no live document
+     * has.
+     */
+    public record Residue(List<String> problems, long checked) {}
+
+    /**
+     * Proves forgotten text is gone: no live document carries a forgotten (ordinal, version); no
+     * segment keeps a deleted document that holds one of the forgotten terms (Lucene's delete
+     * only marks); a forgotten term that no live document holds is in no segment's term
+     * dictionary; and no file's plaintext holds the bytes of such a term (the decrypted byte scan).
+     *
+     * @param forgotten (ordinal, version) of each forgotten record that had text
+     * @param terms the forgotten texts' distinctive terms
+     */
+    public Residue residue(Map<Integer, Long> forgotten, Collection<String> terms) throws IOException {
+        List<String> problems = new ArrayList<>();
+        long checked = 0;
+        Set<String> goneTerms = new LinkedHashSet<>();
+        IndexSearcher s = searchers.acquire();
+        try {
+            for (LeafReaderContext leaf : s.getIndexReader().leaves()) {
+                LeafReader r = leaf.reader();
+                var live = r.getLiveDocs();
+                NumericDocValues ords = r.getNumericDocValues(ORD);
+                NumericDocValues versions = r.getNumericDocValues(VERSION);
+                for (int doc = 0; doc < r.maxDoc() && ords != null && versions != null; doc++) {
+                    if ((live == null || live.get(doc)) && ords.advanceExact(doc) && versions.advanceExact(doc)) {
+                        Long v = forgotten.get((int) ords.longValue());
+                        if (v != null && v == versions.longValue()) {
+                            problems.add("a live document still indexes forgotten record at ordinal " + ords.longValue());
+                        }
+                    }
+                }
+            }
+            for (String t : terms) {
+                checked++;
+                BytesRef bytes = new BytesRef(t);
+                int liveDocs = 0;
+                for (LeafReaderContext leaf : s.getIndexReader().leaves()) {
+                    LeafReader r = leaf.reader();
+                    Terms ts = r.terms(TEXT);
+                    if (ts == null) {
+                        continue;
+                    }
+                    TermsEnum te = ts.iterator();
+                    if (!te.seekExact(bytes)) {
+                        continue;
+                    }
+                    var live = r.getLiveDocs();
+                    PostingsEnum pe = te.postings(null, PostingsEnum.NONE);
+                    int deletedHolding = 0;
+                    for (int doc = pe.nextDoc(); doc != PostingsEnum.NO_MORE_DOCS; doc = pe.nextDoc()) {
+                        if (live != null && !live.get(doc)) {
+                            deletedHolding++;
+                        } else {
+                            liveDocs++;
+                        }
+                    }
+                    if (deletedHolding > 0) {
+                        problems.add(deletedHolding + " deleted documents in a segment still hold a forgotten term"
+                                + " (not merged away)");
+                    }
+                }
+                if (liveDocs == 0) {
+                    goneTerms.add(t);
+                }
+            }
+        } finally {
+            searchers.release(s);
+        }
+        // The byte scan: for terms no survivor holds, no file may hold their bytes either.
+        List<byte[]> needles = new ArrayList<>();
+        for (String t : goneTerms) {
+            byte[] b = t.getBytes(StandardCharsets.UTF_8);
+            if (b.length >= MIN_TERM_BYTES) {
+                needles.add(b);
+            }
+        }
+        if (!needles.isEmpty()) {
+            for (String f : dir.listAll()) {
+                if (f.equals(IndexWriter.WRITE_LOCK_NAME)) {
+                    continue;
+                }
+                byte[] plain;
+                try {
+                    plain = dir.readPlaintext(f);
+                } catch (java.nio.file.NoSuchFileException e) {
+                    continue; // deleted while listing
+                }
+                try {
+                    long n = ForensicScan.countAny(plain, needles);
+                    if (n > 0) {
+                        problems.add("text index file " + f + " holds " + n + " occurrences of forgotten terms no live"
+                                + " document has");
+                    }
+                } finally {
+                    Arrays.fill(plain, (byte) 0);
+                }
+            }
+        }
+        return new Residue(problems, checked);
+    }
+
+    /** A surviving document that shares terms with forgotten text. */
+    public record Sharing(int ordinal, int shared) {}
+
+    /**
+     * Surviving documents among {@code accept} (null: all) holding at least {@code min} of the
+     * terms, with how many each holds, most first (at most {@code limit}).
+     */
+    public List<Sharing> sharing(List<String> terms, int min, RoaringBitmap accept, int limit) throws IOException {
+        if (terms.isEmpty()) {
+            return List.of();
+        }
+        BooleanQuery.Builder b = new BooleanQuery.Builder();
+        for (String t : terms) {
+            // Each term scores 1 when present, so a document's score is how many it shares.
+            b.add(new ConstantScoreQuery(new TermQuery(new Term(TEXT, t))), BooleanClause.Occur.SHOULD);
+        }
+        b.setMinimumNumberShouldMatch(min);
+        Ranked r = run(b.build(), accept, limit);
+        List<Sharing> out = new ArrayList<>(r.size());
+        for (int i = 0; i < r.size(); i++) {
+            out.add(new Sharing(r.ordinals()[i], Math.round(r.scores()[i])));
+        }
+        return out;
+    }
+
+    /**
+     * Throws the index away for good (its collection is dropped): uncommitted changes are
+     * discarded, every file is deleted and its key destroyed, durably.
+     */
+    public synchronized void destroy() throws IOException {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        try {
+            searchers.close();
+        } finally {
+            writer.rollback();
+        }
+        try {
+            for (String f : dir.listAll()) {
+                if (!f.equals(IndexWriter.WRITE_LOCK_NAME)) {
+                    dir.deleteFile(f);
+                }
+            }
+            keystore.force();
+        } finally {
+            dir.close();
+        }
+    }
+
+    @Override
+    public synchronized void close() throws IOException {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        try {
+            searchers.close();
+        } finally {
+            try {
+                writer.close();
+            } finally {
+                dir.close();
+            }
+        }
+    }
+
+    /** Commits what is indexed, then closes. */
+    public synchronized void commitAndClose() throws IOException {
+        if (closed) {
+            return;
+        }
+        try {
+            writer.commit();
+        } finally {
+            close();
+        }
+    }
+}
