@@ -8,6 +8,7 @@ import dev.nepenthe.core.forget.OperationState;
 import java.io.IOException;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
@@ -63,7 +64,9 @@ final class CleanupPhase {
                 purged.merge("collection:" + c.name() + "/index", 1L, Long::sum);
             }
             if (touched.contains(c.name())) {
-                int merged = c.purgeText();
+                List<CollectionEraser.Removed> mine = op.secret.removed.stream()
+                        .filter(f -> f.collection().equals(c.name())).map(OperationSecret.Forgotten::removed).toList();
+                int merged = c.purgeText(mine);
                 if (merged >= 0) {
                     purged.put("collection:" + c.name() + "/text", (long) merged);
                 }

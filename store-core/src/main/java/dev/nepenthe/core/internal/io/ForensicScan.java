@@ -64,17 +64,37 @@ public final class ForensicScan {
      * at each offset, so thousands of needles cost about what one does.
      */
     public static int countAny(byte[] hay, java.util.Collection<byte[]> needles) {
+        return count(hay, needles, 8);
+    }
+
+    /**
+     * {@link #countAny} for needles of at least 4 bytes (words of a text), looked up by their
+     * first 4 bytes: more offsets to check, the same single pass.
+     */
+    public static int countWords(byte[] hay, java.util.Collection<byte[]> needles) {
+        return count(hay, needles, 4);
+    }
+
+    private static final java.lang.invoke.VarHandle LONGS =
+            java.lang.invoke.MethodHandles.byteArrayViewVarHandle(long[].class, java.nio.ByteOrder.BIG_ENDIAN);
+    private static final java.lang.invoke.VarHandle INTS =
+            java.lang.invoke.MethodHandles.byteArrayViewVarHandle(int[].class, java.nio.ByteOrder.BIG_ENDIAN);
+
+    private static long prefix(byte[] b, int at, int length) {
+        return length == 8 ? (long) LONGS.get(b, at) : (int) INTS.get(b, at) & 0xFFFFFFFFL;
+    }
+
+    private static int count(byte[] hay, java.util.Collection<byte[]> needles, int p) {
         java.util.Map<Long, List<byte[]>> byPrefix = new java.util.HashMap<>();
         for (byte[] n : needles) {
-            if (n.length < 8) {
-                throw new IllegalArgumentException("needle: expected at least 8 bytes, got " + n.length);
+            if (n.length < p) {
+                throw new IllegalArgumentException("needle: expected at least " + p + " bytes, got " + n.length);
             }
-            byPrefix.computeIfAbsent(java.nio.ByteBuffer.wrap(n).getLong(), k -> new ArrayList<>()).add(n);
+            byPrefix.computeIfAbsent(prefix(n, 0, p), k -> new ArrayList<>()).add(n);
         }
-        java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(hay);
         int count = 0;
-        for (int i = 0; i + 8 <= hay.length; i++) {
-            List<byte[]> candidates = byPrefix.get(b.getLong(i));
+        for (int i = 0; i + p <= hay.length; i++) {
+            List<byte[]> candidates = byPrefix.get(prefix(hay, i, p));
             if (candidates == null) {
                 continue;
             }

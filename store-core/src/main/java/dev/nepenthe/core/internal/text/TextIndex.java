@@ -155,6 +155,41 @@ public final class TextIndex implements Closeable {
         keystore.force();
     }
 
+    /** What {@link #scanPlaintext} found: needle counts by file, and the files it could not decrypt. */
+    public record FolderScan(Map<String, Integer> hits, List<String> unreadable) {}
+
+    /**
+     * Decrypts every file of a text index folder (a live one or a copy) with the keystore and
+     * counts the needles in each plaintext: the forensic view of what the folder would reveal to
+     * someone holding the keys. A file whose key is gone (destroyed when the file was deleted) is
+     * listed as unreadable.
+     */
+    public static FolderScan scanPlaintext(Path folder, Keystore keystore, KeyedHash hashes, String collectionId,
+            List<byte[]> needles) throws IOException {
+        Map<String, Integer> hits = new TreeMap<>();
+        List<String> unreadable = new ArrayList<>();
+        try (EncryptedDirectory dir = new EncryptedDirectory(new NIOFSDirectory(folder), keystore, hashes, collectionId)) {
+            for (String f : dir.listAll()) {
+                if (f.equals(IndexWriter.WRITE_LOCK_NAME)) {
+                    continue;
+                }
+                byte[] plain;
+                try {
+                    plain = dir.readPlaintext(f);
+                } catch (org.apache.lucene.index.CorruptIndexException e) {
+                    unreadable.add(f);
+                    continue;
+                }
+                int n = ForensicScan.countWords(plain, needles);
+                Arrays.fill(plain, (byte) 0);
+                if (n > 0) {
+                    hits.put(f, n);
+                }
+            }
+        }
+        return new FolderScan(hits, unreadable);
+    }
+
     public String analyzer() {
         return analyzerName;
     }
@@ -362,7 +397,7 @@ public final class TextIndex implements Closeable {
         int[] ordinals();
     }
 
-    /** What {@link #reconcile} changed. */
+    /** What {@link #reconcile} changed: documents deleted, documents added. */
     public record Reconciled(int removed, int added) {}
 
     /**
@@ -374,6 +409,7 @@ public final class TextIndex implements Closeable {
         searchers.maybeRefreshBlocking();
         RoaringBitmap covered = new RoaringBitmap();
         Set<Long> stale = new java.util.HashSet<>();
+        int removed = 0;
         IndexSearcher s = searchers.acquire();
         try {
             for (LeafReaderContext leaf : s.getIndexReader().leaves()) {
@@ -395,6 +431,7 @@ public final class TextIndex implements Closeable {
                         continue;
                     }
                     stale.add(version);
+                    removed++;
                 }
             }
         } finally {
@@ -407,6 +444,7 @@ public final class TextIndex implements Closeable {
             for (int ord : covered.toArray()) {
                 if (stale.contains(records.version(ord))) {
                     covered.remove(ord);
+                    removed++;
                 }
             }
         }
@@ -424,7 +462,7 @@ public final class TextIndex implements Closeable {
             writer.commit();
         }
         searchers.maybeRefreshBlocking();
-        return new Reconciled(stale.size(), added);
+        return new Reconciled(removed, added);
     }
 
     /**
@@ -588,7 +626,7 @@ public final class TextIndex implements Closeable {
                     continue; // deleted while listing
                 }
                 try {
-                    long n = ForensicScan.countAny(plain, needles);
+                    long n = ForensicScan.countWords(plain, needles);
                     if (n > 0) {
                         problems.add("text index file " + f + " holds " + n + " occurrences of forgotten terms no live"
                                 + " document has");
