@@ -307,7 +307,9 @@ public final class TextIndex implements Closeable {
     private Ranked run(Query q, RoaringBitmap accept, int k) throws IOException {
         IndexSearcher s = searchers.acquire();
         try {
-            TopDocs top = s.search(q, new Filtered(new TopScoreDocCollectorManager(k, Integer.MAX_VALUE), accept));
+            // Exact hit counts stop at 1,000, as in IndexSearcher.search(query, n): past that, BM25 skips
+            // blocks that cannot reach the top k.
+            TopDocs top = s.search(q, new Filtered(new TopScoreDocCollectorManager(k, 1000), accept));
             int[] ords = new int[top.scoreDocs.length];
             float[] scores = new float[ords.length];
             List<LeafReaderContext> leaves = s.getIndexReader().leaves();
