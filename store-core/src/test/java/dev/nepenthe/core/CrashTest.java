@@ -48,7 +48,8 @@ class CrashTest {
             PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
             try (Nepenthe store = Nepenthe.open(data, opts)) {
                 VectorCollection c = store.collections().isEmpty()
-                        ? store.createCollection(CollectionSpec.of("c", 8, Metric.L2)) : store.collection("c");
+                        ? store.createCollection(CollectionSpec.of("c", 8, Metric.L2).withTextIndex("whitespace"))
+                        : store.collection("c");
                 out.println("READY");
                 // Bounded: a worker orphaned by a test JVM that died stops by itself.
                 long stopAt = System.nanoTime() + TimeUnit.MINUTES.toNanos(2);
@@ -179,9 +180,16 @@ class CrashTest {
                 for (IntegrityReport r : c.verifyIntegrity().values()) {
                     assertTrue(r.isClean(), "run " + run + ": " + r + Seeds.replay(seed));
                 }
-                // Unacknowledged writes may or may not be there; whatever is there is whole.
-                for (String id : c.ids(VectorRecord.DEFAULT_TENANT)) {
+                // Unacknowledged writes may or may not be there; whatever is there is whole, and
+                // the text index (its commit may trail the records) finds each by its text.
+                List<String> live = c.ids(VectorRecord.DEFAULT_TENANT);
+                for (String id : live) {
                     assertEquals("t" + id, c.get(id).orElseThrow().text(), Seeds.replay(seed));
+                }
+                for (String id : live.subList(0, Math.min(20, live.size()))) {
+                    List<SearchHit> byText = c.search(SearchRequest.keyword("t" + id, 2));
+                    assertEquals(List.of(id), byText.stream().map(SearchHit::id).toList(),
+                            "run " + run + ": keyword search for a live record's text" + Seeds.replay(seed));
                 }
             }
             deleteTree(image);

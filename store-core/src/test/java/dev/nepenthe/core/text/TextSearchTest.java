@@ -372,4 +372,51 @@ class TextSearchTest {
                     "after the rebuild" + Seeds.replay(seed));
         }
     }
+
+    @Test
+    void aRestoredSnapshotGetsItsTextIndexRebuiltWithoutWhatWasForgottenSince() throws Exception {
+        Path snap = tmp.resolve("snap");
+        try (Nepenthe store = open(new WordHashEmbedder())) {
+            VectorCollection c = store.createCollection(spec("exact"));
+            c.upsertAll(List.of(VectorRecord.builder("a").subject("ann").text("walnut orchard ledger").build(),
+                    VectorRecord.builder("b").subject("bob").text("walnut harbor").build()));
+            store.snapshot(snap);
+            var op = store.awaitOperation(store.forget(dev.nepenthe.core.forget.ForgetRequest.of(
+                    dev.nepenthe.core.forget.ForgetScope.subject("ann"), "forget-ann", "gdpr-art17")).id(),
+                    java.time.Duration.ofSeconds(60));
+            assertEquals(dev.nepenthe.core.forget.OperationState.SEALED, op.state(), op.toString());
+        }
+        assertFalse(Files.exists(snap.resolve("collections/notes/text")), "snapshots carry no text index: it is derived");
+        Path restored = tmp.resolve("restored");
+        Nepenthe.restore(snap, restored);
+        try (Nepenthe store = Nepenthe.open(restored, StoreOptions.defaults().withKeystore(tmp.resolve("keys")))) {
+            VectorCollection c = store.collection("notes");
+            assertEquals(List.of("b"), c.search(SearchRequest.keyword("walnut", 5)).stream().map(SearchHit::id).toList(),
+                    "rebuilt from the restored records, less the forgotten one");
+            for (IntegrityReport r : c.verifyIntegrity().values()) {
+                assertTrue(r.isClean(), r.toString());
+            }
+        }
+    }
+
+    @Test
+    void droppingACollectionDestroysTheKeysOfItsTextFiles() throws IOException {
+        try (Nepenthe store = open(new WordHashEmbedder())) {
+            store.createCollection(spec("exact")).upsertAll(List.of(VectorRecord.builder("a").text("walnut orchard").build(),
+                    VectorRecord.builder("b").subject("bob").text("walnut harbor").build()));
+        }
+        dev.nepenthe.core.internal.crypto.MasterKey mk =
+                dev.nepenthe.core.internal.crypto.MasterKey.resolve(tmp.resolve("keys/master.key"), false);
+        int withText;
+        try (var ks = dev.nepenthe.core.internal.crypto.Keystore.open(tmp.resolve("keys"), mk)) {
+            withText = ks.size();
+        }
+        assertTrue(withText > 2, "the text index's files have keys of their own: " + withText + " keys");
+        try (Nepenthe store = open(new WordHashEmbedder())) {
+            assertTrue(store.dropCollection("notes"));
+        }
+        try (var ks = dev.nepenthe.core.internal.crypto.Keystore.open(tmp.resolve("keys"), mk)) {
+            assertEquals(0, ks.size(), "no key of the dropped collection is left");
+        }
+    }
 }
