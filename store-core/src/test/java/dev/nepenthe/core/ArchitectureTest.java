@@ -26,8 +26,8 @@ import org.junit.jupiter.api.Test;
  * {@code .vector}, {@code .embed}). Everything under {@code dev.nepenthe.core.internal} may change
  * at any commit, so no public signature of an API type may name an internal type, nor a type of
  * a library the store happens to use (a user would then depend on that library's version). And
- * the internals are layered: storage, crypto, evidence and the index helpers know nothing of the
- * engine or the forget engine, the engine knows nothing of the forget engine, no internal class
+ * the internals are layered: storage, crypto, evidence, the text index and the index helpers know
+ * nothing of the engine or the forget engine, the engine knows nothing of the forget engine, no internal class
  * reaches back to the store's facade, and the forget engine's parts never reach back into the
  * protocol that drives them.
  */
@@ -108,7 +108,7 @@ class ArchitectureTest {
     void lowerInternalLayersDoNotKnowTheEngines() {
         noClasses().that().resideInAnyPackage(ROOT + ".internal.storage..", ROOT + ".internal.crypto..",
                         ROOT + ".internal.io..", ROOT + ".internal.evidence..", ROOT + ".internal.index..",
-                        ROOT + ".internal.vector..")
+                        ROOT + ".internal.vector..", ROOT + ".internal.text..")
                 .should().dependOnClassesThat().resideInAnyPackage(ROOT + ".internal.engine..", ROOT + ".internal.forget..")
                 .check(classes);
     }
