@@ -5,6 +5,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.function.Supplier;
 import org.apache.lucene.analysis.Analyzer;
+import org.apache.lucene.analysis.AnalyzerWrapper;
 import org.apache.lucene.analysis.core.SimpleAnalyzer;
 import org.apache.lucene.analysis.core.WhitespaceAnalyzer;
 import org.apache.lucene.analysis.de.GermanAnalyzer;
@@ -51,7 +52,11 @@ public final class Analyzers {
     }
 
     /**
-     * A new analyzer.
+     * A new analyzer that builds fresh token stream components for every text. Lucene's
+     * analyzers keep one set per thread and reuse it, and its term buffer keeps the last term
+     * of the last text the thread analysed: a forgotten record's words would stay reachable in
+     * the heap until that thread analysed something else (HeapHygieneTest found it). Fresh
+     * components cost an allocation per text and leave nothing behind.
      *
      * @throws IllegalArgumentException naming the known analyzers
      */
@@ -60,6 +65,37 @@ public final class Analyzers {
         if (s == null) {
             throw new IllegalArgumentException("text analyzer: expected one of " + BY_NAME.keySet() + ", got '" + name + "'");
         }
-        return s.get();
+        return new Unshared(s.get());
+    }
+
+    /** Never reuses components between texts (see {@link #create}). */
+    private static final class Unshared extends AnalyzerWrapper {
+        private static final ReuseStrategy NEVER = new ReuseStrategy() {
+            @Override
+            public TokenStreamComponents getReusableComponents(Analyzer analyzer, String fieldName) {
+                return null;
+            }
+
+            @Override
+            public void setReusableComponents(Analyzer analyzer, String fieldName, TokenStreamComponents components) {}
+        };
+
+        private final Analyzer inner;
+
+        Unshared(Analyzer inner) {
+            super(NEVER);
+            this.inner = inner;
+        }
+
+        @Override
+        protected Analyzer getWrappedAnalyzer(String fieldName) {
+            return inner;
+        }
+
+        @Override
+        public void close() {
+            inner.close();
+            super.close();
+        }
     }
 }
