@@ -266,23 +266,50 @@ public final class CollectionEngine {
             VectorIndex idx = index;
             for (Placed p : placed) {
                 idx.add(p.ordinal(), RecordAccess.vectorUnsafe(p.record()));
-                if (text != null && RecordAccess.textUtf8Length(p.record()) > 0) {
-                    text.add(p.ordinal(), storage.versionOf(p.ordinal()), p.record().text());
-                }
                 catalogue.link(p.ordinal(), p.record());
             }
             storage.publishIds(placed);
+            IOException textFailed = indexTexts(placed);
             removeFromReads(replaced, stamp);
-            if (text != null) {
-                text.publish();
+            if (text != null && replaced.isEmpty() && textFailed == null) {
+                try {
+                    text.publish(); // (removing the replaced versions published the new texts already)
+                } catch (IOException e) {
+                    textFailed = e;
+                }
             }
             catalogue.publish(stamp);
+            if (textFailed != null) {
+                throw new UncheckedIOException("collection '" + spec.name() + "': the batch is stored, but the text"
+                        + " index failed to take it; keyword search misses it until the next open, which rebuilds"
+                        + " the text index from the records", textFailed);
+            }
         } catch (IOException e) {
             throw new UncheckedIOException("collection '" + spec.name() + "': writing the batch failed; nothing was stored", e);
         } finally {
             writer.unlock();
         }
         checkpointIfDue();
+    }
+
+    /**
+     * Adds the placed records' texts to the text index. A failure (the disk, Lucene) is returned,
+     * not thrown: the records are durable by now and must still become readable.
+     */
+    private IOException indexTexts(List<Placed> placed) {
+        if (text == null) {
+            return null;
+        }
+        try {
+            for (Placed p : placed) {
+                if (RecordAccess.textUtf8Length(p.record()) > 0) {
+                    text.add(p.ordinal(), storage.versionOf(p.ordinal()), p.record().text());
+                }
+            }
+            return null;
+        } catch (IOException | RuntimeException e) {
+            return e instanceof IOException io ? io : new IOException(e);
+        }
     }
 
     /**
