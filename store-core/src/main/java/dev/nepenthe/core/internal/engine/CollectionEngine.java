@@ -352,8 +352,10 @@ public final class CollectionEngine {
     private void checkpointIfDue() {
         writer.lock();
         try {
-            if (!closed) {
-                storage.checkpointIfDue();
+            if (!closed && storage.checkpointIfDue() && text != null) {
+                // Lucene commits with the records' checkpoints, so a crash leaves at most one log's
+                // worth of text to re-index at the next open.
+                text.commit();
             }
         } catch (IOException e) {
             throw new UncheckedIOException("collection '" + spec.name() + "': the batch is stored (in the write-ahead"

@@ -387,9 +387,11 @@ public final class CollectionStorage implements Closeable {
         }
     }
 
-    /** Checkpoints when the log has grown past {@code checkpointBytes}. */
-    public void checkpointIfDue() throws IOException {
+    /** Checkpoints when the log has grown past {@code checkpointBytes}; returns whether it did. */
+    public boolean checkpointIfDue() throws IOException {
+        boolean due = walBytes >= ctx.checkpointBytes();
         checkpoint(false);
+        return due;
     }
 
     /**
