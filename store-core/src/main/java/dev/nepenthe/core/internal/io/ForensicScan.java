@@ -59,22 +59,32 @@ public final class ForensicScan {
     }
 
     /**
-     * How many times any of {@code needles} (each at least 8 bytes, e.g. 32-byte keyed hashes)
-     * occurs at any offset of {@code hay}. One pass over the bytes with a lookup of the 8 bytes
-     * at each offset, so thousands of needles cost about what one does.
+     * How many times any of {@code needles} (each at least 4 bytes: 32-byte keyed hashes, or the
+     * terms of a text index) occurs at any offset of {@code hay}. One pass over the bytes with a
+     * lookup of the 8 bytes at each offset (4 when a needle is shorter than 8), so thousands of
+     * needles cost about what one does.
      */
     public static int countAny(byte[] hay, java.util.Collection<byte[]> needles) {
+        int shortest = Integer.MAX_VALUE;
+        for (byte[] n : needles) {
+            if (n.length < 4) {
+                throw new IllegalArgumentException("needle: expected at least 4 bytes, got " + n.length);
+            }
+            shortest = Math.min(shortest, n.length);
+        }
+        // The prefix every needle has: 8 bytes when all are that long, else 4 (terms of a text
+        // index are often 4 to 7 bytes; the verify phase scans for them after a forget).
+        boolean wide = shortest >= 8;
         java.util.Map<Long, List<byte[]>> byPrefix = new java.util.HashMap<>();
         for (byte[] n : needles) {
-            if (n.length < 8) {
-                throw new IllegalArgumentException("needle: expected at least 8 bytes, got " + n.length);
-            }
-            byPrefix.computeIfAbsent(java.nio.ByteBuffer.wrap(n).getLong(), k -> new ArrayList<>()).add(n);
+            java.nio.ByteBuffer nb = java.nio.ByteBuffer.wrap(n);
+            byPrefix.computeIfAbsent(wide ? nb.getLong() : nb.getInt(), k -> new ArrayList<>()).add(n);
         }
         java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(hay);
+        int width = wide ? 8 : 4;
         int count = 0;
-        for (int i = 0; i + 8 <= hay.length; i++) {
-            List<byte[]> candidates = byPrefix.get(b.getLong(i));
+        for (int i = 0; i + width <= hay.length; i++) {
+            List<byte[]> candidates = byPrefix.get(wide ? b.getLong(i) : (long) b.getInt(i));
             if (candidates == null) {
                 continue;
             }
