@@ -140,6 +140,7 @@ class FolderIngestTest {
                     mode.toUpperCase(java.util.Locale.ROOT)), 3, VectorRecord.DEFAULT_TENANT, null, null,
                     dev.nepenthe.core.index.SearchParams.DEFAULTS);
             List<String> printed = search.out().lines().skip(1).map(l -> l.trim().split("\\s+")[2]).toList();
+            assertTrue(!printed.isEmpty() && printed.stream().allMatch(id -> id.startsWith("file:")), search.out());
             assertEquals(docs.search(q).stream().map(SearchHit::id).toList(), printed, mode + ":\n" + search.out());
         }
     }
