@@ -71,8 +71,8 @@ import picocli.CommandLine.Spec;
             "With --folder, every *.txt and *.md file under DIR (recursively, in path order; hidden files and folders"
                     + " skipped; UTF-8) is cut into chunks, each stored as a text-only record that the collection's"
                     + " embedder embeds: id file:<path>:v<version>#<n>, source {file, <path>, <version>}, metadata chunk"
-                    + " and chunks. Forgetting the source version (nepenthe forget --source-kind file --source-id PATH"
-                    + " --source-version N) takes every chunk of that version. Ingest a changed file under a new"
+                    + " and chunks. Forgetting the source version (nepenthe forget --source file:PATH:N) takes every"
+                    + " chunk of that version. Ingest a changed file under a new"
                     + " --source-version: the same version again replaces its chunks by id, but leaves any beyond the"
                     + " new count.",
             "Progress (records or chunks/s, time left) is drawn on standard error when it is a terminal."})
@@ -151,7 +151,9 @@ public final class IngestCommand implements Callable<Integer> {
     static final int DEFAULT_CHUNK_OVERLAP = 32;
 
     @Option(names = "--batch", defaultValue = "500", paramLabel = "N",
-            description = "Records per message (default: ${DEFAULT-VALUE}); larger batches cost more memory on both ends.")
+            description = "Records per message (default: ${DEFAULT-VALUE}); larger batches cost more memory on both ends."
+                    + " The server embeds a message of text-only chunks before it takes the next, so with --folder"
+                    + " a smaller batch (64) shows progress sooner.")
     int batch;
 
     @Option(names = {"-q", "--quiet"}, description = "No progress bar.")
