@@ -22,6 +22,8 @@ final class ProgressBar {
     private static final int WIDTH = 24;
 
     private final PrintWriter err;
+    /** What is counted: "records" (JSON Lines), "chunks" (a folder of documents). */
+    private final String unit;
     private final long totalBytes;
     private final LongSupplier clock;
     private final long start;
@@ -34,14 +36,24 @@ final class ProgressBar {
      * @param clock nanoseconds (System::nanoTime; a test passes its own)
      */
     ProgressBar(PrintWriter err, long totalBytes, LongSupplier clock) {
+        this(err, "records", totalBytes, clock);
+    }
+
+    /**
+     * @param unit what the count counts, plural ("chunks")
+     * @param totalBytes the input's size, or a negative number when unknown
+     * @param clock nanoseconds
+     */
+    ProgressBar(PrintWriter err, String unit, long totalBytes, LongSupplier clock) {
         this.err = err;
+        this.unit = unit;
         this.totalBytes = totalBytes;
         this.clock = clock;
         this.start = clock.getAsLong();
         this.lastDraw = start;
     }
 
-    /** Redraws if the last draw is old enough; cheap to call for every record. */
+    /** Redraws if the last draw is old enough; cheap to call for every record (or chunk). */
     void update(long records, long bytesRead) {
         long now = clock.getAsLong();
         if (now - lastDraw < REDRAW_NANOS) {
@@ -73,12 +85,12 @@ final class ProgressBar {
             int filled = (int) Math.round(done * WIDTH);
             s.append('[').append("#".repeat(filled)).append(".".repeat(WIDTH - filled)).append("] ")
                     .append(String.format(Locale.ROOT, "%3d%%  ", (int) Math.floor(done * 100)));
-            s.append(String.format(Locale.ROOT, "%,d records  %,.0f/s", records, rate));
+            s.append(String.format(Locale.ROOT, "%,d %s  %,.0f/s", records, unit, rate));
             if (done > 0 && seconds > 0.5) {
                 s.append("  ").append(clock((long) Math.ceil(seconds * (1 - done) / done))).append(" left");
             }
         } else {
-            s.append(String.format(Locale.ROOT, "%,d records  %,.0f/s", records, rate));
+            s.append(String.format(Locale.ROOT, "%,d %s  %,.0f/s", records, unit, rate));
         }
         return s.toString();
     }

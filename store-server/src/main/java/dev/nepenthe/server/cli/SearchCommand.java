@@ -2,6 +2,7 @@ package dev.nepenthe.server.cli;
 
 import dev.nepenthe.grpc.v1.Filter;
 import dev.nepenthe.grpc.v1.SearchHit;
+import dev.nepenthe.grpc.v1.SearchMode;
 import dev.nepenthe.grpc.v1.SearchRequest;
 import dev.nepenthe.grpc.v1.SearchResponse;
 import dev.nepenthe.grpc.v1.Value;
@@ -19,10 +20,13 @@ import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
-/** {@code nepenthe search}: a vector query against a collection on a server, hits as a table. */
+/** {@code nepenthe search}: a vector, semantic, keyword or hybrid query against a collection on a server, hits as a table. */
 @Command(name = "search", mixinStandardHelpOptions = true, sortOptions = false,
-        description = {"Search a collection on a server by vector, in the token's tenant, and print the hits:"
-                + " rank, score (higher is closer), id, subject and the start of the text."})
+        description = {"Search a collection on a server, in the token's tenant, and print the hits: rank, score (higher"
+                + " is closer), id, subject and the start of the text.",
+            "By vector (--vector), by meaning (--text: the collection's embedder embeds it), by keyword (--text --mode"
+                    + " keyword: BM25 over the collection's text index) or both fused (--text --mode hybrid, with"
+                    + " --vector to use it instead of embedding the text)."})
 public final class SearchCommand implements Callable<Integer> {
 
     /** Text longer than this is cut, with an ellipsis, so a hit stays on one line. */
@@ -37,9 +41,19 @@ public final class SearchCommand implements Callable<Integer> {
     @Option(names = "--collection", required = true, paramLabel = "C", description = "The collection.")
     String collection;
 
-    @Option(names = "--vector", required = true, paramLabel = "\"0.1,0.2,...\"",
+    @Option(names = "--vector", paramLabel = "\"0.1,0.2,...\"",
             description = "The query vector, comma-separated; as many numbers as the collection's dimension.")
     String vector;
+
+    @Option(names = "--text", paramLabel = "\"...\"",
+            description = "The query text: what the collection's embedder embeds (vector mode), or the keywords"
+                    + " (keyword and hybrid modes).")
+    String text;
+
+    @Option(names = "--mode", paramLabel = "vector|keyword|hybrid",
+            description = "What to search by (default: vector). Keyword and hybrid need --text and a collection with a"
+                    + " text index; vector with --text needs a collection with an embedder.")
+    String mode;
 
     @Option(names = "-k", defaultValue = "10", paramLabel = "K", description = "How many hits (default: ${DEFAULT-VALUE}).")
     int k;
@@ -57,14 +71,19 @@ public final class SearchCommand implements Callable<Integer> {
     Float minScore;
 
     @Option(names = "--param", paramLabel = "NAME=VALUE",
-            description = "An index knob, repeatable: efSearch (hnsw), nprobe and rerank (ivfpq).")
+            description = "A knob, repeatable: efSearch (hnsw), nprobe and rerank (ivfpq); window and rrfK (hybrid).")
     Map<String, String> params = new LinkedHashMap<>();
 
     @Override
     public Integer call() throws Exception {
-        SearchRequest.Builder q = SearchRequest.newBuilder().setCollection(collection).setK(k);
-        for (float x : floats(vector)) {
-            q.addVector(x);
+        SearchRequest.Builder q = SearchRequest.newBuilder().setCollection(collection).setK(k).setMode(mode());
+        if (vector != null) {
+            for (float x : floats(vector)) {
+                q.addVector(x);
+            }
+        }
+        if (text != null) {
+            q.setText(text);
         }
         if (subject != null) {
             q.setSubject(subject);
@@ -111,6 +130,35 @@ public final class SearchCommand implements Callable<Integer> {
     static String truncate(String text) {
         String oneLine = text.replaceAll("\\s+", " ").strip();
         return oneLine.length() <= TEXT_CHARS ? oneLine : oneLine.substring(0, TEXT_CHARS - 1) + "…";
+    }
+
+    /** The mode asked for, checked against what was given, so a misuse exits 2 before any call. */
+    private SearchMode mode() {
+        if (vector == null && text == null) {
+            throw misuse("expected --vector or --text, got neither");
+        }
+        String m = mode == null ? "vector" : mode.toLowerCase(Locale.ROOT);
+        return switch (m) {
+            case "vector" -> {
+                if (vector != null && text != null) {
+                    throw misuse("--vector and --text: expected one in vector mode, got both (--mode hybrid uses both)");
+                }
+                yield SearchMode.VECTOR;
+            }
+            case "keyword" -> {
+                if (text == null || vector != null) {
+                    throw misuse("--mode keyword: expected --text and no --vector");
+                }
+                yield SearchMode.KEYWORD;
+            }
+            case "hybrid" -> {
+                if (text == null) {
+                    throw misuse("--mode hybrid: expected --text (and --vector, optionally)");
+                }
+                yield SearchMode.HYBRID;
+            }
+            default -> throw misuse("--mode: expected vector, keyword or hybrid, got '" + mode + "'");
+        };
     }
 
     private float[] floats(String csv) {

@@ -18,7 +18,8 @@ import picocli.CommandLine.Option;
  * default tenant and says where the token is, never what it is.
  */
 @Command(name = "serve", mixinStandardHelpOptions = true,
-        description = "Serve a store over gRPC (loopback unless told otherwise). On first start, makes an operator token for the default tenant and prints the file it is in (never the token).")
+        description = {"Serve a store over gRPC (loopback unless told otherwise). On first start, makes an operator token for the default tenant and prints the file it is in (never the token).",
+            "The bundled embedder all-minilm-l6-v2 (384 dimensions) is available to collections created with it; the model loads on the first text to embed."})
 public final class ServeCommand implements Callable<Integer> {
 
     @Option(names = "--data", paramLabel = "DIR", defaultValue = "nepenthe-data",
@@ -55,7 +56,8 @@ public final class ServeCommand implements Callable<Integer> {
             throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this),
                     "--tls-cert and --tls-key: expected both or neither, got one");
         }
-        StoreOptions options = StoreOptions.defaults();
+        // The bundled model is registered, not loaded: it loads on the first text to embed.
+        StoreOptions options = NepentheServer.withBundledEmbedders(StoreOptions.defaults());
         if (keys != null) {
             options = options.withKeystore(keys);
         }

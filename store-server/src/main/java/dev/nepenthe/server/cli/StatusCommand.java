@@ -84,14 +84,26 @@ public final class StatusCommand implements Callable<Integer> {
                 return 0;
             }
             int w = Math.max("collection".length(), infos.stream().mapToInt(i -> i.getSpec().getName().length()).max().orElse(0));
-            String row = "%-" + w + "s  %9s  %-6s  %-6s  %12s%n";
-            out.printf(Locale.ROOT, row, "collection", "dimension", "metric", "index", "your records");
+            String row = "%-" + w + "s  %9s  %-6s  %-6s  %12s  %s%n";
+            out.printf(Locale.ROOT, row, "collection", "dimension", "metric", "index", "your records", "text");
             for (CollectionInfo i : infos) {
                 CollectionSpec s = i.getSpec();
                 out.printf(Locale.ROOT, row, s.getName(), s.getDimension(), s.getMetric().name().toLowerCase(Locale.ROOT),
-                        s.getIndexKind(), String.format(Locale.ROOT, "%,d", i.getSize()));
+                        s.getIndexKind(), String.format(Locale.ROOT, "%,d", i.getSize()), text(s));
             }
             return 0;
         }
+    }
+
+    /** The text index's analyzer and the embedder, or "-" for a collection of vectors only. */
+    static String text(CollectionSpec s) {
+        List<String> parts = new ArrayList<>();
+        if (!s.getTextAnalyzer().isEmpty()) {
+            parts.add("index: " + s.getTextAnalyzer());
+        }
+        if (!s.getEmbedder().isEmpty()) {
+            parts.add("embedder: " + s.getEmbedder());
+        }
+        return parts.isEmpty() ? "-" : String.join(", ", parts);
     }
 }

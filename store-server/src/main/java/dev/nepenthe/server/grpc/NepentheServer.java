@@ -2,6 +2,8 @@ package dev.nepenthe.server.grpc;
 
 import dev.nepenthe.cache.QueryCache;
 import dev.nepenthe.core.Nepenthe;
+import dev.nepenthe.core.StoreOptions;
+import dev.nepenthe.embed.LazyEmbedder;
 import io.grpc.BindableService;
 import io.grpc.Server;
 import io.grpc.ServerBuilder;
@@ -87,7 +89,22 @@ public final class NepentheServer implements Closeable {
     }
 
     /**
-     * Starts a server over an open store; closing the server closes the store.
+     * The options a served store is opened with: these plus the embedders the server bundles,
+     * today all-MiniLM-L6-v2 ({@code "all-minilm-l6-v2"}, 384 dimensions), so that collections
+     * created with {@code embedder: "all-minilm-l6-v2"} take text-only records and text queries.
+     * The model loads on the first embedding, not here: a server that never embeds starts as
+     * fast as before and never pays its 100 MB.
+     *
+     * @param options the store's other options
+     * @return the options with the bundled embedders
+     */
+    public static StoreOptions withBundledEmbedders(StoreOptions options) {
+        return options.withEmbedder(LazyEmbedder.miniLm());
+    }
+
+    /**
+     * Starts a server over an open store; closing the server closes the store. Open the store
+     * with {@link #withBundledEmbedders} for collections that embed text.
      *
      * @throws IOException if the port cannot be bound or the tokens or TLS files cannot be read
      * @throws IllegalArgumentException if the tokens file is malformed (the message names the line)

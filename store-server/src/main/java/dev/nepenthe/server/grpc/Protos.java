@@ -5,6 +5,7 @@ import dev.nepenthe.core.Filter;
 import dev.nepenthe.core.IndexSpec;
 import dev.nepenthe.core.Metric;
 import dev.nepenthe.core.SearchHit;
+import dev.nepenthe.core.SearchRequest;
 import dev.nepenthe.core.SourceRef;
 import dev.nepenthe.core.VectorRecord;
 import dev.nepenthe.core.forget.ErasureLevel;
@@ -184,6 +185,9 @@ final class Protos {
         String kind = s.getIndexKind().isEmpty() ? "exact" : s.getIndexKind();
         CollectionSpec spec = new CollectionSpec(s.getName(), s.getDimension(), metric,
                 IndexSpec.of(kind, s.getIndexParamsMap()));
+        // Empty strings are proto3's "not set": no text index, no embedder.
+        spec = spec.withTextIndex(s.getTextAnalyzer().isEmpty() ? null : s.getTextAnalyzer())
+                .withEmbedder(s.getEmbedder().isEmpty() ? null : s.getEmbedder());
         return switch (s.getProvenance()) {
             case REGENERATE -> spec.withProvenance(CollectionSpec.Provenance.REGENERATE);
             case CASCADE, PROVENANCE_UNSPECIFIED -> spec.withProvenance(CollectionSpec.Provenance.CASCADE);
@@ -196,7 +200,74 @@ final class Protos {
         return dev.nepenthe.grpc.v1.CollectionSpec.newBuilder().setName(s.name()).setDimension(s.dimension())
                 .setMetric(dev.nepenthe.grpc.v1.Metric.valueOf(s.metric().name()))
                 .setIndexKind(s.index().kind()).putAllIndexParams(s.index().params())
-                .setProvenance(dev.nepenthe.grpc.v1.Provenance.valueOf(s.provenance().name())).build();
+                .setProvenance(dev.nepenthe.grpc.v1.Provenance.valueOf(s.provenance().name()))
+                .setTextAnalyzer(s.textAnalyzer() == null ? "" : s.textAnalyzer())
+                .setEmbedder(s.embedder() == null ? "" : s.embedder()).build();
+    }
+
+    // ---- search -----------------------------------------------------------------------------
+
+    /**
+     * The store's query for a wire request, in the caller's tenant; see the proto's SearchMode
+     * for how an unspecified mode is read. What the store checks itself (dimension, k's range,
+     * blank or long text, a text index or embedder the collection lacks) is left to it.
+     */
+    static SearchRequest search(dev.nepenthe.grpc.v1.SearchRequest r, String tenant) {
+        boolean hasVector = r.getVectorCount() > 0;
+        boolean hasText = !r.getText().isEmpty();
+        @SuppressWarnings("deprecation")
+        boolean hybridFlag = r.getHybrid();
+        SearchRequest.Mode mode = switch (r.getMode()) {
+            case VECTOR -> SearchRequest.Mode.VECTOR;
+            case KEYWORD -> SearchRequest.Mode.KEYWORD;
+            case HYBRID -> SearchRequest.Mode.HYBRID;
+            case SEARCH_MODE_UNSPECIFIED -> {
+                if (hybridFlag) {
+                    yield SearchRequest.Mode.HYBRID;
+                }
+                if (hasVector && hasText) {
+                    throw new IllegalArgumentException("mode: expected VECTOR, KEYWORD or HYBRID when both a vector and"
+                            + " text are given, got none (a vector search would ignore the text)");
+                }
+                yield SearchRequest.Mode.VECTOR;
+            }
+            case UNRECOGNIZED -> throw new IllegalArgumentException("mode: expected VECTOR, KEYWORD or HYBRID, got an"
+                    + " unknown value " + r.getModeValue());
+        };
+        if (hybridFlag && mode != SearchRequest.Mode.HYBRID) {
+            throw new IllegalArgumentException("hybrid: the deprecated flag asks for mode HYBRID, got it with mode "
+                    + r.getMode());
+        }
+        switch (mode) {
+            case VECTOR -> {
+                if (!hasVector && !hasText) {
+                    throw new IllegalArgumentException("vector: expected a query vector (or text for the collection's"
+                            + " embedder), got neither");
+                }
+                if (hasVector && hasText) {
+                    throw new IllegalArgumentException("mode VECTOR: expected a vector or text, got both (mode HYBRID"
+                            + " searches by both)");
+                }
+            }
+            case KEYWORD -> {
+                if (!hasText) {
+                    throw new IllegalArgumentException("mode KEYWORD: expected query text, got none");
+                }
+                if (hasVector) {
+                    throw new IllegalArgumentException("mode KEYWORD: expected text and no vector, got a vector too"
+                            + " (mode HYBRID uses both)");
+                }
+            }
+            case HYBRID -> {
+                if (!hasText) {
+                    throw new IllegalArgumentException("mode HYBRID: expected query text, got none");
+                }
+            }
+        }
+        SearchRequest q = new SearchRequest(hasVector ? floats(r.getVectorList()) : null, hasText ? r.getText() : null,
+                mode, r.getK(), tenant, r.getSubject().isEmpty() ? null : r.getSubject(),
+                r.hasFilter() ? filter(r.getFilter(), "filter") : null, params(r.getParamsMap()));
+        return q;
     }
 
     // ---- forget -----------------------------------------------------------------------------

@@ -156,27 +156,12 @@ final class RecordsService extends RecordsGrpc.RecordsImplBase {
     @Override
     public void search(SearchRequest request, StreamObserver<SearchResponse> out) {
         Statuses.unary(out, () -> {
-            if (!request.getText().isEmpty() || request.getHybrid()) {
-                throw Status.UNIMPLEMENTED.withDescription("text and hybrid search: expected a vector query; this"
-                        + " server does not index text yet").asRuntimeException();
-            }
             Limits.check("k", limits.maxK(), request.getK());
-            if (request.getVectorCount() == 0) {
-                throw new IllegalArgumentException("vector: expected a query vector, got none");
-            }
-            dev.nepenthe.core.SearchRequest q = dev.nepenthe.core.SearchRequest
-                    .of(Protos.floats(request.getVectorList()), request.getK()).tenant(Caller.current().tenant());
-            if (!request.getSubject().isEmpty()) {
-                q = q.subject(request.getSubject());
-            }
-            if (request.hasFilter()) {
-                q = q.filter(Protos.filter(request.getFilter(), "filter"));
-            }
-            if (request.getParamsCount() > 0) {
-                q = new dev.nepenthe.core.SearchRequest(q.vector(), q.k(), q.tenant(), q.subject(), q.filter(),
-                        Protos.params(request.getParamsMap()));
-            }
+            Limits.check("query text characters", limits.maxTextChars(), request.getText().length());
+            dev.nepenthe.core.SearchRequest q = Protos.search(request, Caller.current().tenant());
             VectorCollection c = store.collection(request.getCollection());
+            // QueryCache.search caches vector queries only: a text query's embedding or BM25
+            // result is not keyed by its vector, so it always goes to the collection.
             List<SearchHit> hits = cache == null ? c.search(q) : cache.search(c, q);
             SearchResponse.Builder b = SearchResponse.newBuilder();
             for (SearchHit h : hits) {

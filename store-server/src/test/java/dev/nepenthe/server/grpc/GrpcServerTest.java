@@ -31,6 +31,7 @@ import dev.nepenthe.grpc.v1.PlaceHoldRequest;
 import dev.nepenthe.grpc.v1.PublicKeyRequest;
 import dev.nepenthe.grpc.v1.Record;
 import dev.nepenthe.grpc.v1.RecordsGrpc;
+import dev.nepenthe.grpc.v1.SearchMode;
 import dev.nepenthe.grpc.v1.SearchRequest;
 import dev.nepenthe.grpc.v1.SearchResponse;
 import dev.nepenthe.grpc.v1.SnapshotRequest;
@@ -366,10 +367,29 @@ class GrpcServerTest {
         assertEquals(Status.Code.RESOURCE_EXHAUSTED, code(() -> records(acmeToken).upsert(UpsertRequest.newBuilder()
                 .setCollection("notes").addRecords(huge).build())), "over the message size limit");
 
-        // Text and hybrid search are not there yet: UNIMPLEMENTED, said plainly.
-        StatusRuntimeException text = failure(() -> records(acmeToken).search(query(3, 1, 0, 0, 0).toBuilder()
+        // Text on a collection of vectors only: what the collection lacks is a precondition
+        // (FAILED_PRECONDITION, the store's message); an ambiguous or contradictory request is
+        // the caller's mistake (INVALID_ARGUMENT). TextSearchOverGrpcTest has the rest.
+        StatusRuntimeException keyword = failure(() -> records(acmeToken).search(SearchRequest.newBuilder()
+                .setCollection("notes").setK(3).setText("hiking").setMode(SearchMode.KEYWORD).build()));
+        assertEquals(Status.Code.FAILED_PRECONDITION, keyword.getStatus().getCode());
+        assertEquals("collection 'notes' has no text index: keyword and hybrid search need one"
+                + " (CollectionSpec.withTextIndex, set when the collection is created)", keyword.getStatus().getDescription());
+        StatusRuntimeException semantic = failure(() -> records(acmeToken).search(SearchRequest.newBuilder()
+                .setCollection("notes").setK(3).setText("hiking").build()));
+        assertEquals(Status.Code.FAILED_PRECONDITION, semantic.getStatus().getCode());
+        assertTrue(semantic.getStatus().getDescription().startsWith("collection 'notes' cannot embed text: it was"
+                + " created without an embedder"), semantic.getStatus().getDescription());
+        StatusRuntimeException both = failure(() -> records(acmeToken).search(query(3, 1, 0, 0, 0).toBuilder()
                 .setText("hiking").build()));
-        assertEquals(Status.Code.UNIMPLEMENTED, text.getStatus().getCode());
+        assertEquals(Status.Code.INVALID_ARGUMENT, both.getStatus().getCode());
+        assertTrue(both.getStatus().getDescription().startsWith("mode: expected VECTOR, KEYWORD or HYBRID when both"),
+                both.getStatus().getDescription());
+        StatusRuntimeException textOnly = failure(() -> records(acmeToken).upsert(UpsertRequest.newBuilder()
+                .setCollection("notes").addRecords(Record.newBuilder().setId("t").setText("no vector")).build()));
+        assertEquals(Status.Code.INVALID_ARGUMENT, textOnly.getStatus().getCode());
+        assertTrue(textOnly.getStatus().getDescription().contains("cannot embed text"),
+                textOnly.getStatus().getDescription());
 
         // Deadlines are honoured.
         assertEquals(Status.Code.DEADLINE_EXCEEDED, code(() -> records(acmeToken).withDeadlineAfter(1, TimeUnit.NANOSECONDS)

@@ -59,20 +59,19 @@ public final class ForensicScan {
     }
 
     /**
-     * How many times any of {@code needles} (each at least 8 bytes, e.g. 32-byte keyed hashes)
-     * occurs at any offset of {@code hay}. One pass over the bytes with a lookup of the 8 bytes
-     * at each offset, so thousands of needles cost about what one does.
+     * How many times any of {@code needles} (each at least 4 bytes: 32-byte keyed hashes, or the
+     * terms of a text index) occurs at any offset of {@code hay}. One pass over the bytes with a
+     * lookup of the 8 bytes at each offset (4 when a needle is shorter than 8), so thousands of
+     * needles cost about what one does.
      */
     public static int countAny(byte[] hay, java.util.Collection<byte[]> needles) {
-        return count(hay, needles, 8);
-    }
-
-    /**
-     * {@link #countAny} for needles of at least 4 bytes (words of a text), looked up by their
-     * first 4 bytes: more offsets to check, the same single pass.
-     */
-    public static int countWords(byte[] hay, java.util.Collection<byte[]> needles) {
-        return count(hay, needles, 4);
+        int shortest = Integer.MAX_VALUE;
+        for (byte[] n : needles) {
+            shortest = Math.min(shortest, n.length);
+        }
+        // The prefix every needle has: 8 bytes when all are that long, else 4 (terms of a text
+        // index are often 4 to 7 bytes; the verify phase scans for them after a forget).
+        return count(hay, needles, shortest >= 8 ? 8 : 4);
     }
 
     private static final java.lang.invoke.VarHandle LONGS =
