@@ -30,6 +30,7 @@ import org.apache.lucene.document.LongPoint;
 import org.apache.lucene.document.NumericDocValuesField;
 import org.apache.lucene.document.TextField;
 import org.apache.lucene.index.DirectoryReader;
+import org.apache.lucene.index.IndexCommit;
 import org.apache.lucene.index.IndexWriter;
 import org.apache.lucene.index.IndexWriterConfig;
 import org.apache.lucene.index.LeafReader;
@@ -552,17 +553,23 @@ public final class TextIndex implements Closeable {
 
     /**
      * What the verification found of forgotten text: documents of forgotten records still live,
-     * deleted documents still holding a forgotten term, terms with no live document that the
-     * term dictionary still lists, and files whose plaintext holds a term that no live document
-     * has.
+     * deleted documents still holding a forgotten term, terms with no live document that a term
+     * dictionary still lists, and files outside the index that hold a forgotten term's bytes.
      */
     public record Residue(List<String> problems, long checked) {}
 
     /**
-     * Proves forgotten text is gone: no live document carries a forgotten (ordinal, version); no
-     * segment keeps a deleted document that holds one of the forgotten terms (Lucene's delete
-     * only marks); a forgotten term that no live document holds is in no segment's term
-     * dictionary; and no file's plaintext holds the bytes of such a term (the decrypted byte scan).
+     * Proves forgotten text is gone from every file of the folder. For the segments the index
+     * is made of, by their structure: no live document carries a forgotten (ordinal, version);
+     * no segment keeps a deleted document holding one of the forgotten terms (Lucene's delete
+     * only marks; the postings of every segment are read, deleted documents included); and a
+     * forgotten term no survivor holds is in no segment's term dictionary. A segment stores
+     * nothing else derived from text (no stored fields, no term vectors; doc values hold the
+     * ordinal and version), so that covers its files. Every other file in the folder (an old
+     * segment not yet deleted, a leftover of a crash) is decrypted and scanned for the terms'
+     * bytes. The segments' own files are not byte-scanned: their term dictionaries keep terms as
+     * shared prefixes and suffixes, so a forgotten "ander" shows up inside a survivor's
+     * "wander" (false residue), and the scan would cost the whole index per forget.
      *
      * @param forgotten (ordinal, version) of each forgotten record that had text
      * @param terms the forgotten texts' distinctive terms
@@ -570,9 +577,12 @@ public final class TextIndex implements Closeable {
     public Residue residue(Map<Integer, Long> forgotten, Collection<String> terms) throws IOException {
         List<String> problems = new ArrayList<>();
         long checked = 0;
-        Set<String> goneTerms = new LinkedHashSet<>();
+        Set<String> referenced = new java.util.HashSet<>();
         IndexSearcher s = searchers.acquire();
         try {
+            if (s.getIndexReader() instanceof org.apache.lucene.index.StandardDirectoryReader r) {
+                referenced.addAll(r.getSegmentInfos().files(true));
+            }
             for (LeafReaderContext leaf : s.getIndexReader().leaves()) {
                 LeafReader r = leaf.reader();
                 var live = r.getLiveDocs();
@@ -590,7 +600,6 @@ public final class TextIndex implements Closeable {
             for (String t : terms) {
                 checked++;
                 BytesRef bytes = new BytesRef(t);
-                int liveDocs = 0;
                 for (LeafReaderContext leaf : s.getIndexReader().leaves()) {
                     LeafReader r = leaf.reader();
                     Terms ts = r.terms(TEXT);
@@ -607,50 +616,50 @@ public final class TextIndex implements Closeable {
                     for (int doc = pe.nextDoc(); doc != PostingsEnum.NO_MORE_DOCS; doc = pe.nextDoc()) {
                         if (live != null && !live.get(doc)) {
                             deletedHolding++;
-                        } else {
-                            liveDocs++;
                         }
                     }
                     if (deletedHolding > 0) {
+                        // The term stays in the segment's dictionary, and in its files, until a merge.
                         problems.add(deletedHolding + " deleted documents in a segment still hold a forgotten term"
                                 + " (not merged away)");
                     }
-                }
-                if (liveDocs == 0) {
-                    goneTerms.add(t);
                 }
             }
         } finally {
             searchers.release(s);
         }
-        // The byte scan: for terms no survivor holds, no file may hold their bytes either.
+        if (DirectoryReader.indexExists(dir)) {
+            List<IndexCommit> commits = DirectoryReader.listCommits(dir);
+            referenced.addAll(commits.get(commits.size() - 1).getFileNames());
+        }
         List<byte[]> needles = new ArrayList<>();
-        for (String t : goneTerms) {
+        for (String t : terms) {
             byte[] b = t.getBytes(StandardCharsets.UTF_8);
             if (b.length >= MIN_TERM_BYTES) {
                 needles.add(b);
             }
         }
-        if (!needles.isEmpty()) {
-            for (String f : dir.listAll()) {
-                if (f.equals(IndexWriter.WRITE_LOCK_NAME)) {
-                    continue;
+        for (String f : dir.listAll()) {
+            if (f.equals(IndexWriter.WRITE_LOCK_NAME) || referenced.contains(f) || needles.isEmpty()) {
+                continue;
+            }
+            checked++;
+            byte[] plain;
+            try {
+                plain = dir.readPlaintext(f);
+            } catch (java.nio.file.NoSuchFileException e) {
+                continue; // deleted while listing
+            } catch (org.apache.lucene.index.CorruptIndexException e) {
+                continue; // its key is destroyed: nothing in it can be read
+            }
+            try {
+                int n = ForensicScan.countAny(plain, needles);
+                if (n > 0) {
+                    problems.add("text index file " + f + ", which is not part of the index, holds " + n
+                            + " occurrences of forgotten terms");
                 }
-                byte[] plain;
-                try {
-                    plain = dir.readPlaintext(f);
-                } catch (java.nio.file.NoSuchFileException e) {
-                    continue; // deleted while listing
-                }
-                try {
-                    long n = ForensicScan.countAny(plain, needles);
-                    if (n > 0) {
-                        problems.add("text index file " + f + " holds " + n + " occurrences of forgotten terms no live"
-                                + " document has");
-                    }
-                } finally {
-                    Arrays.fill(plain, (byte) 0);
-                }
+            } finally {
+                Arrays.fill(plain, (byte) 0);
             }
         }
         return new Residue(problems, checked);

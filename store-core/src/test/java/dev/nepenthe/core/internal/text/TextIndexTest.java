@@ -1,6 +1,7 @@
 package dev.nepenthe.core.internal.text;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -89,8 +90,6 @@ class TextIndexTest {
             t.publish();
             TextIndex.Residue before = t.residue(Map.of(1, 101L), terms);
             assertTrue(before.problems().stream().anyMatch(p -> p.contains("not merged away")), before.problems().toString());
-            assertTrue(before.problems().stream().anyMatch(p -> p.contains("holds") && p.contains("forgotten terms")),
-                    "the byte scan finds the term in the decrypted segment: " + before.problems());
             t.mergeDeletesAway();
             TextIndex.Residue after = t.residue(Map.of(1, 101L), terms);
             assertEquals(List.of(), after.problems());
@@ -123,6 +122,30 @@ class TextIndexTest {
             }
             TextIndex.Residue stray = t.residue(Map.of(1, 101L), List.of("quexleyvine"));
             assertTrue(stray.problems().stream().anyMatch(p -> p.contains("stray.bin")), stray.problems().toString());
+        }
+    }
+
+    /**
+     * A term dictionary keeps terms as shared prefixes and suffixes, so a forgotten term's bytes
+     * can sit inside a survivor's term ("ander" in "wander"): not residue. (A byte scan of the
+     * live segments flagged exactly this; the text benchmark found it on real definitions.)
+     */
+    @Test
+    void aForgottenTermInsideASurvivingTermIsNotResidue() throws IOException {
+        try (TextIndex t = TextIndex.open(tmp.resolve("text"), "standard", keystore, hashes, "c1")) {
+            t.add(1, 101, "ander eleg");
+            t.add(2, 102, "wander telegraphic elegant");
+            t.add(3, 103, "wanderer telegraph");
+            t.publish();
+            t.commit();
+            List<String> terms = t.distinctiveTerms("ander eleg", 16);
+            t.delete(new int[] {1});
+            t.publish();
+            t.mergeDeletesAway();
+            TextIndex.FolderScan bytes = TextIndex.scanPlaintext(tmp.resolve("text"), keystore, hashes, "c1",
+                    terms.stream().map(x -> x.getBytes(StandardCharsets.UTF_8)).toList());
+            assertFalse(bytes.hits().isEmpty(), "precondition: the survivors' terms hold the forgotten bytes");
+            assertEquals(List.of(), t.residue(Map.of(1, 101L), terms).problems());
         }
     }
 
