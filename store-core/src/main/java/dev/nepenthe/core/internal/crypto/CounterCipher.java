@@ -15,20 +15,38 @@ public final class CounterCipher {
     public static final int IV_LENGTH = 16;
     private static final int BLOCK = 16;
 
+    /** Cipher.getInstance walks the provider list on every call: one instance per thread is re-initialised instead. */
+    private static final ThreadLocal<Cipher> PER_THREAD = ThreadLocal.withInitial(CounterCipher::newCipher);
+
     private CounterCipher() {}
+
+    private static Cipher newCipher() {
+        try {
+            return Cipher.getInstance("AES/CTR/NoPadding");
+        } catch (GeneralSecurityException e) {
+            throw new IllegalStateException("AES/CTR/NoPadding unavailable in this JVM", e);
+        }
+    }
+
+    /**
+     * This thread's cipher, positioned at byte {@code position} of the stream whose first byte
+     * sits at counter {@code iv}: for a short run of work on this thread (one buffer), since the
+     * next call on the thread re-initialises it.
+     */
+    public static Cipher forThisThread(DataKey key, byte[] iv, long position) {
+        Cipher c = PER_THREAD.get();
+        init(c, key, iv, position);
+        return c;
+    }
 
     /**
      * A cipher that encrypts or decrypts (the same operation in counter mode) the stream whose
      * first byte sits at counter {@code iv}, starting at byte {@code position}.
      */
     public static Cipher at(DataKey key, byte[] iv, long position) {
-        try {
-            Cipher c = Cipher.getInstance("AES/CTR/NoPadding");
-            init(c, key, iv, position);
-            return c;
-        } catch (GeneralSecurityException e) {
-            throw new IllegalStateException("AES/CTR/NoPadding unavailable in this JVM", e);
-        }
+        Cipher c = newCipher();
+        init(c, key, iv, position);
+        return c;
     }
 
     /** Re-initialises {@code c} (from {@link #at}) at another position. */

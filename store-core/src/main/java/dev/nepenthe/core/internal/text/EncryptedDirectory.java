@@ -7,7 +7,10 @@ import dev.nepenthe.core.internal.crypto.Keystore;
 import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
 import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.security.SecureRandom;
 import java.util.Arrays;
 import java.util.Collection;
@@ -18,6 +21,7 @@ import javax.crypto.ShortBufferException;
 import org.apache.lucene.index.CorruptIndexException;
 import org.apache.lucene.store.BufferedIndexInput;
 import org.apache.lucene.store.Directory;
+import org.apache.lucene.store.FSDirectory;
 import org.apache.lucene.store.FilterDirectory;
 import org.apache.lucene.store.IOContext;
 import org.apache.lucene.store.IndexInput;
@@ -44,6 +48,11 @@ final class EncryptedDirectory extends FilterDirectory {
     static final int MAGIC = 0x4E505458; // "NPTX"
     static final int HEADER = 4 + 16 + CounterCipher.IV_LENGTH;
     private static final int BUFFER = 8192;
+    /**
+     * Read buffer: Lucene's reads are mostly small and random (term dictionary blocks, doc values),
+     * and each refill is decrypted whole, so a refill stays small (Lucene's own default is 1 KB).
+     */
+    private static final int BUFFER_READ = 2048;
 
     private final Keystore keystore;
     private final KeyedHash hashes;
@@ -90,18 +99,21 @@ final class EncryptedDirectory extends FilterDirectory {
 
     @Override
     public IndexInput openInput(String name, IOContext context) throws IOException {
-        IndexInput raw = in.openInput(name, context);
-        try {
-            Header h = readHeader(raw, name);
+        Header h;
+        long length;
+        try (IndexInput raw = in.openInput(name, IOContext.READONCE)) {
+            h = readHeader(raw, name);
+            length = raw.length() - HEADER;
             DataKey key = keystore.find(keyName(h.keyId));
             if (key == null) {
                 throw new CorruptIndexException("its key is not in the keystore (destroyed when the file was deleted,"
                         + " or this keystore is not the one the file was written with)", raw);
             }
-            return new DecryptingInput("encrypted(" + raw + ")", raw, key, h.iv, 0, raw.length() - HEADER, true);
-        } catch (IOException | RuntimeException e) {
-            raw.close();
-            throw e;
+            // Reads go straight to the file (positional, shared by clones) and are decrypted in
+            // Lucene's own buffer: no second buffer, no copy.
+            Path file = ((FSDirectory) FilterDirectory.unwrap(in)).getDirectory().resolve(name);
+            FileChannel channel = FileChannel.open(file, StandardOpenOption.READ);
+            return new DecryptingInput("encrypted(" + file + ")", channel, key, h.iv, 0, length, true);
         }
     }
 
@@ -257,20 +269,22 @@ final class EncryptedDirectory extends FilterDirectory {
         }
     }
 
-    /** Reads and decrypts at any offset; each clone and slice gets its own cipher. */
+    /**
+     * Reads and decrypts at any offset. Clones and slices share the file channel (positional
+     * reads are safe from several threads); each buffer refill decrypts in place with the reading
+     * thread's cipher.
+     */
     private static final class DecryptingInput extends BufferedIndexInput {
-        private IndexInput raw;
+        private final FileChannel channel;
         private final DataKey key;
         private final byte[] iv;
         private final long offset;
         private final long length;
-        private final boolean owner;
-        private Cipher cipher;
-        private ByteBuffer sealed;
+        private boolean owner;
 
-        DecryptingInput(String desc, IndexInput raw, DataKey key, byte[] iv, long offset, long length, boolean owner) {
-            super(desc, BUFFER);
-            this.raw = raw;
+        DecryptingInput(String desc, FileChannel channel, DataKey key, byte[] iv, long offset, long length, boolean owner) {
+            super(desc, BUFFER_READ);
+            this.channel = channel;
             this.key = key;
             this.iv = iv;
             this.offset = offset;
@@ -285,27 +299,35 @@ final class EncryptedDirectory extends FilterDirectory {
             if (pos + n > length) {
                 throw new EOFException("read past EOF: " + this + " (position " + pos + ", " + n + " bytes, length " + length + ")");
             }
-            if (sealed == null || sealed.capacity() < n) {
-                sealed = ByteBuffer.allocate(Math.max(n, BUFFER));
+            int start = b.position();
+            long at = HEADER + offset + pos;
+            while (b.hasRemaining()) {
+                int r = channel.read(b, at);
+                if (r < 0) {
+                    throw new EOFException("read past EOF: " + this + " (file ends before position " + pos + " + " + n + ")");
+                }
+                at += r;
             }
-            byte[] in = sealed.array();
-            raw.seek(HEADER + offset + pos);
-            raw.readBytes(in, 0, n);
-            if (cipher == null) {
-                cipher = CounterCipher.at(key, iv, offset + pos);
-            } else {
-                CounterCipher.init(cipher, key, iv, offset + pos);
-            }
+            Cipher c = CounterCipher.forThisThread(key, iv, offset + pos);
             try {
                 if (b.hasArray()) {
-                    int done = cipher.update(in, 0, n, b.array(), b.arrayOffset() + b.position());
-                    b.position(b.position() + done);
+                    byte[] a = b.array();
+                    int o = b.arrayOffset() + start;
+                    c.update(a, o, n, a, o);
                 } else {
-                    b.put(cipher.update(in, 0, n));
+                    ByteBuffer sealed = b.duplicate().position(start).limit(start + n);
+                    byte[] plain = c.update(toArray(sealed));
+                    b.position(start).put(plain);
                 }
             } catch (ShortBufferException e) {
                 throw new IllegalStateException(e);
             }
+        }
+
+        private static byte[] toArray(ByteBuffer buf) {
+            byte[] out = new byte[buf.remaining()];
+            buf.get(out);
+            return out;
         }
 
         @Override
@@ -323,9 +345,7 @@ final class EncryptedDirectory extends FilterDirectory {
         @Override
         public DecryptingInput clone() {
             DecryptingInput c = (DecryptingInput) super.clone();
-            c.raw = raw.clone();
-            c.cipher = null;
-            c.sealed = null;
+            c.owner = false;
             return c;
         }
 
@@ -335,13 +355,13 @@ final class EncryptedDirectory extends FilterDirectory {
                 throw new IllegalArgumentException("slice() " + desc + " out of bounds: offset " + sliceOffset
                         + ", length " + sliceLength + ", file length " + length + ": " + this);
             }
-            return new DecryptingInput(desc, raw.clone(), key, iv, offset + sliceOffset, sliceLength, false);
+            return new DecryptingInput(desc, channel, key, iv, offset + sliceOffset, sliceLength, false);
         }
 
         @Override
         public void close() throws IOException {
             if (owner) {
-                raw.close();
+                channel.close();
             }
         }
     }

@@ -29,6 +29,7 @@ import org.apache.lucene.document.IntPoint;
 import org.apache.lucene.document.LongPoint;
 import org.apache.lucene.document.NumericDocValuesField;
 import org.apache.lucene.document.TextField;
+import org.apache.lucene.index.ConcurrentMergeScheduler;
 import org.apache.lucene.index.DirectoryReader;
 import org.apache.lucene.index.IndexCommit;
 import org.apache.lucene.index.IndexWriter;
@@ -101,6 +102,7 @@ public final class TextIndex implements Closeable {
     private final IndexWriter writer;
     private final SearcherManager searchers;
     private final Path folder;
+    private final ConcurrentMergeScheduler merges = new ConcurrentMergeScheduler();
     private boolean closed;
 
     private TextIndex(Path folder, String analyzerName, EncryptedDirectory dir, Keystore keystore) throws IOException {
@@ -110,12 +112,13 @@ public final class TextIndex implements Closeable {
         this.dir = dir;
         this.keystore = keystore;
         IndexWriterConfig config = new IndexWriterConfig(analyzer);
-        TieredMergePolicy merges = new TieredMergePolicy();
+        TieredMergePolicy policy = new TieredMergePolicy();
         // A forget must leave no deleted document in any segment, so any segment holding one is
         // rewritten (Lucene's default skips segments under 10% deleted).
-        merges.setForceMergeDeletesPctAllowed(0);
-        merges.setMaxMergedSegmentMB(MAX_SEGMENT_MB);
-        config.setMergePolicy(merges);
+        policy.setForceMergeDeletesPctAllowed(0);
+        policy.setMaxMergedSegmentMB(MAX_SEGMENT_MB);
+        config.setMergePolicy(policy);
+        config.setMergeScheduler(this.merges);
         config.setCommitOnClose(false);
         this.writer = new IndexWriter(dir, config);
         this.searchers = new SearcherManager(writer, true, false, null);
@@ -237,34 +240,40 @@ public final class TextIndex implements Closeable {
      * @return how many deleted documents the rewritten segments dropped
      */
     public int mergeDeletesAway() throws IOException {
-        int deleted;
-        IndexSearcher s = searchers.acquire();
-        try {
-            deleted = s.getIndexReader().numDeletedDocs();
-        } finally {
-            searchers.release(s);
-        }
+        int deleted = deletedDocuments();
         // A merge the writer started on its own before the deletes arrived is skipped by
-        // forceMergeDeletes, and when it finishes its new segment carries those deletes over:
-        // so merge again until no segment holds one (a forget's verify phase found them left
-        // now and then with one round).
+        // forceMergeDeletes, and when it finishes its new segment carries those deletes over: so
+        // wait for the writer's own merges and merge again until the segments, as a fresh reader
+        // sees them, hold no deleted document. (The writer's hasDeletions() is no test: it stays
+        // true for buffered deletes that matched nothing.)
         for (int round = 0; ; round++) {
             writer.forceMergeDeletes(true);
             writer.commit();
-            if (!writer.hasDeletions()) {
+            // The reader that still named the old segments is replaced; once released, the
+            // writer deletes their files.
+            searchers.maybeRefreshBlocking();
+            int left = deletedDocuments();
+            if (left == 0) {
                 break;
             }
             if (round == MERGE_ROUNDS) {
                 throw new IOException("text index: expected no deleted documents after " + MERGE_ROUNDS
-                        + " rounds of merging them away, got some still held (merges keep racing the deletes?)");
+                        + " rounds of merging them away, got " + left + " still held");
             }
+            merges.sync();
         }
-        // The reader that still named the old segments is replaced; once released, the writer
-        // deletes their files.
-        searchers.maybeRefreshBlocking();
         writer.deleteUnusedFiles();
         keystore.force();
         return deleted;
+    }
+
+    private int deletedDocuments() throws IOException {
+        IndexSearcher s = searchers.acquire();
+        try {
+            return s.getIndexReader().numDeletedDocs();
+        } finally {
+            searchers.release(s);
+        }
     }
 
     /** Documents in the index, deleted ones excluded, as last published. */
@@ -326,27 +335,37 @@ public final class TextIndex implements Closeable {
             // Exact hit counts stop at 1,000, as in IndexSearcher.search(query, n): past that, BM25 skips
             // blocks that cannot reach the top k.
             TopDocs top = s.search(q, new Filtered(new TopScoreDocCollectorManager(k, 1000), accept));
-            int[] ords = new int[top.scoreDocs.length];
-            float[] scores = new float[ords.length];
+            ScoreDoc[] hits = top.scoreDocs;
+            int[] ords = new int[hits.length];
+            float[] scores = new float[hits.length];
+            // Ordinals are read in document order, one doc-values iterator per segment (an
+            // iterator only moves forward, and each new one costs a file clone and a refill).
+            Integer[] byDoc = new Integer[hits.length];
+            for (int i = 0; i < hits.length; i++) {
+                byDoc[i] = i;
+                scores[i] = hits[i].score;
+            }
+            Arrays.sort(byDoc, Comparator.comparingInt(i -> hits[i].doc));
             List<LeafReaderContext> leaves = s.getIndexReader().leaves();
-            for (int i = 0; i < ords.length; i++) {
-                ScoreDoc sd = top.scoreDocs[i];
-                LeafReaderContext leaf = leaves.get(ReaderUtil.subIndex(sd.doc, leaves));
-                ords[i] = (int) value(leaf.reader(), ORD, sd.doc - leaf.docBase);
-                scores[i] = sd.score;
+            int leafIndex = -1;
+            NumericDocValues dv = null;
+            for (int i : byDoc) {
+                int li = ReaderUtil.subIndex(hits[i].doc, leaves);
+                LeafReaderContext leaf = leaves.get(li);
+                if (li != leafIndex) {
+                    leafIndex = li;
+                    dv = leaf.reader().getNumericDocValues(ORD);
+                }
+                int doc = hits[i].doc - leaf.docBase;
+                if (dv == null || !dv.advanceExact(doc)) {
+                    throw new IOException("text index document " + doc + " has no " + ORD + " value (damaged index?)");
+                }
+                ords[i] = (int) dv.longValue();
             }
             return new Ranked(ords, scores);
         } finally {
             searchers.release(s);
         }
-    }
-
-    private static long value(LeafReader reader, String field, int doc) throws IOException {
-        NumericDocValues dv = reader.getNumericDocValues(field);
-        if (dv == null || !dv.advanceExact(doc)) {
-            throw new IOException("text index document " + doc + " has no " + field + " value (damaged index?)");
-        }
-        return dv.longValue();
     }
 
     /** Collects only documents whose ordinal the bitmap accepts. */
