@@ -77,8 +77,15 @@ final class LuceneBm25 implements Closeable {
         }
     }
 
-    /** The ids of the k best documents by BM25, best first. */
-    List<String> search(String text, int k) throws IOException {
+    /** The k best documents by BM25, best first: their ids and scores. */
+    record Hits(List<String> ids, float[] scores) {
+        int size() {
+            return ids.size();
+        }
+    }
+
+    /** The k best documents by BM25, best first. */
+    Hits search(String text, int k) throws IOException {
         BooleanQuery.Builder b = new BooleanQuery.Builder();
         int clauses = 0;
         for (String t : terms(text)) {
@@ -86,15 +93,17 @@ final class LuceneBm25 implements Closeable {
             clauses++;
         }
         if (clauses == 0) {
-            return List.of();
+            return new Hits(List.of(), new float[0]);
         }
         TopDocs top = searcher.search(b.build(), k);
         StoredFields stored = searcher.storedFields();
-        List<String> out = new ArrayList<>(top.scoreDocs.length);
+        List<String> ids = new ArrayList<>(top.scoreDocs.length);
+        float[] scores = new float[top.scoreDocs.length];
         for (ScoreDoc sd : top.scoreDocs) {
-            out.add(stored.document(sd.doc, ID_ONLY).get(ID));
+            scores[ids.size()] = sd.score;
+            ids.add(stored.document(sd.doc, ID_ONLY).get(ID));
         }
-        return out;
+        return new Hits(ids, scores);
     }
 
     /** The text's analysed terms, distinct, in order of appearance (as our text index builds its query). */
