@@ -122,6 +122,27 @@ public final class GcideDataset {
         build(dict, out, limit, threads, batch);
     }
 
+    /**
+     * The dictionary's definitions in the cache's row order (parsed, deduplicated, shuffled with
+     * the dataset's fixed seed): row i of a cache built from this dictionary is the embedding of
+     * text i. Costs the parse, a few seconds and about 40 MB of heap for a moment.
+     */
+    public static List<String> textsInRowOrder(Path dict) throws IOException {
+        List<String> texts = new ArrayList<>(GcideDefinitions.parse(dict));
+        Collections.shuffle(texts, new Random(SHUFFLE_SEED));
+        return texts;
+    }
+
+    /** The seed of the row order (see {@link #textsInRowOrder}). */
+    public static long shuffleSeed() {
+        return SHUFFLE_SEED;
+    }
+
+    /** SHA-256 of a file, hex: what a cache's {@link Vectors#sourceSha256()} is compared with. */
+    public static String sha256Hex(Path file) throws IOException {
+        return HexFormat.of().formatHex(sha256(file));
+    }
+
     static byte[] sha256(Path file) throws IOException {
         try (InputStream in = Files.newInputStream(file)) {
             MessageDigest md = MessageDigest.getInstance("SHA-256");
@@ -152,8 +173,7 @@ public final class GcideDataset {
         }
         // 1-2.
         long t0 = System.nanoTime();
-        List<String> texts = new ArrayList<>(GcideDefinitions.parse(dict));
-        Collections.shuffle(texts, new Random(SHUFFLE_SEED));
+        List<String> texts = textsInRowOrder(dict);
         if (limit > 0 && limit < texts.size()) {
             texts = texts.subList(0, limit);
         }

@@ -102,7 +102,6 @@ final class BenchData {
     }
 
     static String machine() {
-        return Runtime.getRuntime().availableProcessors() + " cores (shared), " + System.getProperty("java.vm.name") + " "
-                + System.getProperty("java.version") + ", kernels " + dev.nepenthe.core.vector.Kernels.get().name();
+        return dev.nepenthe.bench.Machine.describe();
     }
 }

@@ -1,0 +1,36 @@
+package dev.nepenthe.bench.text;
+
+import java.util.Arrays;
+import java.util.List;
+
+/** Percentiles as the harnesses report them: nearest rank, NaN-free, NaN when there is nothing. */
+final class Stats {
+
+    private Stats() {}
+
+    /** The p-th percentile (nearest rank) of the values; NaNs are ignored. */
+    static double pct(double[] values, double p) {
+        double[] s = Arrays.stream(values).filter(x -> !Double.isNaN(x)).sorted().toArray();
+        if (s.length == 0) {
+            return Double.NaN;
+        }
+        int i = (int) Math.ceil(p / 100.0 * s.length) - 1;
+        return s[Math.max(0, Math.min(s.length - 1, i))];
+    }
+
+    static double pct(List<Double> values, double p) {
+        return pct(values.stream().mapToDouble(Double::doubleValue).toArray(), p);
+    }
+
+    static double median(List<Double> values) {
+        return pct(values, 50);
+    }
+
+    static double min(List<Double> values) {
+        return values.stream().mapToDouble(Double::doubleValue).filter(x -> !Double.isNaN(x)).min().orElse(Double.NaN);
+    }
+
+    static double max(List<Double> values) {
+        return values.stream().mapToDouble(Double::doubleValue).filter(x -> !Double.isNaN(x)).max().orElse(Double.NaN);
+    }
+}
