@@ -1,8 +1,8 @@
 package dev.nepenthe.core;
 
 import dev.nepenthe.core.audit.LedgerHead;
-import dev.nepenthe.core.forget.ProbePolicy;
 import dev.nepenthe.core.embed.Embedder;
+import dev.nepenthe.core.forget.ProbePolicy;
 import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.Map;

@@ -13,12 +13,12 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Callable;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
+import picocli.CommandLine;
 
 /** {@code nepenthe search}: a vector, semantic, keyword or hybrid query against a collection on a server, hits as a table. */
 @Command(name = "search", mixinStandardHelpOptions = true, sortOptions = false,

@@ -447,33 +447,18 @@ public final class TextIndex implements Closeable {
         RoaringBitmap covered = new RoaringBitmap();
         Set<Long> stale = new java.util.HashSet<>();
         int removed = 0;
-        IndexSearcher s = searchers.acquire();
-        try {
-            for (LeafReaderContext leaf : s.getIndexReader().leaves()) {
-                LeafReader r = leaf.reader();
-                NumericDocValues ords = r.getNumericDocValues(ORD);
-                NumericDocValues versions = r.getNumericDocValues(VERSION);
-                var live = r.getLiveDocs();
-                for (int doc = 0; doc < r.maxDoc(); doc++) {
-                    if (live != null && !live.get(doc)) {
-                        continue;
-                    }
-                    if (ords == null || versions == null || !ords.advanceExact(doc) || !versions.advanceExact(doc)) {
-                        throw new IOException("text index in " + folder + ": document " + doc + " of a segment has no"
-                                + " ordinal or version (damaged index?)");
-                    }
-                    int ord = (int) ords.longValue();
-                    long version = versions.longValue();
-                    if (records.version(ord) == version && records.text(ord) != null && covered.checkedAdd(ord)) {
-                        continue;
-                    }
-                    stale.add(version);
-                    removed++;
-                }
+        int[] removedDocs = {0};
+        forEachLiveDocument((ord, version, complete) -> {
+            if (!complete) {
+                throw new IOException("text index in " + folder + ": a document has no ordinal or version (damaged index?)");
             }
-        } finally {
-            searchers.release(s);
-        }
+            if (records.version(ord) == version && records.text(ord) != null && covered.checkedAdd(ord)) {
+                return;
+            }
+            stale.add(version);
+            removedDocs[0]++;
+        });
+        removed += removedDocs[0];
         if (!stale.isEmpty()) {
             // By version, which names one write: a duplicate of a valid document takes the valid
             // one with it, so that record is indexed again below.
@@ -502,6 +487,34 @@ public final class TextIndex implements Closeable {
         return new Reconciled(removed, added);
     }
 
+    /** Receives a live document's ordinal and version ({@code complete} false when it lacks either). */
+    @FunctionalInterface
+    private interface LiveDocument {
+        void accept(int ordinal, long version, boolean complete) throws IOException;
+    }
+
+    /** Every live (not deleted) document of the published reader, segment by segment. */
+    private void forEachLiveDocument(LiveDocument visitor) throws IOException {
+        IndexSearcher s = searchers.acquire();
+        try {
+            for (LeafReaderContext leaf : s.getIndexReader().leaves()) {
+                LeafReader r = leaf.reader();
+                NumericDocValues ords = r.getNumericDocValues(ORD);
+                NumericDocValues versions = r.getNumericDocValues(VERSION);
+                var live = r.getLiveDocs();
+                for (int doc = 0; doc < r.maxDoc(); doc++) {
+                    if (live != null && !live.get(doc)) {
+                        continue;
+                    }
+                    boolean complete = ords != null && versions != null && ords.advanceExact(doc) && versions.advanceExact(doc);
+                    visitor.accept(complete ? (int) ords.longValue() : -1, complete ? versions.longValue() : -1, complete);
+                }
+            }
+        } finally {
+            searchers.release(s);
+        }
+    }
+
     /**
      * The index's integrity check: one document per live record with text, at the record's
      * version, and none for anything else.
@@ -510,40 +523,23 @@ public final class TextIndex implements Closeable {
         IntegrityReport.Builder r = IntegrityReport.builder(name).expect("stale-document").expect("duplicate-document")
                 .expect("record-missing-from-text-index");
         RoaringBitmap covered = new RoaringBitmap();
-        int docs = 0;
-        IndexSearcher s = searchers.acquire();
-        try {
-            for (LeafReaderContext leaf : s.getIndexReader().leaves()) {
-                LeafReader lr = leaf.reader();
-                NumericDocValues ords = lr.getNumericDocValues(ORD);
-                NumericDocValues versions = lr.getNumericDocValues(VERSION);
-                var live = lr.getLiveDocs();
-                for (int doc = 0; doc < lr.maxDoc(); doc++) {
-                    if (live != null && !live.get(doc)) {
-                        continue;
-                    }
-                    docs++;
-                    if (ords == null || versions == null || !ords.advanceExact(doc) || !versions.advanceExact(doc)) {
-                        r.violation("stale-document", "a document without ordinal or version");
-                        continue;
-                    }
-                    int ord = (int) ords.longValue();
-                    if (records.version(ord) != versions.longValue() || records.text(ord) == null) {
-                        r.violation("stale-document", "ordinal " + ord);
-                    } else if (!covered.checkedAdd(ord)) {
-                        r.violation("duplicate-document", "ordinal " + ord);
-                    }
-                }
+        int[] docs = {0};
+        forEachLiveDocument((ord, version, complete) -> {
+            docs[0]++;
+            if (!complete) {
+                r.violation("stale-document", "a document without ordinal or version");
+            } else if (records.version(ord) != version || records.text(ord) == null) {
+                r.violation("stale-document", "ordinal " + ord);
+            } else if (!covered.checkedAdd(ord)) {
+                r.violation("duplicate-document", "ordinal " + ord);
             }
-        } finally {
-            searchers.release(s);
-        }
+        });
         for (int ord : records.ordinals()) {
             if (records.text(ord) != null && !covered.contains(ord)) {
                 r.violation("record-missing-from-text-index", "ordinal " + ord);
             }
         }
-        r.checked("documents", docs);
+        r.checked("documents", docs[0]);
         return r.build();
     }
 
@@ -596,25 +592,17 @@ public final class TextIndex implements Closeable {
     public Residue residue(Map<Integer, Long> forgotten, Collection<String> terms) throws IOException {
         List<String> problems = new ArrayList<>();
         long checked = 0;
+        forEachLiveDocument((ord, version, complete) -> {
+            Long v = complete ? forgotten.get(ord) : null;
+            if (v != null && v == version) {
+                problems.add("a live document still indexes forgotten record at ordinal " + ord);
+            }
+        });
         Set<String> referenced = new java.util.HashSet<>();
         IndexSearcher s = searchers.acquire();
         try {
             if (s.getIndexReader() instanceof org.apache.lucene.index.StandardDirectoryReader r) {
                 referenced.addAll(r.getSegmentInfos().files(true));
-            }
-            for (LeafReaderContext leaf : s.getIndexReader().leaves()) {
-                LeafReader r = leaf.reader();
-                var live = r.getLiveDocs();
-                NumericDocValues ords = r.getNumericDocValues(ORD);
-                NumericDocValues versions = r.getNumericDocValues(VERSION);
-                for (int doc = 0; doc < r.maxDoc() && ords != null && versions != null; doc++) {
-                    if ((live == null || live.get(doc)) && ords.advanceExact(doc) && versions.advanceExact(doc)) {
-                        Long v = forgotten.get((int) ords.longValue());
-                        if (v != null && v == versions.longValue()) {
-                            problems.add("a live document still indexes forgotten record at ordinal " + ords.longValue());
-                        }
-                    }
-                }
             }
             for (String t : terms) {
                 checked++;
