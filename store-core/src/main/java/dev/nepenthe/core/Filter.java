@@ -9,8 +9,11 @@ import java.util.Set;
  * A predicate over a record's metadata, used to narrow a search. Build with the static
  * methods: {@code Filter.eq("lang", "en").and(Filter.range("year", 2020, 2024))}.
  *
- * <p>Numbers compare by value across {@code Long} and {@code Double}; a missing key never
- * matches (except under {@link #not}).
+ * <p>Numbers compare by value across {@code Long} and {@code Double}, exactly: a long beyond
+ * 2<sup>53</sup> is not rounded to a double first, so {@code Long.MAX_VALUE} and
+ * {@code Long.MAX_VALUE - 1} differ. Strings order by {@link String#compareTo} (UTF-16 code
+ * units, case-sensitive). A missing key never matches, nor does a value of another kind than
+ * the filter's (a string against a number), except under {@link #not}.
  *
  * <p>A search with a filter tests it once per record of the request's tenant (or subject) to
  * build the candidates the index may return, so a filter costs a pass over those records on
@@ -86,6 +89,70 @@ public sealed interface Filter {
      */
     static Filter range(String key, double min, double max) {
         return new Range(key, min, max);
+    }
+
+    /**
+     * The value at {@code key} is greater than {@code value}: numbers by value, strings in
+     * {@link String#compareTo} order; a value of the other kind (or a boolean) never matches.
+     *
+     * @param key the metadata key
+     * @param value a string or a number ({@code Integer} and {@code Float} are widened as
+     *     {@link VectorRecord.Builder#metadata} widens them), not NaN
+     * @return the filter
+     * @throws IllegalArgumentException if the value is null, NaN, a boolean or of another type
+     */
+    static Filter gt(String key, Object value) {
+        return new Compare(key, Comparison.GT, value);
+    }
+
+    /**
+     * The value at {@code key} is greater than or equal to {@code value}; see {@link #gt}.
+     *
+     * @param key the metadata key
+     * @param value a string or a number, not NaN
+     * @return the filter
+     * @throws IllegalArgumentException if the value is null, NaN, a boolean or of another type
+     */
+    static Filter gte(String key, Object value) {
+        return new Compare(key, Comparison.GTE, value);
+    }
+
+    /**
+     * The value at {@code key} is less than {@code value}; see {@link #gt}.
+     *
+     * @param key the metadata key
+     * @param value a string or a number, not NaN
+     * @return the filter
+     * @throws IllegalArgumentException if the value is null, NaN, a boolean or of another type
+     */
+    static Filter lt(String key, Object value) {
+        return new Compare(key, Comparison.LT, value);
+    }
+
+    /**
+     * The value at {@code key} is less than or equal to {@code value}; see {@link #gt}.
+     *
+     * @param key the metadata key
+     * @param value a string or a number, not NaN
+     * @return the filter
+     * @throws IllegalArgumentException if the value is null, NaN, a boolean or of another type
+     */
+    static Filter lte(String key, Object value) {
+        return new Compare(key, Comparison.LTE, value);
+    }
+
+    /**
+     * The value at {@code key} is a string that contains {@code substring} (case-sensitive,
+     * anywhere in it; the empty substring is in every string). A number or boolean never
+     * matches, even when its decimal form would. Costs a substring search per record tested.
+     *
+     * @param key the metadata key
+     * @param substring the characters to look for
+     * @return the filter
+     * @throws NullPointerException if the key or substring is null
+     */
+    static Filter contains(String key, String substring) {
+        return new Contains(key, substring);
     }
 
     /**
@@ -173,7 +240,100 @@ public sealed interface Filter {
 
         @Override
         public boolean test(Map<String, Object> m) {
-            return m.get(key) instanceof Number n && n.doubleValue() >= min && n.doubleValue() <= max;
+            return m.get(key) instanceof Number n && !isNaN(n) && compareNumbers(n, min) >= 0
+                    && compareNumbers(n, max) <= 0;
+        }
+    }
+
+    /** How a {@link Compare} filter orders the record's value against its own. */
+    enum Comparison {
+        /** The record's value is less than the filter's. */
+        LT,
+        /** The record's value is less than or equal to the filter's. */
+        LTE,
+        /** The record's value is greater than the filter's. */
+        GT,
+        /** The record's value is greater than or equal to the filter's. */
+        GTE;
+
+        /**
+         * Whether a comparison result (negative, zero or positive, as {@link Comparable#compareTo}
+         * gives it for the record's value against the filter's) passes.
+         *
+         * @param order the comparison result
+         * @return whether it passes
+         */
+        public boolean accepts(int order) {
+            return switch (this) {
+                case LT -> order < 0;
+                case LTE -> order <= 0;
+                case GT -> order > 0;
+                case GTE -> order >= 0;
+            };
+        }
+    }
+
+    /**
+     * See {@link Filter#gt}, {@link Filter#gte}, {@link Filter#lt} and {@link Filter#lte}.
+     *
+     * @param key the metadata key
+     * @param comparison how the record's value must order against {@code value}
+     * @param value a {@code String}, {@code Long} or {@code Double} (not NaN)
+     */
+    record Compare(String key, Comparison comparison, Object value) implements Filter {
+        /**
+         * Checks the key and comparison, widens the value and refuses one without an order.
+         *
+         * @throws NullPointerException if the key or comparison is null
+         * @throws IllegalArgumentException if the value is null, NaN, a boolean or of another type
+         */
+        public Compare {
+            Objects.requireNonNull(key, "filter key");
+            Objects.requireNonNull(comparison, "filter comparison");
+            value = VectorRecord.normalizeValue(key, value);
+            if (value instanceof Boolean) {
+                throw new IllegalArgumentException("filter " + comparison + " on '" + key
+                        + "': expected a String or number to order by, got java.lang.Boolean");
+            }
+            if (value instanceof Double d && d.isNaN()) {
+                throw new IllegalArgumentException("filter " + comparison + " on '" + key
+                        + "': expected a number to order by, got NaN");
+            }
+        }
+
+        @Override
+        public boolean test(Map<String, Object> m) {
+            Object v = m.get(key);
+            if (v instanceof String s && value instanceof String bound) {
+                return comparison.accepts(s.compareTo(bound));
+            }
+            if (v instanceof Number n && value instanceof Number bound) {
+                return !isNaN(n) && comparison.accepts(compareNumbers(n, bound));
+            }
+            return false;
+        }
+    }
+
+    /**
+     * See {@link Filter#contains}.
+     *
+     * @param key the metadata key
+     * @param substring the characters the value must contain
+     */
+    record Contains(String key, String substring) implements Filter {
+        /**
+         * Checks the key and substring.
+         *
+         * @throws NullPointerException if either is null
+         */
+        public Contains {
+            Objects.requireNonNull(key, "filter key");
+            Objects.requireNonNull(substring, "filter contains: the substring");
+        }
+
+        @Override
+        public boolean test(Map<String, Object> m) {
+            return m.get(key) instanceof String s && s.contains(substring);
         }
     }
 
@@ -240,8 +400,52 @@ public sealed interface Filter {
             return false;
         }
         if (a instanceof Number x && b instanceof Number y) {
-            return x.doubleValue() == y.doubleValue();
+            return !isNaN(x) && !isNaN(y) && compareNumbers(x, y) == 0;
         }
         return a.equals(b);
+    }
+
+    /** NaN has no order and equals nothing; the store keeps none, but {@link #test} takes any map. */
+    private static boolean isNaN(Number n) {
+        return (n instanceof Double d && d.isNaN()) || (n instanceof Float f && f.isNaN());
+    }
+
+    /**
+     * Orders two numbers, neither NaN, by their exact values (negative, zero or positive).
+     * Integral against floating point compares as doubles only where the long converts exactly
+     * (magnitude up to 2^53: the common case, and allocation-free); beyond that it goes through
+     * BigDecimal, since rounding the long would make neighbours equal. -0.0 equals 0.0, as
+     * {@code ==} has it.
+     */
+    private static int compareNumbers(Number a, Number b) {
+        boolean aIntegral = isIntegral(a);
+        boolean bIntegral = isIntegral(b);
+        if (aIntegral && bIntegral) {
+            return Long.compare(a.longValue(), b.longValue());
+        }
+        if (!aIntegral && !bIntegral) {
+            return compareDoubles(a.doubleValue(), b.doubleValue());
+        }
+        return aIntegral ? compareLongToDouble(a.longValue(), b.doubleValue())
+                : -compareLongToDouble(b.longValue(), a.doubleValue());
+    }
+
+    private static boolean isIntegral(Number n) {
+        return n instanceof Long || n instanceof Integer || n instanceof Short || n instanceof Byte;
+    }
+
+    private static int compareDoubles(double x, double y) {
+        return x < y ? -1 : x > y ? 1 : 0;
+    }
+
+    private static int compareLongToDouble(long l, double d) {
+        if (Double.isInfinite(d)) {
+            return d > 0 ? -1 : 1;
+        }
+        // 2^53: every long of at most this magnitude is exactly a double.
+        if (Math.abs(l) <= (1L << 53) && l != Long.MIN_VALUE) {
+            return compareDoubles(l, d);
+        }
+        return new java.math.BigDecimal(l).compareTo(new java.math.BigDecimal(d));
     }
 }
