@@ -3,6 +3,7 @@ package dev.nepenthe.langchain4j;
 import dev.langchain4j.model.embedding.EmbeddingModel;
 import dev.langchain4j.model.embedding.onnx.allminilml6v2q.AllMiniLmL6V2QuantizedEmbeddingModel;
 import dev.nepenthe.core.CollectionSpec;
+import dev.nepenthe.core.IndexSpec;
 import dev.nepenthe.core.Metric;
 import dev.nepenthe.core.Nepenthe;
 import dev.nepenthe.core.StoreOptions;
@@ -12,7 +13,7 @@ import java.nio.file.Path;
 
 /**
  * What LangChain4j's contract suites run against: a real store in a temporary folder, one
- * cosine collection on the exact index, and the embedding model the suites are written for
+ * cosine collection on the given index, and the embedding model the suites are written for
  * (the quantized all-MiniLM-L6-v2, 384 dimensions). One store per test class; each test starts
  * from an empty collection, emptied through the adapter's own {@code removeAll()}.
  */
@@ -25,13 +26,17 @@ final class ContractFixture implements AutoCloseable {
     final NepentheEmbeddingStore store;
 
     ContractFixture(Path folder) {
+        this(folder, IndexSpec.exact());
+    }
+
+    ContractFixture(Path folder, IndexSpec index) {
         try {
             nepenthe = Nepenthe.open(folder.resolve("data"), StoreOptions.defaults().withKeystore(folder.resolve("keys")));
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
         store = NepentheEmbeddingStore.builder(nepenthe,
-                nepenthe.createCollection(CollectionSpec.of("contract", 384, Metric.COSINE))).build();
+                nepenthe.createCollection(CollectionSpec.of("contract", 384, Metric.COSINE).withIndex(index))).build();
     }
 
     @Override
