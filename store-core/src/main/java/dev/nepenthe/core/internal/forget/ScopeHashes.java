@@ -1,10 +1,12 @@
 package dev.nepenthe.core.internal.forget;
 
+import dev.nepenthe.core.Filter;
 import dev.nepenthe.core.forget.ForgetRequest;
 import dev.nepenthe.core.forget.ForgetScope;
 import dev.nepenthe.core.internal.crypto.KeyedHash;
 import java.util.List;
 import java.util.TreeSet;
+import java.util.stream.Collectors;
 
 /**
  * The keyed hashes by which the forget engine names what it must never hold in the clear: an
@@ -31,8 +33,55 @@ final class ScopeHashes {
             case ForgetScope.Records r -> hashes.of("forget-scope-records", tenant, String.join("\0", new TreeSet<>(r.ids())));
             case ForgetScope.Source s -> hashes.of("forget-scope-source", tenant, s.sourceKind(), s.sourceId(),
                     s.version() == null ? "*" : Long.toString(s.version()));
-            case ForgetScope.Metadata m -> hashes.of("forget-scope-metadata", tenant, m.filter().toString());
+            case ForgetScope.Metadata m -> hashes.of("forget-scope-metadata", tenant, canonical(m.filter()));
         };
+    }
+
+    /**
+     * One spelling per filter meaning, for hashing: {@code toString()} would not do, since an
+     * {@code in} filter's set iterates in an order that changes from one JVM run to the next (a
+     * retried forget after a restart would hash as another request), and {@code eq(3)} and
+     * {@code eq(3.0)}, which match the same records, print differently. Sets and the children of
+     * {@code and} and {@code or} are sorted, numbers written by value, and every string
+     * length-prefixed so no key or value can forge a delimiter.
+     */
+    static String canonical(Filter f) {
+        return switch (f) {
+            case Filter.Eq e -> "eq(" + str(e.key()) + value(e.value()) + ")";
+            case Filter.In in -> "in(" + str(in.key()) + in.values().stream().map(ScopeHashes::value).sorted()
+                    .distinct().collect(Collectors.joining(",")) + ")";
+            case Filter.Range r -> "range(" + str(r.key()) + number(r.min()) + "," + number(r.max()) + ")";
+            case Filter.Compare c -> "cmp(" + str(c.key()) + c.comparison().name() + "," + value(c.value()) + ")";
+            case Filter.Contains c -> "contains(" + str(c.key()) + str(c.substring()) + ")";
+            case Filter.Exists e -> "exists(" + str(e.key()) + ")";
+            case Filter.Not n -> "not(" + canonical(n.inner()) + ")";
+            case Filter.And a -> "and(" + a.all().stream().map(ScopeHashes::canonical).sorted()
+                    .collect(Collectors.joining(",")) + ")";
+            case Filter.Or o -> "or(" + o.any().stream().map(ScopeHashes::canonical).sorted()
+                    .collect(Collectors.joining(",")) + ")";
+        };
+    }
+
+    private static String str(String s) {
+        return s.length() + ":" + s;
+    }
+
+    private static String value(Object v) {
+        return switch (v) {
+            case String s -> "s" + str(s);
+            case Boolean b -> "b" + b;
+            case Number n -> number(n);
+            default -> "o" + str(String.valueOf(v));
+        };
+    }
+
+    /** A number by value: an integral one as a long (3 and 3.0 alike), any other as Java writes a double. */
+    private static String number(Number n) {
+        if (n instanceof Double || n instanceof Float) {
+            double d = n.doubleValue();
+            return d == Math.rint(d) && Math.abs(d) < 0x1p62 ? "n" + (long) d : "n" + d;
+        }
+        return "n" + n.longValue();
     }
 
     /** Everything that makes two requests the same request (an idempotency key may repeat only that). */
