@@ -72,7 +72,9 @@ public final class VectorCollection {
 
     /**
      * Inserts or replaces a batch atomically: every record is validated first, and a batch with
-     * one bad record stores none of it. Durable (fsynced) when this returns; one fsync for the
+     * one bad record stores none of it. Records with text and no vector are embedded first, in
+     * one call to the collection's embedder (outside the writer mutex); with a text index, every
+     * text is searchable by keyword when this returns. Durable (fsynced) when this returns; one fsync for the
      * whole batch. Waits for other writes (the collection's writer mutex, held across the
      * fsync); searches go on meanwhile. Costs the validation and sealing (AES-GCM) of every
      * record, one log append, one fsync under {@link Durability#SYNC} (shared with concurrent
@@ -83,7 +85,8 @@ public final class VectorCollection {
      * @param batch at most 100,000 records, no two with the same tenant and id
      * @throws IllegalArgumentException naming the first bad record by its batch position (a
      *     null record, a duplicate, or a record that does not fit: dimension, non-finite values,
-     *     a zero vector under cosine, blank or oversized strings), or a batch that is too large
+     *     a zero vector under cosine, blank or oversized strings, text without a vector in a
+     *     collection that cannot embed it), or a batch that is too large
      * @throws dev.nepenthe.core.forget.ForgottenScopeException naming the batch position that falls in a scope being forgotten
      * @throws java.io.UncheckedIOException if the log write failed (nothing of the batch was
      *     stored), or if the batch was stored and the checkpoint after it failed (the message
@@ -188,10 +191,13 @@ public final class VectorCollection {
     }
 
     /**
-     * The k records of the request's tenant closest to its vector, best first, narrowed by the
-     * request's subject and metadata filter. Takes no lock: it runs beside writes and forgets.
-     * Costs one index search (see the index's parameters) plus, with a filter, one pass over the
-     * tenant's records to build the candidate set. Records a forget has marked are left out of
+     * The k records of the request's tenant that best match it, best first, narrowed by the
+     * request's subject and metadata filter: nearest to its vector (or to its text's embedding),
+     * best by BM25 over the text index, or both fused ({@link SearchRequest.Mode}). Takes no
+     * lock: it runs beside writes and forgets. Costs one index search (see the index's
+     * parameters; a hybrid search runs one vector and one keyword search, plus embedding the text
+     * when there is no vector) plus, with a filter, one pass over the tenant's records to build
+     * the candidate set. Records a forget has marked are left out of
      * the candidates, so they do not take the place of visible ones; when a write or a mark
      * that lands during the search costs it hits, the search runs again, at most three times in
      * all, and the last run's hits are returned.
@@ -202,7 +208,9 @@ public final class VectorCollection {
      * @throws IllegalArgumentException if the query vector does not fit the collection
      *     (dimension, non-finite values, a zero vector under cosine), or the index refuses a
      *     knob in the request's params
-     * @throws IllegalStateException if the collection or its store is closed
+     * @throws IllegalStateException if the collection or its store is closed, or the request
+     *     needs what the collection lacks: a text index (keyword, hybrid) or an embedder (text
+     *     without a vector); the message says which
      */
     public List<SearchHit> search(SearchRequest request) {
         return engine.search(request);
