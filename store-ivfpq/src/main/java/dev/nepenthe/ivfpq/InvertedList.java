@@ -74,6 +74,11 @@ final class InvertedList {
         System.arraycopy(code, codeOff, codes, pos * m, m);
     }
 
+    /** Replaces byte {@code j} of the code at {@code pos} (re-encoding one subspace). */
+    void setCodeByte(int pos, int j, byte b) {
+        codes[pos * m + j] = b;
+    }
+
     /** Number of non-zero bytes beyond the live entries: freed space must be all zero. */
     long nonZeroFreedBytes() {
         long n = 0;

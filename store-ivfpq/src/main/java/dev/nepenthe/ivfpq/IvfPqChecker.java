@@ -9,8 +9,12 @@ import org.roaringbitmap.RoaringBitmap;
 /**
  * The integrity checker of {@link IvfPqIndex}: what {@link IvfPqIndex#verifyIntegrity()} and
  * {@link IvfPqIndex#inspect()} run (under the index's read lock). It recomputes, rather than
- * trusts: list means from the stored vectors, list membership from the lists themselves, lineage
- * against the live set. Cost: one pass over every stored vector and every list entry.
+ * trusts: list means from the stored vectors, list membership from the lists themselves, the
+ * codebooks' centroids from their surviving training members ({@link Codebooks#check}). Cost: one
+ * pass over every stored vector and every list entry, plus one over the training members.
+ *
+ * <p>Only damage is a violation. A removed training member is not: its contribution has been
+ * subtracted, and the count of such members is reported among the things checked.
  */
 final class IvfPqChecker {
     private IvfPqChecker() {}
@@ -29,7 +33,15 @@ final class IvfPqChecker {
                 .expect("sum-count-mismatch")
                 .expect("centroid-not-mean")
                 .expect("empty-list-centroid-not-anchor")
-                .expect("lineage-removed-members");
+                .expect("list-of-dead-anchor")
+                .expect("member-record-mismatch")
+                .expect("removed-member-not-wiped")
+                .expect("member-not-live")
+                .expect("member-count-mismatch")
+                .expect("codebook-centroid-not-mean")
+                .expect("dead-centroid-not-zero")
+                .expect("stale-centroid-layout")
+                .expect("stale-score-table");
         double worst = 0;
         int worstList = -1;
         SwapRemoveVectors store = index.store();
@@ -58,8 +70,7 @@ final class IvfPqChecker {
         int nlist = index.params().nlist();
         float[] routing = index.routing();
         float[] anchors = index.anchors();
-        RoaringBitmap lineage = index.lineageBitmap();
-        RoaringBitmap lineageRemoved = index.lineageRemovedBitmap();
+        Codebooks cb = index.codebooks();
         RoaringBitmap seen = new RoaringBitmap();
         long codes = 0;
         double[] mean = new double[dim];
@@ -67,6 +78,9 @@ final class IvfPqChecker {
             InvertedList il = index.list(list);
             int size = il.size();
             codes += size;
+            if (size > 0 && cb.isDeadAnchor(list)) {
+                r.violation("list-of-dead-anchor", "list " + list + " holds " + size + " entries");
+            }
             long freed = il.nonZeroFreedBytes();
             if (freed > 0) {
                 r.violation("freed-code-not-zeroed", "list " + list + ": " + freed + " non-zero bytes");
@@ -133,15 +147,9 @@ final class IvfPqChecker {
             r.violation("code-count-mismatch", codes + " codes in lists, " + seen.getLongCardinality()
                     + " distinct live ordinals, " + n + " live vectors");
         }
-        IntIterator lit = lineage.getIntIterator();
-        while (lit.hasNext()) {
-            int ord = lit.next();
-            if (!store.contains(ord) || lineageRemoved.contains(ord)) {
-                r.violation("lineage-removed-members", "codebooks were trained on removed ordinal " + ord);
-            }
-        }
-        r.checked("lists", nlist).checked("codes", codes).checked("lineage-members", lineage.getLongCardinality())
-                .checked("max-centroid-deviation-ppb", (long) Math.ceil(worst * 1e9));
+        double codebookWorst = cb.check(r, store, IvfPqIndex.CENTROID_TOLERANCE);
+        r.checked("lists", nlist).checked("codes", codes)
+                .checked("max-centroid-deviation-ppb", (long) Math.ceil(Math.max(worst, codebookWorst) * 1e9));
         return new IvfPqIndex.Inspection(r.build(), worst, worstList);
     }
 }

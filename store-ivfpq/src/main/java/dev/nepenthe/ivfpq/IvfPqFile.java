@@ -16,16 +16,19 @@ import org.roaringbitmap.RoaringBitmap;
  * (format {@value IvfPqIndex#FORMAT}, version {@value IvfPqIndex#VERSION}). Body, big-endian:
  * <pre>
  * int dim, byte metric, long seed, long trainings
- * int nlist, m, nbits, trainSize, iterations, nprobe, rerank, byte autoRetrain
+ * int nlist, m, nbits, trainSize, iterations, nprobe, rerank, byte autoRetrain, int driftLimit
  * int n, then n x (int ordinal, dim x float prepared vector)
  * bitmap removed ordinals
  * byte trained; if 1:
- *   nlist*dim x float coarse codebook, m*ksub*dsub x float PQ codebooks
+ *   int s, s x (int ordinal, int anchor, m bytes sub-codes): the surviving training members
  *   bitmap lineage, bitmap lineage members removed since training
  *   nlist x (int size, size x int ordinal, size*m bytes codes)
  * </pre>
- * Bitmaps are RoaringBitmap's portable serialization preceded by its length in bytes. Sums and
- * routing centroids are not stored: loading recomputes them from the members.
+ * Bitmaps are RoaringBitmap's portable serialization preceded by its length in bytes. No sum and
+ * no centroid is stored: loading recomputes every list centroid, anchor and sub-centroid as the
+ * mean of its members' stored vectors, so a loaded index is exact by construction. Version 1
+ * stored codebooks without their members, which cannot forget exactly; it is refused (the store
+ * never persisted IVF-PQ indexes, it rebuilds them at open).
  */
 final class IvfPqFile {
     private IvfPqFile() {}
@@ -45,6 +48,7 @@ final class IvfPqFile {
             out.writeInt(p.nprobe());
             out.writeInt(p.rerank());
             out.writeByte(p.autoRetrain() ? 1 : 0);
+            out.writeInt(p.driftLimit());
             SwapRemoveVectors store = index.store();
             out.writeInt(store.size());
             float[] block = store.block();
@@ -56,19 +60,20 @@ final class IvfPqFile {
                 }
             }
             writeBitmap(out, index.removedOrdinals());
-            ProductQuantizer pq = index.quantizer();
-            out.writeByte(pq == null ? 0 : 1);
-            if (pq == null) {
+            Codebooks cb = index.codebooks();
+            out.writeByte(cb == null ? 0 : 1);
+            if (cb == null) {
                 return;
             }
-            for (float f : index.anchors()) {
-                out.writeFloat(f);
+            Codebooks.Members members = cb.survivingMembers();
+            out.writeInt(members.ords().length);
+            for (int i = 0; i < members.ords().length; i++) {
+                out.writeInt(members.ords()[i]);
+                out.writeInt(members.anchors()[i]);
+                out.write(members.codes(), i * p.m(), p.m());
             }
-            for (float f : pq.codebooks()) {
-                out.writeFloat(f);
-            }
-            writeBitmap(out, index.lineageBitmap());
-            writeBitmap(out, index.lineageRemovedBitmap());
+            writeBitmap(out, cb.lineage());
+            writeBitmap(out, cb.lineageRemoved());
             for (int list = 0; list < p.nlist(); list++) {
                 InvertedList il = index.list(list);
                 out.writeInt(il.size());
@@ -88,7 +93,7 @@ final class IvfPqFile {
             long seed = in.readLong();
             long trainings = in.readLong();
             IvfPqParams p = new IvfPqParams(in.readInt(), in.readInt(), in.readInt(), in.readInt(), in.readInt(),
-                    in.readInt(), in.readInt(), in.readUnsignedByte() == 1);
+                    in.readInt(), in.readInt(), in.readUnsignedByte() == 1, in.readInt());
             if (p.nlist() < 1 || p.m() < 1 || dim % p.m() != 0 || p.nbits() < 1 || p.nbits() > 8) {
                 throw new IllegalArgumentException("parameters " + p + " are invalid for dimension " + dim);
             }
@@ -111,16 +116,21 @@ final class IvfPqFile {
             RoaringBitmap removed = readBitmap(in);
             boolean trained = in.readUnsignedByte() == 1;
             if (!trained) {
-                index.installLoaded(trainings, removed, null, null, null, null, null, null);
+                index.installLoaded(trainings, removed, null, null, null);
                 return index;
             }
-            float[] coarse = new float[p.nlist() * dim];
-            for (int i = 0; i < coarse.length; i++) {
-                coarse[i] = in.readFloat();
+            int s = in.readInt();
+            if (s < 0 || s > n) {
+                throw new IllegalArgumentException("training member count " + s + " is impossible for " + n
+                        + " vectors");
             }
-            float[] books = new float[dim * p.ksub()];
-            for (int i = 0; i < books.length; i++) {
-                books[i] = in.readFloat();
+            int[] memberOrds = new int[s];
+            int[] memberAnchors = new int[s];
+            byte[] memberCodes = new byte[s * p.m()];
+            for (int i = 0; i < s; i++) {
+                memberOrds[i] = in.readInt();
+                memberAnchors[i] = in.readInt();
+                in.readFully(memberCodes, i * p.m(), p.m());
             }
             RoaringBitmap lineage = readBitmap(in);
             RoaringBitmap lineageRemoved = readBitmap(in);
@@ -139,8 +149,13 @@ final class IvfPqFile {
                 codes[list] = new byte[size * p.m()];
                 in.readFully(codes[list]);
             }
-            index.installLoaded(trainings, removed, coarse, new ProductQuantizer(dim, p.m(), p.ksub(), books),
-                    lineage, lineageRemoved, ords, codes);
+            if (!RoaringBitmap.andNot(RoaringBitmap.bitmapOf(memberOrds), lineage).isEmpty()) {
+                throw new IllegalArgumentException("training members outside the recorded lineage");
+            }
+            Codebooks cb = Codebooks.fromMembers(index.kernels(), metric, p, dim, index.store(), memberOrds,
+                    memberAnchors, memberCodes);
+            cb.markRemoved(lineageRemoved);
+            index.installLoaded(trainings, removed, cb, ords, codes);
             return index;
         });
     }

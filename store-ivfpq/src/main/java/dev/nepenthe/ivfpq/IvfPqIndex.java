@@ -50,12 +50,20 @@ import org.roaringbitmap.RoaringBitmap;
  * time, removed ones included: residue that no later subtraction takes back. It also measured
  * slightly better recall (the residual PQ encodes is the smallest one).
  *
- * <h2>Codebook lineage</h2>
- * The trained codebooks record exactly which ordinals they were trained on. Removing one of them
- * taints the codebooks ({@link #isTainted()}); {@link #retrain()} retrains on the survivors and
- * re-encodes every code, after which the lineage names only live vectors. Removals never retrain
- * by themselves unless {@code autoRetrain=1}, so a batch of removals shares one retrain. When too
- * few vectors survive to train ({@link IvfPqParams#minTrainingVectors()}), retrain drops the
+ * <h2>Codebooks that forget</h2>
+ * The trained codebooks are exact functions of the training vectors that survive (see
+ * {@link Codebooks}): each anchor is the mean of its surviving training members, each PQ
+ * sub-centroid the mean of its members' residuals to their anchors. Removing a training member
+ * subtracts it from the sums and moves those centroids in microseconds; no retrain is needed for
+ * the codebooks to hold nothing of it. What stays is second-order: which member went to which
+ * centroid, and the codes of other vectors chosen while it was there (codes are not re-encoded
+ * when a centroid moves, see docs/FORGET.md for the recall this costs). An anchor left without
+ * members is zeroed and takes no vectors (its list moves to the nearest live anchors); a
+ * sub-centroid left without members is zeroed and the codes naming it re-encoded in that subspace.
+ * A full retrain runs on {@link #retrain()}, at REBUILD (a fresh index), and by itself
+ * ({@code autoRetrain=1}) once {@code driftLimit} percent of the training sample has been
+ * removed, because then the codebooks describe too few of the vectors they encode. When too few
+ * vectors survive to train ({@link IvfPqParams#minTrainingVectors()}), a retrain drops the
  * codebooks altogether and the index is flat again.
  *
  * <h2>Scoring</h2>
@@ -73,7 +81,7 @@ public final class IvfPqIndex implements VectorIndex {
 
     public static final String KIND = "ivfpq";
     static final String FORMAT = "nepenthe-ivfpq";
-    static final int VERSION = 1;
+    static final int VERSION = 2;
     /** A routing centroid further than this (relative) from its members' mean is a violation. */
     public static final double CENTROID_TOLERANCE = 1e-5;
 
@@ -91,21 +99,16 @@ public final class IvfPqIndex implements VectorIndex {
     /** Bumped by every add and remove (under the write lock): a retrain computed aside checks it. */
     private long modifications;
     private final Object retrainMutex = new Object();
-    /** Test hook: runs in {@link #purgeResidue()} after the new state is computed, before the swap. */
-    Runnable duringPurgeCompute = () -> {};
+    /** Test hook: runs in a retrain after the new state is computed, before the swap. */
+    Runnable duringRetrainCompute = () -> {};
 
     // Trained state; all null while the index is flat.
-    private float[] anchors; // nlist * dim, the trained coarse codebook
-    private CentroidBlock anchorBlock; // the anchors laid out for the nearest-centroid kernel
-    private ProductQuantizer pq;
-    private float[] l2Terms; // nlist * m * ksub: ||c||^2 + 2<anchor_j, c> (L2 and cosine only)
+    private Codebooks cb;
     private float[] routing; // nlist * dim: mean of members, or the anchor for an empty list
     private InvertedList[] lists;
     private ListSums sums;
     private int[] ordToList; // -1 where not in a list
     private int[] ordToPos;
-    private RoaringBitmap lineage; // ordinals the codebooks were trained on
-    private RoaringBitmap lineageRemoved; // lineage members removed since that training
 
     public IvfPqIndex(int dimension, Metric metric, IvfPqParams params, long seed) {
         this(dimension, metric, params, seed, Kernels.get());
@@ -186,10 +189,10 @@ public final class IvfPqIndex implements VectorIndex {
      * 4. append; 5. add to the list's sum and move its routing centroid to the new mean.
      */
     private void insertIntoList(int ord, float[] v, float[] residual, int[] scratch, byte[] code) {
-        kernels.nearest(v, 0, 1, anchorBlock, scratch, 0);
+        kernels.nearest(v, 0, 1, cb.anchorBlock, scratch, 0);
         int list = scratch[0];
-        kernels.subtract(v, 0, anchors, list * dim, residual, 0, dim);
-        pq.encode(kernels, residual, scratch, code, 0);
+        kernels.subtract(v, 0, cb.anchors, list * dim, residual, 0, dim);
+        cb.pq.encode(kernels, residual, scratch, code, 0);
         int pos = lists[list].append(ord, code, 0);
         ensureOrdinalArrays(ord + 1);
         ordToList[ord] = list;
@@ -200,7 +203,7 @@ public final class IvfPqIndex implements VectorIndex {
 
     private void refreshRouting(int list) {
         if (sums.count(list) == 0) {
-            System.arraycopy(anchors, list * dim, routing, list * dim, dim);
+            System.arraycopy(cb.anchors, list * dim, routing, list * dim, dim);
         } else {
             sums.mean(list, routing, list * dim);
         }
@@ -218,44 +221,46 @@ public final class IvfPqIndex implements VectorIndex {
 
     /**
      * Removes an ordinal: its code and ordinal leave their list (bytes zeroed), its vector is
-     * subtracted from the list's sum, its stored vector is zeroed. If the codebooks were trained
-     * on it they become tainted (and are retrained at once when {@code autoRetrain=1}).
+     * subtracted from the list's sum and, if it trained the codebooks, from every centroid it
+     * shaped (see {@link Codebooks}); its stored vector is zeroed. Cost: O(dim) plus, for a
+     * training member, O(members of its anchor * dim) and one L2 table recomputation.
      */
     @Override
     public boolean remove(int ordinal) {
-        lock.writeLock().lock();
-        try {
-            boolean done = removeLocked(ordinal);
-            if (done && params.autoRetrain() && isTaintedLocked()) {
-                trainLocked();
-            }
-            return done;
-        } finally {
-            lock.writeLock().unlock();
-        }
+        return removeAll(new int[] {ordinal}) == 1;
     }
 
-    /** Removes every live ordinal given; with {@code autoRetrain=1}, retrains once at the end if tainted. */
+    /**
+     * Removes every live ordinal given, sharing the codebooks' follow-up (layouts, tables, dead
+     * centroids) across the batch; with {@code autoRetrain=1}, retrains once afterwards if the
+     * batch took the removed share of the training sample past {@code driftLimit}.
+     */
     @Override
     public int removeAll(int[] ordinals) {
+        int n = 0;
+        boolean retrain;
         lock.writeLock().lock();
         try {
-            int n = 0;
+            Codebooks.Moves moves = new Codebooks.Moves();
             for (int ord : ordinals) {
-                if (removeLocked(ord)) {
+                if (removeLocked(ord, moves)) {
                     n++;
                 }
             }
-            if (n > 0 && params.autoRetrain() && isTaintedLocked()) {
-                trainLocked();
+            if (isTrainedLocked()) {
+                finishRemovalsLocked(moves);
             }
-            return n;
+            retrain = n > 0 && params.autoRetrain() && driftExceededLocked();
         } finally {
             lock.writeLock().unlock();
         }
+        if (retrain) {
+            retrainAside(true);
+        }
+        return n;
     }
 
-    private boolean removeLocked(int ord) {
+    private boolean removeLocked(int ord, Codebooks.Moves moves) {
         if (!store.contains(ord)) {
             return false;
         }
@@ -270,18 +275,94 @@ public final class IvfPqIndex implements VectorIndex {
             ordToList[ord] = -1;
             ordToPos[ord] = 0;
             // 2. Out of the list's sum: the routing centroid is the mean of the survivors.
-            sums.subtract(list, store.block(), store.offset(store.slotOf(ord)));
+            int off = store.offset(store.slotOf(ord));
+            sums.subtract(list, store.block(), off);
             refreshRouting(list);
-            // 3. The codebooks were shaped by it: taint them until retrained.
-            if (lineage.contains(ord)) {
-                lineageRemoved.add(ord);
-            }
+            // 3. Out of every codebook centroid it trained.
+            cb.removeMember(ord, store.block(), off, moves);
         }
         // 4. Out of the vector store, bytes zeroed.
         store.remove(ord);
         modifications++;
         removed.add(ord);
         return true;
+    }
+
+    /**
+     * After a batch of removals: moved centroids reach their layouts and tables; a list whose
+     * anchor lost its last member moves to the nearest live anchors (re-encoded there); codes
+     * naming a sub-centroid that lost its last member are re-encoded in that subspace. With no
+     * live anchor left the codebooks cannot assign anything: the index retrains (or goes flat).
+     */
+    private void finishRemovalsLocked(Codebooks.Moves moves) {
+        cb.applyMoves(moves);
+        if (cb.liveAnchors() == 0) {
+            trainLocked();
+            return;
+        }
+        for (int a = moves.anchors.nextSetBit(0); a >= 0; a = moves.anchors.nextSetBit(a + 1)) {
+            if (moves.deadAnchors.get(a)) {
+                rehomeList(a);
+            }
+            refreshRouting(a);
+        }
+        if (!moves.deadRows.isEmpty()) {
+            reencodeDeadRows(moves.deadRows);
+        }
+    }
+
+    /** Moves every member of a list whose anchor died to the list of its nearest live anchor. */
+    private void rehomeList(int list) {
+        InvertedList il = lists[list];
+        float[] v = new float[dim];
+        float[] residual = new float[dim];
+        int[] scratch = new int[Math.max(1, params.m())];
+        byte[] code = new byte[params.m()];
+        while (il.size() > 0) {
+            int pos = il.size() - 1;
+            int ord = il.ordinalAt(pos);
+            il.removeAt(pos);
+            int off = store.offset(store.slotOf(ord));
+            sums.subtract(list, store.block(), off);
+            System.arraycopy(store.block(), off, v, 0, dim);
+            insertIntoList(ord, v, residual, scratch, code);
+        }
+        Arrays.fill(v, 0f);
+        Arrays.fill(residual, 0f);
+    }
+
+    /**
+     * Re-encodes, in the one subspace concerned, every code that names a sub-centroid left
+     * without members (it is zero now: data-independent, but a poor reconstruction). One pass
+     * over the codes' bytes of those subspaces.
+     */
+    private void reencodeDeadRows(java.util.BitSet deadRows) {
+        int m = params.m();
+        int ksub = params.ksub();
+        float[] residual = new float[dim];
+        int[] scratch = new int[1];
+        for (int list = 0; list < lists.length; list++) {
+            InvertedList il = lists[list];
+            byte[] codes = il.codes();
+            for (int pos = 0; pos < il.size(); pos++) {
+                for (int j = 0; j < m; j++) {
+                    if (!deadRows.get(j * ksub + (codes[pos * m + j] & 0xFF))) {
+                        continue;
+                    }
+                    int off = store.offset(store.slotOf(il.ordinalAt(pos)));
+                    int dsub = dim / m;
+                    kernels.subtract(store.block(), off + j * dsub, cb.anchors, list * dim + j * dsub, residual,
+                            j * dsub, dsub);
+                    il.setCodeByte(pos, j, (byte) cb.pq.encodeSubspace(kernels, residual, j, scratch));
+                }
+            }
+        }
+        Arrays.fill(residual, 0f);
+    }
+
+    /** True when more than {@code driftLimit} percent of the training sample has been removed. */
+    private boolean driftExceededLocked() {
+        return cb != null && cb.removedMembers() * 100L > (long) params.driftLimit() * cb.trainedOn();
     }
 
     @Override
@@ -317,84 +398,36 @@ public final class IvfPqIndex implements VectorIndex {
     }
 
     private boolean isTrainedLocked() {
-        return pq != null;
+        return cb != null;
     }
 
-    /** True when a vector the codebooks were trained on has been removed since that training. */
-    public boolean isTainted() {
+    /**
+     * The share of the current codebooks' training sample removed since they were trained, in
+     * {@code [0, 1]}; 0 while flat. The codebooks hold nothing of the removed ones (they are
+     * exact means of the rest); past {@code driftLimit} they describe too few vectors and
+     * {@code autoRetrain=1} retrains.
+     */
+    public double trainingDrift() {
         lock.readLock().lock();
         try {
-            return isTaintedLocked();
+            return cb == null || cb.trainedOn() == 0 ? 0 : cb.removedMembers() / (double) cb.trainedOn();
         } finally {
             lock.readLock().unlock();
         }
     }
 
-    private boolean isTaintedLocked() {
-        return lineageRemoved != null && !lineageRemoved.isEmpty();
-    }
-
-    @Override
-    public boolean hasResidue() {
-        return isTainted();
-    }
-
-    /**
-     * Retrains when a removed vector shaped the codebooks (see {@link #retrain()} for the cost).
-     * The new codebooks and codes are computed under the read lock, so searches go on against
-     * the old ones meanwhile (adds and removes wait); then, under the write lock, the old
-     * codebooks are zeroed and the new state swapped in. Retrains run one at a time.
-     */
-    @Override
-    public void purgeResidue() {
-        synchronized (retrainMutex) {
-            Trained next;
-            long seen;
-            long training;
-            lock.readLock().lock();
-            try {
-                if (!isTaintedLocked()) {
-                    return;
-                }
-                seen = modifications;
-                training = trainings + 1;
-                next = computeTraining(training);
-                duringPurgeCompute.run();
-            } finally {
-                lock.readLock().unlock();
-            }
-            lock.writeLock().lock();
-            try {
-                if (modifications != seen) {
-                    // An add or remove slipped in between the two locks: what was computed no
-                    // longer covers every live vector. Train again, exclusively.
-                    if (isTaintedLocked()) {
-                        trainLocked();
-                    }
-                    return;
-                }
-                trainings = training;
-                clearTrainedState();
-                if (next != null) {
-                    install(next);
-                }
-            } finally {
-                lock.writeLock().unlock();
-            }
-        }
-    }
-
     @Override
     public String erasureResidual() {
-        return "codes removed from their lists; centroids recomputed from exact sums of the survivors;"
-                + " codebooks retrained when the removed vectors were in their training set";
+        return "codes removed from their lists; list centroids and codebook centroids (coarse and PQ) moved to"
+                + " exact means of the surviving vectors; which training vector went to which centroid, and"
+                + " codes chosen under centroids that have since moved, remain until a retrain or REBUILD";
     }
 
-    /** The ordinals the current codebooks were trained on (a copy; empty while flat). */
+    /** The ordinals the current codebooks were trained on that are still live (a copy; empty while flat). */
     public RoaringBitmap lineage() {
         lock.readLock().lock();
         try {
-            return lineage == null ? new RoaringBitmap() : lineage.clone();
+            return cb == null ? new RoaringBitmap() : RoaringBitmap.andNot(cb.lineage(), cb.lineageRemoved());
         } finally {
             lock.readLock().unlock();
         }
@@ -407,30 +440,72 @@ public final class IvfPqIndex implements VectorIndex {
      * @throws IllegalStateException if fewer than {@link IvfPqParams#minTrainingVectors()} are live
      */
     public void train() {
-        lock.writeLock().lock();
+        lock.readLock().lock();
         try {
             if (store.size() < params.minTrainingVectors()) {
                 throw new IllegalStateException("ivfpq index: training needs at least "
                         + params.minTrainingVectors() + " live vectors (max of nlist and 2^nbits), has " + store.size());
             }
-            trainLocked();
         } finally {
-            lock.writeLock().unlock();
+            lock.readLock().unlock();
         }
+        retrainAside(false);
     }
 
     /**
-     * Retrains both codebooks on the surviving vectors and re-encodes every code; afterwards the
-     * lineage names only live vectors. Cost: one training ({@code iterations * sample * (nlist + ksub) * dim}
-     * multiply-adds) plus encoding every live vector. If too few vectors survive to train, the
-     * codebooks are dropped and the index is flat (exact) again.
+     * Retrains both codebooks on the surviving vectors and re-encodes every code, so no choice
+     * made while a removed vector was present remains (what REBUILD gets from a fresh index).
+     * Cost: one training ({@code iterations * sample * (nlist + ksub) * dim} multiply-adds) plus
+     * encoding every live vector, computed under the read lock (searches go on against the old
+     * codebooks; adds and removes wait) and swapped in at once. If too few vectors survive to
+     * train, the codebooks are dropped and the index is flat (exact) again.
      */
     public void retrain() {
-        lock.writeLock().lock();
-        try {
-            trainLocked();
-        } finally {
-            lock.writeLock().unlock();
+        retrainAside(false);
+    }
+
+    /**
+     * Computes a training aside under the read lock, then swaps it in under the write lock.
+     * Retrains run one at a time.
+     *
+     * @param onlyOnDrift retrain only if the drift limit is (still) exceeded
+     */
+    private void retrainAside(boolean onlyOnDrift) {
+        synchronized (retrainMutex) {
+            Trained next;
+            long seen;
+            long training;
+            lock.readLock().lock();
+            try {
+                if (onlyOnDrift && !driftExceededLocked()) {
+                    return;
+                }
+                seen = modifications;
+                training = trainings + 1;
+                next = computeTraining(training);
+                duringRetrainCompute.run();
+            } finally {
+                lock.readLock().unlock();
+            }
+            lock.writeLock().lock();
+            try {
+                if (modifications != seen) {
+                    // An add or remove slipped in between the two locks: what was computed no
+                    // longer covers every live vector. Train again, exclusively.
+                    if (next != null) {
+                        next.cb().wipe();
+                    }
+                    trainLocked();
+                    return;
+                }
+                trainings = training;
+                clearTrainedState();
+                if (next != null) {
+                    install(next);
+                }
+            } finally {
+                lock.writeLock().unlock();
+            }
         }
     }
 
@@ -446,8 +521,8 @@ public final class IvfPqIndex implements VectorIndex {
      * Everything a training produces, computed aside from the live state so that a retrain can
      * run while searches still use the old codebooks, and be swapped in at once.
      */
-    private record Trained(float[] anchors, ProductQuantizer pq, float[] l2Terms, float[] routing,
-            InvertedList[] lists, ListSums sums, int[] ordToList, int[] ordToPos, RoaringBitmap lineage) {}
+    private record Trained(Codebooks cb, float[] routing, InvertedList[] lists, ListSums sums, int[] ordToList,
+            int[] ordToPos) {}
 
     /**
      * Trains on the live vectors without touching the trained state: reads only the vector
@@ -461,7 +536,6 @@ public final class IvfPqIndex implements VectorIndex {
         }
         int nlist = params.nlist();
         int m = params.m();
-        int ksub = params.ksub();
         SplittableRandom rnd = new SplittableRandom(seed + 0x9E3779B97F4A7C15L * training);
         // 1. The sample: every live vector, or trainSize of them chosen at random.
         int s = Math.min(n, params.trainSize());
@@ -476,24 +550,15 @@ public final class IvfPqIndex implements VectorIndex {
             slots[j] = t;
         }
         float[] sample = new float[s * dim];
-        RoaringBitmap trainedOn = new RoaringBitmap();
+        int[] sampleOrds = new int[s];
         for (int i = 0; i < s; i++) {
             System.arraycopy(store.block(), store.offset(slots[i]), sample, i * dim, dim);
-            trainedOn.add(store.ordinalAt(slots[i]));
+            sampleOrds[i] = store.ordinalAt(slots[i]);
         }
-        // 2. Coarse codebook.
-        float[] coarse = KMeans.train(kernels, sample, s, dim, nlist, params.iterations(), rnd.split());
-        // 3. PQ codebooks on the sample's residuals to their nearest coarse centroid.
-        float[] residuals = new float[s * dim];
-        int[] nearestOfSample = KMeans.assign(kernels, sample, s, dim, coarse, nlist);
-        for (int i = 0; i < s; i++) {
-            kernels.subtract(sample, i * dim, coarse, nearestOfSample[i] * dim, residuals, i * dim, dim);
-        }
+        // 2. Codebooks, exact means of the sample's members.
+        Codebooks next = Codebooks.train(kernels, metric, params, dim, sample, sampleOrds, rnd);
         Arrays.fill(sample, 0f);
-        ProductQuantizer quantizer = ProductQuantizer.train(kernels, residuals, s, dim, m, ksub,
-                params.iterations(), rnd.split());
-        Arrays.fill(residuals, 0f);
-        // 4. Assign and encode every live vector against the new anchors.
+        // 3. Assign every live vector to its nearest live anchor and encode its residual.
         InvertedList[] newLists = new InvertedList[nlist];
         for (int i = 0; i < nlist; i++) {
             newLists[i] = new InvertedList(m);
@@ -502,7 +567,8 @@ public final class IvfPqIndex implements VectorIndex {
         int[] newOrdToList = new int[Math.max(16, store.ordinalCapacity())];
         int[] newOrdToPos = new int[newOrdToList.length];
         Arrays.fill(newOrdToList, -1);
-        int[] listOf = KMeans.assign(kernels, store.block(), n, dim, coarse, nlist);
+        int[] listOf = new int[n];
+        kernels.nearest(store.block(), 0, n, next.anchorBlock, listOf, 0);
         float[] v = new float[dim];
         float[] residual = new float[dim];
         int[] scratch = new int[m];
@@ -510,51 +576,44 @@ public final class IvfPqIndex implements VectorIndex {
         for (int slot = 0; slot < n; slot++) {
             System.arraycopy(store.block(), store.offset(slot), v, 0, dim);
             int list = listOf[slot];
-            kernels.subtract(v, 0, coarse, list * dim, residual, 0, dim);
-            quantizer.encode(kernels, residual, scratch, code, 0);
+            kernels.subtract(v, 0, next.anchors, list * dim, residual, 0, dim);
+            next.pq.encode(kernels, residual, scratch, code, 0);
             int ord = store.ordinalAt(slot);
             newOrdToList[ord] = list;
             newOrdToPos[ord] = newLists[list].append(ord, code, 0);
             newSums.add(list, v, 0);
         }
-        // 5. Routing centroids: the means of the members (an empty list routes by its anchor).
-        float[] newRouting = coarse.clone();
+        Arrays.fill(v, 0f);
+        Arrays.fill(residual, 0f);
+        // 4. Routing centroids: the means of the members (an empty list routes by its anchor).
+        float[] newRouting = next.anchors.clone();
         for (int list = 0; list < nlist; list++) {
             if (newSums.count(list) > 0) {
                 newSums.mean(list, newRouting, list * dim);
             }
         }
-        float[] terms = metric == Metric.DOT ? null : precomputeL2Terms(coarse, quantizer);
-        return new Trained(coarse, quantizer, terms, newRouting, newLists, newSums, newOrdToList, newOrdToPos,
-                trainedOn);
+        return new Trained(next, newRouting, newLists, newSums, newOrdToList, newOrdToPos);
     }
 
     private void install(Trained t) {
-        anchors = t.anchors();
-        anchorBlock = CentroidBlock.of(anchors, 0, params.nlist(), dim);
-        pq = t.pq();
-        l2Terms = t.l2Terms();
+        cb = t.cb();
         routing = t.routing();
         lists = t.lists();
         sums = t.sums();
         ordToList = t.ordToList();
         ordToPos = t.ordToPos();
-        lineage = t.lineage();
-        lineageRemoved = new RoaringBitmap();
     }
 
-    /** Zeroes and drops every trained structure (the old codebooks are the tainted ones). */
+    /** Zeroes and drops every trained structure (codebooks being replaced). */
     private void clearTrainedState() {
-        for (float[] a : new float[][] {anchors, l2Terms, routing}) {
-            if (a != null) {
-                Arrays.fill(a, 0f);
-            }
+        if (cb != null) {
+            cb.wipe();
         }
-        if (pq != null) {
-            pq.wipe();
+        if (routing != null) {
+            Arrays.fill(routing, 0f);
         }
-        if (anchorBlock != null) {
-            anchorBlock.wipe();
+        if (sums != null) {
+            sums.clear();
         }
         if (lists != null) {
             for (InvertedList l : lists) {
@@ -563,35 +622,12 @@ public final class IvfPqIndex implements VectorIndex {
                 }
             }
         }
-        anchors = null;
-        anchorBlock = null;
-        pq = null;
-        l2Terms = null;
+        cb = null;
         routing = null;
         lists = null;
         sums = null;
         ordToList = null;
         ordToPos = null;
-        lineage = null;
-        lineageRemoved = null;
-    }
-
-    /** {@code ||c||^2 + 2 <anchor_i sub j, c>} for every list i, subspace j, centroid c. */
-    private float[] precomputeL2Terms(float[] coarse, ProductQuantizer quantizer) {
-        int nlist = params.nlist();
-        int mk = quantizer.m * quantizer.ksub;
-        float[] norms = quantizer.centroidNorms();
-        float[] terms = new float[nlist * mk];
-        float[] a = new float[dim];
-        float[] dots = new float[mk];
-        for (int i = 0; i < nlist; i++) {
-            System.arraycopy(coarse, i * dim, a, 0, dim);
-            kernels.pqDotTable(a, quantizer.codebooks(), quantizer.m, quantizer.ksub, dots);
-            for (int t = 0; t < mk; t++) {
-                terms[i * mk + t] = norms[t] + 2 * dots[t];
-            }
-        }
-        return terms;
     }
 
     // ------------------------------------------------------------------ search
@@ -656,7 +692,7 @@ public final class IvfPqIndex implements VectorIndex {
         int[] probed = probes.drain(0).ordinals();
         // 2. The per-query table: dot products of each query sub-vector with each sub-centroid.
         float[] qTable = new float[mk];
-        kernels.pqDotTable(q, pq.codebooks(), m, ksub, qTable);
+        kernels.pqDotTable(q, cb.pq.codebooks(), m, ksub, qTable);
         if (!dot) {
             for (int t = 0; t < mk; t++) {
                 qTable[t] *= -2f;
@@ -676,10 +712,11 @@ public final class IvfPqIndex implements VectorIndex {
             // 3. Scan the list's codes with its table; the list's own constant is added after.
             float base;
             if (dot) {
-                base = kernels.dot(q, 0, anchors, list * dim, dim);
+                base = kernels.dot(q, 0, cb.anchors, list * dim, dim);
             } else {
-                base = kernels.squareDistance(q, 0, anchors, list * dim, dim);
+                base = kernels.squareDistance(q, 0, cb.anchors, list * dim, dim);
                 int off = list * mk;
+                float[] l2Terms = cb.l2Terms;
                 for (int t = 0; t < mk; t++) {
                     listTable[t] = l2Terms[off + t] + qTable[t];
                 }
@@ -765,8 +802,9 @@ public final class IvfPqIndex implements VectorIndex {
             stats.put("m", params.m());
             stats.put("trained", isTrainedLocked() ? 1 : 0);
             stats.put("trainings", trainings);
-            stats.put("tainted", isTaintedLocked() ? 1 : 0);
-            stats.put("lineageRemovedSinceTraining", lineageRemoved == null ? 0 : lineageRemoved.getCardinality());
+            stats.put("trainingMembers", cb == null ? 0 : cb.trainedOn());
+            stats.put("trainingMembersRemoved", cb == null ? 0 : cb.removedMembers());
+            stats.put("deadAnchors", cb == null ? 0 : params.nlist() - cb.liveAnchors());
             java.util.List<dev.nepenthe.core.index.IndexDescription.Partition> parts = new java.util.ArrayList<>();
             if (lists != null) {
                 for (int l = 0; l < lists.length; l++) {
@@ -779,7 +817,7 @@ public final class IvfPqIndex implements VectorIndex {
                             Arrays.copyOfRange(routing, l * dim, (l + 1) * dim), members));
                 }
             }
-            int[] lin = lineage == null ? null : RoaringBitmap.andNot(lineage, removed).toArray();
+            int[] lin = cb == null ? null : RoaringBitmap.andNot(cb.lineage(), cb.lineageRemoved()).toArray();
             return new dev.nepenthe.core.index.IndexDescription(KIND, store.size(), stats, parts, lin);
         } finally {
             lock.readLock().unlock();
@@ -858,8 +896,10 @@ public final class IvfPqIndex implements VectorIndex {
      *   <li>every non-empty list's routing centroid equals the mean of its members, recomputed
      *       here from the stored vectors (largest relative deviation reported); an empty list's
      *       equals its anchor; list counts equal the sums' counts;</li>
-     *   <li>lineage: every ordinal the codebooks were trained on is still live and was not
-     *       removed since ({@code lineage-removed-members} counts the others: retrain clears them).</li>
+     *   <li>codebooks (see {@link Codebooks#check}): every anchor and PQ sub-centroid equals the
+     *       mean recomputed from its surviving training members, centroids without members are
+     *       zero, removed members' records are wiped, ranking layouts and score tables hold the
+     *       current centroids and nothing older.</li>
      * </ul>
      */
     public Inspection inspect() {
@@ -902,6 +942,10 @@ public final class IvfPqIndex implements VectorIndex {
         return seed;
     }
 
+    VectorKernels kernels() {
+        return kernels;
+    }
+
     long trainings() {
         return trainings;
     }
@@ -915,24 +959,21 @@ public final class IvfPqIndex implements VectorIndex {
     }
 
     float[] anchors() {
-        return anchors;
+        return cb.anchors;
     }
 
     ProductQuantizer quantizer() {
-        return pq;
+        return cb == null ? null : cb.pq;
+    }
+
+    Codebooks codebooks() {
+        return cb;
     }
 
     InvertedList list(int i) {
         return lists[i];
     }
 
-    RoaringBitmap lineageBitmap() {
-        return lineage;
-    }
-
-    RoaringBitmap lineageRemovedBitmap() {
-        return lineageRemoved;
-    }
 
     float[] routing() {
         return routing;
@@ -953,29 +994,25 @@ public final class IvfPqIndex implements VectorIndex {
     }
 
     /**
-     * Installs loaded state: the codebooks, lineage and list entries (codes as written); rebuilds
-     * the ordinal maps, the sums and routing centroids from the stored vectors.
+     * Installs loaded state: the codebooks (recomputed from their members' stored vectors) and
+     * list entries (codes as written); rebuilds the ordinal maps, the sums and routing centroids
+     * from the stored vectors.
      */
-    void installLoaded(long trainingCount, RoaringBitmap removedOrds, float[] coarse, ProductQuantizer quantizer,
-            RoaringBitmap trainedOn, RoaringBitmap trainedOnRemoved, int[][] listOrds, byte[][] listCodes) {
+    void installLoaded(long trainingCount, RoaringBitmap removedOrds, Codebooks codebooks, int[][] listOrds,
+            byte[][] listCodes) {
         trainings = trainingCount;
         removed.or(removedOrds);
-        if (quantizer == null) {
+        if (codebooks == null) {
             return;
         }
         int nlist = params.nlist();
-        anchors = coarse;
-        anchorBlock = CentroidBlock.of(coarse, 0, nlist, dim);
-        pq = quantizer;
-        l2Terms = metric == Metric.DOT ? null : precomputeL2Terms(coarse, quantizer);
-        routing = coarse.clone();
+        cb = codebooks;
+        routing = cb.anchors.clone();
         lists = new InvertedList[nlist];
         sums = new ListSums(nlist, dim);
         ordToList = new int[Math.max(16, store.ordinalCapacity())];
         ordToPos = new int[ordToList.length];
         Arrays.fill(ordToList, -1);
-        lineage = trainedOn;
-        lineageRemoved = trainedOnRemoved;
         for (int list = 0; list < nlist; list++) {
             lists[list] = new InvertedList(params.m());
             for (int i = 0; i < listOrds[list].length; i++) {
@@ -1001,6 +1038,12 @@ public final class IvfPqIndex implements VectorIndex {
         }
         if (listed != store.size()) {
             throw new IllegalArgumentException(listed + " list entries for " + store.size() + " stored vectors");
+        }
+        for (int list = 0; list < nlist; list++) {
+            if (cb.isDeadAnchor(list) && lists[list].size() > 0) {
+                throw new IllegalArgumentException("list " + list + " holds " + lists[list].size()
+                        + " entries but its anchor has no training member");
+            }
         }
     }
 

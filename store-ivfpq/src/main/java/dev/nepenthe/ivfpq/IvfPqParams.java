@@ -16,14 +16,21 @@ import java.util.Set;
  * @param nprobe default lists probed per query (per-query {@code nprobe} overrides)
  * @param rerank default depth of exact re-ranking: that many PQ candidates are re-scored from
  *     the full vectors; 0 returns PQ scores (per-query {@code rerank} overrides)
- * @param autoRetrain 1: a removal that taints the codebooks retrains at once (per call); 0: the
- *     caller runs {@link IvfPqIndex#retrain()} once after a batch
+ * @param autoRetrain true: once a removal call takes the removed share of the training sample past
+ *     {@code driftLimit}, the index retrains before the call returns (a training's cost, once);
+ *     false: only {@link IvfPqIndex#retrain()} retrains. Removals never need a retrain to forget:
+ *     the codebooks are exact means of the surviving training vectors either way.
+ * @param driftLimit percent of the training sample that may be removed before {@code autoRetrain}
+ *     retrains: past it, the codebooks are means over too few of the vectors they encode
  */
 public record IvfPqParams(int nlist, int m, int nbits, int trainSize, int iterations, int nprobe, int rerank,
-        boolean autoRetrain) {
+        boolean autoRetrain, int driftLimit) {
 
-    public static final Set<String> NAMES =
-            Set.of("nlist", "m", "nbits", "trainSize", "iterations", "nprobe", "rerank", "autoRetrain");
+    public static final Set<String> NAMES = Set.of("nlist", "m", "nbits", "trainSize", "iterations", "nprobe",
+            "rerank", "autoRetrain", "driftLimit");
+
+    /** The default {@code driftLimit}: see docs/FORGET.md for the recall it keeps. */
+    public static final int DEFAULT_DRIFT_LIMIT = 50;
 
     public IvfPqParams {
         check("nlist", nlist, 1, 1 << 16);
@@ -33,6 +40,7 @@ public record IvfPqParams(int nlist, int m, int nbits, int trainSize, int iterat
         check("iterations", iterations, 1, 1000);
         check("nprobe", nprobe, 1, Integer.MAX_VALUE);
         check("rerank", rerank, 0, Integer.MAX_VALUE);
+        check("driftLimit", driftLimit, 1, 100);
         if (nprobe > nlist) {
             nprobe = nlist; // probing more lists than exist means probing all of them
         }
@@ -70,8 +78,9 @@ public record IvfPqParams(int nlist, int m, int nbits, int trainSize, int iterat
         int iterations = config.intParam(kind, "iterations", 20, 1, 1000);
         int nprobe = config.intParam(kind, "nprobe", Math.min(16, nlist), 1, nlist);
         int rerank = config.intParam(kind, "rerank", 64, 0, 1 << 20);
-        int autoRetrain = config.intParam(kind, "autoRetrain", 0, 0, 1);
-        return new IvfPqParams(nlist, m, nbits, trainSize, iterations, nprobe, rerank, autoRetrain == 1);
+        int autoRetrain = config.intParam(kind, "autoRetrain", 1, 0, 1);
+        int driftLimit = config.intParam(kind, "driftLimit", DEFAULT_DRIFT_LIMIT, 1, 100);
+        return new IvfPqParams(nlist, m, nbits, trainSize, iterations, nprobe, rerank, autoRetrain == 1, driftLimit);
     }
 
     /** Sub-vectors of 8 floats when the dimension allows, else 4, 2, 1. */

@@ -3,8 +3,9 @@ package dev.nepenthe.ivfpq;
 import java.util.Arrays;
 
 /**
- * Per list, the exact-as-practical sum of its members' vectors and their count, so each list's
- * centroid is always the mean of its current members: an insert adds, a removal subtracts.
+ * Per row (a list, a coarse centroid, a PQ sub-centroid), the exact-as-practical sum of its
+ * members' vectors and their count, so each row's centroid is always the mean of its current
+ * members: an insert adds, a removal subtracts.
  *
  * <p>Each component is a double-double (a high double plus the rounding error of every addition,
  * captured with Knuth's TwoSum), about 106 bits: after millions of adds and subtracts of float
@@ -42,6 +43,14 @@ final class ListSums {
         } else {
             accumulate(list, v, vOff, -1.0);
         }
+    }
+
+    /**
+     * Adds {@code sign * v} to the row's sum without counting a member: what moves a sum of
+     * residuals when the point they are measured from moves (every member's residual shifts).
+     */
+    void shift(int list, float[] v, int vOff, double sign) {
+        accumulate(list, v, vOff, sign);
     }
 
     private void accumulate(int list, float[] v, int vOff, double sign) {

@@ -71,7 +71,20 @@ final class ProductQuantizer {
         }
     }
 
-    /** The codebooks themselves (not a copy: callers must not write). */
+    /**
+     * Copies centroid {@code c} of subspace {@code j}, as the codebooks now hold it, into the
+     * encoding layout (overwriting the old one in place).
+     */
+    void refresh(int j, int c) {
+        blocks[j].set(c, codebooks, (j * ksub + c) * dsub);
+    }
+
+    /** Whether the encoding layout holds centroid {@code c} of subspace {@code j} as the codebooks do. */
+    boolean layoutHolds(int j, int c) {
+        return blocks[j].holds(c, codebooks, (j * ksub + c) * dsub);
+    }
+
+    /** The codebooks themselves (not a copy: callers other than {@link Codebooks} must not write). */
     float[] codebooks() {
         return codebooks;
     }
@@ -89,6 +102,16 @@ final class ProductQuantizer {
         for (int j = 0; j < m; j++) {
             codes[off + j] = (byte) scratch[j];
         }
+    }
+
+    /**
+     * The code of {@code residual}'s sub-vector {@code j} alone: its nearest centroid of subspace j.
+     *
+     * @param scratch at least 1 int
+     */
+    int encodeSubspace(VectorKernels kernels, float[] residual, int j, int[] scratch) {
+        kernels.nearest(residual, j * dsub, 1, blocks[j], scratch, 0);
+        return scratch[0];
     }
 
     /** The residual a code stands for, written to {@code out[0, dim)}. */

@@ -71,12 +71,8 @@ class IvfPqIndexTest {
         return sum / queries.length;
     }
 
-    static void assertCleanExceptLineage(IntegrityReport r) {
-        for (var e : r.violations().entrySet()) {
-            if (!e.getKey().equals("lineage-removed-members")) {
-                assertEquals(0L, e.getValue(), () -> "violation " + e.getKey() + "\n" + r);
-            }
-        }
+    static void assertClean(IntegrityReport r) {
+        assertTrue(r.isClean(), r::toString);
     }
 
     @ParameterizedTest
@@ -100,8 +96,15 @@ class IvfPqIndexTest {
         assertTrue(index.verifyIntegrity().isClean(), () -> index.verifyIntegrity().toString());
     }
 
+    /**
+     * Removing a tenth of the vectors, training members among them, moves every centroid to the
+     * survivors' means with no retrain: list centroids against means recomputed here from the
+     * caller's vectors, codebooks against codebooks built from the surviving members alone (as if
+     * the removed ones had never been sampled). Recall stays within a point of a retrain and of
+     * an index built from scratch on the survivors; a retrain then forgets even the lineage.
+     */
     @Test
-    void centroidsAreMeansAfterInsertsAndRemovalsAndRetrainForgetsLineage() {
+    void removalsMoveCodebooksToTheSurvivorsMeansWithoutARetrain() {
         float[][][] split = baseAndQueries(3, N, 200);
         float[][] base = split[0];
         float[][] queries = split[1];
@@ -113,6 +116,7 @@ class IvfPqIndexTest {
         assertMeansMatch(index, base, metric, N);
         RoaringBitmap lineage = index.lineage();
         assertEquals(8192, lineage.getCardinality());
+        long trainingsBefore = index.describe().stats().get("trainings").longValue();
 
         // Remove 10%: a random tenth, which includes training members.
         SplittableRandom rnd = new SplittableRandom(5);
@@ -125,25 +129,19 @@ class IvfPqIndexTest {
         assertTrue(trainingMembersRemoved > 0);
         assertEquals(removed.length, index.removeAll(removed));
 
-        // Routing centroids are the survivors' means, recomputed here from the caller's vectors.
+        assertEquals(trainingsBefore, index.describe().stats().get("trainings").longValue(), "no retrain ran");
+        assertEquals(trainingMembersRemoved / 8192.0, index.trainingDrift(), 1e-12);
         assertMeansMatch(index, base, metric, N);
+        assertCodebooksMatchSurvivors(index);
         IvfPqIndex.Inspection ins = index.inspect();
         assertTrue(ins.maxCentroidDeviation() <= 1e-5, "deviation " + ins.maxCentroidDeviation());
-        assertCleanExceptLineage(ins.report());
-        assertTrue(index.isTainted());
-        assertEquals(trainingMembersRemoved, ins.report().violations("lineage-removed-members"));
+        assertClean(ins.report());
+        assertEquals(trainingMembersRemoved, ins.report().checked().get("codebook-members-removed-and-subtracted"));
+        assertFalse(index.hasResidue());
         assertNoTraceOf(index, removed);
-
-        index.retrain();
-        assertFalse(index.isTainted());
-        IntegrityReport after = index.verifyIntegrity();
-        assertTrue(after.isClean(), after::toString);
-        RoaringBitmap newLineage = index.lineage();
         for (int ord : removed) {
-            assertFalse(newLineage.contains(ord), "lineage still names removed ordinal " + ord);
+            assertFalse(index.lineage().contains(ord), "lineage still names removed ordinal " + ord);
         }
-        assertMeansMatch(index, base, metric, N);
-        assertNoTraceOf(index, removed);
 
         // Recall within one point of an index trained from scratch on the survivors.
         IvfPqIndex fresh = newIndex(metric, Map.of());
@@ -154,13 +152,101 @@ class IvfPqIndexTest {
                 exact.add(i, base[i]);
             }
         }
-        double rRetrained = recall(index, exact, queries, DOCUMENTED, null);
+        double rRepaired = recall(index, exact, queries, DOCUMENTED, null);
         double rFresh = recall(fresh, exact, queries, DOCUMENTED, null);
-        assertTrue(rRetrained >= 0.90, "retrained recall " + rRetrained);
+        assertTrue(rRepaired >= 0.90, "repaired recall " + rRepaired);
+        assertTrue(Math.abs(rRepaired - rFresh) <= 0.01, "repaired " + rRepaired + " vs fresh " + rFresh);
+
+        index.retrain();
+        IntegrityReport after = index.verifyIntegrity();
+        assertTrue(after.isClean(), after::toString);
+        assertEquals(0.0, index.trainingDrift());
+        assertMeansMatch(index, base, metric, N);
+        assertNoTraceOf(index, removed);
+        double rRetrained = recall(index, exact, queries, DOCUMENTED, null);
         assertTrue(Math.abs(rRetrained - rFresh) <= 0.01, "retrained " + rRetrained + " vs fresh " + rFresh);
     }
 
-    /** Each list's routing centroid against the mean of its members' prepared vectors, in double. */
+    /**
+     * The oracle for the codebooks: built afresh from the surviving members' stored vectors and
+     * their recorded assignments, they must equal the ones the index moved removal by removal.
+     */
+    static void assertCodebooksMatchSurvivors(IvfPqIndex index) {
+        Codebooks cb = index.codebooks();
+        Codebooks.Members survivors = cb.survivingMembers();
+        Codebooks oracle = Codebooks.fromMembers(index.kernels(), index.metric(), index.params(), DIM, index.store(),
+                survivors.ords(), survivors.anchors(), survivors.codes());
+        assertArraysClose(oracle.anchors, cb.anchors, "anchors");
+        assertArraysClose(oracle.pq.codebooks(), cb.pq.codebooks(), "PQ codebooks");
+        if (oracle.l2Terms != null) {
+            assertArraysClose(oracle.l2Terms, cb.l2Terms, "L2 tables");
+        }
+        for (int a = 0; a < index.params().nlist(); a++) {
+            assertEquals(oracle.isDeadAnchor(a), cb.isDeadAnchor(a), "anchor " + a + " dead");
+        }
+    }
+
+    static void assertArraysClose(float[] want, float[] got, String what) {
+        assertEquals(want.length, got.length, what);
+        double scale = 0;
+        for (float f : want) {
+            scale = Math.max(scale, Math.abs(f));
+        }
+        for (int i = 0; i < want.length; i++) {
+            assertEquals(want[i], got[i], 1e-5 * Math.max(scale, 1e-6), what + " [" + i + "]");
+        }
+    }
+
+    /**
+     * An anchor whose every training member is removed is zero, out of the ranking, its list
+     * moved to live anchors; a sub-centroid whose every member is removed is zero and no code
+     * names it. New vectors never join a dead anchor's list. The checker stays clean throughout
+     * and the codebooks equal those built from the survivors.
+     */
+    @Test
+    void centroidsLeftWithoutMembersAreZeroedAndTheirListsAndCodesMove() {
+        float[][] base = data(13, 6000);
+        IvfPqIndex index = newIndex(Metric.L2, Map.of("nlist", "16", "trainSize", "3000", "iterations", "6",
+                "autoRetrain", "0"));
+        for (int i = 0; i < 5000; i++) {
+            index.add(i, base[i]);
+        }
+        Codebooks cb = index.codebooks();
+        int anchor = 5;
+        int[] anchorMembers = cb.anchorMemberOrds(anchor);
+        assertTrue(anchorMembers.length > 0);
+        int listBefore = index.listMembers(anchor).length;
+        index.removeAll(anchorMembers);
+        assertTrue(cb.isDeadAnchor(anchor));
+        assertEquals(0, index.listMembers(anchor).length, "a dead anchor's list moved (held " + listBefore + ")");
+        for (int d = 0; d < DIM; d++) {
+            assertEquals(0f, index.anchors()[anchor * DIM + d]);
+        }
+        assertClean(index.verifyIntegrity());
+        assertCodebooksMatchSurvivors(index);
+        for (int i = 5000; i < 6000; i++) {
+            index.add(i, base[i]);
+            assertTrue(index.listOf(i) != anchor, "ordinal " + i + " joined a dead anchor's list");
+        }
+        // Every member of one sub-centroid of subspace 2.
+        int j = 2;
+        int c = -1;
+        for (int k = 0; k < index.params().ksub() && c < 0; k++) {
+            if (cb.subCentroidMemberOrds(j, k).length > 0) {
+                c = k;
+            }
+        }
+        index.removeAll(cb.subCentroidMemberOrds(j, c));
+        assertEquals(0, cb.subCentroidMemberOrds(j, c).length);
+        int dsub = DIM / index.params().m();
+        for (int d = 0; d < dsub; d++) {
+            assertEquals(0f, cb.pq.codebooks()[(j * index.params().ksub() + c) * dsub + d]);
+        }
+        assertClean(index.verifyIntegrity());
+        assertCodebooksMatchSurvivors(index);
+    }
+
+    /** Each list's routing centroid against the mean of its members' prepared vectors, in double. */    /** Each list's routing centroid against the mean of its members' prepared vectors, in double. */
     static void assertMeansMatch(IvfPqIndex index, float[][] base, Metric metric, int n) {
         int total = 0;
         for (int list = 0; list < index.params().nlist(); list++) {
@@ -244,15 +330,20 @@ class IvfPqIndexTest {
                 assertArrayEquals(want.ordinals(), got.ordinals(), "step " + step);
             }
             if (step % 500 == 499) {
-                assertCleanExceptLineage(index.verifyIntegrity());
+                assertClean(index.verifyIntegrity());
+                if (index.isTrained()) {
+                    assertCodebooksMatchSurvivors(index);
+                }
                 if (rnd.nextBoolean()) {
                     index.retrain();
                     assertTrue(index.verifyIntegrity().isClean());
+                    if (index.isTrained()) {
+                        assertCodesReproducible(index, pool, live);
+                    }
                 }
             }
         }
         assertEquals(live.size(), index.size());
-        assertCodesReproducible(index, pool, live);
         index.retrain();
         IntegrityReport r = index.verifyIntegrity();
         assertTrue(r.isClean(), r::toString);
@@ -260,9 +351,10 @@ class IvfPqIndexTest {
     }
 
     /**
-     * Every live vector sits in the list of its nearest anchor with the code a fresh encoding
-     * gives: list and code depend on the vector and the codebooks only, not on insertion history
-     * (so not on vectors removed since).
+     * Right after a training, every live vector sits in the list of its nearest anchor with the
+     * code a fresh encoding gives: list and code depend on the vector and the codebooks only, not
+     * on insertion history. (Removals move centroids without re-encoding, so between trainings
+     * a code may be one chosen under a centroid that has since moved.)
      */
     static void assertCodesReproducible(IvfPqIndex index, float[][] pool, List<Integer> live) {
         var kernels = dev.nepenthe.core.vector.Kernels.get();
@@ -356,31 +448,47 @@ class IvfPqIndexTest {
         for (int i = 0; i < most.length; i++) {
             most[i] = i;
         }
-        index.removeAll(most);
-        assertTrue(index.isTainted());
-        index.retrain();
+        index.removeAll(most); // past the drift limit: retrains, and too few are left to train
         assertFalse(index.isTrained());
-        assertFalse(index.isTainted());
         assertEquals(0, index.lineage().getCardinality());
         assertTrue(index.verifyIntegrity().isClean());
         assertThrows(IllegalStateException.class, index::train);
     }
 
     @Test
-    void autoRetrainRetrainsOncePerBatch() {
+    void autoRetrainRetrainsOnceWhenABatchCrossesTheDriftLimit() {
         float[][] base = data(41, 3000);
         IvfPqIndex index = newIndex(Metric.L2, Map.of("nlist", "16", "trainSize", "2000", "iterations", "5",
-                "autoRetrain", "1"));
+                "driftLimit", "20"));
+        IvfPqIndex manual = newIndex(Metric.L2, Map.of("nlist", "16", "trainSize", "2000", "iterations", "5",
+                "driftLimit", "20", "autoRetrain", "0"));
         for (int i = 0; i < base.length; i++) {
             index.add(i, base[i]);
+            manual.add(i, base[i]);
         }
-        int[] batch = {0, 1, 2, 2500, 2600};
-        assertEquals(5, index.removeAll(batch));
-        assertFalse(index.isTainted());
+        int[] lineage = index.lineage().toArray();
+        assertArrayEquals(lineage, manual.lineage().toArray());
+        // 10% of the sample: under the limit, no retrain.
+        int[] first = Arrays.copyOf(lineage, 200);
+        index.removeAll(first);
+        manual.removeAll(first);
+        assertEquals(1L, index.describe().stats().get("trainings").longValue());
+        assertEquals(0.1, index.trainingDrift(), 1e-12);
+        // Another 15% in one batch: 25% > 20%, one retrain on the survivors.
+        int[] second = Arrays.copyOfRange(lineage, 200, 500);
+        index.removeAll(second);
+        manual.removeAll(second);
+        assertEquals(2L, index.describe().stats().get("trainings").longValue());
+        assertEquals(0.0, index.trainingDrift());
         assertTrue(index.verifyIntegrity().isClean());
-        for (int ord : batch) {
+        for (int ord : Arrays.copyOf(lineage, 500)) {
             assertFalse(index.lineage().contains(ord));
         }
+        // autoRetrain=0: the same removals leave the codebooks exact means of fewer members.
+        assertEquals(1L, manual.describe().stats().get("trainings").longValue());
+        assertEquals(0.25, manual.trainingDrift(), 1e-12);
+        assertClean(manual.verifyIntegrity());
+        assertCodebooksMatchSurvivors(manual);
     }
 
     @Test
@@ -407,8 +515,60 @@ class IvfPqIndexTest {
         assertTrue(r.violations("centroid-not-mean") > 0, r::toString);
     }
 
+    /**
+     * Each codebook invariant the checker claims, broken on purpose: it must see every one (a
+     * control for the clean reports the forgetting tests rely on).
+     */
     @Test
-    void saveLoadRoundTripKeepsAnswersLineageAndTaint(@TempDir Path dir) throws Exception {
+    void checkerSeesTamperedCodebooks() {
+        float[][] base = data(53, 3000);
+        IvfPqIndex index = newIndex(Metric.L2, Map.of("nlist", "16", "trainSize", "2000", "iterations", "5"));
+        for (int i = 0; i < base.length; i++) {
+            index.add(i, base[i]);
+        }
+        assertClean(index.verifyIntegrity());
+        Codebooks cb = index.codebooks();
+        // An anchor nudged: no longer its members' mean, and its ranking copy holds the old value.
+        float kept = cb.anchors[3 * DIM + 1];
+        cb.anchors[3 * DIM + 1] += 0.5f;
+        IntegrityReport r = index.verifyIntegrity();
+        // The anchor, and the sub-centroids its members' residuals are now measured against.
+        assertTrue(r.violations("codebook-centroid-not-mean") > 1, r::toString);
+        assertEquals(1, r.violations("stale-centroid-layout"), r::toString);
+        assertEquals(1, r.violations("stale-score-table"), r::toString);
+        cb.anchors[3 * DIM + 1] = kept;
+        assertClean(index.verifyIntegrity());
+        // A sub-centroid nudged.
+        kept = cb.pq.codebooks()[7];
+        cb.pq.codebooks()[7] += 0.25f;
+        r = index.verifyIntegrity();
+        assertTrue(r.violations("codebook-centroid-not-mean") >= 1, r::toString);
+        assertTrue(r.violations("stale-centroid-layout") >= 1, r::toString);
+        cb.pq.codebooks()[7] = kept;
+        assertClean(index.verifyIntegrity());
+        // A score table entry stale.
+        kept = cb.l2Terms[11];
+        cb.l2Terms[11] += 1f;
+        r = index.verifyIntegrity();
+        assertEquals(1, r.violations("stale-score-table"), r::toString);
+        cb.l2Terms[11] = kept;
+        assertClean(index.verifyIntegrity());
+        // A training member removed FAISS-style: out of the store and lists, never subtracted.
+        int victim = index.lineage().first();
+        InvertedList home = index.list(index.listOf(victim));
+        for (int i = 0; i < home.size(); i++) {
+            if (home.ordinalAt(i) == victim) {
+                home.removeAt(i);
+                break;
+            }
+        }
+        index.store().remove(victim);
+        r = index.verifyIntegrity();
+        assertEquals(1, r.violations("member-not-live"), r::toString);
+    }
+
+    @Test
+    void saveLoadRoundTripKeepsAnswersAndExactCodebooks(@TempDir Path dir) throws Exception {
         float[][][] split = baseAndQueries(61, 5000, 30);
         float[][] base = split[0];
         float[][] queries = split[1];
@@ -416,16 +576,20 @@ class IvfPqIndexTest {
         for (int i = 0; i < base.length; i++) {
             index.add(i, base[i]);
         }
-        index.removeAll(new int[] {1, 2, 3, 4000, 4001});
-        assertTrue(index.isTainted());
+        int[] doomed = {1, 2, 3, 4000, 4001, index.lineage().first(), index.lineage().last()};
+        index.removeAll(doomed);
+        assertTrue(index.trainingDrift() > 0);
         Path file = dir.resolve("index.ivfpq");
         index.save(file);
         IndexConfig config = new IndexConfig(DIM, Metric.COSINE, Map.of(), 1L);
         IvfPqIndex loaded = (IvfPqIndex) VectorIndexes.factory("ivfpq").load(config, file);
         assertEquals(index.size(), loaded.size());
-        assertTrue(loaded.isTainted());
+        assertEquals(index.trainingDrift(), loaded.trainingDrift());
         assertEquals(index.lineage(), loaded.lineage());
-        assertCleanExceptLineage(loaded.verifyIntegrity());
+        assertClean(loaded.verifyIntegrity());
+        assertArraysClose(index.anchors(), loaded.anchors(), "anchors");
+        assertArraysClose(index.codebooks().pq.codebooks(), loaded.codebooks().pq.codebooks(), "PQ codebooks");
+        assertNoTraceOf(loaded, doomed);
         for (SearchParams p : List.of(DOCUMENTED, new SearchParams(Map.of("nprobe", 4, "rerank", 0)))) {
             for (float[] q : queries) {
                 SearchResult a = index.search(q, K, Accept.ALL, p);
@@ -506,7 +670,7 @@ class IvfPqIndexTest {
             t.join();
         }
         assertTrue(errors.isEmpty(), () -> errors.toString());
-        assertCleanExceptLineage(index.verifyIntegrity());
+        assertClean(index.verifyIntegrity());
         int removedCount = 0;
         for (int i = 4000; i < 8000; i++) {
             removedCount += i % 3 == 0 ? 1 : 0;
@@ -515,13 +679,12 @@ class IvfPqIndexTest {
     }
 
     /**
-     * The forget protocol's purge retrains aside: a search started while the new codebooks are
-     * being computed completes before the swap (it would wait for the whole retrain if the
-     * purge held the write lock), and afterwards the index is untainted, clean and answers as
-     * a retrain does.
+     * A retrain computes aside: a search started while the new codebooks are being computed
+     * completes before the swap (it would wait for the whole retrain if the retrain held the
+     * write lock), and afterwards the index is clean and its codes are what a fresh encoding gives.
      */
     @Test
-    void purgeResidueLetsSearchesRunWhileItRetrains() throws Exception {
+    void retrainLetsSearchesRunWhileItComputes() throws Exception {
         float[][][] split = baseAndQueries(41, 12_000, 50);
         float[][] base = split[0];
         IvfPqIndex index = newIndex(Metric.L2, Map.of());
@@ -530,9 +693,8 @@ class IvfPqIndexTest {
         }
         int[] doomed = index.lineage().stream().limit(50).toArray();
         index.removeAll(doomed);
-        assertTrue(index.isTainted());
         java.util.concurrent.atomic.AtomicReference<SearchResult> duringRetrain = new java.util.concurrent.atomic.AtomicReference<>();
-        index.duringPurgeCompute = () -> {
+        index.duringRetrainCompute = () -> {
             Thread searcher = new Thread(() -> duringRetrain.set(index.search(split[1][0], K, Accept.ALL, DOCUMENTED)));
             searcher.start();
             try {
@@ -541,10 +703,9 @@ class IvfPqIndexTest {
                 Thread.currentThread().interrupt();
             }
         };
-        index.purgeResidue();
+        index.retrain();
         assertNotNull(duringRetrain.get(), "a search during the retrain's computation did not complete");
         assertEquals(K, duringRetrain.get().size());
-        assertFalse(index.isTainted());
         assertTrue(index.verifyIntegrity().isClean(), () -> index.verifyIntegrity().toString());
         assertNoTraceOf(index, doomed);
         List<Integer> live = new ArrayList<>();
@@ -558,12 +719,12 @@ class IvfPqIndexTest {
     }
 
     /**
-     * An add that arrives while the purge computes waits, and then either lands in the new
-     * lists or makes the purge train again: either way every live vector, the new one included,
-     * is in the list and has the code a fresh encoding gives, and nothing is tainted.
+     * An add that arrives while a retrain computes waits, and then either lands in the new
+     * lists or makes the retrain train again: either way every live vector, the new one
+     * included, is in the list and has the code a fresh encoding gives.
      */
     @Test
-    void purgeResidueKeepsAnAddThatArrivesMeanwhile() throws Exception {
+    void retrainKeepsAnAddThatArrivesMeanwhile() throws Exception {
         float[][] base = data(43, 12_001);
         IvfPqIndex index = newIndex(Metric.COSINE, Map.of());
         for (int i = 0; i < 12_000; i++) {
@@ -572,7 +733,7 @@ class IvfPqIndexTest {
         int[] doomed = index.lineage().stream().limit(50).toArray();
         index.removeAll(doomed);
         Thread[] adder = new Thread[1];
-        index.duringPurgeCompute = () -> {
+        index.duringRetrainCompute = () -> {
             adder[0] = new Thread(() -> index.add(12_000, base[12_000]));
             adder[0].start();
             for (int i = 0; i < 1000 && !adder[0].getState().equals(Thread.State.WAITING); i++) {
@@ -583,10 +744,9 @@ class IvfPqIndexTest {
                 }
             }
         };
-        index.purgeResidue();
+        index.retrain();
         adder[0].join(30_000);
         assertTrue(index.contains(12_000));
-        assertFalse(index.isTainted());
         assertTrue(index.verifyIntegrity().isClean(), () -> index.verifyIntegrity().toString());
         List<Integer> live = new ArrayList<>();
         RoaringBitmap gone = RoaringBitmap.bitmapOf(doomed);
@@ -616,7 +776,7 @@ class IvfPqIndexTest {
         assertThrows(IllegalArgumentException.class, () -> index.add(0, new float[DIM]));
         assertThrows(IllegalArgumentException.class,
                 () -> index.search(new float[DIM], 1, Accept.ALL, SearchParams.of("nprobe", 0)));
-        e = assertThrows(IllegalArgumentException.class, () -> new IvfPqParams(16, 4, 8, 100, 10, 4, 0, false));
+        e = assertThrows(IllegalArgumentException.class, () -> new IvfPqParams(16, 4, 8, 100, 10, 4, 0, false, 50));
         assertTrue(e.getMessage().contains("trainSize"), e.getMessage());
     }
 }

@@ -65,6 +65,96 @@ public final class CentroidBlock {
     }
 
     /**
+     * Overwrites centroid {@code c} in place with {@code dim} floats of {@code rows} from
+     * {@code off} (a centroid that moved: the old components are gone, not left in a copy).
+     * O(dim). Not safe while another thread ranks against this block.
+     *
+     * @param c the centroid, in {@code [0, k)}
+     * @param rows the array holding the new components
+     * @param off where they start
+     * @throws IllegalArgumentException if c is out of range or the components do not fit
+     */
+    public void set(int c, float[] rows, int off) {
+        checkCentroid(c);
+        if (off < 0 || off + dim > rows.length) {
+            throw new IllegalArgumentException("centroid block: expected " + dim + " floats from offset " + off
+                    + " within " + rows.length);
+        }
+        int base = (c / GROUP) * dim * GROUP + c % GROUP;
+        double norm = 0;
+        for (int d = 0; d < dim; d++) {
+            float x = rows[off + d];
+            transposed[base + d * GROUP] = x;
+            norm += (double) x * x;
+        }
+        halfNorms[c] = (float) (norm / 2);
+    }
+
+    /**
+     * Takes centroid {@code c} out of the ranking: its components become zero and its half norm
+     * {@code +infinity}, like the padding, so {@link VectorKernels#nearest} never returns it
+     * while any other centroid is enabled. O(dim).
+     *
+     * @param c the centroid, in {@code [0, k)}
+     * @throws IllegalArgumentException if c is out of range
+     */
+    public void disable(int c) {
+        checkCentroid(c);
+        int base = (c / GROUP) * dim * GROUP + c % GROUP;
+        for (int d = 0; d < dim; d++) {
+            transposed[base + d * GROUP] = 0f;
+        }
+        halfNorms[c] = Float.POSITIVE_INFINITY;
+    }
+
+    /**
+     * Whether centroid {@code c} is laid out exactly as {@code rows[off, off + dim)} with its
+     * half norm (an integrity checker's question: does the ranking copy hold the current
+     * centroid, and nothing older?).
+     *
+     * @param c the centroid, in {@code [0, k)}
+     * @param rows the array holding the expected components
+     * @param off where they start
+     * @return true when every component and the half norm match bit for bit
+     */
+    public boolean holds(int c, float[] rows, int off) {
+        checkCentroid(c);
+        int base = (c / GROUP) * dim * GROUP + c % GROUP;
+        double norm = 0;
+        for (int d = 0; d < dim; d++) {
+            float x = rows[off + d];
+            if (Float.floatToRawIntBits(transposed[base + d * GROUP]) != Float.floatToRawIntBits(x)) {
+                return false;
+            }
+            norm += (double) x * x;
+        }
+        return Float.floatToRawIntBits(halfNorms[c]) == Float.floatToRawIntBits((float) (norm / 2));
+    }
+
+    /**
+     * Whether centroid {@code c} was taken out of the ranking by {@link #disable} and holds zeros.
+     *
+     * @param c the centroid, in {@code [0, k)}
+     * @return true when its half norm is infinite and every component zero
+     */
+    public boolean isDisabled(int c) {
+        checkCentroid(c);
+        int base = (c / GROUP) * dim * GROUP + c % GROUP;
+        for (int d = 0; d < dim; d++) {
+            if (transposed[base + d * GROUP] != 0f) {
+                return false;
+            }
+        }
+        return halfNorms[c] == Float.POSITIVE_INFINITY;
+    }
+
+    private void checkCentroid(int c) {
+        if (c < 0 || c >= k) {
+            throw new IllegalArgumentException("centroid block: expected a centroid in [0, " + k + "), got " + c);
+        }
+    }
+
+    /**
      * Zeroes the layout: a copy of centroids that must not outlive them (retrained codebooks).
      * The block must not be used for scoring afterwards.
      */
