@@ -171,21 +171,25 @@ final class Codebooks {
         this.l2Terms = metric == Metric.DOT ? null : computeL2Terms();
     }
 
+    /** Which anchor and which sub-codes each sample vector got: what a training decides. */
+    record Assignment(int[] anchorOf, byte[] codes) {}
+
     /**
-     * Trains on {@code s} sample vectors: k-means of the anchors, each sample vector's anchor
-     * fixed, anchors set to their members' means; k-means of each subspace's codebook on the
-     * residuals to those anchors, each sub-code fixed, sub-centroids set to their members' means.
-     * Cost: {@code iterations * s * (nlist + ksub) * dim} multiply-adds.
+     * The lock-free part of a training, on a copy of {@code s} sample vectors: k-means of the
+     * anchors, each sample vector's anchor fixed, anchors set to their members' means; k-means
+     * of each subspace's codebook on the residuals to those anchors, each sub-code fixed. Cost:
+     * {@code iterations * s * (nlist + ksub) * dim} multiply-adds. Every intermediate centroid
+     * is zeroed before returning; only the assignment leaves.
      *
-     * @param sample {@code s * dim} floats (prepared vectors); not kept
-     * @param ords the ordinal of each sample vector
+     * @param sample {@code s * dim} floats (prepared vectors); read, not kept
+     * @param phase told the step being run ("coarse k-means", "PQ k-means")
      */
-    static Codebooks train(VectorKernels kernels, Metric metric, IvfPqParams params, int dim, float[] sample,
-            int[] ords, SplittableRandom rnd) {
-        int s = ords.length;
+    static Assignment assign(VectorKernels kernels, IvfPqParams params, int dim, float[] sample, int s,
+            SplittableRandom rnd, java.util.function.Consumer<String> phase) {
         int nlist = params.nlist();
         int m = params.m();
         int ksub = params.ksub();
+        phase.accept("coarse k-means");
         float[] coarse = KMeans.train(kernels, sample, s, dim, nlist, params.iterations(), rnd.split());
         int[] anchorOf = KMeans.assign(kernels, sample, s, dim, coarse, nlist);
         float[] anchors = exactMeans(sample, s, dim, anchorOf, nlist);
@@ -193,6 +197,7 @@ final class Codebooks {
         for (int i = 0; i < s; i++) {
             kernels.subtract(sample, i * dim, anchors, anchorOf[i] * dim, residuals, i * dim, dim);
         }
+        phase.accept("PQ k-means");
         ProductQuantizer trained = ProductQuantizer.train(kernels, residuals, s, dim, m, ksub, params.iterations(),
                 rnd.split());
         byte[] codes = new byte[s * m];
@@ -207,17 +212,27 @@ final class Codebooks {
         Arrays.fill(coarse, 0f);
         Arrays.fill(anchors, 0f);
         trained.wipe();
-        return new Codebooks(kernels, metric, nlist, dim, m, ksub, ords, anchorOf, codes, new MemberVectors() {
-            @Override
-            public float[] block() {
-                return sample;
-            }
+        return new Assignment(anchorOf, codes);
+    }
 
-            @Override
-            public int offset(int member) {
-                return member * dim;
-            }
-        });
+    /**
+     * The codebooks an assignment gives: every centroid the exact mean of its members' sample
+     * vectors. Cost: one pass over the sample.
+     */
+    static Codebooks fromSample(VectorKernels kernels, Metric metric, IvfPqParams params, int dim, float[] sample,
+            int[] ords, Assignment assignment) {
+        return new Codebooks(kernels, metric, params.nlist(), dim, params.m(), params.ksub(), ords,
+                assignment.anchorOf(), assignment.codes(), new MemberVectors() {
+                    @Override
+                    public float[] block() {
+                        return sample;
+                    }
+
+                    @Override
+                    public int offset(int member) {
+                        return member * dim;
+                    }
+                });
     }
 
     /**

@@ -11,13 +11,17 @@ import dev.nepenthe.core.index.VectorIndexFactory;
 import dev.nepenthe.core.internal.index.IndexChecks;
 import dev.nepenthe.core.internal.index.SwapRemoveVectors;
 import dev.nepenthe.core.internal.index.TopK;
-import dev.nepenthe.core.vector.CentroidBlock;
 import dev.nepenthe.core.vector.Kernels;
 import dev.nepenthe.core.vector.VectorKernels;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.Arrays;
+import java.util.Optional;
 import java.util.SplittableRandom;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import org.roaringbitmap.RoaringBitmap;
 
@@ -95,20 +99,18 @@ public final class IvfPqIndex implements VectorIndex {
     private final SwapRemoveVectors store;
     /** Ordinals removed and not added again: the checker proves none survives anywhere. */
     private final RoaringBitmap removed = new RoaringBitmap();
+    /** Trainings started so far (each a retrain event once the first has served). */
     private long trainings;
-    /** Bumped by every add and remove (under the write lock): a retrain computed aside checks it. */
-    private long modifications;
-    private final Object retrainMutex = new Object();
-    /** Test hook: runs in a retrain after the new state is computed, before the swap. */
+    /** Test hook: runs in a training after the k-means (no lock held), before the codebooks are built. */
     Runnable duringRetrainCompute = () -> {};
 
-    // Trained state; all null while the index is flat.
-    private Codebooks cb;
-    private float[] routing; // nlist * dim: mean of members, or the anchor for an empty list
-    private InvertedList[] lists;
-    private ListSums sums;
-    private int[] ordToList; // -1 where not in a list
-    private int[] ordToPos;
+    /** What the index serves from once trained; null while it is flat. */
+    private TrainedState state;
+    /** The training in progress, if any (set and cleared under the write lock). */
+    private Training inFlight;
+    /** Trains in the background: at most one thread, which exits when idle. */
+    private final ThreadPoolExecutor trainer;
+    private volatile boolean closed;
 
     public IvfPqIndex(int dimension, Metric metric, IvfPqParams params, long seed) {
         this(dimension, metric, params, seed, Kernels.get());
@@ -128,6 +130,11 @@ public final class IvfPqIndex implements VectorIndex {
         this.seed = seed;
         this.kernels = kernels;
         this.store = new SwapRemoveVectors(dimension);
+        this.trainer = new ThreadPoolExecutor(0, 1, 5, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), r -> {
+            Thread t = new Thread(r, "nepenthe-ivfpq-training");
+            t.setDaemon(true);
+            return t;
+        });
     }
 
     /** An index from a collection's config (see {@link IvfPqParams} for the parameter names). */
@@ -157,13 +164,15 @@ public final class IvfPqIndex implements VectorIndex {
     // ------------------------------------------------------------------ add / remove
 
     /**
-     * Adds a vector. While flat, the add that brings the live count to {@code trainSize} trains
-     * the index (k-means cost, see {@link IvfPqParams}) before it returns.
+     * Adds a vector. Once trained, it joins the list of its nearest anchor: O(nlist * dim +
+     * m * ksub * dim / m). While flat, the add that brings the live count to {@code trainSize}
+     * starts a training in the background and returns at once (see {@link #trainInBackground()}).
      */
     @Override
     public void add(int ordinal, float[] vector) {
         IndexChecks.checkAdd(ordinal, vector, dim);
         float[] prepared = metric.prepare(vector);
+        boolean startTraining = false;
         lock.writeLock().lock();
         try {
             if (store.contains(ordinal)) {
@@ -171,51 +180,19 @@ public final class IvfPqIndex implements VectorIndex {
             }
             store.add(ordinal, prepared);
             removed.remove(ordinal);
-            modifications++;
-            if (isTrainedLocked()) {
-                insertIntoList(ordinal, prepared, new float[dim], new int[Math.max(1, params.m())],
-                        new byte[params.m()]);
-            } else if (store.size() >= params.trainSize()) {
-                trainLocked();
+            if (state != null) {
+                state.insert(ordinal, prepared, 0);
+            }
+            if (inFlight != null) {
+                inFlight.added.add(ordinal);
+            } else if (state == null && store.size() >= params.trainSize()) {
+                startTraining = true;
             }
         } finally {
             lock.writeLock().unlock();
         }
-    }
-
-    /**
-     * Puts a live ordinal into the list with the nearest anchor and encodes its residual.
-     * Steps: 1. nearest anchor (trained coarse centroid); 2. residual to it; 3. PQ code;
-     * 4. append; 5. add to the list's sum and move its routing centroid to the new mean.
-     */
-    private void insertIntoList(int ord, float[] v, float[] residual, int[] scratch, byte[] code) {
-        kernels.nearest(v, 0, 1, cb.anchorBlock, scratch, 0);
-        int list = scratch[0];
-        kernels.subtract(v, 0, cb.anchors, list * dim, residual, 0, dim);
-        cb.pq.encode(kernels, residual, scratch, code, 0);
-        int pos = lists[list].append(ord, code, 0);
-        ensureOrdinalArrays(ord + 1);
-        ordToList[ord] = list;
-        ordToPos[ord] = pos;
-        sums.add(list, v, 0);
-        refreshRouting(list);
-    }
-
-    private void refreshRouting(int list) {
-        if (sums.count(list) == 0) {
-            System.arraycopy(cb.anchors, list * dim, routing, list * dim, dim);
-        } else {
-            sums.mean(list, routing, list * dim);
-        }
-    }
-
-    private void ensureOrdinalArrays(int n) {
-        if (ordToList.length < n) {
-            int old = ordToList.length;
-            int cap = Math.max(n, old + (old >> 1) + 16);
-            ordToList = Arrays.copyOf(ordToList, cap);
-            ordToPos = Arrays.copyOf(ordToPos, cap);
-            Arrays.fill(ordToList, old, cap, -1);
+        if (startTraining) {
+            trainInBackground();
         }
     }
 
@@ -232,8 +209,8 @@ public final class IvfPqIndex implements VectorIndex {
 
     /**
      * Removes every live ordinal given, sharing the codebooks' follow-up (layouts, tables, dead
-     * centroids) across the batch; with {@code autoRetrain=1}, retrains once afterwards if the
-     * batch took the removed share of the training sample past {@code driftLimit}.
+     * centroids) across the batch; with {@code autoRetrain=1}, starts a retrain in the background
+     * if the batch took the removed share of the training sample past {@code driftLimit}.
      */
     @Override
     public int removeAll(int[] ordinals) {
@@ -247,15 +224,22 @@ public final class IvfPqIndex implements VectorIndex {
                     n++;
                 }
             }
-            if (isTrainedLocked()) {
-                finishRemovalsLocked(moves);
+            if (state != null && !state.finish(moves)) {
+                // No anchor has a training member left: nothing can be assigned. Flat until a
+                // training on the survivors (started below when enough are live).
+                dropState();
             }
-            retrain = n > 0 && params.autoRetrain() && driftExceededLocked();
+            if (inFlight != null) {
+                inFlight.finishRemovals();
+            }
+            retrain = n > 0 && inFlight == null && (state == null
+                    ? store.size() >= params.trainSize()
+                    : params.autoRetrain() && driftExceededLocked());
         } finally {
             lock.writeLock().unlock();
         }
         if (retrain) {
-            retrainAside(true);
+            trainInBackground();
         }
         return n;
     }
@@ -264,105 +248,32 @@ public final class IvfPqIndex implements VectorIndex {
         if (!store.contains(ord)) {
             return false;
         }
-        if (isTrainedLocked()) {
-            // 1. Out of the list: the last entry moves into the hole, the vacated entry is zeroed.
-            int list = ordToList[ord];
-            int pos = ordToPos[ord];
-            int moved = lists[list].removeAt(pos);
-            if (moved >= 0) {
-                ordToPos[moved] = pos;
-            }
-            ordToList[ord] = -1;
-            ordToPos[ord] = 0;
-            // 2. Out of the list's sum: the routing centroid is the mean of the survivors.
-            int off = store.offset(store.slotOf(ord));
-            sums.subtract(list, store.block(), off);
-            refreshRouting(list);
-            // 3. Out of every codebook centroid it trained.
-            cb.removeMember(ord, store.block(), off, moves);
+        int off = store.offset(store.slotOf(ord));
+        // 1. Out of the serving state: list entry, list sum, every codebook centroid it trained.
+        if (state != null) {
+            state.forget(ord, store.block(), off, moves);
         }
-        // 4. Out of the vector store, bytes zeroed.
+        // 2. Out of a training in progress, wherever that training has got to.
+        if (inFlight != null) {
+            inFlight.forget(ord, store.block(), off);
+        }
+        // 3. Out of the vector store, bytes zeroed.
         store.remove(ord);
-        modifications++;
         removed.add(ord);
         return true;
     }
 
-    /**
-     * After a batch of removals: moved centroids reach their layouts and tables; a list whose
-     * anchor lost its last member moves to the nearest live anchors (re-encoded there); codes
-     * naming a sub-centroid that lost its last member are re-encoded in that subspace. With no
-     * live anchor left the codebooks cannot assign anything: the index retrains (or goes flat).
-     */
-    private void finishRemovalsLocked(Codebooks.Moves moves) {
-        cb.applyMoves(moves);
-        if (cb.liveAnchors() == 0) {
-            trainLocked();
-            return;
-        }
-        for (int a = moves.anchors.nextSetBit(0); a >= 0; a = moves.anchors.nextSetBit(a + 1)) {
-            if (moves.deadAnchors.get(a)) {
-                rehomeList(a);
-            }
-            refreshRouting(a);
-        }
-        if (!moves.deadRows.isEmpty()) {
-            reencodeDeadRows(moves.deadRows);
-        }
-    }
-
-    /** Moves every member of a list whose anchor died to the list of its nearest live anchor. */
-    private void rehomeList(int list) {
-        InvertedList il = lists[list];
-        float[] v = new float[dim];
-        float[] residual = new float[dim];
-        int[] scratch = new int[Math.max(1, params.m())];
-        byte[] code = new byte[params.m()];
-        while (il.size() > 0) {
-            int pos = il.size() - 1;
-            int ord = il.ordinalAt(pos);
-            il.removeAt(pos);
-            int off = store.offset(store.slotOf(ord));
-            sums.subtract(list, store.block(), off);
-            System.arraycopy(store.block(), off, v, 0, dim);
-            insertIntoList(ord, v, residual, scratch, code);
-        }
-        Arrays.fill(v, 0f);
-        Arrays.fill(residual, 0f);
-    }
-
-    /**
-     * Re-encodes, in the one subspace concerned, every code that names a sub-centroid left
-     * without members (it is zero now: data-independent, but a poor reconstruction). One pass
-     * over the codes' bytes of those subspaces.
-     */
-    private void reencodeDeadRows(java.util.BitSet deadRows) {
-        int m = params.m();
-        int ksub = params.ksub();
-        float[] residual = new float[dim];
-        int[] scratch = new int[1];
-        for (int list = 0; list < lists.length; list++) {
-            InvertedList il = lists[list];
-            byte[] codes = il.codes();
-            for (int pos = 0; pos < il.size(); pos++) {
-                for (int j = 0; j < m; j++) {
-                    if (!deadRows.get(j * ksub + (codes[pos * m + j] & 0xFF))) {
-                        continue;
-                    }
-                    int off = store.offset(store.slotOf(il.ordinalAt(pos)));
-                    int dsub = dim / m;
-                    kernels.subtract(store.block(), off + j * dsub, cb.anchors, list * dim + j * dsub, residual,
-                            j * dsub, dsub);
-                    il.setCodeByte(pos, j, (byte) cb.pq.encodeSubspace(kernels, residual, j, scratch));
-                }
-            }
-        }
-        Arrays.fill(residual, 0f);
-    }
-
     /** True when more than {@code driftLimit} percent of the training sample has been removed. */
     private boolean driftExceededLocked() {
+        Codebooks cb = state == null ? null : state.cb;
         return cb != null && cb.removedMembers() * 100L > (long) params.driftLimit() * cb.trainedOn();
+    }
+
+    private void dropState() {
+        if (state != null) {
+            state.wipe();
+            state = null;
+        }
     }
 
     @Override
@@ -387,29 +298,26 @@ public final class IvfPqIndex implements VectorIndex {
 
     // ------------------------------------------------------------------ training
 
-    /** True once the index has codebooks (false while it is flat). */
+    /** True once the index has codebooks (false while it is flat, including during its first training). */
     public boolean isTrained() {
         lock.readLock().lock();
         try {
-            return isTrainedLocked();
+            return state != null;
         } finally {
             lock.readLock().unlock();
         }
     }
 
-    private boolean isTrainedLocked() {
-        return cb != null;
-    }
-
     /**
      * The share of the current codebooks' training sample removed since they were trained, in
      * {@code [0, 1]}; 0 while flat. The codebooks hold nothing of the removed ones (they are
-     * exact means of the rest); past {@code driftLimit} they describe too few vectors and
-     * {@code autoRetrain=1} retrains.
+     * exact means of the rest); past {@code driftLimit} they describe too few of the vectors
+     * they encode, and {@code autoRetrain=1} retrains.
      */
     public double trainingDrift() {
         lock.readLock().lock();
         try {
+            Codebooks cb = state == null ? null : state.cb;
             return cb == null || cb.trainedOn() == 0 ? 0 : cb.removedMembers() / (double) cb.trainedOn();
         } finally {
             lock.readLock().unlock();
@@ -427,6 +335,7 @@ public final class IvfPqIndex implements VectorIndex {
     public RoaringBitmap lineage() {
         lock.readLock().lock();
         try {
+            Codebooks cb = state == null ? null : state.cb;
             return cb == null ? new RoaringBitmap() : RoaringBitmap.andNot(cb.lineage(), cb.lineageRemoved());
         } finally {
             lock.readLock().unlock();
@@ -434,8 +343,70 @@ public final class IvfPqIndex implements VectorIndex {
     }
 
     /**
-     * Trains now on the live vectors (a sample of {@code trainSize} of them when there are more).
-     * On a trained index this is {@link #retrain()}.
+     * Where a training stands: its number, the step it is on ("sampling", "coarse k-means",
+     * "PQ k-means", "building codebooks", "encoding", "installing"), and for encoding the
+     * vectors done out of those to do.
+     */
+    public record TrainingProgress(long training, String phase, long done, long total) {}
+
+    /** The training in progress, or empty when none is. */
+    public Optional<TrainingProgress> trainingProgress() {
+        lock.readLock().lock();
+        try {
+            Training t = inFlight;
+            return t == null ? Optional.empty()
+                    : Optional.of(new TrainingProgress(t.number, t.phase, t.encoded, t.total));
+        } finally {
+            lock.readLock().unlock();
+        }
+    }
+
+    /**
+     * Starts a training on the live vectors in the background (a sample of {@code trainSize}
+     * when there are more), or returns the one already running. Adds, removes and searches go on
+     * meanwhile: the k-means holds no lock, encoding takes the read lock a chunk at a time, and
+     * only the swap takes the write lock, for as long as it takes to encode what was added
+     * meanwhile. Searches use the old codebooks (or exact search, while flat) until the swap.
+     * Cost: {@code iterations * sample * (nlist + ksub) * dim} multiply-adds, then encoding
+     * every live vector.
+     *
+     * @return completes when the new codebooks serve (or the index went flat: too few vectors)
+     */
+    public CompletableFuture<Void> trainInBackground() {
+        lock.writeLock().lock();
+        try {
+            if (inFlight != null) {
+                return inFlight.done;
+            }
+            if (closed) {
+                return CompletableFuture.failedFuture(new IllegalStateException("ivfpq index: closed"));
+            }
+            Training t = new Training(++trainings);
+            inFlight = t;
+            trainer.execute(() -> runTraining(t));
+            return t.done;
+        } finally {
+            lock.writeLock().unlock();
+        }
+    }
+
+    /** Waits for the training in progress, if any (for callers that need trained codebooks now). */
+    public void awaitTraining() {
+        CompletableFuture<Void> f;
+        lock.readLock().lock();
+        try {
+            f = inFlight == null ? null : inFlight.done;
+        } finally {
+            lock.readLock().unlock();
+        }
+        if (f != null) {
+            f.join();
+        }
+    }
+
+    /**
+     * Trains now on the live vectors and returns when the new codebooks serve. On a trained
+     * index this is {@link #retrain()}.
      *
      * @throws IllegalStateException if fewer than {@link IvfPqParams#minTrainingVectors()} are live
      */
@@ -449,185 +420,262 @@ public final class IvfPqIndex implements VectorIndex {
         } finally {
             lock.readLock().unlock();
         }
-        retrainAside(false);
+        retrain();
     }
 
     /**
      * Retrains both codebooks on the surviving vectors and re-encodes every code, so no choice
-     * made while a removed vector was present remains (what REBUILD gets from a fresh index).
-     * Cost: one training ({@code iterations * sample * (nlist + ksub) * dim} multiply-adds) plus
-     * encoding every live vector, computed under the read lock (searches go on against the old
-     * codebooks; adds and removes wait) and swapped in at once. If too few vectors survive to
-     * train, the codebooks are dropped and the index is flat (exact) again.
+     * made while a removed vector was present remains (what REBUILD gets from a fresh index),
+     * and returns when they serve. Waits for a training already in progress first (it may have
+     * sampled before the caller's last change). Writers are held only as
+     * {@link #trainInBackground()} says. If too few vectors survive to train, the codebooks are
+     * dropped and the index is flat (exact) again.
      */
     public void retrain() {
-        retrainAside(false);
+        awaitTraining();
+        trainInBackground().join();
+    }
+
+    /** Waits for a training in progress when it holds what a removal asked it to forget. */
+    @Override
+    public void afterBulkLoad() {
+        awaitTraining();
     }
 
     /**
-     * Computes a training aside under the read lock, then swaps it in under the write lock.
-     * Retrains run one at a time.
-     *
-     * @param onlyOnDrift retrain only if the drift limit is (still) exceeded
+     * True while a training in progress was reading a vector that has since been removed: its
+     * k-means intermediates may hold a mean that included it until it builds its codebooks from
+     * the survivors (the removed one zeroed and subtracted).
      */
-    private void retrainAside(boolean onlyOnDrift) {
-        synchronized (retrainMutex) {
-            Trained next;
-            long seen;
-            long training;
+    @Override
+    public boolean hasResidue() {
+        lock.readLock().lock();
+        try {
+            return inFlight != null && inFlight.next == null && !inFlight.removedFromSample.isEmpty();
+        } finally {
+            lock.readLock().unlock();
+        }
+    }
+
+    /** Waits for the training in progress (see {@link #hasResidue()}); at most one training's length. */
+    @Override
+    public void purgeResidue() {
+        awaitTraining();
+    }
+
+    /** A training's copy of its sample, its next state as built so far, and what happened meanwhile. */
+    private final class Training {
+        final long number;
+        final CompletableFuture<Void> done = new CompletableFuture<>();
+        /** Sample ordinals, ascending, and their vectors in the same order. */
+        int[] sampleOrds;
+        float[] sample;
+        final RoaringBitmap removedFromSample = new RoaringBitmap();
+        /** Ordinals added since the training started: encoded at the swap unless already. */
+        final RoaringBitmap added = new RoaringBitmap();
+        /** Built after the k-means, under the read lock; kept current by every removal since. */
+        TrainedState next;
+        /** Removals from {@link #next} not yet followed up ({@link #finishRemovals}). */
+        Codebooks.Moves moves = new Codebooks.Moves();
+        /** Set when removals left {@link #next} without a live anchor: it installs nothing. */
+        boolean collapsed;
+        volatile String phase = "sampling";
+        volatile long encoded;
+        volatile long total;
+
+        Training(long number) {
+            this.number = number;
+        }
+
+        /**
+         * After a batch of removals: the next state's moved centroids reach their layouts and
+         * tables at once, as the serving state's do, so no derived copy of a removed vector's
+         * influence waits for the swap.
+         */
+        void finishRemovals() {
+            if (next != null && !collapsed && !moves.isEmpty()) {
+                collapsed = !next.finish(moves);
+                moves = new Codebooks.Moves();
+            }
+        }
+
+        /** A vector about to leave the store: out of this training, wherever it has got to. */
+        void forget(int ord, float[] block, int off) {
+            added.remove(ord);
+            if (next != null) {
+                next.forget(ord, block, off, moves);
+                return;
+            }
+            int row = sampleOrds == null ? -1 : Arrays.binarySearch(sampleOrds, ord);
+            if (row >= 0 && !removedFromSample.contains(ord)) {
+                // The k-means may be reading it: zero it now, so nothing read after this holds
+                // it, and subtract it (as the zero vector it will be built from) once built.
+                Arrays.fill(sample, row * dim, (row + 1) * dim, 0f);
+                removedFromSample.add(ord);
+            }
+        }
+    }
+
+    /** Chunk of ordinals encoded per read-lock hold. */
+    private static final int ENCODE_CHUNK = 4096;
+
+    private void runTraining(Training t) {
+        try {
+            // 1. The sample: every live vector, or trainSize of them chosen at random (read lock).
+            SplittableRandom rnd = new SplittableRandom(seed + 0x9E3779B97F4A7C15L * t.number);
+            int s = 0;
             lock.readLock().lock();
             try {
-                if (onlyOnDrift && !driftExceededLocked()) {
-                    return;
+                int n = store.size();
+                if (n >= params.minTrainingVectors()) {
+                    s = Math.min(n, params.trainSize());
+                    int[] slots = new int[n];
+                    for (int i = 0; i < n; i++) {
+                        slots[i] = i;
+                    }
+                    for (int i = 0; i < s && s < n; i++) {
+                        int j = i + rnd.nextInt(n - i);
+                        int tmp = slots[i];
+                        slots[i] = slots[j];
+                        slots[j] = tmp;
+                    }
+                    int[] ords = new int[s];
+                    for (int i = 0; i < s; i++) {
+                        ords[i] = store.ordinalAt(slots[i]);
+                    }
+                    Arrays.sort(ords);
+                    float[] sample = new float[s * dim];
+                    for (int i = 0; i < s; i++) {
+                        System.arraycopy(store.block(), store.offset(store.slotOf(ords[i])), sample, i * dim, dim);
+                    }
+                    t.sampleOrds = ords;
+                    t.sample = sample;
                 }
-                seen = modifications;
-                training = trainings + 1;
-                next = computeTraining(training);
-                duringRetrainCompute.run();
             } finally {
                 lock.readLock().unlock();
             }
+            if (s == 0) {
+                finishTooFew(t);
+                return;
+            }
+            // 2. The k-means, holding no lock: removals zero their sample rows meanwhile.
+            Codebooks.Assignment assignment = Codebooks.assign(kernels, params, dim, t.sample, s, rnd,
+                    p -> t.phase = p);
+            duringRetrainCompute.run();
+            // 3. Codebooks from the sample as it now is; those removed meanwhile subtracted.
+            t.phase = "building codebooks";
+            lock.readLock().lock();
+            try {
+                Codebooks cb = Codebooks.fromSample(kernels, metric, params, dim, t.sample, t.sampleOrds, assignment);
+                org.roaringbitmap.IntIterator it = t.removedFromSample.getIntIterator();
+                while (it.hasNext()) {
+                    int ord = it.next();
+                    int row = Arrays.binarySearch(t.sampleOrds, ord);
+                    cb.removeMember(ord, t.sample, row * dim, t.moves);
+                }
+                t.next = new TrainedState(cb, kernels, store, store.ordinalCapacity());
+                t.finishRemovals();
+                Arrays.fill(t.sample, 0f);
+                t.total = store.size();
+            } finally {
+                lock.readLock().unlock();
+            }
+            // 4. Encode every live vector, a chunk of ordinals per read-lock hold; removals keep
+            // the new state current between chunks, adds are caught at the swap.
+            t.phase = "encoding";
+            for (int lo = 0; !closed; lo += ENCODE_CHUNK) {
+                lock.readLock().lock();
+                try {
+                    int cap = store.ordinalCapacity();
+                    if (lo >= cap) {
+                        break;
+                    }
+                    for (int ord = lo; ord < Math.min(cap, lo + ENCODE_CHUNK); ord++) {
+                        if (!t.collapsed && store.contains(ord) && !t.next.holds(ord)) {
+                            t.next.insert(ord, store.block(), store.offset(store.slotOf(ord)));
+                            t.encoded++;
+                        }
+                    }
+                } finally {
+                    lock.readLock().unlock();
+                }
+            }
+            // 5. The swap: what was added meanwhile, the batch follow-up, then the new state serves.
+            t.phase = "installing";
             lock.writeLock().lock();
             try {
-                if (modifications != seen) {
-                    // An add or remove slipped in between the two locks: what was computed no
-                    // longer covers every live vector. Train again, exclusively.
-                    if (next != null) {
-                        next.cb().wipe();
-                    }
-                    trainLocked();
+                if (closed) {
+                    t.next.wipe();
+                    inFlight = null;
+                    t.done.completeExceptionally(new IllegalStateException("ivfpq index: closed during training"));
                     return;
                 }
-                trainings = training;
-                clearTrainedState();
-                if (next != null) {
-                    install(next);
+                org.roaringbitmap.IntIterator it = t.added.getIntIterator();
+                while (!t.collapsed && it.hasNext()) {
+                    int ord = it.next();
+                    if (store.contains(ord) && !t.next.holds(ord)) {
+                        t.next.insert(ord, store.block(), store.offset(store.slotOf(ord)));
+                    }
+                }
+                dropState();
+                if (!t.collapsed) {
+                    // Entries of anchors that died during encoding move now (finish is idempotent
+                    // for the rest).
+                    Codebooks.Moves all = new Codebooks.Moves();
+                    for (int a = 0; a < params.nlist(); a++) {
+                        if (t.next.cb.isDeadAnchor(a) && t.next.lists[a].size() > 0) {
+                            all.anchors.set(a);
+                            all.deadAnchors.set(a);
+                        }
+                    }
+                    t.collapsed = !t.next.finish(all);
+                }
+                if (t.collapsed) {
+                    t.next.wipe();
+                } else {
+                    state = t.next;
+                }
+                inFlight = null;
+            } finally {
+                lock.writeLock().unlock();
+            }
+            t.done.complete(null);
+        } catch (Throwable e) {
+            lock.writeLock().lock();
+            try {
+                if (t.next != null) {
+                    t.next.wipe();
+                }
+                if (t.sample != null) {
+                    Arrays.fill(t.sample, 0f);
+                }
+                if (inFlight == t) {
+                    inFlight = null;
                 }
             } finally {
                 lock.writeLock().unlock();
             }
+            t.done.completeExceptionally(e);
         }
     }
 
-    private void trainLocked() {
-        Trained next = computeTraining(++trainings);
-        clearTrainedState();
-        if (next != null) {
-            install(next);
+    /** Too few live vectors to train: the index is flat (the old codebooks, if any, are dropped). */
+    private void finishTooFew(Training t) {
+        lock.writeLock().lock();
+        try {
+            dropState();
+            inFlight = null;
+        } finally {
+            lock.writeLock().unlock();
         }
+        t.done.complete(null);
     }
 
-    /**
-     * Everything a training produces, computed aside from the live state so that a retrain can
-     * run while searches still use the old codebooks, and be swapped in at once.
-     */
-    private record Trained(Codebooks cb, float[] routing, InvertedList[] lists, ListSums sums, int[] ordToList,
-            int[] ordToPos) {}
-
-    /**
-     * Trains on the live vectors without touching the trained state: reads only the vector
-     * store, so the caller needs the read lock at least. Returns null when too few vectors are
-     * live to train (the index is then flat again).
-     */
-    private Trained computeTraining(long training) {
-        int n = store.size();
-        if (n < params.minTrainingVectors()) {
-            return null; // flat again: exact search over the store, nothing trained to forget
-        }
-        int nlist = params.nlist();
-        int m = params.m();
-        SplittableRandom rnd = new SplittableRandom(seed + 0x9E3779B97F4A7C15L * training);
-        // 1. The sample: every live vector, or trainSize of them chosen at random.
-        int s = Math.min(n, params.trainSize());
-        int[] slots = new int[n];
-        for (int i = 0; i < n; i++) {
-            slots[i] = i;
-        }
-        for (int i = 0; i < s && s < n; i++) {
-            int j = i + rnd.nextInt(n - i);
-            int t = slots[i];
-            slots[i] = slots[j];
-            slots[j] = t;
-        }
-        float[] sample = new float[s * dim];
-        int[] sampleOrds = new int[s];
-        for (int i = 0; i < s; i++) {
-            System.arraycopy(store.block(), store.offset(slots[i]), sample, i * dim, dim);
-            sampleOrds[i] = store.ordinalAt(slots[i]);
-        }
-        // 2. Codebooks, exact means of the sample's members.
-        Codebooks next = Codebooks.train(kernels, metric, params, dim, sample, sampleOrds, rnd);
-        Arrays.fill(sample, 0f);
-        // 3. Assign every live vector to its nearest live anchor and encode its residual.
-        InvertedList[] newLists = new InvertedList[nlist];
-        for (int i = 0; i < nlist; i++) {
-            newLists[i] = new InvertedList(m);
-        }
-        ListSums newSums = new ListSums(nlist, dim);
-        int[] newOrdToList = new int[Math.max(16, store.ordinalCapacity())];
-        int[] newOrdToPos = new int[newOrdToList.length];
-        Arrays.fill(newOrdToList, -1);
-        int[] listOf = new int[n];
-        kernels.nearest(store.block(), 0, n, next.anchorBlock, listOf, 0);
-        float[] v = new float[dim];
-        float[] residual = new float[dim];
-        int[] scratch = new int[m];
-        byte[] code = new byte[m];
-        for (int slot = 0; slot < n; slot++) {
-            System.arraycopy(store.block(), store.offset(slot), v, 0, dim);
-            int list = listOf[slot];
-            kernels.subtract(v, 0, next.anchors, list * dim, residual, 0, dim);
-            next.pq.encode(kernels, residual, scratch, code, 0);
-            int ord = store.ordinalAt(slot);
-            newOrdToList[ord] = list;
-            newOrdToPos[ord] = newLists[list].append(ord, code, 0);
-            newSums.add(list, v, 0);
-        }
-        Arrays.fill(v, 0f);
-        Arrays.fill(residual, 0f);
-        // 4. Routing centroids: the means of the members (an empty list routes by its anchor).
-        float[] newRouting = next.anchors.clone();
-        for (int list = 0; list < nlist; list++) {
-            if (newSums.count(list) > 0) {
-                newSums.mean(list, newRouting, list * dim);
-            }
-        }
-        return new Trained(next, newRouting, newLists, newSums, newOrdToList, newOrdToPos);
-    }
-
-    private void install(Trained t) {
-        cb = t.cb();
-        routing = t.routing();
-        lists = t.lists();
-        sums = t.sums();
-        ordToList = t.ordToList();
-        ordToPos = t.ordToPos();
-    }
-
-    /** Zeroes and drops every trained structure (codebooks being replaced). */
-    private void clearTrainedState() {
-        if (cb != null) {
-            cb.wipe();
-        }
-        if (routing != null) {
-            Arrays.fill(routing, 0f);
-        }
-        if (sums != null) {
-            sums.clear();
-        }
-        if (lists != null) {
-            for (InvertedList l : lists) {
-                while (l.size() > 0) {
-                    l.removeAt(l.size() - 1);
-                }
-            }
-        }
-        cb = null;
-        routing = null;
-        lists = null;
-        sums = null;
-        ordToList = null;
-        ordToPos = null;
+    /** Stops a training in progress (it installs nothing) and releases its thread. */
+    @Override
+    public void close() {
+        closed = true;
+        trainer.shutdown();
     }
 
     // ------------------------------------------------------------------ search
@@ -655,7 +703,7 @@ public final class IvfPqIndex implements VectorIndex {
         float[] q = metric.prepare(query);
         lock.readLock().lock();
         try {
-            if (!isTrainedLocked()) {
+            if (state == null) {
                 return exactSearch(q, k, accept, false);
             }
             nprobe = Math.min(nprobe, params.nlist());
@@ -671,6 +719,10 @@ public final class IvfPqIndex implements VectorIndex {
     }
 
     private SearchResult ivfSearch(float[] q, int k, Accept accept, int nprobe, int rerank) {
+        TrainedState st = state;
+        Codebooks cb = st.cb;
+        InvertedList[] lists = st.lists;
+        float[] routing = st.routing;
         int nlist = params.nlist();
         int m = params.m();
         int ksub = params.ksub();
@@ -800,7 +852,11 @@ public final class IvfPqIndex implements VectorIndex {
             java.util.Map<String, Number> stats = new java.util.TreeMap<>();
             stats.put("nlist", params.nlist());
             stats.put("m", params.m());
-            stats.put("trained", isTrainedLocked() ? 1 : 0);
+            Codebooks cb = state == null ? null : state.cb;
+            InvertedList[] lists = state == null ? null : state.lists;
+            float[] routing = state == null ? null : state.routing;
+            stats.put("trained", state != null ? 1 : 0);
+            stats.put("training", inFlight != null ? 1 : 0);
             stats.put("trainings", trainings);
             stats.put("trainingMembers", cb == null ? 0 : cb.trainedOn());
             stats.put("trainingMembersRemoved", cb == null ? 0 : cb.removedMembers());
@@ -828,7 +884,7 @@ public final class IvfPqIndex implements VectorIndex {
     public float[] centroid(int list) {
         lock.readLock().lock();
         try {
-            return routing == null ? null : Arrays.copyOfRange(routing, list * dim, (list + 1) * dim);
+            return state == null ? null : Arrays.copyOfRange(state.routing, list * dim, (list + 1) * dim);
         } finally {
             lock.readLock().unlock();
         }
@@ -838,10 +894,10 @@ public final class IvfPqIndex implements VectorIndex {
     public int[] listMembers(int list) {
         lock.readLock().lock();
         try {
-            if (lists == null) {
+            if (state == null) {
                 return new int[0];
             }
-            InvertedList l = lists[list];
+            InvertedList l = state.lists[list];
             int[] out = new int[l.size()];
             for (int i = 0; i < out.length; i++) {
                 out[i] = l.ordinalAt(i);
@@ -856,7 +912,7 @@ public final class IvfPqIndex implements VectorIndex {
     public int listOf(int ordinal) {
         lock.readLock().lock();
         try {
-            return ordToList == null || ordinal < 0 || ordinal >= ordToList.length ? -1 : ordToList[ordinal];
+            return state == null || !state.holds(ordinal) ? -1 : state.ordToList[ordinal];
         } finally {
             lock.readLock().unlock();
         }
@@ -866,11 +922,11 @@ public final class IvfPqIndex implements VectorIndex {
     public double listBytesPerVector() {
         lock.readLock().lock();
         try {
-            if (lists == null || store.size() == 0) {
+            if (state == null || store.size() == 0) {
                 return 0;
             }
             long bytes = 0;
-            for (InvertedList l : lists) {
+            for (InvertedList l : state.lists) {
                 bytes += l.bytesAllocated();
             }
             return bytes / (double) store.size();
@@ -959,38 +1015,38 @@ public final class IvfPqIndex implements VectorIndex {
     }
 
     float[] anchors() {
-        return cb.anchors;
+        return state.cb.anchors;
     }
 
     ProductQuantizer quantizer() {
-        return cb == null ? null : cb.pq;
+        return state == null ? null : state.cb.pq;
     }
 
     Codebooks codebooks() {
-        return cb;
+        return state == null ? null : state.cb;
     }
 
     InvertedList list(int i) {
-        return lists[i];
+        return state.lists[i];
     }
 
 
     float[] routing() {
-        return routing;
+        return state.routing;
     }
 
     int sumCount(int list) {
-        return sums.count(list);
+        return state.sums.count(list);
     }
 
     /** The list the ordinal maps say holds {@code ord}, or -1. */
     int mappedList(int ord) {
-        return ord < ordToList.length ? ordToList[ord] : -1;
+        return ord < state.ordToList.length ? state.ordToList[ord] : -1;
     }
 
     /** The position the ordinal maps say {@code ord} has in its list. */
     int mappedPos(int ord) {
-        return ord < ordToPos.length ? ordToPos[ord] : -1;
+        return ord < state.ordToPos.length ? state.ordToPos[ord] : -1;
     }
 
     /**
@@ -1006,15 +1062,14 @@ public final class IvfPqIndex implements VectorIndex {
             return;
         }
         int nlist = params.nlist();
-        cb = codebooks;
-        routing = cb.anchors.clone();
-        lists = new InvertedList[nlist];
-        sums = new ListSums(nlist, dim);
-        ordToList = new int[Math.max(16, store.ordinalCapacity())];
-        ordToPos = new int[ordToList.length];
-        Arrays.fill(ordToList, -1);
+        TrainedState st = new TrainedState(codebooks, kernels, store, store.ordinalCapacity());
+        int[] scratch = new int[Math.max(1, params.m())];
+        int listed = 0;
         for (int list = 0; list < nlist; list++) {
-            lists[list] = new InvertedList(params.m());
+            if (listOrds[list].length > 0 && codebooks.isDeadAnchor(list)) {
+                throw new IllegalArgumentException("list " + list + " holds " + listOrds[list].length
+                        + " entries but its anchor has no training member");
+            }
             for (int i = 0; i < listOrds[list].length; i++) {
                 int ord = listOrds[list][i];
                 int slot = store.slotOf(ord);
@@ -1022,29 +1077,17 @@ public final class IvfPqIndex implements VectorIndex {
                     throw new IllegalArgumentException("list " + list + " names ordinal " + ord
                             + " that has no stored vector");
                 }
-                if (ord < ordToList.length && ordToList[ord] >= 0) {
+                if (st.holds(ord)) {
                     throw new IllegalArgumentException("ordinal " + ord + " appears in two lists");
                 }
-                ensureOrdinalArrays(ord + 1);
-                ordToList[ord] = list;
-                ordToPos[ord] = lists[list].append(ord, listCodes[list], i * params.m());
-                sums.add(list, store.block(), store.offset(slot));
+                st.appendEncoded(list, ord, listCodes[list], i * params.m(), store.block(), store.offset(slot));
+                listed++;
             }
-            refreshRouting(list);
-        }
-        int listed = 0;
-        for (int[] o : listOrds) {
-            listed += o.length;
         }
         if (listed != store.size()) {
             throw new IllegalArgumentException(listed + " list entries for " + store.size() + " stored vectors");
         }
-        for (int list = 0; list < nlist; list++) {
-            if (cb.isDeadAnchor(list) && lists[list].size() > 0) {
-                throw new IllegalArgumentException("list " + list + " holds " + lists[list].size()
-                        + " entries but its anchor has no training member");
-            }
-        }
+        state = st;
     }
 
     /** Registered through {@code META-INF/services}. */

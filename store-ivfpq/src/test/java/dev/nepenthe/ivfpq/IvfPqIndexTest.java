@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -87,6 +88,7 @@ class IvfPqIndexTest {
             index.add(i, base[i]);
             exact.add(i, base[i]);
         }
+        index.awaitTraining();
         assertTrue(index.isTrained());
         double r = recall(index, exact, queries, DOCUMENTED, null);
         assertTrue(r >= 0.90, metric + " recall@10 with re-rank " + r);
@@ -113,6 +115,7 @@ class IvfPqIndexTest {
         for (int i = 0; i < N; i++) {
             index.add(i, base[i]);
         }
+        index.awaitTraining();
         assertMeansMatch(index, base, metric, N);
         RoaringBitmap lineage = index.lineage();
         assertEquals(8192, lineage.getCardinality());
@@ -211,6 +214,7 @@ class IvfPqIndexTest {
         for (int i = 0; i < 5000; i++) {
             index.add(i, base[i]);
         }
+        index.awaitTraining();
         Codebooks cb = index.codebooks();
         int anchor = 5;
         int[] anchorMembers = cb.anchorMemberOrds(anchor);
@@ -437,9 +441,11 @@ class IvfPqIndexTest {
             index.add(i, base[i]);
             exact.add(i, base[i]);
         }
+        index.awaitTraining();
         assertFalse(index.isTrained());
         assertEquals(1.0, recall(index, exact, Arrays.copyOf(base, 20), DOCUMENTED, null), 1e-9);
-        index.add(999, base[999]);
+        index.add(999, base[999]); // starts the training in the background and returns
+        index.awaitTraining();
         assertTrue(index.isTrained());
         assertEquals(1000, index.lineage().getCardinality());
         assertTrue(index.verifyIntegrity().isClean());
@@ -449,6 +455,7 @@ class IvfPqIndexTest {
             most[i] = i;
         }
         index.removeAll(most); // past the drift limit: retrains, and too few are left to train
+        index.awaitTraining();
         assertFalse(index.isTrained());
         assertEquals(0, index.lineage().getCardinality());
         assertTrue(index.verifyIntegrity().isClean());
@@ -466,18 +473,20 @@ class IvfPqIndexTest {
             index.add(i, base[i]);
             manual.add(i, base[i]);
         }
+        index.awaitTraining();
+        manual.awaitTraining();
+        // The sample is whatever was live when each training began (adds go on meanwhile).
         int[] lineage = index.lineage().toArray();
-        assertArrayEquals(lineage, manual.lineage().toArray());
+        int[] manualLineage = manual.lineage().toArray();
         // 10% of the sample: under the limit, no retrain.
-        int[] first = Arrays.copyOf(lineage, 200);
-        index.removeAll(first);
-        manual.removeAll(first);
+        index.removeAll(Arrays.copyOf(lineage, 200));
+        manual.removeAll(Arrays.copyOf(manualLineage, 200));
         assertEquals(1L, index.describe().stats().get("trainings").longValue());
         assertEquals(0.1, index.trainingDrift(), 1e-12);
         // Another 15% in one batch: 25% > 20%, one retrain on the survivors.
-        int[] second = Arrays.copyOfRange(lineage, 200, 500);
-        index.removeAll(second);
-        manual.removeAll(second);
+        index.removeAll(Arrays.copyOfRange(lineage, 200, 500));
+        manual.removeAll(Arrays.copyOfRange(manualLineage, 200, 500));
+        index.awaitTraining();
         assertEquals(2L, index.describe().stats().get("trainings").longValue());
         assertEquals(0.0, index.trainingDrift());
         assertTrue(index.verifyIntegrity().isClean());
@@ -498,6 +507,7 @@ class IvfPqIndexTest {
         for (int i = 0; i < base.length; i++) {
             index.add(i, base[i]);
         }
+        index.awaitTraining();
         // Simulate FAISS-style removal: a list entry gone but the sum left alone.
         int victim = index.listMembers(3)[0];
         InvertedList il = index.list(3);
@@ -526,6 +536,7 @@ class IvfPqIndexTest {
         for (int i = 0; i < base.length; i++) {
             index.add(i, base[i]);
         }
+        index.awaitTraining();
         assertClean(index.verifyIntegrity());
         Codebooks cb = index.codebooks();
         // An anchor nudged: no longer its members' mean, and its ranking copy holds the old value.
@@ -576,6 +587,7 @@ class IvfPqIndexTest {
         for (int i = 0; i < base.length; i++) {
             index.add(i, base[i]);
         }
+        index.awaitTraining();
         int[] doomed = {1, 2, 3, 4000, 4001, index.lineage().first(), index.lineage().last()};
         index.removeAll(doomed);
         assertTrue(index.trainingDrift() > 0);
@@ -631,6 +643,7 @@ class IvfPqIndexTest {
         for (int i = 0; i < 4000; i++) {
             index.add(i, base[i]);
         }
+        index.awaitTraining();
         List<Throwable> errors = java.util.Collections.synchronizedList(new ArrayList<>());
         Thread writer = new Thread(() -> {
             try {
@@ -691,6 +704,7 @@ class IvfPqIndexTest {
         for (int i = 0; i < base.length; i++) {
             index.add(i, base[i]);
         }
+        index.awaitTraining();
         int[] doomed = index.lineage().stream().limit(50).toArray();
         index.removeAll(doomed);
         java.util.concurrent.atomic.AtomicReference<SearchResult> duringRetrain = new java.util.concurrent.atomic.AtomicReference<>();
@@ -730,6 +744,7 @@ class IvfPqIndexTest {
         for (int i = 0; i < 12_000; i++) {
             index.add(i, base[i]);
         }
+        index.awaitTraining();
         int[] doomed = index.lineage().stream().limit(50).toArray();
         index.removeAll(doomed);
         Thread[] adder = new Thread[1];
@@ -756,6 +771,72 @@ class IvfPqIndexTest {
             }
         }
         assertCodesReproducible(index, base, live);
+    }
+
+    /**
+     * A training holds no lock during its k-means: an add and a removal of a sample member made
+     * from another thread while it runs complete at once. The removed member is zeroed in the
+     * training's copy and reported as residue until the codebooks are built from the survivors;
+     * afterwards the new codebooks equal those built from the surviving members alone, the added
+     * vector is listed, and the checker is clean.
+     */
+    @Test
+    void writersGoOnWhileATrainingRunsAndItsCodebooksForgetWhatTheyRemoved() throws Exception {
+        float[][] base = data(47, 9000);
+        IvfPqIndex index = newIndex(Metric.L2, Map.of("nlist", "32", "trainSize", "4000", "iterations", "6"));
+        for (int i = 0; i < 8000; i++) {
+            index.add(i, base[i]);
+        }
+        index.awaitTraining();
+        java.util.concurrent.atomic.AtomicReference<Throwable> failure = new java.util.concurrent.atomic.AtomicReference<>();
+        java.util.concurrent.atomic.AtomicReference<int[]> doomedRef = new java.util.concurrent.atomic.AtomicReference<>();
+        java.util.concurrent.atomic.AtomicBoolean residueSeen = new java.util.concurrent.atomic.AtomicBoolean();
+        java.util.concurrent.atomic.AtomicReference<IvfPqIndex.TrainingProgress> progress = new java.util.concurrent.atomic.AtomicReference<>();
+        index.duringRetrainCompute = () -> {
+            Thread writer = new Thread(() -> {
+                try {
+                    // Members of the training in progress are not yet known from outside: take
+                    // a spread of ordinals, which at a sample of half the vectors holds some.
+                    int[] doomed = java.util.stream.IntStream.range(0, 400).map(i -> i * 20).toArray();
+                    doomedRef.set(doomed);
+                    index.removeAll(doomed);
+                    index.add(8000, base[8000]);
+                    residueSeen.set(index.hasResidue());
+                    progress.set(index.trainingProgress().orElse(null));
+                } catch (Throwable t) {
+                    failure.set(t);
+                }
+            });
+            writer.start();
+            try {
+                writer.join(30_000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            if (writer.isAlive()) {
+                failure.set(new AssertionError("a writer waited for the k-means"));
+            }
+        };
+        index.retrain();
+        index.duringRetrainCompute = () -> {};
+        assertNull(failure.get(), () -> String.valueOf(failure.get()));
+        assertTrue(residueSeen.get(), "a removed sample member was not reported while the k-means could hold it");
+        assertNotNull(progress.get());
+        assertEquals(2L, progress.get().training());
+        assertEquals("PQ k-means", progress.get().phase());
+        assertTrue(index.trainingProgress().isEmpty());
+        assertFalse(index.hasResidue());
+        assertTrue(index.isTrained());
+        assertTrue(index.listOf(8000) >= 0, "the vector added during the training is listed");
+        assertTrue(index.trainingDrift() > 0, "some removed ordinals were in the new sample");
+        for (int ord : doomedRef.get()) {
+            assertFalse(index.contains(ord));
+            assertFalse(index.lineage().contains(ord));
+        }
+        assertClean(index.verifyIntegrity());
+        assertCodebooksMatchSurvivors(index);
+        assertNoTraceOf(index, doomedRef.get());
+        assertEquals(8000 - 400 + 1, index.size());
     }
 
     @Test
