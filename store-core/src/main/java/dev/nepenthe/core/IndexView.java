@@ -12,8 +12,8 @@ import java.util.Map;
  *
  * @param kind the index kind ("exact", "hnsw", "ivfpq")
  * @param size live vectors in the index
- * @param stats named counts from the index (levels and degrees for HNSW; lists, trainings,
- *     taint for IVF-PQ)
+ * @param stats named counts from the index (levels and degrees for HNSW; lists, trainings, a
+ *     training in progress, training members removed since the last one for IVF-PQ)
  * @param partitions each inverted list with its centroid and members; empty for an index that
  *     does not partition (exact, HNSW)
  * @param trainingLineage the live records the codebooks were fitted on, or null when the index

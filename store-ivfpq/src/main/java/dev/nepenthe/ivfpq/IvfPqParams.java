@@ -17,8 +17,8 @@ import java.util.Set;
  * @param rerank default depth of exact re-ranking: that many PQ candidates are re-scored from
  *     the full vectors; 0 returns PQ scores (per-query {@code rerank} overrides)
  * @param autoRetrain true: once a removal call takes the removed share of the training sample past
- *     {@code driftLimit}, the index retrains before the call returns (a training's cost, once);
- *     false: only {@link IvfPqIndex#retrain()} retrains. Removals never need a retrain to forget:
+ *     {@code driftLimit}, the index starts a retrain in the background (a training's CPU, once;
+ *     writers are not held for it); false: only {@link IvfPqIndex#retrain()} retrains. Removals never need a retrain to forget:
  *     the codebooks are exact means of the surviving training vectors either way.
  * @param driftLimit percent of the training sample that may be removed before {@code autoRetrain}
  *     retrains: past it, the codebooks are means over too few of the vectors they encode
@@ -81,6 +81,139 @@ public record IvfPqParams(int nlist, int m, int nbits, int trainSize, int iterat
         int autoRetrain = config.intParam(kind, "autoRetrain", 1, 0, 1);
         int driftLimit = config.intParam(kind, "driftLimit", DEFAULT_DRIFT_LIMIT, 1, 100);
         return new IvfPqParams(nlist, m, nbits, trainSize, iterations, nprobe, rerank, autoRetrain == 1, driftLimit);
+    }
+
+    /**
+     * The parameters as the string map an {@link dev.nepenthe.core.IndexSpec} carries, every one
+     * named, so a collection created with them does not depend on this version's defaults.
+     *
+     * @return the index spec of kind {@value IvfPqIndex#KIND}
+     */
+    public dev.nepenthe.core.IndexSpec toIndexSpec() {
+        java.util.Map<String, String> map = new java.util.LinkedHashMap<>();
+        map.put("nlist", Integer.toString(nlist));
+        map.put("m", Integer.toString(m));
+        map.put("nbits", Integer.toString(nbits));
+        map.put("trainSize", Integer.toString(trainSize));
+        map.put("iterations", Integer.toString(iterations));
+        map.put("nprobe", Integer.toString(nprobe));
+        map.put("rerank", Integer.toString(rerank));
+        map.put("autoRetrain", autoRetrain ? "1" : "0");
+        map.put("driftLimit", Integer.toString(driftLimit));
+        return dev.nepenthe.core.IndexSpec.of(IvfPqIndex.KIND, map);
+    }
+
+    /**
+     * A builder starting from defaults that fit {@code expectedVectors} vectors of {@code dim}
+     * floats: {@code nlist} the power of two nearest {@code sqrt(expectedVectors)} (lists of
+     * about {@code sqrt(n)} vectors, so a probe and the coarse ranking cost about the same),
+     * between 16 and 65,536; {@code m} for sub-vectors of 8 floats (m bytes per vector, 16x
+     * smaller than float32); 8 bits; a training sample of 40 vectors per centroid; 20
+     * iterations; {@code nprobe} a sixteenth of the lists; exact re-rank of 64; retraining past
+     * half the sample removed.
+     *
+     * @param expectedVectors how many vectors the collection will hold, roughly (at least 1)
+     * @param dim the vectors' dimension
+     * @return a builder; every setting can be changed before {@link Builder#build()}
+     * @throws IllegalArgumentException if either is not positive
+     */
+    public static Builder forSize(long expectedVectors, int dim) {
+        if (expectedVectors < 1 || dim < 1) {
+            throw new IllegalArgumentException("ivfpq params: expected a positive size and dimension, got size="
+                    + expectedVectors + ", dim=" + dim);
+        }
+        int nlist = Integer.highestOneBit((int) Math.max(1, Math.min(1 << 16, Math.round(Math.sqrt(expectedVectors)))));
+        if (nlist * 3L / 2 < Math.sqrt(expectedVectors)) {
+            nlist *= 2; // nearest power of two, not the one below
+        }
+        nlist = Math.max(16, Math.min(1 << 16, nlist));
+        Builder b = new Builder();
+        b.nlist = nlist;
+        b.m = defaultM(dim);
+        b.trainSize = 40 * Math.max(nlist, 256);
+        b.nprobe = Math.max(1, nlist / 16);
+        return b;
+    }
+
+    /**
+     * Named, documented settings (see the record's parameters for what each costs). Start from
+     * {@link IvfPqParams#forSize}.
+     */
+    public static final class Builder {
+        private int nlist;
+        private int m;
+        private int nbits = 8;
+        private int trainSize;
+        private int iterations = 20;
+        private int nprobe;
+        private int rerank = 64;
+        private boolean autoRetrain = true;
+        private int driftLimit = DEFAULT_DRIFT_LIMIT;
+
+        private Builder() {}
+
+        /** Inverted lists; a probe scans about {@code n / nlist} codes, training costs grow with it. */
+        public Builder nlist(int v) {
+            nlist = v;
+            return this;
+        }
+
+        /** PQ subspaces: bytes per code; must divide the dimension. */
+        public Builder m(int v) {
+            m = v;
+            return this;
+        }
+
+        /** Bits per sub-code, 1 to 8 ({@code 2^nbits} centroids per subspace). */
+        public Builder nbits(int v) {
+            nbits = v;
+            return this;
+        }
+
+        /** Vectors to buffer before training, and the largest training sample. */
+        public Builder trainSize(int v) {
+            trainSize = v;
+            return this;
+        }
+
+        /** Lloyd iterations per k-means; training time is linear in it. */
+        public Builder iterations(int v) {
+            iterations = v;
+            return this;
+        }
+
+        /** Default lists probed per query: search time is about linear in it. */
+        public Builder nprobe(int v) {
+            nprobe = v;
+            return this;
+        }
+
+        /** Default exact re-rank depth (0: PQ scores only). */
+        public Builder rerank(int v) {
+            rerank = v;
+            return this;
+        }
+
+        /** Whether crossing {@code driftLimit} retrains by itself (in the background). */
+        public Builder autoRetrain(boolean v) {
+            autoRetrain = v;
+            return this;
+        }
+
+        /** Percent of the training sample removed before an automatic retrain, 1 to 100. */
+        public Builder driftLimit(int v) {
+            driftLimit = v;
+            return this;
+        }
+
+        /**
+         * The parameters, checked.
+         *
+         * @throws IllegalArgumentException naming the first setting out of range
+         */
+        public IvfPqParams build() {
+            return new IvfPqParams(nlist, m, nbits, trainSize, iterations, nprobe, rerank, autoRetrain, driftLimit);
+        }
     }
 
     /** Sub-vectors of 8 floats when the dimension allows, else 4, 2, 1. */

@@ -840,6 +840,26 @@ class IvfPqIndexTest {
     }
 
     @Test
+    void paramsForSizeFitTheDataAndRoundTripThroughAnIndexSpec() {
+        IvfPqParams p = IvfPqParams.forSize(100_000, 384).build();
+        assertEquals(256, p.nlist()); // sqrt(100k) = 316: 256 is the nearest power of two
+        assertEquals(48, p.m());
+        assertEquals(10_240, p.trainSize());
+        assertEquals(16, p.nprobe());
+        assertEquals(1024, IvfPqParams.forSize(1_000_000, 768).build().nlist()); // sqrt = 1000
+        assertEquals(16, IvfPqParams.forSize(10, 8).build().nlist());
+        IvfPqParams custom = IvfPqParams.forSize(50_000, DIM).nprobe(9).rerank(0).autoRetrain(false).driftLimit(30)
+                .build();
+        var spec = custom.toIndexSpec();
+        IvfPqIndex index = (IvfPqIndex) VectorIndexes.factory(spec.kind())
+                .create(new IndexConfig(DIM, Metric.L2, spec.params(), 1L));
+        assertEquals(custom, index.params());
+        var e = assertThrows(IllegalArgumentException.class, () -> IvfPqParams.forSize(1000, DIM).driftLimit(0).build());
+        assertTrue(e.getMessage().contains("driftLimit") && e.getMessage().contains("got 0"), e.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> IvfPqParams.forSize(0, DIM));
+    }
+
+    @Test
     void badParametersAreRefusedWithTheirNames() {
         var f = VectorIndexes.factory("ivfpq");
         var e = assertThrows(IllegalArgumentException.class,

@@ -163,6 +163,11 @@ public final class ForgetBench {
             // Fold the ingest's write-ahead log into segments now, so that the first forget does
             // not pay for checkpointing the whole load.
             c.checkpoint();
+            // IVF-PQ trains in the background once trainSize vectors are in: forgets are measured
+            // against the trained index, as a store that has been up a while serves them.
+            while (c.describeIndex().stats().getOrDefault("training", 0).intValue() == 1) {
+                Thread.sleep(200);
+            }
             System.out.printf(Locale.ROOT, "%s: loaded %d records in %.1f s%n", kind, n, (System.nanoTime() - t0) / 1e9);
 
             // Searches on other threads, each latency stamped with whether a forget was running.
