@@ -31,11 +31,13 @@ import org.roaringbitmap.RoaringBitmap;
  * <h2>Life cycle</h2>
  * An empty index cannot be trained, so it starts <em>flat</em>: vectors are kept exactly and
  * searched by brute force. When the live count reaches {@code trainSize} (or on an explicit
- * {@link #train()}), it trains on the live vectors and becomes IVF-PQ:
+ * {@link #train()} or {@link #trainInBackground()}), it trains on the live vectors, on its own
+ * thread, and becomes IVF-PQ once the training is swapped in:
  * <ol>
- *   <li>coarse codebook: k-means (k-means++ seeding, seeded RNG) of {@code nlist} centroids;</li>
+ *   <li>coarse codebook: k-means (k-means++ seeding, seeded RNG) of {@code nlist} centroids,
+ *       then each centroid the exact mean of the sample vectors nearest to it;</li>
  *   <li>PQ codebooks: per subspace, k-means of {@code ksub} centroids on the residuals of the
- *       sample to its nearest coarse centroid;</li>
+ *       sample to those anchors, then each the exact mean of its members' residuals;</li>
  *   <li>every live vector is assigned to its nearest coarse centroid and its residual encoded.</li>
  * </ol>
  *
@@ -79,7 +81,9 @@ import org.roaringbitmap.RoaringBitmap;
  * the best {@code max(k, rerank)} candidates are re-scored exactly from the stored vectors.
  *
  * <h2>Concurrency</h2>
- * One read-write lock: searches run in parallel; add, remove, train and retrain are exclusive.
+ * One read-write lock: searches run in parallel; adds and removes are exclusive and brief. A
+ * training takes the read lock to copy its sample, none for its k-means, the read lock a chunk
+ * at a time to encode, and the write lock only to swap (see {@link #trainInBackground()}).
  */
 public final class IvfPqIndex implements VectorIndex {
 
