@@ -183,9 +183,9 @@ public final class IvfPqBench {
         IvfPqParams params = new IvfPqParams(nlist, m, 8, train, iterations, 16, rerank, false,
                 IvfPqParams.DEFAULT_DRIFT_LIMIT);
         long t0 = System.nanoTime();
-        long c0 = cpu();
+        long c0 = processCpu();
         IvfPqIndex index = build(base, params, dim, null);
-        double[] buildTimes = {lastTrainSeconds, (System.nanoTime() - t0) / 1e9, lastTrainCpuSeconds, (cpu() - c0) / 1e9};
+        double[] buildTimes = {lastTrainSeconds, (System.nanoTime() - t0) / 1e9, lastTrainCpuSeconds, (processCpu() - c0) / 1e9};
         List<String[]> searchRows = new ArrayList<>();
         Map<String, double[]> ours = new LinkedHashMap<>();
         for (int nprobe : nprobes) {
@@ -219,13 +219,13 @@ public final class IvfPqBench {
             int[][] survivorsTruth = survivorTruth(base, queries, gone, dim);
             SearchParams sp = new SearchParams(Map.of("nprobe", 16, "rerank", rerank));
             double rRepaired = measure(copy, queries, survivorsTruth, sp, 1)[1];
-            s = cpu();
+            s = processCpu();
             copy.retrain();
-            double retrainS = (cpu() - s) / 1e9;
+            double retrainS = (processCpu() - s) / 1e9;
             IvfPqIndex.Inspection afterRetrain = copy.inspect();
-            s = cpu();
+            s = processCpu();
             IvfPqIndex rebuilt = build(base, params, dim, gone);
-            double rebuildS = (cpu() - s) / 1e9;
+            double rebuildS = (processCpu() - s) / 1e9;
             double rRetrain = measure(copy, queries, survivorsTruth, sp, 1)[1];
             double rRebuild = measure(rebuilt, queries, survivorsTruth, sp, 1)[1];
             oursForget.put(labels[f], new double[] {ids.length, removeS, retrainS, rebuildS,

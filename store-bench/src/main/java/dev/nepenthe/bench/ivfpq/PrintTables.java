@@ -80,8 +80,8 @@ final class PrintTables {
                 + "retrain also needs; FAISS: IndexRefineFlat).\n\n");
 
         sb.append("| removed | count | training members among them | Nepenthe remove, codebooks and centroids moved (CPU ms) "
-                + "| verifyIntegrity (CPU s) | recall@" + k + " repaired | after retrain | after rebuild | retrain + re-encode (CPU s) "
-                + "| full rebuild (CPU s) | FAISS remove_ids (wall s) |\n"
+                + "| verifyIntegrity (CPU s) | recall@" + k + " repaired | after retrain | after rebuild | retrain + re-encode (process CPU s) "
+                + "| full rebuild (process CPU s) | FAISS remove_ids (wall s) |\n"
                 + "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
         for (String label : labels) {
             double[] r = forget.get(label);
