@@ -19,7 +19,7 @@ import java.util.function.Supplier;
  */
 final class ForgetContext {
 
-    private static final System.Logger LOG = System.getLogger(ForgetProtocol.class.getName());
+    private static final System.Logger LOG = System.getLogger(ForgetContext.class.getName());
 
     /** Guards {@link #operations} and every operation's fields; waiters wait on it. */
     final Object monitor;
