@@ -18,6 +18,16 @@ public final class BenchArgs {
         }
     }
 
+    /** Refuses a name the harness does not read (a typo would otherwise run with the default, silently). */
+    public void onlyKnown(java.util.Set<String> names) {
+        for (String given : values.keySet()) {
+            if (!names.contains(given)) {
+                throw new IllegalArgumentException("argument '" + given + "': expected one of "
+                        + new java.util.TreeSet<>(names));
+            }
+        }
+    }
+
     public int i(String name, int dflt) {
         String v = values.get(name);
         try {

@@ -5,93 +5,211 @@ import dev.nepenthe.core.forget.ErasureLevel;
 import dev.nepenthe.core.forget.ErasureSurface;
 import dev.nepenthe.core.forget.ForgottenRecords;
 import dev.nepenthe.core.forget.OperationState;
+import dev.nepenthe.core.internal.engine.RecordCatalogue.Entry;
 import java.io.IOException;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import org.roaringbitmap.RoaringBitmap;
 
 /**
- * CLEANUP: removes the scope and its provenance closure from every collection (the probe vectors
- * saved durably first), purges index residue (or rebuilds the index at REBUILD), then purges
- * registered snapshots and every registered surface, and records what each purged.
+ * CLEANUP, for a batch of operations of one tenant (see {@link BatchQueue}): removes each
+ * operation's scope and provenance closure from every collection (every operation's probe
+ * vectors saved durably first), with one removal per collection for the whole batch (one
+ * journal entry and log append, one index removal with repair, one rewrite of the segments),
+ * one index residue purge (or rebuild at REBUILD) and one text merge per collection; then
+ * purges registered snapshots and every registered surface for each operation, and records
+ * what each operation's own records were.
  */
 final class CleanupPhase {
 
-    private final ForgetContext ctx;
+    private static final RoaringBitmap NONE = new RoaringBitmap();
 
-    CleanupPhase(ForgetContext ctx) {
+    private final ForgetContext ctx;
+    private final LegalHolds holds;
+
+    CleanupPhase(ForgetContext ctx, LegalHolds holds) {
         this.ctx = ctx;
+        this.holds = holds;
     }
 
     /**
-     * CLEANUP: remove the scope and its provenance closure from every collection (probe vectors
-     * saved durably first), purge index residue, purge registered snapshots and every
-     * registered surface.
+     * Holds and CLEANUP for operations BLOCKED or in CLEANUP, oldest first. Each ends held, in
+     * VERIFYING with its own records, counts and fences, or stopped on a failure of its own part
+     * (the hold check, snapshots, surfaces). A failure of a shared part throws: every operation
+     * of the batch then stays where it was.
+     *
+     * @return the operations left for a later batch because the batch's record bound was
+     *     reached (oldest first; the first of them may have passed its hold check and be in
+     *     CLEANUP, the others are as they came)
      */
-    void cleanup(LiveOperation op) throws IOException {
-        for (CollectionEraser c : ctx.collections()) {
-            CollectionEraser.Cleanup done = c.purge(op.pub.id, op.pub.tenant, op.scopeTest(c.name()), op.subjectHint(),
-                    c.engine().spec().provenance() == CollectionSpec.Provenance.CASCADE, doomed -> {
-                        synchronized (ctx.monitor) {
-                            Set<String> known = new HashSet<>();
-                            op.secret.removed.forEach(f -> known.add(f.collection() + '\0' + f.removed().record().id()));
-                            for (CollectionEraser.Removed r : doomed) {
-                                if (known.add(c.name() + '\0' + r.record().id())) {
-                                    op.secret.removed.add(new OperationSecret.Forgotten(c.name(), r));
-                                }
-                            }
-                            ctx.save(op, true);
+    List<LiveOperation> cleanup(List<LiveOperation> batch) throws IOException {
+        List<CollectionEraser> cs = ctx.collections();
+        // 1. Resolve, oldest operation first: a record two scopes name goes to the older one, as
+        //    it would if they ran one after the other. The operation that would take the batch
+        //    past its record bound waits for the next batch with every younger one, so no younger
+        //    operation claims what an older one names; the oldest always goes.
+        List<LiveOperation> admitted = new ArrayList<>();
+        List<LiveOperation> deferred = List.of();
+        List<Map<String, CollectionEraser.Resolved>> resolutions = new ArrayList<>();
+        Map<String, RoaringBitmap> taken = new HashMap<>();
+        int records = 0;
+        for (int i = 0; i < batch.size(); i++) {
+            LiveOperation op = batch.get(i);
+            // Holds are checked just before an operation's records are resolved, so a hold placed
+            // while it waited in the queue still stops it.
+            boolean[] free = {true};
+            if (stateOf(op) == OperationState.BLOCKED
+                    && (!ctx.onItsOwn(op, () -> free[0] = holds.checkHolds(op)) || !free[0])) {
+                continue; // held (saved with its evidence), or stopped on a failure of its own
+            }
+            Map<String, CollectionEraser.Resolved> mine = new LinkedHashMap<>();
+            int n = 0;
+            for (CollectionEraser c : cs) {
+                CollectionEraser.Resolved r = c.resolve(op.pub.id, op.pub.tenant, op.scopeTest(c.name()), op.subjectHint(),
+                        c.engine().spec().provenance() == CollectionSpec.Provenance.CASCADE,
+                        taken.getOrDefault(c.name(), NONE));
+                mine.put(c.name(), r);
+                n += r.entries().size();
+            }
+            if (!admitted.isEmpty() && records + n > BatchQueue.MAX_RECORDS) {
+                deferred = List.copyOf(batch.subList(i, batch.size()));
+                break;
+            }
+            admitted.add(op);
+            resolutions.add(mine);
+            records += n;
+            mine.forEach((name, r) -> r.entries().forEach(
+                    e -> taken.computeIfAbsent(name, k -> new RoaringBitmap()).add(e.ordinal())));
+        }
+        if (admitted.isEmpty()) {
+            return deferred; // every one of them held, or stopped
+        }
+        // The first operation left for later may just have passed its hold check: its CLEANUP
+        // state is saved with the batch's.
+        List<LiveOperation> saved = new ArrayList<>(admitted);
+        if (!deferred.isEmpty()) {
+            saved.add(deferred.get(0));
+        }
+        // 2. Every operation's probe vectors, and what it is about to remove, durable in its own
+        //    private part before anything is deleted (no lock: the records are hidden, and only
+        //    this batch removes them). One fsync for the batch.
+        synchronized (ctx.monitor) {
+            for (int i = 0; i < admitted.size(); i++) {
+                LiveOperation op = admitted.get(i);
+                Set<String> known = new HashSet<>();
+                op.secret.removed.forEach(f -> known.add(f.collection() + '\0' + f.removed().record().id()));
+                for (Map.Entry<String, CollectionEraser.Resolved> e : resolutions.get(i).entrySet()) {
+                    String collection = e.getKey();
+                    for (CollectionEraser.Removed r : e.getValue().removed()) {
+                        if (known.add(collection + '\0' + r.record().id())) {
+                            op.secret.removed.add(new OperationSecret.Forgotten(collection, r));
                         }
-                        ForgetCrash.point("cleanup-before-delete");
-                    });
-            synchronized (ctx.monitor) {
-                op.secret.suspects.removeIf(s -> s.reason().equals("regeneration-required") && s.collection().equals(c.name()));
-                op.secret.suspects.addAll(done.heldForRegeneration());
+                    }
+                    op.secret.suspects.removeIf(s -> s.reason().equals("regeneration-required")
+                            && s.collection().equals(collection));
+                    op.secret.suspects.addAll(e.getValue().heldForRegeneration());
+                }
+            }
+            ctx.saveAll(saved, true);
+        }
+        ForgetCrash.point("cleanup-before-delete");
+        // 3. One removal per collection for the whole batch.
+        for (CollectionEraser c : cs) {
+            List<Entry> union = new ArrayList<>();
+            for (Map<String, CollectionEraser.Resolved> mine : resolutions) {
+                union.addAll(mine.get(c.name()).entries());
+            }
+            if (!union.isEmpty()) {
+                c.remove(union);
+                SharedPasses.removal();
             }
         }
+        resolutions.clear();
+        SharedPasses.cleaned(admitted.size());
         ForgetCrash.point("cleanup-after-delete");
-        Map<String, Long> purged = new HashMap<>();
-        Set<String> touched = new HashSet<>();
-        op.secret.removed.forEach(f -> touched.add(f.collection()));
-        for (CollectionEraser c : ctx.collections()) {
-            if (op.pub.level == ErasureLevel.REBUILD && touched.contains(c.name())) {
+        // 4. Once per collection: the index's residue purge (an IVF-PQ retrain) or, at REBUILD,
+        //    a rebuild from the survivors, and the text index's merge. What they purged counts
+        //    for the operations that removed records there, never for one that found nothing.
+        Map<LiveOperation, Map<String, Long>> purged = new LinkedHashMap<>();
+        admitted.forEach(op -> purged.put(op, new HashMap<>()));
+        for (CollectionEraser c : cs) {
+            Map<LiveOperation, List<CollectionEraser.Removed>> mine = removedIn(c.name(), admitted);
+            if (!mine.isEmpty() && admitted.get(0).pub.level == ErasureLevel.REBUILD) {
                 // A fresh build from the survivors: no link or codebook chosen while a forgotten
                 // vector was present survives.
                 c.engine().rebuildIndex();
             } else if (c.purgeIndexResidue()) {
-                purged.merge("collection:" + c.name() + "/index", 1L, Long::sum);
+                mine.keySet().forEach(op -> purged.get(op).merge("collection:" + c.name() + "/index", 1L, Long::sum));
             }
-            if (touched.contains(c.name())) {
-                List<CollectionEraser.Removed> mine = op.secret.removed.stream()
-                        .filter(f -> f.collection().equals(c.name())).map(OperationSecret.Forgotten::removed).toList();
-                int merged = c.purgeText(mine);
-                if (merged >= 0) {
-                    purged.put("collection:" + c.name() + "/text", (long) merged);
+            if (!mine.isEmpty()) {
+                List<CollectionEraser.Removed> union = new ArrayList<>();
+                mine.values().forEach(union::addAll);
+                if (c.purgeText(union) >= 0) {
+                    mine.forEach((op, rs) -> purged.get(op).put("collection:" + c.name() + "/text",
+                            (long) CollectionEraser.textDocuments(rs)));
                 }
             }
         }
-        purged.put("snapshots", (long) ctx.snapshots.purge(op.pub.tenant, op.secret.removed, ctx.engines.get()));
-        ForgottenRecords forgotten = op.forgottenRecords();
-        try {
-            for (ErasureSurface s : ctx.surfaces) {
-                purged.put(s.name(), s.purge(forgotten));
+        // 5. Per operation, each on its own: registered snapshots and surfaces (each is asked
+        //    about one operation), then its own outcome.
+        List<LiveOperation> done = new ArrayList<>();
+        for (LiveOperation op : admitted) {
+            Map<String, Long> mine = purged.get(op);
+            boolean ok = ctx.onItsOwn(op, () -> {
+                mine.put("snapshots", (long) ctx.snapshots.purge(op.pub.tenant, op.secret.removed, ctx.engines.get()));
+                ForgottenRecords forgotten = op.forgottenRecords();
+                try {
+                    for (ErasureSurface s : ctx.surfaces) {
+                        mine.put(s.name(), s.purge(forgotten));
+                    }
+                } finally {
+                    LiveOperation.wipe(forgotten);
+                }
+            });
+            if (ok) {
+                done.add(op);
             }
-        } finally {
-            LiveOperation.wipe(forgotten);
         }
         synchronized (ctx.monitor) {
-            op.pub.purged.clear();
-            op.pub.purged.putAll(purged);
-            op.pub.forgotten.clear();
-            for (OperationSecret.Forgotten f : op.secret.removed) {
-                op.pub.forgotten.merge(f.collection(), 1, Integer::sum);
-                op.pub.fences.add(ctx.hashes.fenceRecord(f.collection(), op.pub.tenant, f.removed().record().id()));
+            for (LiveOperation op : done) {
+                op.pub.purged.clear();
+                op.pub.purged.putAll(purged.get(op));
+                op.pub.forgotten.clear();
+                for (OperationSecret.Forgotten f : op.secret.removed) {
+                    op.pub.forgotten.merge(f.collection(), 1, Integer::sum);
+                    op.pub.fences.add(ctx.hashes.fenceRecord(f.collection(), op.pub.tenant, f.removed().record().id()));
+                }
+                op.enter(OperationState.VERIFYING);
             }
-            op.enter(OperationState.VERIFYING);
-            ctx.save(op, true);
+            ctx.saveAll(done, true);
             ctx.refreshFences();
         }
+        ForgetCrash.point("cleanup-recorded");
+        return deferred;
+    }
+
+    private OperationState stateOf(LiveOperation op) {
+        synchronized (ctx.monitor) {
+            return op.pub.state;
+        }
+    }
+
+    /** The records each operation removed from one collection, for the operations that removed any there. */
+    private static Map<LiveOperation, List<CollectionEraser.Removed>> removedIn(String collection,
+            List<LiveOperation> ops) {
+        Map<LiveOperation, List<CollectionEraser.Removed>> out = new LinkedHashMap<>();
+        for (LiveOperation op : ops) {
+            for (OperationSecret.Forgotten f : op.secret.removed) {
+                if (f.collection().equals(collection)) {
+                    out.computeIfAbsent(op, k -> new ArrayList<>()).add(f.removed());
+                }
+            }
+        }
+        return out;
     }
 }

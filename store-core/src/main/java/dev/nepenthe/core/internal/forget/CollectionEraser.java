@@ -20,8 +20,10 @@ import dev.nepenthe.core.vector.VectorKernels;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.Comparator;
 import java.util.HashSet;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -63,14 +65,12 @@ final class CollectionEraser {
     /** Texts with fewer probe terms than this are left to the vector probe (too little to go on). */
     static final int MIN_PROBE_TERMS = 4;
 
-    /** What a cleanup did in this collection. */
-    record Cleanup(List<Removed> removed, List<Suspect> heldForRegeneration) {}
-
-    /** Called with the records about to be removed, before anything is deleted. */
-    @FunctionalInterface
-    interface BeforeRemoval {
-        void accept(List<Removed> doomed) throws IOException;
-    }
+    /**
+     * What a cleanup resolved for one operation in this collection, before anything is deleted:
+     * the catalogue entries to remove, the records as the probe keeps them, and the derived
+     * records held for regeneration.
+     */
+    record Resolved(List<Entry> entries, List<Removed> removed, List<Suspect> heldForRegeneration) {}
 
     private final CollectionEngine engine;
     private final RecordCatalogue catalogue;
@@ -140,18 +140,22 @@ final class CollectionEraser {
     }
 
     /**
-     * The cleanup: resolves the scope and its provenance closure (records whose
-     * {@code derivedFrom} names a record in scope, transitively, within the tenant), hands the
-     * records to {@code before} (the protocol saves its probe vectors durably), then removes
-     * them from the index, the maps and the storage files, and rebuilds the id map file. With
-     * {@code cascade} false, derived records are not removed but hidden and returned as
-     * regeneration-required. Writes wait while it runs; reads go on throughout (the records
-     * are hidden since the mark).
+     * The cleanup's first half for one operation: resolves the scope and its provenance closure
+     * (records whose {@code derivedFrom} names a record in scope, transitively, within the
+     * tenant) and hides what it adds. With {@code cascade} false, derived records are not
+     * resolved for removal but hidden and returned as regeneration-required. The protocol saves
+     * the probe vectors durably, then {@link #remove}s the entries of every operation of its
+     * batch at once. Writes wait while it runs; reads go on (the records are hidden since the
+     * mark).
+     *
+     * @param taken ordinals that older operations of the same batch resolved: treated as removed
+     *     already, so a record two scopes name goes to the older operation, as it would if they
+     *     ran one after the other
      */
-    Cleanup purge(String operation, String tenant, Predicate<VectorRecord> inScope, String subject, boolean cascade,
-            BeforeRemoval before) throws IOException {
-        // 1. Resolve. The set cannot grow afterwards: writes in scope are refused by the fence,
-        //    and records deriving from the scope are too.
+    Resolved resolve(String operation, String tenant, Predicate<VectorRecord> inScope, String subject, boolean cascade,
+            RoaringBitmap taken) throws IOException {
+        // The set cannot grow afterwards: writes in scope are refused by the fence, and records
+        // deriving from the scope are too.
         List<Entry> resolved = new ArrayList<>();
         List<Removed> removed = new ArrayList<>();
         List<Suspect> held = new ArrayList<>();
@@ -159,6 +163,7 @@ final class CollectionEraser {
         try {
             engine.ensureOpen();
             RoaringBitmap doomed = catalogue.scopeOrdinals(tenant, inScope, subject);
+            doomed.andNot(taken);
             RoaringBitmap derivedHeld = new RoaringBitmap();
             Set<String> reached = new HashSet<>();
             doomed.forEach((int ord) -> reached.add(catalogue.entry(ord).record().id()));
@@ -166,7 +171,7 @@ final class CollectionEraser {
             List<Entry> deriving = new ArrayList<>();
             RoaringBitmap tenantOrds = catalogue.tenantOrdinals(tenant);
             if (tenantOrds != null) {
-                tenantOrds.forEach((int ord) -> {
+                RoaringBitmap.andNot(tenantOrds, taken).forEach((int ord) -> {
                     Entry e = catalogue.entry(ord);
                     if (!e.record().derivedFrom().isEmpty()) {
                         deriving.add(e);
@@ -214,15 +219,20 @@ final class CollectionEraser {
         } finally {
             writer.unlock();
         }
-        // 2. The caller saves the probe vectors durably before anything is deleted (no lock:
-        //    the records are hidden, and only this operation removes them).
-        before.accept(removed);
+        return new Resolved(resolved, removed, held);
+    }
+
+    /**
+     * The cleanup's second half, once for a whole batch: journals and logs the deletion of the
+     * resolved entries, takes them out of what reads see, lets the index repair itself over all
+     * of them in one call, frees the ordinals and rewrites the live files once. Entries a plain
+     * delete removed meanwhile are skipped. Reads run throughout; a crash before the journal
+     * entry is safe (the resumed operations resolve and delete them again).
+     */
+    void remove(List<Entry> resolved) throws IOException {
         if (resolved.isEmpty()) {
-            return new Cleanup(removed, held);
+            return;
         }
-        // 3. Journal and log the deletion, take the records out of what reads see, let the index
-        //    repair itself, free the ordinals, rewrite the live files. Reads run throughout; a
-        //    crash before the journal entry is safe (the resumed operation deletes them again).
         writer.lock();
         try {
             engine.ensureOpen();
@@ -239,7 +249,6 @@ final class CollectionEraser {
             engine.removeFromReads(current, stamp);
             catalogue.publish(stamp);
             storage.purgeDeleted();
-            return new Cleanup(removed, held);
         } finally {
             writer.unlock();
         }
@@ -284,10 +293,15 @@ final class CollectionEraser {
             // Lucene drops a segment whose every document is deleted as soon as the delete is
             // applied, so its own count of merged-away documents misses those: count ours.
             text.mergeDeletesAway();
-            return (int) removed.stream().filter(r -> !r.textTerms().isEmpty()).count();
+            return textDocuments(removed);
         } finally {
             writer.unlock();
         }
+    }
+
+    /** How many of the removed records had a text document (those with probe terms). */
+    static int textDocuments(List<Removed> removed) {
+        return (int) removed.stream().filter(r -> !r.textTerms().isEmpty()).count();
     }
 
     /**
@@ -357,10 +371,24 @@ final class CollectionEraser {
     }
 
     /**
-     * The index surface's proof: the index's integrity checker is clean, none of the removed
-     * ordinals is indexed unless a different record has reused it, and no residue is left.
+     * What the index's check of a batch's removals found: the integrity checker's report over
+     * all of them, which removed records are still indexed (unless a different record has reused
+     * the ordinal), and whether residue is left. Holds the batch's records only until each
+     * operation's outcome is taken from it ({@link #indexOutcome}).
      */
-    SurfaceOutcome verifyIndex(List<Removed> removed, long purged) {
+    record IndexProof(String surface, IntegrityReport report, Set<Removed> stillIndexed, boolean residue,
+            String residual) {
+        /** What the integrity checker checked, summed over its counts. */
+        long checkerChecked() {
+            return report.checked().values().stream().mapToLong(Long::longValue).sum();
+        }
+    }
+
+    /**
+     * The index surface's check, once for every record a batch removed from this collection: the
+     * index's own proof of the removals, the removed ordinals looked up, and the residue flag.
+     */
+    IndexProof proveIndex(List<Removed> removed) {
         writer.lock();
         try {
             engine.ensureOpen();
@@ -375,31 +403,47 @@ final class CollectionEraser {
             // Scoped: the index proves the removals where they changed it (the whole-index
             // checker runs on demand, verifyIntegrity), so the proof costs what the scope costs.
             IntegrityReport report = idx.verifyRemoval(ords);
-            List<String> problems = new ArrayList<>();
-            if (!report.isClean()) {
-                problems.add("integrity checker: " + report.violations());
-            }
-            int stillIndexed = 0;
+            Set<Removed> stillIndexed = Collections.newSetFromMap(new IdentityHashMap<>());
             for (Removed r : removed) {
                 Entry now = catalogue.entry(r.ordinal());
                 boolean reused = now != null && !(now.record().tenant().equals(r.record().tenant())
                         && now.record().id().equals(r.record().id()));
                 if (idx.contains(r.ordinal()) && !reused) {
-                    stillIndexed++;
+                    stillIndexed.add(r);
                 }
             }
-            if (stillIndexed > 0) {
-                problems.add(stillIndexed + " forgotten ordinals are still in the index");
-            }
-            if (idx.hasResidue()) {
-                problems.add("the index reports residue of removed vectors (e.g. codebooks trained on them)");
-            }
-            long checked = report.checked().values().stream().mapToLong(Long::longValue).sum() + removed.size();
-            return new SurfaceOutcome("collection:" + name + "/index:" + idx.kind(),
-                    ErasureClass.PHYSICAL, purged, checked, problems, idx.erasureResidual());
+            return new IndexProof("collection:" + name + "/index:" + idx.kind(), report, stillIndexed, idx.hasResidue(),
+                    idx.erasureResidual());
         } finally {
             writer.unlock();
         }
+    }
+
+    /**
+     * One operation's index surface, from the check of its batch: clean when the integrity
+     * checker is, none of the operation's own records is still indexed, and no residue is left.
+     * Its purged count is the operation's own records; its checked count adds the checker's
+     * work only when the check was the operation's alone ({@code sharedWith} 1), because
+     * counts in a receipt are the operation's own (a shared check is cited apart, see
+     * {@link BatchCitation}).
+     *
+     * @param sharedWith how many operations' removals the check covered
+     */
+    static SurfaceOutcome indexOutcome(IndexProof proof, List<Removed> mine, int sharedWith) {
+        List<String> problems = new ArrayList<>();
+        if (!proof.report().isClean()) {
+            problems.add("integrity checker" + (sharedWith > 1 ? " (a check shared by " + sharedWith + " operations)" : "")
+                    + ": " + proof.report().violations());
+        }
+        long stillIndexed = mine.stream().filter(proof.stillIndexed()::contains).count();
+        if (stillIndexed > 0) {
+            problems.add(stillIndexed + " forgotten ordinals are still in the index");
+        }
+        if (proof.residue()) {
+            problems.add("the index reports residue of removed vectors (e.g. codebooks trained on them)");
+        }
+        long checked = (sharedWith == 1 ? proof.checkerChecked() : 0) + mine.size();
+        return new SurfaceOutcome(proof.surface(), ErasureClass.PHYSICAL, mine.size(), checked, problems, proof.residual());
     }
 
     /**

@@ -4,6 +4,7 @@ import dev.nepenthe.core.audit.LedgerEntry;
 import dev.nepenthe.core.forget.ErasureSurface;
 import dev.nepenthe.core.internal.engine.CollectionEngine;
 import java.io.IOException;
+import java.lang.System.Logger.Level;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -17,6 +18,8 @@ import java.util.function.Supplier;
  * saving wakes everyone who waits for an operation to settle.
  */
 final class ForgetContext {
+
+    private static final System.Logger LOG = System.getLogger(ForgetContext.class.getName());
 
     /** Guards {@link #operations} and every operation's fields; waiters wait on it. */
     final Object monitor;
@@ -52,6 +55,52 @@ final class ForgetContext {
     void save(LiveOperation op, boolean withSecret) throws IOException {
         store.save(op, withSecret);
         monitor.notifyAll();
+    }
+
+    /**
+     * Saves several operations with one fsync and wakes their waiters; the caller holds
+     * {@link #monitor}. A crash during it leaves some of them saved and the rest as they were,
+     * as a crash between separate saves would: each resumes from its own last state.
+     */
+    void saveAll(List<LiveOperation> ops, boolean withSecret) throws IOException {
+        store.saveAll(ops, withSecret);
+        monitor.notifyAll();
+    }
+
+    /** A step of one operation inside a batch's step. */
+    @FunctionalInterface
+    interface OwnStep {
+        void run() throws IOException;
+    }
+
+    /**
+     * Runs one operation's own part of a batch's step: if it fails, that operation stops (it
+     * resumes at the next open) and the others of the batch go on. A simulated crash stops
+     * everything, as a real one would.
+     *
+     * @return whether the step completed
+     */
+    boolean onItsOwn(LiveOperation op, OwnStep step) {
+        try {
+            step.run();
+            return true;
+        } catch (ForgetCrash.Simulated crash) {
+            throw crash;
+        } catch (Throwable t) {
+            fail(op, t);
+            return false;
+        }
+    }
+
+    /** Stops an operation on a failure: it waits, its note names the failure, and it resumes at the next open. */
+    void fail(LiveOperation op, Throwable t) {
+        // Messages of the store's exceptions name files, counts and ids of operations, never content.
+        LOG.log(Level.ERROR, "forget operation " + op.pub.id + " stopped in " + op.pub.state + ": " + t);
+        synchronized (monitor) {
+            op.failure = t.getClass().getSimpleName() + ": " + t.getMessage();
+            op.pub.note = "stopped in " + op.pub.state + " (" + op.failure + "); it resumes at the next open";
+            monitor.notifyAll();
+        }
     }
 
     /** Appends an entry to the evidence ledger (anchored in the operation log). */

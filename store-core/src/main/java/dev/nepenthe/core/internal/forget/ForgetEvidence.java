@@ -32,6 +32,14 @@ final class ForgetEvidence {
 
     /** The ledger entry body for an operation reaching {@code event} ("held", "needs-review", "sealed"). */
     Map<String, Object> body(OperationLog.Public op, String event, String overrideReason) {
+        return body(op, event, overrideReason, null);
+    }
+
+    /**
+     * The ledger entry body, citing the checks the operation's verification shared with other
+     * operations of its batch ({@code batch} null: none).
+     */
+    Map<String, Object> body(OperationLog.Public op, String event, String overrideReason, BatchCitation batch) {
         Map<String, Object> b = new TreeMap<>();
         b.put("type", "forget");
         b.put("event", event);
@@ -54,11 +62,18 @@ final class ForgetEvidence {
         if (overrideReason != null) {
             b.put("override", Map.of("reason", overrideReason, "suspectsOverridden", op.suspects));
         }
+        if (batch != null) {
+            b.put("batch", batch.evidence());
+        }
         return b;
     }
 
-    /** The signed receipt of a sealed operation, pointing at its ledger entry. */
-    String receipt(OperationLog.Public op, LedgerEntry entry, String overrideReason) {
+    /**
+     * The signed receipt of a sealed operation, pointing at its ledger entry and citing the
+     * checks its verification shared with other operations of its batch ({@code batch} null:
+     * none; the key is then absent, as in receipts from before batches).
+     */
+    String receipt(OperationLog.Public op, LedgerEntry entry, String overrideReason, BatchCitation batch) {
         Map<String, Object> r = new TreeMap<>();
         r.put("receipt", "nepenthe-erasure-receipt/1");
         r.put("operation", op.id);
@@ -84,6 +99,9 @@ final class ForgetEvidence {
         r.put("publicKey", fingerprint(signer));
         r.put("policy", ForgetEvidence.POLICY);
         r.put("override", overrideReason);
+        if (batch != null) {
+            r.put("batch", batch.evidence());
+        }
         return signer.issueReceipt(r);
     }
 

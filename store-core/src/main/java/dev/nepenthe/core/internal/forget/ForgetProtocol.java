@@ -47,10 +47,12 @@ import java.util.function.Supplier;
  *
  * <p>{@link #forget} marks on the caller's thread: it installs the write fence, blocks every
  * read of the scope in every collection and records the operation durably, then returns. One
- * worker thread carries operations on through cleanup, verification and sealing, one at a time;
- * every state change is written to the operation log before the next phase starts, so a crash
- * at any point resumes at the next open, where the marks are re-applied before anything is
- * served.
+ * worker thread carries operations on through cleanup, verification and sealing, in batches of
+ * the operations that wait for the same step ({@link BatchQueue}): one removal, one index
+ * repair, one segment rewrite, one text merge and one structure check per collection serve the
+ * whole batch, while each operation keeps its own states, proofs, evidence and receipt. Every
+ * state change is written to the operation log before the next phase starts, so a crash at any
+ * point resumes at the next open, where the marks are re-applied before anything is served.
  *
  * <p>What is stored: the operation log and the evidence ledger hold keyed hashes, counts,
  * states and times. An operation's scope and its probe vectors (copies of the forgotten
@@ -71,6 +73,12 @@ public final class ForgetProtocol implements Closeable {
     private final ExecutorService worker;
     private final ForkJoinPool parallel;
     private final Map<KeyedHash.Hash, String> byIdempotency = new HashMap<>();
+    /** What the worker has yet to advance; under this monitor. */
+    private final BatchQueue queue = new BatchQueue();
+    /** Whether a drain of the queue is queued on or running in the worker; under this monitor. */
+    private boolean draining;
+    /** Set by a simulated crash (tests): the worker takes nothing more, as if the process had died. */
+    private boolean crashed;
     private volatile boolean closing;
     private ReconciliationReport reconciliation = new ReconciliationReport(0, 0, 0);
 
@@ -94,7 +102,7 @@ public final class ForgetProtocol implements Closeable {
                 scopeHashes);
         this.marking = new Marking(ctx);
         this.holds = new LegalHolds(ctx);
-        this.cleanup = new CleanupPhase(ctx);
+        this.cleanup = new CleanupPhase(ctx, holds);
         this.verify = new VerifyPhase(ctx);
         this.seal = new SealPhase(ctx);
         this.parallel = new ForkJoinPool(Runtime.getRuntime().availableProcessors(), pool -> {
@@ -411,56 +419,125 @@ public final class ForgetProtocol implements Closeable {
     // ---- the worker --------------------------------------------------------------------------
 
     private void submit(String id) {
-        if (closing) {
-            return;
+        synchronized (this) {
+            if (closing) {
+                return;
+            }
+            queue.add(id);
+            if (draining) {
+                return; // the worker takes it with the next batch
+            }
+            draining = true;
         }
         // The phases run in the forget's own pool, so that their parallel streams (the probe on
         // more than two cores, a REBUILD's index rebuild) stay out of the common pool: the pool's
         // threads are started from the worker and inherit its lower priority, while the common
         // pool's threads, shared with the application, never do.
-        worker.execute(() -> parallel.submit(() -> advance(id)).join());
+        worker.execute(() -> parallel.submit(this::drain).join());
     }
 
-    private void advance(String id) {
-        LiveOperation op;
-        synchronized (this) {
-            op = ctx.operations.get(id);
-        }
+    /** Takes batches off the queue and advances each one step, until nothing waits. */
+    private void drain() {
         try {
-            while (!closing) {
-                OperationState s;
+            while (true) {
+                List<LiveOperation> batch;
                 synchronized (this) {
-                    s = op.pub.state;
-                }
-                switch (s) {
-                    case BLOCKED -> holds.checkHolds(op);
-                    case CLEANUP -> cleanup.cleanup(op);
-                    case VERIFYING -> {
-                        // Sealing starts after verify's frame is gone: its locals hold the
-                        // forgotten records, which must not outlive SEALED (heap dumps).
-                        if (verify.verify(op)) {
-                            seal.seal(op, null);
-                        }
-                    }
-                    default -> {
+                    batch = closing || crashed ? List.of() : queue.take(ctx.operations);
+                    if (batch.isEmpty()) {
+                        draining = false; // in the same hold as the take: a submit from now on starts a drain
                         return;
                     }
                 }
+                List<LiveOperation> again = advance(batch);
+                synchronized (this) {
+                    queue.putBack(again);
+                }
             }
-        } catch (ForgetCrash.Simulated crash) {
+        } finally {
             synchronized (this) {
-                op.failure = crash.getMessage();
-                notifyAll();
-            }
-        } catch (Throwable t) {
-            // Messages of the store's exceptions name files, counts and ids of operations, never content.
-            LOG.log(Level.ERROR, "forget operation " + id + " stopped in " + op.pub.state + ": " + t);
-            synchronized (this) {
-                op.failure = t.getClass().getSimpleName() + ": " + t.getMessage();
-                op.pub.note = "stopped in " + op.pub.state + " (" + op.failure + "); it resumes at the next open";
-                notifyAll();
+                draining = false;
             }
         }
+    }
+
+    /**
+     * Advances a batch one step (see {@link BatchQueue}): holds and cleanup for operations
+     * waiting for cleanup, or verification and sealing for operations in VERIFYING. A failure in
+     * an operation's own part stops that operation only; a failure of a shared part stops every
+     * operation of the batch (each resumes at the next open).
+     *
+     * @return the operations with a step still to go, oldest first, for the queue's front
+     */
+    private List<LiveOperation> advance(List<LiveOperation> batch) {
+        try {
+            if (stateOf(batch.get(0)) == OperationState.VERIFYING) {
+                verifyAndSeal(batch);
+                return waiting(batch);
+            }
+            List<LiveOperation> deferred = cleanup.cleanup(batch);
+            List<LiveOperation> again = waiting(batch.subList(0, batch.size() - deferred.size()));
+            again.addAll(deferred);
+            return again;
+        } catch (ForgetCrash.Simulated crash) {
+            synchronized (this) {
+                // As if the process died here: the worker takes nothing more, and every operation
+                // of the batch that had not finished reports the crash.
+                crashed = true;
+                for (LiveOperation op : batch) {
+                    if (!op.pub.state.isSettled() || (op.pub.state == OperationState.SEALED && op.pub.receipt == null)) {
+                        op.failure = crash.getMessage();
+                    }
+                }
+                notifyAll();
+            }
+            return List.of();
+        } catch (Throwable t) {
+            for (LiveOperation op : batch) {
+                if (!stateOf(op).isSettled() && op.failure == null) {
+                    ctx.fail(op, t);
+                }
+            }
+            return List.of();
+        }
+    }
+
+    /**
+     * VERIFYING for a batch: the structure checks once for all (see {@link VerifyPhase#shareChecks}),
+     * then each operation's own proofs, and each clean one sealed before the next is verified.
+     */
+    private void verifyAndSeal(List<LiveOperation> batch) throws IOException {
+        VerifyPhase.Shared shared = verify.shareChecks(batch);
+        int sealed = 0;
+        for (LiveOperation op : batch) {
+            if (stateOf(op) != OperationState.VERIFYING || op.failure != null) {
+                continue;
+            }
+            boolean[] clean = {false};
+            if (!ctx.onItsOwn(op, () -> clean[0] = verify.verify(op, shared)) || !clean[0]) {
+                continue; // in NEEDS_REVIEW, or stopped on a failure of its own
+            }
+            // Sealing starts after verify's frame is gone: its locals hold the forgotten
+            // records, which must not outlive SEALED (heap dumps).
+            if (ctx.onItsOwn(op, () -> seal.seal(op, null)) && ++sealed == 1 && op != batch.get(batch.size() - 1)) {
+                // One operation of the batch sealed, the others not yet verified.
+                ForgetCrash.point("batch-sealed-partway");
+            }
+        }
+    }
+
+    private synchronized OperationState stateOf(LiveOperation op) {
+        return op.pub.state;
+    }
+
+    /** The operations of {@code ops} with a step still to go (neither settled nor stopped), in order. */
+    private synchronized List<LiveOperation> waiting(List<LiveOperation> ops) {
+        List<LiveOperation> out = new ArrayList<>();
+        for (LiveOperation op : ops) {
+            if (!op.pub.state.isSettled() && op.failure == null) {
+                out.add(op);
+            }
+        }
+        return out;
     }
 
     // ---- evidence ----------------------------------------------------------------------------
@@ -529,7 +606,7 @@ public final class ForgetProtocol implements Closeable {
         }
     }
 
-    /** Stops the worker after the phase it is in; unfinished operations resume at the next open. */
+    /** Stops the worker after the batch step it is in; unfinished operations resume at the next open. */
     @Override
     public void close() throws IOException {
         closing = true;

@@ -79,8 +79,15 @@ final class LegalHolds {
         return ctx.store.holds().values().stream().map(LegalHolds::toHold).toList();
     }
 
-    /** BLOCKED: a legal hold on any record in scope stops the operation here, data kept and blocked. */
-    void checkHolds(LiveOperation op) throws IOException {
+    /**
+     * BLOCKED: a legal hold on any record in scope stops the operation here, data kept and
+     * blocked (saved, with evidence). Otherwise the operation enters CLEANUP in memory; the
+     * cleanup saves that state with its first save, before anything is deleted (a crash before
+     * it resumes the operation at BLOCKED, which checks the holds again).
+     *
+     * @return true when no hold stops it and it is in CLEANUP
+     */
+    boolean checkHolds(LiveOperation op) throws IOException {
         Map<KeyedHash.Hash, String> active = new HashMap<>();
         synchronized (ctx.monitor) {
             for (OperationLog.StoredHold h : ctx.store.holds().values()) {
@@ -118,10 +125,10 @@ final class LegalHolds {
                 op.enter(OperationState.COMPLETED_WITH_EXCEPTION);
                 ctx.appendEvidence(ctx.evidence.body(op.pub, "held", null));
                 ctx.save(op, false);
-                return;
+                return false;
             }
             op.enter(OperationState.CLEANUP);
-            ctx.save(op, false);
+            return true;
         }
     }
 

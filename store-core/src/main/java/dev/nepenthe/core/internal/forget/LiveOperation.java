@@ -32,6 +32,8 @@ final class LiveOperation {
     boolean releasing;
     /** What the mark blocked, for surfaces registered while the operation is unsealed (memory only). */
     BlockedScope blocked;
+    /** The checks its last verification shared with other operations of a batch, or null (memory only). */
+    BatchCitation batch;
     /** Surfaces whose block failed: they may have kept serving the scope, so the operation cannot seal. */
     final Map<String, String> blockFailures = new ConcurrentHashMap<>();
 

@@ -137,6 +137,25 @@ final class OperationLog implements Closeable {
     }
 
     /**
+     * Durably records several operations' states with one fsync; {@code sealedPrivate} holds one
+     * private part (or null) per operation, as in {@link #save}. The entries are appended
+     * together: after a crash a prefix of them may be there, each whole or absent.
+     */
+    synchronized void saveAll(List<Public> pubs, List<byte[]> sealedPrivate) throws IOException {
+        if (pubs.isEmpty()) {
+            return;
+        }
+        List<byte[]> es = new ArrayList<>(pubs.size());
+        for (int i = 0; i < pubs.size(); i++) {
+            es.add(encode(pubs.get(i), sealedPrivate.get(i)));
+        }
+        log.sync(log.append(es));
+        for (byte[] e : es) {
+            apply(e);
+        }
+    }
+
+    /**
      * Anchors the evidence ledger's head: written (fsynced) after every ledger append, so that a
      * ledger later found shorter than this, or with another entry here, was cut or rolled back.
      */

@@ -6,7 +6,9 @@ import dev.nepenthe.core.internal.crypto.Keystore;
 import dev.nepenthe.core.internal.crypto.RecordCipher;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Map;
 import javax.crypto.AEADBadTagException;
 
@@ -40,6 +42,17 @@ final class OperationStore {
     /** Writes the public part, and the private part sealed under the operation's key when asked. */
     void save(LiveOperation op, boolean withSecret) throws IOException {
         log.save(op.pub, withSecret ? seal(op) : null);
+    }
+
+    /** Writes several operations' public parts (and private parts, when asked) with one fsync. */
+    void saveAll(List<LiveOperation> ops, boolean withSecret) throws IOException {
+        List<OperationLog.Public> pubs = new ArrayList<>(ops.size());
+        List<byte[]> sealed = new ArrayList<>(ops.size());
+        for (LiveOperation op : ops) {
+            pubs.add(op.pub);
+            sealed.add(withSecret ? seal(op) : null);
+        }
+        log.saveAll(pubs, sealed);
     }
 
     /** Records that the operation's private part is gone for good (its key is destroyed). */

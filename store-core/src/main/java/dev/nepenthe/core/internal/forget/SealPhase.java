@@ -65,7 +65,7 @@ final class SealPhase {
             if (!problems.isEmpty()) {
                 op.pub.note = "sealing failed: " + String.join("; ", problems);
                 op.enter(OperationState.NEEDS_REVIEW);
-                ctx.appendEvidence(ctx.evidence.body(op.pub, "needs-review", null));
+                ctx.appendEvidence(ctx.evidence.body(op.pub, "needs-review", null, op.batch));
                 ctx.save(op, true);
                 return;
             }
@@ -74,9 +74,9 @@ final class SealPhase {
             op.pub.ledgerEpoch = ctx.ledger.epoch();
             LedgerEntry entry = ctx.ledger.sealedEntry(op.pub.id);
             if (entry == null) {
-                entry = ctx.appendEvidence(ctx.evidence.body(op.pub, "sealed", overrideReason));
+                entry = ctx.appendEvidence(ctx.evidence.body(op.pub, "sealed", overrideReason, op.batch));
             }
-            op.pub.receipt = ctx.evidence.receipt(op.pub, entry, overrideReason);
+            op.pub.receipt = ctx.evidence.receipt(op.pub, entry, overrideReason, op.batch);
             op.pub.note = overrideReason == null ? null : "sealed by override (" + overrideReason + ")";
             ctx.save(op, false);
             ForgetCrash.point("sealed-before-key");

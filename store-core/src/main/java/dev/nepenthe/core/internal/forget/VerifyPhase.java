@@ -9,10 +9,14 @@ import dev.nepenthe.core.forget.OperationState;
 import dev.nepenthe.core.forget.SurfaceOutcome;
 import dev.nepenthe.core.forget.Suspect;
 import dev.nepenthe.core.internal.engine.JoinKeys;
+import dev.nepenthe.core.internal.io.ChecksummedFiles;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.HexFormat;
+import java.util.IdentityHashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -23,6 +27,12 @@ import java.util.Set;
  * forgotten vector against every surviving record of the tenant; join keys and declared
  * identifiers are looked up; the fence is shown to have held. Clean, the operation goes on to
  * seal; otherwise it rests in NEEDS_REVIEW, listing what was found.
+ *
+ * <p>For a batch (see {@link BatchQueue}) the structure checks run once per collection over
+ * every record the batch removed there ({@link #shareChecks}): the index's integrity check and
+ * the text index's walk. Everything about one operation's own records stays its own: which of
+ * them are still indexed, the byte scan for their hashes, the probe, the lexical probe, join
+ * keys, the fence, snapshots and surfaces.
  */
 final class VerifyPhase {
 
@@ -33,11 +43,99 @@ final class VerifyPhase {
     }
 
     /**
+     * What a batch's shared checks found, as each operation's outcome per collection, with the
+     * citation of the checks it shared. Holds outcomes and counts only, never a record: it lives
+     * while the batch's operations seal one after another.
+     */
+    static final class Shared {
+        private final Map<LiveOperation, Map<String, SurfaceOutcome>> index = new IdentityHashMap<>();
+        private final Map<LiveOperation, Map<String, SurfaceOutcome>> text = new IdentityHashMap<>();
+        private final Map<LiveOperation, List<BatchCitation.SharedCheck>> cited = new IdentityHashMap<>();
+        private final String batch;
+
+        private Shared(String batch) {
+            this.batch = batch;
+        }
+
+        /** The checks the operation shared with others, or null when it shared none. */
+        BatchCitation citation(LiveOperation op) {
+            List<BatchCitation.SharedCheck> checks = cited.get(op);
+            return checks == null ? null : new BatchCitation(batch, checks);
+        }
+    }
+
+    /**
+     * The structure checks of a batch, once per collection the batch removed records from: the
+     * index's proof of every removal there, and the text index's walk for every forgotten text.
+     * Each operation's outcome is taken from them here: which of its own records are still
+     * indexed, its own counts. When the shared text walk finds residue, each operation's own
+     * walk decides whose it is; a failing index check fails every operation it covered (it cannot
+     * say whose removal it was), which is never a false seal.
+     */
+    Shared shareChecks(List<LiveOperation> batch) throws IOException {
+        Shared shared = new Shared("fbt-" + HexFormat.of().formatHex(ChecksummedFiles.newFileId()).substring(0, 20));
+        for (CollectionEraser c : ctx.collections()) {
+            Map<LiveOperation, List<CollectionEraser.Removed>> mine = new LinkedHashMap<>();
+            List<CollectionEraser.Removed> union = new ArrayList<>();
+            for (LiveOperation op : batch) {
+                for (OperationSecret.Forgotten f : op.secret.removed) {
+                    if (f.collection().equals(c.name())) {
+                        mine.computeIfAbsent(op, k -> new ArrayList<>()).add(f.removed());
+                        union.add(f.removed());
+                    }
+                }
+            }
+            if (union.isEmpty()) {
+                continue;
+            }
+            int k = mine.size();
+            CollectionEraser.IndexProof proof = c.proveIndex(union);
+            SharedPasses.check();
+            mine.forEach((op, rs) -> shared.index.computeIfAbsent(op, x -> new HashMap<>())
+                    .put(c.name(), CollectionEraser.indexOutcome(proof, rs, k)));
+            SurfaceOutcome all = c.verifyText(union, 0);
+            for (Map.Entry<LiveOperation, List<CollectionEraser.Removed>> e : mine.entrySet()) {
+                LiveOperation op = e.getKey();
+                List<CollectionEraser.Removed> rs = e.getValue();
+                List<BatchCitation.SharedCheck> cite = shared.cited.computeIfAbsent(op, x -> new ArrayList<>());
+                if (k > 1) {
+                    cite.add(new BatchCitation.SharedCheck(proof.surface(), k, union.size(), proof.checkerChecked(),
+                            proof.report().isClean() && !proof.residue()));
+                }
+                if (all == null) {
+                    continue;
+                }
+                long purged = op.pub.purged.getOrDefault("collection:" + c.name() + "/text", 0L);
+                SurfaceOutcome own;
+                if (k == 1) {
+                    own = new SurfaceOutcome(all.surface(), all.erasureClass(), purged, all.checked(), all.problems(),
+                            all.residual());
+                } else if (all.clean()) {
+                    // The walk found none of the batch's terms or documents, so none of this
+                    // operation's: its own counts are its terms and records.
+                    long terms = rs.stream().flatMap(r -> r.textTerms().stream()).distinct().count();
+                    own = new SurfaceOutcome(all.surface(), all.erasureClass(), purged, terms + rs.size(), List.of(),
+                            null);
+                    cite.add(new BatchCitation.SharedCheck(all.surface(), k, union.size(), all.checked() - union.size(),
+                            true));
+                } else {
+                    own = c.verifyText(rs, purged);
+                }
+                shared.text.computeIfAbsent(op, x -> new HashMap<>()).put(c.name(), own);
+            }
+        }
+        shared.cited.values().removeIf(List::isEmpty);
+        return shared;
+    }
+
+    /**
      * VERIFYING: every surface proves its purge; the probe searches each forgotten vector against
      * every surviving record of the tenant; join keys; the fence held. Returns true when clean
      * (the caller seals); otherwise enters NEEDS_REVIEW, listing what was found by id and score.
+     *
+     * @param shared the batch's structure checks ({@link #shareChecks}), which cover this operation
      */
-    boolean verify(LiveOperation op) throws IOException {
+    boolean verify(LiveOperation op, Shared shared) throws IOException {
         String tenant = op.pub.tenant;
         Map<String, List<CollectionEraser.Removed>> byCollection = new HashMap<>();
         List<CollectionEraser.Removed> all = new ArrayList<>();
@@ -60,7 +158,12 @@ final class VerifyPhase {
             List<CollectionEraser.Removed> mine = byCollection.getOrDefault(c.name(), List.of());
             // The integrity checker walks a whole index: run it where this forget removed
             // something, so a forget costs what its scope costs, not what the store holds.
-            SurfaceOutcome index = mine.isEmpty() ? c.untouchedIndex() : c.verifyIndex(mine, mine.size());
+            SurfaceOutcome index = mine.isEmpty() ? c.untouchedIndex()
+                    : shared.index.getOrDefault(op, Map.of()).get(c.name());
+            if (index == null) {
+                throw new IllegalStateException("forget operation " + op.pub.id + ": its batch's checks do not cover"
+                        + " collection " + c.name());
+            }
             if (op.pub.level == ErasureLevel.REBUILD && !mine.isEmpty()) {
                 index = new SurfaceOutcome(index.surface(), index.erasureClass(), index.purged(), index.checked(),
                         index.problems(), "index rebuilt from the surviving records after the removal: no influence of"
@@ -69,7 +172,7 @@ final class VerifyPhase {
             outcomes.add(index);
             if (!mine.isEmpty()) {
                 outcomes.add(c.verifyStorage(mine));
-                SurfaceOutcome text = c.verifyText(mine, op.pub.purged.getOrDefault("collection:" + c.name() + "/text", 0L));
+                SurfaceOutcome text = shared.text.getOrDefault(op, Map.of()).get(c.name());
                 if (text != null) {
                     outcomes.add(text);
                 }
@@ -118,6 +221,7 @@ final class VerifyPhase {
         boolean clean = found.isEmpty() && outcomes.stream().allMatch(SurfaceOutcome::clean);
         ForgetCrash.point("verify-done");
         synchronized (ctx.monitor) {
+            op.batch = shared.citation(op);
             op.pub.surfaces.clear();
             op.pub.surfaces.addAll(outcomes);
             op.secret.suspects.clear();
@@ -128,7 +232,7 @@ final class VerifyPhase {
                 op.pub.note = found.size() + " suspects, " + failing + " surfaces not clean: forget more (or regenerate)"
                         + " and re-verify, or override the suspects with a recorded reason";
                 op.enter(OperationState.NEEDS_REVIEW);
-                ctx.appendEvidence(ctx.evidence.body(op.pub, "needs-review", null));
+                ctx.appendEvidence(ctx.evidence.body(op.pub, "needs-review", null, op.batch));
                 ctx.save(op, true);
                 return false;
             }
