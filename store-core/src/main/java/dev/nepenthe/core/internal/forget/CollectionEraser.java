@@ -27,6 +27,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.BiPredicate;
 import java.util.function.Predicate;
 import java.util.stream.IntStream;
 import org.roaringbitmap.RoaringBitmap;
@@ -633,18 +634,45 @@ final class CollectionEraser {
         }
     }
 
-    /** Live records for which {@code resurrected} holds, removed again (reconciliation). */
-    int removeWhere(Predicate<VectorRecord> resurrected) {
+    /** Live records for which {@code resurrected} holds (given each record and its version), removed again (reconciliation). */
+    int removeWhere(BiPredicate<VectorRecord, Long> resurrected) {
         writer.lock();
         try {
             engine.ensureOpen();
             List<Entry> doomed = new ArrayList<>();
             for (Entry e : catalogue.liveEntries()) {
-                if (resurrected.test(e.record())) {
+                if (resurrected.test(e.record(), storage.versionOf(e.ordinal()))) {
                     doomed.add(e);
                 }
             }
             return engine.deleteEntries(doomed);
+        } finally {
+            writer.unlock();
+        }
+    }
+
+    /**
+     * Takes a version floor for a re-admission (journaled, fsynced): every record of this
+     * collection written before it has a lower version, every later one a higher, across reopens
+     * and restores. For a subject, the journal also learns that a key of the subject's from now
+     * on is a new one. Waits for a write in flight.
+     */
+    long reserveVersionFloor(String tenant, String subject) throws IOException {
+        writer.lock();
+        try {
+            engine.ensureOpen();
+            return storage.reserveVersionFloor(tenant, subject);
+        } finally {
+            writer.unlock();
+        }
+    }
+
+    /** Every later write here gets a version above {@code version}. */
+    void ensureVersionAbove(long version) {
+        writer.lock();
+        try {
+            engine.ensureOpen();
+            storage.ensureVersionAbove(version);
         } finally {
             writer.unlock();
         }

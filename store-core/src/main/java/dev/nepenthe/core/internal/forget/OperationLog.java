@@ -28,11 +28,11 @@ import java.util.Map;
  * whole public state of one operation (hashes, counts, states, times, outcomes, receipt), plus,
  * when it changed, the operation's private part (its scope and probe vectors) sealed under the
  * operation's own key, which is destroyed when the operation seals. Replay keeps the last entry
- * of each operation.
+ * of each operation, hold and re-admission.
  */
 final class OperationLog implements Closeable {
 
-    private static final byte OPERATION = 1, HOLD = 2, HOLD_LIFTED = 3, LEDGER_HEAD = 4;
+    private static final byte OPERATION = 1, HOLD = 2, HOLD_LIFTED = 3, LEDGER_HEAD = 4, READMISSION = 5;
     /** Version 2 adds an operation's outcome and whether its tenant was known; version 1 entries still read. */
     private static final int FORMAT_VERSION = 2;
     /** Generations kept before the log is compacted to one entry per operation and hold at open. */
@@ -77,8 +77,31 @@ final class OperationLog implements Closeable {
     record StoredHold(String id, String tenant, String scopeKind, KeyedHash.Hash hash, String reasonCode, long placedAt,
             long liftedAt) {}
 
+    /**
+     * A re-admission: the fences of sealed operations it lifts, as (operation, keyed hash) pairs,
+     * and the version floor it took in each collection (by incarnation id), below which a record
+     * those fences name is still one the operation erased. Pending until its ledger entry is
+     * written ({@code ledgerSeq} -1); only a complete one lifts anything.
+     */
+    record StoredReadmission(String id, String tenant, String scopeKind, KeyedHash.Hash scopeHash, String reasonCode,
+            long atMicros, List<Lift> lifts, Map<String, Long> floors, long ledgerSeq, String ledgerHash) {
+
+        /** One fence a sealed operation left, lifted. */
+        record Lift(String operation, KeyedHash.Hash fence) {}
+
+        StoredReadmission {
+            lifts = List.copyOf(lifts);
+            floors = Map.copyOf(floors);
+        }
+
+        boolean complete() {
+            return ledgerSeq >= 0;
+        }
+    }
+
     private final WriteAheadLog log;
     private final Map<String, Stored> operations = new LinkedHashMap<>();
+    private final Map<String, StoredReadmission> readmissions = new LinkedHashMap<>();
     private final Map<String, StoredHold> holds = new LinkedHashMap<>();
     /** The evidence ledger's head as last anchored here, or null before the first anchor. */
     private LedgerHead ledgerHead;
@@ -110,6 +133,9 @@ final class OperationLog implements Closeable {
             for (StoredHold h : ops.holds.values()) {
                 compact.add(encode(h));
             }
+            for (StoredReadmission r : ops.readmissions.values()) {
+                compact.add(encode(r));
+            }
             if (ops.ledgerHead != null) {
                 compact.add(encode(ops.ledgerHead, ops.ledgerEpoch));
             }
@@ -127,6 +153,16 @@ final class OperationLog implements Closeable {
 
     Map<String, StoredHold> holds() {
         return holds;
+    }
+
+    Map<String, StoredReadmission> readmissions() {
+        return readmissions;
+    }
+
+    synchronized void saveReadmission(StoredReadmission r) throws IOException {
+        byte[] e = encode(r);
+        log.sync(log.append(e));
+        apply(e);
     }
 
     /** Durably records an operation's state; {@code sealedPrivate} null keeps the previous private part. */
@@ -191,6 +227,28 @@ final class OperationLog implements Closeable {
                 }
                 operations.put(p.id, new Stored(p, priv));
             }
+            case READMISSION -> {
+                String id = in.readUTF();
+                String tenant = in.readUTF();
+                String kind = in.readUTF();
+                KeyedHash.Hash scope = hash(in);
+                String reason = in.readUTF();
+                long at = in.readLong();
+                int n = in.readInt();
+                List<StoredReadmission.Lift> lifts = new ArrayList<>(n);
+                for (int i = 0; i < n; i++) {
+                    lifts.add(new StoredReadmission.Lift(in.readUTF(), hash(in)));
+                }
+                n = in.readInt();
+                Map<String, Long> floors = new LinkedHashMap<>();
+                for (int i = 0; i < n; i++) {
+                    floors.put(in.readUTF(), in.readLong());
+                }
+                long seq = in.readLong();
+                String ledgerHash = readNullable(in);
+                readmissions.put(id, new StoredReadmission(id, tenant, kind, scope, reason, at, lifts, floors, seq,
+                        ledgerHash));
+            }
             case HOLD, HOLD_LIFTED -> {
                 StoredHold h = new StoredHold(in.readUTF(), in.readUTF(), in.readUTF(), hash(in), in.readUTF(),
                         in.readLong(), in.readLong());
@@ -249,6 +307,35 @@ final class OperationLog implements Closeable {
             out.writeUTF(h.reasonCode());
             out.writeLong(h.placedAt());
             out.writeLong(h.liftedAt());
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return bytes.toByteArray();
+    }
+
+    private static byte[] encode(StoredReadmission r) {
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        try (DataOutputStream out = new DataOutputStream(bytes)) {
+            out.writeByte(READMISSION);
+            out.writeInt(FORMAT_VERSION);
+            out.writeUTF(r.id());
+            out.writeUTF(r.tenant());
+            out.writeUTF(r.scopeKind());
+            out.write(r.scopeHash().bytes());
+            out.writeUTF(r.reasonCode());
+            out.writeLong(r.atMicros());
+            out.writeInt(r.lifts().size());
+            for (StoredReadmission.Lift l : r.lifts()) {
+                out.writeUTF(l.operation());
+                out.write(l.fence().bytes());
+            }
+            out.writeInt(r.floors().size());
+            for (Map.Entry<String, Long> f : r.floors().entrySet()) {
+                out.writeUTF(f.getKey());
+                out.writeLong(f.getValue());
+            }
+            out.writeLong(r.ledgerSeq());
+            writeNullable(out, r.ledgerHash());
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
