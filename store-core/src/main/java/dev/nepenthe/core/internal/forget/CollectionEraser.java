@@ -8,6 +8,7 @@ import dev.nepenthe.core.forget.Suspect;
 import dev.nepenthe.core.index.IntegrityReport;
 import dev.nepenthe.core.index.VectorIndex;
 import dev.nepenthe.core.internal.engine.CollectionEngine;
+import dev.nepenthe.core.internal.engine.DerivedFromRef;
 import dev.nepenthe.core.internal.engine.JoinKeys;
 import dev.nepenthe.core.internal.engine.RecordAccess;
 import dev.nepenthe.core.internal.engine.RecordCatalogue.Entry;
@@ -64,8 +65,12 @@ final class CollectionEraser {
     /** Texts with fewer probe terms than this are left to the vector probe (too little to go on). */
     static final int MIN_PROBE_TERMS = 4;
 
-    /** What a cleanup did in this collection. */
-    record Cleanup(List<Removed> removed, List<Suspect> heldForRegeneration) {}
+    /**
+     * What a cleanup did in this collection: the records it removed, those it holds for
+     * regeneration, and both as the forget engine keys records across collections
+     * ({@link DerivedFromRef#key}), for the other collections' closures.
+     */
+    record Cleanup(List<Removed> removed, List<Suspect> heldForRegeneration, Set<String> reached) {}
 
     /** Called with the records about to be removed, before anything is deleted. */
     @FunctionalInterface
@@ -142,50 +147,59 @@ final class CollectionEraser {
 
     /**
      * The cleanup: resolves the scope and its provenance closure (records whose
-     * {@code derivedFrom} names a record in scope, transitively, within the tenant), hands the
-     * records to {@code before} (the protocol saves its probe vectors durably), then removes
-     * them from the index, the maps and the storage files, and rebuilds the id map file. With
-     * {@code cascade} false, derived records are not removed but hidden and returned as
-     * regeneration-required. Writes wait while it runs; reads go on throughout (the records
-     * are hidden since the mark).
+     * {@code derivedFrom} names a record in scope, transitively, within the tenant; a source in
+     * another collection counts when {@code reachedElsewhere} holds it), hands the records to
+     * {@code before} (the protocol saves its probe vectors durably), then removes them from the
+     * index, the maps and the storage files, and rebuilds the id map file. With {@code cascade}
+     * false, derived records are not removed but hidden and returned as regeneration-required.
+     * Writes wait while it runs; reads go on throughout (the records are hidden since the mark).
+     *
+     * @param reachedElsewhere records this operation removed or holds, in any collection, keyed
+     *     as {@link DerivedFromRef#key} keys them
      */
     Cleanup purge(String operation, String tenant, Predicate<VectorRecord> inScope, String subject, boolean cascade,
-            BeforeRemoval before) throws IOException {
+            Set<String> reachedElsewhere, BeforeRemoval before) throws IOException {
         // 1. Resolve. The set cannot grow afterwards: writes in scope are refused by the fence,
         //    and records deriving from the scope are too.
         List<Entry> resolved = new ArrayList<>();
         List<Removed> removed = new ArrayList<>();
         List<Suspect> held = new ArrayList<>();
+        Set<String> mine = new HashSet<>();
         writer.lock();
         try {
             engine.ensureOpen();
             RoaringBitmap doomed = catalogue.scopeOrdinals(tenant, inScope, subject);
             RoaringBitmap derivedHeld = new RoaringBitmap();
-            Set<String> reached = new HashSet<>();
-            doomed.forEach((int ord) -> reached.add(catalogue.entry(ord).record().id()));
-            // Provenance closure: a fixpoint over the tenant's records that name sources.
+            Set<String> reached = new HashSet<>(reachedElsewhere);
+            doomed.forEach((int ord) -> reached.add(name + '\0' + catalogue.entry(ord).record().id()));
+            // Provenance closure: a fixpoint over the tenant's records that name sources, each
+            // source read once as the record it names (here or in another collection).
             List<Entry> deriving = new ArrayList<>();
+            List<String[]> sources = new ArrayList<>();
             RoaringBitmap tenantOrds = catalogue.tenantOrdinals(tenant);
             if (tenantOrds != null) {
                 tenantOrds.forEach((int ord) -> {
                     Entry e = catalogue.entry(ord);
                     if (!e.record().derivedFrom().isEmpty()) {
                         deriving.add(e);
+                        sources.add(e.record().derivedFrom().stream().map(d -> DerivedFromRef.read(d).key(name))
+                                .toArray(String[]::new));
                     }
                 });
             }
             boolean grew = true;
             while (grew) {
                 grew = false;
-                for (Entry e : deriving) {
+                for (int i = 0; i < deriving.size(); i++) {
+                    Entry e = deriving.get(i);
                     int ord = e.ordinal();
                     if (doomed.contains(ord) || derivedHeld.contains(ord)) {
                         continue;
                     }
-                    for (String src : e.record().derivedFrom()) {
+                    for (String src : sources.get(i)) {
                         if (reached.contains(src)) {
                             (cascade ? doomed : derivedHeld).add(ord);
-                            reached.add(e.record().id());
+                            reached.add(name + '\0' + e.record().id());
                             grew = true;
                             break;
                         }
@@ -194,10 +208,13 @@ final class CollectionEraser {
             }
             derivedHeld.forEach((int ord) -> {
                 VectorRecord r = catalogue.entry(ord).record();
-                List<String> surviving = r.derivedFrom().stream().filter(id -> !reached.contains(id)).toList();
-                String forgottenSource = r.derivedFrom().stream().filter(reached::contains).findFirst().orElse("");
+                List<String> surviving = r.derivedFrom().stream()
+                        .filter(d -> !reached.contains(DerivedFromRef.read(d).key(name))).toList();
+                String forgottenSource = r.derivedFrom().stream()
+                        .filter(d -> reached.contains(DerivedFromRef.read(d).key(name))).findFirst().orElse("");
                 held.add(new Suspect("regeneration-required", name, r.id(), Double.NaN,
                         forgottenSource + (surviving.isEmpty() ? "" : "; surviving sources: " + String.join(",", surviving))));
+                mine.add(name + '\0' + r.id());
             });
             if (!derivedHeld.isEmpty()) {
                 catalogue.hide(operation, derivedHeld);
@@ -208,6 +225,7 @@ final class CollectionEraser {
             for (int ord : doomed.toArray()) {
                 Entry e = catalogue.entry(ord);
                 resolved.add(e);
+                mine.add(name + '\0' + e.record().id());
                 String t = text == null ? null : e.record().text();
                 removed.add(new Removed(e.record(), ord, storage.versionOf(ord),
                         t == null ? List.of() : text.distinctiveTerms(t, PROBE_TERMS)));
@@ -219,7 +237,7 @@ final class CollectionEraser {
         //    the records are hidden, and only this operation removes them).
         before.accept(removed);
         if (resolved.isEmpty()) {
-            return new Cleanup(removed, held);
+            return new Cleanup(removed, held, mine);
         }
         // 3. Journal and log the deletion, take the records out of what reads see, let the index
         //    repair itself, free the ordinals, rewrite the live files. Reads run throughout; a
@@ -240,7 +258,38 @@ final class CollectionEraser {
             engine.removeFromReads(current, stamp);
             catalogue.publish(stamp);
             storage.purgeDeleted();
-            return new Cleanup(removed, held);
+            return new Cleanup(removed, held, mine);
+        } finally {
+            writer.unlock();
+        }
+    }
+
+    /**
+     * Whether a record of the tenant here names, as {@code "@<collection>/<id>"}, one of these
+     * records of other collections (keyed as {@link DerivedFromRef#key} keys them): then this
+     * collection's provenance closure must be resolved again. Lookups in the catalogue's
+     * {@code derivedFrom} index, one per record.
+     */
+    boolean derivesFromAny(String tenant, Set<String> keys) {
+        writer.lock();
+        try {
+            engine.ensureOpen();
+            RoaringBitmap tenantOrds = catalogue.tenantOrdinals(tenant);
+            if (tenantOrds == null) {
+                return false;
+            }
+            for (String k : keys) {
+                int nul = k.indexOf('\0');
+                String collection = k.substring(0, nul);
+                if (collection.equals(name)) {
+                    continue; // this collection's own closure followed it already
+                }
+                RoaringBitmap b = catalogue.derivedFrom(DerivedFromRef.spell(collection, k.substring(nul + 1)));
+                if (b != null && RoaringBitmap.intersects(b, tenantOrds)) {
+                    return true;
+                }
+            }
+            return false;
         } finally {
             writer.unlock();
         }
@@ -534,7 +583,8 @@ final class CollectionEraser {
      * Join keys: unhidden records of the tenant whose metadata holds one of {@code names} (the
      * forgotten subject, forgotten record ids) as a string value or as a token inside one
      * ("alice, bob"), ignoring case and surrounding blanks, or whose {@code derivedFrom} still
-     * names a forgotten record. Looked up by name (the catalogue keeps both indexes), so it costs
+     * names a forgotten record ({@code forgottenIds}: its id, and its {@code "@<collection>/<id>"}
+     * spelling for records of other collections). Looked up by name (the catalogue keeps both indexes), so it costs
      * the names and what they find. Declared identifiers (names, emails, phone numbers of the
      * subject) are searched for in every unhidden record's metadata and text of the tenant: that
      * part costs what the tenant holds, and only forgets that declare identifiers pay it. Holds

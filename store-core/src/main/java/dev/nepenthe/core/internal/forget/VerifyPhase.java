@@ -8,6 +8,7 @@ import dev.nepenthe.core.forget.ForgottenRecords;
 import dev.nepenthe.core.forget.OperationState;
 import dev.nepenthe.core.forget.SurfaceOutcome;
 import dev.nepenthe.core.forget.Suspect;
+import dev.nepenthe.core.internal.engine.DerivedFromRef;
 import dev.nepenthe.core.internal.engine.JoinKeys;
 import java.io.IOException;
 import java.util.ArrayList;
@@ -77,7 +78,7 @@ final class VerifyPhase {
             leaked += c.recordsInScope(tenant, op.scopeTest(c.name()), op.subjectHint()).size();
             suspects.addAll(c.probe(tenant, all, op.pub.threshold));
             suspects.addAll(c.lexicalProbe(tenant, all));
-            suspects.addAll(c.joinKeys(tenant, joinNames, removedIds, identifiers));
+            suspects.addAll(c.joinKeys(tenant, joinNames, derivedNames(op.secret.removed, c.name()), identifiers));
         }
         outcomes.add(new SurfaceOutcome("fence", ErasureClass.PHYSICAL, 0, cs.size(),
                 leaked == 0 ? List.of() : List.of(leaked + " records in scope are live after cleanup: a write got past the mark"),
@@ -134,5 +135,20 @@ final class VerifyPhase {
             }
         }
         return true;
+    }
+
+    /**
+     * How a record of {@code collection} names a forgotten record in its {@code derivedFrom}: by
+     * its id when it was in the same collection, and as {@code "@<collection>/<id>"} from anywhere.
+     */
+    private static Set<String> derivedNames(List<OperationSecret.Forgotten> removed, String collection) {
+        Set<String> out = new HashSet<>();
+        for (OperationSecret.Forgotten f : removed) {
+            out.add(DerivedFromRef.spell(f.collection(), f.removed().record().id()));
+            if (f.collection().equals(collection)) {
+                out.add(f.removed().record().id());
+            }
+        }
+        return out;
     }
 }

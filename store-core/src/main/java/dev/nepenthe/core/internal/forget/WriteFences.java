@@ -6,6 +6,7 @@ import dev.nepenthe.core.forget.ForgottenScopeException;
 import dev.nepenthe.core.forget.OperationState;
 import dev.nepenthe.core.internal.crypto.KeyedHash;
 import dev.nepenthe.core.internal.engine.CollectionEngine;
+import dev.nepenthe.core.internal.engine.DerivedFromRef;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
@@ -69,7 +70,7 @@ final class WriteFences implements CollectionEngine.WriteFence {
                     throw new ForgottenScopeException(a.operation(), i, "its id is that of a forgotten record");
                 }
                 for (String d : r.derivedFrom()) {
-                    if (a.forgottenIds().contains(collection + '\0' + d)) {
+                    if (a.forgottenIds().contains(DerivedFromRef.read(d).key(collection))) {
                         throw new ForgottenScopeException(a.operation(), i, "its derivedFrom names a forgotten record");
                     }
                 }
@@ -131,11 +132,13 @@ final class WriteFences implements CollectionEngine.WriteFence {
             out.add(hashes.fenceSource(r.tenant(), r.source().kind(), r.source().id(), null));
             out.add(hashes.fenceSource(r.tenant(), r.source().kind(), r.source().id(), r.source().version()));
         }
-        List<String> ids = new ArrayList<>(r.derivedFrom());
-        ids.add(r.id());
-        for (String id : ids) {
-            out.add(hashes.fenceRecord("*", r.tenant(), id));
-            out.add(hashes.fenceRecord(collection, r.tenant(), id));
+        out.add(hashes.fenceRecord("*", r.tenant(), r.id()));
+        out.add(hashes.fenceRecord(collection, r.tenant(), r.id()));
+        for (String d : r.derivedFrom()) {
+            DerivedFromRef source = DerivedFromRef.read(d);
+            out.add(hashes.fenceRecord("*", r.tenant(), source.id()));
+            out.add(hashes.fenceRecord(source.collection() == null ? collection : source.collection(), r.tenant(),
+                    source.id()));
         }
         return out;
     }
