@@ -5,7 +5,10 @@ import dev.nepenthe.core.VectorRecord;
 import dev.nepenthe.core.forget.ErasureClass;
 import dev.nepenthe.core.forget.SurfaceOutcome;
 import dev.nepenthe.core.forget.Suspect;
+import dev.nepenthe.core.index.Accept;
 import dev.nepenthe.core.index.IntegrityReport;
+import dev.nepenthe.core.index.SearchParams;
+import dev.nepenthe.core.index.SearchResult;
 import dev.nepenthe.core.index.VectorIndex;
 import dev.nepenthe.core.internal.engine.CollectionEngine;
 import dev.nepenthe.core.internal.engine.DerivedFromRef;
@@ -13,6 +16,8 @@ import dev.nepenthe.core.internal.engine.JoinKeys;
 import dev.nepenthe.core.internal.engine.RecordAccess;
 import dev.nepenthe.core.internal.engine.RecordCatalogue.Entry;
 import dev.nepenthe.core.internal.engine.RecordCatalogue;
+import dev.nepenthe.core.internal.index.BitmapAccept;
+import dev.nepenthe.core.internal.index.ExactIndex;
 import dev.nepenthe.core.internal.io.CrashPoints;
 import dev.nepenthe.core.internal.storage.CollectionStorage;
 import dev.nepenthe.core.internal.text.TextIndex;
@@ -26,7 +31,10 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.BiPredicate;
 import java.util.function.Predicate;
@@ -500,27 +508,51 @@ final class CollectionEraser {
         }
     }
 
+    /** What the negative-space probe found in a collection, and which probe ran (null when it compared nothing). */
+    record Probe(List<Suspect> suspects, ProbeRun run) {}
+
+    /**
+     * Candidates the approximate probe first asks the index for, per forgotten vector. When the
+     * last of them is still at or above the threshold there may be more: it asks for four times
+     * as many, until the last falls below or the candidates would be the whole tenant (then that
+     * vector is compared with every survivor).
+     */
+    static final int PROBE_CANDIDATES = 64;
+    /**
+     * The approximate probe's beam: HNSW's {@code efSearch} (at least the candidates asked for),
+     * eight times the default; at 384 already HNSW's recall@10 is 0.997 on 150,000 real 384-d
+     * embeddings (BENCHMARKS.md).
+     */
+    static final int PROBE_EF = 512;
+    /** IVF-PQ lists probed (the index caps it at the lists it has): a quarter of 256 lists, four times the default. */
+    static final int PROBE_NPROBE = 64;
+    /** IVF-PQ candidates re-scored from full vectors (at least the candidates asked for). */
+    static final int PROBE_RERANK = 512;
+
     /**
      * The negative-space probe: every unhidden record of the tenant whose vector has cosine
-     * similarity at or above {@code threshold} with a forgotten vector. Exact, over every
-     * record (an approximate search could miss the one residue that matters); each record's
-     * vector compared with every probe while it is in cache. Takes no lock: it reads what
-     * searches read, so writes go on.
+     * similarity at or above {@code threshold} with a forgotten vector. Exact (each record
+     * compared with every probe while it is in cache) unless the tenant has more than
+     * {@code approximateAbove} records here, the collection ranks by cosine and its index is
+     * approximate, and the request did not force it: then each forgotten vector searches the
+     * collection's index over the tenant's unhidden records with a wide beam, and the candidates
+     * are scored exactly, so a suspect is always a true one and what the index misses is what
+     * the approximate probe can miss. Takes no lock: it reads what searches read, so writes go on.
      *
-     * @return suspects, best score first, at most one per surviving record
+     * @return suspects, best score first, at most one per surviving record, and which probe ran
      */
-    List<Suspect> probe(String tenant, List<Removed> probes, double threshold) {
+    Probe probe(String tenant, List<Removed> probes, double threshold, int approximateAbove, boolean exactForced) {
         engine.ensureOpen();
         RoaringBitmap tenantOrds = catalogue.publishedTenant(tenant);
         if (tenantOrds == null || probes.isEmpty()) {
-            return List.of();
+            return new Probe(List.of(), null);
         }
         int dim = engine.spec().dimension();
         // A zero vector has no direction, so no cosine: it cannot be near anything.
         List<Removed> same = probes.stream().filter(p -> RecordAccess.dimension(p.record()) == dim
                 && !isZero(RecordAccess.vectorUnsafe(p.record()))).toList();
         if (same.isEmpty()) {
-            return List.of();
+            return new Probe(List.of(), null);
         }
         VectorKernels kernels = Kernels.get();
         // The unit-length probes in one block: each record is scored against all of them in
@@ -531,9 +563,32 @@ final class CollectionEraser {
             System.arraycopy(unit, 0, probeBlock, i * dim, dim);
             Arrays.fill(unit, 0f); // copies of forgotten vectors are wiped, not left to the collector
         }
-        int[] ords = RoaringBitmap.andNot(tenantOrds, catalogue.hidden()).toArray();
+        RoaringBitmap visible = RoaringBitmap.andNot(tenantOrds, catalogue.hidden());
+        int survivors = visible.getCardinality();
+        VectorIndex idx = engine.index();
+        String why = exactForced ? "forced by the request"
+                : survivors <= approximateAbove ? "the tenant has " + survivors + " records here; the policy searches the"
+                        + " index above " + approximateAbove
+                : idx.kind().equals(ExactIndex.KIND) ? "the index is exact: searching it costs what the exact probe costs"
+                : engine.spec().metric() != Metric.COSINE ? "metric " + engine.spec().metric() + ": the index does not rank"
+                        + " by cosine"
+                : null;
+        try {
+            if (why != null) {
+                List<Suspect> found = scan(visible.toArray(), probeBlock, same, threshold, kernels, dim);
+                return new Probe(found, new ProbeRun(name, false, idx.kind(), why, Map.of(), survivors, survivors, 0));
+            }
+            return searchIndex(idx, visible, probeBlock, same, threshold, kernels, dim);
+        } finally {
+            Arrays.fill(probeBlock, 0f);
+        }
+    }
+
+    /** The exact probe over {@code ords}: each record against every unit probe of {@code block}. */
+    private List<Suspect> scan(int[] ords, float[] block, List<Removed> rows, double threshold, VectorKernels kernels,
+            int dim) {
         ConcurrentLinkedQueue<Suspect> found = new ConcurrentLinkedQueue<>();
-        ThreadLocal<float[]> scores = ThreadLocal.withInitial(() -> new float[same.size()]);
+        ThreadLocal<float[]> scores = ThreadLocal.withInitial(() -> new float[rows.size()]);
         // Parallel only where a core is left over for searches: on two cores the probe runs
         // on the forget worker alone (measured: search p99 while forgets run, BENCHMARKS.md).
         IntStream range = IntStream.range(0, ords.length);
@@ -552,7 +607,7 @@ final class CollectionEraser {
                 return;
             }
             float[] out = scores.get();
-            kernels.dotBatch(v, probeBlock, 0, out.length, dim, out, 0);
+            kernels.dotBatch(v, block, 0, out.length, dim, out, 0);
             int bestProbe = 0;
             for (int p = 1; p < out.length; p++) {
                 if (out[p] > out[bestProbe]) {
@@ -561,13 +616,80 @@ final class CollectionEraser {
             }
             float best = out[bestProbe] / norm;
             if (best >= threshold) {
-                found.add(new Suspect("vector-residue", name, r.id(), best, same.get(bestProbe).record().id()));
+                found.add(new Suspect("vector-residue", name, r.id(), best, rows.get(bestProbe).record().id()));
             }
         });
-        Arrays.fill(probeBlock, 0f);
         List<Suspect> out = new ArrayList<>(found);
         out.sort(Comparator.comparingDouble(Suspect::score).reversed());
         return out;
+    }
+
+    /**
+     * The approximate probe: each forgotten vector searches the index over the tenant's unhidden
+     * records, and each candidate is scored exactly, with the exact probe's arithmetic. A record
+     * several forgotten vectors find keeps its best score, as in the exact probe.
+     */
+    private Probe searchIndex(VectorIndex idx, RoaringBitmap visible, float[] block, List<Removed> rows,
+            double threshold, VectorKernels kernels, int dim) {
+        int survivors = visible.getCardinality();
+        Accept accept = new BitmapAccept(visible);
+        Map<String, Suspect> best = new ConcurrentHashMap<>();
+        AtomicLong scored = new AtomicLong();
+        AtomicInteger fallbacks = new AtomicInteger();
+        IntStream range = IntStream.range(0, rows.size());
+        if (Runtime.getRuntime().availableProcessors() > 2) {
+            range = range.parallel();
+        }
+        range.forEach(p -> {
+            float[] unit = Arrays.copyOfRange(block, p * dim, (p + 1) * dim);
+            String forgotten = rows.get(p).record().id();
+            float[] score = new float[1];
+            try {
+                for (int k = PROBE_CANDIDATES; ; k = (int) Math.min(4L * k, Integer.MAX_VALUE)) {
+                    if (k >= survivors) {
+                        // So many survivors at or above the threshold that the candidates would be
+                        // the whole tenant: compare this vector with every survivor.
+                        fallbacks.incrementAndGet();
+                        scored.addAndGet(survivors);
+                        scan(visible.toArray(), unit, List.of(rows.get(p)), threshold, kernels, dim)
+                                .forEach(s -> keepBest(best, s));
+                        return;
+                    }
+                    SearchResult r = idx.search(unit, k, accept, new SearchParams(Map.of("efSearch", Math.max(PROBE_EF, k),
+                            "nprobe", PROBE_NPROBE, "rerank", Math.max(PROBE_RERANK, k))));
+                    scored.addAndGet(r.size());
+                    boolean lastAbove = false;
+                    for (int i = 0; i < r.size(); i++) {
+                        Entry e = catalogue.entry(r.ordinals()[i]);
+                        float[] v = e == null ? null : RecordAccess.vectorUnsafe(e.record());
+                        float norm = v == null ? 0 : (float) Math.sqrt(kernels.dot(v, v));
+                        if (norm == 0) {
+                            continue; // deleted since the search, or no direction
+                        }
+                        kernels.dotBatch(v, unit, 0, 1, dim, score, 0);
+                        float cosine = score[0] / norm;
+                        if (cosine >= threshold) {
+                            keepBest(best, new Suspect("vector-residue", name, e.record().id(), cosine, forgotten));
+                        }
+                        lastAbove = i == r.size() - 1 && cosine >= threshold;
+                    }
+                    if (r.size() < k || !lastAbove) {
+                        return;
+                    }
+                }
+            } finally {
+                Arrays.fill(unit, 0f);
+            }
+        });
+        List<Suspect> out = new ArrayList<>(best.values());
+        out.sort(Comparator.comparingDouble(Suspect::score).reversed());
+        return new Probe(out, new ProbeRun(name, true, idx.kind(), null, Map.of("candidates", PROBE_CANDIDATES,
+                "efSearch", PROBE_EF, "nprobe", PROBE_NPROBE, "rerank", PROBE_RERANK), survivors, scored.get(),
+                fallbacks.get()));
+    }
+
+    private static void keepBest(Map<String, Suspect> best, Suspect s) {
+        best.merge(s.recordId(), s, (a, b) -> a.score() >= b.score() ? a : b);
     }
 
     private static boolean isZero(float[] v) {

@@ -205,8 +205,8 @@ public final class ForgetProtocol implements Closeable {
                 LiveOperation old = ctx.operations.get(existing);
                 if (!old.pub.requestHash.equals(requestHash)) {
                     throw new IllegalArgumentException("idempotency key already used by forget operation " + existing
-                            + " for a different request; expected the same tenant, scope, reason, threshold and level,"
-                            + " or a new key");
+                            + " for a different request; expected the same tenant, scope, reason, threshold, level and"
+                            + " probe choice, or a new key");
                 }
                 return view(old);
             }
@@ -219,6 +219,8 @@ public final class ForgetProtocol implements Closeable {
             pub.idempotency = idem;
             pub.requestHash = requestHash;
             pub.threshold = threshold;
+            pub.approximateAbove = probePolicy.approximateAbove();
+            pub.exactProbe = request.exactProbe();
             pub.level = request.level();
             pub.tenantKnown = ctx.collections().stream().anyMatch(c -> c.engine().hasTenant(request.tenant()));
             pub.state = OperationState.RECEIVED;

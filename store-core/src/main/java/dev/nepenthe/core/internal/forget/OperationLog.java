@@ -33,8 +33,11 @@ import java.util.Map;
 final class OperationLog implements Closeable {
 
     private static final byte OPERATION = 1, HOLD = 2, HOLD_LIFTED = 3, LEDGER_HEAD = 4, READMISSION = 5;
-    /** Version 2 adds an operation's outcome and whether its tenant was known; version 1 entries still read. */
-    private static final int FORMAT_VERSION = 2;
+    /**
+     * Version 2 adds an operation's outcome and whether its tenant was known; version 3 the probe
+     * policy it was marked under and the probes that ran. Older entries still read.
+     */
+    private static final int FORMAT_VERSION = 3;
     /** Generations kept before the log is compacted to one entry per operation and hold at open. */
     private static final int MAX_GENERATIONS = 8;
 
@@ -69,6 +72,15 @@ final class OperationLog implements Closeable {
         int identifiers;
         /** The ledger epoch its receipt's entry is in (see {@link #ledgerEpoch()}). */
         int ledgerEpoch;
+        /**
+         * The probe policy's tenant size above which the probe searches an index, as at the mark;
+         * operations recorded before approximate probes existed keep the exact probe.
+         */
+        int approximateAbove = Integer.MAX_VALUE;
+        /** Whether the request forced the exact probe everywhere. */
+        boolean exactProbe;
+        /** Which probe ran in each collection at the last verification. */
+        final List<ProbeRun> probes = new ArrayList<>();
     }
 
     /** One replayed operation: its public state and its latest private part (sealed), if any. */
@@ -395,6 +407,23 @@ final class OperationLog implements Closeable {
         out.writeBoolean(p.tenantKnown);
         out.writeInt(p.identifiers);
         out.writeInt(p.ledgerEpoch);
+        out.writeInt(p.approximateAbove);
+        out.writeBoolean(p.exactProbe);
+        out.writeInt(p.probes.size());
+        for (ProbeRun r : p.probes) {
+            out.writeUTF(r.collection());
+            out.writeBoolean(r.approximate());
+            out.writeUTF(r.index());
+            writeNullable(out, r.why());
+            out.writeInt(r.params().size());
+            for (Map.Entry<String, Integer> e : r.params().entrySet()) {
+                out.writeUTF(e.getKey());
+                out.writeInt(e.getValue());
+            }
+            out.writeLong(r.survivors());
+            out.writeLong(r.scored());
+            out.writeInt(r.exactFallbacks());
+        }
     }
 
     private static Public readPublic(DataInputStream in, int version) throws IOException {
@@ -450,6 +479,24 @@ final class OperationLog implements Closeable {
             p.tenantKnown = in.readBoolean();
             p.identifiers = in.readInt();
             p.ledgerEpoch = in.readInt();
+        }
+        if (version >= 3) {
+            p.approximateAbove = in.readInt();
+            p.exactProbe = in.readBoolean();
+            n = in.readInt();
+            for (int i = 0; i < n; i++) {
+                String collection = in.readUTF();
+                boolean approximate = in.readBoolean();
+                String index = in.readUTF();
+                String why = readNullable(in);
+                int np = in.readInt();
+                Map<String, Integer> params = new LinkedHashMap<>();
+                for (int j = 0; j < np; j++) {
+                    params.put(in.readUTF(), in.readInt());
+                }
+                p.probes.add(new ProbeRun(collection, approximate, index, why, params, in.readLong(), in.readLong(),
+                        in.readInt()));
+            }
         }
         return p;
     }

@@ -21,7 +21,8 @@ import java.util.Set;
 /**
  * VERIFYING: every surface proves its purge (the index's scoped integrity check, a byte scan of
  * the storage, the snapshots, each registered surface); the negative-space probe searches each
- * forgotten vector against every surviving record of the tenant; join keys and declared
+ * forgotten vector against every surviving record of the tenant (through a collection's index
+ * where the tenant is large there, see {@link CollectionEraser#probe}); join keys and declared
  * identifiers are looked up; the fence is shown to have held. Clean, the operation goes on to
  * seal; otherwise it rests in NEEDS_REVIEW, listing what was found.
  */
@@ -48,6 +49,7 @@ final class VerifyPhase {
         }
         List<SurfaceOutcome> outcomes = new ArrayList<>();
         List<Suspect> suspects = new ArrayList<>();
+        List<ProbeRun> probes = new ArrayList<>();
         Set<String> removedIds = new HashSet<>();
         all.forEach(r -> removedIds.add(r.record().id()));
         Set<String> joinNames = new HashSet<>(removedIds);
@@ -76,7 +78,11 @@ final class VerifyPhase {
                 }
             }
             leaked += c.recordsInScope(tenant, op.scopeTest(c.name()), op.subjectHint()).size();
-            suspects.addAll(c.probe(tenant, all, op.pub.threshold));
+            CollectionEraser.Probe probe = c.probe(tenant, all, op.pub.threshold, op.pub.approximateAbove, op.pub.exactProbe);
+            suspects.addAll(probe.suspects());
+            if (probe.run() != null) {
+                probes.add(probe.run());
+            }
             suspects.addAll(c.lexicalProbe(tenant, all));
             suspects.addAll(c.joinKeys(tenant, joinNames, derivedNames(op.secret.removed, c.name()), identifiers));
         }
@@ -121,6 +127,8 @@ final class VerifyPhase {
         synchronized (ctx.monitor) {
             op.pub.surfaces.clear();
             op.pub.surfaces.addAll(outcomes);
+            op.pub.probes.clear();
+            op.pub.probes.addAll(probes);
             op.secret.suspects.clear();
             op.secret.suspects.addAll(found);
             op.pub.suspects = found.size();
