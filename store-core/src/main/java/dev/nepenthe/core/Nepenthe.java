@@ -9,6 +9,7 @@ import dev.nepenthe.core.forget.ForgetOperation;
 import dev.nepenthe.core.forget.ForgetRequest;
 import dev.nepenthe.core.forget.ForgetScope;
 import dev.nepenthe.core.forget.LegalHold;
+import dev.nepenthe.core.forget.Readmission;
 import dev.nepenthe.core.index.IndexConfig;
 import dev.nepenthe.core.internal.crypto.KeyedHash;
 import dev.nepenthe.core.internal.crypto.Keystore;
@@ -579,6 +580,57 @@ public final class Nepenthe implements AutoCloseable {
      */
     public List<LegalHold> holds() {
         return protocol.holds();
+    }
+
+    /**
+     * Re-admits a subject, or record ids, that sealed forgets fenced: from when this returns,
+     * writes in the scope that the forgets refused (with a {@link
+     * dev.nepenthe.core.forget.ForgottenScopeException}) are accepted, and stored as new
+     * records. Nothing from before the forgets comes back: every collection takes a version floor (journaled), and
+     * reconciliation at every open still removes a record the lifted fences name whose version is
+     * below it (a restored snapshot, a lost journal). The forgets' receipts and ledger entries are
+     * untouched and still verify; the re-admission is a ledger entry of its own (keyed hashes of
+     * tenant and scope, the reason code, the time, the operations whose fences it lifted).
+     *
+     * <p>A subject re-admission lifts every fence its sealed subject forgets left: the subject's,
+     * and those of the records they removed (their ids may be written again). Record ids forgotten
+     * one by one (a {@link ForgetScope#records} forget, or a record another forget removed) may be
+     * re-admitted by id, in every collection; a subject's fence then stays, so a record of a
+     * subject still forgotten is refused whatever its id. Source and metadata forgets leave fences
+     * that stay: forget by id or subject what may come back.
+     *
+     * <p>Costs, on the caller's thread: two fsynced writes of the operation log, in every
+     * collection the writer mutex and one fsynced journal entry, and one ledger append.
+     *
+     * @param tenant the tenant
+     * @param scope a {@link ForgetScope#subject} or {@link ForgetScope#records} scope
+     * @param reasonCode why, as a code (see {@link ForgetRequest#checkReasonCode})
+     * @return the re-admission, complete, with its ledger entry
+     * @throws IllegalArgumentException if the scope is a source or a filter, the reason code is
+     *     not a code, or no sealed forget fences the scope (or its fences are lifted already); the
+     *     message names the scope by its keyed hash, never the subject or an id
+     * @throws IllegalStateException if a forget of the scope is not sealed yet, the evidence
+     *     ledger is damaged, or the store is closed
+     * @throws java.io.UncheckedIOException if recording it failed; if its intent was recorded,
+     *     the next open finishes it
+     */
+    public Readmission readmit(String tenant, ForgetScope scope, String reasonCode) {
+        ensureOpen();
+        try {
+            return protocol.readmit(tenant, scope, reasonCode);
+        } catch (IOException e) {
+            throw new UncheckedIOException("re-admission failed; if its intent was recorded, the next open finishes it", e);
+        }
+    }
+
+    /**
+     * Every re-admission the store has recorded, oldest first (a pending one, which the next open
+     * finishes, has no ledger entry yet). Held in memory: no I/O.
+     *
+     * @return the re-admissions
+     */
+    public List<Readmission> readmissions() {
+        return protocol.readmissions();
     }
 
     /**

@@ -12,8 +12,9 @@ import java.util.Objects;
 /**
  * One stored item: an id unique within its tenant, the subject (the person an erasure request
  * names; null for records about nobody), an optional source reference, the vector, optional
- * text, metadata, and the ids of the records it was derived from (a summary names its sources,
- * so forgetting a source can reach the summary).
+ * text, metadata, and the records it was derived from (a summary names its sources, so
+ * forgetting a source can reach the summary): ids in the same collection, or
+ * {@code "@<collection>/<id>"} in another collection of the tenant.
  *
  * <p>Metadata values are {@link String}, {@link Long}, {@link Double} or {@link Boolean};
  * the builder widens {@code Integer}, {@code Short} and {@code Float}. Immutable: the vector is
@@ -370,9 +371,13 @@ public final class VectorRecord {
         }
 
         /**
-         * Adds the ids of records this one was made from (same tenant).
+         * Adds the records this one was made from, in the record's tenant: a plain id names a
+         * record of the same collection, {@code "@<collection>/<id>"} one in another collection
+         * (see {@link #derivedFromRecordIn}). Forgetting a source reaches this record, across
+         * collections too. An entry starting with '@' that is not such a reference, or that names
+         * a tenant ({@code "@<tenant>:<collection>/<id>"}), is refused when the record is stored.
          *
-         * @param ids the source records' ids
+         * @param ids the source records' ids or references
          * @return this builder
          * @throws NullPointerException if an id is null
          */
@@ -381,9 +386,9 @@ public final class VectorRecord {
         }
 
         /**
-         * Adds the ids of records this one was made from (same tenant).
+         * Adds the records this one was made from, as {@link #derivedFrom(String...)} does.
          *
-         * @param ids the source records' ids
+         * @param ids the source records' ids or references
          * @return this builder
          * @throws NullPointerException if an id is null (the ids before it are kept)
          */
@@ -391,6 +396,27 @@ public final class VectorRecord {
             for (String s : ids) {
                 derivedFrom.add(Objects.requireNonNull(s, "derivedFrom ids must not be null"));
             }
+            return this;
+        }
+
+        /**
+         * Adds a source in another collection of the record's tenant: the entry
+         * {@code "@<collection>/<id>"}. A forget of the source removes this record too (or holds it
+         * for regeneration, as this record's collection's provenance policy says).
+         *
+         * @param collection the source's collection: 1 to 64 letters, digits, '_' or '-' (it need
+         *     not exist yet; a reference is followed once it does)
+         * @param id the source's id in that collection, not blank
+         * @return this builder
+         * @throws IllegalArgumentException if the collection name or the id is malformed
+         * @throws NullPointerException if either is null
+         */
+        public Builder derivedFromRecordIn(String collection, String id) {
+            Objects.requireNonNull(collection, "derivedFrom collection");
+            Objects.requireNonNull(id, "derivedFrom id");
+            String ref = dev.nepenthe.core.internal.engine.DerivedFromRef.spell(collection, id);
+            dev.nepenthe.core.internal.engine.DerivedFromRef.checkReference(ref, "derivedFrom");
+            derivedFrom.add(ref);
             return this;
         }
 

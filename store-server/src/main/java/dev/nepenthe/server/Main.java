@@ -3,6 +3,7 @@ package dev.nepenthe.server;
 import dev.nepenthe.server.cli.DemoCommand;
 import dev.nepenthe.server.cli.ForgetCommand;
 import dev.nepenthe.server.cli.IngestCommand;
+import dev.nepenthe.server.cli.ReadmitCommand;
 import dev.nepenthe.server.cli.RestoreCommand;
 import dev.nepenthe.server.cli.SearchCommand;
 import dev.nepenthe.server.cli.ServeCommand;
@@ -25,7 +26,7 @@ import picocli.CommandLine.Option;
 @Command(name = "nepenthe", mixinStandardHelpOptions = true, version = "nepenthe 0.1.0",
         description = "A vector store that can truly forget. With no command: the demo.",
         subcommands = {DemoCommand.class, ServeCommand.class, IngestCommand.class, SearchCommand.class,
-            ForgetCommand.class, StatusCommand.class, SnapshotCommand.class, RestoreCommand.class,
+            ForgetCommand.class, ReadmitCommand.class, StatusCommand.class, SnapshotCommand.class, RestoreCommand.class,
             TokenCommand.class, VerifyReceiptCommand.class, VerifyLedgerCommand.class, CommandLine.HelpCommand.class},
         exitCodeListHeading = "%nExit status:%n",
         exitCodeList = {"0:done; a check that held, an operation that sealed",

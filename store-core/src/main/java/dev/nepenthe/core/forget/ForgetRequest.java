@@ -23,9 +23,12 @@ import java.util.regex.Pattern;
  *     looks for in the metadata and text of every surviving record of the tenant (a record that
  *     names them is a suspect). Held like the scope: sealed under the operation's own key and
  *     destroyed when it seals; evidence holds only their number. Empty by default.
+ * @param exactProbe true runs the exact negative-space probe in every collection, even where the
+ *     store's {@link ProbePolicy} would search the index for large tenants; false (the default)
+ *     follows the policy. The receipt says which probe ran where.
  */
 public record ForgetRequest(String tenant, ForgetScope scope, String idempotencyKey, String reasonCode,
-        Double probeThreshold, ErasureLevel level, List<String> identifiers) {
+        Double probeThreshold, ErasureLevel level, List<String> identifiers, boolean exactProbe) {
 
     /** Most identifiers one request may declare. */
     public static final int MAX_IDENTIFIERS = 64;
@@ -68,6 +71,23 @@ public record ForgetRequest(String tenant, ForgetScope scope, String idempotency
             throw new IllegalArgumentException("forget request probe threshold: expected a cosine in (-1, 1], got "
                     + probeThreshold);
         }
+    }
+
+    /**
+     * A request that follows the store's probe policy on which probe runs.
+     *
+     * @param tenant the tenant
+     * @param scope what to forget
+     * @param idempotencyKey the caller's request id
+     * @param reasonCode why, as a code
+     * @param probeThreshold a tighter probe threshold, or null for the store's
+     * @param level repair in place or rebuild
+     * @param identifiers names, emails or phone numbers the subject is known by
+     * @throws IllegalArgumentException as the canonical constructor does
+     */
+    public ForgetRequest(String tenant, ForgetScope scope, String idempotencyKey, String reasonCode,
+            Double probeThreshold, ErasureLevel level, List<String> identifiers) {
+        this(tenant, scope, idempotencyKey, reasonCode, probeThreshold, level, identifiers, false);
     }
 
     /**
@@ -136,7 +156,7 @@ public record ForgetRequest(String tenant, ForgetScope scope, String idempotency
      * @return a new request
      */
     public ForgetRequest inTenant(String t) {
-        return new ForgetRequest(t, scope, idempotencyKey, reasonCode, probeThreshold, level, identifiers);
+        return new ForgetRequest(t, scope, idempotencyKey, reasonCode, probeThreshold, level, identifiers, exactProbe);
     }
 
     /**
@@ -148,18 +168,19 @@ public record ForgetRequest(String tenant, ForgetScope scope, String idempotency
      * @throws IllegalArgumentException if there are too many or one has the wrong length
      */
     public ForgetRequest withIdentifiers(List<String> ids) {
-        return new ForgetRequest(tenant, scope, idempotencyKey, reasonCode, probeThreshold, level, ids);
+        return new ForgetRequest(tenant, scope, idempotencyKey, reasonCode, probeThreshold, level, ids, exactProbe);
     }
 
     /**
      * Identifiers are personal data: they never appear in a request's string form.
      *
-     * @return the tenant, scope kind, reason code, threshold, level and number of identifiers
+     * @return the tenant, scope kind, reason code, threshold, level, number of identifiers and probe choice
      */
     @Override
     public String toString() {
         return "ForgetRequest[tenant=" + tenant + ", scope=" + scope.kind() + ", reasonCode=" + reasonCode
-                + ", probeThreshold=" + probeThreshold + ", level=" + level + ", identifiers=" + identifiers.size() + "]";
+                + ", probeThreshold=" + probeThreshold + ", level=" + level + ", identifiers=" + identifiers.size()
+                + ", exactProbe=" + exactProbe + "]";
     }
 
     /**
@@ -171,7 +192,7 @@ public record ForgetRequest(String tenant, ForgetScope scope, String idempotency
      * @throws IllegalArgumentException if the threshold is outside (-1, 1]
      */
     public ForgetRequest withProbeThreshold(double threshold) {
-        return new ForgetRequest(tenant, scope, idempotencyKey, reasonCode, threshold, level, identifiers);
+        return new ForgetRequest(tenant, scope, idempotencyKey, reasonCode, threshold, level, identifiers, exactProbe);
     }
 
     /**
@@ -181,6 +202,17 @@ public record ForgetRequest(String tenant, ForgetScope scope, String idempotency
      * @return a new request
      */
     public ForgetRequest withLevel(ErasureLevel l) {
-        return new ForgetRequest(tenant, scope, idempotencyKey, reasonCode, probeThreshold, l, identifiers);
+        return new ForgetRequest(tenant, scope, idempotencyKey, reasonCode, probeThreshold, l, identifiers, exactProbe);
+    }
+
+    /**
+     * This request with the exact probe in every collection, whatever the store's policy says
+     * about large tenants (see {@link ProbePolicy}): slower where the tenant is large, and it
+     * cannot miss a survivor the index would not have found.
+     *
+     * @return a new request
+     */
+    public ForgetRequest withExactProbe() {
+        return new ForgetRequest(tenant, scope, idempotencyKey, reasonCode, probeThreshold, level, identifiers, true);
     }
 }

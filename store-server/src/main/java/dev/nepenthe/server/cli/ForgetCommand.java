@@ -70,6 +70,10 @@ public final class ForgetCommand implements Callable<Integer> {
     @Option(names = "--rebuild", description = "Rebuild the affected indexes from the survivors instead of repairing in place.")
     boolean rebuild;
 
+    @Option(names = "--exact-probe", description = "Compare every forgotten vector with every survivor, also where the"
+            + " server's probe policy would search a large tenant through the index.")
+    boolean exactProbe;
+
     @Option(names = "--identifier", paramLabel = "NAME",
             description = "A name, email or number of the subject to look for in what survives; repeatable.")
     List<String> identifiers = new ArrayList<>();
@@ -81,7 +85,8 @@ public final class ForgetCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         PrintWriter out = spec.commandLine().getOut();
         ForgetRequest.Builder r = ForgetRequest.newBuilder().setScope(scope()).setReasonCode(reason)
-                .setLevel(rebuild ? ErasureLevel.REBUILD : ErasureLevel.REPAIR).addAllIdentifiers(identifiers);
+                .setLevel(rebuild ? ErasureLevel.REBUILD : ErasureLevel.REPAIR).addAllIdentifiers(identifiers)
+                .setExactProbe(exactProbe);
         if (threshold != null) {
             r.setProbeThreshold(threshold);
         }

@@ -14,7 +14,8 @@ import java.io.StringReader;
  * {@code vector} (array of numbers), and optionally {@code subject}, {@code text} (strings),
  * {@code metadata} (an object of strings, numbers and booleans; a number without a fraction or
  * exponent is an integer), {@code source} ({@code {"kind", "id", "version"}}) and
- * {@code derivedFrom} (array of record ids). A null optional field counts as absent.
+ * {@code derivedFrom} (array of record ids, or {@code "@<collection>/<id>"} for a record in another
+ * collection). A null optional field counts as absent.
  *
  * <p>Strict on purpose: an unknown field (a typo such as {@code "vectors"}), a value of the wrong
  * type, or anything after the object is refused with an {@link IllegalArgumentException} naming

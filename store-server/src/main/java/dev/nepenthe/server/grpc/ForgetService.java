@@ -15,6 +15,7 @@ import dev.nepenthe.grpc.v1.Operation;
 import dev.nepenthe.grpc.v1.PlaceHoldRequest;
 import dev.nepenthe.grpc.v1.PublicKey;
 import dev.nepenthe.grpc.v1.PublicKeyRequest;
+import dev.nepenthe.grpc.v1.ReadmitRequest;
 import dev.nepenthe.grpc.v1.ReceiptCheck;
 import dev.nepenthe.grpc.v1.VerifyLedgerRequest;
 import dev.nepenthe.grpc.v1.VerifyReceiptRequest;
@@ -49,7 +50,7 @@ final class ForgetService extends ForgetGrpc.ForgetImplBase {
             ForgetRequest r = new ForgetRequest(Caller.current().tenant(), Protos.scope(request.getScope()),
                     request.getIdempotencyKey(), request.getReasonCode(),
                     request.hasProbeThreshold() ? request.getProbeThreshold() : null, Protos.level(request.getLevel()),
-                    request.getIdentifiersList());
+                    request.getIdentifiersList(), request.getExactProbe());
             return Protos.operation(store.forget(r));
         });
     }
@@ -123,6 +124,14 @@ final class ForgetService extends ForgetGrpc.ForgetImplBase {
             store.holds().stream().filter(h -> h.tenant().equals(tenant)).forEach(h -> b.addHolds(Protos.hold(h)));
             return b.build();
         });
+    }
+
+    @Override
+    public void readmit(ReadmitRequest request, StreamObserver<dev.nepenthe.grpc.v1.Readmission> out) {
+        // In the caller's tenant only: another tenant's forgets fence nothing here, so a scope
+        // only they forgot is "not fenced", exactly as one nobody forgot.
+        Statuses.unary(out, () -> Protos.readmission(store.readmit(Caller.current().tenant(),
+                Protos.scope(request.getScope()), request.getReasonCode())));
     }
 
     @Override

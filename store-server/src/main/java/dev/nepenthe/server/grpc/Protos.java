@@ -323,6 +323,17 @@ final class Protos {
         return b.build();
     }
 
+    static dev.nepenthe.grpc.v1.Readmission readmission(dev.nepenthe.core.forget.Readmission r) {
+        dev.nepenthe.grpc.v1.Readmission.Builder b = dev.nepenthe.grpc.v1.Readmission.newBuilder().setId(r.id())
+                .setScopeKind(r.scopeKind()).setScopeHash(r.scopeHash()).setReasonCode(r.reasonCode())
+                .setAtMicros(r.at().getEpochSecond() * 1_000_000L + r.at().getNano() / 1000)
+                .addAllForgetOperations(r.forgetOperations());
+        if (r.ledgerEntry() != null) {
+            b.setLedgerSeq(r.ledgerEntry().seq()).setLedgerHash(r.ledgerEntry().hash());
+        }
+        return b.build();
+    }
+
     static dev.nepenthe.grpc.v1.LegalHold hold(LegalHold h) {
         return dev.nepenthe.grpc.v1.LegalHold.newBuilder().setId(h.id()).setScopeKind(h.scopeKind())
                 .setScopeHash(h.scopeHash()).setReasonCode(h.reasonCode()).setPlacedAtMillis(h.placedAt().toEpochMilli())

@@ -2,6 +2,7 @@ package dev.nepenthe.server.cli;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.nepenthe.core.CollectionSpec;
@@ -297,6 +298,46 @@ class ClientCommandsTest {
     }
 
     @Test
+    void readmitLiftsTheFenceAndVerifyLedgerStillAcceptsTheLedgerAndTheForgetsReceipt() throws IOException {
+        store.createCollection(CollectionSpec.of("notes", DIM, Metric.COSINE));
+        // Along the axes, each way: no two records at cosine above 0, so the probe finds no suspect.
+        for (int i = 0; i < 10; i++) {
+            float[] v = new float[DIM];
+            v[i % DIM] = i < DIM ? 1 : -1;
+            store.collection("notes").upsert(VectorRecord.builder("r" + i).tenant(TENANT)
+                    .subject(i < 3 ? "alice" : "bob").vector(v).build());
+        }
+        Random r = new Random(5);
+        Path receipt = tmp.resolve("receipt.txt");
+        Run forget = client("forget", "--subject", "alice", "--reason", "gdpr-art17", "--exact-probe", "--receipt-out",
+                receipt.toString());
+        assertEquals(0, forget.exit(), forget.out() + forget.err());
+        assertTrue(Files.readString(receipt).contains("\"exactForced\":true"), Files.readString(receipt));
+        String id = forget.out().lines().filter(l -> l.startsWith("operation ")).findFirst().orElseThrow().split("[ :]")[1];
+        VectorRecord back = VectorRecord.builder("r0").tenant(TENANT).subject("alice").vector(vector(r)).build();
+        assertThrows(dev.nepenthe.core.forget.ForgottenScopeException.class, () -> store.collection("notes").upsert(back));
+
+        Run readmit = client("readmit", "--subject", "alice", "--reason", "consent-renewed");
+        assertEquals(0, readmit.exit(), readmit.out() + readmit.err());
+        assertTrue(readmit.out().contains("fences lifted of forget operations: " + id), readmit.out());
+        assertTrue(readmit.out().startsWith("readmission " + store.readmissions().get(0).id() + ": subject"), readmit.out());
+        store.collection("notes").upsert(back);
+        assertTrue(store.collection("notes").get(TENANT, "r0").isPresent());
+
+        Run twice = client("readmit", "--subject", "alice", "--reason", "consent-renewed");
+        assertEquals(Main.FAILED, twice.exit());
+        assertEquals(1, twice.errLines().size(), twice.err());
+        assertTrue(twice.err().contains("INVALID_ARGUMENT") && twice.err().contains("lifted already"), twice.err());
+        assertFalse(twice.err().contains("alice"), "the subject never appears in an error");
+
+        Path pem = tmp.resolve("public.pem");
+        Files.writeString(pem, store.publicKeyPem());
+        Path ledger = tmp.resolve("keys").resolve("evidence").resolve("ledger.bin");
+        Run verified = nepenthe("verify-ledger", ledger.toString(), pem.toString(), receipt.toString());
+        assertEquals(0, verified.exit(), verified.out() + verified.err());
+    }
+
+    @Test
     void statusShowsHealthAndTheCallersCounts() {
         store.createCollection(CollectionSpec.of("notes", DIM, Metric.L2));
         store.collection("notes").upsert(VectorRecord.builder("a").tenant(TENANT).vector(vector(new Random(5))).build());
@@ -407,7 +448,8 @@ class ClientCommandsTest {
 
     @Test
     void everyClientCommandHasHelp() {
-        for (String c : List.of("ingest", "search", "forget", "status", "snapshot", "restore", "verify-receipt")) {
+        for (String c : List.of("ingest", "search", "forget", "readmit", "status", "snapshot", "restore",
+                "verify-receipt")) {
             Run run = nepenthe(c, "--help");
             assertEquals(0, run.exit(), c);
             assertTrue(run.out().contains("Usage: nepenthe " + c), run.out());

@@ -280,6 +280,76 @@ class GrpcServerTest {
     }
 
 
+    /**
+     * Re-admission over gRPC, in the caller's tenant only: after acme's forget of alice seals, her
+     * writes are refused until acme re-admits her; globex, which forgot no alice, has nothing to
+     * re-admit; the forget's receipt still verifies and the ledger still holds.
+     */
+    @Test
+    void readmitLiftsTheFencesOfTheCallersSealedForgetsOnly() throws Exception {
+        createNotes();
+        records(acmeToken).upsert(UpsertRequest.newBuilder().setCollection("notes")
+                .addRecords(rec("a1", "alice", 1, 0, 0, 0)).addRecords(rec("b1", "bob", 0, 1, 0, 0)).build());
+        Operation marked = forget(acmeToken).forget(ForgetRequest.newBuilder()
+                .setScope(ForgetScope.newBuilder().setSubject("alice")).setIdempotencyKey("ticket-r")
+                .setReasonCode("gdpr-art17").setExactProbe(true).build());
+        var sealed = store.awaitOperation(marked.getId(), java.time.Duration.ofSeconds(60));
+        assertEquals("SEALED", sealed.state().name(), sealed.note());
+        assertTrue(sealed.receipt().contains("\"exactForced\":true"), "exact_probe reaches the request: " + sealed.receipt());
+        UpsertRequest again = UpsertRequest.newBuilder().setCollection("notes").addRecords(rec("a1", "alice", 0, 0, 1, 0))
+                .build();
+        assertEquals(Status.Code.FAILED_PRECONDITION, code(() -> records(acmeToken).upsert(again)));
+
+        dev.nepenthe.grpc.v1.ReadmitRequest readmitAlice = dev.nepenthe.grpc.v1.ReadmitRequest.newBuilder()
+                .setScope(ForgetScope.newBuilder().setSubject("alice")).setReasonCode("consent-renewed").build();
+        StatusRuntimeException nothing = failure(() -> forget(globexToken).readmit(readmitAlice));
+        assertEquals(Status.Code.INVALID_ARGUMENT, nothing.getStatus().getCode());
+        assertFalse(nothing.getStatus().getDescription().contains("alice"), nothing.getStatus().getDescription());
+        assertEquals(Status.Code.INVALID_ARGUMENT, code(() -> forget(acmeToken).readmit(readmitAlice.toBuilder()
+                .setScope(ForgetScope.newBuilder().setSource(ForgetScope.Source.newBuilder().setKind("doc").setId("d1")))
+                .build())));
+        assertEquals(Status.Code.FAILED_PRECONDITION, code(() -> records(acmeToken).upsert(again)), "still fenced");
+
+        dev.nepenthe.grpc.v1.Readmission r = forget(acmeToken).readmit(readmitAlice);
+        assertEquals(List.of(marked.getId()), r.getForgetOperationsList());
+        assertEquals("subject", r.getScopeKind());
+        assertEquals(marked.getScopeHash(), r.getScopeHash());
+        assertEquals(store.readmissions().get(0).ledgerEntry().hash(), r.getLedgerHash());
+        assertEquals(1, records(acmeToken).upsert(again).getUpserted());
+        assertEquals(List.of(0f, 0f, 1f, 0f), records(acmeToken).get(GetRequest.newBuilder().setCollection("notes")
+                .setId("a1").build()).getRecord().getVectorList());
+        assertEquals(Status.Code.INVALID_ARGUMENT, code(() -> forget(acmeToken).readmit(readmitAlice)), "once only");
+        assertTrue(forget(acmeToken).verifyReceipt(VerifyReceiptRequest.newBuilder().setReceipt(sealed.receipt()).build())
+                .getOk());
+        LedgerVerification ledger = forget(operatorToken).verifyLedger(VerifyLedgerRequest.getDefaultInstance());
+        assertTrue(ledger.getOk(), ledger.getProblem());
+    }
+
+    /** A derivedFrom reference to another collection is followed by a forget; one naming a tenant is refused. */
+    @Test
+    void aReferenceToAnotherCollectionIsFollowedAndOneNamingATenantIsRefused() throws Exception {
+        createNotes();
+        collections(operatorToken).create(CreateCollectionRequest.newBuilder().setSpec(CollectionSpec.newBuilder()
+                .setName("summaries").setDimension(DIM).setMetric(Metric.COSINE)).build());
+        records(acmeToken).upsert(UpsertRequest.newBuilder().setCollection("notes")
+                .addRecords(rec("a1", "alice", 1, 0, 0, 0)).build());
+        records(acmeToken).upsert(UpsertRequest.newBuilder().setCollection("summaries")
+                .addRecords(rec("s1", "", 0, 1, 0, 0).toBuilder().addDerivedFrom("@notes/a1")).build());
+        StatusRuntimeException refused = failure(() -> records(acmeToken).upsert(UpsertRequest.newBuilder()
+                .setCollection("summaries").addRecords(rec("s2", "", 0, 0, 1, 0).toBuilder()
+                        .addDerivedFrom("@globex:notes/a1")).build()));
+        assertEquals(Status.Code.INVALID_ARGUMENT, refused.getStatus().getCode());
+        assertTrue(refused.getStatus().getDescription().contains("expected a record of the record's own tenant"),
+                refused.getStatus().getDescription());
+        Operation marked = forget(acmeToken).forget(ForgetRequest.newBuilder()
+                .setScope(ForgetScope.newBuilder().setSubject("alice")).setIdempotencyKey("ticket-x")
+                .setReasonCode("gdpr-art17").build());
+        var sealed = store.awaitOperation(marked.getId(), java.time.Duration.ofSeconds(60));
+        assertEquals(java.util.Map.of("notes", 1, "summaries", 1), sealed.recordsForgotten());
+        assertEquals(Status.Code.NOT_FOUND, code(() -> records(acmeToken).get(GetRequest.newBuilder()
+                .setCollection("summaries").setId("s1").build())));
+    }
+
     @Test
     void aTokenNeverReachesAnotherTenant() {
         createNotes();

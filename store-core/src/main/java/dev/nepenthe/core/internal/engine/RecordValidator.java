@@ -40,6 +40,10 @@ final class RecordValidator {
                 throw new IllegalArgumentException("record " + i + " of the batch is null");
             }
             validate(r, "record " + i + " of the batch");
+            for (int j = 0; j < r.derivedFrom().size(); j++) {
+                // Here and not in validate: a stored record may hold an entry from before references.
+                DerivedFromRef.check(r.derivedFrom().get(j), "derivedFrom[" + j + "]", "record " + i + " of the batch");
+            }
             Integer first = seen.putIfAbsent(List.of(r.tenant(), r.id()), i);
             if (first != null) {
                 throw new IllegalArgumentException("records " + first + " and " + i
@@ -82,7 +86,9 @@ final class RecordValidator {
             }
         }
         for (int i = 0; i < r.derivedFrom().size(); i++) {
-            checkString(r.derivedFrom().get(i), "derivedFrom[" + i + "]", MAX_ID_BYTES, where);
+            String d = r.derivedFrom().get(i);
+            boolean reference = !d.isEmpty() && d.charAt(0) == DerivedFromRef.MARK;
+            checkString(d, "derivedFrom[" + i + "]", MAX_ID_BYTES + (reference ? DerivedFromRef.MAX_PREFIX_BYTES : 0), where);
         }
     }
 

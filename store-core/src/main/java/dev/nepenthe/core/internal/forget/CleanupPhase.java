@@ -18,12 +18,13 @@ import org.roaringbitmap.RoaringBitmap;
 
 /**
  * CLEANUP, for a batch of operations of one tenant (see {@link BatchQueue}): removes each
- * operation's scope and provenance closure from every collection (every operation's probe
- * vectors saved durably first), with one removal per collection for the whole batch (one
- * journal entry and log append, one index removal with repair, one rewrite of the segments),
- * one index residue purge (or rebuild at REBUILD) and one text merge per collection; then
- * purges registered snapshots and every registered surface for each operation, and records
- * what each operation's own records were.
+ * operation's scope and provenance closure from every collection, across collections where
+ * {@code derivedFrom} names a record in another (every operation's probe vectors saved durably
+ * first), with one removal per collection for the whole batch (one journal entry and log
+ * append, one index removal with repair, one rewrite of the segments), one index residue purge
+ * (or rebuild at REBUILD) and one text merge per collection; then purges registered snapshots
+ * and every registered surface for each operation, and records what each operation's own
+ * records were.
  */
 final class CleanupPhase {
 
@@ -67,13 +68,9 @@ final class CleanupPhase {
                     && (!ctx.onItsOwn(op, () -> free[0] = holds.checkHolds(op)) || !free[0])) {
                 continue; // held (saved with its evidence), or stopped on a failure of its own
             }
-            Map<String, CollectionEraser.Resolved> mine = new LinkedHashMap<>();
+            Map<String, CollectionEraser.Resolved> mine = resolveAcrossCollections(op, cs, taken);
             int n = 0;
-            for (CollectionEraser c : cs) {
-                CollectionEraser.Resolved r = c.resolve(op.pub.id, op.pub.tenant, op.scopeTest(c.name()), op.subjectHint(),
-                        c.engine().spec().provenance() == CollectionSpec.Provenance.CASCADE,
-                        taken.getOrDefault(c.name(), NONE));
-                mine.put(c.name(), r);
+            for (CollectionEraser.Resolved r : mine.values()) {
                 n += r.entries().size();
             }
             if (!admitted.isEmpty() && records + n > BatchQueue.MAX_RECORDS) {
@@ -116,6 +113,9 @@ final class CleanupPhase {
                 }
             }
             ctx.saveAll(saved, true);
+            // Writes deriving from what is about to go are refused from here, in every
+            // collection, not only once the cleanup is done.
+            ctx.refreshFences();
         }
         ForgetCrash.point("cleanup-before-delete");
         // 3. One removal per collection for the whole batch.
@@ -211,5 +211,72 @@ final class CleanupPhase {
             }
         }
         return out;
+    }
+
+    /**
+     * One operation's scope and provenance closure in every collection, resolved (nothing is
+     * deleted yet). The closure crosses collections ({@code "@<collection>/<id>"} in
+     * {@code derivedFrom}): a collection is resolved again while one of its records names a
+     * record resolved or held elsewhere since its last pass, so a chain A, B, A takes three
+     * passes and an operation without references one (plus a lookup per record it resolved in
+     * each collection). A resumed operation starts from what it removed and holds already.
+     *
+     * @param taken per collection, what older operations of the batch resolved
+     * @return per collection, everything this operation resolved there over all passes
+     */
+    private Map<String, CollectionEraser.Resolved> resolveAcrossCollections(LiveOperation op, List<CollectionEraser> cs,
+            Map<String, RoaringBitmap> taken) throws IOException {
+        Set<String> reached = new HashSet<>();
+        synchronized (ctx.monitor) {
+            op.secret.removed.forEach(f -> reached.add(f.collection() + '\0' + f.removed().record().id()));
+            op.secret.suspects.stream().filter(s -> s.reason().equals("regeneration-required"))
+                    .forEach(s -> reached.add(s.collection() + '\0' + s.recordId()));
+        }
+        Map<String, CollectionEraser.Resolved> mine = new LinkedHashMap<>();
+        Map<String, RoaringBitmap> resolvedHere = new HashMap<>();
+        List<CollectionEraser> pass = cs;
+        while (!pass.isEmpty()) {
+            Set<String> grown = new HashSet<>();
+            for (CollectionEraser c : pass) {
+                RoaringBitmap excluded = RoaringBitmap.or(taken.getOrDefault(c.name(), NONE),
+                        resolvedHere.getOrDefault(c.name(), NONE));
+                CollectionEraser.Resolved r = c.resolve(op.pub.id, op.pub.tenant, op.scopeTest(c.name()),
+                        op.subjectHint(), c.engine().spec().provenance() == CollectionSpec.Provenance.CASCADE,
+                        Set.copyOf(reached), excluded);
+                r.entries().forEach(e -> resolvedHere.computeIfAbsent(c.name(), k -> new RoaringBitmap()).add(e.ordinal()));
+                mine.merge(c.name(), r, CleanupPhase::merge);
+                for (String k : r.reached()) {
+                    if (reached.add(k)) {
+                        grown.add(k);
+                    }
+                }
+            }
+            List<CollectionEraser> again = new ArrayList<>();
+            if (!grown.isEmpty()) {
+                for (CollectionEraser c : cs) {
+                    if (c.derivesFromAny(op.pub.tenant, grown)) {
+                        again.add(c);
+                    }
+                }
+            }
+            pass = again;
+        }
+        return mine;
+    }
+
+    /** Two passes' resolutions in one collection: entries add up, a held record is listed once (the later pass's). */
+    private static CollectionEraser.Resolved merge(CollectionEraser.Resolved a, CollectionEraser.Resolved b) {
+        List<Entry> entries = new ArrayList<>(a.entries());
+        entries.addAll(b.entries());
+        List<CollectionEraser.Removed> removed = new ArrayList<>(a.removed());
+        removed.addAll(b.removed());
+        Map<String, dev.nepenthe.core.forget.Suspect> held = new LinkedHashMap<>();
+        a.heldForRegeneration().forEach(sp -> held.put(sp.recordId(), sp));
+        b.heldForRegeneration().forEach(sp -> held.put(sp.recordId(), sp));
+        // A record held in one pass and resolved for removal in a later one is not held.
+        entries.forEach(e -> held.remove(e.record().id()));
+        Set<String> reached = new HashSet<>(a.reached());
+        reached.addAll(b.reached());
+        return new CollectionEraser.Resolved(entries, removed, List.copyOf(held.values()), reached);
     }
 }

@@ -5,13 +5,19 @@ import dev.nepenthe.core.VectorRecord;
 import dev.nepenthe.core.forget.ErasureClass;
 import dev.nepenthe.core.forget.SurfaceOutcome;
 import dev.nepenthe.core.forget.Suspect;
+import dev.nepenthe.core.index.Accept;
 import dev.nepenthe.core.index.IntegrityReport;
+import dev.nepenthe.core.index.SearchParams;
+import dev.nepenthe.core.index.SearchResult;
 import dev.nepenthe.core.index.VectorIndex;
 import dev.nepenthe.core.internal.engine.CollectionEngine;
+import dev.nepenthe.core.internal.engine.DerivedFromRef;
 import dev.nepenthe.core.internal.engine.JoinKeys;
 import dev.nepenthe.core.internal.engine.RecordAccess;
 import dev.nepenthe.core.internal.engine.RecordCatalogue.Entry;
 import dev.nepenthe.core.internal.engine.RecordCatalogue;
+import dev.nepenthe.core.internal.index.BitmapAccept;
+import dev.nepenthe.core.internal.index.ExactIndex;
 import dev.nepenthe.core.internal.io.CrashPoints;
 import dev.nepenthe.core.internal.storage.CollectionStorage;
 import dev.nepenthe.core.internal.text.TextIndex;
@@ -27,8 +33,12 @@ import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.BiPredicate;
 import java.util.function.Predicate;
 import java.util.stream.IntStream;
 import org.roaringbitmap.RoaringBitmap;
@@ -67,10 +77,12 @@ final class CollectionEraser {
 
     /**
      * What a cleanup resolved for one operation in this collection, before anything is deleted:
-     * the catalogue entries to remove, the records as the probe keeps them, and the derived
-     * records held for regeneration.
+     * the catalogue entries to remove, the records as the probe keeps them, the derived records
+     * held for regeneration, and both as the forget engine keys records across collections
+     * ({@link DerivedFromRef#key}), for the other collections' closures.
      */
-    record Resolved(List<Entry> entries, List<Removed> removed, List<Suspect> heldForRegeneration) {}
+    record Resolved(List<Entry> entries, List<Removed> removed, List<Suspect> heldForRegeneration,
+            Set<String> reached) {}
 
     private final CollectionEngine engine;
     private final RecordCatalogue catalogue;
@@ -142,54 +154,62 @@ final class CollectionEraser {
     /**
      * The cleanup's first half for one operation: resolves the scope and its provenance closure
      * (records whose {@code derivedFrom} names a record in scope, transitively, within the
-     * tenant) and hides what it adds. With {@code cascade} false, derived records are not
-     * resolved for removal but hidden and returned as regeneration-required. The protocol saves
-     * the probe vectors durably, then {@link #remove}s the entries of every operation of its
-     * batch at once. Writes wait while it runs; reads go on (the records are hidden since the
-     * mark).
+     * tenant; a source in another collection counts when {@code reachedElsewhere} holds it) and
+     * hides what it adds. With {@code cascade} false, derived records are not resolved for
+     * removal but hidden and returned as regeneration-required. The protocol saves the probe
+     * vectors durably, then {@link #remove}s the entries of every operation of its batch at
+     * once. Writes wait while it runs; reads go on (the records are hidden since the mark).
      *
-     * @param taken ordinals that older operations of the same batch resolved: treated as removed
-     *     already, so a record two scopes name goes to the older operation, as it would if they
-     *     ran one after the other
+     * @param reachedElsewhere records this operation resolves or holds, in any collection, keyed
+     *     as {@link DerivedFromRef#key} keys them
+     * @param taken ordinals that older operations of the same batch resolved, or this operation
+     *     in an earlier pass: treated as removed already, so a record two scopes name goes to the
+     *     older operation, as it would if they ran one after the other
      */
     Resolved resolve(String operation, String tenant, Predicate<VectorRecord> inScope, String subject, boolean cascade,
-            RoaringBitmap taken) throws IOException {
+            Set<String> reachedElsewhere, RoaringBitmap taken) throws IOException {
         // The set cannot grow afterwards: writes in scope are refused by the fence, and records
         // deriving from the scope are too.
         List<Entry> resolved = new ArrayList<>();
         List<Removed> removed = new ArrayList<>();
         List<Suspect> held = new ArrayList<>();
+        Set<String> mine = new HashSet<>();
         writer.lock();
         try {
             engine.ensureOpen();
             RoaringBitmap doomed = catalogue.scopeOrdinals(tenant, inScope, subject);
             doomed.andNot(taken);
             RoaringBitmap derivedHeld = new RoaringBitmap();
-            Set<String> reached = new HashSet<>();
-            doomed.forEach((int ord) -> reached.add(catalogue.entry(ord).record().id()));
-            // Provenance closure: a fixpoint over the tenant's records that name sources.
+            Set<String> reached = new HashSet<>(reachedElsewhere);
+            doomed.forEach((int ord) -> reached.add(name + '\0' + catalogue.entry(ord).record().id()));
+            // Provenance closure: a fixpoint over the tenant's records that name sources, each
+            // source read once as the record it names (here or in another collection).
             List<Entry> deriving = new ArrayList<>();
+            List<String[]> sources = new ArrayList<>();
             RoaringBitmap tenantOrds = catalogue.tenantOrdinals(tenant);
             if (tenantOrds != null) {
                 RoaringBitmap.andNot(tenantOrds, taken).forEach((int ord) -> {
                     Entry e = catalogue.entry(ord);
                     if (!e.record().derivedFrom().isEmpty()) {
                         deriving.add(e);
+                        sources.add(e.record().derivedFrom().stream().map(d -> DerivedFromRef.read(d).key(name))
+                                .toArray(String[]::new));
                     }
                 });
             }
             boolean grew = true;
             while (grew) {
                 grew = false;
-                for (Entry e : deriving) {
+                for (int i = 0; i < deriving.size(); i++) {
+                    Entry e = deriving.get(i);
                     int ord = e.ordinal();
                     if (doomed.contains(ord) || derivedHeld.contains(ord)) {
                         continue;
                     }
-                    for (String src : e.record().derivedFrom()) {
+                    for (String src : sources.get(i)) {
                         if (reached.contains(src)) {
                             (cascade ? doomed : derivedHeld).add(ord);
-                            reached.add(e.record().id());
+                            reached.add(name + '\0' + e.record().id());
                             grew = true;
                             break;
                         }
@@ -198,10 +218,13 @@ final class CollectionEraser {
             }
             derivedHeld.forEach((int ord) -> {
                 VectorRecord r = catalogue.entry(ord).record();
-                List<String> surviving = r.derivedFrom().stream().filter(id -> !reached.contains(id)).toList();
-                String forgottenSource = r.derivedFrom().stream().filter(reached::contains).findFirst().orElse("");
+                List<String> surviving = r.derivedFrom().stream()
+                        .filter(d -> !reached.contains(DerivedFromRef.read(d).key(name))).toList();
+                String forgottenSource = r.derivedFrom().stream()
+                        .filter(d -> reached.contains(DerivedFromRef.read(d).key(name))).findFirst().orElse("");
                 held.add(new Suspect("regeneration-required", name, r.id(), Double.NaN,
                         forgottenSource + (surviving.isEmpty() ? "" : "; surviving sources: " + String.join(",", surviving))));
+                mine.add(name + '\0' + r.id());
             });
             if (!derivedHeld.isEmpty()) {
                 catalogue.hide(operation, derivedHeld);
@@ -212,6 +235,7 @@ final class CollectionEraser {
             for (int ord : doomed.toArray()) {
                 Entry e = catalogue.entry(ord);
                 resolved.add(e);
+                mine.add(name + '\0' + e.record().id());
                 String t = text == null ? null : e.record().text();
                 removed.add(new Removed(e.record(), ord, storage.versionOf(ord),
                         t == null ? List.of() : text.distinctiveTerms(t, PROBE_TERMS)));
@@ -219,7 +243,7 @@ final class CollectionEraser {
         } finally {
             writer.unlock();
         }
-        return new Resolved(resolved, removed, held);
+        return new Resolved(resolved, removed, held, mine);
     }
 
     /**
@@ -249,6 +273,37 @@ final class CollectionEraser {
             engine.removeFromReads(current, stamp);
             catalogue.publish(stamp);
             storage.purgeDeleted();
+        } finally {
+            writer.unlock();
+        }
+    }
+
+    /**
+     * Whether a record of the tenant here names, as {@code "@<collection>/<id>"}, one of these
+     * records of other collections (keyed as {@link DerivedFromRef#key} keys them): then this
+     * collection's provenance closure must be resolved again. Lookups in the catalogue's
+     * {@code derivedFrom} index, one per record.
+     */
+    boolean derivesFromAny(String tenant, Set<String> keys) {
+        writer.lock();
+        try {
+            engine.ensureOpen();
+            RoaringBitmap tenantOrds = catalogue.tenantOrdinals(tenant);
+            if (tenantOrds == null) {
+                return false;
+            }
+            for (String k : keys) {
+                int nul = k.indexOf('\0');
+                String collection = k.substring(0, nul);
+                if (collection.equals(name)) {
+                    continue; // this collection's own closure followed it already
+                }
+                RoaringBitmap b = catalogue.derivedFrom(DerivedFromRef.spell(collection, k.substring(nul + 1)));
+                if (b != null && RoaringBitmap.intersects(b, tenantOrds)) {
+                    return true;
+                }
+            }
+            return false;
         } finally {
             writer.unlock();
         }
@@ -494,27 +549,51 @@ final class CollectionEraser {
         }
     }
 
+    /** What the negative-space probe found in a collection, and which probe ran (null when it compared nothing). */
+    record Probe(List<Suspect> suspects, ProbeRun run) {}
+
+    /**
+     * Candidates the approximate probe first asks the index for, per forgotten vector. When the
+     * last of them is still at or above the threshold there may be more: it asks for four times
+     * as many, until the last falls below or the candidates would be the whole tenant (then that
+     * vector is compared with every survivor).
+     */
+    static final int PROBE_CANDIDATES = 64;
+    /**
+     * The approximate probe's beam: HNSW's {@code efSearch} (at least the candidates asked for),
+     * eight times the default; at 384 already HNSW's recall@10 is 0.997 on 150,000 real 384-d
+     * embeddings (BENCHMARKS.md).
+     */
+    static final int PROBE_EF = 512;
+    /** IVF-PQ lists probed (the index caps it at the lists it has): a quarter of 256 lists, four times the default. */
+    static final int PROBE_NPROBE = 64;
+    /** IVF-PQ candidates re-scored from full vectors (at least the candidates asked for). */
+    static final int PROBE_RERANK = 512;
+
     /**
      * The negative-space probe: every unhidden record of the tenant whose vector has cosine
-     * similarity at or above {@code threshold} with a forgotten vector. Exact, over every
-     * record (an approximate search could miss the one residue that matters); each record's
-     * vector compared with every probe while it is in cache. Takes no lock: it reads what
-     * searches read, so writes go on.
+     * similarity at or above {@code threshold} with a forgotten vector. Exact (each record
+     * compared with every probe while it is in cache) unless the tenant has more than
+     * {@code approximateAbove} records here, the collection ranks by cosine and its index is
+     * approximate, and the request did not force it: then each forgotten vector searches the
+     * collection's index over the tenant's unhidden records with a wide beam, and the candidates
+     * are scored exactly, so a suspect is always a true one and what the index misses is what
+     * the approximate probe can miss. Takes no lock: it reads what searches read, so writes go on.
      *
-     * @return suspects, best score first, at most one per surviving record
+     * @return suspects, best score first, at most one per surviving record, and which probe ran
      */
-    List<Suspect> probe(String tenant, List<Removed> probes, double threshold) {
+    Probe probe(String tenant, List<Removed> probes, double threshold, int approximateAbove, boolean exactForced) {
         engine.ensureOpen();
         RoaringBitmap tenantOrds = catalogue.publishedTenant(tenant);
         if (tenantOrds == null || probes.isEmpty()) {
-            return List.of();
+            return new Probe(List.of(), null);
         }
         int dim = engine.spec().dimension();
         // A zero vector has no direction, so no cosine: it cannot be near anything.
         List<Removed> same = probes.stream().filter(p -> RecordAccess.dimension(p.record()) == dim
                 && !isZero(RecordAccess.vectorUnsafe(p.record()))).toList();
         if (same.isEmpty()) {
-            return List.of();
+            return new Probe(List.of(), null);
         }
         VectorKernels kernels = Kernels.get();
         // The unit-length probes in one block: each record is scored against all of them in
@@ -525,9 +604,32 @@ final class CollectionEraser {
             System.arraycopy(unit, 0, probeBlock, i * dim, dim);
             Arrays.fill(unit, 0f); // copies of forgotten vectors are wiped, not left to the collector
         }
-        int[] ords = RoaringBitmap.andNot(tenantOrds, catalogue.hidden()).toArray();
+        RoaringBitmap visible = RoaringBitmap.andNot(tenantOrds, catalogue.hidden());
+        int survivors = visible.getCardinality();
+        VectorIndex idx = engine.index();
+        String why = exactForced ? "forced by the request"
+                : survivors <= approximateAbove ? "the tenant has " + survivors + " records here; the policy searches the"
+                        + " index above " + approximateAbove
+                : idx.kind().equals(ExactIndex.KIND) ? "the index is exact: searching it costs what the exact probe costs"
+                : engine.spec().metric() != Metric.COSINE ? "metric " + engine.spec().metric() + ": the index does not rank"
+                        + " by cosine"
+                : null;
+        try {
+            if (why != null) {
+                List<Suspect> found = scan(visible.toArray(), probeBlock, same, threshold, kernels, dim);
+                return new Probe(found, new ProbeRun(name, false, idx.kind(), why, Map.of(), survivors, survivors, 0));
+            }
+            return searchIndex(idx, visible, probeBlock, same, threshold, kernels, dim);
+        } finally {
+            Arrays.fill(probeBlock, 0f);
+        }
+    }
+
+    /** The exact probe over {@code ords}: each record against every unit probe of {@code block}. */
+    private List<Suspect> scan(int[] ords, float[] block, List<Removed> rows, double threshold, VectorKernels kernels,
+            int dim) {
         ConcurrentLinkedQueue<Suspect> found = new ConcurrentLinkedQueue<>();
-        ThreadLocal<float[]> scores = ThreadLocal.withInitial(() -> new float[same.size()]);
+        ThreadLocal<float[]> scores = ThreadLocal.withInitial(() -> new float[rows.size()]);
         // Parallel only where a core is left over for searches: on two cores the probe runs
         // on the forget worker alone (measured: search p99 while forgets run, BENCHMARKS.md).
         IntStream range = IntStream.range(0, ords.length);
@@ -546,7 +648,7 @@ final class CollectionEraser {
                 return;
             }
             float[] out = scores.get();
-            kernels.dotBatch(v, probeBlock, 0, out.length, dim, out, 0);
+            kernels.dotBatch(v, block, 0, out.length, dim, out, 0);
             int bestProbe = 0;
             for (int p = 1; p < out.length; p++) {
                 if (out[p] > out[bestProbe]) {
@@ -555,13 +657,80 @@ final class CollectionEraser {
             }
             float best = out[bestProbe] / norm;
             if (best >= threshold) {
-                found.add(new Suspect("vector-residue", name, r.id(), best, same.get(bestProbe).record().id()));
+                found.add(new Suspect("vector-residue", name, r.id(), best, rows.get(bestProbe).record().id()));
             }
         });
-        Arrays.fill(probeBlock, 0f);
         List<Suspect> out = new ArrayList<>(found);
         out.sort(Comparator.comparingDouble(Suspect::score).reversed());
         return out;
+    }
+
+    /**
+     * The approximate probe: each forgotten vector searches the index over the tenant's unhidden
+     * records, and each candidate is scored exactly, with the exact probe's arithmetic. A record
+     * several forgotten vectors find keeps its best score, as in the exact probe.
+     */
+    private Probe searchIndex(VectorIndex idx, RoaringBitmap visible, float[] block, List<Removed> rows,
+            double threshold, VectorKernels kernels, int dim) {
+        int survivors = visible.getCardinality();
+        Accept accept = new BitmapAccept(visible);
+        Map<String, Suspect> best = new ConcurrentHashMap<>();
+        AtomicLong scored = new AtomicLong();
+        AtomicInteger fallbacks = new AtomicInteger();
+        IntStream range = IntStream.range(0, rows.size());
+        if (Runtime.getRuntime().availableProcessors() > 2) {
+            range = range.parallel();
+        }
+        range.forEach(p -> {
+            float[] unit = Arrays.copyOfRange(block, p * dim, (p + 1) * dim);
+            String forgotten = rows.get(p).record().id();
+            float[] score = new float[1];
+            try {
+                for (int k = PROBE_CANDIDATES; ; k = (int) Math.min(4L * k, Integer.MAX_VALUE)) {
+                    if (k >= survivors) {
+                        // So many survivors at or above the threshold that the candidates would be
+                        // the whole tenant: compare this vector with every survivor.
+                        fallbacks.incrementAndGet();
+                        scored.addAndGet(survivors);
+                        scan(visible.toArray(), unit, List.of(rows.get(p)), threshold, kernels, dim)
+                                .forEach(s -> keepBest(best, s));
+                        return;
+                    }
+                    SearchResult r = idx.search(unit, k, accept, new SearchParams(Map.of("efSearch", Math.max(PROBE_EF, k),
+                            "nprobe", PROBE_NPROBE, "rerank", Math.max(PROBE_RERANK, k))));
+                    scored.addAndGet(r.size());
+                    boolean lastAbove = false;
+                    for (int i = 0; i < r.size(); i++) {
+                        Entry e = catalogue.entry(r.ordinals()[i]);
+                        float[] v = e == null ? null : RecordAccess.vectorUnsafe(e.record());
+                        float norm = v == null ? 0 : (float) Math.sqrt(kernels.dot(v, v));
+                        if (norm == 0) {
+                            continue; // deleted since the search, or no direction
+                        }
+                        kernels.dotBatch(v, unit, 0, 1, dim, score, 0);
+                        float cosine = score[0] / norm;
+                        if (cosine >= threshold) {
+                            keepBest(best, new Suspect("vector-residue", name, e.record().id(), cosine, forgotten));
+                        }
+                        lastAbove = i == r.size() - 1 && cosine >= threshold;
+                    }
+                    if (r.size() < k || !lastAbove) {
+                        return;
+                    }
+                }
+            } finally {
+                Arrays.fill(unit, 0f);
+            }
+        });
+        List<Suspect> out = new ArrayList<>(best.values());
+        out.sort(Comparator.comparingDouble(Suspect::score).reversed());
+        return new Probe(out, new ProbeRun(name, true, idx.kind(), null, Map.of("candidates", PROBE_CANDIDATES,
+                "efSearch", PROBE_EF, "nprobe", PROBE_NPROBE, "rerank", PROBE_RERANK), survivors, scored.get(),
+                fallbacks.get()));
+    }
+
+    private static void keepBest(Map<String, Suspect> best, Suspect s) {
+        best.merge(s.recordId(), s, (a, b) -> a.score() >= b.score() ? a : b);
     }
 
     private static boolean isZero(float[] v) {
@@ -577,7 +746,8 @@ final class CollectionEraser {
      * Join keys: unhidden records of the tenant whose metadata holds one of {@code names} (the
      * forgotten subject, forgotten record ids) as a string value or as a token inside one
      * ("alice, bob"), ignoring case and surrounding blanks, or whose {@code derivedFrom} still
-     * names a forgotten record. Looked up by name (the catalogue keeps both indexes), so it costs
+     * names a forgotten record ({@code forgottenIds}: its id, and its {@code "@<collection>/<id>"}
+     * spelling for records of other collections). Looked up by name (the catalogue keeps both indexes), so it costs
      * the names and what they find. Declared identifiers (names, emails, phone numbers of the
      * subject) are searched for in every unhidden record's metadata and text of the tenant: that
      * part costs what the tenant holds, and only forgets that declare identifiers pay it. Holds
@@ -677,18 +847,45 @@ final class CollectionEraser {
         }
     }
 
-    /** Live records for which {@code resurrected} holds, removed again (reconciliation). */
-    int removeWhere(Predicate<VectorRecord> resurrected) {
+    /** Live records for which {@code resurrected} holds (given each record and its version), removed again (reconciliation). */
+    int removeWhere(BiPredicate<VectorRecord, Long> resurrected) {
         writer.lock();
         try {
             engine.ensureOpen();
             List<Entry> doomed = new ArrayList<>();
             for (Entry e : catalogue.liveEntries()) {
-                if (resurrected.test(e.record())) {
+                if (resurrected.test(e.record(), storage.versionOf(e.ordinal()))) {
                     doomed.add(e);
                 }
             }
             return engine.deleteEntries(doomed);
+        } finally {
+            writer.unlock();
+        }
+    }
+
+    /**
+     * Takes a version floor for a re-admission (journaled, fsynced): every record of this
+     * collection written before it has a lower version, every later one a higher, across reopens
+     * and restores. For a subject, the journal also learns that a key of the subject's from now
+     * on is a new one. Waits for a write in flight.
+     */
+    long reserveVersionFloor(String tenant, String subject) throws IOException {
+        writer.lock();
+        try {
+            engine.ensureOpen();
+            return storage.reserveVersionFloor(tenant, subject);
+        } finally {
+            writer.unlock();
+        }
+    }
+
+    /** Every later write here gets a version above {@code version}. */
+    void ensureVersionAbove(long version) {
+        writer.lock();
+        try {
+            engine.ensureOpen();
+            storage.ensureVersionAbove(version);
         } finally {
             writer.unlock();
         }

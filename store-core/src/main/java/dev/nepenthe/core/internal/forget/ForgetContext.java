@@ -110,10 +110,10 @@ final class ForgetContext {
         }
     }
 
-    /** Rebuilds the write fences from every operation. */
+    /** Rebuilds the write fences from every operation and re-admission. */
     void refreshFences() {
         synchronized (monitor) {
-            fences.refresh(operations.values());
+            fences.refresh(operations.values(), store.readmissions().values());
         }
     }
 }

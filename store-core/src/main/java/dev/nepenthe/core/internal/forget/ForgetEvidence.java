@@ -55,6 +55,7 @@ final class ForgetEvidence {
         b.put("surfaces", surfaces(op));
         b.put("suspects", op.suspects);
         b.put("probeThreshold", Double.toString(op.threshold));
+        b.put("probe", probe(op));
         b.put("holds", List.copyOf(op.holds));
         b.put("outcome", op.outcome);
         b.put("declaredIdentifiers", op.identifiers);
@@ -86,6 +87,7 @@ final class ForgetEvidence {
         r.put("outcome", op.outcome);
         r.put("tenantKnown", op.tenantKnown);
         r.put("surfaces", surfaces(op));
+        r.put("probe", probe(op));
         List<Object> residual = new ArrayList<>();
         for (SurfaceOutcome s : op.surfaces) {
             if (s.residual() != null) {
@@ -109,6 +111,20 @@ final class ForgetEvidence {
         Map<String, Object> states = new TreeMap<>();
         op.timeline.forEach((s, t) -> states.put(s.name(), Instant.EPOCH.plusNanos(t * 1000).toString()));
         return states;
+    }
+
+    /**
+     * Which negative-space probe ran where: the threshold, whether the request forced the exact
+     * probe, the policy's size above which it searches an index (null: never), and per collection
+     * the probe's mode, why it was exact or the parameters it searched with, and what it compared.
+     */
+    private static Map<String, Object> probe(OperationLog.Public op) {
+        Map<String, Object> p = new TreeMap<>();
+        p.put("threshold", Double.toString(op.threshold));
+        p.put("exactForced", op.exactProbe);
+        p.put("approximateAbove", op.approximateAbove == Integer.MAX_VALUE ? null : op.approximateAbove);
+        p.put("collections", op.probes.stream().map(ProbeRun::evidence).toList());
+        return p;
     }
 
     private static List<Object> surfaces(OperationLog.Public op) {

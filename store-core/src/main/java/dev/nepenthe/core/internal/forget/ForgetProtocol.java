@@ -11,6 +11,7 @@ import dev.nepenthe.core.forget.ForgetScope;
 import dev.nepenthe.core.forget.LegalHold;
 import dev.nepenthe.core.forget.OperationState;
 import dev.nepenthe.core.forget.ProbePolicy;
+import dev.nepenthe.core.forget.Readmission;
 import dev.nepenthe.core.forget.Suspect;
 import dev.nepenthe.core.internal.crypto.KeyedHash;
 import dev.nepenthe.core.internal.crypto.Keystore;
@@ -70,6 +71,7 @@ public final class ForgetProtocol implements Closeable {
     private final CleanupPhase cleanup;
     private final VerifyPhase verify;
     private final SealPhase seal;
+    private final Readmissions readmissions;
     private final ExecutorService worker;
     private final ForkJoinPool parallel;
     private final Map<KeyedHash.Hash, String> byIdempotency = new HashMap<>();
@@ -105,6 +107,7 @@ public final class ForgetProtocol implements Closeable {
         this.cleanup = new CleanupPhase(ctx, holds);
         this.verify = new VerifyPhase(ctx);
         this.seal = new SealPhase(ctx);
+        this.readmissions = new Readmissions(ctx);
         this.parallel = new ForkJoinPool(Runtime.getRuntime().availableProcessors(), pool -> {
             ForkJoinWorkerThread t = ForkJoinPool.defaultForkJoinWorkerThreadFactory.newThread(pool);
             t.setName("nepenthe-forget-parallel-" + t.getPoolIndex());
@@ -153,6 +156,10 @@ public final class ForgetProtocol implements Closeable {
         ctx.ledger.checkAtOpen(publicStates());
         for (CollectionEngine c : ctx.engines.get()) {
             c.setFence(ctx.fences);
+        }
+        if (ctx.ledger.problem() == null) {
+            // A re-admission a crash interrupted: finished before anything is served.
+            readmissions.finishPending();
         }
         ctx.refreshFences();
         int resumed = 0;
@@ -206,8 +213,8 @@ public final class ForgetProtocol implements Closeable {
                 LiveOperation old = ctx.operations.get(existing);
                 if (!old.pub.requestHash.equals(requestHash)) {
                     throw new IllegalArgumentException("idempotency key already used by forget operation " + existing
-                            + " for a different request; expected the same tenant, scope, reason, threshold and level,"
-                            + " or a new key");
+                            + " for a different request; expected the same tenant, scope, reason, threshold, level and"
+                            + " probe choice, or a new key");
                 }
                 return view(old);
             }
@@ -220,6 +227,8 @@ public final class ForgetProtocol implements Closeable {
             pub.idempotency = idem;
             pub.requestHash = requestHash;
             pub.threshold = threshold;
+            pub.approximateAbove = probePolicy.approximateAbove();
+            pub.exactProbe = request.exactProbe();
             pub.level = request.level();
             pub.tenantKnown = ctx.collections().stream().anyMatch(c -> c.engine().hasTenant(request.tenant()));
             pub.state = OperationState.RECEIVED;
@@ -381,6 +390,22 @@ public final class ForgetProtocol implements Closeable {
 
     public synchronized List<LegalHold> holds() {
         return holds.list();
+    }
+
+    /**
+     * Lifts the fences sealed forgets left on a subject or on record ids of a tenant, with
+     * evidence; writes in the scope are accepted again as new records (see {@link Readmissions}).
+     */
+    public Readmission readmit(String tenant, ForgetScope scope, String reasonCode) throws IOException {
+        synchronized (this) {
+            ensureOpen();
+        }
+        return readmissions.readmit(tenant, scope, reasonCode);
+    }
+
+    /** Every re-admission recorded, oldest first. */
+    public List<Readmission> readmissions() {
+        return readmissions.list();
     }
 
     /**

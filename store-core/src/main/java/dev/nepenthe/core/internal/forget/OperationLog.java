@@ -28,13 +28,16 @@ import java.util.Map;
  * whole public state of one operation (hashes, counts, states, times, outcomes, receipt), plus,
  * when it changed, the operation's private part (its scope and probe vectors) sealed under the
  * operation's own key, which is destroyed when the operation seals. Replay keeps the last entry
- * of each operation.
+ * of each operation, hold and re-admission.
  */
 final class OperationLog implements Closeable {
 
-    private static final byte OPERATION = 1, HOLD = 2, HOLD_LIFTED = 3, LEDGER_HEAD = 4;
-    /** Version 2 adds an operation's outcome and whether its tenant was known; version 1 entries still read. */
-    private static final int FORMAT_VERSION = 2;
+    private static final byte OPERATION = 1, HOLD = 2, HOLD_LIFTED = 3, LEDGER_HEAD = 4, READMISSION = 5;
+    /**
+     * Version 2 adds an operation's outcome and whether its tenant was known; version 3 the probe
+     * policy it was marked under and the probes that ran. Older entries still read.
+     */
+    private static final int FORMAT_VERSION = 3;
     /** Generations kept before the log is compacted to one entry per operation and hold at open. */
     private static final int MAX_GENERATIONS = 8;
 
@@ -69,6 +72,15 @@ final class OperationLog implements Closeable {
         int identifiers;
         /** The ledger epoch its receipt's entry is in (see {@link #ledgerEpoch()}). */
         int ledgerEpoch;
+        /**
+         * The probe policy's tenant size above which the probe searches an index, as at the mark;
+         * operations recorded before approximate probes existed keep the exact probe.
+         */
+        int approximateAbove = Integer.MAX_VALUE;
+        /** Whether the request forced the exact probe everywhere. */
+        boolean exactProbe;
+        /** Which probe ran in each collection at the last verification. */
+        final List<ProbeRun> probes = new ArrayList<>();
     }
 
     /** One replayed operation: its public state and its latest private part (sealed), if any. */
@@ -77,8 +89,31 @@ final class OperationLog implements Closeable {
     record StoredHold(String id, String tenant, String scopeKind, KeyedHash.Hash hash, String reasonCode, long placedAt,
             long liftedAt) {}
 
+    /**
+     * A re-admission: the fences of sealed operations it lifts, as (operation, keyed hash) pairs,
+     * and the version floor it took in each collection (by incarnation id), below which a record
+     * those fences name is still one the operation erased. Pending until its ledger entry is
+     * written ({@code ledgerSeq} -1); only a complete one lifts anything.
+     */
+    record StoredReadmission(String id, String tenant, String scopeKind, KeyedHash.Hash scopeHash, String reasonCode,
+            long atMicros, List<Lift> lifts, Map<String, Long> floors, long ledgerSeq, String ledgerHash) {
+
+        /** One fence a sealed operation left, lifted. */
+        record Lift(String operation, KeyedHash.Hash fence) {}
+
+        StoredReadmission {
+            lifts = List.copyOf(lifts);
+            floors = Map.copyOf(floors);
+        }
+
+        boolean complete() {
+            return ledgerSeq >= 0;
+        }
+    }
+
     private final WriteAheadLog log;
     private final Map<String, Stored> operations = new LinkedHashMap<>();
+    private final Map<String, StoredReadmission> readmissions = new LinkedHashMap<>();
     private final Map<String, StoredHold> holds = new LinkedHashMap<>();
     /** The evidence ledger's head as last anchored here, or null before the first anchor. */
     private LedgerHead ledgerHead;
@@ -110,6 +145,9 @@ final class OperationLog implements Closeable {
             for (StoredHold h : ops.holds.values()) {
                 compact.add(encode(h));
             }
+            for (StoredReadmission r : ops.readmissions.values()) {
+                compact.add(encode(r));
+            }
             if (ops.ledgerHead != null) {
                 compact.add(encode(ops.ledgerHead, ops.ledgerEpoch));
             }
@@ -127,6 +165,16 @@ final class OperationLog implements Closeable {
 
     Map<String, StoredHold> holds() {
         return holds;
+    }
+
+    Map<String, StoredReadmission> readmissions() {
+        return readmissions;
+    }
+
+    synchronized void saveReadmission(StoredReadmission r) throws IOException {
+        byte[] e = encode(r);
+        log.sync(log.append(e));
+        apply(e);
     }
 
     /** Durably records an operation's state; {@code sealedPrivate} null keeps the previous private part. */
@@ -210,6 +258,28 @@ final class OperationLog implements Closeable {
                 }
                 operations.put(p.id, new Stored(p, priv));
             }
+            case READMISSION -> {
+                String id = in.readUTF();
+                String tenant = in.readUTF();
+                String kind = in.readUTF();
+                KeyedHash.Hash scope = hash(in);
+                String reason = in.readUTF();
+                long at = in.readLong();
+                int n = in.readInt();
+                List<StoredReadmission.Lift> lifts = new ArrayList<>(n);
+                for (int i = 0; i < n; i++) {
+                    lifts.add(new StoredReadmission.Lift(in.readUTF(), hash(in)));
+                }
+                n = in.readInt();
+                Map<String, Long> floors = new LinkedHashMap<>();
+                for (int i = 0; i < n; i++) {
+                    floors.put(in.readUTF(), in.readLong());
+                }
+                long seq = in.readLong();
+                String ledgerHash = readNullable(in);
+                readmissions.put(id, new StoredReadmission(id, tenant, kind, scope, reason, at, lifts, floors, seq,
+                        ledgerHash));
+            }
             case HOLD, HOLD_LIFTED -> {
                 StoredHold h = new StoredHold(in.readUTF(), in.readUTF(), in.readUTF(), hash(in), in.readUTF(),
                         in.readLong(), in.readLong());
@@ -274,6 +344,35 @@ final class OperationLog implements Closeable {
         return bytes.toByteArray();
     }
 
+    private static byte[] encode(StoredReadmission r) {
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        try (DataOutputStream out = new DataOutputStream(bytes)) {
+            out.writeByte(READMISSION);
+            out.writeInt(FORMAT_VERSION);
+            out.writeUTF(r.id());
+            out.writeUTF(r.tenant());
+            out.writeUTF(r.scopeKind());
+            out.write(r.scopeHash().bytes());
+            out.writeUTF(r.reasonCode());
+            out.writeLong(r.atMicros());
+            out.writeInt(r.lifts().size());
+            for (StoredReadmission.Lift l : r.lifts()) {
+                out.writeUTF(l.operation());
+                out.write(l.fence().bytes());
+            }
+            out.writeInt(r.floors().size());
+            for (Map.Entry<String, Long> f : r.floors().entrySet()) {
+                out.writeUTF(f.getKey());
+                out.writeLong(f.getValue());
+            }
+            out.writeLong(r.ledgerSeq());
+            writeNullable(out, r.ledgerHash());
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return bytes.toByteArray();
+    }
+
     private static void writePublic(DataOutputStream out, Public p) throws IOException {
         out.writeUTF(p.id);
         out.writeUTF(p.tenant);
@@ -327,6 +426,23 @@ final class OperationLog implements Closeable {
         out.writeBoolean(p.tenantKnown);
         out.writeInt(p.identifiers);
         out.writeInt(p.ledgerEpoch);
+        out.writeInt(p.approximateAbove);
+        out.writeBoolean(p.exactProbe);
+        out.writeInt(p.probes.size());
+        for (ProbeRun r : p.probes) {
+            out.writeUTF(r.collection());
+            out.writeBoolean(r.approximate());
+            out.writeUTF(r.index());
+            writeNullable(out, r.why());
+            out.writeInt(r.params().size());
+            for (Map.Entry<String, Integer> e : r.params().entrySet()) {
+                out.writeUTF(e.getKey());
+                out.writeInt(e.getValue());
+            }
+            out.writeLong(r.survivors());
+            out.writeLong(r.scored());
+            out.writeInt(r.exactFallbacks());
+        }
     }
 
     private static Public readPublic(DataInputStream in, int version) throws IOException {
@@ -382,6 +498,24 @@ final class OperationLog implements Closeable {
             p.tenantKnown = in.readBoolean();
             p.identifiers = in.readInt();
             p.ledgerEpoch = in.readInt();
+        }
+        if (version >= 3) {
+            p.approximateAbove = in.readInt();
+            p.exactProbe = in.readBoolean();
+            n = in.readInt();
+            for (int i = 0; i < n; i++) {
+                String collection = in.readUTF();
+                boolean approximate = in.readBoolean();
+                String index = in.readUTF();
+                String why = readNullable(in);
+                int np = in.readInt();
+                Map<String, Integer> params = new LinkedHashMap<>();
+                for (int j = 0; j < np; j++) {
+                    params.put(in.readUTF(), in.readInt());
+                }
+                p.probes.add(new ProbeRun(collection, approximate, index, why, params, in.readLong(), in.readLong(),
+                        in.readInt()));
+            }
         }
         return p;
     }

@@ -13,9 +13,9 @@ import java.util.Map;
 import javax.crypto.AEADBadTagException;
 
 /**
- * Where forget operations and legal holds are kept: the operation log (public parts and holds,
- * fsynced) and, for each unsealed operation, its private part sealed under a key of its own in
- * the keystore. Sealing an operation destroys that key, so its scope and probe vectors become
+ * Where forget operations, legal holds and re-admissions are kept: the operation log (public
+ * parts, holds and re-admissions, fsynced) and, for each unsealed operation, its private part
+ * sealed under a key of its own in the keystore. Sealing an operation destroys that key, so its scope and probe vectors become
  * unreadable wherever a copy of the log went.
  */
 final class OperationStore {
@@ -71,6 +71,14 @@ final class OperationStore {
 
     void saveHold(OperationLog.StoredHold hold) throws IOException {
         log.saveHold(hold);
+    }
+
+    Map<String, OperationLog.StoredReadmission> readmissions() {
+        return log.readmissions();
+    }
+
+    void saveReadmission(OperationLog.StoredReadmission r) throws IOException {
+        log.saveReadmission(r);
     }
 
     private byte[] seal(LiveOperation op) throws IOException {

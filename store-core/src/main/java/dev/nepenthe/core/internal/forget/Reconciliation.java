@@ -13,6 +13,8 @@ import java.util.TreeSet;
  * Reconciliation at open: re-verifies sealed operations against the live records. Any record a
  * sealed operation's fences name (a restored snapshot or a lost journal brought it back) is
  * removed again, and the removal is recorded as evidence, or counted when the ledger is damaged.
+ * A fence a re-admission lifted still removes a record it names whose version is below the floor
+ * the re-admission took: that record is from before the forget; one above it was written after.
  */
 final class Reconciliation {
 
@@ -30,14 +32,26 @@ final class Reconciliation {
      */
     int reconcile() throws IOException {
         Map<KeyedHash.Hash, String> hashed = ctx.fences.sealed();
-        if (hashed.isEmpty()) {
+        Map<KeyedHash.Hash, WriteFences.Lifted> lifted = ctx.fences.lifted();
+        if (hashed.isEmpty() && lifted.isEmpty()) {
             return 0;
         }
         int removed = 0;
         Set<String> operations = new java.util.TreeSet<>();
         for (CollectionEraser c : ctx.collections()) {
-            removed += c.removeWhere(r -> {
+            String collectionId = c.engine().id();
+            // Were the journal lost, this open would number writes from the restored files' highest
+            // version, maybe below a floor: a record written now would read as one from before.
+            long highestFloor = lifted.values().stream().map(l -> l.floors().get(collectionId))
+                    .filter(java.util.Objects::nonNull).mapToLong(Long::longValue).max().orElse(-1);
+            if (highestFloor >= 0) {
+                c.ensureVersionAbove(highestFloor);
+            }
+            removed += c.removeWhere((r, version) -> {
                 String op = ctx.fences.fencedBy(hashed, c.name(), r);
+                if (op == null && !lifted.isEmpty()) {
+                    op = ctx.fences.erasedBeforeReadmission(lifted, c.name(), collectionId, r, version);
+                }
                 if (op != null) {
                     operations.add(op);
                     return true;

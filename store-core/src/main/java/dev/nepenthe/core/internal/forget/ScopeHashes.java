@@ -86,8 +86,14 @@ final class ScopeHashes {
 
     /** Everything that makes two requests the same request (an idempotency key may repeat only that). */
     KeyedHash.Hash request(ForgetRequest r, double threshold) {
+        String identifiers = String.join("\0", new TreeSet<>(r.identifiers()));
+        if (r.exactProbe()) {
+            // Only when forced, so that a request recorded before the choice existed hashes as it did.
+            return hashes.of("forget-request", scope(r.tenant(), r.scope()).toString(), r.reasonCode(),
+                    Double.toString(threshold), r.level().name(), identifiers, "exact-probe");
+        }
         return hashes.of("forget-request", scope(r.tenant(), r.scope()).toString(), r.reasonCode(),
-                Double.toString(threshold), r.level().name(), String.join("\0", new TreeSet<>(r.identifiers())));
+                Double.toString(threshold), r.level().name(), identifiers);
     }
 
     KeyedHash.Hash idempotency(String tenant, String key) {

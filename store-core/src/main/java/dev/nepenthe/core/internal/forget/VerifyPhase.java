@@ -8,6 +8,7 @@ import dev.nepenthe.core.forget.ForgottenRecords;
 import dev.nepenthe.core.forget.OperationState;
 import dev.nepenthe.core.forget.SurfaceOutcome;
 import dev.nepenthe.core.forget.Suspect;
+import dev.nepenthe.core.internal.engine.DerivedFromRef;
 import dev.nepenthe.core.internal.engine.JoinKeys;
 import dev.nepenthe.core.internal.io.ChecksummedFiles;
 import java.io.IOException;
@@ -24,7 +25,8 @@ import java.util.Set;
 /**
  * VERIFYING: every surface proves its purge (the index's scoped integrity check, a byte scan of
  * the storage, the snapshots, each registered surface); the negative-space probe searches each
- * forgotten vector against every surviving record of the tenant; join keys and declared
+ * forgotten vector against every surviving record of the tenant (through a collection's index
+ * where the tenant is large there, see {@link CollectionEraser#probe}); join keys and declared
  * identifiers are looked up; the fence is shown to have held. Clean, the operation goes on to
  * seal; otherwise it rests in NEEDS_REVIEW, listing what was found.
  *
@@ -145,6 +147,7 @@ final class VerifyPhase {
         }
         List<SurfaceOutcome> outcomes = new ArrayList<>();
         List<Suspect> suspects = new ArrayList<>();
+        List<ProbeRun> probes = new ArrayList<>();
         Set<String> removedIds = new HashSet<>();
         all.forEach(r -> removedIds.add(r.record().id()));
         Set<String> joinNames = new HashSet<>(removedIds);
@@ -178,9 +181,13 @@ final class VerifyPhase {
                 }
             }
             leaked += c.recordsInScope(tenant, op.scopeTest(c.name()), op.subjectHint()).size();
-            suspects.addAll(c.probe(tenant, all, op.pub.threshold));
+            CollectionEraser.Probe probe = c.probe(tenant, all, op.pub.threshold, op.pub.approximateAbove, op.pub.exactProbe);
+            suspects.addAll(probe.suspects());
+            if (probe.run() != null) {
+                probes.add(probe.run());
+            }
             suspects.addAll(c.lexicalProbe(tenant, all));
-            suspects.addAll(c.joinKeys(tenant, joinNames, removedIds, identifiers));
+            suspects.addAll(c.joinKeys(tenant, joinNames, derivedNames(op.secret.removed, c.name()), identifiers));
         }
         outcomes.add(new SurfaceOutcome("fence", ErasureClass.PHYSICAL, 0, cs.size(),
                 leaked == 0 ? List.of() : List.of(leaked + " records in scope are live after cleanup: a write got past the mark"),
@@ -224,6 +231,8 @@ final class VerifyPhase {
             op.batch = shared.citation(op);
             op.pub.surfaces.clear();
             op.pub.surfaces.addAll(outcomes);
+            op.pub.probes.clear();
+            op.pub.probes.addAll(probes);
             op.secret.suspects.clear();
             op.secret.suspects.addAll(found);
             op.pub.suspects = found.size();
@@ -238,5 +247,20 @@ final class VerifyPhase {
             }
         }
         return true;
+    }
+
+    /**
+     * How a record of {@code collection} names a forgotten record in its {@code derivedFrom}: by
+     * its id when it was in the same collection, and as {@code "@<collection>/<id>"} from anywhere.
+     */
+    private static Set<String> derivedNames(List<OperationSecret.Forgotten> removed, String collection) {
+        Set<String> out = new HashSet<>();
+        for (OperationSecret.Forgotten f : removed) {
+            out.add(DerivedFromRef.spell(f.collection(), f.removed().record().id()));
+            if (f.collection().equals(collection)) {
+                out.add(f.removed().record().id());
+            }
+        }
+        return out;
     }
 }

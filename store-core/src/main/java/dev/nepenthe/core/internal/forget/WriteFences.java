@@ -6,6 +6,7 @@ import dev.nepenthe.core.forget.ForgottenScopeException;
 import dev.nepenthe.core.forget.OperationState;
 import dev.nepenthe.core.internal.crypto.KeyedHash;
 import dev.nepenthe.core.internal.engine.CollectionEngine;
+import dev.nepenthe.core.internal.engine.DerivedFromRef;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
@@ -20,8 +21,11 @@ import java.util.function.BiPredicate;
  * in the scope of a live forget (tested on its plaintext scope, in memory), with the id of a
  * record a forget removed, or deriving from one, is refused; so is one a sealed forget's keyed
  * hashes name (its subject, source or id), which is also how reconciliation finds records that
- * came back. The fences are rebuilt whole from the operations and published with one volatile
- * write, so the check takes no lock.
+ * came back. A re-admission lifts some of a sealed operation's fences: writes they name pass
+ * again, and reconciliation still removes a record they name whose version is below the floor
+ * the re-admission took in its collection (it is from before the forget). The fences are rebuilt
+ * whole from the operations and re-admissions and published with one volatile write, so the
+ * check takes no lock.
  */
 final class WriteFences implements CollectionEngine.WriteFence {
 
@@ -29,8 +33,15 @@ final class WriteFences implements CollectionEngine.WriteFence {
     private record Active(String operation, String tenant, BiPredicate<String, VectorRecord> inScope,
             Set<String> forgottenIds) {}
 
-    private record Fences(List<Active> active, Map<KeyedHash.Hash, String> hashed) {
-        static final Fences NONE = new Fences(List.of(), Map.of());
+    /**
+     * A sealed operation's fence that a re-admission lifted: no write is refused by it, and a
+     * record it names is one the operation erased only if its version is below the floor taken
+     * in its collection (by incarnation id; a collection made later has none: all its records are new).
+     */
+    record Lifted(String operation, Map<String, Long> floors) {}
+
+    private record Fences(List<Active> active, Map<KeyedHash.Hash, String> hashed, Map<KeyedHash.Hash, Lifted> lifted) {
+        static final Fences NONE = new Fences(List.of(), Map.of(), Map.of());
     }
 
     private final ScopeHashes hashes;
@@ -59,7 +70,7 @@ final class WriteFences implements CollectionEngine.WriteFence {
                     throw new ForgottenScopeException(a.operation(), i, "its id is that of a forgotten record");
                 }
                 for (String d : r.derivedFrom()) {
-                    if (a.forgottenIds().contains(collection + '\0' + d)) {
+                    if (a.forgottenIds().contains(DerivedFromRef.read(d).key(collection))) {
                         throw new ForgottenScopeException(a.operation(), i, "its derivedFrom names a forgotten record");
                     }
                 }
@@ -78,30 +89,15 @@ final class WriteFences implements CollectionEngine.WriteFence {
         return fences.hashed();
     }
 
+    /** The sealed operations' fences that re-admissions lifted: keyed hash to what is left of it (an immutable map). */
+    Map<KeyedHash.Hash, Lifted> lifted() {
+        return fences.lifted();
+    }
+
     /** The sealed operation whose keyed-hash fences name this record (or what it derives from), or null. */
     String fencedBy(Map<KeyedHash.Hash, String> hashed, String collection, VectorRecord r) {
-        if (r.subject() != null) {
-            String op = hashed.get(hashes.fenceSubject(r.tenant(), r.subject()));
-            if (op != null) {
-                return op;
-            }
-        }
-        if (r.source() != null) {
-            String op = hashed.get(hashes.fenceSource(r.tenant(), r.source().kind(), r.source().id(), null));
-            if (op == null) {
-                op = hashed.get(hashes.fenceSource(r.tenant(), r.source().kind(), r.source().id(), r.source().version()));
-            }
-            if (op != null) {
-                return op;
-            }
-        }
-        List<String> ids = new ArrayList<>(r.derivedFrom());
-        ids.add(r.id());
-        for (String id : ids) {
-            String op = hashed.get(hashes.fenceRecord("*", r.tenant(), id));
-            if (op == null) {
-                op = hashed.get(hashes.fenceRecord(collection, r.tenant(), id));
-            }
+        for (KeyedHash.Hash h : fenceHashes(collection, r)) {
+            String op = hashed.get(h);
             if (op != null) {
                 return op;
             }
@@ -109,13 +105,72 @@ final class WriteFences implements CollectionEngine.WriteFence {
         return null;
     }
 
-    /** Rebuilds the fences from every operation and publishes them; under the protocol's monitor. */
-    void refresh(Collection<LiveOperation> operations) {
+    /**
+     * The sealed operation that erased this record although a re-admission lifted the fence that
+     * names it: the record's version is below the floor the re-admission took in its collection,
+     * so it was written before the forget (a restored copy, a lost journal). Null when none did.
+     */
+    String erasedBeforeReadmission(Map<KeyedHash.Hash, Lifted> lifted, String collection, String collectionId,
+            VectorRecord r, long version) {
+        for (KeyedHash.Hash h : fenceHashes(collection, r)) {
+            Lifted l = lifted.get(h);
+            Long floor = l == null ? null : l.floors().get(collectionId);
+            if (floor != null && version < floor) {
+                return l.operation();
+            }
+        }
+        return null;
+    }
+
+    /** Every fence hash that could name this record: its subject, its source, its id and what it derives from. */
+    private List<KeyedHash.Hash> fenceHashes(String collection, VectorRecord r) {
+        List<KeyedHash.Hash> out = new ArrayList<>();
+        if (r.subject() != null) {
+            out.add(hashes.fenceSubject(r.tenant(), r.subject()));
+        }
+        if (r.source() != null) {
+            out.add(hashes.fenceSource(r.tenant(), r.source().kind(), r.source().id(), null));
+            out.add(hashes.fenceSource(r.tenant(), r.source().kind(), r.source().id(), r.source().version()));
+        }
+        out.add(hashes.fenceRecord("*", r.tenant(), r.id()));
+        out.add(hashes.fenceRecord(collection, r.tenant(), r.id()));
+        for (String d : r.derivedFrom()) {
+            DerivedFromRef source = DerivedFromRef.read(d);
+            out.add(hashes.fenceRecord("*", r.tenant(), source.id()));
+            out.add(hashes.fenceRecord(source.collection() == null ? collection : source.collection(), r.tenant(),
+                    source.id()));
+        }
+        return out;
+    }
+
+    /**
+     * Rebuilds the fences from every operation and every complete re-admission and publishes
+     * them; under the protocol's monitor. A fence lifted for one operation still stands for
+     * another that left the same fence later (the subject forgotten again).
+     */
+    void refresh(Collection<LiveOperation> operations, Collection<OperationLog.StoredReadmission> readmissions) {
+        Map<OperationLog.StoredReadmission.Lift, Map<String, Long>> liftedFloors = new HashMap<>();
+        for (OperationLog.StoredReadmission r : readmissions) {
+            if (r.complete()) {
+                for (OperationLog.StoredReadmission.Lift l : r.lifts()) {
+                    liftedFloors.merge(l, r.floors(), WriteFences::higherFloors);
+                }
+            }
+        }
         List<Active> active = new ArrayList<>();
         Map<KeyedHash.Hash, String> hashed = new HashMap<>();
+        Map<KeyedHash.Hash, Lifted> lifted = new HashMap<>();
         for (LiveOperation op : operations) {
             if (op.pub.state == OperationState.SEALED) {
-                op.pub.fences.forEach(h -> hashed.put(h, op.pub.id));
+                for (KeyedHash.Hash h : op.pub.fences) {
+                    Map<String, Long> floors = liftedFloors.get(new OperationLog.StoredReadmission.Lift(op.pub.id, h));
+                    if (floors == null) {
+                        hashed.put(h, op.pub.id);
+                    } else {
+                        lifted.merge(h, new Lifted(op.pub.id, floors),
+                                (a, b) -> new Lifted(b.operation(), higherFloors(a.floors(), b.floors())));
+                    }
+                }
                 continue;
             }
             Set<String> forgottenIds = new HashSet<>();
@@ -130,6 +185,13 @@ final class WriteFences implements CollectionEngine.WriteFence {
                     || (filter != null && filter.test(r.metadata()));
             active.add(new Active(op.pub.id, op.pub.tenant, inScope, forgottenIds));
         }
-        fences = new Fences(List.copyOf(active), Map.copyOf(hashed));
+        fences = new Fences(List.copyOf(active), Map.copyOf(hashed), Map.copyOf(lifted));
+    }
+
+    /** Per collection, the higher of two floors: below it, every record was written before both re-admissions. */
+    private static Map<String, Long> higherFloors(Map<String, Long> a, Map<String, Long> b) {
+        Map<String, Long> out = new HashMap<>(a);
+        b.forEach((k, v) -> out.merge(k, v, Math::max));
+        return Map.copyOf(out);
     }
 }

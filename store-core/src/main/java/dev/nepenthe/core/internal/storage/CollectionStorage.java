@@ -233,16 +233,20 @@ public final class CollectionStorage implements Closeable {
     /**
      * A crash between a subject drop's journal entry and its key destruction leaves the key in
      * the keystore; finish the job. A scope with live records newer than the drop has a new key
-     * (the subject came back), which stays.
+     * (the subject came back), which stays; so does the key of a scope re-admitted after its
+     * drop (a forget's drop is sealed, key destroyed, before a re-admission can follow it), whose
+     * records may be missing here only because older files were restored.
      */
     private void destroyKeysOfDroppedSubjects() throws IOException {
         Map<KeyedHash.Hash, Long> newest = new HashMap<>();
         for (Live l : byOrdinal.values()) {
             newest.merge(l.subject(), l.seq(), Math::max);
         }
+        Map<KeyedHash.Hash, Long> readmitted = ctx.journal().subjectReadmissions(collectionHash);
         for (Map.Entry<KeyedHash.Hash, Long> drop : ctx.journal().subjectDrops(collectionHash).entrySet()) {
             Long latest = newest.get(drop.getKey());
-            if (latest == null || latest < drop.getValue()) {
+            Long back = readmitted.get(drop.getKey());
+            if ((latest == null || latest < drop.getValue()) && (back == null || back < drop.getValue())) {
                 ctx.keystore().destroy(drop.getKey());
             }
         }
@@ -675,6 +679,35 @@ public final class CollectionStorage implements Closeable {
     /** The write sequence number the next write will get: a snapshot taken now holds every version below it. */
     public long nextVersion() {
         return nextSeq;
+    }
+
+    /**
+     * Takes the next version as a floor and journals it (fsynced): every write from now on gets a
+     * higher version, here and after any reopen, even over restored older files. A re-admission
+     * takes one so that records written after it can be told from records of before by version.
+     * With a subject, the journal also learns that the subject's scope came back: a key it gets
+     * from now on is a new one, which a replay of its earlier drop leaves alone.
+     *
+     * @param tenant the re-admitted subject's tenant (unused without a subject)
+     * @param subject the re-admitted subject, or null for a re-admission of record ids
+     * @return the floor: every record written before this call has a lower version, every later one a higher
+     */
+    public long reserveVersionFloor(String tenant, String subject) throws IOException {
+        long floor = nextSeq++;
+        if (subject == null) {
+            ctx.journal().versionFloor(collectionHash, floor);
+        } else {
+            ctx.journal().subjectReadmitted(collectionHash, subjectHash(tenant, subject), floor);
+        }
+        return floor;
+    }
+
+    /**
+     * Makes every later write's version higher than {@code version} (the journal that would
+     * have ensured it at open may have been lost); the next checkpoint's manifest keeps it.
+     */
+    public void ensureVersionAbove(long version) {
+        nextSeq = Math.max(nextSeq, version + 1);
     }
 
     // ---- checkpoints and snapshots ---------------------------------------------------------

@@ -20,18 +20,21 @@ import java.util.Map;
  * every open replays this journal and drops what it names before serving anything.
  *
  * <p>Entries hold keyed hashes and sequence numbers only, never ids or content: "record R of
- * collection C was deleted at version S", "every record of subject-scope K in C up to S", and
- * "collection C was dropped".
+ * collection C was deleted at version S", "every record of subject-scope K in C up to S",
+ * "collection C was dropped", and the floors re-admissions take: "versions in C continue above
+ * S", and "subject-scope K in C was re-admitted at S" (the same floor, and a key K has after S is
+ * a new one, which a replay of K's earlier drop must not destroy).
  */
 public final class TombstoneJournal implements Closeable {
 
-    private static final byte RECORD = 1, SUBJECT = 2, COLLECTION = 3;
+    private static final byte RECORD = 1, SUBJECT = 2, COLLECTION = 3, FLOOR = 4, SUBJECT_READMITTED = 5;
     /** Generations kept before the journal is compacted into one at open. */
     private static final int MAX_GENERATIONS = 8;
 
     private final WriteAheadLog log;
     private final Map<KeyedHash.Hash, Map<KeyedHash.Hash, Long>> records = new HashMap<>();
     private final Map<KeyedHash.Hash, Map<KeyedHash.Hash, Long>> subjects = new HashMap<>();
+    private final Map<KeyedHash.Hash, Map<KeyedHash.Hash, Long>> readmittedSubjects = new HashMap<>();
     private final Map<KeyedHash.Hash, Long> maxSeq = new HashMap<>();
     private final java.util.Set<KeyedHash.Hash> droppedCollections = new java.util.HashSet<>();
 
@@ -62,9 +65,14 @@ public final class TombstoneJournal implements Closeable {
             droppedCollections.add(collection);
             return;
         }
+        if (type == FLOOR) {
+            maxSeq.merge(collection, b.getLong(), Math::max);
+            return;
+        }
         KeyedHash.Hash key = hash(b);
         long seq = b.getLong();
-        Map<KeyedHash.Hash, Map<KeyedHash.Hash, Long>> target = type == RECORD ? records : subjects;
+        Map<KeyedHash.Hash, Map<KeyedHash.Hash, Long>> target = type == RECORD ? records
+                : type == SUBJECT_READMITTED ? readmittedSubjects : subjects;
         target.computeIfAbsent(collection, c -> new HashMap<>()).merge(key, seq, Math::max);
         maxSeq.merge(collection, seq, Math::max);
     }
@@ -107,6 +115,40 @@ public final class TombstoneJournal implements Closeable {
         byte[] e = entry(SUBJECT, collection, subject, seq);
         apply(e);
         log.sync(log.append(e));
+    }
+
+    /**
+     * Durably records that the collection's versions continue above {@code seq}: every open starts
+     * numbering above the journal's highest entry, so a write after this gets a higher version
+     * even when older files (a restored snapshot) come back. Deletes nothing.
+     */
+    public synchronized void versionFloor(KeyedHash.Hash collection, long seq) throws IOException {
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        try (DataOutputStream out = new DataOutputStream(bytes)) {
+            out.writeByte(FLOOR);
+            out.write(collection.bytes());
+            out.writeLong(seq);
+        }
+        byte[] e = bytes.toByteArray();
+        apply(e);
+        log.sync(log.append(e));
+    }
+
+    /**
+     * Durably records a subject scope's re-admission at {@code seq}: a floor as {@link
+     * #versionFloor} takes, and the mark that a key the scope has from then on is a new one.
+     * Deletes nothing.
+     */
+    public synchronized void subjectReadmitted(KeyedHash.Hash collection, KeyedHash.Hash subject, long seq)
+            throws IOException {
+        byte[] e = entry(SUBJECT_READMITTED, collection, subject, seq);
+        apply(e);
+        log.sync(log.append(e));
+    }
+
+    /** Subject scopes re-admitted in a collection, with the floor of the latest re-admission of each. */
+    public synchronized Map<KeyedHash.Hash, Long> subjectReadmissions(KeyedHash.Hash collection) {
+        return Map.copyOf(readmittedSubjects.getOrDefault(collection, Map.of()));
     }
 
     public synchronized void collectionDropped(KeyedHash.Hash collection) throws IOException {
