@@ -26,8 +26,9 @@ final class PrintTables {
             sb.append(String.format(Locale.ROOT, "| FAISS IndexIVFPQ | %s | %s | %s | %s |%n", fb.get("train_cpu_s"),
                     fb.get("total_cpu_s"), fb.get("train_s"), fb.get("total_s")));
         }
-        sb.append("\nNepenthe's train time is the add that reached the training size: k-means on the sample plus "
-                + "encoding the vectors buffered until then.\n\n");
+        sb.append("\nNepenthe's train time runs from the add that reached the training size until the codebooks"
+                + " serve: the training runs on the index's own thread (k-means on the sample, then encoding the"
+                + " vectors added until then), with no add meanwhile; CPU is the process's.\n\n");
 
         sb.append("| nprobe | re-rank | Nepenthe QPS (CPU) | FAISS QPS (CPU) | QPS ratio | Nepenthe QPS (wall) "
                 + "| FAISS QPS (wall) | Nepenthe recall@" + k + " | FAISS recall@" + k
