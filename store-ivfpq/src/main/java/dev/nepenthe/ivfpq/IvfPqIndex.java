@@ -440,7 +440,10 @@ public final class IvfPqIndex implements VectorIndex {
         trainInBackground().join();
     }
 
-    /** Waits for a training in progress when it holds what a removal asked it to forget. */
+    /**
+     * Waits for a training the load started (the add that reached {@code trainSize}), so an
+     * index rebuilt at open serves trained codebooks, as it did when training ran inside that add.
+     */
     @Override
     public void afterBulkLoad() {
         awaitTraining();
