@@ -45,14 +45,17 @@ final class Codebooks {
     final int m;
     final int ksub;
     final int dsub;
+    /** Bytes of training sub-codes per member: m with PQ codes, 0 without (OSQ trains anchors only). */
+    final int cm;
     private final Metric metric;
     private final VectorKernels kernels;
 
     /** nlist * dim: the anchors (coarse centroids), zero where dead. */
     final float[] anchors;
     final CentroidBlock anchorBlock;
+    /** The PQ codebooks; null for OSQ codes (no trained sub-codebook). */
     final ProductQuantizer pq;
-    /** nlist * m * ksub: {@code ||c||^2 + 2<anchor_i sub j, c>}; null for the dot metric. */
+    /** nlist * m * ksub: {@code ||c||^2 + 2<anchor_i sub j, c>}; null for the dot metric and OSQ. */
     float[] l2Terms;
 
     private final ListSums anchorSums;
@@ -91,8 +94,8 @@ final class Codebooks {
         int offset(int member);
     }
 
-    private Codebooks(VectorKernels kernels, Metric metric, int nlist, int dim, int m, int ksub, int[] memberOrd,
-            int[] memberAnchor, byte[] memberCodes, MemberVectors vectors) {
+    private Codebooks(VectorKernels kernels, Metric metric, int nlist, int dim, int m, int ksub, boolean hasPq,
+            int[] memberOrd, int[] memberAnchor, byte[] memberCodes, MemberVectors vectors) {
         this.kernels = kernels;
         this.metric = metric;
         this.nlist = nlist;
@@ -100,7 +103,12 @@ final class Codebooks {
         this.m = m;
         this.ksub = ksub;
         this.dsub = dim / m;
+        this.cm = hasPq ? m : 0;
         int s = memberOrd.length;
+        if (memberCodes.length != (long) s * cm) {
+            throw new IllegalArgumentException("codebooks: expected " + (long) s * cm + " member code bytes, got "
+                    + memberCodes.length);
+        }
         this.memberOrd = memberOrd;
         this.memberAnchor = memberAnchor;
         this.memberCodes = memberCodes;
@@ -109,7 +117,7 @@ final class Codebooks {
         this.memberOf = new int[maxOrd + 1];
         Arrays.fill(memberOf, -1);
         this.anchorSums = new ListSums(nlist, dim);
-        this.subSums = new ListSums(m * ksub, dsub);
+        this.subSums = hasPq ? new ListSums(m * ksub, dsub) : null;
         this.anchorMemberCount = new int[nlist];
         this.posInAnchor = new int[s];
         float[] block = vectors.block();
@@ -146,19 +154,23 @@ final class Codebooks {
         for (int i = 0; i < s; i++) {
             int off = vectors.offset(i);
             int a = memberAnchor[i];
-            for (int j = 0; j < m; j++) {
-                int row = j * ksub + (memberCodes[i * m + j] & 0xFF);
+            for (int j = 0; j < cm; j++) {
+                int row = j * ksub + (memberCodes[i * cm + j] & 0xFF);
                 subSums.add(row, block, off + j * dsub);
                 subSums.shift(row, anchors, a * dim + j * dsub, -1);
             }
         }
-        float[] codebooks = new float[m * ksub * dsub];
-        for (int row = 0; row < m * ksub; row++) {
-            if (subSums.count(row) > 0) {
-                subSums.mean(row, codebooks, row * dsub);
+        if (hasPq) {
+            float[] codebooks = new float[m * ksub * dsub];
+            for (int row = 0; row < m * ksub; row++) {
+                if (subSums.count(row) > 0) {
+                    subSums.mean(row, codebooks, row * dsub);
+                }
             }
+            this.pq = new ProductQuantizer(dim, m, ksub, codebooks);
+        } else {
+            this.pq = null;
         }
-        this.pq = new ProductQuantizer(dim, m, ksub, codebooks);
         this.anchorBlock = CentroidBlock.of(anchors, 0, nlist, dim);
         for (int a = 0; a < nlist; a++) {
             if (anchorSums.count(a) == 0) {
@@ -168,7 +180,7 @@ final class Codebooks {
         if (liveAnchors() == 0) {
             throw new IllegalArgumentException("codebooks: no anchor has a member");
         }
-        this.l2Terms = metric == Metric.DOT ? null : computeL2Terms();
+        this.l2Terms = metric == Metric.DOT || !hasPq ? null : computeL2Terms();
     }
 
     /** Which anchor and which sub-codes each sample vector got: what a training decides. */
@@ -193,6 +205,11 @@ final class Codebooks {
         float[] coarse = KMeans.train(kernels, sample, s, dim, nlist, params.iterations(), rnd.split());
         int[] anchorOf = KMeans.assign(kernels, sample, s, dim, coarse, nlist);
         float[] anchors = exactMeans(sample, s, dim, anchorOf, nlist);
+        if (params.codes() != IvfPqParams.Codes.PQ) {
+            Arrays.fill(coarse, 0f);
+            Arrays.fill(anchors, 0f);
+            return new Assignment(anchorOf, new byte[0]); // OSQ: anchors only, nothing trained per subspace
+        }
         float[] residuals = new float[s * dim];
         for (int i = 0; i < s; i++) {
             kernels.subtract(sample, i * dim, anchors, anchorOf[i] * dim, residuals, i * dim, dim);
@@ -221,8 +238,9 @@ final class Codebooks {
      */
     static Codebooks fromSample(VectorKernels kernels, Metric metric, IvfPqParams params, int dim, float[] sample,
             int[] ords, Assignment assignment) {
-        return new Codebooks(kernels, metric, params.nlist(), dim, params.m(), params.ksub(), ords,
-                assignment.anchorOf(), assignment.codes(), new MemberVectors() {
+        return new Codebooks(kernels, metric, params.nlist(), dim, params.m(), params.ksub(),
+                params.codes() == IvfPqParams.Codes.PQ, ords, assignment.anchorOf(), assignment.codes(),
+                new MemberVectors() {
                     @Override
                     public float[] block() {
                         return sample;
@@ -247,8 +265,8 @@ final class Codebooks {
                 throw new IllegalArgumentException("codebooks: training member " + ord + " has no stored vector");
             }
         }
-        return new Codebooks(kernels, metric, params.nlist(), dim, params.m(), params.ksub(), ords, anchorOf, codes,
-                storeVectors(store, ords));
+        return new Codebooks(kernels, metric, params.nlist(), dim, params.m(), params.ksub(),
+                params.codes() == IvfPqParams.Codes.PQ, ords, anchorOf, codes, storeVectors(store, ords));
     }
 
     private static MemberVectors storeVectors(SwapRemoveVectors store, int[] ords) {
@@ -336,8 +354,8 @@ final class Codebooks {
         int i = memberOf[ord];
         int a = memberAnchor[i];
         // 1. Its residual (v - anchor) leaves each of its m sub-centroids.
-        for (int j = 0; j < m; j++) {
-            int row = j * ksub + (memberCodes[i * m + j] & 0xFF);
+        for (int j = 0; j < cm; j++) {
+            int row = j * ksub + (memberCodes[i * cm + j] & 0xFF);
             subSums.subtract(row, block, off + j * dsub);
             if (subSums.count(row) > 0) {
                 subSums.shift(row, anchors, a * dim + j * dsub, +1);
@@ -356,7 +374,7 @@ final class Codebooks {
         memberOf[ord] = -1;
         memberAnchor[i] = -1;
         posInAnchor[i] = 0;
-        Arrays.fill(memberCodes, i * m, (i + 1) * m, (byte) 0);
+        Arrays.fill(memberCodes, i * cm, (i + 1) * cm, (byte) 0);
         lineageRemoved.add(ord);
         moves.anchors.set(a);
         // 3. The anchor moves to the survivors' mean, and with it every surviving member's
@@ -369,8 +387,8 @@ final class Codebooks {
             anchorSums.mean(a, anchors, a * dim);
             for (int p = 0; p < anchorMemberCount[a]; p++) {
                 int k = anchorMembers[a][p];
-                for (int j = 0; j < m; j++) {
-                    int row = j * ksub + (memberCodes[k * m + j] & 0xFF);
+                for (int j = 0; j < cm; j++) {
+                    int row = j * ksub + (memberCodes[k * cm + j] & 0xFF);
                     subSums.shift(row, old, j * dsub, +1);
                     subSums.shift(row, anchors, a * dim + j * dsub, -1);
                     moves.rows.set(row);
@@ -398,7 +416,7 @@ final class Codebooks {
                 anchorBlock.set(a, anchors, a * dim);
             }
         }
-        float[] codebooks = pq.codebooks();
+        float[] codebooks = pq == null ? null : pq.codebooks();
         for (int row = moves.rows.nextSetBit(0); row >= 0; row = moves.rows.nextSetBit(row + 1)) {
             if (subSums.count(row) == 0) {
                 Arrays.fill(codebooks, row * dsub, (row + 1) * dsub, 0f);
@@ -437,12 +455,16 @@ final class Codebooks {
     void wipe() {
         Arrays.fill(anchors, 0f);
         anchorBlock.wipe();
-        pq.wipe();
+        if (pq != null) {
+            pq.wipe();
+        }
         if (l2Terms != null) {
             Arrays.fill(l2Terms, 0f);
         }
         anchorSums.clear();
-        subSums.clear();
+        if (subSums != null) {
+            subSums.clear();
+        }
         Arrays.fill(memberCodes, (byte) 0);
         Arrays.fill(memberAnchor, -1);
         Arrays.fill(memberOf, -1);
@@ -457,13 +479,13 @@ final class Codebooks {
         int n = memberOrd.length - lineageRemoved.getCardinality();
         int[] ords = new int[n];
         int[] anch = new int[n];
-        byte[] codes = new byte[n * m];
+        byte[] codes = new byte[n * cm];
         int k = 0;
         for (int i = 0; i < memberOrd.length; i++) {
             if (memberAnchor[i] >= 0) {
                 ords[k] = memberOrd[i];
                 anch[k] = memberAnchor[i];
-                System.arraycopy(memberCodes, i * m, codes, k * m, m);
+                System.arraycopy(memberCodes, i * cm, codes, k * cm, cm);
                 k++;
             }
         }
@@ -488,7 +510,7 @@ final class Codebooks {
     /** The surviving members whose sub-code {@code j} is {@code c}, by ordinal (for tests and inspection). */
     int[] subCentroidMemberOrds(int j, int c) {
         return java.util.stream.IntStream.range(0, memberOrd.length)
-                .filter(i -> memberAnchor[i] >= 0 && (memberCodes[i * m + j] & 0xFF) == c)
+                .filter(i -> memberAnchor[i] >= 0 && (memberCodes[i * cm + j] & 0xFF) == c)
                 .map(i -> memberOrd[i]).toArray();
     }
 
@@ -520,8 +542,8 @@ final class Codebooks {
                 if (memberOf[ord] >= 0 || !lineageRemoved.contains(ord)) {
                     r.violation("member-record-mismatch", "removed member " + ord + " still mapped");
                 }
-                for (int j = 0; j < m; j++) {
-                    if (memberCodes[i * m + j] != 0) {
+                for (int j = 0; j < cm; j++) {
+                    if (memberCodes[i * cm + j] != 0) {
                         r.violation("removed-member-not-wiped", "member " + ord);
                         break;
                     }
@@ -575,8 +597,8 @@ final class Codebooks {
                 continue;
             }
             int off = store.offset(slot);
-            for (int j = 0; j < m; j++) {
-                int row = j * ksub + (memberCodes[i * m + j] & 0xFF);
+            for (int j = 0; j < cm; j++) {
+                int row = j * ksub + (memberCodes[i * cm + j] & 0xFF);
                 double sq = 0;
                 for (int d = 0; d < dsub; d++) {
                     double x = (double) block[off + j * dsub + d] - anchors[a * dim + j * dsub + d];
@@ -587,8 +609,8 @@ final class Codebooks {
                 sCount[row]++;
             }
         }
-        float[] codebooks = pq.codebooks();
-        for (int row = 0; row < m * ksub; row++) {
+        float[] codebooks = pq == null ? new float[0] : pq.codebooks();
+        for (int row = 0; pq != null && row < m * ksub; row++) {
             if (sCount[row] != subSums.count(row)) {
                 r.violation("member-count-mismatch", "sub-centroid " + row + ": " + sCount[row]
                         + " members, sum counts " + subSums.count(row));
@@ -609,14 +631,14 @@ final class Codebooks {
                 r.violation("stale-centroid-layout", "sub-centroid " + row);
             }
         }
-        if (metric != Metric.DOT) {
+        if (metric != Metric.DOT && pq != null) {
             float[] expected = computeL2Terms();
             if (!Arrays.equals(expected, l2Terms)) {
                 r.violation("stale-score-table", "L2 tables differ from the current centroids");
             }
             Arrays.fill(expected, 0f);
         }
-        r.checked("codebook-members", members).checked("codebook-centroids", nlist + (long) m * ksub)
+        r.checked("codebook-members", members).checked("codebook-centroids", nlist + (long) cm * ksub)
                 .checked("codebook-members-removed-and-subtracted", lineageRemoved.getLongCardinality());
         return worst;
     }

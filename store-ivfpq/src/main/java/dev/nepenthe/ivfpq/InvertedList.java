@@ -74,6 +74,14 @@ final class InvertedList {
         System.arraycopy(code, codeOff, codes, pos * m, m);
     }
 
+    /**
+     * The code block for rewriting entries {@code [0, size)} in place (re-encoding a whole list);
+     * bytes beyond the live entries must stay zero.
+     */
+    byte[] writableCodes() {
+        return codes;
+    }
+
     /** Replaces byte {@code j} of the code at {@code pos} (re-encoding one subspace). */
     void setCodeByte(int pos, int j, byte b) {
         codes[pos * m + j] = b;

@@ -41,7 +41,9 @@ final class IvfPqChecker {
                 .expect("codebook-centroid-not-mean")
                 .expect("dead-centroid-not-zero")
                 .expect("stale-centroid-layout")
-                .expect("stale-score-table");
+                .expect("stale-score-table")
+                .expect("centre-not-mean")
+                .expect("centre-of-empty-list");
         double worst = 0;
         int worstList = -1;
         SwapRemoveVectors store = index.store();
@@ -63,7 +65,7 @@ final class IvfPqChecker {
             }
         }
         r.checked("vectors", n).checked("removed-ordinals", removed.getLongCardinality());
-        if (index.quantizer() == null) {
+        if (index.trainedState() == null) {
             r.checked("lists", 0);
             return new IvfPqIndex.Inspection(r.build(), 0, -1);
         }
@@ -148,8 +150,63 @@ final class IvfPqChecker {
                     + " distinct live ordinals, " + n + " live vectors");
         }
         double codebookWorst = cb.check(r, store, IvfPqIndex.CENTROID_TOLERANCE);
+        TrainedState st = index.trainedState();
+        if (st.osq != null) {
+            codebookWorst = Math.max(codebookWorst, checkCentres(r, st, store, dim));
+        }
         r.checked("lists", nlist).checked("codes", codes)
                 .checked("max-centroid-deviation-ppb", (long) Math.ceil(Math.max(worst, codebookWorst) * 1e9));
         return new IvfPqIndex.Inspection(r.build(), worst, worstList);
+    }
+
+    /**
+     * OSQ: every non-empty list's centre is the mean of its first {@code centreMembers} entries,
+     * recomputed from the stored vectors (so of live vectors only: a removal re-encodes the list
+     * against its survivors); an empty list has none.
+     *
+     * @return the largest relative deviation of a centre from its members' mean
+     */
+    private static double checkCentres(IntegrityReport.Builder r, TrainedState st, SwapRemoveVectors store, int dim) {
+        double worst = 0;
+        double[] sum = new double[dim];
+        for (int list = 0; list < st.lists.length; list++) {
+            InvertedList il = st.lists[list];
+            ScalarCodes.Centre centre = st.centres[list];
+            if (il.size() == 0) {
+                if (centre != null) {
+                    r.violation("centre-of-empty-list", "list " + list);
+                }
+                continue;
+            }
+            int members = st.centreMembers[list];
+            if (centre == null || members < 1 || members > il.size()) {
+                r.violation("centre-not-mean", "list " + list + ": centre of " + members + " members, list holds "
+                        + il.size());
+                continue;
+            }
+            Arrays.fill(sum, 0);
+            double normSum = 0;
+            float[] block = store.block();
+            for (int pos = 0; pos < members; pos++) {
+                int slot = store.slotOf(il.ordinalAt(pos));
+                if (slot < 0) {
+                    continue; // counted as list-entry-not-live above
+                }
+                int off = store.offset(slot);
+                double sq = 0;
+                for (int d = 0; d < dim; d++) {
+                    sum[d] += block[off + d];
+                    sq += (double) block[off + d] * block[off + d];
+                }
+                normSum += Math.sqrt(sq);
+            }
+            double dev = Codebooks.deviation(sum, 0, centre.centroid(), 0, dim, members, normSum);
+            worst = Math.max(worst, dev);
+            if (dev > IvfPqIndex.CENTROID_TOLERANCE) {
+                r.violation("centre-not-mean", "list " + list + " deviates by " + dev + " (relative)");
+            }
+        }
+        r.checked("centres", st.lists.length);
+        return worst;
     }
 }

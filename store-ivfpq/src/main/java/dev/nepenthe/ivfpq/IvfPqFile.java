@@ -16,13 +16,15 @@ import org.roaringbitmap.RoaringBitmap;
  * (format {@value IvfPqIndex#FORMAT}, version {@value IvfPqIndex#VERSION}). Body, big-endian:
  * <pre>
  * int dim, byte metric, long seed, long trainings
- * int nlist, m, nbits, trainSize, iterations, nprobe, rerank, byte autoRetrain, int driftLimit
+ * int nlist, m, nbits, trainSize, iterations, nprobe, rerank, byte autoRetrain, int driftLimit,
+ *   byte codes (0 PQ, 1 OSQ), int bits
  * int n, then n x (int ordinal, dim x float prepared vector)
  * bitmap removed ordinals
  * byte trained; if 1:
- *   int s, s x (int ordinal, int anchor, m bytes sub-codes): the surviving training members
+ *   int s, s x (int ordinal, int anchor, m bytes sub-codes, none with OSQ): the surviving training members
  *   bitmap lineage, bitmap lineage members removed since training
- *   nlist x (int size, size x int ordinal, size*m bytes codes)
+ *   nlist x (int size, size x int ordinal, size*e bytes codes, e = m or OSQ's entry size;
+ *            with OSQ and size > 0: int centre members, dim x float centre)
  * </pre>
  * Bitmaps are RoaringBitmap's portable serialization preceded by its length in bytes. No sum and
  * no centroid is stored: loading recomputes every list centroid, anchor and sub-centroid as the
@@ -49,6 +51,8 @@ final class IvfPqFile {
             out.writeInt(p.rerank());
             out.writeByte(p.autoRetrain() ? 1 : 0);
             out.writeInt(p.driftLimit());
+            out.writeByte(p.codes() == IvfPqParams.Codes.OSQ ? 1 : 0);
+            out.writeInt(p.bits());
             SwapRemoveVectors store = index.store();
             out.writeInt(store.size());
             float[] block = store.block();
@@ -70,7 +74,7 @@ final class IvfPqFile {
             for (int i = 0; i < members.ords().length; i++) {
                 out.writeInt(members.ords()[i]);
                 out.writeInt(members.anchors()[i]);
-                out.write(members.codes(), i * p.m(), p.m());
+                out.write(members.codes(), i * cb.cm, cb.cm);
             }
             writeBitmap(out, cb.lineage());
             writeBitmap(out, cb.lineageRemoved());
@@ -80,7 +84,14 @@ final class IvfPqFile {
                 for (int i = 0; i < il.size(); i++) {
                     out.writeInt(il.ordinalAt(i));
                 }
-                out.write(il.codes(), 0, il.size() * p.m());
+                out.write(il.codes(), 0, il.size() * index.entryBytes());
+                TrainedState st = index.trainedState();
+                if (st.osq != null && il.size() > 0) {
+                    out.writeInt(st.centreMembers[list]);
+                    for (float f : st.centres[list].centroid()) {
+                        out.writeFloat(f);
+                    }
+                }
             }
         });
     }
@@ -93,7 +104,7 @@ final class IvfPqFile {
             long seed = in.readLong();
             long trainings = in.readLong();
             IvfPqParams p = new IvfPqParams(in.readInt(), in.readInt(), in.readInt(), in.readInt(), in.readInt(),
-                    in.readInt(), in.readInt(), in.readUnsignedByte() == 1, in.readInt());
+                    in.readInt(), in.readInt(), in.readUnsignedByte() == 1, in.readInt(), readCodes(in), in.readInt());
             if (p.nlist() < 1 || p.m() < 1 || dim % p.m() != 0 || p.nbits() < 1 || p.nbits() > 8) {
                 throw new IllegalArgumentException("parameters " + p + " are invalid for dimension " + dim);
             }
@@ -116,7 +127,7 @@ final class IvfPqFile {
             RoaringBitmap removed = readBitmap(in);
             boolean trained = in.readUnsignedByte() == 1;
             if (!trained) {
-                index.installLoaded(trainings, removed, null, null, null);
+                index.installLoaded(trainings, removed, null, null, null, null, null);
                 return index;
             }
             int s = in.readInt();
@@ -126,16 +137,19 @@ final class IvfPqFile {
             }
             int[] memberOrds = new int[s];
             int[] memberAnchors = new int[s];
-            byte[] memberCodes = new byte[s * p.m()];
+            int cm = p.codes() == IvfPqParams.Codes.PQ ? p.m() : 0;
+            byte[] memberCodes = new byte[s * cm];
             for (int i = 0; i < s; i++) {
                 memberOrds[i] = in.readInt();
                 memberAnchors[i] = in.readInt();
-                in.readFully(memberCodes, i * p.m(), p.m());
+                in.readFully(memberCodes, i * cm, cm);
             }
             RoaringBitmap lineage = readBitmap(in);
             RoaringBitmap lineageRemoved = readBitmap(in);
             int[][] ords = new int[p.nlist()][];
             byte[][] codes = new byte[p.nlist()][];
+            float[][] centres = new float[p.nlist()][];
+            int[] centreMembers = new int[p.nlist()];
             for (int list = 0; list < p.nlist(); list++) {
                 int size = in.readInt();
                 if (size < 0 || size > n) {
@@ -146,8 +160,19 @@ final class IvfPqFile {
                 for (int i = 0; i < size; i++) {
                     ords[list][i] = in.readInt();
                 }
-                codes[list] = new byte[size * p.m()];
+                codes[list] = new byte[size * index.entryBytes()];
                 in.readFully(codes[list]);
+                if (p.codes() == IvfPqParams.Codes.OSQ && size > 0) {
+                    centreMembers[list] = in.readInt();
+                    if (centreMembers[list] < 1 || centreMembers[list] > size) {
+                        throw new IllegalArgumentException("list " + list + " has a centre of " + centreMembers[list]
+                                + " members, expected 1 to its " + size + " entries");
+                    }
+                    centres[list] = new float[dim];
+                    for (int d = 0; d < dim; d++) {
+                        centres[list][d] = in.readFloat();
+                    }
+                }
             }
             if (!RoaringBitmap.andNot(RoaringBitmap.bitmapOf(memberOrds), lineage).isEmpty()) {
                 throw new IllegalArgumentException("training members outside the recorded lineage");
@@ -155,9 +180,18 @@ final class IvfPqFile {
             Codebooks cb = Codebooks.fromMembers(index.kernels(), metric, p, dim, index.store(), memberOrds,
                     memberAnchors, memberCodes);
             cb.markRemoved(lineageRemoved);
-            index.installLoaded(trainings, removed, cb, ords, codes);
+            index.installLoaded(trainings, removed, cb, ords, codes, centres, centreMembers);
             return index;
         });
+    }
+
+    private static IvfPqParams.Codes readCodes(DataInputStream in) throws IOException {
+        int c = in.readUnsignedByte();
+        return switch (c) {
+            case 0 -> IvfPqParams.Codes.PQ;
+            case 1 -> IvfPqParams.Codes.OSQ;
+            default -> throw new IllegalArgumentException("code type " + c + ": expected 0 (PQ) or 1 (OSQ)");
+        };
     }
 
     private static void writeBitmap(DataOutputStream out, RoaringBitmap live) throws IOException {

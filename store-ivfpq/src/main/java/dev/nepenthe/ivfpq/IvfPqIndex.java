@@ -101,6 +101,8 @@ public final class IvfPqIndex implements VectorIndex {
     private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
 
     private final SwapRemoveVectors store;
+    /** The OSQ codec (a seeded rotation, no trained state), or null with PQ codes. */
+    private final ScalarCodes osq;
     /** Ordinals removed and not added again: the checker proves none survives anywhere. */
     private final RoaringBitmap removed = new RoaringBitmap();
     /** Trainings started so far (each a retrain event once the first has served). */
@@ -134,6 +136,7 @@ public final class IvfPqIndex implements VectorIndex {
         this.seed = seed;
         this.kernels = kernels;
         this.store = new SwapRemoveVectors(dimension);
+        this.osq = params.codes() == IvfPqParams.Codes.OSQ ? new ScalarCodes(dimension, metric, params.bits(), seed) : null;
         this.trainer = new ThreadPoolExecutor(0, 1, 5, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), r -> {
             Thread t = new Thread(r, "nepenthe-ivfpq-training");
             t.setDaemon(true);
@@ -500,7 +503,7 @@ public final class IvfPqIndex implements VectorIndex {
          * influence waits for the swap.
          */
         void finishRemovals() {
-            if (next != null && !collapsed && !moves.isEmpty()) {
+            if (next != null && !collapsed && (!moves.isEmpty() || next.hasPendingReencodes())) {
                 collapsed = !next.finish(moves);
                 moves = new Codebooks.Moves();
             }
@@ -580,7 +583,7 @@ public final class IvfPqIndex implements VectorIndex {
                     int row = Arrays.binarySearch(t.sampleOrds, ord);
                     cb.removeMember(ord, t.sample, row * dim, t.moves);
                 }
-                t.next = new TrainedState(cb, kernels, store, store.ordinalCapacity());
+                t.next = new TrainedState(cb, kernels, store, store.ordinalCapacity(), osq);
                 t.finishRemovals();
                 Arrays.fill(t.sample, 0f);
                 t.total = store.size();
@@ -727,13 +730,9 @@ public final class IvfPqIndex implements VectorIndex {
 
     private SearchResult ivfSearch(float[] q, int k, Accept accept, int nprobe, int rerank) {
         TrainedState st = state;
-        Codebooks cb = st.cb;
         InvertedList[] lists = st.lists;
         float[] routing = st.routing;
         int nlist = params.nlist();
-        int m = params.m();
-        int ksub = params.ksub();
-        int mk = m * ksub;
         // 1. Probe: the nprobe non-empty lists whose routing centroids are nearest to the query.
         float[] coarse = new float[nlist];
         boolean dot = metric == Metric.DOT;
@@ -749,6 +748,66 @@ public final class IvfPqIndex implements VectorIndex {
             }
         }
         int[] probed = probes.drain(0).ordinals();
+        int depth = rerank > 0 ? Math.max(k, rerank) : k;
+        TopK candidates = new TopK(depth);
+        long visited = st.osq == null ? scanPq(st, q, probed, accept, candidates) : scanOsq(st, q, probed, accept, candidates);
+        if (rerank == 0) {
+            return candidates.drain(visited);
+        }
+        // 4. Re-rank the best candidates exactly from the stored vectors.
+        SearchResult approx = candidates.drain(visited);
+        TopK top = new TopK(k);
+        float[] block = store.block();
+        for (int ord : approx.ordinals()) {
+            top.offer(ord, metric.score(kernels, q, block, store.offset(store.slotOf(ord)), dim));
+        }
+        return top.drain(visited + approx.size());
+    }
+
+    /**
+     * OSQ: the query rotated once, then per probed list its residual to the list's centre
+     * quantized once and every entry scored from its levels and corrections (see
+     * {@link ScalarCodes}).
+     *
+     * @return entries scanned
+     */
+    private long scanOsq(TrainedState st, float[] q, int[] probed, Accept accept, TopK candidates) {
+        ScalarCodes.QueryScorer scorer = st.osq.scorer();
+        scorer.setQuery(q);
+        float[] out = new float[64];
+        long visited = 0;
+        for (int list : probed) {
+            InvertedList il = st.lists[list];
+            int size = il.size();
+            if (out.length < size) {
+                out = new float[Math.max(size, out.length * 2)];
+            }
+            scorer.setList(st.centres[list]);
+            scorer.score(il.codes(), 0, size, out, 0);
+            visited += size;
+            for (int i = 0; i < size; i++) {
+                int ord = il.ordinalAt(i);
+                if (accept != Accept.ALL && !accept.accepts(ord)) {
+                    continue;
+                }
+                candidates.offer(ord, approximateScore(out[i]));
+            }
+        }
+        return visited;
+    }
+
+    /**
+     * PQ: one per-query table of sub-vector dot products, then per probed list the list's table
+     * (FAISS's precomputed-table trick for L2) and one batch scan of its codes.
+     *
+     * @return entries scanned
+     */
+    private long scanPq(TrainedState st, float[] q, int[] probed, Accept accept, TopK candidates) {
+        Codebooks cb = st.cb;
+        int m = params.m();
+        int ksub = params.ksub();
+        int mk = m * ksub;
+        boolean dot = metric == Metric.DOT;
         // 2. The per-query table: dot products of each query sub-vector with each sub-centroid.
         float[] qTable = new float[mk];
         kernels.pqDotTable(q, cb.pq.codebooks(), m, ksub, qTable);
@@ -758,12 +817,10 @@ public final class IvfPqIndex implements VectorIndex {
             }
         }
         float[] listTable = dot ? qTable : new float[mk];
-        int depth = rerank > 0 ? Math.max(k, rerank) : k;
-        TopK candidates = new TopK(depth);
         float[] out = new float[64];
         long visited = 0;
         for (int list : probed) {
-            InvertedList il = lists[list];
+            InvertedList il = st.lists[list];
             int size = il.size();
             if (out.length < size) {
                 out = new float[Math.max(size, out.length * 2)];
@@ -790,17 +847,7 @@ public final class IvfPqIndex implements VectorIndex {
                 candidates.offer(ord, approximateScore(base + out[i]));
             }
         }
-        if (rerank == 0) {
-            return candidates.drain(visited);
-        }
-        // 4. Re-rank the best candidates exactly from the stored vectors.
-        SearchResult approx = candidates.drain(visited);
-        TopK top = new TopK(k);
-        float[] block = store.block();
-        for (int ord : approx.ordinals()) {
-            top.offer(ord, metric.score(kernels, q, block, store.offset(store.slotOf(ord)), dim));
-        }
-        return top.drain(visited + approx.size());
+        return visited;
     }
 
     /** A PQ value (inner product for dot, squared distance otherwise) as the metric's score. */
@@ -859,6 +906,7 @@ public final class IvfPqIndex implements VectorIndex {
             java.util.Map<String, Number> stats = new java.util.TreeMap<>();
             stats.put("nlist", params.nlist());
             stats.put("m", params.m());
+            stats.put("osqBits", osq == null ? 0 : params.bits());
             Codebooks cb = state == null ? null : state.cb;
             InvertedList[] lists = state == null ? null : state.lists;
             float[] routing = state == null ? null : state.routing;
@@ -1033,6 +1081,15 @@ public final class IvfPqIndex implements VectorIndex {
         return state == null ? null : state.cb;
     }
 
+    TrainedState trainedState() {
+        return state;
+    }
+
+    /** Bytes of one list entry's code: m with PQ, OSQ's entry size otherwise. */
+    int entryBytes() {
+        return osq == null ? params.m() : osq.bytesPerVector();
+    }
+
     InvertedList list(int i) {
         return state.lists[i];
     }
@@ -1062,14 +1119,14 @@ public final class IvfPqIndex implements VectorIndex {
      * from the stored vectors.
      */
     void installLoaded(long trainingCount, RoaringBitmap removedOrds, Codebooks codebooks, int[][] listOrds,
-            byte[][] listCodes) {
+            byte[][] listCodes, float[][] centres, int[] centreMembers) {
         trainings = trainingCount;
         removed.or(removedOrds);
         if (codebooks == null) {
             return;
         }
         int nlist = params.nlist();
-        TrainedState st = new TrainedState(codebooks, kernels, store, store.ordinalCapacity());
+        TrainedState st = new TrainedState(codebooks, kernels, store, store.ordinalCapacity(), osq);
         int[] scratch = new int[Math.max(1, params.m())];
         int listed = 0;
         for (int list = 0; list < nlist; list++) {
@@ -1087,8 +1144,11 @@ public final class IvfPqIndex implements VectorIndex {
                 if (st.holds(ord)) {
                     throw new IllegalArgumentException("ordinal " + ord + " appears in two lists");
                 }
-                st.appendEncoded(list, ord, listCodes[list], i * params.m(), store.block(), store.offset(slot));
+                st.appendEncoded(list, ord, listCodes[list], i * entryBytes(), store.block(), store.offset(slot));
                 listed++;
+            }
+            if (osq != null && listOrds[list].length > 0) {
+                st.setCentre(list, centres[list], centreMembers[list]);
             }
         }
         if (listed != store.size()) {

@@ -18,16 +18,38 @@ import java.util.Set;
  *     the full vectors; 0 returns PQ scores (per-query {@code rerank} overrides)
  * @param autoRetrain true: once a removal call takes the removed share of the training sample past
  *     {@code driftLimit}, the index starts a retrain in the background (a training's CPU, once;
- *     writers are not held for it); false: only {@link IvfPqIndex#retrain()} retrains. Removals never need a retrain to forget:
- *     the codebooks are exact means of the surviving training vectors either way.
+ *     writers are not held for it); false: only {@link IvfPqIndex#retrain()} retrains. Removals
+ *     never need a retrain to forget: the codebooks are exact means of the surviving training
+ *     vectors either way.
  * @param driftLimit percent of the training sample that may be removed before {@code autoRetrain}
  *     retrains: past it, the codebooks are means over too few of the vectors they encode
+ * @param codes how list entries are coded: {@link Codes#PQ} (m bytes against trained
+ *     sub-codebooks) or {@link Codes#OSQ} (per-vector scalar codes of {@code bits} bits per
+ *     dimension relative to the list's centre after a seeded rotation: no trained codebook, the
+ *     only data-dependent part is the centre, the mean of live members)
+ * @param bits bits per dimension of OSQ codes, 1 to 8 (ignored for PQ); an entry is
+ *     {@code bits * ceil(dim / 64) * 8 + 16} bytes
  */
 public record IvfPqParams(int nlist, int m, int nbits, int trainSize, int iterations, int nprobe, int rerank,
-        boolean autoRetrain, int driftLimit) {
+        boolean autoRetrain, int driftLimit, Codes codes, int bits) {
+
+    /** The code types of an IVF index's list entries. */
+    public enum Codes {
+        /** Product quantization: trained sub-codebooks, m bytes per vector. */
+        PQ,
+        /** Optimized scalar quantization relative to the list's centre after a random rotation. */
+        OSQ
+    }
 
     public static final Set<String> NAMES = Set.of("nlist", "m", "nbits", "trainSize", "iterations", "nprobe",
-            "rerank", "autoRetrain", "driftLimit");
+            "rerank", "autoRetrain", "driftLimit", "codes", "bits");
+
+    /** PQ codes, with the OSQ width unused. */
+    public IvfPqParams(int nlist, int m, int nbits, int trainSize, int iterations, int nprobe, int rerank,
+            boolean autoRetrain, int driftLimit) {
+        this(nlist, m, nbits, trainSize, iterations, nprobe, rerank, autoRetrain, driftLimit, Codes.PQ,
+                ScalarCodes.DEFAULT_BITS);
+    }
 
     /** The default {@code driftLimit}: see docs/FORGET.md for the recall it keeps. */
     public static final int DEFAULT_DRIFT_LIMIT = 50;
@@ -41,6 +63,10 @@ public record IvfPqParams(int nlist, int m, int nbits, int trainSize, int iterat
         check("nprobe", nprobe, 1, Integer.MAX_VALUE);
         check("rerank", rerank, 0, Integer.MAX_VALUE);
         check("driftLimit", driftLimit, 1, 100);
+        check("bits", bits, 1, 8);
+        if (codes == null) {
+            throw new IllegalArgumentException(IvfPqIndex.KIND + " index: parameter 'codes' expected pq or osq, got null");
+        }
         if (nprobe > nlist) {
             nprobe = nlist; // probing more lists than exist means probing all of them
         }
@@ -57,9 +83,12 @@ public record IvfPqParams(int nlist, int m, int nbits, int trainSize, int iterat
         return 1 << nbits;
     }
 
-    /** The smallest number of vectors a training needs: one per coarse centroid and per sub-centroid. */
+    /**
+     * The smallest number of vectors a training needs: one per coarse centroid and, for PQ, per
+     * sub-centroid.
+     */
     public int minTrainingVectors() {
-        return Math.max(nlist, ksub());
+        return codes == Codes.PQ ? Math.max(nlist, ksub()) : nlist;
     }
 
     static IvfPqParams from(IndexConfig config) {
@@ -80,7 +109,16 @@ public record IvfPqParams(int nlist, int m, int nbits, int trainSize, int iterat
         int rerank = config.intParam(kind, "rerank", 64, 0, 1 << 20);
         int autoRetrain = config.intParam(kind, "autoRetrain", 1, 0, 1);
         int driftLimit = config.intParam(kind, "driftLimit", DEFAULT_DRIFT_LIMIT, 1, 100);
-        return new IvfPqParams(nlist, m, nbits, trainSize, iterations, nprobe, rerank, autoRetrain == 1, driftLimit);
+        String codeName = config.params().getOrDefault("codes", "pq");
+        Codes codes = switch (codeName) {
+            case "pq" -> Codes.PQ;
+            case "osq" -> Codes.OSQ;
+            default -> throw new IllegalArgumentException(kind + " index: parameter 'codes' expected pq or osq, got '"
+                    + codeName + "'");
+        };
+        int bits = config.intParam(kind, "bits", ScalarCodes.DEFAULT_BITS, 1, 8);
+        return new IvfPqParams(nlist, m, nbits, trainSize, iterations, nprobe, rerank, autoRetrain == 1, driftLimit,
+                codes, bits);
     }
 
     /**
@@ -100,6 +138,8 @@ public record IvfPqParams(int nlist, int m, int nbits, int trainSize, int iterat
         map.put("rerank", Integer.toString(rerank));
         map.put("autoRetrain", autoRetrain ? "1" : "0");
         map.put("driftLimit", Integer.toString(driftLimit));
+        map.put("codes", codes.name().toLowerCase(java.util.Locale.ROOT));
+        map.put("bits", Integer.toString(bits));
         return dev.nepenthe.core.IndexSpec.of(IvfPqIndex.KIND, map);
     }
 
@@ -149,6 +189,8 @@ public record IvfPqParams(int nlist, int m, int nbits, int trainSize, int iterat
         private int rerank = 64;
         private boolean autoRetrain = true;
         private int driftLimit = DEFAULT_DRIFT_LIMIT;
+        private Codes codes = Codes.PQ;
+        private int bits = ScalarCodes.DEFAULT_BITS;
 
         private Builder() {}
 
@@ -206,13 +248,26 @@ public record IvfPqParams(int nlist, int m, int nbits, int trainSize, int iterat
             return this;
         }
 
+        /** The code type of list entries (see the record's {@code codes}). */
+        public Builder codes(Codes v) {
+            codes = v;
+            return this;
+        }
+
+        /** Bits per dimension of OSQ codes, 1 to 8: memory and scan time grow with it, error shrinks. */
+        public Builder bits(int v) {
+            bits = v;
+            return this;
+        }
+
         /**
          * The parameters, checked.
          *
          * @throws IllegalArgumentException naming the first setting out of range
          */
         public IvfPqParams build() {
-            return new IvfPqParams(nlist, m, nbits, trainSize, iterations, nprobe, rerank, autoRetrain, driftLimit);
+            return new IvfPqParams(nlist, m, nbits, trainSize, iterations, nprobe, rerank, autoRetrain, driftLimit,
+                    codes, bits);
         }
     }
 

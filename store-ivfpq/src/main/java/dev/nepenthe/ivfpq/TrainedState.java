@@ -10,6 +10,14 @@ import java.util.BitSet;
  * exact sum and routing centroid, and the ordinal maps. The index serves from one; a training
  * in progress builds the next one beside it and keeps it current with every removal until the
  * swap. Not thread-safe: the index guards it with its lock.
+ *
+ * <h2>OSQ codes</h2>
+ * With {@link IvfPqParams.Codes#OSQ} each list keeps a <em>centre</em> its entries are encoded
+ * against: the exact mean of the list's first {@code centreMembers} entries, all live. A removal
+ * re-encodes the list against the mean of its survivors (so no centre ever includes a removed
+ * vector); an add encodes against the centre as it is, and a list that has doubled since its
+ * centre was set is re-encoded against its current mean (amortised O(1) per add). Between
+ * re-encodings only appends happen, which is why the centre's members are a prefix of the list.
  */
 final class TrainedState {
     final Codebooks cb;
@@ -22,17 +30,31 @@ final class TrainedState {
     private final int m;
     private final VectorKernels kernels;
     private final SwapRemoveVectors store;
+    /** OSQ codes, or null for PQ. */
+    final ScalarCodes osq;
+    /** Per list, with OSQ: the centre its entries are encoded against (null while empty). */
+    final ScalarCodes.Centre[] centres;
+    /** Per list, with OSQ: how many of its first entries the centre is the mean of. */
+    final int[] centreMembers;
+    private final ScalarCodes.Encoder encoder;
+    /** Lists a removal left to re-encode against their survivors' mean ({@link #finish}). */
+    private final BitSet dirty = new BitSet();
 
-    TrainedState(Codebooks cb, VectorKernels kernels, SwapRemoveVectors store, int ordinalCapacity) {
+    TrainedState(Codebooks cb, VectorKernels kernels, SwapRemoveVectors store, int ordinalCapacity, ScalarCodes osq) {
         this.cb = cb;
         this.kernels = kernels;
         this.store = store;
         this.dim = cb.dim;
         this.m = cb.m;
+        this.osq = osq;
+        this.centres = osq == null ? null : new ScalarCodes.Centre[cb.nlist];
+        this.centreMembers = osq == null ? null : new int[cb.nlist];
+        this.encoder = osq == null ? null : osq.encoder();
         this.routing = cb.anchors.clone();
         this.lists = new InvertedList[cb.nlist];
+        int entryBytes = osq == null ? m : osq.bytesPerVector();
         for (int i = 0; i < lists.length; i++) {
-            lists[i] = new InvertedList(m);
+            lists[i] = new InvertedList(entryBytes);
         }
         this.sums = new ListSums(cb.nlist, dim);
         this.ordToList = new int[Math.max(16, ordinalCapacity)];
@@ -57,19 +79,75 @@ final class TrainedState {
         append(list, ord, block, off, scratch);
     }
 
-    /** Appends {@code ord} to {@code list}, encoded against that list's anchor. */
+    /**
+     * Appends {@code ord} to {@code list}: with PQ encoded against the list's anchor, with OSQ
+     * against the list's centre (a list's first member is its own centre; a list that doubled
+     * since its centre was set is re-encoded against its mean).
+     */
     void append(int list, int ord, float[] block, int off, int[] scratch) {
-        float[] residual = new float[dim];
-        byte[] code = new byte[m];
-        kernels.subtract(block, off, cb.anchors, list * dim, residual, 0, dim);
-        cb.pq.encode(kernels, residual, scratch, code, 0);
-        Arrays.fill(residual, 0f);
+        byte[] code;
+        if (osq == null) {
+            float[] residual = new float[dim];
+            code = new byte[m];
+            kernels.subtract(block, off, cb.anchors, list * dim, residual, 0, dim);
+            cb.pq.encode(kernels, residual, scratch, code, 0);
+            Arrays.fill(residual, 0f);
+        } else {
+            code = new byte[osq.bytesPerVector()];
+            if (centres[list] == null) {
+                centres[list] = osq.centre(block, off);
+                centreMembers[list] = 1;
+            }
+            encoder.encode(block, off, centres[list], code, 0);
+        }
         int pos = lists[list].append(ord, code, 0);
+        Arrays.fill(code, (byte) 0);
         ensureOrdinalArrays(ord + 1);
         ordToList[ord] = list;
         ordToPos[ord] = pos;
         sums.add(list, block, off);
         refreshRouting(list);
+        if (osq != null && lists[list].size() >= 2 * centreMembers[list] && lists[list].size() >= 8) {
+            reencode(list);
+        }
+    }
+
+    /**
+     * With OSQ: re-encodes every entry of a list against the exact mean of its entries (all
+     * live), which becomes its centre; the old centre is wiped. An empty list has no centre.
+     * Cost: one encoding per entry.
+     */
+    private void reencode(int list) {
+        InvertedList il = lists[list];
+        if (centres[list] != null) {
+            centres[list].wipe();
+            centres[list] = null;
+        }
+        centreMembers[list] = 0;
+        if (il.size() == 0) {
+            return;
+        }
+        centres[list] = osq.centre(routing, list * dim); // the routing centroid is the members' mean
+        int[] offsets = new int[il.size()];
+        for (int i = 0; i < offsets.length; i++) {
+            offsets[i] = store.offset(store.slotOf(il.ordinalAt(i)));
+        }
+        encoder.encodeList(store.block(), offsets, offsets.length, centres[list], il.writableCodes(), 0);
+        centreMembers[list] = il.size();
+    }
+
+    /**
+     * With OSQ, from a file: the centre a list's entries were encoded against and how many of
+     * its first entries it is the mean of (the checker proves it).
+     */
+    void setCentre(int list, float[] centroid, int members) {
+        centres[list] = osq.centre(centroid, 0);
+        centreMembers[list] = members;
+    }
+
+    /** Whether a removal left a list to re-encode (OSQ). */
+    boolean hasPendingReencodes() {
+        return !dirty.isEmpty();
     }
 
     /** Appends {@code ord} to {@code list} with a code already made (a file's), adding its vector to the sum. */
@@ -99,6 +177,9 @@ final class TrainedState {
             ordToPos[ord] = 0;
             sums.subtract(list, block, off);
             refreshRouting(list);
+            if (osq != null) {
+                dirty.set(list); // its centre may include the removed vector: re-encoded in finish
+            }
         }
         cb.removeMember(ord, block, off, moves);
     }
@@ -112,6 +193,12 @@ final class TrainedState {
      *     be dropped (retrain or go flat)
      */
     boolean finish(Codebooks.Moves moves) {
+        // OSQ first: a list whose centre held a removed vector is re-encoded against the mean
+        // of its survivors before anything else reads it.
+        for (int list = dirty.nextSetBit(0); list >= 0; list = dirty.nextSetBit(list + 1)) {
+            reencode(list);
+        }
+        dirty.clear();
         cb.applyMoves(moves);
         if (cb.liveAnchors() == 0) {
             return false;
@@ -122,9 +209,10 @@ final class TrainedState {
             }
             refreshRouting(a);
         }
-        if (!moves.deadRows.isEmpty()) {
+        if (!moves.deadRows.isEmpty() && osq == null) {
             reencodeDeadRows(moves.deadRows);
         }
+        // Rehoming emptied lists and may have made others dirty (never: rehoming only appends).
         return true;
     }
 
@@ -139,6 +227,9 @@ final class TrainedState {
             sums.subtract(list, store.block(), off);
             ordToList[ord] = -1;
             insert(ord, store.block(), off);
+        }
+        if (osq != null) {
+            reencode(list); // empty now: its centre is wiped
         }
     }
 
@@ -191,6 +282,14 @@ final class TrainedState {
     /** Zeroes every structure (the state being replaced or dropped). */
     void wipe() {
         cb.wipe();
+        if (centres != null) {
+            for (int i = 0; i < centres.length; i++) {
+                if (centres[i] != null) {
+                    centres[i].wipe();
+                    centres[i] = null;
+                }
+            }
+        }
         Arrays.fill(routing, 0f);
         sums.clear();
         for (InvertedList l : lists) {

@@ -180,7 +180,9 @@ class IvfPqIndexTest {
         Codebooks oracle = Codebooks.fromMembers(index.kernels(), index.metric(), index.params(), DIM, index.store(),
                 survivors.ords(), survivors.anchors(), survivors.codes());
         assertArraysClose(oracle.anchors, cb.anchors, "anchors");
-        assertArraysClose(oracle.pq.codebooks(), cb.pq.codebooks(), "PQ codebooks");
+        if (cb.pq != null) {
+            assertArraysClose(oracle.pq.codebooks(), cb.pq.codebooks(), "PQ codebooks");
+        }
         if (oracle.l2Terms != null) {
             assertArraysClose(oracle.l2Terms, cb.l2Terms, "L2 tables");
         }
@@ -299,7 +301,7 @@ class IvfPqIndexTest {
                 }
             }
             byte[] codes = il.codes();
-            for (int i = il.size() * index.params().m(); i < codes.length; i++) {
+            for (int i = il.size() * index.entryBytes(); i < codes.length; i++) {
                 assertEquals(0, codes[i], "freed code byte not zeroed in list " + list);
             }
         }
@@ -308,9 +310,22 @@ class IvfPqIndexTest {
     @ParameterizedTest
     @EnumSource(Metric.class)
     void randomizedInterleavingKeepsIntegrityAndMatchesExactAtFullProbe(Metric metric) {
+        randomizedInterleaving(metric, Map.of());
+    }
+
+    @ParameterizedTest
+    @EnumSource(Metric.class)
+    void randomizedInterleavingWithOsqCodesKeepsIntegrityAndMatchesExactAtFullProbe(Metric metric) {
+        randomizedInterleaving(metric, Map.of("codes", "osq"));
+    }
+
+    private void randomizedInterleaving(Metric metric, Map<String, String> codes) {
         SplittableRandom rnd = new SplittableRandom(11 + metric.ordinal());
         float[][] pool = data(12, 6000);
-        IvfPqIndex index = newIndex(metric, Map.of("nlist", "16", "trainSize", "1000", "iterations", "8"));
+        Map<String, String> params = new java.util.HashMap<>(Map.of("nlist", "16", "trainSize", "1000",
+                "iterations", "8"));
+        params.putAll(codes);
+        IvfPqIndex index = newIndex(metric, params);
         ExactIndex exact = new ExactIndex(DIM, metric);
         List<Integer> live = new ArrayList<>();
         int next = 0;
@@ -341,7 +356,7 @@ class IvfPqIndexTest {
                 if (rnd.nextBoolean()) {
                     index.retrain();
                     assertTrue(index.verifyIntegrity().isClean());
-                    if (index.isTrained()) {
+                    if (index.isTrained() && index.codebooks().pq != null) {
                         assertCodesReproducible(index, pool, live);
                     }
                 }
@@ -351,7 +366,9 @@ class IvfPqIndexTest {
         index.retrain();
         IntegrityReport r = index.verifyIntegrity();
         assertTrue(r.isClean(), r::toString);
-        assertCodesReproducible(index, pool, live);
+        if (index.codebooks() != null && index.codebooks().pq != null) {
+            assertCodesReproducible(index, pool, live);
+        }
     }
 
     /**
@@ -857,6 +874,125 @@ class IvfPqIndexTest {
         var e = assertThrows(IllegalArgumentException.class, () -> IvfPqParams.forSize(1000, DIM).driftLimit(0).build());
         assertTrue(e.getMessage().contains("driftLimit") && e.getMessage().contains("got 0"), e.getMessage());
         assertThrows(IllegalArgumentException.class, () -> IvfPqParams.forSize(0, DIM));
+    }
+
+    @ParameterizedTest
+    @EnumSource(Metric.class)
+    void osqCodesReachTheRecallTargetAtDocumentedNprobe(Metric metric) {
+        float[][][] split = baseAndQueries(1, N, 150);
+        IvfPqIndex index = newIndex(metric, Map.of("codes", "osq"));
+        ExactIndex exact = new ExactIndex(DIM, metric);
+        for (int i = 0; i < N; i++) {
+            index.add(i, split[0][i]);
+            exact.add(i, split[0][i]);
+        }
+        index.awaitTraining();
+        assertTrue(index.isTrained());
+        assertNull(index.codebooks().pq, "OSQ trains no sub-codebook");
+        double r = recall(index, exact, split[1], DOCUMENTED, null);
+        assertTrue(r >= 0.90, metric + " OSQ recall@10 with re-rank " + r);
+        double codesOnly = recall(index, exact, split[1], new SearchParams(Map.of("nprobe", 8, "rerank", 0)), null);
+        assertTrue(codesOnly >= 0.5 && codesOnly <= r + 1e-9, metric + " OSQ recall@10 without re-rank " + codesOnly);
+        assertClean(index.verifyIntegrity());
+    }
+
+    /**
+     * With OSQ codes a removal re-encodes its list against the mean of the survivors: every
+     * list's centre then equals the mean of its members recomputed here from the caller's
+     * vectors, the removed vectors' entries are gone with their bytes, the anchors equal those
+     * built from the surviving training members, and recall stays within a point of a fresh
+     * index. A centre set to anything else is seen by the checker.
+     */
+    @Test
+    void osqRemovalsReencodeListsAgainstTheSurvivorsMean() {
+        float[][][] split = baseAndQueries(5, N, 150);
+        float[][] base = split[0];
+        Metric metric = Metric.COSINE;
+        IvfPqIndex index = newIndex(metric, Map.of("codes", "osq", "bits", "4"));
+        for (int i = 0; i < N; i++) {
+            index.add(i, base[i]);
+        }
+        index.awaitTraining();
+        SplittableRandom rnd = new SplittableRandom(9);
+        Set<Integer> gone = new HashSet<>();
+        while (gone.size() < N / 10) {
+            gone.add(rnd.nextInt(N));
+        }
+        int[] removed = gone.stream().mapToInt(Integer::intValue).toArray();
+        assertEquals(removed.length, index.removeAll(removed));
+        assertClean(index.verifyIntegrity());
+        assertCodebooksMatchSurvivors(index);
+        assertNoTraceOf(index, removed);
+        TrainedState st = index.trainedState();
+        int touched = 0;
+        for (int list = 0; list < index.params().nlist(); list++) {
+            int[] members = index.listMembers(list);
+            if (members.length == 0) {
+                assertNull(st.centres[list]);
+                continue;
+            }
+            if (st.centreMembers[list] != members.length) {
+                continue; // grown by appends since its last re-encoding (none here: no adds after)
+            }
+            touched++;
+            double[] mean = new double[DIM];
+            for (int ord : members) {
+                float[] v = metric.prepare(base[ord]);
+                for (int d = 0; d < DIM; d++) {
+                    mean[d] += v[d];
+                }
+            }
+            float[] centre = st.centres[list].centroid();
+            for (int d = 0; d < DIM; d++) {
+                assertEquals(mean[d] / members.length, centre[d], 1e-5, "list " + list + " centre component " + d);
+            }
+        }
+        assertTrue(touched > index.params().nlist() / 2, "lists re-encoded against their survivors: " + touched);
+        ExactIndex exact = new ExactIndex(DIM, metric);
+        IvfPqIndex fresh = newIndex(metric, Map.of("codes", "osq", "bits", "4"));
+        for (int i = 0; i < N; i++) {
+            if (!gone.contains(i)) {
+                exact.add(i, base[i]);
+                fresh.add(i, base[i]);
+            }
+        }
+        fresh.awaitTraining();
+        double rRepaired = recall(index, exact, split[1], DOCUMENTED, null);
+        double rFresh = recall(fresh, exact, split[1], DOCUMENTED, null);
+        assertTrue(Math.abs(rRepaired - rFresh) <= 0.01, "repaired " + rRepaired + " vs fresh " + rFresh);
+        // Control: a centre that is not its members' mean.
+        int list = index.listOf(index.listMembers(0).length > 0 ? index.listMembers(0)[0] : index.lineage().first());
+        float[] wrong = st.centres[list].centroid();
+        wrong[0] += 0.5f;
+        st.setCentre(list, wrong, st.centreMembers[list]);
+        assertEquals(1, index.verifyIntegrity().violations("centre-not-mean"));
+    }
+
+    @Test
+    void osqSaveLoadRoundTripKeepsAnswers(@TempDir Path dir) throws Exception {
+        float[][][] split = baseAndQueries(67, 5000, 30);
+        IvfPqIndex index = newIndex(Metric.L2, Map.of("nlist", "32", "trainSize", "3000", "iterations", "6",
+                "codes", "osq", "bits", "2"));
+        for (int i = 0; i < split[0].length; i++) {
+            index.add(i, split[0][i]);
+        }
+        index.awaitTraining();
+        index.removeAll(new int[] {1, 2, 3, 4000, index.lineage().first()});
+        Path file = dir.resolve("osq.ivfpq");
+        index.save(file);
+        IvfPqIndex loaded = IvfPqIndex.load(new IndexConfig(DIM, Metric.L2), file);
+        assertEquals(index.params(), loaded.params());
+        assertClean(loaded.verifyIntegrity());
+        for (SearchParams p : List.of(DOCUMENTED, new SearchParams(Map.of("nprobe", 4, "rerank", 0)))) {
+            for (float[] q : split[1]) {
+                SearchResult a = index.search(q, K, Accept.ALL, p);
+                SearchResult b = loaded.search(q, K, Accept.ALL, p);
+                assertArrayEquals(a.ordinals(), b.ordinals());
+                assertArrayEquals(a.scores(), b.scores(), 1e-5f);
+            }
+        }
+        var e = assertThrows(IllegalArgumentException.class, () -> newIndex(Metric.L2, Map.of("codes", "opq")));
+        assertTrue(e.getMessage().contains("'codes'") && e.getMessage().contains("opq"), e.getMessage());
     }
 
     @Test
