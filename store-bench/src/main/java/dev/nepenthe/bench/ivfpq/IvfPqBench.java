@@ -71,6 +71,8 @@ public final class IvfPqBench {
                   --seeds S          extra builds per side with k-means seeds 1..S, recall at nprobe 16 (default 3)
                   --python EXE       (default /usr/bin/python3)
                   --script FILE      (default store-bench/src/main/python/faiss_ivfpq.py)
+                  --osq BITS         also OSQ codes (no trained sub-codebook) at these widths, same lists and
+                                     nprobes, side by side with PQ (default 1,4; none to skip)
                   --no-faiss         skip the FAISS side
                 """;
     }
@@ -91,6 +93,7 @@ public final class IvfPqBench {
         o.put("k", "10");
         o.put("passes", "3");
         o.put("seeds", "3");
+        o.put("osq", "1,4");
         o.put("python", "/usr/bin/python3");
         o.put("script", "store-bench/src/main/python/faiss_ivfpq.py");
         for (int i = 0; i < args.length; i++) {
@@ -196,6 +199,27 @@ public final class IvfPqBench {
             }
         }
         double listBytes = index.listBytesPerVector();
+        // 3a. OSQ codes on the same lists' training and nprobes, side by side.
+        Map<String, double[]> osqRows = new LinkedHashMap<>();
+        if (!opts.get("osq").equals("none")) {
+            for (String b : opts.get("osq").split(",")) {
+                int bits = Integer.parseInt(b.trim());
+                IvfPqParams op = new IvfPqParams(nlist, m, 8, train, iterations, 16, rerank, false,
+                        IvfPqParams.DEFAULT_DRIFT_LIMIT, IvfPqParams.Codes.OSQ, bits);
+                long ts = System.nanoTime();
+                IvfPqIndex osqIndex = build(base, op, dim, null);
+                double buildS = (System.nanoTime() - ts) / 1e9;
+                for (int nprobe : nprobes) {
+                    for (int rr : new int[] {0, rerank}) {
+                        double[] qr = measure(osqIndex, queries, truth,
+                                new SearchParams(Map.of("nprobe", nprobe, "rerank", rr)), passes);
+                        osqRows.put(bits + "/" + nprobe + "/" + rr, new double[] {qr[2], qr[1], qr[0],
+                                osqIndex.listBytesPerVector(), buildS});
+                    }
+                }
+                osqIndex.close();
+            }
+        }
         IvfPqIndex.Inspection before = index.inspect();
         Path snapshot = dir.resolve("nepenthe.ivfpq");
         index.save(snapshot);
@@ -252,6 +276,7 @@ public final class IvfPqBench {
         PrintTables.print(n, dim, queries.length, dataDesc, nlist, m, train, iterations, rerank, k, passes,
                 Kernels.get().name(), buildTimes, ours, nprobes, listBytes, before.maxCentroidDeviation(),
                 oursForget, labels, seedRecall, faiss);
+        PrintTables.printOsq(osqRows, ours, faiss, k);
         deleteRecursively(dir);
     }
 

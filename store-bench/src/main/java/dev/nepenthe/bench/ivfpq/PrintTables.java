@@ -114,4 +114,36 @@ final class PrintTables {
                 + "remove_ids they still carry the removed vectors' pull.\n");
         System.out.print(sb);
     }
+
+    /**
+     * OSQ codes beside PQ at the same nprobe and re-rank: QPS (CPU) and recall of each, and
+     * FAISS's when it ran.
+     *
+     * @param osq keyed "bits/nprobe/rerank": {QPS CPU, recall, QPS wall, list bytes per vector, build s}
+     * @param pq keyed "nprobe/rerank": {QPS wall, recall, QPS CPU}
+     */
+    static void printOsq(Map<String, double[]> osq, Map<String, double[]> pq, Map<String, Map<String, String>> faiss,
+            int k) {
+        if (osq.isEmpty()) {
+            return;
+        }
+        StringBuilder sb = new StringBuilder("\n| codes | nprobe | re-rank | QPS (CPU) | recall@" + k
+                + " | PQ QPS (CPU) | PQ recall@" + k + " | OSQ / PQ QPS | FAISS PQ QPS (CPU) | FAISS PQ recall@" + k
+                + " | list bytes per vector | build (wall s) |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+        for (Map.Entry<String, double[]> e : osq.entrySet()) {
+            String[] key = e.getKey().split("/");
+            double[] o = e.getValue();
+            double[] p = pq.get(key[1] + "/" + key[2]);
+            Map<String, String> f = faiss.get("search " + key[1] + "/" + key[2]);
+            sb.append(String.format(Locale.ROOT, "| OSQ %s-bit | %s | %s | %.0f | %.4f | %.0f | %.4f | %.2f | %s | %s | %.1f | %.1f |%n",
+                    key[0], key[1], key[2].equals("0") ? "none" : key[2], o[0], o[1], p == null ? Double.NaN : p[2],
+                    p == null ? Double.NaN : p[1], p == null ? Double.NaN : o[0] / p[2],
+                    f == null ? "-" : f.getOrDefault("cpu_qps", "-"), f == null ? "-" : f.getOrDefault("recall", "-"),
+                    o[3], o[4]));
+        }
+        sb.append("\nOSQ: per-vector scalar codes relative to each list's centre after a seeded rotation (no trained"
+                + " sub-codebook; the lists' anchors are trained as for PQ). Same data, lists, queries and ground truth"
+                + " as the tables above, measured in the same process after them.\n");
+        System.out.print(sb);
+    }
 }
