@@ -212,7 +212,6 @@ final class TrainedState {
         if (!moves.deadRows.isEmpty() && osq == null) {
             reencodeDeadRows(moves.deadRows);
         }
-        // Rehoming emptied lists and may have made others dirty (never: rehoming only appends).
         return true;
     }
 
