@@ -627,19 +627,10 @@ public final class IvfPqIndex implements VectorIndex {
                         t.next.insert(ord, store.block(), store.offset(store.slotOf(ord)));
                     }
                 }
+                // Nothing of a dead anchor is left to move here: every removal batch finished
+                // the next state as it went (finishRemovals), and encoding never picks a
+                // disabled anchor.
                 dropState();
-                if (!t.collapsed) {
-                    // Entries of anchors that died during encoding move now (finish is idempotent
-                    // for the rest).
-                    Codebooks.Moves all = new Codebooks.Moves();
-                    for (int a = 0; a < params.nlist(); a++) {
-                        if (t.next.cb.isDeadAnchor(a) && t.next.lists[a].size() > 0) {
-                            all.anchors.set(a);
-                            all.deadAnchors.set(a);
-                        }
-                    }
-                    t.collapsed = !t.next.finish(all);
-                }
                 if (t.collapsed) {
                     t.next.wipe();
                 } else {
