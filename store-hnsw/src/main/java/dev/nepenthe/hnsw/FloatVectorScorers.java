@@ -82,21 +82,15 @@ final class FloatVectorScorers implements ScorerSupplier {
 
         @Override
         public void bulkScore(int[] nodes, int count, float[] scores) {
-            // Fields in locals and the metric test out of the loop: the kernel call may not be
-            // inlined, and then the JIT would reload every field after each call.
-            VectorKernels k = kernels;
-            float[] p = point;
-            int pOff = pointOff;
-            float[] v = vectors;
-            int d = dim;
+            // One kernel call for the whole list: it scores several rows per load of the point
+            // and keeps their cache misses in flight together (VectorKernels#dotRows).
             if (l2) {
+                kernels.squareDistanceRows(point, pointOff, vectors, nodes, count, dim, scores);
                 for (int i = 0; i < count; i++) {
-                    scores[i] = -k.squareDistance(p, pOff, v, nodes[i] * d, d);
+                    scores[i] = -scores[i];
                 }
             } else {
-                for (int i = 0; i < count; i++) {
-                    scores[i] = k.dot(p, pOff, v, nodes[i] * d, d);
-                }
+                kernels.dotRows(point, pointOff, vectors, nodes, count, dim, scores);
             }
         }
 

@@ -30,6 +30,15 @@ final class HnswSearcher {
         int[] batch = new int[64];
         float[] batchScores = new float[64];
 
+        /** The neighbour buffer, at least {@code deg} long ({@link #batchScores} too). */
+        int[] batch(int deg) {
+            if (batch.length < deg) {
+                batch = new int[deg];
+                batchScores = new float[deg];
+            }
+            return batch;
+        }
+
         void begin(int capacity) {
             visited.reset(capacity);
             candidates.clear();
@@ -63,17 +72,24 @@ final class HnswSearcher {
             }
             int base = g.listBase(current, level);
             int deg = HnswGraph.degree(arr, base);
+            int[] batch = s.batch(deg);
+            float[] scores = s.batchScores;
+            int count = 0;
             int cap = g.capacity;
             for (int i = 0; i < deg; i++) {
                 int n = arr[base + 1 + i];
-                if (n < 0 || n >= cap) {
-                    continue;
+                if (n >= 0 && n < cap) {
+                    batch[count++] = n;
                 }
-                float sc = scorer.score(n);
-                s.scored++;
-                if (sc > best) {
-                    best = sc;
-                    current = n;
+            }
+            // The whole list in one kernel call, then the first strictly best: the node a
+            // neighbour-by-neighbour scan would have moved to.
+            scorer.bulkScore(batch, count, scores);
+            s.scored += count;
+            for (int i = 0; i < count; i++) {
+                if (scores[i] > best) {
+                    best = scores[i];
+                    current = batch[i];
                     moved = true;
                 }
             }
@@ -142,11 +158,7 @@ final class HnswSearcher {
             int deg = HnswGraph.degree(arr, base);
             // 2. Gather the unvisited neighbours, then score them in one bulk call: the loads are
             //    independent, so the CPU overlaps them instead of waiting on each heap decision.
-            if (s.batch.length < deg) {
-                s.batch = new int[deg];
-                s.batchScores = new float[deg];
-            }
-            int[] batch = s.batch;
+            int[] batch = s.batch(deg);
             float[] batchScores = s.batchScores;
             int count = 0;
             int cap = g.capacity;

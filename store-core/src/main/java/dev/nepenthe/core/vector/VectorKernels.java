@@ -130,6 +130,36 @@ public interface VectorKernels {
     void squareDistanceBatch(float[] query, float[] block, int blockOff, int count, int dim, float[] out, int outOff);
 
     /**
+     * Dot products of one point against scattered rows of a row-major matrix: {@code out[i]}
+     * equals {@link #dot} of {@code a[aOff, aOff+dim)} and {@code vectors[rows[i]*dim, (rows[i]+1)*dim)},
+     * bit for bit, for {@code i < count}. A graph search scores a node's whole neighbour list in
+     * one call, so an implementation can feed several rows from each load of the point.
+     *
+     * @param a the point's array
+     * @param aOff where the point starts
+     * @param vectors the matrix, row {@code r} at {@code r * dim}
+     * @param rows the rows to score
+     * @param count how many of {@code rows}
+     * @param dim the row length
+     * @param out receives {@code count} scores from index 0
+     */
+    void dotRows(float[] a, int aOff, float[] vectors, int[] rows, int count, int dim, float[] out);
+
+    /**
+     * Squared distances of one point against scattered rows; layout as {@link #dotRows}. Each
+     * equals {@link #squareDistance} of the point and that row, bit for bit.
+     *
+     * @param a the point's array
+     * @param aOff where the point starts
+     * @param vectors the matrix, row {@code r} at {@code r * dim}
+     * @param rows the rows to score
+     * @param count how many of {@code rows}
+     * @param dim the row length
+     * @param out receives {@code count} distances from index 0
+     */
+    void squareDistanceRows(float[] a, int aOff, float[] vectors, int[] rows, int count, int dim, float[] out);
+
+    /**
      * {@code out[i] = v[vOff+i] - c[cOff+i]} for {@code i < len}: an IVF residual.
      *
      * @param v the vector's array

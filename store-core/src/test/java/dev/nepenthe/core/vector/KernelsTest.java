@@ -55,7 +55,28 @@ class KernelsTest {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> Kernels.choose("avx512", true));
         String msg = e.getMessage();
         assertTrue(msg.contains(Kernels.PROPERTY), msg);
-        assertTrue(msg.contains("'scalar' or 'panama'"), msg);
+        assertTrue(msg.contains("'scalar', 'panama', 'panama-256' or 'panama-512'"), msg);
         assertTrue(msg.contains("'avx512'"), msg);
+    }
+
+    @Test
+    void widthsAreOfferedOnlyWhereTheCpuRunsThem() {
+        int[] widths = Kernels.panamaWidths();
+        int widest = jdk.incubator.vector.FloatVector.SPECIES_PREFERRED.vectorBitSize();
+        // Every width offered is native here and named after itself; the same object each time.
+        for (int w : widths) {
+            assertTrue(w <= widest, "offered " + w + " bits on a " + widest + "-bit CPU");
+            assertEquals("panama-" + w, Kernels.panama(w).name());
+            assertSame(Kernels.panama(w), Kernels.panama(w));
+            assertEquals("panama-" + w, Kernels.choose("panama-" + w, true).name());
+        }
+        assertEquals(widest >= 512 ? 2 : widest == 256 ? 1 : 0, widths.length);
+        IllegalArgumentException odd = assertThrows(IllegalArgumentException.class, () -> Kernels.panama(384));
+        assertTrue(odd.getMessage().contains("expected 256 or 512 bits, got 384"), odd.getMessage());
+        if (widest < 512) {
+            IllegalArgumentException wide = assertThrows(IllegalArgumentException.class, () -> Kernels.panama(512));
+            assertTrue(wide.getMessage().contains("widest float vector is " + widest), wide.getMessage());
+        }
+        assertThrows(IllegalStateException.class, () -> Kernels.choose("panama-256", false));
     }
 }

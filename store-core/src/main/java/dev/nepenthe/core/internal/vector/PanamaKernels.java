@@ -26,16 +26,20 @@ import jdk.incubator.vector.VectorSpecies;
  */
 public final class PanamaKernels implements VectorKernels {
 
+    /** The JVM's preferred species: element-wise loops (exact at any width) and the choice of default width. */
     private static final VectorSpecies<Float> F = FloatVector.SPECIES_PREFERRED;
     private static final int LANES = F.length();
-    /** 16 lanes: one accumulator holds 16 partial sums; 8 lanes: two do. Other widths are scalar. */
-    private static final boolean WIDE = LANES == 16;
-    private static final boolean CANONICAL = LANES == 8 || LANES == 16;
-    /** Rotations: {@code v.add(v.rearrange(ROTh))} puts {@code v[j] + v[j+h]} in lane j (j < h). */
-    private static final VectorShuffle<Float> ROT8 = VectorShuffle.iota(F, 8 % LANES, 1, true);
-    private static final VectorShuffle<Float> ROT4 = VectorShuffle.iota(F, 4 % LANES, 1, true);
-    private static final VectorShuffle<Float> ROT2 = VectorShuffle.iota(F, 2 % LANES, 1, true);
-    private static final VectorShuffle<Float> ROT1 = VectorShuffle.iota(F, 1, 1, true);
+    /**
+     * The two widths the ordered sums run at. The order's 64 partial sums are four 16-lane
+     * accumulators on 512-bit vectors, eight 8-lane ones on 256-bit vectors; an instance picks
+     * one, so a 512-bit machine can measure both in one process (see {@link #PanamaKernels(int)}).
+     */
+    private static final VectorSpecies<Float> F16 = FloatVector.SPECIES_512;
+    /** Rotations: {@code v.add(v.rearrange(R16_h))} puts {@code v[j] + v[j+h]} in lane j (j < h). */
+    private static final VectorShuffle<Float> R16_8 = VectorShuffle.iota(F16, 8, 1, true);
+    private static final VectorShuffle<Float> R16_4 = VectorShuffle.iota(F16, 4, 1, true);
+    private static final VectorShuffle<Float> R16_2 = VectorShuffle.iota(F16, 2, 1, true);
+    private static final VectorShuffle<Float> R16_1 = VectorShuffle.iota(F16, 1, 1, true);
 
     /*
      * The PQ table kernels work on exactly eight lanes (256 bits): the sub-vectors they see are
@@ -61,9 +65,49 @@ public final class PanamaKernels implements VectorKernels {
     /** The twin, for widths this class does not vectorise and for single table entries. */
     private static final ScalarKernels SCALAR = new ScalarKernels();
 
+    /** 512-bit sums (16 lanes) rather than 256-bit ones (8 lanes). */
+    private final boolean wide;
+    /** False where neither width is native (128-bit NEON): the ordered sums then run scalar. */
+    private final boolean canonical;
+    private final String name;
+
+    /** The widest of the two widths this CPU runs natively (the JVM's preferred species). */
+    public PanamaKernels() {
+        int preferred = F.vectorBitSize();
+        this.wide = preferred >= 512;
+        this.canonical = preferred >= 256;
+        this.name = "panama";
+    }
+
+    /**
+     * Ordered sums at a chosen width, 256 or 512 bits, where the CPU runs that width natively:
+     * the knob that lets a 512-bit machine measure both. Results are the same bit for bit at
+     * either width (the order is the same); only the speed differs.
+     *
+     * @throws IllegalArgumentException if {@code vectorBits} is neither 256 nor 512, or wider
+     *     than this CPU's vectors
+     */
+    public PanamaKernels(int vectorBits) {
+        if (vectorBits != 256 && vectorBits != 512) {
+            throw new IllegalArgumentException("vector width: expected 256 or 512 bits, got " + vectorBits);
+        }
+        if (vectorBits > F.vectorBitSize()) {
+            throw new IllegalArgumentException("vector width: this CPU's widest float vector is " + F.vectorBitSize()
+                    + " bits (the JVM's preferred species), asked for " + vectorBits);
+        }
+        this.wide = vectorBits == 512;
+        this.canonical = true;
+        this.name = "panama-" + vectorBits;
+    }
+
+    /** The width the ordered sums run at: 512, 256, or 0 where they run scalar. */
+    public int vectorBits() {
+        return !canonical ? 0 : wide ? 512 : 256;
+    }
+
     @Override
     public String name() {
-        return "panama";
+        return name;
     }
 
     /*
@@ -73,13 +117,13 @@ public final class PanamaKernels implements VectorKernels {
 
     @Override
     public float dot(float[] a, int aOff, float[] b, int bOff, int len) {
-        if (!CANONICAL) {
+        if (!canonical) {
             return SCALAR.dot(a, aOff, b, bOff, len);
         }
         int i = len & ~15;
         float sum = 0f;
         if (i > 0) {
-            sum = WIDE ? dotBody16(a, aOff, b, bOff, len) : dotBody8(a, aOff, b, bOff, len);
+            sum = wide ? dotBody16(a, aOff, b, bOff, len) : dotBody8(a, aOff, b, bOff, len);
         }
         for (; i < len; i++) {
             sum = Math.fma(a[aOff + i], b[bOff + i], sum);
@@ -89,68 +133,68 @@ public final class PanamaKernels implements VectorKernels {
 
     /** Steps 1 to 4 of the order with 16-lane vectors: four accumulators, then one. */
     private static float dotBody16(float[] a, int aOff, float[] b, int bOff, int len) {
-        FloatVector r = FloatVector.zero(F);
+        FloatVector r = FloatVector.zero(F16);
         int i = 0;
         int end64 = len & ~63;
         if (end64 > 0) {
-            FloatVector acc0 = FloatVector.zero(F), acc1 = FloatVector.zero(F);
-            FloatVector acc2 = FloatVector.zero(F), acc3 = FloatVector.zero(F);
+            FloatVector acc0 = FloatVector.zero(F16), acc1 = FloatVector.zero(F16);
+            FloatVector acc2 = FloatVector.zero(F16), acc3 = FloatVector.zero(F16);
             for (; i < end64; i += 64) {
-                acc0 = FloatVector.fromArray(F, a, aOff + i).fma(FloatVector.fromArray(F, b, bOff + i), acc0);
-                acc1 = FloatVector.fromArray(F, a, aOff + i + 16).fma(FloatVector.fromArray(F, b, bOff + i + 16), acc1);
-                acc2 = FloatVector.fromArray(F, a, aOff + i + 32).fma(FloatVector.fromArray(F, b, bOff + i + 32), acc2);
-                acc3 = FloatVector.fromArray(F, a, aOff + i + 48).fma(FloatVector.fromArray(F, b, bOff + i + 48), acc3);
+                acc0 = FloatVector.fromArray(F16, a, aOff + i).fma(FloatVector.fromArray(F16, b, bOff + i), acc0);
+                acc1 = FloatVector.fromArray(F16, a, aOff + i + 16).fma(FloatVector.fromArray(F16, b, bOff + i + 16), acc1);
+                acc2 = FloatVector.fromArray(F16, a, aOff + i + 32).fma(FloatVector.fromArray(F16, b, bOff + i + 32), acc2);
+                acc3 = FloatVector.fromArray(F16, a, aOff + i + 48).fma(FloatVector.fromArray(F16, b, bOff + i + 48), acc3);
             }
             r = acc0.add(acc2).add(acc1.add(acc3));
         }
         int end16 = len & ~15;
         for (; i < end16; i += 16) {
-            r = FloatVector.fromArray(F, a, aOff + i).fma(FloatVector.fromArray(F, b, bOff + i), r);
+            r = FloatVector.fromArray(F16, a, aOff + i).fma(FloatVector.fromArray(F16, b, bOff + i), r);
         }
         return halve16(r);
     }
 
     /** Steps 1 to 4 of the order with 8-lane vectors: eight accumulators, then a low and a high half. */
     private static float dotBody8(float[] a, int aOff, float[] b, int bOff, int len) {
-        FloatVector lo = FloatVector.zero(F), hi = FloatVector.zero(F);
+        FloatVector lo = FloatVector.zero(F8), hi = FloatVector.zero(F8);
         int i = 0;
         int end64 = len & ~63;
         if (end64 > 0) {
-            FloatVector acc0 = FloatVector.zero(F), acc1 = FloatVector.zero(F);
-            FloatVector acc2 = FloatVector.zero(F), acc3 = FloatVector.zero(F);
-            FloatVector acc4 = FloatVector.zero(F), acc5 = FloatVector.zero(F);
-            FloatVector acc6 = FloatVector.zero(F), acc7 = FloatVector.zero(F);
+            FloatVector acc0 = FloatVector.zero(F8), acc1 = FloatVector.zero(F8);
+            FloatVector acc2 = FloatVector.zero(F8), acc3 = FloatVector.zero(F8);
+            FloatVector acc4 = FloatVector.zero(F8), acc5 = FloatVector.zero(F8);
+            FloatVector acc6 = FloatVector.zero(F8), acc7 = FloatVector.zero(F8);
             for (; i < end64; i += 64) {
                 int x = aOff + i, y = bOff + i;
-                acc0 = FloatVector.fromArray(F, a, x).fma(FloatVector.fromArray(F, b, y), acc0);
-                acc1 = FloatVector.fromArray(F, a, x + 8).fma(FloatVector.fromArray(F, b, y + 8), acc1);
-                acc2 = FloatVector.fromArray(F, a, x + 16).fma(FloatVector.fromArray(F, b, y + 16), acc2);
-                acc3 = FloatVector.fromArray(F, a, x + 24).fma(FloatVector.fromArray(F, b, y + 24), acc3);
-                acc4 = FloatVector.fromArray(F, a, x + 32).fma(FloatVector.fromArray(F, b, y + 32), acc4);
-                acc5 = FloatVector.fromArray(F, a, x + 40).fma(FloatVector.fromArray(F, b, y + 40), acc5);
-                acc6 = FloatVector.fromArray(F, a, x + 48).fma(FloatVector.fromArray(F, b, y + 48), acc6);
-                acc7 = FloatVector.fromArray(F, a, x + 56).fma(FloatVector.fromArray(F, b, y + 56), acc7);
+                acc0 = FloatVector.fromArray(F8, a, x).fma(FloatVector.fromArray(F8, b, y), acc0);
+                acc1 = FloatVector.fromArray(F8, a, x + 8).fma(FloatVector.fromArray(F8, b, y + 8), acc1);
+                acc2 = FloatVector.fromArray(F8, a, x + 16).fma(FloatVector.fromArray(F8, b, y + 16), acc2);
+                acc3 = FloatVector.fromArray(F8, a, x + 24).fma(FloatVector.fromArray(F8, b, y + 24), acc3);
+                acc4 = FloatVector.fromArray(F8, a, x + 32).fma(FloatVector.fromArray(F8, b, y + 32), acc4);
+                acc5 = FloatVector.fromArray(F8, a, x + 40).fma(FloatVector.fromArray(F8, b, y + 40), acc5);
+                acc6 = FloatVector.fromArray(F8, a, x + 48).fma(FloatVector.fromArray(F8, b, y + 48), acc6);
+                acc7 = FloatVector.fromArray(F8, a, x + 56).fma(FloatVector.fromArray(F8, b, y + 56), acc7);
             }
             lo = acc0.add(acc4).add(acc2.add(acc6));
             hi = acc1.add(acc5).add(acc3.add(acc7));
         }
         int end16 = len & ~15;
         for (; i < end16; i += 16) {
-            lo = FloatVector.fromArray(F, a, aOff + i).fma(FloatVector.fromArray(F, b, bOff + i), lo);
-            hi = FloatVector.fromArray(F, a, aOff + i + 8).fma(FloatVector.fromArray(F, b, bOff + i + 8), hi);
+            lo = FloatVector.fromArray(F8, a, aOff + i).fma(FloatVector.fromArray(F8, b, bOff + i), lo);
+            hi = FloatVector.fromArray(F8, a, aOff + i + 8).fma(FloatVector.fromArray(F8, b, bOff + i + 8), hi);
         }
-        return halve8(lo.add(hi));
+        return halveF8(lo.add(hi));
     }
 
     @Override
     public float squareDistance(float[] a, int aOff, float[] b, int bOff, int len) {
-        if (!CANONICAL) {
+        if (!canonical) {
             return SCALAR.squareDistance(a, aOff, b, bOff, len);
         }
         int i = len & ~15;
         float sum = 0f;
         if (i > 0) {
-            sum = WIDE ? squareBody16(a, aOff, b, bOff, len) : squareBody8(a, aOff, b, bOff, len);
+            sum = wide ? squareBody16(a, aOff, b, bOff, len) : squareBody8(a, aOff, b, bOff, len);
         }
         for (; i < len; i++) {
             float d = a[aOff + i] - b[bOff + i];
@@ -160,17 +204,17 @@ public final class PanamaKernels implements VectorKernels {
     }
 
     private static float squareBody16(float[] a, int aOff, float[] b, int bOff, int len) {
-        FloatVector r = FloatVector.zero(F);
+        FloatVector r = FloatVector.zero(F16);
         int i = 0;
         int end64 = len & ~63;
         if (end64 > 0) {
-            FloatVector acc0 = FloatVector.zero(F), acc1 = FloatVector.zero(F);
-            FloatVector acc2 = FloatVector.zero(F), acc3 = FloatVector.zero(F);
+            FloatVector acc0 = FloatVector.zero(F16), acc1 = FloatVector.zero(F16);
+            FloatVector acc2 = FloatVector.zero(F16), acc3 = FloatVector.zero(F16);
             for (; i < end64; i += 64) {
-                FloatVector d0 = FloatVector.fromArray(F, a, aOff + i).sub(FloatVector.fromArray(F, b, bOff + i));
-                FloatVector d1 = FloatVector.fromArray(F, a, aOff + i + 16).sub(FloatVector.fromArray(F, b, bOff + i + 16));
-                FloatVector d2 = FloatVector.fromArray(F, a, aOff + i + 32).sub(FloatVector.fromArray(F, b, bOff + i + 32));
-                FloatVector d3 = FloatVector.fromArray(F, a, aOff + i + 48).sub(FloatVector.fromArray(F, b, bOff + i + 48));
+                FloatVector d0 = FloatVector.fromArray(F16, a, aOff + i).sub(FloatVector.fromArray(F16, b, bOff + i));
+                FloatVector d1 = FloatVector.fromArray(F16, a, aOff + i + 16).sub(FloatVector.fromArray(F16, b, bOff + i + 16));
+                FloatVector d2 = FloatVector.fromArray(F16, a, aOff + i + 32).sub(FloatVector.fromArray(F16, b, bOff + i + 32));
+                FloatVector d3 = FloatVector.fromArray(F16, a, aOff + i + 48).sub(FloatVector.fromArray(F16, b, bOff + i + 48));
                 acc0 = d0.fma(d0, acc0);
                 acc1 = d1.fma(d1, acc1);
                 acc2 = d2.fma(d2, acc2);
@@ -180,31 +224,31 @@ public final class PanamaKernels implements VectorKernels {
         }
         int end16 = len & ~15;
         for (; i < end16; i += 16) {
-            FloatVector d = FloatVector.fromArray(F, a, aOff + i).sub(FloatVector.fromArray(F, b, bOff + i));
+            FloatVector d = FloatVector.fromArray(F16, a, aOff + i).sub(FloatVector.fromArray(F16, b, bOff + i));
             r = d.fma(d, r);
         }
         return halve16(r);
     }
 
     private static float squareBody8(float[] a, int aOff, float[] b, int bOff, int len) {
-        FloatVector lo = FloatVector.zero(F), hi = FloatVector.zero(F);
+        FloatVector lo = FloatVector.zero(F8), hi = FloatVector.zero(F8);
         int i = 0;
         int end64 = len & ~63;
         if (end64 > 0) {
-            FloatVector acc0 = FloatVector.zero(F), acc1 = FloatVector.zero(F);
-            FloatVector acc2 = FloatVector.zero(F), acc3 = FloatVector.zero(F);
-            FloatVector acc4 = FloatVector.zero(F), acc5 = FloatVector.zero(F);
-            FloatVector acc6 = FloatVector.zero(F), acc7 = FloatVector.zero(F);
+            FloatVector acc0 = FloatVector.zero(F8), acc1 = FloatVector.zero(F8);
+            FloatVector acc2 = FloatVector.zero(F8), acc3 = FloatVector.zero(F8);
+            FloatVector acc4 = FloatVector.zero(F8), acc5 = FloatVector.zero(F8);
+            FloatVector acc6 = FloatVector.zero(F8), acc7 = FloatVector.zero(F8);
             for (; i < end64; i += 64) {
                 int x = aOff + i, y = bOff + i;
-                FloatVector d0 = FloatVector.fromArray(F, a, x).sub(FloatVector.fromArray(F, b, y));
-                FloatVector d1 = FloatVector.fromArray(F, a, x + 8).sub(FloatVector.fromArray(F, b, y + 8));
-                FloatVector d2 = FloatVector.fromArray(F, a, x + 16).sub(FloatVector.fromArray(F, b, y + 16));
-                FloatVector d3 = FloatVector.fromArray(F, a, x + 24).sub(FloatVector.fromArray(F, b, y + 24));
-                FloatVector d4 = FloatVector.fromArray(F, a, x + 32).sub(FloatVector.fromArray(F, b, y + 32));
-                FloatVector d5 = FloatVector.fromArray(F, a, x + 40).sub(FloatVector.fromArray(F, b, y + 40));
-                FloatVector d6 = FloatVector.fromArray(F, a, x + 48).sub(FloatVector.fromArray(F, b, y + 48));
-                FloatVector d7 = FloatVector.fromArray(F, a, x + 56).sub(FloatVector.fromArray(F, b, y + 56));
+                FloatVector d0 = FloatVector.fromArray(F8, a, x).sub(FloatVector.fromArray(F8, b, y));
+                FloatVector d1 = FloatVector.fromArray(F8, a, x + 8).sub(FloatVector.fromArray(F8, b, y + 8));
+                FloatVector d2 = FloatVector.fromArray(F8, a, x + 16).sub(FloatVector.fromArray(F8, b, y + 16));
+                FloatVector d3 = FloatVector.fromArray(F8, a, x + 24).sub(FloatVector.fromArray(F8, b, y + 24));
+                FloatVector d4 = FloatVector.fromArray(F8, a, x + 32).sub(FloatVector.fromArray(F8, b, y + 32));
+                FloatVector d5 = FloatVector.fromArray(F8, a, x + 40).sub(FloatVector.fromArray(F8, b, y + 40));
+                FloatVector d6 = FloatVector.fromArray(F8, a, x + 48).sub(FloatVector.fromArray(F8, b, y + 48));
+                FloatVector d7 = FloatVector.fromArray(F8, a, x + 56).sub(FloatVector.fromArray(F8, b, y + 56));
                 acc0 = d0.fma(d0, acc0);
                 acc1 = d1.fma(d1, acc1);
                 acc2 = d2.fma(d2, acc2);
@@ -219,26 +263,21 @@ public final class PanamaKernels implements VectorKernels {
         }
         int end16 = len & ~15;
         for (; i < end16; i += 16) {
-            FloatVector d0 = FloatVector.fromArray(F, a, aOff + i).sub(FloatVector.fromArray(F, b, bOff + i));
-            FloatVector d1 = FloatVector.fromArray(F, a, aOff + i + 8).sub(FloatVector.fromArray(F, b, bOff + i + 8));
+            FloatVector d0 = FloatVector.fromArray(F8, a, aOff + i).sub(FloatVector.fromArray(F8, b, bOff + i));
+            FloatVector d1 = FloatVector.fromArray(F8, a, aOff + i + 8).sub(FloatVector.fromArray(F8, b, bOff + i + 8));
             lo = d0.fma(d0, lo);
             hi = d1.fma(d1, hi);
         }
-        return halve8(lo.add(hi));
+        return halveF8(lo.add(hi));
     }
 
     /** Step 4 on a 16-lane vector: halving rounds 8, 4, 2, 1. */
     private static float halve16(FloatVector r) {
-        r = r.add(r.rearrange(ROT8));
-        return halve8(r);
-    }
-
-    /** Halving rounds 4, 2, 1 on the low eight lanes of a preferred-species vector. */
-    private static float halve8(FloatVector s) {
-        s = s.add(s.rearrange(ROT4));
-        s = s.add(s.rearrange(ROT2));
-        s = s.add(s.rearrange(ROT1));
-        return s.lane(0);
+        r = r.add(r.rearrange(R16_8));
+        r = r.add(r.rearrange(R16_4));
+        r = r.add(r.rearrange(R16_2));
+        r = r.add(r.rearrange(R16_1));
+        return r.lane(0);
     }
 
     /** Halving rounds 4, 2, 1 on an 8-lane vector: the PQ tables' fold. */
@@ -252,7 +291,7 @@ public final class PanamaKernels implements VectorKernels {
     @Override
     public float cosine(float[] a, float[] b) {
         int len = a.length;
-        if (CANONICAL && WIDE && len >= 16) {
+        if (canonical && wide && len >= 16) {
             return cosine16(a, b, len);
         }
         return CosineMath.fromParts(dot(a, 0, b, 0, len), dot(a, 0, a, 0, len), dot(b, 0, b, 0, b.length));
@@ -264,27 +303,27 @@ public final class PanamaKernels implements VectorKernels {
      * for bit the one three separate calls give, for about the loads of one.
      */
     private static float cosine16(float[] a, float[] b, int len) {
-        FloatVector ab = FloatVector.zero(F), aa = FloatVector.zero(F), bb = FloatVector.zero(F);
+        FloatVector ab = FloatVector.zero(F16), aa = FloatVector.zero(F16), bb = FloatVector.zero(F16);
         int i = 0;
         int end64 = len & ~63;
         if (end64 > 0) {
-            FloatVector ab0 = FloatVector.zero(F), ab1 = FloatVector.zero(F), ab2 = FloatVector.zero(F), ab3 = FloatVector.zero(F);
-            FloatVector aa0 = FloatVector.zero(F), aa1 = FloatVector.zero(F), aa2 = FloatVector.zero(F), aa3 = FloatVector.zero(F);
-            FloatVector bb0 = FloatVector.zero(F), bb1 = FloatVector.zero(F), bb2 = FloatVector.zero(F), bb3 = FloatVector.zero(F);
+            FloatVector ab0 = FloatVector.zero(F16), ab1 = FloatVector.zero(F16), ab2 = FloatVector.zero(F16), ab3 = FloatVector.zero(F16);
+            FloatVector aa0 = FloatVector.zero(F16), aa1 = FloatVector.zero(F16), aa2 = FloatVector.zero(F16), aa3 = FloatVector.zero(F16);
+            FloatVector bb0 = FloatVector.zero(F16), bb1 = FloatVector.zero(F16), bb2 = FloatVector.zero(F16), bb3 = FloatVector.zero(F16);
             for (; i < end64; i += 64) {
-                FloatVector x0 = FloatVector.fromArray(F, a, i), y0 = FloatVector.fromArray(F, b, i);
+                FloatVector x0 = FloatVector.fromArray(F16, a, i), y0 = FloatVector.fromArray(F16, b, i);
                 ab0 = x0.fma(y0, ab0);
                 aa0 = x0.fma(x0, aa0);
                 bb0 = y0.fma(y0, bb0);
-                FloatVector x1 = FloatVector.fromArray(F, a, i + 16), y1 = FloatVector.fromArray(F, b, i + 16);
+                FloatVector x1 = FloatVector.fromArray(F16, a, i + 16), y1 = FloatVector.fromArray(F16, b, i + 16);
                 ab1 = x1.fma(y1, ab1);
                 aa1 = x1.fma(x1, aa1);
                 bb1 = y1.fma(y1, bb1);
-                FloatVector x2 = FloatVector.fromArray(F, a, i + 32), y2 = FloatVector.fromArray(F, b, i + 32);
+                FloatVector x2 = FloatVector.fromArray(F16, a, i + 32), y2 = FloatVector.fromArray(F16, b, i + 32);
                 ab2 = x2.fma(y2, ab2);
                 aa2 = x2.fma(x2, aa2);
                 bb2 = y2.fma(y2, bb2);
-                FloatVector x3 = FloatVector.fromArray(F, a, i + 48), y3 = FloatVector.fromArray(F, b, i + 48);
+                FloatVector x3 = FloatVector.fromArray(F16, a, i + 48), y3 = FloatVector.fromArray(F16, b, i + 48);
                 ab3 = x3.fma(y3, ab3);
                 aa3 = x3.fma(x3, aa3);
                 bb3 = y3.fma(y3, bb3);
@@ -295,7 +334,7 @@ public final class PanamaKernels implements VectorKernels {
         }
         int end16 = len & ~15;
         for (; i < end16; i += 16) {
-            FloatVector x = FloatVector.fromArray(F, a, i), y = FloatVector.fromArray(F, b, i);
+            FloatVector x = FloatVector.fromArray(F16, a, i), y = FloatVector.fromArray(F16, b, i);
             ab = x.fma(y, ab);
             aa = x.fma(x, aa);
             bb = y.fma(y, bb);
@@ -319,9 +358,10 @@ public final class PanamaKernels implements VectorKernels {
     @Override
     public void dotBatch(float[] query, float[] block, int blockOff, int count, int dim, float[] out, int outOff) {
         int v = 0;
-        if (WIDE && dim >= 64) {
+        if (wide && dim >= 64) {
             for (; v + 4 <= count; v += 4) {
-                dotQuad16(query, block, blockOff + v * dim, dim, out, outOff + v);
+                int o = blockOff + v * dim;
+                dotQuad16(query, 0, block, o, o + dim, o + 2 * dim, o + 3 * dim, dim, out, outOff + v, 4);
             }
         }
         for (; v < count; v++) {
@@ -330,35 +370,35 @@ public final class PanamaKernels implements VectorKernels {
     }
 
     /** Four dot products in the order of {@link #dot}: each query load feeds four vectors' FMAs. */
-    private static void dotQuad16(float[] q, float[] b, int o0, int len, float[] out, int at) {
-        int o1 = o0 + len, o2 = o1 + len, o3 = o2 + len;
-        FloatVector a0 = FloatVector.zero(F), a1 = FloatVector.zero(F), a2 = FloatVector.zero(F), a3 = FloatVector.zero(F);
-        FloatVector b0 = FloatVector.zero(F), b1 = FloatVector.zero(F), b2 = FloatVector.zero(F), b3 = FloatVector.zero(F);
-        FloatVector c0 = FloatVector.zero(F), c1 = FloatVector.zero(F), c2 = FloatVector.zero(F), c3 = FloatVector.zero(F);
-        FloatVector d0 = FloatVector.zero(F), d1 = FloatVector.zero(F), d2 = FloatVector.zero(F), d3 = FloatVector.zero(F);
+    private static void dotQuad16(float[] q, int qo, float[] b, int o0, int o1, int o2, int o3, int len, float[] out, int at,
+            int keep) {
+        FloatVector a0 = FloatVector.zero(F16), a1 = FloatVector.zero(F16), a2 = FloatVector.zero(F16), a3 = FloatVector.zero(F16);
+        FloatVector b0 = FloatVector.zero(F16), b1 = FloatVector.zero(F16), b2 = FloatVector.zero(F16), b3 = FloatVector.zero(F16);
+        FloatVector c0 = FloatVector.zero(F16), c1 = FloatVector.zero(F16), c2 = FloatVector.zero(F16), c3 = FloatVector.zero(F16);
+        FloatVector d0 = FloatVector.zero(F16), d1 = FloatVector.zero(F16), d2 = FloatVector.zero(F16), d3 = FloatVector.zero(F16);
         int i = 0;
         int end64 = len & ~63;
         for (; i < end64; i += 64) {
-            FloatVector q0 = FloatVector.fromArray(F, q, i);
-            a0 = q0.fma(FloatVector.fromArray(F, b, o0 + i), a0);
-            b0 = q0.fma(FloatVector.fromArray(F, b, o1 + i), b0);
-            c0 = q0.fma(FloatVector.fromArray(F, b, o2 + i), c0);
-            d0 = q0.fma(FloatVector.fromArray(F, b, o3 + i), d0);
-            FloatVector q1 = FloatVector.fromArray(F, q, i + 16);
-            a1 = q1.fma(FloatVector.fromArray(F, b, o0 + i + 16), a1);
-            b1 = q1.fma(FloatVector.fromArray(F, b, o1 + i + 16), b1);
-            c1 = q1.fma(FloatVector.fromArray(F, b, o2 + i + 16), c1);
-            d1 = q1.fma(FloatVector.fromArray(F, b, o3 + i + 16), d1);
-            FloatVector q2 = FloatVector.fromArray(F, q, i + 32);
-            a2 = q2.fma(FloatVector.fromArray(F, b, o0 + i + 32), a2);
-            b2 = q2.fma(FloatVector.fromArray(F, b, o1 + i + 32), b2);
-            c2 = q2.fma(FloatVector.fromArray(F, b, o2 + i + 32), c2);
-            d2 = q2.fma(FloatVector.fromArray(F, b, o3 + i + 32), d2);
-            FloatVector q3 = FloatVector.fromArray(F, q, i + 48);
-            a3 = q3.fma(FloatVector.fromArray(F, b, o0 + i + 48), a3);
-            b3 = q3.fma(FloatVector.fromArray(F, b, o1 + i + 48), b3);
-            c3 = q3.fma(FloatVector.fromArray(F, b, o2 + i + 48), c3);
-            d3 = q3.fma(FloatVector.fromArray(F, b, o3 + i + 48), d3);
+            FloatVector q0 = FloatVector.fromArray(F16, q, qo + i);
+            a0 = q0.fma(FloatVector.fromArray(F16, b, o0 + i), a0);
+            b0 = q0.fma(FloatVector.fromArray(F16, b, o1 + i), b0);
+            c0 = q0.fma(FloatVector.fromArray(F16, b, o2 + i), c0);
+            d0 = q0.fma(FloatVector.fromArray(F16, b, o3 + i), d0);
+            FloatVector q1 = FloatVector.fromArray(F16, q, qo + i + 16);
+            a1 = q1.fma(FloatVector.fromArray(F16, b, o0 + i + 16), a1);
+            b1 = q1.fma(FloatVector.fromArray(F16, b, o1 + i + 16), b1);
+            c1 = q1.fma(FloatVector.fromArray(F16, b, o2 + i + 16), c1);
+            d1 = q1.fma(FloatVector.fromArray(F16, b, o3 + i + 16), d1);
+            FloatVector q2 = FloatVector.fromArray(F16, q, qo + i + 32);
+            a2 = q2.fma(FloatVector.fromArray(F16, b, o0 + i + 32), a2);
+            b2 = q2.fma(FloatVector.fromArray(F16, b, o1 + i + 32), b2);
+            c2 = q2.fma(FloatVector.fromArray(F16, b, o2 + i + 32), c2);
+            d2 = q2.fma(FloatVector.fromArray(F16, b, o3 + i + 32), d2);
+            FloatVector q3 = FloatVector.fromArray(F16, q, qo + i + 48);
+            a3 = q3.fma(FloatVector.fromArray(F16, b, o0 + i + 48), a3);
+            b3 = q3.fma(FloatVector.fromArray(F16, b, o1 + i + 48), b3);
+            c3 = q3.fma(FloatVector.fromArray(F16, b, o2 + i + 48), c3);
+            d3 = q3.fma(FloatVector.fromArray(F16, b, o3 + i + 48), d3);
         }
         FloatVector ra = a0.add(a2).add(a1.add(a3));
         FloatVector rb = b0.add(b2).add(b1.add(b3));
@@ -366,36 +406,43 @@ public final class PanamaKernels implements VectorKernels {
         FloatVector rd = d0.add(d2).add(d1.add(d3));
         int end16 = len & ~15;
         for (; i < end16; i += 16) {
-            FloatVector qv = FloatVector.fromArray(F, q, i);
-            ra = qv.fma(FloatVector.fromArray(F, b, o0 + i), ra);
-            rb = qv.fma(FloatVector.fromArray(F, b, o1 + i), rb);
-            rc = qv.fma(FloatVector.fromArray(F, b, o2 + i), rc);
-            rd = qv.fma(FloatVector.fromArray(F, b, o3 + i), rd);
+            FloatVector qv = FloatVector.fromArray(F16, q, qo + i);
+            ra = qv.fma(FloatVector.fromArray(F16, b, o0 + i), ra);
+            rb = qv.fma(FloatVector.fromArray(F16, b, o1 + i), rb);
+            rc = qv.fma(FloatVector.fromArray(F16, b, o2 + i), rc);
+            rd = qv.fma(FloatVector.fromArray(F16, b, o3 + i), rd);
         }
         float sa = halve16(ra), sb = halve16(rb), sc = halve16(rc), sd = halve16(rd);
         for (; i < len; i++) {
-            float x = q[i];
+            float x = q[qo + i];
             sa = Math.fma(x, b[o0 + i], sa);
             sb = Math.fma(x, b[o1 + i], sb);
             sc = Math.fma(x, b[o2 + i], sc);
             sd = Math.fma(x, b[o3 + i], sd);
         }
         out[at] = sa;
-        out[at + 1] = sb;
-        out[at + 2] = sc;
-        out[at + 3] = sd;
+        if (keep > 1) {
+            out[at + 1] = sb;
+        }
+        if (keep > 2) {
+            out[at + 2] = sc;
+        }
+        if (keep > 3) {
+            out[at + 3] = sd;
+        }
     }
 
     @Override
     public void squareDistanceBatch(float[] query, float[] block, int blockOff, int count, int dim, float[] out, int outOff) {
         int v = 0;
-        if (WIDE && dim >= 64) {
+        if (wide && dim >= 64) {
             for (; v + 4 <= count; v += 4) {
-                squareQuad16(query, block, blockOff + v * dim, dim, out, outOff + v);
+                int o = blockOff + v * dim;
+                squareQuad16(query, 0, block, o, o + dim, o + 2 * dim, o + 3 * dim, dim, out, outOff + v, 4);
             }
             for (; v + 2 <= count; v += 2) {
                 int o = blockOff + v * dim;
-                squarePair16(query, block, o, o + dim, dim, out, outOff + v);
+                squarePair16(query, 0, block, o, o + dim, dim, out, outOff + v);
             }
         }
         for (; v < count; v++) {
@@ -404,51 +451,51 @@ public final class PanamaKernels implements VectorKernels {
     }
 
     /** Four squared distances in the order of {@link #squareDistance}, each query load feeding four. */
-    private static void squareQuad16(float[] q, float[] b, int o0, int len, float[] out, int at) {
-        int o1 = o0 + len, o2 = o1 + len, o3 = o2 + len;
-        FloatVector a0 = FloatVector.zero(F), a1 = FloatVector.zero(F), a2 = FloatVector.zero(F), a3 = FloatVector.zero(F);
-        FloatVector b0 = FloatVector.zero(F), b1 = FloatVector.zero(F), b2 = FloatVector.zero(F), b3 = FloatVector.zero(F);
-        FloatVector c0 = FloatVector.zero(F), c1 = FloatVector.zero(F), c2 = FloatVector.zero(F), c3 = FloatVector.zero(F);
-        FloatVector d0 = FloatVector.zero(F), d1 = FloatVector.zero(F), d2 = FloatVector.zero(F), d3 = FloatVector.zero(F);
+    private static void squareQuad16(float[] q, int qo, float[] b, int o0, int o1, int o2, int o3, int len, float[] out, int at,
+            int keep) {
+        FloatVector a0 = FloatVector.zero(F16), a1 = FloatVector.zero(F16), a2 = FloatVector.zero(F16), a3 = FloatVector.zero(F16);
+        FloatVector b0 = FloatVector.zero(F16), b1 = FloatVector.zero(F16), b2 = FloatVector.zero(F16), b3 = FloatVector.zero(F16);
+        FloatVector c0 = FloatVector.zero(F16), c1 = FloatVector.zero(F16), c2 = FloatVector.zero(F16), c3 = FloatVector.zero(F16);
+        FloatVector d0 = FloatVector.zero(F16), d1 = FloatVector.zero(F16), d2 = FloatVector.zero(F16), d3 = FloatVector.zero(F16);
         int i = 0;
         int end64 = len & ~63;
         for (; i < end64; i += 64) {
             FloatVector t;
-            FloatVector q0 = FloatVector.fromArray(F, q, i);
-            t = q0.sub(FloatVector.fromArray(F, b, o0 + i));
+            FloatVector q0 = FloatVector.fromArray(F16, q, qo + i);
+            t = q0.sub(FloatVector.fromArray(F16, b, o0 + i));
             a0 = t.fma(t, a0);
-            t = q0.sub(FloatVector.fromArray(F, b, o1 + i));
+            t = q0.sub(FloatVector.fromArray(F16, b, o1 + i));
             b0 = t.fma(t, b0);
-            t = q0.sub(FloatVector.fromArray(F, b, o2 + i));
+            t = q0.sub(FloatVector.fromArray(F16, b, o2 + i));
             c0 = t.fma(t, c0);
-            t = q0.sub(FloatVector.fromArray(F, b, o3 + i));
+            t = q0.sub(FloatVector.fromArray(F16, b, o3 + i));
             d0 = t.fma(t, d0);
-            FloatVector q1 = FloatVector.fromArray(F, q, i + 16);
-            t = q1.sub(FloatVector.fromArray(F, b, o0 + i + 16));
+            FloatVector q1 = FloatVector.fromArray(F16, q, qo + i + 16);
+            t = q1.sub(FloatVector.fromArray(F16, b, o0 + i + 16));
             a1 = t.fma(t, a1);
-            t = q1.sub(FloatVector.fromArray(F, b, o1 + i + 16));
+            t = q1.sub(FloatVector.fromArray(F16, b, o1 + i + 16));
             b1 = t.fma(t, b1);
-            t = q1.sub(FloatVector.fromArray(F, b, o2 + i + 16));
+            t = q1.sub(FloatVector.fromArray(F16, b, o2 + i + 16));
             c1 = t.fma(t, c1);
-            t = q1.sub(FloatVector.fromArray(F, b, o3 + i + 16));
+            t = q1.sub(FloatVector.fromArray(F16, b, o3 + i + 16));
             d1 = t.fma(t, d1);
-            FloatVector q2 = FloatVector.fromArray(F, q, i + 32);
-            t = q2.sub(FloatVector.fromArray(F, b, o0 + i + 32));
+            FloatVector q2 = FloatVector.fromArray(F16, q, qo + i + 32);
+            t = q2.sub(FloatVector.fromArray(F16, b, o0 + i + 32));
             a2 = t.fma(t, a2);
-            t = q2.sub(FloatVector.fromArray(F, b, o1 + i + 32));
+            t = q2.sub(FloatVector.fromArray(F16, b, o1 + i + 32));
             b2 = t.fma(t, b2);
-            t = q2.sub(FloatVector.fromArray(F, b, o2 + i + 32));
+            t = q2.sub(FloatVector.fromArray(F16, b, o2 + i + 32));
             c2 = t.fma(t, c2);
-            t = q2.sub(FloatVector.fromArray(F, b, o3 + i + 32));
+            t = q2.sub(FloatVector.fromArray(F16, b, o3 + i + 32));
             d2 = t.fma(t, d2);
-            FloatVector q3 = FloatVector.fromArray(F, q, i + 48);
-            t = q3.sub(FloatVector.fromArray(F, b, o0 + i + 48));
+            FloatVector q3 = FloatVector.fromArray(F16, q, qo + i + 48);
+            t = q3.sub(FloatVector.fromArray(F16, b, o0 + i + 48));
             a3 = t.fma(t, a3);
-            t = q3.sub(FloatVector.fromArray(F, b, o1 + i + 48));
+            t = q3.sub(FloatVector.fromArray(F16, b, o1 + i + 48));
             b3 = t.fma(t, b3);
-            t = q3.sub(FloatVector.fromArray(F, b, o2 + i + 48));
+            t = q3.sub(FloatVector.fromArray(F16, b, o2 + i + 48));
             c3 = t.fma(t, c3);
-            t = q3.sub(FloatVector.fromArray(F, b, o3 + i + 48));
+            t = q3.sub(FloatVector.fromArray(F16, b, o3 + i + 48));
             d3 = t.fma(t, d3);
         }
         FloatVector ra = a0.add(a2).add(a1.add(a3));
@@ -457,20 +504,20 @@ public final class PanamaKernels implements VectorKernels {
         FloatVector rd = d0.add(d2).add(d1.add(d3));
         int end16 = len & ~15;
         for (; i < end16; i += 16) {
-            FloatVector qv = FloatVector.fromArray(F, q, i);
+            FloatVector qv = FloatVector.fromArray(F16, q, qo + i);
             FloatVector t;
-            t = qv.sub(FloatVector.fromArray(F, b, o0 + i));
+            t = qv.sub(FloatVector.fromArray(F16, b, o0 + i));
             ra = t.fma(t, ra);
-            t = qv.sub(FloatVector.fromArray(F, b, o1 + i));
+            t = qv.sub(FloatVector.fromArray(F16, b, o1 + i));
             rb = t.fma(t, rb);
-            t = qv.sub(FloatVector.fromArray(F, b, o2 + i));
+            t = qv.sub(FloatVector.fromArray(F16, b, o2 + i));
             rc = t.fma(t, rc);
-            t = qv.sub(FloatVector.fromArray(F, b, o3 + i));
+            t = qv.sub(FloatVector.fromArray(F16, b, o3 + i));
             rd = t.fma(t, rd);
         }
         float sa = halve16(ra), sb = halve16(rb), sc = halve16(rc), sd = halve16(rd);
         for (; i < len; i++) {
-            float x = q[i];
+            float x = q[qo + i];
             float da = x - b[o0 + i], db = x - b[o1 + i], dc = x - b[o2 + i], dd = x - b[o3 + i];
             sa = Math.fma(da, da, sa);
             sb = Math.fma(db, db, sb);
@@ -478,56 +525,115 @@ public final class PanamaKernels implements VectorKernels {
             sd = Math.fma(dd, dd, sd);
         }
         out[at] = sa;
-        out[at + 1] = sb;
-        out[at + 2] = sc;
-        out[at + 3] = sd;
+        if (keep > 1) {
+            out[at + 1] = sb;
+        }
+        if (keep > 2) {
+            out[at + 2] = sc;
+        }
+        if (keep > 3) {
+            out[at + 3] = sd;
+        }
     }
 
     /** Two squared distances in the order of {@link #squareDistance}, sharing the query's loads. */
-    private static void squarePair16(float[] q, float[] b, int o0, int o1, int len, float[] out, int at) {
-        FloatVector x0 = FloatVector.zero(F), x1 = FloatVector.zero(F), x2 = FloatVector.zero(F), x3 = FloatVector.zero(F);
-        FloatVector y0 = FloatVector.zero(F), y1 = FloatVector.zero(F), y2 = FloatVector.zero(F), y3 = FloatVector.zero(F);
+    private static void squarePair16(float[] q, int qo, float[] b, int o0, int o1, int len, float[] out, int at) {
+        FloatVector x0 = FloatVector.zero(F16), x1 = FloatVector.zero(F16), x2 = FloatVector.zero(F16), x3 = FloatVector.zero(F16);
+        FloatVector y0 = FloatVector.zero(F16), y1 = FloatVector.zero(F16), y2 = FloatVector.zero(F16), y3 = FloatVector.zero(F16);
         int i = 0;
         int end64 = len & ~63;
         for (; i < end64; i += 64) {
-            FloatVector q0 = FloatVector.fromArray(F, q, i), q1 = FloatVector.fromArray(F, q, i + 16);
-            FloatVector q2 = FloatVector.fromArray(F, q, i + 32), q3 = FloatVector.fromArray(F, q, i + 48);
+            FloatVector q0 = FloatVector.fromArray(F16, q, qo + i), q1 = FloatVector.fromArray(F16, q, qo + i + 16);
+            FloatVector q2 = FloatVector.fromArray(F16, q, qo + i + 32), q3 = FloatVector.fromArray(F16, q, qo + i + 48);
             FloatVector d;
-            d = q0.sub(FloatVector.fromArray(F, b, o0 + i));
+            d = q0.sub(FloatVector.fromArray(F16, b, o0 + i));
             x0 = d.fma(d, x0);
-            d = q0.sub(FloatVector.fromArray(F, b, o1 + i));
+            d = q0.sub(FloatVector.fromArray(F16, b, o1 + i));
             y0 = d.fma(d, y0);
-            d = q1.sub(FloatVector.fromArray(F, b, o0 + i + 16));
+            d = q1.sub(FloatVector.fromArray(F16, b, o0 + i + 16));
             x1 = d.fma(d, x1);
-            d = q1.sub(FloatVector.fromArray(F, b, o1 + i + 16));
+            d = q1.sub(FloatVector.fromArray(F16, b, o1 + i + 16));
             y1 = d.fma(d, y1);
-            d = q2.sub(FloatVector.fromArray(F, b, o0 + i + 32));
+            d = q2.sub(FloatVector.fromArray(F16, b, o0 + i + 32));
             x2 = d.fma(d, x2);
-            d = q2.sub(FloatVector.fromArray(F, b, o1 + i + 32));
+            d = q2.sub(FloatVector.fromArray(F16, b, o1 + i + 32));
             y2 = d.fma(d, y2);
-            d = q3.sub(FloatVector.fromArray(F, b, o0 + i + 48));
+            d = q3.sub(FloatVector.fromArray(F16, b, o0 + i + 48));
             x3 = d.fma(d, x3);
-            d = q3.sub(FloatVector.fromArray(F, b, o1 + i + 48));
+            d = q3.sub(FloatVector.fromArray(F16, b, o1 + i + 48));
             y3 = d.fma(d, y3);
         }
         FloatVector rx = x0.add(x2).add(x1.add(x3));
         FloatVector ry = y0.add(y2).add(y1.add(y3));
         int end16 = len & ~15;
         for (; i < end16; i += 16) {
-            FloatVector qv = FloatVector.fromArray(F, q, i);
-            FloatVector dx = qv.sub(FloatVector.fromArray(F, b, o0 + i));
-            FloatVector dy = qv.sub(FloatVector.fromArray(F, b, o1 + i));
+            FloatVector qv = FloatVector.fromArray(F16, q, qo + i);
+            FloatVector dx = qv.sub(FloatVector.fromArray(F16, b, o0 + i));
+            FloatVector dy = qv.sub(FloatVector.fromArray(F16, b, o1 + i));
             rx = dx.fma(dx, rx);
             ry = dy.fma(dy, ry);
         }
         float sx = halve16(rx), sy = halve16(ry);
         for (; i < len; i++) {
-            float dx = q[i] - b[o0 + i], dy = q[i] - b[o1 + i];
+            float dx = q[qo + i] - b[o0 + i], dy = q[qo + i] - b[o1 + i];
             sx = Math.fma(dx, dx, sx);
             sy = Math.fma(dy, dy, sy);
         }
         out[at] = sx;
         out[at + 1] = sy;
+    }
+
+    /*
+     * Rows: a graph node's neighbours, scattered through the matrix. On 16 lanes they go four at
+     * a time as the batches do: each load of the point feeds four rows, and the four rows' loads
+     * are independent, so the CPU has four cache misses in flight instead of one. A remainder of
+     * one to three rows runs as a four with its last row repeated and only the real results
+     * kept: the repeats hit the cache, and the remainder still overlaps its misses. On 8 lanes
+     * rows go one at a time, for the registers' sake (AVX2 has 16).
+     */
+
+    @Override
+    public void dotRows(float[] a, int aOff, float[] vectors, int[] rows, int count, int dim, float[] out) {
+        if (!wide || dim < 64) {
+            for (int v = 0; v < count; v++) {
+                out[v] = dot(a, aOff, vectors, rows[v] * dim, dim);
+            }
+            return;
+        }
+        int v = 0;
+        for (; v + 4 <= count; v += 4) {
+            dotQuad16(a, aOff, vectors, rows[v] * dim, rows[v + 1] * dim, rows[v + 2] * dim, rows[v + 3] * dim, dim, out,
+                    v, 4);
+        }
+        int left = count - v;
+        if (left > 0) {
+            int o0 = rows[v] * dim;
+            int o1 = left > 1 ? rows[v + 1] * dim : o0;
+            int o2 = left > 2 ? rows[v + 2] * dim : o1;
+            dotQuad16(a, aOff, vectors, o0, o1, o2, o2, dim, out, v, left);
+        }
+    }
+
+    @Override
+    public void squareDistanceRows(float[] a, int aOff, float[] vectors, int[] rows, int count, int dim, float[] out) {
+        if (!wide || dim < 64) {
+            for (int v = 0; v < count; v++) {
+                out[v] = squareDistance(a, aOff, vectors, rows[v] * dim, dim);
+            }
+            return;
+        }
+        int v = 0;
+        for (; v + 4 <= count; v += 4) {
+            squareQuad16(a, aOff, vectors, rows[v] * dim, rows[v + 1] * dim, rows[v + 2] * dim, rows[v + 3] * dim, dim,
+                    out, v, 4);
+        }
+        int left = count - v;
+        if (left > 0) {
+            int o0 = rows[v] * dim;
+            int o1 = left > 1 ? rows[v + 1] * dim : o0;
+            int o2 = left > 2 ? rows[v + 2] * dim : o1;
+            squareQuad16(a, aOff, vectors, o0, o1, o2, o2, dim, out, v, left);
+        }
     }
 
     @Override

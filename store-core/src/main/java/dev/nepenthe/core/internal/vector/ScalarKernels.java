@@ -126,6 +126,20 @@ public final class ScalarKernels implements VectorKernels {
     }
 
     @Override
+    public void dotRows(float[] a, int aOff, float[] vectors, int[] rows, int count, int dim, float[] out) {
+        for (int i = 0; i < count; i++) {
+            out[i] = dot(a, aOff, vectors, rows[i] * dim, dim);
+        }
+    }
+
+    @Override
+    public void squareDistanceRows(float[] a, int aOff, float[] vectors, int[] rows, int count, int dim, float[] out) {
+        for (int i = 0; i < count; i++) {
+            out[i] = squareDistance(a, aOff, vectors, rows[i] * dim, dim);
+        }
+    }
+
+    @Override
     public void subtract(float[] v, int vOff, float[] c, int cOff, float[] out, int outOff, int len) {
         for (int i = 0; i < len; i++) {
             out[outOff + i] = v[vOff + i] - c[cOff + i];

@@ -42,7 +42,8 @@ class VectorKernelsTest {
     private static final int PAD = 37;
 
     static Stream<VectorKernels> kernels() {
-        return Stream.of(Kernels.scalar(), Kernels.panama());
+        return Stream.concat(Stream.of(Kernels.scalar(), Kernels.panama()),
+                Arrays.stream(Kernels.panamaWidths()).mapToObj(Kernels::panama));
     }
 
     // ---- data -------------------------------------------------------------------------------
@@ -143,9 +144,10 @@ class VectorKernelsTest {
      * last bit: every length from 1 to 300 (every block and tail combination of the order) and
      * the long ones, at random offsets, for the pair kernels, cosine and both batches.
      */
-    @Test
-    void simdAgreesWithScalarBitForBit() {
-        VectorKernels s = Kernels.scalar(), p = Kernels.panama();
+    @ParameterizedTest
+    @MethodSource("vectorKernels")
+    void simdAgreesWithScalarBitForBit(VectorKernels p) {
+        VectorKernels s = Kernels.scalar();
         SplittableRandom rnd = new SplittableRandom(12);
         int[] lengths = java.util.stream.IntStream.concat(java.util.stream.IntStream.rangeClosed(1, 300),
                 Arrays.stream(LENGTHS)).toArray();
@@ -171,7 +173,40 @@ class VectorKernelsTest {
                 assertSameBits(s.squareDistance(x, 0, block, 3 + v * len, len), qp[v],
                         "squareDistanceBatch vs squareDistance, len " + len);
             }
+            // Scattered rows, repeats allowed, against a point inside the matrix (as a build's
+            // node scorer aims at a stored vector): every row count up to 9 covers the fours,
+            // the pairs and the single remainders.
+            int rowCount = 1 + rnd.nextInt(12);
+            float[] matrix = plain(rnd, rowCount * len);
+            int rows = rnd.nextInt(10);
+            int[] picked = new int[rows + 1];
+            for (int r = 0; r < rows; r++) {
+                picked[r] = rnd.nextInt(rowCount);
+            }
+            int pointOff = rnd.nextInt(rowCount) * len;
+            float[] rs = new float[rows + 1], rp = new float[rows + 1];
+            Arrays.fill(rp, Float.NaN);
+            s.dotRows(matrix, pointOff, matrix, picked, rows, len, rs);
+            p.dotRows(matrix, pointOff, matrix, picked, rows, len, rp);
+            for (int r = 0; r < rows; r++) {
+                assertSameBits(rs[r], rp[r], "dotRows len " + len + " row " + r);
+                assertSameBits(s.dot(matrix, pointOff, matrix, picked[r] * len, len), rp[r], "dotRows vs dot, len " + len);
+            }
+            assertTrue(Float.isNaN(rp[rows]), "dotRows wrote past count, len " + len);
+            s.squareDistanceRows(matrix, pointOff, matrix, picked, rows, len, rs);
+            p.squareDistanceRows(matrix, pointOff, matrix, picked, rows, len, rp);
+            for (int r = 0; r < rows; r++) {
+                assertSameBits(rs[r], rp[r], "squareDistanceRows len " + len + " row " + r);
+                assertSameBits(s.squareDistance(matrix, pointOff, matrix, picked[r] * len, len), rp[r],
+                        "squareDistanceRows vs squareDistance, len " + len);
+            }
+            assertTrue(Float.isNaN(rp[rows]), "squareDistanceRows wrote past count, len " + len);
         }
+    }
+
+    /** Every Vector API flavour this machine runs: the default and each width it accepts. */
+    static Stream<VectorKernels> vectorKernels() {
+        return Stream.concat(Stream.of(Kernels.panama()), Arrays.stream(Kernels.panamaWidths()).mapToObj(Kernels::panama));
     }
 
     /** Both PQ tables, every dsub the kernels treat differently, ksub with and without a remainder of 8. */
