@@ -17,6 +17,7 @@ import java.util.Arrays;
  */
 final class HnswInserter {
 
+    static final boolean KEEP_FULL = Boolean.getBoolean("nepenthe.hnsw.keepFull");
     private final HnswGraph g;
     private final int efConstruction;
     /** Held for a whole insertion that raises the top level (rare: about log(n) times). */
@@ -128,6 +129,12 @@ final class HnswInserter {
             between.setScoringNode(target);
             between.bulkScore(cand, n, scores);
             NeighborSelector.sortBestFirst(cand, scores, n);
+            if (KEEP_FULL) {
+                int drop = NeighborSelector.worstNonDiverse(between, cand, scores, n);
+                System.arraycopy(cand, drop + 1, cand, drop, n - 1 - drop);
+                g.replaceList(target, level, cand, n - 1, dropped);
+                return;
+            }
             int[] out = new int[max];
             int k = NeighborSelector.select(between, cand, scores, n, max, out);
             g.replaceList(target, level, out, k, dropped);

@@ -33,6 +33,8 @@ final class HnswRepairer {
     private final int repairEf;
     private final BitSet removing = new BitSet();
     private final BitSet queued = new BitSet();
+    /** Pair scores already computed in the current {@link #remove} (see {@link PairScoreMemo}). */
+    final PairScoreMemo memo = new PairScoreMemo();
 
     /** Counters of the last {@link #remove} call, for tests and benchmarks. */
     long repairedLists;
@@ -58,6 +60,7 @@ final class HnswRepairer {
         repairedLists = 0;
         reconnected = 0;
         removing.clear();
+        memo.clear();
         int maxLevel = -1;
         // 1. Mark: from here on no search puts these slots in a result.
         for (int i = 0; i < n; i++) {
@@ -222,7 +225,7 @@ final class HnswRepairer {
         }
         int[] cs = cand.toArray();
         float[] scores = new float[m];
-        UpdatableNodeScorer between = g.scorers().nodeScorer(a);
+        UpdatableNodeScorer between = memo.wrap(g.scorers().nodeScorer(a), a);
         between.bulkScore(cs, m, scores);
         comparisons += m;
         NeighborSelector.sortBestFirst(cs, scores, m);
@@ -230,8 +233,10 @@ final class HnswRepairer {
         // closest unchosen candidates fill the list back to its old length.
         int target = Math.max(current.length, k + 1);
         long before = s.scored;
+        long remembered = memo.hits;
         k = NeighborSelector.selectInto(between, cs, scores, m, target, out, k, s);
-        comparisons += s.scored - before;
+        // Only the scores the memo did not already hold cost a comparison.
+        comparisons += (s.scored - before) - (memo.hits - remembered);
         for (int i = 0; i < m && k < target; i++) {
             if (!HnswGraph.contains(out, k, cs[i])) {
                 out[k++] = cs[i];

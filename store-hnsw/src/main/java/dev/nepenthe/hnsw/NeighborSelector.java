@@ -89,4 +89,25 @@ final class NeighborSelector {
         }
         return kept;
     }
+
+    /**
+     * The one candidate to drop from a list that is one over its bound, so it stays full: the
+     * worst candidate closer to some better one than to the base, or the worst if every one is
+     * diverse (Lucene's {@code findWorstNonDiverse}).
+     *
+     * @param slots candidates sorted best first
+     * @param scores their scores to the base
+     * @return the index to drop
+     */
+    static int worstNonDiverse(UpdatableNodeScorer between, int[] slots, float[] scores, int n) {
+        for (int i = n - 1; i > 0; i--) {
+            between.setScoringNode(slots[i]);
+            for (int j = 0; j < i; j++) {
+                if (between.score(slots[j]) > scores[i]) {
+                    return i;
+                }
+            }
+        }
+        return n - 1;
+    }
 }
