@@ -8,7 +8,6 @@ import org.apache.lucene.index.VectorSimilarityFunction;
 import org.apache.lucene.search.ScoreDoc;
 import org.apache.lucene.search.TopDocs;
 import org.apache.lucene.search.TopKnnCollector;
-import org.apache.lucene.util.Bits;
 import org.apache.lucene.util.hnsw.HnswGraphBuilder;
 import org.apache.lucene.util.hnsw.HnswGraphSearcher;
 import org.apache.lucene.util.hnsw.OnHeapHnswGraph;
@@ -16,32 +15,41 @@ import org.apache.lucene.util.hnsw.RandomVectorScorer;
 import org.apache.lucene.util.hnsw.RandomVectorScorerSupplier;
 
 /**
- * Lucene's HNSW (lucene-core's util.hnsw, the graph its codec writes), built single-threaded
- * with the same M and beam width, searched with a top-ef collector cut to k. Deleted documents
- * are modelled the way Lucene handles them before a merge: the graph keeps them and the search
- * filters them with the live-docs bits.
+ * Lucene util.hnsw, float[] on heap: internal path, not how users run it. lucene-core's
+ * {@code util.hnsw} graph builder and searcher (the graph its codec writes) over the harness's
+ * own float[] rows, built single-threaded with the same M and beam width, searched with a top-ef
+ * collector cut to k. No index, no files, no reader: kept beside {@link LuceneEngine} only to
+ * show what that path left out. Not searched from several threads: {@link OnHeapHnswGraph} keeps
+ * the neighbour-iteration cursor in the graph itself.
  */
-final class LuceneEngine implements AnnEngine {
+final class LuceneUtilEngine implements AnnEngine {
     private final int m;
     private final int efConstruction;
     private FloatVectorValues values;
     private OnHeapHnswGraph graph;
-    /** Live documents; null means all live. */
-    Bits liveDocs;
 
     private final VectorSimilarityFunction similarity;
 
     /** Cosine runs as Lucene's DOT_PRODUCT over unit vectors (the harness normalises them), as Lucene advises. */
-    LuceneEngine(int m, int efConstruction, dev.nepenthe.core.Metric metric) {
+    LuceneUtilEngine(int m, int efConstruction, dev.nepenthe.core.Metric metric) {
         this.m = m;
         this.efConstruction = efConstruction;
-        this.similarity = metric == dev.nepenthe.core.Metric.L2 ? VectorSimilarityFunction.EUCLIDEAN
-                : VectorSimilarityFunction.DOT_PRODUCT;
+        this.similarity = LuceneEngine.similarity(metric);
     }
 
     @Override
     public String name() {
-        return "lucene";
+        return "lucene-util";
+    }
+
+    @Override
+    public String buildNote() {
+        return "HnswGraphBuilder over float[] on heap (internal path, not how users run it)";
+    }
+
+    @Override
+    public boolean concurrentSearch() {
+        return false;
     }
 
     @Override
@@ -58,7 +66,7 @@ final class LuceneEngine implements AnnEngine {
         RandomVectorScorer scorer = DefaultFlatVectorScorer.INSTANCE
                 .getRandomVectorScorer(similarity, values, query);
         TopKnnCollector collector = new TopKnnCollector(Math.max(k, ef), Integer.MAX_VALUE);
-        HnswGraphSearcher.search(scorer, collector, graph, liveDocs);
+        HnswGraphSearcher.search(scorer, collector, graph, null);
         TopDocs td = collector.topDocs();
         ScoreDoc[] docs = td.scoreDocs;
         int n = Math.min(k, docs.length);

@@ -6,25 +6,35 @@ import dev.nepenthe.core.Metric;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Comparator;
+import java.util.ArrayList;
 import java.util.List;
 
 /**
- * hnswlib (Debian's python3-hnswlib) on the same data as the Java engines: writes the vectors,
- * queries and exact answers to a temporary directory as .fvecs/.ivecs, runs
- * {@code store-bench/src/main/python/hnswlib_side.py} with Debian's own python3, and parses the
- * {@code hnswlib <what> key=value ...} lines it prints. The directory is deleted afterwards.
+ * The Python peers of the HNSW harnesses (Debian's python3-hnswlib and python3-faiss) on the
+ * same data as the Java engines: writes the vectors, queries and exact answers once to a
+ * temporary directory as .fvecs/.ivecs, runs a script from {@code store-bench/src/main/python}
+ * (argument {@code pythonDir=}) with Debian's own python3 (argument {@code python=}) over them,
+ * and parses the {@code <tag> <what> key=value ...} lines it prints. The directory is deleted by
+ * {@link #close()}.
  */
-final class HnswlibRunner implements AutoCloseable {
+final class PeerRunner implements AutoCloseable {
+
+    /** The script and how to install what it imports. */
+    record Peer(String script, String tag, String installHint) {}
+
+    static final Peer HNSWLIB = new Peer("hnswlib_side.py", "hnswlib",
+            "is python3-hnswlib installed? apt-get install python3-hnswlib python3-numpy");
+    static final Peer FAISS = new Peer("faiss_hnsw.py", "faiss",
+            "is python3-faiss installed? apt-get install python3-faiss python3-numpy");
 
     final Path dir;
     private final String python;
-    private final String script;
+    private final Path scripts;
 
-    HnswlibRunner(BenchArgs a, float[][] base, float[][] queries, int[][] truth) throws IOException {
+    PeerRunner(BenchArgs a, float[][] base, float[][] queries, int[][] truth) throws IOException {
         this.python = a.s("python", "/usr/bin/python3");
-        this.script = a.s("hnswlibScript", "store-bench/src/main/python/hnswlib_side.py");
-        this.dir = Files.createTempDirectory("nepenthe-hnswlib-");
+        this.scripts = Path.of(a.s("pythonDir", "store-bench/src/main/python"));
+        this.dir = Files.createTempDirectory("nepenthe-peers-");
         VecFiles.writeFvecs(dir.resolve("base.fvecs"), base);
         VecFiles.writeFvecs(dir.resolve("query.fvecs"), queries);
         VecFiles.writeIvecs(dir.resolve("gt.ivecs"), truth);
@@ -40,26 +50,30 @@ final class HnswlibRunner implements AutoCloseable {
         VecFiles.writeIvecs(dir.resolve("gt_" + i + ".ivecs"), truthAfter);
     }
 
-    /** Runs the script; stderr and every output line are echoed to this process's stderr. */
-    List<PeerProcess.Line> run(String mode, Metric metric, int m, int efc, int k, int[] efs, int passes, int threads)
+    /**
+     * Runs a peer's script with the graph settings every peer takes, then {@code extra};
+     * stderr and every output line are echoed to this process's stderr.
+     */
+    List<PeerProcess.Line> run(Peer peer, Metric metric, int m, int efc, int k, int[] efs, int passes, List<String> extra)
             throws IOException, InterruptedException {
-        StringBuilder efList = new StringBuilder();
-        for (int ef : efs) {
-            efList.append(efList.isEmpty() ? "" : ",").append(ef);
+        // Cosine data arrive unit length, so an inner-product space ranks as cosine does.
+        List<String> cmd = new ArrayList<>(List.of(python, scripts.resolve(peer.script()).toString(), "--dir",
+                dir.toString(), "--space", metric == Metric.L2 ? "l2" : "ip", "--m", "" + m, "--efc", "" + efc, "--k",
+                "" + k, "--efs", csv(efs), "--passes", "" + passes));
+        cmd.addAll(extra);
+        return PeerProcess.run(cmd, peer.tag(), peer.installHint());
+    }
+
+    static String csv(int[] values) {
+        StringBuilder out = new StringBuilder();
+        for (int v : values) {
+            out.append(out.isEmpty() ? "" : ",").append(v);
         }
-        // Cosine data arrive unit length, so hnswlib's inner-product space ranks as cosine does.
-        List<String> cmd = List.of(python, script, "--dir", dir.toString(), "--mode", mode, "--space",
-                metric == Metric.L2 ? "l2" : "ip", "--m", "" + m, "--efc", "" + efc, "--k", "" + k, "--efs",
-                efList.toString(), "--passes", "" + passes, "--threads", "" + threads);
-        return PeerProcess.run(cmd, "hnswlib", "is python3-hnswlib installed? apt-get install python3-hnswlib python3-numpy");
+        return out.toString();
     }
 
     @Override
     public void close() throws IOException {
-        try (var s = Files.walk(dir)) {
-            for (Path p : s.sorted(Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(p);
-            }
-        }
+        dev.nepenthe.testing.TestFiles.deleteTree(dir);
     }
 }
