@@ -1,6 +1,6 @@
 """What the peer scripts share: reading the .fvecs/.ivecs files the Java harnesses write, and
-recall@k against the exact answers. Imported by faiss_ivfpq.py and hnswlib_side.py (which run
-from this folder, so it is on their import path)."""
+recall@k against the exact answers. Imported by faiss_ivfpq.py, faiss_hnsw.py, hnswlib_side.py
+and ann_sweep.py (which run from this folder, so it is on their import path)."""
 import numpy as np
 
 

@@ -12,8 +12,10 @@ import java.util.Map;
 /**
  * Runs a peer library's side of a side-by-side benchmark (a script under
  * {@code store-bench/src/main/python}, run with Debian's own python3) and reads back its result
- * lines, {@code <tag> <what> key=value ...}. The peer runs single-threaded, its BLAS included,
- * to compare with the single-threaded Java searches. Everything it prints is echoed to stderr.
+ * lines, {@code <tag> <what> key=value ...}. The peer runs single-threaded, its BLAS and OpenMP
+ * included, to compare with the single-threaded Java searches; a script that measures scaling
+ * raises its own thread count for that (FAISS's {@code omp_set_num_threads}, hnswlib's
+ * {@code num_threads}). Everything it prints is echoed to stderr.
  */
 public final class PeerProcess {
 

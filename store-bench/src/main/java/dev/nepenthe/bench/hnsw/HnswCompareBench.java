@@ -1,177 +1,379 @@
 package dev.nepenthe.bench.hnsw;
 
-import java.io.IOException;
+import dev.nepenthe.bench.Machine;
+import dev.nepenthe.bench.PeerProcess;
+import dev.nepenthe.core.Metric;
+import dev.nepenthe.core.vector.Kernels;
+import dev.nepenthe.hnsw.HnswParams;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 
 /**
- * Build time and single-thread query throughput against recall@k for Nepenthe's HNSW, Lucene's
- * HNSW, jvector and hnswlib, on the same data (seeded clustered vectors, L2, or with
- * {@code data=gcide} the cached MiniLM embeddings of dict-gcide definitions, cosine) with the
- * same M and efConstruction. Prints Markdown tables.
+ * Build time, single-thread query throughput against recall@k, memory and multi-thread scaling
+ * for Nepenthe's HNSW and its peers, each run the way its users run it, on the same data
+ * (seeded clustered vectors, L2, or with {@code data=gcide} the cached MiniLM embeddings of
+ * dict-gcide definitions, cosine) with the same M and efConstruction. Prints Markdown tables.
  *
- * <p>Per efSearch: one pass per Java engine measures recall (and warms up), then {@code rounds}
- * timed passes over all queries go round-robin over the Java engines; QPS is each engine's
- * median pass. hnswlib runs afterwards in its own process (Debian's python3-hnswlib, one
- * thread, one batched knn_query call per pass, median of {@code rounds} passes) on the same
- * vectors and exact answers. The "QPS at recall" table takes, for each engine, the smallest
- * swept efSearch whose recall reaches the target.
+ * <p>Engines ({@code engines=}, default the float set nepenthe, lucene, jvector, hnswlib, faiss;
+ * {@code quantized=true} adds lucene-int7, lucene-bbq, jvector-pq and faiss-sq8):
+ * <ul>
+ *   <li>{@code nepenthe}: {@link NepentheEngine} on the process's kernels; {@code nepenthe-256}
+ *       and {@code nepenthe-512} pin our Vector API kernels to that width.</li>
+ *   <li>{@code lucene}: {@link LuceneEngine}, an IndexWriter over MMapDirectory and
+ *       KnnFloatVectorQuery through an IndexSearcher. {@code lucene-int7} and {@code lucene-bbq}:
+ *       the same with Lucene's 7-bit scalar and binary quantized HNSW formats, each also searched
+ *       with a full-precision rescore ({@code +rescore}, {@code oversample=}, default 3).
+ *       {@code lucene-util}: {@link LuceneUtilEngine}, lucene-core's internal util.hnsw over
+ *       float[] on heap, which earlier versions of this harness called "lucene".</li>
+ *   <li>{@code jvector}: {@link JVectorEngine}; {@code jvector-pq}: {@link JVectorPqEngine}, the
+ *       same graph with PQ scores and an exact rerank ({@code pqSubspaces=}, default dim / 4).
+ *       It needs jvector's graph, so it brings the {@code jvector} engine along.</li>
+ *   <li>{@code hnswlib} (python3-hnswlib) and {@code faiss} / {@code faiss-sq8} (python3-faiss,
+ *       IndexHNSWFlat / IndexHNSWSQ 8-bit) run afterwards in their own processes through
+ *       {@link PeerRunner} on the same files.</li>
+ * </ul>
+ *
+ * <p>Single-thread sweep: first one untimed pass over all queries per Java engine at every swept
+ * efSearch (the JIT compiles each engine's whole query path, Lucene's query rewrite included,
+ * before any timing). Then per efSearch: one pass per Java engine measures recall, then
+ * {@code rounds} timed passes over all queries go round-robin over the Java engines, so a
+ * burst of load from elsewhere on a shared machine hits every engine alike; QPS is each engine's
+ * median pass. The peers run one batched call per pass on one thread, median of {@code rounds}.
+ * The "QPS at recall" table takes, for each engine, the smallest swept efSearch whose recall
+ * reaches the target.
+ *
+ * <p>Scaling ({@code threads=}, default 1,2,4; {@code threads=1} skips it): at the ef where each
+ * engine first reaches recall 0.95 and 0.99, QPS with T threads issuing queries concurrently.
+ * Java engines: a fixed pool of T threads that take queries from one shared counter, one
+ * untimed pass, then {@code rounds} passes round-robin over the engines, median. Peers: one
+ * batched call with T threads (hnswlib's num_threads, FAISS's omp_set_num_threads), as their
+ * users call them, median of {@code rounds}. lucene-util is not measured above one thread (its
+ * graph is not safe to share between searching threads).
  */
 public final class HnswCompareBench {
 
-    static final String USAGE = "hnsw-compare [data=synthetic|gcide] [n=100000] [dim=128] [queries=1000] [m=16]"
-            + " [efc=100] [k=10] [clusters=100] [spread=0.3] [seed=7] [efs=10,16,24,32,48,64,96,128,192,256,384,512]"
-            + " [engines=nepenthe,lucene,jvector,hnswlib] [rounds=5] [python=/usr/bin/python3]";
+    static final String USAGE = "hnsw-compare [data=synthetic|gcide] [file=CACHE] [n=100000] [dim=128]"
+            + " [queries=1000] [m=16] [efc=100] [k=10] [clusters=100] [spread=0.3] [seed=7]"
+            + " [efs=10,16,24,32,48,64,96,128,192,256,384,512] [engines=nepenthe,lucene,jvector,hnswlib,faiss]"
+            + " [quantized=false] [threads=1,2,4] [rounds=5] [oversample=3] [pqSubspaces=dim/4]"
+            + " [python=/usr/bin/python3] [pythonDir=store-bench/src/main/python]\n"
+            + "  engines: nepenthe nepenthe-256 nepenthe-512 lucene lucene-util lucene-int7 lucene-bbq jvector"
+            + " jvector-pq hnswlib faiss faiss-sq8; quantized=true adds lucene-int7,lucene-bbq,jvector-pq,faiss-sq8";
+
+    static final List<String> FLOAT_ENGINES = List.of("nepenthe", "lucene", "jvector", "hnswlib", "faiss");
+    static final List<String> QUANTIZED_ENGINES = List.of("lucene-int7", "lucene-bbq", "jvector-pq", "faiss-sq8");
+    static final List<String> ALL_ENGINES = List.of("nepenthe", "nepenthe-256", "nepenthe-512", "lucene",
+            "lucene-util", "lucene-int7", "lucene-bbq", "jvector", "jvector-pq", "hnswlib", "faiss", "faiss-sq8");
+    private static final Set<String> ARGUMENTS = Set.of("data", "file", "n", "dim", "queries", "m", "efc", "k",
+            "clusters", "spread", "seed", "efs", "engines", "quantized", "threads", "rounds", "oversample",
+            "pqSubspaces", "python", "pythonDir");
+    static final double[] SCALING_TARGETS = {0.95, 0.99};
+    private static final Map<String, String> PEER_BUILDS = Map.of(
+            "hnswlib", "add_items, 1 thread",
+            "faiss", "IndexHNSWFlat.add, 1 OpenMP thread",
+            "faiss-sq8", "IndexHNSWSQ (QT_8bit) train + add, 1 OpenMP thread");
 
     private HnswCompareBench() {}
 
     record Point(int ef, double recall, double qps) {}
 
+    /** At one recall target: the ef used (-1: never reached) and QPS per thread count (NaN: not measured). */
+    record Scaling(int ef, double[] qps) {}
+
+    /** One engine's figures, Java or peer. */
+    static final class Result {
+        final String name;
+        double buildSeconds = Double.NaN;
+        String buildNote = "";
+        final List<Point> curve = new ArrayList<>();
+        final List<AnnEngine.Part> footprint = new ArrayList<>();
+        final Map<Double, Scaling> scaling = new LinkedHashMap<>();
+
+        Result(String name) {
+            this.name = name;
+        }
+
+        /** The smallest swept ef whose recall reaches {@code target}, or null. */
+        Point first(double target) {
+            return curve.stream().filter(p -> p.recall() >= target).findFirst().orElse(null);
+        }
+    }
+
     public static void main(String[] argv) throws Exception {
+        // First, before any Lucene class runs: Lucene states its vectorization choice only once.
+        String machine = Machine.describe();
         BenchArgs a = new BenchArgs(argv, USAGE);
+        a.onlyKnown(ARGUMENTS);
         int n = a.i("n", 100_000);
-        int dim = a.i("dim", 128);
         int nq = a.i("queries", 1000);
         int m = a.i("m", 16);
         int efc = a.i("efc", 100);
         int k = a.i("k", 10);
         int rounds = a.i("rounds", 5);
+        int oversample = a.i("oversample", 3);
         int[] efs = a.ints("efs", new int[] {10, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512});
-        String[] engines = a.s("engines", "nepenthe,lucene,jvector,hnswlib").split(",");
-        BenchData d = BenchData.from(a, n, nq, dim);
+        int[] threads = a.ints("threads", new int[] {1, 2, 4});
+        List<String> names = engineNames(a);
+        BenchData d = BenchData.from(a, n, nq, 128);
+        int dim = d.data[0].length;
+        int pqSubspaces = a.i("pqSubspaces", Math.max(1, dim / 4));
+        // Engines are made before the exact answers, so a name that cannot run fails at once.
+        List<AnnEngine> engines = javaEngines(names, m, efc, d.metric, oversample, pqSubspaces);
         int[][] truth = d.truth(k, null);
 
         System.out.printf(Locale.ROOT, "### HNSW engines side by side: n=%d, %s, M=%d, efConstruction=%d, %d queries,"
                 + " recall@%d%n%n", n, d.description, m, efc, nq, k);
-        System.out.println("Machine: " + BenchData.machine() + "\n");
-        List<String> names = new ArrayList<>();
-        List<Double> buildSeconds = new ArrayList<>();
-        List<AnnEngine> built = new ArrayList<>();
-        boolean withHnswlib = false;
-        for (String name : engines) {
-            if (name.trim().equals("hnswlib")) {
-                withHnswlib = true;
-                continue;
+        System.out.println("Machine: " + machine + "\n");
+
+        Map<String, Result> results = new LinkedHashMap<>();
+        try {
+            List<Result> java = new ArrayList<>();
+            for (AnnEngine e : engines) {
+                Result r = new Result(e.name());
+                System.gc();
+                long t0 = System.nanoTime();
+                e.build(d.data);
+                r.buildSeconds = (System.nanoTime() - t0) / 1e9;
+                r.buildNote = e.buildNote();
+                r.footprint.addAll(e.footprint());
+                results.put(r.name, r);
+                java.add(r);
+                System.err.printf(Locale.ROOT, "%s: build %.1f s%n", e.name(), r.buildSeconds);
             }
-            AnnEngine e = switch (name.trim()) {
-                case "nepenthe" -> new NepentheEngine(m, efc, 1, d.metric);
-                case "lucene" -> new LuceneEngine(m, efc, d.metric);
-                case "jvector" -> new JVectorEngine(m, efc, d.metric);
-                default -> throw new IllegalArgumentException("engine: expected nepenthe, lucene, jvector or hnswlib, got "
-                        + name);
-            };
-            System.gc();
-            long t0 = System.nanoTime();
-            e.build(d.data);
-            double build = (System.nanoTime() - t0) / 1e9;
-            names.add(e.name());
-            buildSeconds.add(build);
-            built.add(e);
-            System.err.printf(Locale.ROOT, "%s: build %.1f s%n", e.name(), build);
+            sweep(engines, java, d.queries, truth, k, efs, rounds);
+            if (scales(threads)) {
+                scale(engines, java, d.queries, k, threads, rounds);
+            }
+        } finally {
+            for (AnnEngine e : engines) {
+                e.close();
+            }
         }
-        // Timed passes go round-robin over the engines, so a burst of load from elsewhere on a
-        // shared machine hits every engine alike; the median pass per engine is reported.
-        List<List<Point>> curves = new ArrayList<>();
-        for (int i = 0; i < built.size(); i++) {
-            curves.add(new ArrayList<>());
+
+        // The peers run in their own processes after the Java engines (so their passes are not
+        // interleaved with the Java ones): same files, same exact answers.
+        boolean hnswlib = names.contains("hnswlib");
+        List<String> faissIndexes = new ArrayList<>();
+        if (names.contains("faiss")) {
+            faissIndexes.add("flat");
+        }
+        if (names.contains("faiss-sq8")) {
+            faissIndexes.add("sq8");
+        }
+        if (hnswlib || !faissIndexes.isEmpty()) {
+            List<String> scaling = scales(threads)
+                    ? List.of("--scale-threads", PeerRunner.csv(threads), "--targets", targets()) : List.of();
+            try (PeerRunner peers = new PeerRunner(a, d.data, d.queries, truth)) {
+                if (hnswlib) {
+                    List<String> extra = new ArrayList<>(List.of("--mode", "compare"));
+                    extra.addAll(scaling);
+                    readPeer(PeerRunner.HNSWLIB, peers.run(PeerRunner.HNSWLIB, d.metric, m, efc, k, efs, rounds, extra),
+                            results, threads);
+                }
+                if (!faissIndexes.isEmpty()) {
+                    List<String> extra = new ArrayList<>(List.of("--indexes", String.join(",", faissIndexes)));
+                    extra.addAll(scaling);
+                    readPeer(PeerRunner.FAISS, peers.run(PeerRunner.FAISS, d.metric, m, efc, k, efs, rounds, extra),
+                            results, threads);
+                }
+            }
+        }
+
+        List<Result> all = new ArrayList<>(results.values());
+        CompareTables.build(all);
+        CompareTables.memory(all, n, dim);
+        CompareTables.sweep(all, efs);
+        CompareTables.atRecall(all, k);
+        if (scales(threads)) {
+            CompareTables.scaling(all, threads);
+        }
+    }
+
+    /** The {@code engines=} list (default the float set) plus the quantized set when {@code quantized=true}. */
+    static List<String> engineNames(BenchArgs a) {
+        List<String> names = new ArrayList<>();
+        for (String s : a.s("engines", String.join(",", FLOAT_ENGINES)).split(",")) {
+            String name = s.trim();
+            if (!ALL_ENGINES.contains(name)) {
+                throw new IllegalArgumentException("engine '" + name + "': expected one of " + ALL_ENGINES);
+            }
+            if (!names.contains(name)) {
+                names.add(name);
+            }
+        }
+        if (Boolean.parseBoolean(a.s("quantized", "false"))) {
+            for (String q : QUANTIZED_ENGINES) {
+                if (!names.contains(q)) {
+                    names.add(q);
+                }
+            }
+        }
+        return names;
+    }
+
+    private static String targets() {
+        StringBuilder out = new StringBuilder();
+        for (double t : SCALING_TARGETS) {
+            out.append(out.isEmpty() ? "" : ",").append(t);
+        }
+        return out.toString();
+    }
+
+    private static boolean scales(int[] threads) {
+        return !(threads.length == 1 && threads[0] == 1);
+    }
+
+    /**
+     * The Java engines in build order; an engine that searches another's index comes right after
+     * it (lucene-int7 then lucene-int7+rescore; jvector before jvector-pq, added if not asked for).
+     */
+    static List<AnnEngine> javaEngines(List<String> names, int m, int efc, Metric metric, int oversample,
+            int pqSubspaces) {
+        List<AnnEngine> out = new ArrayList<>();
+        JVectorEngine jvector = null;
+        HnswParams params = HnswParams.of(m, efc);
+        for (String name : names) {
+            switch (name) {
+                case "nepenthe" -> out.add(new NepentheEngine(name, Kernels.get(), params, 1, metric));
+                case "nepenthe-256", "nepenthe-512" -> {
+                    int bits = Integer.parseInt(name.substring(name.indexOf('-') + 1));
+                    try {
+                        out.add(new NepentheEngine(name, NepentheEngine.ourKernels(bits), params, 1, metric));
+                    } catch (UnsupportedOperationException e) {
+                        throw new IllegalArgumentException("engine " + name + ": " + e.getMessage(), e);
+                    }
+                }
+                case "lucene" -> out.add(new LuceneEngine(m, efc, metric, LuceneEngine.Format.FLOAT, false));
+                case "lucene-util" -> out.add(new LuceneUtilEngine(m, efc, metric));
+                case "lucene-int7", "lucene-bbq" -> {
+                    LuceneEngine quantized = new LuceneEngine(m, efc, metric,
+                            name.equals("lucene-int7") ? LuceneEngine.Format.INT7 : LuceneEngine.Format.BBQ, false);
+                    out.add(quantized);
+                    out.add(quantized.rescored(oversample));
+                }
+                case "jvector", "jvector-pq" -> {
+                    if (jvector == null) {
+                        jvector = new JVectorEngine(m, efc, metric);
+                        out.add(jvector);
+                    }
+                    if (name.equals("jvector-pq")) {
+                        out.add(new JVectorPqEngine(jvector, pqSubspaces));
+                    }
+                }
+                default -> {
+                    // a peer (hnswlib, faiss, faiss-sq8): run after the Java engines
+                }
+            }
+        }
+        return out;
+    }
+
+    private static void sweep(List<AnnEngine> engines, List<Result> results, float[][] queries, int[][] truth, int k,
+            int[] efs, int rounds) throws Exception {
+        for (AnnEngine e : engines) {
+            for (int ef : efs) {
+                Throughput.answers(e, queries, k, ef);
+            }
         }
         for (int ef : efs) {
-            double[] recalls = new double[built.size()];
-            for (int i = 0; i < built.size(); i++) {
-                int[][] got = new int[nq][];
-                for (int q = 0; q < nq; q++) {
-                    got[q] = built.get(i).search(d.queries[q], k, ef);
-                }
-                recalls[i] = BenchData.recall(truth, got);
+            double[] recalls = new double[engines.size()];
+            for (int i = 0; i < engines.size(); i++) {
+                recalls[i] = BenchData.recall(truth, Throughput.answers(engines.get(i), queries, k, ef));
             }
-            double[][] passes = new double[built.size()][rounds];
-            long sink = 0;
+            double[][] passes = new double[engines.size()][rounds];
             for (int p = 0; p < rounds; p++) {
-                for (int i = 0; i < built.size(); i++) {
-                    long s = System.nanoTime();
-                    for (int q = 0; q < nq; q++) {
-                        sink += built.get(i).search(d.queries[q], k, ef).length;
-                    }
-                    passes[i][p] = nq / ((System.nanoTime() - s) / 1e9);
+                for (int i = 0; i < engines.size(); i++) {
+                    passes[i][p] = Throughput.pass(engines.get(i), queries, k, ef);
                 }
             }
-            if (sink < 0) {
-                throw new AssertionError();
-            }
-            for (int i = 0; i < built.size(); i++) {
-                Arrays.sort(passes[i]);
-                curves.get(i).add(new Point(ef, recalls[i], passes[i][rounds / 2]));
+            for (int i = 0; i < engines.size(); i++) {
+                results.get(i).curve.add(new Point(ef, recalls[i], Throughput.median(passes[i])));
             }
             System.err.printf(Locale.ROOT, "ef %d done%n", ef);
         }
+    }
 
-        // hnswlib runs in its own process after the Java engines (so its passes are not
-        // interleaved with theirs): same files, same exact answers, single thread.
-        if (withHnswlib) {
-            try (HnswlibRunner h = new HnswlibRunner(a, d.data, d.queries, truth)) {
-                List<Point> curve = new ArrayList<>();
-                for (dev.nepenthe.bench.PeerProcess.Line line : h.run("compare", d.metric, m, efc, k, efs, rounds, 1)) {
-                    if (line.what().equals("build")) {
-                        buildSeconds.add(line.d("s"));
-                    } else if (line.what().equals("search")) {
-                        curve.add(new Point((int) line.d("ef"), line.d("recall"), line.d("qps")));
+    private static void scale(List<AnnEngine> engines, List<Result> results, float[][] queries, int k, int[] threads,
+            int rounds) throws Exception {
+        for (double target : SCALING_TARGETS) {
+            for (Result r : results) {
+                Point at = r.first(target);
+                double[] qps = new double[threads.length];
+                Arrays.fill(qps, Double.NaN);
+                r.scaling.put(target, new Scaling(at == null ? -1 : at.ef(), qps));
+            }
+        }
+        for (int t = 0; t < threads.length; t++) {
+            int count = threads[t];
+            ExecutorService pool = Executors.newFixedThreadPool(count);
+            try {
+                for (double target : SCALING_TARGETS) {
+                    List<Integer> measured = new ArrayList<>();
+                    for (int i = 0; i < engines.size(); i++) {
+                        if (results.get(i).scaling.get(target).ef() >= 0
+                                && (count == 1 || engines.get(i).concurrentSearch())) {
+                            measured.add(i);
+                        }
+                    }
+                    double[][] passes = new double[engines.size()][rounds];
+                    for (int i : measured) {
+                        Throughput.pass(pool, count, engines.get(i), queries, k, results.get(i).scaling.get(target).ef());
+                    }
+                    for (int p = 0; p < rounds; p++) {
+                        for (int i : measured) {
+                            passes[i][p] = Throughput.pass(pool, count, engines.get(i), queries, k,
+                                    results.get(i).scaling.get(target).ef());
+                        }
+                    }
+                    for (int i : measured) {
+                        results.get(i).scaling.get(target).qps()[t] = Throughput.median(passes[i]);
                     }
                 }
-                names.add("hnswlib");
-                curves.add(curve);
+            } finally {
+                pool.shutdown();
             }
+            System.err.printf(Locale.ROOT, "%d threads done%n", count);
         }
+    }
 
-        System.out.println("| engine | build (s, 1 thread) |");
-        System.out.println("|---|---:|");
-        for (int i = 0; i < names.size(); i++) {
-            System.out.printf(Locale.ROOT, "| %s | %.1f |%n", names.get(i), buildSeconds.get(i));
-        }
-        System.out.println();
-        StringBuilder head = new StringBuilder("| efSearch |");
-        StringBuilder rule = new StringBuilder("|---:|");
-        for (String nm : names) {
-            head.append(' ').append(nm).append(" recall | ").append(nm).append(" QPS |");
-            rule.append("---:|---:|");
-        }
-        System.out.println(head);
-        System.out.println(rule);
-        for (int j = 0; j < efs.length; j++) {
-            StringBuilder row = new StringBuilder("| " + efs[j] + " |");
-            for (List<Point> c : curves) {
-                row.append(String.format(Locale.ROOT, " %.4f | %.0f |", c.get(j).recall(), c.get(j).qps()));
-            }
-            System.out.println(row);
-        }
-        System.out.println();
-        System.out.print("| recall@" + k + " target |");
-        for (String nm : names) {
-            System.out.print(" " + nm + " QPS (ef) |");
-        }
-        int ours = names.indexOf("nepenthe");
-        for (String nm : names) {
-            if (!nm.equals("nepenthe") && ours >= 0) {
-                System.out.print(" nepenthe / " + nm + " |");
-            }
-        }
-        System.out.println();
-        System.out.println("|---:|" + "---:|".repeat(names.size() + (ours >= 0 ? names.size() - 1 : 0)));
-        for (double target : new double[] {0.90, 0.95, 0.99}) {
-            StringBuilder row = new StringBuilder(String.format(Locale.ROOT, "| %.2f |", target));
-            Point[] at = new Point[names.size()];
-            for (int i = 0; i < names.size(); i++) {
-                at[i] = curves.get(i).stream().filter(p -> p.recall() >= target).findFirst().orElse(null);
-                row.append(at[i] == null ? " not reached |" : String.format(Locale.ROOT, " %.0f (%d) |", at[i].qps(), at[i].ef()));
-            }
-            for (int i = 0; i < names.size(); i++) {
-                if (i != ours && ours >= 0) {
-                    row.append(at[i] == null || at[ours] == null ? " - |"
-                            : String.format(Locale.ROOT, " %.2fx |", at[ours].qps() / at[i].qps()));
+    /** Adds a peer script's build, memory, sweep and scaling lines to the results, by engine name. */
+    private static void readPeer(PeerRunner.Peer peer, List<PeerProcess.Line> lines, Map<String, Result> results,
+            int[] threads) {
+        for (PeerProcess.Line line : lines) {
+            String engine = line.kv().getOrDefault("engine", peer.tag());
+            Result r = results.computeIfAbsent(engine, Result::new);
+            switch (line.what()) {
+                case "build" -> {
+                    r.buildSeconds = line.d("s");
+                    r.buildNote = PEER_BUILDS.getOrDefault(engine, "");
+                }
+                case "memory" -> r.footprint.add(new AnnEngine.Part(line.kv().get("part"), (long) line.d("bytes")));
+                case "search" -> r.curve.add(new Point((int) line.d("ef"), line.d("recall"), line.d("qps")));
+                case "scale" -> {
+                    double target = line.d("target");
+                    Scaling s = r.scaling.computeIfAbsent(target, x -> {
+                        double[] qps = new double[threads.length];
+                        Arrays.fill(qps, Double.NaN);
+                        return new Scaling((int) line.d("ef"), qps);
+                    });
+                    if (s.ef() >= 0) {
+                        int t = Arrays.stream(threads).boxed().toList().indexOf((int) line.d("threads"));
+                        if (t >= 0) {
+                            s.qps()[t] = line.d("qps");
+                        }
+                    }
+                }
+                default -> {
+                    // other lines are echoed only
                 }
             }
-            System.out.println(row);
         }
     }
 }

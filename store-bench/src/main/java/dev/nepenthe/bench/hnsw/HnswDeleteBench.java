@@ -8,7 +8,6 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.SplittableRandom;
-import org.apache.lucene.util.FixedBitSet;
 import org.roaringbitmap.RoaringBitmap;
 
 /**
@@ -16,8 +15,10 @@ import org.roaringbitmap.RoaringBitmap;
  * Nepenthe HNSW (cumulative stages), and after each stage reports the mean time per removal
  * with repair and its vector comparisons, recall@k on the survivors against (a) fresh builds
  * over the same survivors with {@code rebuildSeeds} different seeds (mean and spread: the
- * build-to-build variance), (b) Lucene's behaviour, where deleted documents stay in the graph
- * and are filtered by the live-docs bits until a merge, and (c) hnswlib's {@code markDelete}
+ * build-to-build variance), (b) Lucene as its users delete ({@link LuceneEngine}: an IndexWriter's
+ * {@code deleteDocuments} by id term, then a near-real-time reader, no merge: the deleted
+ * documents stay in the graph and searches skip them through the live-docs bits), and (c)
+ * hnswlib's {@code markDelete}
  * after the same deletes (python3-hnswlib, run last in its own process), the integrity
  * checker's counts, and the time of the repairs against the time of a rebuild.
  * {@code data=gcide} runs on the cached MiniLM embeddings (cosine) instead of synthetic data.
@@ -72,12 +73,12 @@ public final class HnswDeleteBench {
         ours.build(d.data);
         double buildSeconds = (System.nanoTime() - t0) / 1e9;
         boolean withLucene = Boolean.parseBoolean(a.s("lucene", "true"));
-        LuceneEngine lucene = withLucene ? new LuceneEngine(m, efc, d.metric) : null;
+        LuceneEngine lucene = withLucene ? new LuceneEngine(m, efc, d.metric, LuceneEngine.Format.FLOAT, true) : null;
         if (withLucene) {
             lucene.build(d.data);
         }
         boolean withHnswlib = Boolean.parseBoolean(a.s("hnswlib", "true"));
-        HnswlibRunner hnswlib = withHnswlib ? new HnswlibRunner(a, d.data, d.queries, d.truth(k, null)) : null;
+        PeerRunner hnswlib = withHnswlib ? new PeerRunner(a, d.data, d.queries, d.truth(k, null)) : null;
         System.err.printf(Locale.ROOT, "built: nepenthe %.1f s (%d threads)%n", buildSeconds, threads);
 
         int[] order = new int[n];
@@ -93,11 +94,6 @@ public final class HnswDeleteBench {
         }
         RoaringBitmap live = new RoaringBitmap();
         live.add(0L, n);
-        FixedBitSet liveBits = new FixedBitSet(n);
-        liveBits.set(0, n);
-        if (withLucene) {
-            lucene.liveDocs = liveBits;
-        }
 
         StringBuilder cost = new StringBuilder("| removed (cumulative) | removals this stage | mean ms / removal |"
                 + " p50 ms | p99 ms | vector comparisons / removal | repair total (s) | rebuild of survivors (s, "
@@ -128,7 +124,6 @@ public final class HnswDeleteBench {
                 times[ti++] = System.nanoTime() - s;
                 for (int o : b) {
                     live.remove(o);
-                    liveBits.clear(o);
                 }
                 removed += b.length;
             }
@@ -138,6 +133,9 @@ public final class HnswDeleteBench {
             double perRemoval = total / 1e6 / count;
             long[] after = ours.index.repairCounts();
             IntegrityReport report = ours.index.verifyIntegrity();
+            if (withLucene) {
+                lucene.delete(Arrays.copyOfRange(order, stageStart, removed));
+            }
 
             int[] survivorOrd = live.toArray();
             float[][] survivors = new float[survivorOrd.length][];
@@ -201,12 +199,16 @@ public final class HnswDeleteBench {
                     stage, perRemoval, rebuild, (System.nanoTime() - started) / 1e9);
             stageNo++;
         }
+        if (withLucene) {
+            lucene.close();
+        }
         if (withHnswlib) {
             // hnswlib runs last, in its own process: build, then the same stages of deletes
             // with markDelete, recall on the survivors after each.
             double hnswlibBuild = Double.NaN;
             java.util.Map<String, String> rec = new java.util.HashMap<>();
-            for (dev.nepenthe.bench.PeerProcess.Line line : hnswlib.run("delete", d.metric, m, efc, k, efs, 0, threads)) {
+            for (dev.nepenthe.bench.PeerProcess.Line line : hnswlib.run(PeerRunner.HNSWLIB, d.metric, m, efc, k, efs, 0,
+                    List.of("--mode", "delete", "--threads", "" + threads))) {
                 if (line.what().equals("build")) {
                     hnswlibBuild = line.d("s");
                 } else if (line.what().equals("search")) {

@@ -4,6 +4,7 @@ import dev.nepenthe.core.Metric;
 import dev.nepenthe.core.index.Accept;
 import dev.nepenthe.core.index.SearchParams;
 import dev.nepenthe.core.vector.Kernels;
+import dev.nepenthe.core.vector.VectorKernels;
 import dev.nepenthe.hnsw.HnswIndex;
 import dev.nepenthe.hnsw.HnswParams;
 import java.util.ArrayList;
@@ -12,8 +13,14 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 
-/** Nepenthe's HNSW (store-hnsw), L2 or cosine. */
+/**
+ * Nepenthe's HNSW (store-hnsw), L2 or cosine, on the kernels it is given: {@code nepenthe} runs
+ * the process's choice ({@link Kernels#get()}), {@code nepenthe-256} and {@code nepenthe-512} the
+ * Vector API kernels at that width ({@link #ourKernels(int)}).
+ */
 final class NepentheEngine implements AnnEngine {
+    private final String name;
+    private final VectorKernels kernels;
     private final HnswParams params;
     private final int threads;
     private final Metric metric;
@@ -24,19 +31,40 @@ final class NepentheEngine implements AnnEngine {
     }
 
     NepentheEngine(HnswParams params, int threads, Metric metric) {
+        this("nepenthe", Kernels.get(), params, threads, metric);
+    }
+
+    NepentheEngine(String name, VectorKernels kernels, HnswParams params, int threads, Metric metric) {
+        this.name = name;
+        this.kernels = kernels;
         this.params = params;
         this.threads = threads;
         this.metric = metric;
     }
 
+    /**
+     * Our Vector API kernels fixed at {@code vectorBits} (256 or 512) rather than the JVM's
+     * preferred width. The lead wires this to {@code Kernels.panama(vectorBits)} in store-core;
+     * until then the two width-pinned engines refuse to start and every other engine runs.
+     */
+    static VectorKernels ourKernels(int vectorBits) {
+        throw new UnsupportedOperationException("waiting for Kernels.panama(bits)");
+    }
+
     @Override
     public String name() {
-        return "nepenthe";
+        return name;
+    }
+
+    @Override
+    public String buildNote() {
+        return "HnswIndex.add of every vector, " + threads + (threads == 1 ? " thread" : " threads") + ", kernels "
+                + kernels.name();
     }
 
     @Override
     public void build(float[][] data) {
-        index = new HnswIndex(data[0].length, metric, params, Kernels.get(), data.length);
+        index = new HnswIndex(data[0].length, metric, params, kernels, data.length);
         if (threads <= 1) {
             for (int i = 0; i < data.length; i++) {
                 index.add(i, data[i]);
