@@ -17,7 +17,6 @@ import java.util.Arrays;
  */
 final class HnswInserter {
 
-    static final boolean KEEP_FULL = Boolean.getBoolean("nepenthe.hnsw.keepFull");
     private final HnswGraph g;
     private final int efConstruction;
     /** Held for a whole insertion that raises the top level (rare: about log(n) times). */
@@ -81,7 +80,7 @@ final class HnswInserter {
             synchronized (g.lockFor(slot)) {
                 g.replaceList(slot, l, selected, k, null);
             }
-            // 4. Link back from each chosen neighbour, re-selecting its list when it is full.
+            // 4. Link back from each chosen neighbour, dropping one neighbour from a full list.
             IntBag dropped = new IntBag();
             for (int i = 0; i < k; i++) {
                 linkBack(selected[i], slot, l, dropped, between);
@@ -129,15 +128,12 @@ final class HnswInserter {
             between.setScoringNode(target);
             between.bulkScore(cand, n, scores);
             NeighborSelector.sortBestFirst(cand, scores, n);
-            if (KEEP_FULL) {
-                int drop = NeighborSelector.worstNonDiverse(between, cand, scores, n);
-                System.arraycopy(cand, drop + 1, cand, drop, n - 1 - drop);
-                g.replaceList(target, level, cand, n - 1, dropped);
-                return;
-            }
-            int[] out = new int[max];
-            int k = NeighborSelector.select(between, cand, scores, n, max, out);
-            g.replaceList(target, level, out, k, dropped);
+            // A full list drops one neighbour, not every one the heuristic would reject: lists
+            // stay full, and on real embeddings the graph reaches more recall per vector scored
+            // (MiniLM, 40k: 0.949 vs 0.938 at ef 24 for 6% more scores, 0.855 vs 0.825 at ef 10).
+            int drop = NeighborSelector.worstNonDiverse(between, cand, scores, n);
+            System.arraycopy(cand, drop + 1, cand, drop, n - 1 - drop);
+            g.replaceList(target, level, cand, n - 1, dropped);
         }
     }
 
