@@ -769,6 +769,15 @@ public final class HnswIndex implements VectorIndex {
      * the graph's own build parameters come from the file.
      */
     public static HnswIndex load(IndexConfig config, Path file) throws IOException {
+        return load(config, file, Kernels.get());
+    }
+
+    /**
+     * As {@link #load(IndexConfig, Path)}, scoring with {@code kernels} (for instance
+     * {@link Kernels#panama(int)} at a chosen width). Every implementation gives the same scores
+     * bit for bit, so the choice changes speed, never results.
+     */
+    public static HnswIndex load(IndexConfig config, Path file, VectorKernels kernels) throws IOException {
         return ChecksummedFiles.read(file, FORMAT, VERSION, VERSION, (in, version) -> {
             IndexChecks.readShape(in, config);
             int dim = config.dimension();
@@ -784,7 +793,7 @@ public final class HnswIndex implements VectorIndex {
             int entryLevel = in.readInt();
             // The stored capacity is only a sizing hint: allocate for what the file holds, so a
             // crafted capacity cannot make the loader allocate gigabytes before anything is read.
-            HnswIndex index = new HnswIndex(dim, metric, p, Kernels.get(), Math.max(16, hw));
+            HnswIndex index = new HnswIndex(dim, metric, p, kernels, Math.max(16, hw));
             // Ordinals are dense in a store (freed ones are reused), so one far beyond the number
             // of slots is not something a save writes; refusing it bounds the ordinal table.
             long maxOrdinal = 16L * Math.max(hw, 1 << 16);

@@ -238,17 +238,26 @@ public final class HnswCompareBench {
             int pqSubspaces) {
         List<AnnEngine> out = new ArrayList<>();
         JVectorEngine jvector = null;
+        NepentheEngine ours = null;
         HnswParams params = HnswParams.of(m, efc);
         for (String name : names) {
             switch (name) {
-                case "nepenthe" -> out.add(new NepentheEngine(name, Kernels.get(), params, 1, metric));
+                case "nepenthe" -> {
+                    ours = new NepentheEngine(name, Kernels.get(), params, 1, metric);
+                    out.add(ours);
+                }
                 case "nepenthe-256", "nepenthe-512" -> {
                     int bits = Integer.parseInt(name.substring(name.indexOf('-') + 1));
+                    NepentheEngine e;
                     try {
-                        out.add(new NepentheEngine(name, NepentheEngine.ourKernels(bits), params, 1, metric));
-                    } catch (UnsupportedOperationException e) {
-                        throw new IllegalArgumentException("engine " + name + ": " + e.getMessage(), e);
+                        e = new NepentheEngine(name, NepentheEngine.ourKernels(bits), params, 1, metric);
+                    } catch (IllegalArgumentException | IllegalStateException x) {
+                        throw new IllegalArgumentException("engine " + name + ": " + x.getMessage(), x);
                     }
+                    if (ours != null) {
+                        e.shareGraphOf(ours);
+                    }
+                    out.add(e);
                 }
                 case "lucene" -> out.add(new LuceneEngine(m, efc, metric, LuceneEngine.Format.FLOAT, false));
                 case "lucene-util" -> out.add(new LuceneUtilEngine(m, efc, metric));

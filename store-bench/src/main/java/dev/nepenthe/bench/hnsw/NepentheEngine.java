@@ -58,12 +58,42 @@ final class NepentheEngine implements AnnEngine {
 
     @Override
     public String buildNote() {
+        if (donor != null) {
+            return "the graph " + donor.name + " built, saved and loaded with kernels " + kernels.name()
+                    + " (build time is the load)";
+        }
         return "HnswIndex.add of every vector, " + threads + (threads == 1 ? " thread" : " threads") + ", kernels "
                 + kernels.name();
     }
 
+    /**
+     * Takes {@code donor}'s graph instead of building one: saved and loaded with this engine's
+     * kernels. A single-threaded build is the same graph bit for bit at any kernel width (the
+     * kernels agree to the bit and the build is seeded), so rebuilding it per width would only
+     * spend minutes; the build table says which engine's build it shares.
+     */
+    void shareGraphOf(NepentheEngine donor) {
+        this.donor = donor;
+    }
+
+    private NepentheEngine donor;
+
     @Override
     public void build(float[][] data) {
+        if (donor != null && donor.index != null && threads <= 1 && donor.threads <= 1) {
+            try {
+                java.nio.file.Path file = java.nio.file.Files.createTempFile("nepenthe-graph", ".hnsw");
+                try {
+                    donor.index.save(file);
+                    index = HnswIndex.load(new dev.nepenthe.core.index.IndexConfig(data[0].length, metric), file, kernels);
+                } finally {
+                    java.nio.file.Files.deleteIfExists(file);
+                }
+            } catch (java.io.IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+            return;
+        }
         index = new HnswIndex(data[0].length, metric, params, kernels, data.length);
         if (threads <= 1) {
             for (int i = 0; i < data.length; i++) {
