@@ -31,6 +31,8 @@ def main():
     add_arguments(ap)
     ap.add_argument("--mode", choices=["compare", "delete"], required=True)
     ap.add_argument("--threads", type=int, default=1, help="build threads in --mode delete")
+    ap.add_argument("--build-threads", type=int, default=0,
+                    help="--mode compare: afterwards, time one more build with this many threads")
     ap.add_argument("--seed", type=int, default=42)
     a = ap.parse_args()
 
@@ -56,6 +58,13 @@ def main():
         curve = sweep("hnswlib", "hnswlib", index.set_ef, search, xq, gt, a.k, efs, a.passes, " stage=-1")
         scale("hnswlib", "hnswlib", index.set_ef, search, xq, a.k, curve, floats(a.targets), ints(a.scale_threads),
               a.passes)
+        if a.build_threads > 1:
+            again = hnswlib.Index(space=a.space, dim=d)
+            again.init_index(max_elements=n, M=a.m, ef_construction=a.efc, random_seed=a.seed)
+            t0 = time.perf_counter()
+            again.add_items(xb, np.arange(n), num_threads=a.build_threads)
+            print("hnswlib buildThreads engine=hnswlib s=%.3f threads=%d" % (time.perf_counter() - t0, a.build_threads),
+                  flush=True)
         return
     stage = 0
     while os.path.exists(os.path.join(a.dir, "remove_%d.ivecs" % stage)):

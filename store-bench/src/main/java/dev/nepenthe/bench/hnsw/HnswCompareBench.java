@@ -62,7 +62,7 @@ public final class HnswCompareBench {
     static final String USAGE = "hnsw-compare [data=synthetic|gcide] [file=CACHE] [n=100000] [dim=128]"
             + " [queries=1000] [m=16] [efc=100] [k=10] [clusters=100] [spread=0.3] [seed=7]"
             + " [efs=10,16,24,32,48,64,96,128,192,256,384,512] [engines=nepenthe,lucene,jvector,hnswlib,faiss]"
-            + " [quantized=false] [threads=1,2,4] [rounds=5] [oversample=3] [pqSubspaces=dim/4]"
+            + " [quantized=false] [threads=1,2,4] [buildThreads=0] [rounds=5] [oversample=3] [pqSubspaces=dim/4]"
             + " [python=/usr/bin/python3] [pythonDir=store-bench/src/main/python]\n"
             + "  engines: nepenthe nepenthe-256 nepenthe-512 lucene lucene-util lucene-int7 lucene-bbq jvector"
             + " jvector-pq hnswlib faiss faiss-sq8; quantized=true adds lucene-int7,lucene-bbq,jvector-pq,faiss-sq8";
@@ -73,7 +73,7 @@ public final class HnswCompareBench {
             "lucene-util", "lucene-int7", "lucene-bbq", "jvector", "jvector-pq", "hnswlib", "faiss", "faiss-sq8");
     private static final Set<String> ARGUMENTS = Set.of("data", "file", "n", "dim", "queries", "m", "efc", "k",
             "clusters", "spread", "seed", "efs", "engines", "quantized", "threads", "rounds", "oversample",
-            "pqSubspaces", "python", "pythonDir");
+            "pqSubspaces", "python", "pythonDir", "buildThreads");
     static final double[] SCALING_TARGETS = {0.95, 0.99};
     private static final Map<String, String> PEER_BUILDS = Map.of(
             "hnswlib", "add_items, 1 thread",
@@ -120,6 +120,7 @@ public final class HnswCompareBench {
         int oversample = a.i("oversample", 3);
         int[] efs = a.ints("efs", new int[] {10, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512});
         int[] threads = a.ints("threads", new int[] {1, 2, 4});
+        int buildThreads = a.i("buildThreads", 0);
         List<String> names = engineNames(a);
         BenchData d = BenchData.from(a, n, nq, 128);
         int dim = d.data[0].length;
@@ -156,6 +157,18 @@ public final class HnswCompareBench {
                 e.close();
             }
         }
+        // Build throughput on several threads, ours against hnswlib's (asked below): the graph
+        // is built again, timed, and dropped.
+        Map<String, Double> parallelBuild = new LinkedHashMap<>();
+        if (buildThreads > 1 && names.contains("nepenthe")) {
+            NepentheEngine again = new NepentheEngine("nepenthe", Kernels.get(), HnswParams.of(m, efc), buildThreads,
+                    d.metric);
+            System.gc();
+            long t0 = System.nanoTime();
+            again.build(d.data);
+            parallelBuild.put("nepenthe", (System.nanoTime() - t0) / 1e9);
+            again.close();
+        }
 
         // The peers run in their own processes after the Java engines (so their passes are not
         // interleaved with the Java ones): same files, same exact answers.
@@ -174,8 +187,16 @@ public final class HnswCompareBench {
                 if (hnswlib) {
                     List<String> extra = new ArrayList<>(List.of("--mode", "compare"));
                     extra.addAll(scaling);
-                    readPeer(PeerRunner.HNSWLIB, peers.run(PeerRunner.HNSWLIB, d.metric, m, efc, k, efs, rounds, extra),
-                            results, threads);
+                    if (buildThreads > 1) {
+                        extra.addAll(List.of("--build-threads", Integer.toString(buildThreads)));
+                    }
+                    List<PeerProcess.Line> lines = peers.run(PeerRunner.HNSWLIB, d.metric, m, efc, k, efs, rounds, extra);
+                    readPeer(PeerRunner.HNSWLIB, lines, results, threads);
+                    for (PeerProcess.Line line : lines) {
+                        if (line.what().equals("buildThreads")) {
+                            parallelBuild.put("hnswlib", line.d("s"));
+                        }
+                    }
                 }
                 if (!faissIndexes.isEmpty()) {
                     List<String> extra = new ArrayList<>(List.of("--indexes", String.join(",", faissIndexes)));
@@ -193,6 +214,16 @@ public final class HnswCompareBench {
         CompareTables.atRecall(all, k);
         if (scales(threads)) {
             CompareTables.scaling(all, threads);
+        }
+        if (!parallelBuild.isEmpty()) {
+            System.out.printf(Locale.ROOT, "%nBuild on %d threads (n=%d, M=%d, efConstruction=%d):%n%n| engine | build (s) |"
+                    + " vectors/s |%n|---|---:|---:|%n", buildThreads, n, m, efc);
+            parallelBuild.forEach((engine, sec) -> System.out.printf(Locale.ROOT, "| %s | %.1f | %.0f |%n", engine, sec,
+                    n / sec));
+            Double ours = parallelBuild.get("nepenthe"), theirs = parallelBuild.get("hnswlib");
+            if (ours != null && theirs != null) {
+                System.out.printf(Locale.ROOT, "%nnepenthe's build throughput / hnswlib's: %.2fx%n", theirs / ours);
+            }
         }
     }
 
