@@ -221,4 +221,25 @@ public interface VectorKernels {
      * @param outOff where the first index goes
      */
     void nearest(float[] points, int pOff, int n, CentroidBlock centroids, int[] out, int outOff);
+
+    /**
+     * Dot product of two ranges of signed bytes (int8 codes, such as a quantized graph scores
+     * with), in int arithmetic. Every product is exact ({@code |a[i] * b[i]| <= 16384}) and the
+     * sum is taken modulo 2^32, which makes it the exact dot product whenever that fits in an int
+     * (always for {@code len <= 131072}). Integer addition is associative, so unlike the float
+     * kernels no summation order needs writing down: both implementations return the same int
+     * on every input, whatever order their lanes add in.
+     *
+     * <p>Scaling the result back to the vectors' units (a code's scale and offset) is the
+     * caller's business, in shared code, so the float arithmetic around it is the same whichever
+     * implementation ran.
+     *
+     * @param a the first array
+     * @param aOff where the first range starts
+     * @param b the second array
+     * @param bOff where the second range starts
+     * @param len the ranges' length, in bytes
+     * @return the sum of {@code a[aOff+i] * b[bOff+i]} for {@code i < len}, modulo 2^32
+     */
+    int dotInt8(byte[] a, int aOff, byte[] b, int bOff, int len);
 }

@@ -843,4 +843,9 @@ public final class PanamaKernels implements VectorKernels {
         }
         return winner;
     }
+
+    @Override
+    public int dotInt8(byte[] a, int aOff, byte[] b, int bOff, int len) {
+        return PanamaInt8.dot(a, aOff, b, bOff, len);
+    }
 }
