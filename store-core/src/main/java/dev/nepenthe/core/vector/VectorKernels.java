@@ -242,4 +242,21 @@ public interface VectorKernels {
      * @return the sum of {@code a[aOff+i] * b[bOff+i]} for {@code i < len}, modulo 2^32
      */
     int dotInt8(byte[] a, int aOff, byte[] b, int bOff, int len);
+
+    /**
+     * {@link #dotInt8} of one range against {@code count} rows of a code array:
+     * {@code out[i] = dotInt8(a, aOff, codes, rows[i] * stride, len)}, the same int. The hot loop of
+     * a quantized graph search, which scores one expanded node's neighbours at once; an
+     * implementation may interleave several rows so that their memory loads overlap.
+     *
+     * @param a the first array (a query's code)
+     * @param aOff where its range starts
+     * @param codes the array holding the rows
+     * @param stride bytes from one row's start to the next's; row {@code r} starts at {@code r * stride}
+     * @param rows the rows to score, {@code count} of them from index 0
+     * @param count how many rows
+     * @param len the ranges' length, in bytes (at most {@code stride})
+     * @param out receives the {@code count} dot products from index 0
+     */
+    void dotInt8Bulk(byte[] a, int aOff, byte[] codes, int stride, int[] rows, int count, int len, int[] out);
 }

@@ -300,4 +300,11 @@ public final class ScalarKernels implements VectorKernels {
         }
         return sum;
     }
+
+    @Override
+    public void dotInt8Bulk(byte[] a, int aOff, byte[] codes, int stride, int[] rows, int count, int len, int[] out) {
+        for (int i = 0; i < count; i++) {
+            out[i] = dotInt8(a, aOff, codes, rows[i] * stride, len);
+        }
+    }
 }
