@@ -599,4 +599,38 @@ class VectorKernelsTest {
             }
         }
     }
+
+    /**
+     * The bulk form returns, row by row, the ints of the single form: every count from 0 to 9
+     * (whole groups of four, and groups of one to three whose rows the Vector API twin repeats),
+     * rows in any order and repeated, lengths with and without a tail, at a query offset.
+     */
+    @Test
+    void int8BulkEqualsTheSingleFormRowByRow() {
+        SplittableRandom rnd = new SplittableRandom(17);
+        for (VectorKernels k : new VectorKernels[] {Kernels.scalar(), Kernels.panama()}) {
+            for (int len : new int[] {1, 5, 15, 16, 17, 31, 32, 33, 64, 100, 384, 385}) {
+                int stride = len + rnd.nextInt(20);
+                int rowCount = 23;
+                byte[] codes = randomBytes(rnd, 0, rowCount * stride);
+                int aOff = rnd.nextInt(9);
+                byte[] a = randomBytes(rnd, aOff, len);
+                for (int count = 0; count <= 9; count++) {
+                    int[] rows = new int[count + 2];
+                    for (int i = 0; i < rows.length; i++) {
+                        rows[i] = rnd.nextInt(rowCount);
+                    }
+                    int[] out = new int[count + 2];
+                    out[count] = 12345; // past the count: must stay
+                    out[count + 1] = 12345;
+                    k.dotInt8Bulk(a, aOff, codes, stride, rows, count, len, out);
+                    for (int i = 0; i < count; i++) {
+                        assertEquals((int) refDotInt8(a, aOff, codes, rows[i] * stride, len), out[i],
+                                k.name() + " len " + len + " count " + count + " row " + i);
+                    }
+                    assertEquals(12345, out[count], k.name() + ": wrote past count " + count);
+                }
+            }
+        }
+    }
 }
