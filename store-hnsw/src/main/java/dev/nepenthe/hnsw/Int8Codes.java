@@ -50,17 +50,22 @@ import java.nio.ByteOrder;
  * code score is the same on every kernel and JIT tier.
  *
  * <h2>Layout of one code ({@link #stride()} bytes)</h2>
- * {@code dim} level bytes, zero padding to a multiple of 4, then four little-endian floats:
- * {@code c}, {@code s}, {@code s * sum k}, {@code |x|^2}. Everything a score needs is in one
- * contiguous entry (a slot's code is 400 bytes at d = 384, about 6 cache lines, against 24 for
- * its floats), and a freed slot's entry is all zero bytes.
+ * Four little-endian floats, {@code c}, {@code s}, {@code s * sum k} and {@code |x|^2}, then
+ * {@code dim} level bytes from {@link #LEVELS_AT}, then zero padding to a multiple of 4.
+ * Everything a score needs is in one contiguous entry (400 bytes at d = 384, 7 cache lines
+ * against 24 for the floats), and a freed slot's entry is all zero bytes. The corrections come
+ * first so that the kernel's pass over the levels touches every line of the entry: behind the
+ * levels they could start a line of their own, first read after the kernel, a miss that did
+ * not overlap the kernel's.
  *
  * <p>Immutable and thread-safe.
  */
 final class Int8Codes {
 
-    /** Bytes of corrections after the levels. */
+    /** Bytes of corrections at the start of a code. */
     static final int CORRECTION_BYTES = 16;
+    /** Where a code's levels start, from the code's start. */
+    static final int LEVELS_AT = CORRECTION_BYTES;
     /** The largest level magnitude: levels are in {@code [-LEVELS, LEVELS]}. */
     static final int LEVELS = 127;
     /** 1.5 * 2^23: {@code (t + ROUNDING) - ROUNDING} is {@code t} rounded to an integer (see {@link #encode}). */
@@ -68,7 +73,6 @@ final class Int8Codes {
     private static final VarHandle FLOATS = MethodHandles.byteArrayViewVarHandle(float[].class, ByteOrder.LITTLE_ENDIAN);
 
     private final int dim;
-    private final int corrections;
     private final int stride;
 
     Int8Codes(int dim) {
@@ -76,15 +80,14 @@ final class Int8Codes {
             throw new IllegalArgumentException("int8 codes: expected dimension > 0, got " + dim);
         }
         this.dim = dim;
-        this.corrections = (dim + 3) & ~3;
-        this.stride = Math.addExact(corrections, CORRECTION_BYTES);
+        this.stride = Math.addExact(CORRECTION_BYTES, (dim + 3) & ~3);
     }
 
     int dimension() {
         return dim;
     }
 
-    /** Bytes per code: the levels padded to a multiple of 4, plus {@link #CORRECTION_BYTES}. */
+    /** Bytes per code: {@link #CORRECTION_BYTES}, plus the levels padded to a multiple of 4. */
     int stride() {
         return stride;
     }
@@ -140,39 +143,38 @@ final class Int8Codes {
                 float rounded = (t + ROUNDING) - ROUNDING;
                 // The range maps to [-127, 127]; the clamp only catches float rounding at its ends.
                 int level = rounded > LEVELS ? LEVELS : rounded < -LEVELS ? -LEVELS : (int) rounded;
-                out[outOff + j] = (byte) level;
+                out[outOff + LEVELS_AT + j] = (byte) level;
                 sum += level;
             }
         } else {
             // Every component equals the centre, or the range is too small for float's resolution.
-            java.util.Arrays.fill(out, outOff, outOff + dim, (byte) 0);
+            java.util.Arrays.fill(out, outOff + LEVELS_AT, outOff + LEVELS_AT + dim, (byte) 0);
         }
-        java.util.Arrays.fill(out, outOff + dim, outOff + corrections, (byte) 0);
-        int co = outOff + corrections;
-        FLOATS.set(out, co, centre);
-        FLOATS.set(out, co + 4, step);
-        FLOATS.set(out, co + 8, (float) ((double) step * sum));
-        FLOATS.set(out, co + 12, (float) norm2);
+        java.util.Arrays.fill(out, outOff + LEVELS_AT + dim, outOff + stride, (byte) 0);
+        FLOATS.set(out, outOff, centre);
+        FLOATS.set(out, outOff + 4, step);
+        FLOATS.set(out, outOff + 8, (float) ((double) step * sum));
+        FLOATS.set(out, outOff + 12, (float) norm2);
     }
 
     /** The centre {@code c} of the code at {@code entry}. */
     float centre(byte[] codes, int entry) {
-        return (float) FLOATS.get(codes, entry + corrections);
+        return (float) FLOATS.get(codes, entry);
     }
 
     /** The step {@code s} of the code at {@code entry}. */
     float step(byte[] codes, int entry) {
-        return (float) FLOATS.get(codes, entry + corrections + 4);
+        return (float) FLOATS.get(codes, entry + 4);
     }
 
     /** {@code s * sum k} of the code at {@code entry}. */
     float stepTimesLevelSum(byte[] codes, int entry) {
-        return (float) FLOATS.get(codes, entry + corrections + 8);
+        return (float) FLOATS.get(codes, entry + 8);
     }
 
     /** The exact squared norm of the vector the code at {@code entry} was made from. */
     float squaredNorm(byte[] codes, int entry) {
-        return (float) FLOATS.get(codes, entry + corrections + 12);
+        return (float) FLOATS.get(codes, entry + 12);
     }
 
     /** {@code sum(x^)}, the sum of the dequantized components: {@code dim * c + s * sum k}. */

@@ -99,7 +99,7 @@ final class Int8VectorScorers implements ScorerSupplier {
         @Override
         public float score(int node) {
             int x = node * stride;
-            return finish(x, kernels.dotInt8(point, pointOff, codes, x, dim));
+            return finish(x, kernels.dotInt8(point, pointOff + Int8Codes.LEVELS_AT, codes, x + Int8Codes.LEVELS_AT, dim));
         }
 
         /** The metric's score from the levels' dot product of the code at {@code x}. */
@@ -122,7 +122,8 @@ final class Int8VectorScorers implements ScorerSupplier {
                 levelDots = new int[Math.max(count, 2 * levelDots.length)];
             }
             int[] dots = levelDots;
-            kernels.dotInt8Bulk(point, pointOff, codes, stride, nodes, count, dim, dots);
+            kernels.dotInt8Bulk(point, pointOff + Int8Codes.LEVELS_AT, codes, Int8Codes.LEVELS_AT, stride, nodes, count,
+                    dim, dots);
             int st = stride;
             for (int i = 0; i < count; i++) {
                 scores[i] = finish(nodes[i] * st, dots[i]);

@@ -120,14 +120,14 @@ class HnswIntegrityCheckerTest {
         HnswIndex index = freshQuantized();
         HnswGraph g = index.graph();
         int slot = index.slotOf(3);
-        int at = g.codeOffset(slot) + 2;
+        int at = g.codeOffset(slot) + Int8Codes.LEVELS_AT + 2;
         g.codes()[at] ^= 1; // one level off by one
         IntegrityReport r = index.verifyIntegrity();
         assertEquals(1, r.violations(HnswIntegrityChecker.CODE_MISMATCH), r::toString);
         g.codes()[at] ^= 1;
         assertTrue(index.verifyIntegrity().isClean());
-        // A correction (the stored norm, the code's last byte) counts too.
-        int last = g.codeOffset(slot) + g.codec().stride() - 1;
+        // A correction counts too: the stored norm's sign and exponent byte.
+        int last = g.codeOffset(slot) + 15;
         g.codes()[last] ^= 0x40;
         r = index.verifyIntegrity();
         assertEquals(1, r.violations(HnswIntegrityChecker.CODE_MISMATCH), r::toString);

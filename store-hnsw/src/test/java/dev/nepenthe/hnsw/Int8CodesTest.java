@@ -47,7 +47,8 @@ class Int8CodesTest {
         SplittableRandom rnd = new SplittableRandom(3);
         for (int dim : DIMS) {
             Int8Codes codec = new Int8Codes(dim);
-            assertEquals(((dim + 3) & ~3) + Int8Codes.CORRECTION_BYTES, codec.stride(), "stride at dim " + dim);
+            assertEquals(Int8Codes.CORRECTION_BYTES + ((dim + 3) & ~3), codec.stride(), "stride at dim " + dim);
+            assertEquals(Int8Codes.CORRECTION_BYTES, Int8Codes.LEVELS_AT, "levels follow the corrections");
             for (float[] v : vectors(rnd, dim)) {
                 byte[] code = new byte[codec.stride() + 8];
                 Arrays.fill(code, (byte) 99); // everything the code owns must be written
@@ -59,7 +60,7 @@ class Int8CodesTest {
                 long sum = 0;
                 double norm2 = 0;
                 for (int i = 0; i < dim; i++) {
-                    int k = code[4 + i];
+                    int k = code[4 + Int8Codes.LEVELS_AT + i];
                     assertTrue(k >= -127 && k <= 127, "level " + k + " at dim " + dim);
                     min = Math.min(min, k);
                     max = Math.max(max, k);
@@ -72,7 +73,7 @@ class Int8CodesTest {
                             + (c + s * k) + ", error " + err + " > " + bound);
                 }
                 for (int i = dim; i < ((dim + 3) & ~3); i++) {
-                    assertEquals(0, code[4 + i], "padding byte " + i + " at dim " + dim);
+                    assertEquals(0, code[4 + Int8Codes.LEVELS_AT + i], "padding byte " + i + " at dim " + dim);
                 }
                 assertEquals(99, code[3], "wrote before the entry");
                 assertEquals(99, code[4 + codec.stride()], "wrote past the entry");
@@ -125,7 +126,7 @@ class Int8CodesTest {
                     codec.encode(x, 0, xc, 0);
                     float est = Int8Codes.estimate(codec.centre(pc, 0), codec.step(pc, 0), codec.componentSum(pc, 0),
                             codec.centre(xc, 0), codec.step(xc, 0), codec.stepTimesLevelSum(xc, 0),
-                            k.dotInt8(pc, 0, xc, 0, dim));
+                            k.dotInt8(pc, Int8Codes.LEVELS_AT, xc, Int8Codes.LEVELS_AT, dim));
                     float pc0 = codec.centre(pc, 0), ps = codec.step(pc, 0);
                     float xc0 = codec.centre(xc, 0), xs = codec.step(xc, 0);
                     double dequantized = 0;
@@ -133,8 +134,8 @@ class Int8CodesTest {
                     double bound = 0;
                     double products = 0;
                     for (int i = 0; i < dim; i++) {
-                        double ph = pc0 + (double) ps * pc[i];
-                        double xh = xc0 + (double) xs * xc[i];
+                        double ph = pc0 + (double) ps * pc[Int8Codes.LEVELS_AT + i];
+                        double xh = xc0 + (double) xs * xc[Int8Codes.LEVELS_AT + i];
                         dequantized += ph * xh;
                         products += Math.abs(ph * xh);
                         truth += (double) p[i] * x[i];

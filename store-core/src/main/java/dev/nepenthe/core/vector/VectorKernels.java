@@ -245,18 +245,21 @@ public interface VectorKernels {
 
     /**
      * {@link #dotInt8} of one range against {@code count} rows of a code array:
-     * {@code out[i] = dotInt8(a, aOff, codes, rows[i] * stride, len)}, the same int. The hot loop of
+     * {@code out[i] = dotInt8(a, aOff, codes, codesOff + rows[i] * stride, len)}, the same int. The hot loop of
      * a quantized graph search, which scores one expanded node's neighbours at once; an
      * implementation may interleave several rows so that their memory loads overlap.
      *
      * @param a the first array (a query's code)
      * @param aOff where its range starts
      * @param codes the array holding the rows
-     * @param stride bytes from one row's start to the next's; row {@code r} starts at {@code r * stride}
+     * @param codesOff where row 0's range starts (past a row's header, if rows have one)
+     * @param stride bytes from one row's start to the next's; row {@code r}'s range starts at
+     *     {@code codesOff + r * stride}
      * @param rows the rows to score, {@code count} of them from index 0
      * @param count how many rows
      * @param len the ranges' length, in bytes (at most {@code stride})
      * @param out receives the {@code count} dot products from index 0
      */
-    void dotInt8Bulk(byte[] a, int aOff, byte[] codes, int stride, int[] rows, int count, int len, int[] out);
+    void dotInt8Bulk(byte[] a, int aOff, byte[] codes, int codesOff, int stride, int[] rows, int count, int len,
+            int[] out);
 }

@@ -72,10 +72,11 @@ final class PanamaInt8 {
         return sum;
     }
 
-    static void dotBulk(byte[] a, int aOff, byte[] codes, int stride, int[] rows, int count, int len, int[] out) {
+    static void dotBulk(byte[] a, int aOff, byte[] codes, int codesOff, int stride, int[] rows, int count, int len,
+            int[] out) {
         if (!VECTORIZED || len < STEP) {
             for (int r = 0; r < count; r++) {
-                out[r] = dot(a, aOff, codes, rows[r] * stride, len);
+                out[r] = dot(a, aOff, codes, codesOff + rows[r] * stride, len);
             }
             return;
         }
@@ -84,10 +85,10 @@ final class PanamaInt8 {
             // The last group of one to three rows repeats its last row: the loads are in cache
             // by then, and the slower one-row loop is not needed.
             int valid = Math.min(4, count - r);
-            int o0 = rows[r] * stride;
-            int o1 = rows[r + Math.min(1, valid - 1)] * stride;
-            int o2 = rows[r + Math.min(2, valid - 1)] * stride;
-            int o3 = rows[r + valid - 1] * stride;
+            int o0 = codesOff + rows[r] * stride;
+            int o1 = codesOff + rows[r + Math.min(1, valid - 1)] * stride;
+            int o2 = codesOff + rows[r + Math.min(2, valid - 1)] * stride;
+            int o3 = codesOff + rows[r + valid - 1] * stride;
             dotFour(a, aOff, codes, o0, o1, o2, o3, vectorEnd, out, r, valid);
             if (vectorEnd < len) {
                 out[r] += tail(a, aOff, codes, o0, vectorEnd, len);

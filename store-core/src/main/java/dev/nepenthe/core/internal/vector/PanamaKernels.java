@@ -850,7 +850,8 @@ public final class PanamaKernels implements VectorKernels {
     }
 
     @Override
-    public void dotInt8Bulk(byte[] a, int aOff, byte[] codes, int stride, int[] rows, int count, int len, int[] out) {
-        PanamaInt8.dotBulk(a, aOff, codes, stride, rows, count, len, out);
+    public void dotInt8Bulk(byte[] a, int aOff, byte[] codes, int codesOff, int stride, int[] rows, int count, int len,
+            int[] out) {
+        PanamaInt8.dotBulk(a, aOff, codes, codesOff, stride, rows, count, len, out);
     }
 }

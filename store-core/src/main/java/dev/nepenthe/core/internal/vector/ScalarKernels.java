@@ -302,9 +302,10 @@ public final class ScalarKernels implements VectorKernels {
     }
 
     @Override
-    public void dotInt8Bulk(byte[] a, int aOff, byte[] codes, int stride, int[] rows, int count, int len, int[] out) {
+    public void dotInt8Bulk(byte[] a, int aOff, byte[] codes, int codesOff, int stride, int[] rows, int count, int len,
+            int[] out) {
         for (int i = 0; i < count; i++) {
-            out[i] = dotInt8(a, aOff, codes, rows[i] * stride, len);
+            out[i] = dotInt8(a, aOff, codes, codesOff + rows[i] * stride, len);
         }
     }
 }

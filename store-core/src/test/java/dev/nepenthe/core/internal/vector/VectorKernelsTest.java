@@ -612,7 +612,7 @@ class VectorKernelsTest {
             for (int len : new int[] {1, 5, 15, 16, 17, 31, 32, 33, 64, 100, 384, 385}) {
                 int stride = len + rnd.nextInt(20);
                 int rowCount = 23;
-                byte[] codes = randomBytes(rnd, 0, rowCount * stride);
+                byte[] codes = randomBytes(rnd, 0, rowCount * stride + 2);
                 int aOff = rnd.nextInt(9);
                 byte[] a = randomBytes(rnd, aOff, len);
                 for (int count = 0; count <= 9; count++) {
@@ -623,9 +623,10 @@ class VectorKernelsTest {
                     int[] out = new int[count + 2];
                     out[count] = 12345; // past the count: must stay
                     out[count + 1] = 12345;
-                    k.dotInt8Bulk(a, aOff, codes, stride, rows, count, len, out);
+                    int codesOff = count % 3; // a row header of 0 to 2 bytes
+                    k.dotInt8Bulk(a, aOff, codes, codesOff, stride, rows, count, len, out);
                     for (int i = 0; i < count; i++) {
-                        assertEquals((int) refDotInt8(a, aOff, codes, rows[i] * stride, len), out[i],
+                        assertEquals((int) refDotInt8(a, aOff, codes, codesOff + rows[i] * stride, len), out[i],
                                 k.name() + " len " + len + " count " + count + " row " + i);
                     }
                     assertEquals(12345, out[count], k.name() + ": wrote past count " + count);
