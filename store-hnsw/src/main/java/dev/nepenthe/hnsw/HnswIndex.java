@@ -585,6 +585,9 @@ public final class HnswIndex implements VectorIndex {
                 }
             }
             stats.put("meanDegreeLayer0", nodes == 0 ? 0.0 : (double) edges / nodes);
+            if (graph.codec() != null) {
+                stats.put("codeBytesPerVector", graph.codec().stride());
+            }
             stats.put("listsRepaired", repairs[0]);
             stats.put("nodesReconnected", repairs[1]);
             stats.put("repairComparisons", repairs[2]);

@@ -227,6 +227,7 @@ class HnswQuantizedTest {
             }
             IntegrityReport full = index.verifyIntegrity();
             assertTrue(full.isClean(), () -> full + Seeds.replay(seed));
+            assertEquals(16 + 32, index.describe().stats().get("codeBytesPerVector").intValue());
             assertEquals(index.size(), full.checked().get("codes-recomputed").intValue());
             IntegrityReport scoped = index.verifyRemoval(batch);
             assertTrue(scoped.isClean(), () -> scoped + Seeds.replay(seed));
