@@ -13,6 +13,8 @@ import java.util.Arrays;
  * <p>Everything is indexed by an internal <em>slot</em>; the index maps store ordinals to slots.
  * <ul>
  *   <li>Vectors: one float array, slot {@code s} at {@code [s*dim, (s+1)*dim)}.</li>
+ *   <li>Codes, in a quantized graph only: one byte array, slot {@code s}'s {@link Int8Codes}
+ *       entry at {@code [s*stride, (s+1)*stride)}, written with the vector and zeroed with it.</li>
  *   <li>Layer-0 lists: one int array with a fixed stride of {@code 1 + maxDegree0} per slot:
  *       the count, then the neighbours.</li>
  *   <li>Upper-layer lists: per slot, one int array holding its layers 1..level back to back,
@@ -53,6 +55,9 @@ final class HnswGraph {
     final int dim;
     private final Metric metric;
     private final VectorKernels kernels;
+    /** The codes' layout and encoder in a quantized graph, else null. */
+    private final Int8Codes codec;
+    private final int codeStride;
     final int maxDegree;
     final int maxDegree0;
     private final int stride0;
@@ -62,6 +67,8 @@ final class HnswGraph {
 
     private int capacity;
     private float[] vectors;
+    /** Per slot the code of its vector (see {@link Int8Codes}); empty when not quantized. */
+    private byte[] codes;
     private int[] level0;
     private int[][] upper;
     private int[][][] reverse;
@@ -102,9 +109,20 @@ final class HnswGraph {
     private IntBag changeLog;
 
     HnswGraph(int dim, Metric metric, VectorKernels kernels, int maxDegree, int initialCapacity) {
+        this(dim, metric, kernels, maxDegree, initialCapacity, HnswParams.Quantization.NONE);
+    }
+
+    /**
+     * @param quantization {@link HnswParams.Quantization#INT8} keeps an int8 code beside every
+     *     vector, and searches walk with {@link Layout#searchScorers()} over the codes
+     */
+    HnswGraph(int dim, Metric metric, VectorKernels kernels, int maxDegree, int initialCapacity,
+            HnswParams.Quantization quantization) {
         this.dim = dim;
         this.metric = metric;
         this.kernels = kernels;
+        this.codec = quantization == HnswParams.Quantization.INT8 ? new Int8Codes(dim) : null;
+        this.codeStride = codec == null ? 0 : codec.stride();
         this.maxDegree = maxDegree;
         this.maxDegree0 = 2 * maxDegree;
         this.stride0 = 1 + maxDegree0;
@@ -115,6 +133,7 @@ final class HnswGraph {
         }
         this.capacity = 0;
         this.vectors = new float[0];
+        this.codes = new byte[0];
         this.level0 = new int[0];
         this.upper = new int[0][];
         this.reverse = new int[0][][];
@@ -142,6 +161,9 @@ final class HnswGraph {
             return;
         }
         vectors = Arrays.copyOf(vectors, Math.multiplyExact(newCapacity, dim));
+        if (codec != null) {
+            codes = Arrays.copyOf(codes, Math.multiplyExact(newCapacity, codeStride));
+        }
         level0 = Arrays.copyOf(level0, Math.multiplyExact(newCapacity, stride0));
         upper = Arrays.copyOf(upper, newCapacity);
         reverse = Arrays.copyOf(reverse, newCapacity);
@@ -195,6 +217,7 @@ final class HnswGraph {
         private final int stride0;
         private final int strideUp;
         private final ScorerSupplier scorers;
+        private final ScorerSupplier searchScorers;
         private final int[] level0;
         private final int[][] upper;
         private final byte[] states;
@@ -205,9 +228,11 @@ final class HnswGraph {
             this.capacity = g.capacity;
             this.stride0 = g.stride0;
             this.strideUp = g.strideUp;
-            // The one place that decides how the graph scores: a quantized graph would make its
-            // supplier here, over its codes (grown and zeroed with the other per-slot arrays).
+            // The one place that decides how the graph scores: exact floats for building,
+            // repairing and re-ranking; a quantized graph's searches walk its codes (grown and
+            // zeroed with the other per-slot arrays).
             this.scorers = new FloatVectorScorers(g.metric, g.kernels, g.vectors, g.dim);
+            this.searchScorers = g.codec == null ? scorers : new Int8VectorScorers(g.metric, g.kernels, g.codec, g.codes);
             this.level0 = g.level0;
             this.upper = g.upper;
             this.states = g.states;
@@ -215,9 +240,20 @@ final class HnswGraph {
             this.freedAt = g.freedAt;
         }
 
-        /** Makes the scorers of this layout's vectors (a search's query scorer, for one). */
+        /**
+         * The exact scorers of this layout's vectors: building, repairing, exact scans and the
+         * re-rank of a quantized search score with these.
+         */
         ScorerSupplier scorers() {
             return scorers;
+        }
+
+        /**
+         * The scorers a search walks with: over the codes in a quantized graph (not exact: the
+         * caller re-ranks with {@link #scorers()} before returning a score), else {@link #scorers()}.
+         */
+        ScorerSupplier searchScorers() {
+            return searchScorers;
         }
 
         /** The array holding the list, or null when the slot has no such layer (any more). */
@@ -285,11 +321,14 @@ final class HnswGraph {
     }
 
     /**
-     * Returns a slot to the free list: zeroes its vector bytes, clears its lists and ordinal.
-     * Caller holds the exclusive lock and has removed every link to the slot.
+     * Returns a slot to the free list: zeroes its vector bytes and its code, clears its lists and
+     * ordinal. Caller holds the exclusive lock and has removed every link to the slot.
      */
     void free(int slot) {
         Arrays.fill(vectors, slot * dim, (slot + 1) * dim, 0f);
+        if (codec != null) {
+            Arrays.fill(codes, slot * codeStride, (slot + 1) * codeStride, (byte) 0);
+        }
         int base = slot * stride0;
         level0[base] = 0;
         Arrays.fill(level0, base + 1, base + stride0, -1);
@@ -352,12 +391,32 @@ final class HnswGraph {
         return slot * dim;
     }
 
+    /** Stores a slot's vector and, in a quantized graph, its code. */
     void setVector(int slot, float[] prepared) {
         System.arraycopy(prepared, 0, vectors, slot * dim, dim);
+        if (codec != null) {
+            codec.encode(prepared, 0, codes, slot * codeStride);
+        }
     }
 
     float[] vectorCopy(int slot) {
         return Arrays.copyOfRange(vectors, slot * dim, (slot + 1) * dim);
+    }
+
+    // ---- codes (quantized graphs only)
+
+    /** The codes' layout and encoder, or null when the graph is not quantized. */
+    Int8Codes codec() {
+        return codec;
+    }
+
+    /** The array holding every code (empty when not quantized); slot {@code s} at {@link #codeOffset}. */
+    byte[] codes() {
+        return codes;
+    }
+
+    int codeOffset(int slot) {
+        return slot * codeStride;
     }
 
     /**

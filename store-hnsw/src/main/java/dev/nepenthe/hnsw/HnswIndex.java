@@ -41,7 +41,9 @@ public final class HnswIndex implements VectorIndex {
 
     public static final String KIND = "hnsw";
     static final String FORMAT = "nepenthe-hnsw";
-    static final int VERSION = 1;
+    /** 2 added the quantization mode and rerank depth; version 1 files still load (as float graphs). */
+    static final int VERSION = 2;
+    static final int OLDEST_VERSION = 1;
 
     private final int dim;
     private final Metric metric;
@@ -87,7 +89,7 @@ public final class HnswIndex implements VectorIndex {
         this.dim = dimension;
         this.metric = java.util.Objects.requireNonNull(metric, "metric");
         this.params = java.util.Objects.requireNonNull(params, "params");
-        this.graph = new HnswGraph(dimension, metric, kernels, params.m(), initialCapacity);
+        this.graph = new HnswGraph(dimension, metric, kernels, params.m(), initialCapacity, params.quantization());
         this.inserter = new HnswInserter(graph, params.efConstruction());
         this.repairer = new HnswRepairer(graph, params.repairEf());
         Arrays.fill(ordToSlot, -1);
@@ -392,6 +394,10 @@ public final class HnswIndex implements VectorIndex {
             throw new IllegalArgumentException("efSearch: expected > 0, got " + ef);
         }
         ef = Math.max(ef, k);
+        int rerank = searchParams == null ? params.rerank() : searchParams.get(HnswParams.RERANK, params.rerank());
+        if (rerank < 0) {
+            throw new IllegalArgumentException("rerank: expected >= 0 (0: every candidate the beam holds), got " + rerank);
+        }
         float[] q = metric.prepare(query);
         // No lock: the free epoch first, then the entry point, then the layout (at least as new
         // as the entry point's slot); see HnswGraph's concurrency contract.
@@ -401,7 +407,8 @@ public final class HnswIndex implements VectorIndex {
             return SearchResult.EMPTY;
         }
         HnswGraph.Layout layout = graph.layout();
-        NodeScorer scorer = layout.scorers().queryScorer(q);
+        // The walk's scorer: over the codes in a quantized graph, else exact (see the re-rank below).
+        NodeScorer scorer = layout.searchScorers().queryScorer(q);
         HnswSearcher.Scratch s = HnswSearcher.scratch();
         s.begin(layout.capacity);
         long visitLimit = Long.MAX_VALUE;
@@ -423,7 +430,7 @@ public final class HnswIndex implements VectorIndex {
             // again, seeded also with the current entry point, whose lists are whole.
             entry = graph.entry();
             layout = graph.layout();
-            scorer = layout.scorers().queryScorer(q);
+            scorer = layout.searchScorers().queryScorer(q);
             s.begin(layout.capacity);
             ep = HnswSearcher.descend(layout, scorer, entry, 0, s);
             int top = HnswGraph.entrySlot(entry);
@@ -433,17 +440,44 @@ public final class HnswIndex implements VectorIndex {
         if (!complete) {
             return exactFiltered(q, k, accept, startEpoch);
         }
-        // The walk's scores are returned as they are: right only because the float scorers are
-        // exact. A quantized supplier must re-rank these results with an exact scorer first.
+        int n = s.results.size();
+        if (s.batch.length < n) {
+            s.batch = new int[n];
+            s.batchScores = new float[n];
+        }
+        int[] slots = s.batch;
+        float[] scores = s.batchScores;
+        if (!scorer.isExact()) {
+            // Re-rank: the best `rerank` candidates by code score (all of them for 0, never fewer
+            // than k) are scored again from the floats of the walk's layout, and only those
+            // exact scores go on.
+            int depth = rerank == 0 ? n : Math.min(n, Math.max(rerank, k));
+            while (s.results.size() > depth) {
+                s.results.pop(); // worst code score first
+            }
+            n = s.results.size();
+            for (int i = 0; i < n; i++) {
+                slots[i] = s.results.slotAt(i);
+            }
+            scorer = layout.scorers().queryScorer(q);
+            scorer.bulkScore(slots, n, scores);
+            s.scored += n;
+        } else {
+            for (int i = 0; i < n; i++) {
+                slots[i] = s.results.slotAt(i);
+                scores[i] = s.results.scoreAt(i);
+            }
+        }
+        // Scores are returned as they are: right only because they are exact by now.
         assert scorer.isExact() : "approximate scores reached a search result without a re-rank";
         // Keep only slots that still hold what was scored (checked on the current layout,
-        // where frees are stamped), with the ordinal they hold.
+        // where frees are stamped, after the scores were read), with the ordinal they hold.
         HnswGraph.Layout now = graph.layout();
         TopK top = new TopK(k);
-        for (int i = 0; i < s.results.size(); i++) {
-            int slot = s.results.slotAt(i);
+        for (int i = 0; i < n; i++) {
+            int slot = slots[i];
             if (now.unchangedSince(slot, startEpoch)) {
-                top.offer(now.ordinal(slot), s.results.scoreAt(i));
+                top.offer(now.ordinal(slot), scores[i]);
             }
         }
         return top.drain(s.scored);
@@ -551,6 +585,9 @@ public final class HnswIndex implements VectorIndex {
                 }
             }
             stats.put("meanDegreeLayer0", nodes == 0 ? 0.0 : (double) edges / nodes);
+            if (graph.codec() != null) {
+                stats.put("codeBytesPerVector", graph.codec().stride());
+            }
             stats.put("listsRepaired", repairs[0]);
             stats.put("nodesReconnected", repairs[1]);
             stats.put("repairComparisons", repairs[2]);
@@ -652,13 +689,16 @@ public final class HnswIndex implements VectorIndex {
     }
 
     /*
-     * File body, version 1 (inside the ChecksummedFiles envelope, big-endian):
+     * File body, version 2 (inside the ChecksummedFiles envelope, big-endian):
      *   int dim, byte metric, int M, int efConstruction, int efSearch, double levelMultiplier,
-     *   int repairEf, long seed, int capacity, int highWater, int entrySlot, int entryLevel,
+     *   int repairEf, long seed, byte quantization (0 none, 1 int8), int rerank,
+     *   int capacity, int highWater, int entrySlot, int entryLevel,
      *   then per slot below highWater: byte state (0 free, 1 live); for a live slot
      *   int ordinal, byte level, dim floats, and per layer 0..level: int degree, degree ints;
      *   then int freeCount and the free list in order.
-     * Reverse lists are derived, so they are rebuilt on load rather than stored.
+     * Reverse lists are derived, so they are rebuilt on load rather than stored; so are the codes
+     * of a quantized graph (each is a function of its vector alone, see Int8Codes).
+     * Version 1 is the same without the quantization byte and rerank: it loads as a float graph.
      */
     @Override
     public void save(Path file) throws IOException {
@@ -672,6 +712,8 @@ public final class HnswIndex implements VectorIndex {
                 out.writeDouble(params.levelMultiplier());
                 out.writeInt(params.repairEf());
                 out.writeLong(params.seed());
+                out.writeByte(params.quantization().ordinal());
+                out.writeInt(params.rerank());
                 out.writeInt(graph.capacity());
                 int hw = graph.highWater();
                 out.writeInt(hw);
@@ -778,12 +820,20 @@ public final class HnswIndex implements VectorIndex {
      * bit for bit, so the choice changes speed, never results.
      */
     public static HnswIndex load(IndexConfig config, Path file, VectorKernels kernels) throws IOException {
-        return ChecksummedFiles.read(file, FORMAT, VERSION, VERSION, (in, version) -> {
+        return ChecksummedFiles.read(file, FORMAT, OLDEST_VERSION, VERSION, (in, version) -> {
             IndexChecks.readShape(in, config);
             int dim = config.dimension();
             Metric metric = config.metric();
             HnswParams p = new HnswParams(in.readInt(), in.readInt(), in.readInt(), in.readDouble(), in.readInt(),
                     in.readLong());
+            if (version >= 2) {
+                int q = in.readUnsignedByte();
+                HnswParams.Quantization[] modes = HnswParams.Quantization.values();
+                if (q >= modes.length) {
+                    throw new IllegalArgumentException("quantization code " + q + " (expected 0 for none or 1 for int8)");
+                }
+                p = p.withQuantization(modes[q]).withRerank(in.readInt());
+            }
             int capacity = in.readInt();
             int hw = in.readInt();
             if (hw < 0 || capacity < hw) {

@@ -11,7 +11,10 @@ import java.util.BitSet;
  * <p>Checks: every list on every layer holds only live slots of at least that layer, no self
  * loops or repeats, within its degree bound; reverse lists match forward lists exactly; the
  * entry point is live and on the top level; every live node is reachable from the entry point
- * on layer 0; freed slots hold zero vector bytes and no links; the ordinal maps agree.
+ * on layer 0; freed slots hold zero vector bytes and no links; the ordinal maps agree. In a
+ * quantized graph also: every live slot's code is the code of its stored vector, recomputed
+ * (so no code can be stale, or belong to a vector that was removed), and every free slot's code
+ * is zero bytes.
  * Caller excludes writers while it runs (searches may continue).
  */
 final class HnswIntegrityChecker {
@@ -31,6 +34,10 @@ final class HnswIntegrityChecker {
     static final String FREE_LIST = "free-list-mismatch";
     static final String HALF_REMOVED = "node-left-half-removed";
     static final String SLOT_MAP = "slot-map-mismatch";
+    /** Quantized graphs: a live slot's code differs from the code recomputed from its vector. */
+    static final String CODE_MISMATCH = "code-not-from-vector";
+    /** Quantized graphs: a free slot's code holds a non-zero byte. */
+    static final String CODE_NOT_ZEROED = "freed-slot-code-not-zeroed";
     /** Scoped check only: a node that nothing since the last removal put in doubt has no in-neighbour with a smaller label. */
     static final String CERTIFICATE = "reachability-certificate-broken";
 
@@ -63,6 +70,7 @@ final class HnswIntegrityChecker {
             REVERSE, ENTRY_NOT_LIVE, ENTRY_NOT_TOP, UNREACHABLE, NOT_ZEROED, FREE_LIST, HALF_REMOVED, SLOT_MAP}) {
             r.expect(v);
         }
+        CodeCheck codes = CodeCheck.of(g, r);
         int hw = g.highWater();
         int live = 0;
         int free = 0;
@@ -79,6 +87,9 @@ final class HnswIntegrityChecker {
                 r.violation(HALF_REMOVED, "slot " + s + " is marked for removal but still allocated");
             }
             live++;
+            if (codes != null) {
+                codes.check(s);
+            }
             int level = g.level(s);
             maxLevel = Math.max(maxLevel, level);
             int ord = g.ordinal(s);
@@ -143,6 +154,9 @@ final class HnswIntegrityChecker {
             }
         } else if (ep >= 0) {
             r.violation(ENTRY_NOT_LIVE, "graph has no live node but entry point is slot " + ep);
+        }
+        if (codes != null) {
+            r.checked("codes-recomputed", codes.recomputed);
         }
         return r.checked("live-nodes", live).checked("lists", scan.lists).checked("edges", scan.edges)
                 .checked("free-slots", free).checked("reachable-on-layer-0", reachable).build();
@@ -298,6 +312,7 @@ final class HnswIntegrityChecker {
             REVERSE, ENTRY_NOT_LIVE, ENTRY_NOT_TOP, UNREACHABLE, CERTIFICATE, NOT_ZEROED, HALF_REMOVED, SLOT_MAP}) {
             r.expect(v);
         }
+        CodeCheck codes = CodeCheck.of(g, r);
         IntBag scope = new IntBag();
         java.util.Set<int[]> batches = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
         long freed = 0;
@@ -360,6 +375,9 @@ final class HnswIntegrityChecker {
                 r.violation(ENTRY_NOT_TOP, "slot " + s + " has level " + g.level(s) + ", above the entry point's "
                         + entryLevel);
             }
+            if (codes != null) {
+                codes.check(s); // a slot handed out again must carry its new vector's code
+            }
             for (int l = 0; l <= g.level(s); l++) {
                 if (scan.scan(s, l)) {
                     exactReverseCheck(g, hw, s, l, r);
@@ -408,6 +426,9 @@ final class HnswIntegrityChecker {
                     }
                 }
             }
+        }
+        if (codes != null) {
+            r.checked("scoped-codes-recomputed", codes.recomputed);
         }
         return r.checked("scoped-removed", traces.size()).checked("scoped-freed-slots", freed)
                 .checked("scoped-reused-slots", reused).checked("scoped-live-again", liveAgain)
@@ -541,6 +562,62 @@ final class HnswIntegrityChecker {
         }
         if (g.reverseEntries(s) != 0) {
             r.violation(NOT_ZEROED, "free slot " + s + " still has " + g.reverseEntries(s) + " in-links recorded");
+        }
+        Int8Codes codec = g.codec();
+        if (codec != null) {
+            byte[] codes = g.codes();
+            int at = g.codeOffset(s);
+            for (int i = 0; i < codec.stride(); i++) {
+                if (codes[at + i] != 0) {
+                    r.violation(CODE_NOT_ZEROED, "free slot " + s + " still holds code bytes (byte " + i + " is "
+                            + codes[at + i] + ")");
+                    return;
+                }
+            }
+        }
+    }
+
+    /**
+     * Recomputes live slots' codes from their stored vectors and compares them byte for byte,
+     * padding and corrections included. Cost per slot: one encoding (two passes over the vector).
+     */
+    private static final class CodeCheck {
+        private final HnswGraph g;
+        private final Int8Codes codec;
+        private final IntegrityReport.Builder r;
+        private final byte[] expected;
+        long recomputed;
+
+        private CodeCheck(HnswGraph g, Int8Codes codec, IntegrityReport.Builder r) {
+            this.g = g;
+            this.codec = codec;
+            this.r = r;
+            this.expected = new byte[codec.stride()];
+        }
+
+        /** Null for a graph without codes; else declares the code violations in the report. */
+        static CodeCheck of(HnswGraph g, IntegrityReport.Builder r) {
+            Int8Codes codec = g.codec();
+            if (codec == null) {
+                return null;
+            }
+            r.expect(CODE_MISMATCH);
+            r.expect(CODE_NOT_ZEROED);
+            return new CodeCheck(g, codec, r);
+        }
+
+        void check(int s) {
+            recomputed++;
+            codec.encode(g.vectors(), g.vectorOffset(s), expected, 0);
+            byte[] codes = g.codes();
+            int off = g.codeOffset(s);
+            for (int i = 0; i < expected.length; i++) {
+                if (codes[off + i] != expected[i]) {
+                    r.violation(CODE_MISMATCH, "slot " + s + " (ordinal " + g.ordinal(s) + "): code byte " + i + " is "
+                            + codes[off + i] + ", its vector codes to " + expected[i]);
+                    return;
+                }
+            }
         }
     }
 

@@ -16,15 +16,66 @@ import java.util.Set;
  *     pool for every list that linked to it; larger repairs closer to a rebuild, at more cost per
  *     delete (one search plus one comparison per pool member and affected list)
  * @param seed seeds the level draw (levels are a hash of seed and ordinal, so builds repeat)
+ * @param quantization what a search's walk scores: {@link Quantization#NONE} the float vectors,
+ *     {@link Quantization#INT8} per-vector int8 codes, re-ranked exactly from the floats before
+ *     anything is returned. Building and repairing always score the floats, so the graph is the
+ *     same either way. INT8 costs {@code ceil(dim / 4) * 4 + 16} bytes per vector on top of the
+ *     {@code 4 * dim} of the floats (400 + 1536 at d = 384), and holds no trained state
+ * @param rerank how many of the walk's best candidates (by code score) a quantized search re-scores
+ *     exactly (per query: {@code SearchParams "rerank"}); 0, the default, re-scores all the beam
+ *     holds ({@code efSearch}). Never fewer than k, never more than the beam; ignored without
+ *     quantization
  */
-public record HnswParams(int m, int efConstruction, int efSearch, double levelMultiplier, int repairEf, long seed) {
+public record HnswParams(int m, int efConstruction, int efSearch, double levelMultiplier, int repairEf, long seed,
+        Quantization quantization, int rerank) {
 
     public static final String M = "M";
     public static final String EF_CONSTRUCTION = "efConstruction";
     public static final String EF_SEARCH = "efSearch";
     public static final String LEVEL_MULTIPLIER = "levelMultiplier";
     public static final String REPAIR_EF = "repairEf";
-    static final Set<String> NAMES = Set.of(M, EF_CONSTRUCTION, EF_SEARCH, LEVEL_MULTIPLIER, REPAIR_EF);
+    public static final String QUANTIZATION = "quantization";
+    public static final String RERANK = "rerank";
+    static final Set<String> NAMES = Set.of(M, EF_CONSTRUCTION, EF_SEARCH, LEVEL_MULTIPLIER, REPAIR_EF, QUANTIZATION,
+            RERANK);
+
+    /** What the walk of a search scores (see {@link HnswParams#quantization()}). */
+    public enum Quantization {
+        /** The float vectors: every score is exact. */
+        NONE("none"),
+        /**
+         * Per-vector int8 codes (one signed byte per dimension on the vector's own scale, plus four
+         * floats of corrections), scored with integer kernels; the best candidates are re-scored
+         * from the floats.
+         */
+        INT8("int8");
+
+        private final String paramValue;
+
+        Quantization(String paramValue) {
+            this.paramValue = paramValue;
+        }
+
+        /** The value of the {@code quantization} parameter that selects this mode. */
+        public String paramValue() {
+            return paramValue;
+        }
+
+        /**
+         * The mode a parameter value names.
+         *
+         * @throws IllegalArgumentException naming the accepted values and the one given
+         */
+        public static Quantization fromParam(String value) {
+            for (Quantization q : values()) {
+                if (q.paramValue.equals(value)) {
+                    return q;
+                }
+            }
+            throw new IllegalArgumentException(HnswIndex.KIND + " index: parameter '" + QUANTIZATION
+                    + "' expected none or int8, got '" + value + "'");
+        }
+    }
 
     public HnswParams {
         if (m < 2 || m > 256) {
@@ -37,9 +88,21 @@ public record HnswParams(int m, int efConstruction, int efSearch, double levelMu
         if (!(levelMultiplier > 0 && levelMultiplier <= 10)) {
             throw new IllegalArgumentException("hnsw index: levelMultiplier expected in (0, 10], got " + levelMultiplier);
         }
+        if (quantization == null) {
+            throw new IllegalArgumentException("hnsw index: quantization expected none or int8, got null");
+        }
+        if (rerank < 0) {
+            throw new IllegalArgumentException("hnsw index: rerank expected >= 0 (0: every candidate the beam holds),"
+                    + " got " + rerank);
+        }
     }
 
-    /** M = 16, efConstruction = 100, efSearch = 64, mL = 1/ln(M), repairEf = 48. */
+    /** Float search (no quantization), as every index was before quantization existed. */
+    public HnswParams(int m, int efConstruction, int efSearch, double levelMultiplier, int repairEf, long seed) {
+        this(m, efConstruction, efSearch, levelMultiplier, repairEf, seed, Quantization.NONE, 0);
+    }
+
+    /** M = 16, efConstruction = 100, efSearch = 64, mL = 1/ln(M), repairEf = 48, no quantization. */
     public static HnswParams defaults() {
         return of(16, 100);
     }
@@ -49,15 +112,23 @@ public record HnswParams(int m, int efConstruction, int efSearch, double levelMu
     }
 
     public HnswParams withEfSearch(int ef) {
-        return new HnswParams(m, efConstruction, ef, levelMultiplier, repairEf, seed);
+        return new HnswParams(m, efConstruction, ef, levelMultiplier, repairEf, seed, quantization, rerank);
     }
 
     public HnswParams withRepairEf(int ef) {
-        return new HnswParams(m, efConstruction, efSearch, levelMultiplier, ef, seed);
+        return new HnswParams(m, efConstruction, efSearch, levelMultiplier, ef, seed, quantization, rerank);
     }
 
     public HnswParams withSeed(long s) {
-        return new HnswParams(m, efConstruction, efSearch, levelMultiplier, repairEf, s);
+        return new HnswParams(m, efConstruction, efSearch, levelMultiplier, repairEf, s, quantization, rerank);
+    }
+
+    public HnswParams withQuantization(Quantization q) {
+        return new HnswParams(m, efConstruction, efSearch, levelMultiplier, repairEf, seed, q, rerank);
+    }
+
+    public HnswParams withRerank(int r) {
+        return new HnswParams(m, efConstruction, efSearch, levelMultiplier, repairEf, seed, quantization, r);
     }
 
     /** Parses a collection's parameters; unknown names and out-of-range values are refused. */
@@ -69,6 +140,8 @@ public record HnswParams(int m, int efConstruction, int efSearch, double levelMu
         int efs = config.intParam(kind, EF_SEARCH, 64, 1, 100_000);
         double ml = config.doubleParam(kind, LEVEL_MULTIPLIER, 1 / Math.log(m), 1e-3, 10);
         int rep = config.intParam(kind, REPAIR_EF, 48, 1, 100_000);
-        return new HnswParams(m, efc, efs, ml, rep, config.seed());
+        Quantization q = Quantization.fromParam(config.params().getOrDefault(QUANTIZATION, "none").trim());
+        int rerank = config.intParam(kind, RERANK, 0, 0, 100_000);
+        return new HnswParams(m, efc, efs, ml, rep, config.seed(), q, rerank);
     }
 }

@@ -7,9 +7,10 @@ package dev.nepenthe.hnsw;
  * a {@link #nodeScorer} aimed at a stored node, whose vector is the query of their beam search
  * and the base of their neighbour heuristic.
  *
- * <p>The one implementation, {@link FloatVectorScorers}, is exact. A quantized supplier (codes
- * for the walk, floats kept for re-ranking) would answer {@code false} from {@link #isExact()},
- * and everything that hands a score to a caller would re-rank with an exact one first.
+ * <p>{@link FloatVectorScorers} is exact. {@link Int8VectorScorers} (codes for the walk of a
+ * quantized graph, floats kept for re-ranking) answers {@code false} from {@link #isExact()}, and
+ * everything that hands a score to a caller re-ranks with an exact one first (see
+ * {@link HnswIndex#search}).
  *
  * <p>Keep scorers for one operation: they hold the array they were made from, and an array a
  * grow left behind is no longer zeroed when a slot is freed, so a scorer kept in a field or a

@@ -161,15 +161,18 @@ class HnswConcurrencyTest {
      * back with new vectors (and adding new ordinals, so the graph grows from a tiny capacity);
      * two threads search, graph walks and exact filtered scans. Every returned score must be,
      * bit for bit, the score of a vector the returned ordinal has held: a score computed on a
-     * slot's old vector, a half-zeroed one or another ordinal's would match none.
+     * slot's old vector, a half-zeroed one or another ordinal's would match none. In a quantized
+     * graph the walk scores codes and the re-rank reads floats: both must be of the same holder.
      */
-    @Test
-    void aSearchNeverReturnsAnOrdinalWithAScoreOfAVectorItDidNotHold() throws Exception {
-        long seed = dev.nepenthe.testing.Seeds.draw("HnswConcurrencyTest.scoresBelongToTheirOrdinals");
+    @org.junit.jupiter.params.ParameterizedTest
+    @org.junit.jupiter.params.provider.EnumSource(HnswParams.Quantization.class)
+    void aSearchNeverReturnsAnOrdinalWithAScoreOfAVectorItDidNotHold(HnswParams.Quantization quantization)
+            throws Exception {
+        long seed = dev.nepenthe.testing.Seeds.draw("HnswConcurrencyTest.scoresBelongToTheirOrdinals " + quantization);
         int dim = 32;
         var kernels = dev.nepenthe.core.vector.Kernels.get();
         java.util.Random rnd = new java.util.Random(seed);
-        HnswIndex index = new HnswIndex(dim, Metric.L2, HnswParams.of(8, 40), kernels, 16);
+        HnswIndex index = new HnswIndex(dim, Metric.L2, HnswParams.of(8, 40).withQuantization(quantization), kernels, 16);
         java.util.concurrent.ConcurrentHashMap<Integer, java.util.List<float[]>> held = new java.util.concurrent.ConcurrentHashMap<>();
         int initial = 1_500;
         for (int o = 0; o < initial; o++) {

@@ -102,4 +102,47 @@ class HnswIntegrityCheckerTest {
         r = index.verifyIntegrity();
         assertEquals(1, r.violations(HnswIntegrityChecker.DEGREE), r::toString);
     }
+
+    private static HnswIndex freshQuantized() {
+        float[][] data = Datasets.clustered(52, 400, 8, 4, 0.3);
+        HnswIndex index = HnswFixtures.build(data, Metric.L2, HnswParams.of(6, 30).withQuantization(HnswParams.Quantization.INT8));
+        index.remove(7);
+        IntegrityReport control = index.verifyIntegrity();
+        assertTrue(control.isClean(), control::toString);
+        assertEquals(399, control.checked().get("codes-recomputed").intValue());
+        assertEquals(0, control.violations(HnswIntegrityChecker.CODE_MISMATCH));
+        assertEquals(0, control.violations(HnswIntegrityChecker.CODE_NOT_ZEROED));
+        return index;
+    }
+
+    @Test
+    void aCodeThatIsNotItsVectorsCodeIsNamed() {
+        HnswIndex index = freshQuantized();
+        HnswGraph g = index.graph();
+        int slot = index.slotOf(3);
+        int at = g.codeOffset(slot) + Int8Codes.LEVELS_AT + 2;
+        g.codes()[at] ^= 1; // one level off by one
+        IntegrityReport r = index.verifyIntegrity();
+        assertEquals(1, r.violations(HnswIntegrityChecker.CODE_MISMATCH), r::toString);
+        g.codes()[at] ^= 1;
+        assertTrue(index.verifyIntegrity().isClean());
+        // A correction counts too: the stored norm's sign and exponent byte.
+        int last = g.codeOffset(slot) + 15;
+        g.codes()[last] ^= 0x40;
+        r = index.verifyIntegrity();
+        assertEquals(1, r.violations(HnswIntegrityChecker.CODE_MISMATCH), r::toString);
+    }
+
+    @Test
+    void leftoverCodeBytesInAFreedSlotAreNamedByBothCheckers() {
+        HnswIndex index = freshQuantized();
+        HnswGraph g = index.graph();
+        int freed = g.freeSlot(0);
+        g.codes()[g.codeOffset(freed) + g.codec().stride() - 3] = 5;
+        IntegrityReport full = index.verifyIntegrity();
+        assertEquals(1, full.violations(HnswIntegrityChecker.CODE_NOT_ZEROED), full::toString);
+        assertEquals(0, full.violations(HnswIntegrityChecker.NOT_ZEROED), "the vector bytes are zero: " + full);
+        IntegrityReport scoped = index.verifyRemoval(new int[] {7});
+        assertEquals(1, scoped.violations(HnswIntegrityChecker.CODE_NOT_ZEROED), scoped::toString);
+    }
 }

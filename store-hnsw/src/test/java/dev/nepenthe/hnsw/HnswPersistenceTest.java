@@ -133,8 +133,8 @@ class HnswPersistenceTest {
 
     // ---- crafted files: a loaded graph is checked before it serves ----------------------------
 
-    /** Body offsets of the fields the crafted files change (see HnswIndex.save's layout). */
-    private static final int CAPACITY = 37, ENTRY_SLOT = 45, ENTRY_LEVEL = 49, FIRST_SLOT = 53;
+    /** Body offsets of the fields the crafted files change (see HnswIndex.save's layout, version 2). */
+    private static final int CAPACITY = 42, ENTRY_SLOT = 50, ENTRY_LEVEL = 54, FIRST_SLOT = 58;
     private static final int DIM = 4;
 
     /** A small saved graph: the file's bytes, and the offset where its body starts. */

@@ -251,4 +251,45 @@ public interface VectorKernels {
      * @param outOff where the first index goes
      */
     void nearest(float[] points, int pOff, int n, CentroidBlock centroids, int[] out, int outOff);
+
+    /**
+     * Dot product of two ranges of signed bytes (int8 codes, such as a quantized graph scores
+     * with), in int arithmetic. Every product is exact ({@code |a[i] * b[i]| <= 16384}) and the
+     * sum is taken modulo 2^32, which makes it the exact dot product whenever that fits in an int
+     * (always for {@code len <= 131072}). Integer addition is associative, so unlike the float
+     * kernels no summation order needs writing down: both implementations return the same int
+     * on every input, whatever order their lanes add in.
+     *
+     * <p>Scaling the result back to the vectors' units (a code's scale and offset) is the
+     * caller's business, in shared code, so the float arithmetic around it is the same whichever
+     * implementation ran.
+     *
+     * @param a the first array
+     * @param aOff where the first range starts
+     * @param b the second array
+     * @param bOff where the second range starts
+     * @param len the ranges' length, in bytes
+     * @return the sum of {@code a[aOff+i] * b[bOff+i]} for {@code i < len}, modulo 2^32
+     */
+    int dotInt8(byte[] a, int aOff, byte[] b, int bOff, int len);
+
+    /**
+     * {@link #dotInt8} of one range against {@code count} rows of a code array:
+     * {@code out[i] = dotInt8(a, aOff, codes, codesOff + rows[i] * stride, len)}, the same int. The hot loop of
+     * a quantized graph search, which scores one expanded node's neighbours at once; an
+     * implementation may interleave several rows so that their memory loads overlap.
+     *
+     * @param a the first array (a query's code)
+     * @param aOff where its range starts
+     * @param codes the array holding the rows
+     * @param codesOff where row 0's range starts (past a row's header, if rows have one)
+     * @param stride bytes from one row's start to the next's; row {@code r}'s range starts at
+     *     {@code codesOff + r * stride}
+     * @param rows the rows to score, {@code count} of them from index 0
+     * @param count how many rows
+     * @param len the ranges' length, in bytes (at most {@code stride})
+     * @param out receives the {@code count} dot products from index 0
+     */
+    void dotInt8Bulk(byte[] a, int aOff, byte[] codes, int codesOff, int stride, int[] rows, int count, int len,
+            int[] out);
 }

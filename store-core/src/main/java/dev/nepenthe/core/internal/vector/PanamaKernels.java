@@ -949,4 +949,15 @@ public final class PanamaKernels implements VectorKernels {
         }
         return winner;
     }
+
+    @Override
+    public int dotInt8(byte[] a, int aOff, byte[] b, int bOff, int len) {
+        return PanamaInt8.dot(a, aOff, b, bOff, len);
+    }
+
+    @Override
+    public void dotInt8Bulk(byte[] a, int aOff, byte[] codes, int codesOff, int stride, int[] rows, int count, int len,
+            int[] out) {
+        PanamaInt8.dotBulk(a, aOff, codes, codesOff, stride, rows, count, len, out);
+    }
 }

@@ -561,4 +561,112 @@ class VectorKernelsTest {
             assertEquals(12, out[0], kernel.name());
         }
     }
+
+    // ---- int8 codes ---------------------------------------------------------------------------
+
+    /** {@code len} random bytes (the full range, -128 included) at {@code off}, other bytes random too. */
+    private static byte[] randomBytes(SplittableRandom rnd, int off, int len) {
+        byte[] a = new byte[off + len + PAD];
+        for (int i = 0; i < a.length; i++) {
+            a[i] = (byte) rnd.nextInt(256);
+        }
+        return a;
+    }
+
+    private static long refDotInt8(byte[] a, int aOff, byte[] b, int bOff, int len) {
+        long s = 0;
+        for (int i = 0; i < len; i++) {
+            s += (long) a[aOff + i] * b[bOff + i];
+        }
+        return s;
+    }
+
+    /**
+     * The int8 dot product is exact and the twins return the same int: every length from 1 to
+     * 300 (every block and tail combination of any vector width up to 512 bits) and the long
+     * ones, at random offsets, against a 64-bit reference; then the extremes (-128 times -128
+     * throughout, the largest products) and a length whose sum overflows an int, where both
+     * must wrap to the same value, the exact sum modulo 2^32.
+     */
+    @Test
+    void int8DotIsExactAndTheTwinsAgree() {
+        VectorKernels s = Kernels.scalar(), p = Kernels.panama();
+        SplittableRandom rnd = new SplittableRandom(16);
+        int[] lengths = java.util.stream.IntStream.concat(java.util.stream.IntStream.rangeClosed(1, 300),
+                Arrays.stream(LENGTHS)).toArray();
+        for (int len : lengths) {
+            int aOff = rnd.nextInt(17), bOff = rnd.nextInt(17);
+            byte[] a = randomBytes(rnd, aOff, len), b = randomBytes(rnd, bOff, len);
+            int expected = (int) refDotInt8(a, aOff, b, bOff, len);
+            assertEquals(expected, s.dotInt8(a, aOff, b, bOff, len), "scalar dotInt8 len " + len);
+            assertEquals(expected, p.dotInt8(a, aOff, b, bOff, len), "panama dotInt8 len " + len);
+        }
+        for (int len : new int[] {384, 131_072, 140_000}) {
+            byte[] a = new byte[len];
+            byte[] b = new byte[len];
+            Arrays.fill(a, (byte) -128);
+            Arrays.fill(b, (byte) -128);
+            long exact = 16_384L * len;
+            assertEquals((int) exact, s.dotInt8(a, 0, b, 0, len), "scalar extremes len " + len);
+            assertEquals((int) exact, p.dotInt8(a, 0, b, 0, len), "panama extremes len " + len);
+            Arrays.fill(b, (byte) 127);
+            assertEquals((int) (-128L * 127 * len), s.dotInt8(a, 0, b, 0, len), "scalar -128 * 127 len " + len);
+            assertEquals((int) (-128L * 127 * len), p.dotInt8(a, 0, b, 0, len), "panama -128 * 127 len " + len);
+        }
+        assertTrue(16_384L * 140_000 > Integer.MAX_VALUE, "the last length must overflow an int");
+    }
+
+    /** Exact: one non-zero byte per range, so each index must reach the sum exactly once (and none beyond). */
+    @ParameterizedTest
+    @MethodSource("kernels")
+    void int8DotCountsEveryPositionOnce(VectorKernels k) {
+        for (int len : new int[] {1, 7, 8, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100, 384}) {
+            for (int pos = 0; pos < len; pos++) {
+                byte[] a = new byte[len + 2 * PAD];
+                byte[] b = new byte[len + 2 * PAD];
+                Arrays.fill(a, (byte) 100); // outside the range: a read too far changes the sum
+                Arrays.fill(b, (byte) 100);
+                Arrays.fill(a, PAD, PAD + len, (byte) 0);
+                Arrays.fill(b, PAD, PAD + len, (byte) 1);
+                a[PAD + pos] = (byte) -7;
+                b[PAD + pos] = (byte) 3;
+                assertEquals(-21, k.dotInt8(a, PAD, b, PAD, len), k.name() + " len " + len + " position " + pos);
+            }
+        }
+    }
+
+    /**
+     * The bulk form returns, row by row, the ints of the single form: every count from 0 to 9
+     * (whole groups of four, and groups of one to three whose rows the Vector API twin repeats),
+     * rows in any order and repeated, lengths with and without a tail, at a query offset.
+     */
+    @Test
+    void int8BulkEqualsTheSingleFormRowByRow() {
+        SplittableRandom rnd = new SplittableRandom(17);
+        for (VectorKernels k : new VectorKernels[] {Kernels.scalar(), Kernels.panama()}) {
+            for (int len : new int[] {1, 5, 15, 16, 17, 31, 32, 33, 64, 100, 384, 385}) {
+                int stride = len + rnd.nextInt(20);
+                int rowCount = 23;
+                byte[] codes = randomBytes(rnd, 0, rowCount * stride + 2);
+                int aOff = rnd.nextInt(9);
+                byte[] a = randomBytes(rnd, aOff, len);
+                for (int count = 0; count <= 9; count++) {
+                    int[] rows = new int[count + 2];
+                    for (int i = 0; i < rows.length; i++) {
+                        rows[i] = rnd.nextInt(rowCount);
+                    }
+                    int[] out = new int[count + 2];
+                    out[count] = 12345; // past the count: must stay
+                    out[count + 1] = 12345;
+                    int codesOff = count % 3; // a row header of 0 to 2 bytes
+                    k.dotInt8Bulk(a, aOff, codes, codesOff, stride, rows, count, len, out);
+                    for (int i = 0; i < count; i++) {
+                        assertEquals((int) refDotInt8(a, aOff, codes, codesOff + rows[i] * stride, len), out[i],
+                                k.name() + " len " + len + " count " + count + " row " + i);
+                    }
+                    assertEquals(12345, out[count], k.name() + ": wrote past count " + count);
+                }
+            }
+        }
+    }
 }

@@ -1,0 +1,143 @@
+package dev.nepenthe.hnsw;
+
+import dev.nepenthe.core.Metric;
+import dev.nepenthe.core.vector.VectorKernels;
+
+/**
+ * The approximate {@link ScorerSupplier} of a quantized graph: scores {@link Int8Codes} as
+ * {@link HnswGraph} stores them (slot {@code s} at {@code s * stride} of one byte array) with the
+ * integer kernel {@link VectorKernels#dotInt8} and the estimator of {@link Int8Codes#estimate}.
+ * A query is coded once per search, the same way a stored vector is. {@link #isExact()} is
+ * false: a search walks with these scores and re-ranks its best candidates with
+ * {@link FloatVectorScorers} before it returns anything.
+ *
+ * <p>Metric conversion as {@link FloatVectorScorers}: dot and cosine (unit vectors) score the
+ * estimated dot product, L2 the negated estimated squared distance
+ * {@code -(|p|^2 + |x|^2 - 2 <p^, x^>)} with both norms exact.
+ *
+ * <p>Cost: making a query scorer codes the query (two passes over it and one small array);
+ * a score is one integer kernel call over {@code dim} bytes plus a few float operations on four
+ * floats stored beside the levels, in the same cache lines.
+ */
+final class Int8VectorScorers implements ScorerSupplier {
+
+    private final boolean l2;
+    private final VectorKernels kernels;
+    private final Int8Codes codec;
+    private final byte[] codes;
+    private final int dim;
+    private final int stride;
+
+    /**
+     * @param codes the storage; read, never written, and held (so one supplier per layout)
+     */
+    Int8VectorScorers(Metric metric, VectorKernels kernels, Int8Codes codec, byte[] codes) {
+        this.l2 = metric == Metric.L2;
+        this.kernels = kernels;
+        this.codec = codec;
+        this.codes = codes;
+        this.dim = codec.dimension();
+        this.stride = codec.stride();
+    }
+
+    @Override
+    public boolean isExact() {
+        return false;
+    }
+
+    @Override
+    public NodeScorer queryScorer(float[] preparedQuery) {
+        if (preparedQuery.length != dim) {
+            throw new IllegalArgumentException("query: expected " + dim + " components, got " + preparedQuery.length);
+        }
+        byte[] code = new byte[stride];
+        codec.encode(preparedQuery, 0, code, 0);
+        return new Scorer(this, code, 0);
+    }
+
+    @Override
+    public UpdatableNodeScorer nodeScorer(int node) {
+        return new Scorer(this, codes, node * stride);
+    }
+
+    /** One coded point (a query's own code, or a stored node's in place) against the stored codes. */
+    static final class Scorer implements UpdatableNodeScorer {
+        private final boolean l2;
+        private final VectorKernels kernels;
+        private final Int8Codes codec;
+        private final byte[] codes;
+        private final int dim;
+        private final int stride;
+        private byte[] point;
+        private int pointOff;
+        private float pCentre;
+        private float pStep;
+        private float pSum;
+        private float pNorm2;
+        /** The integer dot products of one {@link #bulkScore} batch. */
+        private int[] levelDots = new int[64];
+
+        private Scorer(Int8VectorScorers s, byte[] point, int pointOff) {
+            this.l2 = s.l2;
+            this.kernels = s.kernels;
+            this.codec = s.codec;
+            this.codes = s.codes;
+            this.dim = s.dim;
+            this.stride = s.stride;
+            aim(point, pointOff);
+        }
+
+        private void aim(byte[] p, int off) {
+            point = p;
+            pointOff = off;
+            pCentre = codec.centre(p, off);
+            pStep = codec.step(p, off);
+            pSum = codec.componentSum(p, off);
+            pNorm2 = codec.squaredNorm(p, off);
+        }
+
+        @Override
+        public float score(int node) {
+            int x = node * stride;
+            return finish(x, kernels.dotInt8(point, pointOff + Int8Codes.LEVELS_AT, codes, x + Int8Codes.LEVELS_AT, dim));
+        }
+
+        /** The metric's score from the levels' dot product of the code at {@code x}. */
+        private float finish(int x, int levelDot) {
+            Int8Codes c = codec;
+            byte[] a = codes;
+            float dot = Int8Codes.estimate(pCentre, pStep, pSum, c.centre(a, x), c.step(a, x), c.stepTimesLevelSum(a, x),
+                    levelDot);
+            return l2 ? -((pNorm2 + c.squaredNorm(a, x)) - 2f * dot) : dot;
+        }
+
+        /**
+         * One kernel call for the whole batch ({@link VectorKernels#dotInt8Bulk} overlaps the
+         * rows' memory loads), then the corrections per node. Equal to {@link #score} per node:
+         * the same ints, the same {@link #finish}.
+         */
+        @Override
+        public void bulkScore(int[] nodes, int count, float[] scores) {
+            if (levelDots.length < count) {
+                levelDots = new int[Math.max(count, 2 * levelDots.length)];
+            }
+            int[] dots = levelDots;
+            kernels.dotInt8Bulk(point, pointOff + Int8Codes.LEVELS_AT, codes, Int8Codes.LEVELS_AT, stride, nodes, count,
+                    dim, dots);
+            int st = stride;
+            for (int i = 0; i < count; i++) {
+                scores[i] = finish(nodes[i] * st, dots[i]);
+            }
+        }
+
+        @Override
+        public void setScoringNode(int node) {
+            aim(codes, node * stride);
+        }
+
+        @Override
+        public boolean isExact() {
+            return false;
+        }
+    }
+}
