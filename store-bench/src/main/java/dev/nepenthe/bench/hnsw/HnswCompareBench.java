@@ -65,11 +65,14 @@ public final class HnswCompareBench {
             + " [quantized=false] [threads=1,2,4] [buildThreads=0] [rounds=5] [oversample=3] [pqSubspaces=dim/4]"
             + " [python=/usr/bin/python3] [pythonDir=store-bench/src/main/python]\n"
             + "  engines: nepenthe nepenthe-256 nepenthe-512 lucene lucene-util lucene-int7 lucene-bbq jvector"
-            + " jvector-pq hnswlib faiss faiss-sq8; quantized=true adds lucene-int7,lucene-bbq,jvector-pq,faiss-sq8";
+            + " jvector-pq hnswlib faiss faiss-sq8 nepenthe-int8 nepenthe-int8-rerank20; quantized=true adds"
+            + " nepenthe-int8,nepenthe-int8-rerank20,lucene-int7,lucene-bbq,jvector-pq,faiss-sq8";
 
     static final List<String> FLOAT_ENGINES = List.of("nepenthe", "lucene", "jvector", "hnswlib", "faiss");
-    static final List<String> QUANTIZED_ENGINES = List.of("lucene-int7", "lucene-bbq", "jvector-pq", "faiss-sq8");
-    static final List<String> ALL_ENGINES = List.of("nepenthe", "nepenthe-256", "nepenthe-512", "lucene",
+    static final List<String> QUANTIZED_ENGINES = List.of("nepenthe-int8", "nepenthe-int8-rerank20", "lucene-int7",
+            "lucene-bbq", "jvector-pq", "faiss-sq8");
+    static final List<String> ALL_ENGINES = List.of("nepenthe", "nepenthe-256", "nepenthe-512", "nepenthe-int8",
+            "nepenthe-int8-rerank20", "lucene",
             "lucene-util", "lucene-int7", "lucene-bbq", "jvector", "jvector-pq", "hnswlib", "faiss", "faiss-sq8");
     private static final Set<String> ARGUMENTS = Set.of("data", "file", "n", "dim", "queries", "m", "efc", "k",
             "clusters", "spread", "seed", "efs", "engines", "quantized", "threads", "rounds", "oversample",
@@ -270,12 +273,29 @@ public final class HnswCompareBench {
         List<AnnEngine> out = new ArrayList<>();
         JVectorEngine jvector = null;
         NepentheEngine ours = null;
+        NepentheEngine int8 = null;
         HnswParams params = HnswParams.of(m, efc);
         for (String name : names) {
             switch (name) {
                 case "nepenthe" -> {
                     ours = new NepentheEngine(name, Kernels.get(), params, 1, metric);
                     out.add(ours);
+                }
+                case "nepenthe-int8" -> {
+                    int8 = new NepentheEngine(name, Kernels.get(), params.withQuantization(HnswParams.Quantization.INT8),
+                            1, metric);
+                    out.add(int8);
+                }
+                case "nepenthe-int8-rerank20" -> {
+                    // The same int8 index, re-ranking 20 (2k) candidates instead of the whole beam.
+                    if (int8 == null) {
+                        int8 = new NepentheEngine("nepenthe-int8", Kernels.get(),
+                                params.withQuantization(HnswParams.Quantization.INT8), 1, metric);
+                        out.add(int8);
+                    }
+                    NepentheEngine e = new NepentheEngine(name, Kernels.get(), params, 1, metric);
+                    e.searchIndexOf(int8, 20);
+                    out.add(e);
                 }
                 case "nepenthe-256", "nepenthe-512" -> {
                     int bits = Integer.parseInt(name.substring(name.indexOf('-') + 1));

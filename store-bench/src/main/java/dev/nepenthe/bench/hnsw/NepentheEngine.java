@@ -56,8 +56,36 @@ final class NepentheEngine implements AnnEngine {
         return name;
     }
 
+    /**
+     * The heap arrays per vector, from the layout (HnswGraph): float32 vectors, int8 codes when
+     * quantized (corrections first, padded to whole ints), and the layer-0 list (count plus 2M
+     * neighbours) with as many reverse entries; upper layers add about 1/M of that.
+     */
+    @Override
+    public List<Part> footprint() {
+        if (sameIndex != null || donor != null || index == null) {
+            return List.of();
+        }
+        long n = index.size();
+        int dim = index.dimension();
+        List<Part> parts = new ArrayList<>();
+        parts.add(new Part("float32 vectors (heap)", n * dim * 4L));
+        if (params.quantization() == HnswParams.Quantization.INT8) {
+            parts.add(new Part("int8 codes with 16 bytes of corrections (heap)", n * (16L + ((dim + 3) / 4) * 4L)));
+        }
+        parts.add(new Part("layer-0 lists and reverse lists (heap)", n * (1L + 2L * params.m()) * 4L * 2L));
+        return parts;
+    }
+
     @Override
     public String buildNote() {
+        if (sameIndex != null) {
+            return "searches " + sameIndex.name + "'s index, re-ranking " + rerank + " candidates exactly (no build)";
+        }
+        if (params.quantization() != HnswParams.Quantization.NONE) {
+            return "HnswIndex.add of every vector (graph built on floats, int8 codes beside them), " + threads
+                    + (threads == 1 ? " thread" : " threads") + ", kernels " + kernels.name();
+        }
         if (donor != null) {
             return "the graph " + donor.name + " built, saved and loaded with kernels " + kernels.name()
                     + " (build time is the load)";
@@ -77,9 +105,23 @@ final class NepentheEngine implements AnnEngine {
     }
 
     private NepentheEngine donor;
+    /** When set, this engine searches that engine's index (same graph and codes) with its own rerank depth. */
+    private NepentheEngine sameIndex;
+    /** Candidates re-ranked exactly per query in int8 mode; 0 re-ranks the whole beam. */
+    private int rerank;
+
+    /** Searches {@code other}'s index (built once) re-ranking {@code rerank} candidates per query. */
+    void searchIndexOf(NepentheEngine other, int rerank) {
+        this.sameIndex = other;
+        this.rerank = rerank;
+    }
 
     @Override
     public void build(float[][] data) {
+        if (sameIndex != null) {
+            index = sameIndex.index;
+            return;
+        }
         if (donor != null && donor.index != null && threads <= 1 && donor.threads <= 1) {
             try {
                 java.nio.file.Path file = java.nio.file.Files.createTempFile("nepenthe-graph", ".hnsw");
@@ -125,6 +167,7 @@ final class NepentheEngine implements AnnEngine {
 
     @Override
     public int[] search(float[] query, int k, int ef) {
-        return index.search(query, k, Accept.ALL, SearchParams.of("efSearch", ef)).ordinals();
+        SearchParams p = SearchParams.of("efSearch", ef);
+        return index.search(query, k, Accept.ALL, rerank > 0 ? p.with(HnswParams.RERANK, rerank) : p).ordinals();
     }
 }
