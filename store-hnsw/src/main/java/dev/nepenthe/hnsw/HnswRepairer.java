@@ -33,8 +33,6 @@ final class HnswRepairer {
     private final int repairEf;
     private final BitSet removing = new BitSet();
     private final BitSet queued = new BitSet();
-    /** Pair scores already computed in the current {@link #remove} (see {@link PairScoreMemo}). */
-    final PairScoreMemo memo = new PairScoreMemo();
 
     /** Counters of the last {@link #remove} call, for tests and benchmarks. */
     long repairedLists;
@@ -60,7 +58,6 @@ final class HnswRepairer {
         repairedLists = 0;
         reconnected = 0;
         removing.clear();
-        memo.clear();
         int maxLevel = -1;
         // 1. Mark: from here on no search puts these slots in a result.
         for (int i = 0; i < n; i++) {
@@ -225,7 +222,7 @@ final class HnswRepairer {
         }
         int[] cs = cand.toArray();
         float[] scores = new float[m];
-        UpdatableNodeScorer between = memo.wrap(g.scorers().nodeScorer(a), a);
+        UpdatableNodeScorer between = g.scorers().nodeScorer(a);
         between.bulkScore(cs, m, scores);
         comparisons += m;
         NeighborSelector.sortBestFirst(cs, scores, m);
@@ -233,10 +230,8 @@ final class HnswRepairer {
         // closest unchosen candidates fill the list back to its old length.
         int target = Math.max(current.length, k + 1);
         long before = s.scored;
-        long remembered = memo.hits;
         k = NeighborSelector.selectInto(between, cs, scores, m, target, out, k, s);
-        // Only the scores the memo did not already hold cost a comparison.
-        comparisons += (s.scored - before) - (memo.hits - remembered);
+        comparisons += s.scored - before;
         for (int i = 0; i < m && k < target; i++) {
             if (!HnswGraph.contains(out, k, cs[i])) {
                 out[k++] = cs[i];

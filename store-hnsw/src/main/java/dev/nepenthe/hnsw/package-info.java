@@ -76,10 +76,7 @@
  * ceil(slots / 1024) single removals (so a large graph does not pay a full walk per removal;
  * measured: 4 of 90,000 nodes stranded by 10,000 single removals without the walk).
  * Re-selecting the whole list from scratch was tried first: it drops live edges that other
- * nodes depend on and stranded whole clusters after 60% removals. The repairs of one removal
- * draw from the same pools and ask the heuristic the same pairs again, so a removal remembers
- * the pair scores it computed ({@link dev.nepenthe.hnsw.PairScoreMemo}; same scores bit for bit,
- * about a tenth fewer comparisons).
+ * nodes depend on and stranded whole clusters after 60% removals.
  *
  * <h2>Concurrency</h2>
  * Searches never block on a repair: they read lists without locks (release/acquire on the list
