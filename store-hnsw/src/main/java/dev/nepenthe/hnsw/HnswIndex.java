@@ -441,11 +441,7 @@ public final class HnswIndex implements VectorIndex {
             return exactFiltered(q, k, accept, startEpoch);
         }
         int n = s.results.size();
-        if (s.batch.length < n) {
-            s.batch = new int[n];
-            s.batchScores = new float[n];
-        }
-        int[] slots = s.batch;
+        int[] slots = s.batch(n);
         float[] scores = s.batchScores;
         if (!scorer.isExact()) {
             // Re-rank: the best `rerank` candidates by code score (all of them for 0, never fewer

@@ -56,8 +56,4 @@ final class VisitedSet {
         bits[w] = word | mask;
         return true;
     }
-
-    boolean isVisited(int slot) {
-        return (bits[slot >>> 6] & (1L << slot)) != 0;
-    }
 }

@@ -594,45 +594,33 @@ public final class PanamaKernels implements VectorKernels {
 
     @Override
     public void dotRows(float[] a, int aOff, float[] vectors, int[] rows, int count, int dim, float[] out) {
-        if (!wide || dim < 64) {
-            for (int v = 0; v < count; v++) {
-                out[v] = dot(a, aOff, vectors, rows[v] * dim, dim);
-            }
-            return;
-        }
-        int v = 0;
-        for (; v + 4 <= count; v += 4) {
-            dotQuad16(a, aOff, vectors, rows[v] * dim, rows[v + 1] * dim, rows[v + 2] * dim, rows[v + 3] * dim, dim, out,
-                    v, 4);
-        }
-        int left = count - v;
-        if (left > 0) {
-            int o0 = rows[v] * dim;
-            int o1 = left > 1 ? rows[v + 1] * dim : o0;
-            int o2 = left > 2 ? rows[v + 2] * dim : o1;
-            dotQuad16(a, aOff, vectors, o0, o1, o2, o2, dim, out, v, left);
-        }
+        rows(false, a, aOff, vectors, rows, count, dim, out);
     }
 
     @Override
     public void squareDistanceRows(float[] a, int aOff, float[] vectors, int[] rows, int count, int dim, float[] out) {
+        rows(true, a, aOff, vectors, rows, count, dim, out);
+    }
+
+    private void rows(boolean l2, float[] a, int aOff, float[] vectors, int[] rows, int count, int dim, float[] out) {
         if (!wide || dim < 64) {
             for (int v = 0; v < count; v++) {
-                out[v] = squareDistance(a, aOff, vectors, rows[v] * dim, dim);
+                int o = rows[v] * dim;
+                out[v] = l2 ? squareDistance(a, aOff, vectors, o, dim) : dot(a, aOff, vectors, o, dim);
             }
             return;
         }
-        int v = 0;
-        for (; v + 4 <= count; v += 4) {
-            squareQuad16(a, aOff, vectors, rows[v] * dim, rows[v + 1] * dim, rows[v + 2] * dim, rows[v + 3] * dim, dim,
-                    out, v, 4);
-        }
-        int left = count - v;
-        if (left > 0) {
+        for (int v = 0; v < count; v += 4) {
+            int left = Math.min(4, count - v);
             int o0 = rows[v] * dim;
             int o1 = left > 1 ? rows[v + 1] * dim : o0;
             int o2 = left > 2 ? rows[v + 2] * dim : o1;
-            squareQuad16(a, aOff, vectors, o0, o1, o2, o2, dim, out, v, left);
+            int o3 = left > 3 ? rows[v + 3] * dim : o2;
+            if (l2) {
+                squareQuad16(a, aOff, vectors, o0, o1, o2, o3, dim, out, v, left);
+            } else {
+                dotQuad16(a, aOff, vectors, o0, o1, o2, o3, dim, out, v, left);
+            }
         }
     }
 
