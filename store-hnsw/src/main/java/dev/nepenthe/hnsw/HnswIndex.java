@@ -396,7 +396,7 @@ public final class HnswIndex implements VectorIndex {
         ef = Math.max(ef, k);
         int rerank = searchParams == null ? params.rerank() : searchParams.get(HnswParams.RERANK, params.rerank());
         if (rerank < 0) {
-            throw new IllegalArgumentException("rerank: expected >= 0 (0: every candidate the beam holds), got " + rerank);
+            throw new IllegalArgumentException("rerank: expected >= 0 (0: twice k), got " + rerank);
         }
         float[] q = metric.prepare(query);
         // No lock: the free epoch first, then the entry point, then the layout (at least as new
@@ -444,10 +444,10 @@ public final class HnswIndex implements VectorIndex {
         int[] slots = s.batch(n);
         float[] scores = s.batchScores;
         if (!scorer.isExact()) {
-            // Re-rank: the best `rerank` candidates by code score (all of them for 0, never fewer
-            // than k) are scored again from the floats of the walk's layout, and only those
-            // exact scores go on.
-            int depth = rerank == 0 ? n : Math.min(n, Math.max(rerank, k));
+            // Re-rank: the best `rerank` candidates by code score (2k for 0, never fewer than k)
+            // are scored again from the floats of the walk's layout, and only those exact scores
+            // go on.
+            int depth = Math.min(n, rerank == 0 ? 2 * k : Math.max(rerank, k));
             while (s.results.size() > depth) {
                 s.results.pop(); // worst code score first
             }

@@ -22,9 +22,10 @@ import java.util.Set;
  *     same either way. INT8 costs {@code ceil(dim / 4) * 4 + 16} bytes per vector on top of the
  *     {@code 4 * dim} of the floats (400 + 1536 at d = 384), and holds no trained state
  * @param rerank how many of the walk's best candidates (by code score) a quantized search re-scores
- *     exactly (per query: {@code SearchParams "rerank"}); 0, the default, re-scores all the beam
- *     holds ({@code efSearch}). Never fewer than k, never more than the beam; ignored without
- *     quantization
+ *     exactly (per query: {@code SearchParams "rerank"}); 0, the default, re-scores twice k, which
+ *     on real embeddings kept the recall of re-scoring the whole beam at every efSearch; a value
+ *     of at least efSearch re-scores the whole beam. Never fewer than k, never more than the
+ *     beam; ignored without quantization
  */
 public record HnswParams(int m, int efConstruction, int efSearch, double levelMultiplier, int repairEf, long seed,
         Quantization quantization, int rerank) {
@@ -92,8 +93,7 @@ public record HnswParams(int m, int efConstruction, int efSearch, double levelMu
             throw new IllegalArgumentException("hnsw index: quantization expected none or int8, got null");
         }
         if (rerank < 0) {
-            throw new IllegalArgumentException("hnsw index: rerank expected >= 0 (0: every candidate the beam holds),"
-                    + " got " + rerank);
+            throw new IllegalArgumentException("hnsw index: rerank expected >= 0 (0: twice k), got " + rerank);
         }
     }
 

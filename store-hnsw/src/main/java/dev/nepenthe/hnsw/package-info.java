@@ -32,8 +32,9 @@
  * its float vector, an {@link dev.nepenthe.hnsw.Int8Codes int8 code}: one signed byte per
  * dimension on the vector's own scale (its centre and step) plus four floats of corrections. A
  * search walks the graph scoring codes with integer kernels, then re-scores its best
- * {@code rerank} candidates (default: the whole beam, {@code efSearch}) from the floats and
- * returns those exact scores only; filtered searches that fall back to an exact scan score floats.
+ * {@code rerank} candidates (default: twice k; the whole beam with {@code rerank >= efSearch})
+ * from the floats and returns those exact scores only; filtered searches that fall back to an
+ * exact scan score floats.
  * Building and repairing always score floats, so the graph is the one a float index builds.
  * <ul>
  *   <li>Memory per vector: {@code 4 * dim} bytes of floats, kept for the re-rank, plus
@@ -49,7 +50,9 @@
  *       times the float QPS at the same efSearch and recall, more at 100k vectors than at 20k (the
  *       floats fall out of cache), more with {@code rerank} = 2k than with the whole beam (each
  *       re-ranked vector is a cold read of its floats). Recall with the whole beam re-ranked equals
- *       float recall within 0.01; {@code rerank} = k loses several points, 2k about nothing.
+ *       float recall within 0.01; {@code rerank} = k loses several points, 2k (the default) about
+ *       nothing: on 117,000 MiniLM sentence embeddings it gave the whole beam's recall at every
+ *       efSearch from 16 to 256.
  *       The walk's own work (lists, visited set, heaps) is the same in both modes and is what
  *       keeps the ratio below the 4x the bytes would suggest.</li>
  * </ul>

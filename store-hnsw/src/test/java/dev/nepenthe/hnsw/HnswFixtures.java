@@ -61,8 +61,11 @@ final class HnswFixtures {
 
     /** Mean recall@k over the queries. */
     static double recall(VectorIndex approx, ExactIndex exact, float[][] queries, int k, int ef) {
+        return recall(approx, exact, queries, k, SearchParams.of("efSearch", ef));
+    }
+
+    static double recall(VectorIndex approx, ExactIndex exact, float[][] queries, int k, SearchParams sp) {
         double sum = 0;
-        SearchParams sp = SearchParams.of("efSearch", ef);
         for (float[] q : queries) {
             SearchResult truth = exact.search(q, k);
             SearchResult got = approx.search(q, k, Accept.ALL, sp);

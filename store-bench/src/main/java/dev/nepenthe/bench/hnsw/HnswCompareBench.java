@@ -65,14 +65,14 @@ public final class HnswCompareBench {
             + " [quantized=false] [threads=1,2,4] [buildThreads=0] [rounds=5] [oversample=3] [pqSubspaces=dim/4]"
             + " [python=/usr/bin/python3] [pythonDir=store-bench/src/main/python]\n"
             + "  engines: nepenthe nepenthe-256 nepenthe-512 lucene lucene-util lucene-int7 lucene-bbq jvector"
-            + " jvector-pq hnswlib faiss faiss-sq8 nepenthe-int8 nepenthe-int8-rerank20; quantized=true adds"
-            + " nepenthe-int8,nepenthe-int8-rerank20,lucene-int7,lucene-bbq,jvector-pq,faiss-sq8";
+            + " jvector-pq hnswlib faiss faiss-sq8 nepenthe-int8 nepenthe-int8-beam; quantized=true adds"
+            + " nepenthe-int8,nepenthe-int8-beam,lucene-int7,lucene-bbq,jvector-pq,faiss-sq8";
 
     static final List<String> FLOAT_ENGINES = List.of("nepenthe", "lucene", "jvector", "hnswlib", "faiss");
-    static final List<String> QUANTIZED_ENGINES = List.of("nepenthe-int8", "nepenthe-int8-rerank20", "lucene-int7",
+    static final List<String> QUANTIZED_ENGINES = List.of("nepenthe-int8", "nepenthe-int8-beam", "lucene-int7",
             "lucene-bbq", "jvector-pq", "faiss-sq8");
     static final List<String> ALL_ENGINES = List.of("nepenthe", "nepenthe-256", "nepenthe-512", "nepenthe-int8",
-            "nepenthe-int8-rerank20", "lucene",
+            "nepenthe-int8-beam", "lucene",
             "lucene-util", "lucene-int7", "lucene-bbq", "jvector", "jvector-pq", "hnswlib", "faiss", "faiss-sq8");
     private static final Set<String> ARGUMENTS = Set.of("data", "file", "n", "dim", "queries", "m", "efc", "k",
             "clusters", "spread", "seed", "efs", "engines", "quantized", "threads", "rounds", "oversample",
@@ -286,15 +286,15 @@ public final class HnswCompareBench {
                             1, metric);
                     out.add(int8);
                 }
-                case "nepenthe-int8-rerank20" -> {
-                    // The same int8 index, re-ranking 20 (2k) candidates instead of the whole beam.
+                case "nepenthe-int8-beam" -> {
+                    // The same int8 index, re-ranking the whole beam instead of the default 2k.
                     if (int8 == null) {
                         int8 = new NepentheEngine("nepenthe-int8", Kernels.get(),
                                 params.withQuantization(HnswParams.Quantization.INT8), 1, metric);
                         out.add(int8);
                     }
                     NepentheEngine e = new NepentheEngine(name, Kernels.get(), params, 1, metric);
-                    e.searchIndexOf(int8, 20);
+                    e.searchIndexOf(int8, Integer.MAX_VALUE);
                     out.add(e);
                 }
                 case "nepenthe-256", "nepenthe-512" -> {

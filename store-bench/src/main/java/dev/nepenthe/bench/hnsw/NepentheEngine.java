@@ -80,7 +80,7 @@ final class NepentheEngine implements AnnEngine {
     @Override
     public String buildNote() {
         if (sameIndex != null) {
-            return "searches " + sameIndex.name + "'s index, re-ranking " + rerank + " candidates exactly (no build)";
+            return "searches " + sameIndex.name + "'s index, re-ranking " + (rerank == Integer.MAX_VALUE ? "the whole beam" : rerank + " candidates") + " exactly (no build)";
         }
         if (params.quantization() != HnswParams.Quantization.NONE) {
             return "HnswIndex.add of every vector (graph built on floats, int8 codes beside them), " + threads
@@ -107,7 +107,7 @@ final class NepentheEngine implements AnnEngine {
     private NepentheEngine donor;
     /** When set, this engine searches that engine's index (same graph and codes) with its own rerank depth. */
     private NepentheEngine sameIndex;
-    /** Candidates re-ranked exactly per query in int8 mode; 0 re-ranks the whole beam. */
+    /** Candidates re-ranked exactly per query in int8 mode; 0 keeps the index default (2k). */
     private int rerank;
 
     /** Searches {@code other}'s index (built once) re-ranking {@code rerank} candidates per query. */
