@@ -14,6 +14,7 @@ import dev.nepenthe.core.index.IndexConfig;
 import dev.nepenthe.core.internal.crypto.KeyedHash;
 import dev.nepenthe.core.internal.crypto.Keystore;
 import dev.nepenthe.core.internal.crypto.MasterKey;
+import dev.nepenthe.core.internal.engine.IndexGenerations;
 import dev.nepenthe.core.internal.engine.CollectionEngine;
 import dev.nepenthe.core.internal.engine.JvmFlags;
 import dev.nepenthe.core.internal.engine.NoPhoneHome;
@@ -218,6 +219,7 @@ public final class Nepenthe implements AutoCloseable {
                     // mid-drop): finish the drop before anything is served.
                     CollectionStorage.purgeDropped(dir, meta.id(), context);
                     TextIndex.destroyFolder(dir.resolve("text"), keystore, context.hashes(), meta.id());
+                    IndexGenerations.destroyFolder(dir.resolve("index"), keystore, context.hashes(), meta.id());
                     StoreFolders.deleteTree(dir);
                     continue;
                 }
@@ -736,6 +738,11 @@ public final class Nepenthe implements AutoCloseable {
         return signingKey.publicKeyPem();
     }
 
+    /** A copy of an index generation file of {@code collection}, decrypted; null once its key is destroyed (tests). */
+    byte[] decryptIndexGeneration(String collection, Path file) throws IOException {
+        return IndexGenerations.decrypt(file, keystore, context.hashes(), collection(collection).engine().id());
+    }
+
     /** What reconciliation did when this store opened. */
     ForgetProtocol.ReconciliationReport reconciliation() {
         return protocol.reconciliation();
@@ -754,7 +761,9 @@ public final class Nepenthe implements AutoCloseable {
         var factory = VectorIndexes.factory(spec.index().kind());
         CollectionEngine.TextOpener text = spec.textAnalyzer() == null ? null
                 : () -> TextIndex.open(dir.resolve("text"), spec.textAnalyzer(), keystore, context.hashes(), id);
-        return new VectorCollection(new CollectionEngine(spec, id, () -> factory.create(indexConfig(spec)),
+        IndexGenerations generations = new IndexGenerations(dir.resolve("index"), keystore, context.hashes(), id,
+                factory, indexConfig(spec));
+        return new VectorCollection(new CollectionEngine(spec, id, () -> factory.create(indexConfig(spec)), generations,
                 sink -> CollectionStorage.open(dir, id, context, sink), text, embedding(spec)));
     }
 

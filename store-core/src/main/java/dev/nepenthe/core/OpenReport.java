@@ -18,9 +18,28 @@ import java.nio.file.Path;
  * @param orphanFilesRemoved  files no manifest names (a checkpoint cut short), removed
  * @param idMapRebuilt        whether the id map was rebuilt from the records (it was not closed cleanly)
  * @param idMapRepairs        id map entries added, changed or removed to agree with the records
+ * @param index               whether the vector index was loaded from its persisted generation or
+ *                            built from the records, and why
  */
 public record OpenReport(int liveRecords, int droppedAsDeleted, int droppedAsSuperseded, int removedByLogDeletes,
-        LogRecovery log, int orphanFilesRemoved, boolean idMapRebuilt, int idMapRepairs) {
+        LogRecovery log, int orphanFilesRemoved, boolean idMapRebuilt, int idMapRepairs, IndexRecovery index) {
+
+    /**
+     * The vector index at open (docs/STORAGE.md, "Persisted indexes").
+     *
+     * @param loaded         true if it was loaded from a persisted, encrypted generation; false if
+     *                       it was built from the records
+     * @param generation     the generation loaded, or -1
+     * @param added          records written after that generation, added to the loaded index
+     * @param removed        ordinals the generation held that no record holds now at that
+     *                       version, removed from the loaded index
+     * @param rebuiltBecause why it was built instead (no file yet; the file's key was destroyed
+     *                       when records left the index after it was written; the file failed,
+     *                       named, with the reason), or null when it was loaded
+     * @param millis         time spent loading and catching up, or building
+     */
+    public record IndexRecovery(boolean loaded, long generation, int added, int removed, String rebuiltBecause,
+            long millis) {}
 
     /**
      * The write-ahead log replay.

@@ -9,9 +9,12 @@ import dev.nepenthe.core.index.SearchResult;
 import dev.nepenthe.core.index.VectorIndex;
 import dev.nepenthe.core.internal.index.IndexChecks;
 import dev.nepenthe.core.internal.index.TopK;
+import dev.nepenthe.core.internal.io.BodyStreams;
 import dev.nepenthe.core.internal.io.ChecksummedFiles;
 import dev.nepenthe.core.vector.Kernels;
 import dev.nepenthe.core.vector.VectorKernels;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.Arrays;
@@ -700,51 +703,60 @@ public final class HnswIndex implements VectorIndex {
     public void save(Path file) throws IOException {
         writerGate.writeLock().lock();
         try {
-            ChecksummedFiles.write(file, FORMAT, VERSION, ChecksummedFiles.newFileId(), out -> {
-                IndexChecks.writeShape(out, dim, metric);
-                out.writeInt(params.m());
-                out.writeInt(params.efConstruction());
-                out.writeInt(params.efSearch());
-                out.writeDouble(params.levelMultiplier());
-                out.writeInt(params.repairEf());
-                out.writeLong(params.seed());
-                out.writeByte(params.quantization().ordinal());
-                out.writeInt(params.rerank());
-                out.writeInt(graph.capacity());
-                int hw = graph.highWater();
-                out.writeInt(hw);
-                long entry = graph.entry();
-                out.writeInt(HnswGraph.entrySlot(entry));
-                out.writeInt(HnswGraph.entryLevel(entry));
-                float[] v = graph.vectors();
-                for (int s = 0; s < hw; s++) {
-                    if (graph.state(s) != HnswGraph.LIVE) {
-                        out.writeByte(0);
-                        continue;
-                    }
-                    out.writeByte(1);
-                    out.writeInt(graph.ordinal(s));
-                    int level = graph.level(s);
-                    out.writeByte(level);
-                    int off = graph.vectorOffset(s);
-                    for (int i = 0; i < dim; i++) {
-                        out.writeFloat(v[off + i]);
-                    }
-                    for (int l = 0; l <= level; l++) {
-                        int[] nb = graph.neighbors(s, l);
-                        out.writeInt(nb.length);
-                        for (int n : nb) {
-                            out.writeInt(n);
-                        }
-                    }
-                }
-                out.writeInt(graph.freeCount());
-                for (int i = 0; i < graph.freeCount(); i++) {
-                    out.writeInt(graph.freeSlot(i));
-                }
-            });
+            ChecksummedFiles.write(file, FORMAT, VERSION, ChecksummedFiles.newFileId(), this::writeBody);
         } finally {
             writerGate.writeLock().unlock();
+        }
+    }
+
+    @Override
+    public void writeTo(DataOutputStream out) throws IOException {
+        writerGate.writeLock().lock();
+        try {
+            BodyStreams.writeHeader(out, FORMAT, VERSION);
+            writeBody(out);
+        } finally {
+            writerGate.writeLock().unlock();
+        }
+    }
+
+    /** The body of the file format above; the caller holds the writer gate. */
+    private void writeBody(DataOutputStream out) throws IOException {
+        IndexChecks.writeShape(out, dim, metric);
+        out.writeInt(params.m());
+        out.writeInt(params.efConstruction());
+        out.writeInt(params.efSearch());
+        out.writeDouble(params.levelMultiplier());
+        out.writeInt(params.repairEf());
+        out.writeLong(params.seed());
+        out.writeByte(params.quantization().ordinal());
+        out.writeInt(params.rerank());
+        out.writeInt(graph.capacity());
+        int hw = graph.highWater();
+        out.writeInt(hw);
+        long entry = graph.entry();
+        out.writeInt(HnswGraph.entrySlot(entry));
+        out.writeInt(HnswGraph.entryLevel(entry));
+        float[] v = graph.vectors();
+        for (int s = 0; s < hw; s++) {
+            if (graph.state(s) != HnswGraph.LIVE) {
+                out.writeByte(0);
+                continue;
+            }
+            out.writeByte(1);
+            out.writeInt(graph.ordinal(s));
+            int level = graph.level(s);
+            out.writeByte(level);
+            BodyStreams.writeFloats(out, v, graph.vectorOffset(s), dim);
+            for (int l = 0; l <= level; l++) {
+                int[] nb = graph.neighbors(s, l);
+                out.writeInt(nb.length);
+                BodyStreams.writeInts(out, nb, 0, nb.length);
+            }
+        }
+        out.writeInt(graph.freeCount());
+        for (int i = 0; i < graph.freeCount(); i++) {
+            out.writeInt(graph.freeSlot(i));
         }
     }
 
@@ -816,111 +828,119 @@ public final class HnswIndex implements VectorIndex {
      * bit for bit, so the choice changes speed, never results.
      */
     public static HnswIndex load(IndexConfig config, Path file, VectorKernels kernels) throws IOException {
-        return ChecksummedFiles.read(file, FORMAT, OLDEST_VERSION, VERSION, (in, version) -> {
-            IndexChecks.readShape(in, config);
-            int dim = config.dimension();
-            Metric metric = config.metric();
-            HnswParams p = new HnswParams(in.readInt(), in.readInt(), in.readInt(), in.readDouble(), in.readInt(),
-                    in.readLong());
-            if (version >= 2) {
-                int q = in.readUnsignedByte();
-                HnswParams.Quantization[] modes = HnswParams.Quantization.values();
-                if (q >= modes.length) {
-                    throw new IllegalArgumentException("quantization code " + q + " (expected 0 for none or 1 for int8)");
-                }
-                p = p.withQuantization(modes[q]).withRerank(in.readInt());
+        return ChecksummedFiles.read(file, FORMAT, OLDEST_VERSION, VERSION,
+                (in, version) -> readBody(config, in, version, kernels));
+    }
+
+    /** Reads what {@link #writeTo} wrote; see {@link HnswIndexFactory#readFrom}. */
+    static HnswIndex readFrom(IndexConfig config, DataInputStream in) throws IOException {
+        int version = BodyStreams.readHeader(in, FORMAT, OLDEST_VERSION, VERSION);
+        return readBody(config, in, version, Kernels.get());
+    }
+
+    private static HnswIndex readBody(IndexConfig config, DataInputStream in, int version, VectorKernels kernels)
+            throws IOException {
+        IndexChecks.readShape(in, config);
+        int dim = config.dimension();
+        Metric metric = config.metric();
+        HnswParams p = new HnswParams(in.readInt(), in.readInt(), in.readInt(), in.readDouble(), in.readInt(),
+                in.readLong());
+        if (version >= 2) {
+            int q = in.readUnsignedByte();
+            HnswParams.Quantization[] modes = HnswParams.Quantization.values();
+            if (q >= modes.length) {
+                throw new IllegalArgumentException("quantization code " + q + " (expected 0 for none or 1 for int8)");
             }
-            int capacity = in.readInt();
-            int hw = in.readInt();
-            if (hw < 0 || capacity < hw) {
-                throw new IllegalArgumentException("high-water mark " + hw + " outside [0, capacity " + capacity + "]");
+            p = p.withQuantization(modes[q]).withRerank(in.readInt());
+        }
+        int capacity = in.readInt();
+        int hw = in.readInt();
+        if (hw < 0 || capacity < hw) {
+            throw new IllegalArgumentException("high-water mark " + hw + " outside [0, capacity " + capacity + "]");
+        }
+        int entrySlot = in.readInt();
+        int entryLevel = in.readInt();
+        // The stored capacity is only a sizing hint: allocate for what the file holds, so a
+        // crafted capacity cannot make the loader allocate gigabytes before anything is read.
+        HnswIndex index = new HnswIndex(dim, metric, p, kernels, Math.max(16, hw));
+        // Ordinals are dense in a store (freed ones are reused), so one far beyond the number
+        // of slots is not something a save writes; refusing it bounds the ordinal table.
+        long maxOrdinal = 16L * Math.max(hw, 1 << 16);
+        HnswGraph g = index.graph;
+        int[][][] lists = new int[hw][][];
+        float[] v = new float[dim]; // setVector copies it
+        int live = 0;
+        for (int s = 0; s < hw; s++) {
+            int state = in.readUnsignedByte();
+            if (state == 0) {
+                continue;
             }
-            int entrySlot = in.readInt();
-            int entryLevel = in.readInt();
-            // The stored capacity is only a sizing hint: allocate for what the file holds, so a
-            // crafted capacity cannot make the loader allocate gigabytes before anything is read.
-            HnswIndex index = new HnswIndex(dim, metric, p, kernels, Math.max(16, hw));
-            // Ordinals are dense in a store (freed ones are reused), so one far beyond the number
-            // of slots is not something a save writes; refusing it bounds the ordinal table.
-            long maxOrdinal = 16L * Math.max(hw, 1 << 16);
-            HnswGraph g = index.graph;
-            int[][][] lists = new int[hw][][];
-            int live = 0;
-            for (int s = 0; s < hw; s++) {
-                int state = in.readUnsignedByte();
-                if (state == 0) {
-                    continue;
-                }
-                if (state != 1) {
-                    throw new IllegalArgumentException("slot " + s + " has unknown state " + state);
-                }
-                int ord = in.readInt();
-                int level = in.readUnsignedByte();
-                if (ord < 0 || ord > maxOrdinal || level > HnswGraph.MAX_LEVEL) {
-                    throw new IllegalArgumentException("slot " + s + ": ordinal " + ord + " level " + level
-                            + " (expected an ordinal in [0, " + maxOrdinal + "] and a level <= " + HnswGraph.MAX_LEVEL + ")");
-                }
-                if (ord >= index.ordToSlot.length) {
-                    int old = index.ordToSlot.length;
-                    index.ordToSlot = Arrays.copyOf(index.ordToSlot, Math.max(ord + 1, old * 2));
-                    Arrays.fill(index.ordToSlot, old, index.ordToSlot.length, -1);
-                }
-                if (index.ordToSlot[ord] >= 0) {
-                    throw new IllegalArgumentException("ordinal " + ord + " appears at slots " + index.ordToSlot[ord]
-                            + " and " + s);
-                }
-                float[] v = new float[dim];
-                for (int i = 0; i < dim; i++) {
-                    v[i] = in.readFloat();
-                }
-                lists[s] = new int[level + 1][];
-                for (int l = 0; l <= level; l++) {
-                    int deg = in.readInt();
-                    if (deg < 0 || deg > g.maxDegree(l)) {
-                        throw new IllegalArgumentException("slot " + s + " layer " + l + ": degree " + deg);
-                    }
-                    lists[s][l] = new int[deg];
-                    for (int i = 0; i < deg; i++) {
-                        int n = in.readInt();
-                        if (n < 0 || n >= hw) {
-                            throw new IllegalArgumentException("slot " + s + " layer " + l + " links to slot " + n);
-                        }
-                        lists[s][l][i] = n;
-                    }
-                }
-                g.restoreSlots(s, new int[0]);
-                int got = g.allocate(ord, level);
-                if (got != s) {
-                    throw new IllegalStateException("slot allocation out of step: " + got + " != " + s);
-                }
-                g.setVector(s, v);
-                index.ordToSlot[ord] = s;
-                live++;
+            if (state != 1) {
+                throw new IllegalArgumentException("slot " + s + " has unknown state " + state);
             }
-            int freeCount = in.readInt();
-            if (freeCount < 0 || freeCount > hw) {
-                throw new IllegalArgumentException("free list length " + freeCount);
+            int ord = in.readInt();
+            int level = in.readUnsignedByte();
+            if (ord < 0 || ord > maxOrdinal || level > HnswGraph.MAX_LEVEL) {
+                throw new IllegalArgumentException("slot " + s + ": ordinal " + ord + " level " + level
+                        + " (expected an ordinal in [0, " + maxOrdinal + "] and a level <= " + HnswGraph.MAX_LEVEL + ")");
             }
-            int[] free = new int[freeCount];
-            for (int i = 0; i < freeCount; i++) {
-                free[i] = in.readInt();
-                if (free[i] < 0 || free[i] >= hw || lists[free[i]] != null) {
-                    throw new IllegalArgumentException("free list names slot " + free[i] + " which is not free");
+            if (ord >= index.ordToSlot.length) {
+                int old = index.ordToSlot.length;
+                index.ordToSlot = Arrays.copyOf(index.ordToSlot, Math.max(ord + 1, old * 2));
+                Arrays.fill(index.ordToSlot, old, index.ordToSlot.length, -1);
+            }
+            if (index.ordToSlot[ord] >= 0) {
+                throw new IllegalArgumentException("ordinal " + ord + " appears at slots " + index.ordToSlot[ord]
+                        + " and " + s);
+            }
+            BodyStreams.readFloats(in, v, 0, dim);
+            lists[s] = new int[level + 1][];
+            for (int l = 0; l <= level; l++) {
+                int deg = in.readInt();
+                if (deg < 0 || deg > g.maxDegree(l)) {
+                    throw new IllegalArgumentException("slot " + s + " layer " + l + ": degree " + deg);
                 }
-            }
-            checkLoadedStructure(lists, entrySlot, entryLevel, live);
-            g.restoreSlots(hw, free);
-            for (int s = 0; s < hw; s++) {
-                if (lists[s] != null) {
-                    for (int l = 0; l < lists[s].length; l++) {
-                        g.setNeighbors(s, l, lists[s][l], lists[s][l].length);
+                int[] list = new int[deg];
+                BodyStreams.readInts(in, list, 0, deg);
+                for (int n : list) {
+                    if (n < 0 || n >= hw) {
+                        throw new IllegalArgumentException("slot " + s + " layer " + l + " links to slot " + n);
                     }
                 }
+                lists[s][l] = list;
             }
-            g.rebuildReverse();
-            g.setEntry(entrySlot, entryLevel);
-            index.live = live;
-            return index;
-        });
+            g.restoreSlots(s, new int[0]);
+            int got = g.allocate(ord, level);
+            if (got != s) {
+                throw new IllegalStateException("slot allocation out of step: " + got + " != " + s);
+            }
+            g.setVector(s, v);
+            index.ordToSlot[ord] = s;
+            live++;
+        }
+        int freeCount = in.readInt();
+        if (freeCount < 0 || freeCount > hw) {
+            throw new IllegalArgumentException("free list length " + freeCount);
+        }
+        int[] free = new int[freeCount];
+        for (int i = 0; i < freeCount; i++) {
+            free[i] = in.readInt();
+            if (free[i] < 0 || free[i] >= hw || lists[free[i]] != null) {
+                throw new IllegalArgumentException("free list names slot " + free[i] + " which is not free");
+            }
+        }
+        checkLoadedStructure(lists, entrySlot, entryLevel, live);
+        g.restoreSlots(hw, free);
+        for (int s = 0; s < hw; s++) {
+            if (lists[s] != null) {
+                for (int l = 0; l < lists[s].length; l++) {
+                    g.setNeighbors(s, l, lists[s][l], lists[s][l].length);
+                }
+            }
+        }
+        g.rebuildReverse();
+        g.setEntry(entrySlot, entryLevel);
+        index.live = live;
+        return index;
     }
 }

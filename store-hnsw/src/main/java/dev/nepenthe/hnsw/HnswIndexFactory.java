@@ -3,6 +3,7 @@ package dev.nepenthe.hnsw;
 import dev.nepenthe.core.index.IndexConfig;
 import dev.nepenthe.core.index.VectorIndex;
 import dev.nepenthe.core.index.VectorIndexFactory;
+import java.io.DataInputStream;
 import java.io.IOException;
 import java.nio.file.Path;
 
@@ -26,5 +27,15 @@ public final class HnswIndexFactory implements VectorIndexFactory {
     @Override
     public VectorIndex load(IndexConfig config, Path file) throws IOException {
         return HnswIndex.load(config, file);
+    }
+
+    @Override
+    public boolean persists() {
+        return true;
+    }
+
+    @Override
+    public VectorIndex readFrom(IndexConfig config, DataInputStream in) throws IOException {
+        return HnswIndex.readFrom(config, in);
     }
 }

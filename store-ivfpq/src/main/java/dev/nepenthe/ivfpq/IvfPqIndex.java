@@ -1030,6 +1030,16 @@ public final class IvfPqIndex implements VectorIndex {
         }
     }
 
+    @Override
+    public void writeTo(java.io.DataOutputStream out) throws IOException {
+        lock.readLock().lock();
+        try {
+            IvfPqFile.writeTo(out, this);
+        } finally {
+            lock.readLock().unlock();
+        }
+    }
+
     /**
      * Reads a file written by {@link #save}; dimension and metric must match {@code config}. The
      * index parameters and seed come from the file (the codes were made with them); the
@@ -1163,6 +1173,16 @@ public final class IvfPqIndex implements VectorIndex {
         @Override
         public VectorIndex load(IndexConfig config, Path file) throws IOException {
             return IvfPqIndex.load(config, file);
+        }
+
+        @Override
+        public boolean persists() {
+            return true;
+        }
+
+        @Override
+        public VectorIndex readFrom(IndexConfig config, java.io.DataInputStream in) throws IOException {
+            return IvfPqFile.readFrom(config, in);
         }
     }
 }

@@ -1,6 +1,7 @@
 package dev.nepenthe.core.index;
 
 import dev.nepenthe.core.Metric;
+import java.io.DataOutputStream;
 import java.io.IOException;
 import java.nio.file.Path;
 
@@ -177,12 +178,27 @@ public interface VectorIndex extends AutoCloseable {
     /**
      * Writes the whole index to {@code file} (write to a temporary sibling, fsync, rename),
      * in a versioned, checksummed format that {@link VectorIndexFactory#load} reads back. The
-     * store itself does not call it today: it rebuilds every index from the records at open.
+     * store does not call it: it writes indexes through {@link #writeTo}, encrypted.
      *
      * @param file the file to write
      * @throws IOException if writing, the fsync or the rename fails
      */
     void save(Path file) throws IOException;
+
+    /**
+     * Writes the whole index to a stream the caller owns (and encrypts, checksums, flushes):
+     * its own format name and version first, then what {@link #save} writes, so that
+     * {@link VectorIndexFactory#readFrom} reads it back. Concurrent searches go on; adds and
+     * removes wait. Only kinds whose factory {@link VectorIndexFactory#persists() persists}
+     * implement it.
+     *
+     * @param out the stream
+     * @throws IOException if writing fails
+     * @throws UnsupportedOperationException if this kind cannot be written to a stream
+     */
+    default void writeTo(DataOutputStream out) throws IOException {
+        throw new UnsupportedOperationException(kind() + " indexes cannot be written to a stream");
+    }
 
     /**
      * Its structure for operators and auditors (see {@link IndexDescription}). Costs a pass over

@@ -1,5 +1,6 @@
 package dev.nepenthe.core.index;
 
+import java.io.DataInputStream;
 import java.io.IOException;
 import java.nio.file.Path;
 
@@ -39,4 +40,33 @@ public interface VectorIndexFactory {
      *     ({@link dev.nepenthe.core.CorruptFileException} and its subclasses)
      */
     VectorIndex load(IndexConfig config, Path file) throws IOException;
+
+    /**
+     * Whether indexes of this kind can be written to a stream and read back
+     * ({@link VectorIndex#writeTo}, {@link #readFrom}). A store persists such an index as an
+     * encrypted generation and loads it at open instead of rebuilding it; for other kinds it
+     * rebuilds at every open. False by default.
+     *
+     * @return true if both stream methods are implemented
+     */
+    default boolean persists() {
+        return false;
+    }
+
+    /**
+     * Reads an index written by {@link VectorIndex#writeTo}, consuming exactly what it wrote.
+     * The index is checked structurally before it is returned (what the full
+     * {@link VectorIndex#verifyIntegrity()} checks stays on demand).
+     *
+     * @param config the config the index was created with
+     * @param in the stream, positioned where {@code writeTo} began
+     * @return the index as it was written
+     * @throws IOException if the stream fails or ends early
+     * @throws IllegalArgumentException if what was read is not a valid index of this kind for
+     *     {@code config}, saying what was expected and what was found
+     * @throws UnsupportedOperationException unless {@link #persists()}
+     */
+    default VectorIndex readFrom(IndexConfig config, DataInputStream in) throws IOException {
+        throw new UnsupportedOperationException(kind() + " indexes cannot be read from a stream");
+    }
 }

@@ -17,6 +17,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -94,6 +95,11 @@ public final class CollectionEngine {
     private final CollectionStorage storage;
     private final Supplier<VectorIndex> indexFactory;
     private volatile VectorIndex index;
+    /** The persisted index generations, or null (an index kind that is not persisted, or tests). */
+    private final IndexGenerations generations;
+    /** Whether the index changed since the current generation was written (or none exists). */
+    private boolean indexDirty;
+    private final IndexRecovery indexRecovery;
     private final RecordValidator validator;
     /** The text index, or null when the collection has none. */
     private final TextIndex text;
@@ -128,22 +134,59 @@ public final class CollectionEngine {
      */
     public CollectionEngine(CollectionSpec spec, String id, Supplier<VectorIndex> indexFactory, StorageOpener opener,
             TextOpener textOpener, Embedding embedding) throws IOException {
+        this(spec, id, indexFactory, null, opener, textOpener, embedding);
+    }
+
+    /**
+     * As above, loading the index from its newest persisted generation when one is readable
+     * (then only the records written or removed since are applied to it), else building it
+     * from the records.
+     */
+    public CollectionEngine(CollectionSpec spec, String id, Supplier<VectorIndex> indexFactory,
+            IndexGenerations generations, StorageOpener opener, TextOpener textOpener, Embedding embedding)
+            throws IOException {
         this.spec = spec;
         this.embedding = embedding;
         this.id = id;
         this.indexFactory = indexFactory;
-        this.index = indexFactory.get();
+        this.generations = generations;
         this.validator = new RecordValidator(spec);
         this.storage = opener.open((ordinal, r) -> {
             validator.validate(r, "stored record");
             catalogue.link(ordinal, r);
         });
         catalogue.freeGaps();
-        // Index every stored record; the SPI allows concurrent adds, so a graph index builds
-        // on every core (an index that serialises adds internally simply takes turns).
-        VectorIndex idx = index;
-        catalogue.liveEntries().parallelStream().forEach(e -> idx.add(e.ordinal(), RecordAccess.vectorUnsafe(e.record())));
-        idx.afterBulkLoad();
+        long started = System.nanoTime();
+        IndexGenerations.Outcome persisted;
+        VectorIndex idx;
+        int added = 0;
+        int removed = 0;
+        try {
+            persisted = generations == null ? new IndexGenerations.Outcome(null, "not persisted") : generations.open();
+            if (persisted.loaded() != null) {
+                idx = persisted.loaded().index();
+                int[] delta = catchUp(idx, persisted.loaded().versions());
+                added = delta[0];
+                removed = delta[1];
+                indexDirty = added + removed > 0;
+            } else {
+                // Index every stored record; the SPI allows concurrent adds, so a graph index
+                // builds on every core (an index that serialises adds internally takes turns).
+                idx = indexFactory.get();
+                VectorIndex building = idx;
+                catalogue.liveEntries().parallelStream()
+                        .forEach(e -> building.add(e.ordinal(), RecordAccess.vectorUnsafe(e.record())));
+                building.afterBulkLoad();
+                indexDirty = true;
+            }
+        } catch (IOException | RuntimeException e) {
+            storage.close();
+            throw e;
+        }
+        this.index = idx;
+        this.indexRecovery = new IndexRecovery(persisted.loaded() != null,
+                persisted.loaded() == null ? -1 : persisted.loaded().generation(), added, removed,
+                persisted.rebuiltBecause(), (System.nanoTime() - started) / 1_000_000);
         TextIndex t = null;
         if (textOpener != null) {
             try {
@@ -165,6 +208,95 @@ public final class CollectionEngine {
         }
         this.text = t;
         catalogue.publish(0);
+    }
+
+    /**
+     * What opening did with the vector index.
+     *
+     * @param loaded whether it was loaded from a persisted generation (else built from the records)
+     * @param generation the generation loaded, or -1
+     * @param added records written after that generation, added to it
+     * @param removed ordinals it held that the records no longer have at that version, removed
+     * @param rebuiltBecause why it was built from the records, or null when it was loaded
+     * @param millis the time to load (and catch up) or build it
+     */
+    public record IndexRecovery(boolean loaded, long generation, int added, int removed, String rebuiltBecause,
+            long millis) {}
+
+    /** What opening did with the vector index. */
+    public IndexRecovery indexRecovery() {
+        return indexRecovery;
+    }
+
+    /**
+     * Brings a loaded index up to the records: an ordinal whose record version differs from
+     * the one the generation recorded (or that no record holds now) is removed, and every
+     * record the index lacks is added. Only what changed after the generation was written
+     * costs anything. Returns {added, removed}.
+     */
+    private int[] catchUp(VectorIndex idx, long[] versions) throws IOException {
+        List<Entry> missing = new ArrayList<>();
+        List<Integer> stale = new ArrayList<>();
+        RoaringBitmap current = new RoaringBitmap();
+        for (Entry e : catalogue.liveEntries()) {
+            int ord = e.ordinal();
+            current.add(ord);
+            boolean same = ord < versions.length && versions[ord] == storage.versionOf(ord) && idx.contains(ord);
+            if (!same) {
+                if (idx.contains(ord)) {
+                    stale.add(ord);
+                }
+                missing.add(e);
+            }
+        }
+        for (int ord = 0; ord < versions.length; ord++) {
+            if (versions[ord] >= 0 && !current.contains(ord) && idx.contains(ord)) {
+                stale.add(ord);
+            }
+        }
+        if (!stale.isEmpty()) {
+            // The file holds vectors the records no longer have: it goes before they leave.
+            generations.invalidate();
+        }
+        int removed = idx.removeAll(stale.stream().mapToInt(Integer::intValue).toArray());
+        missing.parallelStream().forEach(e -> idx.add(e.ordinal(), RecordAccess.vectorUnsafe(e.record())));
+        if (!missing.isEmpty()) {
+            idx.afterBulkLoad();
+        }
+        return new int[] {missing.size(), removed};
+    }
+
+    /**
+     * Writes the index as a new persisted generation (destroying the previous one) when it
+     * changed since the last, unless it holds purgeable residue of a removal (a file must not
+     * carry that; the next open rebuilds instead). Under the writer mutex. A failure is logged
+     * and leaves the collection as it was: the index is derived, the next open rebuilds it.
+     */
+    private void persistIndex() {
+        if (generations == null || !generations.enabled() || !indexDirty) {
+            return;
+        }
+        VectorIndex idx = index;
+        if (idx.hasResidue()) {
+            return;
+        }
+        List<Entry> live = catalogue.liveEntries();
+        int[] ords = new int[live.size()];
+        long[] versions = new long[live.size()];
+        int n = 0;
+        for (Entry e : live) {
+            if (idx.contains(e.ordinal())) {
+                ords[n] = e.ordinal();
+                versions[n++] = storage.versionOf(e.ordinal());
+            }
+        }
+        try {
+            generations.write(idx, Arrays.copyOf(ords, n), Arrays.copyOf(versions, n));
+            indexDirty = false;
+        } catch (IOException | RuntimeException e) {
+            LOG.log(System.Logger.Level.WARNING, "collection ''{0}'': writing the index generation failed; the next"
+                    + " open rebuilds the index from the records: {1}", spec.name(), e.toString());
+        }
     }
 
     /** The records as the text index checks them against: version and text by ordinal. */
@@ -264,6 +396,7 @@ public final class CollectionEngine {
                 catalogue.hide(RecordCatalogue.REMOVING, RecordCatalogue.ordinalsOf(replaced));
             }
             VectorIndex idx = index;
+            indexDirty = true;
             for (Placed p : placed) {
                 idx.add(p.ordinal(), RecordAccess.vectorUnsafe(p.record()));
                 catalogue.link(p.ordinal(), p.record());
@@ -477,6 +610,9 @@ public final class CollectionEngine {
         for (Entry e : doomed) {
             catalogue.unlink(e);
         }
+        // The persisted generation holds these vectors: its key goes before the index changes,
+        // so no file outlives the removal in readable form.
+        invalidateGeneration();
         // One batch call lets the index share repair work across the removals.
         int[] removed = ords.toArray();
         index.removeAll(removed);
@@ -491,6 +627,29 @@ public final class CollectionEngine {
             }
         }
         catalogue.free(ords, stamp);
+    }
+
+    /** Destroys the persisted index generation, if any (its key, then its file). Under the writer mutex. */
+    private void invalidateGeneration() {
+        indexDirty = true;
+        if (generations != null) {
+            try {
+                generations.invalidate();
+            } catch (IOException e) {
+                throw new UncheckedIOException("collection '" + spec.name() + "': destroying the persisted index"
+                        + " generation failed; nothing was removed", e);
+            }
+        }
+    }
+
+    /** The persisted index generation serving now, or -1 (tests and the forget evidence). */
+    public long indexGeneration() {
+        return generations == null ? -1 : generations.currentGeneration();
+    }
+
+    /** Its file, or null. */
+    public Path indexGenerationFile() {
+        return generations == null ? null : generations.currentFile();
     }
 
     /** Called under the writer mutex once deleted records are out of the index and maps. */
@@ -692,12 +851,13 @@ public final class CollectionEngine {
         }
     }
 
-    /** Folds the write-ahead log into segments now. */
+    /** Folds the write-ahead log into segments now, and persists the index if it changed. */
     public void checkpoint() {
         writer.lock();
         try {
             ensureOpen();
             storage.checkpoint(true);
+            persistIndex();
             if (text != null) {
                 text.commit();
             }
@@ -734,6 +894,9 @@ public final class CollectionEngine {
         try {
             if (text != null) {
                 text.destroy();
+            }
+            if (generations != null) {
+                generations.retire();
             }
             storage.destroyAllKeys();
         } finally {
@@ -786,6 +949,7 @@ public final class CollectionEngine {
             }
             VectorIndex old = index;
             index = fresh;
+            indexDirty = true;
             old.close();
         } finally {
             writer.unlock();
@@ -799,6 +963,7 @@ public final class CollectionEngine {
                 return;
             }
             closed = true;
+            persistIndex();
             try {
                 if (text != null) {
                     text.commitAndClose();

@@ -8,9 +8,12 @@ import dev.nepenthe.core.index.SearchParams;
 import dev.nepenthe.core.index.SearchResult;
 import dev.nepenthe.core.index.VectorIndex;
 import dev.nepenthe.core.index.VectorIndexFactory;
+import dev.nepenthe.core.internal.io.BodyStreams;
 import dev.nepenthe.core.internal.io.ChecksummedFiles;
 import dev.nepenthe.core.vector.Kernels;
 import dev.nepenthe.core.vector.VectorKernels;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.Arrays;
@@ -201,43 +204,59 @@ public final class ExactIndex implements VectorIndex {
     public void save(Path file) throws IOException {
         lock.readLock().lock();
         try {
-            ChecksummedFiles.write(file, FORMAT, VERSION, ChecksummedFiles.newFileId(), out -> {
-                IndexChecks.writeShape(out, dim, metric);
-                out.writeInt(store.size());
-                float[] block = store.block();
-                for (int slot = 0; slot < store.size(); slot++) {
-                    out.writeInt(store.ordinalAt(slot));
-                    int off = store.offset(slot);
-                    for (int i = 0; i < dim; i++) {
-                        out.writeFloat(block[off + i]);
-                    }
-                }
-            });
+            ChecksummedFiles.write(file, FORMAT, VERSION, ChecksummedFiles.newFileId(), this::writeBody);
         } finally {
             lock.readLock().unlock();
         }
     }
 
+    @Override
+    public void writeTo(DataOutputStream out) throws IOException {
+        lock.readLock().lock();
+        try {
+            BodyStreams.writeHeader(out, FORMAT, VERSION);
+            writeBody(out);
+        } finally {
+            lock.readLock().unlock();
+        }
+    }
+
+    private void writeBody(DataOutputStream out) throws IOException {
+        IndexChecks.writeShape(out, dim, metric);
+        out.writeInt(store.size());
+        float[] block = store.block();
+        for (int slot = 0; slot < store.size(); slot++) {
+            out.writeInt(store.ordinalAt(slot));
+            BodyStreams.writeFloats(out, block, store.offset(slot), dim);
+        }
+    }
+
     /** Reads a file written by {@link #save}; dimension and metric must match {@code config}. */
     public static ExactIndex load(IndexConfig config, Path file) throws IOException {
-        return ChecksummedFiles.read(file, FORMAT, VERSION, VERSION, (in, version) -> {
-            IndexChecks.readShape(in, config);
-            int dim = config.dimension();
-            int n = in.readInt();
-            ExactIndex index = new ExactIndex(dim, config.metric());
-            float[] v = new float[dim];
-            for (int slot = 0; slot < n; slot++) {
-                int ord = in.readInt();
-                if (ord < 0 || index.store.contains(ord)) {
-                    throw new IllegalArgumentException("ordinal " + ord + " at slot " + slot + " is invalid or repeated");
-                }
-                for (int i = 0; i < dim; i++) {
-                    v[i] = in.readFloat();
-                }
-                index.store.add(ord, v);
+        return ChecksummedFiles.read(file, FORMAT, VERSION, VERSION, (in, version) -> readBody(config, in));
+    }
+
+    /** Reads what {@link #writeTo} wrote. */
+    public static ExactIndex readFrom(IndexConfig config, DataInputStream in) throws IOException {
+        BodyStreams.readHeader(in, FORMAT, VERSION, VERSION);
+        return readBody(config, in);
+    }
+
+    private static ExactIndex readBody(IndexConfig config, DataInputStream in) throws IOException {
+        IndexChecks.readShape(in, config);
+        int dim = config.dimension();
+        int n = in.readInt();
+        ExactIndex index = new ExactIndex(dim, config.metric());
+        float[] v = new float[dim];
+        for (int slot = 0; slot < n; slot++) {
+            int ord = in.readInt();
+            if (ord < 0 || index.store.contains(ord)) {
+                throw new IllegalArgumentException("ordinal " + ord + " at slot " + slot + " is invalid or repeated");
             }
-            return index;
-        });
+            BodyStreams.readFloats(in, v, 0, dim);
+            index.store.add(ord, v);
+        }
+        return index;
     }
 
     /** Registered through {@code META-INF/services}. */
@@ -256,6 +275,16 @@ public final class ExactIndex implements VectorIndex {
         @Override
         public VectorIndex load(IndexConfig config, Path file) throws IOException {
             return ExactIndex.load(config, file);
+        }
+
+        @Override
+        public boolean persists() {
+            return true;
+        }
+
+        @Override
+        public VectorIndex readFrom(IndexConfig config, DataInputStream in) throws IOException {
+            return ExactIndex.readFrom(config, in);
         }
     }
 }

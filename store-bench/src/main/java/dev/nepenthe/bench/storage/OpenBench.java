@@ -1,0 +1,289 @@
+package dev.nepenthe.bench.storage;
+
+import dev.nepenthe.bench.Machine;
+import dev.nepenthe.bench.hnsw.BenchArgs;
+import dev.nepenthe.core.CollectionSpec;
+import dev.nepenthe.core.IndexSpec;
+import dev.nepenthe.core.Metric;
+import dev.nepenthe.core.Nepenthe;
+import dev.nepenthe.core.OpenReport;
+import dev.nepenthe.core.SearchHit;
+import dev.nepenthe.core.SearchRequest;
+import dev.nepenthe.core.StoreOptions;
+import dev.nepenthe.core.VectorCollection;
+import dev.nepenthe.core.VectorRecord;
+import dev.nepenthe.core.forget.ForgetOperation;
+import dev.nepenthe.core.forget.ForgetRequest;
+import dev.nepenthe.core.forget.ForgetScope;
+import dev.nepenthe.core.forget.OperationState;
+import dev.nepenthe.core.internal.index.TopK;
+import dev.nepenthe.core.vector.Kernels;
+import dev.nepenthe.core.vector.VectorKernels;
+import dev.nepenthe.testing.Datasets;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.stream.IntStream;
+import java.util.stream.Stream;
+
+/**
+ * What a restart costs, and how it grows: for each size, a real store (AES-GCM, fsync, signed
+ * ledger) is loaded with seeded clustered vectors, checkpointed (which writes the encrypted
+ * index generation), closed and opened again. Measured: the load, the checkpoint, the
+ * generation file's size, the clean open (the index loaded, not rebuilt), the Java heap in use
+ * and the process's resident set after it, search QPS and recall@10 at a few efSearch against
+ * exact neighbours, a forget of one 100-record subject to SEALED (the generation's key
+ * destroyed on the way), the close that writes the next generation, and, with
+ * {@code rebuild=true}, an open with no generation file: what every open cost before
+ * generations existed.
+ *
+ * <p>The harness checks its own results: the clean open must report the index loaded with no
+ * catch-up, the forget must seal with exactly the subject's records, no generation file may
+ * exist between the forget and the close, and the rebuild open must report a rebuild; otherwise
+ * it exits with status 1 after the table.
+ *
+ * <p>Usage: {@code ./nepenthe bench open sizes=100000,300000 dim=384 index=hnsw queries=200
+ * efs=32,64,128 rebuild=true dir=/tmp}
+ */
+public final class OpenBench {
+
+    private static final String USAGE = "./nepenthe bench open sizes=100000,300000 dim=384 index=hnsw|ivfpq queries=200"
+            + " efs=32,64,128 rebuild=true dir=/tmp";
+    private static final Set<String> KNOWN = Set.of("sizes", "dim", "index", "queries", "efs", "rebuild", "dir");
+    private static final int SUBJECT = 100;
+
+    record Row(int n, double loadS, double checkpointS, double fileMb, double openS, double indexLoadS, double heapMb,
+            double rssMb, String qps, double forgetS, boolean destroyed, double closeS, double rebuildS, List<String> wrong) {}
+
+    public static void main(String[] args) throws Exception {
+        BenchArgs a = new BenchArgs(args, USAGE);
+        a.onlyKnown(KNOWN);
+        int[] sizes = Stream.of(a.s("sizes", "100000").split(",")).mapToInt(Integer::parseInt).toArray();
+        int dim = a.i("dim", 384);
+        String kind = a.s("index", "hnsw");
+        int queries = a.i("queries", 200);
+        int[] efs = Stream.of(a.s("efs", "32,64,128").split(",")).mapToInt(Integer::parseInt).toArray();
+        boolean rebuild = Boolean.parseBoolean(a.s("rebuild", "true"));
+        Path base = Path.of(a.s("dir", System.getProperty("java.io.tmpdir")));
+        IndexSpec index = switch (kind) {
+            case "hnsw" -> IndexSpec.of("hnsw", Map.of("M", "16", "efConstruction", "100", "efSearch", "64"));
+            case "ivfpq" -> IndexSpec.of("ivfpq", Map.of("nlist", "256", "m", Integer.toString(dim / 8), "nprobe", "16",
+                    "rerank", "64"));
+            default -> throw new IllegalArgumentException("index: expected hnsw or ivfpq, got '" + kind + "'\nusage: " + USAGE);
+        };
+        for (int n : sizes) {
+            if (n <= 2 * SUBJECT) {
+                throw new IllegalArgumentException("sizes: expected each above " + 2 * SUBJECT + ", got " + n);
+            }
+        }
+        System.out.println("open bench: " + Machine.describe());
+        System.out.printf(Locale.ROOT, "index=%s %s dim=%d queries=%d, load average at the start %.2f, max heap %d MB%n",
+                kind, index.params(), dim, queries, Machine.loadAverage(), Runtime.getRuntime().maxMemory() >> 20);
+        List<Row> rows = new ArrayList<>();
+        for (int n : sizes) {
+            Path dir = Files.createTempDirectory(base, "nepenthe-open-");
+            try {
+                rows.add(run(n, dim, index, queries, efs, rebuild, dir));
+            } finally {
+                deleteTree(dir);
+            }
+        }
+        System.out.println();
+        System.out.println("| records | load (s) | checkpoint with index write (s) | index file (MB) | clean open (s)"
+                + " | of which index load (s) | heap after open (MB) | RSS (MB) | QPS / recall@10 by efSearch"
+                + " | forget 100 records to SEALED (s) | generation destroyed | close writing the next (s)"
+                + " | open rebuilding instead (s) |");
+        System.out.println("|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---|---:|---:|");
+        for (Row r : rows) {
+            System.out.printf(Locale.ROOT, "| %,d | %.1f | %.1f | %.0f | %.2f | %.2f | %.0f | %.0f | %s | %.2f | %s | %.1f | %s |%n",
+                    r.n, r.loadS, r.checkpointS, r.fileMb, r.openS, r.indexLoadS, r.heapMb, r.rssMb, r.qps, r.forgetS,
+                    r.destroyed ? "yes" : "NO", r.closeS, Double.isNaN(r.rebuildS) ? "-" : String.format(Locale.ROOT, "%.1f",
+                            r.rebuildS));
+        }
+        System.out.printf(Locale.ROOT, "load average at the end: %.2f%n", Machine.loadAverage());
+        List<String> wrong = rows.stream().flatMap(r -> r.wrong.stream()).toList();
+        if (!wrong.isEmpty()) {
+            wrong.forEach(w -> System.err.println("open bench: " + w));
+            System.exit(1);
+        }
+    }
+
+    private static Row run(int n, int dim, IndexSpec index, int nq, int[] efs, boolean rebuild, Path dir) throws Exception {
+        float[][] data = Datasets.clustered(7, n, dim, 100, 1.0);
+        float[][] queries = Datasets.clustered(8, nq, dim, 100, 1.0);
+        StoreOptions opts = StoreOptions.defaults().withKeystore(dir.resolve("keys"));
+        List<String> wrong = new ArrayList<>();
+        double loadS;
+        double checkpointS;
+        try (Nepenthe store = Nepenthe.open(dir.resolve("data"), opts)) {
+            VectorCollection c = store.createCollection(new CollectionSpec("bench", dim, Metric.COSINE, index));
+            long t0 = System.nanoTime();
+            for (int start = 0; start < n; start += 1000) {
+                List<VectorRecord> batch = new ArrayList<>(1000);
+                for (int i = start; i < Math.min(n, start + 1000); i++) {
+                    // The first SUBJECT records are the subject the forget takes; the rest in tens.
+                    batch.add(VectorRecord.builder("r" + i).subject(i < SUBJECT ? "target" : "s" + i / 10)
+                            .vector(data[i]).build());
+                }
+                c.upsertAll(batch);
+            }
+            loadS = seconds(t0);
+            t0 = System.nanoTime();
+            c.checkpoint();
+            checkpointS = seconds(t0);
+            System.out.printf(Locale.ROOT, "n=%d: loaded in %.1f s, checkpoint with the index generation %.1f s%n", n, loadS,
+                    checkpointS);
+        }
+        double fileMb = generations(dir).stream().mapToLong(OpenBench::size).sum() / 1e6;
+        System.gc();
+        long t0 = System.nanoTime();
+        try (Nepenthe store = Nepenthe.open(dir.resolve("data"), opts)) {
+            double openS = seconds(t0);
+            VectorCollection c = store.collection("bench");
+            OpenReport.IndexRecovery r = c.openReport().index();
+            if (!r.loaded() || r.added() + r.removed() != 0) {
+                wrong.add("n=" + n + ": the clean open did not load the index as it was written: " + r);
+            }
+            double heapMb = heapUsedMb();
+            double rssMb = rssMb();
+            System.out.printf(Locale.ROOT, "n=%d: clean open %.2f s (index %s), heap %.0f MB, RSS %.0f MB%n", n, openS, r,
+                    heapMb, rssMb);
+            String qps = searches(c, data, queries, efs);
+            t0 = System.nanoTime();
+            ForgetOperation op = store.awaitOperation(store.forget(ForgetRequest.of(ForgetScope.subject("target"),
+                    "bench-forget", "benchmark")).id(), Duration.ofMinutes(10));
+            double forgetS = seconds(t0);
+            boolean destroyed = generations(dir).isEmpty();
+            if (op.state() != OperationState.SEALED || op.totalForgotten() != SUBJECT) {
+                wrong.add("n=" + n + ": the forget ended " + op.state() + " with " + op.totalForgotten() + " records, expected"
+                        + " SEALED with " + SUBJECT + ": " + op.note());
+            }
+            if (!destroyed) {
+                wrong.add("n=" + n + ": a generation file exists after the forget sealed: " + generations(dir));
+            }
+            t0 = System.nanoTime();
+            store.close();
+            double closeS = seconds(t0);
+            double rebuildS = Double.NaN;
+            if (rebuild) {
+                for (Path g : generations(dir)) {
+                    Files.delete(g);
+                }
+                System.gc();
+                t0 = System.nanoTime();
+                try (Nepenthe again = Nepenthe.open(dir.resolve("data"), opts)) {
+                    rebuildS = seconds(t0);
+                    OpenReport.IndexRecovery rr = again.collection("bench").openReport().index();
+                    if (rr.loaded()) {
+                        wrong.add("n=" + n + ": the open without a generation file reports a load: " + rr);
+                    }
+                }
+            }
+            return new Row(n, loadS, checkpointS, fileMb, openS, r.millis() / 1e3, heapMb, rssMb, qps, forgetS, destroyed,
+                    closeS, rebuildS, wrong);
+        }
+    }
+
+    /** Single-threaded QPS (median of three passes) and recall@10 against exact neighbours, per efSearch. */
+    private static String searches(VectorCollection c, float[][] data, float[][] queries, int[] efs) {
+        VectorKernels k = Kernels.get();
+        float[][] unit = new float[data.length][];
+        IntStream.range(0, data.length).parallel().forEach(i -> unit[i] = Metric.COSINE.prepare(data[i]));
+        Set<String>[] truth = new Set[queries.length];
+        IntStream.range(0, queries.length).parallel().forEach(q -> {
+            float[] qq = Metric.COSINE.prepare(queries[q]);
+            TopK top = new TopK(10);
+            for (int i = 0; i < unit.length; i++) {
+                top.offer(i, k.dot(qq, 0, unit[i], 0, qq.length));
+            }
+            Set<String> ids = new HashSet<>();
+            for (int o : top.drain(0).ordinals()) {
+                ids.add("r" + o);
+            }
+            truth[q] = ids;
+        });
+        StringBuilder out = new StringBuilder();
+        for (int ef : efs) {
+
+            double[] qps = new double[3];
+            long hits = 0;
+            for (int pass = -1; pass < 3; pass++) {
+                long t0 = System.nanoTime();
+                long h = 0;
+                for (int q = 0; q < queries.length; q++) {
+                    for (SearchHit hit : c.search(SearchRequest.of(queries[q], 10).param("efSearch", ef).param("nprobe", Math.max(1, ef / 4)))) {
+                        if (truth[q].contains(hit.record().id())) {
+                            h++;
+                        }
+                    }
+                }
+                if (pass >= 0) {
+                    qps[pass] = queries.length / seconds(t0);
+                    hits = h;
+                }
+            }
+            java.util.Arrays.sort(qps);
+            out.append(String.format(Locale.ROOT, "%s%d: %.0f / %.3f", out.isEmpty() ? "" : "; ", ef, qps[1],
+                    hits / (10.0 * queries.length)));
+        }
+        return out.toString();
+    }
+
+    private static List<Path> generations(Path dir) throws IOException {
+        Path collections = dir.resolve("data").resolve("collections");
+        if (!Files.exists(collections)) {
+            return List.of();
+        }
+        try (Stream<Path> s = Files.walk(collections)) {
+            return s.filter(p -> p.getFileName().toString().endsWith(".idx")).toList();
+        }
+    }
+
+    private static long size(Path p) {
+        try {
+            return Files.size(p);
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
+    private static double seconds(long t0) {
+        return (System.nanoTime() - t0) / 1e9;
+    }
+
+    private static double heapUsedMb() {
+        System.gc();
+        Runtime rt = Runtime.getRuntime();
+        return (rt.totalMemory() - rt.freeMemory()) / 1e6;
+    }
+
+    /** The resident set from /proc (Linux), or NaN elsewhere. */
+    private static double rssMb() {
+        try {
+            for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
+                if (line.startsWith("VmRSS:")) {
+                    return Long.parseLong(line.replaceAll("[^0-9]", "")) / 1e3;
+                }
+            }
+        } catch (IOException | NumberFormatException e) {
+            // not Linux
+        }
+        return Double.NaN;
+    }
+
+    private static void deleteTree(Path dir) throws IOException {
+        try (Stream<Path> s = Files.walk(dir)) {
+            for (Path p : s.sorted(Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(p);
+            }
+        }
+    }
+}

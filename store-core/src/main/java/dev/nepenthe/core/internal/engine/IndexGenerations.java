@@ -1,0 +1,410 @@
+package dev.nepenthe.core.internal.engine;
+
+import dev.nepenthe.core.index.IndexConfig;
+import dev.nepenthe.core.index.VectorIndex;
+import dev.nepenthe.core.index.VectorIndexFactory;
+import dev.nepenthe.core.internal.crypto.CounterCipher;
+import dev.nepenthe.core.internal.crypto.DataKey;
+import dev.nepenthe.core.internal.crypto.KeyedHash;
+import dev.nepenthe.core.internal.crypto.Keystore;
+import dev.nepenthe.core.internal.io.ChecksummedFiles;
+import java.io.BufferedInputStream;
+import java.io.BufferedOutputStream;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.FilterInputStream;
+import java.io.FilterOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.SecureRandom;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import javax.crypto.Cipher;
+import javax.crypto.ShortBufferException;
+
+/**
+ * A collection's persisted vector index: one encrypted file per generation, so that an open
+ * loads the index instead of rebuilding it, and so that a removal can make every copy of the
+ * previous file unreadable at the cost of one key.
+ *
+ * <p>Why a key per generation. An index file holds the vectors of every subject in one
+ * structure, so it cannot be sealed per subject the way segments are. Each generation is
+ * encrypted (AES-256-CTR) under a key of its own in the keystore. Whenever records leave the
+ * index (a delete, a subject drop, a forget's cleanup) the current generation's key is
+ * destroyed and its file deleted before the index changes ({@link #invalidate}): from then on
+ * any copy of that file (a backup of the data folder, a disk block, a file a crash left) is
+ * ciphertext without a key. So a generation on disk never holds a vector whose record was
+ * removed after it was written; a new one is written at the next clean close or checkpoint
+ * ({@link #write}), and until then an open after a crash rebuilds from the records.
+ *
+ * <p>File {@code index/gen-<generation>-<key id>.idx}, inside the {@link ChecksummedFiles}
+ * envelope (whose checksum covers the ciphertext, so damage is found before a key is used):
+ * in the clear the generation, the index kind and the counter's start; then, encrypted, 16
+ * zero bytes (a wrong key shows as other bytes), the ordinal and record version of every
+ * vector the index holds, and the index as {@link VectorIndex#writeTo} writes it. The key id
+ * is in the name so that a stale file's key can be destroyed without reading the file.
+ */
+public final class IndexGenerations {
+
+    static final String FORMAT = "nepenthe-index-generation";
+    static final int VERSION = 1;
+    private static final Pattern NAME = Pattern.compile("gen-(\\d{1,18})-([0-9a-f]{32})\\.idx");
+    private static final byte[] KEY_CHECK = new byte[16];
+    private static final System.Logger LOG = System.getLogger(IndexGenerations.class.getName());
+
+    /** A generation on disk: its number, key id and file. */
+    record Generation(long number, byte[] keyId, Path file) {}
+
+    /**
+     * A loaded index with the record version of each ordinal it held when written
+     * ({@code versions[ordinal]}, -1 where it held none).
+     */
+    public record Loaded(VectorIndex index, long generation, long[] versions) {}
+
+    /** Why an open rebuilt instead of loading, or null if it loaded. */
+    public record Outcome(Loaded loaded, String rebuiltBecause) {}
+
+    private final Path dir;
+    private final Keystore keystore;
+    private final KeyedHash hashes;
+    private final String collectionId;
+    private final VectorIndexFactory factory;
+    private final IndexConfig config;
+    private final SecureRandom random = new SecureRandom();
+    /** The generation whose file holds the index as the collection serves it, or null. */
+    private Generation current;
+    private long lastNumber;
+    private boolean retired;
+
+    public IndexGenerations(Path dir, Keystore keystore, KeyedHash hashes, String collectionId,
+            VectorIndexFactory factory, IndexConfig config) {
+        this.dir = dir;
+        this.keystore = keystore;
+        this.hashes = hashes;
+        this.collectionId = collectionId;
+        this.factory = factory;
+        this.config = config;
+    }
+
+    /** Whether this collection's index kind can be persisted at all. */
+    public boolean enabled() {
+        return factory.persists();
+    }
+
+    private KeyedHash.Hash keyName(byte[] keyId) {
+        return keyName(hashes, collectionId, HexFormat.of().formatHex(keyId));
+    }
+
+    /** The keystore name of a generation's key: a keyed hash, so the keystore does not say whose it is. */
+    private static KeyedHash.Hash keyName(KeyedHash hashes, String collectionId, String keyIdHex) {
+        return hashes.of("index-generation", collectionId, keyIdHex);
+    }
+
+    /**
+     * Loads the newest generation whose key exists, after destroying the keys of and deleting
+     * every older or unreadable one (and any file a crash left half-written). Returns why it
+     * could not load instead of throwing: the index is derived from the records, so a file
+     * that fails is named in the log and in the open report, and the caller rebuilds.
+     */
+    public synchronized Outcome open() throws IOException {
+        if (!enabled()) {
+            return new Outcome(null, "the " + factory.kind() + " index kind is not persisted");
+        }
+        List<Generation> found = new ArrayList<>();
+        if (Files.isDirectory(dir)) {
+            try (DirectoryStream<Path> files = Files.newDirectoryStream(dir)) {
+                for (Path f : files) {
+                    Matcher m = NAME.matcher(f.getFileName().toString());
+                    if (m.matches()) {
+                        found.add(new Generation(Long.parseLong(m.group(1)), HexFormat.of().parseHex(m.group(2)), f));
+                    } else {
+                        Files.deleteIfExists(f); // a write a crash cut short (.tmp), or not ours
+                    }
+                }
+            }
+        }
+        found.sort((a, b) -> Long.compare(b.number, a.number));
+        lastNumber = found.isEmpty() ? 0 : found.get(0).number;
+        String why = found.isEmpty() ? "no index file" : null;
+        Loaded loaded = null;
+        for (Generation g : found) {
+            if (loaded == null && why == null) {
+                try {
+                    loaded = read(g);
+                    if (loaded == null) {
+                        why = g.file + " has no key (destroyed when records left the index after it was written)";
+                    } else {
+                        current = g;
+                        continue;
+                    }
+                } catch (IOException | RuntimeException e) {
+                    why = g.file + " failed: " + e.getMessage();
+                    LOG.log(System.Logger.Level.WARNING, "collection {0}: index file unusable, rebuilding the index from"
+                            + " the records: {1}", collectionId, why);
+                }
+            }
+            destroy(g);
+        }
+        return new Outcome(loaded, loaded == null ? why : null);
+    }
+
+    /** Reads one generation; null if its key is gone. */
+    private Loaded read(Generation g) throws IOException {
+        DataKey key = keystore.find(keyName(g.keyId));
+        if (key == null) {
+            return null;
+        }
+        return ChecksummedFiles.read(g.file, FORMAT, VERSION, VERSION, (in, version) -> {
+            long number = in.readLong();
+            if (number != g.number) {
+                throw new IllegalArgumentException("generation " + number + " inside a file named for " + g.number);
+            }
+            String kind = in.readUTF();
+            if (!kind.equals(factory.kind())) {
+                throw new IllegalArgumentException("holds a '" + kind + "' index, the collection's kind is '"
+                        + factory.kind() + "'");
+            }
+            byte[] iv = in.readNBytes(CounterCipher.IV_LENGTH);
+            DataInputStream plain = new DataInputStream(new BufferedInputStream(
+                    new Decrypting(in, CounterCipher.at(key, iv, 0)), 1 << 16));
+            byte[] check = plain.readNBytes(KEY_CHECK.length);
+            if (!Arrays.equals(check, KEY_CHECK)) {
+                throw new IllegalArgumentException("does not decrypt with its key (the keystore is not the one it was"
+                        + " written with, or the key slot was modified)");
+            }
+            int count = plain.readInt();
+            if (count < 0) {
+                throw new IllegalArgumentException("version table of " + count + " entries");
+            }
+            long[] versions = new long[0];
+            for (int i = 0; i < count; i++) {
+                int ord = plain.readInt();
+                long v = plain.readLong();
+                if (ord < 0 || v < 0) {
+                    throw new IllegalArgumentException("version table entry " + i + ": ordinal " + ord + " version " + v);
+                }
+                if (ord >= versions.length) {
+                    // Grown as read, never sized from an unverified count.
+                    int old = versions.length;
+                    versions = Arrays.copyOf(versions, Math.max(ord + 1, old * 2));
+                    Arrays.fill(versions, old, versions.length, -1);
+                }
+                versions[ord] = v;
+            }
+            VectorIndex index = factory.readFrom(config, plain);
+            if (plain.read() != -1) {
+                index.close();
+                throw new IllegalArgumentException("bytes left after the index");
+            }
+            return new Loaded(index, number, versions);
+        });
+    }
+
+    /**
+     * Writes the next generation of {@code index} ({@code ordinals[i]} at record version
+     * {@code versions[i]}: what it holds), then destroys the previous generation. Adds and
+     * removes must wait meanwhile (the caller holds the collection's writer); searches go on.
+     */
+    public synchronized void write(VectorIndex index, int[] ordinals, long[] versions) throws IOException {
+        if (retired) {
+            return;
+        }
+        Files.createDirectories(dir);
+        byte[] keyId = new byte[16];
+        byte[] iv = new byte[CounterCipher.IV_LENGTH];
+        random.nextBytes(keyId);
+        random.nextBytes(iv);
+        long number = lastNumber + 1;
+        Generation next = new Generation(number, keyId,
+                dir.resolve("gen-" + number + "-" + HexFormat.of().formatHex(keyId) + ".idx"));
+        // The key is durable before the file that needs it.
+        DataKey key = keystore.getOrCreate(keyName(keyId), true);
+        try {
+            ChecksummedFiles.write(next.file, FORMAT, VERSION, ChecksummedFiles.newFileId(), out -> {
+                out.writeLong(number);
+                out.writeUTF(factory.kind());
+                out.write(iv);
+                Encrypting enc = new Encrypting(out, CounterCipher.at(key, iv, 0));
+                DataOutputStream plain = new DataOutputStream(new BufferedOutputStream(enc, 1 << 16));
+                plain.write(KEY_CHECK);
+                plain.writeInt(ordinals.length);
+                for (int i = 0; i < ordinals.length; i++) {
+                    plain.writeInt(ordinals[i]);
+                    plain.writeLong(versions[i]);
+                }
+                index.writeTo(plain);
+                plain.flush();
+            });
+        } catch (IOException | RuntimeException e) {
+            keystore.destroy(keyName(keyId), true);
+            throw e;
+        }
+        lastNumber = number;
+        Generation previous = current;
+        current = next;
+        if (previous != null) {
+            destroy(previous);
+        }
+    }
+
+    /**
+     * Makes the current generation unreadable: its key destroyed (and the keystore synced),
+     * then its file deleted. Called before records leave the index. Does nothing when there is
+     * none.
+     *
+     * @return whether a generation was destroyed
+     */
+    public synchronized boolean invalidate() throws IOException {
+        Generation g = current;
+        if (g == null) {
+            return false;
+        }
+        current = null;
+        destroy(g);
+        return true;
+    }
+
+    /** The generation serving now, or -1. */
+    public synchronized long currentGeneration() {
+        return current == null ? -1 : current.number;
+    }
+
+    /** The current generation's file, or null (tests read it). */
+    public synchronized Path currentFile() {
+        return current == null ? null : current.file;
+    }
+
+    private void destroy(Generation g) throws IOException {
+        keystore.destroy(keyName(g.keyId), true);
+        Files.deleteIfExists(g.file);
+        ChecksummedFiles.fsyncDirectory(dir);
+    }
+
+    /**
+     * Destroys the key of every generation file in {@code dir} (the name carries its key id)
+     * and deletes the files: a dropped collection's folder is removed after this, and a copy of
+     * its index files elsewhere stays unreadable.
+     */
+    public static void destroyFolder(Path dir, Keystore keystore, KeyedHash hashes, String collectionId)
+            throws IOException {
+        if (!Files.isDirectory(dir)) {
+            return;
+        }
+        try (DirectoryStream<Path> files = Files.newDirectoryStream(dir)) {
+            for (Path f : files) {
+                Matcher m = NAME.matcher(f.getFileName().toString());
+                if (m.matches()) {
+                    keystore.destroy(keyName(hashes, collectionId, m.group(2)), true);
+                }
+                Files.deleteIfExists(f);
+            }
+        }
+    }
+
+    /**
+     * Stops this collection's generations for good (it is being dropped): the current one is
+     * destroyed and no later {@link #write} happens.
+     */
+    public synchronized void retire() throws IOException {
+        retired = true;
+        invalidate();
+    }
+
+    /**
+     * The decrypted contents of a generation file (a copy, wherever it lies), or null once its
+     * key is destroyed: what forensic tests compare before and after a removal.
+     */
+    public static byte[] decrypt(Path file, Keystore keystore, KeyedHash hashes, String collectionId)
+            throws IOException {
+        Matcher m = NAME.matcher(file.getFileName().toString());
+        if (!m.matches()) {
+            throw new IllegalArgumentException("not an index generation file name: " + file.getFileName());
+        }
+        DataKey key = keystore.find(keyName(hashes, collectionId, m.group(2)));
+        if (key == null) {
+            return null;
+        }
+        return ChecksummedFiles.read(file, FORMAT, VERSION, VERSION, (in, version) -> {
+            in.readLong();
+            in.readUTF();
+            byte[] iv = in.readNBytes(CounterCipher.IV_LENGTH);
+            return new Decrypting(in, CounterCipher.at(key, iv, 0)).readAllBytes();
+        });
+    }
+
+    /** Counter-mode encryption of everything written, into a stream it never closes. */
+    private static final class Encrypting extends FilterOutputStream {
+        private final Cipher cipher;
+        private byte[] buf = new byte[1 << 16];
+
+        Encrypting(OutputStream out, Cipher cipher) {
+            super(out);
+            this.cipher = cipher;
+        }
+
+        @Override
+        public void write(int b) throws IOException {
+            write(new byte[] {(byte) b}, 0, 1);
+        }
+
+        @Override
+        public void write(byte[] b, int off, int len) throws IOException {
+            if (buf.length < len) {
+                buf = new byte[len];
+            }
+            try {
+                int n = cipher.update(b, off, len, buf, 0);
+                out.write(buf, 0, n);
+            } catch (ShortBufferException e) {
+                throw new IllegalStateException(e);
+            }
+        }
+
+        @Override
+        public void close() {
+            // The envelope owns the stream.
+        }
+    }
+
+    /** Counter-mode decryption in place of what is read. */
+    private static final class Decrypting extends FilterInputStream {
+        private final Cipher cipher;
+
+        Decrypting(InputStream in, Cipher cipher) {
+            super(in);
+            this.cipher = cipher;
+        }
+
+        @Override
+        public int read() throws IOException {
+            byte[] one = new byte[1];
+            return read(one, 0, 1) < 0 ? -1 : one[0] & 0xFF;
+        }
+
+        @Override
+        public int read(byte[] b, int off, int len) throws IOException {
+            int n = in.read(b, off, len);
+            if (n > 0) {
+                try {
+                    cipher.update(b, off, n, b, off);
+                } catch (ShortBufferException e) {
+                    throw new IllegalStateException(e);
+                }
+            }
+            return n;
+        }
+
+        @Override
+        public long skip(long n) {
+            throw new UnsupportedOperationException("a counter-mode stream is read in order");
+        }
+    }
+}
