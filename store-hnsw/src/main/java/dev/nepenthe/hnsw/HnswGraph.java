@@ -582,6 +582,8 @@ final class HnswGraph {
 
     /** Drops every reverse list; {@link #rebuildReverse} recomputes them from the forward lists. */
     void rebuildReverse() {
+        // Only at load, before the graph is published: no locks, and each reverse list sized
+        // from a first pass that counts in-links, instead of grown by doubling link by link.
         for (int s = 0; s < highWater; s++) {
             reverse[s] = states[s] == FREE ? null : new int[levels[s] + 1][];
         }
@@ -590,8 +592,45 @@ final class HnswGraph {
                 continue;
             }
             for (int l = 0; l <= levels[s]; l++) {
-                for (int n : neighbors(s, l)) {
-                    addReverse(n, l, s);
+                int[] a = listArray(s, l);
+                int base = listBase(s, l);
+                for (int i = 0, deg = degree(a, base); i < deg; i++) {
+                    int n = a[base + 1 + i];
+                    if (n < 0) {
+                        continue;
+                    }
+                    int[] r = reverse[n][l];
+                    if (r == null) {
+                        reverse[n][l] = r = new int[1];
+                    }
+                    r[0]++;
+                }
+            }
+        }
+        for (int s = 0; s < highWater; s++) {
+            if (reverse[s] != null) {
+                for (int l = 0; l < reverse[s].length; l++) {
+                    int[] counted = reverse[s][l];
+                    if (counted != null) {
+                        // Room for the count, the links, and one more before the first growth.
+                        reverse[s][l] = new int[Math.max(8, counted[0] + 2)];
+                    }
+                }
+            }
+        }
+        for (int s = 0; s < highWater; s++) {
+            if (states[s] == FREE) {
+                continue;
+            }
+            for (int l = 0; l <= levels[s]; l++) {
+                int[] a = listArray(s, l);
+                int base = listBase(s, l);
+                for (int i = 0, deg = degree(a, base); i < deg; i++) {
+                    int n = a[base + 1 + i];
+                    if (n >= 0) {
+                        int[] r = reverse[n][l];
+                        r[1 + r[0]++] = s;
+                    }
                 }
             }
         }

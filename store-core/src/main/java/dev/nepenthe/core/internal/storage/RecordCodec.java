@@ -2,6 +2,7 @@ package dev.nepenthe.core.internal.storage;
 
 import dev.nepenthe.core.SourceRef;
 import dev.nepenthe.core.VectorRecord;
+import dev.nepenthe.core.internal.io.BodyStreams;
 import java.io.DataInput;
 import java.io.DataOutput;
 import java.io.IOException;
@@ -27,9 +28,8 @@ public final class RecordCodec {
         }
         float[] v = r.vector();
         out.writeInt(v.length);
-        for (float x : v) {
-            out.writeFloat(x);
-        }
+        // In bulk: one call per float was a third of a store's open (100,000 x 384).
+        BodyStreams.writeFloats(out, v, 0, v.length);
         writeNullable(out, r.text());
         out.writeInt(r.metadata().size());
         for (Map.Entry<String, Object> e : r.metadata().entrySet()) {
@@ -67,9 +67,7 @@ public final class RecordCodec {
         }
         int dim = checkedCount(in.readInt(), "vector length");
         float[] v = new float[dim];
-        for (int i = 0; i < dim; i++) {
-            v[i] = in.readFloat();
-        }
+        BodyStreams.readFloats(in, v, 0, dim);
         b.vector(v).text(readNullable(in));
         int m = checkedCount(in.readInt(), "metadata count");
         for (int i = 0; i < m; i++) {
