@@ -122,12 +122,18 @@ public final class IndexGenerations {
         if (Files.isDirectory(dir)) {
             try (DirectoryStream<Path> files = Files.newDirectoryStream(dir)) {
                 for (Path f : files) {
-                    Matcher m = NAME.matcher(f.getFileName().toString());
+                    String name = f.getFileName().toString();
+                    Matcher m = NAME.matcher(name);
                     if (m.matches()) {
                         found.add(new Generation(Long.parseLong(m.group(1)), HexFormat.of().parseHex(m.group(2)), f));
-                    } else {
-                        Files.deleteIfExists(f); // a write a crash cut short (.tmp), or not ours
+                        continue;
                     }
+                    // A write a crash cut short: its key exists already (it is made first).
+                    Matcher tmp = NAME.matcher(name.endsWith(".tmp") ? name.substring(0, name.length() - 4) : "");
+                    if (tmp.matches()) {
+                        keystore.destroy(keyName(hashes, collectionId, tmp.group(2)), true);
+                    }
+                    Files.deleteIfExists(f);
                 }
             }
         }
@@ -185,10 +191,13 @@ public final class IndexGenerations {
                 throw new IllegalArgumentException("version table of " + count + " entries");
             }
             long[] versions = new long[0];
+            // Ordinals are dense in a store (freed ones are reused): one far beyond the count is
+            // not something a write produces, and refusing it bounds the table.
+            long maxOrdinal = 16L * Math.max(count, 1 << 16);
             for (int i = 0; i < count; i++) {
                 int ord = plain.readInt();
                 long v = plain.readLong();
-                if (ord < 0 || v < 0) {
+                if (ord < 0 || ord > maxOrdinal || v < 0) {
                     throw new IllegalArgumentException("version table entry " + i + ": ordinal " + ord + " version " + v);
                 }
                 if (ord >= versions.length) {
