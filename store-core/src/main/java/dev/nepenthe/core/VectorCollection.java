@@ -308,12 +308,7 @@ public final class VectorCollection {
         return new OpenReport(r.liveRecords(), r.droppedAsDeleted(), r.droppedAsSuperseded(), r.removedByLogDeletes(),
                 new OpenReport.LogRecovery(r.wal().generations(), r.wal().entries(), r.wal().tornBytesDropped(),
                         r.wal().tornFile()),
-                r.orphanFilesRemoved(), r.idMapRebuilt(), r.idMapRepairs(), index(engine.indexRecovery()));
-    }
-
-    private static OpenReport.IndexRecovery index(CollectionEngine.IndexRecovery r) {
-        return new OpenReport.IndexRecovery(r.loaded(), r.generation(), r.added(), r.removed(), r.rebuiltBecause(),
-                r.millis());
+                r.orphanFilesRemoved(), r.idMapRebuilt(), r.idMapRepairs(), engine.indexRecovery());
     }
 
     /**

@@ -71,7 +71,8 @@ class HnswQuantizedMeasurement {
             double[] best = {0, 0, 0, 0};
             double[] recall = new double[4];
             for (int pass = 0; pass < PASSES; pass++) {
-                Object[][] runs = {{flt, full}, {int8, full}, {int8, shallow}, {int8, k}};
+                // The whole beam asked for explicitly: the default re-ranks 2k.
+                Object[][] runs = {{flt, full}, {int8, full.with(HnswParams.RERANK, ef)}, {int8, shallow}, {int8, k}};
                 for (int r = 0; r < runs.length; r++) {
                     HnswIndex index = (HnswIndex) runs[r][0];
                     SearchParams sp = (SearchParams) runs[r][1];

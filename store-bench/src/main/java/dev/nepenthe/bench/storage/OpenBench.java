@@ -21,12 +21,12 @@ import dev.nepenthe.core.internal.index.TopK;
 import dev.nepenthe.core.vector.Kernels;
 import dev.nepenthe.core.vector.VectorKernels;
 import dev.nepenthe.testing.Datasets;
+import dev.nepenthe.testing.TestFiles;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
@@ -96,7 +96,7 @@ public final class OpenBench {
             try {
                 rows.add(run(n, dim, index, queries, efs, rebuild, dir));
             } finally {
-                deleteTree(dir);
+                TestFiles.deleteTree(dir);
             }
         }
         System.out.println();
@@ -285,13 +285,5 @@ public final class OpenBench {
             // not Linux
         }
         return Double.NaN;
-    }
-
-    private static void deleteTree(Path dir) throws IOException {
-        try (Stream<Path> s = Files.walk(dir)) {
-            for (Path p : s.sorted(Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(p);
-            }
-        }
     }
 }

@@ -2,6 +2,7 @@ package dev.nepenthe.core.internal.engine;
 
 import dev.nepenthe.core.CollectionSpec;
 import dev.nepenthe.core.IndexView;
+import dev.nepenthe.core.OpenReport;
 import dev.nepenthe.core.SearchHit;
 import dev.nepenthe.core.SearchRequest;
 import dev.nepenthe.core.VectorRecord;
@@ -99,7 +100,7 @@ public final class CollectionEngine {
     private final IndexGenerations generations;
     /** Whether the index changed since the current generation was written (or none exists). */
     private boolean indexDirty;
-    private final IndexRecovery indexRecovery;
+    private final OpenReport.IndexRecovery indexRecovery;
     private final RecordValidator validator;
     /** The text index, or null when the collection has none. */
     private final TextIndex text;
@@ -184,7 +185,7 @@ public final class CollectionEngine {
             throw e;
         }
         this.index = idx;
-        this.indexRecovery = new IndexRecovery(persisted.loaded() != null,
+        this.indexRecovery = new OpenReport.IndexRecovery(persisted.loaded() != null,
                 persisted.loaded() == null ? -1 : persisted.loaded().generation(), added, removed,
                 persisted.rebuiltBecause(), (System.nanoTime() - started) / 1_000_000);
         TextIndex t = null;
@@ -210,21 +211,8 @@ public final class CollectionEngine {
         catalogue.publish(0);
     }
 
-    /**
-     * What opening did with the vector index.
-     *
-     * @param loaded whether it was loaded from a persisted generation (else built from the records)
-     * @param generation the generation loaded, or -1
-     * @param added records written after that generation, added to it
-     * @param removed ordinals it held that the records no longer have at that version, removed
-     * @param rebuiltBecause why it was built from the records, or null when it was loaded
-     * @param millis the time to load (and catch up) or build it
-     */
-    public record IndexRecovery(boolean loaded, long generation, int added, int removed, String rebuiltBecause,
-            long millis) {}
-
     /** What opening did with the vector index. */
-    public IndexRecovery indexRecovery() {
+    public OpenReport.IndexRecovery indexRecovery() {
         return indexRecovery;
     }
 
