@@ -1,5 +1,7 @@
 package dev.nepenthe.core.vector;
 
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 
 /**
  * The float32 arithmetic every index runs in its hot loop. Two implementations exist: one on
@@ -158,6 +160,61 @@ public interface VectorKernels {
      * @param out receives {@code count} distances from index 0
      */
     void squareDistanceRows(float[] a, int aOff, float[] vectors, int[] rows, int count, int dim, float[] out);
+
+    /*
+     * The same four scores over vectors stored off the heap (a native MemorySegment of floats in
+     * native byte order, offsets counted in floats and held in longs, so a matrix is not bound by
+     * 2^31 elements). Each agrees bit for bit with its array form on the same values. These
+     * defaults copy the row onto the heap and call the array form: always right, and what the
+     * scalar twin uses; the Vector API kernels load from the segment directly.
+     */
+
+    /**
+     * {@link #dot(float[], int, float[], int, int)} with the second vector in a segment.
+     *
+     * @param b the segment, floats in native byte order
+     * @param bOff where the vector starts, in floats
+     */
+    default float dot(float[] a, int aOff, MemorySegment b, long bOff, int len) {
+        return dot(a, aOff, rowOf(b, bOff, len), 0, len);
+    }
+
+    /**
+     * {@link #squareDistance(float[], int, float[], int, int)} with the second vector in a segment.
+     *
+     * @param b the segment, floats in native byte order
+     * @param bOff where the vector starts, in floats
+     */
+    default float squareDistance(float[] a, int aOff, MemorySegment b, long bOff, int len) {
+        return squareDistance(a, aOff, rowOf(b, bOff, len), 0, len);
+    }
+
+    /**
+     * {@link #dotRows(float[], int, float[], int[], int, int, float[])} over a segment: row
+     * {@code r} at float {@code (long) r * dim}.
+     */
+    default void dotRows(float[] a, int aOff, MemorySegment vectors, int[] rows, int count, int dim, float[] out) {
+        for (int i = 0; i < count; i++) {
+            out[i] = dot(a, aOff, vectors, (long) rows[i] * dim, dim);
+        }
+    }
+
+    /**
+     * {@link #squareDistanceRows(float[], int, float[], int[], int, int, float[])} over a segment:
+     * row {@code r} at float {@code (long) r * dim}.
+     */
+    default void squareDistanceRows(float[] a, int aOff, MemorySegment vectors, int[] rows, int count, int dim,
+            float[] out) {
+        for (int i = 0; i < count; i++) {
+            out[i] = squareDistance(a, aOff, vectors, (long) rows[i] * dim, dim);
+        }
+    }
+
+    private static float[] rowOf(MemorySegment segment, long off, int len) {
+        float[] row = new float[len];
+        MemorySegment.copy(segment, ValueLayout.JAVA_FLOAT, off * Float.BYTES, row, 0, len);
+        return row;
+    }
 
     /**
      * {@code out[i] = v[vOff+i] - c[cOff+i]} for {@code i < len}: an IVF residual.

@@ -3,6 +3,9 @@ package dev.nepenthe.core.internal.vector;
 import dev.nepenthe.core.vector.CentroidBlock;
 import dev.nepenthe.core.vector.Kernels;
 import dev.nepenthe.core.vector.VectorKernels;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorShuffle;
 import jdk.incubator.vector.VectorSpecies;
@@ -621,6 +624,349 @@ public final class PanamaKernels implements VectorKernels {
             } else {
                 dotQuad16(a, aOff, vectors, o0, o1, o2, o3, dim, out, v, left);
             }
+        }
+    }
+
+    // ---- the same scores over vectors off the heap (see VectorKernels): the loops above with
+    // the stored operand loaded from a segment. A copy on purpose: a single loop over arrays and
+    // segments alike would read arrays through heap segments, a path the JIT compiles less well.
+
+    private static final ByteOrder NATIVE = ByteOrder.nativeOrder();
+
+    @Override
+    public float dot(float[] a, int aOff, MemorySegment b, long bOff, int len) {
+        if (!canonical) {
+            return SCALAR.dot(a, aOff, b, bOff, len);
+        }
+        int i = len & ~15;
+        float sum = 0f;
+        if (i > 0) {
+            sum = wide ? dotBody16(a, aOff, b, bOff, len) : dotBody8(a, aOff, b, bOff, len);
+        }
+        for (; i < len; i++) {
+            sum = Math.fma(a[aOff + i], b.getAtIndex(ValueLayout.JAVA_FLOAT, bOff + i), sum);
+        }
+        return sum;
+    }
+
+    @Override
+    public float squareDistance(float[] a, int aOff, MemorySegment b, long bOff, int len) {
+        if (!canonical) {
+            return SCALAR.squareDistance(a, aOff, b, bOff, len);
+        }
+        int i = len & ~15;
+        float sum = 0f;
+        if (i > 0) {
+            sum = wide ? squareBody16(a, aOff, b, bOff, len) : squareBody8(a, aOff, b, bOff, len);
+        }
+        for (; i < len; i++) {
+            float d = a[aOff + i] - b.getAtIndex(ValueLayout.JAVA_FLOAT, bOff + i);
+            sum = Math.fma(d, d, sum);
+        }
+        return sum;
+    }
+
+    @Override
+    public void dotRows(float[] a, int aOff, MemorySegment vectors, int[] rows, int count, int dim, float[] out) {
+        rows(false, a, aOff, vectors, rows, count, dim, out);
+    }
+
+    @Override
+    public void squareDistanceRows(float[] a, int aOff, MemorySegment vectors, int[] rows, int count, int dim,
+            float[] out) {
+        rows(true, a, aOff, vectors, rows, count, dim, out);
+    }
+
+    private void rows(boolean l2, float[] a, int aOff, MemorySegment vectors, int[] rows, int count, int dim,
+            float[] out) {
+        if (!wide || dim < 64) {
+            for (int v = 0; v < count; v++) {
+                long o = (long) rows[v] * dim;
+                out[v] = l2 ? squareDistance(a, aOff, vectors, o, dim) : dot(a, aOff, vectors, o, dim);
+            }
+            return;
+        }
+        for (int v = 0; v < count; v += 4) {
+            int left = Math.min(4, count - v);
+            long o0 = (long) rows[v] * dim;
+            long o1 = left > 1 ? (long) rows[v + 1] * dim : o0;
+            long o2 = left > 2 ? (long) rows[v + 2] * dim : o1;
+            long o3 = left > 3 ? (long) rows[v + 3] * dim : o2;
+            if (l2) {
+                squareQuad16(a, aOff, vectors, o0, o1, o2, o3, dim, out, v, left);
+            } else {
+                dotQuad16(a, aOff, vectors, o0, o1, o2, o3, dim, out, v, left);
+            }
+        }
+    }
+
+    private static float dotBody16(float[] a, int aOff, MemorySegment b, long bOff, int len) {
+        FloatVector r = FloatVector.zero(F16);
+        int i = 0;
+        int end64 = len & ~63;
+        if (end64 > 0) {
+            FloatVector acc0 = FloatVector.zero(F16), acc1 = FloatVector.zero(F16);
+            FloatVector acc2 = FloatVector.zero(F16), acc3 = FloatVector.zero(F16);
+            for (; i < end64; i += 64) {
+                acc0 = FloatVector.fromArray(F16, a, aOff + i).fma(FloatVector.fromMemorySegment(F16, b, (bOff + i) * Float.BYTES, NATIVE), acc0);
+                acc1 = FloatVector.fromArray(F16, a, aOff + i + 16).fma(FloatVector.fromMemorySegment(F16, b, (bOff + i + 16) * Float.BYTES, NATIVE), acc1);
+                acc2 = FloatVector.fromArray(F16, a, aOff + i + 32).fma(FloatVector.fromMemorySegment(F16, b, (bOff + i + 32) * Float.BYTES, NATIVE), acc2);
+                acc3 = FloatVector.fromArray(F16, a, aOff + i + 48).fma(FloatVector.fromMemorySegment(F16, b, (bOff + i + 48) * Float.BYTES, NATIVE), acc3);
+            }
+            r = acc0.add(acc2).add(acc1.add(acc3));
+        }
+        int end16 = len & ~15;
+        for (; i < end16; i += 16) {
+            r = FloatVector.fromArray(F16, a, aOff + i).fma(FloatVector.fromMemorySegment(F16, b, (bOff + i) * Float.BYTES, NATIVE), r);
+        }
+        return halve16(r);
+    }
+
+    private static float dotBody8(float[] a, int aOff, MemorySegment b, long bOff, int len) {
+        FloatVector lo = FloatVector.zero(F8), hi = FloatVector.zero(F8);
+        int i = 0;
+        int end64 = len & ~63;
+        if (end64 > 0) {
+            FloatVector acc0 = FloatVector.zero(F8), acc1 = FloatVector.zero(F8);
+            FloatVector acc2 = FloatVector.zero(F8), acc3 = FloatVector.zero(F8);
+            FloatVector acc4 = FloatVector.zero(F8), acc5 = FloatVector.zero(F8);
+            FloatVector acc6 = FloatVector.zero(F8), acc7 = FloatVector.zero(F8);
+            for (; i < end64; i += 64) {
+                int x = aOff + i;
+                long y = bOff + i;
+                acc0 = FloatVector.fromArray(F8, a, x).fma(FloatVector.fromMemorySegment(F8, b, (y) * Float.BYTES, NATIVE), acc0);
+                acc1 = FloatVector.fromArray(F8, a, x + 8).fma(FloatVector.fromMemorySegment(F8, b, (y + 8) * Float.BYTES, NATIVE), acc1);
+                acc2 = FloatVector.fromArray(F8, a, x + 16).fma(FloatVector.fromMemorySegment(F8, b, (y + 16) * Float.BYTES, NATIVE), acc2);
+                acc3 = FloatVector.fromArray(F8, a, x + 24).fma(FloatVector.fromMemorySegment(F8, b, (y + 24) * Float.BYTES, NATIVE), acc3);
+                acc4 = FloatVector.fromArray(F8, a, x + 32).fma(FloatVector.fromMemorySegment(F8, b, (y + 32) * Float.BYTES, NATIVE), acc4);
+                acc5 = FloatVector.fromArray(F8, a, x + 40).fma(FloatVector.fromMemorySegment(F8, b, (y + 40) * Float.BYTES, NATIVE), acc5);
+                acc6 = FloatVector.fromArray(F8, a, x + 48).fma(FloatVector.fromMemorySegment(F8, b, (y + 48) * Float.BYTES, NATIVE), acc6);
+                acc7 = FloatVector.fromArray(F8, a, x + 56).fma(FloatVector.fromMemorySegment(F8, b, (y + 56) * Float.BYTES, NATIVE), acc7);
+            }
+            lo = acc0.add(acc4).add(acc2.add(acc6));
+            hi = acc1.add(acc5).add(acc3.add(acc7));
+        }
+        int end16 = len & ~15;
+        for (; i < end16; i += 16) {
+            lo = FloatVector.fromArray(F8, a, aOff + i).fma(FloatVector.fromMemorySegment(F8, b, (bOff + i) * Float.BYTES, NATIVE), lo);
+            hi = FloatVector.fromArray(F8, a, aOff + i + 8).fma(FloatVector.fromMemorySegment(F8, b, (bOff + i + 8) * Float.BYTES, NATIVE), hi);
+        }
+        return halveF8(lo.add(hi));
+    }
+
+    private static float squareBody16(float[] a, int aOff, MemorySegment b, long bOff, int len) {
+        FloatVector r = FloatVector.zero(F16);
+        int i = 0;
+        int end64 = len & ~63;
+        if (end64 > 0) {
+            FloatVector acc0 = FloatVector.zero(F16), acc1 = FloatVector.zero(F16);
+            FloatVector acc2 = FloatVector.zero(F16), acc3 = FloatVector.zero(F16);
+            for (; i < end64; i += 64) {
+                FloatVector d0 = FloatVector.fromArray(F16, a, aOff + i).sub(FloatVector.fromMemorySegment(F16, b, (bOff + i) * Float.BYTES, NATIVE));
+                FloatVector d1 = FloatVector.fromArray(F16, a, aOff + i + 16).sub(FloatVector.fromMemorySegment(F16, b, (bOff + i + 16) * Float.BYTES, NATIVE));
+                FloatVector d2 = FloatVector.fromArray(F16, a, aOff + i + 32).sub(FloatVector.fromMemorySegment(F16, b, (bOff + i + 32) * Float.BYTES, NATIVE));
+                FloatVector d3 = FloatVector.fromArray(F16, a, aOff + i + 48).sub(FloatVector.fromMemorySegment(F16, b, (bOff + i + 48) * Float.BYTES, NATIVE));
+                acc0 = d0.fma(d0, acc0);
+                acc1 = d1.fma(d1, acc1);
+                acc2 = d2.fma(d2, acc2);
+                acc3 = d3.fma(d3, acc3);
+            }
+            r = acc0.add(acc2).add(acc1.add(acc3));
+        }
+        int end16 = len & ~15;
+        for (; i < end16; i += 16) {
+            FloatVector d = FloatVector.fromArray(F16, a, aOff + i).sub(FloatVector.fromMemorySegment(F16, b, (bOff + i) * Float.BYTES, NATIVE));
+            r = d.fma(d, r);
+        }
+        return halve16(r);
+    }
+
+    private static float squareBody8(float[] a, int aOff, MemorySegment b, long bOff, int len) {
+        FloatVector lo = FloatVector.zero(F8), hi = FloatVector.zero(F8);
+        int i = 0;
+        int end64 = len & ~63;
+        if (end64 > 0) {
+            FloatVector acc0 = FloatVector.zero(F8), acc1 = FloatVector.zero(F8);
+            FloatVector acc2 = FloatVector.zero(F8), acc3 = FloatVector.zero(F8);
+            FloatVector acc4 = FloatVector.zero(F8), acc5 = FloatVector.zero(F8);
+            FloatVector acc6 = FloatVector.zero(F8), acc7 = FloatVector.zero(F8);
+            for (; i < end64; i += 64) {
+                int x = aOff + i;
+                long y = bOff + i;
+                FloatVector d0 = FloatVector.fromArray(F8, a, x).sub(FloatVector.fromMemorySegment(F8, b, (y) * Float.BYTES, NATIVE));
+                FloatVector d1 = FloatVector.fromArray(F8, a, x + 8).sub(FloatVector.fromMemorySegment(F8, b, (y + 8) * Float.BYTES, NATIVE));
+                FloatVector d2 = FloatVector.fromArray(F8, a, x + 16).sub(FloatVector.fromMemorySegment(F8, b, (y + 16) * Float.BYTES, NATIVE));
+                FloatVector d3 = FloatVector.fromArray(F8, a, x + 24).sub(FloatVector.fromMemorySegment(F8, b, (y + 24) * Float.BYTES, NATIVE));
+                FloatVector d4 = FloatVector.fromArray(F8, a, x + 32).sub(FloatVector.fromMemorySegment(F8, b, (y + 32) * Float.BYTES, NATIVE));
+                FloatVector d5 = FloatVector.fromArray(F8, a, x + 40).sub(FloatVector.fromMemorySegment(F8, b, (y + 40) * Float.BYTES, NATIVE));
+                FloatVector d6 = FloatVector.fromArray(F8, a, x + 48).sub(FloatVector.fromMemorySegment(F8, b, (y + 48) * Float.BYTES, NATIVE));
+                FloatVector d7 = FloatVector.fromArray(F8, a, x + 56).sub(FloatVector.fromMemorySegment(F8, b, (y + 56) * Float.BYTES, NATIVE));
+                acc0 = d0.fma(d0, acc0);
+                acc1 = d1.fma(d1, acc1);
+                acc2 = d2.fma(d2, acc2);
+                acc3 = d3.fma(d3, acc3);
+                acc4 = d4.fma(d4, acc4);
+                acc5 = d5.fma(d5, acc5);
+                acc6 = d6.fma(d6, acc6);
+                acc7 = d7.fma(d7, acc7);
+            }
+            lo = acc0.add(acc4).add(acc2.add(acc6));
+            hi = acc1.add(acc5).add(acc3.add(acc7));
+        }
+        int end16 = len & ~15;
+        for (; i < end16; i += 16) {
+            FloatVector d0 = FloatVector.fromArray(F8, a, aOff + i).sub(FloatVector.fromMemorySegment(F8, b, (bOff + i) * Float.BYTES, NATIVE));
+            FloatVector d1 = FloatVector.fromArray(F8, a, aOff + i + 8).sub(FloatVector.fromMemorySegment(F8, b, (bOff + i + 8) * Float.BYTES, NATIVE));
+            lo = d0.fma(d0, lo);
+            hi = d1.fma(d1, hi);
+        }
+        return halveF8(lo.add(hi));
+    }
+
+    private static void dotQuad16(float[] q, int qo, MemorySegment b, long o0, long o1, long o2, long o3, int len, float[] out, int at,
+            int keep) {
+        FloatVector a0 = FloatVector.zero(F16), a1 = FloatVector.zero(F16), a2 = FloatVector.zero(F16), a3 = FloatVector.zero(F16);
+        FloatVector b0 = FloatVector.zero(F16), b1 = FloatVector.zero(F16), b2 = FloatVector.zero(F16), b3 = FloatVector.zero(F16);
+        FloatVector c0 = FloatVector.zero(F16), c1 = FloatVector.zero(F16), c2 = FloatVector.zero(F16), c3 = FloatVector.zero(F16);
+        FloatVector d0 = FloatVector.zero(F16), d1 = FloatVector.zero(F16), d2 = FloatVector.zero(F16), d3 = FloatVector.zero(F16);
+        int i = 0;
+        int end64 = len & ~63;
+        for (; i < end64; i += 64) {
+            FloatVector q0 = FloatVector.fromArray(F16, q, qo + i);
+            a0 = q0.fma(FloatVector.fromMemorySegment(F16, b, (o0 + i) * Float.BYTES, NATIVE), a0);
+            b0 = q0.fma(FloatVector.fromMemorySegment(F16, b, (o1 + i) * Float.BYTES, NATIVE), b0);
+            c0 = q0.fma(FloatVector.fromMemorySegment(F16, b, (o2 + i) * Float.BYTES, NATIVE), c0);
+            d0 = q0.fma(FloatVector.fromMemorySegment(F16, b, (o3 + i) * Float.BYTES, NATIVE), d0);
+            FloatVector q1 = FloatVector.fromArray(F16, q, qo + i + 16);
+            a1 = q1.fma(FloatVector.fromMemorySegment(F16, b, (o0 + i + 16) * Float.BYTES, NATIVE), a1);
+            b1 = q1.fma(FloatVector.fromMemorySegment(F16, b, (o1 + i + 16) * Float.BYTES, NATIVE), b1);
+            c1 = q1.fma(FloatVector.fromMemorySegment(F16, b, (o2 + i + 16) * Float.BYTES, NATIVE), c1);
+            d1 = q1.fma(FloatVector.fromMemorySegment(F16, b, (o3 + i + 16) * Float.BYTES, NATIVE), d1);
+            FloatVector q2 = FloatVector.fromArray(F16, q, qo + i + 32);
+            a2 = q2.fma(FloatVector.fromMemorySegment(F16, b, (o0 + i + 32) * Float.BYTES, NATIVE), a2);
+            b2 = q2.fma(FloatVector.fromMemorySegment(F16, b, (o1 + i + 32) * Float.BYTES, NATIVE), b2);
+            c2 = q2.fma(FloatVector.fromMemorySegment(F16, b, (o2 + i + 32) * Float.BYTES, NATIVE), c2);
+            d2 = q2.fma(FloatVector.fromMemorySegment(F16, b, (o3 + i + 32) * Float.BYTES, NATIVE), d2);
+            FloatVector q3 = FloatVector.fromArray(F16, q, qo + i + 48);
+            a3 = q3.fma(FloatVector.fromMemorySegment(F16, b, (o0 + i + 48) * Float.BYTES, NATIVE), a3);
+            b3 = q3.fma(FloatVector.fromMemorySegment(F16, b, (o1 + i + 48) * Float.BYTES, NATIVE), b3);
+            c3 = q3.fma(FloatVector.fromMemorySegment(F16, b, (o2 + i + 48) * Float.BYTES, NATIVE), c3);
+            d3 = q3.fma(FloatVector.fromMemorySegment(F16, b, (o3 + i + 48) * Float.BYTES, NATIVE), d3);
+        }
+        FloatVector ra = a0.add(a2).add(a1.add(a3));
+        FloatVector rb = b0.add(b2).add(b1.add(b3));
+        FloatVector rc = c0.add(c2).add(c1.add(c3));
+        FloatVector rd = d0.add(d2).add(d1.add(d3));
+        int end16 = len & ~15;
+        for (; i < end16; i += 16) {
+            FloatVector qv = FloatVector.fromArray(F16, q, qo + i);
+            ra = qv.fma(FloatVector.fromMemorySegment(F16, b, (o0 + i) * Float.BYTES, NATIVE), ra);
+            rb = qv.fma(FloatVector.fromMemorySegment(F16, b, (o1 + i) * Float.BYTES, NATIVE), rb);
+            rc = qv.fma(FloatVector.fromMemorySegment(F16, b, (o2 + i) * Float.BYTES, NATIVE), rc);
+            rd = qv.fma(FloatVector.fromMemorySegment(F16, b, (o3 + i) * Float.BYTES, NATIVE), rd);
+        }
+        float sa = halve16(ra), sb = halve16(rb), sc = halve16(rc), sd = halve16(rd);
+        for (; i < len; i++) {
+            float x = q[qo + i];
+            sa = Math.fma(x, b.getAtIndex(ValueLayout.JAVA_FLOAT, o0 + i), sa);
+            sb = Math.fma(x, b.getAtIndex(ValueLayout.JAVA_FLOAT, o1 + i), sb);
+            sc = Math.fma(x, b.getAtIndex(ValueLayout.JAVA_FLOAT, o2 + i), sc);
+            sd = Math.fma(x, b.getAtIndex(ValueLayout.JAVA_FLOAT, o3 + i), sd);
+        }
+        out[at] = sa;
+        if (keep > 1) {
+            out[at + 1] = sb;
+        }
+        if (keep > 2) {
+            out[at + 2] = sc;
+        }
+        if (keep > 3) {
+            out[at + 3] = sd;
+        }
+    }
+
+    private static void squareQuad16(float[] q, int qo, MemorySegment b, long o0, long o1, long o2, long o3, int len, float[] out, int at,
+            int keep) {
+        FloatVector a0 = FloatVector.zero(F16), a1 = FloatVector.zero(F16), a2 = FloatVector.zero(F16), a3 = FloatVector.zero(F16);
+        FloatVector b0 = FloatVector.zero(F16), b1 = FloatVector.zero(F16), b2 = FloatVector.zero(F16), b3 = FloatVector.zero(F16);
+        FloatVector c0 = FloatVector.zero(F16), c1 = FloatVector.zero(F16), c2 = FloatVector.zero(F16), c3 = FloatVector.zero(F16);
+        FloatVector d0 = FloatVector.zero(F16), d1 = FloatVector.zero(F16), d2 = FloatVector.zero(F16), d3 = FloatVector.zero(F16);
+        int i = 0;
+        int end64 = len & ~63;
+        for (; i < end64; i += 64) {
+            FloatVector t;
+            FloatVector q0 = FloatVector.fromArray(F16, q, qo + i);
+            t = q0.sub(FloatVector.fromMemorySegment(F16, b, (o0 + i) * Float.BYTES, NATIVE));
+            a0 = t.fma(t, a0);
+            t = q0.sub(FloatVector.fromMemorySegment(F16, b, (o1 + i) * Float.BYTES, NATIVE));
+            b0 = t.fma(t, b0);
+            t = q0.sub(FloatVector.fromMemorySegment(F16, b, (o2 + i) * Float.BYTES, NATIVE));
+            c0 = t.fma(t, c0);
+            t = q0.sub(FloatVector.fromMemorySegment(F16, b, (o3 + i) * Float.BYTES, NATIVE));
+            d0 = t.fma(t, d0);
+            FloatVector q1 = FloatVector.fromArray(F16, q, qo + i + 16);
+            t = q1.sub(FloatVector.fromMemorySegment(F16, b, (o0 + i + 16) * Float.BYTES, NATIVE));
+            a1 = t.fma(t, a1);
+            t = q1.sub(FloatVector.fromMemorySegment(F16, b, (o1 + i + 16) * Float.BYTES, NATIVE));
+            b1 = t.fma(t, b1);
+            t = q1.sub(FloatVector.fromMemorySegment(F16, b, (o2 + i + 16) * Float.BYTES, NATIVE));
+            c1 = t.fma(t, c1);
+            t = q1.sub(FloatVector.fromMemorySegment(F16, b, (o3 + i + 16) * Float.BYTES, NATIVE));
+            d1 = t.fma(t, d1);
+            FloatVector q2 = FloatVector.fromArray(F16, q, qo + i + 32);
+            t = q2.sub(FloatVector.fromMemorySegment(F16, b, (o0 + i + 32) * Float.BYTES, NATIVE));
+            a2 = t.fma(t, a2);
+            t = q2.sub(FloatVector.fromMemorySegment(F16, b, (o1 + i + 32) * Float.BYTES, NATIVE));
+            b2 = t.fma(t, b2);
+            t = q2.sub(FloatVector.fromMemorySegment(F16, b, (o2 + i + 32) * Float.BYTES, NATIVE));
+            c2 = t.fma(t, c2);
+            t = q2.sub(FloatVector.fromMemorySegment(F16, b, (o3 + i + 32) * Float.BYTES, NATIVE));
+            d2 = t.fma(t, d2);
+            FloatVector q3 = FloatVector.fromArray(F16, q, qo + i + 48);
+            t = q3.sub(FloatVector.fromMemorySegment(F16, b, (o0 + i + 48) * Float.BYTES, NATIVE));
+            a3 = t.fma(t, a3);
+            t = q3.sub(FloatVector.fromMemorySegment(F16, b, (o1 + i + 48) * Float.BYTES, NATIVE));
+            b3 = t.fma(t, b3);
+            t = q3.sub(FloatVector.fromMemorySegment(F16, b, (o2 + i + 48) * Float.BYTES, NATIVE));
+            c3 = t.fma(t, c3);
+            t = q3.sub(FloatVector.fromMemorySegment(F16, b, (o3 + i + 48) * Float.BYTES, NATIVE));
+            d3 = t.fma(t, d3);
+        }
+        FloatVector ra = a0.add(a2).add(a1.add(a3));
+        FloatVector rb = b0.add(b2).add(b1.add(b3));
+        FloatVector rc = c0.add(c2).add(c1.add(c3));
+        FloatVector rd = d0.add(d2).add(d1.add(d3));
+        int end16 = len & ~15;
+        for (; i < end16; i += 16) {
+            FloatVector qv = FloatVector.fromArray(F16, q, qo + i);
+            FloatVector t;
+            t = qv.sub(FloatVector.fromMemorySegment(F16, b, (o0 + i) * Float.BYTES, NATIVE));
+            ra = t.fma(t, ra);
+            t = qv.sub(FloatVector.fromMemorySegment(F16, b, (o1 + i) * Float.BYTES, NATIVE));
+            rb = t.fma(t, rb);
+            t = qv.sub(FloatVector.fromMemorySegment(F16, b, (o2 + i) * Float.BYTES, NATIVE));
+            rc = t.fma(t, rc);
+            t = qv.sub(FloatVector.fromMemorySegment(F16, b, (o3 + i) * Float.BYTES, NATIVE));
+            rd = t.fma(t, rd);
+        }
+        float sa = halve16(ra), sb = halve16(rb), sc = halve16(rc), sd = halve16(rd);
+        for (; i < len; i++) {
+            float x = q[qo + i];
+            float da = x - b.getAtIndex(ValueLayout.JAVA_FLOAT, o0 + i), db = x - b.getAtIndex(ValueLayout.JAVA_FLOAT, o1 + i), dc = x - b.getAtIndex(ValueLayout.JAVA_FLOAT, o2 + i), dd = x - b.getAtIndex(ValueLayout.JAVA_FLOAT, o3 + i);
+            sa = Math.fma(da, da, sa);
+            sb = Math.fma(db, db, sb);
+            sc = Math.fma(dc, dc, sc);
+            sd = Math.fma(dd, dd, sd);
+        }
+        out[at] = sa;
+        if (keep > 1) {
+            out[at + 1] = sb;
+        }
+        if (keep > 2) {
+            out[at + 2] = sc;
+        }
+        if (keep > 3) {
+            out[at + 3] = sd;
         }
     }
 

@@ -8,10 +8,18 @@ import static org.junit.jupiter.api.Assertions.fail;
 import dev.nepenthe.core.vector.CentroidBlock;
 import dev.nepenthe.core.vector.Kernels;
 import dev.nepenthe.core.vector.VectorKernels;
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.channels.FileChannel;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.Arrays;
 import java.util.SplittableRandom;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
@@ -200,6 +208,90 @@ class VectorKernelsTest {
                         "squareDistanceRows vs squareDistance, len " + len);
             }
             assertTrue(Float.isNaN(rp[rows]), "squareDistanceRows wrote past count, len " + len);
+        }
+    }
+
+    /**
+     * The forms over vectors off the heap (a native segment) give exactly the array forms' bits,
+     * for every kernel and against the scalar twin's array form: every length from 1 to 300 and
+     * the long ones, single scores and scattered rows (fours, and remainders of one to three).
+     */
+    @ParameterizedTest
+    @MethodSource("kernels")
+    void segmentFormsAgreeWithArrayFormsBitForBit(VectorKernels k) {
+        VectorKernels s = Kernels.scalar();
+        SplittableRandom rnd = new SplittableRandom(24);
+        int[] lengths = java.util.stream.IntStream.concat(java.util.stream.IntStream.rangeClosed(1, 300),
+                Arrays.stream(LENGTHS)).toArray();
+        try (Arena arena = Arena.ofConfined()) {
+            for (int len : lengths) {
+                int rowCount = 1 + rnd.nextInt(12);
+                float[] matrix = plain(rnd, rowCount * len);
+                MemorySegment segment = arena.allocate((long) matrix.length * Float.BYTES, 64);
+                MemorySegment.copy(matrix, 0, segment, ValueLayout.JAVA_FLOAT, 0, matrix.length);
+                int aOff = rnd.nextInt(9);
+                float[] a = padded(rnd, aOff, len);
+                for (int r = 0; r < rowCount; r++) {
+                    String what = " len " + len + " row " + r;
+                    assertSameBits(s.dot(a, aOff, matrix, r * len, len), k.dot(a, aOff, segment, (long) r * len, len),
+                            "dot over a segment" + what);
+                    assertSameBits(s.squareDistance(a, aOff, matrix, r * len, len),
+                            k.squareDistance(a, aOff, segment, (long) r * len, len), "squareDistance over a segment" + what);
+                }
+                int rows = rnd.nextInt(10);
+                int[] picked = new int[rows];
+                for (int r = 0; r < rows; r++) {
+                    picked[r] = rnd.nextInt(rowCount);
+                }
+                float[] expected = new float[rows], actual = new float[rows + 1];
+                Arrays.fill(actual, Float.NaN);
+                s.dotRows(a, aOff, matrix, picked, rows, len, expected);
+                k.dotRows(a, aOff, segment, picked, rows, len, actual);
+                for (int r = 0; r < rows; r++) {
+                    assertSameBits(expected[r], actual[r], "dotRows over a segment, len " + len + " row " + r);
+                }
+                assertTrue(Float.isNaN(actual[rows]), "dotRows over a segment wrote past count, len " + len);
+                s.squareDistanceRows(a, aOff, matrix, picked, rows, len, expected);
+                k.squareDistanceRows(a, aOff, segment, picked, rows, len, actual);
+                for (int r = 0; r < rows; r++) {
+                    assertSameBits(expected[r], actual[r], "squareDistanceRows over a segment, len " + len + " row " + r);
+                }
+                assertTrue(Float.isNaN(actual[rows]), "squareDistanceRows over a segment wrote past count, len " + len);
+            }
+        }
+    }
+
+    /**
+     * Rows past 2^31 floats: a sparse mapped file of 6,000,000 rows of 384 floats (9.2 GB, of
+     * which only the touched pages exist) is scored at rows whose float offset overflows an int,
+     * and each score must equal the array form's on the same values.
+     */
+    @ParameterizedTest
+    @MethodSource("kernels")
+    void segmentRowsPastTwoToThe31Floats(VectorKernels k, @TempDir Path dir) throws IOException {
+        int dim = 384, rowCount = 6_000_000;
+        int[] picked = {0, 5_592_406, 5_999_999, 5_700_001, 3};
+        assertTrue((long) picked[1] * dim > Integer.MAX_VALUE, "the test's rows must overflow an int offset");
+        SplittableRandom rnd = new SplittableRandom(25);
+        float[] q = plain(rnd, dim);
+        float[][] rowValues = new float[picked.length][];
+        try (FileChannel ch = FileChannel.open(dir.resolve("sparse.f32"), StandardOpenOption.CREATE_NEW,
+                StandardOpenOption.READ, StandardOpenOption.WRITE, StandardOpenOption.SPARSE);
+                Arena arena = Arena.ofConfined()) {
+            MemorySegment segment = ch.map(FileChannel.MapMode.READ_WRITE, 0, (long) rowCount * dim * Float.BYTES, arena);
+            for (int i = 0; i < picked.length; i++) {
+                rowValues[i] = plain(rnd, dim);
+                MemorySegment.copy(rowValues[i], 0, segment, ValueLayout.JAVA_FLOAT, (long) picked[i] * dim * Float.BYTES, dim);
+            }
+            float[] dots = new float[picked.length], squares = new float[picked.length];
+            k.dotRows(q, 0, segment, picked, picked.length, dim, dots);
+            k.squareDistanceRows(q, 0, segment, picked, picked.length, dim, squares);
+            for (int i = 0; i < picked.length; i++) {
+                assertSameBits(k.dot(q, 0, rowValues[i], 0, dim), dots[i], "dotRows at row " + picked[i]);
+                assertSameBits(k.squareDistance(q, 0, rowValues[i], 0, dim), squares[i], "squareDistanceRows at row " + picked[i]);
+                assertSameBits(k.dot(q, 0, rowValues[i], 0, dim), k.dot(q, 0, segment, (long) picked[i] * dim, dim),
+                        "dot at row " + picked[i]);
+            }
         }
     }
 
