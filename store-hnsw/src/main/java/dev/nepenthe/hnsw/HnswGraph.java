@@ -2,6 +2,9 @@ package dev.nepenthe.hnsw;
 
 import dev.nepenthe.core.Metric;
 import dev.nepenthe.core.vector.VectorKernels;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.Arrays;
@@ -12,7 +15,11 @@ import java.util.Arrays;
  *
  * <p>Everything is indexed by an internal <em>slot</em>; the index maps store ordinals to slots.
  * <ul>
- *   <li>Vectors: one float array, slot {@code s} at {@code [s*dim, (s+1)*dim)}.</li>
+ *   <li>Vectors: slot {@code s} at float {@code [s*dim, (s+1)*dim)} of one float array on the
+ *       heap, or, with {@link HnswParams.VectorStorage#OFF_HEAP}, of one native memory segment
+ *       (floats in native byte order; offsets are longs, so no 2^31 bound), which counts against
+ *       {@code -XX:MaxDirectMemorySize} (by default the maximum heap size) and which the garbage
+ *       collector releases when grown out, as it would an array.</li>
  *   <li>Codes, in a quantized graph only: one byte array, slot {@code s}'s {@link Int8Codes}
  *       entry at {@code [s*stride, (s+1)*stride)}, written with the vector and zeroed with it.</li>
  *   <li>Layer-0 lists: one int array with a fixed stride of {@code 1 + maxDegree0} per slot:
@@ -66,7 +73,10 @@ final class HnswGraph {
     private final Object[] reverseLocks = new Object[LOCK_STRIPES];
 
     private int capacity;
-    private float[] vectors;
+    /** The vectors on the heap, or null when they live in {@link #offHeapVectors}. */
+    private float[] heapVectors;
+    /** The vectors off the heap, or null when they live in {@link #heapVectors}. */
+    private MemorySegment offHeapVectors;
     /** Per slot the code of its vector (see {@link Int8Codes}); empty when not quantized. */
     private byte[] codes;
     private int[] level0;
@@ -109,15 +119,17 @@ final class HnswGraph {
     private IntBag changeLog;
 
     HnswGraph(int dim, Metric metric, VectorKernels kernels, int maxDegree, int initialCapacity) {
-        this(dim, metric, kernels, maxDegree, initialCapacity, HnswParams.Quantization.NONE);
+        this(dim, metric, kernels, maxDegree, initialCapacity, HnswParams.Quantization.NONE,
+                HnswParams.VectorStorage.HEAP);
     }
 
     /**
      * @param quantization {@link HnswParams.Quantization#INT8} keeps an int8 code beside every
      *     vector, and searches walk with {@link Layout#searchScorers()} over the codes
+     * @param storage where the float vectors live
      */
     HnswGraph(int dim, Metric metric, VectorKernels kernels, int maxDegree, int initialCapacity,
-            HnswParams.Quantization quantization) {
+            HnswParams.Quantization quantization, HnswParams.VectorStorage storage) {
         this.dim = dim;
         this.metric = metric;
         this.kernels = kernels;
@@ -132,7 +144,11 @@ final class HnswGraph {
             reverseLocks[i] = new Object();
         }
         this.capacity = 0;
-        this.vectors = new float[0];
+        if (storage == HnswParams.VectorStorage.OFF_HEAP) {
+            this.offHeapVectors = MemorySegment.NULL;
+        } else {
+            this.heapVectors = new float[0];
+        }
         this.codes = new byte[0];
         this.level0 = new int[0];
         this.upper = new int[0][];
@@ -160,7 +176,15 @@ final class HnswGraph {
         if (newCapacity <= capacity) {
             return;
         }
-        vectors = Arrays.copyOf(vectors, Math.multiplyExact(newCapacity, dim));
+        if (offHeapVectors != null) {
+            // Released with the segment's last reference (a search may still hold the old
+            // layout): an automatic arena, whose memory starts zeroed.
+            MemorySegment grown = Arena.ofAuto().allocate(Math.multiplyExact((long) newCapacity * dim, Float.BYTES), 64);
+            MemorySegment.copy(offHeapVectors, 0, grown, 0, offHeapVectors.byteSize());
+            offHeapVectors = grown;
+        } else {
+            heapVectors = Arrays.copyOf(heapVectors, Math.multiplyExact(newCapacity, dim));
+        }
         if (codec != null) {
             codes = Arrays.copyOf(codes, Math.multiplyExact(newCapacity, codeStride));
         }
@@ -231,7 +255,9 @@ final class HnswGraph {
             // The one place that decides how the graph scores: exact floats for building,
             // repairing and re-ranking; a quantized graph's searches walk its codes (grown and
             // zeroed with the other per-slot arrays).
-            this.scorers = new FloatVectorScorers(g.metric, g.kernels, g.vectors, g.dim);
+            this.scorers = g.offHeapVectors != null
+                    ? new FloatVectorScorers(g.metric, g.kernels, g.offHeapVectors, g.dim)
+                    : new FloatVectorScorers(g.metric, g.kernels, g.heapVectors, g.dim);
             this.searchScorers = g.codec == null ? scorers : new Int8VectorScorers(g.metric, g.kernels, g.codec, g.codes);
             this.level0 = g.level0;
             this.upper = g.upper;
@@ -325,7 +351,11 @@ final class HnswGraph {
      * ordinal. Caller holds the exclusive lock and has removed every link to the slot.
      */
     void free(int slot) {
-        Arrays.fill(vectors, slot * dim, (slot + 1) * dim, 0f);
+        if (offHeapVectors != null) {
+            offHeapVectors.asSlice(vectorOffset(slot) * Float.BYTES, (long) dim * Float.BYTES).fill((byte) 0);
+        } else {
+            Arrays.fill(heapVectors, slot * dim, (slot + 1) * dim, 0f);
+        }
         if (codec != null) {
             Arrays.fill(codes, slot * codeStride, (slot + 1) * codeStride, (byte) 0);
         }
@@ -382,25 +412,63 @@ final class HnswGraph {
 
     // ---- vectors
 
-    /** The array holding every vector; slot {@code s} starts at {@link #vectorOffset}. */
-    float[] vectors() {
-        return vectors;
+    /**
+     * The vectors, wherever they live, as a segment (a view of the heap array, or the native
+     * segment); slot {@code s} starts at float {@link #vectorOffset}. For tests and checks, not
+     * for scoring.
+     */
+    MemorySegment vectors() {
+        return offHeapVectors != null ? offHeapVectors : MemorySegment.ofArray(heapVectors);
     }
 
-    int vectorOffset(int slot) {
-        return slot * dim;
+    /** Whether the vectors live off the heap. */
+    boolean vectorsOffHeap() {
+        return offHeapVectors != null;
+    }
+
+    /** Where slot {@code s}'s vector starts, in floats. */
+    long vectorOffset(int slot) {
+        return (long) slot * dim;
     }
 
     /** Stores a slot's vector and, in a quantized graph, its code. */
     void setVector(int slot, float[] prepared) {
-        System.arraycopy(prepared, 0, vectors, slot * dim, dim);
+        if (offHeapVectors != null) {
+            MemorySegment.copy(prepared, 0, offHeapVectors, ValueLayout.JAVA_FLOAT, vectorOffset(slot) * Float.BYTES, dim);
+        } else {
+            System.arraycopy(prepared, 0, heapVectors, slot * dim, dim);
+        }
         if (codec != null) {
             codec.encode(prepared, 0, codes, slot * codeStride);
         }
     }
 
     float[] vectorCopy(int slot) {
-        return Arrays.copyOfRange(vectors, slot * dim, (slot + 1) * dim);
+        float[] v = new float[dim];
+        copyVector(slot, v);
+        return v;
+    }
+
+    /** Copies slot {@code s}'s vector into {@code into[0, dim)}. */
+    void copyVector(int slot, float[] into) {
+        if (offHeapVectors != null) {
+            MemorySegment.copy(offHeapVectors, ValueLayout.JAVA_FLOAT, vectorOffset(slot) * Float.BYTES, into, 0, dim);
+        } else {
+            System.arraycopy(heapVectors, slot * dim, into, 0, dim);
+        }
+    }
+
+    /** Whether every byte of slot {@code s}'s vector is zero (a freed slot's must be). */
+    boolean vectorIsZero(int slot) {
+        MemorySegment v = vectors();
+        long from = vectorOffset(slot);
+        for (long i = from; i < from + dim; i++) {
+            // Bits, not float equality: a -0.0f left behind is not zero bytes.
+            if (v.getAtIndex(ValueLayout.JAVA_INT, i) != 0) {
+                return false;
+            }
+        }
+        return true;
     }
 
     // ---- codes (quantized graphs only)

@@ -92,7 +92,8 @@ public final class HnswIndex implements VectorIndex {
         this.dim = dimension;
         this.metric = java.util.Objects.requireNonNull(metric, "metric");
         this.params = java.util.Objects.requireNonNull(params, "params");
-        this.graph = new HnswGraph(dimension, metric, kernels, params.m(), initialCapacity, params.quantization());
+        this.graph = new HnswGraph(dimension, metric, kernels, params.m(), initialCapacity, params.quantization(),
+                params.storage());
         this.inserter = new HnswInserter(graph, params.efConstruction());
         this.repairer = new HnswRepairer(graph, params.repairEf());
         Arrays.fill(ordToSlot, -1);
@@ -737,7 +738,7 @@ public final class HnswIndex implements VectorIndex {
         long entry = graph.entry();
         out.writeInt(HnswGraph.entrySlot(entry));
         out.writeInt(HnswGraph.entryLevel(entry));
-        float[] v = graph.vectors();
+        float[] v = new float[dim];
         for (int s = 0; s < hw; s++) {
             if (graph.state(s) != HnswGraph.LIVE) {
                 out.writeByte(0);
@@ -747,7 +748,8 @@ public final class HnswIndex implements VectorIndex {
             out.writeInt(graph.ordinal(s));
             int level = graph.level(s);
             out.writeByte(level);
-            BodyStreams.writeFloats(out, v, graph.vectorOffset(s), dim);
+            graph.copyVector(s, v);
+            BodyStreams.writeFloats(out, v, 0, dim);
             for (int l = 0; l <= level; l++) {
                 int[] nb = graph.neighbors(s, l);
                 out.writeInt(nb.length);
@@ -853,6 +855,8 @@ public final class HnswIndex implements VectorIndex {
             }
             p = p.withQuantization(modes[q]).withRerank(in.readInt());
         }
+        // Where the vectors live is chosen at each open, not stored in the file.
+        p = p.withStorage(HnswParams.storage(config));
         int capacity = in.readInt();
         int hw = in.readInt();
         if (hw < 0 || capacity < hw) {

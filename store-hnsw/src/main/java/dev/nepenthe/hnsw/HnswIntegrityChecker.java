@@ -549,13 +549,9 @@ final class HnswIntegrityChecker {
     }
 
     private static void checkFreed(HnswGraph g, int s, IntegrityReport.Builder r) {
-        float[] v = g.vectors();
-        int off = g.vectorOffset(s);
-        for (int i = 0; i < g.dim; i++) {
-            if (v[off + i] != 0f) {
-                r.violation(NOT_ZEROED, "free slot " + s + " still holds vector bytes");
-                return;
-            }
+        if (!g.vectorIsZero(s)) {
+            r.violation(NOT_ZEROED, "free slot " + s + " still holds vector bytes");
+            return;
         }
         if (g.degree(s, 0) != 0 || g.level(s) != -1 || g.ordinal(s) != -1 || g.hasUpperLists(s)) {
             r.violation(NOT_ZEROED, "free slot " + s + " still holds links, a level or an ordinal");
@@ -586,6 +582,7 @@ final class HnswIntegrityChecker {
         private final Int8Codes codec;
         private final IntegrityReport.Builder r;
         private final byte[] expected;
+        private final float[] vector;
         long recomputed;
 
         private CodeCheck(HnswGraph g, Int8Codes codec, IntegrityReport.Builder r) {
@@ -593,6 +590,7 @@ final class HnswIntegrityChecker {
             this.codec = codec;
             this.r = r;
             this.expected = new byte[codec.stride()];
+            this.vector = new float[g.dim];
         }
 
         /** Null for a graph without codes; else declares the code violations in the report. */
@@ -608,7 +606,8 @@ final class HnswIntegrityChecker {
 
         void check(int s) {
             recomputed++;
-            codec.encode(g.vectors(), g.vectorOffset(s), expected, 0);
+            g.copyVector(s, vector);
+            codec.encode(vector, 0, expected, 0);
             byte[] codes = g.codes();
             int off = g.codeOffset(s);
             for (int i = 0; i < expected.length; i++) {

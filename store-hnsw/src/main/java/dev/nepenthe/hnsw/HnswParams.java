@@ -26,9 +26,12 @@ import java.util.Set;
  *     on real embeddings kept the recall of re-scoring the whole beam at every efSearch; a value
  *     of at least efSearch re-scores the whole beam. Never fewer than k, never more than the
  *     beam; ignored without quantization
+ * @param storage where the float vectors live: {@link VectorStorage#HEAP} (the default, the
+ *     fastest search) or {@link VectorStorage#OFF_HEAP} (outside the Java heap, no 2^31-float
+ *     bound; see docs/STORAGE.md, "Memory"). Not part of the index file: chosen at each open
  */
 public record HnswParams(int m, int efConstruction, int efSearch, double levelMultiplier, int repairEf, long seed,
-        Quantization quantization, int rerank) {
+        Quantization quantization, int rerank, VectorStorage storage) {
 
     public static final String M = "M";
     public static final String EF_CONSTRUCTION = "efConstruction";
@@ -37,8 +40,49 @@ public record HnswParams(int m, int efConstruction, int efSearch, double levelMu
     public static final String REPAIR_EF = "repairEf";
     public static final String QUANTIZATION = "quantization";
     public static final String RERANK = "rerank";
+    public static final String VECTORS = "vectors";
     static final Set<String> NAMES = Set.of(M, EF_CONSTRUCTION, EF_SEARCH, LEVEL_MULTIPLIER, REPAIR_EF, QUANTIZATION,
-            RERANK);
+            RERANK, VECTORS);
+
+    /**
+     * Where the float vectors live. Off the heap, a graph's vectors are one native segment
+     * counted against {@code -XX:MaxDirectMemorySize} instead of the heap, and a search scores
+     * them without copying; measured on this project's machine, a float search is about a sixth
+     * slower there once the vectors outgrow the caches (docs/BENCHMARKS.md), while a quantized
+     * search, which walks the codes and re-scores a few floats, is not.
+     */
+    public enum VectorStorage {
+        /** One float array on the Java heap. */
+        HEAP("heap"),
+        /** One native memory segment outside the Java heap. */
+        OFF_HEAP("offheap");
+
+        private final String paramValue;
+
+        VectorStorage(String paramValue) {
+            this.paramValue = paramValue;
+        }
+
+        /** The value of the {@code vectors} parameter that selects this storage. */
+        public String paramValue() {
+            return paramValue;
+        }
+
+        /**
+         * The storage a parameter value names.
+         *
+         * @throws IllegalArgumentException naming the accepted values and the one given
+         */
+        public static VectorStorage fromParam(String value) {
+            for (VectorStorage v : values()) {
+                if (v.paramValue.equals(value)) {
+                    return v;
+                }
+            }
+            throw new IllegalArgumentException(HnswIndex.KIND + " index: parameter '" + VECTORS
+                    + "' expected heap or offheap, got '" + value + "'");
+        }
+    }
 
     /** What the walk of a search scores (see {@link HnswParams#quantization()}). */
     public enum Quantization {
@@ -92,6 +136,9 @@ public record HnswParams(int m, int efConstruction, int efSearch, double levelMu
         if (quantization == null) {
             throw new IllegalArgumentException("hnsw index: quantization expected none or int8, got null");
         }
+        if (storage == null) {
+            throw new IllegalArgumentException("hnsw index: vectors expected heap or offheap, got null");
+        }
         if (rerank < 0) {
             throw new IllegalArgumentException("hnsw index: rerank expected >= 0 (0: twice k), got " + rerank);
         }
@@ -99,7 +146,7 @@ public record HnswParams(int m, int efConstruction, int efSearch, double levelMu
 
     /** Float search (no quantization), as every index was before quantization existed. */
     public HnswParams(int m, int efConstruction, int efSearch, double levelMultiplier, int repairEf, long seed) {
-        this(m, efConstruction, efSearch, levelMultiplier, repairEf, seed, Quantization.NONE, 0);
+        this(m, efConstruction, efSearch, levelMultiplier, repairEf, seed, Quantization.NONE, 0, VectorStorage.HEAP);
     }
 
     /** M = 16, efConstruction = 100, efSearch = 64, mL = 1/ln(M), repairEf = 48, no quantization. */
@@ -112,23 +159,27 @@ public record HnswParams(int m, int efConstruction, int efSearch, double levelMu
     }
 
     public HnswParams withEfSearch(int ef) {
-        return new HnswParams(m, efConstruction, ef, levelMultiplier, repairEf, seed, quantization, rerank);
+        return new HnswParams(m, efConstruction, ef, levelMultiplier, repairEf, seed, quantization, rerank, storage);
     }
 
     public HnswParams withRepairEf(int ef) {
-        return new HnswParams(m, efConstruction, efSearch, levelMultiplier, ef, seed, quantization, rerank);
+        return new HnswParams(m, efConstruction, efSearch, levelMultiplier, ef, seed, quantization, rerank, storage);
     }
 
     public HnswParams withSeed(long s) {
-        return new HnswParams(m, efConstruction, efSearch, levelMultiplier, repairEf, s, quantization, rerank);
+        return new HnswParams(m, efConstruction, efSearch, levelMultiplier, repairEf, s, quantization, rerank, storage);
     }
 
     public HnswParams withQuantization(Quantization q) {
-        return new HnswParams(m, efConstruction, efSearch, levelMultiplier, repairEf, seed, q, rerank);
+        return new HnswParams(m, efConstruction, efSearch, levelMultiplier, repairEf, seed, q, rerank, storage);
+    }
+
+    public HnswParams withStorage(VectorStorage v) {
+        return new HnswParams(m, efConstruction, efSearch, levelMultiplier, repairEf, seed, quantization, rerank, v);
     }
 
     public HnswParams withRerank(int r) {
-        return new HnswParams(m, efConstruction, efSearch, levelMultiplier, repairEf, seed, quantization, r);
+        return new HnswParams(m, efConstruction, efSearch, levelMultiplier, repairEf, seed, quantization, r, storage);
     }
 
     /** Parses a collection's parameters; unknown names and out-of-range values are refused. */
@@ -142,6 +193,12 @@ public record HnswParams(int m, int efConstruction, int efSearch, double levelMu
         int rep = config.intParam(kind, REPAIR_EF, 48, 1, 100_000);
         Quantization q = Quantization.fromParam(config.params().getOrDefault(QUANTIZATION, "none").trim());
         int rerank = config.intParam(kind, RERANK, 0, 0, 100_000);
-        return new HnswParams(m, efc, efs, ml, rep, config.seed(), q, rerank);
+        return new HnswParams(m, efc, efs, ml, rep, config.seed(), q, rerank, storage(config));
+    }
+
+    /** The {@code vectors} parameter of a collection's configuration (heap when absent). */
+    static VectorStorage storage(IndexConfig config) {
+        config.requireKnown(HnswIndex.KIND, NAMES);
+        return VectorStorage.fromParam(config.params().getOrDefault(VECTORS, "heap").trim());
     }
 }

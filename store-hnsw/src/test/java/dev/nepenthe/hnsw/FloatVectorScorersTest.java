@@ -12,7 +12,8 @@ import dev.nepenthe.testing.Seeds;
 import java.util.Arrays;
 import java.util.List;
 import java.util.SplittableRandom;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The float scorers against the kernels, bit for bit: the graph code scores only through them,
@@ -25,17 +26,18 @@ class FloatVectorScorersTest {
     private static final int[] DIMS = {1, 3, 8, 13, 16, 25, 37, 64, 100, 128, 207, 384};
     private static final int NODES = 12;
 
-    @Test
-    void scoresEqualTheKernelsBitForBitForEveryMetric() {
+    @ParameterizedTest(name = "off the heap: {0}")
+    @ValueSource(booleans = {false, true})
+    void scoresEqualTheKernelsBitForBitForEveryMetric(boolean offHeap) {
         long seed = Seeds.draw("FloatVectorScorersTest.scoresEqualTheKernelsBitForBitForEveryMetric");
         SplittableRandom rnd = new SplittableRandom(seed);
         for (VectorKernels k : List.of(Kernels.scalar(), Kernels.panama())) {
             for (Metric metric : Metric.values()) {
                 for (int dim : DIMS) {
-                    String where = k.name() + " " + metric + " dim " + dim;
+                    String where = k.name() + " " + metric + " dim " + dim + (offHeap ? " off the heap" : " on the heap");
                     float[][] v = prepared(rnd, metric, NODES, dim);
                     float[] store = stored(v, dim, 3);
-                    FloatVectorScorers scorers = new FloatVectorScorers(metric, k, store, dim);
+                    FloatVectorScorers scorers = scorers(metric, k, store, dim, offHeap);
                     float[] q = prepared(rnd, metric, 1, dim)[0];
                     NodeScorer query = scorers.queryScorer(q);
                     for (int b = 0; b < NODES; b++) {
@@ -66,15 +68,16 @@ class FloatVectorScorersTest {
         }
     }
 
-    @Test
-    void bulkScoresEqualSingleScoresAndARetargetedScorerEqualsAFreshOne() {
+    @ParameterizedTest(name = "off the heap: {0}")
+    @ValueSource(booleans = {false, true})
+    void bulkScoresEqualSingleScoresAndARetargetedScorerEqualsAFreshOne(boolean offHeap) {
         long seed = Seeds.draw("FloatVectorScorersTest.bulkScoresEqualSingleScoresAndARetargetedScorerEqualsAFreshOne");
         SplittableRandom rnd = new SplittableRandom(seed);
         for (Metric metric : Metric.values()) {
             for (int dim : DIMS) {
-                String where = Kernels.get().name() + " " + metric + " dim " + dim;
+                String where = Kernels.get().name() + " " + metric + " dim " + dim + (offHeap ? " off the heap" : " on the heap");
                 float[] store = stored(prepared(rnd, metric, NODES, dim), dim, 0);
-                FloatVectorScorers scorers = new FloatVectorScorers(metric, Kernels.get(), store, dim);
+                FloatVectorScorers scorers = scorers(metric, Kernels.get(), store, dim, offHeap);
                 UpdatableNodeScorer moving = scorers.nodeScorer(rnd.nextInt(NODES));
                 NodeScorer query = scorers.queryScorer(prepared(rnd, metric, 1, dim)[0]);
                 for (int round = 0; round < 8; round++) {
@@ -110,10 +113,13 @@ class FloatVectorScorersTest {
         }
     }
 
-    @Test
-    void writersScoreTheCurrentArraysAndASearchItsOwnLayout() {
+    @ParameterizedTest(name = "off the heap: {0}")
+    @ValueSource(booleans = {false, true})
+    void writersScoreTheCurrentArraysAndASearchItsOwnLayout(boolean offHeap) {
         int dim = 13;
-        HnswGraph g = new HnswGraph(dim, Metric.L2, Kernels.get(), 4, 16);
+        HnswGraph g = new HnswGraph(dim, Metric.L2, Kernels.get(), 4, 16, HnswParams.Quantization.NONE,
+                offHeap ? HnswParams.VectorStorage.OFF_HEAP : HnswParams.VectorStorage.HEAP);
+        assertEquals(offHeap, g.vectorsOffHeap());
         SplittableRandom rnd = new SplittableRandom(5);
         float[][] v = prepared(rnd, Metric.L2, 40, dim);
         float[] q = prepared(rnd, Metric.L2, 1, dim)[0];
@@ -164,6 +170,18 @@ class FloatVectorScorersTest {
             System.arraycopy(v[i], 0, store, i * dim, dim);
         }
         return store;
+    }
+
+    /** Scorers over {@code store}, or over the same floats copied into a native segment. */
+    private static FloatVectorScorers scorers(Metric metric, VectorKernels k, float[] store, int dim, boolean offHeap) {
+        return offHeap ? new FloatVectorScorers(metric, k, offHeapCopy(store), dim) : new FloatVectorScorers(metric, k, store, dim);
+    }
+
+    private static java.lang.foreign.MemorySegment offHeapCopy(float[] store) {
+        java.lang.foreign.MemorySegment segment =
+                java.lang.foreign.Arena.ofAuto().allocate((long) store.length * Float.BYTES, 64);
+        java.lang.foreign.MemorySegment.copy(store, 0, segment, java.lang.foreign.ValueLayout.JAVA_FLOAT, 0, store.length);
+        return segment;
     }
 
     private static void assertBits(float expected, float actual, String what) {

@@ -153,10 +153,10 @@ class HnswDeleteRepairTest {
         assertNull(index.vector(entry));
         assertTrue(index.entryOrdinal() != entry && index.contains(index.entryOrdinal()));
         // The slot's bytes are zero: a byte scan of the layout, not a flag.
-        float[] vectors = index.graph().vectors();
-        int off = index.graph().vectorOffset(entrySlot);
+        java.lang.foreign.MemorySegment vectors = index.graph().vectors();
+        long off = index.graph().vectorOffset(entrySlot);
         for (int i = 0; i < 32; i++) {
-            assertEquals(0f, vectors[off + i]);
+            assertEquals(0, vectors.getAtIndex(java.lang.foreign.ValueLayout.JAVA_INT, off + i));
         }
         IntegrityReport report = index.verifyIntegrity();
         assertTrue(report.isClean(), report::toString);

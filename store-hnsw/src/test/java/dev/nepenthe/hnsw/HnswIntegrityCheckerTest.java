@@ -7,6 +7,8 @@ import dev.nepenthe.core.Metric;
 import dev.nepenthe.core.index.IntegrityReport;
 import dev.nepenthe.testing.Datasets;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /** The checker must be able to fail: break one invariant at a time and see it counted. */
 class HnswIntegrityCheckerTest {
@@ -51,11 +53,16 @@ class HnswIntegrityCheckerTest {
         assertEquals(2, r.violations(HnswIntegrityChecker.REVERSE), r::toString);
     }
 
-    @Test
-    void leftoverVectorBytesInAFreedSlotAreCounted() {
-        HnswIndex index = fresh();
+    @ParameterizedTest(name = "vectors {0}")
+    @EnumSource(HnswParams.VectorStorage.class)
+    void leftoverVectorBytesInAFreedSlotAreCounted(HnswParams.VectorStorage storage) {
+        float[][] data = Datasets.clustered(51, 400, 8, 4, 0.3);
+        HnswIndex index = HnswFixtures.build(data, Metric.L2, HnswParams.of(6, 30).withStorage(storage));
+        index.remove(7);
+        assertTrue(index.verifyIntegrity().isClean());
         HnswGraph g = index.graph();
-        g.vectors()[g.vectorOffset(g.freeSlot(0)) + 3] = 0.5f;
+        assertEquals(storage == HnswParams.VectorStorage.OFF_HEAP, g.vectorsOffHeap());
+        g.vectors().setAtIndex(java.lang.foreign.ValueLayout.JAVA_FLOAT, g.vectorOffset(g.freeSlot(0)) + 3, 0.5f);
         IntegrityReport r = index.verifyIntegrity();
         assertEquals(1, r.violations(HnswIntegrityChecker.NOT_ZEROED), r::toString);
     }

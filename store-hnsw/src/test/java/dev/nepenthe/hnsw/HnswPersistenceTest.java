@@ -20,24 +20,31 @@ import java.util.Arrays;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 class HnswPersistenceTest {
 
     @TempDir
     Path dir;
 
-    @Test
-    void saveAndLoadGiveAnIdenticalGraph() throws Exception {
+    /** Where the vectors live is chosen at each open: a graph saved from either loads into either. */
+    @ParameterizedTest(name = "saved from {0}, loaded into {1}")
+    @CsvSource({"heap, heap", "heap, offheap", "offheap, heap", "offheap, offheap"})
+    void saveAndLoadGiveAnIdenticalGraph(String savedFrom, String loadedInto) throws Exception {
         float[][] data = Datasets.clustered(31, 3_000, 24, 15, 0.3);
-        HnswIndex index = HnswFixtures.build(data, Metric.COSINE, HnswParams.of(8, 50));
+        HnswIndex index = HnswFixtures.build(data, Metric.COSINE,
+                HnswParams.of(8, 50).withStorage(HnswParams.VectorStorage.fromParam(savedFrom)));
         // Removals leave free slots and a free list: those must round-trip too.
         index.removeAll(Arrays.copyOf(HnswDeleteRepairTest.shuffled(3_000, 4), 300));
         Path file = dir.resolve("graph.hnsw");
         index.save(file);
 
-        HnswIndex loaded = (HnswIndex) VectorIndexes.factory("hnsw").load(new IndexConfig(24, Metric.COSINE), file);
+        HnswIndex loaded = (HnswIndex) VectorIndexes.factory("hnsw").load(
+                new IndexConfig(24, Metric.COSINE, Map.of(HnswParams.VECTORS, loadedInto), 0), file);
         assertEquals(index.size(), loaded.size());
-        assertEquals(index.params(), loaded.params());
+        assertEquals(loadedInto.equals("offheap"), loaded.graph().vectorsOffHeap());
+        assertEquals(index.params().withStorage(HnswParams.VectorStorage.fromParam(loadedInto)), loaded.params());
         assertEquals(index.entryOrdinal(), loaded.entryOrdinal());
         for (int ord = 0; ord < 3_000; ord++) {
             assertEquals(index.contains(ord), loaded.contains(ord));
