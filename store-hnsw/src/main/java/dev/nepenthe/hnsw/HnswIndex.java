@@ -588,6 +588,9 @@ public final class HnswIndex implements VectorIndex {
             if (graph.codec() != null) {
                 stats.put("codeBytesPerVector", graph.codec().stride());
             }
+            // What the float vectors take, allocated capacity included, and where.
+            stats.put(graph.vectorsOffHeap() ? "vectorBytesOffHeap" : "vectorBytesOnHeap",
+                    (long) graph.capacity() * dim * Float.BYTES);
             stats.put("listsRepaired", repairs[0]);
             stats.put("nodesReconnected", repairs[1]);
             stats.put("repairComparisons", repairs[2]);

@@ -62,6 +62,9 @@ class HnswIntegrityCheckerTest {
         assertTrue(index.verifyIntegrity().isClean());
         HnswGraph g = index.graph();
         assertEquals(storage == HnswParams.VectorStorage.OFF_HEAP, g.vectorsOffHeap());
+        String where = storage == HnswParams.VectorStorage.OFF_HEAP ? "vectorBytesOffHeap" : "vectorBytesOnHeap";
+        assertEquals((long) g.capacity() * 8 * Float.BYTES, index.describe().stats().get(where).longValue(),
+                index.describe().stats()::toString);
         g.vectors().setAtIndex(java.lang.foreign.ValueLayout.JAVA_FLOAT, g.vectorOffset(g.freeSlot(0)) + 3, 0.5f);
         IntegrityReport r = index.verifyIntegrity();
         assertEquals(1, r.violations(HnswIntegrityChecker.NOT_ZEROED), r::toString);

@@ -329,6 +329,13 @@ class HnswQuantizedTest {
         assertTrue(e.getMessage().contains("rerank expected >= 0") && e.getMessage().contains("got -5"), e.getMessage());
         e = assertThrows(IllegalArgumentException.class, () -> HnswParams.of(8, 40).withQuantization(null));
         assertTrue(e.getMessage().contains("expected none or int8, got null"), e.getMessage());
+        // Where the vectors live: heap by default, offheap on request, anything else refused.
+        assertEquals(HnswParams.VectorStorage.HEAP, d.storage());
+        assertEquals(HnswParams.VectorStorage.OFF_HEAP,
+                HnswParams.parse(new IndexConfig(8, Metric.L2, Map.of("vectors", "offheap"), 3)).storage());
+        e = assertThrows(IllegalArgumentException.class,
+                () -> HnswParams.parse(new IndexConfig(8, Metric.L2, Map.of("vectors", "mmap"), 3)));
+        assertTrue(e.getMessage().contains("'vectors' expected heap or offheap, got 'mmap'"), e.getMessage());
     }
 
     /**

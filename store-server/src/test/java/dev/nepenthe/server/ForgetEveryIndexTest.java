@@ -48,6 +48,9 @@ class ForgetEveryIndexTest {
     static List<IndexSpec> kinds() {
         return List.of(
                 IndexSpec.of("hnsw", Map.of("M", "12", "efConstruction", "80", "efSearch", "64")),
+                // Vectors off the heap: the freed slots the checker finds zeroed are in native memory.
+                IndexSpec.of("hnsw", Map.of("M", "12", "efConstruction", "80", "efSearch", "64", "vectors", "offheap",
+                        "quantization", "int8")),
                 // autoRetrain=0: the removal taints the codebooks, and only the forget's purge of the
                 // index surface retrains them; sealing proves it did.
                 IndexSpec.of("ivfpq", Map.of("nlist", "16", "m", "8", "trainSize", "1500", "nprobe", "8",

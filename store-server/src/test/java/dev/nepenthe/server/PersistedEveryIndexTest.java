@@ -45,6 +45,7 @@ class PersistedEveryIndexTest {
         return List.of(
                 IndexSpec.of("hnsw", Map.of("M", "12", "efConstruction", "80", "efSearch", "64")),
                 IndexSpec.of("hnsw", Map.of("M", "12", "efConstruction", "80", "efSearch", "64", "quantization", "int8")),
+                IndexSpec.of("hnsw", Map.of("M", "12", "efConstruction", "80", "efSearch", "64", "vectors", "offheap")),
                 IndexSpec.of("ivfpq", Map.of("nlist", "16", "m", "8", "trainSize", "1500", "nprobe", "8",
                         "rerank", "100")));
     }

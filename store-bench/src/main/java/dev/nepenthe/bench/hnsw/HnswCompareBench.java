@@ -65,14 +65,15 @@ public final class HnswCompareBench {
             + " [quantized=false] [threads=1,2,4] [buildThreads=0] [rounds=5] [oversample=3] [pqSubspaces=dim/4]"
             + " [python=/usr/bin/python3] [pythonDir=store-bench/src/main/python]\n"
             + "  engines: nepenthe nepenthe-256 nepenthe-512 lucene lucene-util lucene-int7 lucene-bbq jvector"
-            + " jvector-pq hnswlib faiss faiss-sq8 nepenthe-int8 nepenthe-int8-beam; quantized=true adds"
+            + " jvector-pq hnswlib faiss faiss-sq8 nepenthe-int8 nepenthe-int8-beam nepenthe-offheap"
+            + " nepenthe-int8-offheap (the graph of nepenthe or nepenthe-int8, its vectors off the heap); quantized=true adds"
             + " nepenthe-int8,nepenthe-int8-beam,lucene-int7,lucene-bbq,jvector-pq,faiss-sq8";
 
     static final List<String> FLOAT_ENGINES = List.of("nepenthe", "lucene", "jvector", "hnswlib", "faiss");
     static final List<String> QUANTIZED_ENGINES = List.of("nepenthe-int8", "nepenthe-int8-beam", "lucene-int7",
             "lucene-bbq", "jvector-pq", "faiss-sq8");
     static final List<String> ALL_ENGINES = List.of("nepenthe", "nepenthe-256", "nepenthe-512", "nepenthe-int8",
-            "nepenthe-int8-beam", "lucene",
+            "nepenthe-int8-beam", "nepenthe-offheap", "nepenthe-int8-offheap", "lucene",
             "lucene-util", "lucene-int7", "lucene-bbq", "jvector", "jvector-pq", "hnswlib", "faiss", "faiss-sq8");
     private static final Set<String> ARGUMENTS = Set.of("data", "file", "n", "dim", "queries", "m", "efc", "k",
             "clusters", "spread", "seed", "efs", "engines", "quantized", "threads", "rounds", "oversample",
@@ -295,6 +296,27 @@ public final class HnswCompareBench {
                     }
                     NepentheEngine e = new NepentheEngine(name, Kernels.get(), params, 1, metric);
                     e.searchIndexOf(int8, Integer.MAX_VALUE);
+                    out.add(e);
+                }
+                case "nepenthe-offheap", "nepenthe-int8-offheap" -> {
+                    // The same graph as nepenthe or nepenthe-int8 (built first if not asked for),
+                    // loaded with its vectors off the heap.
+                    boolean quantized = name.equals("nepenthe-int8-offheap");
+                    NepentheEngine donor = quantized ? int8 : ours;
+                    if (donor == null) {
+                        donor = new NepentheEngine(quantized ? "nepenthe-int8" : "nepenthe", Kernels.get(),
+                                quantized ? params.withQuantization(HnswParams.Quantization.INT8) : params, 1, metric);
+                        out.add(donor);
+                        if (quantized) {
+                            int8 = donor;
+                        } else {
+                            ours = donor;
+                        }
+                    }
+                    HnswParams own = (quantized ? params.withQuantization(HnswParams.Quantization.INT8) : params)
+                            .withStorage(HnswParams.VectorStorage.OFF_HEAP);
+                    NepentheEngine e = new NepentheEngine(name, Kernels.get(), own, 1, metric);
+                    e.shareGraphOf(donor);
                     out.add(e);
                 }
                 case "nepenthe-256", "nepenthe-512" -> {

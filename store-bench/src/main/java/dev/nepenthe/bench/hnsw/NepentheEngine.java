@@ -98,7 +98,8 @@ final class NepentheEngine implements AnnEngine {
      * Takes {@code donor}'s graph instead of building one: saved and loaded with this engine's
      * kernels. A single-threaded build is the same graph bit for bit at any kernel width (the
      * kernels agree to the bit and the build is seeded), so rebuilding it per width would only
-     * spend minutes; the build table says which engine's build it shares.
+     * spend minutes; the build table says which engine's build it shares. The graph is loaded
+     * with this engine's vector storage, so an off-heap engine searches the donor's very graph.
      */
     void shareGraphOf(NepentheEngine donor) {
         this.donor = donor;
@@ -122,12 +123,14 @@ final class NepentheEngine implements AnnEngine {
             index = sameIndex.index;
             return;
         }
-        if (donor != null && donor.index != null && threads <= 1 && donor.threads <= 1) {
+        boolean otherStorage = donor != null && donor.params.storage() != params.storage();
+        if (donor != null && donor.index != null && (otherStorage || threads <= 1 && donor.threads <= 1)) {
             try {
                 java.nio.file.Path file = java.nio.file.Files.createTempFile("nepenthe-graph", ".hnsw");
                 try {
                     donor.index.save(file);
-                    index = HnswIndex.load(new dev.nepenthe.core.index.IndexConfig(data[0].length, metric), file, kernels);
+                    index = HnswIndex.load(new dev.nepenthe.core.index.IndexConfig(data[0].length, metric,
+                            java.util.Map.of(HnswParams.VECTORS, params.storage().paramValue()), 42L), file, kernels);
                 } finally {
                     java.nio.file.Files.deleteIfExists(file);
                 }
