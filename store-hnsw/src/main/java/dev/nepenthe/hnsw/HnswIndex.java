@@ -759,6 +759,7 @@ public final class HnswIndex implements VectorIndex {
                 BodyStreams.writeInts(out, nb, 0, nb.length);
             }
         }
+        Arrays.fill(v, 0f); // the last vector copied out, not kept in a dead array
         out.writeInt(graph.freeCount());
         for (int i = 0; i < graph.freeCount(); i++) {
             out.writeInt(graph.freeSlot(i));
@@ -925,6 +926,7 @@ public final class HnswIndex implements VectorIndex {
             index.ordToSlot[ord] = s;
             live++;
         }
+        Arrays.fill(v, 0f);
         int freeCount = in.readInt();
         if (freeCount < 0 || freeCount > hw) {
             throw new IllegalArgumentException("free list length " + freeCount);

@@ -172,8 +172,12 @@ public interface VectorKernels {
     /**
      * {@link #dot(float[], int, float[], int, int)} with the second vector in a segment.
      *
+     * @param a the first vector's array
+     * @param aOff where the first vector starts
      * @param b the segment, floats in native byte order
-     * @param bOff where the vector starts, in floats
+     * @param bOff where the second vector starts, in floats
+     * @param len the length
+     * @return the dot product, bit for bit the array form's
      */
     default float dot(float[] a, int aOff, MemorySegment b, long bOff, int len) {
         return dot(a, aOff, rowOf(b, bOff, len), 0, len);
@@ -182,8 +186,12 @@ public interface VectorKernels {
     /**
      * {@link #squareDistance(float[], int, float[], int, int)} with the second vector in a segment.
      *
+     * @param a the first vector's array
+     * @param aOff where the first vector starts
      * @param b the segment, floats in native byte order
-     * @param bOff where the vector starts, in floats
+     * @param bOff where the second vector starts, in floats
+     * @param len the length
+     * @return the squared distance, bit for bit the array form's
      */
     default float squareDistance(float[] a, int aOff, MemorySegment b, long bOff, int len) {
         return squareDistance(a, aOff, rowOf(b, bOff, len), 0, len);
@@ -192,6 +200,14 @@ public interface VectorKernels {
     /**
      * {@link #dotRows(float[], int, float[], int[], int, int, float[])} over a segment: row
      * {@code r} at float {@code (long) r * dim}.
+     *
+     * @param a the point's array
+     * @param aOff where the point starts
+     * @param vectors the matrix, floats in native byte order
+     * @param rows the rows to score
+     * @param count how many of {@code rows}
+     * @param dim the row length
+     * @param out receives {@code count} scores from index 0
      */
     default void dotRows(float[] a, int aOff, MemorySegment vectors, int[] rows, int count, int dim, float[] out) {
         for (int i = 0; i < count; i++) {
@@ -202,6 +218,14 @@ public interface VectorKernels {
     /**
      * {@link #squareDistanceRows(float[], int, float[], int[], int, int, float[])} over a segment:
      * row {@code r} at float {@code (long) r * dim}.
+     *
+     * @param a the point's array
+     * @param aOff where the point starts
+     * @param vectors the matrix, floats in native byte order
+     * @param rows the rows to score
+     * @param count how many of {@code rows}
+     * @param dim the row length
+     * @param out receives {@code count} distances from index 0
      */
     default void squareDistanceRows(float[] a, int aOff, MemorySegment vectors, int[] rows, int count, int dim,
             float[] out) {
