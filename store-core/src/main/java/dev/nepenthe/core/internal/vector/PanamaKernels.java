@@ -679,6 +679,7 @@ public final class PanamaKernels implements VectorKernels {
 
     private void rows(boolean l2, float[] a, int aOff, MemorySegment vectors, int[] rows, int count, int dim,
             float[] out) {
+        touchRows(vectors, rows, count, dim);
         if (!wide || dim < 64) {
             for (int v = 0; v < count; v++) {
                 long o = (long) rows[v] * dim;
@@ -697,6 +698,26 @@ public final class PanamaKernels implements VectorKernels {
             } else {
                 dotQuad16(a, aOff, vectors, o0, o1, o2, o3, dim, out, v, left);
             }
+        }
+    }
+
+    /** Written only when a touch sum takes an impossible value: keeps the touches from being dropped. */
+    private static int touchSink;
+
+    /**
+     * Loads the first float of every row before any row is scored, so the rows' first cache
+     * misses are in flight together. Measured on the 2-core AVX-512 machine: scattered rows
+     * scored from a segment, memory-bound, ran 10 to 20% faster with it (the same loop from a
+     * heap array keeps enough misses in flight on its own). Scores are unchanged: the values
+     * loaded are only summed into a result that is never used.
+     */
+    private static void touchRows(MemorySegment vectors, int[] rows, int count, int dim) {
+        float t = 0f;
+        for (int v = 0; v < count; v++) {
+            t += vectors.getAtIndex(ValueLayout.JAVA_FLOAT, (long) rows[v] * dim);
+        }
+        if (t == Float.MIN_VALUE * 3) {
+            touchSink++;
         }
     }
 
