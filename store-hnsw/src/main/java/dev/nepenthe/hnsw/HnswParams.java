@@ -47,7 +47,7 @@ public record HnswParams(int m, int efConstruction, int efSearch, double levelMu
     /**
      * Where the float vectors live. Off the heap, a graph's vectors are one native segment
      * counted against {@code -XX:MaxDirectMemorySize} instead of the heap, and a search scores
-     * them without copying; measured on this project's machine, a float search is about a sixth
+     * them without copying; measured on this project's machine, a float search is 5 to 18%
      * slower there once the vectors outgrow the caches (docs/BENCHMARKS.md), while a quantized
      * search, which walks the codes and re-scores a few floats, is not.
      */

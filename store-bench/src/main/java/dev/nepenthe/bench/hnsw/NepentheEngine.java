@@ -63,13 +63,15 @@ final class NepentheEngine implements AnnEngine {
      */
     @Override
     public List<Part> footprint() {
-        if (sameIndex != null || donor != null || index == null) {
+        boolean ownStorage = donor != null && donor.params.storage() != params.storage();
+        if (sameIndex != null || donor != null && !ownStorage || index == null) {
             return List.of();
         }
         long n = index.size();
         int dim = index.dimension();
         List<Part> parts = new ArrayList<>();
-        parts.add(new Part("float32 vectors (heap)", n * dim * 4L));
+        parts.add(new Part(params.storage() == HnswParams.VectorStorage.OFF_HEAP ? "float32 vectors (native memory)"
+                : "float32 vectors (heap)", n * dim * 4L));
         if (params.quantization() == HnswParams.Quantization.INT8) {
             parts.add(new Part("int8 codes with 16 bytes of corrections (heap)", n * (16L + ((dim + 3) / 4) * 4L)));
         }
@@ -82,13 +84,14 @@ final class NepentheEngine implements AnnEngine {
         if (sameIndex != null) {
             return "searches " + sameIndex.name + "'s index, re-ranking " + (rerank == Integer.MAX_VALUE ? "the whole beam" : rerank + " candidates") + " exactly (no build)";
         }
+        if (donor != null) {
+            return "the graph " + donor.name + " built, saved and loaded with kernels " + kernels.name()
+                    + (params.storage() == HnswParams.VectorStorage.OFF_HEAP ? ", its floats off the heap" : "")
+                    + " (build time is the load)";
+        }
         if (params.quantization() != HnswParams.Quantization.NONE) {
             return "HnswIndex.add of every vector (graph built on floats, int8 codes beside them), " + threads
                     + (threads == 1 ? " thread" : " threads") + ", kernels " + kernels.name();
-        }
-        if (donor != null) {
-            return "the graph " + donor.name + " built, saved and loaded with kernels " + kernels.name()
-                    + " (build time is the load)";
         }
         return "HnswIndex.add of every vector, " + threads + (threads == 1 ? " thread" : " threads") + ", kernels "
                 + kernels.name();
