@@ -327,6 +327,37 @@ class NepentheTest {
         }
     }
 
+    /**
+     * Segments are opened on every core before their records are admitted: a record sealed
+     * under a key the keystore does not hold still fails the open loudly, naming its segment,
+     * and one whose subject was dropped (key destroyed) is still not read at all.
+     */
+    @Test
+    void recordsWithoutTheirKeyFailTheOpenNamingTheSegmentUnlessADeletionNamesThem() throws IOException {
+        Path masterKey = tmp.resolve("master.key");
+        StoreOptions first = StoreOptions.defaults().withKeystore(tmp.resolve("keys")).withMasterKeyFile(masterKey, true);
+        try (Nepenthe store = Nepenthe.open(dir, first)) {
+            VectorCollection c = store.createCollection(CollectionSpec.of("t", 2, Metric.L2));
+            for (int i = 0; i < 200; i++) {
+                c.upsert(rec("r" + i, "t", "s" + i % 40, new float[] {i, -i}));
+            }
+            c.deleteSubject("t", "s7"); // its key destroyed, its records named by the journal
+        }
+        // The control: with its own keystore the store opens, the dropped subject stays gone.
+        try (Nepenthe store = Nepenthe.open(dir, first)) {
+            VectorCollection c = store.collection("t");
+            assertEquals(195, c.size());
+            assertTrue(c.get("t", "r7").isEmpty());
+            assertTrue(c.get("t", "r8").isPresent());
+        }
+        // The same data and master key with another keystore folder: no key for any record.
+        StoreOptions other = StoreOptions.defaults().withKeystore(tmp.resolve("other-keys")).withMasterKeyFile(masterKey,
+                false);
+        CorruptFileException e = assertThrows(CorruptFileException.class, () -> Nepenthe.open(dir, other));
+        assertTrue(e.getMessage().contains("a record is sealed under a key the keystore does not hold"), e.getMessage());
+        assertTrue(e.getMessage().contains(".seg"), "names the segment: " + e.getMessage());
+    }
+
     @Test
     void anIdMapCutShortByACrashIsRebuiltFromTheSegments() throws IOException {
         try (Nepenthe store = open()) {

@@ -156,14 +156,37 @@ public final class CollectionStorage implements Closeable {
         Decisions dropped = new Decisions();
         long maxSeq = 0;
         int maxOrdinal = -1;
-        for (Map.Entry<Integer, String> e : manifest.segments().entrySet()) {
-            Path f = dir.resolve("segments").resolve(e.getValue());
-            for (SealedRecord r : SegmentFiles.read(f, e.getKey())) {
-                admit(r, f, dropped);
-                maxSeq = Math.max(maxSeq, r.seq());
-                maxOrdinal = Math.max(maxOrdinal, r.ordinal());
+        // Opening the records (decrypting, decoding, checking their hashes) is most of an open's
+        // work and each record's is its own: every core opens segments, then the records are
+        // admitted one by one in manifest order, with the same decisions as before.
+        List<Map.Entry<Integer, String>> files = new ArrayList<>(manifest.segments().entrySet());
+        List<List<Opened>> opened;
+        try {
+            opened = files.parallelStream().map(e -> {
+                try {
+                    Path f = dir.resolve("segments").resolve(e.getValue());
+                    List<SealedRecord> sealed = SegmentFiles.read(f, e.getKey());
+                    List<Opened> out = new ArrayList<>(sealed.size());
+                    for (SealedRecord r : sealed) {
+                        out.add(open(r));
+                    }
+                    return out;
+                } catch (IOException x) {
+                    throw new UncheckedIOException(x);
+                }
+            }).toList();
+        } catch (UncheckedIOException x) {
+            throw x.getCause();
+        }
+        for (int i = 0; i < files.size(); i++) {
+            Path f = dir.resolve("segments").resolve(files.get(i).getValue());
+            for (Opened o : opened.get(i)) {
+                admit(o, f, dropped);
+                maxSeq = Math.max(maxSeq, o.stored().seq());
+                maxOrdinal = Math.max(maxOrdinal, o.stored().ordinal());
             }
         }
+        opened = null;
         long[] walMax = {0, -1};
         WriteAheadLog.RecoveryReport[] report = new WriteAheadLog.RecoveryReport[1];
         Path walDir = dir.resolve("wal");
@@ -176,7 +199,7 @@ public final class CollectionStorage implements Closeable {
             if (type == PUT) {
                 SealedRecord r = SealedRecord.read(new DataInputStream(
                         new ByteArrayInputStream(payload, 1, payload.length - 1)));
-                admit(r, walDir, dropped);
+                admit(open(r), walDir, dropped);
                 Live admitted = byOrdinal.get(r.ordinal());
                 if (admitted != null && admitted.seq() == r.seq()) {
                     pendingSealed.put(r.ordinal(), r);
@@ -259,7 +282,51 @@ public final class CollectionStorage implements Closeable {
      * its ordinal over: the copy with the higher sequence number holds the ordinal, and a
      * deleted copy only ever removes itself, never a different record at its ordinal.
      */
-    private void admit(SealedRecord r, Path where, Decisions dropped) throws IOException {
+    /** Why a stored copy could not be opened; it matters only if the copy is admitted. */
+    private enum OpenFailure { NO_KEY, DOES_NOT_DECRYPT, HASHES_DIFFER, READ_FAILED }
+
+    /**
+     * A stored copy opened ahead of its admission: its header (the sealed bytes dropped), and the
+     * record or why there is none.
+     */
+    private record Opened(SealedRecord stored, VectorRecord record, OpenFailure failure, Exception cause) {}
+
+    private static final byte[] NO_BYTES = new byte[0];
+
+    /**
+     * Decrypts, decodes and checks one stored copy. Touches no state of this class, so segments
+     * are opened in parallel; a failure is kept, not thrown, because a copy the tombstone
+     * journal deletes or a newer version supersedes is dropped without being read (its key may
+     * be gone), exactly as when each copy was opened at its admission.
+     */
+    private Opened open(SealedRecord r) {
+        SealedRecord header = new SealedRecord(r.ordinal(), r.seq(), r.subject(), r.record(), NO_BYTES);
+        try {
+            DataKey key = ctx.keystore().find(r.subject());
+            if (key == null) {
+                return new Opened(header, null, OpenFailure.NO_KEY, null);
+            }
+            VectorRecord rec;
+            try {
+                byte[] plain = ctx.sealer().open(key, RecordCipher.aad(r.subject(), r.record(), r.seq()), r.sealed());
+                rec = RecordCodec.read(new DataInputStream(new ByteArrayInputStream(plain)));
+            } catch (AEADBadTagException e) {
+                return new Opened(header, null, OpenFailure.DOES_NOT_DECRYPT, e);
+            }
+            if (!ctx.hashes().record(rec.tenant(), rec.id()).equals(r.record())
+                    || !subjectHash(rec.tenant(), rec.subject()).equals(r.subject())) {
+                return new Opened(header, null, OpenFailure.HASHES_DIFFER, null);
+            }
+            return new Opened(header, rec, null, null);
+        } catch (IOException e) {
+            // The keystore could not unwrap the key, or the plaintext does not decode: thrown as
+            // it is if this copy is admitted.
+            return new Opened(header, null, OpenFailure.READ_FAILED, e);
+        }
+    }
+
+    private void admit(Opened o, Path where, Decisions dropped) throws IOException {
+        SealedRecord r = o.stored();
         if (ctx.journal().isDeleted(collectionHash, r.record(), r.subject(), r.seq())) {
             dropped.deleted++;
             LOG.log(Level.INFO, "{0}: dropped a stored copy of record {1} (version {2}): the tombstone journal deletes it",
@@ -283,24 +350,19 @@ public final class CollectionStorage implements Closeable {
             dirty.set(bucketIndex(r.subject()));
             return;
         }
-        DataKey key = ctx.keystore().find(r.subject());
-        if (key == null) {
+        if (o.failure() == OpenFailure.NO_KEY) {
             throw new CorruptFileException(where, "a record is sealed under a key the keystore does not hold and no"
                     + " deletion names it (was the store opened with another keystore folder?)");
-        }
-        VectorRecord rec;
-        try {
-            byte[] plain = ctx.sealer().open(key, RecordCipher.aad(r.subject(), r.record(), r.seq()), r.sealed());
-            rec = RecordCodec.read(new DataInputStream(new ByteArrayInputStream(plain)));
-        } catch (AEADBadTagException e) {
+        } else if (o.failure() == OpenFailure.DOES_NOT_DECRYPT) {
             throw new CorruptFileException(where, "a record does not decrypt: its bytes, its header or its key"
-                    + " were changed (wrong master key?)", e);
-        }
-        if (!ctx.hashes().record(rec.tenant(), rec.id()).equals(r.record())
-                || !subjectHash(rec.tenant(), rec.subject()).equals(r.subject())) {
+                    + " were changed (wrong master key?)", o.cause());
+        } else if (o.failure() == OpenFailure.HASHES_DIFFER) {
             throw new CorruptFileException(where, "a record decrypts but its tenant, subject or id do not match"
                     + " the hashes stored with it");
+        } else if (o.failure() == OpenFailure.READ_FAILED) {
+            throw (IOException) o.cause();
         }
+        VectorRecord rec = o.record();
         Live old = byOrdinal.put(r.ordinal(), new Live(r.ordinal(), rec, r.seq(), r.subject(), r.record()));
         if (old != null) {
             bucket(old.subject()).remove(r.ordinal());
