@@ -275,13 +275,6 @@ public final class CollectionStorage implements Closeable {
         }
     }
 
-    /**
-     * Loads one stored copy of a record: decrypts and keeps it, unless the journal says it was
-     * deleted. Ordinals are reused, and segments load in no particular
-     * order, so an ordinal may be claimed by a deleted record and by the newer record that took
-     * its ordinal over: the copy with the higher sequence number holds the ordinal, and a
-     * deleted copy only ever removes itself, never a different record at its ordinal.
-     */
     /** Why a stored copy could not be opened; it matters only if the copy is admitted. */
     private enum OpenFailure { NO_KEY, DOES_NOT_DECRYPT, HASHES_DIFFER, READ_FAILED }
 
@@ -325,6 +318,13 @@ public final class CollectionStorage implements Closeable {
         }
     }
 
+    /**
+     * Loads one stored copy of a record, opened by {@link #open}: keeps it, unless the journal
+     * says it was deleted. Ordinals are reused, and segments load in no particular
+     * order, so an ordinal may be claimed by a deleted record and by the newer record that took
+     * its ordinal over: the copy with the higher sequence number holds the ordinal, and a
+     * deleted copy only ever removes itself, never a different record at its ordinal.
+     */
     private void admit(Opened o, Path where, Decisions dropped) throws IOException {
         SealedRecord r = o.stored();
         if (ctx.journal().isDeleted(collectionHash, r.record(), r.subject(), r.seq())) {
