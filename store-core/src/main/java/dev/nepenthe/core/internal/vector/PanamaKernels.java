@@ -755,7 +755,7 @@ public final class PanamaKernels implements VectorKernels {
             for (; i < end64; i += 64) {
                 int x = aOff + i;
                 long y = bOff + i;
-                acc0 = FloatVector.fromArray(F8, a, x).fma(FloatVector.fromMemorySegment(F8, b, (y) * Float.BYTES, NATIVE), acc0);
+                acc0 = FloatVector.fromArray(F8, a, x).fma(FloatVector.fromMemorySegment(F8, b, y * Float.BYTES, NATIVE), acc0);
                 acc1 = FloatVector.fromArray(F8, a, x + 8).fma(FloatVector.fromMemorySegment(F8, b, (y + 8) * Float.BYTES, NATIVE), acc1);
                 acc2 = FloatVector.fromArray(F8, a, x + 16).fma(FloatVector.fromMemorySegment(F8, b, (y + 16) * Float.BYTES, NATIVE), acc2);
                 acc3 = FloatVector.fromArray(F8, a, x + 24).fma(FloatVector.fromMemorySegment(F8, b, (y + 24) * Float.BYTES, NATIVE), acc3);
@@ -814,7 +814,7 @@ public final class PanamaKernels implements VectorKernels {
             for (; i < end64; i += 64) {
                 int x = aOff + i;
                 long y = bOff + i;
-                FloatVector d0 = FloatVector.fromArray(F8, a, x).sub(FloatVector.fromMemorySegment(F8, b, (y) * Float.BYTES, NATIVE));
+                FloatVector d0 = FloatVector.fromArray(F8, a, x).sub(FloatVector.fromMemorySegment(F8, b, y * Float.BYTES, NATIVE));
                 FloatVector d1 = FloatVector.fromArray(F8, a, x + 8).sub(FloatVector.fromMemorySegment(F8, b, (y + 8) * Float.BYTES, NATIVE));
                 FloatVector d2 = FloatVector.fromArray(F8, a, x + 16).sub(FloatVector.fromMemorySegment(F8, b, (y + 16) * Float.BYTES, NATIVE));
                 FloatVector d3 = FloatVector.fromArray(F8, a, x + 24).sub(FloatVector.fromMemorySegment(F8, b, (y + 24) * Float.BYTES, NATIVE));
