@@ -21,9 +21,10 @@ import java.util.Objects;
  * copied in and out, and the text is kept as UTF-8 bytes and decoded on each {@link #text()}.
  *
  * <p>A store keeps a copy of its own of every record it is given and hands out copies (get,
- * search), so that when a forget seals it can wipe its copy's vector and text in place (zeros)
- * instead of leaving them in the heap for the collector; the records callers hold are never
- * changed. Ids, subject, source and metadata are Java strings, which cannot be wiped; nothing in
+ * search), so that it can wipe its copy in place (zeros) instead of leaving it in the heap for
+ * the collector: the vector goes off the heap into the collection's vector column, whose row is
+ * zeroed when the record is deleted or forgotten, and the text is wiped when a forget seals. The
+ * records callers hold are never changed. Ids, subject, source and metadata are Java strings, which cannot be wiped; nothing in
  * the store references them after the seal, so the next collection reclaims them.
  */
 public final class VectorRecord {
@@ -61,6 +62,11 @@ public final class VectorRecord {
             @Override
             public void wipe(VectorRecord r) {
                 r.wipe();
+            }
+
+            @Override
+            public VectorRecord withVector(VectorRecord r, float[] vector) {
+                return new VectorRecord(r, vector);
             }
         });
     }
@@ -176,6 +182,22 @@ public final class VectorRecord {
     }
 
     /** Length of the text in UTF-8 bytes, 0 when there is none. */
+    /**
+     * The same record with {@code vector} in place of its own, adopted, not copied (null for
+     * none); the text's bytes are shared, so wiping either record wipes the text of both.
+     */
+    private VectorRecord(VectorRecord r, float[] vector) {
+        this.id = r.id;
+        this.tenant = r.tenant;
+        this.subject = r.subject;
+        this.source = r.source;
+        this.vector = vector;
+        this.text = r.text;
+        this.wiped = r.wiped;
+        this.metadata = r.metadata;
+        this.derivedFrom = r.derivedFrom;
+    }
+
     private int textUtf8Length() {
         return text == null ? 0 : text.length;
     }

@@ -107,7 +107,7 @@ public final class CollectionEngine {
     private final Embedding embedding;
     /** Writes take turns on this; reads never take it. */
     private final ReentrantLock writer = new ReentrantLock();
-    private final RecordCatalogue catalogue = new RecordCatalogue();
+    private final RecordCatalogue catalogue;
     private final CollectionSearch search = new CollectionSearch(this);
     private volatile boolean closed;
     /**
@@ -152,11 +152,24 @@ public final class CollectionEngine {
         this.indexFactory = indexFactory;
         this.generations = generations;
         this.validator = new RecordValidator(spec);
+        this.catalogue = new RecordCatalogue(spec.dimension());
         this.storage = opener.open((ordinal, r) -> {
             validator.validate(r, "stored record");
             catalogue.link(ordinal, r);
         });
         catalogue.freeGaps();
+        // The storage keeps no plaintext: a checkpoint that must seal a record again borrows it here.
+        storage.readPlaintextFrom((ord, use) -> {
+            Entry e = catalogue.entry(ord);
+            VectorRecord r = e == null ? null : catalogue.materialise(e);
+            try {
+                return use.apply(r);
+            } finally {
+                if (r != null) {
+                    RecordAccess.wipe(r);
+                }
+            }
+        });
         long started = System.nanoTime();
         IndexGenerations.Outcome persisted;
         VectorIndex idx;
@@ -175,8 +188,7 @@ public final class CollectionEngine {
                 // builds on every core (an index that serialises adds internally takes turns).
                 idx = indexFactory.get();
                 VectorIndex building = idx;
-                catalogue.liveEntries().parallelStream()
-                        .forEach(e -> building.add(e.ordinal(), RecordAccess.vectorUnsafe(e.record())));
+                catalogue.liveEntries().parallelStream().forEach(e -> addTo(building, e));
                 building.afterBulkLoad();
                 indexDirty = true;
             }
@@ -247,7 +259,7 @@ public final class CollectionEngine {
             generations.invalidate();
         }
         int removed = idx.removeAll(stale.stream().mapToInt(Integer::intValue).toArray());
-        missing.parallelStream().forEach(e -> idx.add(e.ordinal(), RecordAccess.vectorUnsafe(e.record())));
+        missing.parallelStream().forEach(e -> addTo(idx, e));
         if (!missing.isEmpty()) {
             idx.afterBulkLoad();
         }
@@ -387,7 +399,7 @@ public final class CollectionEngine {
             indexDirty = true;
             for (Placed p : placed) {
                 idx.add(p.ordinal(), RecordAccess.vectorUnsafe(p.record()));
-                catalogue.link(p.ordinal(), p.record());
+                catalogue.link(p.ordinal(), p.record()); // (moves the vector into the column)
             }
             storage.publishIds(placed);
             IOException textFailed = indexTexts(placed);
@@ -513,9 +525,21 @@ public final class CollectionEngine {
     /** The record (tenant, id), unless it is absent or a forget or hold hides it. Takes no lock. */
     public Optional<VectorRecord> get(String tenant, String id) {
         ensureOpen();
-        Entry e = lookupWhileWritten(tenant, id);
-        return e == null || catalogue.marked().contains(e.ordinal())
-                ? Optional.empty() : Optional.of(RecordAccess.copy(e.record()));
+        for (int attempt = 0; ; attempt++) {
+            Entry e = lookupWhileWritten(tenant, id);
+            if (e == null || catalogue.marked().contains(e.ordinal())) {
+                return Optional.empty();
+            }
+            VectorRecord r = catalogue.materialise(e);
+            if (r != null) {
+                return Optional.of(r);
+            }
+            if (attempt == 3) {
+                // Replaced or deleted under us every time: the record is being changed, and a
+                // get racing a delete may miss it as it may miss a deleted one.
+                return Optional.empty();
+            }
+        }
     }
 
     /** Deletes records by id within a tenant; unknown ids are skipped. Returns how many were deleted. */
@@ -615,6 +639,21 @@ public final class CollectionEngine {
             }
         }
         catalogue.free(ords, stamp);
+    }
+
+    /**
+     * Adds an entry's vector to an index through a copy read for it and wiped after; does nothing
+     * when the entry left its ordinal meanwhile (only a build outside the writer mutex sees that).
+     */
+    private void addTo(VectorIndex idx, Entry e) {
+        float[] v = new float[spec.dimension()];
+        try {
+            if (catalogue.readVector(e, v)) {
+                idx.add(e.ordinal(), v);
+            }
+        } finally {
+            Arrays.fill(v, 0f);
+        }
     }
 
     /** Destroys the persisted index generation, if any (its key, then its file). Under the writer mutex. */
@@ -918,7 +957,8 @@ public final class CollectionEngine {
             }
         }
         VectorIndex fresh = indexFactory.get();
-        sources.parallelStream().forEach(e -> fresh.add(e.ordinal(), RecordAccess.vectorUnsafe(e.record())));
+        // A source replaced or deleted meanwhile is not added; the swap below adds what replaced it.
+        sources.parallelStream().forEach(e -> addTo(fresh, e));
         fresh.afterBulkLoad();
         writer.lock();
         try {
@@ -926,13 +966,13 @@ public final class CollectionEngine {
             // Writes that landed during the build: drop the gone, add the new.
             RoaringBitmap hiddenAtSwap = catalogue.hidden();
             for (Entry e : sources) {
-                if (catalogue.entry(e.ordinal()) != e) {
+                if (catalogue.entry(e.ordinal()) != e && fresh.contains(e.ordinal())) {
                     fresh.remove(e.ordinal());
                 }
             }
             for (Entry e : catalogue.liveEntries()) {
                 if (!hiddenAtSwap.contains(e.ordinal()) && !fresh.contains(e.ordinal())) {
-                    fresh.add(e.ordinal(), RecordAccess.vectorUnsafe(e.record()));
+                    addTo(fresh, e);
                 }
             }
             VectorIndex old = index;

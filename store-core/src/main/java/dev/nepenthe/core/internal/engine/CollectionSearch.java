@@ -83,7 +83,12 @@ final class CollectionSearch {
                     lostToAConcurrentChange = true;
                     continue;
                 }
-                hits.add(new SearchHit(RecordAccess.copy(e.record()), result.scores()[i]));
+                VectorRecord r = catalogue.materialise(e);
+                if (r == null) {
+                    lostToAConcurrentChange = true; // deleted or replaced while its vector was read
+                    continue;
+                }
+                hits.add(new SearchHit(r, result.scores()[i]));
             }
             if (!lostToAConcurrentChange) {
                 return hits;

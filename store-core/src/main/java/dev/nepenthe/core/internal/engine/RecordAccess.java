@@ -21,6 +21,8 @@ public final class RecordAccess {
         VectorRecord copy(VectorRecord r);
 
         void wipe(VectorRecord r);
+
+        VectorRecord withVector(VectorRecord r, float[] vector);
     }
 
     private static volatile Internals internals;
@@ -68,6 +70,15 @@ public final class RecordAccess {
     /** A copy with arrays of its own: what the store keeps and what it hands out. */
     public static VectorRecord copy(VectorRecord r) {
         return get().copy(r);
+    }
+
+    /**
+     * The same record holding {@code vector} (adopted, not copied; null for none) and sharing the
+     * text's bytes: the catalogue keeps its records without their vectors and joins them again
+     * when one is read.
+     */
+    public static VectorRecord withVector(VectorRecord r, float[] vector) {
+        return get().withVector(r, vector);
     }
 
     /** Zeros the record's vector and text in place (the store's own copy, after a seal). */

@@ -32,6 +32,12 @@ import org.roaringbitmap.RoaringBitmap;
  * </ul>
  * It holds no index and no storage: {@link CollectionEngine} writes records through both and
  * then links them here; the forget engine reads scopes and hides ordinals here.
+ *
+ * <p>The records' vectors are not in the records: they live off the heap in a
+ * {@link VectorColumn} by ordinal, and an entry's record holds none. A read joins them
+ * ({@link #materialise}, {@link #readVector}) and then checks that the entry still holds its
+ * ordinal: a writer unlinks an entry before it zeros or reuses the row, so a read that raced
+ * the change sees a different entry and is dropped, never a record with another's vector.
  */
 public final class RecordCatalogue {
 
@@ -45,6 +51,8 @@ public final class RecordCatalogue {
     private record SubjectKey(String tenant, String subject) {}
 
     private static final VarHandle ENTRIES = MethodHandles.arrayElementVarHandle(Entry[].class);
+    /** The records' vectors by ordinal, off the heap. */
+    private final VectorColumn vectors;
     /** The key a plain delete or replacement hides its records under while the index removes them. */
     public static final String REMOVING = "\0removing";
 
@@ -91,7 +99,62 @@ public final class RecordCatalogue {
     private volatile RoaringBitmap marked = new RoaringBitmap();
     private final Map<String, RoaringBitmap> hiddenByOperation = new HashMap<>();
 
+    /** @param dimension the collection's vector dimension */
+    public RecordCatalogue(int dimension) {
+        this.vectors = new VectorColumn(dimension);
+    }
+
     // ---- reads (no lock) --------------------------------------------------------------------
+
+    /**
+     * Copies the vector of {@code e} into {@code out} (at least the dimension long) and returns
+     * whether the copy is good: false when the entry no longer holds its ordinal (deleted or
+     * replaced meanwhile, and its row perhaps zeroed or reused), so {@code out} holds nothing
+     * to trust.
+     */
+    public boolean readVector(Entry e, float[] out) {
+        vectors.read(e.ordinal(), out);
+        // The row's loads before the entry's: a writer unlinks the entry, and only then changes the row.
+        VarHandle.loadLoadFence();
+        if (entry(e.ordinal()) == e) {
+            return true;
+        }
+        Arrays.fill(out, 0, vectors.dimension(), 0f);
+        return false;
+    }
+
+    /**
+     * A copy of the record at {@code e}, vector included, with arrays of its own (what get and
+     * search hand out), or null when the entry no longer holds its ordinal.
+     */
+    public VectorRecord materialise(Entry e) {
+        float[] v = new float[vectors.dimension()];
+        try {
+            return readVector(e, v) ? RecordAccess.copy(RecordAccess.withVector(e.record(), v)) : null;
+        } finally {
+            Arrays.fill(v, 0f);
+        }
+    }
+
+    /**
+     * The record at {@code e} joined with a copy of its vector, sharing the store's text bytes (a
+     * wipe of it wipes the stored text too): what a forget takes of the records it removes. Null
+     * when the entry no longer holds its ordinal.
+     */
+    public VectorRecord withItsVector(Entry e) {
+        float[] v = new float[vectors.dimension()];
+        return readVector(e, v) ? RecordAccess.withVector(e.record(), v) : null;
+    }
+
+    /** Native bytes the vectors take. */
+    public long vectorBytes() {
+        return vectors.bytes();
+    }
+
+    /** The column itself, for tests that plant a fault in it. */
+    VectorColumn vectors() {
+        return vectors;
+    }
 
     /** The live entry at an ordinal (acquire load), or null. */
     public Entry entry(int ord) {
@@ -200,8 +263,16 @@ public final class RecordCatalogue {
         return out;
     }
 
-    /** Adds a record at an ordinal to the entries and the writer's bitmaps; takes the ordinal off the free list. */
+    /**
+     * Adds a record at an ordinal to the entries and the writer's bitmaps; takes the ordinal off
+     * the free list. The record must be the store's own copy: its vector moves into the column
+     * and the record's array is zeroed.
+     */
     public void link(int ord, VectorRecord r) {
+        float[] v = RecordAccess.vectorUnsafe(r);
+        vectors.set(ord, v);
+        Arrays.fill(v, 0f);
+        r = RecordAccess.withVector(r, null);
         Entry[] es = entries;
         if (ord >= es.length) {
             int cap = Math.max(ord + 1, es.length + (es.length >> 1));
@@ -262,7 +333,10 @@ public final class RecordCatalogue {
      * out of every hidden set: a record that reuses one must not be hidden.
      */
     public void free(RoaringBitmap ords, long stamp) {
+        // The unlinks before the zeroing: a read that sees a zeroed float sees its entry gone.
+        VarHandle.storeStoreFence();
         ords.forEach((int ord) -> {
+            vectors.clear(ord);
             freedAt[ord] = stamp;
             freeOrdinals.add(ord);
         });
@@ -352,7 +426,23 @@ public final class RecordCatalogue {
      * indexes equal the records' metadata and derivedFrom. Adds its findings to {@code r}.
      */
     public void checkBitmaps(IntegrityReport.Builder r) {
-        r.expect("bitmap-mismatch").expect("published-view-mismatch").expect("join-index-mismatch");
+        r.expect("bitmap-mismatch").expect("published-view-mismatch").expect("join-index-mismatch")
+                .expect("freed-vector-residue");
+        float[] row = new float[vectors.dimension()];
+        int freedRows = 0;
+        for (IntIterator it = freeOrdinals.getIntIterator(); it.hasNext(); ) {
+            int ord = it.next();
+            vectors.read(ord, row);
+            freedRows++;
+            for (float x : row) {
+                if (x != 0f) {
+                    r.violation("freed-vector-residue", "freed ordinal " + ord + " still holds a vector in the record column");
+                    break;
+                }
+            }
+        }
+        Arrays.fill(row, 0f);
+        r.checked("freed vector rows", freedRows);
         Map<String, RoaringBitmap> valuesExpected = new HashMap<>();
         Map<String, RoaringBitmap> derivedExpected = new HashMap<>();
         for (int ord = 0; ord < ordinalHighWater; ord++) {

@@ -237,7 +237,9 @@ final class CollectionEraser {
                 resolved.add(e);
                 mine.add(name + '\0' + e.record().id());
                 String t = text == null ? null : e.record().text();
-                removed.add(new Removed(e.record(), ord, storage.versionOf(ord),
+                // The record with a copy of its vector, which the operation holds and wipes at its
+                // seal; the catalogue zeros its own row when the ordinal is freed.
+                removed.add(new Removed(catalogue.withItsVector(e), ord, storage.versionOf(ord),
                         t == null ? List.of() : text.distinctiveTerms(t, PROBE_TERMS)));
             }
         } finally {
@@ -630,6 +632,13 @@ final class CollectionEraser {
             int dim) {
         ConcurrentLinkedQueue<Suspect> found = new ConcurrentLinkedQueue<>();
         ThreadLocal<float[]> scores = ThreadLocal.withInitial(() -> new float[rows.size()]);
+        // Each thread's copy of the row it scores; wiped when the scan ends.
+        ConcurrentLinkedQueue<float[]> rowCopies = new ConcurrentLinkedQueue<>();
+        ThreadLocal<float[]> rowCopy = ThreadLocal.withInitial(() -> {
+            float[] row = new float[dim];
+            rowCopies.add(row);
+            return row;
+        });
         // Parallel only where a core is left over for searches: on two cores the probe runs
         // on the forget worker alone (measured: search p99 while forgets run, BENCHMARKS.md).
         IntStream range = IntStream.range(0, ords.length);
@@ -638,11 +647,11 @@ final class CollectionEraser {
         }
         range.forEach(i -> {
             Entry e = catalogue.entry(ords[i]);
-            if (e == null) {
-                return; // deleted since the bitmap was published
+            float[] v = rowCopy.get();
+            if (e == null || !catalogue.readVector(e, v)) {
+                return; // deleted or replaced since the bitmap was published
             }
             VectorRecord r = e.record();
-            float[] v = RecordAccess.vectorUnsafe(r);
             float norm = (float) Math.sqrt(kernels.dot(v, v));
             if (norm == 0) {
                 return;
@@ -660,6 +669,7 @@ final class CollectionEraser {
                 found.add(new Suspect("vector-residue", name, r.id(), best, rows.get(bestProbe).record().id()));
             }
         });
+        rowCopies.forEach(row -> Arrays.fill(row, 0f));
         List<Suspect> out = new ArrayList<>(found);
         out.sort(Comparator.comparingDouble(Suspect::score).reversed());
         return out;
@@ -685,6 +695,7 @@ final class CollectionEraser {
             float[] unit = Arrays.copyOfRange(block, p * dim, (p + 1) * dim);
             String forgotten = rows.get(p).record().id();
             float[] score = new float[1];
+            float[] v = new float[dim];
             try {
                 for (int k = PROBE_CANDIDATES; ; k = (int) Math.min(4L * k, Integer.MAX_VALUE)) {
                     if (k >= survivors) {
@@ -702,8 +713,8 @@ final class CollectionEraser {
                     boolean lastAbove = false;
                     for (int i = 0; i < r.size(); i++) {
                         Entry e = catalogue.entry(r.ordinals()[i]);
-                        float[] v = e == null ? null : RecordAccess.vectorUnsafe(e.record());
-                        float norm = v == null ? 0 : (float) Math.sqrt(kernels.dot(v, v));
+                        boolean read = e != null && catalogue.readVector(e, v);
+                        float norm = read ? (float) Math.sqrt(kernels.dot(v, v)) : 0;
                         if (norm == 0) {
                             continue; // deleted since the search, or no direction
                         }
@@ -720,6 +731,7 @@ final class CollectionEraser {
                 }
             } finally {
                 Arrays.fill(unit, 0f);
+                Arrays.fill(v, 0f);
             }
         });
         List<Suspect> out = new ArrayList<>(best.values());

@@ -22,6 +22,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.BitSet;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -29,6 +30,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Function;
 import javax.crypto.AEADBadTagException;
 
 /**
@@ -85,7 +87,16 @@ public final class CollectionStorage implements Closeable {
         int logDeletes;
     }
 
-    private record Live(int ordinal, VectorRecord record, long seq, KeyedHash.Hash subject, KeyedHash.Hash recordHash) {}
+    /**
+     * A live record as the storage tracks it. {@code record} is held only while the storage
+     * opens, until the sink has it: after that the plaintext lives in the collection's catalogue
+     * alone, and a checkpoint that must seal a record again asks {@link #plaintextSource} for it.
+     */
+    private record Live(int ordinal, VectorRecord record, long seq, KeyedHash.Hash subject, KeyedHash.Hash recordHash) {
+        Live withoutRecord() {
+            return new Live(ordinal, null, seq, subject, recordHash);
+        }
+    }
 
     private static final byte PUT = 1, DELETE = 2;
     private static final System.Logger LOG = System.getLogger(CollectionStorage.class.getName());
@@ -113,6 +124,8 @@ public final class CollectionStorage implements Closeable {
     private boolean dropped;
     /** Set by a subject drop until {@link #purgeDeleted()} rebuilds the id map file. */
     private boolean idMapNeedsFreshFile;
+    /** Lends a live record's plaintext; see {@link #readPlaintextFrom}. */
+    private PlaintextLender plaintext = (ord, use) -> use.apply(null);
 
     private CollectionStorage(Path dir, String collectionId, StoreContext ctx, int bucketCount) {
         this.dir = dir;
@@ -245,6 +258,12 @@ public final class CollectionStorage implements Closeable {
         }
         for (Live l : byOrdinal.values()) {
             sink.accept(l.ordinal(), l.record());
+        }
+        // The records are the sink's now: the storage keeps no plaintext of its own.
+        for (Map.Entry<Integer, Live> e : byOrdinal.entrySet()) {
+            Live bare = e.getValue().withoutRecord();
+            e.setValue(bare);
+            bucket(bare.subject()).put(bare.ordinal(), bare);
         }
         openReport = new OpenReport(byOrdinal.size(), dropped.deleted, dropped.superseded, dropped.logDeletes, report[0],
                 orphans, idMap.rebuiltAtOpen(), repairs);
@@ -421,7 +440,7 @@ public final class CollectionStorage implements Closeable {
             out.writeByte(PUT);
             s.write(out);
             entries.add(bytes.toByteArray());
-            added.add(new Live(p.ordinal(), r, seq, subject, record));
+            added.add(new Live(p.ordinal(), null, seq, subject, record));
             pendingSealed.put(p.ordinal(), s);
         }
         long end = wal.append(entries);
@@ -832,17 +851,45 @@ public final class CollectionStorage implements Closeable {
         walBytes = 0;
     }
 
+    /**
+     * Lends the plaintext of the live record at an ordinal: calls {@code use} with a copy of the
+     * record (vector included; null when there is none) and wipes the copy once it returns.
+     */
+    @FunctionalInterface
+    public interface PlaintextLender {
+        byte[] lend(int ordinal, Function<VectorRecord, byte[]> use);
+    }
+
+    /**
+     * Where a checkpoint reads a live record's plaintext when neither the log nor the bucket's
+     * segment holds its sealed bytes. The collection sets it once its catalogue holds the records.
+     */
+    public void readPlaintextFrom(PlaintextLender lender) {
+        this.plaintext = lender;
+    }
+
     private SealedRecord reseal(Live l) {
-        try {
-            DataKey key = ctx.keystore().find(l.subject());
-            if (key == null) {
-                throw new IllegalStateException("live record's scope has no key");
+        Function<VectorRecord, byte[]> seal = r -> {
+            if (r == null || !ctx.hashes().record(r.tenant(), r.id()).equals(l.recordHash())) {
+                throw new IllegalStateException(dir + ": the live record at ordinal " + l.ordinal() + " has no sealed"
+                        + " copy and its plaintext is not at hand; the checkpoint stops before writing a segment"
+                        + " without it");
             }
-            byte[] sealed = ctx.sealer().seal(key, RecordCipher.aad(l.subject(), l.recordHash(), l.seq()), encode(l.record()));
-            return new SealedRecord(l.ordinal(), l.seq(), l.subject(), l.recordHash(), sealed);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+            byte[] plain = encode(r);
+            try {
+                DataKey key = ctx.keystore().find(l.subject());
+                if (key == null) {
+                    throw new IllegalStateException("live record's scope has no key");
+                }
+                return ctx.sealer().seal(key, RecordCipher.aad(l.subject(), l.recordHash(), l.seq()), plain);
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            } finally {
+                Arrays.fill(plain, (byte) 0);
+            }
+        };
+        byte[] sealed = l.record() != null ? seal.apply(l.record()) : plaintext.lend(l.ordinal(), seal);
+        return new SealedRecord(l.ordinal(), l.seq(), l.subject(), l.recordHash(), sealed);
     }
 
     /**

@@ -1,0 +1,100 @@
+package dev.nepenthe.core.internal.engine;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+
+/**
+ * The stored records' vectors by ordinal, off the Java heap: native chunks of a fixed number of
+ * rows, allocated as ordinals reach them and never moved, so a grown collection leaves no
+ * stale copy of a vector behind (a grown array would, until the collector reuses it) and has
+ * no 2^31-float bound.
+ *
+ * <p>One writer at a time (the collection's writer mutex); reads take no lock and may race a
+ * write to the same row. The column cannot tell a torn read: {@link RecordCatalogue} validates
+ * each read against its entry, which a writer unlinks before it changes the row.
+ */
+final class VectorColumn {
+
+    /** Bytes per chunk at most: chunks stay few, and a small collection stays small. */
+    private static final long CHUNK_BYTES = 1L << 21;
+    /** Rows per chunk at most, so low dimensions do not allocate megabytes for a handful of records. */
+    private static final int CHUNK_ROWS = 1024;
+
+    private final int dimension;
+    private final long rowBytes;
+    private final int shift;
+    private final int mask;
+    /** Chunks by {@code ordinal >>> shift}; replaced whole (a longer copy) when one is added. */
+    private volatile MemorySegment[] chunks = new MemorySegment[0];
+
+    VectorColumn(int dimension) {
+        if (dimension <= 0) {
+            throw new IllegalArgumentException("expected a positive dimension, got " + dimension);
+        }
+        this.dimension = dimension;
+        this.rowBytes = dimension * (long) Float.BYTES;
+        int rows = Integer.highestOneBit((int) Math.max(16, Math.min(CHUNK_ROWS, CHUNK_BYTES / rowBytes)));
+        this.shift = Integer.numberOfTrailingZeros(rows);
+        this.mask = rows - 1;
+    }
+
+    int dimension() {
+        return dimension;
+    }
+
+    /** Writer: stores a copy of {@code v} (of the column's dimension) at {@code ordinal}. */
+    void set(int ordinal, float[] v) {
+        if (v.length != dimension) {
+            throw new IllegalArgumentException("expected a vector of dimension " + dimension + ", got " + v.length);
+        }
+        MemorySegment.copy(v, 0, chunkFor(ordinal), ValueLayout.JAVA_FLOAT, offset(ordinal), dimension);
+    }
+
+    /** Writer: zeros the row at {@code ordinal} (its record is gone; its floats must not stay). */
+    void clear(int ordinal) {
+        MemorySegment[] cs = chunks;
+        int c = ordinal >>> shift;
+        if (c < cs.length) {
+            cs[c].asSlice(offset(ordinal), rowBytes).fill((byte) 0);
+        }
+    }
+
+    /**
+     * Copies the row at {@code ordinal} into {@code out}. A row never written reads as zeros. The
+     * caller validates the read (see the class comment).
+     */
+    void read(int ordinal, float[] out) {
+        MemorySegment[] cs = chunks;
+        int c = ordinal >>> shift;
+        if (c >= cs.length) {
+            java.util.Arrays.fill(out, 0, dimension, 0f);
+            return;
+        }
+        MemorySegment.copy(cs[c], ValueLayout.JAVA_FLOAT, offset(ordinal), out, 0, dimension);
+    }
+
+    /** Native bytes the column holds. */
+    long bytes() {
+        return chunks.length * ((long) (mask + 1) * rowBytes);
+    }
+
+    private long offset(int ordinal) {
+        return (ordinal & mask) * rowBytes;
+    }
+
+    private MemorySegment chunkFor(int ordinal) {
+        MemorySegment[] cs = chunks;
+        int c = ordinal >>> shift;
+        if (c >= cs.length) {
+            MemorySegment[] grown = java.util.Arrays.copyOf(cs, c + 1);
+            for (int i = cs.length; i <= c; i++) {
+                // Zeroed by the allocation; released by the collector once the column is gone.
+                grown[i] = Arena.ofAuto().allocate((mask + 1) * rowBytes, 64);
+            }
+            chunks = grown;
+            cs = grown;
+        }
+        return cs[c];
+    }
+}

@@ -1,0 +1,155 @@
+package dev.nepenthe.core.internal.engine;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.nepenthe.core.VectorRecord;
+import dev.nepenthe.core.index.IntegrityReport;
+import dev.nepenthe.core.internal.engine.RecordCatalogue.Entry;
+import java.util.Arrays;
+import java.util.Random;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Test;
+import org.roaringbitmap.RoaringBitmap;
+
+/** The catalogue keeps vectors off the heap, in a column by ordinal; these check the join. */
+class RecordCatalogueVectorsTest {
+
+    private static VectorRecord record(String id, float[] v) {
+        return VectorRecord.builder(id).subject("s").vector(v).text("text of " + id).metadata("k", id).build();
+    }
+
+    private static float[] filled(int dim, float value) {
+        float[] v = new float[dim];
+        Arrays.fill(v, value);
+        return v;
+    }
+
+    @Test
+    void theEntryHoldsNoVectorAndAReadJoinsTheColumnsCopy() {
+        RecordCatalogue c = new RecordCatalogue(3);
+        VectorRecord given = record("a", new float[] {1, 2, 3});
+        VectorRecord storesCopy = RecordAccess.copy(given);
+        c.link(7, storesCopy);
+        Entry e = c.entry(7);
+        assertNull(RecordAccess.vectorUnsafe(e.record()), "the record in the catalogue holds no vector");
+        assertArrayEquals(new float[3], RecordAccess.vectorUnsafe(storesCopy), "the store's copy it was given is zeroed");
+        assertArrayEquals(new float[] {1, 2, 3}, given.vector(), "the caller's record is never changed");
+
+        VectorRecord out = c.materialise(e);
+        assertArrayEquals(new float[] {1, 2, 3}, out.vector());
+        assertEquals("text of a", out.text());
+        assertEquals("a", out.metadata().get("k"));
+        RecordAccess.wipe(out);
+        assertEquals("text of a", c.materialise(e).text(), "a handed-out copy has arrays of its own");
+    }
+
+    @Test
+    void aFreedOrdinalsRowIsZeroedAndAStaleEntryReadsNothing() {
+        RecordCatalogue c = new RecordCatalogue(2);
+        c.link(0, RecordAccess.copy(record("a", new float[] {1, 1})));
+        c.link(1, RecordAccess.copy(record("b", new float[] {2, 2})));
+        Entry a = c.entry(0);
+        c.unlink(a);
+        c.free(RoaringBitmap.bitmapOf(0), c.nextStamp());
+        assertNull(c.materialise(a), "an entry no longer at its ordinal is not read");
+        float[] out = {9, 9};
+        assertTrue(!c.readVector(a, out));
+        assertArrayEquals(new float[2], out, "a failed read leaves no floats behind");
+        float[] row = new float[2];
+        c.vectors().read(0, row);
+        assertArrayEquals(new float[2], row, "the freed row is zeros");
+        c.link(0, RecordAccess.copy(record("c", new float[] {3, 3})));
+        assertNull(c.materialise(a), "nor once another record took the ordinal");
+        assertArrayEquals(new float[] {3, 3}, c.materialise(c.entry(0)).vector());
+        assertArrayEquals(new float[] {2, 2}, c.materialise(c.entry(1)).vector());
+    }
+
+    @Test
+    void theCheckerFindsAVectorLeftInAFreedRow() {
+        RecordCatalogue c = new RecordCatalogue(2);
+        c.link(0, RecordAccess.copy(record("a", new float[] {1, 1})));
+        c.link(1, RecordAccess.copy(record("b", new float[] {2, 2})));
+        c.unlink(c.entry(0));
+        c.free(RoaringBitmap.bitmapOf(0), c.nextStamp());
+        c.publish(c.nextStamp());
+        IntegrityReport.Builder clean = IntegrityReport.builder("catalogue");
+        c.checkBitmaps(clean);
+        IntegrityReport report = clean.build();
+        assertEquals(0, report.violations("freed-vector-residue"), report.toString());
+        assertEquals(1L, report.checked().get("freed vector rows"));
+
+        c.vectors().set(0, new float[] {1, 1}); // the fault: a freed row written again
+        IntegrityReport.Builder dirty = IntegrityReport.builder("catalogue");
+        c.checkBitmaps(dirty);
+        assertEquals(1, dirty.build().violations("freed-vector-residue"));
+    }
+
+    /**
+     * Readers materialise while a writer frees an ordinal and links other records there, each
+     * record's vector filled with its own number: a read either fails or returns a record whose
+     * every float is its own number, never a mix or another record's.
+     */
+    @Test
+    void aReadRacingTheReuseOfItsOrdinalIsDroppedNeverMixed() throws Exception {
+        long seed = new Random().nextLong();
+        System.out.println("RecordCatalogueVectorsTest seed " + seed);
+        Random rnd = new Random(seed);
+        int dim = 4096; // long rows widen the window in which a read can overlap a write
+        int ordinals = 4;
+        RecordCatalogue c = new RecordCatalogue(dim);
+        for (int ord = 0; ord < ordinals; ord++) {
+            c.link(ord, RecordAccess.copy(record(Integer.toString(ord + 1), filled(dim, ord + 1))));
+        }
+        AtomicBoolean stop = new AtomicBoolean();
+        AtomicReference<String> wrong = new AtomicReference<>();
+        AtomicLong good = new AtomicLong();
+        AtomicLong dropped = new AtomicLong();
+        Thread reader = new Thread(() -> {
+            float[] v = new float[dim];
+            while (!stop.get() && wrong.get() == null) {
+                for (int ord = 0; ord < ordinals; ord++) {
+                    Entry e = c.entry(ord);
+                    if (e == null) {
+                        continue;
+                    }
+                    VectorRecord r = c.materialise(e);
+                    if (r == null) {
+                        dropped.incrementAndGet();
+                        continue;
+                    }
+                    float expected = Float.parseFloat(r.id());
+                    float[] got = r.vector();
+                    for (int i = 0; i < dim; i++) {
+                        if (got[i] != expected) {
+                            wrong.compareAndSet(null, "record " + r.id() + " read " + got[i] + " at " + i);
+                            return;
+                        }
+                    }
+                    good.incrementAndGet();
+                }
+            }
+        });
+        reader.start();
+        int next = ordinals + 1;
+        long until = System.nanoTime() + 1_500_000_000L;
+        while (System.nanoTime() < until && wrong.get() == null) {
+            int ord = rnd.nextInt(ordinals);
+            c.unlink(c.entry(ord));
+            c.free(RoaringBitmap.bitmapOf(ord), c.nextStamp());
+            int id = next++ % 1_000_000 + ordinals + 1;
+            c.link(ord, RecordAccess.copy(record(Integer.toString(id), filled(dim, id))));
+        }
+        stop.set(true);
+        reader.join();
+        System.out.println("reads good " + good.get() + ", dropped " + dropped.get() + ", writes " + (next - ordinals - 1));
+        assertNull(wrong.get(), wrong.get());
+        assertTrue(good.get() > 0, "the reader read records");
+        assertNotNull(c.entry(0));
+    }
+}
