@@ -65,8 +65,8 @@ public final class VectorRecord {
             }
 
             @Override
-            public VectorRecord withVector(VectorRecord r, float[] vector) {
-                return new VectorRecord(r, vector);
+            public VectorRecord stored(VectorRecord r, String tenant, String subject, float[] vector) {
+                return new VectorRecord(r, tenant, subject, vector);
             }
         });
     }
@@ -78,7 +78,8 @@ public final class VectorRecord {
         this.source = b.source;
         this.vector = b.vector == null ? null : b.vector.clone();
         this.text = b.text == null ? null : b.text.getBytes(java.nio.charset.StandardCharsets.UTF_8);
-        this.metadata = Collections.unmodifiableMap(new LinkedHashMap<>(b.metadata));
+        // Most records carry no metadata: they share one empty map instead of a map and its views each.
+        this.metadata = b.metadata.isEmpty() ? Map.of() : Collections.unmodifiableMap(new LinkedHashMap<>(b.metadata));
         this.derivedFrom = List.copyOf(b.derivedFrom);
     }
 
@@ -184,12 +185,16 @@ public final class VectorRecord {
     /** Length of the text in UTF-8 bytes, 0 when there is none. */
     /**
      * The same record with {@code vector} in place of its own, adopted, not copied (null for
-     * none); the text's bytes are shared, so wiping either record wipes the text of both.
+     * none), and the given tenant and subject (equal strings: the store's shared instances); the
+     * text's bytes are shared, so wiping either record wipes the text of both.
      */
-    private VectorRecord(VectorRecord r, float[] vector) {
+    private VectorRecord(VectorRecord r, String tenant, String subject, float[] vector) {
+        if (!r.tenant.equals(tenant) || !Objects.equals(r.subject, subject)) {
+            throw new IllegalArgumentException("expected the record's own tenant and subject");
+        }
         this.id = r.id;
-        this.tenant = r.tenant;
-        this.subject = r.subject;
+        this.tenant = tenant;
+        this.subject = subject;
         this.source = r.source;
         this.vector = vector;
         this.text = r.text;

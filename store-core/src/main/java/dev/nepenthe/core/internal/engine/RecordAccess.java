@@ -22,7 +22,7 @@ public final class RecordAccess {
 
         void wipe(VectorRecord r);
 
-        VectorRecord withVector(VectorRecord r, float[] vector);
+        VectorRecord stored(VectorRecord r, String tenant, String subject, float[] vector);
     }
 
     private static volatile Internals internals;
@@ -78,7 +78,15 @@ public final class RecordAccess {
      * when one is read.
      */
     public static VectorRecord withVector(VectorRecord r, float[] vector) {
-        return get().withVector(r, vector);
+        return get().stored(r, r.tenant(), r.subject(), vector);
+    }
+
+    /**
+     * {@link #withVector} with the record's tenant and subject replaced by equal strings: the
+     * catalogue's own instances, so a million records of one tenant hold one tenant string.
+     */
+    public static VectorRecord withVector(VectorRecord r, String tenant, String subject, float[] vector) {
+        return get().stored(r, tenant, subject, vector);
     }
 
     /** Zeros the record's vector and text in place (the store's own copy, after a seal). */

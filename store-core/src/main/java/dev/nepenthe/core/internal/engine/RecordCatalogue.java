@@ -77,6 +77,9 @@ public final class RecordCatalogue {
      */
     private final Map<String, RoaringBitmap> byMetadataValue = new HashMap<>();
     private final Map<String, RoaringBitmap> byDerivedFrom = new HashMap<>();
+    /** The tenant and subject strings the records share, by themselves; see {@link #canonical}. */
+    private final Map<String, String> tenantNames = new HashMap<>();
+    private final Map<SubjectKey, SubjectKey> subjectNames = new HashMap<>();
     private final Set<String> touchedTenants = new HashSet<>();
     private final Set<SubjectKey> touchedSubjects = new HashSet<>();
     /** One past the highest ordinal ever linked. */
@@ -272,7 +275,7 @@ public final class RecordCatalogue {
         float[] v = RecordAccess.vectorUnsafe(r);
         vectors.set(ord, v);
         Arrays.fill(v, 0f);
-        r = RecordAccess.withVector(r, null);
+        r = canonical(r);
         Entry[] es = entries;
         if (ord >= es.length) {
             int cap = Math.max(ord + 1, es.length + (es.length >> 1));
@@ -299,6 +302,20 @@ public final class RecordCatalogue {
         }
     }
 
+    /**
+     * The record without its vector, holding the tenant and subject strings the bitmaps' keys
+     * hold (decoded records each bring copies of their own). The keys go when their last record
+     * does, so a forgotten subject's name is not kept.
+     */
+    private VectorRecord canonical(VectorRecord r) {
+        String tenant = tenantNames.computeIfAbsent(r.tenant(), t -> t);
+        String subject = null;
+        if (r.subject() != null) {
+            subject = subjectNames.computeIfAbsent(new SubjectKey(tenant, r.subject()), k -> k).subject();
+        }
+        return RecordAccess.withVector(r, tenant, subject, null);
+    }
+
     /** After loading: every ordinal below the high water that holds no record is free. */
     public void freeGaps() {
         for (int ord = 0; ord < ordinalHighWater; ord++) {
@@ -321,10 +338,16 @@ public final class RecordCatalogue {
         }
         removeFrom(byTenant, r.tenant(), e.ordinal());
         touchedTenants.add(r.tenant());
+        if (!byTenant.containsKey(r.tenant())) {
+            tenantNames.remove(r.tenant());
+        }
         if (r.subject() != null) {
             SubjectKey key = new SubjectKey(r.tenant(), r.subject());
             removeFrom(bySubject, key, e.ordinal());
             touchedSubjects.add(key);
+            if (!bySubject.containsKey(key)) {
+                subjectNames.remove(key);
+            }
         }
     }
 

@@ -24,7 +24,6 @@ import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.BitSet;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -32,6 +31,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.function.Function;
 import javax.crypto.AEADBadTagException;
+import org.roaringbitmap.RoaringBitmap;
 
 /**
  * Durable, encrypted storage of one collection's records.
@@ -98,6 +98,56 @@ public final class CollectionStorage implements Closeable {
         }
     }
 
+    /**
+     * Live records by ordinal, in an array: ordinals are dense, and a map's boxed keys and nodes
+     * would cost more per record than the record's own fields.
+     */
+    private static final class LiveTable {
+        private Live[] slots = new Live[16];
+        private int size;
+
+        Live get(int ordinal) {
+            return ordinal >= 0 && ordinal < slots.length ? slots[ordinal] : null;
+        }
+
+        /** Puts {@code l} at {@code ordinal}; returns what was there, or null. */
+        Live put(int ordinal, Live l) {
+            if (ordinal >= slots.length) {
+                slots = Arrays.copyOf(slots, Math.max(ordinal + 1, slots.length + (slots.length >> 1)));
+            }
+            Live old = slots[ordinal];
+            slots[ordinal] = l;
+            if (old == null) {
+                size++;
+            }
+            return old;
+        }
+
+        Live remove(int ordinal) {
+            Live old = get(ordinal);
+            if (old != null) {
+                slots[ordinal] = null;
+                size--;
+            }
+            return old;
+        }
+
+        int size() {
+            return size;
+        }
+
+        /** The live records in ordinal order (a copy: the table may change while it is walked). */
+        List<Live> values() {
+            List<Live> out = new ArrayList<>(size);
+            for (Live l : slots) {
+                if (l != null) {
+                    out.add(l);
+                }
+            }
+            return out;
+        }
+    }
+
     private static final byte PUT = 1, DELETE = 2;
     private static final System.Logger LOG = System.getLogger(CollectionStorage.class.getName());
 
@@ -105,8 +155,9 @@ public final class CollectionStorage implements Closeable {
     private final String collectionId;
     private final KeyedHash.Hash collectionHash;
     private final StoreContext ctx;
-    private final Map<Integer, Live> byOrdinal = new HashMap<>();
-    private final List<Map<Integer, Live>> buckets;
+    private final LiveTable byOrdinal = new LiveTable();
+    /** Each shard bucket's live ordinals. */
+    private final List<RoaringBitmap> buckets;
     private final BitSet dirty = new BitSet();
     /**
      * Sealed bytes of records written since the last checkpoint (from the log), so the
@@ -134,7 +185,7 @@ public final class CollectionStorage implements Closeable {
         this.collectionHash = ctx.hashes().of("collection", collectionId);
         this.buckets = new ArrayList<>(bucketCount);
         for (int i = 0; i < bucketCount; i++) {
-            buckets.add(new HashMap<>());
+            buckets.add(new RoaringBitmap());
         }
     }
 
@@ -260,10 +311,8 @@ public final class CollectionStorage implements Closeable {
             sink.accept(l.ordinal(), l.record());
         }
         // The records are the sink's now: the storage keeps no plaintext of its own.
-        for (Map.Entry<Integer, Live> e : byOrdinal.entrySet()) {
-            Live bare = e.getValue().withoutRecord();
-            e.setValue(bare);
-            bucket(bare.subject()).put(bare.ordinal(), bare);
+        for (Live l : byOrdinal.values()) {
+            byOrdinal.put(l.ordinal(), l.withoutRecord());
         }
         openReport = new OpenReport(byOrdinal.size(), dropped.deleted, dropped.superseded, dropped.logDeletes, report[0],
                 orphans, idMap.rebuiltAtOpen(), repairs);
@@ -387,7 +436,7 @@ public final class CollectionStorage implements Closeable {
             bucket(old.subject()).remove(r.ordinal());
             dirty.set(bucketIndex(old.subject()));
         }
-        bucket(r.subject()).put(r.ordinal(), byOrdinal.get(r.ordinal()));
+        bucket(r.subject()).add(r.ordinal());
     }
 
     /** Deletes segment files the manifest does not name and temporary files of a crashed write. */
@@ -456,7 +505,7 @@ public final class CollectionStorage implements Closeable {
             if (old != null) {
                 bucket(old.subject()).remove(l.ordinal());
             }
-            bucket(l.subject()).put(l.ordinal(), l);
+            bucket(l.subject()).add(l.ordinal());
             dirty.set(bucketIndex(l.subject()));
             nextOrdinal = Math.max(nextOrdinal, l.ordinal() + 1);
         }
@@ -813,7 +862,7 @@ public final class CollectionStorage implements Closeable {
             if (old != null) {
                 superseded.add(old);
             }
-            Map<Integer, Live> members = buckets.get(b);
+            RoaringBitmap members = buckets.get(b);
             if (members.isEmpty()) {
                 continue;
             }
@@ -825,8 +874,9 @@ public final class CollectionStorage implements Closeable {
                     previous.put(r.ordinal(), r);
                 }
             }
-            List<SealedRecord> sealed = new ArrayList<>(members.size());
-            for (Live l : members.values().stream().sorted(Comparator.comparingInt(Live::ordinal)).toList()) {
+            List<SealedRecord> sealed = new ArrayList<>(members.getCardinality());
+            for (int ord : members) {
+                Live l = byOrdinal.get(ord);
                 SealedRecord r = pendingSealed.remove(l.ordinal());
                 if (r == null || r.seq() != l.seq()) {
                     r = previous.get(l.ordinal());
@@ -928,7 +978,7 @@ public final class CollectionStorage implements Closeable {
         return Math.floorMod(h, buckets.size());
     }
 
-    private Map<Integer, Live> bucket(KeyedHash.Hash subject) {
+    private RoaringBitmap bucket(KeyedHash.Hash subject) {
         return buckets.get(bucketIndex(subject));
     }
 
