@@ -20,8 +20,9 @@ import java.util.Arrays;
  *       (floats in native byte order; offsets are longs, so no 2^31 bound), which counts against
  *       {@code -XX:MaxDirectMemorySize} (by default the maximum heap size) and which the garbage
  *       collector releases when grown out, as it would an array.</li>
- *   <li>Codes, in a quantized graph only: one byte array, slot {@code s}'s {@link Int8Codes}
- *       entry at {@code [s*stride, (s+1)*stride)}, written with the vector and zeroed with it.</li>
+ *   <li>Codes, in a quantized graph only: one byte array, or with the vectors off the heap one
+ *       native segment beside them; slot {@code s}'s {@link Int8Codes} entry at
+ *       {@code [s*stride, (s+1)*stride)}, written with the vector and zeroed with it.</li>
  *   <li>Layer-0 lists: one int array with a fixed stride of {@code 1 + maxDegree0} per slot:
  *       the count, then the neighbours.</li>
  *   <li>Upper-layer lists: per slot, one int array holding its layers 1..level back to back,
@@ -77,8 +78,13 @@ final class HnswGraph {
     private float[] heapVectors;
     /** The vectors off the heap, or null when they live in {@link #heapVectors}. */
     private MemorySegment offHeapVectors;
-    /** Per slot the code of its vector (see {@link Int8Codes}); empty when not quantized. */
+    /**
+     * Per slot the code of its vector (see {@link Int8Codes}); empty when not quantized, null
+     * when the codes live in {@link #offHeapCodes}.
+     */
     private byte[] codes;
+    /** The codes off the heap (a quantized graph whose vectors are off the heap too), else null. */
+    private MemorySegment offHeapCodes;
     private int[] level0;
     private int[][] upper;
     private int[][][] reverse;
@@ -149,7 +155,11 @@ final class HnswGraph {
         } else {
             this.heapVectors = new float[0];
         }
-        this.codes = new byte[0];
+        if (codec != null && storage == HnswParams.VectorStorage.OFF_HEAP) {
+            this.offHeapCodes = MemorySegment.NULL;
+        } else {
+            this.codes = new byte[0];
+        }
         this.level0 = new int[0];
         this.upper = new int[0][];
         this.reverse = new int[0][][];
@@ -185,7 +195,11 @@ final class HnswGraph {
         } else {
             heapVectors = Arrays.copyOf(heapVectors, Math.multiplyExact(newCapacity, dim));
         }
-        if (codec != null) {
+        if (offHeapCodes != null) {
+            MemorySegment grown = Arena.ofAuto().allocate((long) newCapacity * codeStride, 64);
+            MemorySegment.copy(offHeapCodes, 0, grown, 0, offHeapCodes.byteSize());
+            offHeapCodes = grown;
+        } else if (codec != null) {
             codes = Arrays.copyOf(codes, Math.multiplyExact(newCapacity, codeStride));
         }
         level0 = Arrays.copyOf(level0, Math.multiplyExact(newCapacity, stride0));
@@ -258,7 +272,9 @@ final class HnswGraph {
             this.scorers = g.offHeapVectors != null
                     ? new FloatVectorScorers(g.metric, g.kernels, g.offHeapVectors, g.dim)
                     : new FloatVectorScorers(g.metric, g.kernels, g.heapVectors, g.dim);
-            this.searchScorers = g.codec == null ? scorers : new Int8VectorScorers(g.metric, g.kernels, g.codec, g.codes);
+            this.searchScorers = g.codec == null ? scorers
+                    : g.offHeapCodes != null ? new Int8VectorScorers(g.metric, g.kernels, g.codec, g.offHeapCodes)
+                    : new Int8VectorScorers(g.metric, g.kernels, g.codec, g.codes);
             this.level0 = g.level0;
             this.upper = g.upper;
             this.states = g.states;
@@ -356,7 +372,9 @@ final class HnswGraph {
         } else {
             Arrays.fill(heapVectors, slot * dim, (slot + 1) * dim, 0f);
         }
-        if (codec != null) {
+        if (offHeapCodes != null) {
+            offHeapCodes.asSlice(codeOffset(slot), codeStride).fill((byte) 0);
+        } else if (codec != null) {
             Arrays.fill(codes, slot * codeStride, (slot + 1) * codeStride, (byte) 0);
         }
         int base = slot * stride0;
@@ -438,7 +456,11 @@ final class HnswGraph {
         } else {
             System.arraycopy(prepared, 0, heapVectors, slot * dim, dim);
         }
-        if (codec != null) {
+        if (offHeapCodes != null) {
+            byte[] code = new byte[codeStride];
+            codec.encode(prepared, 0, code, 0);
+            MemorySegment.copy(code, 0, offHeapCodes, ValueLayout.JAVA_BYTE, codeOffset(slot), codeStride);
+        } else if (codec != null) {
             codec.encode(prepared, 0, codes, slot * codeStride);
         }
     }
@@ -478,13 +500,41 @@ final class HnswGraph {
         return codec;
     }
 
-    /** The array holding every code (empty when not quantized); slot {@code s} at {@link #codeOffset}. */
-    byte[] codes() {
-        return codes;
+    /** Copies slot {@code s}'s code into {@code into[0, stride)} (a quantized graph only). */
+    void copyCode(int slot, byte[] into) {
+        if (offHeapCodes != null) {
+            MemorySegment.copy(offHeapCodes, ValueLayout.JAVA_BYTE, codeOffset(slot), into, 0, codeStride);
+        } else {
+            System.arraycopy(codes, slot * codeStride, into, 0, codeStride);
+        }
     }
 
-    int codeOffset(int slot) {
-        return slot * codeStride;
+    /** Every slot's code up to the capacity, slot {@code s} at {@code s * stride}: a copy, for tests. */
+    byte[] codesCopy() {
+        return offHeapCodes != null ? offHeapCodes.toArray(ValueLayout.JAVA_BYTE) : codes.clone();
+    }
+
+    /** Byte {@code i} of slot {@code s}'s code, for tests that plant a fault. */
+    byte codeByte(int slot, int i) {
+        return offHeapCodes != null ? offHeapCodes.get(ValueLayout.JAVA_BYTE, codeOffset(slot) + i) : codes[slot * codeStride + i];
+    }
+
+    /** Sets byte {@code i} of slot {@code s}'s code, for tests that plant a fault. */
+    void setCodeByte(int slot, int i, byte value) {
+        if (offHeapCodes != null) {
+            offHeapCodes.set(ValueLayout.JAVA_BYTE, codeOffset(slot) + i, value);
+        } else {
+            codes[slot * codeStride + i] = value;
+        }
+    }
+
+    /** Whether the codes live off the heap. */
+    boolean codesOffHeap() {
+        return offHeapCodes != null;
+    }
+
+    private long codeOffset(int slot) {
+        return (long) slot * codeStride;
     }
 
     /**

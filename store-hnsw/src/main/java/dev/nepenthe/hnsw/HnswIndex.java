@@ -587,6 +587,8 @@ public final class HnswIndex implements VectorIndex {
             stats.put("meanDegreeLayer0", nodes == 0 ? 0.0 : (double) edges / nodes);
             if (graph.codec() != null) {
                 stats.put("codeBytesPerVector", graph.codec().stride());
+                stats.put(graph.codesOffHeap() ? "codeBytesOffHeap" : "codeBytesOnHeap",
+                        (long) graph.capacity() * graph.codec().stride());
             }
             // What the float vectors take, allocated capacity included, and where.
             stats.put(graph.vectorsOffHeap() ? "vectorBytesOffHeap" : "vectorBytesOnHeap",

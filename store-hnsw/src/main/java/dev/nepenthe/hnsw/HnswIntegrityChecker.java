@@ -561,12 +561,12 @@ final class HnswIntegrityChecker {
         }
         Int8Codes codec = g.codec();
         if (codec != null) {
-            byte[] codes = g.codes();
-            int at = g.codeOffset(s);
-            for (int i = 0; i < codec.stride(); i++) {
-                if (codes[at + i] != 0) {
+            byte[] code = new byte[codec.stride()];
+            g.copyCode(s, code);
+            for (int i = 0; i < code.length; i++) {
+                if (code[i] != 0) {
                     r.violation(CODE_NOT_ZEROED, "free slot " + s + " still holds code bytes (byte " + i + " is "
-                            + codes[at + i] + ")");
+                            + code[i] + ")");
                     return;
                 }
             }
@@ -582,6 +582,7 @@ final class HnswIntegrityChecker {
         private final Int8Codes codec;
         private final IntegrityReport.Builder r;
         private final byte[] expected;
+        private final byte[] stored;
         private final float[] vector;
         long recomputed;
 
@@ -590,6 +591,7 @@ final class HnswIntegrityChecker {
             this.codec = codec;
             this.r = r;
             this.expected = new byte[codec.stride()];
+            this.stored = new byte[codec.stride()];
             this.vector = new float[g.dim];
         }
 
@@ -608,12 +610,11 @@ final class HnswIntegrityChecker {
             recomputed++;
             g.copyVector(s, vector);
             codec.encode(vector, 0, expected, 0);
-            byte[] codes = g.codes();
-            int off = g.codeOffset(s);
+            g.copyCode(s, stored);
             for (int i = 0; i < expected.length; i++) {
-                if (codes[off + i] != expected[i]) {
+                if (stored[i] != expected[i]) {
                     r.violation(CODE_MISMATCH, "slot " + s + " (ordinal " + g.ordinal(s) + "): code byte " + i + " is "
-                            + codes[off + i] + ", its vector codes to " + expected[i]);
+                            + stored[i] + ", its vector codes to " + expected[i]);
                     return;
                 }
             }

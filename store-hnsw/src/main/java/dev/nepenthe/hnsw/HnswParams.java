@@ -26,9 +26,10 @@ import java.util.Set;
  *     on real embeddings kept the recall of re-scoring the whole beam at every efSearch; a value
  *     of at least efSearch re-scores the whole beam. Never fewer than k, never more than the
  *     beam; ignored without quantization
- * @param storage where the float vectors live: {@link VectorStorage#HEAP} (the default, the
- *     fastest search) or {@link VectorStorage#OFF_HEAP} (outside the Java heap, no 2^31-float
- *     bound; see docs/STORAGE.md, "Memory"). Not part of the index file: chosen at each open
+ * @param storage where the float vectors (and int8 codes) live: {@link VectorStorage#HEAP} (the
+ *     default, the fastest search) or {@link VectorStorage#OFF_HEAP} (outside the Java heap, no
+ *     2^31-float bound; see docs/STORAGE.md, "Memory"). Not part of the index file: chosen at
+ *     each open
  */
 public record HnswParams(int m, int efConstruction, int efSearch, double levelMultiplier, int repairEf, long seed,
         Quantization quantization, int rerank, VectorStorage storage) {
@@ -54,7 +55,7 @@ public record HnswParams(int m, int efConstruction, int efSearch, double levelMu
     public enum VectorStorage {
         /** One float array on the Java heap. */
         HEAP("heap"),
-        /** One native memory segment outside the Java heap. */
+        /** One native memory segment outside the Java heap (and one for the int8 codes, if any). */
         OFF_HEAP("offheap");
 
         private final String paramValue;

@@ -1,5 +1,7 @@
 package dev.nepenthe.hnsw;
 
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.nio.ByteOrder;
@@ -183,6 +185,29 @@ final class Int8Codes {
     /** The exact squared norm of the vector the code at {@code entry} was made from. */
     float squaredNorm(byte[] codes, int entry) {
         return (float) FLOATS.get(codes, entry + 12);
+    }
+
+    /** The four floats of a code off the heap: little-endian, as {@link #FLOATS} writes them. */
+    private static final ValueLayout.OfFloat SEGMENT_FLOAT = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+
+    /** {@link #centre(byte[], int)} of a code in a segment. */
+    float centre(MemorySegment codes, long entry) {
+        return codes.get(SEGMENT_FLOAT, entry);
+    }
+
+    /** {@link #step(byte[], int)} of a code in a segment. */
+    float step(MemorySegment codes, long entry) {
+        return codes.get(SEGMENT_FLOAT, entry + 4);
+    }
+
+    /** {@link #stepTimesLevelSum(byte[], int)} of a code in a segment. */
+    float stepTimesLevelSum(MemorySegment codes, long entry) {
+        return codes.get(SEGMENT_FLOAT, entry + 8);
+    }
+
+    /** {@link #squaredNorm(byte[], int)} of a code in a segment. */
+    float squaredNorm(MemorySegment codes, long entry) {
+        return codes.get(SEGMENT_FLOAT, entry + 12);
     }
 
     /** {@code sum(x^)}, the sum of the dequantized components: {@code dim * c + s * sum k}. */

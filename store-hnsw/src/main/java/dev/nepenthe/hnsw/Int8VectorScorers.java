@@ -2,29 +2,38 @@ package dev.nepenthe.hnsw;
 
 import dev.nepenthe.core.Metric;
 import dev.nepenthe.core.vector.VectorKernels;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 
 /**
  * The approximate {@link ScorerSupplier} of a quantized graph: scores {@link Int8Codes} as
- * {@link HnswGraph} stores them (slot {@code s} at {@code s * stride} of one byte array) with the
- * integer kernel {@link VectorKernels#dotInt8} and the estimator of {@link Int8Codes#estimate}.
- * A query is coded once per search, the same way a stored vector is. {@link #isExact()} is
- * false: a search walks with these scores and re-ranks its best candidates with
- * {@link FloatVectorScorers} before it returns anything.
+ * {@link HnswGraph} stores them (slot {@code s} at {@code s * stride} of one byte array or one
+ * native segment) with the integer kernel {@link VectorKernels#dotInt8} and the estimator of
+ * {@link Int8Codes#estimate}. A query is coded once per search, the same way a stored vector is.
+ * {@link #isExact()} is false: a search walks with these scores and re-ranks its best candidates
+ * with {@link FloatVectorScorers} before it returns anything.
  *
  * <p>Metric conversion as {@link FloatVectorScorers}: dot and cosine (unit vectors) score the
  * estimated dot product, L2 the negated estimated squared distance
  * {@code -(|p|^2 + |x|^2 - 2 <p^, x^>)} with both norms exact.
  *
+ * <p>Where the codes live changes no score: the segment forms of the kernel give the array
+ * forms' ints, and the four floats beside the levels are read as the same bits.
+ *
  * <p>Cost: making a query scorer codes the query (two passes over it and one small array);
  * a score is one integer kernel call over {@code dim} bytes plus a few float operations on four
- * floats stored beside the levels, in the same cache lines.
+ * floats stored beside the levels, in the same cache lines. A scorer aimed at a stored node
+ * reads a heap code in place and copies an off-heap one once per aim.
  */
 final class Int8VectorScorers implements ScorerSupplier {
 
     private final boolean l2;
     private final VectorKernels kernels;
     private final Int8Codes codec;
+    /** The codes on the heap, or null when they are in {@link #offHeap}. */
     private final byte[] codes;
+    /** The codes off the heap, or null when they are in {@link #codes}. */
+    private final MemorySegment offHeap;
     private final int dim;
     private final int stride;
 
@@ -32,10 +41,22 @@ final class Int8VectorScorers implements ScorerSupplier {
      * @param codes the storage; read, never written, and held (so one supplier per layout)
      */
     Int8VectorScorers(Metric metric, VectorKernels kernels, Int8Codes codec, byte[] codes) {
+        this(metric, kernels, codec, codes, null);
+    }
+
+    /**
+     * @param codes the storage off the heap; read, never written, and held
+     */
+    Int8VectorScorers(Metric metric, VectorKernels kernels, Int8Codes codec, MemorySegment codes) {
+        this(metric, kernels, codec, null, codes);
+    }
+
+    private Int8VectorScorers(Metric metric, VectorKernels kernels, Int8Codes codec, byte[] codes, MemorySegment offHeap) {
         this.l2 = metric == Metric.L2;
         this.kernels = kernels;
         this.codec = codec;
         this.codes = codes;
+        this.offHeap = offHeap;
         this.dim = codec.dimension();
         this.stride = codec.stride();
     }
@@ -57,19 +78,27 @@ final class Int8VectorScorers implements ScorerSupplier {
 
     @Override
     public UpdatableNodeScorer nodeScorer(int node) {
-        return new Scorer(this, codes, node * stride);
+        if (codes != null) {
+            return new Scorer(this, codes, node * stride);
+        }
+        Scorer s = new Scorer(this, new byte[stride], 0);
+        s.setScoringNode(node);
+        return s;
     }
 
-    /** One coded point (a query's own code, or a stored node's in place) against the stored codes. */
+    /** One coded point (a query's own code, or a stored node's) against the stored codes. */
     static final class Scorer implements UpdatableNodeScorer {
         private final boolean l2;
         private final VectorKernels kernels;
         private final Int8Codes codec;
         private final byte[] codes;
+        private final MemorySegment offHeap;
         private final int dim;
         private final int stride;
         private byte[] point;
         private int pointOff;
+        /** The copy of an off-heap node's code this scorer aims from; made at the first such aim. */
+        private byte[] copied;
         private float pCentre;
         private float pStep;
         private float pSum;
@@ -82,6 +111,7 @@ final class Int8VectorScorers implements ScorerSupplier {
             this.kernels = s.kernels;
             this.codec = s.codec;
             this.codes = s.codes;
+            this.offHeap = s.offHeap;
             this.dim = s.dim;
             this.stride = s.stride;
             aim(point, pointOff);
@@ -98,14 +128,28 @@ final class Int8VectorScorers implements ScorerSupplier {
 
         @Override
         public float score(int node) {
+            if (offHeap != null) {
+                long x = (long) node * stride;
+                return finish(x, kernels.dotInt8(point, pointOff + Int8Codes.LEVELS_AT, offHeap, x + Int8Codes.LEVELS_AT,
+                        dim));
+            }
             int x = node * stride;
             return finish(x, kernels.dotInt8(point, pointOff + Int8Codes.LEVELS_AT, codes, x + Int8Codes.LEVELS_AT, dim));
         }
 
-        /** The metric's score from the levels' dot product of the code at {@code x}. */
+        /** The metric's score from the levels' dot product of the heap code at {@code x}. */
         private float finish(int x, int levelDot) {
             Int8Codes c = codec;
             byte[] a = codes;
+            float dot = Int8Codes.estimate(pCentre, pStep, pSum, c.centre(a, x), c.step(a, x), c.stepTimesLevelSum(a, x),
+                    levelDot);
+            return l2 ? -((pNorm2 + c.squaredNorm(a, x)) - 2f * dot) : dot;
+        }
+
+        /** {@link #finish(int, int)} for the off-heap code at {@code x}: the same floats, the same arithmetic. */
+        private float finish(long x, int levelDot) {
+            Int8Codes c = codec;
+            MemorySegment a = offHeap;
             float dot = Int8Codes.estimate(pCentre, pStep, pSum, c.centre(a, x), c.step(a, x), c.stepTimesLevelSum(a, x),
                     levelDot);
             return l2 ? -((pNorm2 + c.squaredNorm(a, x)) - 2f * dot) : dot;
@@ -122,9 +166,17 @@ final class Int8VectorScorers implements ScorerSupplier {
                 levelDots = new int[Math.max(count, 2 * levelDots.length)];
             }
             int[] dots = levelDots;
-            kernels.dotInt8Bulk(point, pointOff + Int8Codes.LEVELS_AT, codes, Int8Codes.LEVELS_AT, stride, nodes, count,
-                    dim, dots);
             int st = stride;
+            if (offHeap != null) {
+                kernels.dotInt8Bulk(point, pointOff + Int8Codes.LEVELS_AT, offHeap, Int8Codes.LEVELS_AT, st, nodes, count,
+                        dim, dots);
+                for (int i = 0; i < count; i++) {
+                    scores[i] = finish((long) nodes[i] * st, dots[i]);
+                }
+                return;
+            }
+            kernels.dotInt8Bulk(point, pointOff + Int8Codes.LEVELS_AT, codes, Int8Codes.LEVELS_AT, st, nodes, count,
+                    dim, dots);
             for (int i = 0; i < count; i++) {
                 scores[i] = finish(nodes[i] * st, dots[i]);
             }
@@ -132,7 +184,15 @@ final class Int8VectorScorers implements ScorerSupplier {
 
         @Override
         public void setScoringNode(int node) {
-            aim(codes, node * stride);
+            if (offHeap == null) {
+                aim(codes, node * stride);
+                return;
+            }
+            if (copied == null) {
+                copied = new byte[stride];
+            }
+            MemorySegment.copy(offHeap, ValueLayout.JAVA_BYTE, (long) node * stride, copied, 0, stride);
+            aim(copied, 0);
         }
 
         @Override

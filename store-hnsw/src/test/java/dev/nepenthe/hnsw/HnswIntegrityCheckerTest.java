@@ -113,9 +113,11 @@ class HnswIntegrityCheckerTest {
         assertEquals(1, r.violations(HnswIntegrityChecker.DEGREE), r::toString);
     }
 
-    private static HnswIndex freshQuantized() {
+    private static HnswIndex freshQuantized(HnswParams.VectorStorage storage) {
         float[][] data = Datasets.clustered(52, 400, 8, 4, 0.3);
-        HnswIndex index = HnswFixtures.build(data, Metric.L2, HnswParams.of(6, 30).withQuantization(HnswParams.Quantization.INT8));
+        HnswIndex index = HnswFixtures.build(data, Metric.L2,
+                HnswParams.of(6, 30).withQuantization(HnswParams.Quantization.INT8).withStorage(storage));
+        assertEquals(storage == HnswParams.VectorStorage.OFF_HEAP, index.graph().codesOffHeap());
         index.remove(7);
         IntegrityReport control = index.verifyIntegrity();
         assertTrue(control.isClean(), control::toString);
@@ -125,30 +127,31 @@ class HnswIntegrityCheckerTest {
         return index;
     }
 
-    @Test
-    void aCodeThatIsNotItsVectorsCodeIsNamed() {
-        HnswIndex index = freshQuantized();
+    @ParameterizedTest
+    @EnumSource(HnswParams.VectorStorage.class)
+    void aCodeThatIsNotItsVectorsCodeIsNamed(HnswParams.VectorStorage storage) {
+        HnswIndex index = freshQuantized(storage);
         HnswGraph g = index.graph();
         int slot = index.slotOf(3);
-        int at = g.codeOffset(slot) + Int8Codes.LEVELS_AT + 2;
-        g.codes()[at] ^= 1; // one level off by one
+        int at = Int8Codes.LEVELS_AT + 2;
+        g.setCodeByte(slot, at, (byte) (g.codeByte(slot, at) ^ 1)); // one level off by one
         IntegrityReport r = index.verifyIntegrity();
         assertEquals(1, r.violations(HnswIntegrityChecker.CODE_MISMATCH), r::toString);
-        g.codes()[at] ^= 1;
+        g.setCodeByte(slot, at, (byte) (g.codeByte(slot, at) ^ 1));
         assertTrue(index.verifyIntegrity().isClean());
         // A correction counts too: the stored norm's sign and exponent byte.
-        int last = g.codeOffset(slot) + 15;
-        g.codes()[last] ^= 0x40;
+        g.setCodeByte(slot, 15, (byte) (g.codeByte(slot, 15) ^ 0x40));
         r = index.verifyIntegrity();
         assertEquals(1, r.violations(HnswIntegrityChecker.CODE_MISMATCH), r::toString);
     }
 
-    @Test
-    void leftoverCodeBytesInAFreedSlotAreNamedByBothCheckers() {
-        HnswIndex index = freshQuantized();
+    @ParameterizedTest
+    @EnumSource(HnswParams.VectorStorage.class)
+    void leftoverCodeBytesInAFreedSlotAreNamedByBothCheckers(HnswParams.VectorStorage storage) {
+        HnswIndex index = freshQuantized(storage);
         HnswGraph g = index.graph();
         int freed = g.freeSlot(0);
-        g.codes()[g.codeOffset(freed) + g.codec().stride() - 3] = 5;
+        g.setCodeByte(freed, g.codec().stride() - 3, (byte) 5);
         IntegrityReport full = index.verifyIntegrity();
         assertEquals(1, full.violations(HnswIntegrityChecker.CODE_NOT_ZEROED), full::toString);
         assertEquals(0, full.violations(HnswIntegrityChecker.NOT_ZEROED), "the vector bytes are zero: " + full);

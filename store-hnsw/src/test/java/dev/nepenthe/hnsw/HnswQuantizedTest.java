@@ -29,6 +29,9 @@ import java.util.Set;
 import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * The int8 quantized search mode against its oracles: the exact index for recall, the metric's
@@ -249,25 +252,28 @@ class HnswQuantizedTest {
      * A forensic scan: the code of a vector, as the encoder makes it, is found in the code array
      * before the vector is removed (the control) and nowhere after, and the slot's bytes are zero.
      */
-    @Test
-    void aRemovedVectorsCodeIsNowhereInTheCodeArray() {
+    @ParameterizedTest
+    @EnumSource(HnswParams.VectorStorage.class)
+    void aRemovedVectorsCodeIsNowhereInTheCodes(HnswParams.VectorStorage storage) {
         float[][] data = Datasets.clustered(21, 800, 20, 6, 0.3);
-        HnswIndex index = HnswFixtures.build(data, Metric.DOT, HnswParams.of(6, 30).withQuantization(INT8));
+        HnswIndex index = HnswFixtures.build(data, Metric.DOT, HnswParams.of(6, 30).withQuantization(INT8).withStorage(storage));
         HnswGraph g = index.graph();
         Int8Codes codec = g.codec();
         int[] victims = {0, 17, 401, 799};
         byte[][] codes = new byte[victims.length][codec.stride()];
         int[] slots = new int[victims.length];
+        byte[] before = g.codesCopy();
         for (int i = 0; i < victims.length; i++) {
             codec.encode(Metric.DOT.prepare(data[victims[i]]), 0, codes[i], 0);
             slots[i] = index.slotOf(victims[i]);
-            assertEquals(g.codeOffset(slots[i]), find(g.codes(), codes[i]), "control: the code is where its slot is");
+            assertEquals(slots[i] * codec.stride(), find(before, codes[i]), "control: the code is where its slot is");
         }
         index.removeAll(victims);
+        byte[] after = g.codesCopy();
         for (int i = 0; i < victims.length; i++) {
-            assertEquals(-1, find(g.codes(), codes[i]), "the code of removed ordinal " + victims[i] + " is still there");
+            assertEquals(-1, find(after, codes[i]), "the code of removed ordinal " + victims[i] + " is still there");
             for (int b = 0; b < codec.stride(); b++) {
-                assertEquals(0, g.codes()[g.codeOffset(slots[i]) + b], "slot " + slots[i] + " byte " + b);
+                assertEquals(0, after[slots[i] * codec.stride() + b], "slot " + slots[i] + " byte " + b);
             }
         }
         assertTrue(index.verifyIntegrity().isClean());
@@ -342,18 +348,22 @@ class HnswQuantizedTest {
      * Save and load keep the mode and the depth; codes are not stored but recomputed, to the
      * same bytes in the same slots (freed slots zero), and searches answer bit for bit as before.
      */
-    @Test
-    void saveAndLoadKeepTheModeAndRecomputeTheSameCodes() throws Exception {
+    @ParameterizedTest
+    @CsvSource({"heap, heap", "heap, offheap", "offheap, heap"})
+    void saveAndLoadKeepTheModeAndRecomputeTheSameCodes(String savedFrom, String loadedInto) throws Exception {
         float[][] all = Datasets.clustered(23, 1_020, 16, 6, 0.3);
         HnswIndex index = HnswFixtures.build(Arrays.copyOf(all, 1_000), Metric.COSINE,
-                HnswParams.of(6, 30).withQuantization(INT8).withRerank(15));
+                HnswParams.of(6, 30).withQuantization(INT8).withRerank(15)
+                        .withStorage(HnswParams.VectorStorage.fromParam(savedFrom)));
         index.removeAll(new int[] {3, 99, 500, 501});
         Path file = dir.resolve("int8.hnsw");
         index.save(file);
-        HnswIndex loaded = HnswIndex.load(new IndexConfig(16, Metric.COSINE), file);
-        assertEquals(index.params(), loaded.params());
+        HnswIndex loaded = HnswIndex.load(new IndexConfig(16, Metric.COSINE, Map.of(HnswParams.VECTORS, loadedInto), 0),
+                file);
+        assertEquals(index.params().withStorage(loaded.params().storage()), loaded.params());
+        assertEquals(loadedInto.equals("offheap"), loaded.graph().codesOffHeap());
         int used = index.graph().highWater() * index.graph().codec().stride();
-        assertArrayEquals(Arrays.copyOf(index.graph().codes(), used), Arrays.copyOf(loaded.graph().codes(), used));
+        assertArrayEquals(Arrays.copyOf(index.graph().codesCopy(), used), Arrays.copyOf(loaded.graph().codesCopy(), used));
         for (int q = 1_000; q < 1_020; q++) {
             SearchResult a = index.search(all[q], 10);
             SearchResult b = loaded.search(all[q], 10);

@@ -373,4 +373,44 @@ public interface VectorKernels {
      */
     void dotInt8Bulk(byte[] a, int aOff, byte[] codes, int codesOff, int stride, int[] rows, int count, int len,
             int[] out);
+
+    /**
+     * {@link #dotInt8(byte[], int, byte[], int, int)} with the second range in a segment (codes
+     * stored off the heap; offsets in bytes, held in longs). The same int. This default copies the
+     * range onto the heap and calls the array form, which is what the scalar twin uses; the
+     * Vector API kernels load from the segment directly.
+     *
+     * @param a the first array
+     * @param aOff where the first range starts
+     * @param b the segment holding the second range
+     * @param bOff where the second range starts, in bytes
+     * @param len the ranges' length, in bytes
+     * @return the same int as the array form on the same bytes
+     */
+    default int dotInt8(byte[] a, int aOff, MemorySegment b, long bOff, int len) {
+        byte[] row = new byte[len];
+        MemorySegment.copy(b, ValueLayout.JAVA_BYTE, bOff, row, 0, len);
+        return dotInt8(a, aOff, row, 0, len);
+    }
+
+    /**
+     * {@link #dotInt8Bulk(byte[], int, byte[], int, int, int[], int, int, int[])} over rows in a
+     * segment: row {@code r}'s range starts at byte {@code codesOff + (long) r * stride}.
+     *
+     * @param a the first array (a query's code)
+     * @param aOff where its range starts
+     * @param codes the segment holding the rows
+     * @param codesOff where row 0's range starts, in bytes
+     * @param stride bytes from one row's start to the next's
+     * @param rows the rows to score, {@code count} of them from index 0
+     * @param count how many rows
+     * @param len the ranges' length, in bytes (at most {@code stride})
+     * @param out receives the {@code count} dot products from index 0
+     */
+    default void dotInt8Bulk(byte[] a, int aOff, MemorySegment codes, long codesOff, long stride, int[] rows, int count,
+            int len, int[] out) {
+        for (int i = 0; i < count; i++) {
+            out[i] = dotInt8(a, aOff, codes, codesOff + rows[i] * stride, len);
+        }
+    }
 }

@@ -1,5 +1,8 @@
 package dev.nepenthe.core.internal.vector;
 
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
 import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.ShortVector;
@@ -30,6 +33,10 @@ import jdk.incubator.vector.VectorSpecies;
  * loop, sharing each load of the query, keep four rows' cache misses in flight. Every vector
  * operation is written inline in the loops: moving the widening into a helper method made C2
  * stop inlining now and then and box the vectors, ten times slower.
+ *
+ * <p>The segment forms (codes stored off the heap) are copies of the array loops that load the
+ * second operand from the segment, for the reason {@link PanamaKernels} gives for its float
+ * copies: reading arrays through heap segments would slow the array path.
  */
 final class PanamaInt8 {
 
@@ -135,6 +142,118 @@ final class PanamaInt8 {
                     .add(BIAS);
             ShortVector p3 = x0.mul((ShortVector) ByteVector.fromArray(B, c, o3 + i).convertShape(VectorOperators.B2S, S, 0))
                     .add(x1.mul((ShortVector) ByteVector.fromArray(B, c, o3 + i + HALF).convertShape(VectorOperators.B2S, S, 0)))
+                    .add(BIAS);
+            acc0 = acc0.add(p0.convertShape(VectorOperators.ZERO_EXTEND_S2I, I, 0))
+                    .add(p0.convertShape(VectorOperators.ZERO_EXTEND_S2I, I, 1));
+            acc1 = acc1.add(p1.convertShape(VectorOperators.ZERO_EXTEND_S2I, I, 0))
+                    .add(p1.convertShape(VectorOperators.ZERO_EXTEND_S2I, I, 1));
+            acc2 = acc2.add(p2.convertShape(VectorOperators.ZERO_EXTEND_S2I, I, 0))
+                    .add(p2.convertShape(VectorOperators.ZERO_EXTEND_S2I, I, 1));
+            acc3 = acc3.add(p3.convertShape(VectorOperators.ZERO_EXTEND_S2I, I, 0))
+                    .add(p3.convertShape(VectorOperators.ZERO_EXTEND_S2I, I, 1));
+        }
+        out[r] = acc0.reduceLanes(VectorOperators.ADD);
+        if (valid > 1) {
+            out[r + 1] = acc1.reduceLanes(VectorOperators.ADD);
+        }
+        if (valid > 2) {
+            out[r + 2] = acc2.reduceLanes(VectorOperators.ADD);
+        }
+        if (valid > 3) {
+            out[r + 3] = acc3.reduceLanes(VectorOperators.ADD);
+        }
+    }
+
+    // ---- the second operand in a segment (copies of the loops above) -------------------------
+
+    private static final ByteOrder ORDER = ByteOrder.nativeOrder();
+
+    static int dot(byte[] a, int aOff, MemorySegment b, long bOff, int len) {
+        if (!VECTORIZED || len < STEP) {
+            return tail(a, aOff, b, bOff, 0, len);
+        }
+        int end = len - len % STEP;
+        IntVector acc = IntVector.zero(I);
+        for (int i = 0; i < end; i += STEP) {
+            ShortVector x0 = (ShortVector) ByteVector.fromArray(B, a, aOff + i).convertShape(VectorOperators.B2S, S, 0);
+            ShortVector x1 = (ShortVector) ByteVector.fromArray(B, a, aOff + i + HALF).convertShape(VectorOperators.B2S, S, 0);
+            ShortVector y0 = (ShortVector) ByteVector.fromMemorySegment(B, b, bOff + i, ORDER)
+                    .convertShape(VectorOperators.B2S, S, 0);
+            ShortVector y1 = (ShortVector) ByteVector.fromMemorySegment(B, b, bOff + i + HALF, ORDER)
+                    .convertShape(VectorOperators.B2S, S, 0);
+            ShortVector p = x0.mul(y0).add(x1.mul(y1)).add(BIAS);
+            acc = acc.add(p.convertShape(VectorOperators.ZERO_EXTEND_S2I, I, 0))
+                    .add(p.convertShape(VectorOperators.ZERO_EXTEND_S2I, I, 1));
+        }
+        return acc.reduceLanes(VectorOperators.ADD) - bias(end) + tail(a, aOff, b, bOff, end, len);
+    }
+
+    private static int tail(byte[] a, int aOff, MemorySegment b, long bOff, int from, int len) {
+        int sum = 0;
+        for (int i = from; i < len; i++) {
+            sum += a[aOff + i] * b.get(ValueLayout.JAVA_BYTE, bOff + i);
+        }
+        return sum;
+    }
+
+    static void dotBulk(byte[] a, int aOff, MemorySegment codes, long codesOff, long stride, int[] rows, int count,
+            int len, int[] out) {
+        if (!VECTORIZED || len < STEP) {
+            for (int r = 0; r < count; r++) {
+                out[r] = tail(a, aOff, codes, codesOff + rows[r] * stride, 0, len);
+            }
+            return;
+        }
+        int end = len - len % STEP;
+        int bias = bias(end);
+        for (int r = 0; r < count; r += 4) {
+            int valid = Math.min(4, count - r);
+            long o0 = codesOff + rows[r] * stride;
+            long o1 = codesOff + rows[r + Math.min(1, valid - 1)] * stride;
+            long o2 = codesOff + rows[r + Math.min(2, valid - 1)] * stride;
+            long o3 = codesOff + rows[r + valid - 1] * stride;
+            dotFour(a, aOff, codes, o0, o1, o2, o3, end, out, r, valid);
+            out[r] += tail(a, aOff, codes, o0, end, len) - bias;
+            if (valid > 1) {
+                out[r + 1] += tail(a, aOff, codes, o1, end, len) - bias;
+            }
+            if (valid > 2) {
+                out[r + 2] += tail(a, aOff, codes, o2, end, len) - bias;
+            }
+            if (valid > 3) {
+                out[r + 3] += tail(a, aOff, codes, o3, end, len) - bias;
+            }
+        }
+    }
+
+    private static void dotFour(byte[] a, int aOff, MemorySegment c, long o0, long o1, long o2, long o3, int end,
+            int[] out, int r, int valid) {
+        IntVector acc0 = IntVector.zero(I);
+        IntVector acc1 = IntVector.zero(I);
+        IntVector acc2 = IntVector.zero(I);
+        IntVector acc3 = IntVector.zero(I);
+        for (int i = 0; i < end; i += STEP) {
+            ShortVector x0 = (ShortVector) ByteVector.fromArray(B, a, aOff + i).convertShape(VectorOperators.B2S, S, 0);
+            ShortVector x1 = (ShortVector) ByteVector.fromArray(B, a, aOff + i + HALF).convertShape(VectorOperators.B2S, S, 0);
+            ShortVector p0 = x0.mul((ShortVector) ByteVector.fromMemorySegment(B, c, o0 + i, ORDER)
+                            .convertShape(VectorOperators.B2S, S, 0))
+                    .add(x1.mul((ShortVector) ByteVector.fromMemorySegment(B, c, o0 + i + HALF, ORDER)
+                            .convertShape(VectorOperators.B2S, S, 0)))
+                    .add(BIAS);
+            ShortVector p1 = x0.mul((ShortVector) ByteVector.fromMemorySegment(B, c, o1 + i, ORDER)
+                            .convertShape(VectorOperators.B2S, S, 0))
+                    .add(x1.mul((ShortVector) ByteVector.fromMemorySegment(B, c, o1 + i + HALF, ORDER)
+                            .convertShape(VectorOperators.B2S, S, 0)))
+                    .add(BIAS);
+            ShortVector p2 = x0.mul((ShortVector) ByteVector.fromMemorySegment(B, c, o2 + i, ORDER)
+                            .convertShape(VectorOperators.B2S, S, 0))
+                    .add(x1.mul((ShortVector) ByteVector.fromMemorySegment(B, c, o2 + i + HALF, ORDER)
+                            .convertShape(VectorOperators.B2S, S, 0)))
+                    .add(BIAS);
+            ShortVector p3 = x0.mul((ShortVector) ByteVector.fromMemorySegment(B, c, o3 + i, ORDER)
+                            .convertShape(VectorOperators.B2S, S, 0))
+                    .add(x1.mul((ShortVector) ByteVector.fromMemorySegment(B, c, o3 + i + HALF, ORDER)
+                            .convertShape(VectorOperators.B2S, S, 0)))
                     .add(BIAS);
             acc0 = acc0.add(p0.convertShape(VectorOperators.ZERO_EXTEND_S2I, I, 0))
                     .add(p0.convertShape(VectorOperators.ZERO_EXTEND_S2I, I, 1));

@@ -1315,4 +1315,15 @@ public final class PanamaKernels implements VectorKernels {
             int[] out) {
         PanamaInt8.dotBulk(a, aOff, codes, codesOff, stride, rows, count, len, out);
     }
+
+    @Override
+    public int dotInt8(byte[] a, int aOff, MemorySegment b, long bOff, int len) {
+        return PanamaInt8.dot(a, aOff, b, bOff, len);
+    }
+
+    @Override
+    public void dotInt8Bulk(byte[] a, int aOff, MemorySegment codes, long codesOff, long stride, int[] rows, int count,
+            int len, int[] out) {
+        PanamaInt8.dotBulk(a, aOff, codes, codesOff, stride, rows, count, len, out);
+    }
 }

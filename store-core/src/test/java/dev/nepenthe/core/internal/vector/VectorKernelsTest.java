@@ -296,6 +296,69 @@ class VectorKernelsTest {
     }
 
     /**
+     * The int8 forms over codes off the heap give the array forms' ints, for every kernel: every
+     * length from 1 to 300 and 384, 385, single rows and scattered rows at a row header offset,
+     * and rows whose byte offset overflows an int (a sparse mapped file of 2.4 GB).
+     */
+    @ParameterizedTest
+    @MethodSource("kernels")
+    void int8SegmentFormsEqualTheArrayForms(VectorKernels k, @TempDir Path dir) throws IOException {
+        SplittableRandom rnd = new SplittableRandom(26);
+        int[] lengths = java.util.stream.IntStream.concat(java.util.stream.IntStream.rangeClosed(1, 300),
+                java.util.stream.IntStream.of(384, 385)).toArray();
+        try (Arena arena = Arena.ofConfined()) {
+            for (int len : lengths) {
+                int stride = len + rnd.nextInt(20);
+                int rowCount = 1 + rnd.nextInt(12);
+                byte[] codes = randomBytes(rnd, 0, rowCount * stride + 2);
+                MemorySegment segment = arena.allocate(codes.length, 64);
+                MemorySegment.copy(codes, 0, segment, ValueLayout.JAVA_BYTE, 0, codes.length);
+                int aOff = rnd.nextInt(9);
+                byte[] a = randomBytes(rnd, aOff, len);
+                int codesOff = rnd.nextInt(3);
+                for (int r = 0; r < rowCount; r++) {
+                    assertEquals((int) refDotInt8(a, aOff, codes, codesOff + r * stride, len),
+                            k.dotInt8(a, aOff, segment, codesOff + (long) r * stride, len), k.name() + " len " + len + " row " + r);
+                }
+                int count = rnd.nextInt(10);
+                int[] rows = new int[count];
+                for (int i = 0; i < count; i++) {
+                    rows[i] = rnd.nextInt(rowCount);
+                }
+                int[] out = new int[count + 1];
+                out[count] = 12345;
+                k.dotInt8Bulk(a, aOff, segment, codesOff, stride, rows, count, len, out);
+                for (int i = 0; i < count; i++) {
+                    assertEquals((int) refDotInt8(a, aOff, codes, codesOff + rows[i] * stride, len), out[i],
+                            k.name() + " bulk len " + len + " row " + i);
+                }
+                assertEquals(12345, out[count], k.name() + ": bulk over a segment wrote past count, len " + len);
+            }
+        }
+        int len = 384, stride = 400, rowCount = 6_000_000;
+        int[] picked = {0, 5_368_710, 5_999_999, 5_500_001, 3};
+        assertTrue((long) picked[1] * stride > Integer.MAX_VALUE, "the test's rows must overflow an int offset");
+        byte[] a = randomBytes(rnd, 0, len);
+        byte[][] rowBytes = new byte[picked.length][];
+        try (FileChannel ch = FileChannel.open(dir.resolve("sparse.i8"), StandardOpenOption.CREATE_NEW,
+                StandardOpenOption.READ, StandardOpenOption.WRITE, StandardOpenOption.SPARSE);
+                Arena arena = Arena.ofConfined()) {
+            MemorySegment segment = ch.map(FileChannel.MapMode.READ_WRITE, 0, (long) rowCount * stride, arena);
+            for (int i = 0; i < picked.length; i++) {
+                rowBytes[i] = randomBytes(rnd, 0, len);
+                MemorySegment.copy(rowBytes[i], 0, segment, ValueLayout.JAVA_BYTE, (long) picked[i] * stride, len);
+            }
+            int[] out = new int[picked.length];
+            k.dotInt8Bulk(a, 0, segment, 0, stride, picked, picked.length, len, out);
+            for (int i = 0; i < picked.length; i++) {
+                int expected = (int) refDotInt8(a, 0, rowBytes[i], 0, len);
+                assertEquals(expected, out[i], k.name() + " bulk at row " + picked[i]);
+                assertEquals(expected, k.dotInt8(a, 0, segment, (long) picked[i] * stride, len), k.name() + " at row " + picked[i]);
+            }
+        }
+    }
+
+    /**
      * Every Vector API flavour this machine runs: the default and each other width it accepts
      * (the default's own width is the same code, so it is not run twice).
      */
