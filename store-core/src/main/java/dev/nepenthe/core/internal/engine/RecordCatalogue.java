@@ -51,10 +51,11 @@ public final class RecordCatalogue {
     private record SubjectKey(String tenant, String subject) {}
 
     private static final VarHandle ENTRIES = MethodHandles.arrayElementVarHandle(Entry[].class);
-    /** The records' vectors by ordinal, off the heap. */
-    private final VectorColumn vectors;
     /** The key a plain delete or replacement hides its records under while the index removes them. */
     public static final String REMOVING = "\0removing";
+
+    /** The records' vectors by ordinal, off the heap. */
+    private final VectorColumn vectors;
 
     // ---- published for lock-free reads (written only under the writer mutex) --------------
     /** Entries by ordinal; elements through {@link #ENTRIES}. Replaced whole when grown. */
@@ -147,11 +148,6 @@ public final class RecordCatalogue {
     public VectorRecord withItsVector(Entry e) {
         float[] v = new float[vectors.dimension()];
         return readVector(e, v) ? RecordAccess.withVector(e.record(), v) : null;
-    }
-
-    /** Native bytes the vectors take. */
-    public long vectorBytes() {
-        return vectors.bytes();
     }
 
     /** The column itself, for tests that plant a fault in it. */
@@ -458,7 +454,7 @@ public final class RecordCatalogue {
             vectors.read(ord, row);
             freedRows++;
             for (float x : row) {
-                if (x != 0f) {
+                if (Float.floatToRawIntBits(x) != 0) { // bits: a -0.0f left behind is not zero bytes
                     r.violation("freed-vector-residue", "freed ordinal " + ord + " still holds a vector in the record column");
                     break;
                 }

@@ -90,7 +90,7 @@ public final class CollectionStorage implements Closeable {
     /**
      * A live record as the storage tracks it. {@code record} is held only while the storage
      * opens, until the sink has it: after that the plaintext lives in the collection's catalogue
-     * alone, and a checkpoint that must seal a record again asks {@link #plaintextSource} for it.
+     * alone, and a checkpoint that must seal a record again borrows it (see {@link #readPlaintextFrom}).
      */
     private record Live(int ordinal, VectorRecord record, long seq, KeyedHash.Hash subject, KeyedHash.Hash recordHash) {
         Live withoutRecord() {
