@@ -5,7 +5,8 @@ import java.nio.file.Path;
 /**
  * What a collection's storage found and decided when it opened: the records it loaded, those it
  * dropped (deleted or forgotten meanwhile, or superseded by a newer version), what the
- * write-ahead log replay cut, orphan files removed and whether the id map was rebuilt. Every
+ * write-ahead log replay cut, orphan files removed and whether the id map was rebuilt, repaired
+ * or trusted as it was. Every
  * decision is also logged, by keyed hash, never by id or content.
  *
  * @param liveRecords         records loaded
@@ -18,11 +19,17 @@ import java.nio.file.Path;
  * @param orphanFilesRemoved  files no manifest names (a checkpoint cut short), removed
  * @param idMapRebuilt        whether the id map was rebuilt from the records (it was not closed cleanly)
  * @param idMapRepairs        id map entries added, changed or removed to agree with the records
+ * @param idMapTrusted        whether the id map was used without checking it against the records:
+ *                            it was closed cleanly over these very files (the manifest it was
+ *                            stamped with is the one opened, and the record count agrees) and the
+ *                            open replayed and dropped nothing; a crash, a restored snapshot or a
+ *                            log to replay makes the open check it instead
  * @param index               whether the vector index was loaded from its persisted generation or
  *                            built from the records, and why
  */
 public record OpenReport(int liveRecords, int droppedAsDeleted, int droppedAsSuperseded, int removedByLogDeletes,
-        LogRecovery log, int orphanFilesRemoved, boolean idMapRebuilt, int idMapRepairs, IndexRecovery index) {
+        LogRecovery log, int orphanFilesRemoved, boolean idMapRebuilt, int idMapRepairs, boolean idMapTrusted,
+        IndexRecovery index) {
 
     /**
      * The vector index at open (docs/STORAGE.md, "Persisted indexes").

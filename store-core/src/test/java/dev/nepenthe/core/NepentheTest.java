@@ -14,10 +14,12 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
@@ -376,6 +378,78 @@ class NepentheTest {
                 assertEquals(i, c.get("t", "r" + i).orElseThrow().vector()[0], 0f);
             }
             assertEquals(50, c.openReport().idMapRepairs());
+        }
+    }
+
+    /**
+     * A clean close stamps the id map with the manifest it agrees with: the next open uses it
+     * without a check, and every id still resolves (the oracle: the vectors written), replacements
+     * included.
+     */
+    @Test
+    void aCleanlyClosedIdMapIsTrustedAndEveryIdStillResolves() throws IOException {
+        try (Nepenthe store = open()) {
+            VectorCollection c = store.createCollection(CollectionSpec.of("m", 2, Metric.L2));
+            for (int i = 0; i < 50; i++) {
+                c.upsert(rec("r" + i, "t", "s" + i % 3, new float[] {i, 1}));
+            }
+        }
+        for (int round = 0; round < 2; round++) {
+            try (Nepenthe store = open()) {
+                VectorCollection c = store.collection("m");
+                assertTrue(c.openReport().idMapTrusted(), "round " + round + ": " + c.openReport());
+                assertEquals(0, c.openReport().idMapRepairs());
+                for (int i = 0; i < 50; i++) {
+                    assertEquals(i + 100 * round, c.get("t", "r" + i).orElseThrow().vector()[0], 0f, "r" + i);
+                }
+                for (int i = 0; i < 50; i++) {
+                    c.upsert(rec("r" + i, "t", "s" + i % 3, new float[] {i + 100 * (round + 1), 1}));
+                }
+                assertEquals(50, c.size());
+            }
+        }
+    }
+
+    /**
+     * An id map and marker from another moment (a backup of the folder's id map, restored over
+     * newer files) is not trusted: its stamp names another manifest, so the open checks it
+     * against the records and repairs it. Trusting the marker alone would lose the newer ids.
+     */
+    @Test
+    void anIdMapClosedOverOtherFilesIsCheckedAndRepaired() throws IOException {
+        Path folder = dir.resolve("collections/m");
+        Path saved = tmp.resolve("idmap-then");
+        Files.createDirectories(saved);
+        try (Nepenthe store = open()) {
+            VectorCollection c = store.createCollection(CollectionSpec.of("m", 2, Metric.L2));
+            for (int i = 0; i < 30; i++) {
+                c.upsert(rec("r" + i, "t", "s" + i % 3, new float[] {i, 1}));
+            }
+        }
+        Files.copy(folder.resolve("idmap.cmap"), saved.resolve("idmap.cmap"));
+        Files.copy(folder.resolve("idmap.cmap.closed"), saved.resolve("idmap.cmap.closed"));
+        try (Nepenthe store = open()) {
+            VectorCollection c = store.collection("m");
+            c.deleteAll("t", List.of("r0", "r1", "r2"));
+            for (int i = 30; i < 60; i++) {
+                c.upsert(rec("r" + i, "t", "s" + i % 3, new float[] {i, 1}));
+            }
+        }
+        Files.copy(saved.resolve("idmap.cmap"), folder.resolve("idmap.cmap"), StandardCopyOption.REPLACE_EXISTING);
+        Files.copy(saved.resolve("idmap.cmap.closed"), folder.resolve("idmap.cmap.closed"),
+                StandardCopyOption.REPLACE_EXISTING);
+        try (Nepenthe store = open()) {
+            VectorCollection c = store.collection("m");
+            assertFalse(c.openReport().idMapTrusted(), c.openReport().toString());
+            assertEquals(33, c.openReport().idMapRepairs(), "3 deleted ids out, 30 new ids in");
+            for (int i = 0; i < 60; i++) {
+                Optional<VectorRecord> got = c.get("t", "r" + i);
+                if (i < 3) {
+                    assertTrue(got.isEmpty(), "r" + i + " was deleted");
+                } else {
+                    assertEquals(i, got.orElseThrow().vector()[0], 0f, "r" + i);
+                }
+            }
         }
     }
 

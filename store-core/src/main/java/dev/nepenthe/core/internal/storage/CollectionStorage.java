@@ -76,9 +76,12 @@ public final class CollectionStorage implements Closeable {
      * @param orphanFilesRemoved files no manifest names (a checkpoint cut short)
      * @param idMapRebuilt whether the id map was rebuilt from the records (not closed cleanly)
      * @param idMapRepairs id map entries added, changed or removed to agree with the records
+     * @param idMapTrusted whether the id map was used without checking it against the records:
+     *     closed cleanly over these very files, with nothing replayed or dropped since
      */
     public record OpenReport(int liveRecords, int droppedAsDeleted, int droppedAsSuperseded, int removedByLogDeletes,
-            WriteAheadLog.RecoveryReport wal, int orphanFilesRemoved, boolean idMapRebuilt, int idMapRepairs) {}
+            WriteAheadLog.RecoveryReport wal, int orphanFilesRemoved, boolean idMapRebuilt, int idMapRepairs,
+            boolean idMapTrusted) {}
 
     /** Counts of the open's recovery decisions, as they are taken. */
     private static final class Decisions {
@@ -216,6 +219,7 @@ public final class CollectionStorage implements Closeable {
     }
 
     private void load(LoadSink sink) throws IOException {
+        byte[] manifestAtOpen = manifestDigest();
         int orphans = removeOrphans();
         Decisions dropped = new Decisions();
         long maxSeq = 0;
@@ -301,7 +305,12 @@ public final class CollectionStorage implements Closeable {
         destroyKeysOfDroppedSubjects();
         idMap = new IdMap(dir.resolve("idmap.cmap"), Math.max(1024, byOrdinal.size() * 2L));
         boolean removedStored = dropped.deleted + dropped.superseded > 0;
-        int repairs = idMap.reconcile(liveHashes(), removedStored);
+        // After a clean close over these very files, with nothing replayed or dropped since, the
+        // map agrees with the records already; anything else (a crash, a restored snapshot, a
+        // log to replay) checks it against them.
+        boolean trusted = !removedStored && report[0].entries() == 0 && manifestAtOpen != null
+                && Arrays.equals(idMap.closedWith(), closeStamp(manifestAtOpen)) && idMap.size() == byOrdinal.size();
+        int repairs = trusted ? 0 : idMap.reconcile(liveHashes(), removedStored);
         if (removedStored) {
             // Something deleted after these files were written (a restored snapshot, or a crash
             // between the journal entry and the checkpoint): remove it from the live files now.
@@ -315,7 +324,7 @@ public final class CollectionStorage implements Closeable {
             byOrdinal.put(l.ordinal(), l.withoutRecord());
         }
         openReport = new OpenReport(byOrdinal.size(), dropped.deleted, dropped.superseded, dropped.logDeletes, report[0],
-                orphans, idMap.rebuiltAtOpen(), repairs);
+                orphans, idMap.rebuiltAtOpen(), repairs, trusted);
         if (removedStored || orphans > 0 || report[0].tornBytesDropped() > 0 || openReport.idMapRebuilt()) {
             LOG.log(Level.INFO, "{0}: opened with recovery: {1}", dir, openReport);
         }
@@ -984,16 +993,47 @@ public final class CollectionStorage implements Closeable {
 
     @Override
     public void close() throws IOException {
+        byte[] stamp = new byte[0];
         try {
             if (!dropped && (walBytes > 0 || !dirty.isEmpty() || idMapNeedsFreshFile)) {
                 purgeDeleted();
             }
+            if (!dropped) {
+                byte[] manifestNow = manifestDigest();
+                stamp = manifestNow == null ? stamp : closeStamp(manifestNow);
+            }
         } finally {
-            closeQuietly();
+            closeQuietly(stamp);
+        }
+    }
+
+    /**
+     * What a clean close stamps the id map with: the digest of the manifest (unique per write: it
+     * carries a fresh file id) and the live count. The next open trusts the map only if its own
+     * manifest and count give the same stamp.
+     */
+    private byte[] closeStamp(byte[] manifestDigest) {
+        return ByteBuffer.allocate(manifestDigest.length + 4).put(manifestDigest).putInt(byOrdinal.size()).array();
+    }
+
+    /** SHA-256 of the manifest file's bytes, or null when there is none. */
+    private byte[] manifestDigest() throws IOException {
+        Path f = dir.resolve(Manifest.FILE);
+        if (!Files.exists(f)) {
+            return null;
+        }
+        try {
+            return java.security.MessageDigest.getInstance("SHA-256").digest(Files.readAllBytes(f));
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
         }
     }
 
     private void closeQuietly() {
+        closeQuietly(new byte[0]);
+    }
+
+    private void closeQuietly(byte[] idMapStamp) {
         try {
             if (wal != null) {
                 wal.close();
@@ -1003,7 +1043,7 @@ public final class CollectionStorage implements Closeable {
         }
         if (idMap != null) {
             try {
-                idMap.close();
+                idMap.close(idMapStamp);
             } catch (IOException e) {
                 LOG.log(Level.WARNING, "closing the id map of {0} failed: {1}", dir, e.getMessage());
             }

@@ -7,6 +7,7 @@ import java.lang.System.Logger.Level;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import net.openhft.chronicle.map.ChronicleMap;
@@ -33,6 +34,8 @@ final class IdMap implements Closeable {
     private boolean rebuiltAtOpen;
     /** Replacement files made so far, for their unique names. */
     private int replacements;
+    /** What the last clean close wrote into its marker (see {@link #close(byte[])}), or null. */
+    private byte[] closedWith;
 
     IdMap(Path file, long capacity) throws IOException {
         this.file = file;
@@ -44,11 +47,34 @@ final class IdMap implements Closeable {
         return rebuiltAtOpen;
     }
 
+    /**
+     * The stamp the last clean close was given (the storage's identity of the files the map
+     * agreed with then), or null: none given, not closed cleanly, rebuilt at this open, or the
+     * map's file is not byte for byte the one that close left (its digest is in the marker too).
+     */
+    byte[] closedWith() {
+        return rebuiltAtOpen ? null : closedWith;
+    }
+
     private ChronicleMap<byte[], Long> open() throws IOException {
         var builder = builder(capacity);
         Path closedMarker = closedMarker();
         boolean cleanlyClosed = Files.exists(closedMarker);
-        Files.deleteIfExists(closedMarker);
+        if (cleanlyClosed) {
+            byte[] marker = Files.readAllBytes(closedMarker);
+            // The marker ends with the digest of the file the close left; a file changed since
+            // (a flipped byte, another copy) is not vouched for. Read before Chronicle maps it.
+            if (marker.length > DIGEST_BYTES && Files.exists(file)) {
+                byte[] stamp = Arrays.copyOf(marker, marker.length - DIGEST_BYTES);
+                byte[] digest = Arrays.copyOfRange(marker, marker.length - DIGEST_BYTES, marker.length);
+                if (Arrays.equals(digest, digestOf(file))) {
+                    closedWith = stamp;
+                }
+            }
+            Files.delete(closedMarker);
+            // Gone for good before the map changes: a crash from here on must not find the marker.
+            dev.nepenthe.core.internal.io.ChecksummedFiles.fsyncDirectory(file.toAbsolutePath().getParent());
+        }
         // Copies a crash cut short (a replacement is moved over the map only once complete).
         try (var leftovers = Files.newDirectoryStream(file.getParent(), file.getFileName() + ".grow*")) {
             for (Path p : leftovers) {
@@ -84,6 +110,22 @@ final class IdMap implements Closeable {
                 // Tolerates some growth past the declared size; put() moves to a larger file
                 // long before this runs out.
                 .maxBloatFactor(4);
+    }
+
+    private static final int DIGEST_BYTES = 32;
+
+    /** SHA-256 of a file's bytes, streamed. */
+    private static byte[] digestOf(Path f) throws IOException {
+        try (java.io.InputStream in = Files.newInputStream(f)) {
+            java.security.MessageDigest md = java.security.MessageDigest.getInstance("SHA-256");
+            byte[] buf = new byte[1 << 16];
+            for (int n; (n = in.read(buf)) > 0; ) {
+                md.update(buf, 0, n);
+            }
+            return md.digest();
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
     }
 
     /** Present only between a clean close and the next open. */
@@ -212,12 +254,39 @@ final class IdMap implements Closeable {
 
     @Override
     public void close() throws IOException {
+        close(new byte[0]);
+    }
+
+    /**
+     * Closes the map and marks it closed cleanly with {@code stamp}: the storage's identity of
+     * the files the map agrees with now, which the next open compares to decide whether the map
+     * can be trusted without a check. The map's file is forced to disk before the marker is
+     * written, so a marker that survives a crash vouches for a map that did too.
+     */
+    void close(byte[] stamp) throws IOException {
         swap.writeLock().lock();
         try {
             map.close();
         } finally {
             swap.writeLock().unlock();
         }
-        Files.createFile(closedMarker());
+        byte[] content = stamp;
+        if (stamp.length > 0) {
+            try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(file,
+                    java.nio.file.StandardOpenOption.WRITE)) {
+                ch.force(true);
+            }
+            content = Arrays.copyOf(stamp, stamp.length + DIGEST_BYTES);
+            System.arraycopy(digestOf(file), 0, content, stamp.length, DIGEST_BYTES);
+        }
+        Path marker = closedMarker();
+        Files.write(marker, content);
+        if (stamp.length > 0) {
+            try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(marker,
+                    java.nio.file.StandardOpenOption.WRITE)) {
+                ch.force(true);
+            }
+            dev.nepenthe.core.internal.io.ChecksummedFiles.fsyncDirectory(file.toAbsolutePath().getParent());
+        }
     }
 }
