@@ -44,8 +44,12 @@ public final class HnswIndex implements VectorIndex {
 
     public static final String KIND = "hnsw";
     static final String FORMAT = "nepenthe-hnsw";
-    /** 2 added the quantization mode and rerank depth; version 1 files still load (as float graphs). */
-    static final int VERSION = 2;
+    /**
+     * 2 added the quantization mode and rerank depth; version 1 files still load (as float
+     * graphs). 3 added the reachability labels; version 2 files still load, and their first
+     * removal walks the graph to label it, as before.
+     */
+    static final int VERSION = 3;
     static final int OLDEST_VERSION = 1;
 
     private final int dim;
@@ -694,21 +698,28 @@ public final class HnswIndex implements VectorIndex {
     }
 
     /*
-     * File body, version 2 (inside the ChecksummedFiles envelope, big-endian):
+     * File body, version 3 (inside the ChecksummedFiles envelope, big-endian):
      *   int dim, byte metric, int M, int efConstruction, int efSearch, double levelMultiplier,
      *   int repairEf, long seed, byte quantization (0 none, 1 int8), int rerank,
      *   int capacity, int highWater, int entrySlot, int entryLevel,
      *   then per slot below highWater: byte state (0 free, 1 live); for a live slot
      *   int ordinal, byte level, dim floats, and per layer 0..level: int degree, degree ints;
-     *   then int freeCount and the free list in order.
+     *   then int freeCount and the free list in order;
+     *   then byte labelled (1 when the reachability labels certified every live node at the
+     *   save) and, if 1, per live slot in slot order: int label.
      * Reverse lists are derived, so they are rebuilt on load rather than stored; so are the codes
      * of a quantized graph (each is a function of its vector alone, see Int8Codes).
-     * Version 1 is the same without the quantization byte and rerank: it loads as a float graph.
+     * The labels are stored because making them costs a walk over layer 0 (at 1M nodes, about a
+     * second: the first forget after every open paid it); the loader checks the certificate they
+     * claim in one pass over the links, not a walk, and drops labels that do not certify.
+     * Version 2 is the same without the labels. Version 1 is also without the quantization byte
+     * and rerank: it loads as a float graph.
      */
     @Override
     public void save(Path file) throws IOException {
         writerGate.writeLock().lock();
         try {
+            certifyBeforeSave();
             ChecksummedFiles.write(file, FORMAT, VERSION, ChecksummedFiles.newFileId(), this::writeBody);
         } finally {
             writerGate.writeLock().unlock();
@@ -719,10 +730,23 @@ public final class HnswIndex implements VectorIndex {
     public void writeTo(DataOutputStream out) throws IOException {
         writerGate.writeLock().lock();
         try {
+            certifyBeforeSave();
             BodyStreams.writeHeader(out, FORMAT, VERSION);
             writeBody(out);
         } finally {
             writerGate.writeLock().unlock();
+        }
+    }
+
+    /**
+     * Labels the graph if it is not (a graph built by inserts alone never was) and certifies
+     * the nodes inserts left pending, so the file carries labels and the first removal after a
+     * load does not walk the graph. A walk costs less than the save that writes every node, and
+     * it links back any node it finds stranded, as a removal would. Caller holds the writer gate.
+     */
+    private void certifyBeforeSave() {
+        if (!graph.labelsValid() || graph.hasPendingCertificates()) {
+            repairer.certifyReachability();
         }
     }
 
@@ -765,6 +789,17 @@ public final class HnswIndex implements VectorIndex {
         out.writeInt(graph.freeCount());
         for (int i = 0; i < graph.freeCount(); i++) {
             out.writeInt(graph.freeSlot(i));
+        }
+        // The writer gate is held, so no certification runs beside this: labels valid with
+        // nothing pending certify every live node.
+        boolean labelled = graph.labelsValid() && !graph.hasPendingCertificates();
+        out.writeByte(labelled ? 1 : 0);
+        if (labelled) {
+            for (int s = 0; s < hw; s++) {
+                if (graph.state(s) == HnswGraph.LIVE) {
+                    out.writeInt(graph.label(s));
+                }
+            }
         }
     }
 
@@ -941,6 +976,24 @@ public final class HnswIndex implements VectorIndex {
             }
         }
         checkLoadedStructure(lists, entrySlot, entryLevel, live);
+        int[] labels = null;
+        if (version >= 3) {
+            int labelled = in.readUnsignedByte();
+            if (labelled > 1) {
+                throw new IllegalArgumentException("labels flag " + labelled + " (expected 0 or 1)");
+            }
+            if (labelled == 1) {
+                labels = new int[hw];
+                for (int s = 0; s < hw; s++) {
+                    if (lists[s] != null) {
+                        labels[s] = in.readInt();
+                    }
+                }
+                if (!certifies(lists, labels, entrySlot)) {
+                    labels = null; // the first removal walks the graph and labels it, as without them
+                }
+            }
+        }
         g.restoreSlots(hw, free);
         for (int s = 0; s < hw; s++) {
             if (lists[s] != null) {
@@ -951,7 +1004,43 @@ public final class HnswIndex implements VectorIndex {
         }
         g.rebuildReverse();
         g.setEntry(entrySlot, entryLevel);
+        if (labels != null) {
+            for (int s = 0; s < hw; s++) {
+                if (lists[s] != null) {
+                    g.setLabel(s, labels[s]);
+                }
+            }
+            g.labelsRebuilt();
+        }
         index.live = live;
         return index;
+    }
+
+    /**
+     * Whether stored labels certify that every live node is reachable on layer 0 from the entry
+     * point: each live node but the entry point has a live in-neighbour with a smaller label,
+     * and no label is negative, so following smaller labels ends at the entry point. One pass
+     * over the links (the lists were checked to name live nodes), not a walk.
+     */
+    static boolean certifies(int[][][] lists, int[] labels, int entrySlot) {
+        int[] smallestIn = new int[lists.length];
+        Arrays.fill(smallestIn, Integer.MAX_VALUE);
+        for (int u = 0; u < lists.length; u++) {
+            if (lists[u] == null) {
+                continue;
+            }
+            if (labels[u] < 0) {
+                return false;
+            }
+            for (int n : lists[u][0]) {
+                smallestIn[n] = Math.min(smallestIn[n], labels[u]);
+            }
+        }
+        for (int s = 0; s < lists.length; s++) {
+            if (lists[s] != null && s != entrySlot && smallestIn[s] >= labels[s]) {
+                return false;
+            }
+        }
+        return true;
     }
 }

@@ -140,7 +140,7 @@ class HnswPersistenceTest {
 
     // ---- crafted files: a loaded graph is checked before it serves ----------------------------
 
-    /** Body offsets of the fields the crafted files change (see HnswIndex.save's layout, version 2). */
+    /** Body offsets of the fields the crafted files change (see HnswIndex.save's layout, version 3). */
     private static final int CAPACITY = 42, ENTRY_SLOT = 50, ENTRY_LEVEL = 54, FIRST_SLOT = 58;
     private static final int DIM = 4;
 
@@ -218,6 +218,75 @@ class HnswPersistenceTest {
         HnswIndex loaded = HnswIndex.load(new IndexConfig(DIM, Metric.L2), file);
         assertEquals(40, loaded.size());
         assertTrue(loaded.verifyIntegrity().isClean(), loaded.verifyIntegrity().toString());
+    }
+
+    // ---- reachability labels: stored, so the first removal after a load does not walk ----------
+
+    /** A graph of 2,000 nodes built by inserts alone (never labelled), saved; its file's bytes. */
+    private byte[] savedUnlabelledGraph(Path file) throws Exception {
+        float[][] data = Datasets.clustered(41, 2_000, 8, 20, 0.3);
+        HnswIndex index = HnswFixtures.build(data, Metric.L2, HnswParams.of(8, 40));
+        assertTrue(!index.graph().labelsValid(), "control: inserts alone do not label the graph");
+        index.save(file);
+        return Files.readAllBytes(file);
+    }
+
+    /** Where the labels flag sits: before one int per live node and the footer. */
+    private static int labelsFlagAt(byte[] bytes, int live) {
+        return bytes.length - 12 - 4 * live - 1;
+    }
+
+    /** Removes three nodes that are not the entry point; returns how many full walks that took. */
+    private static long walksForThreeRemovals(HnswIndex index) {
+        long before = index.fullWalks();
+        int[] removed = java.util.stream.IntStream.range(0, 2_000).filter(o -> o != index.entryOrdinal()).limit(300)
+                .filter(o -> o % 100 == 7).toArray();
+        assertEquals(3, removed.length);
+        index.removeAll(removed);
+        assertTrue(index.verifyIntegrity().isClean(), () -> index.verifyIntegrity().toString());
+        return index.fullWalks() - before;
+    }
+
+    @Test
+    void aLoadedGraphKeepsItsLabelsSoItsFirstRemovalDoesNotWalk() throws Exception {
+        Path file = dir.resolve("labelled.hnsw");
+        byte[] bytes = savedUnlabelledGraph(file);
+        assertEquals(1, bytes[labelsFlagAt(bytes, 2_000)], "the save labelled the graph and stored the labels");
+        HnswIndex loaded = HnswIndex.load(new IndexConfig(8, Metric.L2), file);
+        assertTrue(loaded.graph().labelsValid());
+        assertEquals(0, walksForThreeRemovals(loaded));
+
+        // Control: the same graph without its labels (a version 2 file loads so) walks once.
+        int flag = labelsFlagAt(bytes, 2_000);
+        byte[] bare = new byte[flag + 1 + 12];
+        System.arraycopy(bytes, 0, bare, 0, flag);
+        System.arraycopy(bytes, bytes.length - 12, bare, flag + 1, 12);
+        Path unlabelled = dir.resolve("unlabelled.hnsw");
+        writeWithFreshChecksum(unlabelled, bare);
+        HnswIndex walked = HnswIndex.load(new IndexConfig(8, Metric.L2), unlabelled);
+        assertTrue(!walked.graph().labelsValid());
+        assertEquals(1, walksForThreeRemovals(walked));
+    }
+
+    /**
+     * Labels that do not certify reachability (a node with no in-neighbour labelled below it, a
+     * negative label) are dropped at load, not trusted: the first removal walks the graph, and
+     * the graph itself still loads and checks clean.
+     */
+    @ParameterizedTest(name = "label {0}")
+    @CsvSource({"0", "-5"})
+    void labelsThatCertifyNothingAreDroppedAtLoad(int label) throws Exception {
+        Path file = dir.resolve("lying.hnsw");
+        byte[] bytes = savedUnlabelledGraph(file);
+        HnswIndex honest = HnswIndex.load(new IndexConfig(8, Metric.L2), file);
+        int slot = (honest.slotOf(honest.entryOrdinal()) + 1) % 2_000; // slots follow ordinals here
+        int at = labelsFlagAt(bytes, 2_000) + 1 + 4 * slot;
+        assertTrue(java.nio.ByteBuffer.wrap(bytes, at, 4).getInt() > 0, "control: a node other than the entry point");
+        java.nio.ByteBuffer.wrap(bytes, at, 4).putInt(label);
+        writeWithFreshChecksum(file, bytes);
+        HnswIndex loaded = HnswIndex.load(new IndexConfig(8, Metric.L2), file);
+        assertTrue(!loaded.graph().labelsValid(), "the stored labels were trusted");
+        assertEquals(1, walksForThreeRemovals(loaded));
     }
 
     @Test

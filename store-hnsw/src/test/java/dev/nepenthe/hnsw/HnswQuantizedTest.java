@@ -375,24 +375,28 @@ class HnswQuantizedTest {
     }
 
     /**
-     * A version 1 file (no quantization byte, no rerank) still loads, as a float graph: made here
-     * from a version 2 file by cutting those five bytes and writing version 1 in the header.
+     * A version 1 file (no quantization byte, no rerank, no labels) still loads, as a float
+     * graph: made here from a version 3 file by cutting those five bytes and the labels at the
+     * end, and writing version 1 in the header.
      */
     @Test
     void aVersion1FileLoadsAsAFloatGraph() throws Exception {
         float[][] all = Datasets.clustered(24, 310, 8, 4, 0.3);
         HnswIndex index = HnswFixtures.build(Arrays.copyOf(all, 300), Metric.L2, HnswParams.of(6, 30));
-        Path v2 = dir.resolve("v2.hnsw");
-        index.save(v2);
-        byte[] bytes = Files.readAllBytes(v2);
+        Path v3 = dir.resolve("v3.hnsw");
+        index.save(v3);
+        byte[] bytes = Files.readAllBytes(v3);
         int versionAt = 4 + 2 + HnswIndex.FORMAT.length();
         int body = versionAt + 4 + 16;
         int quantizationAt = body + 37; // dim, metric, M, efConstruction, efSearch, levelMultiplier, repairEf, seed
-        assertEquals(2, java.nio.ByteBuffer.wrap(bytes, versionAt, 4).getInt());
+        int labelsAt = bytes.length - 12 - 4 * 300 - 1; // the flag, one label per node, then the footer
+        assertEquals(3, java.nio.ByteBuffer.wrap(bytes, versionAt, 4).getInt());
         assertEquals(0, bytes[quantizationAt], "a float graph's quantization byte");
-        byte[] v1 = new byte[bytes.length - 5];
+        assertEquals(1, bytes[labelsAt], "the labels flag");
+        byte[] v1 = new byte[labelsAt - 5 + 12];
         System.arraycopy(bytes, 0, v1, 0, quantizationAt);
-        System.arraycopy(bytes, quantizationAt + 5, v1, quantizationAt, bytes.length - quantizationAt - 5);
+        System.arraycopy(bytes, quantizationAt + 5, v1, quantizationAt, labelsAt - quantizationAt - 5);
+        System.arraycopy(bytes, bytes.length - 12, v1, v1.length - 12, 12);
         java.nio.ByteBuffer.wrap(v1, versionAt, 4).putInt(1);
         java.util.zip.CRC32C crc = new java.util.zip.CRC32C();
         crc.update(v1, 0, v1.length - 12);
