@@ -27,11 +27,13 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.IntFunction;
 import java.util.stream.IntStream;
 import java.util.stream.Stream;
 
@@ -46,7 +48,11 @@ import java.util.stream.Stream;
  * {@code rebuild=true}, an open with no generation file: what every open cost before
  * generations existed.
  *
- * <p>Data: seeded clustered vectors (100 clusters, spread 0.3), queries from the same clusters.
+ * <p>Data ({@code data=}): {@code lowrank} (default), 100 clusters each near its own 16-dimensional
+ * plane (spread 0.3, {@code rank=} changes the planes' dimension), which has the low intrinsic
+ * dimension of real embeddings; or {@code clustered}, 100 isotropic blobs (spread 0.3), in which
+ * 384 dimensions leave no near neighbours for a graph to find. The queries are further rows of
+ * the same draw, held out of the store.
  *
  * <p>The harness checks its own results: the clean open must report the index loaded with no
  * catch-up, the forget must seal with exactly the subject's records, no generation file may
@@ -54,14 +60,15 @@ import java.util.stream.Stream;
  * it exits with status 1 after the table.
  *
  * <p>Usage: {@code ./nepenthe bench open sizes=100000,300000 dim=384 index=hnsw queries=200
- * efs=32,64,128 rebuild=true dir=/tmp}
+ * efs=32,64,128 rebuild=true dir=/tmp data=lowrank rank=16}
  */
 public final class OpenBench {
 
     private static final String USAGE = "./nepenthe bench open sizes=100000,300000 dim=384 index=hnsw|ivfpq queries=200"
-            + " efs=32,64,128 rebuild=true dir=/tmp vectors=heap|offheap quantization=none|int8 (the last two: hnsw)";
+            + " efs=32,64,128 rebuild=true dir=/tmp vectors=heap|offheap quantization=none|int8 (the last two: hnsw)"
+            + " data=lowrank|clustered rank=16";
     private static final Set<String> KNOWN = Set.of("sizes", "dim", "index", "queries", "efs", "rebuild", "dir", "vectors",
-            "quantization");
+            "quantization", "data", "rank");
     private static final int SUBJECT = 100;
 
     record Row(int n, double loadS, double checkpointS, double fileMb, double openS, double indexLoadS, double heapMb,
@@ -93,11 +100,21 @@ public final class OpenBench {
         System.out.println("open bench: " + Machine.describe());
         System.out.printf(Locale.ROOT, "index=%s %s dim=%d queries=%d, load average at the start %.2f, max heap %d MB%n",
                 kind, index.params(), dim, queries, Machine.loadAverage(), Runtime.getRuntime().maxMemory() >> 20);
+        String data = a.s("data", "lowrank");
+        int rank = a.i("rank", 16);
+        IntFunction<float[][]> draw = switch (data) {
+            case "lowrank" -> rows -> Datasets.lowRank(7, rows, dim, 100, rank, 0.3);
+            case "clustered" -> rows -> Datasets.clustered(7, rows, dim, 100, 0.3);
+            default -> throw new IllegalArgumentException("data: expected lowrank or clustered, got '" + data + "'\nusage: "
+                    + USAGE);
+        };
+        System.out.println("data=" + data + (data.equals("lowrank") ? " rank=" + rank : "") + ", 100 clusters, spread 0.3,"
+                + " queries held out of the same draw");
         List<Row> rows = new ArrayList<>();
         for (int n : sizes) {
             Path dir = Files.createTempDirectory(base, "nepenthe-open-");
             try {
-                rows.add(run(n, dim, index, queries, efs, rebuild, dir));
+                rows.add(run(n, dim, index, queries, efs, rebuild, dir, draw));
             } finally {
                 TestFiles.deleteTree(dir);
             }
@@ -123,15 +140,16 @@ public final class OpenBench {
         }
     }
 
-    private static Row run(int n, int dim, IndexSpec index, int nq, int[] efs, boolean rebuild, Path dir) throws Exception {
-        // Spread 0.3: clusters a graph can exploit, as real embeddings are (at spread 1.0, 384
-        // dimensions are close to uniform noise and recall at ef 32 measured 0.15). Survivors
-        // then sit near the subject's vectors, so the probe flags near-copies only; it still
-        // compares every forgotten vector with every survivor, as by default.
+    private static Row run(int n, int dim, IndexSpec index, int nq, int[] efs, boolean rebuild, Path dir,
+            IntFunction<float[][]> draw) throws Exception {
+        // Survivors sit near the subject's vectors, so the probe (threshold 0.9999) flags
+        // near-copies only; it still compares every forgotten vector with what it finds.
         // The data is made again for the exact neighbours rather than held: the heap figures are
         // the store's, not the benchmark's copy of the dataset.
-        float[][] data = Datasets.clustered(7, n, dim, 100, 0.3);
-        float[][] queries = Datasets.clustered(8, nq, dim, 100, 0.3);
+        float[][] all = draw.apply(n + nq);
+        float[][] data = Arrays.copyOf(all, n);
+        float[][] queries = Arrays.copyOfRange(all, n, n + nq);
+        all = null;
         StoreOptions opts = StoreOptions.defaults().withKeystore(dir.resolve("keys"))
                 .withProbePolicy(new ProbePolicy(0.9999, 0.5));
         List<String> wrong = new ArrayList<>();
@@ -171,7 +189,7 @@ public final class OpenBench {
             double rssMb = rssMb();
             System.out.printf(Locale.ROOT, "n=%d: clean open %.2f s (index %s), heap %.0f MB, RSS %.0f MB%n", n, openS, r,
                     heapMb, rssMb);
-            String qps = searches(c, n, dim, queries, efs);
+            String qps = searches(c, n, queries, efs, draw);
             double searchedHeapMb = heapUsedMb();
             double searchedRssMb = rssMb();
             t0 = System.nanoTime();
@@ -210,9 +228,9 @@ public final class OpenBench {
     }
 
     /** Single-threaded QPS (median of three passes) and recall@10 against exact neighbours, per efSearch. */
-    private static String searches(VectorCollection c, int n, int dim, float[][] queries, int[] efs) {
+    private static String searches(VectorCollection c, int n, float[][] queries, int[] efs, IntFunction<float[][]> draw) {
         VectorKernels k = Kernels.get();
-        float[][] unit = Datasets.clustered(7, n, dim, 100, 0.3);
+        float[][] unit = Arrays.copyOf(draw.apply(n + queries.length), n);
         IntStream.range(0, unit.length).parallel().forEach(i -> unit[i] = Metric.COSINE.prepare(unit[i]));
         Set<String>[] truth = new Set[queries.length];
         IntStream.range(0, queries.length).parallel().forEach(q -> {
