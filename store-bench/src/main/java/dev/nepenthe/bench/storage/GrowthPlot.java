@@ -1,0 +1,91 @@
+package dev.nepenthe.bench.storage;
+
+import java.awt.BasicStroke;
+import java.awt.Color;
+import java.awt.Font;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.text.DecimalFormat;
+import java.text.DecimalFormatSymbols;
+import java.util.List;
+import java.util.Locale;
+import java.util.function.ToDoubleFunction;
+import org.jfree.chart.ChartUtils;
+import org.jfree.chart.JFreeChart;
+import org.jfree.chart.axis.LogAxis;
+import org.jfree.chart.plot.CombinedDomainXYPlot;
+import org.jfree.chart.plot.XYPlot;
+import org.jfree.chart.renderer.xy.XYLineAndShapeRenderer;
+import org.jfree.chart.title.TextTitle;
+import org.jfree.data.xy.XYSeries;
+import org.jfree.data.xy.XYSeriesCollection;
+
+/**
+ * The open bench's growth figures as one log-log picture: time (load, clean open, forgets),
+ * memory (heap and RSS after the open) and search QPS at the recall target, each against the
+ * number of records, so a straight line's slope reads as the exponent of the growth.
+ */
+final class GrowthPlot {
+    private GrowthPlot() {}
+
+    static void write(Path png, String subtitle, List<OpenBench.Row> rows) throws IOException {
+        System.setProperty("java.awt.headless", "true");
+        LogAxis records = logAxis("records");
+        CombinedDomainXYPlot plot = new CombinedDomainXYPlot(records);
+        plot.setGap(12);
+        plot.add(panel("seconds", rows, new String[] {"load", "clean open", "forget 100 records (first, rotates)",
+            "forget 100 records (median of the next)"}, List.of(OpenBench.Row::loadS, OpenBench.Row::openS,
+                OpenBench.Row::forgetS, OpenBench.Row::laterForgetS)), 3);
+        plot.add(panel("MB", rows, new String[] {"heap after open", "RSS after open"},
+                List.of(OpenBench.Row::heapMb, OpenBench.Row::rssMb)), 2);
+        plot.add(panel("queries / s", rows, new String[] {"QPS at recall@10 >= 0.95, one thread"},
+                List.of(r -> r.searches().qpsAtTarget())), 2);
+        JFreeChart chart = new JFreeChart("How a store's costs grow with its size", new Font("SansSerif", Font.BOLD, 16),
+                plot, true);
+        chart.addSubtitle(new TextTitle(subtitle, new Font("SansSerif", Font.PLAIN, 11)));
+        chart.setBackgroundPaint(Color.WHITE);
+        if (png.getParent() != null) {
+            Files.createDirectories(png.getParent());
+        }
+        ChartUtils.saveChartAsPNG(png.toFile(), chart, 900, 1000);
+    }
+
+    private static XYPlot panel(String unit, List<OpenBench.Row> rows, String[] names,
+            List<ToDoubleFunction<OpenBench.Row>> values) {
+        XYSeriesCollection data = new XYSeriesCollection();
+        for (int i = 0; i < names.length; i++) {
+            XYSeries s = new XYSeries(names[i]);
+            for (OpenBench.Row r : rows) {
+                double y = values.get(i).applyAsDouble(r);
+                if (y > 0 && Double.isFinite(y)) { // a log axis has no place for zero or a missing figure
+                    s.add(r.n(), y);
+                }
+            }
+            data.addSeries(s);
+        }
+        XYLineAndShapeRenderer renderer = new XYLineAndShapeRenderer(true, true);
+        for (int i = 0; i < names.length; i++) {
+            renderer.setSeriesStroke(i, new BasicStroke(2f));
+            renderer.setSeriesPaint(i, PALETTE[i % PALETTE.length]);
+        }
+        XYPlot p = new XYPlot(data, null, logAxis(unit), renderer);
+        p.setBackgroundPaint(Color.WHITE);
+        p.setDomainGridlinePaint(Color.LIGHT_GRAY);
+        p.setRangeGridlinePaint(Color.LIGHT_GRAY);
+        return p;
+    }
+
+    /** Dark, distinct colours (the library's defaults include a yellow that vanishes on white). */
+    private static final Color[] PALETTE = {new Color(0x1f77b4), new Color(0xd62728), new Color(0x2ca02c),
+        new Color(0x9467bd), new Color(0xff7f0e)};
+
+    private static LogAxis logAxis(String label) {
+        LogAxis axis = new LogAxis(label);
+        axis.setBase(10);
+        axis.setSmallestValue(1e-3);
+        // Plain numbers (300,000; 0.5) rather than powers of ten with fractional exponents.
+        axis.setNumberFormatOverride(new DecimalFormat("#,##0.###", DecimalFormatSymbols.getInstance(Locale.ROOT)));
+        return axis;
+    }
+}
