@@ -24,6 +24,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.FutureTask;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Supplier;
 import org.roaringbitmap.IntIterator;
@@ -153,10 +155,21 @@ public final class CollectionEngine {
         this.generations = generations;
         this.validator = new RecordValidator(spec);
         this.catalogue = new RecordCatalogue(spec.dimension());
-        this.storage = opener.open((ordinal, r) -> {
-            validator.validate(r, "stored record");
-            catalogue.link(ordinal, r);
-        });
+        // The index file is read beside the records: neither needs the other until the
+        // catch-up below, and the records' admission runs on one core.
+        FutureTask<IndexGenerations.Outcome> reading = generations == null ? null : new FutureTask<>(generations::open);
+        if (reading != null) {
+            Thread.ofPlatform().name("nepenthe-open-index-" + id).daemon().start(reading);
+        }
+        try {
+            this.storage = opener.open((ordinal, r) -> {
+                validator.validate(r, "stored record");
+                catalogue.link(ordinal, r);
+            });
+        } catch (IOException | RuntimeException e) {
+            closeQuietly(reading);
+            throw e;
+        }
         catalogue.freeGaps();
         // The storage keeps no plaintext: a checkpoint that must seal a record again borrows it here.
         storage.readPlaintextFrom((ord, use) -> {
@@ -176,7 +189,7 @@ public final class CollectionEngine {
         int added = 0;
         int removed = 0;
         try {
-            persisted = generations == null ? new IndexGenerations.Outcome(null, "not persisted") : generations.open();
+            persisted = reading == null ? new IndexGenerations.Outcome(null, "not persisted") : outcome(reading);
             if (persisted.loaded() != null) {
                 idx = persisted.loaded().index();
                 int[] delta = catchUp(idx, persisted.loaded().versions());
@@ -221,6 +234,48 @@ public final class CollectionEngine {
         }
         this.text = t;
         catalogue.publish(0);
+    }
+
+    /** The index reader's outcome, its failure rethrown as it was thrown. */
+    private static IndexGenerations.Outcome outcome(FutureTask<IndexGenerations.Outcome> reading) throws IOException {
+        try {
+            return reading.get();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            closeQuietly(reading);
+            throw new java.io.InterruptedIOException("interrupted while the index file was read");
+        } catch (ExecutionException e) {
+            switch (e.getCause()) {
+                case IOException io -> throw io;
+                case RuntimeException re -> throw re;
+                case Error err -> throw err;
+                default -> throw new IllegalStateException(e.getCause());
+            }
+        }
+    }
+
+    /** After a failed open: waits for the index reader and closes what it loaded. */
+    private static void closeQuietly(FutureTask<IndexGenerations.Outcome> reading) {
+        if (reading == null) {
+            return;
+        }
+        boolean interrupted = false;
+        while (true) {
+            try {
+                IndexGenerations.Outcome o = reading.get();
+                if (o.loaded() != null) {
+                    o.loaded().index().close();
+                }
+                break;
+            } catch (InterruptedException e) {
+                interrupted = true; // the loaded index must still be closed: wait on
+            } catch (ExecutionException | RuntimeException e) {
+                break; // it failed on its own: nothing loaded
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     /** What opening did with the vector index. */
