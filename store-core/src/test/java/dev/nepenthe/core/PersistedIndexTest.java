@@ -107,6 +107,40 @@ class PersistedIndexTest {
     }
 
     /**
+     * The index file is read on its own thread while the records load: an open that fails on a
+     * damaged record file is named after that file, and leaves the index file to the next open,
+     * which loads it once the file is whole again.
+     */
+    @Test
+    void anOpenThatFailsOnARecordFileLeavesTheIndexFileToTheNextOpen() throws Exception {
+        float[][] data = Datasets.clustered(9, 400, DIM, 12, 0.3);
+        try (Nepenthe store = Nepenthe.open(tmp.resolve("data"), options())) {
+            store.createCollection(spec()).upsertAll(records(data, 0, 300));
+        }
+        Path segment;
+        try (Stream<Path> s = Files.walk(tmp.resolve("data"))) {
+            segment = s.filter(p -> p.getFileName().toString().endsWith(".seg")).sorted().findFirst().orElseThrow();
+        }
+        byte[] whole = Files.readAllBytes(segment);
+        byte[] damaged = whole.clone();
+        damaged[damaged.length / 2] ^= 0x40;
+        Files.write(segment, damaged);
+        CorruptFileException e = org.junit.jupiter.api.Assertions.assertThrows(CorruptFileException.class,
+                () -> Nepenthe.open(tmp.resolve("data"), options()).close());
+        assertTrue(e.getMessage().contains(segment.getFileName().toString()), e.getMessage());
+        assertEquals(1, generationFiles(tmp.resolve("data")).size(), "the failed open kept the index file");
+
+        Files.write(segment, whole);
+        try (Nepenthe store = Nepenthe.open(tmp.resolve("data"), options())) {
+            VectorCollection c = store.collection("c");
+            OpenReport.IndexRecovery r = c.openReport().index();
+            assertTrue(r.loaded() && r.added() == 0 && r.removed() == 0, r.toString());
+            assertEquals(300, c.size());
+            assertEquals("r7", c.search(SearchRequest.of(data[7], 1)).get(0).record().id());
+        }
+    }
+
+    /**
      * A crash image taken after writes that followed the generation: the open loads the
      * generation and adds exactly those writes (replacing one record also counts: the old
      * version's vector left the index, so its generation was destroyed and the image rebuilds).
