@@ -356,6 +356,16 @@ public final class HnswIndex implements VectorIndex {
         }
     }
 
+    /** Labels the reachability certificate raised since the index was created (for tests). */
+    long relabelled() {
+        writerGate.writeLock().lock();
+        try {
+            return repairer.relabelled;
+        } finally {
+            writerGate.writeLock().unlock();
+        }
+    }
+
     /** Reconnects nodes a concurrent bulk load left unreachable ({@link #connectUnreachable()}). */
     @Override
     public void afterBulkLoad() {
@@ -600,6 +610,9 @@ public final class HnswIndex implements VectorIndex {
             stats.put("listsRepaired", repairs[0]);
             stats.put("nodesReconnected", repairs[1]);
             stats.put("repairComparisons", repairs[2]);
+            // How removals proved reachability: labels raised locally, or whole-graph walks.
+            stats.put("labelsRaised", repairer.relabelled);
+            stats.put("fullWalks", repairer.fullWalks);
             return new dev.nepenthe.core.index.IndexDescription(KIND, nodes, stats, java.util.List.of(), null);
         } finally {
             writerGate.writeLock().unlock();
