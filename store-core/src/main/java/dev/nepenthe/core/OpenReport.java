@@ -43,7 +43,8 @@ public record OpenReport(int liveRecords, int droppedAsDeleted, int droppedAsSup
      * @param rebuiltBecause why it was built instead (no file yet; the file's key was destroyed
      *                       when records left the index after it was written; the file failed,
      *                       named, with the reason), or null when it was loaded
-     * @param millis         time spent loading and catching up, or building
+     * @param millis         time the open spent on the index after the records were loaded: waiting for the
+     *                       file (read on its own thread beside the records) and catching up, or building
      */
     public record IndexRecovery(boolean loaded, long generation, int added, int removed, String rebuiltBecause,
             long millis) {}

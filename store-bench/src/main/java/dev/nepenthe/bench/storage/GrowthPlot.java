@@ -14,6 +14,7 @@ import java.util.function.ToDoubleFunction;
 import org.jfree.chart.ChartUtils;
 import org.jfree.chart.JFreeChart;
 import org.jfree.chart.axis.LogAxis;
+import org.jfree.chart.axis.NumberTickUnit;
 import org.jfree.chart.plot.CombinedDomainXYPlot;
 import org.jfree.chart.plot.XYPlot;
 import org.jfree.chart.renderer.xy.XYLineAndShapeRenderer;
@@ -32,14 +33,15 @@ final class GrowthPlot {
     static void write(Path png, String subtitle, List<OpenBench.Row> rows) throws IOException {
         System.setProperty("java.awt.headless", "true");
         LogAxis records = logAxis("records");
+        records.setTickUnit(new NumberTickUnit(1));
         CombinedDomainXYPlot plot = new CombinedDomainXYPlot(records);
         plot.setGap(12);
-        plot.add(panel("seconds", rows, new String[] {"load", "clean open", "forget 100 records (first, rotates)",
+        plot.add(panel("seconds", true, rows, new String[] {"load", "clean open", "forget 100 records (first, rotates)",
             "forget 100 records (median of the next)"}, List.of(OpenBench.Row::loadS, OpenBench.Row::openS,
                 OpenBench.Row::forgetS, OpenBench.Row::laterForgetS)), 3);
-        plot.add(panel("MB", rows, new String[] {"heap after open", "RSS after open"},
+        plot.add(panel("MB", true, rows, new String[] {"heap after open", "RSS after open"},
                 List.of(OpenBench.Row::heapMb, OpenBench.Row::rssMb)), 2);
-        plot.add(panel("queries / s", rows, new String[] {"QPS at recall@10 >= 0.95, one thread"},
+        plot.add(panel("queries / s", false, rows, new String[] {"QPS at recall@10 >= 0.95, one thread"},
                 List.of(r -> r.searches().qpsAtTarget())), 2);
         JFreeChart chart = new JFreeChart("How a store's costs grow with its size", new Font("SansSerif", Font.BOLD, 16),
                 plot, true);
@@ -51,7 +53,7 @@ final class GrowthPlot {
         ChartUtils.saveChartAsPNG(png.toFile(), chart, 900, 1000);
     }
 
-    private static XYPlot panel(String unit, List<OpenBench.Row> rows, String[] names,
+    private static XYPlot panel(String unit, boolean decades, List<OpenBench.Row> rows, String[] names,
             List<ToDoubleFunction<OpenBench.Row>> values) {
         XYSeriesCollection data = new XYSeriesCollection();
         for (int i = 0; i < names.length; i++) {
@@ -69,7 +71,14 @@ final class GrowthPlot {
             renderer.setSeriesStroke(i, new BasicStroke(2f));
             renderer.setSeriesPaint(i, PALETTE[i % PALETTE.length]);
         }
-        XYPlot p = new XYPlot(data, null, logAxis(unit), renderer);
+        LogAxis range = logAxis(unit);
+        if (decades) {
+            range.setTickUnit(new NumberTickUnit(1)); // a tick per power of ten
+        } else {
+            // Less than a decade apart: whole numbers at the axis's own steps.
+            range.setNumberFormatOverride(new DecimalFormat("#,##0", DecimalFormatSymbols.getInstance(Locale.ROOT)));
+        }
+        XYPlot p = new XYPlot(data, null, range, renderer);
         p.setBackgroundPaint(Color.WHITE);
         p.setDomainGridlinePaint(Color.LIGHT_GRAY);
         p.setRangeGridlinePaint(Color.LIGHT_GRAY);
@@ -84,8 +93,9 @@ final class GrowthPlot {
         LogAxis axis = new LogAxis(label);
         axis.setBase(10);
         axis.setSmallestValue(1e-3);
-        // Plain numbers (300,000; 0.5) rather than powers of ten with fractional exponents.
+        // Plain numbers (1,000,000; 0.1) rather than powers of ten.
         axis.setNumberFormatOverride(new DecimalFormat("#,##0.###", DecimalFormatSymbols.getInstance(Locale.ROOT)));
+        axis.setMinorTickMarksVisible(true);
         return axis;
     }
 }

@@ -128,7 +128,7 @@ public final class OpenBench {
         }
         System.out.println();
         System.out.println("| records | load (s) | checkpoint with index write (s) | index file (MB) | clean open (s)"
-                + " | of which index load (s) | heap after open (MB) | RSS (MB) | QPS / recall@10 by efSearch"
+                + " | then waiting for the index (s) | heap after open (MB) | RSS (MB) | QPS / recall@10 by efSearch"
                 + " | QPS at recall@10 >= " + RECALL_TARGET + " (efSearch) | heap / RSS after the searches (MB)"
                 + " | forget 100 records to SEALED (s) | generation destroyed | next " + (TARGETS - 1) + " forgets, median (s)"
                 + " | close writing the next (s) | open rebuilding instead (s) |");
@@ -220,7 +220,7 @@ public final class OpenBench {
                 later[t - 1] = forget(store, n, t, wrong);
             }
             Arrays.sort(later);
-            double laterForgetS = later[later.length / 2];
+            double laterForgetS = (later[(later.length - 1) / 2] + later[later.length / 2]) / 2;
             System.out.printf(Locale.ROOT, "n=%d: forgets %.2f s (generation rotated), then %s s%n", n, forgetS,
                     Arrays.toString(later));
             t0 = System.nanoTime();
