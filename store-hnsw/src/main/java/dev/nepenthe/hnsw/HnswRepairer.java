@@ -594,7 +594,9 @@ final class HnswRepairer {
      * the labels are the nodes' depths, bounded by the graph's diameter. A depth-first walk's
      * labels follow one long path instead: at 1M nodes, a forget of 100 early-inserted records
      * (hubs near the entry point) raised over 125,000 of them and walked the graph again, where
-     * depths raised 15,000 to 50,000 and never walked (BENCHMARKS.md, issue 19).
+     * depths raised 15,000 to 50,000 and never walked (BENCHMARKS.md, issue 19). At 60,000
+     * nodes depth-first labels raised fewer (17 to 56 against 223 to 626 over five batches of
+     * 100, neither walking): the gain is at scale, where a walk costs most.
      */
     private int[] markReachable(int from, BitSet reached, int[] queue) {
         int head = 0;
