@@ -451,17 +451,34 @@ final class HnswGraph {
 
     /** Stores a slot's vector and, in a quantized graph, its code. */
     void setVector(int slot, float[] prepared) {
+        setVector(slot, prepared, null);
+    }
+
+    /**
+     * Stores a slot's vector and, in a quantized graph, its code: {@code code} (the stride long)
+     * when a file carried it, else encoded from the vector.
+     */
+    void setVector(int slot, float[] prepared, byte[] code) {
         if (offHeapVectors != null) {
             MemorySegment.copy(prepared, 0, offHeapVectors, ValueLayout.JAVA_FLOAT, vectorOffset(slot) * Float.BYTES, dim);
         } else {
             System.arraycopy(prepared, 0, heapVectors, slot * dim, dim);
         }
-        if (offHeapCodes != null) {
-            byte[] code = new byte[codeStride];
-            codec.encode(prepared, 0, code, 0);
-            MemorySegment.copy(code, 0, offHeapCodes, ValueLayout.JAVA_BYTE, codeOffset(slot), codeStride);
-        } else if (codec != null) {
+        if (codec == null) {
+            return;
+        }
+        if (code == null && offHeapCodes == null) {
             codec.encode(prepared, 0, codes, slot * codeStride);
+            return;
+        }
+        if (code == null) {
+            code = new byte[codeStride];
+            codec.encode(prepared, 0, code, 0);
+        }
+        if (offHeapCodes != null) {
+            MemorySegment.copy(code, 0, offHeapCodes, ValueLayout.JAVA_BYTE, codeOffset(slot), codeStride);
+        } else {
+            System.arraycopy(code, 0, codes, slot * codeStride, codeStride);
         }
     }
 

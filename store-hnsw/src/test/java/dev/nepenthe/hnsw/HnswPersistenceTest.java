@@ -140,7 +140,7 @@ class HnswPersistenceTest {
 
     // ---- crafted files: a loaded graph is checked before it serves ----------------------------
 
-    /** Body offsets of the fields the crafted files change (see HnswIndex.save's layout, version 3). */
+    /** Body offsets of the fields the crafted files change (see HnswIndex.save's layout, version 4). */
     private static final int CAPACITY = 42, ENTRY_SLOT = 50, ENTRY_LEVEL = 54, FIRST_SLOT = 58;
     private static final int DIM = 4;
 

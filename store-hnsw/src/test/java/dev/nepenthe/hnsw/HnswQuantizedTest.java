@@ -345,12 +345,12 @@ class HnswQuantizedTest {
     }
 
     /**
-     * Save and load keep the mode and the depth; codes are not stored but recomputed, to the
-     * same bytes in the same slots (freed slots zero), and searches answer bit for bit as before.
+     * Save and load keep the mode and the depth and the codes, the same bytes in the same slots
+     * (freed slots zero), and searches answer bit for bit as before.
      */
     @ParameterizedTest
     @CsvSource({"heap, heap", "heap, offheap", "offheap, heap"})
-    void saveAndLoadKeepTheModeAndRecomputeTheSameCodes(String savedFrom, String loadedInto) throws Exception {
+    void saveAndLoadKeepTheModeAndTheCodes(String savedFrom, String loadedInto) throws Exception {
         float[][] all = Datasets.clustered(23, 1_020, 16, 6, 0.3);
         HnswIndex index = HnswFixtures.build(Arrays.copyOf(all, 1_000), Metric.COSINE,
                 HnswParams.of(6, 30).withQuantization(INT8).withRerank(15)
@@ -376,21 +376,22 @@ class HnswQuantizedTest {
 
     /**
      * A version 1 file (no quantization byte, no rerank, no labels) still loads, as a float
-     * graph: made here from a version 3 file by cutting those five bytes and the labels at the
-     * end, and writing version 1 in the header.
+     * graph: made here from a version 4 file (a float graph's has no codes, so it reads as
+     * version 3) by cutting those five bytes and the labels at the end, and writing version 1 in
+     * the header.
      */
     @Test
     void aVersion1FileLoadsAsAFloatGraph() throws Exception {
         float[][] all = Datasets.clustered(24, 310, 8, 4, 0.3);
         HnswIndex index = HnswFixtures.build(Arrays.copyOf(all, 300), Metric.L2, HnswParams.of(6, 30));
-        Path v3 = dir.resolve("v3.hnsw");
-        index.save(v3);
-        byte[] bytes = Files.readAllBytes(v3);
+        Path v4 = dir.resolve("v4.hnsw");
+        index.save(v4);
+        byte[] bytes = Files.readAllBytes(v4);
         int versionAt = 4 + 2 + HnswIndex.FORMAT.length();
         int body = versionAt + 4 + 16;
         int quantizationAt = body + 37; // dim, metric, M, efConstruction, efSearch, levelMultiplier, repairEf, seed
         int labelsAt = bytes.length - 12 - 4 * 300 - 1; // the flag, one label per node, then the footer
-        assertEquals(3, java.nio.ByteBuffer.wrap(bytes, versionAt, 4).getInt());
+        assertEquals(4, java.nio.ByteBuffer.wrap(bytes, versionAt, 4).getInt());
         assertEquals(0, bytes[quantizationAt], "a float graph's quantization byte");
         assertEquals(1, bytes[labelsAt], "the labels flag");
         byte[] v1 = new byte[labelsAt - 5 + 12];
@@ -410,5 +411,101 @@ class HnswQuantizedTest {
             assertArrayEquals(index.search(all[q], 5).ordinals(), loaded.search(all[q], 5).ordinals());
         }
         assertTrue(loaded.verifyIntegrity().isClean());
+    }
+
+    /** Where a saved file's version and body start (see ChecksummedFiles). */
+    private static final int VERSION_AT = 4 + 2 + HnswIndex.FORMAT.length();
+    private static final int BODY_AT = VERSION_AT + 4 + 16;
+    /** Body offsets: the high-water mark, and the first slot's state byte (see HnswIndex.save). */
+    private static final int HIGH_WATER = 46;
+    private static final int FIRST_SLOT = 58;
+
+    private static void freshChecksum(byte[] file) {
+        java.util.zip.CRC32C crc = new java.util.zip.CRC32C();
+        crc.update(file, 0, file.length - 12);
+        java.nio.ByteBuffer.wrap(file, file.length - 8, 8).putLong(crc.getValue());
+    }
+
+    /**
+     * The version 3 form of a saved quantized graph: every live slot's code cut from between its
+     * vector and its lists, and version 3 in the header.
+     */
+    private static byte[] withoutCodes(byte[] bytes, int dim, int stride) {
+        java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(bytes);
+        int hw = b.getInt(BODY_AT + HIGH_WATER);
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream(bytes.length);
+        int at = BODY_AT + FIRST_SLOT;
+        out.write(bytes, 0, at);
+        for (int s = 0; s < hw; s++) {
+            if (bytes[at] == 0) {
+                out.write(0);
+                at++;
+                continue;
+            }
+            int level = bytes[at + 5];
+            int vectorEnd = at + 6 + 4 * dim; // state, ordinal, level, floats
+            out.write(bytes, at, vectorEnd - at);
+            int lists = vectorEnd + stride;
+            at = lists;
+            for (int l = 0; l <= level; l++) {
+                at += 4 + 4 * b.getInt(at);
+            }
+            out.write(bytes, lists, at - lists);
+        }
+        out.write(bytes, at, bytes.length - at); // the free list, the labels, the footer
+        byte[] v3 = out.toByteArray();
+        java.nio.ByteBuffer.wrap(v3, VERSION_AT, 4).putInt(3);
+        freshChecksum(v3);
+        return v3;
+    }
+
+    /** A version 3 file carries no codes: the load encodes them again, to the bytes the save held. */
+    @Test
+    void aVersion3FileHasItsCodesEncodedAgainAtLoad() throws Exception {
+        float[][] all = Datasets.clustered(25, 620, 16, 5, 0.3);
+        HnswIndex index = HnswFixtures.build(Arrays.copyOf(all, 600), Metric.COSINE,
+                HnswParams.of(6, 30).withQuantization(INT8).withRerank(15));
+        index.removeAll(new int[] {4, 77, 300});
+        Path file = dir.resolve("v4.hnsw");
+        index.save(file);
+        byte[] bytes = Files.readAllBytes(file);
+        assertEquals(4, java.nio.ByteBuffer.wrap(bytes, VERSION_AT, 4).getInt());
+        int stride = index.graph().codec().stride();
+        byte[] v3 = withoutCodes(bytes, 16, stride);
+        assertEquals(bytes.length - 597 * stride, v3.length, "one code per live node cut");
+        Path old = dir.resolve("v3.hnsw");
+        Files.write(old, v3);
+        HnswIndex loaded = HnswIndex.load(new IndexConfig(16, Metric.COSINE), old);
+        int used = index.graph().highWater() * stride;
+        assertArrayEquals(Arrays.copyOf(index.graph().codesCopy(), used), Arrays.copyOf(loaded.graph().codesCopy(), used));
+        for (int q = 600; q < 620; q++) {
+            SearchResult a = index.search(all[q], 10);
+            SearchResult b = loaded.search(all[q], 10);
+            assertArrayEquals(a.ordinals(), b.ordinals());
+            assertArrayEquals(a.scores(), b.scores());
+        }
+        assertTrue(loaded.verifyIntegrity().isClean());
+    }
+
+    /**
+     * A load takes the stored codes as the file gives them (the file is authenticated whole);
+     * a code that is not its vector's is what the integrity checker finds, naming it.
+     */
+    @Test
+    void aStoredCodeUnlikeItsVectorIsFoundByTheChecker() throws Exception {
+        float[][] all = Datasets.clustered(26, 200, 16, 4, 0.3);
+        HnswIndex index = HnswFixtures.build(all, Metric.COSINE, HnswParams.of(6, 30).withQuantization(INT8));
+        Path file = dir.resolve("int8.hnsw");
+        index.save(file);
+        byte[] bytes = Files.readAllBytes(file);
+        assertEquals(1, bytes[BODY_AT + FIRST_SLOT], "slot 0 is live");
+        int level = BODY_AT + FIRST_SLOT + 6 + 4 * 16 + Int8Codes.LEVELS_AT + 5;
+        IntegrityReport control = HnswIndex.load(new IndexConfig(16, Metric.COSINE), file).verifyIntegrity();
+        assertTrue(control.isClean(), control::toString);
+        bytes[level] ^= 1;
+        freshChecksum(bytes);
+        Files.write(file, bytes);
+        IntegrityReport r = HnswIndex.load(new IndexConfig(16, Metric.COSINE), file).verifyIntegrity();
+        assertEquals(1, r.violations(HnswIntegrityChecker.CODE_MISMATCH), r::toString);
     }
 }
