@@ -718,10 +718,16 @@ final class HnswGraph {
     /** Drops every reverse list; {@link #rebuildReverse} recomputes them from the forward lists. */
     void rebuildReverse() {
         // Only at load, before the graph is published: no locks, and each reverse list sized
-        // from a first pass that counts in-links, instead of grown by doubling link by link.
+        // from a first pass that counts in-links into one flat array per layer, instead of grown
+        // by doubling link by link.
+        int top = 0;
         for (int s = 0; s < highWater; s++) {
             reverse[s] = states[s] == FREE ? null : new int[levels[s] + 1][];
+            if (states[s] != FREE) {
+                top = Math.max(top, levels[s]);
+            }
         }
+        int[][] inLinks = new int[top + 1][];
         for (int s = 0; s < highWater; s++) {
             if (states[s] == FREE) {
                 continue;
@@ -729,26 +735,25 @@ final class HnswGraph {
             for (int l = 0; l <= levels[s]; l++) {
                 int[] a = listArray(s, l);
                 int base = listBase(s, l);
+                int[] counts = inLinks[l];
+                if (counts == null) {
+                    inLinks[l] = counts = new int[highWater];
+                }
                 for (int i = 0, deg = degree(a, base); i < deg; i++) {
                     int n = a[base + 1 + i];
-                    if (n < 0) {
-                        continue;
+                    if (n >= 0) {
+                        counts[n]++;
                     }
-                    int[] r = reverse[n][l];
-                    if (r == null) {
-                        reverse[n][l] = r = new int[1];
-                    }
-                    r[0]++;
                 }
             }
         }
         for (int s = 0; s < highWater; s++) {
             if (reverse[s] != null) {
                 for (int l = 0; l < reverse[s].length; l++) {
-                    int[] counted = reverse[s][l];
-                    if (counted != null) {
+                    int counted = inLinks[l] == null ? 0 : inLinks[l][s];
+                    if (counted > 0) {
                         // Room for the count, the links, and one more before the first growth.
-                        reverse[s][l] = new int[Math.max(8, counted[0] + 2)];
+                        reverse[s][l] = new int[Math.max(8, counted + 2)];
                     }
                 }
             }
