@@ -125,9 +125,10 @@ public final class Nepenthe implements AutoCloseable {
     /**
      * Opens (creating if needed) the store in {@code folder} and loads its collections. Before
      * it returns: the tombstone journal is replayed (whatever was deleted or forgotten since the
-     * files were written is dropped and rewritten out), every collection's records are read,
-     * decrypted and indexed from scratch (the index is not persisted, so opening costs a full
-     * index build per collection), unfinished forget operations are marked again, sealed ones
+     * files were written is dropped and rewritten out), every collection's records are read and
+     * decrypted, its vector index is loaded from its newest readable generation file (and brought
+     * up to the records) or, without one, built from the records, unfinished forget operations
+     * are marked again, sealed ones
      * are re-checked against what the store holds (reconciliation), and the forget worker
      * starts. Every recovery decision is logged and reported (see
      * {@link VectorCollection#openReport()}).
@@ -146,6 +147,7 @@ public final class Nepenthe implements AutoCloseable {
      */
     public static Nepenthe open(Path folder, StoreOptions options) throws IOException {
         JvmFlags.check();
+        dev.nepenthe.core.internal.storage.CollectionStorage.warmUpInBackground();
         Path keys = options.keystoreFor(folder);
         Path data = folder.toAbsolutePath().normalize();
         if (keys.startsWith(data)) {

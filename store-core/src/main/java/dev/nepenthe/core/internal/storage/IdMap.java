@@ -10,6 +10,9 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.FutureTask;
+import java.util.concurrent.atomic.AtomicBoolean;
 import net.openhft.chronicle.map.ChronicleMap;
 
 /**
@@ -40,7 +43,57 @@ final class IdMap implements Closeable {
     IdMap(Path file, long capacity) throws IOException {
         this.file = file;
         this.capacity = capacity;
+        awaitWarmUp();
         this.map = open();
+    }
+
+    /**
+     * The first Chronicle Map a JVM builds generates and compiles classes for its key and value
+     * types, which takes seconds (4.7 s measured in a new JVM on a busy 2-core machine; the next
+     * map took 0.02 s), and a restart paid it on the open's path, after the records. Started when
+     * a collection starts opening, it runs beside the records' decryption. It builds a map in
+     * memory of the id map's own types, holding one all-zero key.
+     */
+    private static final FutureTask<Void> WARM_UP = new FutureTask<>(() -> {
+        try (ChronicleMap<byte[], Long> m = builder(16).create()) {
+            m.put(KEY_SAMPLE.clone(), 0L);
+        }
+        return null;
+    });
+    private static final AtomicBoolean WARM_UP_STARTED = new AtomicBoolean();
+
+    /** Starts {@link #WARM_UP} on a thread of its own, once per JVM. */
+    static void warmUpInBackground() {
+        if (WARM_UP_STARTED.compareAndSet(false, true)) {
+            Thread.ofPlatform().name("nepenthe-idmap-warm-up").daemon().start(WARM_UP);
+        }
+    }
+
+    /**
+     * Waits for a started warm-up, so that it and this map never generate the same classes at
+     * once. Not cut short by an interrupt (the flag is set again after); a warm-up that failed
+     * leaves the work to this map's own build.
+     */
+    private static void awaitWarmUp() {
+        if (!WARM_UP_STARTED.get()) {
+            return;
+        }
+        boolean interrupted = false;
+        while (true) {
+            try {
+                WARM_UP.get();
+                break;
+            } catch (InterruptedException e) {
+                interrupted = true;
+            } catch (ExecutionException e) {
+                LOG.log(Level.DEBUG, "Chronicle Map warm-up failed; the id map builds its classes itself: {0}",
+                        e.getCause().toString());
+                break;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     boolean rebuiltAtOpen() {
