@@ -46,6 +46,47 @@ class NepentheTest {
     }
 
     /**
+     * The records' checks at open run after the storage handed them over (on every core, beside
+     * the copy of their vectors into the column). A stored record that fails them (here: the
+     * meta file rewritten to another dimension) fails the open, naming what was expected, and
+     * leaves the files as a failed load does: nothing rewritten, the id map not stamped as
+     * closed cleanly, so the next open checks it against the records and finds them all.
+     */
+    @Test
+    void aStoredRecordThatFailsItsChecksFailsTheOpenAndLeavesTheFilesAsTheyWere() throws Exception {
+        try (Nepenthe store = open()) {
+            VectorCollection c = store.createCollection(CollectionSpec.of("c", 4, Metric.L2));
+            for (int i = 0; i < 40; i++) {
+                c.upsert(rec("r" + i, "t", "s" + i % 4, new float[] {i, 1, 2, 3}));
+            }
+        }
+        try (Nepenthe store = open()) {
+            assertTrue(store.collection("c").openReport().idMapTrusted(), "control: a clean close stamps the id map");
+        }
+        Path meta = dir.resolve("collections").resolve("c").resolve("collection.meta");
+        byte[] original = Files.readAllBytes(meta);
+        var m = dev.nepenthe.core.internal.engine.StoreFolders.readMeta(meta);
+        dev.nepenthe.core.internal.engine.StoreFolders.writeMeta(meta,
+                new CollectionSpec("c", 5, m.spec().metric(), m.spec().index()), m.id());
+        Exception e = assertThrows(Exception.class, this::open);
+        StringBuilder messages = new StringBuilder();
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            messages.append(t.getMessage()).append(" / ");
+        }
+        assertTrue(messages.toString().contains("stored record") && messages.toString().contains("dimension 5"),
+                messages.toString());
+        Files.write(meta, original);
+        try (Nepenthe store = open()) {
+            VectorCollection c = store.collection("c");
+            assertFalse(c.openReport().idMapTrusted(), "the failed open stamped the id map: " + c.openReport());
+            assertEquals(40, c.openReport().liveRecords());
+            for (int i = 0; i < 40; i++) {
+                assertEquals(i, c.get("t", "r" + i).orElseThrow().vector()[0], 0f, "r" + i);
+            }
+        }
+    }
+
+    /**
      * A crash inside createCollection, after its folder was made and before its meta file was
      * renamed into place (CrashPointTest found it with seed -7299726600779747189), left a folder
      * the next open could not read. Such a folder is removed; one that holds data is not.

@@ -271,6 +271,33 @@ public final class RecordCatalogue {
         float[] v = RecordAccess.vectorUnsafe(r);
         vectors.set(ord, v);
         Arrays.fill(v, 0f);
+        linkStored(ord, r);
+    }
+
+    /**
+     * At open, before the records are linked: grows the column to hold every ordinal below
+     * {@code rows}, so that {@link #storeLoadedVector} may run on several threads.
+     */
+    public void reserveRows(int rows) {
+        vectors.reserve(rows);
+    }
+
+    /**
+     * At open: copies a loaded record's vector into its row (reserved by {@link #reserveRows})
+     * and wipes the record's own array. Safe on several threads at once for distinct ordinals;
+     * nothing reads the row until {@link #linkStored} publishes its entry.
+     */
+    public void storeLoadedVector(int ord, VectorRecord r) {
+        float[] v = RecordAccess.vectorUnsafe(r);
+        vectors.setReserved(ord, v);
+        Arrays.fill(v, 0f);
+    }
+
+    /**
+     * Links a record whose vector is already in its row ({@link #storeLoadedVector}), as
+     * {@link #link} does. Writer only.
+     */
+    public void linkStored(int ord, VectorRecord r) {
         r = canonical(r);
         Entry[] es = entries;
         if (ord >= es.length) {

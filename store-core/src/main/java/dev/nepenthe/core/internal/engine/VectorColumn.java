@@ -51,6 +51,41 @@ final class VectorColumn {
         MemorySegment.copy(v, 0, chunkFor(ordinal), ValueLayout.JAVA_FLOAT, offset(ordinal), dimension);
     }
 
+    /**
+     * Writer: allocates the chunks for every ordinal below {@code rows} now, on every core (a
+     * chunk's zeroing is its pages' first touch, which at an open of a million rows of 384
+     * floats took seconds on one thread), so that {@link #setReserved} may then run on several
+     * threads at once.
+     */
+    void reserve(int rows) {
+        MemorySegment[] cs = chunks;
+        int need = rows <= 0 ? 0 : ((rows - 1) >>> shift) + 1;
+        if (need <= cs.length) {
+            return;
+        }
+        MemorySegment[] grown = java.util.Arrays.copyOf(cs, need);
+        java.util.stream.IntStream.range(cs.length, need).parallel().forEach(i -> grown[i] = allocateChunk());
+        chunks = grown;
+    }
+
+    /**
+     * Stores a copy of {@code v} at {@code ordinal}, whose chunk {@link #reserve} allocated: safe
+     * on several threads at once for distinct ordinals, while nothing grows the column.
+     *
+     * @throws IllegalStateException if the ordinal's chunk was not reserved
+     */
+    void setReserved(int ordinal, float[] v) {
+        if (v.length != dimension) {
+            throw new IllegalArgumentException("expected a vector of dimension " + dimension + ", got " + v.length);
+        }
+        MemorySegment[] cs = chunks;
+        int c = ordinal >>> shift;
+        if (c >= cs.length) {
+            throw new IllegalStateException("ordinal " + ordinal + " is beyond the reserved rows");
+        }
+        MemorySegment.copy(v, 0, cs[c], ValueLayout.JAVA_FLOAT, offset(ordinal), dimension);
+    }
+
     /** Writer: zeros the row at {@code ordinal} (its record is gone; its floats must not stay). */
     void clear(int ordinal) {
         MemorySegment[] cs = chunks;
@@ -83,14 +118,18 @@ final class VectorColumn {
         return (ordinal & mask) * rowBytes;
     }
 
+    /** A chunk, zeroed by the allocation; released by the collector once the column is gone. */
+    private MemorySegment allocateChunk() {
+        return Arena.ofAuto().allocate((mask + 1) * rowBytes, 64);
+    }
+
     private MemorySegment chunkFor(int ordinal) {
         MemorySegment[] cs = chunks;
         int c = ordinal >>> shift;
         if (c >= cs.length) {
             MemorySegment[] grown = java.util.Arrays.copyOf(cs, c + 1);
             for (int i = cs.length; i <= c; i++) {
-                // Zeroed by the allocation; released by the collector once the column is gone.
-                grown[i] = Arena.ofAuto().allocate((mask + 1) * rowBytes, 64);
+                grown[i] = allocateChunk();
             }
             chunks = grown;
             cs = grown;

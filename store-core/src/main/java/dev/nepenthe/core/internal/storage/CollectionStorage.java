@@ -193,6 +193,14 @@ public final class CollectionStorage implements Closeable {
     }
 
     /**
+     * Starts, once per JVM, the one-off work the first storage open would otherwise do on its own
+     * path (see {@link IdMap}), so that it runs beside whatever the caller opens first.
+     */
+    public static void warmUpInBackground() {
+        IdMap.warmUpInBackground();
+    }
+
+    /**
      * Opens a collection's storage in {@code dir}, handing every live record to {@code sink}.
      * Records the tombstone journal names are dropped (and, by a checkpoint before this
      * returns, physically removed); a torn log tail is dropped and reported.
@@ -201,6 +209,7 @@ public final class CollectionStorage implements Closeable {
      */
     public static CollectionStorage open(Path dir, String collectionId, StoreContext ctx, LoadSink sink)
             throws IOException {
+        warmUpInBackground();
         Files.createDirectories(dir.resolve("segments"));
         Manifest m = Files.exists(dir.resolve(Manifest.FILE)) ? Manifest.read(dir) : Manifest.empty(ctx.shardBuckets());
         CollectionStorage s = new CollectionStorage(dir, collectionId, ctx, m.buckets());
@@ -1031,6 +1040,15 @@ public final class CollectionStorage implements Closeable {
 
     private void closeQuietly() {
         closeQuietly(new byte[0]);
+    }
+
+    /**
+     * Closes after an open whose caller could not take the records (one failed its checks), as
+     * a failed load closes: nothing checkpointed or purged, the id map not stamped as closed
+     * cleanly, so the next open checks it against the records again.
+     */
+    public void abandon() {
+        closeQuietly();
     }
 
     private void closeQuietly(byte[] idMapStamp) {

@@ -54,6 +54,33 @@ class VectorColumnTest {
         }
     }
 
+    /** What an open does: reserve the rows, then store them from several threads at once. */
+    @Test
+    void reservedRowsTakeVectorsFromManyThreadsAndNothingBeyondThem() {
+        int dim = 384;
+        int rows = 5_000;
+        VectorColumn column = new VectorColumn(dim);
+        column.set(3, new float[dim]); // a chunk that exists before the reservation stays
+        column.reserve(rows);
+        long rowBytes = (long) dim * Float.BYTES;
+        assertTrue(column.bytes() >= rows * rowBytes && column.bytes() <= (rows + 1024L) * rowBytes, column.bytes() + " bytes");
+        java.util.stream.IntStream.range(0, rows).parallel().forEach(ord -> {
+            float[] v = new float[dim];
+            java.util.Arrays.fill(v, ord + 0.5f);
+            column.setReserved(ord, v);
+        });
+        float[] out = new float[dim];
+        for (int ord = 0; ord < rows; ord++) {
+            column.read(ord, out);
+            for (float x : out) {
+                assertEquals(ord + 0.5f, x, 0f, "ordinal " + ord);
+            }
+        }
+        int beyond = (int) (column.bytes() / rowBytes);
+        IllegalStateException e = assertThrows(IllegalStateException.class, () -> column.setReserved(beyond, new float[dim]));
+        assertTrue(e.getMessage().contains("beyond the reserved rows"), e.getMessage());
+    }
+
     @Test
     void aVectorOfAnotherDimensionIsRefusedSayingWhatWasExpected() {
         VectorColumn column = new VectorColumn(4);
