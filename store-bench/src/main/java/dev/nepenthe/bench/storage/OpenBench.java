@@ -40,9 +40,11 @@ import java.util.stream.Stream;
 /**
  * What a restart costs, and how it grows: for each size, a real store (AES-GCM, fsync, signed
  * ledger) is loaded with seeded synthetic vectors, checkpointed (which writes the encrypted
- * index generation), closed and opened again. Measured: the load, the checkpoint, the
- * generation file's size, the clean open (the index loaded, not rebuilt), the Java heap in use
- * and the process's resident set after it, search QPS and recall@10 at a few efSearch against
+ * index generation), closed and opened again, first in a new JVM (what a restart costs: a cold
+ * JIT, a heap that grows from its initial size, and memory the process has never touched) and
+ * then in the JVM that loaded it (warm, reusing freed memory: what that JVM pays to reopen).
+ * Measured: the load, the checkpoint, the generation file's size, both clean opens (the index
+ * loaded, not rebuilt), the Java heap in use and the process's resident set after each, search QPS and recall@10 at a few efSearch against
  * exact neighbours (and the QPS at the first efSearch reaching recall 0.95), forgets of five
  * 100-record subjects to SEALED (the first destroys the generation's key on the way; the median
  * of the other four is the warm figure), the close that writes the next generation, and, with
@@ -55,7 +57,7 @@ import java.util.stream.Stream;
  * 384 dimensions leave no near neighbours for a graph to find. The queries are further rows of
  * the same draw, held out of the store.
  *
- * <p>The harness checks its own results: the clean open must report the index loaded with no
+ * <p>The harness checks its own results: both clean opens must report the index loaded with no
  * catch-up, each forget must seal with exactly its subject's records, no generation file may
  * exist between the forget and the close, and the rebuild open must report a rebuild; otherwise
  * it exits with status 1 after the table.
@@ -76,14 +78,18 @@ public final class OpenBench {
     /** The recall the growth table reads QPS at (the first efSearch that reaches it). */
     private static final double RECALL_TARGET = 0.95;
 
-    record Row(int n, double loadS, double checkpointS, double fileMb, double openS, double indexWaitS, double heapMb,
-            double rssMb, Searches searches, double searchedHeapMb, double searchedRssMb, double forgetS, boolean destroyed,
+    record Row(int n, double loadS, double checkpointS, double fileMb, FreshOpen fresh, double openS, double indexWaitS,
+            double heapMb, double rssMb, Searches searches, double searchedHeapMb, double searchedRssMb, double forgetS, boolean destroyed,
             double laterForgetS, double closeS, double rebuildS, List<String> wrong) {}
 
     /** QPS and recall per efSearch as text, and the QPS at the first efSearch with recall at or above RECALL_TARGET. */
     record Searches(String text, int efAtTarget, double qpsAtTarget) {}
 
     public static void main(String[] args) throws Exception {
+        if (args.length == 2 && args[0].equals(FRESH_OPEN)) {
+            freshOpen(Path.of(args[1]));
+            return;
+        }
         BenchArgs a = new BenchArgs(args, USAGE);
         a.onlyKnown(KNOWN);
         int[] sizes = Stream.of(a.s("sizes", "100000").split(",")).mapToInt(Integer::parseInt).toArray();
@@ -128,16 +134,18 @@ public final class OpenBench {
             }
         }
         System.out.println();
-        System.out.println("| records | load (s) | checkpoint with index write (s) | index file (MB) | clean open (s)"
+        System.out.println("| records | load (s) | checkpoint with index write (s) | index file (MB)"
+                + " | clean open, new JVM (s) | its heap / RSS (MB) | clean open, loading JVM (s)"
                 + " | then waiting for the index (s) | heap after open (MB) | RSS (MB) | QPS / recall@10 by efSearch"
                 + " | QPS at recall@10 >= " + RECALL_TARGET + " (efSearch) | heap / RSS after the searches (MB)"
                 + " | forget 100 records to SEALED (s) | generation destroyed | next " + (TARGETS - 1) + " forgets, median (s)"
                 + " | close writing the next (s) | open rebuilding instead (s) |");
-        System.out.println("|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---|---:|---|---:|---:|---:|");
+        System.out.println("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---|---:|---|---:|---:|---:|");
         for (Row r : rows) {
-            System.out.printf(Locale.ROOT, "| %,d | %.1f | %.1f | %.0f | %.2f | %.2f | %.0f | %.0f | %s | %s | %.0f / %.0f | %.2f"
-                    + " | %s | %.2f | %.1f | %s |%n",
-                    r.n, r.loadS, r.checkpointS, r.fileMb, r.openS, r.indexWaitS, r.heapMb, r.rssMb, r.searches.text(),
+            System.out.printf(Locale.ROOT, "| %,d | %.1f | %.1f | %.0f | %.2f | %.0f / %.0f | %.2f | %.2f | %.0f | %.0f | %s | %s"
+                    + " | %.0f / %.0f | %.2f | %s | %.2f | %.1f | %s |%n",
+                    r.n, r.loadS, r.checkpointS, r.fileMb, r.fresh.openS(), r.fresh.heapMb(), r.fresh.rssMb(), r.openS,
+                    r.indexWaitS, r.heapMb, r.rssMb, r.searches.text(),
                     r.searches.efAtTarget() < 0 ? "not reached" : String.format(Locale.ROOT, "%,.0f (%d)",
                             r.searches.qpsAtTarget(), r.searches.efAtTarget()),
                     r.searchedHeapMb, r.searchedRssMb, r.forgetS, r.destroyed ? "yes" : "NO", r.laterForgetS, r.closeS,
@@ -193,6 +201,12 @@ public final class OpenBench {
         }
         data = null;
         double fileMb = generations(dir).stream().mapToLong(OpenBench::size).sum() / 1e6;
+        FreshOpen fresh = openInNewJvm(dir);
+        if (!fresh.loaded()) {
+            wrong.add("n=" + n + ": the clean open in a new JVM did not load the index as it was written: " + fresh.index());
+        }
+        System.out.printf(Locale.ROOT, "n=%d: clean open in a new JVM %.2f s, heap %.0f MB, RSS %.0f MB%n", n,
+                fresh.openS(), fresh.heapMb(), fresh.rssMb());
         System.gc();
         long t0 = System.nanoTime();
         try (Nepenthe store = Nepenthe.open(dir.resolve("data"), opts)) {
@@ -242,8 +256,56 @@ public final class OpenBench {
                     }
                 }
             }
-            return new Row(n, loadS, checkpointS, fileMb, openS, r.millis() / 1e3, heapMb, rssMb, searches, searchedHeapMb,
+            return new Row(n, loadS, checkpointS, fileMb, fresh, openS, r.millis() / 1e3, heapMb, rssMb, searches, searchedHeapMb,
                     searchedRssMb, forgetS, destroyed, laterForgetS, closeS, rebuildS, wrong);
+        }
+    }
+
+    /** A clean open in a JVM of its own: seconds, heap and RSS after it, and what the open did with the index. */
+    record FreshOpen(double openS, double heapMb, double rssMb, boolean loaded, String index) {}
+
+    /**
+     * Opens the store at {@code dir} in a new JVM with this one's flags and class path, as a
+     * restart would, and reads back what {@link #freshOpen} printed.
+     */
+    private static FreshOpen openInNewJvm(Path dir) throws IOException, InterruptedException {
+        List<String> cmd = new ArrayList<>();
+        cmd.add(ProcessHandle.current().info().command().orElse("java"));
+        cmd.addAll(java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments());
+        cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), OpenBench.class.getName(), FRESH_OPEN,
+                dir.toString()));
+        Process p = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        String result = null;
+        try (var out = new java.io.BufferedReader(new java.io.InputStreamReader(p.getInputStream(),
+                java.nio.charset.StandardCharsets.UTF_8))) {
+            for (String line; (line = out.readLine()) != null;) {
+                if (line.startsWith(FRESH_OPEN + " ")) {
+                    result = line;
+                }
+            }
+        }
+        int exit = p.waitFor();
+        if (exit != 0 || result == null) {
+            throw new IOException("the open in a new JVM exited with status " + exit + (result == null ? " and no result" : "")
+                    + ": " + String.join(" ", cmd));
+        }
+        String[] f = result.split(" ", 6);
+        return new FreshOpen(Double.parseDouble(f[1]), Double.parseDouble(f[2]), Double.parseDouble(f[3]),
+                Boolean.parseBoolean(f[4]), f[5]);
+    }
+
+    /** The first argument that runs {@link #freshOpen} instead of the benchmark. */
+    private static final String FRESH_OPEN = "--fresh-open";
+
+    /** The child's side of {@link #openInNewJvm}: opens, measures, prints one line, closes. */
+    private static void freshOpen(Path dir) throws IOException {
+        StoreOptions opts = StoreOptions.defaults().withKeystore(dir.resolve("keys"));
+        long t0 = System.nanoTime();
+        try (Nepenthe store = Nepenthe.open(dir.resolve("data"), opts)) {
+            double openS = seconds(t0);
+            OpenReport.IndexRecovery r = store.collection("bench").openReport().index();
+            System.out.printf(Locale.ROOT, "%s %.3f %.1f %.1f %b %s%n", FRESH_OPEN, openS, heapUsedMb(), rssMb(),
+                    r.loaded() && r.added() + r.removed() == 0, r);
         }
     }
 
