@@ -724,15 +724,14 @@ public final class HnswIndex implements VectorIndex {
      *   save) and, if 1, per live slot in slot order: int label.
      * Reverse lists are derived, so they are rebuilt on load rather than stored. The codes are
      * derived too (each is a function of its vector alone, see Int8Codes), but they are stored:
-     * encoding them again cost 1.8 s of a 1M-node load, reading them about a quarter of that. The
-     * file is authenticated whole, and the integrity checker still recomputes every code from its
-     * vector on demand.
+     * encoding them again cost 1.6 to 1.8 s of CPU in a 1M-node load, and the file grows by a
+     * quarter (1,654 to 2,054 MB at 1M, 384 dimensions). The file is authenticated whole, and the
+     * integrity checker still recomputes every code from its vector on demand.
      * The labels are stored because making them costs a walk over layer 0 (at 1M nodes, about a
      * second: the first forget after every open paid it); the loader checks the certificate they
      * claim in one pass over the links, not a walk, and drops labels that do not certify.
      * Version 3 is the same without the codes, version 2 also without the labels. Version 1 is
-     * also without the quantization byte
-     * and rerank: it loads as a float graph.
+     * also without the quantization byte and rerank: it loads as a float graph.
      */
     @Override
     public void save(Path file) throws IOException {

@@ -44,8 +44,8 @@ import java.util.stream.Stream;
  * JIT, a heap that grows from its initial size, and memory the process has never touched) and
  * then in the JVM that loaded it (warm, reusing freed memory: what that JVM pays to reopen).
  * Measured: the load, the checkpoint, the generation file's size, both clean opens (the index
- * loaded, not rebuilt), the Java heap in use and the process's resident set after each, search QPS and recall@10 at a few efSearch against
- * exact neighbours (and the QPS at the first efSearch reaching recall 0.95), forgets of five
+ * loaded, not rebuilt), the Java heap in use and the process's resident set after each, search
+ * QPS and recall@10 at a few efSearch against exact neighbours (and the QPS at the first efSearch reaching recall 0.95), forgets of five
  * 100-record subjects to SEALED (the first destroys the generation's key on the way; the median
  * of the other four is the warm figure), the close that writes the next generation, and, with
  * {@code rebuild=true}, an open with no generation file: what every open cost before
@@ -79,8 +79,8 @@ public final class OpenBench {
     private static final double RECALL_TARGET = 0.95;
 
     record Row(int n, double loadS, double checkpointS, double fileMb, FreshOpen fresh, double openS, double indexWaitS,
-            double heapMb, double rssMb, Searches searches, double searchedHeapMb, double searchedRssMb, double forgetS, boolean destroyed,
-            double laterForgetS, double closeS, double rebuildS, List<String> wrong) {}
+            double heapMb, double rssMb, Searches searches, double searchedHeapMb, double searchedRssMb, double forgetS,
+            boolean destroyed, double laterForgetS, double closeS, double rebuildS, List<String> wrong) {}
 
     /** QPS and recall per efSearch as text, and the QPS at the first efSearch with recall at or above RECALL_TARGET. */
     record Searches(String text, int efAtTarget, double qpsAtTarget) {}
@@ -256,8 +256,8 @@ public final class OpenBench {
                     }
                 }
             }
-            return new Row(n, loadS, checkpointS, fileMb, fresh, openS, r.millis() / 1e3, heapMb, rssMb, searches, searchedHeapMb,
-                    searchedRssMb, forgetS, destroyed, laterForgetS, closeS, rebuildS, wrong);
+            return new Row(n, loadS, checkpointS, fileMb, fresh, openS, r.millis() / 1e3, heapMb, rssMb, searches,
+                    searchedHeapMb, searchedRssMb, forgetS, destroyed, laterForgetS, closeS, rebuildS, wrong);
         }
     }
 
