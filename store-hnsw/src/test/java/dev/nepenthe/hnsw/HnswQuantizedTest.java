@@ -362,14 +362,7 @@ class HnswQuantizedTest {
                 file);
         assertEquals(index.params().withStorage(loaded.params().storage()), loaded.params());
         assertEquals(loadedInto.equals("offheap"), loaded.graph().codesOffHeap());
-        int used = index.graph().highWater() * index.graph().codec().stride();
-        assertArrayEquals(Arrays.copyOf(index.graph().codesCopy(), used), Arrays.copyOf(loaded.graph().codesCopy(), used));
-        for (int q = 1_000; q < 1_020; q++) {
-            SearchResult a = index.search(all[q], 10);
-            SearchResult b = loaded.search(all[q], 10);
-            assertArrayEquals(a.ordinals(), b.ordinals());
-            assertArrayEquals(a.scores(), b.scores());
-        }
+        assertSameCodesAndAnswers(index, loaded, Arrays.copyOfRange(all, 1_000, 1_020));
         IntegrityReport r = loaded.verifyIntegrity();
         assertTrue(r.isClean(), r::toString);
     }
@@ -411,6 +404,21 @@ class HnswQuantizedTest {
             assertArrayEquals(index.search(all[q], 5).ordinals(), loaded.search(all[q], 5).ordinals());
         }
         assertTrue(loaded.verifyIntegrity().isClean());
+    }
+
+    /**
+     * A loaded graph holds the saved graph's codes, the same bytes in the same slots (freed slots
+     * zero), and answers every query bit for bit as it does.
+     */
+    private static void assertSameCodesAndAnswers(HnswIndex saved, HnswIndex loaded, float[][] queries) {
+        int used = saved.graph().highWater() * saved.graph().codec().stride();
+        assertArrayEquals(Arrays.copyOf(saved.graph().codesCopy(), used), Arrays.copyOf(loaded.graph().codesCopy(), used));
+        for (float[] q : queries) {
+            SearchResult a = saved.search(q, 10);
+            SearchResult b = loaded.search(q, 10);
+            assertArrayEquals(a.ordinals(), b.ordinals());
+            assertArrayEquals(a.scores(), b.scores());
+        }
     }
 
     /** Where a saved file's version and body start (see ChecksummedFiles). */
@@ -476,14 +484,7 @@ class HnswQuantizedTest {
         Path old = dir.resolve("v3.hnsw");
         Files.write(old, v3);
         HnswIndex loaded = HnswIndex.load(new IndexConfig(16, Metric.COSINE), old);
-        int used = index.graph().highWater() * stride;
-        assertArrayEquals(Arrays.copyOf(index.graph().codesCopy(), used), Arrays.copyOf(loaded.graph().codesCopy(), used));
-        for (int q = 600; q < 620; q++) {
-            SearchResult a = index.search(all[q], 10);
-            SearchResult b = loaded.search(all[q], 10);
-            assertArrayEquals(a.ordinals(), b.ordinals());
-            assertArrayEquals(a.scores(), b.scores());
-        }
+        assertSameCodesAndAnswers(index, loaded, Arrays.copyOfRange(all, 600, 620));
         assertTrue(loaded.verifyIntegrity().isClean());
     }
 

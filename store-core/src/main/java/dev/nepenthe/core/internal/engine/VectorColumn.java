@@ -45,9 +45,7 @@ final class VectorColumn {
 
     /** Writer: stores a copy of {@code v} (of the column's dimension) at {@code ordinal}. */
     void set(int ordinal, float[] v) {
-        if (v.length != dimension) {
-            throw new IllegalArgumentException("expected a vector of dimension " + dimension + ", got " + v.length);
-        }
+        checkDimension(v);
         MemorySegment.copy(v, 0, chunkFor(ordinal), ValueLayout.JAVA_FLOAT, offset(ordinal), dimension);
     }
 
@@ -75,9 +73,7 @@ final class VectorColumn {
      * @throws IllegalStateException if the ordinal's chunk was not reserved
      */
     void setReserved(int ordinal, float[] v) {
-        if (v.length != dimension) {
-            throw new IllegalArgumentException("expected a vector of dimension " + dimension + ", got " + v.length);
-        }
+        checkDimension(v);
         MemorySegment[] cs = chunks;
         int c = ordinal >>> shift;
         if (c >= cs.length) {
@@ -116,6 +112,12 @@ final class VectorColumn {
 
     private long offset(int ordinal) {
         return (ordinal & mask) * rowBytes;
+    }
+
+    private void checkDimension(float[] v) {
+        if (v.length != dimension) {
+            throw new IllegalArgumentException("expected a vector of dimension " + dimension + ", got " + v.length);
+        }
     }
 
     /** A chunk, zeroed by the allocation; released by the collector once the column is gone. */
