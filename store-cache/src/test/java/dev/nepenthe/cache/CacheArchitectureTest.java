@@ -42,7 +42,7 @@ class CacheArchitectureTest {
 
     @Test
     void theRuleCatchesAClassThatReachesIntoTheInternals() {
-        // VectorRecord hands its arrays to the store through internal.engine.RecordAccess: the
+        // VectorRecord hands its arrays to the store through internal.record.RecordAccess: the
         // same rule, pointed at it, must fail, or it would pass anything.
         JavaClasses core = new ClassFileImporter().importClasses(dev.nepenthe.core.VectorRecord.class);
         ArchRule same = noClasses().that().resideInAPackage("dev.nepenthe.core")

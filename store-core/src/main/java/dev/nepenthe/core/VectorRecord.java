@@ -1,6 +1,6 @@
 package dev.nepenthe.core;
 
-import dev.nepenthe.core.internal.engine.RecordAccess;
+import dev.nepenthe.core.internal.record.RecordAccess;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
@@ -67,6 +67,12 @@ public final class VectorRecord {
             @Override
             public VectorRecord stored(VectorRecord r, String tenant, String subject, float[] vector) {
                 return new VectorRecord(r, tenant, subject, vector);
+            }
+
+            @Override
+            public VectorRecord decoded(String id, String tenant, String subject, SourceRef source, float[] vector,
+                    byte[] textUtf8, Map<String, Object> metadata, List<String> derivedFrom) {
+                return new VectorRecord(id, tenant, subject, source, vector, textUtf8, metadata, derivedFrom);
             }
         });
     }
@@ -182,12 +188,24 @@ public final class VectorRecord {
         this.derivedFrom = r.derivedFrom;
     }
 
-    /** Length of the text in UTF-8 bytes, 0 when there is none. */
     /**
      * The same record with {@code vector} in place of its own, adopted, not copied (null for
      * none), and the given tenant and subject (equal strings: the store's shared instances); the
      * text's bytes are shared, so wiping either record wipes the text of both.
      */
+    /** A record read back from storage: adopts its arrays (the reader made them for it). */
+    private VectorRecord(String id, String tenant, String subject, SourceRef source, float[] vector, byte[] textUtf8,
+            Map<String, Object> metadata, List<String> derivedFrom) {
+        this.id = Objects.requireNonNull(id);
+        this.tenant = Objects.requireNonNull(tenant);
+        this.subject = subject;
+        this.source = source;
+        this.vector = vector;
+        this.text = textUtf8;
+        this.metadata = metadata.isEmpty() ? Map.of() : Collections.unmodifiableMap(metadata);
+        this.derivedFrom = List.copyOf(derivedFrom);
+    }
+
     private VectorRecord(VectorRecord r, String tenant, String subject, float[] vector) {
         if (!r.tenant.equals(tenant) || !Objects.equals(r.subject, subject)) {
             throw new IllegalArgumentException("expected the record's own tenant and subject");

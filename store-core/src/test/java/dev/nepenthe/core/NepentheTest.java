@@ -1,5 +1,6 @@
 package dev.nepenthe.core;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -45,12 +46,51 @@ class NepentheTest {
         return VectorRecord.builder(id).tenant(tenant).subject(subject).vector(v).build();
     }
 
+    /** Every file under {@code root} by relative path, with its bytes. */
+    private static Map<String, String> filesUnder(Path root) throws IOException {
+        Map<String, String> out = new java.util.TreeMap<>();
+        try (Stream<Path> files = Files.walk(root)) {
+            for (Path f : files.filter(Files::isRegularFile).toList()) {
+                out.put(root.relativize(f).toString(), java.util.HexFormat.of().formatHex(
+                        java.security.MessageDigest.getInstance("SHA-256").digest(Files.readAllBytes(f))));
+            }
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new AssertionError(e);
+        }
+        return out;
+    }
+
     /**
-     * The records' checks at open run after the storage handed them over (on every core, beside
-     * the copy of their vectors into the column). A stored record that fails them (here: the
-     * meta file rewritten to another dimension) fails the open, naming what was expected, and
-     * leaves the files as a failed load does: nothing rewritten, the id map not stamped as
-     * closed cleanly, so the next open checks it against the records and finds them all.
+     * {@link #filesUnder} without the index folder: the index is derived from the records, and
+     * an open destroys a generation it cannot read (here: one of the old dimension) whatever
+     * becomes of the rest of the open.
+     */
+    private static Map<String, String> recordFilesUnder(Path root) throws IOException {
+        Map<String, String> out = filesUnder(root);
+        out.keySet().removeIf(k -> k.startsWith("index"));
+        assertTrue(out.keySet().stream().anyMatch(k -> k.startsWith("segments")), "control: segments present " + out);
+        return out;
+    }
+
+    private static void rewriteMeta(Path meta, int dimension, Metric metric) throws IOException {
+        var m = dev.nepenthe.core.internal.engine.StoreFolders.readMeta(meta);
+        dev.nepenthe.core.internal.engine.StoreFolders.writeMeta(meta,
+                new CollectionSpec("c", dimension, metric, m.spec().index()), m.id());
+    }
+
+    private static String messages(Throwable e) {
+        StringBuilder out = new StringBuilder();
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            out.append(t.getMessage()).append(" / ");
+        }
+        return out.toString();
+    }
+
+    /**
+     * A segment's records are checked as they are decoded, before admission. A stored record
+     * that fails the checks (here: the meta file rewritten to another dimension) fails the open,
+     * naming what was expected, before anything is written: the collection's files are the
+     * same bytes afterwards, so the id map's stamp from the last clean close still holds.
      */
     @Test
     void aStoredRecordThatFailsItsChecksFailsTheOpenAndLeavesTheFilesAsTheyWere() throws Exception {
@@ -63,25 +103,99 @@ class NepentheTest {
         try (Nepenthe store = open()) {
             assertTrue(store.collection("c").openReport().idMapTrusted(), "control: a clean close stamps the id map");
         }
-        Path meta = dir.resolve("collections").resolve("c").resolve("collection.meta");
+        Path folder = dir.resolve("collections").resolve("c");
+        Path meta = folder.resolve("collection.meta");
         byte[] original = Files.readAllBytes(meta);
-        var m = dev.nepenthe.core.internal.engine.StoreFolders.readMeta(meta);
-        dev.nepenthe.core.internal.engine.StoreFolders.writeMeta(meta,
-                new CollectionSpec("c", 5, m.spec().metric(), m.spec().index()), m.id());
+        rewriteMeta(meta, 5, Metric.L2);
+        Map<String, String> before = recordFilesUnder(folder);
         Exception e = assertThrows(Exception.class, this::open);
-        StringBuilder messages = new StringBuilder();
-        for (Throwable t = e; t != null; t = t.getCause()) {
-            messages.append(t.getMessage()).append(" / ");
-        }
-        assertTrue(messages.toString().contains("stored record") && messages.toString().contains("dimension 5"),
-                messages.toString());
+        assertTrue(messages(e).contains("stored record") && messages(e).contains("dimension 5"), messages(e));
+        assertEquals(before, recordFilesUnder(folder), "the failed open changed the collection's files");
         Files.write(meta, original);
         try (Nepenthe store = open()) {
             VectorCollection c = store.collection("c");
-            assertFalse(c.openReport().idMapTrusted(), "the failed open stamped the id map: " + c.openReport());
             assertEquals(40, c.openReport().liveRecords());
             for (int i = 0; i < 40; i++) {
                 assertEquals(i, c.get("t", "r" + i).orElseThrow().vector()[0], 0f, "r" + i);
+            }
+        }
+    }
+
+    /**
+     * A record the log brings back (a crash before its checkpoint) is checked after the storage
+     * opened. One that fails the checks (here: an all-zero vector, fine under L2, refused once
+     * the meta file says cosine) fails the open, and the storage is abandoned as a failed load
+     * is: nothing checkpointed, so the next open replays the same log entry and finds it.
+     */
+    @Test
+    void aLoggedRecordThatFailsItsChecksFailsTheOpenWithTheLogKept() throws Exception {
+        Path image = tmp.resolve("image");
+        try (Nepenthe store = open()) {
+            VectorCollection c = store.createCollection(CollectionSpec.of("c", 4, Metric.L2));
+            for (int i = 0; i < 40; i++) {
+                c.upsert(rec("r" + i, "t", "s" + i % 4, new float[] {i + 1, 1, 2, 3}));
+            }
+        }
+        try (Nepenthe store = open()) {
+            store.collection("c").upsert(rec("zero", "t", "s0", new float[4]));
+            // The folder as a crash would leave it: the new record only in the log.
+            dev.nepenthe.testing.TestFiles.copyTree(dir, image);
+        }
+        Path meta = image.resolve("collections").resolve("c").resolve("collection.meta");
+        byte[] original = Files.readAllBytes(meta);
+        rewriteMeta(meta, 4, Metric.COSINE);
+        Exception e = assertThrows(Exception.class,
+                () -> Nepenthe.open(image, StoreOptions.defaults().withKeystore(tmp.resolve("keys"))));
+        assertTrue(messages(e).contains("stored record") && messages(e).contains("non-zero"), messages(e));
+        Files.write(meta, original);
+        try (Nepenthe store = Nepenthe.open(image, StoreOptions.defaults().withKeystore(tmp.resolve("keys")))) {
+            VectorCollection c = store.collection("c");
+            assertEquals(1, c.openReport().log().entries(), "the failed open folded the log: " + c.openReport());
+            assertFalse(c.openReport().idMapTrusted(), c.openReport().toString());
+            assertEquals(41, c.openReport().liveRecords());
+            assertEquals(0f, c.get("t", "zero").orElseThrow().vector()[0], 0f);
+            for (int i = 0; i < 40; i++) {
+                assertEquals(i + 1, c.get("t", "r" + i).orElseThrow().vector()[0], 0f, "r" + i);
+            }
+        }
+    }
+
+    /**
+     * A data folder restored from before a delete holds a copy the tombstone journal deletes: the
+     * open drops it and rewrites its segment at once. The segment's other records gave their
+     * vectors to the column as they were decoded; the rewrite must carry them over whole, and
+     * the next open, reading the rewritten segment, must find every vector.
+     */
+    @Test
+    void aSegmentRewrittenDuringTheOpenKeepsTheVectorsOfItsOtherRecords() throws Exception {
+        Path image = tmp.resolve("before-delete");
+        try (Nepenthe store = open()) {
+            VectorCollection c = store.createCollection(CollectionSpec.of("c", 4, Metric.L2));
+            for (int i = 0; i < 30; i++) {
+                c.upsert(rec("r" + i, "t", "s" + i % 3, new float[] {i + 1, -i, 0.5f * i, 7}));
+            }
+        }
+        dev.nepenthe.testing.TestFiles.copyTree(dir, image);
+        try (Nepenthe store = open()) {
+            assertTrue(store.collection("c").delete("t", "r0"));
+        }
+        // The folder from before the delete, with today's keystore (whose journal names r0).
+        try (Stream<Path> files = Files.walk(dir)) {
+            for (Path f : files.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                Files.delete(f);
+            }
+        }
+        dev.nepenthe.testing.TestFiles.copyTree(image, dir);
+        for (int round = 0; round < 2; round++) {
+            try (Nepenthe store = open()) {
+                VectorCollection c = store.collection("c");
+                assertEquals(round == 0 ? 1 : 0, c.openReport().droppedAsDeleted(), "round " + round + ": " + c.openReport());
+                assertEquals(29, c.openReport().liveRecords());
+                assertTrue(c.get("t", "r0").isEmpty(), "round " + round);
+                for (int i = 1; i < 30; i++) {
+                    assertArrayEquals(new float[] {i + 1, -i, 0.5f * i, 7}, c.get("t", "r" + i).orElseThrow().vector(),
+                            "round " + round + ": r" + i);
+                }
             }
         }
     }

@@ -94,7 +94,7 @@ public final class IngestBench {
                 StoreContext ctx = new StoreContext(ks, new KeyedHash(master), journal, sealer, Durability.SYNC,
                         64L << 20, 256);
                 long t0 = System.nanoTime();
-                try (CollectionStorage s = CollectionStorage.open(dir.resolve("data"), "bench", ctx, (o, r) -> { })) {
+                try (CollectionStorage s = CollectionStorage.open(dir.resolve("data"), "bench", ctx, (o, seq, r) -> { })) {
                     for (int start = 0; start < data.size(); start += batch) {
                         List<Placed> placed = new ArrayList<>(batch);
                         for (int i = start; i < Math.min(data.size(), start + batch); i++) {

@@ -11,6 +11,7 @@ import dev.nepenthe.core.index.IndexDescription;
 import dev.nepenthe.core.index.IntegrityReport;
 import dev.nepenthe.core.index.VectorIndex;
 import dev.nepenthe.core.internal.engine.RecordCatalogue.Entry;
+import dev.nepenthe.core.internal.record.RecordAccess;
 import dev.nepenthe.core.internal.storage.CollectionStorage.Placed;
 import dev.nepenthe.core.internal.storage.CollectionStorage;
 import dev.nepenthe.core.internal.text.TextIndex;
@@ -161,26 +162,55 @@ public final class CollectionEngine {
         if (reading != null) {
             Thread.ofPlatform().name("nepenthe-open-index-" + id).daemon().start(reading);
         }
-        // The storage hands the records over in its order. Checking them and copying their
-        // vectors into the column are each record's own work and run on every core (at 1M
-        // records of 384 floats, seconds on one thread, most of it the column's first touch);
-        // only the linking into the bitmaps keeps the storage's order.
+        // Each segment's records are checked and their vectors moved into the column as the
+        // storage decodes them, on every core (LoadedRows); the storage then hands the live
+        // records over in its order. A record the log brought back still has its vector, and is
+        // checked and stored here. Only the linking into the bitmaps keeps the storage's order.
+        LoadedRows rows = new LoadedRows(catalogue, validator, spec.dimension());
         List<Loaded> loaded = new ArrayList<>();
         try {
-            this.storage = opener.open((ordinal, r) -> loaded.add(new Loaded(ordinal, r)));
+            this.storage = opener.open(new CollectionStorage.LoadSink() {
+                @Override
+                public void accept(int ordinal, long seq, VectorRecord r) {
+                    loaded.add(new Loaded(ordinal, seq, r));
+                }
+
+                @Override
+                public void expectOrdinalsBelow(int ordinals) {
+                    rows.expect(ordinals);
+                }
+
+                @Override
+                public VectorRecord opened(int ordinal, long seq, VectorRecord r) {
+                    return rows.take(ordinal, seq, r);
+                }
+
+                @Override
+                public VectorRecord rejoin(int ordinal, long seq, VectorRecord r) {
+                    return rows.rejoin(ordinal, seq, r);
+                }
+            });
         } catch (IOException | RuntimeException e) {
             wipeVectors(loaded);
+            catalogue.wipeRows();
             closeQuietly(reading);
             throw e;
         }
         try {
             catalogue.reserveRows(loaded.stream().mapToInt(Loaded::ordinal).max().orElse(-1) + 1);
             loaded.parallelStream().forEach(l -> {
-                validator.validate(l.record(), "stored record");
-                catalogue.storeLoadedVector(l.ordinal(), l.record());
+                if (RecordAccess.vectorUnsafe(l.record()) != null) {
+                    validator.validate(l.record(), "stored record");
+                    catalogue.storeLoadedVector(l.ordinal(), l.record());
+                } else if (!rows.holds(l.ordinal(), l.seq())) {
+                    throw new IllegalStateException("collection '" + spec.name() + "': the live record at ordinal "
+                            + l.ordinal() + " (version " + l.seq() + ") came without its vector, and its row holds"
+                            + " another version's");
+                }
             });
         } catch (RuntimeException e) {
             wipeVectors(loaded);
+            catalogue.wipeRows();
             storage.abandon();
             closeQuietly(reading);
             throw e;
@@ -189,6 +219,7 @@ public final class CollectionEngine {
             catalogue.linkStored(l.ordinal(), l.record());
         }
         loaded.clear();
+        rows.clearUnlinked();
         catalogue.freeGaps();
         // The storage keeps no plaintext: a checkpoint that must seal a record again borrows it here.
         storage.readPlaintextFrom((ord, use) -> {
@@ -226,6 +257,7 @@ public final class CollectionEngine {
             }
         } catch (IOException | RuntimeException e) {
             storage.close();
+            catalogue.wipeRows();
             throw e;
         }
         this.index = idx;
@@ -248,6 +280,7 @@ public final class CollectionEngine {
                 }
                 storage.close();
                 idx.close();
+                catalogue.wipeRows();
                 throw e;
             }
         }
@@ -256,7 +289,7 @@ public final class CollectionEngine {
     }
 
     /** A record as the storage handed it over at open, before it is linked. */
-    private record Loaded(int ordinal, VectorRecord record) {}
+    private record Loaded(int ordinal, long seq, VectorRecord record) {}
 
     /** After a failed open: the loaded records' vectors are plaintext and go no further. */
     private static void wipeVectors(List<Loaded> loaded) {

@@ -2,6 +2,7 @@ package dev.nepenthe.core.internal.engine;
 
 import dev.nepenthe.core.VectorRecord;
 import dev.nepenthe.core.index.IntegrityReport;
+import dev.nepenthe.core.internal.record.RecordAccess;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.ArrayList;
@@ -291,6 +292,21 @@ public final class RecordCatalogue {
         float[] v = RecordAccess.vectorUnsafe(r);
         vectors.setReserved(ord, v);
         Arrays.fill(v, 0f);
+    }
+
+    /** At open, before the records are linked: copies the row at {@code ord} into {@code out}. */
+    void readLoadedRow(int ord, float[] out) {
+        vectors.read(ord, out);
+    }
+
+    /** At open: zeros a row that took a vector whose record did not stay live. */
+    void clearLoadedRow(int ord) {
+        vectors.clear(ord);
+    }
+
+    /** After a failed open: zeros every row, so no plaintext vector outlives the catalogue. */
+    public void wipeRows() {
+        vectors.wipe();
     }
 
     /**

@@ -3,6 +3,7 @@ package dev.nepenthe.core.internal.engine;
 import dev.nepenthe.core.CollectionSpec;
 import dev.nepenthe.core.Metric;
 import dev.nepenthe.core.VectorRecord;
+import dev.nepenthe.core.internal.record.RecordAccess;
 import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
 import java.util.List;

@@ -91,6 +91,13 @@ final class VectorColumn {
         }
     }
 
+    /** Zeros every row (the column is being given up and its floats must not stay). */
+    void wipe() {
+        for (MemorySegment c : chunks) {
+            c.fill((byte) 0);
+        }
+    }
+
     /**
      * Copies the row at {@code ordinal} into {@code out}. A row never written reads as zeros. The
      * caller validates the read (see the class comment).

@@ -4,7 +4,7 @@ import dev.nepenthe.core.Filter;
 import dev.nepenthe.core.VectorRecord;
 import dev.nepenthe.core.forget.ForgetScope;
 import dev.nepenthe.core.forget.Suspect;
-import dev.nepenthe.core.internal.engine.RecordAccess;
+import dev.nepenthe.core.internal.record.RecordAccess;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.DataInputStream;

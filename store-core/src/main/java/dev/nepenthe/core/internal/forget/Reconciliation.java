@@ -7,7 +7,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
-import java.util.TreeSet;
+import java.util.concurrent.ConcurrentSkipListSet;
 
 /**
  * Reconciliation at open: re-verifies sealed operations against the live records. Any record a
@@ -37,7 +37,8 @@ final class Reconciliation {
             return 0;
         }
         int removed = 0;
-        Set<String> operations = new java.util.TreeSet<>();
+        // Filled from several threads: the test runs over the records in parallel.
+        Set<String> operations = new ConcurrentSkipListSet<>();
         for (CollectionEraser c : ctx.collections()) {
             String collectionId = c.engine().id();
             // Were the journal lost, this open would number writes from the restored files' highest

@@ -7,7 +7,7 @@ import dev.nepenthe.core.forget.ErasureSurface;
 import dev.nepenthe.core.forget.ForgetScope;
 import dev.nepenthe.core.forget.OperationState;
 import dev.nepenthe.core.forget.SurfaceOutcome;
-import dev.nepenthe.core.internal.engine.RecordAccess;
+import dev.nepenthe.core.internal.record.RecordAccess;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.util.ArrayList;

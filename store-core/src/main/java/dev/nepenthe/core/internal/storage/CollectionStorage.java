@@ -6,6 +6,7 @@ import dev.nepenthe.core.VectorRecord;
 import dev.nepenthe.core.internal.crypto.DataKey;
 import dev.nepenthe.core.internal.crypto.KeyedHash;
 import dev.nepenthe.core.internal.crypto.RecordCipher;
+import dev.nepenthe.core.internal.record.RecordAccess;
 import dev.nepenthe.core.internal.io.ChecksummedFiles;
 import dev.nepenthe.core.internal.io.CrashPoints;
 import java.io.ByteArrayInputStream;
@@ -58,10 +59,41 @@ public final class CollectionStorage implements Closeable {
     /** A record and the ordinal it has in the collection's indexes. */
     public record Placed(int ordinal, VectorRecord record) {}
 
-    /** Receives each live record once while the storage opens. */
+    /**
+     * Receives each live record once while the storage opens. It may also take each stored
+     * copy's vector as the copy is decoded, ahead of the admission that decides which copy of an
+     * ordinal is live: a million vectors then go straight where they will live instead of
+     * waiting on the heap for the last segment.
+     */
     @FunctionalInterface
     public interface LoadSink {
-        void accept(int ordinal, VectorRecord record);
+        /**
+         * A live record, once every copy is admitted, with the version that holds its ordinal.
+         * Its vector is absent when {@link #opened} took it from this very version.
+         */
+        void accept(int ordinal, long seq, VectorRecord record);
+
+        /** Before any copy is decoded: the manifest's next ordinal, above every ordinal its segments hold. */
+        default void expectOrdinalsBelow(int ordinals) {}
+
+        /**
+         * A segment's stored copy the tombstone journal does not delete, just decoded; called on
+         * several threads at once, before admission. Returns the record to keep: this one, or
+         * one without its vector once the sink has taken it. A sink that takes vectors keeps, for
+         * each ordinal, the one of the highest version it was offered, which is the copy
+         * admission makes live. Throwing refuses the copy: the open fails if it is admitted.
+         */
+        default VectorRecord opened(int ordinal, long seq, VectorRecord record) {
+            return record;
+        }
+
+        /**
+         * A copy of {@code record} (whose vector {@link #opened} took) with that vector, for a
+         * checkpoint during the open that must seal it again; the caller zeros the vector after.
+         */
+        default VectorRecord rejoin(int ordinal, long seq, VectorRecord record) {
+            throw new IllegalStateException("the sink took no vectors");
+        }
     }
 
     /**
@@ -178,6 +210,8 @@ public final class CollectionStorage implements Closeable {
     private boolean dropped;
     /** Set by a subject drop until {@link #purgeDeleted()} rebuilds the id map file. */
     private boolean idMapNeedsFreshFile;
+    /** The sink of the open in progress (null after it): holds the vectors a checkpoint at open reseals. */
+    private LoadSink loading;
     /** Lends a live record's plaintext; see {@link #readPlaintextFrom}. */
     private PlaintextLender plaintext = (ord, use) -> use.apply(null);
 
@@ -237,6 +271,8 @@ public final class CollectionStorage implements Closeable {
         // work and each record's is its own: every core opens segments, then the records are
         // admitted one by one in manifest order, with the same decisions as before.
         List<Map.Entry<Integer, String>> files = new ArrayList<>(manifest.segments().entrySet());
+        loading = sink;
+        sink.expectOrdinalsBelow(manifest.nextOrdinal());
         List<List<Opened>> opened;
         try {
             opened = files.parallelStream().map(e -> {
@@ -245,7 +281,7 @@ public final class CollectionStorage implements Closeable {
                     List<SealedRecord> sealed = SegmentFiles.read(f, e.getKey());
                     List<Opened> out = new ArrayList<>(sealed.size());
                     for (SealedRecord r : sealed) {
-                        out.add(open(r));
+                        out.add(open(r, sink));
                     }
                     return out;
                 } catch (IOException x) {
@@ -276,7 +312,8 @@ public final class CollectionStorage implements Closeable {
             if (type == PUT) {
                 SealedRecord r = SealedRecord.read(new DataInputStream(
                         new ByteArrayInputStream(payload, 1, payload.length - 1)));
-                admit(open(r), walDir, dropped);
+                // The log's copies keep their vectors: they are few, and admitted as they come.
+                admit(open(r, null), walDir, dropped);
                 Live admitted = byOrdinal.get(r.ordinal());
                 if (admitted != null && admitted.seq() == r.seq()) {
                     pendingSealed.put(r.ordinal(), r);
@@ -326,8 +363,9 @@ public final class CollectionStorage implements Closeable {
             checkpoint(true);
         }
         for (Live l : byOrdinal.values()) {
-            sink.accept(l.ordinal(), l.record());
+            sink.accept(l.ordinal(), l.seq(), l.record());
         }
+        loading = null;
         // The records are the sink's now: the storage keeps no plaintext of its own.
         for (Live l : byOrdinal.values()) {
             byOrdinal.put(l.ordinal(), l.withoutRecord());
@@ -362,7 +400,7 @@ public final class CollectionStorage implements Closeable {
     }
 
     /** Why a stored copy could not be opened; it matters only if the copy is admitted. */
-    private enum OpenFailure { NO_KEY, DOES_NOT_DECRYPT, HASHES_DIFFER, READ_FAILED }
+    private enum OpenFailure { NO_KEY, DOES_NOT_DECRYPT, HASHES_DIFFER, READ_FAILED, REFUSED_BY_SINK }
 
     /**
      * A stored copy opened ahead of its admission: its header (the sealed bytes dropped), and the
@@ -376,9 +414,10 @@ public final class CollectionStorage implements Closeable {
      * Decrypts, decodes and checks one stored copy. Touches no state of this class, so segments
      * are opened in parallel; a failure is kept, not thrown, because a copy the tombstone
      * journal deletes or a newer version supersedes is dropped without being read (its key may
-     * be gone), exactly as when each copy was opened at its admission.
+     * be gone), exactly as when each copy was opened at its admission. A copy the journal does
+     * not delete goes to {@code sink} (when given), which may take its vector.
      */
-    private Opened open(SealedRecord r) {
+    private Opened open(SealedRecord r, LoadSink sink) {
         SealedRecord header = new SealedRecord(r.ordinal(), r.seq(), r.subject(), r.record(), NO_BYTES);
         try {
             DataKey key = ctx.keystore().find(r.subject());
@@ -388,13 +427,24 @@ public final class CollectionStorage implements Closeable {
             VectorRecord rec;
             try {
                 byte[] plain = ctx.sealer().open(key, RecordCipher.aad(r.subject(), r.record(), r.seq()), r.sealed());
-                rec = RecordCodec.read(new DataInputStream(new ByteArrayInputStream(plain)));
+                try {
+                    rec = RecordCodec.read(plain);
+                } finally {
+                    Arrays.fill(plain, (byte) 0);
+                }
             } catch (AEADBadTagException e) {
                 return new Opened(header, null, OpenFailure.DOES_NOT_DECRYPT, e);
             }
             if (!ctx.hashes().record(rec.tenant(), rec.id()).equals(r.record())
                     || !subjectHash(rec.tenant(), rec.subject()).equals(r.subject())) {
                 return new Opened(header, null, OpenFailure.HASHES_DIFFER, null);
+            }
+            if (sink != null && !ctx.journal().isDeleted(collectionHash, r.record(), r.subject(), r.seq())) {
+                try {
+                    rec = sink.opened(r.ordinal(), r.seq(), rec);
+                } catch (RuntimeException e) {
+                    return new Opened(header, null, OpenFailure.REFUSED_BY_SINK, e);
+                }
             }
             return new Opened(header, rec, null, null);
         } catch (IOException e) {
@@ -447,6 +497,8 @@ public final class CollectionStorage implements Closeable {
                     + " the hashes stored with it");
         } else if (o.failure() == OpenFailure.READ_FAILED) {
             throw (IOException) o.cause();
+        } else if (o.failure() == OpenFailure.REFUSED_BY_SINK) {
+            throw (RuntimeException) o.cause();
         }
         VectorRecord rec = o.record();
         Live old = byOrdinal.put(r.ordinal(), new Live(r.ordinal(), rec, r.seq(), r.subject(), r.record()));
@@ -956,7 +1008,20 @@ public final class CollectionStorage implements Closeable {
                 Arrays.fill(plain, (byte) 0);
             }
         };
-        byte[] sealed = l.record() != null ? seal.apply(l.record()) : plaintext.lend(l.ordinal(), seal);
+        byte[] sealed;
+        if (l.record() == null) {
+            sealed = plaintext.lend(l.ordinal(), seal);
+        } else if (RecordAccess.vectorUnsafe(l.record()) == null && loading != null) {
+            // At open, the sink took this record's vector as its segment was decoded.
+            VectorRecord whole = loading.rejoin(l.ordinal(), l.seq(), l.record());
+            try {
+                sealed = seal.apply(whole);
+            } finally {
+                Arrays.fill(RecordAccess.vectorUnsafe(whole), 0f);
+            }
+        } else {
+            sealed = seal.apply(l.record());
+        }
         return new SealedRecord(l.ordinal(), l.seq(), l.subject(), l.recordHash(), sealed);
     }
 

@@ -2,11 +2,15 @@ package dev.nepenthe.core.internal.storage;
 
 import dev.nepenthe.core.SourceRef;
 import dev.nepenthe.core.VectorRecord;
+import dev.nepenthe.core.internal.record.RecordAccess;
 import dev.nepenthe.core.internal.io.BodyStreams;
-import java.io.DataInput;
 import java.io.DataOutput;
 import java.io.IOException;
+import java.nio.BufferUnderflowException;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 
 /** Binary form of a {@link VectorRecord}: strings as length-prefixed UTF-8, floats big-endian. */
@@ -60,33 +64,51 @@ public final class RecordCodec {
         }
     }
 
-    public static VectorRecord read(DataInput in) throws IOException {
-        VectorRecord.Builder b = VectorRecord.builder(readString(in)).tenant(readString(in)).subject(readNullable(in));
-        if (in.readBoolean()) {
-            b.source(new SourceRef(readString(in), readString(in), in.readLong()));
+    /**
+     * Decodes a record from its plaintext. Reads the array in place and adopts what it makes (no
+     * builder, no defensive copies): at an open this runs once per stored record, and the
+     * stream-and-builder path allocated each vector three times.
+     *
+     * @throws IOException when the bytes end early or hold an impossible count or an unknown tag
+     */
+    public static VectorRecord read(byte[] plain) throws IOException {
+        ByteBuffer in = ByteBuffer.wrap(plain);
+        try {
+            String id = readString(in);
+            String tenant = readString(in);
+            String subject = readNullable(in);
+            SourceRef source = in.get() != 0 ? new SourceRef(readString(in), readString(in), in.getLong()) : null;
+            float[] v = new float[checkedCount(in.getInt(), "vector length")];
+            in.asFloatBuffer().get(v);
+            in.position(in.position() + 4 * v.length);
+            byte[] text = null;
+            if (in.get() != 0) {
+                text = new byte[checkedCount(in.getInt(), "text length")];
+                in.get(text);
+            }
+            int m = checkedCount(in.getInt(), "metadata count");
+            Map<String, Object> metadata = m == 0 ? Map.of() : new LinkedHashMap<>(2 * m);
+            for (int i = 0; i < m; i++) {
+                String key = readString(in);
+                byte type = in.get();
+                Object value = switch (type) {
+                    case T_STRING -> readString(in);
+                    case T_LONG -> in.getLong();
+                    case T_DOUBLE -> in.getDouble();
+                    case T_BOOLEAN -> in.get() != 0;
+                    default -> throw new IOException("unknown metadata type tag " + type);
+                };
+                metadata.put(key, value);
+            }
+            int d = checkedCount(in.getInt(), "derivedFrom count");
+            String[] derivedFrom = new String[d];
+            for (int i = 0; i < d; i++) {
+                derivedFrom[i] = readString(in);
+            }
+            return RecordAccess.decoded(id, tenant, subject, source, v, text, metadata, List.of(derivedFrom));
+        } catch (BufferUnderflowException e) {
+            throw new IOException("record ends early: " + plain.length + " bytes", e);
         }
-        int dim = checkedCount(in.readInt(), "vector length");
-        float[] v = new float[dim];
-        BodyStreams.readFloats(in, v, 0, dim);
-        b.vector(v).text(readNullable(in));
-        int m = checkedCount(in.readInt(), "metadata count");
-        for (int i = 0; i < m; i++) {
-            String key = readString(in);
-            byte type = in.readByte();
-            Object value = switch (type) {
-                case T_STRING -> readString(in);
-                case T_LONG -> in.readLong();
-                case T_DOUBLE -> in.readDouble();
-                case T_BOOLEAN -> in.readBoolean();
-                default -> throw new IOException("unknown metadata type tag " + type);
-            };
-            b.metadata(key, value);
-        }
-        int d = checkedCount(in.readInt(), "derivedFrom count");
-        for (int i = 0; i < d; i++) {
-            b.derivedFrom(readString(in));
-        }
-        return b.build();
     }
 
     private static int checkedCount(int n, String what) throws IOException {
@@ -102,11 +124,14 @@ public final class RecordCodec {
         out.write(b);
     }
 
-    static String readString(DataInput in) throws IOException {
-        int n = checkedCount(in.readInt(), "string length");
-        byte[] b = new byte[n];
-        in.readFully(b);
-        return new String(b, StandardCharsets.UTF_8);
+    private static String readString(ByteBuffer in) throws IOException {
+        int n = checkedCount(in.getInt(), "string length");
+        if (n > in.remaining()) {
+            throw new BufferUnderflowException();
+        }
+        String s = new String(in.array(), in.position(), n, StandardCharsets.UTF_8);
+        in.position(in.position() + n);
+        return s;
     }
 
     private static void writeNullable(DataOutput out, String s) throws IOException {
@@ -116,7 +141,7 @@ public final class RecordCodec {
         }
     }
 
-    private static String readNullable(DataInput in) throws IOException {
-        return in.readBoolean() ? readString(in) : null;
+    private static String readNullable(ByteBuffer in) throws IOException {
+        return in.get() != 0 ? readString(in) : null;
     }
 }

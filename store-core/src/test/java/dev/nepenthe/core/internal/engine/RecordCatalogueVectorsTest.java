@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.nepenthe.core.VectorRecord;
 import dev.nepenthe.core.index.IntegrityReport;
 import dev.nepenthe.core.internal.engine.RecordCatalogue.Entry;
+import dev.nepenthe.core.internal.record.RecordAccess;
 import java.util.Arrays;
 import java.util.Random;
 import java.util.concurrent.atomic.AtomicBoolean;

@@ -1,6 +1,9 @@
-package dev.nepenthe.core.internal.engine;
+package dev.nepenthe.core.internal.record;
 
+import dev.nepenthe.core.SourceRef;
 import dev.nepenthe.core.VectorRecord;
+import java.util.List;
+import java.util.Map;
 
 /**
  * The store's way into a {@link VectorRecord}'s own arrays, which the public API keeps to itself
@@ -23,6 +26,9 @@ public final class RecordAccess {
         void wipe(VectorRecord r);
 
         VectorRecord stored(VectorRecord r, String tenant, String subject, float[] vector);
+
+        VectorRecord decoded(String id, String tenant, String subject, SourceRef source, float[] vector,
+                byte[] textUtf8, Map<String, Object> metadata, List<String> derivedFrom);
     }
 
     private static volatile Internals internals;
@@ -87,6 +93,16 @@ public final class RecordAccess {
      */
     public static VectorRecord withVector(VectorRecord r, String tenant, String subject, float[] vector) {
         return get().stored(r, tenant, subject, vector);
+    }
+
+    /**
+     * A record as the storage decodes it, adopting the arrays it is given (the vector, the text's
+     * UTF-8 bytes and the metadata map, which must hold only the types a record allows): the
+     * public builder's defensive copies were most of what an open allocated.
+     */
+    public static VectorRecord decoded(String id, String tenant, String subject, SourceRef source, float[] vector,
+            byte[] textUtf8, Map<String, Object> metadata, List<String> derivedFrom) {
+        return get().decoded(id, tenant, subject, source, vector, textUtf8, metadata, derivedFrom);
     }
 
     /** Zeros the record's vector and text in place (the store's own copy, after a seal). */
