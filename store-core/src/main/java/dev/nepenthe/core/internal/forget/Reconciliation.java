@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentSkipListSet;
 
 /**
@@ -39,6 +40,8 @@ final class Reconciliation {
         int removed = 0;
         // Filled from several threads: the test runs over the records in parallel.
         Set<String> operations = new ConcurrentSkipListSet<>();
+        // Each subject's fence hash once per pass, not once per record; dropped with the pass.
+        ConcurrentHashMap<List<String>, KeyedHash.Hash> subjectFences = new ConcurrentHashMap<>();
         for (CollectionEraser c : ctx.collections()) {
             String collectionId = c.engine().id();
             // Were the journal lost, this open would number writes from the restored files' highest
@@ -49,9 +52,9 @@ final class Reconciliation {
                 c.ensureVersionAbove(highestFloor);
             }
             removed += c.removeWhere((r, version) -> {
-                String op = ctx.fences.fencedBy(hashed, c.name(), r);
+                String op = ctx.fences.fencedBy(hashed, c.name(), r, subjectFences);
                 if (op == null && !lifted.isEmpty()) {
-                    op = ctx.fences.erasedBeforeReadmission(lifted, c.name(), collectionId, r, version);
+                    op = ctx.fences.erasedBeforeReadmission(lifted, c.name(), collectionId, r, version, subjectFences);
                 }
                 if (op != null) {
                     operations.add(op);

@@ -14,6 +14,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.BiPredicate;
 
 /**
@@ -96,7 +97,17 @@ final class WriteFences implements CollectionEngine.WriteFence {
 
     /** The sealed operation whose keyed-hash fences name this record (or what it derives from), or null. */
     String fencedBy(Map<KeyedHash.Hash, String> hashed, String collection, VectorRecord r) {
-        for (KeyedHash.Hash h : fenceHashes(collection, r)) {
+        return fencedBy(hashed, collection, r, null);
+    }
+
+    /**
+     * As above, taking a subject's fence hash from {@code subjectFences} (tenant and subject to
+     * hash, filled as it goes; null to hash every time): a pass over every record meets each
+     * subject many times, and each hash is an HMAC.
+     */
+    String fencedBy(Map<KeyedHash.Hash, String> hashed, String collection, VectorRecord r,
+            ConcurrentHashMap<List<String>, KeyedHash.Hash> subjectFences) {
+        for (KeyedHash.Hash h : fenceHashes(collection, r, subjectFences)) {
             String op = hashed.get(h);
             if (op != null) {
                 return op;
@@ -111,8 +122,8 @@ final class WriteFences implements CollectionEngine.WriteFence {
      * so it was written before the forget (a restored copy, a lost journal). Null when none did.
      */
     String erasedBeforeReadmission(Map<KeyedHash.Hash, Lifted> lifted, String collection, String collectionId,
-            VectorRecord r, long version) {
-        for (KeyedHash.Hash h : fenceHashes(collection, r)) {
+            VectorRecord r, long version, ConcurrentHashMap<List<String>, KeyedHash.Hash> subjectFences) {
+        for (KeyedHash.Hash h : fenceHashes(collection, r, subjectFences)) {
             Lifted l = lifted.get(h);
             Long floor = l == null ? null : l.floors().get(collectionId);
             if (floor != null && version < floor) {
@@ -123,10 +134,13 @@ final class WriteFences implements CollectionEngine.WriteFence {
     }
 
     /** Every fence hash that could name this record: its subject, its source, its id and what it derives from. */
-    private List<KeyedHash.Hash> fenceHashes(String collection, VectorRecord r) {
+    private List<KeyedHash.Hash> fenceHashes(String collection, VectorRecord r,
+            ConcurrentHashMap<List<String>, KeyedHash.Hash> subjectFences) {
         List<KeyedHash.Hash> out = new ArrayList<>();
         if (r.subject() != null) {
-            out.add(hashes.fenceSubject(r.tenant(), r.subject()));
+            out.add(subjectFences == null ? hashes.fenceSubject(r.tenant(), r.subject())
+                    : subjectFences.computeIfAbsent(List.of(r.tenant(), r.subject()),
+                            k -> hashes.fenceSubject(k.get(0), k.get(1))));
         }
         if (r.source() != null) {
             out.add(hashes.fenceSource(r.tenant(), r.source().kind(), r.source().id(), null));

@@ -280,8 +280,9 @@ public final class CollectionStorage implements Closeable {
                     Path f = dir.resolve("segments").resolve(e.getValue());
                     List<SealedRecord> sealed = SegmentFiles.read(f, e.getKey());
                     List<Opened> out = new ArrayList<>(sealed.size());
+                    LastSubject subjects = new LastSubject();
                     for (SealedRecord r : sealed) {
-                        out.add(open(r, sink));
+                        out.add(open(r, sink, subjects));
                     }
                     return out;
                 } catch (IOException x) {
@@ -313,7 +314,7 @@ public final class CollectionStorage implements Closeable {
                 SealedRecord r = SealedRecord.read(new DataInputStream(
                         new ByteArrayInputStream(payload, 1, payload.length - 1)));
                 // The log's copies keep their vectors: they are few, and admitted as they come.
-                admit(open(r, null), walDir, dropped);
+                admit(open(r, null, new LastSubject()), walDir, dropped);
                 Live admitted = byOrdinal.get(r.ordinal());
                 if (admitted != null && admitted.seq() == r.seq()) {
                     pendingSealed.put(r.ordinal(), r);
@@ -417,7 +418,7 @@ public final class CollectionStorage implements Closeable {
      * be gone), exactly as when each copy was opened at its admission. A copy the journal does
      * not delete goes to {@code sink} (when given), which may take its vector.
      */
-    private Opened open(SealedRecord r, LoadSink sink) {
+    private Opened open(SealedRecord r, LoadSink sink, LastSubject subjects) {
         SealedRecord header = new SealedRecord(r.ordinal(), r.seq(), r.subject(), r.record(), NO_BYTES);
         try {
             DataKey key = ctx.keystore().find(r.subject());
@@ -436,7 +437,7 @@ public final class CollectionStorage implements Closeable {
                 return new Opened(header, null, OpenFailure.DOES_NOT_DECRYPT, e);
             }
             if (!ctx.hashes().record(rec.tenant(), rec.id()).equals(r.record())
-                    || !subjectHash(rec.tenant(), rec.subject()).equals(r.subject())) {
+                    || !subjects.hash(rec.tenant(), rec.subject()).equals(r.subject())) {
                 return new Opened(header, null, OpenFailure.HASHES_DIFFER, null);
             }
             if (sink != null && !ctx.journal().isDeleted(collectionHash, r.record(), r.subject(), r.seq())) {
@@ -1041,6 +1042,25 @@ public final class CollectionStorage implements Closeable {
                     StandardCopyOption.COPY_ATTRIBUTES);
         }
         Files.copy(dir.resolve(Manifest.FILE), target.resolve(Manifest.FILE));
+    }
+
+    /**
+     * The subject hash last computed while one segment is opened: a segment keeps each subject's
+     * records together, and each hash is an HMAC. One per segment and thread.
+     */
+    private final class LastSubject {
+        private String tenant;
+        private String subject;
+        private KeyedHash.Hash hash;
+
+        KeyedHash.Hash hash(String t, String s) {
+            if (hash == null || !t.equals(tenant) || !java.util.Objects.equals(s, subject)) {
+                hash = subjectHash(t, s);
+                tenant = t;
+                subject = s;
+            }
+            return hash;
+        }
     }
 
     private KeyedHash.Hash subjectHash(String tenant, String subject) {
