@@ -46,7 +46,20 @@ class NepentheTest {
         return VectorRecord.builder(id).tenant(tenant).subject(subject).vector(v).build();
     }
 
-    /** Every file under {@code root} by relative path, with its bytes. */
+    /**
+     * Creates collection "c" (4 dimensions, L2) holding records r0 to r(n-1) of tenant t, with
+     * subjects s0 to s(subjects-1) in turn and the given vectors, and closes the store.
+     */
+    private void storeRecords(int n, int subjects, java.util.function.IntFunction<float[]> vector) throws IOException {
+        try (Nepenthe store = open()) {
+            VectorCollection c = store.createCollection(CollectionSpec.of("c", 4, Metric.L2));
+            for (int i = 0; i < n; i++) {
+                c.upsert(rec("r" + i, "t", "s" + i % subjects, vector.apply(i)));
+            }
+        }
+    }
+
+    /** Every file under {@code root} by relative path, with a digest of its bytes. */
     private static Map<String, String> filesUnder(Path root) throws IOException {
         Map<String, String> out = new java.util.TreeMap<>();
         try (Stream<Path> files = Files.walk(root)) {
@@ -94,12 +107,7 @@ class NepentheTest {
      */
     @Test
     void aStoredRecordThatFailsItsChecksFailsTheOpenAndLeavesTheFilesAsTheyWere() throws Exception {
-        try (Nepenthe store = open()) {
-            VectorCollection c = store.createCollection(CollectionSpec.of("c", 4, Metric.L2));
-            for (int i = 0; i < 40; i++) {
-                c.upsert(rec("r" + i, "t", "s" + i % 4, new float[] {i, 1, 2, 3}));
-            }
-        }
+        storeRecords(40, 4, i -> new float[] {i, 1, 2, 3});
         try (Nepenthe store = open()) {
             assertTrue(store.collection("c").openReport().idMapTrusted(), "control: a clean close stamps the id map");
         }
@@ -130,12 +138,7 @@ class NepentheTest {
     @Test
     void aLoggedRecordThatFailsItsChecksFailsTheOpenWithTheLogKept() throws Exception {
         Path image = tmp.resolve("image");
-        try (Nepenthe store = open()) {
-            VectorCollection c = store.createCollection(CollectionSpec.of("c", 4, Metric.L2));
-            for (int i = 0; i < 40; i++) {
-                c.upsert(rec("r" + i, "t", "s" + i % 4, new float[] {i + 1, 1, 2, 3}));
-            }
-        }
+        storeRecords(40, 4, i -> new float[] {i + 1, 1, 2, 3});
         try (Nepenthe store = open()) {
             store.collection("c").upsert(rec("zero", "t", "s0", new float[4]));
             // The folder as a crash would leave it: the new record only in the log.
@@ -169,12 +172,7 @@ class NepentheTest {
     @Test
     void aSegmentRewrittenDuringTheOpenKeepsTheVectorsOfItsOtherRecords() throws Exception {
         Path image = tmp.resolve("before-delete");
-        try (Nepenthe store = open()) {
-            VectorCollection c = store.createCollection(CollectionSpec.of("c", 4, Metric.L2));
-            for (int i = 0; i < 30; i++) {
-                c.upsert(rec("r" + i, "t", "s" + i % 3, new float[] {i + 1, -i, 0.5f * i, 7}));
-            }
-        }
+        storeRecords(30, 3, i -> new float[] {i + 1, -i, 0.5f * i, 7});
         dev.nepenthe.testing.TestFiles.copyTree(dir, image);
         try (Nepenthe store = open()) {
             assertTrue(store.collection("c").delete("t", "r0"));
