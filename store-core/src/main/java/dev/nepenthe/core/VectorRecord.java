@@ -188,11 +188,6 @@ public final class VectorRecord {
         this.derivedFrom = r.derivedFrom;
     }
 
-    /**
-     * The same record with {@code vector} in place of its own, adopted, not copied (null for
-     * none), and the given tenant and subject (equal strings: the store's shared instances); the
-     * text's bytes are shared, so wiping either record wipes the text of both.
-     */
     /** A record read back from storage: adopts its arrays (the reader made them for it). */
     private VectorRecord(String id, String tenant, String subject, SourceRef source, float[] vector, byte[] textUtf8,
             Map<String, Object> metadata, List<String> derivedFrom) {
@@ -206,6 +201,11 @@ public final class VectorRecord {
         this.derivedFrom = List.copyOf(derivedFrom);
     }
 
+    /**
+     * The same record with {@code vector} in place of its own, adopted, not copied (null for
+     * none), and the given tenant and subject (equal strings: the store's shared instances); the
+     * text's bytes are shared, so wiping either record wipes the text of both.
+     */
     private VectorRecord(VectorRecord r, String tenant, String subject, float[] vector) {
         if (!r.tenant.equals(tenant) || !Objects.equals(r.subject, subject)) {
             throw new IllegalArgumentException("expected the record's own tenant and subject");
