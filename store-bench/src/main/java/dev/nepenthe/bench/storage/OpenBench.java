@@ -99,6 +99,7 @@ public final class OpenBench {
         int[] efs = Stream.of(a.s("efs", "32,64,128").split(",")).mapToInt(Integer::parseInt).toArray();
         boolean rebuild = Boolean.parseBoolean(a.s("rebuild", "true"));
         Path base = Path.of(a.s("dir", System.getProperty("java.io.tmpdir")));
+        Files.createDirectories(base); // dir= names where the stores go; a folder not made yet is made
         IndexSpec index = switch (kind) {
             case "hnsw" -> IndexSpec.of("hnsw", Map.of("M", "16", "efConstruction", "100", "efSearch", "64",
                     "vectors", a.s("vectors", "heap"), "quantization", a.s("quantization", "none")));
