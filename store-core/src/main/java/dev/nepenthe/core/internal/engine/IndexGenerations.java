@@ -383,9 +383,15 @@ public final class IndexGenerations {
         }
     }
 
-    /** Counter-mode decryption in place of what is read. */
+    /** Counter-mode decryption of what is read. */
     private static final class Decrypting extends FilterInputStream {
         private final Cipher cipher;
+        /**
+         * Where the ciphertext is read before it is decrypted into the caller's array: the JCE
+         * copies its input to a new array when asked to decrypt in place, which was most of the
+         * index thread's decryption at open. It only ever holds ciphertext.
+         */
+        private final byte[] sealed = new byte[1 << 16];
 
         Decrypting(InputStream in, Cipher cipher) {
             super(in);
@@ -400,10 +406,11 @@ public final class IndexGenerations {
 
         @Override
         public int read(byte[] b, int off, int len) throws IOException {
-            int n = in.read(b, off, len);
+            // A read may return fewer bytes than asked for: larger requests take several.
+            int n = in.read(sealed, 0, Math.min(len, sealed.length));
             if (n > 0) {
                 try {
-                    cipher.update(b, off, n, b, off);
+                    cipher.update(sealed, 0, n, b, off);
                 } catch (ShortBufferException e) {
                     throw new IllegalStateException(e);
                 }

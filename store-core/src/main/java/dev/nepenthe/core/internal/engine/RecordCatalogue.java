@@ -537,6 +537,9 @@ public final class RecordCatalogue {
 
     /** The join keys of a record's string metadata values: each whole value and each of its tokens. */
     private static Set<String> metadataKeys(VectorRecord r) {
+        if (r.metadata().isEmpty()) {
+            return Set.of(); // most records at open: no set to build and walk per record
+        }
         Set<String> keys = new HashSet<>();
         for (Object v : r.metadata().values()) {
             if (v instanceof String sv) {
