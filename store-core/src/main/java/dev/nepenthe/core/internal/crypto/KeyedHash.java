@@ -47,9 +47,9 @@ public final class KeyedHash {
 
     private static void update(Mac mac, String s) {
         byte[] b = s.getBytes(StandardCharsets.UTF_8);
-        // The length, big-endian, written out by hand: a ByteBuffer per part was a tenth of a
-        // new JVM's open (reconciliation hashes every record's fence before the JIT has inlined
-        // it away).
+        // The length, big-endian, written out by hand: a ByteBuffer per part was a tenth of the
+        // samples in a profile of a new JVM's open (reconciliation hashes two fences per record,
+        // much of it before the JIT removes the allocation).
         int n = b.length;
         mac.update(new byte[] {(byte) (n >>> 24), (byte) (n >>> 16), (byte) (n >>> 8), (byte) n});
         mac.update(b);
