@@ -55,19 +55,17 @@ class KeyedHashTest {
     private static byte[] layout(String kind, String... parts) throws IOException {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
         DataOutputStream out = new DataOutputStream(bytes);
-        for (String s : prepend(kind, parts)) {
-            byte[] b = s.getBytes(StandardCharsets.UTF_8);
-            out.writeInt(b.length);
-            out.write(b);
+        writePart(out, kind);
+        for (String s : parts) {
+            writePart(out, s);
         }
         return bytes.toByteArray();
     }
 
-    private static String[] prepend(String first, String[] rest) {
-        String[] all = new String[rest.length + 1];
-        all[0] = first;
-        System.arraycopy(rest, 0, all, 1, rest.length);
-        return all;
+    private static void writePart(DataOutputStream out, String s) throws IOException {
+        byte[] b = s.getBytes(StandardCharsets.UTF_8);
+        out.writeInt(b.length);
+        out.write(b);
     }
 
     private static String randomString(Random rnd, int len) {
