@@ -63,8 +63,11 @@ class ScalarCodesTest {
             double recall, double rerankRecall) {}
 
     static final Bounds[] BOUNDS = {
-        // worst seen: 0.616, 0.019, 0.0029, 0.64, 0.275, 0.690
-        new Bounds(1, 0.78, 0.035, 0.01, 0.85, 0.15, 0.55),
+        // worst seen: 0.616, 0.019, 0.0029, 0.64, 0.275, 0.690. The slope's deviation at one bit
+        // has a long tail on the skewed data: over 60 seeds per data kind and metric its median
+        // was 0.0082 and its 95th percentile 0.0235 (a normal spread of about 0.012), and one CI
+        // seed gave 0.041; 0.06 is five of those spreads (0.035, under three, failed about one CI run in 40).
+        new Bounds(1, 0.78, 0.06, 0.01, 0.85, 0.15, 0.55),
         // worst seen: 0.124, 0.003, 0.0002, 0.145, 0.695, 1.0
         new Bounds(4, 0.16, 0.01, 0.001, 0.19, 0.55, 0.97),
         // worst seen: 0.0122, 0.0002, 0.00002, 0.0133, 0.935, 1.0
