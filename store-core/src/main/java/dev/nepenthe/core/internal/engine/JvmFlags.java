@@ -14,8 +14,10 @@ import net.openhft.chronicle.map.ChronicleMap;
  * reaches into JDK internals for off-heap memory and compiles code at run time. Recommended,
  * logged when absent: {@code --add-modules=jdk.incubator.vector} (without it the scalar kernels
  * run, correct but slower) and {@code --enable-native-access=ALL-UNNAMED} (without it the forget
- * worker cannot lower its own priority). The full list is {@code <nepenthe.jvm.flags>} in the
- * root {@code pom.xml}; the launcher and the tests use it as it is.
+ * worker cannot lower its own priority, and large vector regions are not mapped in huge pages,
+ * see {@code NativeMemory}). {@code -XX:+UseTransparentHugePages} only speeds up an open. The full
+ * list is {@code <nepenthe.jvm.flags>} in the root {@code pom.xml}; the launcher and the tests
+ * use it as it is.
  */
 public final class JvmFlags {
 

@@ -1,5 +1,6 @@
 package dev.nepenthe.core.internal.engine;
 
+import dev.nepenthe.core.internal.memory.NativeMemory;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -62,7 +63,20 @@ final class VectorColumn {
             return;
         }
         MemorySegment[] grown = java.util.Arrays.copyOf(cs, need);
-        java.util.stream.IntStream.range(cs.length, need).parallel().forEach(i -> grown[i] = allocateChunk());
+        long chunkBytes = (mask + 1) * rowBytes;
+        long slabBytes = (need - cs.length) * chunkBytes;
+        if (slabBytes >= NativeMemory.HUGE_PAGE && NativeMemory.mapsHugePages()) {
+            // One mapped region sliced into the chunks: its huge pages span chunk boundaries,
+            // which a chunk of 1.5 MiB (1,024 rows of 384 floats) on its own could not use, and
+            // the kernel zeroes each page as the loaders (on every core) first write it. The
+            // region lives until its last chunk is unreachable.
+            MemorySegment slab = NativeMemory.allocate(slabBytes);
+            for (int i = cs.length; i < need; i++) {
+                grown[i] = slab.asSlice((i - cs.length) * chunkBytes, chunkBytes);
+            }
+        } else {
+            java.util.stream.IntStream.range(cs.length, need).parallel().forEach(i -> grown[i] = allocateChunk());
+        }
         chunks = grown;
     }
 
