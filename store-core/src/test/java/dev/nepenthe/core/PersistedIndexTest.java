@@ -60,6 +60,18 @@ class PersistedIndexTest {
         return hits.stream().map(h -> h.record().id() + "@" + h.score()).toList();
     }
 
+    /** Whether the generation files are all gone within 30 seconds. */
+    private boolean awaitNoGenerationFiles(Path data) throws Exception {
+        long deadline = System.nanoTime() + 30_000_000_000L;
+        while (!generationFiles(data).isEmpty()) {
+            if (System.nanoTime() > deadline) {
+                return false;
+            }
+            Thread.sleep(10);
+        }
+        return true;
+    }
+
     private List<Path> generationFiles(Path data) throws Exception {
         Path dir = data.resolve("collections");
         try (Stream<Path> s = Files.walk(dir)) {
@@ -202,7 +214,8 @@ class PersistedIndexTest {
             assertTrue(ForensicScan.indexOf(plain, needle) >= 0, "control: the decrypted copy holds r42's vector");
             assertTrue(c.delete(VectorRecord.DEFAULT_TENANT, "r42"));
             assertTrue(store.decryptIndexGeneration("c", copy) == null, "the generation's key was destroyed with the delete");
-            assertEquals(List.of(), generationFiles(tmp.resolve("data")), "and its file deleted");
+            // The file goes on a thread of its own once the key is gone; the close waits for it.
+            assertTrue(awaitNoGenerationFiles(tmp.resolve("data")), "and its file deleted: " + generationFiles(tmp.resolve("data")));
         }
         List<Path> now = generationFiles(tmp.resolve("data"));
         assertEquals(1, now.size(), "close wrote the next generation");

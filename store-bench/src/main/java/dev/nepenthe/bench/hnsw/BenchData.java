@@ -7,8 +7,8 @@ import java.util.Arrays;
 import org.roaringbitmap.RoaringBitmap;
 
 /**
- * The harnesses' data: seeded clustered vectors (L2) or the cached gcide MiniLM embeddings
- * (cosine), with held-out queries and exact answers.
+ * The harnesses' data: seeded clustered vectors (L2), seeded low-rank clusters (cosine) or the
+ * cached gcide MiniLM embeddings (cosine), with held-out queries and exact answers.
  */
 final class BenchData {
     final float[][] data;
@@ -34,7 +34,7 @@ final class BenchData {
     }
 
     /**
-     * The {@code data=} argument: {@code synthetic} (default) or {@code gcide}. For gcide the
+     * The {@code data=} argument: {@code synthetic} (default), {@code lowrank} or {@code gcide}. For gcide the
      * base is the first n rows of the cache and the queries its last {@code queryCount} rows
      * (definitions never inserted); the vectors are prepared for cosine (unit length), so every
      * engine may score them with a dot product.
@@ -45,6 +45,19 @@ final class BenchData {
             case "synthetic":
                 return new BenchData(a.i("seed", 7), n, queryCount, a.i("dim", defaultDim), a.i("clusters", 100),
                         a.d("spread", 0.3));
+            case "lowrank": {
+                // The open bench's data (100 clusters each near its own 16-dimensional plane, the
+                // low intrinsic dimension of real embeddings), prepared for cosine as gcide is.
+                int dim = a.i("dim", defaultDim);
+                int clusters = a.i("clusters", 100);
+                int rank = a.i("rank", 16);
+                double spread = a.d("spread", 0.3);
+                float[][] all = Datasets.lowRank(a.i("seed", 7), n + queryCount, dim, clusters, rank, spread);
+                java.util.stream.IntStream.range(0, all.length).parallel().forEach(i -> all[i] = Metric.COSINE.prepare(all[i]));
+                return new BenchData(Arrays.copyOf(all, n), Arrays.copyOfRange(all, n, n + queryCount), Metric.COSINE,
+                        String.format(java.util.Locale.ROOT, "seeded low-rank (%d clusters near %d-dimensional planes,"
+                                + " spread %.2f), d=%d, cosine", clusters, rank, spread, dim));
+            }
             case "gcide": {
                 java.nio.file.Path file = java.nio.file.Path.of(a.s("file",
                         dev.nepenthe.bench.data.GcideDataset.defaultFile().toString()));
@@ -65,7 +78,7 @@ final class BenchData {
                         + ", cosine (" + rows.length + " cached, queries are the last " + queryCount + ")");
             }
             default:
-                throw new IllegalArgumentException("data: expected synthetic or gcide, got '" + kind + "'");
+                throw new IllegalArgumentException("data: expected synthetic, lowrank or gcide, got '" + kind + "'");
         }
     }
 

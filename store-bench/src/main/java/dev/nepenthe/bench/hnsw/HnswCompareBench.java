@@ -59,8 +59,8 @@ import java.util.concurrent.Executors;
  */
 public final class HnswCompareBench {
 
-    static final String USAGE = "hnsw-compare [data=synthetic|gcide] [file=CACHE] [n=100000] [dim=128]"
-            + " [queries=1000] [m=16] [efc=100] [k=10] [clusters=100] [spread=0.3] [seed=7]"
+    static final String USAGE = "hnsw-compare [data=synthetic|lowrank|gcide] [file=CACHE] [n=100000] [dim=128]"
+            + " [queries=1000] [m=16] [efc=100] [k=10] [clusters=100] [rank=16 (lowrank)] [spread=0.3] [seed=7]"
             + " [efs=10,16,24,32,48,64,96,128,192,256,384,512] [engines=nepenthe,lucene,jvector,hnswlib,faiss]"
             + " [quantized=false] [threads=1,2,4] [buildThreads=0] [rounds=5] [oversample=3] [pqSubspaces=dim/4]"
             + " [python=/usr/bin/python3] [pythonDir=store-bench/src/main/python]\n"
@@ -76,7 +76,7 @@ public final class HnswCompareBench {
             "nepenthe-int8-beam", "nepenthe-offheap", "nepenthe-int8-offheap", "lucene",
             "lucene-util", "lucene-int7", "lucene-bbq", "jvector", "jvector-pq", "hnswlib", "faiss", "faiss-sq8");
     private static final Set<String> ARGUMENTS = Set.of("data", "file", "n", "dim", "queries", "m", "efc", "k",
-            "clusters", "spread", "seed", "efs", "engines", "quantized", "threads", "rounds", "oversample",
+            "clusters", "rank", "spread", "seed", "efs", "engines", "quantized", "threads", "rounds", "oversample",
             "pqSubspaces", "python", "pythonDir", "buildThreads");
     static final double[] SCALING_TARGETS = {0.95, 0.99};
     private static final Map<String, String> PEER_BUILDS = Map.of(

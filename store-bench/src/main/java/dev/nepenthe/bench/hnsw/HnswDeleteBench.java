@@ -25,7 +25,7 @@ import org.roaringbitmap.RoaringBitmap;
  */
 public final class HnswDeleteBench {
 
-    static final String USAGE = "hnsw-delete [data=synthetic|gcide] [n=100000] [dim=384] [queries=500] [m=16]"
+    static final String USAGE = "hnsw-delete [data=synthetic|lowrank|gcide] [n=100000] [dim=384] [queries=500] [m=16]"
             + " [efc=100] [k=10] [clusters=100] [spread=0.3] [seed=7] [stages=0.001,0.01,0.1,0.5] [efs=32,64,128]"
             + " [threads=2] [batch=1] [lucene=true] [hnswlib=true] [repairEf=48] [rebuildSeeds=3]";
 

@@ -37,7 +37,7 @@ final class GrowthPlot {
         CombinedDomainXYPlot plot = new CombinedDomainXYPlot(records);
         plot.setGap(12);
         plot.add(panel("seconds", true, rows, new String[] {"load", "clean open, new JVM (a restart)",
-            "clean open, the loading JVM", "forget 100 records (first, rotates)", "forget 100 records (median of the next)"},
+            "clean open, the loading JVM", "forget 100 records (first, rotates)", "forget 100 records (median of the next, each rotating)"},
                 List.of(OpenBench.Row::loadS, r -> r.fresh().openS(), OpenBench.Row::openS, OpenBench.Row::forgetS,
                         OpenBench.Row::laterForgetS)), 3);
         plot.add(panel("MB", true, rows, new String[] {"heap after open, new JVM", "RSS after open, new JVM"},

@@ -776,7 +776,10 @@ public final class CollectionEngine {
         }
     }
 
-    /** Destroys the persisted index generation, if any (its key, then its file). Under the writer mutex. */
+    /**
+     * Destroys the persisted index generation, if any: its key now, its file beside the caller
+     * (see {@code IndexGenerations.destroy}). Under the writer mutex.
+     */
     private void invalidateGeneration() {
         indexDirty = true;
         if (generations != null) {
@@ -1112,6 +1115,10 @@ public final class CollectionEngine {
             }
             closed = true;
             persistIndex();
+            if (generations != null) {
+                // A closed collection leaves no destroyed generation's file behind it.
+                generations.awaitDeletions();
+            }
             try {
                 if (text != null) {
                     text.commitAndClose();

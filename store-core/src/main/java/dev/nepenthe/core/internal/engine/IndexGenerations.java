@@ -39,9 +39,10 @@ import javax.crypto.ShortBufferException;
  * structure, so it cannot be sealed per subject the way segments are. Each generation is
  * encrypted (AES-256-CTR) under a key of its own in the keystore. Whenever records leave the
  * index (a delete, a subject drop, a forget's cleanup) the current generation's key is
- * destroyed and its file deleted before the index changes ({@link #invalidate}): from then on
- * any copy of that file (a backup of the data folder, a disk block, a file a crash left) is
- * ciphertext without a key. So a generation on disk never holds a vector whose record was
+ * destroyed before the index changes ({@link #invalidate}), and its file deleted right after on
+ * a thread of its own: from then on any copy of that file (a backup of the data folder, a disk
+ * block, a file a crash left, the file itself until its deletion ends) is ciphertext without a
+ * key. So a generation on disk never holds a vector whose record was
  * removed after it was written; a new one is written at the next clean close or checkpoint
  * ({@link #write}), and until then an open after a crash rebuilds from the records.
  *
@@ -79,6 +80,8 @@ public final class IndexGenerations {
     private final VectorIndexFactory factory;
     private final IndexConfig config;
     private final SecureRandom random = new SecureRandom();
+    /** Threads deleting destroyed generations' files (see {@link #destroy}); a few at most. */
+    private final List<Thread> deleting = new ArrayList<>();
     /** The generation whose file holds the index as the collection serves it, or null. */
     private Generation current;
     private long lastNumber;
@@ -159,6 +162,8 @@ public final class IndexGenerations {
             }
             destroy(g);
         }
+        // An open leaves no file it gave up on behind it: the deletions are waited for here.
+        awaitDeletions();
         return new Outcome(loaded, loaded == null ? why : null);
     }
 
@@ -265,9 +270,9 @@ public final class IndexGenerations {
     }
 
     /**
-     * Makes the current generation unreadable: its key destroyed (and the keystore synced),
-     * then its file deleted. Called before records leave the index. Does nothing when there is
-     * none.
+     * Makes the current generation unreadable: its key destroyed (and the keystore synced)
+     * before this returns, then its file deleted beside the caller. Called before records leave
+     * the index. Does nothing when there is none.
      *
      * @return whether a generation was destroyed
      */
@@ -291,10 +296,52 @@ public final class IndexGenerations {
         return current == null ? null : current.file;
     }
 
+    /**
+     * Destroys the generation's key (the keystore synced), then deletes its file beside the
+     * caller: once the key is gone the file is ciphertext nothing can read, and deleting it is
+     * housekeeping, but not a cheap one (unlinking a 2 GB generation and syncing its folder took
+     * about half a second here, which a delete or a forget's cleanup paid under the writer
+     * mutex). {@link #awaitDeletions} waits for it; the close and a retirement do; a file a
+     * crash leaves behind has no key and the next {@link #open} deletes it.
+     */
     private void destroy(Generation g) throws IOException {
         keystore.destroy(keyName(g.keyId), true);
-        Files.deleteIfExists(g.file);
-        ChecksummedFiles.fsyncDirectory(dir);
+        Path file = g.file;
+        synchronized (deleting) {
+            deleting.removeIf(t -> !t.isAlive());
+            deleting.add(Thread.ofPlatform().name("nepenthe-index-file-delete").daemon().start(() -> {
+                try {
+                    Files.deleteIfExists(file);
+                    ChecksummedFiles.fsyncDirectory(dir);
+                } catch (IOException | RuntimeException e) {
+                    LOG.log(System.Logger.Level.WARNING, "could not delete the index generation file {0}; its key is"
+                            + " destroyed, so it is unreadable, and the next open deletes it: {1}", file, e.toString());
+                }
+            }));
+        }
+    }
+
+    /** Waits until every file deletion {@link #destroy} started has ended. */
+    public void awaitDeletions() {
+        List<Thread> running;
+        synchronized (deleting) {
+            running = List.copyOf(deleting);
+            deleting.clear();
+        }
+        boolean interrupted = false;
+        for (Thread t : running) {
+            while (true) {
+                try {
+                    t.join();
+                    break;
+                } catch (InterruptedException e) {
+                    interrupted = true; // a deletion is short; finish waiting, then pass the interrupt on
+                }
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     /**
@@ -325,6 +372,8 @@ public final class IndexGenerations {
     public synchronized void retire() throws IOException {
         retired = true;
         invalidate();
+        // The folder is deleted next: no deletion of ours may still be running in it.
+        awaitDeletions();
     }
 
     /**
