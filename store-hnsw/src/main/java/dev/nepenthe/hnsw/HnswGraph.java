@@ -718,60 +718,60 @@ final class HnswGraph {
 
     /** Drops every reverse list; {@link #rebuildReverse} recomputes them from the forward lists. */
     void rebuildReverse() {
-        // Only at load, before the graph is published: no locks, and each reverse list sized
-        // from a first pass that counts in-links into one flat array per layer, instead of grown
-        // by doubling link by link.
-        int top = 0;
+        // Only at load, before the graph is published: no locks. Per layer, the in-links are
+        // counted, laid out flat by target (a prefix sum of the counts) and then copied into each
+        // target's own list, sized to fit. Appending link by link to each target's list instead
+        // chased two references per link (the target's table of layers, then its list) at
+        // random across a million objects: 6 s of a 1M-node load, against about 1 s this way.
+        // The lists come out in the same order: sources ascending.
+        int top = -1;
         for (int s = 0; s < highWater; s++) {
             reverse[s] = states[s] == FREE ? null : new int[levels[s] + 1][];
             if (states[s] != FREE) {
                 top = Math.max(top, levels[s]);
             }
         }
-        int[][] inLinks = new int[top + 1][];
-        for (int s = 0; s < highWater; s++) {
-            if (states[s] == FREE) {
-                continue;
-            }
-            for (int l = 0; l <= levels[s]; l++) {
-                int[] a = listArray(s, l);
-                int base = listBase(s, l);
-                int[] counts = inLinks[l];
-                if (counts == null) {
-                    inLinks[l] = counts = new int[highWater];
+        for (int l = 0; l <= top; l++) {
+            int[] start = new int[highWater + 1];
+            for (int s = 0; s < highWater; s++) {
+                if (states[s] == FREE || levels[s] < l) {
+                    continue;
                 }
-                for (int i = 0, deg = degree(a, base); i < deg; i++) {
-                    int n = a[base + 1 + i];
-                    if (n >= 0) {
-                        counts[n]++;
-                    }
-                }
-            }
-        }
-        for (int s = 0; s < highWater; s++) {
-            if (reverse[s] != null) {
-                for (int l = 0; l < reverse[s].length; l++) {
-                    int counted = inLinks[l] == null ? 0 : inLinks[l][s];
-                    if (counted > 0) {
-                        // Room for the count, the links, and one more before the first growth.
-                        reverse[s][l] = new int[Math.max(8, counted + 2)];
-                    }
-                }
-            }
-        }
-        for (int s = 0; s < highWater; s++) {
-            if (states[s] == FREE) {
-                continue;
-            }
-            for (int l = 0; l <= levels[s]; l++) {
                 int[] a = listArray(s, l);
                 int base = listBase(s, l);
                 for (int i = 0, deg = degree(a, base); i < deg; i++) {
                     int n = a[base + 1 + i];
                     if (n >= 0) {
-                        int[] r = reverse[n][l];
-                        r[1 + r[0]++] = s;
+                        start[n + 1]++;
                     }
+                }
+            }
+            for (int s = 0; s < highWater; s++) {
+                start[s + 1] += start[s];
+            }
+            int[] flat = new int[start[highWater]];
+            int[] fill = Arrays.copyOf(start, highWater);
+            for (int s = 0; s < highWater; s++) {
+                if (states[s] == FREE || levels[s] < l) {
+                    continue;
+                }
+                int[] a = listArray(s, l);
+                int base = listBase(s, l);
+                for (int i = 0, deg = degree(a, base); i < deg; i++) {
+                    int n = a[base + 1 + i];
+                    if (n >= 0) {
+                        flat[fill[n]++] = s;
+                    }
+                }
+            }
+            for (int s = 0; s < highWater; s++) {
+                int counted = start[s + 1] - start[s];
+                if (counted > 0) {
+                    // Room for the count, the links, and one more before the first growth.
+                    int[] r = new int[Math.max(8, counted + 2)];
+                    r[0] = counted;
+                    System.arraycopy(flat, start[s], r, 1, counted);
+                    reverse[s][l] = r;
                 }
             }
         }
@@ -916,5 +916,29 @@ final class HnswGraph {
 
     void setLabel(int slot, int label) {
         labels[slot] = label;
+    }
+
+    /**
+     * The smallest label of the live nodes other than {@code target} that link to it on layer
+     * 0, {@link Integer#MAX_VALUE} if there is none; the scan stops at the first label below
+     * {@code below} and returns it (the certificate then needs no more). Reads the reverse list
+     * in place, where {@link #reverseNeighbors} copies it.
+     */
+    int smallestInLabel(int target, int below) {
+        synchronized (reverseLocks[target & (LOCK_STRIPES - 1)]) {
+            int[][] perLevel = reverse[target];
+            int[] r = perLevel == null ? null : perLevel[0];
+            int smallest = Integer.MAX_VALUE;
+            for (int i = 1, n = r == null ? 0 : r[0]; i <= n; i++) {
+                int u = r[i];
+                if (u != target && isLive(u) && labels[u] < smallest) {
+                    smallest = labels[u];
+                    if (smallest < below) {
+                        break;
+                    }
+                }
+            }
+            return smallest;
+        }
     }
 }

@@ -48,9 +48,12 @@ public final class HnswIndex implements VectorIndex {
      * 2 added the quantization mode and rerank depth; version 1 files still load (as float
      * graphs). 3 added the reachability labels; version 2 files still load, and their first
      * removal walks the graph to label it, as before. 4 stores a quantized graph's codes beside
-     * its vectors; a version 3 file's codes are encoded again at load.
+     * its vectors; a version 3 file's codes are encoded again at load. 5 spaces the reachability
+     * labels (see HnswRepairer.LABEL_STEP) in 4's layout: a version 3 or 4 file's labels still
+     * certify, but each forget raised thousands of them, so they are dropped at load and the
+     * first removal walks the graph to label it.
      */
-    static final int VERSION = 4;
+    static final int VERSION = 5;
     static final int OLDEST_VERSION = 1;
 
     private final int dim;
@@ -712,7 +715,7 @@ public final class HnswIndex implements VectorIndex {
     }
 
     /*
-     * File body, version 4 (inside the ChecksummedFiles envelope, big-endian):
+     * File body, version 5 (inside the ChecksummedFiles envelope, big-endian):
      *   int dim, byte metric, int M, int efConstruction, int efSearch, double levelMultiplier,
      *   int repairEf, long seed, byte quantization (0 none, 1 int8), int rerank,
      *   int capacity, int highWater, int entrySlot, int entryLevel,
@@ -730,8 +733,9 @@ public final class HnswIndex implements VectorIndex {
      * The labels are stored because making them costs a walk over layer 0 (at 1M nodes, about a
      * second: the first forget after every open paid it); the loader checks the certificate they
      * claim in one pass over the links, not a walk, and drops labels that do not certify.
-     * Version 3 is the same without the codes, version 2 also without the labels. Version 1 is
-     * also without the quantization byte and rerank: it loads as a float graph.
+     * Version 4 is the same with labels one apart, 3 also without the codes, 2 also without the
+     * labels. Version 1 is also without the quantization byte and rerank: it loads as a float
+     * graph.
      */
     @Override
     public void save(Path file) throws IOException {
@@ -841,6 +845,12 @@ public final class HnswIndex implements VectorIndex {
     private static void checkLoadedStructure(int[][][] lists, int entrySlot, int entryLevel, int live) {
         int top = -1;
         int[] seen = new int[lists.length];
+        // Each slot's top layer (-1: no node) in one flat array: looking a link's target up in
+        // {@code lists} would chase a reference per link at random across every node's lists.
+        byte[] topLayer = new byte[lists.length];
+        for (int s = 0; s < lists.length; s++) {
+            topLayer[s] = (byte) (lists[s] == null ? -1 : lists[s].length - 1);
+        }
         int stamp = 0;
         for (int s = 0; s < lists.length; s++) {
             if (lists[s] == null) {
@@ -857,13 +867,9 @@ public final class HnswIndex implements VectorIndex {
                     if (n == s) {
                         throw new IllegalArgumentException("slot " + s + " layer " + l + " links to itself");
                     }
-                    if (lists[n] == null) {
+                    if (topLayer[n] < l) {
                         throw new IllegalArgumentException("slot " + s + " layer " + l + " links to slot " + n
-                                + ", which holds no node");
-                    }
-                    if (lists[n].length <= l) {
-                        throw new IllegalArgumentException("slot " + s + " layer " + l + " links to slot " + n
-                                + ", whose top layer is " + (lists[n].length - 1));
+                                + (topLayer[n] < 0 ? ", which holds no node" : ", whose top layer is " + topLayer[n]));
                     }
                 }
             }
@@ -1022,7 +1028,7 @@ public final class HnswIndex implements VectorIndex {
                         labels[s] = in.readInt();
                     }
                 }
-                if (!certifies(lists, labels, entrySlot)) {
+                if (version < 5 || !certifies(lists, labels, entrySlot)) {
                     labels = null; // the first removal walks the graph and labels it, as without them
                 }
             }

@@ -468,8 +468,8 @@ final class HnswRepairer {
      * Proves, after a removal, that every live node is still reachable on layer 0, at the cost
      * of the nodes the removal touched rather than a walk over the graph. The certificate: each
      * live node but the entry point has an in-neighbour with a smaller label (a walk labels the
-     * graph with discovery depths), so following smaller labels always ends at the entry point.
-     * Only nodes that lost a layer-0 in-link, and new nodes, can break it (the graph records
+     * graph with discovery depths, spaced by {@link #LABEL_STEP}), so following smaller labels
+     * always ends at the entry point. Only nodes that lost a layer-0 in-link, and new nodes, can break it (the graph records
      * them); each is checked against its in-neighbours (the reverse lists), a node with no
      * smaller in-neighbour is relabelled above its smallest one, and the nodes that may have
      * leaned on it are checked in turn. A node with no live in-neighbour at all, a relabelling
@@ -508,16 +508,12 @@ final class HnswRepairer {
             if (s == ep || !g.isLive(s)) {
                 continue;
             }
-            int smallest = Integer.MAX_VALUE;
-            for (int u : g.reverseNeighbors(s, 0)) {
-                if (u != s && g.isLive(u)) {
-                    smallest = Math.min(smallest, g.label(u));
-                }
-            }
+            int before = g.label(s);
+            int smallest = g.smallestInLabel(s, before);
             if (smallest == Integer.MAX_VALUE) {
                 return connectUnreachable(); // no live in-link: stranded
             }
-            if (smallest < g.label(s)) {
+            if (smallest < before) {
                 continue;
             }
             g.setLabel(s, smallest + 1);
@@ -525,14 +521,35 @@ final class HnswRepairer {
             if (++raised > budget) {
                 return connectUnreachable();
             }
-            for (int t : g.neighbors(s, 0)) {
-                if (g.isLive(t) && g.label(t) <= smallest + 1) {
-                    queue.add(t);
+            // Only an out-neighbour labelled above s's old label can have leaned on s, and only
+            // one s's new label no longer stays below has lost it. Checking every out-neighbour
+            // up to the new label also revisited nodes s never certified (at 1M nodes, half of a
+            // forget's 0.4 to 2 million checks).
+            int[] out = g.listArray(s, 0);
+            int base = g.listBase(s, 0);
+            for (int j = 0, deg = HnswGraph.degree(out, base); j < deg; j++) {
+                int t = out[base + 1 + j];
+                if (t >= 0) {
+                    int lt = g.label(t);
+                    if (lt > before && lt <= smallest + 1 && g.isLive(t)) {
+                        queue.add(t);
+                    }
                 }
             }
         }
         return 0;
     }
+
+    /**
+     * The gap a walk leaves between the labels of one depth and the next. Most of a large graph
+     * sits at depths whose nodes have one in-neighbour a depth above them; a node that loses it
+     * is raised just above its smallest in-neighbour, usually one of its own depth. With depths
+     * one apart that raise reached the next depth, whose nodes had leaned on it and were raised
+     * in turn: at 1M nodes a forget of 100 records raised 17,000 to 91,000 nodes (0.15 to 0.56 s
+     * of the forget, BENCHMARKS.md, issue 19). A gap absorbs raises until they have stacked up
+     * that many times within one depth.
+     */
+    static final int LABEL_STEP = 16;
 
     /** Whether the last pass reached every live node (so its labels certify them all). */
     private boolean lastPassReachedAll;
@@ -590,8 +607,8 @@ final class HnswRepairer {
 
     /**
      * Breadth-first walk of layer 0 from {@code from}, adding what it reaches to {@code reached}
-     * and labelling each node one more than the node it was found from. From the entry point
-     * the labels are the nodes' depths, bounded by the graph's diameter. A depth-first walk's
+     * and labelling each node {@link #LABEL_STEP} more than the node it was found from. From the
+     * entry point the labels are the nodes' depths times the step. A depth-first walk's
      * labels follow one long path instead: at 1M nodes, a forget of 100 early-inserted records
      * (hubs near the entry point) raised over 125,000 of them and walked the graph again, where
      * depths raised 15,000 to 50,000 and never walked (BENCHMARKS.md, issue 19). At 60,000
@@ -615,8 +632,8 @@ final class HnswRepairer {
                 int n = arr[base + 1 + i];
                 if (n >= 0 && !reached.get(n)) {
                     reached.set(n);
-                    // Discovered from v: one more than v, so v certifies it (see certifyReachability).
-                    g.setLabel(n, g.label(v) + 1);
+                    // Discovered from v: a step above v, so v certifies it (see certifyReachability).
+                    g.setLabel(n, g.label(v) + LABEL_STEP);
                     if (tail == queue.length) {
                         queue = java.util.Arrays.copyOf(queue, tail * 2);
                     }

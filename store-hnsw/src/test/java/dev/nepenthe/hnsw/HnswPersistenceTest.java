@@ -266,6 +266,18 @@ class HnswPersistenceTest {
         HnswIndex walked = HnswIndex.load(new IndexConfig(8, Metric.L2), unlabelled);
         assertTrue(!walked.graph().labelsValid());
         assertEquals(1, walksForThreeRemovals(walked));
+
+        // A version 4 file's labels (depths one apart) still certify, but are dropped at load
+        // so that a walk spaces them: the same bytes, but for the version, walk once.
+        int versionAt = 4 + 2 + HnswIndex.FORMAT.length();
+        assertEquals(HnswIndex.VERSION, java.nio.ByteBuffer.wrap(bytes, versionAt, 4).getInt());
+        byte[] v4 = bytes.clone();
+        java.nio.ByteBuffer.wrap(v4, versionAt, 4).putInt(4);
+        Path older = dir.resolve("v4.hnsw");
+        writeWithFreshChecksum(older, v4);
+        HnswIndex relabelled = HnswIndex.load(new IndexConfig(8, Metric.L2), older);
+        assertTrue(!relabelled.graph().labelsValid());
+        assertEquals(1, walksForThreeRemovals(relabelled));
     }
 
     /**

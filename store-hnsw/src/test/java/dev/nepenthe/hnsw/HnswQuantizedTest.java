@@ -384,7 +384,7 @@ class HnswQuantizedTest {
         int body = versionAt + 4 + 16;
         int quantizationAt = body + 37; // dim, metric, M, efConstruction, efSearch, levelMultiplier, repairEf, seed
         int labelsAt = bytes.length - 12 - 4 * 300 - 1; // the flag, one label per node, then the footer
-        assertEquals(4, java.nio.ByteBuffer.wrap(bytes, versionAt, 4).getInt());
+        assertEquals(HnswIndex.VERSION, java.nio.ByteBuffer.wrap(bytes, versionAt, 4).getInt());
         assertEquals(0, bytes[quantizationAt], "a float graph's quantization byte");
         assertEquals(1, bytes[labelsAt], "the labels flag");
         byte[] v1 = new byte[labelsAt - 5 + 12];
@@ -477,7 +477,7 @@ class HnswQuantizedTest {
         Path file = dir.resolve("v4.hnsw");
         index.save(file);
         byte[] bytes = Files.readAllBytes(file);
-        assertEquals(4, java.nio.ByteBuffer.wrap(bytes, VERSION_AT, 4).getInt());
+        assertEquals(HnswIndex.VERSION, java.nio.ByteBuffer.wrap(bytes, VERSION_AT, 4).getInt());
         int stride = index.graph().codec().stride();
         byte[] v3 = withoutCodes(bytes, 16, stride);
         assertEquals(bytes.length - 597 * stride, v3.length, "one code per live node cut");

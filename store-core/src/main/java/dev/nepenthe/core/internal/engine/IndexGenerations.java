@@ -17,9 +17,12 @@ import java.io.FilterOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.nio.channels.FileChannel;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -311,6 +314,7 @@ public final class IndexGenerations {
             deleting.removeIf(t -> !t.isAlive());
             deleting.add(Thread.ofPlatform().name("nepenthe-index-file-delete").daemon().start(() -> {
                 try {
+                    shrink(file);
                     Files.deleteIfExists(file);
                     ChecksummedFiles.fsyncDirectory(dir);
                 } catch (IOException | RuntimeException e) {
@@ -318,6 +322,28 @@ public final class IndexGenerations {
                             + " destroyed, so it is unreadable, and the next open deletes it: {1}", file, e.toString());
                 }
             }));
+        }
+    }
+
+    /** What {@link #shrink} cuts off a file at a time. */
+    private static final long SHRINK_STEP = 64L << 20;
+
+    /**
+     * Cuts a destroyed generation's file down from its end, a step at a time, before it is
+     * unlinked. Unlinking a freshly written 2 GB file in one go kept the file system busy for
+     * about a second, and every fsync meanwhile waited for it: the forget that destroyed the
+     * generation spent 0.5 to 0.8 s in its own checkpoint's fsyncs, against 0.12 to 0.15 s with
+     * the file cut in steps, each a short change a waiting fsync gets in between (1M records,
+     * BENCHMARKS.md, issue 19).
+     */
+    private static void shrink(Path file) throws IOException {
+        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.WRITE)) {
+            for (long size = ch.size(); size > 0; ) {
+                size = Math.max(0, size - SHRINK_STEP);
+                ch.truncate(size);
+            }
+        } catch (NoSuchFileException e) {
+            // Gone already: nothing to cut.
         }
     }
 
