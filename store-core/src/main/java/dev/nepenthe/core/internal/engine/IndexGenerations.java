@@ -313,6 +313,10 @@ public final class IndexGenerations {
         synchronized (deleting) {
             deleting.removeIf(t -> !t.isAlive());
             deleting.add(Thread.ofPlatform().name("nepenthe-index-file-delete").daemon().start(() -> {
+                // The work is the kernel's (freeing the file's cached pages and blocks), done on
+                // this thread's time: below the forget worker's priority, so the forget that
+                // destroyed the generation goes first.
+                BackgroundPriority.lowerCurrentThread(19);
                 try {
                     shrink(file);
                     Files.deleteIfExists(file);
