@@ -340,7 +340,7 @@ public final class IndexGenerations {
      * the file cut in steps, each a short change a waiting fsync gets in between (1M records,
      * BENCHMARKS.md, issue 19).
      */
-    private static void shrink(Path file) throws IOException {
+    private static void shrink(Path file) {
         try (FileChannel ch = FileChannel.open(file, StandardOpenOption.WRITE)) {
             for (long size = ch.size(); size > 0; ) {
                 size = Math.max(0, size - SHRINK_STEP);
@@ -348,6 +348,9 @@ public final class IndexGenerations {
             }
         } catch (NoSuchFileException e) {
             // Gone already: nothing to cut.
+        } catch (IOException e) {
+            // Only a courtesy to other writers: the unlink that follows still runs (and says so
+            // if it fails too).
         }
     }
 
