@@ -72,6 +72,8 @@ public final class HnswIndex implements VectorIndex {
     private int live;
     /** At most this many removal traces are kept (see {@link #verifyRemoval}); beyond, all are dropped. */
     static final int MAX_TRACES = 1 << 16;
+    /** The upper-layer beam of a search; 1 (greedy) only in tests, as their control. */
+    int upperBeam = HnswSearcher.UPPER_BEAM;
     /** At most this many touched slots are kept over all traces (about 8 MB). */
     static final long MAX_TRACED_SLOTS = 1L << 21;
     /**
@@ -444,8 +446,8 @@ public final class HnswIndex implements VectorIndex {
             }
             visitLimit = allowed;
         }
-        int ep = HnswSearcher.descend(layout, scorer, entry, 0, s);
-        boolean complete = HnswSearcher.searchLayer(layout, scorer, new int[] {ep}, 1, ef, 0, accept, -1, visitLimit, s);
+        int[] seeds = HnswSearcher.descendBeam(layout, scorer, entry, upperBeam, s);
+        boolean complete = HnswSearcher.searchLayer(layout, scorer, seeds, seeds.length, ef, 0, accept, -1, visitLimit, s);
         if (complete && s.results.size() < k && graph.entry() >= 0) {
             // Short: the descent may have ended on a node a removal was emptying under this walk
             // (its lists cleared), or on the old entry point of a removal that moved it. Walk
@@ -454,9 +456,10 @@ public final class HnswIndex implements VectorIndex {
             layout = graph.layout();
             scorer = layout.searchScorers().queryScorer(q);
             s.begin(layout.capacity);
-            ep = HnswSearcher.descend(layout, scorer, entry, 0, s);
+            seeds = HnswSearcher.descendBeam(layout, scorer, entry, upperBeam, s);
             int top = HnswGraph.entrySlot(entry);
-            int[] seeds = ep == top ? new int[] {ep} : new int[] {ep, top};
+            seeds = Arrays.copyOf(seeds, seeds.length + 1);
+            seeds[seeds.length - 1] = top;
             complete = HnswSearcher.searchLayer(layout, scorer, seeds, seeds.length, ef, 0, accept, -1, visitLimit, s);
         }
         if (!complete) {

@@ -1,6 +1,7 @@
 package dev.nepenthe.hnsw;
 
 import dev.nepenthe.core.index.Accept;
+import java.util.Arrays;
 
 /**
  * Walks an {@link HnswGraph}: the greedy descent through the upper layers and the beam search
@@ -46,6 +47,14 @@ final class HnswSearcher {
             scored = 0;
         }
     }
+
+    /**
+     * The upper-layer beam of a search ({@link #descendBeam}). On 100k low-rank clustered
+     * vectors (100 clusters), at efSearch 64, greedy left 7 of 1,000 queries with none of their
+     * ten neighbours and a beam of 2 left 3; beams of 4, 8 and 16 left none. A query then scored
+     * 643 vectors with greedy, 680 with 4 and 736 with 8.
+     */
+    static final int UPPER_BEAM = 4;
 
     private static final ThreadLocal<Scratch> SCRATCH = ThreadLocal.withInitial(Scratch::new);
 
@@ -107,6 +116,46 @@ final class HnswSearcher {
             ep = greedy(g, scorer, ep, l, s);
         }
         return ep;
+    }
+
+    /**
+     * Descends from the entry point to layer 0 with a beam of {@code width} on each upper layer
+     * instead of a single greedy walker, and returns the layer-0 entry slots, best first (at
+     * most {@code width}; empty if the graph is). On clustered data a greedy walker can settle
+     * in the wrong cluster of a sparse upper layer, and a layer-0 beam seeded there rarely
+     * crosses back; a few walkers on the upper layers keep the right cluster in reach for a
+     * few dozen extra scores. Width 1 is the plain greedy descent.
+     */
+    static int[] descendBeam(HnswGraph.Layout g, NodeScorer scorer, long entry, int width, Scratch s) {
+        int ep = HnswGraph.entrySlot(entry);
+        if (ep < 0) {
+            return new int[0];
+        }
+        int top = HnswGraph.entryLevel(entry);
+        if (width <= 1) {
+            return new int[] {descend(g, scorer, entry, 0, s)};
+        }
+        int[] entries = {ep};
+        int nEntries = 1;
+        for (int l = top; l > 0; l--) {
+            s.visited.reset(g.capacity);
+            searchLayer(g, scorer, entries, nEntries, width, l, Accept.ALL, -1, Long.MAX_VALUE, s);
+            int n = s.results.size();
+            if (n == 0) {
+                // Every node this layer's beam reached is being removed: keep the last entries,
+                // whose lists still route.
+                continue;
+            }
+            if (entries.length < n) {
+                entries = new int[n];
+            }
+            for (int i = n - 1; i >= 0; i--) {
+                entries[i] = s.results.pop();
+            }
+            nEntries = n;
+        }
+        s.visited.reset(g.capacity);
+        return nEntries == entries.length ? entries : Arrays.copyOf(entries, nEntries);
     }
 
     /**
