@@ -4,9 +4,10 @@ import dev.nepenthe.core.index.Accept;
 import java.util.Arrays;
 
 /**
- * Walks an {@link HnswGraph}: the greedy descent through the upper layers and the beam search
- * of one layer (the paper's SEARCH-LAYER, hnswlib's {@code searchBaseLayer}). The searcher
- * never changes the graph; the builder and the repairer use it to find candidates.
+ * Walks an {@link HnswGraph}: the descent through the upper layers (greedy, or a narrow beam
+ * for searches, see {@link #descendBeam}) and the beam search of one layer (the paper's
+ * SEARCH-LAYER, hnswlib's {@code searchBaseLayer}). The searcher never changes the graph; the
+ * builder and the repairer use it to find candidates.
  *
  * <p>It follows a {@link HnswGraph.Layout}'s lists and scores with a {@link NodeScorer} made
  * from that same layout's {@link HnswGraph.Layout#scorers() scorers}: a query scorer for a
@@ -50,9 +51,9 @@ final class HnswSearcher {
 
     /**
      * The upper-layer beam of a search ({@link #descendBeam}). On 100k low-rank clustered
-     * vectors (100 clusters), at efSearch 64, greedy left 7 of 1,000 queries with none of their
-     * ten neighbours and a beam of 2 left 3; beams of 4, 8 and 16 left none. A query then scored
-     * 643 vectors with greedy, 680 with 4 and 736 with 8.
+     * vectors (100 clusters), at efSearch 64, greedy left 8 of 1,000 queries with at most one
+     * of their ten neighbours and a beam of 2 left 3; beams of 4, 8 and 16 left none. A query
+     * then scored 643 vectors with greedy, 680 with 4 and 736 with 8 (docs/BENCHMARKS.md).
      */
     static final int UPPER_BEAM = 4;
 

@@ -12,8 +12,10 @@
  *       one than to the list's owner (Lucene's rule), so lists stay full; re-running the
  *       heuristic over the whole list (hnswlib's rule) can halve a list, and measured on MiniLM
  *       embeddings it reached less recall for the vectors scored.</li>
- *   <li>{@link dev.nepenthe.hnsw.HnswSearcher}: greedy descent and the layer beam search, with an
- *       accept filter that keeps expanding until k accepted nodes are found. Each expanded
+ *   <li>{@link dev.nepenthe.hnsw.HnswSearcher}: the descent through the upper layers (greedy
+ *       for inserts and repairs, a beam of four for searches, which keeps clustered data's
+ *       queries out of the wrong cluster) and the layer beam search, with an accept filter
+ *       that keeps expanding until k accepted nodes are found. Each expanded
  *       node's unvisited neighbours are scored in one bulk call; the visited set is one bit per
  *       slot (it stays in cache) and is cleared by the words the search touched.</li>
  *   <li>{@link dev.nepenthe.hnsw.HnswRepairer}: removal and repair.</li>
