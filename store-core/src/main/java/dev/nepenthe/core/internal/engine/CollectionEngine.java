@@ -261,6 +261,7 @@ public final class CollectionEngine {
             throw e;
         }
         this.index = idx;
+        IndexWarmUp.startIfWorthIt(spec, idx.size(), indexFactory);
         this.indexRecovery = new OpenReport.IndexRecovery(persisted.loaded() != null,
                 persisted.loaded() == null ? -1 : persisted.loaded().generation(), added, removed,
                 persisted.rebuiltBecause(), (System.nanoTime() - started) / 1_000_000);
