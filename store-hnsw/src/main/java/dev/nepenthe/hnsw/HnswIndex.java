@@ -70,10 +70,10 @@ public final class HnswIndex implements VectorIndex {
     private static final java.lang.invoke.VarHandle ORD_TO_SLOT =
             java.lang.invoke.MethodHandles.arrayElementVarHandle(int[].class);
     private int live;
-    /** At most this many removal traces are kept (see {@link #verifyRemoval}); beyond, all are dropped. */
-    static final int MAX_TRACES = 1 << 16;
     /** The upper-layer beam of a search; 1 (greedy) only in tests, as their control. */
     int upperBeam = HnswSearcher.UPPER_BEAM;
+    /** At most this many removal traces are kept (see {@link #verifyRemoval}); beyond, all are dropped. */
+    static final int MAX_TRACES = 1 << 16;
     /** At most this many touched slots are kept over all traces (about 8 MB). */
     static final long MAX_TRACED_SLOTS = 1L << 21;
     /**
