@@ -19,7 +19,7 @@ import org.roaringbitmap.RoaringBitmap;
  * after a large collection opens, so that the first forget in a process runs compiled code.
  *
  * <p>Why: a restarted store's first forget took about twice as long as the ones after it (at 1M
- * records, 1.6 s against 0.6 to 0.7 s in the same process). The JIT had not yet compiled the
+ * records, 1.3 to 1.7 s against 0.7 to 0.9 s in the same process). The JIT had not yet compiled the
  * repair, the checker and the probe's filtered searches, and the searches it had compiled for
  * queries were recompiled when the repair's scorers reached the same loops (JFR: 72
  * deoptimizations during that first forget, 10 of them the layer search). Doing those calls
@@ -41,7 +41,10 @@ final class IndexWarmUp {
     static final int VECTORS = 4_000;
     /** Rounds of removal, check and probe: the JIT compiles a method after it has run a while. */
     static final int ROUNDS = 4;
-    /** The forget's probe knobs (see the forget's vector-residue probe); unknown keys are ignored. */
+    /**
+     * The knobs of a forget's vector-residue probe (CollectionEraser's PROBE_EF, PROBE_NPROBE and
+     * PROBE_RERANK); an index ignores the keys that are not its own.
+     */
     private static final SearchParams PROBE = new SearchParams(Map.of("efSearch", 512, "nprobe", 64, "rerank", 512));
 
     private static final Set<String> WARMED = ConcurrentHashMap.newKeySet();
