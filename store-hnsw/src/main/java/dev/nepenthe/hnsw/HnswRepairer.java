@@ -472,10 +472,10 @@ final class HnswRepairer {
      * always ends at the entry point. Only nodes that lost a layer-0 in-link, and new nodes, can
      * break it (the graph records them); each is checked against its in-neighbours (the reverse
      * lists), a node with no smaller in-neighbour is relabelled above its smallest one, and the
-     * nodes that may have leaned on it are checked in turn. A node with no live in-neighbour at all, a relabelling
-     * that runs on (nodes cut off together keep raising each other), a moved entry point, or
-     * more pending nodes than an eighth of the graph fall back to the full walk, which links
-     * stranded nodes back and relabels. Caller holds the writer gate exclusively.
+     * nodes that may have leaned on it are checked in turn. A node with no live in-neighbour at
+     * all, a relabelling that runs on (nodes cut off together keep raising each other), a moved
+     * entry point, or more pending nodes than an eighth of the graph fall back to the full walk,
+     * which links stranded nodes back and relabels. Caller holds the writer gate exclusively.
      *
      * @return how many stranded nodes were linked back (only a full walk links any)
      */

@@ -126,8 +126,9 @@ final class IndexWarmUp {
     private static float[] randomUnit(SplittableRandom rnd, int dim, float[] centre, double spread) {
         float[] v = new float[dim];
         double norm = 0;
+        double noise = centre == null ? 1 : spread / Math.sqrt(dim);
         for (int i = 0; i < dim; i++) {
-            double x = rnd.nextGaussian() * (centre == null ? 1 : spread / Math.sqrt(dim)) + (centre == null ? 0 : centre[i]);
+            double x = rnd.nextGaussian() * noise + (centre == null ? 0 : centre[i]);
             v[i] = (float) x;
             norm += x * x;
         }
