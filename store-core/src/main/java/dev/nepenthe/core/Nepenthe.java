@@ -37,6 +37,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -745,6 +746,30 @@ public final class Nepenthe implements AutoCloseable {
         return IndexGenerations.decrypt(file, keystore, context.hashes(), collection(collection).engine().id());
     }
 
+    /**
+     * Leaves beside the keys what the next open's reconciliation may skip: the collections that
+     * closed cleanly, each with the manifest its close left. A failure only costs the next open
+     * the full check, so it is logged, not thrown.
+     */
+    private void stampCleanClose() {
+        if (protocol == null) {
+            return;
+        }
+        Map<String, byte[]> manifests = new HashMap<>();
+        for (VectorCollection c : collections.values()) {
+            byte[] m = c.engine().storage().manifestAtClose();
+            if (m != null) {
+                manifests.put(c.engine().id(), m);
+            }
+        }
+        try {
+            protocol.stampCleanClose(manifests);
+        } catch (IOException | RuntimeException e) {
+            LOG.log(System.Logger.Level.WARNING, "the clean-close stamp was not written ({0}); the next open"
+                    + " reconciles every collection", e.getMessage());
+        }
+    }
+
     /** What reconciliation did when this store opened. */
     ForgetProtocol.ReconciliationReport reconciliation() {
         return protocol.reconciliation();
@@ -832,6 +857,7 @@ public final class Nepenthe implements AutoCloseable {
                 }
             }
         }
+        stampCleanClose();
         collections.clear();
         lock.release();
         lockChannel.close();

@@ -82,14 +82,26 @@ public final class ForgetProtocol implements Closeable {
     /** Set by a simulated crash (tests): the worker takes nothing more, as if the process had died. */
     private boolean crashed;
     private volatile boolean closing;
-    private ReconciliationReport reconciliation = new ReconciliationReport(0, 0, 0);
+    private ReconciliationReport reconciliation = new ReconciliationReport(0, 0, 0, 0);
+    private final Path keysFolder;
+    private final KeyedHash hashes;
+    /** Whether {@link #start} ran to its end: only then can a close vouch for the collections. */
+    private boolean started;
+    /** Whether the last {@link #close} saw the worker stop with nothing in hand. */
+    private boolean stoppedCleanly;
 
-    /** What reconciliation did at open: sealed operations re-verified, records removed again, operations resumed. */
-    public record ReconciliationReport(int sealedChecked, int resurrectedRemoved, int resumed) {}
+    /**
+     * What reconciliation did at open: sealed operations re-verified, records removed again,
+     * operations resumed, and collections not checked because they were opened over exactly the
+     * files their last clean close left, under the same fences ({@link ReconciliationStamp}).
+     */
+    public record ReconciliationReport(int sealedChecked, int resurrectedRemoved, int resumed, int collectionsSkipped) {}
 
     public ForgetProtocol(Path keysFolder, KeyedHash hashes, Keystore keystore, SigningKey signer,
             Supplier<List<CollectionEngine>> collections, int workerNice, ProbePolicy probePolicy) throws IOException {
         this.probePolicy = probePolicy;
+        this.keysFolder = keysFolder;
+        this.hashes = hashes;
         ScopeHashes scopeHashes = new ScopeHashes(hashes);
         OperationLog log = OperationLog.open(keysFolder.resolve("operations"));
         AnchoredLedger ledger;
@@ -168,7 +180,9 @@ public final class ForgetProtocol implements Closeable {
                 marking.blockEverywhere(op);
             }
         }
-        reconciliation = new ReconciliationReport(countSealed(), new Reconciliation(ctx).reconcile(), 0);
+        Map<String, byte[]> cleanClose = ReconciliationStamp.take(keysFolder, hashes, fenceDigest());
+        Reconciliation.Result reconciled = new Reconciliation(ctx).reconcile(cleanClose);
+        reconciliation = new ReconciliationReport(countSealed(), reconciled.removed(), 0, reconciled.skipped());
         for (LiveOperation op : ctx.operations.values()) {
             if (!op.pub.state.isSettled() && ctx.ledger.problem() == null) {
                 resumed++;
@@ -176,7 +190,25 @@ public final class ForgetProtocol implements Closeable {
             }
         }
         reconciliation = new ReconciliationReport(reconciliation.sealedChecked(), reconciliation.resurrectedRemoved(),
-                resumed);
+                resumed, reconciliation.collectionsSkipped());
+        started = true;
+    }
+
+    private byte[] fenceDigest() {
+        return ReconciliationStamp.fenceDigest(ctx.fences.sealed(), ctx.fences.lifted());
+    }
+
+    /**
+     * After a clean close of the whole store (this protocol and every collection closed without
+     * a failure), records what the next open's reconciliation may skip: {@code manifests} maps
+     * each collection's incarnation id to the manifest digest its close left. Writes nothing if
+     * this protocol did not start, its worker did not stop in time, or a simulated crash stopped
+     * it: that open's collections are all checked.
+     */
+    public synchronized void stampCleanClose(Map<String, byte[]> manifests) throws IOException {
+        if (started && stoppedCleanly && !crashed) {
+            ReconciliationStamp.write(keysFolder, hashes, fenceDigest(), manifests);
+        }
     }
 
     private int countSealed() {
@@ -639,6 +671,8 @@ public final class ForgetProtocol implements Closeable {
         try {
             if (!worker.awaitTermination(2, TimeUnit.MINUTES)) {
                 LOG.log(Level.WARNING, "the forget worker did not stop within 2 minutes; closing anyway");
+            } else {
+                stoppedCleanly = true;
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

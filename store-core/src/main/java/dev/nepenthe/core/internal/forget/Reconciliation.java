@@ -3,6 +3,7 @@ package dev.nepenthe.core.internal.forget;
 import dev.nepenthe.core.internal.crypto.KeyedHash;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -27,17 +28,24 @@ final class Reconciliation {
         this.ctx = ctx;
     }
 
+    /** Records removed again, and collections whose check a clean close's stamp let it skip. */
+    record Result(int removed, int skipped) {}
+
     /**
      * Re-verifies sealed operations against the live records: any record a sealed operation's
-     * fences name is removed again, and the removal is recorded as ctx.evidence. Returns how many.
+     * fences name is removed again, and the removal is recorded as ctx.evidence. A collection
+     * opened over exactly the files its last clean close left, under the same fences
+     * ({@code cleanClose}: incarnation id to that close's manifest digest, see
+     * {@link ReconciliationStamp}), is skipped: it holds no such record.
      */
-    int reconcile() throws IOException {
+    Result reconcile(Map<String, byte[]> cleanClose) throws IOException {
         Map<KeyedHash.Hash, String> hashed = ctx.fences.sealed();
         Map<KeyedHash.Hash, WriteFences.Lifted> lifted = ctx.fences.lifted();
         if (hashed.isEmpty() && lifted.isEmpty()) {
-            return 0;
+            return new Result(0, 0);
         }
         int removed = 0;
+        int skipped = 0;
         // Filled from several threads: the test runs over the records in parallel.
         Set<String> operations = new ConcurrentSkipListSet<>();
         // Each subject's fence hash once per pass, not once per record; dropped with the pass.
@@ -50,6 +58,11 @@ final class Reconciliation {
                     .filter(java.util.Objects::nonNull).mapToLong(Long::longValue).max().orElse(-1);
             if (highestFloor >= 0) {
                 c.ensureVersionAbove(highestFloor);
+            }
+            byte[] closedWith = cleanClose.get(collectionId);
+            if (closedWith != null && Arrays.equals(closedWith, c.engine().storage().manifestIfOpenedUnchanged())) {
+                skipped++;
+                continue;
             }
             removed += c.removeWhere((r, version) -> {
                 String op = ctx.fences.fencedBy(hashed, c.name(), r, subjectFences);
@@ -78,6 +91,6 @@ final class Reconciliation {
             LOG.log(Level.WARNING, "reconciliation removed {0} records that sealed forget operations had erased"
                     + " (a restored snapshot or a lost journal brought them back)", removed);
         }
-        return removed;
+        return new Result(removed, skipped);
     }
 }

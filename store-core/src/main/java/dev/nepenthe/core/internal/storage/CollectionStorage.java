@@ -206,6 +206,13 @@ public final class CollectionStorage implements Closeable {
     private int nextOrdinal;
     private long walBytes;
     private OpenReport openReport;
+    /**
+     * The manifest's digest when the open found exactly what those files hold (nothing replayed
+     * from the log, nothing the journal deletes); else null. See {@link #manifestIfOpenedUnchanged}.
+     */
+    private byte[] manifestUnchangedAtOpen;
+    /** The manifest's digest once {@link #close} finished cleanly; else null. */
+    private byte[] manifestAtClose;
     /** Set when the collection is dropped: its files are about to be deleted, nothing is written. */
     private boolean dropped;
     /** Set by a subject drop until {@link #purgeDeleted()} rebuilds the id map file. */
@@ -355,6 +362,9 @@ public final class CollectionStorage implements Closeable {
         // After a clean close over these very files, with nothing replayed or dropped since, the
         // map agrees with the records already; anything else (a crash, a restored snapshot, a
         // log to replay) checks it against them.
+        if (!removedStored && report[0].entries() == 0) {
+            manifestUnchangedAtOpen = manifestAtOpen;
+        }
         boolean trusted = !removedStored && report[0].entries() == 0 && manifestAtOpen != null
                 && Arrays.equals(idMap.closedWith(), closeStamp(manifestAtOpen)) && idMap.size() == byOrdinal.size();
         int repairs = trusted ? 0 : idMap.reconcile(liveHashes(), removedStored);
@@ -1095,10 +1105,29 @@ public final class CollectionStorage implements Closeable {
             if (!dropped) {
                 byte[] manifestNow = manifestDigest();
                 stamp = manifestNow == null ? stamp : closeStamp(manifestNow);
+                manifestAtClose = manifestNow;
             }
         } finally {
             closeQuietly(stamp);
         }
+    }
+
+    /**
+     * The digest of the manifest this open loaded, if the records it admitted are exactly what
+     * those files hold: nothing replayed from the write-ahead log, nothing the tombstone journal
+     * deletes. Null otherwise, or when there was no manifest. Reconciliation compares it with
+     * the digest a clean close recorded beside the keys ({@link #manifestAtClose}).
+     */
+    public byte[] manifestIfOpenedUnchanged() {
+        return manifestUnchangedAtOpen == null ? null : manifestUnchangedAtOpen.clone();
+    }
+
+    /**
+     * The digest of the manifest as a clean {@link #close} left it (everything checkpointed), or
+     * null before then, after a close that failed, or for a dropped collection.
+     */
+    public byte[] manifestAtClose() {
+        return manifestAtClose == null ? null : manifestAtClose.clone();
     }
 
     /**
