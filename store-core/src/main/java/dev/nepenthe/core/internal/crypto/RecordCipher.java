@@ -63,6 +63,34 @@ public final class RecordCipher {
         }
     }
 
+    /**
+     * Decrypts into {@code out} from its start and returns the plaintext's length: what an open
+     * does for every stored record, into one buffer per segment instead of an array per record.
+     * {@code out} must hold at least {@code sealed.length} bytes; on a failure it may hold part
+     * of a plaintext, so the caller zeros it either way.
+     *
+     * @throws AEADBadTagException if the ciphertext, its associated data or the key is wrong
+     */
+    public static int openInto(DataKey key, byte[] aad, byte[] sealed, byte[] out) throws AEADBadTagException {
+        if (sealed.length < NONCE + TAG) {
+            throw new AEADBadTagException("sealed message of " + sealed.length + " bytes is shorter than nonce and tag");
+        }
+        if (out.length < sealed.length) {
+            throw new IllegalArgumentException("output buffer of " + out.length + " bytes for a sealed message of "
+                    + sealed.length + " (expected at least as many)");
+        }
+        try {
+            Cipher c = GCM.get();
+            c.init(Cipher.DECRYPT_MODE, key.secretKey(), new GCMParameterSpec(TAG * 8, sealed, 0, NONCE));
+            c.updateAAD(aad);
+            return c.doFinal(sealed, NONCE, sealed.length - NONCE, out, 0);
+        } catch (AEADBadTagException e) {
+            throw e;
+        } catch (GeneralSecurityException e) {
+            throw new IllegalStateException("AES-GCM decryption failed", e);
+        }
+    }
+
     /** Associated data from hashes and a version: fixed layout, so nothing is ambiguous. */
     public static byte[] aad(KeyedHash.Hash subject, KeyedHash.Hash record, long version) {
         return ByteBuffer.allocate(KeyedHash.LENGTH * 2 + 8)

@@ -72,13 +72,25 @@ public final class RecordCodec {
      * @throws IOException when the bytes end early or hold an impossible count or an unknown tag
      */
     public static VectorRecord read(byte[] plain) throws IOException {
-        ByteBuffer in = ByteBuffer.wrap(plain);
+        return read(plain, plain.length, null);
+    }
+
+    /**
+     * Decodes a record from the first {@code length} bytes of {@code plain}. When
+     * {@code vectorScratch} has the vector's length, the vector is decoded into it and the record
+     * holds it: the caller takes the vector out (or copies it) before the next decode, and zeros it.
+     *
+     * @throws IOException when the bytes end early or hold an impossible count or an unknown tag
+     */
+    public static VectorRecord read(byte[] plain, int length, float[] vectorScratch) throws IOException {
+        ByteBuffer in = ByteBuffer.wrap(plain, 0, length);
         try {
             String id = readString(in);
             String tenant = readString(in);
             String subject = readNullable(in);
             SourceRef source = in.get() != 0 ? new SourceRef(readString(in), readString(in), in.getLong()) : null;
-            float[] v = new float[checkedCount(in.getInt(), "vector length")];
+            int dimension = checkedCount(in.getInt(), "vector length");
+            float[] v = vectorScratch != null && vectorScratch.length == dimension ? vectorScratch : new float[dimension];
             in.asFloatBuffer().get(v);
             in.position(in.position() + 4 * v.length);
             byte[] text = null;
@@ -107,7 +119,7 @@ public final class RecordCodec {
             }
             return RecordAccess.decoded(id, tenant, subject, source, v, text, metadata, List.of(derivedFrom));
         } catch (BufferUnderflowException e) {
-            throw new IOException("record ends early: " + plain.length + " bytes", e);
+            throw new IOException("record ends early: " + length + " bytes", e);
         }
     }
 

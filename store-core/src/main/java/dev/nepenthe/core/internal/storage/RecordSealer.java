@@ -15,6 +15,20 @@ public interface RecordSealer {
 
     byte[] open(DataKey key, byte[] aad, byte[] sealed) throws AEADBadTagException;
 
+    /**
+     * Opens into {@code out} (at least {@code sealed.length} bytes) and returns the plaintext's
+     * length. The caller zeros {@code out} after use, whatever happened.
+     */
+    default int openInto(DataKey key, byte[] aad, byte[] sealed, byte[] out) throws AEADBadTagException {
+        byte[] plain = open(key, aad, sealed);
+        try {
+            System.arraycopy(plain, 0, out, 0, plain.length);
+            return plain.length;
+        } finally {
+            java.util.Arrays.fill(plain, (byte) 0);
+        }
+    }
+
     /** AES-256-GCM with a fresh nonce per record (see {@link RecordCipher}). */
     RecordSealer AES_GCM = new RecordSealer() {
         @Override
@@ -25,6 +39,11 @@ public interface RecordSealer {
         @Override
         public byte[] open(DataKey key, byte[] aad, byte[] sealed) throws AEADBadTagException {
             return RecordCipher.open(key, aad, sealed);
+        }
+
+        @Override
+        public int openInto(DataKey key, byte[] aad, byte[] sealed, byte[] out) throws AEADBadTagException {
+            return RecordCipher.openInto(key, aad, sealed, out);
         }
     };
 }

@@ -81,6 +81,35 @@ class RecordCodecTest {
         }
     }
 
+    /**
+     * The open's path: a record decoded from the front of a larger buffer (whose tail holds
+     * another record's bytes) into a reused vector array when its length fits, else into one of
+     * its own; the oracle is the plain decode of the record's exact bytes.
+     */
+    @Test
+    void decodesFromTheFrontOfABufferIntoTheScratchVectorWhenItFits() throws IOException {
+        long seed = new Random().nextLong();
+        System.out.println("RecordCodecTest scratch seed " + seed);
+        Random rnd = new Random(seed);
+        byte[] buffer = new byte[1 << 16];
+        float[] scratch = new float[8];
+        for (int i = 0; i < 300; i++) {
+            VectorRecord written = randomRecord(rnd, i);
+            byte[] bytes = encode(written);
+            byte[] tail = encode(randomRecord(rnd, i + 1000));
+            System.arraycopy(bytes, 0, buffer, 0, bytes.length);
+            System.arraycopy(tail, 0, buffer, bytes.length, Math.min(tail.length, buffer.length - bytes.length));
+            VectorRecord read = RecordCodec.read(buffer, bytes.length, scratch);
+            assertEquals(RecordCodec.read(bytes), read, "seed " + seed + ", record " + i);
+            float[] v = dev.nepenthe.core.internal.record.RecordAccess.vectorUnsafe(read);
+            assertEquals(written.vector().length == scratch.length, v == scratch, "seed " + seed + ", record " + i);
+        }
+        byte[] bytes = encode(randomRecord(rnd, 0));
+        System.arraycopy(bytes, 0, buffer, 0, bytes.length);
+        IOException e = assertThrows(IOException.class, () -> RecordCodec.read(buffer, bytes.length - 1, scratch));
+        assertTrue(e.getMessage().contains("ends early"), e.getMessage());
+    }
+
     private static int[] bitsOf(float[] v) {
         int[] out = new int[v.length];
         for (int i = 0; i < v.length; i++) {

@@ -1,0 +1,46 @@
+package dev.nepenthe.core.internal.crypto;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import java.util.Arrays;
+import java.util.Random;
+import javax.crypto.AEADBadTagException;
+import org.junit.jupiter.api.Test;
+
+/** Opening into a buffer gives what opening into a new array gives, and refuses what it refuses. */
+class RecordCipherTest {
+
+    private static DataKey key(int seed) {
+        byte[] k = new byte[32];
+        Arrays.fill(k, (byte) seed);
+        return new DataKey(k);
+    }
+
+    @Test
+    void openIntoAgreesWithOpenAndRefusesAWrongKeyOrAad() throws Exception {
+        long seed = new Random().nextLong();
+        System.out.println("RecordCipherTest seed " + seed);
+        Random rnd = new Random(seed);
+        DataKey key = key(1);
+        byte[] aad = {1, 2, 3};
+        byte[] out = new byte[8192];
+        for (int i = 0; i < 100; i++) {
+            byte[] plain = new byte[rnd.nextInt(3000)];
+            rnd.nextBytes(plain);
+            byte[] sealed = RecordCipher.seal(key, aad, plain);
+            int n = RecordCipher.openInto(key, aad, sealed, out);
+            assertEquals(plain.length, n, "seed " + seed);
+            assertArrayEquals(RecordCipher.open(key, aad, sealed), Arrays.copyOf(out, n), "seed " + seed);
+            assertArrayEquals(plain, Arrays.copyOf(out, n), "seed " + seed);
+        }
+        byte[] sealed = RecordCipher.seal(key, aad, new byte[100]);
+        assertThrows(AEADBadTagException.class, () -> RecordCipher.openInto(key(2), aad, sealed, out));
+        assertThrows(AEADBadTagException.class, () -> RecordCipher.openInto(key, new byte[] {9}, sealed, out));
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> RecordCipher.openInto(key, aad, sealed, new byte[sealed.length - 1]));
+        assertEquals("output buffer of " + (sealed.length - 1) + " bytes for a sealed message of " + sealed.length
+                + " (expected at least as many)", e.getMessage());
+    }
+}
