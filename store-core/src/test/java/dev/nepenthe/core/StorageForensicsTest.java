@@ -89,6 +89,42 @@ class StorageForensicsTest {
         }
     }
 
+    /**
+     * A keystore file restored from before a subject's forget brings the subject's key back; the
+     * deletion journal still records the drop, so the next open destroys the key again, and only
+     * that key. The control: the restored file does hold both subjects' keys before the open.
+     */
+    @Test
+    void aForgottenSubjectsKeyARestoredKeystoreBringsBackIsDestroyedAtOpen() throws Exception {
+        Path data = tmp.resolve("data");
+        Path keysBefore = tmp.resolve("keys-before.db");
+        try (Nepenthe store = Nepenthe.open(data, options())) {
+            VectorCollection c = store.createCollection(CollectionSpec.of("docs", 8, Metric.COSINE));
+            for (int i = 0; i < 6; i++) {
+                float[] v = new float[8];
+                v[i] = 1;
+                c.upsert(VectorRecord.builder("r" + i).subject(i < 3 ? "alice" : "bob").vector(v).build());
+            }
+            Files.copy(tmp.resolve("keys/keys.db"), keysBefore);
+            var op = store.awaitOperation(store.forget(dev.nepenthe.core.forget.ForgetRequest.of(
+                    dev.nepenthe.core.forget.ForgetScope.subject("alice"), "k-1", "user-request")).id(),
+                    java.time.Duration.ofSeconds(60));
+            assertEquals(dev.nepenthe.core.forget.OperationState.SEALED, op.state(), op.note());
+        }
+        String t = VectorRecord.DEFAULT_TENANT;
+        assertNull(dataKeyOf(data, "docs", t, "alice"));
+        Files.copy(keysBefore, tmp.resolve("keys/keys.db"), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        assertNotNull(dataKeyOf(data, "docs", t, "alice"), "control: the restored file holds alice's key");
+        byte[] bob = dataKeyOf(data, "docs", t, "bob");
+        assertNotNull(bob);
+        try (Nepenthe store = Nepenthe.open(data, options())) {
+            assertEquals(3, store.collection("docs").size());
+            assertTrue(store.collection("docs").get("r4").isPresent());
+        }
+        assertNull(dataKeyOf(data, "docs", t, "alice"), "the journal's drop destroyed the key again");
+        assertTrue(java.util.Arrays.equals(bob, dataKeyOf(data, "docs", t, "bob")), "bob's key is untouched");
+    }
+
     @Test
     void nothingOfAForgottenSubjectSurvivesInDataSnapshotOrKeystore() throws IOException {
         Path data = tmp.resolve("data");

@@ -397,13 +397,21 @@ public final class CollectionStorage implements Closeable {
      * records may be missing here only because older files were restored.
      */
     private void destroyKeysOfDroppedSubjects() throws IOException {
-        Map<KeyedHash.Hash, Long> newest = new HashMap<>();
-        for (Live l : byOrdinal.values()) {
-            newest.merge(l.subject(), l.seq(), Math::max);
+        Map<KeyedHash.Hash, Long> drops = ctx.journal().subjectDrops(collectionHash);
+        if (drops.isEmpty()) {
+            return;
         }
         Map<KeyedHash.Hash, Long> readmitted = ctx.journal().subjectReadmissions(collectionHash);
-        for (Map.Entry<KeyedHash.Hash, Long> drop : ctx.journal().subjectDrops(collectionHash).entrySet()) {
-            Long latest = newest.get(drop.getKey());
+        for (Map.Entry<KeyedHash.Hash, Long> drop : drops.entrySet()) {
+            // Only the dropped subject's bucket can hold its records: what a drop costs here is
+            // its bucket, not the collection.
+            Long latest = null;
+            for (org.roaringbitmap.IntIterator it = bucket(drop.getKey()).getIntIterator(); it.hasNext(); ) {
+                Live l = byOrdinal.get(it.next());
+                if (l != null && l.subject().equals(drop.getKey()) && (latest == null || l.seq() > latest)) {
+                    latest = l.seq();
+                }
+            }
             Long back = readmitted.get(drop.getKey());
             if ((latest == null || latest < drop.getValue()) && (back == null || back < drop.getValue())) {
                 ctx.keystore().destroy(drop.getKey());
