@@ -15,12 +15,12 @@ import dev.nepenthe.core.forget.SurfaceOutcome;
 import dev.nepenthe.core.forget.Suspect;
 import dev.nepenthe.core.index.IntegrityReport;
 import dev.nepenthe.core.internal.forget.ForgetCrash;
+import dev.nepenthe.testing.Datasets;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.Random;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -53,12 +53,7 @@ class CrossCollectionProvenanceTest {
     }
 
     private static float[] vector(long seed) {
-        Random r = new Random(seed);
-        float[] v = new float[DIM];
-        for (int i = 0; i < DIM; i++) {
-            v[i] = (float) r.nextGaussian();
-        }
-        return v;
+        return Datasets.gaussian(seed, DIM);
     }
 
     private static CollectionSpec spec(String name) {

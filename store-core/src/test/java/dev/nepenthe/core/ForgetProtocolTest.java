@@ -25,6 +25,7 @@ import dev.nepenthe.core.internal.evidence.EvidenceLedger;
 import dev.nepenthe.core.internal.evidence.SigningKey;
 import dev.nepenthe.core.internal.forget.ForgetCrash;
 import dev.nepenthe.core.internal.io.ForensicScan;
+import dev.nepenthe.testing.Datasets;
 import java.io.IOException;
 import java.io.RandomAccessFile;
 import java.nio.ByteBuffer;
@@ -35,7 +36,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Random;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -78,12 +78,7 @@ class ForgetProtocolTest {
 
     /** Seeded vectors far apart from each other (random directions in 16-d). */
     private static float[] vector(long seed) {
-        Random r = new Random(seed);
-        float[] v = new float[DIM];
-        for (int i = 0; i < DIM; i++) {
-            v[i] = (float) r.nextGaussian();
-        }
-        return v;
+        return Datasets.gaussian(seed, DIM);
     }
 
     private static float[] atCosine(float[] v, double c, long seed) {

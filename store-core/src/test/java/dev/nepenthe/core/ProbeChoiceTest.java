@@ -10,6 +10,7 @@ import dev.nepenthe.core.forget.ForgetRequest;
 import dev.nepenthe.core.forget.ForgetScope;
 import dev.nepenthe.core.forget.OperationState;
 import dev.nepenthe.core.forget.ProbePolicy;
+import dev.nepenthe.testing.Datasets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -34,12 +35,7 @@ class ProbeChoiceTest {
     private static final Duration WAIT = Duration.ofSeconds(60);
 
     private static float[] vector(long seed) {
-        Random r = new Random(seed);
-        float[] v = new float[DIM];
-        for (int i = 0; i < DIM; i++) {
-            v[i] = (float) r.nextGaussian();
-        }
-        return v;
+        return Datasets.gaussian(seed, DIM);
     }
 
     private Nepenthe open(ProbePolicy policy) throws Exception {

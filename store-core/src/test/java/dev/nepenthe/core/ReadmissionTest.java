@@ -23,6 +23,7 @@ import dev.nepenthe.core.internal.evidence.SigningKey;
 import dev.nepenthe.core.internal.forget.ForgetCrash;
 import dev.nepenthe.core.internal.io.CrashPoints;
 import dev.nepenthe.core.internal.io.ForensicScan;
+import dev.nepenthe.testing.Datasets;
 import dev.nepenthe.testing.TestFiles;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -34,7 +35,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Random;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -76,12 +76,7 @@ class ReadmissionTest {
 
     /** Seeded vectors far apart from each other (random directions in 16-d). */
     private static float[] vector(long seed) {
-        Random r = new Random(seed);
-        float[] v = new float[DIM];
-        for (int i = 0; i < DIM; i++) {
-            v[i] = (float) r.nextGaussian();
-        }
-        return v;
+        return Datasets.gaussian(seed, DIM);
     }
 
     /** Alice (a0..a2, a0 with the canary text), bob (b0..b2), nobody (n0..n3). */

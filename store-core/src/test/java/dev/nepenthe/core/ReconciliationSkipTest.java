@@ -8,6 +8,7 @@ import dev.nepenthe.core.forget.ForgetOperation;
 import dev.nepenthe.core.forget.ForgetRequest;
 import dev.nepenthe.core.forget.ForgetScope;
 import dev.nepenthe.core.forget.OperationState;
+import dev.nepenthe.testing.Datasets;
 import dev.nepenthe.testing.TestFiles;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -15,7 +16,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Random;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -43,12 +43,7 @@ class ReconciliationSkipTest {
     }
 
     private static float[] vector(long seed) {
-        Random r = new Random(seed);
-        float[] v = new float[DIM];
-        for (int i = 0; i < DIM; i++) {
-            v[i] = (float) r.nextGaussian();
-        }
-        return v;
+        return Datasets.gaussian(seed, DIM);
     }
 
     /** Collections "a" (records r0..r9) and "b" (q0..q9); then a forget of r3 by id, which only "a" holds (its subject's key stays). */

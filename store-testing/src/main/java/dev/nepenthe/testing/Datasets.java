@@ -98,6 +98,19 @@ public final class Datasets {
         return out;
     }
 
+    /**
+     * One vector of standard normal components from {@code new Random(seed)}: what many store
+     * tests use as a record's vector, distinct seeds giving directions far apart in a few dimensions.
+     */
+    public static float[] gaussian(long seed, int dim) {
+        java.util.Random r = new java.util.Random(seed);
+        float[] v = new float[dim];
+        for (int i = 0; i < dim; i++) {
+            v[i] = (float) r.nextGaussian();
+        }
+        return v;
+    }
+
     private static double gaussian(SplittableRandom rnd) {
         // Box-Muller; SplittableRandom has no nextGaussian of its own in every JDK.
         double u1 = rnd.nextDouble();
