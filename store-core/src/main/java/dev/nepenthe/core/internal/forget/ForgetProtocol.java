@@ -199,11 +199,11 @@ public final class ForgetProtocol implements Closeable {
     }
 
     /**
-     * After a clean close of the whole store (this protocol and every collection closed without
-     * a failure), records what the next open's reconciliation may skip: {@code manifests} maps
-     * each collection's incarnation id to the manifest digest its close left. Writes nothing if
-     * this protocol did not start, its worker did not stop in time, or a simulated crash stopped
-     * it: that open's collections are all checked.
+     * After the store's close (this protocol's first, then every collection's), records what the
+     * next open's reconciliation may skip: {@code manifests} maps the incarnation id of each
+     * collection that closed cleanly to the manifest digest its close left; one whose close
+     * failed is left out, and checked. Writes nothing if this protocol did not start, its worker
+     * did not stop in time, or a simulated crash stopped it: that open checks every collection.
      */
     public synchronized void stampCleanClose(Map<String, byte[]> manifests) throws IOException {
         if (started && stoppedCleanly && !crashed) {
