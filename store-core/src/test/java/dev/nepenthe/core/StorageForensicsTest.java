@@ -1,11 +1,15 @@
 package dev.nepenthe.core;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.nepenthe.core.forget.ForgetRequest;
+import dev.nepenthe.core.forget.ForgetScope;
+import dev.nepenthe.core.forget.OperationState;
 import dev.nepenthe.core.index.IntegrityReport;
 import dev.nepenthe.core.internal.crypto.KeyedHash;
 import dev.nepenthe.core.internal.crypto.Keystore;
@@ -17,6 +21,8 @@ import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -106,14 +112,13 @@ class StorageForensicsTest {
                 c.upsert(VectorRecord.builder("r" + i).subject(i < 3 ? "alice" : "bob").vector(v).build());
             }
             Files.copy(tmp.resolve("keys/keys.db"), keysBefore);
-            var op = store.awaitOperation(store.forget(dev.nepenthe.core.forget.ForgetRequest.of(
-                    dev.nepenthe.core.forget.ForgetScope.subject("alice"), "k-1", "user-request")).id(),
-                    java.time.Duration.ofSeconds(60));
-            assertEquals(dev.nepenthe.core.forget.OperationState.SEALED, op.state(), op.note());
+            var op = store.awaitOperation(store.forget(ForgetRequest.of(ForgetScope.subject("alice"), "k-1",
+                    "user-request")).id(), Duration.ofSeconds(60));
+            assertEquals(OperationState.SEALED, op.state(), op.note());
         }
         String t = VectorRecord.DEFAULT_TENANT;
         assertNull(dataKeyOf(data, "docs", t, "alice"));
-        Files.copy(keysBefore, tmp.resolve("keys/keys.db"), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        Files.copy(keysBefore, tmp.resolve("keys/keys.db"), StandardCopyOption.REPLACE_EXISTING);
         assertNotNull(dataKeyOf(data, "docs", t, "alice"), "control: the restored file holds alice's key");
         byte[] bob = dataKeyOf(data, "docs", t, "bob");
         assertNotNull(bob);
@@ -122,7 +127,7 @@ class StorageForensicsTest {
             assertTrue(store.collection("docs").get("r4").isPresent());
         }
         assertNull(dataKeyOf(data, "docs", t, "alice"), "the journal's drop destroyed the key again");
-        assertTrue(java.util.Arrays.equals(bob, dataKeyOf(data, "docs", t, "bob")), "bob's key is untouched");
+        assertArrayEquals(bob, dataKeyOf(data, "docs", t, "bob"), "bob's key is untouched");
     }
 
     @Test

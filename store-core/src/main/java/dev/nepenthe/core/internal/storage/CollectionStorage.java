@@ -32,6 +32,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.function.Function;
 import javax.crypto.AEADBadTagException;
+import org.roaringbitmap.IntIterator;
 import org.roaringbitmap.RoaringBitmap;
 
 /**
@@ -406,7 +407,7 @@ public final class CollectionStorage implements Closeable {
             // Only the dropped subject's bucket can hold its records: what a drop costs here is
             // its bucket, not the collection.
             Long latest = null;
-            for (org.roaringbitmap.IntIterator it = bucket(drop.getKey()).getIntIterator(); it.hasNext(); ) {
+            for (IntIterator it = bucket(drop.getKey()).getIntIterator(); it.hasNext(); ) {
                 Live l = byOrdinal.get(it.next());
                 if (l != null && l.subject().equals(drop.getKey()) && (latest == null || l.seq() > latest)) {
                     latest = l.seq();

@@ -2,6 +2,7 @@ package dev.nepenthe.core.internal.storage;
 
 import dev.nepenthe.core.internal.crypto.DataKey;
 import dev.nepenthe.core.internal.crypto.RecordCipher;
+import java.util.Arrays;
 import javax.crypto.AEADBadTagException;
 
 /**
@@ -25,7 +26,7 @@ public interface RecordSealer {
             System.arraycopy(plain, 0, out, 0, plain.length);
             return plain.length;
         } finally {
-            java.util.Arrays.fill(plain, (byte) 0);
+            Arrays.fill(plain, (byte) 0);
         }
     }
 
