@@ -6,9 +6,10 @@ import java.util.Arrays;
 /**
  * Adds nodes to an {@link HnswGraph}; several threads may insert at once while others search.
  *
- * <p>A node is linked in five steps (see {@link #insert}); its outgoing list on a layer is
- * written before any neighbour links back to it, so a search that reaches the node can always
- * leave it again. Each list is changed only under its slot's lock, and the reverse lists are
+ * <p>A node is linked in five steps (see {@link #insert}): its outgoing lists on every layer are
+ * written before any neighbour links back to it, and the links back are made from layer 0 up,
+ * so a search that reaches the node on any layer can always leave it again there and on every
+ * layer below. Each list is changed only under its slot's lock, and the reverse lists are
  * updated in the same critical section, so removal can trust them.
  *
  * <p>Scores come from the graph's {@link ScorerSupplier}: the new node's beam search uses a
@@ -58,13 +59,15 @@ final class HnswInserter {
         HnswGraph.Layout layout = g.layout();
         NodeScorer query = layout.scorers().nodeScorer(slot);
         UpdatableNodeScorer between = layout.scorers().nodeScorer(slot);
-        int top = HnswGraph.entryLevel(entry);
+        int top = Math.min(level, HnswGraph.entryLevel(entry));
         // 1. Descend greedily through the layers above the node's own level.
         int ep = HnswSearcher.descend(layout, query, entry, level, s);
         int[] entries = {ep};
         int nEntries = 1;
         int[] selected = new int[g.maxDegree0];
-        for (int l = Math.min(level, top); l >= 0; l--) {
+        int[][] chosen = new int[top + 1][];
+        int[][] candidates = new int[top + 1][];
+        for (int l = top; l >= 0; l--) {
             // 2. Beam search this layer for efConstruction candidates.
             s.visited.reset(g.capacity());
             HnswSearcher.searchLayer(layout, query, entries, nEntries, efConstruction, l, Accept.ALL, slot, Long.MAX_VALUE, s);
@@ -75,29 +78,42 @@ final class HnswInserter {
                 scores[i] = s.results.topScore();
                 cand[i] = s.results.pop();
             }
-            // 3. Pick the outgoing list with the heuristic and publish it.
+            // 3. Pick the outgoing list with the heuristic and write it. No list names the node
+            //    yet, so no search can see it half linked.
             int k = NeighborSelector.select(between, cand, scores, n, g.maxDegree(l), selected);
             synchronized (g.lockFor(slot)) {
                 g.replaceList(slot, l, selected, k, null);
             }
+            chosen[l] = Arrays.copyOf(selected, k);
+            candidates[l] = cand;
+            entries = cand;
+            nEntries = n;
+        }
+        // Links back from layer 0 up. Top-down made the node reachable on its upper layers while
+        // its layer-0 list was still empty: an insert whose descent ended on it searched layer 0
+        // from a dead end and took only the nodes being linked beside it as neighbours, an island
+        // the rest of the graph does not link into (HnswConcurrencyTest, nodes found by their own
+        // vector). One thread builds the same graph either way: a layer's links back change only
+        // that layer's lists, and no search of a lower layer reads them (HnswFingerprintTest).
+        for (int l = 0; l <= top; l++) {
+            int[] sel = chosen[l];
+            int[] cand = candidates[l];
             // 4. Link back from each chosen neighbour, dropping one neighbour from a full list.
             IntBag dropped = new IntBag();
-            for (int i = 0; i < k; i++) {
-                linkBack(selected[i], slot, l, dropped, between);
+            for (int target : sel) {
+                linkBack(target, slot, l, dropped, between);
             }
             // 5. A node left without any in-link is unreachable (the new node itself when every
             //    neighbour's heuristic turned it down, or one a shrink dropped): link it again.
-            if (k > 0 && g.inDegree(slot, l) == 0) {
-                HnswRepairer.linkFromClosest(g, slot, l, Arrays.copyOf(cand, n));
+            if (sel.length > 0 && g.inDegree(slot, l) == 0) {
+                HnswRepairer.linkFromClosest(g, slot, l, cand.clone());
             }
             for (int i = 0; i < dropped.size(); i++) {
                 int b = dropped.get(i);
                 if (g.inDegree(b, l) == 0) {
-                    HnswRepairer.linkFromClosest(g, b, l, closestFirst(b, l, cand, n, between));
+                    HnswRepairer.linkFromClosest(g, b, l, closestFirst(b, l, cand, cand.length, between));
                 }
             }
-            entries = cand;
-            nEntries = n;
         }
     }
 

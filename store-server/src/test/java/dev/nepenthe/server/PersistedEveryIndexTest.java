@@ -117,9 +117,16 @@ class PersistedEveryIndexTest {
             assertTrue(r.loaded(), kind + ": " + r);
             assertEquals(200, r.added(), r.toString());
             assertEquals(3200, c.size());
-            for (int i = 3000; i < 3200; i += 5) {
-                assertEquals("r" + i, c.search(SearchRequest.of(data[i], 1)).get(0).record().id(), kind + " record " + i);
+            // Each of the 200 is found first by its own vector. A graph that took them in parallel
+            // once left a few on an island no search from their neighbourhood reaches (see
+            // HnswConcurrencyTest.everyNodeInsertedInParallelIsFoundByItsOwnVector).
+            List<Integer> missed = new ArrayList<>();
+            for (int i = 3000; i < 3200; i++) {
+                if (!("r" + i).equals(c.search(SearchRequest.of(data[i], 1)).get(0).record().id())) {
+                    missed.add(i);
+                }
             }
+            assertEquals(List.of(), missed, kind + ": records the catch-up added that a search for their own vector missed");
             assertClean(c);
         }
     }
