@@ -164,6 +164,7 @@ public final class HnswCompareBench {
         // Build throughput on several threads, ours against hnswlib's (asked below): the graph
         // is built again, timed, and dropped.
         Map<String, Double> parallelBuild = new LinkedHashMap<>();
+        List<String> parallelQuality = new ArrayList<>();
         if (buildThreads > 1 && names.contains("nepenthe")) {
             NepentheEngine again = new NepentheEngine("nepenthe", Kernels.get(), HnswParams.of(m, efc), buildThreads,
                     d.metric);
@@ -171,6 +172,7 @@ public final class HnswCompareBench {
             long t0 = System.nanoTime();
             again.build(d.data);
             parallelBuild.put("nepenthe", (System.nanoTime() - t0) / 1e9);
+            parallelQuality = parallelBuildQuality(again, results.get("nepenthe"), d, truth, k, efs);
             again.close();
         }
 
@@ -229,6 +231,44 @@ public final class HnswCompareBench {
                 System.out.printf(Locale.ROOT, "%nnepenthe's build throughput / hnswlib's: %.2fx%n", theirs / ours);
             }
         }
+        parallelQuality.forEach(System.out::println);
+    }
+
+    /** Vectors searched for themselves in the parallel build's check: every tenth, at most 10,000. */
+    private static final int SELF_SAMPLE = 10_000;
+
+    /**
+     * What racing inserts cost the graph: recall@k of the graph built on several threads beside
+     * the one-thread build's at each swept ef, and how many vectors a search for their own
+     * vector (at the largest swept ef) leaves outside their top k. A node an insert left on an
+     * island, linked to from somewhere but not from near it, is reachable and still not found.
+     */
+    static List<String> parallelBuildQuality(AnnEngine built, Result oneThread, BenchData d, int[][] truth, int k,
+            int[] efs) throws Exception {
+        List<String> out = new ArrayList<>();
+        out.add(String.format(Locale.ROOT, "%nThe graph built on several threads, searched like the one-thread build:%n%n"
+                + "| efSearch | recall@%d, one thread | recall@%d, several threads |%n|---:|---:|---:|", k, k));
+        for (int ef : efs) {
+            double parallel = BenchData.recall(truth, Throughput.answers(built, d.queries, k, ef));
+            Point one = oneThread == null ? null : oneThread.curve.stream().filter(p -> p.ef() == ef).findFirst()
+                    .orElse(null);
+            out.add(String.format(Locale.ROOT, "| %d | %s | %.4f |", ef, one == null ? "-" : String.format(Locale.ROOT,
+                    "%.4f", one.recall()), parallel));
+        }
+        int ef = Arrays.stream(efs).max().orElse(k);
+        int step = Math.max(1, d.data.length / SELF_SAMPLE);
+        int searched = 0;
+        int lost = 0;
+        for (int i = 0; i < d.data.length; i += step) {
+            searched++;
+            int self = i;
+            if (Arrays.stream(built.search(d.data[i], k, ef)).noneMatch(o -> o == self)) {
+                lost++;
+            }
+        }
+        out.add(String.format(Locale.ROOT, "%nVectors outside their own top %d in that graph (efSearch %d): %d of the %d"
+                + " searched (one in %d).", k, ef, lost, searched, step));
+        return out;
     }
 
     /** The {@code engines=} list (default the float set) plus the quantized set when {@code quantized=true}. */
