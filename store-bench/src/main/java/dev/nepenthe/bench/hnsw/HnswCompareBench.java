@@ -138,6 +138,7 @@ public final class HnswCompareBench {
         System.out.println("Machine: " + machine + "\n");
 
         Map<String, Result> results = new LinkedHashMap<>();
+        int oneThreadLost = -1;
         try {
             List<Result> java = new ArrayList<>();
             for (AnnEngine e : engines) {
@@ -156,6 +157,11 @@ public final class HnswCompareBench {
             if (scales(threads)) {
                 scale(engines, java, d.queries, k, threads, rounds);
             }
+            for (AnnEngine e : engines) {
+                if (buildThreads > 1 && e.name().equals("nepenthe")) {
+                    oneThreadLost = selfMisses(e, d, k, efs);
+                }
+            }
         } finally {
             for (AnnEngine e : engines) {
                 e.close();
@@ -172,7 +178,7 @@ public final class HnswCompareBench {
             long t0 = System.nanoTime();
             again.build(d.data);
             parallelBuild.put("nepenthe", (System.nanoTime() - t0) / 1e9);
-            parallelQuality = parallelBuildQuality(again, results.get("nepenthe"), d, truth, k, efs);
+            parallelQuality = parallelBuildQuality(again, results.get("nepenthe"), oneThreadLost, d, truth, k, efs);
             again.close();
         }
 
@@ -240,11 +246,12 @@ public final class HnswCompareBench {
     /**
      * What racing inserts cost the graph: recall@k of the graph built on several threads beside
      * the one-thread build's at each swept ef, and how many vectors a search for their own
-     * vector (at the largest swept ef) leaves outside their top k. A node an insert left on an
-     * island, linked to from somewhere but not from near it, is reachable and still not found.
+     * vector (at the largest swept ef) leaves outside their top k in each. A node an insert left
+     * on an island, linked to from somewhere but not from near it, is reachable and still not
+     * found; near-duplicates that outscore a vector's own copy count here too, in both graphs.
      */
-    static List<String> parallelBuildQuality(AnnEngine built, Result oneThread, BenchData d, int[][] truth, int k,
-            int[] efs) throws Exception {
+    static List<String> parallelBuildQuality(AnnEngine built, Result oneThread, int oneThreadLost, BenchData d,
+            int[][] truth, int k, int[] efs) throws Exception {
         List<String> out = new ArrayList<>();
         out.add(String.format(Locale.ROOT, "%nThe graph built on several threads, searched like the one-thread build:%n%n"
                 + "| efSearch | recall@%d, one thread | recall@%d, several threads |%n|---:|---:|---:|", k, k));
@@ -255,20 +262,29 @@ public final class HnswCompareBench {
             out.add(String.format(Locale.ROOT, "| %d | %s | %.4f |", ef, one == null ? "-" : String.format(Locale.ROOT,
                     "%.4f", one.recall()), parallel));
         }
+        int step = Math.max(1, d.data.length / SELF_SAMPLE);
+        out.add(String.format(Locale.ROOT, "%nVectors outside their own top %d (efSearch %d), of the %d searched (one in"
+                + " %d): one thread %s, several threads %d.", k, Arrays.stream(efs).max().orElse(k),
+                (d.data.length + step - 1) / step, step, oneThreadLost < 0 ? "-" : Integer.toString(oneThreadLost),
+                selfMisses(built, d, k, efs)));
+        return out;
+    }
+
+    /**
+     * How many of the sampled vectors (one in n / {@link #SELF_SAMPLE}) a search for their own
+     * vector, at the largest swept ef, leaves outside its top k.
+     */
+    static int selfMisses(AnnEngine built, BenchData d, int k, int[] efs) throws Exception {
         int ef = Arrays.stream(efs).max().orElse(k);
         int step = Math.max(1, d.data.length / SELF_SAMPLE);
-        int searched = 0;
         int lost = 0;
         for (int i = 0; i < d.data.length; i += step) {
-            searched++;
             int self = i;
             if (Arrays.stream(built.search(d.data[i], k, ef)).noneMatch(o -> o == self)) {
                 lost++;
             }
         }
-        out.add(String.format(Locale.ROOT, "%nVectors outside their own top %d in that graph (efSearch %d): %d of the %d"
-                + " searched (one in %d).", k, ef, lost, searched, step));
-        return out;
+        return lost;
     }
 
     /** The {@code engines=} list (default the float set) plus the quantized set when {@code quantized=true}. */
