@@ -240,7 +240,7 @@ public final class HnswCompareBench {
         parallelQuality.forEach(System.out::println);
     }
 
-    /** Vectors searched for themselves in the parallel build's check: every tenth, at most 10,000. */
+    /** About how many vectors, evenly spaced, the parallel build's check searches for themselves. */
     private static final int SELF_SAMPLE = 10_000;
 
     /**
