@@ -111,7 +111,7 @@ final class HnswInserter {
             for (int i = 0; i < dropped.size(); i++) {
                 int b = dropped.get(i);
                 if (g.inDegree(b, l) == 0) {
-                    HnswRepairer.linkFromClosest(g, b, l, closestFirst(b, l, cand, cand.length, between));
+                    HnswRepairer.linkFromClosest(g, b, l, closestFirst(b, l, cand, between));
                 }
             }
         }
@@ -154,11 +154,11 @@ final class HnswInserter {
     }
 
     /** {@code b}'s own neighbours, then the new node's candidates, each group closest to b first. */
-    private int[] closestFirst(int b, int level, int[] cand, int n, UpdatableNodeScorer between) {
+    private int[] closestFirst(int b, int level, int[] cand, UpdatableNodeScorer between) {
         int[] own = g.neighbors(b, level);
-        int total = own.length + n;
+        int total = own.length + cand.length;
         int[] all = Arrays.copyOf(own, total);
-        System.arraycopy(cand, 0, all, own.length, n);
+        System.arraycopy(cand, 0, all, own.length, cand.length);
         float[] scores = new float[total];
         between.setScoringNode(b);
         between.bulkScore(all, total, scores);
