@@ -50,6 +50,12 @@ public final class Keystore implements Closeable {
     private final Path file;
     private final FileChannel ch;
     private final SecretKeySpec wrapKey;
+    /**
+     * Unwraps slots, re-initialised for each (under this object's lock): an open finds the keys
+     * of every subject, a hundred thousand at a million records, and {@code Cipher.getInstance}
+     * walks the provider list each time. Null until the first unwrap.
+     */
+    private Cipher unwrapper;
     private final SecureRandom random = new SecureRandom();
     private final Map<KeyedHash.Hash, Integer> slotOf = new HashMap<>();
     private final Map<KeyedHash.Hash, DataKey> cache = new HashMap<>();
@@ -168,7 +174,10 @@ public final class Keystore implements Closeable {
         readFully(s, offset(slot));
         byte[] b = s.array();
         try {
-            Cipher c = Cipher.getInstance("AES/GCM/NoPadding");
+            if (unwrapper == null) {
+                unwrapper = Cipher.getInstance("AES/GCM/NoPadding");
+            }
+            Cipher c = unwrapper;
             c.init(Cipher.DECRYPT_MODE, wrapKey, new GCMParameterSpec(128, b, NONCE_OFF, 12));
             c.updateAAD(subject.bytes());
             byte[] raw = c.doFinal(b, WRAPPED_OFF, WRAPPED_LEN);

@@ -8,11 +8,9 @@ import dev.nepenthe.core.internal.crypto.DataKey;
 import dev.nepenthe.core.internal.crypto.KeyedHash;
 import dev.nepenthe.core.internal.crypto.Keystore;
 import dev.nepenthe.core.internal.io.ChecksummedFiles;
-import java.io.BufferedInputStream;
 import java.io.BufferedOutputStream;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
-import java.io.FilterInputStream;
 import java.io.FilterOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -31,7 +29,6 @@ import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import javax.crypto.Cipher;
-import javax.crypto.ShortBufferException;
 
 /**
  * A collection's persisted vector index: one encrypted file per generation, so that an open
@@ -187,41 +184,43 @@ public final class IndexGenerations {
                         + factory.kind() + "'");
             }
             byte[] iv = in.readNBytes(CounterCipher.IV_LENGTH);
-            DataInputStream plain = new DataInputStream(new BufferedInputStream(
-                    new Decrypting(in, CounterCipher.at(key, iv, 0)), 1 << 16));
-            byte[] check = plain.readNBytes(KEY_CHECK.length);
-            if (!Arrays.equals(check, KEY_CHECK)) {
-                throw new IllegalArgumentException("does not decrypt with its key (the keystore is not the one it was"
-                        + " written with, or the key slot was modified)");
-            }
-            int count = plain.readInt();
-            if (count < 0) {
-                throw new IllegalArgumentException("version table of " + count + " entries");
-            }
-            long[] versions = new long[0];
-            // Ordinals are dense in a store (freed ones are reused): one far beyond the count is
-            // not something a write produces, and refusing it bounds the table.
-            long maxOrdinal = 16L * Math.max(count, 1 << 16);
-            for (int i = 0; i < count; i++) {
-                int ord = plain.readInt();
-                long v = plain.readLong();
-                if (ord < 0 || ord > maxOrdinal || v < 0) {
-                    throw new IllegalArgumentException("version table entry " + i + ": ordinal " + ord + " version " + v);
+            // Closing the stream wipes its plaintext buffer.
+            try (DataInputStream plain = new DataInputStream(new Decrypting(in, CounterCipher.at(key, iv, 0)))) {
+                byte[] check = plain.readNBytes(KEY_CHECK.length);
+                if (!Arrays.equals(check, KEY_CHECK)) {
+                    throw new IllegalArgumentException("does not decrypt with its key (the keystore is not the one it"
+                            + " was written with, or the key slot was modified)");
                 }
-                if (ord >= versions.length) {
-                    // Grown as read, never sized from an unverified count.
-                    int old = versions.length;
-                    versions = Arrays.copyOf(versions, Math.max(ord + 1, old * 2));
-                    Arrays.fill(versions, old, versions.length, -1);
+                int count = plain.readInt();
+                if (count < 0) {
+                    throw new IllegalArgumentException("version table of " + count + " entries");
                 }
-                versions[ord] = v;
+                long[] versions = new long[0];
+                // Ordinals are dense in a store (freed ones are reused): one far beyond the count is
+                // not something a write produces, and refusing it bounds the table.
+                long maxOrdinal = 16L * Math.max(count, 1 << 16);
+                for (int i = 0; i < count; i++) {
+                    int ord = plain.readInt();
+                    long v = plain.readLong();
+                    if (ord < 0 || ord > maxOrdinal || v < 0) {
+                        throw new IllegalArgumentException("version table entry " + i + ": ordinal " + ord + " version "
+                                + v);
+                    }
+                    if (ord >= versions.length) {
+                        // Grown as read, never sized from an unverified count.
+                        int old = versions.length;
+                        versions = Arrays.copyOf(versions, Math.max(ord + 1, old * 2));
+                        Arrays.fill(versions, old, versions.length, -1);
+                    }
+                    versions[ord] = v;
+                }
+                VectorIndex index = factory.readFrom(config, plain);
+                if (plain.read() != -1) {
+                    index.close();
+                    throw new IllegalArgumentException("bytes left after the index");
+                }
+                return new Loaded(index, number, versions);
             }
-            VectorIndex index = factory.readFrom(config, plain);
-            if (plain.read() != -1) {
-                index.close();
-                throw new IllegalArgumentException("bytes left after the index");
-            }
-            return new Loaded(index, number, versions);
         });
     }
 
@@ -427,7 +426,9 @@ public final class IndexGenerations {
             in.readLong();
             in.readUTF();
             byte[] iv = in.readNBytes(CounterCipher.IV_LENGTH);
-            return new Decrypting(in, CounterCipher.at(key, iv, 0)).readAllBytes();
+            try (Decrypting plain = new Decrypting(in, CounterCipher.at(key, iv, 0))) {
+                return plain.readAllBytes();
+            }
         });
     }
 
@@ -451,12 +452,8 @@ public final class IndexGenerations {
             if (buf.length < len) {
                 buf = new byte[len];
             }
-            try {
-                int n = cipher.update(b, off, len, buf, 0);
-                out.write(buf, 0, n);
-            } catch (ShortBufferException e) {
-                throw new IllegalStateException(e);
-            }
+            CounterCipher.crypt(cipher, b, off, len, buf, 0);
+            out.write(buf, 0, len);
         }
 
         @Override
@@ -465,44 +462,91 @@ public final class IndexGenerations {
         }
     }
 
-    /** Counter-mode decryption of what is read. */
-    private static final class Decrypting extends FilterInputStream {
+    /**
+     * Counter-mode decryption of what is read, buffered: an index reads most of its file an int
+     * or a byte at a time (slot states, degrees, labels), and a {@code BufferedInputStream} takes
+     * a lock for each of those reads, millions at an open. One thread reads it. Closing it zeros
+     * its plaintext buffer and leaves the underlying stream open (the envelope owns it).
+     */
+    private static final class Decrypting extends InputStream {
+        private static final int BUFFER = 1 << 16;
+        private final InputStream in;
         private final Cipher cipher;
         /**
-         * Where the ciphertext is read before it is decrypted into the caller's array: the JCE
-         * copies its input to a new array when asked to decrypt in place, which was most of the
-         * index thread's decryption at open. It only ever holds ciphertext.
+         * Where the ciphertext is read before it is decrypted elsewhere: the JCE copies its input
+         * to a new array when asked to decrypt in place. It only ever holds ciphertext.
          */
-        private final byte[] sealed = new byte[1 << 16];
+        private final byte[] sealed = new byte[BUFFER];
+        /** Decrypted bytes not yet read, in {@code [pos, limit)}. */
+        private final byte[] plain = new byte[BUFFER];
+        private int pos;
+        private int limit;
 
         Decrypting(InputStream in, Cipher cipher) {
-            super(in);
+            this.in = in;
             this.cipher = cipher;
+        }
+
+        /** Reads and decrypts into {@code out}; the count, or -1 at the end of the stream. */
+        private int decryptNext(byte[] out, int off, int len) throws IOException {
+            int n = in.read(sealed, 0, Math.min(len, BUFFER));
+            if (n > 0) {
+                CounterCipher.crypt(cipher, sealed, 0, n, out, off);
+            }
+            return n;
+        }
+
+        private boolean fill() throws IOException {
+            int n = decryptNext(plain, 0, BUFFER);
+            pos = 0;
+            limit = Math.max(n, 0);
+            return n > 0;
         }
 
         @Override
         public int read() throws IOException {
-            byte[] one = new byte[1];
-            return read(one, 0, 1) < 0 ? -1 : one[0] & 0xFF;
+            if (pos == limit && !fill()) {
+                return -1;
+            }
+            return plain[pos++] & 0xFF;
         }
 
         @Override
         public int read(byte[] b, int off, int len) throws IOException {
-            // A read may return fewer bytes than asked for: larger requests take several.
-            int n = in.read(sealed, 0, Math.min(len, sealed.length));
-            if (n > 0) {
-                try {
-                    cipher.update(sealed, 0, n, b, off);
-                } catch (ShortBufferException e) {
-                    throw new IllegalStateException(e);
+            java.util.Objects.checkFromIndexSize(off, len, b.length);
+            if (len == 0) {
+                return 0;
+            }
+            if (pos == limit) {
+                if (len >= BUFFER) {
+                    // A large read is decrypted straight into the caller's array.
+                    return decryptNext(b, off, len);
+                }
+                if (!fill()) {
+                    return -1;
                 }
             }
+            int n = Math.min(len, limit - pos);
+            System.arraycopy(plain, pos, b, off, n);
+            pos += n;
             return n;
+        }
+
+        @Override
+        public int available() {
+            return limit - pos;
         }
 
         @Override
         public long skip(long n) {
             throw new UnsupportedOperationException("a counter-mode stream is read in order");
+        }
+
+        @Override
+        public void close() {
+            Arrays.fill(plain, (byte) 0);
+            pos = 0;
+            limit = 0;
         }
     }
 }

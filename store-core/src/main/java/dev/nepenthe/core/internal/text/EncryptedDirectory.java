@@ -231,14 +231,7 @@ final class EncryptedDirectory extends FilterDirectory {
             if (buffered == 0) {
                 return;
             }
-            try {
-                int n = cipher.update(plain, 0, buffered, sealed, 0);
-                if (n != buffered) {
-                    throw new IllegalStateException("counter mode returned " + n + " bytes for " + buffered);
-                }
-            } catch (ShortBufferException e) {
-                throw new IllegalStateException(e);
-            }
+            CounterCipher.crypt(cipher, plain, 0, buffered, sealed, 0);
             raw.writeBytes(sealed, 0, buffered);
             flushed += buffered;
             buffered = 0;
