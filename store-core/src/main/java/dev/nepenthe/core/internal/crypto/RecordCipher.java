@@ -72,18 +72,34 @@ public final class RecordCipher {
      * @throws AEADBadTagException if the ciphertext, its associated data or the key is wrong
      */
     public static int openInto(DataKey key, byte[] aad, byte[] sealed, byte[] out) throws AEADBadTagException {
-        if (sealed.length < NONCE + TAG) {
-            throw new AEADBadTagException("sealed message of " + sealed.length + " bytes is shorter than nonce and tag");
+        return openInto(key, aad, sealed, sealed.length, out);
+    }
+
+    /**
+     * As {@link #openInto(DataKey, byte[], byte[], byte[])}, for a sealed message in the first
+     * {@code length} bytes of {@code sealed} (a buffer a segment's records are read into, one
+     * after the other). {@code out} must hold at least {@code length} bytes.
+     *
+     * @throws AEADBadTagException if the ciphertext, its associated data or the key is wrong
+     */
+    public static int openInto(DataKey key, byte[] aad, byte[] sealed, int length, byte[] out)
+            throws AEADBadTagException {
+        if (length < 0 || length > sealed.length) {
+            throw new IllegalArgumentException("sealed length " + length + " for a buffer of " + sealed.length
+                    + " bytes (expected 0 to the buffer's length)");
         }
-        if (out.length < sealed.length) {
+        if (length < NONCE + TAG) {
+            throw new AEADBadTagException("sealed message of " + length + " bytes is shorter than nonce and tag");
+        }
+        if (out.length < length) {
             throw new IllegalArgumentException("output buffer of " + out.length + " bytes for a sealed message of "
-                    + sealed.length + " (expected at least as many)");
+                    + length + " (expected at least as many)");
         }
         try {
             Cipher c = GCM.get();
             c.init(Cipher.DECRYPT_MODE, key.secretKey(), new GCMParameterSpec(TAG * 8, sealed, 0, NONCE));
             c.updateAAD(aad);
-            return c.doFinal(sealed, NONCE, sealed.length - NONCE, out, 0);
+            return c.doFinal(sealed, NONCE, length - NONCE, out, 0);
         } catch (AEADBadTagException e) {
             throw e;
         } catch (GeneralSecurityException e) {

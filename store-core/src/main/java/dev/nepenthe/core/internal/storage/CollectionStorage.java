@@ -286,13 +286,11 @@ public final class CollectionStorage implements Closeable {
             opened = files.parallelStream().map(e -> {
                 try {
                     Path f = dir.resolve("segments").resolve(e.getValue());
-                    List<SealedRecord> sealed = SegmentFiles.read(f, e.getKey());
-                    List<Opened> out = new ArrayList<>(sealed.size());
+                    List<Opened> out = new ArrayList<>();
                     LastSubject subjects = new LastSubject();
                     OpenBuffers buffers = new OpenBuffers();
-                    for (SealedRecord r : sealed) {
-                        out.add(open(r, sink, subjects, buffers));
-                    }
+                    SegmentFiles.forEach(f, e.getKey(), (header, sealed, length) ->
+                            out.add(open(header, sealed, length, sink, subjects, buffers)));
                     return out;
                 } catch (IOException x) {
                     throw new UncheckedIOException(x);
@@ -429,7 +427,6 @@ public final class CollectionStorage implements Closeable {
      */
     private record Opened(SealedRecord stored, VectorRecord record, OpenFailure failure, Exception cause) {}
 
-    private static final byte[] NO_BYTES = new byte[0];
 
     /**
      * What one segment's records are decrypted and decoded into, one after the other, instead
@@ -437,7 +434,7 @@ public final class CollectionStorage implements Closeable {
      * the heap grows, page by fresh page, to absorb them). Zeroed after each record.
      */
     private static final class OpenBuffers {
-        byte[] plain = NO_BYTES;
+        byte[] plain = SealedRecord.NO_BYTES;
         /** Sized by the first record that goes to a sink; reused while the vectors have its length. */
         float[] vector;
     }
@@ -450,25 +447,33 @@ public final class CollectionStorage implements Closeable {
      * not delete goes to {@code sink} (when given), which may take its vector.
      */
     private Opened open(SealedRecord r, LoadSink sink, LastSubject subjects, OpenBuffers buffers) {
-        SealedRecord header = new SealedRecord(r.ordinal(), r.seq(), r.subject(), r.record(), NO_BYTES);
+        SealedRecord header = new SealedRecord(r.ordinal(), r.seq(), r.subject(), r.record(), SealedRecord.NO_BYTES);
+        return open(header, r.sealed(), r.sealed().length, sink, subjects, buffers);
+    }
+
+    /**
+     * As above, for a copy whose header is {@code r} (its own sealed bytes empty) and whose
+     * sealed bytes are the first {@code sealedLength} of {@code sealed}.
+     */
+    private Opened open(SealedRecord r, byte[] sealed, int sealedLength, LoadSink sink, LastSubject subjects,
+            OpenBuffers buffers) {
         try {
             DataKey key = ctx.keystore().find(r.subject());
             if (key == null) {
-                return new Opened(header, null, OpenFailure.NO_KEY, null);
+                return new Opened(r, null, OpenFailure.NO_KEY, null);
             }
             VectorRecord rec;
-            byte[] sealed = r.sealed();
-            if (buffers.plain.length < sealed.length) {
-                buffers.plain = new byte[Math.max(sealed.length, 2 * buffers.plain.length)];
+            if (buffers.plain.length < sealedLength) {
+                buffers.plain = new byte[Math.max(sealedLength, 2 * buffers.plain.length)];
             }
             try {
                 int length = ctx.sealer().openInto(key, RecordCipher.aad(r.subject(), r.record(), r.seq()), sealed,
-                        buffers.plain);
+                        sealedLength, buffers.plain);
                 rec = RecordCodec.read(buffers.plain, length, sink == null ? null : buffers.vector);
             } catch (AEADBadTagException e) {
-                return new Opened(header, null, OpenFailure.DOES_NOT_DECRYPT, e);
+                return new Opened(r, null, OpenFailure.DOES_NOT_DECRYPT, e);
             } finally {
-                Arrays.fill(buffers.plain, 0, sealed.length, (byte) 0);
+                Arrays.fill(buffers.plain, 0, sealedLength, (byte) 0);
             }
             float[] decoded = RecordAccess.vectorUnsafe(rec);
             if (sink != null && buffers.vector == null && decoded != null) {
@@ -477,13 +482,13 @@ public final class CollectionStorage implements Closeable {
             try {
                 if (!ctx.hashes().record(rec.tenant(), rec.id()).equals(r.record())
                         || !subjects.hash(rec.tenant(), rec.subject()).equals(r.subject())) {
-                    return new Opened(header, null, OpenFailure.HASHES_DIFFER, null);
+                    return new Opened(r, null, OpenFailure.HASHES_DIFFER, null);
                 }
                 if (sink != null && !ctx.journal().isDeleted(collectionHash, r.record(), r.subject(), r.seq())) {
                     try {
                         rec = sink.opened(r.ordinal(), r.seq(), rec);
                     } catch (RuntimeException e) {
-                        return new Opened(header, null, OpenFailure.REFUSED_BY_SINK, e);
+                        return new Opened(r, null, OpenFailure.REFUSED_BY_SINK, e);
                     }
                 }
                 float[] held = RecordAccess.vectorUnsafe(rec);
@@ -491,7 +496,7 @@ public final class CollectionStorage implements Closeable {
                     // The sink left the vector in the record (or was not asked): it needs one of its own.
                     rec = RecordAccess.withVector(rec, held.clone());
                 }
-                return new Opened(header, rec, null, null);
+                return new Opened(r, rec, null, null);
             } finally {
                 if (buffers.vector != null) {
                     Arrays.fill(buffers.vector, 0f);
@@ -500,7 +505,7 @@ public final class CollectionStorage implements Closeable {
         } catch (IOException e) {
             // The keystore could not unwrap the key, or the plaintext does not decode: thrown as
             // it is if this copy is admitted.
-            return new Opened(header, null, OpenFailure.READ_FAILED, e);
+            return new Opened(r, null, OpenFailure.READ_FAILED, e);
         }
     }
 

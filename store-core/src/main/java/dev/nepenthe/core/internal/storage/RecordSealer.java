@@ -21,7 +21,15 @@ public interface RecordSealer {
      * length. The caller zeros {@code out} after use, whatever happened.
      */
     default int openInto(DataKey key, byte[] aad, byte[] sealed, byte[] out) throws AEADBadTagException {
-        byte[] plain = open(key, aad, sealed);
+        return openInto(key, aad, sealed, sealed.length, out);
+    }
+
+    /**
+     * As {@link #openInto(DataKey, byte[], byte[], byte[])}, for a sealed message in the first
+     * {@code length} bytes of {@code sealed} (a buffer reused from record to record).
+     */
+    default int openInto(DataKey key, byte[] aad, byte[] sealed, int length, byte[] out) throws AEADBadTagException {
+        byte[] plain = open(key, aad, length == sealed.length ? sealed : Arrays.copyOf(sealed, length));
         try {
             System.arraycopy(plain, 0, out, 0, plain.length);
             return plain.length;
@@ -43,8 +51,9 @@ public interface RecordSealer {
         }
 
         @Override
-        public int openInto(DataKey key, byte[] aad, byte[] sealed, byte[] out) throws AEADBadTagException {
-            return RecordCipher.openInto(key, aad, sealed, out);
+        public int openInto(DataKey key, byte[] aad, byte[] sealed, int length, byte[] out)
+                throws AEADBadTagException {
+            return RecordCipher.openInto(key, aad, sealed, length, out);
         }
     };
 }

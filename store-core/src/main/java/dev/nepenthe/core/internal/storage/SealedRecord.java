@@ -18,6 +18,8 @@ import java.io.IOException;
 public record SealedRecord(int ordinal, long seq, KeyedHash.Hash subject, KeyedHash.Hash record, byte[] sealed) {
 
     static final int MAX_SEALED = 64 << 20;
+    /** The sealed bytes of a header: a copy whose ciphertext lies elsewhere, or was dropped. */
+    static final byte[] NO_BYTES = new byte[0];
 
     void write(DataOutput out) throws IOException {
         out.writeInt(ordinal);
@@ -31,16 +33,25 @@ public record SealedRecord(int ordinal, long seq, KeyedHash.Hash subject, KeyedH
     static SealedRecord read(DataInput in) throws IOException {
         int ordinal = in.readInt();
         long seq = in.readLong();
-        byte[] s = new byte[KeyedHash.LENGTH];
-        in.readFully(s);
-        byte[] r = new byte[KeyedHash.LENGTH];
-        in.readFully(r);
+        KeyedHash.Hash subject = readHash(in);
+        KeyedHash.Hash record = readHash(in);
+        byte[] sealed = new byte[readLength(in, ordinal)];
+        in.readFully(sealed);
+        return new SealedRecord(ordinal, seq, subject, record, sealed);
+    }
+
+    static KeyedHash.Hash readHash(DataInput in) throws IOException {
+        byte[] h = new byte[KeyedHash.LENGTH];
+        in.readFully(h);
+        return new KeyedHash.Hash(h);
+    }
+
+    /** The sealed bytes' length, which follows the hashes, checked with the ordinal read before it. */
+    static int readLength(DataInput in, int ordinal) throws IOException {
         int len = in.readInt();
         if (ordinal < 0 || len < 0 || len > MAX_SEALED) {
             throw new IOException("sealed record with ordinal " + ordinal + " and length " + len + " is impossible");
         }
-        byte[] sealed = new byte[len];
-        in.readFully(sealed);
-        return new SealedRecord(ordinal, seq, new KeyedHash.Hash(s), new KeyedHash.Hash(r), sealed);
+        return len;
     }
 }
