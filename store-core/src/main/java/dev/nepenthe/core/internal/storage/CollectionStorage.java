@@ -427,7 +427,6 @@ public final class CollectionStorage implements Closeable {
      */
     private record Opened(SealedRecord stored, VectorRecord record, OpenFailure failure, Exception cause) {}
 
-
     /**
      * What one segment's records are decrypted and decoded into, one after the other, instead
      * of two arrays per record (at a 1M-record open those were 3 of the 9.6 GB allocated, and
