@@ -65,15 +65,21 @@ import java.util.stream.Stream;
  * it exits with status 1 after the table.
  *
  * <p>Usage: {@code ./nepenthe bench open sizes=100000,300000 dim=384 index=hnsw queries=200
- * efs=32,64,128 rebuild=true dir=/tmp data=lowrank rank=16}
+ * efs=32,64,128 rebuild=true dir=/tmp data=lowrank rank=16}. With {@code keep=true} each size's
+ * store is left in {@code dir} (its folder is printed), closed cleanly after the run, so that
+ * code can be compared on the same files: copy the folder, then
+ * {@code java <the root pom's nepenthe.jvm.flags> -cp store-bench/target/benchmarks.jar
+ * dev.nepenthe.bench.storage.OpenBench --fresh-open COPY} opens it once in a new JVM and prints
+ * the seconds, the heap and the resident set.
  */
 public final class OpenBench {
 
     private static final String USAGE = "./nepenthe bench open sizes=100000,300000 dim=384 index=hnsw|ivfpq queries=200"
             + " efs=32,64,128 rebuild=true dir=/tmp vectors=heap|offheap quantization=none|int8 (the last two: hnsw)"
-            + " data=lowrank|clustered rank=16 plot=FILE.png (log-log growth plot over the sizes)";
+            + " data=lowrank|clustered rank=16 plot=FILE.png (log-log growth plot over the sizes) keep=false (true leaves"
+            + " each store in dir)";
     private static final Set<String> KNOWN = Set.of("sizes", "dim", "index", "queries", "efs", "rebuild", "dir", "vectors",
-            "quantization", "data", "rank", "plot");
+            "quantization", "data", "rank", "plot", "keep");
     private static final int SUBJECT = 100;
     /** Subjects of SUBJECT records each: the first forget rotates the generation, the rest show a warm forget. */
     private static final int TARGETS = 5;
@@ -136,13 +142,18 @@ public final class OpenBench {
         };
         System.out.println("data=" + data + (data.equals("lowrank") ? " rank=" + rank : "") + ", 100 clusters, spread 0.3,"
                 + " queries held out of the same draw");
+        boolean keep = Boolean.parseBoolean(a.s("keep", "false"));
         List<Row> rows = new ArrayList<>();
         for (int n : sizes) {
             Path dir = Files.createTempDirectory(base, "nepenthe-open-");
             try {
                 rows.add(run(n, dim, index, queries, efs, rebuild, dir, draw));
             } finally {
-                TestFiles.deleteTree(dir);
+                if (keep) {
+                    System.out.println("n=" + n + ": the store is kept in " + dir);
+                } else {
+                    TestFiles.deleteTree(dir);
+                }
             }
         }
         System.out.println();
