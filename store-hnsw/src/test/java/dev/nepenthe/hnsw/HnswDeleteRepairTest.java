@@ -272,8 +272,11 @@ class HnswDeleteRepairTest {
      * the depths' labels ({@link HnswRepairer#LABEL_STEP}), so a node raised above a neighbour
      * of its own depth stays below the next depth and the nodes there that leaned on it need no
      * raise. At 60,000 nodes, five batches of 100 such removals raised 8,000 to 20,000 labels
-     * with spaced depths and 98,000 to 117,000 with depths one apart (seeds 1 to 3); the bound
-     * here, half the graph, sits between the two.
+     * with spaced depths and 98,000 to 117,000 with depths one apart (seeds 1 to 3). Over 51
+     * seeds, spaced depths raised 6,600 to 16,300, and one seed 36,553
+     * (2588024398980570721, which failed a fresh-clone CI run against a bound of half the
+     * graph); the bound here, the graph's size, still sits below every figure with depths one
+     * apart.
      */
     @Test
     void removingHubsNearTheEntryPointRaisesFewLabels() {
@@ -297,7 +300,7 @@ class HnswDeleteRepairTest {
         System.out.println("five batches of the first 100 inserted: " + raised + " labels raised, " + walks + " full walks");
         IntegrityReport report = index.verifyIntegrity();
         assertTrue(report.isClean(), () -> report + dev.nepenthe.testing.Seeds.replay(seed));
-        assertTrue(raised < n / 2, raised + " labels raised for 500 removals in a graph of " + n
+        assertTrue(raised < n, raised + " labels raised for 500 removals in a graph of " + n
                 + dev.nepenthe.testing.Seeds.replay(seed));
     }
 
