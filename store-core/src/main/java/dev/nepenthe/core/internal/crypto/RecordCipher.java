@@ -64,21 +64,11 @@ public final class RecordCipher {
     }
 
     /**
-     * Decrypts into {@code out} from its start and returns the plaintext's length: what an open
-     * does for every stored record, into one buffer per segment instead of an array per record.
-     * {@code out} must hold at least {@code sealed.length} bytes; on a failure it may hold part
-     * of a plaintext, so the caller zeros it either way.
-     *
-     * @throws AEADBadTagException if the ciphertext, its associated data or the key is wrong
-     */
-    public static int openInto(DataKey key, byte[] aad, byte[] sealed, byte[] out) throws AEADBadTagException {
-        return openInto(key, aad, sealed, sealed.length, out);
-    }
-
-    /**
-     * As {@link #openInto(DataKey, byte[], byte[], byte[])}, for a sealed message in the first
-     * {@code length} bytes of {@code sealed} (a buffer a segment's records are read into, one
-     * after the other). {@code out} must hold at least {@code length} bytes.
+     * Decrypts the sealed message in the first {@code length} bytes of {@code sealed} into
+     * {@code out} from its start and returns the plaintext's length: what an open does for every
+     * stored record, reading each into one buffer and decrypting it into another, instead of two
+     * arrays per record. {@code out} must hold at least {@code length} bytes; on a failure it may
+     * hold part of a plaintext, so the caller zeros it either way.
      *
      * @throws AEADBadTagException if the ciphertext, its associated data or the key is wrong
      */

@@ -17,16 +17,9 @@ public interface RecordSealer {
     byte[] open(DataKey key, byte[] aad, byte[] sealed) throws AEADBadTagException;
 
     /**
-     * Opens into {@code out} (at least {@code sealed.length} bytes) and returns the plaintext's
-     * length. The caller zeros {@code out} after use, whatever happened.
-     */
-    default int openInto(DataKey key, byte[] aad, byte[] sealed, byte[] out) throws AEADBadTagException {
-        return openInto(key, aad, sealed, sealed.length, out);
-    }
-
-    /**
-     * As {@link #openInto(DataKey, byte[], byte[], byte[])}, for a sealed message in the first
-     * {@code length} bytes of {@code sealed} (a buffer reused from record to record).
+     * Opens the sealed message in the first {@code length} bytes of {@code sealed} (a buffer
+     * reused from record to record) into {@code out} (at least {@code length} bytes) and returns
+     * the plaintext's length. The caller zeros {@code out} after use, whatever happened.
      */
     default int openInto(DataKey key, byte[] aad, byte[] sealed, int length, byte[] out) throws AEADBadTagException {
         byte[] plain = open(key, aad, length == sealed.length ? sealed : Arrays.copyOf(sealed, length));

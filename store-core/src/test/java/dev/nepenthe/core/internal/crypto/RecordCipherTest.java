@@ -30,16 +30,16 @@ class RecordCipherTest {
             byte[] plain = new byte[rnd.nextInt(3000)];
             rnd.nextBytes(plain);
             byte[] sealed = RecordCipher.seal(key, aad, plain);
-            int n = RecordCipher.openInto(key, aad, sealed, out);
+            int n = RecordCipher.openInto(key, aad, sealed, sealed.length, out);
             assertEquals(plain.length, n, "seed " + seed);
             assertArrayEquals(RecordCipher.open(key, aad, sealed), Arrays.copyOf(out, n), "seed " + seed);
             assertArrayEquals(plain, Arrays.copyOf(out, n), "seed " + seed);
         }
         byte[] sealed = RecordCipher.seal(key, aad, new byte[100]);
-        assertThrows(AEADBadTagException.class, () -> RecordCipher.openInto(key(2), aad, sealed, out));
-        assertThrows(AEADBadTagException.class, () -> RecordCipher.openInto(key, new byte[] {9}, sealed, out));
+        assertThrows(AEADBadTagException.class, () -> RecordCipher.openInto(key(2), aad, sealed, sealed.length, out));
+        assertThrows(AEADBadTagException.class, () -> RecordCipher.openInto(key, new byte[] {9}, sealed, sealed.length, out));
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                () -> RecordCipher.openInto(key, aad, sealed, new byte[sealed.length - 1]));
+                () -> RecordCipher.openInto(key, aad, sealed, sealed.length, new byte[sealed.length - 1]));
         assertEquals("output buffer of " + (sealed.length - 1) + " bytes for a sealed message of " + sealed.length
                 + " (expected at least as many)", e.getMessage());
     }
