@@ -400,6 +400,15 @@ final class HnswGraph {
         return freeSlots[i];
     }
 
+    /**
+     * For a loader that places slots in order, before any is free: the next {@link #allocate}
+     * takes {@code slot}. {@link #restoreSlots} then sets the free list.
+     */
+    void placeNext(int slot) {
+        this.highWater = slot;
+        this.freeCount = 0;
+    }
+
     /** Restores allocation state from a file: high-water mark and the free list in order. */
     void restoreSlots(int highWater, int[] free) {
         this.highWater = highWater;
@@ -726,7 +735,13 @@ final class HnswGraph {
         // The lists come out in the same order: sources ascending.
         int top = -1;
         for (int s = 0; s < highWater; s++) {
-            reverse[s] = states[s] == FREE ? null : new int[levels[s] + 1][];
+            if (states[s] == FREE) {
+                reverse[s] = null;
+            } else if (reverse[s] != null && reverse[s].length == levels[s] + 1) {
+                Arrays.fill(reverse[s], null); // the table allocate() made: a million fewer objects at 1M
+            } else {
+                reverse[s] = new int[levels[s] + 1][];
+            }
             if (states[s] != FREE) {
                 top = Math.max(top, levels[s]);
             }

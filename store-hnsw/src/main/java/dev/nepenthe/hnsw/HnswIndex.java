@@ -845,34 +845,26 @@ public final class HnswIndex implements VectorIndex {
      * @throws IllegalArgumentException naming the first violation (the reader reports it as a
      *     corrupt file, naming the file)
      */
-    private static void checkLoadedStructure(int[][][] lists, int entrySlot, int entryLevel, int live) {
+    private static void checkLoadedStructure(HnswGraph g, int entrySlot, int entryLevel, int live) {
+        // What the reader could check list by list (each link in range, not the node itself,
+        // not twice) it did; here every link is checked to name a node that has its layer.
+        int hw = g.highWater();
         int top = -1;
-        int[] seen = new int[lists.length];
-        // Each slot's top layer (-1: no node) in one flat array: looking a link's target up in
-        // {@code lists} would chase a reference per link at random across every node's lists.
-        byte[] topLayer = new byte[lists.length];
-        for (int s = 0; s < lists.length; s++) {
-            topLayer[s] = (byte) (lists[s] == null ? -1 : lists[s].length - 1);
-        }
-        int stamp = 0;
-        for (int s = 0; s < lists.length; s++) {
-            if (lists[s] == null) {
+        for (int s = 0; s < hw; s++) {
+            if (g.state(s) != HnswGraph.LIVE) {
                 continue;
             }
-            top = Math.max(top, lists[s].length - 1);
-            for (int l = 0; l < lists[s].length; l++) {
-                stamp++;
-                for (int n : lists[s][l]) {
-                    if (seen[n] == stamp) {
-                        throw new IllegalArgumentException("slot " + s + " layer " + l + " lists slot " + n + " twice");
-                    }
-                    seen[n] = stamp;
-                    if (n == s) {
-                        throw new IllegalArgumentException("slot " + s + " layer " + l + " links to itself");
-                    }
-                    if (topLayer[n] < l) {
+            int level = g.level(s);
+            top = Math.max(top, level);
+            for (int l = 0; l <= level; l++) {
+                int[] a = g.listArray(s, l);
+                int base = g.listBase(s, l);
+                for (int i = 0, deg = HnswGraph.degree(a, base); i < deg; i++) {
+                    int n = a[base + 1 + i];
+                    if (g.level(n) < l) {
                         throw new IllegalArgumentException("slot " + s + " layer " + l + " links to slot " + n
-                                + (topLayer[n] < 0 ? ", which holds no node" : ", whose top layer is " + topLayer[n]));
+                                + (g.state(n) != HnswGraph.LIVE ? ", which holds no node"
+                                        : ", whose top layer is " + g.level(n)));
                     }
                 }
             }
@@ -883,12 +875,12 @@ public final class HnswIndex implements VectorIndex {
             }
             return;
         }
-        if (entrySlot < 0 || entrySlot >= lists.length || lists[entrySlot] == null) {
+        if (entrySlot < 0 || entrySlot >= hw || g.state(entrySlot) != HnswGraph.LIVE) {
             throw new IllegalArgumentException("entry point " + entrySlot + " is not a live node");
         }
-        if (entryLevel != lists[entrySlot].length - 1 || entryLevel != top) {
+        if (entryLevel != g.level(entrySlot) || entryLevel != top) {
             throw new IllegalArgumentException("entry point " + entrySlot + " at level " + entryLevel + ": its node's top"
-                    + " layer is " + (lists[entrySlot].length - 1) + " and the graph's is " + top);
+                    + " layer is " + g.level(entrySlot) + " and the graph's is " + top);
         }
     }
 
@@ -947,9 +939,16 @@ public final class HnswIndex implements VectorIndex {
         // of slots is not something a save writes; refusing it bounds the ordinal table.
         long maxOrdinal = 16L * Math.max(hw, 1 << 16);
         HnswGraph g = index.graph;
-        int[][][] lists = new int[hw][][];
         float[] v = new float[dim]; // setVector copies it
         byte[] code = version >= 4 && g.codec() != null ? new byte[g.codec().stride()] : null;
+        // Each list is read into one buffer and copied straight into the graph's own arrays:
+        // a million lists held aside until the end of the file (as the loader once did) were a
+        // quarter of a gigabyte at 1M that the collector copied between generations during the
+        // open. What needs every node first (each link names a node with the link's layer) is
+        // checked once the file is read, over the graph's arrays.
+        int[] list = new int[g.maxDegree(0)];
+        int[] seen = new int[hw];
+        int stamp = 0;
         int live = 0;
         for (int s = 0; s < hw; s++) {
             int state = in.readUnsignedByte();
@@ -978,28 +977,35 @@ public final class HnswIndex implements VectorIndex {
             if (code != null) {
                 in.readFully(code);
             }
-            lists[s] = new int[level + 1][];
-            for (int l = 0; l <= level; l++) {
-                int deg = in.readInt();
-                if (deg < 0 || deg > g.maxDegree(l)) {
-                    throw new IllegalArgumentException("slot " + s + " layer " + l + ": degree " + deg);
-                }
-                int[] list = new int[deg];
-                BodyStreams.readInts(in, list, 0, deg);
-                for (int n : list) {
-                    if (n < 0 || n >= hw) {
-                        throw new IllegalArgumentException("slot " + s + " layer " + l + " links to slot " + n);
-                    }
-                }
-                lists[s][l] = list;
-            }
-            g.restoreSlots(s, new int[0]);
+            g.placeNext(s);
             int got = g.allocate(ord, level);
             if (got != s) {
                 throw new IllegalStateException("slot allocation out of step: " + got + " != " + s);
             }
             g.setVector(s, v, code);
             index.ordToSlot[ord] = s;
+            for (int l = 0; l <= level; l++) {
+                int deg = in.readInt();
+                if (deg < 0 || deg > g.maxDegree(l)) {
+                    throw new IllegalArgumentException("slot " + s + " layer " + l + ": degree " + deg);
+                }
+                BodyStreams.readInts(in, list, 0, deg);
+                stamp++;
+                for (int i = 0; i < deg; i++) {
+                    int n = list[i];
+                    if (n < 0 || n >= hw) {
+                        throw new IllegalArgumentException("slot " + s + " layer " + l + " links to slot " + n);
+                    }
+                    if (n == s) {
+                        throw new IllegalArgumentException("slot " + s + " layer " + l + " links to itself");
+                    }
+                    if (seen[n] == stamp) {
+                        throw new IllegalArgumentException("slot " + s + " layer " + l + " lists slot " + n + " twice");
+                    }
+                    seen[n] = stamp;
+                }
+                g.setNeighbors(s, l, list, deg);
+            }
             live++;
         }
         Arrays.fill(v, 0f);
@@ -1013,11 +1019,12 @@ public final class HnswIndex implements VectorIndex {
         int[] free = new int[freeCount];
         for (int i = 0; i < freeCount; i++) {
             free[i] = in.readInt();
-            if (free[i] < 0 || free[i] >= hw || lists[free[i]] != null) {
+            if (free[i] < 0 || free[i] >= hw || g.state(free[i]) != HnswGraph.FREE) {
                 throw new IllegalArgumentException("free list names slot " + free[i] + " which is not free");
             }
         }
-        checkLoadedStructure(lists, entrySlot, entryLevel, live);
+        g.placeNext(hw);
+        checkLoadedStructure(g, entrySlot, entryLevel, live);
         int[] labels = null;
         if (version >= 3) {
             int labelled = in.readUnsignedByte();
@@ -1025,30 +1032,21 @@ public final class HnswIndex implements VectorIndex {
                 throw new IllegalArgumentException("labels flag " + labelled + " (expected 0 or 1)");
             }
             if (labelled == 1) {
-                labels = new int[hw];
+                labels = seen; // the stamps are done with: reused, as large as the slots
                 for (int s = 0; s < hw; s++) {
-                    if (lists[s] != null) {
-                        labels[s] = in.readInt();
-                    }
+                    labels[s] = g.state(s) == HnswGraph.LIVE ? in.readInt() : 0;
                 }
-                if (version < 5 || !certifies(lists, labels, entrySlot)) {
+                if (version < 5 || !certifies(g, labels, entrySlot)) {
                     labels = null; // the first removal walks the graph and labels it, as without them
                 }
             }
         }
         g.restoreSlots(hw, free);
-        for (int s = 0; s < hw; s++) {
-            if (lists[s] != null) {
-                for (int l = 0; l < lists[s].length; l++) {
-                    g.setNeighbors(s, l, lists[s][l], lists[s][l].length);
-                }
-            }
-        }
         g.rebuildReverse();
         g.setEntry(entrySlot, entryLevel);
         if (labels != null) {
             for (int s = 0; s < hw; s++) {
-                if (lists[s] != null) {
+                if (g.state(s) == HnswGraph.LIVE) {
                     g.setLabel(s, labels[s]);
                 }
             }
@@ -1064,22 +1062,26 @@ public final class HnswIndex implements VectorIndex {
      * and no label is negative, so following smaller labels ends at the entry point. One pass
      * over the links (the lists were checked to name live nodes), not a walk.
      */
-    static boolean certifies(int[][][] lists, int[] labels, int entrySlot) {
-        int[] smallestIn = new int[lists.length];
+    static boolean certifies(HnswGraph g, int[] labels, int entrySlot) {
+        int hw = g.highWater();
+        int[] smallestIn = new int[hw];
         Arrays.fill(smallestIn, Integer.MAX_VALUE);
-        for (int u = 0; u < lists.length; u++) {
-            if (lists[u] == null) {
+        for (int u = 0; u < hw; u++) {
+            if (g.state(u) != HnswGraph.LIVE) {
                 continue;
             }
             if (labels[u] < 0) {
                 return false;
             }
-            for (int n : lists[u][0]) {
+            int[] a = g.listArray(u, 0);
+            int base = g.listBase(u, 0);
+            for (int i = 0, deg = HnswGraph.degree(a, base); i < deg; i++) {
+                int n = a[base + 1 + i];
                 smallestIn[n] = Math.min(smallestIn[n], labels[u]);
             }
         }
-        for (int s = 0; s < lists.length; s++) {
-            if (lists[s] != null && s != entrySlot && smallestIn[s] >= labels[s]) {
+        for (int s = 0; s < hw; s++) {
+            if (g.state(s) == HnswGraph.LIVE && s != entrySlot && smallestIn[s] >= labels[s]) {
                 return false;
             }
         }

@@ -210,6 +210,43 @@ class HnswPersistenceTest {
     }
 
     @Test
+    void aListNamingOneSlotTwiceIsRefused() throws Exception {
+        Path file = dir.resolve("twice.hnsw");
+        byte[] bytes = savedGraph(file);
+        int degree = FIRST_SLOT + 1 + 4 + 1 + 4 * DIM;
+        assertTrue(getInt(bytes, degree) >= 2, "slot 0 has two links on layer 0");
+        putInt(bytes, degree + 8, getInt(bytes, degree + 4));
+        writeWithFreshChecksum(file, bytes);
+        assertRefused(file, "lists slot " + getInt(bytes, degree + 4) + " twice");
+    }
+
+    @Test
+    void aLinkToAFreedSlotIsRefused() throws Exception {
+        // A graph with one node removed: its slot lies inside the high-water mark, free. The
+        // loader learns that only after reading every slot, so this is the check made at the end.
+        Path file = dir.resolve("freed.hnsw");
+        float[][] data = Datasets.clustered(5, 40, DIM, 3, 0.3);
+        HnswIndex index = HnswFixtures.build(data, Metric.L2, HnswParams.of(4, 20));
+        int removed = index.entryOrdinal() == 20 ? 21 : 20;
+        assertTrue(index.remove(removed));
+        int freed = -1;
+        for (int s = 0; s < index.graph().highWater(); s++) {
+            if (index.graph().state(s) == HnswGraph.FREE) {
+                freed = s;
+            }
+        }
+        assertTrue(freed > 0, "control: the removal freed a slot other than slot 0");
+        index.save(file);
+        assertEquals(39, HnswIndex.load(new IndexConfig(DIM, Metric.L2), file).size(), "control: the file loads");
+        byte[] bytes = Files.readAllBytes(file);
+        int degree = FIRST_SLOT + 1 + 4 + 1 + 4 * DIM;
+        assertTrue(getInt(bytes, degree) >= 1, "slot 0 has a link on layer 0");
+        putInt(bytes, degree + 4, freed);
+        writeWithFreshChecksum(file, bytes);
+        assertRefused(file, "links to slot " + freed + ", which holds no node");
+    }
+
+    @Test
     void aCraftedCapacityAllocatesNothingAndStillLoads() throws Exception {
         Path file = dir.resolve("capacity.hnsw");
         byte[] bytes = savedGraph(file);

@@ -3,8 +3,8 @@ package dev.nepenthe.core.internal.engine;
 import dev.nepenthe.core.CollectionSpec;
 import dev.nepenthe.core.Metric;
 import dev.nepenthe.core.VectorRecord;
+import dev.nepenthe.core.internal.io.Utf8;
 import dev.nepenthe.core.internal.record.RecordAccess;
-import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -78,9 +78,9 @@ final class RecordValidator {
                 throw new IllegalArgumentException(where + ": metadata keys expected 1 to " + MAX_METADATA_KEY_CHARS
                         + " characters, got " + key.length());
             }
-            if (e.getValue() instanceof String s && utf8Length(s) > MAX_METADATA_STRING_BYTES) {
+            if (e.getValue() instanceof String s && Utf8.length(s) > MAX_METADATA_STRING_BYTES) {
                 throw new IllegalArgumentException(where + ": metadata '" + key + "' expected at most "
-                        + MAX_METADATA_STRING_BYTES + " UTF-8 bytes, got " + utf8Length(s));
+                        + MAX_METADATA_STRING_BYTES + " UTF-8 bytes, got " + Utf8.length(s));
             }
             if (e.getValue() instanceof Double d && !Double.isFinite(d)) {
                 throw new IllegalArgumentException(where + ": metadata '" + key + "' expected a finite number, got " + d);
@@ -117,14 +117,10 @@ final class RecordValidator {
             throw new IllegalArgumentException(where + ": " + field + " expected a non-blank string, got "
                     + (s == null ? "null" : "a blank one"));
         }
-        int n = utf8Length(s);
+        int n = Utf8.length(s);
         if (n > maxBytes) {
             throw new IllegalArgumentException(where + ": " + field + " expected at most " + maxBytes
                     + " UTF-8 bytes, got " + n);
         }
-    }
-
-    private static int utf8Length(String s) {
-        return s.getBytes(StandardCharsets.UTF_8).length;
     }
 }

@@ -175,10 +175,33 @@ public final class ChecksummedFiles {
         }
     }
 
+    /**
+     * Direct buffers for {@link #checksum}, kept for the next file: an open reads hundreds of
+     * files on a few threads, and a new 1 MiB buffer per file was memory the process had not
+     * touched before, zeroed by the kernel (over 250 MiB at an open of a million records) and
+     * freed only when the collector got to it. At most four are kept (a burst of readers
+     * beyond that allocates and drops its own), and a kept buffer is zeroed: it holds no byte
+     * of the last file it read.
+     */
+    private static final java.util.concurrent.BlockingQueue<ByteBuffer> CHECKSUM_BUFFERS =
+            new java.util.concurrent.ArrayBlockingQueue<>(4);
+
     /** CRC32C of the first {@code length} bytes, read in 1 MiB chunks. */
     private static long checksum(FileChannel ch, long length) throws IOException {
+        ByteBuffer buf = CHECKSUM_BUFFERS.poll();
+        if (buf == null) {
+            buf = ByteBuffer.allocateDirect(1 << 20);
+        }
+        try {
+            return checksum(ch, length, buf);
+        } finally {
+            java.lang.foreign.MemorySegment.ofBuffer(buf.clear()).fill((byte) 0);
+            CHECKSUM_BUFFERS.offer(buf);
+        }
+    }
+
+    private static long checksum(FileChannel ch, long length, ByteBuffer buf) throws IOException {
         CRC32C crc = new CRC32C();
-        ByteBuffer buf = ByteBuffer.allocateDirect(1 << 20);
         for (long pos = 0; pos < length; ) {
             buf.clear().limit((int) Math.min(buf.capacity(), length - pos));
             int n = ch.read(buf, pos);

@@ -71,9 +71,11 @@ class KeyedHashTest {
     private static String randomString(Random rnd, int len) {
         StringBuilder sb = new StringBuilder(len);
         for (int i = 0; i < len; i++) {
-            sb.append(switch (rnd.nextInt(8)) {
+            sb.append(switch (rnd.nextInt(10)) {
                 case 0 -> 'é';
                 case 1 -> '\u4e2d';
+                case 2 -> "\uD83D\uDE00"; // a pair: one code point, four bytes
+                case 3 -> (char) (0xD800 + rnd.nextInt(0x800)); // a lone surrogate (unless paired by chance): '?'
                 default -> (char) ('a' + rnd.nextInt(26));
             });
         }
