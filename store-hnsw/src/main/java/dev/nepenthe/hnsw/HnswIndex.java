@@ -942,9 +942,9 @@ public final class HnswIndex implements VectorIndex {
         float[] v = new float[dim]; // setVector copies it
         byte[] code = version >= 4 && g.codec() != null ? new byte[g.codec().stride()] : null;
         // Each list is read into one buffer and copied straight into the graph's own arrays:
-        // a million lists held aside until the end of the file (as the loader once did) were a
-        // quarter of a gigabyte at 1M that the collector copied between generations during the
-        // open. What needs every node first (each link names a node with the link's layer) is
+        // a million lists held aside until the end of the file (as the loader once did) were
+        // about 150 MB at 1M that the collector copied between generations during the open.
+        // What needs every node first (each link names a node with the link's layer) is
         // checked once the file is read, over the graph's arrays.
         int[] list = new int[g.maxDegree(0)];
         int[] seen = new int[hw];
