@@ -110,13 +110,17 @@ public final class VectorCollection {
 
     /**
      * The record (tenant, id), unless it is absent or a forget or legal hold hides it. Takes no
-     * lock; costs a keyed hash of the id, one id-map lookup and a copy of the record. While the
-     * record is being replaced, it returns the old version until the new one is readable.
+     * lock; costs a keyed hash of the id, one id-map lookup and a copy of the record, and for a
+     * record with text the read and decryption of its stored copy (the text is kept nowhere
+     * else). While the record is being replaced, it returns the old version until the new one is
+     * readable.
      *
      * @param tenant the record's tenant
      * @param id the record's id
      * @return a copy of the record, or empty when there is none or a forget or hold hides it
      * @throws IllegalStateException if the collection or its store is closed
+     * @throws java.io.UncheckedIOException if the record's stored copy could not be read; a
+     *     {@link CorruptFileException} cause names the file whose copy was changed
      */
     public Optional<VectorRecord> get(String tenant, String id) {
         return engine.get(tenant, id);

@@ -70,6 +70,16 @@ public final class VectorRecord {
             }
 
             @Override
+            public VectorRecord joined(VectorRecord r, float[] vector, byte[] textUtf8) {
+                return new VectorRecord(r, vector, textUtf8);
+            }
+
+            @Override
+            public byte[] textUnsafe(VectorRecord r) {
+                return r.wiped ? null : r.text;
+            }
+
+            @Override
             public VectorRecord decoded(String id, String tenant, String subject, SourceRef source, float[] vector,
                     byte[] textUtf8, Map<String, Object> metadata, List<String> derivedFrom) {
                 return new VectorRecord(id, tenant, subject, source, vector, textUtf8, metadata, derivedFrom);
@@ -217,6 +227,21 @@ public final class VectorRecord {
         this.vector = vector;
         this.text = r.text;
         this.wiped = r.wiped;
+        this.metadata = r.metadata;
+        this.derivedFrom = r.derivedFrom;
+    }
+
+    /**
+     * {@code r}'s id, tenant, subject, source, metadata and sources with {@code vector} and
+     * {@code textUtf8} (each adopted, not copied; null for none) in place of its arrays.
+     */
+    private VectorRecord(VectorRecord r, float[] vector, byte[] textUtf8) {
+        this.id = r.id;
+        this.tenant = r.tenant;
+        this.subject = r.subject;
+        this.source = r.source;
+        this.vector = vector;
+        this.text = textUtf8;
         this.metadata = r.metadata;
         this.derivedFrom = r.derivedFrom;
     }

@@ -217,14 +217,19 @@ public final class CollectionEngine {
         }
         for (Loaded l : loaded) {
             catalogue.linkStored(l.ordinal(), l.record());
+            // The catalogue keeps no text: the decoded copy's goes now, not whenever the
+            // collector reuses its memory.
+            RecordAccess.wipe(l.record());
         }
         loaded.clear();
         rows.clearUnlinked();
         catalogue.freeGaps();
+        catalogue.readTextFrom(storage::readStored);
         // The storage keeps no plaintext: a checkpoint that must seal a record again borrows it here.
         storage.readPlaintextFrom((ord, use) -> {
             Entry e = catalogue.entry(ord);
-            VectorRecord r = e == null ? null : catalogue.materialise(e);
+            // A record's text is only in its sealed copy, the one missing here: none to lend.
+            VectorRecord r = e == null || e.hasText() ? null : catalogue.materialise(e);
             try {
                 return use.apply(r);
             } finally {
@@ -431,7 +436,7 @@ public final class CollectionEngine {
             @Override
             public String text(int ordinal) {
                 Entry e = catalogue.entry(ordinal);
-                return e == null ? null : e.record().text();
+                return e == null ? null : catalogue.text(e);
             }
 
             @Override
@@ -533,6 +538,11 @@ public final class CollectionEngine {
                 }
             }
             catalogue.publish(stamp);
+            // The store's copies have given their vectors to the column and their text to the
+            // sealed copies (and the text index): wiped now, not left for the collector.
+            for (Placed p : placed) {
+                RecordAccess.wipe(p.record());
+            }
             if (textFailed != null) {
                 throw new UncheckedIOException("collection '" + spec.name() + "': the batch is stored, but the text"
                         + " index failed to take it; keyword search misses it until the next open, which rebuilds"

@@ -3,8 +3,11 @@ package dev.nepenthe.core.internal.engine;
 import dev.nepenthe.core.VectorRecord;
 import dev.nepenthe.core.index.IntegrityReport;
 import dev.nepenthe.core.internal.record.RecordAccess;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -39,6 +42,10 @@ import org.roaringbitmap.RoaringBitmap;
  * ({@link #materialise}, {@link #readVector}) and then checks that the entry still holds its
  * ordinal: a writer unlinks an entry before it zeros or reuses the row, so a read that raced
  * the change sees a different entry and is dropped, never a record with another's vector.
+ *
+ * <p>Nor is the records' text in the entries: a record with text is marked so, and a read that
+ * wants the text decrypts the record's one stored copy ({@link StoredCopies}), with the same
+ * check after it. The heap holds no record's text between reads.
  */
 public final class RecordCatalogue {
 
@@ -47,7 +54,17 @@ public final class RecordCatalogue {
      * ordinal was last freed (0 if never): a search that started before it must not trust a
      * score the index gave this ordinal.
      */
-    public record Entry(int ordinal, VectorRecord record, long ordinalFreedAt) {}
+    public record Entry(int ordinal, VectorRecord record, long ordinalFreedAt, boolean hasText) {}
+
+    /** Where a record's text is read from: its stored copy, decrypted. */
+    @FunctionalInterface
+    public interface StoredCopies {
+        /**
+         * The record whose copy is stored at {@code ordinal} (perhaps one that has left it, or
+         * one that has taken it since), or null when none is at hand; the caller may wipe it.
+         */
+        VectorRecord read(int ordinal) throws IOException;
+    }
 
     private record SubjectKey(String tenant, String subject) {}
 
@@ -104,9 +121,16 @@ public final class RecordCatalogue {
     private volatile RoaringBitmap marked = new RoaringBitmap();
     private final Map<String, RoaringBitmap> hiddenByOperation = new HashMap<>();
 
+    private volatile StoredCopies stored = ord -> null;
+
     /** @param dimension the collection's vector dimension */
     public RecordCatalogue(int dimension) {
         this.vectors = new VectorColumn(dimension);
+    }
+
+    /** Where reads find the records' text from now on: the collection's storage, once it is open. */
+    public void readTextFrom(StoredCopies copies) {
+        this.stored = copies;
     }
 
     // ---- reads (no lock) --------------------------------------------------------------------
@@ -133,18 +157,80 @@ public final class RecordCatalogue {
      * search hand out), or null when the entry no longer holds its ordinal.
      */
     public VectorRecord materialise(Entry e) {
+        byte[] text = null;
+        if (e.hasText()) {
+            text = storedText(e);
+            if (text == null) {
+                return null;
+            }
+        }
         float[] v = new float[vectors.dimension()];
+        // The vector's read checks the entry after the text's, so both belong to this entry.
+        if (!readVector(e, v)) {
+            if (text != null) {
+                Arrays.fill(text, (byte) 0);
+            }
+            return null;
+        }
+        return RecordAccess.joined(e.record(), v, text);
+    }
+
+    /** The text of the record at {@code e}, decrypted from its stored copy; null when it has none or it left. */
+    public String text(Entry e) {
+        if (!e.hasText()) {
+            return null;
+        }
+        byte[] text = storedText(e);
+        if (text == null) {
+            return null;
+        }
         try {
-            return readVector(e, v) ? RecordAccess.copy(RecordAccess.withVector(e.record(), v)) : null;
+            return new String(text, StandardCharsets.UTF_8);
         } finally {
-            Arrays.fill(v, 0f);
+            Arrays.fill(text, (byte) 0);
         }
     }
 
     /**
-     * The record at {@code e} joined with a copy of its vector, sharing the store's text bytes (a
-     * wipe of it wipes the stored text too): what a forget takes of the records it removes. Null
-     * when the entry no longer holds its ordinal.
+     * The UTF-8 text of the record at {@code e} from its stored copy, or null when the entry no
+     * longer holds its ordinal or is hidden with its copy gone (a forget destroyed the key).
+     * Fails when a live entry has no copy of its own where the storage says it lies.
+     */
+    private byte[] storedText(Entry e) {
+        VectorRecord copy;
+        try {
+            copy = stored.read(e.ordinal());
+        } catch (IOException | RuntimeException x) {
+            if (entry(e.ordinal()) != e) {
+                return null; // the copy left with its record, or the ordinal's file was replaced
+            }
+            if (x instanceof IOException io) {
+                throw new UncheckedIOException(io);
+            }
+            throw (RuntimeException) x;
+        }
+        byte[] text = null;
+        try {
+            if (copy != null && copy.id().equals(e.record().id()) && copy.tenant().equals(e.record().tenant())) {
+                text = RecordAccess.textUnsafe(copy);
+            }
+        } finally {
+            float[] v = copy == null ? null : RecordAccess.vectorUnsafe(copy);
+            if (v != null) {
+                Arrays.fill(v, 0f);
+            }
+        }
+        if (text != null || entry(e.ordinal()) != e || hidden.contains(e.ordinal())) {
+            return text;
+        }
+        throw new IllegalStateException("the live record at ordinal " + e.ordinal() + " has no stored copy of its own"
+                + (copy == null ? "" : " (the copy there is another record's)"));
+    }
+
+    /**
+     * The record at {@code e} joined with a copy of its vector, without its text (which only
+     * its stored copy holds; see {@link #text}): what a forget takes of the records it removes.
+     * Null when the entry no longer holds its ordinal.
      */
     public VectorRecord withItsVector(Entry e) {
         float[] v = new float[vectors.dimension()];
@@ -314,6 +400,7 @@ public final class RecordCatalogue {
      * {@link #link} does. Writer only.
      */
     public void linkStored(int ord, VectorRecord r) {
+        boolean hasText = RecordAccess.textUtf8Length(r) > 0;
         r = canonical(r);
         Entry[] es = entries;
         if (ord >= es.length) {
@@ -323,7 +410,7 @@ public final class RecordCatalogue {
             entries = es;
         }
         freeOrdinals.remove(ord);
-        ENTRIES.setRelease(es, ord, new Entry(ord, r, freedAt[ord]));
+        ENTRIES.setRelease(es, ord, new Entry(ord, r, freedAt[ord], hasText));
         ordinalHighWater = Math.max(ordinalHighWater, ord + 1);
         liveCount++;
         for (String key : metadataKeys(r)) {
@@ -342,9 +429,9 @@ public final class RecordCatalogue {
     }
 
     /**
-     * The record without its vector, holding the tenant and subject strings the bitmaps' keys
-     * hold (decoded records each bring copies of their own). The keys go when their last record
-     * does, so a forgotten subject's name is not kept.
+     * The record without its vector and text, holding the tenant and subject strings the
+     * bitmaps' keys hold (decoded records each bring copies of their own). The keys go when
+     * their last record does, so a forgotten subject's name is not kept.
      */
     private VectorRecord canonical(VectorRecord r) {
         String tenant = tenantNames.computeIfAbsent(r.tenant(), t -> t);
@@ -352,7 +439,7 @@ public final class RecordCatalogue {
         if (r.subject() != null) {
             subject = subjectNames.computeIfAbsent(new SubjectKey(tenant, r.subject()), k -> k).subject();
         }
-        return RecordAccess.withVector(r, tenant, subject, null);
+        return RecordAccess.joined(RecordAccess.withVector(r, tenant, subject, null), null, null);
     }
 
     /** After loading: every ordinal below the high water that holds no record is free. */

@@ -236,7 +236,7 @@ final class CollectionEraser {
                 Entry e = catalogue.entry(ord);
                 resolved.add(e);
                 mine.add(name + '\0' + e.record().id());
-                String t = text == null ? null : e.record().text();
+                String t = text == null ? null : catalogue.text(e);
                 // The record with a copy of its vector, which the operation holds and wipes at its
                 // seal; the catalogue zeros its own row when the ordinal is freed.
                 removed.add(new Removed(catalogue.withItsVector(e), ord, storage.versionOf(ord),
@@ -804,8 +804,9 @@ final class CollectionEraser {
             if (!identifiers.isEmpty()) {
                 RoaringBitmap scan = RoaringBitmap.andNot(tenantOrds, catalogue.hidden());
                 scan.forEach((int ord) -> {
-                    VectorRecord r = catalogue.entry(ord).record();
-                    String where = identifierIn(r, identifiers);
+                    Entry e = catalogue.entry(ord);
+                    VectorRecord r = e.record();
+                    String where = identifierIn(r, catalogue.text(e), identifiers);
                     if (where != null) {
                         out.add(new Suspect("declared-identifier", name, r.id(), Double.NaN, where));
                     }
@@ -818,7 +819,7 @@ final class CollectionEraser {
     }
 
     /** Where a record holds one of the identifiers ("metadata key K", "text"), or null. Never the identifier. */
-    private static String identifierIn(VectorRecord r, List<JoinKeys.Identifier> identifiers) {
+    private static String identifierIn(VectorRecord r, String text, List<JoinKeys.Identifier> identifiers) {
         for (Map.Entry<String, Object> m : r.metadata().entrySet()) {
             if (m.getValue() instanceof String sv) {
                 for (JoinKeys.Identifier id : identifiers) {
@@ -828,9 +829,9 @@ final class CollectionEraser {
                 }
             }
         }
-        if (r.text() != null) {
+        if (text != null) {
             for (JoinKeys.Identifier id : identifiers) {
-                if (id.foundIn(r.text())) {
+                if (id.foundIn(text)) {
                     return "text";
                 }
             }

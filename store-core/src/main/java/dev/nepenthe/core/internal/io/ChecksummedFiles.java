@@ -93,6 +93,20 @@ public final class ChecksummedFiles {
     }
 
     /**
+     * Where the body of a file of {@code format} starts: after the header (magic, the format's
+     * name, version, file id). For readers that come back later to one part of a file already
+     * verified whole.
+     */
+    public static long bodyOffset(String format) {
+        return 4 + 2 + format.getBytes(StandardCharsets.UTF_8).length + 4 + 16;
+    }
+
+    /** The bytes of a file before its footer (the header and the body). */
+    public static long bodyEnd(long fileSize) {
+        return fileSize - FOOTER_LENGTH;
+    }
+
+    /**
      * Reads and verifies {@code file}: footer magic and checksum first, then header magic,
      * format name and version range, then the body, which must be consumed exactly. The file is
      * streamed (checksummed in 1 MiB chunks, then parsed through a buffer), so files of any size

@@ -27,6 +27,10 @@ public final class RecordAccess {
 
         VectorRecord stored(VectorRecord r, String tenant, String subject, float[] vector);
 
+        VectorRecord joined(VectorRecord r, float[] vector, byte[] textUtf8);
+
+        byte[] textUnsafe(VectorRecord r);
+
         VectorRecord decoded(String id, String tenant, String subject, SourceRef source, float[] vector,
                 byte[] textUtf8, Map<String, Object> metadata, List<String> derivedFrom);
     }
@@ -93,6 +97,20 @@ public final class RecordAccess {
      */
     public static VectorRecord withVector(VectorRecord r, String tenant, String subject, float[] vector) {
         return get().stored(r, tenant, subject, vector);
+    }
+
+    /**
+     * The record's other fields with {@code vector} and {@code textUtf8} (UTF-8 bytes), both
+     * adopted, not copied (null for none): the catalogue keeps records without either and joins
+     * them again when one is read.
+     */
+    public static VectorRecord joined(VectorRecord r, float[] vector, byte[] textUtf8) {
+        return get().joined(r, vector, textUtf8);
+    }
+
+    /** The record's text as UTF-8 bytes without copying (null when none or wiped): callers change it only in a record of their own. */
+    public static byte[] textUnsafe(VectorRecord r) {
+        return get().textUnsafe(r);
     }
 
     /**

@@ -17,11 +17,15 @@ import java.io.DataOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.lang.System.Logger.Level;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.BitSet;
@@ -30,6 +34,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.Function;
 import javax.crypto.AEADBadTagException;
 import org.roaringbitmap.IntIterator;
@@ -200,6 +205,25 @@ public final class CollectionStorage implements Closeable {
      * checkpoint copies them into segments instead of encrypting them again.
      */
     private final Map<Integer, SealedRecord> pendingSealed = new HashMap<>();
+    /**
+     * Guards what {@link #readStored} looks at: {@link #pendingSealed}, each ordinal's copy
+     * ({@link #copySegment}, {@link #copyOffset}) and the open segment files. The writer holds
+     * the write lock only while it changes those, never while it writes a file.
+     */
+    private final ReentrantReadWriteLock copies = new ReentrantReadWriteLock();
+    /**
+     * Per ordinal, the segment file holding its copy (a handle into {@link #segmentFiles}, 0 for
+     * none) and where that copy starts. An ordinal whose record left keeps its last copy here
+     * until the ordinal is reused or the copy's segment is replaced: a reader checks what it read
+     * against the record it asked for.
+     */
+    private int[] copySegment = new int[16];
+    private long[] copyOffset = new long[16];
+    /** The live segment files by handle. A handle is never reused. */
+    private final Map<Integer, SegmentFile> segmentFiles = new HashMap<>();
+    /** Each bucket's current segment file (its handle; 0 for none). */
+    private final int[] bucketSegment;
+    private int nextSegmentHandle = 1;
     private Manifest manifest;
     private WriteAheadLog wal;
     private IdMap idMap;
@@ -232,6 +256,96 @@ public final class CollectionStorage implements Closeable {
         for (int i = 0; i < bucketCount; i++) {
             buckets.add(new RoaringBitmap());
         }
+        this.bucketSegment = new int[bucketCount];
+    }
+
+    /**
+     * A segment file a read of one copy may map, from the open or the checkpoint that made it
+     * live until the checkpoint that replaces it unmaps it (before deleting it: a forgotten
+     * record's copy must not outlive its file in a mapping). Mapped rather than read through a
+     * channel: a mapping keeps no file descriptor (a collection has up to {@code shardBuckets}
+     * files, 256 by default, and a store many collections), and a read is a copy from the page
+     * cache, with no system call. The file is immutable while it is live: a checkpoint writes a
+     * new file and renames it into place, so the mapped one is never truncated.
+     */
+    private static final class SegmentFile {
+        final Path file;
+        private Arena arena;
+        private MemorySegment mapped;
+        private boolean closed;
+
+        SegmentFile(Path file) {
+            this.file = file;
+        }
+
+        /** The copy of {@code ordinal} at {@code offset}; see {@link SegmentFiles#readAt}. */
+        SealedRecord readAt(long offset, int ordinal) throws IOException {
+            return SegmentFiles.readAt(mapping(), file, offset, ordinal);
+        }
+
+        private synchronized MemorySegment mapping() throws IOException {
+            if (closed) {
+                throw new IllegalStateException(file + " is no longer live");
+            }
+            if (mapped == null) {
+                Arena a = Arena.ofShared();
+                try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
+                    mapped = ch.map(FileChannel.MapMode.READ_ONLY, 0, ch.size(), a);
+                } catch (IOException | RuntimeException e) {
+                    a.close();
+                    throw e;
+                }
+                arena = a;
+            }
+            return mapped;
+        }
+
+        /** Unmaps the file; no read may be running (the caller holds the write lock). */
+        synchronized void close() {
+            closed = true;
+            if (arena != null) {
+                arena.close();
+                arena = null;
+                mapped = null;
+            }
+        }
+    }
+
+    /**
+     * Makes {@code name} bucket {@code b}'s live segment file (none when null) and closes the one
+     * it replaces. Under the write lock, or during the open, before any read.
+     */
+    private int installSegment(int b, String name) {
+        retireSegment(b);
+        if (name == null) {
+            return 0;
+        }
+        int handle = nextSegmentHandle++;
+        if (handle <= 0) {
+            throw new IllegalStateException(dir + ": more than 2^31 segment files made in one open");
+        }
+        segmentFiles.put(handle, new SegmentFile(dir.resolve("segments").resolve(name)));
+        bucketSegment[b] = handle;
+        return handle;
+    }
+
+    private void retireSegment(int b) {
+        SegmentFile old = segmentFiles.remove(bucketSegment[b]);
+        if (old != null) {
+            old.close();
+        }
+        bucketSegment[b] = 0;
+    }
+
+    /** Records where the live copy of {@code ordinal} lies. Under the write lock, or during the open. */
+    private void placeCopy(int ordinal, int segment, long offset) {
+        if (ordinal >= copySegment.length) {
+            int cap = Math.max(ordinal + 1, copySegment.length + (copySegment.length >> 1));
+            copySegment = Arrays.copyOf(copySegment, cap);
+            copyOffset = Arrays.copyOf(copyOffset, cap);
+        }
+        copySegment[ordinal] = segment;
+        copyOffset[ordinal] = offset;
     }
 
     /**
@@ -279,18 +393,23 @@ public final class CollectionStorage implements Closeable {
         // work and each record's is its own: every core opens segments, then the records are
         // admitted one by one in manifest order, with the same decisions as before.
         List<Map.Entry<Integer, String>> files = new ArrayList<>(manifest.segments().entrySet());
+        int[] handles = new int[files.size()];
+        for (int i = 0; i < files.size(); i++) {
+            handles[i] = installSegment(files.get(i).getKey(), files.get(i).getValue());
+        }
         loading = sink;
         sink.expectOrdinalsBelow(manifest.nextOrdinal());
         List<List<Opened>> opened;
         try {
-            opened = files.parallelStream().map(e -> {
+            opened = java.util.stream.IntStream.range(0, files.size()).parallel().mapToObj(i -> {
+                Map.Entry<Integer, String> e = files.get(i);
                 try {
                     Path f = dir.resolve("segments").resolve(e.getValue());
                     List<Opened> out = new ArrayList<>();
                     LastSubject subjects = new LastSubject();
                     OpenBuffers buffers = new OpenBuffers();
-                    SegmentFiles.forEach(f, e.getKey(), (header, sealed, length) ->
-                            out.add(open(header, sealed, length, sink, subjects, buffers)));
+                    SegmentFiles.forEach(f, e.getKey(), (header, sealed, length, offset) ->
+                            out.add(open(header, sealed, length, sink, subjects, buffers).at(handles[i], offset)));
                     return out;
                 } catch (IOException x) {
                     throw new UncheckedIOException(x);
@@ -425,7 +544,17 @@ public final class CollectionStorage implements Closeable {
      * A stored copy opened ahead of its admission: its header (the sealed bytes dropped), and the
      * record or why there is none.
      */
-    private record Opened(SealedRecord stored, VectorRecord record, OpenFailure failure, Exception cause) {}
+    private record Opened(SealedRecord stored, VectorRecord record, OpenFailure failure, Exception cause, int segment,
+            long offset) {
+        Opened(SealedRecord stored, VectorRecord record, OpenFailure failure, Exception cause) {
+            this(stored, record, failure, cause, 0, 0);
+        }
+
+        /** This copy, read at {@code offset} of the segment file {@code segment}. */
+        Opened at(int segment, long offset) {
+            return new Opened(stored, record, failure, cause, segment, offset);
+        }
+    }
 
     /**
      * What one segment's records are decrypted and decoded into, one after the other, instead
@@ -556,6 +685,9 @@ public final class CollectionStorage implements Closeable {
         }
         VectorRecord rec = o.record();
         Live old = byOrdinal.put(r.ordinal(), new Live(r.ordinal(), rec, r.seq(), r.subject(), r.record()));
+        if (o.segment() != 0) {
+            placeCopy(r.ordinal(), o.segment(), o.offset()); // a copy from the log is in pendingSealed
+        }
         if (old != null) {
             bucket(old.subject()).remove(r.ordinal());
             dirty.set(bucketIndex(old.subject()));
@@ -597,6 +729,7 @@ public final class CollectionStorage implements Closeable {
     public void put(List<Placed> batch, List<Placed> replaced) throws IOException {
         List<byte[]> entries = new ArrayList<>(batch.size() + replaced.size());
         List<Live> added = new ArrayList<>(batch.size());
+        List<SealedRecord> sealedCopies = new ArrayList<>(batch.size());
         for (Placed p : replaced) {
             entries.add(deleteEntry(p.ordinal(), nextSeq));
         }
@@ -614,7 +747,15 @@ public final class CollectionStorage implements Closeable {
             s.write(out);
             entries.add(bytes.toByteArray());
             added.add(new Live(p.ordinal(), null, seq, subject, record));
-            pendingSealed.put(p.ordinal(), s);
+            sealedCopies.add(s);
+        }
+        copies.writeLock().lock();
+        try {
+            for (SealedRecord c : sealedCopies) {
+                pendingSealed.put(c.ordinal(), c);
+            }
+        } finally {
+            copies.writeLock().unlock();
         }
         long end = wal.append(entries);
         wal.sync(end);
@@ -762,7 +903,16 @@ public final class CollectionStorage implements Closeable {
     }
 
     private void forget(int ordinal, boolean unmapId) {
-        pendingSealed.remove(ordinal);
+        if (unmapId) {
+            // A replaced record's copy stays readable until the checkpoint: a get that found the
+            // old version before the id map moves on still reads its text (see readStored).
+            copies.writeLock().lock();
+            try {
+                pendingSealed.remove(ordinal);
+            } finally {
+                copies.writeLock().unlock();
+            }
+        }
         Live gone = byOrdinal.remove(ordinal);
         if (gone != null) {
             bucket(gone.subject()).remove(ordinal);
@@ -824,6 +974,52 @@ public final class CollectionStorage implements Closeable {
     public long versionOf(int ordinal) {
         Live l = byOrdinal.get(ordinal);
         return l == null ? -1 : l.seq();
+    }
+
+    /**
+     * Reads and decrypts the stored copy of the record at {@code ordinal}: the log's copy if it
+     * came after the last checkpoint, else the one in its bucket's segment. Takes no writer lock
+     * (a get or a search runs it). The copy may be of a record that has since left the ordinal,
+     * or of the one that took it: the caller checks the record against the one it asked for.
+     *
+     * @return the record, vector and all (the caller wipes what it does not keep), or null when
+     *     the ordinal has no copy at hand or its scope's key is gone (forgotten meanwhile)
+     * @throws CorruptFileException when the copy where it should be is not a copy of this
+     *     ordinal or does not decrypt, naming the file
+     */
+    public VectorRecord readStored(int ordinal) throws IOException {
+        SealedRecord copy;
+        Path where;
+        copies.readLock().lock();
+        try {
+            copy = pendingSealed.get(ordinal);
+            where = dir.resolve("wal");
+            if (copy == null) {
+                SegmentFile f = ordinal >= 0 && ordinal < copySegment.length ? segmentFiles.get(copySegment[ordinal]) : null;
+                if (f == null) {
+                    return null;
+                }
+                where = f.file;
+                copy = f.readAt(copyOffset[ordinal], ordinal);
+            }
+        } finally {
+            copies.readLock().unlock();
+        }
+        DataKey key = ctx.keystore().find(copy.subject());
+        if (key == null) {
+            return null;
+        }
+        byte[] plain = new byte[copy.sealed().length];
+        try {
+            int length = ctx.sealer().openInto(key, RecordCipher.aad(copy.subject(), copy.record(), copy.seq()),
+                    copy.sealed(), copy.sealed().length, plain);
+            return RecordCodec.read(plain, length, null);
+        } catch (AEADBadTagException e) {
+            throw new CorruptFileException(where, "the stored copy of ordinal " + ordinal + " (version " + copy.seq()
+                    + ") does not decrypt: its bytes, its header or its key were changed", e);
+        } finally {
+            Arrays.fill(plain, (byte) 0);
+        }
     }
 
     /** What a byte scan for deleted records found: occurrences and the files holding them. */
@@ -981,6 +1177,9 @@ public final class CollectionStorage implements Closeable {
         Map<Integer, String> segments = new HashMap<>(manifest.segments());
         List<String> superseded = new ArrayList<>();
         long nextSegment = manifest.nextSegmentId();
+        // Per rewritten bucket: its new file (null when emptied), its members and their copies' offsets.
+        record Rewritten(int bucket, String name, int[] ordinals, long[] offsets) {}
+        List<Rewritten> rewritten = new ArrayList<>();
         for (int b = dirty.nextSetBit(0); b >= 0; b = dirty.nextSetBit(b + 1)) {
             String old = segments.remove(b);
             if (old != null) {
@@ -988,6 +1187,7 @@ public final class CollectionStorage implements Closeable {
             }
             RoaringBitmap members = buckets.get(b);
             if (members.isEmpty()) {
+                rewritten.add(new Rewritten(b, null, new int[0], new long[0]));
                 continue;
             }
             // Sealed bytes come from the log write (new records) or the bucket's previous segment
@@ -999,21 +1199,41 @@ public final class CollectionStorage implements Closeable {
                 }
             }
             List<SealedRecord> sealed = new ArrayList<>(members.getCardinality());
-            for (int ord : members) {
-                Live l = byOrdinal.get(ord);
-                SealedRecord r = pendingSealed.remove(l.ordinal());
+            int[] ordinals = members.toArray();
+            long[] offsets = new long[ordinals.length];
+            long offset = SegmentFiles.FIRST_COPY;
+            for (int i = 0; i < ordinals.length; i++) {
+                Live l = byOrdinal.get(ordinals[i]);
+                SealedRecord r = pendingSealed.get(l.ordinal());
                 if (r == null || r.seq() != l.seq()) {
                     r = previous.get(l.ordinal());
                 }
-                sealed.add(r != null && r.seq() == l.seq() ? r : reseal(l));
+                r = r != null && r.seq() == l.seq() ? r : reseal(l);
+                sealed.add(r);
+                offsets[i] = offset;
+                offset += SegmentFiles.copyLength(r.sealed().length);
             }
             String name = SegmentFiles.name(b, nextSegment++);
             SegmentFiles.write(dir.resolve("segments").resolve(name), b, sealed);
             segments.put(b, name);
+            rewritten.add(new Rewritten(b, name, ordinals, offsets));
         }
         ChecksummedFiles.fsyncDirectory(dir.resolve("segments"));
         manifest = new Manifest(manifest.buckets(), nextSeq, nextOrdinal, gen, nextSegment, segments);
         manifest.write(dir);
+        // Reads move to the new files before the old ones go; the log's copies are in them now.
+        copies.writeLock().lock();
+        try {
+            for (Rewritten r : rewritten) {
+                int handle = installSegment(r.bucket(), r.name());
+                for (int i = 0; i < r.ordinals().length; i++) {
+                    placeCopy(r.ordinals()[i], handle, r.offsets()[i]);
+                }
+            }
+            pendingSealed.clear();
+        } finally {
+            copies.writeLock().unlock();
+        }
         for (String s : superseded) {
             Files.deleteIfExists(dir.resolve("segments").resolve(s));
             CrashPoints.reached("checkpoint.deleted-segment");
@@ -1021,7 +1241,6 @@ public final class CollectionStorage implements Closeable {
         ChecksummedFiles.fsyncDirectory(dir.resolve("segments"));
         wal.deleteBefore(gen);
         dirty.clear();
-        pendingSealed.clear();
         walBytes = 0;
     }
 
@@ -1209,6 +1428,14 @@ public final class CollectionStorage implements Closeable {
     }
 
     private void closeQuietly(byte[] idMapStamp) {
+        copies.writeLock().lock();
+        try {
+            for (int b = 0; b < bucketSegment.length; b++) {
+                retireSegment(b);
+            }
+        } finally {
+            copies.writeLock().unlock();
+        }
         try {
             if (wal != null) {
                 wal.close();

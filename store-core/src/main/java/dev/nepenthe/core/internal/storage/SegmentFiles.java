@@ -1,9 +1,13 @@
 package dev.nepenthe.core.internal.storage;
 
+import dev.nepenthe.core.CorruptFileException;
 import dev.nepenthe.core.internal.crypto.KeyedHash;
 import dev.nepenthe.core.internal.io.ChecksummedFiles;
 import java.io.DataInput;
 import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -20,6 +24,47 @@ final class SegmentFiles {
     static final int VERSION = 1;
 
     private SegmentFiles() {}
+
+    /** Where the first copy starts: after the file's header, the bucket and the count. */
+    static final long FIRST_COPY = ChecksummedFiles.bodyOffset(FORMAT) + 8;
+    /** A copy's bytes before its sealed bytes: ordinal, version, two hashes, length. */
+    private static final int COPY_HEADER = 4 + 8 + 2 * KeyedHash.LENGTH + 4;
+
+    /** The bytes one copy of {@code sealedLength} sealed bytes takes in a segment. */
+    static long copyLength(int sealedLength) {
+        return COPY_HEADER + (long) sealedLength;
+    }
+
+    private static final ValueLayout.OfInt INT = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN);
+    private static final ValueLayout.OfLong LONG = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN);
+
+    /**
+     * Reads the one copy that starts at {@code offset} of a segment (mapped whole) whose
+     * checksum an open or a checkpoint already verified; the sealed bytes' own tag
+     * authenticates them again when they are opened. Fails, naming the file, when the copy there
+     * is not at ordinal {@code ordinal} or its length runs past the end.
+     */
+    static SealedRecord readAt(MemorySegment segment, Path file, long offset, int ordinal) throws IOException {
+        long end = ChecksummedFiles.bodyEnd(segment.byteSize());
+        if (offset < FIRST_COPY || offset + COPY_HEADER > end) {
+            throw new CorruptFileException(file, FORMAT + ": a copy at offset " + offset + " lies outside the body (ends at "
+                    + end + "); the file is shorter than when it was opened");
+        }
+        int at = segment.get(INT, offset);
+        long seq = segment.get(LONG, offset + 4);
+        byte[] subject = new byte[KeyedHash.LENGTH];
+        byte[] record = new byte[KeyedHash.LENGTH];
+        MemorySegment.copy(segment, ValueLayout.JAVA_BYTE, offset + 12, subject, 0, KeyedHash.LENGTH);
+        MemorySegment.copy(segment, ValueLayout.JAVA_BYTE, offset + 12 + KeyedHash.LENGTH, record, 0, KeyedHash.LENGTH);
+        int len = segment.get(INT, offset + 12 + 2L * KeyedHash.LENGTH);
+        if (at != ordinal || len < 0 || len > SealedRecord.MAX_SEALED || offset + copyLength(len) > end) {
+            throw new CorruptFileException(file, FORMAT + ": expected the copy of ordinal " + ordinal + " at offset "
+                    + offset + ", found ordinal " + at + " with " + len + " sealed bytes");
+        }
+        byte[] sealed = new byte[len];
+        MemorySegment.copy(segment, ValueLayout.JAVA_BYTE, offset + COPY_HEADER, sealed, 0, len);
+        return new SealedRecord(at, seq, new KeyedHash.Hash(subject), new KeyedHash.Hash(record), sealed);
+    }
 
     static String name(int bucket, long id) {
         return String.format("b%04d-%012d.seg", bucket, id);
@@ -38,10 +83,11 @@ final class SegmentFiles {
     /** What {@link #forEach} hands each stored copy to. */
     interface Visitor {
         /**
-         * One stored copy: its header (a record whose {@code sealed} is empty), and its sealed
-         * bytes in the first {@code length} bytes of {@code sealed}, a buffer the next copy reuses.
+         * One stored copy: its header (a record whose {@code sealed} is empty), its sealed bytes
+         * in the first {@code length} bytes of {@code sealed} (a buffer the next copy reuses),
+         * and where the copy starts in the file (for {@link #readAt}).
          */
-        void accept(SealedRecord header, byte[] sealed, int length) throws IOException;
+        void accept(SealedRecord header, byte[] sealed, int length, long offset) throws IOException;
     }
 
     /**
@@ -61,6 +107,7 @@ final class SegmentFiles {
             // together: they share one subject hash, which the storage keeps per live record.
             byte[] lastSubjectBytes = new byte[KeyedHash.LENGTH];
             KeyedHash.Hash lastSubject = null;
+            long offset = FIRST_COPY;
             for (int i = 0; i < n; i++) {
                 int ordinal = in.readInt();
                 long seq = in.readLong();
@@ -77,7 +124,8 @@ final class SegmentFiles {
                     sealed = new byte[Math.max(len, 2 * sealed.length)];
                 }
                 in.readFully(sealed, 0, len);
-                visitor.accept(new SealedRecord(ordinal, seq, subject, record, SealedRecord.NO_BYTES), sealed, len);
+                visitor.accept(new SealedRecord(ordinal, seq, subject, record, SealedRecord.NO_BYTES), sealed, len, offset);
+                offset += copyLength(len);
             }
             return n;
         });

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.nepenthe.core.VectorRecord;
@@ -11,15 +12,38 @@ import dev.nepenthe.core.index.IntegrityReport;
 import dev.nepenthe.core.internal.engine.RecordCatalogue.Entry;
 import dev.nepenthe.core.internal.record.RecordAccess;
 import java.util.Arrays;
+import java.util.Map;
 import java.util.Random;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.roaringbitmap.RoaringBitmap;
 
-/** The catalogue keeps vectors off the heap, in a column by ordinal; these check the join. */
+/**
+ * The catalogue keeps vectors off the heap, in a column by ordinal, and text in the records'
+ * stored copies; these check the joins. The stored copies here are a map the test fills before
+ * it links each record, as the storage stores a record before the engine links it.
+ */
 class RecordCatalogueVectorsTest {
+
+    private final Map<Integer, VectorRecord> stored = new ConcurrentHashMap<>();
+
+    private RecordCatalogue catalogue(int dim) {
+        RecordCatalogue c = new RecordCatalogue(dim);
+        c.readTextFrom(ord -> {
+            VectorRecord r = stored.get(ord);
+            return r == null ? null : RecordAccess.copy(r);
+        });
+        return c;
+    }
+
+    /** Stores a copy of {@code r} at {@code ord}, then links another (the store's own). */
+    private void link(RecordCatalogue c, int ord, VectorRecord r) {
+        stored.put(ord, RecordAccess.copy(r));
+        c.link(ord, RecordAccess.copy(r));
+    }
 
     private static VectorRecord record(String id, float[] v) {
         return VectorRecord.builder(id).subject("s").vector(v).text("text of " + id).metadata("k", id).build();
@@ -33,12 +57,15 @@ class RecordCatalogueVectorsTest {
 
     @Test
     void theEntryHoldsNoVectorAndAReadJoinsTheColumnsCopy() {
-        RecordCatalogue c = new RecordCatalogue(3);
+        RecordCatalogue c = catalogue(3);
         VectorRecord given = record("a", new float[] {1, 2, 3});
         VectorRecord storesCopy = RecordAccess.copy(given);
+        stored.put(7, RecordAccess.copy(given));
         c.link(7, storesCopy);
         Entry e = c.entry(7);
         assertNull(RecordAccess.vectorUnsafe(e.record()), "the record in the catalogue holds no vector");
+        assertNull(e.record().text(), "nor any text");
+        assertTrue(e.hasText());
         assertArrayEquals(new float[3], RecordAccess.vectorUnsafe(storesCopy), "the store's copy it was given is zeroed");
         assertArrayEquals(new float[] {1, 2, 3}, given.vector(), "the caller's record is never changed");
 
@@ -48,13 +75,46 @@ class RecordCatalogueVectorsTest {
         assertEquals("a", out.metadata().get("k"));
         RecordAccess.wipe(out);
         assertEquals("text of a", c.materialise(e).text(), "a handed-out copy has arrays of its own");
+        assertEquals("text of a", c.text(e));
+    }
+
+    @Test
+    void aRecordWithoutTextReadsNoCopy() {
+        RecordCatalogue c = new RecordCatalogue(2); // no stored copies at all
+        c.link(0, RecordAccess.copy(VectorRecord.builder("a").vector(new float[] {1, 2}).build()));
+        Entry e = c.entry(0);
+        assertTrue(!e.hasText());
+        assertArrayEquals(new float[] {1, 2}, c.materialise(e).vector());
+        assertNull(c.text(e));
+    }
+
+    /**
+     * A live entry whose stored copy is missing, or is another record's, is an inconsistency the
+     * read reports; once a forget or a removal hides the entry (its key may be destroyed
+     * before the entry is unlinked) the read is dropped instead.
+     */
+    @Test
+    void aLiveEntryWithoutItsCopyFailsAndAHiddenOneIsDropped() {
+        RecordCatalogue c = catalogue(2);
+        link(c, 0, record("a", new float[] {1, 1}));
+        link(c, 1, record("b", new float[] {2, 2}));
+        stored.remove(0);
+        stored.put(1, RecordAccess.copy(record("x", new float[] {9, 9})));
+        IllegalStateException missing = assertThrows(IllegalStateException.class, () -> c.materialise(c.entry(0)));
+        assertTrue(missing.getMessage().contains("ordinal 0"), missing.getMessage());
+        IllegalStateException other = assertThrows(IllegalStateException.class, () -> c.text(c.entry(1)));
+        assertTrue(other.getMessage().contains("another record's"), other.getMessage());
+
+        c.hide("forget-1", RoaringBitmap.bitmapOf(0, 1));
+        assertNull(c.materialise(c.entry(0)));
+        assertNull(c.text(c.entry(1)));
     }
 
     @Test
     void aFreedOrdinalsRowIsZeroedAndAStaleEntryReadsNothing() {
-        RecordCatalogue c = new RecordCatalogue(2);
-        c.link(0, RecordAccess.copy(record("a", new float[] {1, 1})));
-        c.link(1, RecordAccess.copy(record("b", new float[] {2, 2})));
+        RecordCatalogue c = catalogue(2);
+        link(c, 0, record("a", new float[] {1, 1}));
+        link(c, 1, record("b", new float[] {2, 2}));
         Entry a = c.entry(0);
         c.unlink(a);
         c.free(RoaringBitmap.bitmapOf(0), c.nextStamp());
@@ -65,7 +125,7 @@ class RecordCatalogueVectorsTest {
         float[] row = new float[2];
         c.vectors().read(0, row);
         assertArrayEquals(new float[2], row, "the freed row is zeros");
-        c.link(0, RecordAccess.copy(record("c", new float[] {3, 3})));
+        link(c, 0, record("c", new float[] {3, 3}));
         assertNull(c.materialise(a), "nor once another record took the ordinal");
         assertArrayEquals(new float[] {3, 3}, c.materialise(c.entry(0)).vector());
         assertArrayEquals(new float[] {2, 2}, c.materialise(c.entry(1)).vector());
@@ -73,9 +133,9 @@ class RecordCatalogueVectorsTest {
 
     @Test
     void theCheckerFindsAVectorLeftInAFreedRow() {
-        RecordCatalogue c = new RecordCatalogue(2);
-        c.link(0, RecordAccess.copy(record("a", new float[] {1, 1})));
-        c.link(1, RecordAccess.copy(record("b", new float[] {2, 2})));
+        RecordCatalogue c = catalogue(2);
+        link(c, 0, record("a", new float[] {1, 1}));
+        link(c, 1, record("b", new float[] {2, 2}));
         c.unlink(c.entry(0));
         c.free(RoaringBitmap.bitmapOf(0), c.nextStamp());
         c.publish(c.nextStamp());
@@ -93,8 +153,9 @@ class RecordCatalogueVectorsTest {
 
     /**
      * Readers materialise while a writer frees an ordinal and links other records there, each
-     * record's vector filled with its own number: a read either fails or returns a record whose
-     * every float is its own number, never a mix or another record's.
+     * record's vector filled with its own number and its text naming it: a read either fails or
+     * returns a record whose every float is its own number and whose text is its own, never a
+     * mix or another record's.
      */
     @Test
     void aReadRacingTheReuseOfItsOrdinalIsDroppedNeverMixed() throws Exception {
@@ -103,9 +164,9 @@ class RecordCatalogueVectorsTest {
         Random rnd = new Random(seed);
         int dim = 4096; // long rows widen the window in which a read can overlap a write
         int ordinals = 4;
-        RecordCatalogue c = new RecordCatalogue(dim);
+        RecordCatalogue c = catalogue(dim);
         for (int ord = 0; ord < ordinals; ord++) {
-            c.link(ord, RecordAccess.copy(record(Integer.toString(ord + 1), filled(dim, ord + 1))));
+            link(c, ord, record(Integer.toString(ord + 1), filled(dim, ord + 1)));
         }
         AtomicBoolean stop = new AtomicBoolean();
         AtomicReference<String> wrong = new AtomicReference<>();
@@ -125,6 +186,10 @@ class RecordCatalogueVectorsTest {
                         continue;
                     }
                     float expected = Float.parseFloat(r.id());
+                    if (!r.text().equals("text of " + r.id())) {
+                        wrong.compareAndSet(null, "record " + r.id() + " read the text '" + r.text() + "'");
+                        return;
+                    }
                     float[] got = r.vector();
                     for (int i = 0; i < dim; i++) {
                         if (got[i] != expected) {
@@ -144,7 +209,7 @@ class RecordCatalogueVectorsTest {
             c.unlink(c.entry(ord));
             c.free(RoaringBitmap.bitmapOf(ord), c.nextStamp());
             int id = next++ % 1_000_000 + ordinals + 1;
-            c.link(ord, RecordAccess.copy(record(Integer.toString(id), filled(dim, id))));
+            link(c, ord, record(Integer.toString(id), filled(dim, id)));
         }
         stop.set(true);
         reader.join();
