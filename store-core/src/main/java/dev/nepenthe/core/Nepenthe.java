@@ -791,7 +791,7 @@ public final class Nepenthe implements AutoCloseable {
         IndexGenerations generations = new IndexGenerations(dir.resolve("index"), keystore, context.hashes(), id,
                 factory, indexConfig(spec));
         return new VectorCollection(new CollectionEngine(spec, id, () -> factory.create(indexConfig(spec)), generations,
-                sink -> CollectionStorage.open(dir, id, context, sink), text, embedding(spec)));
+                sink -> CollectionStorage.open(dir, id, context, sink), text, embedding(spec), context.hashes()));
     }
 
     /** The embedder a collection names, or why it has none. */

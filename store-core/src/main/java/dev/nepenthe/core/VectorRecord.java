@@ -75,6 +75,22 @@ public final class VectorRecord {
             }
 
             @Override
+            public VectorRecord joined(VectorRecord r, float[] vector, byte[] textUtf8, Map<String, Object> metadata) {
+                return new VectorRecord(r, vector, textUtf8, metadata);
+            }
+
+            @Override
+            public VectorRecord catalogued(VectorRecord r, String tenant, String subject) {
+                VectorRecord c = new VectorRecord(r, tenant, subject, null);
+                return new VectorRecord(c, null, null, r.metadata.isEmpty() ? Map.of() : WITHHELD);
+            }
+
+            @Override
+            public boolean metadataWithheld(VectorRecord r) {
+                return r.metadata == WITHHELD;
+            }
+
+            @Override
             public byte[] textUnsafe(VectorRecord r) {
                 return r.wiped ? null : r.text;
             }
@@ -86,6 +102,17 @@ public final class VectorRecord {
             }
         });
     }
+
+    /**
+     * The metadata of a record the store keeps without it (its sealed copy holds it): any read
+     * fails, so code that forgot to read the copy fails loudly rather than seeing no metadata.
+     */
+    private static final Map<String, Object> WITHHELD = new java.util.AbstractMap<>() {
+        @Override
+        public java.util.Set<Map.Entry<String, Object>> entrySet() {
+            throw new IllegalStateException("this record's metadata is read from its stored copy, not kept with it");
+        }
+    };
 
     private VectorRecord(Builder b) {
         this.id = b.id;
@@ -236,13 +263,18 @@ public final class VectorRecord {
      * {@code textUtf8} (each adopted, not copied; null for none) in place of its arrays.
      */
     private VectorRecord(VectorRecord r, float[] vector, byte[] textUtf8) {
+        this(r, vector, textUtf8, r.metadata);
+    }
+
+    /** {@link #VectorRecord(VectorRecord, float[], byte[])} with {@code metadata} (adopted) in place of its own. */
+    private VectorRecord(VectorRecord r, float[] vector, byte[] textUtf8, Map<String, Object> metadata) {
         this.id = r.id;
         this.tenant = r.tenant;
         this.subject = r.subject;
         this.source = r.source;
         this.vector = vector;
         this.text = textUtf8;
-        this.metadata = r.metadata;
+        this.metadata = metadata;
         this.derivedFrom = r.derivedFrom;
     }
 
@@ -317,7 +349,7 @@ public final class VectorRecord {
      */
     @Override
     public String toString() {
-        return "VectorRecord[dimension=" + (vector == null ? 0 : vector.length) + ", metadataKeys=" + metadata.size()
+        return "VectorRecord[dimension=" + (vector == null ? 0 : vector.length) + ", metadataKeys=" + (metadata == WITHHELD ? "stored" : metadata.size())
                 + ", hasText=" + (text != null && !wiped) + ", derivedFrom=" + derivedFrom.size() + "]";
     }
 

@@ -5,6 +5,10 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.nepenthe.core.forget.ForgetOperation;
+import dev.nepenthe.core.forget.ForgetRequest;
+import dev.nepenthe.core.forget.ForgetScope;
+import dev.nepenthe.core.forget.OperationState;
 import dev.nepenthe.testing.Seeds;
 import java.io.IOException;
 import java.math.BigDecimal;
@@ -232,6 +236,135 @@ class FilterTest {
             }
             assertTrue(nonEmpty >= 10, "only " + nonEmpty + " of 40 filters matched anything" + Seeds.replay(seed));
         }
+    }
+
+    /** A random filter tree: every kind of leaf, under not, and, or, up to {@code depth} levels. */
+    private static Filter randomTree(Random rnd, int depth) {
+        int pick = rnd.nextInt(depth > 0 ? 10 : 7);
+        String key = KEYS[rnd.nextInt(KEYS.length)];
+        return switch (pick) {
+            case 0 -> Filter.eq(key, randomValue(rnd));
+            case 1 -> Filter.in(key, randomValue(rnd), randomValue(rnd), randomValue(rnd));
+            case 2 -> Filter.exists(key);
+            case 3 -> {
+                double a = (rnd.nextInt(13) - 6) / 2.0;
+                double b = (rnd.nextInt(13) - 6) / 2.0;
+                yield Filter.range(key, Math.min(a, b), Math.max(a, b));
+            }
+            case 4, 5 -> randomCase(rnd).filter();
+            case 6 -> new Filter.Eq(key, rnd.nextBoolean() ? (Object) (int) (rnd.nextInt(7) - 3) : (Object) 1.5f);
+            case 7 -> Filter.not(randomTree(rnd, depth - 1));
+            case 8 -> randomTree(rnd, depth - 1).and(randomTree(rnd, depth - 1));
+            default -> new Filter.Or(List.of(randomTree(rnd, depth - 1), randomTree(rnd, depth - 1),
+                    randomTree(rnd, depth - 1)));
+        };
+    }
+
+    /**
+     * The store keeps no metadata with its records: a filter is answered from keyed hashes of
+     * the values, decrypting a record's copy only for ranges, comparisons and substrings. Random
+     * filter trees (equality, in, exists, ranges, comparisons, contains, under not, and and or)
+     * through a store's search must return exactly the records {@link Filter#test} accepts on
+     * each record's metadata (itself checked against the oracle above): after the first writes,
+     * after replacements and deletes, after a reopen, and a forget by metadata removes exactly
+     * those records.
+     */
+    @Test
+    void filterTreesThroughTheMetadataIndexMatchTestAcrossWritesAReopenAndAForget() throws Exception {
+        long seed = Seeds.draw("FilterTest.filterTreesThroughTheMetadataIndexMatchTestAcrossWritesAReopenAndAForget");
+        Random rnd = new Random(seed);
+        int n = 300;
+        Map<String, Map<String, Object>> live = new java.util.TreeMap<>();
+        StoreOptions options = StoreOptions.defaults().withKeystore(tmp.resolve("keys"));
+        // Gaussian vectors in 32 dimensions: no survivor is near a forgotten one, so the forget's
+        // probe finds nothing and the forget seals.
+        float[] q = gaussian(rnd);
+        try (Nepenthe store = Nepenthe.open(tmp.resolve("data"), options)) {
+            VectorCollection c = store.createCollection(CollectionSpec.of("f", 32, Metric.L2));
+            c.upsertAll(randomRecords(rnd, 0, n, live));
+            assertTreesMatch(c, rnd, live, q, "after the first writes", seed);
+            // Replace a fifth with new metadata (some with none), delete a tenth.
+            List<VectorRecord> replacements = new ArrayList<>();
+            for (int i = 0; i < n; i += 5) {
+                replacements.addAll(randomRecords(rnd, i, i + 1, live));
+            }
+            c.upsertAll(replacements);
+            for (int i = 3; i < n; i += 10) {
+                c.delete("r" + i);
+                live.remove("r" + i);
+            }
+            assertTreesMatch(c, rnd, live, q, "after replacements and deletes", seed);
+        }
+        try (Nepenthe store = Nepenthe.open(tmp.resolve("data"), options)) {
+            VectorCollection c = store.collection("f");
+            assertTreesMatch(c, rnd, live, q, "after a reopen", seed);
+            Filter scope;
+            Set<String> doomed;
+            do {
+                scope = randomTree(rnd, 2);
+                Filter f = scope;
+                doomed = new TreeSet<>(live.keySet().stream().filter(id -> f.test(live.get(id))).toList());
+            } while (doomed.isEmpty() || doomed.size() > n / 2);
+            ForgetOperation op = store.awaitOperation(store.forget(ForgetRequest.of(ForgetScope.metadata(scope),
+                    "filter-forget", "gdpr-art17")).id(), java.time.Duration.ofSeconds(60));
+            assertEquals(OperationState.SEALED, op.state(), op.note() + Seeds.replay(seed));
+            Set<String> left = new TreeSet<>();
+            c.search(SearchRequest.of(q, n)).forEach(h -> left.add(h.id()));
+            Set<String> expected = new TreeSet<>(live.keySet());
+            expected.removeAll(doomed);
+            assertEquals(expected, left, "a forget of " + scope + Seeds.replay(seed));
+            doomed.forEach(live::remove);
+            assertTreesMatch(c, rnd, live, q, "after the forget", seed);
+        }
+    }
+
+    private static List<VectorRecord> randomRecords(Random rnd, int from, int to, Map<String, Map<String, Object>> live) {
+        List<VectorRecord> out = new ArrayList<>();
+        for (int i = from; i < to; i++) {
+            Map<String, Object> m = randomMetadata(rnd);
+            VectorRecord.Builder b = VectorRecord.builder("r" + i).vector(gaussian(rnd)).metadata(m);
+            if (rnd.nextInt(3) == 0) {
+                b.text("note " + i);
+            }
+            out.add(b.build());
+            live.put("r" + i, m);
+        }
+        return out;
+    }
+
+    private static float[] gaussian(Random rnd) {
+        float[] v = new float[32];
+        for (int i = 0; i < v.length; i++) {
+            v[i] = (float) rnd.nextGaussian();
+        }
+        return v;
+    }
+
+    private static void assertTreesMatch(VectorCollection c, Random rnd, Map<String, Map<String, Object>> live,
+            float[] q, String when, long seed) {
+        int nonEmpty = 0;
+        int notAll = 0;
+        for (int trial = 0; trial < 60; trial++) {
+            Filter f = randomTree(rnd, 3);
+            Set<String> expected = new TreeSet<>();
+            live.forEach((id, m) -> {
+                if (f.test(m)) {
+                    expected.add(id);
+                }
+            });
+            Set<String> got = new TreeSet<>();
+            List<SearchHit> hits = c.search(SearchRequest.of(q, live.size() + 10).filter(f));
+            for (SearchHit h : hits) {
+                got.add(h.id());
+                // What a hit carries is the record's own metadata, read from its copy.
+                assertEquals(live.get(h.id()), h.record().metadata(), when + ": metadata of " + h.id() + Seeds.replay(seed));
+            }
+            assertEquals(expected, got, when + ", trial " + trial + ": " + f + Seeds.replay(seed));
+            nonEmpty += expected.isEmpty() ? 0 : 1;
+            notAll += expected.size() < live.size() ? 1 : 0;
+        }
+        assertTrue(nonEmpty >= 15 && notAll >= 15, when + ": " + nonEmpty + " filters matched something, " + notAll
+                + " not everything, of 60" + Seeds.replay(seed));
     }
 
     private static double dist(float[] a, float[] b) {

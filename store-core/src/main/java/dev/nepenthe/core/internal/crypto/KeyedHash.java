@@ -48,6 +48,59 @@ public final class KeyedHash {
     }
 
     /**
+     * The first 128 bits of the hash of ({@code kind}, {@code part}, {@code value}) into
+     * {@code out[at]} and {@code out[at + 1]}: keys of the store's in-memory indexes, which need
+     * neither the whole hash nor an object per call.
+     */
+    public void prefix(String kind, String part, String value, long[] out, int at) {
+        Mac m = mac.get();
+        update(m, kind);
+        update(m, part);
+        update(m, value);
+        finish(m, out, at);
+    }
+
+    /** {@link #prefix(String, String, String, long[], int)} with a number's 8 bytes as the value. */
+    public void prefix(String kind, String part, long value, long[] out, int at) {
+        Mac m = mac.get();
+        update(m, kind);
+        update(m, part);
+        byte[] b = SCRATCH.get();
+        for (int i = 0; i < 8; i++) {
+            b[i] = (byte) (value >>> (56 - 8 * i));
+        }
+        m.update(b, 0, 8);
+        Arrays.fill(b, 0, 8, (byte) 0);
+        finish(m, out, at);
+    }
+
+    /** {@link #prefix(String, String, String, long[], int)} of a kind and one part. */
+    public void prefix(String kind, String part, long[] out, int at) {
+        Mac m = mac.get();
+        update(m, kind);
+        update(m, part);
+        finish(m, out, at);
+    }
+
+    private static void finish(Mac m, long[] out, int at) {
+        byte[] b = SCRATCH.get();
+        try {
+            m.doFinal(b, 0);
+        } catch (javax.crypto.ShortBufferException e) {
+            throw new IllegalStateException(e); // the scratch buffer holds at least 256 bytes
+        }
+        long hi = 0;
+        long lo = 0;
+        for (int i = 0; i < 8; i++) {
+            hi = (hi << 8) | (b[i] & 0xff);
+            lo = (lo << 8) | (b[8 + i] & 0xff);
+        }
+        Arrays.fill(b, 0, LENGTH, (byte) 0);
+        out[at] = hi;
+        out[at + 1] = lo;
+    }
+
+    /**
      * A part's bytes go through one buffer per thread, wiped after each part: an id or a
      * subject's name is plaintext, and {@code getBytes} would leave a copy of it on the heap
      * for each hash (two per record at an open). The length prefix is written by hand too: a

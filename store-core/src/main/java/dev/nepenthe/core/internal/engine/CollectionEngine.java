@@ -10,6 +10,7 @@ import dev.nepenthe.core.embed.Embedder;
 import dev.nepenthe.core.index.IndexDescription;
 import dev.nepenthe.core.index.IntegrityReport;
 import dev.nepenthe.core.index.VectorIndex;
+import dev.nepenthe.core.internal.crypto.KeyedHash;
 import dev.nepenthe.core.internal.engine.RecordCatalogue.Entry;
 import dev.nepenthe.core.internal.record.RecordAccess;
 import dev.nepenthe.core.internal.storage.CollectionStorage.Placed;
@@ -123,39 +124,23 @@ public final class CollectionEngine {
     private volatile WriteFence fence = WriteFence.NONE;
 
     /**
-     * Opens the collection on its storage: every stored record is validated and indexed
-     * before this returns.
-     */
-    public CollectionEngine(CollectionSpec spec, String id, Supplier<VectorIndex> indexFactory, StorageOpener opener)
-            throws IOException {
-        this(spec, id, indexFactory, opener, null, Embedding.NONE);
-    }
-
-    /**
      * Opens the collection on its storage, with a text index ({@code textOpener} non-null) and
      * an embedder: every stored record is validated and indexed, and the text index reconciled
-     * with the records, before this returns.
-     */
-    public CollectionEngine(CollectionSpec spec, String id, Supplier<VectorIndex> indexFactory, StorageOpener opener,
-            TextOpener textOpener, Embedding embedding) throws IOException {
-        this(spec, id, indexFactory, null, opener, textOpener, embedding);
-    }
-
-    /**
-     * As above, loading the index from its newest persisted generation when one is readable
-     * (then only the records written or removed since are applied to it), else building it
-     * from the records.
+     * with the records, before this returns. The index is loaded from its newest persisted
+     * generation when one is readable (then only the records written or removed since are
+     * applied to it), else built from the records ({@code generations} null: always built).
+     * {@code hashes} keys the catalogue's metadata index.
      */
     public CollectionEngine(CollectionSpec spec, String id, Supplier<VectorIndex> indexFactory,
-            IndexGenerations generations, StorageOpener opener, TextOpener textOpener, Embedding embedding)
-            throws IOException {
+            IndexGenerations generations, StorageOpener opener, TextOpener textOpener, Embedding embedding,
+            KeyedHash hashes) throws IOException {
         this.spec = spec;
         this.embedding = embedding;
         this.id = id;
         this.indexFactory = indexFactory;
         this.generations = generations;
         this.validator = new RecordValidator(spec);
-        this.catalogue = new RecordCatalogue(spec.dimension());
+        this.catalogue = new RecordCatalogue(spec.dimension(), hashes);
         // The index file is read beside the records: neither needs the other until the
         // catch-up below, and the records' admission runs on one core.
         FutureTask<IndexGenerations.Outcome> reading = generations == null ? null : new FutureTask<>(generations::open);
@@ -228,8 +213,8 @@ public final class CollectionEngine {
         // The storage keeps no plaintext: a checkpoint that must seal a record again borrows it here.
         storage.readPlaintextFrom((ord, use) -> {
             Entry e = catalogue.entry(ord);
-            // A record's text is only in its sealed copy, the one missing here: none to lend.
-            VectorRecord r = e == null || e.hasText() ? null : catalogue.materialise(e);
+            // A record's text and metadata are only in its sealed copy, the one missing here: none to lend.
+            VectorRecord r = e == null || e.readsCopy() ? null : catalogue.materialise(e);
             try {
                 return use.apply(r);
             } finally {

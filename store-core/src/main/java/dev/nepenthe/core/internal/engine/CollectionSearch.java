@@ -120,16 +120,7 @@ final class CollectionSearch {
             accept = s;
         }
         if (request.filter() != null) {
-            RoaringBitmap matching = new RoaringBitmap();
-            IntIterator it = accept.getIntIterator();
-            while (it.hasNext()) {
-                int ord = it.next();
-                Entry e = catalogue.entry(ord);
-                if (e != null && request.filter().test(e.record().metadata())) {
-                    matching.add(ord);
-                }
-            }
-            accept = matching;
+            accept = catalogue.matching(request.filter(), accept, false);
         }
         if (!hiddenNow.isEmpty()) {
             accept = RoaringBitmap.andNot(accept, hiddenNow);

@@ -1,13 +1,14 @@
 package dev.nepenthe.core.internal.engine;
 
+import dev.nepenthe.core.Filter;
 import dev.nepenthe.core.VectorRecord;
 import dev.nepenthe.core.index.IntegrityReport;
+import dev.nepenthe.core.internal.crypto.KeyedHash;
 import dev.nepenthe.core.internal.record.RecordAccess;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -54,9 +55,19 @@ public final class RecordCatalogue {
      * ordinal was last freed (0 if never): a search that started before it must not trust a
      * score the index gave this ordinal.
      */
-    public record Entry(int ordinal, VectorRecord record, long ordinalFreedAt, boolean hasText) {}
+    public record Entry(int ordinal, VectorRecord record, long ordinalFreedAt, boolean hasText, long[] metadataKeys) {
+        /** Whether the record has metadata, which only its stored copy holds (the index keeps {@link #metadataKeys}). */
+        public boolean hasMetadata() {
+            return metadataKeys.length > 0;
+        }
 
-    /** Where a record's text is read from: its stored copy, decrypted. */
+        /** Whether a read of the whole record decrypts its stored copy: it has text or metadata. */
+        public boolean readsCopy() {
+            return hasText || metadataKeys.length > 0;
+        }
+    }
+
+    /** Where a record's text and metadata are read from: its stored copy, decrypted. */
     @FunctionalInterface
     public interface StoredCopies {
         /**
@@ -90,11 +101,14 @@ public final class RecordCatalogue {
     private final Map<String, RoaringBitmap> byTenant = new HashMap<>();
     private final Map<SubjectKey, RoaringBitmap> bySubject = new HashMap<>();
     /**
-     * Join keys, so a forget's check looks up the names it forgot instead of reading every
-     * record: records by string metadata value (folded, see {@link JoinKeys#fold}) and by each id
-     * in their {@code derivedFrom}.
+     * The records' metadata as keyed hashes: what filters and a forget's join-key check read,
+     * since the entries hold no metadata. Its own writer and published views (see the class).
      */
-    private final Map<String, RoaringBitmap> byMetadataValue = new HashMap<>();
+    private final MetadataIndex metadata;
+    /**
+     * Join keys by source, so a forget's check looks up the ids it forgot instead of reading
+     * every record: records by each id in their {@code derivedFrom}.
+     */
     private final Map<String, RoaringBitmap> byDerivedFrom = new HashMap<>();
     /** The tenant and subject strings the records share, by themselves; see {@link #canonical}. */
     private final Map<String, String> tenantNames = new HashMap<>();
@@ -123,12 +137,16 @@ public final class RecordCatalogue {
 
     private volatile StoredCopies stored = ord -> null;
 
-    /** @param dimension the collection's vector dimension */
-    public RecordCatalogue(int dimension) {
+    /**
+     * @param dimension the collection's vector dimension
+     * @param hashes the store's keyed hash, under which the metadata index keeps its keys
+     */
+    public RecordCatalogue(int dimension, KeyedHash hashes) {
         this.vectors = new VectorColumn(dimension);
+        this.metadata = new MetadataIndex(hashes);
     }
 
-    /** Where reads find the records' text from now on: the collection's storage, once it is open. */
+    /** Where reads find the records' text and metadata from now on: the collection's storage, once it is open. */
     public void readTextFrom(StoredCopies copies) {
         this.stored = copies;
     }
@@ -157,22 +175,23 @@ public final class RecordCatalogue {
      * search hand out), or null when the entry no longer holds its ordinal.
      */
     public VectorRecord materialise(Entry e) {
-        byte[] text = null;
-        if (e.hasText()) {
-            text = storedText(e);
-            if (text == null) {
+        VectorRecord copy = null;
+        if (e.readsCopy()) {
+            copy = storedCopy(e);
+            if (copy == null) {
                 return null;
             }
         }
         float[] v = new float[vectors.dimension()];
-        // The vector's read checks the entry after the text's, so both belong to this entry.
+        // The vector's read checks the entry after the copy's, so both belong to this entry.
         if (!readVector(e, v)) {
-            if (text != null) {
-                Arrays.fill(text, (byte) 0);
+            if (copy != null) {
+                RecordAccess.wipe(copy);
             }
             return null;
         }
-        return RecordAccess.joined(e.record(), v, text);
+        return copy == null ? RecordAccess.joined(e.record(), v, null, Map.of())
+                : RecordAccess.joined(e.record(), v, RecordAccess.textUnsafe(copy), copy.metadata());
     }
 
     /** The text of the record at {@code e}, decrypted from its stored copy; null when it has none or it left. */
@@ -180,23 +199,67 @@ public final class RecordCatalogue {
         if (!e.hasText()) {
             return null;
         }
-        byte[] text = storedText(e);
-        if (text == null) {
+        VectorRecord copy = storedCopy(e);
+        if (copy == null) {
             return null;
         }
         try {
-            return new String(text, StandardCharsets.UTF_8);
+            return copy.text();
         } finally {
-            Arrays.fill(text, (byte) 0);
+            RecordAccess.wipe(copy);
         }
     }
 
     /**
-     * The UTF-8 text of the record at {@code e} from its stored copy, or null when the entry no
-     * longer holds its ordinal or is hidden with its copy gone (a forget destroyed the key).
-     * Fails when a live entry has no copy of its own where the storage says it lies.
+     * The metadata of the record at {@code e}, decrypted from its stored copy (an empty map when
+     * it has none); null when it left.
      */
-    private byte[] storedText(Entry e) {
+    public Map<String, Object> metadata(Entry e) {
+        if (!e.hasMetadata()) {
+            return Map.of();
+        }
+        VectorRecord copy = storedCopy(e);
+        if (copy == null) {
+            return null;
+        }
+        RecordAccess.wipe(copy);
+        return copy.metadata();
+    }
+
+    /**
+     * The record at {@code e} with its text and metadata from its stored copy, without its
+     * vector; null when it left. A forget's checks read records whole this way.
+     */
+    public VectorRecord withStoredParts(Entry e) {
+        if (!e.readsCopy()) {
+            return RecordAccess.joined(e.record(), null, null, Map.of());
+        }
+        VectorRecord copy = storedCopy(e);
+        return copy == null ? null : RecordAccess.joined(e.record(), null, RecordAccess.textUnsafe(copy), copy.metadata());
+    }
+
+    /**
+     * The ordinals of {@code candidates} whose metadata passes {@code filter}, exactly as
+     * {@link Filter#test} says of each: from the metadata index, decrypting only the records a
+     * part of the filter it cannot answer must look at (see {@link MetadataIndex}).
+     *
+     * @param writer true under the writer mutex (the writer's view), false for a lock-free read
+     *     (what was last published)
+     */
+    public RoaringBitmap matching(Filter filter, RoaringBitmap candidates, boolean writer) {
+        return metadata.matching(filter, candidates, writer ? metadata::writerView : metadata::publishedView, ord -> {
+            Entry e = entry(ord);
+            return e == null ? null : metadata(e);
+        });
+    }
+
+    /**
+     * The decrypted copy of the record at {@code e}, its vector zeroed (the caller wipes its
+     * text), or null when the entry no longer holds its ordinal or is hidden with its copy gone
+     * (a forget destroyed the key). Fails when a live entry has no copy of its own where the
+     * storage says it lies.
+     */
+    private VectorRecord storedCopy(Entry e) {
         VectorRecord copy;
         try {
             copy = stored.read(e.ordinal());
@@ -209,19 +272,19 @@ public final class RecordCatalogue {
             }
             throw (RuntimeException) x;
         }
-        byte[] text = null;
-        try {
-            if (copy != null && copy.id().equals(e.record().id()) && copy.tenant().equals(e.record().tenant())) {
-                text = RecordAccess.textUnsafe(copy);
-            }
-        } finally {
-            float[] v = copy == null ? null : RecordAccess.vectorUnsafe(copy);
+        if (copy != null) {
+            float[] v = RecordAccess.vectorUnsafe(copy);
             if (v != null) {
                 Arrays.fill(v, 0f);
             }
+            if (copy.id().equals(e.record().id()) && copy.tenant().equals(e.record().tenant())
+                    && (!e.hasText() || RecordAccess.textUnsafe(copy) != null)) {
+                return copy;
+            }
+            RecordAccess.wipe(copy);
         }
-        if (text != null || entry(e.ordinal()) != e || hidden.contains(e.ordinal())) {
-            return text;
+        if (entry(e.ordinal()) != e || hidden.contains(e.ordinal())) {
+            return null;
         }
         throw new IllegalStateException("the live record at ordinal " + e.ordinal() + " has no stored copy of its own"
                 + (copy == null ? "" : " (the copy there is another record's)"));
@@ -309,7 +372,7 @@ public final class RecordCatalogue {
 
     /** Records whose string metadata holds this folded join key (writer's bitmap), or null. */
     public RoaringBitmap withMetadataKey(String folded) {
-        return byMetadataValue.get(folded);
+        return metadata.writerView(metadata.joinKey(folded));
     }
 
     /** Records whose {@code derivedFrom} names this id (writer's bitmap), or null. */
@@ -401,6 +464,7 @@ public final class RecordCatalogue {
      */
     public void linkStored(int ord, VectorRecord r) {
         boolean hasText = RecordAccess.textUtf8Length(r) > 0;
+        long[] keys = metadata.keysOf(r.metadata());
         r = canonical(r);
         Entry[] es = entries;
         if (ord >= es.length) {
@@ -410,12 +474,10 @@ public final class RecordCatalogue {
             entries = es;
         }
         freeOrdinals.remove(ord);
-        ENTRIES.setRelease(es, ord, new Entry(ord, r, freedAt[ord], hasText));
+        ENTRIES.setRelease(es, ord, new Entry(ord, r, freedAt[ord], hasText, keys));
         ordinalHighWater = Math.max(ordinalHighWater, ord + 1);
         liveCount++;
-        for (String key : metadataKeys(r)) {
-            byMetadataValue.computeIfAbsent(key, k -> new RoaringBitmap()).add(ord);
-        }
+        metadata.add(ord, keys);
         for (String src : r.derivedFrom()) {
             byDerivedFrom.computeIfAbsent(src, k -> new RoaringBitmap()).add(ord);
         }
@@ -429,9 +491,10 @@ public final class RecordCatalogue {
     }
 
     /**
-     * The record without its vector and text, holding the tenant and subject strings the
-     * bitmaps' keys hold (decoded records each bring copies of their own). The keys go when
-     * their last record does, so a forgotten subject's name is not kept.
+     * The record without its vector, text and metadata (see {@link RecordAccess#catalogued}),
+     * holding the tenant and subject strings the bitmaps' keys hold (decoded records each bring
+     * copies of their own). The keys go when their last record does, so a forgotten subject's
+     * name is not kept.
      */
     private VectorRecord canonical(VectorRecord r) {
         String tenant = tenantNames.computeIfAbsent(r.tenant(), t -> t);
@@ -439,7 +502,7 @@ public final class RecordCatalogue {
         if (r.subject() != null) {
             subject = subjectNames.computeIfAbsent(new SubjectKey(tenant, r.subject()), k -> k).subject();
         }
-        return RecordAccess.joined(RecordAccess.withVector(r, tenant, subject, null), null, null);
+        return RecordAccess.catalogued(r, tenant, subject);
     }
 
     /** After loading: every ordinal below the high water that holds no record is free. */
@@ -456,9 +519,7 @@ public final class RecordCatalogue {
         VectorRecord r = e.record();
         ENTRIES.setRelease(entries, e.ordinal(), (Entry) null);
         liveCount--;
-        for (String key : metadataKeys(r)) {
-            removeFrom(byMetadataValue, key, e.ordinal());
-        }
+        metadata.remove(e.ordinal(), e.metadataKeys());
         for (String src : r.derivedFrom()) {
             removeFrom(byDerivedFrom, src, e.ordinal());
         }
@@ -526,6 +587,7 @@ public final class RecordCatalogue {
         }
         touchedTenants.clear();
         touchedSubjects.clear();
+        metadata.publish();
         live = liveCount;
         publishedStamp = stamp;
     }
@@ -592,15 +654,16 @@ public final class RecordCatalogue {
         }
         Arrays.fill(row, 0f);
         r.checked("freed vector rows", freedRows);
-        Map<String, RoaringBitmap> valuesExpected = new HashMap<>();
+        Map<MetadataIndex.Key, RoaringBitmap> keysExpected = new HashMap<>();
         Map<String, RoaringBitmap> derivedExpected = new HashMap<>();
         for (int ord = 0; ord < ordinalHighWater; ord++) {
             Entry e = entry(ord);
             if (e == null) {
                 continue;
             }
-            for (String key : metadataKeys(e.record())) {
-                valuesExpected.computeIfAbsent(key, k -> new RoaringBitmap()).add(ord);
+            long[] keys = e.metadataKeys();
+            for (int i = 0; i < keys.length; i += 2) {
+                keysExpected.computeIfAbsent(new MetadataIndex.Key(keys[i], keys[i + 1]), k -> new RoaringBitmap()).add(ord);
             }
             for (String src : e.record().derivedFrom()) {
                 derivedExpected.computeIfAbsent(src, k -> new RoaringBitmap()).add(ord);
@@ -616,24 +679,12 @@ public final class RecordCatalogue {
         if (!tenantView.equals(byTenant) || !subjectView.equals(bySubject)) {
             r.violation("published-view-mismatch", "the tenant or subject bitmaps searches read differ from the records");
         }
-        if (!valuesExpected.equals(byMetadataValue) || !derivedExpected.equals(byDerivedFrom)) {
-            r.violation("join-index-mismatch", "the join-key indexes differ from the records' metadata and derivedFrom");
+        if (!metadata.holdsExactly(keysExpected) || !derivedExpected.equals(byDerivedFrom)) {
+            r.violation("join-index-mismatch", "the metadata and join-key indexes differ from the records' metadata keys"
+                    + " and derivedFrom");
         }
         r.checked("tenants", byTenant.size());
-    }
-
-    /** The join keys of a record's string metadata values: each whole value and each of its tokens. */
-    private static Set<String> metadataKeys(VectorRecord r) {
-        if (r.metadata().isEmpty()) {
-            return Set.of(); // most records at open: no set to build and walk per record
-        }
-        Set<String> keys = new HashSet<>();
-        for (Object v : r.metadata().values()) {
-            if (v instanceof String sv) {
-                keys.addAll(JoinKeys.keysOf(sv));
-            }
-        }
-        return keys;
+        r.checked("metadata keys", metadata.size());
     }
 
     /** Every live entry, in ordinal order. */

@@ -1,5 +1,6 @@
 package dev.nepenthe.core.internal.forget;
 
+import dev.nepenthe.core.Filter;
 import dev.nepenthe.core.Metric;
 import dev.nepenthe.core.VectorRecord;
 import dev.nepenthe.core.forget.ErasureClass;
@@ -140,6 +141,25 @@ final class CollectionEraser {
             engine.ensureOpen();
             List<VectorRecord> out = new ArrayList<>();
             catalogue.scopeOrdinals(tenant, inScope, subject).forEach((int ord) -> out.add(catalogue.entry(ord).record()));
+            return out;
+        } finally {
+            writer.unlock();
+        }
+    }
+
+    /**
+     * The ids of a tenant's records (hidden ones included) whose metadata passes a filter, from
+     * the catalogue's metadata index (see {@link RecordCatalogue#matching}).
+     */
+    List<String> idsMatching(String tenant, Filter filter) {
+        writer.lock();
+        try {
+            engine.ensureOpen();
+            RoaringBitmap tenantOrds = catalogue.tenantOrdinals(tenant);
+            List<String> out = new ArrayList<>();
+            if (tenantOrds != null) {
+                catalogue.matching(filter, tenantOrds, true).forEach((int ord) -> out.add(catalogue.entry(ord).record().id()));
+            }
             return out;
         } finally {
             writer.unlock();
@@ -793,7 +813,9 @@ final class CollectionEraser {
             found.andNot(catalogue.hidden());
             found.forEach((int ord) -> {
                 VectorRecord r = catalogue.entry(ord).record();
-                for (Map.Entry<String, Object> m : r.metadata().entrySet()) {
+                Map<String, Object> metadata = catalogue.metadata(catalogue.entry(ord));
+                for (Map.Entry<String, Object> m : metadata == null ? Map.<String, Object>of().entrySet()
+                        : metadata.entrySet()) {
                     if (m.getValue() instanceof String sv && JoinKeys.keysOf(sv).stream().anyMatch(folded::contains)) {
                         out.add(new Suspect("join-key", name, r.id(), Double.NaN, "metadata key " + m.getKey()));
                         return;
@@ -804,9 +826,13 @@ final class CollectionEraser {
             if (!identifiers.isEmpty()) {
                 RoaringBitmap scan = RoaringBitmap.andNot(tenantOrds, catalogue.hidden());
                 scan.forEach((int ord) -> {
-                    Entry e = catalogue.entry(ord);
-                    VectorRecord r = e.record();
-                    String where = identifierIn(r, catalogue.text(e), identifiers);
+                    // Text and metadata from one decryption of the record's copy.
+                    VectorRecord r = catalogue.withStoredParts(catalogue.entry(ord));
+                    if (r == null) {
+                        return;
+                    }
+                    String where = identifierIn(r, r.text(), identifiers);
+                    RecordAccess.wipe(r);
                     if (where != null) {
                         out.add(new Suspect("declared-identifier", name, r.id(), Double.NaN, where));
                     }

@@ -285,7 +285,7 @@ public final class ForgetProtocol implements Closeable {
             Map<String, Set<String>> resolved = new TreeMap<>();
             for (CollectionEraser c : ctx.collections()) {
                 Set<String> ids = new HashSet<>();
-                c.recordsInScope(op.pub.tenant, r -> op.filter.test(r.metadata()), null).forEach(r -> ids.add(r.id()));
+                ids.addAll(c.idsMatching(op.pub.tenant, op.filter));
                 if (!ids.isEmpty()) {
                     resolved.put(c.name(), Set.copyOf(ids));
                 }

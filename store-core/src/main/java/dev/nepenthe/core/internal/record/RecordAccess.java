@@ -31,6 +31,12 @@ public final class RecordAccess {
 
         byte[] textUnsafe(VectorRecord r);
 
+        VectorRecord joined(VectorRecord r, float[] vector, byte[] textUtf8, Map<String, Object> metadata);
+
+        VectorRecord catalogued(VectorRecord r, String tenant, String subject);
+
+        boolean metadataWithheld(VectorRecord r);
+
         VectorRecord decoded(String id, String tenant, String subject, SourceRef source, float[] vector,
                 byte[] textUtf8, Map<String, Object> metadata, List<String> derivedFrom);
     }
@@ -106,6 +112,28 @@ public final class RecordAccess {
      */
     public static VectorRecord joined(VectorRecord r, float[] vector, byte[] textUtf8) {
         return get().joined(r, vector, textUtf8);
+    }
+
+    /**
+     * {@link #joined(VectorRecord, float[], byte[])} with {@code metadata} (adopted, not copied: an
+     * unmodifiable map of the types a record allows) in place of the record's own.
+     */
+    public static VectorRecord joined(VectorRecord r, float[] vector, byte[] textUtf8, Map<String, Object> metadata) {
+        return get().joined(r, vector, textUtf8, metadata);
+    }
+
+    /**
+     * What the catalogue keeps of a record: no vector, no text, and its metadata withheld (a read
+     * of it fails; the sealed copy holds it), with the given tenant and subject (equal strings:
+     * the catalogue's shared instances).
+     */
+    public static VectorRecord catalogued(VectorRecord r, String tenant, String subject) {
+        return get().catalogued(r, tenant, subject);
+    }
+
+    /** Whether the record is one {@link #catalogued} kept without its metadata. */
+    public static boolean metadataWithheld(VectorRecord r) {
+        return get().metadataWithheld(r);
     }
 
     /** The record's text as UTF-8 bytes without copying (null when none or wiped): callers change it only in a record of their own. */

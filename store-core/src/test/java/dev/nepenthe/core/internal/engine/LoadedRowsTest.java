@@ -43,7 +43,7 @@ class LoadedRowsTest {
         Random rnd = new Random(seed);
         int ordinals = 3000;
         int reserved = 2800; // the last ones are beyond what the manifest promised
-        RecordCatalogue catalogue = new RecordCatalogue(DIM);
+        RecordCatalogue catalogue = new RecordCatalogue(DIM, TestHashes.fresh());
         LoadedRows rows = new LoadedRows(catalogue, new RecordValidator(CollectionSpec.of("c", DIM, Metric.L2)), DIM);
         rows.expect(reserved);
         List<Copy> copies = new ArrayList<>();
@@ -129,7 +129,7 @@ class LoadedRowsTest {
 
     @Test
     void aCopyThatFailsTheChecksIsRefusedAndLeavesItsRowAlone() {
-        RecordCatalogue catalogue = new RecordCatalogue(DIM);
+        RecordCatalogue catalogue = new RecordCatalogue(DIM, TestHashes.fresh());
         LoadedRows rows = new LoadedRows(catalogue, new RecordValidator(CollectionSpec.of("c", DIM, Metric.L2)), DIM);
         rows.expect(4);
         float[] bad = new float[DIM];

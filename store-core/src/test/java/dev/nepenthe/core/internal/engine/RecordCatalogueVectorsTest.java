@@ -31,7 +31,7 @@ class RecordCatalogueVectorsTest {
     private final Map<Integer, VectorRecord> stored = new ConcurrentHashMap<>();
 
     private RecordCatalogue catalogue(int dim) {
-        RecordCatalogue c = new RecordCatalogue(dim);
+        RecordCatalogue c = new RecordCatalogue(dim, TestHashes.fresh());
         c.readTextFrom(ord -> {
             VectorRecord r = stored.get(ord);
             return r == null ? null : RecordAccess.copy(r);
@@ -78,9 +78,63 @@ class RecordCatalogueVectorsTest {
         assertEquals("text of a", c.text(e));
     }
 
+    /**
+     * The entry keeps no metadata, only keyed hashes of it: reading the entry's record's
+     * metadata fails loudly, a read decrypts the copy (counted here), and filters and join keys
+     * are answered from the index, which follows links, unlinks and publishes and is what the
+     * integrity check compares with the entries.
+     */
+    @Test
+    void theEntryHoldsNoMetadataAndFiltersReadTheIndex() {
+        java.util.concurrent.atomic.AtomicInteger reads = new java.util.concurrent.atomic.AtomicInteger();
+        RecordCatalogue c = new RecordCatalogue(2, TestHashes.fresh());
+        c.readTextFrom(ord -> {
+            reads.incrementAndGet();
+            VectorRecord r = stored.get(ord);
+            return r == null ? null : RecordAccess.copy(r);
+        });
+        link(c, 0, VectorRecord.builder("a").vector(new float[] {1, 0}).metadata("lang", "en").metadata("year", 2020)
+                .metadata("who", "Alice, Bob").build());
+        link(c, 1, VectorRecord.builder("b").vector(new float[] {0, 1}).metadata("lang", "de").metadata("year", 2020.0)
+                .build());
+        link(c, 2, VectorRecord.builder("c").vector(new float[] {1, 1}).build());
+        c.publish(c.nextStamp());
+        Entry a = c.entry(0);
+        assertTrue(a.hasMetadata() && !a.hasText() && !c.entry(2).hasMetadata());
+        assertTrue(RecordAccess.metadataWithheld(a.record()));
+        assertThrows(IllegalStateException.class, () -> a.record().metadata().get("lang"),
+                "the catalogue's record has no metadata to read");
+
+        RoaringBitmap all = RoaringBitmap.bitmapOf(0, 1, 2);
+        assertEquals(RoaringBitmap.bitmapOf(0), c.matching(dev.nepenthe.core.Filter.eq("lang", "en"), all, false));
+        assertEquals(RoaringBitmap.bitmapOf(0, 1), c.matching(dev.nepenthe.core.Filter.eq("year", 2020), all, false),
+                "2020 and 2020.0 are one value");
+        assertEquals(RoaringBitmap.bitmapOf(2), c.matching(dev.nepenthe.core.Filter.not(
+                dev.nepenthe.core.Filter.exists("year")), all, false));
+        assertEquals(0, reads.get(), "equality, exists and not are answered without decrypting a copy");
+        assertEquals(RoaringBitmap.bitmapOf(0), c.matching(dev.nepenthe.core.Filter.gt("lang", "df"), all, false));
+        assertEquals(2, reads.get(), "a comparison decrypts the copies of the records with the key, and no other");
+        assertEquals(RoaringBitmap.bitmapOf(0), c.withMetadataKey("bob"), "a join key by token, folded");
+
+        reads.set(0);
+        assertEquals(Map.of("lang", "en", "year", 2020L, "who", "Alice, Bob"), c.materialise(a).metadata());
+        assertEquals(1, reads.get(), "a read decrypts the copy once");
+
+        // Unlinked and published, the index forgets the record; the check agrees with the entries.
+        c.unlink(a);
+        assertEquals(RoaringBitmap.bitmapOf(0), c.matching(dev.nepenthe.core.Filter.eq("lang", "en"), all, false),
+                "reads see the last publish");
+        assertNull(c.withMetadataKey("bob"), "the writer sees its own change at once");
+        c.publish(c.nextStamp());
+        assertTrue(c.matching(dev.nepenthe.core.Filter.eq("lang", "en"), all, false).isEmpty());
+        IntegrityReport.Builder r = IntegrityReport.builder("t");
+        c.checkBitmaps(r);
+        assertTrue(r.build().isClean(), r.build().toString());
+    }
+
     @Test
     void aRecordWithoutTextReadsNoCopy() {
-        RecordCatalogue c = new RecordCatalogue(2); // no stored copies at all
+        RecordCatalogue c = new RecordCatalogue(2, TestHashes.fresh()); // no stored copies at all
         c.link(0, RecordAccess.copy(VectorRecord.builder("a").vector(new float[] {1, 2}).build()));
         Entry e = c.entry(0);
         assertTrue(!e.hasText());
