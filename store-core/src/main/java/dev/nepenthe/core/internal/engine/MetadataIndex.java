@@ -71,6 +71,9 @@ final class MetadataIndex {
             if (valueKey(name, m.getValue(), one)) {
                 keys.add(new Key(one[0], one[1]));
             }
+            if (m.getValue() instanceof Number num) {
+                addOrderKeys(name, num, keys, one);
+            }
             if (m.getValue() instanceof String s) {
                 for (String token : JoinKeys.keysOf(s)) {
                     keys.add(joinKey(token));
@@ -84,6 +87,185 @@ final class MetadataIndex {
             out[i++] = k.lo();
         }
         return out;
+    }
+
+    // ---- numbers in order -------------------------------------------------------------------------
+    //
+    // A number is also kept under the buckets of a trie over its 64-bit sortable form, four bits a
+    // level (16 levels, the finest the value itself), so that a range or a comparison is a union
+    // of whole buckets (at most 30 a level), answered from the hashes like an equality. Two tries,
+    // since no 64 bits order every long and double exactly: longs (with the doubles that equal a
+    // long), and the other doubles (fractions, and magnitudes of 2^63 and beyond).
+
+    private static final int STEP = 4;
+    private static final int LEVELS = 64 / STEP;
+    private static final String[] LONG_LEVEL = new String[LEVELS];
+    private static final String[] DOUBLE_LEVEL = new String[LEVELS];
+
+    static {
+        for (int j = 0; j < LEVELS; j++) {
+            LONG_LEVEL[j] = "metadata-order-long-" + j;
+            DOUBLE_LEVEL[j] = "metadata-order-double-" + j;
+        }
+    }
+
+    /** A long in unsigned order: flipping the sign bit makes signed order unsigned. */
+    private static long sortableLong(long l) {
+        return l ^ Long.MIN_VALUE;
+    }
+
+    /** A double's bits in unsigned order (finite or infinite, not NaN; -0.0 below 0.0). */
+    private static long sortableDouble(double d) {
+        long bits = Double.doubleToRawLongBits(d);
+        return bits < 0 ? ~bits : bits ^ Long.MIN_VALUE;
+    }
+
+    /** Whether a double equals a long (a whole number from -2^63 up to, not including, 2^63). */
+    private static boolean isLong(double d) {
+        return d == Math.rint(d) && d >= -TWO_63_DOUBLE && d < TWO_63_DOUBLE;
+    }
+
+    private void addOrderKeys(String name, Number n, Set<Key> keys, long[] one) {
+        String[] levels;
+        long sortable;
+        if (n instanceof Long l) {
+            levels = LONG_LEVEL;
+            sortable = sortableLong(l);
+        } else if (n instanceof Double d && !d.isNaN()) {
+            levels = isLong(d) ? LONG_LEVEL : DOUBLE_LEVEL;
+            sortable = isLong(d) ? sortableLong((long) d.doubleValue()) : sortableDouble(d);
+        } else {
+            return; // the store keeps longs and doubles only
+        }
+        for (int j = 0; j < LEVELS; j++) {
+            hashes.prefix(levels[j], name, sortable >>> (STEP * j), one, 0);
+            keys.add(new Key(one[0], one[1]));
+        }
+    }
+
+    /**
+     * The records of {@code candidates} whose value at {@code name} lies in the sortable interval
+     * [{@code lo}, {@code hi}] (unsigned) of one trie: the interval cut into whole buckets, the
+     * widest that fit first.
+     */
+    private RoaringBitmap inOrder(String[] levels, String name, long lo, long hi, Function<Key, RoaringBitmap> view) {
+        RoaringBitmap out = new RoaringBitmap();
+        long[] one = new long[2];
+        long cur = lo;
+        while (Long.compareUnsigned(cur, hi) <= 0) {
+            int j = 0;
+            // Widen while cur is aligned to the next level and its bucket there ends within hi.
+            while (j + 1 < LEVELS) {
+                int bits = STEP * (j + 1);
+                long width = 1L << bits;
+                if ((cur & (width - 1)) != 0 || Long.compareUnsigned(cur + (width - 1), hi) > 0
+                        || Long.compareUnsigned(cur + (width - 1), cur) < 0) {
+                    break;
+                }
+                j++;
+            }
+            hashes.prefix(levels[j], name, cur >>> (STEP * j), one, 0);
+            RoaringBitmap b = view.apply(new Key(one[0], one[1]));
+            if (b != null) {
+                out.or(b);
+            }
+            long next = cur + (1L << (STEP * j));
+            if (Long.compareUnsigned(next, cur) <= 0) {
+                break; // the bucket ended at the top of the space
+            }
+            cur = next;
+        }
+        return out;
+    }
+
+    /**
+     * The numbers at {@code name} from {@code lo} to {@code hi}, each bound exact (a Long or a
+     * Double, never NaN) and included or not as its flag says; null for no bound.
+     */
+    private RoaringBitmap numbersBetween(String name, Number lo, boolean loIncluded, Number hi, boolean hiIncluded,
+            Function<Key, RoaringBitmap> view) {
+        RoaringBitmap out = new RoaringBitmap();
+        // The longs: the bounds made whole, exactly.
+        long a = Long.MIN_VALUE;
+        long b = Long.MAX_VALUE;
+        boolean empty = false;
+        if (lo != null) {
+            if (lo instanceof Long l) {
+                if (!loIncluded && l == Long.MAX_VALUE) {
+                    empty = true;
+                }
+                a = loIncluded ? l : l + 1;
+            } else {
+                double d = lo.doubleValue();
+                if (d >= TWO_63_DOUBLE) {
+                    empty = true;
+                } else if (d >= -TWO_63_DOUBLE) {
+                    // In long arithmetic: near 2^63 a double cannot hold floor(d) + 1.
+                    if (loIncluded) {
+                        double c = Math.ceil(d);
+                        empty = c >= TWO_63_DOUBLE;
+                        a = empty ? a : (long) c;
+                    } else {
+                        long f = (long) Math.floor(d);
+                        empty = f == Long.MAX_VALUE;
+                        a = f + 1;
+                    }
+                }
+            }
+        }
+        if (hi != null) {
+            if (hi instanceof Long l) {
+                if (!hiIncluded && l == Long.MIN_VALUE) {
+                    empty = true;
+                }
+                b = hiIncluded ? l : l - 1;
+            } else {
+                double d = hi.doubleValue();
+                if (d < -TWO_63_DOUBLE) {
+                    empty = true;
+                } else if (d < TWO_63_DOUBLE) {
+                    if (hiIncluded) {
+                        b = (long) Math.floor(d);
+                    } else {
+                        long c = (long) Math.ceil(d);
+                        empty |= c == Long.MIN_VALUE;
+                        b = c - 1;
+                    }
+                }
+            }
+        }
+        if (!empty && a <= b) {
+            out.or(inOrder(LONG_LEVEL, name, sortableLong(a), sortableLong(b), view));
+        }
+        // The other doubles: fractions below 2^52 in magnitude, or magnitudes of 2^63 and more. A
+        // long bound beyond 2^53 orders them as 2^62 (or -2^62) does, which no such double equals.
+        long da = 0;
+        long db = -1L; // unsigned: the whole space
+        if (lo != null) {
+            double d = asDoubleBound(lo);
+            da = loIncluded ? sortableDouble(d) : sortableDouble(d) + 1;
+            if (!loIncluded && sortableDouble(d) == -1L) {
+                return out;
+            }
+        }
+        if (hi != null) {
+            double d = asDoubleBound(hi);
+            if (!hiIncluded && sortableDouble(d) == 0) {
+                return out;
+            }
+            db = hiIncluded ? sortableDouble(d) : sortableDouble(d) - 1;
+        }
+        if (Long.compareUnsigned(da, db) <= 0) {
+            out.or(inOrder(DOUBLE_LEVEL, name, da, db, view));
+        }
+        return out;
+    }
+
+    private static double asDoubleBound(Number n) {
+        if (n instanceof Long l && Math.abs((double) l) > 0x1p53) {
+            return l > 0 ? 0x1p62 : -0x1p62;
+        }
+        return n.doubleValue();
     }
 
     /** The key of a folded join key (see {@link JoinKeys#fold}). */
@@ -125,7 +307,7 @@ final class MetadataIndex {
         if (Double.isNaN(d)) {
             return false;
         }
-        if (d == Math.rint(d) && d >= -TWO_63_DOUBLE && d < TWO_63_DOUBLE) {
+        if (isLong(d)) {
             hashes.prefix("metadata-value-long", name, (long) d, out, 0); // -0.0 becomes 0
         } else {
             hashes.prefix("metadata-value-double", name, Double.doubleToLongBits(d), out, 0);
@@ -261,7 +443,16 @@ final class MetadataIndex {
                 }
                 yield out;
             }
-            case Filter.Range r -> tested(filter, r.key(), candidates, view, metadataOf);
+            case Filter.Range r -> and(candidates, numbersBetween(r.key(), r.min(), true, r.max(), true, view));
+            case Filter.Compare c when c.value() instanceof Long || c.value() instanceof Double -> {
+                Number b = (Number) c.value();
+                yield and(candidates, switch (c.comparison()) {
+                    case GT -> numbersBetween(c.key(), b, false, null, false, view);
+                    case GTE -> numbersBetween(c.key(), b, true, null, false, view);
+                    case LT -> numbersBetween(c.key(), null, false, b, false, view);
+                    case LTE -> numbersBetween(c.key(), null, false, b, true, view);
+                });
+            }
             case Filter.Compare c -> tested(filter, c.key(), candidates, view, metadataOf);
             case Filter.Contains c -> tested(filter, c.key(), candidates, view, metadataOf);
         };
@@ -276,8 +467,8 @@ final class MetadataIndex {
             case Filter.Not not -> answeredByBitmaps(not.inner());
             case Filter.And and -> and.all().stream().allMatch(MetadataIndex::answeredByBitmaps);
             case Filter.Or or -> or.any().stream().allMatch(MetadataIndex::answeredByBitmaps);
-            case Filter.Range r -> false;
-            case Filter.Compare c -> false;
+            case Filter.Range r -> true;
+            case Filter.Compare c -> c.value() instanceof Long || c.value() instanceof Double;
             case Filter.Contains c -> false;
         };
     }

@@ -1,0 +1,146 @@
+package dev.nepenthe.bench.storage;
+
+import dev.nepenthe.core.CollectionSpec;
+import dev.nepenthe.core.Filter;
+import dev.nepenthe.core.IndexSpec;
+import dev.nepenthe.core.Metric;
+import dev.nepenthe.core.Nepenthe;
+import dev.nepenthe.core.SearchHit;
+import dev.nepenthe.core.SearchRequest;
+import dev.nepenthe.core.StoreOptions;
+import dev.nepenthe.core.VectorCollection;
+import dev.nepenthe.core.VectorRecord;
+import dev.nepenthe.testing.Datasets;
+import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.annotations.Warmup;
+
+/**
+ * What filtered searches and gets cost now that the catalogue keeps no metadata (docs/STORAGE.md,
+ * "Metadata lives in the sealed copy"): {@code n} records, HNSW, each with three metadata
+ * values (a language of five, a year of 35, a source shared by ten records), checkpointed so
+ * every copy lies in a segment. An equality, and an equality and a year range, go through the
+ * metadata index; the range decrypts the copies of the records the equality leaves; a get
+ * decrypts its record's copy.
+ *
+ * <p>The set-up prints the heap after the load (after a collection), and checks a filtered
+ * search against the records' metadata, so neither the work nor the check can be dropped.
+ */
+@BenchmarkMode(Mode.AverageTime)
+@OutputTimeUnit(TimeUnit.MICROSECONDS)
+@State(Scope.Benchmark)
+@Warmup(iterations = 3, time = 2)
+@Measurement(iterations = 5, time = 2)
+@Fork(1)
+public class MetadataFilterBenchmark {
+
+    private static final String[] LANGS = {"en", "de", "fr", "es", "it"};
+
+    @Param({"100000"})
+    int n;
+
+    @Param({"64"})
+    int dim;
+
+    private Path dir;
+    private Nepenthe store;
+    private VectorCollection collection;
+    private float[][] queries;
+    private SplittableRandom random;
+
+    @Setup(Level.Trial)
+    public void setUp() throws IOException {
+        dir = Files.createTempDirectory("nepenthe-metadata-filter");
+        store = Nepenthe.open(dir.resolve("data"), StoreOptions.defaults().withKeystore(dir.resolve("keys")));
+        IndexSpec hnsw = IndexSpec.of("hnsw", Map.of("M", "16", "efConstruction", "64", "efSearch", "64"));
+        collection = store.createCollection(new CollectionSpec("bench", dim, Metric.COSINE, hnsw));
+        float[][] rows = Datasets.lowRank(7, n + 1000, dim, 100, 16, 0.3);
+        List<VectorRecord> batch = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            batch.add(VectorRecord.builder("r" + i).vector(rows[i]).metadata("lang", LANGS[i % 5])
+                    .metadata("year", 1990 + i % 35).metadata("source", "doc-" + i / 10).build());
+            if (batch.size() == 1000) {
+                collection.upsertAll(batch);
+                batch.clear();
+            }
+        }
+        collection.checkpoint();
+        queries = java.util.Arrays.copyOfRange(rows, n, n + 1000);
+        random = new SplittableRandom(11);
+        for (SearchHit h : collection.search(SearchRequest.of(queries[0], 10).filter(enAndDecade()))) {
+            int i = Integer.parseInt(h.id().substring(1));
+            if (i % 5 != 0 || 1990 + i % 35 < 2000 || 1990 + i % 35 > 2009 || !h.record().metadata().equals(
+                    Map.of("lang", "en", "year", (long) (1990 + i % 35), "source", "doc-" + i / 10))) {
+                throw new IllegalStateException("set-up: hit " + h.id() + " does not pass the filter");
+            }
+        }
+        System.gc();
+        System.gc();
+        long used = ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
+        System.out.printf("%n[metadata-filter] n=%d heap after the load: %.1f MB%n", n, used / 1e6);
+    }
+
+    private static Filter enAndDecade() {
+        return Filter.eq("lang", "en").and(Filter.range("year", 2000, 2009));
+    }
+
+    @TearDown(Level.Trial)
+    public void tearDown() throws IOException {
+        store.close();
+        try (Stream<Path> files = Files.walk(dir)) {
+            for (Path p : files.sorted(Comparator.reverseOrder()).toList()) {
+                Files.delete(p);
+            }
+        }
+    }
+
+    private float[] query() {
+        return queries[random.nextInt(queries.length)];
+    }
+
+    @Benchmark
+    public List<SearchHit> searchUnfiltered() {
+        return collection.search(SearchRequest.of(query(), 10));
+    }
+
+    @Benchmark
+    public List<SearchHit> searchEq() {
+        return collection.search(SearchRequest.of(query(), 10).filter(Filter.eq("lang", "en")));
+    }
+
+    @Benchmark
+    public List<SearchHit> searchEqAndRange() {
+        return collection.search(SearchRequest.of(query(), 10).filter(enAndDecade()));
+    }
+
+    @Benchmark
+    public List<SearchHit> searchRange() {
+        return collection.search(SearchRequest.of(query(), 10).filter(Filter.range("year", 2000, 2009)));
+    }
+
+    @Benchmark
+    public VectorRecord get() {
+        return collection.get("r" + random.nextInt(n)).orElseThrow();
+    }
+}
