@@ -15,9 +15,13 @@ import java.util.Set;
  * units, case-sensitive). A missing key never matches, nor does a value of another kind than
  * the filter's (a string against a number), except under {@link #not}.
  *
- * <p>A search with a filter tests it once per record of the request's tenant (or subject) to
- * build the candidates the index may return, so a filter costs a pass over those records on
- * every search.
+ * <p>A search answers a filter before the index runs, as the set of candidates the index may
+ * return. The store keeps no metadata in memory, only keyed hashes of it: equalities,
+ * {@code in}, {@code exists}, numeric ranges and comparisons, and {@code not}, {@code and} and
+ * {@code or} over them are answered from those hashes (a range or comparison costs up to a few
+ * hundred hashes, whatever the number of records). A comparison of strings and {@code contains}
+ * have no hash to go by: they decrypt the metadata of each record that has the key and is still
+ * in question after the rest of an {@code and}, about 2 to 3 microseconds a record.
  */
 public sealed interface Filter {
 
@@ -144,7 +148,8 @@ public sealed interface Filter {
     /**
      * The value at {@code key} is a string that contains {@code substring} (case-sensitive,
      * anywhere in it; the empty substring is in every string). A number or boolean never
-     * matches, even when its decimal form would. Costs a substring search per record tested.
+     * matches, even when its decimal form would. Decrypts the metadata of each record tested
+     * that has the key (see the class comment).
      *
      * @param key the metadata key
      * @param substring the characters to look for

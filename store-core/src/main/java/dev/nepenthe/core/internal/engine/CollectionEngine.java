@@ -181,9 +181,14 @@ public final class CollectionEngine {
             closeQuietly(reading);
             throw e;
         }
+        long[][] metadataKeys = new long[loaded.size()][];
         try {
             catalogue.reserveRows(loaded.stream().mapToInt(Loaded::ordinal).max().orElse(-1) + 1);
-            loaded.parallelStream().forEach(l -> {
+            // The metadata's keyed hashes too, on every core: a few dozen HMACs for a record
+            // with numbers, which the linking below would otherwise compute on one.
+            java.util.stream.IntStream.range(0, loaded.size()).parallel().forEach(i -> {
+                Loaded l = loaded.get(i);
+                metadataKeys[i] = catalogue.metadataKeysOf(l.record());
                 if (RecordAccess.vectorUnsafe(l.record()) != null) {
                     validator.validate(l.record(), "stored record");
                     catalogue.storeLoadedVector(l.ordinal(), l.record());
@@ -200,8 +205,9 @@ public final class CollectionEngine {
             closeQuietly(reading);
             throw e;
         }
-        for (Loaded l : loaded) {
-            catalogue.linkStored(l.ordinal(), l.record());
+        for (int i = 0; i < loaded.size(); i++) {
+            Loaded l = loaded.get(i);
+            catalogue.linkStored(l.ordinal(), l.record(), metadataKeys[i]);
             // The catalogue keeps no text: the decoded copy's goes now, not whenever the
             // collector reuses its memory.
             RecordAccess.wipe(l.record());

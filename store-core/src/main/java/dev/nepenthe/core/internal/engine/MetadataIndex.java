@@ -141,6 +141,17 @@ final class MetadataIndex {
             hashes.prefix(levels[j], name, sortable >>> (STEP * j), one, 0);
             keys.add(new Key(one[0], one[1]));
         }
+        keys.add(anyKey(levels, name));
+    }
+
+    /**
+     * The key every value of a trie at {@code name} is also kept under: a query skips a trie
+     * that holds nothing at the key (most keys hold longs only) rather than hash its buckets.
+     */
+    private Key anyKey(String[] levels, String name) {
+        long[] one = new long[2];
+        hashes.prefix(levels == LONG_LEVEL ? "metadata-order-long-any" : "metadata-order-double-any", name, one, 0);
+        return new Key(one[0], one[1]);
     }
 
     /**
@@ -234,11 +245,14 @@ final class MetadataIndex {
                 }
             }
         }
-        if (!empty && a <= b) {
+        if (!empty && a <= b && view.apply(anyKey(LONG_LEVEL, name)) != null) {
             out.or(inOrder(LONG_LEVEL, name, sortableLong(a), sortableLong(b), view));
         }
         // The other doubles: fractions below 2^52 in magnitude, or magnitudes of 2^63 and more. A
         // long bound beyond 2^53 orders them as 2^62 (or -2^62) does, which no such double equals.
+        if (view.apply(anyKey(DOUBLE_LEVEL, name)) == null) {
+            return out;
+        }
         long da = 0;
         long db = -1L; // unsigned: the whole space
         if (lo != null) {

@@ -463,8 +463,20 @@ public final class RecordCatalogue {
      * {@link #link} does. Writer only.
      */
     public void linkStored(int ord, VectorRecord r) {
+        linkStored(ord, r, metadataKeysOf(r));
+    }
+
+    /**
+     * The keys the metadata index keeps a record under ({@link #linkStored(int, VectorRecord, long[])}
+     * takes them): keyed hashes, computed on any thread.
+     */
+    public long[] metadataKeysOf(VectorRecord r) {
+        return metadata.keysOf(r.metadata());
+    }
+
+    /** {@link #linkStored(int, VectorRecord)} with the record's {@link #metadataKeysOf metadata keys} computed already. */
+    public void linkStored(int ord, VectorRecord r, long[] keys) {
         boolean hasText = RecordAccess.textUtf8Length(r) > 0;
-        long[] keys = metadata.keysOf(r.metadata());
         r = canonical(r);
         Entry[] es = entries;
         if (ord >= es.length) {
