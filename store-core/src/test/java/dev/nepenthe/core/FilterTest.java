@@ -367,6 +367,84 @@ class FilterTest {
                 + " not everything, of 60" + Seeds.replay(seed));
     }
 
+    /**
+     * Searches with filters racing a writer that replaces and deletes records (changing their
+     * metadata, so ordinals are freed and taken again): a search reads the metadata index
+     * without a lock, and no hit it returns may fail its filter (each hit's metadata is read
+     * from its own copy), for equality, its negation (where a key published late would let a
+     * record through) and a range.
+     */
+    @Test
+    void filteredSearchesRacingReplacementsNeverReturnAHitTheFilterRejects() throws Exception {
+        long seed = Seeds.draw("FilterTest.filteredSearchesRacingReplacementsNeverReturnAHitTheFilterRejects");
+        Random rnd = new Random(seed);
+        int n = 64;
+        try (Nepenthe store = Nepenthe.open(tmp.resolve("data"), StoreOptions.defaults().withKeystore(tmp.resolve("keys")))) {
+            VectorCollection c = store.createCollection(CollectionSpec.of("race", 8, Metric.L2));
+            List<VectorRecord> first = new ArrayList<>();
+            for (int i = 0; i < n; i++) {
+                first.add(raceRecord(i, rnd.nextBoolean() ? "en" : "de", rnd.nextInt(10), rnd));
+            }
+            c.upsertAll(first);
+            List<Filter> filters = List.of(Filter.eq("lang", "en"), Filter.not(Filter.eq("lang", "en")),
+                    Filter.range("year", 3, 6), Filter.not(Filter.eq("lang", "de")).and(Filter.gte("year", 5)));
+            java.util.concurrent.atomic.AtomicBoolean done = new java.util.concurrent.atomic.AtomicBoolean();
+            java.util.concurrent.atomic.AtomicReference<Throwable> failure = new java.util.concurrent.atomic.AtomicReference<>();
+            java.util.concurrent.atomic.AtomicLong checked = new java.util.concurrent.atomic.AtomicLong();
+            List<Thread> readers = new ArrayList<>();
+            for (int t = 0; t < 2; t++) {
+                long readerSeed = rnd.nextLong();
+                readers.add(Thread.ofPlatform().start(() -> {
+                    Random r = new Random(readerSeed);
+                    try {
+                        while (!done.get()) {
+                            Filter f = filters.get(r.nextInt(filters.size()));
+                            float[] q = new float[8];
+                            for (int j = 0; j < q.length; j++) {
+                                q[j] = (float) r.nextGaussian();
+                            }
+                            for (SearchHit h : c.search(SearchRequest.of(q, 10).filter(f))) {
+                                if (!f.test(h.record().metadata())) {
+                                    throw new AssertionError("hit " + h.id() + " with " + h.record().metadata()
+                                            + " fails " + f);
+                                }
+                                checked.incrementAndGet();
+                            }
+                        }
+                    } catch (Throwable e) {
+                        failure.compareAndSet(null, e);
+                    }
+                }));
+            }
+            try {
+                for (int w = 0; w < 3000 && failure.get() == null; w++) {
+                    int i = rnd.nextInt(n);
+                    if (rnd.nextInt(5) == 0) {
+                        c.delete("r" + i);
+                    }
+                    c.upsertAll(List.of(raceRecord(i, rnd.nextBoolean() ? "en" : "de", rnd.nextInt(10), rnd)));
+                }
+            } finally {
+                done.set(true);
+                for (Thread t : readers) {
+                    t.join();
+                }
+            }
+            if (failure.get() != null) {
+                throw new AssertionError(failure.get().getMessage() + Seeds.replay(seed), failure.get());
+            }
+            assertTrue(checked.get() > 1000, "only " + checked.get() + " hits checked" + Seeds.replay(seed));
+        }
+    }
+
+    private static VectorRecord raceRecord(int i, String lang, long year, Random rnd) {
+        float[] v = new float[8];
+        for (int j = 0; j < v.length; j++) {
+            v[j] = (float) rnd.nextGaussian();
+        }
+        return VectorRecord.builder("r" + i).vector(v).metadata("lang", lang).metadata("year", year).build();
+    }
+
     private static double dist(float[] a, float[] b) {
         double s = 0;
         for (int i = 0; i < a.length; i++) {

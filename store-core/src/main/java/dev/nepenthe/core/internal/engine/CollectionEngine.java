@@ -691,9 +691,14 @@ public final class CollectionEngine {
         if (doomed.isEmpty()) {
             return 0;
         }
+        hideBeforeTheCopiesGo(doomed);
         try {
             storage.delete(placed(doomed));
-        } catch (IOException ex) {
+        } catch (IOException | RuntimeException ex) {
+            catalogue.unhide(RecordCatalogue.REMOVING);
+            if (ex instanceof RuntimeException r) {
+                throw r;
+            }
             throw new UncheckedIOException("collection '" + spec.name() + "': deleting failed; nothing was deleted", ex);
         }
         long stamp = catalogue.nextStamp();
@@ -713,11 +718,16 @@ public final class CollectionEngine {
             if (ords != null) {
                 ords.forEach((int ord) -> doomed.add(catalogue.entry(ord)));
             }
+            hideBeforeTheCopiesGo(doomed);
             try {
                 // Even with no live records the scope's key is destroyed: it may still decrypt
                 // copies in snapshots or backups.
                 storage.dropSubject(tenant, subject, placed(doomed));
-            } catch (IOException ex) {
+            } catch (IOException | RuntimeException ex) {
+                catalogue.unhide(RecordCatalogue.REMOVING);
+                if (ex instanceof RuntimeException r) {
+                    throw r;
+                }
                 throw new UncheckedIOException("collection '" + spec.name() + "': deleting the subject failed", ex);
             }
             long stamp = catalogue.nextStamp();
@@ -727,6 +737,19 @@ public final class CollectionEngine {
             return doomed.size();
         } finally {
             writer.unlock();
+        }
+    }
+
+    /**
+     * Hides entries a delete is about to remove, before the storage drops their copies: a read
+     * that already holds such an entry finds its copy gone, and the catalogue drops such a read
+     * only for an entry that is unlinked or hidden (a live, visible entry without its copy is an
+     * inconsistency it reports). {@link #removeFromReads} unhides them as it frees their
+     * ordinals; a failed delete unhides them at once.
+     */
+    private void hideBeforeTheCopiesGo(List<Entry> doomed) {
+        if (!doomed.isEmpty()) {
+            catalogue.hide(RecordCatalogue.REMOVING, RecordCatalogue.ordinalsOf(doomed));
         }
     }
 

@@ -581,6 +581,10 @@ public final class RecordCatalogue {
 
     /** Publishes the bitmaps the last write changed (immutable copies) and then its stamp. */
     public void publish(long stamp) {
+        // The metadata first: a search reads the tenant's (or subject's) bitmap and then the
+        // metadata's, so one that sees a new record among the tenant's sees its metadata keys
+        // too, and a not-filter cannot let it through for want of a key not yet published.
+        metadata.publish();
         for (String t : touchedTenants) {
             RoaringBitmap b = byTenant.get(t);
             if (b == null) {
@@ -599,7 +603,6 @@ public final class RecordCatalogue {
         }
         touchedTenants.clear();
         touchedSubjects.clear();
-        metadata.publish();
         live = liveCount;
         publishedStamp = stamp;
     }
