@@ -694,12 +694,12 @@ public final class CollectionEngine {
         hideBeforeTheCopiesGo(doomed);
         try {
             storage.delete(placed(doomed));
-        } catch (IOException | RuntimeException ex) {
+        } catch (IOException ex) {
             catalogue.unhide(RecordCatalogue.REMOVING);
-            if (ex instanceof RuntimeException r) {
-                throw r;
-            }
             throw new UncheckedIOException("collection '" + spec.name() + "': deleting failed; nothing was deleted", ex);
+        } catch (RuntimeException ex) {
+            catalogue.unhide(RecordCatalogue.REMOVING);
+            throw ex;
         }
         long stamp = catalogue.nextStamp();
         removeFromReads(doomed, stamp);
@@ -723,12 +723,12 @@ public final class CollectionEngine {
                 // Even with no live records the scope's key is destroyed: it may still decrypt
                 // copies in snapshots or backups.
                 storage.dropSubject(tenant, subject, placed(doomed));
-            } catch (IOException | RuntimeException ex) {
+            } catch (IOException ex) {
                 catalogue.unhide(RecordCatalogue.REMOVING);
-                if (ex instanceof RuntimeException r) {
-                    throw r;
-                }
                 throw new UncheckedIOException("collection '" + spec.name() + "': deleting the subject failed", ex);
+            } catch (RuntimeException ex) {
+                catalogue.unhide(RecordCatalogue.REMOVING);
+                throw ex;
             }
             long stamp = catalogue.nextStamp();
             removeFromReads(doomed, stamp);

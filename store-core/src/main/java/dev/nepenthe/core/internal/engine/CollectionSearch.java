@@ -9,7 +9,6 @@ import dev.nepenthe.core.internal.engine.RecordCatalogue.Entry;
 import dev.nepenthe.core.internal.index.BitmapAccept;
 import java.util.ArrayList;
 import java.util.List;
-import org.roaringbitmap.IntIterator;
 import org.roaringbitmap.RoaringBitmap;
 
 /**

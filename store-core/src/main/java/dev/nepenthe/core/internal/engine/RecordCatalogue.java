@@ -23,14 +23,15 @@ import org.roaringbitmap.RoaringBitmap;
 
 /**
  * A collection's records by ordinal and the bitmaps that find them: per tenant, per subject, by
- * string metadata value and by {@code derivedFrom} source, plus the set of ordinals no read may
- * return. It keeps two copies of what changes: the writer's own (changed only under the
+ * keyed hashes of their metadata ({@link MetadataIndex}) and by {@code derivedFrom} source, plus
+ * the set of ordinals no read may return. It keeps two copies of what changes: the writer's own (changed only under the
  * collection's writer mutex, by the caller's promise) and what lock-free reads see, published
  * by {@link #publish} after each write:
  * <ul>
  *   <li>the records by ordinal, in an array whose elements are stored with release and loaded
  *       with acquire semantics (a grown array is published whole);</li>
- *   <li>per-tenant and per-subject ordinal bitmaps, each published as an immutable copy;</li>
+ *   <li>per-tenant and per-subject ordinal bitmaps, each published as an immutable copy, after
+ *       the metadata index's (see {@link #publish});</li>
  *   <li>{@link #hidden()}: ordinals no read may return (marked by a forget, under a legal hold,
  *       or being removed), an immutable bitmap replaced whole;</li>
  *   <li>a write stamp, published last by every write.</li>
@@ -44,9 +45,10 @@ import org.roaringbitmap.RoaringBitmap;
  * ordinal: a writer unlinks an entry before it zeros or reuses the row, so a read that raced
  * the change sees a different entry and is dropped, never a record with another's vector.
  *
- * <p>Nor is the records' text in the entries: a record with text is marked so, and a read that
- * wants the text decrypts the record's one stored copy ({@link StoredCopies}), with the same
- * check after it. The heap holds no record's text between reads.
+ * <p>Nor are the records' text and metadata in the entries: a record with text is marked so,
+ * one with metadata keeps the keyed hashes the index holds it under, and a read that wants
+ * either decrypts the record's one stored copy ({@link StoredCopies}), with the same check after
+ * it. The heap holds neither between reads; filters and join keys read the hashes.
  */
 public final class RecordCatalogue {
 
