@@ -349,8 +349,8 @@ public final class VectorRecord {
      */
     @Override
     public String toString() {
-        return "VectorRecord[dimension=" + (vector == null ? 0 : vector.length) + ", metadataKeys=" + (metadata == WITHHELD ? "stored" : metadata.size())
-                + ", hasText=" + (text != null && !wiped) + ", derivedFrom=" + derivedFrom.size() + "]";
+        return "VectorRecord[dimension=" + (vector == null ? 0 : vector.length) + ", metadataKeys="
+                + (metadata == WITHHELD ? "stored" : metadata.size()) + ", hasText=" + (text != null && !wiped) + ", derivedFrom=" + derivedFrom.size() + "]";
     }
 
     /**

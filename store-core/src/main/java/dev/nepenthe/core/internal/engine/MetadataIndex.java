@@ -15,20 +15,22 @@ import org.roaringbitmap.RoaringBitmap;
 /**
  * The records' metadata as keyed hashes, each with the ordinals that hold it, so that neither a
  * filter nor a forget's join-key check needs the plaintext the catalogue no longer keeps (a
- * record's metadata is read from its sealed copy). Three kinds of key:
+ * record's metadata is read from its sealed copy). Four kinds of key:
  * <ul>
  *   <li>a key and a value ({@code metadata-value}): numbers by their exact value, so {@code 3}
  *       and {@code 3.0} are one key, as {@link Filter#eq} has them equal;</li>
  *   <li>a key alone ({@code metadata-key}), for {@link Filter#exists};</li>
  *   <li>a join key ({@code metadata-join}): a string value folded, and each of its tokens
- *       ({@link JoinKeys#keysOf}).</li>
+ *       ({@link JoinKeys#keysOf});</li>
+ *   <li>a number's buckets in order ({@code metadata-order}, see "numbers in order" below), for
+ *       ranges and numeric comparisons.</li>
  * </ul>
  * Each is the first 128 bits of an HMAC under the store's keyed-hash key: the heap holds no
- * metadata value or key name. A filter of equalities, {@code in}, {@code exists}, {@code not},
- * {@code and} and {@code or} is answered from the bitmaps alone; a range, a comparison or a
- * {@code contains} has no order or substring to go by, so it decrypts the metadata of each
- * record still in question (after the other parts of an {@code and}, and only records that
- * have the key).
+ * metadata value or key name. A filter of equalities, {@code in}, {@code exists}, numeric
+ * ranges and comparisons, {@code not}, {@code and} and {@code or} is answered from the bitmaps
+ * alone; a comparison of strings or a {@code contains} has no order or substring to go by, so
+ * it decrypts the metadata of each record still in question (after the other parts of an
+ * {@code and}, and only records that have the key).
  *
  * <p>Reads are lock-free: they see {@link #published} bitmaps, never changed once there. The
  * writer (under the collection's writer mutex) changes private copies of what it touches and
@@ -155,9 +157,9 @@ final class MetadataIndex {
     }
 
     /**
-     * The records of {@code candidates} whose value at {@code name} lies in the sortable interval
-     * [{@code lo}, {@code hi}] (unsigned) of one trie: the interval cut into whole buckets, the
-     * widest that fit first.
+     * The records whose value at {@code name} lies in the sortable interval [{@code lo},
+     * {@code hi}] (unsigned) of one trie: the interval cut into whole buckets, the widest that
+     * fit first.
      */
     private RoaringBitmap inOrder(String[] levels, String name, long lo, long hi, Function<Key, RoaringBitmap> view) {
         RoaringBitmap out = new RoaringBitmap();
