@@ -188,7 +188,7 @@ public final class CollectionEngine {
             // with numbers, which the linking below would otherwise compute on one.
             java.util.stream.IntStream.range(0, loaded.size()).parallel().forEach(i -> {
                 Loaded l = loaded.get(i);
-                metadataKeys[i] = catalogue.metadataKeysOf(l.record());
+                metadataKeys[i] = catalogue.metadataKeysOfLoaded(l.record());
                 if (RecordAccess.vectorUnsafe(l.record()) != null) {
                     validator.validate(l.record(), "stored record");
                     catalogue.storeLoadedVector(l.ordinal(), l.record());
@@ -199,12 +199,14 @@ public final class CollectionEngine {
                 }
             });
         } catch (RuntimeException e) {
+            catalogue.endOfOpenHashing();
             wipeVectors(loaded);
             catalogue.wipeRows();
             storage.abandon();
             closeQuietly(reading);
             throw e;
         }
+        catalogue.endOfOpenHashing();
         for (int i = 0; i < loaded.size(); i++) {
             Loaded l = loaded.get(i);
             catalogue.linkStored(l.ordinal(), l.record(), metadataKeys[i]);

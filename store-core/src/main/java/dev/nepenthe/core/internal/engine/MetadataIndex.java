@@ -61,6 +61,14 @@ final class MetadataIndex {
      * none. This is what an entry keeps, so that unlinking it needs no plaintext.
      */
     long[] keysOf(Map<String, Object> metadata) {
+        return keysOf(metadata, null);
+    }
+
+    /**
+     * {@link #keysOf(Map)} reusing the coarser trie buckets' keys an open has already hashed
+     * ({@code memo}, null for none): records' numbers share most of their upper bits.
+     */
+    long[] keysOf(Map<String, Object> metadata, OrderMemo memo) {
         if (metadata.isEmpty()) {
             return NONE;
         }
@@ -74,7 +82,7 @@ final class MetadataIndex {
                 keys.add(new Key(one[0], one[1]));
             }
             if (m.getValue() instanceof Number num) {
-                addOrderKeys(name, num, keys, one);
+                addOrderKeys(name, num, keys, one, memo);
             }
             if (m.getValue() instanceof String s) {
                 for (String token : JoinKeys.keysOf(s)) {
@@ -127,7 +135,40 @@ final class MetadataIndex {
         return d == Math.rint(d) && d >= -TWO_63_DOUBLE && d < TWO_63_DOUBLE;
     }
 
-    private void addOrderKeys(String name, Number n, Set<Key> keys, long[] one) {
+    /**
+     * The keys of the coarser trie buckets (levels {@value #MEMO_FROM} and up, 4,096 values wide
+     * or more) one open has hashed, shared by its hashing threads: a year, a price or a
+     * timestamp shares its upper bits with its neighbours', so most of a number's sixteen
+     * buckets were hashed for an earlier record. It holds key names and coarse prefixes of
+     * values (no value itself) and lives only while the open hashes; bounded.
+     */
+    static final class OrderMemo {
+        private static final int MAX = 1 << 16;
+        private final ConcurrentHashMap<Bucket, Key> keys = new ConcurrentHashMap<>();
+
+        private record Bucket(String[] levels, String name, int level, long prefix) {
+            @Override
+            public boolean equals(Object o) {
+                return o instanceof Bucket b && b.levels == levels && b.level == level && b.prefix == prefix
+                        && b.name.equals(name);
+            }
+
+            @Override
+            public int hashCode() {
+                return (name.hashCode() * 31 + level) * 31 + Long.hashCode(prefix) + (levels == LONG_LEVEL ? 0 : 17);
+            }
+        }
+
+        /** Drops what it holds. */
+        void clear() {
+            keys.clear();
+        }
+    }
+
+    /** The first trie level whose bucket keys an open shares (see {@link OrderMemo}). */
+    static final int MEMO_FROM = 3;
+
+    private void addOrderKeys(String name, Number n, Set<Key> keys, long[] one, OrderMemo memo) {
         String[] levels;
         long sortable;
         if (n instanceof Long l) {
@@ -140,8 +181,19 @@ final class MetadataIndex {
             return; // the store keeps longs and doubles only
         }
         for (int j = 0; j < LEVELS; j++) {
-            hashes.prefix(levels[j], name, sortable >>> (STEP * j), one, 0);
-            keys.add(new Key(one[0], one[1]));
+            long prefix = sortable >>> (STEP * j);
+            OrderMemo.Bucket bucket = memo != null && j >= MEMO_FROM ? new OrderMemo.Bucket(levels, name, j, prefix) : null;
+            Key known = bucket == null ? null : memo.keys.get(bucket);
+            if (known != null) {
+                keys.add(known);
+                continue;
+            }
+            hashes.prefix(levels[j], name, prefix, one, 0);
+            Key k = new Key(one[0], one[1]);
+            keys.add(k);
+            if (bucket != null && memo.keys.size() < OrderMemo.MAX) {
+                memo.keys.putIfAbsent(bucket, k);
+            }
         }
         keys.add(anyKey(levels, name));
     }

@@ -138,6 +138,8 @@ public final class RecordCatalogue {
     private final Map<String, RoaringBitmap> hiddenByOperation = new HashMap<>();
 
     private volatile StoredCopies stored = ord -> null;
+    /** The open's shared bucket keys, until {@link #endOfOpenHashing}. */
+    private volatile MetadataIndex.OrderMemo openMemo = new MetadataIndex.OrderMemo();
 
     /**
      * @param dimension the collection's vector dimension
@@ -474,6 +476,25 @@ public final class RecordCatalogue {
      */
     public long[] metadataKeysOf(VectorRecord r) {
         return metadata.keysOf(r.metadata());
+    }
+
+    /**
+     * {@link #metadataKeysOf(VectorRecord)} for an open: the coarser buckets of the records'
+     * numbers are hashed once for all of them (see {@link MetadataIndex.OrderMemo}); the open
+     * {@link #endOfOpenHashing ends} it.
+     */
+    public long[] metadataKeysOfLoaded(VectorRecord r) {
+        MetadataIndex.OrderMemo memo = openMemo;
+        return metadata.keysOf(r.metadata(), memo);
+    }
+
+    /** After an open's hashing: drops the shared bucket keys and the key names they hold. */
+    public void endOfOpenHashing() {
+        MetadataIndex.OrderMemo memo = openMemo;
+        openMemo = null;
+        if (memo != null) {
+            memo.clear();
+        }
     }
 
     /** {@link #linkStored(int, VectorRecord)} with the record's {@link #metadataKeysOf metadata keys} computed already. */

@@ -92,4 +92,21 @@ class MetadataIndexTest {
         }
         assertTrue(matchedSome > 1000 && notAll > 1000, matchedSome + " matched some, " + notAll + " not all" + Seeds.replay(seed));
     }
+
+    /** An open's shared bucket keys give every record the keys it would get alone. */
+    @Test
+    void theOpensSharedBucketKeysAreTheKeysEachRecordGetsAlone() {
+        long seed = Seeds.draw("MetadataIndexTest.theOpensSharedBucketKeysAreTheKeysEachRecordGetsAlone");
+        Random rnd = new Random(seed);
+        MetadataIndex index = new MetadataIndex(TestHashes.fresh());
+        MetadataIndex.OrderMemo memo = new MetadataIndex.OrderMemo();
+        for (int i = 0; i < 3000; i++) {
+            Map<String, Object> m = Map.of("n", randomNumber(rnd), "year", 1990L + rnd.nextInt(35), "s", "v" + rnd.nextInt(9));
+            assertArrayEqualsSeeded(index.keysOf(m), index.keysOf(m, memo), "record " + i, seed);
+        }
+    }
+
+    private static void assertArrayEqualsSeeded(long[] expected, long[] got, String what, long seed) {
+        org.junit.jupiter.api.Assertions.assertArrayEquals(expected, got, what + Seeds.replay(seed));
+    }
 }
