@@ -140,8 +140,8 @@ final class MetadataIndex {
      * year, a price or a timestamp shares its upper bits with its neighbours', so most of a
      * number's sixteen buckets were hashed for an earlier record, and every record repeats the
      * same few names. It holds key names and coarse prefixes of values (no value itself) and
-     * lives only while the open hashes; bounded. Measured on one core, 100,000 records of three
-     * values (one a year): 0.92 to 0.95 s of hashing alone, 0.37 to 0.43 s with this memo.
+     * lives only while the open hashes; bounded. It more than halves an open's hashing
+     * (docs/BENCHMARKS.md, "Metadata read from the sealed copy").
      */
     static final class OrderMemo {
         private static final int MAX = 1 << 16;
