@@ -65,8 +65,9 @@ final class MetadataIndex {
     }
 
     /**
-     * {@link #keysOf(Map)} reusing the coarser trie buckets' keys an open has already hashed
-     * ({@code memo}, null for none): records' numbers share most of their upper bits.
+     * {@link #keysOf(Map)} reusing the keys of names and coarser trie buckets an open has
+     * already hashed ({@code memo}, null for none): records repeat their names, and their
+     * numbers share most of their upper bits.
      */
     long[] keysOf(Map<String, Object> metadata, OrderMemo memo) {
         if (metadata.isEmpty()) {
