@@ -86,11 +86,6 @@ public final class VectorRecord {
             }
 
             @Override
-            public boolean metadataWithheld(VectorRecord r) {
-                return r.metadata == WITHHELD;
-            }
-
-            @Override
             public byte[] textUnsafe(VectorRecord r) {
                 return r.wiped ? null : r.text;
             }

@@ -474,14 +474,14 @@ public final class RecordCatalogue {
      * The keys the metadata index keeps a record under ({@link #linkStored(int, VectorRecord, long[])}
      * takes them): keyed hashes, computed on any thread.
      */
-    public long[] metadataKeysOf(VectorRecord r) {
+    private long[] metadataKeysOf(VectorRecord r) {
         return metadata.keysOf(r.metadata());
     }
 
     /**
-     * {@link #metadataKeysOf(VectorRecord)} for an open: the coarser buckets of the records'
-     * numbers are hashed once for all of them (see {@link MetadataIndex.OrderMemo}); the open
-     * {@link #endOfOpenHashing ends} it.
+     * The keys the metadata index keeps a loaded record under, for an open: names and the
+     * coarser buckets of the records' numbers are hashed once for all of them (see
+     * {@link MetadataIndex.OrderMemo}); the open {@link #endOfOpenHashing ends} it.
      */
     public long[] metadataKeysOfLoaded(VectorRecord r) {
         MetadataIndex.OrderMemo memo = openMemo;
@@ -497,7 +497,10 @@ public final class RecordCatalogue {
         }
     }
 
-    /** {@link #linkStored(int, VectorRecord)} with the record's {@link #metadataKeysOf metadata keys} computed already. */
+    /**
+     * {@link #linkStored(int, VectorRecord)} with the record's metadata keys
+     * ({@link #metadataKeysOfLoaded}) computed already.
+     */
     public void linkStored(int ord, VectorRecord r, long[] keys) {
         boolean hasText = RecordAccess.textUtf8Length(r) > 0;
         r = canonical(r);

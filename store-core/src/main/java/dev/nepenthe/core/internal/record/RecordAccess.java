@@ -35,8 +35,6 @@ public final class RecordAccess {
 
         VectorRecord catalogued(VectorRecord r, String tenant, String subject);
 
-        boolean metadataWithheld(VectorRecord r);
-
         VectorRecord decoded(String id, String tenant, String subject, SourceRef source, float[] vector,
                 byte[] textUtf8, Map<String, Object> metadata, List<String> derivedFrom);
     }
@@ -129,11 +127,6 @@ public final class RecordAccess {
      */
     public static VectorRecord catalogued(VectorRecord r, String tenant, String subject) {
         return get().catalogued(r, tenant, subject);
-    }
-
-    /** Whether the record is one {@link #catalogued} kept without its metadata. */
-    public static boolean metadataWithheld(VectorRecord r) {
-        return get().metadataWithheld(r);
     }
 
     /** The record's text as UTF-8 bytes without copying (null when none or wiped): callers change it only in a record of their own. */

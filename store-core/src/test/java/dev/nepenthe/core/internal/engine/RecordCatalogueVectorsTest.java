@@ -101,7 +101,6 @@ class RecordCatalogueVectorsTest {
         c.publish(c.nextStamp());
         Entry a = c.entry(0);
         assertTrue(a.hasMetadata() && !a.hasText() && !c.entry(2).hasMetadata());
-        assertTrue(RecordAccess.metadataWithheld(a.record()));
         assertThrows(IllegalStateException.class, () -> a.record().metadata().get("lang"),
                 "the catalogue's record has no metadata to read");
 
