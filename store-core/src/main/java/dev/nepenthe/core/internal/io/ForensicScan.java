@@ -59,52 +59,116 @@ public final class ForensicScan {
     }
 
     /**
-     * How many times any of {@code needles} (each at least 4 bytes: 32-byte keyed hashes, or the
-     * terms of a text index) occurs at any offset of {@code hay}. One pass over the bytes with a
-     * lookup of the 8 bytes at each offset (4 when a needle is shorter than 8), so thousands of
-     * needles cost about what one does.
+     * How many offsets of {@code hay} hold any of {@code needles} (each at least 4 bytes: 32-byte
+     * keyed hashes, or the terms of a text index). One pass over the bytes keeps the 8 bytes
+     * ending at each offset in a register (4 when a needle is shorter than 8) and tests them
+     * against a bit filter of the needles' prefixes; only a filter hit looks the prefix up and
+     * compares whole needles. So thousands of needles cost about what one does, and the loop
+     * allocates nothing: a forget's verify phase scans a segment of several megabytes with it,
+     * often before the JIT has seen the loop.
      */
     public static int countAny(byte[] hay, java.util.Collection<byte[]> needles) {
         int shortest = Integer.MAX_VALUE;
         for (byte[] n : needles) {
             shortest = Math.min(shortest, n.length);
         }
+        if (needles.isEmpty()) {
+            return 0;
+        }
         // The prefix every needle has: 8 bytes when all are that long, else 4 (terms of a text
         // index are often 4 to 7 bytes; the verify phase scans for them after a forget).
-        return count(hay, needles, shortest >= 8 ? 8 : 4);
+        return new Prefixes(needles, shortest >= 8 ? 8 : 4).count(hay);
     }
 
-    private static final java.lang.invoke.VarHandle LONGS =
-            java.lang.invoke.MethodHandles.byteArrayViewVarHandle(long[].class, java.nio.ByteOrder.BIG_ENDIAN);
-    private static final java.lang.invoke.VarHandle INTS =
-            java.lang.invoke.MethodHandles.byteArrayViewVarHandle(int[].class, java.nio.ByteOrder.BIG_ENDIAN);
+    /** The needles grouped by their first {@code width} bytes, with a bit filter over those prefixes. */
+    private static final class Prefixes {
+        private final int width;
+        private final long mask;
+        /** Distinct prefixes, sorted; the needles with prefix {@code keys[k]} are {@code byKey[from[k]..from[k+1])}. */
+        private final long[] keys;
+        private final int[] from;
+        private final byte[][] byKey;
+        private final long[] filter;
+        private final int shift;
 
-    private static long prefix(byte[] b, int at, int length) {
-        return length == 8 ? (long) LONGS.get(b, at) : (int) INTS.get(b, at) & 0xFFFFFFFFL;
-    }
-
-    private static int count(byte[] hay, java.util.Collection<byte[]> needles, int p) {
-        java.util.Map<Long, List<byte[]>> byPrefix = new java.util.HashMap<>();
-        for (byte[] n : needles) {
-            if (n.length < p) {
-                throw new IllegalArgumentException("needle: expected at least " + p + " bytes, got " + n.length);
-            }
-            byPrefix.computeIfAbsent(prefix(n, 0, p), k -> new ArrayList<>()).add(n);
-        }
-        int count = 0;
-        for (int i = 0; i + p <= hay.length; i++) {
-            List<byte[]> candidates = byPrefix.get(prefix(hay, i, p));
-            if (candidates == null) {
-                continue;
-            }
-            for (byte[] n : candidates) {
-                if (i + n.length <= hay.length
-                        && java.util.Arrays.equals(hay, i, i + n.length, n, 0, n.length)) {
-                    count++;
-                    break;
+        Prefixes(java.util.Collection<byte[]> needles, int width) {
+            this.width = width;
+            this.mask = width == 8 ? -1L : 0xFFFFFFFFL;
+            byte[][] sorted = needles.toArray(new byte[0][]);
+            for (byte[] n : sorted) {
+                if (n.length < width) {
+                    throw new IllegalArgumentException("needle: expected at least " + width + " bytes, got " + n.length);
                 }
             }
+            java.util.Arrays.sort(sorted, (a, b) -> Long.compare(prefix(a), prefix(b)));
+            long[] distinct = new long[sorted.length];
+            int[] starts = new int[sorted.length + 1];
+            int k = 0;
+            for (int i = 0; i < sorted.length; i++) {
+                long p = prefix(sorted[i]);
+                if (k == 0 || distinct[k - 1] != p) {
+                    distinct[k] = p;
+                    starts[k++] = i;
+                }
+            }
+            starts[k] = sorted.length;
+            this.keys = java.util.Arrays.copyOf(distinct, k);
+            this.from = java.util.Arrays.copyOf(starts, k + 1);
+            this.byKey = sorted;
+            // About 256 filter bits per prefix (so one offset in a few hundred reaches the
+            // lookup), between 2^12 and 2^24 bits.
+            int bits = Math.max(12, Math.min(24, 64 - Long.numberOfLeadingZeros(k) + 8));
+            this.shift = 64 - bits;
+            this.filter = new long[1 << (bits - 6)];
+            for (long p : keys) {
+                int h = slot(p);
+                filter[h >>> 6] |= 1L << h;
+            }
         }
-        return count;
+
+        private long prefix(byte[] b) {
+            long p = 0;
+            for (int i = 0; i < width; i++) {
+                p = (p << 8) | (b[i] & 0xFF);
+            }
+            return p;
+        }
+
+        private int slot(long prefix) {
+            return (int) ((prefix * 0x9E3779B97F4A7C15L) >>> shift);
+        }
+
+        int count(byte[] hay) {
+            if (hay.length < width) {
+                return 0;
+            }
+            long window = 0;
+            for (int i = 0; i < width - 1; i++) {
+                window = (window << 8) | (hay[i] & 0xFF);
+            }
+            int count = 0;
+            for (int end = width - 1; end < hay.length; end++) {
+                window = ((window << 8) | (hay[end] & 0xFF)) & mask;
+                int h = slot(window);
+                if ((filter[h >>> 6] & (1L << h)) != 0 && matchesAt(hay, end - width + 1, window)) {
+                    count++;
+                }
+            }
+            return count;
+        }
+
+        private boolean matchesAt(byte[] hay, int at, long window) {
+            int k = java.util.Arrays.binarySearch(keys, window);
+            if (k < 0) {
+                return false;
+            }
+            for (int i = from[k]; i < from[k + 1]; i++) {
+                byte[] n = byKey[i];
+                if (at + n.length <= hay.length && java.util.Arrays.equals(hay, at, at + n.length, n, 0, n.length)) {
+                    return true;
+                }
+            }
+            return false;
+        }
     }
 }
