@@ -181,7 +181,7 @@ public final class CollectionEngine {
             closeQuietly(reading);
             throw e;
         }
-        long[][] metadataKeys = new long[loaded.size()][];
+        MetadataIndex.Keys[] metadataKeys = new MetadataIndex.Keys[loaded.size()];
         try {
             catalogue.reserveRows(loaded.stream().mapToInt(Loaded::ordinal).max().orElse(-1) + 1);
             // The metadata's keyed hashes too, on every core: a few dozen HMACs for a record
@@ -207,6 +207,7 @@ public final class CollectionEngine {
             throw e;
         }
         catalogue.endOfOpenHashing();
+        catalogue.startLinkingLoaded();
         for (int i = 0; i < loaded.size(); i++) {
             Loaded l = loaded.get(i);
             catalogue.linkStored(l.ordinal(), l.record(), metadataKeys[i]);
@@ -214,6 +215,7 @@ public final class CollectionEngine {
             // collector reuses its memory.
             RecordAccess.wipe(l.record());
         }
+        catalogue.endLinkingLoaded();
         loaded.clear();
         rows.clearUnlinked();
         catalogue.freeGaps();

@@ -2,8 +2,12 @@ package dev.nepenthe.core.internal.engine;
 
 import dev.nepenthe.core.Filter;
 import dev.nepenthe.core.internal.crypto.KeyedHash;
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
+import java.util.IdentityHashMap;
 import java.util.LinkedHashSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -42,7 +46,6 @@ final class MetadataIndex {
     /** A key as the index holds it: 128 bits of its keyed hash. */
     record Key(long hi, long lo) {}
 
-    private static final long[] NONE = new long[0];
     /** 2^63: doubles from -2^63 up to here that are whole numbers are exactly longs. */
     private static final double TWO_63_DOUBLE = 0x1p63;
 
@@ -51,50 +54,103 @@ final class MetadataIndex {
     private final ConcurrentHashMap<Key, RoaringBitmap> published = new ConcurrentHashMap<>();
     /** The writer's copies of the bitmaps it changed since the last {@link #publish}. */
     private final Map<Key, RoaringBitmap> pending = new HashMap<>();
+    /**
+     * The writer's links from each number's bucket to the next coarser bucket of its trie (the
+     * finest level's to the level above, the coarsest's to the trie's "any" key), so that an
+     * entry keeps one key per number rather than {@value #CHAIN}. Only the writer reads it.
+     */
+    private final Map<Key, Key> parents = new HashMap<>();
 
     MetadataIndex(KeyedHash hashes) {
         this.hashes = hashes;
     }
 
     /**
-     * The keys of a record's metadata, two longs each, without repeats; an empty array for
-     * none. This is what an entry keeps, so that unlinking it needs no plaintext.
+     * The keys of one record's metadata.
+     *
+     * @param kept what the record's entry keeps, two longs each, without repeats: the keys of its
+     *     names, its values and join keys, and of each number the finest bucket of its trie, from
+     *     which {@link #parents} lead to the coarser ones. Empty for no metadata. Unlinking the
+     *     entry needs nothing else, so no plaintext
+     * @param values the keys of each of its names and values, which {@link #add} links (a
+     *     number's chain too); not kept. An open's records share them where their values repeat
      */
-    long[] keysOf(Map<String, Object> metadata) {
+    record Keys(long[] kept, ValueKeys[] values) {
+        static final Keys NONE = new Keys(new long[0], new ValueKeys[0]);
+    }
+
+    /** The keys a number's chain holds: one bucket per trie level and its trie's "any" key. */
+    static final int CHAIN = 17;
+
+    /** {@link #keysOf(Map, OpenMemo)} without a memo. */
+    Keys keysOf(Map<String, Object> metadata) {
         return keysOf(metadata, null);
     }
 
     /**
-     * {@link #keysOf(Map)} reusing the keys of names and coarser trie buckets an open has
-     * already hashed ({@code memo}, null for none): records repeat their names, and their
-     * numbers share most of their upper bits.
+     * The keys of a record's metadata, reusing the keys an open has already hashed ({@code memo},
+     * null for none): records repeat their names and many of their values, and their numbers
+     * share most of their upper bits.
      */
-    long[] keysOf(Map<String, Object> metadata, OrderMemo memo) {
+    Keys keysOf(Map<String, Object> metadata, OpenMemo memo) {
         if (metadata.isEmpty()) {
-            return NONE;
+            return Keys.NONE;
         }
-        Set<Key> keys = new LinkedHashSet<>();
-        long[] one = new long[2];
+        Set<Key> kept = new LinkedHashSet<>();
+        ValueKeys[] values = new ValueKeys[metadata.size()];
+        int i = 0;
         for (Map.Entry<String, Object> m : metadata.entrySet()) {
-            String name = m.getKey();
-            keys.add(nameKey("metadata-key", name, memo));
-            if (valueKey(name, m.getValue(), one)) {
-                keys.add(new Key(one[0], one[1]));
-            }
-            if (m.getValue() instanceof Number num) {
-                addOrderKeys(name, num, keys, one, memo);
-            }
-            if (m.getValue() instanceof String s) {
-                for (String token : JoinKeys.keysOf(s)) {
-                    keys.add(joinKey(token));
-                }
-            }
+            ValueKeys v = keysOfValue(m.getKey(), m.getValue(), memo);
+            kept.addAll(Arrays.asList(v.kept()));
+            values[i++] = v;
         }
+        return new Keys(longs(kept), values);
+    }
+
+    private static long[] longs(java.util.Collection<Key> keys) {
         long[] out = new long[2 * keys.size()];
         int i = 0;
         for (Key k : keys) {
             out[i++] = k.hi();
             out[i++] = k.lo();
+        }
+        return out;
+    }
+
+    /**
+     * The keys of one name and value: those an entry keeps (the name's, the value's, its join
+     * keys, a number's finest bucket), and a number's chain from that bucket to its trie's "any"
+     * key ({@value #CHAIN} keys; empty for anything else).
+     */
+    record ValueKeys(Key[] kept, Key[] chain) {}
+
+    private static final Key[] NO_CHAIN = new Key[0];
+
+    /** The keys of one name and value, in the order {@link #keysOf} adds them; from the memo when it has them. */
+    private ValueKeys keysOfValue(String name, Object value, OpenMemo memo) {
+        OpenMemo.Value v = memo != null && OpenMemo.remembers(value) ? new OpenMemo.Value(name, value) : null;
+        ValueKeys known = v == null ? null : memo.values.get(v);
+        if (known != null) {
+            return known;
+        }
+        List<Key> keys = new ArrayList<>(4);
+        long[] one = new long[2];
+        keys.add(nameKey("metadata-key", name, memo));
+        if (valueKey(name, value, one)) {
+            keys.add(new Key(one[0], one[1]));
+        }
+        Key[] chain = value instanceof Number num ? orderChain(name, num, one, memo) : NO_CHAIN;
+        if (chain.length > 0) {
+            keys.add(chain[0]);
+        }
+        if (value instanceof String s) {
+            for (String token : JoinKeys.keysOf(s)) {
+                keys.add(joinKey(token));
+            }
+        }
+        ValueKeys out = new ValueKeys(keys.toArray(new Key[0]), chain);
+        if (v != null) {
+            memo.remember(v, out);
         }
         return out;
     }
@@ -136,21 +192,52 @@ final class MetadataIndex {
     }
 
     /**
-     * The keys of the coarser trie buckets (levels {@value #MEMO_FROM} and up, 4,096 values wide
-     * or more) and of key names alone that one open has hashed, shared by its hashing threads: a
-     * year, a price or a timestamp shares its upper bits with its neighbours', so most of a
-     * number's sixteen buckets were hashed for an earlier record, and every record repeats the
-     * same few names. It holds key names and coarse prefixes of values (no value itself) and
-     * lives only while the open hashes; bounded. It more than halves an open's hashing
-     * (docs/BENCHMARKS.md, "Metadata read from the sealed copy").
+     * What one open has hashed, shared by its hashing threads, so that a record repeats no hash
+     * an earlier one made:
+     * <ul>
+     *   <li>the keys of whole values (a name and a value: every key {@link #keysOf} makes of
+     *       them). Most metadata takes few values (a language, a year, a category, a source
+     *       document's id over its chunks), so most records' keys come from here;</li>
+     *   <li>the keys of the coarser trie buckets (levels {@value #MEMO_FROM} and up, 4,096 values
+     *       wide or more): a timestamp or a price shares its upper bits with its neighbours', so
+     *       most of its sixteen buckets were hashed for an earlier record;</li>
+     *   <li>the keys of names alone.</li>
+     * </ul>
+     * It holds names and values in plaintext, as the records decoded beside it do, and only while
+     * the open hashes: the open {@link #clear}s it when the hashing ends. Bounded: the values
+     * are dropped all at once when {@value #MAX_VALUES} are held (the segments group a subject's
+     * records, so the values that repeat tend to repeat close together), the buckets and names
+     * stop being added at {@value #MAX}. Measured in docs/BENCHMARKS.md, "Metadata read from the
+     * sealed copy" and "An open that hashes each metadata value once".
      */
-    static final class OrderMemo {
+    static final class OpenMemo {
         private static final int MAX = 1 << 16;
+        private static final int MAX_VALUES = 1 << 16;
         private final ConcurrentHashMap<Bucket, Key> keys = new ConcurrentHashMap<>();
         /** The keys of names alone (a key's, and its tries' "any"): one hash per name per open. */
         private final ConcurrentHashMap<Name, Key> names = new ConcurrentHashMap<>();
+        /** The keys of a name and value. */
+        private final ConcurrentHashMap<Value, ValueKeys> values = new ConcurrentHashMap<>();
 
         private record Name(String kind, String name) {}
+
+        /**
+         * A name and a stored value. Equal as the values are: {@code 3L} and {@code 3.0} are two
+         * entries (each holds the same keys), never one entry for two different values.
+         */
+        private record Value(String name, Object value) {}
+
+        /** Whether a value is one of the immutable kinds the store keeps (not, say, a filter's list). */
+        private static boolean remembers(Object value) {
+            return value instanceof String || value instanceof Long || value instanceof Double || value instanceof Boolean;
+        }
+
+        private void remember(Value v, ValueKeys keysOfValue) {
+            if (values.size() >= MAX_VALUES) {
+                values.clear();
+            }
+            values.putIfAbsent(v, keysOfValue);
+        }
 
         private record Bucket(String[] levels, String name, int level, long prefix) {
             @Override
@@ -169,13 +256,15 @@ final class MetadataIndex {
         void clear() {
             keys.clear();
             names.clear();
+            values.clear();
         }
     }
 
-    /** The first trie level whose bucket keys an open shares (see {@link OrderMemo}). */
+    /** The first trie level whose bucket keys an open shares (see {@link OpenMemo}). */
     static final int MEMO_FROM = 3;
 
-    private void addOrderKeys(String name, Number n, Set<Key> keys, long[] one, OrderMemo memo) {
+    /** A number's chain: its bucket at each trie level, finest first, then its trie's "any" key; empty for NaN. */
+    private Key[] orderChain(String name, Number n, long[] one, OpenMemo memo) {
         String[] levels;
         long sortable;
         if (n instanceof Long l) {
@@ -185,32 +274,34 @@ final class MetadataIndex {
             levels = isLong(d) ? LONG_LEVEL : DOUBLE_LEVEL;
             sortable = isLong(d) ? sortableLong((long) d.doubleValue()) : sortableDouble(d);
         } else {
-            return; // the store keeps longs and doubles only
+            return NO_CHAIN; // the store keeps longs and doubles only
         }
+        Key[] chain = new Key[CHAIN];
         for (int j = 0; j < LEVELS; j++) {
             long prefix = sortable >>> (STEP * j);
-            OrderMemo.Bucket bucket = memo != null && j >= MEMO_FROM ? new OrderMemo.Bucket(levels, name, j, prefix) : null;
+            OpenMemo.Bucket bucket = memo != null && j >= MEMO_FROM ? new OpenMemo.Bucket(levels, name, j, prefix) : null;
             Key known = bucket == null ? null : memo.keys.get(bucket);
             if (known != null) {
-                keys.add(known);
+                chain[j] = known;
                 continue;
             }
             hashes.prefix(levels[j], name, prefix, one, 0);
             Key k = new Key(one[0], one[1]);
-            keys.add(k);
-            if (bucket != null && memo.keys.size() < OrderMemo.MAX) {
+            chain[j] = k;
+            if (bucket != null && memo.keys.size() < OpenMemo.MAX) {
                 memo.keys.putIfAbsent(bucket, k);
             }
         }
-        keys.add(nameKey(levels == LONG_LEVEL ? ANY_LONG : ANY_DOUBLE, name, memo));
+        chain[LEVELS] = nameKey(levels == LONG_LEVEL ? ANY_LONG : ANY_DOUBLE, name, memo);
+        return chain;
     }
 
     private static final String ANY_LONG = "metadata-order-long-any";
     private static final String ANY_DOUBLE = "metadata-order-double-any";
 
     /** The key of a name alone under {@code kind}, from the open's memo when it has it. */
-    private Key nameKey(String kind, String name, OrderMemo memo) {
-        OrderMemo.Name n = memo == null ? null : new OrderMemo.Name(kind, name);
+    private Key nameKey(String kind, String name, OpenMemo memo) {
+        OpenMemo.Name n = memo == null ? null : new OpenMemo.Name(kind, name);
         Key known = n == null ? null : memo.names.get(n);
         if (known != null) {
             return known;
@@ -218,7 +309,7 @@ final class MetadataIndex {
         long[] one = new long[2];
         hashes.prefix(kind, name, one, 0);
         Key k = new Key(one[0], one[1]);
-        if (n != null && memo.names.size() < OrderMemo.MAX) {
+        if (n != null && memo.names.size() < OpenMemo.MAX) {
             memo.names.putIfAbsent(n, k);
         }
         return k;
@@ -409,17 +500,88 @@ final class MetadataIndex {
 
     // ---- the writer (under the collection's writer mutex) ----------------------------------------
 
-    /** Adds an ordinal under each of its keys. */
-    void add(int ord, long[] keys) {
-        for (int i = 0; i < keys.length; i += 2) {
-            writable(new Key(keys[i], keys[i + 1])).add(ord);
+    /**
+     * Adds an ordinal under each of its keys, and links each bucket of its numbers' chains to
+     * the next coarser one. Between {@link #startBulk} and {@link #endBulk}, only notes it.
+     */
+    void add(int ord, Keys keys) {
+        for (ValueKeys v : keys.values()) {
+            if (bulk != null) {
+                bulk.computeIfAbsent(v, x -> new Ordinals()).add(ord);
+            } else {
+                addUnder(v, b -> b.add(ord));
+            }
         }
     }
 
-    /** Takes an ordinal out from under each of its keys. */
-    void remove(int ord, long[] keys) {
-        for (int i = 0; i < keys.length; i += 2) {
-            writable(new Key(keys[i], keys[i + 1])).remove(ord);
+    /** Adds ordinals ({@code put} into a bitmap) under the keys of one name and value, and links its chain. */
+    private void addUnder(ValueKeys v, java.util.function.Consumer<RoaringBitmap> put) {
+        for (Key k : v.kept()) {
+            put.accept(writable(k));
+        }
+        Key[] chain = v.chain();
+        for (int j = 1; j < chain.length; j++) {
+            put.accept(writable(chain[j]));
+            parents.putIfAbsent(chain[j - 1], chain[j]);
+        }
+    }
+
+    /** The ordinals an open's records share one {@link ValueKeys} with, in the order they came. */
+    private static final class Ordinals {
+        private int[] ords = new int[4];
+        private int size;
+
+        void add(int ord) {
+            if (size == ords.length) {
+                ords = Arrays.copyOf(ords, size * 2);
+            }
+            ords[size++] = ord;
+        }
+    }
+
+    /**
+     * Records linked until {@link #endBulk}, by the keys they share: an open's records repeat
+     * their values (the memo hands them the same {@link ValueKeys}), so each value's keys are
+     * looked up once for all its records rather than once a record. Null outside an open.
+     */
+    private IdentityHashMap<ValueKeys, Ordinals> bulk;
+
+    /** From here to {@link #endBulk}, {@link #add} only notes what it adds (an open's linking). */
+    void startBulk() {
+        bulk = new IdentityHashMap<>();
+    }
+
+    /** Adds what was noted since {@link #startBulk}. */
+    void endBulk() {
+        IdentityHashMap<ValueKeys, Ordinals> noted = bulk;
+        bulk = null;
+        if (noted != null) {
+            noted.forEach((v, o) -> {
+                RoaringBitmap ords = new RoaringBitmap();
+                ords.addN(o.ords, 0, o.size);
+                addUnder(v, b -> b.or(ords));
+            });
+        }
+    }
+
+    /**
+     * Takes an ordinal out from under each key an entry kept and, from a number's finest bucket,
+     * every coarser bucket its {@link #parents} lead to. A bucket left empty loses its link: its
+     * keyed hash stays nowhere.
+     */
+    void remove(int ord, long[] kept) {
+        endBulk(); // what was noted goes in first, so that this takes it out
+        for (int i = 0; i < kept.length; i += 2) {
+            Key k = new Key(kept[i], kept[i + 1]);
+            while (k != null) {
+                RoaringBitmap b = writable(k);
+                b.remove(ord);
+                Key next = parents.get(k);
+                if (b.isEmpty()) {
+                    parents.remove(k);
+                }
+                k = next;
+            }
         }
     }
 
@@ -432,6 +594,7 @@ final class MetadataIndex {
 
     /** The writer's bitmap of a key (do not keep or change it), or null. */
     RoaringBitmap writerView(Key k) {
+        endBulk();
         RoaringBitmap p = pending.get(k);
         if (p != null) {
             return p.isEmpty() ? null : p;
@@ -441,6 +604,7 @@ final class MetadataIndex {
 
     /** Makes what the writer changed visible to reads. */
     void publish() {
+        endBulk();
         pending.forEach((k, b) -> {
             if (b.isEmpty()) {
                 published.remove(k);
@@ -458,11 +622,32 @@ final class MetadataIndex {
     }
 
     /**
+     * Adds to {@code expected} what the index should hold for one entry's kept keys: the ordinal
+     * under each, and under every coarser bucket its {@link #parents} lead to.
+     */
+    void expect(Map<Key, RoaringBitmap> expected, int ord, long[] kept) {
+        for (int i = 0; i < kept.length; i += 2) {
+            for (Key k = new Key(kept[i], kept[i + 1]); k != null; k = parents.get(k)) {
+                expected.computeIfAbsent(k, x -> new RoaringBitmap()).add(ord);
+            }
+        }
+    }
+
+    /**
      * Whether the index holds exactly the given keys' ordinals (none pending: no write may be in
-     * flight); the integrity check compares it with the entries' keys.
+     * flight) and links no bucket it no longer holds; the integrity check compares it with the
+     * entries' keys ({@link #expect}).
      */
     boolean holdsExactly(Map<Key, RoaringBitmap> expected) {
-        return pending.isEmpty() && published.equals(expected);
+        if (!pending.isEmpty() || !published.equals(expected)) {
+            return false;
+        }
+        for (Map.Entry<Key, Key> link : parents.entrySet()) {
+            if (!published.containsKey(link.getKey()) || !published.containsKey(link.getValue())) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** How many keys the index holds. */

@@ -55,7 +55,9 @@ public final class RecordCatalogue {
     /**
      * A live record at its ordinal. {@code ordinalFreedAt} is the write stamp at which the
      * ordinal was last freed (0 if never): a search that started before it must not trust a
-     * score the index gave this ordinal.
+     * score the index gave this ordinal. {@code metadataKeys} are the keys the metadata index
+     * holds it under, as the entry keeps them ({@link MetadataIndex.Keys#kept}: one a name, a
+     * value, a join key, and a number's finest bucket).
      */
     public record Entry(int ordinal, VectorRecord record, long ordinalFreedAt, boolean hasText, long[] metadataKeys) {
         /** Whether the record has metadata, which only its stored copy holds (the index keeps {@link #metadataKeys}). */
@@ -138,8 +140,8 @@ public final class RecordCatalogue {
     private final Map<String, RoaringBitmap> hiddenByOperation = new HashMap<>();
 
     private volatile StoredCopies stored = ord -> null;
-    /** The open's shared bucket keys, until {@link #endOfOpenHashing}. */
-    private volatile MetadataIndex.OrderMemo openMemo = new MetadataIndex.OrderMemo();
+    /** The open's shared keys of values, buckets and names, until {@link #endOfOpenHashing}. */
+    private volatile MetadataIndex.OpenMemo openMemo = new MetadataIndex.OpenMemo();
 
     /**
      * @param dimension the collection's vector dimension
@@ -471,26 +473,39 @@ public final class RecordCatalogue {
     }
 
     /**
-     * The keys the metadata index keeps a record under ({@link #linkStored(int, VectorRecord, long[])}
+     * The keys the metadata index keeps a record under ({@link #linkStored(int, VectorRecord, MetadataIndex.Keys)}
      * takes them): keyed hashes, computed on any thread.
      */
-    private long[] metadataKeysOf(VectorRecord r) {
+    private MetadataIndex.Keys metadataKeysOf(VectorRecord r) {
         return metadata.keysOf(r.metadata());
     }
 
     /**
-     * The keys the metadata index keeps a loaded record under, for an open: names and the
-     * coarser buckets of the records' numbers are hashed once for all of them (see
-     * {@link MetadataIndex.OrderMemo}); the open {@link #endOfOpenHashing ends} it.
+     * The keys the metadata index keeps a loaded record under, for an open: values, names and
+     * the coarser buckets of the records' numbers are hashed once for all of them (see
+     * {@link MetadataIndex.OpenMemo}); the open {@link #endOfOpenHashing ends} it.
      */
-    public long[] metadataKeysOfLoaded(VectorRecord r) {
-        MetadataIndex.OrderMemo memo = openMemo;
+    public MetadataIndex.Keys metadataKeysOfLoaded(VectorRecord r) {
+        MetadataIndex.OpenMemo memo = openMemo;
         return metadata.keysOf(r.metadata(), memo);
     }
 
-    /** After an open's hashing: drops the shared bucket keys and the key names they hold. */
+    /**
+     * An open's linking starts: the metadata index notes each record's keys and adds them, value
+     * by value, at {@link #endLinkingLoaded} (or before anything reads or removes them).
+     */
+    public void startLinkingLoaded() {
+        metadata.startBulk();
+    }
+
+    /** An open's linking ends: the metadata index holds every linked record. */
+    public void endLinkingLoaded() {
+        metadata.endBulk();
+    }
+
+    /** After an open's hashing: drops the shared keys and the names and values they hold. */
     public void endOfOpenHashing() {
-        MetadataIndex.OrderMemo memo = openMemo;
+        MetadataIndex.OpenMemo memo = openMemo;
         openMemo = null;
         if (memo != null) {
             memo.clear();
@@ -501,7 +516,7 @@ public final class RecordCatalogue {
      * {@link #linkStored(int, VectorRecord)} with the record's metadata keys
      * ({@link #metadataKeysOfLoaded}) computed already.
      */
-    public void linkStored(int ord, VectorRecord r, long[] keys) {
+    public void linkStored(int ord, VectorRecord r, MetadataIndex.Keys keys) {
         boolean hasText = RecordAccess.textUtf8Length(r) > 0;
         r = canonical(r);
         Entry[] es = entries;
@@ -512,7 +527,7 @@ public final class RecordCatalogue {
             entries = es;
         }
         freeOrdinals.remove(ord);
-        ENTRIES.setRelease(es, ord, new Entry(ord, r, freedAt[ord], hasText, keys));
+        ENTRIES.setRelease(es, ord, new Entry(ord, r, freedAt[ord], hasText, keys.kept()));
         ordinalHighWater = Math.max(ordinalHighWater, ord + 1);
         liveCount++;
         metadata.add(ord, keys);
@@ -702,10 +717,7 @@ public final class RecordCatalogue {
             if (e == null) {
                 continue;
             }
-            long[] keys = e.metadataKeys();
-            for (int i = 0; i < keys.length; i += 2) {
-                keysExpected.computeIfAbsent(new MetadataIndex.Key(keys[i], keys[i + 1]), k -> new RoaringBitmap()).add(ord);
-            }
+            metadata.expect(keysExpected, ord, e.metadataKeys());
             for (String src : e.record().derivedFrom()) {
                 derivedExpected.computeIfAbsent(src, k -> new RoaringBitmap()).add(ord);
             }

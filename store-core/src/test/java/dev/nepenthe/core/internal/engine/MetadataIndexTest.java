@@ -60,6 +60,7 @@ class MetadataIndexTest {
         Random rnd = new Random(seed);
         MetadataIndex index = new MetadataIndex(TestHashes.fresh());
         List<Map<String, Object>> metadata = new ArrayList<>();
+        List<long[]> kept = new ArrayList<>();
         RoaringBitmap all = new RoaringBitmap();
         for (int ord = 0; ord < 3000; ord++) {
             // A few records hold a string or nothing at "n": a comparison never matches those.
@@ -69,17 +70,28 @@ class MetadataIndexTest {
                 default -> Map.of("n", randomNumber(rnd));
             };
             metadata.add(m);
-            index.add(ord, index.keysOf(m));
+            MetadataIndex.Keys keys = index.keysOf(m);
+            index.add(ord, keys);
+            kept.add(keys.kept());
             all.add(ord);
         }
         index.publish();
         int matchedSome = 0;
         int notAll = 0;
-        for (int trial = 0; trial < 3000; trial++) {
+        for (int trial = 0; trial < 4000; trial++) {
+            if (trial == 3000) {
+                // Half the records unlinked by the keys their entries keep: the coarser buckets
+                // are left through the links, and what remains answers for the survivors.
+                for (int ord = 0; ord < metadata.size(); ord += 2) {
+                    index.remove(ord, kept.get(ord));
+                    all.remove(ord);
+                }
+                index.publish();
+            }
             Filter f = randomNumericFilter(rnd);
             RoaringBitmap expected = new RoaringBitmap();
             for (int ord = 0; ord < metadata.size(); ord++) {
-                if (f.test(metadata.get(ord))) {
+                if (all.contains(ord) && f.test(metadata.get(ord))) {
                     expected.add(ord);
                 }
             }
@@ -91,19 +103,58 @@ class MetadataIndexTest {
             notAll += expected.getCardinality() < metadata.size() ? 1 : 0;
         }
         assertTrue(matchedSome > 1000 && notAll > 1000, matchedSome + " matched some, " + notAll + " not all" + Seeds.replay(seed));
+        Map<MetadataIndex.Key, RoaringBitmap> expected = new java.util.HashMap<>();
+        all.forEach((int ord) -> index.expect(expected, ord, kept.get(ord)));
+        assertTrue(index.holdsExactly(expected), "the survivors' keys and links" + Seeds.replay(seed));
+        all.forEach((int ord) -> index.remove(ord, kept.get(ord)));
+        index.publish();
+        assertEquals(0, index.size(), "keys left after every record was unlinked" + Seeds.replay(seed));
+        assertTrue(index.holdsExactly(Map.of()), "a link left after every record was unlinked" + Seeds.replay(seed));
     }
 
-    /** An open's shared bucket keys give every record the keys it would get alone. */
+    /**
+     * An open's shared keys give every record the keys it would get alone: values that repeat,
+     * numbers that share buckets, and values equal as numbers but of other types (3 and 3.0,
+     * 0 and -0.0), which the memo holds apart.
+     */
     @Test
-    void theOpensSharedBucketKeysAreTheKeysEachRecordGetsAlone() {
-        long seed = Seeds.draw("MetadataIndexTest.theOpensSharedBucketKeysAreTheKeysEachRecordGetsAlone");
+    void theOpensSharedKeysAreTheKeysEachRecordGetsAlone() {
+        long seed = Seeds.draw("MetadataIndexTest.theOpensSharedKeysAreTheKeysEachRecordGetsAlone");
         Random rnd = new Random(seed);
-        MetadataIndex index = new MetadataIndex(TestHashes.fresh());
-        MetadataIndex.OrderMemo memo = new MetadataIndex.OrderMemo();
+        dev.nepenthe.core.internal.crypto.KeyedHash hashes = TestHashes.fresh();
+        MetadataIndex index = new MetadataIndex(hashes);
+        // The same records linked one by one, and as an open links them: in bulk, by shared keys.
+        MetadataIndex opened = new MetadataIndex(hashes);
+        opened.startBulk();
+        MetadataIndex.OpenMemo memo = new MetadataIndex.OpenMemo();
+        Object[] alike = {3L, 3.0, 0L, 0.0, -0.0, true, false, "3", "0"};
+        List<long[]> kept = new ArrayList<>();
         for (int i = 0; i < 3000; i++) {
-            Map<String, Object> m = Map.of("n", randomNumber(rnd), "year", 1990L + rnd.nextInt(35), "s", "v" + rnd.nextInt(9));
-            assertArrayEqualsSeeded(index.keysOf(m), index.keysOf(m, memo), "record " + i, seed);
+            Map<String, Object> m = Map.of("n", randomNumber(rnd), "year", 1990L + rnd.nextInt(35), "s", "v" + rnd.nextInt(9),
+                    "k", alike[rnd.nextInt(alike.length)], "t", "doc " + rnd.nextInt(50) + " of part-" + rnd.nextInt(4));
+            MetadataIndex.Keys alone = index.keysOf(m);
+            MetadataIndex.Keys shared = index.keysOf(m, memo);
+            assertArrayEqualsSeeded(alone.kept(), shared.kept(), "record " + i + "'s kept keys", seed);
+            assertEquals(alone.values().length, shared.values().length, "record " + i + "'s values" + Seeds.replay(seed));
+            for (int v = 0; v < alone.values().length; v++) {
+                org.junit.jupiter.api.Assertions.assertArrayEquals(alone.values()[v].kept(), shared.values()[v].kept(),
+                        "record " + i + ", value " + v + Seeds.replay(seed));
+                org.junit.jupiter.api.Assertions.assertArrayEquals(alone.values()[v].chain(), shared.values()[v].chain(),
+                        "record " + i + ", value " + v + "'s chain" + Seeds.replay(seed));
+            }
+            index.add(i, alone);
+            opened.add(i, shared);
+            kept.add(alone.kept());
         }
+        index.publish();
+        opened.endBulk();
+        opened.publish();
+        Map<MetadataIndex.Key, RoaringBitmap> expected = new java.util.HashMap<>();
+        for (int i = 0; i < kept.size(); i++) {
+            index.expect(expected, i, kept.get(i));
+        }
+        assertTrue(index.holdsExactly(expected), "the index linked record by record" + Seeds.replay(seed));
+        assertTrue(opened.holdsExactly(expected), "the index linked in bulk" + Seeds.replay(seed));
     }
 
     private static void assertArrayEqualsSeeded(long[] expected, long[] got, String what, long seed) {
