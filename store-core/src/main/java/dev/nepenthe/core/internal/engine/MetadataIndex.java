@@ -22,7 +22,8 @@ import org.roaringbitmap.RoaringBitmap;
  * record's metadata is read from its sealed copy). Four kinds of key:
  * <ul>
  *   <li>a key and a value ({@code metadata-value}): numbers by their exact value, so {@code 3}
- *       and {@code 3.0} are one key, as {@link Filter#eq} has them equal;</li>
+ *       and {@code 3.0} are one key, as {@link Filter#eq} has them equal (a number's is the
+ *       finest bucket of its trie, below);</li>
  *   <li>a key alone ({@code metadata-key}), for {@link Filter#exists};</li>
  *   <li>a join key ({@code metadata-join}): a string value folded, and each of its tokens
  *       ({@link JoinKeys#keysOf});</li>
@@ -136,12 +137,11 @@ final class MetadataIndex {
         List<Key> keys = new ArrayList<>(4);
         long[] one = new long[2];
         keys.add(nameKey("metadata-key", name, memo));
-        if (valueKey(name, value, one)) {
-            keys.add(new Key(one[0], one[1]));
-        }
         Key[] chain = value instanceof Number num ? orderChain(name, num, one, memo) : NO_CHAIN;
         if (chain.length > 0) {
-            keys.add(chain[0]);
+            keys.add(chain[0]); // a number's finest bucket is its value's key
+        } else if (valueKey(name, value, one)) {
+            keys.add(new Key(one[0], one[1]));
         }
         if (value instanceof String s) {
             for (String token : JoinKeys.keysOf(s)) {
@@ -463,16 +463,17 @@ final class MetadataIndex {
      * equal no stored value (NaN) or is of a type whose equality only its own test knows.
      * Stored values are strings, longs, finite doubles and booleans; a filter's may be any
      * number, widened here as {@link Filter} compares them: exactly, so a double that is a whole
-     * number within the range of a long is that long, and -0.0 is 0.
+     * number within the range of a long is that long, and -0.0 is 0. A number's key is the finest
+     * bucket of its trie (the bucket of that one value), so a record keeps one key for both.
      */
     private boolean valueKey(String name, Object value, long[] out) {
         switch (value) {
             case String s -> hashes.prefix("metadata-value-string", name, s, out, 0);
             case Boolean b -> hashes.prefix("metadata-value-boolean", name, b ? 1 : 0, out, 0);
-            case Long l -> hashes.prefix("metadata-value-long", name, l, out, 0);
-            case Integer i -> hashes.prefix("metadata-value-long", name, i, out, 0);
-            case Short s -> hashes.prefix("metadata-value-long", name, s, out, 0);
-            case Byte b -> hashes.prefix("metadata-value-long", name, b, out, 0);
+            case Long l -> hashes.prefix(LONG_LEVEL[0], name, sortableLong(l), out, 0);
+            case Integer i -> hashes.prefix(LONG_LEVEL[0], name, sortableLong(i), out, 0);
+            case Short s -> hashes.prefix(LONG_LEVEL[0], name, sortableLong(s), out, 0);
+            case Byte b -> hashes.prefix(LONG_LEVEL[0], name, sortableLong(b), out, 0);
             case Double d -> {
                 return doubleKey(name, d, out);
             }
@@ -491,9 +492,9 @@ final class MetadataIndex {
             return false;
         }
         if (isLong(d)) {
-            hashes.prefix("metadata-value-long", name, (long) d, out, 0); // -0.0 becomes 0
+            hashes.prefix(LONG_LEVEL[0], name, sortableLong((long) d), out, 0); // -0.0 becomes 0
         } else {
-            hashes.prefix("metadata-value-double", name, Double.doubleToLongBits(d), out, 0);
+            hashes.prefix(DOUBLE_LEVEL[0], name, sortableDouble(d), out, 0);
         }
         return true;
     }
