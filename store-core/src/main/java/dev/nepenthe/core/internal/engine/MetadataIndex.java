@@ -123,7 +123,25 @@ final class MetadataIndex {
      * keys, a number's finest bucket), and a number's chain from that bucket to its trie's "any"
      * key ({@value #CHAIN} keys; empty for anything else).
      */
-    record ValueKeys(Key[] kept, Key[] chain) {}
+    static final class ValueKeys {
+        private final Key[] kept;
+        private final Key[] chain;
+        /** Whether the open's memo handed these keys to more than one record (then its linking groups them). */
+        private volatile boolean repeated;
+
+        ValueKeys(Key[] kept, Key[] chain) {
+            this.kept = kept;
+            this.chain = chain;
+        }
+
+        Key[] kept() {
+            return kept;
+        }
+
+        Key[] chain() {
+            return chain;
+        }
+    }
 
     private static final Key[] NO_CHAIN = new Key[0];
 
@@ -132,6 +150,9 @@ final class MetadataIndex {
         OpenMemo.Value v = memo != null && OpenMemo.remembers(value) ? new OpenMemo.Value(name, value) : null;
         ValueKeys known = v == null ? null : memo.values.get(v);
         if (known != null) {
+            if (!known.repeated) {
+                known.repeated = true;
+            }
             return known;
         }
         List<Key> keys = new ArrayList<>(4);
@@ -507,7 +528,7 @@ final class MetadataIndex {
      */
     void add(int ord, Keys keys) {
         for (ValueKeys v : keys.values()) {
-            if (bulk != null) {
+            if (bulk != null && v.repeated) {
                 bulk.computeIfAbsent(v, x -> new Ordinals()).add(ord);
             } else {
                 addUnder(v, b -> b.add(ord));
@@ -523,7 +544,11 @@ final class MetadataIndex {
         Key[] chain = v.chain();
         for (int j = 1; j < chain.length; j++) {
             put.accept(writable(chain[j]));
-            parents.putIfAbsent(chain[j - 1], chain[j]);
+        }
+        // A bucket already linked is held, so its parent is held and linked too: the links
+        // above it are there.
+        for (int j = 1; j < chain.length && parents.putIfAbsent(chain[j - 1], chain[j]) == null; j++) {
+            // linked; on to the next level
         }
     }
 
@@ -543,9 +568,18 @@ final class MetadataIndex {
     /**
      * Records linked until {@link #endBulk}, by the keys they share: an open's records repeat
      * their values (the memo hands them the same {@link ValueKeys}), so each value's keys are
-     * looked up once for all its records rather than once a record. Null outside an open.
+     * looked up once for all its records rather than once a record. A value only one record
+     * holds is added at once. Null outside an open.
      */
     private IdentityHashMap<ValueKeys, Ordinals> bulk;
+
+    /**
+     * Up to this many ordinals a value's are added one by one: an {@code or} walks every
+     * container of the bitmap it goes into, and a coarse bucket's hold most of the collection
+     * (measured: an open of 1M records with a unique timestamp each spent half its time in such
+     * {@code or}s of one ordinal).
+     */
+    private static final int FEW = 64;
 
     /** From here to {@link #endBulk}, {@link #add} only notes what it adds (an open's linking). */
     void startBulk() {
@@ -558,9 +592,13 @@ final class MetadataIndex {
         bulk = null;
         if (noted != null) {
             noted.forEach((v, o) -> {
-                RoaringBitmap ords = new RoaringBitmap();
-                ords.addN(o.ords, 0, o.size);
-                addUnder(v, b -> b.or(ords));
+                if (o.size <= FEW) {
+                    addUnder(v, b -> b.addN(o.ords, 0, o.size));
+                } else {
+                    RoaringBitmap ords = new RoaringBitmap();
+                    ords.addN(o.ords, 0, o.size);
+                    addUnder(v, b -> b.or(ords));
+                }
             });
         }
     }
