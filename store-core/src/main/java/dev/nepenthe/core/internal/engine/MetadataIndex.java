@@ -547,8 +547,9 @@ final class MetadataIndex {
         }
         // A bucket already linked is held, so its parent is held and linked too: the links
         // above it are there.
-        for (int j = 1; j < chain.length && parents.putIfAbsent(chain[j - 1], chain[j]) == null; j++) {
-            // linked; on to the next level
+        int j = 1;
+        while (j < chain.length && parents.putIfAbsent(chain[j - 1], chain[j]) == null) {
+            j++;
         }
     }
 
