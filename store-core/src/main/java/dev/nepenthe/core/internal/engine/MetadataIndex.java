@@ -286,17 +286,12 @@ final class MetadataIndex {
 
     /** A number's chain: its bucket at each trie level, finest first, then its trie's "any" key; empty for NaN. */
     private Key[] orderChain(String name, Number n, long[] one, OpenMemo memo) {
-        String[] levels;
-        long sortable;
-        if (n instanceof Long l) {
-            levels = LONG_LEVEL;
-            sortable = sortableLong(l);
-        } else if (n instanceof Double d && !d.isNaN()) {
-            levels = isLong(d) ? LONG_LEVEL : DOUBLE_LEVEL;
-            sortable = isLong(d) ? sortableLong((long) d.doubleValue()) : sortableDouble(d);
-        } else {
-            return NO_CHAIN; // the store keeps longs and doubles only
+        Sortable at = Sortable.of(n);
+        if (at == null) {
+            return NO_CHAIN;
         }
+        String[] levels = at.levels();
+        long sortable = at.bits();
         Key[] chain = new Key[CHAIN];
         for (int j = 0; j < LEVELS; j++) {
             long prefix = sortable >>> (STEP * j);
@@ -491,15 +486,12 @@ final class MetadataIndex {
         switch (value) {
             case String s -> hashes.prefix("metadata-value-string", name, s, out, 0);
             case Boolean b -> hashes.prefix("metadata-value-boolean", name, b ? 1 : 0, out, 0);
-            case Long l -> hashes.prefix(LONG_LEVEL[0], name, sortableLong(l), out, 0);
-            case Integer i -> hashes.prefix(LONG_LEVEL[0], name, sortableLong(i), out, 0);
-            case Short s -> hashes.prefix(LONG_LEVEL[0], name, sortableLong(s), out, 0);
-            case Byte b -> hashes.prefix(LONG_LEVEL[0], name, sortableLong(b), out, 0);
-            case Double d -> {
-                return doubleKey(name, d, out);
-            }
-            case Float f -> {
-                return doubleKey(name, f.doubleValue(), out);
+            case Number n -> {
+                Sortable at = Sortable.of(n);
+                if (at == null) {
+                    return false;
+                }
+                hashes.prefix(at.levels()[0], name, at.bits(), out, 0);
             }
             default -> {
                 return false;
@@ -508,16 +500,27 @@ final class MetadataIndex {
         return true;
     }
 
-    private boolean doubleKey(String name, double d, long[] out) {
-        if (Double.isNaN(d)) {
-            return false;
+    /**
+     * A number's trie and its place there: longs and whole doubles within a long's range (-0.0
+     * becomes 0) in the long trie, other doubles in the double trie; null for NaN or a kind of
+     * number {@link Filter} does not compare. A record's chain and a filter's value key both
+     * come from here, so 3 and 3.0 land in one bucket.
+     */
+    private record Sortable(String[] levels, long bits) {
+        static Sortable of(Number n) {
+            if (n instanceof Long || n instanceof Integer || n instanceof Short || n instanceof Byte) {
+                return new Sortable(LONG_LEVEL, sortableLong(n.longValue()));
+            }
+            if (n instanceof Double || n instanceof Float) {
+                double d = n.doubleValue();
+                if (Double.isNaN(d)) {
+                    return null;
+                }
+                return isLong(d) ? new Sortable(LONG_LEVEL, sortableLong((long) d))
+                        : new Sortable(DOUBLE_LEVEL, sortableDouble(d));
+            }
+            return null;
         }
-        if (isLong(d)) {
-            hashes.prefix(LONG_LEVEL[0], name, sortableLong((long) d), out, 0); // -0.0 becomes 0
-        } else {
-            hashes.prefix(DOUBLE_LEVEL[0], name, sortableDouble(d), out, 0);
-        }
-        return true;
     }
 
     // ---- the writer (under the collection's writer mutex) ----------------------------------------

@@ -68,12 +68,12 @@ public final class ForensicScan {
      * often before the JIT has seen the loop.
      */
     public static int countAny(byte[] hay, java.util.Collection<byte[]> needles) {
+        if (needles.isEmpty()) {
+            return 0;
+        }
         int shortest = Integer.MAX_VALUE;
         for (byte[] n : needles) {
             shortest = Math.min(shortest, n.length);
-        }
-        if (needles.isEmpty()) {
-            return 0;
         }
         // The prefix every needle has: 8 bytes when all are that long, else 4 (terms of a text
         // index are often 4 to 7 bytes; the verify phase scans for them after a forget).
