@@ -264,8 +264,15 @@ public class RebuildCostBenchmark {
         return hits / (double) (QUERIES * K);
     }
 
-    /** {@code "1"} is one record, {@code "1%"} a hundredth of {@code n} (at least one). */
-    static int count(String spec, int n) {
+    /**
+     * How many records a {@code removed} parameter means.
+     *
+     * @param spec {@code "1"} is one record, {@code "1%"} a hundredth of {@code n} (at least one)
+     * @param n the collection's size
+     * @return the count, 1 to {@code n - 1}
+     * @throws IllegalArgumentException saying what was expected, when {@code spec} is neither or out of range
+     */
+    public static int count(String spec, int n) {
         try {
             int c = spec.endsWith("%")
                     ? (int) Math.max(1, Math.round(n * Double.parseDouble(spec.substring(0, spec.length() - 1)) / 100))

@@ -63,7 +63,7 @@ public final class HnswCompareBench {
             + " [queries=1000] [m=16] [efc=100] [k=10] [clusters=100] [rank=16 (lowrank)] [spread=0.3] [seed=7]"
             + " [efs=10,16,24,32,48,64,96,128,192,256,384,512] [engines=nepenthe,lucene,jvector,hnswlib,faiss]"
             + " [quantized=false] [threads=1,2,4] [buildThreads=0] [rounds=5] [oversample=3] [pqSubspaces=dim/4]"
-            + " [python=/usr/bin/python3] [pythonDir=store-bench/src/main/python]\n"
+            + " [python=/usr/bin/python3] [pythonDir=store-bench/src/main/python] [plot=FILE.png (recall against QPS)]\n"
             + "  engines: nepenthe nepenthe-256 nepenthe-512 lucene lucene-util lucene-int7 lucene-bbq jvector"
             + " jvector-pq hnswlib faiss faiss-sq8 nepenthe-int8 nepenthe-int8-beam nepenthe-offheap"
             + " nepenthe-int8-offheap (the graph of nepenthe or nepenthe-int8, its vectors off the heap); quantized=true adds"
@@ -77,7 +77,7 @@ public final class HnswCompareBench {
             "lucene-util", "lucene-int7", "lucene-bbq", "jvector", "jvector-pq", "hnswlib", "faiss", "faiss-sq8");
     private static final Set<String> ARGUMENTS = Set.of("data", "file", "n", "dim", "queries", "m", "efc", "k",
             "clusters", "rank", "spread", "seed", "efs", "engines", "quantized", "threads", "rounds", "oversample",
-            "pqSubspaces", "python", "pythonDir", "buildThreads");
+            "pqSubspaces", "python", "pythonDir", "buildThreads", "plot");
     static final double[] SCALING_TARGETS = {0.95, 0.99};
     private static final Map<String, String> PEER_BUILDS = Map.of(
             "hnswlib", "add_items, 1 thread",
@@ -224,6 +224,11 @@ public final class HnswCompareBench {
         CompareTables.memory(all, n, dim);
         CompareTables.sweep(all, efs);
         CompareTables.atRecall(all, k);
+        String plot = a.s("plot", "");
+        if (!plot.isEmpty()) {
+            RecallQpsPlot.write(java.nio.file.Path.of(plot), String.format(Locale.ROOT, "n = %,d, %s, M = %d, efConstruction = %d,"
+                    + " %d queries", n, d.description, m, efc, nq), all);
+        }
         if (scales(threads)) {
             CompareTables.scaling(all, threads);
         }

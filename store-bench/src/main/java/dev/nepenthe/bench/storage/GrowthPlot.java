@@ -1,24 +1,19 @@
 package dev.nepenthe.bench.storage;
 
+import dev.nepenthe.bench.Plots;
 import java.awt.BasicStroke;
-import java.awt.Color;
-import java.awt.Font;
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.text.DecimalFormat;
 import java.text.DecimalFormatSymbols;
 import java.util.List;
 import java.util.Locale;
 import java.util.function.ToDoubleFunction;
-import org.jfree.chart.ChartUtils;
-import org.jfree.chart.JFreeChart;
 import org.jfree.chart.axis.LogAxis;
 import org.jfree.chart.axis.NumberTickUnit;
 import org.jfree.chart.plot.CombinedDomainXYPlot;
 import org.jfree.chart.plot.XYPlot;
 import org.jfree.chart.renderer.xy.XYLineAndShapeRenderer;
-import org.jfree.chart.title.TextTitle;
 import org.jfree.data.xy.XYSeries;
 import org.jfree.data.xy.XYSeriesCollection;
 
@@ -31,8 +26,7 @@ final class GrowthPlot {
     private GrowthPlot() {}
 
     static void write(Path png, String subtitle, List<OpenBench.Row> rows) throws IOException {
-        System.setProperty("java.awt.headless", "true");
-        LogAxis records = logAxis("records");
+        LogAxis records = Plots.logAxis("records");
         records.setTickUnit(new NumberTickUnit(1));
         CombinedDomainXYPlot plot = new CombinedDomainXYPlot(records);
         plot.setGap(12);
@@ -44,14 +38,7 @@ final class GrowthPlot {
                 List.of(r -> r.fresh().heapMb(), r -> r.fresh().rssMb())), 2);
         plot.add(panel("queries / s", false, rows, new String[] {"QPS at recall@10 >= 0.95, one thread"},
                 List.of(r -> r.searches().qpsAtTarget())), 2);
-        JFreeChart chart = new JFreeChart("How a store's costs grow with its size", new Font("SansSerif", Font.BOLD, 16),
-                plot, true);
-        chart.addSubtitle(new TextTitle(subtitle, new Font("SansSerif", Font.PLAIN, 11)));
-        chart.setBackgroundPaint(Color.WHITE);
-        if (png.getParent() != null) {
-            Files.createDirectories(png.getParent());
-        }
-        ChartUtils.saveChartAsPNG(png.toFile(), chart, 900, 1000);
+        Plots.save(png, "How a store's costs grow with its size", subtitle, plot, 900, 1000);
     }
 
     private static XYPlot panel(String unit, boolean decades, List<OpenBench.Row> rows, String[] names,
@@ -70,33 +57,15 @@ final class GrowthPlot {
         XYLineAndShapeRenderer renderer = new XYLineAndShapeRenderer(true, true);
         for (int i = 0; i < names.length; i++) {
             renderer.setSeriesStroke(i, new BasicStroke(2f));
-            renderer.setSeriesPaint(i, PALETTE[i % PALETTE.length]);
+            renderer.setSeriesPaint(i, Plots.PALETTE[i % Plots.PALETTE.length]);
         }
-        LogAxis range = logAxis(unit);
+        LogAxis range = Plots.logAxis(unit);
         if (decades) {
             range.setTickUnit(new NumberTickUnit(1)); // a tick per power of ten
         } else {
             // Less than a decade apart: whole numbers at the axis's own steps.
             range.setNumberFormatOverride(new DecimalFormat("#,##0", DecimalFormatSymbols.getInstance(Locale.ROOT)));
         }
-        XYPlot p = new XYPlot(data, null, range, renderer);
-        p.setBackgroundPaint(Color.WHITE);
-        p.setDomainGridlinePaint(Color.LIGHT_GRAY);
-        p.setRangeGridlinePaint(Color.LIGHT_GRAY);
-        return p;
-    }
-
-    /** Dark, distinct colours (the library's defaults include a yellow that vanishes on white). */
-    private static final Color[] PALETTE = {new Color(0x1f77b4), new Color(0xd62728), new Color(0x2ca02c),
-        new Color(0x9467bd), new Color(0xff7f0e)};
-
-    private static LogAxis logAxis(String label) {
-        LogAxis axis = new LogAxis(label);
-        axis.setBase(10);
-        axis.setSmallestValue(1e-3);
-        // Plain numbers (1,000,000; 0.1) rather than powers of ten.
-        axis.setNumberFormatOverride(new DecimalFormat("#,##0.###", DecimalFormatSymbols.getInstance(Locale.ROOT)));
-        axis.setMinorTickMarksVisible(true);
-        return axis;
+        return Plots.plain(new XYPlot(data, null, range, renderer));
     }
 }

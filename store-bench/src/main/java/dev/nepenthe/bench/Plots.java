@@ -1,0 +1,56 @@
+package dev.nepenthe.bench;
+
+import java.awt.Color;
+import java.awt.Font;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.text.DecimalFormat;
+import java.text.DecimalFormatSymbols;
+import java.util.Locale;
+import org.jfree.chart.ChartUtils;
+import org.jfree.chart.JFreeChart;
+import org.jfree.chart.axis.LogAxis;
+import org.jfree.chart.plot.Plot;
+import org.jfree.chart.plot.XYPlot;
+import org.jfree.chart.title.TextTitle;
+
+/** What the benchmarks' PNG plots share: log axes with plain numbers, dark colours on white, the file. */
+public final class Plots {
+    /** Dark, distinct colours (the library's defaults include a yellow that vanishes on white). */
+    public static final Color[] PALETTE = {new Color(0x1f77b4), new Color(0xd62728), new Color(0x2ca02c),
+        new Color(0x9467bd), new Color(0xff7f0e), new Color(0x8c564b), new Color(0x17becf), new Color(0x7f7f7f)};
+
+    private Plots() {}
+
+    /** A base-10 log axis labelled with plain numbers (1,000,000; 0.1) rather than powers of ten. */
+    public static LogAxis logAxis(String label) {
+        LogAxis axis = new LogAxis(label);
+        axis.setBase(10);
+        axis.setSmallestValue(1e-3);
+        axis.setNumberFormatOverride(new DecimalFormat("#,##0.###", DecimalFormatSymbols.getInstance(Locale.ROOT)));
+        axis.setMinorTickMarksVisible(true);
+        return axis;
+    }
+
+    /** White background and light grey grid lines. */
+    public static XYPlot plain(XYPlot p) {
+        p.setBackgroundPaint(Color.WHITE);
+        p.setDomainGridlinePaint(Color.LIGHT_GRAY);
+        p.setRangeGridlinePaint(Color.LIGHT_GRAY);
+        return p;
+    }
+
+    /** Writes {@code plot} with a title, a subtitle and a legend to {@code png} (its folder made if missing). */
+    public static void save(Path png, String title, String subtitle, Plot plot, int width, int height) throws IOException {
+        System.setProperty("java.awt.headless", "true");
+        JFreeChart chart = new JFreeChart(title, new Font("SansSerif", Font.BOLD, 16), plot, true);
+        chart.addSubtitle(new TextTitle(subtitle, new Font("SansSerif", Font.PLAIN, 11)));
+        chart.setBackgroundPaint(Color.WHITE);
+        Path dir = png.toAbsolutePath().getParent();
+        if (dir != null) {
+            Files.createDirectories(dir);
+        }
+        ChartUtils.saveChartAsPNG(png.toFile(), chart, width, height);
+    }
+}

@@ -1,0 +1,311 @@
+package dev.nepenthe.bench.suite;
+
+import dev.nepenthe.bench.Machine;
+import dev.nepenthe.bench.hnsw.BenchArgs;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.lang.management.ManagementFactory;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * One command for the benchmarks: {@code ./nepenthe bench all profile=quick|full|smoke}. Runs each
+ * step (a harness in a JVM of its own, or JMH) with the profile's parameters and writes each
+ * step's section of docs/BENCHMARKS.md anew (see {@link ReportDoc}): what it measures, the
+ * command that reruns it alone, the machine, the load average at its start and end, its time,
+ * and the harness's own tables; plots go beside the document. A step that fails leaves its section
+ * as it was, the others still run, and the suite exits with 1 naming it.
+ *
+ * <p>Profiles: {@code quick} is minutes on two cores, {@code full} the sizes the document's
+ * older sections used (as long as it takes), {@code smoke} a few hundred vectors and no peers,
+ * seconds, for CI. {@code peers=false} leaves the Python peers (hnswlib, FAISS) out.
+ */
+public final class BenchSuite {
+
+    static final String USAGE = "bench all [profile=quick|full|smoke] [only=STEP,...] [doc=docs/BENCHMARKS.md]"
+            + " [plots=DIR beside doc: plots] [peers=true|false] [dir=TMPDIR]; steps: ";
+
+    /** A profile's name; {@code peers} false drops the Python peers from the steps' arguments. */
+    record Profile(String name, boolean peers) {
+        boolean smoke() {
+            return name.equals("smoke");
+        }
+
+        /** The quick, the full or the smoke value. */
+        <T> T pick(T quick, T full, T smoke) {
+            return switch (name) {
+                case "quick" -> quick;
+                case "full" -> full;
+                default -> smoke;
+            };
+        }
+    }
+
+    /** What a step gets: the profile, where plots go and how the document links them, a scratch dir. */
+    record Context(Profile profile, Path plots, Path doc, Path scratch) {
+        /** The link from the document to a plot file. */
+        String link(Path plot) {
+            Path from = doc.toAbsolutePath().getParent();
+            return from.relativize(plot.toAbsolutePath()).toString().replace('\\', '/');
+        }
+    }
+
+    /** One part of the suite: its name (the section's marker), title, and how it runs. */
+    interface Step {
+        String name();
+
+        String title();
+
+        /** One or two sentences: what the step measures, and against what. */
+        String what();
+
+        /** The step's tables (Markdown) under its heading, after the machine line the suite writes. */
+        String run(Context c) throws Exception;
+    }
+
+    static final List<Step> STEPS = List.of(new RebuildCostStep(),
+            new HarnessStep("hnsw", "HNSW: build, recall and QPS beside Lucene, jvector and hnswlib",
+                    "Nepenthe's HNSW (floats, and int8 codes off the heap) beside Lucene through IndexWriter and"
+                            + " IndexSearcher, jvector with a reused GraphSearcher and hnswlib through its Python API, on"
+                            + " the same seeded low-rank data (cosine), one thread.",
+                    "hnsw-compare", "dev.nepenthe.bench.hnsw.HnswCompareBench",
+                    c -> {
+                        Profile p = c.profile();
+                        String engines = p.peers() ? "nepenthe,nepenthe-int8-offheap,lucene,jvector,hnswlib"
+                                : "nepenthe,nepenthe-int8-offheap,lucene,jvector";
+                        List<String> a = new ArrayList<>(p.pick(
+                                List.of("data=lowrank", "n=20000", "dim=128", "queries=500", "efs=16,24,32,64,128",
+                                        "engines=" + engines, "threads=1", "rounds=3"),
+                                List.of("data=lowrank", "n=100000", "dim=384", "queries=1000",
+                                        "efs=16,24,32,48,64,96,128", "engines=" + engines, "threads=1", "rounds=3"),
+                                List.of("data=lowrank", "n=500", "dim=16", "queries=40", "efs=16,32",
+                                        "engines=nepenthe", "threads=1", "rounds=1")));
+                        a.add("plot=" + c.plots().resolve("hnsw-recall-qps.png"));
+                        return a;
+                    }, List.of("hnsw-recall-qps.png")),
+            new HarnessStep("ivfpq", "IVF-PQ: recall and QPS beside FAISS, and forgetting without a retrain",
+                    "Nepenthe's IVF-PQ beside FAISS's IndexIVFPQ (through its Python API) on the same seeded clustered"
+                            + " data (L2), with what removing 0.1% to 10% costs and leaves.",
+                    "ivfpq", "dev.nepenthe.bench.ivfpq.IvfPqBench",
+                    c -> {
+                        Profile p = c.profile();
+                        List<String> a = new ArrayList<>(p.pick(
+                                List.of("--n", "50000", "--dim", "128", "--queries", "500", "--nlist", "128",
+                                        "--seeds", "1", "--osq", "none"),
+                                List.of("--n", "200000", "--dim", "128", "--queries", "1000", "--nlist", "256"),
+                                List.of("--n", "3000", "--dim", "16", "--queries", "30", "--nlist", "16", "--m", "4",
+                                        "--train", "3000", "--iterations", "4", "--passes", "1", "--seeds", "0",
+                                        "--osq", "none")));
+                        if (!p.peers() || p.smoke()) {
+                            a.add("--no-faiss");
+                        }
+                        return a;
+                    }, List.of()),
+            new HarnessStep("forget", "Forget: time to BLOCKED and to SEALED",
+                    "Whole forgets through the store (mark, block, remove, prove, rotate, seal) of subjects of 10 and"
+                            + " 100 records, HNSW and IVF-PQ, with a thread searching beside them.",
+                    "forget", "dev.nepenthe.bench.forget.ForgetBench",
+                    c -> {
+                        List<String> a = new ArrayList<>(c.profile().pick(
+                                List.of("n=20000", "dim=128", "sizes=10,100", "reps=3", "index=hnsw,ivfpq"),
+                                List.of("n=100000", "dim=384", "sizes=10,100,1000", "reps=3", "index=hnsw,ivfpq"),
+                                List.of("n=400", "dim=16", "sizes=10", "reps=1", "index=hnsw")));
+                        a.add("dir=" + c.scratch());
+                        return a;
+                    }, List.of()));
+
+    private BenchSuite() {}
+
+    public static void main(String[] argv) throws Exception {
+        List<String> failed = run(argv);
+        if (!failed.isEmpty()) {
+            System.err.println("suite: these steps failed and left their sections as they were: " + failed);
+            System.exit(1);
+        }
+    }
+
+    /** Runs the steps {@code argv} chooses; returns the names of those that failed. */
+    static List<String> run(String[] argv) throws Exception {
+        BenchArgs a = new BenchArgs(argv, USAGE + names());
+        a.onlyKnown(Set.of("profile", "only", "doc", "plots", "peers", "dir"));
+        String profileName = a.s("profile", "quick");
+        if (!Set.of("quick", "full", "smoke").contains(profileName)) {
+            throw new IllegalArgumentException("profile: expected quick, full or smoke, got '" + profileName + "'");
+        }
+        Profile profile = new Profile(profileName, !profileName.equals("smoke") && Boolean.parseBoolean(a.s("peers", "true")));
+        Path doc = Path.of(a.s("doc", "docs/BENCHMARKS.md"));
+        if (!Files.isRegularFile(doc)) {
+            throw new IllegalArgumentException("doc: expected the benchmarks document to rewrite, found no file " + doc);
+        }
+        Path plots = Path.of(a.s("plots", doc.toAbsolutePath().getParent().resolve("plots").toString()));
+        Files.createDirectories(plots);
+        Path scratch = Files.createTempDirectory(Path.of(a.s("dir", System.getProperty("java.io.tmpdir"))), "nepenthe-suite");
+        List<Step> chosen = choose(a.s("only", ""));
+        Context c = new Context(profile, plots, doc, scratch);
+        List<String> failed = new ArrayList<>();
+        for (Step step : chosen) {
+            System.out.printf(Locale.ROOT, "%n== suite step %s (profile %s) ==%n", step.name(), profile.name());
+            Instant start = Instant.now();
+            long t0 = System.nanoTime();
+            double loadBefore = Machine.loadAverage();
+            String body;
+            try {
+                body = step.run(c);
+            } catch (Exception | AssertionError e) {
+                System.err.println("suite step " + step.name() + " failed: " + e);
+                e.printStackTrace();
+                failed.add(step.name());
+                continue;
+            }
+            double seconds = (System.nanoTime() - t0) / 1e9;
+            String section = section(step, profile, body, loadBefore, Machine.loadAverage(), start, seconds);
+            ReportDoc.replace(doc, step.name(), section, names());
+            System.out.printf(Locale.ROOT, "suite step %s: %.0f s, section written to %s%n", step.name(), seconds, doc);
+        }
+        deleteTree(scratch);
+        return failed;
+    }
+
+    static List<String> names() {
+        return STEPS.stream().map(Step::name).toList();
+    }
+
+    static List<Step> choose(String only) {
+        if (only.isBlank()) {
+            return STEPS;
+        }
+        Map<String, Step> byName = new LinkedHashMap<>();
+        STEPS.forEach(s -> byName.put(s.name(), s));
+        List<Step> out = new ArrayList<>();
+        for (String name : only.split(",")) {
+            Step s = byName.get(name.strip());
+            if (s == null) {
+                throw new IllegalArgumentException("only: expected steps among " + names() + ", got '" + name + "'");
+            }
+            out.add(s);
+        }
+        return out;
+    }
+
+    static String section(Step step, Profile p, String body, double loadBefore, double loadAfter, Instant start,
+            double seconds) {
+        String rerun = "./nepenthe bench all profile=" + p.name() + " only=" + step.name()
+                + (p.peers() || p.smoke() ? "" : " peers=false");
+        return String.format(Locale.ROOT, """
+                ### %s
+
+                %s
+
+                ```
+                %s
+                ```
+
+                Written by the suite on %s (profile %s, %.0f s), commit %s. Machine: %s. Load average %.2f at the start,
+                %.2f at the end.
+
+                %s
+                """, step.title(), step.what(), rerun, start.truncatedTo(ChronoUnit.SECONDS), p.name(), seconds, commit(),
+                Machine.describe(), loadBefore, loadAfter, body.strip());
+    }
+
+    /** The working tree's commit, or "unknown" outside a git checkout. */
+    private static String commit() {
+        try {
+            String head = git("rev-parse", "--short", "HEAD");
+            if (head == null || !head.matches("[0-9a-f]{4,40}")) {
+                return "unknown";
+            }
+            String changes = git("status", "--porcelain", "--untracked-files=no");
+            return changes == null || changes.isEmpty() ? head : head + " with uncommitted changes";
+        } catch (IOException e) {
+            return "unknown";
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return "unknown";
+        }
+    }
+
+    private static String git(String... args) throws IOException, InterruptedException {
+        List<String> cmd = new ArrayList<>(List.of("git"));
+        cmd.addAll(List.of(args));
+        Process git = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        String out = new String(git.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
+        return git.waitFor() == 0 ? out : null;
+    }
+
+    /**
+     * A harness in a JVM of its own (this JVM's flags and class path), as {@code ./nepenthe bench}
+     * runs it: its standard output, the tables, becomes the section; its standard error is the
+     * progress, passed through.
+     */
+    record HarnessStep(String name, String title, String what, String bench, String mainClass,
+            java.util.function.Function<Context, List<String>> args, List<String> plots) implements Step {
+        @Override
+        public String run(Context c) throws Exception {
+            List<String> cmd = new ArrayList<>();
+            cmd.add(ProcessHandle.current().info().command().orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
+            for (String f : ManagementFactory.getRuntimeMXBean().getInputArguments()) {
+                if (!f.startsWith("-agentlib") && !f.startsWith("-javaagent") && !f.startsWith("-Xrunjdwp")) {
+                    cmd.add(f);
+                }
+            }
+            cmd.add("-cp");
+            cmd.add(System.getProperty("java.class.path"));
+            cmd.add(mainClass);
+            List<String> harnessArgs = args.apply(c);
+            cmd.addAll(harnessArgs);
+            System.out.println("suite: " + mainClass + " " + String.join(" ", harnessArgs));
+            Process proc = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+            proc.getOutputStream().close();
+            String out = tee(proc.getInputStream(), System.out);
+            int rc = proc.waitFor();
+            if (rc != 0) {
+                throw new IllegalStateException(mainClass + " exited with " + rc);
+            }
+            StringBuilder body = new StringBuilder("The harness alone: `./nepenthe bench " + bench + " "
+                    + String.join(" ", harnessArgs) + "`.\n\n");
+            // The harness's own headings sit one level below the step's.
+            body.append(out.replaceAll("(?m)^(#{2,5}) ", "$1# "));
+            for (String plot : plots) {
+                Path png = c.plots().resolve(plot);
+                if (!Files.isRegularFile(png)) {
+                    throw new IllegalStateException(mainClass + " wrote no plot " + png);
+                }
+                body.append("\n![").append(title).append("](").append(c.link(png)).append(")\n");
+            }
+            return body.toString();
+        }
+    }
+
+    private static String tee(InputStream in, OutputStream echo) throws IOException {
+        java.io.ByteArrayOutputStream all = new java.io.ByteArrayOutputStream();
+        byte[] buf = new byte[8192];
+        for (int r; (r = in.read(buf)) > 0; ) {
+            all.write(buf, 0, r);
+            echo.write(buf, 0, r);
+        }
+        echo.flush();
+        return all.toString(StandardCharsets.UTF_8);
+    }
+
+    private static void deleteTree(Path dir) throws IOException {
+        if (!Files.exists(dir)) {
+            return;
+        }
+        try (var walk = Files.walk(dir)) {
+            for (Path p : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(p);
+            }
+        }
+    }
+}

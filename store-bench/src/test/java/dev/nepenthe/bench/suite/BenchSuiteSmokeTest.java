@@ -1,0 +1,73 @@
+package dev.nepenthe.bench.suite;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The suite's smoke, as CI runs it: every step at {@code profile=smoke} (a few hundred vectors,
+ * no Python peers) against a document of its own, so the suite and every harness it calls
+ * cannot rot. Checks each step's section holds the tables its harness prints, that the plot is
+ * a PNG, and that the text outside the suite's region is untouched.
+ */
+class BenchSuiteSmokeTest {
+
+    @Test
+    void everyStepWritesItsSectionAtTheSmokeProfile(@TempDir Path dir) throws Exception {
+        Path doc = dir.resolve("BENCHMARKS.md");
+        String before = "# Benchmarks\n\n" + ReportDoc.BEGIN + "\n" + ReportDoc.END + "\n\n## Older runs\n\nkept\n";
+        Files.writeString(doc, before);
+        List<String> failed = BenchSuite.run(new String[] {"profile=smoke", "doc=" + doc, "dir=" + dir});
+        assertEquals(List.of(), failed);
+        String after = Files.readString(doc);
+        assertTrue(after.startsWith("# Benchmarks\n\n" + ReportDoc.BEGIN + "\n"), after);
+        assertTrue(after.endsWith(ReportDoc.END + "\n\n## Older runs\n\nkept\n"), after);
+        for (String step : BenchSuite.names()) {
+            assertEquals(1, count(after, ReportDoc.begin(step)), step + "'s section, once: " + after);
+            assertTrue(after.contains("./nepenthe bench all profile=smoke only=" + step), step);
+        }
+        String rebuild = section(after, "rebuild-cost");
+        // Every index and count removed has a row with both strategies timed.
+        for (String index : List.of("hnsw", "ivfpq")) {
+            for (String removed : List.of("1 (one record)", "60 (10%)")) {
+                Matcher m = Pattern.compile("\\| " + index + " \\| 600 \\| 16 \\| " + Pattern.quote(removed)
+                        + " \\| [0-9.]+; [^|]+ \\| [0-9.]+; [^|]+ \\| [0-9.]+ \\|").matcher(rebuild);
+                assertTrue(m.find(), index + " " + removed + ": " + rebuild);
+            }
+        }
+        assertPng(dir.resolve("plots/rebuild-cost.png"));
+        assertTrue(rebuild.contains("](plots/rebuild-cost.png)"), rebuild);
+        String hnsw = section(after, "hnsw");
+        assertTrue(hnsw.contains("| nepenthe |") && hnsw.contains("| efSearch | nepenthe recall | nepenthe QPS |"), hnsw);
+        assertTrue(hnsw.contains("\n#### HNSW engines side by side"), "the harness's heading, one level down: " + hnsw);
+        assertPng(dir.resolve("plots/hnsw-recall-qps.png"));
+        assertTrue(hnsw.contains("](plots/hnsw-recall-qps.png)"), hnsw);
+        assertTrue(section(after, "ivfpq").contains("recall"), section(after, "ivfpq"));
+        assertTrue(section(after, "forget").contains("SEALED"), section(after, "forget"));
+    }
+
+    private static void assertPng(Path file) throws java.io.IOException {
+        byte[] png = Files.readAllBytes(file);
+        assertTrue(png.length > 1000 && png[1] == 'P' && png[2] == 'N' && png[3] == 'G', file + " is a PNG");
+    }
+
+    private static String section(String doc, String step) {
+        int s = doc.indexOf(ReportDoc.begin(step));
+        return doc.substring(s, doc.indexOf(ReportDoc.end(step), s));
+    }
+
+    private static int count(String text, String what) {
+        int n = 0;
+        for (int i = text.indexOf(what); i >= 0; i = text.indexOf(what, i + 1)) {
+            n++;
+        }
+        return n;
+    }
+}
