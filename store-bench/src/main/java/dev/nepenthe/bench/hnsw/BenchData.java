@@ -34,7 +34,8 @@ final class BenchData {
     }
 
     /**
-     * The {@code data=} argument: {@code synthetic} (default), {@code lowrank} or {@code gcide}. For gcide the
+     * The {@code data=} argument: {@code synthetic} (default), {@code lowrank}, {@code gcide} or
+     * {@code files} (a user's {@code base=} and {@code query=} .fvecs/.bvecs files, {@code metric=L2|COSINE|DOT}). For gcide the
      * base is the first n rows of the cache and the queries its last {@code queryCount} rows
      * (definitions never inserted); the vectors are prepared for cosine (unit length), so every
      * engine may score them with a dot product.
@@ -74,16 +75,118 @@ final class BenchData {
                 for (int i = 0; i < queryCount; i++) {
                     q[i] = Metric.COSINE.prepare(rows[rows.length - queryCount + i]);
                 }
-                return new BenchData(base, q, Metric.COSINE, "gcide definitions, all-MiniLM-L6-v2, d=" + base[0].length
+                BenchData d = new BenchData(base, q, Metric.COSINE, "gcide definitions, all-MiniLM-L6-v2, d=" + base[0].length
                         + ", cosine (" + rows.length + " cached, queries are the last " + queryCount + ")");
+                // Named by the vectors' own modification time too, so a rebuilt cache never meets old answers.
+                d.truthCache = file.resolveSibling(file.getFileName() + ".truth-n" + n + "-q" + queryCount + "-"
+                        + java.nio.file.Files.getLastModifiedTime(file).toMillis() + ".ivecs");
+                return d;
+            }
+            case "files": {
+                // A user's own set: SIFT, GIST or GloVe as .fvecs/.bvecs, scored as the metric= says.
+                String baseFile = a.s("base", "");
+                String queryFile = a.s("query", "");
+                if (baseFile.isEmpty() || queryFile.isEmpty()) {
+                    throw new IllegalArgumentException("data=files: expected base=FILE and query=FILE (.fvecs or .bvecs),"
+                            + " got base='" + baseFile + "', query='" + queryFile + "'");
+                }
+                Metric metric = metric(a.s("metric", "L2"));
+                float[][] base = dev.nepenthe.bench.data.VecFiles.readVectors(java.nio.file.Path.of(baseFile), n);
+                float[][] q = dev.nepenthe.bench.data.VecFiles.readVectors(java.nio.file.Path.of(queryFile), queryCount);
+                if (base.length < n || q.length < queryCount || base[0].length != q[0].length) {
+                    throw new IllegalArgumentException("data=files: expected " + n + " base and " + queryCount
+                            + " query vectors of one dimension, got " + base.length + " of d=" + base[0].length + " in "
+                            + baseFile + " and " + q.length + " of d=" + q[0].length + " in " + queryFile);
+                }
+                if (metric == Metric.COSINE) {
+                    java.util.Arrays.setAll(base, i -> Metric.COSINE.prepare(base[i]));
+                    java.util.Arrays.setAll(q, i -> Metric.COSINE.prepare(q[i]));
+                }
+                BenchData d = new BenchData(base, q, metric, String.format(java.util.Locale.ROOT, "files %s and %s, d=%d, %s",
+                        baseFile, queryFile, base[0].length, metric));
+                String truthFile = a.s("truth", "");
+                if (!truthFile.isEmpty()) {
+                    d.givenTruth = dev.nepenthe.bench.data.VecFiles.readIvecs(java.nio.file.Path.of(truthFile), queryCount);
+                    d.truthSource = truthFile;
+                }
+                return d;
             }
             default:
-                throw new IllegalArgumentException("data: expected synthetic, lowrank or gcide, got '" + kind + "'");
+                throw new IllegalArgumentException("data: expected synthetic, lowrank, gcide or files, got '" + kind + "'");
         }
     }
 
-    /** Exact top-k of every query among {@code live} (null: all), by brute force. */
+    /** Exact answers the user gave with the files (truth=), for every query, or null. */
+    private int[][] givenTruth;
+    private String truthSource;
+    /**
+     * Where the exact answers over the whole base are cached (gcide: beside the vectors, outside
+     * the repository), or null; written by the first run that computes them at a k at least as large.
+     */
+    private java.nio.file.Path truthCache;
+
+    private static Metric metric(String name) {
+        for (Metric m : Metric.values()) {
+            if (m.name().equalsIgnoreCase(name)) {
+                return m;
+            }
+        }
+        throw new IllegalArgumentException("metric: expected one of " + java.util.Arrays.toString(Metric.values())
+                + ", got '" + name + "'");
+    }
+
+    /**
+     * Exact top-k of every query among {@code live} (null: all): the user's truth file or the
+     * cache when they hold the whole base's answers to k, else by brute force (and cached).
+     */
     int[][] truth(int k, RoaringBitmap live) {
+        if (live == null && givenTruth != null) {
+            return prefix(givenTruth, k, truthSource);
+        }
+        if (live == null && truthCache != null && java.nio.file.Files.isRegularFile(truthCache)) {
+            try {
+                int[][] cached = dev.nepenthe.bench.data.VecFiles.readIvecs(truthCache, queries.length);
+                if (cached.length == queries.length && cached[0].length >= k) {
+                    return prefix(cached, k, truthCache.toString());
+                }
+            } catch (java.io.IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        }
+        int[][] computed = bruteForce(k, live);
+        if (live == null && truthCache != null) {
+            try {
+                java.nio.file.Path tmp = truthCache.resolveSibling(truthCache.getFileName() + ".tmp");
+                dev.nepenthe.bench.data.VecFiles.writeIvecs(tmp, computed);
+                java.nio.file.Files.move(tmp, truthCache, java.nio.file.StandardCopyOption.REPLACE_EXISTING,
+                        java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+            } catch (java.io.IOException e) {
+                System.err.println("bench: could not cache the exact answers at " + truthCache + ": " + e.getMessage());
+            }
+        }
+        return computed;
+    }
+
+    private int[][] prefix(int[][] rows, int k, String source) {
+        if (rows.length < queries.length || rows[0].length < k) {
+            throw new IllegalArgumentException(source + ": expected the " + k + " nearest of each of " + queries.length
+                    + " queries, found " + rows.length + " rows of " + rows[0].length);
+        }
+        int[][] out = new int[queries.length][];
+        for (int q = 0; q < queries.length; q++) {
+            out[q] = Arrays.copyOf(rows[q], k);
+            for (int ord : out[q]) {
+                if (ord < 0 || ord >= data.length) {
+                    throw new IllegalArgumentException(source + ": query " + q + " names base vector " + ord + ", but the"
+                            + " run reads " + data.length + " (its answers are over a larger base: give n= its full size,"
+                            + " or leave the truth out to compute it)");
+                }
+            }
+        }
+        return out;
+    }
+
+    private int[][] bruteForce(int k, RoaringBitmap live) {
         ExactIndex exact = new ExactIndex(data[0].length, metric);
         for (int i = 0; i < data.length; i++) {
             if (live == null || live.contains(i)) {

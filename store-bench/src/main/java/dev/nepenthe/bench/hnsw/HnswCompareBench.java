@@ -59,7 +59,8 @@ import java.util.concurrent.Executors;
  */
 public final class HnswCompareBench {
 
-    static final String USAGE = "hnsw-compare [data=synthetic|lowrank|gcide] [file=CACHE] [n=100000] [dim=128]"
+    static final String USAGE = "hnsw-compare [data=synthetic|lowrank|gcide|files] [file=CACHE] [base=FILE.fvecs|.bvecs"
+            + " query=FILE truth=FILE.ivecs metric=L2|COSINE|DOT (data=files)] [n=100000] [dim=128]"
             + " [queries=1000] [m=16] [efc=100] [k=10] [clusters=100] [rank=16 (lowrank)] [spread=0.3] [seed=7]"
             + " [efs=10,16,24,32,48,64,96,128,192,256,384,512] [engines=nepenthe,lucene,jvector,hnswlib,faiss]"
             + " [quantized=false] [threads=1,2,4] [buildThreads=0] [rounds=5] [oversample=3] [pqSubspaces=dim/4]"
@@ -75,7 +76,7 @@ public final class HnswCompareBench {
     static final List<String> ALL_ENGINES = List.of("nepenthe", "nepenthe-256", "nepenthe-512", "nepenthe-int8",
             "nepenthe-int8-beam", "nepenthe-offheap", "nepenthe-int8-offheap", "lucene",
             "lucene-util", "lucene-int7", "lucene-bbq", "jvector", "jvector-pq", "hnswlib", "faiss", "faiss-sq8");
-    private static final Set<String> ARGUMENTS = Set.of("data", "file", "n", "dim", "queries", "m", "efc", "k",
+    private static final Set<String> ARGUMENTS = Set.of("data", "file", "base", "query", "truth", "metric", "n", "dim", "queries", "m", "efc", "k",
             "clusters", "rank", "spread", "seed", "efs", "engines", "quantized", "threads", "rounds", "oversample",
             "pqSubspaces", "python", "pythonDir", "buildThreads", "plot");
     static final double[] SCALING_TARGETS = {0.95, 0.99};

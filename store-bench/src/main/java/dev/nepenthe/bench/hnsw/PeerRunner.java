@@ -1,7 +1,7 @@
 package dev.nepenthe.bench.hnsw;
 
 import dev.nepenthe.bench.PeerProcess;
-import dev.nepenthe.bench.ivfpq.VecFiles;
+import dev.nepenthe.bench.data.VecFiles;
 import dev.nepenthe.core.Metric;
 import java.io.IOException;
 import java.nio.file.Files;

@@ -1,6 +1,7 @@
 package dev.nepenthe.bench.ivfpq;
 
 import dev.nepenthe.bench.PeerProcess;
+import dev.nepenthe.bench.data.VecFiles;
 import dev.nepenthe.core.Metric;
 import dev.nepenthe.core.index.Accept;
 import dev.nepenthe.core.index.IndexConfig;
@@ -58,8 +59,8 @@ public final class IvfPqBench {
                   --clusters C       Gaussian blobs (default 100)
                   --spread S         blob spread relative to the centres' (default 0.3)
                   --seed S           data seed (default 7: the HNSW benchmarks' data)
-                  --base FILE        read base vectors from an .fvecs file instead (with --query FILE)
-                  --query FILE       query vectors (.fvecs), used with --base
+                  --base FILE        read base vectors from an .fvecs or .bvecs file instead (with --query FILE)
+                  --query FILE       query vectors (.fvecs or .bvecs), used with --base
                   --nlist L          inverted lists (default 256)
                   --m M              PQ subspaces (default 16)
                   --train T          training sample: the first T base vectors (default 40*max(nlist,256))
@@ -129,8 +130,8 @@ public final class IvfPqBench {
         float[][] queries;
         String dataDesc;
         if (opts.containsKey("base")) {
-            base = VecFiles.readFvecs(Path.of(opts.get("base")), intOpt("n"));
-            queries = VecFiles.readFvecs(Path.of(opts.get("query")), intOpt("queries"));
+            base = VecFiles.readVectors(Path.of(opts.get("base")), intOpt("n"));
+            queries = VecFiles.readVectors(Path.of(opts.get("query")), intOpt("queries"));
             dataDesc = "files " + opts.get("base") + ", " + opts.get("query");
         } else {
             int n = intOpt("n");

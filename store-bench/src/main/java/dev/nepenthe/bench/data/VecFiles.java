@@ -1,0 +1,144 @@
+package dev.nepenthe.bench.data;
+
+import java.io.BufferedInputStream;
+import java.io.BufferedOutputStream;
+import java.io.DataInputStream;
+import java.io.EOFException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The .fvecs, .ivecs and .bvecs files of the ANN benchmarks (TEXMEX: SIFT, GIST; GloVe as
+ * converted by many): each row is a little-endian int32 dimension followed by that many
+ * little-endian float32 (.fvecs), int32 (.ivecs: ground truth) or unsigned bytes (.bvecs: SIFT1B).
+ * A reader fails naming the file and the row on a dimension that is not positive, that changes
+ * from row to row, or a row cut short.
+ */
+public final class VecFiles {
+    /** A dimension above this is taken for a file of another format rather than allocated. */
+    static final int MAX_DIMENSION = 1 << 16;
+
+    private VecFiles() {}
+
+    public static void writeFvecs(Path file, float[][] rows) throws IOException {
+        try (OutputStream out = new BufferedOutputStream(Files.newOutputStream(file), 1 << 16)) {
+            for (float[] r : rows) {
+                ByteBuffer b = ByteBuffer.allocate(4 + 4 * r.length).order(ByteOrder.LITTLE_ENDIAN);
+                b.putInt(r.length);
+                for (float f : r) {
+                    b.putFloat(f);
+                }
+                out.write(b.array());
+            }
+        }
+    }
+
+    public static void writeIvecs(Path file, int[][] rows) throws IOException {
+        try (OutputStream out = new BufferedOutputStream(Files.newOutputStream(file), 1 << 16)) {
+            for (int[] r : rows) {
+                ByteBuffer b = ByteBuffer.allocate(4 + 4 * r.length).order(ByteOrder.LITTLE_ENDIAN);
+                b.putInt(r.length);
+                for (int x : r) {
+                    b.putInt(x);
+                }
+                out.write(b.array());
+            }
+        }
+    }
+
+    /** Reads at most {@code limit} rows of an .fvecs file. */
+    public static float[][] readFvecs(Path file, int limit) throws IOException {
+        List<float[]> rows = new ArrayList<>();
+        read(file, limit, 4, (b, dim) -> {
+            float[] v = new float[dim];
+            for (int i = 0; i < dim; i++) {
+                v[i] = b.getFloat();
+            }
+            rows.add(v);
+        });
+        return rows.toArray(new float[0][]);
+    }
+
+    /** Reads at most {@code limit} rows of an .ivecs file (ground truth: neighbour ordinals per query). */
+    public static int[][] readIvecs(Path file, int limit) throws IOException {
+        List<int[]> rows = new ArrayList<>();
+        read(file, limit, 4, (b, dim) -> {
+            int[] v = new int[dim];
+            for (int i = 0; i < dim; i++) {
+                v[i] = b.getInt();
+            }
+            rows.add(v);
+        });
+        return rows.toArray(new int[0][]);
+    }
+
+    /** Reads at most {@code limit} rows of a .bvecs file, each byte as an unsigned value 0 to 255. */
+    public static float[][] readBvecs(Path file, int limit) throws IOException {
+        List<float[]> rows = new ArrayList<>();
+        read(file, limit, 1, (b, dim) -> {
+            float[] v = new float[dim];
+            for (int i = 0; i < dim; i++) {
+                v[i] = b.get() & 0xff;
+            }
+            rows.add(v);
+        });
+        return rows.toArray(new float[0][]);
+    }
+
+    /** Reads at most {@code limit} float rows of {@code file} by its extension: .fvecs or .bvecs. */
+    public static float[][] readVectors(Path file, int limit) throws IOException {
+        String name = file.getFileName().toString();
+        if (name.endsWith(".fvecs")) {
+            return readFvecs(file, limit);
+        }
+        if (name.endsWith(".bvecs")) {
+            return readBvecs(file, limit);
+        }
+        throw new IllegalArgumentException(file + ": expected a vector file ending in .fvecs or .bvecs");
+    }
+
+    private interface Row {
+        void take(ByteBuffer body, int dim);
+    }
+
+    private static void read(Path file, int limit, int width, Row row) throws IOException {
+        try (InputStream raw = new BufferedInputStream(Files.newInputStream(file), 1 << 16);
+                DataInputStream in = new DataInputStream(raw)) {
+            byte[] head = new byte[4];
+            int first = -1;
+            for (int n = 0; n < limit; n++) {
+                int got = in.readNBytes(head, 0, 4);
+                if (got == 0) {
+                    return; // the file ends between rows
+                }
+                if (got < 4) {
+                    throw new IOException(file + ": row " + n + " is cut short in its dimension (" + got + " of 4 bytes)");
+                }
+                int dim = ByteBuffer.wrap(head).order(ByteOrder.LITTLE_ENDIAN).getInt();
+                if (dim <= 0 || dim > MAX_DIMENSION) {
+                    throw new IOException(file + ": row " + n + " declares dimension " + dim + "; expected 1 to "
+                            + MAX_DIMENSION);
+                }
+                if (first >= 0 && dim != first) {
+                    throw new IOException(file + ": row " + n + " declares dimension " + dim + ", the rows before it " + first);
+                }
+                first = dim;
+                byte[] body = new byte[width * dim];
+                try {
+                    in.readFully(body);
+                } catch (EOFException e) {
+                    throw new IOException(file + ": row " + n + " is cut short: expected " + body.length
+                            + " bytes after its dimension");
+                }
+                row.take(ByteBuffer.wrap(body).order(ByteOrder.LITTLE_ENDIAN), dim);
+            }
+        }
+    }
+}
