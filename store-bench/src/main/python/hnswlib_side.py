@@ -73,7 +73,9 @@ def main():
         for i in ids:
             index.mark_deleted(int(i))
         t = time.perf_counter() - s
-        print("hnswlib delete stage=%d removed=%d mark_s=%.4f" % (stage, len(ids), t), flush=True)
+        # What markDelete leaves: every marked node stays in the graph, traversed by searches.
+        print("hnswlib delete stage=%d removed=%d mark_s=%.4f in_graph=%d" % (stage, len(ids), t,
+                                                                            index.get_current_count()), flush=True)
         gt = read_vecs(os.path.join(a.dir, "gt_%d.ivecs" % stage), np.int32)
         sweep("hnswlib", "hnswlib", index.set_ef, search, xq, gt, a.k, efs, 0, " stage=%d" % stage)
         stage += 1

@@ -27,7 +27,8 @@ public final class HnswDeleteBench {
 
     static final String USAGE = "hnsw-delete [data=synthetic|lowrank|gcide] [n=100000] [dim=384] [queries=500] [m=16]"
             + " [efc=100] [k=10] [clusters=100] [spread=0.3] [seed=7] [stages=0.001,0.01,0.1,0.5] [efs=32,64,128]"
-            + " [threads=2] [batch=1] [lucene=true] [hnswlib=true] [repairEf=48] [rebuildSeeds=3]";
+            + " [threads=2] [batch=1] [lucene=true] [hnswlib=true] [repairEf=48] [rebuildSeeds=3]"
+            + " [plot=FILE.png (recall after deletes at the middle efSearch)]";
 
     private HnswDeleteBench() {}
 
@@ -101,6 +102,12 @@ public final class HnswDeleteBench {
                 + "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
         List<String[]> recRows = new ArrayList<>();
         List<String> stageLabels = new ArrayList<>();
+        // Per stage, for the residue table: removed count; ours: removed ordinals still live, links
+        // to removed or free slots; Lucene: deleted documents its segments still hold; hnswlib below.
+        List<long[]> residue = new ArrayList<>();
+        // Per stage, recall at the plotted efSearch: ours, rebuilt mean, Lucene, hnswlib (NaN until read).
+        int plotEf = efs[efs.length / 2];
+        List<double[]> plotted = new ArrayList<>();
         int removed = 0;
         int stageNo = 0;
         for (double stage : stages) {
@@ -136,6 +143,14 @@ public final class HnswDeleteBench {
             if (withLucene) {
                 lucene.delete(Arrays.copyOfRange(order, stageStart, removed));
             }
+            long stillLive = 0;
+            for (int i = 0; i < removed; i++) {
+                if (ours.index.contains(order[i])) {
+                    stillLive++;
+                }
+            }
+            residue.add(new long[] {removed, stillLive, report.violations("list-holds-removed-or-free-slot"),
+                withLucene ? lucene.deletedStillIndexed() : -1, -1});
 
             int[] survivorOrd = live.toArray();
             float[][] survivors = new float[survivorOrd.length][];
@@ -188,6 +203,10 @@ public final class HnswDeleteBench {
                 }
                 double ro = BenchData.recall(truth, gotOurs);
                 double mean = Arrays.stream(rf).average().orElse(0);
+                if (ef == plotEf) {
+                    plotted.add(new double[] {100.0 * removed / n, ro, mean,
+                        withLucene ? BenchData.recall(truth, gotLucene) : Double.NaN, Double.NaN});
+                }
                 double min = Arrays.stream(rf).min().orElse(0);
                 double max = Arrays.stream(rf).max().orElse(0);
                 String rl = withLucene ? String.format(Locale.ROOT, "%.4f", BenchData.recall(truth, gotLucene)) : "not run";
@@ -211,6 +230,10 @@ public final class HnswDeleteBench {
                     List.of("--mode", "delete", "--threads", "" + threads))) {
                 if (line.what().equals("build")) {
                     hnswlibBuild = line.d("s");
+                } else if (line.what().equals("delete")) {
+                    int st = Integer.parseInt(line.kv().get("stage"));
+                    long[] r = residue.get(st);
+                    r[4] = Long.parseLong(line.kv().get("in_graph")) - (n - r[0]);
                 } else if (line.what().equals("search")) {
                     rec.put(line.kv().get("stage") + "/" + line.kv().get("ef"), line.kv().get("recall"));
                 }
@@ -220,6 +243,8 @@ public final class HnswDeleteBench {
                 for (int ef : efs) {
                     recRows.get(row++)[7] = rec.getOrDefault(st + "/" + ef, "missing");
                 }
+                String atPlotEf = rec.get(st + "/" + plotEf);
+                plotted.get(st)[4] = atPlotEf == null ? Double.NaN : Double.parseDouble(atPlotEf);
             }
             hnswlib.close();
             System.out.printf(Locale.ROOT, "hnswlib build: %.1f s with %d threads.%n", hnswlibBuild, threads);
@@ -233,6 +258,25 @@ public final class HnswDeleteBench {
         System.out.println("|---:|---:|---:|---:|---:|---:|---:|---:|");
         for (String[] r : recRows) {
             System.out.println("| " + String.join(" | ", r) + " |");
+        }
+        System.out.println();
+        System.out.println("What each delete leaves behind, after each stage (cumulative): ours from the index itself and"
+                + " its integrity checker; Lucene's deleted documents stay in their segments (vectors and graph nodes,"
+                + " skipped through the live-docs bits) until a merge; hnswlib's markDelete keeps every marked node in"
+                + " the graph, traversed by searches.");
+        System.out.println();
+        System.out.println("| removed | ours: removed still in the index | ours: links to removed or freed nodes |"
+                + " Lucene: deleted documents still indexed | hnswlib: marked nodes still in the graph |");
+        System.out.println("|---:|---:|---:|---:|---:|");
+        for (long[] r : residue) {
+            System.out.printf(Locale.ROOT, "| %d | %d | %d | %s | %s |%n", r[0], r[1], r[2],
+                    r[3] < 0 ? "not run" : Long.toString(r[3]), r[4] < 0 ? "not run" : Long.toString(r[4]));
+        }
+        String plot = a.s("plot", "");
+        if (!plot.isEmpty()) {
+            DeleteRecallPlot.write(java.nio.file.Path.of(plot), String.format(Locale.ROOT,
+                    "n = %,d, %s, M = %d, efConstruction = %d, efSearch = %d, %d queries", n, d.description, m, efc,
+                    plotEf, nq), plotted);
         }
     }
 

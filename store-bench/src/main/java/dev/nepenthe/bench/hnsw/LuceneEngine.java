@@ -280,6 +280,14 @@ final class LuceneEngine implements AnnEngine {
     }
 
     /**
+     * Deleted documents the open reader's segments still hold (their vectors and graph nodes,
+     * skipped by searches through the live-docs bits until a merge rewrites the segment).
+     */
+    int deletedStillIndexed() {
+        return reader.maxDoc() - reader.numDocs();
+    }
+
+    /**
      * Deletes these ordinals by id term and reopens a near-real-time reader from the writer.
      * Merges are switched off first, so the graph keeps the deleted documents and searches skip
      * them, as Lucene does until a merge.

@@ -73,7 +73,7 @@ public final class BenchSuite {
         String run(Context c) throws Exception;
     }
 
-    static final List<Step> STEPS = List.of(new RebuildCostStep(),
+    static final List<Step> STEPS = List.of(new KernelsStep(), new RebuildCostStep(),
             new HarnessStep("hnsw", "HNSW: build, recall and QPS beside Lucene, jvector and hnswlib",
                     "Nepenthe's HNSW (floats, and int8 codes off the heap) beside Lucene through IndexWriter and"
                             + " IndexSearcher, jvector with a reused GraphSearcher and hnswlib through its Python API, on"
@@ -84,7 +84,7 @@ public final class BenchSuite {
                         String engines = p.peers() ? "nepenthe,nepenthe-int8-offheap,lucene,jvector,hnswlib"
                                 : "nepenthe,nepenthe-int8-offheap,lucene,jvector";
                         List<String> a = new ArrayList<>(p.pick(
-                                List.of("data=lowrank", "n=20000", "dim=128", "queries=500", "efs=16,24,32,64,128",
+                                List.of("data=lowrank", "n=50000", "dim=384", "queries=500", "efs=10,16,24,32,64,128",
                                         "engines=" + engines, "threads=1", "rounds=3"),
                                 List.of("data=lowrank", "n=100000", "dim=384", "queries=1000",
                                         "efs=16,24,32,48,64,96,128", "engines=" + engines, "threads=1", "rounds=3"),
@@ -93,6 +93,26 @@ public final class BenchSuite {
                         a.add("plot=" + c.plots().resolve("hnsw-recall-qps.png"));
                         return a;
                     }, List.of("hnsw-recall-qps.png")),
+            new HarnessStep("hnsw-delete", "HNSW after deletes: repair against rebuilds, Lucene and hnswlib, and what each leaves",
+                    "Removes a growing share of an HNSW index one record at a time: our repair's cost and recall against"
+                            + " fresh builds of the survivors, Lucene's deletes (filtered until a merge) and hnswlib's"
+                            + " markDelete, and what each delete leaves in the index.",
+                    "hnsw-delete", "dev.nepenthe.bench.hnsw.HnswDeleteBench",
+                    c -> {
+                        Profile p = c.profile();
+                        List<String> a = new ArrayList<>(p.pick(
+                                List.of("data=lowrank", "n=20000", "dim=128", "queries=300", "stages=0.001,0.01,0.1",
+                                        "efs=16,32,64", "threads=2", "rebuildSeeds=2"),
+                                List.of("data=lowrank", "n=100000", "dim=384", "queries=500",
+                                        "stages=0.001,0.01,0.1,0.5", "efs=32,64,128", "threads=2", "rebuildSeeds=3"),
+                                List.of("data=lowrank", "n=600", "dim=16", "queries=30", "stages=0.01,0.1", "efs=16,32",
+                                        "threads=1", "rebuildSeeds=1")));
+                        if (!p.peers()) {
+                            a.add("hnswlib=false");
+                        }
+                        a.add("plot=" + c.plots().resolve("hnsw-delete-recall.png"));
+                        return a;
+                    }, List.of("hnsw-delete-recall.png")),
             new HarnessStep("ivfpq", "IVF-PQ: recall and QPS beside FAISS, and forgetting without a retrain",
                     "Nepenthe's IVF-PQ beside FAISS's IndexIVFPQ (through its Python API) on the same seeded clustered"
                             + " data (L2), with what removing 0.1% to 10% costs and leaves.",
@@ -100,7 +120,7 @@ public final class BenchSuite {
                     c -> {
                         Profile p = c.profile();
                         List<String> a = new ArrayList<>(p.pick(
-                                List.of("--n", "50000", "--dim", "128", "--queries", "500", "--nlist", "128",
+                                List.of("--n", "100000", "--dim", "128", "--queries", "500", "--nlist", "256",
                                         "--seeds", "1", "--osq", "none"),
                                 List.of("--n", "200000", "--dim", "128", "--queries", "1000", "--nlist", "256"),
                                 List.of("--n", "3000", "--dim", "16", "--queries", "30", "--nlist", "16", "--m", "4",
@@ -147,7 +167,7 @@ public final class BenchSuite {
         if (!Files.isRegularFile(doc)) {
             throw new IllegalArgumentException("doc: expected the benchmarks document to rewrite, found no file " + doc);
         }
-        Path plots = Path.of(a.s("plots", doc.toAbsolutePath().getParent().resolve("plots").toString()));
+        Path plots = Path.of(a.s("plots", doc.resolveSibling("plots").toString()));
         Files.createDirectories(plots);
         Path scratch = Files.createTempDirectory(Path.of(a.s("dir", System.getProperty("java.io.tmpdir"))), "nepenthe-suite");
         List<Step> chosen = choose(a.s("only", ""));
@@ -233,6 +253,17 @@ public final class BenchSuite {
             Thread.currentThread().interrupt();
             return "unknown";
         }
+    }
+
+    /**
+     * Runs JMH as {@code ./nepenthe jmh ARGS} would (the benchmark's name first, then JMH's
+     * options), failing on a benchmark's error; the results in JMH's own order.
+     */
+    static java.util.Collection<org.openjdk.jmh.results.RunResult> jmh(List<String> args) throws Exception {
+        org.openjdk.jmh.runner.options.Options options = new org.openjdk.jmh.runner.options.OptionsBuilder()
+                .parent(new org.openjdk.jmh.runner.options.CommandLineOptions(args.toArray(String[]::new)))
+                .shouldFailOnError(true).build();
+        return new org.openjdk.jmh.runner.Runner(options).run();
     }
 
     private static String git(String... args) throws IOException, InterruptedException {

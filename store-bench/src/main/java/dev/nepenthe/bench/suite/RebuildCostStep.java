@@ -19,10 +19,6 @@ import org.jfree.chart.renderer.xy.XYLineAndShapeRenderer;
 import org.jfree.data.xy.XYSeries;
 import org.jfree.data.xy.XYSeriesCollection;
 import org.openjdk.jmh.results.RunResult;
-import org.openjdk.jmh.runner.Runner;
-import org.openjdk.jmh.runner.options.CommandLineOptions;
-import org.openjdk.jmh.runner.options.Options;
-import org.openjdk.jmh.runner.options.OptionsBuilder;
 
 /**
  * The suite's rebuild-cost step: {@link RebuildCostBenchmark} under JMH with the profile's sizes,
@@ -64,9 +60,7 @@ final class RebuildCostStep implements BenchSuite.Step {
         } else if (p.name().equals("quick")) {
             jmhArgs.addAll(List.of("-wi", "1", "-i", "3"));
         }
-        Options options = new OptionsBuilder().parent(new CommandLineOptions(jmhArgs.toArray(String[]::new)))
-                .shouldFailOnError(true).build();
-        Collection<RunResult> results = new Runner(options).run();
+        Collection<RunResult> results = BenchSuite.jmh(jmhArgs);
         List<Point> points = points(results);
         Path png = c.plots().resolve("rebuild-cost.png");
         plot(png, points);

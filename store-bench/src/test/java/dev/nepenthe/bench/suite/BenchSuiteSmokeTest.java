@@ -33,6 +33,11 @@ class BenchSuiteSmokeTest {
             assertEquals(1, count(after, ReportDoc.begin(step)), step + "'s section, once: " + after);
             assertTrue(after.contains("./nepenthe bench all profile=smoke only=" + step), step);
         }
+        String kernels = section(after, "kernels");
+        for (String kernel : List.of("dot", "squareDistance", "cosine")) {
+            assertTrue(Pattern.compile("\\| " + kernel + " \\| 64 \\| [0-9.]+ \\| [0-9.]+ \\| [0-9.]+ \\| [0-9.]+ \\|")
+                    .matcher(kernels).find(), kernels);
+        }
         String rebuild = section(after, "rebuild-cost");
         // Every index and count removed has a row with both strategies timed.
         for (String index : List.of("hnsw", "ivfpq")) {
@@ -49,6 +54,11 @@ class BenchSuiteSmokeTest {
         assertTrue(hnsw.contains("\n#### HNSW engines side by side"), "the harness's heading, one level down: " + hnsw);
         assertPng(dir.resolve("plots/hnsw-recall-qps.png"));
         assertTrue(hnsw.contains("](plots/hnsw-recall-qps.png)"), hnsw);
+        String delete = section(after, "hnsw-delete");
+        // The residue table: ours holds none of the removed; Lucene keeps its deleted documents.
+        Matcher residue = Pattern.compile("\\| 60 \\| 0 \\| 0 \\| 60 \\| not run \\|").matcher(delete);
+        assertTrue(residue.find(), delete);
+        assertPng(dir.resolve("plots/hnsw-delete-recall.png"));
         assertTrue(section(after, "ivfpq").contains("recall"), section(after, "ivfpq"));
         assertTrue(section(after, "forget").contains("SEALED"), section(after, "forget"));
     }

@@ -1,0 +1,70 @@
+package dev.nepenthe.bench.suite;
+
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
+import org.openjdk.jmh.results.RunResult;
+
+/**
+ * The suite's kernels step: {@code PairKernelsBenchmark} under JMH (one pair of vectors: dot,
+ * squared distance and cosine), ours on the Vector API and scalar beside Lucene's
+ * {@code VectorUtil}, as a table of ns per pair and our ratio to Lucene.
+ */
+final class KernelsStep implements BenchSuite.Step {
+    private static final List<String> KERNELS = List.of("dot", "squareDistance", "cosine");
+
+    @Override
+    public String name() {
+        return "kernels";
+    }
+
+    @Override
+    public String title() {
+        return "Vector kernels: one pair, ours beside Lucene's VectorUtil (JMH)";
+    }
+
+    @Override
+    public String what() {
+        return "JMH (`PairKernelsBenchmark`): the time of one dot product, squared distance and cosine on float"
+                + " vectors, our Vector API kernels and their scalar twin beside Lucene's `VectorUtil` with its own"
+                + " Panama path, average time per call.";
+    }
+
+    @Override
+    public String run(BenchSuite.Context c) throws Exception {
+        BenchSuite.Profile p = c.profile();
+        List<String> args = new ArrayList<>(List.of("PairKernelsBenchmark", "-p", "d=" + p.pick("128,384,768",
+                "128,384,768,1536", "64")));
+        args.addAll(p.pick(List.of("-wi", "2", "-w", "1", "-i", "3", "-r", "1"), List.<String>of(),
+                List.of("-f", "0", "-wi", "0", "-i", "1", "-r", "100ms")));
+        Collection<RunResult> results = BenchSuite.jmh(args);
+        // dim -> method -> ns
+        Map<Integer, Map<String, Double>> byDim = new TreeMap<>();
+        for (RunResult r : results) {
+            String label = r.getPrimaryResult().getLabel();
+            byDim.computeIfAbsent(Integer.parseInt(r.getParams().getParam("d")), d -> new TreeMap<>())
+                    .put(label, r.getPrimaryResult().getScore());
+        }
+        StringBuilder sb = new StringBuilder("The benchmark alone: `./nepenthe jmh " + String.join(" ", args) + "`.\n\n"
+                + "| kernel | d | ours, Vector API (ns) | ours, scalar (ns) | Lucene VectorUtil (ns) | Lucene / ours |\n"
+                + "|---|---:|---:|---:|---:|---:|\n");
+        for (String kernel : KERNELS) {
+            for (Map.Entry<Integer, Map<String, Double>> e : byDim.entrySet()) {
+                Double panama = e.getValue().get(kernel + "Panama");
+                Double scalar = e.getValue().get(kernel + "Scalar");
+                Double lucene = e.getValue().get(kernel + "Lucene");
+                if (panama == null || scalar == null || lucene == null) {
+                    throw new IllegalStateException("PairKernelsBenchmark gave no " + kernel + " result for d=" + e.getKey()
+                            + ": " + e.getValue().keySet());
+                }
+                sb.append(String.format(Locale.ROOT, "| %s | %d | %.2f | %.2f | %.2f | %.2f |%n", kernel, e.getKey(), panama,
+                        scalar, lucene, lucene / panama));
+            }
+        }
+        sb.append("\nLucene / ours above 1 means ours is faster. JMH average time (mean of the measured iterations).\n");
+        return sb.toString();
+    }
+}
