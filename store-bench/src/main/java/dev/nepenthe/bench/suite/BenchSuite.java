@@ -131,6 +131,14 @@ public final class BenchSuite {
                         }
                         return a;
                     }, List.of()),
+            new HarnessStep("ingest", "Durable ingest: the write-ahead log, checkpoints, and what encryption costs",
+                    "Records written through the storage layer (fsync before each acknowledgement, checkpoints into"
+                            + " segments) in batches of 1, 100 and 1,000, sealed with AES-256-GCM and with a pass-through"
+                            + " sealer side by side.",
+                    "ingest", "dev.nepenthe.bench.storage.IngestBench",
+                    c -> List.of("--records", c.profile().pick("20000", "100000", "300"), "--repeats",
+                            c.profile().pick("3", "5", "1"), "--dim", c.profile().pick("384", "384", "16"), "--dir",
+                            c.scratch().toString()), List.of()),
             new HarnessStep("forget", "Forget: time to BLOCKED and to SEALED",
                     "Whole forgets through the store (mark, block, remove, prove, rotate, seal) of subjects of 10 and"
                             + " 100 records, HNSW and IVF-PQ, with a thread searching beside them.",

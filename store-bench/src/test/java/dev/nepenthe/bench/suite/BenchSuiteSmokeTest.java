@@ -61,6 +61,8 @@ class BenchSuiteSmokeTest {
         assertPng(dir.resolve("plots/hnsw-delete-recall.png"));
         assertTrue(section(after, "ivfpq").contains("recall"), section(after, "ivfpq"));
         assertTrue(section(after, "forget").contains("SEALED"), section(after, "forget"));
+        assertTrue(Pattern.compile("\\| 1000 \\| [0-9]+ \\| [0-9]+ \\| -?[0-9.]+% \\|").matcher(section(after, "ingest"))
+                .find(), section(after, "ingest"));
     }
 
     private static void assertPng(Path file) throws java.io.IOException {
