@@ -11,6 +11,7 @@ import java.util.Locale;
 import org.jfree.chart.ChartUtils;
 import org.jfree.chart.JFreeChart;
 import org.jfree.chart.axis.LogAxis;
+import org.jfree.chart.axis.NumberTickUnit;
 import org.jfree.chart.plot.Plot;
 import org.jfree.chart.plot.XYPlot;
 import org.jfree.chart.title.TextTitle;
@@ -22,6 +23,26 @@ public final class Plots {
         new Color(0x9467bd), new Color(0xff7f0e), new Color(0x8c564b), new Color(0x17becf), new Color(0x7f7f7f)};
 
     private Plots() {}
+
+    /**
+     * A base-10 log axis with a tick at each power of ten, labelled with plain numbers (1,000,000;
+     * 0.1) rather than powers of ten: for values that span decades.
+     */
+    public static LogAxis decadesAxis(String label) {
+        LogAxis axis = logAxis(label);
+        axis.setTickUnit(new NumberTickUnit(1));
+        return axis;
+    }
+
+    /**
+     * A base-10 log axis whose ticks are whole numbers at the axis's own steps: for values less
+     * than a decade or two apart (queries per second), where a tick per decade would leave one.
+     */
+    public static LogAxis countsAxis(String label) {
+        LogAxis axis = logAxis(label);
+        axis.setNumberFormatOverride(new DecimalFormat("#,##0", DecimalFormatSymbols.getInstance(Locale.ROOT)));
+        return axis;
+    }
 
     /** A base-10 log axis labelled with plain numbers (1,000,000; 0.1) rather than powers of ten. */
     public static LogAxis logAxis(String label) {

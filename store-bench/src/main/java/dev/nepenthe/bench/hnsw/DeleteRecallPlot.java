@@ -45,7 +45,7 @@ final class DeleteRecallPlot {
         }
         NumberAxis recall = new NumberAxis("recall@10 on the survivors");
         recall.setRange(Math.max(0, Math.floor(lowest * 50) / 50 - 0.01), 1.0);
-        XYPlot plot = Plots.plain(new XYPlot(data, Plots.logAxis("% of the collection removed"), recall, renderer));
+        XYPlot plot = Plots.plain(new XYPlot(data, Plots.decadesAxis("% of the collection removed"), recall, renderer));
         Plots.save(png, "Recall after deletes", subtitle, plot, 900, 560);
     }
 }

@@ -38,7 +38,7 @@ final class RecallQpsPlot {
         }
         NumberAxis recall = new NumberAxis("recall@10");
         recall.setRange(Math.max(0, Math.floor(lowest * 50) / 50 - 0.01), 1.0);
-        XYPlot plot = Plots.plain(new XYPlot(data, recall, Plots.logAxis("queries / s, one thread"), renderer));
+        XYPlot plot = Plots.plain(new XYPlot(data, recall, Plots.countsAxis("queries / s, one thread"), renderer));
         Plots.save(png, "Recall against queries per second", subtitle, plot, 900, 600);
     }
 }

@@ -4,13 +4,9 @@ import dev.nepenthe.bench.Plots;
 import java.awt.BasicStroke;
 import java.io.IOException;
 import java.nio.file.Path;
-import java.text.DecimalFormat;
-import java.text.DecimalFormatSymbols;
 import java.util.List;
-import java.util.Locale;
 import java.util.function.ToDoubleFunction;
 import org.jfree.chart.axis.LogAxis;
-import org.jfree.chart.axis.NumberTickUnit;
 import org.jfree.chart.plot.CombinedDomainXYPlot;
 import org.jfree.chart.plot.XYPlot;
 import org.jfree.chart.renderer.xy.XYLineAndShapeRenderer;
@@ -26,8 +22,7 @@ final class GrowthPlot {
     private GrowthPlot() {}
 
     static void write(Path png, String subtitle, List<OpenBench.Row> rows) throws IOException {
-        LogAxis records = Plots.logAxis("records");
-        records.setTickUnit(new NumberTickUnit(1));
+        LogAxis records = Plots.decadesAxis("records");
         CombinedDomainXYPlot plot = new CombinedDomainXYPlot(records);
         plot.setGap(12);
         plot.add(panel("seconds", true, rows, new String[] {"load", "clean open, new JVM (a restart)",
@@ -59,13 +54,7 @@ final class GrowthPlot {
             renderer.setSeriesStroke(i, new BasicStroke(2f));
             renderer.setSeriesPaint(i, Plots.PALETTE[i % Plots.PALETTE.length]);
         }
-        LogAxis range = Plots.logAxis(unit);
-        if (decades) {
-            range.setTickUnit(new NumberTickUnit(1)); // a tick per power of ten
-        } else {
-            // Less than a decade apart: whole numbers at the axis's own steps.
-            range.setNumberFormatOverride(new DecimalFormat("#,##0", DecimalFormatSymbols.getInstance(Locale.ROOT)));
-        }
+        LogAxis range = decades ? Plots.decadesAxis(unit) : Plots.countsAxis(unit);
         return Plots.plain(new XYPlot(data, null, range, renderer));
     }
 }

@@ -84,7 +84,7 @@ public final class BenchSuite {
                         String engines = p.peers() ? "nepenthe,nepenthe-int8-offheap,lucene,jvector,hnswlib"
                                 : "nepenthe,nepenthe-int8-offheap,lucene,jvector";
                         List<String> a = new ArrayList<>(p.pick(
-                                List.of("data=lowrank", "n=50000", "dim=384", "queries=500", "efs=10,16,24,32,64,128",
+                                List.of("data=lowrank", "n=50000", "dim=384", "queries=500", "efs=16,24,32,64,128",
                                         "engines=" + engines, "threads=1", "rounds=3"),
                                 List.of("data=lowrank", "n=100000", "dim=384", "queries=1000",
                                         "efs=16,24,32,48,64,96,128", "engines=" + engines, "threads=1", "rounds=3"),
@@ -101,8 +101,8 @@ public final class BenchSuite {
                     c -> {
                         Profile p = c.profile();
                         List<String> a = new ArrayList<>(p.pick(
-                                List.of("data=lowrank", "n=20000", "dim=128", "queries=300", "stages=0.001,0.01,0.1",
-                                        "efs=16,32,64", "threads=2", "rebuildSeeds=2"),
+                                List.of("data=lowrank", "n=30000", "dim=384", "queries=300", "stages=0.001,0.01,0.1",
+                                        "efs=10,16,32", "threads=2", "rebuildSeeds=2"),
                                 List.of("data=lowrank", "n=100000", "dim=384", "queries=500",
                                         "stages=0.001,0.01,0.1,0.5", "efs=32,64,128", "threads=2", "rebuildSeeds=3"),
                                 List.of("data=lowrank", "n=600", "dim=16", "queries=30", "stages=0.01,0.1", "efs=16,32",
@@ -196,7 +196,7 @@ public final class BenchSuite {
                 continue;
             }
             double seconds = (System.nanoTime() - t0) / 1e9;
-            String section = section(step, profile, body, loadBefore, Machine.loadAverage(), start, seconds);
+            String section = section(step, profile, body, loadBefore, Machine.loadAverage(), start, seconds, commit(doc, plots));
             ReportDoc.replace(doc, step.name(), section, names());
             System.out.printf(Locale.ROOT, "suite step %s: %.0f s, section written to %s%n", step.name(), seconds, doc);
         }
@@ -226,7 +226,7 @@ public final class BenchSuite {
     }
 
     static String section(Step step, Profile p, String body, double loadBefore, double loadAfter, Instant start,
-            double seconds) {
+            double seconds, String commit) {
         String rerun = "./nepenthe bench all profile=" + p.name() + " only=" + step.name()
                 + (p.peers() || p.smoke() ? "" : " peers=false");
         return String.format(Locale.ROOT, """
@@ -242,19 +242,31 @@ public final class BenchSuite {
                 %.2f at the end.
 
                 %s
-                """, step.title(), step.what(), rerun, start.truncatedTo(ChronoUnit.SECONDS), p.name(), seconds, commit(),
+                """, step.title(), step.what(), rerun, start.truncatedTo(ChronoUnit.SECONDS), p.name(), seconds, commit,
                 Machine.describe(), loadBefore, loadAfter, body.strip());
     }
 
-    /** The working tree's commit, or "unknown" outside a git checkout. */
-    private static String commit() {
+    /**
+     * The working tree's commit, "with uncommitted changes" when files other than the suite's own
+     * output (the document, the plots) differ from it, or "unknown" outside a git checkout.
+     */
+    private static String commit(Path doc, Path plots) {
         try {
             String head = git("rev-parse", "--short", "HEAD");
             if (head == null || !head.matches("[0-9a-f]{4,40}")) {
                 return "unknown";
             }
+            String top = git("rev-parse", "--show-toplevel");
             String changes = git("status", "--porcelain", "--untracked-files=no");
-            return changes == null || changes.isEmpty() ? head : head + " with uncommitted changes";
+            if (top == null || changes == null) {
+                return head + " (its changes unknown)";
+            }
+            Path root = Path.of(top);
+            Path ownDoc = doc.toAbsolutePath().normalize();
+            Path ownPlots = plots.toAbsolutePath().normalize();
+            boolean others = changes.lines().filter(l -> l.length() > 3).map(l -> root.resolve(l.substring(3)).normalize())
+                    .anyMatch(f -> !f.equals(ownDoc) && !f.startsWith(ownPlots));
+            return others ? head + " with uncommitted changes" : head;
         } catch (IOException e) {
             return "unknown";
         } catch (InterruptedException e) {
@@ -278,7 +290,7 @@ public final class BenchSuite {
         List<String> cmd = new ArrayList<>(List.of("git"));
         cmd.addAll(List.of(args));
         Process git = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-        String out = new String(git.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
+        String out = new String(git.getInputStream().readAllBytes(), StandardCharsets.UTF_8).stripTrailing();
         return git.waitFor() == 0 ? out : null;
     }
 

@@ -138,7 +138,7 @@ final class RebuildCostStep implements BenchSuite.Step {
             renderer.setSeriesStroke(i, i % 2 == 0 ? new BasicStroke(2f)
                     : new BasicStroke(2f, BasicStroke.CAP_BUTT, BasicStroke.JOIN_MITER, 10f, new float[] {6f, 4f}, 0f));
         }
-        XYPlot plot = Plots.plain(new XYPlot(data, Plots.logAxis("records removed"), Plots.logAxis("ms (median)"), renderer));
+        XYPlot plot = Plots.plain(new XYPlot(data, Plots.decadesAxis("records removed"), Plots.decadesAxis("ms (median)"), renderer));
         Plots.save(png, "Forget by repair against a rebuild", String.format(Locale.ROOT,
                 "n = %,d, d = %d, seeded clustered data (L2), one thread", n, dim), plot, 900, 560);
     }
