@@ -139,6 +139,16 @@ public final class BenchSuite {
                     c -> List.of("--records", c.profile().pick("20000", "100000", "300"), "--repeats",
                             c.profile().pick("3", "5", "1"), "--dim", c.profile().pick("384", "384", "16"), "--dir",
                             c.scratch().toString()), List.of()),
+            new HarnessStep("server-load", "The gRPC server under load: QPS and latency with 1 and 8 clients, with forgets",
+                    "Searches over gRPC on loopback from concurrent clients (each its own channel), the same while a"
+                            + " subject is forgotten every second through the Forget service, and the embedded call beside"
+                            + " it; clients and server share the machine's cores.",
+                    "server-load", "dev.nepenthe.server.bench.ServerLoadBench",
+                    c -> c.profile().pick(
+                            List.of("n=20000", "dim=128", "clients=1,8", "seconds=5"),
+                            List.of("n=100000", "dim=384", "clients=1,8,32", "seconds=15"),
+                            List.of("n=300", "dim=16", "clients=1", "seconds=1")),
+                    List.of(), "nepenthe.suite.serverClasspath"),
             new HarnessStep("forget", "Forget: time to BLOCKED and to SEALED",
                     "Whole forgets through the store (mark, block, remove, prove, rotate, seal) of subjects of 10 and"
                             + " 100 records, HNSW and IVF-PQ, with a thread searching beside them.",
@@ -300,7 +310,14 @@ public final class BenchSuite {
      * progress, passed through.
      */
     record HarnessStep(String name, String title, String what, String bench, String mainClass,
-            java.util.function.Function<Context, List<String>> args, List<String> plots) implements Step {
+            java.util.function.Function<Context, List<String>> args, List<String> plots, String classPathProperty)
+            implements Step {
+
+        HarnessStep(String name, String title, String what, String bench, String mainClass,
+                java.util.function.Function<Context, List<String>> args, List<String> plots) {
+            this(name, title, what, bench, mainClass, args, plots, null);
+        }
+
         @Override
         public String run(Context c) throws Exception {
             List<String> cmd = new ArrayList<>();
@@ -311,7 +328,16 @@ public final class BenchSuite {
                 }
             }
             cmd.add("-cp");
-            cmd.add(System.getProperty("java.class.path"));
+            if (classPathProperty == null) {
+                cmd.add(System.getProperty("java.class.path"));
+            } else {
+                String cp = System.getProperty(classPathProperty, "");
+                if (cp.isEmpty()) {
+                    throw new IllegalStateException(name + ": expected the class path of " + mainClass + " in -D"
+                            + classPathProperty + " (./nepenthe bench all builds it and sets it), found none");
+                }
+                cmd.add(cp);
+            }
             cmd.add(mainClass);
             List<String> harnessArgs = args.apply(c);
             cmd.addAll(harnessArgs);

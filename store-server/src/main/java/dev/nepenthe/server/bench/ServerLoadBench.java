@@ -122,6 +122,7 @@ public final class ServerLoadBench {
             }
         } finally {
             server.close();
+            store.close();
             try (Stream<Path> files = Files.walk(dir)) {
                 files.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
             }
