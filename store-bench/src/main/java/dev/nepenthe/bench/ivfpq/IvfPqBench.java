@@ -75,6 +75,7 @@ public final class IvfPqBench {
                   --osq BITS         also OSQ codes (no trained sub-codebook) at these widths, same lists and
                                      nprobes, side by side with PQ (default 1,4; none to skip)
                   --no-faiss         skip the FAISS side
+                  --plot FILE        also draw recall against QPS, Nepenthe beside FAISS, as a PNG
                 """;
     }
 
@@ -111,7 +112,7 @@ public final class IvfPqBench {
                 throw new IllegalArgumentException("expected --name value, got '" + a + "'\n" + usage());
             }
             String name = a.substring(2);
-            if (!o.containsKey(name) && !Set.of("train", "base", "query").contains(name)) {
+            if (!o.containsKey(name) && !Set.of("train", "base", "query", "plot").contains(name)) {
                 throw new IllegalArgumentException("unknown option --" + name + "\n" + usage());
             }
             o.put(name, args[++i]);
@@ -278,6 +279,10 @@ public final class IvfPqBench {
                 Kernels.get().name(), buildTimes, ours, nprobes, listBytes, before.maxCentroidDeviation(),
                 oursForget, labels, seedRecall, faiss);
         PrintTables.printOsq(osqRows, ours, faiss, k);
+        if (opts.containsKey("plot")) {
+            IvfPqPlot.write(Path.of(opts.get("plot")), String.format(Locale.ROOT, "n = %,d, d = %d, %s, nlist = %d,"
+                    + " m = %d, %d queries", n, dim, dataDesc, nlist, m, queries.length), nprobes, rerank, ours, faiss);
+        }
         deleteRecursively(dir);
     }
 

@@ -129,8 +129,9 @@ public final class BenchSuite {
                         if (!p.peers() || p.smoke()) {
                             a.add("--no-faiss");
                         }
+                        a.addAll(List.of("--plot", c.plots().resolve("ivfpq-recall-qps.png").toString()));
                         return a;
-                    }, List.of()),
+                    }, List.of("ivfpq-recall-qps.png")),
             new HarnessStep("ingest", "Durable ingest: the write-ahead log, checkpoints, and what encryption costs",
                     "Records written through the storage layer (fsync before each acknowledgement, checkpoints into"
                             + " segments) in batches of 1, 100 and 1,000, sealed with AES-256-GCM and with a pass-through"

@@ -64,6 +64,7 @@ class BenchSuiteSmokeTest {
         assertTrue(residue.find(), delete);
         assertPng(dir.resolve("plots/hnsw-delete-recall.png"));
         assertTrue(section(after, "ivfpq").contains("recall"), section(after, "ivfpq"));
+        assertPng(dir.resolve("plots/ivfpq-recall-qps.png"));
         assertTrue(section(after, "forget").contains("SEALED"), section(after, "forget"));
         assertTrue(Pattern.compile("\\| 1000 \\| [0-9]+ \\| [0-9]+ \\| -?[0-9.]+% \\|").matcher(section(after, "ingest"))
                 .find(), section(after, "ingest"));
