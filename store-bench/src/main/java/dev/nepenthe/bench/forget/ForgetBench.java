@@ -52,7 +52,8 @@ import java.util.stream.Stream;
 public final class ForgetBench {
 
     private static final String USAGE = "./nepenthe bench forget n=100000 dim=384 sizes=10,100,1000 reps=3"
-            + " index=hnsw,ivfpq searchThreads=1 writesPerSec=0 warmup=0 slowMs=2 slowDetail=0 dir=/tmp";
+            + " index=hnsw,ivfpq searchThreads=1 writesPerSec=0 warmup=0 slowMs=2 slowDetail=0 dir=/tmp"
+            + " plot=FILE.png (search latency quiet and during forgets)";
 
     record Row(String index, int size, List<Double> markMs, List<Double> sealedMs, List<Double> holdCheckMs,
             List<Double> cleanupMs, List<Double> verifyMs, List<String> states) {}
@@ -118,6 +119,11 @@ public final class ForgetBench {
         }
         System.out.printf(Locale.ROOT, "load average at the end: %.2f%n",
                 java.lang.management.ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
+        String plot = a.s("plot", "");
+        if (!plot.isEmpty()) {
+            ForgetLatencyPlot.write(Path.of(plot), String.format(Locale.ROOT, "n = %,d, d = %d, subjects of %s records,"
+                    + " %d search thread(s)", n, dim, Arrays.toString(sizes), searchThreads), latencies);
+        }
     }
 
     private static void run(String kind, Path dir, int n, int dim, int[] sizes, int reps, int searchThreads,

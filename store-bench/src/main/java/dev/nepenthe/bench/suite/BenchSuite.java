@@ -160,8 +160,9 @@ public final class BenchSuite {
                                 List.of("n=100000", "dim=384", "sizes=10,100,1000", "reps=3", "index=hnsw,ivfpq"),
                                 List.of("n=400", "dim=16", "sizes=10", "reps=1", "index=hnsw")));
                         a.add("dir=" + c.scratch());
+                        a.add("plot=" + c.plots().resolve("forget-search-latency.png"));
                         return a;
-                    }, List.of()));
+                    }, List.of("forget-search-latency.png")));
 
     private BenchSuite() {}
 

@@ -66,6 +66,7 @@ class BenchSuiteSmokeTest {
         assertTrue(section(after, "ivfpq").contains("recall"), section(after, "ivfpq"));
         assertPng(dir.resolve("plots/ivfpq-recall-qps.png"));
         assertTrue(section(after, "forget").contains("SEALED"), section(after, "forget"));
+        assertPng(dir.resolve("plots/forget-search-latency.png"));
         assertTrue(Pattern.compile("\\| 1000 \\| [0-9]+ \\| [0-9]+ \\| -?[0-9.]+% \\|").matcher(section(after, "ingest"))
                 .find(), section(after, "ingest"));
     }
