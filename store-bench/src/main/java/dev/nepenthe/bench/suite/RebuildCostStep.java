@@ -3,7 +3,6 @@ package dev.nepenthe.bench.suite;
 import dev.nepenthe.bench.Plots;
 import dev.nepenthe.bench.forget.RebuildCostBenchmark;
 import java.awt.BasicStroke;
-import java.awt.Color;
 import java.nio.file.Path;
 import java.text.DecimalFormat;
 import java.text.DecimalFormatSymbols;
@@ -38,15 +37,17 @@ final class RebuildCostStep implements BenchSuite.Step {
 
     @Override
     public String title() {
-        return "Forgetting against rebuilding: in-place repair of HNSW and IVF-PQ (JMH)";
+        return "Forgetting against rebuilding: in-place repair of HNSW, IVF-PQ and the text index (JMH)";
     }
 
     @Override
     public String what() {
-        return "JMH (`RebuildCostBenchmark`): one record, 0.1%, 1% and 10% of a collection removed in place"
-                + " (HNSW's repair, IVF-PQ's list and codebook updates) against a new index built from the"
-                + " survivors on one thread; each result is checked (removed ordinals gone, the removal proof"
-                + " clean, recall@10 on the survivors within 0.05 of a fresh build's) before it counts.";
+        return "JMH (`RebuildCostBenchmark`, `TextRebuildCostBenchmark`): one record, 0.1%, 1% and 10% of a"
+                + " collection removed in place (HNSW's repair, IVF-PQ's list and codebook updates, the text index's"
+                + " rewrite of the segments that held them) against a new index built from the survivors on one"
+                + " thread. Each result is checked before it counts: the removed are gone and the index's own"
+                + " removal or residue proof is clean; vector indexes keep recall@10 on the survivors within 0.05"
+                + " of a fresh build's, and the text index finds a survivor by its own word.";
     }
 
     @Override
@@ -74,7 +75,8 @@ final class RebuildCostStep implements BenchSuite.Step {
             var params = r.getParams();
             int n = Integer.parseInt(params.getParam("n"));
             var stats = r.getPrimaryResult().getStatistics();
-            out.add(new Point(params.getParam("index"), n, Integer.parseInt(params.getParam("dim")),
+            String dim = params.getParam("dim"); // none for the text index
+            out.add(new Point(params.getParam("index"), n, dim == null ? 0 : Integer.parseInt(dim),
                     RebuildCostBenchmark.count(params.getParam("removed"), n), params.getParam("how"),
                     stats.getPercentile(50), stats.getMin(), stats.getMax(), stats.getN()));
         }
@@ -92,8 +94,8 @@ final class RebuildCostStep implements BenchSuite.Step {
                 + " rebuild, ms (median; min - max) | repair / rebuild |\n|---|---:|---:|---:|---:|---:|---:|\n");
         for (Point[] pair : rows.values()) {
             Point any = pair[0] != null ? pair[0] : pair[1];
-            sb.append(String.format(Locale.ROOT, "| %s | %,d | %d | %,d (%s) | %s | %s | %s |%n", any.index(), any.n(),
-                    any.dim(), any.removed(), share(any.removed(), any.n()), cell(pair[0]), cell(pair[1]),
+            sb.append(String.format(Locale.ROOT, "| %s | %,d | %s | %,d (%s) | %s | %s | %s |%n", any.index(), any.n(),
+                    any.dim() == 0 ? "-" : Integer.toString(any.dim()), any.removed(), share(any.removed(), any.n()), cell(pair[0]), cell(pair[1]),
                     pair[0] != null && pair[1] != null ? String.format(Locale.ROOT, "%.4f", pair[0].medianMs() / pair[1].medianMs())
                             : "-"));
         }
@@ -117,29 +119,36 @@ final class RebuildCostStep implements BenchSuite.Step {
         int n = points.stream().mapToInt(Point::n).max().orElse(0);
         int dim = points.stream().filter(pt -> pt.n() == n).mapToInt(Point::dim).max().orElse(0);
         Map<String, XYSeries> series = new LinkedHashMap<>();
-        for (String index : List.of("hnsw", "ivfpq")) {
+        Map<String, String> names = Map.of("hnsw", "HNSW ", "ivfpq", "IVF-PQ ", "text", "text index ");
+        for (String index : List.of("hnsw", "ivfpq", "text")) {
             for (String how : List.of("repair", "rebuild")) {
-                series.put(index + "/" + how, new XYSeries((index.equals("hnsw") ? "HNSW " : "IVF-PQ ")
+                series.put(index + "/" + how, new XYSeries(names.get(index)
                         + (how.equals("repair") ? "forget by repair" : "rebuild without them")));
             }
         }
         for (Point pt : points) {
             XYSeries s = series.get(pt.index() + "/" + pt.how());
-            if (s != null && pt.n() == n && pt.dim() == dim && pt.medianMs() > 0) {
+            if (s != null && pt.n() == n && (pt.dim() == dim || pt.dim() == 0) && pt.medianMs() > 0) {
                 s.add(pt.removed(), pt.medianMs());
             }
         }
         XYSeriesCollection data = new XYSeriesCollection();
-        series.values().forEach(data::addSeries);
         XYLineAndShapeRenderer renderer = new XYLineAndShapeRenderer(true, true);
-        Color[] colours = {new Color(0x1f77b4), new Color(0x1f77b4), new Color(0xd62728), new Color(0xd62728)};
-        for (int i = 0; i < colours.length; i++) {
-            renderer.setSeriesPaint(i, colours[i]);
-            renderer.setSeriesStroke(i, i % 2 == 0 ? new BasicStroke(2f)
+        int i = 0;
+        for (Map.Entry<String, XYSeries> e : series.entrySet()) {
+            if (e.getValue().isEmpty()) {
+                continue;
+            }
+            data.addSeries(e.getValue());
+            // One colour per index; the repair's line solid, the rebuild's dashed.
+            int colour = List.of("hnsw", "ivfpq", "text").indexOf(e.getKey().substring(0, e.getKey().indexOf('/')));
+            renderer.setSeriesPaint(i, Plots.PALETTE[colour]);
+            renderer.setSeriesStroke(i, e.getKey().endsWith("/repair") ? new BasicStroke(2f)
                     : new BasicStroke(2f, BasicStroke.CAP_BUTT, BasicStroke.JOIN_MITER, 10f, new float[] {6f, 4f}, 0f));
+            i++;
         }
         XYPlot plot = Plots.plain(new XYPlot(data, Plots.decadesAxis("records removed"), Plots.decadesAxis("ms (median)"), renderer));
         Plots.save(png, "Forget by repair against a rebuild", String.format(Locale.ROOT,
-                "n = %,d, d = %d, seeded clustered data (L2), one thread", n, dim), plot, 900, 560);
+                "n = %,d; vectors: d = %d, seeded clustered (L2); texts: seeded, 31 words; one thread", n, dim), plot, 900, 560);
     }
 }

@@ -44,9 +44,10 @@ class BenchSuiteSmokeTest {
         }
         String rebuild = section(after, "rebuild-cost");
         // Every index and count removed has a row with both strategies timed.
-        for (String index : List.of("hnsw", "ivfpq")) {
+        for (String index : List.of("hnsw", "ivfpq", "text")) {
             for (String removed : List.of("1 (one record)", "60 (10%)")) {
-                Matcher m = Pattern.compile("\\| " + index + " \\| 600 \\| 16 \\| " + Pattern.quote(removed)
+                String dim = index.equals("text") ? "-" : "16";
+                Matcher m = Pattern.compile("\\| " + index + " \\| 600 \\| " + dim + " \\| " + Pattern.quote(removed)
                         + " \\| [0-9.]+; [^|]+ \\| [0-9.]+; [^|]+ \\| [0-9.]+ \\|").matcher(rebuild);
                 assertTrue(m.find(), index + " " + removed + ": " + rebuild);
             }

@@ -1,0 +1,221 @@
+package dev.nepenthe.bench.forget;
+
+import dev.nepenthe.core.internal.crypto.KeyedHash;
+import dev.nepenthe.core.internal.crypto.Keystore;
+import dev.nepenthe.core.internal.crypto.MasterKey;
+import dev.nepenthe.core.internal.text.TextIndex;
+import dev.nepenthe.testing.TestFiles;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.concurrent.TimeUnit;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.annotations.Warmup;
+
+/**
+ * {@link RebuildCostBenchmark}'s question for the encrypted text index: forgetting one text,
+ * 0.1%, 1% or 10% of them in place ({@code repair}: delete their documents, rewrite the segments
+ * that held them and destroy the old files' keys, commit: what a forget's text cleanup does)
+ * against a new index of the survivors ({@code rebuild}: every survivor added, committed).
+ *
+ * <p>The texts are seeded: each has 30 words drawn from a 20,000-word vocabulary with Zipf-like
+ * frequencies, and one word of its own, so a forgotten text's own word is a term no survivor
+ * holds. Each invocation starts from an index of all the texts, built (untimed) in a folder and
+ * under keys of its own, since a repair destroys the keys of the files it rewrites. Each result
+ * is checked after it is timed: it holds exactly the survivors, the index's own residue proof
+ * ({@link TextIndex#residue}) finds none of the forgotten texts' words, and a search for a
+ * survivor's own word finds it. A result that fails throws.
+ */
+@BenchmarkMode(Mode.SingleShotTime)
+@OutputTimeUnit(TimeUnit.MILLISECONDS)
+@State(Scope.Benchmark)
+@Warmup(iterations = 2)
+@Measurement(iterations = 5)
+@Fork(1)
+public class TextRebuildCostBenchmark {
+
+    /** The texts' seed; the removed ones are drawn with {@code SEED + 1}. */
+    static final long SEED = 7;
+    private static final int VOCABULARY = 20_000;
+    private static final int WORDS = 30;
+
+    /** The suite reads it as the index kind beside {@link RebuildCostBenchmark}'s. */
+    @Param({"text"})
+    String index;
+
+    @Param({"20000"})
+    int n;
+
+    /** How many to remove: a count of texts, or a percentage of {@code n} (see {@link RebuildCostBenchmark#count}). */
+    @Param({"1", "0.1%", "1%", "10%"})
+    String removed;
+
+    @Param({"repair", "rebuild"})
+    String how;
+
+    private Path dir;
+    private Keystore keystore;
+    private KeyedHash hashes;
+    private String[] texts;
+    private int[] gone;
+    private int[] survivors;
+    private int invocation;
+    private TextIndex input;
+    private TextIndex result;
+
+    @Setup(Level.Trial)
+    public void setUp() throws IOException {
+        if (!index.equals("text")) {
+            throw new IllegalArgumentException("index: expected text, got '" + index + "'");
+        }
+        dir = Files.createTempDirectory("nepenthe-text-rebuild");
+        MasterKey mk = MasterKey.of(new byte[32]);
+        keystore = Keystore.open(dir.resolve("keys"), mk);
+        hashes = new KeyedHash(mk);
+        texts = texts(n, new SplittableRandom(SEED));
+        int count = RebuildCostBenchmark.count(removed, n);
+        int[] order = new int[n];
+        Arrays.setAll(order, i -> i);
+        SplittableRandom rnd = new SplittableRandom(SEED + 1);
+        for (int i = n - 1; i > 0; i--) {
+            int j = rnd.nextInt(i + 1);
+            int t = order[i];
+            order[i] = order[j];
+            order[j] = t;
+        }
+        gone = Arrays.copyOf(order, count);
+        Arrays.sort(gone);
+        survivors = Arrays.copyOfRange(order, count, n);
+        Arrays.sort(survivors);
+        System.out.printf(Locale.ROOT, "%ntext-rebuild-cost data: seed %d, %d texts of %d words (vocabulary %d)"
+                + " and a word of their own; %d removed (seed %d)%n", SEED, n, WORDS, VOCABULARY, count, SEED + 1);
+    }
+
+    @TearDown(Level.Trial)
+    public void tearDown() throws IOException {
+        keystore.close();
+        TestFiles.deleteTree(dir);
+    }
+
+    @Setup(Level.Invocation)
+    public void buildWhole() throws IOException {
+        if (how.equals("repair")) {
+            int[] all = new int[n];
+            Arrays.setAll(all, i -> i);
+            input = build(all);
+        }
+    }
+
+    @Benchmark
+    public TextIndex forget() throws IOException {
+        if (how.equals("rebuild")) {
+            result = build(survivors);
+        } else {
+            input.delete(gone);
+            input.mergeDeletesAway();
+            result = input;
+        }
+        return result;
+    }
+
+    @TearDown(Level.Invocation)
+    public void check() throws IOException {
+        try {
+            result.publish();
+            if (result.size() != survivors.length) {
+                throw new IllegalStateException(how + " of text: expected " + survivors.length + " documents, found "
+                        + result.size());
+            }
+            Map<Integer, Long> forgotten = new HashMap<>();
+            List<String> words = new ArrayList<>();
+            for (int ord : gone) {
+                forgotten.put(ord, 1L);
+                words.add(ownWord(ord));
+            }
+            TextIndex.Residue residue = result.residue(forgotten, words);
+            if (!residue.problems().isEmpty()) {
+                throw new IllegalStateException(how + " of text: the residue proof found " + residue.problems());
+            }
+            int probe = survivors[survivors.length / 2];
+            int[] hits = result.search(ownWord(probe), null, 3).ordinals();
+            if (hits.length != 1 || hits[0] != probe) {
+                throw new IllegalStateException(how + " of text: a search for survivor " + probe + "'s own word found "
+                        + Arrays.toString(hits));
+            }
+        } finally {
+            result.destroy();
+            result = null;
+            input = null;
+        }
+    }
+
+    /** For the check's control (tests): the invocation's result is its index with nothing removed. */
+    void skipTheWorkForTheControl() {
+        result = input;
+    }
+
+    private TextIndex build(int[] ordinals) throws IOException {
+        invocation++;
+        TextIndex t = TextIndex.open(dir.resolve("text-" + invocation), "standard", keystore, hashes, "bench-" + invocation);
+        for (int ord : ordinals) {
+            t.add(ord, 1L, texts[ord]);
+        }
+        t.commit();
+        t.publish();
+        return t;
+    }
+
+    /** A word no other text holds: letters only, so the analyzer keeps it whole. */
+    private static String ownWord(int ord) {
+        StringBuilder sb = new StringBuilder("own");
+        for (int x = ord; ; x /= 26) {
+            sb.append((char) ('a' + x % 26));
+            if (x < 26) {
+                return sb.toString();
+            }
+        }
+    }
+
+    private static String[] texts(int n, SplittableRandom rnd) {
+        String[] vocabulary = new String[VOCABULARY];
+        for (int i = 0; i < VOCABULARY; i++) {
+            StringBuilder w = new StringBuilder("w");
+            for (int x = i; ; x /= 26) {
+                w.append((char) ('a' + x % 26));
+                if (x < 26) {
+                    break;
+                }
+            }
+            vocabulary[i] = w.toString();
+        }
+        String[] out = new String[n];
+        for (int t = 0; t < n; t++) {
+            StringBuilder sb = new StringBuilder(ownWord(t));
+            for (int w = 0; w < WORDS; w++) {
+                // Zipf-like: the cube of a uniform draw favours the first words of the vocabulary.
+                double u = rnd.nextDouble();
+                sb.append(' ').append(vocabulary[(int) (u * u * u * VOCABULARY)]);
+            }
+            out[t] = sb.toString();
+        }
+        return out;
+    }
+}
