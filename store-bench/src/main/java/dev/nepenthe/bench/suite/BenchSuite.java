@@ -71,6 +71,11 @@ public final class BenchSuite {
 
         /** The step's tables (Markdown) under its heading, after the machine line the suite writes. */
         String run(Context c) throws Exception;
+
+        /** Whether a run of the whole suite at this profile includes the step ({@code only=} may name any). */
+        default boolean runsIn(Profile p) {
+            return true;
+        }
     }
 
     static final List<Step> STEPS = List.of(new KernelsStep(), new RebuildCostStep(),
@@ -93,6 +98,19 @@ public final class BenchSuite {
                         a.add("plot=" + c.plots().resolve("hnsw-recall-qps.png"));
                         return a;
                     }, List.of("hnsw-recall-qps.png")),
+            new GcideStep(new HarnessStep("hnsw-gcide",
+                    "HNSW on real embeddings: gcide definitions through all-MiniLM-L6-v2, beside Lucene, jvector and hnswlib",
+                    "The same comparison on real sentence embeddings (cosine, 384 dimensions): dict-gcide's definitions"
+                            + " embedded once by the bundled model and cached outside the repository, with their exact"
+                            + " answers cached beside them. Full profile only (the first run embeds about 150,000"
+                            + " definitions).",
+                    "hnsw-compare", "dev.nepenthe.bench.hnsw.HnswCompareBench",
+                    c -> List.of("data=gcide", "n=" + c.profile().pick("50000", "140000", "500"), "queries=1000",
+                            "efs=16,24,32,48,64,96,128", "engines=" + (c.profile().peers()
+                                    ? "nepenthe,nepenthe-int8-offheap,lucene,jvector,hnswlib"
+                                    : "nepenthe,nepenthe-int8-offheap,lucene,jvector"),
+                            "threads=1", "rounds=3", "plot=" + c.plots().resolve("hnsw-gcide-recall-qps.png")),
+                    List.of("hnsw-gcide-recall-qps.png"))),
             new HarnessStep("hnsw-delete", "HNSW after deletes: repair against rebuilds, Lucene and hnswlib, and what each leaves",
                     "Removes a growing share of an HNSW index one record at a time: our repair's cost and recall against"
                             + " fresh builds of the survivors, Lucene's deletes (filtered until a merge) and hnswlib's"
@@ -190,7 +208,7 @@ public final class BenchSuite {
         Path plots = Path.of(a.s("plots", doc.resolveSibling("plots").toString()));
         Files.createDirectories(plots);
         Path scratch = Files.createTempDirectory(Path.of(a.s("dir", System.getProperty("java.io.tmpdir"))), "nepenthe-suite");
-        List<Step> chosen = choose(a.s("only", ""));
+        List<Step> chosen = choose(a.s("only", ""), profile);
         Context c = new Context(profile, plots, doc, scratch);
         List<String> failed = new ArrayList<>();
         for (Step step : chosen) {
@@ -220,9 +238,9 @@ public final class BenchSuite {
         return STEPS.stream().map(Step::name).toList();
     }
 
-    static List<Step> choose(String only) {
+    static List<Step> choose(String only, Profile profile) {
         if (only.isBlank()) {
-            return STEPS;
+            return STEPS.stream().filter(s -> s.runsIn(profile)).toList();
         }
         Map<String, Step> byName = new LinkedHashMap<>();
         STEPS.forEach(s -> byName.put(s.name(), s));
@@ -304,6 +322,43 @@ public final class BenchSuite {
         Process git = new ProcessBuilder(cmd).redirectErrorStream(true).start();
         String out = new String(git.getInputStream().readAllBytes(), StandardCharsets.UTF_8).stripTrailing();
         return git.waitFor() == 0 ? out : null;
+    }
+
+    /**
+     * The real-embedding comparison: builds the gcide cache first when it is missing (in a JVM of
+     * its own, as {@code ./nepenthe bench dataset-gcide} does), then runs its harness.
+     */
+    record GcideStep(HarnessStep harness) implements Step {
+        @Override
+        public String name() {
+            return harness.name();
+        }
+
+        @Override
+        public String title() {
+            return harness.title();
+        }
+
+        @Override
+        public String what() {
+            return harness.what();
+        }
+
+        @Override
+        public boolean runsIn(Profile p) {
+            return p.name().equals("full");
+        }
+
+        @Override
+        public String run(Context c) throws Exception {
+            Path cache = dev.nepenthe.bench.data.GcideDataset.defaultFile();
+            if (!Files.isRegularFile(cache)) {
+                System.out.println("suite: no gcide vectors at " + cache + "; embedding the definitions once");
+                new HarnessStep("dataset-gcide", "", "", "dataset-gcide", "dev.nepenthe.bench.data.GcideDataset",
+                        x -> List.of(), List.of()).run(c);
+            }
+            return harness.run(c);
+        }
     }
 
     /**

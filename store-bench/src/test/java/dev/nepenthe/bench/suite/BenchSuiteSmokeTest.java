@@ -26,7 +26,8 @@ class BenchSuiteSmokeTest {
         Path doc = dir.resolve("BENCHMARKS.md");
         String before = "# Benchmarks\n\n" + ReportDoc.BEGIN + "\n" + ReportDoc.END + "\n\n## Older runs\n\nkept\n";
         Files.writeString(doc, before);
-        List<String> steps = BenchSuite.names().stream().filter(s -> !s.equals("server-load")).toList();
+        List<String> steps = BenchSuite.choose("", new BenchSuite.Profile("smoke", false)).stream()
+                .map(BenchSuite.Step::name).filter(s -> !s.equals("server-load")).toList();
         List<String> failed = BenchSuite.run(new String[] {"profile=smoke", "doc=" + doc, "dir=" + dir,
             "only=" + String.join(",", steps)});
         assertEquals(List.of(), failed);
@@ -70,6 +71,18 @@ class BenchSuiteSmokeTest {
         assertPng(dir.resolve("plots/forget-search-latency.png"));
         assertTrue(Pattern.compile("\\| 1000 \\| [0-9]+ \\| [0-9]+ \\| -?[0-9.]+% \\|").matcher(section(after, "ingest"))
                 .find(), section(after, "ingest"));
+    }
+
+    @Test
+    void theRealEmbeddingsRunOnlyInTheFullProfileUnlessNamed() {
+        for (String profile : List.of("smoke", "quick")) {
+            assertTrue(BenchSuite.choose("", new BenchSuite.Profile(profile, true)).stream()
+                    .noneMatch(s -> s.name().equals("hnsw-gcide")), profile);
+        }
+        assertTrue(BenchSuite.choose("", new BenchSuite.Profile("full", true)).stream()
+                .anyMatch(s -> s.name().equals("hnsw-gcide")));
+        assertEquals(List.of("hnsw-gcide"), BenchSuite.choose("hnsw-gcide", new BenchSuite.Profile("quick", true)).stream()
+                .map(BenchSuite.Step::name).toList());
     }
 
     @Test
