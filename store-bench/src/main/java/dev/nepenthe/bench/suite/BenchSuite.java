@@ -139,7 +139,7 @@ public final class BenchSuite {
                         Profile p = c.profile();
                         List<String> a = new ArrayList<>(p.pick(
                                 List.of("--n", "100000", "--dim", "128", "--queries", "500", "--nlist", "256",
-                                        "--seeds", "1", "--osq", "none"),
+                                        "--nprobes", "1,2,4,16", "--spread", "1.0", "--seeds", "1", "--osq", "none"),
                                 List.of("--n", "200000", "--dim", "128", "--queries", "1000", "--nlist", "256"),
                                 List.of("--n", "3000", "--dim", "16", "--queries", "30", "--nlist", "16", "--m", "4",
                                         "--train", "3000", "--iterations", "4", "--passes", "1", "--seeds", "0",
