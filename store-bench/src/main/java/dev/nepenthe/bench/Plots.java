@@ -1,5 +1,6 @@
 package dev.nepenthe.bench;
 
+import java.awt.BasicStroke;
 import java.awt.Color;
 import java.awt.Font;
 import java.io.IOException;
@@ -11,9 +12,11 @@ import java.util.Locale;
 import org.jfree.chart.ChartUtils;
 import org.jfree.chart.JFreeChart;
 import org.jfree.chart.axis.LogAxis;
+import org.jfree.chart.axis.NumberAxis;
 import org.jfree.chart.axis.NumberTickUnit;
 import org.jfree.chart.plot.Plot;
 import org.jfree.chart.plot.XYPlot;
+import org.jfree.chart.renderer.xy.XYLineAndShapeRenderer;
 import org.jfree.chart.title.TextTitle;
 
 /** What the benchmarks' PNG plots share: log axes with plain numbers, dark colours on white, the file. */
@@ -51,6 +54,23 @@ public final class Plots {
         axis.setSmallestValue(1e-3);
         axis.setNumberFormatOverride(new DecimalFormat("#,##0.###", DecimalFormatSymbols.getInstance(Locale.ROOT)));
         axis.setMinorTickMarksVisible(true);
+        return axis;
+    }
+
+    /** Lines with markers for {@code series} series, each 2 px wide in the palette's colour at its index. */
+    public static XYLineAndShapeRenderer lines(int series) {
+        XYLineAndShapeRenderer renderer = new XYLineAndShapeRenderer(true, true);
+        for (int i = 0; i < series; i++) {
+            renderer.setSeriesStroke(i, new BasicStroke(2f));
+            renderer.setSeriesPaint(i, PALETTE[i % PALETTE.length]);
+        }
+        return renderer;
+    }
+
+    /** A linear recall axis from a little below {@code lowest} (rounded down to a step of {@code 1 / steps}) to 1. */
+    public static NumberAxis recallAxis(String label, double lowest, int steps) {
+        NumberAxis axis = new NumberAxis(label);
+        axis.setRange(Math.max(0, Math.floor(lowest * steps) / steps - 0.01), 1.0);
         return axis;
     }
 

@@ -126,11 +126,9 @@ public class RebuildCostBenchmark {
             }
         };
         int count = count(removed, n);
-        int[] order = shuffled(n, new SplittableRandom(SEED + 1));
-        gone = Arrays.copyOf(order, count);
-        Arrays.sort(gone);
-        survivors = Arrays.copyOfRange(order, count, n);
-        Arrays.sort(survivors);
+        int[][] split = split(n, count, SEED + 1);
+        gone = split[0];
+        survivors = split[1];
         System.out.printf(Locale.ROOT, "%nrebuild-cost data: seed %d, n=%d, d=%d, 100 clusters, spread 0.3, L2;"
                 + " %d removed (seed %d)%n", SEED, n, dim, count, SEED + 1);
 
@@ -288,6 +286,19 @@ public class RebuildCostBenchmark {
         }
     }
 
+    /**
+     * {@code count} of the ordinals below {@code n} drawn at random with {@code seed}, and the
+     * rest: {removed, survivors}, each ascending.
+     */
+    static int[][] split(int n, int count, long seed) {
+        int[] order = shuffled(n, new SplittableRandom(seed));
+        int[] removed = Arrays.copyOf(order, count);
+        int[] survivors = Arrays.copyOfRange(order, count, n);
+        Arrays.sort(removed);
+        Arrays.sort(survivors);
+        return new int[][] {removed, survivors};
+    }
+
     private static int[] shuffled(int n, SplittableRandom rnd) {
         int[] order = rangeOf(n);
         for (int i = n - 1; i > 0; i--) {
@@ -299,7 +310,8 @@ public class RebuildCostBenchmark {
         return order;
     }
 
-    private static int[] rangeOf(int n) {
+    /** 0 to {@code n - 1}, ascending. */
+    static int[] rangeOf(int n) {
         int[] out = new int[n];
         for (int i = 0; i < n; i++) {
             out[i] = i;

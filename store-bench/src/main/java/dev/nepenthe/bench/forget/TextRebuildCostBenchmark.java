@@ -92,19 +92,9 @@ public class TextRebuildCostBenchmark {
         hashes = new KeyedHash(mk);
         texts = texts(n, new SplittableRandom(SEED));
         int count = RebuildCostBenchmark.count(removed, n);
-        int[] order = new int[n];
-        Arrays.setAll(order, i -> i);
-        SplittableRandom rnd = new SplittableRandom(SEED + 1);
-        for (int i = n - 1; i > 0; i--) {
-            int j = rnd.nextInt(i + 1);
-            int t = order[i];
-            order[i] = order[j];
-            order[j] = t;
-        }
-        gone = Arrays.copyOf(order, count);
-        Arrays.sort(gone);
-        survivors = Arrays.copyOfRange(order, count, n);
-        Arrays.sort(survivors);
+        int[][] split = RebuildCostBenchmark.split(n, count, SEED + 1);
+        gone = split[0];
+        survivors = split[1];
         System.out.printf(Locale.ROOT, "%ntext-rebuild-cost data: seed %d, %d texts of %d words (vocabulary %d)"
                 + " and a word of their own; %d removed (seed %d)%n", SEED, n, WORDS, VOCABULARY, count, SEED + 1);
     }
@@ -118,9 +108,7 @@ public class TextRebuildCostBenchmark {
     @Setup(Level.Invocation)
     public void buildWhole() throws IOException {
         if (how.equals("repair")) {
-            int[] all = new int[n];
-            Arrays.setAll(all, i -> i);
-            input = build(all);
+            input = build(RebuildCostBenchmark.rangeOf(n));
         }
     }
 

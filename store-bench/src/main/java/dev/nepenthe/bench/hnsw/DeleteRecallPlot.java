@@ -1,13 +1,10 @@
 package dev.nepenthe.bench.hnsw;
 
 import dev.nepenthe.bench.Plots;
-import java.awt.BasicStroke;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.List;
-import org.jfree.chart.axis.NumberAxis;
 import org.jfree.chart.plot.XYPlot;
-import org.jfree.chart.renderer.xy.XYLineAndShapeRenderer;
 import org.jfree.data.xy.XYSeries;
 import org.jfree.data.xy.XYSeriesCollection;
 
@@ -38,14 +35,8 @@ final class DeleteRecallPlot {
                 data.addSeries(s);
             }
         }
-        XYLineAndShapeRenderer renderer = new XYLineAndShapeRenderer(true, true);
-        for (int i = 0; i < data.getSeriesCount(); i++) {
-            renderer.setSeriesStroke(i, new BasicStroke(2f));
-            renderer.setSeriesPaint(i, Plots.PALETTE[i % Plots.PALETTE.length]);
-        }
-        NumberAxis recall = new NumberAxis("recall@10 on the survivors");
-        recall.setRange(Math.max(0, Math.floor(lowest * 50) / 50 - 0.01), 1.0);
-        XYPlot plot = Plots.plain(new XYPlot(data, Plots.decadesAxis("% of the collection removed"), recall, renderer));
+        XYPlot plot = Plots.plain(new XYPlot(data, Plots.decadesAxis("% of the collection removed"),
+                Plots.recallAxis("recall@10 on the survivors", lowest, 50), Plots.lines(data.getSeriesCount())));
         Plots.save(png, "Recall after deletes", subtitle, plot, 900, 560);
     }
 }

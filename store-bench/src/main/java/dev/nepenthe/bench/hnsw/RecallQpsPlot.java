@@ -1,13 +1,10 @@
 package dev.nepenthe.bench.hnsw;
 
 import dev.nepenthe.bench.Plots;
-import java.awt.BasicStroke;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.List;
-import org.jfree.chart.axis.NumberAxis;
 import org.jfree.chart.plot.XYPlot;
-import org.jfree.chart.renderer.xy.XYLineAndShapeRenderer;
 import org.jfree.data.xy.XYSeries;
 import org.jfree.data.xy.XYSeriesCollection;
 
@@ -31,14 +28,8 @@ final class RecallQpsPlot {
             }
             data.addSeries(s);
         }
-        XYLineAndShapeRenderer renderer = new XYLineAndShapeRenderer(true, true);
-        for (int i = 0; i < engines.size(); i++) {
-            renderer.setSeriesStroke(i, new BasicStroke(2f));
-            renderer.setSeriesPaint(i, Plots.PALETTE[i % Plots.PALETTE.length]);
-        }
-        NumberAxis recall = new NumberAxis("recall@10");
-        recall.setRange(Math.max(0, Math.floor(lowest * 50) / 50 - 0.01), 1.0);
-        XYPlot plot = Plots.plain(new XYPlot(data, recall, Plots.countsAxis("queries / s, one thread"), renderer));
+        XYPlot plot = Plots.plain(new XYPlot(data, Plots.recallAxis("recall@10", lowest, 50),
+                Plots.countsAxis("queries / s, one thread"), Plots.lines(data.getSeriesCount())));
         Plots.save(png, "Recall against queries per second", subtitle, plot, 900, 600);
     }
 }

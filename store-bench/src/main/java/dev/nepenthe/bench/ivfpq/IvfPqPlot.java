@@ -1,13 +1,10 @@
 package dev.nepenthe.bench.ivfpq;
 
 import dev.nepenthe.bench.Plots;
-import java.awt.BasicStroke;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.Map;
-import org.jfree.chart.axis.NumberAxis;
 import org.jfree.chart.plot.XYPlot;
-import org.jfree.chart.renderer.xy.XYLineAndShapeRenderer;
 import org.jfree.data.xy.XYSeries;
 import org.jfree.data.xy.XYSeriesCollection;
 
@@ -48,14 +45,8 @@ final class IvfPqPlot {
                 data.addSeries(f);
             }
         }
-        XYLineAndShapeRenderer renderer = new XYLineAndShapeRenderer(true, true);
-        for (int i = 0; i < data.getSeriesCount(); i++) {
-            renderer.setSeriesStroke(i, new BasicStroke(2f));
-            renderer.setSeriesPaint(i, Plots.PALETTE[i % Plots.PALETTE.length]);
-        }
-        NumberAxis recall = new NumberAxis("recall@10");
-        recall.setRange(Math.max(0, Math.floor(lowest * 20) / 20 - 0.02), 1.0);
-        XYPlot plot = Plots.plain(new XYPlot(data, recall, Plots.countsAxis("queries per CPU second, one thread"), renderer));
+        XYPlot plot = Plots.plain(new XYPlot(data, Plots.recallAxis("recall@10", lowest, 20),
+                Plots.countsAxis("queries per CPU second, one thread"), Plots.lines(data.getSeriesCount())));
         Plots.save(png, "IVF-PQ: recall against queries per second", subtitle, plot, 900, 600);
     }
 }

@@ -1,7 +1,6 @@
 package dev.nepenthe.bench.storage;
 
 import dev.nepenthe.bench.Plots;
-import java.awt.BasicStroke;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.List;
@@ -49,11 +48,7 @@ final class GrowthPlot {
             }
             data.addSeries(s);
         }
-        XYLineAndShapeRenderer renderer = new XYLineAndShapeRenderer(true, true);
-        for (int i = 0; i < names.length; i++) {
-            renderer.setSeriesStroke(i, new BasicStroke(2f));
-            renderer.setSeriesPaint(i, Plots.PALETTE[i % Plots.PALETTE.length]);
-        }
+        XYLineAndShapeRenderer renderer = Plots.lines(names.length);
         LogAxis range = decades ? Plots.decadesAxis(unit) : Plots.countsAxis(unit);
         return Plots.plain(new XYPlot(data, null, range, renderer));
     }
