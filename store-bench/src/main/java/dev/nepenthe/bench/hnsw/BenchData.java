@@ -34,8 +34,10 @@ final class BenchData {
     }
 
     /**
-     * The {@code data=} argument: {@code synthetic} (default), {@code lowrank}, {@code gcide} or
-     * {@code files} (a user's {@code base=} and {@code query=} .fvecs/.bvecs files, {@code metric=L2|COSINE|DOT}). For gcide the
+     * The {@code data=} argument: {@code synthetic} (default), {@code lowrank}, {@code gcide},
+     * {@code files} (a user's {@code base=} and {@code query=} .fvecs/.bvecs files, {@code metric=L2|COSINE|DOT})
+     * or {@code hdf5} (an ann-benchmarks {@code file=}; its neighbors serve as the truth when {@code n} is
+     * the whole train set, else the truth is computed). For gcide the
      * base is the first n rows of the cache and the queries its last {@code queryCount} rows
      * (definitions never inserted); the vectors are prepared for cosine (unit length), so every
      * engine may score them with a dot product.
@@ -111,8 +113,33 @@ final class BenchData {
                 }
                 return d;
             }
+            case "hdf5": {
+                // An ann-benchmarks file: its train rows are the base, its test rows the queries.
+                String file = a.s("file", "");
+                if (file.isEmpty()) {
+                    throw new IllegalArgumentException("data=hdf5: expected file=FILE.hdf5 (an ann-benchmarks file), got none");
+                }
+                dev.nepenthe.bench.data.AnnHdf5.AnnSet set = dev.nepenthe.bench.data.AnnHdf5.read(java.nio.file.Path.of(file),
+                        n, queryCount);
+                float[][] base = set.train();
+                float[][] q = set.test();
+                if (set.metric() == Metric.COSINE) {
+                    java.util.Arrays.setAll(base, i -> Metric.COSINE.prepare(base[i]));
+                    java.util.Arrays.setAll(q, i -> Metric.COSINE.prepare(q[i]));
+                }
+                BenchData d = new BenchData(base, q, set.metric(), String.format(java.util.Locale.ROOT,
+                        "%s (first %d of %d train rows, %d test rows), d=%d, %s", file, n, set.trainRows(), queryCount,
+                        base[0].length, set.metric()));
+                if (n == set.trainRows()) {
+                    // The file's answers are over its whole train set: good only when the run reads all of it.
+                    d.givenTruth = set.neighbors();
+                    d.truthSource = file + " (neighbors)";
+                }
+                return d;
+            }
             default:
-                throw new IllegalArgumentException("data: expected synthetic, lowrank, gcide or files, got '" + kind + "'");
+                throw new IllegalArgumentException("data: expected synthetic, lowrank, gcide, files or hdf5, got '" + kind
+                        + "'");
         }
     }
 

@@ -59,7 +59,7 @@ import java.util.concurrent.Executors;
  */
 public final class HnswCompareBench {
 
-    static final String USAGE = "hnsw-compare [data=synthetic|lowrank|gcide|files] [file=CACHE] [base=FILE.fvecs|.bvecs"
+    static final String USAGE = "hnsw-compare [data=synthetic|lowrank|gcide|files|hdf5] [file=CACHE|FILE.hdf5] [base=FILE.fvecs|.bvecs"
             + " query=FILE truth=FILE.ivecs metric=L2|COSINE|DOT (data=files)] [n=100000] [dim=128]"
             + " [queries=1000] [m=16] [efc=100] [k=10] [clusters=100] [rank=16 (lowrank)] [spread=0.3] [seed=7]"
             + " [efs=10,16,24,32,48,64,96,128,192,256,384,512] [engines=nepenthe,lucene,jvector,hnswlib,faiss]"
