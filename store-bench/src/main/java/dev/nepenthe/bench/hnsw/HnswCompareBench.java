@@ -426,21 +426,28 @@ public final class HnswCompareBench {
                 Throughput.answers(e, queries, k, ef);
             }
         }
-        for (int ef : efs) {
-            double[] recalls = new double[engines.size()];
+        double[][] recalls = new double[efs.length][engines.size()];
+        for (int e = 0; e < efs.length; e++) {
             for (int i = 0; i < engines.size(); i++) {
-                recalls[i] = BenchData.recall(truth, Throughput.answers(engines.get(i), queries, k, ef));
+                recalls[e][i] = BenchData.recall(truth, Throughput.answers(engines.get(i), queries, k, efs[e]));
             }
-            double[][] passes = new double[engines.size()][rounds];
-            for (int p = 0; p < rounds; p++) {
+        }
+        // Round after round over every efSearch, rather than every round of one efSearch before the
+        // next: a slow stretch of the machine (or the JIT still settling) then costs one pass of
+        // each efSearch, which the median drops, instead of all the passes of the first one.
+        double[][][] passes = new double[efs.length][engines.size()][rounds];
+        for (int p = 0; p < rounds; p++) {
+            for (int e = 0; e < efs.length; e++) {
                 for (int i = 0; i < engines.size(); i++) {
-                    passes[i][p] = Throughput.pass(engines.get(i), queries, k, ef);
+                    passes[e][i][p] = Throughput.pass(engines.get(i), queries, k, efs[e]);
                 }
             }
+            System.err.printf(Locale.ROOT, "round %d of %d done%n", p + 1, rounds);
+        }
+        for (int e = 0; e < efs.length; e++) {
             for (int i = 0; i < engines.size(); i++) {
-                results.get(i).curve.add(new Point(ef, recalls[i], Throughput.median(passes[i])));
+                results.get(i).curve.add(new Point(efs[e], recalls[e][i], Throughput.median(passes[e][i])));
             }
-            System.err.printf(Locale.ROOT, "ef %d done%n", ef);
         }
     }
 
