@@ -54,8 +54,8 @@ final class RebuildCostStep implements BenchSuite.Step {
     public String run(BenchSuite.Context c) throws Exception {
         BenchSuite.Profile p = c.profile();
         // As a user would type them after ./nepenthe jmh: JMH reads them, and the section quotes them.
-        List<String> jmhArgs = new ArrayList<>(List.of("RebuildCostBenchmark", "-p", "n=" + p.pick("20000", "100000", "600"),
-                "-p", "dim=" + p.pick("128", "384", "16")));
+        List<String> jmhArgs = new ArrayList<>(List.of("RebuildCostBenchmark", "-p",
+                "n=" + p.pick("20000", "100000", "600"), "-p", "dim=" + p.pick("128", "384", "16")));
         if (p.smoke()) {
             jmhArgs.addAll(List.of("-p", "removed=1,10%", "-f", "0", "-wi", "0", "-i", "2"));
         } else if (p.name().equals("quick")) {
@@ -94,14 +94,16 @@ final class RebuildCostStep implements BenchSuite.Step {
                 + " rebuild, ms (median; min - max) | repair / rebuild |\n|---|---:|---:|---:|---:|---:|---:|\n");
         for (Point[] pair : rows.values()) {
             Point any = pair[0] != null ? pair[0] : pair[1];
+            String ratio = pair[0] != null && pair[1] != null
+                    ? String.format(Locale.ROOT, "%.4f", pair[0].medianMs() / pair[1].medianMs()) : "-";
             sb.append(String.format(Locale.ROOT, "| %s | %,d | %s | %,d (%s) | %s | %s | %s |%n", any.index(), any.n(),
-                    any.dim() == 0 ? "-" : Integer.toString(any.dim()), any.removed(), share(any.removed(), any.n()), cell(pair[0]), cell(pair[1]),
-                    pair[0] != null && pair[1] != null ? String.format(Locale.ROOT, "%.4f", pair[0].medianMs() / pair[1].medianMs())
-                            : "-"));
+                    any.dim() == 0 ? "-" : Integer.toString(any.dim()), any.removed(), share(any.removed(), any.n()),
+                    cell(pair[0]), cell(pair[1]), ratio));
         }
         long samples = points.stream().mapToLong(Point::samples).min().orElse(0);
         sb.append("\nEach cell is the median of ").append(samples)
-                .append(" single-shot invocations (JMH `SingleShotTime`), each on a copy of the built index.\n");
+                .append(" single-shot invocations (JMH `SingleShotTime`); each repair works on a whole index of its own,"
+                        + " built or copied before the timer starts.\n");
         return sb.toString();
     }
 
