@@ -886,8 +886,8 @@ public final class CollectionEngine {
 
     private List<SearchHit> keywordSearch(SearchRequest request, int k) {
         TextIndex t = requireText();
-        return search.search(request, accept -> {
-            TextIndex.Ranked r = t.search(request.text(), accept, k);
+        return search.search(request, k, (accept, asked) -> {
+            TextIndex.Ranked r = t.search(request.text(), accept, asked);
             return new dev.nepenthe.core.index.SearchResult(r.ordinals(), r.scores(), r.size());
         });
     }

@@ -17,7 +17,9 @@ import org.roaringbitmap.RoaringBitmap;
  * an {@link Accept}, and materialises the hits against what was published meanwhile. Records a
  * forget has marked are left out of the candidates the index sees (so k visible records come
  * back), and a hit whose ordinal was freed or hidden after the search started is dropped and the
- * search runs again, at most {@link #SEARCH_ATTEMPTS} times.
+ * search runs again, at most {@link #SEARCH_ATTEMPTS} times, each time asking the index for as
+ * many more hits as the attempts before it lost: a writer that keeps replacing records near the
+ * query costs a search index calls, not its k hits.
  */
 final class CollectionSearch {
 
@@ -30,27 +32,28 @@ final class CollectionSearch {
         this.engine = engine;
     }
 
-    /** Ranks candidate ordinals: an index search over the accepted ones (null: every live ordinal). */
+    /** Ranks candidate ordinals: the {@code k} best of the accepted ones (null: every live ordinal). */
     @FunctionalInterface
     interface Ranker {
-        SearchResult rank(RoaringBitmap accept) throws java.io.IOException;
+        SearchResult rank(RoaringBitmap accept, int k) throws java.io.IOException;
     }
 
     /** The k nearest visible records of the request's tenant (validated), narrowed by its subject and filter. */
     List<SearchHit> search(SearchRequest request) {
         float[] query = request.vector();
-        return search(request, accept -> engine.index().search(query, request.k(),
+        return search(request, request.k(), (accept, k) -> engine.index().search(query, k,
                 accept == null ? Accept.ALL : new BitmapAccept(accept), request.params()));
     }
 
-    /** The visible records the ranker finds among the request's candidates, best first. */
-    List<SearchHit> search(SearchRequest request, Ranker ranker) {
+    /** The {@code k} best visible records the ranker finds among the request's candidates, best first. */
+    List<SearchHit> search(SearchRequest request, int k, Ranker ranker) {
         RecordCatalogue catalogue = engine.catalogue();
         // Records a forget has marked are left out of the candidates the index sees, so a
         // search still finds k visible records. A mark, delete or ordinal reuse that lands while
         // this search runs is caught at materialisation; if it cost any of the hits, the search
         // runs again (bounded: each retry sees every earlier change).
         List<SearchHit> hits = List.of();
+        int lostBefore = 0;
         for (int attempt = 1; attempt <= SEARCH_ATTEMPTS; attempt++) {
             long start = catalogue.publishedStamp();
             RoaringBitmap hiddenAtStart = catalogue.hidden();
@@ -58,9 +61,11 @@ final class CollectionSearch {
             if (accept != null && accept.isEmpty()) {
                 return List.of();
             }
+            // As many more as earlier attempts lost, so that losing as many again still leaves k.
+            int asked = Math.min(k + lostBefore, Math.max(k, SearchRequest.MAX_K));
             SearchResult result;
             try {
-                result = ranker.rank(accept);
+                result = ranker.rank(accept, asked);
             } catch (java.io.IOException e) {
                 throw new java.io.UncheckedIOException("collection '" + engine.name() + "': searching failed", e);
             }
@@ -70,28 +75,32 @@ final class CollectionSearch {
             }
             // The volatile read sees every mark and delete that returned before this point.
             RoaringBitmap nowHidden = catalogue.hidden();
-            hits = new ArrayList<>(result.size());
-            boolean lostToAConcurrentChange = false;
-            for (int i = 0; i < result.size(); i++) {
+            hits = new ArrayList<>(Math.min(k, result.size()));
+            int lost = 0;
+            for (int i = 0; i < result.size() && hits.size() < k; i++) {
                 int ord = result.ordinals()[i];
                 if (accept != null && !accept.contains(ord)) {
                     continue;
                 }
                 Entry e = catalogue.entry(ord);
                 if (e == null || e.ordinalFreedAt() > start || nowHidden.contains(ord) || !matches(e, request)) {
-                    lostToAConcurrentChange = true;
+                    lost++;
                     continue;
                 }
                 VectorRecord r = catalogue.materialise(e);
                 if (r == null) {
-                    lostToAConcurrentChange = true; // deleted or replaced while its vector was read
+                    lost++; // deleted or replaced while its vector was read
                     continue;
                 }
                 hits.add(new SearchHit(r, result.scores()[i]));
             }
-            if (!lostToAConcurrentChange) {
+            // A lost hit may have been replaced by a version this attempt could not see: run again
+            // while attempts are left. The last attempt asked for as many more as the others lost,
+            // so its hits are k unless the changes under it outran all of theirs together.
+            if (lost == 0) {
                 return hits;
             }
+            lostBefore += lost;
         }
         return hits;
     }
