@@ -171,10 +171,15 @@ public class TextRebuildCostBenchmark {
         return t;
     }
 
-    /** A word no other text holds: letters only, so the analyzer keeps it whole. */
+    /** A word no other text holds. */
     private static String ownWord(int ord) {
-        StringBuilder sb = new StringBuilder("own");
-        for (int x = ord; ; x /= 26) {
+        return word("own", ord);
+    }
+
+    /** {@code prefix} and {@code x} in base 26, as letters only, so the analyzer keeps it whole. */
+    private static String word(String prefix, int x) {
+        StringBuilder sb = new StringBuilder(prefix);
+        for (; ; x /= 26) {
             sb.append((char) ('a' + x % 26));
             if (x < 26) {
                 return sb.toString();
@@ -185,14 +190,7 @@ public class TextRebuildCostBenchmark {
     private static String[] texts(int n, SplittableRandom rnd) {
         String[] vocabulary = new String[VOCABULARY];
         for (int i = 0; i < VOCABULARY; i++) {
-            StringBuilder w = new StringBuilder("w");
-            for (int x = i; ; x /= 26) {
-                w.append((char) ('a' + x % 26));
-                if (x < 26) {
-                    break;
-                }
-            }
-            vocabulary[i] = w.toString();
+            vocabulary[i] = word("w", i);
         }
         String[] out = new String[n];
         for (int t = 0; t < n; t++) {

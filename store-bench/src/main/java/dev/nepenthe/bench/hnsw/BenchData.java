@@ -1,9 +1,18 @@
 package dev.nepenthe.bench.hnsw;
 
+import dev.nepenthe.bench.data.AnnHdf5;
+import dev.nepenthe.bench.data.GcideDataset;
+import dev.nepenthe.bench.data.VecFiles;
 import dev.nepenthe.core.Metric;
 import dev.nepenthe.core.internal.index.ExactIndex;
 import dev.nepenthe.testing.Datasets;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.util.Arrays;
+import java.util.Locale;
 import org.roaringbitmap.RoaringBitmap;
 
 /**
@@ -22,7 +31,7 @@ final class BenchData {
         this.data = Arrays.copyOf(all, n);
         this.queries = Arrays.copyOfRange(all, n, n + queryCount);
         this.metric = Metric.L2;
-        this.description = String.format(java.util.Locale.ROOT, "seeded clustered (%d clusters, spread %.2f), d=%d, L2",
+        this.description = String.format(Locale.ROOT, "seeded clustered (%d clusters, spread %.2f), d=%d, L2",
                 clusters, spread, dim);
     }
 
@@ -42,7 +51,7 @@ final class BenchData {
      * (definitions never inserted); the vectors are prepared for cosine (unit length), so every
      * engine may score them with a dot product.
      */
-    static BenchData from(BenchArgs a, int n, int queryCount, int defaultDim) throws java.io.IOException {
+    static BenchData from(BenchArgs a, int n, int queryCount, int defaultDim) throws IOException {
         String kind = a.s("data", "synthetic");
         switch (kind) {
             case "synthetic":
@@ -58,13 +67,13 @@ final class BenchData {
                 float[][] all = Datasets.lowRank(a.i("seed", 7), n + queryCount, dim, clusters, rank, spread);
                 java.util.stream.IntStream.range(0, all.length).parallel().forEach(i -> all[i] = Metric.COSINE.prepare(all[i]));
                 return new BenchData(Arrays.copyOf(all, n), Arrays.copyOfRange(all, n, n + queryCount), Metric.COSINE,
-                        String.format(java.util.Locale.ROOT, "seeded low-rank (%d clusters near %d-dimensional planes,"
+                        String.format(Locale.ROOT, "seeded low-rank (%d clusters near %d-dimensional planes,"
                                 + " spread %.2f), d=%d, cosine", clusters, rank, spread, dim));
             }
             case "gcide": {
-                java.nio.file.Path file = java.nio.file.Path.of(a.s("file",
-                        dev.nepenthe.bench.data.GcideDataset.defaultFile().toString()));
-                float[][] rows = dev.nepenthe.bench.data.GcideDataset.load(file).rows();
+                Path file = Path.of(a.s("file",
+                        GcideDataset.defaultFile().toString()));
+                float[][] rows = GcideDataset.load(file).rows();
                 if (n + queryCount > rows.length) {
                     throw new IllegalArgumentException("data=gcide: n + queries = " + (n + queryCount)
                             + " but the cache " + file + " holds " + rows.length + " vectors");
@@ -81,7 +90,7 @@ final class BenchData {
                         + ", cosine (" + rows.length + " cached, queries are the last " + queryCount + ")");
                 // Named by the vectors' own modification time too, so a rebuilt cache never meets old answers.
                 d.truthCache = file.resolveSibling(file.getFileName() + ".truth-n" + n + "-q" + queryCount + "-"
-                        + java.nio.file.Files.getLastModifiedTime(file).toMillis() + ".ivecs");
+                        + Files.getLastModifiedTime(file).toMillis() + ".ivecs");
                 return d;
             }
             case "files": {
@@ -93,22 +102,22 @@ final class BenchData {
                             + " got base='" + baseFile + "', query='" + queryFile + "'");
                 }
                 Metric metric = metric(a.s("metric", "L2"));
-                float[][] base = dev.nepenthe.bench.data.VecFiles.readVectors(java.nio.file.Path.of(baseFile), n);
-                float[][] q = dev.nepenthe.bench.data.VecFiles.readVectors(java.nio.file.Path.of(queryFile), queryCount);
+                float[][] base = VecFiles.readVectors(Path.of(baseFile), n);
+                float[][] q = VecFiles.readVectors(Path.of(queryFile), queryCount);
                 if (base.length < n || q.length < queryCount || base[0].length != q[0].length) {
                     throw new IllegalArgumentException("data=files: expected " + n + " base and " + queryCount
                             + " query vectors of one dimension, got " + base.length + " of d=" + base[0].length + " in "
                             + baseFile + " and " + q.length + " of d=" + q[0].length + " in " + queryFile);
                 }
                 if (metric == Metric.COSINE) {
-                    java.util.Arrays.setAll(base, i -> Metric.COSINE.prepare(base[i]));
-                    java.util.Arrays.setAll(q, i -> Metric.COSINE.prepare(q[i]));
+                    Arrays.setAll(base, i -> Metric.COSINE.prepare(base[i]));
+                    Arrays.setAll(q, i -> Metric.COSINE.prepare(q[i]));
                 }
-                BenchData d = new BenchData(base, q, metric, String.format(java.util.Locale.ROOT, "files %s and %s, d=%d, %s",
+                BenchData d = new BenchData(base, q, metric, String.format(Locale.ROOT, "files %s and %s, d=%d, %s",
                         baseFile, queryFile, base[0].length, metric));
                 String truthFile = a.s("truth", "");
                 if (!truthFile.isEmpty()) {
-                    d.givenTruth = dev.nepenthe.bench.data.VecFiles.readIvecs(java.nio.file.Path.of(truthFile), queryCount);
+                    d.givenTruth = VecFiles.readIvecs(Path.of(truthFile), queryCount);
                     d.truthSource = truthFile;
                 }
                 return d;
@@ -119,15 +128,15 @@ final class BenchData {
                 if (file.isEmpty()) {
                     throw new IllegalArgumentException("data=hdf5: expected file=FILE.hdf5 (an ann-benchmarks file), got none");
                 }
-                dev.nepenthe.bench.data.AnnHdf5.AnnSet set = dev.nepenthe.bench.data.AnnHdf5.read(java.nio.file.Path.of(file),
+                AnnHdf5.AnnSet set = AnnHdf5.read(Path.of(file),
                         n, queryCount);
                 float[][] base = set.train();
                 float[][] q = set.test();
                 if (set.metric() == Metric.COSINE) {
-                    java.util.Arrays.setAll(base, i -> Metric.COSINE.prepare(base[i]));
-                    java.util.Arrays.setAll(q, i -> Metric.COSINE.prepare(q[i]));
+                    Arrays.setAll(base, i -> Metric.COSINE.prepare(base[i]));
+                    Arrays.setAll(q, i -> Metric.COSINE.prepare(q[i]));
                 }
-                BenchData d = new BenchData(base, q, set.metric(), String.format(java.util.Locale.ROOT,
+                BenchData d = new BenchData(base, q, set.metric(), String.format(Locale.ROOT,
                         "%s (first %d of %d train rows, %d test rows), d=%d, %s", file, n, set.trainRows(), queryCount,
                         base[0].length, set.metric()));
                 if (n == set.trainRows()) {
@@ -150,7 +159,7 @@ final class BenchData {
      * Where the exact answers over the whole base are cached (gcide: beside the vectors, outside
      * the repository), or null; written by the first run that computes them at a k at least as large.
      */
-    private java.nio.file.Path truthCache;
+    private Path truthCache;
 
     private static Metric metric(String name) {
         for (Metric m : Metric.values()) {
@@ -158,7 +167,7 @@ final class BenchData {
                 return m;
             }
         }
-        throw new IllegalArgumentException("metric: expected one of " + java.util.Arrays.toString(Metric.values())
+        throw new IllegalArgumentException("metric: expected one of " + Arrays.toString(Metric.values())
                 + ", got '" + name + "'");
     }
 
@@ -170,24 +179,24 @@ final class BenchData {
         if (live == null && givenTruth != null) {
             return prefix(givenTruth, k, truthSource);
         }
-        if (live == null && truthCache != null && java.nio.file.Files.isRegularFile(truthCache)) {
+        if (live == null && truthCache != null && Files.isRegularFile(truthCache)) {
             try {
-                int[][] cached = dev.nepenthe.bench.data.VecFiles.readIvecs(truthCache, queries.length);
+                int[][] cached = VecFiles.readIvecs(truthCache, queries.length);
                 if (cached.length == queries.length && cached[0].length >= k) {
                     return prefix(cached, k, truthCache.toString());
                 }
-            } catch (java.io.IOException e) {
-                throw new java.io.UncheckedIOException(e);
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
             }
         }
         int[][] computed = bruteForce(k, live);
         if (live == null && truthCache != null) {
             try {
-                java.nio.file.Path tmp = truthCache.resolveSibling(truthCache.getFileName() + ".tmp");
-                dev.nepenthe.bench.data.VecFiles.writeIvecs(tmp, computed);
-                java.nio.file.Files.move(tmp, truthCache, java.nio.file.StandardCopyOption.REPLACE_EXISTING,
-                        java.nio.file.StandardCopyOption.ATOMIC_MOVE);
-            } catch (java.io.IOException e) {
+                Path tmp = truthCache.resolveSibling(truthCache.getFileName() + ".tmp");
+                VecFiles.writeIvecs(tmp, computed);
+                Files.move(tmp, truthCache, StandardCopyOption.REPLACE_EXISTING,
+                        StandardCopyOption.ATOMIC_MOVE);
+            } catch (IOException e) {
                 System.err.println("bench: could not cache the exact answers at " + truthCache + ": " + e.getMessage());
             }
         }
