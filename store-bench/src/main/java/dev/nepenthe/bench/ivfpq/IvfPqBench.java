@@ -193,12 +193,17 @@ public final class IvfPqBench {
         double[] buildTimes = {lastTrainSeconds, (System.nanoTime() - t0) / 1e9, lastTrainCpuSeconds, (processCpu() - c0) / 1e9};
         List<String[]> searchRows = new ArrayList<>();
         Map<String, double[]> ours = new LinkedHashMap<>();
+        List<String> settingKeys = new ArrayList<>();
+        List<SearchParams> settings = new ArrayList<>();
         for (int nprobe : nprobes) {
             for (int rr : new int[] {0, rerank}) {
-                SearchParams sp = new SearchParams(Map.of("nprobe", nprobe, "rerank", rr));
-                double[] qr = measure(index, queries, truth, sp, passes);
-                ours.put(nprobe + "/" + rr, qr);
+                settingKeys.add(nprobe + "/" + rr);
+                settings.add(new SearchParams(Map.of("nprobe", nprobe, "rerank", rr)));
             }
+        }
+        List<double[]> measured = measure(index, queries, truth, settings, passes);
+        for (int i = 0; i < settings.size(); i++) {
+            ours.put(settingKeys.get(i), measured.get(i));
         }
         double listBytes = index.listBytesPerVector();
         // 3a. OSQ codes on the same lists' training and nprobes, side by side.
@@ -211,13 +216,11 @@ public final class IvfPqBench {
                 long ts = System.nanoTime();
                 IvfPqIndex osqIndex = build(base, op, dim, null);
                 double buildS = (System.nanoTime() - ts) / 1e9;
-                for (int nprobe : nprobes) {
-                    for (int rr : new int[] {0, rerank}) {
-                        double[] qr = measure(osqIndex, queries, truth,
-                                new SearchParams(Map.of("nprobe", nprobe, "rerank", rr)), passes);
-                        osqRows.put(bits + "/" + nprobe + "/" + rr, new double[] {qr[2], qr[1], qr[0],
-                                osqIndex.listBytesPerVector(), buildS});
-                    }
+                List<double[]> osqMeasured = measure(osqIndex, queries, truth, settings, passes);
+                for (int i = 0; i < settings.size(); i++) {
+                    double[] qr = osqMeasured.get(i);
+                    osqRows.put(bits + "/" + settingKeys.get(i), new double[] {qr[2], qr[1], qr[0],
+                            osqIndex.listBytesPerVector(), buildS});
                 }
                 osqIndex.close();
             }
@@ -356,37 +359,56 @@ public final class IvfPqBench {
         return t;
     }
 
-    /** {wall-clock qps, recall@k, CPU-time qps}: medians of the passes after one warm-up pass. */
+    /** {wall-clock qps, recall@k, CPU-time qps} for one setting: see the list form. */
     private double[] measure(IvfPqIndex index, float[][] queries, int[][] truth, SearchParams sp, int passes) {
+        return measure(index, queries, truth, List.of(sp), passes).get(0);
+    }
+
+    /**
+     * {wall-clock qps, recall@k, CPU-time qps} for each setting: medians of the passes after one
+     * untimed pass of every setting. The passes go round-robin over the settings, so a slow
+     * stretch of a shared machine (or the JIT still at work) lands on all of them alike instead of
+     * on whichever setting happened to be measured first.
+     */
+    private List<double[]> measure(IvfPqIndex index, float[][] queries, int[][] truth, List<SearchParams> settings,
+            int passes) {
         long sink = 0;
-        double[] times = new double[passes];
-        double[] cpus = new double[passes];
-        double recall = 0;
+        double[][] times = new double[settings.size()][passes];
+        double[][] cpus = new double[settings.size()][passes];
+        double[] recalls = new double[settings.size()];
         for (int p = -1; p < passes; p++) {
-            long s = System.nanoTime();
-            long c = cpu();
-            int hits = 0;
-            for (int i = 0; i < queries.length; i++) {
-                SearchResult r = index.search(queries[i], k, Accept.ALL, sp);
-                sink += r.visited();
-                if (p == passes - 1) {
-                    hits += overlap(r.ordinals(), truth[i]);
+            for (int si = 0; si < settings.size(); si++) {
+                SearchParams sp = settings.get(si);
+                long s = System.nanoTime();
+                long c = cpu();
+                int hits = 0;
+                for (int i = 0; i < queries.length; i++) {
+                    SearchResult r = index.search(queries[i], k, Accept.ALL, sp);
+                    sink += r.visited();
+                    if (p == passes - 1) {
+                        hits += overlap(r.ordinals(), truth[i]);
+                    }
                 }
-            }
-            if (p >= 0) {
-                times[p] = (System.nanoTime() - s) / 1e9;
-                cpus[p] = (cpu() - c) / 1e9;
-            }
-            if (p == passes - 1) {
-                recall = hits / (double) (queries.length * k);
+                if (p >= 0) {
+                    times[si][p] = (System.nanoTime() - s) / 1e9;
+                    cpus[si][p] = (cpu() - c) / 1e9;
+                }
+                if (p == passes - 1) {
+                    recalls[si] = hits / (double) (queries.length * k);
+                }
             }
         }
         if (sink == 42) {
             System.err.print(""); // keeps the JIT from dropping the searches
         }
-        Arrays.sort(times);
-        Arrays.sort(cpus);
-        return new double[] {queries.length / times[passes / 2], recall, queries.length / cpus[passes / 2]};
+        List<double[]> out = new ArrayList<>();
+        for (int si = 0; si < settings.size(); si++) {
+            Arrays.sort(times[si]);
+            Arrays.sort(cpus[si]);
+            out.add(new double[] {queries.length / times[si][passes / 2], recalls[si],
+                    queries.length / cpus[si][passes / 2]});
+        }
+        return out;
     }
 
     private static int overlap(int[] found, int[] truth) {

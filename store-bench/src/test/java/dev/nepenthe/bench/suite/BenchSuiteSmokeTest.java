@@ -16,10 +16,11 @@ import org.junit.jupiter.api.io.TempDir;
  * no Python peers) against a document of its own, so the suite and every harness it calls
  * cannot rot. Checks each step's section holds the tables its harness prints, that the plots are
  * PNGs, and that the text outside the suite's region is untouched. The server's load run needs
- * store-server's class path, which this module does not have; its smoke is store-server's
- * {@code ServerLoadBenchTest}, and here a run without that class path must fail, not pass empty.
+ * store-server's class path, which the launcher hands over as a property: here it is this test's
+ * own (store-server is a test dependency), and a run without it must fail, not pass empty.
  */
 class BenchSuiteSmokeTest {
+    private static final String SERVER_CLASSPATH = "nepenthe.suite.serverClasspath";
 
     @Test
     void everyStepWritesItsSectionAtTheSmokeProfile(@TempDir Path dir) throws Exception {
@@ -27,9 +28,16 @@ class BenchSuiteSmokeTest {
         String before = "# Benchmarks\n\n" + ReportDoc.BEGIN + "\n" + ReportDoc.END + "\n\n## Older runs\n\nkept\n";
         Files.writeString(doc, before);
         List<String> steps = BenchSuite.choose("", new BenchSuite.Profile("smoke", false)).stream()
-                .map(BenchSuite.Step::name).filter(s -> !s.equals("server-load")).toList();
-        List<String> failed = BenchSuite.run(new String[] {"profile=smoke", "doc=" + doc, "dir=" + dir,
-            "only=" + String.join(",", steps)});
+                .map(BenchSuite.Step::name).toList();
+        assertTrue(steps.contains("server-load"), steps.toString());
+        List<String> failed;
+        System.setProperty(SERVER_CLASSPATH, System.getProperty("java.class.path"));
+        try {
+            failed = BenchSuite.run(new String[] {"profile=smoke", "doc=" + doc, "dir=" + dir,
+                "only=" + String.join(",", steps)});
+        } finally {
+            System.clearProperty(SERVER_CLASSPATH);
+        }
         assertEquals(List.of(), failed);
         String after = Files.readString(doc);
         assertTrue(after.startsWith("# Benchmarks\n\n" + ReportDoc.BEGIN + "\n"), after);
@@ -69,6 +77,12 @@ class BenchSuiteSmokeTest {
         assertPng(dir.resolve("plots/ivfpq-recall-qps.png"));
         assertTrue(section(after, "forget").contains("SEALED"), section(after, "forget"));
         assertPng(dir.resolve("plots/forget-search-latency.png"));
+        // Each phase of the server's run answered searches (queries per second above zero).
+        String server = section(after, "server-load");
+        for (String phase : List.of("embedded", "server", "server, forgets running")) {
+            Matcher m = Pattern.compile("\\| " + phase + " \\| 1 \\| ([0-9]+) \\|").matcher(server);
+            assertTrue(m.find() && Long.parseLong(m.group(1)) > 0, phase + " answered nothing: " + server);
+        }
         assertTrue(Pattern.compile("\\| 1000 \\| [0-9]+ \\| [0-9]+ \\| -?[0-9.]+% \\|").matcher(section(after, "ingest"))
                 .find(), section(after, "ingest"));
     }
@@ -90,13 +104,13 @@ class BenchSuiteSmokeTest {
         Path doc = dir.resolve("BENCHMARKS.md");
         String before = "# Benchmarks\n\n" + ReportDoc.BEGIN + "\n" + ReportDoc.END + "\n";
         Files.writeString(doc, before);
-        String saved = System.clearProperty("nepenthe.suite.serverClasspath");
+        String saved = System.clearProperty(SERVER_CLASSPATH);
         try {
             assertEquals(List.of("server-load"), BenchSuite.run(new String[] {"profile=smoke", "doc=" + doc, "dir=" + dir,
                 "only=server-load"}));
         } finally {
             if (saved != null) {
-                System.setProperty("nepenthe.suite.serverClasspath", saved);
+                System.setProperty(SERVER_CLASSPATH, saved);
             }
         }
         assertEquals(before, Files.readString(doc));
