@@ -102,8 +102,8 @@ public final class BenchSuite {
                     "HNSW on real embeddings: gcide definitions through all-MiniLM-L6-v2, beside Lucene, jvector and hnswlib",
                     "The same comparison on real sentence embeddings (cosine, 384 dimensions): dict-gcide's definitions"
                             + " embedded once by the bundled model and cached outside the repository, with their exact"
-                            + " answers cached beside them. Full profile only (the first run embeds about 150,000"
-                            + " definitions).",
+                            + " answers cached beside them. It runs in the full profile, or when `only=` names it; the"
+                            + " first run embeds the 159,148 definitions once (about 11 minutes on 2 cores).",
                     "hnsw-compare", "dev.nepenthe.bench.hnsw.HnswCompareBench",
                     c -> List.of("data=gcide", "n=" + c.profile().pick("50000", "140000", "500"), "queries=1000",
                             "efs=16,24,32,48,64,96,128", "engines=" + (c.profile().peers()
