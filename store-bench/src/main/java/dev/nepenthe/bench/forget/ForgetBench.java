@@ -108,13 +108,16 @@ public final class ForgetBench {
         }
         System.out.println("(medians of " + reps + " subjects per row)");
         System.out.println();
-        System.out.println("| index | search p50 quiet (ms) | p99 quiet (ms) | p99 with writer (ms) | p50 writer + forgets (ms)"
-                + " | p99 writer + forgets (ms) | p99 writer + forgets / quiet | searches quiet / writer / forgets"
+        String during = writesPerSec > 0 ? "writer + forgets" : "during forgets";
+        System.out.println("| index | search p50 quiet (ms) | p99 quiet (ms) | p99 with writer (ms) | p50 " + during + " (ms)"
+                + " | p99 " + during + " (ms) | p99 " + during + " / quiet | searches quiet / writer / forgets"
                 + " | records written |");
         System.out.println("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
         for (Latency l : latencies) {
-            System.out.printf(Locale.ROOT, "| %s | %.3f | %.3f | %.3f | %.3f | %.3f | %.2f | %d / %d / %d | %d |%n", l.index(),
-                    l.baseP50(), l.baseP99(), l.writerP99(), l.duringP50(), l.duringP99(), l.duringP99() / l.baseP99(),
+            // Without a writer (writesPerSec=0) its phase never ran: a dash, not a percentile of nothing.
+            String writerP99 = l.writerCount() == 0 ? "-" : String.format(Locale.ROOT, "%.3f", l.writerP99());
+            System.out.printf(Locale.ROOT, "| %s | %.3f | %.3f | %s | %.3f | %.3f | %.2f | %d / %d / %d | %d |%n", l.index(),
+                    l.baseP50(), l.baseP99(), writerP99, l.duringP50(), l.duringP99(), l.duringP99() / l.baseP99(),
                     l.baseCount(), l.writerCount(), l.duringCount(), l.written());
         }
         System.out.printf(Locale.ROOT, "load average at the end: %.2f%n",
