@@ -71,8 +71,7 @@ final class BenchData {
                                 + " spread %.2f), d=%d, cosine", clusters, rank, spread, dim));
             }
             case "gcide": {
-                Path file = Path.of(a.s("file",
-                        GcideDataset.defaultFile().toString()));
+                Path file = Path.of(a.s("file", GcideDataset.defaultFile().toString()));
                 float[][] rows = GcideDataset.load(file).rows();
                 if (n + queryCount > rows.length) {
                     throw new IllegalArgumentException("data=gcide: n + queries = " + (n + queryCount)
@@ -128,8 +127,7 @@ final class BenchData {
                 if (file.isEmpty()) {
                     throw new IllegalArgumentException("data=hdf5: expected file=FILE.hdf5 (an ann-benchmarks file), got none");
                 }
-                AnnHdf5.AnnSet set = AnnHdf5.read(Path.of(file),
-                        n, queryCount);
+                AnnHdf5.AnnSet set = AnnHdf5.read(Path.of(file), n, queryCount);
                 float[][] base = set.train();
                 float[][] q = set.test();
                 if (set.metric() == Metric.COSINE) {
@@ -194,8 +192,7 @@ final class BenchData {
             try {
                 Path tmp = truthCache.resolveSibling(truthCache.getFileName() + ".tmp");
                 VecFiles.writeIvecs(tmp, computed);
-                Files.move(tmp, truthCache, StandardCopyOption.REPLACE_EXISTING,
-                        StandardCopyOption.ATOMIC_MOVE);
+                Files.move(tmp, truthCache, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
             } catch (IOException e) {
                 System.err.println("bench: could not cache the exact answers at " + truthCache + ": " + e.getMessage());
             }
