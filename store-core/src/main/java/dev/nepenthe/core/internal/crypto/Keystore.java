@@ -36,6 +36,12 @@ import javax.crypto.spec.SecretKeySpec;
  * <p>Layout: a 4 KiB header (magic, format name, version, slot size, CRC32C), then slots of
  * {@value #SLOT} bytes: state (1: live, 0: empty or destroyed), the subject's keyed hash (32),
  * nonce (12), wrapped key with GCM tag (48), zero padding, CRC32C of the slot (4).
+ *
+ * <p>Failure: a slot write or fsync that fails leaves the keystore failed for good (reads go
+ * on): a destroyed key whose zeros may not be durable must be destroyed again after a reopen,
+ * never declared gone on a retried fsync, and a new key that may not be durable must encrypt
+ * nothing. A slot cut short at the end of the file (a full disk or a crash while the file
+ * grew) held a key that was never durable, so nothing was acknowledged under it: opening drops it.
  */
 public final class Keystore implements Closeable {
 
@@ -61,6 +67,8 @@ public final class Keystore implements Closeable {
     private final Map<KeyedHash.Hash, DataKey> cache = new HashMap<>();
     private final Deque<Integer> freeSlots = new ArrayDeque<>();
     private int slotCount;
+    /** The first slot write or fsync that failed; once set, nothing more is written. */
+    private IOException failed;
 
     private Keystore(Path file, FileChannel ch, MasterKey master) {
         this.file = file;
@@ -135,6 +143,13 @@ public final class Keystore implements Closeable {
         }
         if (version > VERSION) {
             throw new FileTooNewException(file, FORMAT, version, VERSION, VERSION);
+        }
+        long torn = (ch.size() - HEADER) % SLOT;
+        if (slotSize == SLOT && torn != 0) {
+            System.getLogger(Keystore.class.getName()).log(System.Logger.Level.WARNING, "{0}: dropped a key slot"
+                    + " cut short at the end of the file ({1} bytes; a full disk or a crash while it grew)", file, torn);
+            ch.truncate(ch.size() - torn);
+            ch.force(true);
         }
         if (slotSize != SLOT || (ch.size() - HEADER) % SLOT != 0) {
             throw new CorruptFileException(file, FORMAT + ": expected slots of " + SLOT + " bytes filling the file, got slot size "
@@ -271,19 +286,44 @@ public final class Keystore implements Closeable {
 
     /** Makes every slot written without a sync durable. */
     public synchronized void force() throws IOException {
-        ch.force(true);
+        ensureUsable();
+        try {
+            ch.force(true);
+        } catch (IOException | RuntimeException e) {
+            throw fail(e);
+        }
     }
 
     private void writeSlot(int slot, byte[] slotBytes, boolean sync) throws IOException {
+        ensureUsable();
         CrashPoints.reached("keystore.before-slot-write");
         CRC32C c = new CRC32C();
         c.update(slotBytes, 0, CRC_OFF);
         ByteBuffer.wrap(slotBytes, CRC_OFF, 4).putInt((int) c.getValue());
-        writeFully(ByteBuffer.wrap(slotBytes), offset(slot));
-        if (sync) {
-            ch.force(true);
+        try {
+            writeFully(ByteBuffer.wrap(slotBytes), offset(slot));
+            if (sync) {
+                ch.force(true);
+            }
+        } catch (IOException | RuntimeException e) {
+            throw fail(e);
         }
         CrashPoints.reached("keystore.slot-written");
+    }
+
+    private void ensureUsable() throws IOException {
+        if (failed != null) {
+            throw new IOException("keystore " + file + " failed earlier (" + failed.getMessage()
+                    + "); it takes no more key changes until the store is reopened", failed);
+        }
+    }
+
+    private IOException fail(Throwable e) {
+        IOException io = e instanceof IOException x ? x : new IOException("keystore " + file + ": " + e, e);
+        if (failed == null) {
+            failed = io;
+        }
+        return io;
     }
 
     private static long offset(int slot) {

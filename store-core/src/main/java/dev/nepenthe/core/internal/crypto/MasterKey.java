@@ -1,16 +1,22 @@
 package dev.nepenthe.core.internal.crypto;
 
+import dev.nepenthe.core.internal.io.ChecksummedFiles;
+import dev.nepenthe.core.internal.io.CrashPoints;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.FileAttribute;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.security.GeneralSecurityException;
 import java.security.SecureRandom;
 import java.util.Arrays;
 import java.util.Base64;
+import java.util.Set;
 import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
 
@@ -60,19 +66,51 @@ public final class MasterKey {
         }
         byte[] fresh = new byte[LENGTH];
         new SecureRandom().nextBytes(fresh);
-        Files.createDirectories(file.toAbsolutePath().getParent());
-        Files.writeString(file, Base64.getEncoder().encodeToString(fresh) + "\n", StandardCharsets.US_ASCII,
-                StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE, StandardOpenOption.SYNC);
-        try {
-            Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rw-------"));
-        } catch (UnsupportedOperationException e) {
-            // Not a POSIX file system; the file keeps the platform's default permissions.
-        }
+        Path folder = file.toAbsolutePath().getParent();
+        Files.createDirectories(folder);
+        writeOwnerOnly(file, (Base64.getEncoder().encodeToString(fresh) + "\n").getBytes(StandardCharsets.US_ASCII));
+        ChecksummedFiles.fsyncDirectory(folder);
         LOG.log(Level.WARNING, "Generated a new master key at {0}. Anyone holding it and the keystore can read"
                 + " the store: keep it off backups of the data folder, or supply {1} instead.", file, ENV);
         MasterKey k = new MasterKey(fresh);
         Arrays.fill(fresh, (byte) 0);
         return k;
+    }
+
+    /**
+     * Creates {@code file} owner-only from its first byte (where the file system has POSIX
+     * permissions: tightening them after the write would leave a moment in which anyone could
+     * read the key), writes and fsyncs it; a write that fails removes the file, so no half key
+     * is found at the next start.
+     */
+    private static void writeOwnerOnly(Path file, byte[] content) throws IOException {
+        boolean posix = file.getFileSystem().supportedFileAttributeViews().contains("posix");
+        FileAttribute<?>[] attrs = posix
+                ? new FileAttribute<?>[] {PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------"))}
+                : new FileAttribute<?>[0];
+        try (FileChannel ch = FileChannel.open(file, Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE), attrs)) {
+            CrashPoints.reached("master-key.created");
+            try {
+                ByteBuffer b = ByteBuffer.wrap(content);
+                while (b.hasRemaining()) {
+                    ch.write(b);
+                }
+                ch.force(true);
+            } catch (IOException | RuntimeException e) {
+                try {
+                    Files.deleteIfExists(file);
+                } catch (IOException suppressed) {
+                    e.addSuppressed(suppressed);
+                }
+                throw e;
+            } finally {
+                Arrays.fill(content, (byte) 0);
+            }
+        }
+        if (posix) {
+            // A umask cannot widen what the creation asked for, but an inherited default ACL can.
+            Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rw-------"));
+        }
     }
 
     private static byte[] decode(String base64, String where) {

@@ -84,10 +84,21 @@ public final class ChecksummedFiles {
         }
         CrashPoints.reached("file.written-before-rename");
         try {
-            Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-        } catch (AtomicMoveNotSupportedException e) {
-            Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING);
+            try {
+                Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            } catch (AtomicMoveNotSupportedException e) {
+                Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING);
+            }
+        } catch (IOException | RuntimeException e) {
+            try {
+                Files.deleteIfExists(tmp);
+            } catch (IOException suppressed) {
+                e.addSuppressed(suppressed);
+            }
+            throw e;
         }
+        // If this fails the new file is in place but its name may not be durable: the caller
+        // must not acknowledge what it needs (the store goes read-only), and must not retry.
         fsyncDirectory(file.toAbsolutePath().getParent());
         CrashPoints.reached("file.renamed");
     }
@@ -276,15 +287,23 @@ public final class ChecksummedFiles {
         return id;
     }
 
-    /** fsync a directory so a rename or delete in it is durable. */
+    /**
+     * fsync a directory so a rename or delete in it is durable. A failed fsync throws: the
+     * rename it was to make durable may be lost, so nothing that needs it may be acknowledged.
+     * Only a platform that cannot open a directory at all (Windows) skips it.
+     */
     public static void fsyncDirectory(Path dir) throws IOException {
-        try (FileChannel ch = FileChannel.open(dir, StandardOpenOption.READ)) {
-            ch.force(true);
+        FileChannel ch;
+        try {
+            ch = FileChannel.open(dir, StandardOpenOption.READ);
         } catch (IOException e) {
-            // Some file systems refuse to open directories; nothing more can be done there.
             if (!Files.isDirectory(dir)) {
                 throw e;
             }
+            return; // the file system refuses to open directories: there is no directory fsync to make
+        }
+        try (ch) {
+            ch.force(true);
         }
     }
 

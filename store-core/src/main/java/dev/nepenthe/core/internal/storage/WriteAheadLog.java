@@ -22,7 +22,10 @@ import java.util.zip.CRC32C;
 
 /**
  * A write-ahead log in generations ({@code wal-<generation>.log}). Each file has a header
- * (magic, format name, version, generation) and then entries {@code [length][crc32c][payload]}.
+ * (magic, format name, version, generation) and then frames {@code [length][crc32c][body]}, one
+ * per {@link #append} call: the body is {@code [count]} then {@code [length][payload]} per entry,
+ * so the checksum covers a batch whole and recovery applies all of its entries or none (format
+ * version 1, still read, had one checksummed frame per entry).
  *
  * <p>Durability: {@link #append} returns a position; {@link #sync} makes everything up to it
  * durable. Under {@link Durability#SYNC} the caller acknowledges only after {@code sync}; one
@@ -34,11 +37,19 @@ import java.util.zip.CRC32C;
  *
  * <p>Checkpoints call {@link #rotate} and, once the entries of older generations are safely
  * elsewhere, {@link #deleteBefore}: old generations are deleted whole.
+ *
+ * <p>Failure: a write, fsync or rotation that fails leaves the log failed for good. An fsync is
+ * never retried (after a failed one the kernel may have dropped the dirty pages and a second
+ * fsync would answer for nothing), and nothing is appended after bytes that may be torn; every
+ * later call throws, naming the first failure. The store reopens to recover: replay drops the
+ * torn frame, which was never acknowledged.
  */
 public final class WriteAheadLog implements Closeable {
 
     static final String FORMAT = "nepenthe-wal";
-    static final int VERSION = 1;
+    static final int VERSION = 2;
+    /** The version with one frame per entry, read but no longer written. */
+    static final int VERSION_ENTRY_FRAMES = 1;
     private static final int MAGIC = 0x4E50574C; // "NPWL"
     private static final System.Logger LOG = System.getLogger(WriteAheadLog.class.getName());
 
@@ -60,6 +71,8 @@ public final class WriteAheadLog implements Closeable {
     private long written;
     /** Bytes of the current generation known durable; guarded by syncLock. */
     private volatile long synced;
+    /** The first write, fsync or rotation that failed; once set, the log takes nothing more. */
+    private volatile IOException failed;
 
     private WriteAheadLog(Path dir, Durability durability) {
         this.dir = dir;
@@ -107,12 +120,17 @@ public final class WriteAheadLog implements Closeable {
     private void startGeneration(long gen) throws IOException {
         Path f = file(gen);
         FileChannel ch = FileChannel.open(f, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
-        ByteBuffer h = header(gen);
-        while (h.hasRemaining()) {
-            ch.write(h);
+        try {
+            ByteBuffer h = header(gen);
+            while (h.hasRemaining()) {
+                ch.write(h);
+            }
+            ch.force(true);
+            ChecksummedFiles.fsyncDirectory(dir);
+        } catch (IOException | RuntimeException e) {
+            ch.close();
+            throw e;
         }
-        ch.force(true);
-        ChecksummedFiles.fsyncDirectory(dir);
         this.channel = ch;
         this.generation = gen;
         this.written = ch.position();
@@ -142,25 +160,62 @@ public final class WriteAheadLog implements Closeable {
         return append(List.of(payload));
     }
 
-    /** Appends several entries with one write; returns the end position of the last. */
+    /**
+     * Appends several entries as one frame, which recovery applies whole or not at all; returns
+     * the frame's end position.
+     */
     public synchronized long append(List<byte[]> payloads) throws IOException {
-        int total = 0;
+        ensureUsable();
+        int body = 4;
         for (byte[] p : payloads) {
-            total += 8 + p.length;
+            body += 4 + p.length;
         }
-        ByteBuffer buf = ByteBuffer.allocate(total);
+        ByteBuffer buf = ByteBuffer.allocate(8 + body);
+        buf.position(8);
+        buf.putInt(payloads.size());
         for (byte[] p : payloads) {
-            CRC32C crc = new CRC32C();
-            crc.update(p);
-            buf.putInt(p.length).putInt((int) crc.getValue()).put(p);
+            buf.putInt(p.length).put(p);
         }
+        CRC32C crc = new CRC32C();
+        crc.update(buf.array(), 8, body);
+        buf.putInt(0, body).putInt(4, (int) crc.getValue());
         buf.flip();
-        while (buf.hasRemaining()) {
-            channel.write(buf);
+        try {
+            while (buf.hasRemaining()) {
+                channel.write(buf);
+            }
+        } catch (IOException | RuntimeException e) {
+            throw fail(e, "appending to");
         }
-        written += total;
+        written += buf.limit();
         CrashPoints.reached("wal.appended");
         return written;
+    }
+
+    /** Throws if an earlier write, fsync or rotation failed. */
+    private void ensureUsable() throws IOException {
+        IOException f = failed;
+        if (f != null) {
+            throw new IOException("write-ahead log " + dir + " failed earlier (" + f.getMessage()
+                    + "); it takes no more writes until the store is reopened", f);
+        }
+    }
+
+    /** Marks the log failed for good; returns the failure as an IOException to throw. */
+    private IOException fail(Throwable e, String doing) {
+        IOException io = e instanceof IOException x ? x
+                : new IOException(doing + " write-ahead log " + dir + " failed: " + e, e);
+        synchronized (this) {
+            if (failed == null) {
+                failed = io;
+            }
+        }
+        return io;
+    }
+
+    /** The failure that stopped this log, or null. */
+    public IOException failure() {
+        return failed;
     }
 
     /**
@@ -176,13 +231,19 @@ public final class WriteAheadLog implements Closeable {
             if (synced >= position) {
                 return;
             }
+            // A writer that waited here behind a failed fsync must not fsync again.
+            ensureUsable();
             FileChannel ch;
             long upTo;
             synchronized (this) {
                 ch = channel;
                 upTo = written;
             }
-            ch.force(false);
+            try {
+                ch.force(false);
+            } catch (IOException | RuntimeException e) {
+                throw fail(e, "syncing");
+            }
             synced = upTo;
             CrashPoints.reached("wal.synced");
         }
@@ -192,9 +253,14 @@ public final class WriteAheadLog implements Closeable {
     public long rotate() throws IOException {
         synchronized (syncLock) {
             synchronized (this) {
-                channel.force(false);
-                channel.close();
-                startGeneration(generation + 1);
+                ensureUsable();
+                try {
+                    channel.force(false);
+                    channel.close();
+                    startGeneration(generation + 1);
+                } catch (IOException | RuntimeException e) {
+                    throw fail(e, "rotating");
+                }
                 CrashPoints.reached("wal.rotated");
                 return generation;
             }
@@ -226,7 +292,9 @@ public final class WriteAheadLog implements Closeable {
             Path f = file(gen);
             boolean newest = gi == gens.size() - 1;
             byte[] bytes = Files.readAllBytes(f);
-            int pos = readHeader(f, bytes, gen, newest);
+            int[] header = readHeader(f, bytes, gen, newest);
+            int pos = header[0];
+            boolean batchFrames = header[1] >= VERSION;
             if (pos < 0) {
                 // A newest generation whose header never reached the disk holds no entries.
                 torn = bytes.length;
@@ -247,10 +315,14 @@ public final class WriteAheadLog implements Closeable {
                     valid = (int) crc.getValue() == in.getInt(pos + 4);
                 }
                 if (valid) {
-                    byte[] payload = new byte[len];
-                    System.arraycopy(bytes, pos + 8, payload, 0, len);
-                    consumer.accept(gen, payload);
-                    entries++;
+                    if (batchFrames) {
+                        entries += replayFrame(f, bytes, pos + 8, len, gen, consumer);
+                    } else {
+                        byte[] payload = new byte[len];
+                        System.arraycopy(bytes, pos + 8, payload, 0, len);
+                        consumer.accept(gen, payload);
+                        entries++;
+                    }
                     pos += 8 + len;
                     continue;
                 }
@@ -274,12 +346,48 @@ public final class WriteAheadLog implements Closeable {
         return new RecoveryReport(gens.size(), entries, torn, tornFile);
     }
 
-    /** Position after the header, or -1 if the newest file's header is cut short. */
-    private static int readHeader(Path f, byte[] bytes, long gen, boolean newest) throws IOException {
+    /**
+     * Hands a verified frame's entries to the consumer (all of them: the checksum vouched for
+     * the whole batch); returns how many.
+     */
+    private static int replayFrame(Path f, byte[] bytes, int start, int len, long gen, EntryConsumer consumer)
+            throws IOException {
+        ByteBuffer in = ByteBuffer.wrap(bytes, start, len).slice();
+        int count = len >= 4 ? in.getInt() : -1;
+        if (count < 0) {
+            throw new CorruptFileException(f, FORMAT + ": frame at offset " + (start - 8) + " declares " + count
+                    + " entries (expected 0 or more)");
+        }
+        List<byte[]> payloads = new ArrayList<>(Math.min(count, len / 4));
+        for (int i = 0; i < count; i++) {
+            int n = in.remaining() >= 4 ? in.getInt() : -1;
+            if (n < 0 || n > in.remaining()) {
+                throw new CorruptFileException(f, FORMAT + ": frame at offset " + (start - 8) + ": entry " + i
+                        + " of " + count + " runs past the frame (its checksum verified: a writer bug?)");
+            }
+            byte[] p = new byte[n];
+            in.get(p);
+            payloads.add(p);
+        }
+        if (in.hasRemaining()) {
+            throw new CorruptFileException(f, FORMAT + ": frame at offset " + (start - 8) + " has " + in.remaining()
+                    + " bytes after its " + count + " entries");
+        }
+        for (byte[] p : payloads) {
+            consumer.accept(gen, p);
+        }
+        return count;
+    }
+
+    /**
+     * Position after the header and the file's version; the position is -1 if the newest file's
+     * header is cut short.
+     */
+    private static int[] readHeader(Path f, byte[] bytes, long gen, boolean newest) throws IOException {
         int expected = header(gen).remaining();
         if (bytes.length < expected) {
             if (newest) {
-                return -1;
+                return new int[] {-1, VERSION};
             }
             throw new CorruptFileException(f, FORMAT + ": header is truncated");
         }
@@ -300,24 +408,32 @@ public final class WriteAheadLog implements Closeable {
         if ((int) crc.getValue() != h.getInt()) {
             throw new CorruptFileException(f, FORMAT + ": header checksum failed");
         }
-        if (version < VERSION) {
-            throw new FileTooOldException(f, FORMAT, version, VERSION, VERSION);
+        if (version < VERSION_ENTRY_FRAMES) {
+            throw new FileTooOldException(f, FORMAT, version, VERSION_ENTRY_FRAMES, VERSION);
         }
         if (version > VERSION) {
-            throw new FileTooNewException(f, FORMAT, version, VERSION, VERSION);
+            throw new FileTooNewException(f, FORMAT, version, VERSION_ENTRY_FRAMES, VERSION);
         }
         if (storedGen != gen) {
             throw new CorruptFileException(f, FORMAT + ": header says generation " + storedGen + ", file name says " + gen);
         }
-        return h.position();
+        return new int[] {h.position(), version};
     }
 
     @Override
     public void close() throws IOException {
         synchronized (syncLock) {
             synchronized (this) {
-                if (channel.isOpen()) {
+                if (channel == null || !channel.isOpen()) {
+                    return;
+                }
+                if (failed != null) {
+                    channel.close(); // no fsync after a failure: it would answer for nothing
+                    return;
+                }
+                try {
                     channel.force(false);
+                } finally {
                     channel.close();
                 }
             }

@@ -4,6 +4,7 @@ import dev.nepenthe.core.internal.crypto.CounterCipher;
 import dev.nepenthe.core.internal.crypto.DataKey;
 import dev.nepenthe.core.internal.crypto.KeyedHash;
 import dev.nepenthe.core.internal.crypto.Keystore;
+import dev.nepenthe.core.internal.io.ChecksummedFiles;
 import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -15,6 +16,8 @@ import java.security.SecureRandom;
 import java.util.Arrays;
 import java.util.Collection;
 import java.util.HexFormat;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.zip.CRC32;
 import javax.crypto.Cipher;
 import javax.crypto.ShortBufferException;
@@ -58,6 +61,11 @@ final class EncryptedDirectory extends FilterDirectory {
     private final KeyedHash hashes;
     private final String collectionId;
     private final SecureRandom random = new SecureRandom();
+    /**
+     * The key id of every file this directory wrote or opened, by name: a file whose header is
+     * damaged still has its key destroyed when it is deleted.
+     */
+    private final Map<String, byte[]> keyIds = new ConcurrentHashMap<>();
 
     EncryptedDirectory(Directory raw, Keystore keystore, KeyedHash hashes, String collectionId) {
         super(raw);
@@ -80,11 +88,21 @@ final class EncryptedDirectory extends FilterDirectory {
         return encrypting(in.createTempOutput(prefix, suffix, context));
     }
 
+    @Override
+    public void rename(String source, String dest) throws IOException {
+        in.rename(source, dest);
+        byte[] id = keyIds.remove(source);
+        if (id != null) {
+            keyIds.put(dest, id);
+        }
+    }
+
     private IndexOutput encrypting(IndexOutput raw) throws IOException {
         byte[] keyId = new byte[16];
         byte[] iv = new byte[CounterCipher.IV_LENGTH];
         random.nextBytes(keyId);
         random.nextBytes(iv);
+        keyIds.put(raw.getName(), keyId.clone());
         try {
             DataKey key = keystore.getOrCreate(keyName(keyId), false);
             raw.writeInt(MAGIC);
@@ -103,6 +121,7 @@ final class EncryptedDirectory extends FilterDirectory {
         long length;
         try (IndexInput raw = in.openInput(name, IOContext.READONCE)) {
             h = readHeader(raw, name);
+            keyIds.put(name, h.keyId.clone());
             length = raw.length() - HEADER;
             DataKey key = keystore.find(keyName(h.keyId));
             if (key == null) {
@@ -141,17 +160,28 @@ final class EncryptedDirectory extends FilterDirectory {
         return Math.max(0, in.fileLength(name) - HEADER);
     }
 
-    /** Destroys the file's key (without an fsync; see {@link #sync}), then deletes the file. */
+    /**
+     * Destroys the file's key (without an fsync; see {@link #sync}), then deletes the file. The
+     * key id comes from the header even when its magic is damaged, and from what this directory
+     * remembers of the file: a corrupt file never leaves a live key behind for a copy of it.
+     */
     @Override
     public void deleteFile(String name) throws IOException {
+        byte[] remembered = keyIds.remove(name);
+        if (remembered != null) {
+            keystore.destroy(keyName(remembered), false);
+        }
         try (IndexInput raw = in.openInput(name, IOContext.READONCE)) {
             if (raw.length() >= HEADER) {
-                keystore.destroy(keyName(readHeader(raw, name).keyId), false);
+                byte[] keyId = new byte[16];
+                raw.seek(4); // past the magic, which need not be intact for the key id to be
+                raw.readBytes(keyId, 0, keyId.length);
+                if (remembered == null || !Arrays.equals(keyId, remembered)) {
+                    keystore.destroy(keyName(keyId), false);
+                }
             }
         } catch (NoSuchFileException | java.io.FileNotFoundException e) {
             // Lucene deletes what it believes exists; let the delegate report it.
-        } catch (CorruptIndexException e) {
-            // Not one of ours (or damaged): nothing to destroy, the file still goes.
         }
         in.deleteFile(name);
     }
@@ -163,10 +193,14 @@ final class EncryptedDirectory extends FilterDirectory {
         in.sync(names);
     }
 
+    /**
+     * The folder's fsync through the store's own, which throws when it fails: Lucene's ignores a
+     * failed directory fsync, and a commit's rename may then not be durable.
+     */
     @Override
     public void syncMetaData() throws IOException {
         keystore.force();
-        in.syncMetaData();
+        ChecksummedFiles.fsyncDirectory(((FSDirectory) FilterDirectory.unwrap(in)).getDirectory());
     }
 
     /**

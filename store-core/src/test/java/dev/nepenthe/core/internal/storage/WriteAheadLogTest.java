@@ -20,10 +20,13 @@ import java.util.Set;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import dev.nepenthe.testing.faults.FaultPlan;
+import dev.nepenthe.testing.faults.FaultyFileSystem;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 class WriteAheadLogTest {
+
 
     @TempDir
     Path dir;
@@ -79,8 +82,9 @@ class WriteAheadLogTest {
             newest = dir.resolve(String.format("wal-%016d.log", wal.generation()));
         }
         byte[] bytes = Files.readAllBytes(newest);
-        for (int cut : new int[] {5, 11}) { // inside the payload; inside the length/crc prefix
-            Files.write(newest, Arrays.copyOf(bytes, bytes.length - "torn-entry-payload".length() - 8 + cut));
+        int frame = 8 + 4 + 4 + "torn-entry-payload".length(); // length, crc, count, entry length, payload
+        for (int cut : new int[] {5, 20}) { // inside the length/crc prefix; inside the payload
+            Files.write(newest, Arrays.copyOf(bytes, bytes.length - frame + cut));
             WriteAheadLog.RecoveryReport[] r = new WriteAheadLog.RecoveryReport[1];
             assertEquals(List.of("kept-1", "kept-2"), replayAll(r));
             assertEquals(cut, r[0].tornBytesDropped());
@@ -163,6 +167,80 @@ class WriteAheadLogTest {
         WriteAheadLog.open(dir, Durability.SYNC, (g, p) -> got.add(p), null).close();
         assertEquals(1, got.size());
         assertArrayEquals(payload, got.get(0));
+    }
+
+    @Test
+    void aBatchCutShortIsDroppedWholeNeverHalfApplied() throws IOException {
+        Path newest;
+        try (WriteAheadLog wal = WriteAheadLog.open(dir, Durability.SYNC, (g, p) -> {}, null)) {
+            wal.sync(wal.append(b("before")));
+            wal.sync(wal.append(List.of(b("batch-first"), b("batch-second"))));
+            newest = dir.resolve(String.format("wal-%016d.log", wal.generation()));
+        }
+        byte[] bytes = Files.readAllBytes(newest);
+        int second = indexOf(bytes, b("batch-second"));
+        // The first entry of the batch is on disk whole; the second is cut in its middle.
+        Files.write(newest, Arrays.copyOf(bytes, second + 4));
+        WriteAheadLog.RecoveryReport[] r = new WriteAheadLog.RecoveryReport[1];
+        assertEquals(List.of("before"), replayAll(r));
+        assertEquals(1, r[0].entries());
+    }
+
+    @Test
+    void aFailedFsyncIsNeverRetriedAndTheLogTakesNothingMore() throws IOException {
+        FaultPlan plan = FaultPlan.none(1);
+        Path faulty = FaultyFileSystem.wrap(dir, plan);
+        WriteAheadLog wal = WriteAheadLog.open(faulty, Durability.SYNC, (g, p) -> {}, null);
+        wal.sync(wal.append(b("durable")));
+        plan.failNth(FaultPlan.Op.FSYNC, 1, false); // one failure: a second fsync would succeed
+        long lost = wal.append(b("never-acknowledged"));
+        IOException first = assertThrows(IOException.class, () -> wal.sync(lost));
+        assertTrue(first.getMessage().contains("Input/output error"), first.getMessage());
+        IOException again = assertThrows(IOException.class, () -> wal.sync(lost));
+        assertTrue(again.getMessage().contains("failed earlier"), again.getMessage());
+        assertThrows(IOException.class, () -> wal.append(b("after")));
+        assertThrows(IOException.class, wal::rotate);
+        wal.close(); // closes without an fsync
+        assertEquals(1, plan.injectedCount(), "the failed fsync was the only one tried after the failure");
+        plan.heal();
+        // The page cache dropped what the failed fsync covered (the fault plan's model of Linux).
+        assertEquals(List.of("durable"), replayAll(null));
+    }
+
+    @Test
+    void aFullDiskDuringAnAppendLeavesATornFrameThatRecoveryDrops() throws IOException {
+        FaultPlan plan = FaultPlan.none(2);
+        Path faulty = FaultyFileSystem.wrap(dir, plan);
+        WriteAheadLog wal = WriteAheadLog.open(faulty, Durability.SYNC, (g, p) -> {}, null);
+        wal.sync(wal.append(b("durable")));
+        plan.diskFullAfter(20); // the next frame is 8 + 4 + 2 * (4 + 40) bytes: cut after 20
+        IOException e = assertThrows(IOException.class,
+                () -> wal.sync(wal.append(List.of(new byte[40], new byte[40]))));
+        assertTrue(e.getMessage().contains("No space left on device"), e.getMessage());
+        assertThrows(IOException.class, () -> wal.append(b("after")));
+        wal.close();
+        plan.heal();
+        WriteAheadLog.RecoveryReport[] r = new WriteAheadLog.RecoveryReport[1];
+        assertEquals(List.of("durable"), replayAll(r));
+        assertEquals(20, r[0].tornBytesDropped());
+    }
+
+    @Test
+    void version1LogsWithAFramePerEntryAreStillRead() throws IOException {
+        byte[] name = WriteAheadLog.FORMAT.getBytes(StandardCharsets.UTF_8);
+        java.nio.ByteBuffer buf = java.nio.ByteBuffer.allocate(256);
+        buf.putInt(0x4E50574C).putShort((short) name.length).put(name).putInt(1).putLong(1);
+        java.util.zip.CRC32C crc = new java.util.zip.CRC32C();
+        crc.update(buf.array(), 0, buf.position());
+        buf.putInt((int) crc.getValue());
+        for (String entry : List.of("v1-first", "v1-second")) {
+            byte[] p = b(entry);
+            crc = new java.util.zip.CRC32C();
+            crc.update(p);
+            buf.putInt(p.length).putInt((int) crc.getValue()).put(p);
+        }
+        Files.write(dir.resolve(String.format("wal-%016d.log", 1)), Arrays.copyOf(buf.array(), buf.position()));
+        assertEquals(List.of("v1-first", "v1-second"), replayAll(null));
     }
 
     static int indexOf(byte[] hay, byte[] needle) {
