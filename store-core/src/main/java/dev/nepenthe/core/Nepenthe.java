@@ -23,6 +23,7 @@ import dev.nepenthe.core.internal.evidence.SigningKey;
 import dev.nepenthe.core.internal.forget.ForgetProtocol;
 import dev.nepenthe.core.internal.index.VectorIndexes;
 import dev.nepenthe.core.internal.io.ChecksummedFiles;
+import dev.nepenthe.core.internal.io.StorageFault;
 import dev.nepenthe.core.internal.storage.CollectionStorage;
 import dev.nepenthe.core.internal.storage.StoreContext;
 import dev.nepenthe.core.internal.storage.TombstoneJournal;
@@ -100,6 +101,8 @@ public final class Nepenthe implements AutoCloseable {
     private Keystore keystore;
     private TombstoneJournal journal;
     private StoreContext context;
+    /** Tripped by the first failed write: from then on the store only serves reads. */
+    private final StorageFault fault = new StorageFault();
     private volatile boolean closed;
 
     private Nepenthe(Path root, FileChannel lockChannel, FileLock lock, StoreOptions options) {
@@ -176,12 +179,13 @@ public final class Nepenthe implements AutoCloseable {
             store.keystore = Keystore.open(keys, master);
             store.journal = TombstoneJournal.open(keys.resolve("tombstones"));
             store.context = new StoreContext(store.keystore, new KeyedHash(master), store.journal,
-                    dev.nepenthe.core.internal.storage.RecordSealer.AES_GCM, options.durability(), options.checkpointBytes(), options.shardBuckets());
+                    dev.nepenthe.core.internal.storage.RecordSealer.AES_GCM, options.durability(), options.checkpointBytes(),
+                    options.shardBuckets(), store.fault);
             store.loadCollections();
             store.signingKey = SigningKey.loadOrCreate(keys.resolve("evidence").resolve("signing.key"),
                     master.derive("evidence-signing-key"));
             store.protocol = new ForgetProtocol(keys, store.context.hashes(), store.keystore, store.signingKey,
-                    () -> store.collectionList, options.forgetWorkerNice(), options.probePolicy());
+                    () -> store.collectionList, options.forgetWorkerNice(), options.probePolicy(), store.fault);
             if (options.ledgerWitness() != null) {
                 LedgerAudit.Check c = store.protocol.ledger().audit().checkHead(options.ledgerWitness());
                 if (!c.ok()) {
@@ -250,6 +254,7 @@ public final class Nepenthe implements AutoCloseable {
      */
     public synchronized VectorCollection createCollection(CollectionSpec spec) {
         ensureOpen();
+        fault.ensureWritable();
         if (collections.containsKey(spec.name())) {
             throw new IllegalArgumentException("collection '" + spec.name() + "' already exists");
         }
@@ -278,7 +283,7 @@ public final class Nepenthe implements AutoCloseable {
             collectionList = engines();
             return c;
         } catch (IOException e) {
-            throw new UncheckedIOException("creating collection '" + spec.name() + "' failed", e);
+            throw fault.trip(new UncheckedIOException("creating collection '" + spec.name() + "' failed", e));
         }
     }
 
@@ -344,6 +349,7 @@ public final class Nepenthe implements AutoCloseable {
      */
     public synchronized boolean dropCollection(String name) {
         ensureOpen();
+        fault.ensureWritable();
         VectorCollection c = collections.remove(name);
         if (c == null) {
             return false;
@@ -356,7 +362,7 @@ public final class Nepenthe implements AutoCloseable {
             ChecksummedFiles.fsyncDirectory(root.resolve("collections"));
             return true;
         } catch (IOException e) {
-            throw new UncheckedIOException("dropping collection '" + name + "' failed", e);
+            throw fault.trip(new UncheckedIOException("dropping collection '" + name + "' failed", e));
         }
     }
 
@@ -376,6 +382,7 @@ public final class Nepenthe implements AutoCloseable {
      */
     public synchronized void snapshot(Path target) throws IOException {
         ensureOpen();
+        fault.ensureWritable();
         if (Files.exists(target)) {
             throw new IllegalArgumentException("snapshot target " + target + " already exists; expected a new folder");
         }
@@ -384,7 +391,13 @@ public final class Nepenthe implements AutoCloseable {
             Files.createDirectories(dst);
             Files.copy(root.resolve("collections").resolve(e.getKey()).resolve("collection.meta"), dst.resolve("collection.meta"));
             e.getValue().engine().snapshotTo(dst);
-            protocol.registerSnapshot(target, e.getValue().engine());
+            try {
+                protocol.registerSnapshot(target, e.getValue().engine());
+            } catch (IOException | RuntimeException x) {
+                // Unregistered, a later forget would not purge this snapshot: nothing more is written.
+                fault.trip(x);
+                throw x;
+            }
         }
         Files.createDirectories(target.resolve("collections"));
     }
@@ -452,9 +465,11 @@ public final class Nepenthe implements AutoCloseable {
      */
     public ForgetOperation forget(ForgetRequest request) {
         ensureOpen();
+        fault.ensureWritable();
         try {
             return protocol.forget(request);
         } catch (IOException e) {
+            fault.trip(e);
             throw new UncheckedIOException("forget: recording the operation failed; if it was marked, the next open"
                     + " resumes it", e);
         }
@@ -528,10 +543,11 @@ public final class Nepenthe implements AutoCloseable {
      * @throws java.io.UncheckedIOException if sealing failed; the operation stays in review
      */
     public ForgetOperation override(String operationId, String reasonCode) {
+        fault.ensureWritable();
         try {
             return protocol.override(operationId, reasonCode);
         } catch (IOException e) {
-            throw new UncheckedIOException("override of " + operationId + " failed; the operation stays in review", e);
+            throw fault.trip(new UncheckedIOException("override of " + operationId + " failed; the operation stays in review", e));
         }
     }
 
@@ -553,10 +569,11 @@ public final class Nepenthe implements AutoCloseable {
      * @throws java.io.UncheckedIOException if saving the hold failed
      */
     public LegalHold placeHold(String tenant, ForgetScope scope, String reasonCode) {
+        fault.ensureWritable();
         try {
             return protocol.placeHold(tenant, scope, reasonCode);
         } catch (IOException e) {
-            throw new UncheckedIOException("placing the legal hold failed", e);
+            throw fault.trip(new UncheckedIOException("placing the legal hold failed", e));
         }
     }
 
@@ -571,10 +588,11 @@ public final class Nepenthe implements AutoCloseable {
      * @throws java.io.UncheckedIOException if recording the lift failed
      */
     public void liftHold(String holdId) {
+        fault.ensureWritable();
         try {
             protocol.liftHold(holdId);
         } catch (IOException e) {
-            throw new UncheckedIOException("lifting legal hold " + holdId + " failed", e);
+            throw fault.trip(new UncheckedIOException("lifting legal hold " + holdId + " failed", e));
         }
     }
 
@@ -621,10 +639,12 @@ public final class Nepenthe implements AutoCloseable {
      */
     public Readmission readmit(String tenant, ForgetScope scope, String reasonCode) {
         ensureOpen();
+        fault.ensureWritable();
         try {
             return protocol.readmit(tenant, scope, reasonCode);
         } catch (IOException e) {
-            throw new UncheckedIOException("re-admission failed; if its intent was recorded, the next open finishes it", e);
+            throw fault.trip(new UncheckedIOException("re-admission failed; if its intent was recorded, the next open"
+                    + " finishes it", e));
         }
     }
 
@@ -704,10 +724,12 @@ public final class Nepenthe implements AutoCloseable {
      */
     public LedgerHead restartLedger(String reasonCode) {
         ensureOpen();
+        fault.ensureWritable();
         try {
             return protocol.restartLedger(reasonCode);
         } catch (IOException e) {
-            throw new UncheckedIOException("restarting the evidence ledger failed; the store still refuses forgets", e);
+            throw fault.trip(new UncheckedIOException("restarting the evidence ledger failed; the store still refuses"
+                    + " forgets", e));
         }
     }
 
@@ -752,8 +774,8 @@ public final class Nepenthe implements AutoCloseable {
      * the full check, so it is logged, not thrown.
      */
     private void stampCleanClose() {
-        if (protocol == null) {
-            return;
+        if (protocol == null || fault.tripped()) {
+            return; // after a failed write the next open must check everything
         }
         Map<String, byte[]> manifests = new HashMap<>();
         for (VectorCollection c : collections.values()) {
@@ -789,7 +811,7 @@ public final class Nepenthe implements AutoCloseable {
         CollectionEngine.TextOpener text = spec.textAnalyzer() == null ? null
                 : () -> TextIndex.open(dir.resolve("text"), spec.textAnalyzer(), keystore, context.hashes(), id);
         IndexGenerations generations = new IndexGenerations(dir.resolve("index"), keystore, context.hashes(), id,
-                factory, indexConfig(spec));
+                factory, indexConfig(spec), fault);
         return new VectorCollection(new CollectionEngine(spec, id, () -> factory.create(indexConfig(spec)), generations,
                 sink -> CollectionStorage.open(dir, id, context, sink), text, embedding(spec), context.hashes()));
     }
@@ -849,11 +871,14 @@ public final class Nepenthe implements AutoCloseable {
                 if (c != null) {
                     c.close();
                 }
-            } catch (IOException e) {
+            } catch (IOException | RuntimeException e) {
+                // Every part is closed (and its locks released) whatever an earlier one threw.
+                fault.trip(e);
+                IOException io = e instanceof IOException x ? x : new IOException("closing the store: " + e, e);
                 if (first == null) {
-                    first = e;
+                    first = io;
                 } else {
-                    first.addSuppressed(e);
+                    first.addSuppressed(io);
                 }
             }
         }

@@ -67,7 +67,7 @@ public final class VectorCollection {
      */
     public void upsert(VectorRecord record) {
         // singletonList, not List.of: a null record gets the batch's clear error, not a bare NPE.
-        engine.upsertAll(java.util.Collections.singletonList(record));
+        upsertAll(java.util.Collections.singletonList(record));
     }
 
     /**
@@ -88,13 +88,30 @@ public final class VectorCollection {
      *     a zero vector under cosine, blank or oversized strings, text without a vector in a
      *     collection that cannot embed it), or a batch that is too large
      * @throws dev.nepenthe.core.forget.ForgottenScopeException naming the batch position that falls in a scope being forgotten
-     * @throws java.io.UncheckedIOException if the log write failed (nothing of the batch was
-     *     stored), or if the batch was stored and the checkpoint after it failed (the message
-     *     says which; the log keeps the batch and the next checkpoint retries)
+     * @throws StoreReadOnlyException if an earlier write failed and the store is read-only
+     * @throws java.io.UncheckedIOException if writing failed: the batch was not acknowledged and
+     *     is not served, the store is read-only from then on, and its next open keeps the batch
+     *     whole or drops it whole (a failed checkpoint after a durable batch does not fail the
+     *     call: it makes the store read-only, and the next write says so)
      * @throws IllegalStateException if the collection or its store is closed
      */
     public void upsertAll(List<VectorRecord> batch) {
-        engine.upsertAll(batch);
+        writing(() -> {
+            engine.upsertAll(batch);
+            return null;
+        });
+    }
+
+    /**
+     * Runs a write; an I/O failure in it, however wrapped (Lucene closes its writer on one and
+     * reports the next call as {@code AlreadyClosedException}), makes the store read-only.
+     */
+    private <T> T writing(java.util.function.Supplier<T> write) {
+        try {
+            return write.get();
+        } catch (RuntimeException e) {
+            throw engine.storage().fault().trip(e);
+        }
     }
 
     /**
@@ -170,7 +187,7 @@ public final class VectorCollection {
      * @throws IllegalStateException if the collection or its store is closed
      */
     public int deleteAll(String tenant, List<String> ids) {
-        return engine.deleteAll(tenant, ids);
+        return writing(() -> engine.deleteAll(tenant, ids));
     }
 
     /**
@@ -191,7 +208,7 @@ public final class VectorCollection {
      * @throws IllegalStateException if the collection or its store is closed
      */
     public int deleteSubject(String tenant, String subject) {
-        return engine.deleteSubject(tenant, subject);
+        return writing(() -> engine.deleteSubject(tenant, subject));
     }
 
     /**
@@ -298,7 +315,10 @@ public final class VectorCollection {
      * @throws IllegalStateException if the collection or its store is closed
      */
     public void checkpoint() {
-        engine.checkpoint();
+        writing(() -> {
+            engine.checkpoint();
+            return null;
+        });
     }
 
     /**
@@ -324,7 +344,10 @@ public final class VectorCollection {
      * @throws IllegalStateException if the collection or its store is closed
      */
     public void rebuildIndex() {
-        engine.rebuildIndex();
+        writing(() -> {
+            engine.rebuildIndex();
+            return null;
+        });
     }
 
     /**

@@ -62,38 +62,49 @@ public final class FaultPlan {
         this.random = new Random(seed);
     }
 
-    /** A plan that injects nothing until armed; {@code seed} drives short writes and {@link #random}. */
+    /** A plan that injects nothing until armed; {@code seed} drives short writes and {@link #armRandomly}. */
     public static FaultPlan none(long seed) {
         return new FaultPlan(seed);
     }
 
     /**
-     * A plan drawn from {@code seed}: one kind of fault (a full disk after some bytes, or an I/O
-     * error on the n-th write, fsync, directory fsync, rename or read), sometimes sticky, with
-     * short writes mixed in. The same seed draws the same plan.
+     * Arms one fault drawn from this plan's random stream: a full disk after some bytes, or an
+     * I/O error on the n-th write, fsync, directory fsync, rename, read or delete, sometimes
+     * sticky, sometimes with short writes mixed in. The same seed arms the same faults in the
+     * same order.
      *
      * @param scale roughly how many operations of a kind the workload makes: countdowns fall in
      *     {@code [1, scale]} and the byte budget in {@code [1, scale * 4096]}
+     * @return what was armed, for the test's log
      */
-    public static FaultPlan random(long seed, int scale) {
-        FaultPlan p = new FaultPlan(seed);
-        Random r = p.random;
-        int kind = r.nextInt(7);
-        long n = 1 + r.nextInt(Math.max(1, scale));
-        boolean stick = r.nextInt(3) == 0;
+    public synchronized String armRandomly(int scale) {
+        int kind = random.nextInt(7);
+        long n = 1 + random.nextInt(Math.max(1, scale));
+        boolean stick = random.nextInt(3) == 0;
+        String what;
         switch (kind) {
-            case 0 -> p.diskFullAfter(1 + (long) (r.nextDouble() * scale * 4096));
-            case 1 -> p.failNth(Op.WRITE, n, stick);
-            case 2 -> p.failNth(Op.FSYNC, n, stick);
-            case 3 -> p.failNth(Op.DIRECTORY_FSYNC, n, stick);
-            case 4 -> p.failNth(Op.RENAME, n, stick);
-            case 5 -> p.failNth(Op.READ, n, stick);
-            default -> p.failNth(Op.DELETE, n, stick);
+            case 0 -> {
+                long bytes = 1 + (long) (random.nextDouble() * scale * 4096);
+                diskFullAfter(bytes);
+                what = "disk full after " + bytes + " bytes";
+            }
+            case 1 -> what = arm(Op.WRITE, n, stick);
+            case 2 -> what = arm(Op.FSYNC, n, stick);
+            case 3 -> what = arm(Op.DIRECTORY_FSYNC, n, stick);
+            case 4 -> what = arm(Op.RENAME, n, stick);
+            case 5 -> what = arm(Op.READ, n, stick);
+            default -> what = arm(Op.DELETE, n, stick);
         }
-        if (r.nextBoolean()) {
-            p.shortWrites(0.2);
+        if (random.nextBoolean()) {
+            shortWrites(0.2);
+            what += ", short writes";
         }
-        return p;
+        return what;
+    }
+
+    private String arm(Op op, long n, boolean stick) {
+        failNth(op, n, stick);
+        return op + " fails at the " + n + "th" + (stick ? " and after" : "");
     }
 
     /** The seed this plan was made with. */
@@ -156,8 +167,12 @@ public final class FaultPlan {
 
     // ---- decisions, called by the file system ---------------------------------------------
 
-    /** Throws when the armed countdown of {@code op} reaches this operation on {@code file}. */
-    synchronized void check(Op op, String file) throws IOException {
+    /**
+     * Throws when the armed countdown of {@code op} reaches this operation on {@code file}; a
+     * fault of an operation on a path ({@code real} not null: a rename, a delete) names the path,
+     * as the JDK's {@link java.nio.file.FileSystemException} does, one on a channel does not.
+     */
+    synchronized void check(Op op, String file, Path real) throws IOException {
         if (!files.test(file)) {
             return;
         }
@@ -173,7 +188,7 @@ public final class FaultPlan {
         if (!sticky.getOrDefault(op, false)) {
             countdown.remove(op);
         }
-        throw record(op, file, "Input/output error");
+        throw record(op, file, real, "Input/output error");
     }
 
     /**
@@ -186,7 +201,7 @@ public final class FaultPlan {
         }
         if (diskFull || bytesLeft <= 0) {
             diskFull = true;
-            throw record(Op.WRITE, file, "No space left on device");
+            throw record(Op.WRITE, file, null, "No space left on device");
         }
         int n = wanted;
         if (shortWriteChance > 0 && wanted > 1 && random.nextDouble() < shortWriteChance) {
@@ -200,16 +215,19 @@ public final class FaultPlan {
     }
 
     /** Throws when the disk is full: creating a file or a folder needs space too. */
-    synchronized void checkCreate(String file) throws IOException {
+    synchronized void checkCreate(String file, Path real) throws IOException {
         if (files.test(file) && (diskFull || bytesLeft <= 0)) {
             diskFull = true;
-            throw record(Op.WRITE, file, "No space left on device");
+            throw record(Op.WRITE, file, real, "No space left on device");
         }
     }
 
-    private InjectedIOException record(Op op, String file, String kind) {
+    private IOException record(Op op, String file, Path real, String kind) {
         injected.add(new Injected(sequence.incrementAndGet(), op, file, kind));
-        return new InjectedIOException(file + ": " + kind + " (injected " + op + " fault, plan seed " + seed + ")");
+        // As the JDK reports them: an errno from a channel alone, without the file's name (naming
+        // it is the store's job, and the tests check that it does); one from an operation on a
+        // path with the path.
+        return real == null ? new InjectedIOException(kind) : new InjectedFileSystemException(real.toString(), kind);
     }
 
     /** The relative form of a path the plan's filter and records see. */

@@ -38,19 +38,19 @@ final class FaultyFileChannel extends FileChannel {
 
     @Override
     public int read(ByteBuffer dst) throws IOException {
-        plan.check(Op.READ, file);
+        plan.check(Op.READ, file, null);
         return in.read(dst);
     }
 
     @Override
     public long read(ByteBuffer[] dsts, int offset, int length) throws IOException {
-        plan.check(Op.READ, file);
+        plan.check(Op.READ, file, null);
         return in.read(dsts, offset, length);
     }
 
     @Override
     public int read(ByteBuffer dst, long position) throws IOException {
-        plan.check(Op.READ, file);
+        plan.check(Op.READ, file, null);
         return in.read(dst, position);
     }
 
@@ -61,7 +61,7 @@ final class FaultyFileChannel extends FileChannel {
 
     @Override
     public int write(ByteBuffer src, long position) throws IOException {
-        plan.check(Op.WRITE, file);
+        plan.check(Op.WRITE, file, null);
         int n = plan.allowWrite(file, src.remaining());
         long at = position < 0 ? in.position() : position;
         remember(at, n);
@@ -106,7 +106,7 @@ final class FaultyFileChannel extends FileChannel {
     @Override
     public void force(boolean metaData) throws IOException {
         try {
-            plan.check(directory ? Op.DIRECTORY_FSYNC : Op.FSYNC, file);
+            plan.check(directory ? Op.DIRECTORY_FSYNC : Op.FSYNC, file, null);
         } catch (IOException e) {
             dropUnsynced();
             throw e;

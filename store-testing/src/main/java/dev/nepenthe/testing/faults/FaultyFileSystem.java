@@ -20,9 +20,12 @@ import java.util.Set;
  * that store code never makes a path of the default file system).
  *
  * <pre>{@code
- * FaultPlan plan = FaultPlan.random(seed, 50);
+ * FaultPlan plan = FaultPlan.none(seed);
  * Path data = FaultyFileSystem.wrap(tempDir.resolve("data"), plan);
- * try (Nepenthe store = Nepenthe.open(data)) { ... }   // faults land where the plan says
+ * try (Nepenthe store = Nepenthe.open(data)) {
+ *     plan.armRandomly(50);                             // faults land where the plan says
+ *     ...
+ * }
  * plan.heal();
  * }</pre>
  */

@@ -66,7 +66,7 @@ final class FaultyFileSystemProvider extends FileSystemProvider {
         boolean creates = options.contains(StandardOpenOption.CREATE_NEW)
                 || options.contains(StandardOpenOption.CREATE) && !Files.exists(p);
         if (creates) {
-            plan.checkCreate(name(path));
+            plan.checkCreate(name(path), p);
         }
         FileChannel ch = real.newFileChannel(p, options, attrs);
         return new FaultyFileChannel(ch, plan, name(path), Files.isDirectory(p));
@@ -109,21 +109,21 @@ final class FaultyFileSystemProvider extends FileSystemProvider {
 
     @Override
     public void createDirectory(Path dir, FileAttribute<?>... attrs) throws IOException {
-        plan.checkCreate(name(dir));
+        plan.checkCreate(name(dir), FaultyPath.unwrap(dir));
         real.createDirectory(FaultyPath.unwrap(dir), attrs);
     }
 
     @Override
     public void delete(Path path) throws IOException {
-        plan.check(Op.DELETE, name(path));
+        plan.check(Op.DELETE, name(path), FaultyPath.unwrap(path));
         real.delete(FaultyPath.unwrap(path));
     }
 
     @Override
     public void copy(Path source, Path target, CopyOption... options) throws IOException {
         Path from = FaultyPath.unwrap(source);
-        plan.check(Op.READ, name(source));
-        plan.checkCreate(name(target));
+        plan.check(Op.READ, name(source), from);
+        plan.checkCreate(name(target), FaultyPath.unwrap(target));
         long size = Files.isRegularFile(from) ? Files.size(from) : 0;
         for (long left = size; left > 0; ) {
             int want = (int) Math.min(left, 1 << 20);
@@ -135,7 +135,7 @@ final class FaultyFileSystemProvider extends FileSystemProvider {
 
     @Override
     public void move(Path source, Path target, CopyOption... options) throws IOException {
-        plan.check(Op.RENAME, name(target));
+        plan.check(Op.RENAME, name(target), FaultyPath.unwrap(source));
         real.move(FaultyPath.unwrap(source), FaultyPath.unwrap(target), options);
     }
 

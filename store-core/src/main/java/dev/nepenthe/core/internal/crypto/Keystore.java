@@ -4,6 +4,7 @@ import dev.nepenthe.core.CorruptFileException;
 import dev.nepenthe.core.FileTooNewException;
 import dev.nepenthe.core.FileTooOldException;
 import dev.nepenthe.core.internal.io.CrashPoints;
+import dev.nepenthe.core.internal.io.IoErrors;
 import java.io.Closeable;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -36,6 +37,13 @@ import javax.crypto.spec.SecretKeySpec;
  * <p>Layout: a 4 KiB header (magic, format name, version, slot size, CRC32C), then slots of
  * {@value #SLOT} bytes: state (1: live, 0: empty or destroyed), the subject's keyed hash (32),
  * nonce (12), wrapped key with GCM tag (48), zero padding, CRC32C of the slot (4).
+ *
+ * <p>A slot changes state through its first byte alone, written on its own: a new key is written
+ * whole with the byte still 0, then the byte set to 1; a destroyed key has the byte set to 0
+ * first, then the rest zeroed. A write cut short (a full disk, an I/O error) therefore leaves
+ * either a live slot that verifies or a slot whose first byte is 0, which holds no key; opening
+ * zeroes such a half-written slot (the rest of a torn destruction may still hold part of the
+ * wrapped key). A live slot that fails its checksum is corruption and fails loudly.
  *
  * <p>Failure: a slot write or fsync that fails leaves the keystore failed for good (reads go
  * on): a destroyed key whose zeros may not be durable must be destroyed again after a reopen,
@@ -157,22 +165,46 @@ public final class Keystore implements Closeable {
         }
         slotCount = (int) ((ch.size() - HEADER) / SLOT);
         ByteBuffer s = ByteBuffer.allocate(SLOT);
+        byte[] clean = emptySlot();
+        int scrubbed = 0;
         for (int i = 0; i < slotCount; i++) {
             s.clear();
             readFully(s, offset(i));
             byte[] b = s.array();
-            CRC32C c = new CRC32C();
-            c.update(b, 0, CRC_OFF);
-            if ((int) c.getValue() != ByteBuffer.wrap(b, CRC_OFF, 4).getInt()) {
-                throw new CorruptFileException(file, FORMAT + ": slot " + i + " checksum failed"
-                        + " (hardware problem or the file was modified?)");
-            }
             if (b[0] == LIVE) {
+                CRC32C c = new CRC32C();
+                c.update(b, 0, CRC_OFF);
+                if ((int) c.getValue() != ByteBuffer.wrap(b, CRC_OFF, 4).getInt()) {
+                    throw new CorruptFileException(file, FORMAT + ": slot " + i + " checksum failed"
+                            + " (hardware problem or the file was modified?)");
+                }
                 slotOf.put(new KeyedHash.Hash(Arrays.copyOfRange(b, HASH_OFF, HASH_OFF + KeyedHash.LENGTH)), i);
-            } else {
+            } else if (b[0] == 0) {
+                if (!Arrays.equals(b, clean)) {
+                    // A key write or destruction cut short: no key, but perhaps part of one.
+                    writeFully(ByteBuffer.wrap(clean), offset(i));
+                    scrubbed++;
+                }
                 freeSlots.add(i);
+            } else {
+                throw new CorruptFileException(file, FORMAT + ": slot " + i + " has state " + b[0]
+                        + ", expected 0 (empty) or 1 (live) (hardware problem or the file was modified?)");
             }
         }
+        if (scrubbed > 0) {
+            ch.force(true);
+            System.getLogger(Keystore.class.getName()).log(System.Logger.Level.WARNING, "{0}: zeroed {1} key slot(s)"
+                    + " left half-written by a write that failed or a crash", file, scrubbed);
+        }
+    }
+
+    /** An empty slot as written: zeros, and the checksum of the zeros. */
+    private static byte[] emptySlot() {
+        byte[] b = new byte[SLOT];
+        CRC32C c = new CRC32C();
+        c.update(b, 0, CRC_OFF);
+        ByteBuffer.wrap(b, CRC_OFF, 4).putInt((int) c.getValue());
+        return b;
     }
 
     /** The subject's data key, or null if it has none (never created, or destroyed). */
@@ -270,7 +302,7 @@ public final class Keystore implements Closeable {
         if (slot == null) {
             return false;
         }
-        writeSlot(slot, new byte[SLOT], sync);
+        writeSlot(slot, emptySlot(), sync);
         freeSlots.add(slot);
         return true;
     }
@@ -294,14 +326,25 @@ public final class Keystore implements Closeable {
         }
     }
 
+    /**
+     * Writes a slot so that a write cut short leaves no live slot that fails to verify: the
+     * state byte is cleared first (a destruction) or set last (a new key), each on its own.
+     */
     private void writeSlot(int slot, byte[] slotBytes, boolean sync) throws IOException {
         ensureUsable();
         CrashPoints.reached("keystore.before-slot-write");
         CRC32C c = new CRC32C();
         c.update(slotBytes, 0, CRC_OFF);
         ByteBuffer.wrap(slotBytes, CRC_OFF, 4).putInt((int) c.getValue());
+        byte state = slotBytes[0];
         try {
+            writeFully(ByteBuffer.wrap(new byte[] {0}), offset(slot));
+            slotBytes[0] = 0;
             writeFully(ByteBuffer.wrap(slotBytes), offset(slot));
+            slotBytes[0] = state;
+            if (state != 0) {
+                writeFully(ByteBuffer.wrap(new byte[] {state}), offset(slot));
+            }
             if (sync) {
                 ch.force(true);
             }
@@ -319,7 +362,8 @@ public final class Keystore implements Closeable {
     }
 
     private IOException fail(Throwable e) {
-        IOException io = e instanceof IOException x ? x : new IOException("keystore " + file + ": " + e, e);
+        IOException io = e instanceof IOException x ? IoErrors.naming(file, "writing the keystore", x)
+                : new IOException("keystore " + file + ": " + e, e);
         if (failed == null) {
             failed = io;
         }
@@ -338,7 +382,12 @@ public final class Keystore implements Closeable {
 
     private void readFully(ByteBuffer b, long pos) throws IOException {
         while (b.hasRemaining()) {
-            int n = ch.read(b, pos);
+            int n;
+            try {
+                n = ch.read(b, pos);
+            } catch (IOException e) {
+                throw IoErrors.naming(file, "reading the keystore", e);
+            }
             if (n < 0) {
                 throw new CorruptFileException(file, FORMAT + ": unexpected end of file at offset " + pos);
             }

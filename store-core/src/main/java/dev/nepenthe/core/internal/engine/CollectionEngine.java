@@ -12,6 +12,7 @@ import dev.nepenthe.core.index.IntegrityReport;
 import dev.nepenthe.core.index.VectorIndex;
 import dev.nepenthe.core.internal.crypto.KeyedHash;
 import dev.nepenthe.core.internal.engine.RecordCatalogue.Entry;
+import dev.nepenthe.core.internal.io.StorageFault;
 import dev.nepenthe.core.internal.record.RecordAccess;
 import dev.nepenthe.core.internal.storage.CollectionStorage.Placed;
 import dev.nepenthe.core.internal.storage.CollectionStorage;
@@ -256,7 +257,7 @@ public final class CollectionEngine {
                 indexDirty = true;
             }
         } catch (IOException | RuntimeException e) {
-            storage.close();
+            storage.abandon(); // a failed open writes nothing
             catalogue.wipeRows();
             throw e;
         }
@@ -277,9 +278,9 @@ public final class CollectionEngine {
                 }
             } catch (IOException | RuntimeException e) {
                 if (t != null) {
-                    t.close();
+                    t.rollbackAndClose();
                 }
-                storage.close();
+                storage.abandon(); // a failed open writes nothing
                 idx.close();
                 catalogue.wipeRows();
                 throw e;
@@ -415,6 +416,7 @@ public final class CollectionEngine {
             generations.write(idx, Arrays.copyOf(ords, n), Arrays.copyOf(versions, n));
             indexDirty = false;
         } catch (IOException | RuntimeException e) {
+            fault().trip(e);
             LOG.log(System.Logger.Level.WARNING, "collection ''{0}'': writing the index generation failed; the next"
                     + " open rebuilds the index from the records: {1}", spec.name(), e.toString());
         }
@@ -488,6 +490,7 @@ public final class CollectionEngine {
         writer.lock();
         try {
             ensureOpen();
+            fault().ensureWritable();
             // Under the writer mutex: a forget's mark either sees this batch (and hides it) or
             // this check sees the mark's fence.
             fence.check(spec.name(), batch);
@@ -524,12 +527,17 @@ public final class CollectionEngine {
             }
             storage.publishIds(placed);
             IOException textFailed = indexTexts(placed);
-            removeFromReads(replaced, stamp);
+            try {
+                removeFromReads(replaced, stamp);
+            } catch (UncheckedIOException e) {
+                // The batch is durable: it is published all the same, the store now read-only.
+                textFailed = textFailed != null ? textFailed : e.getCause();
+            }
             if (text != null && replaced.isEmpty() && textFailed == null) {
                 try {
                     text.publish(); // (removing the replaced versions published the new texts already)
-                } catch (IOException e) {
-                    textFailed = e;
+                } catch (IOException | RuntimeException e) {
+                    textFailed = e instanceof IOException io ? io : new IOException(e);
                 }
             }
             catalogue.publish(stamp);
@@ -539,12 +547,17 @@ public final class CollectionEngine {
                 RecordAccess.wipe(p.record());
             }
             if (textFailed != null) {
+                fault().trip(textFailed);
                 throw new UncheckedIOException("collection '" + spec.name() + "': the batch is stored, but the text"
                         + " index failed to take it; keyword search misses it until the next open, which rebuilds"
                         + " the text index from the records", textFailed);
             }
         } catch (IOException e) {
-            throw new UncheckedIOException("collection '" + spec.name() + "': writing the batch failed; nothing was stored", e);
+            // The log may hold the batch whole (a failed fsync after a full write) or not at all:
+            // the store goes read-only and the next open says which.
+            throw fault().trip(new UncheckedIOException("collection '" + spec.name() + "': writing the batch failed,"
+                    + " so it was not acknowledged; it is not served, and the store is read-only until it is reopened,"
+                    + " which keeps the batch whole or drops it whole", e));
         } finally {
             writer.unlock();
         }
@@ -608,17 +621,26 @@ public final class CollectionEngine {
         return out;
     }
 
+    /**
+     * Folds the log into segments when it is due. A failure does not fail the write that
+     * triggered it (its batch is durable in the log, so it was acknowledged truthfully); it trips
+     * the read-only latch, and the next write is refused.
+     */
     private void checkpointIfDue() {
         writer.lock();
         try {
-            if (!closed && storage.checkpointIfDue() && text != null) {
+            if (!closed && !fault().tripped() && storage.checkpointIfDue() && text != null) {
                 // Lucene commits with the records' checkpoints, so a crash leaves at most one log's
                 // worth of text to re-index at the next open.
                 text.commit();
             }
-        } catch (IOException e) {
-            throw new UncheckedIOException("collection '" + spec.name() + "': the batch is stored (in the write-ahead"
-                    + " log) but folding the log into segments failed; the next checkpoint retries", e);
+        } catch (IOException | RuntimeException e) {
+            if (!StorageFault.isIoFailure(e)) {
+                throw e instanceof RuntimeException r ? r : new UncheckedIOException((IOException) e);
+            }
+            fault().trip(e);
+            LOG.log(System.Logger.Level.ERROR, "collection ''{0}'': the batch is stored (in the write-ahead log), but"
+                    + " folding the log into segments failed: {1}", spec.name(), e.toString());
         } finally {
             writer.unlock();
         }
@@ -673,6 +695,7 @@ public final class CollectionEngine {
         writer.lock();
         try {
             ensureOpen();
+            fault().ensureWritable();
             List<Entry> doomed = new ArrayList<>();
             RoaringBitmap seen = new RoaringBitmap();
             for (String id : ids) {
@@ -700,7 +723,8 @@ public final class CollectionEngine {
             storage.delete(placed(doomed));
         } catch (IOException ex) {
             catalogue.unhide(RecordCatalogue.REMOVING);
-            throw new UncheckedIOException("collection '" + spec.name() + "': deleting failed; nothing was deleted", ex);
+            throw fault().trip(new UncheckedIOException("collection '" + spec.name() + "': deleting failed, so it was"
+                    + " not acknowledged; the store is read-only until it is reopened", ex));
         } catch (RuntimeException ex) {
             catalogue.unhide(RecordCatalogue.REMOVING);
             throw ex;
@@ -717,6 +741,7 @@ public final class CollectionEngine {
         writer.lock();
         try {
             ensureOpen();
+            fault().ensureWritable();
             RoaringBitmap ords = catalogue.subjectOrdinals(tenant, subject);
             List<Entry> doomed = new ArrayList<>();
             if (ords != null) {
@@ -729,7 +754,8 @@ public final class CollectionEngine {
                 storage.dropSubject(tenant, subject, placed(doomed));
             } catch (IOException ex) {
                 catalogue.unhide(RecordCatalogue.REMOVING);
-                throw new UncheckedIOException("collection '" + spec.name() + "': deleting the subject failed", ex);
+                throw fault().trip(new UncheckedIOException("collection '" + spec.name() + "': deleting the subject"
+                        + " failed; the store is read-only until it is reopened", ex));
             } catch (RuntimeException ex) {
                 catalogue.unhide(RecordCatalogue.REMOVING);
                 throw ex;
@@ -772,8 +798,15 @@ public final class CollectionEngine {
             catalogue.unlink(e);
         }
         // The persisted generation holds these vectors: its key goes before the index changes,
-        // so no file outlives the removal in readable form.
-        invalidateGeneration();
+        // so no file outlives the removal in readable form. If a file step fails, the store is
+        // read-only from then on, and the removal from what reads see still completes: reads
+        // stay consistent (no ordinal is reused until a reopen, which reconciles the files).
+        UncheckedIOException failed = null;
+        try {
+            invalidateGeneration();
+        } catch (UncheckedIOException e) {
+            failed = e;
+        }
         // One batch call lets the index share repair work across the removals.
         int[] removed = ords.toArray();
         index.removeAll(removed);
@@ -782,12 +815,21 @@ public final class CollectionEngine {
                 text.delete(removed);
                 // Before the ordinals are freed: no searcher opened after this still finds them.
                 text.publish();
-            } catch (IOException e) {
-                throw new UncheckedIOException("collection '" + spec.name() + "': removing records from the text index"
-                        + " failed", e);
+            } catch (IOException | RuntimeException e) {
+                fault().trip(e);
+                UncheckedIOException u = new UncheckedIOException("collection '" + spec.name() + "': removing records"
+                        + " from the text index failed", e instanceof IOException io ? io : new IOException(e));
+                if (failed == null) {
+                    failed = u;
+                } else {
+                    failed.addSuppressed(u);
+                }
             }
         }
         catalogue.free(ords, stamp);
+        if (failed != null) {
+            throw failed;
+        }
     }
 
     /**
@@ -815,6 +857,7 @@ public final class CollectionEngine {
             try {
                 generations.invalidate();
             } catch (IOException e) {
+                fault().trip(e);
                 throw new UncheckedIOException("collection '" + spec.name() + "': destroying the persisted index"
                         + " generation failed; nothing was removed", e);
             }
@@ -840,6 +883,7 @@ public final class CollectionEngine {
                 text.mergeDeletesAway();
             }
         } catch (IOException e) {
+            fault().trip(e);
             throw new UncheckedIOException("collection '" + spec.name() + "': deleted (journaled, and no longer"
                     + " served), but rewriting the live files without it failed; the next checkpoint retries", e);
         }
@@ -1035,13 +1079,15 @@ public final class CollectionEngine {
         writer.lock();
         try {
             ensureOpen();
+            fault().ensureWritable();
             storage.checkpoint(true);
             persistIndex();
             if (text != null) {
                 text.commit();
             }
         } catch (IOException e) {
-            throw new UncheckedIOException("collection '" + spec.name() + "': checkpoint failed", e);
+            throw fault().trip(new UncheckedIOException("collection '" + spec.name() + "': checkpoint failed; the store"
+                    + " is read-only until it is reopened", e));
         } finally {
             writer.unlock();
         }
@@ -1060,8 +1106,12 @@ public final class CollectionEngine {
         writer.lock();
         try {
             ensureOpen();
+            fault().ensureWritable();
             storage.checkpoint(true);
             storage.snapshotTo(target);
+        } catch (IOException | RuntimeException e) {
+            fault().trip(e);
+            throw e;
         } finally {
             writer.unlock();
         }
@@ -1143,18 +1193,33 @@ public final class CollectionEngine {
                 return;
             }
             closed = true;
+            if (fault().tripped()) {
+                closeWithoutWriting();
+                return;
+            }
             persistIndex();
             if (generations != null) {
                 // A closed collection leaves no destroyed generation's file behind it.
                 generations.awaitDeletions();
             }
+            if (fault().tripped()) {
+                closeWithoutWriting();
+                return;
+            }
             try {
                 if (text != null) {
                     text.commitAndClose();
                 }
+            } catch (IOException | RuntimeException e) {
+                fault().trip(e);
+                throw e;
             } finally {
                 try {
-                    storage.close();
+                    if (fault().tripped()) {
+                        storage.abandon();
+                    } else {
+                        storage.close();
+                    }
                 } finally {
                     index.close();
                 }
@@ -1162,6 +1227,30 @@ public final class CollectionEngine {
         } finally {
             writer.unlock();
         }
+    }
+
+    /**
+     * Closes a collection of a read-only store: nothing is checkpointed, persisted or committed
+     * (the files are as the failure left them, and the next open recovers from them), and the id
+     * map is not stamped as closed cleanly.
+     */
+    private void closeWithoutWriting() throws IOException {
+        try {
+            if (text != null) {
+                text.rollbackAndClose();
+            }
+        } finally {
+            try {
+                storage.abandon();
+            } finally {
+                index.close();
+            }
+        }
+    }
+
+    /** The store's read-only latch. */
+    private StorageFault fault() {
+        return storage.fault();
     }
 
     /** @throws IllegalStateException if the collection (or its store) is closed */

@@ -8,6 +8,7 @@ import dev.nepenthe.core.internal.crypto.DataKey;
 import dev.nepenthe.core.internal.crypto.KeyedHash;
 import dev.nepenthe.core.internal.crypto.Keystore;
 import dev.nepenthe.core.internal.io.ChecksummedFiles;
+import dev.nepenthe.core.internal.io.StorageFault;
 import java.io.BufferedOutputStream;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
@@ -86,9 +87,12 @@ public final class IndexGenerations {
     private Generation current;
     private long lastNumber;
     private boolean retired;
+    /** The store's read-only latch: a deletion whose folder fsync fails trips it, as any write does. */
+    private final StorageFault fault;
 
     public IndexGenerations(Path dir, Keystore keystore, KeyedHash hashes, String collectionId,
-            VectorIndexFactory factory, IndexConfig config) {
+            VectorIndexFactory factory, IndexConfig config, StorageFault fault) {
+        this.fault = fault;
         this.dir = dir;
         this.keystore = keystore;
         this.hashes = hashes;
@@ -321,6 +325,7 @@ public final class IndexGenerations {
                     Files.deleteIfExists(file);
                     ChecksummedFiles.fsyncDirectory(dir);
                 } catch (IOException | RuntimeException e) {
+                    fault.trip(e);
                     LOG.log(System.Logger.Level.WARNING, "could not delete the index generation file {0}; its key is"
                             + " destroyed, so it is unreadable, and the next open deletes it: {1}", file, e.toString());
                 }

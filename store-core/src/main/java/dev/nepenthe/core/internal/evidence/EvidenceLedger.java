@@ -6,6 +6,7 @@ import dev.nepenthe.core.audit.LedgerEntry;
 import dev.nepenthe.core.audit.LedgerHead;
 import dev.nepenthe.core.audit.LedgerVerification;
 import dev.nepenthe.core.audit.LedgerVerifier;
+import dev.nepenthe.core.internal.io.IoErrors;
 import java.io.ByteArrayOutputStream;
 import java.io.Closeable;
 import java.io.DataOutputStream;
@@ -55,6 +56,8 @@ public final class EvidenceLedger implements Closeable {
     /** The verification at open; a ledger that failed it is read, never appended to. */
     private final LedgerVerification opened;
     private final String damage;
+    /** The append that failed (a write or its fsync); once set, nothing more is appended. */
+    private IOException failed;
 
     private EvidenceLedger(Path file, SigningKey key, FileChannel channel, List<LedgerEntry> entries, LedgerVerification opened) {
         this.file = file;
@@ -140,6 +143,12 @@ public final class EvidenceLedger implements Closeable {
         if (damage != null) {
             throw new IllegalStateException(file + ": nothing is appended to a damaged evidence ledger (" + damage + ")");
         }
+        if (failed != null) {
+            // After a failed write the tail may be torn, after a failed fsync the entry may be
+            // lost: an entry appended now could follow garbage, or rest on one that is gone.
+            throw new IOException(file + ": an earlier append failed (" + failed.getMessage()
+                    + "); nothing more is appended until the store is reopened", failed);
+        }
         long seq = entries.size();
         long time = System.currentTimeMillis();
         byte[] prev = entries.isEmpty() ? GENESIS : entries.get(entries.size() - 1).hash();
@@ -161,10 +170,16 @@ public final class EvidenceLedger implements Closeable {
         CRC32C crc = new CRC32C();
         crc.update(p);
         ByteBuffer framed = ByteBuffer.allocate(8 + p.length).putInt(p.length).putInt((int) crc.getValue()).put(p).flip();
-        while (framed.hasRemaining()) {
-            channel.write(framed);
+        try {
+            while (framed.hasRemaining()) {
+                channel.write(framed);
+            }
+            channel.force(false);
+        } catch (IOException | RuntimeException ex) {
+            failed = ex instanceof IOException io ? IoErrors.naming(file, "appending to", io)
+                    : new IOException(file + ": appending failed: " + ex, ex);
+            throw failed;
         }
-        channel.force(false);
         LedgerEntry e = new LedgerEntry(seq, time, prev, json, hash, sig);
         entries.add(e);
         return e;

@@ -3,6 +3,7 @@ package dev.nepenthe.core.internal.forget;
 import dev.nepenthe.core.audit.LedgerEntry;
 import dev.nepenthe.core.forget.ErasureSurface;
 import dev.nepenthe.core.internal.engine.CollectionEngine;
+import dev.nepenthe.core.internal.io.StorageFault;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.util.LinkedHashMap;
@@ -33,10 +34,13 @@ final class ForgetContext {
     final SnapshotRegistry snapshots;
     final ScopeHashes hashes;
     final WriteFences fences;
+    /** The store's read-only latch: a step that fails to write trips it, and nothing advances after. */
+    final StorageFault fault;
 
     ForgetContext(Object monitor, Supplier<List<CollectionEngine>> engines, OperationStore store, AnchoredLedger ledger,
-            ForgetEvidence evidence, SnapshotRegistry snapshots, ScopeHashes hashes) {
+            ForgetEvidence evidence, SnapshotRegistry snapshots, ScopeHashes hashes, StorageFault fault) {
         this.monitor = monitor;
+        this.fault = fault;
         this.engines = engines;
         this.store = store;
         this.ledger = ledger;
@@ -96,6 +100,7 @@ final class ForgetContext {
     void fail(LiveOperation op, Throwable t) {
         // Messages of the store's exceptions name files, counts and ids of operations, never content.
         LOG.log(Level.ERROR, "forget operation " + op.pub.id + " stopped in " + op.pub.state + ": " + t);
+        fault.trip(t);
         synchronized (monitor) {
             op.failure = t.getClass().getSimpleName() + ": " + t.getMessage();
             op.pub.note = "stopped in " + op.pub.state + " (" + op.failure + "); it resumes at the next open";

@@ -19,6 +19,7 @@ import dev.nepenthe.core.internal.engine.BackgroundPriority;
 import dev.nepenthe.core.internal.engine.CollectionEngine;
 import dev.nepenthe.core.internal.engine.JoinKeys;
 import dev.nepenthe.core.internal.evidence.SigningKey;
+import dev.nepenthe.core.internal.io.StorageFault;
 import java.io.Closeable;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
@@ -98,7 +99,8 @@ public final class ForgetProtocol implements Closeable {
     public record ReconciliationReport(int sealedChecked, int resurrectedRemoved, int resumed, int collectionsSkipped) {}
 
     public ForgetProtocol(Path keysFolder, KeyedHash hashes, Keystore keystore, SigningKey signer,
-            Supplier<List<CollectionEngine>> collections, int workerNice, ProbePolicy probePolicy) throws IOException {
+            Supplier<List<CollectionEngine>> collections, int workerNice, ProbePolicy probePolicy, StorageFault fault)
+            throws IOException {
         this.probePolicy = probePolicy;
         this.keysFolder = keysFolder;
         this.hashes = hashes;
@@ -113,7 +115,7 @@ public final class ForgetProtocol implements Closeable {
         }
         this.ctx = new ForgetContext(this, collections, new OperationStore(log, keystore, scopeHashes), ledger,
                 new ForgetEvidence(hashes, signer), new SnapshotRegistry(keysFolder.resolve("snapshots.registry"), hashes),
-                scopeHashes);
+                scopeHashes, fault);
         this.marking = new Marking(ctx);
         this.holds = new LegalHolds(ctx);
         this.cleanup = new CleanupPhase(ctx, holds);
@@ -527,6 +529,8 @@ public final class ForgetProtocol implements Closeable {
      */
     private List<LiveOperation> advance(List<LiveOperation> batch) {
         try {
+            // A read-only store changes nothing: each operation waits, scope blocked, for a reopen.
+            ctx.fault.ensureWritable();
             if (stateOf(batch.get(0)) == OperationState.VERIFYING) {
                 verifyAndSeal(batch);
                 return waiting(batch);
@@ -606,15 +610,16 @@ public final class ForgetProtocol implements Closeable {
 
     public synchronized StoreHealth health() {
         int paused = 0;
-        if (ctx.ledger.problem() != null) {
+        if (ctx.ledger.problem() != null || ctx.fault.tripped()) {
             for (LiveOperation op : ctx.operations.values()) {
                 if (!op.pub.state.isSettled()) {
                     paused++;
                 }
             }
         }
-        return new StoreHealth(ctx.ledger.problem() == null && !closing, ctx.ledger.problem(), ctx.ledger.head(), ctx.ledger.anchoredHead(),
-                paused, ctx.ledger.reconciledWithoutEvidence());
+        return new StoreHealth(ctx.ledger.problem() == null && !closing && !ctx.fault.tripped(), ctx.ledger.problem(),
+                ctx.ledger.head(), ctx.ledger.anchoredHead(), paused, ctx.ledger.reconciledWithoutEvidence(),
+                ctx.fault.problem());
     }
 
     /** See {@link AnchoredLedger#restart}; unfinished operations resume afterwards. */

@@ -69,16 +69,34 @@ final class SealPhase {
                 ctx.save(op, true);
                 return;
             }
+            OperationState before = op.pub.state;
+            Long beforeSealedAt = op.pub.timeline.get(OperationState.SEALED);
+            String beforeNote = op.pub.note;
             op.enter(OperationState.SEALED);
             op.pub.outcome = outcome(op, destroyed).name();
             op.pub.ledgerEpoch = ctx.ledger.epoch();
-            LedgerEntry entry = ctx.ledger.sealedEntry(op.pub.id);
-            if (entry == null) {
-                entry = ctx.appendEvidence(ctx.evidence.body(op.pub, "sealed", overrideReason, op.batch));
+            try {
+                LedgerEntry entry = ctx.ledger.sealedEntry(op.pub.id);
+                if (entry == null) {
+                    entry = ctx.appendEvidence(ctx.evidence.body(op.pub, "sealed", overrideReason, op.batch));
+                }
+                op.pub.receipt = ctx.evidence.receipt(op.pub, entry, overrideReason, op.batch);
+                op.pub.note = overrideReason == null ? null : "sealed by override (" + overrideReason + ")";
+                ctx.save(op, false);
+            } catch (IOException | RuntimeException e) {
+                // Not sealed until the evidence and the operation are durable: no one may see
+                // SEALED without its receipt. The operation resumes here at the next open.
+                op.pub.state = before;
+                if (beforeSealedAt == null) {
+                    op.pub.timeline.remove(OperationState.SEALED);
+                } else {
+                    op.pub.timeline.put(OperationState.SEALED, beforeSealedAt);
+                }
+                op.pub.outcome = null;
+                op.pub.receipt = null;
+                op.pub.note = beforeNote;
+                throw e;
             }
-            op.pub.receipt = ctx.evidence.receipt(op.pub, entry, overrideReason, op.batch);
-            op.pub.note = overrideReason == null ? null : "sealed by override (" + overrideReason + ")";
-            ctx.save(op, false);
             ForgetCrash.point("sealed-before-key");
             ctx.store.destroyKey(op.pub.id);
             ctx.store.saveDestroyed(op);

@@ -79,7 +79,14 @@ public final class ChecksummedFiles {
             }
             ch.force(true);
         } catch (IOException | RuntimeException e) {
-            Files.deleteIfExists(tmp);
+            try {
+                Files.deleteIfExists(tmp);
+            } catch (IOException suppressed) {
+                e.addSuppressed(suppressed);
+            }
+            if (e instanceof IOException io) {
+                throw IoErrors.naming(tmp, "writing", io);
+            }
             throw e;
         }
         CrashPoints.reached("file.written-before-rename");
@@ -94,6 +101,9 @@ public final class ChecksummedFiles {
                 Files.deleteIfExists(tmp);
             } catch (IOException suppressed) {
                 e.addSuppressed(suppressed);
+            }
+            if (e instanceof IOException io) {
+                throw IoErrors.naming(file, "renaming " + tmp.getFileName() + " over", io);
             }
             throw e;
         }
@@ -124,6 +134,17 @@ public final class ChecksummedFiles {
      * load, 2 GiB and beyond, and nothing is allocated from a length the checksum has not vouched for.
      */
     public static <T> T read(Path file, String format, int minVersion, int maxVersion, BodyReader<T> body)
+            throws IOException {
+        try {
+            return readVerified(file, format, minVersion, maxVersion, body);
+        } catch (CorruptFileException e) {
+            throw e;
+        } catch (IOException e) {
+            throw IoErrors.naming(file, "reading", e);
+        }
+    }
+
+    private static <T> T readVerified(Path file, String format, int minVersion, int maxVersion, BodyReader<T> body)
             throws IOException {
         try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
             long size = ch.size();
@@ -304,6 +325,8 @@ public final class ChecksummedFiles {
         }
         try (ch) {
             ch.force(true);
+        } catch (IOException e) {
+            throw IoErrors.naming(dir, "fsync of the folder", e);
         }
     }
 

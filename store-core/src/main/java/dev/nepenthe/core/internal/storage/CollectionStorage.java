@@ -714,6 +714,11 @@ public final class CollectionStorage implements Closeable {
 
     // ---- writes ----------------------------------------------------------------------------
 
+    /** The store's read-only latch, which the first failed write trips. */
+    public dev.nepenthe.core.internal.io.StorageFault fault() {
+        return ctx.fault();
+    }
+
     /** The next free ordinal (the collection may also reuse ordinals it freed). */
     public int nextOrdinal() {
         return nextOrdinal;
@@ -757,8 +762,20 @@ public final class CollectionStorage implements Closeable {
         } finally {
             copies.writeLock().unlock();
         }
-        long end = wal.append(entries);
-        wal.sync(end);
+        try {
+            wal.sync(wal.append(entries));
+        } catch (IOException | RuntimeException e) {
+            // Not acknowledged: no checkpoint may fold these copies into a segment.
+            copies.writeLock().lock();
+            try {
+                for (SealedRecord c : sealedCopies) {
+                    pendingSealed.remove(c.ordinal(), c);
+                }
+            } finally {
+                copies.writeLock().unlock();
+            }
+            throw e;
+        }
         for (byte[] e : entries) {
             walBytes += e.length + 8;
         }

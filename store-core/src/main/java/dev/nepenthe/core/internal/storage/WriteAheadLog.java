@@ -6,6 +6,7 @@ import dev.nepenthe.core.FileTooNewException;
 import dev.nepenthe.core.FileTooOldException;
 import dev.nepenthe.core.internal.io.ChecksummedFiles;
 import dev.nepenthe.core.internal.io.CrashPoints;
+import dev.nepenthe.core.internal.io.IoErrors;
 import java.io.Closeable;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
@@ -201,9 +202,9 @@ public final class WriteAheadLog implements Closeable {
         }
     }
 
-    /** Marks the log failed for good; returns the failure as an IOException to throw. */
+    /** Marks the log failed for good; returns the failure, naming the file, as an IOException to throw. */
     private IOException fail(Throwable e, String doing) {
-        IOException io = e instanceof IOException x ? x
+        IOException io = e instanceof IOException x ? IoErrors.naming(file(generation), doing, x)
                 : new IOException(doing + " write-ahead log " + dir + " failed: " + e, e);
         synchronized (this) {
             if (failed == null) {
@@ -291,7 +292,12 @@ public final class WriteAheadLog implements Closeable {
             long gen = gens.get(gi);
             Path f = file(gen);
             boolean newest = gi == gens.size() - 1;
-            byte[] bytes = Files.readAllBytes(f);
+            byte[] bytes;
+            try {
+                bytes = Files.readAllBytes(f);
+            } catch (IOException e) {
+                throw IoErrors.naming(f, "reading", e);
+            }
             int[] header = readHeader(f, bytes, gen, newest);
             int pos = header[0];
             boolean batchFrames = header[1] >= VERSION;

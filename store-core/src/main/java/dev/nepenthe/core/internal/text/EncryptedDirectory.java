@@ -5,6 +5,7 @@ import dev.nepenthe.core.internal.crypto.DataKey;
 import dev.nepenthe.core.internal.crypto.KeyedHash;
 import dev.nepenthe.core.internal.crypto.Keystore;
 import dev.nepenthe.core.internal.io.ChecksummedFiles;
+import dev.nepenthe.core.internal.io.IoErrors;
 import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -108,7 +109,7 @@ final class EncryptedDirectory extends FilterDirectory {
             raw.writeInt(MAGIC);
             raw.writeBytes(keyId, keyId.length);
             raw.writeBytes(iv, iv.length);
-            return new EncryptingOutput(raw, CounterCipher.at(key, iv, 0));
+            return new EncryptingOutput(raw, CounterCipher.at(key, iv, 0), folder().resolve(raw.getName()));
         } catch (IOException | RuntimeException e) {
             raw.close();
             throw e;
@@ -130,7 +131,7 @@ final class EncryptedDirectory extends FilterDirectory {
             }
             // Reads go straight to the file (positional, shared by clones) and are decrypted in
             // Lucene's own buffer: no second buffer, no copy.
-            Path file = ((FSDirectory) FilterDirectory.unwrap(in)).getDirectory().resolve(name);
+            Path file = folder().resolve(name);
             FileChannel channel = FileChannel.open(file, StandardOpenOption.READ);
             return new DecryptingInput("encrypted(" + file + ")", channel, key, h.iv, 0, length, true);
         }
@@ -190,7 +191,16 @@ final class EncryptedDirectory extends FilterDirectory {
     @Override
     public void sync(Collection<String> names) throws IOException {
         keystore.force();
-        in.sync(names);
+        try {
+            in.sync(names);
+        } catch (IOException e) {
+            throw IoErrors.naming(folder(), "fsync of text index files " + names + " in", e);
+        }
+    }
+
+    /** The folder of the files. */
+    private Path folder() {
+        return ((FSDirectory) FilterDirectory.unwrap(in)).getDirectory();
     }
 
     /**
@@ -200,7 +210,7 @@ final class EncryptedDirectory extends FilterDirectory {
     @Override
     public void syncMetaData() throws IOException {
         keystore.force();
-        ChecksummedFiles.fsyncDirectory(((FSDirectory) FilterDirectory.unwrap(in)).getDirectory());
+        ChecksummedFiles.fsyncDirectory(folder());
     }
 
     /**
@@ -230,11 +240,13 @@ final class EncryptedDirectory extends FilterDirectory {
         private int buffered;
         private long flushed;
         private boolean closed;
+        private final Path file;
 
-        EncryptingOutput(IndexOutput raw, Cipher cipher) {
+        EncryptingOutput(IndexOutput raw, Cipher cipher, Path file) {
             super("encrypted(" + raw + ")", raw.getName());
             this.raw = raw;
             this.cipher = cipher;
+            this.file = file;
         }
 
         @Override
@@ -266,7 +278,11 @@ final class EncryptedDirectory extends FilterDirectory {
                 return;
             }
             CounterCipher.crypt(cipher, plain, 0, buffered, sealed, 0);
-            raw.writeBytes(sealed, 0, buffered);
+            try {
+                raw.writeBytes(sealed, 0, buffered);
+            } catch (IOException e) {
+                throw IoErrors.naming(file, "writing", e);
+            }
             flushed += buffered;
             buffered = 0;
         }
@@ -291,7 +307,11 @@ final class EncryptedDirectory extends FilterDirectory {
                 flushBuffer();
             } finally {
                 Arrays.fill(plain, (byte) 0);
-                raw.close();
+                try {
+                    raw.close();
+                } catch (IOException e) {
+                    throw IoErrors.naming(file, "closing", e);
+                }
             }
         }
     }
@@ -329,7 +349,12 @@ final class EncryptedDirectory extends FilterDirectory {
             int start = b.position();
             long at = HEADER + offset + pos;
             while (b.hasRemaining()) {
-                int r = channel.read(b, at);
+                int r;
+                try {
+                    r = channel.read(b, at);
+                } catch (IOException e) {
+                    throw new IOException("reading " + this + " failed: " + e.getMessage(), e);
+                }
                 if (r < 0) {
                     throw new EOFException("read past EOF: " + this + " (file ends before position " + pos + " + " + n + ")");
                 }
@@ -382,7 +407,9 @@ final class EncryptedDirectory extends FilterDirectory {
                 throw new IllegalArgumentException("slice() " + desc + " out of bounds: offset " + sliceOffset
                         + ", length " + sliceLength + ", file length " + length + ": " + this);
             }
-            return new DecryptingInput(desc, channel, key, iv, offset + sliceOffset, sliceLength, false);
+            // The slice's description names the file: an error reading it must say which file.
+            return new DecryptingInput(getFullSliceDescription(desc), channel, key, iv, offset + sliceOffset, sliceLength,
+                    false);
         }
 
         @Override

@@ -121,7 +121,12 @@ public final class TextIndex implements Closeable {
         config.setMergeScheduler(this.merges);
         config.setCommitOnClose(false);
         this.writer = new IndexWriter(dir, config);
-        this.searchers = new SearcherManager(writer, true, false, null);
+        try {
+            this.searchers = new SearcherManager(writer, true, false, null);
+        } catch (IOException | RuntimeException e) {
+            writer.rollback(); // releases the folder's write lock
+            throw e;
+        }
     }
 
     /**
@@ -734,6 +739,26 @@ public final class TextIndex implements Closeable {
         } finally {
             try {
                 writer.close();
+            } finally {
+                dir.close();
+            }
+        }
+    }
+
+    /**
+     * Closes without committing (the store is read-only after a failed write): what was added
+     * since the last commit is dropped, and the next open reconciles the index with the records.
+     */
+    public synchronized void rollbackAndClose() throws IOException {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        try {
+            searchers.close();
+        } finally {
+            try {
+                writer.rollback();
             } finally {
                 dir.close();
             }

@@ -8,6 +8,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.nepenthe.core.CorruptFileException;
 import dev.nepenthe.core.Durability;
+import dev.nepenthe.testing.faults.FaultPlan;
+import dev.nepenthe.testing.faults.FaultyFileSystem;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -20,8 +22,6 @@ import java.util.Set;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import dev.nepenthe.testing.faults.FaultPlan;
-import dev.nepenthe.testing.faults.FaultyFileSystem;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
