@@ -94,7 +94,7 @@ class HostileInputTest {
         String acme = Tokens.newToken();
         String globex = Tokens.newToken();
         Path tokens = tmp.resolve("tokens.conf");
-        Files.writeString(tokens, Tokens.line(operator, "ops", true) + "\n" + Tokens.line(acme, "acme", false) + "\n"
+        Tokens.writeOwnerOnly(tokens, Tokens.line(operator, "ops", true) + "\n" + Tokens.line(acme, "acme", false) + "\n"
                 + Tokens.line(globex, "globex", false) + "\n");
         Nepenthe store = Nepenthe.open(tmp.resolve("data"), StoreOptions.defaults().withKeystore(tmp.resolve("keys")));
         VectorCollection notes = store.createCollection(CollectionSpec.of("notes", 4, Metric.COSINE));
