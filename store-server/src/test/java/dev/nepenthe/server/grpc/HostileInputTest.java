@@ -66,7 +66,9 @@ import org.junit.jupiter.api.io.TempDir;
  * wrong or other tenant's token, wrong dimensions, NaN, a huge k, an oversized message, an
  * unknown collection. Each must end with a status a caller can act on (never INTERNAL, UNKNOWN
  * or a dropped connection), the server must stay up, and the stored records must be unchanged,
- * byte for byte, by a digest over every record taken before and after.
+ * byte for byte, by a digest over every record taken before and after. A second run does the
+ * same for hostile operators and token holders (issue 47): paths out of the snapshot folders,
+ * token edits while serving, and roles reaching past their own.
  */
 class HostileInputTest {
 
