@@ -98,6 +98,10 @@ final class AdminService extends AdminGrpc.AdminImplBase {
                 throw new IllegalArgumentException("target: expected a folder apart from the one this server serves ("
                         + served + "), got " + target);
             }
+            if (target.startsWith(snapshot) || snapshot.startsWith(target)) {
+                throw new IllegalArgumentException("target: expected a folder apart from the snapshot (" + snapshot
+                        + "), got " + target);
+            }
             Nepenthe.restore(snapshot, target);
             return RestoreResponse.newBuilder().setTarget(target.toString()).build();
         });

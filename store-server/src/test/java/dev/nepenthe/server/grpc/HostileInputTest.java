@@ -259,12 +259,15 @@ class HostileInputTest {
                     snaps.resolve("link").resolve("r2").toString())), "a target reached through a link to outside");
             assertEquals(Status.Code.INVALID_ARGUMENT, code(() -> restore(channel, ops, snaps.resolve("good").toString(),
                     tmp.resolve("data").toString())), "the served folder");
+            assertEquals(Status.Code.INVALID_ARGUMENT, code(() -> restore(channel, ops, snaps.resolve("good").toString(),
+                    snaps.resolve("good").resolve("inner").toString())), "a target inside the snapshot");
             Path planted = snaps.resolve("good").resolve("collections").resolve("notes").resolve("segments").resolve("p");
             Files.createSymbolicLink(planted, outside.resolve("secret.txt"));
             assertEquals(Status.Code.INVALID_ARGUMENT, code(() -> restore(channel, ops, snaps.resolve("good").toString(),
                     snaps.resolve("r3").toString())), "a link planted inside a snapshot");
             assertFalse(Files.exists(snaps.resolve("r1")) || Files.exists(outside.resolve("r2"))
-                    || Files.exists(snaps.resolve("r3")), "no refused restore wrote anything");
+                    || Files.exists(snaps.resolve("r3")) || Files.exists(snaps.resolve("good").resolve("inner")),
+                    "no refused restore wrote anything");
             Files.delete(planted);
             assertEquals(real.resolve("r4").toString(), restore(channel, ops, snaps.resolve("good").toString(),
                     snaps.resolve("r4").toString()));
