@@ -51,15 +51,18 @@ final class SnapshotFolders {
             if (!Files.isDirectory(real)) {
                 throw new IllegalArgumentException(OPTION + " " + p + ": expected a folder, got a file");
             }
-            for (Path[] served : new Path[][] {{data, Path.of("the served data folder")}, {keys, Path.of("the keystore")}}) {
-                if (real.startsWith(served[0]) || served[0].startsWith(real)) {
-                    throw new IllegalArgumentException(OPTION + " " + p + ": expected a folder apart from " + served[1]
-                            + " (" + served[0] + "), got one " + (real.startsWith(served[0]) ? "inside it" : "holding it"));
-                }
-            }
+            requireApart(p, real, data, "the served data folder");
+            requireApart(p, real, keys, "the keystore folder");
             roots.add(real);
         }
         return new SnapshotFolders(roots);
+    }
+
+    private static void requireApart(Path given, Path real, Path served, String what) {
+        if (real.startsWith(served) || served.startsWith(real)) {
+            throw new IllegalArgumentException(OPTION + " " + given + ": expected a folder apart from " + what + " ("
+                    + served + "), got one " + (real.startsWith(served) ? "inside it" : "holding it"));
+        }
     }
 
     List<Path> roots() {
