@@ -23,6 +23,7 @@ import dev.nepenthe.core.internal.evidence.SigningKey;
 import dev.nepenthe.core.internal.forget.ForgetProtocol;
 import dev.nepenthe.core.internal.index.VectorIndexes;
 import dev.nepenthe.core.internal.io.ChecksummedFiles;
+import dev.nepenthe.core.internal.io.FileCopies;
 import dev.nepenthe.core.internal.io.StorageFault;
 import dev.nepenthe.core.internal.storage.CollectionStorage;
 import dev.nepenthe.core.internal.storage.StoreContext;
@@ -34,6 +35,7 @@ import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.time.Duration;
@@ -383,13 +385,15 @@ public final class Nepenthe implements AutoCloseable {
     public synchronized void snapshot(Path target) throws IOException {
         ensureOpen();
         fault.ensureWritable();
-        if (Files.exists(target)) {
+        // NOFOLLOW: a dangling link at the target exists too (creating through it would write where it points).
+        if (Files.exists(target, LinkOption.NOFOLLOW_LINKS)) {
             throw new IllegalArgumentException("snapshot target " + target + " already exists; expected a new folder");
         }
         for (Map.Entry<String, VectorCollection> e : collections.entrySet()) {
             Path dst = target.resolve("collections").resolve(e.getKey());
             Files.createDirectories(dst);
-            Files.copy(root.resolve("collections").resolve(e.getKey()).resolve("collection.meta"), dst.resolve("collection.meta"));
+            FileCopies.copyRegularFile(root.resolve("collections").resolve(e.getKey()).resolve("collection.meta"),
+                    dst.resolve("collection.meta"));
             e.getValue().engine().snapshotTo(dst);
             try {
                 protocol.registerSnapshot(target, e.getValue().engine());

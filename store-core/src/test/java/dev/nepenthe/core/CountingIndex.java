@@ -29,6 +29,8 @@ public final class CountingIndex implements VectorIndex {
     static final List<Integer> PROOFS = new CopyOnWriteArrayList<>();
     /** While true, every proof of a removal reports a violation (a checker that found a dangling link). */
     static volatile boolean failProofs;
+    /** While above zero, the next proof reports a violation and counts this down (one batch's check fails, not the next). */
+    static final java.util.concurrent.atomic.AtomicInteger failNextProofs = new java.util.concurrent.atomic.AtomicInteger();
 
     private final ExactIndex exact;
 
@@ -40,6 +42,7 @@ public final class CountingIndex implements VectorIndex {
         REMOVALS.clear();
         PROOFS.clear();
         failProofs = false;
+        failNextProofs.set(0);
     }
 
     @Override
@@ -97,7 +100,7 @@ public final class CountingIndex implements VectorIndex {
     public IntegrityReport verifyRemoval(int[] removedOrdinals) {
         PROOFS.add(removedOrdinals.length);
         IntegrityReport r = exact.verifyRemoval(removedOrdinals);
-        if (failProofs) {
+        if (failProofs || failNextProofs.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
             return new IntegrityReport(r.structure(), r.checked(), Map.of("dangling-links", 1L), List.of("injected by the test"));
         }
         return r;

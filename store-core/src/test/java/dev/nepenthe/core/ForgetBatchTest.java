@@ -549,6 +549,71 @@ class ForgetBatchTest {
         }
     }
 
+    /**
+     * Issue 47: one tenant's failed shared check holds back that tenant's forgets only. The
+     * first structure check after the gate (t1's batch, the oldest) fails; t2's forgets, queued
+     * with them, seal on a check of their own, and no receipt or ledger entry of either tenant
+     * cites the other's operations, records or batch.
+     */
+    @Test
+    void aSharedCheckThatFailsForOneTenantHoldsBackNoneOfAnotherTenantsForgets() throws Exception {
+        Random rnd = new Random(18);
+        try (Nepenthe store = open()) {
+            VectorCollection c = store.createCollection(notes());
+            Map<String, List<String>> t1 = subjects(c, "t1", "s", new int[] {1, 2, 3}, rnd);
+            Map<String, List<String>> t2 = subjects(c, "t2", "s", new int[] {2, 3}, rnd);
+            PublicKey key = SigningKey.parsePem(store.publicKeyPem());
+            Gate gate = holdTheWorker(store, c);
+            CountingIndex.failNextProofs.set(1); // the gate's forget verified already
+            Map<String, String> opOf = new LinkedHashMap<>();
+            for (String s : t1.keySet()) {
+                opOf.put("t1/" + s, store.forget(forgetSubject("t1", s)).id());
+            }
+            for (String s : t2.keySet()) {
+                opOf.put("t2/" + s, store.forget(forgetSubject("t2", s)).id());
+            }
+            gate.open.countDown();
+            Set<String> t2Batches = new HashSet<>();
+            for (Map.Entry<String, String> e : opOf.entrySet()) {
+                ForgetOperation done = store.awaitOperation(e.getValue(), WAIT);
+                String subject = e.getKey().substring(3);
+                if (e.getKey().startsWith("t1/")) {
+                    assertEquals(OperationState.NEEDS_REVIEW, done.state(), e.getKey() + ": " + done.note());
+                    String entry = store.evidence().entriesOf(done.id()).get(0).body();
+                    assertTrue(entry.contains("\"clean\":false,\"operations\":3,\"records\":6,"), entry);
+                } else {
+                    String json = assertOwnReceipt(store, done, t2.get(subject).size(), key);
+                    // The shared check it cites covered t2's two operations and five records, no more.
+                    assertTrue(json.contains("\"clean\":true,\"operations\":2,\"records\":5,"), json);
+                    assertFalse(json.contains("\"operations\":3"), json);
+                    t2Batches.add(batchOf(json));
+                }
+            }
+            assertEquals(1, t2Batches.size(), t2Batches.toString());
+            for (String id : opOf.values()) {
+                ForgetOperation op = store.operation(id).orElseThrow();
+                if (op.tenant().equals("t1")) {
+                    for (LedgerEntry en : store.evidence().entriesOf(id)) {
+                        assertFalse(t2Batches.stream().anyMatch(en.body()::contains), "t1 cites t2's batch: " + en.body());
+                    }
+                }
+            }
+            // t1's forgets, re-verified with a check that holds, seal on their own scopes.
+            for (String id : opOf.values()) {
+                if (store.operation(id).orElseThrow().state() == OperationState.NEEDS_REVIEW) {
+                    store.reverify(id);
+                }
+            }
+            for (Map.Entry<String, String> e : opOf.entrySet()) {
+                if (e.getKey().startsWith("t1/")) {
+                    assertOwnReceipt(store, store.awaitOperation(e.getValue(), WAIT), t1.get(e.getKey().substring(3)).size(),
+                            key);
+                }
+            }
+            assertTrue(store.verifyLedger().ok());
+        }
+    }
+
     @ParameterizedTest
     @ValueSource(strings = {"cleanup-before-delete", "cleanup-after-delete", "cleanup-recorded", "verify-done",
             "batch-sealed-partway", "after-key-destroyed", "ledger-appended", "sealed-before-key"})

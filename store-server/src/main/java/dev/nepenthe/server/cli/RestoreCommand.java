@@ -13,14 +13,15 @@ import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
 /**
- * {@code nepenthe restore}: a snapshot copied into a new folder, by the server (operator token)
+ * {@code nepenthe restore}: a snapshot copied into a new folder, by the server (store-operator token)
  * or, with {@code --offline}, right here with no server ({@link Nepenthe#restore(Path, Path)}).
  * Either way the copy is opened later by a server on the keystore that took the snapshot, and
  * that open drops whatever was forgotten since.
  */
 @Command(name = "restore", mixinStandardHelpOptions = true, sortOptions = false,
         description = {"Copy SNAPSHOT into TARGET, an absent or empty folder (never the one being served). Through"
-                + " the server (operator token; both paths on the server's machine), or with --offline as a plain"
+                + " the server (store-operator token; both paths on the server's machine, inside its --snapshot-dir"
+                + " folders), or with --offline as a plain"
                 + " file copy on this machine, with no server.",
             "Serve the copy with the keystore that took the snapshot (serve --data TARGET --keys KEYS): opening it"
                     + " drops every record forgotten since the snapshot was taken."})

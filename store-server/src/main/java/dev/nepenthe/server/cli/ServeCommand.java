@@ -7,6 +7,8 @@ import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import picocli.CommandLine.Command;
@@ -14,11 +16,11 @@ import picocli.CommandLine.Option;
 
 /**
  * {@code nepenthe serve}: the gRPC server over a store folder, until it is stopped (SIGTERM or
- * Ctrl-C shut it down gracefully). On its first start it makes an operator token for the
+ * Ctrl-C shut it down gracefully). On its first start it makes a store-operator token for the
  * default tenant and says where the token is, never what it is.
  */
 @Command(name = "serve", mixinStandardHelpOptions = true,
-        description = {"Serve a store over gRPC (loopback unless told otherwise). On first start, makes an operator token for the default tenant and prints the file it is in (never the token).",
+        description = {"Serve a store over gRPC (loopback unless told otherwise). On first start, makes a store-operator token for the default tenant and prints the file it is in (never the token).",
             "The bundled embedder all-minilm-l6-v2 (384 dimensions) is available to collections created with it; the model loads on the first text to embed."})
 public final class ServeCommand implements Callable<Integer> {
 
@@ -46,6 +48,11 @@ public final class ServeCommand implements Callable<Integer> {
     @Option(names = "--tls-key", paramLabel = "PEM", description = "PKCS#8 private key for TLS (with --tls-cert).")
     Path tlsKey;
 
+    @Option(names = "--snapshot-dir", paramLabel = "DIR",
+            description = "A folder snapshots and restores over gRPC may use (repeatable; created if missing; apart"
+                    + " from the data and keystore folders). Without one, both calls are refused.")
+    List<Path> snapshotDirs = new ArrayList<>();
+
     @Option(names = "--port-file", paramLabel = "FILE", hidden = true,
             description = "Write the bound port here once serving (for scripts and tests that ask for port 0).")
     Path portFile;
@@ -71,10 +78,11 @@ public final class ServeCommand implements Callable<Integer> {
             if (!Files.exists(tokensFile)) {
                 Path tokenFile = tokensFile.resolveSibling("operator.token");
                 NepentheServer.bootstrapTokens(tokensFile, tokenFile);
-                out.println("nepenthe: first start: an operator token for the default tenant is in " + tokenFile
+                out.println("nepenthe: first start: a store-operator token for the default tenant is in " + tokenFile
                         + " (readable by you only); its hash is in " + tokensFile);
             }
-            NepentheServer.Options o = new NepentheServer.Options().listen(host, port).tokens(tokensFile);
+            NepentheServer.Options o = new NepentheServer.Options().listen(host, port).tokens(tokensFile)
+                    .snapshotDirs(snapshotDirs);
             if (tlsCert != null) {
                 o.tls(tlsCert, tlsKey);
             }

@@ -11,8 +11,9 @@ import picocli.CommandLine.Spec;
 /** {@code nepenthe snapshot}: a consistent copy of the served store, taken by the server while it serves. */
 @Command(name = "snapshot", mixinStandardHelpOptions = true, sortOptions = false,
         description = {"Ask a server to snapshot the store it serves into TARGET, a folder on the server's machine"
-                + " that does not exist yet (operator token). The snapshot holds no keys: it opens only against the"
-                + " keystore that took it."})
+                + " that does not exist yet, inside a folder the server was started with --snapshot-dir"
+                + " (store-operator token). The snapshot holds no keys: it opens only against the keystore that"
+                + " took it."})
 public final class SnapshotCommand implements Callable<Integer> {
 
     @Spec

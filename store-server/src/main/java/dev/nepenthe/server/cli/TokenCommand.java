@@ -13,13 +13,19 @@ import picocli.CommandLine.Option;
  */
 @Command(name = "token", mixinStandardHelpOptions = true,
         description = "Make a bearer token for a tenant: its hash is appended to the server's tokens file, the token"
-                + " itself is written to a new file readable by you only (never printed). Restart the server to use it.")
+                + " itself is written to a new file readable by you only (never printed). A running server accepts it from its next call on; delete its line to revoke it.")
 public final class TokenCommand implements Callable<Integer> {
 
     @Option(names = "--tenant", required = true, description = "The tenant the token's calls are scoped to.")
     String tenant;
 
-    @Option(names = "--operator", description = "Also allow collections, snapshots, restores and ledger checks.")
+    @Option(names = "--role", paramLabel = "ROLE", defaultValue = "tenant",
+            description = "tenant (records, searches and forgets in its tenant; the default), tenant-admin (also its"
+                    + " tenant's statistics) or store-operator (also the whole store: collections, snapshots,"
+                    + " restores, ledger checks, every tenant's statistics).")
+    String role;
+
+    @Option(names = "--operator", description = "The same as --role store-operator.")
     boolean operator;
 
     @Option(names = "--tokens", paramLabel = "FILE", defaultValue = "nepenthe-data.keys/server/tokens.conf",
@@ -32,9 +38,10 @@ public final class TokenCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        NepentheServer.addToken(tokens, out, tenant, operator);
-        System.out.println("nepenthe: a " + (operator ? "tenant and operator" : "tenant") + " token for '" + tenant
-                + "' is in " + out + "; its hash is in " + tokens + " (restart the server to use it)");
+        String r = operator ? "store-operator" : role;
+        NepentheServer.addToken(tokens, out, tenant, r);
+        System.out.println("nepenthe: a " + r + " token for '" + tenant + "' is in " + out + "; its hash is in " + tokens
+                + " (a running server accepts it from its next call on)");
         return 0;
     }
 }

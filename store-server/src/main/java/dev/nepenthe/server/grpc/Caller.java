@@ -3,13 +3,18 @@ package dev.nepenthe.server.grpc;
 import io.grpc.Context;
 
 /**
- * Who is calling, as the bearer token says: the tenant every call of theirs is scoped to, whether
- * they may manage collections and snapshots, and a short id of the token (a prefix of its
- * hash, never the token) for per-caller limits.
+ * Who is calling, as the bearer token says: the tenant every call of theirs is scoped to, their
+ * {@link Role}, and a short id of the token (a prefix of its hash, never the token) for
+ * per-caller limits.
  */
-record Caller(String tenant, boolean operator, String tokenId) {
+record Caller(String tenant, Role role, String tokenId) {
 
     static final Context.Key<Caller> KEY = Context.key("nepenthe-caller");
+
+    /** Whether this caller may act on the whole store, past its own tenant. */
+    boolean storeOperator() {
+        return role == Role.STORE_OPERATOR;
+    }
 
     /** The caller of the current call; the interceptor always sets one before a service runs. */
     static Caller current() {

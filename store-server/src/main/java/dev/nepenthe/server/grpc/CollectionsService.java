@@ -12,13 +12,12 @@ import dev.nepenthe.grpc.v1.DropCollectionRequest;
 import dev.nepenthe.grpc.v1.DropCollectionResponse;
 import dev.nepenthe.grpc.v1.ListCollectionsRequest;
 import dev.nepenthe.grpc.v1.ListCollectionsResponse;
-import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
 
 /**
  * Collections over gRPC: any caller may list and describe them (a collection is shared by the
- * tenants; the size a caller sees is its own tenant's); creating and dropping need the operator
- * role.
+ * tenants; the size a caller sees is its own tenant's); creating and dropping need the
+ * store-operator role, since a collection and its drop reach every tenant.
  */
 final class CollectionsService extends CollectionsGrpc.CollectionsImplBase {
 
@@ -35,7 +34,7 @@ final class CollectionsService extends CollectionsGrpc.CollectionsImplBase {
     @Override
     public void create(CreateCollectionRequest request, StreamObserver<CollectionInfo> out) {
         Statuses.unary(out, () -> {
-            Caller caller = requireOperator("create a collection");
+            Caller caller = Role.require(Role.STORE_OPERATOR, "create a collection");
             CollectionSpec spec = Protos.spec(request.getSpec());
             Limits.check("collection dimension", limits.maxDimension(), spec.dimension());
             VectorCollection c = store.createCollection(spec);
@@ -60,7 +59,7 @@ final class CollectionsService extends CollectionsGrpc.CollectionsImplBase {
     @Override
     public void drop(DropCollectionRequest request, StreamObserver<DropCollectionResponse> out) {
         Statuses.unary(out, () -> {
-            requireOperator("drop a collection");
+            Role.require(Role.STORE_OPERATOR, "drop a collection (every tenant's records in it)");
             boolean dropped = store.dropCollection(request.getName());
             if (cache != null) {
                 cache.invalidate(request.getName());
@@ -71,14 +70,5 @@ final class CollectionsService extends CollectionsGrpc.CollectionsImplBase {
 
     private static CollectionInfo info(VectorCollection c, Caller caller) {
         return CollectionInfo.newBuilder().setSpec(Protos.spec(c.spec())).setSize(c.size(caller.tenant())).build();
-    }
-
-    static Caller requireOperator(String what) {
-        Caller c = Caller.current();
-        if (!c.operator()) {
-            throw Status.PERMISSION_DENIED.withDescription("to " + what + ": expected a token with the operator role,"
-                    + " got one with the tenant role only").asRuntimeException();
-        }
-        return c;
     }
 }

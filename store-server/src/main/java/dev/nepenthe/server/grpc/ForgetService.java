@@ -28,7 +28,8 @@ import io.grpc.stub.StreamObserver;
  * The forget protocol over gRPC, scoped to the caller's tenant: a forget, an operation, a hold
  * of another tenant is NOT_FOUND, exactly as one that does not exist. {@link #watch} streams the
  * operation each time it sees a new state, until a settled one; a phase shorter than its poll
- * interval may pass unseen, and every message's timeline lists every state entered so far. Ledger verification is an operator's call (the
+ * interval may pass unseen, and every message's timeline lists every state entered so far. Ledger
+ * verification is a store operator's call (the
  * ledger counts every tenant's operations); a receipt's check and the public key are anyone's.
  */
 final class ForgetService extends ForgetGrpc.ForgetImplBase {
@@ -137,7 +138,7 @@ final class ForgetService extends ForgetGrpc.ForgetImplBase {
     @Override
     public void verifyLedger(VerifyLedgerRequest request, StreamObserver<dev.nepenthe.grpc.v1.LedgerVerification> out) {
         Statuses.unary(out, () -> {
-            CollectionsService.requireOperator("verify the evidence ledger");
+            Role.require(Role.STORE_OPERATOR, "verify the evidence ledger (every tenant's operations)");
             LedgerVerification v = store.verifyLedger();
             return dev.nepenthe.grpc.v1.LedgerVerification.newBuilder().setOk(v.ok()).setEntries(v.entries())
                     .setFirstBadEntry(v.firstBadEntry()).setProblem(v.problem() == null ? "" : v.problem())

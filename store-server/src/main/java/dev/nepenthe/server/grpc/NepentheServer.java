@@ -19,6 +19,7 @@ import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 
 /**
  * The gRPC server in front of one store: the four Nepenthe services behind the bearer-token
@@ -52,6 +53,7 @@ public final class NepentheServer implements Closeable {
         Path tokensFile;
         Path tlsCert;
         Path tlsKey;
+        List<Path> snapshotDirs = List.of();
         Limits limits = Limits.DEFAULTS;
 
         /** The address to listen on; loopback unless told otherwise. */
@@ -64,6 +66,15 @@ public final class NepentheServer implements Closeable {
         /** The tokens file (hashes only; see {@link Tokens}). */
         public Options tokens(Path file) {
             this.tokensFile = file;
+            return this;
+        }
+
+        /**
+         * The folders snapshots and restores over gRPC may use (created if missing; none may
+         * hold or lie in the data or keystore folder). With none, both calls are refused.
+         */
+        public Options snapshotDirs(List<Path> folders) {
+            this.snapshotDirs = List.copyOf(folders);
             return this;
         }
 
@@ -108,23 +119,32 @@ public final class NepentheServer implements Closeable {
      *
      * @throws IOException if the port cannot be bound or the tokens or TLS files cannot be read
      * @throws IllegalArgumentException if the tokens file is malformed (the message names the line)
+     *     or open to others, or a snapshot folder overlaps the data or keystore folder
      */
     public static NepentheServer start(Nepenthe store, Options o) throws IOException {
         if (o.tokensFile == null) {
             throw new IllegalArgumentException("server: expected a tokens file, got none");
         }
-        Tokens tokens = Tokens.read(o.tokensFile);
+        TokensFile tokens = new TokensFile(o.tokensFile);
+        SnapshotFolders folders = o.snapshotDirs.isEmpty() ? SnapshotFolders.none()
+                : SnapshotFolders.of(o.snapshotDirs, store.folder(), store.ledgerFile().getParent());
         NettyServerBuilder b = NettyServerBuilder.forAddress(new InetSocketAddress(o.host, o.port));
         if (o.tlsCert != null) {
             SslContext ssl = GrpcSslContexts.forServer(o.tlsCert.toFile(), o.tlsKey.toFile()).build();
             b.sslContext(ssl);
         }
-        return start(b, store, tokens, o.limits, true);
+        return start(b, store, tokens::current, o.limits, folders, true);
     }
 
-    /** A server on a builder the caller made (in-process tests); {@code closeStore} says who closes the store. */
+    /** A server on a builder the caller made (in-process tests), with fixed tokens and no snapshot folders. */
     static NepentheServer start(ServerBuilder<?> b, Nepenthe store, Tokens tokens, Limits limits, boolean closeStore)
             throws IOException {
+        return start(b, store, () -> tokens, limits, SnapshotFolders.none(), closeStore);
+    }
+
+    /** A server on a builder the caller made; {@code closeStore} says who closes the store. */
+    static NepentheServer start(ServerBuilder<?> b, Nepenthe store, Supplier<Tokens> tokens, Limits limits,
+            SnapshotFolders folders, boolean closeStore) throws IOException {
         HealthStatusManager health = new HealthStatusManager();
         AuthInterceptor auth = new AuthInterceptor(tokens);
         StreamSlots slots = new StreamSlots(limits.maxStreamsPerCaller());
@@ -136,7 +156,7 @@ public final class NepentheServer implements Closeable {
         }
         List<BindableService> services = List.of(new CollectionsService(store, limits, cache),
                 new RecordsService(store, limits, slots, cache), new ForgetService(store, slots),
-                new AdminService(store, cache));
+                new AdminService(store, cache, folders));
         b.maxInboundMessageSize(limits.maxMessageBytes());
         for (BindableService s : services) {
             // The auth interceptor outermost; a request that did not parse is refused innermost.
@@ -155,7 +175,7 @@ public final class NepentheServer implements Closeable {
     }
 
     /**
-     * A first token for a new server: one for the default tenant with the operator role, its
+     * A first token for a new server: one for the default tenant with the store-operator role, its
      * hash written to {@code tokensFile} and the token itself to {@code tokenFile}, both readable
      * by the owner only (see {@link Tokens}).
      *
@@ -168,14 +188,24 @@ public final class NepentheServer implements Closeable {
     /**
      * A new token for {@code tenant}: its hash appended to the tokens file, the token itself
      * written to the new file {@code tokenFile}, owner-only (see {@link Tokens}). A running
-     * server picks it up when it restarts.
+     * server accepts it from its next call on.
      *
-     * @throws IllegalArgumentException if the tenant name is not a plain name, the token file
-     *     exists, or the tokens file does not parse (naming the line)
+     * @param role {@code tenant}, {@code tenant-admin} or {@code store-operator}
+     * @throws IllegalArgumentException if the tenant name is not a plain name, the role unknown,
+     *     the token file exists, or the tokens file does not parse (naming the line)
      * @throws IOException if a file cannot be written
      */
+    public static void addToken(Path tokensFile, Path tokenFile, String tenant, String role) throws IOException {
+        Role r = Role.named(role);
+        if (r == null) {
+            throw new IllegalArgumentException("role: expected " + Role.NAMES + ", got '" + role + "'");
+        }
+        Tokens.add(tokensFile, tokenFile, tenant, r);
+    }
+
+    /** A tenant token, or a store operator's: {@link #addToken(Path, Path, String, String)}. */
     public static void addToken(Path tokensFile, Path tokenFile, String tenant, boolean operator) throws IOException {
-        Tokens.add(tokensFile, tokenFile, tenant, operator);
+        addToken(tokensFile, tokenFile, tenant, operator ? "store-operator" : "tenant");
     }
 
     /** The port the server listens on (the one it was given, or the one the system chose for 0). */

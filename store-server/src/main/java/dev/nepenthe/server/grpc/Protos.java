@@ -304,7 +304,8 @@ final class Protos {
         for (SurfaceOutcome o : op.surfaces()) {
             b.addSurfaces(dev.nepenthe.grpc.v1.SurfaceOutcome.newBuilder().setSurface(o.surface())
                     .setErasureClass(o.erasureClass().name()).setPurged(o.purged()).setChecked(o.checked())
-                    .addAllProblems(o.problems()).setResidual(o.residual() == null ? "" : o.residual())
+                    .addAllProblems(Redaction.paths(o.problems()))
+                    .setResidual(o.residual() == null ? "" : Redaction.paths(o.residual()))
                     .setClean(o.clean()));
         }
         for (Suspect s : op.suspects()) {
@@ -315,7 +316,8 @@ final class Protos {
             b.setReceipt(op.receipt());
         }
         if (op.note() != null) {
-            b.setNote(op.note());
+            // A tenant reads it: the failure it may quote names server files (the log keeps them).
+            b.setNote(Redaction.paths(op.note()));
         }
         if (op.outcome() != null) {
             b.setOutcome(op.outcome().name());

@@ -12,8 +12,10 @@ import java.util.concurrent.Callable;
 /**
  * How the store's exceptions become gRPC statuses. The store's messages say what was expected
  * and what arrived, and name files, counts and ids, never content, so they are passed on as the
- * description; an exception the store did not anticipate becomes INTERNAL with its class name
- * only (its message could quote anything) and is logged the same way.
+ * description: whole to a store operator, without server file paths to anyone else
+ * ({@link Redaction}; a storage failure's path is logged instead). An exception the store did not
+ * anticipate becomes INTERNAL with its class name only (its message could quote anything) and is
+ * logged the same way.
  */
 final class Statuses {
 
@@ -22,6 +24,23 @@ final class Statuses {
     private Statuses() {}
 
     static StatusRuntimeException of(Throwable t) {
+        StatusRuntimeException s = status(t);
+        Caller caller = Caller.KEY.get();
+        String d = s.getStatus().getDescription();
+        if (caller != null && caller.storeOperator() || d == null) {
+            return s;
+        }
+        String redacted = Redaction.paths(d);
+        if (redacted.equals(d)) {
+            return s;
+        }
+        if (s.getStatus().getCode() == Status.Code.UNAVAILABLE) {
+            LOG.log(System.Logger.Level.WARNING, "a call failed on storage: {0}", d);
+        }
+        return s.getStatus().withDescription(redacted).asRuntimeException(s.getTrailers());
+    }
+
+    private static StatusRuntimeException status(Throwable t) {
         return switch (t) {
             case StatusRuntimeException s -> s;
             case Limits.LimitExceeded e -> Status.RESOURCE_EXHAUSTED.withDescription(e.getMessage()).asRuntimeException();

@@ -56,7 +56,8 @@ class ClientCommandsTest {
         tokenFile = tokens.resolveSibling("operator.token");
         // What 'serve' does on first start: an operator token for the default tenant.
         NepentheServer.bootstrapTokens(tokens, tokenFile);
-        server = NepentheServer.start(store, new NepentheServer.Options().listen("127.0.0.1", 0).tokens(tokens));
+        server = NepentheServer.start(store, new NepentheServer.Options().listen("127.0.0.1", 0).tokens(tokens)
+                .snapshotDirs(List.of(tmp.resolve("snaps"))));
     }
 
     @AfterEach
@@ -352,13 +353,13 @@ class ClientCommandsTest {
     @Test
     void snapshotAndRestoreThroughTheServerAndOffline() {
         store.createCollection(CollectionSpec.of("notes", DIM, Metric.COSINE));
-        Path snap = tmp.resolve("snap");
+        Path snap = tmp.resolve("snaps").resolve("snap");
         Run run = client("snapshot", snap.toString());
         assertEquals(0, run.exit(), run.err());
         assertTrue(Files.isDirectory(snap.resolve("collections").resolve("notes")));
-        Run restored = client("restore", snap.toString(), tmp.resolve("restored").toString());
+        Run restored = client("restore", snap.toString(), tmp.resolve("snaps").resolve("restored").toString());
         assertEquals(0, restored.exit(), restored.err());
-        assertTrue(Files.isDirectory(tmp.resolve("restored").resolve("collections").resolve("notes")));
+        assertTrue(Files.isDirectory(tmp.resolve("snaps").resolve("restored").resolve("collections").resolve("notes")));
         Run offline = nepenthe("restore", "--offline", snap.toString(), tmp.resolve("offline").toString());
         assertEquals(0, offline.exit(), offline.err());
         assertTrue(Files.isDirectory(tmp.resolve("offline").resolve("collections").resolve("notes")));

@@ -29,8 +29,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * {@code nepenthe token} makes a working token for a tenant without anyone touching hashes: the
  * token lands in an owner-only file and never on the terminal, a server started on the tokens file
- * accepts it for that tenant, with the operator role only when asked, and an existing token file
- * is never overwritten.
+ * accepts it for that tenant, with the store-operator or tenant-admin role only when asked, and an
+ * existing token file is never overwritten.
  */
 class TokenCommandTest {
 
@@ -52,6 +52,14 @@ class TokenCommandTest {
         assertEquals(3, run("token", "--tenant", "acme", "--tokens", tokens.toString(), "--out", acme.toString()),
                 "an existing token file is never overwritten");
         assertEquals(acmeToken, Files.readString(acme).strip());
+        Path admin = tmp.resolve("acme-admin.token");
+        assertEquals(0, run("token", "--tenant", "acme", "--role", "tenant-admin", "--tokens", tokens.toString(), "--out",
+                admin.toString()));
+        assertTrue(Files.readAllLines(tokens).getLast().endsWith(" acme tenant-admin"), Files.readString(tokens));
+        assertTrue(Files.readAllLines(tokens).get(1).endsWith(" ops store-operator"), Files.readString(tokens));
+        assertEquals(3, run("token", "--tenant", "acme", "--role", "root", "--tokens", tokens.toString(), "--out",
+                tmp.resolve("root.token").toString()), "an unknown role");
+        assertFalse(Files.exists(tmp.resolve("root.token")));
 
         Nepenthe store = Nepenthe.open(tmp.resolve("data"), StoreOptions.defaults().withKeystore(tmp.resolve("keys")));
         NepentheServer server = NepentheServer.start(store, new NepentheServer.Options().listen("127.0.0.1", 0).tokens(tokens));
@@ -63,7 +71,7 @@ class TokenCommandTest {
             assertEquals(1, collections(ch, acmeToken).list(ListCollectionsRequest.getDefaultInstance()).getCollectionsCount());
             StatusRuntimeException denied = org.junit.jupiter.api.Assertions.assertThrows(StatusRuntimeException.class,
                     () -> collections(ch, acmeToken).create(create));
-            assertEquals(Status.Code.PERMISSION_DENIED, denied.getStatus().getCode(), "no operator role unless asked");
+            assertEquals(Status.Code.PERMISSION_DENIED, denied.getStatus().getCode(), "no store-operator role unless asked");
         } finally {
             ch.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
             server.close();

@@ -92,11 +92,13 @@ class GrpcServerTest {
         acmeToken = Tokens.newToken();
         globexToken = Tokens.newToken();
         Path tokens = tmp.resolve("tokens.conf");
-        Files.writeString(tokens, "# test tokens\n" + Tokens.line(operatorToken, "ops", true) + "\n"
+        Tokens.writeOwnerOnly(tokens, "# test tokens\n" + Tokens.line(operatorToken, "ops", true) + "\n"
                 + Tokens.line(acmeToken, "acme", false) + "\n" + Tokens.line(globexToken, "globex", false) + "\n");
         String name = "nepenthe-test-" + System.nanoTime();
         Limits limits = new Limits(1 << 20, 50, 100, 1000, 64, 2, 5, 1000, 1L << 20);
-        server = NepentheServer.start(InProcessServerBuilder.forName(name), store, Tokens.read(tokens), limits, true);
+        SnapshotFolders folders = SnapshotFolders.of(List.of(tmp.resolve("snaps")), tmp.resolve("data"), tmp.resolve("keys"));
+        Tokens read = Tokens.read(tokens);
+        server = NepentheServer.start(InProcessServerBuilder.forName(name), store, () -> read, limits, folders, true);
         channel = InProcessChannelBuilder.forName(name).build();
     }
 
@@ -398,7 +400,7 @@ class GrpcServerTest {
         StatusRuntimeException role = failure(() -> collections(acmeToken).create(CreateCollectionRequest.newBuilder()
                 .setSpec(CollectionSpec.newBuilder().setName("x").setDimension(3).setMetric(Metric.L2)).build()));
         assertEquals(Status.Code.PERMISSION_DENIED, role.getStatus().getCode());
-        assertTrue(role.getStatus().getDescription().contains("expected a token with the operator role"));
+        assertTrue(role.getStatus().getDescription().contains("expected a token with the store-operator role"));
         assertEquals(Status.Code.PERMISSION_DENIED, code(() -> AdminGrpcStub.snapshot(channel, acmeToken, tmp)));
 
         // Bad input: INVALID_ARGUMENT naming what was expected and what arrived.
@@ -539,24 +541,24 @@ class GrpcServerTest {
         records(acmeToken).upsert(UpsertRequest.newBuilder().setCollection("notes")
                 .addRecords(rec("a1", "alice", 1, 0, 0, 0)).build());
         AdminGrpcStub.snapshot(channel, operatorToken, tmp);
-        assertTrue(Files.isDirectory(tmp.resolve("snap").resolve("collections").resolve("notes")));
+        assertTrue(Files.isDirectory(tmp.resolve("snaps").resolve("snap").resolve("collections").resolve("notes")));
         assertEquals(Status.Code.INVALID_ARGUMENT, code(() -> AdminGrpcStub.snapshot(channel, operatorToken, tmp)),
                 "the target exists now");
         assertEquals(Status.Code.INVALID_ARGUMENT, code(() -> dev.nepenthe.grpc.v1.AdminGrpc.newBlockingStub(channel)
                 .withCallCredentials(bearer(operatorToken)).restore(dev.nepenthe.grpc.v1.RestoreRequest.newBuilder()
-                        .setSnapshot(tmp.resolve("snap").toString()).setTarget(tmp.resolve("data").toString()).build())),
-                "the served folder is never a restore target");
+                        .setSnapshot(tmp.resolve("snaps").resolve("snap").toString()).setTarget(tmp.resolve("data").toString())
+                        .build())), "the served folder is never a restore target");
         dev.nepenthe.grpc.v1.AdminGrpc.newBlockingStub(channel).withCallCredentials(bearer(operatorToken))
-                .restore(dev.nepenthe.grpc.v1.RestoreRequest.newBuilder().setSnapshot(tmp.resolve("snap").toString())
-                        .setTarget(tmp.resolve("restored").toString()).build());
-        assertTrue(Files.isDirectory(tmp.resolve("restored").resolve("collections").resolve("notes")));
+                .restore(dev.nepenthe.grpc.v1.RestoreRequest.newBuilder().setSnapshot(tmp.resolve("snaps").resolve("snap")
+                        .toString()).setTarget(tmp.resolve("snaps").resolve("restored").toString()).build());
+        assertTrue(Files.isDirectory(tmp.resolve("snaps").resolve("restored").resolve("collections").resolve("notes")));
     }
 
     /** The snapshot call, shared by two tests. */
     private static final class AdminGrpcStub {
         static void snapshot(ManagedChannel channel, String token, Path tmp) {
             dev.nepenthe.grpc.v1.AdminGrpc.newBlockingStub(channel).withCallCredentials(bearer(token))
-                    .snapshot(SnapshotRequest.newBuilder().setTarget(tmp.resolve("snap").toString()).build());
+                    .snapshot(SnapshotRequest.newBuilder().setTarget(tmp.resolve("snaps").resolve("snap").toString()).build());
         }
     }
 }

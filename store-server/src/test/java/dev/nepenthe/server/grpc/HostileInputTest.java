@@ -1,6 +1,7 @@
 package dev.nepenthe.server.grpc;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.nepenthe.core.CollectionSpec;
@@ -11,12 +12,19 @@ import dev.nepenthe.core.VectorCollection;
 import dev.nepenthe.core.VectorRecord;
 import dev.nepenthe.grpc.v1.AdminGrpc;
 import dev.nepenthe.grpc.v1.CollectionsGrpc;
+import dev.nepenthe.grpc.v1.DropCollectionRequest;
 import dev.nepenthe.grpc.v1.ForgetGrpc;
 import dev.nepenthe.grpc.v1.GetRequest;
 import dev.nepenthe.grpc.v1.Record;
 import dev.nepenthe.grpc.v1.RecordsGrpc;
+import dev.nepenthe.grpc.v1.RestoreRequest;
 import dev.nepenthe.grpc.v1.SearchRequest;
+import dev.nepenthe.grpc.v1.ServerStats;
+import dev.nepenthe.grpc.v1.ServerStatsRequest;
+import dev.nepenthe.grpc.v1.SnapshotRequest;
+import dev.nepenthe.grpc.v1.TenantStats;
 import dev.nepenthe.grpc.v1.UpsertRequest;
+import dev.nepenthe.grpc.v1.VerifyLedgerRequest;
 import dev.nepenthe.testing.Seeds;
 import io.grpc.CallOptions;
 import io.grpc.ManagedChannel;
@@ -36,6 +44,8 @@ import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.security.MessageDigest;
 import java.util.ArrayList;
 import java.util.EnumMap;
@@ -56,7 +66,9 @@ import org.junit.jupiter.api.io.TempDir;
  * wrong or other tenant's token, wrong dimensions, NaN, a huge k, an oversized message, an
  * unknown collection. Each must end with a status a caller can act on (never INTERNAL, UNKNOWN
  * or a dropped connection), the server must stay up, and the stored records must be unchanged,
- * byte for byte, by a digest over every record taken before and after.
+ * byte for byte, by a digest over every record taken before and after. A second run does the
+ * same for hostile operators and token holders (issue 47): paths out of the snapshot folders,
+ * token edits while serving, and roles reaching past their own.
  */
 class HostileInputTest {
 
@@ -94,7 +106,7 @@ class HostileInputTest {
         String acme = Tokens.newToken();
         String globex = Tokens.newToken();
         Path tokens = tmp.resolve("tokens.conf");
-        Files.writeString(tokens, Tokens.line(operator, "ops", true) + "\n" + Tokens.line(acme, "acme", false) + "\n"
+        Tokens.writeOwnerOnly(tokens, Tokens.line(operator, "ops", true) + "\n" + Tokens.line(acme, "acme", false) + "\n"
                 + Tokens.line(globex, "globex", false) + "\n");
         Nepenthe store = Nepenthe.open(tmp.resolve("data"), StoreOptions.defaults().withKeystore(tmp.resolve("keys")));
         VectorCollection notes = store.createCollection(CollectionSpec.of("notes", 4, Metric.COSINE));
@@ -178,6 +190,197 @@ class HostileInputTest {
         }
         try (Nepenthe reopened = Nepenthe.open(tmp.resolve("data"), StoreOptions.defaults().withKeystore(tmp.resolve("keys")))) {
             assertEquals(before, digest(reopened), "the stored records are unchanged (seed " + seed + ")");
+        }
+    }
+
+    /**
+     * Issue 47, careless or hostile operators and token holders, over the real transport: paths
+     * that leave the snapshot folders (absolute, {@code ..}, through a link, a dangling link, a
+     * link planted inside a snapshot, the served folder), a newline in a snapshot name, two
+     * authorization headers, a token revoked and one added while the server runs, a tokens file
+     * edited into a typo or opened to others, and each role reaching past its own. Each refusal
+     * is checked by its status and by the file system (nothing written where it was refused); the
+     * other tenant is served throughout, and a digest of every record is unchanged.
+     */
+    @Test
+    void hostileOperatorsAndTokenEditsLeaveOtherTenantsServedAndTheDataUnchanged() throws Exception {
+        String ops = Tokens.newToken();
+        String acme = Tokens.newToken();
+        String acmeAdmin = Tokens.newToken();
+        String globex = Tokens.newToken();
+        Path tokens = tmp.resolve("tokens.conf");
+        // The store operator's line as older servers wrote it: 'operator' still means store operator.
+        String opsLine = "sha256:" + HexFormat.of().formatHex(Tokens.sha256(ops)) + " ops tenant,operator";
+        String others = Tokens.line(acmeAdmin, "acme", Role.TENANT_ADMIN) + "\n" + Tokens.line(globex, "globex", false) + "\n";
+        Tokens.writeOwnerOnly(tokens, opsLine + "\n" + Tokens.line(acme, "acme", false) + "\n" + others);
+        Nepenthe store = Nepenthe.open(tmp.resolve("data"), StoreOptions.defaults().withKeystore(tmp.resolve("keys")));
+        VectorCollection notes = store.createCollection(CollectionSpec.of("notes", 4, Metric.COSINE));
+        List<VectorRecord> batch = new ArrayList<>();
+        for (int i = 0; i < 80; i++) {
+            batch.add(VectorRecord.builder("r" + i).tenant(i < 50 ? "acme" : "globex").subject("s" + (i % 7))
+                    .vector(new float[] {1 + i % 5, i % 3, i % 7, 1}).text("note " + i).build());
+        }
+        notes.upsertAll(batch);
+        String before = digest(store);
+        Path snaps = tmp.resolve("snaps");
+        Path outside = tmp.resolve("outside");
+        Files.createDirectories(outside.resolve("fake").resolve("collections"));
+        Files.writeString(outside.resolve("secret.txt"), "SECRET-OUTSIDE-THE-SNAPSHOT-FOLDERS");
+
+        NepentheServer server = NepentheServer.start(store, new NepentheServer.Options().listen("127.0.0.1", 0)
+                .tokens(tokens).snapshotDirs(List.of(snaps)).limits(new Limits(64 << 10, 100, 100, 1000, 64, 4, 5, 1000,
+                        1L << 20)));
+        ManagedChannel channel = NettyChannelBuilder.forAddress("127.0.0.1", server.port()).usePlaintext().build();
+        Path real = snaps.toRealPath();
+        try {
+            // 1. Snapshots and restores stay inside the snapshot folders, judged by real path.
+            assertEquals(Status.Code.INVALID_ARGUMENT, code(() -> snapshot(channel, ops, outside.resolve("x").toString())));
+            assertEquals(Status.Code.INVALID_ARGUMENT, code(() -> snapshot(channel, ops, snaps + "/../outside/y")));
+            assertEquals(Status.Code.INVALID_ARGUMENT, code(() -> snapshot(channel, ops, "snaps/relative")));
+            Files.createSymbolicLink(snaps.resolve("link"), outside);
+            assertEquals(Status.Code.INVALID_ARGUMENT, code(() -> snapshot(channel, ops, snaps.resolve("link").resolve("z")
+                    .toString())));
+            Files.createSymbolicLink(snaps.resolve("dangling"), outside.resolve("w"));
+            assertEquals(Status.Code.INVALID_ARGUMENT, code(() -> snapshot(channel, ops, snaps.resolve("dangling").toString())));
+            for (String refused : List.of("x", "y", "z", "w")) {
+                assertFalse(Files.exists(outside.resolve(refused)), "nothing written outside: " + refused);
+            }
+            assertEquals(real.resolve("good").toString(), snapshot(channel, ops, snaps.resolve("good").toString()));
+            // A newline in the name cannot forge a registry line: one line per snapshot of the one collection.
+            Path hostile = snaps.resolve("nl\n" + outside + "\tnotes\tforged\t9");
+            Files.createDirectories(hostile.getParent());
+            snapshot(channel, ops, hostile.toString());
+            List<String> registry = Files.readAllLines(tmp.resolve("keys").resolve("snapshots.registry"));
+            assertEquals(2, registry.size(), registry.toString());
+            assertTrue(registry.stream().allMatch(l -> l.startsWith("2\t")), registry.toString());
+            assertEquals(Status.Code.INVALID_ARGUMENT, code(() -> restore(channel, ops, snaps.resolve("link").resolve("fake")
+                    .toString(), snaps.resolve("r1").toString())), "a snapshot reached through a link to outside");
+            assertEquals(Status.Code.INVALID_ARGUMENT, code(() -> restore(channel, ops, snaps.resolve("good").toString(),
+                    snaps.resolve("link").resolve("r2").toString())), "a target reached through a link to outside");
+            assertEquals(Status.Code.INVALID_ARGUMENT, code(() -> restore(channel, ops, snaps.resolve("good").toString(),
+                    tmp.resolve("data").toString())), "the served folder");
+            assertEquals(Status.Code.INVALID_ARGUMENT, code(() -> restore(channel, ops, snaps.resolve("good").toString(),
+                    snaps.resolve("good").resolve("inner").toString())), "a target inside the snapshot");
+            Path planted = snaps.resolve("good").resolve("collections").resolve("notes").resolve("segments").resolve("p");
+            Files.createSymbolicLink(planted, outside.resolve("secret.txt"));
+            assertEquals(Status.Code.INVALID_ARGUMENT, code(() -> restore(channel, ops, snaps.resolve("good").toString(),
+                    snaps.resolve("r3").toString())), "a link planted inside a snapshot");
+            assertFalse(Files.exists(snaps.resolve("r1")) || Files.exists(outside.resolve("r2"))
+                    || Files.exists(snaps.resolve("r3")) || Files.exists(snaps.resolve("good").resolve("inner")),
+                    "no refused restore wrote anything");
+            Files.delete(planted);
+            assertEquals(real.resolve("r4").toString(), restore(channel, ops, snaps.resolve("good").toString(),
+                    snaps.resolve("r4").toString()));
+            try (Nepenthe restored = Nepenthe.open(snaps.resolve("r4"), StoreOptions.defaults()
+                    .withKeystore(tmp.resolve("keys")))) {
+                assertEquals(before, digest(restored), "the control: the snapshot restores whole");
+            }
+            // Without snapshot folders the calls are refused, naming the option.
+            String bareName = "bare-" + System.nanoTime();
+            try (NepentheServer bare = NepentheServer.start(io.grpc.inprocess.InProcessServerBuilder.forName(bareName),
+                    store, Tokens.read(tokens), new Limits(64 << 10, 100, 100, 1000, 64, 4, 5, 0, 0), false)) {
+                ManagedChannel in = io.grpc.inprocess.InProcessChannelBuilder.forName(bareName).build();
+                StatusRuntimeException off = org.junit.jupiter.api.Assertions.assertThrows(StatusRuntimeException.class,
+                        () -> snapshot(in, ops, snaps.resolve("bare").toString()));
+                assertEquals(Status.Code.FAILED_PRECONDITION, off.getStatus().getCode());
+                assertTrue(off.getStatus().getDescription().contains("--snapshot-dir"), off.getStatus().getDescription());
+                in.shutdownNow();
+            }
+
+            // 3. Roles: a tenant administrator reaches its own tenant, never another's or the whole store.
+            assertEquals(Status.Code.PERMISSION_DENIED, code(() -> snapshot(channel, acmeAdmin, snaps.resolve("a").toString())));
+            assertEquals(Status.Code.PERMISSION_DENIED, code(() -> snapshot(channel, acme, snaps.resolve("b").toString())));
+            assertEquals(Status.Code.PERMISSION_DENIED, code(() -> restore(channel, acmeAdmin, snaps.resolve("good").toString(),
+                    snaps.resolve("c").toString())));
+            assertEquals(Status.Code.PERMISSION_DENIED, code(() -> stub(CollectionsGrpc.newBlockingStub(channel), acmeAdmin)
+                    .drop(DropCollectionRequest.newBuilder().setName("notes").build())));
+            assertEquals(Status.Code.PERMISSION_DENIED, code(() -> stub(ForgetGrpc.newBlockingStub(channel), acmeAdmin)
+                    .verifyLedger(VerifyLedgerRequest.getDefaultInstance())));
+            assertEquals(Status.Code.PERMISSION_DENIED, code(() -> stub(AdminGrpc.newBlockingStub(channel), acme)
+                    .stats(ServerStatsRequest.getDefaultInstance())));
+            ServerStats own = stub(AdminGrpc.newBlockingStub(channel), acmeAdmin).stats(ServerStatsRequest.getDefaultInstance());
+            assertEquals(List.of("acme"), own.getTenantsList().stream().map(TenantStats::getTenant).toList(), own.toString());
+            assertEquals(Map.of("notes", 50L), own.getTenants(0).getRecordsMap());
+            assertFalse(own.getCacheEnabled(), "the cache's counters are every tenant's traffic");
+            assertEquals(Status.Code.NOT_FOUND, code(() -> stub(RecordsGrpc.newBlockingStub(channel), acmeAdmin)
+                    .get(GetRequest.newBuilder().setCollection("notes").setId("r60").build())), "globex's record");
+            ServerStats all = stub(AdminGrpc.newBlockingStub(channel), ops).stats(ServerStatsRequest.getDefaultInstance());
+            Map<String, Long> records = new TreeMap<>();
+            all.getTenantsList().forEach(t -> records.put(t.getTenant(), t.getRecordsOrDefault("notes", 0)));
+            assertEquals(50L, records.get("acme"), all.toString());
+            assertEquals(30L, records.get("globex"), all.toString());
+
+            // 2. Tokens: two authorization headers are refused, even two good ones.
+            Metadata twice = auth(acme);
+            twice.put(AuthInterceptor.AUTHORIZATION, "Bearer " + acme);
+            assertEquals(Status.Code.UNAUTHENTICATED, code(() -> RecordsGrpc.newBlockingStub(channel)
+                    .withInterceptors(MetadataUtils.newAttachHeadersInterceptor(twice)).search(query())));
+            Metadata mixed = auth("wrong");
+            mixed.put(AuthInterceptor.AUTHORIZATION, "Bearer " + acme);
+            assertEquals(Status.Code.UNAUTHENTICATED, code(() -> RecordsGrpc.newBlockingStub(channel)
+                    .withInterceptors(MetadataUtils.newAttachHeadersInterceptor(mixed)).search(query())));
+            // Revoked by deleting its line, with the server running: refused on its next call.
+            assertEquals(3, search(channel, acme).getHitsCount());
+            Tokens.writeOwnerOnly(tokens, opsLine + "\n" + others);
+            assertEquals(Status.Code.UNAUTHENTICATED, code(() -> search(channel, acme)), "the revoked token");
+            assertEquals(3, search(channel, globex).getHitsCount(), "the other tenant is served");
+            // A typo while editing: every call is refused until the file reads again (fail closed).
+            Files.writeString(tokens, "sha256:not-hex globex tenant\n", StandardOpenOption.APPEND);
+            assertEquals(Status.Code.UNAVAILABLE, code(() -> search(channel, globex)));
+            assertEquals(Status.Code.UNAVAILABLE, code(() -> stub(AdminGrpc.newBlockingStub(channel), ops)
+                    .stats(ServerStatsRequest.getDefaultInstance())));
+            Tokens.writeOwnerOnly(tokens, opsLine + "\n" + others);
+            assertEquals(3, search(channel, globex).getHitsCount(), "served again once it reads");
+            // Opened to others: refused the same way until it is owner-only again.
+            Files.setPosixFilePermissions(tokens, PosixFilePermissions.fromString("rw-r--r--"));
+            assertEquals(Status.Code.UNAVAILABLE, code(() -> search(channel, globex)));
+            Files.setPosixFilePermissions(tokens, PosixFilePermissions.fromString("rw-------"));
+            assertEquals(3, search(channel, globex).getHitsCount());
+            // A token added while it runs is accepted at once.
+            Path acmeAgain = tmp.resolve("acme-again.token");
+            NepentheServer.addToken(tokens, acmeAgain, "acme", "tenant");
+            assertEquals(3, search(channel, Files.readString(acmeAgain).strip()).getHitsCount());
+
+            HealthCheckResponse health = HealthGrpc.newBlockingStub(channel).check(HealthCheckRequest.getDefaultInstance());
+            assertEquals(HealthCheckResponse.ServingStatus.SERVING, health.getStatus(), "the server is still up");
+        } finally {
+            channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+            server.close();
+        }
+        try (Nepenthe reopened = Nepenthe.open(tmp.resolve("data"), StoreOptions.defaults().withKeystore(tmp.resolve("keys")))) {
+            assertEquals(before, digest(reopened), "the stored records are unchanged");
+        }
+    }
+
+    private static <S extends io.grpc.stub.AbstractStub<S>> S stub(S s, String token) {
+        return s.withInterceptors(MetadataUtils.newAttachHeadersInterceptor(auth(token))).withDeadlineAfter(10, TimeUnit.SECONDS);
+    }
+
+    private static String snapshot(ManagedChannel channel, String token, String target) {
+        return stub(AdminGrpc.newBlockingStub(channel), token).snapshot(SnapshotRequest.newBuilder().setTarget(target).build())
+                .getTarget();
+    }
+
+    private static String restore(ManagedChannel channel, String token, String snapshot, String target) {
+        return stub(AdminGrpc.newBlockingStub(channel), token).restore(RestoreRequest.newBuilder().setSnapshot(snapshot)
+                .setTarget(target).build()).getTarget();
+    }
+
+    private static SearchRequest query() {
+        return SearchRequest.newBuilder().setCollection("notes").setK(3).addVector(1).addVector(0).addVector(0)
+                .addVector(0).build();
+    }
+
+    private static dev.nepenthe.grpc.v1.SearchResponse search(ManagedChannel channel, String token) {
+        return stub(RecordsGrpc.newBlockingStub(channel), token).search(query());
+    }
+
+    private static Status.Code code(Runnable call) {
+        try {
+            call.run();
+            return Status.Code.OK;
+        } catch (StatusRuntimeException e) {
+            return e.getStatus().getCode();
         }
     }
 

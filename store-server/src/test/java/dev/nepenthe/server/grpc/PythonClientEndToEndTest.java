@@ -44,7 +44,7 @@ class PythonClientEndToEndTest {
         String operator = Tokens.newToken();
         String globex = Tokens.newToken();
         Path tokens = tmp.resolve("tokens.conf");
-        Files.writeString(tokens, Tokens.line(operator, "default", true) + "\n" + Tokens.line(globex, "globex", false) + "\n");
+        Tokens.writeOwnerOnly(tokens, Tokens.line(operator, "default", true) + "\n" + Tokens.line(globex, "globex", false) + "\n");
         Files.writeString(tmp.resolve("operator.token"), operator);
         Files.writeString(tmp.resolve("globex.token"), globex);
         Path data = tmp.resolve("data");

@@ -77,7 +77,7 @@ class TextSearchOverGrpcTest {
         operator = Tokens.newToken();
         acme = Tokens.newToken();
         Path tokens = tmp.resolve("tokens.conf");
-        Files.writeString(tokens, Tokens.line(operator, "ops", true) + "\n" + Tokens.line(acme, "acme", false) + "\n");
+        Tokens.writeOwnerOnly(tokens, Tokens.line(operator, "ops", true) + "\n" + Tokens.line(acme, "acme", false) + "\n");
         String name = "nepenthe-text-test-" + System.nanoTime();
         Limits limits = new Limits(1 << 20, 200, 100, 5000, 1024, 2, 5, 1000, 1L << 20);
         server = NepentheServer.start(InProcessServerBuilder.forName(name), store, Tokens.read(tokens), limits, true);

@@ -56,7 +56,7 @@ class TlsTest {
 
         String token = Tokens.newToken();
         Path tokens = tmp.resolve("tokens.conf");
-        Files.writeString(tokens, Tokens.line(token, "acme", false) + "\n");
+        Tokens.writeOwnerOnly(tokens, Tokens.line(token, "acme", false) + "\n");
         Nepenthe store = Nepenthe.open(tmp.resolve("data"), StoreOptions.defaults().withKeystore(tmp.resolve("keys")));
         NepentheServer server = NepentheServer.start(store, new NepentheServer.Options().listen("127.0.0.1", 0)
                 .tokens(tokens).tls(certPem, keyPem));

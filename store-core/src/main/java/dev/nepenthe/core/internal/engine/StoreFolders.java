@@ -4,11 +4,15 @@ import dev.nepenthe.core.CollectionSpec;
 import dev.nepenthe.core.IndexSpec;
 import dev.nepenthe.core.Metric;
 import dev.nepenthe.core.internal.io.ChecksummedFiles;
+import dev.nepenthe.core.internal.io.FileCopies;
 import java.io.IOException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.stream.Stream;
@@ -70,13 +74,19 @@ public final class StoreFolders {
         });
     }
 
-    /** Copies a snapshot into {@code folder}, which must be absent or empty. */
+    /**
+     * Copies a snapshot into {@code folder}, which must be absent or empty. The snapshot folder
+     * itself may be reached through a symbolic link (the caller named it); anything inside it
+     * that is not a plain folder or a regular file (a symbolic link above all) is refused before
+     * anything is copied, so a planted link can never make a restore copy what it points to.
+     */
     public static void copySnapshot(Path snapshot, Path folder) throws IOException {
         if (!Files.isDirectory(snapshot.resolve("collections"))) {
             throw new IllegalArgumentException("restore source " + snapshot + ": expected a snapshot folder with a"
                     + " 'collections' folder, found none");
         }
-        if (Files.exists(folder)) {
+        Path source = snapshot.toRealPath();
+        if (Files.exists(folder, LinkOption.NOFOLLOW_LINKS)) {
             try (Stream<Path> s = Files.list(folder)) {
                 if (s.findAny().isPresent()) {
                     throw new IllegalArgumentException("restore target " + folder + " is not empty; expected an empty"
@@ -84,14 +94,24 @@ public final class StoreFolders {
                 }
             }
         }
-        try (Stream<Path> files = Files.walk(snapshot)) {
-            for (Path src : files.toList()) {
-                Path dst = folder.resolve(snapshot.relativize(src).toString());
-                if (Files.isDirectory(src)) {
-                    Files.createDirectories(dst);
-                } else {
-                    Files.copy(src, dst);
-                }
+        List<Path> entries;
+        try (Stream<Path> files = Files.walk(source)) {
+            entries = files.toList();
+        }
+        for (Path src : entries) {
+            BasicFileAttributes a = Files.readAttributes(src, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+            if (!a.isDirectory() && !a.isRegularFile()) {
+                throw new IllegalArgumentException("restore source " + snapshot + ": '" + source.relativize(src)
+                        + "' is " + (a.isSymbolicLink() ? "a symbolic link" : "not a regular file")
+                        + "; expected only folders and regular files (a snapshot never holds links)");
+            }
+        }
+        for (Path src : entries) {
+            Path dst = folder.resolve(source.relativize(src).toString());
+            if (Files.isDirectory(src, LinkOption.NOFOLLOW_LINKS)) {
+                Files.createDirectories(dst);
+            } else {
+                FileCopies.copyRegularFile(src, dst);
             }
         }
     }

@@ -8,6 +8,7 @@ import dev.nepenthe.core.internal.crypto.KeyedHash;
 import dev.nepenthe.core.internal.crypto.RecordCipher;
 import dev.nepenthe.core.internal.io.ChecksummedFiles;
 import dev.nepenthe.core.internal.io.CrashPoints;
+import dev.nepenthe.core.internal.io.FileCopies;
 import dev.nepenthe.core.internal.record.RecordAccess;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
@@ -1095,6 +1096,13 @@ public final class CollectionStorage implements Closeable {
         if (!Files.exists(snapshotDir.resolve(Manifest.FILE))) {
             return 0;
         }
+        for (Path p : List.of(snapshotDir, snapshotDir.resolve("segments"), snapshotDir.resolve(Manifest.FILE))) {
+            if (Files.isSymbolicLink(p)) {
+                // A rewrite through a link would write wherever it points.
+                throw new IllegalStateException("snapshot copy " + snapshotDir + ": " + p.getFileName()
+                        + " is a symbolic link; expected the folder and files a snapshot writes");
+            }
+        }
         Manifest m = Manifest.read(snapshotDir);
         Map<Integer, String> segments = new HashMap<>(m.segments());
         List<String> superseded = new ArrayList<>();
@@ -1136,7 +1144,8 @@ public final class CollectionStorage implements Closeable {
             return 0;
         }
         try (java.util.stream.Stream<Path> files = Files.walk(snapshotDir)) {
-            for (Path f : files.filter(Files::isRegularFile).toList()) {
+            // Regular files only, never through a link: the scan reads the copy, not what a link names.
+            for (Path f : files.filter(f -> Files.isRegularFile(f, java.nio.file.LinkOption.NOFOLLOW_LINKS)).toList()) {
                 found += dev.nepenthe.core.internal.io.ForensicScan.countAny(Files.readAllBytes(f), recordHashes);
             }
         }
@@ -1326,11 +1335,12 @@ public final class CollectionStorage implements Closeable {
             throw new IllegalStateException("snapshot needs a checkpoint first: the log holds unfolded writes");
         }
         Files.createDirectories(target.resolve("segments"));
+        // Never through a link: one planted among the data files is refused, not its target copied.
         for (String s : manifest.segments().values()) {
-            Files.copy(dir.resolve("segments").resolve(s), target.resolve("segments").resolve(s),
+            FileCopies.copyRegularFile(dir.resolve("segments").resolve(s), target.resolve("segments").resolve(s),
                     StandardCopyOption.COPY_ATTRIBUTES);
         }
-        Files.copy(dir.resolve(Manifest.FILE), target.resolve(Manifest.FILE));
+        FileCopies.copyRegularFile(dir.resolve(Manifest.FILE), target.resolve(Manifest.FILE));
     }
 
     /**
