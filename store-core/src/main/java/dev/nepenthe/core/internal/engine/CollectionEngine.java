@@ -16,6 +16,7 @@ import dev.nepenthe.core.internal.record.RecordAccess;
 import dev.nepenthe.core.internal.storage.CollectionStorage.Placed;
 import dev.nepenthe.core.internal.storage.CollectionStorage;
 import dev.nepenthe.core.internal.text.TextIndex;
+import dev.nepenthe.core.internal.text.TextIndexOpener;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
@@ -71,10 +72,10 @@ public final class CollectionEngine {
         CollectionStorage open(CollectionStorage.LoadSink sink) throws IOException;
     }
 
-    /** Opens the collection's text index. */
+    /** Opens the collection's text index reconciled with the records (or rebuilt from them). */
     @FunctionalInterface
     public interface TextOpener {
-        TextIndex open() throws IOException;
+        TextIndexOpener.Opened open(TextIndex.Records records) throws IOException;
     }
 
     /**
@@ -105,6 +106,8 @@ public final class CollectionEngine {
     /** Whether the index changed since the current generation was written (or none exists). */
     private boolean indexDirty;
     private final OpenReport.IndexRecovery indexRecovery;
+    /** What opening did with the text index, or null when the collection has none. */
+    private final OpenReport.TextRecovery textRecovery;
     private final RecordValidator validator;
     /** The text index, or null when the collection has none. */
     private final TextIndex text;
@@ -265,27 +268,25 @@ public final class CollectionEngine {
         this.indexRecovery = new OpenReport.IndexRecovery(persisted.loaded() != null,
                 persisted.loaded() == null ? -1 : persisted.loaded().generation(), added, removed,
                 persisted.rebuiltBecause(), (System.nanoTime() - started) / 1_000_000);
-        TextIndex t = null;
+        TextIndexOpener.Opened t = null;
         if (textOpener != null) {
             try {
-                t = textOpener.open();
-                TextIndex.Reconciled r = t.reconcile(textRecords());
-                if (r.removed() > 0 || r.added() > 0) {
+                t = textOpener.open(textRecords());
+                OpenReport.TextRecovery r = t.recovery();
+                if (!r.rebuilt() && (r.removed() > 0 || r.added() > 0)) {
                     // After an unclean close: Lucene's last commit was behind the records.
                     LOG.log(System.Logger.Level.INFO, "collection ''{0}'': text index reconciled with the records"
                             + " ({1} documents removed, {2} added)", spec.name(), r.removed(), r.added());
                 }
             } catch (IOException | RuntimeException e) {
-                if (t != null) {
-                    t.close();
-                }
                 storage.close();
                 idx.close();
                 catalogue.wipeRows();
                 throw e;
             }
         }
-        this.text = t;
+        this.text = t == null ? null : t.index();
+        this.textRecovery = t == null ? null : t.recovery();
         catalogue.publish(0);
     }
 
@@ -347,6 +348,11 @@ public final class CollectionEngine {
     /** What opening did with the vector index. */
     public OpenReport.IndexRecovery indexRecovery() {
         return indexRecovery;
+    }
+
+    /** What opening did with the text index, or null when the collection has none. */
+    public OpenReport.TextRecovery textRecovery() {
+        return textRecovery;
     }
 
     /**
