@@ -116,6 +116,8 @@ public final class CollectionEngine {
     private final ReentrantLock writer = new ReentrantLock();
     private final RecordCatalogue catalogue;
     private final CollectionSearch search = new CollectionSearch(this);
+    /** Which ordinal each recent replacement left for which: searches follow it (see {@link ReplacementLog}). */
+    private final ReplacementLog replacements = new ReplacementLog();
     private volatile boolean closed;
     /**
      * Tests hold a search here, between the index search and materialisation, to show that a
@@ -474,6 +476,10 @@ public final class CollectionEngine {
         return catalogue;
     }
 
+    ReplacementLog replacements() {
+        return replacements;
+    }
+
     public CollectionStorage storage() {
         return storage;
     }
@@ -502,26 +508,28 @@ public final class CollectionEngine {
             List<Placed> placed = new ArrayList<>(batch.size());
             List<Entry> replaced = new ArrayList<>();
             List<Placed> replacedPlaced = new ArrayList<>();
+            List<Integer> replacedBy = new ArrayList<>();
             IntIterator free = catalogue.freeOrdinals();
             int fresh = Math.max(catalogue.ordinalHighWater(), storage.nextOrdinal());
             for (VectorRecord given : batch) {
                 // The store keeps a copy of its own: a forget wipes it in place, never the caller's.
                 VectorRecord r = RecordAccess.copy(given);
                 Entry old = lookup(r.tenant(), r.id());
+                int ord = free.hasNext() ? free.next() : fresh++;
                 if (old != null) {
                     replaced.add(old);
                     replacedPlaced.add(new Placed(old.ordinal(), old.record()));
+                    replacedBy.add(ord);
                 }
-                placed.add(new Placed(free.hasNext() ? free.next() : fresh++, r));
+                placed.add(new Placed(ord, r));
             }
             storage.put(placed, replacedPlaced);
             long stamp = catalogue.nextStamp();
-            // The old versions leave searches before the new ones can be found, so no search
-            // sees a record twice; a get keeps finding the old version (the id map still points
-            // at it, and it is hidden from searches only) until the new one is linked.
-            if (!replaced.isEmpty()) {
-                catalogue.hide(RecordCatalogue.REMOVING, RecordCatalogue.ordinalsOf(replaced));
-            }
+            // A replacement is atomic for searches as for gets: the new versions become
+            // searchable while the old ones still are, and only then do the old ones leave. A
+            // search that meets both keeps one; one that found an old version taken away under
+            // it follows the replacement log to the new one (CollectionSearch). A get finds the
+            // old version until the id map points at the new one.
             VectorIndex idx = index;
             indexDirty = true;
             for (Placed p : placed) {
@@ -530,15 +538,23 @@ public final class CollectionEngine {
             }
             storage.publishIds(placed);
             IOException textFailed = indexTexts(placed);
-            removeFromReads(replaced, stamp);
-            if (text != null && replaced.isEmpty() && textFailed == null) {
+            if (text != null && textFailed == null) {
                 try {
-                    text.publish(); // (removing the replaced versions published the new texts already)
+                    text.publish();
                 } catch (IOException e) {
                     textFailed = e;
                 }
             }
-            catalogue.publish(stamp);
+            // The old versions are still counted once: they leave below.
+            catalogue.publish(stamp, replaced.size());
+            if (!replaced.isEmpty()) {
+                for (int i = 0; i < replaced.size(); i++) {
+                    replacements.append(stamp, replaced.get(i).ordinal(), replacedBy.get(i));
+                }
+                long removal = catalogue.nextStamp();
+                removeFromReads(replaced, removal);
+                catalogue.publish(removal);
+            }
             // The store's copies have given their vectors to the column and their text to the
             // sealed copies (and the text index): wiped now, not left for the collector.
             for (Placed p : placed) {
