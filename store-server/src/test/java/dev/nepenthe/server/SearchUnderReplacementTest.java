@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.nepenthe.core.CollectionSpec;
+import dev.nepenthe.core.Durability;
 import dev.nepenthe.core.IndexSpec;
 import dev.nepenthe.core.Metric;
 import dev.nepenthe.core.Nepenthe;
@@ -14,10 +15,14 @@ import dev.nepenthe.core.VectorCollection;
 import dev.nepenthe.core.VectorRecord;
 import dev.nepenthe.core.internal.engine.CollectionEngine;
 import dev.nepenthe.testing.Datasets;
+import dev.nepenthe.testing.Seeds;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.io.TempDir;
@@ -137,6 +142,64 @@ class SearchUnderReplacementTest {
             for (int i = 1; i < hits.size(); i++) {
                 assertTrue(hits.get(i - 1).score() >= hits.get(i).score(), "best first");
             }
+        }
+    }
+
+    /**
+     * The same rule on a concurrent history, on the indexes whose searches run beside removals
+     * (a graph search takes no lock, so the old version can leave the graph under it before the
+     * new one is a candidate): a writer replaces the record nearest to the query over and over
+     * among far records, a searcher looks for it, and every search must hold exactly one version.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"hnsw", "ivfpq"})
+    void concurrentReplacementsNeverLeaveASearchWithNeitherVersion(String kind) throws Exception {
+        long seed = Seeds.draw("concurrentReplacementsNeverLeaveASearchWithNeitherVersion-" + kind);
+        Random rnd = new Random(seed);
+        float[][] data = Datasets.clustered(seed, 600, DIM, 6, 0.3);
+        // The target's versions lie within 1e-3 of the query, one of the records' own vectors:
+        // the nearest by far, in a landscape a graph can navigate.
+        float[] query = data[0];
+        try (Nepenthe store = Nepenthe.open(tmp.resolve("data"), StoreOptions.defaults().withKeystore(tmp.resolve("keys"))
+                .withDurability(Durability.ASYNC))) {
+            VectorCollection c = store.createCollection(new CollectionSpec("c", DIM, Metric.COSINE, spec(kind)));
+            List<VectorRecord> batch = new ArrayList<>();
+            batch.add(VectorRecord.builder("target").vector(query.clone()).build());
+            for (int i = 1; i < data.length; i++) {
+                batch.add(VectorRecord.builder("r" + i).vector(data[i]).build());
+            }
+            c.upsertAll(batch);
+            AtomicBoolean done = new AtomicBoolean();
+            ConcurrentLinkedQueue<String> violations = new ConcurrentLinkedQueue<>();
+            AtomicInteger searches = new AtomicInteger();
+            Thread searcher = Thread.ofPlatform().name("searcher").start(() -> {
+                while (!done.get()) {
+                    List<String> got = ids(c.search(SearchRequest.of(query, 5)));
+                    searches.incrementAndGet();
+                    long versions = got.stream().filter("target"::equals).count();
+                    if (versions != 1) {
+                        violations.add(versions + " versions of the target in " + got);
+                    }
+                }
+            });
+            for (int n = 0; n < 400; n++) {
+                float[] v = query.clone();
+                v[rnd.nextInt(DIM)] += (float) (rnd.nextGaussian() * 1e-3);
+                List<VectorRecord> write = new ArrayList<>(List.of(VectorRecord.builder("target").vector(v).build()));
+                if (rnd.nextBoolean()) { // another record replaced in the same batch
+                    int i = 1 + rnd.nextInt(data.length - 1);
+                    write.add(VectorRecord.builder("r" + i).vector(data[i]).build());
+                }
+                c.upsertAll(write);
+            }
+            done.set(true);
+            assertTrue(searcher.join(java.time.Duration.ofMinutes(1)), "the searcher stops" + Seeds.replay(seed));
+            System.out.println("SearchUnderReplacementTest " + kind + ": " + searches.get() + " searches");
+            assertTrue(violations.isEmpty(), violations.size() + " violations, first: "
+                    + violations.stream().limit(3).toList() + Seeds.replay(seed));
+            assertTrue(searches.get() > 20, "control: searches ran during the writes (" + searches.get() + ")");
+            assertEquals("target", ids(c.search(SearchRequest.of(query, 5))).get(0), "control: once the writes stop,"
+                    + " the target is the nearest" + Seeds.replay(seed));
         }
     }
 
