@@ -1,11 +1,14 @@
 package dev.nepenthe.core;
 
+import java.util.HashSet;
+import java.util.List;
 import java.util.Objects;
 import java.util.regex.Pattern;
 
 /**
  * A collection's fixed shape: name, vector dimension, metric and index, what a forget does to
- * derived records, and optionally a text index and an embedder.
+ * derived records, and optionally a text index, an embedder and the metadata keys that identify
+ * a record's subject.
  *
  * @param name 1 to 64 characters of letters, digits, '_' and '-' (it names a folder)
  * @param dimension vector length, 1 to {@value #MAX_DIMENSION}
@@ -18,9 +21,13 @@ import java.util.regex.Pattern;
  * @param embedder the {@link dev.nepenthe.core.embed.Embedder#name() name} of the embedder that
  *     turns text into vectors for records stored without one and for text queries; null for
  *     none (records then need vectors, and queries too)
+ * @param subjectIdentifiers metadata keys whose string values identify a record's subject (a
+ *     name, an email, a phone number): a forget of a subject reads them from the subject's own
+ *     records before they go and looks for them in every surviving record of the tenant, as if
+ *     the request had declared them (docs/FORGET.md, "Declared identifiers"); empty for none
  */
 public record CollectionSpec(String name, int dimension, Metric metric, IndexSpec index, Provenance provenance,
-        String textAnalyzer, String embedder) {
+        String textAnalyzer, String embedder, List<String> subjectIdentifiers) {
 
     /**
      * The analyzers a text index may use (from Lucene): {@code standard} (Unicode word breaks,
@@ -72,6 +79,29 @@ public record CollectionSpec(String name, int dimension, Metric metric, IndexSpe
         this(name, dimension, metric, index, provenance, null, null);
     }
 
+    /**
+     * A collection whose metadata declares no subject identifiers.
+     *
+     * @param name 1 to 64 characters of letters, digits, '_' and '-'
+     * @param dimension vector length, 1 to {@value #MAX_DIMENSION}
+     * @param metric how vectors are compared
+     * @param index the index kind and its parameters
+     * @param provenance what a forget does to records derived from forgotten ones
+     * @param textAnalyzer the text index's analyzer, or null for none
+     * @param embedder the embedder's name, or null for none
+     * @throws IllegalArgumentException as the canonical constructor does
+     * @throws NullPointerException if the name, metric, index or provenance policy is null
+     */
+    public CollectionSpec(String name, int dimension, Metric metric, IndexSpec index, Provenance provenance,
+            String textAnalyzer, String embedder) {
+        this(name, dimension, metric, index, provenance, textAnalyzer, embedder, List.of());
+    }
+
+    /** Most metadata keys a collection may declare as subject identifiers. */
+    public static final int MAX_SUBJECT_IDENTIFIERS = 16;
+    /** Longest metadata key a record may carry, so the longest a declaration may name. */
+    private static final int MAX_KEY_CHARS = 128;
+
     /** Longest vector a collection accepts. */
     public static final int MAX_DIMENSION = 16_384;
     private static final Pattern NAME = Pattern.compile("[A-Za-z0-9_-]{1,64}");
@@ -81,8 +111,10 @@ public record CollectionSpec(String name, int dimension, Metric metric, IndexSpe
      * Checks the shape; nothing touches the disk until {@link Nepenthe#createCollection}.
      *
      * @throws IllegalArgumentException if the name or the dimension is out of range, the
-     *     analyzer unknown or the embedder's name malformed, naming both the rule and the value
-     * @throws NullPointerException if the name, metric, index or provenance policy is null
+     *     analyzer unknown, the embedder's name malformed or a subject identifier key blank,
+     *     too long or repeated, naming both the rule and the value
+     * @throws NullPointerException if the name, metric, index, provenance policy or identifier
+     *     list (or a key in it) is null
      */
     public CollectionSpec {
         Objects.requireNonNull(name, "collection name");
@@ -103,6 +135,23 @@ public record CollectionSpec(String name, int dimension, Metric metric, IndexSpe
         if (embedder != null && !EMBEDDER_NAME.matcher(embedder).matches()) {
             throw new IllegalArgumentException("embedder name: expected 1 to 64 characters of letters, digits, '.', '_'"
                     + " or '-', got '" + embedder + "'");
+        }
+        subjectIdentifiers = List.copyOf(Objects.requireNonNull(subjectIdentifiers, "subject identifier keys"));
+        if (subjectIdentifiers.size() > MAX_SUBJECT_IDENTIFIERS) {
+            throw new IllegalArgumentException("subject identifier keys: expected at most " + MAX_SUBJECT_IDENTIFIERS
+                    + ", got " + subjectIdentifiers.size());
+        }
+        java.util.Set<String> seen = new HashSet<>();
+        for (String key : subjectIdentifiers) {
+            // A key is a schema name, not subject data: messages may quote it.
+            if (key.isBlank() || key.length() > MAX_KEY_CHARS) {
+                throw new IllegalArgumentException("subject identifier key: expected a metadata key of 1 to "
+                        + MAX_KEY_CHARS + " characters, not blank, got '" + key + "'");
+            }
+            if (!seen.add(key)) {
+                throw new IllegalArgumentException("subject identifier keys: expected distinct keys, got '" + key
+                        + "' twice");
+            }
         }
     }
 
@@ -126,7 +175,8 @@ public record CollectionSpec(String name, int dimension, Metric metric, IndexSpe
      * @return a new spec
      */
     public CollectionSpec withIndex(IndexSpec index) {
-        return new CollectionSpec(name, dimension, metric, index, provenance, textAnalyzer, embedder);
+        return new CollectionSpec(name, dimension, metric, index, provenance, textAnalyzer, embedder,
+                subjectIdentifiers);
     }
 
     /**
@@ -137,7 +187,7 @@ public record CollectionSpec(String name, int dimension, Metric metric, IndexSpe
      * @throws IllegalArgumentException if the analyzer is unknown
      */
     public CollectionSpec withTextIndex(String analyzer) {
-        return new CollectionSpec(name, dimension, metric, index, provenance, analyzer, embedder);
+        return new CollectionSpec(name, dimension, metric, index, provenance, analyzer, embedder, subjectIdentifiers);
     }
 
     /**
@@ -150,7 +200,8 @@ public record CollectionSpec(String name, int dimension, Metric metric, IndexSpe
      * @throws IllegalArgumentException if the name is malformed
      */
     public CollectionSpec withEmbedder(String embedderName) {
-        return new CollectionSpec(name, dimension, metric, index, provenance, textAnalyzer, embedderName);
+        return new CollectionSpec(name, dimension, metric, index, provenance, textAnalyzer, embedderName,
+                subjectIdentifiers);
     }
 
     /**
@@ -160,6 +211,23 @@ public record CollectionSpec(String name, int dimension, Metric metric, IndexSpe
      * @return a new spec
      */
     public CollectionSpec withProvenance(Provenance policy) {
-        return new CollectionSpec(name, dimension, metric, index, policy, textAnalyzer, embedder);
+        return new CollectionSpec(name, dimension, metric, index, policy, textAnalyzer, embedder, subjectIdentifiers);
+    }
+
+    /**
+     * This spec with metadata keys that identify a record's subject: when a subject is
+     * forgotten, the string values its records hold under these keys (its name, email, phone
+     * number) are read before the records go and looked for in the metadata and text of every
+     * surviving record of the tenant, in every collection, so that a survivor naming the subject
+     * (an emergency contact, a "reported by") is a suspect without the request repeating them.
+     * Costs, on such a forget, a scan of the tenant's surviving records, as declared identifiers do.
+     *
+     * @param keys metadata keys, at most {@value #MAX_SUBJECT_IDENTIFIERS}, distinct, 1 to 128
+     *     characters; none to declare none
+     * @return a new spec
+     * @throws IllegalArgumentException if a key is blank, too long or repeated, or there are too many
+     */
+    public CollectionSpec withSubjectIdentifiers(String... keys) {
+        return new CollectionSpec(name, dimension, metric, index, provenance, textAnalyzer, embedder, List.of(keys));
     }
 }

@@ -29,6 +29,7 @@ import dev.nepenthe.core.internal.storage.CollectionStorage;
 import dev.nepenthe.core.internal.storage.StoreContext;
 import dev.nepenthe.core.internal.storage.TombstoneJournal;
 import dev.nepenthe.core.internal.text.TextIndex;
+import dev.nepenthe.core.internal.text.TextIndexOpener;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.channels.FileChannel;
@@ -813,7 +814,8 @@ public final class Nepenthe implements AutoCloseable {
     private VectorCollection openCollection(Path dir, CollectionSpec spec, String id) throws IOException {
         var factory = VectorIndexes.factory(spec.index().kind());
         CollectionEngine.TextOpener text = spec.textAnalyzer() == null ? null
-                : () -> TextIndex.open(dir.resolve("text"), spec.textAnalyzer(), keystore, context.hashes(), id);
+                : records -> TextIndexOpener.open(dir.resolve("text"), spec.textAnalyzer(), keystore, context.hashes(),
+                        spec.name(), id, records);
         IndexGenerations generations = new IndexGenerations(dir.resolve("index"), keystore, context.hashes(), id,
                 factory, indexConfig(spec), fault);
         return new VectorCollection(new CollectionEngine(spec, id, () -> factory.create(indexConfig(spec)), generations,

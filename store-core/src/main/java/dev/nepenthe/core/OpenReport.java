@@ -26,10 +26,11 @@ import java.nio.file.Path;
  *                            log to replay makes the open check it instead
  * @param index               whether the vector index was loaded from its persisted generation or
  *                            built from the records, and why
+ * @param text                what opening did with the text index, or null when the collection has none
  */
 public record OpenReport(int liveRecords, int droppedAsDeleted, int droppedAsSuperseded, int removedByLogDeletes,
         LogRecovery log, int orphanFilesRemoved, boolean idMapRebuilt, int idMapRepairs, boolean idMapTrusted,
-        IndexRecovery index) {
+        IndexRecovery index, TextRecovery text) {
 
     /**
      * The vector index at open (docs/STORAGE.md, "Persisted indexes").
@@ -48,6 +49,16 @@ public record OpenReport(int liveRecords, int droppedAsDeleted, int droppedAsSup
      */
     public record IndexRecovery(boolean loaded, long generation, int added, int removed, String rebuiltBecause,
             long millis) {}
+
+    /**
+     * The text index at open (docs/TEXT.md, "Where the text goes").
+     *
+     * @param rebuilt        true if its files could not be read and it was built again from the records
+     * @param removed        documents removed because no record holds them now at that version
+     * @param added          records with text the index lacked, added (on a rebuild: every one)
+     * @param rebuiltBecause what failed (the file and the reason), or null when it was not rebuilt
+     */
+    public record TextRecovery(boolean rebuilt, int removed, int added, String rebuiltBecause) {}
 
     /**
      * The write-ahead log replay.

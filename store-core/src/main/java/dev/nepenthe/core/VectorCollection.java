@@ -332,7 +332,8 @@ public final class VectorCollection {
         return new OpenReport(r.liveRecords(), r.droppedAsDeleted(), r.droppedAsSuperseded(), r.removedByLogDeletes(),
                 new OpenReport.LogRecovery(r.wal().generations(), r.wal().entries(), r.wal().tornBytesDropped(),
                         r.wal().tornFile()),
-                r.orphanFilesRemoved(), r.idMapRebuilt(), r.idMapRepairs(), r.idMapTrusted(), engine.indexRecovery());
+                r.orphanFilesRemoved(), r.idMapRebuilt(), r.idMapRepairs(), r.idMapTrusted(), engine.indexRecovery(),
+                engine.textRecovery());
     }
 
     /**

@@ -182,4 +182,87 @@ class TextForgetTest {
             assertEquals(0, e.calls, "records given vectors are not embedded");
         }
     }
+
+    /**
+     * A copy of the data folder taken before a forget (text folder included), opened with the
+     * keystore as it is after: the forget destroyed the keys of the copy's segments that held the
+     * subject's text, so the index is rebuilt from the records that survive, and says why.
+     */
+    @Test
+    void aDataFolderCopiedBeforeAForgetOpensWithItsTextIndexRebuiltFromTheSurvivors() throws IOException,
+            InterruptedException {
+        long seed = Seeds.draw("aDataFolderCopiedBeforeAForgetOpensWithItsTextIndexRebuiltFromTheSurvivors");
+        Random rnd = new Random(seed);
+        Path data = tmp.resolve("data");
+        Path copy = tmp.resolve("data-before");
+        // The oracle: each survivor's text, by id.
+        java.util.Map<String, String> survivors = new java.util.TreeMap<>();
+        try (Nepenthe store = Nepenthe.open(data, options())) {
+            VectorCollection c = store.createCollection(spec());
+            List<VectorRecord> batch = new ArrayList<>();
+            for (int i = 0; i < 40; i++) {
+                StringBuilder sb = new StringBuilder();
+                for (int w = 0; w < 6; w++) {
+                    sb.append(WORDS[rnd.nextInt(WORDS.length)]).append(' ');
+                }
+                String t = sb.toString().trim();
+                survivors.put("r" + i, t);
+                batch.add(VectorRecord.builder("r" + i).subject("s" + (i % 5)).text(t).build());
+            }
+            c.upsertAll(batch);
+            for (int i = 0; i < TOKENS.size(); i++) {
+                c.upsert(VectorRecord.builder("alice-" + i).subject("alice")
+                        .text("meeting notes " + TOKENS.get(i) + " harbor").build());
+            }
+        }
+        TestFiles.copyTree(data, copy);
+        assertFalse(scan(copy.resolve("collections/notes/text"), TOKENS).hits().isEmpty(),
+                "control: the copy's decrypted text files hold alice's tokens before the forget");
+
+        try (Nepenthe store = Nepenthe.open(data, options())) {
+            ForgetOperation op = store.awaitOperation(store.forget(
+                    ForgetRequest.of(ForgetScope.subject("alice"), "forget-alice", "gdpr-art17")).id(), WAIT);
+            assertEquals(OperationState.SEALED, op.state(), op.note() + " " + op.suspects() + Seeds.replay(seed));
+        }
+        TestFiles.deleteTree(data);
+        java.nio.file.Files.move(copy, data);
+
+        try (Nepenthe store = Nepenthe.open(data, options())) {
+            VectorCollection c = store.collection("notes");
+            var recovery = c.openReport().text();
+            assertTrue(recovery.rebuilt(), "the copy's text index cannot be read: rebuilt, " + recovery);
+            assertTrue(recovery.rebuiltBecause() != null && !recovery.rebuiltBecause().isBlank(), recovery.toString());
+            for (String t : TOKENS) {
+                assertFalse(recovery.rebuiltBecause().contains(t), "the reason names no content: " + recovery);
+            }
+            assertFalse(recovery.rebuiltBecause().contains("alice"), recovery.toString());
+            assertEquals(survivors.size(), recovery.added(), "every survivor's text indexed again: " + recovery);
+            assertEquals(survivors.size(), c.size(), "alice's records left the copy at open");
+
+            // Every word finds exactly the survivors whose text holds it; alice's tokens find nothing.
+            for (String w : WORDS) {
+                Set<String> expected = survivors.entrySet().stream()
+                        .filter(e -> List.of(e.getValue().split(" ")).contains(w)).map(java.util.Map.Entry::getKey)
+                        .collect(Collectors.toSet());
+                Set<String> got = c.search(SearchRequest.keyword(w, 100)).stream().map(SearchHit::id)
+                        .collect(Collectors.toSet());
+                assertEquals(expected, got, "keyword '" + w + "'" + Seeds.replay(seed));
+            }
+            for (String t : TOKENS) {
+                assertTrue(c.search(SearchRequest.keyword(t, 100)).isEmpty(), t);
+            }
+            Path text = data.resolve("collections/notes/text");
+            assertTrue(scan(text, TOKENS).hits().isEmpty(), "no decrypted file of the rebuilt index holds a token");
+            assertTrue(ForensicScan.filesContaining(List.of(text), bytes(TOKENS)).isEmpty());
+            for (IntegrityReport r : c.verifyIntegrity().values()) {
+                assertTrue(r.isClean(), r.toString());
+            }
+        }
+        // The rebuilt index was committed: the next open reads it as it is.
+        try (Nepenthe store = Nepenthe.open(data, options())) {
+            var recovery = store.collection("notes").openReport().text();
+            assertFalse(recovery.rebuilt(), recovery.toString());
+            assertEquals(0, recovery.added() + recovery.removed(), recovery.toString());
+        }
+    }
 }

@@ -17,6 +17,7 @@ import dev.nepenthe.core.internal.record.RecordAccess;
 import dev.nepenthe.core.internal.storage.CollectionStorage.Placed;
 import dev.nepenthe.core.internal.storage.CollectionStorage;
 import dev.nepenthe.core.internal.text.TextIndex;
+import dev.nepenthe.core.internal.text.TextIndexOpener;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
@@ -72,10 +73,10 @@ public final class CollectionEngine {
         CollectionStorage open(CollectionStorage.LoadSink sink) throws IOException;
     }
 
-    /** Opens the collection's text index. */
+    /** Opens the collection's text index reconciled with the records (or rebuilt from them). */
     @FunctionalInterface
     public interface TextOpener {
-        TextIndex open() throws IOException;
+        TextIndexOpener.Opened open(TextIndex.Records records) throws IOException;
     }
 
     /**
@@ -106,6 +107,8 @@ public final class CollectionEngine {
     /** Whether the index changed since the current generation was written (or none exists). */
     private boolean indexDirty;
     private final OpenReport.IndexRecovery indexRecovery;
+    /** What opening did with the text index, or null when the collection has none. */
+    private final OpenReport.TextRecovery textRecovery;
     private final RecordValidator validator;
     /** The text index, or null when the collection has none. */
     private final TextIndex text;
@@ -114,6 +117,8 @@ public final class CollectionEngine {
     private final ReentrantLock writer = new ReentrantLock();
     private final RecordCatalogue catalogue;
     private final CollectionSearch search = new CollectionSearch(this);
+    /** Which ordinal each recent replacement left for which: searches follow it (see {@link ReplacementLog}). */
+    private final ReplacementLog replacements = new ReplacementLog();
     private volatile boolean closed;
     /**
      * Tests hold a search here, between the index search and materialisation, to show that a
@@ -266,27 +271,25 @@ public final class CollectionEngine {
         this.indexRecovery = new OpenReport.IndexRecovery(persisted.loaded() != null,
                 persisted.loaded() == null ? -1 : persisted.loaded().generation(), added, removed,
                 persisted.rebuiltBecause(), (System.nanoTime() - started) / 1_000_000);
-        TextIndex t = null;
+        TextIndexOpener.Opened t = null;
         if (textOpener != null) {
             try {
-                t = textOpener.open();
-                TextIndex.Reconciled r = t.reconcile(textRecords());
-                if (r.removed() > 0 || r.added() > 0) {
+                t = textOpener.open(textRecords());
+                OpenReport.TextRecovery r = t.recovery();
+                if (!r.rebuilt() && (r.removed() > 0 || r.added() > 0)) {
                     // After an unclean close: Lucene's last commit was behind the records.
                     LOG.log(System.Logger.Level.INFO, "collection ''{0}'': text index reconciled with the records"
                             + " ({1} documents removed, {2} added)", spec.name(), r.removed(), r.added());
                 }
             } catch (IOException | RuntimeException e) {
-                if (t != null) {
-                    t.rollbackAndClose();
-                }
                 storage.abandon(); // a failed open writes nothing
                 idx.close();
                 catalogue.wipeRows();
                 throw e;
             }
         }
-        this.text = t;
+        this.text = t == null ? null : t.index();
+        this.textRecovery = t == null ? null : t.recovery();
         catalogue.publish(0);
     }
 
@@ -348,6 +351,11 @@ public final class CollectionEngine {
     /** What opening did with the vector index. */
     public OpenReport.IndexRecovery indexRecovery() {
         return indexRecovery;
+    }
+
+    /** What opening did with the text index, or null when the collection has none. */
+    public OpenReport.TextRecovery textRecovery() {
+        return textRecovery;
     }
 
     /**
@@ -470,6 +478,10 @@ public final class CollectionEngine {
         return catalogue;
     }
 
+    ReplacementLog replacements() {
+        return replacements;
+    }
+
     public CollectionStorage storage() {
         return storage;
     }
@@ -499,26 +511,28 @@ public final class CollectionEngine {
             List<Placed> placed = new ArrayList<>(batch.size());
             List<Entry> replaced = new ArrayList<>();
             List<Placed> replacedPlaced = new ArrayList<>();
+            List<Integer> replacedBy = new ArrayList<>();
             IntIterator free = catalogue.freeOrdinals();
             int fresh = Math.max(catalogue.ordinalHighWater(), storage.nextOrdinal());
             for (VectorRecord given : batch) {
                 // The store keeps a copy of its own: a forget wipes it in place, never the caller's.
                 VectorRecord r = RecordAccess.copy(given);
                 Entry old = lookup(r.tenant(), r.id());
+                int ord = free.hasNext() ? free.next() : fresh++;
                 if (old != null) {
                     replaced.add(old);
                     replacedPlaced.add(new Placed(old.ordinal(), old.record()));
+                    replacedBy.add(ord);
                 }
-                placed.add(new Placed(free.hasNext() ? free.next() : fresh++, r));
+                placed.add(new Placed(ord, r));
             }
             storage.put(placed, replacedPlaced);
             long stamp = catalogue.nextStamp();
-            // The old versions leave searches before the new ones can be found, so no search
-            // sees a record twice; a get keeps finding the old version (the id map still points
-            // at it, and it is hidden from searches only) until the new one is linked.
-            if (!replaced.isEmpty()) {
-                catalogue.hide(RecordCatalogue.REMOVING, RecordCatalogue.ordinalsOf(replaced));
-            }
+            // A replacement is atomic for searches as for gets: the new versions become
+            // searchable while the old ones still are, and only then do the old ones leave. A
+            // search that meets both keeps one; one that found an old version taken away under
+            // it follows the replacement log to the new one (CollectionSearch). A get finds the
+            // old version until the id map points at the new one.
             VectorIndex idx = index;
             indexDirty = true;
             for (Placed p : placed) {
@@ -527,20 +541,29 @@ public final class CollectionEngine {
             }
             storage.publishIds(placed);
             IOException textFailed = indexTexts(placed);
-            try {
-                removeFromReads(replaced, stamp);
-            } catch (UncheckedIOException e) {
-                // The batch is durable: it is published all the same, the store now read-only.
-                textFailed = textFailed != null ? textFailed : e.getCause();
-            }
-            if (text != null && replaced.isEmpty() && textFailed == null) {
+            if (text != null && textFailed == null) {
                 try {
-                    text.publish(); // (removing the replaced versions published the new texts already)
+                    text.publish();
                 } catch (IOException | RuntimeException e) {
                     textFailed = e instanceof IOException io ? io : new IOException(e);
                 }
             }
-            catalogue.publish(stamp);
+            // The old versions are still counted once: they leave below.
+            catalogue.publish(stamp, replaced.size());
+            if (!replaced.isEmpty()) {
+                for (int i = 0; i < replaced.size(); i++) {
+                    replacements.append(stamp, replaced.get(i).ordinal(), replacedBy.get(i));
+                }
+                long removal = catalogue.nextStamp();
+                try {
+                    removeFromReads(replaced, removal);
+                } catch (UncheckedIOException e) {
+                    // The batch is durable: the old versions leave reads all the same (removeFromReads
+                    // completes what reads see before it throws), and the store is read-only now.
+                    textFailed = textFailed != null ? textFailed : e.getCause();
+                }
+                catalogue.publish(removal);
+            }
             // The store's copies have given their vectors to the column and their text to the
             // sealed copies (and the text index): wiped now, not left for the collector.
             for (Placed p : placed) {

@@ -1,5 +1,6 @@
 package dev.nepenthe.core.internal.engine;
 
+import dev.nepenthe.core.Metric;
 import dev.nepenthe.core.SearchHit;
 import dev.nepenthe.core.SearchRequest;
 import dev.nepenthe.core.VectorRecord;
@@ -7,8 +8,13 @@ import dev.nepenthe.core.index.Accept;
 import dev.nepenthe.core.index.SearchResult;
 import dev.nepenthe.core.internal.engine.RecordCatalogue.Entry;
 import dev.nepenthe.core.internal.index.BitmapAccept;
+import dev.nepenthe.core.internal.record.RecordAccess;
+import dev.nepenthe.core.vector.Kernels;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import org.roaringbitmap.RoaringBitmap;
 
 /**
@@ -16,10 +22,19 @@ import org.roaringbitmap.RoaringBitmap;
  * request's tenant, subject and filter minus what reads may not see, hands them to the index as
  * an {@link Accept}, and materialises the hits against what was published meanwhile. Records a
  * forget has marked are left out of the candidates the index sees (so k visible records come
- * back), and a hit whose ordinal was freed or hidden after the search started is dropped and the
- * search runs again, at most {@link #SEARCH_ATTEMPTS} times, each time asking the index for as
- * many more hits as the attempts before it lost: a writer that keeps replacing records near the
- * query costs a search index calls, not its k hits.
+ * back), and a hit whose ordinal was freed or hidden after the search started is dropped.
+ *
+ * <p>A replacement is atomic for a search, as it is for a get: the search returns the old
+ * version or the new one, never neither and never both (as Lucene's {@code updateDocument} is at
+ * refresh). The writer makes the new version searchable before the old one leaves, so a search
+ * that meets both keeps one (the better scored), and one that found the old version taken away
+ * under it (hidden, freed, or gone from the index before the index got to it) follows the
+ * collection's {@link ReplacementLog} from the old ordinal to the new version, which it checks as
+ * it checks any hit and scores as the ranker would. What is left lost (deleted, forgotten, or a
+ * replacement the log no longer holds) makes the search run again, at most
+ * {@link #SEARCH_ATTEMPTS} times, each time asking the index for as many more hits as the
+ * attempts before it lost: a writer that keeps replacing records near the query costs a search
+ * index calls, not its k hits.
  */
 final class CollectionSearch {
 
@@ -36,13 +51,40 @@ final class CollectionSearch {
     @FunctionalInterface
     interface Ranker {
         SearchResult rank(RoaringBitmap accept, int k) throws java.io.IOException;
+
+        /**
+         * The score this ranker gives one record (materialised from {@code ordinal}), or NaN when
+         * it does not rank it: a new version found through the replacement log is scored here.
+         */
+        default float score(int ordinal, VectorRecord record) throws java.io.IOException {
+            SearchResult r = rank(RoaringBitmap.bitmapOf(ordinal), 1);
+            return r.size() == 1 && r.ordinals()[0] == ordinal ? r.scores()[0] : Float.NaN;
+        }
     }
 
     /** The k nearest visible records of the request's tenant (validated), narrowed by its subject and filter. */
     List<SearchHit> search(SearchRequest request) {
         float[] query = request.vector();
-        return search(request, request.k(), (accept, k) -> engine.index().search(query, k,
-                accept == null ? Accept.ALL : new BitmapAccept(accept), request.params()));
+        Metric metric = engine.index().metric();
+        float[] prepared = metric.prepare(query);
+        return search(request, request.k(), new Ranker() {
+            @Override
+            public SearchResult rank(RoaringBitmap accept, int k) {
+                return engine.index().search(query, k, accept == null ? Accept.ALL : new BitmapAccept(accept),
+                        request.params());
+            }
+
+            @Override
+            public float score(int ordinal, VectorRecord record) {
+                // Exactly as the indexes score what they return (their re-rank is exact too).
+                float[] v = metric.prepare(RecordAccess.vectorUnsafe(record));
+                try {
+                    return metric.score(Kernels.get(), prepared, v, 0, v.length);
+                } finally {
+                    Arrays.fill(v, 0f);
+                }
+            }
+        });
     }
 
     /** The {@code k} best visible records the ranker finds among the request's candidates, best first. */
@@ -75,34 +117,145 @@ final class CollectionSearch {
             }
             // The volatile read sees every mark and delete that returned before this point.
             RoaringBitmap nowHidden = catalogue.hidden();
-            hits = new ArrayList<>(Math.min(k, result.size()));
-            int lost = 0;
-            for (int i = 0; i < result.size() && hits.size() < k; i++) {
+            Found found = new Found();
+            RoaringBitmap lostOrdinals = new RoaringBitmap();
+            for (int i = 0; i < result.size(); i++) {
                 int ord = result.ordinals()[i];
                 if (accept != null && !accept.contains(ord)) {
                     continue;
                 }
                 Entry e = catalogue.entry(ord);
                 if (e == null || e.ordinalFreedAt() > start || nowHidden.contains(ord) || !matches(e, request)) {
-                    lost++;
+                    lostOrdinals.add(ord);
                     continue;
                 }
                 VectorRecord r = catalogue.materialise(e);
                 if (r == null) {
-                    lost++; // deleted or replaced while its vector was read
+                    lostOrdinals.add(ord); // deleted or replaced while its vector was read
                     continue;
                 }
-                hits.add(new SearchHit(r, result.scores()[i]));
+                found.add(new SearchHit(r, result.scores()[i]));
             }
-            // A lost hit may have been replaced by a version this attempt could not see: run again
-            // while attempts are left. The last attempt asked for as many more as the others lost,
-            // so its hits are k unless the changes under it outran all of theirs together.
-            if (lost == 0) {
+            // The line the index vouches for: every candidate scoring above its last hit is in its
+            // result (all of them, when it returned fewer than asked).
+            float floor = result.size() < asked ? Float.NEGATIVE_INFINITY
+                    : result.scores()[result.size() - 1];
+            int lost = lostOrdinals.getCardinality()
+                    - followReplacements(request, start, accept, nowHidden, ranker, floor, lostOrdinals, found);
+            lost += found.duplicates;
+            hits = found.best(k);
+            // What is still lost may have a version this attempt could not see: run again while
+            // attempts are left, unless k were found anyway. The last attempt asked for as many
+            // more as the others lost, so its hits are k unless the changes under it outran all of
+            // theirs together.
+            if (lost <= 0 || hits.size() >= k) {
                 return hits;
             }
             lostBefore += lost;
         }
         return hits;
+    }
+
+    /** Hits by record id (the tenant is the request's): a record found twice, in two versions, is kept once. */
+    private static final class Found {
+        private final List<SearchHit> hits = new ArrayList<>();
+        private final Map<String, Integer> byId = new HashMap<>();
+        int duplicates;
+
+        void add(SearchHit h) {
+            Integer at = byId.putIfAbsent(h.id(), hits.size());
+            if (at == null) {
+                hits.add(h);
+                return;
+            }
+            duplicates++;
+            SearchHit kept = hits.get(at);
+            if (h.score() > kept.score()) {
+                hits.set(at, h);
+                RecordAccess.wipe(kept.record());
+            } else {
+                RecordAccess.wipe(h.record());
+            }
+        }
+
+        /** The k best, best first (ties in the order found); the copies of the others are wiped. */
+        List<SearchHit> best(int k) {
+            List<SearchHit> out = new ArrayList<>(hits);
+            out.sort((a, b) -> Float.compare(b.score(), a.score()));
+            if (out.size() <= k) {
+                return out;
+            }
+            for (SearchHit dropped : out.subList(k, out.size())) {
+                RecordAccess.wipe(dropped.record());
+            }
+            return new ArrayList<>(out.subList(0, k));
+        }
+    }
+
+    /**
+     * Adds the new versions of records replaced since {@code start} whose old version was among
+     * this attempt's candidates: the index may have lost the old one (hidden, freed, or removed
+     * from it before it got there) while the new one was not yet a candidate. Only the first
+     * replacement out of an ordinal since {@code start} names the record the search saw there;
+     * the chain of later replacements leads to its current version, which must be where the last
+     * one put it, visible, in the request's tenant, subject and filter, and score at or above
+     * {@code floor}. Returns how many of {@code lostOrdinals} it recovered.
+     */
+    private int followReplacements(SearchRequest request, long start, RoaringBitmap accept, RoaringBitmap nowHidden,
+            Ranker ranker, float floor, RoaringBitmap lostOrdinals, Found found) {
+        List<ReplacementLog.Move> moves = engine.replacements().since(start);
+        if (moves == null || moves.isEmpty()) {
+            return 0; // none, or overtaken by more than the log holds: what was lost stays lost
+        }
+        RecordCatalogue catalogue = engine.catalogue();
+        RoaringBitmap seen = new RoaringBitmap();
+        int recovered = 0;
+        for (int m = 0; m < moves.size(); m++) {
+            ReplacementLog.Move first = moves.get(m);
+            // With a filter, the old version may have passed it in a view the candidates were
+            // not read from: the new version is checked against the filter itself below.
+            boolean candidate = accept == null || accept.contains(first.from()) || request.filter() != null;
+            if (!seen.checkedAdd(first.from()) || !candidate) {
+                continue;
+            }
+            int to = first.to();
+            long at = first.stamp();
+            for (int n = m + 1; n < moves.size(); n++) {
+                ReplacementLog.Move later = moves.get(n);
+                if (later.from() == to && later.stamp() > at) {
+                    to = later.to();
+                    at = later.stamp();
+                }
+            }
+            Entry e = catalogue.entry(to);
+            // The ordinal still holds the version the last replacement put there (not one placed
+            // there after it was freed again), visible to reads now.
+            if (e == null || e.ordinalFreedAt() >= at || nowHidden.contains(to) || !matches(e, request)
+                    || (request.filter() != null && !catalogue.matching(request.filter(), RoaringBitmap.bitmapOf(to),
+                            false).contains(to))) {
+                continue;
+            }
+            VectorRecord r = catalogue.materialise(e);
+            if (r == null) {
+                continue;
+            }
+            float score;
+            try {
+                score = ranker.score(to, r);
+            } catch (java.io.IOException ex) {
+                throw new java.io.UncheckedIOException("collection '" + engine.name() + "': searching failed", ex);
+            }
+            if (Float.isNaN(score) || score < floor) {
+                // Not ranked, or below what the index vouches for: another attempt places it.
+                RecordAccess.wipe(r);
+                continue;
+            }
+            found.add(new SearchHit(r, score));
+            if (lostOrdinals.contains(first.from())) {
+                recovered++;
+            }
+        }
+        return recovered;
     }
 
     /** Whether an entry is in the request's tenant and subject (checked when the index saw every ordinal). */

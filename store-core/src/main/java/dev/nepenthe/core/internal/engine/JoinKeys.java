@@ -104,6 +104,14 @@ public final class JoinKeys {
             return new Identifier(t, null);
         }
 
+        /**
+         * One spelling per identifier as it matches, for keyed hashing: {@code tel:} and the digits
+         * of a phone number, else the folded tokens separated by single spaces.
+         */
+        public String canonical() {
+            return digits != null ? "tel:" + digits : String.join(" ", tokens);
+        }
+
         /** Whether {@code text} holds this identifier: its tokens in a row, or its phone digits. */
         public boolean foundIn(String text) {
             if (digits != null) {

@@ -622,6 +622,15 @@ public final class RecordCatalogue {
 
     /** Publishes the bitmaps the last write changed (immutable copies) and then its stamp. */
     public void publish(long stamp) {
+        publish(stamp, 0);
+    }
+
+    /**
+     * {@link #publish(long)} while {@code leaving} linked records are on their way out (replaced
+     * versions, still searchable until their new versions are): the published count leaves
+     * them out already, so a replacement never shows as one record more.
+     */
+    public void publish(long stamp, int leaving) {
         // The metadata first: a search reads the tenant's (or subject's) bitmap and then the
         // metadata's, so one that sees a new record among the tenant's sees its metadata keys
         // too, and a not-filter cannot let it through for want of a key not yet published.
@@ -644,7 +653,7 @@ public final class RecordCatalogue {
         }
         touchedTenants.clear();
         touchedSubjects.clear();
-        live = liveCount;
+        live = liveCount - leaving;
         publishedStamp = stamp;
     }
 

@@ -10,6 +10,7 @@ import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.attribute.BasicFileAttributes;
+import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
@@ -25,8 +26,13 @@ import java.util.stream.Stream;
 public final class StoreFolders {
 
     static final String COLLECTION_FORMAT = "nepenthe-collection";
-    /** 2 added the provenance policy; 3 the text analyzer and embedder; older ones still read. */
-    static final int COLLECTION_VERSION = 3;
+    /**
+     * 2 added the provenance policy; 3 the text analyzer and embedder; 4 the subject identifier
+     * keys; older ones still read.
+     */
+    static final int COLLECTION_VERSION = 4;
+    /** A count read back from a file is bounded before anything is sized by it. */
+    private static final int MAX_STORED_IDENTIFIER_KEYS = CollectionSpec.MAX_SUBJECT_IDENTIFIERS;
 
     private StoreFolders() {}
 
@@ -49,6 +55,10 @@ public final class StoreFolders {
             }
             out.writeUTF(spec.textAnalyzer() == null ? "" : spec.textAnalyzer());
             out.writeUTF(spec.embedder() == null ? "" : spec.embedder());
+            out.writeInt(spec.subjectIdentifiers().size());
+            for (String key : spec.subjectIdentifiers()) {
+                out.writeUTF(key);
+            }
         });
     }
 
@@ -69,8 +79,19 @@ public final class StoreFolders {
             }
             String analyzer = v >= 3 ? in.readUTF() : "";
             String embedder = v >= 3 ? in.readUTF() : "";
+            List<String> identifierKeys = new ArrayList<>();
+            if (v >= 4) {
+                int k = in.readInt();
+                if (k < 0 || k > MAX_STORED_IDENTIFIER_KEYS) {
+                    throw new IllegalArgumentException("subject identifier keys: expected 0 to "
+                            + MAX_STORED_IDENTIFIER_KEYS + ", got " + k);
+                }
+                for (int i = 0; i < k; i++) {
+                    identifierKeys.add(in.readUTF());
+                }
+            }
             return new Meta(new CollectionSpec(name, dim, metric, IndexSpec.of(kind, params), provenance,
-                    analyzer.isEmpty() ? null : analyzer, embedder.isEmpty() ? null : embedder), id);
+                    analyzer.isEmpty() ? null : analyzer, embedder.isEmpty() ? null : embedder, identifierKeys), id);
         });
     }
 

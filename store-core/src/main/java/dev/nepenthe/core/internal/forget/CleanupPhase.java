@@ -110,6 +110,7 @@ final class CleanupPhase {
                     op.secret.suspects.removeIf(s -> s.reason().equals("regeneration-required")
                             && s.collection().equals(collection));
                     op.secret.suspects.addAll(e.getValue().heldForRegeneration());
+                    e.getValue().identifiers().forEach(op.secret::addFound);
                 }
             }
             ctx.saveAll(saved, true);
@@ -277,6 +278,8 @@ final class CleanupPhase {
         entries.forEach(e -> held.remove(e.record().id()));
         Set<String> reached = new HashSet<>(a.reached());
         reached.addAll(b.reached());
-        return new CollectionEraser.Resolved(entries, removed, List.copyOf(held.values()), reached);
+        List<OperationSecret.Found> identifiers = new ArrayList<>(a.identifiers());
+        identifiers.addAll(b.identifiers());
+        return new CollectionEraser.Resolved(entries, removed, List.copyOf(held.values()), reached, identifiers);
     }
 }

@@ -80,10 +80,12 @@ final class CollectionEraser {
      * What a cleanup resolved for one operation in this collection, before anything is deleted:
      * the catalogue entries to remove, the records as the probe keeps them, the derived records
      * held for regeneration, and both as the forget engine keys records across collections
-     * ({@link DerivedFromRef#key}), for the other collections' closures.
+     * ({@link DerivedFromRef#key}), for the other collections' closures; and, for a subject
+     * scope in a collection that declares subject identifier keys, the values the subject's
+     * records held under them.
      */
     record Resolved(List<Entry> entries, List<Removed> removed, List<Suspect> heldForRegeneration,
-            Set<String> reached) {}
+            Set<String> reached, List<OperationSecret.Found> identifiers) {}
 
     private final CollectionEngine engine;
     private final RecordCatalogue catalogue;
@@ -194,6 +196,7 @@ final class CollectionEraser {
         List<Removed> removed = new ArrayList<>();
         List<Suspect> held = new ArrayList<>();
         Set<String> mine = new HashSet<>();
+        List<OperationSecret.Found> identifiers = new ArrayList<>();
         writer.lock();
         try {
             engine.ensureOpen();
@@ -261,11 +264,49 @@ final class CollectionEraser {
                 // seal; the catalogue zeros its own row when the ordinal is freed.
                 removed.add(new Removed(catalogue.withItsVector(e), ord, storage.versionOf(ord),
                         t == null ? List.of() : text.distinctiveTerms(t, PROBE_TERMS)));
+                if (subject != null && subject.equals(e.record().subject())) {
+                    identifiersOf(e, identifiers);
+                }
             }
         } finally {
             writer.unlock();
         }
-        return new Resolved(resolved, removed, held, mine);
+        return new Resolved(resolved, removed, held, mine, identifiers);
+    }
+
+    /**
+     * Adds the values a subject's record holds under the collection's subject identifier keys
+     * (see {@link dev.nepenthe.core.CollectionSpec#subjectIdentifiers}): a string, or a whole
+     * number (a phone number stored as one). A value an identifier could not match by (shorter
+     * than 2 characters, longer than 256, no letter or digit) is left out, as a request would
+     * refuse it. Reads the record's stored copy, before it goes.
+     */
+    private void identifiersOf(Entry e, List<OperationSecret.Found> out) {
+        List<String> keys = engine.spec().subjectIdentifiers();
+        if (keys.isEmpty()) {
+            return;
+        }
+        Map<String, Object> metadata = catalogue.metadata(e);
+        if (metadata == null) {
+            return;
+        }
+        for (String key : keys) {
+            String value = switch (metadata.get(key)) {
+                case String sv -> sv;
+                case Long l -> Long.toString(l);
+                case Integer i -> Integer.toString(i);
+                case null, default -> null;
+            };
+            if (value == null || value.strip().length() < 2 || value.length() > 256) {
+                continue;
+            }
+            try {
+                JoinKeys.Identifier.of(value);
+            } catch (IllegalArgumentException notMatchable) {
+                continue;
+            }
+            out.add(new OperationSecret.Found(name + "/" + key, value));
+        }
     }
 
     /**

@@ -59,6 +59,7 @@ final class ForgetEvidence {
         b.put("holds", List.copyOf(op.holds));
         b.put("outcome", op.outcome);
         b.put("declaredIdentifiers", op.identifiers);
+        b.put("identifiersSought", sought(op));
         b.put("policy", ForgetEvidence.POLICY);
         if (overrideReason != null) {
             b.put("override", Map.of("reason", overrideReason, "suspectsOverridden", op.suspects));
@@ -88,6 +89,7 @@ final class ForgetEvidence {
         r.put("tenantKnown", op.tenantKnown);
         r.put("surfaces", surfaces(op));
         r.put("probe", probe(op));
+        r.put("identifiersSought", sought(op));
         List<Object> residual = new ArrayList<>();
         for (SurfaceOutcome s : op.surfaces) {
             if (s.residual() != null) {
@@ -125,6 +127,19 @@ final class ForgetEvidence {
         p.put("approximateAbove", op.approximateAbove == Integer.MAX_VALUE ? null : op.approximateAbove);
         p.put("collections", op.probes.stream().map(ProbeRun::evidence).toList());
         return p;
+    }
+
+    /**
+     * The subject identifiers the verification looked for in the survivors: per identifier its
+     * keyed hash (never the identifier) and where it came from ({@code request}, or
+     * {@code <collection>/<metadata key>} for one read from the subject's records).
+     */
+    private static List<Object> sought(OperationLog.Public op) {
+        List<Object> out = new ArrayList<>();
+        for (OperationLog.Sought s : op.sought) {
+            out.add(Map.of("hash", hex(s.hash()), "source", s.source()));
+        }
+        return out;
     }
 
     private static List<Object> surfaces(OperationLog.Public op) {

@@ -35,9 +35,10 @@ final class OperationLog implements Closeable {
     private static final byte OPERATION = 1, HOLD = 2, HOLD_LIFTED = 3, LEDGER_HEAD = 4, READMISSION = 5;
     /**
      * Version 2 adds an operation's outcome and whether its tenant was known; version 3 the probe
-     * policy it was marked under and the probes that ran. Older entries still read.
+     * policy it was marked under and the probes that ran; version 4 the keyed hashes of the
+     * subject identifiers it looked for. Older entries still read.
      */
-    private static final int FORMAT_VERSION = 3;
+    private static final int FORMAT_VERSION = 4;
     /** Generations kept before the log is compacted to one entry per operation and hold at open. */
     private static final int MAX_GENERATIONS = 8;
 
@@ -81,7 +82,15 @@ final class OperationLog implements Closeable {
         boolean exactProbe;
         /** Which probe ran in each collection at the last verification. */
         final List<ProbeRun> probes = new ArrayList<>();
+        /** The subject identifiers the last verification looked for, as keyed hashes. */
+        final List<Sought> sought = new ArrayList<>();
     }
+
+    /**
+     * A subject identifier a verification looked for: its keyed hash, and where it came from
+     * ({@code request}, or {@code <collection>/<metadata key>} when read from the subject's records).
+     */
+    record Sought(KeyedHash.Hash hash, String source) {}
 
     /** One replayed operation: its public state and its latest private part (sealed), if any. */
     record Stored(Public pub, byte[] sealedPrivate) {}
@@ -443,6 +452,11 @@ final class OperationLog implements Closeable {
             out.writeLong(r.scored());
             out.writeInt(r.exactFallbacks());
         }
+        out.writeInt(p.sought.size());
+        for (Sought id : p.sought) {
+            out.write(id.hash().bytes());
+            out.writeUTF(id.source());
+        }
     }
 
     private static Public readPublic(DataInputStream in, int version) throws IOException {
@@ -515,6 +529,12 @@ final class OperationLog implements Closeable {
                 }
                 p.probes.add(new ProbeRun(collection, approximate, index, why, params, in.readLong(), in.readLong(),
                         in.readInt()));
+            }
+        }
+        if (version >= 4) {
+            n = in.readInt();
+            for (int i = 0; i < n; i++) {
+                p.sought.add(new Sought(hash(in), in.readUTF()));
             }
         }
         return p;

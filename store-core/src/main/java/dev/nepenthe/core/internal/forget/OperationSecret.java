@@ -4,6 +4,7 @@ import dev.nepenthe.core.Filter;
 import dev.nepenthe.core.VectorRecord;
 import dev.nepenthe.core.forget.ForgetScope;
 import dev.nepenthe.core.forget.Suspect;
+import dev.nepenthe.core.internal.engine.JoinKeys;
 import dev.nepenthe.core.internal.record.RecordAccess;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
@@ -35,6 +36,36 @@ final class OperationSecret {
     final List<Suspect> suspects = new ArrayList<>();
     /** Declared identifiers of the subject (names, emails, phone numbers), as the request gave them. */
     final List<String> identifiers = new ArrayList<>();
+    /**
+     * Identifiers of the subject read from its own records at cleanup, under the metadata keys
+     * their collections declare, one per identifier (as {@link JoinKeys.Identifier} normalises it).
+     */
+    final List<Found> found = new ArrayList<>();
+
+    /**
+     * An identifier of the subject read from one of its records.
+     *
+     * @param source where it was read: {@code <collection>/<metadata key>} (a schema name, not
+     *     subject data)
+     * @param value the value as the record held it
+     */
+    record Found(String source, String value) {}
+
+    /** Adds an identifier read from a record, unless one that matches the same way is held already. */
+    void addFound(Found f) {
+        JoinKeys.Identifier id = JoinKeys.Identifier.of(f.value());
+        for (String declared : identifiers) {
+            if (JoinKeys.Identifier.of(declared).equals(id)) {
+                return;
+            }
+        }
+        for (Found g : found) {
+            if (JoinKeys.Identifier.of(g.value()).equals(id)) {
+                return;
+            }
+        }
+        found.add(f);
+    }
 
     /** A buffer whose working array is wiped when its bytes are taken: the encoding is plaintext. */
     private static final class WipedBuffer extends ByteArrayOutputStream {
@@ -89,6 +120,12 @@ final class OperationSecret {
             for (Forgotten f : removed) {
                 writeStrings(out, f.removed().textTerms());
             }
+            // After the text terms, so that parts written before found identifiers existed still read.
+            out.writeInt(found.size());
+            for (Found f : found) {
+                out.writeUTF(f.source());
+                out.writeUTF(f.value());
+            }
         }
         return bytes.takeAndWipe();
     }
@@ -135,6 +172,12 @@ final class OperationSecret {
                 CollectionEraser.Removed r = f.removed();
                 s.removed.set(i, new Forgotten(f.collection(),
                         new CollectionEraser.Removed(r.record(), r.ordinal(), r.version(), readStrings(in))));
+            }
+        }
+        if (in.available() > 0) { // and those written before identifiers were read from records, here
+            int m = in.readInt();
+            for (int i = 0; i < m; i++) {
+                s.found.add(new Found(in.readUTF(), in.readUTF()));
             }
         }
         return s;

@@ -4,6 +4,7 @@ import dev.nepenthe.core.Filter;
 import dev.nepenthe.core.forget.ForgetRequest;
 import dev.nepenthe.core.forget.ForgetScope;
 import dev.nepenthe.core.internal.crypto.KeyedHash;
+import dev.nepenthe.core.internal.engine.JoinKeys;
 import java.util.List;
 import java.util.TreeSet;
 import java.util.stream.Collectors;
@@ -94,6 +95,15 @@ final class ScopeHashes {
         }
         return hashes.of("forget-request", scope(r.tenant(), r.scope()).toString(), r.reasonCode(),
                 Double.toString(threshold), r.level().name(), identifiers);
+    }
+
+    /**
+     * A subject identifier a verification looked for, as it matches (so "Alice  Smith" and
+     * "alice smith" hash alike): what a receipt names instead of the identifier. Whoever holds
+     * the store's key can check whether a given name was sought; no one else can.
+     */
+    KeyedHash.Hash identifier(String tenant, JoinKeys.Identifier id) {
+        return hashes.of("forget-identifier", tenant, id.canonical());
     }
 
     KeyedHash.Hash idempotency(String tenant, String key) {

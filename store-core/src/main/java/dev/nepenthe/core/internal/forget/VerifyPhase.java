@@ -155,7 +155,21 @@ final class VerifyPhase {
             joinNames.add(s.subject());
         }
         int leaked = 0;
-        List<JoinKeys.Identifier> identifiers = op.secret.identifiers.stream().map(JoinKeys.Identifier::of).toList();
+        // The request's identifiers, then those read from the subject's own records at cleanup
+        // (under the keys their collections declare): all looked for alike, each named on the
+        // receipt by keyed hash and where it came from.
+        List<JoinKeys.Identifier> identifiers = new ArrayList<>();
+        List<OperationLog.Sought> sought = new ArrayList<>();
+        for (String declared : op.secret.identifiers) {
+            JoinKeys.Identifier id = JoinKeys.Identifier.of(declared);
+            identifiers.add(id);
+            sought.add(new OperationLog.Sought(ctx.hashes.identifier(tenant, id), "request"));
+        }
+        for (OperationSecret.Found f : op.secret.found) {
+            JoinKeys.Identifier id = JoinKeys.Identifier.of(f.value());
+            identifiers.add(id);
+            sought.add(new OperationLog.Sought(ctx.hashes.identifier(tenant, id), f.source()));
+        }
         List<CollectionEraser> cs = ctx.collections();
         for (CollectionEraser c : cs) {
             List<CollectionEraser.Removed> mine = byCollection.getOrDefault(c.name(), List.of());
@@ -233,6 +247,8 @@ final class VerifyPhase {
             op.pub.surfaces.addAll(outcomes);
             op.pub.probes.clear();
             op.pub.probes.addAll(probes);
+            op.pub.sought.clear();
+            op.pub.sought.addAll(sought);
             op.secret.suspects.clear();
             op.secret.suspects.addAll(found);
             op.pub.suspects = found.size();
