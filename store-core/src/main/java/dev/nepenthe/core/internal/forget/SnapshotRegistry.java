@@ -7,6 +7,7 @@ import dev.nepenthe.core.internal.engine.CollectionEngine;
 import dev.nepenthe.core.internal.storage.CollectionStorage;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.FileSystem;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
@@ -102,8 +103,11 @@ final class SnapshotRegistry {
         return String.format("%08x", c.getValue());
     }
 
-    /** A line in either format, or null if it reads as neither (torn, damaged or forged). */
-    static RegisteredSnapshot parse(int number, String line) {
+    /**
+     * A line in either format, or null if it reads as neither (torn, damaged or forged). Its path
+     * is one of {@code fs}, the registry's own file system.
+     */
+    static RegisteredSnapshot parse(FileSystem fs, int number, String line) {
         String[] f = line.split("\t", -1);
         try {
             if (f.length == 6 && f[0].equals("2")) {
@@ -111,12 +115,12 @@ final class SnapshotRegistry {
                 if (!crc(line.substring(0, last)).equals(f[5])) {
                     return null;
                 }
-                return new RegisteredSnapshot(number, Path.of(unescape(f[1])), unescape(f[2]), unescape(f[3]),
+                return new RegisteredSnapshot(number, fs.getPath(unescape(f[1])), unescape(f[2]), unescape(f[3]),
                         Long.parseLong(f[4]));
             }
             // Format 1: written only with absolute paths, so its first field never reads "2".
-            if (f.length == 4 && Path.of(f[0]).isAbsolute()) {
-                return new RegisteredSnapshot(number, Path.of(f[0]), f[1], f[2], Long.parseLong(f[3]));
+            if (f.length == 4 && fs.getPath(f[0]).isAbsolute()) {
+                return new RegisteredSnapshot(number, fs.getPath(f[0]), f[1], f[2], Long.parseLong(f[3]));
             }
         } catch (IllegalArgumentException e) { // a bad number, escape or path
             return null;
@@ -135,7 +139,7 @@ final class SnapshotRegistry {
             if (lines.get(i).isEmpty()) {
                 continue;
             }
-            RegisteredSnapshot s = parse(i + 1, lines.get(i));
+            RegisteredSnapshot s = parse(file.getFileSystem(), i + 1, lines.get(i));
             if (s == null) {
                 unreadable++;
             } else {
