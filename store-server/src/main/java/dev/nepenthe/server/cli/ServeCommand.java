@@ -46,6 +46,40 @@ public final class ServeCommand implements Callable<Integer> {
     @Option(names = "--tls-key", paramLabel = "PEM", description = "PKCS#8 private key for TLS (with --tls-cert).")
     Path tlsKey;
 
+    @Option(names = NepentheServer.INSECURE_PLAINTEXT_FLAG,
+            description = "Serve without TLS on an address other than loopback. Bearer tokens and records then cross"
+                    + " the network in clear text; without this flag such a --host is refused.")
+    boolean insecurePlaintextOnNetwork;
+
+    @Option(names = "--max-calls", paramLabel = "N", defaultValue = "64",
+            description = "Most calls in flight over all callers; handlers run on N + 4 threads (default: ${DEFAULT-VALUE}).")
+    int maxCalls;
+
+    @Option(names = "--max-calls-per-tenant", paramLabel = "N", defaultValue = "32",
+            description = "Most calls in flight for one tenant (default: ${DEFAULT-VALUE}).")
+    int maxCallsPerTenant;
+
+    @Option(names = "--max-calls-per-token", paramLabel = "N", defaultValue = "16",
+            description = "Most calls in flight for one token (default: ${DEFAULT-VALUE}).")
+    int maxCallsPerToken;
+
+    @Option(names = "--max-receiving-mib", paramLabel = "MIB", defaultValue = "256",
+            description = "Most MiB of request messages still arriving, over all calls; a tenant may hold half"
+                    + " (default: ${DEFAULT-VALUE}).")
+    int maxReceivingMib;
+
+    @Option(names = "--request-idle-seconds", paramLabel = "S", defaultValue = "60",
+            description = "Longest wait for a call's next request message or the end of its request (default: ${DEFAULT-VALUE}).")
+    int requestIdleSeconds;
+
+    @Option(names = "--connection-idle-seconds", paramLabel = "S", defaultValue = "300",
+            description = "Close a connection with no call for this long; 0: never (default: ${DEFAULT-VALUE}).")
+    int connectionIdleSeconds;
+
+    @Option(names = "--connection-age-seconds", paramLabel = "S", defaultValue = "86400",
+            description = "Ask a connection this old to reconnect; its calls get an hour more; 0: never (default: ${DEFAULT-VALUE}).")
+    int connectionAgeSeconds;
+
     @Option(names = "--port-file", paramLabel = "FILE", hidden = true,
             description = "Write the bound port here once serving (for scripts and tests that ask for port 0).")
     Path portFile;
@@ -55,6 +89,12 @@ public final class ServeCommand implements Callable<Integer> {
         if ((tlsCert == null) != (tlsKey == null)) {
             throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this),
                     "--tls-cert and --tls-key: expected both or neither, got one");
+        }
+        try {
+            // Before the store opens: a refused start leaves nothing behind.
+            NepentheServer.checkPlaintext(host, tlsCert != null, insecurePlaintextOnNetwork);
+        } catch (IllegalArgumentException e) {
+            throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this), e.getMessage());
         }
         // The bundled model is registered, not loaded: it loads on the first text to embed.
         StoreOptions options = NepentheServer.withBundledEmbedders(StoreOptions.defaults());
@@ -74,7 +114,11 @@ public final class ServeCommand implements Callable<Integer> {
                 out.println("nepenthe: first start: an operator token for the default tenant is in " + tokenFile
                         + " (readable by you only); its hash is in " + tokensFile);
             }
-            NepentheServer.Options o = new NepentheServer.Options().listen(host, port).tokens(tokensFile);
+            NepentheServer.Options o = new NepentheServer.Options().listen(host, port).tokens(tokensFile)
+                    .insecurePlaintextOnNetwork(insecurePlaintextOnNetwork)
+                    .callsInFlight(maxCalls, maxCallsPerTenant, maxCallsPerToken)
+                    .receivingBytes((long) maxReceivingMib << 20, (long) maxReceivingMib << 19)
+                    .timeouts(requestIdleSeconds, connectionIdleSeconds, connectionAgeSeconds, 3_600);
             if (tlsCert != null) {
                 o.tls(tlsCert, tlsKey);
             }
@@ -94,7 +138,8 @@ public final class ServeCommand implements Callable<Integer> {
             }
         }, "nepenthe-shutdown"));
         out.println("nepenthe: serving " + data.toAbsolutePath().normalize() + " on " + host + ":" + server.port()
-                + (tlsCert != null ? " (TLS)" : " (plaintext; loopback only unless --host says otherwise)")
+                + (tlsCert != null ? " (TLS)" : insecurePlaintextOnNetwork
+                        ? " (PLAINTEXT ON THE NETWORK: tokens and records travel in clear text)" : " (plaintext, loopback)")
                 + "; tokens from " + tokensFile);
         out.flush();
         if (portFile != null) {
