@@ -22,6 +22,10 @@ import picocli.CommandLine.Option;
             "The bundled embedder all-minilm-l6-v2 (384 dimensions) is available to collections created with it; the model loads on the first text to embed."})
 public final class ServeCommand implements Callable<Integer> {
 
+    /** This command as parsed, so that a refusal is printed where the command line prints. */
+    @picocli.CommandLine.Spec
+    picocli.CommandLine.Model.CommandSpec spec;
+
     @Option(names = "--data", paramLabel = "DIR", defaultValue = "nepenthe-data",
             description = "Store folder (default: ${DEFAULT-VALUE}); created if missing.")
     Path data;
@@ -87,14 +91,14 @@ public final class ServeCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         if ((tlsCert == null) != (tlsKey == null)) {
-            throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this),
+            throw new picocli.CommandLine.ParameterException(spec.commandLine(),
                     "--tls-cert and --tls-key: expected both or neither, got one");
         }
         try {
             // Before the store opens: a refused start leaves nothing behind.
             NepentheServer.checkPlaintext(host, tlsCert != null, insecurePlaintextOnNetwork);
         } catch (IllegalArgumentException e) {
-            throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this), e.getMessage());
+            throw new picocli.CommandLine.ParameterException(spec.commandLine(), e.getMessage());
         }
         // The bundled model is registered, not loaded: it loads on the first text to embed.
         StoreOptions options = NepentheServer.withBundledEmbedders(StoreOptions.defaults());

@@ -1,6 +1,8 @@
 package dev.nepenthe.server.grpc;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.nepenthe.core.CollectionSpec;
@@ -19,6 +21,7 @@ import dev.nepenthe.grpc.v1.SearchRequest;
 import dev.nepenthe.grpc.v1.UpsertRequest;
 import dev.nepenthe.testing.Seeds;
 import io.grpc.CallOptions;
+import io.grpc.ClientCall;
 import io.grpc.ManagedChannel;
 import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
@@ -33,10 +36,8 @@ import io.grpc.stub.MetadataUtils;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.MessageDigest;
 import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.HexFormat;
@@ -181,6 +182,381 @@ class HostileInputTest {
         }
     }
 
+    /** The limits of the tests below: the defaults' shape, smaller, and a 5 s request idle time. */
+    private static Limits attackLimits() {
+        return new Limits(32 << 20, 100, 100, 1000, 64, 8, 5, 1000, 1L << 20).withCalls(
+                new Limits.Calls(64, 24, 16, 48L << 20, 32L << 20, 5, 300, 0, 0, 60, 128));
+    }
+
+    /**
+     * Two hundred half-sent calls, each declaring a 32 MiB body and sending 2 MiB of it, from two
+     * tokens of one tenant, over raw HTTP/2. The first token gets 16 calls in flight, the second
+     * the tenant's remaining 8; the rest are refused at once. The admitted ones read 48 MiB
+     * between them, over the tenant's 32 MiB of bytes arriving, so some are ended for that; the
+     * others stall and are ended after the 5 s request idle time. Meanwhile acme and globex are
+     * served (each search within {@link HostileServer#SERVED_WITHIN_SECONDS}), the bytes held
+     * for arriving requests stay within the budget, and afterwards nothing is held or counted.
+     */
+    @Test
+    void halfSentCallsAreBoundedAndOtherTenantsAreStillServed() throws Exception {
+        long seed = Seeds.draw("HostileInputTest.halfSent");
+        Limits limits = attackLimits();
+        try (HostileServer h = new HostileServer(tmp, seed, limits)) {
+            String path = "/" + RecordsGrpc.getUpsertMethod().getFullMethodName();
+            long maxReceiving = 0;
+            int maxInFlight = 0;
+            try (HalfSentCalls a = new HalfSentCalls(h.server.port(), 2, 100, path, h.mallory, 32 << 20, 2 << 20);
+                    HalfSentCalls b = new HalfSentCalls(h.server.port(), 2, 100, path, h.mallory2, 32 << 20, 2 << 20)) {
+                // While the admitted calls stall (until their 5 s idle time), the others are served.
+                for (int i = 0; i < 20; i++) {
+                    h.assertServed(i % 2 == 0 ? h.acme : h.globex, i % 2 == 0 ? "acme" : "globex");
+                    maxReceiving = Math.max(maxReceiving, h.server.budget.receiving());
+                    maxInFlight = Math.max(maxInFlight, h.server.limiter.inFlight());
+                }
+                assertTrue(a.awaitAll(60) && b.awaitAll(60), "every half-sent call ended within the idle time and"
+                        + " a minute's slack: " + (a.endings().size() + b.endings().size()) + " of 200");
+                Map<String, Integer> reasons = new TreeMap<>();
+                for (HalfSentCalls.Ending e : concat(a.endings(), b.endings())) {
+                    assertEquals(Status.Code.RESOURCE_EXHAUSTED.value(), e.code(), "ended " + e);
+                    String reason = e.message().replaceAll(": expected.*", "");
+                    reasons.merge(reason, 1, Integer::sum);
+                }
+                System.out.println("[hostile] seed " + seed + ": half-sent calls ended by " + reasons);
+                assertEquals(200 - 24, reasons.getOrDefault("calls in flight for this tenant", 0)
+                        + reasons.getOrDefault("calls in flight for this token", 0), "all but the tenant's 24 refused"
+                        + " at once: " + reasons);
+                assertTrue(reasons.containsKey("calls in flight for this tenant")
+                        && reasons.containsKey("calls in flight for this token"), "both caps refused some: " + reasons);
+                // The 24 admitted end by their idle time, or earlier by the tenant's byte budget
+                // when enough of their bytes arrive first (checked on its own below).
+                assertTrue(Set.of("calls in flight for this tenant", "calls in flight for this token",
+                        "request bytes arriving for this tenant", "request idle time").containsAll(reasons.keySet()),
+                        "no other ending: " + reasons);
+            }
+            // Counted while adding a read's bytes, before the read is refused: a read is at most a
+            // 1 MiB flow-control window, so the budget can be passed by that much, never more.
+            assertTrue(maxReceiving <= limits.calls().receivingBytes() + (1 << 20), "held " + maxReceiving);
+            assertTrue(maxInFlight <= limits.calls().inFlight(), "in flight " + maxInFlight);
+            h.assertServed(h.acme, "acme");
+            awaitQuiet(h);
+            assertEquals(0, h.server.limiter.inFlight(), "every ended call's count was given back");
+            assertEquals(0, h.server.budget.receiving(), "no bytes are held for ended calls");
+            h.assertUp();
+        }
+    }
+
+    /**
+     * The byte budget on its own: twelve half-sent calls of one token, all admitted, each
+     * declaring 32 MiB and sending 4 MiB: 48 MiB against the tenant's 32 MiB of bytes arriving.
+     * Calls are ended RESOURCE_EXHAUSTED naming that bound until the rest fit in it (at least
+     * four), the bytes held stay within it, and acme is served meanwhile. The request idle time
+     * is a minute here, so that only the budget ends calls.
+     */
+    @Test
+    void requestBytesStillArrivingAreBoundedPerTenant() throws Exception {
+        long seed = Seeds.draw("HostileInputTest.bytes");
+        Limits limits = attackLimits().withCalls(new Limits.Calls(64, 24, 16, 48L << 20, 32L << 20, 60, 300, 0, 0, 60,
+                128));
+        try (HostileServer h = new HostileServer(tmp, seed, limits)) {
+            String path = "/" + RecordsGrpc.getUpsertMethod().getFullMethodName();
+            try (HalfSentCalls a = new HalfSentCalls(h.server.port(), 1, 12, path, h.mallory, 32 << 20, 4 << 20)) {
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(50);
+                int tick = 0;
+                while (a.endings().size() < 4 && System.nanoTime() < deadline) {
+                    h.assertServed(h.acme, "acme");
+                    Thread.sleep(100);
+                    if (tick++ % 20 == 0) System.out.println("DEBUG receiving " + h.server.budget.receiving() + " inflight " + h.server.limiter.inFlight() + " ended " + a.endings());
+                }
+                List<HalfSentCalls.Ending> ended = a.endings();
+                System.out.println("[hostile] seed " + seed + ": " + ended.size() + " of 12 ended by the byte budget");
+                assertTrue(ended.size() >= 4, "48 MiB sent against 32 MiB: at least 4 of 12 ended, got " + ended);
+                for (HalfSentCalls.Ending e : ended) {
+                    assertEquals(Status.Code.RESOURCE_EXHAUSTED.value(), e.code(), "ended " + e);
+                    assertTrue(e.message().startsWith("request bytes arriving for this tenant: expected at most "
+                            + (32 << 20) + ", got "), e.message());
+                }
+                // The survivors' bytes, held until their calls end: within the budget plus one read.
+                long held = h.server.budget.receiving();
+                assertTrue(held <= (32L << 20) + (1 << 20), "held " + held);
+                h.assertServed(h.globex, "globex");
+            }
+            awaitQuiet(h);
+            assertEquals(0, h.server.limiter.inFlight(), "the client's calls were counted out when it went");
+            assertEquals(0, h.server.budget.receiving(), "and their bytes");
+            h.assertUp();
+        }
+    }
+
+    /** A search of notes with this filter and these knobs, as acme. */
+    private static Status search(HostileServer h, dev.nepenthe.grpc.v1.Filter filter, Map<String, String> params,
+            float... vector) {
+        SearchRequest.Builder q = SearchRequest.newBuilder().setCollection("notes").setK(3).putAllParams(params);
+        for (float x : vector.length == 0 ? new float[] {1, 0, 0, 0} : vector) {
+            q.addVector(x);
+        }
+        if (filter != null) {
+            q.setFilter(filter);
+        }
+        try {
+            h.records(h.acme).withDeadlineAfter(60, TimeUnit.SECONDS).search(q.build());
+            return Status.OK;
+        } catch (StatusRuntimeException e) {
+            return e.getStatus();
+        }
+    }
+
+    private static dev.nepenthe.grpc.v1.Filter ranges(int n) {
+        dev.nepenthe.grpc.v1.Filter.Any.Builder any = dev.nepenthe.grpc.v1.Filter.Any.newBuilder();
+        for (int i = 0; i < n; i++) {
+            any.addFilters(dev.nepenthe.grpc.v1.Filter.newBuilder().setRange(dev.nepenthe.grpc.v1.Filter.Range.newBuilder()
+                    .setKey("n").setMin(i).setMax(i + 0.5)));
+        }
+        return dev.nepenthe.grpc.v1.Filter.newBuilder().setAny(any).build();
+    }
+
+    private static void assertExhausted(Status s, String description) {
+        assertEquals(Status.Code.RESOURCE_EXHAUSTED, s.getCode(), s.toString());
+        assertEquals(description, s.getDescription());
+    }
+
+    /**
+     * Filters and knobs are bounded (the defaults: 1,024 terms, 32 deep, 16,384 keyed hashes; 16
+     * knobs, efSearch 4,096, window 10,000): each refusal names the limit and the value received;
+     * a filter just within the hash bound is answered, and matches what the store answers. A
+     * forget's metadata scope is held to the same bounds. Vectors of huge finite components are
+     * refused, stored or queried, by the store's own check. Globex is served throughout and no
+     * record changes.
+     */
+    @Test
+    void filtersKnobsAndHugeVectorsAreBounded() throws Exception {
+        long seed = Seeds.draw("HostileInputTest.queries");
+        try (HostileServer h = new HostileServer(tmp, seed, attackLimits())) {
+            assertExhausted(search(h, ranges(1_000_000), Map.of()), "filter: filter terms: expected at most 1024, got"
+                    + " 1000001");
+            assertExhausted(search(h, ranges(18), Map.of()), "filter: filter cost in keyed hashes (1 per eq or exists,"
+                    + " 1 per in value, 960 per range): expected at most 16384, got 17280");
+            // 17 ranges cost 16,320 hashes: answered, and exactly as the store answers.
+            assertEquals(Status.Code.OK, search(h, ranges(17), Map.of()).getCode());
+            var within = h.records(h.acme).search(SearchRequest.newBuilder().setCollection("notes").setK(3).addVector(1)
+                    .addVector(0).addVector(0).addVector(0).setFilter(ranges(17)).build());
+            var expected = h.store.collection("notes").search(new dev.nepenthe.core.SearchRequest(new float[] {1, 0, 0, 0},
+                    3, "acme", null, Protos.filter(ranges(17), "filter"), dev.nepenthe.core.index.SearchParams.DEFAULTS));
+            assertEquals(expected.stream().map(dev.nepenthe.core.SearchHit::id).toList(),
+                    within.getHitsList().stream().map(x -> x.getRecord().getId()).toList());
+
+            dev.nepenthe.grpc.v1.Filter.In.Builder in = dev.nepenthe.grpc.v1.Filter.In.newBuilder().setKey("doc");
+            for (int i = 0; i < 20_000; i++) {
+                in.addValues(dev.nepenthe.grpc.v1.Value.newBuilder().setStringValue("d" + i));
+            }
+            assertExhausted(search(h, dev.nepenthe.grpc.v1.Filter.newBuilder().setIn(in).build(), Map.of()),
+                    "filter: filter cost in keyed hashes (1 per eq or exists, 1 per in value, 960 per range): expected"
+                    + " at most 16384, got 20000");
+            dev.nepenthe.grpc.v1.Filter deep = dev.nepenthe.grpc.v1.Filter.newBuilder().setExists(
+                    dev.nepenthe.grpc.v1.Filter.Exists.newBuilder().setKey("n")).build();
+            for (int i = 0; i < 40; i++) {
+                deep = dev.nepenthe.grpc.v1.Filter.newBuilder().setNot(dev.nepenthe.grpc.v1.Filter.Not.newBuilder()
+                        .setFilter(deep)).build();
+            }
+            assertExhausted(search(h, deep, Map.of()), "filter: filter nesting (not, all, any): expected at most 32,"
+                    + " got 33");
+            assertExhausted(search(h, null, Map.of("efSearch", "1000000")), "params 'efSearch': expected at most 4096,"
+                    + " got 1000000");
+            assertExhausted(search(h, null, Map.of("window", "20000")), "params 'window': expected at most 10000, got"
+                    + " 20000");
+            Map<String, String> many = new TreeMap<>();
+            for (int i = 0; i < 17; i++) {
+                many.put("knob" + i, "1");
+            }
+            assertExhausted(search(h, null, many), "params: search knobs: expected at most 16, got 17");
+            assertEquals(Status.Code.OK, search(h, null, Map.of("efSearch", "4096", "nprobe", "64")).getCode());
+
+            var forget = ForgetGrpc.newBlockingStub(h.channel).withInterceptors(MetadataUtils.newAttachHeadersInterceptor(
+                    HostileServer.auth(h.acme)));
+            StatusRuntimeException f = assertThrows(StatusRuntimeException.class, () -> forget.forget(
+                    dev.nepenthe.grpc.v1.ForgetRequest.newBuilder().setScope(dev.nepenthe.grpc.v1.ForgetScope.newBuilder()
+                            .setMetadata(ranges(5_000))).setReasonCode("test").setIdempotencyKey("k1").build()));
+            assertExhausted(f.getStatus(), "scope.metadata: filter terms: expected at most 1024, got 5001");
+
+            // Huge finite components: refused in a dot-product collection, stored or queried.
+            CollectionsGrpc.newBlockingStub(h.channel).withInterceptors(MetadataUtils.newAttachHeadersInterceptor(
+                    HostileServer.auth(h.operator))).create(dev.nepenthe.grpc.v1.CreateCollectionRequest.newBuilder()
+                    .setSpec(dev.nepenthe.grpc.v1.CollectionSpec.newBuilder().setName("dots").setDimension(4)
+                            .setMetric(dev.nepenthe.grpc.v1.Metric.DOT)).build());
+            StatusRuntimeException stored = assertThrows(StatusRuntimeException.class, () -> h.records(h.acme).upsert(
+                    UpsertRequest.newBuilder().setCollection("dots").addRecords(Record.newBuilder().setId("huge")
+                            .addVector(3e38f).addVector(0).addVector(0).addVector(0)).build()));
+            assertEquals(Status.Code.INVALID_ARGUMENT, stored.getStatus().getCode());
+            assertTrue(stored.getStatus().getDescription().startsWith("record 0 of the batch: expected a vector whose"
+                    + " squared norm is at most 4.254e+37"), stored.getStatus().getDescription());
+            Status query = search(h, null, Map.of(), 0, 3e38f, 0, 0);
+            assertEquals(Status.Code.INVALID_ARGUMENT, query.getCode(), query.toString());
+            assertTrue(query.getDescription().startsWith("query: expected a vector whose squared norm"),
+                    query.getDescription());
+
+            h.assertServed(h.globex, "globex");
+            h.assertUp();
+        }
+    }
+
+    /**
+     * Plaintext beyond loopback is refused unless the operator passes the loudly named flag: by
+     * the server (naming the flag and the address) and by {@code nepenthe serve}, which refuses
+     * before it creates the data folder. The refused address is 192.0.2.1 (TEST-NET-1, never
+     * this machine's), so that a refusal that failed to happen could not bind a network port.
+     */
+    @Test
+    void plaintextBeyondLoopbackIsRefusedUnlessTheOperatorSaysSo() throws Exception {
+        for (String loopback : List.of("127.0.0.1", "127.0.0.2", "localhost", "::1")) {
+            NepentheServer.checkPlaintext(loopback, false, false);
+        }
+        IllegalArgumentException any = assertThrows(IllegalArgumentException.class,
+                () -> NepentheServer.checkPlaintext("0.0.0.0", false, false));
+        assertTrue(any.getMessage().startsWith("--host 0.0.0.0: expected a loopback address for a server without TLS,"
+                + " got 0.0.0.0"), any.getMessage());
+        assertTrue(any.getMessage().contains("--insecure-plaintext-on-network"), any.getMessage());
+        NepentheServer.checkPlaintext("0.0.0.0", true, false);
+        NepentheServer.checkPlaintext("0.0.0.0", false, true);
+
+        Path tokens = tmp.resolve("tokens.conf");
+        Files.writeString(tokens, Tokens.line(Tokens.newToken(), "acme", false) + "\n");
+        try (Nepenthe store = Nepenthe.open(tmp.resolve("data"), StoreOptions.defaults().withKeystore(tmp.resolve("keys")))) {
+            IllegalArgumentException server = assertThrows(IllegalArgumentException.class, () -> NepentheServer.start(
+                    store, new NepentheServer.Options().listen("192.0.2.1", 0).tokens(tokens)));
+            assertTrue(server.getMessage().contains("--insecure-plaintext-on-network"), server.getMessage());
+        }
+        java.io.StringWriter err = new java.io.StringWriter();
+        picocli.CommandLine cl = dev.nepenthe.server.Main.commandLine();
+        cl.setErr(new java.io.PrintWriter(err, true));
+        Path folder = tmp.resolve("never-created");
+        int exit = cl.execute("serve", "--data", folder.toString(), "--host", "192.0.2.1", "--port", "0");
+        assertEquals(2, exit, err.toString());
+        assertTrue(err.toString().contains("--host 192.0.2.1: expected a loopback address for a server without TLS")
+                && err.toString().contains("pass --insecure-plaintext-on-network"), err.toString());
+        assertFalse(Files.exists(folder), "refused before the store was opened");
+    }
+
+    /** Until the server has seen every client's calls end (it hears of a reset a moment later). */
+    private static void awaitQuiet(HostileServer h) throws InterruptedException {
+        for (int i = 0; i < 100 && (h.server.limiter.inFlight() > 0 || h.server.budget.receiving() > 0); i++) {
+            Thread.sleep(100);
+        }
+    }
+
+    private static <T> List<T> concat(List<T> a, List<T> b) {
+        List<T> all = new ArrayList<>(a);
+        all.addAll(b);
+        return all;
+    }
+
+    /** Ends a client-streaming call of raw bodies and returns how it ended. */
+    private static Status upsertStream(ManagedChannel channel, String token, List<byte[]> bodies, boolean cancel)
+            throws InterruptedException {
+        MethodDescriptor<byte[], byte[]> raw = MethodDescriptor.<byte[], byte[]>newBuilder()
+                .setType(MethodDescriptor.MethodType.CLIENT_STREAMING)
+                .setFullMethodName(RecordsGrpc.getUpsertStreamMethod().getFullMethodName())
+                .setRequestMarshaller(BYTES).setResponseMarshaller(BYTES).build();
+        var ch = io.grpc.ClientInterceptors.intercept(channel, MetadataUtils.newAttachHeadersInterceptor(
+                HostileServer.auth(token)));
+        ClientCall<byte[], byte[]> call = ch.newCall(raw, CallOptions.DEFAULT.withDeadlineAfter(
+                HostileServer.SERVED_WITHIN_SECONDS, TimeUnit.SECONDS));
+        java.util.concurrent.CompletableFuture<Status> ended = new java.util.concurrent.CompletableFuture<>();
+        call.start(new ClientCall.Listener<>() {
+            @Override
+            public void onClose(Status status, Metadata trailers) {
+                ended.complete(status);
+            }
+        }, new Metadata());
+        call.request(1);
+        for (byte[] body : bodies) {
+            call.sendMessage(body);
+        }
+        if (cancel) {
+            call.cancel("the test gives up on this stream", null);
+        } else {
+            call.halfClose();
+        }
+        try {
+            return ended.get(HostileServer.SERVED_WITHIN_SECONDS + 5, TimeUnit.SECONDS);
+        } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+            throw new AssertionError("the stream did not end", e);
+        }
+    }
+
+    /**
+     * A bulk upload's stream slot is released however the stream ends: twelve streams of one
+     * token (more than its 8 slots) end with a body that does not parse, a client cancel, or a
+     * batch the store refuses; each is answered for what it is, never "streams open", and then
+     * a good stream stores its batch. Eight held open at once still fill the slots (the ninth is
+     * refused), so the release did not simply stop the counting.
+     */
+    @Test
+    void upsertStreamsReleaseTheirSlotOnEveryPath() throws Exception {
+        long seed = Seeds.draw("HostileInputTest.streams");
+        try (HostileServer h = new HostileServer(tmp, seed, attackLimits())) {
+            byte[] nan = UpsertRequest.newBuilder().setCollection("notes").addRecords(Record.newBuilder().setId("bad")
+                    .addVector(1).addVector(Float.NaN).addVector(0).addVector(0)).build().toByteArray();
+            for (int i = 0; i < 12; i++) {
+                switch (i % 3) {
+                    case 0 -> {
+                        Status s = upsertStream(h.channel, h.acme, List.of(new byte[] {0x0A, (byte) 0xFF}), false);
+                        assertEquals(Status.Code.INVALID_ARGUMENT, s.getCode(), "stream " + i + ": " + s);
+                        assertTrue(s.getDescription().contains("do not parse"), s.getDescription());
+                    }
+                    case 1 -> assertEquals(Status.Code.CANCELLED, upsertStream(h.channel, h.acme, List.of(), true)
+                            .getCode(), "stream " + i);
+                    default -> {
+                        Status s = upsertStream(h.channel, h.acme, List.of(nan), false);
+                        assertEquals(Status.Code.INVALID_ARGUMENT, s.getCode(), "stream " + i + ": " + s);
+                    }
+                }
+            }
+            // The same records again, unchanged: stored (the digest stays the same).
+            UpsertRequest.Builder same = UpsertRequest.newBuilder().setCollection("notes");
+            for (int i = 0; i < 5; i++) {
+                same.addRecords(Protos.record(h.store.collection("notes").get("acme", "r" + i).orElseThrow()));
+            }
+            awaitQuiet(h);
+            assertEquals(Status.Code.OK, upsertStream(h.channel, h.acme, List.of(same.build().toByteArray()), false)
+                    .getCode(), "a good stream after twelve that ended badly");
+
+            // Nine opened at once: eight fill the token's slots, one (whichever the server sees
+            // last) is refused.
+            List<io.grpc.stub.StreamObserver<UpsertRequest>> streams = new ArrayList<>();
+            java.util.concurrent.LinkedBlockingQueue<Status> endings = new java.util.concurrent.LinkedBlockingQueue<>();
+            for (int i = 0; i < 9; i++) {
+                RecordsGrpc.RecordsStub stub = RecordsGrpc.newStub(h.channel).withInterceptors(
+                        MetadataUtils.newAttachHeadersInterceptor(HostileServer.auth(h.acme)));
+                streams.add(stub.upsertStream(new io.grpc.stub.StreamObserver<>() {
+                    @Override
+                    public void onNext(dev.nepenthe.grpc.v1.UpsertResponse value) {}
+
+                    @Override
+                    public void onError(Throwable t) {
+                        endings.add(Status.fromThrowable(t));
+                    }
+
+                    @Override
+                    public void onCompleted() {
+                        endings.add(Status.OK);
+                    }
+                }));
+            }
+            Status ninth = endings.poll(HostileServer.SERVED_WITHIN_SECONDS, TimeUnit.SECONDS);
+            assertEquals(Status.Code.RESOURCE_EXHAUSTED, ninth == null ? null : ninth.getCode(), String.valueOf(ninth));
+            assertTrue(ninth.getDescription().startsWith("streams open for this token: expected at most 8"),
+                    ninth.getDescription());
+            for (var stream : streams) {
+                stream.onCompleted();
+            }
+            for (int i = 0; i < 8; i++) {
+                Status s = endings.poll(HostileServer.SERVED_WITHIN_SECONDS, TimeUnit.SECONDS);
+                assertEquals(Status.Code.OK, s == null ? null : s.getCode(), String.valueOf(s));
+            }
+            h.assertServed(h.globex, "globex");
+            h.assertUp();
+        }
+    }
+
     /** A batch that must be refused: wrong dimension, NaN, infinity, no vector, or a blank id. */
     private static UpsertRequest hostileUpsert(SplittableRandom rnd) {
         Record.Builder r = Record.newBuilder().setId("h" + rnd.nextInt(1000)).setSubject("s1");
@@ -223,23 +599,7 @@ class HostileInputTest {
         }
     }
 
-    /** SHA-256 over every record of every tenant: ids, subjects, vectors (bits), text, metadata. */
     private static String digest(Nepenthe store) throws Exception {
-        MessageDigest d = MessageDigest.getInstance("SHA-256");
-        for (String name : store.collections().stream().map(CollectionSpec::name).sorted().toList()) {
-            VectorCollection c = store.collection(name);
-            for (String tenant : store.tenants()) {
-                for (String id : c.ids(tenant).stream().sorted().toList()) {
-                    VectorRecord r = c.get(tenant, id).orElseThrow();
-                    d.update((name + "\0" + tenant + "\0" + id + "\0" + r.subject() + "\0" + r.text() + "\0"
-                            + new TreeMap<>(r.metadata())).getBytes(StandardCharsets.UTF_8));
-                    for (float f : r.vector()) {
-                        int bits = Float.floatToRawIntBits(f);
-                        d.update(new byte[] {(byte) (bits >>> 24), (byte) (bits >>> 16), (byte) (bits >>> 8), (byte) bits});
-                    }
-                }
-            }
-        }
-        return HexFormat.of().formatHex(d.digest());
+        return HostileServer.digest(store);
     }
 }
