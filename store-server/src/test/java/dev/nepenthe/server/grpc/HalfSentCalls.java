@@ -65,6 +65,13 @@ final class HalfSentCalls implements AutoCloseable {
                     .connect("127.0.0.1", port).sync().channel();
             channels.add(ch);
         }
+        // As an HTTP/2 client should, the calls go once the server has sent its settings
+        // (its windows among them).
+        for (Client client : clients) {
+            if (!client.settings.await(10, TimeUnit.SECONDS)) {
+                throw new IllegalStateException("the server sent no HTTP/2 settings within 10 s");
+            }
+        }
         for (int i = 0; i < calls; i++) {
             Client client = clients.get(i % connections);
             Channel ch = channels.get(i % connections);
@@ -108,8 +115,10 @@ final class HalfSentCalls implements AutoCloseable {
     private final class Client {
         final Http2ConnectionHandler handler;
 
+        final CountDownLatch settings = new CountDownLatch(1);
+
         Client(Map<Integer, Ending> endings) {
-            handler = new Http2ConnectionHandlerBuilder().server(false).frameListener(new Recorder(endings))
+            handler = new Http2ConnectionHandlerBuilder().server(false).frameListener(new Recorder(endings, settings))
                     .initialSettings(Http2Settings.defaultSettings()).build();
         }
 
@@ -120,16 +129,25 @@ final class HalfSentCalls implements AutoCloseable {
             h.set("content-type", "application/grpc").set("te", "trailers").set("authorization", "Bearer " + token);
             handler.encoder().writeHeaders(ctx, id, h, 0, false, ctx.newPromise());
             handler.encoder().writeData(ctx, id, body, 0, false, ctx.newPromise());
-            ctx.flush();
+            // Through the whole pipeline: the HTTP/2 handler's own flush is what writes the data
+            // its flow controller queued (ctx.flush() would start below it and skip that).
+            ctx.channel().flush();
         }
     }
 
     /** Records each stream's ending, once. */
     private final class Recorder extends Http2FrameAdapter {
         private final Map<Integer, Ending> endings;
+        private final CountDownLatch settings;
 
-        Recorder(Map<Integer, Ending> endings) {
+        Recorder(Map<Integer, Ending> endings, CountDownLatch settings) {
             this.endings = endings;
+            this.settings = settings;
+        }
+
+        @Override
+        public void onSettingsRead(ChannelHandlerContext ctx, Http2Settings s) {
+            settings.countDown();
         }
 
         @Override
