@@ -78,6 +78,29 @@ final class HostileServer implements AutoCloseable {
         return Nepenthe.open(dir.resolve("data"), StoreOptions.defaults().withKeystore(dir.resolve("keys")));
     }
 
+    /** The limits of the hostile tests: the defaults' shape, smaller, and a 5 s request idle time. */
+    static Limits attackLimits() {
+        return new Limits(32 << 20, 100, 100, 1000, 64, 8, 5, 1000, 1L << 20).withCalls(
+                new Limits.Calls(64, 24, 16, 48L << 20, 32L << 20, 5, 300, 0, 0, 60, 128));
+    }
+
+    /** Request and response bodies as raw bytes, so that a test can send what no stub would. */
+    static final io.grpc.MethodDescriptor.Marshaller<byte[]> BYTES = new io.grpc.MethodDescriptor.Marshaller<>() {
+        @Override
+        public java.io.InputStream stream(byte[] value) {
+            return new java.io.ByteArrayInputStream(value);
+        }
+
+        @Override
+        public byte[] parse(java.io.InputStream stream) {
+            try {
+                return stream.readAllBytes();
+            } catch (java.io.IOException e) {
+                throw new IllegalStateException(e);
+            }
+        }
+    };
+
     static Metadata auth(String token) {
         Metadata md = new Metadata();
         md.put(AuthInterceptor.AUTHORIZATION, "Bearer " + token);
