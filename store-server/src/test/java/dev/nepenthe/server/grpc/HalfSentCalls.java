@@ -41,7 +41,6 @@ final class HalfSentCalls implements AutoCloseable {
     private final List<Channel> channels = new ArrayList<>();
     private final Map<Integer, Ending>[] endings;
     private final CountDownLatch ended;
-    private final int calls;
     private final List<Client> clients = new ArrayList<>();
 
     /**
@@ -51,7 +50,6 @@ final class HalfSentCalls implements AutoCloseable {
     @SuppressWarnings("unchecked")
     HalfSentCalls(int port, int connections, int calls, String path, String token, int declared, int sent)
             throws InterruptedException {
-        this.calls = calls;
         this.endings = new Map[connections];
         this.ended = new CountDownLatch(calls);
         ByteBuf body = Unpooled.buffer(5 + sent);
@@ -99,10 +97,6 @@ final class HalfSentCalls implements AutoCloseable {
         return channels.get(clients.indexOf(c));
     }
 
-    int calls() {
-        return calls;
-    }
-
     @Override
     public void close() throws InterruptedException {
         for (Channel ch : channels) {
@@ -114,7 +108,7 @@ final class HalfSentCalls implements AutoCloseable {
     /** One connection: its HTTP/2 handler, and how to send a half-sent call on it (on its event loop). */
     private final class Client {
         final Http2ConnectionHandler handler;
-
+        /** Counted down when the server's SETTINGS arrive. */
         final CountDownLatch settings = new CountDownLatch(1);
 
         Client(Map<Integer, Ending> endings) {
