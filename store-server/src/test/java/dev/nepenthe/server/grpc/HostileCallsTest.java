@@ -13,6 +13,7 @@ import io.grpc.ManagedChannel;
 import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
 import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
 import io.grpc.stub.MetadataUtils;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -137,6 +138,49 @@ class HostileCallsTest {
             awaitQuiet(h);
             assertEquals(0, h.server.limiter.inFlight(), "the client's calls were counted out when it went");
             assertEquals(0, h.server.budget.receiving(), "and their bytes");
+            h.assertUp();
+        }
+    }
+
+    /**
+     * The server's own cap: with 10 calls in flight allowed, 8 a tenant, mallory holds 8 half-sent
+     * calls and acme's 5 then find 2 places; the other 3 are refused naming the server's cap.
+     * While they all stall, globex's search is refused at once (the server is full) rather than
+     * left waiting; once the stalled calls reach their 5 s idle time and end, globex is answered.
+     */
+    @Test
+    void theServersCapRefusesPastItsTotal() throws Exception {
+        long seed = Seeds.draw("HostileCallsTest.total");
+        Limits limits = HostileServer.attackLimits().withCalls(new Limits.Calls(10, 8, 8, 48L << 20, 32L << 20, 5, 300,
+                0, 0, 60, 128));
+        try (HostileServer h = new HostileServer(tmp, seed, limits)) {
+            String path = "/" + RecordsGrpc.getUpsertMethod().getFullMethodName();
+            try (HalfSentCalls m = new HalfSentCalls(h.server.port(), 1, 8, path, h.mallory, 1 << 20, 1024)) {
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+                while (h.server.limiter.inFlight() < 8 && System.nanoTime() < deadline) {
+                    Thread.sleep(20);
+                }
+                assertEquals(8, h.server.limiter.inFlight(), "mallory's 8 admitted");
+                try (HalfSentCalls a = new HalfSentCalls(h.server.port(), 1, 5, path, h.acme, 1 << 20, 1024)) {
+                    assertTrue(awaitEndings(a, 3, 30), "acme's 3 refusals within 30 s: " + a.endings());
+                    for (HalfSentCalls.Ending e : a.endings()) {
+                        assertEquals(Status.Code.RESOURCE_EXHAUSTED.value(), e.code(), "ended " + e);
+                        assertEquals("calls in flight at the server: expected at most 10, got 11 (retry when some have"
+                                + " ended)", e.message());
+                    }
+                    StatusRuntimeException full = org.junit.jupiter.api.Assertions.assertThrows(
+                            StatusRuntimeException.class, () -> h.assertServed(h.globex, "globex"));
+                    assertEquals(Status.Code.RESOURCE_EXHAUSTED, full.getStatus().getCode());
+                    assertTrue(m.awaitAll(60) && a.awaitAll(60), "every half-sent call ended");
+                    System.out.println("[hostile] seed " + seed + ": past the server's cap, ended by "
+                            + concat(m.endings(), a.endings()).stream().map(e -> e.message().replaceAll(":.*", ""))
+                                    .collect(java.util.stream.Collectors.groupingBy(x -> x,
+                                            java.util.stream.Collectors.counting())));
+                }
+            }
+            awaitQuiet(h);
+            assertEquals(0, h.server.limiter.inFlight(), "every count given back");
+            h.assertServed(h.globex, "globex");
             h.assertUp();
         }
     }
