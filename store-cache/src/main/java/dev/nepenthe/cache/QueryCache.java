@@ -42,7 +42,8 @@ import java.util.function.Predicate;
  *
  * <p><b>Bounds and cost.</b> At most {@code maxEntries} entries and {@code maxBytes} estimated
  * bytes; past either, the least recently used entries go. An entry's size is an estimate of the
- * heap it keeps reachable: {@value #ENTRY_BYTES} bytes plus 4 per query dimension, and per hit
+ * heap it keeps reachable: {@value #ENTRY_BYTES} bytes plus 4 per query dimension, what the
+ * key's subject, filter and knobs hold ({@link KeyBytes}: a filter can be megabytes), and per hit
  * {@value #HIT_BYTES} bytes, 4 per dimension (the record's vector), 2 per id character, the
  * text's UTF-8 length and {@value #METADATA_ENTRY_BYTES} per metadata entry (strings shared with
  * the store or the caller are counted as if they were not). A result bigger than
@@ -667,7 +668,7 @@ public final class QueryCache implements ErasureSurface {
 
     static long cost(CacheKey key, List<SearchHit> hits) {
         int dim = key.dimension();
-        long c = ENTRY_BYTES + 4L * dim;
+        long c = ENTRY_BYTES + 4L * dim + KeyBytes.of(key.subject, key.filter, key.params);
         for (SearchHit h : hits) {
             VectorRecord r = h.record();
             c += HIT_BYTES + 4L * dim + 2L * r.id().length() + utf8Length(r.text())

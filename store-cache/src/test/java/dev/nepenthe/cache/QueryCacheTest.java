@@ -129,6 +129,53 @@ class QueryCacheTest {
                 QueryCache.cost(key, List.of(h)));
     }
 
+    /** A query carrying an in() of {@code values} strings of 48 characters, and a knob. */
+    private static SearchRequest withBigFilter(int i, int values) {
+        Object[] ids = new Object[values];
+        for (int n = 0; n < values; n++) {
+            ids[n] = String.format("doc-%02d-%041d", i, n);
+        }
+        return query(i).filter(Filter.in("doc", ids)).param("efSearch", 64);
+    }
+
+    @Test
+    void aKeysFilterAndKnobsCountTowardTheByteBound() {
+        // The case: four searches carrying 5 MiB of in() filters grew the count by 896 bytes.
+        int values = 27_000; // 27,000 x 48 characters: about 1.3 MB of values a search, 5 MB for four
+        long wire = 48L * values; // the values' own bytes, what a client sent: the least they can cost
+        List<SearchHit> r = result("x");
+        QueryCache cache = new QueryCache(100, Long.MAX_VALUE);
+        long before = 0;
+        for (int i = 0; i < 4; i++) {
+            assertFalse(cache(cache, withBigFilter(i, values), r));
+            long now = cache.stats().bytes();
+            assertTrue(now - before >= wire, "search " + i + " grew the count by " + (now - before)
+                    + " bytes, expected at least its filter's " + wire);
+            assertEquals(QueryCache.cost(new CacheKey(C, withBigFilter(i, values)), r), now - before);
+            before = now;
+        }
+        long plain = QueryCache.cost(new CacheKey(C, query(0)), r);
+        long one = QueryCache.cost(new CacheKey(C, withBigFilter(0, values)), r);
+        assertTrue(one >= plain + wire + KeyBytes.KNOB_BYTES, one + " vs " + plain);
+
+        // The bound evicts by that count: room for two such entries, four put, two left.
+        QueryCache bounded = new QueryCache(100, 2 * one + one / 2);
+        for (int i = 0; i < 4; i++) {
+            assertFalse(cache(bounded, withBigFilter(i, values), r));
+        }
+        QueryCache.Stats s = bounded.stats();
+        assertEquals(2, s.entries());
+        assertEquals(2, s.evictedByCapacity());
+        assertTrue(s.bytes() <= 2 * one + one / 2, s.bytes() + " bytes held over the bound");
+        assertFalse(isHit(bounded, withBigFilter(0, values)), "the eldest went");
+        assertTrue(isHit(bounded, withBigFilter(3, values)));
+
+        // A filter larger than the whole cache is not stored, whatever its small result.
+        QueryCache small = new QueryCache(100, wire);
+        assertFalse(small.put(small.lookup(C, withBigFilter(0, values)), r));
+        assertEquals(0, small.stats().bytes());
+    }
+
     @Test
     void everyRequestFieldAndEveryBitOfTheQueryIsPartOfTheKey() {
         QueryCache cache = new QueryCache(100, Long.MAX_VALUE);

@@ -60,7 +60,8 @@ public final class VectorCollection {
      * replacement, the index's removal of the old version), and now and then a checkpoint.
      *
      * @param record the record; the store keeps a copy of its own
-     * @throws IllegalArgumentException if the record is null or does not fit the collection (dimension, non-finite values, sizes)
+     * @throws IllegalArgumentException if the record is null or does not fit the collection (dimension, non-finite values,
+     *     a squared norm over {@code Float.MAX_VALUE / 8}, sizes)
      * @throws dev.nepenthe.core.forget.ForgottenScopeException if the record falls in a scope a forget is erasing
      * @throws java.io.UncheckedIOException if writing failed; see {@link #upsertAll} for what was stored
      * @throws IllegalStateException if the collection or its store is closed
@@ -85,7 +86,8 @@ public final class VectorCollection {
      * @param batch at most 100,000 records, no two with the same tenant and id
      * @throws IllegalArgumentException naming the first bad record by its batch position (a
      *     null record, a duplicate, or a record that does not fit: dimension, non-finite values,
-     *     a zero vector under cosine, blank or oversized strings, text without a vector in a
+     *     a squared norm over {@code Float.MAX_VALUE / 8} (its scores would overflow), a zero
+     *     vector under cosine, blank or oversized strings, text without a vector in a
      *     collection that cannot embed it), or a batch that is too large
      * @throws dev.nepenthe.core.forget.ForgottenScopeException naming the batch position that falls in a scope being forgotten
      * @throws StoreReadOnlyException if an earlier write failed and the store is read-only
@@ -227,7 +229,8 @@ public final class VectorCollection {
      * @return at most k hits, best first, each holding a copy of its record; fewer when fewer
      *     records qualify, and an empty list when the tenant or subject has no records here
      * @throws IllegalArgumentException if the query vector does not fit the collection
-     *     (dimension, non-finite values, a zero vector under cosine), or the index refuses a
+     *     (dimension, non-finite values, a squared norm over {@code Float.MAX_VALUE / 8}, a zero
+     *     vector under cosine), or the index refuses a
      *     knob in the request's params
      * @throws IllegalStateException if the collection or its store is closed, or the request
      *     needs what the collection lacks: a text index (keyword, hybrid) or an embedder (text

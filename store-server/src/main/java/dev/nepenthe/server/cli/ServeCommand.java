@@ -24,6 +24,10 @@ import picocli.CommandLine.Option;
             "The bundled embedder all-minilm-l6-v2 (384 dimensions) is available to collections created with it; the model loads on the first text to embed."})
 public final class ServeCommand implements Callable<Integer> {
 
+    /** This command as parsed, so that a refusal is printed where the command line prints. */
+    @picocli.CommandLine.Spec
+    picocli.CommandLine.Model.CommandSpec spec;
+
     @Option(names = "--data", paramLabel = "DIR", defaultValue = "nepenthe-data",
             description = "Store folder (default: ${DEFAULT-VALUE}); created if missing.")
     Path data;
@@ -53,6 +57,40 @@ public final class ServeCommand implements Callable<Integer> {
                     + " from the data and keystore folders). Without one, both calls are refused.")
     List<Path> snapshotDirs = new ArrayList<>();
 
+    @Option(names = NepentheServer.INSECURE_PLAINTEXT_FLAG,
+            description = "Serve without TLS on an address other than loopback. Bearer tokens and records then cross"
+                    + " the network in clear text; without this flag such a --host is refused.")
+    boolean insecurePlaintextOnNetwork;
+
+    @Option(names = "--max-calls", paramLabel = "N", defaultValue = "64",
+            description = "Most calls in flight over all callers; handlers run on N + 4 threads (default: ${DEFAULT-VALUE}).")
+    int maxCalls;
+
+    @Option(names = "--max-calls-per-tenant", paramLabel = "N", defaultValue = "32",
+            description = "Most calls in flight for one tenant (default: ${DEFAULT-VALUE}).")
+    int maxCallsPerTenant;
+
+    @Option(names = "--max-calls-per-token", paramLabel = "N", defaultValue = "16",
+            description = "Most calls in flight for one token (default: ${DEFAULT-VALUE}).")
+    int maxCallsPerToken;
+
+    @Option(names = "--max-receiving-mib", paramLabel = "MIB", defaultValue = "256",
+            description = "Most MiB of request messages still arriving, over all calls; a tenant may hold half"
+                    + " (default: ${DEFAULT-VALUE}).")
+    int maxReceivingMib;
+
+    @Option(names = "--request-idle-seconds", paramLabel = "S", defaultValue = "60",
+            description = "Longest wait for a call's next request message or the end of its request (default: ${DEFAULT-VALUE}).")
+    int requestIdleSeconds;
+
+    @Option(names = "--connection-idle-seconds", paramLabel = "S", defaultValue = "300",
+            description = "Close a connection with no call for this long; 0: never (default: ${DEFAULT-VALUE}).")
+    int connectionIdleSeconds;
+
+    @Option(names = "--connection-age-seconds", paramLabel = "S", defaultValue = "86400",
+            description = "Ask a connection this old to reconnect; its calls get an hour more; 0: never (default: ${DEFAULT-VALUE}).")
+    int connectionAgeSeconds;
+
     @Option(names = "--port-file", paramLabel = "FILE", hidden = true,
             description = "Write the bound port here once serving (for scripts and tests that ask for port 0).")
     Path portFile;
@@ -60,8 +98,14 @@ public final class ServeCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         if ((tlsCert == null) != (tlsKey == null)) {
-            throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this),
+            throw new picocli.CommandLine.ParameterException(spec.commandLine(),
                     "--tls-cert and --tls-key: expected both or neither, got one");
+        }
+        try {
+            // Before the store opens: a refused start leaves nothing behind.
+            NepentheServer.checkPlaintext(host, tlsCert != null, insecurePlaintextOnNetwork);
+        } catch (IllegalArgumentException e) {
+            throw new picocli.CommandLine.ParameterException(spec.commandLine(), e.getMessage());
         }
         // The bundled model is registered, not loaded: it loads on the first text to embed.
         StoreOptions options = NepentheServer.withBundledEmbedders(StoreOptions.defaults());
@@ -82,7 +126,11 @@ public final class ServeCommand implements Callable<Integer> {
                         + " (readable by you only); its hash is in " + tokensFile);
             }
             NepentheServer.Options o = new NepentheServer.Options().listen(host, port).tokens(tokensFile)
-                    .snapshotDirs(snapshotDirs);
+                    .snapshotDirs(snapshotDirs)
+                    .insecurePlaintextOnNetwork(insecurePlaintextOnNetwork)
+                    .callsInFlight(maxCalls, maxCallsPerTenant, maxCallsPerToken)
+                    .receivingBytes((long) maxReceivingMib << 20, (long) maxReceivingMib << 19)
+                    .timeouts(requestIdleSeconds, connectionIdleSeconds, connectionAgeSeconds, 3_600);
             if (tlsCert != null) {
                 o.tls(tlsCert, tlsKey);
             }
@@ -102,7 +150,8 @@ public final class ServeCommand implements Callable<Integer> {
             }
         }, "nepenthe-shutdown"));
         out.println("nepenthe: serving " + data.toAbsolutePath().normalize() + " on " + host + ":" + server.port()
-                + (tlsCert != null ? " (TLS)" : " (plaintext; loopback only unless --host says otherwise)")
+                + (tlsCert != null ? " (TLS)" : insecurePlaintextOnNetwork
+                        ? " (PLAINTEXT ON THE NETWORK: tokens and records travel in clear text)" : " (plaintext, loopback)")
                 + "; tokens from " + tokensFile);
         out.flush();
         if (portFile != null) {

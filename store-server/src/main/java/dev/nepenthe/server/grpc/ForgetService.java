@@ -39,16 +39,26 @@ final class ForgetService extends ForgetGrpc.ForgetImplBase {
 
     private final Nepenthe store;
     private final StreamSlots slots;
+    private final Limits limits;
 
-    ForgetService(Nepenthe store, StreamSlots slots) {
+    ForgetService(Nepenthe store, StreamSlots slots, Limits limits) {
         this.store = store;
         this.slots = slots;
+        this.limits = limits;
+    }
+
+    /** A scope, its metadata filter held to the same bounds as a search's. */
+    private dev.nepenthe.core.forget.ForgetScope scope(dev.nepenthe.grpc.v1.ForgetScope s) {
+        if (s.hasMetadata()) {
+            QueryChecks.filter(s.getMetadata(), limits.queries(), "scope.metadata");
+        }
+        return Protos.scope(s);
     }
 
     @Override
     public void forget(dev.nepenthe.grpc.v1.ForgetRequest request, StreamObserver<Operation> out) {
         Statuses.unary(out, () -> {
-            ForgetRequest r = new ForgetRequest(Caller.current().tenant(), Protos.scope(request.getScope()),
+            ForgetRequest r = new ForgetRequest(Caller.current().tenant(), scope(request.getScope()),
                     request.getIdempotencyKey(), request.getReasonCode(),
                     request.hasProbeThreshold() ? request.getProbeThreshold() : null, Protos.level(request.getLevel()),
                     request.getIdentifiersList(), request.getExactProbe());
@@ -104,7 +114,7 @@ final class ForgetService extends ForgetGrpc.ForgetImplBase {
 
     @Override
     public void placeHold(PlaceHoldRequest request, StreamObserver<dev.nepenthe.grpc.v1.LegalHold> out) {
-        Statuses.unary(out, () -> Protos.hold(store.placeHold(Caller.current().tenant(), Protos.scope(request.getScope()),
+        Statuses.unary(out, () -> Protos.hold(store.placeHold(Caller.current().tenant(), scope(request.getScope()),
                 request.getReasonCode())));
     }
 
@@ -132,7 +142,7 @@ final class ForgetService extends ForgetGrpc.ForgetImplBase {
         // In the caller's tenant only: another tenant's forgets fence nothing here, so a scope
         // only they forgot is "not fenced", exactly as one nobody forgot.
         Statuses.unary(out, () -> Protos.readmission(store.readmit(Caller.current().tenant(),
-                Protos.scope(request.getScope()), request.getReasonCode())));
+                scope(request.getScope()), request.getReasonCode())));
     }
 
     @Override

@@ -15,15 +15,22 @@ import io.grpc.protobuf.services.HealthStatusManager;
 import io.grpc.protobuf.services.ProtoReflectionServiceV1;
 import java.io.Closeable;
 import java.io.IOException;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 
 /**
  * The gRPC server in front of one store: the four Nepenthe services behind the bearer-token
- * interceptor, plus the standard health and reflection services. {@link #close} shuts down
+ * interceptor and the {@link CallLimiter}, plus the standard health and reflection services.
+ * Handlers run on a fixed pool of {@link Limits.Calls#handlerThreads()} threads; the bytes of
+ * requests still arriving are bounded by {@link InboundBudget}. {@link #close} shuts down
  * gracefully: health turns NOT_SERVING, new calls are refused, calls in flight get
  * {@link Limits#shutdownGraceSeconds()} to finish before they are cancelled, and then the store
  * is closed (its forget worker finishes its phase; the log is already durable).
@@ -32,18 +39,30 @@ public final class NepentheServer implements Closeable {
 
     private static final System.Logger LOG = System.getLogger(NepentheServer.class.getName());
 
+    /** The flag that lets a server without TLS listen beyond loopback; named in the refusal. */
+    public static final String INSECURE_PLAINTEXT_FLAG = "--insecure-plaintext-on-network";
+
     private final Server server;
     private final Nepenthe store;
     private final HealthStatusManager health;
     private final Limits limits;
     private final boolean closeStore;
+    private final ExecutorService handlers;
+    private final ScheduledExecutorService timer;
+    final CallLimiter limiter;
+    final InboundBudget budget;
 
-    private NepentheServer(Server server, Nepenthe store, HealthStatusManager health, Limits limits, boolean closeStore) {
+    private NepentheServer(Server server, Nepenthe store, HealthStatusManager health, Limits limits, boolean closeStore,
+            ExecutorService handlers, ScheduledExecutorService timer, CallLimiter limiter, InboundBudget budget) {
         this.server = server;
         this.store = store;
         this.health = health;
         this.limits = limits;
         this.closeStore = closeStore;
+        this.handlers = handlers;
+        this.timer = timer;
+        this.limiter = limiter;
+        this.budget = budget;
     }
 
     /** How to start a server; see {@link #start}. */
@@ -54,6 +73,7 @@ public final class NepentheServer implements Closeable {
         Path tlsCert;
         Path tlsKey;
         List<Path> snapshotDirs = List.of();
+        boolean insecurePlaintextOnNetwork;
         Limits limits = Limits.DEFAULTS;
 
         /** The address to listen on; loopback unless told otherwise. */
@@ -85,6 +105,16 @@ public final class NepentheServer implements Closeable {
             return this;
         }
 
+        /**
+         * Lets a server without TLS listen on an address other than loopback. Its bearer tokens,
+         * and every vector and record, then cross the network in clear text: for a network the
+         * operator trusts end to end (a TLS-terminating sidecar on the same host, say).
+         */
+        public Options insecurePlaintextOnNetwork(boolean allow) {
+            this.insecurePlaintextOnNetwork = allow;
+            return this;
+        }
+
         Options limits(Limits l) {
             this.limits = l;
             return this;
@@ -92,9 +122,43 @@ public final class NepentheServer implements Closeable {
 
         /** The query cache's bounds: most results and most bytes (0 results: no cache). */
         public Options queryCache(int entries, long bytes) {
-            Limits l = limits;
-            this.limits = new Limits(l.maxMessageBytes(), l.maxBatch(), l.maxK(), l.maxTextChars(), l.maxDimension(),
-                    l.maxStreamsPerCaller(), l.shutdownGraceSeconds(), entries, bytes);
+            this.limits = limits.withCache(entries, bytes);
+            return this;
+        }
+
+        /**
+         * Most calls in flight at once: over all callers, for one tenant, for one token (see
+         * {@link Limits.Calls}). The server runs handlers on {@code total} + 4 threads.
+         */
+        public Options callsInFlight(int total, int perTenant, int perToken) {
+            Limits.Calls c = limits.calls();
+            this.limits = limits.withCalls(new Limits.Calls(total, perTenant, perToken, c.receivingBytes(),
+                    c.receivingBytesPerTenant(), c.requestIdleSeconds(), c.connectionIdleSeconds(),
+                    c.connectionAgeSeconds(), c.connectionAgeGraceSeconds(), c.keepAlivePermitSeconds(),
+                    c.streamsPerConnection()));
+            return this;
+        }
+
+        /** Most bytes of request messages still arriving, over all calls and for one tenant. */
+        public Options receivingBytes(long total, long perTenant) {
+            Limits.Calls c = limits.calls();
+            this.limits = limits.withCalls(new Limits.Calls(c.inFlight(), c.inFlightPerTenant(), c.inFlightPerToken(),
+                    total, perTenant, c.requestIdleSeconds(), c.connectionIdleSeconds(), c.connectionAgeSeconds(),
+                    c.connectionAgeGraceSeconds(), c.keepAlivePermitSeconds(), c.streamsPerConnection()));
+            return this;
+        }
+
+        /**
+         * How long a call may wait for its client's next request message, and connections'
+         * idle time, age and grace after it (0: never).
+         */
+        public Options timeouts(int requestIdleSeconds, int connectionIdleSeconds, int connectionAgeSeconds,
+                int connectionAgeGraceSeconds) {
+            Limits.Calls c = limits.calls();
+            this.limits = limits.withCalls(new Limits.Calls(c.inFlight(), c.inFlightPerTenant(), c.inFlightPerToken(),
+                    c.receivingBytes(), c.receivingBytesPerTenant(), requestIdleSeconds, connectionIdleSeconds,
+                    connectionAgeSeconds, connectionAgeGraceSeconds, c.keepAlivePermitSeconds(),
+                    c.streamsPerConnection()));
             return this;
         }
     }
@@ -125,6 +189,7 @@ public final class NepentheServer implements Closeable {
         if (o.tokensFile == null) {
             throw new IllegalArgumentException("server: expected a tokens file, got none");
         }
+        checkPlaintext(o.host, o.tlsCert != null, o.insecurePlaintextOnNetwork);
         TokensFile tokens = new TokensFile(o.tokensFile);
         SnapshotFolders folders = o.snapshotDirs.isEmpty() ? SnapshotFolders.none()
                 : SnapshotFolders.of(o.snapshotDirs, store.folder(), store.ledgerFile().getParent());
@@ -133,7 +198,43 @@ public final class NepentheServer implements Closeable {
             SslContext ssl = GrpcSslContexts.forServer(o.tlsCert.toFile(), o.tlsKey.toFile()).build();
             b.sslContext(ssl);
         }
+        Limits.Calls c = o.limits.calls();
+        // Connections: idle ones closed, old ones asked to reconnect (their calls get the grace),
+        // pings no more often than permitted, and a bound on the streams one may hold open.
+        if (c.connectionIdleSeconds() > 0) {
+            b.maxConnectionIdle(c.connectionIdleSeconds(), TimeUnit.SECONDS);
+        }
+        if (c.connectionAgeSeconds() > 0) {
+            b.maxConnectionAge(c.connectionAgeSeconds(), TimeUnit.SECONDS)
+                    .maxConnectionAgeGrace(c.connectionAgeGraceSeconds(), TimeUnit.SECONDS);
+        }
+        b.permitKeepAliveTime(c.keepAlivePermitSeconds(), TimeUnit.SECONDS)
+                .maxConcurrentCallsPerConnection(c.streamsPerConnection());
         return start(b, store, tokens::current, o.limits, folders, true);
+    }
+
+    /**
+     * Refuses plaintext beyond loopback: without TLS every bearer token crosses the network in
+     * clear text, so a server that is not on a loopback address needs TLS or the operator's
+     * explicit {@value #INSECURE_PLAINTEXT_FLAG}.
+     *
+     * @param host the address the server is to listen on, as the operator gave it
+     * @param tls whether the server has TLS
+     * @param insecurePlaintextOnNetwork whether the operator accepted plaintext beyond loopback
+     * @throws IllegalArgumentException if the server would listen in plaintext beyond loopback
+     * @throws IOException if the host does not resolve
+     */
+    public static void checkPlaintext(String host, boolean tls, boolean insecurePlaintextOnNetwork) throws IOException {
+        if (tls || insecurePlaintextOnNetwork) {
+            return;
+        }
+        InetAddress address = InetAddress.getByName(host);
+        if (!address.isLoopbackAddress()) {
+            throw new IllegalArgumentException("--host " + host + ": expected a loopback address for a server without"
+                    + " TLS, got " + address.getHostAddress() + ", where bearer tokens and records would cross the"
+                    + " network in clear text. Give --tls-cert and --tls-key, or pass " + INSECURE_PLAINTEXT_FLAG
+                    + " to serve plaintext on the network anyway");
+        }
     }
 
     /** A server on a builder the caller made (in-process tests), with fixed tokens and no snapshot folders. */
@@ -147,6 +248,12 @@ public final class NepentheServer implements Closeable {
             SnapshotFolders folders, boolean closeStore) throws IOException {
         HealthStatusManager health = new HealthStatusManager();
         AuthInterceptor auth = new AuthInterceptor(tokens);
+        Limits.Calls calls = limits.calls();
+        ExecutorService handlers = Executors.newFixedThreadPool(calls.handlerThreads(), daemonThreads("nepenthe-grpc-"));
+        ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(daemonThreads("nepenthe-grpc-idle-"));
+        CallLimiter limiter = new CallLimiter(calls, timer);
+        InboundBudget budget = new InboundBudget(calls.receivingBytes(), calls.receivingBytesPerTenant());
+        b.executor(handlers).addStreamTracerFactory(budget);
         StreamSlots slots = new StreamSlots(limits.maxStreamsPerCaller());
         QueryCache cache = null;
         if (limits.cacheEntries() > 0) {
@@ -155,23 +262,40 @@ public final class NepentheServer implements Closeable {
             store.registerSurface(cache);
         }
         List<BindableService> services = List.of(new CollectionsService(store, limits, cache),
-                new RecordsService(store, limits, slots, cache), new ForgetService(store, slots),
+                new RecordsService(store, limits, slots, cache), new ForgetService(store, slots, limits),
                 new AdminService(store, cache, folders));
         b.maxInboundMessageSize(limits.maxMessageBytes());
         for (BindableService s : services) {
-            // The auth interceptor outermost; a request that did not parse is refused innermost.
-            b.addService(ServerInterceptors.intercept(ServerInterceptors.intercept(
-                    RequestParsing.withClearParseErrors(s.bindService()), RequestParsing.REFUSE_UNPARSED), auth));
+            // The auth interceptor outermost, then the limiter (it counts by caller); a request
+            // that did not parse is refused innermost.
+            b.addService(ServerInterceptors.intercept(ServerInterceptors.intercept(ServerInterceptors.intercept(
+                    RequestParsing.withClearParseErrors(s.bindService()), RequestParsing.REFUSE_UNPARSED), limiter), auth));
         }
         b.addService(health.getHealthService());
         b.addService(ProtoReflectionServiceV1.newInstance());
-        Server server = b.build().start();
+        Server server;
+        try {
+            server = b.build().start();
+        } catch (IOException | RuntimeException e) {
+            handlers.shutdownNow();
+            timer.shutdownNow();
+            throw e;
+        }
         health.setStatus("", io.grpc.health.v1.HealthCheckResponse.ServingStatus.SERVING);
         for (BindableService s : services) {
             health.setStatus(s.bindService().getServiceDescriptor().getName(),
                     io.grpc.health.v1.HealthCheckResponse.ServingStatus.SERVING);
         }
-        return new NepentheServer(server, store, health, limits, closeStore);
+        return new NepentheServer(server, store, health, limits, closeStore, handlers, timer, limiter, budget);
+    }
+
+    private static java.util.concurrent.ThreadFactory daemonThreads(String prefix) {
+        AtomicInteger n = new AtomicInteger();
+        return r -> {
+            Thread t = new Thread(r, prefix + n.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        };
     }
 
     /**
@@ -233,6 +357,8 @@ public final class NepentheServer implements Closeable {
             server.shutdownNow();
             Thread.currentThread().interrupt();
         } finally {
+            handlers.shutdownNow();
+            timer.shutdownNow();
             if (closeStore) {
                 store.close();
             }

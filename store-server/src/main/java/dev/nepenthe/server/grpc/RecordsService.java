@@ -16,6 +16,7 @@ import dev.nepenthe.grpc.v1.SearchResponse;
 import dev.nepenthe.grpc.v1.UpsertRequest;
 import dev.nepenthe.grpc.v1.UpsertResponse;
 import io.grpc.Status;
+import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import java.util.ArrayList;
 import java.util.List;
@@ -50,9 +51,15 @@ final class RecordsService extends RecordsGrpc.RecordsImplBase {
     @Override
     public StreamObserver<UpsertRequest> upsertStream(StreamObserver<UpsertResponse> out) {
         Caller caller = Caller.current();
+        ServerCallStreamObserver<UpsertResponse> call = (ServerCallStreamObserver<UpsertResponse>) out;
         StreamSlots.Slot slot;
         try {
             slot = slots.acquire(caller);
+            // The slot is the call's for as long as it lives, however it ends: completed, failed,
+            // cancelled, or closed by an interceptor before this observer heard of it (a body that
+            // does not parse), which reaches neither onError nor onCompleted below.
+            call.setOnCancelHandler(slot::release);
+            call.setOnCloseHandler(slot::release);
         } catch (RuntimeException e) {
             out.onError(Statuses.of(e));
             return new StreamObserver<>() {
@@ -72,8 +79,8 @@ final class RecordsService extends RecordsGrpc.RecordsImplBase {
 
             @Override
             public void onNext(UpsertRequest request) {
-                if (failed) {
-                    return;
+                if (failed || call.isCancelled()) {
+                    return; // a cancelled stream stores no further batch
                 }
                 try {
                     stored += store(request, caller);
@@ -158,7 +165,11 @@ final class RecordsService extends RecordsGrpc.RecordsImplBase {
         Statuses.unary(out, () -> {
             Limits.check("k", limits.maxK(), request.getK());
             Limits.check("query text characters", limits.maxTextChars(), request.getText().length());
+            if (request.hasFilter()) {
+                QueryChecks.filter(request.getFilter(), limits.queries(), "filter");
+            }
             dev.nepenthe.core.SearchRequest q = Protos.search(request, Caller.current().tenant());
+            QueryChecks.params(q.params(), limits.queries());
             VectorCollection c = store.collection(request.getCollection());
             // QueryCache.search caches vector queries only: a text query's embedding or BM25
             // result is not keyed by its vector, so it always goes to the collection.

@@ -2,6 +2,7 @@ package dev.nepenthe.server.grpc;
 
 import dev.nepenthe.core.UnknownCollectionException;
 import dev.nepenthe.core.forget.ForgottenScopeException;
+import io.grpc.Context;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.stub.StreamObserver;
@@ -62,8 +63,14 @@ final class Statuses {
         return Status.UNAVAILABLE.withDescription("storage failed: " + message).asRuntimeException();
     }
 
-    /** Runs a unary call: its value, or the status its exception maps to. */
+    /**
+     * Runs a unary call: its value, or the status its exception maps to. A call whose client has
+     * gone, or whose deadline passed while it waited for a thread, is not run: gRPC has ended it.
+     */
     static <T> void unary(StreamObserver<T> out, Callable<T> body) {
+        if (Context.current().isCancelled()) {
+            return;
+        }
         T value;
         try {
             value = body.call();

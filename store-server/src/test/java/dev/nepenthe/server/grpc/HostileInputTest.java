@@ -2,6 +2,7 @@ package dev.nepenthe.server.grpc;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.nepenthe.core.CollectionSpec;
@@ -41,7 +42,6 @@ import io.grpc.stub.MetadataUtils;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
@@ -66,9 +66,11 @@ import org.junit.jupiter.api.io.TempDir;
  * wrong or other tenant's token, wrong dimensions, NaN, a huge k, an oversized message, an
  * unknown collection. Each must end with a status a caller can act on (never INTERNAL, UNKNOWN
  * or a dropped connection), the server must stay up, and the stored records must be unchanged,
- * byte for byte, by a digest over every record taken before and after. A second run does the
- * same for hostile operators and token holders (issue 47): paths out of the snapshot folders,
- * token edits while serving, and roles reaching past their own.
+ * byte for byte, by a digest over every record taken before and after. Then the bounds on what
+ * one query may ask (filters, knobs, huge vectors) and the refusal of plaintext beyond loopback.
+ * The bounds on calls themselves (half-sent calls, bytes arriving, stream slots) are in
+ * {@link HostileCallsTest}. A last run does the same for hostile operators and token holders:
+ * paths out of the snapshot folders, token edits while serving, and roles reaching past their own.
  */
 class HostileInputTest {
 
@@ -384,6 +386,154 @@ class HostileInputTest {
         }
     }
 
+    /** A search of notes with this filter and these knobs, as acme. */
+    private static Status search(HostileServer h, dev.nepenthe.grpc.v1.Filter filter, Map<String, String> params,
+            float... vector) {
+        SearchRequest.Builder q = SearchRequest.newBuilder().setCollection("notes").setK(3).putAllParams(params);
+        for (float x : vector.length == 0 ? new float[] {1, 0, 0, 0} : vector) {
+            q.addVector(x);
+        }
+        if (filter != null) {
+            q.setFilter(filter);
+        }
+        try {
+            h.records(h.acme).withDeadlineAfter(60, TimeUnit.SECONDS).search(q.build());
+            return Status.OK;
+        } catch (StatusRuntimeException e) {
+            return e.getStatus();
+        }
+    }
+
+    private static dev.nepenthe.grpc.v1.Filter ranges(int n) {
+        dev.nepenthe.grpc.v1.Filter.Any.Builder any = dev.nepenthe.grpc.v1.Filter.Any.newBuilder();
+        for (int i = 0; i < n; i++) {
+            any.addFilters(dev.nepenthe.grpc.v1.Filter.newBuilder().setRange(dev.nepenthe.grpc.v1.Filter.Range.newBuilder()
+                    .setKey("n").setMin(i).setMax(i + 0.5)));
+        }
+        return dev.nepenthe.grpc.v1.Filter.newBuilder().setAny(any).build();
+    }
+
+    private static void assertExhausted(Status s, String description) {
+        assertEquals(Status.Code.RESOURCE_EXHAUSTED, s.getCode(), s.toString());
+        assertEquals(description, s.getDescription());
+    }
+
+    /**
+     * Filters and knobs are bounded (the defaults: 1,024 terms, 32 deep, 16,384 keyed hashes; 16
+     * knobs, efSearch 4,096, window 10,000): each refusal names the limit and the value received;
+     * a filter just within the hash bound is answered, and matches what the store answers. A
+     * forget's metadata scope is held to the same bounds. Vectors of huge finite components are
+     * refused, stored or queried, by the store's own check. Globex is served throughout and no
+     * record changes.
+     */
+    @Test
+    void filtersKnobsAndHugeVectorsAreBounded() throws Exception {
+        long seed = Seeds.draw("HostileInputTest.queries");
+        try (HostileServer h = new HostileServer(tmp, seed, HostileServer.attackLimits())) {
+            assertExhausted(search(h, ranges(1_000_000), Map.of()), "filter: filter terms: expected at most 1024, got"
+                    + " 1000001");
+            assertExhausted(search(h, ranges(18), Map.of()), "filter: filter cost in keyed hashes (1 per eq or exists,"
+                    + " 1 per in value, 960 per range): expected at most 16384, got 17280");
+            // 17 ranges cost 16,320 hashes: answered, and exactly as the store answers.
+            assertEquals(Status.Code.OK, search(h, ranges(17), Map.of()).getCode());
+            var within = h.records(h.acme).search(SearchRequest.newBuilder().setCollection("notes").setK(3).addVector(1)
+                    .addVector(0).addVector(0).addVector(0).setFilter(ranges(17)).build());
+            var expected = h.store.collection("notes").search(new dev.nepenthe.core.SearchRequest(new float[] {1, 0, 0, 0},
+                    3, "acme", null, Protos.filter(ranges(17), "filter"), dev.nepenthe.core.index.SearchParams.DEFAULTS));
+            assertEquals(expected.stream().map(dev.nepenthe.core.SearchHit::id).toList(),
+                    within.getHitsList().stream().map(x -> x.getRecord().getId()).toList());
+
+            dev.nepenthe.grpc.v1.Filter.In.Builder in = dev.nepenthe.grpc.v1.Filter.In.newBuilder().setKey("doc");
+            for (int i = 0; i < 20_000; i++) {
+                in.addValues(dev.nepenthe.grpc.v1.Value.newBuilder().setStringValue("d" + i));
+            }
+            assertExhausted(search(h, dev.nepenthe.grpc.v1.Filter.newBuilder().setIn(in).build(), Map.of()),
+                    "filter: filter cost in keyed hashes (1 per eq or exists, 1 per in value, 960 per range): expected"
+                    + " at most 16384, got 20000");
+            dev.nepenthe.grpc.v1.Filter deep = dev.nepenthe.grpc.v1.Filter.newBuilder().setExists(
+                    dev.nepenthe.grpc.v1.Filter.Exists.newBuilder().setKey("n")).build();
+            for (int i = 0; i < 40; i++) {
+                deep = dev.nepenthe.grpc.v1.Filter.newBuilder().setNot(dev.nepenthe.grpc.v1.Filter.Not.newBuilder()
+                        .setFilter(deep)).build();
+            }
+            assertExhausted(search(h, deep, Map.of()), "filter: filter nesting (not, all, any): expected at most 32,"
+                    + " got 33");
+            assertExhausted(search(h, null, Map.of("efSearch", "1000000")), "params 'efSearch': expected at most 4096,"
+                    + " got 1000000");
+            assertExhausted(search(h, null, Map.of("window", "20000")), "params 'window': expected at most 10000, got"
+                    + " 20000");
+            Map<String, String> many = new TreeMap<>();
+            for (int i = 0; i < 17; i++) {
+                many.put("knob" + i, "1");
+            }
+            assertExhausted(search(h, null, many), "params: search knobs: expected at most 16, got 17");
+            assertEquals(Status.Code.OK, search(h, null, Map.of("efSearch", "4096", "nprobe", "64")).getCode());
+
+            var forget = ForgetGrpc.newBlockingStub(h.channel).withInterceptors(MetadataUtils.newAttachHeadersInterceptor(
+                    HostileServer.auth(h.acme)));
+            StatusRuntimeException f = assertThrows(StatusRuntimeException.class, () -> forget.forget(
+                    dev.nepenthe.grpc.v1.ForgetRequest.newBuilder().setScope(dev.nepenthe.grpc.v1.ForgetScope.newBuilder()
+                            .setMetadata(ranges(5_000))).setReasonCode("test").setIdempotencyKey("k1").build()));
+            assertExhausted(f.getStatus(), "scope.metadata: filter terms: expected at most 1024, got 5001");
+
+            // Huge finite components: refused in a dot-product collection, stored or queried.
+            CollectionsGrpc.newBlockingStub(h.channel).withInterceptors(MetadataUtils.newAttachHeadersInterceptor(
+                    HostileServer.auth(h.operator))).create(dev.nepenthe.grpc.v1.CreateCollectionRequest.newBuilder()
+                    .setSpec(dev.nepenthe.grpc.v1.CollectionSpec.newBuilder().setName("dots").setDimension(4)
+                            .setMetric(dev.nepenthe.grpc.v1.Metric.DOT)).build());
+            StatusRuntimeException stored = assertThrows(StatusRuntimeException.class, () -> h.records(h.acme).upsert(
+                    UpsertRequest.newBuilder().setCollection("dots").addRecords(Record.newBuilder().setId("huge")
+                            .addVector(3e38f).addVector(0).addVector(0).addVector(0)).build()));
+            assertEquals(Status.Code.INVALID_ARGUMENT, stored.getStatus().getCode());
+            assertTrue(stored.getStatus().getDescription().startsWith("record 0 of the batch: expected a vector whose"
+                    + " squared norm is at most 4.254e+37"), stored.getStatus().getDescription());
+            Status query = search(h, null, Map.of(), 0, 3e38f, 0, 0);
+            assertEquals(Status.Code.INVALID_ARGUMENT, query.getCode(), query.toString());
+            assertTrue(query.getDescription().startsWith("query: expected a vector whose squared norm"),
+                    query.getDescription());
+
+            h.assertServed(h.globex, "globex");
+            h.assertUp();
+        }
+    }
+
+    /**
+     * Plaintext beyond loopback is refused unless the operator passes the loudly named flag: by
+     * the server (naming the flag and the address) and by {@code nepenthe serve}, which refuses
+     * before it creates the data folder. The refused address is 192.0.2.1 (TEST-NET-1, never
+     * this machine's), so that a refusal that failed to happen could not bind a network port.
+     */
+    @Test
+    void plaintextBeyondLoopbackIsRefusedUnlessTheOperatorSaysSo() throws Exception {
+        for (String loopback : List.of("127.0.0.1", "127.0.0.2", "localhost", "::1")) {
+            NepentheServer.checkPlaintext(loopback, false, false);
+        }
+        IllegalArgumentException any = assertThrows(IllegalArgumentException.class,
+                () -> NepentheServer.checkPlaintext("0.0.0.0", false, false));
+        assertTrue(any.getMessage().startsWith("--host 0.0.0.0: expected a loopback address for a server without TLS,"
+                + " got 0.0.0.0"), any.getMessage());
+        assertTrue(any.getMessage().contains("--insecure-plaintext-on-network"), any.getMessage());
+        NepentheServer.checkPlaintext("0.0.0.0", true, false);
+        NepentheServer.checkPlaintext("0.0.0.0", false, true);
+
+        Path tokens = tmp.resolve("tokens.conf");
+        Files.writeString(tokens, Tokens.line(Tokens.newToken(), "acme", false) + "\n");
+        try (Nepenthe store = Nepenthe.open(tmp.resolve("data"), StoreOptions.defaults().withKeystore(tmp.resolve("keys")))) {
+            IllegalArgumentException server = assertThrows(IllegalArgumentException.class, () -> NepentheServer.start(
+                    store, new NepentheServer.Options().listen("192.0.2.1", 0).tokens(tokens)));
+            assertTrue(server.getMessage().contains("--insecure-plaintext-on-network"), server.getMessage());
+        }
+        java.io.StringWriter err = new java.io.StringWriter();
+        picocli.CommandLine cl = dev.nepenthe.server.Main.commandLine();
+        cl.setErr(new java.io.PrintWriter(err, true));
+        Path folder = tmp.resolve("never-created");
+        int exit = cl.execute("serve", "--data", folder.toString(), "--host", "192.0.2.1", "--port", "0");
+        assertEquals(2, exit, err.toString());
+        assertTrue(err.toString().contains("--host 192.0.2.1: expected a loopback address for a server without TLS")
+                && err.toString().contains("pass --insecure-plaintext-on-network"), err.toString());
+        assertFalse(Files.exists(folder), "refused before the store was opened");
+    }
+
     /** A batch that must be refused: wrong dimension, NaN, infinity, no vector, or a blank id. */
     private static UpsertRequest hostileUpsert(SplittableRandom rnd) {
         Record.Builder r = Record.newBuilder().setId("h" + rnd.nextInt(1000)).setSubject("s1");
@@ -426,23 +576,7 @@ class HostileInputTest {
         }
     }
 
-    /** SHA-256 over every record of every tenant: ids, subjects, vectors (bits), text, metadata. */
     private static String digest(Nepenthe store) throws Exception {
-        MessageDigest d = MessageDigest.getInstance("SHA-256");
-        for (String name : store.collections().stream().map(CollectionSpec::name).sorted().toList()) {
-            VectorCollection c = store.collection(name);
-            for (String tenant : store.tenants()) {
-                for (String id : c.ids(tenant).stream().sorted().toList()) {
-                    VectorRecord r = c.get(tenant, id).orElseThrow();
-                    d.update((name + "\0" + tenant + "\0" + id + "\0" + r.subject() + "\0" + r.text() + "\0"
-                            + new TreeMap<>(r.metadata())).getBytes(StandardCharsets.UTF_8));
-                    for (float f : r.vector()) {
-                        int bits = Float.floatToRawIntBits(f);
-                        d.update(new byte[] {(byte) (bits >>> 24), (byte) (bits >>> 16), (byte) (bits >>> 8), (byte) bits});
-                    }
-                }
-            }
-        }
-        return HexFormat.of().formatHex(d.digest());
+        return HostileServer.digest(store);
     }
 }

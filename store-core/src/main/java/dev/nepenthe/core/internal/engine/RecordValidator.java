@@ -23,6 +23,14 @@ final class RecordValidator {
     static final int MAX_METADATA_KEY_CHARS = 128;
     static final int MAX_METADATA_STRING_BYTES = 1 << 16;
     static final int MAX_BATCH = 100_000;
+    /**
+     * Largest squared norm a new vector or a query may have. Every score the store computes
+     * between two vectors is bounded by their norms: a dot product by |a||b|, a squared L2
+     * distance by (|a| + |b|)^2, at most 4 max(|a|^2, |b|^2). An eighth of the largest float keeps
+     * each of them, and the float sums that compute them, finite with room to spare; a vector
+     * of finite but huge components (3e38) would otherwise score infinity against everything.
+     */
+    static final double MAX_SQUARED_NORM = Float.MAX_VALUE / 8.0;
 
     private final CollectionSpec spec;
 
@@ -41,6 +49,8 @@ final class RecordValidator {
                 throw new IllegalArgumentException("record " + i + " of the batch is null");
             }
             validate(r, "record " + i + " of the batch");
+            // New records only: a store written before this bound still opens (validate).
+            checkMagnitude(RecordAccess.vectorUnsafe(r), "record " + i + " of the batch");
             for (int j = 0; j < r.derivedFrom().size(); j++) {
                 // Here and not in validate: a stored record may hold an entry from before references.
                 DerivedFromRef.check(r.derivedFrom().get(j), "derivedFrom[" + j + "]", "record " + i + " of the batch");
@@ -63,7 +73,7 @@ final class RecordValidator {
         if (v == null) {
             throw new IllegalArgumentException(where + ": expected a vector of dimension " + spec.dimension() + ", got none");
         }
-        checkVector(v, where);
+        checkComponents(v, where);
         if (RecordAccess.textUtf8Length(r) > MAX_TEXT_BYTES) {
             throw new IllegalArgumentException(where + ": text expected at most " + MAX_TEXT_BYTES
                     + " UTF-8 bytes, got " + RecordAccess.textUtf8Length(r));
@@ -93,8 +103,27 @@ final class RecordValidator {
         }
     }
 
-    /** Length, finiteness, and (for cosine) non-zero norm. */
+    /** A query's vector: as a stored one's, and a norm within {@link #MAX_SQUARED_NORM}. */
     void checkVector(float[] v, String where) {
+        checkComponents(v, where);
+        checkMagnitude(v, where);
+    }
+
+    /** A squared norm (summed in double, so it is exact enough and never overflows) within the bound. */
+    static void checkMagnitude(float[] v, String where) {
+        double sum = 0;
+        for (float x : v) {
+            sum += (double) x * x;
+        }
+        if (!(sum <= MAX_SQUARED_NORM)) {
+            throw new IllegalArgumentException(where + ": expected a vector whose squared norm is at most "
+                    + String.format(java.util.Locale.ROOT, "%.3e", MAX_SQUARED_NORM) + " (so that its scores against"
+                    + " other vectors stay finite), got " + String.format(java.util.Locale.ROOT, "%.3e", sum));
+        }
+    }
+
+    /** Length, finiteness, and (for cosine) non-zero norm. */
+    private void checkComponents(float[] v, String where) {
         if (v.length != spec.dimension()) {
             throw new IllegalArgumentException(where + ": expected a vector of dimension " + spec.dimension()
                     + " for collection '" + spec.name() + "', got dimension " + v.length);
