@@ -1,6 +1,7 @@
 package dev.nepenthe.core;
 
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.tngtech.archunit.core.domain.JavaClass;
@@ -12,6 +13,7 @@ import com.tngtech.archunit.core.domain.JavaModifier;
 import com.tngtech.archunit.core.domain.JavaType;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
+import com.tngtech.archunit.lang.ArchRule;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
@@ -135,6 +137,51 @@ class ArchitectureTest {
                 .and().doNotHaveFullyQualifiedName(ROOT + ".internal.forget.ForgetProtocol$Op")
                 .should().dependOnClassesThat().haveFullyQualifiedName(ROOT + ".internal.forget.ForgetProtocol")
                 .check(classes);
+    }
+
+    /**
+     * Every file of a store is reached through the folder it was opened with (and paths derived
+     * from it), never through a path of the default file system made anew: that is the one seam
+     * every file operation passes, and the fault tests put a faulty file system behind it. Two
+     * classes are let through: the offline ledger verifier (its paths come from the command
+     * line) and the id map, whose library takes a {@link java.io.File} (the map is derived from
+     * the segments and checked against them at every open, so its faults cost a rebuild).
+     */
+    private static ArchRule filesOnlyThroughTheStoresFolder() {
+        return noClasses().that().resideInAPackage(ROOT + "..")
+                .and().doNotHaveFullyQualifiedName(ROOT + ".audit.LedgerVerifier")
+                .and().doNotHaveFullyQualifiedName(ROOT + ".internal.storage.IdMap")
+                .should().callMethod(java.nio.file.Path.class, "of", String.class, String[].class)
+                .orShould().callMethod(java.nio.file.Path.class, "of", java.net.URI.class)
+                .orShould().callMethod(java.nio.file.Paths.class, "get", String.class, String[].class)
+                .orShould().callMethod(java.nio.file.FileSystems.class, "getDefault")
+                .orShould().callMethod(java.nio.file.Path.class, "toFile")
+                .orShould().callConstructorWhere(com.tngtech.archunit.core.domain.JavaCall.Predicates.target(
+                        com.tngtech.archunit.core.domain.properties.HasOwner.Predicates.With.owner(
+                                com.tngtech.archunit.base.DescribedPredicate.describe("a java.io file class",
+                                        (JavaClass c) -> Set.of("java.io.File", "java.io.FileInputStream",
+                                                "java.io.FileOutputStream", "java.io.RandomAccessFile",
+                                                "java.io.FileReader", "java.io.FileWriter").contains(c.getName())))))
+                .because("the store's files are reached through the folder it was opened with (the fault tests'"
+                        + " seam)");
+    }
+
+    @Test
+    void storeFilesAreReachedOnlyThroughTheFolderTheStoreWasOpenedWith() {
+        filesOnlyThroughTheStoresFolder().check(classes);
+    }
+
+    /** Makes a path of the default file system: the rule's control. */
+    static final class EscapesTheSeam {
+        static java.nio.file.Path escape() {
+            return java.nio.file.Path.of("/tmp", "elsewhere");
+        }
+    }
+
+    @Test
+    void theFileSeamRuleCatchesAPathMadeAnew() {
+        JavaClasses control = new ClassFileImporter().importClasses(EscapesTheSeam.class);
+        assertThrows(AssertionError.class, () -> filesOnlyThroughTheStoresFolder().check(control));
     }
 
     private static boolean isExported(JavaClass c) {

@@ -3,6 +3,7 @@ package dev.nepenthe.core;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
@@ -98,7 +99,9 @@ class DiskFaultTest {
         for (int r = 0; r < ROUNDS; r++) {
             long roundSeed = rnd.nextLong();
             try {
-                new Round(roundSeed, tmp.resolve("round-" + r), totals).run();
+                Round round = new Round(roundSeed, tmp.resolve("round-" + r), totals);
+                // A round takes seconds; a hang (a lock never released after a fault) fails it.
+                assertTimeoutPreemptively(Duration.ofMinutes(5), round::run);
             } catch (AssertionError | Exception e) {
                 throw new AssertionError("round " + r + " (round seed " + roundSeed + ")" + Seeds.replay(seed)
                         + ": " + e, e);
@@ -182,7 +185,7 @@ class DiskFaultTest {
             } catch (IOException | UncheckedIOException e) {
                 assertTrue(plan.injectedCount() > before, "the open failed without an injected fault: " + e);
                 String chain = StoreFaults.chain(e);
-                assertTrue(chain.contains(dir.toString()), "a read error names the file: " + chain);
+                assertTrue(chain.contains(dir.toString()), "a read error names the file: " + StoreFaults.stack(e));
                 totals.failedOpens++;
             } finally {
                 totals.faultsInjected += plan.injectedCount() - before;
@@ -254,12 +257,9 @@ class DiskFaultTest {
                 }
                 String subject = subjectOf.computeIfAbsent(id, k -> "s" + rnd.nextInt(6));
                 if (forgotten.contains(subject)) {
-                    // Its subject is forgotten: a new id of a live subject instead.
-                    id = "n" + counter;
-                    subject = "s" + (6 + rnd.nextInt(4));
-                    if (forgotten.contains(subject) || after.containsKey(id)) {
-                        continue;
-                    }
+                    // Its subject is forgotten: a new id (never used) of a subject of its own instead.
+                    id = "n" + (counter++);
+                    subject = "u" + id;
                     subjectOf.put(id, subject);
                 }
                 String value = nextValue();

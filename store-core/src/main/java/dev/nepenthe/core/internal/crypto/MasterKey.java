@@ -2,6 +2,7 @@ package dev.nepenthe.core.internal.crypto;
 
 import dev.nepenthe.core.internal.io.ChecksummedFiles;
 import dev.nepenthe.core.internal.io.CrashPoints;
+import dev.nepenthe.core.internal.io.IoErrors;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.nio.ByteBuffer;
@@ -59,7 +60,7 @@ public final class MasterKey {
             return new MasterKey(decode(env.trim(), "environment variable " + ENV));
         }
         if (Files.exists(file)) {
-            return new MasterKey(decode(Files.readString(file, StandardCharsets.US_ASCII).trim(), "key file " + file));
+            return new MasterKey(decode(IoErrors.readString(file, StandardCharsets.US_ASCII).trim(), "key file " + file));
         }
         if (!generateIfMissing) {
             throw new IOException("no master key: set " + ENV + " or create the key file " + file);

@@ -222,7 +222,7 @@ public final class EvidenceLedger implements Closeable {
      */
     private static LedgerVerification scan(Path file, PublicKey pub, List<LedgerEntry> out, boolean repairTornTail)
             throws IOException {
-        byte[] bytes = Files.readAllBytes(file);
+        byte[] bytes = IoErrors.readAllBytes(file);
         ByteBuffer h = header();
         if (bytes.length < h.remaining() || !ByteBuffer.wrap(bytes, 0, h.remaining()).equals(h)) {
             throw new CorruptFileException(file, FORMAT + ": header is missing or wrong (not a Nepenthe evidence"

@@ -9,6 +9,7 @@ import dev.nepenthe.core.forget.OperationState;
 import dev.nepenthe.core.internal.evidence.EvidenceLedger;
 import dev.nepenthe.core.internal.evidence.SigningKey;
 import dev.nepenthe.core.internal.io.ChecksummedFiles;
+import dev.nepenthe.core.internal.io.IoErrors;
 import java.io.Closeable;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
@@ -225,7 +226,7 @@ public final class AnchoredLedger implements Closeable {
 
     private static String sha256(Path file) throws IOException {
         try {
-            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(Files.readAllBytes(file)));
+            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(IoErrors.readAllBytes(file)));
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException(e);
         }

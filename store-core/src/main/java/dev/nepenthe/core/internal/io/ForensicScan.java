@@ -24,7 +24,7 @@ public final class ForensicScan {
             }
             try (Stream<Path> files = Files.walk(root)) {
                 for (Path f : files.filter(Files::isRegularFile).toList()) {
-                    byte[] bytes = Files.readAllBytes(f);
+                    byte[] bytes = IoErrors.readAllBytes(f);
                     for (byte[] n : needles) {
                         if (indexOf(bytes, n) >= 0) {
                             hits.add(f);

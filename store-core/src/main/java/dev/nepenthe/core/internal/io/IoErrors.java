@@ -1,7 +1,9 @@
 package dev.nepenthe.core.internal.io;
 
 import java.io.IOException;
+import java.nio.charset.Charset;
 import java.nio.file.FileSystemException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 
 /**
@@ -12,6 +14,24 @@ import java.nio.file.Path;
 public final class IoErrors {
 
     private IoErrors() {}
+
+    /** {@link Files#readAllBytes}, its errors naming the file. */
+    public static byte[] readAllBytes(Path file) throws IOException {
+        try {
+            return Files.readAllBytes(file);
+        } catch (IOException e) {
+            throw naming(file, "reading", e);
+        }
+    }
+
+    /** {@link Files#readString}, its errors naming the file. */
+    public static String readString(Path file, Charset charset) throws IOException {
+        try {
+            return Files.readString(file, charset);
+        } catch (IOException e) {
+            throw naming(file, "reading", e);
+        }
+    }
 
     /**
      * {@code e} with {@code file} in its message: unchanged when it names the file already (a

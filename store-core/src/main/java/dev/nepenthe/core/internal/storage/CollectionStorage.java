@@ -9,6 +9,7 @@ import dev.nepenthe.core.internal.crypto.RecordCipher;
 import dev.nepenthe.core.internal.io.ChecksummedFiles;
 import dev.nepenthe.core.internal.io.CrashPoints;
 import dev.nepenthe.core.internal.io.FileCopies;
+import dev.nepenthe.core.internal.io.IoErrors;
 import dev.nepenthe.core.internal.record.RecordAccess;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
@@ -1075,7 +1076,7 @@ public final class CollectionStorage implements Closeable {
                 continue;
             }
             scanned++;
-            int n = dev.nepenthe.core.internal.io.ForensicScan.countAny(Files.readAllBytes(f), needles);
+            int n = dev.nepenthe.core.internal.io.ForensicScan.countAny(IoErrors.readAllBytes(f), needles);
             if (n > 0) {
                 found += n;
                 holding.add(dir.relativize(f).toString());
@@ -1146,7 +1147,7 @@ public final class CollectionStorage implements Closeable {
         try (java.util.stream.Stream<Path> files = Files.walk(snapshotDir)) {
             // Regular files only, never through a link: the scan reads the copy, not what a link names.
             for (Path f : files.filter(f -> Files.isRegularFile(f, java.nio.file.LinkOption.NOFOLLOW_LINKS)).toList()) {
-                found += dev.nepenthe.core.internal.io.ForensicScan.countAny(Files.readAllBytes(f), recordHashes);
+                found += dev.nepenthe.core.internal.io.ForensicScan.countAny(IoErrors.readAllBytes(f), recordHashes);
             }
         }
         return found;
@@ -1435,7 +1436,7 @@ public final class CollectionStorage implements Closeable {
             return null;
         }
         try {
-            return java.security.MessageDigest.getInstance("SHA-256").digest(Files.readAllBytes(f));
+            return java.security.MessageDigest.getInstance("SHA-256").digest(IoErrors.readAllBytes(f));
         } catch (java.security.NoSuchAlgorithmException e) {
             throw new IllegalStateException(e);
         }

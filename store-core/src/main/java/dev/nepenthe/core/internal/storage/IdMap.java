@@ -1,6 +1,7 @@
 package dev.nepenthe.core.internal.storage;
 
 import dev.nepenthe.core.internal.crypto.KeyedHash;
+import dev.nepenthe.core.internal.io.IoErrors;
 import java.io.Closeable;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
@@ -114,7 +115,7 @@ final class IdMap implements Closeable {
         Path closedMarker = closedMarker();
         boolean cleanlyClosed = Files.exists(closedMarker);
         if (cleanlyClosed) {
-            byte[] marker = Files.readAllBytes(closedMarker);
+            byte[] marker = IoErrors.readAllBytes(closedMarker);
             // The marker ends with the digest of the file the close left; a file changed since
             // (a flipped byte, another copy) is not vouched for. Read before Chronicle maps it.
             if (marker.length > DIGEST_BYTES && Files.exists(file)) {

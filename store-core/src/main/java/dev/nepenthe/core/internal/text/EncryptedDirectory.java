@@ -118,6 +118,16 @@ final class EncryptedDirectory extends FilterDirectory {
 
     @Override
     public IndexInput openInput(String name, IOContext context) throws IOException {
+        try {
+            return decrypting(name);
+        } catch (CorruptIndexException | java.nio.file.NoSuchFileException | java.io.FileNotFoundException e) {
+            throw e; // Lucene tells these apart, and they name the file
+        } catch (IOException e) {
+            throw IoErrors.naming(folder().resolve(name), "opening", e);
+        }
+    }
+
+    private IndexInput decrypting(String name) throws IOException {
         Header h;
         long length;
         try (IndexInput raw = in.openInput(name, IOContext.READONCE)) {
