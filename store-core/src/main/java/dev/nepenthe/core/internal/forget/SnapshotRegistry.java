@@ -4,6 +4,7 @@ import dev.nepenthe.core.forget.ErasureClass;
 import dev.nepenthe.core.forget.SurfaceOutcome;
 import dev.nepenthe.core.internal.crypto.KeyedHash;
 import dev.nepenthe.core.internal.engine.CollectionEngine;
+import dev.nepenthe.core.internal.io.IoErrors;
 import dev.nepenthe.core.internal.storage.CollectionStorage;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -134,7 +135,7 @@ final class SnapshotRegistry {
         }
         List<RegisteredSnapshot> out = new ArrayList<>();
         int unreadable = 0;
-        List<String> lines = Files.readAllLines(file, StandardCharsets.UTF_8);
+        List<String> lines = IoErrors.readString(file, StandardCharsets.UTF_8).lines().toList();
         for (int i = 0; i < lines.size(); i++) {
             if (lines.get(i).isEmpty()) {
                 continue;
