@@ -1,0 +1,63 @@
+package dev.nepenthe.core.internal.crypto;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.nepenthe.core.internal.io.CrashPoints;
+import dev.nepenthe.testing.faults.FaultPlan;
+import dev.nepenthe.testing.faults.FaultyFileSystem;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The generated master key file: owner-only from its first byte, and never left half written. */
+class MasterKeyFileTest {
+
+    @TempDir
+    Path dir;
+
+    @AfterEach
+    void removeHook() {
+        CrashPoints.install(null);
+    }
+
+    @Test
+    void theKeyFileIsOwnerOnlyBeforeAnyByteOfTheKeyIsWritten() throws IOException {
+        Path file = dir.resolve("keys").resolve("master.key");
+        List<String> seen = new ArrayList<>();
+        CrashPoints.install(point -> {
+            if (point.equals("master-key.created")) {
+                try {
+                    // The file exists, still empty: whoever could open it now would read the key later.
+                    seen.add(Files.size(file) + " " + PosixFilePermissions.toString(Files.getPosixFilePermissions(file)));
+                } catch (IOException e) {
+                    throw new AssertionError(e);
+                }
+            }
+        });
+        MasterKey.resolve(file, true);
+        assertEquals(List.of("0 rw-------"), seen);
+        assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(file)));
+    }
+
+    @Test
+    void aKeyWriteThatFailsLeavesNoHalfKeyForTheNextStart() throws IOException {
+        FaultPlan plan = FaultPlan.none(3);
+        Path file = FaultyFileSystem.wrap(dir.resolve("keys"), plan).resolve("master.key");
+        plan.diskFullAfter(10); // the base64 key is 45 bytes
+        IOException e = assertThrows(IOException.class, () -> MasterKey.resolve(file, true));
+        assertTrue(e.getMessage().contains("No space left on device"), e.getMessage());
+        assertFalse(Files.exists(file), "a half-written key would be read (and refused) at the next start");
+        plan.heal();
+        MasterKey.resolve(file, true);
+        assertTrue(Files.exists(file));
+    }
+}
