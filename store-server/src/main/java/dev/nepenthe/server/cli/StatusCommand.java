@@ -7,7 +7,9 @@ import dev.nepenthe.grpc.v1.GetOperationRequest;
 import dev.nepenthe.grpc.v1.ListCollectionsRequest;
 import dev.nepenthe.grpc.v1.Operation;
 import dev.nepenthe.grpc.v1.PublicKeyRequest;
+import dev.nepenthe.grpc.v1.ServerStatsRequest;
 import dev.nepenthe.server.Main;
+import dev.nepenthe.server.grpc.NepentheServer;
 import io.grpc.health.v1.HealthCheckRequest;
 import io.grpc.health.v1.HealthCheckResponse;
 import java.io.PrintWriter;
@@ -57,6 +59,12 @@ public final class StatusCommand implements Callable<Integer> {
             if (health != HealthCheckResponse.ServingStatus.SERVING) {
                 return Main.DOES_NOT_HOLD;
             }
+            HealthCheckResponse.ServingStatus writes = client.health().check(HealthCheckRequest.newBuilder()
+                    .setService(NepentheServer.WRITES_HEALTH).build()).getStatus();
+            if (writes != HealthCheckResponse.ServingStatus.SERVING) {
+                out.println("writes: " + writes + ": the store is read-only after a failed write; searches go on. "
+                        + writeProblem(client));
+            }
             if (publicKeyOut != null) {
                 Files.writeString(publicKeyOut, client.forget().getPublicKey(PublicKeyRequest.getDefaultInstance()).getPem(),
                         StandardCharsets.UTF_8);
@@ -72,16 +80,18 @@ public final class StatusCommand implements Callable<Integer> {
                 report.details(op);
                 out.println(op.getReceipt().isEmpty() ? "receipt: none yet" : "receipt: issued ("
                         + "'nepenthe forget' with the same --key prints it again)");
-                boolean fine = !op.getSettled() || op.getState().equals("SEALED");
+                boolean fine = (!op.getSettled() || op.getState().equals("SEALED"))
+                        && writes == HealthCheckResponse.ServingStatus.SERVING;
                 return fine ? 0 : Main.DOES_NOT_HOLD;
             }
             List<CollectionInfo> infos = new ArrayList<>();
             for (CollectionSpec s : client.collections().list(ListCollectionsRequest.getDefaultInstance()).getCollectionsList()) {
                 infos.add(client.collections().describe(DescribeCollectionRequest.newBuilder().setName(s.getName()).build()));
             }
+            int code = writes == HealthCheckResponse.ServingStatus.SERVING ? 0 : Main.DOES_NOT_HOLD;
             if (infos.isEmpty()) {
                 out.println("no collections");
-                return 0;
+                return code;
             }
             int w = Math.max("collection".length(), infos.stream().mapToInt(i -> i.getSpec().getName().length()).max().orElse(0));
             String row = "%-" + w + "s  %9s  %-6s  %-6s  %12s  %s%n";
@@ -91,7 +101,17 @@ public final class StatusCommand implements Callable<Integer> {
                 out.printf(Locale.ROOT, row, s.getName(), s.getDimension(), s.getMetric().name().toLowerCase(Locale.ROOT),
                         s.getIndexKind(), String.format(Locale.ROOT, "%,d", i.getSize()), text(s));
             }
-            return 0;
+            return code;
+        }
+    }
+
+    /** Why writes are refused, as the server tells this token's role (a plain tenant is not told). */
+    private static String writeProblem(ServerConnection.Client client) {
+        try {
+            String p = client.admin().stats(ServerStatsRequest.getDefaultInstance()).getWriteProblem();
+            return p.isEmpty() ? "" : "The failure: " + p;
+        } catch (io.grpc.StatusRuntimeException e) {
+            return "A store operator's token shows the failure (" + e.getStatus().getCode() + " for this one).";
         }
     }
 

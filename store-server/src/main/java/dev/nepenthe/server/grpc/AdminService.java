@@ -3,6 +3,7 @@ package dev.nepenthe.server.grpc;
 import dev.nepenthe.cache.QueryCache;
 import dev.nepenthe.core.CollectionSpec;
 import dev.nepenthe.core.Nepenthe;
+import dev.nepenthe.core.StoreHealth;
 import dev.nepenthe.core.VectorCollection;
 import dev.nepenthe.core.forget.ForgetOperation;
 import dev.nepenthe.grpc.v1.AdminGrpc;
@@ -43,6 +44,11 @@ final class AdminService extends AdminGrpc.AdminImplBase {
         Statuses.unary(out, () -> {
             Caller caller = Role.require(Role.TENANT_ADMIN, "read statistics");
             ServerStats.Builder b = ServerStats.newBuilder();
+            StoreHealth health = store.health();
+            b.setWritesAccepted(health.writesAccepted());
+            if (health.writeProblem() != null) {
+                b.setWriteProblem(caller.storeOperator() ? health.writeProblem() : Redaction.paths(health.writeProblem()));
+            }
             if (!caller.storeOperator()) {
                 // Their own tenant, and not the cache: its counters are every tenant's traffic.
                 return b.setCacheEnabled(false).addTenants(tenant(caller.tenant())).build();

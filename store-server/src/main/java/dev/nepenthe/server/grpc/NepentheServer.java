@@ -42,6 +42,12 @@ public final class NepentheServer implements Closeable {
     /** The flag that lets a server without TLS listen beyond loopback; named in the refusal. */
     public static final String INSECURE_PLAINTEXT_FLAG = "--insecure-plaintext-on-network";
 
+    /**
+     * The health service's name for writes: NOT_SERVING while the store is read-only after a
+     * failed write ({@code ServerStats.write_problem} says why, to a store operator).
+     */
+    public static final String WRITES_HEALTH = "nepenthe.v1.Writes";
+
     private final Server server;
     private final Nepenthe store;
     private final HealthStatusManager health;
@@ -282,11 +288,29 @@ public final class NepentheServer implements Closeable {
             throw e;
         }
         health.setStatus("", io.grpc.health.v1.HealthCheckResponse.ServingStatus.SERVING);
+        watchWrites(store, health, timer);
         for (BindableService s : services) {
             health.setStatus(s.bindService().getServiceDescriptor().getName(),
                     io.grpc.health.v1.HealthCheckResponse.ServingStatus.SERVING);
         }
         return new NepentheServer(server, store, health, limits, closeStore, handlers, timer, limiter, budget);
+    }
+
+    /**
+     * Keeps {@value #WRITES_HEALTH} in the health service as the store is: NOT_SERVING once a write
+     * to its files has failed and the store is read-only (searches and gets go on, so the server
+     * and its services stay SERVING). Checked every second: the latch is one volatile read.
+     */
+    private static void watchWrites(Nepenthe store, HealthStatusManager health, ScheduledExecutorService timer) {
+        timer.scheduleWithFixedDelay(() -> {
+            try {
+                boolean writes = store.health().writesAccepted();
+                health.setStatus(WRITES_HEALTH, writes ? io.grpc.health.v1.HealthCheckResponse.ServingStatus.SERVING
+                        : io.grpc.health.v1.HealthCheckResponse.ServingStatus.NOT_SERVING);
+            } catch (RuntimeException e) {
+                // The store is closing: the server's own close sets the terminal state.
+            }
+        }, 0, 1, TimeUnit.SECONDS);
     }
 
     private static java.util.concurrent.ThreadFactory daemonThreads(String prefix) {

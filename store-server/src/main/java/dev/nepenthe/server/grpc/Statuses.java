@@ -1,5 +1,6 @@
 package dev.nepenthe.server.grpc;
 
+import dev.nepenthe.core.StoreReadOnlyException;
 import dev.nepenthe.core.UnknownCollectionException;
 import dev.nepenthe.core.forget.ForgottenScopeException;
 import io.grpc.Context;
@@ -49,6 +50,9 @@ final class Statuses {
             case ForgottenScopeException e -> Status.FAILED_PRECONDITION.withDescription(e.getMessage()).asRuntimeException();
             case IllegalArgumentException e -> Status.INVALID_ARGUMENT.withDescription(e.getMessage()).asRuntimeException();
             case IllegalStateException e -> Status.FAILED_PRECONDITION.withDescription(e.getMessage()).asRuntimeException();
+            // Not a failure of this call: an earlier write failed and the store takes none until it
+            // is reopened. Retrying will not help, so not UNAVAILABLE. The message names no file.
+            case StoreReadOnlyException e -> Status.FAILED_PRECONDITION.withDescription(e.getMessage()).asRuntimeException();
             case UncheckedIOException e -> unavailable(e.getMessage());
             case IOException e -> unavailable(e.getMessage());
             default -> {
