@@ -187,7 +187,8 @@ final class Protos {
                 IndexSpec.of(kind, s.getIndexParamsMap()));
         // Empty strings are proto3's "not set": no text index, no embedder.
         spec = spec.withTextIndex(s.getTextAnalyzer().isEmpty() ? null : s.getTextAnalyzer())
-                .withEmbedder(s.getEmbedder().isEmpty() ? null : s.getEmbedder());
+                .withEmbedder(s.getEmbedder().isEmpty() ? null : s.getEmbedder())
+                .withSubjectIdentifiers(s.getSubjectIdentifiersList().toArray(String[]::new));
         return switch (s.getProvenance()) {
             case REGENERATE -> spec.withProvenance(CollectionSpec.Provenance.REGENERATE);
             case CASCADE, PROVENANCE_UNSPECIFIED -> spec.withProvenance(CollectionSpec.Provenance.CASCADE);
@@ -202,7 +203,8 @@ final class Protos {
                 .setIndexKind(s.index().kind()).putAllIndexParams(s.index().params())
                 .setProvenance(dev.nepenthe.grpc.v1.Provenance.valueOf(s.provenance().name()))
                 .setTextAnalyzer(s.textAnalyzer() == null ? "" : s.textAnalyzer())
-                .setEmbedder(s.embedder() == null ? "" : s.embedder()).build();
+                .setEmbedder(s.embedder() == null ? "" : s.embedder())
+                .addAllSubjectIdentifiers(s.subjectIdentifiers()).build();
     }
 
     // ---- search -----------------------------------------------------------------------------

@@ -572,8 +572,8 @@ public final class CollectionEngine {
             if (textFailed != null) {
                 fault().trip(textFailed);
                 throw new UncheckedIOException("collection '" + spec.name() + "': the batch is stored, but the text"
-                        + " index failed to take it; keyword search misses it until the next open, which rebuilds"
-                        + " the text index from the records", textFailed);
+                        + " index failed to take it; keyword search misses it, and the store is read-only, until the"
+                        + " next open, which brings the text index up to the records", textFailed);
             }
         } catch (IOException e) {
             // The log may hold the batch whole (a failed fsync after a full write) or not at all:
