@@ -1,5 +1,6 @@
 package dev.nepenthe.core;
 
+import static dev.nepenthe.testing.TestFiles.copyTree;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -85,19 +86,6 @@ class SnapshotLinksAndRegistryTest {
             }
         }
         return HexFormat.of().formatHex(d.digest());
-    }
-
-    private static void copyTree(Path from, Path to) throws IOException {
-        try (Stream<Path> files = Files.walk(from)) {
-            for (Path p : files.toList()) {
-                Path dst = to.resolve(from.relativize(p).toString());
-                if (Files.isDirectory(p)) {
-                    Files.createDirectories(dst);
-                } else {
-                    Files.copy(p, dst);
-                }
-            }
-        }
     }
 
     @Test

@@ -79,15 +79,7 @@ public final class ChecksummedFiles {
             }
             ch.force(true);
         } catch (IOException | RuntimeException e) {
-            try {
-                Files.deleteIfExists(tmp);
-            } catch (IOException suppressed) {
-                e.addSuppressed(suppressed);
-            }
-            if (e instanceof IOException io) {
-                throw IoErrors.naming(tmp, "writing", io);
-            }
-            throw e;
+            throw discard(tmp, e, tmp, "writing");
         }
         CrashPoints.reached("file.written-before-rename");
         try {
@@ -97,20 +89,28 @@ public final class ChecksummedFiles {
                 Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING);
             }
         } catch (IOException | RuntimeException e) {
-            try {
-                Files.deleteIfExists(tmp);
-            } catch (IOException suppressed) {
-                e.addSuppressed(suppressed);
-            }
-            if (e instanceof IOException io) {
-                throw IoErrors.naming(file, "renaming " + tmp.getFileName() + " over", io);
-            }
-            throw e;
+            throw discard(tmp, e, file, "renaming " + tmp.getFileName() + " over");
         }
         // If this fails the new file is in place but its name may not be durable: the caller
         // must not acknowledge what it needs (the store goes read-only), and must not retry.
         fsyncDirectory(file.toAbsolutePath().getParent());
         CrashPoints.reached("file.renamed");
+    }
+
+    /**
+     * After a failed write or rename: removes the temporary file and returns the failure to throw,
+     * an I/O error naming {@code file}.
+     */
+    private static IOException discard(Path tmp, Exception e, Path file, String doing) {
+        try {
+            Files.deleteIfExists(tmp);
+        } catch (IOException suppressed) {
+            e.addSuppressed(suppressed);
+        }
+        if (e instanceof IOException io) {
+            return IoErrors.naming(file, doing, io);
+        }
+        throw (RuntimeException) e;
     }
 
     /**

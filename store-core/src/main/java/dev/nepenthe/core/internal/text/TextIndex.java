@@ -730,19 +730,7 @@ public final class TextIndex implements Closeable {
 
     @Override
     public synchronized void close() throws IOException {
-        if (closed) {
-            return;
-        }
-        closed = true;
-        try {
-            searchers.close();
-        } finally {
-            try {
-                writer.close();
-            } finally {
-                dir.close();
-            }
-        }
+        shut(false);
     }
 
     /**
@@ -750,6 +738,10 @@ public final class TextIndex implements Closeable {
      * since the last commit is dropped, and the next open reconciles the index with the records.
      */
     public synchronized void rollbackAndClose() throws IOException {
+        shut(true);
+    }
+
+    private void shut(boolean rollback) throws IOException {
         if (closed) {
             return;
         }
@@ -758,7 +750,11 @@ public final class TextIndex implements Closeable {
             searchers.close();
         } finally {
             try {
-                writer.rollback();
+                if (rollback) {
+                    writer.rollback();
+                } else {
+                    writer.close();
+                }
             } finally {
                 dir.close();
             }
