@@ -153,7 +153,7 @@ public final class Keystore implements Closeable {
             throw new FileTooNewException(file, FORMAT, version, VERSION, VERSION);
         }
         long torn = (ch.size() - HEADER) % SLOT;
-        if (slotSize == SLOT && torn != 0) {
+        if (slotSize == SLOT && torn != 0 && tornSlotHoldsNoKey(ch.size() - torn)) {
             System.getLogger(Keystore.class.getName()).log(System.Logger.Level.WARNING, "{0}: dropped a key slot"
                     + " cut short at the end of the file ({1} bytes; a full disk or a crash while it grew)", file, torn);
             ch.truncate(ch.size() - torn);
@@ -196,6 +196,17 @@ public final class Keystore implements Closeable {
             System.getLogger(Keystore.class.getName()).log(System.Logger.Level.WARNING, "{0}: zeroed {1} key slot(s)"
                     + " left half-written by a write that failed or a crash", file, scrubbed);
         }
+    }
+
+    /**
+     * Whether the partial slot at the end of the file, from {@code at}, was being written when a
+     * write failed: a slot is written with its state byte 0 and made live last, so a partial slot
+     * whose state byte is live was cut short afterwards (a truncated file), which is corruption.
+     */
+    private boolean tornSlotHoldsNoKey(long at) throws IOException {
+        ByteBuffer state = ByteBuffer.allocate(1);
+        readFully(state, at);
+        return state.get(0) == 0;
     }
 
     /** An empty slot as written: zeros, and the checksum of the zeros. */

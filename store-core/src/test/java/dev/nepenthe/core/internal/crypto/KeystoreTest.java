@@ -102,7 +102,28 @@ class KeystoreTest {
         CorruptFileException e = assertThrows(CorruptFileException.class, () -> Keystore.open(dir, mk));
         assertTrue(e.getMessage().contains("slot 0 checksum failed") && e.getMessage().contains("keys.db"), e.getMessage());
         Files.write(file, Arrays.copyOf(b, b.length - 3));
-        assertThrows(CorruptFileException.class, () -> Keystore.open(dir, mk));
+        assertThrows(CorruptFileException.class, () -> Keystore.open(dir, mk), "a live slot cut short is corruption");
+    }
+
+    @Test
+    void aSlotCutShortWhileItWasWrittenHoldsNoKeyAndIsDropped() throws Exception {
+        MasterKey mk = master(4);
+        KeyedHash h = new KeyedHash(mk);
+        KeyedHash.Hash kept = h.subject("t", "kept");
+        byte[] keptKey;
+        try (Keystore ks = Keystore.open(dir, mk)) {
+            keptKey = ks.getOrCreate(kept).exportForTest();
+        }
+        Path file = dir.resolve("keys.db");
+        // A new slot whose write was cut short: its state byte still 0, part of its body written.
+        byte[] torn = new byte[57];
+        Arrays.fill(torn, 1, torn.length, (byte) 0x5A);
+        Files.write(file, torn, java.nio.file.StandardOpenOption.APPEND);
+        try (Keystore ks = Keystore.open(dir, mk)) {
+            assertArrayEquals(keptKey, ks.find(kept).exportForTest());
+            assertEquals(1, ks.size());
+        }
+        assertEquals(Keystore.HEADER + Keystore.SLOT, Files.size(file), "the torn slot was cut off the file");
     }
 
     @Test
