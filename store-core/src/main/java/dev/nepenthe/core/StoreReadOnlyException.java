@@ -18,9 +18,12 @@ public final class StoreReadOnlyException extends UncheckedIOException {
 
     private static final long serialVersionUID = 1L;
 
+    /** When the store became read-only. */
     private final Instant since;
 
     /**
+     * A refusal of a write to a store that is read-only since {@code since}.
+     *
      * @param since when the store became read-only
      * @param cause the write failure that made it so
      */
@@ -31,7 +34,11 @@ public final class StoreReadOnlyException extends UncheckedIOException {
         this.since = since;
     }
 
-    /** When the store became read-only. */
+    /**
+     * When the store became read-only.
+     *
+     * @return the moment the first write failed
+     */
     public Instant since() {
         return since;
     }
