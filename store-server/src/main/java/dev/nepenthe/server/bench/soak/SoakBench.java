@@ -42,6 +42,7 @@ public final class SoakBench {
     static final List<String> TENANTS = List.of("alpha", "beta");
     private static final int START_TIMEOUT_SECONDS = 180;
     private static final int STOP_TIMEOUT_SECONDS = 90;
+    private static final long LOAD_SAMPLE_MILLIS = 5000;
 
     /** One server process's life: how it started, and its memory then and when it stopped. */
     record Incarnation(int number, String started, SoakServer.Memory atStart, SoakServer.Memory atStop, double upSeconds) {}
@@ -122,6 +123,17 @@ public final class SoakBench {
         ReentrantReadWriteLock gate = new ReentrantReadWriteLock(true);
         SoakWorkload workload = new SoakWorkload(o, model, clients, tally, gate, snapshots);
         SoakChecker checker = new SoakChecker(model, clients, tally, gate);
+        Thread sampler = Thread.ofPlatform().name("soak-load").daemon().unstarted(() -> {
+            // The machine's load average every few seconds: the clients, the server and whatever else runs.
+            while (!Thread.currentThread().isInterrupted()) {
+                tally.load(System.nanoTime(), ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
+                try {
+                    Thread.sleep(LOAD_SAMPLE_MILLIS);
+                } catch (InterruptedException e) {
+                    return;
+                }
+            }
+        });
         try {
             clients.connect(server.start(START_TIMEOUT_SECONDS));
             clients.collections(clients.conn()).create(CreateCollectionRequest.newBuilder().setSpec(CollectionSpec
@@ -132,6 +144,7 @@ public final class SoakBench {
             String how = "first start";
             long end = t0 + (long) (o.seconds() * 1e9);
             workload.start();
+            sampler.start();
             SplittableRandom rnd = new SplittableRandom(o.seed() ^ 0x5EEDL);
             SoakServer.Memory atStart = first;
             for (int restart = 0; ; restart++) {
@@ -183,8 +196,9 @@ public final class SoakBench {
             aborted = e.toString();
             tally.error(Kind.OTHER, "the run stopped: " + e);
         } finally {
+            sampler.interrupt();
             if (aborted != null) {
-                workload.stop();
+                workload.abort();
             }
             if (server.alive()) {
                 server.kill();

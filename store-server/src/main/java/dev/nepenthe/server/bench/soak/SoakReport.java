@@ -84,14 +84,15 @@ final class SoakReport {
         for (Kind k : LATENCY_COLUMNS) {
             b.append(' ').append(k.label).append(" |");
         }
-        b.append("\n|---:|").append("---:|".repeat(LATENCY_COLUMNS.size())).append('\n');
+        b.append(" load average |\n|---:|").append("---:|".repeat(LATENCY_COLUMNS.size() + 1)).append('\n');
         for (int bucket : out.tally().buckets()) {
             b.append("| ").append(SoakOptions.fmt(bucket * o.bucketSeconds())).append(" |");
             for (Kind k : LATENCY_COLUMNS) {
                 double[] p = out.tally().percentiles(k, bucket);
                 b.append(' ').append(p == null ? "-" : ms(p[0]) + " / " + ms(p[1]) + " (" + (long) p[2] + ")").append(" |");
             }
-            b.append('\n');
+            double load = out.tally().load(bucket);
+            b.append(Double.isNaN(load) ? " - |" : String.format(Locale.ROOT, " %.2f |", load)).append('\n');
         }
         return b.toString();
     }

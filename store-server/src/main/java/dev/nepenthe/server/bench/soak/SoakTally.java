@@ -38,6 +38,7 @@ final class SoakTally {
     private final Map<Kind, long[]> counts = new EnumMap<>(Kind.class);
     private final Map<Kind, TreeMap<Integer, long[]>> latencies = new EnumMap<>(Kind.class);
     private final Map<Kind, TreeMap<Integer, Integer>> sizes = new EnumMap<>(Kind.class);
+    private final TreeMap<Integer, double[]> load = new TreeMap<>();
     private final List<Problem> problems = new ArrayList<>();
     private long errors;
 
@@ -54,7 +55,7 @@ final class SoakTally {
     /** An acknowledged operation that started at {@code startNanos} and took {@code nanos}. */
     synchronized void ok(Kind k, long startNanos, long nanos) {
         counts.get(k)[0]++;
-        int bucket = (int) Math.max(0, (startNanos - this.startNanos) / bucketNanos);
+        int bucket = bucket(startNanos);
         int n = sizes.get(k).getOrDefault(bucket, 0);
         long[] lat = latencies.get(k).computeIfAbsent(bucket, b -> new long[64]);
         if (n == lat.length) {
@@ -63,6 +64,23 @@ final class SoakTally {
         }
         lat[n] = nanos;
         sizes.get(k).put(bucket, n + 1);
+    }
+
+    /** A sample of the machine's load average, taken at {@code nanoTime}. */
+    synchronized void load(long nanoTime, double value) {
+        double[] sumAndCount = load.computeIfAbsent(bucket(nanoTime), b -> new double[2]);
+        sumAndCount[0] += value;
+        sumAndCount[1]++;
+    }
+
+    /** The mean of the load average's samples in a bucket, or NaN when none was taken. */
+    synchronized double load(int bucket) {
+        double[] s = load.get(bucket);
+        return s == null ? Double.NaN : s[0] / s[1];
+    }
+
+    private int bucket(long nanoTime) {
+        return (int) Math.max(0, (nanoTime - startNanos) / bucketNanos);
     }
 
     /** An operation that failed UNAVAILABLE while the server was down or being replaced. */

@@ -50,6 +50,8 @@ final class SoakWorkload {
     private final ReadWriteLock gate;
     private final Path snapshots;
     private final AtomicBoolean stop = new AtomicBoolean();
+    /** The run is being abandoned (the server did not come back): nothing waits for it any more. */
+    private final AtomicBoolean abort = new AtomicBoolean();
     private final AtomicLong servedInSearches = new AtomicLong();
     private final AtomicLong snapshotsTaken = new AtomicLong();
     private final AtomicLong sealed = new AtomicLong();
@@ -84,6 +86,12 @@ final class SoakWorkload {
         for (Thread t : threads) {
             t.join();
         }
+    }
+
+    /** Stops every client without waiting for a server that may not come back. */
+    void abort() throws InterruptedException {
+        abort.set(true);
+        stop();
     }
 
     long servedInSearches() {
@@ -259,6 +267,9 @@ final class SoakWorkload {
         Outcome out;
         while ((out = call(Kind.FORGET, conn -> clients.forget(conn, tenant).forget(req), r -> op[0] = r))
                 == Outcome.EXPECTED) {
+            if (abort.get()) {
+                return;
+            }
             Thread.sleep(200);
         }
         if (out == Outcome.ERROR) {
@@ -268,6 +279,9 @@ final class SoakWorkload {
         model.forgotten(s);
         GetOperationRequest get = GetOperationRequest.newBuilder().setId(op[0].getId()).build();
         while (!op[0].getSettled()) {
+            if (abort.get()) {
+                return;
+            }
             if (System.nanoTime() - t0 > SEAL_TIMEOUT_NANOS) {
                 tally.error(Kind.SEALED, "a forget did not settle within " + SEAL_TIMEOUT_NANOS / 1_000_000_000 + " s");
                 return;
