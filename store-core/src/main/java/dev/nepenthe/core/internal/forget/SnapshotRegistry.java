@@ -11,6 +11,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.FileSystem;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
@@ -183,7 +184,13 @@ final class SnapshotRegistry {
         int n = 0;
         for (Map.Entry<Copy, Set<KeyedHash.Hash>> t : targets(tenant, removed, collections).copies().entrySet()) {
             if (Files.isDirectory(t.getKey().dir(), LinkOption.NOFOLLOW_LINKS)) {
-                n += CollectionStorage.purgeSnapshotCopy(t.getKey().dir(), t.getValue());
+                try {
+                    n += CollectionStorage.purgeSnapshotCopy(t.getKey().dir(), t.getValue());
+                } catch (NoSuchFileException e) {
+                    // Deleted, or being deleted, while the purge read it (an operator rotating old
+                    // snapshots): a copy no longer where it was written, not a failed write of the
+                    // store's own files. Verify scans what is left of it, or counts it missing.
+                }
             }
         }
         return n;
@@ -205,9 +212,18 @@ final class SnapshotRegistry {
                 missing++;
                 continue;
             }
+            long found;
+            try {
+                found = CollectionStorage.scanSnapshotCopy(t.getKey().dir(),
+                        t.getValue().stream().map(KeyedHash.Hash::bytes).toList());
+            } catch (NoSuchFileException | java.io.UncheckedIOException e) {
+                if (e instanceof java.io.UncheckedIOException u && !(u.getCause() instanceof NoSuchFileException)) {
+                    throw u;
+                }
+                missing++; // deleted while the scan read it, as purge may have found
+                continue;
+            }
             scanned++;
-            long found = CollectionStorage.scanSnapshotCopy(t.getKey().dir(),
-                    t.getValue().stream().map(KeyedHash.Hash::bytes).toList());
             if (found > 0) {
                 problems.add(found + " copies of forgotten records in the snapshot copy on line " + t.getKey().line()
                         + " of snapshots.registry");

@@ -161,6 +161,11 @@ final class IdMap implements Closeable {
                 .name("nepenthe-idmap")
                 .constantKeySizeBySample(KEY_SAMPLE)
                 .entries(entries)
+                // The store closes its maps itself (Nepenthe.close; a server's shutdown does it after
+                // the calls in flight finish). Chronicle's own close-on-exit hook would run beside
+                // that at SIGTERM and close the map under those calls, failing them ("map closed");
+                // a JVM that exits without closing the store is a crash, which the next open repairs.
+                .skipCloseOnExitHook(true)
                 // Tolerates some growth past the declared size; put() moves to a larger file
                 // long before this runs out.
                 .maxBloatFactor(4);
