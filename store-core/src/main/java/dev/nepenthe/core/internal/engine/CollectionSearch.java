@@ -147,7 +147,10 @@ final class CollectionSearch {
             float floor = result.size() < asked ? Float.NEGATIVE_INFINITY
                     : result.scores()[result.size() - 1];
             // Takes what it recovers out of lostOrdinals.
-            int unresolved = followReplacements(request, start, accept, nowHidden, ranker, floor, lostOrdinals, found);
+            // What the publish showed in the tenant or subject (hidden ordinals too: one may have
+            // been hidden because it was being replaced after that publish).
+            RoaringBitmap shown = accept == null ? null : request.subject() != null ? views.subject() : views.tenant();
+            int unresolved = followReplacements(request, start, shown, nowHidden, ranker, floor, lostOrdinals, found);
             int lost = lostOrdinals.getCardinality() + unresolved + found.duplicates;
             hits = found.best(k);
             // What is still lost may have a version this attempt could not see: run again while
@@ -204,21 +207,23 @@ final class CollectionSearch {
     }
 
     /**
-     * Adds the new versions of records replaced since {@code start} whose old version was among
-     * this attempt's candidates: the index may have lost the old one (hidden, freed, or removed
-     * from it before it got there) while the new one was not yet a candidate. Only the first
+     * Adds the new versions of records replaced since {@code start} whose old version the
+     * publish at {@code start} {@code shown} in the request's tenant or subject (null: all of
+     * them), hidden or not: the index may have lost the old one (hidden, freed, or removed from
+     * it before it got there) while the new one was not yet a candidate. Only the first
      * replacement out of an ordinal since {@code start} names the record the search saw there;
      * the chain of later replacements leads to its current version, which must be where the last
      * one put it, visible, in the request's tenant, subject and filter, and score at or above
      * {@code floor}. Takes the ordinals it recovered a record from out of {@code lostOrdinals};
      * returns how many other candidates' current versions it could not read because they moved
-     * or left after the log was read (one of them may rank, so the caller counts it lost).
+     * or left after the log was read, or 1 when the log no longer holds every move since
+     * {@code start} (one of them may rank, so the caller counts it lost).
      */
-    private int followReplacements(SearchRequest request, long start, RoaringBitmap accept, RoaringBitmap nowHidden,
+    private int followReplacements(SearchRequest request, long start, RoaringBitmap shown, RoaringBitmap nowHidden,
             Ranker ranker, float floor, RoaringBitmap lostOrdinals, Found found) {
         List<ReplacementLog.Move> moves = engine.replacements().since(start);
-        if (moves == null || moves.isEmpty()) {
-            return 0; // none, or overtaken by more than the log holds: what was lost stays lost
+        if (moves == null) {
+            return 1; // overtaken by more moves than the log holds: only another attempt can tell
         }
         RecordCatalogue catalogue = engine.catalogue();
         RoaringBitmap seen = new RoaringBitmap();
@@ -227,7 +232,7 @@ final class CollectionSearch {
             ReplacementLog.Move first = moves.get(m);
             // With a filter, the old version may have passed it in a view the candidates were
             // not read from: the new version is checked against the filter itself below.
-            boolean candidate = accept == null || accept.contains(first.from()) || request.filter() != null;
+            boolean candidate = shown == null || shown.contains(first.from()) || request.filter() != null;
             if (!seen.checkedAdd(first.from()) || !candidate) {
                 continue;
             }
