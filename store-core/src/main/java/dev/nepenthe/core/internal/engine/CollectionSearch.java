@@ -35,10 +35,10 @@ import org.roaringbitmap.RoaringBitmap;
  * freed and reused before that publish holds its new record in the candidates, and a move out
  * of it by the record that left earlier would name the wrong one. What is left lost (deleted,
  * forgotten, a replacement the log no longer holds, or a new version that moved on again before
- * the search could read it) makes the search run again unless k hits outrank it, at most
- * {@link #SEARCH_ATTEMPTS} times, each time asking the index for as many more hits as the
- * attempts before it lost: a writer that keeps replacing records near the query costs a search
- * index calls, not its k hits.
+ * the search could read it) makes the search run again, unless it found k and none of the lost
+ * is a new version it could not read, at most {@link #SEARCH_ATTEMPTS} times, each time asking
+ * the index for as many more hits as the attempts before it lost: a writer that keeps replacing
+ * records near the query costs a search index calls, not its k hits.
  */
 final class CollectionSearch {
 
@@ -126,7 +126,6 @@ final class CollectionSearch {
             RoaringBitmap nowHidden = catalogue.hidden();
             Found found = new Found();
             RoaringBitmap lostOrdinals = new RoaringBitmap();
-            Map<Integer, Float> lostScores = new HashMap<>();
             for (int i = 0; i < result.size(); i++) {
                 int ord = result.ordinals()[i];
                 if (accept != null && !accept.contains(ord)) {
@@ -137,7 +136,6 @@ final class CollectionSearch {
                         ? null : catalogue.materialise(e); // null: deleted or replaced while its vector was read
                 if (r == null) {
                     lostOrdinals.add(ord);
-                    lostScores.put(ord, result.scores()[i]);
                     continue;
                 }
                 found.add(new SearchHit(r, result.scores()[i]));
@@ -146,23 +144,21 @@ final class CollectionSearch {
             // result (all of them, when it returned fewer than asked).
             float floor = result.size() < asked ? Float.NEGATIVE_INFINITY
                     : result.scores()[result.size() - 1];
-            // Takes what it recovers out of lostOrdinals.
             // What the publish showed in the tenant or subject (hidden ordinals too: one may have
-            // been hidden because it was being replaced after that publish).
+            // been hidden because it was being replaced after that publish). Takes what it
+            // recovers out of lostOrdinals.
             RoaringBitmap shown = accept == null ? null : request.subject() != null ? views.subject() : views.tenant();
-            int unresolved = followReplacements(request, start, shown, nowHidden, ranker, floor, lostOrdinals, found);
-            int lost = lostOrdinals.getCardinality() + unresolved + found.duplicates;
+            Unresolved unresolved = followReplacements(request, start, shown, nowHidden, ranker, floor, lostOrdinals,
+                    found);
+            int lost = lostOrdinals.getCardinality() + unresolved.notLostYet() + found.duplicates;
             hits = found.best(k);
             // What is still lost may have a version this attempt could not see: run again while
-            // attempts are left, unless k were found that outrank everything lost (a record lost
-            // from above the k-th hit, or one whose new version moved on again before this search
-            // could read it, may belong among the k). The last attempt asked for as many more as
-            // the others lost, so its hits are k unless the changes under it outran all of theirs.
-            boolean kOutrankTheLost = hits.size() >= k && unresolved == 0;
-            for (int ord : lostOrdinals) {
-                kOutrankTheLost = kOutrankTheLost && lostScores.get(ord) <= hits.get(k - 1).score();
-            }
-            if (lost <= 0 || kOutrankTheLost) {
+            // attempts are left, unless k were found anyway and none of the lost is a record
+            // replaced after the candidates' publish whose current version this attempt could not
+            // read (it may rank among the k: returning k without it would return neither version).
+            // The last attempt asked for as many more as the others lost, so its hits are k unless
+            // the changes under it outran all of theirs together.
+            if (lost <= 0 || (hits.size() >= k && unresolved.all() == 0)) {
                 return hits;
             }
             lostBefore += lost;
@@ -215,19 +211,21 @@ final class CollectionSearch {
      * the chain of later replacements leads to its current version, which must be where the last
      * one put it, visible, in the request's tenant, subject and filter, and score at or above
      * {@code floor}. Takes the ordinals it recovered a record from out of {@code lostOrdinals};
-     * returns how many other candidates' current versions it could not read because they moved
-     * or left after the log was read, or 1 when the log no longer holds every move since
-     * {@code start} (one of them may rank, so the caller counts it lost).
+     * returns the replaced records whose current version it could not read because it moved or
+     * left after the log was read (all of them when the log no longer holds every move since
+     * {@code start}): one of them may rank, so the caller runs again.
      */
-    private int followReplacements(SearchRequest request, long start, RoaringBitmap shown, RoaringBitmap nowHidden,
+    private Unresolved followReplacements(SearchRequest request, long start, RoaringBitmap shown, RoaringBitmap nowHidden,
             Ranker ranker, float floor, RoaringBitmap lostOrdinals, Found found) {
         List<ReplacementLog.Move> moves = engine.replacements().since(start);
         if (moves == null) {
-            return 1; // overtaken by more moves than the log holds: only another attempt can tell
+            // Overtaken by more moves than the log holds: only another attempt can tell.
+            return new Unresolved(1, 1);
         }
         RecordCatalogue catalogue = engine.catalogue();
         RoaringBitmap seen = new RoaringBitmap();
         int unresolved = 0;
+        int notLostYet = 0;
         for (int m = 0; m < moves.size(); m++) {
             ReplacementLog.Move first = moves.get(m);
             // With a filter, the old version may have passed it in a view the candidates were
@@ -256,8 +254,9 @@ final class CollectionSearch {
             }
             VectorRecord r = there ? catalogue.materialise(e) : null;
             if (r == null) {
+                unresolved++;
                 if (!lostOrdinals.contains(first.from())) {
-                    unresolved++; // (a lost ordinal's record is counted as lost already)
+                    notLostYet++; // (a lost ordinal's record is counted as lost already)
                 }
                 continue;
             }
@@ -275,8 +274,14 @@ final class CollectionSearch {
             found.add(new SearchHit(r, score));
             lostOrdinals.remove(first.from());
         }
-        return unresolved;
+        return new Unresolved(unresolved, notLostYet);
     }
+
+    /**
+     * Replaced records whose current version a search could not read: {@code all} of them, and
+     * those the index had not returned ({@code notLostYet}: not among its lost hits already).
+     */
+    private record Unresolved(int all, int notLostYet) {}
 
     /** Whether an entry is in the request's tenant and subject (checked when the index saw every ordinal). */
     private static boolean matches(Entry e, SearchRequest request) {
