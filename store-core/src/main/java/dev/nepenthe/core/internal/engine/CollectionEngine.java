@@ -46,9 +46,9 @@ import org.roaringbitmap.RoaringBitmap;
  * a write, for a queued writer, or for a forget's cleanup; they read what the catalogue
  * publishes. A record leaves reads in this order: hidden, then unlinked from the records, then
  * removed from the index, and only then is its ordinal free for reuse (stamped with the write
- * that freed it) and unhidden. A search reads the stamp first; a hit whose ordinal was freed
- * after that might have been scored against a vector the ordinal no longer holds, so it is
- * dropped and the search runs again. Hence a record deleted before a search starts is never
+ * that freed it) and unhidden. A search reads the stamp with its candidates' bitmaps, both of one
+ * publish; a hit whose ordinal was freed after that might have been scored against a vector the
+ * ordinal no longer holds, so it is dropped and the search runs again. Hence a record deleted before a search starts is never
  * returned, a record deleted before a search materialises its hits is never returned, and a
  * returned score is the score of the returned record.
  *

@@ -30,11 +30,15 @@ import org.roaringbitmap.RoaringBitmap;
  * that meets both keeps one (the better scored), and one that found the old version taken away
  * under it (hidden, freed, or gone from the index before the index got to it) follows the
  * collection's {@link ReplacementLog} from the old ordinal to the new version, which it checks as
- * it checks any hit and scores as the ranker would. What is left lost (deleted, forgotten, or a
- * replacement the log no longer holds) makes the search run again, at most
- * {@link #SEARCH_ATTEMPTS} times, each time asking the index for as many more hits as the
- * attempts before it lost: a writer that keeps replacing records near the query costs a search
- * index calls, not its k hits.
+ * it checks any hit and scores as the ranker would. It follows the log from the stamp of the very
+ * publish its candidates were read from ({@link RecordCatalogue#publishedAsOf}): an ordinal
+ * freed and reused before that publish holds its new record in the candidates, and a move out
+ * of it by the record that left earlier would name the wrong one. What is left lost (deleted,
+ * forgotten, a replacement the log no longer holds, or a new version that moved on again before
+ * the search could read it) makes the search run again, unless it found k and none of the lost
+ * is a new version it could not read, at most {@link #SEARCH_ATTEMPTS} times, each time asking
+ * the index for as many more hits as the attempts before it lost: a writer that keeps replacing
+ * records near the query costs a search index calls, not its k hits.
  */
 final class CollectionSearch {
 
@@ -97,9 +101,12 @@ final class CollectionSearch {
         List<SearchHit> hits = List.of();
         int lostBefore = 0;
         for (int attempt = 1; attempt <= SEARCH_ATTEMPTS; attempt++) {
-            long start = catalogue.publishedStamp();
+            // The stamp of the very publish the candidates come from: the replacements after it
+            // are exactly the ones the candidates do not show yet (see followReplacements).
+            RecordCatalogue.PublishedViews views = catalogue.publishedAsOf(request.tenant(), request.subject());
+            long start = views.stamp();
             RoaringBitmap hiddenAtStart = catalogue.hidden();
-            RoaringBitmap accept = candidates(request, hiddenAtStart);
+            RoaringBitmap accept = candidates(request, views, hiddenAtStart);
             if (accept != null && accept.isEmpty()) {
                 return List.of();
             }
@@ -125,13 +132,10 @@ final class CollectionSearch {
                     continue;
                 }
                 Entry e = catalogue.entry(ord);
-                if (e == null || e.ordinalFreedAt() > start || nowHidden.contains(ord) || !matches(e, request)) {
-                    lostOrdinals.add(ord);
-                    continue;
-                }
-                VectorRecord r = catalogue.materialise(e);
+                VectorRecord r = e == null || e.ordinalFreedAt() > start || nowHidden.contains(ord) || !matches(e, request)
+                        ? null : catalogue.materialise(e); // null: deleted or replaced while its vector was read
                 if (r == null) {
-                    lostOrdinals.add(ord); // deleted or replaced while its vector was read
+                    lostOrdinals.add(ord);
                     continue;
                 }
                 found.add(new SearchHit(r, result.scores()[i]));
@@ -140,15 +144,21 @@ final class CollectionSearch {
             // result (all of them, when it returned fewer than asked).
             float floor = result.size() < asked ? Float.NEGATIVE_INFINITY
                     : result.scores()[result.size() - 1];
-            int lost = lostOrdinals.getCardinality()
-                    - followReplacements(request, start, accept, nowHidden, ranker, floor, lostOrdinals, found);
-            lost += found.duplicates;
+            // What the publish showed in the tenant or subject (hidden ordinals too: one may have
+            // been hidden because it was being replaced after that publish). Takes what it
+            // recovers out of lostOrdinals.
+            RoaringBitmap shown = accept == null ? null : request.subject() != null ? views.subject() : views.tenant();
+            Unresolved unresolved = followReplacements(request, start, shown, nowHidden, ranker, floor, lostOrdinals,
+                    found);
+            int lost = lostOrdinals.getCardinality() + unresolved.notLostYet() + found.duplicates;
             hits = found.best(k);
             // What is still lost may have a version this attempt could not see: run again while
-            // attempts are left, unless k were found anyway. The last attempt asked for as many
-            // more as the others lost, so its hits are k unless the changes under it outran all of
-            // theirs together.
-            if (lost <= 0 || hits.size() >= k) {
+            // attempts are left, unless k were found anyway and none of the lost is a record
+            // replaced after the candidates' publish whose current version this attempt could not
+            // read (it may rank among the k: returning k without it would return neither version).
+            // The last attempt asked for as many more as the others lost, so its hits are k unless
+            // the changes under it outran all of theirs together.
+            if (lost <= 0 || (hits.size() >= k && unresolved.all() == 0)) {
                 return hits;
             }
             lostBefore += lost;
@@ -193,28 +203,34 @@ final class CollectionSearch {
     }
 
     /**
-     * Adds the new versions of records replaced since {@code start} whose old version was among
-     * this attempt's candidates: the index may have lost the old one (hidden, freed, or removed
-     * from it before it got there) while the new one was not yet a candidate. Only the first
+     * Adds the new versions of records replaced since {@code start} whose old version the
+     * publish at {@code start} {@code shown} in the request's tenant or subject (null: all of
+     * them), hidden or not: the index may have lost the old one (hidden, freed, or removed from
+     * it before it got there) while the new one was not yet a candidate. Only the first
      * replacement out of an ordinal since {@code start} names the record the search saw there;
      * the chain of later replacements leads to its current version, which must be where the last
      * one put it, visible, in the request's tenant, subject and filter, and score at or above
-     * {@code floor}. Returns how many of {@code lostOrdinals} it recovered.
+     * {@code floor}. Takes the ordinals it recovered a record from out of {@code lostOrdinals};
+     * returns the replaced records whose current version it could not read because it moved or
+     * left after the log was read (all of them when the log no longer holds every move since
+     * {@code start}): one of them may rank, so the caller runs again.
      */
-    private int followReplacements(SearchRequest request, long start, RoaringBitmap accept, RoaringBitmap nowHidden,
+    private Unresolved followReplacements(SearchRequest request, long start, RoaringBitmap shown, RoaringBitmap nowHidden,
             Ranker ranker, float floor, RoaringBitmap lostOrdinals, Found found) {
         List<ReplacementLog.Move> moves = engine.replacements().since(start);
-        if (moves == null || moves.isEmpty()) {
-            return 0; // none, or overtaken by more than the log holds: what was lost stays lost
+        if (moves == null) {
+            // Overtaken by more moves than the log holds: only another attempt can tell.
+            return new Unresolved(1, 1);
         }
         RecordCatalogue catalogue = engine.catalogue();
         RoaringBitmap seen = new RoaringBitmap();
-        int recovered = 0;
+        int unresolved = 0;
+        int notLostYet = 0;
         for (int m = 0; m < moves.size(); m++) {
             ReplacementLog.Move first = moves.get(m);
             // With a filter, the old version may have passed it in a view the candidates were
             // not read from: the new version is checked against the filter itself below.
-            boolean candidate = accept == null || accept.contains(first.from()) || request.filter() != null;
+            boolean candidate = shown == null || shown.contains(first.from()) || request.filter() != null;
             if (!seen.checkedAdd(first.from()) || !candidate) {
                 continue;
             }
@@ -229,14 +245,19 @@ final class CollectionSearch {
             }
             Entry e = catalogue.entry(to);
             // The ordinal still holds the version the last replacement put there (not one placed
-            // there after it was freed again), visible to reads now.
-            if (e == null || e.ordinalFreedAt() >= at || nowHidden.contains(to) || !matches(e, request)
-                    || (request.filter() != null && !catalogue.matching(request.filter(), RoaringBitmap.bitmapOf(to),
-                            false).contains(to))) {
-                continue;
+            // there after it was freed again); else that version moved on (or left) after the
+            // log was read, and only another attempt can tell which.
+            boolean there = e != null && e.ordinalFreedAt() < at;
+            if (there && (nowHidden.contains(to) || !matches(e, request) || (request.filter() != null
+                    && !catalogue.matching(request.filter(), RoaringBitmap.bitmapOf(to), false).contains(to)))) {
+                continue; // hidden now (a forget's mark, a delete), or outside the request
             }
-            VectorRecord r = catalogue.materialise(e);
+            VectorRecord r = there ? catalogue.materialise(e) : null;
             if (r == null) {
+                unresolved++;
+                if (!lostOrdinals.contains(first.from())) {
+                    notLostYet++; // (a lost ordinal's record is counted as lost already)
+                }
                 continue;
             }
             float score;
@@ -251,12 +272,16 @@ final class CollectionSearch {
                 continue;
             }
             found.add(new SearchHit(r, score));
-            if (lostOrdinals.contains(first.from())) {
-                recovered++;
-            }
+            lostOrdinals.remove(first.from());
         }
-        return recovered;
+        return new Unresolved(unresolved, notLostYet);
     }
+
+    /**
+     * Replaced records whose current version a search could not read: {@code all} of them, and
+     * those the index had not returned ({@code notLostYet}: not among its lost hits already).
+     */
+    private record Unresolved(int all, int notLostYet) {}
 
     /** Whether an entry is in the request's tenant and subject (checked when the index saw every ordinal). */
     private static boolean matches(Entry e, SearchRequest request) {
@@ -266,15 +291,16 @@ final class CollectionSearch {
     }
 
     /** Null means "every live ordinal"; otherwise the ordinals the index may return. */
-    private RoaringBitmap candidates(SearchRequest request, RoaringBitmap hiddenNow) {
+    private RoaringBitmap candidates(SearchRequest request, RecordCatalogue.PublishedViews views,
+            RoaringBitmap hiddenNow) {
         RecordCatalogue catalogue = engine.catalogue();
-        RoaringBitmap tenant = catalogue.publishedTenant(request.tenant());
+        RoaringBitmap tenant = views.tenant();
         if (tenant == null) {
             return new RoaringBitmap();
         }
         RoaringBitmap accept = tenant;
         if (request.subject() != null) {
-            RoaringBitmap s = catalogue.publishedSubject(request.tenant(), request.subject());
+            RoaringBitmap s = views.subject();
             if (s == null) {
                 return new RoaringBitmap();
             }
@@ -288,7 +314,7 @@ final class CollectionSearch {
         }
         // One tenant, no narrowing: let the index skip the per-candidate check (a record of
         // another tenant written meanwhile is caught at materialisation).
-        boolean everything = accept == tenant && request.subject() == null && catalogue.publishedTenantCount() == 1;
+        boolean everything = accept == tenant && request.subject() == null && views.tenants() == 1;
         return everything ? null : accept;
     }
 

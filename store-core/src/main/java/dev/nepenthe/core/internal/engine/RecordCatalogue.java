@@ -34,7 +34,8 @@ import org.roaringbitmap.RoaringBitmap;
  *       the metadata index's (see {@link #publish});</li>
  *   <li>{@link #hidden()}: ordinals no read may return (marked by a forget, under a legal hold,
  *       or being removed), an immutable bitmap replaced whole;</li>
- *   <li>a write stamp, published last by every write.</li>
+ *   <li>a write stamp, published last by every write; a search reads the tenant and subject
+ *       views with the stamp of the publish they came from ({@link #publishedAsOf}).</li>
  * </ul>
  * It holds no index and no storage: {@link CollectionEngine} writes records through both and
  * then links them here; the forget engine reads scopes and hides ordinals here.
@@ -99,6 +100,12 @@ public final class RecordCatalogue {
     private volatile int live;
     /** The stamp of the last write whose effects are all published. */
     private volatile long publishedStamp;
+    /**
+     * Odd while {@link #publish} changes the tenant and subject views and the stamp, even
+     * between: a reader that reads the same even value before and after its reads of them read
+     * them as of one publish ({@link #publishedAsOf}).
+     */
+    private volatile long publishing;
 
     // ---- the writer's own state (under the writer mutex) -----------------------------------
     private final RoaringBitmap freeOrdinals = new RoaringBitmap();
@@ -344,19 +351,42 @@ public final class RecordCatalogue {
         return marked;
     }
 
+    /**
+     * What one publish showed a search: its stamp, the tenant's and the subject's ordinals
+     * (immutable; null when none), and how many tenants had records.
+     */
+    public record PublishedViews(long stamp, RoaringBitmap tenant, RoaringBitmap subject, int tenants) {}
+
+    /**
+     * The tenant's and the subject's (when not null) ordinals and the stamp, all as of the same
+     * publish. A search follows replacements from what its candidates showed at each ordinal: it
+     * must know which writes those views already hold, or a move out of an ordinal that was
+     * freed and reused before it read them would name the wrong record. Waits out a publish in
+     * progress (a few map writes; the writer does nothing slow inside one).
+     */
+    public PublishedViews publishedAsOf(String tenant, String subject) {
+        for (int spins = 0; ; spins++) {
+            long before = publishing;
+            if ((before & 1) == 0) {
+                RoaringBitmap t = tenantView.get(tenant);
+                RoaringBitmap s = subject == null ? null : subjectView.get(new SubjectKey(tenant, subject));
+                int tenants = tenantView.size();
+                long stamp = publishedStamp;
+                if (publishing == before) {
+                    return new PublishedViews(stamp, t, s, tenants);
+                }
+            }
+            if (spins < 64) {
+                Thread.onSpinWait();
+            } else {
+                Thread.yield(); // the writer may have been descheduled mid-publish
+            }
+        }
+    }
+
     /** A tenant's live ordinals as last published (immutable), or null. */
     public RoaringBitmap publishedTenant(String tenant) {
         return tenantView.get(tenant);
-    }
-
-    /** A subject's live ordinals in a tenant as last published (immutable), or null. */
-    public RoaringBitmap publishedSubject(String tenant, String subject) {
-        return subjectView.get(new SubjectKey(tenant, subject));
-    }
-
-    /** How many tenants have live records, as last published. */
-    public int publishedTenantCount() {
-        return tenantView.size();
     }
 
     /** The tenants with live records, as last published (a copy). */
@@ -634,6 +664,7 @@ public final class RecordCatalogue {
         // The metadata first: a search reads the tenant's (or subject's) bitmap and then the
         // metadata's, so one that sees a new record among the tenant's sees its metadata keys
         // too, and a not-filter cannot let it through for want of a key not yet published.
+        publishing = publishing + 1; // odd: the writer's only, under its mutex
         metadata.publish();
         for (String t : touchedTenants) {
             RoaringBitmap b = byTenant.get(t);
@@ -655,6 +686,7 @@ public final class RecordCatalogue {
         touchedSubjects.clear();
         live = liveCount - leaving;
         publishedStamp = stamp;
+        publishing = publishing + 1; // even again: the views and the stamp agree
     }
 
     /** Hides ordinals under an operation (a forget, a hold, or {@link #REMOVING}) and publishes. */
