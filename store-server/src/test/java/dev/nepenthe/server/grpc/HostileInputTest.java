@@ -517,7 +517,7 @@ class HostileInputTest {
         NepentheServer.checkPlaintext("0.0.0.0", false, true);
 
         Path tokens = tmp.resolve("tokens.conf");
-        Files.writeString(tokens, Tokens.line(Tokens.newToken(), "acme", false) + "\n");
+        Tokens.writeOwnerOnly(tokens, Tokens.line(Tokens.newToken(), "acme", false) + "\n");
         try (Nepenthe store = Nepenthe.open(tmp.resolve("data"), StoreOptions.defaults().withKeystore(tmp.resolve("keys")))) {
             IllegalArgumentException server = assertThrows(IllegalArgumentException.class, () -> NepentheServer.start(
                     store, new NepentheServer.Options().listen("192.0.2.1", 0).tokens(tokens)));

@@ -18,7 +18,6 @@ import io.grpc.health.v1.HealthGrpc;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.stub.MetadataUtils;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.util.ArrayList;
@@ -55,7 +54,7 @@ final class HostileServer implements AutoCloseable {
         this.dir = dir;
         SplittableRandom rnd = new SplittableRandom(seed);
         Path tokens = dir.resolve("tokens.conf");
-        Files.writeString(tokens, Tokens.line(operator, "ops", true) + "\n" + Tokens.line(acme, "acme", false) + "\n"
+        Tokens.writeOwnerOnly(tokens, Tokens.line(operator, "ops", true) + "\n" + Tokens.line(acme, "acme", false) + "\n"
                 + Tokens.line(globex, "globex", false) + "\n" + Tokens.line(mallory, "mallory", false) + "\n"
                 + Tokens.line(mallory2, "mallory", false) + "\n");
         store = open(dir);

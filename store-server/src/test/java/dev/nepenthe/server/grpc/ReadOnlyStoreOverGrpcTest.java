@@ -26,9 +26,7 @@ import io.grpc.health.v1.HealthCheckResponse;
 import io.grpc.health.v1.HealthGrpc;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.stub.MetadataUtils;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -60,9 +58,8 @@ class ReadOnlyStoreOverGrpcTest {
         String acme = Tokens.newToken();
         String acmeAdmin = Tokens.newToken();
         Path tokens = tmp.resolve("tokens.conf");
-        Files.writeString(tokens, Tokens.line(ops, "ops", Role.STORE_OPERATOR) + "\n" + Tokens.line(acme, "acme", Role.TENANT)
-                + "\n" + Tokens.line(acmeAdmin, "acme", Role.TENANT_ADMIN) + "\n");
-        Files.setPosixFilePermissions(tokens, PosixFilePermissions.fromString("rw-------"));
+        Tokens.writeOwnerOnly(tokens, Tokens.line(ops, "ops", Role.STORE_OPERATOR) + "\n"
+                + Tokens.line(acme, "acme", Role.TENANT) + "\n" + Tokens.line(acmeAdmin, "acme", Role.TENANT_ADMIN) + "\n");
         FaultPlan plan = FaultPlan.none(7);
         Path data = FaultyFileSystem.wrap(tmp.resolve("data"), plan);
         StoreOptions options = StoreOptions.defaults();
