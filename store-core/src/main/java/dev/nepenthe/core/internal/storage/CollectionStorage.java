@@ -410,8 +410,8 @@ public final class CollectionStorage implements Closeable {
                     List<Opened> out = new ArrayList<>();
                     LastSubject subjects = new LastSubject();
                     OpenBuffers buffers = new OpenBuffers();
-                    SegmentFiles.forEach(f, e.getKey(), (header, sealed, length, offset) ->
-                            out.add(open(header, sealed, length, sink, subjects, buffers).at(handles[i], offset)));
+                    SegmentFiles.forEach(f, e.getKey(), (header, wasSealed, length, offset) ->
+                            out.add(open(header, wasSealed, length, sink, subjects, buffers).at(handles[i], offset)));
                     return out;
                 } catch (IOException x) {
                     throw new UncheckedIOException(x);
