@@ -10,12 +10,12 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Runs a peer library's side of a side-by-side benchmark (a script under
- * {@code store-bench/src/main/python}, run with Debian's own python3) and reads back its result
- * lines, {@code <tag> <what> key=value ...}. The peer runs single-threaded, its BLAS and OpenMP
- * included, to compare with the single-threaded Java searches; a script that measures scaling
- * raises its own thread count for that (FAISS's {@code omp_set_num_threads}, hnswlib's
- * {@code num_threads}). Everything it prints is echoed to stderr.
+ * Runs a peer library's side of a side-by-side benchmark (a script under {@code
+ * store-bench/src/main/python}, run with Debian's own python3) and reads back its result lines,
+ * {@code <tag> <what> key=value ...}. The peer runs single-threaded, its BLAS and OpenMP included,
+ * to compare with the single-threaded Java searches; a script that measures scaling raises its own
+ * thread count for that (FAISS's {@code omp_set_num_threads}, hnswlib's {@code num_threads}).
+ * Everything it prints is echoed to stderr.
  */
 public final class PeerProcess {
 
@@ -41,7 +41,9 @@ public final class PeerProcess {
         pb.environment().put("MKL_NUM_THREADS", "1");
         Process proc = pb.start();
         List<Line> out = new ArrayList<>();
-        try (BufferedReader r = new BufferedReader(new InputStreamReader(proc.getInputStream(), StandardCharsets.UTF_8))) {
+        try (BufferedReader r =
+                new BufferedReader(
+                        new InputStreamReader(proc.getInputStream(), StandardCharsets.UTF_8))) {
             String line;
             while ((line = r.readLine()) != null) {
                 System.err.println(line);

@@ -28,12 +28,26 @@ final class CacheKey {
     private final int hash;
 
     CacheKey(String collection, SearchRequest request) {
-        this(collection, request.tenant(), request.subject(), request.filter(), request.k(), request.params(),
-                request.vector(), hash(collection, request));
+        this(
+                collection,
+                request.tenant(),
+                request.subject(),
+                request.filter(),
+                request.k(),
+                request.params(),
+                request.vector(),
+                hash(collection, request));
     }
 
-    private CacheKey(String collection, String tenant, String subject, Filter filter, int k, SearchParams params,
-            float[] vector, int hash) {
+    private CacheKey(
+            String collection,
+            String tenant,
+            String subject,
+            Filter filter,
+            int k,
+            SearchParams params,
+            float[] vector,
+            int hash) {
         this.collection = Objects.requireNonNull(collection, "collection name must not be null");
         this.tenant = tenant;
         this.subject = subject;
@@ -49,7 +63,9 @@ final class CacheKey {
         return 31 * h + Arrays.hashCode(r.vector());
     }
 
-    /** The same key over a copy of the vector: what the cache stores, so no caller's array is kept. */
+    /**
+     * The same key over a copy of the vector: what the cache stores, so no caller's array is kept.
+     */
     CacheKey ownCopy() {
         return new CacheKey(collection, tenant, subject, filter, k, params, vector.clone(), hash);
     }
@@ -65,9 +81,15 @@ final class CacheKey {
 
     @Override
     public boolean equals(Object o) {
-        return o instanceof CacheKey c && hash == c.hash && k == c.k && collection.equals(c.collection)
-                && tenant.equals(c.tenant) && Objects.equals(subject, c.subject) && Objects.equals(filter, c.filter)
-                && params.equals(c.params) && Arrays.equals(vector, c.vector);
+        return o instanceof CacheKey c
+                && hash == c.hash
+                && k == c.k
+                && collection.equals(c.collection)
+                && tenant.equals(c.tenant)
+                && Objects.equals(subject, c.subject)
+                && Objects.equals(filter, c.filter)
+                && params.equals(c.params)
+                && Arrays.equals(vector, c.vector);
     }
 
     @Override
@@ -78,6 +100,12 @@ final class CacheKey {
     /** Content-free, like {@code VectorRecord}'s: no tenant, subject, filter values or vector. */
     @Override
     public String toString() {
-        return "CacheKey[collection=" + collection + ", dimension=" + vector.length + ", k=" + k + "]";
+        return "CacheKey[collection="
+                + collection
+                + ", dimension="
+                + vector.length
+                + ", k="
+                + k
+                + "]";
     }
 }

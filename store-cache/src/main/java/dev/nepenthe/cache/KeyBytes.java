@@ -6,13 +6,13 @@ import java.util.ArrayDeque;
 import java.util.Map;
 
 /**
- * Estimated heap a cache key holds beyond {@link QueryCache#ENTRY_BYTES}: its subject, its
- * filter and its knobs, which a caller chooses and which can be far larger than the result (an
- * {@code in} of a hundred thousand ids). Strings count {@value #STRING_BYTES} bytes and 2 per
- * character, boxed numbers {@value #BOX_BYTES}, a filter term {@value #TERM_BYTES} plus its
- * key, a value of a set or list {@value #SLOT_BYTES} for its slot, a knob {@value #KNOB_BYTES}
- * plus its name. Strings shared with the caller count as if they were not, as elsewhere in the
- * cache. The walk keeps its own stack: a filter may nest as deep as its caller made it.
+ * Estimated heap a cache key holds beyond {@link QueryCache#ENTRY_BYTES}: its subject, its filter
+ * and its knobs, which a caller chooses and which can be far larger than the result (an {@code in}
+ * of a hundred thousand ids). Strings count {@value #STRING_BYTES} bytes and 2 per character, boxed
+ * numbers {@value #BOX_BYTES}, a filter term {@value #TERM_BYTES} plus its key, a value of a set or
+ * list {@value #SLOT_BYTES} for its slot, a knob {@value #KNOB_BYTES} plus its name. Strings shared
+ * with the caller count as if they were not, as elsewhere in the cache. The walk keeps its own
+ * stack: a filter may nest as deep as its caller made it.
  */
 final class KeyBytes {
 

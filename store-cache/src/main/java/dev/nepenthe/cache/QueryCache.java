@@ -27,8 +27,8 @@ import java.util.function.Predicate;
  * Search results by query, kept in front of {@link VectorCollection#search}, that take part in
  * every forget: registered with {@code Nepenthe.registerSurface}, it stops serving a forget's
  * records before {@code forget()} returns, evicts at the purge every entry that holds a forgotten
- * record or whose query lies near a forgotten vector, and proves at verification that none is
- * left. One cache serves one store (entries are keyed by collection name, not by store).
+ * record or whose query lies near a forgotten vector, and proves at verification that none is left.
+ * One cache serves one store (entries are keyed by collection name, not by store).
  *
  * <pre>{@code
  * QueryCache cache = new QueryCache(10_000, 256L << 20);
@@ -37,49 +37,58 @@ import java.util.function.Predicate;
  * collection.upsertAll(batch); cache.invalidate(collection.name(), tenant);  // after every write
  * }</pre>
  *
- * <p><b>Keys.</b> Collection name, tenant, subject, filter, k, index knobs and the query vector
- * bit for bit. A query that differs in one bit, or asks for another k, is another entry.
+ * <p><b>Keys.</b> Collection name, tenant, subject, filter, k, index knobs and the query vector bit
+ * for bit. A query that differs in one bit, or asks for another k, is another entry.
  *
  * <p><b>Bounds and cost.</b> At most {@code maxEntries} entries and {@code maxBytes} estimated
  * bytes; past either, the least recently used entries go. An entry's size is an estimate of the
- * heap it keeps reachable: {@value #ENTRY_BYTES} bytes plus 4 per query dimension, what the
- * key's subject, filter and knobs hold ({@link KeyBytes}: a filter can be megabytes), and per hit
- * {@value #HIT_BYTES} bytes, 4 per dimension (the record's vector), 2 per id character, the
- * text's UTF-8 length and {@value #METADATA_ENTRY_BYTES} per metadata entry (strings shared with
- * the store or the caller are counted as if they were not). A result bigger than
- * {@code maxBytes} on its own is not stored.
+ * heap it keeps reachable: {@value #ENTRY_BYTES} bytes plus 4 per query dimension, what the key's
+ * subject, filter and knobs hold ({@link KeyBytes}: a filter can be megabytes), and per hit {@value
+ * #HIT_BYTES} bytes, 4 per dimension (the record's vector), 2 per id character, the text's UTF-8
+ * length and {@value #METADATA_ENTRY_BYTES} per metadata entry (strings shared with the store or
+ * the caller are counted as if they were not). A result bigger than {@code maxBytes} on its own is
+ * not stored.
  *
- * <p><b>Concurrency.</b> Safe for concurrent use; one lock guards the map. A hit costs hashing
- * the query (O(dimension)) and one hash lookup with an LRU relink under the lock, no search. A
- * miss costs a copy of the query vector; storing a result costs a pass over its hits (outside the
- * lock) and a few map operations under it. {@link #block} and {@link #invalidate} scan the
- * entries under the lock; {@link #purge} and {@link #verify} compare every entry of the tenant
- * with every forgotten vector outside it.
+ * <p><b>Concurrency.</b> Safe for concurrent use; one lock guards the map. A hit costs hashing the
+ * query (O(dimension)) and one hash lookup with an LRU relink under the lock, no search. A miss
+ * costs a copy of the query vector; storing a result costs a pass over its hits (outside the lock)
+ * and a few map operations under it. {@link #block} and {@link #invalidate} scan the entries under
+ * the lock; {@link #purge} and {@link #verify} compare every entry of the tenant with every
+ * forgotten vector outside it.
  *
  * <p><b>Writes are not seen.</b> The cache cannot tell that a collection changed: whoever writes
- * (upserts, deletes, rebuilds) must call {@link #invalidate(String, String)} or
- * {@link #invalidate(String)} once the write has returned, or stale results are served. A
- * result computed before the write and stored after the invalidation is refused (see
- * {@link #put}). Forgets need no such call: the cache is one of their surfaces.
+ * (upserts, deletes, rebuilds) must call {@link #invalidate(String, String)} or {@link
+ * #invalidate(String)} once the write has returned, or stale results are served. A result computed
+ * before the write and stored after the invalidation is refused (see {@link #put}). Forgets need no
+ * such call: the cache is one of their surfaces.
  *
  * <p><b>What the cache holds.</b> Its own copy of each query vector (a caller's array is never
- * kept), zeroed when the entry is evicted, and the hits as an immutable list. The hits' records
- * are the immutable copies the store handed out (their arrays are private and copied on every
- * access), shared with the caller that searched; the cache cannot zero them and, once an entry is
- * evicted, holds no reference to them. Nothing is logged and no message names a query, a subject
- * or a record.
+ * kept), zeroed when the entry is evicted, and the hits as an immutable list. The hits' records are
+ * the immutable copies the store handed out (their arrays are private and copied on every access),
+ * shared with the caller that searched; the cache cannot zero them and, once an entry is evicted,
+ * holds no reference to them. Nothing is logged and no message names a query, a subject or a
+ * record.
  */
 public final class QueryCache implements ErasureSurface {
 
     /** The surface's name in operations, receipts and evidence. */
     public static final String NAME = "cache:query";
 
-    /** Estimated bytes of an entry apart from its query vector and hits (key, entry, map node, list). */
+    /**
+     * Estimated bytes of an entry apart from its query vector and hits (key, entry, map node,
+     * list).
+     */
     static final long ENTRY_BYTES = 192;
-    /** Estimated bytes of a hit apart from its vector, id, text and metadata (hit, record, array headers). */
+
+    /**
+     * Estimated bytes of a hit apart from its vector, id, text and metadata (hit, record, array
+     * headers).
+     */
     static final long HIT_BYTES = 128;
+
     /** Estimated bytes of one metadata entry. */
     static final long METADATA_ENTRY_BYTES = 64;
+
     /**
      * How many scopes (tenant, collection, collection and tenant) the cache remembers the last
      * invalidation or forget of, to refuse results computed before it. Past this many, it forgets
@@ -92,20 +101,28 @@ public final class QueryCache implements ErasureSurface {
     private final double probeThreshold;
 
     private final Object lock = new Object();
+
     // Everything below is guarded by lock.
     /** Access order: the first entry is the least recently used. */
     private final LinkedHashMap<CacheKey, Entry> entries = new LinkedHashMap<>(16, 0.75f, true);
+
     private long bytes;
+
     /** Raised by every block, purge, invalidation and clear; a miss's ticket is its value then. */
     private long epoch;
+
     /** A result whose ticket is below this is refused (every mark older than it was dropped). */
     private long floor;
+
     /** The epoch of the last block, purge or invalidation of each scope. */
     private final Map<Scope, Long> marks = new HashMap<>();
+
     /** Scopes of unreleased operations, by operation id. */
     private final Map<String, BlockedScope> blocks = new HashMap<>();
+
     /** Tenants of operations purged but not released, by operation id: no new entries there. */
     private final Map<String, String> purging = new HashMap<>();
+
     private long hits;
     private long misses;
     private long puts;
@@ -115,8 +132,8 @@ public final class QueryCache implements ErasureSurface {
     private long evictedByInvalidation;
 
     /**
-     * A cache whose near-query rule uses the store's default probe threshold,
-     * {@link ProbePolicy#DEFAULT} (cosine 0.85).
+     * A cache whose near-query rule uses the store's default probe threshold, {@link
+     * ProbePolicy#DEFAULT} (cosine 0.85).
      *
      * @param maxEntries most entries kept, at least 1
      * @param maxBytes most estimated bytes kept (see the class comment), at least 1
@@ -129,8 +146,8 @@ public final class QueryCache implements ErasureSurface {
     /**
      * A cache whose near-query rule uses the given threshold: pass the threshold of the store's
      * {@link ProbePolicy} ({@code StoreOptions.probePolicy()}), so that the cache evicts at least
-     * what the store's probe would flag. (A request that tightens its own threshold is not seen
-     * by surfaces; pass a lower one here to cover such requests.)
+     * what the store's probe would flag. (A request that tightens its own threshold is not seen by
+     * surfaces; pass a lower one here to cover such requests.)
      *
      * @param maxEntries most entries kept, at least 1
      * @param maxBytes most estimated bytes kept (see the class comment), at least 1
@@ -140,14 +157,18 @@ public final class QueryCache implements ErasureSurface {
      */
     public QueryCache(int maxEntries, long maxBytes, double probeThreshold) {
         if (maxEntries < 1) {
-            throw new IllegalArgumentException("query cache maxEntries: expected at least 1, got " + maxEntries);
+            throw new IllegalArgumentException(
+                    "query cache maxEntries: expected at least 1, got " + maxEntries);
         }
         if (maxBytes < 1) {
-            throw new IllegalArgumentException("query cache maxBytes: expected at least 1, got " + maxBytes);
+            throw new IllegalArgumentException(
+                    "query cache maxBytes: expected at least 1, got " + maxBytes);
         }
         if (!(probeThreshold > 0 && probeThreshold < 1)) {
-            throw new IllegalArgumentException("query cache probe threshold: expected a cosine in (0, 1), as the"
-                    + " store's probe policy takes, got " + probeThreshold);
+            throw new IllegalArgumentException(
+                    "query cache probe threshold: expected a cosine in (0, 1), as the"
+                            + " store's probe policy takes, got "
+                            + probeThreshold);
         }
         this.maxEntries = maxEntries;
         this.maxBytes = maxBytes;
@@ -159,9 +180,9 @@ public final class QueryCache implements ErasureSurface {
     /**
      * The cached hits for {@code request} on {@code collection}, or the collection's own search,
      * stored for next time: {@link #lookup}, then on a miss {@link VectorCollection#search} and
-     * {@link #put}. Only vector queries are cached: a query with text (keyword, hybrid, or
-     * embedded by the collection) goes to the collection every time, since the forget rule that
-     * evicts entries whose query lies near a forgotten vector has no vector to compare.
+     * {@link #put}. Only vector queries are cached: a query with text (keyword, hybrid, or embedded
+     * by the collection) goes to the collection every time, since the forget rule that evicts
+     * entries whose query lies near a forgotten vector has no vector to compare.
      *
      * @param collection the collection to search
      * @param request the query
@@ -194,13 +215,15 @@ public final class QueryCache implements ErasureSurface {
      * @return true for the queries {@link #lookup} accepts
      */
     public static boolean cacheable(SearchRequest request) {
-        return request.mode() == SearchRequest.Mode.VECTOR && request.vector() != null && request.text() == null;
+        return request.mode() == SearchRequest.Mode.VECTOR
+                && request.vector() != null
+                && request.text() == null;
     }
 
     /**
-     * Looks a query up. On a miss the lookup carries a ticket (the cache's epoch now) and a copy
-     * of the query, for {@link #put}: take it before searching, so that a forget or an
-     * invalidation that lands during the search is seen.
+     * Looks a query up. On a miss the lookup carries a ticket (the cache's epoch now) and a copy of
+     * the query, for {@link #put}: take it before searching, so that a forget or an invalidation
+     * that lands during the search is seen.
      *
      * @param collection the collection's name
      * @param request the query; its vector is read, not kept
@@ -210,10 +233,14 @@ public final class QueryCache implements ErasureSurface {
     public Lookup lookup(String collection, SearchRequest request) {
         Objects.requireNonNull(request, "search request must not be null");
         if (!cacheable(request)) {
-            throw new IllegalArgumentException("query cache: expected a vector query without text, got a "
-                    + request.mode() + " query" + (request.text() != null ? " with text" : ""));
+            throw new IllegalArgumentException(
+                    "query cache: expected a vector query without text, got a "
+                            + request.mode()
+                            + " query"
+                            + (request.text() != null ? " with text" : ""));
         }
-        CacheKey probe = new CacheKey(collection, request); // reads the caller's array; never stored
+        CacheKey probe =
+                new CacheKey(collection, request); // reads the caller's array; never stored
         long ticket;
         synchronized (lock) {
             Entry e = entries.get(probe);
@@ -228,18 +255,20 @@ public final class QueryCache implements ErasureSurface {
     }
 
     /**
-     * Stores the result of a search after a miss, unless something since the miss makes it
-     * unsafe to serve. Refused (and false returned) when, since the lookup:
+     * Stores the result of a search after a miss, unless something since the miss makes it unsafe
+     * to serve. Refused (and false returned) when, since the lookup:
+     *
      * <ul>
-     *   <li>a forget blocked or purged the tenant, or the collection or tenant was invalidated
-     *       (the search may have run before the forget's mark or the write): the lookup's ticket
-     *       is older than the scope's last mark;</li>
-     *   <li>a forget of the tenant has purged and not yet been released (no new entry lands
-     *       between a purge and its verification);</li>
+     *   <li>a forget blocked or purged the tenant, or the collection or tenant was invalidated (the
+     *       search may have run before the forget's mark or the write): the lookup's ticket is
+     *       older than the scope's last mark;
+     *   <li>a forget of the tenant has purged and not yet been released (no new entry lands between
+     *       a purge and its verification);
      *   <li>a hit is a record an unreleased forget blocked, or the request names a subject one
-     *       blocked;</li>
-     *   <li>the result alone is larger than {@code maxBytes}.</li>
+     *       blocked;
+     *   <li>the result alone is larger than {@code maxBytes}.
      * </ul>
+     *
      * A stored result replaces an entry with the same key and may evict least recently used ones.
      *
      * @param miss the lookup that missed, used once
@@ -261,7 +290,8 @@ public final class QueryCache implements ErasureSurface {
         long size = cost(miss.key, copy);
         synchronized (lock) {
             if (miss.used) {
-                throw new IllegalStateException("lookup was put already: take a new one for each search");
+                throw new IllegalStateException(
+                        "lookup was put already: take a new one for each search");
             }
             miss.used = true;
             if (admissible(miss.key, miss.ticket, copy, size)) {
@@ -277,7 +307,9 @@ public final class QueryCache implements ErasureSurface {
 
     /** Guarded by lock. */
     private boolean admissible(CacheKey key, long ticket, List<SearchHit> result, long size) {
-        if (ticket < floor || markOf(new Scope(key.tenant, null)) > ticket || markOf(new Scope(null, key.collection)) > ticket
+        if (ticket < floor
+                || markOf(new Scope(key.tenant, null)) > ticket
+                || markOf(new Scope(null, key.collection)) > ticket
                 || markOf(new Scope(key.tenant, key.collection)) > ticket) {
             return false;
         }
@@ -306,9 +338,9 @@ public final class QueryCache implements ErasureSurface {
     // ------------------------------------------------------------------------- invalidation
 
     /**
-     * Evicts every entry of one tenant in one collection and refuses results computed before
-     * this call; call it once a write to that tenant and collection has returned. O(entries)
-     * under the lock.
+     * Evicts every entry of one tenant in one collection and refuses results computed before this
+     * call; call it once a write to that tenant and collection has returned. O(entries) under the
+     * lock.
      *
      * @param collection the collection's name
      * @param tenant the tenant written to
@@ -319,7 +351,8 @@ public final class QueryCache implements ErasureSurface {
         Objects.requireNonNull(tenant, "tenant must not be null");
         synchronized (lock) {
             mark(new Scope(tenant, collection));
-            return evictInvalidated(e -> e.key.collection.equals(collection) && e.key.tenant.equals(tenant));
+            return evictInvalidated(
+                    e -> e.key.collection.equals(collection) && e.key.tenant.equals(tenant));
         }
     }
 
@@ -340,9 +373,8 @@ public final class QueryCache implements ErasureSurface {
     }
 
     /**
-     * Evicts every entry and refuses every result computed before this call. Also the way out
-     * for an operator when {@link #verify} reported a problem: clear, then re-verify the
-     * operation.
+     * Evicts every entry and refuses every result computed before this call. Also the way out for
+     * an operator when {@link #verify} reported a problem: clear, then re-verify the operation.
      *
      * @return how many entries were evicted
      */
@@ -363,23 +395,27 @@ public final class QueryCache implements ErasureSurface {
 
     // ------------------------------------------------------------------------ erasure surface
 
-    /** @return {@value #NAME} */
+    /**
+     * @return {@value #NAME}
+     */
     @Override
     public String name() {
         return NAME;
     }
 
-    /** @return {@link ErasureClass#PHYSICAL}: entries are removed and their query vectors zeroed */
+    /**
+     * @return {@link ErasureClass#PHYSICAL}: entries are removed and their query vectors zeroed
+     */
     @Override
     public ErasureClass erasureClass() {
         return ErasureClass.PHYSICAL;
     }
 
     /**
-     * Stops serving the scope before it returns: evicts every entry of the tenant holding a
-     * blocked record or asked for the blocked subject, remembers the scope (a result holding one
-     * of its records is refused until {@link #release}) and refuses results computed before this
-     * call in the tenant. O(entries) under the lock.
+     * Stops serving the scope before it returns: evicts every entry of the tenant holding a blocked
+     * record or asked for the blocked subject, remembers the scope (a result holding one of its
+     * records is refused until {@link #release}) and refuses results computed before this call in
+     * the tenant. O(entries) under the lock.
      */
     @Override
     public void block(BlockedScope scope) {
@@ -387,19 +423,27 @@ public final class QueryCache implements ErasureSurface {
         synchronized (lock) {
             blocks.put(scope.operationId(), scope);
             mark(new Scope(scope.tenant(), null));
-            evictedByForget += evictWhere(e -> e.key.tenant.equals(scope.tenant())
-                    && ((scope.subject() != null && scope.subject().equals(e.key.subject))
-                            || holdsAny(e, scope.recordIds().get(e.key.collection))));
+            evictedByForget +=
+                    evictWhere(
+                            e ->
+                                    e.key.tenant.equals(scope.tenant())
+                                            && ((scope.subject() != null
+                                                            && scope.subject()
+                                                                    .equals(e.key.subject))
+                                                    || holdsAny(
+                                                            e,
+                                                            scope.recordIds()
+                                                                    .get(e.key.collection))));
         }
     }
 
     /**
      * Evicts every entry of the tenant that holds a forgotten record (by collection and id), whose
-     * query has cosine at or above the probe threshold with a forgotten vector of its dimension,
-     * or that was asked for the forgotten subject, and zeroes their query vectors. From here until
-     * {@link #release} the tenant takes no new entries, so what {@link #verify} checks is what
-     * this left. Costs (tenant's entries) x (forgotten vectors) x dimension multiply-adds, outside
-     * the lock.
+     * query has cosine at or above the probe threshold with a forgotten vector of its dimension, or
+     * that was asked for the forgotten subject, and zeroes their query vectors. From here until
+     * {@link #release} the tenant takes no new entries, so what {@link #verify} checks is what this
+     * left. Costs (tenant's entries) x (forgotten vectors) x dimension multiply-adds, outside the
+     * lock.
      *
      * @return how many entries were evicted
      */
@@ -426,7 +470,8 @@ public final class QueryCache implements ErasureSurface {
         long evicted = 0;
         synchronized (lock) {
             for (Entry e : doomed) {
-                if (e.alive && entries.remove(e.key, e)) { // remove(k, v) does not reorder the LRU list
+                if (e.alive
+                        && entries.remove(e.key, e)) { // remove(k, v) does not reorder the LRU list
                     drop(e);
                     evicted++;
                 }
@@ -461,7 +506,8 @@ public final class QueryCache implements ErasureSurface {
                 }
             }
         }
-        // An entry evicted (and its vector zeroed) while it was being compared is gone: not residue.
+        // An entry evicted (and its vector zeroed) while it was being compared is gone: not
+        // residue.
         synchronized (lock) {
             found.keySet().removeIf(e -> !e.alive);
         }
@@ -469,14 +515,20 @@ public final class QueryCache implements ErasureSurface {
         found.values().forEach(r -> byReason[r.ordinal()]++);
         List<String> problems = new ArrayList<>();
         if (byReason[Reason.RECORD.ordinal()] > 0) {
-            problems.add(byReason[Reason.RECORD.ordinal()] + " cached entries hold a forgotten record");
+            problems.add(
+                    byReason[Reason.RECORD.ordinal()] + " cached entries hold a forgotten record");
         }
         if (byReason[Reason.SUBJECT.ordinal()] > 0) {
-            problems.add(byReason[Reason.SUBJECT.ordinal()] + " cached entries were asked for the forgotten subject");
+            problems.add(
+                    byReason[Reason.SUBJECT.ordinal()]
+                            + " cached entries were asked for the forgotten subject");
         }
         if (byReason[Reason.NEAR_QUERY.ordinal()] > 0) {
-            problems.add(byReason[Reason.NEAR_QUERY.ordinal()] + " cached entries have a query at cosine "
-                    + probeThreshold + " or above to a forgotten vector");
+            problems.add(
+                    byReason[Reason.NEAR_QUERY.ordinal()]
+                            + " cached entries have a query at cosine "
+                            + probeThreshold
+                            + " or above to a forgotten vector");
         }
         return new SurfaceOutcome(NAME, ErasureClass.PHYSICAL, purged, all.size(), problems, null);
     }
@@ -499,8 +551,16 @@ public final class QueryCache implements ErasureSurface {
      */
     public Stats stats() {
         synchronized (lock) {
-            return new Stats(hits, misses, puts, refused, evictedByCapacity, evictedByForget, evictedByInvalidation,
-                    entries.size(), bytes);
+            return new Stats(
+                    hits,
+                    misses,
+                    puts,
+                    refused,
+                    evictedByCapacity,
+                    evictedByForget,
+                    evictedByInvalidation,
+                    entries.size(),
+                    bytes);
         }
     }
 
@@ -514,13 +574,21 @@ public final class QueryCache implements ErasureSurface {
      *     blocked record, during a purge of their tenant, or too large)
      * @param evictedByCapacity entries evicted for the entry or byte bound (least recently used)
      * @param evictedByForget entries evicted by a forget's block or purge
-     * @param evictedByInvalidation entries evicted by {@link QueryCache#invalidate(String, String)},
-     *     {@link QueryCache#invalidate(String)} or {@link QueryCache#clear()}
+     * @param evictedByInvalidation entries evicted by {@link QueryCache#invalidate(String,
+     *     String)}, {@link QueryCache#invalidate(String)} or {@link QueryCache#clear()}
      * @param entries entries held now
      * @param bytes estimated bytes held now (see the class comment)
      */
-    public record Stats(long hits, long misses, long puts, long refusedPuts, long evictedByCapacity,
-            long evictedByForget, long evictedByInvalidation, int entries, long bytes) {
+    public record Stats(
+            long hits,
+            long misses,
+            long puts,
+            long refusedPuts,
+            long evictedByCapacity,
+            long evictedByForget,
+            long evictedByInvalidation,
+            int entries,
+            long bytes) {
 
         /**
          * Hits over lookups.
@@ -540,8 +608,10 @@ public final class QueryCache implements ErasureSurface {
      */
     public static final class Lookup {
         private final QueryCache owner;
+
         /** The cache's own copy of the query on a miss (stored by {@link #put}), null on a hit. */
         final CacheKey key;
+
         private final List<SearchHit> hits;
         private final long ticket;
         private boolean used; // guarded by owner.lock
@@ -578,7 +648,9 @@ public final class QueryCache implements ErasureSurface {
         /** Content-free. */
         @Override
         public String toString() {
-            return isHit() ? "Lookup[hit, " + hits.size() + " hits]" : "Lookup[miss, ticket=" + ticket + "]";
+            return isHit()
+                    ? "Lookup[hit, " + hits.size() + " hits]"
+                    : "Lookup[miss, ticket=" + ticket + "]";
         }
     }
 
@@ -597,7 +669,9 @@ public final class QueryCache implements ErasureSurface {
         }
     }
 
-    /** Guarded by lock: adds the entry (replacing one with its key), then evicts down to the bounds. */
+    /**
+     * Guarded by lock: adds the entry (replacing one with its key), then evicts down to the bounds.
+     */
     private void insert(Entry e) {
         Entry old = entries.remove(e.key);
         if (old != null) {
@@ -609,7 +683,8 @@ public final class QueryCache implements ErasureSurface {
         while ((entries.size() > maxEntries || bytes > maxBytes) && lru.hasNext()) {
             Entry victim = lru.next();
             if (victim == e) {
-                break; // cannot happen while e.bytes <= maxBytes and maxEntries >= 1; never evict what was just put
+                break; // cannot happen while e.bytes <= maxBytes and maxEntries >= 1; never evict
+                // what was just put
             }
             lru.remove();
             drop(victim);
@@ -620,7 +695,7 @@ public final class QueryCache implements ErasureSurface {
     /** Guarded by lock: evicts every entry that passes, returns how many. */
     private int evictWhere(Predicate<Entry> which) {
         int n = 0;
-        for (Iterator<Entry> it = entries.values().iterator(); it.hasNext();) {
+        for (Iterator<Entry> it = entries.values().iterator(); it.hasNext(); ) {
             Entry e = it.next();
             if (which.test(e)) {
                 it.remove();
@@ -671,8 +746,12 @@ public final class QueryCache implements ErasureSurface {
         long c = ENTRY_BYTES + 4L * dim + KeyBytes.of(key.subject, key.filter, key.params);
         for (SearchHit h : hits) {
             VectorRecord r = h.record();
-            c += HIT_BYTES + 4L * dim + 2L * r.id().length() + utf8Length(r.text())
-                    + METADATA_ENTRY_BYTES * r.metadata().size();
+            c +=
+                    HIT_BYTES
+                            + 4L * dim
+                            + 2L * r.id().length()
+                            + utf8Length(r.text())
+                            + METADATA_ENTRY_BYTES * r.metadata().size();
         }
         return c;
     }
@@ -712,14 +791,21 @@ public final class QueryCache implements ErasureSurface {
         }
     }
 
-    /** What an invalidation or a forget covers: a tenant, a collection, or one tenant of one collection. */
+    /**
+     * What an invalidation or a forget covers: a tenant, a collection, or one tenant of one
+     * collection.
+     */
     private record Scope(String tenant, String collection) {}
 
-    private enum Reason { RECORD, SUBJECT, NEAR_QUERY }
+    private enum Reason {
+        RECORD,
+        SUBJECT,
+        NEAR_QUERY
+    }
 
     /**
-     * The rule shared by purge and verify: why an entry of the operation's tenant serves
-     * forgotten data, or null.
+     * The rule shared by purge and verify: why an entry of the operation's tenant serves forgotten
+     * data, or null.
      */
     private static final class Residue {
         private final Map<String, Set<String>> idsByCollection = new HashMap<>();
@@ -732,7 +818,9 @@ public final class QueryCache implements ErasureSurface {
             this.subject = forgotten.subject();
             this.threshold = threshold;
             for (ForgottenRecords.Item i : forgotten.items()) {
-                idsByCollection.computeIfAbsent(i.collection(), c -> new HashSet<>()).add(i.recordId());
+                idsByCollection
+                        .computeIfAbsent(i.collection(), c -> new HashSet<>())
+                        .add(i.recordId());
                 if (i.vector() != null) {
                     vectors.add(i.vector()); // the store's copy, zeroed by the store after the call
                 }

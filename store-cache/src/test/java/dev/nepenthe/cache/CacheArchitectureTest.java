@@ -18,18 +18,37 @@ import org.junit.jupiter.api.Test;
  */
 class CacheArchitectureTest {
 
-    private static final ArchRule NO_INTERNALS = noClasses().that().resideInAPackage("dev.nepenthe.cache..")
-            .should().dependOnClassesThat().resideInAPackage("dev.nepenthe.core.internal..");
+    private static final ArchRule NO_INTERNALS =
+            noClasses()
+                    .that()
+                    .resideInAPackage("dev.nepenthe.cache..")
+                    .should()
+                    .dependOnClassesThat()
+                    .resideInAPackage("dev.nepenthe.core.internal..");
 
-    private static final ArchRule ONLY_THE_API = classes().that().resideInAPackage("dev.nepenthe.cache..")
-            .should().onlyDependOnClassesThat().resideInAnyPackage("java..", "dev.nepenthe.cache..", "dev.nepenthe.core",
-                    "dev.nepenthe.core.forget", "dev.nepenthe.core.index", "dev.nepenthe.core.vector");
+    private static final ArchRule ONLY_THE_API =
+            classes()
+                    .that()
+                    .resideInAPackage("dev.nepenthe.cache..")
+                    .should()
+                    .onlyDependOnClassesThat()
+                    .resideInAnyPackage(
+                            "java..",
+                            "dev.nepenthe.cache..",
+                            "dev.nepenthe.core",
+                            "dev.nepenthe.core.forget",
+                            "dev.nepenthe.core.index",
+                            "dev.nepenthe.core.vector");
 
     private static JavaClasses cache() {
-        JavaClasses classes = new ClassFileImporter().withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
-                .importPackages("dev.nepenthe.cache");
+        JavaClasses classes =
+                new ClassFileImporter()
+                        .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+                        .importPackages("dev.nepenthe.cache");
         // Without this an import that found nothing would pass both rules.
-        assertTrue(classes.contain(QueryCache.class), "QueryCache was not imported: " + classes.size() + " classes");
+        assertTrue(
+                classes.contain(QueryCache.class),
+                "QueryCache was not imported: " + classes.size() + " classes");
         return classes;
     }
 
@@ -44,9 +63,15 @@ class CacheArchitectureTest {
     void theRuleCatchesAClassThatReachesIntoTheInternals() {
         // VectorRecord hands its arrays to the store through internal.record.RecordAccess: the
         // same rule, pointed at it, must fail, or it would pass anything.
-        JavaClasses core = new ClassFileImporter().importClasses(dev.nepenthe.core.VectorRecord.class);
-        ArchRule same = noClasses().that().resideInAPackage("dev.nepenthe.core")
-                .should().dependOnClassesThat().resideInAPackage("dev.nepenthe.core.internal..");
+        JavaClasses core =
+                new ClassFileImporter().importClasses(dev.nepenthe.core.VectorRecord.class);
+        ArchRule same =
+                noClasses()
+                        .that()
+                        .resideInAPackage("dev.nepenthe.core")
+                        .should()
+                        .dependOnClassesThat()
+                        .resideInAPackage("dev.nepenthe.core.internal..");
         assertThrows(AssertionError.class, () -> same.check(core));
     }
 }

@@ -43,19 +43,22 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The cache in front of a real embedded store (exact index, 320 records in two tenants) and
- * registered as its "cache:query" surface. Oracles: an uncached {@link VectorCollection#search}
- * for what a hit must return; the subject's record ids for what no search may return once
- * {@code forget()} has returned; cosines computed here in double precision for which entries the
+ * registered as its "cache:query" surface. Oracles: an uncached {@link VectorCollection#search} for
+ * what a hit must return; the subject's record ids for what no search may return once {@code
+ * forget()} has returned; cosines computed here in double precision for which entries the
  * near-query rule must evict; and the operation's own surface outcome, which must name the cache
  * clean with exactly the count of entries the rules cover.
  */
 class QueryCacheForgetTest {
 
-    @TempDir
-    Path tmp;
+    @TempDir Path tmp;
 
-    /** 32 dimensions: random directions almost never meet at cosine 0.85, so the store's probe stays quiet. */
+    /**
+     * 32 dimensions: random directions almost never meet at cosine 0.85, so the store's probe stays
+     * quiet.
+     */
     private static final int DIM = 32;
+
     private static final Duration WAIT = Duration.ofSeconds(60);
     private static final String C = "notes";
     private static final String ALICE = "alice";
@@ -65,10 +68,12 @@ class QueryCacheForgetTest {
 
     /** Vectors of the stored records, by tenant and id. */
     private final Map<String, float[]> vectors = new HashMap<>();
+
     private final Set<String> aliceIds = new LinkedHashSet<>();
 
     private Nepenthe open() throws IOException {
-        return Nepenthe.open(tmp.resolve("data"), StoreOptions.defaults().withKeystore(tmp.resolve("keys")));
+        return Nepenthe.open(
+                tmp.resolve("data"), StoreOptions.defaults().withKeystore(tmp.resolve("keys")));
     }
 
     private static float[] gaussian(Random rnd) {
@@ -84,9 +89,9 @@ class QueryCacheForgetTest {
     }
 
     /**
-     * Default tenant: alice a0..a9, bob b0..b39, nobody n0..n249 (metadata lang en or de).
-     * Tenant {@value #OTHER}: o0..o19, the first three also alice's (the same name in another
-     * tenant is another person to the store).
+     * Default tenant: alice a0..a9, bob b0..b39, nobody n0..n249 (metadata lang en or de). Tenant
+     * {@value #OTHER}: o0..o19, the first three also alice's (the same name in another tenant is
+     * another person to the store).
      */
     private VectorCollection populate(Nepenthe store, Random rnd) {
         VectorCollection c = store.createCollection(CollectionSpec.of(C, DIM, Metric.COSINE));
@@ -96,10 +101,22 @@ class QueryCacheForgetTest {
             aliceIds.add("a" + i);
         }
         for (int i = 0; i < 40; i++) {
-            batch.add(record(VectorRecord.DEFAULT_TENANT, "b" + i, BOB, rnd, i % 2 == 0 ? "en" : "de"));
+            batch.add(
+                    record(
+                            VectorRecord.DEFAULT_TENANT,
+                            "b" + i,
+                            BOB,
+                            rnd,
+                            i % 2 == 0 ? "en" : "de"));
         }
         for (int i = 0; i < 250; i++) {
-            batch.add(record(VectorRecord.DEFAULT_TENANT, "n" + i, null, rnd, i % 3 == 0 ? "de" : "en"));
+            batch.add(
+                    record(
+                            VectorRecord.DEFAULT_TENANT,
+                            "n" + i,
+                            null,
+                            rnd,
+                            i % 3 == 0 ? "de" : "en"));
         }
         for (int i = 0; i < 20; i++) {
             batch.add(record(OTHER, "o" + i, i < 3 ? ALICE : null, rnd, "en"));
@@ -111,8 +128,13 @@ class QueryCacheForgetTest {
     private VectorRecord record(String tenant, String id, String subject, Random rnd, String lang) {
         float[] v = gaussian(rnd);
         vectors.put(tenant + "/" + id, v.clone());
-        return VectorRecord.builder(id).tenant(tenant).subject(subject).vector(v).text("note " + id)
-                .metadata("lang", lang).build();
+        return VectorRecord.builder(id)
+                .tenant(tenant)
+                .subject(subject)
+                .vector(v)
+                .text("note " + id)
+                .metadata("lang", lang)
+                .build();
     }
 
     private static ForgetRequest forgetAlice(String key) {
@@ -120,11 +142,14 @@ class QueryCacheForgetTest {
     }
 
     private boolean holdsAlice(SearchRequest q, List<SearchHit> hits) {
-        return q.tenant().equals(VectorRecord.DEFAULT_TENANT) && hits.stream().anyMatch(h -> aliceIds.contains(h.id()));
+        return q.tenant().equals(VectorRecord.DEFAULT_TENANT)
+                && hits.stream().anyMatch(h -> aliceIds.contains(h.id()));
     }
 
     private static SurfaceOutcome cacheOutcome(ForgetOperation op) {
-        return op.surfaces().stream().filter(s -> s.surface().equals(QueryCache.NAME)).findFirst()
+        return op.surfaces().stream()
+                .filter(s -> s.surface().equals(QueryCache.NAME))
+                .findFirst()
                 .orElseThrow(() -> new AssertionError("no cache:query among " + op.surfaces()));
     }
 
@@ -157,7 +182,10 @@ class QueryCacheForgetTest {
             Collections.sort(stored);
             int[] ks = {1, 5, 10, 40};
             for (int i = 0; i < 60; i++) {
-                float[] v = rnd.nextBoolean() ? gaussian(rnd) : vectors.get(stored.get(rnd.nextInt(stored.size()))).clone();
+                float[] v =
+                        rnd.nextBoolean()
+                                ? gaussian(rnd)
+                                : vectors.get(stored.get(rnd.nextInt(stored.size()))).clone();
                 SearchRequest q = SearchRequest.of(v, ks[rnd.nextInt(ks.length)]);
                 switch (rnd.nextInt(6)) {
                     case 0 -> q = q.subject(BOB);
@@ -165,7 +193,7 @@ class QueryCacheForgetTest {
                     case 2 -> q = q.filter(Filter.eq("lang", "de"));
                     case 3 -> q = q.tenant(OTHER).filter(Filter.in("lang", "en", "de"));
                     case 4 -> q = q.param("efSearch", 16 + rnd.nextInt(100));
-                    default -> { }
+                    default -> {}
                 }
                 queries.add(q);
             }
@@ -173,19 +201,38 @@ class QueryCacheForgetTest {
             // repeat is a hit. The oracle counts distinct requests by every field of the key.
             java.util.Set<String> distinct = new java.util.HashSet<>();
             for (SearchRequest q : queries) {
-                distinct.add(java.util.Arrays.toString(q.vector()) + "|" + q.k() + "|" + q.tenant() + "|" + q.subject()
-                        + "|" + q.filter() + "|" + q.params());
+                distinct.add(
+                        java.util.Arrays.toString(q.vector())
+                                + "|"
+                                + q.k()
+                                + "|"
+                                + q.tenant()
+                                + "|"
+                                + q.subject()
+                                + "|"
+                                + q.filter()
+                                + "|"
+                                + q.params());
             }
             int unique = distinct.size();
             for (SearchRequest q : queries) {
-                assertEquals(c.search(q), cache.search(c, q), "a miss returns the store's hits" + Seeds.replay(seed));
+                assertEquals(
+                        c.search(q),
+                        cache.search(c, q),
+                        "a miss returns the store's hits" + Seeds.replay(seed));
             }
-            assertEquals(new QueryCache.Stats(60 - unique, unique, unique, 0, 0, 0, 0, unique, cache.stats().bytes()),
-                    cache.stats(), Seeds.replay(seed));
+            assertEquals(
+                    new QueryCache.Stats(
+                            60 - unique, unique, unique, 0, 0, 0, 0, unique, cache.stats().bytes()),
+                    cache.stats(),
+                    Seeds.replay(seed));
             Collections.shuffle(queries, rnd);
             for (SearchRequest q : queries) {
                 assertTrue(cache.lookup(C, q).isHit(), Seeds.replay(seed));
-                assertEquals(c.search(q), cache.search(c, q), "a hit returns the store's hits" + Seeds.replay(seed));
+                assertEquals(
+                        c.search(q),
+                        cache.search(c, q),
+                        "a hit returns the store's hits" + Seeds.replay(seed));
             }
             QueryCache.Stats s = cache.stats();
             // 60 - unique repeats in the first pass, then two hits (lookup and search) per request.
@@ -196,7 +243,8 @@ class QueryCacheForgetTest {
     }
 
     @Test
-    void onceForgetReturnsNoSearchThroughTheCacheReturnsTheSubjectNorDoesARacingPutLand() throws Exception {
+    void onceForgetReturnsNoSearchThroughTheCacheReturnsTheSubjectNorDoesARacingPutLand()
+            throws Exception {
         long seed = Seeds.draw("QueryCacheForgetTest.onceForgetReturnsNoSearchThroughTheCache...");
         Random rnd = new Random(seed);
         try (Nepenthe store = open()) {
@@ -213,10 +261,14 @@ class QueryCacheForgetTest {
             List<SearchRequest> controls = new ArrayList<>();
             for (int i = 0; i < 10; i++) {
                 controls.add(SearchRequest.of(vec("b" + i), 5).subject(BOB));
-                controls.add(SearchRequest.of(gaussian(rnd), 5).tenant(OTHER)); // alice of the other tenant may be here
+                controls.add(
+                        SearchRequest.of(gaussian(rnd), 5)
+                                .tenant(OTHER)); // alice of the other tenant may be here
             }
             for (SearchRequest q : aliceQueries) {
-                assertTrue(holdsAlice(q, cache.search(c, q)), "precondition: each is a record's own nearest neighbour");
+                assertTrue(
+                        holdsAlice(q, cache.search(c, q)),
+                        "precondition: each is a record's own nearest neighbour");
             }
             controls.forEach(q -> cache.search(c, q));
             issued.addAll(aliceQueries);
@@ -230,25 +282,41 @@ class QueryCacheForgetTest {
 
             // A legal hold keeps the operation marked (BLOCKED, then COMPLETED_WITH_EXCEPTION) but
             // not purged, so what follows is checked while the block alone protects the cache.
-            LegalHold hold = store.placeHold(VectorRecord.DEFAULT_TENANT, ForgetScope.subject(ALICE), "litigation-7");
+            LegalHold hold =
+                    store.placeHold(
+                            VectorRecord.DEFAULT_TENANT,
+                            ForgetScope.subject(ALICE),
+                            "litigation-7");
             ForgetOperation op = store.forget(forgetAlice("req-1"));
             // forget() has returned: from here no search through the cache returns alice.
             for (SearchRequest q : aliceQueries) {
                 List<SearchHit> hits = cache.search(c, q);
-                assertFalse(holdsAlice(q, hits), "served alice after forget returned" + Seeds.replay(seed));
+                assertFalse(
+                        holdsAlice(q, hits),
+                        "served alice after forget returned" + Seeds.replay(seed));
                 assertEquals(c.search(q), hits, "and serves what the store serves");
             }
-            assertFalse(cache.put(racingLookup, stale), "a result computed before the mark must not land");
+            assertFalse(
+                    cache.put(racingLookup, stale),
+                    "a result computed before the mark must not land");
             assertFalse(holdsAlice(racing, cache.search(c, racing)));
             QueryCache.Lookup fresh = cache.lookup(C, SearchRequest.of(vec("a5"), 10).subject(BOB));
-            assertFalse(cache.put(fresh, stale), "a result holding a blocked record is refused until release");
+            assertFalse(
+                    cache.put(fresh, stale),
+                    "a result holding a blocked record is refused until release");
             for (SearchRequest q : controls) {
-                assertTrue(cache.lookup(C, q).isHit(), "an entry without alice's records survives the block");
+                assertTrue(
+                        cache.lookup(C, q).isHit(),
+                        "an entry without alice's records survives the block");
             }
-            assertEquals(OperationState.COMPLETED_WITH_EXCEPTION, store.awaitOperation(op.id(), WAIT).state());
+            assertEquals(
+                    OperationState.COMPLETED_WITH_EXCEPTION,
+                    store.awaitOperation(op.id(), WAIT).state());
             for (SearchRequest q : aliceQueries) {
                 if (q.subject() != null) {
-                    assertFalse(cache.lookup(C, q).isHit(), "a query for the blocked subject is not stored");
+                    assertFalse(
+                            cache.lookup(C, q).isHit(),
+                            "a query for the blocked subject is not stored");
                 }
             }
 
@@ -259,14 +327,19 @@ class QueryCacheForgetTest {
                     mustEvict++;
                 }
             }
-            assertTrue(mustEvict >= aliceIds.size(), "the re-cached queries at alice's own vectors are near them");
+            assertTrue(
+                    mustEvict >= aliceIds.size(),
+                    "the re-cached queries at alice's own vectors are near them");
             store.liftHold(hold.id());
             ForgetOperation done = store.awaitOperation(op.id(), WAIT);
             assertEquals(OperationState.SEALED, done.state(), done.note());
             SurfaceOutcome outcome = cacheOutcome(done);
             assertTrue(outcome.clean(), outcome.problems().toString());
             assertEquals(ErasureClass.PHYSICAL, outcome.erasureClass());
-            assertEquals(mustEvict, outcome.purged(), "the purge evicts exactly what the rules cover" + Seeds.replay(seed));
+            assertEquals(
+                    mustEvict,
+                    outcome.purged(),
+                    "the purge evicts exactly what the rules cover" + Seeds.replay(seed));
             assertEquals(cache.stats().entries(), outcome.checked());
             for (SearchRequest q : issued) {
                 QueryCache.Lookup l = cache.lookup(C, q);
@@ -282,7 +355,8 @@ class QueryCacheForgetTest {
     }
 
     @Test
-    void anEntryWhoseQueryWasNearAForgottenVectorIsEvictedAtPurgeAndAFarOneSurvives() throws Exception {
+    void anEntryWhoseQueryWasNearAForgottenVectorIsEvictedAtPurgeAndAFarOneSurvives()
+            throws Exception {
         long seed = Seeds.draw("QueryCacheForgetTest.anEntryWhoseQueryWasNearAForgottenVector...");
         Random rnd = new Random(seed);
         try (Nepenthe store = open()) {
@@ -293,7 +367,9 @@ class QueryCacheForgetTest {
             SearchRequest near = SearchRequest.of(atCosine(a0, 0.95, rnd), 5).subject(BOB);
             SearchRequest far = SearchRequest.of(atCosine(a0, 0.5, rnd), 5).subject(BOB);
             SearchRequest otherTenant = SearchRequest.of(atCosine(a0, 0.95, rnd), 5).tenant(OTHER);
-            assertTrue(cosine(near.vector(), a0) > 0.9 && cosine(far.vector(), a0) < 0.6, Seeds.replay(seed));
+            assertTrue(
+                    cosine(near.vector(), a0) > 0.9 && cosine(far.vector(), a0) < 0.6,
+                    Seeds.replay(seed));
             Map<SearchRequest, QueryCache.Lookup> lookups = new HashMap<>();
             for (SearchRequest q : List.of(near, far, otherTenant)) {
                 QueryCache.Lookup l = cache.lookup(C, q);
@@ -309,25 +385,32 @@ class QueryCacheForgetTest {
             QueryCache.Lookup slowLookup = cache.lookup(C, slow);
             List<SearchHit> stale = c.search(slow);
             assertTrue(holdsAlice(slow, stale));
-            ForgetOperation done = store.awaitOperation(store.forget(forgetAlice("req-1")).id(), WAIT);
+            ForgetOperation done =
+                    store.awaitOperation(store.forget(forgetAlice("req-1")).id(), WAIT);
             assertEquals(OperationState.SEALED, done.state(), done.note());
             SurfaceOutcome outcome = cacheOutcome(done);
             assertTrue(outcome.clean(), outcome.problems().toString());
             assertEquals(1, outcome.purged(), "the near query, and only it" + Seeds.replay(seed));
-            assertFalse(cache.put(slowLookup, stale), "a result computed before the mark never lands, even after release");
+            assertFalse(
+                    cache.put(slowLookup, stale),
+                    "a result computed before the mark never lands, even after release");
             assertFalse(holdsAlice(slow, cache.search(c, slow)));
-            assertFalse(cache.lookup(C, near).isHit(), "evicted though its hits never held alice's records");
+            assertFalse(
+                    cache.lookup(C, near).isHit(),
+                    "evicted though its hits never held alice's records");
             assertTrue(cache.lookup(C, far).isHit(), "a far query survives");
             assertTrue(cache.lookup(C, otherTenant).isHit(), "another tenant is not touched");
-            assertTrue(allZero(lookups.get(near).key.vector), "the evicted entry's query vector is zeroed");
+            assertTrue(
+                    allZero(lookups.get(near).key.vector),
+                    "the evicted entry's query vector is zeroed");
             assertFalse(allZero(lookups.get(far).key.vector));
             assertEquals(1, cache.stats().evictedByForget());
         }
     }
 
     /**
-     * A surface registered after the cache: its purge runs after the cache's and before the
-     * cache's verify, and puts back what the cache just purged, past every check.
+     * A surface registered after the cache: its purge runs after the cache's and before the cache's
+     * verify, and puts back what the cache just purged, past every check.
      */
     private static final class Saboteur implements ErasureSurface {
         private final Runnable corrupt;
@@ -363,7 +446,9 @@ class QueryCacheForgetTest {
 
     @Test
     void verifyIsCleanAfterThePurgeAndFailsOnAStaleEntryPutBack() throws Exception {
-        long seed = Seeds.draw("QueryCacheForgetTest.verifyIsCleanAfterThePurgeAndFailsOnAStaleEntryPutBack");
+        long seed =
+                Seeds.draw(
+                        "QueryCacheForgetTest.verifyIsCleanAfterThePurgeAndFailsOnAStaleEntryPutBack");
         Random rnd = new Random(seed);
         try (Nepenthe store = open()) {
             VectorCollection c = populate(store, rnd);
@@ -372,35 +457,51 @@ class QueryCacheForgetTest {
             SearchRequest holding = SearchRequest.of(vec("a1"), 10);
             List<SearchHit> holdingHits = c.search(holding);
             assertTrue(holdsAlice(holding, holdingHits));
-            SearchRequest nearQuery = SearchRequest.of(atCosine(vec("a2"), 0.95, rnd), 5).subject(BOB);
+            SearchRequest nearQuery =
+                    SearchRequest.of(atCosine(vec("a2"), 0.95, rnd), 5).subject(BOB);
             List<SearchHit> nearHits = c.search(nearQuery);
             AtomicBoolean armed = new AtomicBoolean(true);
-            store.registerSurface(new Saboteur(() -> {
-                if (armed.get()) {
-                    cache.insertUnchecked(C, holding, holdingHits);
-                    cache.insertUnchecked(C, nearQuery, nearHits);
-                }
-            }));
+            store.registerSurface(
+                    new Saboteur(
+                            () -> {
+                                if (armed.get()) {
+                                    cache.insertUnchecked(C, holding, holdingHits);
+                                    cache.insertUnchecked(C, nearQuery, nearHits);
+                                }
+                            }));
             // Something besides, which survives unless the forget's own rules take it (its hits
             // may include one of alice's records, or its query lie near one of hers: random data).
             SearchRequest besides = SearchRequest.of(vec("b1"), 5);
             List<SearchHit> besidesHits = cache.search(c, besides);
             int survivors = purgeMustEvict(besides, besidesHits) ? 0 : 1;
-            ForgetOperation review = store.awaitOperation(store.forget(forgetAlice("req-1")).id(), WAIT);
-            assertEquals(OperationState.NEEDS_REVIEW, review.state(), "a stale entry must keep the forget from sealing");
+            ForgetOperation review =
+                    store.awaitOperation(store.forget(forgetAlice("req-1")).id(), WAIT);
+            assertEquals(
+                    OperationState.NEEDS_REVIEW,
+                    review.state(),
+                    "a stale entry must keep the forget from sealing");
             SurfaceOutcome dirty = cacheOutcome(review);
             assertFalse(dirty.clean());
             assertEquals(2, dirty.problems().size(), dirty.problems().toString());
-            assertTrue(dirty.problems().get(0).contains("hold a forgotten record"), dirty.problems().toString());
-            assertTrue(dirty.problems().get(1).contains("query at cosine"), dirty.problems().toString());
+            assertTrue(
+                    dirty.problems().get(0).contains("hold a forgotten record"),
+                    dirty.problems().toString());
+            assertTrue(
+                    dirty.problems().get(1).contains("query at cosine"),
+                    dirty.problems().toString());
             for (String p : dirty.problems()) {
-                assertFalse(p.contains(ALICE) || aliceIds.stream().anyMatch(p::contains), "counts only: " + p);
+                assertFalse(
+                        p.contains(ALICE) || aliceIds.stream().anyMatch(p::contains),
+                        "counts only: " + p);
             }
-            assertThrows(IllegalStateException.class, () -> store.override(review.id(), "no-residue"),
+            assertThrows(
+                    IllegalStateException.class,
+                    () -> store.override(review.id(), "no-residue"),
                     "an override cannot clear a failing surface");
 
             armed.set(false);
-            assertEquals(2 + survivors, cache.clear(), Seeds.replay(seed)); // the operator's way out
+            assertEquals(
+                    2 + survivors, cache.clear(), Seeds.replay(seed)); // the operator's way out
             store.reverify(review.id());
             ForgetOperation done = store.awaitOperation(review.id(), WAIT);
             assertEquals(OperationState.SEALED, done.state(), done.note());
@@ -411,13 +512,15 @@ class QueryCacheForgetTest {
     }
 
     /**
-     * Searches through the cache on two threads while a forget runs: any search that started
-     * after {@code forget()} returned (it read the flag first) must not see alice, whether the
-     * cache or the store answered it, and the forget must seal with the cache clean.
+     * Searches through the cache on two threads while a forget runs: any search that started after
+     * {@code forget()} returned (it read the flag first) must not see alice, whether the cache or
+     * the store answered it, and the forget must seal with the cache clean.
      */
     @Test
     void searchesRacingAForgetNeverSeeTheSubjectOnceItReturned() throws Exception {
-        long seed = Seeds.draw("QueryCacheForgetTest.searchesRacingAForgetNeverSeeTheSubjectOnceItReturned");
+        long seed =
+                Seeds.draw(
+                        "QueryCacheForgetTest.searchesRacingAForgetNeverSeeTheSubjectOnceItReturned");
         Random rnd = new Random(seed);
         try (Nepenthe store = open()) {
             VectorCollection c = populate(store, rnd);
@@ -439,19 +542,23 @@ class QueryCacheForgetTest {
             List<Thread> threads = new ArrayList<>();
             for (int t = 0; t < 2; t++) {
                 Random tr = new Random(seed + t);
-                threads.add(Thread.ofPlatform().name("cache-searcher-" + t).start(() -> {
-                    while (!stop.get()) {
-                        SearchRequest q = pool.get(tr.nextInt(pool.size()));
-                        boolean started = returned.get();
-                        List<SearchHit> hits = cache.search(c, q);
-                        if (started) {
-                            after.incrementAndGet();
-                            if (holdsAlice(q, hits)) {
-                                violations.incrementAndGet();
-                            }
-                        }
-                    }
-                }));
+                threads.add(
+                        Thread.ofPlatform()
+                                .name("cache-searcher-" + t)
+                                .start(
+                                        () -> {
+                                            while (!stop.get()) {
+                                                SearchRequest q = pool.get(tr.nextInt(pool.size()));
+                                                boolean started = returned.get();
+                                                List<SearchHit> hits = cache.search(c, q);
+                                                if (started) {
+                                                    after.incrementAndGet();
+                                                    if (holdsAlice(q, hits)) {
+                                                        violations.incrementAndGet();
+                                                    }
+                                                }
+                                            }
+                                        }));
             }
             Thread.sleep(50);
             ForgetOperation op = store.forget(forgetAlice("req-1"));
@@ -462,7 +569,10 @@ class QueryCacheForgetTest {
             for (Thread t : threads) {
                 t.join();
             }
-            assertEquals(0, violations.get(), "searches started after forget returned that got alice" + Seeds.replay(seed));
+            assertEquals(
+                    0,
+                    violations.get(),
+                    "searches started after forget returned that got alice" + Seeds.replay(seed));
             assertTrue(after.get() > 0, "no search ran after forget returned");
             assertEquals(OperationState.SEALED, done.state(), done.note());
             SurfaceOutcome outcome = cacheOutcome(done);

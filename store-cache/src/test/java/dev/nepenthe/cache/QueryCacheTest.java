@@ -21,10 +21,10 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The cache on its own, with results made by hand: the LRU and byte bounds and the counters
- * (oracle: which keys were put and touched, in what order, and {@link QueryCache#cost}), the
- * key (every request field and the vector bit for bit), the tickets that refuse a result computed
- * before an invalidation or a forget, and the forget rules by tenant. The store's own forget is
- * in {@link QueryCacheForgetTest}.
+ * (oracle: which keys were put and touched, in what order, and {@link QueryCache#cost}), the key
+ * (every request field and the vector bit for bit), the tickets that refuse a result computed
+ * before an invalidation or a forget, and the forget rules by tenant. The store's own forget is in
+ * {@link QueryCacheForgetTest}.
  */
 class QueryCacheTest {
 
@@ -46,8 +46,15 @@ class QueryCacheTest {
         List<SearchHit> hits = new ArrayList<>();
         float score = 1f;
         for (String id : ids) {
-            hits.add(new SearchHit(VectorRecord.builder(id).tenant(tenant).vector(axis(id.hashCode() & 7)).text("t-" + id)
-                    .metadata("k", id).build(), score));
+            hits.add(
+                    new SearchHit(
+                            VectorRecord.builder(id)
+                                    .tenant(tenant)
+                                    .vector(axis(id.hashCode() & 7))
+                                    .text("t-" + id)
+                                    .metadata("k", id)
+                                    .build(),
+                            score));
             score -= 0.1f;
         }
         return List.copyOf(hits);
@@ -123,9 +130,17 @@ class QueryCacheTest {
         CacheKey key = new CacheKey(C, query(1));
         long empty = QueryCache.cost(key, List.of());
         assertEquals(QueryCache.ENTRY_BYTES + 4L * DIM, empty);
-        SearchHit h = new SearchHit(VectorRecord.builder("ab").vector(axis(0)).text("é€").metadata("m", 1).build(), 1f);
+        SearchHit h =
+                new SearchHit(
+                        VectorRecord.builder("ab")
+                                .vector(axis(0))
+                                .text("é€")
+                                .metadata("m", 1)
+                                .build(),
+                        1f);
         // hit + vector + 2 id chars + UTF-8 of "é€" (2 + 3) + one metadata entry
-        assertEquals(empty + QueryCache.HIT_BYTES + 4L * DIM + 4 + 5 + QueryCache.METADATA_ENTRY_BYTES,
+        assertEquals(
+                empty + QueryCache.HIT_BYTES + 4L * DIM + 4 + 5 + QueryCache.METADATA_ENTRY_BYTES,
                 QueryCache.cost(key, List.of(h)));
     }
 
@@ -140,18 +155,28 @@ class QueryCacheTest {
 
     @Test
     void aKeysFilterAndKnobsCountTowardTheByteBound() {
-        // The case: four searches carrying 5 MiB of in() filters grew the count by 896 bytes.
-        int values = 27_000; // 27,000 x 48 characters: about 1.3 MB of values a search, 5 MB for four
-        long wire = 48L * values; // the values' own bytes, what a client sent: the least they can cost
+        // The case: four searches carrying 5 MiB of in() filters grew the count by 896
+        // bytes.
+        int values =
+                27_000; // 27,000 x 48 characters: about 1.3 MB of values a search, 5 MB for four
+        long wire =
+                48L * values; // the values' own bytes, what a client sent: the least they can cost
         List<SearchHit> r = result("x");
         QueryCache cache = new QueryCache(100, Long.MAX_VALUE);
         long before = 0;
         for (int i = 0; i < 4; i++) {
             assertFalse(cache(cache, withBigFilter(i, values), r));
             long now = cache.stats().bytes();
-            assertTrue(now - before >= wire, "search " + i + " grew the count by " + (now - before)
-                    + " bytes, expected at least its filter's " + wire);
-            assertEquals(QueryCache.cost(new CacheKey(C, withBigFilter(i, values)), r), now - before);
+            assertTrue(
+                    now - before >= wire,
+                    "search "
+                            + i
+                            + " grew the count by "
+                            + (now - before)
+                            + " bytes, expected at least its filter's "
+                            + wire);
+            assertEquals(
+                    QueryCache.cost(new CacheKey(C, withBigFilter(i, values)), r), now - before);
             before = now;
         }
         long plain = QueryCache.cost(new CacheKey(C, query(0)), r);
@@ -181,13 +206,32 @@ class QueryCacheTest {
         QueryCache cache = new QueryCache(100, Long.MAX_VALUE);
         SearchRequest base = query(1);
         cache(cache, base, result("x"));
-        assertTrue(isHit(cache, new SearchRequest(axis(1), 3, VectorRecord.DEFAULT_TENANT, null, null,
-                base.params())), "an equal request built anew hits");
+        assertTrue(
+                isHit(
+                        cache,
+                        new SearchRequest(
+                                axis(1),
+                                3,
+                                VectorRecord.DEFAULT_TENANT,
+                                null,
+                                null,
+                                base.params())),
+                "an equal request built anew hits");
         assertFalse(cache.lookup("other", base).isHit(), "collection");
         assertFalse(isHit(cache, base.tenant("t2")), "tenant");
         assertFalse(isHit(cache, base.subject("bob")), "subject");
         assertFalse(isHit(cache, base.filter(Filter.eq("lang", "en"))), "filter");
-        assertFalse(isHit(cache, new SearchRequest(axis(1), 4, VectorRecord.DEFAULT_TENANT, null, null, base.params())), "k");
+        assertFalse(
+                isHit(
+                        cache,
+                        new SearchRequest(
+                                axis(1),
+                                4,
+                                VectorRecord.DEFAULT_TENANT,
+                                null,
+                                null,
+                                base.params())),
+                "k");
         assertFalse(isHit(cache, base.param("efSearch", 64)), "params");
         float[] v = axis(1);
         v[3] = Math.nextUp(v[3]);
@@ -196,9 +240,13 @@ class QueryCacheTest {
         neg[5] = -0.0f;
         assertFalse(isHit(cache, SearchRequest.of(neg, 3)), "-0.0 is not 0.0");
 
-        SearchRequest filtered = base.filter(Filter.eq("lang", "en").and(Filter.range("year", 2020, 2024)));
+        SearchRequest filtered =
+                base.filter(Filter.eq("lang", "en").and(Filter.range("year", 2020, 2024)));
         cache(cache, filtered, result("y"));
-        assertTrue(isHit(cache, base.filter(Filter.eq("lang", "en").and(Filter.range("year", 2020, 2024)))),
+        assertTrue(
+                isHit(
+                        cache,
+                        base.filter(Filter.eq("lang", "en").and(Filter.range("year", 2020, 2024)))),
                 "filters are records: equal filters hit");
     }
 
@@ -206,8 +254,15 @@ class QueryCacheTest {
     void theCacheKeepsNoArrayOfTheCaller() {
         QueryCache cache = new QueryCache(100, Long.MAX_VALUE);
         float[] v = axis(2);
-        SearchRequest q = new SearchRequest(v, 3, VectorRecord.DEFAULT_TENANT, null, null,
-                dev.nepenthe.core.index.SearchParams.DEFAULTS); // shares v, as the canonical constructor does
+        SearchRequest q =
+                new SearchRequest(
+                        v,
+                        3,
+                        VectorRecord.DEFAULT_TENANT,
+                        null,
+                        null,
+                        dev.nepenthe.core.index.SearchParams
+                                .DEFAULTS); // shares v, as the canonical constructor does
         cache(cache, q, result("x"));
         v[0] = 42f; // the caller changes its array after the put
         assertTrue(isHit(cache, query(2)), "the entry is still found under the query as it was");
@@ -220,15 +275,23 @@ class QueryCacheTest {
         QueryCache.Lookup before = cache.lookup(C, query(1));
         QueryCache.Lookup otherTenant = cache.lookup(C, query(1).tenant("t2"));
         QueryCache.Lookup otherCollection = cache.lookup("other", query(1));
-        assertEquals(0, cache.invalidate(C, VectorRecord.DEFAULT_TENANT)); // a write landed during those searches
+        assertEquals(
+                0,
+                cache.invalidate(
+                        C, VectorRecord.DEFAULT_TENANT)); // a write landed during those searches
         assertFalse(cache.put(before, result("x")), "computed before the write: refused");
         assertTrue(cache.put(otherTenant, resultIn("t2", "x")), "another tenant is not affected");
         assertTrue(cache.put(otherCollection, result("x")), "another collection is not affected");
         assertFalse(isHit(cache, query(1)));
-        assertFalse(cache(cache, query(1), result("x")), "a miss, and a lookup after the write is stored");
+        assertFalse(
+                cache(cache, query(1), result("x")),
+                "a miss, and a lookup after the write is stored");
         assertTrue(isHit(cache, query(1)));
 
-        assertEquals(1, cache.invalidate(C, VectorRecord.DEFAULT_TENANT), "invalidation evicts the tenant's entries");
+        assertEquals(
+                1,
+                cache.invalidate(C, VectorRecord.DEFAULT_TENANT),
+                "invalidation evicts the tenant's entries");
         assertTrue(cache.lookup(C, query(1).tenant("t2")).isHit());
         QueryCache.Lookup late = cache.lookup(C, query(3).tenant("t3"));
         assertEquals(1, cache.invalidate(C), "a whole collection, every tenant");
@@ -255,7 +318,9 @@ class QueryCacheTest {
         assertEquals(result("x"), hit.hits());
         assertThrows(IllegalArgumentException.class, () -> cache.put(hit, result("x")));
         QueryCache other = new QueryCache(100, Long.MAX_VALUE);
-        assertThrows(IllegalArgumentException.class, () -> other.put(cache.lookup(C, query(2)), result("x")));
+        assertThrows(
+                IllegalArgumentException.class,
+                () -> other.put(cache.lookup(C, query(2)), result("x")));
         assertThrows(IllegalArgumentException.class, () -> new QueryCache(0, 1));
         assertThrows(IllegalArgumentException.class, () -> new QueryCache(1, 0));
         assertThrows(IllegalArgumentException.class, () -> new QueryCache(1, 1, 1.0));
@@ -270,18 +335,31 @@ class QueryCacheTest {
         cache(cache, query(3).subject("alice"), result()); // an empty result, asked for alice
         cache(cache, query(1).tenant("t2"), resultIn("t2", "a1")); // the same id in another tenant
         QueryCache.Lookup racing = cache.lookup(C, query(4));
-        cache.block(new BlockedScope("op1", VectorRecord.DEFAULT_TENANT, "alice", Map.of(C, Set.of("a1", "a2"))));
+        cache.block(
+                new BlockedScope(
+                        "op1",
+                        VectorRecord.DEFAULT_TENANT,
+                        "alice",
+                        Map.of(C, Set.of("a1", "a2"))));
         assertFalse(isHit(cache, query(1)), "holds a1");
         assertFalse(isHit(cache, query(3).subject("alice")), "asked for alice");
         assertTrue(isHit(cache, query(2)));
-        assertTrue(cache.lookup(C, query(1).tenant("t2")).isHit(), "another tenant's a1 is another record");
+        assertTrue(
+                cache.lookup(C, query(1).tenant("t2")).isHit(),
+                "another tenant's a1 is another record");
         assertEquals(2, cache.stats().evictedByForget());
         assertFalse(cache.put(racing, result("n3")), "computed before the mark");
-        assertFalse(cache.put(cache.lookup(C, query(5)), result("n3", "a2")), "holds a blocked record");
-        assertFalse(cache.put(cache.lookup(C, query(6).subject("alice")), result()), "asks for the blocked subject");
-        assertTrue(cache.put(cache.lookup(C, query(7)), result("n3")), "anything else after the mark");
+        assertFalse(
+                cache.put(cache.lookup(C, query(5)), result("n3", "a2")), "holds a blocked record");
+        assertFalse(
+                cache.put(cache.lookup(C, query(6).subject("alice")), result()),
+                "asks for the blocked subject");
+        assertTrue(
+                cache.put(cache.lookup(C, query(7)), result("n3")), "anything else after the mark");
         cache.release("op1");
-        assertTrue(cache.put(cache.lookup(C, query(5)), result("n3", "a2")), "released: the block is gone");
+        assertTrue(
+                cache.put(cache.lookup(C, query(5)), result("n3", "a2")),
+                "released: the block is gone");
     }
 
     @Test
@@ -308,7 +386,10 @@ class QueryCacheTest {
 
         ForgottenRecords f = forgotten("op1", VectorRecord.DEFAULT_TENANT, "alice", forgotten);
         SurfaceOutcome dirty = cache.verify(f, 0);
-        assertEquals(3, dirty.problems().size(), "before the purge each rule finds its entry: " + dirty.problems());
+        assertEquals(
+                3,
+                dirty.problems().size(),
+                "before the purge each rule finds its entry: " + dirty.problems());
         assertEquals(7, dirty.checked());
 
         assertEquals(4, cache.purge(f)); // a1, alice, the two near queries
@@ -316,7 +397,9 @@ class QueryCacheTest {
         assertFalse(isHit(cache, SearchRequest.of(near, 3)));
         assertFalse(isHit(cache, query(2).subject("alice")));
         assertTrue(isHit(cache, SearchRequest.of(far, 3)), "a far query survives");
-        assertTrue(cache.lookup(C, SearchRequest.of(near, 3).tenant("t2")).isHit(), "another tenant is not touched");
+        assertTrue(
+                cache.lookup(C, SearchRequest.of(near, 3).tenant("t2")).isHit(),
+                "another tenant is not touched");
         assertTrue(cache.lookup(C, query(1).tenant("t2")).isHit());
         for (float[] v : heldNear) {
             assertTrue(allZero(v), "an evicted entry's query vector is zeroed");
@@ -326,7 +409,9 @@ class QueryCacheTest {
         assertEquals(4, clean.purged());
         assertEquals(3, clean.checked());
 
-        assertFalse(cache.put(cache.lookup(C, query(9)), result("n9")), "purged and not released: the tenant is frozen");
+        assertFalse(
+                cache.put(cache.lookup(C, query(9)), result("n9")),
+                "purged and not released: the tenant is frozen");
         assertTrue(cache.put(cache.lookup(C, query(9).tenant("t2")), resultIn("t2", "n9")));
         cache.release("op1");
         assertTrue(cache.put(cache.lookup(C, query(9)), result("n9")));
@@ -336,7 +421,9 @@ class QueryCacheTest {
     void verifyFindsAnEntryPutBackPastEveryCheck() {
         QueryCache cache = new QueryCache(100, Long.MAX_VALUE);
         ForgottenRecords f = forgotten("op1", VectorRecord.DEFAULT_TENANT, null, axis(0));
-        cache.block(new BlockedScope("op1", VectorRecord.DEFAULT_TENANT, null, Map.of(C, Set.of("a1"))));
+        cache.block(
+                new BlockedScope(
+                        "op1", VectorRecord.DEFAULT_TENANT, null, Map.of(C, Set.of("a1"))));
         cache.purge(f);
         assertTrue(cache.verify(f, 0).clean());
         cache.insertUnchecked(C, query(3), result("a1"));
@@ -347,8 +434,10 @@ class QueryCacheTest {
         assertEquals(QueryCache.NAME, o.surface());
     }
 
-    private static ForgottenRecords forgotten(String op, String tenant, String subject, float[] vector) {
-        return new ForgottenRecords(op, tenant, subject, List.of(new ForgottenRecords.Item(C, "a1", 0, vector)));
+    private static ForgottenRecords forgotten(
+            String op, String tenant, String subject, float[] vector) {
+        return new ForgottenRecords(
+                op, tenant, subject, List.of(new ForgottenRecords.Item(C, "a1", 0, vector)));
     }
 
     private static double cosine(float[] a, float[] b) {

@@ -15,8 +15,8 @@ public class CorruptFileException extends IOException {
      * Builds the exception.
      *
      * @param file the damaged file
-     * @param message what is wrong, ideally expected against found and a likely cause; the
-     *     file's path is appended
+     * @param message what is wrong, ideally expected against found and a likely cause; the file's
+     *     path is appended
      */
     public CorruptFileException(Path file, String message) {
         super(message + " (file: " + file + ")");
@@ -24,8 +24,8 @@ public class CorruptFileException extends IOException {
     }
 
     /**
-     * Builds the exception with the failure that revealed the damage (a checksum verdict, a
-     * parse error).
+     * Builds the exception with the failure that revealed the damage (a checksum verdict, a parse
+     * error).
      *
      * @param file the damaged file
      * @param message what is wrong; the file's path is appended

@@ -13,8 +13,17 @@ public final class FileTooNewException extends CorruptFileException {
      * @param minVersion the oldest version this build reads
      * @param maxVersion the newest version this build reads
      */
-    public FileTooNewException(Path file, String format, int version, int minVersion, int maxVersion) {
-        super(file, format + " version " + version + " is too new: this build reads versions "
-                + minVersion + " to " + maxVersion + " (written by a newer Nepenthe?)");
+    public FileTooNewException(
+            Path file, String format, int version, int minVersion, int maxVersion) {
+        super(
+                file,
+                format
+                        + " version "
+                        + version
+                        + " is too new: this build reads versions "
+                        + minVersion
+                        + " to "
+                        + maxVersion
+                        + " (written by a newer Nepenthe?)");
     }
 }

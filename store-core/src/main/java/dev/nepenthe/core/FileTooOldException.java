@@ -13,8 +13,17 @@ public final class FileTooOldException extends CorruptFileException {
      * @param minVersion the oldest version this build reads
      * @param maxVersion the newest version this build reads
      */
-    public FileTooOldException(Path file, String format, int version, int minVersion, int maxVersion) {
-        super(file, format + " version " + version + " is too old: this build reads versions "
-                + minVersion + " to " + maxVersion + " (rebuild or migrate the file with an older release)");
+    public FileTooOldException(
+            Path file, String format, int version, int minVersion, int maxVersion) {
+        super(
+                file,
+                format
+                        + " version "
+                        + version
+                        + " is too old: this build reads versions "
+                        + minVersion
+                        + " to "
+                        + maxVersion
+                        + " (rebuild or migrate the file with an older release)");
     }
 }

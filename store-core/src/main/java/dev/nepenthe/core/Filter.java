@@ -6,22 +6,22 @@ import java.util.Objects;
 import java.util.Set;
 
 /**
- * A predicate over a record's metadata, used to narrow a search. Build with the static
- * methods: {@code Filter.eq("lang", "en").and(Filter.range("year", 2020, 2024))}.
+ * A predicate over a record's metadata, used to narrow a search. Build with the static methods:
+ * {@code Filter.eq("lang", "en").and(Filter.range("year", 2020, 2024))}.
  *
  * <p>Numbers compare by value across {@code Long} and {@code Double}, exactly: a long beyond
- * 2<sup>53</sup> is not rounded to a double first, so {@code Long.MAX_VALUE} and
- * {@code Long.MAX_VALUE - 1} differ. Strings order by {@link String#compareTo} (UTF-16 code
- * units, case-sensitive). A missing key never matches, nor does a value of another kind than
- * the filter's (a string against a number), except under {@link #not}.
+ * 2<sup>53</sup> is not rounded to a double first, so {@code Long.MAX_VALUE} and {@code
+ * Long.MAX_VALUE - 1} differ. Strings order by {@link String#compareTo} (UTF-16 code units,
+ * case-sensitive). A missing key never matches, nor does a value of another kind than the filter's
+ * (a string against a number), except under {@link #not}.
  *
  * <p>A search answers a filter before the index runs, as the set of candidates the index may
- * return. The store keeps no metadata in memory, only keyed hashes of it: equalities,
- * {@code in}, {@code exists}, numeric ranges and comparisons, and {@code not}, {@code and} and
- * {@code or} over them are answered from those hashes (a range or comparison costs up to a few
- * hundred hashes, whatever the number of records). A comparison of strings and {@code contains}
- * have no hash to go by: they decrypt the metadata of each record that has the key and is still
- * in question after the rest of an {@code and}, about 2 to 3 microseconds a record.
+ * return. The store keeps no metadata in memory, only keyed hashes of it: equalities, {@code in},
+ * {@code exists}, numeric ranges and comparisons, and {@code not}, {@code and} and {@code or} over
+ * them are answered from those hashes (a range or comparison costs up to a few hundred hashes,
+ * whatever the number of records). A comparison of strings and {@code contains} have no hash to go
+ * by: they decrypt the metadata of each record that has the key and is still in question after the
+ * rest of an {@code and}, about 2 to 3 microseconds a record.
  */
 public sealed interface Filter {
 
@@ -57,7 +57,8 @@ public sealed interface Filter {
      * The value at {@code key} equals {@code value} (numbers by value, so 3 matches 3.0).
      *
      * @param key the metadata key
-     * @param value a string, number or boolean, widened as {@link VectorRecord.Builder#metadata} widens it
+     * @param value a string, number or boolean, widened as {@link VectorRecord.Builder#metadata}
+     *     widens it
      * @return the filter
      * @throws IllegalArgumentException if the value is null or of another type
      */
@@ -96,12 +97,12 @@ public sealed interface Filter {
     }
 
     /**
-     * The value at {@code key} is greater than {@code value}: numbers by value, strings in
-     * {@link String#compareTo} order; a value of the other kind (or a boolean) never matches.
+     * The value at {@code key} is greater than {@code value}: numbers by value, strings in {@link
+     * String#compareTo} order; a value of the other kind (or a boolean) never matches.
      *
      * @param key the metadata key
-     * @param value a string or a number ({@code Integer} and {@code Float} are widened as
-     *     {@link VectorRecord.Builder#metadata} widens them), not NaN
+     * @param value a string or a number ({@code Integer} and {@code Float} are widened as {@link
+     *     VectorRecord.Builder#metadata} widens them), not NaN
      * @return the filter
      * @throws IllegalArgumentException if the value is null, NaN, a boolean or of another type
      */
@@ -147,9 +148,9 @@ public sealed interface Filter {
 
     /**
      * The value at {@code key} is a string that contains {@code substring} (case-sensitive,
-     * anywhere in it; the empty substring is in every string). A number or boolean never
-     * matches, even when its decimal form would. Decrypts the metadata of each record tested
-     * that has the key (see the class comment).
+     * anywhere in it; the empty substring is in every string). A number or boolean never matches,
+     * even when its decimal form would. Decrypts the metadata of each record tested that has the
+     * key (see the class comment).
      *
      * @param key the metadata key
      * @param substring the characters to look for
@@ -239,13 +240,16 @@ public sealed interface Filter {
          */
         public Range {
             if (!(min <= max)) {
-                throw new IllegalArgumentException("range on '" + key + "': expected min <= max, got " + min + " > " + max);
+                throw new IllegalArgumentException(
+                        "range on '" + key + "': expected min <= max, got " + min + " > " + max);
             }
         }
 
         @Override
         public boolean test(Map<String, Object> m) {
-            return m.get(key) instanceof Number n && !isNaN(n) && compareNumbers(n, min) >= 0
+            return m.get(key) instanceof Number n
+                    && !isNaN(n)
+                    && compareNumbers(n, min) >= 0
                     && compareNumbers(n, max) <= 0;
         }
     }
@@ -297,12 +301,21 @@ public sealed interface Filter {
             Objects.requireNonNull(comparison, "filter comparison");
             value = VectorRecord.normalizeValue(key, value);
             if (value instanceof Boolean) {
-                throw new IllegalArgumentException("filter " + comparison + " on '" + key
-                        + "': expected a String or number to order by, got java.lang.Boolean");
+                throw new IllegalArgumentException(
+                        "filter "
+                                + comparison
+                                + " on '"
+                                + key
+                                + "': expected a String or number to order by, got"
+                                + " java.lang.Boolean");
             }
             if (value instanceof Double d && d.isNaN()) {
-                throw new IllegalArgumentException("filter " + comparison + " on '" + key
-                        + "': expected a number to order by, got NaN");
+                throw new IllegalArgumentException(
+                        "filter "
+                                + comparison
+                                + " on '"
+                                + key
+                                + "': expected a number to order by, got NaN");
             }
         }
 
@@ -410,17 +423,18 @@ public sealed interface Filter {
         return a.equals(b);
     }
 
-    /** NaN has no order and equals nothing; the store keeps none, but {@link #test} takes any map. */
+    /**
+     * NaN has no order and equals nothing; the store keeps none, but {@link #test} takes any map.
+     */
     private static boolean isNaN(Number n) {
         return (n instanceof Double d && d.isNaN()) || (n instanceof Float f && f.isNaN());
     }
 
     /**
-     * Orders two numbers, neither NaN, by their exact values (negative, zero or positive).
-     * Integral against floating point compares as doubles only where the long converts exactly
-     * (magnitude up to 2^53: the common case, and allocation-free); beyond that it goes through
-     * BigDecimal, since rounding the long would make neighbours equal. -0.0 equals 0.0, as
-     * {@code ==} has it.
+     * Orders two numbers, neither NaN, by their exact values (negative, zero or positive). Integral
+     * against floating point compares as doubles only where the long converts exactly (magnitude up
+     * to 2^53: the common case, and allocation-free); beyond that it goes through BigDecimal, since
+     * rounding the long would make neighbours equal. -0.0 equals 0.0, as {@code ==} has it.
      */
     private static int compareNumbers(Number a, Number b) {
         boolean aIntegral = isIntegral(a);
@@ -431,7 +445,8 @@ public sealed interface Filter {
         if (!aIntegral && !bIntegral) {
             return compareDoubles(a.doubleValue(), b.doubleValue());
         }
-        return aIntegral ? compareLongToDouble(a.longValue(), b.doubleValue())
+        return aIntegral
+                ? compareLongToDouble(a.longValue(), b.doubleValue())
                 : -compareLongToDouble(b.longValue(), a.doubleValue());
     }
 

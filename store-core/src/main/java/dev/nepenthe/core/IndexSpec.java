@@ -4,9 +4,9 @@ import java.util.Map;
 import java.util.Objects;
 
 /**
- * Which index a collection uses and its parameters, as strings (the index's factory validates
- * them when the collection is created). Kinds: {@code exact} (always available),
- * {@code hnsw} and {@code ivfpq} (when their modules are on the class path).
+ * Which index a collection uses and its parameters, as strings (the index's factory validates them
+ * when the collection is created). Kinds: {@code exact} (always available), {@code hnsw} and {@code
+ * ivfpq} (when their modules are on the class path).
  *
  * @param kind the index kind; an unknown kind fails when the collection is created, not here
  * @param params the index's parameters by name (an immutable copy; null reads as none)
@@ -24,8 +24,8 @@ public record IndexSpec(String kind, Map<String, String> params) {
     }
 
     /**
-     * The exact index: a search scores every candidate vector, so it finds the true nearest
-     * records at a cost linear in their number.
+     * The exact index: a search scores every candidate vector, so it finds the true nearest records
+     * at a cost linear in their number.
      *
      * @return the spec of the exact index, with no parameters
      */

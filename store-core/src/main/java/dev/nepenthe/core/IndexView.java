@@ -4,22 +4,26 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * A collection's index as an operator or auditor sees it ({@link VectorCollection#describeIndex()}):
- * the index's counts, and for a partitioned index (IVF-PQ) each list's routing centroid with
- * its members and the records its codebooks were trained on, named by record. With
- * {@link VectorCollection#get} an auditor can recompute each centroid as the mean of its
- * members' vectors and check that no forgotten record is among the members or the lineage.
+ * A collection's index as an operator or auditor sees it ({@link
+ * VectorCollection#describeIndex()}): the index's counts, and for a partitioned index (IVF-PQ) each
+ * list's routing centroid with its members and the records its codebooks were trained on, named by
+ * record. With {@link VectorCollection#get} an auditor can recompute each centroid as the mean of
+ * its members' vectors and check that no forgotten record is among the members or the lineage.
  *
  * @param kind the index kind ("exact", "hnsw", "ivfpq")
  * @param size live vectors in the index
  * @param stats named counts from the index (levels and degrees for HNSW; lists, trainings, a
  *     training in progress, training members removed since the last one for IVF-PQ)
- * @param partitions each inverted list with its centroid and members; empty for an index that
- *     does not partition (exact, HNSW)
+ * @param partitions each inverted list with its centroid and members; empty for an index that does
+ *     not partition (exact, HNSW)
  * @param trainingLineage the live records the codebooks were fitted on, or null when the index
  *     trains nothing
  */
-public record IndexView(String kind, int size, Map<String, Number> stats, List<Partition> partitions,
+public record IndexView(
+        String kind,
+        int size,
+        Map<String, Number> stats,
+        List<Partition> partitions,
         List<Ref> trainingLineage) {
 
     /**

@@ -4,11 +4,12 @@ import dev.nepenthe.core.vector.VectorKernels;
 
 /**
  * How vectors are compared. Every score in Nepenthe is "higher is closer":
+ *
  * <ul>
- *   <li>{@link #COSINE}: cosine similarity in [-1, 1]. Vectors are normalised to unit length
- *       when they enter an index, so scoring is a dot product. Zero vectors are refused.</li>
- *   <li>{@link #DOT}: the raw dot product.</li>
- *   <li>{@link #L2}: the negated squared Euclidean distance (0 for identical vectors).</li>
+ *   <li>{@link #COSINE}: cosine similarity in [-1, 1]. Vectors are normalised to unit length when
+ *       they enter an index, so scoring is a dot product. Zero vectors are refused.
+ *   <li>{@link #DOT}: the raw dot product.
+ *   <li>{@link #L2}: the negated squared Euclidean distance (0 for identical vectors).
  * </ul>
  */
 public enum Metric {
@@ -20,9 +21,9 @@ public enum Metric {
     L2;
 
     /**
-     * The form an index stores and queries with: a unit-length copy for {@link #COSINE}, a
-     * plain copy otherwise. The caller's array is never modified. Costs one pass over the
-     * vector and a new array.
+     * The form an index stores and queries with: a unit-length copy for {@link #COSINE}, a plain
+     * copy otherwise. The caller's array is never modified. Costs one pass over the vector and a
+     * new array.
      *
      * @param vector the vector as given
      * @return a new array in the form the index stores
@@ -36,7 +37,8 @@ public enum Metric {
                 norm += (double) x * x;
             }
             if (norm == 0) {
-                throw new IllegalArgumentException("cosine metric: expected a non-zero vector, got all zeros");
+                throw new IllegalArgumentException(
+                        "cosine metric: expected a non-zero vector, got all zeros");
             }
             double inv = 1.0 / Math.sqrt(norm);
             for (int i = 0; i < copy.length; i++) {
@@ -61,8 +63,8 @@ public enum Metric {
     }
 
     /**
-     * Scores of one prepared query against {@code count} prepared vectors stored back to back,
-     * each equal to what {@link #score} gives for that vector.
+     * Scores of one prepared query against {@code count} prepared vectors stored back to back, each
+     * equal to what {@link #score} gives for that vector.
      *
      * @param k the kernels to score with
      * @param q the prepared query
@@ -72,7 +74,14 @@ public enum Metric {
      * @param dim the vectors' length
      * @param out receives the {@code count} scores from index 0
      */
-    public void scoreBatch(VectorKernels k, float[] q, float[] block, int blockOff, int count, int dim, float[] out) {
+    public void scoreBatch(
+            VectorKernels k,
+            float[] q,
+            float[] block,
+            int blockOff,
+            int count,
+            int dim,
+            float[] out) {
         if (this == L2) {
             k.squareDistanceBatch(q, block, blockOff, count, dim, out, 0);
             for (int i = 0; i < count; i++) {
@@ -96,6 +105,7 @@ public enum Metric {
                 return m;
             }
         }
-        throw new IllegalArgumentException("metric: expected one of cosine, dot, l2; got '" + s + "'");
+        throw new IllegalArgumentException(
+                "metric: expected one of cosine, dot, l2; got '" + s + "'");
     }
 }

@@ -60,25 +60,24 @@ import java.util.function.Predicate;
  * }
  * }</pre>
  *
- * <p>Data folder: {@code store.lock} (held while open, so two processes cannot share a
- * folder) and {@code collections/<name>/} with {@code collection.meta}, {@code MANIFEST},
- * {@code wal/} (write-ahead log), {@code segments/} (one immutable file per shard bucket) and
- * {@code idmap.cmap} (Chronicle Map from keyed id hashes to ordinals). Every byte of record
- * content in them is encrypted under its subject's key.
+ * <p>Data folder: {@code store.lock} (held while open, so two processes cannot share a folder) and
+ * {@code collections/<name>/} with {@code collection.meta}, {@code MANIFEST}, {@code wal/}
+ * (write-ahead log), {@code segments/} (one immutable file per shard bucket) and {@code idmap.cmap}
+ * (Chronicle Map from keyed id hashes to ordinals). Every byte of record content in them is
+ * encrypted under its subject's key.
  *
- * <p>Keystore folder (apart from the data, never in a snapshot; default
- * {@code <data folder>.keys}): {@code keys.db} (wrapped per-subject keys), {@code master.key}
- * (only when generated for the embedded default), {@code tombstones/} (the journal of
- * deletions every open replays), {@code operations/} (forget operations and legal holds),
- * {@code evidence/} (the signed evidence ledger and the signing key) and
- * {@code snapshots.registry} (the snapshots a forget must purge).
+ * <p>Keystore folder (apart from the data, never in a snapshot; default {@code <data
+ * folder>.keys}): {@code keys.db} (wrapped per-subject keys), {@code master.key} (only when
+ * generated for the embedded default), {@code tombstones/} (the journal of deletions every open
+ * replays), {@code operations/} (forget operations and legal holds), {@code evidence/} (the signed
+ * evidence ledger and the signing key) and {@code snapshots.registry} (the snapshots a forget must
+ * purge).
  *
  * <p>Safe for concurrent use. Collection management and snapshots ({@link #createCollection},
- * {@link #dropCollection}, {@link #collections()}, {@link #snapshot}, {@link #close()}) take
- * turns on this store's monitor; looking a collection up ({@link #collection}) never waits for
- * them. Forgets, holds and overrides take turns on the forget engine's monitor for their
- * bookkeeping, and one background worker carries operations through cleanup, verification
- * and sealing.
+ * {@link #dropCollection}, {@link #collections()}, {@link #snapshot}, {@link #close()}) take turns
+ * on this store's monitor; looking a collection up ({@link #collection}) never waits for them.
+ * Forgets, holds and overrides take turns on the forget engine's monitor for their bookkeeping, and
+ * one background worker carries operations through cleanup, verification and sealing.
  */
 public final class Nepenthe implements AutoCloseable {
 
@@ -87,25 +86,37 @@ public final class Nepenthe implements AutoCloseable {
         NoPhoneHome.apply();
     }
 
-    /** The seed handed to every index factory for its random choices (see {@link IndexConfig#seed()}). */
+    /**
+     * The seed handed to every index factory for its random choices (see {@link
+     * IndexConfig#seed()}).
+     */
     private static final long INDEX_SEED = 42L;
+
     private static final System.Logger LOG = System.getLogger(Nepenthe.class.getName());
 
     private final Path root;
     private final FileChannel lockChannel;
     private final FileLock lock;
     private final StoreOptions options;
+
     /** Sorted and concurrent: {@link #collection} reads it without this store's monitor. */
-    private final Map<String, VectorCollection> collections = new java.util.concurrent.ConcurrentSkipListMap<>();
-    /** A copy of the collections for the forget worker, which must not wait on this store's monitor. */
+    private final Map<String, VectorCollection> collections =
+            new java.util.concurrent.ConcurrentSkipListMap<>();
+
+    /**
+     * A copy of the collections for the forget worker, which must not wait on this store's monitor.
+     */
     private volatile List<CollectionEngine> collectionList = List.of();
+
     private ForgetProtocol protocol;
     private SigningKey signingKey;
     private Keystore keystore;
     private TombstoneJournal journal;
     private StoreContext context;
+
     /** Tripped by the first failed write: from then on the store only serves reads. */
     private final StorageFault fault = new StorageFault();
+
     private volatile boolean closed;
 
     private Nepenthe(Path root, FileChannel lockChannel, FileLock lock, StoreOptions options) {
@@ -116,13 +127,13 @@ public final class Nepenthe implements AutoCloseable {
     }
 
     /**
-     * Opens the store in {@code folder} with {@link StoreOptions#defaults()}; see
-     * {@link #open(Path, StoreOptions)}.
+     * Opens the store in {@code folder} with {@link StoreOptions#defaults()}; see {@link
+     * #open(Path, StoreOptions)}.
      *
      * @param folder the data folder, created if needed
      * @return the open store
-     * @throws IOException if the folder is in use by another process, a file is corrupt or a
-     *     read or write fails
+     * @throws IOException if the folder is in use by another process, a file is corrupt or a read
+     *     or write fails
      * @throws IllegalStateException if the JVM lacks flags the store needs
      */
     public static Nepenthe open(Path folder) throws IOException {
@@ -130,25 +141,24 @@ public final class Nepenthe implements AutoCloseable {
     }
 
     /**
-     * Opens (creating if needed) the store in {@code folder} and loads its collections. Before
-     * it returns: the tombstone journal is replayed (whatever was deleted or forgotten since the
-     * files were written is dropped and rewritten out), every collection's records are read and
+     * Opens (creating if needed) the store in {@code folder} and loads its collections. Before it
+     * returns: the tombstone journal is replayed (whatever was deleted or forgotten since the files
+     * were written is dropped and rewritten out), every collection's records are read and
      * decrypted, its vector index is loaded from its newest readable generation file (and brought
-     * up to the records) or, without one, built from the records, unfinished forget operations
-     * are marked again, sealed ones
-     * are re-checked against what the store holds (reconciliation), and the forget worker
-     * starts. Every recovery decision is logged and reported (see
-     * {@link VectorCollection#openReport()}).
+     * up to the records) or, without one, built from the records, unfinished forget operations are
+     * marked again, sealed ones are re-checked against what the store holds (reconciliation), and
+     * the forget worker starts. Every recovery decision is logged and reported (see {@link
+     * VectorCollection#openReport()}).
      *
      * @param folder the data folder, created if needed
      * @param options where the keys live and how the store behaves
      * @return the open store
      * @throws IOException if the folder is in use by another process, a file is corrupt (the
-     *     message names the file), no master key is found and none may be generated, or a read
-     *     or write fails
-     * @throws IllegalStateException if the JVM lacks flags the store needs (the message lists
-     *     every missing one; see the README), or the options name a ledger witness that the
-     *     evidence ledger no longer holds
+     *     message names the file), no master key is found and none may be generated, or a read or
+     *     write fails
+     * @throws IllegalStateException if the JVM lacks flags the store needs (the message lists every
+     *     missing one; see the README), or the options name a ledger witness that the evidence
+     *     ledger no longer holds
      * @throws IllegalArgumentException if the keystore folder is inside the data folder, or the
      *     master key is malformed
      */
@@ -158,11 +168,20 @@ public final class Nepenthe implements AutoCloseable {
         Path keys = options.keystoreFor(folder);
         Path data = folder.toAbsolutePath().normalize();
         if (keys.startsWith(data)) {
-            throw new IllegalArgumentException("keystore folder " + keys + " is inside the data folder " + data
-                    + ": expected it apart, or snapshots and backups of the data would carry the keys");
+            throw new IllegalArgumentException(
+                    "keystore folder "
+                            + keys
+                            + " is inside the data folder "
+                            + data
+                            + ": expected it apart, or snapshots and backups of the data would"
+                            + " carry the keys");
         }
         Files.createDirectories(folder.resolve("collections"));
-        FileChannel ch = FileChannel.open(folder.resolve("store.lock"), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+        FileChannel ch =
+                FileChannel.open(
+                        folder.resolve("store.lock"),
+                        StandardOpenOption.CREATE,
+                        StandardOpenOption.WRITE);
         FileLock lock;
         try {
             lock = ch.tryLock();
@@ -172,31 +191,63 @@ public final class Nepenthe implements AutoCloseable {
         }
         if (lock == null) {
             ch.close();
-            throw new IOException("store folder " + folder + " is in use by another process (store.lock is held)");
+            throw new IOException(
+                    "store folder "
+                            + folder
+                            + " is in use by another process (store.lock is held)");
         }
         Nepenthe store = new Nepenthe(folder, ch, lock, options);
         try {
-            MasterKey master = MasterKey.resolve(
-                    options.masterKeyFile() != null ? options.masterKeyFile() : keys.resolve("master.key"),
-                    options.generateMasterKey());
+            MasterKey master =
+                    MasterKey.resolve(
+                            options.masterKeyFile() != null
+                                    ? options.masterKeyFile()
+                                    : keys.resolve("master.key"),
+                            options.generateMasterKey());
             store.keystore = Keystore.open(keys, master);
             store.journal = TombstoneJournal.open(keys.resolve("tombstones"));
-            store.context = new StoreContext(store.keystore, new KeyedHash(master), store.journal,
-                    dev.nepenthe.core.internal.storage.RecordSealer.AES_GCM, options.durability(), options.checkpointBytes(),
-                    options.shardBuckets(), store.fault);
+            store.context =
+                    new StoreContext(
+                            store.keystore,
+                            new KeyedHash(master),
+                            store.journal,
+                            dev.nepenthe.core.internal.storage.RecordSealer.AES_GCM,
+                            options.durability(),
+                            options.checkpointBytes(),
+                            options.shardBuckets(),
+                            store.fault);
             store.loadCollections();
-            store.signingKey = SigningKey.loadOrCreate(keys.resolve("evidence").resolve("signing.key"),
-                    master.derive("evidence-signing-key"));
-            store.protocol = new ForgetProtocol(keys, store.context.hashes(), store.keystore, store.signingKey,
-                    () -> store.collectionList, options.forgetWorkerNice(), options.probePolicy(), store.fault);
+            store.signingKey =
+                    SigningKey.loadOrCreate(
+                            keys.resolve("evidence").resolve("signing.key"),
+                            master.derive("evidence-signing-key"));
+            store.protocol =
+                    new ForgetProtocol(
+                            keys,
+                            store.context.hashes(),
+                            store.keystore,
+                            store.signingKey,
+                            () -> store.collectionList,
+                            options.forgetWorkerNice(),
+                            options.probePolicy(),
+                            store.fault);
             if (options.ledgerWitness() != null) {
-                LedgerAudit.Check c = store.protocol.ledger().audit().checkHead(options.ledgerWitness());
+                LedgerAudit.Check c =
+                        store.protocol.ledger().audit().checkHead(options.ledgerWitness());
                 if (!c.ok()) {
-                    throw new IllegalStateException("keystore folder " + keys + ": its evidence ledger does not hold the"
-                            + " witnessed head " + options.ledgerWitness() + " (" + c.problem() + "). The keystore is"
-                            + " older than the witness: forgets recorded after it are missing, and records they erased"
-                            + " could be served again. Refusing to open; restore a keystore copy that holds the witnessed"
-                            + " head, or open without the witness to accept that knowingly");
+                    throw new IllegalStateException(
+                            "keystore folder "
+                                    + keys
+                                    + ": its evidence ledger does not hold the"
+                                    + " witnessed head "
+                                    + options.ledgerWitness()
+                                    + " ("
+                                    + c.problem()
+                                    + "). The keystore is older than the witness: forgets recorded"
+                                    + " after it are missing, and records they erased could be"
+                                    + " served again. Refusing to open; restore a keystore copy"
+                                    + " that holds the witnessed head, or open without the witness"
+                                    + " to accept that knowingly");
                 }
             }
             store.protocol.start();
@@ -208,28 +259,38 @@ public final class Nepenthe implements AutoCloseable {
     }
 
     private void loadCollections() throws IOException {
-        try (DirectoryStream<Path> dirs = Files.newDirectoryStream(root.resolve("collections"), Files::isDirectory)) {
+        try (DirectoryStream<Path> dirs =
+                Files.newDirectoryStream(root.resolve("collections"), Files::isDirectory)) {
             for (Path dir : dirs) {
                 Path metaFile = dir.resolve("collection.meta");
                 if (!Files.exists(metaFile)) {
                     if (StoreFolders.isUnfinishedCreation(dir)) {
                         // A crash inside createCollection before its meta file (the commit point)
                         // was renamed into place: the collection never existed.
-                        LOG.log(System.Logger.Level.WARNING, "{0}: removing a collection folder whose creation did"
-                                + " not finish (no collection.meta; a crash during createCollection)", dir);
+                        LOG.log(
+                                System.Logger.Level.WARNING,
+                                "{0}: removing a collection folder whose creation did not finish"
+                                        + " (no collection.meta; a crash during createCollection)",
+                                dir);
                         StoreFolders.deleteTree(dir);
                         continue;
                     }
-                    throw new dev.nepenthe.core.CorruptFileException(metaFile, "collection folder " + dir.getFileName()
-                            + " holds data but its collection.meta is missing (deleted or lost?)");
+                    throw new dev.nepenthe.core.CorruptFileException(
+                            metaFile,
+                            "collection folder "
+                                    + dir.getFileName()
+                                    + " holds data but its collection.meta is missing (deleted or"
+                                    + " lost?)");
                 }
                 StoreFolders.Meta meta = StoreFolders.readMeta(metaFile);
                 if (journal.isDropped(context.hashes().of("collection", meta.id()))) {
                     // Dropped after the files were written (a restored snapshot, or a crash
                     // mid-drop): finish the drop before anything is served.
                     CollectionStorage.purgeDropped(dir, meta.id(), context);
-                    TextIndex.destroyFolder(dir.resolve("text"), keystore, context.hashes(), meta.id());
-                    IndexGenerations.destroyFolder(dir.resolve("index"), keystore, context.hashes(), meta.id());
+                    TextIndex.destroyFolder(
+                            dir.resolve("text"), keystore, context.hashes(), meta.id());
+                    IndexGenerations.destroyFolder(
+                            dir.resolve("index"), keystore, context.hashes(), meta.id());
                     StoreFolders.deleteTree(dir);
                     continue;
                 }
@@ -244,9 +305,9 @@ public final class Nepenthe implements AutoCloseable {
     }
 
     /**
-     * Creates a collection: checks the index kind and parameters by building an empty index,
-     * then writes the collection's folder and meta file (fsynced; the meta file's rename is the
-     * commit point). Takes this store's monitor.
+     * Creates a collection: checks the index kind and parameters by building an empty index, then
+     * writes the collection's folder and meta file (fsynced; the meta file's rename is the commit
+     * point). Takes this store's monitor.
      *
      * @param spec the collection's name, dimension, metric, index and provenance policy
      * @return the new, empty collection
@@ -266,13 +327,25 @@ public final class Nepenthe implements AutoCloseable {
         if (spec.embedder() != null) {
             Embedder e = options.embedders().get(spec.embedder());
             if (e == null) {
-                throw new IllegalArgumentException("collection '" + spec.name() + "': embedder '" + spec.embedder()
-                        + "' is not one this store was opened with (StoreOptions.withEmbedder); it has "
-                        + options.embedders().keySet());
+                throw new IllegalArgumentException(
+                        "collection '"
+                                + spec.name()
+                                + "': embedder '"
+                                + spec.embedder()
+                                + "' is not one this store was opened with"
+                                + " (StoreOptions.withEmbedder); it has "
+                                + options.embedders().keySet());
             }
             if (e.dimension() != spec.dimension()) {
-                throw new IllegalArgumentException("collection '" + spec.name() + "': dimension " + spec.dimension()
-                        + " does not match embedder '" + spec.embedder() + "', which gives " + e.dimension());
+                throw new IllegalArgumentException(
+                        "collection '"
+                                + spec.name()
+                                + "': dimension "
+                                + spec.dimension()
+                                + " does not match embedder '"
+                                + spec.embedder()
+                                + "', which gives "
+                                + e.dimension());
             }
         }
         Path dir = root.resolve("collections").resolve(spec.name());
@@ -286,7 +359,9 @@ public final class Nepenthe implements AutoCloseable {
             collectionList = engines();
             return c;
         } catch (IOException e) {
-            throw fault.trip(new UncheckedIOException("creating collection '" + spec.name() + "' failed", e));
+            throw fault.trip(
+                    new UncheckedIOException(
+                            "creating collection '" + spec.name() + "' failed", e));
         }
     }
 
@@ -310,8 +385,8 @@ public final class Nepenthe implements AutoCloseable {
     }
 
     /**
-     * Tenants with at least one live record in any collection, as each collection last
-     * published them. No lock; costs a union of every collection's tenant set.
+     * Tenants with at least one live record in any collection, as each collection last published
+     * them. No lock; costs a union of every collection's tenant set.
      *
      * @return the tenants, sorted, in an immutable list
      * @throws IllegalStateException if the store is closed
@@ -324,8 +399,8 @@ public final class Nepenthe implements AutoCloseable {
     }
 
     /**
-     * Specs of every collection. Takes this store's monitor, so it waits for a collection
-     * being created or dropped and for a snapshot in progress.
+     * Specs of every collection. Takes this store's monitor, so it waits for a collection being
+     * created or dropped and for a snapshot in progress.
      *
      * @return the specs in name order, in a list of the caller's own
      * @throws IllegalStateException if the store is closed
@@ -338,16 +413,16 @@ public final class Nepenthe implements AutoCloseable {
     }
 
     /**
-     * Drops a collection: its keys are destroyed (so copies in snapshots become unreadable),
-     * the drop is journaled (so a restore cannot bring it back) and its files are deleted. The
-     * journal entry comes first, then the keys, then the files, so a crash midway is finished at
-     * the next open. Takes this store's monitor and waits for a write in flight in the
-     * collection; a {@link VectorCollection} still held for it is closed from then on.
+     * Drops a collection: its keys are destroyed (so copies in snapshots become unreadable), the
+     * drop is journaled (so a restore cannot bring it back) and its files are deleted. The journal
+     * entry comes first, then the keys, then the files, so a crash midway is finished at the next
+     * open. Takes this store's monitor and waits for a write in flight in the collection; a {@link
+     * VectorCollection} still held for it is closed from then on.
      *
      * @param name the collection's name
      * @return false if no such collection existed
-     * @throws java.io.UncheckedIOException if journaling, destroying the keys or deleting the
-     *     files failed (the collection is already gone from this store)
+     * @throws java.io.UncheckedIOException if journaling, destroying the keys or deleting the files
+     *     failed (the collection is already gone from this store)
      * @throws IllegalStateException if the store is closed
      */
     public synchronized boolean dropCollection(String name) {
@@ -365,18 +440,18 @@ public final class Nepenthe implements AutoCloseable {
             ChecksummedFiles.fsyncDirectory(root.resolve("collections"));
             return true;
         } catch (IOException e) {
-            throw fault.trip(new UncheckedIOException("dropping collection '" + name + "' failed", e));
+            throw fault.trip(
+                    new UncheckedIOException("dropping collection '" + name + "' failed", e));
         }
     }
 
     /**
-     * Writes a consistent copy of every collection's data files to {@code target} (which must
-     * not exist yet) while the store keeps serving searches; writers wait per collection. The
-     * keystore is not copied: a snapshot is readable only with this store's keystore, and a
-     * subject forgotten later stays forgotten in it. Each collection is checkpointed and its
-     * manifest and segment files copied while its writes wait; the snapshot is then registered,
-     * so later forgets purge their records from it as well. Takes this store's monitor
-     * throughout.
+     * Writes a consistent copy of every collection's data files to {@code target} (which must not
+     * exist yet) while the store keeps serving searches; writers wait per collection. The keystore
+     * is not copied: a snapshot is readable only with this store's keystore, and a subject
+     * forgotten later stays forgotten in it. Each collection is checkpointed and its manifest and
+     * segment files copied while its writes wait; the snapshot is then registered, so later forgets
+     * purge their records from it as well. Takes this store's monitor throughout.
      *
      * @param target the snapshot folder to create
      * @throws IOException if a checkpoint or a copy fails (the target may then hold a partial copy)
@@ -386,20 +461,24 @@ public final class Nepenthe implements AutoCloseable {
     public synchronized void snapshot(Path target) throws IOException {
         ensureOpen();
         fault.ensureWritable();
-        // NOFOLLOW: a dangling link at the target exists too (creating through it would write where it points).
+        // NOFOLLOW: a dangling link at the target exists too (creating through it would write where
+        // it points).
         if (Files.exists(target, LinkOption.NOFOLLOW_LINKS)) {
-            throw new IllegalArgumentException("snapshot target " + target + " already exists; expected a new folder");
+            throw new IllegalArgumentException(
+                    "snapshot target " + target + " already exists; expected a new folder");
         }
         for (Map.Entry<String, VectorCollection> e : collections.entrySet()) {
             Path dst = target.resolve("collections").resolve(e.getKey());
             Files.createDirectories(dst);
-            FileCopies.copyRegularFile(root.resolve("collections").resolve(e.getKey()).resolve("collection.meta"),
+            FileCopies.copyRegularFile(
+                    root.resolve("collections").resolve(e.getKey()).resolve("collection.meta"),
                     dst.resolve("collection.meta"));
             e.getValue().engine().snapshotTo(dst);
             try {
                 protocol.registerSnapshot(target, e.getValue().engine());
             } catch (IOException | RuntimeException x) {
-                // Unregistered, a later forget would not purge this snapshot: nothing more is written.
+                // Unregistered, a later forget would not purge this snapshot: nothing more is
+                // written.
                 fault.trip(x);
                 throw x;
             }
@@ -410,8 +489,8 @@ public final class Nepenthe implements AutoCloseable {
     /**
      * Copies a snapshot into {@code folder}, which must be absent or empty. Open the store
      * afterwards as usual: opening replays the tombstone journal, so whatever was deleted or
-     * forgotten after the snapshot was taken is dropped (and its files rewritten) before
-     * anything is served. A plain file copy: no store needs to be open, and nothing is fsynced.
+     * forgotten after the snapshot was taken is dropped (and its files rewritten) before anything
+     * is served. A plain file copy: no store needs to be open, and nothing is fsynced.
      *
      * @param snapshot a folder written by {@link #snapshot}
      * @param folder the data folder to restore into
@@ -423,20 +502,23 @@ public final class Nepenthe implements AutoCloseable {
     }
 
     /**
-     * Copies a snapshot into {@code folder} (absent or empty) and opens it with {@code options},
-     * so it opens against the keystore that took the snapshot: the tombstone journal drops what
-     * was deleted or forgotten since, and reconciliation re-checks every sealed forget, before
-     * the returned store serves anything.
+     * Copies a snapshot into {@code folder} (absent or empty) and opens it with {@code options}, so
+     * it opens against the keystore that took the snapshot: the tombstone journal drops what was
+     * deleted or forgotten since, and reconciliation re-checks every sealed forget, before the
+     * returned store serves anything.
      *
      * @param snapshot a folder written by {@link #snapshot}
      * @param folder the data folder to restore into
-     * @param options the options to open with; their keystore must be the one that took the snapshot
+     * @param options the options to open with; their keystore must be the one that took the
+     *     snapshot
      * @return the open store
-     * @throws IOException if a copy fails, or opening fails as {@link #open(Path, StoreOptions)} can
+     * @throws IOException if a copy fails, or opening fails as {@link #open(Path, StoreOptions)}
+     *     can
      * @throws IllegalArgumentException if the source is not a snapshot or the target not empty
      * @throws IllegalStateException as {@link #open(Path, StoreOptions)} can
      */
-    public static Nepenthe restore(Path snapshot, Path folder, StoreOptions options) throws IOException {
+    public static Nepenthe restore(Path snapshot, Path folder, StoreOptions options)
+            throws IOException {
         restore(snapshot, folder);
         return open(folder, options);
     }
@@ -445,28 +527,28 @@ public final class Nepenthe implements AutoCloseable {
 
     /**
      * Starts forgetting: marks the scope in every collection (from the moment this returns no
-     * search, get or list returns a record in scope, and writes in scope are refused), records
-     * the operation durably and returns it, BLOCKED. Cleanup, verification and sealing continue
-     * on the store's forget worker; follow them with {@link #operation} or
-     * {@link #awaitOperation}. The same idempotency key returns the same operation.
+     * search, get or list returns a record in scope, and writes in scope are refused), records the
+     * operation durably and returns it, BLOCKED. Cleanup, verification and sealing continue on the
+     * store's forget worker; follow them with {@link #operation} or {@link #awaitOperation}. The
+     * same idempotency key returns the same operation.
      *
-     * <p>Costs, on the caller's thread: in every collection, the writer mutex (so it waits for
-     * a write in flight, fsync included) and a pass over the scope's candidates (the subject's
-     * records for a subject scope, every record of the tenant otherwise; a metadata scope
-     * passes over the tenant's records once more to resolve its filter); then each registered
-     * surface's {@link ErasureSurface#block}, and one fsynced write of the operation log.
-     * Searches never wait for it.
+     * <p>Costs, on the caller's thread: in every collection, the writer mutex (so it waits for a
+     * write in flight, fsync included) and a pass over the scope's candidates (the subject's
+     * records for a subject scope, every record of the tenant otherwise; a metadata scope passes
+     * over the tenant's records once more to resolve its filter); then each registered surface's
+     * {@link ErasureSurface#block}, and one fsynced write of the operation log. Searches never wait
+     * for it.
      *
      * @param request the tenant, scope, idempotency key, reason code and options
      * @return the operation as it stands: BLOCKED, or, for a repeated idempotency key, the
      *     operation that key started, in whatever state it has reached
-     * @throws IllegalArgumentException if the idempotency key was used for a different request,
-     *     the request's probe threshold is outside the store's {@link
+     * @throws IllegalArgumentException if the idempotency key was used for a different request, the
+     *     request's probe threshold is outside the store's {@link
      *     dev.nepenthe.core.forget.ProbePolicy}, or a declared identifier has no letter or digit
-     * @throws IllegalStateException if the store is closed, or the evidence ledger is damaged
-     *     (see {@link #health()})
-     * @throws java.io.UncheckedIOException if recording the operation failed; if it was marked,
-     *     the next open resumes it
+     * @throws IllegalStateException if the store is closed, or the evidence ledger is damaged (see
+     *     {@link #health()})
+     * @throws java.io.UncheckedIOException if recording the operation failed; if it was marked, the
+     *     next open resumes it
      */
     public ForgetOperation forget(ForgetRequest request) {
         ensureOpen();
@@ -475,8 +557,10 @@ public final class Nepenthe implements AutoCloseable {
             return protocol.forget(request);
         } catch (IOException e) {
             fault.trip(e);
-            throw new UncheckedIOException("forget: recording the operation failed; if it was marked, the next open"
-                    + " resumes it", e);
+            throw new UncheckedIOException(
+                    "forget: recording the operation failed; if it was marked, the next open"
+                            + " resumes it",
+                    e);
         }
     }
 
@@ -503,8 +587,8 @@ public final class Nepenthe implements AutoCloseable {
     }
 
     /**
-     * Waits until an operation is SEALED, COMPLETED_WITH_EXCEPTION or NEEDS_REVIEW (or stopped on
-     * a failure its note names).
+     * Waits until an operation is SEALED, COMPLETED_WITH_EXCEPTION or NEEDS_REVIEW (or stopped on a
+     * failure its note names).
      *
      * @param id the operation's id
      * @param timeout how long to wait at most
@@ -518,33 +602,32 @@ public final class Nepenthe implements AutoCloseable {
     }
 
     /**
-     * Runs verification again for an operation in NEEDS_REVIEW, after more was forgotten. It
-     * moves the operation to VERIFYING and hands it to the forget worker; follow it with
-     * {@link #awaitOperation}.
+     * Runs verification again for an operation in NEEDS_REVIEW, after more was forgotten. It moves
+     * the operation to VERIFYING and hands it to the forget worker; follow it with {@link
+     * #awaitOperation}.
      *
      * @param operationId the operation's id
      * @return the operation as it stands when the worker has it (VERIFYING, or later)
      * @throws IllegalArgumentException if no operation has this id
-     * @throws IllegalStateException if the operation is not in NEEDS_REVIEW, or the evidence
-     *     ledger is damaged
+     * @throws IllegalStateException if the operation is not in NEEDS_REVIEW, or the evidence ledger
+     *     is damaged
      */
     public ForgetOperation reverify(String operationId) {
         return protocol.reverify(operationId);
     }
 
     /**
-     * Seals an operation in NEEDS_REVIEW whose suspects the operator judged not to be residue;
-     * the override and its reason code go into the evidence and the receipt. Seals on the
-     * caller's thread: destroys the subject's keys, appends the evidence (fsynced) and signs the
-     * receipt.
+     * Seals an operation in NEEDS_REVIEW whose suspects the operator judged not to be residue; the
+     * override and its reason code go into the evidence and the receipt. Seals on the caller's
+     * thread: destroys the subject's keys, appends the evidence (fsynced) and signs the receipt.
      *
      * @param operationId the operation's id
      * @param reasonCode why, as a code (see {@link ForgetRequest#checkReasonCode})
      * @return the sealed operation, with its receipt
      * @throws IllegalArgumentException if no operation has this id or the reason code is not a code
-     * @throws IllegalStateException if the operation is not in NEEDS_REVIEW, derived records
-     *     await regeneration, a surface failed its checks (an override covers suspects only), or
-     *     the evidence ledger is damaged
+     * @throws IllegalStateException if the operation is not in NEEDS_REVIEW, derived records await
+     *     regeneration, a surface failed its checks (an override covers suspects only), or the
+     *     evidence ledger is damaged
      * @throws java.io.UncheckedIOException if sealing failed; the operation stays in review
      */
     public ForgetOperation override(String operationId, String reasonCode) {
@@ -552,20 +635,22 @@ public final class Nepenthe implements AutoCloseable {
         try {
             return protocol.override(operationId, reasonCode);
         } catch (IOException e) {
-            throw fault.trip(new UncheckedIOException("override of " + operationId + " failed; the operation stays in review", e));
+            throw fault.trip(
+                    new UncheckedIOException(
+                            "override of " + operationId + " failed; the operation stays in review",
+                            e));
         }
     }
 
     /**
-     * Places a legal hold on a subject or a source (every version) in a tenant. Holds are
-     * checked when an operation leaves BLOCKED: a forget marked later whose records fall under
-     * the hold stops in COMPLETED_WITH_EXCEPTION, and so does one still BLOCKED; one already in
-     * cleanup goes on. Saved in the operation log and recorded in the evidence ledger (both
-     * fsynced).
+     * Places a legal hold on a subject or a source (every version) in a tenant. Holds are checked
+     * when an operation leaves BLOCKED: a forget marked later whose records fall under the hold
+     * stops in COMPLETED_WITH_EXCEPTION, and so does one still BLOCKED; one already in cleanup goes
+     * on. Saved in the operation log and recorded in the evidence ledger (both fsynced).
      *
      * @param tenant the tenant
-     * @param scope a {@link ForgetScope#subject} or {@link ForgetScope#source} scope; a
-     *     source's version is ignored
+     * @param scope a {@link ForgetScope#subject} or {@link ForgetScope#source} scope; a source's
+     *     version is ignored
      * @param reasonCode why, as a code
      * @return the hold, with its id
      * @throws IllegalArgumentException if the scope is neither a subject nor a source, or the
@@ -597,7 +682,8 @@ public final class Nepenthe implements AutoCloseable {
         try {
             protocol.liftHold(holdId);
         } catch (IOException e) {
-            throw fault.trip(new UncheckedIOException("lifting legal hold " + holdId + " failed", e));
+            throw fault.trip(
+                    new UncheckedIOException("lifting legal hold " + holdId + " failed", e));
         }
     }
 
@@ -613,12 +699,13 @@ public final class Nepenthe implements AutoCloseable {
     /**
      * Re-admits a subject, or record ids, that sealed forgets fenced: from when this returns,
      * writes in the scope that the forgets refused (with a {@link
-     * dev.nepenthe.core.forget.ForgottenScopeException}) are accepted, and stored as new
-     * records. Nothing from before the forgets comes back: every collection takes a version floor (journaled), and
-     * reconciliation at every open still removes a record the lifted fences name whose version is
-     * below it (a restored snapshot, a lost journal). The forgets' receipts and ledger entries are
-     * untouched and still verify; the re-admission is a ledger entry of its own (keyed hashes of
-     * tenant and scope, the reason code, the time, the operations whose fences it lifted).
+     * dev.nepenthe.core.forget.ForgottenScopeException}) are accepted, and stored as new records.
+     * Nothing from before the forgets comes back: every collection takes a version floor
+     * (journaled), and reconciliation at every open still removes a record the lifted fences name
+     * whose version is below it (a restored snapshot, a lost journal). The forgets' receipts and
+     * ledger entries are untouched and still verify; the re-admission is a ledger entry of its own
+     * (keyed hashes of tenant and scope, the reason code, the time, the operations whose fences it
+     * lifted).
      *
      * <p>A subject re-admission lifts every fence its sealed subject forgets left: the subject's,
      * and those of the records they removed (their ids may be written again). Record ids forgotten
@@ -634,13 +721,13 @@ public final class Nepenthe implements AutoCloseable {
      * @param scope a {@link ForgetScope#subject} or {@link ForgetScope#records} scope
      * @param reasonCode why, as a code (see {@link ForgetRequest#checkReasonCode})
      * @return the re-admission, complete, with its ledger entry
-     * @throws IllegalArgumentException if the scope is a source or a filter, the reason code is
-     *     not a code, or no sealed forget fences the scope (or its fences are lifted already); the
+     * @throws IllegalArgumentException if the scope is a source or a filter, the reason code is not
+     *     a code, or no sealed forget fences the scope (or its fences are lifted already); the
      *     message names the scope by its keyed hash, never the subject or an id
-     * @throws IllegalStateException if a forget of the scope is not sealed yet, the evidence
-     *     ledger is damaged, or the store is closed
-     * @throws java.io.UncheckedIOException if recording it failed; if its intent was recorded,
-     *     the next open finishes it
+     * @throws IllegalStateException if a forget of the scope is not sealed yet, the evidence ledger
+     *     is damaged, or the store is closed
+     * @throws java.io.UncheckedIOException if recording it failed; if its intent was recorded, the
+     *     next open finishes it
      */
     public Readmission readmit(String tenant, ForgetScope scope, String reasonCode) {
         ensureOpen();
@@ -648,8 +735,11 @@ public final class Nepenthe implements AutoCloseable {
         try {
             return protocol.readmit(tenant, scope, reasonCode);
         } catch (IOException e) {
-            throw fault.trip(new UncheckedIOException("re-admission failed; if its intent was recorded, the next open"
-                    + " finishes it", e));
+            throw fault.trip(
+                    new UncheckedIOException(
+                            "re-admission failed; if its intent was recorded, the next open"
+                                    + " finishes it",
+                            e));
         }
     }
 
@@ -667,8 +757,8 @@ public final class Nepenthe implements AutoCloseable {
      * Registers a component that holds data derived from records (a query cache, a text index):
      * every later forget purges and verifies it, and cannot seal while it fails. Before this
      * returns, the surface blocks the scope of every operation not yet sealed (on the caller's
-     * thread); a block that throws is recorded against that operation, not thrown here.
-     * Surfaces are not saved: register them again after every open.
+     * thread); a block that throws is recorded against that operation, not thrown here. Surfaces
+     * are not saved: register them again after every open.
      *
      * @param surface the surface; its {@link ErasureSurface#name()} must be new to this store
      * @throws IllegalArgumentException if a surface with the same name is registered
@@ -680,12 +770,12 @@ public final class Nepenthe implements AutoCloseable {
     /**
      * Re-reads the evidence ledger and checks its hash chain and every signature, that it still
      * holds the head the store anchored after its last append, and that every sealed operation's
-     * receipt names an entry it holds. A ledger cut short, rolled back or replaced fails here
-     * (and from then on the store refuses new forgets, see {@link #health()}). Costs a read of
-     * the whole file and a signature check per entry, under the forget engine's monitor.
+     * receipt names an entry it holds. A ledger cut short, rolled back or replaced fails here (and
+     * from then on the store refuses new forgets, see {@link #health()}). Costs a read of the whole
+     * file and a signature check per entry, under the forget engine's monitor.
      *
-     * @return the verification; {@link LedgerVerification#ok()} is false when the chain breaks
-     *     or the cross-checks fail, and its problem says what
+     * @return the verification; {@link LedgerVerification#ok()} is false when the chain breaks or
+     *     the cross-checks fail, and its problem says what
      * @throws IOException if the file cannot be read or its header is not a ledger's
      */
     public LedgerVerification verifyLedger() throws IOException {
@@ -693,9 +783,9 @@ public final class Nepenthe implements AutoCloseable {
     }
 
     /**
-     * A read-only view of the evidence ledger for auditors: its entries, one operation's
-     * entries, receipt and head checks (what {@link LedgerAudit#read} gives from the file and
-     * the public key alone). Reads and verifies the whole file on each call.
+     * A read-only view of the evidence ledger for auditors: its entries, one operation's entries,
+     * receipt and head checks (what {@link LedgerAudit#read} gives from the file and the public key
+     * alone). Reads and verifies the whole file on each call.
      *
      * @return the ledger as it is on disk now
      * @throws IOException if the file cannot be read or its header is not a ledger's
@@ -705,8 +795,8 @@ public final class Nepenthe implements AutoCloseable {
     }
 
     /**
-     * The evidence ledger's head now, to hand to an outside witness ({@code SEQ:HASH}). Held
-     * in memory: no I/O.
+     * The evidence ledger's head now, to hand to an outside witness ({@code SEQ:HASH}). Held in
+     * memory: no I/O.
      *
      * @return the last entry's sequence number and hash
      */
@@ -733,14 +823,17 @@ public final class Nepenthe implements AutoCloseable {
         try {
             return protocol.restartLedger(reasonCode);
         } catch (IOException e) {
-            throw fault.trip(new UncheckedIOException("restarting the evidence ledger failed; the store still refuses"
-                    + " forgets", e));
+            throw fault.trip(
+                    new UncheckedIOException(
+                            "restarting the evidence ledger failed; the store still refuses"
+                                    + " forgets",
+                            e));
         }
     }
 
     /**
-     * Whether the store accepts forgets, and what is wrong if it does not. Held in memory: no
-     * I/O (it reports what the last check found; {@link #verifyLedger()} checks the file again).
+     * Whether the store accepts forgets, and what is wrong if it does not. Held in memory: no I/O
+     * (it reports what the last check found; {@link #verifyLedger()} checks the file again).
      *
      * @return the store's health
      * @throws IllegalStateException if the store is closed
@@ -751,7 +844,8 @@ public final class Nepenthe implements AutoCloseable {
     }
 
     /**
-     * The evidence ledger file (verify it offline with {@link #publicKeyPem()} and {@code LedgerVerifier}).
+     * The evidence ledger file (verify it offline with {@link #publicKeyPem()} and {@code
+     * LedgerVerifier}).
      *
      * @return the path, in the keystore folder
      */
@@ -760,7 +854,8 @@ public final class Nepenthe implements AutoCloseable {
     }
 
     /**
-     * The store's Ed25519 public key as PEM: what an auditor needs to verify the ledger and receipts.
+     * The store's Ed25519 public key as PEM: what an auditor needs to verify the ledger and
+     * receipts.
      *
      * @return the PEM text
      */
@@ -768,15 +863,19 @@ public final class Nepenthe implements AutoCloseable {
         return signingKey.publicKeyPem();
     }
 
-    /** A copy of an index generation file of {@code collection}, decrypted; null once its key is destroyed (tests). */
+    /**
+     * A copy of an index generation file of {@code collection}, decrypted; null once its key is
+     * destroyed (tests).
+     */
     byte[] decryptIndexGeneration(String collection, Path file) throws IOException {
-        return IndexGenerations.decrypt(file, keystore, context.hashes(), collection(collection).engine().id());
+        return IndexGenerations.decrypt(
+                file, keystore, context.hashes(), collection(collection).engine().id());
     }
 
     /**
      * Leaves beside the keys what the next open's reconciliation may skip: the collections that
-     * closed cleanly, each with the manifest its close left. A failure only costs the next open
-     * the full check, so it is logged, not thrown.
+     * closed cleanly, each with the manifest its close left. A failure only costs the next open the
+     * full check, so it is logged, not thrown.
      */
     private void stampCleanClose() {
         if (protocol == null || fault.tripped()) {
@@ -792,8 +891,11 @@ public final class Nepenthe implements AutoCloseable {
         try {
             protocol.stampCleanClose(manifests);
         } catch (IOException | RuntimeException e) {
-            LOG.log(System.Logger.Level.WARNING, "the clean-close stamp was not written ({0}); the next open"
-                    + " reconciles every collection", e.getMessage());
+            LOG.log(
+                    System.Logger.Level.WARNING,
+                    "the clean-close stamp was not written ({0}); the next open"
+                            + " reconciles every collection",
+                    e.getMessage());
         }
     }
 
@@ -811,15 +913,40 @@ public final class Nepenthe implements AutoCloseable {
         return root;
     }
 
-    private VectorCollection openCollection(Path dir, CollectionSpec spec, String id) throws IOException {
+    private VectorCollection openCollection(Path dir, CollectionSpec spec, String id)
+            throws IOException {
         var factory = VectorIndexes.factory(spec.index().kind());
-        CollectionEngine.TextOpener text = spec.textAnalyzer() == null ? null
-                : records -> TextIndexOpener.open(dir.resolve("text"), spec.textAnalyzer(), keystore, context.hashes(),
-                        spec.name(), id, records);
-        IndexGenerations generations = new IndexGenerations(dir.resolve("index"), keystore, context.hashes(), id,
-                factory, indexConfig(spec), fault);
-        return new VectorCollection(new CollectionEngine(spec, id, () -> factory.create(indexConfig(spec)), generations,
-                sink -> CollectionStorage.open(dir, id, context, sink), text, embedding(spec), context.hashes()));
+        CollectionEngine.TextOpener text =
+                spec.textAnalyzer() == null
+                        ? null
+                        : records ->
+                                TextIndexOpener.open(
+                                        dir.resolve("text"),
+                                        spec.textAnalyzer(),
+                                        keystore,
+                                        context.hashes(),
+                                        spec.name(),
+                                        id,
+                                        records);
+        IndexGenerations generations =
+                new IndexGenerations(
+                        dir.resolve("index"),
+                        keystore,
+                        context.hashes(),
+                        id,
+                        factory,
+                        indexConfig(spec),
+                        fault);
+        return new VectorCollection(
+                new CollectionEngine(
+                        spec,
+                        id,
+                        () -> factory.create(indexConfig(spec)),
+                        generations,
+                        sink -> CollectionStorage.open(dir, id, context, sink),
+                        text,
+                        embedding(spec),
+                        context.hashes()));
     }
 
     /** The embedder a collection names, or why it has none. */
@@ -829,13 +956,23 @@ public final class Nepenthe implements AutoCloseable {
         }
         Embedder e = options.embedders().get(spec.embedder());
         if (e == null) {
-            return new CollectionEngine.Embedding(null, "it embeds with '" + spec.embedder() + "', and this store was"
-                    + " opened without an embedder of that name (StoreOptions.withEmbedder); it has "
-                    + options.embedders().keySet());
+            return new CollectionEngine.Embedding(
+                    null,
+                    "it embeds with '"
+                            + spec.embedder()
+                            + "', and this store was opened without an embedder of that name"
+                            + " (StoreOptions.withEmbedder); it has "
+                            + options.embedders().keySet());
         }
         if (e.dimension() != spec.dimension()) {
-            return new CollectionEngine.Embedding(null, "its embedder '" + spec.embedder() + "' gives vectors of "
-                    + e.dimension() + " dimensions, and the collection holds " + spec.dimension());
+            return new CollectionEngine.Embedding(
+                    null,
+                    "its embedder '"
+                            + spec.embedder()
+                            + "' gives vectors of "
+                            + e.dimension()
+                            + " dimensions, and the collection holds "
+                            + spec.dimension());
         }
         return new CollectionEngine.Embedding(e, null);
     }
@@ -852,9 +989,9 @@ public final class Nepenthe implements AutoCloseable {
 
     /**
      * Closes the store: the forget worker stops after the phase it is in (waiting up to two
-     * minutes; unfinished operations resume at the next open), then every collection folds what
-     * its log holds into segments and closes, then the journal and keystore close and the folder lock is
-     * released. Everything is closed even when a part fails. Calling it again does nothing.
+     * minutes; unfinished operations resume at the next open), then every collection folds what its
+     * log holds into segments and closes, then the journal and keystore close and the folder lock
+     * is released. Everything is closed even when a part fails. Calling it again does nothing.
      *
      * @throws IOException the first failure, with any later ones suppressed
      */
@@ -880,7 +1017,10 @@ public final class Nepenthe implements AutoCloseable {
             } catch (IOException | RuntimeException e) {
                 // Every part is closed (and its locks released) whatever an earlier one threw.
                 fault.trip(e);
-                IOException io = e instanceof IOException x ? x : new IOException("closing the store: " + e, e);
+                IOException io =
+                        e instanceof IOException x
+                                ? x
+                                : new IOException("closing the store: " + e, e);
                 if (first == null) {
                     first = io;
                 } else {

@@ -21,10 +21,12 @@ public record SourceRef(String kind, String id, long version) {
         Objects.requireNonNull(kind, "source kind");
         Objects.requireNonNull(id, "source id");
         if (kind.isBlank()) {
-            throw new IllegalArgumentException("source kind: expected a non-blank string, got a blank one");
+            throw new IllegalArgumentException(
+                    "source kind: expected a non-blank string, got a blank one");
         }
         if (id.isBlank()) {
-            throw new IllegalArgumentException("source id: expected a non-blank string, got a blank one");
+            throw new IllegalArgumentException(
+                    "source id: expected a non-blank string, got a blank one");
         }
         if (version < 0) {
             throw new IllegalArgumentException("source version: expected >= 0, got " + version);

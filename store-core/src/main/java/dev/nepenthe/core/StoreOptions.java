@@ -11,36 +11,43 @@ import java.util.Objects;
 /**
  * How a store is opened.
  *
- * @param keystore folder of the keystore and the tombstone journal; null means the sibling
- *     folder {@code <data folder>.keys}. It must not be inside the data folder: snapshots copy
- *     the data folder, and a key that travels with the data protects nothing.
- * @param masterKeyFile where the master key is read (or generated, when
- *     {@code generateMasterKey}); null means {@code master.key} in the keystore folder. The
- *     environment variable {@code NEPENTHE_MASTER_KEY} takes precedence over the file.
- * @param generateMasterKey whether a missing master key file is generated (the embedded
- *     default); false makes {@link Nepenthe#open} fail when neither the variable nor the file
- *     holds a key
+ * @param keystore folder of the keystore and the tombstone journal; null means the sibling folder
+ *     {@code <data folder>.keys}. It must not be inside the data folder: snapshots copy the data
+ *     folder, and a key that travels with the data protects nothing.
+ * @param masterKeyFile where the master key is read (or generated, when {@code generateMasterKey});
+ *     null means {@code master.key} in the keystore folder. The environment variable {@code
+ *     NEPENTHE_MASTER_KEY} takes precedence over the file.
+ * @param generateMasterKey whether a missing master key file is generated (the embedded default);
+ *     false makes {@link Nepenthe#open} fail when neither the variable nor the file holds a key
  * @param durability when writes are acknowledged (default: after fsync, with group commit)
- * @param checkpointBytes write-ahead log size that triggers a checkpoint into segments;
- *     larger values mean fewer, larger segment rewrites and a longer replay after a crash
- * @param shardBuckets subjects are hashed into this many buckets; each bucket is one segment
- *     file, rewritten whole when one of its subjects is deleted (cost ~ records / buckets)
+ * @param checkpointBytes write-ahead log size that triggers a checkpoint into segments; larger
+ *     values mean fewer, larger segment rewrites and a longer replay after a crash
+ * @param shardBuckets subjects are hashed into this many buckets; each bucket is one segment file,
+ *     rewritten whole when one of its subjects is deleted (cost ~ records / buckets)
  * @param forgetWorkerNice the OS priority (Linux nice value, 0 to 19) the forget worker lowers
  *     itself to, so that searches come first when the cores are busy; 0 keeps normal priority.
  *     Default 10. The mark ({@code forget} returning, reads blocked) runs on the caller's thread
  *     and is never slowed by it; only the time to SEALED is, and only under contention.
- * @param probePolicy the forget verification probe's threshold, which requests may tighten but
- *     not loosen (default {@link ProbePolicy#DEFAULT})
- * @param ledgerWitness a head of the evidence ledger recorded outside the store (see
- *     {@link Nepenthe#ledgerHead()}), or null. When set, the store refuses to open unless its
- *     ledger still holds that head: a keystore folder restored from a copy older than the
- *     witness has lost the forgets recorded since, and would serve what they erased.
+ * @param probePolicy the forget verification probe's threshold, which requests may tighten but not
+ *     loosen (default {@link ProbePolicy#DEFAULT})
+ * @param ledgerWitness a head of the evidence ledger recorded outside the store (see {@link
+ *     Nepenthe#ledgerHead()}), or null. When set, the store refuses to open unless its ledger still
+ *     holds that head: a keystore folder restored from a copy older than the witness has lost the
+ *     forgets recorded since, and would serve what they erased.
  * @param embedders the embedders collections may name, by {@link Embedder#name()} (none by
- *     default): a collection created with an embedder accepts records with text and no vector,
- *     and text queries, only in a store opened with that embedder
+ *     default): a collection created with an embedder accepts records with text and no vector, and
+ *     text queries, only in a store opened with that embedder
  */
-public record StoreOptions(Path keystore, Path masterKeyFile, boolean generateMasterKey, Durability durability,
-        long checkpointBytes, int shardBuckets, int forgetWorkerNice, ProbePolicy probePolicy, LedgerHead ledgerWitness,
+public record StoreOptions(
+        Path keystore,
+        Path masterKeyFile,
+        boolean generateMasterKey,
+        Durability durability,
+        long checkpointBytes,
+        int shardBuckets,
+        int forgetWorkerNice,
+        ProbePolicy probePolicy,
+        LedgerHead ledgerWitness,
         Map<String, Embedder> embedders) {
 
     /** Most shard buckets a store may have. */
@@ -49,9 +56,9 @@ public record StoreOptions(Path keystore, Path masterKeyFile, boolean generateMa
     /**
      * Checks the options.
      *
-     * @throws IllegalArgumentException if {@code checkpointBytes} is below 65536,
-     *     {@code shardBuckets} outside 1 to {@value #MAX_BUCKETS} or {@code forgetWorkerNice}
-     *     outside 0 to 19
+     * @throws IllegalArgumentException if {@code checkpointBytes} is below 65536, {@code
+     *     shardBuckets} outside 1 to {@value #MAX_BUCKETS} or {@code forgetWorkerNice} outside 0 to
+     *     19
      * @throws NullPointerException if the durability or the probe policy is null
      */
     public StoreOptions {
@@ -59,13 +66,16 @@ public record StoreOptions(Path keystore, Path masterKeyFile, boolean generateMa
         Objects.requireNonNull(probePolicy, "probePolicy");
         embedders = embedders == null ? Map.of() : Map.copyOf(embedders);
         if (checkpointBytes < 1 << 16) {
-            throw new IllegalArgumentException("checkpointBytes: expected >= 65536, got " + checkpointBytes);
+            throw new IllegalArgumentException(
+                    "checkpointBytes: expected >= 65536, got " + checkpointBytes);
         }
         if (shardBuckets < 1 || shardBuckets > MAX_BUCKETS) {
-            throw new IllegalArgumentException("shardBuckets: expected 1 to " + MAX_BUCKETS + ", got " + shardBuckets);
+            throw new IllegalArgumentException(
+                    "shardBuckets: expected 1 to " + MAX_BUCKETS + ", got " + shardBuckets);
         }
         if (forgetWorkerNice < 0 || forgetWorkerNice > 19) {
-            throw new IllegalArgumentException("forgetWorkerNice: expected 0 to 19, got " + forgetWorkerNice);
+            throw new IllegalArgumentException(
+                    "forgetWorkerNice: expected 0 to 19, got " + forgetWorkerNice);
         }
     }
 
@@ -77,7 +87,17 @@ public record StoreOptions(Path keystore, Path masterKeyFile, boolean generateMa
      * @return the default options
      */
     public static StoreOptions defaults() {
-        return new StoreOptions(null, null, true, Durability.SYNC, 64L << 20, 256, 10, ProbePolicy.DEFAULT, null, Map.of());
+        return new StoreOptions(
+                null,
+                null,
+                true,
+                Durability.SYNC,
+                64L << 20,
+                256,
+                10,
+                ProbePolicy.DEFAULT,
+                null,
+                Map.of());
     }
 
     /**
@@ -87,20 +107,39 @@ public record StoreOptions(Path keystore, Path masterKeyFile, boolean generateMa
      * @return new options
      */
     public StoreOptions withKeystore(Path folder) {
-        return new StoreOptions(folder, masterKeyFile, generateMasterKey, durability, checkpointBytes, shardBuckets,
-                forgetWorkerNice, probePolicy, ledgerWitness, embedders);
+        return new StoreOptions(
+                folder,
+                masterKeyFile,
+                generateMasterKey,
+                durability,
+                checkpointBytes,
+                shardBuckets,
+                forgetWorkerNice,
+                probePolicy,
+                ledgerWitness,
+                embedders);
     }
 
     /**
      * These options with another master key file.
      *
-     * @param file where the master key is read, or null for {@code master.key} in the keystore folder
+     * @param file where the master key is read, or null for {@code master.key} in the keystore
+     *     folder
      * @param generateIfMissing whether a missing file is generated rather than refused
      * @return new options
      */
     public StoreOptions withMasterKeyFile(Path file, boolean generateIfMissing) {
-        return new StoreOptions(keystore, file, generateIfMissing, durability, checkpointBytes, shardBuckets,
-                forgetWorkerNice, probePolicy, ledgerWitness, embedders);
+        return new StoreOptions(
+                keystore,
+                file,
+                generateIfMissing,
+                durability,
+                checkpointBytes,
+                shardBuckets,
+                forgetWorkerNice,
+                probePolicy,
+                ledgerWitness,
+                embedders);
     }
 
     /**
@@ -111,8 +150,17 @@ public record StoreOptions(Path keystore, Path masterKeyFile, boolean generateMa
      * @throws NullPointerException if {@code d} is null
      */
     public StoreOptions withDurability(Durability d) {
-        return new StoreOptions(keystore, masterKeyFile, generateMasterKey, d, checkpointBytes, shardBuckets,
-                forgetWorkerNice, probePolicy, ledgerWitness, embedders);
+        return new StoreOptions(
+                keystore,
+                masterKeyFile,
+                generateMasterKey,
+                d,
+                checkpointBytes,
+                shardBuckets,
+                forgetWorkerNice,
+                probePolicy,
+                ledgerWitness,
+                embedders);
     }
 
     /**
@@ -123,21 +171,39 @@ public record StoreOptions(Path keystore, Path masterKeyFile, boolean generateMa
      * @throws IllegalArgumentException if {@code bytes} is below 65536
      */
     public StoreOptions withCheckpointBytes(long bytes) {
-        return new StoreOptions(keystore, masterKeyFile, generateMasterKey, durability, bytes, shardBuckets,
-                forgetWorkerNice, probePolicy, ledgerWitness, embedders);
+        return new StoreOptions(
+                keystore,
+                masterKeyFile,
+                generateMasterKey,
+                durability,
+                bytes,
+                shardBuckets,
+                forgetWorkerNice,
+                probePolicy,
+                ledgerWitness,
+                embedders);
     }
 
     /**
-     * These options with another number of shard buckets. A collection keeps the count its
-     * manifest records, so this applies to collections that have no manifest yet.
+     * These options with another number of shard buckets. A collection keeps the count its manifest
+     * records, so this applies to collections that have no manifest yet.
      *
      * @param buckets 1 to {@value #MAX_BUCKETS}
      * @return new options
      * @throws IllegalArgumentException if {@code buckets} is out of range
      */
     public StoreOptions withShardBuckets(int buckets) {
-        return new StoreOptions(keystore, masterKeyFile, generateMasterKey, durability, checkpointBytes, buckets,
-                forgetWorkerNice, probePolicy, ledgerWitness, embedders);
+        return new StoreOptions(
+                keystore,
+                masterKeyFile,
+                generateMasterKey,
+                durability,
+                checkpointBytes,
+                buckets,
+                forgetWorkerNice,
+                probePolicy,
+                ledgerWitness,
+                embedders);
     }
 
     /**
@@ -148,8 +214,17 @@ public record StoreOptions(Path keystore, Path masterKeyFile, boolean generateMa
      * @throws IllegalArgumentException if {@code nice} is outside 0 to 19
      */
     public StoreOptions withForgetWorkerNice(int nice) {
-        return new StoreOptions(keystore, masterKeyFile, generateMasterKey, durability, checkpointBytes, shardBuckets,
-                nice, probePolicy, ledgerWitness, embedders);
+        return new StoreOptions(
+                keystore,
+                masterKeyFile,
+                generateMasterKey,
+                durability,
+                checkpointBytes,
+                shardBuckets,
+                nice,
+                probePolicy,
+                ledgerWitness,
+                embedders);
     }
 
     /**
@@ -160,24 +235,43 @@ public record StoreOptions(Path keystore, Path masterKeyFile, boolean generateMa
      * @throws NullPointerException if {@code policy} is null
      */
     public StoreOptions withProbePolicy(ProbePolicy policy) {
-        return new StoreOptions(keystore, masterKeyFile, generateMasterKey, durability, checkpointBytes, shardBuckets,
-                forgetWorkerNice, policy, ledgerWitness, embedders);
+        return new StoreOptions(
+                keystore,
+                masterKeyFile,
+                generateMasterKey,
+                durability,
+                checkpointBytes,
+                shardBuckets,
+                forgetWorkerNice,
+                policy,
+                ledgerWitness,
+                embedders);
     }
 
     /**
-     * Refuse to open unless the evidence ledger still holds this head (see the record's parameters).
+     * Refuse to open unless the evidence ledger still holds this head (see the record's
+     * parameters).
      *
      * @param head the witnessed head, or null to open without a witness
      * @return new options
      */
     public StoreOptions withLedgerWitness(LedgerHead head) {
-        return new StoreOptions(keystore, masterKeyFile, generateMasterKey, durability, checkpointBytes, shardBuckets,
-                forgetWorkerNice, probePolicy, head, embedders);
+        return new StoreOptions(
+                keystore,
+                masterKeyFile,
+                generateMasterKey,
+                durability,
+                checkpointBytes,
+                shardBuckets,
+                forgetWorkerNice,
+                probePolicy,
+                head,
+                embedders);
     }
 
     /**
-     * These options with one more embedder, which collections name by {@link Embedder#name()}.
-     * The store calls it from several threads at once.
+     * These options with one more embedder, which collections name by {@link Embedder#name()}. The
+     * store calls it from several threads at once.
      *
      * @param embedder the embedder; one of the same name replaces it
      * @return new options
@@ -186,13 +280,23 @@ public record StoreOptions(Path keystore, Path masterKeyFile, boolean generateMa
         Objects.requireNonNull(embedder, "embedder");
         Map<String, Embedder> more = new HashMap<>(embedders);
         more.put(embedder.name(), embedder);
-        return new StoreOptions(keystore, masterKeyFile, generateMasterKey, durability, checkpointBytes, shardBuckets,
-                forgetWorkerNice, probePolicy, ledgerWitness, more);
+        return new StoreOptions(
+                keystore,
+                masterKeyFile,
+                generateMasterKey,
+                durability,
+                checkpointBytes,
+                shardBuckets,
+                forgetWorkerNice,
+                probePolicy,
+                ledgerWitness,
+                more);
     }
 
     Path keystoreFor(Path dataFolder) {
         Path abs = dataFolder.toAbsolutePath().normalize();
-        return keystore != null ? keystore.toAbsolutePath().normalize()
+        return keystore != null
+                ? keystore.toAbsolutePath().normalize()
                 : abs.resolveSibling(abs.getFileName() + ".keys");
     }
 }

@@ -3,8 +3,8 @@ package dev.nepenthe.core;
 import java.util.NoSuchElementException;
 
 /**
- * A collection name that the store does not hold. Unchecked, like the
- * {@link NoSuchElementException} it extends; the message lists the collections that exist.
+ * A collection name that the store does not hold. Unchecked, like the {@link
+ * NoSuchElementException} it extends; the message lists the collections that exist.
  */
 public final class UnknownCollectionException extends NoSuchElementException {
     /**

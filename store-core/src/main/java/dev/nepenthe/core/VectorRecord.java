@@ -11,21 +11,22 @@ import java.util.Objects;
 
 /**
  * One stored item: an id unique within its tenant, the subject (the person an erasure request
- * names; null for records about nobody), an optional source reference, the vector, optional
- * text, metadata, and the records it was derived from (a summary names its sources, so
- * forgetting a source can reach the summary): ids in the same collection, or
- * {@code "@<collection>/<id>"} in another collection of the tenant.
+ * names; null for records about nobody), an optional source reference, the vector, optional text,
+ * metadata, and the records it was derived from (a summary names its sources, so forgetting a
+ * source can reach the summary): ids in the same collection, or {@code "@<collection>/<id>"} in
+ * another collection of the tenant.
  *
- * <p>Metadata values are {@link String}, {@link Long}, {@link Double} or {@link Boolean};
- * the builder widens {@code Integer}, {@code Short} and {@code Float}. Immutable: the vector is
- * copied in and out, and the text is kept as UTF-8 bytes and decoded on each {@link #text()}.
+ * <p>Metadata values are {@link String}, {@link Long}, {@link Double} or {@link Boolean}; the
+ * builder widens {@code Integer}, {@code Short} and {@code Float}. Immutable: the vector is copied
+ * in and out, and the text is kept as UTF-8 bytes and decoded on each {@link #text()}.
  *
  * <p>A store keeps a copy of its own of every record it is given and hands out copies (get,
- * search), so that it can wipe its copy in place (zeros) instead of leaving it in the heap for
- * the collector: the vector goes off the heap into the collection's vector column, whose row is
- * zeroed when the record is deleted or forgotten, and the text is wiped when a forget seals. The
- * records callers hold are never changed. Ids, subject, source and metadata are Java strings, which cannot be wiped; nothing in
- * the store references them after the seal, so the next collection reclaims them.
+ * search), so that it can wipe its copy in place (zeros) instead of leaving it in the heap for the
+ * collector: the vector goes off the heap into the collection's vector column, whose row is zeroed
+ * when the record is deleted or forgotten, and the text is wiped when a forget seals. The records
+ * callers hold are never changed. Ids, subject, source and metadata are Java strings, which cannot
+ * be wiped; nothing in the store references them after the seal, so the next collection reclaims
+ * them.
  */
 public final class VectorRecord {
 
@@ -43,71 +44,96 @@ public final class VectorRecord {
     private final List<String> derivedFrom;
 
     static {
-        RecordAccess.install(new RecordAccess.Internals() {
-            @Override
-            public float[] vectorUnsafe(VectorRecord r) {
-                return r.vector;
-            }
+        RecordAccess.install(
+                new RecordAccess.Internals() {
+                    @Override
+                    public float[] vectorUnsafe(VectorRecord r) {
+                        return r.vector;
+                    }
 
-            @Override
-            public int textUtf8Length(VectorRecord r) {
-                return r.textUtf8Length();
-            }
+                    @Override
+                    public int textUtf8Length(VectorRecord r) {
+                        return r.textUtf8Length();
+                    }
 
-            @Override
-            public VectorRecord copy(VectorRecord r) {
-                return r.copy();
-            }
+                    @Override
+                    public VectorRecord copy(VectorRecord r) {
+                        return r.copy();
+                    }
 
-            @Override
-            public void wipe(VectorRecord r) {
-                r.wipe();
-            }
+                    @Override
+                    public void wipe(VectorRecord r) {
+                        r.wipe();
+                    }
 
-            @Override
-            public VectorRecord stored(VectorRecord r, String tenant, String subject, float[] vector) {
-                return new VectorRecord(r, tenant, subject, vector);
-            }
+                    @Override
+                    public VectorRecord stored(
+                            VectorRecord r, String tenant, String subject, float[] vector) {
+                        return new VectorRecord(r, tenant, subject, vector);
+                    }
 
-            @Override
-            public VectorRecord joined(VectorRecord r, float[] vector, byte[] textUtf8) {
-                return new VectorRecord(r, vector, textUtf8);
-            }
+                    @Override
+                    public VectorRecord joined(VectorRecord r, float[] vector, byte[] textUtf8) {
+                        return new VectorRecord(r, vector, textUtf8);
+                    }
 
-            @Override
-            public VectorRecord joined(VectorRecord r, float[] vector, byte[] textUtf8, Map<String, Object> metadata) {
-                return new VectorRecord(r, vector, textUtf8, metadata);
-            }
+                    @Override
+                    public VectorRecord joined(
+                            VectorRecord r,
+                            float[] vector,
+                            byte[] textUtf8,
+                            Map<String, Object> metadata) {
+                        return new VectorRecord(r, vector, textUtf8, metadata);
+                    }
 
-            @Override
-            public VectorRecord catalogued(VectorRecord r, String tenant, String subject) {
-                VectorRecord c = new VectorRecord(r, tenant, subject, null);
-                return new VectorRecord(c, null, null, r.metadata.isEmpty() ? Map.of() : WITHHELD);
-            }
+                    @Override
+                    public VectorRecord catalogued(VectorRecord r, String tenant, String subject) {
+                        VectorRecord c = new VectorRecord(r, tenant, subject, null);
+                        return new VectorRecord(
+                                c, null, null, r.metadata.isEmpty() ? Map.of() : WITHHELD);
+                    }
 
-            @Override
-            public byte[] textUnsafe(VectorRecord r) {
-                return r.wiped ? null : r.text;
-            }
+                    @Override
+                    public byte[] textUnsafe(VectorRecord r) {
+                        return r.wiped ? null : r.text;
+                    }
 
-            @Override
-            public VectorRecord decoded(String id, String tenant, String subject, SourceRef source, float[] vector,
-                    byte[] textUtf8, Map<String, Object> metadata, List<String> derivedFrom) {
-                return new VectorRecord(id, tenant, subject, source, vector, textUtf8, metadata, derivedFrom);
-            }
-        });
+                    @Override
+                    public VectorRecord decoded(
+                            String id,
+                            String tenant,
+                            String subject,
+                            SourceRef source,
+                            float[] vector,
+                            byte[] textUtf8,
+                            Map<String, Object> metadata,
+                            List<String> derivedFrom) {
+                        return new VectorRecord(
+                                id,
+                                tenant,
+                                subject,
+                                source,
+                                vector,
+                                textUtf8,
+                                metadata,
+                                derivedFrom);
+                    }
+                });
     }
 
     /**
      * The metadata of a record the store keeps without it (its sealed copy holds it): any read
      * fails, so code that forgot to read the copy fails loudly rather than seeing no metadata.
      */
-    private static final Map<String, Object> WITHHELD = new java.util.AbstractMap<>() {
-        @Override
-        public java.util.Set<Map.Entry<String, Object>> entrySet() {
-            throw new IllegalStateException("this record's metadata is read from its stored copy, not kept with it");
-        }
-    };
+    private static final Map<String, Object> WITHHELD =
+            new java.util.AbstractMap<>() {
+                @Override
+                public java.util.Set<Map.Entry<String, Object>> entrySet() {
+                    throw new IllegalStateException(
+                            "this record's metadata is read from its stored copy, not kept with"
+                                    + " it");
+                }
+            };
 
     private VectorRecord(Builder b) {
         this.id = b.id;
@@ -115,18 +141,23 @@ public final class VectorRecord {
         this.subject = b.subject;
         this.source = b.source;
         this.vector = b.vector == null ? null : b.vector.clone();
-        this.text = b.text == null ? null : b.text.getBytes(java.nio.charset.StandardCharsets.UTF_8);
-        // Most records carry no metadata: they share one empty map instead of a map and its views each.
-        this.metadata = b.metadata.isEmpty() ? Map.of() : Collections.unmodifiableMap(new LinkedHashMap<>(b.metadata));
+        this.text =
+                b.text == null ? null : b.text.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        // Most records carry no metadata: they share one empty map instead of a map and its views
+        // each.
+        this.metadata =
+                b.metadata.isEmpty()
+                        ? Map.of()
+                        : Collections.unmodifiableMap(new LinkedHashMap<>(b.metadata));
         this.derivedFrom = List.copyOf(b.derivedFrom);
     }
 
     /**
-     * Starts a record in the {@link #DEFAULT_TENANT}, with no subject, source, text, metadata
-     * or provenance.
+     * Starts a record in the {@link #DEFAULT_TENANT}, with no subject, source, text, metadata or
+     * provenance.
      *
-     * @param id the record's id, unique within its tenant; checked (not blank, at most 512
-     *     UTF-8 bytes) when the record is stored
+     * @param id the record's id, unique within its tenant; checked (not blank, at most 512 UTF-8
+     *     bytes) when the record is stored
      * @return a builder
      * @throws NullPointerException if the id is null
      */
@@ -140,7 +171,13 @@ public final class VectorRecord {
      * @return a new builder; building it without changes gives an equal record
      */
     public Builder toBuilder() {
-        Builder b = new Builder(id).tenant(tenant).subject(subject).source(source).vector(vector).text(text());
+        Builder b =
+                new Builder(id)
+                        .tenant(tenant)
+                        .subject(subject)
+                        .source(source)
+                        .vector(vector)
+                        .text(text());
         b.metadata.putAll(metadata);
         b.derivedFrom.addAll(derivedFrom);
         return b;
@@ -185,8 +222,8 @@ public final class VectorRecord {
     /**
      * A copy of the vector; O(dimension) per call.
      *
-     * @return a new array, or null for a record built without a vector (the store refuses to
-     *     keep one)
+     * @return a new array, or null for a record built without a vector (the store refuses to keep
+     *     one)
      */
     public float[] vector() {
         return vector == null ? null : vector.clone();
@@ -198,7 +235,9 @@ public final class VectorRecord {
      * @return the text, or null when there is none or the store's copy was wiped
      */
     public String text() {
-        return text == null || wiped ? null : new String(text, java.nio.charset.StandardCharsets.UTF_8);
+        return text == null || wiped
+                ? null
+                : new String(text, java.nio.charset.StandardCharsets.UTF_8);
     }
 
     /**
@@ -221,8 +260,15 @@ public final class VectorRecord {
     }
 
     /** A record read back from storage: adopts its arrays (the reader made them for it). */
-    private VectorRecord(String id, String tenant, String subject, SourceRef source, float[] vector, byte[] textUtf8,
-            Map<String, Object> metadata, List<String> derivedFrom) {
+    private VectorRecord(
+            String id,
+            String tenant,
+            String subject,
+            SourceRef source,
+            float[] vector,
+            byte[] textUtf8,
+            Map<String, Object> metadata,
+            List<String> derivedFrom) {
         this.id = Objects.requireNonNull(id);
         this.tenant = Objects.requireNonNull(tenant);
         this.subject = subject;
@@ -234,9 +280,9 @@ public final class VectorRecord {
     }
 
     /**
-     * The same record with {@code vector} in place of its own, adopted, not copied (null for
-     * none), and the given tenant and subject (equal strings: the store's shared instances); the
-     * text's bytes are shared, so wiping either record wipes the text of both.
+     * The same record with {@code vector} in place of its own, adopted, not copied (null for none),
+     * and the given tenant and subject (equal strings: the store's shared instances); the text's
+     * bytes are shared, so wiping either record wipes the text of both.
      */
     private VectorRecord(VectorRecord r, String tenant, String subject, float[] vector) {
         if (!r.tenant.equals(tenant) || !Objects.equals(r.subject, subject)) {
@@ -254,15 +300,19 @@ public final class VectorRecord {
     }
 
     /**
-     * {@code r}'s id, tenant, subject, source, metadata and sources with {@code vector} and
-     * {@code textUtf8} (each adopted, not copied; null for none) in place of its arrays.
+     * {@code r}'s id, tenant, subject, source, metadata and sources with {@code vector} and {@code
+     * textUtf8} (each adopted, not copied; null for none) in place of its arrays.
      */
     private VectorRecord(VectorRecord r, float[] vector, byte[] textUtf8) {
         this(r, vector, textUtf8, r.metadata);
     }
 
-    /** {@link #VectorRecord(VectorRecord, float[], byte[])} with {@code metadata} (adopted) in place of its own. */
-    private VectorRecord(VectorRecord r, float[] vector, byte[] textUtf8, Map<String, Object> metadata) {
+    /**
+     * {@link #VectorRecord(VectorRecord, float[], byte[])} with {@code metadata} (adopted) in place
+     * of its own.
+     */
+    private VectorRecord(
+            VectorRecord r, float[] vector, byte[] textUtf8, Map<String, Object> metadata) {
         this.id = r.id;
         this.tenant = r.tenant;
         this.subject = r.subject;
@@ -302,8 +352,8 @@ public final class VectorRecord {
     }
 
     /**
-     * The ids (in the same tenant) of the records this one was made from: a forget that reaches
-     * one of them reaches this record through provenance.
+     * The ids (in the same tenant) of the records this one was made from: a forget that reaches one
+     * of them reaches this record through provenance.
      *
      * @return an unmodifiable list, empty when the record derives from nothing
      */
@@ -320,10 +370,15 @@ public final class VectorRecord {
      */
     @Override
     public boolean equals(Object o) {
-        return o instanceof VectorRecord r && id.equals(r.id) && tenant.equals(r.tenant)
-                && Objects.equals(subject, r.subject) && Objects.equals(source, r.source)
-                && Arrays.equals(vector, r.vector) && Objects.equals(text(), r.text())
-                && metadata.equals(r.metadata) && derivedFrom.equals(r.derivedFrom);
+        return o instanceof VectorRecord r
+                && id.equals(r.id)
+                && tenant.equals(r.tenant)
+                && Objects.equals(subject, r.subject)
+                && Objects.equals(source, r.source)
+                && Arrays.equals(vector, r.vector)
+                && Objects.equals(text(), r.text())
+                && metadata.equals(r.metadata)
+                && derivedFrom.equals(r.derivedFrom);
     }
 
     /**
@@ -339,13 +394,20 @@ public final class VectorRecord {
     /**
      * Deliberately content-free: record contents must not reach logs or exception messages.
      *
-     * @return the dimension, the number of metadata keys, whether there is text and the number
-     *     of sources, and nothing else
+     * @return the dimension, the number of metadata keys, whether there is text and the number of
+     *     sources, and nothing else
      */
     @Override
     public String toString() {
-        return "VectorRecord[dimension=" + (vector == null ? 0 : vector.length) + ", metadataKeys="
-                + (metadata == WITHHELD ? "stored" : metadata.size()) + ", hasText=" + (text != null && !wiped) + ", derivedFrom=" + derivedFrom.size() + "]";
+        return "VectorRecord[dimension="
+                + (vector == null ? 0 : vector.length)
+                + ", metadataKeys="
+                + (metadata == WITHHELD ? "stored" : metadata.size())
+                + ", hasText="
+                + (text != null && !wiped)
+                + ", derivedFrom="
+                + derivedFrom.size()
+                + "]";
     }
 
     /**
@@ -374,7 +436,9 @@ public final class VectorRecord {
          * @throws NullPointerException if the tenant is null (omit the call for the default tenant)
          */
         public Builder tenant(String tenant) {
-            this.tenant = Objects.requireNonNull(tenant, "tenant must not be null (omit it for the default tenant)");
+            this.tenant =
+                    Objects.requireNonNull(
+                            tenant, "tenant must not be null (omit it for the default tenant)");
             return this;
         }
 
@@ -382,7 +446,8 @@ public final class VectorRecord {
          * Sets the subject, the person the record is about; a forget of that subject reaches it,
          * and its data is sealed under that subject's own key.
          *
-         * @param subject the subject (at most 512 UTF-8 bytes, checked when stored), or null for none
+         * @param subject the subject (at most 512 UTF-8 bytes, checked when stored), or null for
+         *     none
          * @return this builder
          */
         public Builder subject(String subject) {
@@ -439,10 +504,11 @@ public final class VectorRecord {
         /**
          * Adds a metadata entry.
          *
-         * @param key the key (1 to 128 characters, checked when stored); an existing entry is replaced
-         * @param value a {@code String}, {@code Long}, {@code Double} or {@code Boolean};
-         *     {@code Integer}, {@code Short} and {@code Byte} are widened to {@code Long},
-         *     {@code Float} to {@code Double}
+         * @param key the key (1 to 128 characters, checked when stored); an existing entry is
+         *     replaced
+         * @param value a {@code String}, {@code Long}, {@code Double} or {@code Boolean}; {@code
+         *     Integer}, {@code Short} and {@code Byte} are widened to {@code Long}, {@code Float}
+         *     to {@code Double}
          * @return this builder
          * @throws IllegalArgumentException if the value is null or not a string, integral number,
          *     floating-point number or boolean
@@ -471,8 +537,8 @@ public final class VectorRecord {
          * Adds the records this one was made from, in the record's tenant: a plain id names a
          * record of the same collection, {@code "@<collection>/<id>"} one in another collection
          * (see {@link #derivedFromRecordIn}). Forgetting a source reaches this record, across
-         * collections too. An entry starting with '@' that is not such a reference, or that names
-         * a tenant ({@code "@<tenant>:<collection>/<id>"}), is refused when the record is stored.
+         * collections too. An entry starting with '@' that is not such a reference, or that names a
+         * tenant ({@code "@<tenant>:<collection>/<id>"}), is refused when the record is stored.
          *
          * @param ids the source records' ids or references
          * @return this builder
@@ -497,9 +563,9 @@ public final class VectorRecord {
         }
 
         /**
-         * Adds a source in another collection of the record's tenant: the entry
-         * {@code "@<collection>/<id>"}. A forget of the source removes this record too (or holds it
-         * for regeneration, as this record's collection's provenance policy says).
+         * Adds a source in another collection of the record's tenant: the entry {@code
+         * "@<collection>/<id>"}. A forget of the source removes this record too (or holds it for
+         * regeneration, as this record's collection's provenance policy says).
          *
          * @param collection the source's collection: 1 to 64 letters, digits, '_' or '-' (it need
          *     not exist yet; a reference is followed once it does)
@@ -528,7 +594,10 @@ public final class VectorRecord {
     }
 
     static Object normalizeValue(String key, Object value) {
-        if (value instanceof String || value instanceof Long || value instanceof Double || value instanceof Boolean) {
+        if (value instanceof String
+                || value instanceof Long
+                || value instanceof Double
+                || value instanceof Boolean) {
             return value;
         }
         if (value instanceof Integer || value instanceof Short || value instanceof Byte) {
@@ -537,7 +606,11 @@ public final class VectorRecord {
         if (value instanceof Float f) {
             return f.doubleValue();
         }
-        throw new IllegalArgumentException("metadata '" + key + "': expected a String, integral number, "
-                + "floating-point number or Boolean, got " + (value == null ? "null" : value.getClass().getName()));
+        throw new IllegalArgumentException(
+                "metadata '"
+                        + key
+                        + "': expected a String, integral number, "
+                        + "floating-point number or Boolean, got "
+                        + (value == null ? "null" : value.getClass().getName()));
     }
 }

@@ -15,22 +15,33 @@ import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
- * The exact index under another kind name ("counting"), recording how often the store removes
- * from it and asks it to prove removals, and able to fail that proof: the forget batching
- * tests' own witness of how many shared passes ran, independent of the forget engine's
- * counters. Registered for tests through {@code META-INF/services}.
+ * The exact index under another kind name ("counting"), recording how often the store removes from
+ * it and asks it to prove removals, and able to fail that proof: the forget batching tests' own
+ * witness of how many shared passes ran, independent of the forget engine's counters. Registered
+ * for tests through {@code META-INF/services}.
  */
 public final class CountingIndex implements VectorIndex {
 
     static final String KIND = "counting";
+
     /** How many ordinals each {@link #removeAll} call got, in order. */
     static final List<Integer> REMOVALS = new CopyOnWriteArrayList<>();
+
     /** How many ordinals each {@link #verifyRemoval} call got, in order. */
     static final List<Integer> PROOFS = new CopyOnWriteArrayList<>();
-    /** While true, every proof of a removal reports a violation (a checker that found a dangling link). */
+
+    /**
+     * While true, every proof of a removal reports a violation (a checker that found a dangling
+     * link).
+     */
     static volatile boolean failProofs;
-    /** While above zero, the next proof reports a violation and counts this down (one batch's check fails, not the next). */
-    static final java.util.concurrent.atomic.AtomicInteger failNextProofs = new java.util.concurrent.atomic.AtomicInteger();
+
+    /**
+     * While above zero, the next proof reports a violation and counts this down (one batch's check
+     * fails, not the next).
+     */
+    static final java.util.concurrent.atomic.AtomicInteger failNextProofs =
+            new java.util.concurrent.atomic.AtomicInteger();
 
     private final ExactIndex exact;
 
@@ -101,7 +112,11 @@ public final class CountingIndex implements VectorIndex {
         PROOFS.add(removedOrdinals.length);
         IntegrityReport r = exact.verifyRemoval(removedOrdinals);
         if (failProofs || failNextProofs.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
-            return new IntegrityReport(r.structure(), r.checked(), Map.of("dangling-links", 1L), List.of("injected by the test"));
+            return new IntegrityReport(
+                    r.structure(),
+                    r.checked(),
+                    Map.of("dangling-links", 1L),
+                    List.of("injected by the test"));
         }
         return r;
     }

@@ -2,7 +2,6 @@ package dev.nepenthe.core;
 
 import static dev.nepenthe.testing.TestFiles.copyTree;
 import static dev.nepenthe.testing.TestFiles.deleteTree;
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
@@ -27,24 +26,26 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Crashes at every kind of moment, in one process and reproducibly. A workload of upserts (new
- * ids and replacements), deletes, subject drops and clean restarts runs with a countdown over
- * the storage code's {@link CrashPoints}; when it reaches zero the store's folders are copied
- * as they are, which is exactly what a process killed at that moment leaves behind. The next
- * round opens the copy, checks it against a model of what was acknowledged, and goes on
- * writing to it, so recoveries pile on recoveries as in {@link CrashTest} (which kills real
- * JVMs, at moments it cannot choose or replay).
+ * Crashes at every kind of moment, in one process and reproducibly. A workload of upserts (new ids
+ * and replacements), deletes, subject drops and clean restarts runs with a countdown over the
+ * storage code's {@link CrashPoints}; when it reaches zero the store's folders are copied as they
+ * are, which is exactly what a process killed at that moment leaves behind. The next round opens
+ * the copy, checks it against a model of what was acknowledged, and goes on writing to it, so
+ * recoveries pile on recoveries as in {@link CrashTest} (which kills real JVMs, at moments it
+ * cannot choose or replay).
  *
- * <p>The model: every acknowledged write is present with its content, every acknowledged
- * delete stays gone, nothing else is present, and the operation in flight at the crash is
- * wholly or partly done, record by record, but never anything else.
+ * <p>The model: every acknowledged write is present with its content, every acknowledged delete
+ * stays gone, nothing else is present, and the operation in flight at the crash is wholly or partly
+ * done, record by record, but never anything else.
  */
 class CrashPointTest {
 
     private static final int DIM = 4;
 
     /** Thousands of recoveries: their (useful, per-record) INFO lines would drown the build log. */
-    private static final java.util.logging.Logger STORAGE_LOG = java.util.logging.Logger.getLogger("dev.nepenthe.core.storage");
+    private static final java.util.logging.Logger STORAGE_LOG =
+            java.util.logging.Logger.getLogger("dev.nepenthe.core.storage");
+
     private static java.util.logging.Level storageLevel;
 
     @org.junit.jupiter.api.BeforeAll
@@ -67,11 +68,17 @@ class CrashPointTest {
     private static final class Model {
         /** Acknowledged live records by id. */
         final Map<String, VectorRecord> live = new TreeMap<>();
-        /** The operation that was running when the crash point fired, as the records it could leave. */
+
+        /**
+         * The operation that was running when the crash point fired, as the records it could leave.
+         */
         final Map<String, List<VectorRecord>> inFlight = new TreeMap<>();
+
         String inFlightOp;
 
-        /** The model as it stands at a crash point: the files copied then are checked against it. */
+        /**
+         * The model as it stands at a crash point: the files copied then are checked against it.
+         */
         Model copy() {
             Model m = new Model();
             m.live.putAll(live);
@@ -98,13 +105,14 @@ class CrashPointTest {
 
     /**
      * The interleaving behind the CI failure, recorded from the files a killed worker left: after
-     * puts over six subjects, subject drops and deletes, a delete of one record is killed once
-     * its journal entry (and then its log entry) is durable, before its checkpoint. Reopened, the
-     * store must have dropped exactly that record (the journal names it) and kept every other.
-     * The store did; the crash test's acknowledgement pipe had lost the "WILL-DEL" line.
+     * puts over six subjects, subject drops and deletes, a delete of one record is killed once its
+     * journal entry (and then its log entry) is durable, before its checkpoint. Reopened, the store
+     * must have dropped exactly that record (the journal names it) and kept every other. The store
+     * did; the crash test's acknowledgement pipe had lost the "WILL-DEL" line.
      */
     @Test
-    void deleteKilledBeforeItsCheckpointDropsOnlyTheRecordItNames(@TempDir Path tmp) throws Exception {
+    void deleteKilledBeforeItsCheckpointDropsOnlyTheRecordItNames(@TempDir Path tmp)
+            throws Exception {
         for (int syncs = 1; syncs <= 2; syncs++) {
             Path dir = tmp.resolve("syncs-" + syncs);
             Path image = tmp.resolve("image-" + syncs);
@@ -117,8 +125,12 @@ class CrashPointTest {
                     List<VectorRecord> batch = new ArrayList<>();
                     for (int i = 0; i < 15; i++) {
                         float[] v = {n, i, 0, 1};
-                        batch.add(VectorRecord.builder(n + "-" + i).subject("s" + rnd.nextInt(6)).vector(v)
-                                .text("t" + n + "-" + i).build());
+                        batch.add(
+                                VectorRecord.builder(n + "-" + i)
+                                        .subject("s" + rnd.nextInt(6))
+                                        .vector(v)
+                                        .text("t" + n + "-" + i)
+                                        .build());
                     }
                     c.upsertAll(batch);
                     batch.forEach(r -> live.put(r.id(), r));
@@ -135,15 +147,16 @@ class CrashPointTest {
                 doomed = new ArrayList<>(live.keySet()).get(rnd.nextInt(live.size()));
                 int[] seen = {0};
                 int wanted = syncs;
-                CrashPoints.install(point -> {
-                    if (point.equals("wal.synced") && ++seen[0] == wanted) {
-                        try {
-                            copyTree(dir, image);
-                        } catch (IOException e) {
-                            throw new UncheckedIOException(e);
-                        }
-                    }
-                });
+                CrashPoints.install(
+                        point -> {
+                            if (point.equals("wal.synced") && ++seen[0] == wanted) {
+                                try {
+                                    copyTree(dir, image);
+                                } catch (IOException e) {
+                                    throw new UncheckedIOException(e);
+                                }
+                            }
+                        });
                 try {
                     assertTrue(c.delete(doomed));
                 } finally {
@@ -153,13 +166,22 @@ class CrashPointTest {
             live.remove(doomed);
             try (Nepenthe store = open(image, 256)) {
                 VectorCollection c = store.collection("c");
-                assertTrue(c.get(doomed).isEmpty(), "the record whose delete was journaled came back");
-                List<String> lost = live.keySet().stream().filter(id -> c.get(id).isEmpty()).toList();
-                assertTrue(lost.isEmpty(), "killed after " + syncs + " sync(s) of the delete: lost " + lost
-                        + "; open report " + c.openReport());
+                assertTrue(
+                        c.get(doomed).isEmpty(), "the record whose delete was journaled came back");
+                List<String> lost =
+                        live.keySet().stream().filter(id -> c.get(id).isEmpty()).toList();
+                assertTrue(
+                        lost.isEmpty(),
+                        "killed after "
+                                + syncs
+                                + " sync(s) of the delete: lost "
+                                + lost
+                                + "; open report "
+                                + c.openReport());
                 assertEquals(live.size(), c.size());
                 assertEquals(1, c.openReport().droppedAsDeleted(), "open report " + c.openReport());
-                assertEquals(0, c.openReport().droppedAsSuperseded(), "open report " + c.openReport());
+                assertEquals(
+                        0, c.openReport().droppedAsSuperseded(), "open report " + c.openReport());
             }
         }
     }
@@ -180,17 +202,40 @@ class CrashPointTest {
             Path image = tmp.resolve("round-" + (round + 1));
             int[] countdown = {1 + rnd.nextInt(rnd.nextInt(10) == 0 ? 40 : 400)};
             String[] crashedAt = {null};
-            // Sometimes the crash comes during the open itself (a restart killed while it recovers).
+            // Sometimes the crash comes during the open itself (a restart killed while it
+            // recovers).
             boolean armDuringOpen = rnd.nextInt(8) == 0;
-            CrashPoints.install(armDuringOpen ? point -> tick(point, countdown, crashedAt, roundDir, image, roundModel, atCrash) : null);
+            CrashPoints.install(
+                    armDuringOpen
+                            ? point ->
+                                    tick(
+                                            point,
+                                            countdown,
+                                            crashedAt,
+                                            roundDir,
+                                            image,
+                                            roundModel,
+                                            atCrash)
+                            : null);
             Nepenthe store = open(dir, buckets);
             try {
-                VectorCollection c = store.collections().isEmpty()
-                        ? store.createCollection(CollectionSpec.of("c", DIM, Metric.L2)) : store.collection("c");
+                VectorCollection c =
+                        store.collections().isEmpty()
+                                ? store.createCollection(CollectionSpec.of("c", DIM, Metric.L2))
+                                : store.collection("c");
                 if (crashedAt[0] == null) {
                     CrashPoints.install(null);
                     check(c, model, where);
-                    CrashPoints.install(point -> tick(point, countdown, crashedAt, roundDir, image, roundModel, atCrash));
+                    CrashPoints.install(
+                            point ->
+                                    tick(
+                                            point,
+                                            countdown,
+                                            crashedAt,
+                                            roundDir,
+                                            image,
+                                            roundModel,
+                                            atCrash));
                     for (int op = 0; op < 200 && crashedAt[0] == null; op++) {
                         step(c, rnd, model, round, op);
                     }
@@ -212,12 +257,30 @@ class CrashPointTest {
             }
             dir = image;
         }
-        System.out.println("CrashPointTest seed " + seed + " (" + buckets + " buckets): " + crashes + " crashes at " + pointsHit);
-        assertTrue(crashes >= rounds / 2, "the countdown rarely fired; the test exercised little" + Seeds.replay(seed));
-        assertTrue(pointsHit.size() >= 5, "crashes hit only " + pointsHit.keySet() + Seeds.replay(seed));
+        System.out.println(
+                "CrashPointTest seed "
+                        + seed
+                        + " ("
+                        + buckets
+                        + " buckets): "
+                        + crashes
+                        + " crashes at "
+                        + pointsHit);
+        assertTrue(
+                crashes >= rounds / 2,
+                "the countdown rarely fired; the test exercised little" + Seeds.replay(seed));
+        assertTrue(
+                pointsHit.size() >= 5,
+                "crashes hit only " + pointsHit.keySet() + Seeds.replay(seed));
     }
 
-    private static void tick(String point, int[] countdown, String[] crashedAt, Path dir, Path image, Model model,
+    private static void tick(
+            String point,
+            int[] countdown,
+            String[] crashedAt,
+            Path dir,
+            Path image,
+            Model model,
             Model[] atCrash) {
         if (crashedAt[0] != null || --countdown[0] > 0) {
             return;
@@ -232,8 +295,12 @@ class CrashPointTest {
     }
 
     private static Nepenthe open(Path dir, int buckets) throws IOException {
-        return Nepenthe.open(dir.resolve("data"), StoreOptions.defaults().withKeystore(dir.resolve("keys"))
-                .withCheckpointBytes(1 << 16).withShardBuckets(buckets));
+        return Nepenthe.open(
+                dir.resolve("data"),
+                StoreOptions.defaults()
+                        .withKeystore(dir.resolve("keys"))
+                        .withCheckpointBytes(1 << 16)
+                        .withShardBuckets(buckets));
     }
 
     /** One operation of the workload; the model changes only once the call returns. */
@@ -243,8 +310,10 @@ class CrashPointTest {
             List<VectorRecord> batch = new ArrayList<>();
             Set<String> ids = new HashSet<>();
             for (int i = 0, n = 1 + rnd.nextInt(20); i < n; i++) {
-                // Half the rounds draw from a small id space (many replacements), half write new ids.
-                String id = round % 2 == 0 ? "id" + rnd.nextInt(300) : "r" + round + "-" + op + "-" + i;
+                // Half the rounds draw from a small id space (many replacements), half write new
+                // ids.
+                String id =
+                        round % 2 == 0 ? "id" + rnd.nextInt(300) : "r" + round + "-" + op + "-" + i;
                 if (!ids.add(id)) {
                     continue;
                 }
@@ -252,8 +321,12 @@ class CrashPointTest {
                 for (int d = 0; d < DIM; d++) {
                     v[d] = rnd.nextFloat();
                 }
-                batch.add(VectorRecord.builder(id).subject("s" + rnd.nextInt(6)).vector(v)
-                        .text("r" + round + "-" + op + "-" + id).build());
+                batch.add(
+                        VectorRecord.builder(id)
+                                .subject("s" + rnd.nextInt(6))
+                                .vector(v)
+                                .text("r" + round + "-" + op + "-" + id)
+                                .build());
             }
             model.inFlightOp = "upsert of " + batch.size();
             model.inFlight.clear();
@@ -299,8 +372,8 @@ class CrashPointTest {
     }
 
     /**
-     * The reopened store holds exactly the acknowledged records, plus, record by record, one
-     * of the outcomes of the operation in flight; then the model takes what was found.
+     * The reopened store holds exactly the acknowledged records, plus, record by record, one of the
+     * outcomes of the operation in flight; then the model takes what was found.
      */
     private static void check(VectorCollection c, Model model, String where) {
         Map<String, List<VectorRecord>> inFlight = new HashMap<>(model.inFlight);
@@ -318,20 +391,42 @@ class CrashPointTest {
             }
         }
         if (!lost.isEmpty() || !unexpected.isEmpty()) {
-            fail(where + ": " + lost.size() + " acknowledged records lost " + lost + ", " + unexpected.size()
-                    + " records present that were deleted or never acknowledged " + unexpected
-                    + "; operation in flight: " + model.inFlightOp + "; open report " + c.openReport());
+            fail(
+                    where
+                            + ": "
+                            + lost.size()
+                            + " acknowledged records lost "
+                            + lost
+                            + ", "
+                            + unexpected.size()
+                            + " records present that were deleted or never acknowledged "
+                            + unexpected
+                            + "; operation in flight: "
+                            + model.inFlightOp
+                            + "; open report "
+                            + c.openReport());
         }
         for (String id : present) {
             VectorRecord got = c.get(id).orElseThrow();
-            List<VectorRecord> allowed = inFlight.containsKey(id) ? inFlight.get(id) : List.of(model.live.get(id));
+            List<VectorRecord> allowed =
+                    inFlight.containsKey(id) ? inFlight.get(id) : List.of(model.live.get(id));
             boolean matches = allowed.stream().anyMatch(r -> r != null && same(r, got));
-            assertTrue(matches, where + ": record " + id + " holds content no acknowledged or in-flight write gave it");
+            assertTrue(
+                    matches,
+                    where
+                            + ": record "
+                            + id
+                            + " holds content no acknowledged or in-flight write gave it");
         }
         for (String id : inFlight.keySet()) {
             if (!present.contains(id) && !inFlight.get(id).contains(null)) {
-                fail(where + ": record " + id + " vanished although every outcome of the " + model.inFlightOp
-                        + " in flight keeps it");
+                fail(
+                        where
+                                + ": record "
+                                + id
+                                + " vanished although every outcome of the "
+                                + model.inFlightOp
+                                + " in flight keeps it");
             }
         }
         for (IntegrityReport r : c.verifyIntegrity().values()) {
@@ -351,7 +446,9 @@ class CrashPointTest {
     }
 
     private static boolean same(VectorRecord a, VectorRecord b) {
-        return a.id().equals(b.id()) && a.subject().equals(b.subject()) && a.text().equals(b.text())
+        return a.id().equals(b.id())
+                && a.subject().equals(b.subject())
+                && a.text().equals(b.text())
                 && java.util.Arrays.equals(a.vector(), b.vector());
     }
 }

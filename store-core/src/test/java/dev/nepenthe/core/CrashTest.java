@@ -30,26 +30,36 @@ import org.junit.jupiter.api.io.TempDir;
  * announcement before each deletion starts); the test kills it with SIGKILL at a random moment
  * drawn from a printed seed, reopens the store and checks: every acknowledged write is there,
  * nothing acknowledged as deleted came back, every file verifies and the indexes agree with the
- * records. A failing run's files are kept under {@code target/crash-failures/}.
- * {@link CrashPointTest} crashes at chosen moments in one process, reproducibly. Runs {@value #RUNS} times in the suite; the Maven
- * profile {@code crash-long} ({@code mvn -B verify -Pcrash-long}) runs it 200 times.
+ * records. A failing run's files are kept under {@code target/crash-failures/}. {@link
+ * CrashPointTest} crashes at chosen moments in one process, reproducibly. Runs {@value #RUNS} times
+ * in the suite; the Maven profile {@code crash-long} ({@code mvn -B verify -Pcrash-long}) runs it
+ * 200 times.
  */
 class CrashTest {
 
     static final int RUNS = 20;
 
-    /** Child-JVM entry point: writes until killed. Args: data folder, keystore folder, run number, seed. */
+    /**
+     * Child-JVM entry point: writes until killed. Args: data folder, keystore folder, run number,
+     * seed.
+     */
     public static final class Worker {
         public static void main(String[] args) throws Exception {
             Path data = Path.of(args[0]);
-            StoreOptions opts = StoreOptions.defaults().withKeystore(Path.of(args[1])).withCheckpointBytes(1 << 16);
+            StoreOptions opts =
+                    StoreOptions.defaults()
+                            .withKeystore(Path.of(args[1]))
+                            .withCheckpointBytes(1 << 16);
             String run = args[2];
             Random rnd = new Random(Long.parseLong(args[3]));
             PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
             try (Nepenthe store = Nepenthe.open(data, opts)) {
-                VectorCollection c = store.collections().isEmpty()
-                        ? store.createCollection(CollectionSpec.of("c", 8, Metric.L2).withTextIndex("whitespace"))
-                        : store.collection("c");
+                VectorCollection c =
+                        store.collections().isEmpty()
+                                ? store.createCollection(
+                                        CollectionSpec.of("c", 8, Metric.L2)
+                                                .withTextIndex("whitespace"))
+                                : store.collection("c");
                 out.println("READY");
                 // Bounded: a worker orphaned by a test JVM that died stops by itself.
                 long stopAt = System.nanoTime() + TimeUnit.MINUTES.toNanos(2);
@@ -63,7 +73,12 @@ class CrashTest {
                             float[] v = new float[8];
                             v[0] = n;
                             v[1] = i;
-                            batch.add(VectorRecord.builder(id).subject("s" + rnd.nextInt(6)).vector(v).text("t" + id).build());
+                            batch.add(
+                                    VectorRecord.builder(id)
+                                            .subject("s" + rnd.nextInt(6))
+                                            .vector(v)
+                                            .text("t" + id)
+                                            .build());
                         }
                         c.upsertAll(batch);
                         for (VectorRecord r : batch) {
@@ -89,7 +104,8 @@ class CrashTest {
     }
 
     @Test
-    void killedWritersLoseNothingAcknowledgedAndResurrectNothingDeleted(@TempDir Path tmp) throws Exception {
+    void killedWritersLoseNothingAcknowledgedAndResurrectNothingDeleted(@TempDir Path tmp)
+            throws Exception {
         int runs = Integer.getInteger("nepenthe.crash.runs", RUNS);
         long seed = Seeds.draw("CrashTest");
         Random rnd = new Random(seed);
@@ -103,8 +119,11 @@ class CrashTest {
         String javaBin = ProcessHandle.current().info().command().orElseThrow();
         List<String> jvmFlags = new ArrayList<>();
         for (String a : ManagementFactory.getRuntimeMXBean().getInputArguments()) {
-            if (a.startsWith("--add-") || a.startsWith("--enable-native-access") || a.startsWith("--sun-misc")
-                    || a.startsWith("-Dchronicle") || a.startsWith("-Dnepenthe")) {
+            if (a.startsWith("--add-")
+                    || a.startsWith("--enable-native-access")
+                    || a.startsWith("--sun-misc")
+                    || a.startsWith("-Dchronicle")
+                    || a.startsWith("-Dnepenthe")) {
                 jvmFlags.add(a);
             }
         }
@@ -112,8 +131,15 @@ class CrashTest {
             List<String> cmd = new ArrayList<>(List.of(javaBin, "-Xmx256m"));
             cmd.addAll(jvmFlags);
             long workerSeed = rnd.nextLong();
-            cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), Worker.class.getName(),
-                    data.toString(), keys.toString(), Integer.toString(run), Long.toString(workerSeed)));
+            cmd.addAll(
+                    List.of(
+                            "-cp",
+                            System.getProperty("java.class.path"),
+                            Worker.class.getName(),
+                            data.toString(),
+                            keys.toString(),
+                            Integer.toString(run),
+                            Long.toString(workerSeed)));
             Path stderr = tmp.resolve("worker-" + run + ".err");
             // Acknowledgements go to a file, not a pipe: a line the worker wrote before it was
             // killed is in the file (the kernel keeps what a killed process wrote), while a pipe
@@ -121,19 +147,38 @@ class CrashTest {
             // the last lines in one run of five. A lost "WILL-DEL" made an in-flight delete look
             // like a lost acknowledged write: the false alarm this test used to raise.
             Path ackFile = tmp.resolve("worker-" + run + ".acks");
-            Process p = new ProcessBuilder(cmd).redirectError(stderr.toFile()).redirectOutput(ackFile.toFile()).start();
+            Process p =
+                    new ProcessBuilder(cmd)
+                            .redirectError(stderr.toFile())
+                            .redirectOutput(ackFile.toFile())
+                            .start();
             int thisRun = run;
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-            while (!completeLines(ackFile).contains("READY") && p.isAlive() && System.nanoTime() < deadline) {
+            while (!completeLines(ackFile).contains("READY")
+                    && p.isAlive()
+                    && System.nanoTime() < deadline) {
                 Thread.sleep(10);
             }
-            assertTrue(completeLines(ackFile).contains("READY"),
-                    () -> "run " + thisRun + ": worker did not start: " + readQuietly(stderr) + Seeds.replay(seed));
+            assertTrue(
+                    completeLines(ackFile).contains("READY"),
+                    () ->
+                            "run "
+                                    + thisRun
+                                    + ": worker did not start: "
+                                    + readQuietly(stderr)
+                                    + Seeds.replay(seed));
             long killAfter = 50 + rnd.nextInt(700);
             Thread.sleep(killAfter);
-            // A worker that died on its own (an exception) would pass for a killed one: check first.
-            assertTrue(p.isAlive(), () -> "run " + thisRun + ": the worker died before it was killed: "
-                    + readQuietly(stderr) + Seeds.replay(seed));
+            // A worker that died on its own (an exception) would pass for a killed one: check
+            // first.
+            assertTrue(
+                    p.isAlive(),
+                    () ->
+                            "run "
+                                    + thisRun
+                                    + ": the worker died before it was killed: "
+                                    + readQuietly(stderr)
+                                    + Seeds.replay(seed));
             p.destroyForcibly(); // SIGKILL on Linux: no shutdown hooks, no flushing
             assertTrue(p.waitFor(30, TimeUnit.SECONDS));
             List<String> acks = completeLines(ackFile);
@@ -153,11 +198,12 @@ class CrashTest {
                     case "WILL-DEL" -> expected.remove(f[1]);
                     case "WILL-DROP" -> {
                         Set<String> doomed = new HashSet<>();
-                        expected.entrySet().removeIf(e -> e.getValue().equals(f[1]) && doomed.add(e.getKey()));
+                        expected.entrySet()
+                                .removeIf(e -> e.getValue().equals(f[1]) && doomed.add(e.getKey()));
                         dropping.put(f[1], doomed);
                     }
                     case "DROP" -> mustBeGone.addAll(dropping.remove(f[1]));
-                    default -> { }
+                    default -> {}
                 }
             }
             dropping.clear();
@@ -166,16 +212,35 @@ class CrashTest {
             copyTree(keys, image.resolve("keys"));
             try (Nepenthe store = Nepenthe.open(data, StoreOptions.defaults().withKeystore(keys))) {
                 VectorCollection c = store.collection("c");
-                List<String> lost = expected.keySet().stream().filter(id -> c.get(id).isEmpty()).sorted().toList();
-                List<String> back = mustBeGone.stream().filter(id -> c.get(id).isPresent()).sorted().toList();
+                List<String> lost =
+                        expected.keySet().stream()
+                                .filter(id -> c.get(id).isEmpty())
+                                .sorted()
+                                .toList();
+                List<String> back =
+                        mustBeGone.stream().filter(id -> c.get(id).isPresent()).sorted().toList();
                 if (!lost.isEmpty() || !back.isEmpty()) {
                     Path kept = keepImage(image, run);
-                    fail("run " + run + ": " + lost.size() + " acknowledged writes lost: " + lost + "; "
-                            + back.size() + " acknowledged deletes came back: " + back
-                            + "; open report " + c.openReport() + "; this run's last acknowledgements: "
-                            + acks.subList(Math.max(0, acks.size() - 12), acks.size()) + "; its deletions: "
-                            + acks.stream().filter(l -> !l.startsWith("PUT")).toList()
-                            + "; the files as the killed worker left them: " + kept + Seeds.replay(seed));
+                    fail(
+                            "run "
+                                    + run
+                                    + ": "
+                                    + lost.size()
+                                    + " acknowledged writes lost: "
+                                    + lost
+                                    + "; "
+                                    + back.size()
+                                    + " acknowledged deletes came back: "
+                                    + back
+                                    + "; open report "
+                                    + c.openReport()
+                                    + "; this run's last acknowledgements: "
+                                    + acks.subList(Math.max(0, acks.size() - 12), acks.size())
+                                    + "; its deletions: "
+                                    + acks.stream().filter(l -> !l.startsWith("PUT")).toList()
+                                    + "; the files as the killed worker left them: "
+                                    + kept
+                                    + Seeds.replay(seed));
                 }
                 for (IntegrityReport r : c.verifyIntegrity().values()) {
                     assertTrue(r.isClean(), "run " + run + ": " + r + Seeds.replay(seed));
@@ -188,18 +253,25 @@ class CrashTest {
                 }
                 for (String id : live.subList(0, Math.min(20, live.size()))) {
                     List<SearchHit> byText = c.search(SearchRequest.keyword("t" + id, 2));
-                    assertEquals(List.of(id), byText.stream().map(SearchHit::id).toList(),
-                            "run " + run + ": keyword search for a live record's text" + Seeds.replay(seed));
+                    assertEquals(
+                            List.of(id),
+                            byText.stream().map(SearchHit::id).toList(),
+                            "run "
+                                    + run
+                                    + ": keyword search for a live record's text"
+                                    + Seeds.replay(seed));
                 }
             }
             deleteTree(image);
         }
-        assertTrue(expected.size() > 0, "the workers acknowledged no writes: the test exercised nothing");
+        assertTrue(
+                expected.size() > 0,
+                "the workers acknowledged no writes: the test exercised nothing");
     }
 
     /**
-     * Lines the worker finished: a line is complete only with its newline, and a line the kill
-     * cut short (its tail never written) is no acknowledgement.
+     * Lines the worker finished: a line is complete only with its newline, and a line the kill cut
+     * short (its tail never written) is no acknowledgement.
      */
     private static List<String> completeLines(Path f) throws IOException {
         if (!Files.exists(f)) {
@@ -220,7 +292,9 @@ class CrashTest {
 
     /** Moves a failing run's files under target/ so the failure can be studied after the test. */
     private static Path keepImage(Path image, int run) throws IOException {
-        Path kept = Path.of("target", "crash-failures", "run-" + run + "-" + System.currentTimeMillis()).toAbsolutePath();
+        Path kept =
+                Path.of("target", "crash-failures", "run-" + run + "-" + System.currentTimeMillis())
+                        .toAbsolutePath();
         copyTree(image, kept);
         return kept;
     }

@@ -34,11 +34,11 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Disk faults injected by seed into every file the store touches (its data folder and its key
- * folder, through {@link FaultyFileSystem}): a full disk at a chosen byte, I/O errors on the
- * n-th write, fsync, directory fsync, rename, read or delete, short writes. Each round runs a
- * store through several cycles of: open, check everything against a model, arm one fault, run
- * upserts, deletes, forgets and checkpoints until the fault lands (and a little after), close,
- * heal the disk. The rules checked:
+ * folder, through {@link FaultyFileSystem}): a full disk at a chosen byte, I/O errors on the n-th
+ * write, fsync, directory fsync, rename, read or delete, short writes. Each round runs a store
+ * through several cycles of: open, check everything against a model, arm one fault, run upserts,
+ * deletes, forgets and checkpoints until the fault lands (and a little after), close, heal the
+ * disk. The rules checked:
  *
  * <ul>
  *   <li>a write that returned was durable: after the disk heals and the store reopens, every
@@ -46,18 +46,18 @@ import org.junit.jupiter.api.io.TempDir;
  *       forgotten is back ({@code writes lost} must be 0);
  *   <li>a write that failed is applied whole or not at all after the reopen (no batch half
  *       applied), and is never served before it;
- *   <li>a failed write (an fsync above all) is never ignored: the store is read-only from then
- *       on, refuses writes with {@link StoreReadOnlyException}, keeps serving searches and gets,
- *       and {@code health()} names the failure;
- *   <li>a forget that sealed has a true receipt (its subject's records are gone after the
- *       reopen, the counts are what the model holds, the receipt verifies against the ledger);
- *       a forget cut short by the fault resumes to SEALED after the reopen, with a true receipt
- *       ({@code false receipts} must be 0);
+ *   <li>a failed write (an fsync above all) is never ignored: the store is read-only from then on,
+ *       refuses writes with {@link StoreReadOnlyException}, keeps serving searches and gets, and
+ *       {@code health()} names the failure;
+ *   <li>a forget that sealed has a true receipt (its subject's records are gone after the reopen,
+ *       the counts are what the model holds, the receipt verifies against the ledger); a forget cut
+ *       short by the fault resumes to SEALED after the reopen, with a true receipt ({@code false
+ *       receipts} must be 0);
  *   <li>a read error at open names a file and never yields wrong data.
  * </ul>
  *
- * <p>The suite runs {@value #DEFAULT_ROUNDS} rounds; {@code -Dnepenthe.fault.rounds=N} (the
- * Maven profile {@code faults-long}) runs more. A failure prints the round's seed.
+ * <p>The suite runs {@value #DEFAULT_ROUNDS} rounds; {@code -Dnepenthe.fault.rounds=N} (the Maven
+ * profile {@code faults-long}) runs more. A failure prints the round's seed.
  */
 class DiskFaultTest {
 
@@ -68,8 +68,7 @@ class DiskFaultTest {
     static final String T = VectorRecord.DEFAULT_TENANT;
     static final Duration FORGET_WAIT = Duration.ofMinutes(2);
 
-    @TempDir
-    Path tmp;
+    @TempDir Path tmp;
 
     /** Counts across rounds, printed at the end and in the closing note of the work. */
     static final class Totals {
@@ -84,10 +83,22 @@ class DiskFaultTest {
 
         @Override
         public String toString() {
-            return cycles + " cycles, " + faultsInjected + " faults injected, " + writesAcknowledged
-                    + " writes acknowledged, " + writesLost + " writes lost, " + forgetsSealed + " forgets sealed, "
-                    + falseReceipts + " false receipts, " + failedOpens + " opens refused by a read fault, "
-                    + readOnlyRefusals + " writes refused as read-only";
+            return cycles
+                    + " cycles, "
+                    + faultsInjected
+                    + " faults injected, "
+                    + writesAcknowledged
+                    + " writes acknowledged, "
+                    + writesLost
+                    + " writes lost, "
+                    + forgetsSealed
+                    + " forgets sealed, "
+                    + falseReceipts
+                    + " false receipts, "
+                    + failedOpens
+                    + " opens refused by a read fault, "
+                    + readOnlyRefusals
+                    + " writes refused as read-only";
         }
     }
 
@@ -103,14 +114,24 @@ class DiskFaultTest {
                 // A round takes seconds; a hang (a lock never released after a fault) fails it.
                 assertTimeoutPreemptively(Duration.ofMinutes(5), round::run);
             } catch (AssertionError | Exception e) {
-                throw new AssertionError("round " + r + " (round seed " + roundSeed + ")" + Seeds.replay(seed)
-                        + ": " + e, e);
+                throw new AssertionError(
+                        "round "
+                                + r
+                                + " (round seed "
+                                + roundSeed
+                                + ")"
+                                + Seeds.replay(seed)
+                                + ": "
+                                + e,
+                        e);
             }
         }
         System.out.println("[faults] DiskFaultTest: " + totals);
         assertEquals(0, totals.writesLost, "acknowledged writes lost" + Seeds.replay(seed));
         assertEquals(0, totals.falseReceipts, "forgets with a false receipt" + Seeds.replay(seed));
-        assertTrue(totals.faultsInjected >= ROUNDS, "the plans injected faults: " + totals + Seeds.replay(seed));
+        assertTrue(
+                totals.faultsInjected >= ROUNDS,
+                "the plans injected faults: " + totals + Seeds.replay(seed));
     }
 
     /** One store through {@link #CYCLES} fault cycles, against a model of what it must hold. */
@@ -120,17 +141,34 @@ class DiskFaultTest {
         private final Totals totals;
         private final FaultPlan plan;
         private final Path data;
-        /** The acknowledged value of each id (its text, from which its vector is derived); absent: none. */
+
+        /**
+         * The acknowledged value of each id (its text, from which its vector is derived); absent:
+         * none.
+         */
         private final Map<String, String> acked = new HashMap<>();
+
         private final Map<String, String> subjectOf = new HashMap<>();
-        /** Writes that failed: each maps ids to the value it would have given them (null: deleted). */
+
+        /**
+         * Writes that failed: each maps ids to the value it would have given them (null: deleted).
+         */
         private final List<Map<String, String>> pending = new ArrayList<>();
+
         /** Subjects a forget was marked for: never written again, never served again. */
         private final Set<String> forgotten = new HashSet<>();
-        /** Forgets to see SEALED after the next open (marked, or perhaps marked, and not sealed yet). */
+
+        /**
+         * Forgets to see SEALED after the next open (marked, or perhaps marked, and not sealed
+         * yet).
+         */
         private final Map<String, ForgetRequest> unsealed = new LinkedHashMap<>();
-        /** For each forget, the bounds on what it must count: records of its subject at the mark. */
+
+        /**
+         * For each forget, the bounds on what it must count: records of its subject at the mark.
+         */
         private final Map<String, int[]> expectedCount = new HashMap<>();
+
         private int counter;
 
         Round(long seed, Path dir, Totals totals) {
@@ -148,9 +186,12 @@ class DiskFaultTest {
                 }
                 Nepenthe store = Nepenthe.open(data, options()); // the disk is sound: it must open
                 try {
-                    VectorCollection c = store.collections().isEmpty()
-                            ? store.createCollection(CollectionSpec.of("c", DIM, Metric.COSINE).withTextIndex("whitespace"))
-                            : store.collection("c");
+                    VectorCollection c =
+                            store.collections().isEmpty()
+                                    ? store.createCollection(
+                                            CollectionSpec.of("c", DIM, Metric.COSINE)
+                                                    .withTextIndex("whitespace"))
+                                    : store.collection("c");
                     checkAgainstTheModel(store, c);
                     String armed = plan.armRandomly(40);
                     int before = plan.injectedCount();
@@ -183,9 +224,13 @@ class DiskFaultTest {
                 plan.heal();
                 checkAgainstTheModel(store, store.collection("c"));
             } catch (IOException | UncheckedIOException e) {
-                assertTrue(plan.injectedCount() > before, "the open failed without an injected fault: " + e);
+                assertTrue(
+                        plan.injectedCount() > before,
+                        "the open failed without an injected fault: " + e);
                 String chain = StoreFaults.chain(e);
-                assertTrue(chain.contains(dir.toString()), "a read error names the file: " + StoreFaults.stack(e));
+                assertTrue(
+                        chain.contains(dir.toString()),
+                        "a read error names the file: " + StoreFaults.stack(e));
                 totals.failedOpens++;
             } finally {
                 totals.faultsInjected += plan.injectedCount() - before;
@@ -193,7 +238,8 @@ class DiskFaultTest {
             }
         }
 
-        private void workload(Nepenthe store, VectorCollection c, int cycle, String armed) throws Exception {
+        private void workload(Nepenthe store, VectorCollection c, int cycle, String armed)
+                throws Exception {
             int before = plan.injectedCount();
             int stepsAfterTrip = 0;
             for (int step = 0; step < 40 && stepsAfterTrip < 3; step++) {
@@ -209,7 +255,9 @@ class DiskFaultTest {
                         c.checkpoint();
                     }
                 } catch (StoreReadOnlyException e) {
-                    assertFalse(store.health().writesAccepted(), "a refusal comes from a read-only store");
+                    assertFalse(
+                            store.health().writesAccepted(),
+                            "a refusal comes from a read-only store");
                     totals.readOnlyRefusals++;
                 } catch (RuntimeException e) {
                     if (!StoreFaults.isIo(e)) {
@@ -217,21 +265,38 @@ class DiskFaultTest {
                     }
                     // Never ignored: a failed write leaves the store read-only, and says why.
                     StoreHealth h = store.health();
-                    assertFalse(h.writesAccepted(), "after a failed write (" + e + "; " + armed + ")");
-                    assertTrue(h.writeProblem().contains(dir.toString()), "health names the file: " + h.writeProblem()
-                            + " (injected: " + injectedSince(before) + ")\n" + StoreFaults.stack(e));
+                    assertFalse(
+                            h.writesAccepted(), "after a failed write (" + e + "; " + armed + ")");
+                    assertTrue(
+                            h.writeProblem().contains(dir.toString()),
+                            "health names the file: "
+                                    + h.writeProblem()
+                                    + " (injected: "
+                                    + injectedSince(before)
+                                    + ")\n"
+                                    + StoreFaults.stack(e));
                 }
                 if (!store.health().writesAccepted()) {
                     stepsAfterTrip++;
-                    assertTrue(plan.injectedCount() > before, "read-only without a fault: " + store.health().writeProblem());
+                    assertTrue(
+                            plan.injectedCount() > before,
+                            "read-only without a fault: " + store.health().writeProblem());
                     readsStillServed(c);
                 }
             }
-            boolean ioFault = plan.injected().subList(before, plan.injectedCount()).stream().anyMatch(
-                    f -> f.op() == FaultPlan.Op.FSYNC || f.op() == FaultPlan.Op.DIRECTORY_FSYNC || f.op() == FaultPlan.Op.WRITE);
+            boolean ioFault =
+                    plan.injected().subList(before, plan.injectedCount()).stream()
+                            .anyMatch(
+                                    f ->
+                                            f.op() == FaultPlan.Op.FSYNC
+                                                    || f.op() == FaultPlan.Op.DIRECTORY_FSYNC
+                                                    || f.op() == FaultPlan.Op.WRITE);
             if (ioFault) {
-                assertFalse(store.health().writesAccepted(), "a failed write or fsync (" + injectedSince(before)
-                        + ") left the store taking writes");
+                assertFalse(
+                        store.health().writesAccepted(),
+                        "a failed write or fsync ("
+                                + injectedSince(before)
+                                + ") left the store taking writes");
             }
         }
 
@@ -257,7 +322,8 @@ class DiskFaultTest {
                 }
                 String subject = subjectOf.computeIfAbsent(id, k -> "s" + rnd.nextInt(6));
                 if (forgotten.contains(subject)) {
-                    // Its subject is forgotten: a new id (never used) of a subject of its own instead.
+                    // Its subject is forgotten: a new id (never used) of a subject of its own
+                    // instead.
                     id = "n" + (counter++);
                     subject = "u" + id;
                     subjectOf.put(id, subject);
@@ -310,8 +376,13 @@ class DiskFaultTest {
                 return;
             }
             String subject = live.get(rnd.nextInt(live.size()));
-            ForgetRequest req = new ForgetRequest(T, ForgetScope.subject(subject), "fault-" + subject + "-" + cycle,
-                    "fault-test", null);
+            ForgetRequest req =
+                    new ForgetRequest(
+                            T,
+                            ForgetScope.subject(subject),
+                            "fault-" + subject + "-" + cycle,
+                            "fault-test",
+                            null);
             int min = 0;
             int max = 0;
             for (Map.Entry<String, String> e : acked.entrySet()) {
@@ -332,7 +403,8 @@ class DiskFaultTest {
             } catch (StoreReadOnlyException e) {
                 throw e; // refused before anything was marked
             } catch (RuntimeException e) {
-                // Perhaps marked: the next open finishes it, or the request (idempotent) is made again.
+                // Perhaps marked: the next open finishes it, or the request (idempotent) is made
+                // again.
                 markForgotten(subject, req, min, min + max);
                 throw e;
             }
@@ -342,9 +414,16 @@ class DiskFaultTest {
                 checkReceipt(store, op, subject);
                 unsealed.remove(subject);
             } else {
-                assertFalse(op.state().isSettled(), "a forget of random vectors seals or waits: " + op.state()
-                        + " (" + op.note() + ")");
-                assertFalse(store.health().writesAccepted(), "a forget stopped by a write failure: " + op.note());
+                assertFalse(
+                        op.state().isSettled(),
+                        "a forget of random vectors seals or waits: "
+                                + op.state()
+                                + " ("
+                                + op.note()
+                                + ")");
+                assertFalse(
+                        store.health().writesAccepted(),
+                        "a forget stopped by a write failure: " + op.note());
             }
         }
 
@@ -355,13 +434,17 @@ class DiskFaultTest {
             acked.keySet().removeIf(id -> subject.equals(subjectOf.get(id)));
         }
 
-        /** A sealed forget's receipt is true: counts as the model says, verifiable, and nothing of it served. */
+        /**
+         * A sealed forget's receipt is true: counts as the model says, verifiable, and nothing of
+         * it served.
+         */
         private void checkReceipt(Nepenthe store, ForgetOperation op, String subject) {
             totals.forgetsSealed++;
             int[] bounds = expectedCount.get(subject);
             int n = op.totalForgotten();
             boolean countsTrue = n >= bounds[0] && n <= bounds[1];
-            boolean outcomeTrue = op.outcome() == (n > 0 ? ErasureOutcome.ERASED : ErasureOutcome.NOTHING_FOUND);
+            boolean outcomeTrue =
+                    op.outcome() == (n > 0 ? ErasureOutcome.ERASED : ErasureOutcome.NOTHING_FOUND);
             boolean served = false;
             VectorCollection c = store.collection("c");
             for (Map.Entry<String, String> e : subjectOf.entrySet()) {
@@ -376,8 +459,18 @@ class DiskFaultTest {
             }
             if (!countsTrue || !outcomeTrue || served) {
                 totals.falseReceipts++;
-                fail("receipt of " + op.id() + " says " + op.outcome() + " with " + n + " records; the model says "
-                        + bounds[0] + ".." + bounds[1] + (served ? ", and a record of the subject is still served" : ""));
+                fail(
+                        "receipt of "
+                                + op.id()
+                                + " says "
+                                + op.outcome()
+                                + " with "
+                                + n
+                                + " records; the model says "
+                                + bounds[0]
+                                + ".."
+                                + bounds[1]
+                                + (served ? ", and a record of the subject is still served" : ""));
             }
         }
 
@@ -390,15 +483,27 @@ class DiskFaultTest {
             String id = ids.get(rnd.nextInt(ids.size()));
             Optional<VectorRecord> got = c.get(T, id);
             String value = got.map(VectorRecord::text).orElse(null);
-            assertTrue(allowed(id).contains(value), "get of " + id + " in a read-only store: " + value + ", allowed "
-                    + allowed(id));
+            assertTrue(
+                    allowed(id).contains(value),
+                    "get of "
+                            + id
+                            + " in a read-only store: "
+                            + value
+                            + ", allowed "
+                            + allowed(id));
             if (value != null) {
                 List<SearchHit> hits = c.search(SearchRequest.of(vector(value), 1));
-                assertEquals(id, hits.get(0).id(), "the nearest record to its own vector, in a read-only store");
+                assertEquals(
+                        id,
+                        hits.get(0).id(),
+                        "the nearest record to its own vector, in a read-only store");
             }
         }
 
-        /** The values an id may hold now: its acknowledged one, and any a failed write would give it. */
+        /**
+         * The values an id may hold now: its acknowledged one, and any a failed write would give
+         * it.
+         */
         private Set<String> allowed(String id) {
             Set<String> out = new HashSet<>();
             out.add(acked.get(id));
@@ -418,11 +523,18 @@ class DiskFaultTest {
          * failed writes are settled into the model as the store resolved them.
          */
         private void checkAgainstTheModel(Nepenthe store, VectorCollection c) throws Exception {
-            assertTrue(store.health().writesAccepted(), "a reopened store takes writes: " + store.health());
+            assertTrue(
+                    store.health().writesAccepted(),
+                    "a reopened store takes writes: " + store.health());
             for (Map.Entry<String, ForgetRequest> e : new ArrayList<>(unsealed.entrySet())) {
-                ForgetOperation op = store.forget(e.getValue()); // the same request: the same operation, if marked
+                ForgetOperation op =
+                        store.forget(
+                                e.getValue()); // the same request: the same operation, if marked
                 op = store.awaitOperation(op.id(), FORGET_WAIT);
-                assertEquals(OperationState.SEALED, op.state(), "a forget resumes to SEALED after a reopen: " + op.note());
+                assertEquals(
+                        OperationState.SEALED,
+                        op.state(),
+                        "a forget resumes to SEALED after a reopen: " + op.note());
                 checkReceipt(store, op, e.getKey());
                 unsealed.remove(e.getKey());
             }
@@ -434,7 +546,15 @@ class DiskFaultTest {
                     if (acked.get(id) != null) {
                         totals.writesLost++;
                     }
-                    fail("id " + id + " holds " + value + "; acknowledged " + acked.get(id) + ", allowed " + allowed(id));
+                    fail(
+                            "id "
+                                    + id
+                                    + " holds "
+                                    + value
+                                    + "; acknowledged "
+                                    + acked.get(id)
+                                    + ", allowed "
+                                    + allowed(id));
                 }
                 if (got.isPresent()) {
                     assertArrayEquals(vector(value), got.get().vector(), 0f, "the vector of " + id);
@@ -448,23 +568,34 @@ class DiskFaultTest {
                         applied++;
                     }
                 }
-                boolean forgottenPart = p.keySet().stream().anyMatch(id -> forgotten.contains(subjectOf.get(id)));
-                assertTrue(forgottenPart || applied == 0 || applied == p.size(), "a failed batch is whole or absent after"
-                        + " the reopen: " + applied + " of " + p.size() + " applied");
+                boolean forgottenPart =
+                        p.keySet().stream().anyMatch(id -> forgotten.contains(subjectOf.get(id)));
+                assertTrue(
+                        forgottenPart || applied == 0 || applied == p.size(),
+                        "a failed batch is whole or absent after"
+                                + " the reopen: "
+                                + applied
+                                + " of "
+                                + p.size()
+                                + " applied");
             }
             pending.clear();
             acked.clear();
-            seen.forEach((id, v) -> {
-                if (v != null) {
-                    acked.put(id, v);
-                }
-            });
+            seen.forEach(
+                    (id, v) -> {
+                        if (v != null) {
+                            acked.put(id, v);
+                        }
+                    });
             for (Map.Entry<String, IntegrityReport> e : c.verifyIntegrity().entrySet()) {
                 assertTrue(e.getValue().isClean(), e.getKey() + ": " + e.getValue());
             }
             for (String id : acked.keySet()) {
                 List<SearchHit> hits = c.search(SearchRequest.of(vector(acked.get(id)), 1));
-                assertEquals(id, hits.get(0).id(), "the nearest record to its own vector after a reopen");
+                assertEquals(
+                        id,
+                        hits.get(0).id(),
+                        "the nearest record to its own vector after a reopen");
                 break;
             }
         }
@@ -474,7 +605,9 @@ class DiskFaultTest {
         return VectorRecord.builder(id).subject(subject).vector(vector(value)).text(value).build();
     }
 
-    /** A random vector derived from the value (the record's text), so the model keeps only the text. */
+    /**
+     * A random vector derived from the value (the record's text), so the model keeps only the text.
+     */
     static float[] vector(String value) {
         Random r = new Random(value.hashCode());
         float[] v = new float[DIM];

@@ -32,18 +32,22 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class FilterTest {
 
-    @TempDir
-    Path tmp;
+    @TempDir Path tmp;
 
     private static final String[] KEYS = {"a", "b", "c"};
     private static final String ALPHABET = "abcAB |";
 
-    /** A value of any kind the store keeps, with numbers near the places where doubles lose longs. */
+    /**
+     * A value of any kind the store keeps, with numbers near the places where doubles lose longs.
+     */
     private static Object randomValue(Random rnd) {
         return switch (rnd.nextInt(8)) {
             case 0 -> (long) rnd.nextInt(7) - 3;
             case 1 -> (1L << 53) + rnd.nextInt(5) - 2;
-            case 2 -> rnd.nextBoolean() ? Long.MAX_VALUE - rnd.nextInt(3) : Long.MIN_VALUE + rnd.nextInt(3);
+            case 2 ->
+                    rnd.nextBoolean()
+                            ? Long.MAX_VALUE - rnd.nextInt(3)
+                            : Long.MIN_VALUE + rnd.nextInt(3);
             case 3 -> (rnd.nextInt(13) - 6) / 2.0;
             case 4 -> rnd.nextBoolean() ? -0.0 : 9.007199254740992E15;
             case 5 -> rnd.nextBoolean() ? 9.223372036854775807E18 : -9.223372036854775808E18;
@@ -100,49 +104,67 @@ class FilterTest {
         Object bound = randomBound(rnd);
         return switch (rnd.nextInt(6)) {
             case 0 -> new Case("gt", Filter.gt(key, bound), m -> order(m, key, bound, o -> o > 0));
-            case 1 -> new Case("gte", Filter.gte(key, bound), m -> order(m, key, bound, o -> o >= 0));
+            case 1 ->
+                    new Case("gte", Filter.gte(key, bound), m -> order(m, key, bound, o -> o >= 0));
             case 2 -> new Case("lt", Filter.lt(key, bound), m -> order(m, key, bound, o -> o < 0));
-            case 3 -> new Case("lte", Filter.lte(key, bound), m -> order(m, key, bound, o -> o <= 0));
+            case 3 ->
+                    new Case("lte", Filter.lte(key, bound), m -> order(m, key, bound, o -> o <= 0));
             case 4 -> new Case("eq", Filter.eq(key, bound), m -> order(m, key, bound, o -> o == 0));
             default -> {
                 String part = randomString(rnd);
-                yield new Case("contains", Filter.contains(key, part),
+                yield new Case(
+                        "contains",
+                        Filter.contains(key, part),
                         m -> m.get(key) instanceof String s && s.contains(part));
             }
         };
     }
 
-    private static boolean order(Map<String, Object> m, String key, Object bound, Predicate<Integer> accepts) {
+    private static boolean order(
+            Map<String, Object> m, String key, Object bound, Predicate<Integer> accepts) {
         Integer o = oracleOrder(m.get(key), bound);
         return o != null && accepts.test(o);
     }
 
     @Test
     void orderingAndSubstringFiltersAgreeWithTheOracleOnRandomMetadata() {
-        long seed = Seeds.draw("FilterTest.orderingAndSubstringFiltersAgreeWithTheOracleOnRandomMetadata");
+        long seed =
+                Seeds.draw(
+                        "FilterTest.orderingAndSubstringFiltersAgreeWithTheOracleOnRandomMetadata");
         Random rnd = new Random(seed);
         int matched = 0;
         for (int trial = 0; trial < 20_000; trial++) {
             Map<String, Object> m = randomMetadata(rnd);
             Case c = randomCase(rnd);
             boolean expected = c.oracle().test(m);
-            assertEquals(expected, c.filter().test(m), c.name() + " trial " + trial + Seeds.replay(seed));
+            assertEquals(
+                    expected,
+                    c.filter().test(m),
+                    c.name() + " trial " + trial + Seeds.replay(seed));
             // Not flips exactly, missing keys included.
-            assertEquals(!expected, Filter.not(c.filter()).test(m), "not " + c.name() + " trial " + trial + Seeds.replay(seed));
+            assertEquals(
+                    !expected,
+                    Filter.not(c.filter()).test(m),
+                    "not " + c.name() + " trial " + trial + Seeds.replay(seed));
             matched += expected ? 1 : 0;
         }
         // The draw must exercise both answers, or the comparison above proves little.
-        assertTrue(matched > 2_000 && matched < 18_000, "matched " + matched + " of 20000" + Seeds.replay(seed));
+        assertTrue(
+                matched > 2_000 && matched < 18_000,
+                "matched " + matched + " of 20000" + Seeds.replay(seed));
     }
 
     @Test
     void numbersCompareByExactValueWhereDoublesWouldRoundLongsTogether() {
-        Map<String, Object> m = Map.of("big", Long.MAX_VALUE - 1, "edge", (1L << 53) + 1, "zero", -0.0);
+        Map<String, Object> m =
+                Map.of("big", Long.MAX_VALUE - 1, "edge", (1L << 53) + 1, "zero", -0.0);
         // As doubles, all three of these equal 2^63; as values they differ.
         assertFalse(Filter.eq("big", Long.MAX_VALUE).test(m));
         assertFalse(Filter.eq("big", 9.223372036854775807E18).test(m));
         assertTrue(Filter.lt("big", Long.MAX_VALUE).test(m));
-        assertTrue(Filter.lt("big", 9.223372036854775807E18).test(m), "2^63 as a double is above every long");
+        assertTrue(
+                Filter.lt("big", 9.223372036854775807E18).test(m),
+                "2^63 as a double is above every long");
         // 2^53 + 1 has no double: the nearest, 2^53, is below it.
         assertTrue(Filter.gt("edge", 9.007199254740992E15).test(m));
         assertFalse(Filter.eq("edge", 9.007199254740992E15).test(m));
@@ -160,7 +182,9 @@ class FilterTest {
     void orderingFiltersCompareOnlyLikeKindsAndRefuseBoundsWithoutOrder() {
         Map<String, Object> m = Map.of("s", "b", "n", 2L, "x", 1.5, "ok", true);
         assertTrue(Filter.gt("s", "a").test(m));
-        assertTrue(Filter.gt("s", "B").test(m), "strings order as String.compareTo does: lower case after upper");
+        assertTrue(
+                Filter.gt("s", "B").test(m),
+                "strings order as String.compareTo does: lower case after upper");
         assertFalse(Filter.gt("s", 1).test(m), "a string never orders against a number");
         assertFalse(Filter.lt("n", "z").test(m), "a number never orders against a string");
         assertFalse(Filter.gte("ok", 0).test(m), "a boolean has no order");
@@ -169,14 +193,20 @@ class FilterTest {
         assertFalse(Filter.gt("missing", "a").test(m));
         assertTrue(Filter.not(Filter.gt("missing", "a")).test(m), "not lets a missing key through");
 
-        IllegalArgumentException b = assertThrows(IllegalArgumentException.class, () -> Filter.gt("ok", true));
-        assertTrue(b.getMessage().contains("expected a String or number to order by"), b.getMessage());
-        IllegalArgumentException nan = assertThrows(IllegalArgumentException.class, () -> Filter.lte("x", Double.NaN));
+        IllegalArgumentException b =
+                assertThrows(IllegalArgumentException.class, () -> Filter.gt("ok", true));
+        assertTrue(
+                b.getMessage().contains("expected a String or number to order by"), b.getMessage());
+        IllegalArgumentException nan =
+                assertThrows(IllegalArgumentException.class, () -> Filter.lte("x", Double.NaN));
         assertTrue(nan.getMessage().contains("got NaN"), nan.getMessage());
         assertThrows(IllegalArgumentException.class, () -> Filter.lt("x", null));
         assertThrows(IllegalArgumentException.class, () -> Filter.lt("x", new Object()));
         assertThrows(NullPointerException.class, () -> Filter.contains("s", null));
-        assertEquals(2L, ((Filter.Compare) Filter.gt("n", 2)).value(), "the record keeps the widened value");
+        assertEquals(
+                2L,
+                ((Filter.Compare) Filter.gt("n", 2)).value(),
+                "the record keeps the widened value");
     }
 
     @Test
@@ -185,14 +215,15 @@ class FilterTest {
         assertTrue(Filter.contains("s", "contains").test(m));
         assertTrue(Filter.contains("s", "").test(m), "the empty substring is in every string");
         assertFalse(Filter.contains("s", "Contains").test(m), "case-sensitive");
-        assertFalse(Filter.contains("n", "2").test(m), "a number is not searched as its decimal form");
+        assertFalse(
+                Filter.contains("n", "2").test(m), "a number is not searched as its decimal form");
         assertFalse(Filter.contains("missing", "").test(m));
     }
 
     /**
-     * Through a store: a search with one of the new filters and k = all records returns exactly
-     * the records the oracle accepts, and with a small k the k nearest of them (the filter
-     * narrows the candidates the index sees, so k visible records come back).
+     * Through a store: a search with one of the new filters and k = all records returns exactly the
+     * records the oracle accepts, and with a small k the k nearest of them (the filter narrows the
+     * candidates the index sees, so k visible records come back).
      */
     @Test
     void searchesNarrowByTheNewFiltersExactlyAsTheOracleDoes() throws IOException {
@@ -201,7 +232,10 @@ class FilterTest {
         int n = 300;
         List<Map<String, Object>> metas = new ArrayList<>();
         List<float[]> vectors = new ArrayList<>();
-        try (Nepenthe store = Nepenthe.open(tmp.resolve("data"), StoreOptions.defaults().withKeystore(tmp.resolve("keys")))) {
+        try (Nepenthe store =
+                Nepenthe.open(
+                        tmp.resolve("data"),
+                        StoreOptions.defaults().withKeystore(tmp.resolve("keys")))) {
             VectorCollection c = store.createCollection(CollectionSpec.of("f", 4, Metric.L2));
             List<VectorRecord> batch = new ArrayList<>();
             for (int i = 0; i < n; i++) {
@@ -227,14 +261,31 @@ class FilterTest {
                 assertEquals(expected, got, cs.name() + " trial " + trial + Seeds.replay(seed));
 
                 int k = 5;
-                List<String> nearest = expected.stream()
-                        .sorted(java.util.Comparator.comparingDouble(id -> dist(vectors.get(Integer.parseInt(id.substring(1))), q)))
-                        .limit(k).toList();
-                List<String> top = c.search(SearchRequest.of(q, k).filter(cs.filter())).stream().map(SearchHit::id).toList();
-                assertEquals(nearest, top, cs.name() + " top " + k + ", trial " + trial + Seeds.replay(seed));
+                List<String> nearest =
+                        expected.stream()
+                                .sorted(
+                                        java.util.Comparator.comparingDouble(
+                                                id ->
+                                                        dist(
+                                                                vectors.get(
+                                                                        Integer.parseInt(
+                                                                                id.substring(1))),
+                                                                q)))
+                                .limit(k)
+                                .toList();
+                List<String> top =
+                        c.search(SearchRequest.of(q, k).filter(cs.filter())).stream()
+                                .map(SearchHit::id)
+                                .toList();
+                assertEquals(
+                        nearest,
+                        top,
+                        cs.name() + " top " + k + ", trial " + trial + Seeds.replay(seed));
                 nonEmpty += expected.isEmpty() ? 0 : 1;
             }
-            assertTrue(nonEmpty >= 10, "only " + nonEmpty + " of 40 filters matched anything" + Seeds.replay(seed));
+            assertTrue(
+                    nonEmpty >= 10,
+                    "only " + nonEmpty + " of 40 filters matched anything" + Seeds.replay(seed));
         }
     }
 
@@ -252,26 +303,38 @@ class FilterTest {
                 yield Filter.range(key, Math.min(a, b), Math.max(a, b));
             }
             case 4, 5 -> randomCase(rnd).filter();
-            case 6 -> new Filter.Eq(key, rnd.nextBoolean() ? (Object) (int) (rnd.nextInt(7) - 3) : (Object) 1.5f);
+            case 6 ->
+                    new Filter.Eq(
+                            key,
+                            rnd.nextBoolean()
+                                    ? (Object) (int) (rnd.nextInt(7) - 3)
+                                    : (Object) 1.5f);
             case 7 -> Filter.not(randomTree(rnd, depth - 1));
             case 8 -> randomTree(rnd, depth - 1).and(randomTree(rnd, depth - 1));
-            default -> new Filter.Or(List.of(randomTree(rnd, depth - 1), randomTree(rnd, depth - 1),
-                    randomTree(rnd, depth - 1)));
+            default ->
+                    new Filter.Or(
+                            List.of(
+                                    randomTree(rnd, depth - 1),
+                                    randomTree(rnd, depth - 1),
+                                    randomTree(rnd, depth - 1)));
         };
     }
 
     /**
-     * The store keeps no metadata with its records: a filter is answered from keyed hashes of
-     * the values, decrypting a record's copy only for ranges, comparisons and substrings. Random
-     * filter trees (equality, in, exists, ranges, comparisons, contains, under not, and and or)
-     * through a store's search must return exactly the records {@link Filter#test} accepts on
-     * each record's metadata (itself checked against the oracle above): after the first writes,
-     * after replacements and deletes, after a reopen, and a forget by metadata removes exactly
-     * those records.
+     * The store keeps no metadata with its records: a filter is answered from keyed hashes of the
+     * values, decrypting a record's copy only for ranges, comparisons and substrings. Random filter
+     * trees (equality, in, exists, ranges, comparisons, contains, under not, and and or) through a
+     * store's search must return exactly the records {@link Filter#test} accepts on each record's
+     * metadata (itself checked against the oracle above): after the first writes, after
+     * replacements and deletes, after a reopen, and a forget by metadata removes exactly those
+     * records.
      */
     @Test
-    void filterTreesThroughTheMetadataIndexMatchTestAcrossWritesAReopenAndAForget() throws Exception {
-        long seed = Seeds.draw("FilterTest.filterTreesThroughTheMetadataIndexMatchTestAcrossWritesAReopenAndAForget");
+    void filterTreesThroughTheMetadataIndexMatchTestAcrossWritesAReopenAndAForget()
+            throws Exception {
+        long seed =
+                Seeds.draw(
+                        "FilterTest.filterTreesThroughTheMetadataIndexMatchTestAcrossWritesAReopenAndAForget");
         Random rnd = new Random(seed);
         int n = 300;
         Map<String, Map<String, Object>> live = new java.util.TreeMap<>();
@@ -303,10 +366,19 @@ class FilterTest {
             do {
                 scope = randomTree(rnd, 2);
                 Filter f = scope;
-                doomed = new TreeSet<>(live.keySet().stream().filter(id -> f.test(live.get(id))).toList());
+                doomed =
+                        new TreeSet<>(
+                                live.keySet().stream().filter(id -> f.test(live.get(id))).toList());
             } while (doomed.isEmpty() || doomed.size() > n / 2);
-            ForgetOperation op = store.awaitOperation(store.forget(ForgetRequest.of(ForgetScope.metadata(scope),
-                    "filter-forget", "gdpr-art17")).id(), java.time.Duration.ofSeconds(60));
+            ForgetOperation op =
+                    store.awaitOperation(
+                            store.forget(
+                                            ForgetRequest.of(
+                                                    ForgetScope.metadata(scope),
+                                                    "filter-forget",
+                                                    "gdpr-art17"))
+                                    .id(),
+                            java.time.Duration.ofSeconds(60));
             assertEquals(OperationState.SEALED, op.state(), op.note() + Seeds.replay(seed));
             Set<String> left = new TreeSet<>();
             c.search(SearchRequest.of(q, n)).forEach(h -> left.add(h.id()));
@@ -318,11 +390,13 @@ class FilterTest {
         }
     }
 
-    private static List<VectorRecord> randomRecords(Random rnd, int from, int to, Map<String, Map<String, Object>> live) {
+    private static List<VectorRecord> randomRecords(
+            Random rnd, int from, int to, Map<String, Map<String, Object>> live) {
         List<VectorRecord> out = new ArrayList<>();
         for (int i = from; i < to; i++) {
             Map<String, Object> m = randomMetadata(rnd);
-            VectorRecord.Builder b = VectorRecord.builder("r" + i).vector(gaussian(rnd)).metadata(m);
+            VectorRecord.Builder b =
+                    VectorRecord.builder("r" + i).vector(gaussian(rnd)).metadata(m);
             if (rnd.nextInt(3) == 0) {
                 b.text("note " + i);
             }
@@ -340,81 +414,121 @@ class FilterTest {
         return v;
     }
 
-    private static void assertTreesMatch(VectorCollection c, Random rnd, Map<String, Map<String, Object>> live,
-            float[] q, String when, long seed) {
+    private static void assertTreesMatch(
+            VectorCollection c,
+            Random rnd,
+            Map<String, Map<String, Object>> live,
+            float[] q,
+            String when,
+            long seed) {
         int nonEmpty = 0;
         int notAll = 0;
         for (int trial = 0; trial < 60; trial++) {
             Filter f = randomTree(rnd, 3);
             Set<String> expected = new TreeSet<>();
-            live.forEach((id, m) -> {
-                if (f.test(m)) {
-                    expected.add(id);
-                }
-            });
+            live.forEach(
+                    (id, m) -> {
+                        if (f.test(m)) {
+                            expected.add(id);
+                        }
+                    });
             Set<String> got = new TreeSet<>();
             List<SearchHit> hits = c.search(SearchRequest.of(q, live.size() + 10).filter(f));
             for (SearchHit h : hits) {
                 got.add(h.id());
                 // What a hit carries is the record's own metadata, read from its copy.
-                assertEquals(live.get(h.id()), h.record().metadata(), when + ": metadata of " + h.id() + Seeds.replay(seed));
+                assertEquals(
+                        live.get(h.id()),
+                        h.record().metadata(),
+                        when + ": metadata of " + h.id() + Seeds.replay(seed));
             }
             assertEquals(expected, got, when + ", trial " + trial + ": " + f + Seeds.replay(seed));
             nonEmpty += expected.isEmpty() ? 0 : 1;
             notAll += expected.size() < live.size() ? 1 : 0;
         }
-        assertTrue(nonEmpty >= 15 && notAll >= 15, when + ": " + nonEmpty + " filters matched something, " + notAll
-                + " not everything, of 60" + Seeds.replay(seed));
+        assertTrue(
+                nonEmpty >= 15 && notAll >= 15,
+                when
+                        + ": "
+                        + nonEmpty
+                        + " filters matched something, "
+                        + notAll
+                        + " not everything, of 60"
+                        + Seeds.replay(seed));
     }
 
     /**
      * Searches with filters racing a writer that replaces and deletes records (changing their
-     * metadata, so ordinals are freed and taken again): a search reads the metadata index
-     * without a lock, and no hit it returns may fail its filter (each hit's metadata is read
-     * from its own copy), for equality, its negation (where a key published late would let a
-     * record through) and a range.
+     * metadata, so ordinals are freed and taken again): a search reads the metadata index without a
+     * lock, and no hit it returns may fail its filter (each hit's metadata is read from its own
+     * copy), for equality, its negation (where a key published late would let a record through) and
+     * a range.
      */
     @Test
     void filteredSearchesRacingReplacementsNeverReturnAHitTheFilterRejects() throws Exception {
-        long seed = Seeds.draw("FilterTest.filteredSearchesRacingReplacementsNeverReturnAHitTheFilterRejects");
+        long seed =
+                Seeds.draw(
+                        "FilterTest.filteredSearchesRacingReplacementsNeverReturnAHitTheFilterRejects");
         Random rnd = new Random(seed);
         int n = 64;
-        try (Nepenthe store = Nepenthe.open(tmp.resolve("data"), StoreOptions.defaults().withKeystore(tmp.resolve("keys")))) {
+        try (Nepenthe store =
+                Nepenthe.open(
+                        tmp.resolve("data"),
+                        StoreOptions.defaults().withKeystore(tmp.resolve("keys")))) {
             VectorCollection c = store.createCollection(CollectionSpec.of("race", 8, Metric.L2));
             List<VectorRecord> first = new ArrayList<>();
             for (int i = 0; i < n; i++) {
                 first.add(raceRecord(i, rnd.nextBoolean() ? "en" : "de", rnd.nextInt(10), rnd));
             }
             c.upsertAll(first);
-            List<Filter> filters = List.of(Filter.eq("lang", "en"), Filter.not(Filter.eq("lang", "en")),
-                    Filter.range("year", 3, 6), Filter.not(Filter.eq("lang", "de")).and(Filter.gte("year", 5)));
-            java.util.concurrent.atomic.AtomicBoolean done = new java.util.concurrent.atomic.AtomicBoolean();
-            java.util.concurrent.atomic.AtomicReference<Throwable> failure = new java.util.concurrent.atomic.AtomicReference<>();
-            java.util.concurrent.atomic.AtomicLong checked = new java.util.concurrent.atomic.AtomicLong();
+            List<Filter> filters =
+                    List.of(
+                            Filter.eq("lang", "en"),
+                            Filter.not(Filter.eq("lang", "en")),
+                            Filter.range("year", 3, 6),
+                            Filter.not(Filter.eq("lang", "de")).and(Filter.gte("year", 5)));
+            java.util.concurrent.atomic.AtomicBoolean done =
+                    new java.util.concurrent.atomic.AtomicBoolean();
+            java.util.concurrent.atomic.AtomicReference<Throwable> failure =
+                    new java.util.concurrent.atomic.AtomicReference<>();
+            java.util.concurrent.atomic.AtomicLong checked =
+                    new java.util.concurrent.atomic.AtomicLong();
             List<Thread> readers = new ArrayList<>();
             for (int t = 0; t < 2; t++) {
                 long readerSeed = rnd.nextLong();
-                readers.add(Thread.ofPlatform().start(() -> {
-                    Random r = new Random(readerSeed);
-                    try {
-                        while (!done.get()) {
-                            Filter f = filters.get(r.nextInt(filters.size()));
-                            float[] q = new float[8];
-                            for (int j = 0; j < q.length; j++) {
-                                q[j] = (float) r.nextGaussian();
-                            }
-                            for (SearchHit h : c.search(SearchRequest.of(q, 10).filter(f))) {
-                                if (!f.test(h.record().metadata())) {
-                                    throw new AssertionError("hit " + h.id() + " with " + h.record().metadata()
-                                            + " fails " + f);
-                                }
-                                checked.incrementAndGet();
-                            }
-                        }
-                    } catch (Throwable e) {
-                        failure.compareAndSet(null, e);
-                    }
-                }));
+                readers.add(
+                        Thread.ofPlatform()
+                                .start(
+                                        () -> {
+                                            Random r = new Random(readerSeed);
+                                            try {
+                                                while (!done.get()) {
+                                                    Filter f =
+                                                            filters.get(r.nextInt(filters.size()));
+                                                    float[] q = new float[8];
+                                                    for (int j = 0; j < q.length; j++) {
+                                                        q[j] = (float) r.nextGaussian();
+                                                    }
+                                                    for (SearchHit h :
+                                                            c.search(
+                                                                    SearchRequest.of(q, 10)
+                                                                            .filter(f))) {
+                                                        if (!f.test(h.record().metadata())) {
+                                                            throw new AssertionError(
+                                                                    "hit "
+                                                                            + h.id()
+                                                                            + " with "
+                                                                            + h.record().metadata()
+                                                                            + " fails "
+                                                                            + f);
+                                                        }
+                                                        checked.incrementAndGet();
+                                                    }
+                                                }
+                                            } catch (Throwable e) {
+                                                failure.compareAndSet(null, e);
+                                            }
+                                        }));
             }
             try {
                 for (int w = 0; w < 3000 && failure.get() == null; w++) {
@@ -422,7 +536,13 @@ class FilterTest {
                     if (rnd.nextInt(5) == 0) {
                         c.delete("r" + i);
                     }
-                    c.upsertAll(List.of(raceRecord(i, rnd.nextBoolean() ? "en" : "de", rnd.nextInt(10), rnd)));
+                    c.upsertAll(
+                            List.of(
+                                    raceRecord(
+                                            i,
+                                            rnd.nextBoolean() ? "en" : "de",
+                                            rnd.nextInt(10),
+                                            rnd)));
                 }
             } finally {
                 done.set(true);
@@ -431,9 +551,12 @@ class FilterTest {
                 }
             }
             if (failure.get() != null) {
-                throw new AssertionError(failure.get().getMessage() + Seeds.replay(seed), failure.get());
+                throw new AssertionError(
+                        failure.get().getMessage() + Seeds.replay(seed), failure.get());
             }
-            assertTrue(checked.get() > 1000, "only " + checked.get() + " hits checked" + Seeds.replay(seed));
+            assertTrue(
+                    checked.get() > 1000,
+                    "only " + checked.get() + " hits checked" + Seeds.replay(seed));
         }
     }
 
@@ -442,7 +565,11 @@ class FilterTest {
         for (int j = 0; j < v.length; j++) {
             v[j] = (float) rnd.nextGaussian();
         }
-        return VectorRecord.builder("r" + i).vector(v).metadata("lang", lang).metadata("year", year).build();
+        return VectorRecord.builder("r" + i)
+                .vector(v)
+                .metadata("lang", lang)
+                .metadata("year", year)
+                .build();
     }
 
     private static double dist(float[] a, float[] b) {

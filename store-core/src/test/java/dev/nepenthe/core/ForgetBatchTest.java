@@ -57,22 +57,27 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * Forgets that arrive together share one cleanup and one structure check per collection, and
- * each still seals on its own proof with a receipt of its own scope. To make a batch for sure,
- * a test holds the worker inside the first operation's release ({@link Gate}) while it queues
- * the requests, then lets it go: the worker then finds them all waiting. The counting index
- * ({@link CountingIndex}) is the witness of how many removals and removal proofs ran.
+ * Forgets that arrive together share one cleanup and one structure check per collection, and each
+ * still seals on its own proof with a receipt of its own scope. To make a batch for sure, a test
+ * holds the worker inside the first operation's release ({@link Gate}) while it queues the
+ * requests, then lets it go: the worker then finds them all waiting. The counting index ({@link
+ * CountingIndex}) is the witness of how many removals and removal proofs ran.
  */
 class ForgetBatchTest {
 
-    @TempDir
-    Path tmp;
+    @TempDir Path tmp;
 
     private static final int DIM = 64;
     private static final Duration WAIT = Duration.ofSeconds(120);
-    /** The receipt's own count (keys are sorted: "records" then "residual"; a shared check's "records" precedes "surface"). */
+
+    /**
+     * The receipt's own count (keys are sorted: "records" then "residual"; a shared check's
+     * "records" precedes "surface").
+     */
     private static final Pattern RECORDS = Pattern.compile("\"records\":(\\d+),\"residual\":");
-    private static final Pattern BATCH_ID = Pattern.compile("\"batch\":\\{\"id\":\"(fbt-[0-9a-f]+)\"");
+
+    private static final Pattern BATCH_ID =
+            Pattern.compile("\"batch\":\\{\"id\":\"(fbt-[0-9a-f]+)\"");
 
     @BeforeEach
     void resetCounters() {
@@ -86,15 +91,20 @@ class ForgetBatchTest {
     }
 
     private Nepenthe open() throws IOException {
-        return Nepenthe.open(tmp.resolve("data"), StoreOptions.defaults().withKeystore(tmp.resolve("keys")));
+        return Nepenthe.open(
+                tmp.resolve("data"), StoreOptions.defaults().withKeystore(tmp.resolve("keys")));
     }
 
     private static CollectionSpec notes() {
-        return new CollectionSpec("notes", DIM, Metric.COSINE, IndexSpec.of(CountingIndex.KIND, Map.of()))
+        return new CollectionSpec(
+                        "notes", DIM, Metric.COSINE, IndexSpec.of(CountingIndex.KIND, Map.of()))
                 .withTextIndex("whitespace");
     }
 
-    /** Random directions in 64-d: two of them sit near cosine 0 (0.85 is about seven deviations off). */
+    /**
+     * Random directions in 64-d: two of them sit near cosine 0 (0.85 is about seven deviations
+     * off).
+     */
     private static float[] vector(Random rnd) {
         float[] v = new float[DIM];
         for (int i = 0; i < DIM; i++) {
@@ -103,7 +113,10 @@ class ForgetBatchTest {
         return v;
     }
 
-    /** A unit vector at cosine {@code c} with {@code v}: v's direction mixed with an orthogonal random one. */
+    /**
+     * A unit vector at cosine {@code c} with {@code v}: v's direction mixed with an orthogonal
+     * random one.
+     */
     private static float[] atCosine(float[] v, double c, Random rnd) {
         float[] w = vector(rnd);
         double vv = 0, vw = 0;
@@ -118,7 +131,10 @@ class ForgetBatchTest {
         }
         float[] out = new float[DIM];
         for (int i = 0; i < DIM; i++) {
-            out[i] = (float) (c * v[i] / Math.sqrt(vv) + Math.sqrt(1 - c * c) * w[i] / Math.sqrt(nw));
+            out[i] =
+                    (float)
+                            (c * v[i] / Math.sqrt(vv)
+                                    + Math.sqrt(1 - c * c) * w[i] / Math.sqrt(nw));
         }
         return out;
     }
@@ -128,9 +144,11 @@ class ForgetBatchTest {
         return "note " + id + " about " + id + "x and " + id + "y";
     }
 
-    /** Subjects {@code prefix0..} with {@code sizes[i]} records each; returns the ids by subject. */
-    private static Map<String, List<String>> subjects(VectorCollection c, String tenant, String prefix, int[] sizes,
-            Random rnd) {
+    /**
+     * Subjects {@code prefix0..} with {@code sizes[i]} records each; returns the ids by subject.
+     */
+    private static Map<String, List<String>> subjects(
+            VectorCollection c, String tenant, String prefix, int[] sizes, Random rnd) {
         Map<String, List<String>> bySubject = new LinkedHashMap<>();
         List<VectorRecord> batch = new ArrayList<>();
         for (int s = 0; s < sizes.length; s++) {
@@ -139,7 +157,13 @@ class ForgetBatchTest {
             for (int i = 0; i < sizes[s]; i++) {
                 String id = subject + "-r" + i;
                 ids.add(id);
-                batch.add(VectorRecord.builder(id).tenant(tenant).subject(subject).vector(vector(rnd)).text(text(id)).build());
+                batch.add(
+                        VectorRecord.builder(id)
+                                .tenant(tenant)
+                                .subject(subject)
+                                .vector(vector(rnd))
+                                .text(text(id))
+                                .build());
             }
             bySubject.put(subject, ids);
         }
@@ -148,13 +172,18 @@ class ForgetBatchTest {
     }
 
     private static ForgetRequest forgetSubject(String tenant, String subject) {
-        return new ForgetRequest(tenant, ForgetScope.subject(subject), "req-" + tenant + "-" + subject, "gdpr-art17", null);
+        return new ForgetRequest(
+                tenant,
+                ForgetScope.subject(subject),
+                "req-" + tenant + "-" + subject,
+                "gdpr-art17",
+                null);
     }
 
     /**
      * A registered surface that holds the worker inside the first release it is asked for (the
-     * first operation to seal) until the test opens it, so that requests queued meanwhile are
-     * all waiting when the worker takes its next batch. Otherwise it holds nothing.
+     * first operation to seal) until the test opens it, so that requests queued meanwhile are all
+     * waiting when the worker takes its next batch. Otherwise it holds nothing.
      */
     static final class Gate implements ErasureSurface {
         final CountDownLatch holding = new CountDownLatch(1);
@@ -198,15 +227,21 @@ class ForgetBatchTest {
     }
 
     /**
-     * Forgets a subject of its own and holds the worker in its release (see {@link Gate}):
-     * requests made until {@code gate.open} counts down wait for the worker together.
+     * Forgets a subject of its own and holds the worker in its release (see {@link Gate}): requests
+     * made until {@code gate.open} counts down wait for the worker together.
      */
     private static Gate holdTheWorker(Nepenthe store, VectorCollection c) throws Exception {
         Gate gate = new Gate();
         store.registerSurface(gate);
-        c.upsert(VectorRecord.builder("gate-r0").subject("gate").vector(vector(new Random(-1))).build());
+        c.upsert(
+                VectorRecord.builder("gate-r0")
+                        .subject("gate")
+                        .vector(vector(new Random(-1)))
+                        .build());
         store.forget(ForgetRequest.of(ForgetScope.subject("gate"), "req-gate", "gdpr-art17"));
-        assertTrue(gate.holding.await(60, TimeUnit.SECONDS), "the first forget never reached its release");
+        assertTrue(
+                gate.holding.await(60, TimeUnit.SECONDS),
+                "the first forget never reached its release");
         return gate;
     }
 
@@ -225,8 +260,8 @@ class ForgetBatchTest {
      * The receipt is signed, its ledger entry is there and is the operation's only one, and it
      * claims exactly the operation's own records; returns the receipt's JSON.
      */
-    private static String assertOwnReceipt(Nepenthe store, ForgetOperation done, int records, PublicKey key)
-            throws IOException {
+    private static String assertOwnReceipt(
+            Nepenthe store, ForgetOperation done, int records, PublicKey key) throws IOException {
         assertEquals(OperationState.SEALED, done.state(), done.id() + ": " + done.note());
         String json = Receipt.verify(done.receipt(), key);
         assertNotNull(json, done.id() + ": receipt signature");
@@ -234,10 +269,17 @@ class ForgetBatchTest {
         assertEquals(records, receiptRecords(json), done.id() + ": records claimed");
         assertEquals(records, done.totalForgotten(), done.id());
         LedgerAudit audit = store.evidence();
-        assertTrue(audit.checkReceipt(done.receipt()).ok(), audit.checkReceipt(done.receipt()).toString());
-        List<LedgerEntry> sealed = audit.entriesOf(done.id()).stream().filter(e -> LedgerAudit.isSealed(e.body())).toList();
+        assertTrue(
+                audit.checkReceipt(done.receipt()).ok(),
+                audit.checkReceipt(done.receipt()).toString());
+        List<LedgerEntry> sealed =
+                audit.entriesOf(done.id()).stream()
+                        .filter(e -> LedgerAudit.isSealed(e.body()))
+                        .toList();
         assertEquals(1, sealed.size(), done.id() + ": one sealed entry");
-        assertTrue(sealed.get(0).body().contains("\"records\":" + records + ","), sealed.get(0).body());
+        assertTrue(
+                sealed.get(0).body().contains("\"records\":" + records + ","),
+                sealed.get(0).body());
         if (records > 0) {
             assertEquals(ErasureOutcome.ERASED, done.outcome(), done.id());
         }
@@ -245,12 +287,22 @@ class ForgetBatchTest {
     }
 
     private static SurfaceOutcome surface(ForgetOperation op, String prefix) {
-        return op.surfaces().stream().filter(s -> s.surface().startsWith(prefix)).findFirst()
-                .orElseThrow(() -> new AssertionError(op.id() + " has no surface " + prefix + ": " + op.surfaces()));
+        return op.surfaces().stream()
+                .filter(s -> s.surface().startsWith(prefix))
+                .findFirst()
+                .orElseThrow(
+                        () ->
+                                new AssertionError(
+                                        op.id()
+                                                + " has no surface "
+                                                + prefix
+                                                + ": "
+                                                + op.surfaces()));
     }
 
     @Test
-    void forgetsQueuedTogetherShareOneCleanupAndOneCheckAndEachSealsOnItsOwnScope() throws Exception {
+    void forgetsQueuedTogetherShareOneCleanupAndOneCheckAndEachSealsOnItsOwnScope()
+            throws Exception {
         Random rnd = new Random(11);
         int[] sizes = new int[30];
         for (int i = 0; i < sizes.length; i++) {
@@ -258,7 +310,8 @@ class ForgetBatchTest {
         }
         try (Nepenthe store = open()) {
             VectorCollection c = store.createCollection(notes());
-            Map<String, List<String>> subjects = subjects(c, VectorRecord.DEFAULT_TENANT, "s", sizes, rnd);
+            Map<String, List<String>> subjects =
+                    subjects(c, VectorRecord.DEFAULT_TENANT, "s", sizes, rnd);
             subjects(c, VectorRecord.DEFAULT_TENANT, "keep", new int[] {5, 5, 5}, rnd);
             PublicKey key = SigningKey.parsePem(store.publicKeyPem());
             Gate gate = holdTheWorker(store, c);
@@ -285,27 +338,42 @@ class ForgetBatchTest {
                 assertEquals(mine, surface(done, "collection:notes/storage").purged());
                 assertEquals(mine, surface(done, "collection:notes/text").purged());
                 assertTrue(json.contains("\"sharedChecks\":[{\"checked\":"), json);
-                assertTrue(json.contains("\"operations\":30,\"records\":" + Arrays.stream(sizes).sum()
-                        + ",\"surface\":\"collection:notes/index:counting\""), json);
+                assertTrue(
+                        json.contains(
+                                "\"operations\":30,\"records\":"
+                                        + Arrays.stream(sizes).sum()
+                                        + ",\"surface\":\"collection:notes/index:counting\""),
+                        json);
                 batches.add(batchOf(json));
                 for (String id : subjects.get(e.getKey())) {
                     assertTrue(c.get(id).isEmpty(), id);
                 }
             }
             assertEquals(Arrays.stream(sizes).sum(), total);
-            assertEquals(1, batches.size(), "every receipt cites the same verification pass: " + batches);
-            // The witness: one removal and one proof for the gate's forget, one each for the thirty.
+            assertEquals(
+                    1,
+                    batches.size(),
+                    "every receipt cites the same verification pass: " + batches);
+            // The witness: one removal and one proof for the gate's forget, one each for the
+            // thirty.
             int all = Arrays.stream(sizes).sum();
             assertEquals(List.of(1, all), CountingIndex.REMOVALS);
             assertEquals(List.of(1, all), CountingIndex.PROOFS);
             assertEquals(1, SharedPasses.removals() - removalsBefore);
             assertEquals(1, SharedPasses.checks() - checksBefore);
             assertEquals(15, c.size(), "the three kept subjects");
-            for (VectorRecord r : List.of(c.get("keep0-r0").orElseThrow(), c.get("keep2-r4").orElseThrow())) {
-                assertEquals(List.of(r.id()), c.search(SearchRequest.keyword(r.id() + "x", 1)).stream()
-                        .map(SearchHit::id).toList(), "the text index still finds a survivor");
+            for (VectorRecord r :
+                    List.of(c.get("keep0-r0").orElseThrow(), c.get("keep2-r4").orElseThrow())) {
+                assertEquals(
+                        List.of(r.id()),
+                        c.search(SearchRequest.keyword(r.id() + "x", 1)).stream()
+                                .map(SearchHit::id)
+                                .toList(),
+                        "the text index still finds a survivor");
             }
-            assertTrue(c.verifyIntegrity().values().stream().allMatch(r -> r.isClean()), c.verifyIntegrity().toString());
+            assertTrue(
+                    c.verifyIntegrity().values().stream().allMatch(r -> r.isClean()),
+                    c.verifyIntegrity().toString());
             assertTrue(store.verifyLedger().ok());
         }
         // Nothing of the forgotten texts anywhere in the files.
@@ -313,7 +381,10 @@ class ForgetBatchTest {
         for (int s = 0; s < 30; s++) {
             needles.add(("s" + s + "-r0x").getBytes(StandardCharsets.UTF_8));
         }
-        assertEquals(List.of(), ForensicScan.filesContaining(List.of(tmp.resolve("data"), tmp.resolve("keys")), needles));
+        assertEquals(
+                List.of(),
+                ForensicScan.filesContaining(
+                        List.of(tmp.resolve("data"), tmp.resolve("keys")), needles));
     }
 
     @Test
@@ -321,8 +392,9 @@ class ForgetBatchTest {
         Random rnd = new Random(12);
         try (Nepenthe store = open()) {
             VectorCollection c = store.createCollection(notes());
-            Map<String, List<String>> subjects = subjects(c, VectorRecord.DEFAULT_TENANT, "s", new int[] {2, 2, 2, 2, 2, 2},
-                    rnd);
+            Map<String, List<String>> subjects =
+                    subjects(
+                            c, VectorRecord.DEFAULT_TENANT, "s", new int[] {2, 2, 2, 2, 2, 2}, rnd);
             // A paraphrase of s3's first note stored as a record about nobody: cosine 0.9.
             float[] s3 = c.get("s3-r0").orElseThrow().vector();
             c.upsert(VectorRecord.builder("orphan").vector(atCosine(s3, 0.9, rnd)).build());
@@ -338,18 +410,30 @@ class ForgetBatchTest {
                 if (e.getKey().equals("s3")) {
                     assertEquals(OperationState.NEEDS_REVIEW, done.state(), done.note());
                     assertNull(done.receipt());
-                    assertEquals(List.of("orphan"), done.suspects().stream().map(Suspect::recordId).toList());
+                    assertEquals(
+                            List.of("orphan"),
+                            done.suspects().stream().map(Suspect::recordId).toList());
                     assertEquals("s3-r0", done.suspects().get(0).relatedTo());
-                    assertTrue(done.surfaces().stream().allMatch(SurfaceOutcome::clean), done.surfaces().toString());
+                    assertTrue(
+                            done.surfaces().stream().allMatch(SurfaceOutcome::clean),
+                            done.surfaces().toString());
                 } else {
                     assertOwnReceipt(store, done, 2, key);
                     assertEquals(List.of(), done.suspects(), e.getKey());
                 }
             }
             assertEquals(List.of(1, 12), CountingIndex.REMOVALS, "the six shared one removal");
-            // The operator forgets the paraphrase too and re-verifies: now it seals, on its own scope.
-            ForgetOperation more = store.awaitOperation(store.forget(
-                    ForgetRequest.of(ForgetScope.records("orphan"), "req-orphan", "residue")).id(), WAIT);
+            // The operator forgets the paraphrase too and re-verifies: now it seals, on its own
+            // scope.
+            ForgetOperation more =
+                    store.awaitOperation(
+                            store.forget(
+                                            ForgetRequest.of(
+                                                    ForgetScope.records("orphan"),
+                                                    "req-orphan",
+                                                    "residue"))
+                                    .id(),
+                            WAIT);
             assertOwnReceipt(store, more, 1, key);
             store.reverify(opOf.get("s3"));
             assertOwnReceipt(store, store.awaitOperation(opOf.get("s3"), WAIT), 2, key);
@@ -357,12 +441,18 @@ class ForgetBatchTest {
     }
 
     @Test
-    void aSharedCheckThatFailsSealsNoneOfTheOperationsItCoveredUntilTheyAreReverified() throws Exception {
+    void aSharedCheckThatFailsSealsNoneOfTheOperationsItCoveredUntilTheyAreReverified()
+            throws Exception {
         Random rnd = new Random(13);
         try (Nepenthe store = open()) {
             VectorCollection c = store.createCollection(notes());
-            Map<String, List<String>> subjects = subjects(c, VectorRecord.DEFAULT_TENANT, "s", new int[] {1, 2, 3, 1, 2, 3, 1, 2},
-                    rnd);
+            Map<String, List<String>> subjects =
+                    subjects(
+                            c,
+                            VectorRecord.DEFAULT_TENANT,
+                            "s",
+                            new int[] {1, 2, 3, 1, 2, 3, 1, 2},
+                            rnd);
             PublicKey key = SigningKey.parsePem(store.publicKeyPem());
             Gate gate = holdTheWorker(store, c);
             CountingIndex.failProofs = true; // the gate's forget verified already
@@ -377,7 +467,10 @@ class ForgetBatchTest {
                 assertNull(review.receipt());
                 SurfaceOutcome index = surface(review, "collection:notes/index:");
                 assertFalse(index.clean());
-                assertTrue(index.problems().get(0).startsWith("integrity checker (a check shared by 8 operations)"),
+                assertTrue(
+                        index.problems()
+                                .get(0)
+                                .startsWith("integrity checker (a check shared by 8 operations)"),
                         index.problems().toString());
                 // Its own proofs held: only the shared check failed.
                 assertTrue(surface(review, "collection:notes/storage").clean());
@@ -385,7 +478,9 @@ class ForgetBatchTest {
                 List<LedgerEntry> entries = store.evidence().entriesOf(id);
                 assertEquals(1, entries.size());
                 assertTrue(entries.get(0).body().contains("\"event\":\"needs-review\""));
-                assertTrue(entries.get(0).body().contains("\"clean\":false,\"operations\":8"), entries.get(0).body());
+                assertTrue(
+                        entries.get(0).body().contains("\"clean\":false,\"operations\":8"),
+                        entries.get(0).body());
             }
             assertEquals(List.of(1, 15), CountingIndex.PROOFS);
             CountingIndex.failProofs = false;
@@ -393,13 +488,20 @@ class ForgetBatchTest {
                 store.reverify(id);
             }
             for (Map.Entry<String, String> e : opOf.entrySet()) {
-                assertOwnReceipt(store, store.awaitOperation(e.getValue(), WAIT), subjects.get(e.getKey()).size(), key);
+                assertOwnReceipt(
+                        store,
+                        store.awaitOperation(e.getValue(), WAIT),
+                        subjects.get(e.getKey()).size(),
+                        key);
             }
             assertTrue(store.verifyLedger().ok());
         }
     }
 
-    /** A surface that cannot prove its purge of one record: only the operation that forgot it may be held back. */
+    /**
+     * A surface that cannot prove its purge of one record: only the operation that forgot it may be
+     * held back.
+     */
     static final class StubbornSurface implements ErasureSurface {
         private final String record;
 
@@ -428,8 +530,13 @@ class ForgetBatchTest {
         @Override
         public SurfaceOutcome verify(ForgottenRecords forgotten, long purged) {
             boolean mine = forgotten.items().stream().anyMatch(i -> i.recordId().equals(record));
-            return new SurfaceOutcome(name(), ErasureClass.PHYSICAL, 0, forgotten.items().size(),
-                    mine ? List.of("1 entry still cached") : List.of(), null);
+            return new SurfaceOutcome(
+                    name(),
+                    ErasureClass.PHYSICAL,
+                    0,
+                    forgotten.items().size(),
+                    mine ? List.of("1 entry still cached") : List.of(),
+                    null);
         }
 
         @Override
@@ -441,8 +548,8 @@ class ForgetBatchTest {
         Random rnd = new Random(14);
         try (Nepenthe store = open()) {
             VectorCollection c = store.createCollection(notes());
-            Map<String, List<String>> subjects = subjects(c, VectorRecord.DEFAULT_TENANT, "s", new int[] {1, 1, 1, 1, 1},
-                    rnd);
+            Map<String, List<String>> subjects =
+                    subjects(c, VectorRecord.DEFAULT_TENANT, "s", new int[] {1, 1, 1, 1, 1}, rnd);
             PublicKey key = SigningKey.parsePem(store.publicKeyPem());
             Gate gate = holdTheWorker(store, c);
             store.registerSurface(new StubbornSurface("s2-r0"));
@@ -458,7 +565,10 @@ class ForgetBatchTest {
                     assertFalse(surface(done, "test:stubborn").clean());
                 } else {
                     assertOwnReceipt(store, done, 1, key);
-                    assertEquals(1, surface(done, "test:stubborn").checked(), "the surface was asked about its records only");
+                    assertEquals(
+                            1,
+                            surface(done, "test:stubborn").checked(),
+                            "the surface was asked about its records only");
                 }
             }
             assertEquals(List.of(1, 5), CountingIndex.REMOVALS);
@@ -472,13 +582,26 @@ class ForgetBatchTest {
         int big = BatchQueue.MAX_RECORDS + 100;
         int half = BatchQueue.MAX_RECORDS / 2 + 88;
         try (Nepenthe store = open()) {
-            VectorCollection c = store.createCollection(new CollectionSpec("notes", DIM, Metric.COSINE,
-                    IndexSpec.of(CountingIndex.KIND, Map.of())));
+            VectorCollection c =
+                    store.createCollection(
+                            new CollectionSpec(
+                                    "notes",
+                                    DIM,
+                                    Metric.COSINE,
+                                    IndexSpec.of(CountingIndex.KIND, Map.of())));
             int[] ones = new int[many];
             Arrays.fill(ones, 1);
-            Map<String, List<String>> sizes = new HashMap<>(subjects(c, VectorRecord.DEFAULT_TENANT, "one", ones, rnd));
-            sizes.putAll(subjects(c, VectorRecord.DEFAULT_TENANT, "big", new int[] {big, half, half}, rnd));
-            sizes.putAll(subjects(c, VectorRecord.DEFAULT_TENANT, "late", new int[] {1, 1, 1}, rnd));
+            Map<String, List<String>> sizes =
+                    new HashMap<>(subjects(c, VectorRecord.DEFAULT_TENANT, "one", ones, rnd));
+            sizes.putAll(
+                    subjects(
+                            c,
+                            VectorRecord.DEFAULT_TENANT,
+                            "big",
+                            new int[] {big, half, half},
+                            rnd));
+            sizes.putAll(
+                    subjects(c, VectorRecord.DEFAULT_TENANT, "late", new int[] {1, 1, 1}, rnd));
             PublicKey key = SigningKey.parsePem(store.publicKeyPem());
             Gate gate = holdTheWorker(store, c);
             List<String> order = new ArrayList<>();
@@ -492,16 +615,22 @@ class ForgetBatchTest {
             }
             gate.open.countDown();
             for (Map.Entry<String, String> e : opOf.entrySet()) {
-                assertOwnReceipt(store, store.awaitOperation(e.getValue(), WAIT), sizes.get(e.getKey()).size(), key);
+                assertOwnReceipt(
+                        store,
+                        store.awaitOperation(e.getValue(), WAIT),
+                        sizes.get(e.getKey()).size(),
+                        key);
             }
             // What each removal took, oldest first:
-            List<Integer> expected = List.of(
-                    1,                          // the gate's forget
-                    BatchQueue.MAX_OPERATIONS,  // a batch takes at most this many operations
-                    6,                          // the other six ones; big0 would pass the record bound, so it waits
-                    big,                        // big0 is the oldest now: it goes, alone although over the bound
-                    2 + half,                   // late0, late1, big1; big2 would pass the bound and waits with late2
-                    half + 1);                  // big2 and late2
+            List<Integer> expected =
+                    List.of(
+                            1, // the gate's forget
+                            BatchQueue.MAX_OPERATIONS, // a batch takes at most this many operations
+                            6, // the other six ones; big0 would pass the record bound, so it waits
+                            big, // big0 is the oldest now: it goes, alone although over the bound
+                            2 + half, // late0, late1, big1; big2 would pass the bound and
+                            // waits with late2
+                            half + 1); // big2 and late2
             assertEquals(expected, CountingIndex.REMOVALS);
         }
     }
@@ -516,8 +645,14 @@ class ForgetBatchTest {
             subjects(c, "t1", "rebuild", new int[] {4}, rnd);
             PublicKey key = SigningKey.parsePem(store.publicKeyPem());
             Gate gate = holdTheWorker(store, c);
-            List<String[]> order = List.of(new String[] {"t1", "s0"}, new String[] {"t2", "s0"}, new String[] {"t1", "s1"},
-                    new String[] {"t2", "s1"}, new String[] {"t1", "rebuild0"}, new String[] {"t1", "s2"});
+            List<String[]> order =
+                    List.of(
+                            new String[] {"t1", "s0"},
+                            new String[] {"t2", "s0"},
+                            new String[] {"t1", "s1"},
+                            new String[] {"t2", "s1"},
+                            new String[] {"t1", "rebuild0"},
+                            new String[] {"t1", "s2"});
             Map<String, String> opOf = new LinkedHashMap<>();
             for (String[] ts : order) {
                 ForgetRequest r = forgetSubject(ts[0], ts[1]);
@@ -530,8 +665,13 @@ class ForgetBatchTest {
             Map<String, Set<String>> batchesByTenant = new HashMap<>();
             for (Map.Entry<String, String> e : opOf.entrySet()) {
                 String[] ts = e.getKey().split("/");
-                int mine = ts[1].startsWith("rebuild") ? 4 : (ts[0].equals("t1") ? t1 : t2).get(ts[1]).size();
-                String json = assertOwnReceipt(store, store.awaitOperation(e.getValue(), WAIT), mine, key);
+                int mine =
+                        ts[1].startsWith("rebuild")
+                                ? 4
+                                : (ts[0].equals("t1") ? t1 : t2).get(ts[1]).size();
+                String json =
+                        assertOwnReceipt(
+                                store, store.awaitOperation(e.getValue(), WAIT), mine, key);
                 String batch = batchOf(json);
                 if (!ts[1].startsWith("rebuild")) {
                     assertNotNull(batch, e.getKey() + ": " + json);
@@ -550,10 +690,10 @@ class ForgetBatchTest {
     }
 
     /**
-     * Issue 47: one tenant's failed shared check holds back that tenant's forgets only. The
-     * first structure check after the gate (t1's batch, the oldest) fails; t2's forgets, queued
-     * with them, seal on a check of their own, and no receipt or ledger entry of either tenant
-     * cites the other's operations, records or batch.
+     * Issue 47: one tenant's failed shared check holds back that tenant's forgets only. The first
+     * structure check after the gate (t1's batch, the oldest) fails; t2's forgets, queued with
+     * them, seal on a check of their own, and no receipt or ledger entry of either tenant cites the
+     * other's operations, records or batch.
      */
     @Test
     void aSharedCheckThatFailsForOneTenantHoldsBackNoneOfAnotherTenantsForgets() throws Exception {
@@ -578,13 +718,20 @@ class ForgetBatchTest {
                 ForgetOperation done = store.awaitOperation(e.getValue(), WAIT);
                 String subject = e.getKey().substring(3);
                 if (e.getKey().startsWith("t1/")) {
-                    assertEquals(OperationState.NEEDS_REVIEW, done.state(), e.getKey() + ": " + done.note());
+                    assertEquals(
+                            OperationState.NEEDS_REVIEW,
+                            done.state(),
+                            e.getKey() + ": " + done.note());
                     String entry = store.evidence().entriesOf(done.id()).get(0).body();
-                    assertTrue(entry.contains("\"clean\":false,\"operations\":3,\"records\":6,"), entry);
+                    assertTrue(
+                            entry.contains("\"clean\":false,\"operations\":3,\"records\":6,"),
+                            entry);
                 } else {
                     String json = assertOwnReceipt(store, done, t2.get(subject).size(), key);
-                    // The shared check it cites covered t2's two operations and five records, no more.
-                    assertTrue(json.contains("\"clean\":true,\"operations\":2,\"records\":5,"), json);
+                    // The shared check it cites covered t2's two operations and five records, no
+                    // more.
+                    assertTrue(
+                            json.contains("\"clean\":true,\"operations\":2,\"records\":5,"), json);
                     assertFalse(json.contains("\"operations\":3"), json);
                     t2Batches.add(batchOf(json));
                 }
@@ -594,7 +741,9 @@ class ForgetBatchTest {
                 ForgetOperation op = store.operation(id).orElseThrow();
                 if (op.tenant().equals("t1")) {
                     for (LedgerEntry en : store.evidence().entriesOf(id)) {
-                        assertFalse(t2Batches.stream().anyMatch(en.body()::contains), "t1 cites t2's batch: " + en.body());
+                        assertFalse(
+                                t2Batches.stream().anyMatch(en.body()::contains),
+                                "t1 cites t2's batch: " + en.body());
                     }
                 }
             }
@@ -606,7 +755,10 @@ class ForgetBatchTest {
             }
             for (Map.Entry<String, String> e : opOf.entrySet()) {
                 if (e.getKey().startsWith("t1/")) {
-                    assertOwnReceipt(store, store.awaitOperation(e.getValue(), WAIT), t1.get(e.getKey().substring(3)).size(),
+                    assertOwnReceipt(
+                            store,
+                            store.awaitOperation(e.getValue(), WAIT),
+                            t1.get(e.getKey().substring(3)).size(),
                             key);
                 }
             }
@@ -615,15 +767,27 @@ class ForgetBatchTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"cleanup-before-delete", "cleanup-after-delete", "cleanup-recorded", "verify-done",
-            "batch-sealed-partway", "after-key-destroyed", "ledger-appended", "sealed-before-key"})
-    void aCrashInTheMiddleOfABatchResumesEveryOperationToItsOwnReceipt(String point) throws Exception {
+    @ValueSource(
+            strings = {
+                "cleanup-before-delete",
+                "cleanup-after-delete",
+                "cleanup-recorded",
+                "verify-done",
+                "batch-sealed-partway",
+                "after-key-destroyed",
+                "ledger-appended",
+                "sealed-before-key"
+            })
+    void aCrashInTheMiddleOfABatchResumesEveryOperationToItsOwnReceipt(String point)
+            throws Exception {
         Random rnd = new Random(17);
         Map<String, List<String>> subjects;
         Map<String, String> opOf = new LinkedHashMap<>();
         try (Nepenthe store = open()) {
             VectorCollection c = store.createCollection(notes());
-            subjects = subjects(c, VectorRecord.DEFAULT_TENANT, "s", new int[] {1, 3, 2, 1, 2, 3}, rnd);
+            subjects =
+                    subjects(
+                            c, VectorRecord.DEFAULT_TENANT, "s", new int[] {1, 3, 2, 1, 2, 3}, rnd);
             Gate gate = holdTheWorker(store, c);
             for (String s : subjects.keySet()) {
                 opOf.put(s, store.forget(forgetSubject(VectorRecord.DEFAULT_TENANT, s)).id());
@@ -633,7 +797,8 @@ class ForgetBatchTest {
             awaitCrash(store, opOf.values(), point);
             for (List<String> ids : subjects.values()) {
                 for (String id : ids) {
-                    assertTrue(c.get(id).isEmpty(), point + ": " + id + " readable after the crash");
+                    assertTrue(
+                            c.get(id).isEmpty(), point + ": " + id + " readable after the crash");
                 }
             }
         }
@@ -650,17 +815,35 @@ class ForgetBatchTest {
             }
             assertEquals(0, c.size(), point);
             assertTrue(store.verifyLedger().ok(), point);
-            assertEquals(opOf.size() + 1, store.evidence().entries().stream()
-                    .filter(en -> LedgerAudit.isSealed(en.body())).count(), point + ": one sealed entry per operation");
+            assertEquals(
+                    opOf.size() + 1,
+                    store.evidence().entries().stream()
+                            .filter(en -> LedgerAudit.isSealed(en.body()))
+                            .count(),
+                    point + ": one sealed entry per operation");
         }
         List<byte[]> needles = new ArrayList<>();
-        subjects.values().forEach(ids -> ids.forEach(id -> needles.add((id + "y").getBytes(StandardCharsets.UTF_8))));
-        assertEquals(List.of(), ForensicScan.filesContaining(List.of(tmp.resolve("data"), tmp.resolve("keys")), needles),
+        subjects.values()
+                .forEach(
+                        ids ->
+                                ids.forEach(
+                                        id ->
+                                                needles.add(
+                                                        (id + "y")
+                                                                .getBytes(
+                                                                        StandardCharsets.UTF_8))));
+        assertEquals(
+                List.of(),
+                ForensicScan.filesContaining(
+                        List.of(tmp.resolve("data"), tmp.resolve("keys")), needles),
                 point);
     }
 
-    /** Waits until some operation reports the simulated crash (the worker then takes nothing more). */
-    private static void awaitCrash(Nepenthe store, Collection<String> ids, String point) throws Exception {
+    /**
+     * Waits until some operation reports the simulated crash (the worker then takes nothing more).
+     */
+    private static void awaitCrash(Nepenthe store, Collection<String> ids, String point)
+            throws Exception {
         long deadline = System.nanoTime() + WAIT.toNanos();
         while (System.nanoTime() < deadline) {
             for (String id : ids) {
@@ -678,28 +861,44 @@ class ForgetBatchTest {
      * Random queues of requests whose scopes overlap (a subject, and record ids that name other
      * subjects' records, records derived from them, and ids that do not exist), all waiting
      * together, sometimes with a crash inside the batch: each operation's receipt claims what it
-     * would have claimed had the requests run one after the other in the order they came (a
-     * record two scopes name is the older request's), and the survivors are exactly the others.
+     * would have claimed had the requests run one after the other in the order they came (a record
+     * two scopes name is the older request's), and the survivors are exactly the others.
      */
     @Test
     void overlappingRequestsQueuedTogetherClaimWhatTheyWouldOneAfterTheOther() throws Exception {
         long seed = Seeds.draw("ForgetBatchTest");
         Random rnd = new Random(seed);
-        String[] points = {null, null, "cleanup-before-delete", "cleanup-after-delete", "cleanup-recorded",
-                "batch-sealed-partway", "after-key-destroyed"};
+        String[] points = {
+            null,
+            null,
+            "cleanup-before-delete",
+            "cleanup-after-delete",
+            "cleanup-recorded",
+            "batch-sealed-partway",
+            "after-key-destroyed"
+        };
         String point = points[rnd.nextInt(points.length)];
         String where = "crash " + point + Seeds.replay(seed);
         Map<String, VectorRecord> live = new LinkedHashMap<>();
         List<ForgetRequest> requests = new ArrayList<>();
         Map<String, String> opOf = new LinkedHashMap<>();
         try (Nepenthe store = open()) {
-            VectorCollection c = store.createCollection(new CollectionSpec("notes", DIM, Metric.COSINE,
-                    IndexSpec.of(CountingIndex.KIND, Map.of())));
+            VectorCollection c =
+                    store.createCollection(
+                            new CollectionSpec(
+                                    "notes",
+                                    DIM,
+                                    Metric.COSINE,
+                                    IndexSpec.of(CountingIndex.KIND, Map.of())));
             int subjectCount = 4 + rnd.nextInt(10);
             List<VectorRecord> batch = new ArrayList<>();
             for (int s = 0; s < subjectCount; s++) {
                 for (int i = 0, n = 1 + rnd.nextInt(4); i < n; i++) {
-                    batch.add(VectorRecord.builder("s" + s + "-r" + i).subject("s" + s).vector(vector(rnd)).build());
+                    batch.add(
+                            VectorRecord.builder("s" + s + "-r" + i)
+                                    .subject("s" + s)
+                                    .vector(vector(rnd))
+                                    .build());
                 }
             }
             for (int i = 0, n = rnd.nextInt(6); i < n; i++) {
@@ -708,7 +907,11 @@ class ForgetBatchTest {
             List<String> sources = batch.stream().map(VectorRecord::id).toList();
             for (int i = 0, n = rnd.nextInt(5); i < n; i++) {
                 String from = sources.get(rnd.nextInt(sources.size()));
-                batch.add(VectorRecord.builder("d" + i).vector(vector(rnd)).derivedFrom(List.of(from)).build());
+                batch.add(
+                        VectorRecord.builder("d" + i)
+                                .vector(vector(rnd))
+                                .derivedFrom(List.of(from))
+                                .build());
             }
             c.upsertAll(batch);
             batch.forEach(r -> live.put(r.id(), r));
@@ -716,11 +919,16 @@ class ForgetBatchTest {
             for (int q = 0, n = 2 + rnd.nextInt(20); q < n; q++) {
                 ForgetScope scope;
                 if (rnd.nextBoolean()) {
-                    scope = ForgetScope.subject("s" + rnd.nextInt(subjectCount + 1)); // one may not exist
+                    scope =
+                            ForgetScope.subject(
+                                    "s" + rnd.nextInt(subjectCount + 1)); // one may not exist
                 } else {
                     Set<String> named = new HashSet<>();
                     for (int k = 0, m = 1 + rnd.nextInt(4); k < m; k++) {
-                        named.add(rnd.nextInt(8) == 0 ? "missing-" + k : ids.get(rnd.nextInt(ids.size())));
+                        named.add(
+                                rnd.nextInt(8) == 0
+                                        ? "missing-" + k
+                                        : ids.get(rnd.nextInt(ids.size())));
                     }
                     scope = ForgetScope.records(named.toArray(String[]::new));
                 }
@@ -744,11 +952,13 @@ class ForgetBatchTest {
         // The oracle: the requests one after the other, in the order they came.
         Map<String, Integer> expected = new LinkedHashMap<>();
         Map<String, Boolean> keyLeft = new HashMap<>();
-        live.values().forEach(r -> {
-            if (r.subject() != null) {
-                keyLeft.put(r.subject(), true);
-            }
-        });
+        live.values()
+                .forEach(
+                        r -> {
+                            if (r.subject() != null) {
+                                keyLeft.put(r.subject(), true);
+                            }
+                        });
         Map<String, ErasureOutcome> outcome = new HashMap<>();
         for (ForgetRequest r : requests) {
             Set<String> doomed = new HashSet<>();
@@ -761,7 +971,8 @@ class ForgetBatchTest {
             while (grew) {
                 grew = false;
                 for (VectorRecord v : live.values()) {
-                    if (!doomed.contains(v.id()) && v.derivedFrom().stream().anyMatch(doomed::contains)) {
+                    if (!doomed.contains(v.id())
+                            && v.derivedFrom().stream().anyMatch(doomed::contains)) {
                         doomed.add(v.id());
                         grew = true;
                     }
@@ -769,8 +980,14 @@ class ForgetBatchTest {
             }
             live.keySet().removeAll(doomed);
             expected.put(r.idempotencyKey(), doomed.size());
-            boolean keyDestroyed = r.scope() instanceof ForgetScope.Subject s && keyLeft.put(s.subject(), false) == Boolean.TRUE;
-            outcome.put(r.idempotencyKey(), doomed.isEmpty() && !keyDestroyed ? ErasureOutcome.NOTHING_FOUND : ErasureOutcome.ERASED);
+            boolean keyDestroyed =
+                    r.scope() instanceof ForgetScope.Subject s
+                            && keyLeft.put(s.subject(), false) == Boolean.TRUE;
+            outcome.put(
+                    r.idempotencyKey(),
+                    doomed.isEmpty() && !keyDestroyed
+                            ? ErasureOutcome.NOTHING_FOUND
+                            : ErasureOutcome.ERASED);
         }
         try (Nepenthe store = open()) {
             VectorCollection c = store.collection("notes");
@@ -778,18 +995,32 @@ class ForgetBatchTest {
             for (ForgetRequest r : requests) {
                 ForgetOperation done = store.awaitOperation(opOf.get(r.idempotencyKey()), WAIT);
                 int mine = expected.get(r.idempotencyKey());
-                assertEquals(OperationState.SEALED, done.state(), r.idempotencyKey() + ": " + done.note() + "; " + where);
-                assertEquals(mine, done.totalForgotten(), r.idempotencyKey() + " (" + r.scope().kind() + "); " + where);
+                assertEquals(
+                        OperationState.SEALED,
+                        done.state(),
+                        r.idempotencyKey() + ": " + done.note() + "; " + where);
+                assertEquals(
+                        mine,
+                        done.totalForgotten(),
+                        r.idempotencyKey() + " (" + r.scope().kind() + "); " + where);
                 assertOwnReceipt(store, done, mine, key);
-                assertEquals(outcome.get(r.idempotencyKey()), done.outcome(), r.idempotencyKey() + "; " + where);
+                assertEquals(
+                        outcome.get(r.idempotencyKey()),
+                        done.outcome(),
+                        r.idempotencyKey() + "; " + where);
             }
-            assertEquals(new TreeSet<>(live.keySet()), new TreeSet<>(c.ids(VectorRecord.DEFAULT_TENANT)), where);
+            assertEquals(
+                    new TreeSet<>(live.keySet()),
+                    new TreeSet<>(c.ids(VectorRecord.DEFAULT_TENANT)),
+                    where);
             assertTrue(store.verifyLedger().ok(), where);
         }
         if (point == null) {
-            // The gate's forget, then one removal for the whole queue: every request fits one batch.
+            // The gate's forget, then one removal for the whole queue: every request fits one
+            // batch.
             int removed = expected.values().stream().mapToInt(Integer::intValue).sum();
-            assertEquals(removed == 0 ? List.of(1) : List.of(1, removed), CountingIndex.REMOVALS, where);
+            assertEquals(
+                    removed == 0 ? List.of(1) : List.of(1, removed), CountingIndex.REMOVALS, where);
         }
     }
 }

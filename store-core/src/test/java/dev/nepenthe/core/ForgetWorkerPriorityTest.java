@@ -21,29 +21,37 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The forget worker runs at the OS priority the options ask for (docs/FORGET.md, "Who gets the
- * CPU"). Oracle: the kernel's own record of each thread, {@code /proc/self/task/<tid>/stat}
- * (field 19 is the nice value), found by the thread's name in {@code comm}.
+ * CPU"). Oracle: the kernel's own record of each thread, {@code /proc/self/task/<tid>/stat} (field
+ * 19 is the nice value), found by the thread's name in {@code comm}.
  */
 class ForgetWorkerPriorityTest {
 
-    @TempDir
-    Path tmp;
+    @TempDir Path tmp;
 
     @Test
     void workerRunsAtTheConfiguredNiceAndSearchesAtNormalPriority() throws Exception {
-        assumeTrue(System.getProperty("os.name", "").toLowerCase(Locale.ROOT).contains("linux"), "Linux only");
-        assumeTrue(Nepenthe.class.getModule().isNativeAccessEnabled(), "needs --enable-native-access");
+        assumeTrue(
+                System.getProperty("os.name", "").toLowerCase(Locale.ROOT).contains("linux"),
+                "Linux only");
+        assumeTrue(
+                Nepenthe.class.getModule().isNativeAccessEnabled(), "needs --enable-native-access");
         // The build may itself run under `nice`: the worker only ever lowers its priority, so
         // it runs at the configured value or at the process's own, whichever is lower.
         int base = niceOf(Path.of("/proc/thread-self/stat"));
         assertAll(Math.max(10, base), niceAfterOneForget(StoreOptions.defaults(), "default"));
-        assertAll(base, niceAfterOneForget(StoreOptions.defaults().withForgetWorkerNice(0), "normal"));
-        assertAll(Math.max(19, base), niceAfterOneForget(StoreOptions.defaults().withForgetWorkerNice(19), "lowest"));
+        assertAll(
+                base,
+                niceAfterOneForget(StoreOptions.defaults().withForgetWorkerNice(0), "normal"));
+        assertAll(
+                Math.max(19, base),
+                niceAfterOneForget(StoreOptions.defaults().withForgetWorkerNice(19), "lowest"));
         // The caller's thread (where the mark runs, and where searches run) is untouched.
         assertEquals(base, niceOf(Path.of("/proc/thread-self/stat")));
     }
 
-    /** The worker and the threads of its pool (names start "nepenthe-forget"): at least the worker. */
+    /**
+     * The worker and the threads of its pool (names start "nepenthe-forget"): at least the worker.
+     */
     private static void assertAll(int expected, List<Integer> nices) {
         assertTrue(nices.size() >= 2, "expected the worker and a pool thread, found " + nices);
         for (int n : nices) {
@@ -53,20 +61,41 @@ class ForgetWorkerPriorityTest {
 
     @Test
     void aNiceOutsideTheRangeIsRefusedWithItsName() {
-        var e = assertThrows(IllegalArgumentException.class, () -> StoreOptions.defaults().withForgetWorkerNice(20));
-        assertTrue(e.getMessage().contains("forgetWorkerNice") && e.getMessage().contains("20"), e.getMessage());
-        assertThrows(IllegalArgumentException.class, () -> StoreOptions.defaults().withForgetWorkerNice(-1));
+        var e =
+                assertThrows(
+                        IllegalArgumentException.class,
+                        () -> StoreOptions.defaults().withForgetWorkerNice(20));
+        assertTrue(
+                e.getMessage().contains("forgetWorkerNice") && e.getMessage().contains("20"),
+                e.getMessage());
+        assertThrows(
+                IllegalArgumentException.class,
+                () -> StoreOptions.defaults().withForgetWorkerNice(-1));
     }
 
     /** Opens a store, forgets one subject, and returns the nice value of every forget thread. */
     private List<Integer> niceAfterOneForget(StoreOptions base, String name) throws Exception {
         Path dir = tmp.resolve(name);
-        try (Nepenthe store = Nepenthe.open(dir.resolve("data"), base.withKeystore(dir.resolve("keys")))) {
-            VectorCollection c = store.createCollection(new CollectionSpec("c", 4, Metric.COSINE, IndexSpec.exact()));
-            c.upsertAll(List.of(VectorRecord.builder("r1").subject("s").vector(new float[] {1, 0, 0, 0}).build(),
-                    VectorRecord.builder("r2").subject("t").vector(new float[] {0, 1, 0, 0}).build()));
-            ForgetOperation op = store.forget(ForgetRequest.of(ForgetScope.subject("s"), "k-" + name, "test"));
-            assertEquals(OperationState.SEALED, store.awaitOperation(op.id(), Duration.ofSeconds(60)).state());
+        try (Nepenthe store =
+                Nepenthe.open(dir.resolve("data"), base.withKeystore(dir.resolve("keys")))) {
+            VectorCollection c =
+                    store.createCollection(
+                            new CollectionSpec("c", 4, Metric.COSINE, IndexSpec.exact()));
+            c.upsertAll(
+                    List.of(
+                            VectorRecord.builder("r1")
+                                    .subject("s")
+                                    .vector(new float[] {1, 0, 0, 0})
+                                    .build(),
+                            VectorRecord.builder("r2")
+                                    .subject("t")
+                                    .vector(new float[] {0, 1, 0, 0})
+                                    .build()));
+            ForgetOperation op =
+                    store.forget(ForgetRequest.of(ForgetScope.subject("s"), "k-" + name, "test"));
+            assertEquals(
+                    OperationState.SEALED,
+                    store.awaitOperation(op.id(), Duration.ofSeconds(60)).state());
             // The worker thread is alive until the store closes: read its priority now.
             List<Integer> nices = new ArrayList<>();
             try (Stream<Path> tasks = Files.list(Path.of("/proc/self/task"))) {
@@ -86,7 +115,9 @@ class ForgetWorkerPriorityTest {
         }
     }
 
-    /** Field 19 of a stat line; the command name (field 2) may hold spaces, so count after its ')'. */
+    /**
+     * Field 19 of a stat line; the command name (field 2) may hold spaces, so count after its ')'.
+     */
     private static int niceOf(Path stat) throws java.io.IOException {
         String line = Files.readString(stat);
         String[] rest = line.substring(line.lastIndexOf(')') + 2).split(" ");

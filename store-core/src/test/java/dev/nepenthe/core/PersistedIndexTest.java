@@ -24,23 +24,26 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The persisted, encrypted index generations (docs/STORAGE.md, "Persisted indexes"), on the
- * exact index (store-core's own; the graph and IVF kinds are covered in store-server's
- * PersistedEveryIndexTest): a clean open loads instead of rebuilding, a crash image catches up
- * with the writes after the generation, any removal destroys the generation's key before the
- * index changes (so a copy of the old file is ciphertext without a key), and a damaged file is
- * named and the index rebuilt from the records.
+ * The persisted, encrypted index generations (docs/STORAGE.md, "Persisted indexes"), on the exact
+ * index (store-core's own; the graph and IVF kinds are covered in store-server's
+ * PersistedEveryIndexTest): a clean open loads instead of rebuilding, a crash image catches up with
+ * the writes after the generation, any removal destroys the generation's key before the index
+ * changes (so a copy of the old file is ciphertext without a key), and a damaged file is named and
+ * the index rebuilt from the records.
  */
 class PersistedIndexTest {
 
     static final int DIM = 16;
 
-    @TempDir
-    Path tmp;
+    @TempDir Path tmp;
 
-    /** Clustered data puts survivors near a subject's vectors: only near-copies count as residue here. */
+    /**
+     * Clustered data puts survivors near a subject's vectors: only near-copies count as residue
+     * here.
+     */
     private StoreOptions options() {
-        return StoreOptions.defaults().withKeystore(tmp.resolve("keys"))
+        return StoreOptions.defaults()
+                .withKeystore(tmp.resolve("keys"))
                 .withProbePolicy(new dev.nepenthe.core.forget.ProbePolicy(0.9999, 0.5));
     }
 
@@ -110,9 +113,14 @@ class PersistedIndexTest {
             assertNull(r.rebuiltBecause());
             assertEquals(500, c.size());
             for (int q = 500; q < 520; q++) {
-                assertEquals(before.get(q - 500), ids(c.search(SearchRequest.of(data[q], 10))), "query " + q);
+                assertEquals(
+                        before.get(q - 500),
+                        ids(c.search(SearchRequest.of(data[q], 10))),
+                        "query " + q);
             }
-            assertTrue(c.verifyIntegrity().values().stream().allMatch(dev.nepenthe.core.index.IntegrityReport::isClean));
+            assertTrue(
+                    c.verifyIntegrity().values().stream()
+                            .allMatch(dev.nepenthe.core.index.IntegrityReport::isClean));
         }
         // Nothing changed: the next close keeps the generation it loaded.
         assertEquals(1, generationFiles(tmp.resolve("data")).size());
@@ -131,16 +139,25 @@ class PersistedIndexTest {
         }
         Path segment;
         try (Stream<Path> s = Files.walk(tmp.resolve("data"))) {
-            segment = s.filter(p -> p.getFileName().toString().endsWith(".seg")).sorted().findFirst().orElseThrow();
+            segment =
+                    s.filter(p -> p.getFileName().toString().endsWith(".seg"))
+                            .sorted()
+                            .findFirst()
+                            .orElseThrow();
         }
         byte[] whole = Files.readAllBytes(segment);
         byte[] damaged = whole.clone();
         damaged[damaged.length / 2] ^= 0x40;
         Files.write(segment, damaged);
-        CorruptFileException e = org.junit.jupiter.api.Assertions.assertThrows(CorruptFileException.class,
-                () -> Nepenthe.open(tmp.resolve("data"), options()).close());
+        CorruptFileException e =
+                org.junit.jupiter.api.Assertions.assertThrows(
+                        CorruptFileException.class,
+                        () -> Nepenthe.open(tmp.resolve("data"), options()).close());
         assertTrue(e.getMessage().contains(segment.getFileName().toString()), e.getMessage());
-        assertEquals(1, generationFiles(tmp.resolve("data")).size(), "the failed open kept the index file");
+        assertEquals(
+                1,
+                generationFiles(tmp.resolve("data")).size(),
+                "the failed open kept the index file");
 
         Files.write(segment, whole);
         try (Nepenthe store = Nepenthe.open(tmp.resolve("data"), options())) {
@@ -153,9 +170,9 @@ class PersistedIndexTest {
     }
 
     /**
-     * A crash image taken after writes that followed the generation: the open loads the
-     * generation and adds exactly those writes (replacing one record also counts: the old
-     * version's vector left the index, so its generation was destroyed and the image rebuilds).
+     * A crash image taken after writes that followed the generation: the open loads the generation
+     * and adds exactly those writes (replacing one record also counts: the old version's vector
+     * left the index, so its generation was destroyed and the image rebuilds).
      */
     @Test
     void aCrashImageCatchesUpWithWritesAfterTheGeneration() throws Exception {
@@ -172,8 +189,10 @@ class PersistedIndexTest {
             copyTree(tmp.resolve("data"), image.resolve("data"));
             copyTree(tmp.resolve("keys"), image.resolve("keys"));
         }
-        try (Nepenthe store = Nepenthe.open(image.resolve("data"),
-                StoreOptions.defaults().withKeystore(image.resolve("keys")))) {
+        try (Nepenthe store =
+                Nepenthe.open(
+                        image.resolve("data"),
+                        StoreOptions.defaults().withKeystore(image.resolve("keys")))) {
             VectorCollection c = store.collection("c");
             OpenReport.IndexRecovery r = c.openReport().index();
             assertTrue(r.loaded(), r.toString());
@@ -182,17 +201,22 @@ class PersistedIndexTest {
             assertEquals(700, c.size());
             // Every record is found by its own vector: the caught-up index holds all of them.
             for (int i = 0; i < 700; i += 7) {
-                assertEquals("r" + i, c.search(SearchRequest.of(data[i], 1)).get(0).record().id(), "record " + i);
+                assertEquals(
+                        "r" + i,
+                        c.search(SearchRequest.of(data[i], 1)).get(0).record().id(),
+                        "record " + i);
             }
-            assertTrue(c.verifyIntegrity().values().stream().allMatch(dev.nepenthe.core.index.IntegrityReport::isClean));
+            assertTrue(
+                    c.verifyIntegrity().values().stream()
+                            .allMatch(dev.nepenthe.core.index.IntegrityReport::isClean));
         }
     }
 
     /**
      * The forensic check: a copy of the generation file taken before a delete holds the record's
      * vector once decrypted (the control), and nothing in the clear; after the delete the key is
-     * gone, so the same copy decrypts to nothing, the live folder has no generation until the
-     * next close, and that one does not hold the vector.
+     * gone, so the same copy decrypts to nothing, the live folder has no generation until the next
+     * close, and that one does not hold the vector.
      */
     @Test
     void aDeleteDestroysTheGenerationKeySoACopyOfTheOldFileIsUnreadable() throws Exception {
@@ -205,17 +229,25 @@ class PersistedIndexTest {
         Path copy = tmp.resolve("backup").resolve(gen1.getFileName());
         Files.createDirectories(copy.getParent());
         Files.copy(gen1, copy);
-        assertEquals(List.of(), ForensicScan.filesContaining(List.of(copy), List.of(needle)),
+        assertEquals(
+                List.of(),
+                ForensicScan.filesContaining(List.of(copy), List.of(needle)),
                 "the file holds no vector in the clear");
         try (Nepenthe store = Nepenthe.open(tmp.resolve("data"), options())) {
             VectorCollection c = store.collection("c");
             byte[] plain = store.decryptIndexGeneration("c", copy);
             assertNotNull(plain, "before the delete the key exists");
-            assertTrue(ForensicScan.indexOf(plain, needle) >= 0, "control: the decrypted copy holds r42's vector");
+            assertTrue(
+                    ForensicScan.indexOf(plain, needle) >= 0,
+                    "control: the decrypted copy holds r42's vector");
             assertTrue(c.delete(VectorRecord.DEFAULT_TENANT, "r42"));
-            assertTrue(store.decryptIndexGeneration("c", copy) == null, "the generation's key was destroyed with the delete");
+            assertTrue(
+                    store.decryptIndexGeneration("c", copy) == null,
+                    "the generation's key was destroyed with the delete");
             // The file goes on a thread of its own once the key is gone; the close waits for it.
-            assertTrue(awaitNoGenerationFiles(tmp.resolve("data")), "and its file deleted: " + generationFiles(tmp.resolve("data")));
+            assertTrue(
+                    awaitNoGenerationFiles(tmp.resolve("data")),
+                    "and its file deleted: " + generationFiles(tmp.resolve("data")));
         }
         List<Path> now = generationFiles(tmp.resolve("data"));
         assertEquals(1, now.size(), "close wrote the next generation");
@@ -223,8 +255,13 @@ class PersistedIndexTest {
         try (Nepenthe store = Nepenthe.open(tmp.resolve("data"), options())) {
             byte[] plain = store.decryptIndexGeneration("c", now.get(0));
             assertNotNull(plain);
-            assertEquals(-1, ForensicScan.indexOf(plain, needle), "the new generation does not hold r42's vector");
-            assertTrue(ForensicScan.indexOf(plain, bigEndian(data[43])) >= 0, "control: it holds r43's");
+            assertEquals(
+                    -1,
+                    ForensicScan.indexOf(plain, needle),
+                    "the new generation does not hold r42's vector");
+            assertTrue(
+                    ForensicScan.indexOf(plain, bigEndian(data[43])) >= 0,
+                    "control: it holds r43's");
             assertTrue(store.collection("c").openReport().index().loaded());
             assertEquals(299, store.collection("c").size());
         }
@@ -243,24 +280,44 @@ class PersistedIndexTest {
         Files.copy(gen1, copy);
         try (Nepenthe store = Nepenthe.open(tmp.resolve("data"), options())) {
             byte[] plain = store.decryptIndexGeneration("c", copy);
-            assertTrue(ForensicScan.indexOf(plain, bigEndian(data[3])) >= 0, "control: s3's r3 is in the copy");
-            ForgetOperation op = store.awaitOperation(store.forget(new ForgetRequest(VectorRecord.DEFAULT_TENANT,
-                    ForgetScope.subject("s3"), "req-1", "gdpr-art17", 0.9999)).id(), Duration.ofSeconds(60));
+            assertTrue(
+                    ForensicScan.indexOf(plain, bigEndian(data[3])) >= 0,
+                    "control: s3's r3 is in the copy");
+            ForgetOperation op =
+                    store.awaitOperation(
+                            store.forget(
+                                            new ForgetRequest(
+                                                    VectorRecord.DEFAULT_TENANT,
+                                                    ForgetScope.subject("s3"),
+                                                    "req-1",
+                                                    "gdpr-art17",
+                                                    0.9999))
+                                    .id(),
+                            Duration.ofSeconds(60));
             assertEquals(OperationState.SEALED, op.state(), op.note());
             assertEquals(40, op.totalForgotten());
-            assertTrue(store.decryptIndexGeneration("c", copy) == null, "the old generation is unreadable once sealed");
+            assertTrue(
+                    store.decryptIndexGeneration("c", copy) == null,
+                    "the old generation is unreadable once sealed");
         }
         try (Nepenthe store = Nepenthe.open(tmp.resolve("data"), options())) {
             Path gen2 = generationFiles(tmp.resolve("data")).get(0);
             byte[] plain = store.decryptIndexGeneration("c", gen2);
             for (int i = 3; i < 400; i += 10) {
-                assertEquals(-1, ForensicScan.indexOf(plain, bigEndian(data[i])), "forgotten r" + i + " in " + gen2);
+                assertEquals(
+                        -1,
+                        ForensicScan.indexOf(plain, bigEndian(data[i])),
+                        "forgotten r" + i + " in " + gen2);
             }
-            assertTrue(ForensicScan.indexOf(plain, bigEndian(data[4])) >= 0, "control: s4's r4 is there");
+            assertTrue(
+                    ForensicScan.indexOf(plain, bigEndian(data[4])) >= 0,
+                    "control: s4's r4 is there");
         }
     }
 
-    /** One flipped byte: the open names the file and why, deletes it, and builds from the records. */
+    /**
+     * One flipped byte: the open names the file and why, deletes it, and builds from the records.
+     */
     @Test
     void aDamagedGenerationIsNamedAndTheIndexRebuilt() throws Exception {
         float[][] data = Datasets.clustered(11, 300, DIM, 12, 0.3);
@@ -275,12 +332,17 @@ class PersistedIndexTest {
             VectorCollection c = store.collection("c");
             OpenReport.IndexRecovery r = c.openReport().index();
             assertFalse(r.loaded());
-            assertTrue(r.rebuiltBecause().contains(gen.getFileName().toString())
-                    && r.rebuiltBecause().contains("checksum"), r.rebuiltBecause());
+            assertTrue(
+                    r.rebuiltBecause().contains(gen.getFileName().toString())
+                            && r.rebuiltBecause().contains("checksum"),
+                    r.rebuiltBecause());
             assertFalse(Files.exists(gen), "the damaged file is gone");
             assertEquals(300, c.size());
             assertEquals("r17", c.search(SearchRequest.of(data[17], 1)).get(0).record().id());
         }
-        assertEquals(1, generationFiles(tmp.resolve("data")).size(), "and a sound one was written at close");
+        assertEquals(
+                1,
+                generationFiles(tmp.resolve("data")).size(),
+                "and a sound one was written at close");
     }
 }

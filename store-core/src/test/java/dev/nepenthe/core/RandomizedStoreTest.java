@@ -16,9 +16,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Seeded random upserts (new ids and replacements), deletes, subject deletes and reopens,
- * checked after every step against a plain map of what the store must hold: gets, sizes, the
- * exact top-k of a search, and the integrity checks.
+ * Seeded random upserts (new ids and replacements), deletes, subject deletes and reopens, checked
+ * after every step against a plain map of what the store must hold: gets, sizes, the exact top-k of
+ * a search, and the integrity checks.
  */
 class RandomizedStoreTest {
 
@@ -30,8 +30,11 @@ class RandomizedStoreTest {
 
     private static void run(long seed, Path tmp) throws Exception {
         Random rnd = new Random(seed);
-        StoreOptions opts = StoreOptions.defaults().withKeystore(tmp.resolve("keys")).withCheckpointBytes(1 << 16)
-                .withShardBuckets(8);
+        StoreOptions opts =
+                StoreOptions.defaults()
+                        .withKeystore(tmp.resolve("keys"))
+                        .withCheckpointBytes(1 << 16)
+                        .withShardBuckets(8);
         Map<String, VectorRecord> model = new HashMap<>();
         Nepenthe store = Nepenthe.open(tmp.resolve("data"), opts);
         VectorCollection c = store.createCollection(CollectionSpec.of("r", 6, Metric.L2));
@@ -50,8 +53,12 @@ class RandomizedStoreTest {
                         for (int j = 0; j < 6; j++) {
                             v[j] = rnd.nextFloat() * 10;
                         }
-                        batch.add(VectorRecord.builder(id).subject("s" + rnd.nextInt(5)).vector(v)
-                                .text("step " + step).build());
+                        batch.add(
+                                VectorRecord.builder(id)
+                                        .subject("s" + rnd.nextInt(5))
+                                        .vector(v)
+                                        .text("step " + step)
+                                        .build());
                     }
                     c.upsertAll(batch);
                     batch.forEach(r -> model.put(r.id(), r));
@@ -60,7 +67,8 @@ class RandomizedStoreTest {
                     assertEquals(model.remove(id) != null, c.delete(id));
                 } else if (op < 18) {
                     String s = "s" + rnd.nextInt(5);
-                    long expected = model.values().stream().filter(r -> r.subject().equals(s)).count();
+                    long expected =
+                            model.values().stream().filter(r -> r.subject().equals(s)).count();
                     assertEquals(expected, c.deleteSubject(VectorRecord.DEFAULT_TENANT, s));
                     model.values().removeIf(r -> r.subject().equals(s));
                 } else {
@@ -77,10 +85,14 @@ class RandomizedStoreTest {
         }
     }
 
-    private static void check(VectorCollection c, Map<String, VectorRecord> model, Random rnd, int step) {
+    private static void check(
+            VectorCollection c, Map<String, VectorRecord> model, Random rnd, int step) {
         assertEquals(model.size(), c.size(), "step " + step);
         for (VectorRecord r : model.values()) {
-            VectorRecord got = c.get(r.id()).orElseThrow(() -> new AssertionError("step " + step + ": missing record"));
+            VectorRecord got =
+                    c.get(r.id())
+                            .orElseThrow(
+                                    () -> new AssertionError("step " + step + ": missing record"));
             assertArrayEquals(r.vector(), got.vector());
             assertEquals(r.text(), got.text());
         }
@@ -100,7 +112,8 @@ class RandomizedStoreTest {
         List<SearchHit> hits = c.search(SearchRequest.of(q, 5));
         assertEquals(Math.min(5, all.size()), hits.size());
         for (int i = 0; i < hits.size(); i++) {
-            assertEquals(ref.get(i).score(), hits.get(i).score(), 1e-3, "step " + step + " rank " + i);
+            assertEquals(
+                    ref.get(i).score(), hits.get(i).score(), 1e-3, "step " + step + " rank " + i);
         }
         if (step % 25 == 0) {
             for (IntegrityReport r : c.verifyIntegrity().values()) {

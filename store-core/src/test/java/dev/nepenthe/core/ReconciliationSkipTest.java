@@ -20,16 +20,14 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The clean-close stamp beside the keys lets an open skip reconciliation for a collection it
- * found exactly as its last clean close left it, and for nothing else. The oracle for "nothing
- * else": the records a forget removed, brought back by a restored copy with the journal lost,
- * are removed again at the open that sees them, although a stamp was written at the close
- * before it.
+ * The clean-close stamp beside the keys lets an open skip reconciliation for a collection it found
+ * exactly as its last clean close left it, and for nothing else. The oracle for "nothing else": the
+ * records a forget removed, brought back by a restored copy with the journal lost, are removed
+ * again at the open that sees them, although a stamp was written at the close before it.
  */
 class ReconciliationSkipTest {
 
-    @TempDir
-    Path tmp;
+    @TempDir Path tmp;
 
     private static final int DIM = 8;
     private static final Duration WAIT = Duration.ofSeconds(60);
@@ -46,23 +44,34 @@ class ReconciliationSkipTest {
         return Datasets.gaussian(seed, DIM);
     }
 
-    /** Collections "a" (records r0..r9) and "b" (q0..q9); then a forget of r3 by id, which only "a" holds (its subject's key stays). */
+    /**
+     * Collections "a" (records r0..r9) and "b" (q0..q9); then a forget of r3 by id, which only "a"
+     * holds (its subject's key stays).
+     */
     private static ForgetOperation populateAndForget(Nepenthe store) throws InterruptedException {
         for (String name : List.of("a", "b")) {
-            VectorCollection c = store.createCollection(CollectionSpec.of(name, DIM, Metric.COSINE));
+            VectorCollection c =
+                    store.createCollection(CollectionSpec.of(name, DIM, Metric.COSINE));
             List<VectorRecord> batch = new ArrayList<>();
             for (int i = 0; i < 10; i++) {
-                batch.add(VectorRecord.builder(name.equals("a") ? "r" + i : "q" + i).subject("s" + (i % 3))
-                        .vector(vector(name.equals("a") ? i : 1000 + i)).build());
+                batch.add(
+                        VectorRecord.builder(name.equals("a") ? "r" + i : "q" + i)
+                                .subject("s" + (i % 3))
+                                .vector(vector(name.equals("a") ? i : 1000 + i))
+                                .build());
             }
             c.upsertAll(batch);
         }
         return forget(store, "r3", "req-1");
     }
 
-    private static ForgetOperation forget(Nepenthe store, String id, String key) throws InterruptedException {
-        ForgetOperation op = store.awaitOperation(store.forget(
-                ForgetRequest.of(ForgetScope.records(id), key, "user-request")).id(), WAIT);
+    private static ForgetOperation forget(Nepenthe store, String id, String key)
+            throws InterruptedException {
+        ForgetOperation op =
+                store.awaitOperation(
+                        store.forget(ForgetRequest.of(ForgetScope.records(id), key, "user-request"))
+                                .id(),
+                        WAIT);
         assertEquals(OperationState.SEALED, op.state(), op.note());
         return op;
     }
@@ -76,7 +85,9 @@ class ReconciliationSkipTest {
         try (Nepenthe store = Nepenthe.open(tmp.resolve("data"), options())) {
             assertEquals(2, store.reconciliation().collectionsSkipped());
             assertEquals(1, store.reconciliation().sealedChecked());
-            assertFalse(Files.exists(stamp()), "an open takes the stamp: it vouches for that open only");
+            assertFalse(
+                    Files.exists(stamp()),
+                    "an open takes the stamp: it vouches for that open only");
             assertTrue(store.collection("a").get("r3").isEmpty());
             // A write to "b" only: "a" is left as it was.
             store.collection("b").upsert(VectorRecord.builder("new").vector(vector(99)).build());
@@ -88,7 +99,10 @@ class ReconciliationSkipTest {
             forget(store, "r4", "req-2");
         }
         try (Nepenthe store = Nepenthe.open(tmp.resolve("data"), options())) {
-            assertEquals(2, store.reconciliation().collectionsSkipped(), "the close after the forget stamped the new fences");
+            assertEquals(
+                    2,
+                    store.reconciliation().collectionsSkipped(),
+                    "the close after the forget stamped the new fences");
         }
         // No stamp (deleted), then a damaged one (its checksum fails): every collection is checked.
         byte[] b = Files.readAllBytes(stamp());
@@ -99,7 +113,8 @@ class ReconciliationSkipTest {
         b[40] ^= 1;
         Files.write(stamp(), b);
         try (Nepenthe store = Nepenthe.open(tmp.resolve("data"), options())) {
-            assertEquals(0, store.reconciliation().collectionsSkipped(), "a damaged stamp is ignored");
+            assertEquals(
+                    0, store.reconciliation().collectionsSkipped(), "a damaged stamp is ignored");
             assertEquals(0, store.reconciliation().resurrectedRemoved());
         }
     }
@@ -110,10 +125,14 @@ class ReconciliationSkipTest {
         ForgetOperation op;
         try (Nepenthe store = Nepenthe.open(tmp.resolve("data"), options())) {
             for (String name : List.of("a", "b")) {
-                VectorCollection c = store.createCollection(CollectionSpec.of(name, DIM, Metric.COSINE));
+                VectorCollection c =
+                        store.createCollection(CollectionSpec.of(name, DIM, Metric.COSINE));
                 for (int i = 0; i < 10; i++) {
-                    c.upsert(VectorRecord.builder(name.equals("a") ? "r" + i : "q" + i).subject("s" + (i % 3))
-                            .vector(vector(name.equals("a") ? i : 1000 + i)).build());
+                    c.upsert(
+                            VectorRecord.builder(name.equals("a") ? "r" + i : "q" + i)
+                                    .subject("s" + (i % 3))
+                                    .vector(vector(name.equals("a") ? i : 1000 + i))
+                                    .build());
                 }
             }
             store.snapshot(tmp.resolve("snap"));
@@ -126,11 +145,21 @@ class ReconciliationSkipTest {
         // With the journal lost, only reconciliation stands between the copy's r3 and a reader.
         TestFiles.deleteTree(tmp.resolve("keys/tombstones"));
         try (Nepenthe store = Nepenthe.open(restored, options())) {
-            assertEquals(1, store.reconciliation().collectionsSkipped(), "b holds what its last close left; a does not");
-            assertEquals(1, store.reconciliation().resurrectedRemoved(), "the copy's r3 came back and was removed");
+            assertEquals(
+                    1,
+                    store.reconciliation().collectionsSkipped(),
+                    "b holds what its last close left; a does not");
+            assertEquals(
+                    1,
+                    store.reconciliation().resurrectedRemoved(),
+                    "the copy's r3 came back and was removed");
             assertTrue(store.collection("a").get("r3").isEmpty());
-            assertTrue(store.evidence().entries().stream().anyMatch(e -> e.body().contains("\"type\":\"reconciliation\"")
-                    && e.body().contains(op.id())));
+            assertTrue(
+                    store.evidence().entries().stream()
+                            .anyMatch(
+                                    e ->
+                                            e.body().contains("\"type\":\"reconciliation\"")
+                                                    && e.body().contains(op.id())));
         }
         try (Nepenthe store = Nepenthe.open(restored, options())) {
             assertEquals(2, store.reconciliation().collectionsSkipped());
@@ -150,13 +179,18 @@ class ReconciliationSkipTest {
         Path image = tmp.resolve("image");
         try (Nepenthe store = Nepenthe.open(tmp.resolve("data"), options())) {
             // Of a subject whose key the backup holds.
-            store.collection("b").upsert(VectorRecord.builder("new").subject("s0").vector(vector(99)).build());
+            store.collection("b")
+                    .upsert(VectorRecord.builder("new").subject("s0").vector(vector(99)).build());
             // A crash image: the write is in b's log, its manifest is the one the stamp names.
             TestFiles.copyTree(tmp.resolve("data"), image);
         }
         Files.deleteIfExists(image.resolve("store.lock"));
-        try (Nepenthe store = Nepenthe.open(image, StoreOptions.defaults().withKeystore(keysBackup))) {
-            assertEquals(1, store.reconciliation().collectionsSkipped(), "b replayed its log, so it is checked");
+        try (Nepenthe store =
+                Nepenthe.open(image, StoreOptions.defaults().withKeystore(keysBackup))) {
+            assertEquals(
+                    1,
+                    store.reconciliation().collectionsSkipped(),
+                    "b replayed its log, so it is checked");
             assertTrue(store.collection("b").get("new").isPresent());
         }
     }
@@ -169,7 +203,10 @@ class ReconciliationSkipTest {
         }
         try (Nepenthe store = Nepenthe.open(tmp.resolve("data"), options())) {
             assertEquals(0, store.reconciliation().sealedChecked());
-            assertEquals(0, store.reconciliation().collectionsSkipped(), "no fences: nothing was checked or skipped");
+            assertEquals(
+                    0,
+                    store.reconciliation().collectionsSkipped(),
+                    "no fences: nothing was checked or skipped");
         }
     }
 }

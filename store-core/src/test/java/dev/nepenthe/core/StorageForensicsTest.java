@@ -29,16 +29,15 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The forensic scan of the storage issue: after a subject is deleted and the store closed,
- * every byte of every file in the data folder, the snapshot folder and the keystore is searched
- * for the subject's canary text, canary metadata, any 16-byte run of its vector's float32 bytes
- * (either byte order) and its data key. Control cases show the same scan finds each kind of
- * canary when it is present, or the clean result would prove nothing.
+ * The forensic scan of the storage issue: after a subject is deleted and the store closed, every
+ * byte of every file in the data folder, the snapshot folder and the keystore is searched for the
+ * subject's canary text, canary metadata, any 16-byte run of its vector's float32 bytes (either
+ * byte order) and its data key. Control cases show the same scan finds each kind of canary when it
+ * is present, or the clean result would prove nothing.
  */
 class StorageForensicsTest {
 
-    @TempDir
-    Path tmp;
+    @TempDir Path tmp;
 
     private static final String TEXT = "CANARY-TEXT-3c9e1f";
     private static final String META = "CANARY-META-8b2d77";
@@ -76,18 +75,32 @@ class StorageForensicsTest {
 
     /** Names of the files under the roots that contain any of the needles. */
     static List<String> scan(List<Path> roots, List<byte[]> needles) throws IOException {
-        return ForensicScan.filesContaining(roots, needles).stream().map(p -> p.getFileName().toString()).toList();
+        return ForensicScan.filesContaining(roots, needles).stream()
+                .map(p -> p.getFileName().toString())
+                .toList();
     }
 
     /** The keyed hash that heads each of the scope's sealed records on disk. */
-    private byte[] scopeHashOf(Path data, String collection, String tenant, String subject) throws IOException {
-        String id = dev.nepenthe.core.internal.engine.StoreFolders.readMeta(data.resolve("collections").resolve(collection).resolve("collection.meta")).id();
+    private byte[] scopeHashOf(Path data, String collection, String tenant, String subject)
+            throws IOException {
+        String id =
+                dev.nepenthe.core.internal.engine.StoreFolders.readMeta(
+                                data.resolve("collections")
+                                        .resolve(collection)
+                                        .resolve("collection.meta"))
+                        .id();
         MasterKey mk = MasterKey.resolve(tmp.resolve("keys/master.key"), false);
         return new KeyedHash(mk).of("subject", id, tenant, subject).bytes();
     }
 
-    private byte[] dataKeyOf(Path data, String collection, String tenant, String subject) throws IOException {
-        String id = dev.nepenthe.core.internal.engine.StoreFolders.readMeta(data.resolve("collections").resolve(collection).resolve("collection.meta")).id();
+    private byte[] dataKeyOf(Path data, String collection, String tenant, String subject)
+            throws IOException {
+        String id =
+                dev.nepenthe.core.internal.engine.StoreFolders.readMeta(
+                                data.resolve("collections")
+                                        .resolve(collection)
+                                        .resolve("collection.meta"))
+                        .id();
         MasterKey mk = MasterKey.resolve(tmp.resolve("keys/master.key"), false);
         try (Keystore ks = Keystore.open(tmp.resolve("keys"), mk)) {
             var key = ks.find(new KeyedHash(mk).of("subject", id, tenant, subject));
@@ -105,28 +118,43 @@ class StorageForensicsTest {
         Path data = tmp.resolve("data");
         Path keysBefore = tmp.resolve("keys-before.db");
         try (Nepenthe store = Nepenthe.open(data, options())) {
-            VectorCollection c = store.createCollection(CollectionSpec.of("docs", 8, Metric.COSINE));
+            VectorCollection c =
+                    store.createCollection(CollectionSpec.of("docs", 8, Metric.COSINE));
             for (int i = 0; i < 6; i++) {
                 float[] v = new float[8];
                 v[i] = 1;
-                c.upsert(VectorRecord.builder("r" + i).subject(i < 3 ? "alice" : "bob").vector(v).build());
+                c.upsert(
+                        VectorRecord.builder("r" + i)
+                                .subject(i < 3 ? "alice" : "bob")
+                                .vector(v)
+                                .build());
             }
             Files.copy(tmp.resolve("keys/keys.db"), keysBefore);
-            var op = store.awaitOperation(store.forget(ForgetRequest.of(ForgetScope.subject("alice"), "k-1",
-                    "user-request")).id(), Duration.ofSeconds(60));
+            var op =
+                    store.awaitOperation(
+                            store.forget(
+                                            ForgetRequest.of(
+                                                    ForgetScope.subject("alice"),
+                                                    "k-1",
+                                                    "user-request"))
+                                    .id(),
+                            Duration.ofSeconds(60));
             assertEquals(OperationState.SEALED, op.state(), op.note());
         }
         String t = VectorRecord.DEFAULT_TENANT;
         assertNull(dataKeyOf(data, "docs", t, "alice"));
         Files.copy(keysBefore, tmp.resolve("keys/keys.db"), StandardCopyOption.REPLACE_EXISTING);
-        assertNotNull(dataKeyOf(data, "docs", t, "alice"), "control: the restored file holds alice's key");
+        assertNotNull(
+                dataKeyOf(data, "docs", t, "alice"),
+                "control: the restored file holds alice's key");
         byte[] bob = dataKeyOf(data, "docs", t, "bob");
         assertNotNull(bob);
         try (Nepenthe store = Nepenthe.open(data, options())) {
             assertEquals(3, store.collection("docs").size());
             assertTrue(store.collection("docs").get("r4").isPresent());
         }
-        assertNull(dataKeyOf(data, "docs", t, "alice"), "the journal's drop destroyed the key again");
+        assertNull(
+                dataKeyOf(data, "docs", t, "alice"), "the journal's drop destroyed the key again");
         assertArrayEquals(bob, dataKeyOf(data, "docs", t, "bob"), "bob's key is untouched");
     }
 
@@ -139,13 +167,24 @@ class StorageForensicsTest {
         try (Nepenthe store = Nepenthe.open(data, options())) {
             VectorCollection c = store.createCollection(CollectionSpec.of("docs", dim, Metric.L2));
             List<VectorRecord> batch = new ArrayList<>();
-            batch.add(VectorRecord.builder("alice-1").tenant("t").subject("alice").vector(secret).text(TEXT)
-                    .metadata("note", META).build());
+            batch.add(
+                    VectorRecord.builder("alice-1")
+                            .tenant("t")
+                            .subject("alice")
+                            .vector(secret)
+                            .text(TEXT)
+                            .metadata("note", META)
+                            .build());
             for (int i = 0; i < 50; i++) {
                 float[] v = new float[dim];
                 v[i % dim] = i + 1;
-                batch.add(VectorRecord.builder("other-" + i).tenant("t").subject("s" + (i % 5)).vector(v)
-                        .text("ordinary text " + i).build());
+                batch.add(
+                        VectorRecord.builder("other-" + i)
+                                .tenant("t")
+                                .subject("s" + (i % 5))
+                                .vector(v)
+                                .text("ordinary text " + i)
+                                .build());
             }
             c.upsertAll(batch);
             store.snapshot(snapshot);
@@ -168,12 +207,18 @@ class StorageForensicsTest {
         needles.add(TEXT.getBytes(StandardCharsets.UTF_8));
         needles.add(META.getBytes(StandardCharsets.UTF_8));
         needles.add(key);
-        assertEquals(List.of(), scan(roots, needles), "files holding a canary of the forgotten subject");
+        assertEquals(
+                List.of(), scan(roots, needles), "files holding a canary of the forgotten subject");
 
         // Controls: each kind of canary is found when it is there.
         Path planted = data.resolve("planted.bin");
-        for (byte[] n : List.of(TEXT.getBytes(StandardCharsets.UTF_8), META.getBytes(StandardCharsets.UTF_8), key,
-                vectorRuns(secret).get(3), vectorRuns(secret).get(vectorRuns(secret).size() - 1))) {
+        for (byte[] n :
+                List.of(
+                        TEXT.getBytes(StandardCharsets.UTF_8),
+                        META.getBytes(StandardCharsets.UTF_8),
+                        key,
+                        vectorRuns(secret).get(3),
+                        vectorRuns(secret).get(vectorRuns(secret).size() - 1))) {
             byte[] content = new byte[n.length + 10];
             System.arraycopy(n, 0, content, 5, n.length);
             Files.write(planted, content);
@@ -188,7 +233,8 @@ class StorageForensicsTest {
             VectorCollection c = store.collection("docs");
             assertEquals(50, c.size());
             assertTrue(c.get("t", "alice-1").isEmpty());
-            assertTrue(c.search(SearchRequest.of(secret, 5).tenant("t").subject("alice")).isEmpty());
+            assertTrue(
+                    c.search(SearchRequest.of(secret, 5).tenant("t").subject("alice")).isEmpty());
             assertEquals(1, c.openReport().droppedAsDeleted());
             for (IntegrityReport r : c.verifyIntegrity().values()) {
                 assertTrue(r.isClean(), r.toString());
@@ -198,7 +244,9 @@ class StorageForensicsTest {
         // the live files, and the hash from the key slots; opening the restored copy rewrote
         // its files too. Only the snapshot keeps the ciphertext, unreadable: its key is gone.
         // (The tombstone journal keeps the hash on purpose: it is the tombstone.)
-        assertEquals(List.of(), scan(List.of(data, restored, tmp.resolve("keys/keys.db")), List.of(scope)));
+        assertEquals(
+                List.of(),
+                scan(List.of(data, restored, tmp.resolve("keys/keys.db")), List.of(scope)));
         assertEquals(List.of(), scan(List.of(restored), needles));
     }
 
@@ -208,13 +256,25 @@ class StorageForensicsTest {
         Path snapshot = tmp.resolve("snap");
         try (Nepenthe store = Nepenthe.open(data, options())) {
             VectorCollection c = store.createCollection(CollectionSpec.of("c", 3, Metric.DOT));
-            c.upsertAll(List.of(
-                    VectorRecord.builder("keep").subject("bob").vector(new float[] {1, 0, 0}).build(),
-                    VectorRecord.builder("gone").subject("bob").vector(new float[] {0, 1, 0}).build()));
+            c.upsertAll(
+                    List.of(
+                            VectorRecord.builder("keep")
+                                    .subject("bob")
+                                    .vector(new float[] {1, 0, 0})
+                                    .build(),
+                            VectorRecord.builder("gone")
+                                    .subject("bob")
+                                    .vector(new float[] {0, 1, 0})
+                                    .build()));
             store.snapshot(snapshot);
             assertTrue(c.delete("gone"));
-            // Deleted, then stored again under the same id after the snapshot: the new version stays.
-            c.upsert(VectorRecord.builder("gone-then-back").subject("bob").vector(new float[] {0, 0, 1}).build());
+            // Deleted, then stored again under the same id after the snapshot: the new version
+            // stays.
+            c.upsert(
+                    VectorRecord.builder("gone-then-back")
+                            .subject("bob")
+                            .vector(new float[] {0, 0, 1})
+                            .build());
         }
         Path restored = tmp.resolve("restored");
         Nepenthe.restore(snapshot, restored);
@@ -224,20 +284,32 @@ class StorageForensicsTest {
             assertTrue(c.get("keep").isPresent());
             assertEquals(1, c.size());
             // New writes after a restore get versions above every journaled deletion.
-            c.upsert(VectorRecord.builder("gone").subject("bob").vector(new float[] {1, 1, 0}).build());
+            c.upsert(
+                    VectorRecord.builder("gone")
+                            .subject("bob")
+                            .vector(new float[] {1, 1, 0})
+                            .build());
         }
         try (Nepenthe store = Nepenthe.open(restored, options())) {
-            assertTrue(store.collection("c").get("gone").isPresent(), "a re-inserted record is not hit by the old tombstone");
+            assertTrue(
+                    store.collection("c").get("gone").isPresent(),
+                    "a re-inserted record is not hit by the old tombstone");
         }
     }
 
     @Test
-    void aDroppedCollectionRestoredFromASnapshotIsDroppedAgainAndItsKeysAreGone() throws IOException {
+    void aDroppedCollectionRestoredFromASnapshotIsDroppedAgainAndItsKeysAreGone()
+            throws IOException {
         Path data = tmp.resolve("data");
         Path snapshot = tmp.resolve("snap");
         try (Nepenthe store = Nepenthe.open(data, options())) {
             VectorCollection c = store.createCollection(CollectionSpec.of("old", 2, Metric.L2));
-            c.upsert(VectorRecord.builder("x").subject("carol").vector(new float[] {1, 2}).text(TEXT).build());
+            c.upsert(
+                    VectorRecord.builder("x")
+                            .subject("carol")
+                            .vector(new float[] {1, 2})
+                            .text(TEXT)
+                            .build());
             store.snapshot(snapshot);
         }
         byte[] key = dataKeyOf(data, "old", VectorRecord.DEFAULT_TENANT, "carol");
@@ -261,7 +333,11 @@ class StorageForensicsTest {
             VectorCollection c = store.createCollection(CollectionSpec.of("c", 2, Metric.L2));
             List<VectorRecord> batch = new ArrayList<>();
             for (int i = 0; i < 200; i++) {
-                batch.add(VectorRecord.builder("r" + i).subject("s" + i % 7).vector(new float[] {i, -i}).build());
+                batch.add(
+                        VectorRecord.builder("r" + i)
+                                .subject("s" + i % 7)
+                                .vector(new float[] {i, -i})
+                                .build());
             }
             c.upsertAll(batch);
         }
@@ -279,7 +355,8 @@ class StorageForensicsTest {
         try (Nepenthe store = Nepenthe.open(data, options())) {
             VectorCollection c = store.collection("c");
             for (int i = 0; i < 200; i++) {
-                VectorRecord r = c.get("r" + i).orElseThrow(() -> new AssertionError("lost a record"));
+                VectorRecord r =
+                        c.get("r" + i).orElseThrow(() -> new AssertionError("lost a record"));
                 assertEquals(i, r.vector()[0], 0f, "a lookup returned another record");
             }
             for (IntegrityReport r : c.verifyIntegrity().values()) {

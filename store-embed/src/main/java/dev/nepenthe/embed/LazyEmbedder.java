@@ -6,14 +6,14 @@ import java.util.Objects;
 import java.util.function.Supplier;
 
 /**
- * An embedder whose model loads on its first embedding, not when the store opens: a server
- * that registers the bundled model so its collections can name it starts in well under the
- * second or two (and the 100 MB of heap) the model costs, and one that never embeds never
- * pays. Its name and dimension are known before the load, which is all the store asks of an
- * embedder when it opens a collection.
+ * An embedder whose model loads on its first embedding, not when the store opens: a server that
+ * registers the bundled model so its collections can name it starts in well under the second or two
+ * (and the 100 MB of heap) the model costs, and one that never embeds never pays. Its name and
+ * dimension are known before the load, which is all the store asks of an embedder when it opens a
+ * collection.
  *
- * <p>Safe for concurrent use: the first callers wait for one load; a load that fails is tried
- * again by the next call.
+ * <p>Safe for concurrent use: the first callers wait for one load; a load that fails is tried again
+ * by the next call.
  */
 public final class LazyEmbedder implements Embedder {
 
@@ -33,7 +33,8 @@ public final class LazyEmbedder implements Embedder {
         this.name = Objects.requireNonNull(name, "embedder name must not be null");
         this.loader = Objects.requireNonNull(loader, "embedder loader must not be null");
         if (dimension < 1) {
-            throw new IllegalArgumentException("embedder dimension: expected 1 or more, got " + dimension);
+            throw new IllegalArgumentException(
+                    "embedder dimension: expected 1 or more, got " + dimension);
         }
         this.dimension = dimension;
     }
@@ -86,8 +87,15 @@ public final class LazyEmbedder implements Embedder {
                     if (!name.equals(e.name()) || e.dimension() != dimension) {
                         // Collections recorded this name and dimension; another model's vectors
                         // would be searched as if they were comparable.
-                        throw new IllegalStateException("lazy embedder: expected '" + name + "' of dimension "
-                                + dimension + ", the loader made '" + e.name() + "' of dimension " + e.dimension());
+                        throw new IllegalStateException(
+                                "lazy embedder: expected '"
+                                        + name
+                                        + "' of dimension "
+                                        + dimension
+                                        + ", the loader made '"
+                                        + e.name()
+                                        + "' of dimension "
+                                        + e.dimension());
                     }
                     loaded = e;
                 }
@@ -98,6 +106,12 @@ public final class LazyEmbedder implements Embedder {
 
     @Override
     public String toString() {
-        return "LazyEmbedder[" + name + ", " + dimension + " dimensions, " + (loaded != null ? "loaded" : "not loaded") + "]";
+        return "LazyEmbedder["
+                + name
+                + ", "
+                + dimension
+                + " dimensions, "
+                + (loaded != null ? "loaded" : "not loaded")
+                + "]";
     }
 }

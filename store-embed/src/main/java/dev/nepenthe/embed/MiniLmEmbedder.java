@@ -8,14 +8,15 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The embedded default embedder: all-MiniLM-L6-v2 (384 dimensions, unit-length vectors) as
- * bundled by langchain4j, run in-process with ONNX Runtime. The model ships inside the jar, so
- * nothing is downloaded and nothing leaves the machine. Loading takes a second or two and
- * about 100 MB of heap; one instance is safe to share between threads.
+ * The embedded default embedder: all-MiniLM-L6-v2 (384 dimensions, unit-length vectors) as bundled
+ * by langchain4j, run in-process with ONNX Runtime. The model ships inside the jar, so nothing is
+ * downloaded and nothing leaves the machine. Loading takes a second or two and about 100 MB of
+ * heap; one instance is safe to share between threads.
  */
 public final class MiniLmEmbedder implements Embedder {
 
     public static final int DIMENSION = 384;
+
     /** The name collections record ({@code CollectionSpec.withEmbedder(MiniLmEmbedder.NAME)}). */
     public static final String NAME = "all-minilm-l6-v2";
 

@@ -18,24 +18,32 @@ import java.util.Random;
 import org.junit.jupiter.api.Test;
 
 /**
- * The chunker against oracles that do not share its code: langchain4j's own token count
- * estimator (the model's tokenizer through another door) for sizes, a coverage map of the
- * document's characters, and texts built so the exact overlap and the cut points are known.
+ * The chunker against oracles that do not share its code: langchain4j's own token count estimator
+ * (the model's tokenizer through another door) for sizes, a coverage map of the document's
+ * characters, and texts built so the exact overlap and the cut points are known.
  */
 class ChunkerTest {
 
     /** Counts as the model's tokenizer does, through langchain4j: the independent measure. */
-    private static final HuggingFaceTokenCountEstimator ESTIMATOR = new HuggingFaceTokenCountEstimator();
+    private static final HuggingFaceTokenCountEstimator ESTIMATOR =
+            new HuggingFaceTokenCountEstimator();
 
     /** Common English words, each one token of the MiniLM vocabulary (checked below). */
-    private static final String[] ONE_TOKEN_WORDS = ("the river house garden light water stone window city road"
-            + " winter summer paper market music letter school table night morning").split(" ");
+    private static final String[] ONE_TOKEN_WORDS =
+            ("the river house garden light water stone window city road"
+                            + " winter summer paper market music letter school table night morning")
+                    .split(" ");
 
-    private static final String[] PROSE_WORDS = ("the a of forgetting vector store embeddings tokenization"
-            + " unbelievably river København naïve café 日本語 😀 data subject erasure request's (draft) e-mail"
-            + " GDPR-17 x2 ...").split(" ");
+    private static final String[] PROSE_WORDS =
+            ("the a of forgetting vector store embeddings tokenization unbelievably river København"
+                 + " naïve café 日本語 😀 data subject erasure request's (draft) e-mail GDPR-17 x2"
+                 + " ...")
+                    .split(" ");
 
-    /** A random document: words, punctuation, sentence ends, line breaks, blank lines, odd characters. */
+    /**
+     * A random document: words, punctuation, sentence ends, line breaks, blank lines, odd
+     * characters.
+     */
     private static String prose(Random rnd, int words) {
         StringBuilder sb = new StringBuilder();
         if (rnd.nextInt(4) == 0) {
@@ -44,7 +52,10 @@ class ChunkerTest {
         for (int i = 0; i < words; i++) {
             sb.append(PROSE_WORDS[rnd.nextInt(PROSE_WORDS.length)]);
             int r = rnd.nextInt(40);
-            sb.append(r == 0 ? ".\n\n" : r == 1 ? "\n" : r < 5 ? ". " : r == 5 ? ", " : r == 6 ? "\t" : " ");
+            sb.append(
+                    r == 0
+                            ? ".\n\n"
+                            : r == 1 ? "\n" : r < 5 ? ". " : r == 5 ? ", " : r == 6 ? "\t" : " ");
         }
         if (rnd.nextBoolean()) {
             sb.append("end");
@@ -61,7 +72,9 @@ class ChunkerTest {
             Chunker.Chunk c = chunks.get(i);
             assertEquals(i, c.index(), why);
             assertEquals(text.substring(c.start(), c.end()), c.text(), why + " chunk " + i);
-            assertTrue(c.start() > prevStart && c.end() > prevEnd, why + " chunk " + i + " is not after the one before");
+            assertTrue(
+                    c.start() > prevStart && c.end() > prevEnd,
+                    why + " chunk " + i + " is not after the one before");
             assertTrue(c.start() <= prevEnd, why + " gap before chunk " + i);
             for (int p = c.start(); p < c.end(); p++) {
                 covered[p] = true;
@@ -90,16 +103,22 @@ class ChunkerTest {
             assertCovers(text, chunks, why);
             for (int i = 0; i < chunks.size(); i++) {
                 Chunker.Chunk c = chunks.get(i);
-                int measured = tokens ? ESTIMATOR.estimateTokenCountInText(c.text())
-                        : c.text().codePointCount(0, c.text().length());
+                int measured =
+                        tokens
+                                ? ESTIMATOR.estimateTokenCountInText(c.text())
+                                : c.text().codePointCount(0, c.text().length());
                 assertEquals(measured, c.size(), why + " chunk " + i + " reports another size");
                 assertTrue(measured <= size, why + " chunk " + i + " has " + measured);
                 if (i > 0) {
                     // What two chunks share is at most the overlap asked for.
                     String shared = text.substring(c.start(), chunks.get(i - 1).end());
-                    int sharedUnits = tokens ? ESTIMATOR.estimateTokenCountInText(shared)
-                            : shared.codePointCount(0, shared.length());
-                    assertTrue(sharedUnits <= overlap, why + " chunks " + (i - 1) + " and " + i + " share " + sharedUnits);
+                    int sharedUnits =
+                            tokens
+                                    ? ESTIMATOR.estimateTokenCountInText(shared)
+                                    : shared.codePointCount(0, shared.length());
+                    assertTrue(
+                            sharedUnits <= overlap,
+                            why + " chunks " + (i - 1) + " and " + i + " share " + sharedUnits);
                 }
             }
         }
@@ -108,7 +127,10 @@ class ChunkerTest {
     @Test
     void chunksOfPlainWordsHaveExactlyTheSizeAndOverlapAskedFor() {
         for (String w : ONE_TOKEN_WORDS) {
-            assertEquals(1, ESTIMATOR.estimateTokenCountInText(w), "test vocabulary: '" + w + "' is one token");
+            assertEquals(
+                    1,
+                    ESTIMATOR.estimateTokenCountInText(w),
+                    "test vocabulary: '" + w + "' is one token");
         }
         long seed = Seeds.draw("ChunkerTest.exactOverlap");
         Random rnd = new Random(seed);
@@ -121,14 +143,23 @@ class ChunkerTest {
         for (int[] so : new int[][] {{64, 16}, {50, 0}, {10, 9}, {1, 0}}) {
             List<Chunker.Chunk> chunks = Chunker.tokens(so[0], so[1]).split(text);
             assertCovers(text, chunks, "tokens " + so[0] + "/" + so[1]);
-            assertEquals((int) Math.ceil((1000.0 - so[1]) / (so[0] - so[1])), chunks.size(), "chunks" + Seeds.replay(seed));
+            assertEquals(
+                    (int) Math.ceil((1000.0 - so[1]) / (so[0] - so[1])),
+                    chunks.size(),
+                    "chunks" + Seeds.replay(seed));
             for (int i = 0; i < chunks.size(); i++) {
                 if (i < chunks.size() - 1) {
-                    assertEquals(so[0], ESTIMATOR.estimateTokenCountInText(chunks.get(i).text()), "chunk " + i);
+                    assertEquals(
+                            so[0],
+                            ESTIMATOR.estimateTokenCountInText(chunks.get(i).text()),
+                            "chunk " + i);
                 }
                 if (i > 0) {
                     String shared = text.substring(chunks.get(i).start(), chunks.get(i - 1).end());
-                    assertEquals(so[1], ESTIMATOR.estimateTokenCountInText(shared), "overlap before chunk " + i);
+                    assertEquals(
+                            so[1],
+                            ESTIMATOR.estimateTokenCountInText(shared),
+                            "overlap before chunk " + i);
                 }
             }
         }
@@ -138,8 +169,11 @@ class ChunkerTest {
         assertCovers(pairs, chunks, "chars 30/9");
         for (int i = 0; i < chunks.size() - 1; i++) {
             assertEquals(30, chunks.get(i).text().length(), "chunk " + i);
-            assertEquals(9, chunks.get(i).end() - chunks.get(i + 1).start(), "overlap after chunk " + i);
-            assertTrue(chunks.get(i + 1).text().charAt(0) != ' ', "chunk " + (i + 1) + " starts at a word");
+            assertEquals(
+                    9, chunks.get(i).end() - chunks.get(i + 1).start(), "overlap after chunk " + i);
+            assertTrue(
+                    chunks.get(i + 1).text().charAt(0) != ' ',
+                    "chunk " + (i + 1) + " starts at a word");
         }
     }
 
@@ -163,7 +197,9 @@ class ChunkerTest {
             List<Chunker.Chunk> chunks = chunker.split(text);
             assertCovers(text, chunks, chunker.toString());
             for (int i = 0; i < chunks.size() - 1; i++) {
-                assertTrue(chunks.get(i).text().endsWith(".\n\n"), chunker + " chunk " + i + " ends mid-paragraph");
+                assertTrue(
+                        chunks.get(i).text().endsWith(".\n\n"),
+                        chunker + " chunk " + i + " ends mid-paragraph");
             }
         }
         // No blank line in reach: a sentence end is next best, then a space.
@@ -183,8 +219,12 @@ class ChunkerTest {
         List<Chunker.Chunk> chunks = Chunker.chars(10, 3).split(text);
         assertCovers(text, chunks, "emoji");
         for (Chunker.Chunk c : chunks) {
-            assertTrue(c.size() <= 10 && c.text().codePointCount(0, c.text().length()) == c.size(), c.toString());
-            assertTrue(!Character.isLowSurrogate(c.text().charAt(0)), "chunk starts inside a pair: " + c);
+            assertTrue(
+                    c.size() <= 10 && c.text().codePointCount(0, c.text().length()) == c.size(),
+                    c.toString());
+            assertTrue(
+                    !Character.isLowSurrogate(c.text().charAt(0)),
+                    "chunk starts inside a pair: " + c);
         }
     }
 
@@ -192,10 +232,14 @@ class ChunkerTest {
     void blankTextHasNoChunksAndArgumentsAreChecked() {
         assertEquals(List.of(), Chunker.tokens(10, 2).split("  \n\t "));
         assertEquals(List.of(), Chunker.chars(10, 2).split(""));
-        IllegalArgumentException size = assertThrows(IllegalArgumentException.class, () -> Chunker.tokens(0, 0));
+        IllegalArgumentException size =
+                assertThrows(IllegalArgumentException.class, () -> Chunker.tokens(0, 0));
         assertEquals("chunk size: expected 1 or more tokens, got 0", size.getMessage());
-        IllegalArgumentException over = assertThrows(IllegalArgumentException.class, () -> Chunker.chars(10, 10));
-        assertEquals("chunk overlap: expected 0 to 9 chars (less than the chunk size 10), got 10", over.getMessage());
+        IllegalArgumentException over =
+                assertThrows(IllegalArgumentException.class, () -> Chunker.chars(10, 10));
+        assertEquals(
+                "chunk overlap: expected 0 to 9 chars (less than the chunk size 10), got 10",
+                over.getMessage());
         assertThrows(IllegalArgumentException.class, () -> Chunker.chars(10, -1));
         assertThrows(NullPointerException.class, () -> Chunker.of(null, 10, 1));
         assertThrows(NullPointerException.class, () -> Chunker.chars(10, 1).split(null));
@@ -208,9 +252,12 @@ class ChunkerTest {
         Chunker chunker = Chunker.tokens(40, 8);
         SourceRef source = new SourceRef("file", "notes/a b.md", 3);
         List<Chunker.Chunk> chunks = chunker.split(text);
-        List<VectorRecord> records = chunker.records(source, "acme", "alice", text, Map.of("lang", "en", "year", 2024));
+        List<VectorRecord> records =
+                chunker.records(source, "acme", "alice", text, Map.of("lang", "en", "year", 2024));
         assertEquals(chunks.size(), records.size());
-        assertTrue(records.size() > 3, "the document should make several chunks, made " + records.size());
+        assertTrue(
+                records.size() > 3,
+                "the document should make several chunks, made " + records.size());
         for (int i = 0; i < records.size(); i++) {
             VectorRecord r = records.get(i);
             assertEquals("file:notes/a b.md:v3#" + i, r.id());
@@ -219,24 +266,43 @@ class ChunkerTest {
             assertEquals("alice", r.subject());
             assertEquals(chunks.get(i).text(), r.text());
             assertNull(r.vector(), "the collection's embedder embeds the text");
-            assertEquals(Map.of("chunk", (long) i, "chunks", (long) records.size(), "lang", "en", "year", 2024L),
+            assertEquals(
+                    Map.of(
+                            "chunk",
+                            (long) i,
+                            "chunks",
+                            (long) records.size(),
+                            "lang",
+                            "en",
+                            "year",
+                            2024L),
                     r.metadata());
         }
-        List<VectorRecord> nobody = chunker.records(source, VectorRecord.DEFAULT_TENANT, null, text, null);
+        List<VectorRecord> nobody =
+                chunker.records(source, VectorRecord.DEFAULT_TENANT, null, text, null);
         assertNull(nobody.get(0).subject());
-        assertEquals(Map.of("chunk", 0L, "chunks", (long) records.size()), nobody.get(0).metadata());
+        assertEquals(
+                Map.of("chunk", 0L, "chunks", (long) records.size()), nobody.get(0).metadata());
         assertEquals(List.of(), chunker.records(source, "acme", null, " ", null));
-        IllegalArgumentException clash = assertThrows(IllegalArgumentException.class,
-                () -> chunker.records(source, "acme", null, text, Map.of("chunk", 1)));
-        assertTrue(clash.getMessage().contains("expected keys other than 'chunk' and 'chunks'"), clash.getMessage());
-        assertThrows(NullPointerException.class, () -> chunker.records(null, "acme", null, text, null));
+        IllegalArgumentException clash =
+                assertThrows(
+                        IllegalArgumentException.class,
+                        () -> chunker.records(source, "acme", null, text, Map.of("chunk", 1)));
+        assertTrue(
+                clash.getMessage().contains("expected keys other than 'chunk' and 'chunks'"),
+                clash.getMessage());
+        assertThrows(
+                NullPointerException.class, () -> chunker.records(null, "acme", null, text, null));
     }
 
     @Test
     void theChunkerCountsWithTheModelsOwnTokenizer() throws IOException {
-        // The estimator reads langchain4j's bert-tokenizer.json; the chunker the model's file. Same bytes.
+        // The estimator reads langchain4j's bert-tokenizer.json; the chunker the model's file. Same
+        // bytes.
         try (InputStream model = Chunker.class.getResourceAsStream(Chunker.TOKENIZER_RESOURCE);
-                InputStream bert = HuggingFaceTokenCountEstimator.class.getResourceAsStream("/bert-tokenizer.json")) {
+                InputStream bert =
+                        HuggingFaceTokenCountEstimator.class.getResourceAsStream(
+                                "/bert-tokenizer.json")) {
             assertArrayEquals(bert.readAllBytes(), model.readAllBytes());
         }
         String s = "Forgetting unbelievably naïve 😀 data.";

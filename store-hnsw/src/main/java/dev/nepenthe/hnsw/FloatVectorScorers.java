@@ -6,15 +6,15 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 
 /**
- * The exact {@link ScorerSupplier}: full-precision vectors as {@link HnswGraph} stores them
- * (slot {@code s} at floats {@code [s*dim, (s+1)*dim)} of one heap array or one native segment),
- * scored with the {@link VectorKernels}. A score is what {@link Metric#score} gives for the same
- * two vectors, bit for bit: the same kernel call with the same operand order (the kernels' segment
- * forms agree with their array forms bit for bit), so graphs, search results and ties do not
- * depend on where the vectors live (FloatVectorScorersTest, and HnswFingerprintTest for whole runs).
+ * The exact {@link ScorerSupplier}: full-precision vectors as {@link HnswGraph} stores them (slot
+ * {@code s} at floats {@code [s*dim, (s+1)*dim)} of one heap array or one native segment), scored
+ * with the {@link VectorKernels}. A score is what {@link Metric#score} gives for the same two
+ * vectors, bit for bit: the same kernel call with the same operand order (the kernels' segment
+ * forms agree with their array forms bit for bit), so graphs, search results and ties do not depend
+ * on where the vectors live (FloatVectorScorersTest, and HnswFingerprintTest for whole runs).
  *
- * <p>Cost. Query and node scorers are one final class, so every scoring call site in the graph
- * code sees a single receiver type and the JIT inlines it; which storage a scorer reads is one
+ * <p>Cost. Query and node scorers are one final class, so every scoring call site in the graph code
+ * sees a single receiver type and the JIT inlines it; which storage a scorer reads is one
  * predictable branch per call. A scorer aimed at a stored node reads a heap vector in place and
  * copies an off-heap one once per aim (the kernels take the point as an array). Making a scorer
  * allocates one small object per search or per build step; scoring allocates nothing.
@@ -23,10 +23,13 @@ final class FloatVectorScorers implements ScorerSupplier {
 
     private final boolean l2;
     private final VectorKernels kernels;
+
     /** The vectors on the heap, or null when they are in {@link #offHeap}. */
     private final float[] heap;
+
     /** The vectors off the heap, or null when they are in {@link #heap}. */
     private final MemorySegment offHeap;
+
     private final int dim;
 
     /**
@@ -43,7 +46,8 @@ final class FloatVectorScorers implements ScorerSupplier {
         this(metric, kernels, null, vectors, dim);
     }
 
-    private FloatVectorScorers(Metric metric, VectorKernels kernels, float[] heap, MemorySegment offHeap, int dim) {
+    private FloatVectorScorers(
+            Metric metric, VectorKernels kernels, float[] heap, MemorySegment offHeap, int dim) {
         this.l2 = metric == Metric.L2;
         this.kernels = kernels;
         this.heap = heap;
@@ -59,7 +63,8 @@ final class FloatVectorScorers implements ScorerSupplier {
     @Override
     public NodeScorer queryScorer(float[] preparedQuery) {
         if (preparedQuery.length != dim) {
-            throw new IllegalArgumentException("query: expected " + dim + " components, got " + preparedQuery.length);
+            throw new IllegalArgumentException(
+                    "query: expected " + dim + " components, got " + preparedQuery.length);
         }
         return new Scorer(this, preparedQuery, false);
     }
@@ -72,10 +77,9 @@ final class FloatVectorScorers implements ScorerSupplier {
     }
 
     /**
-     * One point (a query, or a stored node) against the stored vectors. Metric conversion as
-     * {@link Metric#score}: L2 is the negated squared distance, cosine (vectors stored unit
-     * length) and dot are the dot product; the point is the kernel's first operand, the scored
-     * node its second.
+     * One point (a query, or a stored node) against the stored vectors. Metric conversion as {@link
+     * Metric#score}: L2 is the negated squared distance, cosine (vectors stored unit length) and
+     * dot are the dot product; the point is the kernel's first operand, the scored node its second.
      */
     static final class Scorer implements UpdatableNodeScorer {
         private final boolean l2;
@@ -83,12 +87,15 @@ final class FloatVectorScorers implements ScorerSupplier {
         private final float[] heap;
         private final MemorySegment offHeap;
         private final int dim;
+
         /**
          * The query; or, for a node scorer, the heap vectors themselves (the node read in place at
          * {@link #pointOff}) or this scorer's own copy of an off-heap node.
          */
         private final float[] point;
+
         private int pointOff;
+
         /** False for a query scorer: its point is the caller's array and is never re-aimed. */
         private final boolean aimable;
 
@@ -105,10 +112,12 @@ final class FloatVectorScorers implements ScorerSupplier {
         @Override
         public float score(int node) {
             if (heap != null) {
-                return l2 ? -kernels.squareDistance(point, pointOff, heap, node * dim, dim)
+                return l2
+                        ? -kernels.squareDistance(point, pointOff, heap, node * dim, dim)
                         : kernels.dot(point, pointOff, heap, node * dim, dim);
             }
-            return l2 ? -kernels.squareDistance(point, pointOff, offHeap, (long) node * dim, dim)
+            return l2
+                    ? -kernels.squareDistance(point, pointOff, offHeap, (long) node * dim, dim)
                     : kernels.dot(point, pointOff, offHeap, (long) node * dim, dim);
         }
 
@@ -140,7 +149,13 @@ final class FloatVectorScorers implements ScorerSupplier {
             if (heap != null) {
                 pointOff = node * dim;
             } else {
-                MemorySegment.copy(offHeap, ValueLayout.JAVA_FLOAT, (long) node * dim * Float.BYTES, point, 0, dim);
+                MemorySegment.copy(
+                        offHeap,
+                        ValueLayout.JAVA_FLOAT,
+                        (long) node * dim * Float.BYTES,
+                        point,
+                        0,
+                        dim);
             }
         }
 

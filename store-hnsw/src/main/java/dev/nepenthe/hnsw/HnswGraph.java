@@ -14,47 +14,49 @@ import java.util.Arrays;
  * hnswlib reaches a node's record through {@code getDataByInternalId} and {@code get_linklist0}).
  *
  * <p>Everything is indexed by an internal <em>slot</em>; the index maps store ordinals to slots.
+ *
  * <ul>
- *   <li>Vectors: slot {@code s} at float {@code [s*dim, (s+1)*dim)} of one float array on the
- *       heap, or, with {@link HnswParams.VectorStorage#OFF_HEAP}, of one native memory segment
- *       (floats in native byte order; offsets are longs, so no 2^31 bound), which counts against
- *       {@code -XX:MaxDirectMemorySize} (by default the maximum heap size) and which the garbage
- *       collector releases when grown out, as it would an array.</li>
+ *   <li>Vectors: slot {@code s} at float {@code [s*dim, (s+1)*dim)} of one float array on the heap,
+ *       or, with {@link HnswParams.VectorStorage#OFF_HEAP}, of one native memory segment (floats in
+ *       native byte order; offsets are longs, so no 2^31 bound), which counts against {@code
+ *       -XX:MaxDirectMemorySize} (by default the maximum heap size) and which the garbage collector
+ *       releases when grown out, as it would an array.
  *   <li>Codes, in a quantized graph only: one byte array, or with the vectors off the heap one
- *       native segment beside them; slot {@code s}'s {@link Int8Codes} entry at
- *       {@code [s*stride, (s+1)*stride)}, written with the vector and zeroed with it.</li>
- *   <li>Layer-0 lists: one int array with a fixed stride of {@code 1 + maxDegree0} per slot:
- *       the count, then the neighbours.</li>
- *   <li>Upper-layer lists: per slot, one int array holding its layers 1..level back to back,
- *       each with stride {@code 1 + maxDegree}. Few nodes have any, so they are allocated per
- *       node.</li>
+ *       native segment beside them; slot {@code s}'s {@link Int8Codes} entry at {@code [s*stride,
+ *       (s+1)*stride)}, written with the vector and zeroed with it.
+ *   <li>Layer-0 lists: one int array with a fixed stride of {@code 1 + maxDegree0} per slot: the
+ *       count, then the neighbours.
+ *   <li>Upper-layer lists: per slot, one int array holding its layers 1..level back to back, each
+ *       with stride {@code 1 + maxDegree}. Few nodes have any, so they are allocated per node.
  *   <li>Reverse lists: per slot and layer, the slots whose list holds this slot. They make a
- *       removal exact: every in-link is found without a search or a scan.</li>
- *   <li>Level and state per slot: {@link #FREE}, {@link #LIVE} or {@link #DELETING}.</li>
+ *       removal exact: every in-link is found without a search or a scan.
+ *   <li>Level and state per slot: {@link #FREE}, {@link #LIVE} or {@link #DELETING}.
  * </ul>
  *
- * <p>Concurrency contract. Searches take no lock: they read a {@link Layout}, the arrays as
- * last published, and never write anything shared. A writer stores the neighbours first and
- * publishes the count last with a release store; readers load the count with an acquire load,
- * so a reader that sees a count sees the vectors and neighbours written before it. A list
- * rewritten in place may be read half old, half new; positions beyond a shrunk count are
- * overwritten with -1, which readers skip. Writers serialise on {@link #lockFor(int)} per slot.
+ * <p>Concurrency contract. Searches take no lock: they read a {@link Layout}, the arrays as last
+ * published, and never write anything shared. A writer stores the neighbours first and publishes
+ * the count last with a release store; readers load the count with an acquire load, so a reader
+ * that sees a count sees the vectors and neighbours written before it. A list rewritten in place
+ * may be read half old, half new; positions beyond a shrunk count are overwritten with -1, which
+ * readers skip. Writers serialise on {@link #lockFor(int)} per slot.
  *
- * <p>Growing copies the arrays into a new layout while no writer runs; a search still walking
- * the old one reads arrays no writer touches any more, except the per-node upper lists, which
- * both layouts share, so readers skip slots beyond their layout's capacity and lists beyond a
- * node's level. A slot may be freed and handed out again while a search holds it: the free
- * stamps the slot ({@link Layout#freedAt}) before it clears anything, and a search drops a
- * result whose slot was stamped after the search began ({@link #freeEpoch()}), so it never
- * returns an ordinal with a score computed for another vector.
+ * <p>Growing copies the arrays into a new layout while no writer runs; a search still walking the
+ * old one reads arrays no writer touches any more, except the per-node upper lists, which both
+ * layouts share, so readers skip slots beyond their layout's capacity and lists beyond a node's
+ * level. A slot may be freed and handed out again while a search holds it: the free stamps the slot
+ * ({@link Layout#freedAt}) before it clears anything, and a search drops a result whose slot was
+ * stamped after the search began ({@link #freeEpoch()}), so it never returns an ordinal with a
+ * score computed for another vector.
  */
 final class HnswGraph {
 
     static final byte FREE = 0;
     static final byte LIVE = 1;
     static final byte DELETING = 2;
+
     /** Highest level a node may get; levels above ~10 need billions of nodes at usual M. */
     static final int MAX_LEVEL = 15;
+
     private static final int LOCK_STRIPES = 1024;
     private static final VarHandle INTS = MethodHandles.arrayElementVarHandle(int[].class);
     private static final VarHandle BYTES = MethodHandles.arrayElementVarHandle(byte[].class);
@@ -63,8 +65,10 @@ final class HnswGraph {
     final int dim;
     private final Metric metric;
     private final VectorKernels kernels;
+
     /** The codes' layout and encoder in a quantized graph, else null. */
     private final Int8Codes codec;
+
     private final int codeStride;
     final int maxDegree;
     final int maxDegree0;
@@ -74,58 +78,79 @@ final class HnswGraph {
     private final Object[] reverseLocks = new Object[LOCK_STRIPES];
 
     private int capacity;
+
     /** The vectors on the heap, or null when they live in {@link #offHeapVectors}. */
     private float[] heapVectors;
+
     /** The vectors off the heap, or null when they live in {@link #heapVectors}. */
     private MemorySegment offHeapVectors;
+
     /**
-     * Per slot the code of its vector (see {@link Int8Codes}); empty when not quantized, null
-     * when the codes live in {@link #offHeapCodes}.
+     * Per slot the code of its vector (see {@link Int8Codes}); empty when not quantized, null when
+     * the codes live in {@link #offHeapCodes}.
      */
     private byte[] codes;
+
     /** The codes off the heap (a quantized graph whose vectors are off the heap too), else null. */
     private MemorySegment offHeapCodes;
+
     private int[] level0;
     private int[][] upper;
     private int[][][] reverse;
     private byte[] levels;
     private byte[] states;
     private int[] slotToOrd;
+
     /** Per slot, the free epoch of its last free (0 if never freed). */
     private int[] freedAt;
+
     /** The arrays above as one unit for lock-free searches; replaced whole when they grow. */
     private volatile Layout layout;
+
     /**
-     * Reachability certificate on layer 0: every live node but the entry point has an
-     * in-neighbour with a smaller label, so following ever smaller labels ends at the entry
-     * point (see {@link HnswRepairer#certifyReachability}). Kept by writers only.
+     * Reachability certificate on layer 0: every live node but the entry point has an in-neighbour
+     * with a smaller label, so following ever smaller labels ends at the entry point (see {@link
+     * HnswRepairer#certifyReachability}). Kept by writers only.
      */
     private int[] labels;
+
     /**
-     * Nodes whose certificate may no longer hold: new nodes, and nodes that lost a layer-0
-     * in-link (to a re-selection, a trade or a removal). Inserts add to it concurrently.
+     * Nodes whose certificate may no longer hold: new nodes, and nodes that lost a layer-0 in-link
+     * (to a re-selection, a trade or a removal). Inserts add to it concurrently.
      */
     private final java.util.BitSet uncertified = new java.util.BitSet();
+
     /** False until a full walk labelled the graph, and again after the entry point moved. */
     private boolean labelsValid;
+
     /** Incremented after every batch of frees; see {@link #beginFrees()}. */
     private volatile int freeEpoch;
+
     /** Slots in [0, highWater) have been handed out at least once. */
     private int highWater;
+
     private int[] freeSlots = new int[16];
     private int freeCount;
+
     /** Entry point packed as (level << 32 | slot), or -1 when the graph is empty. */
     private volatile long entry = -1;
+
     /**
-     * While a removal runs, receives every slot whose forward list changes, that loses an
-     * in-link or whose reachability certificate is put in doubt, so the removal's scope can be
-     * verified later without a walk (see {@link HnswIndex#verifyRemoval}); null otherwise.
-     * Set, written and cleared with the index's writer gate held exclusively.
+     * While a removal runs, receives every slot whose forward list changes, that loses an in-link
+     * or whose reachability certificate is put in doubt, so the removal's scope can be verified
+     * later without a walk (see {@link HnswIndex#verifyRemoval}); null otherwise. Set, written and
+     * cleared with the index's writer gate held exclusively.
      */
     private IntBag changeLog;
 
     HnswGraph(int dim, Metric metric, VectorKernels kernels, int maxDegree, int initialCapacity) {
-        this(dim, metric, kernels, maxDegree, initialCapacity, HnswParams.Quantization.NONE,
+        this(
+                dim,
+                metric,
+                kernels,
+                maxDegree,
+                initialCapacity,
+                HnswParams.Quantization.NONE,
                 HnswParams.VectorStorage.HEAP);
     }
 
@@ -134,8 +159,14 @@ final class HnswGraph {
      *     vector, and searches walk with {@link Layout#searchScorers()} over the codes
      * @param storage where the float vectors live
      */
-    HnswGraph(int dim, Metric metric, VectorKernels kernels, int maxDegree, int initialCapacity,
-            HnswParams.Quantization quantization, HnswParams.VectorStorage storage) {
+    HnswGraph(
+            int dim,
+            Metric metric,
+            VectorKernels kernels,
+            int maxDegree,
+            int initialCapacity,
+            HnswParams.Quantization quantization,
+            HnswParams.VectorStorage storage) {
         this.dim = dim;
         this.metric = metric;
         this.kernels = kernels;
@@ -190,7 +221,9 @@ final class HnswGraph {
             // Released with the segment's last reference (a search may still hold the old
             // layout); zeroed, and in huge pages where the system has them (fewer faults at an
             // open, fewer TLB misses for a search's random reads).
-            MemorySegment grown = NativeMemory.allocate(Math.multiplyExact((long) newCapacity * dim, Float.BYTES));
+            MemorySegment grown =
+                    NativeMemory.allocate(
+                            Math.multiplyExact((long) newCapacity * dim, Float.BYTES));
             MemorySegment.copy(offHeapVectors, 0, grown, 0, offHeapVectors.byteSize());
             offHeapVectors = grown;
         } else {
@@ -228,9 +261,9 @@ final class HnswGraph {
     }
 
     /**
-     * Stamps the slots about to be freed with the next epoch, and makes the stamps visible
-     * before any of the slots' contents change. Caller holds the exclusive lock, frees the
-     * slots, then calls {@link #endFrees(int)}.
+     * Stamps the slots about to be freed with the next epoch, and makes the stamps visible before
+     * any of the slots' contents change. Caller holds the exclusive lock, frees the slots, then
+     * calls {@link #endFrees(int)}.
      */
     int beginFrees(int[] slots, int n) {
         int epoch = freeEpoch + 1;
@@ -246,10 +279,10 @@ final class HnswGraph {
     }
 
     /**
-     * The read-only view a search walks: the graph's arrays at one capacity. Its methods are
-     * the ones {@link HnswSearcher} needs, bounds-checked where a shared upper list may name a
-     * slot from a newer layout. Scores come from {@link #scorers()}, made over this layout's
-     * vectors, so a walk scores the same snapshot whose lists it follows.
+     * The read-only view a search walks: the graph's arrays at one capacity. Its methods are the
+     * ones {@link HnswSearcher} needs, bounds-checked where a shared upper list may name a slot
+     * from a newer layout. Scores come from {@link #scorers()}, made over this layout's vectors, so
+     * a walk scores the same snapshot whose lists it follows.
      */
     static final class Layout {
         final int capacity;
@@ -270,12 +303,17 @@ final class HnswGraph {
             // The one place that decides how the graph scores: exact floats for building,
             // repairing and re-ranking; a quantized graph's searches walk its codes (grown and
             // zeroed with the other per-slot arrays).
-            this.scorers = g.offHeapVectors != null
-                    ? new FloatVectorScorers(g.metric, g.kernels, g.offHeapVectors, g.dim)
-                    : new FloatVectorScorers(g.metric, g.kernels, g.heapVectors, g.dim);
-            this.searchScorers = g.codec == null ? scorers
-                    : g.offHeapCodes != null ? new Int8VectorScorers(g.metric, g.kernels, g.codec, g.offHeapCodes)
-                    : new Int8VectorScorers(g.metric, g.kernels, g.codec, g.codes);
+            this.scorers =
+                    g.offHeapVectors != null
+                            ? new FloatVectorScorers(g.metric, g.kernels, g.offHeapVectors, g.dim)
+                            : new FloatVectorScorers(g.metric, g.kernels, g.heapVectors, g.dim);
+            this.searchScorers =
+                    g.codec == null
+                            ? scorers
+                            : g.offHeapCodes != null
+                                    ? new Int8VectorScorers(
+                                            g.metric, g.kernels, g.codec, g.offHeapCodes)
+                                    : new Int8VectorScorers(g.metric, g.kernels, g.codec, g.codes);
             this.level0 = g.level0;
             this.upper = g.upper;
             this.states = g.states;
@@ -293,7 +331,8 @@ final class HnswGraph {
 
         /**
          * The scorers a search walks with: over the codes in a quantized graph (not exact: the
-         * caller re-ranks with {@link #scorers()} before returning a score), else {@link #scorers()}.
+         * caller re-ranks with {@link #scorers()} before returning a score), else {@link
+         * #scorers()}.
          */
         ScorerSupplier searchScorers() {
             return searchScorers;
@@ -337,8 +376,8 @@ final class HnswGraph {
     }
 
     /**
-     * Hands out a free slot (a recycled one first), marks it live for {@code ordinal} at
-     * {@code level} with empty lists. Caller holds the allocation lock and checked {@link #hasRoom}.
+     * Hands out a free slot (a recycled one first), marks it live for {@code ordinal} at {@code
+     * level} with empty lists. Caller holds the allocation lock and checked {@link #hasRoom}.
      */
     int allocate(int ordinal, int level) {
         int slot = freeCount > 0 ? freeSlots[--freeCount] : highWater++;
@@ -369,7 +408,9 @@ final class HnswGraph {
      */
     void free(int slot) {
         if (offHeapVectors != null) {
-            offHeapVectors.asSlice(vectorOffset(slot) * Float.BYTES, (long) dim * Float.BYTES).fill((byte) 0);
+            offHeapVectors
+                    .asSlice(vectorOffset(slot) * Float.BYTES, (long) dim * Float.BYTES)
+                    .fill((byte) 0);
         } else {
             Arrays.fill(heapVectors, slot * dim, (slot + 1) * dim, 0f);
         }
@@ -401,8 +442,8 @@ final class HnswGraph {
     }
 
     /**
-     * For a loader that places slots in order, before any is free: the next {@link #allocate}
-     * takes {@code slot}. {@link #restoreSlots} then sets the free list.
+     * For a loader that places slots in order, before any is free: the next {@link #allocate} takes
+     * {@code slot}. {@link #restoreSlots} then sets the free list.
      */
     void placeNext(int slot) {
         this.highWater = slot;
@@ -442,8 +483,8 @@ final class HnswGraph {
 
     /**
      * The vectors, wherever they live, as a segment (a view of the heap array, or the native
-     * segment); slot {@code s} starts at float {@link #vectorOffset}. For tests and checks, not
-     * for scoring.
+     * segment); slot {@code s} starts at float {@link #vectorOffset}. For tests and checks, not for
+     * scoring.
      */
     MemorySegment vectors() {
         return offHeapVectors != null ? offHeapVectors : MemorySegment.ofArray(heapVectors);
@@ -470,7 +511,13 @@ final class HnswGraph {
      */
     void setVector(int slot, float[] prepared, byte[] code) {
         if (offHeapVectors != null) {
-            MemorySegment.copy(prepared, 0, offHeapVectors, ValueLayout.JAVA_FLOAT, vectorOffset(slot) * Float.BYTES, dim);
+            MemorySegment.copy(
+                    prepared,
+                    0,
+                    offHeapVectors,
+                    ValueLayout.JAVA_FLOAT,
+                    vectorOffset(slot) * Float.BYTES,
+                    dim);
         } else {
             System.arraycopy(prepared, 0, heapVectors, slot * dim, dim);
         }
@@ -486,7 +533,8 @@ final class HnswGraph {
             codec.encode(prepared, 0, code, 0);
         }
         if (offHeapCodes != null) {
-            MemorySegment.copy(code, 0, offHeapCodes, ValueLayout.JAVA_BYTE, codeOffset(slot), codeStride);
+            MemorySegment.copy(
+                    code, 0, offHeapCodes, ValueLayout.JAVA_BYTE, codeOffset(slot), codeStride);
         } else {
             System.arraycopy(code, 0, codes, slot * codeStride, codeStride);
         }
@@ -501,7 +549,13 @@ final class HnswGraph {
     /** Copies slot {@code s}'s vector into {@code into[0, dim)}. */
     void copyVector(int slot, float[] into) {
         if (offHeapVectors != null) {
-            MemorySegment.copy(offHeapVectors, ValueLayout.JAVA_FLOAT, vectorOffset(slot) * Float.BYTES, into, 0, dim);
+            MemorySegment.copy(
+                    offHeapVectors,
+                    ValueLayout.JAVA_FLOAT,
+                    vectorOffset(slot) * Float.BYTES,
+                    into,
+                    0,
+                    dim);
         } else {
             System.arraycopy(heapVectors, slot * dim, into, 0, dim);
         }
@@ -530,20 +584,26 @@ final class HnswGraph {
     /** Copies slot {@code s}'s code into {@code into[0, stride)} (a quantized graph only). */
     void copyCode(int slot, byte[] into) {
         if (offHeapCodes != null) {
-            MemorySegment.copy(offHeapCodes, ValueLayout.JAVA_BYTE, codeOffset(slot), into, 0, codeStride);
+            MemorySegment.copy(
+                    offHeapCodes, ValueLayout.JAVA_BYTE, codeOffset(slot), into, 0, codeStride);
         } else {
             System.arraycopy(codes, slot * codeStride, into, 0, codeStride);
         }
     }
 
-    /** Every slot's code up to the capacity, slot {@code s} at {@code s * stride}: a copy, for tests. */
+    /**
+     * Every slot's code up to the capacity, slot {@code s} at {@code s * stride}: a copy, for
+     * tests.
+     */
     byte[] codesCopy() {
         return offHeapCodes != null ? offHeapCodes.toArray(ValueLayout.JAVA_BYTE) : codes.clone();
     }
 
     /** Byte {@code i} of slot {@code s}'s code, for tests that plant a fault. */
     byte codeByte(int slot, int i) {
-        return offHeapCodes != null ? offHeapCodes.get(ValueLayout.JAVA_BYTE, codeOffset(slot) + i) : codes[slot * codeStride + i];
+        return offHeapCodes != null
+                ? offHeapCodes.get(ValueLayout.JAVA_BYTE, codeOffset(slot) + i)
+                : codes[slot * codeStride + i];
     }
 
     /** Sets byte {@code i} of slot {@code s}'s code, for tests that plant a fault. */
@@ -565,8 +625,8 @@ final class HnswGraph {
     }
 
     /**
-     * The scorers over the vectors as they are now, for writers: valid while no grow can run
-     * (an insert holds the slot lock shared, a removal the writer gate), as the arrays are.
+     * The scorers over the vectors as they are now, for writers: valid while no grow can run (an
+     * insert holds the slot lock shared, a removal the writer gate), as the arrays are.
      */
     ScorerSupplier scorers() {
         return layout.scorers();
@@ -618,13 +678,14 @@ final class HnswGraph {
     }
 
     /**
-     * Replaces the list: neighbours first, -1 over any tail the old list used, then the count
-     * with a release store. Caller holds {@link #lockFor(int)} of {@code slot} (or the exclusive
-     * writer lock) and keeps the reverse lists in step.
+     * Replaces the list: neighbours first, -1 over any tail the old list used, then the count with
+     * a release store. Caller holds {@link #lockFor(int)} of {@code slot} (or the exclusive writer
+     * lock) and keeps the reverse lists in step.
      */
     void setNeighbors(int slot, int level, int[] nodes, int n) {
         if (n > maxDegree(level)) {
-            throw new IllegalStateException("list of " + n + " exceeds degree bound " + maxDegree(level));
+            throw new IllegalStateException(
+                    "list of " + n + " exceeds degree bound " + maxDegree(level));
         }
         int[] a = listArray(slot, level);
         int base = listBase(slot, level);
@@ -738,7 +799,9 @@ final class HnswGraph {
             if (states[s] == FREE) {
                 reverse[s] = null;
             } else if (reverse[s] != null && reverse[s].length == levels[s] + 1) {
-                Arrays.fill(reverse[s], null); // the table allocate() made: a million fewer objects at 1M
+                Arrays.fill(
+                        reverse[s],
+                        null); // the table allocate() made: a million fewer objects at 1M
             } else {
                 reverse[s] = new int[levels[s] + 1][];
             }
@@ -793,8 +856,8 @@ final class HnswGraph {
     }
 
     /**
-     * Replaces the list of {@code slot} at {@code level} with {@code nodes[0, n)} and updates
-     * the reverse lists of the neighbours it gains and loses.
+     * Replaces the list of {@code slot} at {@code level} with {@code nodes[0, n)} and updates the
+     * reverse lists of the neighbours it gains and loses.
      *
      * @param dropped if non-null, receives the slots that lost their in-link from {@code slot}
      */
@@ -864,13 +927,15 @@ final class HnswGraph {
     }
 
     /**
-     * The nodes waiting for re-certification (new nodes, nodes that lost an in-link since the
-     * last removal), without taking them. Cost: O(1) when there are none, else a copy of the
-     * bitmap (highWater / 64 words).
+     * The nodes waiting for re-certification (new nodes, nodes that lost an in-link since the last
+     * removal), without taking them. Cost: O(1) when there are none, else a copy of the bitmap
+     * (highWater / 64 words).
      */
     java.util.BitSet pendingCertificates() {
         synchronized (uncertified) {
-            return uncertified.isEmpty() ? new java.util.BitSet() : (java.util.BitSet) uncertified.clone();
+            return uncertified.isEmpty()
+                    ? new java.util.BitSet()
+                    : (java.util.BitSet) uncertified.clone();
         }
     }
 
@@ -934,10 +999,10 @@ final class HnswGraph {
     }
 
     /**
-     * The smallest label of the live nodes other than {@code target} that link to it on layer
-     * 0, {@link Integer#MAX_VALUE} if there is none; the scan stops at the first label below
-     * {@code below} and returns it (the certificate then needs no more). Reads the reverse list
-     * in place, where {@link #reverseNeighbors} copies it.
+     * The smallest label of the live nodes other than {@code target} that link to it on layer 0,
+     * {@link Integer#MAX_VALUE} if there is none; the scan stops at the first label below {@code
+     * below} and returns it (the certificate then needs no more). Reads the reverse list in place,
+     * where {@link #reverseNeighbors} copies it.
      */
     int smallestInLabel(int target, int below) {
         synchronized (reverseLocks[target & (LOCK_STRIPES - 1)]) {

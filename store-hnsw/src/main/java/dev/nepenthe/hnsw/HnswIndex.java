@@ -21,39 +21,43 @@ import java.util.Arrays;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 
 /**
- * An HNSW index whose {@link #remove} deletes for real: the node leaves every list on every
- * layer, each list that held it is re-selected without it, its vector bytes are zeroed and its
- * slot recycled, and {@link #verifyIntegrity()} proves it.
+ * An HNSW index whose {@link #remove} deletes for real: the node leaves every list on every layer,
+ * each list that held it is re-selected without it, its vector bytes are zeroed and its slot
+ * recycled, and {@link #verifyIntegrity()} proves it.
  *
  * <p>Roles: {@link HnswGraph} is the layout, {@link HnswInserter} builds, {@link HnswSearcher}
  * walks, {@link HnswRepairer} removes and repairs, {@link HnswIntegrityChecker} verifies.
  *
  * <p>Concurrency, with two locks taken in this order:
+ *
  * <ul>
  *   <li>the writer gate: inserts share it, a removal (or save, or check) holds it alone, so a
- *       repair never races an insert that could link to the node being removed;</li>
+ *       repair never races an insert that could link to the node being removed;
  *   <li>the slot lock: inserts share it; growing the arrays and freeing removed slots hold it
- *       alone.</li>
+ *       alone.
  * </ul>
- * Searches take neither, nor any other lock: they walk the layout published last and drop a
- * result whose slot was freed after they began (see {@link HnswGraph}), so a search that starts
- * after {@code remove} returns never returns that ordinal, and one that runs across it returns
- * it only with the score of its own vector. No search waits for an insert, a repair or a grow.
+ *
+ * Searches take neither, nor any other lock: they walk the layout published last and drop a result
+ * whose slot was freed after they began (see {@link HnswGraph}), so a search that starts after
+ * {@code remove} returns never returns that ordinal, and one that runs across it returns it only
+ * with the score of its own vector. No search waits for an insert, a repair or a grow.
  */
 public final class HnswIndex implements VectorIndex {
 
     public static final String KIND = "hnsw";
     static final String FORMAT = "nepenthe-hnsw";
+
     /**
-     * 2 added the quantization mode and rerank depth; version 1 files still load (as float
-     * graphs). 3 added the reachability labels; version 2 files still load, and their first
-     * removal walks the graph to label it, as before. 4 stores a quantized graph's codes beside
-     * its vectors; a version 3 file's codes are encoded again at load. 5 spaces the reachability
-     * labels (see HnswRepairer.LABEL_STEP) in 4's layout: a version 3 or 4 file's labels still
-     * certify, but each forget raised thousands of them, so they are dropped at load and the
-     * first removal walks the graph to label it.
+     * 2 added the quantization mode and rerank depth; version 1 files still load (as float graphs).
+     * 3 added the reachability labels; version 2 files still load, and their first removal walks
+     * the graph to label it, as before. 4 stores a quantized graph's codes beside its vectors; a
+     * version 3 file's codes are encoded again at load. 5 spaces the reachability labels (see
+     * HnswRepairer.LABEL_STEP) in 4's layout: a version 3 or 4 file's labels still certify, but
+     * each forget raised thousands of them, so they are dropped at load and the first removal walks
+     * the graph to label it.
      */
     static final int VERSION = 5;
+
     static final int OLDEST_VERSION = 1;
 
     private final int dim;
@@ -65,25 +69,39 @@ public final class HnswIndex implements VectorIndex {
     private final ReentrantReadWriteLock writerGate = new ReentrantReadWriteLock();
     private final ReentrantReadWriteLock slotLock = new ReentrantReadWriteLock();
     private final Object allocation = new Object();
-    /** Ordinal to slot, -1 where the ordinal is not live. Grows under the slot lock's write side. */
+
+    /**
+     * Ordinal to slot, -1 where the ordinal is not live. Grows under the slot lock's write side.
+     */
     private volatile int[] ordToSlot = new int[16];
+
     private static final java.lang.invoke.VarHandle ORD_TO_SLOT =
             java.lang.invoke.MethodHandles.arrayElementVarHandle(int[].class);
     private int live;
+
     /** The upper-layer beam of a search; 1 (greedy) only in tests, as their control. */
     int upperBeam = HnswSearcher.UPPER_BEAM;
-    /** At most this many removal traces are kept (see {@link #verifyRemoval}); beyond, all are dropped. */
+
+    /**
+     * At most this many removal traces are kept (see {@link #verifyRemoval}); beyond, all are
+     * dropped.
+     */
     static final int MAX_TRACES = 1 << 16;
+
     /** At most this many touched slots are kept over all traces (about 8 MB). */
     static final long MAX_TRACED_SLOTS = 1L << 21;
+
     /**
      * Per removed ordinal, what its removal changed, oldest first when it was removed more than
-     * once; read and written with the writer gate held exclusively. Kept after a re-add, so a
-     * check after the ordinal came back still covers where its removal changed the graph.
+     * once; read and written with the writer gate held exclusively. Kept after a re-add, so a check
+     * after the ordinal came back still covers where its removal changed the graph.
      */
-    private final java.util.HashMap<Integer, HnswIntegrityChecker.RemovalTrace[]> traces = new java.util.HashMap<>();
+    private final java.util.HashMap<Integer, HnswIntegrityChecker.RemovalTrace[]> traces =
+            new java.util.HashMap<>();
+
     private int traceCount;
     private long tracedSlots;
+
     /** Traces dropped to keep within the bounds; their ordinals get the full check. */
     private long droppedTraces;
 
@@ -92,18 +110,30 @@ public final class HnswIndex implements VectorIndex {
     }
 
     /**
-     * @param initialCapacity slots allocated up front; growing later copies every array once
-     *     under an exclusive lock, so a known size avoids pauses
+     * @param initialCapacity slots allocated up front; growing later copies every array once under
+     *     an exclusive lock, so a known size avoids pauses
      */
-    public HnswIndex(int dimension, Metric metric, HnswParams params, VectorKernels kernels, int initialCapacity) {
+    public HnswIndex(
+            int dimension,
+            Metric metric,
+            HnswParams params,
+            VectorKernels kernels,
+            int initialCapacity) {
         if (dimension <= 0) {
             throw new IllegalArgumentException("dimension: expected > 0, got " + dimension);
         }
         this.dim = dimension;
         this.metric = java.util.Objects.requireNonNull(metric, "metric");
         this.params = java.util.Objects.requireNonNull(params, "params");
-        this.graph = new HnswGraph(dimension, metric, kernels, params.m(), initialCapacity, params.quantization(),
-                params.storage());
+        this.graph =
+                new HnswGraph(
+                        dimension,
+                        metric,
+                        kernels,
+                        params.m(),
+                        initialCapacity,
+                        params.quantization(),
+                        params.storage());
         this.inserter = new HnswInserter(graph, params.efConstruction());
         this.repairer = new HnswRepairer(graph, params.repairEf());
         Arrays.fill(ordToSlot, -1);
@@ -128,14 +158,17 @@ public final class HnswIndex implements VectorIndex {
         return params;
     }
 
-    /** The level a node with this ordinal gets: a seeded hash, so builds repeat in any thread order. */
+    /**
+     * The level a node with this ordinal gets: a seeded hash, so builds repeat in any thread order.
+     */
     int levelFor(int ordinal) {
         long z = params.seed() ^ (ordinal * 0x9E3779B97F4A7C15L);
         z = (z ^ (z >>> 30)) * 0xBF58476D1CE4E5B9L;
         z = (z ^ (z >>> 27)) * 0x94D049BB133111EBL;
         z ^= z >>> 31;
         double u = ((z >>> 11) + 1) * 0x1.0p-53; // (0, 1]
-        return (int) Math.min(HnswGraph.MAX_LEVEL, Math.floor(-Math.log(u) * params.levelMultiplier()));
+        return (int)
+                Math.min(HnswGraph.MAX_LEVEL, Math.floor(-Math.log(u) * params.levelMultiplier()));
     }
 
     @Override
@@ -151,7 +184,8 @@ public final class HnswIndex implements VectorIndex {
                 synchronized (allocation) {
                     if (ordinal < ordToSlot.length && ordToSlot[ordinal] >= 0) {
                         slotLock.readLock().unlock();
-                        throw new IllegalArgumentException("ordinal " + ordinal + " is already live in this index");
+                        throw new IllegalArgumentException(
+                                "ordinal " + ordinal + " is already live in this index");
                     }
                     if (graph.hasRoom() && ordinal < ordToSlot.length) {
                         slot = graph.allocate(ordinal, level);
@@ -178,12 +212,12 @@ public final class HnswIndex implements VectorIndex {
     }
 
     /**
-     * An insert re-selects its neighbours' lists, and the heuristic can drop the last link into
-     * a few nodes, cutting them off (seen after removals and re-inserts). While the reachability
-     * labels are valid, the certificate ({@link HnswRepairer#certifyReachability}) checks the
-     * nodes the insert touched and links any stranded one back, at their cost. Only when no
-     * other writer is in flight: a parallel bulk load skips it and reconnects once at its end
-     * ({@link #afterBulkLoad}).
+     * An insert re-selects its neighbours' lists, and the heuristic can drop the last link into a
+     * few nodes, cutting them off (seen after removals and re-inserts). While the reachability
+     * labels are valid, the certificate ({@link HnswRepairer#certifyReachability}) checks the nodes
+     * the insert touched and links any stranded one back, at their cost. Only when no other writer
+     * is in flight: a parallel bulk load skips it and reconnects once at its end ({@link
+     * #afterBulkLoad}).
      */
     private void certifyIfAlone() {
         if (!graph.labelsValid() || !graph.hasPendingCertificates()) {
@@ -231,7 +265,9 @@ public final class HnswIndex implements VectorIndex {
             int[] slots = new int[ordinals.length];
             int n = 0;
             for (int ord : ordinals) {
-                if (ord >= 0 && ord < ordToSlot.length && ordToSlot[ord] >= 0
+                if (ord >= 0
+                        && ord < ordToSlot.length
+                        && ordToSlot[ord] >= 0
                         && graph.state(ordToSlot[ord]) == HnswGraph.LIVE) {
                     int slot = ordToSlot[ord];
                     graph.markDeleting(slot); // also de-duplicates repeated ordinals in the batch
@@ -324,22 +360,27 @@ public final class HnswIndex implements VectorIndex {
         }
         tracedSlots += touched.length;
         for (int i = 0; i < n; i++) {
-            HnswIntegrityChecker.RemovalTrace t = new HnswIntegrityChecker.RemovalTrace(ords[i], slots[i], touched);
-            traces.merge(ords[i], new HnswIntegrityChecker.RemovalTrace[] {t}, (earlier, next) -> {
-                HnswIntegrityChecker.RemovalTrace[] both = Arrays.copyOf(earlier, earlier.length + 1);
-                both[earlier.length] = next[0];
-                return both;
-            });
+            HnswIntegrityChecker.RemovalTrace t =
+                    new HnswIntegrityChecker.RemovalTrace(ords[i], slots[i], touched);
+            traces.merge(
+                    ords[i],
+                    new HnswIntegrityChecker.RemovalTrace[] {t},
+                    (earlier, next) -> {
+                        HnswIntegrityChecker.RemovalTrace[] both =
+                                Arrays.copyOf(earlier, earlier.length + 1);
+                        both[earlier.length] = next[0];
+                        return both;
+                    });
             traceCount++;
         }
     }
 
     /**
      * Links every live node that layer 0 cannot reach from the entry point back into the graph.
-     * Removals call it themselves (see {@link #removeAll}); call it after a run of single
-     * removals from a large graph before relying on full reachability, and after a concurrent bulk load,
-     * where racing inserts can, rarely, prune the last link into a node (Lucene connects
-     * components after a merge for the same reason). Cost: one pass over every list.
+     * Removals call it themselves (see {@link #removeAll}); call it after a run of single removals
+     * from a large graph before relying on full reachability, and after a concurrent bulk load,
+     * where racing inserts can, rarely, prune the last link into a node (Lucene connects components
+     * after a merge for the same reason). Cost: one pass over every list.
      *
      * @return how many stranded nodes were linked back
      */
@@ -385,8 +426,11 @@ public final class HnswIndex implements VectorIndex {
     public long[] repairCounts() {
         writerGate.writeLock().lock();
         try {
-            return new long[] {repairer.repairedListsTotal + repairer.repairedLists,
-                repairer.reconnectedTotal + repairer.reconnected, repairer.comparisons};
+            return new long[] {
+                repairer.repairedListsTotal + repairer.repairedLists,
+                repairer.reconnectedTotal + repairer.reconnected,
+                repairer.comparisons
+            };
         } finally {
             writerGate.writeLock().unlock();
         }
@@ -396,7 +440,9 @@ public final class HnswIndex implements VectorIndex {
     public boolean contains(int ordinal) {
         slotLock.readLock().lock();
         try {
-            return ordinal >= 0 && ordinal < ordToSlot.length && ordToSlot[ordinal] >= 0
+            return ordinal >= 0
+                    && ordinal < ordToSlot.length
+                    && ordToSlot[ordinal] >= 0
                     && graph.isLive(ordToSlot[ordinal]);
         } finally {
             slotLock.readLock().unlock();
@@ -413,12 +459,18 @@ public final class HnswIndex implements VectorIndex {
     @Override
     public SearchResult search(float[] query, int k, Accept accept, SearchParams searchParams) {
         IndexChecks.checkSearch(query, k, dim);
-        int ef = searchParams == null ? params.efSearch() : searchParams.get(HnswParams.EF_SEARCH, params.efSearch());
+        int ef =
+                searchParams == null
+                        ? params.efSearch()
+                        : searchParams.get(HnswParams.EF_SEARCH, params.efSearch());
         if (ef <= 0) {
             throw new IllegalArgumentException("efSearch: expected > 0, got " + ef);
         }
         ef = Math.max(ef, k);
-        int rerank = searchParams == null ? params.rerank() : searchParams.get(HnswParams.RERANK, params.rerank());
+        int rerank =
+                searchParams == null
+                        ? params.rerank()
+                        : searchParams.get(HnswParams.RERANK, params.rerank());
         if (rerank < 0) {
             throw new IllegalArgumentException("rerank: expected >= 0 (0: twice k), got " + rerank);
         }
@@ -431,7 +483,8 @@ public final class HnswIndex implements VectorIndex {
             return SearchResult.EMPTY;
         }
         HnswGraph.Layout layout = graph.layout();
-        // The walk's scorer: over the codes in a quantized graph, else exact (see the re-rank below).
+        // The walk's scorer: over the codes in a quantized graph, else exact (see the re-rank
+        // below).
         NodeScorer scorer = layout.searchScorers().queryScorer(q);
         HnswSearcher.Scratch s = HnswSearcher.scratch();
         s.begin(layout.capacity);
@@ -447,7 +500,9 @@ public final class HnswIndex implements VectorIndex {
             visitLimit = allowed;
         }
         int[] seeds = HnswSearcher.descendBeam(layout, scorer, entry, upperBeam, s);
-        boolean complete = HnswSearcher.searchLayer(layout, scorer, seeds, seeds.length, ef, 0, accept, -1, visitLimit, s);
+        boolean complete =
+                HnswSearcher.searchLayer(
+                        layout, scorer, seeds, seeds.length, ef, 0, accept, -1, visitLimit, s);
         if (complete && s.results.size() < k && graph.entry() >= 0) {
             // Short: the descent may have ended on a node a removal was emptying under this walk
             // (its lists cleared), or on the old entry point of a removal that moved it. Walk
@@ -460,7 +515,9 @@ public final class HnswIndex implements VectorIndex {
             int top = HnswGraph.entrySlot(entry);
             seeds = Arrays.copyOf(seeds, seeds.length + 1);
             seeds[seeds.length - 1] = top;
-            complete = HnswSearcher.searchLayer(layout, scorer, seeds, seeds.length, ef, 0, accept, -1, visitLimit, s);
+            complete =
+                    HnswSearcher.searchLayer(
+                            layout, scorer, seeds, seeds.length, ef, 0, accept, -1, visitLimit, s);
         }
         if (!complete) {
             return exactFiltered(q, k, accept, startEpoch);
@@ -553,8 +610,8 @@ public final class HnswIndex implements VectorIndex {
     }
 
     /**
-     * The neighbours of a live ordinal on a layer, as ordinals in list order; null if the
-     * ordinal is not live or has no such layer. For tests and tools, not for the hot path.
+     * The neighbours of a live ordinal on a layer, as ordinals in list order; null if the ordinal
+     * is not live or has no such layer. For tests and tools, not for the hot path.
      */
     public int[] neighborOrdinals(int ordinal, int level) {
         writerGate.writeLock().lock();
@@ -581,7 +638,8 @@ public final class HnswIndex implements VectorIndex {
         slotLock.readLock().lock();
         try {
             return ordinal < 0 || ordinal >= ordToSlot.length || ordToSlot[ordinal] < 0
-                    ? -1 : graph.level(ordToSlot[ordinal]);
+                    ? -1
+                    : graph.level(ordToSlot[ordinal]);
         } finally {
             slotLock.readLock().unlock();
         }
@@ -608,11 +666,13 @@ public final class HnswIndex implements VectorIndex {
             stats.put("meanDegreeLayer0", nodes == 0 ? 0.0 : (double) edges / nodes);
             if (graph.codec() != null) {
                 stats.put("codeBytesPerVector", graph.codec().stride());
-                stats.put(graph.codesOffHeap() ? "codeBytesOffHeap" : "codeBytesOnHeap",
+                stats.put(
+                        graph.codesOffHeap() ? "codeBytesOffHeap" : "codeBytesOnHeap",
                         (long) graph.capacity() * graph.codec().stride());
             }
             // What the float vectors take, allocated capacity included, and where.
-            stats.put(graph.vectorsOffHeap() ? "vectorBytesOffHeap" : "vectorBytesOnHeap",
+            stats.put(
+                    graph.vectorsOffHeap() ? "vectorBytesOffHeap" : "vectorBytesOnHeap",
                     (long) graph.capacity() * dim * Float.BYTES);
             stats.put("listsRepaired", repairs[0]);
             stats.put("nodesReconnected", repairs[1]);
@@ -620,7 +680,8 @@ public final class HnswIndex implements VectorIndex {
             // How removals proved reachability: labels raised locally, or whole-graph walks.
             stats.put("labelsRaised", repairer.relabelled);
             stats.put("fullWalks", repairer.fullWalks);
-            return new dev.nepenthe.core.index.IndexDescription(KIND, nodes, stats, java.util.List.of(), null);
+            return new dev.nepenthe.core.index.IndexDescription(
+                    KIND, nodes, stats, java.util.List.of(), null);
         } finally {
             writerGate.writeLock().unlock();
         }
@@ -639,8 +700,9 @@ public final class HnswIndex implements VectorIndex {
 
     @Override
     public String erasureResidual() {
-        return "node and its links removed, in-neighbours re-linked in place; second-order influence (the node"
-                + " steered where later inserts linked) remains until the next rebuild";
+        return "node and its links removed, in-neighbours re-linked in place; second-order"
+                + " influence (the node steered where later inserts linked) remains until the"
+                + " next rebuild";
     }
 
     @Override
@@ -654,14 +716,14 @@ public final class HnswIndex implements VectorIndex {
     }
 
     /**
-     * Proves that the removals of {@code removedOrdinals} through this index left nothing
-     * behind, checking only the slots those removals touched (see
-     * {@link HnswIntegrityChecker#checkRemoval}). Cost: about the removed nodes times their
-     * degree times their layers, times (degree + in-degree) for the two-way list checks; it does
-     * not grow with the index. An ordinal this index holds no trace for (never removed through
-     * it, removed before a load, or its trace dropped to keep the traces bounded) makes the whole
-     * call run the full {@link #verifyIntegrity()} instead, which proves its removal too; so does
-     * a reachability certificate an insert invalidated since the last removal.
+     * Proves that the removals of {@code removedOrdinals} through this index left nothing behind,
+     * checking only the slots those removals touched (see {@link
+     * HnswIntegrityChecker#checkRemoval}). Cost: about the removed nodes times their degree times
+     * their layers, times (degree + in-degree) for the two-way list checks; it does not grow with
+     * the index. An ordinal this index holds no trace for (never removed through it, removed before
+     * a load, or its trace dropped to keep the traces bounded) makes the whole call run the full
+     * {@link #verifyIntegrity()} instead, which proves its removal too; so does a reachability
+     * certificate an insert invalidated since the last removal.
      */
     @Override
     public IntegrityReport verifyRemoval(int[] removedOrdinals) {
@@ -678,8 +740,8 @@ public final class HnswIndex implements VectorIndex {
                 }
             }
             if (untraced > 0) {
-                return HnswIntegrityChecker.fallBack(graph, ordToSlot, size(), "scoped-fallback-untraced-ordinals",
-                        untraced);
+                return HnswIntegrityChecker.fallBack(
+                        graph, ordToSlot, size(), "scoped-fallback-untraced-ordinals", untraced);
             }
             return HnswIntegrityChecker.checkRemoval(graph, ordToSlot, size(), scope);
         } finally {
@@ -745,7 +807,8 @@ public final class HnswIndex implements VectorIndex {
         writerGate.writeLock().lock();
         try {
             certifyBeforeSave();
-            ChecksummedFiles.write(file, FORMAT, VERSION, ChecksummedFiles.newFileId(), this::writeBody);
+            ChecksummedFiles.write(
+                    file, FORMAT, VERSION, ChecksummedFiles.newFileId(), this::writeBody);
         } finally {
             writerGate.writeLock().unlock();
         }
@@ -764,10 +827,10 @@ public final class HnswIndex implements VectorIndex {
     }
 
     /**
-     * Labels the graph if it is not (a graph built by inserts alone never was) and certifies
-     * the nodes inserts left pending, so the file carries labels and the first removal after a
-     * load does not walk the graph. A walk costs less than the save that writes every node, and
-     * it links back any node it finds stranded, as a removal would. Caller holds the writer gate.
+     * Labels the graph if it is not (a graph built by inserts alone never was) and certifies the
+     * nodes inserts left pending, so the file carries labels and the first removal after a load
+     * does not walk the graph. A walk costs less than the save that writes every node, and it links
+     * back any node it finds stranded, as a removal would. Caller holds the writer gate.
      */
     private void certifyBeforeSave() {
         if (!graph.labelsValid() || graph.hasPendingCertificates()) {
@@ -862,9 +925,16 @@ public final class HnswIndex implements VectorIndex {
                 for (int i = 0, deg = HnswGraph.degree(a, base); i < deg; i++) {
                     int n = a[base + 1 + i];
                     if (g.level(n) < l) {
-                        throw new IllegalArgumentException("slot " + s + " layer " + l + " links to slot " + n
-                                + (g.state(n) != HnswGraph.LIVE ? ", which holds no node"
-                                        : ", whose top layer is " + g.level(n)));
+                        throw new IllegalArgumentException(
+                                "slot "
+                                        + s
+                                        + " layer "
+                                        + l
+                                        + " links to slot "
+                                        + n
+                                        + (g.state(n) != HnswGraph.LIVE
+                                                ? ", which holds no node"
+                                                : ", whose top layer is " + g.level(n)));
                     }
                 }
             }
@@ -879,26 +949,39 @@ public final class HnswIndex implements VectorIndex {
             throw new IllegalArgumentException("entry point " + entrySlot + " is not a live node");
         }
         if (entryLevel != g.level(entrySlot) || entryLevel != top) {
-            throw new IllegalArgumentException("entry point " + entrySlot + " at level " + entryLevel + ": its node's top"
-                    + " layer is " + g.level(entrySlot) + " and the graph's is " + top);
+            throw new IllegalArgumentException(
+                    "entry point "
+                            + entrySlot
+                            + " at level "
+                            + entryLevel
+                            + ": its node's top"
+                            + " layer is "
+                            + g.level(entrySlot)
+                            + " and the graph's is "
+                            + top);
         }
     }
 
     /**
-     * Reads a file written by {@link #save}. Dimension and metric must match {@code config};
-     * the graph's own build parameters come from the file.
+     * Reads a file written by {@link #save}. Dimension and metric must match {@code config}; the
+     * graph's own build parameters come from the file.
      */
     public static HnswIndex load(IndexConfig config, Path file) throws IOException {
         return load(config, file, Kernels.get());
     }
 
     /**
-     * As {@link #load(IndexConfig, Path)}, scoring with {@code kernels} (for instance
-     * {@link Kernels#panama(int)} at a chosen width). Every implementation gives the same scores
-     * bit for bit, so the choice changes speed, never results.
+     * As {@link #load(IndexConfig, Path)}, scoring with {@code kernels} (for instance {@link
+     * Kernels#panama(int)} at a chosen width). Every implementation gives the same scores bit for
+     * bit, so the choice changes speed, never results.
      */
-    public static HnswIndex load(IndexConfig config, Path file, VectorKernels kernels) throws IOException {
-        return ChecksummedFiles.read(file, FORMAT, OLDEST_VERSION, VERSION,
+    public static HnswIndex load(IndexConfig config, Path file, VectorKernels kernels)
+            throws IOException {
+        return ChecksummedFiles.read(
+                file,
+                FORMAT,
+                OLDEST_VERSION,
+                VERSION,
                 (in, version) -> readBody(config, in, version, kernels));
     }
 
@@ -908,18 +991,26 @@ public final class HnswIndex implements VectorIndex {
         return readBody(config, in, version, Kernels.get());
     }
 
-    private static HnswIndex readBody(IndexConfig config, DataInputStream in, int version, VectorKernels kernels)
+    private static HnswIndex readBody(
+            IndexConfig config, DataInputStream in, int version, VectorKernels kernels)
             throws IOException {
         IndexChecks.readShape(in, config);
         int dim = config.dimension();
         Metric metric = config.metric();
-        HnswParams p = new HnswParams(in.readInt(), in.readInt(), in.readInt(), in.readDouble(), in.readInt(),
-                in.readLong());
+        HnswParams p =
+                new HnswParams(
+                        in.readInt(),
+                        in.readInt(),
+                        in.readInt(),
+                        in.readDouble(),
+                        in.readInt(),
+                        in.readLong());
         if (version >= 2) {
             int q = in.readUnsignedByte();
             HnswParams.Quantization[] modes = HnswParams.Quantization.values();
             if (q >= modes.length) {
-                throw new IllegalArgumentException("quantization code " + q + " (expected 0 for none or 1 for int8)");
+                throw new IllegalArgumentException(
+                        "quantization code " + q + " (expected 0 for none or 1 for int8)");
             }
             p = p.withQuantization(modes[q]).withRerank(in.readInt());
         }
@@ -928,7 +1019,8 @@ public final class HnswIndex implements VectorIndex {
         int capacity = in.readInt();
         int hw = in.readInt();
         if (hw < 0 || capacity < hw) {
-            throw new IllegalArgumentException("high-water mark " + hw + " outside [0, capacity " + capacity + "]");
+            throw new IllegalArgumentException(
+                    "high-water mark " + hw + " outside [0, capacity " + capacity + "]");
         }
         int entrySlot = in.readInt();
         int entryLevel = in.readInt();
@@ -961,8 +1053,18 @@ public final class HnswIndex implements VectorIndex {
             int ord = in.readInt();
             int level = in.readUnsignedByte();
             if (ord < 0 || ord > maxOrdinal || level > HnswGraph.MAX_LEVEL) {
-                throw new IllegalArgumentException("slot " + s + ": ordinal " + ord + " level " + level
-                        + " (expected an ordinal in [0, " + maxOrdinal + "] and a level <= " + HnswGraph.MAX_LEVEL + ")");
+                throw new IllegalArgumentException(
+                        "slot "
+                                + s
+                                + ": ordinal "
+                                + ord
+                                + " level "
+                                + level
+                                + " (expected an ordinal in [0, "
+                                + maxOrdinal
+                                + "] and a level <= "
+                                + HnswGraph.MAX_LEVEL
+                                + ")");
             }
             if (ord >= index.ordToSlot.length) {
                 int old = index.ordToSlot.length;
@@ -970,8 +1072,13 @@ public final class HnswIndex implements VectorIndex {
                 Arrays.fill(index.ordToSlot, old, index.ordToSlot.length, -1);
             }
             if (index.ordToSlot[ord] >= 0) {
-                throw new IllegalArgumentException("ordinal " + ord + " appears at slots " + index.ordToSlot[ord]
-                        + " and " + s);
+                throw new IllegalArgumentException(
+                        "ordinal "
+                                + ord
+                                + " appears at slots "
+                                + index.ordToSlot[ord]
+                                + " and "
+                                + s);
             }
             BodyStreams.readFloats(in, v, 0, dim);
             if (code != null) {
@@ -987,20 +1094,24 @@ public final class HnswIndex implements VectorIndex {
             for (int l = 0; l <= level; l++) {
                 int deg = in.readInt();
                 if (deg < 0 || deg > g.maxDegree(l)) {
-                    throw new IllegalArgumentException("slot " + s + " layer " + l + ": degree " + deg);
+                    throw new IllegalArgumentException(
+                            "slot " + s + " layer " + l + ": degree " + deg);
                 }
                 BodyStreams.readInts(in, list, 0, deg);
                 stamp++;
                 for (int i = 0; i < deg; i++) {
                     int n = list[i];
                     if (n < 0 || n >= hw) {
-                        throw new IllegalArgumentException("slot " + s + " layer " + l + " links to slot " + n);
+                        throw new IllegalArgumentException(
+                                "slot " + s + " layer " + l + " links to slot " + n);
                     }
                     if (n == s) {
-                        throw new IllegalArgumentException("slot " + s + " layer " + l + " links to itself");
+                        throw new IllegalArgumentException(
+                                "slot " + s + " layer " + l + " links to itself");
                     }
                     if (seen[n] == stamp) {
-                        throw new IllegalArgumentException("slot " + s + " layer " + l + " lists slot " + n + " twice");
+                        throw new IllegalArgumentException(
+                                "slot " + s + " layer " + l + " lists slot " + n + " twice");
                     }
                     seen[n] = stamp;
                 }
@@ -1020,7 +1131,8 @@ public final class HnswIndex implements VectorIndex {
         for (int i = 0; i < freeCount; i++) {
             free[i] = in.readInt();
             if (free[i] < 0 || free[i] >= hw || g.state(free[i]) != HnswGraph.FREE) {
-                throw new IllegalArgumentException("free list names slot " + free[i] + " which is not free");
+                throw new IllegalArgumentException(
+                        "free list names slot " + free[i] + " which is not free");
             }
         }
         g.placeNext(hw);
@@ -1029,7 +1141,8 @@ public final class HnswIndex implements VectorIndex {
         if (version >= 3) {
             int labelled = in.readUnsignedByte();
             if (labelled > 1) {
-                throw new IllegalArgumentException("labels flag " + labelled + " (expected 0 or 1)");
+                throw new IllegalArgumentException(
+                        "labels flag " + labelled + " (expected 0 or 1)");
             }
             if (labelled == 1) {
                 labels = seen; // the stamps are done with: reused, as large as the slots
@@ -1037,7 +1150,8 @@ public final class HnswIndex implements VectorIndex {
                     labels[s] = g.state(s) == HnswGraph.LIVE ? in.readInt() : 0;
                 }
                 if (version < 5 || !certifies(g, labels, entrySlot)) {
-                    labels = null; // the first removal walks the graph and labels it, as without them
+                    labels = null; // the first removal walks the graph and labels it, as without
+                    // them
                 }
             }
         }
@@ -1058,9 +1172,9 @@ public final class HnswIndex implements VectorIndex {
 
     /**
      * Whether stored labels certify that every live node is reachable on layer 0 from the entry
-     * point: each live node but the entry point has a live in-neighbour with a smaller label,
-     * and no label is negative, so following smaller labels ends at the entry point. One pass
-     * over the links (the lists were checked to name live nodes), not a walk.
+     * point: each live node but the entry point has a live in-neighbour with a smaller label, and
+     * no label is negative, so following smaller labels ends at the entry point. One pass over the
+     * links (the lists were checked to name live nodes), not a walk.
      */
     static boolean certifies(HnswGraph g, int[] labels, int entrySlot) {
         int hw = g.highWater();

@@ -9,8 +9,8 @@ import java.nio.file.Path;
 
 /**
  * Registered through {@code META-INF/services}: kind "hnsw", parameters M, efConstruction,
- * efSearch, levelMultiplier, repairEf, quantization ({@code none} or {@code int8}) and rerank
- * (see {@link HnswParams}).
+ * efSearch, levelMultiplier, repairEf, quantization ({@code none} or {@code int8}) and rerank (see
+ * {@link HnswParams}).
  */
 public final class HnswIndexFactory implements VectorIndexFactory {
 

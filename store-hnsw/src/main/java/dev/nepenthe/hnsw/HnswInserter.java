@@ -7,19 +7,20 @@ import java.util.Arrays;
  * Adds nodes to an {@link HnswGraph}; several threads may insert at once while others search.
  *
  * <p>A node is linked in five steps (see {@link #insert}): its outgoing lists on every layer are
- * written before any neighbour links back to it, and the links back are made from layer 0 up,
- * so a search that reaches the node on any layer can always leave it again there and on every
- * layer below. Each list is changed only under its slot's lock, and the reverse lists are
- * updated in the same critical section, so removal can trust them.
+ * written before any neighbour links back to it, and the links back are made from layer 0 up, so a
+ * search that reaches the node on any layer can always leave it again there and on every layer
+ * below. Each list is changed only under its slot's lock, and the reverse lists are updated in the
+ * same critical section, so removal can trust them.
  *
- * <p>Scores come from the graph's {@link ScorerSupplier}: the new node's beam search uses a
- * scorer aimed at the node itself (its stored vector is the query, read in place), and one more
- * scorer, re-aimed as needed, serves the heuristic and the neighbours' re-selections.
+ * <p>Scores come from the graph's {@link ScorerSupplier}: the new node's beam search uses a scorer
+ * aimed at the node itself (its stored vector is the query, read in place), and one more scorer,
+ * re-aimed as needed, serves the heuristic and the neighbours' re-selections.
  */
 final class HnswInserter {
 
     private final HnswGraph g;
     private final int efConstruction;
+
     /** Held for a whole insertion that raises the top level (rare: about log(n) times). */
     private final Object entryLock = new Object();
 
@@ -70,7 +71,17 @@ final class HnswInserter {
         for (int l = top; l >= 0; l--) {
             // 2. Beam search this layer for efConstruction candidates.
             s.visited.reset(g.capacity());
-            HnswSearcher.searchLayer(layout, query, entries, nEntries, efConstruction, l, Accept.ALL, slot, Long.MAX_VALUE, s);
+            HnswSearcher.searchLayer(
+                    layout,
+                    query,
+                    entries,
+                    nEntries,
+                    efConstruction,
+                    l,
+                    Accept.ALL,
+                    slot,
+                    Long.MAX_VALUE,
+                    s);
             int n = s.results.size();
             int[] cand = new int[n];
             float[] scores = new float[n];
@@ -118,10 +129,11 @@ final class HnswInserter {
     }
 
     /**
-     * Adds {@code node} to the list of {@code target} on {@code level}; {@code between} is
-     * re-aimed at will (at the target, then by the heuristic).
+     * Adds {@code node} to the list of {@code target} on {@code level}; {@code between} is re-aimed
+     * at will (at the target, then by the heuristic).
      */
-    private void linkBack(int target, int node, int level, IntBag dropped, UpdatableNodeScorer between) {
+    private void linkBack(
+            int target, int node, int level, IntBag dropped, UpdatableNodeScorer between) {
         synchronized (g.lockFor(target)) {
             if (!g.isLive(target)) {
                 return;
@@ -153,7 +165,9 @@ final class HnswInserter {
         }
     }
 
-    /** {@code b}'s own neighbours, then the new node's candidates, each group closest to b first. */
+    /**
+     * {@code b}'s own neighbours, then the new node's candidates, each group closest to b first.
+     */
     private int[] closestFirst(int b, int level, int[] cand, UpdatableNodeScorer between) {
         int[] own = g.neighbors(b, level);
         int total = own.length + cand.length;

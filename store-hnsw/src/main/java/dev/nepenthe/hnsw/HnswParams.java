@@ -12,9 +12,9 @@ import java.util.Set;
  * @param efSearch default beam width of a query (per query: {@code SearchParams "efSearch"});
  *     larger raises recall and costs proportionally more vector comparisons
  * @param levelMultiplier mL: a node's level is floor(-ln(U) * mL); 1/ln(M) is the paper's choice
- * @param repairEf beam width of the search around a removed node whose result is the candidate
- *     pool for every list that linked to it; larger repairs closer to a rebuild, at more cost per
- *     delete (one search plus one comparison per pool member and affected list)
+ * @param repairEf beam width of the search around a removed node whose result is the candidate pool
+ *     for every list that linked to it; larger repairs closer to a rebuild, at more cost per delete
+ *     (one search plus one comparison per pool member and affected list)
  * @param seed seeds the level draw (levels are a hash of seed and ordinal, so builds repeat)
  * @param quantization what a search's walk scores: {@link Quantization#NONE} the float vectors,
  *     {@link Quantization#INT8} per-vector int8 codes, re-ranked exactly from the floats before
@@ -23,16 +23,24 @@ import java.util.Set;
  *     {@code 4 * dim} of the floats (400 + 1536 at d = 384), and holds no trained state
  * @param rerank how many of the walk's best candidates (by code score) a quantized search re-scores
  *     exactly (per query: {@code SearchParams "rerank"}); 0, the default, re-scores twice k, which
- *     on real embeddings kept the recall of re-scoring the whole beam at every efSearch; a value
- *     of at least efSearch re-scores the whole beam. Never fewer than k, never more than the
- *     beam; ignored without quantization
+ *     on real embeddings kept the recall of re-scoring the whole beam at every efSearch; a value of
+ *     at least efSearch re-scores the whole beam. Never fewer than k, never more than the beam;
+ *     ignored without quantization
  * @param storage where the float vectors (and int8 codes) live: {@link VectorStorage#HEAP} (the
  *     default, the fastest search) or {@link VectorStorage#OFF_HEAP} (outside the Java heap, no
- *     2^31-float bound; see docs/STORAGE.md, "Memory"). Not part of the index file: chosen at
- *     each open
+ *     2^31-float bound; see docs/STORAGE.md, "Memory"). Not part of the index file: chosen at each
+ *     open
  */
-public record HnswParams(int m, int efConstruction, int efSearch, double levelMultiplier, int repairEf, long seed,
-        Quantization quantization, int rerank, VectorStorage storage) {
+public record HnswParams(
+        int m,
+        int efConstruction,
+        int efSearch,
+        double levelMultiplier,
+        int repairEf,
+        long seed,
+        Quantization quantization,
+        int rerank,
+        VectorStorage storage) {
 
     public static final String M = "M";
     public static final String EF_CONSTRUCTION = "efConstruction";
@@ -42,15 +50,23 @@ public record HnswParams(int m, int efConstruction, int efSearch, double levelMu
     public static final String QUANTIZATION = "quantization";
     public static final String RERANK = "rerank";
     public static final String VECTORS = "vectors";
-    static final Set<String> NAMES = Set.of(M, EF_CONSTRUCTION, EF_SEARCH, LEVEL_MULTIPLIER, REPAIR_EF, QUANTIZATION,
-            RERANK, VECTORS);
+    static final Set<String> NAMES =
+            Set.of(
+                    M,
+                    EF_CONSTRUCTION,
+                    EF_SEARCH,
+                    LEVEL_MULTIPLIER,
+                    REPAIR_EF,
+                    QUANTIZATION,
+                    RERANK,
+                    VECTORS);
 
     /**
-     * Where the float vectors live. Off the heap, a graph's vectors are one native segment
-     * counted against {@code -XX:MaxDirectMemorySize} instead of the heap, and a search scores
-     * them without copying; measured on this project's machine, a float search is 5 to 18%
-     * slower there once the vectors outgrow the caches (docs/BENCHMARKS.md), while a quantized
-     * search, which walks the codes and re-scores a few floats, is not.
+     * Where the float vectors live. Off the heap, a graph's vectors are one native segment counted
+     * against {@code -XX:MaxDirectMemorySize} instead of the heap, and a search scores them without
+     * copying; measured on this project's machine, a float search is 5 to 18% slower there once the
+     * vectors outgrow the caches (docs/BENCHMARKS.md), while a quantized search, which walks the
+     * codes and re-scores a few floats, is not.
      */
     public enum VectorStorage {
         /** One float array on the Java heap. */
@@ -80,8 +96,13 @@ public record HnswParams(int m, int efConstruction, int efSearch, double levelMu
                     return v;
                 }
             }
-            throw new IllegalArgumentException(HnswIndex.KIND + " index: parameter '" + VECTORS
-                    + "' expected heap or offheap, got '" + value + "'");
+            throw new IllegalArgumentException(
+                    HnswIndex.KIND
+                            + " index: parameter '"
+                            + VECTORS
+                            + "' expected heap or offheap, got '"
+                            + value
+                            + "'");
         }
     }
 
@@ -118,8 +139,13 @@ public record HnswParams(int m, int efConstruction, int efSearch, double levelMu
                     return q;
                 }
             }
-            throw new IllegalArgumentException(HnswIndex.KIND + " index: parameter '" + QUANTIZATION
-                    + "' expected none or int8, got '" + value + "'");
+            throw new IllegalArgumentException(
+                    HnswIndex.KIND
+                            + " index: parameter '"
+                            + QUANTIZATION
+                            + "' expected none or int8, got '"
+                            + value
+                            + "'");
         }
     }
 
@@ -128,29 +154,55 @@ public record HnswParams(int m, int efConstruction, int efSearch, double levelMu
             throw new IllegalArgumentException("hnsw index: M expected in [2, 256], got " + m);
         }
         if (efConstruction < 1 || efSearch < 1 || repairEf < 1) {
-            throw new IllegalArgumentException("hnsw index: efConstruction, efSearch and repairEf expected >= 1, got "
-                    + efConstruction + ", " + efSearch + ", " + repairEf);
+            throw new IllegalArgumentException(
+                    "hnsw index: efConstruction, efSearch and repairEf expected >= 1, got "
+                            + efConstruction
+                            + ", "
+                            + efSearch
+                            + ", "
+                            + repairEf);
         }
         if (!(levelMultiplier > 0 && levelMultiplier <= 10)) {
-            throw new IllegalArgumentException("hnsw index: levelMultiplier expected in (0, 10], got " + levelMultiplier);
+            throw new IllegalArgumentException(
+                    "hnsw index: levelMultiplier expected in (0, 10], got " + levelMultiplier);
         }
         if (quantization == null) {
-            throw new IllegalArgumentException("hnsw index: quantization expected none or int8, got null");
+            throw new IllegalArgumentException(
+                    "hnsw index: quantization expected none or int8, got null");
         }
         if (storage == null) {
-            throw new IllegalArgumentException("hnsw index: vectors expected heap or offheap, got null");
+            throw new IllegalArgumentException(
+                    "hnsw index: vectors expected heap or offheap, got null");
         }
         if (rerank < 0) {
-            throw new IllegalArgumentException("hnsw index: rerank expected >= 0 (0: twice k), got " + rerank);
+            throw new IllegalArgumentException(
+                    "hnsw index: rerank expected >= 0 (0: twice k), got " + rerank);
         }
     }
 
     /** Float search (no quantization), as every index was before quantization existed. */
-    public HnswParams(int m, int efConstruction, int efSearch, double levelMultiplier, int repairEf, long seed) {
-        this(m, efConstruction, efSearch, levelMultiplier, repairEf, seed, Quantization.NONE, 0, VectorStorage.HEAP);
+    public HnswParams(
+            int m,
+            int efConstruction,
+            int efSearch,
+            double levelMultiplier,
+            int repairEf,
+            long seed) {
+        this(
+                m,
+                efConstruction,
+                efSearch,
+                levelMultiplier,
+                repairEf,
+                seed,
+                Quantization.NONE,
+                0,
+                VectorStorage.HEAP);
     }
 
-    /** M = 16, efConstruction = 100, efSearch = 64, mL = 1/ln(M), repairEf = 48, no quantization. */
+    /**
+     * M = 16, efConstruction = 100, efSearch = 64, mL = 1/ln(M), repairEf = 48, no quantization.
+     */
     public static HnswParams defaults() {
         return of(16, 100);
     }
@@ -160,27 +212,73 @@ public record HnswParams(int m, int efConstruction, int efSearch, double levelMu
     }
 
     public HnswParams withEfSearch(int ef) {
-        return new HnswParams(m, efConstruction, ef, levelMultiplier, repairEf, seed, quantization, rerank, storage);
+        return new HnswParams(
+                m,
+                efConstruction,
+                ef,
+                levelMultiplier,
+                repairEf,
+                seed,
+                quantization,
+                rerank,
+                storage);
     }
 
     public HnswParams withRepairEf(int ef) {
-        return new HnswParams(m, efConstruction, efSearch, levelMultiplier, ef, seed, quantization, rerank, storage);
+        return new HnswParams(
+                m,
+                efConstruction,
+                efSearch,
+                levelMultiplier,
+                ef,
+                seed,
+                quantization,
+                rerank,
+                storage);
     }
 
     public HnswParams withSeed(long s) {
-        return new HnswParams(m, efConstruction, efSearch, levelMultiplier, repairEf, s, quantization, rerank, storage);
+        return new HnswParams(
+                m,
+                efConstruction,
+                efSearch,
+                levelMultiplier,
+                repairEf,
+                s,
+                quantization,
+                rerank,
+                storage);
     }
 
     public HnswParams withQuantization(Quantization q) {
-        return new HnswParams(m, efConstruction, efSearch, levelMultiplier, repairEf, seed, q, rerank, storage);
+        return new HnswParams(
+                m, efConstruction, efSearch, levelMultiplier, repairEf, seed, q, rerank, storage);
     }
 
     public HnswParams withStorage(VectorStorage v) {
-        return new HnswParams(m, efConstruction, efSearch, levelMultiplier, repairEf, seed, quantization, rerank, v);
+        return new HnswParams(
+                m,
+                efConstruction,
+                efSearch,
+                levelMultiplier,
+                repairEf,
+                seed,
+                quantization,
+                rerank,
+                v);
     }
 
     public HnswParams withRerank(int r) {
-        return new HnswParams(m, efConstruction, efSearch, levelMultiplier, repairEf, seed, quantization, r, storage);
+        return new HnswParams(
+                m,
+                efConstruction,
+                efSearch,
+                levelMultiplier,
+                repairEf,
+                seed,
+                quantization,
+                r,
+                storage);
     }
 
     /** Parses a collection's parameters; unknown names and out-of-range values are refused. */
@@ -192,7 +290,8 @@ public record HnswParams(int m, int efConstruction, int efSearch, double levelMu
         int efs = config.intParam(kind, EF_SEARCH, 64, 1, 100_000);
         double ml = config.doubleParam(kind, LEVEL_MULTIPLIER, 1 / Math.log(m), 1e-3, 10);
         int rep = config.intParam(kind, REPAIR_EF, 48, 1, 100_000);
-        Quantization q = Quantization.fromParam(config.params().getOrDefault(QUANTIZATION, "none").trim());
+        Quantization q =
+                Quantization.fromParam(config.params().getOrDefault(QUANTIZATION, "none").trim());
         int rerank = config.intParam(kind, RERANK, 0, 0, 100_000);
         return new HnswParams(m, efc, efs, ml, rep, config.seed(), q, rerank, storage(config));
     }

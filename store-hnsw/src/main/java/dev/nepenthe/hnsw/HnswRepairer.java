@@ -4,28 +4,28 @@ import dev.nepenthe.core.index.Accept;
 import java.util.BitSet;
 
 /**
- * Removes nodes from an {@link HnswGraph} for real: every in-link is dropped and every node
- * that lost one has its list re-selected, so afterwards no list anywhere holds a removed slot.
+ * Removes nodes from an {@link HnswGraph} for real: every in-link is dropped and every node that
+ * lost one has its list re-selected, so afterwards no list anywhere holds a removed slot.
  *
- * <p>In-links come from the graph's reverse lists rather than from a search toward the node
- * (as IP-DiskANN does). A search finds most in-neighbours, not all; one it misses is a ghost
- * edge that keeps the removed vector's slot in the graph, which is exactly what a physical
- * delete must rule out. The reverse lists cost one int per edge and a little work on every
- * list change, and turn "find who links to x" into a lookup whose answer is complete.
+ * <p>In-links come from the graph's reverse lists rather than from a search toward the node (as
+ * IP-DiskANN does). A search finds most in-neighbours, not all; one it misses is a ghost edge that
+ * keeps the removed vector's slot in the graph, which is exactly what a physical delete must rule
+ * out. The reverse lists cost one int per edge and a little work on every list change, and turn
+ * "find who links to x" into a lookup whose answer is complete.
  *
- * <p>Candidates for the re-selected lists come from one short beam search toward x (x's vector
- * is still intact while it is being removed), shared by all of x's in-neighbours: they are near
- * x by construction, so x's neighbourhood is theirs too. A search per in-neighbour (about 18 of
- * them on layer 0 at M = 16) cost 4.3 times the vector comparisons for the same recall
- * (measured at n = 100,000, d = 384; docs/BENCHMARKS.md).
+ * <p>Candidates for the re-selected lists come from one short beam search toward x (x's vector is
+ * still intact while it is being removed), shared by all of x's in-neighbours: they are near x by
+ * construction, so x's neighbourhood is theirs too. A search per in-neighbour (about 18 of them on
+ * layer 0 at M = 16) cost 4.3 times the vector comparisons for the same recall (measured at n =
+ * 100,000, d = 384; docs/BENCHMARKS.md).
  *
  * <p>Runs with inserts and other removals excluded (the index's writer gate); searches go on
  * concurrently and may still route through a node being removed, but never return it.
  *
- * <p>Scores come from the graph's {@link ScorerSupplier}: each repair search uses a scorer
- * aimed at the node it searches around (read in place; a node being removed keeps its vector
- * until its slot is freed), and re-aimed scorers score candidates for the heuristic. Scorers
- * are made per step and never kept in fields: the supplier changes when the graph grows.
+ * <p>Scores come from the graph's {@link ScorerSupplier}: each repair search uses a scorer aimed at
+ * the node it searches around (read in place; a node being removed keeps its vector until its slot
+ * is freed), and re-aimed scorers score candidates for the heuristic. Scorers are made per step and
+ * never kept in fields: the supplier changes when the graph grows.
  */
 final class HnswRepairer {
 
@@ -36,11 +36,18 @@ final class HnswRepairer {
 
     /** Counters of the last {@link #remove} call, for tests and benchmarks. */
     long repairedLists;
+
     long reconnected;
+
     /** Totals over the repairer's life. */
     long repairedListsTotal;
+
     long reconnectedTotal;
-    /** Vector comparisons made by repairs over the repairer's life (searches, candidate scoring, selection). */
+
+    /**
+     * Vector comparisons made by repairs over the repairer's life (searches, candidate scoring,
+     * selection).
+     */
     long comparisons;
 
     HnswRepairer(HnswGraph g, int repairEf) {
@@ -72,7 +79,8 @@ final class HnswRepairer {
         }
         HnswSearcher.Scratch s = HnswSearcher.scratch();
         for (int l = maxLevel; l >= 0; l--) {
-            // 3. Collect the nodes that link to a removed node on this layer (shared across the batch).
+            // 3. Collect the nodes that link to a removed node on this layer (shared across the
+            // batch).
             IntBag affected = new IntBag();
             queued.clear();
             for (int i = 0; i < n; i++) {
@@ -120,7 +128,8 @@ final class HnswRepairer {
                     bypass(inOf[i], outOf[i], l);
                 }
             }
-            // 6. Drop the removed nodes' own lists (and with them their out-neighbours' reverse entries).
+            // 6. Drop the removed nodes' own lists (and with them their out-neighbours' reverse
+            // entries).
             for (int i = 0; i < n; i++) {
                 int x = slots[i];
                 if (g.level(x) >= l) {
@@ -130,7 +139,10 @@ final class HnswRepairer {
             // 7. A node whose last in-link just went is unreachable on this layer: link it again.
             for (int i = 0; i < lostInLink.size(); i++) {
                 int b = lostInLink.get(i);
-                if (!removing.get(b) && g.isLive(b) && g.level(b) >= l && g.inDegree(b, l) == 0
+                if (!removing.get(b)
+                        && g.isLive(b)
+                        && g.level(b) >= l
+                        && g.inDegree(b, l) == 0
                         && b != HnswGraph.entrySlot(g.entry())) {
                     reconnect(b, l, s);
                 }
@@ -166,8 +178,17 @@ final class HnswRepairer {
             int ep = HnswSearcher.descend(layout, query, e, level, s);
             entries = ep < 0 || removing.get(ep) ? entries : new int[] {ep};
         }
-        HnswSearcher.searchLayer(layout, query, entries, entries.length, Math.max(repairEf, g.maxDegree(level)), level,
-                Accept.ALL, x, Long.MAX_VALUE, s);
+        HnswSearcher.searchLayer(
+                layout,
+                query,
+                entries,
+                entries.length,
+                Math.max(repairEf, g.maxDegree(level)),
+                level,
+                Accept.ALL,
+                x,
+                Long.MAX_VALUE,
+                s);
         comparisons += s.scored;
         int m = s.results.size();
         int[] pool = new int[m];
@@ -182,7 +203,12 @@ final class HnswRepairer {
      * neighbours stay; the candidates are the surviving neighbours and the pool of every removed
      * node it linked to, each scored against a once.
      */
-    private void repairFromPool(int a, int level, HnswSearcher.Scratch s, IntBag lostInLink, int[][] poolOf,
+    private void repairFromPool(
+            int a,
+            int level,
+            HnswSearcher.Scratch s,
+            IntBag lostInLink,
+            int[][] poolOf,
             java.util.Map<Integer, Integer> batchIndex) {
         int[] current = g.neighbors(a, level);
         s.visited.reset(g.capacity());
@@ -242,11 +268,10 @@ final class HnswRepairer {
     }
 
     /**
-     * The fallback when the pools offer nothing (every neighbour of {@code a} and every pool
-     * member is being removed): re-selects the list of {@code a} on {@code level} from its own
-     * beam search. Candidates: its surviving neighbours,
-     * the surviving neighbours of each removed node it linked to, and what a short beam search
-     * (ef = repairEf) seeded with both finds around it.
+     * The fallback when the pools offer nothing (every neighbour of {@code a} and every pool member
+     * is being removed): re-selects the list of {@code a} on {@code level} from its own beam
+     * search. Candidates: its surviving neighbours, the surviving neighbours of each removed node
+     * it linked to, and what a short beam search (ef = repairEf) seeded with both finds around it.
      */
     private void repairList(int a, int level, HnswSearcher.Scratch s, IntBag lostInLink) {
         int[] current = g.neighbors(a, level);
@@ -275,8 +300,17 @@ final class HnswRepairer {
             int ep = HnswSearcher.descend(layout, scorer, g.entry(), level, s);
             entries = ep < 0 || ep == a ? entries : new int[] {ep};
         }
-        HnswSearcher.searchLayer(layout, scorer, entries, entries.length, Math.max(repairEf, g.maxDegree(level)), level,
-                Accept.ALL, a, Long.MAX_VALUE, s);
+        HnswSearcher.searchLayer(
+                layout,
+                scorer,
+                entries,
+                entries.length,
+                Math.max(repairEf, g.maxDegree(level)),
+                level,
+                Accept.ALL,
+                a,
+                Long.MAX_VALUE,
+                s);
         comparisons += s.scored;
         int m = s.results.size();
         int[] cand = new int[m];
@@ -311,7 +345,9 @@ final class HnswRepairer {
         repairedLists++;
     }
 
-    /** Links each surviving out-neighbour of a removed node from one of its surviving in-neighbours. */
+    /**
+     * Links each surviving out-neighbour of a removed node from one of its surviving in-neighbours.
+     */
     private void bypass(int[] in, int[] out, int level) {
         IntBag live = new IntBag(in.length);
         for (int a : in) {
@@ -361,8 +397,17 @@ final class HnswRepairer {
             long e = g.entry();
             entries = new int[] {HnswSearcher.descend(layout, query, e, level, s)};
         }
-        HnswSearcher.searchLayer(layout, query, entries, entries.length, Math.max(repairEf, g.maxDegree(level)), level,
-                Accept.ALL, b, Long.MAX_VALUE, s);
+        HnswSearcher.searchLayer(
+                layout,
+                query,
+                entries,
+                entries.length,
+                Math.max(repairEf, g.maxDegree(level)),
+                level,
+                Accept.ALL,
+                b,
+                Long.MAX_VALUE,
+                s);
         comparisons += s.scored;
         int m = s.results.size();
         int[] cand = new int[m];
@@ -376,9 +421,9 @@ final class HnswRepairer {
 
     /**
      * Gives {@code b} an in-link on {@code level} from the first of {@code cand} (closest first)
-     * that can take one: a node with room gains the link; failing that, the closest node trades
-     * its farthest neighbour that has another in-link. Takes each candidate's lock in turn (never
-     * two at once), so inserters may call it too.
+     * that can take one: a node with room gains the link; failing that, the closest node trades its
+     * farthest neighbour that has another in-link. Takes each candidate's lock in turn (never two
+     * at once), so inserters may call it too.
      *
      * @return false if no candidate could take the link
      */
@@ -461,21 +506,22 @@ final class HnswRepairer {
 
     /** Full layer-0 walks since the index was created (for tests and benchmarks). */
     long fullWalks;
+
     /** Labels the certificate raised since the index was created (for tests and benchmarks). */
     long relabelled;
 
     /**
-     * Proves, after a removal, that every live node is still reachable on layer 0, at the cost
-     * of the nodes the removal touched rather than a walk over the graph. The certificate: each
-     * live node but the entry point has an in-neighbour with a smaller label (a walk labels the
-     * graph with discovery depths, spaced by {@link #LABEL_STEP}), so following smaller labels
-     * always ends at the entry point. Only nodes that lost a layer-0 in-link, and new nodes, can
-     * break it (the graph records them); each is checked against its in-neighbours (the reverse
-     * lists), a node with no smaller in-neighbour is relabelled above its smallest one, and the
-     * nodes that may have leaned on it are checked in turn. A node with no live in-neighbour at
-     * all, a relabelling that runs on (nodes cut off together keep raising each other), a moved
-     * entry point, or more pending nodes than an eighth of the graph fall back to the full walk,
-     * which links stranded nodes back and relabels. Caller holds the writer gate exclusively.
+     * Proves, after a removal, that every live node is still reachable on layer 0, at the cost of
+     * the nodes the removal touched rather than a walk over the graph. The certificate: each live
+     * node but the entry point has an in-neighbour with a smaller label (a walk labels the graph
+     * with discovery depths, spaced by {@link #LABEL_STEP}), so following smaller labels always
+     * ends at the entry point. Only nodes that lost a layer-0 in-link, and new nodes, can break it
+     * (the graph records them); each is checked against its in-neighbours (the reverse lists), a
+     * node with no smaller in-neighbour is relabelled above its smallest one, and the nodes that
+     * may have leaned on it are checked in turn. A node with no live in-neighbour at all, a
+     * relabelling that runs on (nodes cut off together keep raising each other), a moved entry
+     * point, or more pending nodes than an eighth of the graph fall back to the full walk, which
+     * links stranded nodes back and relabels. Caller holds the writer gate exclusively.
      *
      * @return how many stranded nodes were linked back (only a full walk links any)
      */
@@ -542,12 +588,12 @@ final class HnswRepairer {
 
     /**
      * The gap a walk leaves between the labels of one depth and the next. Most of a large graph
-     * sits at depths whose nodes have one in-neighbour a depth above them; a node that loses it
-     * is raised just above its smallest in-neighbour, usually one of its own depth. With depths
-     * one apart that raise reached the next depth, whose nodes had leaned on it and were raised
-     * in turn: at 1M nodes a forget of 100 records raised 17,000 to 91,000 nodes (0.15 to 0.56 s
-     * of the forget, BENCHMARKS.md, issue 19). A gap absorbs raises until they have stacked up
-     * that many times within one depth.
+     * sits at depths whose nodes have one in-neighbour a depth above them; a node that loses it is
+     * raised just above its smallest in-neighbour, usually one of its own depth. With depths one
+     * apart that raise reached the next depth, whose nodes had leaned on it and were raised in
+     * turn: at 1M nodes a forget of 100 records raised 17,000 to 91,000 nodes (0.15 to 0.56 s of
+     * the forget, BENCHMARKS.md, issue 19). A gap absorbs raises until they have stacked up that
+     * many times within one depth.
      */
     static final int LABEL_STEP = 16;
 
@@ -581,8 +627,17 @@ final class HnswRepairer {
                 start = ep;
             }
             s.visited.visit(u);
-            HnswSearcher.searchLayer(layout, query, new int[] {start}, 1, Math.max(repairEf, g.maxDegree0), 0, Accept.ALL, u,
-                    Long.MAX_VALUE, s);
+            HnswSearcher.searchLayer(
+                    layout,
+                    query,
+                    new int[] {start},
+                    1,
+                    Math.max(repairEf, g.maxDegree0),
+                    0,
+                    Accept.ALL,
+                    u,
+                    Long.MAX_VALUE,
+                    s);
             int m = s.results.size();
             int[] cand = new int[m];
             for (int i = m - 1; i >= 0; i--) {
@@ -608,12 +663,12 @@ final class HnswRepairer {
     /**
      * Breadth-first walk of layer 0 from {@code from}, adding what it reaches to {@code reached}
      * and labelling each node {@link #LABEL_STEP} more than the node it was found from. From the
-     * entry point the labels are the nodes' depths times the step. A depth-first walk's
-     * labels follow one long path instead: at 1M nodes, a forget of 100 early-inserted records
-     * (hubs near the entry point) raised over 125,000 of them and walked the graph again, where
-     * depths raised 15,000 to 50,000 and never walked (BENCHMARKS.md, issue 19). At 60,000
-     * nodes depth-first labels raised fewer (17 to 56 against 223 to 626 over five batches of
-     * 100, neither walking): the gain is at scale, where a walk costs most.
+     * entry point the labels are the nodes' depths times the step. A depth-first walk's labels
+     * follow one long path instead: at 1M nodes, a forget of 100 early-inserted records (hubs near
+     * the entry point) raised over 125,000 of them and walked the graph again, where depths raised
+     * 15,000 to 50,000 and never walked (BENCHMARKS.md, issue 19). At 60,000 nodes depth-first
+     * labels raised fewer (17 to 56 against 223 to 626 over five batches of 100, neither walking):
+     * the gain is at scale, where a walk costs most.
      */
     private int[] markReachable(int from, BitSet reached, int[] queue) {
         int head = 0;
@@ -632,7 +687,8 @@ final class HnswRepairer {
                 int n = arr[base + 1 + i];
                 if (n >= 0 && !reached.get(n)) {
                     reached.set(n);
-                    // Discovered from v: a step above v, so v certifies it (see certifyReachability).
+                    // Discovered from v: a step above v, so v certifies it (see
+                    // certifyReachability).
                     g.setLabel(n, g.label(v) + LABEL_STEP);
                     if (tail == queue.length) {
                         queue = java.util.Arrays.copyOf(queue, tail * 2);

@@ -4,32 +4,35 @@ import dev.nepenthe.core.index.Accept;
 import java.util.Arrays;
 
 /**
- * Walks an {@link HnswGraph}: the descent through the upper layers (greedy, or a narrow beam
- * for searches, see {@link #descendBeam}) and the beam search of one layer (the paper's
- * SEARCH-LAYER, hnswlib's {@code searchBaseLayer}). The searcher never changes the graph; the
- * builder and the repairer use it to find candidates.
+ * Walks an {@link HnswGraph}: the descent through the upper layers (greedy, or a narrow beam for
+ * searches, see {@link #descendBeam}) and the beam search of one layer (the paper's SEARCH-LAYER,
+ * hnswlib's {@code searchBaseLayer}). The searcher never changes the graph; the builder and the
+ * repairer use it to find candidates.
  *
- * <p>It follows a {@link HnswGraph.Layout}'s lists and scores with a {@link NodeScorer} made
- * from that same layout's {@link HnswGraph.Layout#scorers() scorers}: a query scorer for a
- * search, a scorer aimed at a stored node for an insert or a repair. It never sees a vector.
+ * <p>It follows a {@link HnswGraph.Layout}'s lists and scores with a {@link NodeScorer} made from
+ * that same layout's {@link HnswGraph.Layout#scorers() scorers}: a query scorer for a search, a
+ * scorer aimed at a stored node for an insert or a repair. It never sees a vector.
  *
- * <p>A node that is being removed ({@link HnswGraph#DELETING}) still routes the walk (its
- * lists are intact until the repair drops them) but never enters a result set.
+ * <p>A node that is being removed ({@link HnswGraph#DELETING}) still routes the walk (its lists are
+ * intact until the repair drops them) but never enters a result set.
  */
 final class HnswSearcher {
 
     /**
-     * Per-thread buffers, so a query allocates nothing but its scorer and its answer. Scorers
-     * are not kept here: they hold their layout's vectors (see {@link ScorerSupplier}).
+     * Per-thread buffers, so a query allocates nothing but its scorer and its answer. Scorers are
+     * not kept here: they hold their layout's vectors (see {@link ScorerSupplier}).
      */
     static final class Scratch {
         final VisitedSet visited = new VisitedSet(1024);
         final NodeHeap candidates = NodeHeap.bestOnTop(256);
         final NodeHeap results = NodeHeap.worstOnTop(256);
+
         /** Vectors scored since the last {@link #begin}. */
         long scored;
+
         /** One expanded node's unvisited neighbours and their scores. */
         int[] batch = new int[64];
+
         float[] batchScores = new float[64];
 
         /** The neighbour buffer, at least {@code deg} long ({@link #batchScores} too). */
@@ -50,10 +53,10 @@ final class HnswSearcher {
     }
 
     /**
-     * The upper-layer beam of a search ({@link #descendBeam}). On 100k low-rank clustered
-     * vectors (100 clusters), at efSearch 64, greedy left 8 of 1,000 queries with at most one
-     * of their ten neighbours and a beam of 2 left 3; beams of 4, 8 and 16 left none. A query
-     * then scored 643 vectors with greedy, 680 with 4 and 736 with 8 (docs/BENCHMARKS.md).
+     * The upper-layer beam of a search ({@link #descendBeam}). On 100k low-rank clustered vectors
+     * (100 clusters), at efSearch 64, greedy left 8 of 1,000 queries with at most one of their ten
+     * neighbours and a beam of 2 left 3; beams of 4, 8 and 16 left none. A query then scored 643
+     * vectors with greedy, 680 with 4 and 736 with 8 (docs/BENCHMARKS.md).
      */
     static final int UPPER_BEAM = 4;
 
@@ -108,7 +111,8 @@ final class HnswSearcher {
     }
 
     /** Descends from the entry point down to (but not into) {@code targetLevel}; -1 if empty. */
-    static int descend(HnswGraph.Layout g, NodeScorer scorer, long entry, int targetLevel, Scratch s) {
+    static int descend(
+            HnswGraph.Layout g, NodeScorer scorer, long entry, int targetLevel, Scratch s) {
         int ep = HnswGraph.entrySlot(entry);
         if (ep < 0) {
             return -1;
@@ -121,13 +125,14 @@ final class HnswSearcher {
 
     /**
      * Descends from the entry point to layer 0 with a beam of {@code width} on each upper layer
-     * instead of a single greedy walker, and returns the layer-0 entry slots, best first (at
-     * most {@code width}; empty if the graph is). On clustered data a greedy walker can settle
-     * in the wrong cluster of a sparse upper layer, and a layer-0 beam seeded there rarely
-     * crosses back; a few walkers on the upper layers keep the right cluster in reach for a
-     * few dozen extra scores. Width 1 is the plain greedy descent.
+     * instead of a single greedy walker, and returns the layer-0 entry slots, best first (at most
+     * {@code width}; empty if the graph is). On clustered data a greedy walker can settle in the
+     * wrong cluster of a sparse upper layer, and a layer-0 beam seeded there rarely crosses back; a
+     * few walkers on the upper layers keep the right cluster in reach for a few dozen extra scores.
+     * Width 1 is the plain greedy descent.
      */
-    static int[] descendBeam(HnswGraph.Layout g, NodeScorer scorer, long entry, int width, Scratch s) {
+    static int[] descendBeam(
+            HnswGraph.Layout g, NodeScorer scorer, long entry, int width, Scratch s) {
         int ep = HnswGraph.entrySlot(entry);
         if (ep < 0) {
             return new int[0];
@@ -160,20 +165,29 @@ final class HnswSearcher {
     }
 
     /**
-     * Beam search of one layer. On return {@code s.results} holds up to {@code ef} eligible
-     * slots, worst on top. A slot is eligible when it is live, is not {@code exclude} and
-     * {@code accept} accepts its ordinal.
+     * Beam search of one layer. On return {@code s.results} holds up to {@code ef} eligible slots,
+     * worst on top. A slot is eligible when it is live, is not {@code exclude} and {@code accept}
+     * accepts its ordinal.
      *
-     * <p>While fewer than {@code ef} eligible slots have been found the walk keeps expanding,
-     * so a restrictive filter still fills the result set if the layer can reach enough.
+     * <p>While fewer than {@code ef} eligible slots have been found the walk keeps expanding, so a
+     * restrictive filter still fills the result set if the layer can reach enough.
      *
      * @param scorer scores against the query, over {@code g}'s vectors
      * @param entries slots to start from (scored and visited first)
      * @param visitLimit stop once this many vectors were scored (cost cap); Long.MAX_VALUE for none
      * @return false if the walk stopped at the visit limit
      */
-    static boolean searchLayer(HnswGraph.Layout g, NodeScorer scorer, int[] entries, int nEntries, int ef, int level,
-            Accept accept, int exclude, long visitLimit, Scratch s) {
+    static boolean searchLayer(
+            HnswGraph.Layout g,
+            NodeScorer scorer,
+            int[] entries,
+            int nEntries,
+            int ef,
+            int level,
+            Accept accept,
+            int exclude,
+            long visitLimit,
+            Scratch s) {
         NodeHeap cand = s.candidates;
         NodeHeap res = s.results;
         VisitedSet visited = s.visited;
@@ -244,6 +258,8 @@ final class HnswSearcher {
     }
 
     static boolean eligible(HnswGraph.Layout g, int slot, Accept accept, int exclude) {
-        return slot != exclude && g.isLive(slot) && (accept == Accept.ALL || accept.accepts(g.ordinal(slot)));
+        return slot != exclude
+                && g.isLive(slot)
+                && (accept == Accept.ALL || accept.accepts(g.ordinal(slot)));
     }
 }

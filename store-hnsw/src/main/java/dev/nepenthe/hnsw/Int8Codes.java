@@ -7,66 +7,70 @@ import java.lang.invoke.VarHandle;
 import java.nio.ByteOrder;
 
 /**
- * Per-vector int8 codes: what a quantized graph's walk scores (see
- * {@link HnswParams.Quantization#INT8}). A code depends on its own vector and nothing else: no
- * codebook, no centre, no statistic of other vectors, so no removed vector can be left in any
- * code (DESIGN.md, "The influence rule"), and the checker can recompute every code from its
- * vector alone.
+ * Per-vector int8 codes: what a quantized graph's walk scores (see {@link
+ * HnswParams.Quantization#INT8}). A code depends on its own vector and nothing else: no codebook,
+ * no centre, no statistic of other vectors, so no removed vector can be left in any code
+ * (DESIGN.md, "The influence rule"), and the checker can recompute every code from its vector
+ * alone.
  *
  * <h2>Encoding</h2>
- * For a vector {@code x} (as the metric prepares it) with smallest and largest components
- * {@code lo} and {@code hi}: the centre {@code c = (lo + hi) / 2} and step
- * {@code s = (hi - lo) / 254}, each rounded to float, and per dimension the level
- * {@code k_i = round((x_i - c) / s)} in {@code [-127, 127]} (to nearest, ties to even), so that {@code x_i ~ c + s * k_i}
- * to within {@code s / 2}. A constant vector has {@code s = 0} and every level 0 (it is then
- * exact). Why this code:
+ *
+ * For a vector {@code x} (as the metric prepares it) with smallest and largest components {@code
+ * lo} and {@code hi}: the centre {@code c = (lo + hi) / 2} and step {@code s = (hi - lo) / 254},
+ * each rounded to float, and per dimension the level {@code k_i = round((x_i - c) / s)} in {@code
+ * [-127, 127]} (to nearest, ties to even), so that {@code x_i ~ c + s * k_i} to within {@code s /
+ * 2}. A constant vector has {@code s = 0} and every level 0 (it is then exact). Why this code:
+ *
  * <ul>
- *   <li>Its own range, not a global one: no statistic over other vectors, so nothing to retrain
- *       and nothing to forget. The offset {@code c} absorbs a vector's shift (clustered data sits
- *       far from the origin), the step its spread.</li>
- *   <li>Symmetric levels in [-127, 127] are signed bytes as they are, so the kernel multiplies
- *       two codes directly ({@link dev.nepenthe.core.vector.VectorKernels#dotInt8}); 255 levels
- *       keep the rounding error per component within {@code (hi - lo) / 508}.</li>
+ *   <li>Its own range, not a global one: no statistic over other vectors, so nothing to retrain and
+ *       nothing to forget. The offset {@code c} absorbs a vector's shift (clustered data sits far
+ *       from the origin), the step its spread.
+ *   <li>Symmetric levels in [-127, 127] are signed bytes as they are, so the kernel multiplies two
+ *       codes directly ({@link dev.nepenthe.core.vector.VectorKernels#dotInt8}); 255 levels keep
+ *       the rounding error per component within {@code (hi - lo) / 508}.
  *   <li>No rotation: a seeded random rotation (IVF's OSQ codes) spreads an outlier dimension's
- *       range over all of them, which matters at 1 to 4 bits; at 8 bits the plain code's error
- *       is already far below the gap the exact re-rank has to close (HnswQuantizedTest measures
- *       the recall), and a rotation would cost {@code dim^2} per insert, per query and per code
- *       the checker recomputes.</li>
- *   <li>No trained interval. Lucene's scalar quantizer takes its interval from quantiles over
- *       the data, a statistic a removed vector would stay in. OSQ's per-vector interval search
- *       (IVF's codes) is allowed by the influence rule but costs tens of microseconds per
- *       encoding, paid again on every query; at 8 bits min/max already rounds finely enough that
- *       the re-ranked recall matches float recall.</li>
+ *       range over all of them, which matters at 1 to 4 bits; at 8 bits the plain code's error is
+ *       already far below the gap the exact re-rank has to close (HnswQuantizedTest measures the
+ *       recall), and a rotation would cost {@code dim^2} per insert, per query and per code the
+ *       checker recomputes.
+ *   <li>No trained interval. Lucene's scalar quantizer takes its interval from quantiles over the
+ *       data, a statistic a removed vector would stay in. OSQ's per-vector interval search (IVF's
+ *       codes) is allowed by the influence rule but costs tens of microseconds per encoding, paid
+ *       again on every query; at 8 bits min/max already rounds finely enough that the re-ranked
+ *       recall matches float recall.
  *   <li>Not 4 bits (yet): measured at 20k x 384, the walk's own work (lists, visited set, heaps)
  *       took 18 to 27 us of an int8 search's 50, and the codes' kernel and memory about 30. Half
  *       the code bytes would shrink only part of those 30: the int8 kernel is already bound by
  *       arithmetic once its rows are in cache (25 to 30 ns a row), nibbles add unpacking, and
- *       coarser scores need a deeper re-rank, each re-ranked vector a cold read of 1,536 bytes
- *       (220 to 260 ns measured). An estimate, not a measurement of a 4-bit kernel.</li>
+ *       coarser scores need a deeper re-rank, each re-ranked vector a cold read of 1,536 bytes (220
+ *       to 260 ns measured). An estimate, not a measurement of a 4-bit kernel.
  * </ul>
  *
  * <h2>The estimator</h2>
+ *
  * With a query coded the same way ({@code q_i ~ c_q + s_q * kq_i}), the dot product of the two
  * dequantized vectors expands to
+ *
  * <pre>
  *   &lt;q^, x^&gt; = c_x * sum(q^) + c_q * (s_x * sum k) + (s_q * s_x) * &lt;kq, k&gt;
  * </pre>
+ *
  * where {@code sum(q^) = dim * c_q + s_q * sum kq} is per query, {@code c_x}, {@code s_x} and
  * {@code s_x * sum k} are stored with the code, and {@code <kq, k>} is the one pass over the
- * dimensions, exact in int arithmetic. Dot and cosine (unit vectors) use it as the score; L2
- * scores {@code -(|q|^2 + |x|^2 - 2 <q^, x^>)} with both squared norms exact (the code stores
- * {@code |x|^2} from the floats), so only the cross term is estimated. The float arithmetic
- * around the integer dot product is {@link #estimate}, one method whichever kernel ran, so a
- * code score is the same on every kernel and JIT tier.
+ * dimensions, exact in int arithmetic. Dot and cosine (unit vectors) use it as the score; L2 scores
+ * {@code -(|q|^2 + |x|^2 - 2 <q^, x^>)} with both squared norms exact (the code stores {@code
+ * |x|^2} from the floats), so only the cross term is estimated. The float arithmetic around the
+ * integer dot product is {@link #estimate}, one method whichever kernel ran, so a code score is the
+ * same on every kernel and JIT tier.
  *
  * <h2>Layout of one code ({@link #stride()} bytes)</h2>
- * Four little-endian floats, {@code c}, {@code s}, {@code s * sum k} and {@code |x|^2}, then
- * {@code dim} level bytes from {@link #LEVELS_AT}, then zero padding to a multiple of 4.
- * Everything a score needs is in one contiguous entry (400 bytes at d = 384, 7 cache lines
- * against 24 for the floats), and a freed slot's entry is all zero bytes. The corrections come
- * first so that the kernel's pass over the levels touches every line of the entry: behind the
- * levels they could start a line of their own, first read after the kernel, a miss that did
- * not overlap the kernel's.
+ *
+ * Four little-endian floats, {@code c}, {@code s}, {@code s * sum k} and {@code |x|^2}, then {@code
+ * dim} level bytes from {@link #LEVELS_AT}, then zero padding to a multiple of 4. Everything a
+ * score needs is in one contiguous entry (400 bytes at d = 384, 7 cache lines against 24 for the
+ * floats), and a freed slot's entry is all zero bytes. The corrections come first so that the
+ * kernel's pass over the levels touches every line of the entry: behind the levels they could start
+ * a line of their own, first read after the kernel, a miss that did not overlap the kernel's.
  *
  * <p>Immutable and thread-safe.
  */
@@ -74,13 +78,21 @@ final class Int8Codes {
 
     /** Bytes of corrections at the start of a code. */
     static final int CORRECTION_BYTES = 16;
+
     /** Where a code's levels start, from the code's start. */
     static final int LEVELS_AT = CORRECTION_BYTES;
+
     /** The largest level magnitude: levels are in {@code [-LEVELS, LEVELS]}. */
     static final int LEVELS = 127;
-    /** 1.5 * 2^23: {@code (t + ROUNDING) - ROUNDING} is {@code t} rounded to an integer (see {@link #encode}). */
+
+    /**
+     * 1.5 * 2^23: {@code (t + ROUNDING) - ROUNDING} is {@code t} rounded to an integer (see {@link
+     * #encode}).
+     */
     private static final float ROUNDING = 12_582_912f;
-    private static final VarHandle FLOATS = MethodHandles.byteArrayViewVarHandle(float[].class, ByteOrder.LITTLE_ENDIAN);
+
+    private static final VarHandle FLOATS =
+            MethodHandles.byteArrayViewVarHandle(float[].class, ByteOrder.LITTLE_ENDIAN);
 
     private final int dim;
     private final int stride;
@@ -105,13 +117,14 @@ final class Int8Codes {
     /**
      * Writes the code of {@code v[off, off + dim)} to {@code out[outOff, outOff + stride())},
      * padding included. Components must be finite (the index checks every vector it stores).
-     * Deterministic: the same vector gives the same bytes on every run, kernel and JIT tier.
-     * Cost: two passes over the dimensions.
+     * Deterministic: the same vector gives the same bytes on every run, kernel and JIT tier. Cost:
+     * two passes over the dimensions.
      */
     void encode(float[] v, int off, byte[] out, int outOff) {
         // 1. Range and exact squared norm, in four interleaved lanes (a fixed order: the same norm
         //    on every run) so that no chain of dependent operations runs the length of the vector.
-        //    Math.min/max compile without branches; comparisons mispredict on every other component.
+        //    Math.min/max compile without branches; comparisons mispredict on every other
+        // component.
         float lo0 = v[off], lo1 = lo0, lo2 = lo0, lo3 = lo0;
         float hi0 = lo0, hi1 = lo0, hi2 = lo0, hi3 = lo0;
         double n0 = 0, n1 = 0, n2 = 0, n3 = 0;
@@ -188,7 +201,8 @@ final class Int8Codes {
     }
 
     /** The four floats of a code off the heap: little-endian, as {@link #FLOATS} writes them. */
-    private static final ValueLayout.OfFloat SEGMENT_FLOAT = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    private static final ValueLayout.OfFloat SEGMENT_FLOAT =
+            ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
     /** {@link #centre(byte[], int)} of a code in a segment. */
     float centre(MemorySegment codes, long entry) {
@@ -217,14 +231,20 @@ final class Int8Codes {
 
     /**
      * The estimate of {@code <p^, x^>} from the integer dot product of the two codes' levels: the
-     * one place its float arithmetic is written (see the class comment). {@code p} is the
-     * point scored against (a query or a stored node), {@code x} the scored node.
+     * one place its float arithmetic is written (see the class comment). {@code p} is the point
+     * scored against (a query or a stored node), {@code x} the scored node.
      *
      * @param pCentre the point's {@code c}
      * @param pStep the point's {@code s}
      * @param pSum the point's {@link #componentSum}
      */
-    static float estimate(float pCentre, float pStep, float pSum, float xCentre, float xStep, float xStepSum,
+    static float estimate(
+            float pCentre,
+            float pStep,
+            float pSum,
+            float xCentre,
+            float xStep,
+            float xStepSum,
             int levelDot) {
         return xCentre * pSum + (pCentre * xStepSum + (pStep * xStep) * (float) levelDot);
     }

@@ -6,34 +6,37 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 
 /**
- * The approximate {@link ScorerSupplier} of a quantized graph: scores {@link Int8Codes} as
- * {@link HnswGraph} stores them (slot {@code s} at {@code s * stride} of one byte array or one
- * native segment) with the integer kernel {@link VectorKernels#dotInt8} and the estimator of
- * {@link Int8Codes#estimate}. A query is coded once per search, the same way a stored vector is.
- * {@link #isExact()} is false: a search walks with these scores and re-ranks its best candidates
- * with {@link FloatVectorScorers} before it returns anything.
+ * The approximate {@link ScorerSupplier} of a quantized graph: scores {@link Int8Codes} as {@link
+ * HnswGraph} stores them (slot {@code s} at {@code s * stride} of one byte array or one native
+ * segment) with the integer kernel {@link VectorKernels#dotInt8} and the estimator of {@link
+ * Int8Codes#estimate}. A query is coded once per search, the same way a stored vector is. {@link
+ * #isExact()} is false: a search walks with these scores and re-ranks its best candidates with
+ * {@link FloatVectorScorers} before it returns anything.
  *
  * <p>Metric conversion as {@link FloatVectorScorers}: dot and cosine (unit vectors) score the
- * estimated dot product, L2 the negated estimated squared distance
- * {@code -(|p|^2 + |x|^2 - 2 <p^, x^>)} with both norms exact.
+ * estimated dot product, L2 the negated estimated squared distance {@code -(|p|^2 + |x|^2 - 2 <p^,
+ * x^>)} with both norms exact.
  *
- * <p>Where the codes live changes no score: the segment forms of the kernel give the array
- * forms' ints, and the four floats beside the levels are read as the same bits.
+ * <p>Where the codes live changes no score: the segment forms of the kernel give the array forms'
+ * ints, and the four floats beside the levels are read as the same bits.
  *
- * <p>Cost: making a query scorer codes the query (two passes over it and one small array);
- * a score is one integer kernel call over {@code dim} bytes plus a few float operations on four
- * floats stored beside the levels, in the same cache lines. A scorer aimed at a stored node
- * reads a heap code in place and copies an off-heap one once per aim.
+ * <p>Cost: making a query scorer codes the query (two passes over it and one small array); a score
+ * is one integer kernel call over {@code dim} bytes plus a few float operations on four floats
+ * stored beside the levels, in the same cache lines. A scorer aimed at a stored node reads a heap
+ * code in place and copies an off-heap one once per aim.
  */
 final class Int8VectorScorers implements ScorerSupplier {
 
     private final boolean l2;
     private final VectorKernels kernels;
     private final Int8Codes codec;
+
     /** The codes on the heap, or null when they are in {@link #offHeap}. */
     private final byte[] codes;
+
     /** The codes off the heap, or null when they are in {@link #codes}. */
     private final MemorySegment offHeap;
+
     private final int dim;
     private final int stride;
 
@@ -51,7 +54,12 @@ final class Int8VectorScorers implements ScorerSupplier {
         this(metric, kernels, codec, null, codes);
     }
 
-    private Int8VectorScorers(Metric metric, VectorKernels kernels, Int8Codes codec, byte[] codes, MemorySegment offHeap) {
+    private Int8VectorScorers(
+            Metric metric,
+            VectorKernels kernels,
+            Int8Codes codec,
+            byte[] codes,
+            MemorySegment offHeap) {
         this.l2 = metric == Metric.L2;
         this.kernels = kernels;
         this.codec = codec;
@@ -69,7 +77,8 @@ final class Int8VectorScorers implements ScorerSupplier {
     @Override
     public NodeScorer queryScorer(float[] preparedQuery) {
         if (preparedQuery.length != dim) {
-            throw new IllegalArgumentException("query: expected " + dim + " components, got " + preparedQuery.length);
+            throw new IllegalArgumentException(
+                    "query: expected " + dim + " components, got " + preparedQuery.length);
         }
         byte[] code = new byte[stride];
         codec.encode(preparedQuery, 0, code, 0);
@@ -97,12 +106,17 @@ final class Int8VectorScorers implements ScorerSupplier {
         private final int stride;
         private byte[] point;
         private int pointOff;
-        /** The copy of an off-heap node's code this scorer aims from; made at the first such aim. */
+
+        /**
+         * The copy of an off-heap node's code this scorer aims from; made at the first such aim.
+         */
         private byte[] copied;
+
         private float pCentre;
         private float pStep;
         private float pSum;
         private float pNorm2;
+
         /** The integer dot products of one {@link #bulkScore} batch. */
         private int[] levelDots = new int[64];
 
@@ -130,35 +144,65 @@ final class Int8VectorScorers implements ScorerSupplier {
         public float score(int node) {
             if (offHeap != null) {
                 long x = (long) node * stride;
-                return finish(x, kernels.dotInt8(point, pointOff + Int8Codes.LEVELS_AT, offHeap, x + Int8Codes.LEVELS_AT,
-                        dim));
+                return finish(
+                        x,
+                        kernels.dotInt8(
+                                point,
+                                pointOff + Int8Codes.LEVELS_AT,
+                                offHeap,
+                                x + Int8Codes.LEVELS_AT,
+                                dim));
             }
             int x = node * stride;
-            return finish(x, kernels.dotInt8(point, pointOff + Int8Codes.LEVELS_AT, codes, x + Int8Codes.LEVELS_AT, dim));
+            return finish(
+                    x,
+                    kernels.dotInt8(
+                            point,
+                            pointOff + Int8Codes.LEVELS_AT,
+                            codes,
+                            x + Int8Codes.LEVELS_AT,
+                            dim));
         }
 
         /** The metric's score from the levels' dot product of the heap code at {@code x}. */
         private float finish(int x, int levelDot) {
             Int8Codes c = codec;
             byte[] a = codes;
-            float dot = Int8Codes.estimate(pCentre, pStep, pSum, c.centre(a, x), c.step(a, x), c.stepTimesLevelSum(a, x),
-                    levelDot);
-            return l2 ? -((pNorm2 + c.squaredNorm(a, x)) - 2f * dot) : dot;
-        }
-
-        /** {@link #finish(int, int)} for the off-heap code at {@code x}: the same floats, the same arithmetic. */
-        private float finish(long x, int levelDot) {
-            Int8Codes c = codec;
-            MemorySegment a = offHeap;
-            float dot = Int8Codes.estimate(pCentre, pStep, pSum, c.centre(a, x), c.step(a, x), c.stepTimesLevelSum(a, x),
-                    levelDot);
+            float dot =
+                    Int8Codes.estimate(
+                            pCentre,
+                            pStep,
+                            pSum,
+                            c.centre(a, x),
+                            c.step(a, x),
+                            c.stepTimesLevelSum(a, x),
+                            levelDot);
             return l2 ? -((pNorm2 + c.squaredNorm(a, x)) - 2f * dot) : dot;
         }
 
         /**
-         * One kernel call for the whole batch ({@link VectorKernels#dotInt8Bulk} overlaps the
-         * rows' memory loads), then the corrections per node. Equal to {@link #score} per node:
-         * the same ints, the same {@link #finish}.
+         * {@link #finish(int, int)} for the off-heap code at {@code x}: the same floats, the same
+         * arithmetic.
+         */
+        private float finish(long x, int levelDot) {
+            Int8Codes c = codec;
+            MemorySegment a = offHeap;
+            float dot =
+                    Int8Codes.estimate(
+                            pCentre,
+                            pStep,
+                            pSum,
+                            c.centre(a, x),
+                            c.step(a, x),
+                            c.stepTimesLevelSum(a, x),
+                            levelDot);
+            return l2 ? -((pNorm2 + c.squaredNorm(a, x)) - 2f * dot) : dot;
+        }
+
+        /**
+         * One kernel call for the whole batch ({@link VectorKernels#dotInt8Bulk} overlaps the rows'
+         * memory loads), then the corrections per node. Equal to {@link #score} per node: the same
+         * ints, the same {@link #finish}.
          */
         @Override
         public void bulkScore(int[] nodes, int count, float[] scores) {
@@ -168,15 +212,31 @@ final class Int8VectorScorers implements ScorerSupplier {
             int[] dots = levelDots;
             int st = stride;
             if (offHeap != null) {
-                kernels.dotInt8Bulk(point, pointOff + Int8Codes.LEVELS_AT, offHeap, Int8Codes.LEVELS_AT, st, nodes, count,
-                        dim, dots);
+                kernels.dotInt8Bulk(
+                        point,
+                        pointOff + Int8Codes.LEVELS_AT,
+                        offHeap,
+                        Int8Codes.LEVELS_AT,
+                        st,
+                        nodes,
+                        count,
+                        dim,
+                        dots);
                 for (int i = 0; i < count; i++) {
                     scores[i] = finish((long) nodes[i] * st, dots[i]);
                 }
                 return;
             }
-            kernels.dotInt8Bulk(point, pointOff + Int8Codes.LEVELS_AT, codes, Int8Codes.LEVELS_AT, st, nodes, count,
-                    dim, dots);
+            kernels.dotInt8Bulk(
+                    point,
+                    pointOff + Int8Codes.LEVELS_AT,
+                    codes,
+                    Int8Codes.LEVELS_AT,
+                    st,
+                    nodes,
+                    count,
+                    dim,
+                    dots);
             for (int i = 0; i < count; i++) {
                 scores[i] = finish(nodes[i] * st, dots[i]);
             }
@@ -191,7 +251,8 @@ final class Int8VectorScorers implements ScorerSupplier {
             if (copied == null) {
                 copied = new byte[stride];
             }
-            MemorySegment.copy(offHeap, ValueLayout.JAVA_BYTE, (long) node * stride, copied, 0, stride);
+            MemorySegment.copy(
+                    offHeap, ValueLayout.JAVA_BYTE, (long) node * stride, copied, 0, stride);
             aim(copied, 0);
         }
 

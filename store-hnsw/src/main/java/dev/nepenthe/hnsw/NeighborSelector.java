@@ -1,12 +1,12 @@
 package dev.nepenthe.hnsw;
 
 /**
- * The HNSW neighbour-selection heuristic (Malkov and Yashunin, algorithm 4; hnswlib's
- * {@code getNeighborsByHeuristic2}), shared by insertion, list shrinking and removal repair.
+ * The HNSW neighbour-selection heuristic (Malkov and Yashunin, algorithm 4; hnswlib's {@code
+ * getNeighborsByHeuristic2}), shared by insertion, list shrinking and removal repair.
  *
- * <p>Candidates are taken closest first; one is kept only if it is closer to the base node
- * than to every neighbour kept so far. That spreads a list over directions instead of spending
- * it on one tight cluster, which is what keeps the graph navigable.
+ * <p>Candidates are taken closest first; one is kept only if it is closer to the base node than to
+ * every neighbour kept so far. That spreads a list over directions instead of spending it on one
+ * tight cluster, which is what keeps the graph navigable.
  *
  * <p>Candidate-to-neighbour scores come from an {@link UpdatableNodeScorer} re-aimed at each
  * candidate in turn, so the heuristic allocates nothing per comparison and never sees a vector.
@@ -16,8 +16,8 @@ final class NeighborSelector {
     private NeighborSelector() {}
 
     /**
-     * Sorts candidates best first by their score to the base (insertion sort: lists are short,
-     * at most a few hundred).
+     * Sorts candidates best first by their score to the base (insertion sort: lists are short, at
+     * most a few hundred).
      */
     static void sortBestFirst(int[] slots, float[] scores, int n) {
         for (int i = 1; i < n; i++) {
@@ -37,13 +37,14 @@ final class NeighborSelector {
     /**
      * Selects at most {@code max} of {@code n} candidates sorted best first.
      *
-     * @param between scores candidates against kept neighbours; re-aimed at each candidate, so
-     *     it points at an unspecified node afterwards
+     * @param between scores candidates against kept neighbours; re-aimed at each candidate, so it
+     *     points at an unspecified node afterwards
      * @param scores each candidate's score to the base node
      * @param out receives the selection, best first; must hold {@code max} entries
      * @return how many were selected. Cost: up to n * max vector comparisons.
      */
-    static int select(UpdatableNodeScorer between, int[] slots, float[] scores, int n, int max, int[] out) {
+    static int select(
+            UpdatableNodeScorer between, int[] slots, float[] scores, int n, int max, int[] out) {
         return selectInto(between, slots, scores, n, max, out, 0);
     }
 
@@ -53,14 +54,27 @@ final class NeighborSelector {
      *
      * @return the new length of {@code out}
      */
-    static int selectInto(UpdatableNodeScorer between, int[] slots, float[] scores, int n, int max, int[] out,
+    static int selectInto(
+            UpdatableNodeScorer between,
+            int[] slots,
+            float[] scores,
+            int n,
+            int max,
+            int[] out,
             int kept) {
         return selectInto(between, slots, scores, n, max, out, kept, null);
     }
 
     /** As above; adds the vector comparisons it makes to {@code cost.scored} when non-null. */
-    static int selectInto(UpdatableNodeScorer between, int[] slots, float[] scores, int n, int max, int[] out,
-            int kept, HnswSearcher.Scratch cost) {
+    static int selectInto(
+            UpdatableNodeScorer between,
+            int[] slots,
+            float[] scores,
+            int n,
+            int max,
+            int[] out,
+            int kept,
+            HnswSearcher.Scratch cost) {
         int fixed = kept;
         int cmp = 0;
         for (int i = 0; i < n && kept < max; i++) {
@@ -91,9 +105,9 @@ final class NeighborSelector {
     }
 
     /**
-     * The one candidate to drop from a list that is one over its bound, so it stays full: the
-     * worst candidate closer to some better one than to the base, or the worst if every one is
-     * diverse (Lucene's {@code findWorstNonDiverse}).
+     * The one candidate to drop from a list that is one over its bound, so it stays full: the worst
+     * candidate closer to some better one than to the base, or the worst if every one is diverse
+     * (Lucene's {@code findWorstNonDiverse}).
      *
      * @param slots candidates sorted best first
      * @param scores their scores to the base

@@ -4,10 +4,10 @@ import java.util.Arrays;
 
 /**
  * A binary heap of (score, slot) pairs packed into longs, so a push or pop moves one primitive
- * instead of two parallel entries. The high 32 bits hold the score as an order-preserving int,
- * the low 32 bits the slot. Either the worst pair is on top (a bounded result set whose root
- * is the one to evict) or the best pair is (a candidate queue that expands the closest first).
- * Not thread-safe; each searching thread owns its heaps.
+ * instead of two parallel entries. The high 32 bits hold the score as an order-preserving int, the
+ * low 32 bits the slot. Either the worst pair is on top (a bounded result set whose root is the one
+ * to evict) or the best pair is (a candidate queue that expands the closest first). Not
+ * thread-safe; each searching thread owns its heaps.
  */
 final class NodeHeap {
 

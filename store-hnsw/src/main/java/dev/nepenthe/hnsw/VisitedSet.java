@@ -4,16 +4,18 @@ import java.util.Arrays;
 
 /**
  * Which slots one search has touched: one bit per slot, as Lucene's bit sets, so the set of a
- * 100,000-node graph is 12.5 KB and stays in the first-level cache beside the vectors being
- * scored (an int stamp per slot, hnswlib's way, is 400 KB and misses the cache on most checks).
+ * 100,000-node graph is 12.5 KB and stays in the first-level cache beside the vectors being scored
+ * (an int stamp per slot, hnswlib's way, is 400 KB and misses the cache on most checks).
  *
- * <p>Clearing costs what the search touched, not the graph's size: the words that went from
- * zero to non-zero are remembered and only they are zeroed at the next {@link #reset}.
+ * <p>Clearing costs what the search touched, not the graph's size: the words that went from zero to
+ * non-zero are remembered and only they are zeroed at the next {@link #reset}.
  */
 final class VisitedSet {
     private long[] bits;
+
     /** Indexes of the words set since the last reset. */
     private int[] touched = new int[256];
+
     private int touchedCount;
 
     VisitedSet(int capacity) {

@@ -16,10 +16,10 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * The float scorers against the kernels, bit for bit: the graph code scores only through them,
- * so a graph, a neighbour choice or a tie is what it was when the code called the kernels
- * itself only if every score is the same float. Both kernel implementations, every metric, and
- * dimensions that reach each loop and tail of the kernels' summation order.
+ * The float scorers against the kernels, bit for bit: the graph code scores only through them, so a
+ * graph, a neighbour choice or a tie is what it was when the code called the kernels itself only if
+ * every score is the same float. Both kernel implementations, every metric, and dimensions that
+ * reach each loop and tail of the kernels' summation order.
  */
 class FloatVectorScorersTest {
 
@@ -29,12 +29,19 @@ class FloatVectorScorersTest {
     @ParameterizedTest(name = "off the heap: {0}")
     @ValueSource(booleans = {false, true})
     void scoresEqualTheKernelsBitForBitForEveryMetric(boolean offHeap) {
-        long seed = Seeds.draw("FloatVectorScorersTest.scoresEqualTheKernelsBitForBitForEveryMetric");
+        long seed =
+                Seeds.draw("FloatVectorScorersTest.scoresEqualTheKernelsBitForBitForEveryMetric");
         SplittableRandom rnd = new SplittableRandom(seed);
         for (VectorKernels k : List.of(Kernels.scalar(), Kernels.panama())) {
             for (Metric metric : Metric.values()) {
                 for (int dim : DIMS) {
-                    String where = k.name() + " " + metric + " dim " + dim + (offHeap ? " off the heap" : " on the heap");
+                    String where =
+                            k.name()
+                                    + " "
+                                    + metric
+                                    + " dim "
+                                    + dim
+                                    + (offHeap ? " off the heap" : " on the heap");
                     float[][] v = prepared(rnd, metric, NODES, dim);
                     float[] store = stored(v, dim, 3);
                     FloatVectorScorers scorers = scorers(metric, k, store, dim, offHeap);
@@ -42,25 +49,46 @@ class FloatVectorScorersTest {
                     NodeScorer query = scorers.queryScorer(q);
                     for (int b = 0; b < NODES; b++) {
                         int off = b * dim;
-                        // What the kernel gives, as the metric converts it (and as searches scored).
-                        float kernel = metric == Metric.L2 ? -k.squareDistance(q, 0, store, off, dim)
-                                : k.dot(q, 0, store, off, dim);
-                        assertBits(kernel, query.score(b), where + ", query against node " + b, seed);
-                        assertBits(metric.score(k, q, store, off, dim), query.score(b), where + ", query against node "
-                                + b + " (Metric.score)", seed);
+                        // What the kernel gives, as the metric converts it (and as searches
+                        // scored).
+                        float kernel =
+                                metric == Metric.L2
+                                        ? -k.squareDistance(q, 0, store, off, dim)
+                                        : k.dot(q, 0, store, off, dim);
+                        assertBits(
+                                kernel, query.score(b), where + ", query against node " + b, seed);
+                        assertBits(
+                                metric.score(k, q, store, off, dim),
+                                query.score(b),
+                                where + ", query against node " + b + " (Metric.score)",
+                                seed);
                     }
                     for (int a = 0; a < NODES; a++) {
                         NodeScorer node = scorers.nodeScorer(a);
                         for (int b = 0; b < NODES; b++) {
                             int off = b * dim;
-                            // Node to node in place, as builds and repairs compared stored vectors...
-                            float between = metric == Metric.L2
-                                    ? -k.squareDistance(store, a * dim, store, off, dim)
-                                    : k.dot(store, a * dim, store, off, dim);
-                            assertBits(between, node.score(b), where + ", node " + a + " against node " + b, seed);
+                            // Node to node in place, as builds and repairs compared stored
+                            // vectors...
+                            float between =
+                                    metric == Metric.L2
+                                            ? -k.squareDistance(store, a * dim, store, off, dim)
+                                            : k.dot(store, a * dim, store, off, dim);
+                            assertBits(
+                                    between,
+                                    node.score(b),
+                                    where + ", node " + a + " against node " + b,
+                                    seed);
                             // ...and as their searches scored from a copy of the node's vector.
-                            assertBits(metric.score(k, v[a], store, off, dim), node.score(b), where + ", node " + a
-                                    + " against node " + b + " (copy of the vector)", seed);
+                            assertBits(
+                                    metric.score(k, v[a], store, off, dim),
+                                    node.score(b),
+                                    where
+                                            + ", node "
+                                            + a
+                                            + " against node "
+                                            + b
+                                            + " (copy of the vector)",
+                                    seed);
                         }
                     }
                 }
@@ -71,11 +99,19 @@ class FloatVectorScorersTest {
     @ParameterizedTest(name = "off the heap: {0}")
     @ValueSource(booleans = {false, true})
     void bulkScoresEqualSingleScoresAndARetargetedScorerEqualsAFreshOne(boolean offHeap) {
-        long seed = Seeds.draw("FloatVectorScorersTest.bulkScoresEqualSingleScoresAndARetargetedScorerEqualsAFreshOne");
+        long seed =
+                Seeds.draw(
+                        "FloatVectorScorersTest.bulkScoresEqualSingleScoresAndARetargetedScorerEqualsAFreshOne");
         SplittableRandom rnd = new SplittableRandom(seed);
         for (Metric metric : Metric.values()) {
             for (int dim : DIMS) {
-                String where = Kernels.get().name() + " " + metric + " dim " + dim + (offHeap ? " off the heap" : " on the heap");
+                String where =
+                        Kernels.get().name()
+                                + " "
+                                + metric
+                                + " dim "
+                                + dim
+                                + (offHeap ? " off the heap" : " on the heap");
                 float[] store = stored(prepared(rnd, metric, NODES, dim), dim, 0);
                 FloatVectorScorers scorers = scorers(metric, Kernels.get(), store, dim, offHeap);
                 UpdatableNodeScorer moving = scorers.nodeScorer(rnd.nextInt(NODES));
@@ -97,18 +133,34 @@ class FloatVectorScorersTest {
                         s.bulkScore(nodes, count, out);
                         for (int i = 0; i < out.length; i++) {
                             if (i < count) {
-                                assertBits(s.score(nodes[i]), out[i], where + ", bulk entry " + i, seed);
+                                assertBits(
+                                        s.score(nodes[i]),
+                                        out[i],
+                                        where + ", bulk entry " + i,
+                                        seed);
                             } else {
-                                assertTrue(Float.isNaN(out[i]), where + ": bulk call wrote entry " + i + " of " + count
-                                        + Seeds.replay(seed));
+                                assertTrue(
+                                        Float.isNaN(out[i]),
+                                        where
+                                                + ": bulk call wrote entry "
+                                                + i
+                                                + " of "
+                                                + count
+                                                + Seeds.replay(seed));
                             }
                         }
                     }
                     for (int b = 0; b < NODES; b++) {
-                        assertBits(fresh.score(b), moving.score(b), where + ", re-aimed at " + a + ", node " + b, seed);
+                        assertBits(
+                                fresh.score(b),
+                                moving.score(b),
+                                where + ", re-aimed at " + a + ", node " + b,
+                                seed);
                     }
                 }
-                assertTrue(scorers.isExact() && query.isExact() && moving.isExact(), where + ": float scorers are exact");
+                assertTrue(
+                        scorers.isExact() && query.isExact() && moving.isExact(),
+                        where + ": float scorers are exact");
             }
         }
     }
@@ -117,8 +169,17 @@ class FloatVectorScorersTest {
     @ValueSource(booleans = {false, true})
     void writersScoreTheCurrentArraysAndASearchItsOwnLayout(boolean offHeap) {
         int dim = 13;
-        HnswGraph g = new HnswGraph(dim, Metric.L2, Kernels.get(), 4, 16, HnswParams.Quantization.NONE,
-                offHeap ? HnswParams.VectorStorage.OFF_HEAP : HnswParams.VectorStorage.HEAP);
+        HnswGraph g =
+                new HnswGraph(
+                        dim,
+                        Metric.L2,
+                        Kernels.get(),
+                        4,
+                        16,
+                        HnswParams.Quantization.NONE,
+                        offHeap
+                                ? HnswParams.VectorStorage.OFF_HEAP
+                                : HnswParams.VectorStorage.HEAP);
         assertEquals(offHeap, g.vectorsOffHeap());
         SplittableRandom rnd = new SplittableRandom(5);
         float[][] v = prepared(rnd, Metric.L2, 40, dim);
@@ -138,20 +199,27 @@ class FloatVectorScorersTest {
         g.setVector(3, v[39]);
         NodeScorer now = g.scorers().queryScorer(q);
         for (int s = 0; s < 40; s++) {
-            assertBits(Metric.L2.score(Kernels.get(), q, v[s == 3 ? 39 : s], 0, dim), now.score(s), "slot " + s);
+            assertBits(
+                    Metric.L2.score(Kernels.get(), q, v[s == 3 ? 39 : s], 0, dim),
+                    now.score(s),
+                    "slot " + s);
         }
         // A search that began before the grow scores the vectors of the layout it walks.
         assertBits(oldScore, old.score(3), "slot 3 through the old layout");
     }
 
-    /** {@code n} random vectors in the metric's stored form; never all zero, so cosine accepts them. */
+    /**
+     * {@code n} random vectors in the metric's stored form; never all zero, so cosine accepts them.
+     */
     private static float[][] prepared(SplittableRandom rnd, Metric metric, int n, int dim) {
         float[][] out = new float[n][];
         for (int i = 0; i < n; i++) {
             float[] x = new float[dim];
             for (int j = 0; j < dim; j++) {
                 double r = rnd.nextDouble();
-                double gauss = Math.sqrt(-2 * Math.log(1 - rnd.nextDouble())) * Math.cos(2 * Math.PI * rnd.nextDouble());
+                double gauss =
+                        Math.sqrt(-2 * Math.log(1 - rnd.nextDouble()))
+                                * Math.cos(2 * Math.PI * rnd.nextDouble());
                 // Mostly ordinary values, some large and some tiny, so sums round in earnest.
                 x[j] = (float) (r < 0.1 ? 1e3 * gauss : r < 0.2 ? 1e-4 * gauss : gauss);
             }
@@ -173,24 +241,32 @@ class FloatVectorScorersTest {
     }
 
     /** Scorers over {@code store}, or over the same floats copied into a native segment. */
-    private static FloatVectorScorers scorers(Metric metric, VectorKernels k, float[] store, int dim, boolean offHeap) {
-        return offHeap ? new FloatVectorScorers(metric, k, offHeapCopy(store), dim) : new FloatVectorScorers(metric, k, store, dim);
+    private static FloatVectorScorers scorers(
+            Metric metric, VectorKernels k, float[] store, int dim, boolean offHeap) {
+        return offHeap
+                ? new FloatVectorScorers(metric, k, offHeapCopy(store), dim)
+                : new FloatVectorScorers(metric, k, store, dim);
     }
 
     private static java.lang.foreign.MemorySegment offHeapCopy(float[] store) {
         java.lang.foreign.MemorySegment segment =
                 java.lang.foreign.Arena.ofAuto().allocate((long) store.length * Float.BYTES, 64);
-        java.lang.foreign.MemorySegment.copy(store, 0, segment, java.lang.foreign.ValueLayout.JAVA_FLOAT, 0, store.length);
+        java.lang.foreign.MemorySegment.copy(
+                store, 0, segment, java.lang.foreign.ValueLayout.JAVA_FLOAT, 0, store.length);
         return segment;
     }
 
     private static void assertBits(float expected, float actual, String what) {
-        assertEquals(Float.floatToRawIntBits(expected), Float.floatToRawIntBits(actual),
+        assertEquals(
+                Float.floatToRawIntBits(expected),
+                Float.floatToRawIntBits(actual),
                 () -> what + ": expected " + expected + ", got " + actual);
     }
 
     private static void assertBits(float expected, float actual, String what, long seed) {
-        assertEquals(Float.floatToRawIntBits(expected), Float.floatToRawIntBits(actual),
+        assertEquals(
+                Float.floatToRawIntBits(expected),
+                Float.floatToRawIntBits(actual),
                 () -> what + ": expected " + expected + ", got " + actual + Seeds.replay(seed));
     }
 }

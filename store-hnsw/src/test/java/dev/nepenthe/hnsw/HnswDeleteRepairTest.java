@@ -25,6 +25,7 @@ class HnswDeleteRepairTest {
 
     static final int N = 12_000;
     static final int DIM = 128;
+
     /** efSearch at which repaired and rebuilt graphs are compared (see HnswRecallTest). */
     static final int EF = 64;
 
@@ -42,14 +43,16 @@ class HnswDeleteRepairTest {
         int removed = 0;
         for (double fraction : new double[] {0.10, 0.50}) {
             int target = (int) (N * fraction);
-            // One at a time for the first stage, in batches of 100 for the second: both paths repair.
+            // One at a time for the first stage, in batches of 100 for the second: both paths
+            // repair.
             while (removed < target) {
                 if (fraction < 0.2) {
                     assertTrue(index.remove(order[removed]));
                     survivors.remove(order[removed]);
                     removed++;
                 } else {
-                    int[] batch = Arrays.copyOfRange(order, removed, Math.min(target, removed + 100));
+                    int[] batch =
+                            Arrays.copyOfRange(order, removed, Math.min(target, removed + 100));
                     assertEquals(batch.length, index.removeAll(batch));
                     for (int o : batch) {
                         survivors.remove(o);
@@ -68,12 +71,19 @@ class HnswDeleteRepairTest {
             ExactIndex exact = HnswFixtures.exact(data, Metric.L2, survivors);
             double repaired = HnswFixtures.recall(index, exact, queries, 10, EF);
             double rebuilt = HnswFixtures.recall(fresh, exact, queries, 10, EF);
-            assertTrue(repaired >= rebuilt - 0.01, "after removing " + fraction + ": repaired recall " + repaired
-                    + " vs rebuilt " + rebuilt);
+            assertTrue(
+                    repaired >= rebuilt - 0.01,
+                    "after removing "
+                            + fraction
+                            + ": repaired recall "
+                            + repaired
+                            + " vs rebuilt "
+                            + rebuilt);
         }
         // No removed ordinal is ever returned, at any beam width.
         for (float[] q : queries) {
-            for (int o : index.search(q, 50, Accept.ALL, SearchParams.of("efSearch", 200)).ordinals()) {
+            for (int o :
+                    index.search(q, 50, Accept.ALL, SearchParams.of("efSearch", 200)).ordinals()) {
                 assertTrue(survivors.contains(o), "removed ordinal " + o + " returned");
             }
         }
@@ -101,8 +111,12 @@ class HnswDeleteRepairTest {
         for (int i = 0; i < n; i++) {
             byDistance[i] = i;
         }
-        Arrays.sort(byDistance, (x, y) -> Float.compare(Metric.L2.score(Kernels.get(), probe, data[y], 0, 48),
-                Metric.L2.score(Kernels.get(), probe, data[x], 0, 48)));
+        Arrays.sort(
+                byDistance,
+                (x, y) ->
+                        Float.compare(
+                                Metric.L2.score(Kernels.get(), probe, data[y], 0, 48),
+                                Metric.L2.score(Kernels.get(), probe, data[x], 0, 48)));
         RoaringBitmap survivors = new RoaringBitmap();
         survivors.add(0L, n);
         int removedCount = 0;
@@ -121,12 +135,19 @@ class HnswDeleteRepairTest {
         survivors.forEach((int o) -> fresh.add(o, data[o]));
         double repairedDegree = meanLayer0Degree(index.graph());
         double rebuiltDegree = meanLayer0Degree(fresh.graph());
-        assertTrue(repairedDegree >= 0.9 * rebuiltDegree,
-                "mean layer-0 degree " + repairedDegree + " after repair vs " + rebuiltDegree + " rebuilt");
+        assertTrue(
+                repairedDegree >= 0.9 * rebuiltDegree,
+                "mean layer-0 degree "
+                        + repairedDegree
+                        + " after repair vs "
+                        + rebuiltDegree
+                        + " rebuilt");
         ExactIndex exact = HnswFixtures.exact(data, Metric.L2, survivors);
         double repaired = HnswFixtures.recall(index, exact, queries, 10, 16);
         double rebuilt = HnswFixtures.recall(fresh, exact, queries, 10, 16);
-        assertTrue(repaired >= rebuilt - 0.02, "recall@10 at ef 16: repaired " + repaired + " vs rebuilt " + rebuilt);
+        assertTrue(
+                repaired >= rebuilt - 0.02,
+                "recall@10 at ef 16: repaired " + repaired + " vs rebuilt " + rebuilt);
     }
 
     static double meanLayer0Degree(HnswGraph g) {
@@ -187,10 +208,11 @@ class HnswDeleteRepairTest {
     }
 
     /**
-     * Removals prove reachability from the nodes they touched, not by walking the graph: after
-     * the build's one walk, 300 single removals and 30 batches of 10 (600 records) walk only when
-     * the entry point itself is removed (or, at most twice, when a node is left with no in-link), and the integrity checker (which walks layer 0 from the entry
-     * point on its own) finds every live node reachable after each round.
+     * Removals prove reachability from the nodes they touched, not by walking the graph: after the
+     * build's one walk, 300 single removals and 30 batches of 10 (600 records) walk only when the
+     * entry point itself is removed (or, at most twice, when a node is left with no in-link), and
+     * the integrity checker (which walks layer 0 from the entry point on its own) finds every live
+     * node reachable after each round.
      */
     @Test
     void removalsCertifyReachabilityWithoutWalkingTheGraph() {
@@ -216,21 +238,33 @@ class HnswDeleteRepairTest {
             at += 10;
             IntegrityReport report = index.verifyIntegrity();
             int r = round;
-            assertTrue(report.isClean(), () -> "round " + r + ": " + report + dev.nepenthe.testing.Seeds.replay(seed));
+            assertTrue(
+                    report.isClean(),
+                    () -> "round " + r + ": " + report + dev.nepenthe.testing.Seeds.replay(seed));
         }
         long walks = index.fullWalks() - walksBefore;
-        System.out.println("full walks for 600 removals: " + walks + " (entry point removed " + entryRemovals + " times)");
-        assertTrue(walks <= entryRemovals + 2, walks + " full walks for 600 removals (" + entryRemovals
-                + " of the entry point)" + dev.nepenthe.testing.Seeds.replay(seed));
+        System.out.println(
+                "full walks for 600 removals: "
+                        + walks
+                        + " (entry point removed "
+                        + entryRemovals
+                        + " times)");
+        assertTrue(
+                walks <= entryRemovals + 2,
+                walks
+                        + " full walks for 600 removals ("
+                        + entryRemovals
+                        + " of the entry point)"
+                        + dev.nepenthe.testing.Seeds.replay(seed));
         assertEquals(n - 600, index.size());
     }
 
     /**
-     * A forget removes a subject's records in one batch. In a graph of 60,000 nodes labelled by
-     * a walk, five such batches of 100 (random nodes, and nodes near one another) must each be
+     * A forget removes a subject's records in one batch. In a graph of 60,000 nodes labelled by a
+     * walk, five such batches of 100 (random nodes, and nodes near one another) must each be
      * certified from the nodes they touched, without a walk over the graph. (At 1M nodes the
-     * certificate's budget, then sized by the pending nodes alone, ran out and every forget
-     * walked; this size cannot show that, and the test guards the local proof it relies on.)
+     * certificate's budget, then sized by the pending nodes alone, ran out and every forget walked;
+     * this size cannot show that, and the test guards the local proof it relies on.)
      */
     @Test
     void batchRemovalsCertifyWithoutWalkingTheGraph() {
@@ -260,23 +294,31 @@ class HnswDeleteRepairTest {
             walks += index.fullWalks() - before;
             raised += index.relabelled() - raisedBefore;
         }
-        System.out.println("five batches of 100 removals: " + walks + " full walks, " + raised + " labels raised");
+        System.out.println(
+                "five batches of 100 removals: "
+                        + walks
+                        + " full walks, "
+                        + raised
+                        + " labels raised");
         IntegrityReport report = index.verifyIntegrity();
         assertTrue(report.isClean(), () -> report + dev.nepenthe.testing.Seeds.replay(seed));
-        assertEquals(0, walks, "full walks for five batches of 100 removals" + dev.nepenthe.testing.Seeds.replay(seed));
+        assertEquals(
+                0,
+                walks,
+                "full walks for five batches of 100 removals"
+                        + dev.nepenthe.testing.Seeds.replay(seed));
     }
 
     /**
-     * Removing the first nodes inserted, hubs near the entry point (as a forget of a store's
-     * oldest subject does), takes many nodes' one in-neighbour a depth above them. A walk spaces
-     * the depths' labels ({@link HnswRepairer#LABEL_STEP}), so a node raised above a neighbour
-     * of its own depth stays below the next depth and the nodes there that leaned on it need no
-     * raise. At 60,000 nodes, five batches of 100 such removals raised 8,000 to 20,000 labels
-     * with spaced depths and 98,000 to 117,000 with depths one apart (seeds 1 to 3). Over 51
-     * seeds, spaced depths raised 6,600 to 16,300, and one seed 36,553
-     * (2588024398980570721, which failed a fresh-clone CI run against a bound of half the
-     * graph); the bound here, the graph's size, still sits below every figure with depths one
-     * apart.
+     * Removing the first nodes inserted, hubs near the entry point (as a forget of a store's oldest
+     * subject does), takes many nodes' one in-neighbour a depth above them. A walk spaces the
+     * depths' labels ({@link HnswRepairer#LABEL_STEP}), so a node raised above a neighbour of its
+     * own depth stays below the next depth and the nodes there that leaned on it need no raise. At
+     * 60,000 nodes, five batches of 100 such removals raised 8,000 to 20,000 labels with spaced
+     * depths and 98,000 to 117,000 with depths one apart (seeds 1 to 3). Over 51 seeds, spaced
+     * depths raised 6,600 to 16,300, and one seed 36,553 (2588024398980570721, which failed a
+     * fresh-clone CI run against a bound of half the graph); the bound here, the graph's size,
+     * still sits below every figure with depths one apart.
      */
     @Test
     void removingHubsNearTheEntryPointRaisesFewLabels() {
@@ -289,26 +331,37 @@ class HnswDeleteRepairTest {
         long walks = 0;
         for (int batch = 0; batch < 5; batch++) {
             int from = batch * 100;
-            int[] removed = java.util.stream.IntStream.range(from, from + 100)
-                    .filter(o -> o != index.entryOrdinal()).toArray();
+            int[] removed =
+                    java.util.stream.IntStream.range(from, from + 100)
+                            .filter(o -> o != index.entryOrdinal())
+                            .toArray();
             long raisedBefore = index.relabelled();
             long walksBefore = index.fullWalks();
             index.removeAll(removed);
             raised += index.relabelled() - raisedBefore;
             walks += index.fullWalks() - walksBefore;
         }
-        System.out.println("five batches of the first 100 inserted: " + raised + " labels raised, " + walks + " full walks");
+        System.out.println(
+                "five batches of the first 100 inserted: "
+                        + raised
+                        + " labels raised, "
+                        + walks
+                        + " full walks");
         IntegrityReport report = index.verifyIntegrity();
         assertTrue(report.isClean(), () -> report + dev.nepenthe.testing.Seeds.replay(seed));
-        assertTrue(raised < n, raised + " labels raised for 500 removals in a graph of " + n
-                + dev.nepenthe.testing.Seeds.replay(seed));
+        assertTrue(
+                raised < n,
+                raised
+                        + " labels raised for 500 removals in a graph of "
+                        + n
+                        + dev.nepenthe.testing.Seeds.replay(seed));
     }
 
     /**
-     * The certificate catches a group cut off together: two nodes that link to each other but
-     * that nothing else reaches on layer 0 still have an in-link each, so only the labels can
-     * tell. The next removal anywhere must notice (their labels keep raising each other), fall
-     * back to the full walk and link them back.
+     * The certificate catches a group cut off together: two nodes that link to each other but that
+     * nothing else reaches on layer 0 still have an in-link each, so only the labels can tell. The
+     * next removal anywhere must notice (their labels keep raising each other), fall back to the
+     * full walk and link them back.
      */
     @Test
     void aRemovalElsewhereNoticesTwoNodesCutOffTogether() {
@@ -336,7 +389,9 @@ class HnswDeleteRepairTest {
                 g.replaceList(x, 0, with, with.length, null);
             }
         }
-        assertEquals(2, index.verifyIntegrity().violations(HnswIntegrityChecker.UNREACHABLE),
+        assertEquals(
+                2,
+                index.verifyIntegrity().violations(HnswIntegrityChecker.UNREACHABLE),
                 "control: the two nodes are cut off from the entry point");
         long walks = index.fullWalks();
         index.remove(1_500);

@@ -36,7 +36,12 @@ class HnswFilterTest {
             ExactIndex exact = HnswFixtures.exact(data, Metric.L2, accept);
             double sum = 0;
             for (float[] q : queries) {
-                SearchResult got = index.search(q, 10, Accept.of(accept.toArray()), SearchParams.of("efSearch", 64));
+                SearchResult got =
+                        index.search(
+                                q,
+                                10,
+                                Accept.of(accept.toArray()),
+                                SearchParams.of("efSearch", 64));
                 assertEquals(Math.min(10, accept.getCardinality()), got.size(), "keep " + keep);
                 for (int o : got.ordinals()) {
                     assertTrue(accept.contains(o), "ordinal " + o + " is outside the accept set");
@@ -49,6 +54,7 @@ class HnswFilterTest {
         // An empty accept set returns nothing; an accept set naming only removed ordinals too.
         assertEquals(0, index.search(queries[0], 10, Accept.of(), SearchParams.DEFAULTS).size());
         index.removeAll(new int[] {1, 2, 3});
-        assertEquals(0, index.search(queries[0], 10, Accept.of(1, 2, 3), SearchParams.DEFAULTS).size());
+        assertEquals(
+                0, index.search(queries[0], 10, Accept.of(1, 2, 3), SearchParams.DEFAULTS).size());
     }
 }

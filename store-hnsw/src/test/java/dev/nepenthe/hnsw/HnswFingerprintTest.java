@@ -14,16 +14,16 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 /**
- * Pins what a seeded, single-threaded HNSW run produces, to the bit: the graph after a build,
- * the graph after removals, re-adds and a reconnect (with the repair counters), and the
- * ordinals, raw score bits and visit counts of plain, walked-filtered and exact-filtered
- * searches. The kernels agree bit for bit, so the values are the same in the panama and the
- * scalar run and on every machine, and the same with the vectors on or off the heap.
+ * Pins what a seeded, single-threaded HNSW run produces, to the bit: the graph after a build, the
+ * graph after removals, re-adds and a reconnect (with the repair counters), and the ordinals, raw
+ * score bits and visit counts of plain, walked-filtered and exact-filtered searches. The kernels
+ * agree bit for bit, so the values are the same in the panama and the scalar run and on every
+ * machine, and the same with the vectors on or off the heap.
  *
  * <p>A refactoring of the graph code (such as routing every score through a scorer) must leave
  * these values alone. A change that alters the algorithm on purpose (a new heuristic, a new
- * summation order) changes them; then say so in the commit and replace the constants with the
- * ones the failure message prints.
+ * summation order) changes them; then say so in the commit and replace the constants with the ones
+ * the failure message prints.
  */
 class HnswFingerprintTest {
 
@@ -42,13 +42,23 @@ class HnswFingerprintTest {
         long[][] actual = new long[metrics.length][];
         for (int m = 0; m < metrics.length; m++) {
             actual[m] = run(metrics[m], 1000 + m, storage);
-            got.append(String.format("        {%dL, %dL, %dL}, // %s%n", actual[m][0], actual[m][1], actual[m][2],
-                    metrics[m]));
+            got.append(
+                    String.format(
+                            "        {%dL, %dL, %dL}, // %s%n",
+                            actual[m][0], actual[m][1], actual[m][2], metrics[m]));
         }
         for (int m = 0; m < metrics.length; m++) {
-            assertEquals(Arrays.toString(EXPECTED[m]), Arrays.toString(actual[m]), metrics[m]
-                    + ": the seeded run no longer reproduces; if the algorithm changed on purpose, the new values"
-                    + " (kernels " + Kernels.get().name() + ", vectors " + storage + ") are:\n" + got);
+            assertEquals(
+                    Arrays.toString(EXPECTED[m]),
+                    Arrays.toString(actual[m]),
+                    metrics[m]
+                            + ": the seeded run no longer reproduces; if the algorithm changed on"
+                            + " purpose, the new values (kernels "
+                            + Kernels.get().name()
+                            + ", vectors "
+                            + storage
+                            + ") are:\n"
+                            + got);
         }
     }
 
@@ -58,8 +68,13 @@ class HnswFingerprintTest {
         int n = 1_500;
         int dim = 37;
         float[][] all = Datasets.clustered(seed, n + 40, dim, 10, 0.3);
-        HnswIndex index = new HnswIndex(dim, metric, HnswParams.of(6, 40).withSeed(seed).withStorage(storage),
-                Kernels.get(), 16);
+        HnswIndex index =
+                new HnswIndex(
+                        dim,
+                        metric,
+                        HnswParams.of(6, 40).withSeed(seed).withStorage(storage),
+                        Kernels.get(),
+                        16);
         for (int i = 0; i < n; i++) {
             index.add(i, all[i]);
         }

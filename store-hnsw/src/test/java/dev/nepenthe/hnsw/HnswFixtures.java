@@ -19,7 +19,13 @@ final class HnswFixtures {
     private HnswFixtures() {}
 
     static HnswIndex build(float[][] data, Metric metric, HnswParams p) {
-        HnswIndex index = new HnswIndex(data[0].length, metric, p, dev.nepenthe.core.vector.Kernels.get(), data.length);
+        HnswIndex index =
+                new HnswIndex(
+                        data[0].length,
+                        metric,
+                        p,
+                        dev.nepenthe.core.vector.Kernels.get(),
+                        data.length);
         for (int i = 0; i < data.length; i++) {
             index.add(i, data[i]);
         }
@@ -27,18 +33,23 @@ final class HnswFixtures {
     }
 
     /** Inserts with {@code threads} threads, each taking every threads-th ordinal. */
-    static HnswIndex buildConcurrently(float[][] data, Metric metric, HnswParams p, int threads) throws Exception {
-        HnswIndex index = new HnswIndex(data[0].length, metric, p, dev.nepenthe.core.vector.Kernels.get(), 16);
+    static HnswIndex buildConcurrently(float[][] data, Metric metric, HnswParams p, int threads)
+            throws Exception {
+        HnswIndex index =
+                new HnswIndex(
+                        data[0].length, metric, p, dev.nepenthe.core.vector.Kernels.get(), 16);
         ExecutorService pool = Executors.newFixedThreadPool(threads);
         try {
             List<Future<?>> fs = new ArrayList<>();
             for (int t = 0; t < threads; t++) {
                 int start = t;
-                fs.add(pool.submit(() -> {
-                    for (int i = start; i < data.length; i += threads) {
-                        index.add(i, data[i]);
-                    }
-                }));
+                fs.add(
+                        pool.submit(
+                                () -> {
+                                    for (int i = start; i < data.length; i += threads) {
+                                        index.add(i, data[i]);
+                                    }
+                                }));
             }
             for (Future<?> f : fs) {
                 f.get();
@@ -64,7 +75,8 @@ final class HnswFixtures {
         return recall(approx, exact, queries, k, SearchParams.of("efSearch", ef));
     }
 
-    static double recall(VectorIndex approx, ExactIndex exact, float[][] queries, int k, SearchParams sp) {
+    static double recall(
+            VectorIndex approx, ExactIndex exact, float[][] queries, int k, SearchParams sp) {
         double sum = 0;
         for (float[] q : queries) {
             SearchResult truth = exact.search(q, k);

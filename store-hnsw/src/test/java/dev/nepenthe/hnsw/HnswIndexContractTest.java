@@ -13,7 +13,8 @@ class HnswIndexContractTest extends VectorIndexContract {
 
     @Override
     protected Map<String, String> params() {
-        return Map.of(HnswParams.M, "8", HnswParams.EF_CONSTRUCTION, "64", HnswParams.EF_SEARCH, "64");
+        return Map.of(
+                HnswParams.M, "8", HnswParams.EF_CONSTRUCTION, "64", HnswParams.EF_SEARCH, "64");
     }
 
     @Override

@@ -57,15 +57,25 @@ class HnswIntegrityCheckerTest {
     @EnumSource(HnswParams.VectorStorage.class)
     void leftoverVectorBytesInAFreedSlotAreCounted(HnswParams.VectorStorage storage) {
         float[][] data = Datasets.clustered(51, 400, 8, 4, 0.3);
-        HnswIndex index = HnswFixtures.build(data, Metric.L2, HnswParams.of(6, 30).withStorage(storage));
+        HnswIndex index =
+                HnswFixtures.build(data, Metric.L2, HnswParams.of(6, 30).withStorage(storage));
         index.remove(7);
         assertTrue(index.verifyIntegrity().isClean());
         HnswGraph g = index.graph();
         assertEquals(storage == HnswParams.VectorStorage.OFF_HEAP, g.vectorsOffHeap());
-        String where = storage == HnswParams.VectorStorage.OFF_HEAP ? "vectorBytesOffHeap" : "vectorBytesOnHeap";
-        assertEquals((long) g.capacity() * 8 * Float.BYTES, index.describe().stats().get(where).longValue(),
+        String where =
+                storage == HnswParams.VectorStorage.OFF_HEAP
+                        ? "vectorBytesOffHeap"
+                        : "vectorBytesOnHeap";
+        assertEquals(
+                (long) g.capacity() * 8 * Float.BYTES,
+                index.describe().stats().get(where).longValue(),
                 index.describe().stats()::toString);
-        g.vectors().setAtIndex(java.lang.foreign.ValueLayout.JAVA_FLOAT, g.vectorOffset(g.freeSlot(0)) + 3, 0.5f);
+        g.vectors()
+                .setAtIndex(
+                        java.lang.foreign.ValueLayout.JAVA_FLOAT,
+                        g.vectorOffset(g.freeSlot(0)) + 3,
+                        0.5f);
         IntegrityReport r = index.verifyIntegrity();
         assertEquals(1, r.violations(HnswIntegrityChecker.NOT_ZEROED), r::toString);
     }
@@ -83,7 +93,8 @@ class HnswIntegrityCheckerTest {
         }
         IntegrityReport r = index.verifyIntegrity();
         assertTrue(r.violations(HnswIntegrityChecker.UNREACHABLE) >= 1, r::toString);
-        assertEquals(r.checked().get("live-nodes") - r.violations(HnswIntegrityChecker.UNREACHABLE),
+        assertEquals(
+                r.checked().get("live-nodes") - r.violations(HnswIntegrityChecker.UNREACHABLE),
                 r.checked().get("reachable-on-layer-0"));
         assertTrue(index.connectUnreachable() >= 1);
         IntegrityReport after = index.verifyIntegrity();
@@ -115,8 +126,13 @@ class HnswIntegrityCheckerTest {
 
     private static HnswIndex freshQuantized(HnswParams.VectorStorage storage) {
         float[][] data = Datasets.clustered(52, 400, 8, 4, 0.3);
-        HnswIndex index = HnswFixtures.build(data, Metric.L2,
-                HnswParams.of(6, 30).withQuantization(HnswParams.Quantization.INT8).withStorage(storage));
+        HnswIndex index =
+                HnswFixtures.build(
+                        data,
+                        Metric.L2,
+                        HnswParams.of(6, 30)
+                                .withQuantization(HnswParams.Quantization.INT8)
+                                .withStorage(storage));
         assertEquals(storage == HnswParams.VectorStorage.OFF_HEAP, index.graph().codesOffHeap());
         index.remove(7);
         IntegrityReport control = index.verifyIntegrity();
@@ -154,7 +170,10 @@ class HnswIntegrityCheckerTest {
         g.setCodeByte(freed, g.codec().stride() - 3, (byte) 5);
         IntegrityReport full = index.verifyIntegrity();
         assertEquals(1, full.violations(HnswIntegrityChecker.CODE_NOT_ZEROED), full::toString);
-        assertEquals(0, full.violations(HnswIntegrityChecker.NOT_ZEROED), "the vector bytes are zero: " + full);
+        assertEquals(
+                0,
+                full.violations(HnswIntegrityChecker.NOT_ZEROED),
+                "the vector bytes are zero: " + full);
         IntegrityReport scoped = index.verifyRemoval(new int[] {7});
         assertEquals(1, scoped.violations(HnswIntegrityChecker.CODE_NOT_ZEROED), scoped::toString);
     }

@@ -25,26 +25,41 @@ import org.junit.jupiter.params.provider.CsvSource;
 
 class HnswPersistenceTest {
 
-    @TempDir
-    Path dir;
+    @TempDir Path dir;
 
-    /** Where the vectors live is chosen at each open: a graph saved from either loads into either. */
+    /**
+     * Where the vectors live is chosen at each open: a graph saved from either loads into either.
+     */
     @ParameterizedTest(name = "saved from {0}, loaded into {1}")
     @CsvSource({"heap, heap", "heap, offheap", "offheap, heap", "offheap, offheap"})
     void saveAndLoadGiveAnIdenticalGraph(String savedFrom, String loadedInto) throws Exception {
         float[][] data = Datasets.clustered(31, 3_000, 24, 15, 0.3);
-        HnswIndex index = HnswFixtures.build(data, Metric.COSINE,
-                HnswParams.of(8, 50).withStorage(HnswParams.VectorStorage.fromParam(savedFrom)));
+        HnswIndex index =
+                HnswFixtures.build(
+                        data,
+                        Metric.COSINE,
+                        HnswParams.of(8, 50)
+                                .withStorage(HnswParams.VectorStorage.fromParam(savedFrom)));
         // Removals leave free slots and a free list: those must round-trip too.
         index.removeAll(Arrays.copyOf(HnswDeleteRepairTest.shuffled(3_000, 4), 300));
         Path file = dir.resolve("graph.hnsw");
         index.save(file);
 
-        HnswIndex loaded = (HnswIndex) VectorIndexes.factory("hnsw").load(
-                new IndexConfig(24, Metric.COSINE, Map.of(HnswParams.VECTORS, loadedInto), 0), file);
+        HnswIndex loaded =
+                (HnswIndex)
+                        VectorIndexes.factory("hnsw")
+                                .load(
+                                        new IndexConfig(
+                                                24,
+                                                Metric.COSINE,
+                                                Map.of(HnswParams.VECTORS, loadedInto),
+                                                0),
+                                        file);
         assertEquals(index.size(), loaded.size());
         assertEquals(loadedInto.equals("offheap"), loaded.graph().vectorsOffHeap());
-        assertEquals(index.params().withStorage(HnswParams.VectorStorage.fromParam(loadedInto)), loaded.params());
+        assertEquals(
+                index.params().withStorage(HnswParams.VectorStorage.fromParam(loadedInto)),
+                loaded.params());
         assertEquals(index.entryOrdinal(), loaded.entryOrdinal());
         for (int ord = 0; ord < 3_000; ord++) {
             assertEquals(index.contains(ord), loaded.contains(ord));
@@ -55,13 +70,17 @@ class HnswPersistenceTest {
             assertArrayEquals(index.vector(ord), loaded.vector(ord));
             assertEquals(index.levelOf(ord), loaded.levelOf(ord));
             for (int l = 0; l <= index.levelOf(ord); l++) {
-                assertArrayEquals(index.neighborOrdinals(ord, l), loaded.neighborOrdinals(ord, l), "ordinal " + ord);
+                assertArrayEquals(
+                        index.neighborOrdinals(ord, l),
+                        loaded.neighborOrdinals(ord, l),
+                        "ordinal " + ord);
             }
         }
         assertTrue(loaded.verifyIntegrity().isClean(), () -> loaded.verifyIntegrity().toString());
         for (int i = 0; i < 50; i++) {
             SearchResult a = index.search(data[i], 10, Accept.ALL, SearchParams.of("efSearch", 40));
-            SearchResult b = loaded.search(data[i], 10, Accept.ALL, SearchParams.of("efSearch", 40));
+            SearchResult b =
+                    loaded.search(data[i], 10, Accept.ALL, SearchParams.of("efSearch", 40));
             assertArrayEquals(a.ordinals(), b.ordinals());
             assertArrayEquals(a.scores(), b.scores());
         }
@@ -71,7 +90,8 @@ class HnswPersistenceTest {
         loaded.add(reused, data[reused]);
         assertEquals(index.slotOf(reused), loaded.slotOf(reused));
         assertArrayEquals(index.neighborOrdinals(reused, 0), loaded.neighborOrdinals(reused, 0));
-        // Saving the loaded copy gives the same bytes apart from the 16-byte file id and the checksum.
+        // Saving the loaded copy gives the same bytes apart from the 16-byte file id and the
+        // checksum.
         Path again = dir.resolve("again.hnsw");
         index.save(file);
         loaded.save(again);
@@ -79,7 +99,9 @@ class HnswPersistenceTest {
         byte[] y = Files.readAllBytes(again);
         assertEquals(x.length, y.length);
         int headerIdEnd = 4 + 2 + "nepenthe-hnsw".length() + 4 + 16;
-        assertArrayEquals(Arrays.copyOfRange(x, headerIdEnd, x.length - 12), Arrays.copyOfRange(y, headerIdEnd, y.length - 12));
+        assertArrayEquals(
+                Arrays.copyOfRange(x, headerIdEnd, x.length - 12),
+                Arrays.copyOfRange(y, headerIdEnd, y.length - 12));
     }
 
     @Test
@@ -94,14 +116,18 @@ class HnswPersistenceTest {
             copy[pos] ^= 0x10;
             Path bad = dir.resolve("bad-" + pos + ".hnsw");
             Files.write(bad, copy);
-            CorruptFileException e = assertThrows(CorruptFileException.class,
-                    () -> HnswIndex.load(new IndexConfig(8, Metric.L2), bad));
+            CorruptFileException e =
+                    assertThrows(
+                            CorruptFileException.class,
+                            () -> HnswIndex.load(new IndexConfig(8, Metric.L2), bad));
             assertTrue(e.getMessage().contains("checksum"), e.getMessage());
             assertTrue(e.getMessage().contains(bad.getFileName().toString()), e.getMessage());
         }
         Path truncated = dir.resolve("truncated.hnsw");
         Files.write(truncated, Arrays.copyOf(bytes, bytes.length - 100));
-        assertThrows(CorruptFileException.class, () -> HnswIndex.load(new IndexConfig(8, Metric.L2), truncated));
+        assertThrows(
+                CorruptFileException.class,
+                () -> HnswIndex.load(new IndexConfig(8, Metric.L2), truncated));
     }
 
     @Test
@@ -110,38 +136,82 @@ class HnswPersistenceTest {
         HnswIndex index = HnswFixtures.build(data, Metric.L2, HnswParams.of(6, 30));
         Path file = dir.resolve("graph.hnsw");
         index.save(file);
-        Exception e = assertThrows(Exception.class, () -> HnswIndex.load(new IndexConfig(9, Metric.L2), file));
+        Exception e =
+                assertThrows(
+                        Exception.class, () -> HnswIndex.load(new IndexConfig(9, Metric.L2), file));
         assertTrue(e.getMessage().contains("dimension 8"), e.getMessage());
-        e = assertThrows(Exception.class, () -> HnswIndex.load(new IndexConfig(8, Metric.DOT), file));
+        e =
+                assertThrows(
+                        Exception.class,
+                        () -> HnswIndex.load(new IndexConfig(8, Metric.DOT), file));
         assertTrue(e.getMessage().contains("metric"), e.getMessage());
     }
 
     @Test
     void factoryParsesAndRejectsParameters() {
-        VectorIndex idx = VectorIndexes.factory("hnsw").create(new IndexConfig(16, Metric.DOT,
-                Map.of("M", "12", "efConstruction", "90", "efSearch", "33", "repairEf", "20", "levelMultiplier", "0.4"), 5));
+        VectorIndex idx =
+                VectorIndexes.factory("hnsw")
+                        .create(
+                                new IndexConfig(
+                                        16,
+                                        Metric.DOT,
+                                        Map.of(
+                                                "M",
+                                                "12",
+                                                "efConstruction",
+                                                "90",
+                                                "efSearch",
+                                                "33",
+                                                "repairEf",
+                                                "20",
+                                                "levelMultiplier",
+                                                "0.4"),
+                                        5));
         HnswParams p = ((HnswIndex) idx).params();
         assertEquals(new HnswParams(12, 90, 33, 0.4, 20, 5), p);
-        IllegalArgumentException unknown = assertThrows(IllegalArgumentException.class,
-                () -> VectorIndexes.factory("hnsw").create(new IndexConfig(16, Metric.DOT, Map.of("nprobe", "3"), 1)));
-        assertTrue(unknown.getMessage().contains("nprobe") && unknown.getMessage().contains("efConstruction"),
+        IllegalArgumentException unknown =
+                assertThrows(
+                        IllegalArgumentException.class,
+                        () ->
+                                VectorIndexes.factory("hnsw")
+                                        .create(
+                                                new IndexConfig(
+                                                        16, Metric.DOT, Map.of("nprobe", "3"), 1)));
+        assertTrue(
+                unknown.getMessage().contains("nprobe")
+                        && unknown.getMessage().contains("efConstruction"),
                 unknown.getMessage());
-        IllegalArgumentException range = assertThrows(IllegalArgumentException.class,
-                () -> VectorIndexes.factory("hnsw").create(new IndexConfig(16, Metric.DOT, Map.of("M", "1"), 1)));
-        assertTrue(range.getMessage().contains("'M'") && range.getMessage().contains("got 1"), range.getMessage());
+        IllegalArgumentException range =
+                assertThrows(
+                        IllegalArgumentException.class,
+                        () ->
+                                VectorIndexes.factory("hnsw")
+                                        .create(
+                                                new IndexConfig(
+                                                        16, Metric.DOT, Map.of("M", "1"), 1)));
+        assertTrue(
+                range.getMessage().contains("'M'") && range.getMessage().contains("got 1"),
+                range.getMessage());
         HnswIndex index = new HnswIndex(3, Metric.L2, HnswParams.of(4, 10));
         index.add(1, new float[] {1, 2, 3});
-        IllegalArgumentException dup = assertThrows(IllegalArgumentException.class, () -> index.add(1, new float[] {1, 2, 3}));
+        IllegalArgumentException dup =
+                assertThrows(
+                        IllegalArgumentException.class, () -> index.add(1, new float[] {1, 2, 3}));
         assertTrue(dup.getMessage().contains("already live"), dup.getMessage());
-        IllegalArgumentException dim = assertThrows(IllegalArgumentException.class, () -> index.add(2, new float[] {1, 2}));
+        IllegalArgumentException dim =
+                assertThrows(
+                        IllegalArgumentException.class, () -> index.add(2, new float[] {1, 2}));
         assertTrue(dim.getMessage().contains("expected dimension 3, got 2"), dim.getMessage());
         assertThrows(IllegalArgumentException.class, () -> index.search(new float[] {1, 2, 3}, 0));
     }
 
     // ---- crafted files: a loaded graph is checked before it serves ----------------------------
 
-    /** Body offsets of the fields the crafted files change (see HnswIndex.save's layout, version 4). */
+    /**
+     * Body offsets of the fields the crafted files change (see HnswIndex.save's layout, version 4).
+     */
     private static final int CAPACITY = 42, ENTRY_SLOT = 50, ENTRY_LEVEL = 54, FIRST_SLOT = 58;
+
     private static final int DIM = 4;
 
     /** A small saved graph: the file's bytes, and the offset where its body starts. */
@@ -173,10 +243,14 @@ class HnswPersistenceTest {
     }
 
     private void assertRefused(Path file, String expected) {
-        CorruptFileException e = assertThrows(CorruptFileException.class,
-                () -> HnswIndex.load(new IndexConfig(DIM, Metric.L2), file));
+        CorruptFileException e =
+                assertThrows(
+                        CorruptFileException.class,
+                        () -> HnswIndex.load(new IndexConfig(DIM, Metric.L2), file));
         assertTrue(e.getMessage().contains(file.getFileName().toString()), e.getMessage());
-        assertTrue(e.getMessage().contains(expected), "expected '" + expected + "' in: " + e.getMessage());
+        assertTrue(
+                e.getMessage().contains(expected),
+                "expected '" + expected + "' in: " + e.getMessage());
     }
 
     @Test
@@ -201,7 +275,8 @@ class HnswPersistenceTest {
     void aLinkToItselfIsRefused() throws Exception {
         Path file = dir.resolve("self.hnsw");
         byte[] bytes = savedGraph(file);
-        // Slot 0: state (1), ordinal (4), level (1), vector (4 * DIM), then layer 0's degree and links.
+        // Slot 0: state (1), ordinal (4), level (1), vector (4 * DIM), then layer 0's degree and
+        // links.
         int degree = FIRST_SLOT + 1 + 4 + 1 + 4 * DIM;
         assertTrue(getInt(bytes, degree) > 0, "slot 0 has links on layer 0");
         putInt(bytes, degree + 4, 0);
@@ -237,7 +312,10 @@ class HnswPersistenceTest {
         }
         assertTrue(freed > 0, "control: the removal freed a slot other than slot 0");
         index.save(file);
-        assertEquals(39, HnswIndex.load(new IndexConfig(DIM, Metric.L2), file).size(), "control: the file loads");
+        assertEquals(
+                39,
+                HnswIndex.load(new IndexConfig(DIM, Metric.L2), file).size(),
+                "control: the file loads");
         byte[] bytes = Files.readAllBytes(file);
         int degree = FIRST_SLOT + 1 + 4 + 1 + 4 * DIM;
         assertTrue(getInt(bytes, degree) >= 1, "slot 0 has a link on layer 0");
@@ -276,8 +354,12 @@ class HnswPersistenceTest {
     /** Removes three nodes that are not the entry point; returns how many full walks that took. */
     private static long walksForThreeRemovals(HnswIndex index) {
         long before = index.fullWalks();
-        int[] removed = java.util.stream.IntStream.range(0, 2_000).filter(o -> o != index.entryOrdinal()).limit(300)
-                .filter(o -> o % 100 == 7).toArray();
+        int[] removed =
+                java.util.stream.IntStream.range(0, 2_000)
+                        .filter(o -> o != index.entryOrdinal())
+                        .limit(300)
+                        .filter(o -> o % 100 == 7)
+                        .toArray();
         assertEquals(3, removed.length);
         index.removeAll(removed);
         assertTrue(index.verifyIntegrity().isClean(), () -> index.verifyIntegrity().toString());
@@ -288,7 +370,10 @@ class HnswPersistenceTest {
     void aLoadedGraphKeepsItsLabelsSoItsFirstRemovalDoesNotWalk() throws Exception {
         Path file = dir.resolve("labelled.hnsw");
         byte[] bytes = savedUnlabelledGraph(file);
-        assertEquals(1, bytes[labelsFlagAt(bytes, 2_000)], "the save labelled the graph and stored the labels");
+        assertEquals(
+                1,
+                bytes[labelsFlagAt(bytes, 2_000)],
+                "the save labelled the graph and stored the labels");
         HnswIndex loaded = HnswIndex.load(new IndexConfig(8, Metric.L2), file);
         assertTrue(loaded.graph().labelsValid());
         assertEquals(0, walksForThreeRemovals(loaded));
@@ -319,8 +404,8 @@ class HnswPersistenceTest {
 
     /**
      * Labels that do not certify reachability (a node with no in-neighbour labelled below it, a
-     * negative label) are dropped at load, not trusted: the first removal walks the graph, and
-     * the graph itself still loads and checks clean.
+     * negative label) are dropped at load, not trusted: the first removal walks the graph, and the
+     * graph itself still loads and checks clean.
      */
     @ParameterizedTest(name = "label {0}")
     @CsvSource({"0", "-5"})
@@ -330,7 +415,9 @@ class HnswPersistenceTest {
         HnswIndex honest = HnswIndex.load(new IndexConfig(8, Metric.L2), file);
         int slot = (honest.slotOf(honest.entryOrdinal()) + 1) % 2_000; // slots follow ordinals here
         int at = labelsFlagAt(bytes, 2_000) + 1 + 4 * slot;
-        assertTrue(java.nio.ByteBuffer.wrap(bytes, at, 4).getInt() > 0, "control: a node other than the entry point");
+        assertTrue(
+                java.nio.ByteBuffer.wrap(bytes, at, 4).getInt() > 0,
+                "control: a node other than the entry point");
         java.nio.ByteBuffer.wrap(bytes, at, 4).putInt(label);
         writeWithFreshChecksum(file, bytes);
         HnswIndex loaded = HnswIndex.load(new IndexConfig(8, Metric.L2), file);

@@ -14,20 +14,19 @@ import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
 
 /**
  * A measurement, not a test: single-thread QPS and recall@10 of float search against int8 search
- * (re-ranking the whole beam, 20 and k = 10 of it) on the same graph, at several efSearch,
- * on 20k x 384 clustered synthetic vectors (64 Gaussian blobs, spread 0.3), 500 queries from the
- * same blobs. The two indexes are built serially with the same seed, so their graphs are
- * identical (building scores floats either way); only the search differs. Prints a table,
- * asserts nothing about the figures. QPS is queries per second of this thread's CPU time (so a
- * process that takes the core away does not count), runs are interleaved and the best of five
- * passes is kept, as the machine is shared; treat the figures as rough. Runs with the Vector API
- * kernels only (the scalar surefire execution skips it).
+ * (re-ranking the whole beam, 20 and k = 10 of it) on the same graph, at several efSearch, on 20k x
+ * 384 clustered synthetic vectors (64 Gaussian blobs, spread 0.3), 500 queries from the same blobs.
+ * The two indexes are built serially with the same seed, so their graphs are identical (building
+ * scores floats either way); only the search differs. Prints a table, asserts nothing about the
+ * figures. QPS is queries per second of this thread's CPU time (so a process that takes the core
+ * away does not count), runs are interleaved and the best of five passes is kept, as the machine is
+ * shared; treat the figures as rough. Runs with the Vector API kernels only (the scalar surefire
+ * execution skips it).
  *
- * <p>Opt-in, as it takes a minute or two:
- * {@code mvn -o -q test -pl store-hnsw -am -Dtest=HnswQuantizedMeasurement -Dnepenthe.measure=true
- * -Dsurefire.failIfNoSpecifiedTests=false -Dmaven.javadoc.skip} (add
- * {@code -Dnepenthe.measure.metric=L2} for another metric, {@code -Dnepenthe.measure.n=100000} for
- * another size).
+ * <p>Opt-in, as it takes a minute or two: {@code mvn -o -q test -pl store-hnsw -am
+ * -Dtest=HnswQuantizedMeasurement -Dnepenthe.measure=true -Dsurefire.failIfNoSpecifiedTests=false
+ * -Dmaven.javadoc.skip} (add {@code -Dnepenthe.measure.metric=L2} for another metric, {@code
+ * -Dnepenthe.measure.n=100000} for another size).
  */
 @EnabledIfSystemProperty(named = "nepenthe.measure", matches = "true")
 class HnswQuantizedMeasurement {
@@ -41,7 +40,8 @@ class HnswQuantizedMeasurement {
     @Test
     void qpsAndRecallFloatAgainstInt8() {
         // The scalar surefire run would take many minutes and measure the fallback, not the mode.
-        org.junit.jupiter.api.Assumptions.assumeTrue(Kernels.get().name().equals("panama"), "panama kernels only");
+        org.junit.jupiter.api.Assumptions.assumeTrue(
+                Kernels.get().name().equals("panama"), "panama kernels only");
         long seed = Long.getLong("nepenthe.seed", 20_384L);
         int n = Integer.getInteger("nepenthe.measure.n", 20_000);
         Metric metric = Metric.valueOf(System.getProperty("nepenthe.measure.metric", "COSINE"));
@@ -52,18 +52,30 @@ class HnswQuantizedMeasurement {
         long t0 = System.nanoTime();
         HnswIndex flt = HnswFixtures.build(data, metric, base);
         long t1 = System.nanoTime();
-        HnswIndex int8 = HnswFixtures.build(data, metric, base.withQuantization(HnswParams.Quantization.INT8));
+        HnswIndex int8 =
+                HnswFixtures.build(
+                        data, metric, base.withQuantization(HnswParams.Quantization.INT8));
         long t2 = System.nanoTime();
         ExactIndex exact = HnswFixtures.exact(data, metric, null);
         int[][] truth = new int[QUERIES][];
         for (int q = 0; q < QUERIES; q++) {
             truth[q] = exact.search(queries[q], K).ordinals();
         }
-        System.out.printf(Locale.ROOT, "[measure] %d x %d clustered (64 blobs, spread 0.3), %s, %d queries, seed %d,"
-                + " kernels %s; build float %.1f s, int8 %.1f s%n", n, DIM, metric, QUERIES, seed, Kernels.get().name(),
-                (t1 - t0) / 1e9, (t2 - t1) / 1e9);
-        System.out.println("[measure]  ef | float recall    QPS | int8 rerank=ef recall    QPS    x | int8 rerank=20 recall"
-                + "    QPS    x | int8 rerank=10 recall    QPS    x");
+        System.out.printf(
+                Locale.ROOT,
+                "[measure] %d x %d clustered (64 blobs, spread 0.3), %s, %d queries, seed %d,"
+                        + " kernels %s; build float %.1f s, int8 %.1f s%n",
+                n,
+                DIM,
+                metric,
+                QUERIES,
+                seed,
+                Kernels.get().name(),
+                (t1 - t0) / 1e9,
+                (t2 - t1) / 1e9);
+        System.out.println(
+                "[measure]  ef | float recall    QPS | int8 rerank=ef recall    QPS    x | int8"
+                        + " rerank=20 recall    QPS    x | int8 rerank=10 recall    QPS    x");
         for (int ef : new int[] {16, 24, 32, 48, 64, 96, 128}) {
             SearchParams full = SearchParams.of(HnswParams.EF_SEARCH, ef);
             SearchParams shallow = full.with(HnswParams.RERANK, 20);
@@ -72,7 +84,12 @@ class HnswQuantizedMeasurement {
             double[] recall = new double[4];
             for (int pass = 0; pass < PASSES; pass++) {
                 // The whole beam asked for explicitly: the default re-ranks 2k.
-                Object[][] runs = {{flt, full}, {int8, full.with(HnswParams.RERANK, ef)}, {int8, shallow}, {int8, k}};
+                Object[][] runs = {
+                    {flt, full},
+                    {int8, full.with(HnswParams.RERANK, ef)},
+                    {int8, shallow},
+                    {int8, k}
+                };
                 for (int r = 0; r < runs.length; r++) {
                     HnswIndex index = (HnswIndex) runs[r][0];
                     SearchParams sp = (SearchParams) runs[r][1];
@@ -89,9 +106,22 @@ class HnswQuantizedMeasurement {
                     recall[r] = hits / (double) (QUERIES * K);
                 }
             }
-            System.out.printf(Locale.ROOT, "[measure] %3d |  %.4f %7.0f |            %.4f %7.0f %4.2f |           %.4f"
-                    + " %7.0f %4.2f |           %.4f %7.0f %4.2f%n", ef, recall[0], best[0], recall[1], best[1],
-                    best[1] / best[0], recall[2], best[2], best[2] / best[0], recall[3], best[3], best[3] / best[0]);
+            System.out.printf(
+                    Locale.ROOT,
+                    "[measure] %3d |  %.4f %7.0f |            %.4f %7.0f %4.2f |           %.4f"
+                            + " %7.0f %4.2f |           %.4f %7.0f %4.2f%n",
+                    ef,
+                    recall[0],
+                    best[0],
+                    recall[1],
+                    best[1],
+                    best[1] / best[0],
+                    recall[2],
+                    best[2],
+                    best[2] / best[0],
+                    recall[3],
+                    best[3],
+                    best[3] / best[0]);
         }
     }
 

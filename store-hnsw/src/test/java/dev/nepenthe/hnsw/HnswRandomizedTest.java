@@ -17,8 +17,8 @@ import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
 
 /**
- * A seeded random interleaving of inserts (reusing freed ordinals), single and batch removals
- * and searches, mirrored in the exact index. The checker must be clean after every removal.
+ * A seeded random interleaving of inserts (reusing freed ordinals), single and batch removals and
+ * searches, mirrored in the exact index. The checker must be clean after every removal.
  */
 class HnswRandomizedTest {
 
@@ -36,8 +36,13 @@ class HnswRandomizedTest {
         float[][] vectors = Datasets.clustered(seed, pool, dim, 12, 0.35);
         SplittableRandom rnd = new SplittableRandom(seed * 31 + 7);
         Metric metric = Math.floorMod(seed, 2) == 0 ? Metric.COSINE : Metric.L2;
-        HnswIndex index = new HnswIndex(dim, metric, HnswParams.of(6, 40).withSeed(seed),
-                dev.nepenthe.core.vector.Kernels.get(), 16);
+        HnswIndex index =
+                new HnswIndex(
+                        dim,
+                        metric,
+                        HnswParams.of(6, 40).withSeed(seed),
+                        dev.nepenthe.core.vector.Kernels.get(),
+                        16);
         ExactIndex exact = new ExactIndex(dim, metric);
         List<Integer> live = new ArrayList<>();
         List<Integer> dead = new ArrayList<>();
@@ -64,29 +69,61 @@ class HnswRandomizedTest {
                     dead.add(ord);
                     exact.remove(ord);
                 }
-                int removed = count == 1 ? (index.remove(batch[0]) ? 1 : 0) : index.removeAll(batch);
+                int removed =
+                        count == 1 ? (index.remove(batch[0]) ? 1 : 0) : index.removeAll(batch);
                 assertEquals(count, removed, "step " + step);
                 IntegrityReport report = index.verifyIntegrity();
                 checks++;
                 int at = step;
-                assertTrue(report.isClean(), () -> "seed " + seed + " step " + at + ": " + report
-                        + dev.nepenthe.testing.Seeds.replay(seed));
+                assertTrue(
+                        report.isClean(),
+                        () ->
+                                "seed "
+                                        + seed
+                                        + " step "
+                                        + at
+                                        + ": "
+                                        + report
+                                        + dev.nepenthe.testing.Seeds.replay(seed));
                 assertEquals(live.size(), report.checked().get("live-nodes"));
                 // The scoped proof must agree, for this batch and for ordinals removed earlier
                 // (re-added since, removed again, or with slots handed out again).
-                int[] earlier = live.isEmpty() ? new int[] {dead.get(rnd.nextInt(dead.size()))}
-                        : new int[] {live.get(rnd.nextInt(live.size())), dead.get(rnd.nextInt(dead.size()))};
-                for (int[] asked : checks % 10 == 0 ? new int[][] {batch, earlier} : new int[][] {batch}) {
+                int[] earlier =
+                        live.isEmpty()
+                                ? new int[] {dead.get(rnd.nextInt(dead.size()))}
+                                : new int[] {
+                                    live.get(rnd.nextInt(live.size())),
+                                    dead.get(rnd.nextInt(dead.size()))
+                                };
+                for (int[] asked :
+                        checks % 10 == 0 ? new int[][] {batch, earlier} : new int[][] {batch}) {
                     IntegrityReport scoped = index.verifyRemoval(asked);
-                    assertTrue(scoped.isClean(), () -> "seed " + seed + " step " + at + " scoped check of "
-                            + java.util.Arrays.toString(asked) + ": " + scoped + dev.nepenthe.testing.Seeds.replay(seed));
+                    assertTrue(
+                            scoped.isClean(),
+                            () ->
+                                    "seed "
+                                            + seed
+                                            + " step "
+                                            + at
+                                            + " scoped check of "
+                                            + java.util.Arrays.toString(asked)
+                                            + ": "
+                                            + scoped
+                                            + dev.nepenthe.testing.Seeds.replay(seed));
                 }
             } else if (!live.isEmpty()) {
                 float[] q = vectors[rnd.nextInt(pool)];
                 SearchResult got = index.search(q, 10, Accept.ALL, SearchParams.of("efSearch", 60));
                 SearchResult truth = exact.search(q, 10);
                 for (int o : got.ordinals()) {
-                    assertTrue(exact.contains(o), "seed " + seed + " step " + step + ": search returned non-live ordinal " + o);
+                    assertTrue(
+                            exact.contains(o),
+                            "seed "
+                                    + seed
+                                    + " step "
+                                    + step
+                                    + ": search returned non-live ordinal "
+                                    + o);
                 }
                 assertEquals(Math.min(10, live.size()), got.size(), "step " + step);
                 recallSum += Recall.of(truth, got);
@@ -98,6 +135,8 @@ class HnswRandomizedTest {
         assertTrue(checks > 500, "only " + checks + " removal batches were checked");
         assertTrue(maxLive > 500, "the graph never grew past " + maxLive + " live nodes");
         double recall = recallSum / searches;
-        assertTrue(recall > 0.9, "seed " + seed + ": mean recall@10 " + recall + " over " + searches + " searches");
+        assertTrue(
+                recall > 0.9,
+                "seed " + seed + ": mean recall@10 " + recall + " over " + searches + " searches");
     }
 }

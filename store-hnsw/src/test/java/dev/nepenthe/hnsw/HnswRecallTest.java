@@ -17,7 +17,10 @@ import org.junit.jupiter.api.Test;
 /** Recall against the exact index on seeded clustered data. */
 class HnswRecallTest {
 
-    /** The efSearch at which recall@10 >= 0.95 is promised on this data (M = 16, efConstruction = 100). */
+    /**
+     * The efSearch at which recall@10 >= 0.95 is promised on this data (M = 16, efConstruction =
+     * 100).
+     */
     static final int DOCUMENTED_EF = 64;
 
     @Test
@@ -30,7 +33,8 @@ class HnswRecallTest {
 
         double recall = HnswFixtures.recall(index, exact, queries, 10, DOCUMENTED_EF);
         assertTrue(recall >= 0.95, "recall@10 at efSearch " + DOCUMENTED_EF + " = " + recall);
-        // A narrower beam must not be better than a wider one by more than noise: efSearch is honoured.
+        // A narrower beam must not be better than a wider one by more than noise: efSearch is
+        // honoured.
         double narrow = HnswFixtures.recall(index, exact, queries, 10, 10);
         assertTrue(narrow <= recall + 1e-9, "ef 10 gave " + narrow + " but ef 64 gave " + recall);
 
@@ -41,13 +45,13 @@ class HnswRecallTest {
 
     /**
      * Clustered data where a greedy walk through the upper layers strands queries in the wrong
-     * cluster: on 20 random seeds, 0 to 17 of 1,000 queries (median 3) found at most one of
-     * their ten neighbours at efSearch 64, and the upper-layer beam left 0 to 3 (5 in all).
-     * Three seeded sets are pooled so the control is rarely empty: the same graphs searched
-     * greedily must strand some, or the data tests nothing. Over 41 pooled seeds the greedy
-     * descent stranded 5 to 30 and the beam 0 to 4, at worst 9 against 4 and 8 against 3: the
-     * beam must strand at most half as many (a third failed 2 of those 41 seeds) and miss
-     * fewer neighbours (at worst 106 against 148).
+     * cluster: on 20 random seeds, 0 to 17 of 1,000 queries (median 3) found at most one of their
+     * ten neighbours at efSearch 64, and the upper-layer beam left 0 to 3 (5 in all). Three seeded
+     * sets are pooled so the control is rarely empty: the same graphs searched greedily must strand
+     * some, or the data tests nothing. Over 41 pooled seeds the greedy descent stranded 5 to 30 and
+     * the beam 0 to 4, at worst 9 against 4 and 8 against 3: the beam must strand at most half as
+     * many (a third failed 2 of those 41 seeds) and miss fewer neighbours (at worst 106 against
+     * 148).
      */
     @Test
     void theUpperLayerBeamFindsTheClusterAGreedyDescentMisses() {
@@ -59,7 +63,9 @@ class HnswRecallTest {
             float[][] all = Datasets.lowRank(seed + set, n + 1_000, 64, 50, 16, 0.3);
             float[][] data = Arrays.copyOf(all, n);
             float[][] queries = Arrays.copyOfRange(all, n, all.length);
-            HnswIndex index = HnswFixtures.build(data, Metric.COSINE, HnswParams.of(8, 40).withSeed(seed + set));
+            HnswIndex index =
+                    HnswFixtures.build(
+                            data, Metric.COSINE, HnswParams.of(8, 40).withSeed(seed + set));
             ExactIndex exact = HnswFixtures.exact(data, Metric.COSINE, null);
             int[][] truth = new int[queries.length][];
             for (int q = 0; q < queries.length; q++) {
@@ -69,8 +75,12 @@ class HnswRecallTest {
             index.upperBeam = 1;
             add(greedy, strandedAndMissed(index, queries, truth));
         }
-        String seen = Seeds.replay(seed) + ": stranded/missed with the beam " + Arrays.toString(beam) + ", greedy "
-                + Arrays.toString(greedy);
+        String seen =
+                Seeds.replay(seed)
+                        + ": stranded/missed with the beam "
+                        + Arrays.toString(beam)
+                        + ", greedy "
+                        + Arrays.toString(greedy);
         assertTrue(greedy[0] >= 3, "control: the greedy descent stranded too few queries; " + seen);
         assertTrue(beam[0] * 2 <= greedy[0], seen);
         assertTrue(beam[1] < greedy[1], seen);
@@ -81,12 +91,17 @@ class HnswRecallTest {
         sum[1] += more[1];
     }
 
-    /** {queries with at most one of their ten true neighbours, true neighbours missed} at efSearch 64. */
+    /**
+     * {queries with at most one of their ten true neighbours, true neighbours missed} at efSearch
+     * 64.
+     */
     private static int[] strandedAndMissed(HnswIndex index, float[][] queries, int[][] truth) {
         int stranded = 0;
         int missed = 0;
         for (int q = 0; q < queries.length; q++) {
-            int[] got = index.search(queries[q], 10, Accept.ALL, SearchParams.of("efSearch", 64)).ordinals();
+            int[] got =
+                    index.search(queries[q], 10, Accept.ALL, SearchParams.of("efSearch", 64))
+                            .ordinals();
             int hits = 0;
             for (int t : truth[q]) {
                 for (int g : got) {
@@ -113,7 +128,8 @@ class HnswRecallTest {
             HnswIndex index = HnswFixtures.build(data, metric, HnswParams.of(12, 80));
             ExactIndex exact = HnswFixtures.exact(data, metric, null);
             assertTrue(HnswFixtures.recall(index, exact, queries, 10, 100) >= 0.95, metric.name());
-            // Scores are the metric's own: the best hit's score equals the exact one when the ordinal agrees.
+            // Scores are the metric's own: the best hit's score equals the exact one when the
+            // ordinal agrees.
             SearchResult a = index.search(queries[0], 1);
             SearchResult e = exact.search(queries[0], 1);
             if (a.ordinals()[0] == e.ordinals()[0]) {

@@ -12,8 +12,8 @@ import java.util.Arrays;
 import org.junit.jupiter.api.Test;
 
 /**
- * The scoped removal check: it agrees with the full checker on a clean removal while looking at
- * a small part of the graph, and it fails when the removal's scope is broken.
+ * The scoped removal check: it agrees with the full checker on a clean removal while looking at a
+ * small part of the graph, and it fails when the removal's scope is broken.
  */
 class HnswVerifyRemovalTest {
 
@@ -21,7 +21,8 @@ class HnswVerifyRemovalTest {
     private static final int REMOVED = 20;
 
     /** A random graph with one batch of {@link #REMOVED} random ordinals removed. */
-    private record Fixture(HnswIndex index, float[][] data, int[] removed, int[] oldSlots, long seed) {
+    private record Fixture(
+            HnswIndex index, float[][] data, int[] removed, int[] oldSlots, long seed) {
         HnswGraph g() {
             return index.graph();
         }
@@ -41,7 +42,10 @@ class HnswVerifyRemovalTest {
         return new Fixture(index, data, removed, oldSlots, seed);
     }
 
-    /** A live node other than the entry point in the removal's scope (a neighbour of a removed node, or one the repair changed). */
+    /**
+     * A live node other than the entry point in the removal's scope (a neighbour of a removed node,
+     * or one the repair changed).
+     */
     private static int aTouchedLiveNode(Fixture f) {
         for (int s : touchedSlots(f)) {
             if (f.g().isLive(s) && s != HnswGraph.entrySlot(f.g().entry())) {
@@ -78,9 +82,15 @@ class HnswVerifyRemovalTest {
         assertEquals(0L, scoped.checked().get("scoped-reachability-walks"), scoped::toString);
         long scopedLists = scoped.checked().get("scoped-lists");
         long fullLists = full.checked().get("lists");
-        assertTrue(scopedLists > REMOVED, "the scope holds the removed nodes' neighbours: " + scoped);
-        assertTrue(scopedLists * 10 < fullLists, "scoped check read " + scopedLists + " lists, the full one "
-                + fullLists + f.replay());
+        assertTrue(
+                scopedLists > REMOVED, "the scope holds the removed nodes' neighbours: " + scoped);
+        assertTrue(
+                scopedLists * 10 < fullLists,
+                "scoped check read "
+                        + scopedLists
+                        + " lists, the full one "
+                        + fullLists
+                        + f.replay());
         assertFalse(scoped.checked().containsKey("lists"), "no full check ran: " + scoped);
         // Traces stay after a clean check, so the same proof can be asked for again.
         assertEquals(scoped.checked(), scoped(f).checked());
@@ -142,7 +152,9 @@ class HnswVerifyRemovalTest {
         assertCleanBeforeTheBreak(f);
         HnswGraph g = f.g();
         int freed = f.oldSlots()[REMOVED - 1];
-        g.vectors().setAtIndex(java.lang.foreign.ValueLayout.JAVA_FLOAT, g.vectorOffset(freed) + 2, 0.25f);
+        g.vectors()
+                .setAtIndex(
+                        java.lang.foreign.ValueLayout.JAVA_FLOAT, g.vectorOffset(freed) + 2, 0.25f);
         IntegrityReport r = scoped(f);
         assertEquals(1, r.violations(HnswIntegrityChecker.NOT_ZEROED), () -> r + f.replay());
     }
@@ -173,7 +185,11 @@ class HnswVerifyRemovalTest {
         HnswGraph g = f.g();
         // A level-0 ordinal, so its return cannot move the entry point (which would invalidate
         // the labels and send the check to the full checker).
-        int back = Arrays.stream(f.removed()).filter(o -> f.index().levelFor(o) == 0).findFirst().orElseThrow();
+        int back =
+                Arrays.stream(f.removed())
+                        .filter(o -> f.index().levelFor(o) == 0)
+                        .findFirst()
+                        .orElseThrow();
         f.index().add(back, f.data()[back]);
         IntegrityReport r = f.index().verifyRemoval(f.removed());
         assertTrue(r.isClean(), () -> r + f.replay());

@@ -16,9 +16,9 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The int8 codes against what they promise: levels within [-127, 127] that dequantize to within
- * half a step of every component, corrections as documented, an estimator whose algebra gives
- * the dot product of the two dequantized vectors, and scorers that return the same float bits on
- * both kernels and in both the single and the bulk form.
+ * half a step of every component, corrections as documented, an estimator whose algebra gives the
+ * dot product of the two dequantized vectors, and scorers that return the same float bits on both
+ * kernels and in both the single and the bulk form.
  */
 class Int8CodesTest {
 
@@ -39,7 +39,8 @@ class Int8CodesTest {
     }
 
     private static double gaussian(SplittableRandom rnd) {
-        return Math.sqrt(-2 * Math.log(1 - rnd.nextDouble())) * Math.cos(2 * Math.PI * rnd.nextDouble());
+        return Math.sqrt(-2 * Math.log(1 - rnd.nextDouble()))
+                * Math.cos(2 * Math.PI * rnd.nextDouble());
     }
 
     @Test
@@ -47,8 +48,14 @@ class Int8CodesTest {
         SplittableRandom rnd = new SplittableRandom(3);
         for (int dim : DIMS) {
             Int8Codes codec = new Int8Codes(dim);
-            assertEquals(Int8Codes.CORRECTION_BYTES + ((dim + 3) & ~3), codec.stride(), "stride at dim " + dim);
-            assertEquals(Int8Codes.CORRECTION_BYTES, Int8Codes.LEVELS_AT, "levels follow the corrections");
+            assertEquals(
+                    Int8Codes.CORRECTION_BYTES + ((dim + 3) & ~3),
+                    codec.stride(),
+                    "stride at dim " + dim);
+            assertEquals(
+                    Int8Codes.CORRECTION_BYTES,
+                    Int8Codes.LEVELS_AT,
+                    "levels follow the corrections");
             for (float[] v : vectors(rnd, dim)) {
                 byte[] code = new byte[codec.stride() + 8];
                 Arrays.fill(code, (byte) 99); // everything the code owns must be written
@@ -68,12 +75,28 @@ class Int8CodesTest {
                     norm2 += (double) v[i] * v[i];
                     double err = Math.abs(v[i] - (c + (double) s * k));
                     // Half a step, plus the float rounding of the centre and of (x - c) / s.
-                    double bound = s / 2 * (1 + 1e-4) + Math.ulp(Math.abs(c)) + Math.ulp(Math.abs(v[i]));
-                    assertTrue(err <= bound, "dim " + dim + " component " + i + ": " + v[i] + " decodes to "
-                            + (c + s * k) + ", error " + err + " > " + bound);
+                    double bound =
+                            s / 2 * (1 + 1e-4) + Math.ulp(Math.abs(c)) + Math.ulp(Math.abs(v[i]));
+                    assertTrue(
+                            err <= bound,
+                            "dim "
+                                    + dim
+                                    + " component "
+                                    + i
+                                    + ": "
+                                    + v[i]
+                                    + " decodes to "
+                                    + (c + s * k)
+                                    + ", error "
+                                    + err
+                                    + " > "
+                                    + bound);
                 }
                 for (int i = dim; i < ((dim + 3) & ~3); i++) {
-                    assertEquals(0, code[4 + Int8Codes.LEVELS_AT + i], "padding byte " + i + " at dim " + dim);
+                    assertEquals(
+                            0,
+                            code[4 + Int8Codes.LEVELS_AT + i],
+                            "padding byte " + i + " at dim " + dim);
                 }
                 assertEquals(99, code[3], "wrote before the entry");
                 assertEquals(99, code[4 + codec.stride()], "wrote past the entry");
@@ -108,8 +131,8 @@ class Int8CodesTest {
     }
 
     /**
-     * The estimator is the dot product of the two dequantized vectors (up to float rounding),
-     * and so within the quantization bound of the true dot product.
+     * The estimator is the dot product of the two dequantized vectors (up to float rounding), and
+     * so within the quantization bound of the true dot product.
      */
     @Test
     void theEstimateIsTheDotProductOfTheDequantizedVectors() {
@@ -124,9 +147,16 @@ class Int8CodesTest {
                     byte[] xc = new byte[codec.stride()];
                     codec.encode(p, 0, pc, 0);
                     codec.encode(x, 0, xc, 0);
-                    float est = Int8Codes.estimate(codec.centre(pc, 0), codec.step(pc, 0), codec.componentSum(pc, 0),
-                            codec.centre(xc, 0), codec.step(xc, 0), codec.stepTimesLevelSum(xc, 0),
-                            k.dotInt8(pc, Int8Codes.LEVELS_AT, xc, Int8Codes.LEVELS_AT, dim));
+                    float est =
+                            Int8Codes.estimate(
+                                    codec.centre(pc, 0),
+                                    codec.step(pc, 0),
+                                    codec.componentSum(pc, 0),
+                                    codec.centre(xc, 0),
+                                    codec.step(xc, 0),
+                                    codec.stepTimesLevelSum(xc, 0),
+                                    k.dotInt8(
+                                            pc, Int8Codes.LEVELS_AT, xc, Int8Codes.LEVELS_AT, dim));
                     float pc0 = codec.centre(pc, 0), ps = codec.step(pc, 0);
                     float xc0 = codec.centre(xc, 0), xs = codec.step(xc, 0);
                     double dequantized = 0;
@@ -140,18 +170,39 @@ class Int8CodesTest {
                         products += Math.abs(ph * xh);
                         truth += (double) p[i] * x[i];
                         // p = p^ + e_p, x = x^ + e_x with |e| <= step / 2 per component.
-                        bound += Math.abs(ph) * xs / 2 + Math.abs(xh) * ps / 2 + (double) ps * xs / 4;
+                        bound +=
+                                Math.abs(ph) * xs / 2
+                                        + Math.abs(xh) * ps / 2
+                                        + (double) ps * xs / 4;
                     }
                     // The float terms of the estimator (and of the query's component sum).
-                    double magnitude = Math.abs(xc0) * (Math.abs((double) dim * pc0) + Math.abs(codec.stepTimesLevelSum(pc, 0)))
-                            + Math.abs((double) pc0 * codec.stepTimesLevelSum(xc, 0)) + products;
+                    double magnitude =
+                            Math.abs(xc0)
+                                            * (Math.abs((double) dim * pc0)
+                                                    + Math.abs(codec.stepTimesLevelSum(pc, 0)))
+                                    + Math.abs((double) pc0 * codec.stepTimesLevelSum(xc, 0))
+                                    + products;
                     // Float rounding of a few products and sums of these magnitudes.
                     double rounding = 1e-5 * magnitude + 1e-30;
                     if (!(Math.abs(est - dequantized) <= rounding)) {
-                        fail("dim " + dim + ": estimate " + est + ", dequantized product " + dequantized);
+                        fail(
+                                "dim "
+                                        + dim
+                                        + ": estimate "
+                                        + est
+                                        + ", dequantized product "
+                                        + dequantized);
                     }
                     if (!(Math.abs(est - truth) <= bound * (1 + 1e-3) + rounding)) {
-                        fail("dim " + dim + ": estimate " + est + ", true product " + truth + ", bound " + bound);
+                        fail(
+                                "dim "
+                                        + dim
+                                        + ": estimate "
+                                        + est
+                                        + ", true product "
+                                        + truth
+                                        + ", bound "
+                                        + bound);
                     }
                 }
             }
@@ -160,8 +211,8 @@ class Int8CodesTest {
 
     /**
      * Through the scorer seam, for each metric: the same bits on both kernels (the integer kernel
-     * agrees exactly and the float corrections are one method), bulk equal to single, a node
-     * scorer equal to a query scorer over the node's own vector, and never exact.
+     * agrees exactly and the float corrections are one method), bulk equal to single, a node scorer
+     * equal to a query scorer over the node's own vector, and never exact.
      */
     @Test
     void scorersGiveTheSameBitsOnBothKernelsAndInBothForms() {
@@ -176,8 +227,10 @@ class Int8CodesTest {
                 prepared[i] = metric.prepare(raw[i]);
                 codec.encode(prepared[i], 0, codes, i * codec.stride());
             }
-            Int8VectorScorers scalar = new Int8VectorScorers(metric, Kernels.scalar(), codec, codes);
-            Int8VectorScorers panama = new Int8VectorScorers(metric, Kernels.panama(), codec, codes);
+            Int8VectorScorers scalar =
+                    new Int8VectorScorers(metric, Kernels.scalar(), codec, codes);
+            Int8VectorScorers panama =
+                    new Int8VectorScorers(metric, Kernels.panama(), codec, codes);
             assertFalse(scalar.isExact());
             int[] nodes = new int[n];
             for (int i = 0; i < n; i++) {
@@ -195,30 +248,46 @@ class Int8CodesTest {
                     p.bulkScore(nodes, count, bulkP);
                     for (int i = 0; i < count; i++) {
                         float single = s.score(nodes[i]);
-                        assertSameBits(single, p.score(nodes[i]), metric + " single, node " + nodes[i]);
-                        assertSameBits(single, bulkS[i], metric + " scalar bulk of " + count + ", node " + nodes[i]);
-                        assertSameBits(single, bulkP[i], metric + " panama bulk of " + count + ", node " + nodes[i]);
+                        assertSameBits(
+                                single, p.score(nodes[i]), metric + " single, node " + nodes[i]);
+                        assertSameBits(
+                                single,
+                                bulkS[i],
+                                metric + " scalar bulk of " + count + ", node " + nodes[i]);
+                        assertSameBits(
+                                single,
+                                bulkP[i],
+                                metric + " panama bulk of " + count + ", node " + nodes[i]);
                     }
                 }
-                // The metric's form: L2 is the negated distance from exact norms and the estimated product.
+                // The metric's form: L2 is the negated distance from exact norms and the estimated
+                // product.
                 float est = s.score(5);
                 if (metric == Metric.L2) {
                     float exact = -Kernels.get().squareDistance(query, prepared[5]);
-                    assertTrue(Math.abs(est - exact) < 0.05f * Math.abs(exact) + 0.05f, metric + ": " + est + " vs " + exact);
+                    assertTrue(
+                            Math.abs(est - exact) < 0.05f * Math.abs(exact) + 0.05f,
+                            metric + ": " + est + " vs " + exact);
                 } else {
                     float exact = Kernels.get().dot(query, prepared[5]);
-                    assertTrue(Math.abs(est - exact) < 0.02f * Math.abs(exact) + 0.02f, metric + ": " + est + " vs " + exact);
+                    assertTrue(
+                            Math.abs(est - exact) < 0.02f * Math.abs(exact) + 0.02f,
+                            metric + ": " + est + " vs " + exact);
                 }
             }
             UpdatableNodeScorer node = panama.nodeScorer(3);
             NodeScorer asQuery = panama.queryScorer(prepared[3]);
             for (int i = 0; i < n; i++) {
-                assertSameBits(asQuery.score(i), node.score(i), metric + ": node 3 as a stored point, node " + i);
+                assertSameBits(
+                        asQuery.score(i),
+                        node.score(i),
+                        metric + ": node 3 as a stored point, node " + i);
             }
             node.setScoringNode(8);
             NodeScorer eight = scalar.queryScorer(prepared[8]);
             for (int i = 0; i < n; i++) {
-                assertSameBits(eight.score(i), node.score(i), metric + ": re-aimed at node 8, node " + i);
+                assertSameBits(
+                        eight.score(i), node.score(i), metric + ": re-aimed at node 8, node " + i);
             }
         }
     }

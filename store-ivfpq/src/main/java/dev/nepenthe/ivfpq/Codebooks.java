@@ -11,31 +11,32 @@ import java.util.SplittableRandom;
 import org.roaringbitmap.RoaringBitmap;
 
 /**
- * The trained codebooks of an IVF-PQ index, kept as exact functions of the training vectors
- * that survive (the influence rule in docs/DESIGN.md).
+ * The trained codebooks of an IVF-PQ index, kept as exact functions of the training vectors that
+ * survive (the influence rule in docs/DESIGN.md).
  *
  * <h2>What each centroid is</h2>
+ *
  * Training fixes, once, which centroid each training vector (a <em>member</em>) belongs to: its
- * coarse centroid (the <em>anchor</em> a list is assigned and encoded by) and, per subspace, its
- * PQ sub-centroid. From then on:
+ * coarse centroid (the <em>anchor</em> a list is assigned and encoded by) and, per subspace, its PQ
+ * sub-centroid. From then on:
+ *
  * <ul>
- *   <li>an anchor is the mean of its surviving members;</li>
- *   <li>a sub-centroid {@code (j, c)} is the mean, over the surviving members whose sub-code
- *       {@code j} is {@code c}, of sub-vector {@code j} of their residual to their anchor as it
- *       is now;</li>
- *   <li>a centroid with no surviving member is zero (and an anchor with none takes no vectors).</li>
+ *   <li>an anchor is the mean of its surviving members;
+ *   <li>a sub-centroid {@code (j, c)} is the mean, over the surviving members whose sub-code {@code
+ *       j} is {@code c}, of sub-vector {@code j} of their residual to their anchor as it is now;
+ *   <li>a centroid with no surviving member is zero (and an anchor with none takes no vectors).
  * </ul>
+ *
  * Sums and counts are kept exactly (double-double, see {@link ListSums}), so removing a member
  * moves its anchor and its m sub-centroids to the new means in O(dim) plus, because its anchor
  * moved, one shift per sub-code of the anchor's other members (their residuals moved with it):
- * O(members of the anchor * dim), microseconds. No retrain is needed for the codebooks to carry
- * no trace of a removed vector. Which member went where is the second-order part: a choice made
- * while the removed vector was present, as an HNSW neighbour list is.
+ * O(members of the anchor * dim), microseconds. No retrain is needed for the codebooks to carry no
+ * trace of a removed vector. Which member went where is the second-order part: a choice made while
+ * the removed vector was present, as an HNSW neighbour list is.
  *
  * <p>Derived copies follow every move at once: the anchors' and sub-centroids' ranking layouts
- * ({@link CentroidBlock}) are overwritten in place and the L2 score tables recomputed, so no
- * older copy of a centroid stays reachable. {@link #check} recomputes all of it from the stored
- * vectors.
+ * ({@link CentroidBlock}) are overwritten in place and the L2 score tables recomputed, so no older
+ * copy of a centroid stays reachable. {@link #check} recomputes all of it from the stored vectors.
  *
  * <p>Not thread-safe: the index calls it under its write lock (reads under its read lock).
  */
@@ -45,31 +46,46 @@ final class Codebooks {
     final int m;
     final int ksub;
     final int dsub;
-    /** Bytes of training sub-codes per member: m with PQ codes, 0 without (OSQ trains anchors only). */
+
+    /**
+     * Bytes of training sub-codes per member: m with PQ codes, 0 without (OSQ trains anchors only).
+     */
     final int cm;
+
     private final Metric metric;
     private final VectorKernels kernels;
 
     /** nlist * dim: the anchors (coarse centroids), zero where dead. */
     final float[] anchors;
+
     final CentroidBlock anchorBlock;
+
     /** The PQ codebooks; null for OSQ codes (no trained sub-codebook). */
     final ProductQuantizer pq;
-    /** nlist * m * ksub: {@code ||c||^2 + 2<anchor_i sub j, c>}; null for the dot metric and OSQ. */
+
+    /**
+     * nlist * m * ksub: {@code ||c||^2 + 2<anchor_i sub j, c>}; null for the dot metric and OSQ.
+     */
     float[] l2Terms;
 
     private final ListSums anchorSums;
     private final ListSums subSums;
+
     /** Member index to ordinal. */
     private final int[] memberOrd;
+
     /** Member index to anchor, -1 once removed. */
     private final int[] memberAnchor;
+
     /** Member index to its m training sub-codes, zeroed once removed. */
     private final byte[] memberCodes;
+
     /** Ordinal to member index, -1 where none (or removed). */
     private final int[] memberOf;
+
     /** Per anchor, the indexes of its surviving members (unordered), and their count. */
     private final int[][] anchorMembers;
+
     private final int[] anchorMemberCount;
     private final int[] posInAnchor;
     private final RoaringBitmap lineage;
@@ -94,8 +110,18 @@ final class Codebooks {
         int offset(int member);
     }
 
-    private Codebooks(VectorKernels kernels, Metric metric, int nlist, int dim, int m, int ksub, boolean hasPq,
-            int[] memberOrd, int[] memberAnchor, byte[] memberCodes, MemberVectors vectors) {
+    private Codebooks(
+            VectorKernels kernels,
+            Metric metric,
+            int nlist,
+            int dim,
+            int m,
+            int ksub,
+            boolean hasPq,
+            int[] memberOrd,
+            int[] memberAnchor,
+            byte[] memberCodes,
+            MemberVectors vectors) {
         this.kernels = kernels;
         this.metric = metric;
         this.nlist = nlist;
@@ -106,8 +132,11 @@ final class Codebooks {
         this.cm = hasPq ? m : 0;
         int s = memberOrd.length;
         if (memberCodes.length != (long) s * cm) {
-            throw new IllegalArgumentException("codebooks: expected " + (long) s * cm + " member code bytes, got "
-                    + memberCodes.length);
+            throw new IllegalArgumentException(
+                    "codebooks: expected "
+                            + (long) s * cm
+                            + " member code bytes, got "
+                            + memberCodes.length);
         }
         this.memberOrd = memberOrd;
         this.memberAnchor = memberAnchor;
@@ -123,13 +152,20 @@ final class Codebooks {
         float[] block = vectors.block();
         for (int i = 0; i < s; i++) {
             if (memberOf[memberOrd[i]] >= 0) {
-                throw new IllegalArgumentException("codebooks: ordinal " + memberOrd[i] + " is a member twice");
+                throw new IllegalArgumentException(
+                        "codebooks: ordinal " + memberOrd[i] + " is a member twice");
             }
             memberOf[memberOrd[i]] = i;
             int a = memberAnchor[i];
             if (a < 0 || a >= nlist) {
-                throw new IllegalArgumentException("codebooks: member " + memberOrd[i] + " names anchor " + a
-                        + ", expected [0, " + nlist + ")");
+                throw new IllegalArgumentException(
+                        "codebooks: member "
+                                + memberOrd[i]
+                                + " names anchor "
+                                + a
+                                + ", expected [0, "
+                                + nlist
+                                + ")");
             }
             anchorSums.add(a, block, vectors.offset(i));
             anchorMemberCount[a]++;
@@ -188,35 +224,44 @@ final class Codebooks {
 
     /**
      * The lock-free part of a training, on a copy of {@code s} sample vectors: k-means of the
-     * anchors, each sample vector's anchor fixed, anchors set to their members' means; k-means
-     * of each subspace's codebook on the residuals to those anchors, each sub-code fixed. Cost:
-     * {@code iterations * s * (nlist + ksub) * dim} multiply-adds. Every intermediate centroid
-     * is zeroed before returning; only the assignment leaves.
+     * anchors, each sample vector's anchor fixed, anchors set to their members' means; k-means of
+     * each subspace's codebook on the residuals to those anchors, each sub-code fixed. Cost: {@code
+     * iterations * s * (nlist + ksub) * dim} multiply-adds. Every intermediate centroid is zeroed
+     * before returning; only the assignment leaves.
      *
      * @param sample {@code s * dim} floats (prepared vectors); read, not kept
      * @param phase told the step being run ("coarse k-means", "PQ k-means")
      */
-    static Assignment assign(VectorKernels kernels, IvfPqParams params, int dim, float[] sample, int s,
-            SplittableRandom rnd, java.util.function.Consumer<String> phase) {
+    static Assignment assign(
+            VectorKernels kernels,
+            IvfPqParams params,
+            int dim,
+            float[] sample,
+            int s,
+            SplittableRandom rnd,
+            java.util.function.Consumer<String> phase) {
         int nlist = params.nlist();
         int m = params.m();
         int ksub = params.ksub();
         phase.accept("coarse k-means");
-        float[] coarse = KMeans.train(kernels, sample, s, dim, nlist, params.iterations(), rnd.split());
+        float[] coarse =
+                KMeans.train(kernels, sample, s, dim, nlist, params.iterations(), rnd.split());
         int[] anchorOf = KMeans.assign(kernels, sample, s, dim, coarse, nlist);
         float[] anchors = exactMeans(sample, s, dim, anchorOf, nlist);
         if (params.codes() != IvfPqParams.Codes.PQ) {
             Arrays.fill(coarse, 0f);
             Arrays.fill(anchors, 0f);
-            return new Assignment(anchorOf, new byte[0]); // OSQ: anchors only, nothing trained per subspace
+            return new Assignment(
+                    anchorOf, new byte[0]); // OSQ: anchors only, nothing trained per subspace
         }
         float[] residuals = new float[s * dim];
         for (int i = 0; i < s; i++) {
             kernels.subtract(sample, i * dim, anchors, anchorOf[i] * dim, residuals, i * dim, dim);
         }
         phase.accept("PQ k-means");
-        ProductQuantizer trained = ProductQuantizer.train(kernels, residuals, s, dim, m, ksub, params.iterations(),
-                rnd.split());
+        ProductQuantizer trained =
+                ProductQuantizer.train(
+                        kernels, residuals, s, dim, m, ksub, params.iterations(), rnd.split());
         byte[] codes = new byte[s * m];
         int[] scratch = new int[m];
         float[] r = new float[dim];
@@ -236,10 +281,25 @@ final class Codebooks {
      * The codebooks an assignment gives: every centroid the exact mean of its members' sample
      * vectors. Cost: one pass over the sample.
      */
-    static Codebooks fromSample(VectorKernels kernels, Metric metric, IvfPqParams params, int dim, float[] sample,
-            int[] ords, Assignment assignment) {
-        return new Codebooks(kernels, metric, params.nlist(), dim, params.m(), params.ksub(),
-                params.codes() == IvfPqParams.Codes.PQ, ords, assignment.anchorOf(), assignment.codes(),
+    static Codebooks fromSample(
+            VectorKernels kernels,
+            Metric metric,
+            IvfPqParams params,
+            int dim,
+            float[] sample,
+            int[] ords,
+            Assignment assignment) {
+        return new Codebooks(
+                kernels,
+                metric,
+                params.nlist(),
+                dim,
+                params.m(),
+                params.ksub(),
+                params.codes() == IvfPqParams.Codes.PQ,
+                ords,
+                assignment.anchorOf(),
+                assignment.codes(),
                 new MemberVectors() {
                     @Override
                     public float[] block() {
@@ -254,19 +314,37 @@ final class Codebooks {
     }
 
     /**
-     * Codebooks from their members as a file records them (each member's anchor and sub-codes):
-     * the centroids are recomputed as the members' means from the stored vectors, so loaded
-     * codebooks are exact by construction.
+     * Codebooks from their members as a file records them (each member's anchor and sub-codes): the
+     * centroids are recomputed as the members' means from the stored vectors, so loaded codebooks
+     * are exact by construction.
      */
-    static Codebooks fromMembers(VectorKernels kernels, Metric metric, IvfPqParams params, int dim,
-            SwapRemoveVectors store, int[] ords, int[] anchorOf, byte[] codes) {
+    static Codebooks fromMembers(
+            VectorKernels kernels,
+            Metric metric,
+            IvfPqParams params,
+            int dim,
+            SwapRemoveVectors store,
+            int[] ords,
+            int[] anchorOf,
+            byte[] codes) {
         for (int ord : ords) {
             if (!store.contains(ord)) {
-                throw new IllegalArgumentException("codebooks: training member " + ord + " has no stored vector");
+                throw new IllegalArgumentException(
+                        "codebooks: training member " + ord + " has no stored vector");
             }
         }
-        return new Codebooks(kernels, metric, params.nlist(), dim, params.m(), params.ksub(),
-                params.codes() == IvfPqParams.Codes.PQ, ords, anchorOf, codes, storeVectors(store, ords));
+        return new Codebooks(
+                kernels,
+                metric,
+                params.nlist(),
+                dim,
+                params.m(),
+                params.ksub(),
+                params.codes() == IvfPqParams.Codes.PQ,
+                ords,
+                anchorOf,
+                codes,
+                storeVectors(store, ords));
     }
 
     private static MemberVectors storeVectors(SwapRemoveVectors store, int[] ords) {
@@ -400,10 +478,10 @@ final class Codebooks {
     }
 
     /**
-     * Brings every derived copy in line with the moved sums: sub-centroids become their new
-     * means (zero when no member is left), the ranking layouts are overwritten in place, and
-     * the L2 score tables are recomputed. Cost: O(moved * dim) plus one table computation
-     * ({@code nlist * m * ksub * dsub} multiply-adds) when the metric keeps tables.
+     * Brings every derived copy in line with the moved sums: sub-centroids become their new means
+     * (zero when no member is left), the ranking layouts are overwritten in place, and the L2 score
+     * tables are recomputed. Cost: O(moved * dim) plus one table computation ({@code nlist * m *
+     * ksub * dsub} multiply-adds) when the metric keeps tables.
      */
     void applyMoves(Moves moves) {
         if (moves.isEmpty()) {
@@ -492,7 +570,10 @@ final class Codebooks {
         return new Members(ords, anch, codes);
     }
 
-    /** Restores the record of which lineage members were removed (a file's, after {@link #fromMembers}). */
+    /**
+     * Restores the record of which lineage members were removed (a file's, after {@link
+     * #fromMembers}).
+     */
     void markRemoved(RoaringBitmap removedMembers) {
         lineage.or(removedMembers);
         lineageRemoved.or(removedMembers);
@@ -507,21 +588,25 @@ final class Codebooks {
         return out;
     }
 
-    /** The surviving members whose sub-code {@code j} is {@code c}, by ordinal (for tests and inspection). */
+    /**
+     * The surviving members whose sub-code {@code j} is {@code c}, by ordinal (for tests and
+     * inspection).
+     */
     int[] subCentroidMemberOrds(int j, int c) {
         return java.util.stream.IntStream.range(0, memberOrd.length)
                 .filter(i -> memberAnchor[i] >= 0 && (memberCodes[i * cm + j] & 0xFF) == c)
-                .map(i -> memberOrd[i]).toArray();
+                .map(i -> memberOrd[i])
+                .toArray();
     }
 
     // ------------------------------------------------------------------ checking
 
     /**
      * The codebooks' first-order proof, recomputed from the stored vectors: every anchor is the
-     * mean of its surviving members, every sub-centroid the mean of its members' residuals to
-     * their anchors as they are now, every centroid without members zero (and a dead anchor out
-     * of the ranking), removed members' records wiped, the ranking layouts and score tables
-     * exactly what the centroids give. Cost: one pass over the members plus one table computation.
+     * mean of its surviving members, every sub-centroid the mean of its members' residuals to their
+     * anchors as they are now, every centroid without members zero (and a dead anchor out of the
+     * ranking), removed members' records wiped, the ranking layouts and score tables exactly what
+     * the centroids give. Cost: one pass over the members plus one table computation.
      *
      * @return the largest relative deviation of a centroid from its recomputed mean
      */
@@ -540,7 +625,8 @@ final class Codebooks {
             int a = memberAnchor[i];
             if (a < 0) {
                 if (memberOf[ord] >= 0 || !lineageRemoved.contains(ord)) {
-                    r.violation("member-record-mismatch", "removed member " + ord + " still mapped");
+                    r.violation(
+                            "member-record-mismatch", "removed member " + ord + " still mapped");
                 }
                 for (int j = 0; j < cm; j++) {
                     if (memberCodes[i * cm + j] != 0) {
@@ -555,7 +641,9 @@ final class Codebooks {
             }
             int slot = store.slotOf(ord);
             if (slot < 0) {
-                r.violation("member-not-live", "codebooks count removed ordinal " + ord + " as a member");
+                r.violation(
+                        "member-not-live",
+                        "codebooks count removed ordinal " + ord + " as a member");
                 continue;
             }
             members++;
@@ -571,8 +659,14 @@ final class Codebooks {
         double worst = 0;
         for (int a = 0; a < nlist; a++) {
             if (aCount[a] != anchorSums.count(a)) {
-                r.violation("member-count-mismatch", "anchor " + a + ": " + aCount[a] + " members, sum counts "
-                        + anchorSums.count(a));
+                r.violation(
+                        "member-count-mismatch",
+                        "anchor "
+                                + a
+                                + ": "
+                                + aCount[a]
+                                + " members, sum counts "
+                                + anchorSums.count(a));
             }
             if (aCount[a] == 0) {
                 if (!allZero(anchors, a * dim, dim) || !anchorBlock.isDisabled(a)) {
@@ -583,7 +677,9 @@ final class Codebooks {
             double dev = deviation(aSum, a * dim, anchors, a * dim, dim, aCount[a], aNorm[a]);
             worst = Math.max(worst, dev);
             if (dev > tolerance) {
-                r.violation("codebook-centroid-not-mean", "anchor " + a + " deviates by " + dev + " (relative)");
+                r.violation(
+                        "codebook-centroid-not-mean",
+                        "anchor " + a + " deviates by " + dev + " (relative)");
             }
             if (!anchorBlock.holds(a, anchors, a * dim)) {
                 r.violation("stale-centroid-layout", "anchor " + a);
@@ -612,19 +708,34 @@ final class Codebooks {
         float[] codebooks = pq == null ? new float[0] : pq.codebooks();
         for (int row = 0; pq != null && row < m * ksub; row++) {
             if (sCount[row] != subSums.count(row)) {
-                r.violation("member-count-mismatch", "sub-centroid " + row + ": " + sCount[row]
-                        + " members, sum counts " + subSums.count(row));
+                r.violation(
+                        "member-count-mismatch",
+                        "sub-centroid "
+                                + row
+                                + ": "
+                                + sCount[row]
+                                + " members, sum counts "
+                                + subSums.count(row));
             }
             if (sCount[row] == 0) {
                 if (!allZero(codebooks, row * dsub, dsub)) {
                     r.violation("dead-centroid-not-zero", "sub-centroid " + row);
                 }
             } else {
-                double dev = deviation(sSum, row * dsub, codebooks, row * dsub, dsub, sCount[row], sNorm[row]);
+                double dev =
+                        deviation(
+                                sSum,
+                                row * dsub,
+                                codebooks,
+                                row * dsub,
+                                dsub,
+                                sCount[row],
+                                sNorm[row]);
                 worst = Math.max(worst, dev);
                 if (dev > tolerance) {
-                    r.violation("codebook-centroid-not-mean", "sub-centroid " + row + " deviates by " + dev
-                            + " (relative)");
+                    r.violation(
+                            "codebook-centroid-not-mean",
+                            "sub-centroid " + row + " deviates by " + dev + " (relative)");
                 }
             }
             if (!pq.layoutHolds(row / ksub, row % ksub)) {
@@ -638,8 +749,11 @@ final class Codebooks {
             }
             Arrays.fill(expected, 0f);
         }
-        r.checked("codebook-members", members).checked("codebook-centroids", nlist + (long) cm * ksub)
-                .checked("codebook-members-removed-and-subtracted", lineageRemoved.getLongCardinality());
+        r.checked("codebook-members", members)
+                .checked("codebook-centroids", nlist + (long) cm * ksub)
+                .checked(
+                        "codebook-members-removed-and-subtracted",
+                        lineageRemoved.getLongCardinality());
         return worst;
     }
 
@@ -656,7 +770,8 @@ final class Codebooks {
      * How far {@code actual} is from {@code sum / count}, relative to the mean's norm floored at a
      * thousandth of the members' average norm (so a mean near the origin does not blow it up).
      */
-    static double deviation(double[] sum, int sumOff, float[] actual, int off, int len, int count, double normSum) {
+    static double deviation(
+            double[] sum, int sumOff, float[] actual, int off, int len, int count, double normSum) {
         double diff = 0;
         double norm = 0;
         for (int d = 0; d < len; d++) {

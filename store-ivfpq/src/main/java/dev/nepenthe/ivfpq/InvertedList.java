@@ -3,9 +3,9 @@ package dev.nepenthe.ivfpq;
 import java.util.Arrays;
 
 /**
- * One inverted list: its members' ordinals and their m-byte PQ codes, back to back in entry
- * order. Removal moves the last entry into the hole and zeroes the vacated entry, so the list
- * holds no byte of a removed member and scans stay one contiguous pass.
+ * One inverted list: its members' ordinals and their m-byte PQ codes, back to back in entry order.
+ * Removal moves the last entry into the hole and zeroes the vacated entry, so the list holds no
+ * byte of a removed member and scans stay one contiguous pass.
  */
 final class InvertedList {
     private final int m;
@@ -32,7 +32,10 @@ final class InvertedList {
         return pos * m;
     }
 
-    /** The code block (entries {@code [0, size)} are live; the rest is zero). Callers must not write. */
+    /**
+     * The code block (entries {@code [0, size)} are live; the rest is zero). Callers must not
+     * write.
+     */
     byte[] codes() {
         return codes;
     }

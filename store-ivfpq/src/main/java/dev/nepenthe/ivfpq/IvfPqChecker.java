@@ -7,11 +7,11 @@ import org.roaringbitmap.IntIterator;
 import org.roaringbitmap.RoaringBitmap;
 
 /**
- * The integrity checker of {@link IvfPqIndex}: what {@link IvfPqIndex#verifyIntegrity()} and
- * {@link IvfPqIndex#inspect()} run (under the index's read lock). It recomputes, rather than
- * trusts: list means from the stored vectors, list membership from the lists themselves, the
- * codebooks' centroids from their surviving training members ({@link Codebooks#check}). Cost: one
- * pass over every stored vector and every list entry, plus one over the training members.
+ * The integrity checker of {@link IvfPqIndex}: what {@link IvfPqIndex#verifyIntegrity()} and {@link
+ * IvfPqIndex#inspect()} run (under the index's read lock). It recomputes, rather than trusts: list
+ * means from the stored vectors, list membership from the lists themselves, the codebooks'
+ * centroids from their surviving training members ({@link Codebooks#check}). Cost: one pass over
+ * every stored vector and every list entry, plus one over the training members.
  *
  * <p>Only damage is a violation. A removed training member is not: its contribution has been
  * subtracted, and the count of such members is reported among the things checked.
@@ -20,30 +20,31 @@ final class IvfPqChecker {
     private IvfPqChecker() {}
 
     static IvfPqIndex.Inspection inspect(IvfPqIndex index) {
-        IntegrityReport.Builder r = IntegrityReport.builder(IvfPqIndex.KIND)
-                .expect("vector-map-mismatch")
-                .expect("freed-vector-not-zeroed")
-                .expect("removed-ordinal-live")
-                .expect("removed-ordinal-in-list")
-                .expect("list-entry-not-live")
-                .expect("duplicate-list-entry")
-                .expect("list-position-mismatch")
-                .expect("freed-code-not-zeroed")
-                .expect("code-count-mismatch")
-                .expect("sum-count-mismatch")
-                .expect("centroid-not-mean")
-                .expect("empty-list-centroid-not-anchor")
-                .expect("list-of-dead-anchor")
-                .expect("member-record-mismatch")
-                .expect("removed-member-not-wiped")
-                .expect("member-not-live")
-                .expect("member-count-mismatch")
-                .expect("codebook-centroid-not-mean")
-                .expect("dead-centroid-not-zero")
-                .expect("stale-centroid-layout")
-                .expect("stale-score-table")
-                .expect("centre-not-mean")
-                .expect("centre-of-empty-list");
+        IntegrityReport.Builder r =
+                IntegrityReport.builder(IvfPqIndex.KIND)
+                        .expect("vector-map-mismatch")
+                        .expect("freed-vector-not-zeroed")
+                        .expect("removed-ordinal-live")
+                        .expect("removed-ordinal-in-list")
+                        .expect("list-entry-not-live")
+                        .expect("duplicate-list-entry")
+                        .expect("list-position-mismatch")
+                        .expect("freed-code-not-zeroed")
+                        .expect("code-count-mismatch")
+                        .expect("sum-count-mismatch")
+                        .expect("centroid-not-mean")
+                        .expect("empty-list-centroid-not-anchor")
+                        .expect("list-of-dead-anchor")
+                        .expect("member-record-mismatch")
+                        .expect("removed-member-not-wiped")
+                        .expect("member-not-live")
+                        .expect("member-count-mismatch")
+                        .expect("codebook-centroid-not-mean")
+                        .expect("dead-centroid-not-zero")
+                        .expect("stale-centroid-layout")
+                        .expect("stale-score-table")
+                        .expect("centre-not-mean")
+                        .expect("centre-of-empty-list");
         double worst = 0;
         int worstList = -1;
         SwapRemoveVectors store = index.store();
@@ -51,11 +52,14 @@ final class IvfPqChecker {
         int dim = index.dimension();
         int n = store.size();
         if (!store.mapsAgree()) {
-            r.violation("vector-map-mismatch", "slot and ordinal maps of the vector store disagree");
+            r.violation(
+                    "vector-map-mismatch", "slot and ordinal maps of the vector store disagree");
         }
         long dirty = store.nonZeroFreedFloats();
         if (dirty > 0) {
-            r.violation("freed-vector-not-zeroed", dirty + " non-zero floats beyond " + n + " live slots");
+            r.violation(
+                    "freed-vector-not-zeroed",
+                    dirty + " non-zero floats beyond " + n + " live slots");
         }
         IntIterator rit = removed.getIntIterator();
         while (rit.hasNext()) {
@@ -85,11 +89,13 @@ final class IvfPqChecker {
             }
             long freed = il.nonZeroFreedBytes();
             if (freed > 0) {
-                r.violation("freed-code-not-zeroed", "list " + list + ": " + freed + " non-zero bytes");
+                r.violation(
+                        "freed-code-not-zeroed", "list " + list + ": " + freed + " non-zero bytes");
             }
             if (index.sumCount(list) != size) {
-                r.violation("sum-count-mismatch", "list " + list + " holds " + size + ", sum counts "
-                        + index.sumCount(list));
+                r.violation(
+                        "sum-count-mismatch",
+                        "list " + list + " holds " + size + ", sum counts " + index.sumCount(list));
             }
             Arrays.fill(mean, 0);
             double normSum = 0;
@@ -104,10 +110,14 @@ final class IvfPqChecker {
                     continue;
                 }
                 if (!seen.checkedAdd(ord)) {
-                    r.violation("duplicate-list-entry", "ordinal " + ord + " (again in list " + list + ")");
+                    r.violation(
+                            "duplicate-list-entry",
+                            "ordinal " + ord + " (again in list " + list + ")");
                 }
                 if (index.mappedList(ord) != list || index.mappedPos(ord) != pos) {
-                    r.violation("list-position-mismatch", "ordinal " + ord + " at list " + list + " pos " + pos);
+                    r.violation(
+                            "list-position-mismatch",
+                            "ordinal " + ord + " at list " + list + " pos " + pos);
                 }
                 int off = store.offset(store.slotOf(ord));
                 float[] block = store.block();
@@ -120,8 +130,14 @@ final class IvfPqChecker {
                 counted++;
             }
             if (counted == 0) {
-                if (size == 0 && !Arrays.equals(routing, list * dim, (list + 1) * dim, anchors, list * dim,
-                        (list + 1) * dim)) {
+                if (size == 0
+                        && !Arrays.equals(
+                                routing,
+                                list * dim,
+                                (list + 1) * dim,
+                                anchors,
+                                list * dim,
+                                (list + 1) * dim)) {
                     r.violation("empty-list-centroid-not-anchor", "list " + list);
                 }
                 continue;
@@ -142,20 +158,31 @@ final class IvfPqChecker {
                 worstList = list;
             }
             if (dev > IvfPqIndex.CENTROID_TOLERANCE) {
-                r.violation("centroid-not-mean", "list " + list + " deviates by " + dev + " (relative)");
+                r.violation(
+                        "centroid-not-mean",
+                        "list " + list + " deviates by " + dev + " (relative)");
             }
         }
         if (codes != n || seen.getLongCardinality() != n) {
-            r.violation("code-count-mismatch", codes + " codes in lists, " + seen.getLongCardinality()
-                    + " distinct live ordinals, " + n + " live vectors");
+            r.violation(
+                    "code-count-mismatch",
+                    codes
+                            + " codes in lists, "
+                            + seen.getLongCardinality()
+                            + " distinct live ordinals, "
+                            + n
+                            + " live vectors");
         }
         double codebookWorst = cb.check(r, store, IvfPqIndex.CENTROID_TOLERANCE);
         TrainedState st = index.trainedState();
         if (st.osq != null) {
             codebookWorst = Math.max(codebookWorst, checkCentres(r, st, store, dim));
         }
-        r.checked("lists", nlist).checked("codes", codes)
-                .checked("max-centroid-deviation-ppb", (long) Math.ceil(Math.max(worst, codebookWorst) * 1e9));
+        r.checked("lists", nlist)
+                .checked("codes", codes)
+                .checked(
+                        "max-centroid-deviation-ppb",
+                        (long) Math.ceil(Math.max(worst, codebookWorst) * 1e9));
         return new IvfPqIndex.Inspection(r.build(), worst, worstList);
     }
 
@@ -166,7 +193,8 @@ final class IvfPqChecker {
      *
      * @return the largest relative deviation of a centre from its members' mean
      */
-    private static double checkCentres(IntegrityReport.Builder r, TrainedState st, SwapRemoveVectors store, int dim) {
+    private static double checkCentres(
+            IntegrityReport.Builder r, TrainedState st, SwapRemoveVectors store, int dim) {
         double worst = 0;
         double[] sum = new double[dim];
         for (int list = 0; list < st.lists.length; list++) {
@@ -180,8 +208,14 @@ final class IvfPqChecker {
             }
             int members = st.centreMembers[list];
             if (centre == null || members < 1 || members > il.size()) {
-                r.violation("centre-not-mean", "list " + list + ": centre of " + members + " members, list holds "
-                        + il.size());
+                r.violation(
+                        "centre-not-mean",
+                        "list "
+                                + list
+                                + ": centre of "
+                                + members
+                                + " members, list holds "
+                                + il.size());
                 continue;
             }
             Arrays.fill(sum, 0);
@@ -203,7 +237,8 @@ final class IvfPqChecker {
             double dev = Codebooks.deviation(sum, 0, centre.centroid(), 0, dim, members, normSum);
             worst = Math.max(worst, dev);
             if (dev > IvfPqIndex.CENTROID_TOLERANCE) {
-                r.violation("centre-not-mean", "list " + list + " deviates by " + dev + " (relative)");
+                r.violation(
+                        "centre-not-mean", "list " + list + " deviates by " + dev + " (relative)");
             }
         }
         r.checked("centres", st.lists.length);

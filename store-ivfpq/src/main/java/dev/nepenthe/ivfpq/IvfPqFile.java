@@ -13,8 +13,9 @@ import java.nio.file.Path;
 import org.roaringbitmap.RoaringBitmap;
 
 /**
- * The on-disk form of an {@link IvfPqIndex}, inside the {@link ChecksummedFiles} envelope
- * (format {@value IvfPqIndex#FORMAT}, version {@value IvfPqIndex#VERSION}). Body, big-endian:
+ * The on-disk form of an {@link IvfPqIndex}, inside the {@link ChecksummedFiles} envelope (format
+ * {@value IvfPqIndex#FORMAT}, version {@value IvfPqIndex#VERSION}). Body, big-endian:
+ *
  * <pre>
  * int dim, byte metric, long seed, long trainings
  * int nlist, m, nbits, trainSize, iterations, nprobe, rerank, byte autoRetrain, int driftLimit,
@@ -27,17 +28,22 @@ import org.roaringbitmap.RoaringBitmap;
  *   nlist x (int size, size x int ordinal, size*e bytes codes, e = m or OSQ's entry size;
  *            with OSQ and size > 0: int centre members, dim x float centre)
  * </pre>
- * Bitmaps are RoaringBitmap's portable serialization preceded by its length in bytes. No sum and
- * no centroid is stored: loading recomputes every list centroid, anchor and sub-centroid as the
- * mean of its members' stored vectors, so a loaded index is exact by construction. Version 1
- * stored codebooks without their members, which cannot forget exactly; it is refused (the store
- * never persisted IVF-PQ indexes, it rebuilds them at open).
+ *
+ * Bitmaps are RoaringBitmap's portable serialization preceded by its length in bytes. No sum and no
+ * centroid is stored: loading recomputes every list centroid, anchor and sub-centroid as the mean
+ * of its members' stored vectors, so a loaded index is exact by construction. Version 1 stored
+ * codebooks without their members, which cannot forget exactly; it is refused (the store never
+ * persisted IVF-PQ indexes, it rebuilds them at open).
  */
 final class IvfPqFile {
     private IvfPqFile() {}
 
     static void write(Path file, IvfPqIndex index) throws IOException {
-        ChecksummedFiles.write(file, IvfPqIndex.FORMAT, IvfPqIndex.VERSION, ChecksummedFiles.newFileId(),
+        ChecksummedFiles.write(
+                file,
+                IvfPqIndex.FORMAT,
+                IvfPqIndex.VERSION,
+                ChecksummedFiles.newFileId(),
                 out -> writeBody(out, index));
     }
 
@@ -105,7 +111,11 @@ final class IvfPqFile {
     }
 
     static IvfPqIndex read(IndexConfig config, Path file) throws IOException {
-        return ChecksummedFiles.read(file, IvfPqIndex.FORMAT, IvfPqIndex.VERSION, IvfPqIndex.VERSION,
+        return ChecksummedFiles.read(
+                file,
+                IvfPqIndex.FORMAT,
+                IvfPqIndex.VERSION,
+                IvfPqIndex.VERSION,
                 (in, version) -> readBody(config, in));
     }
 
@@ -121,10 +131,22 @@ final class IvfPqFile {
         Metric metric = config.metric();
         long seed = in.readLong();
         long trainings = in.readLong();
-        IvfPqParams p = new IvfPqParams(in.readInt(), in.readInt(), in.readInt(), in.readInt(), in.readInt(),
-                in.readInt(), in.readInt(), in.readUnsignedByte() == 1, in.readInt(), readCodes(in), in.readInt());
+        IvfPqParams p =
+                new IvfPqParams(
+                        in.readInt(),
+                        in.readInt(),
+                        in.readInt(),
+                        in.readInt(),
+                        in.readInt(),
+                        in.readInt(),
+                        in.readInt(),
+                        in.readUnsignedByte() == 1,
+                        in.readInt(),
+                        readCodes(in),
+                        in.readInt());
         if (p.nlist() < 1 || p.m() < 1 || dim % p.m() != 0 || p.nbits() < 1 || p.nbits() > 8) {
-            throw new IllegalArgumentException("parameters " + p + " are invalid for dimension " + dim);
+            throw new IllegalArgumentException(
+                    "parameters " + p + " are invalid for dimension " + dim);
         }
         IvfPqIndex index = new IvfPqIndex(dim, metric, p, seed);
         int n = in.readInt();
@@ -136,7 +158,8 @@ final class IvfPqFile {
             int ord = in.readInt();
             BodyStreams.readFloats(in, v, 0, dim);
             if (ord < 0 || index.store().contains(ord)) {
-                throw new IllegalArgumentException("ordinal " + ord + " at slot " + i + " is invalid or repeated");
+                throw new IllegalArgumentException(
+                        "ordinal " + ord + " at slot " + i + " is invalid or repeated");
             }
             index.store().add(ord, v);
         }
@@ -148,8 +171,8 @@ final class IvfPqFile {
         }
         int s = in.readInt();
         if (s < 0 || s > n) {
-            throw new IllegalArgumentException("training member count " + s + " is impossible for " + n
-                    + " vectors");
+            throw new IllegalArgumentException(
+                    "training member count " + s + " is impossible for " + n + " vectors");
         }
         int[] memberOrds = new int[s];
         int[] memberAnchors = new int[s];
@@ -169,8 +192,8 @@ final class IvfPqFile {
         for (int list = 0; list < p.nlist(); list++) {
             int size = in.readInt();
             if (size < 0 || size > n) {
-                throw new IllegalArgumentException("list " + list + " size " + size + " is impossible for "
-                        + n + " vectors");
+                throw new IllegalArgumentException(
+                        "list " + list + " size " + size + " is impossible for " + n + " vectors");
             }
             ords[list] = new int[size];
             for (int i = 0; i < size; i++) {
@@ -181,8 +204,14 @@ final class IvfPqFile {
             if (p.codes() == IvfPqParams.Codes.OSQ && size > 0) {
                 centreMembers[list] = in.readInt();
                 if (centreMembers[list] < 1 || centreMembers[list] > size) {
-                    throw new IllegalArgumentException("list " + list + " has a centre of " + centreMembers[list]
-                            + " members, expected 1 to its " + size + " entries");
+                    throw new IllegalArgumentException(
+                            "list "
+                                    + list
+                                    + " has a centre of "
+                                    + centreMembers[list]
+                                    + " members, expected 1 to its "
+                                    + size
+                                    + " entries");
                 }
                 centres[list] = new float[dim];
                 for (int d = 0; d < dim; d++) {
@@ -193,8 +222,16 @@ final class IvfPqFile {
         if (!RoaringBitmap.andNot(RoaringBitmap.bitmapOf(memberOrds), lineage).isEmpty()) {
             throw new IllegalArgumentException("training members outside the recorded lineage");
         }
-        Codebooks cb = Codebooks.fromMembers(index.kernels(), metric, p, dim, index.store(), memberOrds,
-                memberAnchors, memberCodes);
+        Codebooks cb =
+                Codebooks.fromMembers(
+                        index.kernels(),
+                        metric,
+                        p,
+                        dim,
+                        index.store(),
+                        memberOrds,
+                        memberAnchors,
+                        memberCodes);
         cb.markRemoved(lineageRemoved);
         index.installLoaded(trainings, removed, cb, ords, codes, centres, centreMembers);
         return index;
@@ -205,12 +242,15 @@ final class IvfPqFile {
         return switch (c) {
             case 0 -> IvfPqParams.Codes.PQ;
             case 1 -> IvfPqParams.Codes.OSQ;
-            default -> throw new IllegalArgumentException("code type " + c + ": expected 0 (PQ) or 1 (OSQ)");
+            default ->
+                    throw new IllegalArgumentException(
+                            "code type " + c + ": expected 0 (PQ) or 1 (OSQ)");
         };
     }
 
     private static void writeBitmap(DataOutputStream out, RoaringBitmap live) throws IOException {
-        RoaringBitmap bitmap = live.clone(); // saves run under the read lock: never mutate the index's own
+        RoaringBitmap bitmap =
+                live.clone(); // saves run under the read lock: never mutate the index's own
         bitmap.runOptimize();
         out.writeInt(bitmap.serializedSizeInBytes());
         bitmap.serialize(out);

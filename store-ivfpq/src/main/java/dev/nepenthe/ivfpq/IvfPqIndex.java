@@ -29,67 +29,74 @@ import org.roaringbitmap.RoaringBitmap;
  * IVF-PQ whose trained structures forget.
  *
  * <h2>Life cycle</h2>
+ *
  * An empty index cannot be trained, so it starts <em>flat</em>: vectors are kept exactly and
- * searched by brute force. When the live count reaches {@code trainSize} (or on an explicit
- * {@link #train()} or {@link #trainInBackground()}), it trains on the live vectors, on its own
- * thread, and becomes IVF-PQ once the training is swapped in:
+ * searched by brute force. When the live count reaches {@code trainSize} (or on an explicit {@link
+ * #train()} or {@link #trainInBackground()}), it trains on the live vectors, on its own thread, and
+ * becomes IVF-PQ once the training is swapped in:
+ *
  * <ol>
- *   <li>coarse codebook: k-means (k-means++ seeding, seeded RNG) of {@code nlist} centroids,
- *       then each centroid the exact mean of the sample vectors nearest to it;</li>
+ *   <li>coarse codebook: k-means (k-means++ seeding, seeded RNG) of {@code nlist} centroids, then
+ *       each centroid the exact mean of the sample vectors nearest to it;
  *   <li>PQ codebooks: per subspace, k-means of {@code ksub} centroids on the residuals of the
- *       sample to those anchors, then each the exact mean of its members' residuals;</li>
- *   <li>every live vector is assigned to its nearest coarse centroid and its residual encoded.</li>
+ *       sample to those anchors, then each the exact mean of its members' residuals;
+ *   <li>every live vector is assigned to its nearest coarse centroid and its residual encoded.
  * </ol>
  *
  * <h2>Two kinds of centroid, and why</h2>
+ *
  * Each list has a <em>routing centroid</em>, always the mean of its current members (exact
  * double-double sums, see {@link ListSums}): queries probe the lists whose routing centroids are
  * nearest. A removal subtracts the vector from its list's sum, so no removed vector shapes any
- * routing centroid, ever. An empty list has no mean; its routing centroid falls back to its
- * trained coarse centroid.
+ * routing centroid, ever. An empty list has no mean; its routing centroid falls back to its trained
+ * coarse centroid.
  *
  * <p>Assignment and encoding use the list's <em>trained</em> coarse centroid (the anchor): a new
- * vector joins the list whose anchor is nearest and its code encodes the residual to that
- * anchor, exactly as a (re)training assigns and encodes. A vector's list and code are then a
- * function of its own vector and the two trained codebooks only. Assigning by (or encoding
- * against) the moving means would make them depend on whichever vectors were members at the
- * time, removed ones included: residue that no later subtraction takes back. It also measured
- * slightly better recall (the residual PQ encodes is the smallest one).
+ * vector joins the list whose anchor is nearest and its code encodes the residual to that anchor,
+ * exactly as a (re)training assigns and encodes. A vector's list and code are then a function of
+ * its own vector and the two trained codebooks only. Assigning by (or encoding against) the moving
+ * means would make them depend on whichever vectors were members at the time, removed ones
+ * included: residue that no later subtraction takes back. It also measured slightly better recall
+ * (the residual PQ encodes is the smallest one).
  *
  * <h2>Codebooks that forget</h2>
- * The trained codebooks are exact functions of the training vectors that survive (see
- * {@link Codebooks}): each anchor is the mean of its surviving training members, each PQ
- * sub-centroid the mean of its members' residuals to their anchors. Removing a training member
- * subtracts it from the sums and moves those centroids in microseconds; no retrain is needed for
- * the codebooks to hold nothing of it. What stays is second-order: which member went to which
- * centroid, and the codes of other vectors chosen while it was there (codes are not re-encoded
- * when a centroid moves, see docs/FORGET.md for the recall this costs). An anchor left without
- * members is zeroed and takes no vectors (its list moves to the nearest live anchors); a
- * sub-centroid left without members is zeroed and the codes naming it re-encoded in that subspace.
- * A full retrain runs on {@link #retrain()}, at REBUILD (a fresh index), and by itself
- * ({@code autoRetrain=1}) once {@code driftLimit} percent of the training sample has been
- * removed, because then the codebooks describe too few of the vectors they encode. When too few
- * vectors survive to train ({@link IvfPqParams#minTrainingVectors()}), a retrain drops the
- * codebooks altogether and the index is flat again.
+ *
+ * The trained codebooks are exact functions of the training vectors that survive (see {@link
+ * Codebooks}): each anchor is the mean of its surviving training members, each PQ sub-centroid the
+ * mean of its members' residuals to their anchors. Removing a training member subtracts it from the
+ * sums and moves those centroids in microseconds; no retrain is needed for the codebooks to hold
+ * nothing of it. What stays is second-order: which member went to which centroid, and the codes of
+ * other vectors chosen while it was there (codes are not re-encoded when a centroid moves, see
+ * docs/FORGET.md for the recall this costs). An anchor left without members is zeroed and takes no
+ * vectors (its list moves to the nearest live anchors); a sub-centroid left without members is
+ * zeroed and the codes naming it re-encoded in that subspace. A full retrain runs on {@link
+ * #retrain()}, at REBUILD (a fresh index), and by itself ({@code autoRetrain=1}) once {@code
+ * driftLimit} percent of the training sample has been removed, because then the codebooks describe
+ * too few of the vectors they encode. When too few vectors survive to train ({@link
+ * IvfPqParams#minTrainingVectors()}), a retrain drops the codebooks altogether and the index is
+ * flat again.
  *
  * <h2>Scoring</h2>
- * L2 and cosine use asymmetric L2 distances (cosine vectors are unit length, so L2 ranks as
- * cosine does); the query-side table of each probed list comes from one per-query dot table plus
- * a precomputed per-list term ({@code ||c||^2 + 2<anchor, c>}), FAISS's precomputed-table trick.
- * Dot uses inner-product tables and probes the lists with the largest {@code <q, centroid>}.
- * PQ scores are reported as the metric's scores (cosine: {@code 1 - d/2}); with {@code rerank > 0}
- * the best {@code max(k, rerank)} candidates are re-scored exactly from the stored vectors.
+ *
+ * L2 and cosine use asymmetric L2 distances (cosine vectors are unit length, so L2 ranks as cosine
+ * does); the query-side table of each probed list comes from one per-query dot table plus a
+ * precomputed per-list term ({@code ||c||^2 + 2<anchor, c>}), FAISS's precomputed-table trick. Dot
+ * uses inner-product tables and probes the lists with the largest {@code <q, centroid>}. PQ scores
+ * are reported as the metric's scores (cosine: {@code 1 - d/2}); with {@code rerank > 0} the best
+ * {@code max(k, rerank)} candidates are re-scored exactly from the stored vectors.
  *
  * <h2>Concurrency</h2>
+ *
  * One read-write lock: searches run in parallel; adds and removes are exclusive and brief. A
- * training takes the read lock to copy its sample, none for its k-means, the read lock a chunk
- * at a time to encode, and the write lock only to swap (see {@link #trainInBackground()}).
+ * training takes the read lock to copy its sample, none for its k-means, the read lock a chunk at a
+ * time to encode, and the write lock only to swap (see {@link #trainInBackground()}).
  */
 public final class IvfPqIndex implements VectorIndex {
 
     public static final String KIND = "ivfpq";
     static final String FORMAT = "nepenthe-ivfpq";
     static final int VERSION = 2;
+
     /** A routing centroid further than this (relative) from its members' mean is a violation. */
     public static final double CENTROID_TOLERANCE = 1e-5;
 
@@ -101,34 +108,45 @@ public final class IvfPqIndex implements VectorIndex {
     private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
 
     private final SwapRemoveVectors store;
+
     /** The OSQ codec (a seeded rotation, no trained state), or null with PQ codes. */
     private final ScalarCodes osq;
+
     /** Ordinals removed and not added again: the checker proves none survives anywhere. */
     private final RoaringBitmap removed = new RoaringBitmap();
+
     /** Trainings started so far (each a retrain event once the first has served). */
     private long trainings;
-    /** Test hook: runs in a training after the k-means (no lock held), before the codebooks are built. */
+
+    /**
+     * Test hook: runs in a training after the k-means (no lock held), before the codebooks are
+     * built.
+     */
     Runnable duringRetrainCompute = () -> {};
 
     /** What the index serves from once trained; null while it is flat. */
     private TrainedState state;
+
     /** The training in progress, if any (set and cleared under the write lock). */
     private Training inFlight;
+
     /** Trains in the background: at most one thread, which exits when idle. */
     private final ThreadPoolExecutor trainer;
+
     private volatile boolean closed;
 
     public IvfPqIndex(int dimension, Metric metric, IvfPqParams params, long seed) {
         this(dimension, metric, params, seed, Kernels.get());
     }
 
-    public IvfPqIndex(int dimension, Metric metric, IvfPqParams params, long seed, VectorKernels kernels) {
+    public IvfPqIndex(
+            int dimension, Metric metric, IvfPqParams params, long seed, VectorKernels kernels) {
         if (dimension <= 0) {
             throw new IllegalArgumentException("dimension: expected > 0, got " + dimension);
         }
         if (dimension % params.m() != 0) {
-            throw new IllegalArgumentException("ivfpq index: m=" + params.m() + " must divide the dimension "
-                    + dimension);
+            throw new IllegalArgumentException(
+                    "ivfpq index: m=" + params.m() + " must divide the dimension " + dimension);
         }
         this.dim = dimension;
         this.metric = metric;
@@ -136,17 +154,28 @@ public final class IvfPqIndex implements VectorIndex {
         this.seed = seed;
         this.kernels = kernels;
         this.store = new SwapRemoveVectors(dimension);
-        this.osq = params.codes() == IvfPqParams.Codes.OSQ ? new ScalarCodes(dimension, metric, params.bits(), seed) : null;
-        this.trainer = new ThreadPoolExecutor(0, 1, 5, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), r -> {
-            Thread t = new Thread(r, "nepenthe-ivfpq-training");
-            t.setDaemon(true);
-            return t;
-        });
+        this.osq =
+                params.codes() == IvfPqParams.Codes.OSQ
+                        ? new ScalarCodes(dimension, metric, params.bits(), seed)
+                        : null;
+        this.trainer =
+                new ThreadPoolExecutor(
+                        0,
+                        1,
+                        5,
+                        TimeUnit.SECONDS,
+                        new LinkedBlockingQueue<>(),
+                        r -> {
+                            Thread t = new Thread(r, "nepenthe-ivfpq-training");
+                            t.setDaemon(true);
+                            return t;
+                        });
     }
 
     /** An index from a collection's config (see {@link IvfPqParams} for the parameter names). */
     public static IvfPqIndex create(IndexConfig config) {
-        return new IvfPqIndex(config.dimension(), config.metric(), IvfPqParams.from(config), config.seed());
+        return new IvfPqIndex(
+                config.dimension(), config.metric(), IvfPqParams.from(config), config.seed());
     }
 
     @Override
@@ -171,9 +200,9 @@ public final class IvfPqIndex implements VectorIndex {
     // ------------------------------------------------------------------ add / remove
 
     /**
-     * Adds a vector. Once trained, it joins the list of its nearest anchor: O(nlist * dim +
-     * m * ksub * dim / m). While flat, the add that brings the live count to {@code trainSize}
-     * starts a training in the background and returns at once (see {@link #trainInBackground()}).
+     * Adds a vector. Once trained, it joins the list of its nearest anchor: O(nlist * dim + m *
+     * ksub * dim / m). While flat, the add that brings the live count to {@code trainSize} starts a
+     * training in the background and returns at once (see {@link #trainInBackground()}).
      */
     @Override
     public void add(int ordinal, float[] vector) {
@@ -183,7 +212,8 @@ public final class IvfPqIndex implements VectorIndex {
         lock.writeLock().lock();
         try {
             if (store.contains(ordinal)) {
-                throw new IllegalArgumentException("ordinal " + ordinal + " is already live in this index");
+                throw new IllegalArgumentException(
+                        "ordinal " + ordinal + " is already live in this index");
             }
             store.add(ordinal, prepared);
             removed.remove(ordinal);
@@ -239,9 +269,12 @@ public final class IvfPqIndex implements VectorIndex {
             if (inFlight != null) {
                 inFlight.finishRemovals();
             }
-            retrain = n > 0 && inFlight == null && (state == null
-                    ? store.size() >= params.trainSize()
-                    : params.autoRetrain() && driftExceededLocked());
+            retrain =
+                    n > 0
+                            && inFlight == null
+                            && (state == null
+                                    ? store.size() >= params.trainSize()
+                                    : params.autoRetrain() && driftExceededLocked());
         } finally {
             lock.writeLock().unlock();
         }
@@ -273,7 +306,8 @@ public final class IvfPqIndex implements VectorIndex {
     /** True when more than {@code driftLimit} percent of the training sample has been removed. */
     private boolean driftExceededLocked() {
         Codebooks cb = state == null ? null : state.cb;
-        return cb != null && cb.removedMembers() * 100L > (long) params.driftLimit() * cb.trainedOn();
+        return cb != null
+                && cb.removedMembers() * 100L > (long) params.driftLimit() * cb.trainedOn();
     }
 
     private void dropState() {
@@ -305,7 +339,10 @@ public final class IvfPqIndex implements VectorIndex {
 
     // ------------------------------------------------------------------ training
 
-    /** True once the index has codebooks (false while it is flat, including during its first training). */
+    /**
+     * True once the index has codebooks (false while it is flat, including during its first
+     * training).
+     */
     public boolean isTrained() {
         lock.readLock().lock();
         try {
@@ -317,15 +354,17 @@ public final class IvfPqIndex implements VectorIndex {
 
     /**
      * The share of the current codebooks' training sample removed since they were trained, in
-     * {@code [0, 1]}; 0 while flat. The codebooks hold nothing of the removed ones (they are
-     * exact means of the rest); past {@code driftLimit} they describe too few of the vectors
-     * they encode, and {@code autoRetrain=1} retrains.
+     * {@code [0, 1]}; 0 while flat. The codebooks hold nothing of the removed ones (they are exact
+     * means of the rest); past {@code driftLimit} they describe too few of the vectors they encode,
+     * and {@code autoRetrain=1} retrains.
      */
     public double trainingDrift() {
         lock.readLock().lock();
         try {
             Codebooks cb = state == null ? null : state.cb;
-            return cb == null || cb.trainedOn() == 0 ? 0 : cb.removedMembers() / (double) cb.trainedOn();
+            return cb == null || cb.trainedOn() == 0
+                    ? 0
+                    : cb.removedMembers() / (double) cb.trainedOn();
         } finally {
             lock.readLock().unlock();
         }
@@ -333,26 +372,32 @@ public final class IvfPqIndex implements VectorIndex {
 
     @Override
     public String erasureResidual() {
-        return "codes removed from their lists; list centroids and codebook centroids (coarse and PQ) moved to"
-                + " exact means of the surviving vectors; which training vector went to which centroid, and"
-                + " codes chosen under centroids that have since moved, remain until a retrain or REBUILD";
+        return "codes removed from their lists; list centroids and codebook centroids (coarse and"
+                + " PQ) moved to exact means of the surviving vectors; which training vector"
+                + " went to which centroid, and codes chosen under centroids that have since"
+                + " moved, remain until a retrain or REBUILD";
     }
 
-    /** The ordinals the current codebooks were trained on that are still live (a copy; empty while flat). */
+    /**
+     * The ordinals the current codebooks were trained on that are still live (a copy; empty while
+     * flat).
+     */
     public RoaringBitmap lineage() {
         lock.readLock().lock();
         try {
             Codebooks cb = state == null ? null : state.cb;
-            return cb == null ? new RoaringBitmap() : RoaringBitmap.andNot(cb.lineage(), cb.lineageRemoved());
+            return cb == null
+                    ? new RoaringBitmap()
+                    : RoaringBitmap.andNot(cb.lineage(), cb.lineageRemoved());
         } finally {
             lock.readLock().unlock();
         }
     }
 
     /**
-     * Where a training stands: its number, the step it is on ("sampling", "coarse k-means",
-     * "PQ k-means", "building codebooks", "encoding", "installing"), and for encoding the
-     * vectors done out of those to do.
+     * Where a training stands: its number, the step it is on ("sampling", "coarse k-means", "PQ
+     * k-means", "building codebooks", "encoding", "installing"), and for encoding the vectors done
+     * out of those to do.
      */
     public record TrainingProgress(long training, String phase, long done, long total) {}
 
@@ -361,7 +406,8 @@ public final class IvfPqIndex implements VectorIndex {
         lock.readLock().lock();
         try {
             Training t = inFlight;
-            return t == null ? Optional.empty()
+            return t == null
+                    ? Optional.empty()
                     : Optional.of(new TrainingProgress(t.number, t.phase, t.encoded, t.total));
         } finally {
             lock.readLock().unlock();
@@ -369,13 +415,13 @@ public final class IvfPqIndex implements VectorIndex {
     }
 
     /**
-     * Starts a training on the live vectors in the background (a sample of {@code trainSize}
-     * when there are more), or returns the one already running. Adds, removes and searches go on
+     * Starts a training on the live vectors in the background (a sample of {@code trainSize} when
+     * there are more), or returns the one already running. Adds, removes and searches go on
      * meanwhile: the k-means holds no lock, encoding takes the read lock a chunk at a time, and
      * only the swap takes the write lock, for as long as it takes to encode what was added
-     * meanwhile. Searches use the old codebooks (or exact search, while flat) until the swap.
-     * Cost: {@code iterations * sample * (nlist + ksub) * dim} multiply-adds, then encoding
-     * every live vector.
+     * meanwhile. Searches use the old codebooks (or exact search, while flat) until the swap. Cost:
+     * {@code iterations * sample * (nlist + ksub) * dim} multiply-adds, then encoding every live
+     * vector.
      *
      * @return completes when the new codebooks serve (or the index went flat: too few vectors)
      */
@@ -386,7 +432,8 @@ public final class IvfPqIndex implements VectorIndex {
                 return inFlight.done;
             }
             if (closed) {
-                return CompletableFuture.failedFuture(new IllegalStateException("ivfpq index: closed"));
+                return CompletableFuture.failedFuture(
+                        new IllegalStateException("ivfpq index: closed"));
             }
             Training t = new Training(++trainings);
             inFlight = t;
@@ -412,8 +459,8 @@ public final class IvfPqIndex implements VectorIndex {
     }
 
     /**
-     * Trains now on the live vectors and returns when the new codebooks serve. On a trained
-     * index this is {@link #retrain()}.
+     * Trains now on the live vectors and returns when the new codebooks serve. On a trained index
+     * this is {@link #retrain()}.
      *
      * @throws IllegalStateException if fewer than {@link IvfPqParams#minTrainingVectors()} are live
      */
@@ -421,8 +468,11 @@ public final class IvfPqIndex implements VectorIndex {
         lock.readLock().lock();
         try {
             if (store.size() < params.minTrainingVectors()) {
-                throw new IllegalStateException("ivfpq index: training needs at least "
-                        + params.minTrainingVectors() + " live vectors (max of nlist and 2^nbits), has " + store.size());
+                throw new IllegalStateException(
+                        "ivfpq index: training needs at least "
+                                + params.minTrainingVectors()
+                                + " live vectors (max of nlist and 2^nbits), has "
+                                + store.size());
             }
         } finally {
             lock.readLock().unlock();
@@ -431,12 +481,12 @@ public final class IvfPqIndex implements VectorIndex {
     }
 
     /**
-     * Retrains both codebooks on the surviving vectors and re-encodes every code, so no choice
-     * made while a removed vector was present remains (what REBUILD gets from a fresh index),
-     * and returns when they serve. Waits for a training already in progress first (it may have
-     * sampled before the caller's last change). Writers are held only as
-     * {@link #trainInBackground()} says. If too few vectors survive to train, the codebooks are
-     * dropped and the index is flat (exact) again.
+     * Retrains both codebooks on the surviving vectors and re-encodes every code, so no choice made
+     * while a removed vector was present remains (what REBUILD gets from a fresh index), and
+     * returns when they serve. Waits for a training already in progress first (it may have sampled
+     * before the caller's last change). Writers are held only as {@link #trainInBackground()} says.
+     * If too few vectors survive to train, the codebooks are dropped and the index is flat (exact)
+     * again.
      */
     public void retrain() {
         awaitTraining();
@@ -444,8 +494,8 @@ public final class IvfPqIndex implements VectorIndex {
     }
 
     /**
-     * Waits for a training the load started (the add that reached {@code trainSize}), so an
-     * index rebuilt at open serves trained codebooks, as it did when training ran inside that add.
+     * Waits for a training the load started (the add that reached {@code trainSize}), so an index
+     * rebuilt at open serves trained codebooks, as it did when training ran inside that add.
      */
     @Override
     public void afterBulkLoad() {
@@ -454,41 +504,55 @@ public final class IvfPqIndex implements VectorIndex {
 
     /**
      * True while a training in progress was reading a vector that has since been removed: its
-     * k-means intermediates may hold a mean that included it until it builds its codebooks from
-     * the survivors (the removed one zeroed and subtracted).
+     * k-means intermediates may hold a mean that included it until it builds its codebooks from the
+     * survivors (the removed one zeroed and subtracted).
      */
     @Override
     public boolean hasResidue() {
         lock.readLock().lock();
         try {
-            return inFlight != null && inFlight.next == null && !inFlight.removedFromSample.isEmpty();
+            return inFlight != null
+                    && inFlight.next == null
+                    && !inFlight.removedFromSample.isEmpty();
         } finally {
             lock.readLock().unlock();
         }
     }
 
-    /** Waits for the training in progress (see {@link #hasResidue()}); at most one training's length. */
+    /**
+     * Waits for the training in progress (see {@link #hasResidue()}); at most one training's
+     * length.
+     */
     @Override
     public void purgeResidue() {
         awaitTraining();
     }
 
-    /** A training's copy of its sample, its next state as built so far, and what happened meanwhile. */
+    /**
+     * A training's copy of its sample, its next state as built so far, and what happened meanwhile.
+     */
     private final class Training {
         final long number;
         final CompletableFuture<Void> done = new CompletableFuture<>();
+
         /** Sample ordinals, ascending, and their vectors in the same order. */
         int[] sampleOrds;
+
         float[] sample;
         final RoaringBitmap removedFromSample = new RoaringBitmap();
+
         /** Ordinals added since the training started: encoded at the swap unless already. */
         final RoaringBitmap added = new RoaringBitmap();
+
         /** Built after the k-means, under the read lock; kept current by every removal since. */
         TrainedState next;
+
         /** Removals from {@link #next} not yet followed up ({@link #finishRemovals}). */
         Codebooks.Moves moves = new Codebooks.Moves();
+
         /** Set when removals left {@link #next} without a live anchor: it installs nothing. */
         boolean collapsed;
+
         volatile String phase = "sampling";
         volatile long encoded;
         volatile long total;
@@ -556,7 +620,12 @@ public final class IvfPqIndex implements VectorIndex {
                     Arrays.sort(ords);
                     float[] sample = new float[s * dim];
                     for (int i = 0; i < s; i++) {
-                        System.arraycopy(store.block(), store.offset(store.slotOf(ords[i])), sample, i * dim, dim);
+                        System.arraycopy(
+                                store.block(),
+                                store.offset(store.slotOf(ords[i])),
+                                sample,
+                                i * dim,
+                                dim);
                     }
                     t.sampleOrds = ords;
                     t.sample = sample;
@@ -569,14 +638,16 @@ public final class IvfPqIndex implements VectorIndex {
                 return;
             }
             // 2. The k-means, holding no lock: removals zero their sample rows meanwhile.
-            Codebooks.Assignment assignment = Codebooks.assign(kernels, params, dim, t.sample, s, rnd,
-                    p -> t.phase = p);
+            Codebooks.Assignment assignment =
+                    Codebooks.assign(kernels, params, dim, t.sample, s, rnd, p -> t.phase = p);
             duringRetrainCompute.run();
             // 3. Codebooks from the sample as it now is; those removed meanwhile subtracted.
             t.phase = "building codebooks";
             lock.readLock().lock();
             try {
-                Codebooks cb = Codebooks.fromSample(kernels, metric, params, dim, t.sample, t.sampleOrds, assignment);
+                Codebooks cb =
+                        Codebooks.fromSample(
+                                kernels, metric, params, dim, t.sample, t.sampleOrds, assignment);
                 org.roaringbitmap.IntIterator it = t.removedFromSample.getIntIterator();
                 while (it.hasNext()) {
                     int ord = it.next();
@@ -610,14 +681,16 @@ public final class IvfPqIndex implements VectorIndex {
                     lock.readLock().unlock();
                 }
             }
-            // 5. The swap: what was added meanwhile, the batch follow-up, then the new state serves.
+            // 5. The swap: what was added meanwhile, the batch follow-up, then the new state
+            // serves.
             t.phase = "installing";
             lock.writeLock().lock();
             try {
                 if (closed) {
                     t.next.wipe();
                     inFlight = null;
-                    t.done.completeExceptionally(new IllegalStateException("ivfpq index: closed during training"));
+                    t.done.completeExceptionally(
+                            new IllegalStateException("ivfpq index: closed during training"));
                     return;
                 }
                 org.roaringbitmap.IntIterator it = t.added.getIntIterator();
@@ -660,7 +733,9 @@ public final class IvfPqIndex implements VectorIndex {
         }
     }
 
-    /** Too few live vectors to train: the index is flat (the old codebooks, if any, are dropped). */
+    /**
+     * Too few live vectors to train: the index is flat (the old codebooks, if any, are dropped).
+     */
     private void finishTooFew(Training t) {
         lock.writeLock().lock();
         try {
@@ -684,13 +759,14 @@ public final class IvfPqIndex implements VectorIndex {
     /**
      * Searches with {@code nprobe} (lists probed) and {@code rerank} (exact re-rank depth) from
      * {@code params}, defaulting to the index's. While flat, the search is exact. A filter
-     * selecting fewer vectors than the probed lists would hold is answered exactly from the
-     * stored vectors (cheaper and exact).
+     * selecting fewer vectors than the probed lists would hold is answered exactly from the stored
+     * vectors (cheaper and exact).
      */
     @Override
     public SearchResult search(float[] query, int k, Accept accept, SearchParams searchParams) {
         if (searchParams == null) {
-            searchParams = SearchParams.DEFAULTS; // the SPI's contract: null means this index's defaults
+            searchParams =
+                    SearchParams.DEFAULTS; // the SPI's contract: null means this index's defaults
         }
         IndexChecks.checkSearch(query, k, dim);
         int nprobe = searchParams.get("nprobe", params.nprobe());
@@ -741,7 +817,10 @@ public final class IvfPqIndex implements VectorIndex {
         int[] probed = probes.drain(0).ordinals();
         int depth = rerank > 0 ? Math.max(k, rerank) : k;
         TopK candidates = new TopK(depth);
-        long visited = st.osq == null ? scanPq(st, q, probed, accept, candidates) : scanOsq(st, q, probed, accept, candidates);
+        long visited =
+                st.osq == null
+                        ? scanPq(st, q, probed, accept, candidates)
+                        : scanOsq(st, q, probed, accept, candidates);
         if (rerank == 0) {
             return candidates.drain(visited);
         }
@@ -756,9 +835,8 @@ public final class IvfPqIndex implements VectorIndex {
     }
 
     /**
-     * OSQ: the query rotated once, then per probed list its residual to the list's centre
-     * quantized once and every entry scored from its levels and corrections (see
-     * {@link ScalarCodes}).
+     * OSQ: the query rotated once, then per probed list its residual to the list's centre quantized
+     * once and every entry scored from its levels and corrections (see {@link ScalarCodes}).
      *
      * @return entries scanned
      */
@@ -886,9 +964,9 @@ public final class IvfPqIndex implements VectorIndex {
     // ------------------------------------------------------------------ inspection
 
     /**
-     * Lists with their routing centroids and members, the codebooks' training lineage (live
-     * members only) and counts: trainings so far (each a retrain event), lineage members removed
-     * since the last one, whether the codebooks are tainted.
+     * Lists with their routing centroids and members, the codebooks' training lineage (live members
+     * only) and counts: trainings so far (each a retrain event), lineage members removed since the
+     * last one, whether the codebooks are tainted.
      */
     @Override
     public dev.nepenthe.core.index.IndexDescription describe() {
@@ -907,7 +985,8 @@ public final class IvfPqIndex implements VectorIndex {
             stats.put("trainingMembers", cb == null ? 0 : cb.trainedOn());
             stats.put("trainingMembersRemoved", cb == null ? 0 : cb.removedMembers());
             stats.put("deadAnchors", cb == null ? 0 : params.nlist() - cb.liveAnchors());
-            java.util.List<dev.nepenthe.core.index.IndexDescription.Partition> parts = new java.util.ArrayList<>();
+            java.util.List<dev.nepenthe.core.index.IndexDescription.Partition> parts =
+                    new java.util.ArrayList<>();
             if (lists != null) {
                 for (int l = 0; l < lists.length; l++) {
                     InvertedList list = lists[l];
@@ -915,22 +994,34 @@ public final class IvfPqIndex implements VectorIndex {
                     for (int i = 0; i < members.length; i++) {
                         members[i] = list.ordinalAt(i);
                     }
-                    parts.add(new dev.nepenthe.core.index.IndexDescription.Partition(l,
-                            Arrays.copyOfRange(routing, l * dim, (l + 1) * dim), members));
+                    parts.add(
+                            new dev.nepenthe.core.index.IndexDescription.Partition(
+                                    l,
+                                    Arrays.copyOfRange(routing, l * dim, (l + 1) * dim),
+                                    members));
                 }
             }
-            int[] lin = cb == null ? null : RoaringBitmap.andNot(cb.lineage(), cb.lineageRemoved()).toArray();
-            return new dev.nepenthe.core.index.IndexDescription(KIND, store.size(), stats, parts, lin);
+            int[] lin =
+                    cb == null
+                            ? null
+                            : RoaringBitmap.andNot(cb.lineage(), cb.lineageRemoved()).toArray();
+            return new dev.nepenthe.core.index.IndexDescription(
+                    KIND, store.size(), stats, parts, lin);
         } finally {
             lock.readLock().unlock();
         }
     }
 
-    /** The routing centroid of a list (the mean of its members; the anchor when empty), or null while flat. */
+    /**
+     * The routing centroid of a list (the mean of its members; the anchor when empty), or null
+     * while flat.
+     */
     public float[] centroid(int list) {
         lock.readLock().lock();
         try {
-            return state == null ? null : Arrays.copyOfRange(state.routing, list * dim, (list + 1) * dim);
+            return state == null
+                    ? null
+                    : Arrays.copyOfRange(state.routing, list * dim, (list + 1) * dim);
         } finally {
             lock.readLock().unlock();
         }
@@ -964,7 +1055,10 @@ public final class IvfPqIndex implements VectorIndex {
         }
     }
 
-    /** Bytes the inverted lists hold per live vector (m code bytes plus a 4-byte ordinal, plus slack). */
+    /**
+     * Bytes the inverted lists hold per live vector (m code bytes plus a 4-byte ordinal, plus
+     * slack).
+     */
     public double listBytesPerVector() {
         lock.readLock().lock();
         try {
@@ -991,17 +1085,19 @@ public final class IvfPqIndex implements VectorIndex {
 
     /**
      * Checks, under the read lock:
+     *
      * <ul>
-     *   <li>the vector store's maps agree and its freed floats are zero; no removed ordinal is live;</li>
+     *   <li>the vector store's maps agree and its freed floats are zero; no removed ordinal is
+     *       live;
      *   <li>every list entry is a live, non-removed ordinal, appears once, and sits where the
-     *       ordinal maps say; freed list bytes are zero; codes = live vectors;</li>
-     *   <li>every non-empty list's routing centroid equals the mean of its members, recomputed
-     *       here from the stored vectors (largest relative deviation reported); an empty list's
-     *       equals its anchor; list counts equal the sums' counts;</li>
+     *       ordinal maps say; freed list bytes are zero; codes = live vectors;
+     *   <li>every non-empty list's routing centroid equals the mean of its members, recomputed here
+     *       from the stored vectors (largest relative deviation reported); an empty list's equals
+     *       its anchor; list counts equal the sums' counts;
      *   <li>codebooks (see {@link Codebooks#check}): every anchor and PQ sub-centroid equals the
      *       mean recomputed from its surviving training members, centroids without members are
      *       zero, removed members' records are wiped, ranking layouts and score tables hold the
-     *       current centroids and nothing older.</li>
+     *       current centroids and nothing older.
      * </ul>
      */
     public Inspection inspect() {
@@ -1042,8 +1138,8 @@ public final class IvfPqIndex implements VectorIndex {
 
     /**
      * Reads a file written by {@link #save}; dimension and metric must match {@code config}. The
-     * index parameters and seed come from the file (the codes were made with them); the
-     * parameters in {@code config} are not applied.
+     * index parameters and seed come from the file (the codes were made with them); the parameters
+     * in {@code config} are not applied.
      */
     public static IvfPqIndex load(IndexConfig config, Path file) throws IOException {
         return IvfPqFile.read(config, file);
@@ -1095,7 +1191,6 @@ public final class IvfPqIndex implements VectorIndex {
         return state.lists[i];
     }
 
-
     float[] routing() {
         return state.routing;
     }
@@ -1115,12 +1210,18 @@ public final class IvfPqIndex implements VectorIndex {
     }
 
     /**
-     * Installs loaded state: the codebooks (recomputed from their members' stored vectors) and
-     * list entries (codes as written); rebuilds the ordinal maps, the sums and routing centroids
-     * from the stored vectors.
+     * Installs loaded state: the codebooks (recomputed from their members' stored vectors) and list
+     * entries (codes as written); rebuilds the ordinal maps, the sums and routing centroids from
+     * the stored vectors.
      */
-    void installLoaded(long trainingCount, RoaringBitmap removedOrds, Codebooks codebooks, int[][] listOrds,
-            byte[][] listCodes, float[][] centres, int[] centreMembers) {
+    void installLoaded(
+            long trainingCount,
+            RoaringBitmap removedOrds,
+            Codebooks codebooks,
+            int[][] listOrds,
+            byte[][] listCodes,
+            float[][] centres,
+            int[] centreMembers) {
         trainings = trainingCount;
         removed.or(removedOrds);
         if (codebooks == null) {
@@ -1132,20 +1233,34 @@ public final class IvfPqIndex implements VectorIndex {
         int listed = 0;
         for (int list = 0; list < nlist; list++) {
             if (listOrds[list].length > 0 && codebooks.isDeadAnchor(list)) {
-                throw new IllegalArgumentException("list " + list + " holds " + listOrds[list].length
-                        + " entries but its anchor has no training member");
+                throw new IllegalArgumentException(
+                        "list "
+                                + list
+                                + " holds "
+                                + listOrds[list].length
+                                + " entries but its anchor has no training member");
             }
             for (int i = 0; i < listOrds[list].length; i++) {
                 int ord = listOrds[list][i];
                 int slot = store.slotOf(ord);
                 if (slot < 0) {
-                    throw new IllegalArgumentException("list " + list + " names ordinal " + ord
-                            + " that has no stored vector");
+                    throw new IllegalArgumentException(
+                            "list "
+                                    + list
+                                    + " names ordinal "
+                                    + ord
+                                    + " that has no stored vector");
                 }
                 if (st.holds(ord)) {
                     throw new IllegalArgumentException("ordinal " + ord + " appears in two lists");
                 }
-                st.appendEncoded(list, ord, listCodes[list], i * entryBytes(), store.block(), store.offset(slot));
+                st.appendEncoded(
+                        list,
+                        ord,
+                        listCodes[list],
+                        i * entryBytes(),
+                        store.block(),
+                        store.offset(slot));
                 listed++;
             }
             if (osq != null && listOrds[list].length > 0) {
@@ -1153,7 +1268,8 @@ public final class IvfPqIndex implements VectorIndex {
             }
         }
         if (listed != store.size()) {
-            throw new IllegalArgumentException(listed + " list entries for " + store.size() + " stored vectors");
+            throw new IllegalArgumentException(
+                    listed + " list entries for " + store.size() + " stored vectors");
         }
         state = st;
     }
@@ -1181,7 +1297,8 @@ public final class IvfPqIndex implements VectorIndex {
         }
 
         @Override
-        public VectorIndex readFrom(IndexConfig config, java.io.DataInputStream in) throws IOException {
+        public VectorIndex readFrom(IndexConfig config, java.io.DataInputStream in)
+                throws IOException {
             return IvfPqFile.readFrom(config, in);
         }
     }

@@ -8,14 +8,15 @@ import java.util.Set;
  *
  * @param nlist inverted lists (coarse centroids); more lists make each probe cheaper and need a
  *     larger training sample
- * @param m PQ subspaces; each code is m bytes, so m sets the memory per vector; must divide the dimension
+ * @param m PQ subspaces; each code is m bytes, so m sets the memory per vector; must divide the
+ *     dimension
  * @param nbits bits per sub-code (ksub = 2^nbits centroids per subspace, 8 at most: one byte)
  * @param trainSize vectors the index buffers (searched exactly) before it trains itself, and the
  *     largest sample a (re)training uses; k-means cost grows linearly with it
  * @param iterations Lloyd iterations of every k-means (coarse and each subspace)
  * @param nprobe default lists probed per query (per-query {@code nprobe} overrides)
- * @param rerank default depth of exact re-ranking: that many PQ candidates are re-scored from
- *     the full vectors; 0 returns PQ scores (per-query {@code rerank} overrides)
+ * @param rerank default depth of exact re-ranking: that many PQ candidates are re-scored from the
+ *     full vectors; 0 returns PQ scores (per-query {@code rerank} overrides)
  * @param autoRetrain true: once a removal call takes the removed share of the training sample past
  *     {@code driftLimit}, the index starts a retrain in the background (a training's CPU, once;
  *     writers are not held for it); false: only {@link IvfPqIndex#retrain()} retrains. Removals
@@ -23,15 +24,25 @@ import java.util.Set;
  *     vectors either way.
  * @param driftLimit percent of the training sample that may be removed before {@code autoRetrain}
  *     retrains: past it, the codebooks are means over too few of the vectors they encode
- * @param codes how list entries are coded: {@link Codes#PQ} (m bytes against trained
- *     sub-codebooks) or {@link Codes#OSQ} (per-vector scalar codes of {@code bits} bits per
- *     dimension relative to the list's centre after a seeded rotation: no trained codebook, the
- *     only data-dependent part is the centre, the mean of live members)
- * @param bits bits per dimension of OSQ codes, 1 to 8 (ignored for PQ); an entry is
- *     {@code bits * ceil(dim / 64) * 8 + 16} bytes
+ * @param codes how list entries are coded: {@link Codes#PQ} (m bytes against trained sub-codebooks)
+ *     or {@link Codes#OSQ} (per-vector scalar codes of {@code bits} bits per dimension relative to
+ *     the list's centre after a seeded rotation: no trained codebook, the only data-dependent part
+ *     is the centre, the mean of live members)
+ * @param bits bits per dimension of OSQ codes, 1 to 8 (ignored for PQ); an entry is {@code bits *
+ *     ceil(dim / 64) * 8 + 16} bytes
  */
-public record IvfPqParams(int nlist, int m, int nbits, int trainSize, int iterations, int nprobe, int rerank,
-        boolean autoRetrain, int driftLimit, Codes codes, int bits) {
+public record IvfPqParams(
+        int nlist,
+        int m,
+        int nbits,
+        int trainSize,
+        int iterations,
+        int nprobe,
+        int rerank,
+        boolean autoRetrain,
+        int driftLimit,
+        Codes codes,
+        int bits) {
 
     /** The code types of an IVF index's list entries. */
     public enum Codes {
@@ -41,13 +52,42 @@ public record IvfPqParams(int nlist, int m, int nbits, int trainSize, int iterat
         OSQ
     }
 
-    public static final Set<String> NAMES = Set.of("nlist", "m", "nbits", "trainSize", "iterations", "nprobe",
-            "rerank", "autoRetrain", "driftLimit", "codes", "bits");
+    public static final Set<String> NAMES =
+            Set.of(
+                    "nlist",
+                    "m",
+                    "nbits",
+                    "trainSize",
+                    "iterations",
+                    "nprobe",
+                    "rerank",
+                    "autoRetrain",
+                    "driftLimit",
+                    "codes",
+                    "bits");
 
     /** PQ codes, with the OSQ width unused. */
-    public IvfPqParams(int nlist, int m, int nbits, int trainSize, int iterations, int nprobe, int rerank,
-            boolean autoRetrain, int driftLimit) {
-        this(nlist, m, nbits, trainSize, iterations, nprobe, rerank, autoRetrain, driftLimit, Codes.PQ,
+    public IvfPqParams(
+            int nlist,
+            int m,
+            int nbits,
+            int trainSize,
+            int iterations,
+            int nprobe,
+            int rerank,
+            boolean autoRetrain,
+            int driftLimit) {
+        this(
+                nlist,
+                m,
+                nbits,
+                trainSize,
+                iterations,
+                nprobe,
+                rerank,
+                autoRetrain,
+                driftLimit,
+                Codes.PQ,
                 ScalarCodes.DEFAULT_BITS);
     }
 
@@ -65,7 +105,8 @@ public record IvfPqParams(int nlist, int m, int nbits, int trainSize, int iterat
         check("driftLimit", driftLimit, 1, 100);
         check("bits", bits, 1, 8);
         if (codes == null) {
-            throw new IllegalArgumentException(IvfPqIndex.KIND + " index: parameter 'codes' expected pq or osq, got null");
+            throw new IllegalArgumentException(
+                    IvfPqIndex.KIND + " index: parameter 'codes' expected pq or osq, got null");
         }
         if (nprobe > nlist) {
             nprobe = nlist; // probing more lists than exist means probing all of them
@@ -74,8 +115,16 @@ public record IvfPqParams(int nlist, int m, int nbits, int trainSize, int iterat
 
     private static void check(String name, int value, int min, int max) {
         if (value < min || value > max) {
-            throw new IllegalArgumentException(IvfPqIndex.KIND + " index: parameter '" + name
-                    + "' expected an integer in [" + min + ", " + max + "], got " + value);
+            throw new IllegalArgumentException(
+                    IvfPqIndex.KIND
+                            + " index: parameter '"
+                            + name
+                            + "' expected an integer in ["
+                            + min
+                            + ", "
+                            + max
+                            + "], got "
+                            + value);
         }
     }
 
@@ -98,27 +147,44 @@ public record IvfPqParams(int nlist, int m, int nbits, int trainSize, int iterat
         int nlist = config.intParam(kind, "nlist", 256, 1, 1 << 16);
         int m = config.intParam(kind, "m", defaultM(dim), 1, dim);
         if (dim % m != 0) {
-            throw new IllegalArgumentException(kind + " index: parameter 'm' must divide the dimension " + dim
-                    + ", got " + m);
+            throw new IllegalArgumentException(
+                    kind + " index: parameter 'm' must divide the dimension " + dim + ", got " + m);
         }
         int nbits = config.intParam(kind, "nbits", 8, 1, 8);
         int minTrain = Math.max(nlist, 1 << nbits);
-        int trainSize = config.intParam(kind, "trainSize", Math.max(40 * minTrain, 1), minTrain, Integer.MAX_VALUE);
+        int trainSize =
+                config.intParam(
+                        kind, "trainSize", Math.max(40 * minTrain, 1), minTrain, Integer.MAX_VALUE);
         int iterations = config.intParam(kind, "iterations", 20, 1, 1000);
         int nprobe = config.intParam(kind, "nprobe", Math.min(16, nlist), 1, nlist);
         int rerank = config.intParam(kind, "rerank", 64, 0, 1 << 20);
         int autoRetrain = config.intParam(kind, "autoRetrain", 1, 0, 1);
         int driftLimit = config.intParam(kind, "driftLimit", DEFAULT_DRIFT_LIMIT, 1, 100);
         String codeName = config.params().getOrDefault("codes", "pq");
-        Codes codes = switch (codeName) {
-            case "pq" -> Codes.PQ;
-            case "osq" -> Codes.OSQ;
-            default -> throw new IllegalArgumentException(kind + " index: parameter 'codes' expected pq or osq, got '"
-                    + codeName + "'");
-        };
+        Codes codes =
+                switch (codeName) {
+                    case "pq" -> Codes.PQ;
+                    case "osq" -> Codes.OSQ;
+                    default ->
+                            throw new IllegalArgumentException(
+                                    kind
+                                            + " index: parameter 'codes' expected pq or osq, got '"
+                                            + codeName
+                                            + "'");
+                };
         int bits = config.intParam(kind, "bits", ScalarCodes.DEFAULT_BITS, 1, 8);
-        return new IvfPqParams(nlist, m, nbits, trainSize, iterations, nprobe, rerank, autoRetrain == 1, driftLimit,
-                codes, bits);
+        return new IvfPqParams(
+                nlist,
+                m,
+                nbits,
+                trainSize,
+                iterations,
+                nprobe,
+                rerank,
+                autoRetrain == 1,
+                driftLimit,
+                codes,
+                bits);
     }
 
     /**
@@ -145,12 +211,11 @@ public record IvfPqParams(int nlist, int m, int nbits, int trainSize, int iterat
 
     /**
      * A builder starting from defaults that fit {@code expectedVectors} vectors of {@code dim}
-     * floats: {@code nlist} the power of two nearest {@code sqrt(expectedVectors)} (lists of
-     * about {@code sqrt(n)} vectors, so a probe and the coarse ranking cost about the same),
-     * between 16 and 65,536; {@code m} for sub-vectors of 8 floats (m bytes per vector, 16x
-     * smaller than float32); 8 bits; a training sample of 40 vectors per centroid; 20
-     * iterations; {@code nprobe} a sixteenth of the lists; exact re-rank of 64; retraining past
-     * half the sample removed.
+     * floats: {@code nlist} the power of two nearest {@code sqrt(expectedVectors)} (lists of about
+     * {@code sqrt(n)} vectors, so a probe and the coarse ranking cost about the same), between 16
+     * and 65,536; {@code m} for sub-vectors of 8 floats (m bytes per vector, 16x smaller than
+     * float32); 8 bits; a training sample of 40 vectors per centroid; 20 iterations; {@code nprobe}
+     * a sixteenth of the lists; exact re-rank of 64; retraining past half the sample removed.
      *
      * @param expectedVectors how many vectors the collection will hold, roughly (at least 1)
      * @param dim the vectors' dimension
@@ -159,10 +224,18 @@ public record IvfPqParams(int nlist, int m, int nbits, int trainSize, int iterat
      */
     public static Builder forSize(long expectedVectors, int dim) {
         if (expectedVectors < 1 || dim < 1) {
-            throw new IllegalArgumentException("ivfpq params: expected a positive size and dimension, got size="
-                    + expectedVectors + ", dim=" + dim);
+            throw new IllegalArgumentException(
+                    "ivfpq params: expected a positive size and dimension, got size="
+                            + expectedVectors
+                            + ", dim="
+                            + dim);
         }
-        int nlist = Integer.highestOneBit((int) Math.max(1, Math.min(1 << 16, Math.round(Math.sqrt(expectedVectors)))));
+        int nlist =
+                Integer.highestOneBit(
+                        (int)
+                                Math.max(
+                                        1,
+                                        Math.min(1 << 16, Math.round(Math.sqrt(expectedVectors)))));
         if (nlist * 3L / 2 < Math.sqrt(expectedVectors)) {
             nlist *= 2; // nearest power of two, not the one below
         }
@@ -194,7 +267,9 @@ public record IvfPqParams(int nlist, int m, int nbits, int trainSize, int iterat
 
         private Builder() {}
 
-        /** Inverted lists; a probe scans about {@code n / nlist} codes, training costs grow with it. */
+        /**
+         * Inverted lists; a probe scans about {@code n / nlist} codes, training costs grow with it.
+         */
         public Builder nlist(int v) {
             nlist = v;
             return this;
@@ -254,7 +329,10 @@ public record IvfPqParams(int nlist, int m, int nbits, int trainSize, int iterat
             return this;
         }
 
-        /** Bits per dimension of OSQ codes, 1 to 8: memory and scan time grow with it, error shrinks. */
+        /**
+         * Bits per dimension of OSQ codes, 1 to 8: memory and scan time grow with it, error
+         * shrinks.
+         */
         public Builder bits(int v) {
             bits = v;
             return this;
@@ -266,8 +344,18 @@ public record IvfPqParams(int nlist, int m, int nbits, int trainSize, int iterat
          * @throws IllegalArgumentException naming the first setting out of range
          */
         public IvfPqParams build() {
-            return new IvfPqParams(nlist, m, nbits, trainSize, iterations, nprobe, rerank, autoRetrain, driftLimit,
-                    codes, bits);
+            return new IvfPqParams(
+                    nlist,
+                    m,
+                    nbits,
+                    trainSize,
+                    iterations,
+                    nprobe,
+                    rerank,
+                    autoRetrain,
+                    driftLimit,
+                    codes,
+                    bits);
         }
     }
 

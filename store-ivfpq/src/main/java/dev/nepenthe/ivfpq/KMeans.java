@@ -23,10 +23,17 @@ final class KMeans {
      * @param iterations Lloyd iterations after seeding; stops early when no assignment changes
      * @return {@code k * dim} floats, centroid c at {@code c * dim}
      */
-    static float[] train(VectorKernels kernels, float[] points, int n, int dim, int k, int iterations,
+    static float[] train(
+            VectorKernels kernels,
+            float[] points,
+            int n,
+            int dim,
+            int k,
+            int iterations,
             SplittableRandom rnd) {
         if (n < k) {
-            throw new IllegalArgumentException("k-means: expected at least k=" + k + " points, got " + n);
+            throw new IllegalArgumentException(
+                    "k-means: expected at least k=" + k + " points, got " + n);
         }
         float[] centroids = seedPlusPlus(kernels, points, n, dim, k, rnd);
         int[] assign = new int[n];
@@ -103,7 +110,8 @@ final class KMeans {
      * to back from offset 0 of {@code block}. Short vectors (PQ sub-vectors) go through the PQ
      * table kernel, which is laid out for them; long ones through the batch kernel.
      */
-    static void distances(VectorKernels kernels, float[] point, float[] block, int count, float[] out) {
+    static void distances(
+            VectorKernels kernels, float[] point, float[] block, int count, float[] out) {
         if (point.length <= 16) {
             kernels.pqDistanceTable(point, block, 1, count, out);
         } else {
@@ -115,18 +123,19 @@ final class KMeans {
      * The nearest of {@code k} centroids for each of {@code n} points stored back to back from
      * offset 0 of {@code points} (ranked as {@link VectorKernels#nearest} ranks).
      */
-    static int[] assign(VectorKernels kernels, float[] points, int n, int dim, float[] centroids, int k) {
+    static int[] assign(
+            VectorKernels kernels, float[] points, int n, int dim, float[] centroids, int k) {
         int[] out = new int[n];
         kernels.nearest(points, 0, n, CentroidBlock.of(centroids, 0, k, dim), out, 0);
         return out;
     }
 
     /**
-     * k-means++: the first centre uniformly, each next one with probability proportional to
-     * the squared distance from the nearest centre chosen so far.
+     * k-means++: the first centre uniformly, each next one with probability proportional to the
+     * squared distance from the nearest centre chosen so far.
      */
-    private static float[] seedPlusPlus(VectorKernels kernels, float[] points, int n, int dim, int k,
-            SplittableRandom rnd) {
+    private static float[] seedPlusPlus(
+            VectorKernels kernels, float[] points, int n, int dim, int k, SplittableRandom rnd) {
         float[] centroids = new float[k * dim];
         int first = rnd.nextInt(n);
         System.arraycopy(points, first * dim, centroids, 0, dim);

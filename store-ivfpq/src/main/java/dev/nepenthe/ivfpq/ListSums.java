@@ -9,9 +9,9 @@ import java.util.Arrays;
  *
  * <p>Each component is a double-double (a high double plus the rounding error of every addition,
  * captured with Knuth's TwoSum), about 106 bits: after millions of adds and subtracts of float
- * vectors the sum still differs from the true one by far less than one float ulp of the mean.
- * When a list empties its sum is reset to exact zero, so no rounding residue of its former
- * members survives.
+ * vectors the sum still differs from the true one by far less than one float ulp of the mean. When
+ * a list empties its sum is reset to exact zero, so no rounding residue of its former members
+ * survives.
  */
 final class ListSums {
     private final int dim;
@@ -67,7 +67,10 @@ final class ListSums {
         }
     }
 
-    /** Writes the mean of list {@code list}'s members into {@code out[outOff, outOff+dim)}; the list must be non-empty. */
+    /**
+     * Writes the mean of list {@code list}'s members into {@code out[outOff, outOff+dim)}; the list
+     * must be non-empty.
+     */
     void mean(int list, float[] out, int outOff) {
         int base = list * dim;
         double n = counts[list];

@@ -5,9 +5,9 @@ import dev.nepenthe.core.vector.VectorKernels;
 import java.util.SplittableRandom;
 
 /**
- * m sub-quantizers of {@code ksub} centroids each, trained on IVF residuals. A vector's code is
- * m bytes: byte j names the centroid of subspace j nearest to the vector's j-th sub-vector of
- * {@code dsub = dim / m} floats.
+ * m sub-quantizers of {@code ksub} centroids each, trained on IVF residuals. A vector's code is m
+ * bytes: byte j names the centroid of subspace j nearest to the vector's j-th sub-vector of {@code
+ * dsub = dim / m} floats.
  *
  * <p>Codebook layout (what {@link VectorKernels#pqDistanceTable} expects): for each subspace j,
  * {@code ksub} centroids of {@code dsub} floats back to back; centroid c of subspace j starts at
@@ -19,16 +19,23 @@ final class ProductQuantizer {
     final int ksub;
     final int dsub;
     private final float[] codebooks;
-    /** Subspace j's codebook laid out for {@link VectorKernels#nearest}: what encoding ranks with. */
+
+    /**
+     * Subspace j's codebook laid out for {@link VectorKernels#nearest}: what encoding ranks with.
+     */
     private final CentroidBlock[] blocks;
 
     ProductQuantizer(int dim, int m, int ksub, float[] codebooks) {
         if (dim % m != 0) {
-            throw new IllegalArgumentException("product quantizer: m=" + m + " must divide dimension " + dim);
+            throw new IllegalArgumentException(
+                    "product quantizer: m=" + m + " must divide dimension " + dim);
         }
         if (codebooks.length != dim * ksub) {
-            throw new IllegalArgumentException("product quantizer: expected " + dim * ksub
-                    + " codebook floats (m * ksub * dsub), got " + codebooks.length);
+            throw new IllegalArgumentException(
+                    "product quantizer: expected "
+                            + dim * ksub
+                            + " codebook floats (m * ksub * dsub), got "
+                            + codebooks.length);
         }
         this.dim = dim;
         this.m = m;
@@ -44,10 +51,18 @@ final class ProductQuantizer {
     /**
      * Trains one k-means per subspace on {@code n} residuals.
      *
-     * @param residuals {@code n * dim} floats; cost is {@code iterations * n * ksub * dim} multiply-adds
+     * @param residuals {@code n * dim} floats; cost is {@code iterations * n * ksub * dim}
+     *     multiply-adds
      */
-    static ProductQuantizer train(VectorKernels kernels, float[] residuals, int n, int dim, int m, int ksub,
-            int iterations, SplittableRandom rnd) {
+    static ProductQuantizer train(
+            VectorKernels kernels,
+            float[] residuals,
+            int n,
+            int dim,
+            int m,
+            int ksub,
+            int iterations,
+            SplittableRandom rnd) {
         int dsub = dim / m;
         float[] codebooks = new float[dim * ksub];
         float[] sub = new float[n * dsub];
@@ -79,12 +94,17 @@ final class ProductQuantizer {
         blocks[j].set(c, codebooks, (j * ksub + c) * dsub);
     }
 
-    /** Whether the encoding layout holds centroid {@code c} of subspace {@code j} as the codebooks do. */
+    /**
+     * Whether the encoding layout holds centroid {@code c} of subspace {@code j} as the codebooks
+     * do.
+     */
     boolean layoutHolds(int j, int c) {
         return blocks[j].holds(c, codebooks, (j * ksub + c) * dsub);
     }
 
-    /** The codebooks themselves (not a copy: callers other than {@link Codebooks} must not write). */
+    /**
+     * The codebooks themselves (not a copy: callers other than {@link Codebooks} must not write).
+     */
     float[] codebooks() {
         return codebooks;
     }
@@ -105,7 +125,8 @@ final class ProductQuantizer {
     }
 
     /**
-     * The code of {@code residual}'s sub-vector {@code j} alone: its nearest centroid of subspace j.
+     * The code of {@code residual}'s sub-vector {@code j} alone: its nearest centroid of subspace
+     * j.
      *
      * @param scratch at least 1 int
      */
@@ -123,8 +144,8 @@ final class ProductQuantizer {
     }
 
     /**
-     * Squared norms of every codebook centroid, {@code m * ksub} floats: the query-independent
-     * part of the precomputed L2 tables.
+     * Squared norms of every codebook centroid, {@code m * ksub} floats: the query-independent part
+     * of the precomputed L2 tables.
      */
     float[] centroidNorms() {
         float[] norms = new float[m * ksub];

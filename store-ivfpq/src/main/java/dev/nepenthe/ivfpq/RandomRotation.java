@@ -4,45 +4,48 @@ import java.util.SplittableRandom;
 
 /**
  * A seeded, data-independent orthogonal rotation of {@code dim} floats, built from random sign
- * flips, random permutations and fast Walsh-Hadamard transforms (a structured random rotation,
- * as RaBitQ and SRHT-style sketches use).
+ * flips, random permutations and fast Walsh-Hadamard transforms (a structured random rotation, as
+ * RaBitQ and SRHT-style sketches use).
  *
- * <p>Why this and not a dense random orthogonal matrix (a seeded Gaussian's QR): a dense one
- * costs {@code dim^2} multiply-adds per vector (590k at d=768) and {@code dim^2} floats to hold
- * (2.3 MB at 768); this one costs {@code 2 * ROUNDS * B log2 B} additions plus {@code ROUNDS}
- * passes of {@code dim} (about 8k operations at d=384, 18k at 768) and holds {@code 2 * ROUNDS
- * * B} signs and {@code ROUNDS * dim} permutation entries. Its only job is to spread a vector's
- * energy evenly over the coordinates, so that a per-vector scalar quantizer sees similar,
- * Gaussian-like components and its errors point in no preferred direction; a few rounds of
- * signs, permutations and Hadamard mixing do that.
+ * <p>Why this and not a dense random orthogonal matrix (a seeded Gaussian's QR): a dense one costs
+ * {@code dim^2} multiply-adds per vector (590k at d=768) and {@code dim^2} floats to hold (2.3 MB
+ * at 768); this one costs {@code 2 * ROUNDS * B log2 B} additions plus {@code ROUNDS} passes of
+ * {@code dim} (about 8k operations at d=384, 18k at 768) and holds {@code 2 * ROUNDS * B} signs and
+ * {@code ROUNDS * dim} permutation entries. Its only job is to spread a vector's energy evenly over
+ * the coordinates, so that a per-vector scalar quantizer sees similar, Gaussian-like components and
+ * its errors point in no preferred direction; a few rounds of signs, permutations and Hadamard
+ * mixing do that.
  *
- * <p>With {@code B} the largest power of two not above {@code dim}, the transform is
- * {@value #ROUNDS} rounds of:
+ * <p>With {@code B} the largest power of two not above {@code dim}, the transform is {@value
+ * #ROUNDS} rounds of:
+ *
  * <ol>
  *   <li>flip the signs of components {@code [0, B)} by a seeded pattern and apply the normalised
- *       Hadamard transform {@code H_B / sqrt(B)} to them;</li>
- *   <li>permute all {@code dim} components by a seeded random permutation;</li>
- *   <li>flip the signs of components {@code [dim - B, dim)} by a second pattern and apply
- *       {@code H_B / sqrt(B)} to them.</li>
+ *       Hadamard transform {@code H_B / sqrt(B)} to them;
+ *   <li>permute all {@code dim} components by a seeded random permutation;
+ *   <li>flip the signs of components {@code [dim - B, dim)} by a second pattern and apply {@code
+ *       H_B / sqrt(B)} to them.
  * </ol>
- * Every step is orthogonal (a diagonal of {@code +-1}, a permutation, or an orthogonal block
- * beside the identity), so the product is. When {@code dim} is a power of two the windows are
- * the whole vector, no permutation is needed, and a round is two randomized Hadamard transforms.
- * Otherwise (384 = 256 + 128, 768 = 512 + 256, 1000 = 512 + 488) the windows overlap by
- * {@code 2B - dim} components only (24 of 1000), and the permutation is what carries energy
- * from one end of the vector to the other. Measured choices:
+ *
+ * Every step is orthogonal (a diagonal of {@code +-1}, a permutation, or an orthogonal block beside
+ * the identity), so the product is. When {@code dim} is a power of two the windows are the whole
+ * vector, no permutation is needed, and a round is two randomized Hadamard transforms. Otherwise
+ * (384 = 256 + 128, 768 = 512 + 256, 1000 = 512 + 488) the windows overlap by {@code 2B - dim}
+ * components only (24 of 1000), and the permutation is what carries energy from one end of the
+ * vector to the other. Measured choices:
+ *
  * <ul>
- *   <li>two rounds: on data whose energy sits in a few coordinates (component i scaled by
- *       1/(i+1)), the RMS error of 1-bit estimates at d=384 was 0.27 (relative to |s||r|)
- *       without rotation, 0.060 after one round of windows alone, 0.034 after two and after
- *       three;</li>
- *   <li>the permutation: without it, at d=1000 a basis vector could end with 6% of the energy
- *       its share of the coordinates calls for in one end of the vector; a 45-degree butterfly
- *       across the halves instead did worse (Hadamard outputs of a spike have equal magnitudes,
- *       so each pair cancels to one side).</li>
+ *   <li>two rounds: on data whose energy sits in a few coordinates (component i scaled by 1/(i+1)),
+ *       the RMS error of 1-bit estimates at d=384 was 0.27 (relative to |s||r|) without rotation,
+ *       0.060 after one round of windows alone, 0.034 after two and after three;
+ *   <li>the permutation: without it, at d=1000 a basis vector could end with 6% of the energy its
+ *       share of the coordinates calls for in one end of the vector; a 45-degree butterfly across
+ *       the halves instead did worse (Hadamard outputs of a spike have equal magnitudes, so each
+ *       pair cancels to one side).
  * </ul>
- * The rotation depends on {@code dim} and the seed only; the same pair gives the same rotation,
- * bit for bit, on every JVM (plain float arithmetic in a fixed order).
+ *
+ * The rotation depends on {@code dim} and the seed only; the same pair gives the same rotation, bit
+ * for bit, on every JVM (plain float arithmetic in a fixed order).
  *
  * <p>Immutable and thread-safe; scratch, when needed, is the caller's or allocated per call.
  */
@@ -52,12 +55,19 @@ final class RandomRotation {
 
     private final int dim;
     private final long seed;
+
     /** The Hadamard window, the largest power of two not above {@code dim}. */
     private final int block;
+
     private final float scale;
+
     /** {@code 2 * ROUNDS} patterns of {@code B} signs (+1 or -1), one per Hadamard window. */
     private final float[] signs;
-    /** {@code ROUNDS} permutations of {@code [0, dim)}, one between the windows of each round (none when B = dim). */
+
+    /**
+     * {@code ROUNDS} permutations of {@code [0, dim)}, one between the windows of each round (none
+     * when B = dim).
+     */
     private final int[] permutations;
 
     /**
@@ -66,7 +76,8 @@ final class RandomRotation {
      */
     RandomRotation(int dim, long seed) {
         if (dim <= 0) {
-            throw new IllegalArgumentException("random rotation: expected dimension > 0, got " + dim);
+            throw new IllegalArgumentException(
+                    "random rotation: expected dimension > 0, got " + dim);
         }
         this.dim = dim;
         this.seed = seed;
@@ -101,10 +112,10 @@ final class RandomRotation {
     }
 
     /**
-     * Writes the rotation of {@code in[off, off+dim)} to {@code out[0, dim)}; with
-     * {@code out == in} and {@code off == 0} it rotates in place. Allocates a scratch array of
-     * {@code dim} floats when {@code dim} is not a power of two; hot loops pass their own to
-     * {@link #apply(float[], int, float[], float[])}.
+     * Writes the rotation of {@code in[off, off+dim)} to {@code out[0, dim)}; with {@code out ==
+     * in} and {@code off == 0} it rotates in place. Allocates a scratch array of {@code dim} floats
+     * when {@code dim} is not a power of two; hot loops pass their own to {@link #apply(float[],
+     * int, float[], float[])}.
      */
     void apply(float[] in, int off, float[] out) {
         apply(in, off, out, block < dim ? new float[dim] : null);
@@ -112,8 +123,8 @@ final class RandomRotation {
 
     /**
      * {@link #apply(float[], int, float[])} with caller-owned scratch. Cost: {@code 2 * ROUNDS}
-     * Hadamard transforms of {@code B} floats ({@code B log2 B} additions each), plus, when
-     * {@code dim} is not a power of two, {@code ROUNDS} permutations of {@code dim} floats.
+     * Hadamard transforms of {@code B} floats ({@code B log2 B} additions each), plus, when {@code
+     * dim} is not a power of two, {@code ROUNDS} permutations of {@code dim} floats.
      *
      * @param scratch at least {@code dim} floats (may be null when {@code dim} is a power of two);
      *     overwritten
@@ -121,13 +132,24 @@ final class RandomRotation {
      */
     void apply(float[] in, int off, float[] out, float[] scratch) {
         if (off < 0 || in.length - off < dim || out.length < dim) {
-            throw new IllegalArgumentException("random rotation: expected " + dim + " floats from offset " + off
-                    + " of a " + in.length + "-float input and an output of at least " + dim + ", got an output of "
-                    + out.length);
+            throw new IllegalArgumentException(
+                    "random rotation: expected "
+                            + dim
+                            + " floats from offset "
+                            + off
+                            + " of a "
+                            + in.length
+                            + "-float input and an output of at least "
+                            + dim
+                            + ", got an output of "
+                            + out.length);
         }
         if (block < dim && (scratch == null || scratch.length < dim)) {
-            throw new IllegalArgumentException("random rotation: expected scratch of at least " + dim + " floats, got "
-                    + (scratch == null ? "null" : scratch.length));
+            throw new IllegalArgumentException(
+                    "random rotation: expected scratch of at least "
+                            + dim
+                            + " floats, got "
+                            + (scratch == null ? "null" : scratch.length));
         }
         if (in != out || off != 0) {
             System.arraycopy(in, off, out, 0, dim);

@@ -6,18 +6,19 @@ import java.util.Arrays;
 import java.util.BitSet;
 
 /**
- * Everything an IVF-PQ index has once trained: the codebooks, the inverted lists, each list's
- * exact sum and routing centroid, and the ordinal maps. The index serves from one; a training
- * in progress builds the next one beside it and keeps it current with every removal until the
- * swap. Not thread-safe: the index guards it with its lock.
+ * Everything an IVF-PQ index has once trained: the codebooks, the inverted lists, each list's exact
+ * sum and routing centroid, and the ordinal maps. The index serves from one; a training in progress
+ * builds the next one beside it and keeps it current with every removal until the swap. Not
+ * thread-safe: the index guards it with its lock.
  *
  * <h2>OSQ codes</h2>
+ *
  * With {@link IvfPqParams.Codes#OSQ} each list keeps a <em>centre</em> its entries are encoded
  * against: the exact mean of the list's first {@code centreMembers} entries, all live. A removal
  * re-encodes the list against the mean of its survivors (so no centre ever includes a removed
- * vector); an add encodes against the centre as it is, and a list that has doubled since its
- * centre was set is re-encoded against its current mean (amortised O(1) per add). Between
- * re-encodings only appends happen, which is why the centre's members are a prefix of the list.
+ * vector); an add encodes against the centre as it is, and a list that has doubled since its centre
+ * was set is re-encoded against its current mean (amortised O(1) per add). Between re-encodings
+ * only appends happen, which is why the centre's members are a prefix of the list.
  */
 final class TrainedState {
     final Codebooks cb;
@@ -30,17 +31,27 @@ final class TrainedState {
     private final int m;
     private final VectorKernels kernels;
     private final SwapRemoveVectors store;
+
     /** OSQ codes, or null for PQ. */
     final ScalarCodes osq;
+
     /** Per list, with OSQ: the centre its entries are encoded against (null while empty). */
     final ScalarCodes.Centre[] centres;
+
     /** Per list, with OSQ: how many of its first entries the centre is the mean of. */
     final int[] centreMembers;
+
     private final ScalarCodes.Encoder encoder;
+
     /** Lists a removal left to re-encode against their survivors' mean ({@link #finish}). */
     private final BitSet dirty = new BitSet();
 
-    TrainedState(Codebooks cb, VectorKernels kernels, SwapRemoveVectors store, int ordinalCapacity, ScalarCodes osq) {
+    TrainedState(
+            Codebooks cb,
+            VectorKernels kernels,
+            SwapRemoveVectors store,
+            int ordinalCapacity,
+            ScalarCodes osq) {
         this.cb = cb;
         this.kernels = kernels;
         this.store = store;
@@ -68,9 +79,9 @@ final class TrainedState {
     }
 
     /**
-     * Puts {@code ord} (its prepared vector at {@code block[off]}) into the list with the
-     * nearest live anchor and encodes its residual. Steps: 1. nearest anchor; 2. residual to it;
-     * 3. PQ code; 4. append; 5. add to the list's sum and move its routing centroid.
+     * Puts {@code ord} (its prepared vector at {@code block[off]}) into the list with the nearest
+     * live anchor and encodes its residual. Steps: 1. nearest anchor; 2. residual to it; 3. PQ
+     * code; 4. append; 5. add to the list's sum and move its routing centroid.
      */
     void insert(int ord, float[] block, int off) {
         int[] scratch = new int[Math.max(1, m)];
@@ -81,8 +92,8 @@ final class TrainedState {
 
     /**
      * Appends {@code ord} to {@code list}: with PQ encoded against the list's anchor, with OSQ
-     * against the list's centre (a list's first member is its own centre; a list that doubled
-     * since its centre was set is re-encoded against its mean).
+     * against the list's centre (a list's first member is its own centre; a list that doubled since
+     * its centre was set is re-encoded against its mean).
      */
     void append(int list, int ord, float[] block, int off, int[] scratch) {
         byte[] code;
@@ -107,15 +118,17 @@ final class TrainedState {
         ordToPos[ord] = pos;
         sums.add(list, block, off);
         refreshRouting(list);
-        if (osq != null && lists[list].size() >= 2 * centreMembers[list] && lists[list].size() >= 8) {
+        if (osq != null
+                && lists[list].size() >= 2 * centreMembers[list]
+                && lists[list].size() >= 8) {
             reencode(list);
         }
     }
 
     /**
-     * With OSQ: re-encodes every entry of a list against the exact mean of its entries (all
-     * live), which becomes its centre; the old centre is wiped. An empty list has no centre.
-     * Cost: one encoding per entry.
+     * With OSQ: re-encodes every entry of a list against the exact mean of its entries (all live),
+     * which becomes its centre; the old centre is wiped. An empty list has no centre. Cost: one
+     * encoding per entry.
      */
     private void reencode(int list) {
         InvertedList il = lists[list];
@@ -127,18 +140,20 @@ final class TrainedState {
         if (il.size() == 0) {
             return;
         }
-        centres[list] = osq.centre(routing, list * dim); // the routing centroid is the members' mean
+        centres[list] =
+                osq.centre(routing, list * dim); // the routing centroid is the members' mean
         int[] offsets = new int[il.size()];
         for (int i = 0; i < offsets.length; i++) {
             offsets[i] = store.offset(store.slotOf(il.ordinalAt(i)));
         }
-        encoder.encodeList(store.block(), offsets, offsets.length, centres[list], il.writableCodes(), 0);
+        encoder.encodeList(
+                store.block(), offsets, offsets.length, centres[list], il.writableCodes(), 0);
         centreMembers[list] = il.size();
     }
 
     /**
-     * With OSQ, from a file: the centre a list's entries were encoded against and how many of
-     * its first entries it is the mean of (the checker proves it).
+     * With OSQ, from a file: the centre a list's entries were encoded against and how many of its
+     * first entries it is the mean of (the checker proves it).
      */
     void setCentre(int list, float[] centroid, int members) {
         centres[list] = osq.centre(centroid, 0);
@@ -150,7 +165,10 @@ final class TrainedState {
         return !dirty.isEmpty();
     }
 
-    /** Appends {@code ord} to {@code list} with a code already made (a file's), adding its vector to the sum. */
+    /**
+     * Appends {@code ord} to {@code list} with a code already made (a file's), adding its vector to
+     * the sum.
+     */
     void appendEncoded(int list, int ord, byte[] codes, int codeOff, float[] block, int off) {
         int pos = lists[list].append(ord, codes, codeOff);
         ensureOrdinalArrays(ord + 1);
@@ -186,11 +204,11 @@ final class TrainedState {
 
     /**
      * After a batch of {@link #forget}s: moved centroids reach their layouts and tables; a list
-     * whose anchor lost its last member moves to the nearest live anchors (re-encoded there);
-     * codes naming a sub-centroid that lost its last member are re-encoded in that subspace.
+     * whose anchor lost its last member moves to the nearest live anchors (re-encoded there); codes
+     * naming a sub-centroid that lost its last member are re-encoded in that subspace.
      *
-     * @return false when no anchor has a member left: the state cannot assign anything and must
-     *     be dropped (retrain or go flat)
+     * @return false when no anchor has a member left: the state cannot assign anything and must be
+     *     dropped (retrain or go flat)
      */
     boolean finish(Codebooks.Moves moves) {
         // OSQ first: a list whose centre held a removed vector is re-encoded against the mean
@@ -233,9 +251,9 @@ final class TrainedState {
     }
 
     /**
-     * Re-encodes, in the one subspace concerned, every code that names a sub-centroid left
-     * without members (it is zero now: data-independent, but a poor reconstruction). One pass
-     * over the codes' bytes.
+     * Re-encodes, in the one subspace concerned, every code that names a sub-centroid left without
+     * members (it is zero now: data-independent, but a poor reconstruction). One pass over the
+     * codes' bytes.
      */
     private void reencodeDeadRows(BitSet deadRows) {
         int ksub = cb.ksub;
@@ -251,9 +269,16 @@ final class TrainedState {
                         continue;
                     }
                     int off = store.offset(store.slotOf(il.ordinalAt(pos)));
-                    kernels.subtract(store.block(), off + j * dsub, cb.anchors, list * dim + j * dsub, residual,
-                            j * dsub, dsub);
-                    il.setCodeByte(pos, j, (byte) cb.pq.encodeSubspace(kernels, residual, j, scratch));
+                    kernels.subtract(
+                            store.block(),
+                            off + j * dsub,
+                            cb.anchors,
+                            list * dim + j * dsub,
+                            residual,
+                            j * dsub,
+                            dsub);
+                    il.setCodeByte(
+                            pos, j, (byte) cb.pq.encodeSubspace(kernels, residual, j, scratch));
                 }
             }
         }

@@ -37,12 +37,16 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 import org.roaringbitmap.RoaringBitmap;
 
-/** IVF-PQ against the exact index as oracle, and its forgetting against recomputed means and byte scans. */
+/**
+ * IVF-PQ against the exact index as oracle, and its forgetting against recomputed means and byte
+ * scans.
+ */
 class IvfPqIndexTest {
 
     static final int DIM = 32;
     static final int N = 20_000;
     static final int K = 10;
+
     /** The documented setting for the recall target: 64 lists, nprobe 8, exact re-rank of 100. */
     static final SearchParams DOCUMENTED = new SearchParams(Map.of("nprobe", 8, "rerank", 100));
 
@@ -57,12 +61,20 @@ class IvfPqIndexTest {
     }
 
     static IvfPqIndex newIndex(Metric metric, Map<String, String> extra) {
-        var params = new java.util.HashMap<>(Map.of("nlist", "64", "m", "8", "trainSize", "8192", "iterations", "15"));
+        var params =
+                new java.util.HashMap<>(
+                        Map.of("nlist", "64", "m", "8", "trainSize", "8192", "iterations", "15"));
         params.putAll(extra);
-        return (IvfPqIndex) VectorIndexes.factory("ivfpq").create(new IndexConfig(DIM, metric, params, 7L));
+        return (IvfPqIndex)
+                VectorIndexes.factory("ivfpq").create(new IndexConfig(DIM, metric, params, 7L));
     }
 
-    static double recall(VectorIndex approx, VectorIndex exact, float[][] queries, SearchParams p, RoaringBitmap accept) {
+    static double recall(
+            VectorIndex approx,
+            VectorIndex exact,
+            float[][] queries,
+            SearchParams p,
+            RoaringBitmap accept) {
         double sum = 0;
         Accept allowed = accept == null ? Accept.ALL : Accept.of(accept.toArray());
         for (float[] q : queries) {
@@ -93,8 +105,16 @@ class IvfPqIndexTest {
         double r = recall(index, exact, queries, DOCUMENTED, null);
         assertTrue(r >= 0.90, metric + " recall@10 with re-rank " + r);
         // Without re-rank the PQ scores alone decide; they must still beat chance by far.
-        double pqOnly = recall(index, exact, queries, new SearchParams(Map.of("nprobe", 8, "rerank", 0)), null);
-        assertTrue(pqOnly >= 0.3 && pqOnly <= r + 1e-9, metric + " recall@10 without re-rank " + pqOnly);
+        double pqOnly =
+                recall(
+                        index,
+                        exact,
+                        queries,
+                        new SearchParams(Map.of("nprobe", 8, "rerank", 0)),
+                        null);
+        assertTrue(
+                pqOnly >= 0.3 && pqOnly <= r + 1e-9,
+                metric + " recall@10 without re-rank " + pqOnly);
         assertTrue(index.verifyIntegrity().isClean(), () -> index.verifyIntegrity().toString());
     }
 
@@ -102,8 +122,8 @@ class IvfPqIndexTest {
      * Removing a tenth of the vectors, training members among them, moves every centroid to the
      * survivors' means with no retrain: list centroids against means recomputed here from the
      * caller's vectors, codebooks against codebooks built from the surviving members alone (as if
-     * the removed ones had never been sampled). Recall stays within a point of a retrain and of
-     * an index built from scratch on the survivors; a retrain then forgets even the lineage.
+     * the removed ones had never been sampled). Recall stays within a point of a retrain and of an
+     * index built from scratch on the survivors; a retrain then forgets even the lineage.
      */
     @Test
     void removalsMoveCodebooksToTheSurvivorsMeansWithoutARetrain() {
@@ -132,18 +152,24 @@ class IvfPqIndexTest {
         assertTrue(trainingMembersRemoved > 0);
         assertEquals(removed.length, index.removeAll(removed));
 
-        assertEquals(trainingsBefore, index.describe().stats().get("trainings").longValue(), "no retrain ran");
+        assertEquals(
+                trainingsBefore,
+                index.describe().stats().get("trainings").longValue(),
+                "no retrain ran");
         assertEquals(trainingMembersRemoved / 8192.0, index.trainingDrift(), 1e-12);
         assertMeansMatch(index, base, metric, N);
         assertCodebooksMatchSurvivors(index);
         IvfPqIndex.Inspection ins = index.inspect();
         assertTrue(ins.maxCentroidDeviation() <= 1e-5, "deviation " + ins.maxCentroidDeviation());
         assertClean(ins.report());
-        assertEquals(trainingMembersRemoved, ins.report().checked().get("codebook-members-removed-and-subtracted"));
+        assertEquals(
+                trainingMembersRemoved,
+                ins.report().checked().get("codebook-members-removed-and-subtracted"));
         assertFalse(index.hasResidue());
         assertNoTraceOf(index, removed);
         for (int ord : removed) {
-            assertFalse(index.lineage().contains(ord), "lineage still names removed ordinal " + ord);
+            assertFalse(
+                    index.lineage().contains(ord), "lineage still names removed ordinal " + ord);
         }
 
         // Recall within one point of an index trained from scratch on the survivors.
@@ -158,7 +184,9 @@ class IvfPqIndexTest {
         double rRepaired = recall(index, exact, queries, DOCUMENTED, null);
         double rFresh = recall(fresh, exact, queries, DOCUMENTED, null);
         assertTrue(rRepaired >= 0.90, "repaired recall " + rRepaired);
-        assertTrue(Math.abs(rRepaired - rFresh) <= 0.01, "repaired " + rRepaired + " vs fresh " + rFresh);
+        assertTrue(
+                Math.abs(rRepaired - rFresh) <= 0.01,
+                "repaired " + rRepaired + " vs fresh " + rFresh);
 
         index.retrain();
         IntegrityReport after = index.verifyIntegrity();
@@ -167,7 +195,9 @@ class IvfPqIndexTest {
         assertMeansMatch(index, base, metric, N);
         assertNoTraceOf(index, removed);
         double rRetrained = recall(index, exact, queries, DOCUMENTED, null);
-        assertTrue(Math.abs(rRetrained - rFresh) <= 0.01, "retrained " + rRetrained + " vs fresh " + rFresh);
+        assertTrue(
+                Math.abs(rRetrained - rFresh) <= 0.01,
+                "retrained " + rRetrained + " vs fresh " + rFresh);
     }
 
     /**
@@ -177,8 +207,16 @@ class IvfPqIndexTest {
     static void assertCodebooksMatchSurvivors(IvfPqIndex index) {
         Codebooks cb = index.codebooks();
         Codebooks.Members survivors = cb.survivingMembers();
-        Codebooks oracle = Codebooks.fromMembers(index.kernels(), index.metric(), index.params(), DIM, index.store(),
-                survivors.ords(), survivors.anchors(), survivors.codes());
+        Codebooks oracle =
+                Codebooks.fromMembers(
+                        index.kernels(),
+                        index.metric(),
+                        index.params(),
+                        DIM,
+                        index.store(),
+                        survivors.ords(),
+                        survivors.anchors(),
+                        survivors.codes());
         assertArraysClose(oracle.anchors, cb.anchors, "anchors");
         if (cb.pq != null) {
             assertArraysClose(oracle.pq.codebooks(), cb.pq.codebooks(), "PQ codebooks");
@@ -203,16 +241,26 @@ class IvfPqIndexTest {
     }
 
     /**
-     * An anchor whose every training member is removed is zero, out of the ranking, its list
-     * moved to live anchors; a sub-centroid whose every member is removed is zero and no code
-     * names it. New vectors never join a dead anchor's list. The checker stays clean throughout
-     * and the codebooks equal those built from the survivors.
+     * An anchor whose every training member is removed is zero, out of the ranking, its list moved
+     * to live anchors; a sub-centroid whose every member is removed is zero and no code names it.
+     * New vectors never join a dead anchor's list. The checker stays clean throughout and the
+     * codebooks equal those built from the survivors.
      */
     @Test
     void centroidsLeftWithoutMembersAreZeroedAndTheirListsAndCodesMove() {
         float[][] base = data(13, 6000);
-        IvfPqIndex index = newIndex(Metric.L2, Map.of("nlist", "16", "trainSize", "3000", "iterations", "6",
-                "autoRetrain", "0"));
+        IvfPqIndex index =
+                newIndex(
+                        Metric.L2,
+                        Map.of(
+                                "nlist",
+                                "16",
+                                "trainSize",
+                                "3000",
+                                "iterations",
+                                "6",
+                                "autoRetrain",
+                                "0"));
         for (int i = 0; i < 5000; i++) {
             index.add(i, base[i]);
         }
@@ -224,7 +272,10 @@ class IvfPqIndexTest {
         int listBefore = index.listMembers(anchor).length;
         index.removeAll(anchorMembers);
         assertTrue(cb.isDeadAnchor(anchor));
-        assertEquals(0, index.listMembers(anchor).length, "a dead anchor's list moved (held " + listBefore + ")");
+        assertEquals(
+                0,
+                index.listMembers(anchor).length,
+                "a dead anchor's list moved (held " + listBefore + ")");
         for (int d = 0; d < DIM; d++) {
             assertEquals(0f, index.anchors()[anchor * DIM + d]);
         }
@@ -252,7 +303,12 @@ class IvfPqIndexTest {
         assertCodebooksMatchSurvivors(index);
     }
 
-    /** Each list's routing centroid against the mean of its members' prepared vectors, in double. */    /** Each list's routing centroid against the mean of its members' prepared vectors, in double. */
+    /**
+     * Each list's routing centroid against the mean of its members' prepared vectors, in double.
+     */
+    /**
+     * Each list's routing centroid against the mean of its members' prepared vectors, in double.
+     */
     static void assertMeansMatch(IvfPqIndex index, float[][] base, Metric metric, int n) {
         int total = 0;
         for (int list = 0; list < index.params().nlist(); list++) {
@@ -276,13 +332,17 @@ class IvfPqIndexTest {
                 diff += (c[d] - mu) * (c[d] - mu);
                 norm += mu * mu;
             }
-            assertTrue(Math.sqrt(diff) <= 1e-5 * Math.max(Math.sqrt(norm), 1e-3),
+            assertTrue(
+                    Math.sqrt(diff) <= 1e-5 * Math.max(Math.sqrt(norm), 1e-3),
                     "list " + list + " centroid is off its members' mean by " + Math.sqrt(diff));
         }
         assertEquals(index.size(), total);
     }
 
-    /** Byte scans: the ordinals appear in no list array (live part or free capacity) and are not searchable. */
+    /**
+     * Byte scans: the ordinals appear in no list array (live part or free capacity) and are not
+     * searchable.
+     */
     static void assertNoTraceOf(IvfPqIndex index, int[] removed) {
         Set<Integer> gone = new HashSet<>();
         for (int o : removed) {
@@ -295,7 +355,9 @@ class IvfPqIndexTest {
             int[] raw = il.rawOrdinals();
             for (int i = 0; i < raw.length; i++) {
                 if (i < il.size()) {
-                    assertFalse(gone.contains(raw[i]), "list " + list + " still holds removed ordinal " + raw[i]);
+                    assertFalse(
+                            gone.contains(raw[i]),
+                            "list " + list + " still holds removed ordinal " + raw[i]);
                 } else {
                     assertEquals(0, raw[i], "freed ordinal slot not zeroed in list " + list);
                 }
@@ -322,8 +384,9 @@ class IvfPqIndexTest {
     private void randomizedInterleaving(Metric metric, Map<String, String> codes) {
         SplittableRandom rnd = new SplittableRandom(11 + metric.ordinal());
         float[][] pool = data(12, 6000);
-        Map<String, String> params = new java.util.HashMap<>(Map.of("nlist", "16", "trainSize", "1000",
-                "iterations", "8"));
+        Map<String, String> params =
+                new java.util.HashMap<>(
+                        Map.of("nlist", "16", "trainSize", "1000", "iterations", "8"));
         params.putAll(codes);
         IvfPqIndex index = newIndex(metric, params);
         ExactIndex exact = new ExactIndex(DIM, metric);
@@ -378,8 +441,8 @@ class IvfPqIndexTest {
     /**
      * Right after a training, every live vector sits in the list of its nearest anchor with the
      * code a fresh encoding gives: list and code depend on the vector and the codebooks only, not
-     * on insertion history. (Removals move centroids without re-encoding, so between trainings
-     * a code may be one chosen under a centroid that has since moved.)
+     * on insertion history. (Removals move centroids without re-encoding, so between trainings a
+     * code may be one chosen under a centroid that has since moved.)
      */
     static void assertCodesReproducible(IvfPqIndex index, float[][] pool, List<Integer> live) {
         var kernels = dev.nepenthe.core.vector.Kernels.get();
@@ -393,12 +456,17 @@ class IvfPqIndexTest {
             float[] v = index.metric().prepare(pool[ord]);
             int list = KMeans.assign(kernels, v, 1, DIM, anchors, nlist)[0];
             assertEquals(list, index.listOf(ord), "ordinal " + ord);
-            // Oracle: the list's anchor is a nearest one by plain squared distance (up to rounding).
+            // Oracle: the list's anchor is a nearest one by plain squared distance (up to
+            // rounding).
             double nearest = Double.MAX_VALUE;
             for (int c = 0; c < nlist; c++) {
                 nearest = Math.min(nearest, squared(v, anchors, c * DIM));
             }
-            assertEquals(nearest, squared(v, anchors, list * DIM), 1e-4 * (1 + nearest), "anchor distance of " + ord);
+            assertEquals(
+                    nearest,
+                    squared(v, anchors, list * DIM),
+                    1e-4 * (1 + nearest),
+                    "anchor distance of " + ord);
             kernels.subtract(v, 0, anchors, list * DIM, residual, 0, DIM);
             index.quantizer().encode(kernels, residual, scratch, code, 0);
             InvertedList il = index.list(list);
@@ -408,7 +476,9 @@ class IvfPqIndexTest {
                     pos = i;
                 }
             }
-            assertArrayEquals(code, Arrays.copyOfRange(il.codes(), il.codeOffset(pos), il.codeOffset(pos) + m),
+            assertArrayEquals(
+                    code,
+                    Arrays.copyOfRange(il.codes(), il.codeOffset(pos), il.codeOffset(pos) + m),
                     "code of ordinal " + ord);
         }
     }
@@ -443,7 +513,8 @@ class IvfPqIndexTest {
         }
         for (RoaringBitmap accept : List.of(even, few)) {
             for (float[] q : queries) {
-                for (int ord : index.search(q, K, Accept.of(accept.toArray()), DOCUMENTED).ordinals()) {
+                for (int ord :
+                        index.search(q, K, Accept.of(accept.toArray()), DOCUMENTED).ordinals()) {
                     assertTrue(accept.contains(ord));
                 }
             }
@@ -456,7 +527,8 @@ class IvfPqIndexTest {
     @Test
     void flatUntilTrainSizeThenTrainsItself() {
         float[][] base = data(31, 1200);
-        IvfPqIndex index = newIndex(Metric.L2, Map.of("nlist", "8", "trainSize", "1000", "iterations", "5"));
+        IvfPqIndex index =
+                newIndex(Metric.L2, Map.of("nlist", "8", "trainSize", "1000", "iterations", "5"));
         ExactIndex exact = new ExactIndex(DIM, Metric.L2);
         for (int i = 0; i < 999; i++) {
             index.add(i, base[i]);
@@ -486,10 +558,32 @@ class IvfPqIndexTest {
     @Test
     void autoRetrainRetrainsOnceWhenABatchCrossesTheDriftLimit() {
         float[][] base = data(41, 3000);
-        IvfPqIndex index = newIndex(Metric.L2, Map.of("nlist", "16", "trainSize", "2000", "iterations", "5",
-                "driftLimit", "20"));
-        IvfPqIndex manual = newIndex(Metric.L2, Map.of("nlist", "16", "trainSize", "2000", "iterations", "5",
-                "driftLimit", "20", "autoRetrain", "0"));
+        IvfPqIndex index =
+                newIndex(
+                        Metric.L2,
+                        Map.of(
+                                "nlist",
+                                "16",
+                                "trainSize",
+                                "2000",
+                                "iterations",
+                                "5",
+                                "driftLimit",
+                                "20"));
+        IvfPqIndex manual =
+                newIndex(
+                        Metric.L2,
+                        Map.of(
+                                "nlist",
+                                "16",
+                                "trainSize",
+                                "2000",
+                                "iterations",
+                                "5",
+                                "driftLimit",
+                                "20",
+                                "autoRetrain",
+                                "0"));
         for (int i = 0; i < base.length; i++) {
             index.add(i, base[i]);
             manual.add(i, base[i]);
@@ -524,7 +618,8 @@ class IvfPqIndexTest {
     @Test
     void checkerSeesTamperedCentroidAndLeftoverBytes() {
         float[][] base = data(51, 3000);
-        IvfPqIndex index = newIndex(Metric.L2, Map.of("nlist", "16", "trainSize", "2000", "iterations", "5"));
+        IvfPqIndex index =
+                newIndex(Metric.L2, Map.of("nlist", "16", "trainSize", "2000", "iterations", "5"));
         for (int i = 0; i < base.length; i++) {
             index.add(i, base[i]);
         }
@@ -553,7 +648,8 @@ class IvfPqIndexTest {
     @Test
     void checkerSeesTamperedCodebooks() {
         float[][] base = data(53, 3000);
-        IvfPqIndex index = newIndex(Metric.L2, Map.of("nlist", "16", "trainSize", "2000", "iterations", "5"));
+        IvfPqIndex index =
+                newIndex(Metric.L2, Map.of("nlist", "16", "trainSize", "2000", "iterations", "5"));
         for (int i = 0; i < base.length; i++) {
             index.add(i, base[i]);
         }
@@ -604,7 +700,10 @@ class IvfPqIndexTest {
         float[][][] split = baseAndQueries(61, 5000, 30);
         float[][] base = split[0];
         float[][] queries = split[1];
-        IvfPqIndex index = newIndex(Metric.COSINE, Map.of("nlist", "32", "trainSize", "3000", "iterations", "6"));
+        IvfPqIndex index =
+                newIndex(
+                        Metric.COSINE,
+                        Map.of("nlist", "32", "trainSize", "3000", "iterations", "6"));
         for (int i = 0; i < base.length; i++) {
             index.add(i, base[i]);
         }
@@ -621,9 +720,13 @@ class IvfPqIndexTest {
         assertEquals(index.lineage(), loaded.lineage());
         assertClean(loaded.verifyIntegrity());
         assertArraysClose(index.anchors(), loaded.anchors(), "anchors");
-        assertArraysClose(index.codebooks().pq.codebooks(), loaded.codebooks().pq.codebooks(), "PQ codebooks");
+        assertArraysClose(
+                index.codebooks().pq.codebooks(),
+                loaded.codebooks().pq.codebooks(),
+                "PQ codebooks");
         assertNoTraceOf(loaded, doomed);
-        for (SearchParams p : List.of(DOCUMENTED, new SearchParams(Map.of("nprobe", 4, "rerank", 0)))) {
+        for (SearchParams p :
+                List.of(DOCUMENTED, new SearchParams(Map.of("nprobe", 4, "rerank", 0)))) {
             for (float[] q : queries) {
                 SearchResult a = index.search(q, K, Accept.ALL, p);
                 SearchResult b = loaded.search(q, K, Accept.ALL, p);
@@ -644,7 +747,11 @@ class IvfPqIndexTest {
         IndexConfig wrongDim = new IndexConfig(DIM * 2, Metric.COSINE);
         assertThrows(CorruptFileException.class, () -> IvfPqIndex.load(wrongDim, file));
         Path newer = dir.resolve("newer.ivfpq");
-        ChecksummedFiles.write(newer, IvfPqIndex.FORMAT, IvfPqIndex.VERSION + 1, ChecksummedFiles.newFileId(),
+        ChecksummedFiles.write(
+                newer,
+                IvfPqIndex.FORMAT,
+                IvfPqIndex.VERSION + 1,
+                ChecksummedFiles.newFileId(),
                 out -> out.writeInt(DIM));
         assertThrows(FileTooNewException.class, () -> IvfPqIndex.load(config, newer));
 
@@ -652,7 +759,8 @@ class IvfPqIndexTest {
         IvfPqIndex flat = newIndex(Metric.L2, Map.of());
         flat.add(5, base[5]);
         flat.save(dir.resolve("flat"));
-        IvfPqIndex flatLoaded = IvfPqIndex.load(new IndexConfig(DIM, Metric.L2), dir.resolve("flat"));
+        IvfPqIndex flatLoaded =
+                IvfPqIndex.load(new IndexConfig(DIM, Metric.L2), dir.resolve("flat"));
         assertFalse(flatLoaded.isTrained());
         assertEquals(5, flatLoaded.search(base[5], 1).ordinals()[0]);
     }
@@ -660,42 +768,52 @@ class IvfPqIndexTest {
     @Test
     void concurrentSearchesWithInsertsAndRemoves() throws Exception {
         float[][] base = data(71, 8000);
-        IvfPqIndex index = newIndex(Metric.L2, Map.of("nlist", "32", "trainSize", "3000", "iterations", "5"));
+        IvfPqIndex index =
+                newIndex(Metric.L2, Map.of("nlist", "32", "trainSize", "3000", "iterations", "5"));
         for (int i = 0; i < 4000; i++) {
             index.add(i, base[i]);
         }
         index.awaitTraining();
         List<Throwable> errors = java.util.Collections.synchronizedList(new ArrayList<>());
-        Thread writer = new Thread(() -> {
-            try {
-                for (int i = 4000; i < 8000; i++) {
-                    index.add(i, base[i]);
-                    if (i % 3 == 0) {
-                        index.remove(i - 4000);
-                    }
-                    if (i % 1000 == 0) {
-                        index.retrain();
-                    }
-                }
-            } catch (Throwable t) {
-                errors.add(t);
-            }
-        });
+        Thread writer =
+                new Thread(
+                        () -> {
+                            try {
+                                for (int i = 4000; i < 8000; i++) {
+                                    index.add(i, base[i]);
+                                    if (i % 3 == 0) {
+                                        index.remove(i - 4000);
+                                    }
+                                    if (i % 1000 == 0) {
+                                        index.retrain();
+                                    }
+                                }
+                            } catch (Throwable t) {
+                                errors.add(t);
+                            }
+                        });
         List<Thread> readers = new ArrayList<>();
         for (int t = 0; t < 2; t++) {
             long s = t;
-            readers.add(new Thread(() -> {
-                SplittableRandom rnd = new SplittableRandom(s);
-                try {
-                    while (writer.isAlive()) {
-                        SearchResult r = index.search(base[rnd.nextInt(base.length)], K, Accept.ALL, DOCUMENTED);
-                        assertNotNull(r);
-                        assertTrue(r.size() <= K);
-                    }
-                } catch (Throwable e) {
-                    errors.add(e);
-                }
-            }));
+            readers.add(
+                    new Thread(
+                            () -> {
+                                SplittableRandom rnd = new SplittableRandom(s);
+                                try {
+                                    while (writer.isAlive()) {
+                                        SearchResult r =
+                                                index.search(
+                                                        base[rnd.nextInt(base.length)],
+                                                        K,
+                                                        Accept.ALL,
+                                                        DOCUMENTED);
+                                        assertNotNull(r);
+                                        assertTrue(r.size() <= K);
+                                    }
+                                } catch (Throwable e) {
+                                    errors.add(e);
+                                }
+                            }));
         }
         writer.start();
         readers.forEach(Thread::start);
@@ -714,8 +832,8 @@ class IvfPqIndexTest {
 
     /**
      * A retrain computes aside: a search started while the new codebooks are being computed
-     * completes before the swap (it would wait for the whole retrain if the retrain held the
-     * write lock), and afterwards the index is clean and its codes are what a fresh encoding gives.
+     * completes before the swap (it would wait for the whole retrain if the retrain held the write
+     * lock), and afterwards the index is clean and its codes are what a fresh encoding gives.
      */
     @Test
     void retrainLetsSearchesRunWhileItComputes() throws Exception {
@@ -728,18 +846,29 @@ class IvfPqIndexTest {
         index.awaitTraining();
         int[] doomed = index.lineage().stream().limit(50).toArray();
         index.removeAll(doomed);
-        java.util.concurrent.atomic.AtomicReference<SearchResult> duringRetrain = new java.util.concurrent.atomic.AtomicReference<>();
-        index.duringRetrainCompute = () -> {
-            Thread searcher = new Thread(() -> duringRetrain.set(index.search(split[1][0], K, Accept.ALL, DOCUMENTED)));
-            searcher.start();
-            try {
-                searcher.join(30_000);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        };
+        java.util.concurrent.atomic.AtomicReference<SearchResult> duringRetrain =
+                new java.util.concurrent.atomic.AtomicReference<>();
+        index.duringRetrainCompute =
+                () -> {
+                    Thread searcher =
+                            new Thread(
+                                    () ->
+                                            duringRetrain.set(
+                                                    index.search(
+                                                            split[1][0],
+                                                            K,
+                                                            Accept.ALL,
+                                                            DOCUMENTED)));
+                    searcher.start();
+                    try {
+                        searcher.join(30_000);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                };
         index.retrain();
-        assertNotNull(duringRetrain.get(), "a search during the retrain's computation did not complete");
+        assertNotNull(
+                duringRetrain.get(), "a search during the retrain's computation did not complete");
         assertEquals(K, duringRetrain.get().size());
         assertTrue(index.verifyIntegrity().isClean(), () -> index.verifyIntegrity().toString());
         assertNoTraceOf(index, doomed);
@@ -754,9 +883,9 @@ class IvfPqIndexTest {
     }
 
     /**
-     * An add that arrives while a retrain computes waits, and then either lands in the new
-     * lists or makes the retrain train again: either way every live vector, the new one
-     * included, is in the list and has the code a fresh encoding gives.
+     * An add that arrives while a retrain computes waits, and then either lands in the new lists or
+     * makes the retrain train again: either way every live vector, the new one included, is in the
+     * list and has the code a fresh encoding gives.
      */
     @Test
     void retrainKeepsAnAddThatArrivesMeanwhile() throws Exception {
@@ -769,17 +898,20 @@ class IvfPqIndexTest {
         int[] doomed = index.lineage().stream().limit(50).toArray();
         index.removeAll(doomed);
         Thread[] adder = new Thread[1];
-        index.duringRetrainCompute = () -> {
-            adder[0] = new Thread(() -> index.add(12_000, base[12_000]));
-            adder[0].start();
-            for (int i = 0; i < 1000 && !adder[0].getState().equals(Thread.State.WAITING); i++) {
-                try {
-                    Thread.sleep(1);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-            }
-        };
+        index.duringRetrainCompute =
+                () -> {
+                    adder[0] = new Thread(() -> index.add(12_000, base[12_000]));
+                    adder[0].start();
+                    for (int i = 0;
+                            i < 1000 && !adder[0].getState().equals(Thread.State.WAITING);
+                            i++) {
+                        try {
+                            Thread.sleep(1);
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                        }
+                    }
+                };
         index.retrain();
         adder[0].join(30_000);
         assertTrue(index.contains(12_000));
@@ -804,44 +936,59 @@ class IvfPqIndexTest {
     @Test
     void writersGoOnWhileATrainingRunsAndItsCodebooksForgetWhatTheyRemoved() throws Exception {
         float[][] base = data(47, 9000);
-        IvfPqIndex index = newIndex(Metric.L2, Map.of("nlist", "32", "trainSize", "4000", "iterations", "6"));
+        IvfPqIndex index =
+                newIndex(Metric.L2, Map.of("nlist", "32", "trainSize", "4000", "iterations", "6"));
         for (int i = 0; i < 8000; i++) {
             index.add(i, base[i]);
         }
         index.awaitTraining();
-        java.util.concurrent.atomic.AtomicReference<Throwable> failure = new java.util.concurrent.atomic.AtomicReference<>();
-        java.util.concurrent.atomic.AtomicReference<int[]> doomedRef = new java.util.concurrent.atomic.AtomicReference<>();
-        java.util.concurrent.atomic.AtomicBoolean residueSeen = new java.util.concurrent.atomic.AtomicBoolean();
-        java.util.concurrent.atomic.AtomicReference<IvfPqIndex.TrainingProgress> progress = new java.util.concurrent.atomic.AtomicReference<>();
-        index.duringRetrainCompute = () -> {
-            Thread writer = new Thread(() -> {
-                try {
-                    // Members of the training in progress are not yet known from outside: take
-                    // a spread of ordinals, which at a sample of half the vectors holds some.
-                    int[] doomed = java.util.stream.IntStream.range(0, 400).map(i -> i * 20).toArray();
-                    doomedRef.set(doomed);
-                    index.removeAll(doomed);
-                    index.add(8000, base[8000]);
-                    residueSeen.set(index.hasResidue());
-                    progress.set(index.trainingProgress().orElse(null));
-                } catch (Throwable t) {
-                    failure.set(t);
-                }
-            });
-            writer.start();
-            try {
-                writer.join(30_000);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-            if (writer.isAlive()) {
-                failure.set(new AssertionError("a writer waited for the k-means"));
-            }
-        };
+        java.util.concurrent.atomic.AtomicReference<Throwable> failure =
+                new java.util.concurrent.atomic.AtomicReference<>();
+        java.util.concurrent.atomic.AtomicReference<int[]> doomedRef =
+                new java.util.concurrent.atomic.AtomicReference<>();
+        java.util.concurrent.atomic.AtomicBoolean residueSeen =
+                new java.util.concurrent.atomic.AtomicBoolean();
+        java.util.concurrent.atomic.AtomicReference<IvfPqIndex.TrainingProgress> progress =
+                new java.util.concurrent.atomic.AtomicReference<>();
+        index.duringRetrainCompute =
+                () -> {
+                    Thread writer =
+                            new Thread(
+                                    () -> {
+                                        try {
+                                            // Members of the training in progress are not yet known
+                                            // from outside: take
+                                            // a spread of ordinals, which at a sample of half the
+                                            // vectors holds some.
+                                            int[] doomed =
+                                                    java.util.stream.IntStream.range(0, 400)
+                                                            .map(i -> i * 20)
+                                                            .toArray();
+                                            doomedRef.set(doomed);
+                                            index.removeAll(doomed);
+                                            index.add(8000, base[8000]);
+                                            residueSeen.set(index.hasResidue());
+                                            progress.set(index.trainingProgress().orElse(null));
+                                        } catch (Throwable t) {
+                                            failure.set(t);
+                                        }
+                                    });
+                    writer.start();
+                    try {
+                        writer.join(30_000);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                    if (writer.isAlive()) {
+                        failure.set(new AssertionError("a writer waited for the k-means"));
+                    }
+                };
         index.retrain();
         index.duringRetrainCompute = () -> {};
         assertNull(failure.get(), () -> String.valueOf(failure.get()));
-        assertTrue(residueSeen.get(), "a removed sample member was not reported while the k-means could hold it");
+        assertTrue(
+                residueSeen.get(),
+                "a removed sample member was not reported while the k-means could hold it");
         assertNotNull(progress.get());
         assertEquals(2L, progress.get().training());
         assertEquals("PQ k-means", progress.get().phase());
@@ -869,14 +1016,26 @@ class IvfPqIndexTest {
         assertEquals(16, p.nprobe());
         assertEquals(1024, IvfPqParams.forSize(1_000_000, 768).build().nlist()); // sqrt = 1000
         assertEquals(16, IvfPqParams.forSize(10, 8).build().nlist());
-        IvfPqParams custom = IvfPqParams.forSize(50_000, DIM).nprobe(9).rerank(0).autoRetrain(false).driftLimit(30)
-                .build();
+        IvfPqParams custom =
+                IvfPqParams.forSize(50_000, DIM)
+                        .nprobe(9)
+                        .rerank(0)
+                        .autoRetrain(false)
+                        .driftLimit(30)
+                        .build();
         var spec = custom.toIndexSpec();
-        IvfPqIndex index = (IvfPqIndex) VectorIndexes.factory(spec.kind())
-                .create(new IndexConfig(DIM, Metric.L2, spec.params(), 1L));
+        IvfPqIndex index =
+                (IvfPqIndex)
+                        VectorIndexes.factory(spec.kind())
+                                .create(new IndexConfig(DIM, Metric.L2, spec.params(), 1L));
         assertEquals(custom, index.params());
-        var e = assertThrows(IllegalArgumentException.class, () -> IvfPqParams.forSize(1000, DIM).driftLimit(0).build());
-        assertTrue(e.getMessage().contains("driftLimit") && e.getMessage().contains("got 0"), e.getMessage());
+        var e =
+                assertThrows(
+                        IllegalArgumentException.class,
+                        () -> IvfPqParams.forSize(1000, DIM).driftLimit(0).build());
+        assertTrue(
+                e.getMessage().contains("driftLimit") && e.getMessage().contains("got 0"),
+                e.getMessage());
         assertThrows(IllegalArgumentException.class, () -> IvfPqParams.forSize(0, DIM));
     }
 
@@ -895,17 +1054,25 @@ class IvfPqIndexTest {
         assertNull(index.codebooks().pq, "OSQ trains no sub-codebook");
         double r = recall(index, exact, split[1], DOCUMENTED, null);
         assertTrue(r >= 0.90, metric + " OSQ recall@10 with re-rank " + r);
-        double codesOnly = recall(index, exact, split[1], new SearchParams(Map.of("nprobe", 8, "rerank", 0)), null);
-        assertTrue(codesOnly >= 0.5 && codesOnly <= r + 1e-9, metric + " OSQ recall@10 without re-rank " + codesOnly);
+        double codesOnly =
+                recall(
+                        index,
+                        exact,
+                        split[1],
+                        new SearchParams(Map.of("nprobe", 8, "rerank", 0)),
+                        null);
+        assertTrue(
+                codesOnly >= 0.5 && codesOnly <= r + 1e-9,
+                metric + " OSQ recall@10 without re-rank " + codesOnly);
         assertClean(index.verifyIntegrity());
     }
 
     /**
-     * With OSQ codes a removal re-encodes its list against the mean of the survivors: every
-     * list's centre then equals the mean of its members recomputed here from the caller's
-     * vectors, the removed vectors' entries are gone with their bytes, the anchors equal those
-     * built from the surviving training members, and recall stays within a point of a fresh
-     * index. A centre set to anything else is seen by the checker.
+     * With OSQ codes a removal re-encodes its list against the mean of the survivors: every list's
+     * centre then equals the mean of its members recomputed here from the caller's vectors, the
+     * removed vectors' entries are gone with their bytes, the anchors equal those built from the
+     * surviving training members, and recall stays within a point of a fresh index. A centre set to
+     * anything else is seen by the checker.
      */
     @Test
     void osqRemovalsReencodeListsAgainstTheSurvivorsMean() {
@@ -948,10 +1115,16 @@ class IvfPqIndexTest {
             }
             float[] centre = st.centres[list].centroid();
             for (int d = 0; d < DIM; d++) {
-                assertEquals(mean[d] / members.length, centre[d], 1e-5, "list " + list + " centre component " + d);
+                assertEquals(
+                        mean[d] / members.length,
+                        centre[d],
+                        1e-5,
+                        "list " + list + " centre component " + d);
             }
         }
-        assertTrue(touched > index.params().nlist() / 2, "lists re-encoded against their survivors: " + touched);
+        assertTrue(
+                touched > index.params().nlist() / 2,
+                "lists re-encoded against their survivors: " + touched);
         ExactIndex exact = new ExactIndex(DIM, metric);
         IvfPqIndex fresh = newIndex(metric, Map.of("codes", "osq", "bits", "4"));
         for (int i = 0; i < N; i++) {
@@ -963,9 +1136,15 @@ class IvfPqIndexTest {
         fresh.awaitTraining();
         double rRepaired = recall(index, exact, split[1], DOCUMENTED, null);
         double rFresh = recall(fresh, exact, split[1], DOCUMENTED, null);
-        assertTrue(Math.abs(rRepaired - rFresh) <= 0.01, "repaired " + rRepaired + " vs fresh " + rFresh);
+        assertTrue(
+                Math.abs(rRepaired - rFresh) <= 0.01,
+                "repaired " + rRepaired + " vs fresh " + rFresh);
         // Control: a centre that is not its members' mean.
-        int list = index.listOf(index.listMembers(0).length > 0 ? index.listMembers(0)[0] : index.lineage().first());
+        int list =
+                index.listOf(
+                        index.listMembers(0).length > 0
+                                ? index.listMembers(0)[0]
+                                : index.lineage().first());
         float[] wrong = st.centres[list].centroid();
         wrong[0] += 0.5f;
         st.setCentre(list, wrong, st.centreMembers[list]);
@@ -975,8 +1154,20 @@ class IvfPqIndexTest {
     @Test
     void osqSaveLoadRoundTripKeepsAnswers(@TempDir Path dir) throws Exception {
         float[][][] split = baseAndQueries(67, 5000, 30);
-        IvfPqIndex index = newIndex(Metric.L2, Map.of("nlist", "32", "trainSize", "3000", "iterations", "6",
-                "codes", "osq", "bits", "2"));
+        IvfPqIndex index =
+                newIndex(
+                        Metric.L2,
+                        Map.of(
+                                "nlist",
+                                "32",
+                                "trainSize",
+                                "3000",
+                                "iterations",
+                                "6",
+                                "codes",
+                                "osq",
+                                "bits",
+                                "2"));
         for (int i = 0; i < split[0].length; i++) {
             index.add(i, split[0][i]);
         }
@@ -987,7 +1178,8 @@ class IvfPqIndexTest {
         IvfPqIndex loaded = IvfPqIndex.load(new IndexConfig(DIM, Metric.L2), file);
         assertEquals(index.params(), loaded.params());
         assertClean(loaded.verifyIntegrity());
-        for (SearchParams p : List.of(DOCUMENTED, new SearchParams(Map.of("nprobe", 4, "rerank", 0)))) {
+        for (SearchParams p :
+                List.of(DOCUMENTED, new SearchParams(Map.of("nprobe", 4, "rerank", 0)))) {
             for (float[] q : split[1]) {
                 SearchResult a = index.search(q, K, Accept.ALL, p);
                 SearchResult b = loaded.search(q, K, Accept.ALL, p);
@@ -995,29 +1187,47 @@ class IvfPqIndexTest {
                 assertArrayEquals(a.scores(), b.scores(), 1e-5f);
             }
         }
-        var e = assertThrows(IllegalArgumentException.class, () -> newIndex(Metric.L2, Map.of("codes", "opq")));
-        assertTrue(e.getMessage().contains("'codes'") && e.getMessage().contains("opq"), e.getMessage());
+        var e =
+                assertThrows(
+                        IllegalArgumentException.class,
+                        () -> newIndex(Metric.L2, Map.of("codes", "opq")));
+        assertTrue(
+                e.getMessage().contains("'codes'") && e.getMessage().contains("opq"),
+                e.getMessage());
     }
 
     @Test
     void badParametersAreRefusedWithTheirNames() {
         var f = VectorIndexes.factory("ivfpq");
-        var e = assertThrows(IllegalArgumentException.class,
-                () -> f.create(new IndexConfig(DIM, Metric.L2, Map.of("efSearch", "10"), 1)));
+        var e =
+                assertThrows(
+                        IllegalArgumentException.class,
+                        () ->
+                                f.create(
+                                        new IndexConfig(
+                                                DIM, Metric.L2, Map.of("efSearch", "10"), 1)));
         assertTrue(e.getMessage().contains("efSearch"));
-        e = assertThrows(IllegalArgumentException.class,
-                () -> f.create(new IndexConfig(DIM, Metric.L2, Map.of("m", "5"), 1)));
+        e =
+                assertThrows(
+                        IllegalArgumentException.class,
+                        () -> f.create(new IndexConfig(DIM, Metric.L2, Map.of("m", "5"), 1)));
         assertTrue(e.getMessage().contains("'m'"));
-        e = assertThrows(IllegalArgumentException.class,
-                () -> f.create(new IndexConfig(DIM, Metric.L2, Map.of("nbits", "9"), 1)));
+        e =
+                assertThrows(
+                        IllegalArgumentException.class,
+                        () -> f.create(new IndexConfig(DIM, Metric.L2, Map.of("nbits", "9"), 1)));
         assertTrue(e.getMessage().contains("nbits"));
         IvfPqIndex index = newIndex(Metric.L2, Map.of());
         assertThrows(IllegalArgumentException.class, () -> index.add(0, new float[DIM + 1]));
         index.add(0, new float[DIM]);
         assertThrows(IllegalArgumentException.class, () -> index.add(0, new float[DIM]));
-        assertThrows(IllegalArgumentException.class,
+        assertThrows(
+                IllegalArgumentException.class,
                 () -> index.search(new float[DIM], 1, Accept.ALL, SearchParams.of("nprobe", 0)));
-        e = assertThrows(IllegalArgumentException.class, () -> new IvfPqParams(16, 4, 8, 100, 10, 4, 0, false, 50));
+        e =
+                assertThrows(
+                        IllegalArgumentException.class,
+                        () -> new IvfPqParams(16, 4, 8, 100, 10, 4, 0, false, 50));
         assertTrue(e.getMessage().contains("trainSize"), e.getMessage());
     }
 }

@@ -13,7 +13,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
-/** The rotation is orthogonal (by its matrix and by what it preserves), mixes every component, and is a function of dimension and seed. */
+/**
+ * The rotation is orthogonal (by its matrix and by what it preserves), mixes every component, and
+ * is a function of dimension and seed.
+ */
 class RandomRotationTest {
 
     static double dot(float[] a, float[] b) {
@@ -29,7 +32,12 @@ class RandomRotationTest {
         for (int i = 0; i < dim; i++) {
             double u1 = rnd.nextDouble();
             double u2 = rnd.nextDouble();
-            v[i] = (float) (shift + scale * Math.sqrt(-2 * Math.log(1 - u1)) * Math.cos(2 * Math.PI * u2));
+            v[i] =
+                    (float)
+                            (shift
+                                    + scale
+                                            * Math.sqrt(-2 * Math.log(1 - u1))
+                                            * Math.cos(2 * Math.PI * u2));
         }
         return v;
     }
@@ -77,17 +85,21 @@ class RandomRotationTest {
             double na = dot(a, a);
             assertEquals(na, dot(ra, ra), 1e-5 * na, "norm, dim " + dim + Seeds.replay(seed));
             double scale = Math.sqrt(na * dot(b, b));
-            assertEquals(dot(a, b), dot(ra, rb), 1e-5 * scale, "dot product, dim " + dim + Seeds.replay(seed));
+            assertEquals(
+                    dot(a, b),
+                    dot(ra, rb),
+                    1e-5 * scale,
+                    "dot product, dim " + dim + Seeds.replay(seed));
         }
     }
 
     /**
-     * Energy reaches every part of the vector, also when the dimension is not a power of two:
-     * for every basis vector, each of the three regions (components only the front Hadamard
-     * window covers, the windows' overlap, components only the back window covers) ends with a
-     * share of the energy close to its share of the components. One round alone fails this
-     * (a spike in the back-only region that the permutation moves to the front-only region
-     * stays a spike), as does dropping the permutation at d=1000 (measured 0.06).
+     * Energy reaches every part of the vector, also when the dimension is not a power of two: for
+     * every basis vector, each of the three regions (components only the front Hadamard window
+     * covers, the windows' overlap, components only the back window covers) ends with a share of
+     * the energy close to its share of the components. One round alone fails this (a spike in the
+     * back-only region that the permutation moves to the front-only region stays a spike), as does
+     * dropping the permutation at d=1000 (measured 0.06).
      */
     @ParameterizedTest
     @ValueSource(ints = {100, 384, 768, 1000})
@@ -111,10 +123,18 @@ class RandomRotationTest {
         // Measured minima (seed 5): 0.50 at d=100 (regions of 36, 28 and 36), 0.70 at 384, 0.78
         // at 768, 0.31 at 1000 (its overlap is 24 components, so its share is a noisy sum).
         double bound = dim == 1000 ? 0.2 : dim == 100 ? 0.35 : 0.5;
-        assertTrue(worst >= bound, "dim " + dim + ": a region got only " + worst + " of its share of a basis vector's energy");
+        assertTrue(
+                worst >= bound,
+                "dim "
+                        + dim
+                        + ": a region got only "
+                        + worst
+                        + " of its share of a basis vector's energy");
     }
 
-    /** A basis vector comes out spread: no component keeps more than a bounded share of its energy. */
+    /**
+     * A basis vector comes out spread: no component keeps more than a bounded share of its energy.
+     */
     @Test
     void spreadsASpikeOverTheComponents() {
         int dim = 384;
@@ -129,7 +149,9 @@ class RandomRotationTest {
             }
             // Perfect spreading gives 1/384 per component; measured at most 19/384 over all inputs
             // (seed 5); without rotation it is 384/384.
-            assertTrue(largest < 40.0 / dim, "input " + i + ": one output keeps " + largest + " of the energy");
+            assertTrue(
+                    largest < 40.0 / dim,
+                    "input " + i + ": one output keeps " + largest + " of the energy");
         }
     }
 
@@ -161,18 +183,32 @@ class RandomRotationTest {
 
     @Test
     void refusesBadShapes() {
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> new RandomRotation(0, 1));
+        IllegalArgumentException e =
+                assertThrows(IllegalArgumentException.class, () -> new RandomRotation(0, 1));
         assertTrue(e.getMessage().contains("dimension > 0, got 0"), e.getMessage());
         RandomRotation r = new RandomRotation(8, 1);
-        e = assertThrows(IllegalArgumentException.class, () -> r.apply(new float[7], 0, new float[8]));
+        e =
+                assertThrows(
+                        IllegalArgumentException.class,
+                        () -> r.apply(new float[7], 0, new float[8]));
         assertTrue(e.getMessage().contains("expected 8 floats"), e.getMessage());
-        e = assertThrows(IllegalArgumentException.class, () -> r.apply(new float[10], 3, new float[8]));
+        e =
+                assertThrows(
+                        IllegalArgumentException.class,
+                        () -> r.apply(new float[10], 3, new float[8]));
         assertTrue(e.getMessage().contains("offset 3"), e.getMessage());
-        e = assertThrows(IllegalArgumentException.class, () -> r.apply(new float[8], 0, new float[7]));
+        e =
+                assertThrows(
+                        IllegalArgumentException.class,
+                        () -> r.apply(new float[8], 0, new float[7]));
         assertTrue(e.getMessage().contains("output of 7"), e.getMessage());
         assertThrows(IllegalArgumentException.class, () -> r.apply(new float[8], -1, new float[8]));
         RandomRotation odd = new RandomRotation(12, 1);
-        e = assertThrows(IllegalArgumentException.class, () -> odd.apply(new float[12], 0, new float[12], new float[11]));
-        assertTrue(e.getMessage().contains("scratch of at least 12 floats, got 11"), e.getMessage());
+        e =
+                assertThrows(
+                        IllegalArgumentException.class,
+                        () -> odd.apply(new float[12], 0, new float[12], new float[11]));
+        assertTrue(
+                e.getMessage().contains("scratch of at least 12 floats, got 11"), e.getMessage());
     }
 }

@@ -18,13 +18,13 @@ import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
  * re-rank of the top 64, against exact search, with the bytes per vector, at 1, 4 and 7 bits, on
  * 20k x 384 clustered synthetic vectors (64 Gaussian blobs, spread 0.3), 200 queries from the same
  * blobs. Codes are relative either to one centre (the global mean) or to the exact means of 64
- * k-means lists (every list scanned, so no routing loss: what IVF with {@code nprobe = nlist}
- * would see). Prints a table; asserts nothing about the figures. Timings are printed as a rough
- * guide only (a shared machine; no warm-up beyond the runs themselves).
+ * k-means lists (every list scanned, so no routing loss: what IVF with {@code nprobe = nlist} would
+ * see). Prints a table; asserts nothing about the figures. Timings are printed as a rough guide
+ * only (a shared machine; no warm-up beyond the runs themselves).
  *
- * <p>Opt-in, as it takes a minute or two:
- * {@code mvn -o -q test -pl store-ivfpq -am -Dtest=ScalarCodesMeasurement -Dnepenthe.measure=true
- * -Dsurefire.failIfNoSpecifiedTests=false -Dmaven.javadoc.skip}.
+ * <p>Opt-in, as it takes a minute or two: {@code mvn -o -q test -pl store-ivfpq -am
+ * -Dtest=ScalarCodesMeasurement -Dnepenthe.measure=true -Dsurefire.failIfNoSpecifiedTests=false
+ * -Dmaven.javadoc.skip}.
  */
 @EnabledIfSystemProperty(named = "nepenthe.measure", matches = "true")
 class ScalarCodesMeasurement {
@@ -38,10 +38,20 @@ class ScalarCodesMeasurement {
     void recallAndBytesPerVector() {
         long seed = Long.getLong("nepenthe.seed", 20_384L);
         float[][] raw = Datasets.clustered(seed, N + QUERIES, DIM, 64, 0.3);
-        System.out.println("[measure] " + N + " x " + DIM + " clustered (64 blobs, spread 0.3), " + QUERIES
-                + " queries, seed " + seed + ", kernels " + Kernels.get().name());
-        System.out.println("[measure] metric  centres   bits qbits bytes/vec  recall@10(codes)  recall@10(rerank 64)"
-                + "  encode us/vec  list prep us  scan ns/vec");
+        System.out.println(
+                "[measure] "
+                        + N
+                        + " x "
+                        + DIM
+                        + " clustered (64 blobs, spread 0.3), "
+                        + QUERIES
+                        + " queries, seed "
+                        + seed
+                        + ", kernels "
+                        + Kernels.get().name());
+        System.out.println(
+                "[measure] metric  centres   bits qbits bytes/vec  recall@10(codes) "
+                        + " recall@10(rerank 64)  encode us/vec  list prep us  scan ns/vec");
         for (Metric metric : Metric.values()) {
             float[][] base = new float[N][];
             float[][] queries = new float[QUERIES][];
@@ -60,9 +70,23 @@ class ScalarCodesMeasurement {
                 truth[q] = exactTop(metric, queries[q], base, K);
             }
             for (int nlist : new int[] {1, 64}) {
-                int[] listOf = nlist == 1 ? new int[N]
-                        : KMeans.assign(Kernels.get(), block, N, DIM,
-                                KMeans.train(Kernels.get(), block, N, DIM, nlist, 10, new SplittableRandom(seed)), nlist);
+                int[] listOf =
+                        nlist == 1
+                                ? new int[N]
+                                : KMeans.assign(
+                                        Kernels.get(),
+                                        block,
+                                        N,
+                                        DIM,
+                                        KMeans.train(
+                                                Kernels.get(),
+                                                block,
+                                                N,
+                                                DIM,
+                                                nlist,
+                                                10,
+                                                new SplittableRandom(seed)),
+                                        nlist);
                 int[][] members = members(listOf, nlist);
                 for (int bits : new int[] {1, 4, 7}) {
                     measure(metric, nlist, bits, base, block, queries, truth, members);
@@ -71,8 +95,15 @@ class ScalarCodesMeasurement {
         }
     }
 
-    private static void measure(Metric metric, int nlist, int bits, float[][] base, float[] block, float[][] queries,
-            int[][] truth, int[][] members) {
+    private static void measure(
+            Metric metric,
+            int nlist,
+            int bits,
+            float[][] base,
+            float[] block,
+            float[][] queries,
+            int[][] truth,
+            int[][] members) {
         ScalarCodes codes = new ScalarCodes(DIM, metric, bits, 7);
         int bpv = codes.bytesPerVector();
         ScalarCodes.Centre[] centres = new ScalarCodes.Centre[nlist];
@@ -116,7 +147,9 @@ class ScalarCodesMeasurement {
             for (int i = 0; i < N; i++) {
                 order[i] = i;
             }
-            Arrays.sort(order, (x, y) -> dot ? Float.compare(est[y], est[x]) : Float.compare(est[x], est[y]));
+            Arrays.sort(
+                    order,
+                    (x, y) -> dot ? Float.compare(est[y], est[x]) : Float.compare(est[x], est[y]));
             Set<Integer> top = new HashSet<>();
             for (int o : truth[q]) {
                 top.add(o);
@@ -141,10 +174,20 @@ class ScalarCodesMeasurement {
             rerank += hit / (double) K;
         }
         assertEquals(QUERIES, truth.length);
-        System.out.println(String.format(Locale.ROOT, "[measure] %-7s %-9s %4d %5d %9d  %16.3f  %20.3f  %13.1f  %12.2f  %11.1f",
-                metric, nlist == 1 ? "1 (mean)" : nlist + " lists", bits, codes.queryBits(), bpv, recall / QUERIES,
-                rerank / QUERIES, encodeNs / 1e3 / N, prepNs / 1e3 / ((long) QUERIES * nlist),
-                scanNs / (double) ((long) QUERIES * N)));
+        System.out.println(
+                String.format(
+                        Locale.ROOT,
+                        "[measure] %-7s %-9s %4d %5d %9d  %16.3f  %20.3f  %13.1f  %12.2f  %11.1f",
+                        metric,
+                        nlist == 1 ? "1 (mean)" : nlist + " lists",
+                        bits,
+                        codes.queryBits(),
+                        bpv,
+                        recall / QUERIES,
+                        rerank / QUERIES,
+                        encodeNs / 1e3 / N,
+                        prepNs / 1e3 / ((long) QUERIES * nlist),
+                        scanNs / (double) ((long) QUERIES * N)));
     }
 
     private static int[][] members(int[] listOf, int nlist) {

@@ -10,16 +10,21 @@ import java.util.Set;
 import java.util.SplittableRandom;
 
 /**
- * The oracle side of the scalar-code tests: data sets split into lists whose centres are the
- * exact means of their members, every list encoded, and the estimates of a flat scan (every
- * list scored) compared with exact values computed in double from the prepared vectors.
+ * The oracle side of the scalar-code tests: data sets split into lists whose centres are the exact
+ * means of their members, every list encoded, and the estimates of a flat scan (every list scored)
+ * compared with exact values computed in double from the prepared vectors.
  */
 final class ScalarCodesOracle {
     private ScalarCodesOracle() {}
 
-    /** Synthetic data sets: Gaussian blobs, uniform noise, and blobs whose energy sits in the first components. */
+    /**
+     * Synthetic data sets: Gaussian blobs, uniform noise, and blobs whose energy sits in the first
+     * components.
+     */
     enum Data {
-        CLUSTERED, UNIFORM, SKEWED;
+        CLUSTERED,
+        UNIFORM,
+        SKEWED;
 
         float[][] vectors(long seed, int n, int dim) {
             return switch (this) {
@@ -44,7 +49,13 @@ final class ScalarCodesOracle {
      * Prepared base vectors and queries (drawn from the same distribution), the lists (k-means
      * assignment, or one list when {@code nlist == 1}) and each list's exact mean.
      */
-    record Fixture(Metric metric, int dim, float[][] base, float[][] queries, int[][] members, float[] means) {
+    record Fixture(
+            Metric metric,
+            int dim,
+            float[][] base,
+            float[][] queries,
+            int[][] members,
+            float[] means) {
         int nlist() {
             return members.length;
         }
@@ -66,7 +77,9 @@ final class ScalarCodesOracle {
             for (int i = 0; i < n; i++) {
                 System.arraycopy(base[i], 0, block, i * dim, dim);
             }
-            float[] centroids = KMeans.train(Kernels.scalar(), block, n, dim, nlist, 8, new SplittableRandom(seed));
+            float[] centroids =
+                    KMeans.train(
+                            Kernels.scalar(), block, n, dim, nlist, 8, new SplittableRandom(seed));
             listOf = KMeans.assign(Kernels.scalar(), block, n, dim, centroids, nlist);
         }
         int[] counts = new int[nlist];
@@ -106,7 +119,10 @@ final class ScalarCodesOracle {
         return mean;
     }
 
-    /** Every list of a fixture encoded: entries back to back per list, and the centre each was encoded against. */
+    /**
+     * Every list of a fixture encoded: entries back to back per list, and the centre each was
+     * encoded against.
+     */
     static final class Encoded {
         final Fixture fx;
         final ScalarCodes codes;
@@ -139,7 +155,10 @@ final class ScalarCodesOracle {
             scorer = codes.scorer();
         }
 
-        /** The estimated metric value of every base vector for {@code q}, by ordinal: a flat scan over every list. */
+        /**
+         * The estimated metric value of every base vector for {@code q}, by ordinal: a flat scan
+         * over every list.
+         */
         float[] estimateAll(float[] q) {
             float[] est = new float[fx.base().length];
             float[] out = new float[64];
@@ -180,21 +199,35 @@ final class ScalarCodesOracle {
      * What a comparison measured, over every (query, base vector) pair.
      *
      * @param scaledError mean of {@code |est <s,r> - <s,r>| / (|s||r|)} times {@code sqrt(dim)}:
-     *     the error of the one estimated term, in units that do not depend on the dimension
-     *     (a random rotation spreads the error over {@code dim} components)
+     *     the error of the one estimated term, in units that do not depend on the dimension (a
+     *     random rotation spreads the error over {@code dim} components)
      * @param bias sum of the signed errors of {@code <s,r>} over the sum of {@code |s||r|}
-     * @param slope least-squares slope of estimated against true {@code <s,r>} through 0 (1 is unbiased in scale)
-     * @param relativeError mean {@code |est - exact| / exact} for L2 and cosine, {@code / (|q||x|)} for dot
+     * @param slope least-squares slope of estimated against true {@code <s,r>} through 0 (1 is
+     *     unbiased in scale)
+     * @param relativeError mean {@code |est - exact| / exact} for L2 and cosine, {@code / (|q||x|)}
+     *     for dot
      * @param recall recall@10 of the top 10 by estimate
      * @param rerankRecall recall@10 after re-ranking the top 64 by estimate exactly
      */
-    record Stats(double scaledError, double bias, double slope, double relativeError, double recall,
+    record Stats(
+            double scaledError,
+            double bias,
+            double slope,
+            double relativeError,
+            double recall,
             double rerankRecall) {
         @Override
         public String toString() {
-            return String.format(Locale.ROOT,
-                    "scaledError=%.4f bias=%+.5f slope=%.4f relativeError=%.5f recall@10=%.3f rerank64=%.3f",
-                    scaledError, bias, slope, relativeError, recall, rerankRecall);
+            return String.format(
+                    Locale.ROOT,
+                    "scaledError=%.4f bias=%+.5f slope=%.4f relativeError=%.5f recall@10=%.3f"
+                            + " rerank64=%.3f",
+                    scaledError,
+                    bias,
+                    slope,
+                    relativeError,
+                    recall,
+                    rerankRecall);
         }
     }
 
@@ -264,12 +297,22 @@ final class ScalarCodesOracle {
             Set<Integer> top = new HashSet<>(Arrays.asList(truth).subList(0, 10));
             recall += overlap(top, Arrays.copyOf(byEstimate, 10));
             Integer[] candidates = Arrays.copyOf(byEstimate, Math.min(64, n));
-            Arrays.sort(candidates, (a, b) -> higherIsCloser ? Double.compare(ex[b], ex[a]) : Double.compare(ex[a], ex[b]));
+            Arrays.sort(
+                    candidates,
+                    (a, b) ->
+                            higherIsCloser
+                                    ? Double.compare(ex[b], ex[a])
+                                    : Double.compare(ex[a], ex[b]));
             rerank += overlap(top, Arrays.copyOf(candidates, 10));
         }
         int nq = fx.queries().length;
-        return new Stats(absErr / pairs * Math.sqrt(dim), signedErr / scaleSum, xy / xx, rel / ((long) nq * n),
-                recall / nq, rerank / nq);
+        return new Stats(
+                absErr / pairs * Math.sqrt(dim),
+                signedErr / scaleSum,
+                xy / xx,
+                rel / ((long) nq * n),
+                recall / nq,
+                rerank / nq);
     }
 
     private static Integer[] best(double[] values, int n, boolean higherIsCloser) {
@@ -277,8 +320,12 @@ final class ScalarCodesOracle {
         for (int i = 0; i < n; i++) {
             idx[i] = i;
         }
-        Arrays.sort(idx, (a, b) -> higherIsCloser ? Double.compare(values[b], values[a])
-                : Double.compare(values[a], values[b]));
+        Arrays.sort(
+                idx,
+                (a, b) ->
+                        higherIsCloser
+                                ? Double.compare(values[b], values[a])
+                                : Double.compare(values[a], values[b]));
         return idx;
     }
 

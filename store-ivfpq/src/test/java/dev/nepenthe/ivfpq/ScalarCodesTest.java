@@ -27,9 +27,9 @@ import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * Scalar codes against exact values as the oracle: error, bias and ranking on three kinds of
- * data and all three metrics; the exact degenerate cases; the layout; determinism; living in an
- * {@link InvertedList}; and clear refusals of bad input.
+ * Scalar codes against exact values as the oracle: error, bias and ranking on three kinds of data
+ * and all three metrics; the exact degenerate cases; the layout; determinism; living in an {@link
+ * InvertedList}; and clear refusals of bad input.
  */
 class ScalarCodesTest {
 
@@ -43,7 +43,10 @@ class ScalarCodesTest {
         return out.stream();
     }
 
-    /** Dimensions chosen to be no power of two (384, 200) and to need padding in a 64-bit word (100, 200). */
+    /**
+     * Dimensions chosen to be no power of two (384, 200) and to need padding in a 64-bit word (100,
+     * 200).
+     */
     static int dimensionOf(Data data) {
         return switch (data) {
             case CLUSTERED -> 384;
@@ -59,14 +62,21 @@ class ScalarCodesTest {
      * floors are set by the hardest data (uniform noise at d=100, where neighbours are nearly
      * equidistant).
      */
-    record Bounds(int bits, double scaledError, double slopeDeviation, double bias, double scaledRelativeError,
-            double recall, double rerankRecall) {}
+    record Bounds(
+            int bits,
+            double scaledError,
+            double slopeDeviation,
+            double bias,
+            double scaledRelativeError,
+            double recall,
+            double rerankRecall) {}
 
     static final Bounds[] BOUNDS = {
         // worst seen: 0.616, 0.019, 0.0029, 0.64, 0.275, 0.690. The slope's deviation at one bit
         // has a long tail on the skewed data: over 60 seeds per data kind and metric its median
         // was 0.0082 and its 95th percentile 0.0235 (a normal spread of about 0.012), and one CI
-        // seed gave 0.041; 0.06 is five of those spreads (0.035, under three, failed about one CI run in 40).
+        // seed gave 0.041; 0.06 is five of those spreads (0.035, under three, failed about one CI
+        // run in 40).
         new Bounds(1, 0.78, 0.06, 0.01, 0.85, 0.15, 0.55),
         // worst seen: 0.124, 0.003, 0.0002, 0.145, 0.695, 1.0
         new Bounds(4, 0.16, 0.01, 0.001, 0.19, 0.55, 0.97),
@@ -77,35 +87,59 @@ class ScalarCodesTest {
     /**
      * A flat scan over the codes of every list (each code relative to its list's exact mean)
      * against exact values: the one estimated term {@code <s, r>} has an error bounded in
-     * dimension-free units, is unbiased in offset and in scale, the metric values' mean
-     * relative error is bounded, and ranking by the estimates finds the true top 10 (alone,
-     * and after an exact re-rank of the top 64).
+     * dimension-free units, is unbiased in offset and in scale, the metric values' mean relative
+     * error is bounded, and ranking by the estimates finds the true top 10 (alone, and after an
+     * exact re-rank of the top 64).
      */
     @ParameterizedTest
     @MethodSource("dataAndMetrics")
     void estimatesAgreeWithExactValues(Data data, Metric metric) {
-        long seed = Seeds.draw("ScalarCodesTest.estimatesAgreeWithExactValues[" + data + ", " + metric + "]");
+        long seed =
+                Seeds.draw(
+                        "ScalarCodesTest.estimatesAgreeWithExactValues["
+                                + data
+                                + ", "
+                                + metric
+                                + "]");
         int dim = dimensionOf(data);
-        Fixture fx = ScalarCodesOracle.fixture(data, metric, seed, 3000, 20, dim, data == Data.UNIFORM ? 1 : 8);
+        Fixture fx =
+                ScalarCodesOracle.fixture(
+                        data, metric, seed, 3000, 20, dim, data == Data.UNIFORM ? 1 : 8);
         for (Bounds b : BOUNDS) {
-            Stats st = ScalarCodesOracle.compare(new Encoded(fx, new ScalarCodes(dim, metric, b.bits(), seed)));
-            String where = data + " d=" + dim + " " + metric + " bits=" + b.bits() + ": " + st + Seeds.replay(seed);
+            Stats st =
+                    ScalarCodesOracle.compare(
+                            new Encoded(fx, new ScalarCodes(dim, metric, b.bits(), seed)));
+            String where =
+                    data
+                            + " d="
+                            + dim
+                            + " "
+                            + metric
+                            + " bits="
+                            + b.bits()
+                            + ": "
+                            + st
+                            + Seeds.replay(seed);
             System.out.println("[scalar codes] " + where);
             assertTrue(st.scaledError() <= b.scaledError(), "error of <s,r> " + where);
             assertTrue(Math.abs(st.slope() - 1) <= b.slopeDeviation(), "scale bias " + where);
             assertTrue(Math.abs(st.bias()) <= b.bias(), "offset bias " + where);
-            assertTrue(st.relativeError() * Math.sqrt(dim) <= b.scaledRelativeError(), "relative error " + where);
+            assertTrue(
+                    st.relativeError() * Math.sqrt(dim) <= b.scaledRelativeError(),
+                    "relative error " + where);
             assertTrue(st.recall() >= b.recall(), "recall@10 from codes alone " + where);
-            assertTrue(st.rerankRecall() >= b.rerankRecall(), "recall@10 after re-ranking 64 " + where);
+            assertTrue(
+                    st.rerankRecall() >= b.rerankRecall(),
+                    "recall@10 after re-ranking 64 " + where);
         }
     }
 
     /**
-     * Every width from 1 to 8 bits works (each takes its own path through the bit planes), and
-     * each added bit makes the estimate better. With an 8-bit query throughout, so that the
-     * query's own rounding does not hide the code's gain; measured ratios of successive errors
-     * are 0.50 to 0.55 up to 7 bits, and 0.64 from 7 to 8, where the query's grid, no finer
-     * than the code's, starts to dominate.
+     * Every width from 1 to 8 bits works (each takes its own path through the bit planes), and each
+     * added bit makes the estimate better. With an 8-bit query throughout, so that the query's own
+     * rounding does not hide the code's gain; measured ratios of successive errors are 0.50 to 0.55
+     * up to 7 bits, and 0.64 from 7 to 8, where the query's grid, no finer than the code's, starts
+     * to dominate.
      */
     @Test
     void errorShrinksWithEveryAddedBit() {
@@ -113,22 +147,34 @@ class ScalarCodesTest {
         Fixture fx = ScalarCodesOracle.fixture(Data.CLUSTERED, Metric.L2, seed, 1500, 10, 130, 4);
         double previous = Double.MAX_VALUE;
         for (int bits = 1; bits <= 8; bits++) {
-            Stats st = ScalarCodesOracle.compare(new Encoded(fx, new ScalarCodes(130, Metric.L2, bits, 8, seed)));
+            Stats st =
+                    ScalarCodesOracle.compare(
+                            new Encoded(fx, new ScalarCodes(130, Metric.L2, bits, 8, seed)));
             System.out.println("[scalar codes] bits=" + bits + " queryBits=8: " + st);
             double ratio = bits == 8 ? 0.8 : 0.62;
-            assertTrue(st.scaledError() < ratio * previous, "bits=" + bits + ": " + st.scaledError()
-                    + " against " + previous + " at one bit fewer" + Seeds.replay(seed));
-            assertTrue(Math.abs(st.slope() - 1) < 0.05, "bits=" + bits + ": slope " + st.slope() + Seeds.replay(seed));
+            assertTrue(
+                    st.scaledError() < ratio * previous,
+                    "bits="
+                            + bits
+                            + ": "
+                            + st.scaledError()
+                            + " against "
+                            + previous
+                            + " at one bit fewer"
+                            + Seeds.replay(seed));
+            assertTrue(
+                    Math.abs(st.slope() - 1) < 0.05,
+                    "bits=" + bits + ": slope " + st.slope() + Seeds.replay(seed));
             previous = st.scaledError();
         }
     }
 
     /**
      * Every query width from 1 to 8 bits works (4 and 8 have unrolled scans of their own, the
-     * others share the general one), and each added query bit makes the estimate better. With
-     * 8-bit codes, so that the code's rounding does not hide the query's gain. Measured ratios
-     * of successive errors: 0.43 to 0.60, 0.64 from 1 to 2 bits and 0.59 to 0.66 from 7 to 8
-     * (there the code's own grid starts to dominate); 0.0061 to 0.0063 at 8 and 8 bits.
+     * others share the general one), and each added query bit makes the estimate better. With 8-bit
+     * codes, so that the code's rounding does not hide the query's gain. Measured ratios of
+     * successive errors: 0.43 to 0.60, 0.64 from 1 to 2 bits and 0.59 to 0.66 from 7 to 8 (there
+     * the code's own grid starts to dominate); 0.0061 to 0.0063 at 8 and 8 bits.
      */
     @Test
     void errorShrinksWithEveryAddedQueryBit() {
@@ -136,11 +182,23 @@ class ScalarCodesTest {
         Fixture fx = ScalarCodesOracle.fixture(Data.CLUSTERED, Metric.DOT, seed, 1500, 10, 130, 4);
         double previous = Double.MAX_VALUE;
         for (int queryBits = 1; queryBits <= 8; queryBits++) {
-            Stats st = ScalarCodesOracle.compare(new Encoded(fx, new ScalarCodes(130, Metric.DOT, 8, queryBits, seed)));
+            Stats st =
+                    ScalarCodesOracle.compare(
+                            new Encoded(fx, new ScalarCodes(130, Metric.DOT, 8, queryBits, seed)));
             System.out.println("[scalar codes] bits=8 queryBits=" + queryBits + ": " + st);
-            assertTrue(st.scaledError() < 0.75 * previous, "queryBits=" + queryBits + ": " + st.scaledError()
-                    + " against " + previous + " at one bit fewer" + Seeds.replay(seed));
-            assertTrue(Math.abs(st.slope() - 1) < 0.05, "queryBits=" + queryBits + ": slope " + st.slope() + Seeds.replay(seed));
+            assertTrue(
+                    st.scaledError() < 0.75 * previous,
+                    "queryBits="
+                            + queryBits
+                            + ": "
+                            + st.scaledError()
+                            + " against "
+                            + previous
+                            + " at one bit fewer"
+                            + Seeds.replay(seed));
+            assertTrue(
+                    Math.abs(st.slope() - 1) < 0.05,
+                    "queryBits=" + queryBits + ": slope " + st.slope() + Seeds.replay(seed));
             previous = st.scaledError();
         }
         assertTrue(previous < 0.009, "8-bit codes and query: " + previous + Seeds.replay(seed));
@@ -154,7 +212,8 @@ class ScalarCodesTest {
         return new float[][] {metric.prepare(v[0]), metric.prepare(v[1]), metric.prepare(v[2])};
     }
 
-    static float[] encodeAndScore(ScalarCodes codes, float[] vector, float[] query, float[] centre) {
+    static float[] encodeAndScore(
+            ScalarCodes codes, float[] vector, float[] query, float[] centre) {
         ScalarCodes.Centre c = codes.centre(centre, 0);
         byte[] entry = new byte[codes.bytesPerVector()];
         codes.encoder().encode(vector, 0, c, entry, 0);
@@ -166,7 +225,9 @@ class ScalarCodesTest {
         return out;
     }
 
-    /** A vector equal to its centre estimates exactly at every width: |q - c|^2, or <q, c> for dot. */
+    /**
+     * A vector equal to its centre estimates exactly at every width: |q - c|^2, or <q, c> for dot.
+     */
     @ParameterizedTest
     @EnumSource(Metric.class)
     void vectorEqualToItsCentreIsExact(Metric metric) {
@@ -178,7 +239,11 @@ class ScalarCodesTest {
                 ScalarCodes codes = new ScalarCodes(dim, metric, bits, 11);
                 float est = encodeAndScore(codes, centre.clone(), query, centre)[0];
                 double exact = ScalarCodesOracle.exact(metric, query, centre);
-                assertEquals(exact, est, 1e-5 * Math.max(1, Math.abs(exact)), metric + " dim " + dim + " bits " + bits);
+                assertEquals(
+                        exact,
+                        est,
+                        1e-5 * Math.max(1, Math.abs(exact)),
+                        metric + " dim " + dim + " bits " + bits);
                 ScalarCodes.Centre c = codes.centre(centre, 0);
                 byte[] entry = new byte[codes.bytesPerVector()];
                 codes.encoder().encode(centre, 0, c, entry, 0);
@@ -199,14 +264,26 @@ class ScalarCodesTest {
             float[] vector = t[0];
             float[] centre = t[2];
             for (int bits : new int[] {1, 4, 7}) {
-                float est = encodeAndScore(new ScalarCodes(dim, metric, bits, 12), vector, centre.clone(), centre)[0];
+                float est =
+                        encodeAndScore(
+                                new ScalarCodes(dim, metric, bits, 12),
+                                vector,
+                                centre.clone(),
+                                centre)[0];
                 double exact = ScalarCodesOracle.exact(metric, centre, vector);
-                assertEquals(exact, est, 1e-5 * Math.max(1, Math.abs(exact)), metric + " dim " + dim + " bits " + bits);
+                assertEquals(
+                        exact,
+                        est,
+                        1e-5 * Math.max(1, Math.abs(exact)),
+                        metric + " dim " + dim + " bits " + bits);
             }
         }
     }
 
-    /** Zero vectors (L2 and dot allow them) as vector, query or centre give finite, sensible estimates. */
+    /**
+     * Zero vectors (L2 and dot allow them) as vector, query or centre give finite, sensible
+     * estimates.
+     */
     @ParameterizedTest
     @ValueSource(strings = {"L2", "DOT"})
     void zeroVectorsAreHandled(String name) {
@@ -226,31 +303,46 @@ class ScalarCodesTest {
         assertEquals(0f, encodeAndScore(codes, zero, zero, zero)[0]);
         // Zero query and zero centre, ordinary vector: |x|^2 or 0.
         float e2 = encodeAndScore(codes, t[0], zero, zero)[0];
-        assertEquals(ScalarCodesOracle.exact(metric, zero, t[0]), e2, 1e-4 * Math.max(1, Math.abs(e2)));
+        assertEquals(
+                ScalarCodesOracle.exact(metric, zero, t[0]), e2, 1e-4 * Math.max(1, Math.abs(e2)));
     }
 
-    /** Tiny and awkward dimensions (one component, word boundaries) encode and score; at 8 bits nearly exactly. */
+    /**
+     * Tiny and awkward dimensions (one component, word boundaries) encode and score; at 8 bits
+     * nearly exactly.
+     */
     @ParameterizedTest
     @ValueSource(ints = {1, 2, 3, 5, 63, 64, 65, 127, 129})
     void smallAndOddDimensions(int dim) {
         long seed = Seeds.draw("ScalarCodesTest.smallAndOddDimensions[" + dim + "]");
         float[][] v = Datasets.clustered(seed, 40, dim, 3, 0.4);
-        float[] centre = ScalarCodesOracle.mean(v, java.util.stream.IntStream.range(0, 30).toArray(), dim);
+        float[] centre =
+                ScalarCodesOracle.mean(v, java.util.stream.IntStream.range(0, 30).toArray(), dim);
         ScalarCodes codes = new ScalarCodes(dim, Metric.L2, 8, seed);
-        assertEquals(8 * ((dim + 63) / 64) * 8 + ScalarCodes.CORRECTION_BYTES, codes.bytesPerVector());
+        assertEquals(
+                8 * ((dim + 63) / 64) * 8 + ScalarCodes.CORRECTION_BYTES, codes.bytesPerVector());
         for (int i = 0; i < 30; i++) {
             float est = encodeAndScore(codes, v[i], v[30 + i % 10], centre)[0];
             double exact = ScalarCodesOracle.exact(Metric.L2, v[30 + i % 10], v[i]);
-            double s = Math.sqrt(ScalarCodesOracle.exact(Metric.L2, v[30 + i % 10], centre)
-                    * ScalarCodesOracle.exact(Metric.L2, v[i], centre));
+            double s =
+                    Math.sqrt(
+                            ScalarCodesOracle.exact(Metric.L2, v[30 + i % 10], centre)
+                                    * ScalarCodesOracle.exact(Metric.L2, v[i], centre));
             // Two 8-bit grids: a few hundredths of |s||r| in the worst case at d=1.
-            assertEquals(exact, est, 0.05 * s + 1e-5, "dim " + dim + " vector " + i + Seeds.replay(seed));
+            assertEquals(
+                    exact,
+                    est,
+                    0.05 * s + 1e-5,
+                    "dim " + dim + " vector " + i + Seeds.replay(seed));
         }
     }
 
     // ------------------------------------------------------------------ layout and determinism
 
-    /** Levels read back from the bit planes are in range and sum to the stored sum; padding bits are zero. */
+    /**
+     * Levels read back from the bit planes are in range and sum to the stored sum; padding bits are
+     * zero.
+     */
     @ParameterizedTest
     @ValueSource(ints = {1, 2, 4, 7, 8})
     void entryLayout(int bits) {
@@ -258,7 +350,11 @@ class ScalarCodesTest {
         ScalarCodes codes = new ScalarCodes(dim, Metric.L2, bits, 3);
         assertEquals(bits * 2 * 8 + 16, codes.bytesPerVector(), "two words per plane at d=100");
         float[][] v = Datasets.clustered(4, 20, dim, 2, 0.3);
-        ScalarCodes.Centre c = codes.centre(ScalarCodesOracle.mean(v, java.util.stream.IntStream.range(0, 20).toArray(), dim), 0);
+        ScalarCodes.Centre c =
+                codes.centre(
+                        ScalarCodesOracle.mean(
+                                v, java.util.stream.IntStream.range(0, 20).toArray(), dim),
+                        0);
         byte[] entries = new byte[20 * codes.bytesPerVector()];
         ScalarCodes.Encoder enc = codes.encoder();
         boolean topLevelSeen = false;
@@ -275,11 +371,15 @@ class ScalarCodesTest {
             assertEquals(sum, codes.levelSumOf(entries, off), "level sum of entry " + i);
             for (int p = 0; p < bits; p++) {
                 // Dimensions 100..127 of the second word of every plane are padding.
-                long word = java.nio.ByteBuffer.wrap(entries, off + (p * 2 + 1) * 8, 8)
-                        .order(java.nio.ByteOrder.LITTLE_ENDIAN).getLong();
-                assertEquals(0L, word >>> (100 - 64), "padding bits of plane " + p + ", entry " + i);
+                long word =
+                        java.nio.ByteBuffer.wrap(entries, off + (p * 2 + 1) * 8, 8)
+                                .order(java.nio.ByteOrder.LITTLE_ENDIAN)
+                                .getLong();
+                assertEquals(
+                        0L, word >>> (100 - 64), "padding bits of plane " + p + ", entry " + i);
             }
-            assertTrue(codes.stepOf(entries, off) > 0 && Float.isFinite(codes.lowerOf(entries, off)));
+            assertTrue(
+                    codes.stepOf(entries, off) > 0 && Float.isFinite(codes.lowerOf(entries, off)));
             assertTrue(codes.exactTermOf(entries, off) > 0, "|x - c|^2 of a vector off its centre");
         }
         assertTrue(topLevelSeen, "the grid's top level is used");
@@ -298,7 +398,11 @@ class ScalarCodesTest {
         }
         for (Metric metric : new Metric[] {Metric.L2, Metric.DOT}) {
             ScalarCodes codes = new ScalarCodes(dim, metric, 4, 21);
-            ScalarCodes.Centre c = codes.centre(ScalarCodesOracle.mean(v, java.util.stream.IntStream.range(0, 50).toArray(), dim), 0);
+            ScalarCodes.Centre c =
+                    codes.centre(
+                            ScalarCodesOracle.mean(
+                                    v, java.util.stream.IntStream.range(0, 50).toArray(), dim),
+                            0);
             int bpv = codes.bytesPerVector();
             byte[] listed = new byte[3 + 50 * bpv];
             codes.encoder().encodeList(block, offsets, 50, c, listed, 3);
@@ -306,22 +410,26 @@ class ScalarCodesTest {
             ScalarCodes.Encoder enc = codes.encoder();
             for (int i = 0; i < 50; i++) {
                 enc.encode(v[i], 0, c, single, 0);
-                assertArrayEquals(single, Arrays.copyOfRange(listed, 3 + i * bpv, 3 + (i + 1) * bpv), "entry " + i);
+                assertArrayEquals(
+                        single,
+                        Arrays.copyOfRange(listed, 3 + i * bpv, 3 + (i + 1) * bpv),
+                        "entry " + i);
             }
         }
     }
 
     /**
      * A code is a function of the vector, its centre and the seed only: the influence rule's
-     * premise. Two codecs with the same seed give the same bytes, whatever else they encoded
-     * before (scratch reuse leaks nothing); a centre rebuilt from the same floats gives the same
-     * codes (what a saved index needs); another seed gives other bytes.
+     * premise. Two codecs with the same seed give the same bytes, whatever else they encoded before
+     * (scratch reuse leaks nothing); a centre rebuilt from the same floats gives the same codes
+     * (what a saved index needs); another seed gives other bytes.
      */
     @Test
     void codesDependOnVectorCentreAndSeedOnly() {
         int dim = 200;
         float[][] v = Datasets.clustered(9, 30, dim, 2, 0.3);
-        float[] mean = ScalarCodesOracle.mean(v, java.util.stream.IntStream.range(0, 30).toArray(), dim);
+        float[] mean =
+                ScalarCodesOracle.mean(v, java.util.stream.IntStream.range(0, 30).toArray(), dim);
         ScalarCodes a = new ScalarCodes(dim, Metric.L2, 4, 77);
         ScalarCodes b = new ScalarCodes(dim, Metric.L2, 4, 77);
         ScalarCodes other = new ScalarCodes(dim, Metric.L2, 4, 78);
@@ -341,14 +449,16 @@ class ScalarCodesTest {
             b.encoder().encode(v[i], 0, cb, eb, 0);
             other.encoder().encode(v[i], 0, other.centre(mean, 0), eo, 0);
             assertArrayEquals(ea, eb, "vector " + i);
-            assertFalse(Arrays.equals(ea, eo), "another seed, another rotation, other levels (vector " + i + ")");
+            assertFalse(
+                    Arrays.equals(ea, eo),
+                    "another seed, another rotation, other levels (vector " + i + ")");
         }
     }
 
     /**
-     * The influence rule's re-encoding: after a member leaves, the list is re-encoded against
-     * the mean of the survivors, and the result is byte for byte what a list that never held
-     * the removed vector would hold.
+     * The influence rule's re-encoding: after a member leaves, the list is re-encoded against the
+     * mean of the survivors, and the result is byte for byte what a list that never held the
+     * removed vector would hold.
      */
     @Test
     void reencodingAgainstTheSurvivorsMeanForgetsTheRemovedMember() {
@@ -363,15 +473,22 @@ class ScalarCodesTest {
             System.arraycopy(v[i], 0, block, i * dim, dim);
         }
         int bpv = codes.bytesPerVector();
-        // The list with all 40 members, then member 17 removed: survivors re-encoded against their mean.
+        // The list with all 40 members, then member 17 removed: survivors re-encoded against their
+        // mean.
         int[] survivors = java.util.stream.IntStream.range(0, 40).filter(i -> i != 17).toArray();
-        ScalarCodes.Centre before = codes.centre(ScalarCodesOracle.mean(v, java.util.stream.IntStream.range(0, 40).toArray(), dim), 0);
+        ScalarCodes.Centre before =
+                codes.centre(
+                        ScalarCodesOracle.mean(
+                                v, java.util.stream.IntStream.range(0, 40).toArray(), dim),
+                        0);
         byte[] old = new byte[40 * bpv];
         int[] all = java.util.stream.IntStream.range(0, 40).map(i -> i * dim).toArray();
         codes.encoder().encodeList(block, all, 40, before, old, 0);
         ScalarCodes.Centre after = codes.centre(ScalarCodesOracle.mean(v, survivors, dim), 0);
         before.wipe();
-        assertThrows(IllegalArgumentException.class, () -> codes.encoder().encode(v[0], 0, before, new byte[bpv], 0),
+        assertThrows(
+                IllegalArgumentException.class,
+                () -> codes.encoder().encode(v[0], 0, before, new byte[bpv], 0),
                 "a wiped centre is refused");
         byte[] reencoded = new byte[39 * bpv];
         int[] offsets = Arrays.stream(survivors).map(i -> i * dim).toArray();
@@ -379,14 +496,24 @@ class ScalarCodesTest {
         // A list that never held member 17, from a codec of its own.
         ScalarCodes fresh = new ScalarCodes(dim, Metric.COSINE, 1, 5);
         byte[] never = new byte[39 * bpv];
-        fresh.encoder().encodeList(block, offsets, 39, fresh.centre(ScalarCodesOracle.mean(v, survivors, dim), 0), never, 0);
+        fresh.encoder()
+                .encodeList(
+                        block,
+                        offsets,
+                        39,
+                        fresh.centre(ScalarCodesOracle.mean(v, survivors, dim), 0),
+                        never,
+                        0);
         assertArrayEquals(never, reencoded);
-        assertFalse(Arrays.equals(Arrays.copyOf(old, 39 * bpv), reencoded), "the old codes were relative to a centre that moved");
+        assertFalse(
+                Arrays.equals(Arrays.copyOf(old, 39 * bpv), reencoded),
+                "the old codes were relative to a centre that moved");
     }
 
     /**
      * Entries live in an {@link InvertedList} unchanged ({@code m = bytesPerVector()}): after
-     * swap-removals the survivors score exactly as before, bit for bit, and the freed bytes are zero.
+     * swap-removals the survivors score exactly as before, bit for bit, and the freed bytes are
+     * zero.
      */
     @Test
     void entriesLiveInAnInvertedListWithSwapRemove() {
@@ -394,7 +521,11 @@ class ScalarCodesTest {
         int dim = 384;
         float[][] v = Datasets.clustered(seed, 101, dim, 2, 0.3);
         ScalarCodes codes = new ScalarCodes(dim, Metric.L2, 1, seed);
-        ScalarCodes.Centre c = codes.centre(ScalarCodesOracle.mean(v, java.util.stream.IntStream.range(0, 100).toArray(), dim), 0);
+        ScalarCodes.Centre c =
+                codes.centre(
+                        ScalarCodesOracle.mean(
+                                v, java.util.stream.IntStream.range(0, 100).toArray(), dim),
+                        0);
         int bpv = codes.bytesPerVector();
         InvertedList list = new InvertedList(bpv);
         byte[] entry = new byte[bpv];
@@ -417,11 +548,14 @@ class ScalarCodesTest {
         scorer.score(list.codes(), 0, list.size(), after, 0);
         for (int pos = 0; pos < list.size(); pos++) {
             int i = list.ordinalAt(pos) - 1000;
-            assertEquals(before[i], after[pos], "ordinal " + list.ordinalAt(pos) + Seeds.replay(seed));
+            assertEquals(
+                    before[i], after[pos], "ordinal " + list.ordinalAt(pos) + Seeds.replay(seed));
         }
     }
 
-    /** One scorer serves many lists and queries: each setList re-prepares, each setQuery re-rotates. */
+    /**
+     * One scorer serves many lists and queries: each setList re-prepares, each setQuery re-rotates.
+     */
     @Test
     void scorerIsReusableAcrossListsAndQueries() {
         int dim = 100;
@@ -458,7 +592,9 @@ class ScalarCodesTest {
 
     static void refuses(String fragment, Executable call) {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, call);
-        assertTrue(e.getMessage().contains(fragment), "expected '" + fragment + "' in: " + e.getMessage());
+        assertTrue(
+                e.getMessage().contains(fragment),
+                "expected '" + fragment + "' in: " + e.getMessage());
     }
 
     @Test
@@ -472,17 +608,35 @@ class ScalarCodesTest {
 
         ScalarCodes codes = new ScalarCodes(8, Metric.L2, 4, 1);
         float[] ok = {1, 2, 3, 4, 5, 6, 7, 8};
-        refuses("centroid expected dimension 8 from offset 0, got 7", () -> codes.centre(new float[7], 0));
-        refuses("centroid expected dimension 8 from offset 3", () -> codes.centre(new float[10], 3));
-        refuses("centroid component 2 is NaN", () -> codes.centre(new float[] {0, 0, Float.NaN, 0, 0, 0, 0, 0}, 0));
+        refuses(
+                "centroid expected dimension 8 from offset 0, got 7",
+                () -> codes.centre(new float[7], 0));
+        refuses(
+                "centroid expected dimension 8 from offset 3",
+                () -> codes.centre(new float[10], 3));
+        refuses(
+                "centroid component 2 is NaN",
+                () -> codes.centre(new float[] {0, 0, Float.NaN, 0, 0, 0, 0, 0}, 0));
         ScalarCodes.Centre c = codes.centre(ok, 0);
         ScalarCodes.Encoder enc = codes.encoder();
         byte[] entry = new byte[codes.bytesPerVector()];
-        refuses("vector expected dimension 8 from offset 0, got 7", () -> enc.encode(new float[7], 0, c, entry, 0));
-        refuses("vector expected dimension 8 from offset 2, got 7", () -> enc.encode(new float[9], 2, c, entry, 0));
-        refuses("vector has a non-finite component",
-                () -> enc.encode(new float[] {0, Float.POSITIVE_INFINITY, 0, 0, 0, 0, 0, 0}, 0, c, entry, 0));
-        refuses("do not fit in " + (codes.bytesPerVector() - 1) + " bytes",
+        refuses(
+                "vector expected dimension 8 from offset 0, got 7",
+                () -> enc.encode(new float[7], 0, c, entry, 0));
+        refuses(
+                "vector expected dimension 8 from offset 2, got 7",
+                () -> enc.encode(new float[9], 2, c, entry, 0));
+        refuses(
+                "vector has a non-finite component",
+                () ->
+                        enc.encode(
+                                new float[] {0, Float.POSITIVE_INFINITY, 0, 0, 0, 0, 0, 0},
+                                0,
+                                c,
+                                entry,
+                                0));
+        refuses(
+                "do not fit in " + (codes.bytesPerVector() - 1) + " bytes",
                 () -> enc.encode(ok, 0, c, new byte[codes.bytesPerVector() - 1], 0));
         ScalarCodes otherCodes = new ScalarCodes(8, Metric.L2, 4, 2);
         refuses("made by other codes", () -> enc.encode(ok, 0, otherCodes.centre(ok, 0), entry, 0));
@@ -490,24 +644,54 @@ class ScalarCodesTest {
         ScalarCodes.Centre wiped = codes.centre(ok, 0);
         wiped.wipe();
         refuses("the centre was wiped", () -> enc.encode(ok, 0, wiped, entry, 0));
-        refuses("expected 3 vector offsets, got 2", () -> enc.encodeList(new float[24], new int[2], 3, c, new byte[3 * codes.bytesPerVector()], 0));
-        refuses("vector 1 expected dimension 8 from offset 20",
-                () -> enc.encodeList(new float[24], new int[] {0, 20}, 2, c, new byte[2 * codes.bytesPerVector()], 0));
+        refuses(
+                "expected 3 vector offsets, got 2",
+                () ->
+                        enc.encodeList(
+                                new float[24],
+                                new int[2],
+                                3,
+                                c,
+                                new byte[3 * codes.bytesPerVector()],
+                                0));
+        refuses(
+                "vector 1 expected dimension 8 from offset 20",
+                () ->
+                        enc.encodeList(
+                                new float[24],
+                                new int[] {0, 20},
+                                2,
+                                c,
+                                new byte[2 * codes.bytesPerVector()],
+                                0));
 
         ScalarCodes.QueryScorer scorer = codes.scorer();
-        IllegalStateException early = assertThrows(IllegalStateException.class, () -> scorer.setList(c));
-        assertTrue(early.getMessage().contains("setQuery must come before setList"), early.getMessage());
-        refuses("query expected dimension 8 from offset 0, got 7", () -> scorer.setQuery(new float[7]));
-        refuses("query component 0 is NaN", () -> scorer.setQuery(new float[] {Float.NaN, 0, 0, 0, 0, 0, 0, 0}));
+        IllegalStateException early =
+                assertThrows(IllegalStateException.class, () -> scorer.setList(c));
+        assertTrue(
+                early.getMessage().contains("setQuery must come before setList"),
+                early.getMessage());
+        refuses(
+                "query expected dimension 8 from offset 0, got 7",
+                () -> scorer.setQuery(new float[7]));
+        refuses(
+                "query component 0 is NaN",
+                () -> scorer.setQuery(new float[] {Float.NaN, 0, 0, 0, 0, 0, 0, 0}));
         scorer.setQuery(ok);
-        IllegalStateException noList = assertThrows(IllegalStateException.class,
-                () -> scorer.score(entry, 0, 1, new float[1], 0));
-        assertTrue(noList.getMessage().contains("setList must come before score"), noList.getMessage());
+        IllegalStateException noList =
+                assertThrows(
+                        IllegalStateException.class,
+                        () -> scorer.score(entry, 0, 1, new float[1], 0));
+        assertTrue(
+                noList.getMessage().contains("setList must come before score"),
+                noList.getMessage());
         refuses("made by other codes", () -> scorer.setList(otherCodes.centre(ok, 0)));
         scorer.setList(c);
-        refuses("2 entries of " + codes.bytesPerVector() + " bytes from offset 0 do not fit",
+        refuses(
+                "2 entries of " + codes.bytesPerVector() + " bytes from offset 0 do not fit",
                 () -> scorer.score(entry, 0, 2, new float[2], 0));
-        refuses("2 scores from offset 0 do not fit in 1 floats",
+        refuses(
+                "2 scores from offset 0 do not fit in 1 floats",
                 () -> scorer.score(new byte[2 * codes.bytesPerVector()], 0, 2, new float[1], 0));
     }
 }

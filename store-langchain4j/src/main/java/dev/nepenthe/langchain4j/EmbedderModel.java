@@ -11,9 +11,9 @@ import java.util.Objects;
 
 /**
  * A Nepenthe {@link Embedder} (such as store-embed's bundled all-MiniLM-L6-v2) as LangChain4j's
- * {@link EmbeddingModel}, so one embedder serves both sides: LangChain4j's ingestor and
- * retriever, and a collection that embeds text itself (keyword and hybrid search, text-only
- * records). Embeds a batch with one {@link Embedder#embedAll} call; reports no token usage.
+ * {@link EmbeddingModel}, so one embedder serves both sides: LangChain4j's ingestor and retriever,
+ * and a collection that embeds text itself (keyword and hybrid search, text-only records). Embeds a
+ * batch with one {@link Embedder#embedAll} call; reports no token usage.
  */
 public final class EmbedderModel implements EmbeddingModel {
 
@@ -43,8 +43,13 @@ public final class EmbedderModel implements EmbeddingModel {
         }
         List<float[]> vectors = embedder.embedAll(texts);
         if (vectors.size() != texts.size()) {
-            throw new IllegalStateException("embedder '" + embedder.name() + "': expected " + texts.size()
-                    + " vectors, got " + vectors.size());
+            throw new IllegalStateException(
+                    "embedder '"
+                            + embedder.name()
+                            + "': expected "
+                            + texts.size()
+                            + " vectors, got "
+                            + vectors.size());
         }
         List<Embedding> out = new ArrayList<>(vectors.size());
         for (float[] v : vectors) {

@@ -28,24 +28,23 @@ import java.util.Optional;
 import java.util.UUID;
 
 /**
- * LangChain4j's {@link EmbeddingStore} of {@link TextSegment}s over one collection of an
- * embedded {@link Nepenthe} store, in one tenant. Safe for concurrent use, as the collection is.
+ * LangChain4j's {@link EmbeddingStore} of {@link TextSegment}s over one collection of an embedded
+ * {@link Nepenthe} store, in one tenant. Safe for concurrent use, as the collection is.
  *
- * <p>A segment becomes one record: the embedding is its vector, the segment's text its text and
- * its metadata the record's metadata (see {@link MetadataCodec} for how UUID, Integer and Float
- * values keep their types). The value under the subject key ({@code "subject"} unless the
- * builder names another) also becomes the record's subject: a forget of that subject reaches
- * the record, and its data is sealed under that subject's own key. The value stays in the
- * metadata as well, so a filter on the subject key works like any other.
+ * <p>A segment becomes one record: the embedding is its vector, the segment's text its text and its
+ * metadata the record's metadata (see {@link MetadataCodec} for how UUID, Integer and Float values
+ * keep their types). The value under the subject key ({@code "subject"} unless the builder names
+ * another) also becomes the record's subject: a forget of that subject reaches the record, and its
+ * data is sealed under that subject's own key. The value stays in the metadata as well, so a filter
+ * on the subject key works like any other.
  *
  * <p><b>Two kinds of removal.</b> {@code remove}, {@code removeAll(ids)}, {@code removeAll(filter)}
- * and {@code removeAll()} are plain deletes ({@link VectorCollection#deleteAll}): the records
- * leave the index, the bitmaps and the files before the call returns, but nothing is verified,
- * no receipt is issued and the subjects' keys stay. {@link #forgetSubject}, {@link #forgetMatching}
- * and {@link #forget} run the forget protocol instead: marked (hidden from every search) when
- * the store accepts the request, then removed from every surface of the tenant (this and every
- * other collection, snapshots, caches), verified, the keys destroyed, and a signed receipt
- * issued.
+ * and {@code removeAll()} are plain deletes ({@link VectorCollection#deleteAll}): the records leave
+ * the index, the bitmaps and the files before the call returns, but nothing is verified, no receipt
+ * is issued and the subjects' keys stay. {@link #forgetSubject}, {@link #forgetMatching} and {@link
+ * #forget} run the forget protocol instead: marked (hidden from every search) when the store
+ * accepts the request, then removed from every surface of the tenant (this and every other
+ * collection, snapshots, caches), verified, the keys destroyed, and a signed receipt issued.
  *
  * <p>Scores are LangChain4j relevance scores, {@code (cosine + 1) / 2} in [0, 1]; the collection
  * must therefore use {@link Metric#COSINE}.
@@ -68,8 +67,8 @@ public final class NepentheEmbeddingStore implements EmbeddingStore<TextSegment>
     }
 
     /**
-     * Starts an embedding store over {@code collection}, which must belong to {@code store}
-     * and use the cosine metric.
+     * Starts an embedding store over {@code collection}, which must belong to {@code store} and use
+     * the cosine metric.
      *
      * @param store the open store the collection belongs to (forgets run through it)
      * @param collection the collection records go to
@@ -132,7 +131,10 @@ public final class NepentheEmbeddingStore implements EmbeddingStore<TextSegment>
     @Override
     public String add(Embedding embedding, TextSegment segment) {
         String id = UUID.randomUUID().toString();
-        upsert(List.of(id), List.of(requireEmbedding(embedding, 0)), java.util.Collections.singletonList(segment));
+        upsert(
+                List.of(id),
+                List.of(requireEmbedding(embedding, 0)),
+                java.util.Collections.singletonList(segment));
         return id;
     }
 
@@ -146,27 +148,34 @@ public final class NepentheEmbeddingStore implements EmbeddingStore<TextSegment>
 
     /**
      * Stores the embeddings (with their segments, when given) under the given ids as one batch:
-     * every record is checked first and a batch with one bad record stores none of it. Durable
-     * when this returns. An id that exists in the tenant is replaced.
+     * every record is checked first and a batch with one bad record stores none of it. Durable when
+     * this returns. An id that exists in the tenant is replaced.
      *
      * @param ids one id per embedding, none blank
      * @param embeddings the embeddings, of the collection's dimension, none all zero
-     * @param segments one segment per embedding (a null one stores the embedding alone), or
-     *     null for none at all
-     * @throws IllegalArgumentException if the lists differ in size, an id is blank, an embedding
-     *     is null or does not fit the collection, or a segment's metadata cannot be stored
-     *     (the reserved key {@value MetadataCodec#TYPES_KEY}, a non-finite number, a subject
-     *     value that is not a String, UUID, Integer or Long)
-     * @throws dev.nepenthe.core.forget.ForgottenScopeException if a record falls in a scope being forgotten
+     * @param segments one segment per embedding (a null one stores the embedding alone), or null
+     *     for none at all
+     * @throws IllegalArgumentException if the lists differ in size, an id is blank, an embedding is
+     *     null or does not fit the collection, or a segment's metadata cannot be stored (the
+     *     reserved key {@value MetadataCodec#TYPES_KEY}, a non-finite number, a subject value that
+     *     is not a String, UUID, Integer or Long)
+     * @throws dev.nepenthe.core.forget.ForgottenScopeException if a record falls in a scope being
+     *     forgotten
      */
     @Override
     public void addAll(List<String> ids, List<Embedding> embeddings, List<TextSegment> segments) {
         Objects.requireNonNull(ids, "ids");
         Objects.requireNonNull(embeddings, "embeddings");
-        if (ids.size() != embeddings.size() || (segments != null && segments.size() != embeddings.size())) {
-            throw new IllegalArgumentException("addAll: expected as many ids and segments as embeddings, got "
-                    + ids.size() + " ids, " + embeddings.size() + " embeddings and "
-                    + (segments == null ? "no" : segments.size()) + " segments");
+        if (ids.size() != embeddings.size()
+                || (segments != null && segments.size() != embeddings.size())) {
+            throw new IllegalArgumentException(
+                    "addAll: expected as many ids and segments as embeddings, got "
+                            + ids.size()
+                            + " ids, "
+                            + embeddings.size()
+                            + " embeddings and "
+                            + (segments == null ? "no" : segments.size())
+                            + " segments");
         }
         for (int i = 0; i < ids.size(); i++) {
             requireId(ids.get(i));
@@ -181,7 +190,10 @@ public final class NepentheEmbeddingStore implements EmbeddingStore<TextSegment>
         }
         List<VectorRecord> batch = new ArrayList<>(ids.size());
         for (int i = 0; i < ids.size(); i++) {
-            VectorRecord.Builder r = VectorRecord.builder(ids.get(i)).tenant(tenant).vector(embeddings.get(i).vector());
+            VectorRecord.Builder r =
+                    VectorRecord.builder(ids.get(i))
+                            .tenant(tenant)
+                            .vector(embeddings.get(i).vector());
             TextSegment segment = segments == null ? null : segments.get(i);
             if (segment != null) {
                 r.text(segment.text()).metadata(MetadataCodec.encode(segment.metadata()));
@@ -200,9 +212,15 @@ public final class NepentheEmbeddingStore implements EmbeddingStore<TextSegment>
             case UUID u -> u.toString();
             case Integer i -> i.toString();
             case Long l -> l.toString();
-            default -> throw new IllegalArgumentException("segment " + position + ": metadata '" + subjectKey
-                    + "' names the record's subject: expected a String, UUID, Integer or Long, got "
-                    + v.getClass().getName());
+            default ->
+                    throw new IllegalArgumentException(
+                            "segment "
+                                    + position
+                                    + ": metadata '"
+                                    + subjectKey
+                                    + "' names the record's subject: expected a String, UUID,"
+                                    + " Integer or Long, got "
+                                    + v.getClass().getName());
         };
     }
 
@@ -214,30 +232,33 @@ public final class NepentheEmbeddingStore implements EmbeddingStore<TextSegment>
 
     private static Embedding requireEmbedding(Embedding e, int position) {
         if (e == null) {
-            throw new IllegalArgumentException("embedding " + position + ": expected an embedding, got null");
+            throw new IllegalArgumentException(
+                    "embedding " + position + ": expected an embedding, got null");
         }
         return e;
     }
 
     /**
-     * The records nearest the query embedding in this tenant, best first: at most
-     * {@code maxResults}, none below {@code minScore}, only those the filter accepts. The filter
-     * is translated into the store's own and narrows the candidates the index sees, so
-     * {@code maxResults} matching records come back when that many exist. Records a forget has
-     * marked are never returned.
+     * The records nearest the query embedding in this tenant, best first: at most {@code
+     * maxResults}, none below {@code minScore}, only those the filter accepts. The filter is
+     * translated into the store's own and narrows the candidates the index sees, so {@code
+     * maxResults} matching records come back when that many exist. Records a forget has marked are
+     * never returned.
      *
      * @param request the query embedding, maxResults, minScore and an optional filter
      * @return the matches; each has the record's id, its relevance score {@code (cosine + 1) / 2},
      *     its embedding and its segment (null for a record stored without one)
-     * @throws IllegalArgumentException if the query does not fit the collection, or a filter
-     *     value has a type metadata cannot hold
-     * @throws UnsupportedOperationException for a filter the store has no equivalent of (a
-     *     class of your own, an order comparison on a UUID)
+     * @throws IllegalArgumentException if the query does not fit the collection, or a filter value
+     *     has a type metadata cannot hold
+     * @throws UnsupportedOperationException for a filter the store has no equivalent of (a class of
+     *     your own, an order comparison on a UUID)
      */
     @Override
     public EmbeddingSearchResult<TextSegment> search(EmbeddingSearchRequest request) {
         Objects.requireNonNull(request, "request");
-        SearchRequest q = SearchRequest.of(request.queryEmbedding().vector(), request.maxResults()).tenant(tenant);
+        SearchRequest q =
+                SearchRequest.of(request.queryEmbedding().vector(), request.maxResults())
+                        .tenant(tenant);
         if (request.filter() != null) {
             q = q.filter(FilterTranslator.toStore(request.filter()));
         }
@@ -249,20 +270,25 @@ public final class NepentheEmbeddingStore implements EmbeddingStore<TextSegment>
             }
             VectorRecord r = hit.record();
             String text = r.text();
-            TextSegment segment = text == null ? null : TextSegment.from(text, MetadataCodec.decode(r.metadata()));
+            TextSegment segment =
+                    text == null
+                            ? null
+                            : TextSegment.from(text, MetadataCodec.decode(r.metadata()));
             matches.add(new EmbeddingMatch<>(score, r.id(), Embedding.from(r.vector()), segment));
         }
         return new EmbeddingSearchResult<>(matches);
     }
 
-    /** Cosine to LangChain4j's relevance; float rounding can put a cosine a hair outside [-1, 1]. */
+    /**
+     * Cosine to LangChain4j's relevance; float rounding can put a cosine a hair outside [-1, 1].
+     */
     private static double relevance(float cosine) {
         return Math.clamp(RelevanceScore.fromCosineSimilarity(cosine), 0.0, 1.0);
     }
 
     /**
-     * Deletes these records of the tenant (plain delete: no verification, no receipt; see the
-     * class comment). Unknown ids are skipped. Durable when it returns.
+     * Deletes these records of the tenant (plain delete: no verification, no receipt; see the class
+     * comment). Unknown ids are skipped. Durable when it returns.
      *
      * @param ids the ids, at least one
      * @throws IllegalArgumentException if {@code ids} is null or empty
@@ -303,7 +329,10 @@ public final class NepentheEmbeddingStore implements EmbeddingStore<TextSegment>
         }
     }
 
-    /** Deletes every record of the tenant in this collection (plain delete: no verification, no receipt). */
+    /**
+     * Deletes every record of the tenant in this collection (plain delete: no verification, no
+     * receipt).
+     */
     @Override
     public void removeAll() {
         List<String> ids = collection.ids(tenant);
@@ -313,10 +342,10 @@ public final class NepentheEmbeddingStore implements EmbeddingStore<TextSegment>
     }
 
     /**
-     * Forgets a subject with the forget protocol and waits for it to settle: every record of
-     * the subject in the tenant, in every collection of the store (not only this one), is
-     * hidden at once, then removed from every surface, verified, its key destroyed, and a
-     * signed receipt issued.
+     * Forgets a subject with the forget protocol and waits for it to settle: every record of the
+     * subject in the tenant, in every collection of the store (not only this one), is hidden at
+     * once, then removed from every surface, verified, its key destroyed, and a signed receipt
+     * issued.
      *
      * @param subject the subject, as the subject key's value names it ({@code UUID} and integer
      *     values by their string form)
@@ -326,32 +355,39 @@ public final class NepentheEmbeddingStore implements EmbeddingStore<TextSegment>
      * @return the operation: SEALED with {@link ForgetOperation#receipt()} holding the signed
      *     receipt, or NEEDS_REVIEW (verification found suspects; no receipt) or
      *     COMPLETED_WITH_EXCEPTION (a legal hold; no receipt)
-     * @throws IllegalArgumentException if the subject is blank, the key blank or the reason code malformed
-     * @throws IllegalStateException if it has not settled within the timeout (it goes on; follow
-     *     it with {@link Nepenthe#awaitOperation})
+     * @throws IllegalArgumentException if the subject is blank, the key blank or the reason code
+     *     malformed
+     * @throws IllegalStateException if it has not settled within the timeout (it goes on; follow it
+     *     with {@link Nepenthe#awaitOperation})
      * @throws InterruptedException if the waiting thread is interrupted
      */
-    public ForgetOperation forgetSubject(String subject, String idempotencyKey, String reasonCode, Duration timeout)
+    public ForgetOperation forgetSubject(
+            String subject, String idempotencyKey, String reasonCode, Duration timeout)
             throws InterruptedException {
-        return forget(new ForgetRequest(tenant, ForgetScope.subject(subject), idempotencyKey, reasonCode, null), timeout);
+        return forget(
+                new ForgetRequest(
+                        tenant, ForgetScope.subject(subject), idempotencyKey, reasonCode, null),
+                timeout);
     }
 
     /**
      * Forgets, with the forget protocol, the records of the tenant whose metadata the filter
-     * accepts when the forget is marked, in every collection of the store; see
-     * {@link #forgetSubject} for what follows and what comes back.
+     * accepts when the forget is marked, in every collection of the store; see {@link
+     * #forgetSubject} for what follows and what comes back.
      *
      * @param filter a LangChain4j metadata filter, translated as {@link #search} translates it
      * @param idempotencyKey the caller's request id
      * @param reasonCode why, as a code
      * @param timeout how long to wait for the operation to settle
      * @return the operation, SEALED with its receipt unless verification or a hold stopped it
-     * @throws IllegalArgumentException if the filter is null, the key blank or the reason code malformed
+     * @throws IllegalArgumentException if the filter is null, the key blank or the reason code
+     *     malformed
      * @throws UnsupportedOperationException for a filter the store has no equivalent of
      * @throws IllegalStateException if it has not settled within the timeout
      * @throws InterruptedException if the waiting thread is interrupted
      */
-    public ForgetOperation forgetMatching(Filter filter, String idempotencyKey, String reasonCode, Duration timeout)
+    public ForgetOperation forgetMatching(
+            Filter filter, String idempotencyKey, String reasonCode, Duration timeout)
             throws InterruptedException {
         if (filter == null) {
             throw new IllegalArgumentException("filter cannot be null");
@@ -362,8 +398,8 @@ public final class NepentheEmbeddingStore implements EmbeddingStore<TextSegment>
 
     /**
      * Runs a forget request of this embedding store's tenant (any scope: subject, record ids,
-     * source, metadata filter; a tighter probe threshold, identifiers, a rebuild) and waits for
-     * it to settle.
+     * source, metadata filter; a tighter probe threshold, identifiers, a rebuild) and waits for it
+     * to settle.
      *
      * @param request the request; its tenant must be this store's
      * @param timeout how long to wait for the operation to settle
@@ -372,12 +408,17 @@ public final class NepentheEmbeddingStore implements EmbeddingStore<TextSegment>
      * @throws IllegalStateException if it has not settled within the timeout
      * @throws InterruptedException if the waiting thread is interrupted
      */
-    public ForgetOperation forget(ForgetRequest request, Duration timeout) throws InterruptedException {
+    public ForgetOperation forget(ForgetRequest request, Duration timeout)
+            throws InterruptedException {
         Objects.requireNonNull(request, "forget request");
         Objects.requireNonNull(timeout, "timeout");
         if (!request.tenant().equals(tenant)) {
-            throw new IllegalArgumentException("forget: expected a request in this embedding store's tenant '" + tenant
-                    + "', got one in tenant '" + request.tenant() + "'");
+            throw new IllegalArgumentException(
+                    "forget: expected a request in this embedding store's tenant '"
+                            + tenant
+                            + "', got one in tenant '"
+                            + request.tenant()
+                            + "'");
         }
         ForgetOperation marked = store.forget(request);
         return store.awaitOperation(marked.id(), timeout);
@@ -386,7 +427,11 @@ public final class NepentheEmbeddingStore implements EmbeddingStore<TextSegment>
     /** Names the collection and tenant, nothing more. */
     @Override
     public String toString() {
-        return "NepentheEmbeddingStore[collection=" + collection.name() + ", tenant=" + tenant + "]";
+        return "NepentheEmbeddingStore[collection="
+                + collection.name()
+                + ", tenant="
+                + tenant
+                + "]";
     }
 
     /** Configures a {@link NepentheEmbeddingStore}. Not safe for concurrent use. */
@@ -410,8 +455,9 @@ public final class NepentheEmbeddingStore implements EmbeddingStore<TextSegment>
          */
         public Builder tenant(String tenant) {
             if (tenant == null || tenant.isBlank()) {
-                throw new IllegalArgumentException("tenant: expected a non-blank tenant, got "
-                        + (tenant == null ? "null" : "a blank one"));
+                throw new IllegalArgumentException(
+                        "tenant: expected a non-blank tenant, got "
+                                + (tenant == null ? "null" : "a blank one"));
             }
             this.tenant = tenant;
             return this;
@@ -426,8 +472,11 @@ public final class NepentheEmbeddingStore implements EmbeddingStore<TextSegment>
          */
         public Builder subjectKey(String key) {
             if (key == null || key.isBlank() || key.equals(MetadataCodec.TYPES_KEY)) {
-                throw new IllegalArgumentException("subject key: expected a non-blank metadata key other than '"
-                        + MetadataCodec.TYPES_KEY + "', got " + (key == null ? "null" : "'" + key + "'"));
+                throw new IllegalArgumentException(
+                        "subject key: expected a non-blank metadata key other than '"
+                                + MetadataCodec.TYPES_KEY
+                                + "', got "
+                                + (key == null ? "null" : "'" + key + "'"));
             }
             this.subjectKey = key;
             return this;
@@ -437,13 +486,17 @@ public final class NepentheEmbeddingStore implements EmbeddingStore<TextSegment>
          * Builds the embedding store.
          *
          * @return the embedding store
-         * @throws IllegalArgumentException if the collection does not use the cosine metric, or
-         *     is not this store's collection of that name
+         * @throws IllegalArgumentException if the collection does not use the cosine metric, or is
+         *     not this store's collection of that name
          */
         public NepentheEmbeddingStore build() {
             if (collection.spec().metric() != Metric.COSINE) {
-                throw new IllegalArgumentException("collection '" + collection.name() + "': expected the COSINE metric"
-                        + " (LangChain4j's scores are cosine relevance), got " + collection.spec().metric());
+                throw new IllegalArgumentException(
+                        "collection '"
+                                + collection.name()
+                                + "': expected the COSINE metric"
+                                + " (LangChain4j's scores are cosine relevance), got "
+                                + collection.spec().metric());
             }
             VectorCollection own;
             try {
@@ -452,8 +505,11 @@ public final class NepentheEmbeddingStore implements EmbeddingStore<TextSegment>
                 own = null;
             }
             if (own != collection) {
-                throw new IllegalArgumentException("collection '" + collection.name() + "': expected a collection of the"
-                        + " store given (forgets run through it), got one it does not hold");
+                throw new IllegalArgumentException(
+                        "collection '"
+                                + collection.name()
+                                + "': expected a collection of the store given (forgets run through"
+                                + " it), got one it does not hold");
             }
             return new NepentheEmbeddingStore(this);
         }

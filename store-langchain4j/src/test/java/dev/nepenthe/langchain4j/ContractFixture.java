@@ -12,10 +12,10 @@ import java.io.UncheckedIOException;
 import java.nio.file.Path;
 
 /**
- * What LangChain4j's contract suites run against: a real store in a temporary folder, one
- * cosine collection on the given index, and the embedding model the suites are written for
- * (the quantized all-MiniLM-L6-v2, 384 dimensions). One store per test class; each test starts
- * from an empty collection, emptied through the adapter's own {@code removeAll()}.
+ * What LangChain4j's contract suites run against: a real store in a temporary folder, one cosine
+ * collection on the given index, and the embedding model the suites are written for (the quantized
+ * all-MiniLM-L6-v2, 384 dimensions). One store per test class; each test starts from an empty
+ * collection, emptied through the adapter's own {@code removeAll()}.
  */
 final class ContractFixture implements AutoCloseable {
 
@@ -31,12 +31,20 @@ final class ContractFixture implements AutoCloseable {
 
     ContractFixture(Path folder, IndexSpec index) {
         try {
-            nepenthe = Nepenthe.open(folder.resolve("data"), StoreOptions.defaults().withKeystore(folder.resolve("keys")));
+            nepenthe =
+                    Nepenthe.open(
+                            folder.resolve("data"),
+                            StoreOptions.defaults().withKeystore(folder.resolve("keys")));
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-        store = NepentheEmbeddingStore.builder(nepenthe,
-                nepenthe.createCollection(CollectionSpec.of("contract", 384, Metric.COSINE).withIndex(index))).build();
+        store =
+                NepentheEmbeddingStore.builder(
+                                nepenthe,
+                                nepenthe.createCollection(
+                                        CollectionSpec.of("contract", 384, Metric.COSINE)
+                                                .withIndex(index)))
+                        .build();
     }
 
     @Override

@@ -19,16 +19,23 @@ class EmbedderModelTest {
     void givesTheEmbeddersOwnVectorsInOrder() {
         MiniLmEmbedder embedder = new MiniLmEmbedder();
         EmbedderModel model = new EmbedderModel(embedder);
-        List<String> texts = List.of("Alice moved to Lisbon in May.", "The night train leaves at ten.", "Tomatoes need sun.");
+        List<String> texts =
+                List.of(
+                        "Alice moved to Lisbon in May.",
+                        "The night train leaves at ten.",
+                        "Tomatoes need sun.");
 
         assertEquals(MiniLmEmbedder.DIMENSION, model.dimension());
         assertEquals(MiniLmEmbedder.NAME, model.modelName());
-        assertArrayEquals(embedder.embed(texts.get(0)), model.embed(texts.get(0)).content().vector());
-        List<Embedding> batch = model.embedAll(texts.stream().map(TextSegment::from).toList()).content();
+        assertArrayEquals(
+                embedder.embed(texts.get(0)), model.embed(texts.get(0)).content().vector());
+        List<Embedding> batch =
+                model.embedAll(texts.stream().map(TextSegment::from).toList()).content();
         assertEquals(texts.size(), batch.size());
         for (int i = 0; i < texts.size(); i++) {
             // The oracle: the embedder asked directly, one text at a time.
-            assertArrayEquals(embedder.embed(texts.get(i)), batch.get(i).vector(), 1e-6f, "text " + i);
+            assertArrayEquals(
+                    embedder.embed(texts.get(i)), batch.get(i).vector(), 1e-6f, "text " + i);
         }
     }
 }

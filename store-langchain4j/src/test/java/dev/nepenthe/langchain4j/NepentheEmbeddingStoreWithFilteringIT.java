@@ -17,8 +17,7 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class NepentheEmbeddingStoreWithFilteringIT extends EmbeddingStoreWithFilteringIT {
 
-    @TempDir
-    static Path folder;
+    @TempDir static Path folder;
 
     private static ContractFixture fixture;
 

@@ -14,14 +14,13 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * LangChain4j's published contract for removal (langchain4j-core 1.19.0's test-jar: by id, by
- * ids, by filter, everything, and the errors for missing arguments), run unchanged against
- * {@link NepentheEmbeddingStore}.
+ * LangChain4j's published contract for removal (langchain4j-core 1.19.0's test-jar: by id, by ids,
+ * by filter, everything, and the errors for missing arguments), run unchanged against {@link
+ * NepentheEmbeddingStore}.
  */
 class NepentheEmbeddingStoreWithRemovalIT extends EmbeddingStoreWithRemovalIT {
 
-    @TempDir
-    static Path folder;
+    @TempDir static Path folder;
 
     private static ContractFixture fixture;
 
@@ -39,7 +38,10 @@ class NepentheEmbeddingStoreWithRemovalIT extends EmbeddingStoreWithRemovalIT {
     @BeforeEach
     void startEmpty() {
         fixture.store.removeAll();
-        assertEquals(0, fixture.store.collection().size(fixture.store.tenant()), "records left before the test");
+        assertEquals(
+                0,
+                fixture.store.collection().size(fixture.store.tenant()),
+                "records left before the test");
     }
 
     @Override

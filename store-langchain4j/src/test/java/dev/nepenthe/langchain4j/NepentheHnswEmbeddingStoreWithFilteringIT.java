@@ -12,14 +12,13 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The same LangChain4j filtering contract as {@link NepentheEmbeddingStoreWithFilteringIT}, over
- * an HNSW collection: the filters reach the graph search as the candidates it may return, and
- * every test's {@code removeAll()} deletes from the graph with repair.
+ * The same LangChain4j filtering contract as {@link NepentheEmbeddingStoreWithFilteringIT}, over an
+ * HNSW collection: the filters reach the graph search as the candidates it may return, and every
+ * test's {@code removeAll()} deletes from the graph with repair.
  */
 class NepentheHnswEmbeddingStoreWithFilteringIT extends EmbeddingStoreWithFilteringIT {
 
-    @TempDir
-    static Path folder;
+    @TempDir static Path folder;
 
     private static ContractFixture fixture;
 

@@ -35,11 +35,10 @@ import java.util.Locale;
 import java.util.stream.Stream;
 
 /**
- * The main job on the embedded default: builds a store in a local folder, embeds a small
- * shipped corpus (an agent's memories of five fictional people) with all-MiniLM-L6-v2,
- * searches it, snapshots it, deletes one person, shows by scanning every byte of the folder
- * that none of their notes is readable there, and restores the old snapshot to show that it
- * does not bring them back.
+ * The main job on the embedded default: builds a store in a local folder, embeds a small shipped
+ * corpus (an agent's memories of five fictional people) with all-MiniLM-L6-v2, searches it,
+ * snapshots it, deletes one person, shows by scanning every byte of the folder that none of their
+ * notes is readable there, and restores the old snapshot to show that it does not bring them back.
  */
 public final class Demo {
 
@@ -70,11 +69,24 @@ public final class Demo {
      * @param receiptVerified the signed receipt verified with only the store's public key
      * @param snapshotPurged records the forget removed from the snapshot taken before it
      */
-    public record Outcome(int loaded, List<SearchHit> before, int deleted, int plaintextBefore, int plaintextAfter,
-            List<SearchHit> after, boolean integrityClean, int restored, int restoredOfForgotten, int droppedOnRestore,
-            OperationState state, boolean receiptVerified, long snapshotPurged) {}
+    public record Outcome(
+            int loaded,
+            List<SearchHit> before,
+            int deleted,
+            int plaintextBefore,
+            int plaintextAfter,
+            List<SearchHit> after,
+            boolean integrityClean,
+            int restored,
+            int restoredOfForgotten,
+            int droppedOnRestore,
+            OperationState state,
+            boolean receiptVerified,
+            long snapshotPurged) {}
 
-    /** The demo owns its folder: it is wiped on each run, so it must be new or marked as the demo's. */
+    /**
+     * The demo owns its folder: it is wiped on each run, so it must be new or marked as the demo's.
+     */
     private void prepareFolder() throws IOException {
         Path marker = folder.resolve(".nepenthe-demo");
         if (Files.exists(folder)) {
@@ -83,8 +95,11 @@ public final class Demo {
                 empty = s.findAny().isEmpty();
             }
             if (!empty && !Files.exists(marker)) {
-                throw new IllegalArgumentException("demo folder " + folder.toAbsolutePath() + " exists and was not"
-                        + " made by the demo; expected a new folder (the demo wipes its folder on each run)");
+                throw new IllegalArgumentException(
+                        "demo folder "
+                                + folder.toAbsolutePath()
+                                + " exists and was not made by the demo; expected a new folder (the"
+                                + " demo wipes its folder on each run)");
             }
             try (Stream<Path> walk = Files.walk(folder)) {
                 for (Path p : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
@@ -106,9 +121,14 @@ public final class Demo {
         StoreOptions options = StoreOptions.defaults().withKeystore(folder.resolve("keys"));
         List<Memory> corpus = loadCorpus();
         long total = corpus.stream().filter(m -> m.subject().equals(FORGOTTEN)).count();
-        out.printf(Locale.ROOT, "Nepenthe demo: %d memories of %d people, embedded with all-MiniLM-L6-v2.%n"
-                + "Data in %s, keys apart in %s.%n", corpus.size(),
-                corpus.stream().map(Memory::subject).distinct().count(), data, folder.resolve("keys"));
+        out.printf(
+                Locale.ROOT,
+                "Nepenthe demo: %d memories of %d people, embedded with all-MiniLM-L6-v2.%n"
+                        + "Data in %s, keys apart in %s.%n",
+                corpus.size(),
+                corpus.stream().map(Memory::subject).distinct().count(),
+                data,
+                folder.resolve("keys"));
         List<SearchHit> before;
         List<SearchHit> after;
         int deleted;
@@ -118,21 +138,37 @@ public final class Demo {
         ForgetOperation done;
         boolean receiptVerified;
         try (Nepenthe store = Nepenthe.open(data, options)) {
-            VectorCollection memories = store.createCollection(
-                    new CollectionSpec(COLLECTION, embedder.dimension(), Metric.COSINE, IndexSpec.of(indexKind)));
+            VectorCollection memories =
+                    store.createCollection(
+                            new CollectionSpec(
+                                    COLLECTION,
+                                    embedder.dimension(),
+                                    Metric.COSINE,
+                                    IndexSpec.of(indexKind)));
 
             long t0 = System.nanoTime();
             List<float[]> vectors = embedder.embedAll(corpus.stream().map(Memory::text).toList());
             List<VectorRecord> batch = new ArrayList<>();
             for (int i = 0; i < corpus.size(); i++) {
                 Memory m = corpus.get(i);
-                batch.add(VectorRecord.builder("memory-" + i).tenant(TENANT).subject(m.subject())
-                        .vector(vectors.get(i)).text(m.text()).metadata("person", m.subject()).build());
+                batch.add(
+                        VectorRecord.builder("memory-" + i)
+                                .tenant(TENANT)
+                                .subject(m.subject())
+                                .vector(vectors.get(i))
+                                .text(m.text())
+                                .metadata("person", m.subject())
+                                .build());
             }
             memories.upsertAll(batch);
-            out.printf(Locale.ROOT, "Embedded and stored %d records (%s index, cosine, %d dimensions) in %.1f s,"
-                    + " each encrypted under its person's own key.%n%n",
-                    memories.size(), indexKind, embedder.dimension(), (System.nanoTime() - t0) / 1e9);
+            out.printf(
+                    Locale.ROOT,
+                    "Embedded and stored %d records (%s index, cosine, %d dimensions) in %.1f s,"
+                            + " each encrypted under its person's own key.%n%n",
+                    memories.size(),
+                    indexKind,
+                    embedder.dimension(),
+                    (System.nanoTime() - t0) / 1e9);
 
             String question = "Who likes hiking in the mountains?";
             before = ask(memories, question);
@@ -140,15 +176,27 @@ public final class Demo {
             ask(memories, "Does this person have any food restrictions?", "bob");
 
             store.snapshot(snapshot);
-            out.printf("Took a snapshot (a backup) in %s, before anyone asked to be forgotten.%n%n", snapshot);
+            out.printf(
+                    "Took a snapshot (a backup) in %s, before anyone asked to be forgotten.%n%n",
+                    snapshot);
 
             plaintextBefore = countOnDisk(corpus, FORGOTTEN);
-            out.printf(Locale.ROOT, "Forgetting subject '%s' (the forget protocol)...%n", FORGOTTEN);
+            out.printf(
+                    Locale.ROOT, "Forgetting subject '%s' (the forget protocol)...%n", FORGOTTEN);
             long m0 = System.nanoTime();
-            ForgetOperation op = store.forget(ForgetRequest.of(ForgetScope.subject(FORGOTTEN), "demo-" + FORGOTTEN,
-                    "user-request").inTenant(TENANT));
-            out.printf(Locale.ROOT, "  %s after %.1f ms: from here on no search, get or write reaches her records%n",
-                    op.state(), (System.nanoTime() - m0) / 1e6);
+            ForgetOperation op =
+                    store.forget(
+                            ForgetRequest.of(
+                                            ForgetScope.subject(FORGOTTEN),
+                                            "demo-" + FORGOTTEN,
+                                            "user-request")
+                                    .inTenant(TENANT));
+            out.printf(
+                    Locale.ROOT,
+                    "  %s after %.1f ms: from here on no search, get or write reaches her"
+                            + " records%n",
+                    op.state(),
+                    (System.nanoTime() - m0) / 1e6);
             try {
                 done = store.awaitOperation(op.id(), Duration.ofMinutes(2));
             } catch (InterruptedException e) {
@@ -156,43 +204,84 @@ public final class Demo {
                 throw new IllegalStateException("interrupted while the forget ran", e);
             }
             deleted = done.totalForgotten();
-            out.printf(Locale.ROOT, "  %s after %.0f ms: %d records removed, each surface purged and checked:%n",
-                    done.state(), (System.nanoTime() - m0) / 1e6, deleted);
+            out.printf(
+                    Locale.ROOT,
+                    "  %s after %.0f ms: %d records removed, each surface purged and checked:%n",
+                    done.state(),
+                    (System.nanoTime() - m0) / 1e6,
+                    deleted);
             for (SurfaceOutcome sf : done.surfaces()) {
-                out.printf(Locale.ROOT, "    %-32s %-9s purged %d, checked %d%n", sf.surface(),
-                        sf.clean() ? "clean" : "NOT CLEAN", sf.purged(), sf.checked());
+                out.printf(
+                        Locale.ROOT,
+                        "    %-32s %-9s purged %d, checked %d%n",
+                        sf.surface(),
+                        sf.clean() ? "clean" : "NOT CLEAN",
+                        sf.purged(),
+                        sf.checked());
             }
             for (var sus : done.suspects()) {
-                out.printf(Locale.ROOT, "    suspect %s: %s (score %.3f)%n", sus.reason(), sus.recordId(), sus.score());
+                out.printf(
+                        Locale.ROOT,
+                        "    suspect %s: %s (score %.3f)%n",
+                        sus.reason(),
+                        sus.recordId(),
+                        sus.score());
             }
             plaintextAfter = countOnDisk(corpus, FORGOTTEN);
-            out.printf(Locale.ROOT, "  byte scan of every file under %s: %d of %d of %s's notes in plaintext before the"
-                    + " forget, %d after%n", folder, plaintextBefore, total, FORGOTTEN, plaintextAfter);
-            receiptVerified = done.receipt() != null
-                    && Receipt.verify(done.receipt(), SigningKey.parsePem(store.publicKeyPem())) != null;
+            out.printf(
+                    Locale.ROOT,
+                    "  byte scan of every file under %s: %d of %d of %s's notes in plaintext before"
+                            + " the forget, %d after%n",
+                    folder,
+                    plaintextBefore,
+                    total,
+                    FORGOTTEN,
+                    plaintextAfter);
+            receiptVerified =
+                    done.receipt() != null
+                            && Receipt.verify(
+                                            done.receipt(),
+                                            SigningKey.parsePem(store.publicKeyPem()))
+                                    != null;
             if (done.receipt() != null) {
                 Files.writeString(folder.resolve("receipt-" + FORGOTTEN + ".txt"), done.receipt());
                 Files.writeString(folder.resolve("store-public-key.pem"), store.publicKeyPem());
             }
-            out.printf(Locale.ROOT, "  signed receipt (%s) %s with only the store's public key (%s); evidence"
-                    + " ledger %s%n", folder.resolve("receipt-" + FORGOTTEN + ".txt").getFileName(),
-                    receiptVerified ? "verifies" : "DOES NOT verify", folder.resolve("store-public-key.pem").getFileName(),
+            out.printf(
+                    Locale.ROOT,
+                    "  signed receipt (%s) %s with only the store's public key (%s); evidence"
+                            + " ledger %s%n",
+                    folder.resolve("receipt-" + FORGOTTEN + ".txt").getFileName(),
+                    receiptVerified ? "verifies" : "DOES NOT verify",
+                    folder.resolve("store-public-key.pem").getFileName(),
                     store.verifyLedger().ok() ? "verifies" : "FAILS verification");
             for (var e : memories.verifyIntegrity().entrySet()) {
                 IntegrityReport r = e.getValue();
                 clean &= r.isClean();
-                out.printf(Locale.ROOT, "  integrity %-14s %s, checked %s%n", e.getKey(),
-                        r.isClean() ? "clean" : "VIOLATIONS " + r.violations(), r.checked());
+                out.printf(
+                        Locale.ROOT,
+                        "  integrity %-14s %s, checked %s%n",
+                        e.getKey(),
+                        r.isClean() ? "clean" : "VIOLATIONS " + r.violations(),
+                        r.checked());
             }
             out.println();
             after = ask(memories, question);
         }
 
-        long snapshotPurged = done.surfaces().stream().filter(sf -> sf.surface().equals("snapshots"))
-                .mapToLong(SurfaceOutcome::purged).sum();
-        out.printf(Locale.ROOT, "The snapshot taken before the forget was registered with the store, so the forget"
-                + " removed %d records from its files too.%n", snapshotPurged);
-        out.printf("Restoring that snapshot into %s and opening it with the same keystore:%n", restoredData);
+        long snapshotPurged =
+                done.surfaces().stream()
+                        .filter(sf -> sf.surface().equals("snapshots"))
+                        .mapToLong(SurfaceOutcome::purged)
+                        .sum();
+        out.printf(
+                Locale.ROOT,
+                "The snapshot taken before the forget was registered with the store, so the forget"
+                        + " removed %d records from its files too.%n",
+                snapshotPurged);
+        out.printf(
+                "Restoring that snapshot into %s and opening it with the same keystore:%n",
+                restoredData);
         Nepenthe.restore(snapshot, restoredData);
         int restored;
         int restoredOfForgotten;
@@ -201,14 +290,36 @@ public final class Demo {
             VectorCollection memories = store.collection(COLLECTION);
             restored = memories.size();
             droppedOnRestore = memories.openReport().droppedAsDeleted();
-            restoredOfForgotten = memories.search(SearchRequest.of(embedder.embed("anything"), SearchRequest.MAX_K)
-                    .tenant(TENANT).subject(FORGOTTEN)).size();
-            out.printf(Locale.ROOT, "  %d records served, %d of them %s's. A copy the store did not know of would"
-                    + " fare the same: her key is destroyed, and the tombstone journal (kept with the keys, not the"
-                    + " data) drops her records on open.%n", restored, restoredOfForgotten, FORGOTTEN);
+            restoredOfForgotten =
+                    memories.search(
+                                    SearchRequest.of(
+                                                    embedder.embed("anything"), SearchRequest.MAX_K)
+                                            .tenant(TENANT)
+                                            .subject(FORGOTTEN))
+                            .size();
+            out.printf(
+                    Locale.ROOT,
+                    "  %d records served, %d of them %s's. A copy the store did not know of would"
+                        + " fare the same: her key is destroyed, and the tombstone journal (kept"
+                        + " with the keys, not the data) drops her records on open.%n",
+                    restored,
+                    restoredOfForgotten,
+                    FORGOTTEN);
         }
-        return new Outcome(corpus.size(), before, deleted, plaintextBefore, plaintextAfter, after, clean, restored,
-                restoredOfForgotten, droppedOnRestore, done.state(), receiptVerified, snapshotPurged);
+        return new Outcome(
+                corpus.size(),
+                before,
+                deleted,
+                plaintextBefore,
+                plaintextAfter,
+                after,
+                clean,
+                restored,
+                restoredOfForgotten,
+                droppedOnRestore,
+                done.state(),
+                receiptVerified,
+                snapshotPurged);
     }
 
     private List<SearchHit> ask(VectorCollection memories, String question) {
@@ -216,22 +327,34 @@ public final class Demo {
     }
 
     private List<SearchHit> ask(VectorCollection memories, String question, String subject) {
-        SearchRequest req = SearchRequest.of(embedder.embed(question), 3).tenant(TENANT).subject(subject);
+        SearchRequest req =
+                SearchRequest.of(embedder.embed(question), 3).tenant(TENANT).subject(subject);
         List<SearchHit> hits = memories.search(req);
         out.printf("Query: \"%s\"%n", question);
         for (SearchHit h : hits) {
-            out.printf(Locale.ROOT, "  %.3f  %-6s %s%n", h.score(), h.record().subject(), h.record().text());
+            out.printf(
+                    Locale.ROOT,
+                    "  %.3f  %-6s %s%n",
+                    h.score(),
+                    h.record().subject(),
+                    h.record().text());
         }
         out.println();
         return hits;
     }
 
-    /** How many of a subject's notes appear in plaintext, byte for byte, in any file under the folder. */
+    /**
+     * How many of a subject's notes appear in plaintext, byte for byte, in any file under the
+     * folder.
+     */
     private int countOnDisk(List<Memory> corpus, String subject) throws IOException {
         int found = 0;
         for (Memory m : corpus) {
-            if (m.subject().equals(subject) && !ForensicScan.filesContaining(List.of(folder),
-                    List.of(m.text().getBytes(StandardCharsets.UTF_8))).isEmpty()) {
+            if (m.subject().equals(subject)
+                    && !ForensicScan.filesContaining(
+                                    List.of(folder),
+                                    List.of(m.text().getBytes(StandardCharsets.UTF_8)))
+                            .isEmpty()) {
                 found++;
             }
         }
@@ -241,17 +364,20 @@ public final class Demo {
     static List<Memory> loadCorpus() {
         try (InputStream in = Demo.class.getResourceAsStream("/demo/memories.tsv")) {
             if (in == null) {
-                throw new IllegalStateException("demo corpus /demo/memories.tsv is missing from the class path");
+                throw new IllegalStateException(
+                        "demo corpus /demo/memories.tsv is missing from the class path");
             }
             List<Memory> out = new ArrayList<>();
-            BufferedReader r = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8));
+            BufferedReader r =
+                    new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8));
             for (String line; (line = r.readLine()) != null; ) {
                 if (line.isBlank() || line.startsWith("#")) {
                     continue;
                 }
                 int tab = line.indexOf('\t');
                 if (tab <= 0) {
-                    throw new IllegalStateException("demo corpus: expected 'subject<TAB>text', got a line without a tab");
+                    throw new IllegalStateException(
+                            "demo corpus: expected 'subject<TAB>text', got a line without a tab");
                 }
                 out.add(new Memory(line.substring(0, tab), line.substring(tab + 1)));
             }

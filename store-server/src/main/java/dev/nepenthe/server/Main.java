@@ -23,31 +23,55 @@ import picocli.CommandLine.Option;
  * argument); 3 could not be done (a file that cannot be read, a server that cannot be reached or
  * refuses). Errors are one line on standard error; {@code --verbose} adds the stack trace.
  */
-@Command(name = "nepenthe", mixinStandardHelpOptions = true, version = "nepenthe 0.1.0",
+@Command(
+        name = "nepenthe",
+        mixinStandardHelpOptions = true,
+        version = "nepenthe 0.1.0",
         description = "A vector store that can truly forget. With no command: the demo.",
-        subcommands = {DemoCommand.class, ServeCommand.class, IngestCommand.class, SearchCommand.class,
-            ForgetCommand.class, ReadmitCommand.class, StatusCommand.class, SnapshotCommand.class, RestoreCommand.class,
-            TokenCommand.class, VerifyReceiptCommand.class, VerifyLedgerCommand.class, CommandLine.HelpCommand.class},
+        subcommands = {
+            DemoCommand.class,
+            ServeCommand.class,
+            IngestCommand.class,
+            SearchCommand.class,
+            ForgetCommand.class,
+            ReadmitCommand.class,
+            StatusCommand.class,
+            SnapshotCommand.class,
+            RestoreCommand.class,
+            TokenCommand.class,
+            VerifyReceiptCommand.class,
+            VerifyLedgerCommand.class,
+            CommandLine.HelpCommand.class
+        },
         exitCodeListHeading = "%nExit status:%n",
-        exitCodeList = {"0:done; a check that held, an operation that sealed",
-            "1:done, but what was checked does not hold", "2:misuse: unknown command or option, bad argument",
-            "3:could not be done: unreadable file, unreachable or refusing server"})
+        exitCodeList = {
+            "0:done; a check that held, an operation that sealed",
+            "1:done, but what was checked does not hold",
+            "2:misuse: unknown command or option, bad argument",
+            "3:could not be done: unreadable file, unreachable or refusing server"
+        })
 public final class Main implements Runnable {
 
     /** Exit status: what was checked does not hold. */
     public static final int DOES_NOT_HOLD = 1;
+
     /** Exit status: could not be done. */
     public static final int FAILED = 3;
 
     /**
-     * The model's runtime (DJL) logs GPU probing at WARNING and Chronicle Map logs a banner at
-     * INFO on every start; that is noise for a CPU-only embedded store. Held here so the levels
-     * stick (java.util.logging keeps loggers only weakly).
+     * The model's runtime (DJL) logs GPU probing at WARNING and Chronicle Map logs a banner at INFO
+     * on every start; that is noise for a CPU-only embedded store. Held here so the levels stick
+     * (java.util.logging keeps loggers only weakly).
      */
-    private static final java.util.logging.Logger DJL_LOG = java.util.logging.Logger.getLogger("ai.djl");
-    private static final java.util.logging.Logger CHRONICLE_LOG = java.util.logging.Logger.getLogger("net.openhft");
+    private static final java.util.logging.Logger DJL_LOG =
+            java.util.logging.Logger.getLogger("ai.djl");
 
-    @Option(names = "--verbose", scope = CommandLine.ScopeType.INHERIT,
+    private static final java.util.logging.Logger CHRONICLE_LOG =
+            java.util.logging.Logger.getLogger("net.openhft");
+
+    @Option(
+            names = "--verbose",
+            scope = CommandLine.ScopeType.INHERIT,
             description = "On an error, print the stack trace too.")
     boolean verbose;
 
@@ -66,15 +90,19 @@ public final class Main implements Runnable {
     /** The command line with Nepenthe's error handling: one line, status 3, trace on --verbose. */
     public static CommandLine commandLine() {
         CommandLine cl = new CommandLine(new Main());
-        cl.setExecutionExceptionHandler((e, line, parsed) -> {
-            boolean verbose = parsed.matchedOptionValue("--verbose", false)
-                    || parsed.subcommands().stream().anyMatch(p -> p.matchedOptionValue("--verbose", false));
-            line.getErr().println("nepenthe " + line.getCommandName() + ": " + oneLine(e));
-            if (verbose) {
-                e.printStackTrace(line.getErr());
-            }
-            return FAILED;
-        });
+        cl.setExecutionExceptionHandler(
+                (e, line, parsed) -> {
+                    boolean verbose =
+                            parsed.matchedOptionValue("--verbose", false)
+                                    || parsed.subcommands().stream()
+                                            .anyMatch(
+                                                    p -> p.matchedOptionValue("--verbose", false));
+                    line.getErr().println("nepenthe " + line.getCommandName() + ": " + oneLine(e));
+                    if (verbose) {
+                        e.printStackTrace(line.getErr());
+                    }
+                    return FAILED;
+                });
         return cl;
     }
 

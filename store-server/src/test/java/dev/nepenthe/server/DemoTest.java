@@ -23,7 +23,9 @@ class DemoTest {
         Path dir = tmp.resolve("demo");
         ByteArrayOutputStream buf = new ByteArrayOutputStream();
         MiniLmEmbedder embedder = new MiniLmEmbedder();
-        Demo.Outcome o = new Demo(dir, embedder, "exact", new PrintStream(buf, true, StandardCharsets.UTF_8)).run();
+        Demo.Outcome o =
+                new Demo(dir, embedder, "exact", new PrintStream(buf, true, StandardCharsets.UTF_8))
+                        .run();
         int total = Demo.loadCorpus().size();
         long alice = Demo.loadCorpus().stream().filter(m -> m.subject().equals("alice")).count();
         assertEquals(total, o.loaded());
@@ -38,10 +40,13 @@ class DemoTest {
         assertEquals(0, o.plaintextAfter());
         assertTrue(o.integrityClean());
         for (SearchHit h : o.after()) {
-            assertFalse(h.record().subject().equals("alice"), "a deleted subject came back in results");
+            assertFalse(
+                    h.record().subject().equals("alice"), "a deleted subject came back in results");
         }
-        assertEquals(total - alice, o.restored(), "the restored snapshot serves everyone but alice");
-        assertEquals(0, o.droppedOnRestore(), "nothing of hers is left in the purged snapshot to drop");
+        assertEquals(
+                total - alice, o.restored(), "the restored snapshot serves everyone but alice");
+        assertEquals(
+                0, o.droppedOnRestore(), "nothing of hers is left in the purged snapshot to drop");
         assertEquals(0, o.restoredOfForgotten());
         String printed = buf.toString(StandardCharsets.UTF_8);
         assertTrue(printed.contains("SEALED after"), printed);
@@ -52,27 +57,43 @@ class DemoTest {
         Path pem = dir.resolve("store-public-key.pem");
         assertEquals(0, cli("verify-receipt", receipt, pem));
         Path forged = tmp.resolve("forged.txt");
-        Files.writeString(forged, Files.readString(receipt).replace("\"records\":" + alice, "\"records\":0"));
+        Files.writeString(
+                forged, Files.readString(receipt).replace("\"records\":" + alice, "\"records\":0"));
         assertEquals(1, cli("verify-receipt", forged, pem));
         Path ledger = dir.resolve("keys/evidence/ledger.bin");
         assertEquals(0, cli("verify-ledger", ledger, pem, receipt));
-        // The same receipt against the ledger with its last entry cut off: the receipt's entry is gone.
+        // The same receipt against the ledger with its last entry cut off: the receipt's entry is
+        // gone.
         byte[] bytes = Files.readAllBytes(ledger);
         Path cut = tmp.resolve("cut-ledger.bin");
         Files.write(cut, java.util.Arrays.copyOf(bytes, lastEntryStart(bytes)));
         assertEquals(0, cli("verify-ledger", cut, pem), "the shorter chain verifies on its own");
         assertEquals(1, cli("verify-ledger", cut, pem, receipt), "but not with the receipt");
-        assertEquals(3, cli("verify-ledger", tmp.resolve("no-such-ledger.bin"), pem), "could not check: status 3");
+        assertEquals(
+                3,
+                cli("verify-ledger", tmp.resolve("no-such-ledger.bin"), pem),
+                "could not check: status 3");
         assertEquals(2, cli("verify-ledger", cut), "misuse: status 2");
 
         // Control for the scan: a planted plaintext copy of a note is found.
-        String note = Demo.loadCorpus().stream().filter(m -> m.subject().equals("alice")).findFirst().orElseThrow().text();
+        String note =
+                Demo.loadCorpus().stream()
+                        .filter(m -> m.subject().equals("alice"))
+                        .findFirst()
+                        .orElseThrow()
+                        .text();
         Files.writeString(dir.resolve("planted.txt"), note);
-        assertEquals(1, dev.nepenthe.core.internal.io.ForensicScan.filesContaining(java.util.List.of(dir),
-                java.util.List.of(note.getBytes(StandardCharsets.UTF_8))).size());
+        assertEquals(
+                1,
+                dev.nepenthe.core.internal.io.ForensicScan.filesContaining(
+                                java.util.List.of(dir),
+                                java.util.List.of(note.getBytes(StandardCharsets.UTF_8)))
+                        .size());
 
         // Running again on its own folder starts fresh and gives the same outcome.
-        Demo.Outcome again = new Demo(dir, embedder, "exact", new PrintStream(new ByteArrayOutputStream())).run();
+        Demo.Outcome again =
+                new Demo(dir, embedder, "exact", new PrintStream(new ByteArrayOutputStream()))
+                        .run();
         assertEquals(o.loaded(), again.loaded());
         assertEquals(alice, again.deleted());
         assertEquals(total - alice, again.restored());
@@ -81,13 +102,24 @@ class DemoTest {
         Path foreign = tmp.resolve("precious");
         Files.createDirectories(foreign);
         Files.writeString(foreign.resolve("thesis.txt"), "do not delete");
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                () -> new Demo(foreign, embedder, "exact", new PrintStream(new ByteArrayOutputStream())).run());
+        IllegalArgumentException e =
+                assertThrows(
+                        IllegalArgumentException.class,
+                        () ->
+                                new Demo(
+                                                foreign,
+                                                embedder,
+                                                "exact",
+                                                new PrintStream(new ByteArrayOutputStream()))
+                                        .run());
         assertTrue(e.getMessage().contains("was not made by the demo"), e.getMessage());
         assertTrue(Files.exists(foreign.resolve("thesis.txt")));
     }
 
-    /** Offset of the last entry of a ledger file (entries are framed by a 4-byte length and a 4-byte CRC). */
+    /**
+     * Offset of the last entry of a ledger file (entries are framed by a 4-byte length and a 4-byte
+     * CRC).
+     */
     private static int lastEntryStart(byte[] ledger) {
         java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(ledger);
         int headerLength = 4 + 2 + b.getShort(4) + 4;

@@ -26,9 +26,9 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * Every index kind behind a real store: records go in through the collection, searches are
- * compared with an exact collection over the same records, a subject is deleted, the store is
- * reopened (indexes rebuilt from the encrypted segments), and every integrity check is clean.
+ * Every index kind behind a real store: records go in through the collection, searches are compared
+ * with an exact collection over the same records, a subject is deleted, the store is reopened
+ * (indexes rebuilt from the encrypted segments), and every integrity check is clean.
  */
 class EveryIndexStoreTest {
 
@@ -36,25 +36,46 @@ class EveryIndexStoreTest {
         return List.of(
                 IndexSpec.exact(),
                 IndexSpec.of("hnsw", Map.of("M", "16", "efConstruction", "100", "efSearch", "64")),
-                // Trains at 2,000 vectors; retrains at once when a removal touches its training set.
-                IndexSpec.of("ivfpq", Map.of("nlist", "32", "m", "8", "trainSize", "2000", "nprobe", "8",
-                        "rerank", "100", "autoRetrain", "1")));
+                // Trains at 2,000 vectors; retrains at once when a removal touches its training
+                // set.
+                IndexSpec.of(
+                        "ivfpq",
+                        Map.of(
+                                "nlist",
+                                "32",
+                                "m",
+                                "8",
+                                "trainSize",
+                                "2000",
+                                "nprobe",
+                                "8",
+                                "rerank",
+                                "100",
+                                "autoRetrain",
+                                "1")));
     }
 
     @ParameterizedTest
     @MethodSource("kinds")
-    void searchesMatchTheExactIndexBeforeAndAfterDeletesAndReopen(IndexSpec kind, @TempDir Path tmp) throws Exception {
+    void searchesMatchTheExactIndexBeforeAndAfterDeletesAndReopen(IndexSpec kind, @TempDir Path tmp)
+            throws Exception {
         int dim = 32;
         float[][] data = Datasets.clustered(11, 4000, dim, 40, 0.3);
         float[][] queries = Datasets.clustered(12, 50, dim, 40, 0.3);
         StoreOptions opts = StoreOptions.defaults().withKeystore(tmp.resolve("keys"));
         try (Nepenthe store = Nepenthe.open(tmp.resolve("data"), opts)) {
-            VectorCollection c = store.createCollection(new CollectionSpec("c", dim, Metric.L2, kind));
-            VectorCollection oracle = store.createCollection(CollectionSpec.of("oracle", dim, Metric.L2));
+            VectorCollection c =
+                    store.createCollection(new CollectionSpec("c", dim, Metric.L2, kind));
+            VectorCollection oracle =
+                    store.createCollection(CollectionSpec.of("oracle", dim, Metric.L2));
             for (int start = 0; start < data.length; start += 500) {
                 List<VectorRecord> batch = new ArrayList<>();
                 for (int i = start; i < start + 500; i++) {
-                    batch.add(VectorRecord.builder("r" + i).subject("s" + (i % 20)).vector(data[i]).build());
+                    batch.add(
+                            VectorRecord.builder("r" + i)
+                                    .subject("s" + (i % 20))
+                                    .vector(data[i])
+                                    .build());
                 }
                 c.upsertAll(batch);
                 oracle.upsertAll(batch);
@@ -63,14 +84,17 @@ class EveryIndexStoreTest {
             assertEquals(200, c.deleteSubject(VectorRecord.DEFAULT_TENANT, "s3"));
             oracle.deleteSubject(VectorRecord.DEFAULT_TENANT, "s3");
             assertNoneOf(c, queries, "s3");
-            assertTrue(recall(c, oracle, queries) >= 0.9, kind + " recall after deleting a subject");
+            assertTrue(
+                    recall(c, oracle, queries) >= 0.9, kind + " recall after deleting a subject");
             assertClean(c);
         }
         try (Nepenthe store = Nepenthe.open(tmp.resolve("data"), opts)) {
             VectorCollection c = store.collection("c");
             assertEquals(3800, c.size());
             assertNoneOf(c, queries, "s3");
-            assertTrue(recall(c, store.collection("oracle"), queries) >= 0.9, kind + " recall after reopen");
+            assertTrue(
+                    recall(c, store.collection("oracle"), queries) >= 0.9,
+                    kind + " recall after reopen");
             assertClean(c);
         }
     }
@@ -94,7 +118,9 @@ class EveryIndexStoreTest {
     private static void assertNoneOf(VectorCollection c, float[][] queries, String subject) {
         for (float[] q : queries) {
             for (SearchHit h : c.search(SearchRequest.of(q, 50))) {
-                assertFalse(subject.equals(h.record().subject()), "a deleted subject's record was returned");
+                assertFalse(
+                        subject.equals(h.record().subject()),
+                        "a deleted subject's record was returned");
             }
         }
     }

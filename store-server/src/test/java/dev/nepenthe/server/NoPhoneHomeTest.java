@@ -17,14 +17,13 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
- * Opening a store (Chronicle Map inside) and loading and running the embedded model must not
- * open any network connection. Every java.net URL connection asks the default ProxySelector
- * where to go first, so a recording selector sees each attempt, even one that would fail on a
- * closed network.
+ * Opening a store (Chronicle Map inside) and loading and running the embedded model must not open
+ * any network connection. Every java.net URL connection asks the default ProxySelector where to go
+ * first, so a recording selector sees each attempt, even one that would fail on a closed network.
  *
- * <p>The probe runs in a child JVM started without the launcher's -D flags (only the module
- * flags Chronicle Map needs to work at all): the libraries load there for the first time while
- * the selector watches, as in an application that embeds Nepenthe as a plain library.
+ * <p>The probe runs in a child JVM started without the launcher's -D flags (only the module flags
+ * Chronicle Map needs to work at all): the libraries load there for the first time while the
+ * selector watches, as in an application that embeds Nepenthe as a plain library.
  */
 class NoPhoneHomeTest {
 
@@ -35,17 +34,25 @@ class NoPhoneHomeTest {
             ProxySelector.setDefault(recording(attempts));
             java.nio.file.Path dir = java.nio.file.Path.of(args[0]);
             float[] v = new MiniLmEmbedder().embed("a sentence that stays on this machine");
-            try (var store = dev.nepenthe.core.Nepenthe.open(dir.resolve("data"),
-                    dev.nepenthe.core.StoreOptions.defaults().withKeystore(dir.resolve("keys")))) {
-                var c = store.createCollection(dev.nepenthe.core.CollectionSpec.of("c", v.length,
-                        dev.nepenthe.core.Metric.COSINE));
-                c.upsert(dev.nepenthe.core.VectorRecord.builder("r").subject("s").vector(v).build());
+            try (var store =
+                    dev.nepenthe.core.Nepenthe.open(
+                            dir.resolve("data"),
+                            dev.nepenthe.core.StoreOptions.defaults()
+                                    .withKeystore(dir.resolve("keys")))) {
+                var c =
+                        store.createCollection(
+                                dev.nepenthe.core.CollectionSpec.of(
+                                        "c", v.length, dev.nepenthe.core.Metric.COSINE));
+                c.upsert(
+                        dev.nepenthe.core.VectorRecord.builder("r").subject("s").vector(v).build());
                 c.deleteSubject(dev.nepenthe.core.VectorRecord.DEFAULT_TENANT, "s");
             }
             System.out.println("dimension=" + v.length);
             System.out.println("attempts=" + attempts.size() + " " + attempts);
             System.out.println("djl.tracking.opt.out=" + System.getProperty("OPT_OUT_TRACKING"));
-            System.out.println("chronicle.analytics.disable=" + System.getProperty("chronicle.analytics.disable"));
+            System.out.println(
+                    "chronicle.analytics.disable="
+                            + System.getProperty("chronicle.analytics.disable"));
         }
     }
 
@@ -63,16 +70,24 @@ class NoPhoneHomeTest {
     }
 
     @Test
-    void storeAndEmbeddingModelMakeNoNetworkRequestWithoutTheFlags(@org.junit.jupiter.api.io.TempDir java.nio.file.Path tmp)
-            throws Exception {
+    void storeAndEmbeddingModelMakeNoNetworkRequestWithoutTheFlags(
+            @org.junit.jupiter.api.io.TempDir java.nio.file.Path tmp) throws Exception {
         String javaBin = ProcessHandle.current().info().command().orElseThrow();
         List<String> cmd = new ArrayList<>(List.of(javaBin));
-        for (String arg : java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments()) {
-            if (arg.startsWith("--add-") || arg.startsWith("--enable-native-access") || arg.startsWith("--sun-misc")) {
+        for (String arg :
+                java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments()) {
+            if (arg.startsWith("--add-")
+                    || arg.startsWith("--enable-native-access")
+                    || arg.startsWith("--sun-misc")) {
                 cmd.add(arg);
             }
         }
-        cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), Probe.class.getName(), tmp.toString()));
+        cmd.addAll(
+                List.of(
+                        "-cp",
+                        System.getProperty("java.class.path"),
+                        Probe.class.getName(),
+                        tmp.toString()));
         Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertTrue(p.waitFor(120, TimeUnit.SECONDS), "probe did not finish");

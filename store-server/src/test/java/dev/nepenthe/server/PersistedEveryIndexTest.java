@@ -32,10 +32,10 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * Persisted index generations for the graph and IVF kinds (store-core's PersistedIndexTest covers
- * the key handling on the exact index): a reopened store loads the index it closed with and
- * answers exactly as before, a crash image catches up with the writes after the generation, and
- * after a forget the next generation is loaded without the forgotten records and passes the
- * index's own integrity checker.
+ * the key handling on the exact index): a reopened store loads the index it closed with and answers
+ * exactly as before, a crash image catches up with the writes after the generation, and after a
+ * forget the next generation is loaded without the forgotten records and passes the index's own
+ * integrity checker.
  */
 class PersistedEveryIndexTest {
 
@@ -44,14 +44,47 @@ class PersistedEveryIndexTest {
     static List<IndexSpec> kinds() {
         return List.of(
                 IndexSpec.of("hnsw", Map.of("M", "12", "efConstruction", "80", "efSearch", "64")),
-                IndexSpec.of("hnsw", Map.of("M", "12", "efConstruction", "80", "efSearch", "64", "quantization", "int8")),
-                IndexSpec.of("hnsw", Map.of("M", "12", "efConstruction", "80", "efSearch", "64", "vectors", "offheap")),
-                IndexSpec.of("ivfpq", Map.of("nlist", "16", "m", "8", "trainSize", "1500", "nprobe", "8",
-                        "rerank", "100")));
+                IndexSpec.of(
+                        "hnsw",
+                        Map.of(
+                                "M",
+                                "12",
+                                "efConstruction",
+                                "80",
+                                "efSearch",
+                                "64",
+                                "quantization",
+                                "int8")),
+                IndexSpec.of(
+                        "hnsw",
+                        Map.of(
+                                "M",
+                                "12",
+                                "efConstruction",
+                                "80",
+                                "efSearch",
+                                "64",
+                                "vectors",
+                                "offheap")),
+                IndexSpec.of(
+                        "ivfpq",
+                        Map.of(
+                                "nlist",
+                                "16",
+                                "m",
+                                "8",
+                                "trainSize",
+                                "1500",
+                                "nprobe",
+                                "8",
+                                "rerank",
+                                "100")));
     }
 
     private static StoreOptions options(Path root) {
-        return StoreOptions.defaults().withKeystore(root.resolve("keys")).withProbePolicy(new ProbePolicy(0.9999, 0.5));
+        return StoreOptions.defaults()
+                .withKeystore(root.resolve("keys"))
+                .withProbePolicy(new ProbePolicy(0.9999, 0.5));
     }
 
     private static List<VectorRecord> records(float[][] data, int from, int to) {
@@ -80,11 +113,13 @@ class PersistedEveryIndexTest {
 
     @ParameterizedTest
     @MethodSource("kinds")
-    void aReopenedStoreLoadsItsIndexAndAnswersExactlyAsBefore(IndexSpec kind, @TempDir Path tmp) throws Exception {
+    void aReopenedStoreLoadsItsIndexAndAnswersExactlyAsBefore(IndexSpec kind, @TempDir Path tmp)
+            throws Exception {
         float[][] data = Datasets.clustered(31, 3200, DIM, 30, 0.3);
         List<String> before;
         try (Nepenthe store = Nepenthe.open(tmp.resolve("data"), options(tmp))) {
-            VectorCollection c = store.createCollection(new CollectionSpec("c", DIM, Metric.COSINE, kind));
+            VectorCollection c =
+                    store.createCollection(new CollectionSpec("c", DIM, Metric.COSINE, kind));
             c.upsertAll(records(data, 0, 3000));
             before = answers(c, data, 3000, 3050);
         }
@@ -93,17 +128,22 @@ class PersistedEveryIndexTest {
             OpenReport.IndexRecovery r = c.openReport().index();
             assertTrue(r.loaded(), kind + ": " + r);
             assertEquals(0, r.added() + r.removed(), r.toString());
-            assertEquals(before, answers(c, data, 3000, 3050), kind + ": the loaded index answers as the closed one");
+            assertEquals(
+                    before,
+                    answers(c, data, 3000, 3050),
+                    kind + ": the loaded index answers as the closed one");
             assertClean(c);
         }
     }
 
     @ParameterizedTest
     @MethodSource("kinds")
-    void aCrashImageLoadsTheGenerationAndAddsWhatCameAfter(IndexSpec kind, @TempDir Path tmp) throws Exception {
+    void aCrashImageLoadsTheGenerationAndAddsWhatCameAfter(IndexSpec kind, @TempDir Path tmp)
+            throws Exception {
         float[][] data = Datasets.clustered(33, 3200, DIM, 30, 0.3);
         try (Nepenthe store = Nepenthe.open(tmp.resolve("data"), options(tmp))) {
-            store.createCollection(new CollectionSpec("c", DIM, Metric.COSINE, kind)).upsertAll(records(data, 0, 3000));
+            store.createCollection(new CollectionSpec("c", DIM, Metric.COSINE, kind))
+                    .upsertAll(records(data, 0, 3000));
         }
         Path image = tmp.resolve("image");
         try (Nepenthe store = Nepenthe.open(tmp.resolve("data"), options(tmp))) {
@@ -122,27 +162,44 @@ class PersistedEveryIndexTest {
             // HnswConcurrencyTest.everyNodeInsertedInParallelIsFoundByItsOwnVector).
             List<Integer> missed = new ArrayList<>();
             for (int i = 3000; i < 3200; i++) {
-                if (!("r" + i).equals(c.search(SearchRequest.of(data[i], 1)).get(0).record().id())) {
+                if (!("r" + i)
+                        .equals(c.search(SearchRequest.of(data[i], 1)).get(0).record().id())) {
                     missed.add(i);
                 }
             }
-            assertEquals(List.of(), missed, kind + ": records the catch-up added that a search for their own vector missed");
+            assertEquals(
+                    List.of(),
+                    missed,
+                    kind
+                            + ": records the catch-up added that a search for their own vector"
+                            + " missed");
             assertClean(c);
         }
     }
 
     @ParameterizedTest
     @MethodSource("kinds")
-    void afterAForgetTheNextGenerationHoldsNoneOfTheSubject(IndexSpec kind, @TempDir Path tmp) throws Exception {
+    void afterAForgetTheNextGenerationHoldsNoneOfTheSubject(IndexSpec kind, @TempDir Path tmp)
+            throws Exception {
         float[][] data = Datasets.clustered(35, 3000, DIM, 30, 0.3);
         try (Nepenthe store = Nepenthe.open(tmp.resolve("data"), options(tmp))) {
-            store.createCollection(new CollectionSpec("c", DIM, Metric.COSINE, kind)).upsertAll(records(data, 0, 3000));
+            store.createCollection(new CollectionSpec("c", DIM, Metric.COSINE, kind))
+                    .upsertAll(records(data, 0, 3000));
         }
         try (Nepenthe store = Nepenthe.open(tmp.resolve("data"), options(tmp))) {
             VectorCollection c = store.collection("c");
             assertTrue(c.openReport().index().loaded());
-            ForgetOperation op = store.awaitOperation(store.forget(new ForgetRequest(VectorRecord.DEFAULT_TENANT,
-                    ForgetScope.subject("s3"), "req-1", "gdpr-art17", 0.9999)).id(), Duration.ofSeconds(120));
+            ForgetOperation op =
+                    store.awaitOperation(
+                            store.forget(
+                                            new ForgetRequest(
+                                                    VectorRecord.DEFAULT_TENANT,
+                                                    ForgetScope.subject("s3"),
+                                                    "req-1",
+                                                    "gdpr-art17",
+                                                    0.9999))
+                                    .id(),
+                            Duration.ofSeconds(120));
             assertEquals(OperationState.SEALED, op.state(), op.note() + " " + op.suspects());
             assertEquals(150, op.totalForgotten());
         }
@@ -153,7 +210,9 @@ class PersistedEveryIndexTest {
             assertEquals(2850, c.size());
             for (int i = 3; i < 3000; i += 20) {
                 for (SearchHit h : c.search(SearchRequest.of(data[i], 10))) {
-                    assertTrue(!"s3".equals(h.record().subject()), kind + ": a forgotten record came back from the file");
+                    assertTrue(
+                            !"s3".equals(h.record().subject()),
+                            kind + ": a forgotten record came back from the file");
                 }
             }
             assertClean(c);

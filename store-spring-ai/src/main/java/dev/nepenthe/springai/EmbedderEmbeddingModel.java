@@ -12,8 +12,8 @@ import org.springframework.ai.embedding.EmbeddingResponse;
 
 /**
  * A Nepenthe {@link Embedder} (such as store-embed's bundled all-MiniLM-L6-v2) as Spring AI's
- * {@link EmbeddingModel}, so the model a collection embeds with can also serve Spring AI's
- * other stores and clients. Request options are ignored: the embedder has none.
+ * {@link EmbeddingModel}, so the model a collection embeds with can also serve Spring AI's other
+ * stores and clients. Request options are ignored: the embedder has none.
  */
 public final class EmbedderEmbeddingModel implements EmbeddingModel {
 
@@ -40,8 +40,13 @@ public final class EmbedderEmbeddingModel implements EmbeddingModel {
         List<String> texts = request.getInstructions();
         List<float[]> vectors = embedder.embedAll(texts);
         if (vectors.size() != texts.size()) {
-            throw new IllegalStateException("embedder '" + embedder.name() + "': expected " + texts.size()
-                    + " vectors, got " + vectors.size());
+            throw new IllegalStateException(
+                    "embedder '"
+                            + embedder.name()
+                            + "': expected "
+                            + texts.size()
+                            + " vectors, got "
+                            + vectors.size());
         }
         List<Embedding> out = new ArrayList<>(vectors.size());
         for (int i = 0; i < vectors.size(); i++) {

@@ -23,19 +23,19 @@ import org.springframework.ai.vectorstore.VectorStore;
 import org.springframework.ai.vectorstore.filter.Filter;
 
 /**
- * Spring AI's {@link VectorStore} over one collection of an embedded {@link Nepenthe} store, in
- * one tenant. Safe for concurrent use, as the collection is.
+ * Spring AI's {@link VectorStore} over one collection of an embedded {@link Nepenthe} store, in one
+ * tenant. Safe for concurrent use, as the collection is.
  *
- * <p>A document becomes one record: its id, its text, its metadata, and a vector from the
- * builder's {@link EmbeddingModel} or, without one, from the collection's own embedder (the
- * collection is then created {@code withEmbedder(...)} and the store opened with that embedder).
- * The metadata value under the subject key ({@code "subject"} unless the builder names another)
- * also becomes the record's subject and stays in the metadata.
+ * <p>A document becomes one record: its id, its text, its metadata, and a vector from the builder's
+ * {@link EmbeddingModel} or, without one, from the collection's own embedder (the collection is
+ * then created {@code withEmbedder(...)} and the store opened with that embedder). The metadata
+ * value under the subject key ({@code "subject"} unless the builder names another) also becomes the
+ * record's subject and stays in the metadata.
  *
- * <p>{@code delete(ids)} and {@code delete(filter)} are plain deletes: gone from the index and
- * the files when they return, but nothing is verified, no receipt is issued and the subjects'
- * keys stay. {@link #forgetSubject}, {@link #forgetMatching} and {@link #forget} run the forget
- * protocol and return the operation with its signed receipt.
+ * <p>{@code delete(ids)} and {@code delete(filter)} are plain deletes: gone from the index and the
+ * files when they return, but nothing is verified, no receipt is issued and the subjects' keys
+ * stay. {@link #forgetSubject}, {@link #forgetMatching} and {@link #forget} run the forget protocol
+ * and return the operation with its signed receipt.
  *
  * <p>Scores are {@code (cosine + 1) / 2}, in [0, 1], so Spring AI's "accept all" threshold of 0
  * accepts every document; the collection must use {@link Metric#COSINE}.
@@ -60,13 +60,13 @@ public final class NepentheVectorStore implements VectorStore {
     }
 
     /**
-     * Starts a vector store over {@code collection}, which must belong to {@code store} and use
-     * the cosine metric.
+     * Starts a vector store over {@code collection}, which must belong to {@code store} and use the
+     * cosine metric.
      *
      * @param store the open store the collection belongs to (forgets run through it)
      * @param collection the collection documents go to
-     * @return a builder, in the default tenant, subject key {@value #DEFAULT_SUBJECT_KEY}, embedding
-     *     with the collection's own embedder
+     * @return a builder, in the default tenant, subject key {@value #DEFAULT_SUBJECT_KEY},
+     *     embedding with the collection's own embedder
      * @throws NullPointerException if either is null
      */
     public static Builder builder(Nepenthe store, VectorCollection collection) {
@@ -92,13 +92,13 @@ public final class NepentheVectorStore implements VectorStore {
     }
 
     /**
-     * Stores the documents as one batch (every record is checked first; a batch with one bad
-     * record stores none of it). A document whose id exists in the tenant is replaced.
+     * Stores the documents as one batch (every record is checked first; a batch with one bad record
+     * stores none of it). A document whose id exists in the tenant is replaced.
      *
      * @param documents text documents; metadata values String, Boolean, or numbers (integral ones
      *     are kept as Long, the others as Double)
-     * @throws IllegalArgumentException if a document has no text, a metadata value of another
-     *     type, or a subject value that is not a String or integral number
+     * @throws IllegalArgumentException if a document has no text, a metadata value of another type,
+     *     or a subject value that is not a String or integral number
      */
     @Override
     public void add(List<Document> documents) {
@@ -110,7 +110,8 @@ public final class NepentheVectorStore implements VectorStore {
         for (int i = 0; i < documents.size(); i++) {
             Document d = Objects.requireNonNull(documents.get(i), "document " + i);
             if (!d.isText() || d.getText() == null) {
-                throw new IllegalArgumentException("document " + i + ": expected a text document, got one without text");
+                throw new IllegalArgumentException(
+                        "document " + i + ": expected a text document, got one without text");
             }
             texts.add(d.getText());
         }
@@ -118,8 +119,12 @@ public final class NepentheVectorStore implements VectorStore {
         List<VectorRecord> batch = new ArrayList<>(documents.size());
         for (int i = 0; i < documents.size(); i++) {
             Document d = documents.get(i);
-            VectorRecord.Builder r = VectorRecord.builder(d.getId()).tenant(tenant).text(texts.get(i))
-                    .metadata(storedMetadata(d.getMetadata(), i)).subject(subjectOf(d.getMetadata(), i));
+            VectorRecord.Builder r =
+                    VectorRecord.builder(d.getId())
+                            .tenant(tenant)
+                            .text(texts.get(i))
+                            .metadata(storedMetadata(d.getMetadata(), i))
+                            .subject(subjectOf(d.getMetadata(), i));
             if (vectors != null) {
                 r.vector(vectors.get(i));
             }
@@ -130,18 +135,31 @@ public final class NepentheVectorStore implements VectorStore {
 
     private static Map<String, Object> storedMetadata(Map<String, Object> metadata, int position) {
         Map<String, Object> out = new LinkedHashMap<>();
-        metadata.forEach((k, v) -> out.put(k, switch (v) {
-            case String s -> s;
-            case Boolean b -> b;
-            case Integer n -> n.longValue();
-            case Long n -> n;
-            case Short n -> n.longValue();
-            case Byte n -> n.longValue();
-            case Double n -> n;
-            case Float n -> n.doubleValue();
-            case null, default -> throw new IllegalArgumentException("document " + position + ": metadata '" + k
-                    + "' expected a String, Boolean or number, got " + (v == null ? "null" : v.getClass().getName()));
-        }));
+        metadata.forEach(
+                (k, v) ->
+                        out.put(
+                                k,
+                                switch (v) {
+                                    case String s -> s;
+                                    case Boolean b -> b;
+                                    case Integer n -> n.longValue();
+                                    case Long n -> n;
+                                    case Short n -> n.longValue();
+                                    case Byte n -> n.longValue();
+                                    case Double n -> n;
+                                    case Float n -> n.doubleValue();
+                                    case null, default ->
+                                            throw new IllegalArgumentException(
+                                                    "document "
+                                                            + position
+                                                            + ": metadata '"
+                                                            + k
+                                                            + "' expected a String, Boolean or"
+                                                            + " number, got "
+                                                            + (v == null
+                                                                    ? "null"
+                                                                    : v.getClass().getName()));
+                                }));
         return out;
     }
 
@@ -152,8 +170,15 @@ public final class NepentheVectorStore implements VectorStore {
             case String s -> s;
             case Integer n -> n.toString();
             case Long n -> n.toString();
-            default -> throw new IllegalArgumentException("document " + position + ": metadata '" + subjectKey
-                    + "' names the record's subject: expected a String or integral number, got " + v.getClass().getName());
+            default ->
+                    throw new IllegalArgumentException(
+                            "document "
+                                    + position
+                                    + ": metadata '"
+                                    + subjectKey
+                                    + "' names the record's subject: expected a String or integral"
+                                    + " number, got "
+                                    + v.getClass().getName());
         };
     }
 
@@ -194,9 +219,9 @@ public final class NepentheVectorStore implements VectorStore {
     }
 
     /**
-     * The documents nearest the query's embedding, best first: at most {@code topK}, none
-     * scoring below the similarity threshold, only those the filter accepts (the filter narrows
-     * the candidates the index sees).
+     * The documents nearest the query's embedding, best first: at most {@code topK}, none scoring
+     * below the similarity threshold, only those the filter accepts (the filter narrows the
+     * candidates the index sees).
      *
      * @param request the query text, topK, threshold and optional filter
      * @return documents with their id, text, metadata and score
@@ -205,9 +230,11 @@ public final class NepentheVectorStore implements VectorStore {
     public List<Document> similaritySearch(SearchRequest request) {
         Objects.requireNonNull(request, "request");
         String query = request.getQuery();
-        dev.nepenthe.core.SearchRequest q = embeddingModel == null
-                ? dev.nepenthe.core.SearchRequest.semantic(query, request.getTopK())
-                : dev.nepenthe.core.SearchRequest.of(embeddingModel.embed(query), request.getTopK());
+        dev.nepenthe.core.SearchRequest q =
+                embeddingModel == null
+                        ? dev.nepenthe.core.SearchRequest.semantic(query, request.getTopK())
+                        : dev.nepenthe.core.SearchRequest.of(
+                                embeddingModel.embed(query), request.getTopK());
         q = q.tenant(tenant);
         if (request.hasFilterExpression()) {
             q = q.filter(ExpressionTranslator.toStore(request.getFilterExpression()));
@@ -219,8 +246,13 @@ public final class NepentheVectorStore implements VectorStore {
                 break; // hits come best first
             }
             VectorRecord r = hit.record();
-            out.add(Document.builder().id(r.id()).text(r.text()).metadata(new LinkedHashMap<>(r.metadata()))
-                    .score(score).build());
+            out.add(
+                    Document.builder()
+                            .id(r.id())
+                            .text(r.text())
+                            .metadata(new LinkedHashMap<>(r.metadata()))
+                            .score(score)
+                            .build());
         }
         return out;
     }
@@ -234,13 +266,18 @@ public final class NepentheVectorStore implements VectorStore {
      * @param idempotencyKey the caller's request id: the same key returns the same operation
      * @param reasonCode why, as a code ("gdpr-art17")
      * @param timeout how long to wait for the operation to settle
-     * @return the operation: SEALED with its receipt, or NEEDS_REVIEW or COMPLETED_WITH_EXCEPTION without one
+     * @return the operation: SEALED with its receipt, or NEEDS_REVIEW or COMPLETED_WITH_EXCEPTION
+     *     without one
      * @throws IllegalStateException if it has not settled within the timeout
      * @throws InterruptedException if the waiting thread is interrupted
      */
-    public ForgetOperation forgetSubject(String subject, String idempotencyKey, String reasonCode, Duration timeout)
+    public ForgetOperation forgetSubject(
+            String subject, String idempotencyKey, String reasonCode, Duration timeout)
             throws InterruptedException {
-        return forget(new ForgetRequest(tenant, ForgetScope.subject(subject), idempotencyKey, reasonCode, null), timeout);
+        return forget(
+                new ForgetRequest(
+                        tenant, ForgetScope.subject(subject), idempotencyKey, reasonCode, null),
+                timeout);
     }
 
     /**
@@ -255,8 +292,12 @@ public final class NepentheVectorStore implements VectorStore {
      * @throws IllegalStateException if it has not settled within the timeout
      * @throws InterruptedException if the waiting thread is interrupted
      */
-    public ForgetOperation forgetMatching(Filter.Expression filterExpression, String idempotencyKey, String reasonCode,
-            Duration timeout) throws InterruptedException {
+    public ForgetOperation forgetMatching(
+            Filter.Expression filterExpression,
+            String idempotencyKey,
+            String reasonCode,
+            Duration timeout)
+            throws InterruptedException {
         Objects.requireNonNull(filterExpression, "filter expression");
         ForgetScope scope = ForgetScope.metadata(ExpressionTranslator.toStore(filterExpression));
         return forget(new ForgetRequest(tenant, scope, idempotencyKey, reasonCode, null), timeout);
@@ -272,12 +313,17 @@ public final class NepentheVectorStore implements VectorStore {
      * @throws IllegalStateException if it has not settled within the timeout
      * @throws InterruptedException if the waiting thread is interrupted
      */
-    public ForgetOperation forget(ForgetRequest request, Duration timeout) throws InterruptedException {
+    public ForgetOperation forget(ForgetRequest request, Duration timeout)
+            throws InterruptedException {
         Objects.requireNonNull(request, "forget request");
         Objects.requireNonNull(timeout, "timeout");
         if (!request.tenant().equals(tenant)) {
-            throw new IllegalArgumentException("forget: expected a request in this vector store's tenant '" + tenant
-                    + "', got one in tenant '" + request.tenant() + "'");
+            throw new IllegalArgumentException(
+                    "forget: expected a request in this vector store's tenant '"
+                            + tenant
+                            + "', got one in tenant '"
+                            + request.tenant()
+                            + "'");
         }
         return store.awaitOperation(store.forget(request).id(), timeout);
     }
@@ -310,8 +356,9 @@ public final class NepentheVectorStore implements VectorStore {
          */
         public Builder tenant(String tenant) {
             if (tenant == null || tenant.isBlank()) {
-                throw new IllegalArgumentException("tenant: expected a non-blank tenant, got "
-                        + (tenant == null ? "null" : "a blank one"));
+                throw new IllegalArgumentException(
+                        "tenant: expected a non-blank tenant, got "
+                                + (tenant == null ? "null" : "a blank one"));
             }
             this.tenant = tenant;
             return this;
@@ -326,8 +373,9 @@ public final class NepentheVectorStore implements VectorStore {
          */
         public Builder subjectKey(String key) {
             if (key == null || key.isBlank()) {
-                throw new IllegalArgumentException("subject key: expected a non-blank metadata key, got "
-                        + (key == null ? "null" : "a blank one"));
+                throw new IllegalArgumentException(
+                        "subject key: expected a non-blank metadata key, got "
+                                + (key == null ? "null" : "a blank one"));
             }
             this.subjectKey = key;
             return this;
@@ -348,13 +396,17 @@ public final class NepentheVectorStore implements VectorStore {
          * Builds the vector store.
          *
          * @return the vector store
-         * @throws IllegalArgumentException if the collection does not use the cosine metric, is
-         *     not this store's, or has no embedder and no model was given
+         * @throws IllegalArgumentException if the collection does not use the cosine metric, is not
+         *     this store's, or has no embedder and no model was given
          */
         public NepentheVectorStore build() {
             if (collection.spec().metric() != Metric.COSINE) {
-                throw new IllegalArgumentException("collection '" + collection.name() + "': expected the COSINE metric"
-                        + " (scores are cosine relevance), got " + collection.spec().metric());
+                throw new IllegalArgumentException(
+                        "collection '"
+                                + collection.name()
+                                + "': expected the COSINE metric"
+                                + " (scores are cosine relevance), got "
+                                + collection.spec().metric());
             }
             VectorCollection own;
             try {
@@ -363,13 +415,19 @@ public final class NepentheVectorStore implements VectorStore {
                 own = null;
             }
             if (own != collection) {
-                throw new IllegalArgumentException("collection '" + collection.name() + "': expected a collection of the"
-                        + " store given (forgets run through it), got one it does not hold");
+                throw new IllegalArgumentException(
+                        "collection '"
+                                + collection.name()
+                                + "': expected a collection of the store given (forgets run through"
+                                + " it), got one it does not hold");
             }
             if (embeddingModel == null && collection.spec().embedder() == null) {
-                throw new IllegalArgumentException("collection '" + collection.name() + "': expected an embedding model"
-                        + " (Builder.embeddingModel) or a collection with an embedder of its own"
-                        + " (CollectionSpec.withEmbedder), got neither");
+                throw new IllegalArgumentException(
+                        "collection '"
+                                + collection.name()
+                                + "': expected an embedding model (Builder.embeddingModel) or a"
+                                + " collection with an embedder of its own"
+                                + " (CollectionSpec.withEmbedder), got neither");
             }
             return new NepentheVectorStore(this);
         }

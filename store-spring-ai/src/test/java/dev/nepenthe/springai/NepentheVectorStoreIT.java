@@ -17,22 +17,25 @@ import org.springframework.ai.vectorstore.VectorStore;
 
 /**
  * Spring AI's published suite for vector stores (spring-ai-test 2.0.1's BaseVectorStoreTests:
- * delete by ids, by a filter expression object and by its text form), run unchanged against
- * {@link NepentheVectorStore}, embedding with the collection's own embedder (the bundled
+ * delete by ids, by a filter expression object and by its text form), run unchanged against {@link
+ * NepentheVectorStore}, embedding with the collection's own embedder (the bundled
  * all-MiniLM-L6-v2).
  */
 class NepentheVectorStoreIT extends BaseVectorStoreTests {
 
-    @TempDir
-    static Path folder;
+    @TempDir static Path folder;
 
     private static Nepenthe nepenthe;
     private static final AtomicInteger COLLECTIONS = new AtomicInteger();
 
     @BeforeAll
     static void open() throws IOException {
-        nepenthe = Nepenthe.open(folder.resolve("data"),
-                StoreOptions.defaults().withKeystore(folder.resolve("keys")).withEmbedder(new MiniLmEmbedder()));
+        nepenthe =
+                Nepenthe.open(
+                        folder.resolve("data"),
+                        StoreOptions.defaults()
+                                .withKeystore(folder.resolve("keys"))
+                                .withEmbedder(new MiniLmEmbedder()));
     }
 
     @AfterAll
@@ -43,8 +46,15 @@ class NepentheVectorStoreIT extends BaseVectorStoreTests {
     /** Each test gets a new, empty collection of the same store. */
     @Override
     protected void executeTest(Consumer<VectorStore> testFunction) {
-        testFunction.accept(NepentheVectorStore.builder(nepenthe, nepenthe.createCollection(
-                CollectionSpec.of("docs-" + COLLECTIONS.incrementAndGet(), MiniLmEmbedder.DIMENSION, Metric.COSINE)
-                        .withEmbedder(MiniLmEmbedder.NAME))).build());
+        testFunction.accept(
+                NepentheVectorStore.builder(
+                                nepenthe,
+                                nepenthe.createCollection(
+                                        CollectionSpec.of(
+                                                        "docs-" + COLLECTIONS.incrementAndGet(),
+                                                        MiniLmEmbedder.DIMENSION,
+                                                        Metric.COSINE)
+                                                .withEmbedder(MiniLmEmbedder.NAME)))
+                        .build());
     }
 }

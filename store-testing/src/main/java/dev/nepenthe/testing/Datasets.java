@@ -3,9 +3,9 @@ package dev.nepenthe.testing;
 import java.util.SplittableRandom;
 
 /**
- * Seeded synthetic data for tests: the same seed gives the same vectors on every machine.
- * Clustered data (Gaussian blobs around random centres) is what ANN indexes find hard and
- * realistic; uniform data is the easy, boring case.
+ * Seeded synthetic data for tests: the same seed gives the same vectors on every machine. Clustered
+ * data (Gaussian blobs around random centres) is what ANN indexes find hard and realistic; uniform
+ * data is the easy, boring case.
  */
 public final class Datasets {
     private Datasets() {}
@@ -13,8 +13,8 @@ public final class Datasets {
     /**
      * {@code n} vectors of dimension {@code dim} drawn around {@code clusters} centres.
      *
-     * @param spread standard deviation of each point around its centre, relative to the
-     *     centres' own spread (0.3 gives overlapping but distinct blobs)
+     * @param spread standard deviation of each point around its centre, relative to the centres'
+     *     own spread (0.3 gives overlapping but distinct blobs)
      */
     public static float[][] clustered(long seed, int n, int dim, int clusters, double spread) {
         SplittableRandom rnd = new SplittableRandom(seed);
@@ -36,19 +36,19 @@ public final class Datasets {
 
     /**
      * {@code n} vectors of dimension {@code dim} with the low intrinsic dimension of real
-     * embeddings: each lies near a {@code rank}-dimensional plane through one of
-     * {@code clusters} random centres (its own random plane per cluster), plus a little noise
-     * in every dimension. Isotropic blobs ({@link #clustered}) in hundreds of dimensions make
-     * every point of a blob nearly as close as any other, so no graph finds its true
-     * neighbours (recall@10 0.05 at 1M, 384 dimensions); real embeddings are not like that.
-     * Draw queries as further rows of the same call (same seed, larger {@code n}): rows do not
-     * depend on how many follow them.
+     * embeddings: each lies near a {@code rank}-dimensional plane through one of {@code clusters}
+     * random centres (its own random plane per cluster), plus a little noise in every dimension.
+     * Isotropic blobs ({@link #clustered}) in hundreds of dimensions make every point of a blob
+     * nearly as close as any other, so no graph finds its true neighbours (recall@10 0.05 at 1M,
+     * 384 dimensions); real embeddings are not like that. Draw queries as further rows of the same
+     * call (same seed, larger {@code n}): rows do not depend on how many follow them.
      *
      * @param rank the planes' dimension, 1 to {@code dim}
-     * @param spread standard deviation along each plane direction, relative to the centres'
-     *     spread; the noise off the plane is a tenth of it
+     * @param spread standard deviation along each plane direction, relative to the centres' spread;
+     *     the noise off the plane is a tenth of it
      */
-    public static float[][] lowRank(long seed, int n, int dim, int clusters, int rank, double spread) {
+    public static float[][] lowRank(
+            long seed, int n, int dim, int clusters, int rank, double spread) {
         if (rank < 1 || rank > dim) {
             throw new IllegalArgumentException("rank: expected 1 to " + dim + ", got " + rank);
         }
@@ -99,8 +99,8 @@ public final class Datasets {
     }
 
     /**
-     * One vector of standard normal components from {@code new Random(seed)}: what many store
-     * tests use as a record's vector, distinct seeds giving directions far apart in a few dimensions.
+     * One vector of standard normal components from {@code new Random(seed)}: what many store tests
+     * use as a record's vector, distinct seeds giving directions far apart in a few dimensions.
      */
     public static float[] gaussian(long seed, int dim) {
         java.util.Random r = new java.util.Random(seed);

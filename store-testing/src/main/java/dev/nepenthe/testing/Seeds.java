@@ -3,9 +3,9 @@ package dev.nepenthe.testing;
 import java.security.SecureRandom;
 
 /**
- * Seeds for randomized tests: a fresh one each run, so the suite explores new cases every
- * time, printed so any failure can be replayed with {@code -Dnepenthe.seed=N} (which pins
- * every randomized test of that run to N).
+ * Seeds for randomized tests: a fresh one each run, so the suite explores new cases every time,
+ * printed so any failure can be replayed with {@code -Dnepenthe.seed=N} (which pins every
+ * randomized test of that run to N).
  */
 public final class Seeds {
 
@@ -17,8 +17,12 @@ public final class Seeds {
     /** A fresh seed (or the pinned one), printed with the test's name and the replay flag. */
     public static long draw(String test) {
         String pinned = System.getProperty(PROPERTY);
-        long seed = pinned != null && !pinned.isBlank() ? Long.decode(pinned.trim()) : new SecureRandom().nextLong();
-        System.out.println("[seed] " + test + ": " + seed + " (replay with -D" + PROPERTY + "=" + seed + ")");
+        long seed =
+                pinned != null && !pinned.isBlank()
+                        ? Long.decode(pinned.trim())
+                        : new SecureRandom().nextLong();
+        System.out.println(
+                "[seed] " + test + ": " + seed + " (replay with -D" + PROPERTY + "=" + seed + ")");
         return seed;
     }
 

@@ -7,12 +7,17 @@ import java.nio.file.StandardCopyOption;
 import java.util.Comparator;
 import java.util.stream.Stream;
 
-/** Folder copies and removals for the crash tests (a copy of a store's folders is a crash image). */
+/**
+ * Folder copies and removals for the crash tests (a copy of a store's folders is a crash image).
+ */
 public final class TestFiles {
 
     private TestFiles() {}
 
-    /** Copies {@code from} into {@code to}, except a store's {@code store.lock} (a live process holds it). */
+    /**
+     * Copies {@code from} into {@code to}, except a store's {@code store.lock} (a live process
+     * holds it).
+     */
     public static void copyTree(Path from, Path to) throws IOException {
         try (Stream<Path> files = Files.walk(from)) {
             for (Path f : files.toList()) {

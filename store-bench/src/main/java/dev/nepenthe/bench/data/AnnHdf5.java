@@ -12,15 +12,19 @@ import java.nio.file.Path;
 
 /**
  * The HDF5 files of ann-benchmarks (glove-100-angular, sift-128-euclidean, gist-960-euclidean and
- * the rest): datasets {@code train} (the base vectors), {@code test} (the queries) and
- * {@code neighbors} (each query's exact nearest, as row numbers of {@code train}), and the file
- * attribute {@code distance} ({@code euclidean}, {@code angular} or {@code dot}). Read with jhdf, a
- * pure-Java HDF5 reader; only the first rows a run asks for are read.
+ * the rest): datasets {@code train} (the base vectors), {@code test} (the queries) and {@code
+ * neighbors} (each query's exact nearest, as row numbers of {@code train}), and the file attribute
+ * {@code distance} ({@code euclidean}, {@code angular} or {@code dot}). Read with jhdf, a pure-Java
+ * HDF5 reader; only the first rows a run asks for are read.
  */
 public final class AnnHdf5 {
 
-    /** What a run reads: the first {@code n} base vectors, the first queries, their answers over the whole train set. */
-    public record AnnSet(float[][] train, float[][] test, int[][] neighbors, int trainRows, Metric metric) {}
+    /**
+     * What a run reads: the first {@code n} base vectors, the first queries, their answers over the
+     * whole train set.
+     */
+    public record AnnSet(
+            float[][] train, float[][] test, int[][] neighbors, int trainRows, Metric metric) {}
 
     private AnnHdf5() {}
 
@@ -40,8 +44,12 @@ public final class AnnHdf5 {
             Dataset train = dataset(file, hdf, "train");
             Dataset test = dataset(file, hdf, "test");
             Dataset neighbors = dataset(file, hdf, "neighbors");
-            return new AnnSet(floats(file, train, n), floats(file, test, queries), ints(file, neighbors, queries),
-                    train.getDimensions()[0], metric);
+            return new AnnSet(
+                    floats(file, train, n),
+                    floats(file, test, queries),
+                    ints(file, neighbors, queries),
+                    train.getDimensions()[0],
+                    metric);
         } catch (RuntimeException e) {
             // jhdf reports a file that is not HDF5, or a damaged one, with unchecked exceptions.
             throw new IOException(file + ": not a readable HDF5 file (" + e.getMessage() + ")", e);
@@ -50,25 +58,42 @@ public final class AnnHdf5 {
 
     private static Metric metric(Path file, Attribute distance) throws IOException {
         if (distance == null) {
-            throw new IOException(file + ": expected a 'distance' attribute (euclidean, angular or dot), found none");
+            throw new IOException(
+                    file
+                            + ": expected a 'distance' attribute (euclidean, angular or dot), found"
+                            + " none");
         }
         String d = String.valueOf(distance.getData());
         return switch (d) {
             case "euclidean" -> Metric.L2;
             case "angular", "cosine" -> Metric.COSINE;
             case "dot", "ip" -> Metric.DOT;
-            default -> throw new IOException(file + ": expected distance euclidean, angular or dot, got '" + d + "'");
+            default ->
+                    throw new IOException(
+                            file
+                                    + ": expected distance euclidean, angular or dot, got '"
+                                    + d
+                                    + "'");
         };
     }
 
     private static Dataset dataset(Path file, HdfFile hdf, String name) throws IOException {
         Node node = hdf.getChildren().get(name);
         if (!(node instanceof Dataset d)) {
-            throw new IOException(file + ": expected a dataset '" + name + "', found " + (node == null ? "none" : node.getType()));
+            throw new IOException(
+                    file
+                            + ": expected a dataset '"
+                            + name
+                            + "', found "
+                            + (node == null ? "none" : node.getType()));
         }
         if (d.getDimensions().length != 2) {
-            throw new IOException(file + ": expected '" + name + "' to be rows by columns, got dimensions "
-                    + java.util.Arrays.toString(d.getDimensions()));
+            throw new IOException(
+                    file
+                            + ": expected '"
+                            + name
+                            + "' to be rows by columns, got dimensions "
+                            + java.util.Arrays.toString(d.getDimensions()));
         }
         return d;
     }
@@ -89,7 +114,8 @@ public final class AnnHdf5 {
             }
             return out;
         }
-        throw new IOException(file + ": expected '" + d.getName() + "' to hold floats, got " + d.getJavaType());
+        throw new IOException(
+                file + ": expected '" + d.getName() + "' to hold floats, got " + d.getJavaType());
     }
 
     private static int[][] ints(Path file, Dataset d, int rows) throws IOException {
@@ -104,13 +130,21 @@ public final class AnnHdf5 {
             }
             return out;
         }
-        throw new IOException(file + ": expected '" + d.getName() + "' to hold integers, got " + d.getJavaType());
+        throw new IOException(
+                file + ": expected '" + d.getName() + "' to hold integers, got " + d.getJavaType());
     }
 
     private static Object firstRows(Path file, Dataset d, int rows) throws IOException {
         int[] dims = d.getDimensions();
         if (rows > dims[0]) {
-            throw new IOException(file + ": asked for " + rows + " rows of '" + d.getName() + "', it holds " + dims[0]);
+            throw new IOException(
+                    file
+                            + ": asked for "
+                            + rows
+                            + " rows of '"
+                            + d.getName()
+                            + "', it holds "
+                            + dims[0]);
         }
         if (rows == dims[0] || !(d instanceof DatasetBase slicing)) {
             Object all = d.getData();

@@ -27,16 +27,16 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 
 /**
- * Real sentence embeddings for the benchmarks: the short definitions of Debian's
- * {@code dict-gcide} ({@link GcideDefinitions}) embedded once with all-MiniLM-L6-v2
- * ({@link MiniLmEmbedder}, 384 dimensions, unit length) and cached outside the repository.
+ * Real sentence embeddings for the benchmarks: the short definitions of Debian's {@code dict-gcide}
+ * ({@link GcideDefinitions}) embedded once with all-MiniLM-L6-v2 ({@link MiniLmEmbedder}, 384
+ * dimensions, unit length) and cached outside the repository.
  *
- * <p>The cache file holds vectors only, never the texts: a little-endian header (magic
- * {@code NPDSVEC1}, format version, count, dimension, the parsing rules' version, the shuffle
- * seed, and the SHA-256 of the source {@code .dict.dz}), then count x dimension float32. The
- * rows are in a seeded random order of the parsed definitions, so any prefix is a random
- * sample and the benchmarks take their held-out queries from the end. While embedding, rows
- * are appended to a {@code .partial} file, so an interrupted run resumes where it stopped.
+ * <p>The cache file holds vectors only, never the texts: a little-endian header (magic {@code
+ * NPDSVEC1}, format version, count, dimension, the parsing rules' version, the shuffle seed, and
+ * the SHA-256 of the source {@code .dict.dz}), then count x dimension float32. The rows are in a
+ * seeded random order of the parsed definitions, so any prefix is a random sample and the
+ * benchmarks take their held-out queries from the end. While embedding, rows are appended to a
+ * {@code .partial} file, so an interrupted run resumes where it stopped.
  *
  * <p>Run as {@code ./nepenthe bench dataset-gcide [limit=N] [threads=2] [batch=64]}.
  */
@@ -49,11 +49,17 @@ public final class GcideDataset {
 
     private GcideDataset() {}
 
-    /** Where the cached vectors live: {@code $NEPENTHE_DATASETS} or {@code ~/.cache/nepenthe/datasets}. */
+    /**
+     * Where the cached vectors live: {@code $NEPENTHE_DATASETS} or {@code
+     * ~/.cache/nepenthe/datasets}.
+     */
     public static Path defaultFile() {
         String dir = System.getenv("NEPENTHE_DATASETS");
-        Path base = dir != null && !dir.isBlank() ? Path.of(dir)
-                : Path.of(System.getProperty("user.home"), ".cache", "nepenthe", "datasets");
+        Path base =
+                dir != null && !dir.isBlank()
+                        ? Path.of(dir)
+                        : Path.of(
+                                System.getProperty("user.home"), ".cache", "nepenthe", "datasets");
         return base.resolve("gcide-minilm-" + MiniLmEmbedder.DIMENSION + ".f32");
     }
 
@@ -61,13 +67,16 @@ public final class GcideDataset {
     public record Vectors(float[][] rows, String sourceSha256) {}
 
     /**
-     * Reads the cache; costs count x dimension x 4 bytes of heap. Throws with the command to
-     * run when the file is missing.
+     * Reads the cache; costs count x dimension x 4 bytes of heap. Throws with the command to run
+     * when the file is missing.
      */
     public static Vectors load(Path file) throws IOException {
         if (!Files.exists(file)) {
-            throw new IOException("no cached gcide vectors at " + file
-                    + "; run ./nepenthe bench dataset-gcide first (embeds ~150k definitions once)");
+            throw new IOException(
+                    "no cached gcide vectors at "
+                            + file
+                            + "; run ./nepenthe bench dataset-gcide first (embeds ~150k definitions"
+                            + " once)");
         }
         try (InputStream raw = new BufferedInputStream(Files.newInputStream(file), 1 << 20);
                 DataInputStream in = new DataInputStream(raw)) {
@@ -77,11 +86,19 @@ public final class GcideDataset {
             byte[] magic = new byte[8];
             h.get(magic);
             if (!Arrays.equals(magic, MAGIC)) {
-                throw new IOException(file + ": expected a Nepenthe dataset file (magic NPDSVEC1), got other bytes");
+                throw new IOException(
+                        file
+                                + ": expected a Nepenthe dataset file (magic NPDSVEC1), got other"
+                                + " bytes");
             }
             int version = h.getInt();
             if (version != FORMAT_VERSION) {
-                throw new IOException(file + ": expected dataset format version " + FORMAT_VERSION + ", got " + version);
+                throw new IOException(
+                        file
+                                + ": expected dataset format version "
+                                + FORMAT_VERSION
+                                + ", got "
+                                + version);
             }
             int count = h.getInt();
             int dim = h.getInt();
@@ -91,8 +108,17 @@ public final class GcideDataset {
             h.get(sha);
             long expected = (long) HEADER_BYTES + 4L * count * dim;
             if (Files.size(file) != expected) {
-                throw new IOException(file + ": header says " + count + " x " + dim + " (" + expected
-                        + " bytes), file has " + Files.size(file) + " bytes (truncated?)");
+                throw new IOException(
+                        file
+                                + ": header says "
+                                + count
+                                + " x "
+                                + dim
+                                + " ("
+                                + expected
+                                + " bytes), file has "
+                                + Files.size(file)
+                                + " bytes (truncated?)");
             }
             float[][] rows = new float[count][dim];
             byte[] buf = new byte[4 * dim];
@@ -109,8 +135,12 @@ public final class GcideDataset {
         for (String s : argv) {
             int eq = s.indexOf('=');
             if (eq <= 0) {
-                throw new IllegalArgumentException("argument '" + s + "': expected name=value; usage: dataset-gcide"
-                        + " [dict=/usr/share/dictd/gcide.dict.dz] [out=FILE] [limit=0 (all)] [threads=2] [batch=64]");
+                throw new IllegalArgumentException(
+                        "argument '"
+                                + s
+                                + "': expected name=value; usage: dataset-gcide"
+                                + " [dict=/usr/share/dictd/gcide.dict.dz] [out=FILE] [limit=0"
+                                + " (all)] [threads=2] [batch=64]");
             }
             a.put(s.substring(0, eq), s.substring(eq + 1));
         }
@@ -157,16 +187,20 @@ public final class GcideDataset {
     }
 
     /**
-     * 1. parse and dedupe the definitions; 2. shuffle them with the fixed seed; 3. embed in
-     * batches on {@code threads} threads, appending to the partial file (resuming if one for
-     * the same source exists); 4. write header + rows and rename into place.
+     * 1. parse and dedupe the definitions; 2. shuffle them with the fixed seed; 3. embed in batches
+     * on {@code threads} threads, appending to the partial file (resuming if one for the same
+     * source exists); 4. write header + rows and rename into place.
      */
     static void build(Path dict, Path out, int limit, int threads, int batch) throws Exception {
         byte[] sha = sha256(dict);
         if (Files.exists(out)) {
             Vectors v = load(out);
-            if (v.sourceSha256().equals(HexFormat.of().formatHex(sha)) && (limit == 0 || v.rows().length >= limit)) {
-                System.err.printf(Locale.ROOT, "dataset-gcide: %s already holds %d vectors of this dictionary%n", out,
+            if (v.sourceSha256().equals(HexFormat.of().formatHex(sha))
+                    && (limit == 0 || v.rows().length >= limit)) {
+                System.err.printf(
+                        Locale.ROOT,
+                        "dataset-gcide: %s already holds %d vectors of this dictionary%n",
+                        out,
                         v.rows().length);
                 return;
             }
@@ -178,23 +212,31 @@ public final class GcideDataset {
             texts = texts.subList(0, limit);
         }
         int dim = MiniLmEmbedder.DIMENSION;
-        System.err.printf(Locale.ROOT, "dataset-gcide: %d definitions parsed in %.1f s%n", texts.size(),
+        System.err.printf(
+                Locale.ROOT,
+                "dataset-gcide: %d definitions parsed in %.1f s%n",
+                texts.size(),
                 (System.nanoTime() - t0) / 1e9);
 
         // 3. The partial file is named after the source hash, so rows from another dictionary
         // version are never mixed in.
         Files.createDirectories(out.getParent());
-        Path partial = out.resolveSibling(out.getFileName() + "." + HexFormat.of().formatHex(sha, 0, 8) + ".partial");
+        Path partial =
+                out.resolveSibling(
+                        out.getFileName() + "." + HexFormat.of().formatHex(sha, 0, 8) + ".partial");
         long rowBytes = 4L * dim;
         int done = Files.exists(partial) ? (int) (Files.size(partial) / rowBytes) : 0;
         if (done > 0) {
-            System.err.printf(Locale.ROOT, "dataset-gcide: resuming after %d rows in %s%n", done, partial);
+            System.err.printf(
+                    Locale.ROOT, "dataset-gcide: resuming after %d rows in %s%n", done, partial);
         }
         MiniLmEmbedder embedder = new MiniLmEmbedder();
         ExecutorService pool = Executors.newFixedThreadPool(threads);
         long start = System.nanoTime();
         int startDone = done;
-        try (var ch = Files.newByteChannel(partial, StandardOpenOption.CREATE, StandardOpenOption.WRITE)) {
+        try (var ch =
+                Files.newByteChannel(
+                        partial, StandardOpenOption.CREATE, StandardOpenOption.WRITE)) {
             ch.truncate(done * rowBytes);
             ch.position(done * rowBytes);
             long lastPrint = 0;
@@ -205,19 +247,27 @@ public final class GcideDataset {
                 List<Future<List<float[]>>> parts = new ArrayList<>();
                 for (int s = from; s < to; s += batch) {
                     List<String> slice = texts.subList(s, Math.min(to, s + batch));
-                    parts.add(pool.submit(() -> {
-                        List<float[]> r = new ArrayList<>(slice.size());
-                        for (String t : slice) {
-                            r.add(embedder.embed(t));
-                        }
-                        return r;
-                    }));
+                    parts.add(
+                            pool.submit(
+                                    () -> {
+                                        List<float[]> r = new ArrayList<>(slice.size());
+                                        for (String t : slice) {
+                                            r.add(embedder.embed(t));
+                                        }
+                                        return r;
+                                    }));
                 }
-                ByteBuffer bb = ByteBuffer.allocate((int) ((to - from) * rowBytes)).order(ByteOrder.LITTLE_ENDIAN);
+                ByteBuffer bb =
+                        ByteBuffer.allocate((int) ((to - from) * rowBytes))
+                                .order(ByteOrder.LITTLE_ENDIAN);
                 for (Future<List<float[]>> f : parts) {
                     for (float[] v : f.get()) {
                         if (v.length != dim) {
-                            throw new IllegalStateException("embedder returned " + v.length + " dimensions, expected " + dim);
+                            throw new IllegalStateException(
+                                    "embedder returned "
+                                            + v.length
+                                            + " dimensions, expected "
+                                            + dim);
                         }
                         for (float x : v) {
                             bb.putFloat(x);
@@ -233,8 +283,13 @@ public final class GcideDataset {
                 if (now - lastPrint > 30e9 || done == texts.size()) {
                     lastPrint = now;
                     double rate = (done - startDone) / ((now - start) / 1e9);
-                    System.err.printf(Locale.ROOT, "dataset-gcide: %d / %d embedded, %.0f texts/s, about %.0f min left%n",
-                            done, texts.size(), rate, (texts.size() - done) / rate / 60);
+                    System.err.printf(
+                            Locale.ROOT,
+                            "dataset-gcide: %d / %d embedded, %.0f texts/s, about %.0f min left%n",
+                            done,
+                            texts.size(),
+                            rate,
+                            (texts.size() - done) / rate / 60);
                 }
             }
         } finally {
@@ -245,13 +300,23 @@ public final class GcideDataset {
         try (OutputStream o = new BufferedOutputStream(Files.newOutputStream(tmp), 1 << 20);
                 InputStream rows = Files.newInputStream(partial)) {
             ByteBuffer h = ByteBuffer.allocate(HEADER_BYTES).order(ByteOrder.LITTLE_ENDIAN);
-            h.put(MAGIC).putInt(FORMAT_VERSION).putInt(texts.size()).putInt(dim)
-                    .putInt(GcideDefinitions.RULES_VERSION).putLong(SHUFFLE_SEED).put(sha);
+            h.put(MAGIC)
+                    .putInt(FORMAT_VERSION)
+                    .putInt(texts.size())
+                    .putInt(dim)
+                    .putInt(GcideDefinitions.RULES_VERSION)
+                    .putLong(SHUFFLE_SEED)
+                    .put(sha);
             o.write(h.array());
             rows.transferTo(o);
         }
         Files.move(tmp, out, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
         Files.delete(partial);
-        System.err.printf(Locale.ROOT, "dataset-gcide: wrote %d x %d vectors to %s%n", texts.size(), dim, out);
+        System.err.printf(
+                Locale.ROOT,
+                "dataset-gcide: wrote %d x %d vectors to %s%n",
+                texts.size(),
+                dim,
+                out);
     }
 }

@@ -15,32 +15,31 @@ import java.util.zip.GZIPInputStream;
 
 /**
  * Short definition texts from Debian's {@code dict-gcide} (the Collaborative International
- * Dictionary of English, dictd format: a gzip/dictzip text file plus an index of headword,
- * base64 offset and length per entry).
+ * Dictionary of English, dictd format: a gzip/dictzip text file plus an index of headword, base64
+ * offset and length per entry).
  *
- * <p>The rules, applied to every distinct entry the index names (the {@code 00-database-*}
- * entries, which hold the licence text, are skipped):
+ * <p>The rules, applied to every distinct entry the index names (the {@code 00-database-*} entries,
+ * which hold the licence text, are skipped):
+ *
  * <ol>
- *   <li>An entry splits into blocks at blank lines. Lines that are only a source tag in
- *       brackets ({@code [1913 Webster]}, {@code [WordNet 1.5 +PJC]}, {@code [AS]}) are dropped.
- *   <li>A block that starts indented 6 or more columns is a quotation or a continued
- *       citation, not a definition: skipped. So are {@code Syn:}, {@code Note:} and
- *       {@code Usage:} blocks.
- *   <li>The entry's first block starts with its head (headword, {@code \pronunciation\},
- *       part of speech, bracketed etymology). Everything up to the end of the
- *       pronunciation and then any run of part-of-speech abbreviations, bracketed or
- *       parenthesised groups (balanced: etymologies nest brackets), and further headwords
- *       with their own pronunciation, is removed; what follows is the first sense.
- *   <li>In what is left: a leading sense number ({@code 1.}, {@code (a)}) and leading
- *       parenthesised labels ({@code (Zool.)}) are removed; so are a citation
- *       ({@code --Shak.}) with everything after it (quoted examples and their sources) and
- *       usage tags ({@code [Obs.]}, {@code [R.]}); cross-reference braces {@code {Word}} keep
- *       their word; GCIDE's markup for special letters ({@code [ae]}) is left as it is;
- *       whitespace is collapsed.
- *   <li>A text is kept if it has at least 3 words and 20 to 200 characters (short texts,
- *       as in a store of notes); exact duplicates after these steps are kept once, first
- *       occurrence wins.
+ *   <li>An entry splits into blocks at blank lines. Lines that are only a source tag in brackets
+ *       ({@code [1913 Webster]}, {@code [WordNet 1.5 +PJC]}, {@code [AS]}) are dropped.
+ *   <li>A block that starts indented 6 or more columns is a quotation or a continued citation, not
+ *       a definition: skipped. So are {@code Syn:}, {@code Note:} and {@code Usage:} blocks.
+ *   <li>The entry's first block starts with its head (headword, {@code \pronunciation\}, part of
+ *       speech, bracketed etymology). Everything up to the end of the pronunciation and then any
+ *       run of part-of-speech abbreviations, bracketed or parenthesised groups (balanced:
+ *       etymologies nest brackets), and further headwords with their own pronunciation, is removed;
+ *       what follows is the first sense.
+ *   <li>In what is left: a leading sense number ({@code 1.}, {@code (a)}) and leading parenthesised
+ *       labels ({@code (Zool.)}) are removed; so are a citation ({@code --Shak.}) with everything
+ *       after it (quoted examples and their sources) and usage tags ({@code [Obs.]}, {@code [R.]});
+ *       cross-reference braces {@code {Word}} keep their word; GCIDE's markup for special letters
+ *       ({@code [ae]}) is left as it is; whitespace is collapsed.
+ *   <li>A text is kept if it has at least 3 words and 20 to 200 characters (short texts, as in a
+ *       store of notes); exact duplicates after these steps are kept once, first occurrence wins.
  * </ol>
+ *
  * The result is in file order; callers shuffle it with a seed.
  */
 public final class GcideDefinitions {
@@ -52,11 +51,15 @@ public final class GcideDefinitions {
 
     private static final Pattern SOURCE_TAG = Pattern.compile("^\\s*\\[[^\\]]*\\]\\s*$");
     private static final Pattern PRONUNCIATION = Pattern.compile("^[^\\\\]*\\\\[^\\\\]*\\\\");
-    private static final Pattern HEAD_WORD = Pattern.compile("^(?:[,;&]|[a-z]{1,5}\\.|(?:or|and)\\s|[A-Za-z][^\\\\\\[\\]().]{0,40}\\\\[^\\\\]*\\\\)");
+    private static final Pattern HEAD_WORD =
+            Pattern.compile(
+                    "^(?:[,;&]|[a-z]{1,5}\\.|(?:or|and)\\s|[A-Za-z][^\\\\\\[\\]().]{0,40}\\\\[^\\\\]*\\\\)");
     private static final Pattern SENSE_NUMBER = Pattern.compile("^\\s*(?:\\d+\\.|\\([a-z]\\))\\s*");
     private static final Pattern LEADING_LABEL = Pattern.compile("^\\s*\\([^)]{1,40}\\)\\s*");
     private static final Pattern CITATION = Pattern.compile("\\s--[A-Z].*$");
-    private static final Pattern USAGE_TAG = Pattern.compile("\\s*\\[(?:Obs|R|Colloq|Archaic|Local|Eng|Scot|U\\.\\s?S|Prov\\.\\s?Eng|Poetic|Slang|Cant|Vulgar|Law|Dial)[^\\]]{0,20}\\]");
+    private static final Pattern USAGE_TAG =
+            Pattern.compile(
+                    "\\s*\\[(?:Obs|R|Colloq|Archaic|Local|Eng|Scot|U\\.\\s?S|Prov\\.\\s?Eng|Poetic|Slang|Cant|Vulgar|Law|Dial)[^\\]]{0,20}\\]");
     private static final Pattern BRACES = Pattern.compile("\\{([^}]*)\\}");
     private static final Pattern SPACES = Pattern.compile("\\s+");
 
@@ -69,13 +72,19 @@ public final class GcideDefinitions {
         }
     }
 
-    /** Definitions of the dictionary at {@code dictDz}, with its index next to it ({@code .dict.dz} to {@code .index}). */
+    /**
+     * Definitions of the dictionary at {@code dictDz}, with its index next to it ({@code .dict.dz}
+     * to {@code .index}).
+     */
     public static List<String> parse(Path dictDz) throws IOException {
         String name = dictDz.getFileName().toString();
         if (!name.endsWith(".dict.dz")) {
-            throw new IllegalArgumentException("expected a dictd file named *.dict.dz, got " + dictDz);
+            throw new IllegalArgumentException(
+                    "expected a dictd file named *.dict.dz, got " + dictDz);
         }
-        Path index = dictDz.resolveSibling(name.substring(0, name.length() - ".dict.dz".length()) + ".index");
+        Path index =
+                dictDz.resolveSibling(
+                        name.substring(0, name.length() - ".dict.dz".length()) + ".index");
         return parse(readDict(dictDz), Files.readAllLines(index, StandardCharsets.UTF_8));
     }
 
@@ -117,7 +126,8 @@ public final class GcideDefinitions {
             } else if (c == '/') {
                 d = 63;
             } else {
-                throw new IllegalArgumentException("dictd index: expected a base64 number, got '" + s + "'");
+                throw new IllegalArgumentException(
+                        "dictd index: expected a base64 number, got '" + s + "'");
             }
             v = v * 64 + d;
         }
@@ -170,8 +180,8 @@ public final class GcideDefinitions {
 
     /**
      * Length of what is left of a head after its pronunciation: part-of-speech abbreviations,
-     * balanced bracketed or parenthesised groups (etymologies nest brackets), and further
-     * headwords with their own pronunciation.
+     * balanced bracketed or parenthesised groups (etymologies nest brackets), and further headwords
+     * with their own pronunciation.
      */
     static int headLength(String text) {
         int i = 0;

@@ -15,11 +15,11 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The .fvecs, .ivecs and .bvecs files of the ANN benchmarks (TEXMEX: SIFT, GIST; GloVe as
- * converted by many): each row is a little-endian int32 dimension followed by that many
- * little-endian float32 (.fvecs), int32 (.ivecs: ground truth) or unsigned bytes (.bvecs: SIFT1B).
- * A reader fails naming the file and the row on a dimension that is not positive, that changes
- * from row to row, or a row cut short.
+ * The .fvecs, .ivecs and .bvecs files of the ANN benchmarks (TEXMEX: SIFT, GIST; GloVe as converted
+ * by many): each row is a little-endian int32 dimension followed by that many little-endian float32
+ * (.fvecs), int32 (.ivecs: ground truth) or unsigned bytes (.bvecs: SIFT1B). A reader fails naming
+ * the file and the row on a dimension that is not positive, that changes from row to row, or a row
+ * cut short.
  */
 public final class VecFiles {
     /** A dimension above this is taken for a file of another format rather than allocated. */
@@ -56,43 +56,62 @@ public final class VecFiles {
     /** Reads at most {@code limit} rows of an .fvecs file. */
     public static float[][] readFvecs(Path file, int limit) throws IOException {
         List<float[]> rows = new ArrayList<>();
-        read(file, limit, 4, (b, dim) -> {
-            float[] v = new float[dim];
-            for (int i = 0; i < dim; i++) {
-                v[i] = b.getFloat();
-            }
-            rows.add(v);
-        });
+        read(
+                file,
+                limit,
+                4,
+                (b, dim) -> {
+                    float[] v = new float[dim];
+                    for (int i = 0; i < dim; i++) {
+                        v[i] = b.getFloat();
+                    }
+                    rows.add(v);
+                });
         return rows.toArray(new float[0][]);
     }
 
-    /** Reads at most {@code limit} rows of an .ivecs file (ground truth: neighbour ordinals per query). */
+    /**
+     * Reads at most {@code limit} rows of an .ivecs file (ground truth: neighbour ordinals per
+     * query).
+     */
     public static int[][] readIvecs(Path file, int limit) throws IOException {
         List<int[]> rows = new ArrayList<>();
-        read(file, limit, 4, (b, dim) -> {
-            int[] v = new int[dim];
-            for (int i = 0; i < dim; i++) {
-                v[i] = b.getInt();
-            }
-            rows.add(v);
-        });
+        read(
+                file,
+                limit,
+                4,
+                (b, dim) -> {
+                    int[] v = new int[dim];
+                    for (int i = 0; i < dim; i++) {
+                        v[i] = b.getInt();
+                    }
+                    rows.add(v);
+                });
         return rows.toArray(new int[0][]);
     }
 
-    /** Reads at most {@code limit} rows of a .bvecs file, each byte as an unsigned value 0 to 255. */
+    /**
+     * Reads at most {@code limit} rows of a .bvecs file, each byte as an unsigned value 0 to 255.
+     */
     public static float[][] readBvecs(Path file, int limit) throws IOException {
         List<float[]> rows = new ArrayList<>();
-        read(file, limit, 1, (b, dim) -> {
-            float[] v = new float[dim];
-            for (int i = 0; i < dim; i++) {
-                v[i] = b.get() & 0xff;
-            }
-            rows.add(v);
-        });
+        read(
+                file,
+                limit,
+                1,
+                (b, dim) -> {
+                    float[] v = new float[dim];
+                    for (int i = 0; i < dim; i++) {
+                        v[i] = b.get() & 0xff;
+                    }
+                    rows.add(v);
+                });
         return rows.toArray(new float[0][]);
     }
 
-    /** Reads at most {@code limit} float rows of {@code file} by its extension: .fvecs or .bvecs. */
+    /**
+     * Reads at most {@code limit} float rows of {@code file} by its extension: .fvecs or .bvecs.
+     */
     public static float[][] readVectors(Path file, int limit) throws IOException {
         String name = file.getFileName().toString();
         if (name.endsWith(".fvecs")) {
@@ -101,7 +120,8 @@ public final class VecFiles {
         if (name.endsWith(".bvecs")) {
             return readBvecs(file, limit);
         }
-        throw new IllegalArgumentException(file + ": expected a vector file ending in .fvecs or .bvecs");
+        throw new IllegalArgumentException(
+                file + ": expected a vector file ending in .fvecs or .bvecs");
     }
 
     private interface Row {
@@ -119,23 +139,47 @@ public final class VecFiles {
                     return; // the file ends between rows
                 }
                 if (got < 4) {
-                    throw new IOException(file + ": row " + n + " is cut short in its dimension (" + got + " of 4 bytes)");
+                    throw new IOException(
+                            file
+                                    + ": row "
+                                    + n
+                                    + " is cut short in its dimension ("
+                                    + got
+                                    + " of 4 bytes)");
                 }
                 int dim = ByteBuffer.wrap(head).order(ByteOrder.LITTLE_ENDIAN).getInt();
                 if (dim <= 0 || dim > MAX_DIMENSION) {
-                    throw new IOException(file + ": row " + n + " declares dimension " + dim + "; expected 1 to "
-                            + MAX_DIMENSION);
+                    throw new IOException(
+                            file
+                                    + ": row "
+                                    + n
+                                    + " declares dimension "
+                                    + dim
+                                    + "; expected 1 to "
+                                    + MAX_DIMENSION);
                 }
                 if (first >= 0 && dim != first) {
-                    throw new IOException(file + ": row " + n + " declares dimension " + dim + ", the rows before it " + first);
+                    throw new IOException(
+                            file
+                                    + ": row "
+                                    + n
+                                    + " declares dimension "
+                                    + dim
+                                    + ", the rows before it "
+                                    + first);
                 }
                 first = dim;
                 byte[] body = new byte[width * dim];
                 try {
                     in.readFully(body);
                 } catch (EOFException e) {
-                    throw new IOException(file + ": row " + n + " is cut short: expected " + body.length
-                            + " bytes after its dimension");
+                    throw new IOException(
+                            file
+                                    + ": row "
+                                    + n
+                                    + " is cut short: expected "
+                                    + body.length
+                                    + " bytes after its dimension");
                 }
                 row.take(ByteBuffer.wrap(body).order(ByteOrder.LITTLE_ENDIAN), dim);
             }

@@ -19,7 +19,8 @@ import org.jfree.data.category.DefaultCategoryDataset;
 final class ForgetLatencyPlot {
     private ForgetLatencyPlot() {}
 
-    static void write(Path png, String subtitle, List<ForgetBench.Latency> latencies) throws IOException {
+    static void write(Path png, String subtitle, List<ForgetBench.Latency> latencies)
+            throws IOException {
         DefaultCategoryDataset data = new DefaultCategoryDataset();
         for (ForgetBench.Latency l : latencies) {
             data.addValue(l.baseP50(), "p50, quiet", l.index());
@@ -36,7 +37,12 @@ final class ForgetLatencyPlot {
         for (int i = 0; i < data.getRowCount(); i++) {
             bars.setSeriesPaint(i, Plots.PALETTE[i % Plots.PALETTE.length]);
         }
-        CategoryPlot plot = new CategoryPlot(data, new CategoryAxis("index"), new NumberAxis("search latency (ms)"), bars);
+        CategoryPlot plot =
+                new CategoryPlot(
+                        data,
+                        new CategoryAxis("index"),
+                        new NumberAxis("search latency (ms)"),
+                        bars);
         plot.setBackgroundPaint(Color.WHITE);
         plot.setRangeGridlinePaint(Color.LIGHT_GRAY);
         Plots.save(png, "Search latency while forgets run", subtitle, plot, 900, 520);

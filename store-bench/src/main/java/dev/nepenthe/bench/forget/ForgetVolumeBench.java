@@ -34,20 +34,20 @@ import java.util.concurrent.locks.LockSupport;
 import java.util.stream.Stream;
 
 /**
- * Forget volume: {@code subjects} data subjects of {@code perSubject} records each in a
- * collection of {@code n} records, forgotten one request per subject as a deletion-request
- * queue would send them (back to back, or at {@code rate} requests a second), while one thread
- * searches without pause. Measured per index (HNSW, IVF-PQ): how fast requests reach SEALED,
- * how long the mark ({@code forget()} returning, BLOCKED) and each request's way to SEALED take,
- * search latency during the forgets against the same thread's quiet baseline right before, and
- * how many shared cleanup removals and verification checks the forget worker ran (its batches,
- * docs/FORGET.md, "Forgets that arrive together").
+ * Forget volume: {@code subjects} data subjects of {@code perSubject} records each in a collection
+ * of {@code n} records, forgotten one request per subject as a deletion-request queue would send
+ * them (back to back, or at {@code rate} requests a second), while one thread searches without
+ * pause. Measured per index (HNSW, IVF-PQ): how fast requests reach SEALED, how long the mark
+ * ({@code forget()} returning, BLOCKED) and each request's way to SEALED take, search latency
+ * during the forgets against the same thread's quiet baseline right before, and how many shared
+ * cleanup removals and verification checks the forget worker ran (its batches, docs/FORGET.md,
+ * "Forgets that arrive together").
  *
- * <p>Data: seeded clustered vectors (100 clusters, spread 1.0, as {@link ForgetBench}: two
- * records of one cluster sit near cosine 0.5, so the probe at 0.85 finds no false residue). The
- * store is a real one: AES-GCM, fsync before every acknowledgement, the evidence ledger signed.
- * The harness checks its own result: every request must end SEALED having forgotten exactly its
- * subject's records, or it exits with status 1 after the tables.
+ * <p>Data: seeded clustered vectors (100 clusters, spread 1.0, as {@link ForgetBench}: two records
+ * of one cluster sit near cosine 0.5, so the probe at 0.85 finds no false residue). The store is a
+ * real one: AES-GCM, fsync before every acknowledgement, the evidence ledger signed. The harness
+ * checks its own result: every request must end SEALED having forgotten exactly its subject's
+ * records, or it exits with status 1 after the tables.
  *
  * <p>Usage: {@code ./nepenthe bench forget-volume n=100000 dim=384 subjects=1000 perSubject=5
  * index=both rate=0 quiet=5 warmup=0 dir=/tmp}. {@code warmup=N} forgets N other subjects first,
@@ -55,16 +55,36 @@ import java.util.stream.Stream;
  */
 public final class ForgetVolumeBench {
 
-    private static final String USAGE = "./nepenthe bench forget-volume n=100000 dim=384 subjects=1000 perSubject=5"
-            + " index=hnsw|ivfpq|both rate=0 quiet=5 warmup=0 dir=/tmp";
-    private static final Set<String> KNOWN = Set.of("n", "dim", "subjects", "perSubject", "index", "rate", "quiet",
-            "warmup", "dir");
+    private static final String USAGE =
+            "./nepenthe bench forget-volume n=100000 dim=384 subjects=1000 perSubject=5"
+                    + " index=hnsw|ivfpq|both rate=0 quiet=5 warmup=0 dir=/tmp";
+    private static final Set<String> KNOWN =
+            Set.of("n", "dim", "subjects", "perSubject", "index", "rate", "quiet", "warmup", "dir");
 
     /** One index's figures. */
-    record Result(String index, int subjects, int perSubject, double rate, double submitSeconds, double markP50Ms,
-            double markP99Ms, double allSealedSeconds, double perSecond, double sealP50Seconds, double sealP99Seconds,
-            long removals, long checks, long cleaned, double quietP50, double quietP99, double duringP50,
-            double duringP99, int quietCount, int duringCount, Map<String, Integer> endStates, int wrong) {}
+    record Result(
+            String index,
+            int subjects,
+            int perSubject,
+            double rate,
+            double submitSeconds,
+            double markP50Ms,
+            double markP99Ms,
+            double allSealedSeconds,
+            double perSecond,
+            double sealP50Seconds,
+            double sealP99Seconds,
+            long removals,
+            long checks,
+            long cleaned,
+            double quietP50,
+            double quietP99,
+            double duringP50,
+            double duringP99,
+            int quietCount,
+            int duringCount,
+            Map<String, Integer> endStates,
+            int wrong) {}
 
     public static void main(String[] args) throws Exception {
         BenchArgs a = new BenchArgs(args, USAGE);
@@ -78,24 +98,62 @@ public final class ForgetVolumeBench {
         int warmup = a.i("warmup", 0);
         Path base = Path.of(a.s("dir", System.getProperty("java.io.tmpdir")));
         String index = a.s("index", "both");
-        List<String> kinds = switch (index) {
-            case "both" -> List.of("hnsw", "ivfpq");
-            case "hnsw", "ivfpq" -> List.of(index);
-            default -> throw new IllegalArgumentException("index: expected hnsw, ivfpq or both, got '" + index + "'\nusage: "
-                    + USAGE);
-        };
-        require(n > 0 && dim > 0 && subjects > 0 && perSubject > 0 && quiet > 0 && warmup >= 0 && rate >= 0,
-                "n, dim, subjects, perSubject and quiet: expected above 0, warmup and rate 0 or more; got n=" + n + " dim="
-                        + dim + " subjects=" + subjects + " perSubject=" + perSubject + " quiet=" + quiet + " warmup="
-                        + warmup + " rate=" + rate);
+        List<String> kinds =
+                switch (index) {
+                    case "both" -> List.of("hnsw", "ivfpq");
+                    case "hnsw", "ivfpq" -> List.of(index);
+                    default ->
+                            throw new IllegalArgumentException(
+                                    "index: expected hnsw, ivfpq or both, got '"
+                                            + index
+                                            + "'\nusage: "
+                                            + USAGE);
+                };
+        require(
+                n > 0
+                        && dim > 0
+                        && subjects > 0
+                        && perSubject > 0
+                        && quiet > 0
+                        && warmup >= 0
+                        && rate >= 0,
+                "n, dim, subjects, perSubject and quiet: expected above 0, warmup and rate 0 or"
+                        + " more; got n="
+                        + n
+                        + " dim="
+                        + dim
+                        + " subjects="
+                        + subjects
+                        + " perSubject="
+                        + perSubject
+                        + " quiet="
+                        + quiet
+                        + " warmup="
+                        + warmup
+                        + " rate="
+                        + rate);
         long forgotten = (long) (subjects + warmup) * perSubject;
-        require(forgotten <= n / 2, "(subjects + warmup) x perSubject = " + forgotten + " records: expected at most half of n="
-                + n + " (the rest are the survivors the searches and the probe run over)");
+        require(
+                forgotten <= n / 2,
+                "(subjects + warmup) x perSubject = "
+                        + forgotten
+                        + " records: expected at most half of n="
+                        + n
+                        + " (the rest are the survivors the searches and the probe run over)");
         require(Files.isDirectory(base), "dir: expected an existing folder, got '" + base + "'");
 
         System.out.println("forget-volume bench: " + Machine.describe());
-        System.out.printf(Locale.ROOT, "n=%d dim=%d subjects=%d perSubject=%d rate=%s quiet=%d s warmup=%d load average"
-                + " at the start %.2f%n", n, dim, subjects, perSubject, rate == 0 ? "back to back" : rate + "/s", quiet, warmup,
+        System.out.printf(
+                Locale.ROOT,
+                "n=%d dim=%d subjects=%d perSubject=%d rate=%s quiet=%d s warmup=%d load average"
+                        + " at the start %.2f%n",
+                n,
+                dim,
+                subjects,
+                perSubject,
+                rate == 0 ? "back to back" : rate + "/s",
+                quiet,
+                warmup,
                 Machine.loadAverage());
         List<Result> results = new ArrayList<>();
         for (String kind : kinds) {
@@ -107,67 +165,134 @@ public final class ForgetVolumeBench {
             }
         }
         System.out.println();
-        System.out.println("| index | subjects x records | arrival | submit all (s) | forget() returns p50 / p99 (ms)"
-                + " | until all SEALED (s) | requests/s to SEALED | submit to SEALED p50 / p99 (s)"
-                + " | cleanup removals / verification checks | requests per removal | end states |");
+        System.out.println(
+                "| index | subjects x records | arrival | submit all (s) | forget() returns p50 /"
+                    + " p99 (ms) | until all SEALED (s) | requests/s to SEALED | submit to SEALED"
+                    + " p50 / p99 (s) | cleanup removals / verification checks | requests per"
+                    + " removal | end states |");
         System.out.println("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|");
         for (Result r : results) {
-            System.out.printf(Locale.ROOT, "| %s | %d x %d | %s | %.1f | %.2f / %.2f | %.1f | %.1f | %.2f / %.2f | %d / %d"
-                    + " | %.1f | %s |%n", r.index(), r.subjects(), r.perSubject(),
-                    r.rate() == 0 ? "back to back" : r.rate() + "/s", r.submitSeconds(), r.markP50Ms(), r.markP99Ms(),
-                    r.allSealedSeconds(), r.perSecond(), r.sealP50Seconds(), r.sealP99Seconds(), r.removals(), r.checks(),
-                    r.removals() == 0 ? Double.NaN : (double) r.cleaned() / r.removals(), r.endStates());
+            System.out.printf(
+                    Locale.ROOT,
+                    "| %s | %d x %d | %s | %.1f | %.2f / %.2f | %.1f | %.1f | %.2f / %.2f | %d / %d"
+                            + " | %.1f | %s |%n",
+                    r.index(),
+                    r.subjects(),
+                    r.perSubject(),
+                    r.rate() == 0 ? "back to back" : r.rate() + "/s",
+                    r.submitSeconds(),
+                    r.markP50Ms(),
+                    r.markP99Ms(),
+                    r.allSealedSeconds(),
+                    r.perSecond(),
+                    r.sealP50Seconds(),
+                    r.sealP99Seconds(),
+                    r.removals(),
+                    r.checks(),
+                    r.removals() == 0 ? Double.NaN : (double) r.cleaned() / r.removals(),
+                    r.endStates());
         }
         System.out.println();
-        System.out.println("| index | search p50 quiet / during forgets (ms) | p99 quiet / during forgets (ms)"
-                + " | p99 during / quiet | searches quiet / during |");
+        System.out.println(
+                "| index | search p50 quiet / during forgets (ms) | p99 quiet / during forgets (ms)"
+                        + " | p99 during / quiet | searches quiet / during |");
         System.out.println("|---|---:|---:|---:|---:|");
         for (Result r : results) {
-            System.out.printf(Locale.ROOT, "| %s | %.3f / %.3f | %.3f / %.3f | %.2f | %d / %d |%n", r.index(), r.quietP50(),
-                    r.duringP50(), r.quietP99(), r.duringP99(), r.duringP99() / r.quietP99(), r.quietCount(),
+            System.out.printf(
+                    Locale.ROOT,
+                    "| %s | %.3f / %.3f | %.3f / %.3f | %.2f | %d / %d |%n",
+                    r.index(),
+                    r.quietP50(),
+                    r.duringP50(),
+                    r.quietP99(),
+                    r.duringP99(),
+                    r.duringP99() / r.quietP99(),
+                    r.quietCount(),
                     r.duringCount());
         }
         System.out.printf(Locale.ROOT, "load average at the end: %.2f%n", Machine.loadAverage());
         int wrong = results.stream().mapToInt(Result::wrong).sum();
         if (wrong > 0) {
-            System.err.println("forget-volume: " + wrong + " requests did not end SEALED with exactly their subject's "
-                    + perSubject + " records (see the lines above)");
+            System.err.println(
+                    "forget-volume: "
+                            + wrong
+                            + " requests did not end SEALED with exactly their subject's "
+                            + perSubject
+                            + " records (see the lines above)");
             System.exit(1);
         }
     }
 
-    private static Result run(String kind, Path dir, int n, int dim, int subjects, int perSubject, double rate,
-            int quiet, int warmup) throws Exception {
-        IndexSpec index = switch (kind) {
-            case "hnsw" -> IndexSpec.of("hnsw", Map.of("M", "16", "efConstruction", "100", "efSearch", "64"));
-            case "ivfpq" -> IndexSpec.of("ivfpq", Map.of("nlist", "256", "m", Integer.toString(dim / 8), "nprobe", "16",
-                    "rerank", "64"));
-            default -> throw new IllegalArgumentException("index: expected hnsw or ivfpq, got '" + kind + "'");
-        };
+    private static Result run(
+            String kind,
+            Path dir,
+            int n,
+            int dim,
+            int subjects,
+            int perSubject,
+            double rate,
+            int quiet,
+            int warmup)
+            throws Exception {
+        IndexSpec index =
+                switch (kind) {
+                    case "hnsw" ->
+                            IndexSpec.of(
+                                    "hnsw",
+                                    Map.of("M", "16", "efConstruction", "100", "efSearch", "64"));
+                    case "ivfpq" ->
+                            IndexSpec.of(
+                                    "ivfpq",
+                                    Map.of(
+                                            "nlist",
+                                            "256",
+                                            "m",
+                                            Integer.toString(dim / 8),
+                                            "nprobe",
+                                            "16",
+                                            "rerank",
+                                            "64"));
+                    default ->
+                            throw new IllegalArgumentException(
+                                    "index: expected hnsw or ivfpq, got '" + kind + "'");
+                };
         float[][] data = Datasets.clustered(7, n, dim, 100, 1.0);
         float[][] queries = Datasets.clustered(8, 1000, dim, 100, 1.0);
         StoreOptions opts = StoreOptions.defaults().withKeystore(dir.resolve("keys"));
         try (Nepenthe store = Nepenthe.open(dir.resolve("data"), opts)) {
-            VectorCollection c = store.createCollection(new CollectionSpec("bench", dim, Metric.COSINE, index));
+            VectorCollection c =
+                    store.createCollection(new CollectionSpec("bench", dim, Metric.COSINE, index));
             // The measured subjects take the first records, the warm-up subjects the next, and
             // filler subjects of ten the rest.
             long t0 = System.nanoTime();
             for (int start = 0; start < n; start += 1000) {
                 List<VectorRecord> batch = new ArrayList<>(1000);
                 for (int i = start; i < Math.min(n, start + 1000); i++) {
-                    batch.add(VectorRecord.builder("r" + i).subject(subjectOf(i, subjects, warmup, perSubject))
-                            .vector(data[i]).build());
+                    batch.add(
+                            VectorRecord.builder("r" + i)
+                                    .subject(subjectOf(i, subjects, warmup, perSubject))
+                                    .vector(data[i])
+                                    .build());
                 }
                 c.upsertAll(batch);
             }
             // Fold the load's write-ahead log into segments now, so the first forget does not
             // pay for checkpointing the whole load.
             c.checkpoint();
-            System.out.printf(Locale.ROOT, "%s: loaded %d records in %.1f s%n", kind, n, (System.nanoTime() - t0) / 1e9);
+            System.out.printf(
+                    Locale.ROOT,
+                    "%s: loaded %d records in %.1f s%n",
+                    kind,
+                    n,
+                    (System.nanoTime() - t0) / 1e9);
 
             for (int w = 0; w < warmup; w++) {
-                ForgetOperation op = store.forget(ForgetRequest.of(ForgetScope.subject("warmup-" + w), "warmup-" + w,
-                        "benchmark"));
+                ForgetOperation op =
+                        store.forget(
+                                ForgetRequest.of(
+                                        ForgetScope.subject("warmup-" + w),
+                                        "warmup-" + w,
+                                        "benchmark"));
                 store.awaitOperation(op.id(), Duration.ofMinutes(10));
             }
             if (warmup > 0) {
@@ -180,18 +305,21 @@ public final class ForgetVolumeBench {
             AtomicBoolean stop = new AtomicBoolean();
             List<Double> quietMs = new ArrayList<>();
             List<Double> duringMs = new ArrayList<>();
-            Thread searcher = new Thread(() -> {
-                int q = 0;
-                while (!stop.get()) {
-                    int before = phase.get();
-                    long s = System.nanoTime();
-                    c.search(SearchRequest.of(queries[q++ % queries.length], 10));
-                    double ms = (System.nanoTime() - s) / 1e6;
-                    if (before != 0 && phase.get() == before) {
-                        (before == 1 ? quietMs : duringMs).add(ms);
-                    }
-                }
-            }, "bench-search");
+            Thread searcher =
+                    new Thread(
+                            () -> {
+                                int q = 0;
+                                while (!stop.get()) {
+                                    int before = phase.get();
+                                    long s = System.nanoTime();
+                                    c.search(SearchRequest.of(queries[q++ % queries.length], 10));
+                                    double ms = (System.nanoTime() - s) / 1e6;
+                                    if (before != 0 && phase.get() == before) {
+                                        (before == 1 ? quietMs : duringMs).add(ms);
+                                    }
+                                }
+                            },
+                            "bench-search");
             searcher.start();
             Thread.sleep(1000); // the search path warms up before the quiet window
             phase.set(1);
@@ -215,8 +343,12 @@ public final class ForgetVolumeBench {
                 }
                 Instant at = Instant.now();
                 long m = System.nanoTime();
-                ForgetOperation op = store.forget(ForgetRequest.of(ForgetScope.subject("subject-" + s), "queue-" + s,
-                        "gdpr-art17"));
+                ForgetOperation op =
+                        store.forget(
+                                ForgetRequest.of(
+                                        ForgetScope.subject("subject-" + s),
+                                        "queue-" + s,
+                                        "gdpr-art17"));
                 markMs.add((System.nanoTime() - m) / 1e6);
                 ids.add(op.id());
                 submitted.add(at);
@@ -243,8 +375,17 @@ public final class ForgetVolumeBench {
                 Instant sealed = op.timeline().get(OperationState.SEALED);
                 if (op.state() != OperationState.SEALED || op.totalForgotten() != perSubject) {
                     wrong++;
-                    System.out.printf(Locale.ROOT, "%s: request %d (%s) ended %s having forgotten %d records, expected %d:"
-                            + " %s%n", kind, s, op.id(), op.state(), op.totalForgotten(), perSubject, op.note());
+                    System.out.printf(
+                            Locale.ROOT,
+                            "%s: request %d (%s) ended %s having forgotten %d records, expected %d:"
+                                    + " %s%n",
+                            kind,
+                            s,
+                            op.id(),
+                            op.state(),
+                            op.totalForgotten(),
+                            perSubject,
+                            op.note());
                 } else {
                     sealSeconds.add(Duration.between(submitted.get(s), sealed).toNanos() / 1e9);
                     if (sealed.isAfter(lastSealed)) {
@@ -253,16 +394,46 @@ public final class ForgetVolumeBench {
                 }
             }
             double allSealed = Duration.between(submitted.get(0), lastSealed).toNanos() / 1e9;
-            System.out.printf(Locale.ROOT, "%s: %d requests submitted in %.1f s, all settled after %.1f s; %d cleanup"
-                    + " removals, %d verification checks%n", kind, subjects, submitSeconds, allSealed, removals, checks);
-            return new Result(kind, subjects, perSubject, rate, submitSeconds, pct(markMs, 50), pct(markMs, 99), allSealed,
-                    subjects / allSealed, pct(sealSeconds, 50), pct(sealSeconds, 99), removals, checks, cleaned,
-                    pct(quietMs, 50), pct(quietMs, 99), pct(duringMs, 50), pct(duringMs, 99), quietMs.size(),
-                    duringMs.size(), states, wrong);
+            System.out.printf(
+                    Locale.ROOT,
+                    "%s: %d requests submitted in %.1f s, all settled after %.1f s; %d cleanup"
+                            + " removals, %d verification checks%n",
+                    kind,
+                    subjects,
+                    submitSeconds,
+                    allSealed,
+                    removals,
+                    checks);
+            return new Result(
+                    kind,
+                    subjects,
+                    perSubject,
+                    rate,
+                    submitSeconds,
+                    pct(markMs, 50),
+                    pct(markMs, 99),
+                    allSealed,
+                    subjects / allSealed,
+                    pct(sealSeconds, 50),
+                    pct(sealSeconds, 99),
+                    removals,
+                    checks,
+                    cleaned,
+                    pct(quietMs, 50),
+                    pct(quietMs, 99),
+                    pct(duringMs, 50),
+                    pct(duringMs, 99),
+                    quietMs.size(),
+                    duringMs.size(),
+                    states,
+                    wrong);
         }
     }
 
-    /** Who record {@code i} belongs to: a measured subject, a warm-up subject, or a filler subject of ten. */
+    /**
+     * Who record {@code i} belongs to: a measured subject, a warm-up subject, or a filler subject
+     * of ten.
+     */
     private static String subjectOf(int i, int subjects, int warmup, int perSubject) {
         if (i < subjects * perSubject) {
             return "subject-" + i / perSubject;

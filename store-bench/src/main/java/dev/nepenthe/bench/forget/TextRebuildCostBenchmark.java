@@ -31,18 +31,18 @@ import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
 
 /**
- * {@link RebuildCostBenchmark}'s question for the encrypted text index: forgetting one text,
- * 0.1%, 1% or 10% of them in place ({@code repair}: delete their documents, rewrite the segments
- * that held them and destroy the old files' keys, commit: what a forget's text cleanup does)
- * against a new index of the survivors ({@code rebuild}: every survivor added, committed).
+ * {@link RebuildCostBenchmark}'s question for the encrypted text index: forgetting one text, 0.1%,
+ * 1% or 10% of them in place ({@code repair}: delete their documents, rewrite the segments that
+ * held them and destroy the old files' keys, commit: what a forget's text cleanup does) against a
+ * new index of the survivors ({@code rebuild}: every survivor added, committed).
  *
  * <p>The texts are seeded: each has 30 words drawn from a 20,000-word vocabulary with Zipf-like
- * frequencies, and one word of its own, so a forgotten text's own word is a term no survivor
- * holds. Each invocation starts from an index of all the texts, built (untimed) in a folder and
- * under keys of its own, since a repair destroys the keys of the files it rewrites. Each result
- * is checked after it is timed: it holds exactly the survivors, the index's own residue proof
- * ({@link TextIndex#residue}) finds none of the forgotten texts' words, and a search for a
- * survivor's own word finds it. A result that fails throws.
+ * frequencies, and one word of its own, so a forgotten text's own word is a term no survivor holds.
+ * Each invocation starts from an index of all the texts, built (untimed) in a folder and under keys
+ * of its own, since a repair destroys the keys of the files it rewrites. Each result is checked
+ * after it is timed: it holds exactly the survivors, the index's own residue proof ({@link
+ * TextIndex#residue}) finds none of the forgotten texts' words, and a search for a survivor's own
+ * word finds it. A result that fails throws.
  */
 @BenchmarkMode(Mode.SingleShotTime)
 @OutputTimeUnit(TimeUnit.MILLISECONDS)
@@ -54,6 +54,7 @@ public class TextRebuildCostBenchmark {
 
     /** The texts' seed; the removed ones are drawn with {@code SEED + 1}. */
     static final long SEED = 7;
+
     private static final int VOCABULARY = 20_000;
     private static final int WORDS = 30;
 
@@ -64,7 +65,10 @@ public class TextRebuildCostBenchmark {
     @Param({"20000"})
     int n;
 
-    /** How many to remove: a count of texts, or a percentage of {@code n} (see {@link RebuildCostBenchmark#count}). */
+    /**
+     * How many to remove: a count of texts, or a percentage of {@code n} (see {@link
+     * RebuildCostBenchmark#count}).
+     */
     @Param({"1", "0.1%", "1%", "10%"})
     String removed;
 
@@ -95,8 +99,16 @@ public class TextRebuildCostBenchmark {
         int[][] split = RebuildCostBenchmark.split(n, count, SEED + 1);
         gone = split[0];
         survivors = split[1];
-        System.out.printf(Locale.ROOT, "%ntext-rebuild-cost data: seed %d, %d texts of %d words (vocabulary %d)"
-                + " and a word of their own; %d removed (seed %d)%n", SEED, n, WORDS, VOCABULARY, count, SEED + 1);
+        System.out.printf(
+                Locale.ROOT,
+                "%ntext-rebuild-cost data: seed %d, %d texts of %d words (vocabulary %d)"
+                        + " and a word of their own; %d removed (seed %d)%n",
+                SEED,
+                n,
+                WORDS,
+                VOCABULARY,
+                count,
+                SEED + 1);
     }
 
     @TearDown(Level.Trial)
@@ -129,8 +141,12 @@ public class TextRebuildCostBenchmark {
         try {
             result.publish();
             if (result.size() != survivors.length) {
-                throw new IllegalStateException(how + " of text: expected " + survivors.length + " documents, found "
-                        + result.size());
+                throw new IllegalStateException(
+                        how
+                                + " of text: expected "
+                                + survivors.length
+                                + " documents, found "
+                                + result.size());
             }
             Map<Integer, Long> forgotten = new HashMap<>();
             List<String> words = new ArrayList<>();
@@ -140,13 +156,18 @@ public class TextRebuildCostBenchmark {
             }
             TextIndex.Residue residue = result.residue(forgotten, words);
             if (!residue.problems().isEmpty()) {
-                throw new IllegalStateException(how + " of text: the residue proof found " + residue.problems());
+                throw new IllegalStateException(
+                        how + " of text: the residue proof found " + residue.problems());
             }
             int probe = survivors[survivors.length / 2];
             int[] hits = result.search(ownWord(probe), null, 3).ordinals();
             if (hits.length != 1 || hits[0] != probe) {
-                throw new IllegalStateException(how + " of text: a search for survivor " + probe + "'s own word found "
-                        + Arrays.toString(hits));
+                throw new IllegalStateException(
+                        how
+                                + " of text: a search for survivor "
+                                + probe
+                                + "'s own word found "
+                                + Arrays.toString(hits));
             }
         } finally {
             result.destroy();
@@ -155,14 +176,22 @@ public class TextRebuildCostBenchmark {
         }
     }
 
-    /** For the check's control (tests): the invocation's result is its index with nothing removed. */
+    /**
+     * For the check's control (tests): the invocation's result is its index with nothing removed.
+     */
     void skipTheWorkForTheControl() {
         result = input;
     }
 
     private TextIndex build(int[] ordinals) throws IOException {
         invocation++;
-        TextIndex t = TextIndex.open(dir.resolve("text-" + invocation), "standard", keystore, hashes, "bench-" + invocation);
+        TextIndex t =
+                TextIndex.open(
+                        dir.resolve("text-" + invocation),
+                        "standard",
+                        keystore,
+                        hashes,
+                        "bench-" + invocation);
         for (int ord : ordinals) {
             t.add(ord, 1L, texts[ord]);
         }

@@ -4,18 +4,18 @@ import java.io.IOException;
 import java.util.List;
 
 /**
- * One graph library behind the harness, run the way its users run it: build over all vectors,
- * then answer top-k queries. An engine may search another engine's index in a different way
- * (Lucene's quantized index with a full-precision rescore, jvector's graph with PQ scores): it
- * names that engine in {@link #sharesIndexOf()} and is listed after it.
+ * One graph library behind the harness, run the way its users run it: build over all vectors, then
+ * answer top-k queries. An engine may search another engine's index in a different way (Lucene's
+ * quantized index with a full-precision rescore, jvector's graph with PQ scores): it names that
+ * engine in {@link #sharesIndexOf()} and is listed after it.
  */
 interface AnnEngine extends AutoCloseable {
 
     String name();
 
     /**
-     * Builds over {@code data}; ordinals are array positions. An engine that shares another's
-     * index ({@link #sharesIndexOf()}) is built after it and builds only what it adds, if anything.
+     * Builds over {@code data}; ordinals are array positions. An engine that shares another's index
+     * ({@link #sharesIndexOf()}) is built after it and builds only what it adds, if anything.
      */
     void build(float[][] data) throws IOException;
 
@@ -35,7 +35,9 @@ interface AnnEngine extends AutoCloseable {
         return true;
     }
 
-    /** What the built index occupies, part by part (empty where the harness does not measure it). */
+    /**
+     * What the built index occupies, part by part (empty where the harness does not measure it).
+     */
     default List<Part> footprint() {
         return List.of();
     }

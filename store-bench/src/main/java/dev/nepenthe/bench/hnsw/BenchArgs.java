@@ -12,18 +12,25 @@ public final class BenchArgs {
         for (String a : args) {
             int eq = a.indexOf('=');
             if (eq <= 0) {
-                throw new IllegalArgumentException("argument '" + a + "': expected name=value\nusage: " + usage);
+                throw new IllegalArgumentException(
+                        "argument '" + a + "': expected name=value\nusage: " + usage);
             }
             values.put(a.substring(0, eq).replaceFirst("^--", ""), a.substring(eq + 1));
         }
     }
 
-    /** Refuses a name the harness does not read (a typo would otherwise run with the default, silently). */
+    /**
+     * Refuses a name the harness does not read (a typo would otherwise run with the default,
+     * silently).
+     */
     public void onlyKnown(java.util.Set<String> names) {
         for (String given : values.keySet()) {
             if (!names.contains(given)) {
-                throw new IllegalArgumentException("argument '" + given + "': expected one of "
-                        + new java.util.TreeSet<>(names));
+                throw new IllegalArgumentException(
+                        "argument '"
+                                + given
+                                + "': expected one of "
+                                + new java.util.TreeSet<>(names));
             }
         }
     }
@@ -52,11 +59,17 @@ public final class BenchArgs {
 
     public int[] ints(String name, int[] dflt) {
         String v = values.get(name);
-        return v == null ? dflt : Arrays.stream(v.split(",")).mapToInt(x -> Integer.parseInt(x.trim())).toArray();
+        return v == null
+                ? dflt
+                : Arrays.stream(v.split(",")).mapToInt(x -> Integer.parseInt(x.trim())).toArray();
     }
 
     public double[] doubles(String name, double[] dflt) {
         String v = values.get(name);
-        return v == null ? dflt : Arrays.stream(v.split(",")).mapToDouble(x -> Double.parseDouble(x.trim())).toArray();
+        return v == null
+                ? dflt
+                : Arrays.stream(v.split(","))
+                        .mapToDouble(x -> Double.parseDouble(x.trim()))
+                        .toArray();
     }
 }

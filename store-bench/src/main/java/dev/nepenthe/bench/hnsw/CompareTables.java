@@ -16,22 +16,28 @@ final class CompareTables {
         System.out.println("| engine | build (s, 1 thread) | what the build covers |");
         System.out.println("|---|---:|---|");
         for (Result r : all) {
-            System.out.printf(Locale.ROOT, "| %s | %s | %s |%n", r.name,
-                    Double.isNaN(r.buildSeconds) ? "-" : String.format(Locale.ROOT, "%.1f", r.buildSeconds), r.buildNote);
+            System.out.printf(
+                    Locale.ROOT,
+                    "| %s | %s | %s |%n",
+                    r.name,
+                    Double.isNaN(r.buildSeconds)
+                            ? "-"
+                            : String.format(Locale.ROOT, "%.1f", r.buildSeconds),
+                    r.buildNote);
         }
         System.out.println();
     }
 
     /**
-     * Bytes per vector of each part an engine reports (Lucene: its files by extension). Parts
-     * under {@value #SMALL_PART} bytes per vector (metadata, segment info) share one row that
-     * names them.
+     * Bytes per vector of each part an engine reports (Lucene: its files by extension). Parts under
+     * {@value #SMALL_PART} bytes per vector (metadata, segment info) share one row that names them.
      */
     static void memory(List<Result> all, int n, int dim) {
         if (all.stream().allMatch(r -> r.footprint.isEmpty())) {
             return;
         }
-        System.out.printf(Locale.ROOT, "Memory per vector (n=%d; raw float32 = %d bytes):%n%n", n, 4 * dim);
+        System.out.printf(
+                Locale.ROOT, "Memory per vector (n=%d; raw float32 = %d bytes):%n%n", n, 4 * dim);
         System.out.println("| engine | part | bytes / vector | MB |");
         System.out.println("|---|---|---:|---:|");
         for (Result r : all) {
@@ -60,7 +66,13 @@ final class CompareTables {
     private static final double SMALL_PART = 0.5;
 
     private static void row(String engine, String part, long bytes, int n) {
-        System.out.printf(Locale.ROOT, "| %s | %s | %.1f | %.1f |%n", engine, part, bytes / (double) n, bytes / 1e6);
+        System.out.printf(
+                Locale.ROOT,
+                "| %s | %s | %.1f | %.1f |%n",
+                engine,
+                part,
+                bytes / (double) n,
+                bytes / 1e6);
     }
 
     /** Recall and single-thread QPS per efSearch, two columns per engine. */
@@ -77,14 +89,21 @@ final class CompareTables {
             StringBuilder row = new StringBuilder("| " + ef + " |");
             for (Result r : all) {
                 Point p = r.curve.stream().filter(x -> x.ef() == ef).findFirst().orElse(null);
-                row.append(p == null ? " - | - |" : String.format(Locale.ROOT, " %.4f | %.0f |", p.recall(), p.qps()));
+                row.append(
+                        p == null
+                                ? " - | - |"
+                                : String.format(
+                                        Locale.ROOT, " %.4f | %.0f |", p.recall(), p.qps()));
             }
             System.out.println(row);
         }
         System.out.println();
     }
 
-    /** Single-thread QPS at the smallest swept ef reaching each recall target, and ours over each peer's. */
+    /**
+     * Single-thread QPS at the smallest swept ef reaching each recall target, and ours over each
+     * peer's.
+     */
     static void atRecall(List<Result> all, int k) {
         Result ours = all.stream().filter(r -> r.name.equals(OURS)).findFirst().orElse(null);
         StringBuilder head = new StringBuilder("| recall@" + k + " target |");
@@ -106,15 +125,21 @@ final class CompareTables {
             StringBuilder row = new StringBuilder(String.format(Locale.ROOT, "| %.2f |", target));
             for (Result r : all) {
                 Point p = r.first(target);
-                row.append(p == null ? " not reached |" : String.format(Locale.ROOT, " %.0f (%d) |", p.qps(), p.ef()));
+                row.append(
+                        p == null
+                                ? " not reached |"
+                                : String.format(Locale.ROOT, " %.0f (%d) |", p.qps(), p.ef()));
             }
             if (ours != null) {
                 Point o = ours.first(target);
                 for (Result r : all) {
                     if (r != ours) {
                         Point p = r.first(target);
-                        row.append(o == null || p == null ? " - |"
-                                : String.format(Locale.ROOT, " %.2fx |", o.qps() / p.qps()));
+                        row.append(
+                                o == null || p == null
+                                        ? " - |"
+                                        : String.format(
+                                                Locale.ROOT, " %.2fx |", o.qps() / p.qps()));
                     }
                 }
             }
@@ -123,12 +148,18 @@ final class CompareTables {
         System.out.println();
     }
 
-    /** QPS with T concurrent threads at each engine's ef for recall 0.95 and 0.99, and the ratio to the first T. */
+    /**
+     * QPS with T concurrent threads at each engine's ef for recall 0.95 and 0.99, and the ratio to
+     * the first T.
+     */
     static void scaling(List<Result> all, int[] threads) {
         StringBuilder head = new StringBuilder("| engine | recall target | ef |");
         StringBuilder rule = new StringBuilder("|---|---:|---:|");
         for (int t = 0; t < threads.length; t++) {
-            head.append(' ').append(threads[t]).append(threads[t] == 1 ? " thread" : " threads").append(" QPS |");
+            head.append(' ')
+                    .append(threads[t])
+                    .append(threads[t] == 1 ? " thread" : " threads")
+                    .append(" QPS |");
             rule.append("---:|");
             if (t > 0) {
                 head.append(' ').append(threads[t]).append(" / ").append(threads[0]).append(" |");
@@ -140,7 +171,9 @@ final class CompareTables {
         for (double target : HnswCompareBench.SCALING_TARGETS) {
             for (Result r : all) {
                 Scaling s = r.scaling.get(target);
-                StringBuilder row = new StringBuilder(String.format(Locale.ROOT, "| %s | %.2f |", r.name, target));
+                StringBuilder row =
+                        new StringBuilder(
+                                String.format(Locale.ROOT, "| %s | %.2f |", r.name, target));
                 if (s == null || s.ef() < 0) {
                     row.append(" not reached |").append(" - |".repeat(2 * threads.length - 1));
                     System.out.println(row);
@@ -149,11 +182,16 @@ final class CompareTables {
                 row.append(' ').append(s.ef()).append(" |");
                 for (int t = 0; t < threads.length; t++) {
                     double q = s.qps()[t];
-                    row.append(Double.isNaN(q) ? " not measured |" : String.format(Locale.ROOT, " %.0f |", q));
+                    row.append(
+                            Double.isNaN(q)
+                                    ? " not measured |"
+                                    : String.format(Locale.ROOT, " %.0f |", q));
                     if (t > 0) {
                         double base = s.qps()[0];
-                        row.append(Double.isNaN(q) || Double.isNaN(base) ? " - |"
-                                : String.format(Locale.ROOT, " %.2fx |", q / base));
+                        row.append(
+                                Double.isNaN(q) || Double.isNaN(base)
+                                        ? " - |"
+                                        : String.format(Locale.ROOT, " %.2fx |", q / base));
                     }
                 }
                 System.out.println(row);

@@ -16,80 +16,137 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 
 /**
- * Build time, single-thread query throughput against recall@k, memory and multi-thread scaling
- * for Nepenthe's HNSW and its peers, each run the way its users run it, on the same data
- * (seeded clustered vectors, L2, or with {@code data=gcide} the cached MiniLM embeddings of
- * dict-gcide definitions, cosine) with the same M and efConstruction. Prints Markdown tables.
+ * Build time, single-thread query throughput against recall@k, memory and multi-thread scaling for
+ * Nepenthe's HNSW and its peers, each run the way its users run it, on the same data (seeded
+ * clustered vectors, L2, or with {@code data=gcide} the cached MiniLM embeddings of dict-gcide
+ * definitions, cosine) with the same M and efConstruction. Prints Markdown tables.
  *
  * <p>Engines ({@code engines=}, default the float set nepenthe, lucene, jvector, hnswlib, faiss;
  * {@code quantized=true} adds lucene-int7, lucene-bbq, jvector-pq and faiss-sq8):
+ *
  * <ul>
- *   <li>{@code nepenthe}: {@link NepentheEngine} on the process's kernels; {@code nepenthe-256}
- *       and {@code nepenthe-512} pin our Vector API kernels to that width.</li>
+ *   <li>{@code nepenthe}: {@link NepentheEngine} on the process's kernels; {@code nepenthe-256} and
+ *       {@code nepenthe-512} pin our Vector API kernels to that width.
  *   <li>{@code lucene}: {@link LuceneEngine}, an IndexWriter over MMapDirectory and
  *       KnnFloatVectorQuery through an IndexSearcher. {@code lucene-int7} and {@code lucene-bbq}:
  *       the same with Lucene's 7-bit scalar and binary quantized HNSW formats, each also searched
- *       with a full-precision rescore ({@code +rescore}, {@code oversample=}, default 3).
- *       {@code lucene-util}: {@link LuceneUtilEngine}, lucene-core's internal util.hnsw over
- *       float[] on heap, which earlier versions of this harness called "lucene".</li>
+ *       with a full-precision rescore ({@code +rescore}, {@code oversample=}, default 3). {@code
+ *       lucene-util}: {@link LuceneUtilEngine}, lucene-core's internal util.hnsw over float[] on
+ *       heap, which earlier versions of this harness called "lucene".
  *   <li>{@code jvector}: {@link JVectorEngine}; {@code jvector-pq}: {@link JVectorPqEngine}, the
- *       same graph with PQ scores and an exact rerank ({@code pqSubspaces=}, default dim / 4).
- *       It needs jvector's graph, so it brings the {@code jvector} engine along.</li>
+ *       same graph with PQ scores and an exact rerank ({@code pqSubspaces=}, default dim / 4). It
+ *       needs jvector's graph, so it brings the {@code jvector} engine along.
  *   <li>{@code hnswlib} (python3-hnswlib) and {@code faiss} / {@code faiss-sq8} (python3-faiss,
- *       IndexHNSWFlat / IndexHNSWSQ 8-bit) run afterwards in their own processes through
- *       {@link PeerRunner} on the same files.</li>
+ *       IndexHNSWFlat / IndexHNSWSQ 8-bit) run afterwards in their own processes through {@link
+ *       PeerRunner} on the same files.
  * </ul>
  *
  * <p>Single-thread sweep: first one untimed pass over all queries per Java engine at every swept
  * efSearch (the JIT compiles each engine's whole query path, Lucene's query rewrite included,
- * before any timing). Then per efSearch: one pass per Java engine measures recall, then
- * {@code rounds} timed passes over all queries go round-robin over the Java engines, so a
- * burst of load from elsewhere on a shared machine hits every engine alike; QPS is each engine's
- * median pass. The peers run one batched call per pass on one thread, median of {@code rounds}.
- * The "QPS at recall" table takes, for each engine, the smallest swept efSearch whose recall
- * reaches the target.
+ * before any timing). Then per efSearch: one pass per Java engine measures recall, then {@code
+ * rounds} timed passes over all queries go round-robin over the Java engines, so a burst of load
+ * from elsewhere on a shared machine hits every engine alike; QPS is each engine's median pass. The
+ * peers run one batched call per pass on one thread, median of {@code rounds}. The "QPS at recall"
+ * table takes, for each engine, the smallest swept efSearch whose recall reaches the target.
  *
  * <p>Scaling ({@code threads=}, default 1,2,4; {@code threads=1} skips it): at the ef where each
- * engine first reaches recall 0.95 and 0.99, QPS with T threads issuing queries concurrently.
- * Java engines: a fixed pool of T threads that take queries from one shared counter, one
- * untimed pass, then {@code rounds} passes round-robin over the engines, median. Peers: one
- * batched call with T threads (hnswlib's num_threads, FAISS's omp_set_num_threads), as their
- * users call them, median of {@code rounds}. lucene-util is not measured above one thread (its
- * graph is not safe to share between searching threads).
+ * engine first reaches recall 0.95 and 0.99, QPS with T threads issuing queries concurrently. Java
+ * engines: a fixed pool of T threads that take queries from one shared counter, one untimed pass,
+ * then {@code rounds} passes round-robin over the engines, median. Peers: one batched call with T
+ * threads (hnswlib's num_threads, FAISS's omp_set_num_threads), as their users call them, median of
+ * {@code rounds}. lucene-util is not measured above one thread (its graph is not safe to share
+ * between searching threads).
  */
 public final class HnswCompareBench {
 
-    static final String USAGE = "hnsw-compare [data=synthetic|lowrank|gcide|files|hdf5] [file=CACHE|FILE.hdf5] [base=FILE.fvecs|.bvecs"
-            + " query=FILE truth=FILE.ivecs metric=L2|COSINE|DOT (data=files)] [n=100000] [dim=128]"
-            + " [queries=1000] [m=16] [efc=100] [k=10] [clusters=100] [rank=16 (lowrank)] [spread=0.3] [seed=7]"
-            + " [efs=10,16,24,32,48,64,96,128,192,256,384,512] [engines=nepenthe,lucene,jvector,hnswlib,faiss]"
-            + " [quantized=false] [threads=1,2,4] [buildThreads=0] [rounds=5] [oversample=3] [pqSubspaces=dim/4]"
-            + " [python=/usr/bin/python3] [pythonDir=store-bench/src/main/python] [plot=FILE.png (recall against QPS)]\n"
-            + "  engines: nepenthe nepenthe-256 nepenthe-512 lucene lucene-util lucene-int7 lucene-bbq jvector"
-            + " jvector-pq hnswlib faiss faiss-sq8 nepenthe-int8 nepenthe-int8-beam nepenthe-offheap"
-            + " nepenthe-int8-offheap (the graph of nepenthe or nepenthe-int8, its vectors off the heap); quantized=true adds"
-            + " nepenthe-int8,nepenthe-int8-beam,lucene-int7,lucene-bbq,jvector-pq,faiss-sq8";
+    static final String USAGE =
+            "hnsw-compare [data=synthetic|lowrank|gcide|files|hdf5] [file=CACHE|FILE.hdf5]"
+                + " [base=FILE.fvecs|.bvecs query=FILE truth=FILE.ivecs metric=L2|COSINE|DOT"
+                + " (data=files)] [n=100000] [dim=128] [queries=1000] [m=16] [efc=100] [k=10]"
+                + " [clusters=100] [rank=16 (lowrank)] [spread=0.3] [seed=7]"
+                + " [efs=10,16,24,32,48,64,96,128,192,256,384,512]"
+                + " [engines=nepenthe,lucene,jvector,hnswlib,faiss] [quantized=false]"
+                + " [threads=1,2,4] [buildThreads=0] [rounds=5] [oversample=3] [pqSubspaces=dim/4]"
+                + " [python=/usr/bin/python3] [pythonDir=store-bench/src/main/python]"
+                + " [plot=FILE.png (recall against QPS)]\n"
+                + "  engines: nepenthe nepenthe-256 nepenthe-512 lucene lucene-util lucene-int7"
+                + " lucene-bbq jvector jvector-pq hnswlib faiss faiss-sq8 nepenthe-int8"
+                + " nepenthe-int8-beam nepenthe-offheap nepenthe-int8-offheap (the graph of"
+                + " nepenthe or nepenthe-int8, its vectors off the heap); quantized=true adds"
+                + " nepenthe-int8,nepenthe-int8-beam,lucene-int7,lucene-bbq,jvector-pq,faiss-sq8";
 
-    static final List<String> FLOAT_ENGINES = List.of("nepenthe", "lucene", "jvector", "hnswlib", "faiss");
-    static final List<String> QUANTIZED_ENGINES = List.of("nepenthe-int8", "nepenthe-int8-beam", "lucene-int7",
-            "lucene-bbq", "jvector-pq", "faiss-sq8");
-    static final List<String> ALL_ENGINES = List.of("nepenthe", "nepenthe-256", "nepenthe-512", "nepenthe-int8",
-            "nepenthe-int8-beam", "nepenthe-offheap", "nepenthe-int8-offheap", "lucene",
-            "lucene-util", "lucene-int7", "lucene-bbq", "jvector", "jvector-pq", "hnswlib", "faiss", "faiss-sq8");
-    private static final Set<String> ARGUMENTS = Set.of("data", "file", "base", "query", "truth", "metric", "n", "dim", "queries", "m", "efc", "k",
-            "clusters", "rank", "spread", "seed", "efs", "engines", "quantized", "threads", "rounds", "oversample",
-            "pqSubspaces", "python", "pythonDir", "buildThreads", "plot");
+    static final List<String> FLOAT_ENGINES =
+            List.of("nepenthe", "lucene", "jvector", "hnswlib", "faiss");
+    static final List<String> QUANTIZED_ENGINES =
+            List.of(
+                    "nepenthe-int8",
+                    "nepenthe-int8-beam",
+                    "lucene-int7",
+                    "lucene-bbq",
+                    "jvector-pq",
+                    "faiss-sq8");
+    static final List<String> ALL_ENGINES =
+            List.of(
+                    "nepenthe",
+                    "nepenthe-256",
+                    "nepenthe-512",
+                    "nepenthe-int8",
+                    "nepenthe-int8-beam",
+                    "nepenthe-offheap",
+                    "nepenthe-int8-offheap",
+                    "lucene",
+                    "lucene-util",
+                    "lucene-int7",
+                    "lucene-bbq",
+                    "jvector",
+                    "jvector-pq",
+                    "hnswlib",
+                    "faiss",
+                    "faiss-sq8");
+    private static final Set<String> ARGUMENTS =
+            Set.of(
+                    "data",
+                    "file",
+                    "base",
+                    "query",
+                    "truth",
+                    "metric",
+                    "n",
+                    "dim",
+                    "queries",
+                    "m",
+                    "efc",
+                    "k",
+                    "clusters",
+                    "rank",
+                    "spread",
+                    "seed",
+                    "efs",
+                    "engines",
+                    "quantized",
+                    "threads",
+                    "rounds",
+                    "oversample",
+                    "pqSubspaces",
+                    "python",
+                    "pythonDir",
+                    "buildThreads",
+                    "plot");
     static final double[] SCALING_TARGETS = {0.95, 0.99};
-    private static final Map<String, String> PEER_BUILDS = Map.of(
-            "hnswlib", "add_items, 1 thread",
-            "faiss", "IndexHNSWFlat.add, 1 OpenMP thread",
-            "faiss-sq8", "IndexHNSWSQ (QT_8bit) train + add, 1 OpenMP thread");
+    private static final Map<String, String> PEER_BUILDS =
+            Map.of(
+                    "hnswlib", "add_items, 1 thread",
+                    "faiss", "IndexHNSWFlat.add, 1 OpenMP thread",
+                    "faiss-sq8", "IndexHNSWSQ (QT_8bit) train + add, 1 OpenMP thread");
 
     private HnswCompareBench() {}
 
     record Point(int ef, double recall, double qps) {}
 
-    /** At one recall target: the ef used (-1: never reached) and QPS per thread count (NaN: not measured). */
+    /**
+     * At one recall target: the ef used (-1: never reached) and QPS per thread count (NaN: not
+     * measured).
+     */
     record Scaling(int ef, double[] qps) {}
 
     /** One engine's figures, Java or peer. */
@@ -134,8 +191,16 @@ public final class HnswCompareBench {
         List<AnnEngine> engines = javaEngines(names, m, efc, d.metric, oversample, pqSubspaces);
         int[][] truth = d.truth(k, null);
 
-        System.out.printf(Locale.ROOT, "### HNSW engines side by side: n=%d, %s, M=%d, efConstruction=%d, %d queries,"
-                + " recall@%d%n%n", n, d.description, m, efc, nq, k);
+        System.out.printf(
+                Locale.ROOT,
+                "### HNSW engines side by side: n=%d, %s, M=%d, efConstruction=%d, %d queries,"
+                        + " recall@%d%n%n",
+                n,
+                d.description,
+                m,
+                efc,
+                nq,
+                k);
         System.out.println("Machine: " + machine + "\n");
 
         Map<String, Result> results = new LinkedHashMap<>();
@@ -173,13 +238,20 @@ public final class HnswCompareBench {
         Map<String, Double> parallelBuild = new LinkedHashMap<>();
         List<String> parallelQuality = new ArrayList<>();
         if (buildThreads > 1 && names.contains("nepenthe")) {
-            NepentheEngine again = new NepentheEngine("nepenthe", Kernels.get(), HnswParams.of(m, efc), buildThreads,
-                    d.metric);
+            NepentheEngine again =
+                    new NepentheEngine(
+                            "nepenthe",
+                            Kernels.get(),
+                            HnswParams.of(m, efc),
+                            buildThreads,
+                            d.metric);
             System.gc();
             long t0 = System.nanoTime();
             again.build(d.data);
             parallelBuild.put("nepenthe", (System.nanoTime() - t0) / 1e9);
-            parallelQuality = parallelBuildQuality(again, results.get("nepenthe"), oneThreadLost, d, truth, k, efs);
+            parallelQuality =
+                    parallelBuildQuality(
+                            again, results.get("nepenthe"), oneThreadLost, d, truth, k, efs);
             again.close();
         }
 
@@ -194,8 +266,14 @@ public final class HnswCompareBench {
             faissIndexes.add("sq8");
         }
         if (hnswlib || !faissIndexes.isEmpty()) {
-            List<String> scaling = scales(threads)
-                    ? List.of("--scale-threads", PeerRunner.csv(threads), "--targets", targets()) : List.of();
+            List<String> scaling =
+                    scales(threads)
+                            ? List.of(
+                                    "--scale-threads",
+                                    PeerRunner.csv(threads),
+                                    "--targets",
+                                    targets())
+                            : List.of();
             try (PeerRunner peers = new PeerRunner(a, d.data, d.queries, truth)) {
                 if (hnswlib) {
                     List<String> extra = new ArrayList<>(List.of("--mode", "compare"));
@@ -203,7 +281,8 @@ public final class HnswCompareBench {
                     if (buildThreads > 1) {
                         extra.addAll(List.of("--build-threads", Integer.toString(buildThreads)));
                     }
-                    List<PeerProcess.Line> lines = peers.run(PeerRunner.HNSWLIB, d.metric, m, efc, k, efs, rounds, extra);
+                    List<PeerProcess.Line> lines =
+                            peers.run(PeerRunner.HNSWLIB, d.metric, m, efc, k, efs, rounds, extra);
                     readPeer(PeerRunner.HNSWLIB, lines, results, threads);
                     for (PeerProcess.Line line : lines) {
                         if (line.what().equals("buildThreads")) {
@@ -212,10 +291,14 @@ public final class HnswCompareBench {
                     }
                 }
                 if (!faissIndexes.isEmpty()) {
-                    List<String> extra = new ArrayList<>(List.of("--indexes", String.join(",", faissIndexes)));
+                    List<String> extra =
+                            new ArrayList<>(List.of("--indexes", String.join(",", faissIndexes)));
                     extra.addAll(scaling);
-                    readPeer(PeerRunner.FAISS, peers.run(PeerRunner.FAISS, d.metric, m, efc, k, efs, rounds, extra),
-                            results, threads);
+                    readPeer(
+                            PeerRunner.FAISS,
+                            peers.run(PeerRunner.FAISS, d.metric, m, efc, k, efs, rounds, extra),
+                            results,
+                            threads);
                 }
             }
         }
@@ -227,52 +310,104 @@ public final class HnswCompareBench {
         CompareTables.atRecall(all, k);
         String plot = a.s("plot", "");
         if (!plot.isEmpty()) {
-            RecallQpsPlot.write(java.nio.file.Path.of(plot), String.format(Locale.ROOT, "n = %,d, %s, M = %d, efConstruction = %d,"
-                    + " %d queries", n, d.description, m, efc, nq), all);
+            RecallQpsPlot.write(
+                    java.nio.file.Path.of(plot),
+                    String.format(
+                            Locale.ROOT,
+                            "n = %,d, %s, M = %d, efConstruction = %d," + " %d queries",
+                            n,
+                            d.description,
+                            m,
+                            efc,
+                            nq),
+                    all);
         }
         if (scales(threads)) {
             CompareTables.scaling(all, threads);
         }
         if (!parallelBuild.isEmpty()) {
-            System.out.printf(Locale.ROOT, "%nBuild on %d threads (n=%d, M=%d, efConstruction=%d):%n%n| engine | build (s) |"
-                    + " vectors/s |%n|---|---:|---:|%n", buildThreads, n, m, efc);
-            parallelBuild.forEach((engine, sec) -> System.out.printf(Locale.ROOT, "| %s | %.1f | %.0f |%n", engine, sec,
-                    n / sec));
+            System.out.printf(
+                    Locale.ROOT,
+                    "%nBuild on %d threads (n=%d, M=%d, efConstruction=%d):%n%n| engine | build (s)"
+                            + " | vectors/s |%n|---|---:|---:|%n",
+                    buildThreads,
+                    n,
+                    m,
+                    efc);
+            parallelBuild.forEach(
+                    (engine, sec) ->
+                            System.out.printf(
+                                    Locale.ROOT, "| %s | %.1f | %.0f |%n", engine, sec, n / sec));
             Double ours = parallelBuild.get("nepenthe"), theirs = parallelBuild.get("hnswlib");
             if (ours != null && theirs != null) {
-                System.out.printf(Locale.ROOT, "%nnepenthe's build throughput / hnswlib's: %.2fx%n", theirs / ours);
+                System.out.printf(
+                        Locale.ROOT,
+                        "%nnepenthe's build throughput / hnswlib's: %.2fx%n",
+                        theirs / ours);
             }
         }
         parallelQuality.forEach(System.out::println);
     }
 
-    /** About how many vectors, evenly spaced, the parallel build's check searches for themselves. */
+    /**
+     * About how many vectors, evenly spaced, the parallel build's check searches for themselves.
+     */
     private static final int SELF_SAMPLE = 10_000;
 
     /**
-     * What racing inserts cost the graph: recall@k of the graph built on several threads beside
-     * the one-thread build's at each swept ef, and how many vectors a search for their own
-     * vector (at the largest swept ef) leaves outside their top k in each. A node an insert left
-     * on an island, linked to from somewhere but not from near it, is reachable and still not
-     * found; near-duplicates that outscore a vector's own copy count here too, in both graphs.
+     * What racing inserts cost the graph: recall@k of the graph built on several threads beside the
+     * one-thread build's at each swept ef, and how many vectors a search for their own vector (at
+     * the largest swept ef) leaves outside their top k in each. A node an insert left on an island,
+     * linked to from somewhere but not from near it, is reachable and still not found;
+     * near-duplicates that outscore a vector's own copy count here too, in both graphs.
      */
-    static List<String> parallelBuildQuality(AnnEngine built, Result oneThread, int oneThreadLost, BenchData d,
-            int[][] truth, int k, int[] efs) throws Exception {
+    static List<String> parallelBuildQuality(
+            AnnEngine built,
+            Result oneThread,
+            int oneThreadLost,
+            BenchData d,
+            int[][] truth,
+            int k,
+            int[] efs)
+            throws Exception {
         List<String> out = new ArrayList<>();
-        out.add(String.format(Locale.ROOT, "%nThe graph built on several threads, searched like the one-thread build:%n%n"
-                + "| efSearch | recall@%d, one thread | recall@%d, several threads |%n|---:|---:|---:|", k, k));
+        out.add(
+                String.format(
+                        Locale.ROOT,
+                        "%nThe graph built on several threads, searched like the one-thread"
+                            + " build:%n%n| efSearch | recall@%d, one thread | recall@%d, several"
+                            + " threads |%n|---:|---:|---:|",
+                        k,
+                        k));
         for (int ef : efs) {
             double parallel = BenchData.recall(truth, Throughput.answers(built, d.queries, k, ef));
-            Point one = oneThread == null ? null : oneThread.curve.stream().filter(p -> p.ef() == ef).findFirst()
-                    .orElse(null);
-            out.add(String.format(Locale.ROOT, "| %d | %s | %.4f |", ef, one == null ? "-" : String.format(Locale.ROOT,
-                    "%.4f", one.recall()), parallel));
+            Point one =
+                    oneThread == null
+                            ? null
+                            : oneThread.curve.stream()
+                                    .filter(p -> p.ef() == ef)
+                                    .findFirst()
+                                    .orElse(null);
+            out.add(
+                    String.format(
+                            Locale.ROOT,
+                            "| %d | %s | %.4f |",
+                            ef,
+                            one == null ? "-" : String.format(Locale.ROOT, "%.4f", one.recall()),
+                            parallel));
         }
         int step = Math.max(1, d.data.length / SELF_SAMPLE);
-        out.add(String.format(Locale.ROOT, "%nVectors outside their own top %d (efSearch %d), of the %d searched (one in"
-                + " %d): one thread %s, several threads %d.", k, Arrays.stream(efs).max().orElse(k),
-                (d.data.length + step - 1) / step, step, oneThreadLost < 0 ? "-" : Integer.toString(oneThreadLost),
-                selfMisses(built, d, k, efs)));
+        out.add(
+                String.format(
+                        Locale.ROOT,
+                        "%nVectors outside their own top %d (efSearch %d), of the %d searched (one"
+                                + " in %d): one thread %s, several threads %d.",
+                        k,
+                        Arrays.stream(efs).max().orElse(k),
+                        (d.data.length + step - 1) / step,
+                        step,
+                        oneThreadLost < 0 ? "-" : Integer.toString(oneThreadLost),
+                        selfMisses(built, d, k, efs)));
         return out;
     }
 
@@ -293,13 +428,17 @@ public final class HnswCompareBench {
         return lost;
     }
 
-    /** The {@code engines=} list (default the float set) plus the quantized set when {@code quantized=true}. */
+    /**
+     * The {@code engines=} list (default the float set) plus the quantized set when {@code
+     * quantized=true}.
+     */
     static List<String> engineNames(BenchArgs a) {
         List<String> names = new ArrayList<>();
         for (String s : a.s("engines", String.join(",", FLOAT_ENGINES)).split(",")) {
             String name = s.trim();
             if (!ALL_ENGINES.contains(name)) {
-                throw new IllegalArgumentException("engine '" + name + "': expected one of " + ALL_ENGINES);
+                throw new IllegalArgumentException(
+                        "engine '" + name + "': expected one of " + ALL_ENGINES);
             }
             if (!names.contains(name)) {
                 names.add(name);
@@ -328,11 +467,11 @@ public final class HnswCompareBench {
     }
 
     /**
-     * The Java engines in build order; an engine that searches another's index comes right after
-     * it (lucene-int7 then lucene-int7+rescore; jvector before jvector-pq, added if not asked for).
+     * The Java engines in build order; an engine that searches another's index comes right after it
+     * (lucene-int7 then lucene-int7+rescore; jvector before jvector-pq, added if not asked for).
      */
-    static List<AnnEngine> javaEngines(List<String> names, int m, int efc, Metric metric, int oversample,
-            int pqSubspaces) {
+    static List<AnnEngine> javaEngines(
+            List<String> names, int m, int efc, Metric metric, int oversample, int pqSubspaces) {
         List<AnnEngine> out = new ArrayList<>();
         JVectorEngine jvector = null;
         NepentheEngine ours = null;
@@ -345,15 +484,25 @@ public final class HnswCompareBench {
                     out.add(ours);
                 }
                 case "nepenthe-int8" -> {
-                    int8 = new NepentheEngine(name, Kernels.get(), params.withQuantization(HnswParams.Quantization.INT8),
-                            1, metric);
+                    int8 =
+                            new NepentheEngine(
+                                    name,
+                                    Kernels.get(),
+                                    params.withQuantization(HnswParams.Quantization.INT8),
+                                    1,
+                                    metric);
                     out.add(int8);
                 }
                 case "nepenthe-int8-beam" -> {
                     // The same int8 index, re-ranking the whole beam instead of the default 2k.
                     if (int8 == null) {
-                        int8 = new NepentheEngine("nepenthe-int8", Kernels.get(),
-                                params.withQuantization(HnswParams.Quantization.INT8), 1, metric);
+                        int8 =
+                                new NepentheEngine(
+                                        "nepenthe-int8",
+                                        Kernels.get(),
+                                        params.withQuantization(HnswParams.Quantization.INT8),
+                                        1,
+                                        metric);
                         out.add(int8);
                     }
                     NepentheEngine e = new NepentheEngine(name, Kernels.get(), params, 1, metric);
@@ -366,8 +515,16 @@ public final class HnswCompareBench {
                     boolean quantized = name.equals("nepenthe-int8-offheap");
                     NepentheEngine donor = quantized ? int8 : ours;
                     if (donor == null) {
-                        donor = new NepentheEngine(quantized ? "nepenthe-int8" : "nepenthe", Kernels.get(),
-                                quantized ? params.withQuantization(HnswParams.Quantization.INT8) : params, 1, metric);
+                        donor =
+                                new NepentheEngine(
+                                        quantized ? "nepenthe-int8" : "nepenthe",
+                                        Kernels.get(),
+                                        quantized
+                                                ? params.withQuantization(
+                                                        HnswParams.Quantization.INT8)
+                                                : params,
+                                        1,
+                                        metric);
                         out.add(donor);
                         if (quantized) {
                             int8 = donor;
@@ -375,8 +532,11 @@ public final class HnswCompareBench {
                             ours = donor;
                         }
                     }
-                    HnswParams own = (quantized ? params.withQuantization(HnswParams.Quantization.INT8) : params)
-                            .withStorage(HnswParams.VectorStorage.OFF_HEAP);
+                    HnswParams own =
+                            (quantized
+                                            ? params.withQuantization(HnswParams.Quantization.INT8)
+                                            : params)
+                                    .withStorage(HnswParams.VectorStorage.OFF_HEAP);
                     NepentheEngine e = new NepentheEngine(name, Kernels.get(), own, 1, metric);
                     e.shareGraphOf(donor);
                     out.add(e);
@@ -385,20 +545,31 @@ public final class HnswCompareBench {
                     int bits = Integer.parseInt(name.substring(name.indexOf('-') + 1));
                     NepentheEngine e;
                     try {
-                        e = new NepentheEngine(name, NepentheEngine.ourKernels(bits), params, 1, metric);
+                        e =
+                                new NepentheEngine(
+                                        name, NepentheEngine.ourKernels(bits), params, 1, metric);
                     } catch (IllegalArgumentException | IllegalStateException x) {
-                        throw new IllegalArgumentException("engine " + name + ": " + x.getMessage(), x);
+                        throw new IllegalArgumentException(
+                                "engine " + name + ": " + x.getMessage(), x);
                     }
                     if (ours != null) {
                         e.shareGraphOf(ours);
                     }
                     out.add(e);
                 }
-                case "lucene" -> out.add(new LuceneEngine(m, efc, metric, LuceneEngine.Format.FLOAT, false));
+                case "lucene" ->
+                        out.add(new LuceneEngine(m, efc, metric, LuceneEngine.Format.FLOAT, false));
                 case "lucene-util" -> out.add(new LuceneUtilEngine(m, efc, metric));
                 case "lucene-int7", "lucene-bbq" -> {
-                    LuceneEngine quantized = new LuceneEngine(m, efc, metric,
-                            name.equals("lucene-int7") ? LuceneEngine.Format.INT7 : LuceneEngine.Format.BBQ, false);
+                    LuceneEngine quantized =
+                            new LuceneEngine(
+                                    m,
+                                    efc,
+                                    metric,
+                                    name.equals("lucene-int7")
+                                            ? LuceneEngine.Format.INT7
+                                            : LuceneEngine.Format.BBQ,
+                                    false);
                     out.add(quantized);
                     out.add(quantized.rescored(oversample));
                 }
@@ -419,8 +590,15 @@ public final class HnswCompareBench {
         return out;
     }
 
-    private static void sweep(List<AnnEngine> engines, List<Result> results, float[][] queries, int[][] truth, int k,
-            int[] efs, int rounds) throws Exception {
+    private static void sweep(
+            List<AnnEngine> engines,
+            List<Result> results,
+            float[][] queries,
+            int[][] truth,
+            int k,
+            int[] efs,
+            int rounds)
+            throws Exception {
         for (AnnEngine e : engines) {
             for (int ef : efs) {
                 Throughput.answers(e, queries, k, ef);
@@ -429,7 +607,9 @@ public final class HnswCompareBench {
         double[][] recalls = new double[efs.length][engines.size()];
         for (int e = 0; e < efs.length; e++) {
             for (int i = 0; i < engines.size(); i++) {
-                recalls[e][i] = BenchData.recall(truth, Throughput.answers(engines.get(i), queries, k, efs[e]));
+                recalls[e][i] =
+                        BenchData.recall(
+                                truth, Throughput.answers(engines.get(i), queries, k, efs[e]));
             }
         }
         // Round after round over every efSearch, rather than every round of one efSearch before the
@@ -446,13 +626,21 @@ public final class HnswCompareBench {
         }
         for (int e = 0; e < efs.length; e++) {
             for (int i = 0; i < engines.size(); i++) {
-                results.get(i).curve.add(new Point(efs[e], recalls[e][i], Throughput.median(passes[e][i])));
+                results.get(i)
+                        .curve
+                        .add(new Point(efs[e], recalls[e][i], Throughput.median(passes[e][i])));
             }
         }
     }
 
-    private static void scale(List<AnnEngine> engines, List<Result> results, float[][] queries, int k, int[] threads,
-            int rounds) throws Exception {
+    private static void scale(
+            List<AnnEngine> engines,
+            List<Result> results,
+            float[][] queries,
+            int k,
+            int[] threads,
+            int rounds)
+            throws Exception {
         for (double target : SCALING_TARGETS) {
             for (Result r : results) {
                 Point at = r.first(target);
@@ -475,12 +663,24 @@ public final class HnswCompareBench {
                     }
                     double[][] passes = new double[engines.size()][rounds];
                     for (int i : measured) {
-                        Throughput.pass(pool, count, engines.get(i), queries, k, results.get(i).scaling.get(target).ef());
+                        Throughput.pass(
+                                pool,
+                                count,
+                                engines.get(i),
+                                queries,
+                                k,
+                                results.get(i).scaling.get(target).ef());
                     }
                     for (int p = 0; p < rounds; p++) {
                         for (int i : measured) {
-                            passes[i][p] = Throughput.pass(pool, count, engines.get(i), queries, k,
-                                    results.get(i).scaling.get(target).ef());
+                            passes[i][p] =
+                                    Throughput.pass(
+                                            pool,
+                                            count,
+                                            engines.get(i),
+                                            queries,
+                                            k,
+                                            results.get(i).scaling.get(target).ef());
                         }
                     }
                     for (int i : measured) {
@@ -494,8 +694,13 @@ public final class HnswCompareBench {
         }
     }
 
-    /** Adds a peer script's build, memory, sweep and scaling lines to the results, by engine name. */
-    private static void readPeer(PeerRunner.Peer peer, List<PeerProcess.Line> lines, Map<String, Result> results,
+    /**
+     * Adds a peer script's build, memory, sweep and scaling lines to the results, by engine name.
+     */
+    private static void readPeer(
+            PeerRunner.Peer peer,
+            List<PeerProcess.Line> lines,
+            Map<String, Result> results,
             int[] threads) {
         for (PeerProcess.Line line : lines) {
             String engine = line.kv().getOrDefault("engine", peer.tag());
@@ -505,17 +710,27 @@ public final class HnswCompareBench {
                     r.buildSeconds = line.d("s");
                     r.buildNote = PEER_BUILDS.getOrDefault(engine, "");
                 }
-                case "memory" -> r.footprint.add(new AnnEngine.Part(line.kv().get("part"), (long) line.d("bytes")));
-                case "search" -> r.curve.add(new Point((int) line.d("ef"), line.d("recall"), line.d("qps")));
+                case "memory" ->
+                        r.footprint.add(
+                                new AnnEngine.Part(line.kv().get("part"), (long) line.d("bytes")));
+                case "search" ->
+                        r.curve.add(new Point((int) line.d("ef"), line.d("recall"), line.d("qps")));
                 case "scale" -> {
                     double target = line.d("target");
-                    Scaling s = r.scaling.computeIfAbsent(target, x -> {
-                        double[] qps = new double[threads.length];
-                        Arrays.fill(qps, Double.NaN);
-                        return new Scaling((int) line.d("ef"), qps);
-                    });
+                    Scaling s =
+                            r.scaling.computeIfAbsent(
+                                    target,
+                                    x -> {
+                                        double[] qps = new double[threads.length];
+                                        Arrays.fill(qps, Double.NaN);
+                                        return new Scaling((int) line.d("ef"), qps);
+                                    });
                     if (s.ef() >= 0) {
-                        int t = Arrays.stream(threads).boxed().toList().indexOf((int) line.d("threads"));
+                        int t =
+                                Arrays.stream(threads)
+                                        .boxed()
+                                        .toList()
+                                        .indexOf((int) line.d("threads"));
                         if (t >= 0) {
                             s.qps()[t] = line.d("qps");
                         }

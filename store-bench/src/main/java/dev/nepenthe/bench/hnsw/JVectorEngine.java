@@ -21,10 +21,10 @@ import java.util.concurrent.ForkJoinPool;
 /**
  * jvector's graph (hierarchical, as of 4.0), built with one worker thread. jvector's degree
  * parameter bounds every layer, so it gets 2M to match the layer-0 degree of the HNSW
- * implementations; alpha and overflow stay at jvector's defaults (1.2, 1.2). Searched with
- * exact scores over the float vectors on heap and rerankK = ef as the beam. A
- * {@link GraphSearcher} holds per-search state, so each searching thread gets its own, as
- * jvector's own benchmarks do; {@link JVectorPqEngine} searches the same graph with PQ scores.
+ * implementations; alpha and overflow stay at jvector's defaults (1.2, 1.2). Searched with exact
+ * scores over the float vectors on heap and rerankK = ef as the beam. A {@link GraphSearcher} holds
+ * per-search state, so each searching thread gets its own, as jvector's own benchmarks do; {@link
+ * JVectorPqEngine} searches the same graph with PQ scores.
  */
 final class JVectorEngine implements AnnEngine {
     static final VectorTypeSupport VTS = VectorizationProvider.getInstance().getVectorTypeSupport();
@@ -38,8 +38,10 @@ final class JVectorEngine implements AnnEngine {
     JVectorEngine(int m, int efConstruction, dev.nepenthe.core.Metric metric) {
         this.m = m;
         this.efConstruction = efConstruction;
-        this.similarity = metric == dev.nepenthe.core.Metric.L2 ? VectorSimilarityFunction.EUCLIDEAN
-                : VectorSimilarityFunction.DOT_PRODUCT;
+        this.similarity =
+                metric == dev.nepenthe.core.Metric.L2
+                        ? VectorSimilarityFunction.EUCLIDEAN
+                        : VectorSimilarityFunction.DOT_PRODUCT;
     }
 
     @Override
@@ -62,8 +64,18 @@ final class JVectorEngine implements AnnEngine {
         BuildScoreProvider bsp = BuildScoreProvider.randomAccessScoreProvider(ravv, similarity);
         ForkJoinPool one = new ForkJoinPool(1);
         try {
-            GraphIndexBuilder builder = new GraphIndexBuilder(bsp, data[0].length, 2 * m, efConstruction, 1.2f, 1.2f,
-                    true, true, one, one);
+            GraphIndexBuilder builder =
+                    new GraphIndexBuilder(
+                            bsp,
+                            data[0].length,
+                            2 * m,
+                            efConstruction,
+                            1.2f,
+                            1.2f,
+                            true,
+                            true,
+                            one,
+                            one);
             ImmutableGraphIndex graph = builder.build(ravv);
             searchers = ThreadLocal.withInitial(() -> new GraphSearcher(graph));
         } finally {
@@ -73,10 +85,16 @@ final class JVectorEngine implements AnnEngine {
 
     @Override
     public int[] search(float[] query, int k, int ef) {
-        return search(DefaultSearchScoreProvider.exact(VTS.createFloatVector(query), similarity, ravv), k, ef);
+        return search(
+                DefaultSearchScoreProvider.exact(VTS.createFloatVector(query), similarity, ravv),
+                k,
+                ef);
     }
 
-    /** Top k of a search with beam (rerankK) ef, scored by {@code scores}, on this thread's searcher. */
+    /**
+     * Top k of a search with beam (rerankK) ef, scored by {@code scores}, on this thread's
+     * searcher.
+     */
     int[] search(SearchScoreProvider scores, int k, int ef) {
         SearchResult r = searchers.get().search(scores, k, Math.max(k, ef), 0f, 0f, Bits.ALL);
         SearchResult.NodeScore[] nodes = r.getNodes();

@@ -39,50 +39,52 @@ import org.apache.lucene.store.FSDirectory;
 
 /**
  * Lucene's HNSW as its users run it: an {@link IndexWriter} over {@link FSDirectory#open} (an
- * MMapDirectory) in a temporary folder deleted by {@link #close()}, a codec whose
- * {@code getKnnVectorsFormatForField} returns the format under test, one document per vector
- * with a {@link KnnFloatVectorField} and the harness's ordinal as a doc value, then
- * {@code forceMerge(1)}, {@code commit()}, {@link DirectoryReader#open} and an
- * {@link IndexSearcher} without an executor. Build time is the adds, the merge and the commit.
+ * MMapDirectory) in a temporary folder deleted by {@link #close()}, a codec whose {@code
+ * getKnnVectorsFormatForField} returns the format under test, one document per vector with a {@link
+ * KnnFloatVectorField} and the harness's ordinal as a doc value, then {@code forceMerge(1)}, {@code
+ * commit()}, {@link DirectoryReader#open} and an {@link IndexSearcher} without an executor. Build
+ * time is the adds, the merge and the commit.
  *
- * <p>Formats: {@link Format#FLOAT} is {@link Lucene99HnswVectorsFormat}(M, efConstruction);
- * {@link Format#INT7} is {@link Lucene99HnswScalarQuantizedVectorsFormat} with 7 bits (not
- * compressed, Lucene's default confidence interval); {@link Format#BBQ} is
- * {@link Lucene102HnswBinaryQuantizedVectorsFormat}, Lucene 10.3's binary-quantized HNSW. All
- * get one merge worker and no merge executor. The quantized formats keep the raw float32
- * vectors on disk as well ({@code .vec}, beside {@code .veq} or {@code .veb}): Lucene rebuilds
- * quantiles and graphs from them when it merges.
+ * <p>Formats: {@link Format#FLOAT} is {@link Lucene99HnswVectorsFormat}(M, efConstruction); {@link
+ * Format#INT7} is {@link Lucene99HnswScalarQuantizedVectorsFormat} with 7 bits (not compressed,
+ * Lucene's default confidence interval); {@link Format#BBQ} is {@link
+ * Lucene102HnswBinaryQuantizedVectorsFormat}, Lucene 10.3's binary-quantized HNSW. All get one
+ * merge worker and no merge executor. The quantized formats keep the raw float32 vectors on disk as
+ * well ({@code .vec}, beside {@code .veq} or {@code .veb}): Lucene rebuilds quantiles and graphs
+ * from them when it merges.
  *
- * <p>One flush: the RAM buffer is {@value #RAM_BUFFER_MB} MB, just under Lucene's per-thread
- * hard limit (1,945 MB), so an index that fits is written as one segment and
- * {@code forceMerge(1)} has nothing to merge. Lucene builds a segment's graph while documents
- * are added, over the raw vectors (for the quantized formats too); a merge would rebuild it, for
- * the quantized formats with quantized scores. An index larger than the buffer flushes more than
- * once and pays for that merge inside the build time. Compound files are off so each file's
- * size can be reported ({@link #footprint()}).
+ * <p>One flush: the RAM buffer is {@value #RAM_BUFFER_MB} MB, just under Lucene's per-thread hard
+ * limit (1,945 MB), so an index that fits is written as one segment and {@code forceMerge(1)} has
+ * nothing to merge. Lucene builds a segment's graph while documents are added, over the raw vectors
+ * (for the quantized formats too); a merge would rebuild it, for the quantized formats with
+ * quantized scores. An index larger than the buffer flushes more than once and pays for that merge
+ * inside the build time. Compound files are off so each file's size can be reported ({@link
+ * #footprint()}).
  *
- * <p>Searching: {@code new KnnFloatVectorQuery(field, query, ef)}. Lucene's k is also its beam:
- * it returns the ef best it found, and the harness keeps the top k of them (an
- * {@code IndexSearcher.search(query, k)} over those ef). Cosine runs as DOT_PRODUCT over the
- * harness's unit vectors (as Lucene advises), L2 as EUCLIDEAN.
+ * <p>Searching: {@code new KnnFloatVectorQuery(field, query, ef)}. Lucene's k is also its beam: it
+ * returns the ef best it found, and the harness keeps the top k of them (an {@code
+ * IndexSearcher.search(query, k)} over those ef). Cosine runs as DOT_PRODUCT over the harness's
+ * unit vectors (as Lucene advises), L2 as EUCLIDEAN.
  *
- * <p>Rescoring ({@link #rescored(int)}): Lucene 10.3 has a user-level query for it,
- * {@link RescoreTopNQuery#createFullPrecisionRescorerQuery}, which re-scores the hits of an
- * inner query with the full-precision vectors from {@code .vec} and keeps the best n. The
- * rescoring engine asks the quantized HNSW for {@code max(ef, oversample * k)} candidates and
- * keeps the best k after rescoring them all, as Elasticsearch's {@code rescore_vector.oversample}
- * does; the plain engine (no rescore) is reported beside it.
+ * <p>Rescoring ({@link #rescored(int)}): Lucene 10.3 has a user-level query for it, {@link
+ * RescoreTopNQuery#createFullPrecisionRescorerQuery}, which re-scores the hits of an inner query
+ * with the full-precision vectors from {@code .vec} and keeps the best n. The rescoring engine asks
+ * the quantized HNSW for {@code max(ef, oversample * k)} candidates and keeps the best k after
+ * rescoring them all, as Elasticsearch's {@code rescore_vector.oversample} does; the plain engine
+ * (no rescore) is reported beside it.
  *
  * <p>Deletes ({@link #delete(int[])}, for the delete harness): {@code deleteDocuments} by an id
- * term, then a near-real-time reader from the writer, with merges switched off: that is how
- * Lucene serves deletes before a merge (the graph keeps the deleted documents, the search
- * skips them through the live-docs bits).
+ * term, then a near-real-time reader from the writer, with merges switched off: that is how Lucene
+ * serves deletes before a merge (the graph keeps the deleted documents, the search skips them
+ * through the live-docs bits).
  */
 final class LuceneEngine implements AnnEngine {
 
     /** The vector format under test. */
     enum Format {
-        FLOAT("lucene"), INT7("lucene-int7"), BBQ("lucene-bbq");
+        FLOAT("lucene"),
+        INT7("lucene-int7"),
+        BBQ("lucene-bbq");
 
         final String engineName;
 
@@ -106,8 +108,13 @@ final class LuceneEngine implements AnnEngine {
     private IndexWriter writer;
     private DirectoryReader reader;
     private volatile IndexSearcher searcher;
-    /** Lucene docID to the harness's ordinal. Deletes before a merge keep docIDs, so it is built once. */
+
+    /**
+     * Lucene docID to the harness's ordinal. Deletes before a merge keep docIDs, so it is built
+     * once.
+     */
     private int[] docToOrdinal;
+
     private final List<Part> files = new ArrayList<>();
 
     /**
@@ -123,7 +130,9 @@ final class LuceneEngine implements AnnEngine {
     }
 
     static VectorSimilarityFunction similarity(Metric metric) {
-        return metric == Metric.L2 ? VectorSimilarityFunction.EUCLIDEAN : VectorSimilarityFunction.DOT_PRODUCT;
+        return metric == Metric.L2
+                ? VectorSimilarityFunction.EUCLIDEAN
+                : VectorSimilarityFunction.DOT_PRODUCT;
     }
 
     @Override
@@ -134,16 +143,19 @@ final class LuceneEngine implements AnnEngine {
     @Override
     public String buildNote() {
         return switch (format) {
-            case FLOAT -> "Lucene99HnswVectorsFormat";
-            case INT7 -> "Lucene99HnswScalarQuantizedVectorsFormat, 7 bits";
-            case BBQ -> "Lucene102HnswBinaryQuantizedVectorsFormat";
-        } + ": addDocument + forceMerge(1) + commit, MMapDirectory";
+                    case FLOAT -> "Lucene99HnswVectorsFormat";
+                    case INT7 -> "Lucene99HnswScalarQuantizedVectorsFormat, 7 bits";
+                    case BBQ -> "Lucene102HnswBinaryQuantizedVectorsFormat";
+                }
+                + ": addDocument + forceMerge(1) + commit, MMapDirectory";
     }
 
     private KnnVectorsFormat vectorsFormat() {
         return switch (format) {
             case FLOAT -> new Lucene99HnswVectorsFormat(m, efConstruction, 1, null);
-            case INT7 -> new Lucene99HnswScalarQuantizedVectorsFormat(m, efConstruction, 1, 7, false, null, null);
+            case INT7 ->
+                    new Lucene99HnswScalarQuantizedVectorsFormat(
+                            m, efConstruction, 1, 7, false, null, null);
             case BBQ -> new Lucene102HnswBinaryQuantizedVectorsFormat(m, efConstruction, 1, null);
         };
     }
@@ -155,18 +167,21 @@ final class LuceneEngine implements AnnEngine {
         KnnVectorsFormat vectors = vectorsFormat();
         TieredMergePolicy merges = new TieredMergePolicy();
         merges.setNoCFSRatio(0.0);
-        IndexWriterConfig config = new IndexWriterConfig()
-                .setCodec(new Lucene103Codec() {
-                    @Override
-                    public KnnVectorsFormat getKnnVectorsFormatForField(String field) {
-                        return vectors;
-                    }
-                })
-                .setOpenMode(IndexWriterConfig.OpenMode.CREATE)
-                .setRAMBufferSizeMB(RAM_BUFFER_MB)
-                .setUseCompoundFile(false)
-                .setMergePolicy(merges)
-                .setMergeScheduler(new SerialMergeScheduler());
+        IndexWriterConfig config =
+                new IndexWriterConfig()
+                        .setCodec(
+                                new Lucene103Codec() {
+                                    @Override
+                                    public KnnVectorsFormat getKnnVectorsFormatForField(
+                                            String field) {
+                                        return vectors;
+                                    }
+                                })
+                        .setOpenMode(IndexWriterConfig.OpenMode.CREATE)
+                        .setRAMBufferSizeMB(RAM_BUFFER_MB)
+                        .setUseCompoundFile(false)
+                        .setMergePolicy(merges)
+                        .setMergeScheduler(new SerialMergeScheduler());
         writer = new IndexWriter(directory, config);
         for (int i = 0; i < data.length; i++) {
             Document doc = new Document();
@@ -189,14 +204,19 @@ final class LuceneEngine implements AnnEngine {
         int[] map = new int[reader.maxDoc()];
         for (LeafReaderContext leaf : reader.leaves()) {
             NumericDocValues ordinals = leaf.reader().getNumericDocValues(ORDINAL);
-            for (int doc = ordinals.nextDoc(); doc != DocIdSetIterator.NO_MORE_DOCS; doc = ordinals.nextDoc()) {
+            for (int doc = ordinals.nextDoc();
+                    doc != DocIdSetIterator.NO_MORE_DOCS;
+                    doc = ordinals.nextDoc()) {
                 map[leaf.docBase + doc] = (int) ordinals.longValue();
             }
         }
         return map;
     }
 
-    /** Bytes on disk per file extension of the committed index ({@code segments_N} counted as "segments"). */
+    /**
+     * Bytes on disk per file extension of the committed index ({@code segments_N} counted as
+     * "segments").
+     */
     private void measureFiles() throws IOException {
         Map<String, Long> byKind = new TreeMap<>();
         for (String file : directory.listAll()) {
@@ -204,7 +224,10 @@ final class LuceneEngine implements AnnEngine {
             if (bytes == 0) {
                 continue; // write.lock
             }
-            String kind = file.startsWith("segments") ? "segments" : file.substring(file.lastIndexOf('.') + 1);
+            String kind =
+                    file.startsWith("segments")
+                            ? "segments"
+                            : file.substring(file.lastIndexOf('.') + 1);
             byKind.merge(kind, bytes, Long::sum);
         }
         files.clear();
@@ -212,16 +235,18 @@ final class LuceneEngine implements AnnEngine {
     }
 
     private static String describe(String extension) {
-        return "." + extension + switch (extension) {
-            case "vec" -> " (raw float32 vectors)";
-            case "vex" -> " (HNSW graph)";
-            case "veq" -> " (int7 quantized vectors)";
-            case "veb" -> " (binary quantized vectors)";
-            case "vem", "vemf", "vemq", "vemb" -> " (vector metadata)";
-            case "dvd", "dvm" -> " (ordinal doc values)";
-            case "tim", "tip", "tmd", "doc", "psm" -> " (id terms)";
-            default -> "";
-        };
+        return "."
+                + extension
+                + switch (extension) {
+                    case "vec" -> " (raw float32 vectors)";
+                    case "vex" -> " (HNSW graph)";
+                    case "veq" -> " (int7 quantized vectors)";
+                    case "veb" -> " (binary quantized vectors)";
+                    case "vem", "vemf", "vemq", "vemb" -> " (vector metadata)";
+                    case "dvd", "dvm" -> " (ordinal doc values)";
+                    case "tim", "tip", "tmd", "doc", "psm" -> " (id terms)";
+                    default -> "";
+                };
     }
 
     @Override
@@ -257,8 +282,12 @@ final class LuceneEngine implements AnnEngine {
 
             @Override
             public String buildNote() {
-                return "nothing (" + index.name() + "'s index; RescoreTopNQuery.createFullPrecisionRescorerQuery"
-                        + " over max(ef, " + oversample + " * k) candidates)";
+                return "nothing ("
+                        + index.name()
+                        + "'s index; RescoreTopNQuery.createFullPrecisionRescorerQuery"
+                        + " over max(ef, "
+                        + oversample
+                        + " * k) candidates)";
             }
 
             @Override
@@ -274,7 +303,10 @@ final class LuceneEngine implements AnnEngine {
             public int[] search(float[] query, int k, int ef) throws IOException {
                 int candidates = Math.max(Math.max(k, ef), oversample * k);
                 Query approximate = new KnnFloatVectorQuery(VECTOR, query, candidates);
-                return index.topK(RescoreTopNQuery.createFullPrecisionRescorerQuery(approximate, query, VECTOR, k), k);
+                return index.topK(
+                        RescoreTopNQuery.createFullPrecisionRescorerQuery(
+                                approximate, query, VECTOR, k),
+                        k);
             }
         };
     }
@@ -288,13 +320,14 @@ final class LuceneEngine implements AnnEngine {
     }
 
     /**
-     * Deletes these ordinals by id term and reopens a near-real-time reader from the writer.
-     * Merges are switched off first, so the graph keeps the deleted documents and searches skip
-     * them, as Lucene does until a merge.
+     * Deletes these ordinals by id term and reopens a near-real-time reader from the writer. Merges
+     * are switched off first, so the graph keeps the deleted documents and searches skip them, as
+     * Lucene does until a merge.
      */
     void delete(int[] ordinals) throws IOException {
         if (!deletable) {
-            throw new IllegalStateException(name() + " was built without id terms (deletable=false)");
+            throw new IllegalStateException(
+                    name() + " was built without id terms (deletable=false)");
         }
         writer.getConfig().setMergePolicy(NoMergePolicy.INSTANCE);
         Term[] ids = new Term[ordinals.length];
@@ -317,7 +350,8 @@ final class LuceneEngine implements AnnEngine {
                 reader.close();
             }
             if (writer != null) {
-                writer.rollback(); // nothing left to commit; drops the writer without flushing deletes
+                writer.rollback(); // nothing left to commit; drops the writer without flushing
+                // deletes
             }
             if (directory != null) {
                 directory.close();

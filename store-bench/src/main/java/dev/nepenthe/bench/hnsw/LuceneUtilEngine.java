@@ -15,12 +15,12 @@ import org.apache.lucene.util.hnsw.RandomVectorScorer;
 import org.apache.lucene.util.hnsw.RandomVectorScorerSupplier;
 
 /**
- * Lucene util.hnsw, float[] on heap: internal path, not how users run it. lucene-core's
- * {@code util.hnsw} graph builder and searcher (the graph its codec writes) over the harness's
- * own float[] rows, built single-threaded with the same M and beam width, searched with a top-ef
- * collector cut to k. No index, no files, no reader: kept beside {@link LuceneEngine} only to
- * show what that path left out. Not searched from several threads: {@link OnHeapHnswGraph} keeps
- * the neighbour-iteration cursor in the graph itself.
+ * Lucene util.hnsw, float[] on heap: internal path, not how users run it. lucene-core's {@code
+ * util.hnsw} graph builder and searcher (the graph its codec writes) over the harness's own float[]
+ * rows, built single-threaded with the same M and beam width, searched with a top-ef collector cut
+ * to k. No index, no files, no reader: kept beside {@link LuceneEngine} only to show what that path
+ * left out. Not searched from several threads: {@link OnHeapHnswGraph} keeps the
+ * neighbour-iteration cursor in the graph itself.
  */
 final class LuceneUtilEngine implements AnnEngine {
     private final int m;
@@ -30,7 +30,10 @@ final class LuceneUtilEngine implements AnnEngine {
 
     private final VectorSimilarityFunction similarity;
 
-    /** Cosine runs as Lucene's DOT_PRODUCT over unit vectors (the harness normalises them), as Lucene advises. */
+    /**
+     * Cosine runs as Lucene's DOT_PRODUCT over unit vectors (the harness normalises them), as
+     * Lucene advises.
+     */
     LuceneUtilEngine(int m, int efConstruction, dev.nepenthe.core.Metric metric) {
         this.m = m;
         this.efConstruction = efConstruction;
@@ -55,16 +58,16 @@ final class LuceneUtilEngine implements AnnEngine {
     @Override
     public void build(float[][] data) throws IOException {
         values = FloatVectorValues.fromFloats(Arrays.asList(data), data[0].length);
-        RandomVectorScorerSupplier supplier = DefaultFlatVectorScorer.INSTANCE
-                .getRandomVectorScorerSupplier(similarity, values);
+        RandomVectorScorerSupplier supplier =
+                DefaultFlatVectorScorer.INSTANCE.getRandomVectorScorerSupplier(similarity, values);
         HnswGraphBuilder builder = HnswGraphBuilder.create(supplier, m, efConstruction, 42L);
         graph = builder.build(values.size());
     }
 
     @Override
     public int[] search(float[] query, int k, int ef) throws IOException {
-        RandomVectorScorer scorer = DefaultFlatVectorScorer.INSTANCE
-                .getRandomVectorScorer(similarity, values, query);
+        RandomVectorScorer scorer =
+                DefaultFlatVectorScorer.INSTANCE.getRandomVectorScorer(similarity, values, query);
         TopKnnCollector collector = new TopKnnCollector(Math.max(k, ef), Integer.MAX_VALUE);
         HnswGraphSearcher.search(scorer, collector, graph, null);
         TopDocs td = collector.topDocs();

@@ -14,8 +14,8 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 
 /**
- * Nepenthe's HNSW (store-hnsw), L2 or cosine, on the kernels it is given: {@code nepenthe} runs
- * the process's choice ({@link Kernels#get()}), {@code nepenthe-256} and {@code nepenthe-512} the
+ * Nepenthe's HNSW (store-hnsw), L2 or cosine, on the kernels it is given: {@code nepenthe} runs the
+ * process's choice ({@link Kernels#get()}), {@code nepenthe-256} and {@code nepenthe-512} the
  * Vector API kernels at that width ({@link #ourKernels(int)}).
  */
 final class NepentheEngine implements AnnEngine {
@@ -34,7 +34,8 @@ final class NepentheEngine implements AnnEngine {
         this("nepenthe", Kernels.get(), params, threads, metric);
     }
 
-    NepentheEngine(String name, VectorKernels kernels, HnswParams params, int threads, Metric metric) {
+    NepentheEngine(
+            String name, VectorKernels kernels, HnswParams params, int threads, Metric metric) {
         this.name = name;
         this.kernels = kernels;
         this.params = params;
@@ -70,30 +71,55 @@ final class NepentheEngine implements AnnEngine {
         long n = index.size();
         int dim = index.dimension();
         List<Part> parts = new ArrayList<>();
-        parts.add(new Part(params.storage() == HnswParams.VectorStorage.OFF_HEAP ? "float32 vectors (native memory)"
-                : "float32 vectors (heap)", n * dim * 4L));
+        parts.add(
+                new Part(
+                        params.storage() == HnswParams.VectorStorage.OFF_HEAP
+                                ? "float32 vectors (native memory)"
+                                : "float32 vectors (heap)",
+                        n * dim * 4L));
         if (params.quantization() == HnswParams.Quantization.INT8) {
-            parts.add(new Part("int8 codes with 16 bytes of corrections (heap)", n * (16L + ((dim + 3) / 4) * 4L)));
+            parts.add(
+                    new Part(
+                            "int8 codes with 16 bytes of corrections (heap)",
+                            n * (16L + ((dim + 3) / 4) * 4L)));
         }
-        parts.add(new Part("layer-0 lists and reverse lists (heap)", n * (1L + 2L * params.m()) * 4L * 2L));
+        parts.add(
+                new Part(
+                        "layer-0 lists and reverse lists (heap)",
+                        n * (1L + 2L * params.m()) * 4L * 2L));
         return parts;
     }
 
     @Override
     public String buildNote() {
         if (sameIndex != null) {
-            return "searches " + sameIndex.name + "'s index, re-ranking " + (rerank == Integer.MAX_VALUE ? "the whole beam" : rerank + " candidates") + " exactly (no build)";
+            return "searches "
+                    + sameIndex.name
+                    + "'s index, re-ranking "
+                    + (rerank == Integer.MAX_VALUE ? "the whole beam" : rerank + " candidates")
+                    + " exactly (no build)";
         }
         if (donor != null) {
-            return "the graph " + donor.name + " built, saved and loaded with kernels " + kernels.name()
-                    + (params.storage() == HnswParams.VectorStorage.OFF_HEAP ? ", its floats off the heap" : "")
+            return "the graph "
+                    + donor.name
+                    + " built, saved and loaded with kernels "
+                    + kernels.name()
+                    + (params.storage() == HnswParams.VectorStorage.OFF_HEAP
+                            ? ", its floats off the heap"
+                            : "")
                     + " (build time is the load)";
         }
         if (params.quantization() != HnswParams.Quantization.NONE) {
-            return "HnswIndex.add of every vector (graph built on floats, int8 codes beside them), " + threads
-                    + (threads == 1 ? " thread" : " threads") + ", kernels " + kernels.name();
+            return "HnswIndex.add of every vector (graph built on floats, int8 codes beside them), "
+                    + threads
+                    + (threads == 1 ? " thread" : " threads")
+                    + ", kernels "
+                    + kernels.name();
         }
-        return "HnswIndex.add of every vector, " + threads + (threads == 1 ? " thread" : " threads") + ", kernels "
+        return "HnswIndex.add of every vector, "
+                + threads
+                + (threads == 1 ? " thread" : " threads")
+                + ", kernels "
                 + kernels.name();
     }
 
@@ -101,20 +127,27 @@ final class NepentheEngine implements AnnEngine {
      * Takes {@code donor}'s graph instead of building one: saved and loaded with this engine's
      * kernels. A single-threaded build is the same graph bit for bit at any kernel width (the
      * kernels agree to the bit and the build is seeded), so rebuilding it per width would only
-     * spend minutes; the build table says which engine's build it shares. The graph is loaded
-     * with this engine's vector storage, so an off-heap engine searches the donor's very graph.
+     * spend minutes; the build table says which engine's build it shares. The graph is loaded with
+     * this engine's vector storage, so an off-heap engine searches the donor's very graph.
      */
     void shareGraphOf(NepentheEngine donor) {
         this.donor = donor;
     }
 
     private NepentheEngine donor;
-    /** When set, this engine searches that engine's index (same graph and codes) with its own rerank depth. */
+
+    /**
+     * When set, this engine searches that engine's index (same graph and codes) with its own rerank
+     * depth.
+     */
     private NepentheEngine sameIndex;
+
     /** Candidates re-ranked exactly per query in int8 mode; 0 keeps the index default (2k). */
     private int rerank;
 
-    /** Searches {@code other}'s index (built once) re-ranking {@code rerank} candidates per query. */
+    /**
+     * Searches {@code other}'s index (built once) re-ranking {@code rerank} candidates per query.
+     */
     void searchIndexOf(NepentheEngine other, int rerank) {
         this.sameIndex = other;
         this.rerank = rerank;
@@ -127,13 +160,25 @@ final class NepentheEngine implements AnnEngine {
             return;
         }
         boolean otherStorage = donor != null && donor.params.storage() != params.storage();
-        if (donor != null && donor.index != null && (otherStorage || threads <= 1 && donor.threads <= 1)) {
+        if (donor != null
+                && donor.index != null
+                && (otherStorage || threads <= 1 && donor.threads <= 1)) {
             try {
-                java.nio.file.Path file = java.nio.file.Files.createTempFile("nepenthe-graph", ".hnsw");
+                java.nio.file.Path file =
+                        java.nio.file.Files.createTempFile("nepenthe-graph", ".hnsw");
                 try {
                     donor.index.save(file);
-                    index = HnswIndex.load(new dev.nepenthe.core.index.IndexConfig(data[0].length, metric,
-                            java.util.Map.of(HnswParams.VECTORS, params.storage().paramValue()), 42L), file, kernels);
+                    index =
+                            HnswIndex.load(
+                                    new dev.nepenthe.core.index.IndexConfig(
+                                            data[0].length,
+                                            metric,
+                                            java.util.Map.of(
+                                                    HnswParams.VECTORS,
+                                                    params.storage().paramValue()),
+                                            42L),
+                                    file,
+                                    kernels);
                 } finally {
                     java.nio.file.Files.deleteIfExists(file);
                 }
@@ -154,11 +199,13 @@ final class NepentheEngine implements AnnEngine {
             List<Future<?>> fs = new ArrayList<>();
             for (int t = 0; t < threads; t++) {
                 int start = t;
-                fs.add(pool.submit(() -> {
-                    for (int i = start; i < data.length; i += threads) {
-                        index.add(i, data[i]);
-                    }
-                }));
+                fs.add(
+                        pool.submit(
+                                () -> {
+                                    for (int i = start; i < data.length; i += threads) {
+                                        index.add(i, data[i]);
+                                    }
+                                }));
             }
             for (Future<?> f : fs) {
                 f.get();
@@ -174,6 +221,8 @@ final class NepentheEngine implements AnnEngine {
     @Override
     public int[] search(float[] query, int k, int ef) {
         SearchParams p = SearchParams.of("efSearch", ef);
-        return index.search(query, k, Accept.ALL, rerank > 0 ? p.with(HnswParams.RERANK, rerank) : p).ordinals();
+        return index.search(
+                        query, k, Accept.ALL, rerank > 0 ? p.with(HnswParams.RERANK, rerank) : p)
+                .ordinals();
     }
 }

@@ -15,11 +15,13 @@ import org.jfree.data.xy.XYSeriesCollection;
 final class RecallQpsPlot {
     private RecallQpsPlot() {}
 
-    static void write(Path png, String subtitle, List<HnswCompareBench.Result> engines) throws IOException {
+    static void write(Path png, String subtitle, List<HnswCompareBench.Result> engines)
+            throws IOException {
         XYSeriesCollection data = new XYSeriesCollection();
         double lowest = 1;
         for (HnswCompareBench.Result r : engines) {
-            XYSeries s = new XYSeries(r.name, false, true); // in efSearch order, not sorted by recall
+            XYSeries s =
+                    new XYSeries(r.name, false, true); // in efSearch order, not sorted by recall
             for (HnswCompareBench.Point p : r.curve) {
                 if (p.qps() > 0 && Double.isFinite(p.qps())) {
                     s.add(p.recall(), p.qps());
@@ -28,8 +30,13 @@ final class RecallQpsPlot {
             }
             data.addSeries(s);
         }
-        XYPlot plot = Plots.plain(new XYPlot(data, Plots.recallAxis("recall@10", lowest, 50),
-                Plots.countsAxis("queries / s, one thread"), Plots.lines(data.getSeriesCount())));
+        XYPlot plot =
+                Plots.plain(
+                        new XYPlot(
+                                data,
+                                Plots.recallAxis("recall@10", lowest, 50),
+                                Plots.countsAxis("queries / s, one thread"),
+                                Plots.lines(data.getSeriesCount())));
         Plots.save(png, "Recall against queries per second", subtitle, plot, 900, 600);
     }
 }

@@ -9,10 +9,10 @@ import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * Timed passes over all queries: on the calling thread (the single-thread sweep), or with T
- * threads of a fixed pool that take queries from one shared counter until none are left (the
- * scaling table). A pass's QPS is the query count over its wall time. The results' lengths are
- * summed and checked so the JIT cannot drop the searches.
+ * Timed passes over all queries: on the calling thread (the single-thread sweep), or with T threads
+ * of a fixed pool that take queries from one shared counter until none are left (the scaling
+ * table). A pass's QPS is the query count over its wall time. The results' lengths are summed and
+ * checked so the JIT cannot drop the searches.
  */
 final class Throughput {
     private Throughput() {}
@@ -37,18 +37,22 @@ final class Throughput {
     }
 
     /** QPS of one pass with {@code threads} tasks on {@code pool} (which has that many threads). */
-    static double pass(ExecutorService pool, int threads, AnnEngine e, float[][] queries, int k, int ef)
+    static double pass(
+            ExecutorService pool, int threads, AnnEngine e, float[][] queries, int k, int ef)
             throws Exception {
         AtomicInteger next = new AtomicInteger();
         List<Callable<Long>> tasks = new ArrayList<>();
         for (int t = 0; t < threads; t++) {
-            tasks.add(() -> {
-                long sink = 0;
-                for (int q = next.getAndIncrement(); q < queries.length; q = next.getAndIncrement()) {
-                    sink += e.search(queries[q], k, ef).length;
-                }
-                return sink;
-            });
+            tasks.add(
+                    () -> {
+                        long sink = 0;
+                        for (int q = next.getAndIncrement();
+                                q < queries.length;
+                                q = next.getAndIncrement()) {
+                            sink += e.search(queries[q], k, ef).length;
+                        }
+                        return sink;
+                    });
         }
         long start = System.nanoTime();
         long sink = 0;

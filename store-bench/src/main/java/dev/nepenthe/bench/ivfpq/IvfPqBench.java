@@ -29,13 +29,14 @@ import java.util.SplittableRandom;
  * one run: build time, single-thread QPS and recall@10 at several nprobe with and without exact
  * re-rank, code memory, and the cost and effect of forgetting 0.1%, 1% and 10% of the vectors.
  *
- * <p>Steps: 1. generate (or read) the data and the exact top-k with {@link ExactIndex};
- * 2. write base/query/ground truth/removal sets as .fvecs/.ivecs to a temporary directory;
- * 3. measure Nepenthe; 4. run {@code faiss_ivfpq.py} on the same files (after Nepenthe, so the
- * two never share the CPU) and parse its lines; 5. print Markdown tables.
+ * <p>Steps: 1. generate (or read) the data and the exact top-k with {@link ExactIndex}; 2. write
+ * base/query/ground truth/removal sets as .fvecs/.ivecs to a temporary directory; 3. measure
+ * Nepenthe; 4. run {@code faiss_ivfpq.py} on the same files (after Nepenthe, so the two never share
+ * the CPU) and parse its lines; 5. print Markdown tables.
  *
- * <p>Run: {@code java --add-modules=jdk.incubator.vector -cp benchmarks.jar dev.nepenthe.bench.ivfpq.IvfPqBench
- * [--n 100000] [--dim 128] [--queries 1000] [--nlist 256] [--m 16] [--train 10240] ...}; see {@link #usage()}.
+ * <p>Run: {@code java --add-modules=jdk.incubator.vector -cp benchmarks.jar
+ * dev.nepenthe.bench.ivfpq.IvfPqBench [--n 100000] [--dim 128] [--queries 1000] [--nlist 256] [--m
+ * 16] [--train 10240] ...}; see {@link #usage()}.
  */
 public final class IvfPqBench {
 
@@ -52,31 +53,31 @@ public final class IvfPqBench {
 
     static String usage() {
         return """
-                IvfPqBench: Nepenthe IVF-PQ vs FAISS IndexIVFPQ (L2), one run.
-                  --n N              base vectors (default 100000)
-                  --dim D            dimension (default 128)
-                  --queries Q        queries, drawn from the same blobs (default 1000)
-                  --clusters C       Gaussian blobs (default 100)
-                  --spread S         blob spread relative to the centres' (default 0.3)
-                  --seed S           data seed (default 7: the HNSW benchmarks' data)
-                  --base FILE        read base vectors from an .fvecs or .bvecs file instead (with --query FILE)
-                  --query FILE       query vectors (.fvecs or .bvecs), used with --base
-                  --nlist L          inverted lists (default 256)
-                  --m M              PQ subspaces (default 16)
-                  --train T          training sample: the first T base vectors (default 40*max(nlist,256))
-                  --iterations I     k-means iterations, both sides (default 25)
-                  --nprobes LIST     comma-separated (default 4,16,64)
-                  --rerank R         exact re-rank depth for the re-ranked rows (default 100)
-                  --k K              recall@K (default 10)
-                  --passes P         timed passes over the queries, median kept (default 3)
-                  --seeds S          extra builds per side with k-means seeds 1..S, recall at nprobe 16 (default 3)
-                  --python EXE       (default /usr/bin/python3)
-                  --script FILE      (default store-bench/src/main/python/faiss_ivfpq.py)
-                  --osq BITS         also OSQ codes (no trained sub-codebook) at these widths, same lists and
-                                     nprobes, side by side with PQ (default 1,4; none to skip)
-                  --no-faiss         skip the FAISS side
-                  --plot FILE        also draw recall against QPS, Nepenthe beside FAISS, as a PNG
-                """;
+        IvfPqBench: Nepenthe IVF-PQ vs FAISS IndexIVFPQ (L2), one run.
+          --n N              base vectors (default 100000)
+          --dim D            dimension (default 128)
+          --queries Q        queries, drawn from the same blobs (default 1000)
+          --clusters C       Gaussian blobs (default 100)
+          --spread S         blob spread relative to the centres' (default 0.3)
+          --seed S           data seed (default 7: the HNSW benchmarks' data)
+          --base FILE        read base vectors from an .fvecs or .bvecs file instead (with --query FILE)
+          --query FILE       query vectors (.fvecs or .bvecs), used with --base
+          --nlist L          inverted lists (default 256)
+          --m M              PQ subspaces (default 16)
+          --train T          training sample: the first T base vectors (default 40*max(nlist,256))
+          --iterations I     k-means iterations, both sides (default 25)
+          --nprobes LIST     comma-separated (default 4,16,64)
+          --rerank R         exact re-rank depth for the re-ranked rows (default 100)
+          --k K              recall@K (default 10)
+          --passes P         timed passes over the queries, median kept (default 3)
+          --seeds S          extra builds per side with k-means seeds 1..S, recall at nprobe 16 (default 3)
+          --python EXE       (default /usr/bin/python3)
+          --script FILE      (default store-bench/src/main/python/faiss_ivfpq.py)
+          --osq BITS         also OSQ codes (no trained sub-codebook) at these widths, same lists and
+                             nprobes, side by side with PQ (default 1,4; none to skip)
+          --no-faiss         skip the FAISS side
+          --plot FILE        also draw recall against QPS, Nepenthe beside FAISS, as a PNG
+        """;
     }
 
     public static void main(String[] args) throws Exception {
@@ -109,7 +110,8 @@ public final class IvfPqBench {
                 continue;
             }
             if (!a.startsWith("--") || i + 1 >= args.length) {
-                throw new IllegalArgumentException("expected --name value, got '" + a + "'\n" + usage());
+                throw new IllegalArgumentException(
+                        "expected --name value, got '" + a + "'\n" + usage());
             }
             String name = a.substring(2);
             if (!o.containsKey(name) && !Set.of("train", "base", "query", "plot").contains(name)) {
@@ -117,7 +119,8 @@ public final class IvfPqBench {
             }
             o.put(name, args[++i]);
         }
-        o.putIfAbsent("train", Integer.toString(40 * Math.max(Integer.parseInt(o.get("nlist")), 256)));
+        o.putIfAbsent(
+                "train", Integer.toString(40 * Math.max(Integer.parseInt(o.get("nlist")), 256)));
         new IvfPqBench(o).run();
     }
 
@@ -137,12 +140,25 @@ public final class IvfPqBench {
         } else {
             int n = intOpt("n");
             int q = intOpt("queries");
-            float[][] all = dev.nepenthe.testing.Datasets.clustered(Long.parseLong(opts.get("seed")), n + q, intOpt("dim"),
-                    intOpt("clusters"), Double.parseDouble(opts.get("spread")));
+            float[][] all =
+                    dev.nepenthe.testing.Datasets.clustered(
+                            Long.parseLong(opts.get("seed")),
+                            n + q,
+                            intOpt("dim"),
+                            intOpt("clusters"),
+                            Double.parseDouble(opts.get("spread")));
             base = Arrays.copyOf(all, n);
             queries = Arrays.copyOfRange(all, n, n + q);
-            dataDesc = "clustered seed=" + opts.get("seed") + " blobs=" + opts.get("clusters") + " spread="
-                    + opts.get("spread") + " (queries: the last " + q + " of the same draw)";
+            dataDesc =
+                    "clustered seed="
+                            + opts.get("seed")
+                            + " blobs="
+                            + opts.get("clusters")
+                            + " spread="
+                            + opts.get("spread")
+                            + " (queries: the last "
+                            + q
+                            + " of the same draw)";
         }
         int n = base.length;
         int dim = base[0].length;
@@ -152,9 +168,18 @@ public final class IvfPqBench {
         int iterations = intOpt("iterations");
         int rerank = intOpt("rerank");
         int passes = intOpt("passes");
-        int[] nprobes = Arrays.stream(opts.get("nprobes").split(",")).mapToInt(s -> Integer.parseInt(s.trim())).toArray();
-        System.err.printf(Locale.ROOT, "data: n=%d dim=%d queries=%d, %s; kernels=%s%n", n, dim, queries.length,
-                dataDesc, Kernels.get().name());
+        int[] nprobes =
+                Arrays.stream(opts.get("nprobes").split(","))
+                        .mapToInt(s -> Integer.parseInt(s.trim()))
+                        .toArray();
+        System.err.printf(
+                Locale.ROOT,
+                "data: n=%d dim=%d queries=%d, %s; kernels=%s%n",
+                n,
+                dim,
+                queries.length,
+                dataDesc,
+                Kernels.get().name());
         ExactIndex exact = new ExactIndex(dim, Metric.L2);
         for (int i = 0; i < n; i++) {
             exact.add(i, base[i]);
@@ -181,16 +206,31 @@ public final class IvfPqBench {
                 pick.add(rnd.nextInt(n));
             }
             removals[f] = pick.stream().mapToInt(Integer::intValue).sorted().toArray();
-            VecFiles.writeIvecs(dir.resolve("remove_" + labels[f] + ".ivecs"), new int[][] {removals[f]});
+            VecFiles.writeIvecs(
+                    dir.resolve("remove_" + labels[f] + ".ivecs"), new int[][] {removals[f]});
         }
 
         // 3. Nepenthe.
-        IvfPqParams params = new IvfPqParams(nlist, m, 8, train, iterations, 16, rerank, false,
-                IvfPqParams.DEFAULT_DRIFT_LIMIT);
+        IvfPqParams params =
+                new IvfPqParams(
+                        nlist,
+                        m,
+                        8,
+                        train,
+                        iterations,
+                        16,
+                        rerank,
+                        false,
+                        IvfPqParams.DEFAULT_DRIFT_LIMIT);
         long t0 = System.nanoTime();
         long c0 = processCpu();
         IvfPqIndex index = build(base, params, dim, null);
-        double[] buildTimes = {lastTrainSeconds, (System.nanoTime() - t0) / 1e9, lastTrainCpuSeconds, (processCpu() - c0) / 1e9};
+        double[] buildTimes = {
+            lastTrainSeconds,
+            (System.nanoTime() - t0) / 1e9,
+            lastTrainCpuSeconds,
+            (processCpu() - c0) / 1e9
+        };
         List<String[]> searchRows = new ArrayList<>();
         Map<String, double[]> ours = new LinkedHashMap<>();
         List<String> settingKeys = new ArrayList<>();
@@ -211,16 +251,30 @@ public final class IvfPqBench {
         if (!opts.get("osq").equals("none")) {
             for (String b : opts.get("osq").split(",")) {
                 int bits = Integer.parseInt(b.trim());
-                IvfPqParams op = new IvfPqParams(nlist, m, 8, train, iterations, 16, rerank, false,
-                        IvfPqParams.DEFAULT_DRIFT_LIMIT, IvfPqParams.Codes.OSQ, bits);
+                IvfPqParams op =
+                        new IvfPqParams(
+                                nlist,
+                                m,
+                                8,
+                                train,
+                                iterations,
+                                16,
+                                rerank,
+                                false,
+                                IvfPqParams.DEFAULT_DRIFT_LIMIT,
+                                IvfPqParams.Codes.OSQ,
+                                bits);
                 long ts = System.nanoTime();
                 IvfPqIndex osqIndex = build(base, op, dim, null);
                 double buildS = (System.nanoTime() - ts) / 1e9;
                 List<double[]> osqMeasured = measure(osqIndex, queries, truth, settings, passes);
                 for (int i = 0; i < settings.size(); i++) {
                     double[] qr = osqMeasured.get(i);
-                    osqRows.put(bits + "/" + settingKeys.get(i), new double[] {qr[2], qr[1], qr[0],
-                            osqIndex.listBytesPerVector(), buildS});
+                    osqRows.put(
+                            bits + "/" + settingKeys.get(i),
+                            new double[] {
+                                qr[2], qr[1], qr[0], osqIndex.listBytesPerVector(), buildS
+                            });
                 }
                 osqIndex.close();
             }
@@ -257,18 +311,44 @@ public final class IvfPqBench {
             double rebuildS = (processCpu() - s) / 1e9;
             double rRetrain = measure(copy, queries, survivorsTruth, sp, 1)[1];
             double rRebuild = measure(rebuilt, queries, survivorsTruth, sp, 1)[1];
-            oursForget.put(labels[f], new double[] {ids.length, removeS, retrainS, rebuildS,
-                    afterRemove.maxCentroidDeviation(), membersRemoved, afterRemove.report().isClean() ? 1 : 0,
-                    afterRetrain.report().isClean() ? 1 : 0, verifyS, rRetrain, rRebuild, rRepaired});
+            oursForget.put(
+                    labels[f],
+                    new double[] {
+                        ids.length,
+                        removeS,
+                        retrainS,
+                        rebuildS,
+                        afterRemove.maxCentroidDeviation(),
+                        membersRemoved,
+                        afterRemove.report().isClean() ? 1 : 0,
+                        afterRetrain.report().isClean() ? 1 : 0,
+                        verifyS,
+                        rRetrain,
+                        rRebuild,
+                        rRepaired
+                    });
         }
 
         // 3b. Recall spread over k-means seeds (same training sample), nprobe 16.
         Map<String, double[]> seedRecall = new LinkedHashMap<>();
         for (int seedNo = 1; seedNo <= intOpt("seeds"); seedNo++) {
             IvfPqIndex other = buildSeeded(base, params, dim, seedNo);
-            seedRecall.put(Integer.toString(seedNo), new double[] {
-                    measure(other, queries, truth, new SearchParams(Map.of("nprobe", 16, "rerank", 0)), 1)[1],
-                    measure(other, queries, truth, new SearchParams(Map.of("nprobe", 16, "rerank", rerank)), 1)[1]});
+            seedRecall.put(
+                    Integer.toString(seedNo),
+                    new double[] {
+                        measure(
+                                other,
+                                queries,
+                                truth,
+                                new SearchParams(Map.of("nprobe", 16, "rerank", 0)),
+                                1)[1],
+                        measure(
+                                other,
+                                queries,
+                                truth,
+                                new SearchParams(Map.of("nprobe", 16, "rerank", rerank)),
+                                1)[1]
+                    });
         }
 
         // 4. FAISS on the same files.
@@ -278,13 +358,45 @@ public final class IvfPqBench {
         }
 
         // 5. Tables.
-        PrintTables.print(n, dim, queries.length, dataDesc, nlist, m, train, iterations, rerank, k, passes,
-                Kernels.get().name(), buildTimes, ours, nprobes, listBytes, before.maxCentroidDeviation(),
-                oursForget, labels, seedRecall, faiss);
+        PrintTables.print(
+                n,
+                dim,
+                queries.length,
+                dataDesc,
+                nlist,
+                m,
+                train,
+                iterations,
+                rerank,
+                k,
+                passes,
+                Kernels.get().name(),
+                buildTimes,
+                ours,
+                nprobes,
+                listBytes,
+                before.maxCentroidDeviation(),
+                oursForget,
+                labels,
+                seedRecall,
+                faiss);
         PrintTables.printOsq(osqRows, ours, faiss, k);
         if (opts.containsKey("plot")) {
-            IvfPqPlot.write(Path.of(opts.get("plot")), String.format(Locale.ROOT, "n = %,d, d = %d, %s, nlist = %d,"
-                    + " m = %d, %d queries", n, dim, dataDesc, nlist, m, queries.length), nprobes, rerank, ours, faiss);
+            IvfPqPlot.write(
+                    Path.of(opts.get("plot")),
+                    String.format(
+                            Locale.ROOT,
+                            "n = %,d, d = %d, %s, nlist = %d," + " m = %d, %d queries",
+                            n,
+                            dim,
+                            dataDesc,
+                            nlist,
+                            m,
+                            queries.length),
+                    nprobes,
+                    rerank,
+                    ours,
+                    faiss);
         }
         deleteRecursively(dir);
     }
@@ -292,22 +404,29 @@ public final class IvfPqBench {
     private double lastTrainSeconds;
     private double lastTrainCpuSeconds;
 
-    /** CPU time of the calling thread, ns: unlike wall time, barely moved by other processes on a shared machine. */
+    /**
+     * CPU time of the calling thread, ns: unlike wall time, barely moved by other processes on a
+     * shared machine.
+     */
     private static long cpu() {
         return THREADS.getCurrentThreadCpuTime();
     }
 
-    /** CPU time of the whole process, ns (every thread: for work done on the index's training thread). */
+    /**
+     * CPU time of the whole process, ns (every thread: for work done on the index's training
+     * thread).
+     */
     private static long processCpu() {
-        return ((com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory
-                .getOperatingSystemMXBean()).getProcessCpuTime();
+        return ((com.sun.management.OperatingSystemMXBean)
+                        java.lang.management.ManagementFactory.getOperatingSystemMXBean())
+                .getProcessCpuTime();
     }
 
     /**
-     * Adds every base vector not in {@code skip}. The add that reaches {@code trainSize} starts
-     * the training in the background; it is timed from that add until it serves (wall, and the
-     * process's CPU: the training runs on the index's own thread), with no other add meanwhile,
-     * so the figure is the training's alone, as FAISS's train() is.
+     * Adds every base vector not in {@code skip}. The add that reaches {@code trainSize} starts the
+     * training in the background; it is timed from that add until it serves (wall, and the
+     * process's CPU: the training runs on the index's own thread), with no other add meanwhile, so
+     * the figure is the training's alone, as FAISS's train() is.
      */
     private IvfPqIndex build(float[][] base, IvfPqParams params, int dim, Set<Integer> skip) {
         IvfPqIndex index = new IvfPqIndex(dim, Metric.L2, params, 1234L);
@@ -360,17 +479,22 @@ public final class IvfPqBench {
     }
 
     /** {wall-clock qps, recall@k, CPU-time qps} for one setting: see the list form. */
-    private double[] measure(IvfPqIndex index, float[][] queries, int[][] truth, SearchParams sp, int passes) {
+    private double[] measure(
+            IvfPqIndex index, float[][] queries, int[][] truth, SearchParams sp, int passes) {
         return measure(index, queries, truth, List.of(sp), passes).get(0);
     }
 
     /**
      * {wall-clock qps, recall@k, CPU-time qps} for each setting: medians of the passes after one
-     * untimed pass of every setting. The passes go round-robin over the settings, so a slow
-     * stretch of a shared machine (or the JIT still at work) lands on all of them alike instead of
-     * on whichever setting happened to be measured first.
+     * untimed pass of every setting. The passes go round-robin over the settings, so a slow stretch
+     * of a shared machine (or the JIT still at work) lands on all of them alike instead of on
+     * whichever setting happened to be measured first.
      */
-    private List<double[]> measure(IvfPqIndex index, float[][] queries, int[][] truth, List<SearchParams> settings,
+    private List<double[]> measure(
+            IvfPqIndex index,
+            float[][] queries,
+            int[][] truth,
+            List<SearchParams> settings,
             int passes) {
         long sink = 0;
         double[][] times = new double[settings.size()][passes];
@@ -405,8 +529,12 @@ public final class IvfPqBench {
         for (int si = 0; si < settings.size(); si++) {
             Arrays.sort(times[si]);
             Arrays.sort(cpus[si]);
-            out.add(new double[] {queries.length / times[si][passes / 2], recalls[si],
-                    queries.length / cpus[si][passes / 2]});
+            out.add(
+                    new double[] {
+                        queries.length / times[si][passes / 2],
+                        recalls[si],
+                        queries.length / cpus[si][passes / 2]
+                    });
         }
         return out;
     }
@@ -424,14 +552,41 @@ public final class IvfPqBench {
         return hits;
     }
 
-    private Map<String, Map<String, String>> runFaiss(Path dir, int nlist, int m, int train, int iterations,
-            int rerank, int passes) throws IOException, InterruptedException {
-        List<String> cmd = List.of(opts.get("python"), opts.get("script"), "--dir", dir.toString(),
-                "--nlist", "" + nlist, "--m", "" + m, "--nbits", "8", "--train", "" + train, "--niter", "" + iterations,
-                "--k", "" + k, "--rerank", "" + rerank, "--nprobes", opts.get("nprobes"), "--passes", "" + passes,
-                "--seeds", opts.get("seeds"));
+    private Map<String, Map<String, String>> runFaiss(
+            Path dir, int nlist, int m, int train, int iterations, int rerank, int passes)
+            throws IOException, InterruptedException {
+        List<String> cmd =
+                List.of(
+                        opts.get("python"),
+                        opts.get("script"),
+                        "--dir",
+                        dir.toString(),
+                        "--nlist",
+                        "" + nlist,
+                        "--m",
+                        "" + m,
+                        "--nbits",
+                        "8",
+                        "--train",
+                        "" + train,
+                        "--niter",
+                        "" + iterations,
+                        "--k",
+                        "" + k,
+                        "--rerank",
+                        "" + rerank,
+                        "--nprobes",
+                        opts.get("nprobes"),
+                        "--passes",
+                        "" + passes,
+                        "--seeds",
+                        opts.get("seeds"));
         Map<String, Map<String, String>> out = new LinkedHashMap<>();
-        for (PeerProcess.Line line : PeerProcess.run(cmd, "faiss", "is python3-faiss installed? apt-get install python3-faiss")) {
+        for (PeerProcess.Line line :
+                PeerProcess.run(
+                        cmd,
+                        "faiss",
+                        "is python3-faiss installed? apt-get install python3-faiss")) {
             Map<String, String> kv = line.kv();
             String key = line.what();
             if (kv.containsKey("nprobe")) {

@@ -17,16 +17,27 @@ final class IvfPqPlot {
 
     /**
      * @param ours per "nprobe/rerank": {wall QPS, recall, CPU QPS}
-     * @param faiss FAISS's lines by "search nprobe/rerank", with cpu_qps and recall (empty without FAISS)
+     * @param faiss FAISS's lines by "search nprobe/rerank", with cpu_qps and recall (empty without
+     *     FAISS)
      */
-    static void write(Path png, String subtitle, int[] nprobes, int rerank, Map<String, double[]> ours,
-            Map<String, Map<String, String>> faiss) throws IOException {
+    static void write(
+            Path png,
+            String subtitle,
+            int[] nprobes,
+            int rerank,
+            Map<String, double[]> ours,
+            Map<String, Map<String, String>> faiss)
+            throws IOException {
         XYSeriesCollection data = new XYSeriesCollection();
         double lowest = 1;
         for (int rr : new int[] {0, rerank}) {
             String depth = rr == 0 ? "" : ", re-rank " + rr;
             XYSeries n = new XYSeries("Nepenthe IVF-PQ" + depth, false, true);
-            XYSeries f = new XYSeries("FAISS IndexIVFPQ" + (rr == 0 ? "" : " + IndexRefine " + rr), false, true);
+            XYSeries f =
+                    new XYSeries(
+                            "FAISS IndexIVFPQ" + (rr == 0 ? "" : " + IndexRefine " + rr),
+                            false,
+                            true);
             for (int np : nprobes) {
                 double[] o = ours.get(np + "/" + rr);
                 if (o != null) {
@@ -45,8 +56,13 @@ final class IvfPqPlot {
                 data.addSeries(f);
             }
         }
-        XYPlot plot = Plots.plain(new XYPlot(data, Plots.recallAxis("recall@10", lowest, 20),
-                Plots.countsAxis("queries per CPU second, one thread"), Plots.lines(data.getSeriesCount())));
+        XYPlot plot =
+                Plots.plain(
+                        new XYPlot(
+                                data,
+                                Plots.recallAxis("recall@10", lowest, 20),
+                                Plots.countsAxis("queries per CPU second, one thread"),
+                                Plots.lines(data.getSeriesCount())));
         Plots.save(png, "IVF-PQ: recall against queries per second", subtitle, plot, 900, 600);
     }
 }

@@ -18,18 +18,23 @@ import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.Warmup;
 
 /**
- * One query against a block of {@link #count} vectors, the hot loop of exact search and
- * re-ranking: our batch kernels (one contiguous block) against a loop of Lucene's {@link
- * VectorUtil#dotProduct} over {@code float[][]} rows holding the same numbers. Results are
- * reported per block; divide by {@code count} for a per-vector figure. Each method returns its
- * output array so the work cannot be dropped.
+ * One query against a block of {@link #count} vectors, the hot loop of exact search and re-ranking:
+ * our batch kernels (one contiguous block) against a loop of Lucene's {@link VectorUtil#dotProduct}
+ * over {@code float[][]} rows holding the same numbers. Results are reported per block; divide by
+ * {@code count} for a per-vector figure. Each method returns its output array so the work cannot be
+ * dropped.
  */
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
 @State(Scope.Thread)
 @Warmup(iterations = 3, time = 1)
 @Measurement(iterations = 5, time = 1)
-@Fork(value = 1, jvmArgsAppend = {"--add-modules=jdk.incubator.vector", "--enable-native-access=ALL-UNNAMED"})
+@Fork(
+        value = 1,
+        jvmArgsAppend = {
+            "--add-modules=jdk.incubator.vector",
+            "--enable-native-access=ALL-UNNAMED"
+        })
 public class BatchKernelsBenchmark {
 
     @Param({"128", "384", "768", "1536"})

@@ -18,17 +18,22 @@ import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.Warmup;
 
 /**
- * The nearest-centroid kernel that k-means and PQ encoding run: {@link #points} points of
- * {@link #dim} floats against {@link #k} centroids, per call. dim 8 is a PQ sub-vector (the
- * default split), dim 384 a coarse quantizer over MiniLM vectors. Scores are ns per call; divide
- * by {@link #points} for one point.
+ * The nearest-centroid kernel that k-means and PQ encoding run: {@link #points} points of {@link
+ * #dim} floats against {@link #k} centroids, per call. dim 8 is a PQ sub-vector (the default
+ * split), dim 384 a coarse quantizer over MiniLM vectors. Scores are ns per call; divide by {@link
+ * #points} for one point.
  */
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
 @State(Scope.Thread)
 @Warmup(iterations = 3, time = 1)
 @Measurement(iterations = 5, time = 1)
-@Fork(value = 1, jvmArgsAppend = {"--add-modules=jdk.incubator.vector", "--enable-native-access=ALL-UNNAMED"})
+@Fork(
+        value = 1,
+        jvmArgsAppend = {
+            "--add-modules=jdk.incubator.vector",
+            "--enable-native-access=ALL-UNNAMED"
+        })
 public class NearestCentroidBenchmark {
 
     @Param({"8", "384"})

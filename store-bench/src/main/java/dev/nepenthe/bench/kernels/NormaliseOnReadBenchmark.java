@@ -27,24 +27,29 @@ import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
 
 /**
- * What one copy of a cosine collection's floats would cost a graph (docs/STORAGE.md, "Not
- * yet"): scoring a prepared query against the unit-length copy an index holds today, against
- * scoring it against the stored floats normalised as they are read, bit for bit as
- * {@link Metric#prepare} normalises them ({@code (float) (x * inverseNorm)}, the product in
- * double). Rows are read at random from {@code n} vectors off the heap, as a graph's walk reads
- * them, so the cache misses of a large graph are in both figures.
+ * What one copy of a cosine collection's floats would cost a graph (docs/STORAGE.md, "Not yet"):
+ * scoring a prepared query against the unit-length copy an index holds today, against scoring it
+ * against the stored floats normalised as they are read, bit for bit as {@link Metric#prepare}
+ * normalises them ({@code (float) (x * inverseNorm)}, the product in double). Rows are read at
+ * random from {@code n} vectors off the heap, as a graph's walk reads them, so the cache misses of
+ * a large graph are in both figures.
  *
- * <p>Both methods sum in one order (eight 8-lane accumulators, then lane by lane), and the
- * set-up checks that they give the same score bit for bit on every row it samples: the figure
- * is the price of the bit-exact variant, not of an approximation. Each invocation scores
- * {@link #BATCH} rows and returns their sum, so the work cannot be dropped.
+ * <p>Both methods sum in one order (eight 8-lane accumulators, then lane by lane), and the set-up
+ * checks that they give the same score bit for bit on every row it samples: the figure is the price
+ * of the bit-exact variant, not of an approximation. Each invocation scores {@link #BATCH} rows and
+ * returns their sum, so the work cannot be dropped.
  */
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
 @State(Scope.Thread)
 @Warmup(iterations = 3, time = 1)
 @Measurement(iterations = 5, time = 1)
-@Fork(value = 1, jvmArgsAppend = {"--add-modules=jdk.incubator.vector", "--enable-native-access=ALL-UNNAMED"})
+@Fork(
+        value = 1,
+        jvmArgsAppend = {
+            "--add-modules=jdk.incubator.vector",
+            "--enable-native-access=ALL-UNNAMED"
+        })
 public class NormaliseOnReadBenchmark {
 
     static final int BATCH = 1024;
@@ -84,7 +89,8 @@ public class NormaliseOnReadBenchmark {
             }
             inverseNorms[i] = 1.0 / Math.sqrt(norm); // as Metric.prepare computes it
             MemorySegment.copy(v, 0, stored, ValueLayout.JAVA_FLOAT, (long) i * d * Float.BYTES, d);
-            MemorySegment.copy(p, 0, prepared, ValueLayout.JAVA_FLOAT, (long) i * d * Float.BYTES, d);
+            MemorySegment.copy(
+                    p, 0, prepared, ValueLayout.JAVA_FLOAT, (long) i * d * Float.BYTES, d);
         }
         query = Metric.COSINE.prepare(KernelData.uniform(rnd, d));
         rows = new int[1 << 20];
@@ -96,8 +102,14 @@ public class NormaliseOnReadBenchmark {
             float a = dotPrepared(r);
             float b = dotNormalisingOnRead(r);
             if (Float.floatToRawIntBits(a) != Float.floatToRawIntBits(b)) {
-                throw new IllegalStateException("row " + r + ": " + a + " from the prepared copy, " + b
-                        + " normalised on read; the two must agree bit for bit");
+                throw new IllegalStateException(
+                        "row "
+                                + r
+                                + ": "
+                                + a
+                                + " from the prepared copy, "
+                                + b
+                                + " normalised on read; the two must agree bit for bit");
             }
         }
     }
@@ -136,7 +148,14 @@ public class NormaliseOnReadBenchmark {
     private float dotPrepared(int row) {
         long base = (long) row * d * Float.BYTES;
         // Eight accumulators in locals (an array of vectors would box them).
-        FloatVector a0 = FloatVector.zero(F8), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
+        FloatVector a0 = FloatVector.zero(F8),
+                a1 = a0,
+                a2 = a0,
+                a3 = a0,
+                a4 = a0,
+                a5 = a0,
+                a6 = a0,
+                a7 = a0;
         for (int i = 0; i < d; i += 64) {
             a0 = q(i).fma(load(prepared, base, i), a0);
             a1 = q(i + 8).fma(load(prepared, base, i + 8), a1);
@@ -153,7 +172,14 @@ public class NormaliseOnReadBenchmark {
     private float dotNormalisingOnRead(int row) {
         long base = (long) row * d * Float.BYTES;
         DoubleVector inv = DoubleVector.broadcast(D8, inverseNorms[row]);
-        FloatVector a0 = FloatVector.zero(F8), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
+        FloatVector a0 = FloatVector.zero(F8),
+                a1 = a0,
+                a2 = a0,
+                a3 = a0,
+                a4 = a0,
+                a5 = a0,
+                a6 = a0,
+                a7 = a0;
         for (int i = 0; i < d; i += 64) {
             a0 = q(i).fma(normalised(base, i, inv), a0);
             a1 = q(i + 8).fma(normalised(base, i + 8, inv), a1);
@@ -172,19 +198,32 @@ public class NormaliseOnReadBenchmark {
     }
 
     private static FloatVector load(MemorySegment s, long base, int at) {
-        return FloatVector.fromMemorySegment(F8, s, base + (long) at * Float.BYTES, ByteOrder.nativeOrder());
+        return FloatVector.fromMemorySegment(
+                F8, s, base + (long) at * Float.BYTES, ByteOrder.nativeOrder());
     }
 
-    /** Widened, scaled in double, rounded back to float: {@code Metric.prepare}'s {@code (float) (x * inv)}. */
+    /**
+     * Widened, scaled in double, rounded back to float: {@code Metric.prepare}'s {@code (float) (x
+     * * inv)}.
+     */
     private FloatVector normalised(long base, int at, DoubleVector inv) {
         FloatVector raw = load(stored, base, at);
-        return (FloatVector) ((DoubleVector) raw.convertShape(VectorOperators.F2D, D8, 0)).mul(inv)
-                .convertShape(VectorOperators.D2F, F8, 0);
+        return (FloatVector)
+                ((DoubleVector) raw.convertShape(VectorOperators.F2D, D8, 0))
+                        .mul(inv)
+                        .convertShape(VectorOperators.D2F, F8, 0);
     }
 
     /** Lane by lane in a fixed order, so both methods' sums are comparable bit for bit. */
-    private static float sum(FloatVector a0, FloatVector a1, FloatVector a2, FloatVector a3, FloatVector a4,
-            FloatVector a5, FloatVector a6, FloatVector a7) {
+    private static float sum(
+            FloatVector a0,
+            FloatVector a1,
+            FloatVector a2,
+            FloatVector a3,
+            FloatVector a4,
+            FloatVector a5,
+            FloatVector a6,
+            FloatVector a7) {
         FloatVector t = a0.add(a1).add(a2).add(a3).add(a4).add(a5).add(a6).add(a7);
         float s = 0;
         for (int l = 0; l < 8; l++) {

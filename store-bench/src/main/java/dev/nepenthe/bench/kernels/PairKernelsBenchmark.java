@@ -18,17 +18,22 @@ import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.Warmup;
 
 /**
- * One pair of vectors: our Vector API kernels, our scalar kernels and Lucene's {@link
- * VectorUtil} (which picks its own Panama implementation when {@code jdk.incubator.vector} is
- * present; its log line in the fork output says so) side by side in one run. Each method
- * returns its score so JMH's blackhole keeps the work alive.
+ * One pair of vectors: our Vector API kernels, our scalar kernels and Lucene's {@link VectorUtil}
+ * (which picks its own Panama implementation when {@code jdk.incubator.vector} is present; its log
+ * line in the fork output says so) side by side in one run. Each method returns its score so JMH's
+ * blackhole keeps the work alive.
  */
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
 @State(Scope.Thread)
 @Warmup(iterations = 3, time = 1)
 @Measurement(iterations = 5, time = 1)
-@Fork(value = 1, jvmArgsAppend = {"--add-modules=jdk.incubator.vector", "--enable-native-access=ALL-UNNAMED"})
+@Fork(
+        value = 1,
+        jvmArgsAppend = {
+            "--add-modules=jdk.incubator.vector",
+            "--enable-native-access=ALL-UNNAMED"
+        })
 public class PairKernelsBenchmark {
 
     @Param({"128", "384", "768", "1536"})

@@ -17,16 +17,21 @@ import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.Warmup;
 
 /**
- * IVF-PQ query set-up: one query's table of partial distances to every centroid of every
- * subspace ({@code m = d / dsub} subspaces of {@link #ksub} centroids). Small sub-vectors are
- * the case that plain per-centroid SIMD handles badly.
+ * IVF-PQ query set-up: one query's table of partial distances to every centroid of every subspace
+ * ({@code m = d / dsub} subspaces of {@link #ksub} centroids). Small sub-vectors are the case that
+ * plain per-centroid SIMD handles badly.
  */
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
 @State(Scope.Thread)
 @Warmup(iterations = 3, time = 1)
 @Measurement(iterations = 5, time = 1)
-@Fork(value = 1, jvmArgsAppend = {"--add-modules=jdk.incubator.vector", "--enable-native-access=ALL-UNNAMED"})
+@Fork(
+        value = 1,
+        jvmArgsAppend = {
+            "--add-modules=jdk.incubator.vector",
+            "--enable-native-access=ALL-UNNAMED"
+        })
 public class PqTableBenchmark {
 
     @Param({"768"})

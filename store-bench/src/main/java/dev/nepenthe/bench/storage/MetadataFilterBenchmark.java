@@ -38,15 +38,14 @@ import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * What filtered searches and gets cost now that the catalogue keeps no metadata (docs/STORAGE.md,
- * "Metadata lives in the sealed copy"): {@code n} records, HNSW, each with three metadata
- * values (a language of five, a year of 35, a source shared by ten records), checkpointed so
- * every copy lies in a segment. An equality, and an equality and a year range, go through the
- * metadata index; the range decrypts the copies of the records the equality leaves; a get
- * decrypts its record's copy.
+ * "Metadata lives in the sealed copy"): {@code n} records, HNSW, each with three metadata values (a
+ * language of five, a year of 35, a source shared by ten records), checkpointed so every copy lies
+ * in a segment. An equality, and an equality and a year range, go through the metadata index; the
+ * range decrypts the copies of the records the equality leaves; a get decrypts its record's copy.
  *
  * <p>The set-up reopens the store, prints the time that took and the heap after it (after a
- * collection), and checks a filtered
- * search against the records' metadata, so neither the work nor the check can be dropped.
+ * collection), and checks a filtered search against the records' metadata, so neither the work nor
+ * the check can be dropped.
  */
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.MICROSECONDS)
@@ -73,14 +72,23 @@ public class MetadataFilterBenchmark {
     @Setup(Level.Trial)
     public void setUp() throws IOException {
         dir = Files.createTempDirectory("nepenthe-metadata-filter");
-        store = Nepenthe.open(dir.resolve("data"), StoreOptions.defaults().withKeystore(dir.resolve("keys")));
-        IndexSpec hnsw = IndexSpec.of("hnsw", Map.of("M", "16", "efConstruction", "64", "efSearch", "64"));
+        store =
+                Nepenthe.open(
+                        dir.resolve("data"),
+                        StoreOptions.defaults().withKeystore(dir.resolve("keys")));
+        IndexSpec hnsw =
+                IndexSpec.of("hnsw", Map.of("M", "16", "efConstruction", "64", "efSearch", "64"));
         collection = store.createCollection(new CollectionSpec("bench", dim, Metric.COSINE, hnsw));
         float[][] rows = Datasets.lowRank(7, n + 1000, dim, 100, 16, 0.3);
         List<VectorRecord> batch = new ArrayList<>();
         for (int i = 0; i < n; i++) {
-            batch.add(VectorRecord.builder("r" + i).vector(rows[i]).metadata("lang", LANGS[i % 5])
-                    .metadata("year", 1990 + i % 35).metadata("source", "doc-" + i / 10).build());
+            batch.add(
+                    VectorRecord.builder("r" + i)
+                            .vector(rows[i])
+                            .metadata("lang", LANGS[i % 5])
+                            .metadata("year", 1990 + i % 35)
+                            .metadata("source", "doc-" + i / 10)
+                            .build());
             if (batch.size() == 1000) {
                 collection.upsertAll(batch);
                 batch.clear();
@@ -91,22 +99,40 @@ public class MetadataFilterBenchmark {
         // so only a guide; the cost per record is what matters).
         store.close();
         long t0 = System.nanoTime();
-        store = Nepenthe.open(dir.resolve("data"), StoreOptions.defaults().withKeystore(dir.resolve("keys")));
+        store =
+                Nepenthe.open(
+                        dir.resolve("data"),
+                        StoreOptions.defaults().withKeystore(dir.resolve("keys")));
         collection = store.collection("bench");
         double openSeconds = (System.nanoTime() - t0) / 1e9;
         queries = java.util.Arrays.copyOfRange(rows, n, n + 1000);
         random = new SplittableRandom(11);
-        for (SearchHit h : collection.search(SearchRequest.of(queries[0], 10).filter(enAndDecade()))) {
+        for (SearchHit h :
+                collection.search(SearchRequest.of(queries[0], 10).filter(enAndDecade()))) {
             int i = Integer.parseInt(h.id().substring(1));
-            if (i % 5 != 0 || 1990 + i % 35 < 2000 || 1990 + i % 35 > 2009 || !h.record().metadata().equals(
-                    Map.of("lang", "en", "year", (long) (1990 + i % 35), "source", "doc-" + i / 10))) {
-                throw new IllegalStateException("set-up: hit " + h.id() + " does not pass the filter");
+            if (i % 5 != 0
+                    || 1990 + i % 35 < 2000
+                    || 1990 + i % 35 > 2009
+                    || !h.record()
+                            .metadata()
+                            .equals(
+                                    Map.of(
+                                            "lang",
+                                            "en",
+                                            "year",
+                                            (long) (1990 + i % 35),
+                                            "source",
+                                            "doc-" + i / 10))) {
+                throw new IllegalStateException(
+                        "set-up: hit " + h.id() + " does not pass the filter");
             }
         }
         System.gc();
         System.gc();
         long used = ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
-        System.out.printf("%n[metadata-filter] n=%d reopen %.2f s, heap after it: %.1f MB%n", n, openSeconds, used / 1e6);
+        System.out.printf(
+                "%n[metadata-filter] n=%d reopen %.2f s, heap after it: %.1f MB%n",
+                n, openSeconds, used / 1e6);
     }
 
     private static Filter enAndDecade() {
@@ -144,7 +170,8 @@ public class MetadataFilterBenchmark {
 
     @Benchmark
     public List<SearchHit> searchRange() {
-        return collection.search(SearchRequest.of(query(), 10).filter(Filter.range("year", 2000, 2009)));
+        return collection.search(
+                SearchRequest.of(query(), 10).filter(Filter.range("year", 2000, 2009)));
     }
 
     @Benchmark

@@ -35,15 +35,15 @@ import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
 
 /**
- * What reading a record's text from its sealed copy costs a get and a search (docs/STORAGE.md,
- * "A record's text lives in its sealed copy"): the same store of {@code n} records, HNSW, once
- * with no text and once with {@code textBytes} of text per record, checkpointed so every copy
- * lies in a segment. A get or a hit of a record with text reads its copy from the segment file
- * (the page cache's, after the first reads) and decrypts it; one without reads nothing. The
- * ratio of the two rows is the price.
+ * What reading a record's text from its sealed copy costs a get and a search (docs/STORAGE.md, "A
+ * record's text lives in its sealed copy"): the same store of {@code n} records, HNSW, once with no
+ * text and once with {@code textBytes} of text per record, checkpointed so every copy lies in a
+ * segment. A get or a hit of a record with text reads its copy from the segment file (the page
+ * cache's, after the first reads) and decrypts it; one without reads nothing. The ratio of the two
+ * rows is the price.
  *
- * <p>Each method returns what the store returned, and the set-up checks a get's text against
- * the text written, so neither the work nor the check can be dropped.
+ * <p>Each method returns what the store returned, and the set-up checks a get's text against the
+ * text written, so neither the work nor the check can be dropped.
  */
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.MICROSECONDS)
@@ -71,13 +71,22 @@ public class StoredTextReadBenchmark {
     @Setup(Level.Trial)
     public void setUp() throws IOException {
         dir = Files.createTempDirectory("nepenthe-text-read");
-        store = Nepenthe.open(dir.resolve("data"), StoreOptions.defaults().withKeystore(dir.resolve("keys")));
-        IndexSpec hnsw = IndexSpec.of("hnsw", Map.of("M", "16", "efConstruction", "100", "efSearch", "64"));
+        store =
+                Nepenthe.open(
+                        dir.resolve("data"),
+                        StoreOptions.defaults().withKeystore(dir.resolve("keys")));
+        IndexSpec hnsw =
+                IndexSpec.of("hnsw", Map.of("M", "16", "efConstruction", "100", "efSearch", "64"));
         collection = store.createCollection(new CollectionSpec("bench", dim, Metric.COSINE, hnsw));
         float[][] rows = Datasets.lowRank(7, n + 1000, dim, 100, 16, 0.3);
         List<VectorRecord> batch = new ArrayList<>();
         for (int i = 0; i < n; i++) {
-            batch.add(VectorRecord.builder("r" + i).subject("s" + i % 1000).vector(rows[i]).text(text(i)).build());
+            batch.add(
+                    VectorRecord.builder("r" + i)
+                            .subject("s" + i % 1000)
+                            .vector(rows[i])
+                            .text(text(i))
+                            .build());
             if (batch.size() == 1000) {
                 collection.upsertAll(batch);
                 batch.clear();
@@ -88,7 +97,8 @@ public class StoredTextReadBenchmark {
         random = new SplittableRandom(11);
         String got = collection.get("r" + (n / 2)).orElseThrow().text();
         if (!java.util.Objects.equals(got, text(n / 2))) {
-            throw new IllegalStateException("set-up: record r" + (n / 2) + " read back the wrong text");
+            throw new IllegalStateException(
+                    "set-up: record r" + (n / 2) + " read back the wrong text");
         }
     }
 

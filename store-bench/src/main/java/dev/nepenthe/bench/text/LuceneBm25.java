@@ -31,14 +31,13 @@ import org.apache.lucene.store.Directory;
 import org.apache.lucene.store.FSDirectory;
 
 /**
- * Lucene used directly, the way its users run BM25 search: an {@link IndexWriter} with
- * {@link EnglishAnalyzer} and default settings on {@link FSDirectory#open} (memory-mapped on
- * 64-bit JVMs), one document per text (the text analysed and not stored, the caller's id
- * stored), committed; then an {@link IndexSearcher} over a {@link DirectoryReader}. A query is
- * its analysed terms as SHOULD term clauses, the form our text index uses, searched with
- * {@code IndexSearcher.search(query, k)} (hit counting stops at 1,000, as ours does); the hits'
- * ids are read from the stored fields, which is how a Lucene user gets from a hit back to a
- * record. Nothing is encrypted.
+ * Lucene used directly, the way its users run BM25 search: an {@link IndexWriter} with {@link
+ * EnglishAnalyzer} and default settings on {@link FSDirectory#open} (memory-mapped on 64-bit JVMs),
+ * one document per text (the text analysed and not stored, the caller's id stored), committed; then
+ * an {@link IndexSearcher} over a {@link DirectoryReader}. A query is its analysed terms as SHOULD
+ * term clauses, the form our text index uses, searched with {@code IndexSearcher.search(query, k)}
+ * (hit counting stops at 1,000, as ours does); the hits' ids are read from the stored fields, which
+ * is how a Lucene user gets from a hit back to a record. Nothing is encrypted.
  */
 final class LuceneBm25 implements Closeable {
 
@@ -61,7 +60,8 @@ final class LuceneBm25 implements Closeable {
     static LuceneBm25 build(Path folder, List<String> ids, List<String> texts) throws IOException {
         Directory dir = FSDirectory.open(folder);
         try {
-            try (IndexWriter w = new IndexWriter(dir, new IndexWriterConfig(new EnglishAnalyzer()))) {
+            try (IndexWriter w =
+                    new IndexWriter(dir, new IndexWriterConfig(new EnglishAnalyzer()))) {
                 for (int i = 0; i < texts.size(); i++) {
                     Document d = new Document();
                     d.add(new TextField(TEXT, texts.get(i), Field.Store.NO));
@@ -106,7 +106,10 @@ final class LuceneBm25 implements Closeable {
         return new Hits(ids, scores);
     }
 
-    /** The text's analysed terms, distinct, in order of appearance (as our text index builds its query). */
+    /**
+     * The text's analysed terms, distinct, in order of appearance (as our text index builds its
+     * query).
+     */
     private List<String> terms(String text) {
         Set<String> out = new LinkedHashSet<>();
         try (TokenStream ts = analyzer.tokenStream(TEXT, text)) {
@@ -117,7 +120,8 @@ final class LuceneBm25 implements Closeable {
             }
             ts.end();
         } catch (IOException e) {
-            throw new UncheckedIOException("analysing a query failed", e); // a StringReader does not fail
+            throw new UncheckedIOException(
+                    "analysing a query failed", e); // a StringReader does not fail
         }
         return new ArrayList<>(out);
     }

@@ -10,8 +10,8 @@ import java.util.Locale;
 
 /**
  * The harness's Markdown: printed to stdout as each part is done, and, when a file is named,
- * rewritten whole after each part (through a temporary file and a rename), so a run that dies
- * late still leaves the tables it finished.
+ * rewritten whole after each part (through a temporary file and a rename), so a run that dies late
+ * still leaves the tables it finished.
  */
 final class Report {
 
@@ -19,7 +19,9 @@ final class Report {
     private final Path file;
     private int printed;
 
-    /** @param file where the Markdown is also written, or null for stdout only */
+    /**
+     * @param file where the Markdown is also written, or null for stdout only
+     */
     Report(Path file) {
         this.file = file;
     }
@@ -53,7 +55,11 @@ final class Report {
                 Files.createDirectories(parent);
                 Path tmp = parent.resolve(file.getFileName() + ".tmp");
                 Files.writeString(tmp, md, StandardCharsets.UTF_8);
-                Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+                Files.move(
+                        tmp,
+                        file,
+                        StandardCopyOption.REPLACE_EXISTING,
+                        StandardCopyOption.ATOMIC_MOVE);
             } catch (IOException e) {
                 throw new UncheckedIOException("out=" + file + ": writing the Markdown failed", e);
             }

@@ -27,10 +27,18 @@ final class Stats {
     }
 
     static double min(List<Double> values) {
-        return values.stream().mapToDouble(Double::doubleValue).filter(x -> !Double.isNaN(x)).min().orElse(Double.NaN);
+        return values.stream()
+                .mapToDouble(Double::doubleValue)
+                .filter(x -> !Double.isNaN(x))
+                .min()
+                .orElse(Double.NaN);
     }
 
     static double max(List<Double> values) {
-        return values.stream().mapToDouble(Double::doubleValue).filter(x -> !Double.isNaN(x)).max().orElse(Double.NaN);
+        return values.stream()
+                .mapToDouble(Double::doubleValue)
+                .filter(x -> !Double.isNaN(x))
+                .max()
+                .orElse(Double.NaN);
     }
 }

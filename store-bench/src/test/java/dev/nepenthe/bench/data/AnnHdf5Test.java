@@ -30,7 +30,8 @@ class AnnHdf5Test {
         return out;
     }
 
-    private static Path write(Path file, float[][] train, float[][] test, int[][] neighbors, String distance) {
+    private static Path write(
+            Path file, float[][] train, float[][] test, int[][] neighbors, String distance) {
         try (WritableHdfFile w = HdfFile.write(file)) {
             w.putDataset("train", train);
             w.putDataset("test", test);
@@ -69,8 +70,10 @@ class AnnHdf5Test {
         assertEquals(5, part.test().length);
         assertArrayEquals(train[49], part.train()[49]);
         assertArrayEquals(neighbors[4], part.neighbors()[4]);
-        assertEquals(Metric.COSINE, AnnHdf5.read(write(dir.resolve("a.hdf5"), train, test, neighbors, "angular"), 10, 1)
-                .metric());
+        assertEquals(
+                Metric.COSINE,
+                AnnHdf5.read(write(dir.resolve("a.hdf5"), train, test, neighbors, "angular"), 10, 1)
+                        .metric());
     }
 
     @Test
@@ -82,7 +85,9 @@ class AnnHdf5Test {
 
         Path noDistance = write(dir.resolve("nd.hdf5"), train, test, neighbors, null);
         IOException e = assertThrows(IOException.class, () -> AnnHdf5.read(noDistance, 30, 3));
-        assertTrue(e.getMessage().startsWith(noDistance + ": expected a 'distance' attribute"), e.getMessage());
+        assertTrue(
+                e.getMessage().startsWith(noDistance + ": expected a 'distance' attribute"),
+                e.getMessage());
 
         Path hamming = write(dir.resolve("h.hdf5"), train, test, neighbors, "hamming");
         e = assertThrows(IOException.class, () -> AnnHdf5.read(hamming, 30, 3));
@@ -90,7 +95,9 @@ class AnnHdf5Test {
 
         Path ok = write(dir.resolve("ok.hdf5"), train, test, neighbors, "euclidean");
         e = assertThrows(IOException.class, () -> AnnHdf5.read(ok, 31, 3));
-        assertTrue(e.getMessage().contains("asked for 31 rows of 'train', it holds 30"), e.getMessage());
+        assertTrue(
+                e.getMessage().contains("asked for 31 rows of 'train', it holds 30"),
+                e.getMessage());
 
         Path text = dir.resolve("text.hdf5");
         Files.writeString(text, "not an HDF5 file");

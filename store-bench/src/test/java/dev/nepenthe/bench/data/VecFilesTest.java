@@ -15,7 +15,10 @@ import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** The TEXMEX vector files: rows read back bit for bit, and a damaged file refused naming itself and the row. */
+/**
+ * The TEXMEX vector files: rows read back bit for bit, and a damaged file refused naming itself and
+ * the row.
+ */
 class VecFilesTest {
 
     private static final long SEED = 20261204L;
@@ -42,7 +45,10 @@ class VecFilesTest {
         assertEquals(50, back.length);
         for (int i = 0; i < rows.length; i++) {
             for (int j = 0; j < 24; j++) {
-                assertEquals(Float.floatToRawIntBits(rows[i][j]), Float.floatToRawIntBits(back[i][j]), i + "," + j);
+                assertEquals(
+                        Float.floatToRawIntBits(rows[i][j]),
+                        Float.floatToRawIntBits(back[i][j]),
+                        i + "," + j);
             }
         }
         assertEquals(7, VecFiles.readFvecs(dir.resolve("b.fvecs"), 7).length);
@@ -72,15 +78,21 @@ class VecFilesTest {
         Path mixed = dir.resolve("mixed.fvecs");
         VecFiles.writeFvecs(mixed, new float[][] {{1, 2, 3}, {4, 5}});
         e = assertThrows(IOException.class, () -> VecFiles.readFvecs(mixed, 10));
-        assertTrue(e.getMessage().contains("row 1 declares dimension 2, the rows before it 3"), e.getMessage());
+        assertTrue(
+                e.getMessage().contains("row 1 declares dimension 2, the rows before it 3"),
+                e.getMessage());
 
         Path other = dir.resolve("other.fvecs");
         Files.writeString(other, "this is not a vector file at all");
         e = assertThrows(IOException.class, () -> VecFiles.readFvecs(other, 10));
         assertTrue(e.getMessage().startsWith(other + ": row 0 declares dimension"), e.getMessage());
 
-        IllegalArgumentException x = assertThrows(IllegalArgumentException.class,
-                () -> VecFiles.readVectors(dir.resolve("v.hdf5"), 1));
-        assertTrue(x.getMessage().contains("expected a vector file ending in .fvecs or .bvecs"), x.getMessage());
+        IllegalArgumentException x =
+                assertThrows(
+                        IllegalArgumentException.class,
+                        () -> VecFiles.readVectors(dir.resolve("v.hdf5"), 1));
+        assertTrue(
+                x.getMessage().contains("expected a vector file ending in .fvecs or .bvecs"),
+                x.getMessage());
     }
 }

@@ -16,7 +16,8 @@ import org.junit.jupiter.params.provider.CsvSource;
  */
 class RebuildCostBenchmarkTest {
 
-    private static RebuildCostBenchmark tiny(String index, String removed, String how) throws Exception {
+    private static RebuildCostBenchmark tiny(String index, String removed, String how)
+            throws Exception {
         RebuildCostBenchmark b = new RebuildCostBenchmark();
         b.index = index;
         b.n = 600;
@@ -28,9 +29,16 @@ class RebuildCostBenchmarkTest {
     }
 
     @ParameterizedTest
-    @CsvSource({"hnsw,1,repair", "hnsw,10%,repair", "hnsw,10%,rebuild", "ivfpq,1,repair", "ivfpq,10%,repair",
-        "ivfpq,10%,rebuild"})
-    void everyInvocationPassesItsOwnCheck(String index, String removed, String how) throws Exception {
+    @CsvSource({
+        "hnsw,1,repair",
+        "hnsw,10%,repair",
+        "hnsw,10%,rebuild",
+        "ivfpq,1,repair",
+        "ivfpq,10%,repair",
+        "ivfpq,10%,rebuild"
+    })
+    void everyInvocationPassesItsOwnCheck(String index, String removed, String how)
+            throws Exception {
         RebuildCostBenchmark b = tiny(index, removed, how);
         for (int round = 0; round < 2; round++) {
             b.copyBuilt();
@@ -65,8 +73,10 @@ class RebuildCostBenchmarkTest {
         assertEquals(20, RebuildCostBenchmark.count("0.1%", 20_000));
         assertEquals(2_000, RebuildCostBenchmark.count("10%", 20_000));
         assertEquals(1, RebuildCostBenchmark.count("0.1%", 100)); // at least one record
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                () -> RebuildCostBenchmark.count("ten", 100));
+        IllegalArgumentException e =
+                assertThrows(
+                        IllegalArgumentException.class,
+                        () -> RebuildCostBenchmark.count("ten", 100));
         assertTrue(e.getMessage().contains("got 'ten'"), e.getMessage());
         assertThrows(IllegalArgumentException.class, () -> RebuildCostBenchmark.count("100%", 100));
     }

@@ -8,8 +8,8 @@ import org.junit.jupiter.params.provider.CsvSource;
 
 /**
  * The text rebuild-cost benchmark's smoke, as CI runs it: a few hundred texts through the set-up,
- * the timed method and the check JMH would call; and the check's control, a repair that
- * removed nothing, fails it.
+ * the timed method and the check JMH would call; and the check's control, a repair that removed
+ * nothing, fails it.
  */
 class TextRebuildCostBenchmarkTest {
 
@@ -47,7 +47,9 @@ class TextRebuildCostBenchmarkTest {
             b.skipTheWorkForTheControl();
             IllegalStateException e = assertThrows(IllegalStateException.class, b::check);
             int survivors = 400 - RebuildCostBenchmark.count(removed, 400);
-            assertTrue(e.getMessage().contains("expected " + survivors + " documents, found 400"), e.getMessage());
+            assertTrue(
+                    e.getMessage().contains("expected " + survivors + " documents, found 400"),
+                    e.getMessage());
         } finally {
             b.tearDown();
         }

@@ -11,14 +11,23 @@ import org.junit.jupiter.api.Test;
 class ReportDocTest {
 
     private static final List<String> ORDER = List.of("a", "b", "c");
-    private static final String DOC = "# Benchmarks\n\nintro\n\n" + ReportDoc.BEGIN + "\n" + ReportDoc.END
-            + "\n\n## Older\n\nkept <!-- suite:a:begin --> as it is\n";
+    private static final String DOC =
+            "# Benchmarks\n\nintro\n\n"
+                    + ReportDoc.BEGIN
+                    + "\n"
+                    + ReportDoc.END
+                    + "\n\n## Older\n\nkept <!-- suite:a:begin --> as it is\n";
 
     @Test
     void aNewSectionGoesIntoTheRegionAndARerunReplacesIt() {
         String once = ReportDoc.replace(DOC, "doc.md", "b", "first", ORDER);
-        assertEquals("# Benchmarks\n\nintro\n\n" + ReportDoc.BEGIN + "\n<!-- suite:b:begin -->\nfirst\n<!-- suite:b:end -->\n\n"
-                + ReportDoc.END + "\n\n## Older\n\nkept <!-- suite:a:begin --> as it is\n", once);
+        assertEquals(
+                "# Benchmarks\n\nintro\n\n"
+                        + ReportDoc.BEGIN
+                        + "\n<!-- suite:b:begin -->\nfirst\n<!-- suite:b:end -->\n\n"
+                        + ReportDoc.END
+                        + "\n\n## Older\n\nkept <!-- suite:a:begin --> as it is\n",
+                once);
         String twice = ReportDoc.replace(once, "doc.md", "b", "second\n", ORDER);
         assertEquals(once.replace("first", "second"), twice);
     }
@@ -38,12 +47,19 @@ class ReportDocTest {
 
     @Test
     void missingOrBrokenMarkersFailNamingTheFile() {
-        IllegalArgumentException none = assertThrows(IllegalArgumentException.class,
-                () -> ReportDoc.replace("# no region\n", "docs/X.md", "a", "A", ORDER));
-        assertTrue(none.getMessage().startsWith("docs/X.md: expected the suite's region"), none.getMessage());
-        String unpaired = DOC.replace(ReportDoc.END, "<!-- suite:a:begin -->\nhalf\n" + ReportDoc.END);
-        IllegalArgumentException half = assertThrows(IllegalArgumentException.class,
-                () -> ReportDoc.replace(unpaired, "docs/X.md", "a", "A", ORDER));
+        IllegalArgumentException none =
+                assertThrows(
+                        IllegalArgumentException.class,
+                        () -> ReportDoc.replace("# no region\n", "docs/X.md", "a", "A", ORDER));
+        assertTrue(
+                none.getMessage().startsWith("docs/X.md: expected the suite's region"),
+                none.getMessage());
+        String unpaired =
+                DOC.replace(ReportDoc.END, "<!-- suite:a:begin -->\nhalf\n" + ReportDoc.END);
+        IllegalArgumentException half =
+                assertThrows(
+                        IllegalArgumentException.class,
+                        () -> ReportDoc.replace(unpaired, "docs/X.md", "a", "A", ORDER));
         assertTrue(half.getMessage().contains("has no <!-- suite:a:end -->"), half.getMessage());
     }
 }

@@ -13,23 +13,25 @@ import java.util.regex.Pattern;
 
 /**
  * A read-only view of an evidence ledger for an auditor, needing only the file and the store's
- * public key: the entries that verify, the entries of one operation, and cross-checks of what
- * was handed out against the ledger. A receipt names its ledger entry (sequence and hash), and
- * a witnessed head names the last entry at some moment; a ledger that was cut short, rolled
- * back or replaced since no longer holds them, and the check says which.
+ * public key: the entries that verify, the entries of one operation, and cross-checks of what was
+ * handed out against the ledger. A receipt names its ledger entry (sequence and hash), and a
+ * witnessed head names the last entry at some moment; a ledger that was cut short, rolled back or
+ * replaced since no longer holds them, and the check says which.
  *
- * <p>Immutable once read: it holds the entries as they were on disk when {@link #read} ran,
- * so the checks below are in-memory and cost at most a pass over the entries.
+ * <p>Immutable once read: it holds the entries as they were on disk when {@link #read} ran, so the
+ * checks below are in-memory and cost at most a pass over the entries.
  */
 public final class LedgerAudit {
 
     private static final Pattern LEDGER_ENTRY =
-            Pattern.compile("\"ledgerEntry\":\\{(?:\"epoch\":(\\d+),)?\"hash\":\"([0-9a-f]{64})\",\"seq\":(\\d+)\\}");
+            Pattern.compile(
+                    "\"ledgerEntry\":\\{(?:\"epoch\":(\\d+),)?\"hash\":\"([0-9a-f]{64})\",\"seq\":(\\d+)\\}");
     private static final Pattern EPOCH = Pattern.compile("\"epoch\":(\\d+)");
     private static final Pattern OPERATION = Pattern.compile("\"operation\":\"([^\"]+)\"");
 
     /**
-     * The outcome of one cross-check: what was checked ("receipt fop-...", "head 12:ab..") and, if it failed, why.
+     * The outcome of one cross-check: what was checked ("receipt fop-...", "head 12:ab..") and, if
+     * it failed, why.
      *
      * @param subject what was checked (a receipt's operation, a head, an operation's sealed entry)
      * @param problem why the check failed, or null when it passed
@@ -62,9 +64,9 @@ public final class LedgerAudit {
     }
 
     /**
-     * Reads and verifies the ledger file (hash chain, signatures) as it is on disk now. Reads
-     * the whole file into memory and checks one signature per entry; a bad entry stops the scan
-     * there (see {@link #verification()}) rather than throwing.
+     * Reads and verifies the ledger file (hash chain, signatures) as it is on disk now. Reads the
+     * whole file into memory and checks one signature per entry; a bad entry stops the scan there
+     * (see {@link #verification()}) rather than throwing.
      *
      * @param ledger the ledger file
      * @param publicKey the store's Ed25519 public key
@@ -117,11 +119,12 @@ public final class LedgerAudit {
     /**
      * The head of the verified entries.
      *
-     * @return the last verified entry's position and hash, or sequence -1 with the all-zero
-     *     genesis hash when no entry verifies
+     * @return the last verified entry's position and hash, or sequence -1 with the all-zero genesis
+     *     hash when no entry verifies
      */
     public LedgerHead head() {
-        return entries.isEmpty() ? new LedgerHead(-1, verification.headHash())
+        return entries.isEmpty()
+                ? new LedgerHead(-1, verification.headHash())
                 : new LedgerHead(entries.size() - 1, entries.get(entries.size() - 1).hashHex());
     }
 
@@ -152,8 +155,8 @@ public final class LedgerAudit {
     }
 
     /**
-     * Checks a receipt: its signature verifies under the public key, and the ledger holds the
-     * entry it names, with the same hash, sealing the same operation, in this ledger's epoch.
+     * Checks a receipt: its signature verifies under the public key, and the ledger holds the entry
+     * it names, with the same hash, sealing the same operation, in this ledger's epoch.
      *
      * @param document the receipt as issued (JSON, separator, signature line)
      * @return the check; a failure says whether the signature, the entry or the epoch is wrong
@@ -166,15 +169,24 @@ public final class LedgerAudit {
         Matcher op = OPERATION.matcher(json);
         Matcher at = LEDGER_ENTRY.matcher(json);
         if (!op.find() || !at.find()) {
-            return new Check("receipt", "it names no operation or no ledger entry (not a Nepenthe erasure receipt?)");
+            return new Check(
+                    "receipt",
+                    "it names no operation or no ledger entry (not a Nepenthe erasure receipt?)");
         }
         String subject = "receipt " + op.group(1);
         int named = at.group(1) == null ? 0 : Integer.parseInt(at.group(1));
         if (named != epoch()) {
-            return new Check(subject, "it names an entry of ledger epoch " + named + ", and this ledger is epoch " + epoch()
-                    + " (an operator restarted the ledger; check the receipt against the archived ledger of its epoch)");
+            return new Check(
+                    subject,
+                    "it names an entry of ledger epoch "
+                            + named
+                            + ", and this ledger is epoch "
+                            + epoch()
+                            + " (an operator restarted the ledger; check the receipt against the"
+                            + " archived ledger of its epoch)");
         }
-        return new Check(subject, entryProblem(op.group(1), Long.parseLong(at.group(3)), at.group(2)));
+        return new Check(
+                subject, entryProblem(op.group(1), Long.parseLong(at.group(3)), at.group(2)));
     }
 
     /**
@@ -193,15 +205,19 @@ public final class LedgerAudit {
             return new Check(subject, missing(witnessed.seq()));
         }
         if (!entries.get((int) witnessed.seq()).hashHex().equals(witnessed.hash())) {
-            return new Check(subject, "entry " + witnessed.seq() + " is not the entry that was witnessed there (the"
-                    + " ledger was rolled back or replaced)");
+            return new Check(
+                    subject,
+                    "entry "
+                            + witnessed.seq()
+                            + " is not the entry that was witnessed there (the"
+                            + " ledger was rolled back or replaced)");
         }
         return new Check(subject, null);
     }
 
     /**
-     * Checks that the ledger holds, at {@code named}, the entry sealing operation {@code id}
-     * (as its receipt names it), without checking a receipt signature.
+     * Checks that the ledger holds, at {@code named}, the entry sealing operation {@code id} (as
+     * its receipt names it), without checking a receipt signature.
      *
      * @param id the operation's id
      * @param named the entry's position and hash, as the receipt names it
@@ -213,17 +229,26 @@ public final class LedgerAudit {
         return new Check("operation " + id, entryProblem(id, named.seq(), named.hash()));
     }
 
-    /** Why the ledger does not hold operation {@code id}'s sealed entry at {@code seq} with {@code hash}, or null. */
+    /**
+     * Why the ledger does not hold operation {@code id}'s sealed entry at {@code seq} with {@code
+     * hash}, or null.
+     */
     private String entryProblem(String id, long seq, String hash) {
         if (seq < 0) {
-            return "entry " + seq + " names no entry (a sealed operation's entry has a sequence number of 0 or more)";
+            return "entry "
+                    + seq
+                    + " names no entry (a sealed operation's entry has a sequence number of 0 or"
+                    + " more)";
         }
         if (seq >= entries.size()) {
             return missing(seq);
         }
         LedgerEntry e = entries.get((int) seq);
         if (!e.hashHex().equals(hash)) {
-            return "ledger entry " + seq + " is not the entry the receipt names (the ledger was rolled back or replaced)";
+            return "ledger entry "
+                    + seq
+                    + " is not the entry the receipt names (the ledger was rolled back or"
+                    + " replaced)";
         }
         if (!isSealed(e.body()) || !id.equals(operationOf(e.body()))) {
             return "ledger entry " + seq + " does not seal operation " + id;
@@ -233,8 +258,18 @@ public final class LedgerAudit {
 
     private String missing(long seq) {
         return verification.ok()
-                ? "the ledger holds " + entries.size() + " entries, so entry " + seq + " is missing (the ledger was cut short)"
-                : "entry " + seq + " is not among the " + entries.size() + " entries that verify (" + verification.problem() + ")";
+                ? "the ledger holds "
+                        + entries.size()
+                        + " entries, so entry "
+                        + seq
+                        + " is missing (the ledger was cut short)"
+                : "entry "
+                        + seq
+                        + " is not among the "
+                        + entries.size()
+                        + " entries that verify ("
+                        + verification.problem()
+                        + ")";
     }
 
     /**

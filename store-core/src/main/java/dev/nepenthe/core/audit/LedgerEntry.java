@@ -3,9 +3,9 @@ package dev.nepenthe.core.audit;
 import java.util.HexFormat;
 
 /**
- * One verified entry of an evidence ledger: its position, time, the hash of the entry before
- * it, its body (canonical JSON naming an operation by id and its evidence by keyed hashes, never
- * a subject's data), its own hash and the store's signature over it.
+ * One verified entry of an evidence ledger: its position, time, the hash of the entry before it,
+ * its body (canonical JSON naming an operation by id and its evidence by keyed hashes, never a
+ * subject's data), its own hash and the store's signature over it.
  *
  * <p>The arrays are the record's own, not copies: a caller that changes them changes this entry.
  *
@@ -16,7 +16,8 @@ import java.util.HexFormat;
  * @param hash SHA-256 over the position, time, previous hash and body
  * @param signature the store's Ed25519 signature of {@code hash}
  */
-public record LedgerEntry(long seq, long timeMillis, byte[] prevHash, String body, byte[] hash, byte[] signature) {
+public record LedgerEntry(
+        long seq, long timeMillis, byte[] prevHash, String body, byte[] hash, byte[] signature) {
 
     /**
      * The entry's hash in lower-case hex, as receipts and heads name it.

@@ -3,11 +3,11 @@ package dev.nepenthe.core.audit;
 import java.util.regex.Pattern;
 
 /**
- * The head of an evidence ledger: the last entry's sequence number and hash. The store anchors
- * it in its operation log after every append, and receipts name their own entry the same way,
- * so a ledger cut short, rolled back or replaced no longer matches what was anchored. An
- * operator can also hand heads to an outside witness ({@link #toString()} gives
- * {@code SEQ:HASH}) and check a ledger against them later ({@link LedgerAudit#checkHead}).
+ * The head of an evidence ledger: the last entry's sequence number and hash. The store anchors it
+ * in its operation log after every append, and receipts name their own entry the same way, so a
+ * ledger cut short, rolled back or replaced no longer matches what was anchored. An operator can
+ * also hand heads to an outside witness ({@link #toString()} gives {@code SEQ:HASH}) and check a
+ * ledger against them later ({@link LedgerAudit#checkHead}).
  *
  * @param seq the last entry's sequence number, -1 for an empty ledger
  * @param hash its SHA-256 in lowercase hex
@@ -24,11 +24,13 @@ public record LedgerHead(long seq, String hash) {
      */
     public LedgerHead {
         if (seq < -1) {
-            throw new IllegalArgumentException("ledger head: expected a sequence number >= -1, got " + seq);
+            throw new IllegalArgumentException(
+                    "ledger head: expected a sequence number >= -1, got " + seq);
         }
         if (hash == null || !HEX.matcher(hash).matches()) {
-            throw new IllegalArgumentException("ledger head: expected 64 lowercase hex digits as the hash, got "
-                    + (hash == null ? "null" : hash.length() + " characters"));
+            throw new IllegalArgumentException(
+                    "ledger head: expected 64 lowercase hex digits as the hash, got "
+                            + (hash == null ? "null" : hash.length() + " characters"));
         }
     }
 
@@ -38,20 +40,24 @@ public record LedgerHead(long seq, String hash) {
      *
      * @param text the head as text
      * @return the head
-     * @throws IllegalArgumentException if the text is null, has no colon, or either part is malformed
+     * @throws IllegalArgumentException if the text is null, has no colon, or either part is
+     *     malformed
      */
     public static LedgerHead parse(String text) {
         int colon = text == null ? -1 : text.indexOf(':');
         if (colon < 0) {
-            throw new IllegalArgumentException("ledger head: expected SEQ:HASH, got "
-                    + (text == null ? "null" : "'" + text + "'"));
+            throw new IllegalArgumentException(
+                    "ledger head: expected SEQ:HASH, got "
+                            + (text == null ? "null" : "'" + text + "'"));
         }
         long seq;
         try {
             seq = Long.parseLong(text.substring(0, colon).strip());
         } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("ledger head: expected a number before ':', got '"
-                    + text.substring(0, colon) + "'");
+            throw new IllegalArgumentException(
+                    "ledger head: expected a number before ':', got '"
+                            + text.substring(0, colon)
+                            + "'");
         }
         return new LedgerHead(seq, text.substring(colon + 1).strip());
     }

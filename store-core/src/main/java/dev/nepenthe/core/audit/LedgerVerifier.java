@@ -1,6 +1,5 @@
 package dev.nepenthe.core.audit;
 
-import dev.nepenthe.core.internal.evidence.EvidenceLedger;
 import dev.nepenthe.core.internal.evidence.SigningKey;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -12,13 +11,13 @@ import java.util.List;
 
 /**
  * Offline check of an evidence ledger, needing only the ledger file and the store's public key:
- * {@code java -cp store-core.jar dev.nepenthe.core.audit.LedgerVerifier LEDGER PUBLIC.pem
- * [--head SEQ:HASH]... [RECEIPT]...}. Every entry's chain link and signature are checked; each
- * receipt given must verify and name an entry the ledger holds, and each witnessed head must
- * still be in the ledger, so a ledger cut short after receipts were issued fails here. Exit
- * status 0 when everything holds, 1 when something does not (each printed), 2 when the check
- * could not be made: misuse, a file that cannot be read, a malformed key, head or ledger header
- * (one line says which), so that "could not check" is never mistaken for "does not hold".
+ * {@code java -cp store-core.jar dev.nepenthe.core.audit.LedgerVerifier LEDGER PUBLIC.pem [--head
+ * SEQ:HASH]... [RECEIPT]...}. Every entry's chain link and signature are checked; each receipt
+ * given must verify and name an entry the ledger holds, and each witnessed head must still be in
+ * the ledger, so a ledger cut short after receipts were issued fails here. Exit status 0 when
+ * everything holds, 1 when something does not (each printed), 2 when the check could not be made:
+ * misuse, a file that cannot be read, a malformed key, head or ledger header (one line says which),
+ * so that "could not check" is never mistaken for "does not hold".
  */
 public final class LedgerVerifier {
     private LedgerVerifier() {}
@@ -40,7 +39,9 @@ public final class LedgerVerifier {
 
     private static int runCommand(String[] args) throws IOException {
         if (args.length < 2) {
-            System.err.println("usage: LedgerVerifier LEDGER-FILE PUBLIC-KEY.pem [--head SEQ:HASH]... [RECEIPT-FILE]...");
+            System.err.println(
+                    "usage: LedgerVerifier LEDGER-FILE PUBLIC-KEY.pem [--head SEQ:HASH]..."
+                            + " [RECEIPT-FILE]...");
             return 2;
         }
         List<LedgerHead> heads = new ArrayList<>();
@@ -70,31 +71,58 @@ public final class LedgerVerifier {
      * @param heads witnessed heads the ledger must still hold
      * @param out where the lines go
      * @return the exit status: 0 when everything holds, 1 otherwise
-     * @throws IOException if the ledger or a receipt cannot be read, or the ledger's header is wrong
+     * @throws IOException if the ledger or a receipt cannot be read, or the ledger's header is
+     *     wrong
      */
-    public static int run(Path ledger, PublicKey key, List<Path> receipts, List<LedgerHead> heads, PrintStream out)
+    public static int run(
+            Path ledger,
+            PublicKey key,
+            List<Path> receipts,
+            List<LedgerHead> heads,
+            PrintStream out)
             throws IOException {
         LedgerAudit audit = LedgerAudit.read(ledger, key);
         LedgerVerification v = audit.verification();
         boolean ok = v.ok();
         if (v.ok()) {
-            out.println("ledger " + ledger + ": " + v.entries() + " entries verify, head " + audit.head());
+            out.println(
+                    "ledger "
+                            + ledger
+                            + ": "
+                            + v.entries()
+                            + " entries verify, head "
+                            + audit.head());
         } else {
-            out.println("ledger " + ledger + ": BROKEN at entry " + v.firstBadEntry() + ": " + v.problem() + " ("
-                    + v.entries() + " entries before it verify)");
+            out.println(
+                    "ledger "
+                            + ledger
+                            + ": BROKEN at entry "
+                            + v.firstBadEntry()
+                            + ": "
+                            + v.problem()
+                            + " ("
+                            + v.entries()
+                            + " entries before it verify)");
         }
         for (LedgerHead h : heads) {
             ok &= report(audit.checkHead(h), out);
         }
         for (Path r : receipts) {
             LedgerAudit.Check c = audit.checkReceipt(Files.readString(r));
-            ok &= report(new LedgerAudit.Check(c.subject() + " (" + r.getFileName() + ")", c.problem()), out);
+            ok &=
+                    report(
+                            new LedgerAudit.Check(
+                                    c.subject() + " (" + r.getFileName() + ")", c.problem()),
+                            out);
         }
         return ok ? 0 : 1;
     }
 
     private static boolean report(LedgerAudit.Check c, PrintStream out) {
-        out.println(c.ok() ? c.subject() + ": held by the ledger" : c.subject() + ": FAILS: " + c.problem());
+        out.println(
+                c.ok()
+                        ? c.subject() + ": held by the ledger"
+                        : c.subject() + ": FAILS: " + c.problem());
         return c.ok();
     }
 }

@@ -6,8 +6,8 @@ import java.security.PublicKey;
 import java.util.Base64;
 
 /**
- * A signed document a data subject or auditor can keep and verify offline: the canonical JSON
- * of the receipt's fields, a separator line, and the Ed25519 signature of the JSON bytes.
+ * A signed document a data subject or auditor can keep and verify offline: the canonical JSON of
+ * the receipt's fields, a separator line, and the Ed25519 signature of the JSON bytes.
  *
  * <pre>
  * {"erasureClass":...,"operation":"...","scope":"...","sealedAt":...,...}
@@ -27,8 +27,8 @@ public final class Receipt {
      *
      * @param document the receipt as issued
      * @param key the store's Ed25519 public key
-     * @return the JSON part, or null when there is no separator, the signature is not base64 or
-     *     it does not verify
+     * @return the JSON part, or null when there is no separator, the signature is not base64 or it
+     *     does not verify
      */
     public static String verify(String document, PublicKey key) {
         int at = document.lastIndexOf(SEPARATOR);

@@ -4,18 +4,17 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Turns text into vectors. A collection created with an embedder's name
- * ({@code CollectionSpec.withEmbedder}) embeds the text of records stored without a vector, and
- * text queries, with the embedder of that name the store was opened with
- * ({@code StoreOptions.withEmbedder}). The bundled implementation (all-MiniLM-L6-v2, in
- * store-embed) runs in-process and sends nothing anywhere. Implementations must be safe for
- * concurrent use.
+ * Turns text into vectors. A collection created with an embedder's name ({@code
+ * CollectionSpec.withEmbedder}) embeds the text of records stored without a vector, and text
+ * queries, with the embedder of that name the store was opened with ({@code
+ * StoreOptions.withEmbedder}). The bundled implementation (all-MiniLM-L6-v2, in store-embed) runs
+ * in-process and sends nothing anywhere. Implementations must be safe for concurrent use.
  */
 public interface Embedder {
 
     /**
-     * The embedder's stable name, stored with every collection that uses it: a different model
-     * (or a different version of one whose vectors differ) needs a different name.
+     * The embedder's stable name, stored with every collection that uses it: a different model (or
+     * a different version of one whose vectors differ) needs a different name.
      *
      * @return 1 to 64 characters of letters, digits, '.', '_' and '-'
      */

@@ -5,9 +5,8 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * A forget operation as it stands: an immutable view, replaced as the operation advances. It
- * names the scope by keyed hash only: the subject, ids or filter it was asked to forget are not
- * in it.
+ * A forget operation as it stands: an immutable view, replaced as the operation advances. It names
+ * the scope by keyed hash only: the subject, ids or filter it was asked to forget are not in it.
  *
  * @param id the operation's id ({@code fop-} and 20 hex digits)
  * @param tenant the tenant the operation works in
@@ -22,11 +21,23 @@ import java.util.Map;
  * @param holds ids of the legal holds that stopped it, for COMPLETED_WITH_EXCEPTION
  * @param receipt the signed receipt once SEALED, else null
  * @param note why it stopped where it did (no content)
- * @param outcome once SEALED, what it found and did (ERASED, NOTHING_FOUND, UNKNOWN_TENANT), else null
+ * @param outcome once SEALED, what it found and did (ERASED, NOTHING_FOUND, UNKNOWN_TENANT), else
+ *     null
  */
-public record ForgetOperation(String id, String tenant, String scopeKind, String scopeHash, String reasonCode,
-        OperationState state, Map<OperationState, Instant> timeline, Map<String, Integer> recordsForgotten,
-        List<SurfaceOutcome> surfaces, List<Suspect> suspects, List<String> holds, String receipt, String note,
+public record ForgetOperation(
+        String id,
+        String tenant,
+        String scopeKind,
+        String scopeHash,
+        String reasonCode,
+        OperationState state,
+        Map<OperationState, Instant> timeline,
+        Map<String, Integer> recordsForgotten,
+        List<SurfaceOutcome> surfaces,
+        List<Suspect> suspects,
+        List<String> holds,
+        String receipt,
+        String note,
         ErasureOutcome outcome) {
 
     /**

@@ -6,17 +6,18 @@ import java.util.Objects;
 import java.util.Set;
 
 /**
- * What a forget request names, within its tenant: a subject, record ids, a source (one version
- * or every version of it) or a metadata filter. Records whose {@code derivedFrom} meets the
- * scope are reached through provenance, not through the scope itself.
+ * What a forget request names, within its tenant: a subject, record ids, a source (one version or
+ * every version of it) or a metadata filter. Records whose {@code derivedFrom} meets the scope are
+ * reached through provenance, not through the scope itself.
  *
- * <p>What a scope costs to mark: a subject scope reads the subject's bitmap; every other kind
- * tests each record of the tenant, in every collection.
+ * <p>What a scope costs to mark: a subject scope reads the subject's bitmap; every other kind tests
+ * each record of the tenant, in every collection.
  */
 public sealed interface ForgetScope {
 
     /**
-     * Short name of the kind of scope, used in evidence ("subject", "records", "source", "metadata").
+     * Short name of the kind of scope, used in evidence ("subject", "records", "source",
+     * "metadata").
      *
      * @return the kind's name
      */
@@ -47,13 +48,15 @@ public sealed interface ForgetScope {
      *
      * @param ids at least one id
      * @return the scope
-     * @throws IllegalArgumentException if there is no id or an id is null (an id given twice counts once)
+     * @throws IllegalArgumentException if there is no id or an id is null (an id given twice counts
+     *     once)
      */
     static ForgetScope records(String... ids) {
         Set<String> unique = new java.util.LinkedHashSet<>();
         for (String id : ids) {
             if (id == null) {
-                throw new IllegalArgumentException("forget scope records: expected record ids, got a null among them");
+                throw new IllegalArgumentException(
+                        "forget scope records: expected record ids, got a null among them");
             }
             unique.add(id);
         }
@@ -99,8 +102,8 @@ public sealed interface ForgetScope {
     }
 
     /**
-     * The records of the tenant whose metadata the filter accepts when the forget is marked
-     * (see {@link Metadata}).
+     * The records of the tenant whose metadata the filter accepts when the forget is marked (see
+     * {@link Metadata}).
      *
      * @param filter the filter
      * @return the scope
@@ -125,7 +128,8 @@ public sealed interface ForgetScope {
         public Subject {
             Objects.requireNonNull(subject, "forget scope subject");
             if (subject.isBlank()) {
-                throw new IllegalArgumentException("forget scope subject: expected a non-blank subject, got a blank one");
+                throw new IllegalArgumentException(
+                        "forget scope subject: expected a non-blank subject, got a blank one");
             }
         }
 
@@ -155,7 +159,8 @@ public sealed interface ForgetScope {
         public Records {
             ids = Set.copyOf(ids);
             if (ids.isEmpty()) {
-                throw new IllegalArgumentException("forget scope records: expected at least one record id, got none");
+                throw new IllegalArgumentException(
+                        "forget scope records: expected at least one record id, got none");
             }
         }
 
@@ -188,7 +193,8 @@ public sealed interface ForgetScope {
             Objects.requireNonNull(sourceKind, "forget scope source kind");
             Objects.requireNonNull(sourceId, "forget scope source id");
             if (version != null && version < 0) {
-                throw new IllegalArgumentException("forget scope source version: expected >= 0, got " + version);
+                throw new IllegalArgumentException(
+                        "forget scope source version: expected >= 0, got " + version);
             }
         }
 
@@ -199,15 +205,17 @@ public sealed interface ForgetScope {
 
         @Override
         public boolean matches(VectorRecord r) {
-            return r.source() != null && r.source().kind().equals(sourceKind) && r.source().id().equals(sourceId)
+            return r.source() != null
+                    && r.source().kind().equals(sourceKind)
+                    && r.source().id().equals(sourceId)
                     && (version == null || r.source().version() == version);
         }
     }
 
     /**
-     * Records whose metadata the filter accepts at the moment of the mark. A filter is resolved
-     * to the records it matches then; later writes it matches are refused while the operation
-     * runs, and afterwards only the resolved record ids stay fenced.
+     * Records whose metadata the filter accepts at the moment of the mark. A filter is resolved to
+     * the records it matches then; later writes it matches are refused while the operation runs,
+     * and afterwards only the resolved record ids stay fenced.
      *
      * @param filter the filter
      */

@@ -3,16 +3,17 @@ package dev.nepenthe.core.forget;
 import java.util.List;
 
 /**
- * What one operation removed, handed to every surface's purge and verify. Held in memory only
- * for the operation's life; vectors are copies a surface must not keep (the store zeroes them
- * once the surface's call returns).
+ * What one operation removed, handed to every surface's purge and verify. Held in memory only for
+ * the operation's life; vectors are copies a surface must not keep (the store zeroes them once the
+ * surface's call returns).
  *
  * @param operationId the forget operation
  * @param tenant the tenant it worked in
  * @param subject the subject for a subject scope, else null
  * @param items each removed record (an immutable list)
  */
-public record ForgottenRecords(String operationId, String tenant, String subject, List<Item> items) {
+public record ForgottenRecords(
+        String operationId, String tenant, String subject, List<Item> items) {
 
     /**
      * One removed record.

@@ -15,7 +15,13 @@ import java.time.Instant;
  * @param placedAt when the hold was placed
  * @param liftedAt null while the hold stands
  */
-public record LegalHold(String id, String tenant, String scopeKind, String scopeHash, String reasonCode, Instant placedAt,
+public record LegalHold(
+        String id,
+        String tenant,
+        String scopeKind,
+        String scopeHash,
+        String reasonCode,
+        Instant placedAt,
         Instant liftedAt) {
 
     /**

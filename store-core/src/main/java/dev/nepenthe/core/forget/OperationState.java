@@ -1,16 +1,17 @@
 package dev.nepenthe.core.forget;
 
 /**
- * Where a forget operation stands. {@code RECEIVED -> BLOCKED -> CLEANUP -> VERIFYING ->
- * SEALED}; or it stops in {@code COMPLETED_WITH_EXCEPTION} (a legal hold keeps the data,
- * retrieval stays blocked; lifting the hold resumes it) or {@code NEEDS_REVIEW} (verification
- * found residue, or a surface cannot prove erasure; the operator forgets more and re-verifies,
- * or records an override).
+ * Where a forget operation stands. {@code RECEIVED -> BLOCKED -> CLEANUP -> VERIFYING -> SEALED};
+ * or it stops in {@code COMPLETED_WITH_EXCEPTION} (a legal hold keeps the data, retrieval stays
+ * blocked; lifting the hold resumes it) or {@code NEEDS_REVIEW} (verification found residue, or a
+ * surface cannot prove erasure; the operator forgets more and re-verifies, or records an override).
  */
 public enum OperationState {
     /** Registered and fenced; the mark is under way ({@code forget} has not returned yet). */
     RECEIVED,
-    /** Marked: no read returns the scope, writes in it are refused, and the operation is durable. */
+    /**
+     * Marked: no read returns the scope, writes in it are refused, and the operation is durable.
+     */
     BLOCKED,
     /** The worker is removing the scope and its provenance closure from every surface. */
     CLEANUP,

@@ -2,37 +2,40 @@ package dev.nepenthe.core.forget;
 
 /**
  * The store's rule for the verification probe: a surviving record whose vector has cosine at or
- * above {@code threshold} to a forgotten one is a suspect, and the operation cannot seal until
- * an operator looks at it. The rule belongs to the store, not to the caller: a request may only
- * tighten it (a lower threshold, down to {@code lowest}), never loosen it, since a request at
- * 1.0 would switch the probe off and one near 0 would flood review with every record until an
- * override waved them all through.
+ * above {@code threshold} to a forgotten one is a suspect, and the operation cannot seal until an
+ * operator looks at it. The rule belongs to the store, not to the caller: a request may only
+ * tighten it (a lower threshold, down to {@code lowest}), never loosen it, since a request at 1.0
+ * would switch the probe off and one near 0 would flood review with every record until an override
+ * waved them all through.
  *
  * <p>The probe is exact (every forgotten vector against every survivor of the tenant) in a
- * collection where the tenant has at most {@code approximateAbove} records; above that, in a
- * cosine collection whose index is approximate (HNSW, IVF-PQ), it searches the collection's own
- * index for each forgotten vector, with a wide beam, and scores what it finds exactly. The
- * receipt and the evidence say which probe ran where, with its parameters; a request may force
- * the exact probe everywhere ({@link ForgetRequest#withExactProbe()}), never the reverse.
+ * collection where the tenant has at most {@code approximateAbove} records; above that, in a cosine
+ * collection whose index is approximate (HNSW, IVF-PQ), it searches the collection's own index for
+ * each forgotten vector, with a wide beam, and scores what it finds exactly. The receipt and the
+ * evidence say which probe ran where, with its parameters; a request may force the exact probe
+ * everywhere ({@link ForgetRequest#withExactProbe()}), never the reverse.
  *
  * @param threshold the store's threshold, in (0, 1): 1.0 would flag only exact copies
  * @param lowest the lowest threshold a request may ask for, in (0, threshold]
- * @param approximateAbove records of the tenant in a collection above which the probe there
- *     goes through the index, 1 or more; {@link Integer#MAX_VALUE} keeps it exact everywhere
+ * @param approximateAbove records of the tenant in a collection above which the probe there goes
+ *     through the index, 1 or more; {@link Integer#MAX_VALUE} keeps it exact everywhere
  */
 public record ProbePolicy(double threshold, double lowest, int approximateAbove) {
 
     /**
      * The tenant size above which the probe goes through the index by default. Below it the exact
      * probe costs at most about 4 ms per forgotten 384-d vector (BENCHMARKS.md: 1,000 forgotten
-     * against 100,000 survivors in 3.6-3.8 s) and misses nothing; above it that cost grows with
-     * the tenant (ten times at 1,000,000), while one HNSW search at the probe's beam stays near
-     * 2 ms there (efSearch 384 on 150,000 real 384-d embeddings: 470 queries/s) and grows with
-     * the logarithm of the size.
+     * against 100,000 survivors in 3.6-3.8 s) and misses nothing; above it that cost grows with the
+     * tenant (ten times at 1,000,000), while one HNSW search at the probe's beam stays near 2 ms
+     * there (efSearch 384 on 150,000 real 384-d embeddings: 470 queries/s) and grows with the
+     * logarithm of the size.
      */
     public static final int DEFAULT_APPROXIMATE_ABOVE = 100_000;
 
-    /** Suspects at cosine 0.85 and above; requests may go down to 0.5; approximate above 100,000 records. */
+    /**
+     * Suspects at cosine 0.85 and above; requests may go down to 0.5; approximate above 100,000
+     * records.
+     */
     public static final ProbePolicy DEFAULT = new ProbePolicy(0.85, 0.5);
 
     /**
@@ -49,7 +52,8 @@ public record ProbePolicy(double threshold, double lowest, int approximateAbove)
     /**
      * This policy with another tenant size above which the probe goes through the index.
      *
-     * @param records records of the tenant in a collection, 1 or more ({@link Integer#MAX_VALUE}: never)
+     * @param records records of the tenant in a collection, 1 or more ({@link Integer#MAX_VALUE}:
+     *     never)
      * @return a new policy
      * @throws IllegalArgumentException if {@code records} is below 1
      */
@@ -60,21 +64,28 @@ public record ProbePolicy(double threshold, double lowest, int approximateAbove)
     /**
      * Checks the policy.
      *
-     * @throws IllegalArgumentException if the threshold is not in (0, 1), {@code lowest} not in
-     *     (0, threshold], NaN included, or {@code approximateAbove} below 1
+     * @throws IllegalArgumentException if the threshold is not in (0, 1), {@code lowest} not in (0,
+     *     threshold], NaN included, or {@code approximateAbove} below 1
      */
     public ProbePolicy {
         if (!(threshold > 0 && threshold < 1)) {
-            throw new IllegalArgumentException("probe policy threshold: expected a cosine in (0, 1) (1.0 flags only exact"
-                    + " copies, which switches the probe off), got " + threshold);
+            throw new IllegalArgumentException(
+                    "probe policy threshold: expected a cosine in (0, 1) (1.0 flags only exact"
+                            + " copies, which switches the probe off), got "
+                            + threshold);
         }
         if (!(lowest > 0 && lowest <= threshold)) {
-            throw new IllegalArgumentException("probe policy lowest threshold: expected a cosine in (0, " + threshold
-                    + "], got " + lowest);
+            throw new IllegalArgumentException(
+                    "probe policy lowest threshold: expected a cosine in (0, "
+                            + threshold
+                            + "], got "
+                            + lowest);
         }
         if (approximateAbove < 1) {
-            throw new IllegalArgumentException("probe policy approximateAbove: expected 1 or more records (Integer.MAX_VALUE"
-                    + " for an exact probe everywhere), got " + approximateAbove);
+            throw new IllegalArgumentException(
+                    "probe policy approximateAbove: expected 1 or more records (Integer.MAX_VALUE"
+                            + " for an exact probe everywhere), got "
+                            + approximateAbove);
         }
     }
 
@@ -92,8 +103,14 @@ public record ProbePolicy(double threshold, double lowest, int approximateAbove)
         }
         double r = requested;
         if (Double.isNaN(r) || r > threshold || r < lowest) {
-            throw new IllegalArgumentException("forget request probe threshold: expected a cosine from " + lowest + " to "
-                    + threshold + " (the store's probe policy; a request may tighten it, never loosen it), got " + r);
+            throw new IllegalArgumentException(
+                    "forget request probe threshold: expected a cosine from "
+                            + lowest
+                            + " to "
+                            + threshold
+                            + " (the store's probe policy; a request may tighten it, never loosen"
+                            + " it), got "
+                            + r);
         }
         return r;
     }

@@ -1,8 +1,8 @@
 package dev.nepenthe.core.forget;
 
 /**
- * A surviving record verification flagged, named by id and score only (never by content), for
- * the operator to forget too or to clear with a recorded override.
+ * A surviving record verification flagged, named by id and score only (never by content), for the
+ * operator to forget too or to clear with a recorded override.
  *
  * @param reason {@code vector-residue} (a surviving vector within the probe threshold of a
  *     forgotten one), {@code text-residue} (surviving text holding most of a forgotten text's
@@ -17,4 +17,5 @@ package dev.nepenthe.core.forget;
  * @param relatedTo the forgotten record it resembles or derives from, or the metadata key that
  *     names the subject
  */
-public record Suspect(String reason, String collection, String recordId, double score, String relatedTo) {}
+public record Suspect(
+        String reason, String collection, String recordId, double score, String relatedTo) {}

@@ -5,36 +5,39 @@ import java.util.NoSuchElementException;
 import java.util.PrimitiveIterator;
 
 /**
- * Which ordinals a search may return, in the spirit of Lucene's {@code Bits}: the collection
- * hands an index the records a request's tenant, subject and filters allow (a bitmap), a
- * caller may hand a sorted set of ordinals or {@link #ALL}. Indexes test candidates with
- * {@link #accepts}; when few ordinals are accepted they may score exactly those, in ascending
- * order, instead of walking their structure.
+ * Which ordinals a search may return, in the spirit of Lucene's {@code Bits}: the collection hands
+ * an index the records a request's tenant, subject and filters allow (a bitmap), a caller may hand
+ * a sorted set of ordinals or {@link #ALL}. Indexes test candidates with {@link #accepts}; when few
+ * ordinals are accepted they may score exactly those, in ascending order, instead of walking their
+ * structure.
  */
 public interface Accept {
 
     /** Every ordinal; indexes check for it by identity and skip the per-candidate test. */
-    Accept ALL = new Accept() {
-        @Override
-        public boolean accepts(int ordinal) {
-            return true;
-        }
+    Accept ALL =
+            new Accept() {
+                @Override
+                public boolean accepts(int ordinal) {
+                    return true;
+                }
 
-        @Override
-        public long cardinality() {
-            return -1;
-        }
+                @Override
+                public long cardinality() {
+                    return -1;
+                }
 
-        @Override
-        public PrimitiveIterator.OfInt ordinals() {
-            throw new UnsupportedOperationException("Accept.ALL does not enumerate its ordinals; check cardinality() first");
-        }
+                @Override
+                public PrimitiveIterator.OfInt ordinals() {
+                    throw new UnsupportedOperationException(
+                            "Accept.ALL does not enumerate its ordinals; check cardinality()"
+                                    + " first");
+                }
 
-        @Override
-        public String toString() {
-            return "Accept.ALL";
-        }
-    };
+                @Override
+                public String toString() {
+                    return "Accept.ALL";
+                }
+            };
 
     /**
      * Whether a search may return this ordinal. Cheap: it is called for every candidate.
@@ -47,7 +50,8 @@ public interface Accept {
     /**
      * How many ordinals are accepted.
      *
-     * @return the count, or -1 when that is unknown or unbounded (then {@link #ordinals} is not available)
+     * @return the count, or -1 when that is unknown or unbounded (then {@link #ordinals} is not
+     *     available)
      */
     long cardinality();
 
@@ -60,8 +64,8 @@ public interface Accept {
     PrimitiveIterator.OfInt ordinals();
 
     /**
-     * The given ordinals (copied and sorted; duplicates are harmless). Costs a sort up front and
-     * a binary search per {@link #accepts} call.
+     * The given ordinals (copied and sorted; duplicates are harmless). Costs a sort up front and a
+     * binary search per {@link #accepts} call.
      *
      * @param ordinals the ordinals a search may return
      * @return an accept over exactly those ordinals

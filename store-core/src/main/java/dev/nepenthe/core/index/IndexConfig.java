@@ -53,15 +53,19 @@ public record IndexConfig(int dimension, Metric metric, Map<String, String> para
     public void requireKnown(String kind, Set<String> known) {
         for (String name : params.keySet()) {
             if (!known.contains(name)) {
-                throw new IllegalArgumentException(kind + " index: unknown parameter '" + name
-                        + "'; expected one of " + new TreeSet<>(known));
+                throw new IllegalArgumentException(
+                        kind
+                                + " index: unknown parameter '"
+                                + name
+                                + "'; expected one of "
+                                + new TreeSet<>(known));
             }
         }
     }
 
     /**
-     * An int parameter within [min, max], or {@code dflt} when absent (the default is not
-     * checked against the range).
+     * An int parameter within [min, max], or {@code dflt} when absent (the default is not checked
+     * against the range).
      *
      * @param kind the index kind, for the message
      * @param name the parameter's name
@@ -80,19 +84,36 @@ public record IndexConfig(int dimension, Metric metric, Map<String, String> para
         try {
             v = Integer.parseInt(raw.trim());
         } catch (NumberFormatException e) {
-            throw new IllegalArgumentException(kind + " index: parameter '" + name
-                    + "' expected an integer in [" + min + ", " + max + "], got '" + raw + "'");
+            throw new IllegalArgumentException(
+                    kind
+                            + " index: parameter '"
+                            + name
+                            + "' expected an integer in ["
+                            + min
+                            + ", "
+                            + max
+                            + "], got '"
+                            + raw
+                            + "'");
         }
         if (v < min || v > max) {
-            throw new IllegalArgumentException(kind + " index: parameter '" + name
-                    + "' expected an integer in [" + min + ", " + max + "], got " + v);
+            throw new IllegalArgumentException(
+                    kind
+                            + " index: parameter '"
+                            + name
+                            + "' expected an integer in ["
+                            + min
+                            + ", "
+                            + max
+                            + "], got "
+                            + v);
         }
         return v;
     }
 
     /**
-     * A double parameter within [min, max], or {@code dflt} when absent (the default is not
-     * checked against the range).
+     * A double parameter within [min, max], or {@code dflt} when absent (the default is not checked
+     * against the range).
      *
      * @param kind the index kind, for the message
      * @param name the parameter's name
@@ -100,8 +121,8 @@ public record IndexConfig(int dimension, Metric metric, Map<String, String> para
      * @param min the lowest accepted value
      * @param max the highest accepted value
      * @return the value
-     * @throws IllegalArgumentException if the value is not a number or lies outside [min, max]
-     *     (NaN included)
+     * @throws IllegalArgumentException if the value is not a number or lies outside [min, max] (NaN
+     *     included)
      */
     public double doubleParam(String kind, String name, double dflt, double min, double max) {
         String raw = params.get(name);
@@ -112,12 +133,29 @@ public record IndexConfig(int dimension, Metric metric, Map<String, String> para
         try {
             v = Double.parseDouble(raw.trim());
         } catch (NumberFormatException e) {
-            throw new IllegalArgumentException(kind + " index: parameter '" + name
-                    + "' expected a number in [" + min + ", " + max + "], got '" + raw + "'");
+            throw new IllegalArgumentException(
+                    kind
+                            + " index: parameter '"
+                            + name
+                            + "' expected a number in ["
+                            + min
+                            + ", "
+                            + max
+                            + "], got '"
+                            + raw
+                            + "'");
         }
         if (!(v >= min && v <= max)) {
-            throw new IllegalArgumentException(kind + " index: parameter '" + name
-                    + "' expected a number in [" + min + ", " + max + "], got " + v);
+            throw new IllegalArgumentException(
+                    kind
+                            + " index: parameter '"
+                            + name
+                            + "' expected a number in ["
+                            + min
+                            + ", "
+                            + max
+                            + "], got "
+                            + v);
         }
         return v;
     }

@@ -4,10 +4,10 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * What an index shows an operator or auditor about its structure: counts, and for an index
- * that partitions its vectors, each partition's centroid and members, so the first-order rule
- * (a data-dependent parameter is an exact function of the surviving records, see FORGET.md) can
- * be checked from outside: recompute each centroid as the mean of its members' vectors.
+ * What an index shows an operator or auditor about its structure: counts, and for an index that
+ * partitions its vectors, each partition's centroid and members, so the first-order rule (a
+ * data-dependent parameter is an exact function of the surviving records, see FORGET.md) can be
+ * checked from outside: recompute each centroid as the mean of its members' vectors.
  *
  * @param kind the index kind
  * @param size live vectors in the index
@@ -16,7 +16,11 @@ import java.util.Map;
  * @param lineage ordinals a trained codebook was fitted on (still live), or null when the index
  *     trains nothing
  */
-public record IndexDescription(String kind, int size, Map<String, Number> stats, List<Partition> partitions,
+public record IndexDescription(
+        String kind,
+        int size,
+        Map<String, Number> stats,
+        List<Partition> partitions,
         int[] lineage) {
 
     /**

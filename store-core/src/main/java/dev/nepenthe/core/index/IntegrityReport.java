@@ -7,9 +7,9 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * What an integrity check looked at and what it found. Counts, not a boolean: an operator and
- * the forget protocol's evidence need "checked 120,000 lists, 0 hold a removed node", and a
- * test needs to see which invariant broke. Samples name ordinals and positions, never content.
+ * What an integrity check looked at and what it found. Counts, not a boolean: an operator and the
+ * forget protocol's evidence need "checked 120,000 lists, 0 hold a removed node", and a test needs
+ * to see which invariant broke. Samples name ordinals and positions, never content.
  *
  * @param structure what was checked ("index:hnsw", "collection:notes")
  * @param checked how many of each thing were examined, by name, in the order first counted
@@ -17,7 +17,10 @@ import java.util.Map;
  *     {@link Builder#expect} appear with 0
  * @param samples up to {@value #MAX_SAMPLES} lines naming violations
  */
-public record IntegrityReport(String structure, Map<String, Long> checked, Map<String, Long> violations,
+public record IntegrityReport(
+        String structure,
+        Map<String, Long> checked,
+        Map<String, Long> violations,
         List<String> samples) {
 
     /** At most this many sample lines are kept per report. */
@@ -69,7 +72,8 @@ public record IntegrityReport(String structure, Map<String, Long> checked, Map<S
      */
     @Override
     public String toString() {
-        StringBuilder sb = new StringBuilder(structure).append(isClean() ? ": clean" : ": VIOLATIONS");
+        StringBuilder sb =
+                new StringBuilder(structure).append(isClean() ? ": clean" : ": VIOLATIONS");
         sb.append(" checked=").append(checked).append(" violations=").append(violations);
         for (String s : samples) {
             sb.append("\n  ").append(s);
@@ -122,7 +126,8 @@ public record IntegrityReport(String structure, Map<String, Long> checked, Map<S
         }
 
         /**
-         * Counts one violation and keeps its sample while fewer than {@value #MAX_SAMPLES} are kept.
+         * Counts one violation and keeps its sample while fewer than {@value #MAX_SAMPLES} are
+         * kept.
          *
          * @param violation the kind
          * @param sample where it was found, by ordinal or position, never by content

@@ -4,8 +4,8 @@ import java.util.Map;
 
 /**
  * Per-query knobs, by name: {@code efSearch} for HNSW, {@code nprobe} and {@code rerank} for
- * IVF-PQ. An index reads the names it knows and ignores the rest, so one request can carry
- * settings for whichever index a collection uses.
+ * IVF-PQ. An index reads the names it knows and ignores the rest, so one request can carry settings
+ * for whichever index a collection uses.
  *
  * @param values the knobs by name (an immutable copy)
  */

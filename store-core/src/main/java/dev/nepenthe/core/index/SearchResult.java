@@ -2,8 +2,8 @@ package dev.nepenthe.core.index;
 
 /**
  * Ordinals and their scores, best first (ties by ascending ordinal). {@code visited} counts the
- * vectors scored, a cost measure tests and benchmarks read. The arrays are the record's own,
- * not copies.
+ * vectors scored, a cost measure tests and benchmarks read. The arrays are the record's own, not
+ * copies.
  *
  * @param ordinals the hits' ordinals, best first
  * @param scores their scores, in the same order (higher is closer)

@@ -6,12 +6,12 @@ import java.io.IOException;
 import java.nio.file.Path;
 
 /**
- * The SPI every index implements (exact, HNSW, IVF-PQ). The store owns record ids and hands
- * each vector to the index under an int ordinal; the index never sees ids, tenants or text.
+ * The SPI every index implements (exact, HNSW, IVF-PQ). The store owns record ids and hands each
+ * vector to the index under an int ordinal; the index never sees ids, tenants or text.
  *
  * <p>Removal is physical: after {@link #remove} returns, no structure of the index holds the
- * ordinal or the vector's bytes, and {@link #verifyIntegrity()} can prove it. Implementations
- * are safe for concurrent searches with concurrent adds and removes unless they say otherwise.
+ * ordinal or the vector's bytes, and {@link #verifyIntegrity()} can prove it. Implementations are
+ * safe for concurrent searches with concurrent adds and removes unless they say otherwise.
  */
 public interface VectorIndex extends AutoCloseable {
 
@@ -56,9 +56,9 @@ public interface VectorIndex extends AutoCloseable {
     boolean remove(int ordinal);
 
     /**
-     * Removes several ordinals; implementations share work across the batch (one repair pass,
-     * one retrain). Ordinals that are not live are skipped. By default, {@link #remove} for
-     * each in turn.
+     * Removes several ordinals; implementations share work across the batch (one repair pass, one
+     * retrain). Ordinals that are not live are skipped. By default, {@link #remove} for each in
+     * turn.
      *
      * @param ordinals the ordinals to remove
      * @return how many were removed
@@ -83,9 +83,9 @@ public interface VectorIndex extends AutoCloseable {
 
     /**
      * Called after a bulk load (many adds, possibly from several threads, e.g. when a store
-     * rebuilds its index at open). An index may restore here invariants that concurrent
-     * building can relax; HNSW reconnects nodes that became unreachable from the entry point.
-     * Costs at most one pass over the index; does nothing by default.
+     * rebuilds its index at open). An index may restore here invariants that concurrent building
+     * can relax; HNSW reconnects nodes that became unreachable from the entry point. Costs at most
+     * one pass over the index; does nothing by default.
      */
     default void afterBulkLoad() {}
 
@@ -99,20 +99,23 @@ public interface VectorIndex extends AutoCloseable {
     /**
      * The {@code k} best-scoring live ordinals (higher score is closer, see {@link Metric}).
      *
-     * @param query the query vector as given (the index prepares its own copy, see {@link Metric#prepare})
+     * @param query the query vector as given (the index prepares its own copy, see {@link
+     *     Metric#prepare})
      * @param k how many ordinals to return at most, above 0
      * @param accept which ordinals may be returned ({@link Accept#ALL} for every live one)
      * @param params per-query knobs (efSearch, nprobe, ...); unknown names are ignored, and null
      *     means the index's defaults
      * @return at most {@code k} accepted live ordinals with their scores, best first (ties by
-     *     ascending ordinal); fewer when fewer are accepted, or when an approximate index finds fewer
+     *     ascending ordinal); fewer when fewer are accepted, or when an approximate index finds
+     *     fewer
      * @throws IllegalArgumentException if the query has the wrong length, k is not positive or a
      *     knob is out of range
      */
     SearchResult search(float[] query, int k, Accept accept, SearchParams params);
 
     /**
-     * The {@code k} best-scoring live ordinals, any ordinal accepted, with the index's default knobs.
+     * The {@code k} best-scoring live ordinals, any ordinal accepted, with the index's default
+     * knobs.
      *
      * @param query the query vector
      * @param k how many ordinals to return at most, above 0
@@ -124,9 +127,9 @@ public interface VectorIndex extends AutoCloseable {
     }
 
     /**
-     * Checks the index's structural invariants and that no removed ordinal survives anywhere
-     * in it. Called by tests, by the forget protocol before it seals, and by operators. Costs a
-     * pass over the whole index; the store calls it with adds and removes kept out.
+     * Checks the index's structural invariants and that no removed ordinal survives anywhere in it.
+     * Called by tests, by the forget protocol before it seals, and by operators. Costs a pass over
+     * the whole index; the store calls it with adds and removes kept out.
      *
      * @return what was checked and every violation found
      */
@@ -135,9 +138,9 @@ public interface VectorIndex extends AutoCloseable {
     /**
      * Proves that the given removed ordinals left nothing behind, looking where their removal
      * changed the index rather than at the whole of it, so the forget protocol's proof costs what
-     * the forget's scope costs. What the scoped proof covers, and what it takes from earlier
-     * full checks, the report's {@code checked} counts say. By default the whole checker runs.
-     * Ordinals that were re-added since their removal are checked as live entries.
+     * the forget's scope costs. What the scoped proof covers, and what it takes from earlier full
+     * checks, the report's {@code checked} counts say. By default the whole checker runs. Ordinals
+     * that were re-added since their removal are checked as live entries.
      *
      * @param removedOrdinals the ordinals a forget removed
      * @return what was checked and every violation found
@@ -148,8 +151,8 @@ public interface VectorIndex extends AutoCloseable {
 
     /**
      * True while a removal has left influence that the index can still purge: IVF-PQ codebooks
-     * trained on a removed vector, for example. The forget protocol calls
-     * {@link #purgeResidue()} and does not seal while this is true.
+     * trained on a removed vector, for example. The forget protocol calls {@link #purgeResidue()}
+     * and does not seal while this is true.
      *
      * @return true while purgeable influence of a removed vector remains; false by default
      */
@@ -158,10 +161,10 @@ public interface VectorIndex extends AutoCloseable {
     }
 
     /**
-     * Removes the residue {@link #hasResidue()} reports (retrain, re-encode). Costs what a
-     * retrain costs; does nothing by default. Callers exclude adds and removes meanwhile but
-     * keep searching, so an index should let searches run while it purges (IVF-PQ computes the
-     * new codebooks aside and swaps them in).
+     * Removes the residue {@link #hasResidue()} reports (retrain, re-encode). Costs what a retrain
+     * costs; does nothing by default. Callers exclude adds and removes meanwhile but keep
+     * searching, so an index should let searches run while it purges (IVF-PQ computes the new
+     * codebooks aside and swaps them in).
      */
     default void purgeResidue() {}
 
@@ -176,9 +179,9 @@ public interface VectorIndex extends AutoCloseable {
     }
 
     /**
-     * Writes the whole index to {@code file} (write to a temporary sibling, fsync, rename),
-     * in a versioned, checksummed format that {@link VectorIndexFactory#load} reads back. The
-     * store does not call it: it writes indexes through {@link #writeTo}, encrypted.
+     * Writes the whole index to {@code file} (write to a temporary sibling, fsync, rename), in a
+     * versioned, checksummed format that {@link VectorIndexFactory#load} reads back. The store does
+     * not call it: it writes indexes through {@link #writeTo}, encrypted.
      *
      * @param file the file to write
      * @throws IOException if writing, the fsync or the rename fails
@@ -186,11 +189,10 @@ public interface VectorIndex extends AutoCloseable {
     void save(Path file) throws IOException;
 
     /**
-     * Writes the whole index to a stream the caller owns (and encrypts, checksums, flushes):
-     * its own format name and version first, then what {@link #save} writes, so that
-     * {@link VectorIndexFactory#readFrom} reads it back. Concurrent searches go on; adds and
-     * removes wait. Only kinds whose factory {@link VectorIndexFactory#persists() persists}
-     * implement it.
+     * Writes the whole index to a stream the caller owns (and encrypts, checksums, flushes): its
+     * own format name and version first, then what {@link #save} writes, so that {@link
+     * VectorIndexFactory#readFrom} reads it back. Concurrent searches go on; adds and removes wait.
+     * Only kinds whose factory {@link VectorIndexFactory#persists() persists} implement it.
      *
      * @param out the stream
      * @throws IOException if writing fails

@@ -5,14 +5,14 @@ import java.util.Arrays;
 /**
  * A set of {@code k} centroids laid out for {@link VectorKernels#nearest}: groups of eight
  * centroids, each group stored dimension by dimension ({@code 8} floats per dimension, one per
- * centroid), so that one vector load holds the same component of eight centroids and a
- * broadcast point component multiplies all eight at once. No per-centroid reduction is needed.
+ * centroid), so that one vector load holds the same component of eight centroids and a broadcast
+ * point component multiplies all eight at once. No per-centroid reduction is needed.
  *
  * <p>Component {@code d} of centroid {@code c} sits at {@code ((c / 8) * dim + d) * 8 + c % 8}.
- * {@code k} is padded up to a multiple of eight with zero centroids whose half norm is
- * {@code +infinity}, so they are never the nearest. Also kept: {@code ||c||^2 / 2} per centroid;
- * the kernels rank by {@code ||c||^2 / 2 - <x, c>}, which orders centroids as the squared
- * distance {@code ||x - c||^2} does.
+ * {@code k} is padded up to a multiple of eight with zero centroids whose half norm is {@code
+ * +infinity}, so they are never the nearest. Also kept: {@code ||c||^2 / 2} per centroid; the
+ * kernels rank by {@code ||c||^2 / 2 - <x, c>}, which orders centroids as the squared distance
+ * {@code ||x - c||^2} does.
  */
 public final class CentroidBlock {
     /** Centroids per group: one 256-bit vector of floats. */
@@ -39,13 +39,20 @@ public final class CentroidBlock {
      * @param k how many centroids, above 0
      * @param dim their length, above 0
      * @return the block
-     * @throws IllegalArgumentException if k or dim is not positive, or the centroids do not fit
-     *     in {@code rows} from {@code off}
+     * @throws IllegalArgumentException if k or dim is not positive, or the centroids do not fit in
+     *     {@code rows} from {@code off}
      */
     public static CentroidBlock of(float[] rows, int off, int k, int dim) {
         if (k <= 0 || dim <= 0 || off < 0 || off + (long) k * dim > rows.length) {
-            throw new IllegalArgumentException("centroid block: expected k > 0 centroids of dim > 0 floats within "
-                    + rows.length + " floats from offset " + off + ", got k=" + k + ", dim=" + dim);
+            throw new IllegalArgumentException(
+                    "centroid block: expected k > 0 centroids of dim > 0 floats within "
+                            + rows.length
+                            + " floats from offset "
+                            + off
+                            + ", got k="
+                            + k
+                            + ", dim="
+                            + dim);
         }
         int groups = (k + GROUP - 1) / GROUP;
         float[] t = new float[groups * dim * GROUP];
@@ -65,9 +72,9 @@ public final class CentroidBlock {
     }
 
     /**
-     * Overwrites centroid {@code c} in place with {@code dim} floats of {@code rows} from
-     * {@code off} (a centroid that moved: the old components are gone, not left in a copy).
-     * O(dim). Not safe while another thread ranks against this block.
+     * Overwrites centroid {@code c} in place with {@code dim} floats of {@code rows} from {@code
+     * off} (a centroid that moved: the old components are gone, not left in a copy). O(dim). Not
+     * safe while another thread ranks against this block.
      *
      * @param c the centroid, in {@code [0, k)}
      * @param rows the array holding the new components
@@ -77,8 +84,13 @@ public final class CentroidBlock {
     public void set(int c, float[] rows, int off) {
         checkCentroid(c);
         if (off < 0 || off + dim > rows.length) {
-            throw new IllegalArgumentException("centroid block: expected " + dim + " floats from offset " + off
-                    + " within " + rows.length);
+            throw new IllegalArgumentException(
+                    "centroid block: expected "
+                            + dim
+                            + " floats from offset "
+                            + off
+                            + " within "
+                            + rows.length);
         }
         int base = (c / GROUP) * dim * GROUP + c % GROUP;
         double norm = 0;
@@ -92,8 +104,8 @@ public final class CentroidBlock {
 
     /**
      * Takes centroid {@code c} out of the ranking: its components become zero and its half norm
-     * {@code +infinity}, like the padding, so {@link VectorKernels#nearest} never returns it
-     * while any other centroid is enabled. O(dim).
+     * {@code +infinity}, like the padding, so {@link VectorKernels#nearest} never returns it while
+     * any other centroid is enabled. O(dim).
      *
      * @param c the centroid, in {@code [0, k)}
      * @throws IllegalArgumentException if c is out of range
@@ -108,9 +120,9 @@ public final class CentroidBlock {
     }
 
     /**
-     * Whether centroid {@code c} is laid out exactly as {@code rows[off, off + dim)} with its
-     * half norm (an integrity checker's question: does the ranking copy hold the current
-     * centroid, and nothing older?).
+     * Whether centroid {@code c} is laid out exactly as {@code rows[off, off + dim)} with its half
+     * norm (an integrity checker's question: does the ranking copy hold the current centroid, and
+     * nothing older?).
      *
      * @param c the centroid, in {@code [0, k)}
      * @param rows the array holding the expected components
@@ -123,7 +135,8 @@ public final class CentroidBlock {
         double norm = 0;
         for (int d = 0; d < dim; d++) {
             float x = rows[off + d];
-            if (Float.floatToRawIntBits(transposed[base + d * GROUP]) != Float.floatToRawIntBits(x)) {
+            if (Float.floatToRawIntBits(transposed[base + d * GROUP])
+                    != Float.floatToRawIntBits(x)) {
                 return false;
             }
             norm += (double) x * x;
@@ -150,13 +163,14 @@ public final class CentroidBlock {
 
     private void checkCentroid(int c) {
         if (c < 0 || c >= k) {
-            throw new IllegalArgumentException("centroid block: expected a centroid in [0, " + k + "), got " + c);
+            throw new IllegalArgumentException(
+                    "centroid block: expected a centroid in [0, " + k + "), got " + c);
         }
     }
 
     /**
-     * Zeroes the layout: a copy of centroids that must not outlive them (retrained codebooks).
-     * The block must not be used for scoring afterwards.
+     * Zeroes the layout: a copy of centroids that must not outlive them (retrained codebooks). The
+     * block must not be used for scoring afterwards.
      */
     public void wipe() {
         Arrays.fill(transposed, 0f);

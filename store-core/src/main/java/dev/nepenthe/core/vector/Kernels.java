@@ -2,28 +2,32 @@ package dev.nepenthe.core.vector;
 
 import dev.nepenthe.core.internal.vector.PanamaKernels;
 import dev.nepenthe.core.internal.vector.ScalarKernels;
-import java.lang.System.Logger.Level;
 import java.lang.System.Logger;
+import java.lang.System.Logger.Level;
 import java.util.Locale;
 
 /**
  * Chooses the {@link VectorKernels} implementation once per process.
  *
- * <p>The system property {@value #PROPERTY} forces a choice: {@code scalar}, {@code panama}
- * (the Vector API at the CPU's widest native width) or {@code panama-256} / {@code panama-512}
- * (the Vector API at that width, see {@link #panama(int)}). Unset, the Vector API is used when
- * the {@code jdk.incubator.vector} module is readable (the JVM was started with
- * {@code --add-modules jdk.incubator.vector}); otherwise the reason is logged once and the
- * scalar kernels are used. Forcing {@code panama}
- * when the module is missing fails at start-up rather than silently running scalar code.
+ * <p>The system property {@value #PROPERTY} forces a choice: {@code scalar}, {@code panama} (the
+ * Vector API at the CPU's widest native width) or {@code panama-256} / {@code panama-512} (the
+ * Vector API at that width, see {@link #panama(int)}). Unset, the Vector API is used when the
+ * {@code jdk.incubator.vector} module is readable (the JVM was started with {@code --add-modules
+ * jdk.incubator.vector}); otherwise the reason is logged once and the scalar kernels are used.
+ * Forcing {@code panama} when the module is missing fails at start-up rather than silently running
+ * scalar code.
  */
 public final class Kernels {
 
-    /** System property that forces the implementation: {@code scalar}, {@code panama}, {@code panama-256} or {@code panama-512}. */
+    /**
+     * System property that forces the implementation: {@code scalar}, {@code panama}, {@code
+     * panama-256} or {@code panama-512}.
+     */
     public static final String PROPERTY = "nepenthe.kernels";
 
-    private static final String MODULE_MISSING = "module jdk.incubator.vector is not in the boot layer"
-            + " (start the JVM with --add-modules jdk.incubator.vector)";
+    private static final String MODULE_MISSING =
+            "module jdk.incubator.vector is not in the boot layer"
+                    + " (start the JVM with --add-modules jdk.incubator.vector)";
     private static final Logger LOG = System.getLogger(Kernels.class.getName());
     private static final VectorKernels SCALAR = new ScalarKernels();
     private static final VectorKernels CHOSEN = choose();
@@ -31,9 +35,9 @@ public final class Kernels {
     private Kernels() {}
 
     /**
-     * The implementation chosen for this process, when this class was first loaded. A
-     * {@value #PROPERTY} that names neither implementation, or names {@code panama} without the
-     * module, makes that first use fail with {@link ExceptionInInitializerError}.
+     * The implementation chosen for this process, when this class was first loaded. A {@value
+     * #PROPERTY} that names neither implementation, or names {@code panama} without the module,
+     * makes that first use fail with {@link ExceptionInInitializerError}.
      *
      * @return the kernels; the same object on every call
      */
@@ -72,7 +76,8 @@ public final class Kernels {
      * @param vectorBits 256 or 512
      * @return the kernels; the same object for the same width
      * @throws IllegalStateException if {@code jdk.incubator.vector} is not readable
-     * @throws IllegalArgumentException if the width is neither 256 nor 512, or wider than this CPU's
+     * @throws IllegalArgumentException if the width is neither 256 nor 512, or wider than this
+     *     CPU's
      */
     public static VectorKernels panama(int vectorBits) {
         String why = panamaUnavailableReason();
@@ -106,8 +111,7 @@ public final class Kernels {
     }
 
     /**
-     * The choice itself, apart from the process-wide singleton so tests can exercise every
-     * branch.
+     * The choice itself, apart from the process-wide singleton so tests can exercise every branch.
      *
      * @param forced the value of {@value #PROPERTY}, or null when unset
      * @param moduleAvailable whether {@code jdk.incubator.vector} is readable
@@ -122,22 +126,36 @@ public final class Kernels {
                 return SCALAR;
             case "panama":
                 if (!moduleAvailable) {
-                    throw new IllegalStateException("system property " + PROPERTY + "=panama but the Vector API"
-                            + " kernels are unavailable: " + MODULE_MISSING);
+                    throw new IllegalStateException(
+                            "system property "
+                                    + PROPERTY
+                                    + "=panama but the Vector API"
+                                    + " kernels are unavailable: "
+                                    + MODULE_MISSING);
                 }
                 return PanamaHolder.INSTANCE;
             case "panama-256", "panama-512":
                 if (!moduleAvailable) {
-                    throw new IllegalStateException("system property " + PROPERTY + "=" + value + " but the Vector API"
-                            + " kernels are unavailable: " + MODULE_MISSING);
+                    throw new IllegalStateException(
+                            "system property "
+                                    + PROPERTY
+                                    + "="
+                                    + value
+                                    + " but the Vector API"
+                                    + " kernels are unavailable: "
+                                    + MODULE_MISSING);
                 }
                 return PanamaHolder.ofWidth(Integer.parseInt(value.substring("panama-".length())));
             case "":
                 return moduleAvailable ? PanamaHolder.INSTANCE : SCALAR;
             default:
                 throw new IllegalArgumentException(
-                        "system property " + PROPERTY + " must be 'scalar', 'panama', 'panama-256' or 'panama-512' (or unset), got '"
-                                + forced + "'");
+                        "system property "
+                                + PROPERTY
+                                + " must be 'scalar', 'panama', 'panama-256' or 'panama-512' (or"
+                                + " unset), got '"
+                                + forced
+                                + "'");
         }
     }
 

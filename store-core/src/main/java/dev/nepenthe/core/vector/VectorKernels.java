@@ -4,35 +4,37 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 
 /**
- * The float32 arithmetic every index runs in its hot loop. Two implementations exist: one on
- * the incubating Vector API and a tuned scalar twin; {@link Kernels#get()} picks one once per
- * process. Callers never import {@code jdk.incubator.vector}.
+ * The float32 arithmetic every index runs in its hot loop. Two implementations exist: one on the
+ * incubating Vector API and a tuned scalar twin; {@link Kernels#get()} picks one once per process.
+ * Callers never import {@code jdk.incubator.vector}.
  *
- * <p>Offsets and lengths are in floats (or bytes for PQ codes). Implementations do not check
- * bounds beyond what the JVM does: callers pass valid ranges.
+ * <p>Offsets and lengths are in floats (or bytes for PQ codes). Implementations do not check bounds
+ * beyond what the JVM does: callers pass valid ranges.
  *
- * <p><b>One summation order.</b> Float addition is not associative, so a sum's last bit depends
- * on the order of its additions. Every sum here has one order, written down below, and both
- * implementations follow it: they agree bit for bit on every input, on every CPU and in every
- * JIT tier (the Vector API's {@code reduceLanes(ADD)} leaves its order open, so it is never
- * used). A score therefore never depends on which implementation or tier ran, and neither do
- * top-k ties, graph neighbour choices or a forget probe's threshold. The order of
- * {@link #dot} ({@link #squareDistance} is the same with {@code d = a - b} and terms
- * {@code d * d}), for a length {@code n}:
+ * <p><b>One summation order.</b> Float addition is not associative, so a sum's last bit depends on
+ * the order of its additions. Every sum here has one order, written down below, and both
+ * implementations follow it: they agree bit for bit on every input, on every CPU and in every JIT
+ * tier (the Vector API's {@code reduceLanes(ADD)} leaves its order open, so it is never used). A
+ * score therefore never depends on which implementation or tier ran, and neither do top-k ties,
+ * graph neighbour choices or a forget probe's threshold. The order of {@link #dot} ({@link
+ * #squareDistance} is the same with {@code d = a - b} and terms {@code d * d}), for a length {@code
+ * n}:
+ *
  * <ol>
- *   <li>Blocks of 64 ({@code i < n & ~63}): 64 partial sums, {@code P[j] = fma(a[i+j], b[i+j], P[j])}.
- *   <li>Fold to 16: {@code R[j] = (P[j] + P[j+32]) + (P[j+16] + P[j+48])} (R is zero when no
- *       block of 64 was summed).
+ *   <li>Blocks of 64 ({@code i < n & ~63}): 64 partial sums, {@code P[j] = fma(a[i+j], b[i+j],
+ *       P[j])}.
+ *   <li>Fold to 16: {@code R[j] = (P[j] + P[j+32]) + (P[j+16] + P[j+48])} (R is zero when no block
+ *       of 64 was summed).
  *   <li>Blocks of 16 up to {@code n & ~15}: {@code R[j] = fma(a[i+j], b[i+j], R[j])}.
- *   <li>Halving: {@code R[j] += R[j+8]}, then {@code += R[j+4]}, {@code += R[j+2]},
- *       {@code += R[j+1]} (for {@code j} below the half), giving {@code s = R[0]} (0 when
- *       {@code n < 16}).
+ *   <li>Halving: {@code R[j] += R[j+8]}, then {@code += R[j+4]}, {@code += R[j+2]}, {@code +=
+ *       R[j+1]} (for {@code j} below the half), giving {@code s = R[0]} (0 when {@code n < 16}).
  *   <li>The last {@code n % 16} terms in order: {@code s = fma(a[i], b[i], s)}.
  * </ol>
+ *
  * This is the layout of four 16-lane or eight 8-lane accumulators, so the SIMD code pays nothing
  * for it; the scalar twin's partial-sum loops vectorise too. {@link #cosine} is built from three
- * such sums, a batch score equals the single score, and the PQ tables have their own order
- * (see {@link #pqDistanceTable}).
+ * such sums, a batch score equals the single score, and the PQ tables have their own order (see
+ * {@link #pqDistanceTable}).
  */
 public interface VectorKernels {
 
@@ -69,9 +71,9 @@ public interface VectorKernels {
     float squareDistance(float[] a, int aOff, float[] b, int bOff, int len);
 
     /**
-     * Cosine similarity of two whole vectors of equal length. Defined as 0 when either vector
-     * is all zeros (the angle is undefined; 0 ranks such a vector below every positively
-     * correlated one and never yields NaN).
+     * Cosine similarity of two whole vectors of equal length. Defined as 0 when either vector is
+     * all zeros (the angle is undefined; 0 ranks such a vector below every positively correlated
+     * one and never yields NaN).
      *
      * @param a the first vector
      * @param b the second vector, as long as {@code a}
@@ -91,7 +93,8 @@ public interface VectorKernels {
     }
 
     /**
-     * Squared Euclidean distance of two whole vectors; {@code b} must be at least as long as {@code a}.
+     * Squared Euclidean distance of two whole vectors; {@code b} must be at least as long as {@code
+     * a}.
      *
      * @param a the first vector
      * @param b the second vector
@@ -102,10 +105,10 @@ public interface VectorKernels {
     }
 
     /**
-     * Dot products of one query against {@code count} vectors of length {@code dim} stored
-     * back to back in {@code block} from {@code blockOff}; writes {@code count} scores to
-     * {@code out} from {@code outOff}. The hot loop of exact search and re-ranking. Each score
-     * equals {@link #dot} of the query and that vector.
+     * Dot products of one query against {@code count} vectors of length {@code dim} stored back to
+     * back in {@code block} from {@code blockOff}; writes {@code count} scores to {@code out} from
+     * {@code outOff}. The hot loop of exact search and re-ranking. Each score equals {@link #dot}
+     * of the query and that vector.
      *
      * @param query the query, {@code dim} floats from index 0
      * @param block the array holding the vectors
@@ -115,11 +118,18 @@ public interface VectorKernels {
      * @param out receives the scores
      * @param outOff where the first score goes
      */
-    void dotBatch(float[] query, float[] block, int blockOff, int count, int dim, float[] out, int outOff);
+    void dotBatch(
+            float[] query,
+            float[] block,
+            int blockOff,
+            int count,
+            int dim,
+            float[] out,
+            int outOff);
 
     /**
-     * Squared distances of one query against a contiguous block; layout as {@link #dotBatch}.
-     * Each equals {@link #squareDistance} of the query and that vector.
+     * Squared distances of one query against a contiguous block; layout as {@link #dotBatch}. Each
+     * equals {@link #squareDistance} of the query and that vector.
      *
      * @param query the query, {@code dim} floats from index 0
      * @param block the array holding the vectors
@@ -129,11 +139,18 @@ public interface VectorKernels {
      * @param out receives the distances
      * @param outOff where the first distance goes
      */
-    void squareDistanceBatch(float[] query, float[] block, int blockOff, int count, int dim, float[] out, int outOff);
+    void squareDistanceBatch(
+            float[] query,
+            float[] block,
+            int blockOff,
+            int count,
+            int dim,
+            float[] out,
+            int outOff);
 
     /**
-     * Dot products of one point against scattered rows of a row-major matrix: {@code out[i]}
-     * equals {@link #dot} of {@code a[aOff, aOff+dim)} and {@code vectors[rows[i]*dim, (rows[i]+1)*dim)},
+     * Dot products of one point against scattered rows of a row-major matrix: {@code out[i]} equals
+     * {@link #dot} of {@code a[aOff, aOff+dim)} and {@code vectors[rows[i]*dim, (rows[i]+1)*dim)},
      * bit for bit, for {@code i < count}. A graph search scores a node's whole neighbour list in
      * one call, so an implementation can feed several rows from each load of the point.
      *
@@ -159,7 +176,8 @@ public interface VectorKernels {
      * @param dim the row length
      * @param out receives {@code count} distances from index 0
      */
-    void squareDistanceRows(float[] a, int aOff, float[] vectors, int[] rows, int count, int dim, float[] out);
+    void squareDistanceRows(
+            float[] a, int aOff, float[] vectors, int[] rows, int count, int dim, float[] out);
 
     /*
      * The same four scores over vectors stored off the heap (a native MemorySegment of floats in
@@ -198,8 +216,8 @@ public interface VectorKernels {
     }
 
     /**
-     * {@link #dotRows(float[], int, float[], int[], int, int, float[])} over a segment: row
-     * {@code r} at float {@code (long) r * dim}.
+     * {@link #dotRows(float[], int, float[], int[], int, int, float[])} over a segment: row {@code
+     * r} at float {@code (long) r * dim}.
      *
      * @param a the point's array
      * @param aOff where the point starts
@@ -209,7 +227,14 @@ public interface VectorKernels {
      * @param dim the row length
      * @param out receives {@code count} scores from index 0
      */
-    default void dotRows(float[] a, int aOff, MemorySegment vectors, int[] rows, int count, int dim, float[] out) {
+    default void dotRows(
+            float[] a,
+            int aOff,
+            MemorySegment vectors,
+            int[] rows,
+            int count,
+            int dim,
+            float[] out) {
         for (int i = 0; i < count; i++) {
             out[i] = dot(a, aOff, vectors, (long) rows[i] * dim, dim);
         }
@@ -227,7 +252,13 @@ public interface VectorKernels {
      * @param dim the row length
      * @param out receives {@code count} distances from index 0
      */
-    default void squareDistanceRows(float[] a, int aOff, MemorySegment vectors, int[] rows, int count, int dim,
+    default void squareDistanceRows(
+            float[] a,
+            int aOff,
+            MemorySegment vectors,
+            int[] rows,
+            int count,
+            int dim,
             float[] out) {
         for (int i = 0; i < count; i++) {
             out[i] = squareDistance(a, aOff, vectors, (long) rows[i] * dim, dim);
@@ -255,9 +286,9 @@ public interface VectorKernels {
 
     /**
      * Asymmetric PQ distance: {@code sum over j < m of table[j*ksub + (codes[codeOff+j] & 0xFF)]},
-     * where {@code table} holds one row of {@code ksub} partial distances per subspace. Order:
-     * the terms of even {@code j} into one sum and those of odd {@code j} into another, each in
-     * order of {@code j}, then the two sums added.
+     * where {@code table} holds one row of {@code ksub} partial distances per subspace. Order: the
+     * terms of even {@code j} into one sum and those of odd {@code j} into another, each in order
+     * of {@code j}, then the two sums added.
      *
      * @param table the distance table ({@code m * ksub} floats, see {@link #pqDistanceTable})
      * @param ksub centroids per subspace
@@ -269,9 +300,9 @@ public interface VectorKernels {
     float pqDistance(float[] table, int ksub, byte[] codes, int codeOff, int m);
 
     /**
-     * PQ distances for {@code count} codes of {@code m} bytes stored back to back from
-     * {@code codesOff}; writes {@code count} results to {@code out} from {@code outOff}. Each
-     * equals {@link #pqDistance} of that code.
+     * PQ distances for {@code count} codes of {@code m} bytes stored back to back from {@code
+     * codesOff}; writes {@code count} results to {@code out} from {@code outOff}. Each equals
+     * {@link #pqDistance} of that code.
      *
      * @param table the distance table
      * @param ksub centroids per subspace
@@ -282,7 +313,15 @@ public interface VectorKernels {
      * @param out receives the results
      * @param outOff where the first result goes
      */
-    void pqDistanceBatch(float[] table, int ksub, byte[] codes, int codesOff, int count, int m, float[] out, int outOff);
+    void pqDistanceBatch(
+            float[] table,
+            int ksub,
+            byte[] codes,
+            int codesOff,
+            int count,
+            int m,
+            float[] out,
+            int outOff);
 
     /**
      * Fills {@code table[j*ksub + c]} with the squared distance between the query's subvector
@@ -290,10 +329,10 @@ public interface VectorKernels {
      * subspace j, {@code ksub} centroids of {@code dsub = query.length / m} floats back to back.
      *
      * <p>Order of each entry, with {@code t[k]} the rounded term of component k ({@code d*d} or
-     * {@code q*c}): dsub 1: {@code t0}; 2: {@code t0 + t1}; 4: {@code (t0 + t1) + (t2 + t3)};
-     * a multiple of 8: eight partial sums ({@code p[k] = fma(.., .., p[k])} over components
-     * {@code k, k+8, ...}) folded as {@code ((p0+p4) + (p2+p6)) + ((p1+p5) + (p3+p7))}; any
-     * other dsub: the order of {@link #squareDistance} (or {@link #dot}).
+     * {@code q*c}): dsub 1: {@code t0}; 2: {@code t0 + t1}; 4: {@code (t0 + t1) + (t2 + t3)}; a
+     * multiple of 8: eight partial sums ({@code p[k] = fma(.., .., p[k])} over components {@code k,
+     * k+8, ...}) folded as {@code ((p0+p4) + (p2+p6)) + ((p1+p5) + (p3+p7))}; any other dsub: the
+     * order of {@link #squareDistance} (or {@link #dot}).
      *
      * @param query the query; its length must be a multiple of {@code m}
      * @param codebooks the codebooks, {@code m * ksub * dsub} floats
@@ -315,14 +354,14 @@ public interface VectorKernels {
     void pqDotTable(float[] query, float[] codebooks, int m, int ksub, float[] table);
 
     /**
-     * For each of {@code n} points of {@code centroids.dim()} floats stored back to back in
-     * {@code points} from {@code pOff}, the index of the nearest centroid in squared L2 distance,
-     * written to {@code out[outOff + i]}. Ties go to the lowest index. The hot loop of k-means
-     * and of PQ encoding.
+     * For each of {@code n} points of {@code centroids.dim()} floats stored back to back in {@code
+     * points} from {@code pOff}, the index of the nearest centroid in squared L2 distance, written
+     * to {@code out[outOff + i]}. Ties go to the lowest index. The hot loop of k-means and of PQ
+     * encoding.
      *
      * <p>Contract shared by both implementations, so that they agree bit for bit: a centroid's
-     * score is {@code halfNorm - acc}, where {@code acc} starts at 0 and takes
-     * {@code acc = fma(x[d], c[d], acc)} for {@code d = 0 .. dim-1} in that order.
+     * score is {@code halfNorm - acc}, where {@code acc} starts at 0 and takes {@code acc =
+     * fma(x[d], c[d], acc)} for {@code d = 0 .. dim-1} in that order.
      *
      * @param points the array holding the points
      * @param pOff where the first point starts
@@ -335,14 +374,14 @@ public interface VectorKernels {
 
     /**
      * Dot product of two ranges of signed bytes (int8 codes, such as a quantized graph scores
-     * with), in int arithmetic. Every product is exact ({@code |a[i] * b[i]| <= 16384}) and the
-     * sum is taken modulo 2^32, which makes it the exact dot product whenever that fits in an int
+     * with), in int arithmetic. Every product is exact ({@code |a[i] * b[i]| <= 16384}) and the sum
+     * is taken modulo 2^32, which makes it the exact dot product whenever that fits in an int
      * (always for {@code len <= 131072}). Integer addition is associative, so unlike the float
-     * kernels no summation order needs writing down: both implementations return the same int
-     * on every input, whatever order their lanes add in.
+     * kernels no summation order needs writing down: both implementations return the same int on
+     * every input, whatever order their lanes add in.
      *
-     * <p>Scaling the result back to the vectors' units (a code's scale and offset) is the
-     * caller's business, in shared code, so the float arithmetic around it is the same whichever
+     * <p>Scaling the result back to the vectors' units (a code's scale and offset) is the caller's
+     * business, in shared code, so the float arithmetic around it is the same whichever
      * implementation ran.
      *
      * @param a the first array
@@ -355,9 +394,9 @@ public interface VectorKernels {
     int dotInt8(byte[] a, int aOff, byte[] b, int bOff, int len);
 
     /**
-     * {@link #dotInt8} of one range against {@code count} rows of a code array:
-     * {@code out[i] = dotInt8(a, aOff, codes, codesOff + rows[i] * stride, len)}, the same int. The hot loop of
-     * a quantized graph search, which scores one expanded node's neighbours at once; an
+     * {@link #dotInt8} of one range against {@code count} rows of a code array: {@code out[i] =
+     * dotInt8(a, aOff, codes, codesOff + rows[i] * stride, len)}, the same int. The hot loop of a
+     * quantized graph search, which scores one expanded node's neighbours at once; an
      * implementation may interleave several rows so that their memory loads overlap.
      *
      * @param a the first array (a query's code)
@@ -371,14 +410,22 @@ public interface VectorKernels {
      * @param len the ranges' length, in bytes (at most {@code stride})
      * @param out receives the {@code count} dot products from index 0
      */
-    void dotInt8Bulk(byte[] a, int aOff, byte[] codes, int codesOff, int stride, int[] rows, int count, int len,
+    void dotInt8Bulk(
+            byte[] a,
+            int aOff,
+            byte[] codes,
+            int codesOff,
+            int stride,
+            int[] rows,
+            int count,
+            int len,
             int[] out);
 
     /**
      * {@link #dotInt8(byte[], int, byte[], int, int)} with the second range in a segment (codes
      * stored off the heap; offsets in bytes, held in longs). The same int. This default copies the
-     * range onto the heap and calls the array form, which is what the scalar twin uses; the
-     * Vector API kernels load from the segment directly.
+     * range onto the heap and calls the array form, which is what the scalar twin uses; the Vector
+     * API kernels load from the segment directly.
      *
      * @param a the first array
      * @param aOff where the first range starts
@@ -407,8 +454,16 @@ public interface VectorKernels {
      * @param len the ranges' length, in bytes (at most {@code stride})
      * @param out receives the {@code count} dot products from index 0
      */
-    default void dotInt8Bulk(byte[] a, int aOff, MemorySegment codes, long codesOff, long stride, int[] rows, int count,
-            int len, int[] out) {
+    default void dotInt8Bulk(
+            byte[] a,
+            int aOff,
+            MemorySegment codes,
+            long codesOff,
+            long stride,
+            int[] rows,
+            int count,
+            int len,
+            int[] out) {
         for (int i = 0; i < count; i++) {
             out[i] = dotInt8(a, aOff, codes, codesOff + rows[i] * stride, len);
         }

@@ -28,14 +28,18 @@ public final class NaiveReference {
     }
 
     /** All vectors (index = ordinal) that pass {@code accept}, best first, ties by ordinal. */
-    public static List<Scored> ranking(Metric metric, float[] q, float[][] data, java.util.function.IntPredicate accept) {
+    public static List<Scored> ranking(
+            Metric metric, float[] q, float[][] data, java.util.function.IntPredicate accept) {
         List<Scored> all = new ArrayList<>();
         for (int i = 0; i < data.length; i++) {
             if (data[i] != null && accept.test(i)) {
                 all.add(new Scored(i, score(metric, q, data[i])));
             }
         }
-        all.sort(Comparator.comparingDouble(Scored::score).reversed().thenComparingInt(Scored::ordinal));
+        all.sort(
+                Comparator.comparingDouble(Scored::score)
+                        .reversed()
+                        .thenComparingInt(Scored::ordinal));
         return all;
     }
 }

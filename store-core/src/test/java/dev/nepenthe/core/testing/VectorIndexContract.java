@@ -36,11 +36,11 @@ import org.junit.jupiter.params.provider.EnumSource;
 import org.roaringbitmap.RoaringBitmap;
 
 /**
- * The contract every {@link VectorIndex} kind keeps, run by one subclass per kind (in the spirit
- * of Lucene's {@code HnswGraphTestCase}): an empty index, k above the size, null parameters,
- * bad input, accept filters, removed ordinals never returned, recall against the exact index,
- * save and load, and searches running beside a writer. The exact index is the oracle
- * throughout; a kind states the recall it promises at the test-sized parameters it gives.
+ * The contract every {@link VectorIndex} kind keeps, run by one subclass per kind (in the spirit of
+ * Lucene's {@code HnswGraphTestCase}): an empty index, k above the size, null parameters, bad
+ * input, accept filters, removed ordinals never returned, recall against the exact index, save and
+ * load, and searches running beside a writer. The exact index is the oracle throughout; a kind
+ * states the recall it promises at the test-sized parameters it gives.
  */
 public abstract class VectorIndexContract {
 
@@ -82,15 +82,20 @@ public abstract class VectorIndexContract {
     }
 
     /** No duplicates, best first, each ordinal live in the oracle and accepted. */
-    private static void assertWellFormed(SearchResult r, ExactIndex oracle, RoaringBitmap accept, String what) {
+    private static void assertWellFormed(
+            SearchResult r, ExactIndex oracle, RoaringBitmap accept, String what) {
         Set<Integer> seen = new HashSet<>();
         for (int i = 0; i < r.size(); i++) {
             int o = r.ordinals()[i];
             assertTrue(seen.add(o), what + ": ordinal " + o + " returned twice");
             assertTrue(oracle.contains(o), what + ": ordinal " + o + " is not live");
-            assertTrue(accept == null || accept.contains(o), what + ": ordinal " + o + " is outside the accept filter");
+            assertTrue(
+                    accept == null || accept.contains(o),
+                    what + ": ordinal " + o + " is outside the accept filter");
             if (i > 0) {
-                assertTrue(r.scores()[i - 1] >= r.scores()[i], what + ": results not best first at rank " + i);
+                assertTrue(
+                        r.scores()[i - 1] >= r.scores()[i],
+                        what + ": results not best first at rank " + i);
             }
         }
     }
@@ -100,7 +105,8 @@ public abstract class VectorIndexContract {
         try (VectorIndex index = create(Metric.L2)) {
             assertEquals(0, index.size());
             assertEquals(0, index.search(new float[DIM], 5).size());
-            assertEquals(0, index.search(new float[DIM], 5, Accept.of(), SearchParams.DEFAULTS).size());
+            assertEquals(
+                    0, index.search(new float[DIM], 5, Accept.of(), SearchParams.DEFAULTS).size());
             assertFalse(index.contains(0));
             assertFalse(index.remove(0));
             assertTrue(index.verifyIntegrity().isClean(), index.verifyIntegrity().toString());
@@ -157,12 +163,13 @@ public abstract class VectorIndexContract {
     @ParameterizedTest
     @EnumSource(Metric.class)
     void searchesMatchTheExactIndexThroughRemovalsAndFilters(Metric metric) {
-        searchesMatchTheExactIndexThroughRemovalsAndFilters(metric, Seeds.draw(getClass().getSimpleName() + " " + metric));
+        searchesMatchTheExactIndexThroughRemovalsAndFilters(
+                metric, Seeds.draw(getClass().getSimpleName() + " " + metric));
     }
 
     /**
-     * The seed that found HNSW re-inserts cutting nodes off after removals (4 nodes unreachable
-     * on layer 0, dot product), run by every build.
+     * The seed that found HNSW re-inserts cutting nodes off after removals (4 nodes unreachable on
+     * layer 0, dot product), run by every build.
      */
     @org.junit.jupiter.api.Test
     void searchesMatchTheExactIndexThroughRemovalsAndFiltersOnAFixedSeed() {
@@ -211,12 +218,14 @@ public abstract class VectorIndexContract {
                 recall += Recall.of(oracle.search(query, 10), got);
                 // A filter of half the live ordinals.
                 RoaringBitmap half = new RoaringBitmap();
-                live.forEach((int o) -> {
-                    if (o % 2 == 0) {
-                        half.add(o);
-                    }
-                });
-                SearchResult filtered = index.search(query, 10, Accept.of(half.toArray()), SearchParams.DEFAULTS);
+                live.forEach(
+                        (int o) -> {
+                            if (o % 2 == 0) {
+                                half.add(o);
+                            }
+                        });
+                SearchResult filtered =
+                        index.search(query, 10, Accept.of(half.toArray()), SearchParams.DEFAULTS);
                 assertWellFormed(filtered, oracle, half, "half filter, query " + q + why);
                 assertEquals(10, filtered.size(), "half filter, query " + q + why);
                 // A filter smaller than k (some of it removed): every live member comes back.
@@ -224,13 +233,16 @@ public abstract class VectorIndexContract {
                 for (int i = 0; i < 6; i++) {
                     few.add(rnd.nextInt(630));
                 }
-                SearchResult small = index.search(query, 10, Accept.of(few.toArray()), SearchParams.DEFAULTS);
+                SearchResult small =
+                        index.search(query, 10, Accept.of(few.toArray()), SearchParams.DEFAULTS);
                 assertWellFormed(small, oracle, few, "small filter, query " + q + why);
                 long liveInFew = RoaringBitmap.and(few, live).getCardinality();
                 assertEquals(liveInFew, small.size(), "small filter " + few + ", query " + q + why);
             }
             recall /= queries;
-            assertTrue(recall >= minRecall(), kind() + " " + metric + ": recall@10 " + recall + " < " + minRecall() + why);
+            assertTrue(
+                    recall >= minRecall(),
+                    kind() + " " + metric + ": recall@10 " + recall + " < " + minRecall() + why);
         }
     }
 
@@ -261,7 +273,8 @@ public abstract class VectorIndexContract {
             assertTrue(loaded.verifyIntegrity().isClean(), loaded.verifyIntegrity().toString());
             for (int q = 0; q < 20; q++) {
                 SearchResult after = loaded.search(v[q * 7], 10);
-                // Scores are computed in one fixed order (see VectorKernels), so they match to the bit.
+                // Scores are computed in one fixed order (see VectorKernels), so they match to the
+                // bit.
                 assertArrayEquals(before.get(q).ordinals(), after.ordinals(), "query " + q);
                 assertArrayEquals(before.get(q).scores(), after.scores(), "query " + q);
             }
@@ -290,29 +303,33 @@ public abstract class VectorIndexContract {
             List<Thread> readers = new ArrayList<>();
             for (int t = 0; t < 2; t++) {
                 int offset = t;
-                Thread r = new Thread(() -> {
-                    SplittableRandom rnd = new SplittableRandom(offset);
-                    while (!stop.get()) {
-                        try {
-                            SearchResult res = index.search(v[rnd.nextInt(v.length)], 10);
-                            for (int o : res.ordinals()) {
-                                if (goneForever.contains(o)) {
-                                    problems.add("returned removed ordinal " + o);
-                                }
-                            }
-                            searches.incrementAndGet();
-                        } catch (RuntimeException e) {
-                            problems.add(e.toString());
-                        }
-                    }
-                });
+                Thread r =
+                        new Thread(
+                                () -> {
+                                    SplittableRandom rnd = new SplittableRandom(offset);
+                                    while (!stop.get()) {
+                                        try {
+                                            SearchResult res =
+                                                    index.search(v[rnd.nextInt(v.length)], 10);
+                                            for (int o : res.ordinals()) {
+                                                if (goneForever.contains(o)) {
+                                                    problems.add("returned removed ordinal " + o);
+                                                }
+                                            }
+                                            searches.incrementAndGet();
+                                        } catch (RuntimeException e) {
+                                            problems.add(e.toString());
+                                        }
+                                    }
+                                });
                 r.start();
                 readers.add(r);
             }
             // The writer starts once both searchers are searching, so the two really overlap (an
             // index whose adds are fast could otherwise finish before a searcher is scheduled).
             long started = System.nanoTime();
-            while (searches.get() < 2 && System.nanoTime() - started < TimeUnit.SECONDS.toNanos(30)) {
+            while (searches.get() < 2
+                    && System.nanoTime() - started < TimeUnit.SECONDS.toNanos(30)) {
                 Thread.onSpinWait();
             }
             long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(1_500);

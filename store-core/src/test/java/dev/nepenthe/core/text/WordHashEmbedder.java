@@ -4,10 +4,10 @@ import dev.nepenthe.core.embed.Embedder;
 import java.util.Locale;
 
 /**
- * A test embedder: each lower-cased word adds 1 to a bucket chosen by its hash, and the vector
- * is normalised. Texts that share words are near, texts that share none are orthogonal (up to
- * hash collisions): enough to test that the store embeds what it should, never a stand-in for
- * meaning (the tests with the real model live in store-embed).
+ * A test embedder: each lower-cased word adds 1 to a bucket chosen by its hash, and the vector is
+ * normalised. Texts that share words are near, texts that share none are orthogonal (up to hash
+ * collisions): enough to test that the store embeds what it should, never a stand-in for meaning
+ * (the tests with the real model live in store-embed).
  */
 final class WordHashEmbedder implements Embedder {
 

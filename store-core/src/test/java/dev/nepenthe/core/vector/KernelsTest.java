@@ -16,7 +16,10 @@ class KernelsTest {
         String forced = System.getProperty(Kernels.PROPERTY);
         // Surefire runs the suite once with "panama" and once with "scalar"; an IDE run without
         // the property must get the Vector API because the test JVM has the module.
-        String expected = forced == null || forced.isBlank() ? "panama" : forced.trim().toLowerCase(Locale.ROOT);
+        String expected =
+                forced == null || forced.isBlank()
+                        ? "panama"
+                        : forced.trim().toLowerCase(Locale.ROOT);
         assertEquals(expected, Kernels.get().name());
     }
 
@@ -45,14 +48,16 @@ class KernelsTest {
 
     @Test
     void forcingPanamaWithoutTheModuleFailsLoudly() {
-        IllegalStateException e = assertThrows(IllegalStateException.class, () -> Kernels.choose("panama", false));
+        IllegalStateException e =
+                assertThrows(IllegalStateException.class, () -> Kernels.choose("panama", false));
         assertTrue(e.getMessage().contains("--add-modules jdk.incubator.vector"), e.getMessage());
         assertTrue(e.getMessage().contains(Kernels.PROPERTY), e.getMessage());
     }
 
     @Test
     void unknownValueNamesTheChoicesAndWhatArrived() {
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> Kernels.choose("avx512", true));
+        IllegalArgumentException e =
+                assertThrows(IllegalArgumentException.class, () -> Kernels.choose("avx512", true));
         String msg = e.getMessage();
         assertTrue(msg.contains(Kernels.PROPERTY), msg);
         assertTrue(msg.contains("'scalar', 'panama', 'panama-256' or 'panama-512'"), msg);
@@ -71,11 +76,16 @@ class KernelsTest {
             assertEquals("panama-" + w, Kernels.choose("panama-" + w, true).name());
         }
         assertEquals(widest >= 512 ? 2 : widest == 256 ? 1 : 0, widths.length);
-        IllegalArgumentException odd = assertThrows(IllegalArgumentException.class, () -> Kernels.panama(384));
-        assertTrue(odd.getMessage().contains("expected 256 or 512 bits, got 384"), odd.getMessage());
+        IllegalArgumentException odd =
+                assertThrows(IllegalArgumentException.class, () -> Kernels.panama(384));
+        assertTrue(
+                odd.getMessage().contains("expected 256 or 512 bits, got 384"), odd.getMessage());
         if (widest < 512) {
-            IllegalArgumentException wide = assertThrows(IllegalArgumentException.class, () -> Kernels.panama(512));
-            assertTrue(wide.getMessage().contains("widest float vector is " + widest), wide.getMessage());
+            IllegalArgumentException wide =
+                    assertThrows(IllegalArgumentException.class, () -> Kernels.panama(512));
+            assertTrue(
+                    wide.getMessage().contains("widest float vector is " + widest),
+                    wide.getMessage());
         }
         assertThrows(IllegalStateException.class, () -> Kernels.choose("panama-256", false));
     }

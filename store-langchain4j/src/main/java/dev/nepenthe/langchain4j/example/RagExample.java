@@ -37,13 +37,13 @@ import java.util.stream.Stream;
  * The retrieval half of a RAG pipeline on LangChain4j's own classes (EmbeddingStoreIngestor,
  * EmbeddingStoreContentRetriever) over Nepenthe: a coffee shop's support notes about three
  * customers and a few shared help articles are embedded in-process with the bundled
- * all-MiniLM-L6-v2 and stored; a question retrieves the notes a model would be given; one
- * customer is forgotten with the forget protocol and a signed receipt; the same questions, and
- * each of her own notes used as a query, then retrieve nothing of hers. No language model is
- * called: what would go into the prompt is printed instead.
+ * all-MiniLM-L6-v2 and stored; a question retrieves the notes a model would be given; one customer
+ * is forgotten with the forget protocol and a signed receipt; the same questions, and each of her
+ * own notes used as a query, then retrieve nothing of hers. No language model is called: what would
+ * go into the prompt is printed instead.
  *
- * <p>It checks its own claims and exits 1 when one does not hold, so a run that prints
- * "All checks passed" has shown what it says.
+ * <p>It checks its own claims and exits 1 when one does not hold, so a run that prints "All checks
+ * passed" has shown what it says.
  */
 public final class RagExample {
 
@@ -52,38 +52,67 @@ public final class RagExample {
     /** One support note or help article; {@code customer} is null for an article about nobody. */
     record Note(String customer, String text) {}
 
-    static final List<Note> NOTES = List.of(
-            new Note("alice", "Ticket 1042 from Alice Moreau: my espresso machine arrived with a cracked water tank;"
-                    + " I would like my money back or a replacement."),
-            new Note("alice", "Alice Moreau moved: deliveries now go to Rua das Flores 12 in Lisbon, after six in"
-                    + " the evening."),
-            new Note("bob", "Ticket 1043 from Bob Tanaka: the coffee grinder is very loud on the finest setting."
-                    + " Is that normal?"),
-            new Note("bob", "Bob Tanaka switched his bean subscription from every month to every two months."),
-            new Note("carol", "Ticket 1044 from Carol Smith: the milk frother stopped heating after one week."),
-            new Note(null, "Refund policy: items damaged in transit are refunded in full within 30 days once a photo"
-                    + " of the damage is sent."),
-            new Note(null, "Descaling: run the descaling program every three months so the machine keeps heating"
-                    + " evenly."),
-            new Note(null, "Delivery times: orders leave the warehouse within two working days; evening delivery can"
-                    + " be requested at checkout."));
+    static final List<Note> NOTES =
+            List.of(
+                    new Note(
+                            "alice",
+                            "Ticket 1042 from Alice Moreau: my espresso machine arrived with a"
+                                    + " cracked water tank; I would like my money back or a"
+                                    + " replacement."),
+                    new Note(
+                            "alice",
+                            "Alice Moreau moved: deliveries now go to Rua das Flores 12 in Lisbon,"
+                                    + " after six in the evening."),
+                    new Note(
+                            "bob",
+                            "Ticket 1043 from Bob Tanaka: the coffee grinder is very loud on the"
+                                    + " finest setting. Is that normal?"),
+                    new Note(
+                            "bob",
+                            "Bob Tanaka switched his bean subscription from every month to every"
+                                    + " two months."),
+                    new Note(
+                            "carol",
+                            "Ticket 1044 from Carol Smith: the milk frother stopped heating after"
+                                    + " one week."),
+                    new Note(
+                            null,
+                            "Refund policy: items damaged in transit are refunded in full within 30"
+                                    + " days once a photo of the damage is sent."),
+                    new Note(
+                            null,
+                            "Descaling: run the descaling program every three months so the machine"
+                                    + " keeps heating evenly."),
+                    new Note(
+                            null,
+                            "Delivery times: orders leave the warehouse within two working days;"
+                                    + " evening delivery can be requested at checkout."));
 
-    static final List<String> QUESTIONS = List.of(
-            "Which customer received a broken espresso machine and wants a refund?",
-            "Where do Alice's deliveries go now?");
+    static final List<String> QUESTIONS =
+            List.of(
+                    "Which customer received a broken espresso machine and wants a refund?",
+                    "Where do Alice's deliveries go now?");
 
     /**
      * What the run showed, for its test to check.
      *
-     * @param beforeForgotten segments of the forgotten customer retrieved per question before the forget
-     * @param afterForgotten the same after it (every question, and every one of her notes as a query)
+     * @param beforeForgotten segments of the forgotten customer retrieved per question before the
+     *     forget
+     * @param afterForgotten the same after it (every question, and every one of her notes as a
+     *     query)
      * @param state where the forget operation ended
      * @param receiptVerified the receipt verified against the store's ledger and public key
      * @param recordsLeft records left in the collection afterwards
      * @param failures the checks that did not hold, empty when all did
      */
-    public record Outcome(List<Integer> beforeForgotten, int afterForgotten, OperationState state, int forgotten,
-            boolean receiptVerified, int recordsLeft, List<String> failures) {}
+    public record Outcome(
+            List<Integer> beforeForgotten,
+            int afterForgotten,
+            OperationState state,
+            int forgotten,
+            boolean receiptVerified,
+            int recordsLeft,
+            List<String> failures) {}
 
     private final Path folder;
     private final MiniLmEmbedder embedder;
@@ -92,8 +121,8 @@ public final class RagExample {
     /**
      * An example run in a folder of its own.
      *
-     * @param folder where the store, its keys and the receipt go; wiped on each run, so it must
-     *     be new, empty, or one an earlier run made
+     * @param folder where the store, its keys and the receipt go; wiped on each run, so it must be
+     *     new, empty, or one an earlier run made
      * @param embedder the bundled embedder
      * @param out where the run tells what it does
      */
@@ -133,67 +162,122 @@ public final class RagExample {
     public Outcome run() throws IOException, InterruptedException {
         prepareFolder();
         List<String> failures = new ArrayList<>();
-        StoreOptions options = StoreOptions.defaults().withKeystore(folder.resolve("keys")).withEmbedder(embedder);
+        StoreOptions options =
+                StoreOptions.defaults().withKeystore(folder.resolve("keys")).withEmbedder(embedder);
         try (Nepenthe nepenthe = Nepenthe.open(folder.resolve("store"), options)) {
             // The collection can embed text itself too (the same model), and keeps a keyword index
             // that the forget purges and proves like the vectors.
-            NepentheEmbeddingStore store = NepentheEmbeddingStore.builder(nepenthe, nepenthe.createCollection(
-                    CollectionSpec.of("support", MiniLmEmbedder.DIMENSION, Metric.COSINE).withTextIndex("english")
-                            .withEmbedder(MiniLmEmbedder.NAME))).subjectKey("customer").build();
+            NepentheEmbeddingStore store =
+                    NepentheEmbeddingStore.builder(
+                                    nepenthe,
+                                    nepenthe.createCollection(
+                                            CollectionSpec.of(
+                                                            "support",
+                                                            MiniLmEmbedder.DIMENSION,
+                                                            Metric.COSINE)
+                                                    .withTextIndex("english")
+                                                    .withEmbedder(MiniLmEmbedder.NAME)))
+                            .subjectKey("customer")
+                            .build();
             EmbedderModel model = new EmbedderModel(embedder);
 
             List<Document> documents = new ArrayList<>();
             for (Note n : NOTES) {
                 Metadata m = new Metadata().put("kind", n.customer() == null ? "article" : "note");
-                documents.add(Document.from(n.text(), n.customer() == null ? m : m.put("customer", n.customer())));
+                documents.add(
+                        Document.from(
+                                n.text(),
+                                n.customer() == null ? m : m.put("customer", n.customer())));
             }
             long t0 = System.nanoTime();
-            EmbeddingStoreIngestor.builder().embeddingModel(model).embeddingStore(store).build().ingest(documents);
-            out.printf(Locale.ROOT, "Nepenthe RAG example on LangChain4j: %d support notes about %d customers and %d"
-                    + " help articles, embedded in-process with %s and stored in %.1f s.%n"
-                    + "The metadata key 'customer' names each note's subject. Data in %s, keys apart in %s.%n%n",
+            EmbeddingStoreIngestor.builder()
+                    .embeddingModel(model)
+                    .embeddingStore(store)
+                    .build()
+                    .ingest(documents);
+            out.printf(
+                    Locale.ROOT,
+                    "Nepenthe RAG example on LangChain4j: %d support notes about %d customers and"
+                        + " %d help articles, embedded in-process with %s and stored in %.1f"
+                        + " s.%nThe metadata key 'customer' names each note's subject. Data in %s,"
+                        + " keys apart in %s.%n%n",
                     NOTES.stream().filter(n -> n.customer() != null).count(),
                     NOTES.stream().map(Note::customer).filter(c -> c != null).distinct().count(),
-                    NOTES.stream().filter(n -> n.customer() == null).count(), model.modelName(),
-                    (System.nanoTime() - t0) / 1e9, folder.resolve("store"), folder.resolve("keys"));
+                    NOTES.stream().filter(n -> n.customer() == null).count(),
+                    model.modelName(),
+                    (System.nanoTime() - t0) / 1e9,
+                    folder.resolve("store"),
+                    folder.resolve("keys"));
 
-            ContentRetriever retriever = EmbeddingStoreContentRetriever.builder().embeddingStore(store)
-                    .embeddingModel(model).maxResults(3).build();
+            ContentRetriever retriever =
+                    EmbeddingStoreContentRetriever.builder()
+                            .embeddingStore(store)
+                            .embeddingModel(model)
+                            .maxResults(3)
+                            .build();
             List<Integer> beforeForgotten = new ArrayList<>();
             for (String q : QUESTIONS) {
                 beforeForgotten.add(ask(retriever, q));
             }
             if (beforeForgotten.get(0) == 0) {
-                failures.add("before the forget, the first question retrieved none of " + FORGOTTEN + "'s notes");
+                failures.add(
+                        "before the forget, the first question retrieved none of "
+                                + FORGOTTEN
+                                + "'s notes");
             }
 
-            out.printf(Locale.ROOT, "Forgetting customer '%s' (the forget protocol: hidden at once, then removed,"
-                    + " verified, her key destroyed, a signed receipt issued)...%n", FORGOTTEN);
+            out.printf(
+                    Locale.ROOT,
+                    "Forgetting customer '%s' (the forget protocol: hidden at once, then removed,"
+                            + " verified, her key destroyed, a signed receipt issued)...%n",
+                    FORGOTTEN);
             long f0 = System.nanoTime();
-            ForgetOperation op = store.forgetSubject(FORGOTTEN, "rag-example-" + FORGOTTEN, "user-request",
-                    Duration.ofMinutes(2));
-            out.printf(Locale.ROOT, "  %s after %.0f ms: %d records removed; each surface purged and checked:%n",
-                    op.state(), (System.nanoTime() - f0) / 1e6, op.totalForgotten());
+            ForgetOperation op =
+                    store.forgetSubject(
+                            FORGOTTEN,
+                            "rag-example-" + FORGOTTEN,
+                            "user-request",
+                            Duration.ofMinutes(2));
+            out.printf(
+                    Locale.ROOT,
+                    "  %s after %.0f ms: %d records removed; each surface purged and checked:%n",
+                    op.state(),
+                    (System.nanoTime() - f0) / 1e6,
+                    op.totalForgotten());
             for (SurfaceOutcome s : op.surfaces()) {
-                out.printf(Locale.ROOT, "    %-32s %-9s purged %d, checked %d%n", s.surface(),
-                        s.clean() ? "clean" : "NOT CLEAN", s.purged(), s.checked());
+                out.printf(
+                        Locale.ROOT,
+                        "    %-32s %-9s purged %d, checked %d%n",
+                        s.surface(),
+                        s.clean() ? "clean" : "NOT CLEAN",
+                        s.purged(),
+                        s.checked());
             }
             long herNotes = NOTES.stream().filter(n -> FORGOTTEN.equals(n.customer())).count();
             if (op.state() != OperationState.SEALED) {
                 failures.add("the forget ended " + op.state() + ", not SEALED: " + op.note());
             }
             if (op.totalForgotten() != herNotes) {
-                failures.add("the forget removed " + op.totalForgotten() + " records, expected " + herNotes);
+                failures.add(
+                        "the forget removed "
+                                + op.totalForgotten()
+                                + " records, expected "
+                                + herNotes);
             }
-            boolean verified = op.receipt() != null && nepenthe.evidence().checkReceipt(op.receipt()).ok();
+            boolean verified =
+                    op.receipt() != null && nepenthe.evidence().checkReceipt(op.receipt()).ok();
             if (op.receipt() != null) {
                 Files.writeString(folder.resolve("receipt-" + FORGOTTEN + ".txt"), op.receipt());
                 Files.writeString(folder.resolve("store-public-key.pem"), nepenthe.publicKeyPem());
             }
-            out.printf(Locale.ROOT, "  signed receipt %s: %s against the store's evidence ledger"
-                    + " (check it offline: ./nepenthe verify-receipt %s %s)%n%n",
-                    folder.resolve("receipt-" + FORGOTTEN + ".txt"), verified ? "verifies" : "DOES NOT verify",
-                    folder.resolve("receipt-" + FORGOTTEN + ".txt"), folder.resolve("store-public-key.pem"));
+            out.printf(
+                    Locale.ROOT,
+                    "  signed receipt %s: %s against the store's evidence ledger"
+                            + " (check it offline: ./nepenthe verify-receipt %s %s)%n%n",
+                    folder.resolve("receipt-" + FORGOTTEN + ".txt"),
+                    verified ? "verifies" : "DOES NOT verify",
+                    folder.resolve("receipt-" + FORGOTTEN + ".txt"),
+                    folder.resolve("store-public-key.pem"));
             if (!verified) {
                 failures.add("the receipt is missing or does not verify");
             }
@@ -207,18 +291,34 @@ public final class RagExample {
             for (Note n : NOTES) {
                 if (FORGOTTEN.equals(n.customer())) {
                     Embedding e = model.embed(n.text()).content();
-                    for (EmbeddingMatch<TextSegment> m : store.search(EmbeddingSearchRequest.builder().queryEmbedding(e)
-                            .maxResults(everything).build()).matches()) {
+                    for (EmbeddingMatch<TextSegment> m :
+                            store.search(
+                                            EmbeddingSearchRequest.builder()
+                                                    .queryEmbedding(e)
+                                                    .maxResults(everything)
+                                                    .build())
+                                    .matches()) {
                         afterForgotten += isForgotten(m.embedded()) ? 1 : 0;
                     }
                 }
             }
             int left = store.collection().size();
-            out.printf(Locale.ROOT, "After the forget: %d of %s's segments retrieved, for the questions above and for"
-                    + " each of her %d notes used as a query with room for all %d records; %d records left.%n",
-                    afterForgotten, FORGOTTEN, herNotes, everything, left);
+            out.printf(
+                    Locale.ROOT,
+                    "After the forget: %d of %s's segments retrieved, for the questions above and"
+                        + " for each of her %d notes used as a query with room for all %d records;"
+                        + " %d records left.%n",
+                    afterForgotten,
+                    FORGOTTEN,
+                    herNotes,
+                    everything,
+                    left);
             if (afterForgotten != 0) {
-                failures.add(afterForgotten + " of " + FORGOTTEN + "'s segments came back after the forget");
+                failures.add(
+                        afterForgotten
+                                + " of "
+                                + FORGOTTEN
+                                + "'s segments came back after the forget");
             }
             if (left != NOTES.size() - herNotes) {
                 failures.add(left + " records left, expected " + (NOTES.size() - herNotes));
@@ -228,30 +328,51 @@ public final class RagExample {
             } else {
                 failures.forEach(f -> out.println("FAILED: " + f));
             }
-            return new Outcome(beforeForgotten, afterForgotten, op.state(), op.totalForgotten(), verified, left,
+            return new Outcome(
+                    beforeForgotten,
+                    afterForgotten,
+                    op.state(),
+                    op.totalForgotten(),
+                    verified,
+                    left,
                     List.copyOf(failures));
         }
     }
 
-    /** Retrieves for a question, prints what a model would be given, and counts the forgotten customer's segments. */
+    /**
+     * Retrieves for a question, prints what a model would be given, and counts the forgotten
+     * customer's segments.
+     */
     private int ask(ContentRetriever retriever, String question) {
         out.printf("Question: \"%s\"%nContext a model would be given:%n", question);
         int forgotten = 0;
         for (Content c : retriever.retrieve(Query.from(question))) {
             TextSegment s = c.textSegment();
             String customer = s.metadata().getString("customer");
-            out.printf(Locale.ROOT, "  %.3f  %-7s %s%n", (Double) c.metadata().get(ContentMetadata.SCORE),
-                    customer == null ? "article" : customer, s.text());
+            out.printf(
+                    Locale.ROOT,
+                    "  %.3f  %-7s %s%n",
+                    (Double) c.metadata().get(ContentMetadata.SCORE),
+                    customer == null ? "article" : customer,
+                    s.text());
             forgotten += isForgotten(s) ? 1 : 0;
         }
         out.println();
         return forgotten;
     }
 
-    /** Hers by the metadata, or by the text itself (a copy would not carry her name in the metadata). */
+    /**
+     * Hers by the metadata, or by the text itself (a copy would not carry her name in the
+     * metadata).
+     */
     private static boolean isForgotten(TextSegment s) {
-        return s != null && (FORGOTTEN.equals(s.metadata().getString("customer"))
-                || NOTES.stream().anyMatch(n -> FORGOTTEN.equals(n.customer()) && n.text().equals(s.text())));
+        return s != null
+                && (FORGOTTEN.equals(s.metadata().getString("customer"))
+                        || NOTES.stream()
+                                .anyMatch(
+                                        n ->
+                                                FORGOTTEN.equals(n.customer())
+                                                        && n.text().equals(s.text())));
     }
 
     /** The example owns its folder and wipes it on each run, so it refuses one it did not make. */
@@ -263,8 +384,11 @@ public final class RagExample {
                 empty = s.findAny().isEmpty();
             }
             if (!empty && !Files.exists(marker)) {
-                throw new IllegalArgumentException("folder " + folder.toAbsolutePath() + " exists and was not made by the"
-                        + " RAG example; expected a new folder (the example wipes its folder on each run)");
+                throw new IllegalArgumentException(
+                        "folder "
+                                + folder.toAbsolutePath()
+                                + " exists and was not made by the RAG example; expected a new"
+                                + " folder (the example wipes its folder on each run)");
             }
             try (Stream<Path> walk = Files.walk(folder)) {
                 for (Path p : walk.sorted(Comparator.reverseOrder()).toList()) {

@@ -23,23 +23,31 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Runs the README's RAG example with the real model, checks what it reports, and then checks
- * the folder it leaves behind without it: the receipt file verifies offline against the ledger
- * with only the public key, and the reopened store holds no record of the forgotten customer.
+ * Runs the README's RAG example with the real model, checks what it reports, and then checks the
+ * folder it leaves behind without it: the receipt file verifies offline against the ledger with
+ * only the public key, and the reopened store holds no record of the forgotten customer.
  */
 class RagExampleTest {
 
     @Test
-    void retrievesHerNotesThenForgetsHerWithAReceiptThatVerifiesOffline(@TempDir Path tmp) throws Exception {
+    void retrievesHerNotesThenForgetsHerWithAReceiptThatVerifiesOffline(@TempDir Path tmp)
+            throws Exception {
         Path dir = tmp.resolve("rag");
         ByteArrayOutputStream buf = new ByteArrayOutputStream();
         MiniLmEmbedder embedder = new MiniLmEmbedder();
-        RagExample.Outcome o = new RagExample(dir, embedder, new PrintStream(buf, true, StandardCharsets.UTF_8)).run();
+        RagExample.Outcome o =
+                new RagExample(dir, embedder, new PrintStream(buf, true, StandardCharsets.UTF_8))
+                        .run();
         String printed = buf.toString(StandardCharsets.UTF_8);
-        long hers = RagExample.NOTES.stream().filter(n -> RagExample.FORGOTTEN.equals(n.customer())).count();
+        long hers =
+                RagExample.NOTES.stream()
+                        .filter(n -> RagExample.FORGOTTEN.equals(n.customer()))
+                        .count();
 
         assertEquals(java.util.List.of(), o.failures(), printed);
-        assertTrue(o.beforeForgotten().get(0) >= 1, "the real model retrieves her ticket for the refund question\n" + printed);
+        assertTrue(
+                o.beforeForgotten().get(0) >= 1,
+                "the real model retrieves her ticket for the refund question\n" + printed);
         assertEquals(0, o.afterForgotten(), printed);
         assertEquals(OperationState.SEALED, o.state());
         assertEquals(hers, o.forgotten());
@@ -50,16 +58,22 @@ class RagExampleTest {
         // Offline, with only the public key the example wrote beside the receipt.
         String pem = Files.readString(dir.resolve("store-public-key.pem"));
         byte[] der = Base64.getMimeDecoder().decode(pem.replaceAll("-----[A-Z ]+-----", ""));
-        PublicKey key = KeyFactory.getInstance("Ed25519").generatePublic(new X509EncodedKeySpec(der));
+        PublicKey key =
+                KeyFactory.getInstance("Ed25519").generatePublic(new X509EncodedKeySpec(der));
         LedgerAudit audit = LedgerAudit.read(dir.resolve("keys/evidence/ledger.bin"), key);
         String receipt = Files.readString(dir.resolve("receipt-alice.txt"));
         assertTrue(audit.checkReceipt(receipt).ok(), audit.checkReceipt(receipt).toString());
-        assertTrue(!audit.checkReceipt(receipt.replace("\"records\":" + hers, "\"records\":0")).ok(),
+        assertTrue(
+                !audit.checkReceipt(receipt.replace("\"records\":" + hers, "\"records\":0")).ok(),
                 "a changed receipt must not verify");
 
         // The store it leaves behind, reopened: nobody's records but hers are missing.
-        try (Nepenthe store = Nepenthe.open(dir.resolve("store"), StoreOptions.defaults().withKeystore(dir.resolve("keys"))
-                .withEmbedder(embedder))) {
+        try (Nepenthe store =
+                Nepenthe.open(
+                        dir.resolve("store"),
+                        StoreOptions.defaults()
+                                .withKeystore(dir.resolve("keys"))
+                                .withEmbedder(embedder))) {
             VectorCollection c = store.collection("support");
             assertEquals(RagExample.NOTES.size() - hers, c.size());
             for (String id : c.ids(dev.nepenthe.core.VectorRecord.DEFAULT_TENANT)) {
@@ -71,8 +85,15 @@ class RagExampleTest {
         Path foreign = tmp.resolve("foreign");
         Files.createDirectories(foreign);
         Files.writeString(foreign.resolve("precious.txt"), "not the example's");
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                () -> new RagExample(foreign, embedder, new PrintStream(new ByteArrayOutputStream())).run());
+        IllegalArgumentException e =
+                assertThrows(
+                        IllegalArgumentException.class,
+                        () ->
+                                new RagExample(
+                                                foreign,
+                                                embedder,
+                                                new PrintStream(new ByteArrayOutputStream()))
+                                        .run());
         assertTrue(e.getMessage().contains("was not made by the RAG example"), e.getMessage());
         assertTrue(Files.exists(foreign.resolve("precious.txt")));
     }

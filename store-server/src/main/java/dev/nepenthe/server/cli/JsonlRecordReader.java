@@ -10,24 +10,26 @@ import java.io.IOException;
 import java.io.StringReader;
 
 /**
- * One line of an ingest file as a {@link Record}: a JSON object with {@code id} (string) and
- * {@code vector} (array of numbers), and optionally {@code subject}, {@code text} (strings),
- * {@code metadata} (an object of strings, numbers and booleans; a number without a fraction or
- * exponent is an integer), {@code source} ({@code {"kind", "id", "version"}}) and
- * {@code derivedFrom} (array of record ids, or {@code "@<collection>/<id>"} for a record in another
- * collection). A null optional field counts as absent.
+ * One line of an ingest file as a {@link Record}: a JSON object with {@code id} (string) and {@code
+ * vector} (array of numbers), and optionally {@code subject}, {@code text} (strings), {@code
+ * metadata} (an object of strings, numbers and booleans; a number without a fraction or exponent is
+ * an integer), {@code source} ({@code {"kind", "id", "version"}}) and {@code derivedFrom} (array of
+ * record ids, or {@code "@<collection>/<id>"} for a record in another collection). A null optional
+ * field counts as absent.
  *
  * <p>Strict on purpose: an unknown field (a typo such as {@code "vectors"}), a value of the wrong
- * type, or anything after the object is refused with an {@link IllegalArgumentException} naming
- * the field, what was expected and what arrived; the caller adds the file and line. Gson's
- * streaming reader in strict mode does the tokenizing, so comments, single quotes and NaN are
- * refused too.
+ * type, or anything after the object is refused with an {@link IllegalArgumentException} naming the
+ * field, what was expected and what arrived; the caller adds the file and line. Gson's streaming
+ * reader in strict mode does the tokenizing, so comments, single quotes and NaN are refused too.
  */
 final class JsonlRecordReader {
 
     private final int dimension;
 
-    /** @param dimension the collection's dimension, checked here so the error can name the line; 0 to skip */
+    /**
+     * @param dimension the collection's dimension, checked here so the error can name the line; 0
+     *     to skip
+     */
     JsonlRecordReader(int dimension) {
         this.dimension = dimension;
     }
@@ -36,11 +38,17 @@ final class JsonlRecordReader {
         try {
             return read(line);
         } catch (IOException | IllegalStateException e) {
-            // Gson's own messages: "Unterminated array at line 1 column 20 path $.vector[2]", then a
-            // troubleshooting link on a second line. Keep the first line; the caller names the line.
-            String m = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage().lines().findFirst().orElse("");
-            throw new IllegalArgumentException("expected one JSON object, got malformed JSON: "
-                    + m.replace(" at line 1 column ", " at column "));
+            // Gson's own messages: "Unterminated array at line 1 column 20 path $.vector[2]", then
+            // a
+            // troubleshooting link on a second line. Keep the first line; the caller names the
+            // line.
+            String m =
+                    e.getMessage() == null
+                            ? e.getClass().getSimpleName()
+                            : e.getMessage().lines().findFirst().orElse("");
+            throw new IllegalArgumentException(
+                    "expected one JSON object, got malformed JSON: "
+                            + m.replace(" at line 1 column ", " at column "));
         } catch (NumberFormatException e) {
             throw new IllegalArgumentException("expected a number, got " + e.getMessage());
         }
@@ -83,16 +91,22 @@ final class JsonlRecordReader {
                     }
                     in.endArray();
                 }
-                default -> throw new IllegalArgumentException("unknown field '" + field + "' (expected id, vector,"
-                        + " subject, text, metadata, source, derivedFrom)");
+                default ->
+                        throw new IllegalArgumentException(
+                                "unknown field '"
+                                        + field
+                                        + "' (expected id, vector,"
+                                        + " subject, text, metadata, source, derivedFrom)");
             }
         }
         in.endObject();
         if (in.peek() != JsonToken.END_DOCUMENT) {
-            throw new IllegalArgumentException("expected the line to end after the object, got " + what(in.peek()));
+            throw new IllegalArgumentException(
+                    "expected the line to end after the object, got " + what(in.peek()));
         }
         if (!hasId || !hasVector) {
-            throw new IllegalArgumentException("expected fields id and vector, got no " + (hasId ? "vector" : "id"));
+            throw new IllegalArgumentException(
+                    "expected fields id and vector, got no " + (hasId ? "vector" : "id"));
         }
         return b.build();
     }
@@ -107,41 +121,64 @@ final class JsonlRecordReader {
             double d = in.nextDouble();
             float f = (float) d;
             if (Float.isInfinite(f)) {
-                throw new IllegalArgumentException(where + ": expected a number within float range, got " + d);
+                throw new IllegalArgumentException(
+                        where + ": expected a number within float range, got " + d);
             }
             b.addVector(f);
             n++;
         }
         in.endArray();
         if (n == 0 || (dimension > 0 && n != dimension)) {
-            throw new IllegalArgumentException("vector: expected " + (dimension > 0 ? dimension + " numbers (the"
-                    + " collection's dimension)" : "at least one number") + ", got " + n);
+            throw new IllegalArgumentException(
+                    "vector: expected "
+                            + (dimension > 0
+                                    ? dimension + " numbers (the" + " collection's dimension)"
+                                    : "at least one number")
+                            + ", got "
+                            + n);
         }
     }
 
     private static void metadata(JsonReader in, Record.Builder b) throws IOException {
-        expect(in, JsonToken.BEGIN_OBJECT, "metadata", "an object of strings, numbers and booleans");
+        expect(
+                in,
+                JsonToken.BEGIN_OBJECT,
+                "metadata",
+                "an object of strings, numbers and booleans");
         in.beginObject();
         while (in.hasNext()) {
             String key = in.nextName();
             String where = "metadata." + key;
-            Value v = switch (in.peek()) {
-                case STRING -> Value.newBuilder().setStringValue(in.nextString()).build();
-                case BOOLEAN -> Value.newBuilder().setBoolValue(in.nextBoolean()).build();
-                case NUMBER -> {
-                    String literal = in.nextString();
-                    if (literal.contains(".") || literal.contains("e") || literal.contains("E")) {
-                        yield Value.newBuilder().setDoubleValue(Double.parseDouble(literal)).build();
-                    }
-                    try {
-                        yield Value.newBuilder().setIntValue(Long.parseLong(literal)).build();
-                    } catch (NumberFormatException e) {
-                        throw new IllegalArgumentException(where + ": expected an integer within 64 bits, got " + literal);
-                    }
-                }
-                default -> throw new IllegalArgumentException(where + ": expected a string, number or boolean, got "
-                        + what(in.peek()));
-            };
+            Value v =
+                    switch (in.peek()) {
+                        case STRING -> Value.newBuilder().setStringValue(in.nextString()).build();
+                        case BOOLEAN -> Value.newBuilder().setBoolValue(in.nextBoolean()).build();
+                        case NUMBER -> {
+                            String literal = in.nextString();
+                            if (literal.contains(".")
+                                    || literal.contains("e")
+                                    || literal.contains("E")) {
+                                yield Value.newBuilder()
+                                        .setDoubleValue(Double.parseDouble(literal))
+                                        .build();
+                            }
+                            try {
+                                yield Value.newBuilder()
+                                        .setIntValue(Long.parseLong(literal))
+                                        .build();
+                            } catch (NumberFormatException e) {
+                                throw new IllegalArgumentException(
+                                        where
+                                                + ": expected an integer within 64 bits, got "
+                                                + literal);
+                            }
+                        }
+                        default ->
+                                throw new IllegalArgumentException(
+                                        where
+                                                + ": expected a string, number or boolean, got "
+                                                + what(in.peek()));
+                    };
             b.putMetadata(key, v);
         }
         in.endObject();
@@ -163,18 +200,25 @@ final class JsonlRecordReader {
                     try {
                         s.setVersion(Long.parseLong(literal));
                     } catch (NumberFormatException e) {
-                        throw new IllegalArgumentException("source.version: expected an integer, got " + literal);
+                        throw new IllegalArgumentException(
+                                "source.version: expected an integer, got " + literal);
                     }
                     hasVersion = true;
                 }
-                default -> throw new IllegalArgumentException("source: unknown field '" + field
-                        + "' (expected kind, id, version)");
+                default ->
+                        throw new IllegalArgumentException(
+                                "source: unknown field '"
+                                        + field
+                                        + "' (expected kind, id, version)");
             }
         }
         in.endObject();
         if (s.getKind().isEmpty() || s.getId().isEmpty() || !hasVersion) {
-            throw new IllegalArgumentException("source: expected kind, id and version, got no "
-                    + (s.getKind().isEmpty() ? "kind" : s.getId().isEmpty() ? "id" : "version"));
+            throw new IllegalArgumentException(
+                    "source: expected kind, id and version, got no "
+                            + (s.getKind().isEmpty()
+                                    ? "kind"
+                                    : s.getId().isEmpty() ? "id" : "version"));
         }
         return s.build();
     }
@@ -184,9 +228,11 @@ final class JsonlRecordReader {
         return in.nextString();
     }
 
-    private static void expect(JsonReader in, JsonToken token, String where, String expected) throws IOException {
+    private static void expect(JsonReader in, JsonToken token, String where, String expected)
+            throws IOException {
         if (in.peek() != token) {
-            throw new IllegalArgumentException(where + ": expected " + expected + ", got " + what(in.peek()));
+            throw new IllegalArgumentException(
+                    where + ": expected " + expected + ", got " + what(in.peek()));
         }
     }
 

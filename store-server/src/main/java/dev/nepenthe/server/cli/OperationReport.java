@@ -28,15 +28,24 @@ final class OperationReport {
     }
 
     /**
-     * Prints the states of {@code op}'s timeline not printed yet, in the order they were entered.
-     * A watch may miss a short state, but every message's timeline lists them all, so none is lost.
+     * Prints the states of {@code op}'s timeline not printed yet, in the order they were entered. A
+     * watch may miss a short state, but every message's timeline lists them all, so none is lost.
      */
     void states(Operation op) {
         Map<String, Long> t = op.getTimelineMicrosMap();
         long start = t.values().stream().min(Long::compare).orElse(0L);
-        t.entrySet().stream().sorted(Map.Entry.<String, Long>comparingByValue().thenComparing(Map.Entry.comparingByKey()))
+        t.entrySet().stream()
+                .sorted(
+                        Map.Entry.<String, Long>comparingByValue()
+                                .thenComparing(Map.Entry.comparingByKey()))
                 .filter(e -> printed.add(e.getKey()))
-                .forEach(e -> out.printf(Locale.ROOT, "  %-24s %+,12.1f ms%n", e.getKey(), (e.getValue() - start) / 1000.0));
+                .forEach(
+                        e ->
+                                out.printf(
+                                        Locale.ROOT,
+                                        "  %-24s %+,12.1f ms%n",
+                                        e.getKey(),
+                                        (e.getValue() - start) / 1000.0));
         if (!t.containsKey(op.getState()) && printed.add(op.getState())) {
             out.printf(Locale.ROOT, "  %s%n", op.getState());
         }
@@ -45,10 +54,12 @@ final class OperationReport {
 
     /** The outcome, surfaces table, suspects, holds and note. */
     void details(Operation op) {
-        out.printf("%s%s%n", op.getState(), op.getOutcome().isEmpty() ? "" : ": " + op.getOutcome());
+        out.printf(
+                "%s%s%n", op.getState(), op.getOutcome().isEmpty() ? "" : ": " + op.getOutcome());
         if (op.getForgottenCount() > 0) {
             StringBuilder s = new StringBuilder("records forgotten:");
-            new TreeMap<>(op.getForgottenMap()).forEach((c, n) -> s.append(' ').append(c).append(' ').append(n));
+            new TreeMap<>(op.getForgottenMap())
+                    .forEach((c, n) -> s.append(' ').append(c).append(' ').append(n));
             out.println(s);
         }
         if (!op.getNote().isEmpty()) {
@@ -56,29 +67,70 @@ final class OperationReport {
         }
         List<SurfaceOutcome> surfaces = op.getSurfacesList();
         if (!surfaces.isEmpty()) {
-            int w = Math.max("surface".length(), surfaces.stream().mapToInt(o -> o.getSurface().length()).max().orElse(0));
-            int c = Math.max("class".length(), surfaces.stream().mapToInt(o -> o.getErasureClass().length()).max().orElse(0));
+            int w =
+                    Math.max(
+                            "surface".length(),
+                            surfaces.stream()
+                                    .mapToInt(o -> o.getSurface().length())
+                                    .max()
+                                    .orElse(0));
+            int c =
+                    Math.max(
+                            "class".length(),
+                            surfaces.stream()
+                                    .mapToInt(o -> o.getErasureClass().length())
+                                    .max()
+                                    .orElse(0));
             String row = "%-" + w + "s  %-" + c + "s  %8s  %8s  %-5s  %s%n";
             out.println();
-            out.printf(Locale.ROOT, row, "surface", "class", "purged", "checked", "clean", "residual / problems");
+            out.printf(
+                    Locale.ROOT,
+                    row,
+                    "surface",
+                    "class",
+                    "purged",
+                    "checked",
+                    "clean",
+                    "residual / problems");
             for (SurfaceOutcome o : surfaces) {
                 String notes = String.join("; ", o.getProblemsList());
                 if (!o.getResidual().isEmpty()) {
                     notes = o.getResidual() + (notes.isEmpty() ? "" : "; " + notes);
                 }
-                out.printf(Locale.ROOT, row, o.getSurface(), o.getErasureClass(), o.getPurged(), o.getChecked(),
-                        o.getClean() ? "yes" : "NO", notes.isEmpty() ? "-" : notes);
+                out.printf(
+                        Locale.ROOT,
+                        row,
+                        o.getSurface(),
+                        o.getErasureClass(),
+                        o.getPurged(),
+                        o.getChecked(),
+                        o.getClean() ? "yes" : "NO",
+                        notes.isEmpty() ? "-" : notes);
             }
         }
         if (op.getSuspectsCount() > 0) {
             out.println();
             out.println("suspects (survivors that look like what was forgotten):");
-            op.getSuspectsList().stream().sorted(Comparator.comparingDouble(Suspect::getScore).reversed())
-                    .forEach(s -> out.printf(Locale.ROOT, "  %s/%s  score %.4f  %s%s%n", s.getCollection(), s.getRecordId(),
-                            s.getScore(), s.getReason(), s.getDetail().isEmpty() ? "" : " (" + s.getDetail() + ")"));
+            op.getSuspectsList().stream()
+                    .sorted(Comparator.comparingDouble(Suspect::getScore).reversed())
+                    .forEach(
+                            s ->
+                                    out.printf(
+                                            Locale.ROOT,
+                                            "  %s/%s  score %.4f  %s%s%n",
+                                            s.getCollection(),
+                                            s.getRecordId(),
+                                            s.getScore(),
+                                            s.getReason(),
+                                            s.getDetail().isEmpty()
+                                                    ? ""
+                                                    : " (" + s.getDetail() + ")"));
         }
         if (op.getHoldsCount() > 0) {
-            out.println("held by legal hold" + (op.getHoldsCount() > 1 ? "s " : " ") + String.join(", ", op.getHoldsList()));
+            out.println(
+                    "held by legal hold"
+                            + (op.getHoldsCount() > 1 ? "s " : " ")
+                            + String.join(", ", op.getHoldsList()));
         }
         out.flush();
     }

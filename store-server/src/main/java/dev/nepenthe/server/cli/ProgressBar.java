@@ -7,11 +7,11 @@ import java.util.Locale;
 import java.util.function.LongSupplier;
 
 /**
- * A one-line progress report on a terminal, redrawn in place ({@code \r}) at most every
- * {@link #REDRAW_NANOS}: a bar and percentage, records so far, records per second and time left
- * when the total size is known (bytes read against the file's size, so no counting pass over the
- * file first); records and rate alone when it is not (standard input). {@link #finish} wipes the
- * line so the summary printed after it starts clean.
+ * A one-line progress report on a terminal, redrawn in place ({@code \r}) at most every {@link
+ * #REDRAW_NANOS}: a bar and percentage, records so far, records per second and time left when the
+ * total size is known (bytes read against the file's size, so no counting pass over the file
+ * first); records and rate alone when it is not (standard input). {@link #finish} wipes the line so
+ * the summary printed after it starts clean.
  *
  * <p>Whether to draw at all is decided by the caller with {@link #stderrIsTerminal}: a log file or
  * a pipe should not fill up with carriage returns.
@@ -22,13 +22,17 @@ final class ProgressBar {
     private static final int WIDTH = 24;
 
     private final PrintWriter err;
+
     /** What is counted: "records" (JSON Lines), "chunks" (a folder of documents). */
     private final String unit;
+
     private final long totalBytes;
     private final LongSupplier clock;
     private final long start;
+
     /** The first draw waits a redraw interval too: a rate over the first few records is noise. */
     private long lastDraw;
+
     private int lastLength;
 
     /**
@@ -83,11 +87,16 @@ final class ProgressBar {
         if (totalBytes > 0) {
             double done = Math.min(1, (double) bytesRead / totalBytes);
             int filled = (int) Math.round(done * WIDTH);
-            s.append('[').append("#".repeat(filled)).append(".".repeat(WIDTH - filled)).append("] ")
+            s.append('[')
+                    .append("#".repeat(filled))
+                    .append(".".repeat(WIDTH - filled))
+                    .append("] ")
                     .append(String.format(Locale.ROOT, "%3d%%  ", (int) Math.floor(done * 100)));
             s.append(String.format(Locale.ROOT, "%,d %s  %,.0f/s", records, unit, rate));
             if (done > 0 && seconds > 0.5) {
-                s.append("  ").append(clock((long) Math.ceil(seconds * (1 - done) / done))).append(" left");
+                s.append("  ")
+                        .append(clock((long) Math.ceil(seconds * (1 - done) / done)))
+                        .append(" left");
             }
         } else {
             s.append(String.format(Locale.ROOT, "%,d %s  %,.0f/s", records, unit, rate));
@@ -97,13 +106,19 @@ final class ProgressBar {
 
     private static String clock(long seconds) {
         return seconds >= 3600
-                ? String.format(Locale.ROOT, "%d:%02d:%02d", seconds / 3600, seconds / 60 % 60, seconds % 60)
+                ? String.format(
+                        Locale.ROOT,
+                        "%d:%02d:%02d",
+                        seconds / 3600,
+                        seconds / 60 % 60,
+                        seconds % 60)
                 : String.format(Locale.ROOT, "%d:%02d", seconds / 60, seconds % 60);
     }
 
     /**
-     * Whether standard error is a terminal. On Linux, /proc says where file descriptor 2 points; elsewhere
-     * the JDK's console is asked (which looks at standard input and output, the best it can tell).
+     * Whether standard error is a terminal. On Linux, /proc says where file descriptor 2 points;
+     * elsewhere the JDK's console is asked (which looks at standard input and output, the best it
+     * can tell).
      */
     static boolean stderrIsTerminal() {
         Path fd2 = Path.of("/proc/self/fd/2");

@@ -13,70 +13,104 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
-import picocli.CommandLine;
 
-/** {@code nepenthe search}: a vector, semantic, keyword or hybrid query against a collection on a server, hits as a table. */
-@Command(name = "search", mixinStandardHelpOptions = true, sortOptions = false,
-        description = {"Search a collection on a server, in the token's tenant, and print the hits: rank, score (higher"
-                + " is closer), id, subject and the start of the text.",
-            "By vector (--vector), by meaning (--text: the collection's embedder embeds it), by keyword (--text --mode"
-                    + " keyword: BM25 over the collection's text index) or both fused (--text --mode hybrid, with"
-                    + " --vector to use it instead of embedding the text)."})
+/**
+ * {@code nepenthe search}: a vector, semantic, keyword or hybrid query against a collection on a
+ * server, hits as a table.
+ */
+@Command(
+        name = "search",
+        mixinStandardHelpOptions = true,
+        sortOptions = false,
+        description = {
+            "Search a collection on a server, in the token's tenant, and print the hits: rank,"
+                    + " score (higher is closer), id, subject and the start of the text.",
+            "By vector (--vector), by meaning (--text: the collection's embedder embeds it), by"
+                + " keyword (--text --mode keyword: BM25 over the collection's text index) or both"
+                + " fused (--text --mode hybrid, with --vector to use it instead of embedding the"
+                + " text)."
+        })
 public final class SearchCommand implements Callable<Integer> {
 
     /** Text longer than this is cut, with an ellipsis, so a hit stays on one line. */
     static final int TEXT_CHARS = 60;
 
-    @Spec
-    CommandSpec spec;
+    @Spec CommandSpec spec;
 
-    @Mixin
-    ServerConnection connection;
+    @Mixin ServerConnection connection;
 
-    @Option(names = "--collection", required = true, paramLabel = "C", description = "The collection.")
+    @Option(
+            names = "--collection",
+            required = true,
+            paramLabel = "C",
+            description = "The collection.")
     String collection;
 
-    @Option(names = "--vector", paramLabel = "\"0.1,0.2,...\"",
-            description = "The query vector, comma-separated; as many numbers as the collection's dimension.")
+    @Option(
+            names = "--vector",
+            paramLabel = "\"0.1,0.2,...\"",
+            description =
+                    "The query vector, comma-separated; as many numbers as the collection's"
+                            + " dimension.")
     String vector;
 
-    @Option(names = "--text", paramLabel = "\"...\"",
-            description = "The query text: what the collection's embedder embeds (vector mode), or the keywords"
-                    + " (keyword and hybrid modes).")
+    @Option(
+            names = "--text",
+            paramLabel = "\"...\"",
+            description =
+                    "The query text: what the collection's embedder embeds (vector mode), or the"
+                            + " keywords (keyword and hybrid modes).")
     String text;
 
-    @Option(names = "--mode", paramLabel = "vector|keyword|hybrid",
-            description = "What to search by (default: vector). Keyword and hybrid need --text and a collection with a"
-                    + " text index; vector with --text needs a collection with an embedder.")
+    @Option(
+            names = "--mode",
+            paramLabel = "vector|keyword|hybrid",
+            description =
+                    "What to search by (default: vector). Keyword and hybrid need --text and a"
+                            + " collection with a text index; vector with --text needs a collection"
+                            + " with an embedder.")
     String mode;
 
-    @Option(names = "-k", defaultValue = "10", paramLabel = "K", description = "How many hits (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "-k",
+            defaultValue = "10",
+            paramLabel = "K",
+            description = "How many hits (default: ${DEFAULT-VALUE}).")
     int k;
 
     @Option(names = "--subject", paramLabel = "S", description = "Only records about this subject.")
     String subject;
 
-    @Option(names = "--filter", paramLabel = "KEY=VALUE",
-            description = "Only records whose metadata KEY equals VALUE; repeat to require several. true and false are"
-                    + " booleans, 12 an integer, 1.5 a double, anything else a string; quote to force a string:"
-                    + " year='\"2024\"'.")
+    @Option(
+            names = "--filter",
+            paramLabel = "KEY=VALUE",
+            description =
+                    "Only records whose metadata KEY equals VALUE; repeat to require several. true"
+                        + " and false are booleans, 12 an integer, 1.5 a double, anything else a"
+                        + " string; quote to force a string: year='\"2024\"'.")
     List<String> filters = new ArrayList<>();
 
     @Option(names = "--min-score", paramLabel = "X", description = "Drop hits scoring below X.")
     Float minScore;
 
-    @Option(names = "--param", paramLabel = "NAME=VALUE",
-            description = "A knob, repeatable: efSearch (hnsw), nprobe and rerank (ivfpq); window and rrfK (hybrid).")
+    @Option(
+            names = "--param",
+            paramLabel = "NAME=VALUE",
+            description =
+                    "A knob, repeatable: efSearch (hnsw), nprobe and rerank (ivfpq); window and"
+                            + " rrfK (hybrid).")
     Map<String, String> params = new LinkedHashMap<>();
 
     @Override
     public Integer call() throws Exception {
-        SearchRequest.Builder q = SearchRequest.newBuilder().setCollection(collection).setK(k).setMode(mode());
+        SearchRequest.Builder q =
+                SearchRequest.newBuilder().setCollection(collection).setK(k).setMode(mode());
         if (vector != null) {
             for (float x : floats(vector)) {
                 q.addVector(x);
@@ -122,14 +156,22 @@ public final class SearchCommand implements Callable<Integer> {
         out.printf(Locale.ROOT, row, "#", "score", "id", "subject", "text");
         for (int i = 0; i < hits.size(); i++) {
             SearchHit h = hits.get(i);
-            out.printf(Locale.ROOT, row, i + 1, String.format(Locale.ROOT, "%.6f", h.getScore()), h.getRecord().getId(),
-                    h.getRecord().getSubject(), truncate(h.getRecord().getText()));
+            out.printf(
+                    Locale.ROOT,
+                    row,
+                    i + 1,
+                    String.format(Locale.ROOT, "%.6f", h.getScore()),
+                    h.getRecord().getId(),
+                    h.getRecord().getSubject(),
+                    truncate(h.getRecord().getText()));
         }
     }
 
     static String truncate(String text) {
         String oneLine = text.replaceAll("\\s+", " ").strip();
-        return oneLine.length() <= TEXT_CHARS ? oneLine : oneLine.substring(0, TEXT_CHARS - 1) + "…";
+        return oneLine.length() <= TEXT_CHARS
+                ? oneLine
+                : oneLine.substring(0, TEXT_CHARS - 1) + "…";
     }
 
     /** The mode asked for, checked against what was given, so a misuse exits 2 before any call. */
@@ -141,7 +183,9 @@ public final class SearchCommand implements Callable<Integer> {
         return switch (m) {
             case "vector" -> {
                 if (vector != null && text != null) {
-                    throw misuse("--vector and --text: expected one in vector mode, got both (--mode hybrid uses both)");
+                    throw misuse(
+                            "--vector and --text: expected one in vector mode, got both (--mode"
+                                    + " hybrid uses both)");
                 }
                 yield SearchMode.VECTOR;
             }
@@ -157,7 +201,8 @@ public final class SearchCommand implements Callable<Integer> {
                 }
                 yield SearchMode.HYBRID;
             }
-            default -> throw misuse("--mode: expected vector, keyword or hybrid, got '" + mode + "'");
+            default ->
+                    throw misuse("--mode: expected vector, keyword or hybrid, got '" + mode + "'");
         };
     }
 
@@ -168,10 +213,18 @@ public final class SearchCommand implements Callable<Integer> {
             try {
                 v[i] = Float.parseFloat(parts[i].strip());
             } catch (NumberFormatException e) {
-                throw misuse("--vector: expected comma-separated numbers, got '" + parts[i].strip() + "' at position " + i);
+                throw misuse(
+                        "--vector: expected comma-separated numbers, got '"
+                                + parts[i].strip()
+                                + "' at position "
+                                + i);
             }
             if (!Float.isFinite(v[i])) {
-                throw misuse("--vector: expected finite numbers, got " + parts[i].strip() + " at position " + i);
+                throw misuse(
+                        "--vector: expected finite numbers, got "
+                                + parts[i].strip()
+                                + " at position "
+                                + i);
             }
         }
         return v;
@@ -182,12 +235,18 @@ public final class SearchCommand implements Callable<Integer> {
         if (eq <= 0) {
             throw misuse("--filter: expected KEY=VALUE, got '" + kv + "'");
         }
-        return Filter.newBuilder().setEq(Filter.Eq.newBuilder().setKey(kv.substring(0, eq))
-                .setValue(value(kv.substring(eq + 1)))).build();
+        return Filter.newBuilder()
+                .setEq(
+                        Filter.Eq.newBuilder()
+                                .setKey(kv.substring(0, eq))
+                                .setValue(value(kv.substring(eq + 1))))
+                .build();
     }
 
     static Value value(String s) {
-        if (s.length() >= 2 && (s.startsWith("\"") && s.endsWith("\"") || s.startsWith("'") && s.endsWith("'"))) {
+        if (s.length() >= 2
+                && (s.startsWith("\"") && s.endsWith("\"")
+                        || s.startsWith("'") && s.endsWith("'"))) {
             return Value.newBuilder().setStringValue(s.substring(1, s.length() - 1)).build();
         }
         if (s.equals("true") || s.equals("false")) {

@@ -38,12 +38,14 @@ import picocli.CommandLine.Spec;
 /**
  * The options every client command shares (a picocli mixin): where the server is, which token to
  * send, whether to trust a TLS certificate, and how long a call may take. {@link #connect} opens
- * the channel; the token is read only when a call needs it, and never printed, logged or put in
- * a message (an error names the file it came from, not what it holds).
+ * the channel; the token is read only when a call needs it, and never printed, logged or put in a
+ * message (an error names the file it came from, not what it holds).
  */
 public final class ServerConnection {
 
-    /** A call with no --deadline gets this long; streams (a bulk ingest, a watch) get no deadline. */
+    /**
+     * A call with no --deadline gets this long; streams (a bulk ingest, a watch) get no deadline.
+     */
     static final double DEFAULT_UNARY_DEADLINE_SECONDS = 30;
 
     /** RFC 6750's token68 characters: anything else in a token file is not a token. */
@@ -54,31 +56,45 @@ public final class ServerConnection {
      * call fails with the same news; a command line reports it once, in one line (--verbose has the
      * trace). Held here so the level sticks (java.util.logging keeps loggers only weakly).
      */
-    private static final java.util.logging.Logger GRPC_LOG = java.util.logging.Logger.getLogger("io.grpc");
+    private static final java.util.logging.Logger GRPC_LOG =
+            java.util.logging.Logger.getLogger("io.grpc");
 
-    private static final Metadata.Key<String> AUTHORIZATION = Metadata.Key.of("authorization",
-            Metadata.ASCII_STRING_MARSHALLER);
+    private static final Metadata.Key<String> AUTHORIZATION =
+            Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER);
 
     @Spec(Spec.Target.MIXEE)
     CommandSpec mixee;
 
-    @Option(names = "--server", paramLabel = "HOST:PORT", defaultValue = "${env:NEPENTHE_SERVER:-127.0.0.1:7707}",
+    @Option(
+            names = "--server",
+            paramLabel = "HOST:PORT",
+            defaultValue = "${env:NEPENTHE_SERVER:-127.0.0.1:7707}",
             description = "The server (default: ${DEFAULT-VALUE}; env NEPENTHE_SERVER).")
     String server;
 
-    @Option(names = "--token-file", paramLabel = "FILE",
+    @Option(
+            names = "--token-file",
+            paramLabel = "FILE",
             defaultValue = "${env:NEPENTHE_TOKEN_FILE:-nepenthe-data.keys/server/operator.token}",
-            description = "File holding the bearer token (default: ${DEFAULT-VALUE}, which 'serve' writes on first"
-                    + " start; env NEPENTHE_TOKEN_FILE). The token is never printed.")
+            description =
+                    "File holding the bearer token (default: ${DEFAULT-VALUE}, which 'serve' writes"
+                        + " on first start; env NEPENTHE_TOKEN_FILE). The token is never printed.")
     Path tokenFile;
 
-    @Option(names = "--tls-ca", paramLabel = "PEM",
-            description = "Use TLS, trusting the server certificate (or its CA) in this PEM file; plaintext without it.")
+    @Option(
+            names = "--tls-ca",
+            paramLabel = "PEM",
+            description =
+                    "Use TLS, trusting the server certificate (or its CA) in this PEM file;"
+                            + " plaintext without it.")
     Path tlsCa;
 
-    @Option(names = "--deadline", paramLabel = "SECONDS",
-            description = "The most each call may take (default: 30 s for single calls, none for a bulk ingest's"
-                    + " stream and a forget's watch).")
+    @Option(
+            names = "--deadline",
+            paramLabel = "SECONDS",
+            description =
+                    "The most each call may take (default: 30 s for single calls, none for a bulk"
+                            + " ingest's stream and a forget's watch).")
     Double deadline;
 
     /** Opens a channel to the server; nothing is sent until a call is made. */
@@ -95,7 +111,10 @@ public final class ServerConnection {
             // reported below
         }
         if (host.isEmpty() || port < 1 || port > 65_535) {
-            throw misuse("--server: expected HOST:PORT with a port from 1 to 65535, got '" + server + "'");
+            throw misuse(
+                    "--server: expected HOST:PORT with a port from 1 to 65535, got '"
+                            + server
+                            + "'");
         }
         if (deadline != null && !(deadline > 0)) {
             throw misuse("--deadline: expected a number of seconds above 0, got " + deadline);
@@ -107,12 +126,21 @@ public final class ServerConnection {
         } else {
             credentials = InsecureChannelCredentials.create();
             if (!isLoopback(host)) {
-                mixee.commandLine().getErr().println("nepenthe " + mixee.name() + ": warning: sending the bearer"
-                        + " token to " + server + " in plaintext; pass --tls-ca to use TLS");
+                mixee.commandLine()
+                        .getErr()
+                        .println(
+                                "nepenthe "
+                                        + mixee.name()
+                                        + ": warning: sending the bearer"
+                                        + " token to "
+                                        + server
+                                        + " in plaintext; pass --tls-ca to use TLS");
             }
         }
-        ManagedChannel channel = Grpc.newChannelBuilderForAddress(host, port, credentials)
-                .intercept(new Explainer()).build();
+        ManagedChannel channel =
+                Grpc.newChannelBuilderForAddress(host, port, credentials)
+                        .intercept(new Explainer())
+                        .build();
         return new Client(channel);
     }
 
@@ -126,7 +154,8 @@ public final class ServerConnection {
         }
         try {
             // Only literal addresses are checked: no name lookup just to decide on a warning.
-            return (host.matches("[0-9.]+") || host.contains(":")) && InetAddress.getByName(host).isLoopbackAddress();
+            return (host.matches("[0-9.]+") || host.contains(":"))
+                    && InetAddress.getByName(host).isLoopbackAddress();
         } catch (UnknownHostException e) {
             return false;
         }
@@ -138,16 +167,25 @@ public final class ServerConnection {
         try {
             text = Files.readString(tokenFile, StandardCharsets.UTF_8).strip();
         } catch (IOException e) {
-            throw new IllegalStateException("token file " + tokenFile + ": cannot be read (" + e.getClass().getSimpleName()
-                    + "); 'nepenthe serve' writes one on first start, or pass --token-file", e);
+            throw new IllegalStateException(
+                    "token file "
+                            + tokenFile
+                            + ": cannot be read ("
+                            + e.getClass().getSimpleName()
+                            + "); 'nepenthe serve' writes one on first start, or pass --token-file",
+                    e);
         }
         if (text.isEmpty()) {
-            throw new IllegalStateException("token file " + tokenFile + ": expected a token, got an empty file");
+            throw new IllegalStateException(
+                    "token file " + tokenFile + ": expected a token, got an empty file");
         }
         if (!TOKEN.matcher(text).matches()) {
             // Never quote it: it may be a real token with a stray character.
-            throw new IllegalStateException("token file " + tokenFile + ": expected one token of letters, digits and"
-                    + " -._~+/=, got other characters");
+            throw new IllegalStateException(
+                    "token file "
+                            + tokenFile
+                            + ": expected one token of letters, digits and"
+                            + " -._~+/=, got other characters");
         }
         return text;
     }
@@ -208,7 +246,9 @@ public final class ServerConnection {
         }
 
         private <S extends AbstractStub<S>> S stream(S stub) {
-            return deadline == null ? stub : stub.withDeadlineAfter((long) (deadline * 1e9), TimeUnit.NANOSECONDS);
+            return deadline == null
+                    ? stub
+                    : stub.withDeadlineAfter((long) (deadline * 1e9), TimeUnit.NANOSECONDS);
         }
 
         @Override
@@ -230,7 +270,8 @@ public final class ServerConnection {
         }
 
         @Override
-        public void applyRequestMetadata(RequestInfo info, Executor executor, MetadataApplier applier) {
+        public void applyRequestMetadata(
+                RequestInfo info, Executor executor, MetadataApplier applier) {
             Metadata m = new Metadata();
             m.put(AUTHORIZATION, "Bearer " + token);
             applier.apply(m);
@@ -249,16 +290,21 @@ public final class ServerConnection {
      */
     private final class Explainer implements ClientInterceptor {
         @Override
-        public <Q, R> ClientCall<Q, R> interceptCall(MethodDescriptor<Q, R> method, CallOptions options, Channel next) {
-            return new ForwardingClientCall.SimpleForwardingClientCall<>(next.newCall(method, options)) {
+        public <Q, R> ClientCall<Q, R> interceptCall(
+                MethodDescriptor<Q, R> method, CallOptions options, Channel next) {
+            return new ForwardingClientCall.SimpleForwardingClientCall<>(
+                    next.newCall(method, options)) {
                 @Override
                 public void start(Listener<R> listener, Metadata headers) {
-                    super.start(new ForwardingClientCallListener.SimpleForwardingClientCallListener<>(listener) {
-                        @Override
-                        public void onClose(Status status, Metadata trailers) {
-                            super.onClose(explain(status), trailers);
-                        }
-                    }, headers);
+                    super.start(
+                            new ForwardingClientCallListener.SimpleForwardingClientCallListener<>(
+                                    listener) {
+                                @Override
+                                public void onClose(Status status, Metadata trailers) {
+                                    super.onClose(explain(status), trailers);
+                                }
+                            },
+                            headers);
                 }
             };
         }
@@ -266,10 +312,21 @@ public final class ServerConnection {
         private Status explain(Status s) {
             String d = s.getDescription() == null ? "" : s.getDescription();
             return switch (s.getCode()) {
-                // A cause is set on the client side only: the transport failed, not the server's storage.
-                case UNAVAILABLE -> s.getCause() == null ? s : s.withDescription("cannot reach " + server + ": " + d
-                        + " (" + s.getCause().getMessage() + ")");
-                case UNAUTHENTICATED, PERMISSION_DENIED -> s.withDescription(d + " (token from " + tokenFile + ")");
+                // A cause is set on the client side only: the transport failed, not the server's
+                // storage.
+                case UNAVAILABLE ->
+                        s.getCause() == null
+                                ? s
+                                : s.withDescription(
+                                        "cannot reach "
+                                                + server
+                                                + ": "
+                                                + d
+                                                + " ("
+                                                + s.getCause().getMessage()
+                                                + ")");
+                case UNAUTHENTICATED, PERMISSION_DENIED ->
+                        s.withDescription(d + " (token from " + tokenFile + ")");
                 default -> s;
             };
         }

@@ -26,92 +26,166 @@ import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
-/** {@code nepenthe status}: is the server serving, what does it hold for this token, how is a forget doing. */
-@Command(name = "status", mixinStandardHelpOptions = true, sortOptions = false,
-        description = {"Show a server's health (the standard gRPC health service) and its collections with the"
-                + " number of records the token's tenant has in each; with --operation, one forget operation's"
-                + " state, timeline, surfaces and suspects instead of the collections. --public-key-out saves the key"
-                + " receipts verify with.",
-            "Exit 0 when the server is serving (and the operation, if asked, is SEALED or still under way), 1 when"
-                    + " it is not serving or the operation needs review or is held."})
+/**
+ * {@code nepenthe status}: is the server serving, what does it hold for this token, how is a forget
+ * doing.
+ */
+@Command(
+        name = "status",
+        mixinStandardHelpOptions = true,
+        sortOptions = false,
+        description = {
+            "Show a server's health (the standard gRPC health service) and its collections with the"
+                + " number of records the token's tenant has in each; with --operation, one forget"
+                + " operation's state, timeline, surfaces and suspects instead of the collections."
+                + " --public-key-out saves the key receipts verify with.",
+            "Exit 0 when the server is serving (and the operation, if asked, is SEALED or still"
+                + " under way), 1 when it is not serving or the operation needs review or is held."
+        })
 public final class StatusCommand implements Callable<Integer> {
 
-    @Spec
-    CommandSpec spec;
+    @Spec CommandSpec spec;
 
-    @Mixin
-    ServerConnection connection;
+    @Mixin ServerConnection connection;
 
-    @Option(names = "--operation", paramLabel = "ID", description = "A forget operation of this token's tenant.")
+    @Option(
+            names = "--operation",
+            paramLabel = "ID",
+            description = "A forget operation of this token's tenant.")
     String operation;
 
-    @Option(names = "--public-key-out", paramLabel = "PEM",
-            description = "Also write the store's public key here (what verify-receipt and verify-ledger check with).")
+    @Option(
+            names = "--public-key-out",
+            paramLabel = "PEM",
+            description =
+                    "Also write the store's public key here (what verify-receipt and verify-ledger"
+                            + " check with).")
     Path publicKeyOut;
 
     @Override
     public Integer call() throws Exception {
         PrintWriter out = spec.commandLine().getOut();
         try (ServerConnection.Client client = connection.connect()) {
-            HealthCheckResponse.ServingStatus health = client.health().check(HealthCheckRequest.getDefaultInstance())
-                    .getStatus();
+            HealthCheckResponse.ServingStatus health =
+                    client.health().check(HealthCheckRequest.getDefaultInstance()).getStatus();
             out.println("server " + connection.server + ": " + health);
             if (health != HealthCheckResponse.ServingStatus.SERVING) {
                 return Main.DOES_NOT_HOLD;
             }
-            HealthCheckResponse.ServingStatus writes = client.health().check(HealthCheckRequest.newBuilder()
-                    .setService(NepentheServer.WRITES_HEALTH).build()).getStatus();
+            HealthCheckResponse.ServingStatus writes =
+                    client.health()
+                            .check(
+                                    HealthCheckRequest.newBuilder()
+                                            .setService(NepentheServer.WRITES_HEALTH)
+                                            .build())
+                            .getStatus();
             if (writes != HealthCheckResponse.ServingStatus.SERVING) {
-                out.println("writes: " + writes + ": the store is read-only after a failed write; searches go on. "
-                        + writeProblem(client));
+                out.println(
+                        "writes: "
+                                + writes
+                                + ": the store is read-only after a failed write; searches go on. "
+                                + writeProblem(client));
             }
             if (publicKeyOut != null) {
-                Files.writeString(publicKeyOut, client.forget().getPublicKey(PublicKeyRequest.getDefaultInstance()).getPem(),
+                Files.writeString(
+                        publicKeyOut,
+                        client.forget()
+                                .getPublicKey(PublicKeyRequest.getDefaultInstance())
+                                .getPem(),
                         StandardCharsets.UTF_8);
                 out.println("public key written to " + publicKeyOut);
             }
             if (operation != null) {
-                Operation op = client.forget().getOperation(GetOperationRequest.newBuilder().setId(operation).build());
-                out.println("operation " + op.getId() + ": forget " + op.getScopeKind() + " for " + op.getReasonCode()
-                        + " (scope hash " + op.getScopeHash() + ")");
+                Operation op =
+                        client.forget()
+                                .getOperation(
+                                        GetOperationRequest.newBuilder().setId(operation).build());
+                out.println(
+                        "operation "
+                                + op.getId()
+                                + ": forget "
+                                + op.getScopeKind()
+                                + " for "
+                                + op.getReasonCode()
+                                + " (scope hash "
+                                + op.getScopeHash()
+                                + ")");
                 OperationReport report = new OperationReport(out);
                 report.states(op);
                 out.println();
                 report.details(op);
-                out.println(op.getReceipt().isEmpty() ? "receipt: none yet" : "receipt: issued ("
-                        + "'nepenthe forget' with the same --key prints it again)");
-                boolean fine = (!op.getSettled() || op.getState().equals("SEALED"))
-                        && writes == HealthCheckResponse.ServingStatus.SERVING;
+                out.println(
+                        op.getReceipt().isEmpty()
+                                ? "receipt: none yet"
+                                : "receipt: issued ("
+                                        + "'nepenthe forget' with the same --key prints it again)");
+                boolean fine =
+                        (!op.getSettled() || op.getState().equals("SEALED"))
+                                && writes == HealthCheckResponse.ServingStatus.SERVING;
                 return fine ? 0 : Main.DOES_NOT_HOLD;
             }
             List<CollectionInfo> infos = new ArrayList<>();
-            for (CollectionSpec s : client.collections().list(ListCollectionsRequest.getDefaultInstance()).getCollectionsList()) {
-                infos.add(client.collections().describe(DescribeCollectionRequest.newBuilder().setName(s.getName()).build()));
+            for (CollectionSpec s :
+                    client.collections()
+                            .list(ListCollectionsRequest.getDefaultInstance())
+                            .getCollectionsList()) {
+                infos.add(
+                        client.collections()
+                                .describe(
+                                        DescribeCollectionRequest.newBuilder()
+                                                .setName(s.getName())
+                                                .build()));
             }
             int code = writes == HealthCheckResponse.ServingStatus.SERVING ? 0 : Main.DOES_NOT_HOLD;
             if (infos.isEmpty()) {
                 out.println("no collections");
                 return code;
             }
-            int w = Math.max("collection".length(), infos.stream().mapToInt(i -> i.getSpec().getName().length()).max().orElse(0));
+            int w =
+                    Math.max(
+                            "collection".length(),
+                            infos.stream()
+                                    .mapToInt(i -> i.getSpec().getName().length())
+                                    .max()
+                                    .orElse(0));
             String row = "%-" + w + "s  %9s  %-6s  %-6s  %12s  %s%n";
-            out.printf(Locale.ROOT, row, "collection", "dimension", "metric", "index", "your records", "text");
+            out.printf(
+                    Locale.ROOT,
+                    row,
+                    "collection",
+                    "dimension",
+                    "metric",
+                    "index",
+                    "your records",
+                    "text");
             for (CollectionInfo i : infos) {
                 CollectionSpec s = i.getSpec();
-                out.printf(Locale.ROOT, row, s.getName(), s.getDimension(), s.getMetric().name().toLowerCase(Locale.ROOT),
-                        s.getIndexKind(), String.format(Locale.ROOT, "%,d", i.getSize()), text(s));
+                out.printf(
+                        Locale.ROOT,
+                        row,
+                        s.getName(),
+                        s.getDimension(),
+                        s.getMetric().name().toLowerCase(Locale.ROOT),
+                        s.getIndexKind(),
+                        String.format(Locale.ROOT, "%,d", i.getSize()),
+                        text(s));
             }
             return code;
         }
     }
 
-    /** Why writes are refused, as the server tells this token's role (a plain tenant is not told). */
+    /**
+     * Why writes are refused, as the server tells this token's role (a plain tenant is not told).
+     */
     private static String writeProblem(ServerConnection.Client client) {
         try {
-            String p = client.admin().stats(ServerStatsRequest.getDefaultInstance()).getWriteProblem();
+            String p =
+                    client.admin().stats(ServerStatsRequest.getDefaultInstance()).getWriteProblem();
             return p.isEmpty() ? "" : "The failure: " + p;
         } catch (io.grpc.StatusRuntimeException e) {
-            return "A store operator's token shows the failure (" + e.getStatus().getCode() + " for this one).";
+            return "A store operator's token shows the failure ("
+                    + e.getStatus().getCode()
+                    + " for this one).";
         }
     }
 

@@ -13,8 +13,14 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 /** {@code nepenthe verify-ledger}: an evidence ledger, offline (see {@link LedgerVerifier}). */
-@Command(name = "verify-ledger", mixinStandardHelpOptions = true,
-        description = "Check an evidence ledger's hash chain and every signature offline, that it still holds the entry each given receipt names, and each witnessed head (a ledger cut short after a receipt was issued fails). Exit 0 when everything holds, 1 when something does not.")
+@Command(
+        name = "verify-ledger",
+        mixinStandardHelpOptions = true,
+        description =
+                "Check an evidence ledger's hash chain and every signature offline, that it still"
+                    + " holds the entry each given receipt names, and each witnessed head (a ledger"
+                    + " cut short after a receipt was issued fails). Exit 0 when everything holds,"
+                    + " 1 when something does not.")
 public final class VerifyLedgerCommand implements Callable<Integer> {
 
     @Parameters(index = "0", paramLabel = "LEDGER", description = "The ledger file (ledger.bin).")
@@ -23,10 +29,16 @@ public final class VerifyLedgerCommand implements Callable<Integer> {
     @Parameters(index = "1", paramLabel = "PUBLIC-KEY.pem", description = "The store's public key.")
     Path publicKey;
 
-    @Parameters(index = "2..*", paramLabel = "RECEIPT", description = "Receipts that must be in the ledger.")
+    @Parameters(
+            index = "2..*",
+            paramLabel = "RECEIPT",
+            description = "Receipts that must be in the ledger.")
     List<Path> receipts = new ArrayList<>();
 
-    @Option(names = "--head", paramLabel = "SEQ:HASH", description = "A head a witness recorded; repeatable.")
+    @Option(
+            names = "--head",
+            paramLabel = "SEQ:HASH",
+            description = "A head a witness recorded; repeatable.")
     List<String> heads = new ArrayList<>();
 
     @Override
@@ -35,6 +47,11 @@ public final class VerifyLedgerCommand implements Callable<Integer> {
         for (String h : heads) {
             parsed.add(LedgerHead.parse(h));
         }
-        return LedgerVerifier.run(ledger, SigningKey.parsePem(Files.readString(publicKey)), receipts, parsed, System.out);
+        return LedgerVerifier.run(
+                ledger,
+                SigningKey.parsePem(Files.readString(publicKey)),
+                receipts,
+                parsed,
+                System.out);
     }
 }

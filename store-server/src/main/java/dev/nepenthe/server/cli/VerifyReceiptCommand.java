@@ -19,12 +19,17 @@ import picocli.CommandLine.Spec;
  * {@code nepenthe verify-receipt}: a receipt's signature, offline, with only the store's public
  * key; with {@code --ledger}, also that the ledger holds the entry the receipt names.
  */
-@Command(name = "verify-receipt", mixinStandardHelpOptions = true,
-        description = "Check an erasure receipt's signature offline with the store's public key and print the signed JSON; with --ledger, also check that the ledger holds the entry the receipt names (same hash, sealing the same operation). Exit 0 when it verifies, 1 when it does not.")
+@Command(
+        name = "verify-receipt",
+        mixinStandardHelpOptions = true,
+        description =
+                "Check an erasure receipt's signature offline with the store's public key and print"
+                    + " the signed JSON; with --ledger, also check that the ledger holds the entry"
+                    + " the receipt names (same hash, sealing the same operation). Exit 0 when it"
+                    + " verifies, 1 when it does not.")
 public final class VerifyReceiptCommand implements Callable<Integer> {
 
-    @Spec
-    CommandSpec spec;
+    @Spec CommandSpec spec;
 
     @Parameters(index = "0", paramLabel = "RECEIPT", description = "The receipt file.")
     Path receipt;
@@ -32,7 +37,10 @@ public final class VerifyReceiptCommand implements Callable<Integer> {
     @Parameters(index = "1", paramLabel = "PUBLIC-KEY.pem", description = "The store's public key.")
     Path publicKey;
 
-    @Option(names = "--ledger", paramLabel = "FILE", description = "The store's evidence ledger (ledger.bin) to check the receipt against.")
+    @Option(
+            names = "--ledger",
+            paramLabel = "FILE",
+            description = "The store's evidence ledger (ledger.bin) to check the receipt against.")
     Path ledger;
 
     @Override
@@ -50,7 +58,11 @@ public final class VerifyReceiptCommand implements Callable<Integer> {
         if (ledger != null) {
             LedgerAudit.Check check = LedgerAudit.read(ledger, key).checkReceipt(document);
             if (!check.ok()) {
-                out.println("ledger " + ledger + ": does NOT hold the receipt's entry: " + check.problem());
+                out.println(
+                        "ledger "
+                                + ledger
+                                + ": does NOT hold the receipt's entry: "
+                                + check.problem());
                 return Main.DOES_NOT_HOLD;
             }
             out.println("ledger " + ledger + ": holds the entry the receipt names");

@@ -23,9 +23,9 @@ import java.util.TreeSet;
  * Administration: a snapshot of the served store (a consistent copy, no keys, taken while it
  * serves), a restore of a snapshot into a new folder, which a server on the same keystore then
  * opens (dropping whatever was forgotten since), and statistics. Snapshots and restores are the
- * store operator's, and only inside the folders the server was started with
- * ({@link SnapshotFolders}); the served folder is never a restore target. Statistics are a store
- * operator's for every tenant, a tenant administrator's for their own tenant only.
+ * store operator's, and only inside the folders the server was started with ({@link
+ * SnapshotFolders}); the served folder is never a restore target. Statistics are a store operator's
+ * for every tenant, a tenant administrator's for their own tenant only.
  */
 final class AdminService extends AdminGrpc.AdminImplBase {
 
@@ -41,31 +41,44 @@ final class AdminService extends AdminGrpc.AdminImplBase {
 
     @Override
     public void stats(ServerStatsRequest request, StreamObserver<ServerStats> out) {
-        Statuses.unary(out, () -> {
-            Caller caller = Role.require(Role.TENANT_ADMIN, "read statistics");
-            ServerStats.Builder b = ServerStats.newBuilder();
-            StoreHealth health = store.health();
-            b.setWritesAccepted(health.writesAccepted());
-            if (health.writeProblem() != null) {
-                b.setWriteProblem(caller.storeOperator() ? health.writeProblem() : Redaction.paths(health.writeProblem()));
-            }
-            if (!caller.storeOperator()) {
-                // Their own tenant, and not the cache: its counters are every tenant's traffic.
-                return b.setCacheEnabled(false).addTenants(tenant(caller.tenant())).build();
-            }
-            TreeSet<String> tenants = new TreeSet<>(store.tenants());
-            store.operations(op -> true).forEach(op -> tenants.add(op.tenant()));
-            store.holds().forEach(h -> tenants.add(h.tenant()));
-            tenants.forEach(t -> b.addTenants(tenant(t)));
-            if (cache == null) {
-                return b.setCacheEnabled(false).build();
-            }
-            QueryCache.Stats s = cache.stats();
-            return b.setCacheEnabled(true).setCacheHits(s.hits()).setCacheMisses(s.misses())
-                    .setCacheHitRate(s.hitRate()).setCacheEntries(s.entries()).setCacheBytes(s.bytes())
-                    .setCacheEvictedByForget(s.evictedByForget()).setCacheEvictedByCapacity(s.evictedByCapacity())
-                    .setCacheEvictedByInvalidation(s.evictedByInvalidation()).setCacheRefusedPuts(s.refusedPuts()).build();
-        });
+        Statuses.unary(
+                out,
+                () -> {
+                    Caller caller = Role.require(Role.TENANT_ADMIN, "read statistics");
+                    ServerStats.Builder b = ServerStats.newBuilder();
+                    StoreHealth health = store.health();
+                    b.setWritesAccepted(health.writesAccepted());
+                    if (health.writeProblem() != null) {
+                        b.setWriteProblem(
+                                caller.storeOperator()
+                                        ? health.writeProblem()
+                                        : Redaction.paths(health.writeProblem()));
+                    }
+                    if (!caller.storeOperator()) {
+                        // Their own tenant, and not the cache: its counters are every tenant's
+                        // traffic.
+                        return b.setCacheEnabled(false).addTenants(tenant(caller.tenant())).build();
+                    }
+                    TreeSet<String> tenants = new TreeSet<>(store.tenants());
+                    store.operations(op -> true).forEach(op -> tenants.add(op.tenant()));
+                    store.holds().forEach(h -> tenants.add(h.tenant()));
+                    tenants.forEach(t -> b.addTenants(tenant(t)));
+                    if (cache == null) {
+                        return b.setCacheEnabled(false).build();
+                    }
+                    QueryCache.Stats s = cache.stats();
+                    return b.setCacheEnabled(true)
+                            .setCacheHits(s.hits())
+                            .setCacheMisses(s.misses())
+                            .setCacheHitRate(s.hitRate())
+                            .setCacheEntries(s.entries())
+                            .setCacheBytes(s.bytes())
+                            .setCacheEvictedByForget(s.evictedByForget())
+                            .setCacheEvictedByCapacity(s.evictedByCapacity())
+                            .setCacheEvictedByInvalidation(s.evictedByInvalidation())
+                            .setCacheRefusedPuts(s.refusedPuts())
+                            .build();
+                });
     }
 
     /** One tenant's counts: its records per collection, its forgets, its holds. */
@@ -84,32 +97,43 @@ final class AdminService extends AdminGrpc.AdminImplBase {
 
     @Override
     public void snapshot(SnapshotRequest request, StreamObserver<SnapshotResponse> out) {
-        Statuses.unary(out, () -> {
-            Role.require(Role.STORE_OPERATOR, "take a snapshot (every tenant's records)");
-            Path target = folders.newFolder(request.getTarget(), "target");
-            store.snapshot(target);
-            return SnapshotResponse.newBuilder().setTarget(target.toString()).build();
-        });
+        Statuses.unary(
+                out,
+                () -> {
+                    Role.require(Role.STORE_OPERATOR, "take a snapshot (every tenant's records)");
+                    Path target = folders.newFolder(request.getTarget(), "target");
+                    store.snapshot(target);
+                    return SnapshotResponse.newBuilder().setTarget(target.toString()).build();
+                });
     }
 
     @Override
     public void restore(RestoreRequest request, StreamObserver<RestoreResponse> out) {
-        Statuses.unary(out, () -> {
-            Role.require(Role.STORE_OPERATOR, "restore a snapshot (every tenant's records)");
-            Path snapshot = folders.existingFolder(request.getSnapshot(), "snapshot");
-            Path target = folders.newFolder(request.getTarget(), "target");
-            // Real paths on both sides: a link to the served folder is the served folder.
-            Path served = store.folder().toRealPath();
-            if (target.startsWith(served) || served.startsWith(target)) {
-                throw new IllegalArgumentException("target: expected a folder apart from the one this server serves ("
-                        + served + "), got " + target);
-            }
-            if (target.startsWith(snapshot) || snapshot.startsWith(target)) {
-                throw new IllegalArgumentException("target: expected a folder apart from the snapshot (" + snapshot
-                        + "), got " + target);
-            }
-            Nepenthe.restore(snapshot, target);
-            return RestoreResponse.newBuilder().setTarget(target.toString()).build();
-        });
+        Statuses.unary(
+                out,
+                () -> {
+                    Role.require(
+                            Role.STORE_OPERATOR, "restore a snapshot (every tenant's records)");
+                    Path snapshot = folders.existingFolder(request.getSnapshot(), "snapshot");
+                    Path target = folders.newFolder(request.getTarget(), "target");
+                    // Real paths on both sides: a link to the served folder is the served folder.
+                    Path served = store.folder().toRealPath();
+                    if (target.startsWith(served) || served.startsWith(target)) {
+                        throw new IllegalArgumentException(
+                                "target: expected a folder apart from the one this server serves ("
+                                        + served
+                                        + "), got "
+                                        + target);
+                    }
+                    if (target.startsWith(snapshot) || snapshot.startsWith(target)) {
+                        throw new IllegalArgumentException(
+                                "target: expected a folder apart from the snapshot ("
+                                        + snapshot
+                                        + "), got "
+                                        + target);
+                    }
+                    Nepenthe.restore(snapshot, target);
+                    return RestoreResponse.newBuilder().setTarget(target.toString()).build();
+                });
     }
 }

@@ -15,16 +15,16 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * Admits a call only while its token, its tenant and the server are under their counts of calls
- * in flight ({@link Limits.Calls}); a call over one ends RESOURCE_EXHAUSTED naming it, before
- * the call asks for its request, so its bytes are never read. An admitted call counts until it
- * ends, however it ends (completed, failed, cancelled, refused by an inner interceptor). It runs
- * inside the auth interceptor, so every call it sees has a {@link Caller}.
+ * Admits a call only while its token, its tenant and the server are under their counts of calls in
+ * flight ({@link Limits.Calls}); a call over one ends RESOURCE_EXHAUSTED naming it, before the call
+ * asks for its request, so its bytes are never read. An admitted call counts until it ends, however
+ * it ends (completed, failed, cancelled, refused by an inner interceptor). It runs inside the auth
+ * interceptor, so every call it sees has a {@link Caller}.
  *
- * <p>An admitted call must keep its request coming: if its next message, or the end of its
- * request, has not arrived within {@link Limits.Calls#requestIdleSeconds()}, the call is ended
- * RESOURCE_EXHAUSTED and its slot freed. The clock stops while a handler works on a message
- * (a bulk upload's batch may take minutes to embed) and once the request has ended.
+ * <p>An admitted call must keep its request coming: if its next message, or the end of its request,
+ * has not arrived within {@link Limits.Calls#requestIdleSeconds()}, the call is ended
+ * RESOURCE_EXHAUSTED and its slot freed. The clock stops while a handler works on a message (a bulk
+ * upload's batch may take minutes to embed) and once the request has ended.
  */
 final class CallLimiter implements ServerInterceptor {
 
@@ -45,8 +45,8 @@ final class CallLimiter implements ServerInterceptor {
     }
 
     @Override
-    public <Q, R> ServerCall.Listener<Q> interceptCall(ServerCall<Q, R> call, Metadata headers,
-            ServerCallHandler<Q, R> next) {
+    public <Q, R> ServerCall.Listener<Q> interceptCall(
+            ServerCall<Q, R> call, Metadata headers, ServerCallHandler<Q, R> next) {
         Caller caller = Caller.current();
         AtomicInteger tenant = tenants.computeIfAbsent(caller.tenant(), k -> new AtomicInteger());
         AtomicInteger token = tokens.computeIfAbsent(caller.tokenId(), k -> new AtomicInteger());
@@ -65,7 +65,9 @@ final class CallLimiter implements ServerInterceptor {
             }
         }
         if (refused != null) {
-            call.close(Status.RESOURCE_EXHAUSTED.withDescription(refused + " (retry when some have ended)"),
+            call.close(
+                    Status.RESOURCE_EXHAUSTED.withDescription(
+                            refused + " (retry when some have ended)"),
                     new Metadata());
             return new ServerCall.Listener<>() {};
         }
@@ -96,11 +98,12 @@ final class CallLimiter implements ServerInterceptor {
     }
 
     /**
-     * An admitted call: frees its counts once, keeps the request-idle clock, and may be closed
-     * by that clock from the timer's thread, so every write to the call is serialized here and a
-     * write after the close is dropped (the handler may still answer a call the clock ended).
+     * An admitted call: frees its counts once, keeps the request-idle clock, and may be closed by
+     * that clock from the timer's thread, so every write to the call is serialized here and a write
+     * after the close is dropped (the handler may still answer a call the clock ended).
      */
-    private final class Admitted<Q, R> extends ForwardingServerCall.SimpleForwardingServerCall<Q, R> {
+    private final class Admitted<Q, R>
+            extends ForwardingServerCall.SimpleForwardingServerCall<Q, R> {
         private final AtomicInteger tenant;
         private final AtomicInteger token;
         private final AtomicBoolean released = new AtomicBoolean();
@@ -126,7 +129,9 @@ final class CallLimiter implements ServerInterceptor {
         synchronized void arm() {
             disarm();
             if (!closed && !halfClosed && !released.get()) {
-                idle = timer.schedule(this::idleTooLong, limits.requestIdleSeconds(), TimeUnit.SECONDS);
+                idle =
+                        timer.schedule(
+                                this::idleTooLong, limits.requestIdleSeconds(), TimeUnit.SECONDS);
             }
         }
 
@@ -139,8 +144,12 @@ final class CallLimiter implements ServerInterceptor {
 
         private synchronized void idleTooLong() {
             if (!closed) {
-                close(Status.RESOURCE_EXHAUSTED.withDescription("request idle time: expected the next request message,"
-                        + " or the end of the request, within " + limits.requestIdleSeconds() + " s, got none"),
+                close(
+                        Status.RESOURCE_EXHAUSTED.withDescription(
+                                "request idle time: expected the next request message,"
+                                        + " or the end of the request, within "
+                                        + limits.requestIdleSeconds()
+                                        + " s, got none"),
                         new Metadata());
             }
         }

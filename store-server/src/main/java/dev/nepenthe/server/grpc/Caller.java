@@ -4,8 +4,8 @@ import io.grpc.Context;
 
 /**
  * Who is calling, as the bearer token says: the tenant every call of theirs is scoped to, their
- * {@link Role}, and a short id of the token (a prefix of its hash, never the token) for
- * per-caller limits.
+ * {@link Role}, and a short id of the token (a prefix of its hash, never the token) for per-caller
+ * limits.
  */
 record Caller(String tenant, Role role, String tokenId) {
 
@@ -20,7 +20,8 @@ record Caller(String tenant, Role role, String tokenId) {
     static Caller current() {
         Caller c = KEY.get();
         if (c == null) {
-            throw new IllegalStateException("no caller in the gRPC context: the auth interceptor did not run");
+            throw new IllegalStateException(
+                    "no caller in the gRPC context: the auth interceptor did not run");
         }
         return c;
     }

@@ -33,22 +33,26 @@ final class CollectionsService extends CollectionsGrpc.CollectionsImplBase {
 
     @Override
     public void create(CreateCollectionRequest request, StreamObserver<CollectionInfo> out) {
-        Statuses.unary(out, () -> {
-            Caller caller = Role.require(Role.STORE_OPERATOR, "create a collection");
-            CollectionSpec spec = Protos.spec(request.getSpec());
-            Limits.check("collection dimension", limits.maxDimension(), spec.dimension());
-            VectorCollection c = store.createCollection(spec);
-            return info(c, caller);
-        });
+        Statuses.unary(
+                out,
+                () -> {
+                    Caller caller = Role.require(Role.STORE_OPERATOR, "create a collection");
+                    CollectionSpec spec = Protos.spec(request.getSpec());
+                    Limits.check("collection dimension", limits.maxDimension(), spec.dimension());
+                    VectorCollection c = store.createCollection(spec);
+                    return info(c, caller);
+                });
     }
 
     @Override
     public void list(ListCollectionsRequest request, StreamObserver<ListCollectionsResponse> out) {
-        Statuses.unary(out, () -> {
-            ListCollectionsResponse.Builder b = ListCollectionsResponse.newBuilder();
-            store.collections().forEach(s -> b.addCollections(Protos.spec(s)));
-            return b.build();
-        });
+        Statuses.unary(
+                out,
+                () -> {
+                    ListCollectionsResponse.Builder b = ListCollectionsResponse.newBuilder();
+                    store.collections().forEach(s -> b.addCollections(Protos.spec(s)));
+                    return b.build();
+                });
     }
 
     @Override
@@ -58,17 +62,24 @@ final class CollectionsService extends CollectionsGrpc.CollectionsImplBase {
 
     @Override
     public void drop(DropCollectionRequest request, StreamObserver<DropCollectionResponse> out) {
-        Statuses.unary(out, () -> {
-            Role.require(Role.STORE_OPERATOR, "drop a collection (every tenant's records in it)");
-            boolean dropped = store.dropCollection(request.getName());
-            if (cache != null) {
-                cache.invalidate(request.getName());
-            }
-            return DropCollectionResponse.newBuilder().setDropped(dropped).build();
-        });
+        Statuses.unary(
+                out,
+                () -> {
+                    Role.require(
+                            Role.STORE_OPERATOR,
+                            "drop a collection (every tenant's records in it)");
+                    boolean dropped = store.dropCollection(request.getName());
+                    if (cache != null) {
+                        cache.invalidate(request.getName());
+                    }
+                    return DropCollectionResponse.newBuilder().setDropped(dropped).build();
+                });
     }
 
     private static CollectionInfo info(VectorCollection c, Caller caller) {
-        return CollectionInfo.newBuilder().setSpec(Protos.spec(c.spec())).setSize(c.size(caller.tenant())).build();
+        return CollectionInfo.newBuilder()
+                .setSpec(Protos.spec(c.spec()))
+                .setSize(c.size(caller.tenant()))
+                .build();
     }
 }

@@ -25,12 +25,12 @@ import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 
 /**
- * The forget protocol over gRPC, scoped to the caller's tenant: a forget, an operation, a hold
- * of another tenant is NOT_FOUND, exactly as one that does not exist. {@link #watch} streams the
+ * The forget protocol over gRPC, scoped to the caller's tenant: a forget, an operation, a hold of
+ * another tenant is NOT_FOUND, exactly as one that does not exist. {@link #watch} streams the
  * operation each time it sees a new state, until a settled one; a phase shorter than its poll
  * interval may pass unseen, and every message's timeline lists every state entered so far. Ledger
- * verification is a store operator's call (the
- * ledger counts every tenant's operations); a receipt's check and the public key are anyone's.
+ * verification is a store operator's call (the ledger counts every tenant's operations); a
+ * receipt's check and the public key are anyone's.
  */
 final class ForgetService extends ForgetGrpc.ForgetImplBase {
 
@@ -57,13 +57,23 @@ final class ForgetService extends ForgetGrpc.ForgetImplBase {
 
     @Override
     public void forget(dev.nepenthe.grpc.v1.ForgetRequest request, StreamObserver<Operation> out) {
-        Statuses.unary(out, () -> {
-            ForgetRequest r = new ForgetRequest(Caller.current().tenant(), scope(request.getScope()),
-                    request.getIdempotencyKey(), request.getReasonCode(),
-                    request.hasProbeThreshold() ? request.getProbeThreshold() : null, Protos.level(request.getLevel()),
-                    request.getIdentifiersList(), request.getExactProbe());
-            return Protos.operation(store.forget(r));
-        });
+        Statuses.unary(
+                out,
+                () -> {
+                    ForgetRequest r =
+                            new ForgetRequest(
+                                    Caller.current().tenant(),
+                                    scope(request.getScope()),
+                                    request.getIdempotencyKey(),
+                                    request.getReasonCode(),
+                                    request.hasProbeThreshold()
+                                            ? request.getProbeThreshold()
+                                            : null,
+                                    Protos.level(request.getLevel()),
+                                    request.getIdentifiersList(),
+                                    request.getExactProbe());
+                    return Protos.operation(store.forget(r));
+                });
     }
 
     @Override
@@ -104,7 +114,10 @@ final class ForgetService extends ForgetGrpc.ForgetImplBase {
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            out.onError(Status.CANCELLED.withDescription("the server is shutting down").asRuntimeException());
+            out.onError(
+                    Status.CANCELLED
+                            .withDescription("the server is shutting down")
+                            .asRuntimeException());
         } catch (Throwable t) {
             out.onError(Statuses.of(t));
         } finally {
@@ -113,55 +126,91 @@ final class ForgetService extends ForgetGrpc.ForgetImplBase {
     }
 
     @Override
-    public void placeHold(PlaceHoldRequest request, StreamObserver<dev.nepenthe.grpc.v1.LegalHold> out) {
-        Statuses.unary(out, () -> Protos.hold(store.placeHold(Caller.current().tenant(), scope(request.getScope()),
-                request.getReasonCode())));
+    public void placeHold(
+            PlaceHoldRequest request, StreamObserver<dev.nepenthe.grpc.v1.LegalHold> out) {
+        Statuses.unary(
+                out,
+                () ->
+                        Protos.hold(
+                                store.placeHold(
+                                        Caller.current().tenant(),
+                                        scope(request.getScope()),
+                                        request.getReasonCode())));
     }
 
     @Override
-    public void liftHold(LiftHoldRequest request, StreamObserver<dev.nepenthe.grpc.v1.LegalHold> out) {
-        Statuses.unary(out, () -> {
-            ownHold(request.getId());
-            store.liftHold(request.getId());
-            return Protos.hold(ownHold(request.getId()));
-        });
+    public void liftHold(
+            LiftHoldRequest request, StreamObserver<dev.nepenthe.grpc.v1.LegalHold> out) {
+        Statuses.unary(
+                out,
+                () -> {
+                    ownHold(request.getId());
+                    store.liftHold(request.getId());
+                    return Protos.hold(ownHold(request.getId()));
+                });
     }
 
     @Override
     public void listHolds(ListHoldsRequest request, StreamObserver<ListHoldsResponse> out) {
-        Statuses.unary(out, () -> {
-            String tenant = Caller.current().tenant();
-            ListHoldsResponse.Builder b = ListHoldsResponse.newBuilder();
-            store.holds().stream().filter(h -> h.tenant().equals(tenant)).forEach(h -> b.addHolds(Protos.hold(h)));
-            return b.build();
-        });
+        Statuses.unary(
+                out,
+                () -> {
+                    String tenant = Caller.current().tenant();
+                    ListHoldsResponse.Builder b = ListHoldsResponse.newBuilder();
+                    store.holds().stream()
+                            .filter(h -> h.tenant().equals(tenant))
+                            .forEach(h -> b.addHolds(Protos.hold(h)));
+                    return b.build();
+                });
     }
 
     @Override
-    public void readmit(ReadmitRequest request, StreamObserver<dev.nepenthe.grpc.v1.Readmission> out) {
+    public void readmit(
+            ReadmitRequest request, StreamObserver<dev.nepenthe.grpc.v1.Readmission> out) {
         // In the caller's tenant only: another tenant's forgets fence nothing here, so a scope
         // only they forgot is "not fenced", exactly as one nobody forgot.
-        Statuses.unary(out, () -> Protos.readmission(store.readmit(Caller.current().tenant(),
-                scope(request.getScope()), request.getReasonCode())));
+        Statuses.unary(
+                out,
+                () ->
+                        Protos.readmission(
+                                store.readmit(
+                                        Caller.current().tenant(),
+                                        scope(request.getScope()),
+                                        request.getReasonCode())));
     }
 
     @Override
-    public void verifyLedger(VerifyLedgerRequest request, StreamObserver<dev.nepenthe.grpc.v1.LedgerVerification> out) {
-        Statuses.unary(out, () -> {
-            Role.require(Role.STORE_OPERATOR, "verify the evidence ledger (every tenant's operations)");
-            LedgerVerification v = store.verifyLedger();
-            return dev.nepenthe.grpc.v1.LedgerVerification.newBuilder().setOk(v.ok()).setEntries(v.entries())
-                    .setFirstBadEntry(v.firstBadEntry()).setProblem(v.problem() == null ? "" : v.problem())
-                    .setHeadHash(v.headHash() == null ? "" : v.headHash()).build();
-        });
+    public void verifyLedger(
+            VerifyLedgerRequest request,
+            StreamObserver<dev.nepenthe.grpc.v1.LedgerVerification> out) {
+        Statuses.unary(
+                out,
+                () -> {
+                    Role.require(
+                            Role.STORE_OPERATOR,
+                            "verify the evidence ledger (every tenant's operations)");
+                    LedgerVerification v = store.verifyLedger();
+                    return dev.nepenthe.grpc.v1.LedgerVerification.newBuilder()
+                            .setOk(v.ok())
+                            .setEntries(v.entries())
+                            .setFirstBadEntry(v.firstBadEntry())
+                            .setProblem(v.problem() == null ? "" : v.problem())
+                            .setHeadHash(v.headHash() == null ? "" : v.headHash())
+                            .build();
+                });
     }
 
     @Override
     public void verifyReceipt(VerifyReceiptRequest request, StreamObserver<ReceiptCheck> out) {
-        Statuses.unary(out, () -> {
-            LedgerAudit.Check c = store.evidence().checkReceipt(request.getReceipt());
-            return ReceiptCheck.newBuilder().setOk(c.ok()).setProblem(c.problem() == null ? "" : c.problem()).build();
-        });
+        Statuses.unary(
+                out,
+                () -> {
+                    LedgerAudit.Check c = store.evidence().checkReceipt(request.getReceipt());
+                    return ReceiptCheck.newBuilder()
+                            .setOk(c.ok())
+                            .setProblem(c.problem() == null ? "" : c.problem())
+                            .build();
+                });
     }
 
     @Override
@@ -171,15 +220,30 @@ final class ForgetService extends ForgetGrpc.ForgetImplBase {
 
     /** The caller's own operation; another tenant's is reported exactly as a missing one. */
     private ForgetOperation own(String id) {
-        return store.operation(id).filter(op -> op.tenant().equals(Caller.current().tenant()))
-                .orElseThrow(() -> Status.NOT_FOUND.withDescription("no forget operation with id '" + id
-                        + "' for this caller").asRuntimeException());
+        return store.operation(id)
+                .filter(op -> op.tenant().equals(Caller.current().tenant()))
+                .orElseThrow(
+                        () ->
+                                Status.NOT_FOUND
+                                        .withDescription(
+                                                "no forget operation with id '"
+                                                        + id
+                                                        + "' for this caller")
+                                        .asRuntimeException());
     }
 
     private LegalHold ownHold(String id) {
         String tenant = Caller.current().tenant();
-        return store.holds().stream().filter(h -> h.id().equals(id) && h.tenant().equals(tenant)).findFirst()
-                .orElseThrow(() -> Status.NOT_FOUND.withDescription("no legal hold with id '" + id + "' for this caller")
-                        .asRuntimeException());
+        return store.holds().stream()
+                .filter(h -> h.id().equals(id) && h.tenant().equals(tenant))
+                .findFirst()
+                .orElseThrow(
+                        () ->
+                                Status.NOT_FOUND
+                                        .withDescription(
+                                                "no legal hold with id '"
+                                                        + id
+                                                        + "' for this caller")
+                                        .asRuntimeException());
     }
 }

@@ -8,18 +8,18 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * Bytes of request messages still arriving, against {@link Limits.Calls#receivingBytes()} over
- * all calls and {@link Limits.Calls#receivingBytesPerTenant()} per tenant. HTTP/2 flow control
- * does not bound them: gRPC collects a message's bytes as they come and hands the window back,
- * so a client that declares a 32 MiB message and sends all but its last byte has the server
- * hold 32 MiB until the call ends. A message is counted from its first body byte until it is
- * complete or its call ends.
+ * Bytes of request messages still arriving, against {@link Limits.Calls#receivingBytes()} over all
+ * calls and {@link Limits.Calls#receivingBytesPerTenant()} per tenant. HTTP/2 flow control does not
+ * bound them: gRPC collects a message's bytes as they come and hands the window back, so a client
+ * that declares a 32 MiB message and sends all but its last byte has the server hold 32 MiB until
+ * the call ends. A message is counted from its first body byte until it is complete or its call
+ * ends.
  *
- * <p>The count runs where gRPC reads the bytes, in a stream tracer on the transport thread.
- * Past a budget the tracer throws a RESOURCE_EXHAUSTED status there: the path gRPC's own
- * message size limit takes, which ends that call with the status and drops its bytes. The
- * tracer learns its call's tenant from {@link CallLimiter} when the call is admitted, before
- * the call asks for its first message, so every body byte is counted against a tenant.
+ * <p>The count runs where gRPC reads the bytes, in a stream tracer on the transport thread. Past a
+ * budget the tracer throws a RESOURCE_EXHAUSTED status there: the path gRPC's own message size
+ * limit takes, which ends that call with the status and drops its bytes. The tracer learns its
+ * call's tenant from {@link CallLimiter} when the call is admitted, before the call asks for its
+ * first message, so every body byte is counted against a tenant.
  */
 final class InboundBudget extends ServerStreamTracer.Factory {
 
@@ -68,18 +68,31 @@ final class InboundBudget extends ServerStreamTracer.Factory {
             AtomicLong t = tenant;
             long mine = t == null ? 0 : t.addAndGet(bytes);
             if (all > maxTotal) {
-                throw Status.RESOURCE_EXHAUSTED.withDescription("request bytes arriving at the server: expected at most "
-                        + maxTotal + ", got " + all + " (calls still sending their requests hold the rest; retry"
-                        + " later)").asRuntimeException();
+                throw Status.RESOURCE_EXHAUSTED
+                        .withDescription(
+                                "request bytes arriving at the server: expected at most "
+                                        + maxTotal
+                                        + ", got "
+                                        + all
+                                        + " (calls still sending their requests hold the rest;"
+                                        + " retry later)")
+                        .asRuntimeException();
             }
             if (t != null && mine > maxPerTenant) {
-                throw Status.RESOURCE_EXHAUSTED.withDescription("request bytes arriving for this tenant: expected at"
-                        + " most " + maxPerTenant + ", got " + mine).asRuntimeException();
+                throw Status.RESOURCE_EXHAUSTED
+                        .withDescription(
+                                "request bytes arriving for this tenant: expected at"
+                                        + " most "
+                                        + maxPerTenant
+                                        + ", got "
+                                        + mine)
+                        .asRuntimeException();
             }
         }
 
         @Override
-        public void inboundMessageRead(int seqNo, long optionalWireSize, long optionalUncompressedSize) {
+        public void inboundMessageRead(
+                int seqNo, long optionalWireSize, long optionalUncompressedSize) {
             release();
         }
 

@@ -31,9 +31,9 @@ import java.util.function.Supplier;
  * interceptor and the {@link CallLimiter}, plus the standard health and reflection services.
  * Handlers run on a fixed pool of {@link Limits.Calls#handlerThreads()} threads; the bytes of
  * requests still arriving are bounded by {@link InboundBudget}. {@link #close} shuts down
- * gracefully: health turns NOT_SERVING, new calls are refused, calls in flight get
- * {@link Limits#shutdownGraceSeconds()} to finish before they are cancelled, and then the store
- * is closed (its forget worker finishes its phase; the log is already durable).
+ * gracefully: health turns NOT_SERVING, new calls are refused, calls in flight get {@link
+ * Limits#shutdownGraceSeconds()} to finish before they are cancelled, and then the store is closed
+ * (its forget worker finishes its phase; the log is already durable).
  */
 public final class NepentheServer implements Closeable {
 
@@ -43,8 +43,8 @@ public final class NepentheServer implements Closeable {
     public static final String INSECURE_PLAINTEXT_FLAG = "--insecure-plaintext-on-network";
 
     /**
-     * The health service's name for writes: NOT_SERVING while the store is read-only after a
-     * failed write ({@code ServerStats.write_problem} says why, to a store operator).
+     * The health service's name for writes: NOT_SERVING while the store is read-only after a failed
+     * write ({@code ServerStats.write_problem} says why, to a store operator).
      */
     public static final String WRITES_HEALTH = "nepenthe.v1.Writes";
 
@@ -58,8 +58,16 @@ public final class NepentheServer implements Closeable {
     final CallLimiter limiter;
     final InboundBudget budget;
 
-    private NepentheServer(Server server, Nepenthe store, HealthStatusManager health, Limits limits, boolean closeStore,
-            ExecutorService handlers, ScheduledExecutorService timer, CallLimiter limiter, InboundBudget budget) {
+    private NepentheServer(
+            Server server,
+            Nepenthe store,
+            HealthStatusManager health,
+            Limits limits,
+            boolean closeStore,
+            ExecutorService handlers,
+            ScheduledExecutorService timer,
+            CallLimiter limiter,
+            InboundBudget budget) {
         this.server = server;
         this.store = store;
         this.health = health;
@@ -96,8 +104,8 @@ public final class NepentheServer implements Closeable {
         }
 
         /**
-         * The folders snapshots and restores over gRPC may use (created if missing; none may
-         * hold or lie in the data or keystore folder). With none, both calls are refused.
+         * The folders snapshots and restores over gRPC may use (created if missing; none may hold
+         * or lie in the data or keystore folder). With none, both calls are refused.
          */
         public Options snapshotDirs(List<Path> folders) {
             this.snapshotDirs = List.copyOf(folders);
@@ -133,48 +141,82 @@ public final class NepentheServer implements Closeable {
         }
 
         /**
-         * Most calls in flight at once: over all callers, for one tenant, for one token (see
-         * {@link Limits.Calls}). The server runs handlers on {@code total} + 4 threads.
+         * Most calls in flight at once: over all callers, for one tenant, for one token (see {@link
+         * Limits.Calls}). The server runs handlers on {@code total} + 4 threads.
          */
         public Options callsInFlight(int total, int perTenant, int perToken) {
             Limits.Calls c = limits.calls();
-            this.limits = limits.withCalls(new Limits.Calls(total, perTenant, perToken, c.receivingBytes(),
-                    c.receivingBytesPerTenant(), c.requestIdleSeconds(), c.connectionIdleSeconds(),
-                    c.connectionAgeSeconds(), c.connectionAgeGraceSeconds(), c.keepAlivePermitSeconds(),
-                    c.streamsPerConnection()));
+            this.limits =
+                    limits.withCalls(
+                            new Limits.Calls(
+                                    total,
+                                    perTenant,
+                                    perToken,
+                                    c.receivingBytes(),
+                                    c.receivingBytesPerTenant(),
+                                    c.requestIdleSeconds(),
+                                    c.connectionIdleSeconds(),
+                                    c.connectionAgeSeconds(),
+                                    c.connectionAgeGraceSeconds(),
+                                    c.keepAlivePermitSeconds(),
+                                    c.streamsPerConnection()));
             return this;
         }
 
         /** Most bytes of request messages still arriving, over all calls and for one tenant. */
         public Options receivingBytes(long total, long perTenant) {
             Limits.Calls c = limits.calls();
-            this.limits = limits.withCalls(new Limits.Calls(c.inFlight(), c.inFlightPerTenant(), c.inFlightPerToken(),
-                    total, perTenant, c.requestIdleSeconds(), c.connectionIdleSeconds(), c.connectionAgeSeconds(),
-                    c.connectionAgeGraceSeconds(), c.keepAlivePermitSeconds(), c.streamsPerConnection()));
+            this.limits =
+                    limits.withCalls(
+                            new Limits.Calls(
+                                    c.inFlight(),
+                                    c.inFlightPerTenant(),
+                                    c.inFlightPerToken(),
+                                    total,
+                                    perTenant,
+                                    c.requestIdleSeconds(),
+                                    c.connectionIdleSeconds(),
+                                    c.connectionAgeSeconds(),
+                                    c.connectionAgeGraceSeconds(),
+                                    c.keepAlivePermitSeconds(),
+                                    c.streamsPerConnection()));
             return this;
         }
 
         /**
-         * How long a call may wait for its client's next request message, and connections'
-         * idle time, age and grace after it (0: never).
+         * How long a call may wait for its client's next request message, and connections' idle
+         * time, age and grace after it (0: never).
          */
-        public Options timeouts(int requestIdleSeconds, int connectionIdleSeconds, int connectionAgeSeconds,
+        public Options timeouts(
+                int requestIdleSeconds,
+                int connectionIdleSeconds,
+                int connectionAgeSeconds,
                 int connectionAgeGraceSeconds) {
             Limits.Calls c = limits.calls();
-            this.limits = limits.withCalls(new Limits.Calls(c.inFlight(), c.inFlightPerTenant(), c.inFlightPerToken(),
-                    c.receivingBytes(), c.receivingBytesPerTenant(), requestIdleSeconds, connectionIdleSeconds,
-                    connectionAgeSeconds, connectionAgeGraceSeconds, c.keepAlivePermitSeconds(),
-                    c.streamsPerConnection()));
+            this.limits =
+                    limits.withCalls(
+                            new Limits.Calls(
+                                    c.inFlight(),
+                                    c.inFlightPerTenant(),
+                                    c.inFlightPerToken(),
+                                    c.receivingBytes(),
+                                    c.receivingBytesPerTenant(),
+                                    requestIdleSeconds,
+                                    connectionIdleSeconds,
+                                    connectionAgeSeconds,
+                                    connectionAgeGraceSeconds,
+                                    c.keepAlivePermitSeconds(),
+                                    c.streamsPerConnection()));
             return this;
         }
     }
 
     /**
-     * The options a served store is opened with: these plus the embedders the server bundles,
-     * today all-MiniLM-L6-v2 ({@code "all-minilm-l6-v2"}, 384 dimensions), so that collections
-     * created with {@code embedder: "all-minilm-l6-v2"} take text-only records and text queries.
-     * The model loads on the first embedding, not here: a server that never embeds starts as
-     * fast as before and never pays its 100 MB.
+     * The options a served store is opened with: these plus the embedders the server bundles, today
+     * all-MiniLM-L6-v2 ({@code "all-minilm-l6-v2"}, 384 dimensions), so that collections created
+     * with {@code embedder: "all-minilm-l6-v2"} take text-only records and text queries. The model
+     * loads on the first embedding, not here: a server that never embeds starts as fast as before
+     * and never pays its 100 MB.
      *
      * @param options the store's other options
      * @return the options with the bundled embedders
@@ -184,8 +226,8 @@ public final class NepentheServer implements Closeable {
     }
 
     /**
-     * Starts a server over an open store; closing the server closes the store. Open the store
-     * with {@link #withBundledEmbedders} for collections that embed text.
+     * Starts a server over an open store; closing the server closes the store. Open the store with
+     * {@link #withBundledEmbedders} for collections that embed text.
      *
      * @throws IOException if the port cannot be bound or the tokens or TLS files cannot be read
      * @throws IllegalArgumentException if the tokens file is malformed (the message names the line)
@@ -197,11 +239,15 @@ public final class NepentheServer implements Closeable {
         }
         checkPlaintext(o.host, o.tlsCert != null, o.insecurePlaintextOnNetwork);
         TokensFile tokens = new TokensFile(o.tokensFile);
-        SnapshotFolders folders = o.snapshotDirs.isEmpty() ? SnapshotFolders.none()
-                : SnapshotFolders.of(o.snapshotDirs, store.folder(), store.ledgerFile().getParent());
+        SnapshotFolders folders =
+                o.snapshotDirs.isEmpty()
+                        ? SnapshotFolders.none()
+                        : SnapshotFolders.of(
+                                o.snapshotDirs, store.folder(), store.ledgerFile().getParent());
         NettyServerBuilder b = NettyServerBuilder.forAddress(new InetSocketAddress(o.host, o.port));
         if (o.tlsCert != null) {
-            SslContext ssl = GrpcSslContexts.forServer(o.tlsCert.toFile(), o.tlsKey.toFile()).build();
+            SslContext ssl =
+                    GrpcSslContexts.forServer(o.tlsCert.toFile(), o.tlsKey.toFile()).build();
             b.sslContext(ssl);
         }
         Limits.Calls c = o.limits.calls();
@@ -230,35 +276,56 @@ public final class NepentheServer implements Closeable {
      * @throws IllegalArgumentException if the server would listen in plaintext beyond loopback
      * @throws IOException if the host does not resolve
      */
-    public static void checkPlaintext(String host, boolean tls, boolean insecurePlaintextOnNetwork) throws IOException {
+    public static void checkPlaintext(String host, boolean tls, boolean insecurePlaintextOnNetwork)
+            throws IOException {
         if (tls || insecurePlaintextOnNetwork) {
             return;
         }
         InetAddress address = InetAddress.getByName(host);
         if (!address.isLoopbackAddress()) {
-            throw new IllegalArgumentException("--host " + host + ": expected a loopback address for a server without"
-                    + " TLS, got " + address.getHostAddress() + ", where bearer tokens and records would cross the"
-                    + " network in clear text. Give --tls-cert and --tls-key, or pass " + INSECURE_PLAINTEXT_FLAG
-                    + " to serve plaintext on the network anyway");
+            throw new IllegalArgumentException(
+                    "--host "
+                            + host
+                            + ": expected a loopback address for a server without"
+                            + " TLS, got "
+                            + address.getHostAddress()
+                            + ", where bearer tokens and records would cross the"
+                            + " network in clear text. Give --tls-cert and --tls-key, or pass "
+                            + INSECURE_PLAINTEXT_FLAG
+                            + " to serve plaintext on the network anyway");
         }
     }
 
-    /** A server on a builder the caller made (in-process tests), with fixed tokens and no snapshot folders. */
-    static NepentheServer start(ServerBuilder<?> b, Nepenthe store, Tokens tokens, Limits limits, boolean closeStore)
+    /**
+     * A server on a builder the caller made (in-process tests), with fixed tokens and no snapshot
+     * folders.
+     */
+    static NepentheServer start(
+            ServerBuilder<?> b, Nepenthe store, Tokens tokens, Limits limits, boolean closeStore)
             throws IOException {
         return start(b, store, () -> tokens, limits, SnapshotFolders.none(), closeStore);
     }
 
     /** A server on a builder the caller made; {@code closeStore} says who closes the store. */
-    static NepentheServer start(ServerBuilder<?> b, Nepenthe store, Supplier<Tokens> tokens, Limits limits,
-            SnapshotFolders folders, boolean closeStore) throws IOException {
+    static NepentheServer start(
+            ServerBuilder<?> b,
+            Nepenthe store,
+            Supplier<Tokens> tokens,
+            Limits limits,
+            SnapshotFolders folders,
+            boolean closeStore)
+            throws IOException {
         HealthStatusManager health = new HealthStatusManager();
         AuthInterceptor auth = new AuthInterceptor(tokens);
         Limits.Calls calls = limits.calls();
-        ExecutorService handlers = Executors.newFixedThreadPool(calls.handlerThreads(), daemonThreads("nepenthe-grpc-"));
-        ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(daemonThreads("nepenthe-grpc-idle-"));
+        ExecutorService handlers =
+                Executors.newFixedThreadPool(
+                        calls.handlerThreads(), daemonThreads("nepenthe-grpc-"));
+        ScheduledExecutorService timer =
+                Executors.newSingleThreadScheduledExecutor(daemonThreads("nepenthe-grpc-idle-"));
         CallLimiter limiter = new CallLimiter(calls, timer);
-        InboundBudget budget = new InboundBudget(calls.receivingBytes(), calls.receivingBytesPerTenant());
+        InboundBudget budget =
+                new InboundBudget(calls.receivingBytes(), calls.receivingBytesPerTenant());
         b.executor(handlers).addStreamTracerFactory(budget);
         StreamSlots slots = new StreamSlots(limits.maxStreamsPerCaller());
         QueryCache cache = null;
@@ -267,15 +334,24 @@ public final class NepentheServer implements Closeable {
             cache = new QueryCache(limits.cacheEntries(), limits.cacheBytes());
             store.registerSurface(cache);
         }
-        List<BindableService> services = List.of(new CollectionsService(store, limits, cache),
-                new RecordsService(store, limits, slots, cache), new ForgetService(store, slots, limits),
-                new AdminService(store, cache, folders));
+        List<BindableService> services =
+                List.of(
+                        new CollectionsService(store, limits, cache),
+                        new RecordsService(store, limits, slots, cache),
+                        new ForgetService(store, slots, limits),
+                        new AdminService(store, cache, folders));
         b.maxInboundMessageSize(limits.maxMessageBytes());
         for (BindableService s : services) {
             // The auth interceptor outermost, then the limiter (it counts by caller); a request
             // that did not parse is refused innermost.
-            b.addService(ServerInterceptors.intercept(ServerInterceptors.intercept(ServerInterceptors.intercept(
-                    RequestParsing.withClearParseErrors(s.bindService()), RequestParsing.REFUSE_UNPARSED), limiter), auth));
+            b.addService(
+                    ServerInterceptors.intercept(
+                            ServerInterceptors.intercept(
+                                    ServerInterceptors.intercept(
+                                            RequestParsing.withClearParseErrors(s.bindService()),
+                                            RequestParsing.REFUSE_UNPARSED),
+                                    limiter),
+                            auth));
         }
         b.addService(health.getHealthService());
         b.addService(ProtoReflectionServiceV1.newInstance());
@@ -290,10 +366,12 @@ public final class NepentheServer implements Closeable {
         health.setStatus("", io.grpc.health.v1.HealthCheckResponse.ServingStatus.SERVING);
         watchWrites(store, health, timer);
         for (BindableService s : services) {
-            health.setStatus(s.bindService().getServiceDescriptor().getName(),
+            health.setStatus(
+                    s.bindService().getServiceDescriptor().getName(),
                     io.grpc.health.v1.HealthCheckResponse.ServingStatus.SERVING);
         }
-        return new NepentheServer(server, store, health, limits, closeStore, handlers, timer, limiter, budget);
+        return new NepentheServer(
+                server, store, health, limits, closeStore, handlers, timer, limiter, budget);
     }
 
     /**
@@ -301,16 +379,26 @@ public final class NepentheServer implements Closeable {
      * to its files has failed and the store is read-only (searches and gets go on, so the server
      * and its services stay SERVING). Checked every second: the latch is one volatile read.
      */
-    private static void watchWrites(Nepenthe store, HealthStatusManager health, ScheduledExecutorService timer) {
-        timer.scheduleWithFixedDelay(() -> {
-            try {
-                boolean writes = store.health().writesAccepted();
-                health.setStatus(WRITES_HEALTH, writes ? io.grpc.health.v1.HealthCheckResponse.ServingStatus.SERVING
-                        : io.grpc.health.v1.HealthCheckResponse.ServingStatus.NOT_SERVING);
-            } catch (RuntimeException e) {
-                // The store is closing: the server's own close sets the terminal state.
-            }
-        }, 0, 1, TimeUnit.SECONDS);
+    private static void watchWrites(
+            Nepenthe store, HealthStatusManager health, ScheduledExecutorService timer) {
+        timer.scheduleWithFixedDelay(
+                () -> {
+                    try {
+                        boolean writes = store.health().writesAccepted();
+                        health.setStatus(
+                                WRITES_HEALTH,
+                                writes
+                                        ? io.grpc.health.v1.HealthCheckResponse.ServingStatus
+                                                .SERVING
+                                        : io.grpc.health.v1.HealthCheckResponse.ServingStatus
+                                                .NOT_SERVING);
+                    } catch (RuntimeException e) {
+                        // The store is closing: the server's own close sets the terminal state.
+                    }
+                },
+                0,
+                1,
+                TimeUnit.SECONDS);
     }
 
     private static java.util.concurrent.ThreadFactory daemonThreads(String prefix) {
@@ -335,24 +423,27 @@ public final class NepentheServer implements Closeable {
 
     /**
      * A new token for {@code tenant}: its hash appended to the tokens file, the token itself
-     * written to the new file {@code tokenFile}, owner-only (see {@link Tokens}). A running
-     * server accepts it from its next call on.
+     * written to the new file {@code tokenFile}, owner-only (see {@link Tokens}). A running server
+     * accepts it from its next call on.
      *
      * @param role {@code tenant}, {@code tenant-admin} or {@code store-operator}
      * @throws IllegalArgumentException if the tenant name is not a plain name, the role unknown,
      *     the token file exists, or the tokens file does not parse (naming the line)
      * @throws IOException if a file cannot be written
      */
-    public static void addToken(Path tokensFile, Path tokenFile, String tenant, String role) throws IOException {
+    public static void addToken(Path tokensFile, Path tokenFile, String tenant, String role)
+            throws IOException {
         Role r = Role.named(role);
         if (r == null) {
-            throw new IllegalArgumentException("role: expected " + Role.NAMES + ", got '" + role + "'");
+            throw new IllegalArgumentException(
+                    "role: expected " + Role.NAMES + ", got '" + role + "'");
         }
         Tokens.add(tokensFile, tokenFile, tenant, r);
     }
 
     /** A tenant token, or a store operator's: {@link #addToken(Path, Path, String, String)}. */
-    public static void addToken(Path tokensFile, Path tokenFile, String tenant, boolean operator) throws IOException {
+    public static void addToken(Path tokensFile, Path tokenFile, String tenant, boolean operator)
+            throws IOException {
         addToken(tokensFile, tokenFile, tenant, operator ? "store-operator" : "tenant");
     }
 
@@ -372,7 +463,9 @@ public final class NepentheServer implements Closeable {
         server.shutdown();
         try {
             if (!server.awaitTermination(limits.shutdownGraceSeconds(), TimeUnit.SECONDS)) {
-                LOG.log(System.Logger.Level.WARNING, "calls still in flight after {0} s; cancelling them",
+                LOG.log(
+                        System.Logger.Level.WARNING,
+                        "calls still in flight after {0} s; cancelling them",
                         limits.shutdownGraceSeconds());
                 server.shutdownNow();
                 server.awaitTermination(5, TimeUnit.SECONDS);

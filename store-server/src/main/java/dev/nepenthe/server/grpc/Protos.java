@@ -27,8 +27,8 @@ import java.util.TreeMap;
 
 /**
  * Translation between the wire messages and the store's types, in both directions. Bad input is
- * refused here with an {@link IllegalArgumentException} that names the field, what was expected
- * and what arrived (the server turns it into INVALID_ARGUMENT); what the store checks itself
+ * refused here with an {@link IllegalArgumentException} that names the field, what was expected and
+ * what arrived (the server turns it into INVALID_ARGUMENT); what the store checks itself
  * (dimension, finite values, sizes) is left to the store, so there is one rule and one message.
  */
 final class Protos {
@@ -44,9 +44,14 @@ final class Protos {
         }
         if (r.hasSource()) {
             if (!r.getSource().hasVersion()) {
-                throw new IllegalArgumentException("record " + position + ": source: expected a version, got none");
+                throw new IllegalArgumentException(
+                        "record " + position + ": source: expected a version, got none");
             }
-            b.source(new SourceRef(r.getSource().getKind(), r.getSource().getId(), r.getSource().getVersion()));
+            b.source(
+                    new SourceRef(
+                            r.getSource().getKind(),
+                            r.getSource().getId(),
+                            r.getSource().getVersion()));
         }
         if (r.getVectorCount() > 0) {
             b.vector(floats(r.getVectorList()));
@@ -55,7 +60,9 @@ final class Protos {
             b.text(r.getText());
         }
         for (Map.Entry<String, Value> e : r.getMetadataMap().entrySet()) {
-            b.metadata(e.getKey(), value(e.getValue(), "record " + position + ": metadata '" + e.getKey() + "'"));
+            b.metadata(
+                    e.getKey(),
+                    value(e.getValue(), "record " + position + ": metadata '" + e.getKey() + "'"));
         }
         if (r.getDerivedFromCount() > 0) {
             b.derivedFrom(r.getDerivedFromList());
@@ -73,8 +80,11 @@ final class Protos {
             b.setSubject(r.subject());
         }
         if (r.source() != null) {
-            b.setSource(dev.nepenthe.grpc.v1.SourceRef.newBuilder().setKind(r.source().kind())
-                    .setId(r.source().id()).setVersion(r.source().version()));
+            b.setSource(
+                    dev.nepenthe.grpc.v1.SourceRef.newBuilder()
+                            .setKind(r.source().kind())
+                            .setId(r.source().id())
+                            .setVersion(r.source().version()));
         }
         float[] v = withVector ? r.vector() : null;
         if (v != null) {
@@ -104,8 +114,11 @@ final class Protos {
             case INT_VALUE -> v.getIntValue();
             case DOUBLE_VALUE -> v.getDoubleValue();
             case BOOL_VALUE -> v.getBoolValue();
-            case KIND_NOT_SET -> throw new IllegalArgumentException(where + ": expected a string, integer, double or"
-                    + " boolean value, got an empty Value");
+            case KIND_NOT_SET ->
+                    throw new IllegalArgumentException(
+                            where
+                                    + ": expected a string, integer, double or"
+                                    + " boolean value, got an empty Value");
         };
     }
 
@@ -115,12 +128,16 @@ final class Protos {
             case Long l -> Value.newBuilder().setIntValue(l).build();
             case Double d -> Value.newBuilder().setDoubleValue(d).build();
             case Boolean b -> Value.newBuilder().setBoolValue(b).build();
-            default -> throw new IllegalStateException("metadata value of type " + o.getClass().getName());
+            default ->
+                    throw new IllegalStateException(
+                            "metadata value of type " + o.getClass().getName());
         };
     }
 
     static dev.nepenthe.grpc.v1.SearchHit hit(SearchHit h, boolean withVector) {
-        return dev.nepenthe.grpc.v1.SearchHit.newBuilder().setRecord(record(h.record(), withVector)).setScore(h.score())
+        return dev.nepenthe.grpc.v1.SearchHit.newBuilder()
+                .setRecord(record(h.record(), withVector))
+                .setScore(h.score())
                 .build();
     }
 
@@ -131,7 +148,8 @@ final class Protos {
             case EQ -> Filter.eq(f.getEq().getKey(), value(f.getEq().getValue(), where + ".eq"));
             case IN -> {
                 if (f.getIn().getValuesCount() == 0) {
-                    throw new IllegalArgumentException(where + ".in: expected at least one value, got none");
+                    throw new IllegalArgumentException(
+                            where + ".in: expected at least one value, got none");
                 }
                 Object[] values = new Object[f.getIn().getValuesCount()];
                 for (int i = 0; i < values.length; i++) {
@@ -139,13 +157,18 @@ final class Protos {
                 }
                 yield Filter.in(f.getIn().getKey(), values);
             }
-            case RANGE -> Filter.range(f.getRange().getKey(), f.getRange().getMin(), f.getRange().getMax());
+            case RANGE ->
+                    Filter.range(
+                            f.getRange().getKey(), f.getRange().getMin(), f.getRange().getMax());
             case EXISTS -> Filter.exists(f.getExists().getKey());
             case NOT -> Filter.not(filter(f.getNot().getFilter(), where + ".not"));
             case ALL -> new Filter.And(filters(f.getAll().getFiltersList(), where + ".all"));
             case ANY -> new Filter.Or(filters(f.getAny().getFiltersList(), where + ".any"));
-            case KIND_NOT_SET -> throw new IllegalArgumentException(where + ": expected eq, in, range, exists, not, all"
-                    + " or any, got an empty Filter");
+            case KIND_NOT_SET ->
+                    throw new IllegalArgumentException(
+                            where
+                                    + ": expected eq, in, range, exists, not, all"
+                                    + " or any, got an empty Filter");
         };
     }
 
@@ -162,113 +185,151 @@ final class Protos {
 
     static SearchParams params(Map<String, String> params) {
         Map<String, Integer> values = new TreeMap<>();
-        params.forEach((k, v) -> {
-            try {
-                values.put(k, Integer.parseInt(v.trim()));
-            } catch (NumberFormatException e) {
-                throw new IllegalArgumentException("params '" + k + "': expected an integer, got '" + v + "'");
-            }
-        });
+        params.forEach(
+                (k, v) -> {
+                    try {
+                        values.put(k, Integer.parseInt(v.trim()));
+                    } catch (NumberFormatException e) {
+                        throw new IllegalArgumentException(
+                                "params '" + k + "': expected an integer, got '" + v + "'");
+                    }
+                });
         return new SearchParams(values);
     }
 
     // ---- collections ------------------------------------------------------------------------
 
     static CollectionSpec spec(dev.nepenthe.grpc.v1.CollectionSpec s) {
-        Metric metric = switch (s.getMetric()) {
-            case COSINE -> Metric.COSINE;
-            case DOT -> Metric.DOT;
-            case L2 -> Metric.L2;
-            case METRIC_UNSPECIFIED, UNRECOGNIZED -> throw new IllegalArgumentException("spec.metric: expected COSINE,"
-                    + " DOT or L2, got " + s.getMetric());
-        };
+        Metric metric =
+                switch (s.getMetric()) {
+                    case COSINE -> Metric.COSINE;
+                    case DOT -> Metric.DOT;
+                    case L2 -> Metric.L2;
+                    case METRIC_UNSPECIFIED, UNRECOGNIZED ->
+                            throw new IllegalArgumentException(
+                                    "spec.metric: expected COSINE,"
+                                            + " DOT or L2, got "
+                                            + s.getMetric());
+                };
         String kind = s.getIndexKind().isEmpty() ? "exact" : s.getIndexKind();
-        CollectionSpec spec = new CollectionSpec(s.getName(), s.getDimension(), metric,
-                IndexSpec.of(kind, s.getIndexParamsMap()));
+        CollectionSpec spec =
+                new CollectionSpec(
+                        s.getName(),
+                        s.getDimension(),
+                        metric,
+                        IndexSpec.of(kind, s.getIndexParamsMap()));
         // Empty strings are proto3's "not set": no text index, no embedder.
-        spec = spec.withTextIndex(s.getTextAnalyzer().isEmpty() ? null : s.getTextAnalyzer())
-                .withEmbedder(s.getEmbedder().isEmpty() ? null : s.getEmbedder())
-                .withSubjectIdentifiers(s.getSubjectIdentifiersList().toArray(String[]::new));
+        spec =
+                spec.withTextIndex(s.getTextAnalyzer().isEmpty() ? null : s.getTextAnalyzer())
+                        .withEmbedder(s.getEmbedder().isEmpty() ? null : s.getEmbedder())
+                        .withSubjectIdentifiers(
+                                s.getSubjectIdentifiersList().toArray(String[]::new));
         return switch (s.getProvenance()) {
             case REGENERATE -> spec.withProvenance(CollectionSpec.Provenance.REGENERATE);
-            case CASCADE, PROVENANCE_UNSPECIFIED -> spec.withProvenance(CollectionSpec.Provenance.CASCADE);
-            case UNRECOGNIZED -> throw new IllegalArgumentException("spec.provenance: expected CASCADE or REGENERATE, got"
-                    + " an unknown value");
+            case CASCADE, PROVENANCE_UNSPECIFIED ->
+                    spec.withProvenance(CollectionSpec.Provenance.CASCADE);
+            case UNRECOGNIZED ->
+                    throw new IllegalArgumentException(
+                            "spec.provenance: expected CASCADE or REGENERATE, got"
+                                    + " an unknown value");
         };
     }
 
     static dev.nepenthe.grpc.v1.CollectionSpec spec(CollectionSpec s) {
-        return dev.nepenthe.grpc.v1.CollectionSpec.newBuilder().setName(s.name()).setDimension(s.dimension())
+        return dev.nepenthe.grpc.v1.CollectionSpec.newBuilder()
+                .setName(s.name())
+                .setDimension(s.dimension())
                 .setMetric(dev.nepenthe.grpc.v1.Metric.valueOf(s.metric().name()))
-                .setIndexKind(s.index().kind()).putAllIndexParams(s.index().params())
+                .setIndexKind(s.index().kind())
+                .putAllIndexParams(s.index().params())
                 .setProvenance(dev.nepenthe.grpc.v1.Provenance.valueOf(s.provenance().name()))
                 .setTextAnalyzer(s.textAnalyzer() == null ? "" : s.textAnalyzer())
                 .setEmbedder(s.embedder() == null ? "" : s.embedder())
-                .addAllSubjectIdentifiers(s.subjectIdentifiers()).build();
+                .addAllSubjectIdentifiers(s.subjectIdentifiers())
+                .build();
     }
 
     // ---- search -----------------------------------------------------------------------------
 
     /**
-     * The store's query for a wire request, in the caller's tenant; see the proto's SearchMode
-     * for how an unspecified mode is read. What the store checks itself (dimension, k's range,
-     * blank or long text, a text index or embedder the collection lacks) is left to it.
+     * The store's query for a wire request, in the caller's tenant; see the proto's SearchMode for
+     * how an unspecified mode is read. What the store checks itself (dimension, k's range, blank or
+     * long text, a text index or embedder the collection lacks) is left to it.
      */
     static SearchRequest search(dev.nepenthe.grpc.v1.SearchRequest r, String tenant) {
         boolean hasVector = r.getVectorCount() > 0;
         boolean hasText = !r.getText().isEmpty();
         @SuppressWarnings("deprecation")
         boolean hybridFlag = r.getHybrid();
-        SearchRequest.Mode mode = switch (r.getMode()) {
-            case VECTOR -> SearchRequest.Mode.VECTOR;
-            case KEYWORD -> SearchRequest.Mode.KEYWORD;
-            case HYBRID -> SearchRequest.Mode.HYBRID;
-            case SEARCH_MODE_UNSPECIFIED -> {
-                if (hybridFlag) {
-                    yield SearchRequest.Mode.HYBRID;
-                }
-                if (hasVector && hasText) {
-                    throw new IllegalArgumentException("mode: expected VECTOR, KEYWORD or HYBRID when both a vector and"
-                            + " text are given, got none (a vector search would ignore the text)");
-                }
-                yield SearchRequest.Mode.VECTOR;
-            }
-            case UNRECOGNIZED -> throw new IllegalArgumentException("mode: expected VECTOR, KEYWORD or HYBRID, got an"
-                    + " unknown value " + r.getModeValue());
-        };
+        SearchRequest.Mode mode =
+                switch (r.getMode()) {
+                    case VECTOR -> SearchRequest.Mode.VECTOR;
+                    case KEYWORD -> SearchRequest.Mode.KEYWORD;
+                    case HYBRID -> SearchRequest.Mode.HYBRID;
+                    case SEARCH_MODE_UNSPECIFIED -> {
+                        if (hybridFlag) {
+                            yield SearchRequest.Mode.HYBRID;
+                        }
+                        if (hasVector && hasText) {
+                            throw new IllegalArgumentException(
+                                    "mode: expected VECTOR, KEYWORD or HYBRID when both a vector"
+                                            + " and text are given, got none (a vector search would"
+                                            + " ignore the text)");
+                        }
+                        yield SearchRequest.Mode.VECTOR;
+                    }
+                    case UNRECOGNIZED ->
+                            throw new IllegalArgumentException(
+                                    "mode: expected VECTOR, KEYWORD or HYBRID, got an"
+                                            + " unknown value "
+                                            + r.getModeValue());
+                };
         if (hybridFlag && mode != SearchRequest.Mode.HYBRID) {
-            throw new IllegalArgumentException("hybrid: the deprecated flag asks for mode HYBRID, got it with mode "
-                    + r.getMode());
+            throw new IllegalArgumentException(
+                    "hybrid: the deprecated flag asks for mode HYBRID, got it with mode "
+                            + r.getMode());
         }
         switch (mode) {
             case VECTOR -> {
                 if (!hasVector && !hasText) {
-                    throw new IllegalArgumentException("vector: expected a query vector (or text for the collection's"
-                            + " embedder), got neither");
+                    throw new IllegalArgumentException(
+                            "vector: expected a query vector (or text for the collection's"
+                                    + " embedder), got neither");
                 }
                 if (hasVector && hasText) {
-                    throw new IllegalArgumentException("mode VECTOR: expected a vector or text, got both (mode HYBRID"
-                            + " searches by both)");
+                    throw new IllegalArgumentException(
+                            "mode VECTOR: expected a vector or text, got both (mode HYBRID"
+                                    + " searches by both)");
                 }
             }
             case KEYWORD -> {
                 if (!hasText) {
-                    throw new IllegalArgumentException("mode KEYWORD: expected query text, got none");
+                    throw new IllegalArgumentException(
+                            "mode KEYWORD: expected query text, got none");
                 }
                 if (hasVector) {
-                    throw new IllegalArgumentException("mode KEYWORD: expected text and no vector, got a vector too"
-                            + " (mode HYBRID uses both)");
+                    throw new IllegalArgumentException(
+                            "mode KEYWORD: expected text and no vector, got a vector too"
+                                    + " (mode HYBRID uses both)");
                 }
             }
             case HYBRID -> {
                 if (!hasText) {
-                    throw new IllegalArgumentException("mode HYBRID: expected query text, got none");
+                    throw new IllegalArgumentException(
+                            "mode HYBRID: expected query text, got none");
                 }
             }
         }
-        SearchRequest q = new SearchRequest(hasVector ? floats(r.getVectorList()) : null, hasText ? r.getText() : null,
-                mode, r.getK(), tenant, r.getSubject().isEmpty() ? null : r.getSubject(),
-                r.hasFilter() ? filter(r.getFilter(), "filter") : null, params(r.getParamsMap()));
+        SearchRequest q =
+                new SearchRequest(
+                        hasVector ? floats(r.getVectorList()) : null,
+                        hasText ? r.getText() : null,
+                        mode,
+                        r.getK(),
+                        tenant,
+                        r.getSubject().isEmpty() ? null : r.getSubject(),
+                        r.hasFilter() ? filter(r.getFilter(), "filter") : null,
+                        params(r.getParamsMap()));
         return q;
     }
 
@@ -281,12 +342,18 @@ final class Protos {
                 Set<String> ids = new LinkedHashSet<>(s.getRecords().getIdsList());
                 yield ForgetScope.records(ids);
             }
-            case SOURCE -> s.getSource().hasVersion()
-                    ? ForgetScope.source(s.getSource().getKind(), s.getSource().getId(), s.getSource().getVersion())
-                    : ForgetScope.source(s.getSource().getKind(), s.getSource().getId());
+            case SOURCE ->
+                    s.getSource().hasVersion()
+                            ? ForgetScope.source(
+                                    s.getSource().getKind(),
+                                    s.getSource().getId(),
+                                    s.getSource().getVersion())
+                            : ForgetScope.source(s.getSource().getKind(), s.getSource().getId());
             case METADATA -> ForgetScope.metadata(filter(s.getMetadata(), "scope.metadata"));
-            case KIND_NOT_SET -> throw new IllegalArgumentException("scope: expected subject, records, source or"
-                    + " metadata, got an empty ForgetScope");
+            case KIND_NOT_SET ->
+                    throw new IllegalArgumentException(
+                            "scope: expected subject, records, source or"
+                                    + " metadata, got an empty ForgetScope");
         };
     }
 
@@ -294,25 +361,48 @@ final class Protos {
         return switch (l) {
             case REBUILD -> ErasureLevel.REBUILD;
             case REPAIR, ERASURE_LEVEL_UNSPECIFIED -> ErasureLevel.REPAIR;
-            case UNRECOGNIZED -> throw new IllegalArgumentException("level: expected REPAIR or REBUILD, got an unknown value");
+            case UNRECOGNIZED ->
+                    throw new IllegalArgumentException(
+                            "level: expected REPAIR or REBUILD, got an unknown value");
         };
     }
 
     static Operation operation(ForgetOperation op) {
-        Operation.Builder b = Operation.newBuilder().setId(op.id()).setState(op.state().name())
-                .setScopeKind(op.scopeKind()).setScopeHash(op.scopeHash()).setReasonCode(op.reasonCode())
-                .putAllForgotten(op.recordsForgotten()).addAllHolds(op.holds()).setSettled(op.state().isSettled());
-        op.timeline().forEach((s, t) -> b.putTimelineMicros(s.name(), t.getEpochSecond() * 1_000_000L + t.getNano() / 1000));
+        Operation.Builder b =
+                Operation.newBuilder()
+                        .setId(op.id())
+                        .setState(op.state().name())
+                        .setScopeKind(op.scopeKind())
+                        .setScopeHash(op.scopeHash())
+                        .setReasonCode(op.reasonCode())
+                        .putAllForgotten(op.recordsForgotten())
+                        .addAllHolds(op.holds())
+                        .setSettled(op.state().isSettled());
+        op.timeline()
+                .forEach(
+                        (s, t) ->
+                                b.putTimelineMicros(
+                                        s.name(),
+                                        t.getEpochSecond() * 1_000_000L + t.getNano() / 1000));
         for (SurfaceOutcome o : op.surfaces()) {
-            b.addSurfaces(dev.nepenthe.grpc.v1.SurfaceOutcome.newBuilder().setSurface(o.surface())
-                    .setErasureClass(o.erasureClass().name()).setPurged(o.purged()).setChecked(o.checked())
-                    .addAllProblems(Redaction.paths(o.problems()))
-                    .setResidual(o.residual() == null ? "" : Redaction.paths(o.residual()))
-                    .setClean(o.clean()));
+            b.addSurfaces(
+                    dev.nepenthe.grpc.v1.SurfaceOutcome.newBuilder()
+                            .setSurface(o.surface())
+                            .setErasureClass(o.erasureClass().name())
+                            .setPurged(o.purged())
+                            .setChecked(o.checked())
+                            .addAllProblems(Redaction.paths(o.problems()))
+                            .setResidual(o.residual() == null ? "" : Redaction.paths(o.residual()))
+                            .setClean(o.clean()));
         }
         for (Suspect s : op.suspects()) {
-            b.addSuspects(dev.nepenthe.grpc.v1.Suspect.newBuilder().setReason(s.reason()).setCollection(s.collection())
-                    .setRecordId(s.recordId()).setScore(s.score()).setDetail(s.relatedTo() == null ? "" : s.relatedTo()));
+            b.addSuspects(
+                    dev.nepenthe.grpc.v1.Suspect.newBuilder()
+                            .setReason(s.reason())
+                            .setCollection(s.collection())
+                            .setRecordId(s.recordId())
+                            .setScore(s.score())
+                            .setDetail(s.relatedTo() == null ? "" : s.relatedTo()));
         }
         if (op.receipt() != null) {
             b.setReceipt(op.receipt());
@@ -328,10 +418,14 @@ final class Protos {
     }
 
     static dev.nepenthe.grpc.v1.Readmission readmission(dev.nepenthe.core.forget.Readmission r) {
-        dev.nepenthe.grpc.v1.Readmission.Builder b = dev.nepenthe.grpc.v1.Readmission.newBuilder().setId(r.id())
-                .setScopeKind(r.scopeKind()).setScopeHash(r.scopeHash()).setReasonCode(r.reasonCode())
-                .setAtMicros(r.at().getEpochSecond() * 1_000_000L + r.at().getNano() / 1000)
-                .addAllForgetOperations(r.forgetOperations());
+        dev.nepenthe.grpc.v1.Readmission.Builder b =
+                dev.nepenthe.grpc.v1.Readmission.newBuilder()
+                        .setId(r.id())
+                        .setScopeKind(r.scopeKind())
+                        .setScopeHash(r.scopeHash())
+                        .setReasonCode(r.reasonCode())
+                        .setAtMicros(r.at().getEpochSecond() * 1_000_000L + r.at().getNano() / 1000)
+                        .addAllForgetOperations(r.forgetOperations());
         if (r.ledgerEntry() != null) {
             b.setLedgerSeq(r.ledgerEntry().seq()).setLedgerHash(r.ledgerEntry().hash());
         }
@@ -339,8 +433,13 @@ final class Protos {
     }
 
     static dev.nepenthe.grpc.v1.LegalHold hold(LegalHold h) {
-        return dev.nepenthe.grpc.v1.LegalHold.newBuilder().setId(h.id()).setScopeKind(h.scopeKind())
-                .setScopeHash(h.scopeHash()).setReasonCode(h.reasonCode()).setPlacedAtMillis(h.placedAt().toEpochMilli())
-                .setLiftedAtMillis(h.liftedAt() == null ? 0 : h.liftedAt().toEpochMilli()).build();
+        return dev.nepenthe.grpc.v1.LegalHold.newBuilder()
+                .setId(h.id())
+                .setScopeKind(h.scopeKind())
+                .setScopeHash(h.scopeHash())
+                .setReasonCode(h.reasonCode())
+                .setPlacedAtMillis(h.placedAt().toEpochMilli())
+                .setLiftedAtMillis(h.liftedAt() == null ? 0 : h.liftedAt().toEpochMilli())
+                .build();
     }
 }

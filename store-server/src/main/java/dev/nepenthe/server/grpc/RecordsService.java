@@ -24,15 +24,16 @@ import java.util.List;
 /**
  * Records and search over gRPC, always in the caller's tenant: a record upserted is stored under
  * it, a get, delete or search reaches only it. A record of another tenant with the same id is
- * another record, so a caller cannot tell whether it exists. Searches go through the query cache
- * (a registered forget surface, so a forget evicts and verifies it too); every write of a tenant
- * drops that tenant's cached results of the collection.
+ * another record, so a caller cannot tell whether it exists. Searches go through the query cache (a
+ * registered forget surface, so a forget evicts and verifies it too); every write of a tenant drops
+ * that tenant's cached results of the collection.
  */
 final class RecordsService extends RecordsGrpc.RecordsImplBase {
 
     private final Nepenthe store;
     private final Limits limits;
     private final StreamSlots slots;
+
     /** Null when the server runs without a query cache. */
     private final QueryCache cache;
 
@@ -45,13 +46,19 @@ final class RecordsService extends RecordsGrpc.RecordsImplBase {
 
     @Override
     public void upsert(UpsertRequest request, StreamObserver<UpsertResponse> out) {
-        Statuses.unary(out, () -> UpsertResponse.newBuilder().setUpserted(store(request, Caller.current())).build());
+        Statuses.unary(
+                out,
+                () ->
+                        UpsertResponse.newBuilder()
+                                .setUpserted(store(request, Caller.current()))
+                                .build());
     }
 
     @Override
     public StreamObserver<UpsertRequest> upsertStream(StreamObserver<UpsertResponse> out) {
         Caller caller = Caller.current();
-        ServerCallStreamObserver<UpsertResponse> call = (ServerCallStreamObserver<UpsertResponse>) out;
+        ServerCallStreamObserver<UpsertResponse> call =
+                (ServerCallStreamObserver<UpsertResponse>) out;
         StreamSlots.Slot slot;
         try {
             slot = slots.acquire(caller);
@@ -88,8 +95,14 @@ final class RecordsService extends RecordsGrpc.RecordsImplBase {
                     failed = true;
                     slot.release();
                     // Batches before this one are stored (each was durable when it arrived).
-                    out.onError(Statuses.of(t).getStatus().augmentDescription("after " + stored
-                            + " records of this stream were stored").asRuntimeException());
+                    out.onError(
+                            Statuses.of(t)
+                                    .getStatus()
+                                    .augmentDescription(
+                                            "after "
+                                                    + stored
+                                                    + " records of this stream were stored")
+                                    .asRuntimeException());
                 }
             }
 
@@ -115,7 +128,10 @@ final class RecordsService extends RecordsGrpc.RecordsImplBase {
         List<VectorRecord> batch = new ArrayList<>(request.getRecordsCount());
         for (int i = 0; i < request.getRecordsCount(); i++) {
             Record r = request.getRecords(i);
-            Limits.check("record " + i + ": text characters", limits.maxTextChars(), r.getText().length());
+            Limits.check(
+                    "record " + i + ": text characters",
+                    limits.maxTextChars(),
+                    r.getText().length());
             batch.add(Protos.record(r, caller.tenant(), i));
         }
         try {
@@ -128,7 +144,10 @@ final class RecordsService extends RecordsGrpc.RecordsImplBase {
         return batch.size();
     }
 
-    /** Cached results of a tenant go stale when it writes; the cache refuses any result computed before. */
+    /**
+     * Cached results of a tenant go stale when it writes; the cache refuses any result computed
+     * before.
+     */
     private void invalidate(String collection, String tenant) {
         if (cache != null) {
             cache.invalidate(collection, tenant);
@@ -137,51 +156,73 @@ final class RecordsService extends RecordsGrpc.RecordsImplBase {
 
     @Override
     public void get(GetRequest request, StreamObserver<GetResponse> out) {
-        Statuses.unary(out, () -> {
-            VectorRecord r = store.collection(request.getCollection()).get(Caller.current().tenant(), request.getId())
-                    .orElseThrow(() -> Status.NOT_FOUND.withDescription("collection '" + request.getCollection()
-                            + "' holds no record '" + request.getId() + "' for this caller").asRuntimeException());
-            return GetResponse.newBuilder().setRecord(Protos.record(r)).build();
-        });
+        Statuses.unary(
+                out,
+                () -> {
+                    VectorRecord r =
+                            store.collection(request.getCollection())
+                                    .get(Caller.current().tenant(), request.getId())
+                                    .orElseThrow(
+                                            () ->
+                                                    Status.NOT_FOUND
+                                                            .withDescription(
+                                                                    "collection '"
+                                                                            + request
+                                                                                    .getCollection()
+                                                                            + "' holds no record '"
+                                                                            + request.getId()
+                                                                            + "' for this caller")
+                                                            .asRuntimeException());
+                    return GetResponse.newBuilder().setRecord(Protos.record(r)).build();
+                });
     }
 
     @Override
     public void delete(DeleteRequest request, StreamObserver<DeleteResponse> out) {
-        Statuses.unary(out, () -> {
-            Limits.check("ids in one delete", limits.maxBatch(), request.getIdsCount());
-            VectorCollection c = store.collection(request.getCollection());
-            int n;
-            try {
-                n = c.deleteAll(Caller.current().tenant(), request.getIdsList());
-            } finally {
-                invalidate(request.getCollection(), Caller.current().tenant());
-            }
-            return DeleteResponse.newBuilder().setDeleted(n).build();
-        });
+        Statuses.unary(
+                out,
+                () -> {
+                    Limits.check("ids in one delete", limits.maxBatch(), request.getIdsCount());
+                    VectorCollection c = store.collection(request.getCollection());
+                    int n;
+                    try {
+                        n = c.deleteAll(Caller.current().tenant(), request.getIdsList());
+                    } finally {
+                        invalidate(request.getCollection(), Caller.current().tenant());
+                    }
+                    return DeleteResponse.newBuilder().setDeleted(n).build();
+                });
     }
 
     @Override
     public void search(SearchRequest request, StreamObserver<SearchResponse> out) {
-        Statuses.unary(out, () -> {
-            Limits.check("k", limits.maxK(), request.getK());
-            Limits.check("query text characters", limits.maxTextChars(), request.getText().length());
-            if (request.hasFilter()) {
-                QueryChecks.filter(request.getFilter(), limits.queries(), "filter");
-            }
-            dev.nepenthe.core.SearchRequest q = Protos.search(request, Caller.current().tenant());
-            QueryChecks.params(q.params(), limits.queries());
-            VectorCollection c = store.collection(request.getCollection());
-            // QueryCache.search caches vector queries only: a text query's embedding or BM25
-            // result is not keyed by its vector, so it always goes to the collection.
-            List<SearchHit> hits = cache == null ? c.search(q) : cache.search(c, q);
-            SearchResponse.Builder b = SearchResponse.newBuilder();
-            for (SearchHit h : hits) {
-                if (request.hasMinScore() && h.score() < request.getMinScore()) {
-                    continue;
-                }
-                b.addHits(Protos.hit(h, request.getIncludeVectors()));
-            }
-            return b.build();
-        });
+        Statuses.unary(
+                out,
+                () -> {
+                    Limits.check("k", limits.maxK(), request.getK());
+                    Limits.check(
+                            "query text characters",
+                            limits.maxTextChars(),
+                            request.getText().length());
+                    if (request.hasFilter()) {
+                        QueryChecks.filter(request.getFilter(), limits.queries(), "filter");
+                    }
+                    dev.nepenthe.core.SearchRequest q =
+                            Protos.search(request, Caller.current().tenant());
+                    QueryChecks.params(q.params(), limits.queries());
+                    VectorCollection c = store.collection(request.getCollection());
+                    // QueryCache.search caches vector queries only: a text query's embedding or
+                    // BM25
+                    // result is not keyed by its vector, so it always goes to the collection.
+                    List<SearchHit> hits = cache == null ? c.search(q) : cache.search(c, q);
+                    SearchResponse.Builder b = SearchResponse.newBuilder();
+                    for (SearchHit h : hits) {
+                        if (request.hasMinScore() && h.score() < request.getMinScore()) {
+                            continue;
+                        }
+                        b.addHits(Protos.hit(h, request.getIncludeVectors()));
+                    }
+                    return b.build();
+                });
     }
 }

@@ -19,12 +19,12 @@ import java.io.InputStream;
  * exception thrown while parsing a request escapes the call: the client sees UNKNOWN ("Application
  * error processing RPC"), the server logs a stack trace per request (found by HostileInputTest:
  * 3,000 of 10,000 random bodies), and now and then the stream is closed twice (INTERNAL). So the
- * request marshallers are rebound to catch the failure and hand the call the empty message with
- * a note on this thread, and {@link #REFUSE_UNPARSED}, the innermost interceptor, closes such a
- * call INVALID_ARGUMENT before any service code sees it. grpc parses a request and delivers it to
- * the listener on one thread, one message after the other, so the note is read by the delivery
- * of the very message that failed; every parse clears it first. Responses and the schema that
- * reflection serves stay the service's own.
+ * request marshallers are rebound to catch the failure and hand the call the empty message with a
+ * note on this thread, and {@link #REFUSE_UNPARSED}, the innermost interceptor, closes such a call
+ * INVALID_ARGUMENT before any service code sees it. grpc parses a request and delivers it to the
+ * listener on one thread, one message after the other, so the note is read by the delivery of the
+ * very message that failed; every parse clears it first. Responses and the schema that reflection
+ * serves stay the service's own.
  */
 final class RequestParsing {
 
@@ -34,47 +34,53 @@ final class RequestParsing {
     private RequestParsing() {}
 
     /** Closes a call whose request did not parse, INVALID_ARGUMENT, saying what was expected. */
-    static final ServerInterceptor REFUSE_UNPARSED = new ServerInterceptor() {
-        @Override
-        public <Q, R> ServerCall.Listener<Q> interceptCall(ServerCall<Q, R> call, Metadata headers,
-                ServerCallHandler<Q, R> next) {
-            return new ForwardingServerCallListener.SimpleForwardingServerCallListener<>(next.startCall(call, headers)) {
-                private boolean refused;
-
+    static final ServerInterceptor REFUSE_UNPARSED =
+            new ServerInterceptor() {
                 @Override
-                public void onMessage(Q message) {
-                    String failure = FAILED.get();
-                    if (failure != null) {
-                        FAILED.remove();
-                        refused = true;
-                        call.close(Status.INVALID_ARGUMENT.withDescription(failure), new Metadata());
-                        return;
-                    }
-                    if (!refused) {
-                        super.onMessage(message);
-                    }
-                }
+                public <Q, R> ServerCall.Listener<Q> interceptCall(
+                        ServerCall<Q, R> call, Metadata headers, ServerCallHandler<Q, R> next) {
+                    return new ForwardingServerCallListener.SimpleForwardingServerCallListener<>(
+                            next.startCall(call, headers)) {
+                        private boolean refused;
 
-                @Override
-                public void onHalfClose() {
-                    if (!refused) {
-                        super.onHalfClose();
-                    }
-                }
+                        @Override
+                        public void onMessage(Q message) {
+                            String failure = FAILED.get();
+                            if (failure != null) {
+                                FAILED.remove();
+                                refused = true;
+                                call.close(
+                                        Status.INVALID_ARGUMENT.withDescription(failure),
+                                        new Metadata());
+                                return;
+                            }
+                            if (!refused) {
+                                super.onMessage(message);
+                            }
+                        }
 
-                @Override
-                public void onReady() {
-                    if (!refused) {
-                        super.onReady();
-                    }
+                        @Override
+                        public void onHalfClose() {
+                            if (!refused) {
+                                super.onHalfClose();
+                            }
+                        }
+
+                        @Override
+                        public void onReady() {
+                            if (!refused) {
+                                super.onReady();
+                            }
+                        }
+                    };
                 }
             };
-        }
-    };
 
     static ServerServiceDefinition withClearParseErrors(ServerServiceDefinition def) {
         ServiceDescriptor old = def.getServiceDescriptor();
-        ServiceDescriptor.Builder sd = ServiceDescriptor.newBuilder(old.getName()).setSchemaDescriptor(old.getSchemaDescriptor());
+        ServiceDescriptor.Builder sd =
+                ServiceDescriptor.newBuilder(old.getName())
+                        .setSchemaDescriptor(old.getSchemaDescriptor());
         java.util.List<ServerMethodDefinition<?, ?>> methods = new java.util.ArrayList<>();
         for (ServerMethodDefinition<?, ?> m : def.getMethods()) {
             ServerMethodDefinition<?, ?> rebound = rebind(m);
@@ -88,12 +94,16 @@ final class RequestParsing {
 
     private static <Q, R> ServerMethodDefinition<Q, R> rebind(ServerMethodDefinition<Q, R> m) {
         MethodDescriptor<Q, R> md = m.getMethodDescriptor();
-        MethodDescriptor<Q, R> clear = md.toBuilder(wrap(md.getRequestMarshaller(), md.getFullMethodName()),
-                md.getResponseMarshaller()).build();
+        MethodDescriptor<Q, R> clear =
+                md.toBuilder(
+                                wrap(md.getRequestMarshaller(), md.getFullMethodName()),
+                                md.getResponseMarshaller())
+                        .build();
         return ServerMethodDefinition.create(clear, m.getServerCallHandler());
     }
 
-    private static <T> MethodDescriptor.Marshaller<T> wrap(MethodDescriptor.Marshaller<T> inner, String method) {
+    private static <T> MethodDescriptor.Marshaller<T> wrap(
+            MethodDescriptor.Marshaller<T> inner, String method) {
         if (inner instanceof MethodDescriptor.PrototypeMarshaller<T> p) {
             return new MethodDescriptor.PrototypeMarshaller<>() {
                 @Override
@@ -120,8 +130,12 @@ final class RequestParsing {
                         if (e.getStatus().getCode() != Status.Code.INTERNAL) {
                             throw e;
                         }
-                        FAILED.set(method + ": expected a " + p.getMessageClass().getSimpleName() + " in protobuf"
-                                + " encoding as the request body, got bytes that do not parse as one");
+                        FAILED.set(
+                                method
+                                        + ": expected a "
+                                        + p.getMessageClass().getSimpleName()
+                                        + " in protobuf encoding as the request body, got bytes"
+                                        + " that do not parse as one");
                         return p.getMessagePrototype();
                     }
                 }

@@ -8,12 +8,12 @@ import io.grpc.Status;
  *
  * <ul>
  *   <li>{@code tenant}: records, searches, forgets, holds and re-admissions in its own tenant.
- *   <li>{@code tenant-admin}: also administration confined to its own tenant (today the
- *       statistics of that tenant), never another tenant's data and never the whole store.
+ *   <li>{@code tenant-admin}: also administration confined to its own tenant (today the statistics
+ *       of that tenant), never another tenant's data and never the whole store.
  *   <li>{@code store-operator}: also the whole store: creating and dropping collections (which
- *       every tenant shares), snapshots, restores, the ledger's verification, and the
- *       statistics of every tenant and of the query cache. {@code operator}, its old name, is
- *       still read from tokens files.
+ *       every tenant shares), snapshots, restores, the ledger's verification, and the statistics of
+ *       every tenant and of the query cache. {@code operator}, its old name, is still read from
+ *       tokens files.
  * </ul>
  */
 enum Role {
@@ -21,8 +21,11 @@ enum Role {
     TENANT_ADMIN("tenant-admin"),
     STORE_OPERATOR("store-operator");
 
-    /** The names a tokens file may use; {@code operator} is the old name of {@code store-operator}. */
-    static final String NAMES = "'tenant', 'tenant-admin' or 'store-operator' (or 'operator', its old name)";
+    /**
+     * The names a tokens file may use; {@code operator} is the old name of {@code store-operator}.
+     */
+    static final String NAMES =
+            "'tenant', 'tenant-admin' or 'store-operator' (or 'operator', its old name)";
 
     private final String label;
 
@@ -45,12 +48,23 @@ enum Role {
         };
     }
 
-    /** The current caller, if its role is at least {@code needed}; PERMISSION_DENIED saying what it needed otherwise. */
+    /**
+     * The current caller, if its role is at least {@code needed}; PERMISSION_DENIED saying what it
+     * needed otherwise.
+     */
     static Caller require(Role needed, String what) {
         Caller c = Caller.current();
         if (c.role().compareTo(needed) < 0) {
-            throw Status.PERMISSION_DENIED.withDescription("to " + what + ": expected a token with the " + needed.label
-                    + " role, got one with the " + c.role().label + " role").asRuntimeException();
+            throw Status.PERMISSION_DENIED
+                    .withDescription(
+                            "to "
+                                    + what
+                                    + ": expected a token with the "
+                                    + needed.label
+                                    + " role, got one with the "
+                                    + c.role().label
+                                    + " role")
+                    .asRuntimeException();
         }
         return c;
     }

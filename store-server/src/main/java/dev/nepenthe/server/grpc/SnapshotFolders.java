@@ -10,14 +10,14 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The folders a server may write snapshots into and restore from and into, as the operator set
- * them ({@code serve --snapshot-dir}). A path a caller sends is judged by its real path
- * ({@link Path#toRealPath}, every link resolved), never by its spelling, so neither {@code ..}
- * nor a symbolic link gets a snapshot or a restore outside these folders. With none configured,
- * snapshots and restores over gRPC are refused.
+ * The folders a server may write snapshots into and restore from and into, as the operator set them
+ * ({@code serve --snapshot-dir}). A path a caller sends is judged by its real path ({@link
+ * Path#toRealPath}, every link resolved), never by its spelling, so neither {@code ..} nor a
+ * symbolic link gets a snapshot or a restore outside these folders. With none configured, snapshots
+ * and restores over gRPC are refused.
  *
- * <p>A folder here must be writable by the server's user only: a checked path is used at once,
- * but someone who can write inside one could still swap a folder for a link in between.
+ * <p>A folder here must be writable by the server's user only: a checked path is used at once, but
+ * someone who can write inside one could still swap a folder for a link in between.
  */
 final class SnapshotFolders {
 
@@ -35,13 +35,14 @@ final class SnapshotFolders {
     }
 
     /**
-     * The configured folders, created if missing, by their real paths. None may hold or lie
-     * inside the served data folder or the keystore folder: a snapshot written into either, or a
-     * restore read from either, would mix a copy with the live files or the keys.
+     * The configured folders, created if missing, by their real paths. None may hold or lie inside
+     * the served data folder or the keystore folder: a snapshot written into either, or a restore
+     * read from either, would mix a copy with the live files or the keys.
      *
      * @throws IllegalArgumentException naming the folder that overlaps
      */
-    static SnapshotFolders of(List<Path> configured, Path dataFolder, Path keysFolder) throws IOException {
+    static SnapshotFolders of(List<Path> configured, Path dataFolder, Path keysFolder)
+            throws IOException {
         List<Path> roots = new ArrayList<>();
         Path data = dataFolder.toRealPath();
         Path keys = keysFolder.toRealPath();
@@ -49,7 +50,8 @@ final class SnapshotFolders {
             Files.createDirectories(p);
             Path real = p.toRealPath();
             if (!Files.isDirectory(real)) {
-                throw new IllegalArgumentException(OPTION + " " + p + ": expected a folder, got a file");
+                throw new IllegalArgumentException(
+                        OPTION + " " + p + ": expected a folder, got a file");
             }
             requireApart(p, real, data, "the served data folder");
             requireApart(p, real, keys, "the keystore folder");
@@ -60,8 +62,16 @@ final class SnapshotFolders {
 
     private static void requireApart(Path given, Path real, Path served, String what) {
         if (real.startsWith(served) || served.startsWith(real)) {
-            throw new IllegalArgumentException(OPTION + " " + given + ": expected a folder apart from " + what + " ("
-                    + served + "), got one " + (real.startsWith(served) ? "inside it" : "holding it"));
+            throw new IllegalArgumentException(
+                    OPTION
+                            + " "
+                            + given
+                            + ": expected a folder apart from "
+                            + what
+                            + " ("
+                            + served
+                            + "), got one "
+                            + (real.startsWith(served) ? "inside it" : "holding it"));
         }
     }
 
@@ -69,33 +79,43 @@ final class SnapshotFolders {
         return roots;
     }
 
-    /** A new folder to write a snapshot (or a restore) into: absent, its parent inside a configured folder. */
+    /**
+     * A new folder to write a snapshot (or a restore) into: absent, its parent inside a configured
+     * folder.
+     */
     Path newFolder(String requested, String field) throws IOException {
         Path p = requested(requested, field);
         Path parent;
         try {
             parent = p.getParent().toRealPath();
         } catch (NoSuchFileException e) {
-            throw new IllegalArgumentException(field + ": expected a path whose parent folder exists, got " + p);
+            throw new IllegalArgumentException(
+                    field + ": expected a path whose parent folder exists, got " + p);
         }
         Path target = parent.resolve(p.getFileName().toString());
         requireInside(target, field, p);
         if (Files.isSymbolicLink(target)) {
             // Writing through it would land wherever it points.
-            throw new IllegalArgumentException(field + ": expected a new folder, got " + p + ", a symbolic link");
+            throw new IllegalArgumentException(
+                    field + ": expected a new folder, got " + p + ", a symbolic link");
         }
         return target;
     }
 
-    /** An existing snapshot folder to restore from: by its real path, inside a configured folder. */
+    /**
+     * An existing snapshot folder to restore from: by its real path, inside a configured folder.
+     */
     Path existingFolder(String requested, String field) throws IOException {
         Path p = requested(requested, field);
         Path real;
         try {
             real = p.toRealPath();
         } catch (NoSuchFileException e) {
-            throw new IllegalArgumentException(field + ": expected an existing snapshot folder, got " + p
-                    + ", which does not exist");
+            throw new IllegalArgumentException(
+                    field
+                            + ": expected an existing snapshot folder, got "
+                            + p
+                            + ", which does not exist");
         }
         requireInside(real, field, p);
         return real;
@@ -103,8 +123,14 @@ final class SnapshotFolders {
 
     private Path requested(String requested, String field) {
         if (roots.isEmpty()) {
-            throw Status.FAILED_PRECONDITION.withDescription("snapshots and restores over gRPC are off: this server was"
-                    + " started without " + OPTION + " (the folders they may use); start it with " + OPTION + " DIR")
+            throw Status.FAILED_PRECONDITION
+                    .withDescription(
+                            "snapshots and restores over gRPC are off: this server was"
+                                    + " started without "
+                                    + OPTION
+                                    + " (the folders they may use); start it with "
+                                    + OPTION
+                                    + " DIR")
                     .asRuntimeException();
         }
         if (requested.isBlank()) {
@@ -114,15 +140,20 @@ final class SnapshotFolders {
         try {
             p = Path.of(requested);
         } catch (InvalidPathException e) {
-            throw new IllegalArgumentException(field + ": expected a folder path, got one the file system refuses ("
-                    + e.getReason() + ")");
+            throw new IllegalArgumentException(
+                    field
+                            + ": expected a folder path, got one the file system refuses ("
+                            + e.getReason()
+                            + ")");
         }
         if (!p.isAbsolute()) {
-            throw new IllegalArgumentException(field + ": expected an absolute path, got '" + requested + "'");
+            throw new IllegalArgumentException(
+                    field + ": expected an absolute path, got '" + requested + "'");
         }
         p = p.normalize();
         if (p.getParent() == null) {
-            throw new IllegalArgumentException(field + ": expected a folder inside " + describeRoots() + ", got " + p);
+            throw new IllegalArgumentException(
+                    field + ": expected a folder inside " + describeRoots() + ", got " + p);
         }
         return p;
     }
@@ -133,8 +164,13 @@ final class SnapshotFolders {
                 return;
             }
         }
-        throw new IllegalArgumentException(field + ": expected a folder inside " + describeRoots() + ", got " + asGiven
-                + (real.equals(asGiven) ? "" : " (really " + real + ")"));
+        throw new IllegalArgumentException(
+                field
+                        + ": expected a folder inside "
+                        + describeRoots()
+                        + ", got "
+                        + asGiven
+                        + (real.equals(asGiven) ? "" : " (really " + real + ")"));
     }
 
     private String describeRoots() {

@@ -12,10 +12,10 @@ import java.io.UncheckedIOException;
 import java.util.concurrent.Callable;
 
 /**
- * How the store's exceptions become gRPC statuses. The store's messages say what was expected
- * and what arrived, and name files, counts and ids, never content, so they are passed on as the
- * description: whole to a store operator, without server file paths to anyone else
- * ({@link Redaction}; a storage failure's path is logged instead). An exception the store did not
+ * How the store's exceptions become gRPC statuses. The store's messages say what was expected and
+ * what arrived, and name files, counts and ids, never content, so they are passed on as the
+ * description: whole to a store operator, without server file paths to anyone else ({@link
+ * Redaction}; a storage failure's path is logged instead). An exception the store did not
  * anticipate becomes INTERNAL with its class name only (its message could quote anything) and is
  * logged the same way.
  */
@@ -45,26 +45,40 @@ final class Statuses {
     private static StatusRuntimeException status(Throwable t) {
         return switch (t) {
             case StatusRuntimeException s -> s;
-            case Limits.LimitExceeded e -> Status.RESOURCE_EXHAUSTED.withDescription(e.getMessage()).asRuntimeException();
-            case UnknownCollectionException e -> Status.NOT_FOUND.withDescription(e.getMessage()).asRuntimeException();
-            case ForgottenScopeException e -> Status.FAILED_PRECONDITION.withDescription(e.getMessage()).asRuntimeException();
-            case IllegalArgumentException e -> Status.INVALID_ARGUMENT.withDescription(e.getMessage()).asRuntimeException();
-            case IllegalStateException e -> Status.FAILED_PRECONDITION.withDescription(e.getMessage()).asRuntimeException();
+            case Limits.LimitExceeded e ->
+                    Status.RESOURCE_EXHAUSTED.withDescription(e.getMessage()).asRuntimeException();
+            case UnknownCollectionException e ->
+                    Status.NOT_FOUND.withDescription(e.getMessage()).asRuntimeException();
+            case ForgottenScopeException e ->
+                    Status.FAILED_PRECONDITION.withDescription(e.getMessage()).asRuntimeException();
+            case IllegalArgumentException e ->
+                    Status.INVALID_ARGUMENT.withDescription(e.getMessage()).asRuntimeException();
+            case IllegalStateException e ->
+                    Status.FAILED_PRECONDITION.withDescription(e.getMessage()).asRuntimeException();
             // Not a failure of this call: an earlier write failed and the store takes none until it
             // is reopened. Retrying will not help, so not UNAVAILABLE. The message names no file.
-            case StoreReadOnlyException e -> Status.FAILED_PRECONDITION.withDescription(e.getMessage()).asRuntimeException();
+            case StoreReadOnlyException e ->
+                    Status.FAILED_PRECONDITION.withDescription(e.getMessage()).asRuntimeException();
             case UncheckedIOException e -> unavailable(e.getMessage());
             case IOException e -> unavailable(e.getMessage());
             default -> {
-                LOG.log(System.Logger.Level.ERROR, "unexpected " + t.getClass().getName() + " in a gRPC call");
-                yield Status.INTERNAL.withDescription("the server failed (" + t.getClass().getSimpleName()
-                        + "); its log has the class").asRuntimeException();
+                LOG.log(
+                        System.Logger.Level.ERROR,
+                        "unexpected " + t.getClass().getName() + " in a gRPC call");
+                yield Status.INTERNAL
+                        .withDescription(
+                                "the server failed ("
+                                        + t.getClass().getSimpleName()
+                                        + "); its log has the class")
+                        .asRuntimeException();
             }
         };
     }
 
     private static StatusRuntimeException unavailable(String message) {
-        return Status.UNAVAILABLE.withDescription("storage failed: " + message).asRuntimeException();
+        return Status.UNAVAILABLE
+                .withDescription("storage failed: " + message)
+                .asRuntimeException();
     }
 
     /**

@@ -5,9 +5,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * Streaming calls (bulk upserts, watches) each caller holds open at once, against
- * {@link Limits#maxStreamsPerCaller()}: one token cannot tie up the server's threads and
- * connections on its own.
+ * Streaming calls (bulk upserts, watches) each caller holds open at once, against {@link
+ * Limits#maxStreamsPerCaller()}: one token cannot tie up the server's threads and connections on
+ * its own.
  */
 final class StreamSlots {
 
@@ -24,7 +24,8 @@ final class StreamSlots {
         int now = n.incrementAndGet();
         if (now > max) {
             n.decrementAndGet();
-            throw new Limits.LimitExceeded("streams open for this token: expected at most " + max + ", got " + now);
+            throw new Limits.LimitExceeded(
+                    "streams open for this token: expected at most " + max + ", got " + now);
         }
         return new Slot(n);
     }

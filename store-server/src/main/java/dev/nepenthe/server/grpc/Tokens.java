@@ -21,8 +21,8 @@ import java.util.Optional;
 import java.util.Set;
 
 /**
- * The bearer tokens a server accepts, read from a config file that holds only their SHA-256
- * hashes, one per line:
+ * The bearer tokens a server accepts, read from a config file that holds only their SHA-256 hashes,
+ * one per line:
  *
  * <pre>
  * # sha256 of the token            tenant   roles
@@ -31,16 +31,16 @@ import java.util.Set;
  * sha256:60303a...                   default  tenant,store-operator
  * </pre>
  *
- * The roles are those of {@link Role}; a line with several means the widest, and
- * {@code operator} (the old name) means {@code store-operator}. The file must be readable and
- * writable by its owner only, as ssh asks of a private key: whoever can write it can mint
- * tokens, and whoever can read it learns which tenants exist. A hash appears once (two lines
- * with one hash would give one token two meanings), and a tenant is a plain name.
+ * The roles are those of {@link Role}; a line with several means the widest, and {@code operator}
+ * (the old name) means {@code store-operator}. The file must be readable and writable by its owner
+ * only, as ssh asks of a private key: whoever can write it can mint tokens, and whoever can read it
+ * learns which tenants exist. A hash appears once (two lines with one hash would give one token two
+ * meanings), and a tenant is a plain name.
  *
  * <p>A token (32 random bytes, base64url) is hashed when presented and compared with every entry in
  * constant time ({@link MessageDigest#isEqual}), all of them, so neither the comparison nor the
- * number of comparisons tells an attacker how close a guess was. The plaintext token exists only
- * in the file it is handed out in and in the caller's hands.
+ * number of comparisons tells an attacker how close a guess was. The plaintext token exists only in
+ * the file it is handed out in and in the caller's hands.
  */
 final class Tokens {
 
@@ -56,8 +56,8 @@ final class Tokens {
     }
 
     /**
-     * Reads a tokens file; a bad line fails naming the file and the line number (never the
-     * hash or a token), a file others may read or write fails naming its mode.
+     * Reads a tokens file; a bad line fails naming the file and the line number (never the hash or
+     * a token), a file others may read or write fails naming its mode.
      */
     static Tokens read(Path file) throws IOException {
         requireOwnerOnly(file);
@@ -72,32 +72,47 @@ final class Tokens {
             String[] f = line.split("\\s+");
             String where = file + ":" + (i + 1);
             if (f.length != 3 || !f[0].startsWith("sha256:")) {
-                throw new IllegalArgumentException(where + ": expected 'sha256:HEX TENANT ROLES', got " + f.length
-                        + " fields" + (f.length > 0 && !f[0].startsWith("sha256:") ? " and no sha256: prefix" : ""));
+                throw new IllegalArgumentException(
+                        where
+                                + ": expected 'sha256:HEX TENANT ROLES', got "
+                                + f.length
+                                + " fields"
+                                + (f.length > 0 && !f[0].startsWith("sha256:")
+                                        ? " and no sha256: prefix"
+                                        : ""));
             }
             byte[] hash;
             try {
                 hash = HexFormat.of().parseHex(f[0].substring("sha256:".length()));
             } catch (IllegalArgumentException e) {
-                throw new IllegalArgumentException(where + ": expected 64 hex digits after sha256:, got something else");
+                throw new IllegalArgumentException(
+                        where + ": expected 64 hex digits after sha256:, got something else");
             }
             if (hash.length != 32) {
-                throw new IllegalArgumentException(where + ": expected 64 hex digits after sha256:, got " + hash.length * 2);
+                throw new IllegalArgumentException(
+                        where + ": expected 64 hex digits after sha256:, got " + hash.length * 2);
             }
             Integer first = lineOfHash.putIfAbsent(HexFormat.of().formatHex(hash), i + 1);
             if (first != null) {
-                throw new IllegalArgumentException(where + ": expected each token hash once, got the hash of line " + first
-                        + " again (one token, two meanings; remove one line)");
+                throw new IllegalArgumentException(
+                        where
+                                + ": expected each token hash once, got the hash of line "
+                                + first
+                                + " again (one token, two meanings; remove one line)");
             }
             if (!f[1].matches(TENANT_PATTERN)) {
-                throw new IllegalArgumentException(where + ": expected a tenant of 1 to 128 letters, digits, '.', '_' or"
-                        + " '-', got " + quoted(f[1]));
+                throw new IllegalArgumentException(
+                        where
+                                + ": expected a tenant of 1 to 128 letters, digits, '.', '_' or"
+                                + " '-', got "
+                                + quoted(f[1]));
             }
             Role role = null;
             for (String name : f[2].split(",", -1)) {
                 Role r = Role.named(name);
                 if (r == null) {
-                    throw new IllegalArgumentException(where + ": expected roles " + Role.NAMES + ", got " + quoted(name));
+                    throw new IllegalArgumentException(
+                            where + ": expected roles " + Role.NAMES + ", got " + quoted(name));
                 }
                 role = role == null || r.compareTo(role) > 0 ? r : role;
             }
@@ -107,12 +122,16 @@ final class Tokens {
     }
 
     /**
-     * A field of a bad line as an error quotes it: in full only when it is too short to be a
-     * token pasted into the wrong column (a token is 43 characters), else only its length.
+     * A field of a bad line as an error quotes it: in full only when it is too short to be a token
+     * pasted into the wrong column (a token is 43 characters), else only its length.
      */
     private static String quoted(String field) {
-        return field.length() <= 24 ? "'" + field + "'" : "a field of " + field.length() + " characters (not quoted: it"
-                + " could be a token)";
+        return field.length() <= 24
+                ? "'" + field + "'"
+                : "a field of "
+                        + field.length()
+                        + " characters (not quoted: it"
+                        + " could be a token)";
     }
 
     /**
@@ -120,22 +139,36 @@ final class Tokens {
      * permissions; elsewhere the operator answers for it).
      */
     static void requireOwnerOnly(Path file) throws IOException {
-        PosixFileAttributeView view = Files.getFileAttributeView(file, PosixFileAttributeView.class);
+        PosixFileAttributeView view =
+                Files.getFileAttributeView(file, PosixFileAttributeView.class);
         if (view == null) {
             return;
         }
         Set<PosixFilePermission> mode = view.readAttributes().permissions();
-        for (PosixFilePermission p : List.of(PosixFilePermission.GROUP_READ, PosixFilePermission.GROUP_WRITE,
-                PosixFilePermission.OTHERS_READ, PosixFilePermission.OTHERS_WRITE)) {
+        for (PosixFilePermission p :
+                List.of(
+                        PosixFilePermission.GROUP_READ,
+                        PosixFilePermission.GROUP_WRITE,
+                        PosixFilePermission.OTHERS_READ,
+                        PosixFilePermission.OTHERS_WRITE)) {
             if (mode.contains(p)) {
-                throw new IllegalArgumentException("tokens file " + file + " has mode " + PosixFilePermissions.toString(mode)
-                        + "; expected access for its owner only, since whoever can write it can mint tokens"
-                        + " (chmod 600 " + file + ")");
+                throw new IllegalArgumentException(
+                        "tokens file "
+                                + file
+                                + " has mode "
+                                + PosixFilePermissions.toString(mode)
+                                + "; expected access for its owner only, since whoever can write it"
+                                + " can mint tokens (chmod 600 "
+                                + file
+                                + ")");
             }
         }
     }
 
-    /** The caller a presented token belongs to, or empty. Costs one SHA-256 and a pass over every entry. */
+    /**
+     * The caller a presented token belongs to, or empty. Costs one SHA-256 and a pass over every
+     * entry.
+     */
     Optional<Caller> authenticate(String token) {
         byte[] presented = sha256(token);
         Entry found = null;
@@ -148,8 +181,11 @@ final class Tokens {
         if (found == null) {
             return Optional.empty();
         }
-        return Optional.of(new Caller(found.tenant(), found.role(),
-                HexFormat.of().formatHex(found.hash(), 0, 4)));
+        return Optional.of(
+                new Caller(
+                        found.tenant(),
+                        found.role(),
+                        HexFormat.of().formatHex(found.hash(), 0, 4)));
     }
 
     int size() {
@@ -165,7 +201,12 @@ final class Tokens {
 
     /** The line a tokens file holds for a token. */
     static String line(String token, String tenant, Role role) {
-        return "sha256:" + HexFormat.of().formatHex(sha256(token)) + " " + tenant + " " + role.label();
+        return "sha256:"
+                + HexFormat.of().formatHex(sha256(token))
+                + " "
+                + tenant
+                + " "
+                + role.label();
     }
 
     /** The line for a tenant token, or a store operator's. */
@@ -174,15 +215,18 @@ final class Tokens {
     }
 
     /**
-     * First start of a server with no tokens file: makes one token for the default tenant with
-     * the store-operator role, writes its hash to {@code tokensFile} and the token itself to
-     * {@code tokenFile}, both readable by the owner only. Returns the token file's path.
+     * First start of a server with no tokens file: makes one token for the default tenant with the
+     * store-operator role, writes its hash to {@code tokensFile} and the token itself to {@code
+     * tokenFile}, both readable by the owner only. Returns the token file's path.
      */
     static Path bootstrap(Path tokensFile, Path tokenFile, String tenant) throws IOException {
         String token = newToken();
         Files.createDirectories(tokensFile.toAbsolutePath().getParent());
-        writeOwnerOnly(tokensFile, "# Bearer tokens this server accepts: sha256 of the token, tenant, roles.\n"
-                + line(token, tenant, Role.STORE_OPERATOR) + "\n");
+        writeOwnerOnly(
+                tokensFile,
+                "# Bearer tokens this server accepts: sha256 of the token, tenant, roles.\n"
+                        + line(token, tenant, Role.STORE_OPERATOR)
+                        + "\n");
         writeOwnerOnly(tokenFile, token + "\n");
         return tokenFile;
     }
@@ -195,31 +239,48 @@ final class Tokens {
      */
     static void add(Path tokensFile, Path tokenFile, String tenant, Role role) throws IOException {
         if (tenant == null || !tenant.matches(TENANT_PATTERN)) {
-            throw new IllegalArgumentException("tenant: expected 1 to 128 letters, digits, '.', '_' or '-', got '"
-                    + tenant + "'");
+            throw new IllegalArgumentException(
+                    "tenant: expected 1 to 128 letters, digits, '.', '_' or '-', got '"
+                            + tenant
+                            + "'");
         }
         if (Files.exists(tokenFile)) {
-            throw new IllegalArgumentException("token file " + tokenFile + " exists; expected a new file (a token is"
-                    + " never overwritten)");
+            throw new IllegalArgumentException(
+                    "token file "
+                            + tokenFile
+                            + " exists; expected a new file (a token is"
+                            + " never overwritten)");
         }
         String token = newToken();
         if (Files.exists(tokensFile)) {
             read(tokensFile);
-            Files.writeString(tokensFile, line(token, tenant, role) + "\n", StandardCharsets.UTF_8,
+            Files.writeString(
+                    tokensFile,
+                    line(token, tenant, role) + "\n",
+                    StandardCharsets.UTF_8,
                     StandardOpenOption.APPEND);
         } else {
             Files.createDirectories(tokensFile.toAbsolutePath().getParent());
-            writeOwnerOnly(tokensFile, "# Bearer tokens this server accepts: sha256 of the token, tenant, roles.\n"
-                    + line(token, tenant, role) + "\n");
+            writeOwnerOnly(
+                    tokensFile,
+                    "# Bearer tokens this server accepts: sha256 of the token, tenant, roles.\n"
+                            + line(token, tenant, role)
+                            + "\n");
         }
         writeOwnerOnly(tokenFile, token + "\n");
     }
 
-    /** Writes a new file readable and writable by its owner only (where the file system has POSIX modes). */
+    /**
+     * Writes a new file readable and writable by its owner only (where the file system has POSIX
+     * modes).
+     */
     static void writeOwnerOnly(Path file, String text) throws IOException {
         Files.deleteIfExists(file);
         try {
-            Files.createFile(file, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+            Files.createFile(
+                    file,
+                    PosixFilePermissions.asFileAttribute(
+                            PosixFilePermissions.fromString("rw-------")));
         } catch (UnsupportedOperationException e) {
             Files.createFile(file);
         }
@@ -228,7 +289,8 @@ final class Tokens {
 
     static byte[] sha256(String token) {
         try {
-            return MessageDigest.getInstance("SHA-256").digest(token.getBytes(StandardCharsets.UTF_8));
+            return MessageDigest.getInstance("SHA-256")
+                    .digest(token.getBytes(StandardCharsets.UTF_8));
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException(e);
         }

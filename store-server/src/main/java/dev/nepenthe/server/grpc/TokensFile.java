@@ -10,15 +10,14 @@ import java.util.Objects;
 
 /**
  * The tokens file as a running server sees it: read again whenever it changes, so an operator
- * revokes a token by deleting its line (or adds one with {@code nepenthe token}) without a
- * restart, and the revoked token is refused on its next call. Whether it changed is one
- * {@code stat} per call (inode, size, modification and change times), cheap beside a call's
- * SHA-256.
+ * revokes a token by deleting its line (or adds one with {@code nepenthe token}) without a restart,
+ * and the revoked token is refused on its next call. Whether it changed is one {@code stat} per
+ * call (inode, size, modification and change times), cheap beside a call's SHA-256.
  *
- * <p>Fails closed: a file that no longer reads (a typo while editing, permissions widened, the
- * file gone) refuses every call until it reads again, rather than keep serving the tokens of
- * before, one of which the edit may have been meant to revoke. The reason goes to the log,
- * naming the file and line, never a token.
+ * <p>Fails closed: a file that no longer reads (a typo while editing, permissions widened, the file
+ * gone) refuses every call until it reads again, rather than keep serving the tokens of before, one
+ * of which the edit may have been meant to revoke. The reason goes to the log, naming the file and
+ * line, never a token.
  */
 final class TokensFile {
 
@@ -41,7 +40,10 @@ final class TokensFile {
         this.loaded = new Loaded(stamp, Tokens.read(file), null);
     }
 
-    /** The tokens to check a call against, or empty when the file does not read (see {@link #failure}). */
+    /**
+     * The tokens to check a call against, or empty when the file does not read (see {@link
+     * #failure}).
+     */
     Tokens current() {
         Loaded l = load();
         return l.tokens();
@@ -70,12 +72,19 @@ final class TokensFile {
             }
             try {
                 l = new Loaded(stamp, Tokens.read(file), null);
-                LOG.log(System.Logger.Level.INFO, "tokens file {0} changed: read again, {1} tokens", file, l.tokens().size());
+                LOG.log(
+                        System.Logger.Level.INFO,
+                        "tokens file {0} changed: read again, {1} tokens",
+                        file,
+                        l.tokens().size());
             } catch (IOException | RuntimeException e) {
                 String why = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
                 l = new Loaded(stamp, null, why);
-                LOG.log(System.Logger.Level.ERROR, "tokens file {0} does not read; refusing every call until it does: {1}",
-                        file, why);
+                LOG.log(
+                        System.Logger.Level.ERROR,
+                        "tokens file {0} does not read; refusing every call until it does: {1}",
+                        file,
+                        why);
             }
             loaded = l;
             return l;
@@ -85,13 +94,19 @@ final class TokensFile {
     /** What identifies a version of the file; unix attributes where the file system has them. */
     private List<Object> stamp() throws IOException {
         try {
-            Map<String, Object> a = Files.readAttributes(file, "unix:dev,ino,size,lastModifiedTime,ctime,mode");
-            return List.of(Objects.toString(a.get("dev")), Objects.toString(a.get("ino")), Objects.toString(a.get("size")),
-                    Objects.toString(a.get("lastModifiedTime")), Objects.toString(a.get("ctime")),
+            Map<String, Object> a =
+                    Files.readAttributes(file, "unix:dev,ino,size,lastModifiedTime,ctime,mode");
+            return List.of(
+                    Objects.toString(a.get("dev")),
+                    Objects.toString(a.get("ino")),
+                    Objects.toString(a.get("size")),
+                    Objects.toString(a.get("lastModifiedTime")),
+                    Objects.toString(a.get("ctime")),
                     Objects.toString(a.get("mode")));
         } catch (UnsupportedOperationException | IllegalArgumentException e) {
             BasicFileAttributes b = Files.readAttributes(file, BasicFileAttributes.class);
-            return List.of(Objects.toString(b.fileKey()), b.size(), b.lastModifiedTime().toString());
+            return List.of(
+                    Objects.toString(b.fileKey()), b.size(), b.lastModifiedTime().toString());
         }
     }
 }

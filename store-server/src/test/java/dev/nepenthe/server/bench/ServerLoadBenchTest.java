@@ -11,8 +11,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The server's load run at the benchmark suite's smoke size (what {@code ./nepenthe bench all
- * profile=smoke only=server-load} runs): it loads, serves, forgets and prints its table, with
- * every phase answering requests, so the run cannot rot.
+ * profile=smoke only=server-load} runs): it loads, serves, forgets and prints its table, with every
+ * phase answering requests, so the run cannot rot.
  */
 class ServerLoadBenchTest {
 
@@ -30,7 +30,9 @@ class ServerLoadBenchTest {
         saved.println(text);
         for (String phase : new String[] {"embedded", "server", "server, forgets running"}) {
             Matcher m = Pattern.compile("\\| " + phase + " \\| 1 \\| ([0-9]+) \\|").matcher(text);
-            assertTrue(m.find() && Long.parseLong(m.group(1)) > 0, phase + " answered nothing: " + text);
+            assertTrue(
+                    m.find() && Long.parseLong(m.group(1)) > 0,
+                    phase + " answered nothing: " + text);
         }
     }
 }

@@ -34,54 +34,135 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class TokenCommandTest {
 
-    @TempDir
-    Path tmp;
+    @TempDir Path tmp;
 
     @Test
     void aNewTokenWorksForItsTenantAndIsNeverPrinted() throws Exception {
         Path tokens = tmp.resolve("server").resolve("tokens.conf");
         Path ops = tmp.resolve("ops.token");
         Path acme = tmp.resolve("acme.token");
-        assertEquals(0, run("token", "--tenant", "ops", "--operator", "--tokens", tokens.toString(), "--out", ops.toString()));
-        String printed = run2("token", "--tenant", "acme", "--tokens", tokens.toString(), "--out", acme.toString());
+        assertEquals(
+                0,
+                run(
+                        "token",
+                        "--tenant",
+                        "ops",
+                        "--operator",
+                        "--tokens",
+                        tokens.toString(),
+                        "--out",
+                        ops.toString()));
+        String printed =
+                run2(
+                        "token",
+                        "--tenant",
+                        "acme",
+                        "--tokens",
+                        tokens.toString(),
+                        "--out",
+                        acme.toString());
         String acmeToken = Files.readString(acme).strip();
         assertFalse(printed.contains(acmeToken), "the token is never printed: " + printed);
-        assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(acme)));
-        assertEquals(2, Files.readAllLines(tokens).stream().filter(l -> l.startsWith("sha256:")).count());
-        assertFalse(Files.readString(tokens).contains(acmeToken), "only the hash is in the tokens file");
-        assertEquals(3, run("token", "--tenant", "acme", "--tokens", tokens.toString(), "--out", acme.toString()),
+        assertEquals(
+                "rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(acme)));
+        assertEquals(
+                2,
+                Files.readAllLines(tokens).stream().filter(l -> l.startsWith("sha256:")).count());
+        assertFalse(
+                Files.readString(tokens).contains(acmeToken),
+                "only the hash is in the tokens file");
+        assertEquals(
+                3,
+                run(
+                        "token",
+                        "--tenant",
+                        "acme",
+                        "--tokens",
+                        tokens.toString(),
+                        "--out",
+                        acme.toString()),
                 "an existing token file is never overwritten");
         assertEquals(acmeToken, Files.readString(acme).strip());
         Path admin = tmp.resolve("acme-admin.token");
-        assertEquals(0, run("token", "--tenant", "acme", "--role", "tenant-admin", "--tokens", tokens.toString(), "--out",
-                admin.toString()));
-        assertTrue(Files.readAllLines(tokens).getLast().endsWith(" acme tenant-admin"), Files.readString(tokens));
-        assertTrue(Files.readAllLines(tokens).get(1).endsWith(" ops store-operator"), Files.readString(tokens));
-        assertEquals(3, run("token", "--tenant", "acme", "--role", "root", "--tokens", tokens.toString(), "--out",
-                tmp.resolve("root.token").toString()), "an unknown role");
+        assertEquals(
+                0,
+                run(
+                        "token",
+                        "--tenant",
+                        "acme",
+                        "--role",
+                        "tenant-admin",
+                        "--tokens",
+                        tokens.toString(),
+                        "--out",
+                        admin.toString()));
+        assertTrue(
+                Files.readAllLines(tokens).getLast().endsWith(" acme tenant-admin"),
+                Files.readString(tokens));
+        assertTrue(
+                Files.readAllLines(tokens).get(1).endsWith(" ops store-operator"),
+                Files.readString(tokens));
+        assertEquals(
+                3,
+                run(
+                        "token",
+                        "--tenant",
+                        "acme",
+                        "--role",
+                        "root",
+                        "--tokens",
+                        tokens.toString(),
+                        "--out",
+                        tmp.resolve("root.token").toString()),
+                "an unknown role");
         assertFalse(Files.exists(tmp.resolve("root.token")));
 
-        Nepenthe store = Nepenthe.open(tmp.resolve("data"), StoreOptions.defaults().withKeystore(tmp.resolve("keys")));
-        NepentheServer server = NepentheServer.start(store, new NepentheServer.Options().listen("127.0.0.1", 0).tokens(tokens));
-        ManagedChannel ch = NettyChannelBuilder.forAddress("127.0.0.1", server.port()).usePlaintext().build();
+        Nepenthe store =
+                Nepenthe.open(
+                        tmp.resolve("data"),
+                        StoreOptions.defaults().withKeystore(tmp.resolve("keys")));
+        NepentheServer server =
+                NepentheServer.start(
+                        store, new NepentheServer.Options().listen("127.0.0.1", 0).tokens(tokens));
+        ManagedChannel ch =
+                NettyChannelBuilder.forAddress("127.0.0.1", server.port()).usePlaintext().build();
         try {
-            CreateCollectionRequest create = CreateCollectionRequest.newBuilder().setSpec(dev.nepenthe.grpc.v1.CollectionSpec
-                    .newBuilder().setName("notes").setDimension(3).setMetric(dev.nepenthe.grpc.v1.Metric.L2)).build();
+            CreateCollectionRequest create =
+                    CreateCollectionRequest.newBuilder()
+                            .setSpec(
+                                    dev.nepenthe.grpc.v1.CollectionSpec.newBuilder()
+                                            .setName("notes")
+                                            .setDimension(3)
+                                            .setMetric(dev.nepenthe.grpc.v1.Metric.L2))
+                            .build();
             collections(ch, Files.readString(ops).strip()).create(create);
-            assertEquals(1, collections(ch, acmeToken).list(ListCollectionsRequest.getDefaultInstance()).getCollectionsCount());
-            StatusRuntimeException denied = org.junit.jupiter.api.Assertions.assertThrows(StatusRuntimeException.class,
-                    () -> collections(ch, acmeToken).create(create));
-            assertEquals(Status.Code.PERMISSION_DENIED, denied.getStatus().getCode(), "no store-operator role unless asked");
+            assertEquals(
+                    1,
+                    collections(ch, acmeToken)
+                            .list(ListCollectionsRequest.getDefaultInstance())
+                            .getCollectionsCount());
+            StatusRuntimeException denied =
+                    org.junit.jupiter.api.Assertions.assertThrows(
+                            StatusRuntimeException.class,
+                            () -> collections(ch, acmeToken).create(create));
+            assertEquals(
+                    Status.Code.PERMISSION_DENIED,
+                    denied.getStatus().getCode(),
+                    "no store-operator role unless asked");
         } finally {
             ch.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
             server.close();
         }
     }
 
-    private static CollectionsGrpc.CollectionsBlockingStub collections(ManagedChannel ch, String token) {
+    private static CollectionsGrpc.CollectionsBlockingStub collections(
+            ManagedChannel ch, String token) {
         Metadata md = new Metadata();
-        md.put(Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER), "Bearer " + token);
-        return CollectionsGrpc.newBlockingStub(ch).withInterceptors(MetadataUtils.newAttachHeadersInterceptor(md));
+        md.put(
+                Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER),
+                "Bearer " + token);
+        return CollectionsGrpc.newBlockingStub(ch)
+                .withInterceptors(MetadataUtils.newAttachHeadersInterceptor(md));
     }
 
     private static int run(String... args) {

@@ -13,8 +13,11 @@ class CollectionSpecWireTest {
 
     @Test
     void subjectIdentifiersAndEveryOtherFieldSurviveTheRoundTrip() {
-        CollectionSpec spec = CollectionSpec.of("people", 8, Metric.DOT).withTextIndex("english")
-                .withProvenance(CollectionSpec.Provenance.REGENERATE).withSubjectIdentifiers("name", "email");
+        CollectionSpec spec =
+                CollectionSpec.of("people", 8, Metric.DOT)
+                        .withTextIndex("english")
+                        .withProvenance(CollectionSpec.Provenance.REGENERATE)
+                        .withSubjectIdentifiers("name", "email");
         dev.nepenthe.grpc.v1.CollectionSpec wire = Protos.spec(spec);
         assertEquals(List.of("name", "email"), wire.getSubjectIdentifiersList());
         assertEquals(spec, Protos.spec(wire));
@@ -22,8 +25,11 @@ class CollectionSpecWireTest {
 
     @Test
     void aRepeatedIdentifierKeyIsRefusedAsTheStoreRefusesIt() {
-        dev.nepenthe.grpc.v1.CollectionSpec wire = Protos.spec(CollectionSpec.of("people", 8, Metric.DOT)).toBuilder()
-                .addSubjectIdentifiers("email").addSubjectIdentifiers("email").build();
+        dev.nepenthe.grpc.v1.CollectionSpec wire =
+                Protos.spec(CollectionSpec.of("people", 8, Metric.DOT)).toBuilder()
+                        .addSubjectIdentifiers("email")
+                        .addSubjectIdentifiers("email")
+                        .build();
         assertThrows(IllegalArgumentException.class, () -> Protos.spec(wire));
     }
 }

@@ -25,19 +25,20 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A hostile client below gRPC: raw HTTP/2 on loopback, as a client in another language could
- * write it. Each call sends its headers and a gRPC frame header declaring a message of
- * {@code declared} bytes, then only {@code sent} bytes of it, and never ends its stream: a
- * half-sent call. The server's answer to each stream (the grpc-status and grpc-message of its
- * trailers, or a reset) is recorded. The body bytes of all calls share one zeroed buffer, so
- * the client holds {@code sent} bytes however many calls it makes.
+ * A hostile client below gRPC: raw HTTP/2 on loopback, as a client in another language could write
+ * it. Each call sends its headers and a gRPC frame header declaring a message of {@code declared}
+ * bytes, then only {@code sent} bytes of it, and never ends its stream: a half-sent call. The
+ * server's answer to each stream (the grpc-status and grpc-message of its trailers, or a reset) is
+ * recorded. The body bytes of all calls share one zeroed buffer, so the client holds {@code sent}
+ * bytes however many calls it makes.
  */
 final class HalfSentCalls implements AutoCloseable {
 
     /** How one stream ended: a gRPC status code and message, or a reset (code -1). */
     record Ending(int code, String message) {}
 
-    private final EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
+    private final EventLoopGroup group =
+            new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
     private final List<Channel> channels = new ArrayList<>();
     private final Map<Integer, Ending>[] endings;
     private final CountDownLatch ended;
@@ -48,7 +49,8 @@ final class HalfSentCalls implements AutoCloseable {
      * turn.
      */
     @SuppressWarnings("unchecked")
-    HalfSentCalls(int port, int connections, int calls, String path, String token, int declared, int sent)
+    HalfSentCalls(
+            int port, int connections, int calls, String path, String token, int declared, int sent)
             throws InterruptedException {
         this.endings = new Map[connections];
         this.ended = new CountDownLatch(calls);
@@ -59,8 +61,14 @@ final class HalfSentCalls implements AutoCloseable {
             endings[c] = mine;
             Client client = new Client(mine);
             clients.add(client);
-            Channel ch = new Bootstrap().group(group).channel(NioSocketChannel.class).handler(client.handler)
-                    .connect("127.0.0.1", port).sync().channel();
+            Channel ch =
+                    new Bootstrap()
+                            .group(group)
+                            .channel(NioSocketChannel.class)
+                            .handler(client.handler)
+                            .connect("127.0.0.1", port)
+                            .sync()
+                            .channel();
             channels.add(ch);
         }
         // As an HTTP/2 client should, the calls go once the server has sent its settings
@@ -105,22 +113,37 @@ final class HalfSentCalls implements AutoCloseable {
         group.shutdownGracefully(0, 1, TimeUnit.SECONDS).await(5, TimeUnit.SECONDS);
     }
 
-    /** One connection: its HTTP/2 handler, and how to send a half-sent call on it (on its event loop). */
+    /**
+     * One connection: its HTTP/2 handler, and how to send a half-sent call on it (on its event
+     * loop).
+     */
     private final class Client {
         final Http2ConnectionHandler handler;
+
         /** Counted down when the server's SETTINGS arrive. */
         final CountDownLatch settings = new CountDownLatch(1);
 
         Client(Map<Integer, Ending> endings) {
-            handler = new Http2ConnectionHandlerBuilder().server(false).frameListener(new Recorder(endings, settings))
-                    .initialSettings(Http2Settings.defaultSettings()).build();
+            handler =
+                    new Http2ConnectionHandlerBuilder()
+                            .server(false)
+                            .frameListener(new Recorder(endings, settings))
+                            .initialSettings(Http2Settings.defaultSettings())
+                            .build();
         }
 
         void send(String path, String token, ByteBuf body) {
             ChannelHandlerContext ctx = channelOf(this).pipeline().context(handler);
             int id = handler.connection().local().incrementAndGetNextStreamId();
-            Http2Headers h = new DefaultHttp2Headers().method("POST").scheme("http").authority("localhost").path(path);
-            h.set("content-type", "application/grpc").set("te", "trailers").set("authorization", "Bearer " + token);
+            Http2Headers h =
+                    new DefaultHttp2Headers()
+                            .method("POST")
+                            .scheme("http")
+                            .authority("localhost")
+                            .path(path);
+            h.set("content-type", "application/grpc")
+                    .set("te", "trailers")
+                    .set("authorization", "Bearer " + token);
             handler.encoder().writeHeaders(ctx, id, h, 0, false, ctx.newPromise());
             handler.encoder().writeData(ctx, id, body, 0, false, ctx.newPromise());
             // Through the whole pipeline: the HTTP/2 handler's own flush is what writes the data
@@ -145,19 +168,37 @@ final class HalfSentCalls implements AutoCloseable {
         }
 
         @Override
-        public void onHeadersRead(ChannelHandlerContext ctx, int streamId, Http2Headers headers, int padding,
+        public void onHeadersRead(
+                ChannelHandlerContext ctx,
+                int streamId,
+                Http2Headers headers,
+                int padding,
                 boolean endOfStream) {
             CharSequence status = headers.get("grpc-status");
             if (status != null) {
                 CharSequence message = headers.get("grpc-message");
-                end(streamId, new Ending(Integer.parseInt(status.toString()), message == null ? ""
-                        : URLDecoder.decode(message.toString().replace("+", "%2B"), StandardCharsets.UTF_8)));
+                end(
+                        streamId,
+                        new Ending(
+                                Integer.parseInt(status.toString()),
+                                message == null
+                                        ? ""
+                                        : URLDecoder.decode(
+                                                message.toString().replace("+", "%2B"),
+                                                StandardCharsets.UTF_8)));
             }
         }
 
         @Override
-        public void onHeadersRead(ChannelHandlerContext ctx, int streamId, Http2Headers headers, int streamDependency,
-                short weight, boolean exclusive, int padding, boolean endOfStream) {
+        public void onHeadersRead(
+                ChannelHandlerContext ctx,
+                int streamId,
+                Http2Headers headers,
+                int streamDependency,
+                short weight,
+                boolean exclusive,
+                int padding,
+                boolean endOfStream) {
             onHeadersRead(ctx, streamId, headers, padding, endOfStream);
         }
 

@@ -30,13 +30,16 @@ import java.util.concurrent.TimeUnit;
 /**
  * A served store for hostile-input tests: collection "notes" (4 dimensions, cosine) with 200
  * records of tenant acme and 50 of globex, tokens for an operator, acme, globex and two of the
- * tenant mallory (who holds no data and attacks), the server on a free loopback port, and a
- * channel to it. {@link #close} stops the server, reopens the store and checks that the digest
- * of every record is the one taken before the server started.
+ * tenant mallory (who holds no data and attacks), the server on a free loopback port, and a channel
+ * to it. {@link #close} stops the server, reopens the store and checks that the digest of every
+ * record is the one taken before the server started.
  */
 final class HostileServer implements AutoCloseable {
 
-    /** How long a call of a tenant that is not attacking may take: a search of 250 records takes milliseconds; 10 s allows for a loaded 2-core machine. */
+    /**
+     * How long a call of a tenant that is not attacking may take: a search of 250 records takes
+     * milliseconds; 10 s allows for a loaded 2-core machine.
+     */
     static final long SERVED_WITHIN_SECONDS = 10;
 
     final String operator = Tokens.newToken();
@@ -54,51 +57,85 @@ final class HostileServer implements AutoCloseable {
         this.dir = dir;
         SplittableRandom rnd = new SplittableRandom(seed);
         Path tokens = dir.resolve("tokens.conf");
-        Tokens.writeOwnerOnly(tokens, Tokens.line(operator, "ops", true) + "\n" + Tokens.line(acme, "acme", false) + "\n"
-                + Tokens.line(globex, "globex", false) + "\n" + Tokens.line(mallory, "mallory", false) + "\n"
-                + Tokens.line(mallory2, "mallory", false) + "\n");
+        Tokens.writeOwnerOnly(
+                tokens,
+                Tokens.line(operator, "ops", true)
+                        + "\n"
+                        + Tokens.line(acme, "acme", false)
+                        + "\n"
+                        + Tokens.line(globex, "globex", false)
+                        + "\n"
+                        + Tokens.line(mallory, "mallory", false)
+                        + "\n"
+                        + Tokens.line(mallory2, "mallory", false)
+                        + "\n");
         store = open(dir);
-        VectorCollection notes = store.createCollection(CollectionSpec.of("notes", 4, Metric.COSINE));
+        VectorCollection notes =
+                store.createCollection(CollectionSpec.of("notes", 4, Metric.COSINE));
         List<VectorRecord> batch = new ArrayList<>();
         for (int i = 0; i < 250; i++) {
-            batch.add(VectorRecord.builder("r" + i).tenant(i < 200 ? "acme" : "globex").subject("s" + (i % 7))
-                    .vector(new float[] {rnd.nextFloat() + 0.01f, rnd.nextFloat(), rnd.nextFloat(), rnd.nextFloat()})
-                    .text("note " + i).metadata("n", (long) i).build());
+            batch.add(
+                    VectorRecord.builder("r" + i)
+                            .tenant(i < 200 ? "acme" : "globex")
+                            .subject("s" + (i % 7))
+                            .vector(
+                                    new float[] {
+                                        rnd.nextFloat() + 0.01f,
+                                        rnd.nextFloat(),
+                                        rnd.nextFloat(),
+                                        rnd.nextFloat()
+                                    })
+                            .text("note " + i)
+                            .metadata("n", (long) i)
+                            .build());
         }
         notes.upsertAll(batch);
         before = digest(store);
-        server = NepentheServer.start(store, new NepentheServer.Options().listen("127.0.0.1", 0).tokens(tokens)
-                .limits(limits));
-        channel = NettyChannelBuilder.forAddress("127.0.0.1", server.port()).usePlaintext()
-                .maxInboundMessageSize(1 << 20).build();
+        server =
+                NepentheServer.start(
+                        store,
+                        new NepentheServer.Options()
+                                .listen("127.0.0.1", 0)
+                                .tokens(tokens)
+                                .limits(limits));
+        channel =
+                NettyChannelBuilder.forAddress("127.0.0.1", server.port())
+                        .usePlaintext()
+                        .maxInboundMessageSize(1 << 20)
+                        .build();
     }
 
     private static Nepenthe open(Path dir) throws java.io.IOException {
-        return Nepenthe.open(dir.resolve("data"), StoreOptions.defaults().withKeystore(dir.resolve("keys")));
+        return Nepenthe.open(
+                dir.resolve("data"), StoreOptions.defaults().withKeystore(dir.resolve("keys")));
     }
 
-    /** The limits of the hostile tests: the defaults' shape, smaller, and a 5 s request idle time. */
+    /**
+     * The limits of the hostile tests: the defaults' shape, smaller, and a 5 s request idle time.
+     */
     static Limits attackLimits() {
-        return new Limits(32 << 20, 100, 100, 1000, 64, 8, 5, 1000, 1L << 20).withCalls(
-                new Limits.Calls(64, 24, 16, 48L << 20, 32L << 20, 5, 300, 0, 0, 60, 128));
+        return new Limits(32 << 20, 100, 100, 1000, 64, 8, 5, 1000, 1L << 20)
+                .withCalls(
+                        new Limits.Calls(64, 24, 16, 48L << 20, 32L << 20, 5, 300, 0, 0, 60, 128));
     }
 
     /** Request and response bodies as raw bytes, so that a test can send what no stub would. */
-    static final io.grpc.MethodDescriptor.Marshaller<byte[]> BYTES = new io.grpc.MethodDescriptor.Marshaller<>() {
-        @Override
-        public java.io.InputStream stream(byte[] value) {
-            return new java.io.ByteArrayInputStream(value);
-        }
+    static final io.grpc.MethodDescriptor.Marshaller<byte[]> BYTES =
+            new io.grpc.MethodDescriptor.Marshaller<>() {
+                @Override
+                public java.io.InputStream stream(byte[] value) {
+                    return new java.io.ByteArrayInputStream(value);
+                }
 
-        @Override
-        public byte[] parse(java.io.InputStream stream) {
-            try {
-                return stream.readAllBytes();
-            } catch (java.io.IOException e) {
-                throw new IllegalStateException(e);
-            }
-        }
-    };
+                @Override
+                public byte[] parse(java.io.InputStream stream) {
+                    try {
+                        return stream.readAllBytes();
+                    } catch (java.io.IOException e) {
+                        throw new IllegalStateException(e);
+                    }
+                }
+            };
 
     static Metadata auth(String token) {
         Metadata md = new Metadata();
@@ -107,20 +144,38 @@ final class HostileServer implements AutoCloseable {
     }
 
     RecordsGrpc.RecordsBlockingStub records(String token) {
-        return RecordsGrpc.newBlockingStub(channel).withInterceptors(MetadataUtils.newAttachHeadersInterceptor(auth(token)));
+        return RecordsGrpc.newBlockingStub(channel)
+                .withInterceptors(MetadataUtils.newAttachHeadersInterceptor(auth(token)));
     }
 
-    /** A tenant that is not attacking is answered, correctly, within {@link #SERVED_WITHIN_SECONDS}. */
+    /**
+     * A tenant that is not attacking is answered, correctly, within {@link #SERVED_WITHIN_SECONDS}.
+     */
     void assertServed(String token, String who) {
-        var hits = records(token).withDeadlineAfter(SERVED_WITHIN_SECONDS, TimeUnit.SECONDS).search(SearchRequest
-                .newBuilder().setCollection("notes").setK(3).addVector(1).addVector(0).addVector(0).addVector(0).build());
+        var hits =
+                records(token)
+                        .withDeadlineAfter(SERVED_WITHIN_SECONDS, TimeUnit.SECONDS)
+                        .search(
+                                SearchRequest.newBuilder()
+                                        .setCollection("notes")
+                                        .setK(3)
+                                        .addVector(1)
+                                        .addVector(0)
+                                        .addVector(0)
+                                        .addVector(0)
+                                        .build());
         assertEquals(3, hits.getHitsCount(), who + " is still answered");
     }
 
     void assertUp() {
-        HealthCheckResponse health = HealthGrpc.newBlockingStub(channel).withDeadlineAfter(SERVED_WITHIN_SECONDS,
-                TimeUnit.SECONDS).check(HealthCheckRequest.getDefaultInstance());
-        assertEquals(HealthCheckResponse.ServingStatus.SERVING, health.getStatus(), "the server is still up");
+        HealthCheckResponse health =
+                HealthGrpc.newBlockingStub(channel)
+                        .withDeadlineAfter(SERVED_WITHIN_SECONDS, TimeUnit.SECONDS)
+                        .check(HealthCheckRequest.getDefaultInstance());
+        assertEquals(
+                HealthCheckResponse.ServingStatus.SERVING,
+                health.getStatus(),
+                "the server is still up");
     }
 
     @Override
@@ -138,16 +193,34 @@ final class HostileServer implements AutoCloseable {
     /** SHA-256 over every record of every tenant: ids, subjects, vectors (bits), text, metadata. */
     static String digest(Nepenthe store) throws Exception {
         MessageDigest d = MessageDigest.getInstance("SHA-256");
-        for (String name : store.collections().stream().map(CollectionSpec::name).sorted().toList()) {
+        for (String name :
+                store.collections().stream().map(CollectionSpec::name).sorted().toList()) {
             VectorCollection c = store.collection(name);
             for (String tenant : store.tenants()) {
                 for (String id : c.ids(tenant).stream().sorted().toList()) {
                     VectorRecord r = c.get(tenant, id).orElseThrow();
-                    d.update((name + "\0" + tenant + "\0" + id + "\0" + r.subject() + "\0" + r.text() + "\0"
-                            + new TreeMap<>(r.metadata())).getBytes(StandardCharsets.UTF_8));
+                    d.update(
+                            (name
+                                            + "\0"
+                                            + tenant
+                                            + "\0"
+                                            + id
+                                            + "\0"
+                                            + r.subject()
+                                            + "\0"
+                                            + r.text()
+                                            + "\0"
+                                            + new TreeMap<>(r.metadata()))
+                                    .getBytes(StandardCharsets.UTF_8));
                     for (float f : r.vector()) {
                         int bits = Float.floatToRawIntBits(f);
-                        d.update(new byte[] {(byte) (bits >>> 24), (byte) (bits >>> 16), (byte) (bits >>> 8), (byte) bits});
+                        d.update(
+                                new byte[] {
+                                    (byte) (bits >>> 24),
+                                    (byte) (bits >>> 16),
+                                    (byte) (bits >>> 8),
+                                    (byte) bits
+                                });
                     }
                 }
             }

@@ -12,9 +12,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.Test;
 
 /**
- * A unary call whose context is cancelled (its client went, or its deadline passed while it
- * waited for a thread) does no work and answers nothing: gRPC has ended it already. The oracle
- * is whether the body ran and what reached the observer, with a live context as the control.
+ * A unary call whose context is cancelled (its client went, or its deadline passed while it waited
+ * for a thread) does no work and answers nothing: gRPC has ended it already. The oracle is whether
+ * the body ran and what reached the observer, with a live context as the control.
  */
 class StatusesTest {
 
@@ -44,18 +44,28 @@ class StatusesTest {
         Recorded cancelled = new Recorded();
         Context.CancellableContext gone = Context.current().withCancellation();
         gone.cancel(null);
-        gone.run(() -> Statuses.unary(cancelled, () -> {
-            ran.set(true);
-            return "answer";
-        }));
+        gone.run(
+                () ->
+                        Statuses.unary(
+                                cancelled,
+                                () -> {
+                                    ran.set(true);
+                                    return "answer";
+                                }));
         assertFalse(ran.get(), "the body of a cancelled call ran");
         assertTrue(cancelled.events.isEmpty(), "a cancelled call answered " + cancelled.events);
 
         Recorded live = new Recorded();
-        Context.current().withCancellation().run(() -> Statuses.unary(live, () -> {
-            ran.set(true);
-            return "answer";
-        }));
+        Context.current()
+                .withCancellation()
+                .run(
+                        () ->
+                                Statuses.unary(
+                                        live,
+                                        () -> {
+                                            ran.set(true);
+                                            return "answer";
+                                        }));
         assertTrue(ran.get(), "the control ran");
         assertEquals(List.of("answer", "completed"), live.events);
     }

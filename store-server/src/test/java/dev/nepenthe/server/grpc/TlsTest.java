@@ -31,17 +31,38 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class TlsTest {
 
-    @TempDir
-    Path tmp;
+    @TempDir Path tmp;
 
     @Test
     void aClientThatTrustsTheCertificateGetsThroughAndAPlaintextOneDoesNot() throws Exception {
         Path p12 = tmp.resolve("server.p12");
         Path keytool = Path.of(System.getProperty("java.home"), "bin", "keytool");
-        Process p = new ProcessBuilder(keytool.toString(), "-genkeypair", "-alias", "server", "-keyalg", "RSA",
-                "-keysize", "2048", "-validity", "2", "-dname", "CN=localhost", "-ext", "SAN=dns:localhost,ip:127.0.0.1",
-                "-storetype", "PKCS12", "-keystore", p12.toString(), "-storepass", "changeit", "-keypass", "changeit")
-                .redirectErrorStream(true).start();
+        Process p =
+                new ProcessBuilder(
+                                keytool.toString(),
+                                "-genkeypair",
+                                "-alias",
+                                "server",
+                                "-keyalg",
+                                "RSA",
+                                "-keysize",
+                                "2048",
+                                "-validity",
+                                "2",
+                                "-dname",
+                                "CN=localhost",
+                                "-ext",
+                                "SAN=dns:localhost,ip:127.0.0.1",
+                                "-storetype",
+                                "PKCS12",
+                                "-keystore",
+                                p12.toString(),
+                                "-storepass",
+                                "changeit",
+                                "-keypass",
+                                "changeit")
+                        .redirectErrorStream(true)
+                        .start();
         String out = new String(p.getInputStream().readAllBytes());
         assertEquals(0, p.waitFor(), out);
         KeyStore ks = KeyStore.getInstance("PKCS12");
@@ -52,27 +73,53 @@ class TlsTest {
         Path certPem = tmp.resolve("cert.pem");
         Path keyPem = tmp.resolve("key.pem");
         Files.writeString(certPem, pem("CERTIFICATE", cert.getEncoded()));
-        Files.writeString(keyPem, pem("PRIVATE KEY", ks.getKey("server", "changeit".toCharArray()).getEncoded()));
+        Files.writeString(
+                keyPem,
+                pem("PRIVATE KEY", ks.getKey("server", "changeit".toCharArray()).getEncoded()));
 
         String token = Tokens.newToken();
         Path tokens = tmp.resolve("tokens.conf");
         Tokens.writeOwnerOnly(tokens, Tokens.line(token, "acme", false) + "\n");
-        Nepenthe store = Nepenthe.open(tmp.resolve("data"), StoreOptions.defaults().withKeystore(tmp.resolve("keys")));
-        NepentheServer server = NepentheServer.start(store, new NepentheServer.Options().listen("127.0.0.1", 0)
-                .tokens(tokens).tls(certPem, keyPem));
+        Nepenthe store =
+                Nepenthe.open(
+                        tmp.resolve("data"),
+                        StoreOptions.defaults().withKeystore(tmp.resolve("keys")));
+        NepentheServer server =
+                NepentheServer.start(
+                        store,
+                        new NepentheServer.Options()
+                                .listen("127.0.0.1", 0)
+                                .tokens(tokens)
+                                .tls(certPem, keyPem));
         Metadata auth = new Metadata();
         auth.put(AuthInterceptor.AUTHORIZATION, "Bearer " + token);
-        ManagedChannel tls = NettyChannelBuilder.forAddress("127.0.0.1", server.port()).overrideAuthority("localhost")
-                .sslContext(GrpcSslContexts.forClient().trustManager(certPem.toFile()).build()).build();
-        ManagedChannel plain = NettyChannelBuilder.forAddress("127.0.0.1", server.port()).usePlaintext().build();
+        ManagedChannel tls =
+                NettyChannelBuilder.forAddress("127.0.0.1", server.port())
+                        .overrideAuthority("localhost")
+                        .sslContext(
+                                GrpcSslContexts.forClient().trustManager(certPem.toFile()).build())
+                        .build();
+        ManagedChannel plain =
+                NettyChannelBuilder.forAddress("127.0.0.1", server.port()).usePlaintext().build();
         try {
-            assertEquals(0, CollectionsGrpc.newBlockingStub(tls)
-                    .withInterceptors(MetadataUtils.newAttachHeadersInterceptor(auth)).withDeadlineAfter(10, TimeUnit.SECONDS)
-                    .list(ListCollectionsRequest.getDefaultInstance()).getCollectionsCount());
-            StatusRuntimeException e = assertThrows(StatusRuntimeException.class, () -> CollectionsGrpc
-                    .newBlockingStub(plain).withInterceptors(MetadataUtils.newAttachHeadersInterceptor(auth))
-                    .withDeadlineAfter(10, TimeUnit.SECONDS).list(ListCollectionsRequest.getDefaultInstance()));
-            assertEquals(Status.Code.UNAVAILABLE, e.getStatus().getCode(), e.getStatus().toString());
+            assertEquals(
+                    0,
+                    CollectionsGrpc.newBlockingStub(tls)
+                            .withInterceptors(MetadataUtils.newAttachHeadersInterceptor(auth))
+                            .withDeadlineAfter(10, TimeUnit.SECONDS)
+                            .list(ListCollectionsRequest.getDefaultInstance())
+                            .getCollectionsCount());
+            StatusRuntimeException e =
+                    assertThrows(
+                            StatusRuntimeException.class,
+                            () ->
+                                    CollectionsGrpc.newBlockingStub(plain)
+                                            .withInterceptors(
+                                                    MetadataUtils.newAttachHeadersInterceptor(auth))
+                                            .withDeadlineAfter(10, TimeUnit.SECONDS)
+                                            .list(ListCollectionsRequest.getDefaultInstance()));
+            assertEquals(
+                    Status.Code.UNAVAILABLE, e.getStatus().getCode(), e.getStatus().toString());
         } finally {
             tls.shutdownNow();
             plain.shutdownNow();
@@ -81,7 +128,12 @@ class TlsTest {
     }
 
     private static String pem(String type, byte[] der) {
-        return "-----BEGIN " + type + "-----\n" + Base64.getMimeEncoder(64, new byte[] {'\n'}).encodeToString(der)
-                + "\n-----END " + type + "-----\n";
+        return "-----BEGIN "
+                + type
+                + "-----\n"
+                + Base64.getMimeEncoder(64, new byte[] {'\n'}).encodeToString(der)
+                + "\n-----END "
+                + type
+                + "-----\n";
     }
 }

@@ -13,14 +13,13 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The tokens file's refusals (issue 47): a file its group or others may read or write, a hash
- * given twice, a tenant that is not a plain name, an unknown role; each names the file and the
- * line or the mode, and none quotes a token or a hash. Old role names still read.
+ * The tokens file's refusals (issue 47): a file its group or others may read or write, a hash given
+ * twice, a tenant that is not a plain name, an unknown role; each names the file and the line or
+ * the mode, and none quotes a token or a hash. Old role names still read.
  */
 class TokensFileTest {
 
-    @TempDir
-    Path tmp;
+    @TempDir Path tmp;
 
     private static String hash(String token) {
         return "sha256:" + HexFormat.of().formatHex(Tokens.sha256(token));
@@ -52,9 +51,17 @@ class TokensFileTest {
     void badLinesAreRefusedByLineNumberWithoutQuotingATokenOrAHash() throws Exception {
         String a = Tokens.newToken();
         String b = Tokens.newToken();
-        String dup = refusal(file("# tokens\n" + Tokens.line(a, "acme", false) + "\n" + hash(a) + " globex tenant\n"));
+        String dup =
+                refusal(
+                        file(
+                                "# tokens\n"
+                                        + Tokens.line(a, "acme", false)
+                                        + "\n"
+                                        + hash(a)
+                                        + " globex tenant\n"));
         assertTrue(dup.contains(":3:") && dup.contains("line 2"), dup);
-        String badTenant = refusal(file(Tokens.line(a, "acme", false) + "\n" + hash(b) + " ac/me tenant\n"));
+        String badTenant =
+                refusal(file(Tokens.line(a, "acme", false) + "\n" + hash(b) + " ac/me tenant\n"));
         assertTrue(badTenant.contains(":2:") && badTenant.contains("'ac/me'"), badTenant);
         // A token pasted into the tenant or the roles column: refused, and never quoted.
         String pastedTenant = refusal(file(hash(a) + " " + b + "$ tenant\n"));
@@ -63,7 +70,9 @@ class TokensFileTest {
         assertTrue(unknownRole.contains("'root'") && unknownRole.contains(":1:"), unknownRole);
         for (String m : new String[] {dup, badTenant, pastedTenant, pastedRole, unknownRole}) {
             assertFalse(m.contains(a) || m.contains(b), "a token quoted: " + m);
-            assertFalse(m.contains(hash(a).substring(7)) || m.contains(hash(b).substring(7)), "a hash quoted: " + m);
+            assertFalse(
+                    m.contains(hash(a).substring(7)) || m.contains(hash(b).substring(7)),
+                    "a hash quoted: " + m);
         }
     }
 
@@ -73,9 +82,17 @@ class TokensFileTest {
         String admin = Tokens.newToken();
         String old = Tokens.newToken();
         String ops = Tokens.newToken();
-        Tokens tokens = Tokens.read(file(Tokens.line(t, "acme", Role.TENANT) + "\n"
-                + Tokens.line(admin, "acme", Role.TENANT_ADMIN) + "\n" + hash(old) + " default tenant,operator\n"
-                + Tokens.line(ops, "default", Role.STORE_OPERATOR) + "\n"));
+        Tokens tokens =
+                Tokens.read(
+                        file(
+                                Tokens.line(t, "acme", Role.TENANT)
+                                        + "\n"
+                                        + Tokens.line(admin, "acme", Role.TENANT_ADMIN)
+                                        + "\n"
+                                        + hash(old)
+                                        + " default tenant,operator\n"
+                                        + Tokens.line(ops, "default", Role.STORE_OPERATOR)
+                                        + "\n"));
         assertEquals(Role.TENANT, tokens.authenticate(t).orElseThrow().role());
         assertEquals(Role.TENANT_ADMIN, tokens.authenticate(admin).orElseThrow().role());
         assertEquals(Role.STORE_OPERATOR, tokens.authenticate(old).orElseThrow().role());

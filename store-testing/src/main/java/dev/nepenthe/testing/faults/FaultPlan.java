@@ -11,14 +11,14 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Predicate;
 
 /**
- * What a {@link FaultyFileSystem} does wrong, and when. Every decision is counted and listed, so
- * a test can say how many faults it injected and which file each one hit.
+ * What a {@link FaultyFileSystem} does wrong, and when. Every decision is counted and listed, so a
+ * test can say how many faults it injected and which file each one hit.
  *
  * <p>Faults of one {@link Op} are armed with a countdown: the n-th operation of that kind (on a
  * file the plan's filter admits) fails, and, unless the fault is sticky, only that one. The disk
  * fills with a byte budget: writes beyond it fail as a full disk does (the write that crosses it
- * writes what fits and reports a short count; the next one throws). {@link #heal} turns every
- * fault off, as an operator freeing space or replacing a disk would.
+ * writes what fits and reports a short count; the next one throws). {@link #heal} turns every fault
+ * off, as an operator freeing space or replacing a disk would.
  *
  * <p>A failed fsync also loses what the channel wrote since its last good fsync, as the page cache
  * of Linux does when it drops dirty pages it could not write back ("fsyncgate"): a store that
@@ -62,16 +62,18 @@ public final class FaultPlan {
         this.random = new Random(seed);
     }
 
-    /** A plan that injects nothing until armed; {@code seed} drives short writes and {@link #armRandomly}. */
+    /**
+     * A plan that injects nothing until armed; {@code seed} drives short writes and {@link
+     * #armRandomly}.
+     */
     public static FaultPlan none(long seed) {
         return new FaultPlan(seed);
     }
 
     /**
-     * Arms one fault drawn from this plan's random stream: a full disk after some bytes, or an
-     * I/O error on the n-th write, fsync, directory fsync, rename, read or delete, sometimes
-     * sticky, sometimes with short writes mixed in. The same seed arms the same faults in the
-     * same order.
+     * Arms one fault drawn from this plan's random stream: a full disk after some bytes, or an I/O
+     * error on the n-th write, fsync, directory fsync, rename, read or delete, sometimes sticky,
+     * sometimes with short writes mixed in. The same seed arms the same faults in the same order.
      *
      * @param scale roughly how many operations of a kind the workload makes: countdowns fall in
      *     {@code [1, scale]} and the byte budget in {@code [1, scale * 4096]}
@@ -112,7 +114,9 @@ public final class FaultPlan {
         return seed;
     }
 
-    /** Makes the {@code n}-th next operation of {@code op} fail (and every later one, when sticky). */
+    /**
+     * Makes the {@code n}-th next operation of {@code op} fail (and every later one, when sticky).
+     */
     public synchronized FaultPlan failNth(Op op, long n, boolean stickyAfter) {
         if (n < 1) {
             throw new IllegalArgumentException("countdown: expected 1 or more, got " + n);
@@ -168,9 +172,9 @@ public final class FaultPlan {
     // ---- decisions, called by the file system ---------------------------------------------
 
     /**
-     * Throws when the armed countdown of {@code op} reaches this operation on {@code file}; a
-     * fault of an operation on a path ({@code real} not null: a rename, a delete) names the path,
-     * as the JDK's {@link java.nio.file.FileSystemException} does, one on a channel does not.
+     * Throws when the armed countdown of {@code op} reaches this operation on {@code file}; a fault
+     * of an operation on a path ({@code real} not null: a rename, a delete) names the path, as the
+     * JDK's {@link java.nio.file.FileSystemException} does, one on a channel does not.
      */
     synchronized void check(Op op, String file, Path real) throws IOException {
         if (!files.test(file)) {
@@ -227,7 +231,9 @@ public final class FaultPlan {
         // As the JDK reports them: an errno from a channel alone, without the file's name (naming
         // it is the store's job, and the tests check that it does); one from an operation on a
         // path with the path.
-        return real == null ? new InjectedIOException(kind) : new InjectedFileSystemException(real.toString(), kind);
+        return real == null
+                ? new InjectedIOException(kind)
+                : new InjectedFileSystemException(real.toString(), kind);
     }
 
     /** The relative form of a path the plan's filter and records see. */

@@ -15,8 +15,8 @@ import java.util.Deque;
 
 /**
  * A file channel that asks its {@link FaultPlan} before every write, read and fsync. Besides
- * throwing, a failed fsync undoes what this channel wrote since its last good one (see
- * {@link FaultPlan}). Memory-mapped regions are the real file's: a fault cannot reach them.
+ * throwing, a failed fsync undoes what this channel wrote since its last good one (see {@link
+ * FaultPlan}). Memory-mapped regions are the real file's: a fault cannot reach them.
  */
 final class FaultyFileChannel extends FileChannel {
 
@@ -157,7 +157,8 @@ final class FaultyFileChannel extends FileChannel {
     }
 
     @Override
-    public long transferTo(long position, long count, WritableByteChannel target) throws IOException {
+    public long transferTo(long position, long count, WritableByteChannel target)
+            throws IOException {
         ByteBuffer buf = ByteBuffer.allocate((int) Math.min(count, 1 << 16));
         long done = 0;
         while (done < count) {
@@ -176,7 +177,8 @@ final class FaultyFileChannel extends FileChannel {
     }
 
     @Override
-    public long transferFrom(ReadableByteChannel src, long position, long count) throws IOException {
+    public long transferFrom(ReadableByteChannel src, long position, long count)
+            throws IOException {
         ByteBuffer buf = ByteBuffer.allocate((int) Math.min(Math.max(count, 1), 1 << 16));
         long done = 0;
         while (done < count) {

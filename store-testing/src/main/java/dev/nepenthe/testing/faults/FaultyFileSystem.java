@@ -12,12 +12,12 @@ import java.util.List;
 import java.util.Set;
 
 /**
- * The default file system with faults: every file operation a store makes on a path of this
- * file system (opening, reading, writing, fsyncing a file or a directory, renaming, deleting,
- * listing) goes through a {@link FaultPlan} first and then to the real file. Lucene's test
- * framework wraps the file system the same way; the store needs no hook of its own, only the
- * discipline of deriving every path from the one it was opened with (ArchitectureTest checks
- * that store code never makes a path of the default file system).
+ * The default file system with faults: every file operation a store makes on a path of this file
+ * system (opening, reading, writing, fsyncing a file or a directory, renaming, deleting, listing)
+ * goes through a {@link FaultPlan} first and then to the real file. Lucene's test framework wraps
+ * the file system the same way; the store needs no hook of its own, only the discipline of deriving
+ * every path from the one it was opened with (ArchitectureTest checks that store code never makes a
+ * path of the default file system).
  *
  * <pre>{@code
  * FaultPlan plan = FaultPlan.none(seed);
@@ -41,13 +41,14 @@ public final class FaultyFileSystem extends FileSystem {
     }
 
     /**
-     * {@code file} as a path of a new faulty file system driven by {@code plan}; the plan's
-     * records and filter see paths relative to {@code file}'s parent (so a store's data folder
-     * and its sibling key folder both have short names).
+     * {@code file} as a path of a new faulty file system driven by {@code plan}; the plan's records
+     * and filter see paths relative to {@code file}'s parent (so a store's data folder and its
+     * sibling key folder both have short names).
      */
     public static Path wrap(Path file, FaultPlan plan) {
         Path abs = file.toAbsolutePath().normalize();
-        FaultyFileSystem fs = new FaultyFileSystem(plan, abs.getParent() == null ? abs : abs.getParent());
+        FaultyFileSystem fs =
+                new FaultyFileSystem(plan, abs.getParent() == null ? abs : abs.getParent());
         return new FaultyPath(fs, abs);
     }
 

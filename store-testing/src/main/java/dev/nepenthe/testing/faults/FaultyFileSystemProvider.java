@@ -23,7 +23,9 @@ import java.util.Iterator;
 import java.util.Map;
 import java.util.Set;
 
-/** The provider of a {@link FaultyFileSystem}: each operation asks the plan, then the real provider. */
+/**
+ * The provider of a {@link FaultyFileSystem}: each operation asks the plan, then the real provider.
+ */
 final class FaultyFileSystemProvider extends FileSystemProvider {
 
     private final FaultyFileSystem fs;
@@ -60,11 +62,13 @@ final class FaultyFileSystemProvider extends FileSystemProvider {
     }
 
     @Override
-    public FileChannel newFileChannel(Path path, Set<? extends OpenOption> options, FileAttribute<?>... attrs)
+    public FileChannel newFileChannel(
+            Path path, Set<? extends OpenOption> options, FileAttribute<?>... attrs)
             throws IOException {
         Path p = FaultyPath.unwrap(path);
-        boolean creates = options.contains(StandardOpenOption.CREATE_NEW)
-                || options.contains(StandardOpenOption.CREATE) && !Files.exists(p);
+        boolean creates =
+                options.contains(StandardOpenOption.CREATE_NEW)
+                        || options.contains(StandardOpenOption.CREATE) && !Files.exists(p);
         if (creates) {
             plan.checkCreate(name(path), p);
         }
@@ -73,16 +77,18 @@ final class FaultyFileSystemProvider extends FileSystemProvider {
     }
 
     @Override
-    public SeekableByteChannel newByteChannel(Path path, Set<? extends OpenOption> options, FileAttribute<?>... attrs)
+    public SeekableByteChannel newByteChannel(
+            Path path, Set<? extends OpenOption> options, FileAttribute<?>... attrs)
             throws IOException {
         return newFileChannel(path, options, attrs);
     }
 
     @Override
-    public DirectoryStream<Path> newDirectoryStream(Path dir, DirectoryStream.Filter<? super Path> filter)
-            throws IOException {
-        DirectoryStream<Path> in = real.newDirectoryStream(FaultyPath.unwrap(dir),
-                p -> filter.accept(new FaultyPath(fs, p)));
+    public DirectoryStream<Path> newDirectoryStream(
+            Path dir, DirectoryStream.Filter<? super Path> filter) throws IOException {
+        DirectoryStream<Path> in =
+                real.newDirectoryStream(
+                        FaultyPath.unwrap(dir), p -> filter.accept(new FaultyPath(fs, p)));
         return new DirectoryStream<>() {
             @Override
             public Iterator<Path> iterator() {
@@ -160,30 +166,36 @@ final class FaultyFileSystemProvider extends FileSystemProvider {
     }
 
     @Override
-    public <V extends FileAttributeView> V getFileAttributeView(Path path, Class<V> type, LinkOption... options) {
+    public <V extends FileAttributeView> V getFileAttributeView(
+            Path path, Class<V> type, LinkOption... options) {
         return real.getFileAttributeView(FaultyPath.unwrap(path), type, options);
     }
 
     @Override
-    public <A extends BasicFileAttributes> A readAttributes(Path path, Class<A> type, LinkOption... options)
-            throws IOException {
+    public <A extends BasicFileAttributes> A readAttributes(
+            Path path, Class<A> type, LinkOption... options) throws IOException {
         return real.readAttributes(FaultyPath.unwrap(path), type, options);
     }
 
     @Override
-    public Map<String, Object> readAttributes(Path path, String attributes, LinkOption... options) throws IOException {
+    public Map<String, Object> readAttributes(Path path, String attributes, LinkOption... options)
+            throws IOException {
         return real.readAttributes(FaultyPath.unwrap(path), attributes, options);
     }
 
     @Override
-    public void setAttribute(Path path, String attribute, Object value, LinkOption... options) throws IOException {
+    public void setAttribute(Path path, String attribute, Object value, LinkOption... options)
+            throws IOException {
         real.setAttribute(FaultyPath.unwrap(path), attribute, value, options);
     }
 
     @Override
-    public void createSymbolicLink(Path link, Path target, FileAttribute<?>... attrs) throws IOException {
-        real.createSymbolicLink(FaultyPath.unwrap(link),
-                target instanceof FaultyPath ? FaultyPath.unwrap(target) : target, attrs);
+    public void createSymbolicLink(Path link, Path target, FileAttribute<?>... attrs)
+            throws IOException {
+        real.createSymbolicLink(
+                FaultyPath.unwrap(link),
+                target instanceof FaultyPath ? FaultyPath.unwrap(target) : target,
+                attrs);
     }
 
     @Override

@@ -29,7 +29,8 @@ final class FaultyPath implements Path {
         if (p instanceof FaultyPath f) {
             return f.real;
         }
-        throw new java.nio.file.ProviderMismatchException("expected a path of the faulty file system, got " + p.getClass());
+        throw new java.nio.file.ProviderMismatchException(
+                "expected a path of the faulty file system, got " + p.getClass());
     }
 
     @Override
@@ -113,8 +114,8 @@ final class FaultyPath implements Path {
     }
 
     /**
-     * The real file: code that needs a {@link File} (a library that takes no {@link Path})
-     * reaches the disk past the faults, which the tests accept for derived files only.
+     * The real file: code that needs a {@link File} (a library that takes no {@link Path}) reaches
+     * the disk past the faults, which the tests accept for derived files only.
      */
     @Override
     public File toFile() {
@@ -122,7 +123,8 @@ final class FaultyPath implements Path {
     }
 
     @Override
-    public WatchKey register(WatchService watcher, WatchEvent.Kind<?>[] events, WatchEvent.Modifier... modifiers) {
+    public WatchKey register(
+            WatchService watcher, WatchEvent.Kind<?>[] events, WatchEvent.Modifier... modifiers) {
         throw new UnsupportedOperationException("the faulty file system has no watch service");
     }
 

@@ -6,25 +6,30 @@ import javax.crypto.spec.IvParameterSpec;
 
 /**
  * AES-256 in counter mode over a whole file, positioned at any byte: what a file that is read at
- * random offsets (a Lucene segment) is encrypted with. Counter mode gives confidentiality only;
- * the files it protects carry their own checksums of the plaintext (Lucene's footers), and the
- * key of each file is used for that one file, with a random initial counter.
+ * random offsets (a Lucene segment) is encrypted with. Counter mode gives confidentiality only; the
+ * files it protects carry their own checksums of the plaintext (Lucene's footers), and the key of
+ * each file is used for that one file, with a random initial counter.
  */
 public final class CounterCipher {
 
     public static final int IV_LENGTH = 16;
     private static final int BLOCK = 16;
+
     /**
      * The most bytes one call into the cipher takes (see {@link #crypt}). In a new JVM, counter
-     * mode runs as plain Java until C2 compiles the cipher's inner method, which it does after
-     * some thousands of calls, and only then uses the AES instructions: with 64 KiB per call, the
-     * first 400 MiB of a 2 GiB index file took about 2 s of a core (20 GB/s after); with 2 KiB,
-     * the whole file took under 0.6 s.
+     * mode runs as plain Java until C2 compiles the cipher's inner method, which it does after some
+     * thousands of calls, and only then uses the AES instructions: with 64 KiB per call, the first
+     * 400 MiB of a 2 GiB index file took about 2 s of a core (20 GB/s after); with 2 KiB, the whole
+     * file took under 0.6 s.
      */
     static final int SLICE = 2048;
 
-    /** Cipher.getInstance walks the provider list on every call: one instance per thread is re-initialised instead. */
-    private static final ThreadLocal<Cipher> PER_THREAD = ThreadLocal.withInitial(CounterCipher::newCipher);
+    /**
+     * Cipher.getInstance walks the provider list on every call: one instance per thread is
+     * re-initialised instead.
+     */
+    private static final ThreadLocal<Cipher> PER_THREAD =
+            ThreadLocal.withInitial(CounterCipher::newCipher);
 
     private CounterCipher() {}
 
@@ -37,9 +42,9 @@ public final class CounterCipher {
     }
 
     /**
-     * This thread's cipher, positioned at byte {@code position} of the stream whose first byte
-     * sits at counter {@code iv}: for a short run of work on this thread (one buffer), since the
-     * next call on the thread re-initialises it.
+     * This thread's cipher, positioned at byte {@code position} of the stream whose first byte sits
+     * at counter {@code iv}: for a short run of work on this thread (one buffer), since the next
+     * call on the thread re-initialises it.
      */
     public static Cipher forThisThread(DataKey key, byte[] iv, long position) {
         Cipher c = PER_THREAD.get();
@@ -60,27 +65,36 @@ public final class CounterCipher {
     /**
      * Encrypts or decrypts {@code length} bytes of {@code in} into {@code out} with a counter-mode
      * cipher, in calls of at most {@link #SLICE} bytes, so that a new JVM reaches the compiled
-     * cipher within the first megabytes of a large file. {@code in} and {@code out} must not be
-     * the same array (asked to work in place, the JCE copies its input first).
+     * cipher within the first megabytes of a large file. {@code in} and {@code out} must not be the
+     * same array (asked to work in place, the JCE copies its input first).
      *
      * @throws IllegalArgumentException if {@code in} and {@code out} are the same array
      */
-    public static void crypt(Cipher c, byte[] in, int offset, int length, byte[] out, int outOffset) {
+    public static void crypt(
+            Cipher c, byte[] in, int offset, int length, byte[] out, int outOffset) {
         if (in == out) {
-            throw new IllegalArgumentException("expected distinct input and output arrays, got the same array");
+            throw new IllegalArgumentException(
+                    "expected distinct input and output arrays, got the same array");
         }
         try {
             for (int done = 0; done < length; ) {
                 int n = Math.min(SLICE, length - done);
                 int wrote = c.update(in, offset + done, n, out, outOffset + done);
                 if (wrote != n) {
-                    throw new IllegalStateException("counter mode returned " + wrote + " bytes for " + n);
+                    throw new IllegalStateException(
+                            "counter mode returned " + wrote + " bytes for " + n);
                 }
                 done += n;
             }
         } catch (javax.crypto.ShortBufferException e) {
-            throw new IllegalArgumentException("output of " + out.length + " bytes, expected room for " + length
-                    + " at offset " + outOffset, e);
+            throw new IllegalArgumentException(
+                    "output of "
+                            + out.length
+                            + " bytes, expected room for "
+                            + length
+                            + " at offset "
+                            + outOffset,
+                    e);
         }
     }
 

@@ -5,9 +5,9 @@ import javax.crypto.SecretKey;
 import javax.crypto.spec.SecretKeySpec;
 
 /**
- * One (tenant, subject)'s AES-256 data key, unwrapped in memory. {@link #wipe()} zeroes the
- * bytes this object holds; the JCE may keep its own copies until they are collected, which is
- * why destruction that counts happens in the keystore file.
+ * One (tenant, subject)'s AES-256 data key, unwrapped in memory. {@link #wipe()} zeroes the bytes
+ * this object holds; the JCE may keep its own copies until they are collected, which is why
+ * destruction that counts happens in the keystore file.
  */
 public final class DataKey {
     public static final int LENGTH = 32;
@@ -17,7 +17,8 @@ public final class DataKey {
 
     DataKey(byte[] bytes) {
         if (bytes.length != LENGTH) {
-            throw new IllegalArgumentException("data key: expected " + LENGTH + " bytes, got " + bytes.length);
+            throw new IllegalArgumentException(
+                    "data key: expected " + LENGTH + " bytes, got " + bytes.length);
         }
         this.bytes = bytes.clone();
     }

@@ -16,24 +16,30 @@ public final class KeyedHash {
 
     public static final int LENGTH = 32;
     private final SecretKeySpec key;
+
     /** An initialised Mac per thread: getInstance and init cost more than hashing a short id. */
     private final ThreadLocal<Mac> mac;
-    /** Where each part is encoded before the Mac reads it; zeros between uses (see {@link #update}). */
+
+    /**
+     * Where each part is encoded before the Mac reads it; zeros between uses (see {@link #update}).
+     */
     private static final ThreadLocal<byte[]> SCRATCH = ThreadLocal.withInitial(() -> new byte[256]);
 
     public KeyedHash(MasterKey master) {
         byte[] k = master.derive("keyed-hash");
         this.key = new SecretKeySpec(k, "HmacSHA256");
         Arrays.fill(k, (byte) 0);
-        this.mac = ThreadLocal.withInitial(() -> {
-            try {
-                Mac m = Mac.getInstance("HmacSHA256");
-                m.init(key);
-                return m;
-            } catch (GeneralSecurityException e) {
-                throw new IllegalStateException("HmacSHA256 unavailable", e);
-            }
-        });
+        this.mac =
+                ThreadLocal.withInitial(
+                        () -> {
+                            try {
+                                Mac m = Mac.getInstance("HmacSHA256");
+                                m.init(key);
+                                return m;
+                            } catch (GeneralSecurityException e) {
+                                throw new IllegalStateException("HmacSHA256 unavailable", e);
+                            }
+                        });
     }
 
     /** Hash of a tuple of strings; each part is length-prefixed, so ("ab","c") != ("a","bc"). */
@@ -48,9 +54,9 @@ public final class KeyedHash {
     }
 
     /**
-     * The first 128 bits of the hash of ({@code kind}, {@code part}, {@code value}) into
-     * {@code out[at]} and {@code out[at + 1]}: keys of the store's in-memory indexes, which need
-     * neither the whole hash nor an object per call.
+     * The first 128 bits of the hash of ({@code kind}, {@code part}, {@code value}) into {@code
+     * out[at]} and {@code out[at + 1]}: keys of the store's in-memory indexes, which need neither
+     * the whole hash nor an object per call.
      */
     public void prefix(String kind, String part, String value, long[] out, int at) {
         Mac m = mac.get();
@@ -60,7 +66,9 @@ public final class KeyedHash {
         finish(m, out, at);
     }
 
-    /** {@link #prefix(String, String, String, long[], int)} with a number's 8 bytes as the value. */
+    /**
+     * {@link #prefix(String, String, String, long[], int)} with a number's 8 bytes as the value.
+     */
     public void prefix(String kind, String part, long value, long[] out, int at) {
         Mac m = mac.get();
         update(m, kind);
@@ -101,10 +109,10 @@ public final class KeyedHash {
     }
 
     /**
-     * A part's bytes go through one buffer per thread, wiped after each part: an id or a
-     * subject's name is plaintext, and {@code getBytes} would leave a copy of it on the heap
-     * for each hash (two per record at an open). The length prefix is written by hand too: a
-     * ByteBuffer per part was a tenth of the samples in a profile of a new JVM's open.
+     * A part's bytes go through one buffer per thread, wiped after each part: an id or a subject's
+     * name is plaintext, and {@code getBytes} would leave a copy of it on the heap for each hash
+     * (two per record at an open). The length prefix is written by hand too: a ByteBuffer per part
+     * was a tenth of the samples in a profile of a new JVM's open.
      */
     private static void update(Mac mac, String s) {
         byte[] b = SCRATCH.get();
@@ -140,7 +148,8 @@ public final class KeyedHash {
     public record Hash(byte[] bytes) {
         public Hash {
             if (bytes.length != LENGTH) {
-                throw new IllegalArgumentException("hash: expected " + LENGTH + " bytes, got " + bytes.length);
+                throw new IllegalArgumentException(
+                        "hash: expected " + LENGTH + " bytes, got " + bytes.length);
             }
             bytes = bytes.clone();
         }

@@ -28,28 +28,28 @@ import javax.crypto.spec.SecretKeySpec;
 /**
  * Per-subject data keys, wrapped by the master key, in one file of fixed-size slots.
  *
- * <p>Why fixed slots: destroying a key must leave no copy of it anywhere in the file, in a
- * journal, or in an old version of the file. So the file is never rewritten or renamed; a
- * key's slot is overwritten in place with zeros and fsynced, and the slot reused later. (What
- * a file system or SSD does with overwritten blocks underneath is beyond any program; the
- * wrapped key is useless without the master key, which never sits with the data.)
+ * <p>Why fixed slots: destroying a key must leave no copy of it anywhere in the file, in a journal,
+ * or in an old version of the file. So the file is never rewritten or renamed; a key's slot is
+ * overwritten in place with zeros and fsynced, and the slot reused later. (What a file system or
+ * SSD does with overwritten blocks underneath is beyond any program; the wrapped key is useless
+ * without the master key, which never sits with the data.)
  *
- * <p>Layout: a 4 KiB header (magic, format name, version, slot size, CRC32C), then slots of
- * {@value #SLOT} bytes: state (1: live, 0: empty or destroyed), the subject's keyed hash (32),
- * nonce (12), wrapped key with GCM tag (48), zero padding, CRC32C of the slot (4).
+ * <p>Layout: a 4 KiB header (magic, format name, version, slot size, CRC32C), then slots of {@value
+ * #SLOT} bytes: state (1: live, 0: empty or destroyed), the subject's keyed hash (32), nonce (12),
+ * wrapped key with GCM tag (48), zero padding, CRC32C of the slot (4).
  *
  * <p>A slot changes state through its first byte alone, written on its own: a new key is written
- * whole with the byte still 0, then the byte set to 1; a destroyed key has the byte set to 0
- * first, then the rest zeroed. A write cut short (a full disk, an I/O error) therefore leaves
- * either a live slot that verifies or a slot whose first byte is 0, which holds no key; opening
- * zeroes such a half-written slot (the rest of a torn destruction may still hold part of the
- * wrapped key). A live slot that fails its checksum is corruption and fails loudly.
+ * whole with the byte still 0, then the byte set to 1; a destroyed key has the byte set to 0 first,
+ * then the rest zeroed. A write cut short (a full disk, an I/O error) therefore leaves either a
+ * live slot that verifies or a slot whose first byte is 0, which holds no key; opening zeroes such
+ * a half-written slot (the rest of a torn destruction may still hold part of the wrapped key). A
+ * live slot that fails its checksum is corruption and fails loudly.
  *
- * <p>Failure: a slot write or fsync that fails leaves the keystore failed for good (reads go
- * on): a destroyed key whose zeros may not be durable must be destroyed again after a reopen,
- * never declared gone on a retried fsync, and a new key that may not be durable must encrypt
- * nothing. A slot cut short at the end of the file (a full disk or a crash while the file
- * grew) held a key that was never durable, so nothing was acknowledged under it: opening drops it.
+ * <p>Failure: a slot write or fsync that fails leaves the keystore failed for good (reads go on): a
+ * destroyed key whose zeros may not be durable must be destroyed again after a reopen, never
+ * declared gone on a retried fsync, and a new key that may not be durable must encrypt nothing. A
+ * slot cut short at the end of the file (a full disk or a crash while the file grew) held a key
+ * that was never durable, so nothing was acknowledged under it: opening drops it.
  */
 public final class Keystore implements Closeable {
 
@@ -59,22 +59,29 @@ public final class Keystore implements Closeable {
     static final int HEADER = 4096;
     static final int SLOT = 128;
     private static final byte LIVE = 1;
-    private static final int HASH_OFF = 1, NONCE_OFF = 33, WRAPPED_OFF = 45, WRAPPED_LEN = 48, CRC_OFF = SLOT - 4;
+    private static final int HASH_OFF = 1,
+            NONCE_OFF = 33,
+            WRAPPED_OFF = 45,
+            WRAPPED_LEN = 48,
+            CRC_OFF = SLOT - 4;
 
     private final Path file;
     private final FileChannel ch;
     private final SecretKeySpec wrapKey;
+
     /**
-     * Unwraps slots, re-initialised for each (under this object's lock): an open finds the keys
-     * of every subject, a hundred thousand at a million records, and {@code Cipher.getInstance}
-     * walks the provider list each time. Null until the first unwrap.
+     * Unwraps slots, re-initialised for each (under this object's lock): an open finds the keys of
+     * every subject, a hundred thousand at a million records, and {@code Cipher.getInstance} walks
+     * the provider list each time. Null until the first unwrap.
      */
     private Cipher unwrapper;
+
     private final SecureRandom random = new SecureRandom();
     private final Map<KeyedHash.Hash, Integer> slotOf = new HashMap<>();
     private final Map<KeyedHash.Hash, DataKey> cache = new HashMap<>();
     private final Deque<Integer> freeSlots = new ArrayDeque<>();
     private int slotCount;
+
     /** The first slot write or fsync that failed; once set, nothing more is written. */
     private IOException failed;
 
@@ -91,7 +98,12 @@ public final class Keystore implements Closeable {
         Files.createDirectories(folder);
         Path file = folder.resolve("keys.db");
         boolean fresh = !Files.exists(file);
-        FileChannel ch = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE);
+        FileChannel ch =
+                FileChannel.open(
+                        file,
+                        StandardOpenOption.CREATE,
+                        StandardOpenOption.READ,
+                        StandardOpenOption.WRITE);
         Keystore ks = new Keystore(file, ch, master);
         try {
             if (fresh || ch.size() == 0) {
@@ -121,21 +133,25 @@ public final class Keystore implements Closeable {
 
     private void load() throws IOException {
         if (ch.size() < HEADER) {
-            throw new CorruptFileException(file, FORMAT + ": file is " + ch.size() + " bytes, shorter than its header");
+            throw new CorruptFileException(
+                    file, FORMAT + ": file is " + ch.size() + " bytes, shorter than its header");
         }
         ByteBuffer h = ByteBuffer.allocate(HEADER);
         readFully(h, 0);
         h.flip();
         if (h.getInt() != MAGIC) {
-            throw new CorruptFileException(file, FORMAT + ": bad header magic (not a Nepenthe keystore?)");
+            throw new CorruptFileException(
+                    file, FORMAT + ": bad header magic (not a Nepenthe keystore?)");
         }
         byte[] name = new byte[h.getShort() & 0xFFFF];
         if (name.length > 64) {
-            throw new CorruptFileException(file, FORMAT + ": header name length " + name.length + " is impossible");
+            throw new CorruptFileException(
+                    file, FORMAT + ": header name length " + name.length + " is impossible");
         }
         h.get(name);
         if (!FORMAT.equals(new String(name, StandardCharsets.UTF_8))) {
-            throw new CorruptFileException(file, "expected a '" + FORMAT + "' file, got another kind");
+            throw new CorruptFileException(
+                    file, "expected a '" + FORMAT + "' file, got another kind");
         }
         int version = h.getInt();
         int slotSize = h.getInt();
@@ -144,7 +160,11 @@ public final class Keystore implements Closeable {
         CRC32C crc = new CRC32C();
         crc.update(h.array(), 0, end);
         if ((int) crc.getValue() != storedCrc) {
-            throw new CorruptFileException(file, FORMAT + ": header checksum failed (hardware problem or the file was modified?)");
+            throw new CorruptFileException(
+                    file,
+                    FORMAT
+                            + ": header checksum failed (hardware problem or the file was"
+                            + " modified?)");
         }
         if (version < VERSION) {
             throw new FileTooOldException(file, FORMAT, version, VERSION, VERSION);
@@ -154,14 +174,27 @@ public final class Keystore implements Closeable {
         }
         long torn = (ch.size() - HEADER) % SLOT;
         if (slotSize == SLOT && torn != 0 && tornSlotHoldsNoKey(ch.size() - torn)) {
-            System.getLogger(Keystore.class.getName()).log(System.Logger.Level.WARNING, "{0}: dropped a key slot"
-                    + " cut short at the end of the file ({1} bytes; a full disk or a crash while it grew)", file, torn);
+            System.getLogger(Keystore.class.getName())
+                    .log(
+                            System.Logger.Level.WARNING,
+                            "{0}: dropped a key slot cut short at the end of the file ({1} bytes; a"
+                                    + " full disk or a crash while it grew)",
+                            file,
+                            torn);
             ch.truncate(ch.size() - torn);
             ch.force(true);
         }
         if (slotSize != SLOT || (ch.size() - HEADER) % SLOT != 0) {
-            throw new CorruptFileException(file, FORMAT + ": expected slots of " + SLOT + " bytes filling the file, got slot size "
-                    + slotSize + " and " + (ch.size() - HEADER) + " bytes of slots (truncated?)");
+            throw new CorruptFileException(
+                    file,
+                    FORMAT
+                            + ": expected slots of "
+                            + SLOT
+                            + " bytes filling the file, got slot size "
+                            + slotSize
+                            + " and "
+                            + (ch.size() - HEADER)
+                            + " bytes of slots (truncated?)");
         }
         slotCount = (int) ((ch.size() - HEADER) / SLOT);
         ByteBuffer s = ByteBuffer.allocate(SLOT);
@@ -175,10 +208,18 @@ public final class Keystore implements Closeable {
                 CRC32C c = new CRC32C();
                 c.update(b, 0, CRC_OFF);
                 if ((int) c.getValue() != ByteBuffer.wrap(b, CRC_OFF, 4).getInt()) {
-                    throw new CorruptFileException(file, FORMAT + ": slot " + i + " checksum failed"
-                            + " (hardware problem or the file was modified?)");
+                    throw new CorruptFileException(
+                            file,
+                            FORMAT
+                                    + ": slot "
+                                    + i
+                                    + " checksum failed"
+                                    + " (hardware problem or the file was modified?)");
                 }
-                slotOf.put(new KeyedHash.Hash(Arrays.copyOfRange(b, HASH_OFF, HASH_OFF + KeyedHash.LENGTH)), i);
+                slotOf.put(
+                        new KeyedHash.Hash(
+                                Arrays.copyOfRange(b, HASH_OFF, HASH_OFF + KeyedHash.LENGTH)),
+                        i);
             } else if (b[0] == 0) {
                 if (!Arrays.equals(b, clean)) {
                     // A key write or destruction cut short: no key, but perhaps part of one.
@@ -187,14 +228,26 @@ public final class Keystore implements Closeable {
                 }
                 freeSlots.add(i);
             } else {
-                throw new CorruptFileException(file, FORMAT + ": slot " + i + " has state " + b[0]
-                        + ", expected 0 (empty) or 1 (live) (hardware problem or the file was modified?)");
+                throw new CorruptFileException(
+                        file,
+                        FORMAT
+                                + ": slot "
+                                + i
+                                + " has state "
+                                + b[0]
+                                + ", expected 0 (empty) or 1 (live) (hardware problem or the file"
+                                + " was modified?)");
             }
         }
         if (scrubbed > 0) {
             ch.force(true);
-            System.getLogger(Keystore.class.getName()).log(System.Logger.Level.WARNING, "{0}: zeroed {1} key slot(s)"
-                    + " left half-written by a write that failed or a crash", file, scrubbed);
+            System.getLogger(Keystore.class.getName())
+                    .log(
+                            System.Logger.Level.WARNING,
+                            "{0}: zeroed {1} key slot(s)"
+                                    + " left half-written by a write that failed or a crash",
+                            file,
+                            scrubbed);
         }
     }
 
@@ -242,8 +295,14 @@ public final class Keystore implements Closeable {
             k = new DataKey(raw);
             Arrays.fill(raw, (byte) 0);
         } catch (GeneralSecurityException e) {
-            throw new CorruptFileException(file, FORMAT + ": slot " + slot + " does not unwrap with this master key"
-                    + " (wrong master key, or the slot was modified)", e);
+            throw new CorruptFileException(
+                    file,
+                    FORMAT
+                            + ": slot "
+                            + slot
+                            + " does not unwrap with this master key"
+                            + " (wrong master key, or the slot was modified)",
+                    e);
         }
         cache.put(subject, k);
         return k;
@@ -255,11 +314,12 @@ public final class Keystore implements Closeable {
     }
 
     /**
-     * The key named by this hash, created if it has none; with {@code sync} false the new slot
-     * is written but not fsynced, for keys of files that only need to survive a crash once the
-     * files themselves are synced (the caller then calls {@link #force()} before that).
+     * The key named by this hash, created if it has none; with {@code sync} false the new slot is
+     * written but not fsynced, for keys of files that only need to survive a crash once the files
+     * themselves are synced (the caller then calls {@link #force()} before that).
      */
-    public synchronized DataKey getOrCreate(KeyedHash.Hash subject, boolean sync) throws IOException {
+    public synchronized DataKey getOrCreate(KeyedHash.Hash subject, boolean sync)
+            throws IOException {
         DataKey k = find(subject);
         if (k != null) {
             return k;
@@ -290,9 +350,9 @@ public final class Keystore implements Closeable {
     }
 
     /**
-     * Destroys the subject's key: its slot is overwritten with zeros in place and fsynced
-     * before this returns, and the in-memory copy wiped. Every byte ever encrypted under it,
-     * in any file or backup, is unreadable from then on.
+     * Destroys the subject's key: its slot is overwritten with zeros in place and fsynced before
+     * this returns, and the in-memory copy wiped. Every byte ever encrypted under it, in any file
+     * or backup, is unreadable from then on.
      *
      * @return false if the subject had no key
      */
@@ -301,8 +361,8 @@ public final class Keystore implements Closeable {
     }
 
     /**
-     * {@link #destroy(KeyedHash.Hash)}, with the fsync left to a later {@link #force()} when
-     * {@code sync} is false: for many keys destroyed together, made durable by one fsync.
+     * {@link #destroy(KeyedHash.Hash)}, with the fsync left to a later {@link #force()} when {@code
+     * sync} is false: for many keys destroyed together, made durable by one fsync.
      */
     public synchronized boolean destroy(KeyedHash.Hash subject, boolean sync) throws IOException {
         Integer slot = slotOf.remove(subject);
@@ -338,8 +398,8 @@ public final class Keystore implements Closeable {
     }
 
     /**
-     * Writes a slot so that a write cut short leaves no live slot that fails to verify: the
-     * state byte is cleared first (a destruction) or set last (a new key), each on its own.
+     * Writes a slot so that a write cut short leaves no live slot that fails to verify: the state
+     * byte is cleared first (a destruction) or set last (a new key), each on its own.
      */
     private void writeSlot(int slot, byte[] slotBytes, boolean sync) throws IOException {
         ensureUsable();
@@ -367,14 +427,21 @@ public final class Keystore implements Closeable {
 
     private void ensureUsable() throws IOException {
         if (failed != null) {
-            throw new IOException("keystore " + file + " failed earlier (" + failed.getMessage()
-                    + "); it takes no more key changes until the store is reopened", failed);
+            throw new IOException(
+                    "keystore "
+                            + file
+                            + " failed earlier ("
+                            + failed.getMessage()
+                            + "); it takes no more key changes until the store is reopened",
+                    failed);
         }
     }
 
     private IOException fail(Throwable e) {
-        IOException io = e instanceof IOException x ? IoErrors.naming(file, "writing the keystore", x)
-                : new IOException("keystore " + file + ": " + e, e);
+        IOException io =
+                e instanceof IOException x
+                        ? IoErrors.naming(file, "writing the keystore", x)
+                        : new IOException("keystore " + file + ": " + e, e);
         if (failed == null) {
             failed = io;
         }
@@ -400,7 +467,8 @@ public final class Keystore implements Closeable {
                 throw IoErrors.naming(file, "reading the keystore", e);
             }
             if (n < 0) {
-                throw new CorruptFileException(file, FORMAT + ": unexpected end of file at offset " + pos);
+                throw new CorruptFileException(
+                        file, FORMAT + ": unexpected end of file at offset " + pos);
             }
             pos += n;
         }

@@ -22,13 +22,13 @@ import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
 
 /**
- * The store's root secret (32 bytes). It wraps every subject's data key and keys the hashes
- * that stand in for tenant, subject and record ids on disk. It never enters the data folder.
+ * The store's root secret (32 bytes). It wraps every subject's data key and keys the hashes that
+ * stand in for tenant, subject and record ids on disk. It never enters the data folder.
  *
  * <p>Sources, first match wins: the environment variable {@value #ENV} (base64 of 32 bytes), an
  * explicit key file, or a key file generated on first start inside the keystore folder (the
- * embedded default; a warning says so, because a key kept beside the keystore protects against
- * a stolen data folder or backup, not against a stolen keystore folder).
+ * embedded default; a warning says so, because a key kept beside the keystore protects against a
+ * stolen data folder or backup, not against a stolen keystore folder).
  */
 public final class MasterKey {
 
@@ -40,7 +40,8 @@ public final class MasterKey {
 
     private MasterKey(byte[] key) {
         if (key.length != LENGTH) {
-            throw new IllegalArgumentException("master key: expected " + LENGTH + " bytes, got " + key.length);
+            throw new IllegalArgumentException(
+                    "master key: expected " + LENGTH + " bytes, got " + key.length);
         }
         this.key = key.clone();
     }
@@ -50,9 +51,9 @@ public final class MasterKey {
     }
 
     /**
-     * The key from {@value #ENV} if set, else from {@code file}; if neither exists and
-     * {@code generateIfMissing}, a new random key is written to {@code file} (owner-only
-     * permissions where the file system has them).
+     * The key from {@value #ENV} if set, else from {@code file}; if neither exists and {@code
+     * generateIfMissing}, a new random key is written to {@code file} (owner-only permissions where
+     * the file system has them).
      */
     public static MasterKey resolve(Path file, boolean generateIfMissing) throws IOException {
         String env = System.getenv(ENV);
@@ -60,7 +61,10 @@ public final class MasterKey {
             return new MasterKey(decode(env.trim(), "environment variable " + ENV));
         }
         if (Files.exists(file)) {
-            return new MasterKey(decode(IoErrors.readString(file, StandardCharsets.US_ASCII).trim(), "key file " + file));
+            return new MasterKey(
+                    decode(
+                            IoErrors.readString(file, StandardCharsets.US_ASCII).trim(),
+                            "key file " + file));
         }
         if (!generateIfMissing) {
             throw new IOException("no master key: set " + ENV + " or create the key file " + file);
@@ -69,10 +73,17 @@ public final class MasterKey {
         new SecureRandom().nextBytes(fresh);
         Path folder = file.toAbsolutePath().getParent();
         Files.createDirectories(folder);
-        writeOwnerOnly(file, (Base64.getEncoder().encodeToString(fresh) + "\n").getBytes(StandardCharsets.US_ASCII));
+        writeOwnerOnly(
+                file,
+                (Base64.getEncoder().encodeToString(fresh) + "\n")
+                        .getBytes(StandardCharsets.US_ASCII));
         ChecksummedFiles.fsyncDirectory(folder);
-        LOG.log(Level.WARNING, "Generated a new master key at {0}. Anyone holding it and the keystore can read"
-                + " the store: keep it off backups of the data folder, or supply {1} instead.", file, ENV);
+        LOG.log(
+                Level.WARNING,
+                "Generated a new master key at {0}. Anyone holding it and the keystore can read the"
+                        + " store: keep it off backups of the data folder, or supply {1} instead.",
+                file,
+                ENV);
         MasterKey k = new MasterKey(fresh);
         Arrays.fill(fresh, (byte) 0);
         return k;
@@ -80,16 +91,24 @@ public final class MasterKey {
 
     /**
      * Creates {@code file} owner-only from its first byte (where the file system has POSIX
-     * permissions: tightening them after the write would leave a moment in which anyone could
-     * read the key), writes and fsyncs it; a write that fails removes the file, so no half key
-     * is found at the next start.
+     * permissions: tightening them after the write would leave a moment in which anyone could read
+     * the key), writes and fsyncs it; a write that fails removes the file, so no half key is found
+     * at the next start.
      */
     private static void writeOwnerOnly(Path file, byte[] content) throws IOException {
         boolean posix = file.getFileSystem().supportedFileAttributeViews().contains("posix");
-        FileAttribute<?>[] attrs = posix
-                ? new FileAttribute<?>[] {PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------"))}
-                : new FileAttribute<?>[0];
-        try (FileChannel ch = FileChannel.open(file, Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE), attrs)) {
+        FileAttribute<?>[] attrs =
+                posix
+                        ? new FileAttribute<?>[] {
+                            PosixFilePermissions.asFileAttribute(
+                                    PosixFilePermissions.fromString("rw-------"))
+                        }
+                        : new FileAttribute<?>[0];
+        try (FileChannel ch =
+                FileChannel.open(
+                        file,
+                        Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE),
+                        attrs)) {
             CrashPoints.reached("master-key.created");
             try {
                 ByteBuffer b = ByteBuffer.wrap(content);
@@ -119,11 +138,17 @@ public final class MasterKey {
         try {
             raw = Base64.getDecoder().decode(base64);
         } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException("master key in " + where + ": expected base64, got something else");
+            throw new IllegalArgumentException(
+                    "master key in " + where + ": expected base64, got something else");
         }
         if (raw.length != LENGTH) {
-            throw new IllegalArgumentException("master key in " + where + ": expected " + LENGTH
-                    + " bytes after base64 decoding, got " + raw.length);
+            throw new IllegalArgumentException(
+                    "master key in "
+                            + where
+                            + ": expected "
+                            + LENGTH
+                            + " bytes after base64 decoding, got "
+                            + raw.length);
         }
         return raw;
     }

@@ -14,8 +14,8 @@ import dev.nepenthe.core.internal.crypto.KeyedHash;
 import dev.nepenthe.core.internal.engine.RecordCatalogue.Entry;
 import dev.nepenthe.core.internal.io.StorageFault;
 import dev.nepenthe.core.internal.record.RecordAccess;
-import dev.nepenthe.core.internal.storage.CollectionStorage.Placed;
 import dev.nepenthe.core.internal.storage.CollectionStorage;
+import dev.nepenthe.core.internal.storage.CollectionStorage.Placed;
 import dev.nepenthe.core.internal.text.TextIndex;
 import dev.nepenthe.core.internal.text.TextIndexOpener;
 import java.io.IOException;
@@ -36,20 +36,20 @@ import org.roaringbitmap.IntIterator;
 import org.roaringbitmap.RoaringBitmap;
 
 /**
- * How a collection stores, indexes and finds its records: the engine behind the public
- * {@code VectorCollection}. Each record gets an int ordinal; the index and the candidate bitmaps
- * (per tenant, per subject, in the {@link RecordCatalogue}) speak ordinals.
+ * How a collection stores, indexes and finds its records: the engine behind the public {@code
+ * VectorCollection}. Each record gets an int ordinal; the index and the candidate bitmaps (per
+ * tenant, per subject, in the {@link RecordCatalogue}) speak ordinals.
  *
  * <p>Concurrency. Writes (upserts, deletes, a forget's cleanup, checkpoints) take turns on one
  * mutex ({@link #writer()}), which they hold across their fsyncs: the log has one writer. Reads
- * (search, get, size, ids, and the forget probe) take no lock at all, so no read ever waits for
- * a write, for a queued writer, or for a forget's cleanup; they read what the catalogue
- * publishes. A record leaves reads in this order: hidden, then unlinked from the records, then
- * removed from the index, and only then is its ordinal free for reuse (stamped with the write
- * that freed it) and unhidden. A search reads the stamp with its candidates' bitmaps, both of one
- * publish; a hit whose ordinal was freed after that might have been scored against a vector the
- * ordinal no longer holds, so it is dropped and the search runs again. Hence a record deleted before a search starts is never
- * returned, a record deleted before a search materialises its hits is never returned, and a
+ * (search, get, size, ids, and the forget probe) take no lock at all, so no read ever waits for a
+ * write, for a queued writer, or for a forget's cleanup; they read what the catalogue publishes. A
+ * record leaves reads in this order: hidden, then unlinked from the records, then removed from the
+ * index, and only then is its ordinal free for reuse (stamped with the write that freed it) and
+ * unhidden. A search reads the stamp with its candidates' bitmaps, both of one publish; a hit whose
+ * ordinal was freed after that might have been scored against a vector the ordinal no longer holds,
+ * so it is dropped and the search runs again. Hence a record deleted before a search starts is
+ * never returned, a record deleted before a search materialises its hits is never returned, and a
  * returned score is the score of the returned record.
  *
  * <p>The forget protocol's work on a collection (mark, cleanup, proofs, probe) is not here: the
@@ -63,7 +63,10 @@ public final class CollectionEngine {
     public interface WriteFence {
         WriteFence NONE = (collection, batch) -> {};
 
-        /** @throws dev.nepenthe.core.forget.ForgottenScopeException naming the batch position and the operation */
+        /**
+         * @throws dev.nepenthe.core.forget.ForgottenScopeException naming the batch position and
+         *     the operation
+         */
         void check(String collection, List<VectorRecord> batch);
     }
 
@@ -80,16 +83,19 @@ public final class CollectionEngine {
     }
 
     /**
-     * What the collection embeds text with: the store's embedder of the name the spec gives, or
-     * a refusal that says why there is none.
+     * What the collection embeds text with: the store's embedder of the name the spec gives, or a
+     * refusal that says why there is none.
      */
     public record Embedding(Embedder embedder, String missing) {
-        public static final Embedding NONE = new Embedding(null, "it was created without an embedder"
-                + " (CollectionSpec.withEmbedder)");
+        public static final Embedding NONE =
+                new Embedding(
+                        null,
+                        "it was created without an embedder" + " (CollectionSpec.withEmbedder)");
 
         Embedder require(String collection) {
             if (embedder == null) {
-                throw new IllegalStateException("collection '" + collection + "' cannot embed text: " + missing);
+                throw new IllegalStateException(
+                        "collection '" + collection + "' cannot embed text: " + missing);
             }
             return embedder;
         }
@@ -102,27 +108,42 @@ public final class CollectionEngine {
     private final CollectionStorage storage;
     private final Supplier<VectorIndex> indexFactory;
     private volatile VectorIndex index;
+
     /** The persisted index generations, or null (an index kind that is not persisted, or tests). */
     private final IndexGenerations generations;
+
     /** Whether the index changed since the current generation was written (or none exists). */
     private boolean indexDirty;
+
     private final OpenReport.IndexRecovery indexRecovery;
+
     /** What opening did with the text index, or null when the collection has none. */
     private final OpenReport.TextRecovery textRecovery;
+
     private final RecordValidator validator;
+
     /** The text index, or null when the collection has none. */
     private final TextIndex text;
+
     private final Embedding embedding;
+
     /** Writes take turns on this; reads never take it. */
     private final ReentrantLock writer = new ReentrantLock();
+
     private final RecordCatalogue catalogue;
     private final CollectionSearch search = new CollectionSearch(this);
-    /** Which ordinal each recent replacement left for which: searches follow it (see {@link ReplacementLog}). */
-    private final ReplacementLog replacements = new ReplacementLog();
-    private volatile boolean closed;
+
     /**
-     * Tests hold a search here, between the index search and materialisation, to show that a
-     * forget marked meanwhile still keeps its records out of the result. Null in production.
+     * Which ordinal each recent replacement left for which: searches follow it (see {@link
+     * ReplacementLog}).
+     */
+    private final ReplacementLog replacements = new ReplacementLog();
+
+    private volatile boolean closed;
+
+    /**
+     * Tests hold a search here, between the index search and materialisation, to show that a forget
+     * marked meanwhile still keeps its records out of the result. Null in production.
      */
     public static volatile Runnable afterIndexSearch;
 
@@ -130,16 +151,23 @@ public final class CollectionEngine {
     private volatile WriteFence fence = WriteFence.NONE;
 
     /**
-     * Opens the collection on its storage, with a text index ({@code textOpener} non-null) and
-     * an embedder: every stored record is validated and indexed, and the text index reconciled
-     * with the records, before this returns. The index is loaded from its newest persisted
-     * generation when one is readable (then only the records written or removed since are
-     * applied to it), else built from the records ({@code generations} null: always built).
-     * {@code hashes} keys the catalogue's metadata index.
+     * Opens the collection on its storage, with a text index ({@code textOpener} non-null) and an
+     * embedder: every stored record is validated and indexed, and the text index reconciled with
+     * the records, before this returns. The index is loaded from its newest persisted generation
+     * when one is readable (then only the records written or removed since are applied to it), else
+     * built from the records ({@code generations} null: always built). {@code hashes} keys the
+     * catalogue's metadata index.
      */
-    public CollectionEngine(CollectionSpec spec, String id, Supplier<VectorIndex> indexFactory,
-            IndexGenerations generations, StorageOpener opener, TextOpener textOpener, Embedding embedding,
-            KeyedHash hashes) throws IOException {
+    public CollectionEngine(
+            CollectionSpec spec,
+            String id,
+            Supplier<VectorIndex> indexFactory,
+            IndexGenerations generations,
+            StorageOpener opener,
+            TextOpener textOpener,
+            Embedding embedding,
+            KeyedHash hashes)
+            throws IOException {
         this.spec = spec;
         this.embedding = embedding;
         this.id = id;
@@ -149,7 +177,8 @@ public final class CollectionEngine {
         this.catalogue = new RecordCatalogue(spec.dimension(), hashes);
         // The index file is read beside the records: neither needs the other until the
         // catch-up below, and the records' admission runs on one core.
-        FutureTask<IndexGenerations.Outcome> reading = generations == null ? null : new FutureTask<>(generations::open);
+        FutureTask<IndexGenerations.Outcome> reading =
+                generations == null ? null : new FutureTask<>(generations::open);
         if (reading != null) {
             Thread.ofPlatform().name("nepenthe-open-index-" + id).daemon().start(reading);
         }
@@ -160,27 +189,29 @@ public final class CollectionEngine {
         LoadedRows rows = new LoadedRows(catalogue, validator, spec.dimension());
         List<Loaded> loaded = new ArrayList<>();
         try {
-            this.storage = opener.open(new CollectionStorage.LoadSink() {
-                @Override
-                public void accept(int ordinal, long seq, VectorRecord r) {
-                    loaded.add(new Loaded(ordinal, seq, r));
-                }
+            this.storage =
+                    opener.open(
+                            new CollectionStorage.LoadSink() {
+                                @Override
+                                public void accept(int ordinal, long seq, VectorRecord r) {
+                                    loaded.add(new Loaded(ordinal, seq, r));
+                                }
 
-                @Override
-                public void expectOrdinalsBelow(int ordinals) {
-                    rows.expect(ordinals);
-                }
+                                @Override
+                                public void expectOrdinalsBelow(int ordinals) {
+                                    rows.expect(ordinals);
+                                }
 
-                @Override
-                public VectorRecord opened(int ordinal, long seq, VectorRecord r) {
-                    return rows.take(ordinal, seq, r);
-                }
+                                @Override
+                                public VectorRecord opened(int ordinal, long seq, VectorRecord r) {
+                                    return rows.take(ordinal, seq, r);
+                                }
 
-                @Override
-                public VectorRecord rejoin(int ordinal, long seq, VectorRecord r) {
-                    return rows.rejoin(ordinal, seq, r);
-                }
-            });
+                                @Override
+                                public VectorRecord rejoin(int ordinal, long seq, VectorRecord r) {
+                                    return rows.rejoin(ordinal, seq, r);
+                                }
+                            });
         } catch (IOException | RuntimeException e) {
             wipeVectors(loaded);
             catalogue.wipeRows();
@@ -192,18 +223,27 @@ public final class CollectionEngine {
             catalogue.reserveRows(loaded.stream().mapToInt(Loaded::ordinal).max().orElse(-1) + 1);
             // The metadata's keyed hashes too, on every core: a few dozen HMACs for a record
             // with numbers, which the linking below would otherwise compute on one.
-            java.util.stream.IntStream.range(0, loaded.size()).parallel().forEach(i -> {
-                Loaded l = loaded.get(i);
-                metadataKeys[i] = catalogue.metadataKeysOfLoaded(l.record());
-                if (RecordAccess.vectorUnsafe(l.record()) != null) {
-                    validator.validate(l.record(), "stored record");
-                    catalogue.storeLoadedVector(l.ordinal(), l.record());
-                } else if (!rows.holds(l.ordinal(), l.seq())) {
-                    throw new IllegalStateException("collection '" + spec.name() + "': the live record at ordinal "
-                            + l.ordinal() + " (version " + l.seq() + ") came without its vector, and its row holds"
-                            + " another version's");
-                }
-            });
+            java.util.stream.IntStream.range(0, loaded.size())
+                    .parallel()
+                    .forEach(
+                            i -> {
+                                Loaded l = loaded.get(i);
+                                metadataKeys[i] = catalogue.metadataKeysOfLoaded(l.record());
+                                if (RecordAccess.vectorUnsafe(l.record()) != null) {
+                                    validator.validate(l.record(), "stored record");
+                                    catalogue.storeLoadedVector(l.ordinal(), l.record());
+                                } else if (!rows.holds(l.ordinal(), l.seq())) {
+                                    throw new IllegalStateException(
+                                            "collection '"
+                                                    + spec.name()
+                                                    + "': the live record at ordinal "
+                                                    + l.ordinal()
+                                                    + " (version "
+                                                    + l.seq()
+                                                    + ") came without its vector, and its row holds"
+                                                    + " another version's");
+                                }
+                            });
         } catch (RuntimeException e) {
             catalogue.endOfOpenHashing();
             wipeVectors(loaded);
@@ -226,26 +266,32 @@ public final class CollectionEngine {
         rows.clearUnlinked();
         catalogue.freeGaps();
         catalogue.readTextFrom(storage::readStored);
-        // The storage keeps no plaintext: a checkpoint that must seal a record again borrows it here.
-        storage.readPlaintextFrom((ord, use) -> {
-            Entry e = catalogue.entry(ord);
-            // A record's text and metadata are only in its sealed copy, the one missing here: none to lend.
-            VectorRecord r = e == null || e.readsCopy() ? null : catalogue.materialise(e);
-            try {
-                return use.apply(r);
-            } finally {
-                if (r != null) {
-                    RecordAccess.wipe(r);
-                }
-            }
-        });
+        // The storage keeps no plaintext: a checkpoint that must seal a record again borrows it
+        // here.
+        storage.readPlaintextFrom(
+                (ord, use) -> {
+                    Entry e = catalogue.entry(ord);
+                    // A record's text and metadata are only in its sealed copy, the one missing
+                    // here: none to lend.
+                    VectorRecord r = e == null || e.readsCopy() ? null : catalogue.materialise(e);
+                    try {
+                        return use.apply(r);
+                    } finally {
+                        if (r != null) {
+                            RecordAccess.wipe(r);
+                        }
+                    }
+                });
         long started = System.nanoTime();
         IndexGenerations.Outcome persisted;
         VectorIndex idx;
         int added = 0;
         int removed = 0;
         try {
-            persisted = reading == null ? new IndexGenerations.Outcome(null, "not persisted") : outcome(reading);
+            persisted =
+                    reading == null
+                            ? new IndexGenerations.Outcome(null, "not persisted")
+                            : outcome(reading);
             if (persisted.loaded() != null) {
                 idx = persisted.loaded().index();
                 int[] delta = catchUp(idx, persisted.loaded().versions());
@@ -268,9 +314,14 @@ public final class CollectionEngine {
         }
         this.index = idx;
         IndexWarmUp.startIfWorthIt(spec, idx.size(), indexFactory);
-        this.indexRecovery = new OpenReport.IndexRecovery(persisted.loaded() != null,
-                persisted.loaded() == null ? -1 : persisted.loaded().generation(), added, removed,
-                persisted.rebuiltBecause(), (System.nanoTime() - started) / 1_000_000);
+        this.indexRecovery =
+                new OpenReport.IndexRecovery(
+                        persisted.loaded() != null,
+                        persisted.loaded() == null ? -1 : persisted.loaded().generation(),
+                        added,
+                        removed,
+                        persisted.rebuiltBecause(),
+                        (System.nanoTime() - started) / 1_000_000);
         TextIndexOpener.Opened t = null;
         if (textOpener != null) {
             try {
@@ -278,8 +329,13 @@ public final class CollectionEngine {
                 OpenReport.TextRecovery r = t.recovery();
                 if (!r.rebuilt() && (r.removed() > 0 || r.added() > 0)) {
                     // After an unclean close: Lucene's last commit was behind the records.
-                    LOG.log(System.Logger.Level.INFO, "collection ''{0}'': text index reconciled with the records"
-                            + " ({1} documents removed, {2} added)", spec.name(), r.removed(), r.added());
+                    LOG.log(
+                            System.Logger.Level.INFO,
+                            "collection ''{0}'': text index reconciled with the records"
+                                    + " ({1} documents removed, {2} added)",
+                            spec.name(),
+                            r.removed(),
+                            r.added());
                 }
             } catch (IOException | RuntimeException e) {
                 storage.abandon(); // a failed open writes nothing
@@ -307,7 +363,8 @@ public final class CollectionEngine {
     }
 
     /** The index reader's outcome, its failure rethrown as it was thrown. */
-    private static IndexGenerations.Outcome outcome(FutureTask<IndexGenerations.Outcome> reading) throws IOException {
+    private static IndexGenerations.Outcome outcome(FutureTask<IndexGenerations.Outcome> reading)
+            throws IOException {
         try {
             return reading.get();
         } catch (InterruptedException e) {
@@ -359,10 +416,10 @@ public final class CollectionEngine {
     }
 
     /**
-     * Brings a loaded index up to the records: an ordinal whose record version differs from
-     * the one the generation recorded (or that no record holds now) is removed, and every
-     * record the index lacks is added. Only what changed after the generation was written
-     * costs anything. Returns {added, removed}.
+     * Brings a loaded index up to the records: an ordinal whose record version differs from the one
+     * the generation recorded (or that no record holds now) is removed, and every record the index
+     * lacks is added. Only what changed after the generation was written costs anything. Returns
+     * {added, removed}.
      */
     private int[] catchUp(VectorIndex idx, long[] versions) throws IOException {
         List<Entry> missing = new ArrayList<>();
@@ -371,7 +428,10 @@ public final class CollectionEngine {
         for (Entry e : catalogue.liveEntries()) {
             int ord = e.ordinal();
             current.add(ord);
-            boolean same = ord < versions.length && versions[ord] == storage.versionOf(ord) && idx.contains(ord);
+            boolean same =
+                    ord < versions.length
+                            && versions[ord] == storage.versionOf(ord)
+                            && idx.contains(ord);
             if (!same) {
                 if (idx.contains(ord)) {
                     stale.add(ord);
@@ -397,10 +457,10 @@ public final class CollectionEngine {
     }
 
     /**
-     * Writes the index as a new persisted generation (destroying the previous one) when it
-     * changed since the last, unless it holds purgeable residue of a removal (a file must not
-     * carry that; the next open rebuilds instead). Under the writer mutex. A failure is logged
-     * and leaves the collection as it was: the index is derived, the next open rebuilds it.
+     * Writes the index as a new persisted generation (destroying the previous one) when it changed
+     * since the last, unless it holds purgeable residue of a removal (a file must not carry that;
+     * the next open rebuilds instead). Under the writer mutex. A failure is logged and leaves the
+     * collection as it was: the index is derived, the next open rebuilds it.
      */
     private void persistIndex() {
         if (generations == null || !generations.enabled() || !indexDirty) {
@@ -425,8 +485,12 @@ public final class CollectionEngine {
             indexDirty = false;
         } catch (IOException | RuntimeException e) {
             fault().trip(e);
-            LOG.log(System.Logger.Level.WARNING, "collection ''{0}'': writing the index generation failed; the next"
-                    + " open rebuilds the index from the records: {1}", spec.name(), e.toString());
+            LOG.log(
+                    System.Logger.Level.WARNING,
+                    "collection ''{0}'': writing the index generation failed; the next"
+                            + " open rebuilds the index from the records: {1}",
+                    spec.name(),
+                    e.toString());
         }
     }
 
@@ -464,7 +528,9 @@ public final class CollectionEngine {
         return spec.name();
     }
 
-    /** The collection's random incarnation id (a dropped and re-created collection gets a new one). */
+    /**
+     * The collection's random incarnation id (a dropped and re-created collection gets a new one).
+     */
     public String id() {
         return id;
     }
@@ -495,7 +561,10 @@ public final class CollectionEngine {
         this.fence = f;
     }
 
-    /** Inserts or replaces a batch atomically, durable when this returns (see VectorCollection#upsertAll). */
+    /**
+     * Inserts or replaces a batch atomically, durable when this returns (see
+     * VectorCollection#upsertAll).
+     */
     public void upsertAll(List<VectorRecord> batch) {
         batch = embedMissingVectors(batch);
         validator.validateBatch(batch);
@@ -515,7 +584,8 @@ public final class CollectionEngine {
             IntIterator free = catalogue.freeOrdinals();
             int fresh = Math.max(catalogue.ordinalHighWater(), storage.nextOrdinal());
             for (VectorRecord given : batch) {
-                // The store keeps a copy of its own: a forget wipes it in place, never the caller's.
+                // The store keeps a copy of its own: a forget wipes it in place, never the
+                // caller's.
                 VectorRecord r = RecordAccess.copy(given);
                 Entry old = lookup(r.tenant(), r.id());
                 int ord = free.hasNext() ? free.next() : fresh++;
@@ -558,7 +628,8 @@ public final class CollectionEngine {
                 try {
                     removeFromReads(replaced, removal);
                 } catch (UncheckedIOException e) {
-                    // The batch is durable: the old versions leave reads all the same (removeFromReads
+                    // The batch is durable: the old versions leave reads all the same
+                    // (removeFromReads
                     // completes what reads see before it throws), and the store is read-only now.
                     textFailed = textFailed != null ? textFailed : e.getCause();
                 }
@@ -571,16 +642,26 @@ public final class CollectionEngine {
             }
             if (textFailed != null) {
                 fault().trip(textFailed);
-                throw new UncheckedIOException("collection '" + spec.name() + "': the batch is stored, but the text"
-                        + " index failed to take it; keyword search misses it, and the store is read-only, until the"
-                        + " next open, which brings the text index up to the records", textFailed);
+                throw new UncheckedIOException(
+                        "collection '"
+                                + spec.name()
+                                + "': the batch is stored, but the text index failed to take it;"
+                                + " keyword search misses it, and the store is read-only, until the"
+                                + " next open, which brings the text index up to the records",
+                        textFailed);
             }
         } catch (IOException e) {
             // The log may hold the batch whole (a failed fsync after a full write) or not at all:
             // the store goes read-only and the next open says which.
-            throw fault().trip(new UncheckedIOException("collection '" + spec.name() + "': writing the batch failed,"
-                    + " so it was not acknowledged; it is not served, and the store is read-only until it is reopened,"
-                    + " which keeps the batch whole or drops it whole", e));
+            throw fault().trip(
+                            new UncheckedIOException(
+                                    "collection '"
+                                            + spec.name()
+                                            + "': writing the batch failed, so it was not"
+                                            + " acknowledged; it is not served, and the store is"
+                                            + " read-only until it is reopened, which keeps the"
+                                            + " batch whole or drops it whole",
+                                    e));
         } finally {
             writer.unlock();
         }
@@ -608,8 +689,8 @@ public final class CollectionEngine {
     }
 
     /**
-     * Records with text and no vector get their vector from the collection's embedder, in one
-     * batch call (outside the writer mutex: embedding is the slow part of a text ingest).
+     * Records with text and no vector get their vector from the collection's embedder, in one batch
+     * call (outside the writer mutex: embedding is the slow part of a text ingest).
      */
     private List<VectorRecord> embedMissingVectors(List<VectorRecord> batch) {
         if (batch == null) {
@@ -619,7 +700,9 @@ public final class CollectionEngine {
         List<String> texts = new ArrayList<>();
         for (int i = 0; i < batch.size(); i++) {
             VectorRecord r = batch.get(i);
-            if (r != null && RecordAccess.vectorUnsafe(r) == null && RecordAccess.textUtf8Length(r) > 0) {
+            if (r != null
+                    && RecordAccess.vectorUnsafe(r) == null
+                    && RecordAccess.textUtf8Length(r) > 0) {
                 positions.add(i);
                 texts.add(r.text());
             }
@@ -628,13 +711,25 @@ public final class CollectionEngine {
             return batch;
         }
         if (embedding.embedder() == null) {
-            throw new IllegalArgumentException("record at batch position " + positions.get(0) + ": expected a vector,"
-                    + " got text only, and collection '" + spec.name() + "' cannot embed text: " + embedding.missing());
+            throw new IllegalArgumentException(
+                    "record at batch position "
+                            + positions.get(0)
+                            + ": expected a vector,"
+                            + " got text only, and collection '"
+                            + spec.name()
+                            + "' cannot embed text: "
+                            + embedding.missing());
         }
         List<float[]> vectors = embedding.embedder().embedAll(texts);
         if (vectors.size() != texts.size()) {
-            throw new IllegalStateException("embedder '" + embedding.embedder().name() + "' returned " + vectors.size()
-                    + " vectors for " + texts.size() + " texts");
+            throw new IllegalStateException(
+                    "embedder '"
+                            + embedding.embedder().name()
+                            + "' returned "
+                            + vectors.size()
+                            + " vectors for "
+                            + texts.size()
+                            + " texts");
         }
         List<VectorRecord> out = new ArrayList<>(batch);
         for (int j = 0; j < positions.size(); j++) {
@@ -645,9 +740,9 @@ public final class CollectionEngine {
     }
 
     /**
-     * Folds the log into segments when it is due. A failure does not fail the write that
-     * triggered it (its batch is durable in the log, so it was acknowledged truthfully); it trips
-     * the read-only latch, and the next write is refused.
+     * Folds the log into segments when it is due. A failure does not fail the write that triggered
+     * it (its batch is durable in the log, so it was acknowledged truthfully); it trips the
+     * read-only latch, and the next write is refused.
      */
     private void checkpointIfDue() {
         writer.lock();
@@ -659,11 +754,17 @@ public final class CollectionEngine {
             }
         } catch (IOException | RuntimeException e) {
             if (!StorageFault.isIoFailure(e)) {
-                throw e instanceof RuntimeException r ? r : new UncheckedIOException((IOException) e);
+                throw e instanceof RuntimeException r
+                        ? r
+                        : new UncheckedIOException((IOException) e);
             }
             fault().trip(e);
-            LOG.log(System.Logger.Level.ERROR, "collection ''{0}'': the batch is stored (in the write-ahead log), but"
-                    + " folding the log into segments failed: {1}", spec.name(), e.toString());
+            LOG.log(
+                    System.Logger.Level.ERROR,
+                    "collection ''{0}'': the batch is stored (in the write-ahead log), but"
+                            + " folding the log into segments failed: {1}",
+                    spec.name(),
+                    e.toString());
         } finally {
             writer.unlock();
         }
@@ -675,9 +776,9 @@ public final class CollectionEngine {
     }
 
     /**
-     * {@link #lookup} for a reader that holds no lock. A replacement switches the id map to the
-     * new ordinal and only then unlinks the old entry, so a reader that read the old ordinal and
-     * then found its entry gone (or reused) reads the map again and finds the new version.
+     * {@link #lookup} for a reader that holds no lock. A replacement switches the id map to the new
+     * ordinal and only then unlinks the old entry, so a reader that read the old ordinal and then
+     * found its entry gone (or reused) reads the map again and finds the new version.
      */
     private Entry lookupWhileWritten(String tenant, String id) {
         int ord = storage.ordinalOf(tenant, id);
@@ -713,7 +814,10 @@ public final class CollectionEngine {
         }
     }
 
-    /** Deletes records by id within a tenant; unknown ids are skipped. Returns how many were deleted. */
+    /**
+     * Deletes records by id within a tenant; unknown ids are skipped. Returns how many were
+     * deleted.
+     */
     public int deleteAll(String tenant, List<String> ids) {
         writer.lock();
         try {
@@ -734,8 +838,8 @@ public final class CollectionEngine {
     }
 
     /**
-     * Deletes live entries (caller holds the writer mutex): journal and log first, then what
-     * reads see, then the live files are rewritten without them.
+     * Deletes live entries (caller holds the writer mutex): journal and log first, then what reads
+     * see, then the live files are rewritten without them.
      */
     public int deleteEntries(List<Entry> doomed) {
         if (doomed.isEmpty()) {
@@ -746,8 +850,13 @@ public final class CollectionEngine {
             storage.delete(placed(doomed));
         } catch (IOException ex) {
             catalogue.unhide(RecordCatalogue.REMOVING);
-            throw fault().trip(new UncheckedIOException("collection '" + spec.name() + "': deleting failed, so it was"
-                    + " not acknowledged; the store is read-only until it is reopened", ex));
+            throw fault().trip(
+                            new UncheckedIOException(
+                                    "collection '"
+                                            + spec.name()
+                                            + "': deleting failed, so it was not acknowledged; the"
+                                            + " store is read-only until it is reopened",
+                                    ex));
         } catch (RuntimeException ex) {
             catalogue.unhide(RecordCatalogue.REMOVING);
             throw ex;
@@ -777,8 +886,13 @@ public final class CollectionEngine {
                 storage.dropSubject(tenant, subject, placed(doomed));
             } catch (IOException ex) {
                 catalogue.unhide(RecordCatalogue.REMOVING);
-                throw fault().trip(new UncheckedIOException("collection '" + spec.name() + "': deleting the subject"
-                        + " failed; the store is read-only until it is reopened", ex));
+                throw fault().trip(
+                                new UncheckedIOException(
+                                        "collection '"
+                                                + spec.name()
+                                                + "': deleting the subject failed; the store is"
+                                                + " read-only until it is reopened",
+                                        ex));
             } catch (RuntimeException ex) {
                 catalogue.unhide(RecordCatalogue.REMOVING);
                 throw ex;
@@ -794,11 +908,11 @@ public final class CollectionEngine {
     }
 
     /**
-     * Hides entries a delete is about to remove, before the storage drops their copies: a read
-     * that already holds such an entry finds its copy gone, and the catalogue drops such a read
-     * only for an entry that is unlinked or hidden (a live, visible entry without its copy is an
-     * inconsistency it reports). {@link #removeFromReads} unhides them as it frees their
-     * ordinals; a failed delete unhides them at once.
+     * Hides entries a delete is about to remove, before the storage drops their copies: a read that
+     * already holds such an entry finds its copy gone, and the catalogue drops such a read only for
+     * an entry that is unlinked or hidden (a live, visible entry without its copy is an
+     * inconsistency it reports). {@link #removeFromReads} unhides them as it frees their ordinals;
+     * a failed delete unhides them at once.
      */
     private void hideBeforeTheCopiesGo(List<Entry> doomed) {
         if (!doomed.isEmpty()) {
@@ -807,9 +921,9 @@ public final class CollectionEngine {
     }
 
     /**
-     * Removes entries from what reads see (the caller has deleted them durably, or they are
-     * hidden already): hidden, unlinked, removed from the index in one batch, and only then
-     * their ordinals freed (stamped) and unhidden. Under the writer mutex.
+     * Removes entries from what reads see (the caller has deleted them durably, or they are hidden
+     * already): hidden, unlinked, removed from the index in one batch, and only then their ordinals
+     * freed (stamped) and unhidden. Under the writer mutex.
      */
     public void removeFromReads(List<Entry> doomed, long stamp) {
         if (doomed.isEmpty()) {
@@ -840,8 +954,13 @@ public final class CollectionEngine {
                 text.publish();
             } catch (IOException | RuntimeException e) {
                 fault().trip(e);
-                UncheckedIOException u = new UncheckedIOException("collection '" + spec.name() + "': removing records"
-                        + " from the text index failed", e instanceof IOException io ? io : new IOException(e));
+                UncheckedIOException u =
+                        new UncheckedIOException(
+                                "collection '"
+                                        + spec.name()
+                                        + "': removing records"
+                                        + " from the text index failed",
+                                e instanceof IOException io ? io : new IOException(e));
                 if (failed == null) {
                     failed = u;
                 } else {
@@ -871,8 +990,8 @@ public final class CollectionEngine {
     }
 
     /**
-     * Destroys the persisted index generation, if any: its key now, its file beside the caller
-     * (see {@code IndexGenerations.destroy}). Under the writer mutex.
+     * Destroys the persisted index generation, if any: its key now, its file beside the caller (see
+     * {@code IndexGenerations.destroy}). Under the writer mutex.
      */
     private void invalidateGeneration() {
         indexDirty = true;
@@ -881,8 +1000,12 @@ public final class CollectionEngine {
                 generations.invalidate();
             } catch (IOException e) {
                 fault().trip(e);
-                throw new UncheckedIOException("collection '" + spec.name() + "': destroying the persisted index"
-                        + " generation failed; nothing was removed", e);
+                throw new UncheckedIOException(
+                        "collection '"
+                                + spec.name()
+                                + "': destroying the persisted index"
+                                + " generation failed; nothing was removed",
+                        e);
             }
         }
     }
@@ -907,8 +1030,12 @@ public final class CollectionEngine {
             }
         } catch (IOException e) {
             fault().trip(e);
-            throw new UncheckedIOException("collection '" + spec.name() + "': deleted (journaled, and no longer"
-                    + " served), but rewriting the live files without it failed; the next checkpoint retries", e);
+            throw new UncheckedIOException(
+                    "collection '"
+                            + spec.name()
+                            + "': deleted (journaled, and no longer served), but rewriting the live"
+                            + " files without it failed; the next checkpoint retries",
+                    e);
         }
     }
 
@@ -921,7 +1048,10 @@ public final class CollectionEngine {
         return out;
     }
 
-    /** The k nearest visible records of the request's tenant, narrowed by its subject and filter. No lock. */
+    /**
+     * The k nearest visible records of the request's tenant, narrowed by its subject and filter. No
+     * lock.
+     */
     public List<SearchHit> search(SearchRequest request) {
         ensureOpen();
         return switch (request.mode()) {
@@ -939,39 +1069,69 @@ public final class CollectionEngine {
         }
         float[] v = embedding.require(spec.name()).embed(request.text());
         validator.checkVector(v, "query embedding");
-        return new SearchRequest(v, request.text(), request.mode(), request.k(), request.tenant(), request.subject(),
-                request.filter(), request.params());
+        return new SearchRequest(
+                v,
+                request.text(),
+                request.mode(),
+                request.k(),
+                request.tenant(),
+                request.subject(),
+                request.filter(),
+                request.params());
     }
 
     private TextIndex requireText() {
         if (text == null) {
-            throw new IllegalStateException("collection '" + spec.name() + "' has no text index: keyword and hybrid"
-                    + " search need one (CollectionSpec.withTextIndex, set when the collection is created)");
+            throw new IllegalStateException(
+                    "collection '"
+                            + spec.name()
+                            + "' has no text index: keyword and hybrid search need one"
+                            + " (CollectionSpec.withTextIndex, set when the collection is"
+                            + " created)");
         }
         return text;
     }
 
     private List<SearchHit> keywordSearch(SearchRequest request, int k) {
         TextIndex t = requireText();
-        return search.search(request, k, (accept, asked) -> {
-            TextIndex.Ranked r = t.search(request.text(), accept, asked);
-            return new dev.nepenthe.core.index.SearchResult(r.ordinals(), r.scores(), r.size());
-        });
+        return search.search(
+                request,
+                k,
+                (accept, asked) -> {
+                    TextIndex.Ranked r = t.search(request.text(), accept, asked);
+                    return new dev.nepenthe.core.index.SearchResult(
+                            r.ordinals(), r.scores(), r.size());
+                });
     }
 
     /** Keyword and vector results fused by reciprocal rank fusion (see SearchRequest). */
     private List<SearchHit> hybridSearch(SearchRequest request) {
         requireText();
-        int window = Math.min(SearchRequest.MAX_K, Math.max(request.k(),
-                request.params().get("window", SearchRequest.DEFAULT_WINDOW)));
+        int window =
+                Math.min(
+                        SearchRequest.MAX_K,
+                        Math.max(
+                                request.k(),
+                                request.params().get("window", SearchRequest.DEFAULT_WINDOW)));
         int rrfK = request.params().get("rrfK", SearchRequest.DEFAULT_RRF_K);
         if (window < 1 || rrfK < 0) {
-            throw new IllegalArgumentException("hybrid search: expected window >= 1 and rrfK >= 0, got window " + window
-                    + ", rrfK " + rrfK);
+            throw new IllegalArgumentException(
+                    "hybrid search: expected window >= 1 and rrfK >= 0, got window "
+                            + window
+                            + ", rrfK "
+                            + rrfK);
         }
         SearchRequest wide = withVector(request);
-        wide = new SearchRequest(wide.vector(), wide.text(), SearchRequest.Mode.VECTOR, window, wide.tenant(),
-                wide.subject(), wide.filter(), wide.params());
+        wide =
+                new SearchRequest(
+                        wide.vector(),
+                        wide.text(),
+                        SearchRequest.Mode.VECTOR,
+                        window,
+                        wide.tenant(),
+                        wide.subject(),
+                        wide.filter(),
+                        wide.params());
         List<SearchHit> byVector = search.search(wide);
         List<SearchHit> byKeyword = keywordSearch(request, window);
         return ReciprocalRankFusion.fuse(List.of(byVector, byKeyword), rrfK, request.k());
@@ -988,7 +1148,10 @@ public final class CollectionEngine {
         return b == null ? 0 : b.getCardinality();
     }
 
-    /** Ids of a tenant's visible records; waits for a write in flight, so a replaced record is listed once. */
+    /**
+     * Ids of a tenant's visible records; waits for a write in flight, so a replaced record is
+     * listed once.
+     */
     public List<String> ids(String tenant) {
         writer.lock();
         try {
@@ -996,11 +1159,12 @@ public final class CollectionEngine {
             List<String> out = new ArrayList<>();
             if (b != null) {
                 RoaringBitmap hiddenNow = catalogue.hidden();
-                b.forEach((int ord) -> {
-                    if (!hiddenNow.contains(ord)) {
-                        out.add(catalogue.entry(ord).record().id());
-                    }
-                });
+                b.forEach(
+                        (int ord) -> {
+                            if (!hiddenNow.contains(ord)) {
+                                out.add(catalogue.entry(ord).record().id());
+                            }
+                        });
             }
             return out;
         } finally {
@@ -1029,7 +1193,12 @@ public final class CollectionEngine {
             for (IndexDescription.Partition p : d.partitions()) {
                 parts.add(new IndexView.Partition(p.id(), p.centroid(), refs(p.members())));
             }
-            return new IndexView(d.kind(), d.size(), d.stats(), parts, d.lineage() == null ? null : refs(d.lineage()));
+            return new IndexView(
+                    d.kind(),
+                    d.size(),
+                    d.stats(),
+                    parts,
+                    d.lineage() == null ? null : refs(d.lineage()));
         } finally {
             writer.unlock();
         }
@@ -1048,8 +1217,8 @@ public final class CollectionEngine {
 
     /**
      * The index's own integrity check plus the collection's: the index holds exactly the live
-     * ordinals, the id map finds each record, and the bitmaps agree with the records. Writes
-     * wait while it runs; reads do not.
+     * ordinals, the id map finds each record, and the bitmaps agree with the records. Writes wait
+     * while it runs; reads do not.
      */
     public Map<String, IntegrityReport> verifyIntegrity() {
         writer.lock();
@@ -1057,8 +1226,11 @@ public final class CollectionEngine {
             Map<String, IntegrityReport> out = new LinkedHashMap<>();
             VectorIndex idx = index;
             out.put("index:" + idx.kind(), idx.verifyIntegrity());
-            IntegrityReport.Builder r = IntegrityReport.builder("collection:" + spec.name())
-                    .expect("index-size-mismatch").expect("live-record-missing-from-index").expect("id-map-mismatch");
+            IntegrityReport.Builder r =
+                    IntegrityReport.builder("collection:" + spec.name())
+                            .expect("index-size-mismatch")
+                            .expect("live-record-missing-from-index")
+                            .expect("id-map-mismatch");
             // A rebuilt index leaves out records a forget or hold hides; every other live
             // record must be in it, and nothing else.
             RoaringBitmap hiddenNow = catalogue.hidden();
@@ -1078,8 +1250,19 @@ public final class CollectionEngine {
             }
             int live = catalogue.live();
             if (idx.size() != indexed || storage.size() != live || linked != live) {
-                r.violation("index-size-mismatch", "index holds " + idx.size() + " (" + indexed + " of them live), storage "
-                        + storage.size() + ", collection " + live + " (" + linked + " linked)");
+                r.violation(
+                        "index-size-mismatch",
+                        "index holds "
+                                + idx.size()
+                                + " ("
+                                + indexed
+                                + " of them live), storage "
+                                + storage.size()
+                                + ", collection "
+                                + live
+                                + " ("
+                                + linked
+                                + " linked)");
             }
             r.checked("records", live);
             catalogue.checkBitmaps(r);
@@ -1088,7 +1271,8 @@ public final class CollectionEngine {
                 try {
                     out.put("text", text.verifyIntegrity(textRecords(), "text:" + spec.name()));
                 } catch (IOException e) {
-                    throw new UncheckedIOException("collection '" + spec.name() + "': reading the text index failed", e);
+                    throw new UncheckedIOException(
+                            "collection '" + spec.name() + "': reading the text index failed", e);
                 }
             }
             return out;
@@ -1109,8 +1293,13 @@ public final class CollectionEngine {
                 text.commit();
             }
         } catch (IOException e) {
-            throw fault().trip(new UncheckedIOException("collection '" + spec.name() + "': checkpoint failed; the store"
-                    + " is read-only until it is reopened", e));
+            throw fault().trip(
+                            new UncheckedIOException(
+                                    "collection '"
+                                            + spec.name()
+                                            + "': checkpoint failed; the store"
+                                            + " is read-only until it is reopened",
+                                    e));
         } finally {
             writer.unlock();
         }
@@ -1122,8 +1311,8 @@ public final class CollectionEngine {
     }
 
     /**
-     * Copies a consistent image of the collection's data files into {@code target}. Writers
-     * wait while it runs; searches go on.
+     * Copies a consistent image of the collection's data files into {@code target}. Writers wait
+     * while it runs; searches go on.
      */
     public void snapshotTo(Path target) throws IOException {
         writer.lock();
@@ -1167,10 +1356,10 @@ public final class CollectionEngine {
     }
 
     /**
-     * Rebuilds the index from scratch from the live records that no forget or hold hides (a
-     * reindex reads only live, untombstoned records), then swaps it in. Searches and writes go
-     * on against the old index during the build; writes that landed meanwhile are applied to
-     * the new one under the writer mutex before the swap.
+     * Rebuilds the index from scratch from the live records that no forget or hold hides (a reindex
+     * reads only live, untombstoned records), then swaps it in. Searches and writes go on against
+     * the old index during the build; writes that landed meanwhile are applied to the new one under
+     * the writer mutex before the swap.
      */
     public void rebuildIndex() {
         ensureOpen();
@@ -1182,7 +1371,8 @@ public final class CollectionEngine {
             }
         }
         VectorIndex fresh = indexFactory.get();
-        // A source replaced or deleted meanwhile is not added; the swap below adds what replaced it.
+        // A source replaced or deleted meanwhile is not added; the swap below adds what replaced
+        // it.
         sources.parallelStream().forEach(e -> addTo(fresh, e));
         fresh.afterBulkLoad();
         writer.lock();
@@ -1276,10 +1466,15 @@ public final class CollectionEngine {
         return storage.fault();
     }
 
-    /** @throws IllegalStateException if the collection (or its store) is closed */
+    /**
+     * @throws IllegalStateException if the collection (or its store) is closed
+     */
     public void ensureOpen() {
         if (closed) {
-            throw new IllegalStateException("collection '" + spec.name() + "' is closed (its store was closed or it was dropped)");
+            throw new IllegalStateException(
+                    "collection '"
+                            + spec.name()
+                            + "' is closed (its store was closed or it was dropped)");
         }
     }
 }

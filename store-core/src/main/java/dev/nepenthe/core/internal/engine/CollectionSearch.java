@@ -19,26 +19,26 @@ import org.roaringbitmap.RoaringBitmap;
 
 /**
  * A collection's search, lock-free beside writes and forgets: it narrows the candidates to the
- * request's tenant, subject and filter minus what reads may not see, hands them to the index as
- * an {@link Accept}, and materialises the hits against what was published meanwhile. Records a
- * forget has marked are left out of the candidates the index sees (so k visible records come
- * back), and a hit whose ordinal was freed or hidden after the search started is dropped.
+ * request's tenant, subject and filter minus what reads may not see, hands them to the index as an
+ * {@link Accept}, and materialises the hits against what was published meanwhile. Records a forget
+ * has marked are left out of the candidates the index sees (so k visible records come back), and a
+ * hit whose ordinal was freed or hidden after the search started is dropped.
  *
- * <p>A replacement is atomic for a search, as it is for a get: the search returns the old
- * version or the new one, never neither and never both (as Lucene's {@code updateDocument} is at
- * refresh). The writer makes the new version searchable before the old one leaves, so a search
- * that meets both keeps one (the better scored), and one that found the old version taken away
- * under it (hidden, freed, or gone from the index before the index got to it) follows the
- * collection's {@link ReplacementLog} from the old ordinal to the new version, which it checks as
- * it checks any hit and scores as the ranker would. It follows the log from the stamp of the very
- * publish its candidates were read from ({@link RecordCatalogue#publishedAsOf}): an ordinal
- * freed and reused before that publish holds its new record in the candidates, and a move out
- * of it by the record that left earlier would name the wrong one. What is left lost (deleted,
- * forgotten, a replacement the log no longer holds, or a new version that moved on again before
- * the search could read it) makes the search run again, unless it found k and none of the lost
- * is a new version it could not read, at most {@link #SEARCH_ATTEMPTS} times, each time asking
- * the index for as many more hits as the attempts before it lost: a writer that keeps replacing
- * records near the query costs a search index calls, not its k hits.
+ * <p>A replacement is atomic for a search, as it is for a get: the search returns the old version
+ * or the new one, never neither and never both (as Lucene's {@code updateDocument} is at refresh).
+ * The writer makes the new version searchable before the old one leaves, so a search that meets
+ * both keeps one (the better scored), and one that found the old version taken away under it
+ * (hidden, freed, or gone from the index before the index got to it) follows the collection's
+ * {@link ReplacementLog} from the old ordinal to the new version, which it checks as it checks any
+ * hit and scores as the ranker would. It follows the log from the stamp of the very publish its
+ * candidates were read from ({@link RecordCatalogue#publishedAsOf}): an ordinal freed and reused
+ * before that publish holds its new record in the candidates, and a move out of it by the record
+ * that left earlier would name the wrong one. What is left lost (deleted, forgotten, a replacement
+ * the log no longer holds, or a new version that moved on again before the search could read it)
+ * makes the search run again, unless it found k and none of the lost is a new version it could not
+ * read, at most {@link #SEARCH_ATTEMPTS} times, each time asking the index for as many more hits as
+ * the attempts before it lost: a writer that keeps replacing records near the query costs a search
+ * index calls, not its k hits.
  */
 final class CollectionSearch {
 
@@ -51,7 +51,9 @@ final class CollectionSearch {
         this.engine = engine;
     }
 
-    /** Ranks candidate ordinals: the {@code k} best of the accepted ones (null: every live ordinal). */
+    /**
+     * Ranks candidate ordinals: the {@code k} best of the accepted ones (null: every live ordinal).
+     */
     @FunctionalInterface
     interface Ranker {
         SearchResult rank(RoaringBitmap accept, int k) throws java.io.IOException;
@@ -66,32 +68,46 @@ final class CollectionSearch {
         }
     }
 
-    /** The k nearest visible records of the request's tenant (validated), narrowed by its subject and filter. */
+    /**
+     * The k nearest visible records of the request's tenant (validated), narrowed by its subject
+     * and filter.
+     */
     List<SearchHit> search(SearchRequest request) {
         float[] query = request.vector();
         Metric metric = engine.index().metric();
         float[] prepared = metric.prepare(query);
-        return search(request, request.k(), new Ranker() {
-            @Override
-            public SearchResult rank(RoaringBitmap accept, int k) {
-                return engine.index().search(query, k, accept == null ? Accept.ALL : new BitmapAccept(accept),
-                        request.params());
-            }
+        return search(
+                request,
+                request.k(),
+                new Ranker() {
+                    @Override
+                    public SearchResult rank(RoaringBitmap accept, int k) {
+                        return engine.index()
+                                .search(
+                                        query,
+                                        k,
+                                        accept == null ? Accept.ALL : new BitmapAccept(accept),
+                                        request.params());
+                    }
 
-            @Override
-            public float score(int ordinal, VectorRecord record) {
-                // Exactly as the indexes score what they return (their re-rank is exact too).
-                float[] v = metric.prepare(RecordAccess.vectorUnsafe(record));
-                try {
-                    return metric.score(Kernels.get(), prepared, v, 0, v.length);
-                } finally {
-                    Arrays.fill(v, 0f);
-                }
-            }
-        });
+                    @Override
+                    public float score(int ordinal, VectorRecord record) {
+                        // Exactly as the indexes score what they return (their re-rank is exact
+                        // too).
+                        float[] v = metric.prepare(RecordAccess.vectorUnsafe(record));
+                        try {
+                            return metric.score(Kernels.get(), prepared, v, 0, v.length);
+                        } finally {
+                            Arrays.fill(v, 0f);
+                        }
+                    }
+                });
     }
 
-    /** The {@code k} best visible records the ranker finds among the request's candidates, best first. */
+    /**
+     * The {@code k} best visible records the ranker finds among the request's candidates, best
+     * first.
+     */
     List<SearchHit> search(SearchRequest request, int k, Ranker ranker) {
         RecordCatalogue catalogue = engine.catalogue();
         // Records a forget has marked are left out of the candidates the index sees, so a
@@ -103,7 +119,8 @@ final class CollectionSearch {
         for (int attempt = 1; attempt <= SEARCH_ATTEMPTS; attempt++) {
             // The stamp of the very publish the candidates come from: the replacements after it
             // are exactly the ones the candidates do not show yet (see followReplacements).
-            RecordCatalogue.PublishedViews views = catalogue.publishedAsOf(request.tenant(), request.subject());
+            RecordCatalogue.PublishedViews views =
+                    catalogue.publishedAsOf(request.tenant(), request.subject());
             long start = views.stamp();
             RoaringBitmap hiddenAtStart = catalogue.hidden();
             RoaringBitmap accept = candidates(request, views, hiddenAtStart);
@@ -116,7 +133,8 @@ final class CollectionSearch {
             try {
                 result = ranker.rank(accept, asked);
             } catch (java.io.IOException e) {
-                throw new java.io.UncheckedIOException("collection '" + engine.name() + "': searching failed", e);
+                throw new java.io.UncheckedIOException(
+                        "collection '" + engine.name() + "': searching failed", e);
             }
             Runnable pause = CollectionEngine.afterIndexSearch;
             if (pause != null) {
@@ -132,8 +150,14 @@ final class CollectionSearch {
                     continue;
                 }
                 Entry e = catalogue.entry(ord);
-                VectorRecord r = e == null || e.ordinalFreedAt() > start || nowHidden.contains(ord) || !matches(e, request)
-                        ? null : catalogue.materialise(e); // null: deleted or replaced while its vector was read
+                VectorRecord r =
+                        e == null
+                                        || e.ordinalFreedAt() > start
+                                        || nowHidden.contains(ord)
+                                        || !matches(e, request)
+                                ? null
+                                : catalogue.materialise(
+                                        e); // null: deleted or replaced while its vector was read
                 if (r == null) {
                     lostOrdinals.add(ord);
                     continue;
@@ -142,14 +166,20 @@ final class CollectionSearch {
             }
             // The line the index vouches for: every candidate scoring above its last hit is in its
             // result (all of them, when it returned fewer than asked).
-            float floor = result.size() < asked ? Float.NEGATIVE_INFINITY
-                    : result.scores()[result.size() - 1];
+            float floor =
+                    result.size() < asked
+                            ? Float.NEGATIVE_INFINITY
+                            : result.scores()[result.size() - 1];
             // What the publish showed in the tenant or subject (hidden ordinals too: one may have
             // been hidden because it was being replaced after that publish). Takes what it
             // recovers out of lostOrdinals.
-            RoaringBitmap shown = accept == null ? null : request.subject() != null ? views.subject() : views.tenant();
-            Unresolved unresolved = followReplacements(request, start, shown, nowHidden, ranker, floor, lostOrdinals,
-                    found);
+            RoaringBitmap shown =
+                    accept == null
+                            ? null
+                            : request.subject() != null ? views.subject() : views.tenant();
+            Unresolved unresolved =
+                    followReplacements(
+                            request, start, shown, nowHidden, ranker, floor, lostOrdinals, found);
             int lost = lostOrdinals.getCardinality() + unresolved.notLostYet() + found.duplicates;
             hits = found.best(k);
             // What is still lost may have a version this attempt could not see: run again while
@@ -166,7 +196,10 @@ final class CollectionSearch {
         return hits;
     }
 
-    /** Hits by record id (the tenant is the request's): a record found twice, in two versions, is kept once. */
+    /**
+     * Hits by record id (the tenant is the request's): a record found twice, in two versions, is
+     * kept once.
+     */
     private static final class Found {
         private final List<SearchHit> hits = new ArrayList<>();
         private final Map<String, Integer> byId = new HashMap<>();
@@ -203,20 +236,27 @@ final class CollectionSearch {
     }
 
     /**
-     * Adds the new versions of records replaced since {@code start} whose old version the
-     * publish at {@code start} {@code shown} in the request's tenant or subject (null: all of
-     * them), hidden or not: the index may have lost the old one (hidden, freed, or removed from
-     * it before it got there) while the new one was not yet a candidate. Only the first
-     * replacement out of an ordinal since {@code start} names the record the search saw there;
-     * the chain of later replacements leads to its current version, which must be where the last
-     * one put it, visible, in the request's tenant, subject and filter, and score at or above
-     * {@code floor}. Takes the ordinals it recovered a record from out of {@code lostOrdinals};
-     * returns the replaced records whose current version it could not read because it moved or
-     * left after the log was read (all of them when the log no longer holds every move since
-     * {@code start}): one of them may rank, so the caller runs again.
+     * Adds the new versions of records replaced since {@code start} whose old version the publish
+     * at {@code start} {@code shown} in the request's tenant or subject (null: all of them), hidden
+     * or not: the index may have lost the old one (hidden, freed, or removed from it before it got
+     * there) while the new one was not yet a candidate. Only the first replacement out of an
+     * ordinal since {@code start} names the record the search saw there; the chain of later
+     * replacements leads to its current version, which must be where the last one put it, visible,
+     * in the request's tenant, subject and filter, and score at or above {@code floor}. Takes the
+     * ordinals it recovered a record from out of {@code lostOrdinals}; returns the replaced records
+     * whose current version it could not read because it moved or left after the log was read (all
+     * of them when the log no longer holds every move since {@code start}): one of them may rank,
+     * so the caller runs again.
      */
-    private Unresolved followReplacements(SearchRequest request, long start, RoaringBitmap shown, RoaringBitmap nowHidden,
-            Ranker ranker, float floor, RoaringBitmap lostOrdinals, Found found) {
+    private Unresolved followReplacements(
+            SearchRequest request,
+            long start,
+            RoaringBitmap shown,
+            RoaringBitmap nowHidden,
+            Ranker ranker,
+            float floor,
+            RoaringBitmap lostOrdinals,
+            Found found) {
         List<ReplacementLog.Move> moves = engine.replacements().since(start);
         if (moves == null) {
             // Overtaken by more moves than the log holds: only another attempt can tell.
@@ -230,7 +270,8 @@ final class CollectionSearch {
             ReplacementLog.Move first = moves.get(m);
             // With a filter, the old version may have passed it in a view the candidates were
             // not read from: the new version is checked against the filter itself below.
-            boolean candidate = shown == null || shown.contains(first.from()) || request.filter() != null;
+            boolean candidate =
+                    shown == null || shown.contains(first.from()) || request.filter() != null;
             if (!seen.checkedAdd(first.from()) || !candidate) {
                 continue;
             }
@@ -248,8 +289,16 @@ final class CollectionSearch {
             // there after it was freed again); else that version moved on (or left) after the
             // log was read, and only another attempt can tell which.
             boolean there = e != null && e.ordinalFreedAt() < at;
-            if (there && (nowHidden.contains(to) || !matches(e, request) || (request.filter() != null
-                    && !catalogue.matching(request.filter(), RoaringBitmap.bitmapOf(to), false).contains(to)))) {
+            if (there
+                    && (nowHidden.contains(to)
+                            || !matches(e, request)
+                            || (request.filter() != null
+                                    && !catalogue
+                                            .matching(
+                                                    request.filter(),
+                                                    RoaringBitmap.bitmapOf(to),
+                                                    false)
+                                            .contains(to)))) {
                 continue; // hidden now (a forget's mark, a delete), or outside the request
             }
             VectorRecord r = there ? catalogue.materialise(e) : null;
@@ -264,7 +313,8 @@ final class CollectionSearch {
             try {
                 score = ranker.score(to, r);
             } catch (java.io.IOException ex) {
-                throw new java.io.UncheckedIOException("collection '" + engine.name() + "': searching failed", ex);
+                throw new java.io.UncheckedIOException(
+                        "collection '" + engine.name() + "': searching failed", ex);
             }
             if (Float.isNaN(score) || score < floor) {
                 // Not ranked, or below what the index vouches for: another attempt places it.
@@ -283,7 +333,10 @@ final class CollectionSearch {
      */
     private record Unresolved(int all, int notLostYet) {}
 
-    /** Whether an entry is in the request's tenant and subject (checked when the index saw every ordinal). */
+    /**
+     * Whether an entry is in the request's tenant and subject (checked when the index saw every
+     * ordinal).
+     */
     private static boolean matches(Entry e, SearchRequest request) {
         VectorRecord r = e.record();
         return r.tenant().equals(request.tenant())
@@ -291,8 +344,8 @@ final class CollectionSearch {
     }
 
     /** Null means "every live ordinal"; otherwise the ordinals the index may return. */
-    private RoaringBitmap candidates(SearchRequest request, RecordCatalogue.PublishedViews views,
-            RoaringBitmap hiddenNow) {
+    private RoaringBitmap candidates(
+            SearchRequest request, RecordCatalogue.PublishedViews views, RoaringBitmap hiddenNow) {
         RecordCatalogue catalogue = engine.catalogue();
         RoaringBitmap tenant = views.tenant();
         if (tenant == null) {
@@ -317,5 +370,4 @@ final class CollectionSearch {
         boolean everything = accept == tenant && request.subject() == null && views.tenants() == 1;
         return everything ? null : accept;
     }
-
 }

@@ -21,15 +21,14 @@ import org.roaringbitmap.RoaringBitmap;
  * <p>Why: a restarted store's first forget took about twice as long as the ones after it (at 1M
  * records, 1.3 to 1.7 s against 0.7 to 0.9 s in the same process). The JIT had not yet compiled the
  * repair, the checker and the probe's filtered searches, and the searches it had compiled for
- * queries were recompiled when the repair's scorers reached the same loops (JFR: 72
- * deoptimizations during that first forget, 10 of them the layer search). Doing those calls
- * once, on an index of the collection's own kind and parameters, compiles them before a forget
- * needs them.
+ * queries were recompiled when the repair's scorers reached the same loops (JFR: 72 deoptimizations
+ * during that first forget, 10 of them the layer search). Doing those calls once, on an index of
+ * the collection's own kind and parameters, compiles them before a forget needs them.
  *
- * <p>The throwaway index holds only seeded random vectors and is dropped afterwards; nothing of
- * the collection is read. Once per JVM for each index spec, on a daemon thread at nice 19, and
- * only for a collection of at least {@link #MIN_RECORDS} records (a small collection's forget
- * is quick compiled or not). A failure is logged at debug and changes nothing.
+ * <p>The throwaway index holds only seeded random vectors and is dropped afterwards; nothing of the
+ * collection is read. Once per JVM for each index spec, on a daemon thread at nice 19, and only for
+ * a collection of at least {@link #MIN_RECORDS} records (a small collection's forget is quick
+ * compiled or not). A failure is logged at debug and changes nothing.
  */
 final class IndexWarmUp {
 
@@ -37,15 +36,21 @@ final class IndexWarmUp {
 
     /** Collections smaller than this open without a warm-up. */
     static final int MIN_RECORDS = 50_000;
-    /** Vectors in the throwaway index: enough for a few upper layers and for the loops to compile. */
+
+    /**
+     * Vectors in the throwaway index: enough for a few upper layers and for the loops to compile.
+     */
     static final int VECTORS = 4_000;
+
     /** Rounds of removal, check and probe: the JIT compiles a method after it has run a while. */
     static final int ROUNDS = 4;
+
     /**
      * The knobs of a forget's vector-residue probe (CollectionEraser's PROBE_EF, PROBE_NPROBE and
      * PROBE_RERANK); an index ignores the keys that are not its own.
      */
-    private static final SearchParams PROBE = new SearchParams(Map.of("efSearch", 512, "nprobe", 64, "rerank", 512));
+    private static final SearchParams PROBE =
+            new SearchParams(Map.of("efSearch", 512, "nprobe", 64, "rerank", 512));
 
     private static final Set<String> WARMED = ConcurrentHashMap.newKeySet();
 
@@ -56,26 +61,39 @@ final class IndexWarmUp {
      * warmed that index spec already or the collection holds fewer than {@link #MIN_RECORDS}.
      */
     static void startIfWorthIt(CollectionSpec spec, int records, Supplier<VectorIndex> factory) {
-        if (records < MIN_RECORDS || !WARMED.add(spec.index() + "/" + spec.metric() + "/" + spec.dimension())) {
+        if (records < MIN_RECORDS
+                || !WARMED.add(spec.index() + "/" + spec.metric() + "/" + spec.dimension())) {
             return;
         }
-        Thread.ofPlatform().name("nepenthe-index-warm-up").daemon().start(() -> {
-            BackgroundPriority.lowerCurrentThread(19);
-            long started = System.nanoTime();
-            try {
-                run(factory, spec.dimension(), spec.name().hashCode());
-                LOG.log(Level.DEBUG, "index warm-up for {0}: {1} ms", spec.index(),
-                        (System.nanoTime() - started) / 1_000_000);
-            } catch (RuntimeException | LinkageError e) {
-                LOG.log(Level.DEBUG, "index warm-up for " + spec.index() + " failed; the first forget runs cold", e);
-            }
-        });
+        Thread.ofPlatform()
+                .name("nepenthe-index-warm-up")
+                .daemon()
+                .start(
+                        () -> {
+                            BackgroundPriority.lowerCurrentThread(19);
+                            long started = System.nanoTime();
+                            try {
+                                run(factory, spec.dimension(), spec.name().hashCode());
+                                LOG.log(
+                                        Level.DEBUG,
+                                        "index warm-up for {0}: {1} ms",
+                                        spec.index(),
+                                        (System.nanoTime() - started) / 1_000_000);
+                            } catch (RuntimeException | LinkageError e) {
+                                LOG.log(
+                                        Level.DEBUG,
+                                        "index warm-up for "
+                                                + spec.index()
+                                                + " failed; the first forget runs cold",
+                                        e);
+                            }
+                        });
     }
 
     /**
-     * The forget's index calls on a throwaway index: bulk adds, searches with and without a
-     * filter, removals, the removal check, the residue purge and the probe's filtered searches.
-     * Returns the last removal check's report (for tests).
+     * The forget's index calls on a throwaway index: bulk adds, searches with and without a filter,
+     * removals, the removal check, the residue purge and the probe's filtered searches. Returns the
+     * last removal check's report (for tests).
      */
     static IntegrityReport run(Supplier<VectorIndex> factory, int dim, long seed) {
         VectorIndex idx = factory.get();
@@ -99,7 +117,8 @@ final class IndexWarmUp {
             int perRound = VECTORS / (4 * ROUNDS);
             for (int round = 0; round < ROUNDS; round++) {
                 for (int q = 0; q < 50; q++) {
-                    idx.search(vectors[rnd.nextInt(VECTORS)], 10, Accept.ALL, SearchParams.DEFAULTS);
+                    idx.search(
+                            vectors[rnd.nextInt(VECTORS)], 10, Accept.ALL, SearchParams.DEFAULTS);
                 }
                 int[] removed = new int[perRound];
                 for (int i = 0; i < perRound; i++) {
@@ -123,7 +142,8 @@ final class IndexWarmUp {
     }
 
     /** A unit vector: uniform on the sphere, or {@code centre} plus noise of {@code spread}. */
-    private static float[] randomUnit(SplittableRandom rnd, int dim, float[] centre, double spread) {
+    private static float[] randomUnit(
+            SplittableRandom rnd, int dim, float[] centre, double spread) {
         float[] v = new float[dim];
         double norm = 0;
         double noise = centre == null ? 1 : spread / Math.sqrt(dim);

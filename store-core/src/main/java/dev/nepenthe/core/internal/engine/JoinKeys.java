@@ -7,11 +7,11 @@ import java.util.Locale;
 import java.util.Set;
 
 /**
- * How the forget's join-key check reads text: a metadata value is a key as a whole and by each
- * of its tokens, so that a forgotten id inside a list written into one value ("alice, bob",
- * "[u-17, u-42]") is found like a value of its own; a declared identifier (a name, an email, a
- * phone number the subject is known by) is found as a run of tokens, or of digits for a phone
- * number, in metadata and text.
+ * How the forget's join-key check reads text: a metadata value is a key as a whole and by each of
+ * its tokens, so that a forgotten id inside a list written into one value ("alice, bob", "[u-17,
+ * u-42]") is found like a value of its own; a declared identifier (a name, an email, a phone number
+ * the subject is known by) is found as a run of tokens, or of digits for a phone number, in
+ * metadata and text.
  */
 public final class JoinKeys {
 
@@ -23,9 +23,9 @@ public final class JoinKeys {
     }
 
     /**
-     * The keys a metadata value is looked up by: the folded whole value, then each token. A
-     * token is a run of letters, digits and the characters ids and emails are made of
-     * ({@code @ . _ + -}), with dots and dashes trimmed from its ends.
+     * The keys a metadata value is looked up by: the folded whole value, then each token. A token
+     * is a run of letters, digits and the characters ids and emails are made of ({@code @ . _ +
+     * -}), with dots and dashes trimmed from its ends.
      */
     public static Set<String> keysOf(String value) {
         Set<String> keys = new LinkedHashSet<>();
@@ -66,7 +66,12 @@ public final class JoinKeys {
     }
 
     private static boolean isTokenChar(char c) {
-        return Character.isLetterOrDigit(c) || c == '@' || c == '.' || c == '_' || c == '+' || c == '-';
+        return Character.isLetterOrDigit(c)
+                || c == '@'
+                || c == '.'
+                || c == '_'
+                || c == '+'
+                || c == '-';
     }
 
     private static boolean isTrimmed(char c) {
@@ -98,8 +103,11 @@ public final class JoinKeys {
             }
             List<String> t = JoinKeys.tokens(s);
             if (t.isEmpty()) {
-                throw new IllegalArgumentException("declared identifier: expected a name, an email or a phone number"
-                        + " with at least one letter or digit, got " + s.length() + " characters without any");
+                throw new IllegalArgumentException(
+                        "declared identifier: expected a name, an email or a phone number"
+                                + " with at least one letter or digit, got "
+                                + s.length()
+                                + " characters without any");
             }
             return new Identifier(t, null);
         }
@@ -116,7 +124,8 @@ public final class JoinKeys {
         public boolean foundIn(String text) {
             if (digits != null) {
                 for (String run : digitRuns(text)) {
-                    if (run.equals(digits) || (run.length() >= 7 && digits.endsWith(run))
+                    if (run.equals(digits)
+                            || (run.length() >= 7 && digits.endsWith(run))
                             || (digits.length() >= 7 && run.endsWith(digits))) {
                         return true;
                     }
@@ -133,7 +142,10 @@ public final class JoinKeys {
         }
     }
 
-    /** Runs of digits that may be broken by single spaces or phone punctuation ("+1 (555) 123-4567"). */
+    /**
+     * Runs of digits that may be broken by single spaces or phone punctuation ("+1 (555)
+     * 123-4567").
+     */
     public static List<String> digitRuns(String text) {
         List<String> out = new ArrayList<>();
         StringBuilder run = new StringBuilder();

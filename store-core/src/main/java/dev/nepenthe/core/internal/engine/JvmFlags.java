@@ -6,18 +6,18 @@ import java.util.List;
 import net.openhft.chronicle.map.ChronicleMap;
 
 /**
- * The JVM flags a process that opens a store must have been started with, checked once at
- * {@link Nepenthe#open}, so that a missing flag fails there with one message that lists every
- * missing flag, instead of later as an obscure error deep in a library.
+ * The JVM flags a process that opens a store must have been started with, checked once at {@link
+ * Nepenthe#open}, so that a missing flag fails there with one message that lists every missing
+ * flag, instead of later as an obscure error deep in a library.
  *
  * <p>Required: the exports and opens Chronicle Map (the id map) needs on Java 17 and later; it
- * reaches into JDK internals for off-heap memory and compiles code at run time. Recommended,
- * logged when absent: {@code --add-modules=jdk.incubator.vector} (without it the scalar kernels
- * run, correct but slower) and {@code --enable-native-access=ALL-UNNAMED} (without it the forget
- * worker cannot lower its own priority, and large vector regions are not mapped in huge pages,
- * see {@code NativeMemory}). {@code -XX:+UseTransparentHugePages} only speeds up an open. The full
- * list is {@code <nepenthe.jvm.flags>} in the root {@code pom.xml}; the launcher and the tests
- * use it as it is.
+ * reaches into JDK internals for off-heap memory and compiles code at run time. Recommended, logged
+ * when absent: {@code --add-modules=jdk.incubator.vector} (without it the scalar kernels run,
+ * correct but slower) and {@code --enable-native-access=ALL-UNNAMED} (without it the forget worker
+ * cannot lower its own priority, and large vector regions are not mapped in huge pages, see {@code
+ * NativeMemory}). {@code -XX:+UseTransparentHugePages} only speeds up an open. The full list is
+ * {@code <nepenthe.jvm.flags>} in the root {@code pom.xml}; the launcher and the tests use it as it
+ * is.
  */
 public final class JvmFlags {
 
@@ -48,13 +48,18 @@ public final class JvmFlags {
         }
         List<String> missing = missing(ChronicleMap.class.getModule());
         if (!missing.isEmpty()) {
-            throw new IllegalStateException("this JVM was started without flags Nepenthe needs (Chronicle Map, which"
-                    + " keeps the id map, reaches into JDK internals): add " + String.join(" ", missing)
-                    + " to the java command line. Every flag Nepenthe uses is <nepenthe.jvm.flags> in its pom.xml.");
+            throw new IllegalStateException(
+                    "this JVM was started without flags Nepenthe needs (Chronicle Map, which"
+                            + " keeps the id map, reaches into JDK internals): add "
+                            + String.join(" ", missing)
+                            + " to the java command line. Every flag Nepenthe uses is"
+                            + " <nepenthe.jvm.flags> in its pom.xml.");
         }
         if (ModuleLayer.boot().findModule("jdk.incubator.vector").isEmpty()) {
-            LOG.log(System.Logger.Level.INFO, "--add-modules=jdk.incubator.vector is not set: the scalar kernels run"
-                    + " (same results, slower)");
+            LOG.log(
+                    System.Logger.Level.INFO,
+                    "--add-modules=jdk.incubator.vector is not set: the scalar kernels run"
+                            + " (same results, slower)");
         }
         checked = true;
     }

@@ -5,14 +5,13 @@ import dev.nepenthe.core.internal.record.RecordAccess;
 import java.util.Arrays;
 
 /**
- * At open, takes each stored copy's vector into its catalogue row as the storage decodes it, on
- * the storage's threads, while the copy is still in the cache: the record is checked and its
- * vector copied once, and the heap never holds a million decoded vectors waiting for the last
- * segment. Which copy of an ordinal is live is decided later, by admission; until then a row
- * holds the copy of the highest version offered, which is the one admission keeps (both skip
- * what the tombstone journal deletes). {@link #holds} lets the engine confirm that for each
- * live record, and {@link #clearUnlinked} zeros a row whose copy did not stay live (a logged
- * delete removed it).
+ * At open, takes each stored copy's vector into its catalogue row as the storage decodes it, on the
+ * storage's threads, while the copy is still in the cache: the record is checked and its vector
+ * copied once, and the heap never holds a million decoded vectors waiting for the last segment.
+ * Which copy of an ordinal is live is decided later, by admission; until then a row holds the copy
+ * of the highest version offered, which is the one admission keeps (both skip what the tombstone
+ * journal deletes). {@link #holds} lets the engine confirm that for each live record, and {@link
+ * #clearUnlinked} zeros a row whose copy did not stay live (a logged delete removed it).
  */
 final class LoadedRows {
 
@@ -21,8 +20,10 @@ final class LoadedRows {
     private final RecordCatalogue catalogue;
     private final RecordValidator validator;
     private final int dimension;
+
     /** Lock stripes for the claims: two copies of one ordinal may be decoded at once. */
     private final Object[] stripes = new Object[64];
+
     /** Per ordinal, the version whose vector the row holds, or {@link #NONE}. */
     private long[] claimed = new long[0];
 
@@ -44,9 +45,9 @@ final class LoadedRows {
 
     /**
      * A decoded copy (any thread): checked as a stored record, and its vector moved into its row
-     * when no higher version of the ordinal got there first. Returns the record without its
-     * vector, or as it came for an ordinal beyond the reserved rows (the engine stores that one
-     * once the storage hands it over).
+     * when no higher version of the ordinal got there first. Returns the record without its vector,
+     * or as it came for an ordinal beyond the reserved rows (the engine stores that one once the
+     * storage hands it over).
      *
      * @throws IllegalArgumentException when the record fails the collection's checks
      */
@@ -75,7 +76,8 @@ final class LoadedRows {
     /** {@code r} with the vector its row holds, in an array of its own (the caller zeros it). */
     VectorRecord rejoin(int ordinal, long seq, VectorRecord r) {
         if (!holds(ordinal, seq)) {
-            throw new IllegalStateException("ordinal " + ordinal + ": its row does not hold version " + seq);
+            throw new IllegalStateException(
+                    "ordinal " + ordinal + ": its row does not hold version " + seq);
         }
         float[] v = new float[dimension];
         catalogue.readLoadedRow(ordinal, v);

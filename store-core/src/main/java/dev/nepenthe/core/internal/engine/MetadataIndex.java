@@ -20,27 +20,29 @@ import org.roaringbitmap.RoaringBitmap;
  * The records' metadata as keyed hashes, each with the ordinals that hold it, so that neither a
  * filter nor a forget's join-key check needs the plaintext the catalogue no longer keeps (a
  * record's metadata is read from its sealed copy). Four kinds of key:
- * <ul>
- *   <li>a key and a value ({@code metadata-value}): numbers by their exact value, so {@code 3}
- *       and {@code 3.0} are one key, as {@link Filter#eq} has them equal (a number's is the
- *       finest bucket of its trie, below);</li>
- *   <li>a key alone ({@code metadata-key}), for {@link Filter#exists};</li>
- *   <li>a join key ({@code metadata-join}): a string value folded, and each of its tokens
- *       ({@link JoinKeys#keysOf});</li>
- *   <li>a number's buckets in order ({@code metadata-order}, see "numbers in order" below), for
- *       ranges and numeric comparisons.</li>
- * </ul>
- * Each is the first 128 bits of an HMAC under the store's keyed-hash key: the heap holds no
- * metadata value or key name. A filter of equalities, {@code in}, {@code exists}, numeric
- * ranges and comparisons, {@code not}, {@code and} and {@code or} is answered from the bitmaps
- * alone; a comparison of strings or a {@code contains} has no order or substring to go by, so
- * it decrypts the metadata of each record still in question (after the other parts of an
- * {@code and}, and only records that have the key).
  *
- * <p>Reads are lock-free: they see {@link #published} bitmaps, never changed once there. The
- * writer (under the collection's writer mutex) changes private copies of what it touches and
- * {@link #publish}es them whole, as the catalogue publishes its tenant bitmaps, so a bitmap is
- * held once between writes.
+ * <ul>
+ *   <li>a key and a value ({@code metadata-value}): numbers by their exact value, so {@code 3} and
+ *       {@code 3.0} are one key, as {@link Filter#eq} has them equal (a number's is the finest
+ *       bucket of its trie, below);
+ *   <li>a key alone ({@code metadata-key}), for {@link Filter#exists};
+ *   <li>a join key ({@code metadata-join}): a string value folded, and each of its tokens ({@link
+ *       JoinKeys#keysOf});
+ *   <li>a number's buckets in order ({@code metadata-order}, see "numbers in order" below), for
+ *       ranges and numeric comparisons.
+ * </ul>
+ *
+ * Each is the first 128 bits of an HMAC under the store's keyed-hash key: the heap holds no
+ * metadata value or key name. A filter of equalities, {@code in}, {@code exists}, numeric ranges
+ * and comparisons, {@code not}, {@code and} and {@code or} is answered from the bitmaps alone; a
+ * comparison of strings or a {@code contains} has no order or substring to go by, so it decrypts
+ * the metadata of each record still in question (after the other parts of an {@code and}, and only
+ * records that have the key).
+ *
+ * <p>Reads are lock-free: they see {@link #published} bitmaps, never changed once there. The writer
+ * (under the collection's writer mutex) changes private copies of what it touches and {@link
+ * #publish}es them whole, as the catalogue publishes its tenant bitmaps, so a bitmap is held once
+ * between writes.
  */
 final class MetadataIndex {
 
@@ -51,14 +53,17 @@ final class MetadataIndex {
     private static final double TWO_63_DOUBLE = 0x1p63;
 
     private final KeyedHash hashes;
+
     /** What reads see; each bitmap here is never changed again. */
     private final ConcurrentHashMap<Key, RoaringBitmap> published = new ConcurrentHashMap<>();
+
     /** The writer's copies of the bitmaps it changed since the last {@link #publish}. */
     private final Map<Key, RoaringBitmap> pending = new HashMap<>();
+
     /**
      * The writer's links from each number's bucket to the next coarser bucket of its trie (the
-     * finest level's to the level above, the coarsest's to the trie's "any" key), so that an
-     * entry keeps one key per number rather than {@value #CHAIN}. Only the writer reads it.
+     * finest level's to the level above, the coarsest's to the trie's "any" key), so that an entry
+     * keeps one key per number rather than {@value #CHAIN}. Only the writer reads it.
      */
     private final Map<Key, Key> parents = new HashMap<>();
 
@@ -73,8 +78,8 @@ final class MetadataIndex {
      *     names, its values and join keys, and of each number the finest bucket of its trie, from
      *     which {@link #parents} lead to the coarser ones. Empty for no metadata. Unlinking the
      *     entry needs nothing else, so no plaintext
-     * @param values the keys of each of its names and values, which {@link #add} links (a
-     *     number's chain too); not kept. An open's records share them where their values repeat
+     * @param values the keys of each of its names and values, which {@link #add} links (a number's
+     *     chain too); not kept. An open's records share them where their values repeat
      */
     record Keys(long[] kept, ValueKeys[] values) {
         static final Keys NONE = new Keys(new long[0], new ValueKeys[0]);
@@ -90,8 +95,8 @@ final class MetadataIndex {
 
     /**
      * The keys of a record's metadata, reusing the keys an open has already hashed ({@code memo},
-     * null for none): records repeat their names and many of their values, and their numbers
-     * share most of their upper bits.
+     * null for none): records repeat their names and many of their values, and their numbers share
+     * most of their upper bits.
      */
     Keys keysOf(Map<String, Object> metadata, OpenMemo memo) {
         if (metadata.isEmpty()) {
@@ -119,14 +124,18 @@ final class MetadataIndex {
     }
 
     /**
-     * The keys of one name and value: those an entry keeps (the name's, the value's, its join
-     * keys, a number's finest bucket), and a number's chain from that bucket to its trie's "any"
-     * key ({@value #CHAIN} keys; empty for anything else).
+     * The keys of one name and value: those an entry keeps (the name's, the value's, its join keys,
+     * a number's finest bucket), and a number's chain from that bucket to its trie's "any" key
+     * ({@value #CHAIN} keys; empty for anything else).
      */
     static final class ValueKeys {
         private final Key[] kept;
         private final Key[] chain;
-        /** Whether the open's memo handed these keys to more than one record (then its linking groups them). */
+
+        /**
+         * Whether the open's memo handed these keys to more than one record (then its linking
+         * groups them).
+         */
         private volatile boolean repeated;
 
         ValueKeys(Key[] kept, Key[] chain) {
@@ -145,9 +154,13 @@ final class MetadataIndex {
 
     private static final Key[] NO_CHAIN = new Key[0];
 
-    /** The keys of one name and value, in the order {@link #keysOf} adds them; from the memo when it has them. */
+    /**
+     * The keys of one name and value, in the order {@link #keysOf} adds them; from the memo when it
+     * has them.
+     */
     private ValueKeys keysOfValue(String name, Object value, OpenMemo memo) {
-        OpenMemo.Value v = memo != null && OpenMemo.remembers(value) ? new OpenMemo.Value(name, value) : null;
+        OpenMemo.Value v =
+                memo != null && OpenMemo.remembers(value) ? new OpenMemo.Value(name, value) : null;
         ValueKeys known = v == null ? null : memo.values.get(v);
         if (known != null) {
             if (!known.repeated) {
@@ -176,7 +189,8 @@ final class MetadataIndex {
         return out;
     }
 
-    // ---- numbers in order -------------------------------------------------------------------------
+    // ---- numbers in order
+    // -------------------------------------------------------------------------
     //
     // A number is also kept under the buckets of a trie over its 64-bit sortable form, four bits a
     // level (16 levels, the finest the value itself), so that a range or a comparison is a union
@@ -213,30 +227,34 @@ final class MetadataIndex {
     }
 
     /**
-     * What one open has hashed, shared by its hashing threads, so that a record repeats no hash
-     * an earlier one made:
+     * What one open has hashed, shared by its hashing threads, so that a record repeats no hash an
+     * earlier one made:
+     *
      * <ul>
-     *   <li>the keys of whole values (a name and a value: every key {@link #keysOf} makes of
-     *       them). Most metadata takes few values (a language, a year, a category, a source
-     *       document's id over its chunks), so most records' keys come from here;</li>
+     *   <li>the keys of whole values (a name and a value: every key {@link #keysOf} makes of them).
+     *       Most metadata takes few values (a language, a year, a category, a source document's id
+     *       over its chunks), so most records' keys come from here;
      *   <li>the keys of the coarser trie buckets (levels {@value #MEMO_FROM} and up, 4,096 values
      *       wide or more): a timestamp or a price shares its upper bits with its neighbours', so
-     *       most of its sixteen buckets were hashed for an earlier record;</li>
-     *   <li>the keys of names alone.</li>
+     *       most of its sixteen buckets were hashed for an earlier record;
+     *   <li>the keys of names alone.
      * </ul>
+     *
      * It holds names and values in plaintext, as the records decoded beside it do, and only while
-     * the open hashes: the open {@link #clear}s it when the hashing ends. Bounded: the values
-     * are dropped all at once when {@value #MAX_VALUES} are held (the segments group a subject's
-     * records, so the values that repeat tend to repeat close together), the buckets and names
-     * stop being added at {@value #MAX}. Measured in docs/BENCHMARKS.md, "Metadata read from the
-     * sealed copy" and "An open that hashes each metadata value once".
+     * the open hashes: the open {@link #clear}s it when the hashing ends. Bounded: the values are
+     * dropped all at once when {@value #MAX_VALUES} are held (the segments group a subject's
+     * records, so the values that repeat tend to repeat close together), the buckets and names stop
+     * being added at {@value #MAX}. Measured in docs/BENCHMARKS.md, "Metadata read from the sealed
+     * copy" and "An open that hashes each metadata value once".
      */
     static final class OpenMemo {
         private static final int MAX = 1 << 16;
         private static final int MAX_VALUES = 1 << 16;
         private final ConcurrentHashMap<Bucket, Key> keys = new ConcurrentHashMap<>();
+
         /** The keys of names alone (a key's, and its tries' "any"): one hash per name per open. */
         private final ConcurrentHashMap<Name, Key> names = new ConcurrentHashMap<>();
+
         /** The keys of a name and value. */
         private final ConcurrentHashMap<Value, ValueKeys> values = new ConcurrentHashMap<>();
 
@@ -248,9 +266,15 @@ final class MetadataIndex {
          */
         private record Value(String name, Object value) {}
 
-        /** Whether a value is one of the immutable kinds the store keeps (not, say, a filter's list). */
+        /**
+         * Whether a value is one of the immutable kinds the store keeps (not, say, a filter's
+         * list).
+         */
         private static boolean remembers(Object value) {
-            return value instanceof String || value instanceof Long || value instanceof Double || value instanceof Boolean;
+            return value instanceof String
+                    || value instanceof Long
+                    || value instanceof Double
+                    || value instanceof Boolean;
         }
 
         private void remember(Value v, ValueKeys keysOfValue) {
@@ -263,13 +287,18 @@ final class MetadataIndex {
         private record Bucket(String[] levels, String name, int level, long prefix) {
             @Override
             public boolean equals(Object o) {
-                return o instanceof Bucket b && b.levels == levels && b.level == level && b.prefix == prefix
+                return o instanceof Bucket b
+                        && b.levels == levels
+                        && b.level == level
+                        && b.prefix == prefix
                         && b.name.equals(name);
             }
 
             @Override
             public int hashCode() {
-                return (name.hashCode() * 31 + level) * 31 + Long.hashCode(prefix) + (levels == LONG_LEVEL ? 0 : 17);
+                return (name.hashCode() * 31 + level) * 31
+                        + Long.hashCode(prefix)
+                        + (levels == LONG_LEVEL ? 0 : 17);
             }
         }
 
@@ -284,7 +313,10 @@ final class MetadataIndex {
     /** The first trie level whose bucket keys an open shares (see {@link OpenMemo}). */
     static final int MEMO_FROM = 3;
 
-    /** A number's chain: its bucket at each trie level, finest first, then its trie's "any" key; empty for NaN. */
+    /**
+     * A number's chain: its bucket at each trie level, finest first, then its trie's "any" key;
+     * empty for NaN.
+     */
     private Key[] orderChain(String name, Number n, long[] one, OpenMemo memo) {
         Sortable at = Sortable.of(n);
         if (at == null) {
@@ -295,7 +327,10 @@ final class MetadataIndex {
         Key[] chain = new Key[CHAIN];
         for (int j = 0; j < LEVELS; j++) {
             long prefix = sortable >>> (STEP * j);
-            OpenMemo.Bucket bucket = memo != null && j >= MEMO_FROM ? new OpenMemo.Bucket(levels, name, j, prefix) : null;
+            OpenMemo.Bucket bucket =
+                    memo != null && j >= MEMO_FROM
+                            ? new OpenMemo.Bucket(levels, name, j, prefix)
+                            : null;
             Key known = bucket == null ? null : memo.keys.get(bucket);
             if (known != null) {
                 chain[j] = known;
@@ -332,19 +367,19 @@ final class MetadataIndex {
     }
 
     /**
-     * The key every value of a trie at {@code name} is also kept under: a query skips a trie
-     * that holds nothing at the key (most keys hold longs only) rather than hash its buckets.
+     * The key every value of a trie at {@code name} is also kept under: a query skips a trie that
+     * holds nothing at the key (most keys hold longs only) rather than hash its buckets.
      */
     private Key anyKey(String[] levels, String name) {
         return nameKey(levels == LONG_LEVEL ? ANY_LONG : ANY_DOUBLE, name, null);
     }
 
     /**
-     * The records whose value at {@code name} lies in the sortable interval [{@code lo},
-     * {@code hi}] (unsigned) of one trie: the interval cut into whole buckets, the widest that
-     * fit first.
+     * The records whose value at {@code name} lies in the sortable interval [{@code lo}, {@code
+     * hi}] (unsigned) of one trie: the interval cut into whole buckets, the widest that fit first.
      */
-    private RoaringBitmap inOrder(String[] levels, String name, long lo, long hi, Function<Key, RoaringBitmap> view) {
+    private RoaringBitmap inOrder(
+            String[] levels, String name, long lo, long hi, Function<Key, RoaringBitmap> view) {
         RoaringBitmap out = new RoaringBitmap();
         long[] one = new long[2];
         long cur = lo;
@@ -354,7 +389,8 @@ final class MetadataIndex {
             while (j + 1 < LEVELS) {
                 int bits = STEP * (j + 1);
                 long width = 1L << bits;
-                if ((cur & (width - 1)) != 0 || Long.compareUnsigned(cur + (width - 1), hi) > 0
+                if ((cur & (width - 1)) != 0
+                        || Long.compareUnsigned(cur + (width - 1), hi) > 0
                         || Long.compareUnsigned(cur + (width - 1), cur) < 0) {
                     break;
                 }
@@ -378,7 +414,12 @@ final class MetadataIndex {
      * The numbers at {@code name} from {@code lo} to {@code hi}, each bound exact (a Long or a
      * Double, never NaN) and included or not as its flag says; null for no bound.
      */
-    private RoaringBitmap numbersBetween(String name, Number lo, boolean loIncluded, Number hi, boolean hiIncluded,
+    private RoaringBitmap numbersBetween(
+            String name,
+            Number lo,
+            boolean loIncluded,
+            Number hi,
+            boolean hiIncluded,
             Function<Key, RoaringBitmap> view) {
         RoaringBitmap out = new RoaringBitmap();
         // The longs: the bounds made whole, exactly.
@@ -476,11 +517,11 @@ final class MetadataIndex {
 
     /**
      * Writes into {@code out} the key of (name, value) and returns true; false when the value can
-     * equal no stored value (NaN) or is of a type whose equality only its own test knows.
-     * Stored values are strings, longs, finite doubles and booleans; a filter's may be any
-     * number, widened here as {@link Filter} compares them: exactly, so a double that is a whole
-     * number within the range of a long is that long, and -0.0 is 0. A number's key is the finest
-     * bucket of its trie (the bucket of that one value), so a record keeps one key for both.
+     * equal no stored value (NaN) or is of a type whose equality only its own test knows. Stored
+     * values are strings, longs, finite doubles and booleans; a filter's may be any number, widened
+     * here as {@link Filter} compares them: exactly, so a double that is a whole number within the
+     * range of a long is that long, and -0.0 is 0. A number's key is the finest bucket of its trie
+     * (the bucket of that one value), so a record keeps one key for both.
      */
     private boolean valueKey(String name, Object value, long[] out) {
         switch (value) {
@@ -503,12 +544,15 @@ final class MetadataIndex {
     /**
      * A number's trie and its place there: longs and whole doubles within a long's range (-0.0
      * becomes 0) in the long trie, other doubles in the double trie; null for NaN or a kind of
-     * number {@link Filter} does not compare. A record's chain and a filter's value key both
-     * come from here, so 3 and 3.0 land in one bucket.
+     * number {@link Filter} does not compare. A record's chain and a filter's value key both come
+     * from here, so 3 and 3.0 land in one bucket.
      */
     private record Sortable(String[] levels, long bits) {
         static Sortable of(Number n) {
-            if (n instanceof Long || n instanceof Integer || n instanceof Short || n instanceof Byte) {
+            if (n instanceof Long
+                    || n instanceof Integer
+                    || n instanceof Short
+                    || n instanceof Byte) {
                 return new Sortable(LONG_LEVEL, sortableLong(n.longValue()));
             }
             if (n instanceof Double || n instanceof Float) {
@@ -516,18 +560,20 @@ final class MetadataIndex {
                 if (Double.isNaN(d)) {
                     return null;
                 }
-                return isLong(d) ? new Sortable(LONG_LEVEL, sortableLong((long) d))
+                return isLong(d)
+                        ? new Sortable(LONG_LEVEL, sortableLong((long) d))
                         : new Sortable(DOUBLE_LEVEL, sortableDouble(d));
             }
             return null;
         }
     }
 
-    // ---- the writer (under the collection's writer mutex) ----------------------------------------
+    // ---- the writer (under the collection's writer mutex)
+    // ----------------------------------------
 
     /**
-     * Adds an ordinal under each of its keys, and links each bucket of its numbers' chains to
-     * the next coarser one. Between {@link #startBulk} and {@link #endBulk}, only notes it.
+     * Adds an ordinal under each of its keys, and links each bucket of its numbers' chains to the
+     * next coarser one. Between {@link #startBulk} and {@link #endBulk}, only notes it.
      */
     void add(int ord, Keys keys) {
         for (ValueKeys v : keys.values()) {
@@ -539,7 +585,10 @@ final class MetadataIndex {
         }
     }
 
-    /** Adds ordinals ({@code put} into a bitmap) under the keys of one name and value, and links its chain. */
+    /**
+     * Adds ordinals ({@code put} into a bitmap) under the keys of one name and value, and links its
+     * chain.
+     */
     private void addUnder(ValueKeys v, java.util.function.Consumer<RoaringBitmap> put) {
         for (Key k : v.kept()) {
             put.accept(writable(k));
@@ -570,18 +619,18 @@ final class MetadataIndex {
     }
 
     /**
-     * Records linked until {@link #endBulk}, by the keys they share: an open's records repeat
-     * their values (the memo hands them the same {@link ValueKeys}), so each value's keys are
-     * looked up once for all its records rather than once a record. A value only one record
-     * holds is added at once. Null outside an open.
+     * Records linked until {@link #endBulk}, by the keys they share: an open's records repeat their
+     * values (the memo hands them the same {@link ValueKeys}), so each value's keys are looked up
+     * once for all its records rather than once a record. A value only one record holds is added at
+     * once. Null outside an open.
      */
     private IdentityHashMap<ValueKeys, Ordinals> bulk;
 
     /**
-     * Up to this many ordinals a value's are added one by one: an {@code or} walks every
-     * container of the bitmap it goes into, and a coarse bucket's hold most of the collection
-     * (measured: an open of 1M records with a unique timestamp each spent half its time in such
-     * {@code or}s of one ordinal).
+     * Up to this many ordinals a value's are added one by one: an {@code or} walks every container
+     * of the bitmap it goes into, and a coarse bucket's hold most of the collection (measured: an
+     * open of 1M records with a unique timestamp each spent half its time in such {@code or}s of
+     * one ordinal).
      */
     private static final int FEW = 64;
 
@@ -595,15 +644,16 @@ final class MetadataIndex {
         IdentityHashMap<ValueKeys, Ordinals> noted = bulk;
         bulk = null;
         if (noted != null) {
-            noted.forEach((v, o) -> {
-                if (o.size <= FEW) {
-                    addUnder(v, b -> b.addN(o.ords, 0, o.size));
-                } else {
-                    RoaringBitmap ords = new RoaringBitmap();
-                    ords.addN(o.ords, 0, o.size);
-                    addUnder(v, b -> b.or(ords));
-                }
-            });
+            noted.forEach(
+                    (v, o) -> {
+                        if (o.size <= FEW) {
+                            addUnder(v, b -> b.addN(o.ords, 0, o.size));
+                        } else {
+                            RoaringBitmap ords = new RoaringBitmap();
+                            ords.addN(o.ords, 0, o.size);
+                            addUnder(v, b -> b.or(ords));
+                        }
+                    });
         }
     }
 
@@ -629,10 +679,12 @@ final class MetadataIndex {
     }
 
     private RoaringBitmap writable(Key k) {
-        return pending.computeIfAbsent(k, x -> {
-            RoaringBitmap p = published.get(x);
-            return p == null ? new RoaringBitmap() : p.clone();
-        });
+        return pending.computeIfAbsent(
+                k,
+                x -> {
+                    RoaringBitmap p = published.get(x);
+                    return p == null ? new RoaringBitmap() : p.clone();
+                });
     }
 
     /** The writer's bitmap of a key (do not keep or change it), or null. */
@@ -648,14 +700,15 @@ final class MetadataIndex {
     /** Makes what the writer changed visible to reads. */
     void publish() {
         endBulk();
-        pending.forEach((k, b) -> {
-            if (b.isEmpty()) {
-                published.remove(k);
-            } else {
-                b.runOptimize();
-                published.put(k, b);
-            }
-        });
+        pending.forEach(
+                (k, b) -> {
+                    if (b.isEmpty()) {
+                        published.remove(k);
+                    } else {
+                        b.runOptimize();
+                        published.put(k, b);
+                    }
+                });
         pending.clear();
     }
 
@@ -698,19 +751,23 @@ final class MetadataIndex {
         return published.size();
     }
 
-    // ---- filters ---------------------------------------------------------------------------------
+    // ---- filters
+    // ---------------------------------------------------------------------------------
 
     /**
-     * The ordinals of {@code candidates} whose metadata passes {@code filter}, exactly as
-     * {@link Filter#test} would say of each record's metadata.
+     * The ordinals of {@code candidates} whose metadata passes {@code filter}, exactly as {@link
+     * Filter#test} would say of each record's metadata.
      *
-     * @param view the bitmaps to use: {@link #publishedView} for a read, {@link #writerView}
-     *     under the writer mutex
+     * @param view the bitmaps to use: {@link #publishedView} for a read, {@link #writerView} under
+     *     the writer mutex
      * @param metadataOf a record's metadata by ordinal, decrypted (an empty map for a record
-     *     without), or null when the ordinal holds no record any more; asked only for the parts
-     *     of a filter the bitmaps cannot answer
+     *     without), or null when the ordinal holds no record any more; asked only for the parts of
+     *     a filter the bitmaps cannot answer
      */
-    RoaringBitmap matching(Filter filter, RoaringBitmap candidates, Function<Key, RoaringBitmap> view,
+    RoaringBitmap matching(
+            Filter filter,
+            RoaringBitmap candidates,
+            Function<Key, RoaringBitmap> view,
             IntFunction<Map<String, Object>> metadataOf) {
         if (candidates.isEmpty()) {
             return new RoaringBitmap();
@@ -718,7 +775,8 @@ final class MetadataIndex {
         return switch (filter) {
             case Filter.Eq eq -> {
                 long[] k = new long[2];
-                yield valueKey(eq.key(), eq.value(), k) ? and(candidates, view.apply(new Key(k[0], k[1])))
+                yield valueKey(eq.key(), eq.value(), k)
+                        ? and(candidates, view.apply(new Key(k[0], k[1])))
                         : tested(filter, eq.key(), candidates, view, metadataOf);
             }
             case Filter.In in -> {
@@ -737,10 +795,13 @@ final class MetadataIndex {
                 yield out;
             }
             case Filter.Exists ex -> and(candidates, view.apply(nameKey(ex.key())));
-            case Filter.Not not -> RoaringBitmap.andNot(candidates, matching(not.inner(), candidates, view, metadataOf));
+            case Filter.Not not ->
+                    RoaringBitmap.andNot(
+                            candidates, matching(not.inner(), candidates, view, metadataOf));
             case Filter.And and -> {
                 RoaringBitmap left = candidates;
-                // The parts the bitmaps answer first: what remains for the others to decrypt is smaller.
+                // The parts the bitmaps answer first: what remains for the others to decrypt is
+                // smaller.
                 for (Filter f : and.all()) {
                     if (answeredByBitmaps(f)) {
                         left = matching(f, left, view, metadataOf);
@@ -763,15 +824,18 @@ final class MetadataIndex {
                 }
                 yield out;
             }
-            case Filter.Range r -> and(candidates, numbersBetween(r.key(), r.min(), true, r.max(), true, view));
+            case Filter.Range r ->
+                    and(candidates, numbersBetween(r.key(), r.min(), true, r.max(), true, view));
             case Filter.Compare c when c.value() instanceof Long || c.value() instanceof Double -> {
                 Number b = (Number) c.value();
-                yield and(candidates, switch (c.comparison()) {
-                    case GT -> numbersBetween(c.key(), b, false, null, false, view);
-                    case GTE -> numbersBetween(c.key(), b, true, null, false, view);
-                    case LT -> numbersBetween(c.key(), null, false, b, false, view);
-                    case LTE -> numbersBetween(c.key(), null, false, b, true, view);
-                });
+                yield and(
+                        candidates,
+                        switch (c.comparison()) {
+                            case GT -> numbersBetween(c.key(), b, false, null, false, view);
+                            case GTE -> numbersBetween(c.key(), b, true, null, false, view);
+                            case LT -> numbersBetween(c.key(), null, false, b, false, view);
+                            case LTE -> numbersBetween(c.key(), null, false, b, true, view);
+                        });
             }
             case Filter.Compare c -> tested(filter, c.key(), candidates, view, metadataOf);
             case Filter.Contains c -> tested(filter, c.key(), candidates, view, metadataOf);
@@ -794,8 +858,14 @@ final class MetadataIndex {
     }
 
     private static boolean indexable(Object v) {
-        return v instanceof String || v instanceof Boolean || v instanceof Long || v instanceof Integer
-                || v instanceof Short || v instanceof Byte || v instanceof Double || v instanceof Float;
+        return v instanceof String
+                || v instanceof Boolean
+                || v instanceof Long
+                || v instanceof Integer
+                || v instanceof Short
+                || v instanceof Byte
+                || v instanceof Double
+                || v instanceof Float;
     }
 
     private Key nameKey(String name) {
@@ -806,14 +876,19 @@ final class MetadataIndex {
      * A part no bitmap answers: tests the filter on the decrypted metadata of each candidate that
      * has the key (every such part fails on a record without its key).
      */
-    private RoaringBitmap tested(Filter filter, String name, RoaringBitmap candidates, Function<Key, RoaringBitmap> view,
+    private RoaringBitmap tested(
+            Filter filter,
+            String name,
+            RoaringBitmap candidates,
+            Function<Key, RoaringBitmap> view,
             IntFunction<Map<String, Object>> metadataOf) {
         RoaringBitmap out = new RoaringBitmap();
         RoaringBitmap having = view.apply(nameKey(name));
         if (having == null) {
             return out;
         }
-        for (IntIterator it = RoaringBitmap.and(candidates, having).getIntIterator(); it.hasNext(); ) {
+        for (IntIterator it = RoaringBitmap.and(candidates, having).getIntIterator();
+                it.hasNext(); ) {
             int ord = it.next();
             Map<String, Object> m = metadataOf.apply(ord);
             if (m != null && filter.test(m)) {

@@ -3,11 +3,11 @@ package dev.nepenthe.core.internal.engine;
 import dev.nepenthe.core.Nepenthe;
 
 /**
- * Switches off the usage reporting that libraries we depend on would otherwise do: Chronicle
- * Map's analytics and DJL's telemetry (DJL runs the embedded model's tokenizer). The launcher
- * passes the same properties as JVM flags; {@link Nepenthe} and the embedder call this before
- * those libraries load, which covers applications that embed Nepenthe without the flags.
- * A user's explicit setting wins.
+ * Switches off the usage reporting that libraries we depend on would otherwise do: Chronicle Map's
+ * analytics and DJL's telemetry (DJL runs the embedded model's tokenizer). The launcher passes the
+ * same properties as JVM flags; {@link Nepenthe} and the embedder call this before those libraries
+ * load, which covers applications that embed Nepenthe without the flags. A user's explicit setting
+ * wins.
  */
 public final class NoPhoneHome {
 

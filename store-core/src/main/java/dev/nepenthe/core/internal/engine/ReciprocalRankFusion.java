@@ -9,9 +9,9 @@ import java.util.Map;
 
 /**
  * Reciprocal rank fusion (Cormack, Clarke and Büttcher, SIGIR 2009): each record scores the sum,
- * over the ranked lists that hold it, of {@code 1 / (k + rank)}, ranks counted from 1. It needs
- * no calibration between BM25 scores and cosines, which live on unrelated scales; the constant
- * k damps the top ranks, so agreement between lists outweighs one list's first place.
+ * over the ranked lists that hold it, of {@code 1 / (k + rank)}, ranks counted from 1. It needs no
+ * calibration between BM25 scores and cosines, which live on unrelated scales; the constant k damps
+ * the top ranks, so agreement between lists outweighs one list's first place.
  */
 final class ReciprocalRankFusion {
 
@@ -45,8 +45,10 @@ final class ReciprocalRankFusion {
             }
         }
         List<Fused> all = new ArrayList<>(byId.values());
-        all.sort(Comparator.comparingDouble((Fused f) -> -f.score).thenComparingInt(f -> f.bestRank)
-                .thenComparing(f -> f.hit.id()));
+        all.sort(
+                Comparator.comparingDouble((Fused f) -> -f.score)
+                        .thenComparingInt(f -> f.bestRank)
+                        .thenComparing(f -> f.hit.id()));
         List<SearchHit> out = new ArrayList<>(Math.min(limit, all.size()));
         for (int i = 0; i < all.size() && i < limit; i++) {
             Fused f = all.get(i);

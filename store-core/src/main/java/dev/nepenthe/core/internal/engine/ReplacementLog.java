@@ -5,27 +5,32 @@ import java.util.List;
 import java.util.concurrent.atomic.AtomicLongArray;
 
 /**
- * The collection's most recent replacements, as ordinals: which ordinal each replaced record
- * left for which, and the stamp of the write. What a search reads to keep a record it found
- * that a replacement took away under it (see {@link CollectionSearch}): the old version's
- * ordinal leads to the new version's, so the search returns the new version instead of neither.
+ * The collection's most recent replacements, as ordinals: which ordinal each replaced record left
+ * for which, and the stamp of the write. What a search reads to keep a record it found that a
+ * replacement took away under it (see {@link CollectionSearch}): the old version's ordinal leads to
+ * the new version's, so the search returns the new version instead of neither.
  *
- * <p>Holds ordinals and stamps only, never an id, so nothing of a record outlives it here. A
- * ring of {@value #CAPACITY} replacements, written by the collection's writer (under its mutex)
- * and read by any thread without a lock: a reader that finds the ring wrapped past what it
- * needs is told so, and falls back on running its search again.
+ * <p>Holds ordinals and stamps only, never an id, so nothing of a record outlives it here. A ring
+ * of {@value #CAPACITY} replacements, written by the collection's writer (under its mutex) and read
+ * by any thread without a lock: a reader that finds the ring wrapped past what it needs is told so,
+ * and falls back on running its search again.
  */
 final class ReplacementLog {
 
     /** Replacements kept; a search overtaken by more replacements than this runs again instead. */
     static final int CAPACITY = 4096;
+
     private static final int MASK = CAPACITY - 1;
 
-    /** One replacement: the record at {@code from} was replaced by the one at {@code to} in write {@code stamp}. */
+    /**
+     * One replacement: the record at {@code from} was replaced by the one at {@code to} in write
+     * {@code stamp}.
+     */
     record Move(long stamp, int from, int to) {}
 
     private final AtomicLongArray stamps = new AtomicLongArray(CAPACITY);
     private final AtomicLongArray moves = new AtomicLongArray(CAPACITY);
+
     /** Replacements appended so far; the ring's slots below it are written (release/acquire). */
     private volatile long head;
 

@@ -7,25 +7,29 @@ import java.lang.foreign.ValueLayout;
 
 /**
  * The stored records' vectors by ordinal, off the Java heap: native chunks of a fixed number of
- * rows, allocated as ordinals reach them and never moved, so a grown collection leaves no
- * stale copy of a vector behind (a grown array would, until the collector reuses it) and has
- * no 2^31-float bound.
+ * rows, allocated as ordinals reach them and never moved, so a grown collection leaves no stale
+ * copy of a vector behind (a grown array would, until the collector reuses it) and has no
+ * 2^31-float bound.
  *
- * <p>One writer at a time (the collection's writer mutex); reads take no lock and may race a
- * write to the same row. The column cannot tell a torn read: {@link RecordCatalogue} validates
- * each read against its entry, which a writer unlinks before it changes the row.
+ * <p>One writer at a time (the collection's writer mutex); reads take no lock and may race a write
+ * to the same row. The column cannot tell a torn read: {@link RecordCatalogue} validates each read
+ * against its entry, which a writer unlinks before it changes the row.
  */
 final class VectorColumn {
 
     /** Bytes per chunk at most: chunks stay few, and a small collection stays small. */
     private static final long CHUNK_BYTES = 1L << 21;
-    /** Rows per chunk at most, so low dimensions do not allocate megabytes for a handful of records. */
+
+    /**
+     * Rows per chunk at most, so low dimensions do not allocate megabytes for a handful of records.
+     */
     private static final int CHUNK_ROWS = 1024;
 
     private final int dimension;
     private final long rowBytes;
     private final int shift;
     private final int mask;
+
     /** Chunks by {@code ordinal >>> shift}; replaced whole (a longer copy) when one is added. */
     private volatile MemorySegment[] chunks = new MemorySegment[0];
 
@@ -35,7 +39,9 @@ final class VectorColumn {
         }
         this.dimension = dimension;
         this.rowBytes = dimension * (long) Float.BYTES;
-        int rows = Integer.highestOneBit((int) Math.max(16, Math.min(CHUNK_ROWS, CHUNK_BYTES / rowBytes)));
+        int rows =
+                Integer.highestOneBit(
+                        (int) Math.max(16, Math.min(CHUNK_ROWS, CHUNK_BYTES / rowBytes)));
         this.shift = Integer.numberOfTrailingZeros(rows);
         this.mask = rows - 1;
     }
@@ -47,14 +53,15 @@ final class VectorColumn {
     /** Writer: stores a copy of {@code v} (of the column's dimension) at {@code ordinal}. */
     void set(int ordinal, float[] v) {
         checkDimension(v);
-        MemorySegment.copy(v, 0, chunkFor(ordinal), ValueLayout.JAVA_FLOAT, offset(ordinal), dimension);
+        MemorySegment.copy(
+                v, 0, chunkFor(ordinal), ValueLayout.JAVA_FLOAT, offset(ordinal), dimension);
     }
 
     /**
      * Writer: allocates the chunks for every ordinal below {@code rows} now, on every core (a
-     * chunk's zeroing is its pages' first touch, which at an open of a million rows of 384
-     * floats took seconds on one thread), so that {@link #setReserved} may then run on several
-     * threads at once.
+     * chunk's zeroing is its pages' first touch, which at an open of a million rows of 384 floats
+     * took seconds on one thread), so that {@link #setReserved} may then run on several threads at
+     * once.
      */
     void reserve(int rows) {
         MemorySegment[] cs = chunks;
@@ -75,7 +82,9 @@ final class VectorColumn {
                 grown[i] = slab.asSlice((i - cs.length) * chunkBytes, chunkBytes);
             }
         } else {
-            java.util.stream.IntStream.range(cs.length, need).parallel().forEach(i -> grown[i] = allocateChunk());
+            java.util.stream.IntStream.range(cs.length, need)
+                    .parallel()
+                    .forEach(i -> grown[i] = allocateChunk());
         }
         chunks = grown;
     }
@@ -137,7 +146,8 @@ final class VectorColumn {
 
     private void checkDimension(float[] v) {
         if (v.length != dimension) {
-            throw new IllegalArgumentException("expected a vector of dimension " + dimension + ", got " + v.length);
+            throw new IllegalArgumentException(
+                    "expected a vector of dimension " + dimension + ", got " + v.length);
         }
     }
 

@@ -8,16 +8,20 @@ import java.security.PublicKey;
 import java.util.List;
 
 /**
- * How the open ledger hands an auditor's view of the entries it already holds in memory
- * (verified at open, appended since) without re-reading the file. {@link LedgerAudit} keeps its
- * constructor to itself, so that no user can build an audit over entries that were never
- * verified; it installs this factory when it is initialised.
+ * How the open ledger hands an auditor's view of the entries it already holds in memory (verified
+ * at open, appended since) without re-reading the file. {@link LedgerAudit} keeps its constructor
+ * to itself, so that no user can build an audit over entries that were never verified; it installs
+ * this factory when it is initialised.
  */
 public final class AuditAccess {
 
     /** Builds an audit over entries the caller has verified. */
     public interface Factory {
-        LedgerAudit over(Path file, PublicKey key, List<LedgerEntry> entries, LedgerVerification verification);
+        LedgerAudit over(
+                Path file,
+                PublicKey key,
+                List<LedgerEntry> entries,
+                LedgerVerification verification);
     }
 
     private static volatile Factory factory;
@@ -32,10 +36,12 @@ public final class AuditAccess {
         factory = f;
     }
 
-    static LedgerAudit over(Path file, PublicKey key, List<LedgerEntry> entries, LedgerVerification verification) {
+    static LedgerAudit over(
+            Path file, PublicKey key, List<LedgerEntry> entries, LedgerVerification verification) {
         if (factory == null) {
             try {
-                Class.forName(LedgerAudit.class.getName(), true, LedgerAudit.class.getClassLoader());
+                Class.forName(
+                        LedgerAudit.class.getName(), true, LedgerAudit.class.getClassLoader());
             } catch (ClassNotFoundException e) {
                 throw new IllegalStateException(e);
             }

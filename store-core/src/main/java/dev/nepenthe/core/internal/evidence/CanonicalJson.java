@@ -6,8 +6,8 @@ import java.util.TreeMap;
 
 /**
  * Deterministic JSON for signed documents: object keys sorted, no insignificant white space,
- * integers as integers. The same content always gives the same bytes, so a signature over them
- * can be checked by anyone who re-encodes nothing and just hashes what was stored.
+ * integers as integers. The same content always gives the same bytes, so a signature over them can
+ * be checked by anyone who re-encodes nothing and just hashes what was stored.
  */
 public final class CanonicalJson {
     private CanonicalJson() {}
@@ -50,8 +50,11 @@ public final class CanonicalJson {
                 }
                 sb.append(']');
             }
-            default -> throw new IllegalArgumentException("canonical JSON: unsupported value of type "
-                    + v.getClass().getName() + "; expected a map, list, string, integer, boolean or null");
+            default ->
+                    throw new IllegalArgumentException(
+                            "canonical JSON: unsupported value of type "
+                                    + v.getClass().getName()
+                                    + "; expected a map, list, string, integer, boolean or null");
         }
     }
 

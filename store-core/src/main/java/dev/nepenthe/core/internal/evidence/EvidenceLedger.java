@@ -5,7 +5,6 @@ import dev.nepenthe.core.audit.LedgerAudit;
 import dev.nepenthe.core.audit.LedgerEntry;
 import dev.nepenthe.core.audit.LedgerHead;
 import dev.nepenthe.core.audit.LedgerVerification;
-import dev.nepenthe.core.audit.LedgerVerifier;
 import dev.nepenthe.core.internal.io.IoErrors;
 import java.io.ByteArrayOutputStream;
 import java.io.Closeable;
@@ -29,17 +28,17 @@ import java.util.Map;
 import java.util.zip.CRC32C;
 
 /**
- * An append-only, hash-chained, signed record of what the store did to honour erasure
- * requests. Each entry holds its sequence number, time, the hash of the previous entry and a
- * canonical-JSON body; its hash covers all of those, and an Ed25519 signature covers the hash.
- * Bodies hold no content: operation ids, keyed hashes of scopes, counts, states, times.
+ * An append-only, hash-chained, signed record of what the store did to honour erasure requests.
+ * Each entry holds its sequence number, time, the hash of the previous entry and a canonical-JSON
+ * body; its hash covers all of those, and an Ed25519 signature covers the hash. Bodies hold no
+ * content: operation ids, keyed hashes of scopes, counts, states, times.
  *
- * <p>Anyone with the ledger file and the store's public key can verify it offline
- * ({@link #verify(Path, PublicKey)}, or {@code LedgerVerifier} on the command line); changing,
- * removing or reordering any entry breaks the chain at that entry.
+ * <p>Anyone with the ledger file and the store's public key can verify it offline ({@link
+ * #verify(Path, PublicKey)}, or {@code LedgerVerifier} on the command line); changing, removing or
+ * reordering any entry breaks the chain at that entry.
  *
- * <p>File: a header (magic, format name, version), then entries framed as
- * {@code [length][crc32c][seq][time][prev hash][body length][body][signature length][signature]}.
+ * <p>File: a header (magic, format name, version), then entries framed as {@code
+ * [length][crc32c][seq][time][prev hash][body length][body][signature length][signature]}.
  */
 public final class EvidenceLedger implements Closeable {
 
@@ -53,20 +52,33 @@ public final class EvidenceLedger implements Closeable {
     private final SigningKey key;
     private final FileChannel channel;
     private final List<LedgerEntry> entries;
+
     /** The verification at open; a ledger that failed it is read, never appended to. */
     private final LedgerVerification opened;
+
     private final String damage;
+
     /** The append that failed (a write or its fsync); once set, nothing more is appended. */
     private IOException failed;
 
-    private EvidenceLedger(Path file, SigningKey key, FileChannel channel, List<LedgerEntry> entries, LedgerVerification opened) {
+    private EvidenceLedger(
+            Path file,
+            SigningKey key,
+            FileChannel channel,
+            List<LedgerEntry> entries,
+            LedgerVerification opened) {
         this.file = file;
         this.key = key;
         this.channel = channel;
         this.entries = entries;
         this.opened = opened;
-        this.damage = opened.ok() ? null
-                : "evidence ledger fails verification at entry " + opened.firstBadEntry() + ": " + opened.problem();
+        this.damage =
+                opened.ok()
+                        ? null
+                        : "evidence ledger fails verification at entry "
+                                + opened.firstBadEntry()
+                                + ": "
+                                + opened.problem();
     }
 
     /**
@@ -86,13 +98,15 @@ public final class EvidenceLedger implements Closeable {
     /**
      * Opens the ledger like {@link #open}, but a file that fails verification is opened anyway,
      * read-only: {@link #entries()} holds the entries before the first bad one, {@link #damage()}
-     * says what is wrong, and {@link #append} refuses. The store uses this so that a damaged
-     * ledger stops new forgets, not searches.
+     * says what is wrong, and {@link #append} refuses. The store uses this so that a damaged ledger
+     * stops new forgets, not searches.
      */
     public static EvidenceLedger openAllowingDamage(Path file, SigningKey key) throws IOException {
         if (!Files.exists(file)) {
             Files.createDirectories(file.toAbsolutePath().getParent());
-            try (FileChannel ch = FileChannel.open(file, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+            try (FileChannel ch =
+                    FileChannel.open(
+                            file, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
                 ByteBuffer h = header();
                 while (h.hasRemaining()) {
                     ch.write(h);
@@ -108,12 +122,14 @@ public final class EvidenceLedger implements Closeable {
     }
 
     /**
-     * An audit over the entries as read at open and appended since (no re-read of the file;
-     * {@link LedgerAudit#read} re-reads it).
+     * An audit over the entries as read at open and appended since (no re-read of the file; {@link
+     * LedgerAudit#read} re-reads it).
      */
     public synchronized LedgerAudit audit() {
-        LedgerVerification v = damage != null ? opened
-                : new LedgerVerification(entries.size(), -1, null, head().hash());
+        LedgerVerification v =
+                damage != null
+                        ? opened
+                        : new LedgerVerification(entries.size(), -1, null, head().hash());
         return AuditAccess.over(file, key.publicKey(), entries, v);
     }
 
@@ -124,7 +140,8 @@ public final class EvidenceLedger implements Closeable {
 
     /** The last entry's sequence number and hash (seq -1 and the genesis hash when empty). */
     public synchronized LedgerHead head() {
-        return entries.isEmpty() ? new LedgerHead(-1, HexFormat.of().formatHex(GENESIS))
+        return entries.isEmpty()
+                ? new LedgerHead(-1, HexFormat.of().formatHex(GENESIS))
                 : new LedgerHead(entries.size() - 1, entries.get(entries.size() - 1).hashHex());
     }
 
@@ -141,13 +158,18 @@ public final class EvidenceLedger implements Closeable {
      */
     public synchronized LedgerEntry append(Map<String, Object> body) throws IOException {
         if (damage != null) {
-            throw new IllegalStateException(file + ": nothing is appended to a damaged evidence ledger (" + damage + ")");
+            throw new IllegalStateException(
+                    file + ": nothing is appended to a damaged evidence ledger (" + damage + ")");
         }
         if (failed != null) {
             // After a failed write the tail may be torn, after a failed fsync the entry may be
             // lost: an entry appended now could follow garbage, or rest on one that is gone.
-            throw new IOException(file + ": an earlier append failed (" + failed.getMessage()
-                    + "); nothing more is appended until the store is reopened", failed);
+            throw new IOException(
+                    file
+                            + ": an earlier append failed ("
+                            + failed.getMessage()
+                            + "); nothing more is appended until the store is reopened",
+                    failed);
         }
         long seq = entries.size();
         long time = System.currentTimeMillis();
@@ -169,15 +191,22 @@ public final class EvidenceLedger implements Closeable {
         byte[] p = payload.toByteArray();
         CRC32C crc = new CRC32C();
         crc.update(p);
-        ByteBuffer framed = ByteBuffer.allocate(8 + p.length).putInt(p.length).putInt((int) crc.getValue()).put(p).flip();
+        ByteBuffer framed =
+                ByteBuffer.allocate(8 + p.length)
+                        .putInt(p.length)
+                        .putInt((int) crc.getValue())
+                        .put(p)
+                        .flip();
         try {
             while (framed.hasRemaining()) {
                 channel.write(framed);
             }
             channel.force(false);
         } catch (IOException | RuntimeException ex) {
-            failed = ex instanceof IOException io ? IoErrors.naming(file, "appending to", io)
-                    : new IOException(file + ": appending failed: " + ex, ex);
+            failed =
+                    ex instanceof IOException io
+                            ? IoErrors.naming(file, "appending to", io)
+                            : new IOException(file + ": appending failed: " + ex, ex);
             throw failed;
         }
         LedgerEntry e = new LedgerEntry(seq, time, prev, json, hash, sig);
@@ -198,8 +227,11 @@ public final class EvidenceLedger implements Closeable {
         return scan(file, publicKey, new ArrayList<>(), false);
     }
 
-    /** Like {@link #verify(Path, PublicKey)}, collecting the entries that verify into {@code out}. */
-    public static LedgerVerification scanInto(Path file, PublicKey publicKey, List<LedgerEntry> out) throws IOException {
+    /**
+     * Like {@link #verify(Path, PublicKey)}, collecting the entries that verify into {@code out}.
+     */
+    public static LedgerVerification scanInto(Path file, PublicKey publicKey, List<LedgerEntry> out)
+            throws IOException {
         return scan(file, publicKey, out, false);
     }
 
@@ -216,17 +248,21 @@ public final class EvidenceLedger implements Closeable {
     }
 
     /**
-     * Reads entries, checking frame checksums, sequence, chain and signatures. With
-     * {@code repairTornTail}, an entry cut short at the very end (a crash mid-append) is
-     * dropped and the file truncated; otherwise it is reported as a problem.
+     * Reads entries, checking frame checksums, sequence, chain and signatures. With {@code
+     * repairTornTail}, an entry cut short at the very end (a crash mid-append) is dropped and the
+     * file truncated; otherwise it is reported as a problem.
      */
-    private static LedgerVerification scan(Path file, PublicKey pub, List<LedgerEntry> out, boolean repairTornTail)
+    private static LedgerVerification scan(
+            Path file, PublicKey pub, List<LedgerEntry> out, boolean repairTornTail)
             throws IOException {
         byte[] bytes = IoErrors.readAllBytes(file);
         ByteBuffer h = header();
         if (bytes.length < h.remaining() || !ByteBuffer.wrap(bytes, 0, h.remaining()).equals(h)) {
-            throw new CorruptFileException(file, FORMAT + ": header is missing or wrong (not a Nepenthe evidence"
-                    + " ledger, or a version this build does not read)");
+            throw new CorruptFileException(
+                    file,
+                    FORMAT
+                            + ": header is missing or wrong (not a Nepenthe evidence"
+                            + " ledger, or a version this build does not read)");
         }
         ByteBuffer in = ByteBuffer.wrap(bytes);
         int pos = h.remaining();
@@ -241,7 +277,11 @@ public final class EvidenceLedger implements Closeable {
                         ch.truncate(pos);
                         ch.force(true);
                     }
-                    LOG.log(Level.WARNING, "{0}: dropped a torn tail of {1} bytes (a crash during an append)", file, remaining);
+                    LOG.log(
+                            Level.WARNING,
+                            "{0}: dropped a torn tail of {1} bytes (a crash during an append)",
+                            file,
+                            remaining);
                     break;
                 }
                 return bad(out, index, "entry is cut short (file truncated?)");
@@ -265,10 +305,20 @@ public final class EvidenceLedger implements Closeable {
                 e.get(sig);
                 String json = new String(body, StandardCharsets.UTF_8);
                 if (seq != index) {
-                    return bad(out, index, "sequence number " + seq + " where " + index + " was expected (entries removed or reordered?)");
+                    return bad(
+                            out,
+                            index,
+                            "sequence number "
+                                    + seq
+                                    + " where "
+                                    + index
+                                    + " was expected (entries removed or reordered?)");
                 }
                 if (!java.util.Arrays.equals(p, prev)) {
-                    return bad(out, index, "previous-hash link does not match the entry before it (chain broken)");
+                    return bad(
+                            out,
+                            index,
+                            "previous-hash link does not match the entry before it (chain broken)");
                 }
                 byte[] hash = hash(seq, time, p, json);
                 if (!SigningKey.verify(pub, hash, sig)) {
@@ -289,14 +339,22 @@ public final class EvidenceLedger implements Closeable {
     private static int boundedLength(ByteBuffer frame, String what) {
         int n = frame.getInt();
         if (n < 0 || n > frame.remaining()) {
-            throw new IllegalArgumentException(what + " length " + n + " where the frame has " + frame.remaining()
-                    + " bytes left");
+            throw new IllegalArgumentException(
+                    what
+                            + " length "
+                            + n
+                            + " where the frame has "
+                            + frame.remaining()
+                            + " bytes left");
         }
         return n;
     }
 
     private static LedgerVerification bad(List<LedgerEntry> good, int index, String problem) {
-        String head = good.isEmpty() ? HexFormat.of().formatHex(GENESIS) : good.get(good.size() - 1).hashHex();
+        String head =
+                good.isEmpty()
+                        ? HexFormat.of().formatHex(GENESIS)
+                        : good.get(good.size() - 1).hashHex();
         return new LedgerVerification(good.size(), index, problem, head);
     }
 

@@ -25,8 +25,8 @@ import javax.crypto.spec.SecretKeySpec;
 
 /**
  * The store's Ed25519 signing key: signs every ledger entry and every receipt. The private key
- * rests in {@code signing.key}, encrypted (AES-GCM) under a key derived from the master key;
- * the public key is exported as PEM for auditors, who need nothing else to verify.
+ * rests in {@code signing.key}, encrypted (AES-GCM) under a key derived from the master key; the
+ * public key is exported as PEM for auditors, who need nothing else to verify.
  */
 public final class SigningKey {
     static final String FORMAT = "nepenthe-signing-key";
@@ -48,26 +48,37 @@ public final class SigningKey {
     public static SigningKey loadOrCreate(Path file, byte[] wrappingKey) throws IOException {
         try {
             if (Files.exists(file)) {
-                byte[][] parts = ChecksummedFiles.read(file, FORMAT, VERSION, VERSION, (in, v) -> {
-                    byte[] pub = new byte[in.readInt()];
-                    in.readFully(pub);
-                    byte[] nonce = new byte[12];
-                    in.readFully(nonce);
-                    byte[] wrapped = new byte[in.readInt()];
-                    in.readFully(wrapped);
-                    return new byte[][] {pub, nonce, wrapped};
-                });
+                byte[][] parts =
+                        ChecksummedFiles.read(
+                                file,
+                                FORMAT,
+                                VERSION,
+                                VERSION,
+                                (in, v) -> {
+                                    byte[] pub = new byte[in.readInt()];
+                                    in.readFully(pub);
+                                    byte[] nonce = new byte[12];
+                                    in.readFully(nonce);
+                                    byte[] wrapped = new byte[in.readInt()];
+                                    in.readFully(wrapped);
+                                    return new byte[][] {pub, nonce, wrapped};
+                                });
                 Cipher c = Cipher.getInstance("AES/GCM/NoPadding");
-                c.init(Cipher.DECRYPT_MODE, new SecretKeySpec(wrappingKey, "AES"), new GCMParameterSpec(128, parts[1]));
+                c.init(
+                        Cipher.DECRYPT_MODE,
+                        new SecretKeySpec(wrappingKey, "AES"),
+                        new GCMParameterSpec(128, parts[1]));
                 c.updateAAD(parts[0]);
                 byte[] pkcs8;
                 try {
                     pkcs8 = c.doFinal(parts[2]);
                 } catch (GeneralSecurityException e) {
-                    throw new CorruptFileException(file, "signing key does not unwrap (wrong master key?)", e);
+                    throw new CorruptFileException(
+                            file, "signing key does not unwrap (wrong master key?)", e);
                 }
                 KeyFactory kf = KeyFactory.getInstance("Ed25519");
-                return new SigningKey(kf.generatePrivate(new PKCS8EncodedKeySpec(pkcs8)),
+                return new SigningKey(
+                        kf.generatePrivate(new PKCS8EncodedKeySpec(pkcs8)),
                         kf.generatePublic(new X509EncodedKeySpec(parts[0])));
             }
             KeyPair pair = KeyPairGenerator.getInstance("Ed25519").generateKeyPair();
@@ -75,17 +86,25 @@ public final class SigningKey {
             byte[] nonce = new byte[12];
             new SecureRandom().nextBytes(nonce);
             Cipher c = Cipher.getInstance("AES/GCM/NoPadding");
-            c.init(Cipher.ENCRYPT_MODE, new SecretKeySpec(wrappingKey, "AES"), new GCMParameterSpec(128, nonce));
+            c.init(
+                    Cipher.ENCRYPT_MODE,
+                    new SecretKeySpec(wrappingKey, "AES"),
+                    new GCMParameterSpec(128, nonce));
             c.updateAAD(pub);
             byte[] wrapped = c.doFinal(pair.getPrivate().getEncoded());
             Files.createDirectories(file.toAbsolutePath().getParent());
-            ChecksummedFiles.write(file, FORMAT, VERSION, ChecksummedFiles.newFileId(), out -> {
-                out.writeInt(pub.length);
-                out.write(pub);
-                out.write(nonce);
-                out.writeInt(wrapped.length);
-                out.write(wrapped);
-            });
+            ChecksummedFiles.write(
+                    file,
+                    FORMAT,
+                    VERSION,
+                    ChecksummedFiles.newFileId(),
+                    out -> {
+                        out.writeInt(pub.length);
+                        out.write(pub);
+                        out.write(nonce);
+                        out.writeInt(wrapped.length);
+                        out.write(wrapped);
+                    });
             return new SigningKey(pair.getPrivate(), pair.getPublic());
         } catch (GeneralSecurityException e) {
             throw new IllegalStateException("Ed25519 or AES-GCM unavailable in this JVM", e);
@@ -114,22 +133,29 @@ public final class SigningKey {
 
     static String toPem(PublicKey key) {
         return "-----BEGIN PUBLIC KEY-----\n"
-                + Base64.getMimeEncoder(64, "\n".getBytes(StandardCharsets.US_ASCII)).encodeToString(key.getEncoded())
+                + Base64.getMimeEncoder(64, "\n".getBytes(StandardCharsets.US_ASCII))
+                        .encodeToString(key.getEncoded())
                 + "\n-----END PUBLIC KEY-----\n";
     }
 
     /** Reads a PEM public key as written by {@link #publicKeyPem()}. */
     public static PublicKey parsePem(String pem) {
-        String b64 = pem.replace("-----BEGIN PUBLIC KEY-----", "").replace("-----END PUBLIC KEY-----", "")
-                .replaceAll("\\s", "");
+        String b64 =
+                pem.replace("-----BEGIN PUBLIC KEY-----", "")
+                        .replace("-----END PUBLIC KEY-----", "")
+                        .replaceAll("\\s", "");
         try {
-            return KeyFactory.getInstance("Ed25519").generatePublic(new X509EncodedKeySpec(Base64.getDecoder().decode(b64)));
+            return KeyFactory.getInstance("Ed25519")
+                    .generatePublic(new X509EncodedKeySpec(Base64.getDecoder().decode(b64)));
         } catch (GeneralSecurityException | IllegalArgumentException e) {
-            throw new IllegalArgumentException("public key: expected a PEM-encoded Ed25519 key, got something else", e);
+            throw new IllegalArgumentException(
+                    "public key: expected a PEM-encoded Ed25519 key, got something else", e);
         }
     }
 
-    /** True if {@code signature} is a valid Ed25519 signature of {@code message} under {@code key}. */
+    /**
+     * True if {@code signature} is a valid Ed25519 signature of {@code message} under {@code key}.
+     */
     public static boolean verify(PublicKey key, byte[] message, byte[] signature) {
         try {
             Signature s = Signature.getInstance("Ed25519");

@@ -28,11 +28,11 @@ import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The evidence ledger as the forget protocol keeps it: a chain that verifies can still have been
- * cut short, so every append is anchored (its head fsynced into the operation log), and the
- * ledger is cross-checked against that anchor and against the entry every sealed operation's
- * receipt names, at open and on {@link #verify}. A ledger that fails is kept read-only: the
- * protocol refuses new forgets while searches go on, until an operator puts back a sound copy or
- * {@linkplain #restart restarts} it. Callers hold the protocol's monitor.
+ * cut short, so every append is anchored (its head fsynced into the operation log), and the ledger
+ * is cross-checked against that anchor and against the entry every sealed operation's receipt
+ * names, at open and on {@link #verify}. A ledger that fails is kept read-only: the protocol
+ * refuses new forgets while searches go on, until an operator puts back a sound copy or {@linkplain
+ * #restart restarts} it. Callers hold the protocol's monitor.
  */
 public final class AnchoredLedger implements Closeable {
 
@@ -40,12 +40,18 @@ public final class AnchoredLedger implements Closeable {
 
     private final SigningKey signer;
     private final OperationLog log;
+
     /** Replaced only by {@link #restart}. */
     private volatile EvidenceLedger ledger;
+
     /** The "sealed" entry of each operation that has one, by operation id. */
     private final Map<String, LedgerEntry> sealedEntries = new ConcurrentHashMap<>();
-    /** Why the ledger cannot be trusted (file damage, lost anchor, missing sealed entry), or null. */
+
+    /**
+     * Why the ledger cannot be trusted (file damage, lost anchor, missing sealed entry), or null.
+     */
     private volatile String problem;
+
     private int reconciledWithoutEvidence;
 
     private AnchoredLedger(SigningKey signer, OperationLog log, EvidenceLedger ledger) {
@@ -55,8 +61,12 @@ public final class AnchoredLedger implements Closeable {
         indexSealed();
     }
 
-    /** Opens the ledger; a damaged file opens read-only (see {@link EvidenceLedger#openAllowingDamage}). */
-    public static AnchoredLedger open(Path file, SigningKey signer, OperationLog log) throws IOException {
+    /**
+     * Opens the ledger; a damaged file opens read-only (see {@link
+     * EvidenceLedger#openAllowingDamage}).
+     */
+    public static AnchoredLedger open(Path file, SigningKey signer, OperationLog log)
+            throws IOException {
         return new AnchoredLedger(signer, log, EvidenceLedger.openAllowingDamage(file, signer));
     }
 
@@ -74,8 +84,12 @@ public final class AnchoredLedger implements Closeable {
     public void checkAtOpen(Collection<OperationLog.Public> operations) throws IOException {
         problem = crossCheck(ledger.audit(), operations);
         if (problem != null) {
-            LOG.log(Level.ERROR, "{0}. Searches go on; new forgets, holds and overrides are refused and"
-                    + " unfinished forgets wait (their scopes stay blocked) until the ledger is put back", problem);
+            LOG.log(
+                    Level.ERROR,
+                    "{0}. Searches go on; new forgets, holds and overrides are refused and"
+                        + " unfinished forgets wait (their scopes stay blocked) until the ledger is"
+                        + " put back",
+                    problem);
         } else if (log.ledgerHead() == null && !ledger.entries().isEmpty()) {
             // A store from before anchoring: anchor what is there now.
             log.saveLedgerHead(ledger.head(), log.ledgerEpoch());
@@ -83,10 +97,10 @@ public final class AnchoredLedger implements Closeable {
     }
 
     /**
-     * Appends an entry, then anchors the new head in the operation log: a ledger found shorter
-     * than its anchor, or with another entry there, was cut short or rolled back. (A crash
-     * between the two leaves the ledger one entry past its anchor, which is fine: entries past
-     * the anchor still chain and carry the store's signature.)
+     * Appends an entry, then anchors the new head in the operation log: a ledger found shorter than
+     * its anchor, or with another entry there, was cut short or rolled back. (A crash between the
+     * two leaves the ledger one entry past its anchor, which is fine: entries past the anchor still
+     * chain and carry the store's signature.)
      *
      * @throws IllegalStateException while the ledger is damaged
      */
@@ -106,24 +120,35 @@ public final class AnchoredLedger implements Closeable {
     }
 
     /**
-     * Why the ledger cannot be trusted, or null: the file's own chain and signatures, its epoch
-     * and the head the operation log anchored, and the entry each sealed operation's receipt
-     * names.
+     * Why the ledger cannot be trusted, or null: the file's own chain and signatures, its epoch and
+     * the head the operation log anchored, and the entry each sealed operation's receipt names.
      */
     private String crossCheck(LedgerAudit audit, Collection<OperationLog.Public> operations) {
         LedgerVerification v = audit.verification();
         if (!v.ok()) {
-            return audit.file() + ": evidence ledger fails verification at entry " + v.firstBadEntry() + ": " + v.problem();
+            return audit.file()
+                    + ": evidence ledger fails verification at entry "
+                    + v.firstBadEntry()
+                    + ": "
+                    + v.problem();
         }
         if (audit.epoch() != log.ledgerEpoch()) {
-            return audit.file() + ": the ledger is of epoch " + audit.epoch() + ", and the operation log anchors epoch "
-                    + log.ledgerEpoch() + " (a ledger of another epoch was put in its place)";
+            return audit.file()
+                    + ": the ledger is of epoch "
+                    + audit.epoch()
+                    + ", and the operation log anchors epoch "
+                    + log.ledgerEpoch()
+                    + " (a ledger of another epoch was put in its place)";
         }
         LedgerHead anchor = log.ledgerHead();
         if (anchor != null) {
             LedgerAudit.Check c = audit.checkHead(anchor);
             if (!c.ok()) {
-                return audit.file() + ": the operation log anchors ledger entry " + anchor.seq() + ", but " + c.problem();
+                return audit.file()
+                        + ": the operation log anchors ledger entry "
+                        + anchor.seq()
+                        + ", but "
+                        + c.problem();
             }
         }
         for (OperationLog.Public op : operations) {
@@ -131,8 +156,10 @@ public final class AnchoredLedger implements Closeable {
             // ledger: the restart entry lists those whose entries were lost.
             if (sealedInThisEpoch(op)) {
                 LedgerHead named = LedgerAudit.entryNamedBy(op.receipt);
-                LedgerAudit.Check c = named == null ? new LedgerAudit.Check("", "its receipt names no ledger entry")
-                        : audit.checkSealedEntry(op.id, named);
+                LedgerAudit.Check c =
+                        named == null
+                                ? new LedgerAudit.Check("", "its receipt names no ledger entry")
+                                : audit.checkSealedEntry(op.id, named);
                 if (!c.ok()) {
                     return audit.file() + ": sealed forget operation " + op.id + ": " + c.problem();
                 }
@@ -142,20 +169,26 @@ public final class AnchoredLedger implements Closeable {
     }
 
     private boolean sealedInThisEpoch(OperationLog.Public op) {
-        return op.state == OperationState.SEALED && op.receipt != null && op.ledgerEpoch == log.ledgerEpoch();
+        return op.state == OperationState.SEALED
+                && op.receipt != null
+                && op.ledgerEpoch == log.ledgerEpoch();
     }
 
     /**
      * Re-reads the file and cross-checks it. A problem found while serving (the file was changed
      * under the store) stops appends from then on.
      */
-    public LedgerVerification verify(Collection<OperationLog.Public> operations) throws IOException {
+    public LedgerVerification verify(Collection<OperationLog.Public> operations)
+            throws IOException {
         LedgerAudit audit = LedgerAudit.read(ledger.file(), signer.publicKey());
         String found = crossCheck(audit, operations);
         LedgerVerification v = audit.verification();
         if (found != null && problem == null) {
             problem = found;
-            LOG.log(Level.ERROR, "{0}; new forgets, holds and overrides are refused from now on", found);
+            LOG.log(
+                    Level.ERROR,
+                    "{0}; new forgets, holds and overrides are refused from now on",
+                    found);
         }
         if (found == null || !v.ok()) {
             return v;
@@ -167,17 +200,19 @@ public final class AnchoredLedger implements Closeable {
      * The operator's way out when no sound copy of a damaged ledger exists: the damaged file is
      * kept, renamed, never changed, and a new ledger begins with a signed "ledger-restart" entry
      * naming the archived file (name, SHA-256, entries that verify, its head, the problem), the
-     * head the operation log had anchored, the sealed operations whose entries the damaged file
-     * no longer holds, and the operator's reason code. Receipts issued from then on name the new
+     * head the operation log had anchored, the sealed operations whose entries the damaged file no
+     * longer holds, and the operator's reason code. Receipts issued from then on name the new
      * epoch. Refused while the ledger is sound.
      *
      * @return the new ledger's head (hand it to the outside witness, if there is one)
      */
-    public LedgerHead restart(String reasonCode, Collection<OperationLog.Public> operations) throws IOException {
+    public LedgerHead restart(String reasonCode, Collection<OperationLog.Public> operations)
+            throws IOException {
         ForgetRequest.checkReasonCode(reasonCode);
         if (problem == null) {
-            throw new IllegalStateException("restart of the evidence ledger: expected a damaged ledger (see health()),"
-                    + " found a sound one; a sound ledger is never restarted");
+            throw new IllegalStateException(
+                    "restart of the evidence ledger: expected a damaged ledger (see health()),"
+                            + " found a sound one; a sound ledger is never restarted");
         }
         Path file = ledger.file();
         LedgerAudit onDisk = LedgerAudit.read(file, signer.publicKey());
@@ -193,7 +228,8 @@ public final class AnchoredLedger implements Closeable {
         }
         Path archived = file.resolveSibling("ledger.epoch-" + (epoch - 1) + ".damaged.bin");
         for (int n = 2; Files.exists(archived); n++) {
-            archived = file.resolveSibling("ledger.epoch-" + (epoch - 1) + ".damaged-" + n + ".bin");
+            archived =
+                    file.resolveSibling("ledger.epoch-" + (epoch - 1) + ".damaged-" + n + ".bin");
         }
         String sha = sha256(file);
         ledger.close();
@@ -219,26 +255,40 @@ public final class AnchoredLedger implements Closeable {
         indexSealed();
         log.saveLedgerHead(new LedgerHead(e.seq(), e.hashHex()), epoch);
         problem = null;
-        LOG.log(Level.WARNING, "evidence ledger restarted by the operator (reason {0}): epoch {1}, the damaged file kept as"
-                + " {2}; {3} sealed operations had lost their entries", reasonCode, epoch, archived.getFileName(), lost.size());
+        LOG.log(
+                Level.WARNING,
+                "evidence ledger restarted by the operator (reason {0}): epoch {1}, the damaged"
+                        + " file kept as {2}; {3} sealed operations had lost their entries",
+                reasonCode,
+                epoch,
+                archived.getFileName(),
+                lost.size());
         return new LedgerHead(e.seq(), e.hashHex());
     }
 
     private static String sha256(Path file) throws IOException {
         try {
-            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(IoErrors.readAllBytes(file)));
+            return HexFormat.of()
+                    .formatHex(
+                            MessageDigest.getInstance("SHA-256")
+                                    .digest(IoErrors.readAllBytes(file)));
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException(e);
         }
     }
 
-    /** @throws IllegalStateException naming the problem while the ledger is damaged */
+    /**
+     * @throws IllegalStateException naming the problem while the ledger is damaged
+     */
     public void ensureSound() {
         String p = problem;
         if (p != null) {
-            throw new IllegalStateException("the evidence ledger is damaged (" + p + "): new forgets, holds and"
-                    + " overrides are refused until an operator puts back a ledger that holds every anchored entry, or"
-                    + " restarts it (restartLedger); searches go on");
+            throw new IllegalStateException(
+                    "the evidence ledger is damaged ("
+                            + p
+                            + "): new forgets, holds and overrides are refused until an operator"
+                            + " puts back a ledger that holds every anchored entry, or restarts it"
+                            + " (restartLedger); searches go on");
         }
     }
 

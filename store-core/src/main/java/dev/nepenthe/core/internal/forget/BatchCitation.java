@@ -6,12 +6,12 @@ import java.util.Map;
 import java.util.TreeMap;
 
 /**
- * The checks an operation's verification shared with other operations of its batch, as its
- * ledger entries and receipt cite them. A receipt's own counts are the operation's own (its
- * records, the ordinals, terms and files checked for them); a structure check that ran once for
- * the whole batch (an index's integrity checker over every removal, the text index's walk) is
- * named here with what it covered, so nobody reads the batch's work as the operation's.
- * Counts and surface names only: nothing of another operation's scope.
+ * The checks an operation's verification shared with other operations of its batch, as its ledger
+ * entries and receipt cite them. A receipt's own counts are the operation's own (its records, the
+ * ordinals, terms and files checked for them); a structure check that ran once for the whole batch
+ * (an index's integrity checker over every removal, the text index's walk) is named here with what
+ * it covered, so nobody reads the batch's work as the operation's. Counts and surface names only:
+ * nothing of another operation's scope.
  *
  * @param batch an id for the verification pass, the same in every receipt that cites it
  * @param checks the shared checks, by surface

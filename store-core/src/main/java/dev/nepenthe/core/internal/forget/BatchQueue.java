@@ -9,36 +9,35 @@ import java.util.Map;
 
 /**
  * The operations the forget worker has yet to advance, oldest first, and how it takes them: the
- * oldest operation, with every other operation of its tenant and erasure level waiting for the
- * same step, up to the bounds below. Two steps exist: cleanup (operations BLOCKED or in
- * CLEANUP; holds are checked on the way in) and verification with sealing (operations in
- * VERIFYING). A batch never joins two tenants: the tenant is the isolation boundary, so one
- * tenant's receipt never cites a check that covered another tenant's forgets, and a shared
- * check that fails never holds up another tenant's. Nor two erasure levels: a REPAIR forget
- * never pays for a REBUILD's index rebuild.
+ * oldest operation, with every other operation of its tenant and erasure level waiting for the same
+ * step, up to the bounds below. Two steps exist: cleanup (operations BLOCKED or in CLEANUP; holds
+ * are checked on the way in) and verification with sealing (operations in VERIFYING). A batch never
+ * joins two tenants: the tenant is the isolation boundary, so one tenant's receipt never cites a
+ * check that covered another tenant's forgets, and a shared check that fails never holds up another
+ * tenant's. Nor two erasure levels: a REPAIR forget never pays for a REBUILD's index rebuild.
  *
  * <p>Not thread-safe: the protocol calls it under its monitor.
  */
 public final class BatchQueue {
 
     /**
-     * At most this many operations advance together. A verification step verifies and seals
-     * its operations one after another, each paying its own exact probe over the tenant (a scan
-     * of every surviving record), and close waits for the step in progress; so the step is
-     * bounded by operations too, not only by records. 64 keeps a step to 64 probes while a queue
-     * of a thousand requests still takes sixteen cleanup passes instead of a thousand.
+     * At most this many operations advance together. A verification step verifies and seals its
+     * operations one after another, each paying its own exact probe over the tenant (a scan of
+     * every surviving record), and close waits for the step in progress; so the step is bounded by
+     * operations too, not only by records. 64 keeps a step to 64 probes while a queue of a thousand
+     * requests still takes sixteen cleanup passes instead of a thousand.
      */
     public static final int MAX_OPERATIONS = 64;
 
     /**
-     * At most this many records are removed or verified in one step, so one huge forget does
-     * not hold the others back for long and the step's memory stays bounded. The removal holds
-     * the collection's writer mutex while the index repairs itself (writes and the marks of new
-     * forgets wait): 1,024 records keep that hold about as long as one 1,000-record forget's
-     * today (1.5 to 1.8 s for HNSW at 100,000 x 384, docs/BENCHMARKS.md). The oldest operation
-     * always goes, however large, alone if it must; an operation that would take the step past
-     * the bound waits for the next one with every younger operation, so no younger operation
-     * claims a record an older one names (see {@link CleanupPhase}).
+     * At most this many records are removed or verified in one step, so one huge forget does not
+     * hold the others back for long and the step's memory stays bounded. The removal holds the
+     * collection's writer mutex while the index repairs itself (writes and the marks of new forgets
+     * wait): 1,024 records keep that hold about as long as one 1,000-record forget's today (1.5 to
+     * 1.8 s for HNSW at 100,000 x 384, docs/BENCHMARKS.md). The oldest operation always goes,
+     * however large, alone if it must; an operation that would take the step past the bound waits
+     * for the next one with every younger operation, so no younger operation claims a record an
+     * older one names (see {@link CleanupPhase}).
      */
     public static final int MAX_RECORDS = 1024;
 
@@ -50,9 +49,9 @@ public final class BatchQueue {
     }
 
     /**
-     * Takes the next batch: the oldest operation that still has a step to go, and the younger
-     * ones that may join it. Operations with nothing left to do (settled, or stopped by a failure
-     * until the next open) leave the queue here.
+     * Takes the next batch: the oldest operation that still has a step to go, and the younger ones
+     * that may join it. Operations with nothing left to do (settled, or stopped by a failure until
+     * the next open) leave the queue here.
      *
      * @return the batch, oldest first; empty when nothing waits
      */
@@ -60,7 +59,8 @@ public final class BatchQueue {
         List<LiveOperation> batch = new ArrayList<>();
         LiveOperation first = null;
         int records = 0;
-        for (Iterator<String> it = waiting.iterator(); it.hasNext() && batch.size() < MAX_OPERATIONS; ) {
+        for (Iterator<String> it = waiting.iterator();
+                it.hasNext() && batch.size() < MAX_OPERATIONS; ) {
             LiveOperation op = operations.get(it.next());
             if (op == null || op.failure != null || step(op.pub.state) == null) {
                 it.remove();
@@ -68,7 +68,8 @@ public final class BatchQueue {
             }
             if (first == null) {
                 first = op;
-            } else if (step(op.pub.state) != step(first.pub.state) || !op.pub.tenant.equals(first.pub.tenant)
+            } else if (step(op.pub.state) != step(first.pub.state)
+                    || !op.pub.tenant.equals(first.pub.tenant)
                     || op.pub.level != first.pub.level) {
                 continue;
             }

@@ -18,13 +18,12 @@ import org.roaringbitmap.RoaringBitmap;
 
 /**
  * CLEANUP, for a batch of operations of one tenant (see {@link BatchQueue}): removes each
- * operation's scope and provenance closure from every collection, across collections where
- * {@code derivedFrom} names a record in another (every operation's probe vectors saved durably
- * first), with one removal per collection for the whole batch (one journal entry and log
- * append, one index removal with repair, one rewrite of the segments), one index residue purge
- * (or rebuild at REBUILD) and one text merge per collection; then purges registered snapshots
- * and every registered surface for each operation, and records what each operation's own
- * records were.
+ * operation's scope and provenance closure from every collection, across collections where {@code
+ * derivedFrom} names a record in another (every operation's probe vectors saved durably first),
+ * with one removal per collection for the whole batch (one journal entry and log append, one index
+ * removal with repair, one rewrite of the segments), one index residue purge (or rebuild at
+ * REBUILD) and one text merge per collection; then purges registered snapshots and every registered
+ * surface for each operation, and records what each operation's own records were.
  */
 final class CleanupPhase {
 
@@ -41,12 +40,12 @@ final class CleanupPhase {
     /**
      * Holds and CLEANUP for operations BLOCKED or in CLEANUP, oldest first. Each ends held, in
      * VERIFYING with its own records, counts and fences, or stopped on a failure of its own part
-     * (the hold check, snapshots, surfaces). A failure of a shared part throws: every operation
-     * of the batch then stays where it was.
+     * (the hold check, snapshots, surfaces). A failure of a shared part throws: every operation of
+     * the batch then stays where it was.
      *
-     * @return the operations left for a later batch because the batch's record bound was
-     *     reached (oldest first; the first of them may have passed its hold check and be in
-     *     CLEANUP, the others are as they came)
+     * @return the operations left for a later batch because the batch's record bound was reached
+     *     (oldest first; the first of them may have passed its hold check and be in CLEANUP, the
+     *     others are as they came)
      */
     List<LiveOperation> cleanup(List<LiveOperation> batch) throws IOException {
         List<CollectionEraser> cs = ctx.collections();
@@ -80,8 +79,14 @@ final class CleanupPhase {
             admitted.add(op);
             resolutions.add(mine);
             records += n;
-            mine.forEach((name, r) -> r.entries().forEach(
-                    e -> taken.computeIfAbsent(name, k -> new RoaringBitmap()).add(e.ordinal())));
+            mine.forEach(
+                    (name, r) ->
+                            r.entries()
+                                    .forEach(
+                                            e ->
+                                                    taken.computeIfAbsent(
+                                                                    name, k -> new RoaringBitmap())
+                                                            .add(e.ordinal())));
         }
         if (admitted.isEmpty()) {
             return deferred; // every one of them held, or stopped
@@ -99,16 +104,20 @@ final class CleanupPhase {
             for (int i = 0; i < admitted.size(); i++) {
                 LiveOperation op = admitted.get(i);
                 Set<String> known = new HashSet<>();
-                op.secret.removed.forEach(f -> known.add(f.collection() + '\0' + f.removed().record().id()));
-                for (Map.Entry<String, CollectionEraser.Resolved> e : resolutions.get(i).entrySet()) {
+                op.secret.removed.forEach(
+                        f -> known.add(f.collection() + '\0' + f.removed().record().id()));
+                for (Map.Entry<String, CollectionEraser.Resolved> e :
+                        resolutions.get(i).entrySet()) {
                     String collection = e.getKey();
                     for (CollectionEraser.Removed r : e.getValue().removed()) {
                         if (known.add(collection + '\0' + r.record().id())) {
                             op.secret.removed.add(new OperationSecret.Forgotten(collection, r));
                         }
                     }
-                    op.secret.suspects.removeIf(s -> s.reason().equals("regeneration-required")
-                            && s.collection().equals(collection));
+                    op.secret.suspects.removeIf(
+                            s ->
+                                    s.reason().equals("regeneration-required")
+                                            && s.collection().equals(collection));
                     op.secret.suspects.addAll(e.getValue().heldForRegeneration());
                     e.getValue().identifiers().forEach(op.secret::addFound);
                 }
@@ -145,14 +154,25 @@ final class CleanupPhase {
                 // vector was present survives.
                 c.engine().rebuildIndex();
             } else if (c.purgeIndexResidue()) {
-                mine.keySet().forEach(op -> purged.get(op).merge("collection:" + c.name() + "/index", 1L, Long::sum));
+                mine.keySet()
+                        .forEach(
+                                op ->
+                                        purged.get(op)
+                                                .merge(
+                                                        "collection:" + c.name() + "/index",
+                                                        1L,
+                                                        Long::sum));
             }
             if (!mine.isEmpty()) {
                 List<CollectionEraser.Removed> union = new ArrayList<>();
                 mine.values().forEach(union::addAll);
                 if (c.purgeText(union) >= 0) {
-                    mine.forEach((op, rs) -> purged.get(op).put("collection:" + c.name() + "/text",
-                            (long) CollectionEraser.textDocuments(rs)));
+                    mine.forEach(
+                            (op, rs) ->
+                                    purged.get(op)
+                                            .put(
+                                                    "collection:" + c.name() + "/text",
+                                                    (long) CollectionEraser.textDocuments(rs)));
                 }
             }
         }
@@ -161,17 +181,26 @@ final class CleanupPhase {
         List<LiveOperation> done = new ArrayList<>();
         for (LiveOperation op : admitted) {
             Map<String, Long> mine = purged.get(op);
-            boolean ok = ctx.onItsOwn(op, () -> {
-                mine.put("snapshots", (long) ctx.snapshots.purge(op.pub.tenant, op.secret.removed, ctx.engines.get()));
-                ForgottenRecords forgotten = op.forgottenRecords();
-                try {
-                    for (ErasureSurface s : ctx.surfaces) {
-                        mine.put(s.name(), s.purge(forgotten));
-                    }
-                } finally {
-                    LiveOperation.wipe(forgotten);
-                }
-            });
+            boolean ok =
+                    ctx.onItsOwn(
+                            op,
+                            () -> {
+                                mine.put(
+                                        "snapshots",
+                                        (long)
+                                                ctx.snapshots.purge(
+                                                        op.pub.tenant,
+                                                        op.secret.removed,
+                                                        ctx.engines.get()));
+                                ForgottenRecords forgotten = op.forgottenRecords();
+                                try {
+                                    for (ErasureSurface s : ctx.surfaces) {
+                                        mine.put(s.name(), s.purge(forgotten));
+                                    }
+                                } finally {
+                                    LiveOperation.wipe(forgotten);
+                                }
+                            });
             if (ok) {
                 done.add(op);
             }
@@ -183,7 +212,9 @@ final class CleanupPhase {
                 op.pub.forgotten.clear();
                 for (OperationSecret.Forgotten f : op.secret.removed) {
                     op.pub.forgotten.merge(f.collection(), 1, Integer::sum);
-                    op.pub.fences.add(ctx.hashes.fenceRecord(f.collection(), op.pub.tenant, f.removed().record().id()));
+                    op.pub.fences.add(
+                            ctx.hashes.fenceRecord(
+                                    f.collection(), op.pub.tenant, f.removed().record().id()));
                 }
                 op.enter(OperationState.VERIFYING);
             }
@@ -200,9 +231,12 @@ final class CleanupPhase {
         }
     }
 
-    /** The records each operation removed from one collection, for the operations that removed any there. */
-    private static Map<LiveOperation, List<CollectionEraser.Removed>> removedIn(String collection,
-            List<LiveOperation> ops) {
+    /**
+     * The records each operation removed from one collection, for the operations that removed any
+     * there.
+     */
+    private static Map<LiveOperation, List<CollectionEraser.Removed>> removedIn(
+            String collection, List<LiveOperation> ops) {
         Map<LiveOperation, List<CollectionEraser.Removed>> out = new LinkedHashMap<>();
         for (LiveOperation op : ops) {
             for (OperationSecret.Forgotten f : op.secret.removed) {
@@ -216,21 +250,24 @@ final class CleanupPhase {
 
     /**
      * One operation's scope and provenance closure in every collection, resolved (nothing is
-     * deleted yet). The closure crosses collections ({@code "@<collection>/<id>"} in
-     * {@code derivedFrom}): a collection is resolved again while one of its records names a
-     * record resolved or held elsewhere since its last pass, so a chain A, B, A takes three
-     * passes and an operation without references one (plus a lookup per record it resolved in
-     * each collection). A resumed operation starts from what it removed and holds already.
+     * deleted yet). The closure crosses collections ({@code "@<collection>/<id>"} in {@code
+     * derivedFrom}): a collection is resolved again while one of its records names a record
+     * resolved or held elsewhere since its last pass, so a chain A, B, A takes three passes and an
+     * operation without references one (plus a lookup per record it resolved in each collection). A
+     * resumed operation starts from what it removed and holds already.
      *
      * @param taken per collection, what older operations of the batch resolved
      * @return per collection, everything this operation resolved there over all passes
      */
-    private Map<String, CollectionEraser.Resolved> resolveAcrossCollections(LiveOperation op, List<CollectionEraser> cs,
-            Map<String, RoaringBitmap> taken) throws IOException {
+    private Map<String, CollectionEraser.Resolved> resolveAcrossCollections(
+            LiveOperation op, List<CollectionEraser> cs, Map<String, RoaringBitmap> taken)
+            throws IOException {
         Set<String> reached = new HashSet<>();
         synchronized (ctx.monitor) {
-            op.secret.removed.forEach(f -> reached.add(f.collection() + '\0' + f.removed().record().id()));
-            op.secret.suspects.stream().filter(s -> s.reason().equals("regeneration-required"))
+            op.secret.removed.forEach(
+                    f -> reached.add(f.collection() + '\0' + f.removed().record().id()));
+            op.secret.suspects.stream()
+                    .filter(s -> s.reason().equals("regeneration-required"))
                     .forEach(s -> reached.add(s.collection() + '\0' + s.recordId()));
         }
         Map<String, CollectionEraser.Resolved> mine = new LinkedHashMap<>();
@@ -239,12 +276,25 @@ final class CleanupPhase {
         while (!pass.isEmpty()) {
             Set<String> grown = new HashSet<>();
             for (CollectionEraser c : pass) {
-                RoaringBitmap excluded = RoaringBitmap.or(taken.getOrDefault(c.name(), NONE),
-                        resolvedHere.getOrDefault(c.name(), NONE));
-                CollectionEraser.Resolved r = c.resolve(op.pub.id, op.pub.tenant, op.scopeTest(c.name()),
-                        op.subjectHint(), c.engine().spec().provenance() == CollectionSpec.Provenance.CASCADE,
-                        Set.copyOf(reached), excluded);
-                r.entries().forEach(e -> resolvedHere.computeIfAbsent(c.name(), k -> new RoaringBitmap()).add(e.ordinal()));
+                RoaringBitmap excluded =
+                        RoaringBitmap.or(
+                                taken.getOrDefault(c.name(), NONE),
+                                resolvedHere.getOrDefault(c.name(), NONE));
+                CollectionEraser.Resolved r =
+                        c.resolve(
+                                op.pub.id,
+                                op.pub.tenant,
+                                op.scopeTest(c.name()),
+                                op.subjectHint(),
+                                c.engine().spec().provenance() == CollectionSpec.Provenance.CASCADE,
+                                Set.copyOf(reached),
+                                excluded);
+                r.entries()
+                        .forEach(
+                                e ->
+                                        resolvedHere
+                                                .computeIfAbsent(c.name(), k -> new RoaringBitmap())
+                                                .add(e.ordinal()));
                 mine.merge(c.name(), r, CleanupPhase::merge);
                 for (String k : r.reached()) {
                     if (reached.add(k)) {
@@ -265,8 +315,12 @@ final class CleanupPhase {
         return mine;
     }
 
-    /** Two passes' resolutions in one collection: entries add up, a held record is listed once (the later pass's). */
-    private static CollectionEraser.Resolved merge(CollectionEraser.Resolved a, CollectionEraser.Resolved b) {
+    /**
+     * Two passes' resolutions in one collection: entries add up, a held record is listed once (the
+     * later pass's).
+     */
+    private static CollectionEraser.Resolved merge(
+            CollectionEraser.Resolved a, CollectionEraser.Resolved b) {
         List<Entry> entries = new ArrayList<>(a.entries());
         entries.addAll(b.entries());
         List<CollectionEraser.Removed> removed = new ArrayList<>(a.removed());
@@ -280,6 +334,7 @@ final class CleanupPhase {
         reached.addAll(b.reached());
         List<OperationSecret.Found> identifiers = new ArrayList<>(a.identifiers());
         identifiers.addAll(b.identifiers());
-        return new CollectionEraser.Resolved(entries, removed, List.copyOf(held.values()), reached, identifiers);
+        return new CollectionEraser.Resolved(
+                entries, removed, List.copyOf(held.values()), reached, identifiers);
     }
 }

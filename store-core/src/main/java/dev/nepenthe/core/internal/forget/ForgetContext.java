@@ -14,9 +14,9 @@ import java.util.function.Supplier;
 
 /**
  * What the forget engine's parts share: the operations by id, the collections and registered
- * surfaces, where operations and evidence are kept, and the one monitor under which an
- * operation's state changes (the protocol's). A state change is saved under the monitor, and
- * saving wakes everyone who waits for an operation to settle.
+ * surfaces, where operations and evidence are kept, and the one monitor under which an operation's
+ * state changes (the protocol's). A state change is saved under the monitor, and saving wakes
+ * everyone who waits for an operation to settle.
  */
 final class ForgetContext {
 
@@ -24,8 +24,12 @@ final class ForgetContext {
 
     /** Guards {@link #operations} and every operation's fields; waiters wait on it. */
     final Object monitor;
-    /** Every operation this store knows, in the order it learned of them; under {@link #monitor}. */
+
+    /**
+     * Every operation this store knows, in the order it learned of them; under {@link #monitor}.
+     */
     final Map<String, LiveOperation> operations = new LinkedHashMap<>();
+
     final Supplier<List<CollectionEngine>> engines;
     final List<ErasureSurface> surfaces = new CopyOnWriteArrayList<>();
     final OperationStore store;
@@ -34,11 +38,21 @@ final class ForgetContext {
     final SnapshotRegistry snapshots;
     final ScopeHashes hashes;
     final WriteFences fences;
-    /** The store's read-only latch: a step that fails to write trips it, and nothing advances after. */
+
+    /**
+     * The store's read-only latch: a step that fails to write trips it, and nothing advances after.
+     */
     final StorageFault fault;
 
-    ForgetContext(Object monitor, Supplier<List<CollectionEngine>> engines, OperationStore store, AnchoredLedger ledger,
-            ForgetEvidence evidence, SnapshotRegistry snapshots, ScopeHashes hashes, StorageFault fault) {
+    ForgetContext(
+            Object monitor,
+            Supplier<List<CollectionEngine>> engines,
+            OperationStore store,
+            AnchoredLedger ledger,
+            ForgetEvidence evidence,
+            SnapshotRegistry snapshots,
+            ScopeHashes hashes,
+            StorageFault fault) {
         this.monitor = monitor;
         this.fault = fault;
         this.engines = engines;
@@ -50,7 +64,10 @@ final class ForgetContext {
         this.fences = new WriteFences(hashes);
     }
 
-    /** The collections as the forget engine works on them (a view made per call: collections come and go). */
+    /**
+     * The collections as the forget engine works on them (a view made per call: collections come
+     * and go).
+     */
     List<CollectionEraser> collections() {
         return engines.get().stream().map(CollectionEraser::new).toList();
     }
@@ -62,9 +79,9 @@ final class ForgetContext {
     }
 
     /**
-     * Saves several operations with one fsync and wakes their waiters; the caller holds
-     * {@link #monitor}. A crash during it leaves some of them saved and the rest as they were,
-     * as a crash between separate saves would: each resumes from its own last state.
+     * Saves several operations with one fsync and wakes their waiters; the caller holds {@link
+     * #monitor}. A crash during it leaves some of them saved and the rest as they were, as a crash
+     * between separate saves would: each resumes from its own last state.
      */
     void saveAll(List<LiveOperation> ops, boolean withSecret) throws IOException {
         store.saveAll(ops, withSecret);
@@ -96,14 +113,25 @@ final class ForgetContext {
         }
     }
 
-    /** Stops an operation on a failure: it waits, its note names the failure, and it resumes at the next open. */
+    /**
+     * Stops an operation on a failure: it waits, its note names the failure, and it resumes at the
+     * next open.
+     */
     void fail(LiveOperation op, Throwable t) {
-        // Messages of the store's exceptions name files, counts and ids of operations, never content.
-        LOG.log(Level.ERROR, "forget operation " + op.pub.id + " stopped in " + op.pub.state + ": " + t);
+        // Messages of the store's exceptions name files, counts and ids of operations, never
+        // content.
+        LOG.log(
+                Level.ERROR,
+                "forget operation " + op.pub.id + " stopped in " + op.pub.state + ": " + t);
         fault.trip(t);
         synchronized (monitor) {
             op.failure = t.getClass().getSimpleName() + ": " + t.getMessage();
-            op.pub.note = "stopped in " + op.pub.state + " (" + op.failure + "); it resumes at the next open";
+            op.pub.note =
+                    "stopped in "
+                            + op.pub.state
+                            + " ("
+                            + op.failure
+                            + "); it resumes at the next open";
             monitor.notifyAll();
         }
     }

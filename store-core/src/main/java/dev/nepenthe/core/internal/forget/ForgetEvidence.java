@@ -30,7 +30,10 @@ final class ForgetEvidence {
         this.signer = signer;
     }
 
-    /** The ledger entry body for an operation reaching {@code event} ("held", "needs-review", "sealed"). */
+    /**
+     * The ledger entry body for an operation reaching {@code event} ("held", "needs-review",
+     * "sealed").
+     */
     Map<String, Object> body(OperationLog.Public op, String event, String overrideReason) {
         return body(op, event, overrideReason, null);
     }
@@ -39,7 +42,8 @@ final class ForgetEvidence {
      * The ledger entry body, citing the checks the operation's verification shared with other
      * operations of its batch ({@code batch} null: none).
      */
-    Map<String, Object> body(OperationLog.Public op, String event, String overrideReason, BatchCitation batch) {
+    Map<String, Object> body(
+            OperationLog.Public op, String event, String overrideReason, BatchCitation batch) {
         Map<String, Object> b = new TreeMap<>();
         b.put("type", "forget");
         b.put("event", event);
@@ -71,11 +75,12 @@ final class ForgetEvidence {
     }
 
     /**
-     * The signed receipt of a sealed operation, pointing at its ledger entry and citing the
-     * checks its verification shared with other operations of its batch ({@code batch} null:
-     * none; the key is then absent, as in receipts from before batches).
+     * The signed receipt of a sealed operation, pointing at its ledger entry and citing the checks
+     * its verification shared with other operations of its batch ({@code batch} null: none; the key
+     * is then absent, as in receipts from before batches).
      */
-    String receipt(OperationLog.Public op, LedgerEntry entry, String overrideReason, BatchCitation batch) {
+    String receipt(
+            OperationLog.Public op, LedgerEntry entry, String overrideReason, BatchCitation batch) {
         Map<String, Object> r = new TreeMap<>();
         r.put("receipt", "nepenthe-erasure-receipt/1");
         r.put("operation", op.id);
@@ -98,8 +103,17 @@ final class ForgetEvidence {
         }
         r.put("residual", residual);
         // The epoch is named once an operator has restarted a damaged ledger (see FORGET.md).
-        r.put("ledgerEntry", op.ledgerEpoch == 0 ? Map.of("seq", entry.seq(), "hash", entry.hashHex())
-                : Map.of("epoch", op.ledgerEpoch, "seq", entry.seq(), "hash", entry.hashHex()));
+        r.put(
+                "ledgerEntry",
+                op.ledgerEpoch == 0
+                        ? Map.of("seq", entry.seq(), "hash", entry.hashHex())
+                        : Map.of(
+                                "epoch",
+                                op.ledgerEpoch,
+                                "seq",
+                                entry.seq(),
+                                "hash",
+                                entry.hashHex()));
         r.put("publicKey", fingerprint(signer));
         r.put("policy", ForgetEvidence.POLICY);
         r.put("override", overrideReason);
@@ -111,7 +125,8 @@ final class ForgetEvidence {
 
     private static Map<String, Object> states(OperationLog.Public op) {
         Map<String, Object> states = new TreeMap<>();
-        op.timeline.forEach((s, t) -> states.put(s.name(), Instant.EPOCH.plusNanos(t * 1000).toString()));
+        op.timeline.forEach(
+                (s, t) -> states.put(s.name(), Instant.EPOCH.plusNanos(t * 1000).toString()));
         return states;
     }
 
@@ -124,15 +139,17 @@ final class ForgetEvidence {
         Map<String, Object> p = new TreeMap<>();
         p.put("threshold", Double.toString(op.threshold));
         p.put("exactForced", op.exactProbe);
-        p.put("approximateAbove", op.approximateAbove == Integer.MAX_VALUE ? null : op.approximateAbove);
+        p.put(
+                "approximateAbove",
+                op.approximateAbove == Integer.MAX_VALUE ? null : op.approximateAbove);
         p.put("collections", op.probes.stream().map(ProbeRun::evidence).toList());
         return p;
     }
 
     /**
      * The subject identifiers the verification looked for in the survivors: per identifier its
-     * keyed hash (never the identifier) and where it came from ({@code request}, or
-     * {@code <collection>/<metadata key>} for one read from the subject's records).
+     * keyed hash (never the identifier) and where it came from ({@code request}, or {@code
+     * <collection>/<metadata key>} for one read from the subject's records).
      */
     private static List<Object> sought(OperationLog.Public op) {
         List<Object> out = new ArrayList<>();
@@ -158,10 +175,17 @@ final class ForgetEvidence {
         return out;
     }
 
-    /** "sha256:" and the hex SHA-256 of the encoded public key, as receipts name the key that signed them. */
+    /**
+     * "sha256:" and the hex SHA-256 of the encoded public key, as receipts name the key that signed
+     * them.
+     */
     static String fingerprint(SigningKey key) {
         try {
-            return "sha256:" + HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(key.publicKey().getEncoded()));
+            return "sha256:"
+                    + HexFormat.of()
+                            .formatHex(
+                                    MessageDigest.getInstance("SHA-256")
+                                            .digest(key.publicKey().getEncoded()));
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException(e);
         }

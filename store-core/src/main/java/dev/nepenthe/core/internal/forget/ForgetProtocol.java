@@ -47,19 +47,19 @@ import java.util.function.Supplier;
 /**
  * The forget protocol: mark, propagate, verify, seal (see DESIGN.md, "The forget protocol").
  *
- * <p>{@link #forget} marks on the caller's thread: it installs the write fence, blocks every
- * read of the scope in every collection and records the operation durably, then returns. One
- * worker thread carries operations on through cleanup, verification and sealing, in batches of
- * the operations that wait for the same step ({@link BatchQueue}): one removal, one index
- * repair, one segment rewrite, one text merge and one structure check per collection serve the
- * whole batch, while each operation keeps its own states, proofs, evidence and receipt. Every
- * state change is written to the operation log before the next phase starts, so a crash at any
- * point resumes at the next open, where the marks are re-applied before anything is served.
+ * <p>{@link #forget} marks on the caller's thread: it installs the write fence, blocks every read
+ * of the scope in every collection and records the operation durably, then returns. One worker
+ * thread carries operations on through cleanup, verification and sealing, in batches of the
+ * operations that wait for the same step ({@link BatchQueue}): one removal, one index repair, one
+ * segment rewrite, one text merge and one structure check per collection serve the whole batch,
+ * while each operation keeps its own states, proofs, evidence and receipt. Every state change is
+ * written to the operation log before the next phase starts, so a crash at any point resumes at the
+ * next open, where the marks are re-applied before anything is served.
  *
- * <p>What is stored: the operation log and the evidence ledger hold keyed hashes, counts,
- * states and times. An operation's scope and its probe vectors (copies of the forgotten
- * vectors, which the verification searches with) are sealed under a key of the operation's own
- * that is destroyed when it seals.
+ * <p>What is stored: the operation log and the evidence ledger hold keyed hashes, counts, states
+ * and times. An operation's scope and its probe vectors (copies of the forgotten vectors, which the
+ * verification searches with) are sealed under a key of the operation's own that is destroyed when
+ * it seals.
  */
 public final class ForgetProtocol implements Closeable {
 
@@ -76,18 +76,26 @@ public final class ForgetProtocol implements Closeable {
     private final ExecutorService worker;
     private final ForkJoinPool parallel;
     private final Map<KeyedHash.Hash, String> byIdempotency = new HashMap<>();
+
     /** What the worker has yet to advance; under this monitor. */
     private final BatchQueue queue = new BatchQueue();
+
     /** Whether a drain of the queue is queued on or running in the worker; under this monitor. */
     private boolean draining;
-    /** Set by a simulated crash (tests): the worker takes nothing more, as if the process had died. */
+
+    /**
+     * Set by a simulated crash (tests): the worker takes nothing more, as if the process had died.
+     */
     private boolean crashed;
+
     private volatile boolean closing;
     private ReconciliationReport reconciliation = new ReconciliationReport(0, 0, 0, 0);
     private final Path keysFolder;
     private final KeyedHash hashes;
+
     /** Whether {@link #start} ran to its end: only then can a close vouch for the collections. */
     private boolean started;
+
     /** Whether the last {@link #close} saw the worker stop with nothing in hand. */
     private boolean stoppedCleanly;
 
@@ -96,10 +104,18 @@ public final class ForgetProtocol implements Closeable {
      * operations resumed, and collections not checked because they were opened over exactly the
      * files their last clean close left, under the same fences ({@link ReconciliationStamp}).
      */
-    public record ReconciliationReport(int sealedChecked, int resurrectedRemoved, int resumed, int collectionsSkipped) {}
+    public record ReconciliationReport(
+            int sealedChecked, int resurrectedRemoved, int resumed, int collectionsSkipped) {}
 
-    public ForgetProtocol(Path keysFolder, KeyedHash hashes, Keystore keystore, SigningKey signer,
-            Supplier<List<CollectionEngine>> collections, int workerNice, ProbePolicy probePolicy, StorageFault fault)
+    public ForgetProtocol(
+            Path keysFolder,
+            KeyedHash hashes,
+            Keystore keystore,
+            SigningKey signer,
+            Supplier<List<CollectionEngine>> collections,
+            int workerNice,
+            ProbePolicy probePolicy,
+            StorageFault fault)
             throws IOException {
         this.probePolicy = probePolicy;
         this.keysFolder = keysFolder;
@@ -108,38 +124,60 @@ public final class ForgetProtocol implements Closeable {
         OperationLog log = OperationLog.open(keysFolder.resolve("operations"));
         AnchoredLedger ledger;
         try {
-            ledger = AnchoredLedger.open(keysFolder.resolve("evidence").resolve("ledger.bin"), signer, log);
+            ledger =
+                    AnchoredLedger.open(
+                            keysFolder.resolve("evidence").resolve("ledger.bin"), signer, log);
         } catch (IOException | RuntimeException e) {
             log.close();
             throw e;
         }
-        this.ctx = new ForgetContext(this, collections, new OperationStore(log, keystore, scopeHashes), ledger,
-                new ForgetEvidence(hashes, signer), new SnapshotRegistry(keysFolder.resolve("snapshots.registry"), hashes),
-                scopeHashes, fault);
+        this.ctx =
+                new ForgetContext(
+                        this,
+                        collections,
+                        new OperationStore(log, keystore, scopeHashes),
+                        ledger,
+                        new ForgetEvidence(hashes, signer),
+                        new SnapshotRegistry(keysFolder.resolve("snapshots.registry"), hashes),
+                        scopeHashes,
+                        fault);
         this.marking = new Marking(ctx);
         this.holds = new LegalHolds(ctx);
         this.cleanup = new CleanupPhase(ctx, holds);
         this.verify = new VerifyPhase(ctx);
         this.seal = new SealPhase(ctx);
         this.readmissions = new Readmissions(ctx);
-        this.parallel = new ForkJoinPool(Runtime.getRuntime().availableProcessors(), pool -> {
-            ForkJoinWorkerThread t = ForkJoinPool.defaultForkJoinWorkerThreadFactory.newThread(pool);
-            t.setName("nepenthe-forget-parallel-" + t.getPoolIndex());
-            t.setDaemon(true);
-            return t;
-        }, null, false);
-        this.worker = Executors.newSingleThreadExecutor(r -> {
-            // Searches come first: the worker runs at a lower OS priority (measured: search p99
-            // while forgets run, BENCHMARKS.md).
-            Thread t = new Thread(() -> {
-                if (workerNice > 0) {
-                    BackgroundPriority.lowerCurrentThread(workerNice);
-                }
-                r.run();
-            }, "nepenthe-forget");
-            t.setDaemon(true);
-            return t;
-        });
+        this.parallel =
+                new ForkJoinPool(
+                        Runtime.getRuntime().availableProcessors(),
+                        pool -> {
+                            ForkJoinWorkerThread t =
+                                    ForkJoinPool.defaultForkJoinWorkerThreadFactory.newThread(pool);
+                            t.setName("nepenthe-forget-parallel-" + t.getPoolIndex());
+                            t.setDaemon(true);
+                            return t;
+                        },
+                        null,
+                        false);
+        this.worker =
+                Executors.newSingleThreadExecutor(
+                        r -> {
+                            // Searches come first: the worker runs at a lower OS priority
+                            // (measured: search p99
+                            // while forgets run, BENCHMARKS.md).
+                            Thread t =
+                                    new Thread(
+                                            () -> {
+                                                if (workerNice > 0) {
+                                                    BackgroundPriority.lowerCurrentThread(
+                                                            workerNice);
+                                                }
+                                                r.run();
+                                            },
+                                            "nepenthe-forget");
+                            t.setDaemon(true);
+                            return t;
+                        });
     }
 
     // ---- start-up: load, re-mark, reconcile, resume ------------------------------------------
@@ -182,17 +220,24 @@ public final class ForgetProtocol implements Closeable {
                 marking.blockEverywhere(op);
             }
         }
-        Map<String, byte[]> cleanClose = ReconciliationStamp.take(keysFolder, hashes, fenceDigest());
+        Map<String, byte[]> cleanClose =
+                ReconciliationStamp.take(keysFolder, hashes, fenceDigest());
         Reconciliation.Result reconciled = new Reconciliation(ctx).reconcile(cleanClose);
-        reconciliation = new ReconciliationReport(countSealed(), reconciled.removed(), 0, reconciled.skipped());
+        reconciliation =
+                new ReconciliationReport(
+                        countSealed(), reconciled.removed(), 0, reconciled.skipped());
         for (LiveOperation op : ctx.operations.values()) {
             if (!op.pub.state.isSettled() && ctx.ledger.problem() == null) {
                 resumed++;
                 submit(op.pub.id);
             }
         }
-        reconciliation = new ReconciliationReport(reconciliation.sealedChecked(), reconciliation.resurrectedRemoved(),
-                resumed, reconciliation.collectionsSkipped());
+        reconciliation =
+                new ReconciliationReport(
+                        reconciliation.sealedChecked(),
+                        reconciliation.resurrectedRemoved(),
+                        resumed,
+                        reconciliation.collectionsSkipped());
         started = true;
     }
 
@@ -203,9 +248,9 @@ public final class ForgetProtocol implements Closeable {
     /**
      * After the store's close (this protocol's first, then every collection's), records what the
      * next open's reconciliation may skip: {@code manifests} maps the incarnation id of each
-     * collection that closed cleanly to the manifest digest its close left; one whose close
-     * failed is left out, and checked. Writes nothing if this protocol did not start, its worker
-     * did not stop in time, or a simulated crash stopped it: that open checks every collection.
+     * collection that closed cleanly to the manifest digest its close left; one whose close failed
+     * is left out, and checked. Writes nothing if this protocol did not start, its worker did not
+     * stop in time, or a simulated crash stopped it: that open checks every collection.
      */
     public synchronized void stampCleanClose(Map<String, byte[]> manifests) throws IOException {
         if (started && stoppedCleanly && !crashed) {
@@ -214,7 +259,10 @@ public final class ForgetProtocol implements Closeable {
     }
 
     private int countSealed() {
-        return (int) ctx.operations.values().stream().filter(o -> o.pub.state == OperationState.SEALED).count();
+        return (int)
+                ctx.operations.values().stream()
+                        .filter(o -> o.pub.state == OperationState.SEALED)
+                        .count();
     }
 
     public synchronized ReconciliationReport reconciliation() {
@@ -230,8 +278,8 @@ public final class ForgetProtocol implements Closeable {
 
     /**
      * Marks the request's scope and returns the operation (BLOCKED, or a later state when the
-     * idempotency key names an existing operation). Cleanup, verification and sealing go on in
-     * the background; see {@link #await}.
+     * idempotency key names an existing operation). Cleanup, verification and sealing go on in the
+     * background; see {@link #await}.
      */
     public ForgetOperation forget(ForgetRequest request) throws IOException {
         LiveOperation op;
@@ -239,21 +287,32 @@ public final class ForgetProtocol implements Closeable {
             ensureOpen();
             ensureLedgerSound();
             double threshold = probePolicy.effective(request.probeThreshold());
-            request.identifiers().forEach(JoinKeys.Identifier::of); // refuses an identifier with nothing to match
-            KeyedHash.Hash idem = ctx.hashes.idempotency(request.tenant(), request.idempotencyKey());
+            request.identifiers()
+                    .forEach(
+                            JoinKeys.Identifier::of); // refuses an identifier with nothing to match
+            KeyedHash.Hash idem =
+                    ctx.hashes.idempotency(request.tenant(), request.idempotencyKey());
             KeyedHash.Hash requestHash = ctx.hashes.request(request, threshold);
             String existing = byIdempotency.get(idem);
             if (existing != null) {
                 LiveOperation old = ctx.operations.get(existing);
                 if (!old.pub.requestHash.equals(requestHash)) {
-                    throw new IllegalArgumentException("idempotency key already used by forget operation " + existing
-                            + " for a different request; expected the same tenant, scope, reason, threshold, level and"
-                            + " probe choice, or a new key");
+                    throw new IllegalArgumentException(
+                            "idempotency key already used by forget operation "
+                                    + existing
+                                    + " for a different request; expected the same tenant, scope,"
+                                    + " reason, threshold, level and probe choice, or a new key");
                 }
                 return view(old);
             }
             OperationLog.Public pub = new OperationLog.Public();
-            pub.id = "fop-" + HexFormat.of().formatHex(dev.nepenthe.core.internal.io.ChecksummedFiles.newFileId()).substring(0, 20);
+            pub.id =
+                    "fop-"
+                            + HexFormat.of()
+                                    .formatHex(
+                                            dev.nepenthe.core.internal.io.ChecksummedFiles
+                                                    .newFileId())
+                                    .substring(0, 20);
             pub.tenant = request.tenant();
             pub.scopeKind = request.scope().kind();
             pub.scopeHash = ctx.hashes.scope(request.tenant(), request.scope());
@@ -264,7 +323,9 @@ public final class ForgetProtocol implements Closeable {
             pub.approximateAbove = probePolicy.approximateAbove();
             pub.exactProbe = request.exactProbe();
             pub.level = request.level();
-            pub.tenantKnown = ctx.collections().stream().anyMatch(c -> c.engine().hasTenant(request.tenant()));
+            pub.tenantKnown =
+                    ctx.collections().stream()
+                            .anyMatch(c -> c.engine().hasTenant(request.tenant()));
             pub.state = OperationState.RECEIVED;
             pub.timeline.put(OperationState.RECEIVED, LiveOperation.nowMicros());
             OperationSecret secret = new OperationSecret();
@@ -330,8 +391,8 @@ public final class ForgetProtocol implements Closeable {
     }
 
     /**
-     * Waits until the operation rests in a settled state (or stopped on a failure, which its
-     * note names) and returns it.
+     * Waits until the operation rests in a settled state (or stopped on a failure, which its note
+     * names) and returns it.
      *
      * @throws IllegalStateException if it is still running after {@code timeout}
      */
@@ -348,8 +409,13 @@ public final class ForgetProtocol implements Closeable {
                 }
                 long left = deadline - System.nanoTime();
                 if (left <= 0) {
-                    throw new IllegalStateException("forget operation " + id + " is still " + op.pub.state + " after "
-                            + timeout);
+                    throw new IllegalStateException(
+                            "forget operation "
+                                    + id
+                                    + " is still "
+                                    + op.pub.state
+                                    + " after "
+                                    + timeout);
                 }
                 wait(Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));
             }
@@ -362,8 +428,11 @@ public final class ForgetProtocol implements Closeable {
             ensureLedgerSound();
             LiveOperation op = require(id);
             if (op.pub.state != OperationState.NEEDS_REVIEW) {
-                throw new IllegalStateException("forget operation " + id + ": expected NEEDS_REVIEW to re-verify, found "
-                        + op.pub.state);
+                throw new IllegalStateException(
+                        "forget operation "
+                                + id
+                                + ": expected NEEDS_REVIEW to re-verify, found "
+                                + op.pub.state);
             }
             op.failure = null;
             op.enter(OperationState.VERIFYING);
@@ -376,9 +445,9 @@ public final class ForgetProtocol implements Closeable {
 
     /**
      * Seals an operation in NEEDS_REVIEW although verification flagged suspects: the operator
-     * judged them not residue. The override, its reason code and the count of what it overrode
-     * are written into the evidence and the receipt. Refused while derived records await
-     * regeneration or a surface failed its checks: those are not judgement calls.
+     * judged them not residue. The override, its reason code and the count of what it overrode are
+     * written into the evidence and the receipt. Refused while derived records await regeneration
+     * or a surface failed its checks: those are not judgement calls.
      */
     public ForgetOperation override(String id, String reasonCode) throws IOException {
         LiveOperation op;
@@ -386,17 +455,27 @@ public final class ForgetProtocol implements Closeable {
             ensureLedgerSound();
             op = require(id);
             if (op.pub.state != OperationState.NEEDS_REVIEW) {
-                throw new IllegalStateException("forget operation " + id + ": expected NEEDS_REVIEW to override, found "
-                        + op.pub.state);
+                throw new IllegalStateException(
+                        "forget operation "
+                                + id
+                                + ": expected NEEDS_REVIEW to override, found "
+                                + op.pub.state);
             }
             ForgetRequest.checkReasonCode(reasonCode);
-            if (op.secret.suspects.stream().anyMatch(s -> s.reason().equals("regeneration-required"))) {
-                throw new IllegalStateException("forget operation " + id + ": derived records await regeneration;"
-                        + " regenerate or forget them, then re-verify (an override cannot clear them)");
+            if (op.secret.suspects.stream()
+                    .anyMatch(s -> s.reason().equals("regeneration-required"))) {
+                throw new IllegalStateException(
+                        "forget operation "
+                                + id
+                                + ": derived records await regeneration; regenerate or forget them,"
+                                + " then re-verify (an override cannot clear them)");
             }
             if (op.pub.surfaces.stream().anyMatch(s -> !s.clean())) {
-                throw new IllegalStateException("forget operation " + id + ": a surface failed its checks or cannot"
-                        + " erase physically; fix it and re-verify (an override covers suspects only)");
+                throw new IllegalStateException(
+                        "forget operation "
+                                + id
+                                + ": a surface failed its checks or cannot erase physically; fix it"
+                                + " and re-verify (an override covers suspects only)");
             }
         }
         seal.seal(op, reasonCode);
@@ -405,8 +484,12 @@ public final class ForgetProtocol implements Closeable {
         }
     }
 
-    /** Places a legal hold on a subject or a source of a tenant; an operation it covers stops at BLOCKED. */
-    public synchronized LegalHold placeHold(String tenant, ForgetScope scope, String reasonCode) throws IOException {
+    /**
+     * Places a legal hold on a subject or a source of a tenant; an operation it covers stops at
+     * BLOCKED.
+     */
+    public synchronized LegalHold placeHold(String tenant, ForgetScope scope, String reasonCode)
+            throws IOException {
         ensureOpen();
         ensureLedgerSound();
         return holds.placeHold(tenant, scope, reasonCode);
@@ -430,7 +513,8 @@ public final class ForgetProtocol implements Closeable {
      * Lifts the fences sealed forgets left on a subject or on record ids of a tenant, with
      * evidence; writes in the scope are accepted again as new records (see {@link Readmissions}).
      */
-    public Readmission readmit(String tenant, ForgetScope scope, String reasonCode) throws IOException {
+    public Readmission readmit(String tenant, ForgetScope scope, String reasonCode)
+            throws IOException {
         synchronized (this) {
             ensureOpen();
         }
@@ -443,15 +527,16 @@ public final class ForgetProtocol implements Closeable {
     }
 
     /**
-     * Adds a surface; it blocks the scopes of operations still unsealed (a legal hold can keep
-     * one open for months) before it takes part in anything else.
+     * Adds a surface; it blocks the scopes of operations still unsealed (a legal hold can keep one
+     * open for months) before it takes part in anything else.
      */
     public void registerSurface(ErasureSurface surface) {
         List<LiveOperation> open = new ArrayList<>();
         synchronized (this) {
             for (ErasureSurface s : ctx.surfaces) {
                 if (s.name().equals(surface.name())) {
-                    throw new IllegalArgumentException("erasure surface '" + surface.name() + "' is already registered");
+                    throw new IllegalArgumentException(
+                            "erasure surface '" + surface.name() + "' is already registered");
                 }
             }
             for (LiveOperation op : ctx.operations.values()) {
@@ -503,7 +588,9 @@ public final class ForgetProtocol implements Closeable {
                 synchronized (this) {
                     batch = closing || crashed ? List.of() : queue.take(ctx.operations);
                     if (batch.isEmpty()) {
-                        draining = false; // in the same hold as the take: a submit from now on starts a drain
+                        draining =
+                                false; // in the same hold as the take: a submit from now on starts
+                        // a drain
                         return;
                     }
                 }
@@ -520,9 +607,9 @@ public final class ForgetProtocol implements Closeable {
     }
 
     /**
-     * Advances a batch one step (see {@link BatchQueue}): holds and cleanup for operations
-     * waiting for cleanup, or verification and sealing for operations in VERIFYING. A failure in
-     * an operation's own part stops that operation only; a failure of a shared part stops every
+     * Advances a batch one step (see {@link BatchQueue}): holds and cleanup for operations waiting
+     * for cleanup, or verification and sealing for operations in VERIFYING. A failure in an
+     * operation's own part stops that operation only; a failure of a shared part stops every
      * operation of the batch (each resumes at the next open).
      *
      * @return the operations with a step still to go, oldest first, for the queue's front
@@ -545,7 +632,8 @@ public final class ForgetProtocol implements Closeable {
                 // of the batch that had not finished reports the crash.
                 crashed = true;
                 for (LiveOperation op : batch) {
-                    if (!op.pub.state.isSettled() || (op.pub.state == OperationState.SEALED && op.pub.receipt == null)) {
+                    if (!op.pub.state.isSettled()
+                            || (op.pub.state == OperationState.SEALED && op.pub.receipt == null)) {
                         op.failure = crash.getMessage();
                     }
                 }
@@ -563,8 +651,9 @@ public final class ForgetProtocol implements Closeable {
     }
 
     /**
-     * VERIFYING for a batch: the structure checks once for all (see {@link VerifyPhase#shareChecks}),
-     * then each operation's own proofs, and each clean one sealed before the next is verified.
+     * VERIFYING for a batch: the structure checks once for all (see {@link
+     * VerifyPhase#shareChecks}), then each operation's own proofs, and each clean one sealed before
+     * the next is verified.
      */
     private void verifyAndSeal(List<LiveOperation> batch) throws IOException {
         VerifyPhase.Shared shared = verify.shareChecks(batch);
@@ -579,7 +668,9 @@ public final class ForgetProtocol implements Closeable {
             }
             // Sealing starts after verify's frame is gone: its locals hold the forgotten
             // records, which must not outlive SEALED (heap dumps).
-            if (ctx.onItsOwn(op, () -> seal.seal(op, null)) && ++sealed == 1 && op != batch.get(batch.size() - 1)) {
+            if (ctx.onItsOwn(op, () -> seal.seal(op, null))
+                    && ++sealed == 1
+                    && op != batch.get(batch.size() - 1)) {
                 // One operation of the batch sealed, the others not yet verified.
                 ForgetCrash.point("batch-sealed-partway");
             }
@@ -590,7 +681,10 @@ public final class ForgetProtocol implements Closeable {
         return op.pub.state;
     }
 
-    /** The operations of {@code ops} with a step still to go (neither settled nor stopped), in order. */
+    /**
+     * The operations of {@code ops} with a step still to go (neither settled nor stopped), in
+     * order.
+     */
     private synchronized List<LiveOperation> waiting(List<LiveOperation> ops) {
         List<LiveOperation> out = new ArrayList<>();
         for (LiveOperation op : ops) {
@@ -603,7 +697,10 @@ public final class ForgetProtocol implements Closeable {
 
     // ---- evidence ----------------------------------------------------------------------------
 
-    /** Re-reads the ledger file and cross-checks it against the anchor and every sealed operation's receipt. */
+    /**
+     * Re-reads the ledger file and cross-checks it against the anchor and every sealed operation's
+     * receipt.
+     */
     public synchronized LedgerVerification verifyLedger() throws IOException {
         return ctx.ledger.verify(publicStates());
     }
@@ -617,8 +714,13 @@ public final class ForgetProtocol implements Closeable {
                 }
             }
         }
-        return new StoreHealth(ctx.ledger.problem() == null && !closing && !ctx.fault.tripped(), ctx.ledger.problem(),
-                ctx.ledger.head(), ctx.ledger.anchoredHead(), paused, ctx.ledger.reconciledWithoutEvidence(),
+        return new StoreHealth(
+                ctx.ledger.problem() == null && !closing && !ctx.fault.tripped(),
+                ctx.ledger.problem(),
+                ctx.ledger.head(),
+                ctx.ledger.anchoredHead(),
+                paused,
+                ctx.ledger.reconciledWithoutEvidence(),
                 ctx.fault.problem());
     }
 
@@ -657,8 +759,20 @@ public final class ForgetProtocol implements Closeable {
         op.pub.timeline.forEach((s, t) -> timeline.put(s, Instant.EPOCH.plusNanos(t * 1000)));
         List<Suspect> suspects = op.secret == null ? List.of() : List.copyOf(op.secret.suspects);
         String note = op.failure != null && op.pub.note == null ? op.failure : op.pub.note;
-        return new ForgetOperation(op.pub.id, op.pub.tenant, op.pub.scopeKind, ForgetEvidence.hex(op.pub.scopeHash), op.pub.reasonCode,
-                op.pub.state, timeline, op.pub.forgotten, op.pub.surfaces, suspects, op.pub.holds, op.pub.receipt, note,
+        return new ForgetOperation(
+                op.pub.id,
+                op.pub.tenant,
+                op.pub.scopeKind,
+                ForgetEvidence.hex(op.pub.scopeHash),
+                op.pub.reasonCode,
+                op.pub.state,
+                timeline,
+                op.pub.forgotten,
+                op.pub.surfaces,
+                suspects,
+                op.pub.holds,
+                op.pub.receipt,
+                note,
                 op.pub.outcome == null ? null : ErasureOutcome.valueOf(op.pub.outcome));
     }
 
@@ -668,14 +782,19 @@ public final class ForgetProtocol implements Closeable {
         }
     }
 
-    /** Stops the worker after the batch step it is in; unfinished operations resume at the next open. */
+    /**
+     * Stops the worker after the batch step it is in; unfinished operations resume at the next
+     * open.
+     */
     @Override
     public void close() throws IOException {
         closing = true;
         worker.shutdown();
         try {
             if (!worker.awaitTermination(2, TimeUnit.MINUTES)) {
-                LOG.log(Level.WARNING, "the forget worker did not stop within 2 minutes; closing anyway");
+                LOG.log(
+                        Level.WARNING,
+                        "the forget worker did not stop within 2 minutes; closing anyway");
             } else {
                 stoppedCleanly = true;
             }

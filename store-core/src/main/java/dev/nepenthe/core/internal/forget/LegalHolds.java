@@ -14,7 +14,6 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.TreeSet;
 
 /**
  * Legal holds: placed on a subject or a source of a tenant (stored as keyed hashes), lifted with
@@ -29,41 +28,88 @@ final class LegalHolds {
         this.ctx = ctx;
     }
 
-    /** Places a hold (the caller holds the monitor and has checked that the store is open and the ledger sound). */
+    /**
+     * Places a hold (the caller holds the monitor and has checked that the store is open and the
+     * ledger sound).
+     */
     LegalHold placeHold(String tenant, ForgetScope scope, String reasonCode) throws IOException {
         java.util.Objects.requireNonNull(tenant, "hold tenant");
         ForgetRequest.checkReasonCode(reasonCode);
-        KeyedHash.Hash h = switch (scope) {
-            case ForgetScope.Subject s -> ctx.hashes.holdSubject(tenant, s.subject());
-            case ForgetScope.Source s -> ctx.hashes.holdSource(tenant, s.sourceKind(), s.sourceId());
-            default -> throw new IllegalArgumentException("legal hold scope: expected a subject or a source, got "
-                    + scope.kind());
-        };
-        String id = "hold-" + HexFormat.of().formatHex(dev.nepenthe.core.internal.io.ChecksummedFiles.newFileId()).substring(0, 16);
-        OperationLog.StoredHold hold = new OperationLog.StoredHold(id, tenant, scope.kind(), h, reasonCode,
-                System.currentTimeMillis(), 0);
+        KeyedHash.Hash h =
+                switch (scope) {
+                    case ForgetScope.Subject s -> ctx.hashes.holdSubject(tenant, s.subject());
+                    case ForgetScope.Source s ->
+                            ctx.hashes.holdSource(tenant, s.sourceKind(), s.sourceId());
+                    default ->
+                            throw new IllegalArgumentException(
+                                    "legal hold scope: expected a subject or a source, got "
+                                            + scope.kind());
+                };
+        String id =
+                "hold-"
+                        + HexFormat.of()
+                                .formatHex(
+                                        dev.nepenthe.core.internal.io.ChecksummedFiles.newFileId())
+                                .substring(0, 16);
+        OperationLog.StoredHold hold =
+                new OperationLog.StoredHold(
+                        id, tenant, scope.kind(), h, reasonCode, System.currentTimeMillis(), 0);
         ctx.store.saveHold(hold);
-        ctx.appendEvidence(Map.of("type", "legal-hold", "hold", id, "tenant", ForgetEvidence.hex(ctx.hashes.keyed().tenant(tenant)), "scope",
-                Map.of("kind", scope.kind(), "hash", ForgetEvidence.hex(h)), "reason", reasonCode, "event", "placed", "policy", ForgetEvidence.POLICY));
+        ctx.appendEvidence(
+                Map.of(
+                        "type",
+                        "legal-hold",
+                        "hold",
+                        id,
+                        "tenant",
+                        ForgetEvidence.hex(ctx.hashes.keyed().tenant(tenant)),
+                        "scope",
+                        Map.of("kind", scope.kind(), "hash", ForgetEvidence.hex(h)),
+                        "reason",
+                        reasonCode,
+                        "event",
+                        "placed",
+                        "policy",
+                        ForgetEvidence.POLICY));
         return toHold(hold);
     }
 
     /**
-     * Lifts an active hold with evidence; returns the operations it stopped, moved back to
-     * BLOCKED for the worker to resume. The caller holds the monitor.
+     * Lifts an active hold with evidence; returns the operations it stopped, moved back to BLOCKED
+     * for the worker to resume. The caller holds the monitor.
      */
     List<String> liftHold(String holdId) throws IOException {
         List<String> resume = new ArrayList<>();
         OperationLog.StoredHold h = ctx.store.holds().get(holdId);
         if (h == null || h.liftedAt() > 0) {
-            throw new IllegalArgumentException("legal hold " + holdId + ": expected an active hold, found "
-                    + (h == null ? "none" : "it lifted already"));
+            throw new IllegalArgumentException(
+                    "legal hold "
+                            + holdId
+                            + ": expected an active hold, found "
+                            + (h == null ? "none" : "it lifted already"));
         }
-        ctx.store.saveHold(new OperationLog.StoredHold(h.id(), h.tenant(), h.scopeKind(), h.hash(), h.reasonCode(),
-                h.placedAt(), System.currentTimeMillis()));
-        ctx.appendEvidence(Map.of("type", "legal-hold", "hold", holdId, "event", "lifted", "policy", ForgetEvidence.POLICY));
+        ctx.store.saveHold(
+                new OperationLog.StoredHold(
+                        h.id(),
+                        h.tenant(),
+                        h.scopeKind(),
+                        h.hash(),
+                        h.reasonCode(),
+                        h.placedAt(),
+                        System.currentTimeMillis()));
+        ctx.appendEvidence(
+                Map.of(
+                        "type",
+                        "legal-hold",
+                        "hold",
+                        holdId,
+                        "event",
+                        "lifted",
+                        "policy",
+                        ForgetEvidence.POLICY));
         for (LiveOperation op : ctx.operations.values()) {
-            if (op.pub.state == OperationState.COMPLETED_WITH_EXCEPTION && op.pub.holds.contains(holdId)) {
+            if (op.pub.state == OperationState.COMPLETED_WITH_EXCEPTION
+                    && op.pub.holds.contains(holdId)) {
                 op.pub.holds.clear();
                 op.pub.note = null;
                 op.enter(OperationState.BLOCKED);
@@ -80,10 +126,10 @@ final class LegalHolds {
     }
 
     /**
-     * BLOCKED: a legal hold on any record in scope stops the operation here, data kept and
-     * blocked (saved, with evidence). Otherwise the operation enters CLEANUP in memory; the
-     * cleanup saves that state with its first save, before anything is deleted (a crash before
-     * it resumes the operation at BLOCKED, which checks the holds again).
+     * BLOCKED: a legal hold on any record in scope stops the operation here, data kept and blocked
+     * (saved, with evidence). Otherwise the operation enters CLEANUP in memory; the cleanup saves
+     * that state with its first save, before anything is deleted (a crash before it resumes the
+     * operation at BLOCKED, which checks the holds again).
      *
      * @return true when no hold stops it and it is in CLEANUP
      */
@@ -103,15 +149,22 @@ final class LegalHolds {
                 addIfHeld(active, ctx.hashes.holdSubject(tenant, s.subject()), holding);
             }
             if (op.secret.scope instanceof ForgetScope.Source s) {
-                addIfHeld(active, ctx.hashes.holdSource(tenant, s.sourceKind(), s.sourceId()), holding);
+                addIfHeld(
+                        active,
+                        ctx.hashes.holdSource(tenant, s.sourceKind(), s.sourceId()),
+                        holding);
             }
             for (CollectionEraser c : ctx.collections()) {
-                for (VectorRecord r : c.recordsInScope(tenant, op.scopeTest(c.name()), op.subjectHint())) {
+                for (VectorRecord r :
+                        c.recordsInScope(tenant, op.scopeTest(c.name()), op.subjectHint())) {
                     if (r.subject() != null) {
                         addIfHeld(active, ctx.hashes.holdSubject(tenant, r.subject()), holding);
                     }
                     if (r.source() != null) {
-                        addIfHeld(active, ctx.hashes.holdSource(tenant, r.source().kind(), r.source().id()), holding);
+                        addIfHeld(
+                                active,
+                                ctx.hashes.holdSource(tenant, r.source().kind(), r.source().id()),
+                                holding);
                     }
                 }
             }
@@ -120,8 +173,11 @@ final class LegalHolds {
             if (!holding.isEmpty()) {
                 op.pub.holds.clear();
                 op.pub.holds.addAll(holding);
-                op.pub.note = "held by " + String.join(", ", holding) + ": data kept, retrieval blocked; lifting the"
-                        + " hold resumes the operation";
+                op.pub.note =
+                        "held by "
+                                + String.join(", ", holding)
+                                + ": data kept, retrieval blocked; lifting the"
+                                + " hold resumes the operation";
                 op.enter(OperationState.COMPLETED_WITH_EXCEPTION);
                 ctx.appendEvidence(ctx.evidence.body(op.pub, "held", null));
                 ctx.save(op, false);
@@ -132,7 +188,8 @@ final class LegalHolds {
         }
     }
 
-    private static void addIfHeld(Map<KeyedHash.Hash, String> active, KeyedHash.Hash h, Set<String> out) {
+    private static void addIfHeld(
+            Map<KeyedHash.Hash, String> active, KeyedHash.Hash h, Set<String> out) {
         String id = active.get(h);
         if (id != null) {
             out.add(id);
@@ -140,7 +197,13 @@ final class LegalHolds {
     }
 
     static LegalHold toHold(OperationLog.StoredHold h) {
-        return new LegalHold(h.id(), h.tenant(), h.scopeKind(), HexFormat.of().formatHex(h.hash().bytes()), h.reasonCode(),
-                Instant.ofEpochMilli(h.placedAt()), h.liftedAt() == 0 ? null : Instant.ofEpochMilli(h.liftedAt()));
+        return new LegalHold(
+                h.id(),
+                h.tenant(),
+                h.scopeKind(),
+                HexFormat.of().formatHex(h.hash().bytes()),
+                h.reasonCode(),
+                Instant.ofEpochMilli(h.placedAt()),
+                h.liftedAt() == 0 ? null : Instant.ofEpochMilli(h.liftedAt()));
     }
 }

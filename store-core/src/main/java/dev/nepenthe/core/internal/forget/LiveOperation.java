@@ -25,16 +25,33 @@ import java.util.function.Predicate;
 final class LiveOperation {
     final OperationLog.Public pub;
     OperationSecret secret;
+
     /** The live filter of a metadata scope, for fencing while this process runs. */
     Filter filter;
+
     String failure;
-    /** Sealed, but the collections and surfaces have not dropped its blocks yet: not settled for waiters. */
+
+    /**
+     * Sealed, but the collections and surfaces have not dropped its blocks yet: not settled for
+     * waiters.
+     */
     boolean releasing;
-    /** What the mark blocked, for surfaces registered while the operation is unsealed (memory only). */
+
+    /**
+     * What the mark blocked, for surfaces registered while the operation is unsealed (memory only).
+     */
     BlockedScope blocked;
-    /** The checks its last verification shared with other operations of a batch, or null (memory only). */
+
+    /**
+     * The checks its last verification shared with other operations of a batch, or null (memory
+     * only).
+     */
     BatchCitation batch;
-    /** Surfaces whose block failed: they may have kept serving the scope, so the operation cannot seal. */
+
+    /**
+     * Surfaces whose block failed: they may have kept serving the scope, so the operation cannot
+     * seal.
+     */
     final Map<String, String> blockFailures = new ConcurrentHashMap<>();
 
     LiveOperation(OperationLog.Public pub, OperationSecret secret) {
@@ -71,17 +88,26 @@ final class LiveOperation {
         return scope == null ? r -> false : scope::matches;
     }
 
-    /** The subject of a subject scope (collections find it through their subject bitmap), else null. */
+    /**
+     * The subject of a subject scope (collections find it through their subject bitmap), else null.
+     */
     String subjectHint() {
         return secret.scope instanceof ForgetScope.Subject s ? s.subject() : null;
     }
 
-    /** What the surfaces are told was forgotten: copies of the removed vectors, wiped after each call. */
+    /**
+     * What the surfaces are told was forgotten: copies of the removed vectors, wiped after each
+     * call.
+     */
     ForgottenRecords forgottenRecords() {
         List<ForgottenRecords.Item> items = new ArrayList<>();
         for (OperationSecret.Forgotten f : secret.removed) {
-            items.add(new ForgottenRecords.Item(f.collection(), f.removed().record().id(), f.removed().ordinal(),
-                    f.removed().record().vector()));
+            items.add(
+                    new ForgottenRecords.Item(
+                            f.collection(),
+                            f.removed().record().id(),
+                            f.removed().ordinal(),
+                            f.removed().record().vector()));
         }
         return new ForgottenRecords(pub.id, pub.tenant, subjectHint(), items);
     }

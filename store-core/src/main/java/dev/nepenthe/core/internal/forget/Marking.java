@@ -12,8 +12,8 @@ import java.util.Set;
 
 /**
  * The mark: every collection hides an operation's scope from every read, then every registered
- * surface blocks it. A surface whose block fails is remembered: it may have kept serving the
- * scope, so the operation cannot seal.
+ * surface blocks it. A surface whose block fails is remembered: it may have kept serving the scope,
+ * so the operation cannot seal.
  */
 final class Marking {
 
@@ -29,10 +29,21 @@ final class Marking {
     void blockEverywhere(LiveOperation op) {
         Map<String, Set<String>> ids = new HashMap<>();
         for (CollectionEraser c : ctx.collections()) {
-            Set<String> hidden = new HashSet<>(c.block(op.pub.id, op.pub.tenant, op.scopeTest(c.name()), op.subjectHint()));
+            Set<String> hidden =
+                    new HashSet<>(
+                            c.block(
+                                    op.pub.id,
+                                    op.pub.tenant,
+                                    op.scopeTest(c.name()),
+                                    op.subjectHint()));
             for (Suspect s : op.secret.suspects) {
                 if (s.reason().equals("regeneration-required") && s.collection().equals(c.name())) {
-                    hidden.addAll(c.block(op.pub.id, op.pub.tenant, r -> r.id().equals(s.recordId()), null));
+                    hidden.addAll(
+                            c.block(
+                                    op.pub.id,
+                                    op.pub.tenant,
+                                    r -> r.id().equals(s.recordId()),
+                                    null));
                 }
             }
             // Records the cleanup already removed stay blocked too (a resumed operation).
@@ -60,8 +71,15 @@ final class Marking {
         } catch (IOException | RuntimeException e) {
             // Never the scope or the message (a surface's message may quote what it holds).
             op.blockFailures.put(s.name(), e.getClass().getSimpleName());
-            LOG.log(Level.ERROR, "erasure surface " + s.name() + " failed to block forget operation " + op.pub.id + " ("
-                    + e.getClass().getSimpleName() + "): it may serve the scope; the operation cannot seal");
+            LOG.log(
+                    Level.ERROR,
+                    "erasure surface "
+                            + s.name()
+                            + " failed to block forget operation "
+                            + op.pub.id
+                            + " ("
+                            + e.getClass().getSimpleName()
+                            + "): it may serve the scope; the operation cannot seal");
         }
     }
 }

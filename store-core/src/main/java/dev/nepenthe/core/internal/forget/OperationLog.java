@@ -23,22 +23,28 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The durable state of forget operations and legal holds, in the keystore folder (apart from
- * the data, so restoring an old data snapshot cannot roll an operation back). Each entry is the
- * whole public state of one operation (hashes, counts, states, times, outcomes, receipt), plus,
- * when it changed, the operation's private part (its scope and probe vectors) sealed under the
- * operation's own key, which is destroyed when the operation seals. Replay keeps the last entry
- * of each operation, hold and re-admission.
+ * The durable state of forget operations and legal holds, in the keystore folder (apart from the
+ * data, so restoring an old data snapshot cannot roll an operation back). Each entry is the whole
+ * public state of one operation (hashes, counts, states, times, outcomes, receipt), plus, when it
+ * changed, the operation's private part (its scope and probe vectors) sealed under the operation's
+ * own key, which is destroyed when the operation seals. Replay keeps the last entry of each
+ * operation, hold and re-admission.
  */
 final class OperationLog implements Closeable {
 
-    private static final byte OPERATION = 1, HOLD = 2, HOLD_LIFTED = 3, LEDGER_HEAD = 4, READMISSION = 5;
+    private static final byte OPERATION = 1,
+            HOLD = 2,
+            HOLD_LIFTED = 3,
+            LEDGER_HEAD = 4,
+            READMISSION = 5;
+
     /**
      * Version 2 adds an operation's outcome and whether its tenant was known; version 3 the probe
-     * policy it was marked under and the probes that ran; version 4 the keyed hashes of the
-     * subject identifiers it looked for. Older entries still read.
+     * policy it was marked under and the probes that ran; version 4 the keyed hashes of the subject
+     * identifiers it looked for. Older entries still read.
      */
     private static final int FORMAT_VERSION = 4;
+
     /** Generations kept before the log is compacted to one entry per operation and hold at open. */
     private static final int MAX_GENERATIONS = 8;
 
@@ -56,46 +62,67 @@ final class OperationLog implements Closeable {
         OperationState state;
         final Map<OperationState, Long> timeline = new LinkedHashMap<>();
         final Map<String, Integer> forgotten = new LinkedHashMap<>();
+
         /** What each surface's purge removed, in its own unit. */
         final Map<String, Long> purged = new LinkedHashMap<>();
+
         final List<SurfaceOutcome> surfaces = new ArrayList<>();
         final List<String> holds = new ArrayList<>();
         String receipt;
         String note;
         int suspects;
+
         /** Write fences that outlive the operation: keyed hashes only. */
         final List<KeyedHash.Hash> fences = new ArrayList<>();
+
         /** What the seal found and did (an {@code ErasureOutcome} name), null until sealed. */
         String outcome;
+
         /** Whether any collection held a record of the tenant when the operation was marked. */
         boolean tenantKnown = true;
-        /** How many identifiers the request declared (the identifiers live in the sealed private part). */
+
+        /**
+         * How many identifiers the request declared (the identifiers live in the sealed private
+         * part).
+         */
         int identifiers;
+
         /** The ledger epoch its receipt's entry is in (see {@link #ledgerEpoch()}). */
         int ledgerEpoch;
+
         /**
          * The probe policy's tenant size above which the probe searches an index, as at the mark;
          * operations recorded before approximate probes existed keep the exact probe.
          */
         int approximateAbove = Integer.MAX_VALUE;
+
         /** Whether the request forced the exact probe everywhere. */
         boolean exactProbe;
+
         /** Which probe ran in each collection at the last verification. */
         final List<ProbeRun> probes = new ArrayList<>();
+
         /** The subject identifiers the last verification looked for, as keyed hashes. */
         final List<Sought> sought = new ArrayList<>();
     }
 
     /**
      * A subject identifier a verification looked for: its keyed hash, and where it came from
-     * ({@code request}, or {@code <collection>/<metadata key>} when read from the subject's records).
+     * ({@code request}, or {@code <collection>/<metadata key>} when read from the subject's
+     * records).
      */
     record Sought(KeyedHash.Hash hash, String source) {}
 
     /** One replayed operation: its public state and its latest private part (sealed), if any. */
     record Stored(Public pub, byte[] sealedPrivate) {}
 
-    record StoredHold(String id, String tenant, String scopeKind, KeyedHash.Hash hash, String reasonCode, long placedAt,
+    record StoredHold(
+            String id,
+            String tenant,
+            String scopeKind,
+            KeyedHash.Hash hash,
+            String reasonCode,
+            long placedAt,
             long liftedAt) {}
 
     /**
@@ -104,8 +131,17 @@ final class OperationLog implements Closeable {
      * those fences name is still one the operation erased. Pending until its ledger entry is
      * written ({@code ledgerSeq} -1); only a complete one lifts anything.
      */
-    record StoredReadmission(String id, String tenant, String scopeKind, KeyedHash.Hash scopeHash, String reasonCode,
-            long atMicros, List<Lift> lifts, Map<String, Long> floors, long ledgerSeq, String ledgerHash) {
+    record StoredReadmission(
+            String id,
+            String tenant,
+            String scopeKind,
+            KeyedHash.Hash scopeHash,
+            String reasonCode,
+            long atMicros,
+            List<Lift> lifts,
+            Map<String, Long> floors,
+            long ledgerSeq,
+            String ledgerHash) {
 
         /** One fence a sealed operation left, lifted. */
         record Lift(String operation, KeyedHash.Hash fence) {}
@@ -124,8 +160,10 @@ final class OperationLog implements Closeable {
     private final Map<String, Stored> operations = new LinkedHashMap<>();
     private final Map<String, StoredReadmission> readmissions = new LinkedHashMap<>();
     private final Map<String, StoredHold> holds = new LinkedHashMap<>();
+
     /** The evidence ledger's head as last anchored here, or null before the first anchor. */
     private LedgerHead ledgerHead;
+
     /** Which ledger the anchor is in: 0 for the first, one more after each operator restart. */
     private int ledgerEpoch;
 
@@ -135,14 +173,16 @@ final class OperationLog implements Closeable {
 
     static OperationLog open(Path dir) throws IOException {
         List<byte[]> entries = new ArrayList<>();
-        WriteAheadLog wal = WriteAheadLog.open(dir, Durability.SYNC, (g, p) -> entries.add(p), null);
+        WriteAheadLog wal =
+                WriteAheadLog.open(dir, Durability.SYNC, (g, p) -> entries.add(p), null);
         OperationLog ops = new OperationLog(wal);
         for (byte[] e : entries) {
             try {
                 ops.apply(e);
             } catch (IOException | RuntimeException ex) {
                 wal.close();
-                throw new CorruptFileException(dir, "forget operation log entry does not parse: " + ex.getMessage(), ex);
+                throw new CorruptFileException(
+                        dir, "forget operation log entry does not parse: " + ex.getMessage(), ex);
             }
         }
         if (wal.generations().size() > MAX_GENERATIONS) {
@@ -186,7 +226,10 @@ final class OperationLog implements Closeable {
         apply(e);
     }
 
-    /** Durably records an operation's state; {@code sealedPrivate} null keeps the previous private part. */
+    /**
+     * Durably records an operation's state; {@code sealedPrivate} null keeps the previous private
+     * part.
+     */
     synchronized void save(Public pub, byte[] sealedPrivate) throws IOException {
         byte[] e = encode(pub, sealedPrivate);
         log.sync(log.append(e));
@@ -195,8 +238,8 @@ final class OperationLog implements Closeable {
 
     /**
      * Durably records several operations' states with one fsync; {@code sealedPrivate} holds one
-     * private part (or null) per operation, as in {@link #save}. The entries are appended
-     * together: after a crash a prefix of them may be there, each whole or absent.
+     * private part (or null) per operation, as in {@link #save}. The entries are appended together:
+     * after a crash a prefix of them may be there, each whole or absent.
      */
     synchronized void saveAll(List<Public> pubs, List<byte[]> sealedPrivate) throws IOException {
         if (pubs.isEmpty()) {
@@ -241,7 +284,11 @@ final class OperationLog implements Closeable {
         byte type = in.readByte();
         int version = in.readInt();
         if (version < 1 || version > FORMAT_VERSION) {
-            throw new IOException("entry format version " + version + ", this build reads 1 to " + FORMAT_VERSION);
+            throw new IOException(
+                    "entry format version "
+                            + version
+                            + ", this build reads 1 to "
+                            + FORMAT_VERSION);
         }
         switch (type) {
             case LEDGER_HEAD -> {
@@ -286,12 +333,30 @@ final class OperationLog implements Closeable {
                 }
                 long seq = in.readLong();
                 String ledgerHash = readNullable(in);
-                readmissions.put(id, new StoredReadmission(id, tenant, kind, scope, reason, at, lifts, floors, seq,
-                        ledgerHash));
+                readmissions.put(
+                        id,
+                        new StoredReadmission(
+                                id,
+                                tenant,
+                                kind,
+                                scope,
+                                reason,
+                                at,
+                                lifts,
+                                floors,
+                                seq,
+                                ledgerHash));
             }
             case HOLD, HOLD_LIFTED -> {
-                StoredHold h = new StoredHold(in.readUTF(), in.readUTF(), in.readUTF(), hash(in), in.readUTF(),
-                        in.readLong(), in.readLong());
+                StoredHold h =
+                        new StoredHold(
+                                in.readUTF(),
+                                in.readUTF(),
+                                in.readUTF(),
+                                hash(in),
+                                in.readUTF(),
+                                in.readLong(),
+                                in.readLong());
                 holds.put(h.id(), h);
             }
             default -> throw new IOException("unknown entry type " + type);
@@ -494,7 +559,8 @@ final class OperationLog implements Closeable {
             for (int j = 0; j < np; j++) {
                 problems.add(in.readUTF());
             }
-            p.surfaces.add(new SurfaceOutcome(name, cls, purged, checked, problems, readNullable(in)));
+            p.surfaces.add(
+                    new SurfaceOutcome(name, cls, purged, checked, problems, readNullable(in)));
         }
         n = in.readInt();
         for (int i = 0; i < n; i++) {
@@ -527,8 +593,16 @@ final class OperationLog implements Closeable {
                 for (int j = 0; j < np; j++) {
                     params.put(in.readUTF(), in.readInt());
                 }
-                p.probes.add(new ProbeRun(collection, approximate, index, why, params, in.readLong(), in.readLong(),
-                        in.readInt()));
+                p.probes.add(
+                        new ProbeRun(
+                                collection,
+                                approximate,
+                                index,
+                                why,
+                                params,
+                                in.readLong(),
+                                in.readLong(),
+                                in.readInt()));
             }
         }
         if (version >= 4) {

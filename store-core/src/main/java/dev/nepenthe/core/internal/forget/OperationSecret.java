@@ -21,8 +21,8 @@ import java.util.TreeMap;
 /**
  * What only a forget operation may know while it lives: its scope in the clear, the records it
  * removed with copies of their vectors (the probe), and what verification flagged. The protocol
- * seals the encoding under the operation's own key in the operation log and destroys the key
- * when the operation seals.
+ * seals the encoding under the operation's own key in the operation log and destroys the key when
+ * the operation seals.
  */
 final class OperationSecret {
 
@@ -30,12 +30,18 @@ final class OperationSecret {
     record Forgotten(String collection, CollectionEraser.Removed removed) {}
 
     ForgetScope scope;
+
     /** For a metadata scope: the record ids the filter matched at the mark, per collection. */
     Map<String, Set<String>> resolved;
+
     final List<Forgotten> removed = new ArrayList<>();
     final List<Suspect> suspects = new ArrayList<>();
-    /** Declared identifiers of the subject (names, emails, phone numbers), as the request gave them. */
+
+    /**
+     * Declared identifiers of the subject (names, emails, phone numbers), as the request gave them.
+     */
     final List<String> identifiers = new ArrayList<>();
+
     /**
      * Identifiers of the subject read from its own records at cleanup, under the metadata keys
      * their collections declare, one per identifier (as {@link JoinKeys.Identifier} normalises it).
@@ -51,7 +57,9 @@ final class OperationSecret {
      */
     record Found(String source, String value) {}
 
-    /** Adds an identifier read from a record, unless one that matches the same way is held already. */
+    /**
+     * Adds an identifier read from a record, unless one that matches the same way is held already.
+     */
     void addFound(Found f) {
         JoinKeys.Identifier id = JoinKeys.Identifier.of(f.value());
         for (String declared : identifiers) {
@@ -67,7 +75,9 @@ final class OperationSecret {
         found.add(f);
     }
 
-    /** A buffer whose working array is wiped when its bytes are taken: the encoding is plaintext. */
+    /**
+     * A buffer whose working array is wiped when its bytes are taken: the encoding is plaintext.
+     */
     private static final class WipedBuffer extends ByteArrayOutputStream {
         byte[] takeAndWipe() {
             byte[] out = toByteArray();
@@ -120,7 +130,8 @@ final class OperationSecret {
             for (Forgotten f : removed) {
                 writeStrings(out, f.removed().textTerms());
             }
-            // After the text terms, so that parts written before found identifiers existed still read.
+            // After the text terms, so that parts written before found identifiers existed still
+            // read.
             out.writeInt(found.size());
             for (Found f : found) {
                 out.writeUTF(f.source());
@@ -152,12 +163,24 @@ final class OperationSecret {
             for (int j = 0; j < v.length; j++) {
                 v[j] = in.readFloat();
             }
-            s.removed.add(new Forgotten(coll, new CollectionEraser.Removed(
-                    VectorRecord.builder(rid).subject(subject).vector(v).build(), ord, version, List.of())));
+            s.removed.add(
+                    new Forgotten(
+                            coll,
+                            new CollectionEraser.Removed(
+                                    VectorRecord.builder(rid).subject(subject).vector(v).build(),
+                                    ord,
+                                    version,
+                                    List.of())));
         }
         n = in.readInt();
         for (int i = 0; i < n; i++) {
-            s.suspects.add(new Suspect(in.readUTF(), in.readUTF(), in.readUTF(), in.readDouble(), in.readUTF()));
+            s.suspects.add(
+                    new Suspect(
+                            in.readUTF(),
+                            in.readUTF(),
+                            in.readUTF(),
+                            in.readDouble(),
+                            in.readUTF()));
         }
         if (in.available() > 0) { // parts written before identifiers existed end here
             s.identifiers.addAll(readStrings(in));
@@ -165,16 +188,26 @@ final class OperationSecret {
         if (in.available() > 0) { // and those written before text terms existed, here
             int m = in.readInt();
             if (m != s.removed.size()) {
-                throw new IOException("operation secret: " + m + " lists of text terms for " + s.removed.size() + " records");
+                throw new IOException(
+                        "operation secret: "
+                                + m
+                                + " lists of text terms for "
+                                + s.removed.size()
+                                + " records");
             }
             for (int i = 0; i < m; i++) {
                 Forgotten f = s.removed.get(i);
                 CollectionEraser.Removed r = f.removed();
-                s.removed.set(i, new Forgotten(f.collection(),
-                        new CollectionEraser.Removed(r.record(), r.ordinal(), r.version(), readStrings(in))));
+                s.removed.set(
+                        i,
+                        new Forgotten(
+                                f.collection(),
+                                new CollectionEraser.Removed(
+                                        r.record(), r.ordinal(), r.version(), readStrings(in))));
             }
         }
-        if (in.available() > 0) { // and those written before identifiers were read from records, here
+        if (in.available()
+                > 0) { // and those written before identifiers were read from records, here
             int m = in.readInt();
             for (int i = 0; i < m; i++) {
                 s.found.add(new Found(in.readUTF(), in.readUTF()));

@@ -13,10 +13,10 @@ import java.util.Map;
 import javax.crypto.AEADBadTagException;
 
 /**
- * Where forget operations, legal holds and re-admissions are kept: the operation log (public
- * parts, holds and re-admissions, fsynced) and, for each unsealed operation, its private part
- * sealed under a key of its own in the keystore. Sealing an operation destroys that key, so its scope and probe vectors become
- * unreadable wherever a copy of the log went.
+ * Where forget operations, legal holds and re-admissions are kept: the operation log (public parts,
+ * holds and re-admissions, fsynced) and, for each unsealed operation, its private part sealed under
+ * a key of its own in the keystore. Sealing an operation destroys that key, so its scope and probe
+ * vectors become unreadable wherever a copy of the log went.
  */
 final class OperationStore {
 
@@ -102,8 +102,13 @@ final class OperationStore {
             plain = RecordCipher.open(key, id.getBytes(StandardCharsets.UTF_8), sealed);
             return OperationSecret.decode(plain);
         } catch (AEADBadTagException e) {
-            throw new CorruptFileException(keystore.file(), "forget operation " + id + ": its private part does not"
-                    + " decrypt (changed bytes, or another master key)", e);
+            throw new CorruptFileException(
+                    keystore.file(),
+                    "forget operation "
+                            + id
+                            + ": its private part does not"
+                            + " decrypt (changed bytes, or another master key)",
+                    e);
         } finally {
             if (plain != null) {
                 Arrays.fill(plain, (byte) 0);
@@ -111,9 +116,17 @@ final class OperationStore {
         }
     }
 
-    /** @throws CorruptFileException naming the keystore, for an unfinished operation whose key is missing */
+    /**
+     * @throws CorruptFileException naming the keystore, for an unfinished operation whose key is
+     *     missing
+     */
     CorruptFileException missingSecret(LiveOperation op) {
-        return new CorruptFileException(keystore.file(), "forget operation " + op.pub.id + " is unfinished ("
-                + op.pub.state + ") but its private part cannot be read (its key is missing)");
+        return new CorruptFileException(
+                keystore.file(),
+                "forget operation "
+                        + op.pub.id
+                        + " is unfinished ("
+                        + op.pub.state
+                        + ") but its private part cannot be read (its key is missing)");
     }
 }

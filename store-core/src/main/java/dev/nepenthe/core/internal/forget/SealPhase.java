@@ -14,9 +14,9 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * SEALED: destroys the subject's data keys, appends the evidence, issues the receipt, destroys
- * the operation's own key (its scope and probe vectors become unreadable), wipes the store's
- * copies of the forgotten records, and releases the blocks.
+ * SEALED: destroys the subject's data keys, appends the evidence, issues the receipt, destroys the
+ * operation's own key (its scope and probe vectors become unreadable), wipes the store's copies of
+ * the forgotten records, and releases the blocks.
  */
 final class SealPhase {
 
@@ -29,8 +29,8 @@ final class SealPhase {
     }
 
     /**
-     * SEALED: destroy the subject's keys, append the evidence, issue the receipt, then destroy
-     * the operation's own key (its scope and probe vectors become unreadable).
+     * SEALED: destroy the subject's keys, append the evidence, issue the receipt, then destroy the
+     * operation's own key (its scope and probe vectors become unreadable).
      */
     void seal(LiveOperation op, String overrideReason) throws IOException {
         List<String> problems = new ArrayList<>();
@@ -40,7 +40,10 @@ final class SealPhase {
             for (CollectionEraser c : ctx.collections()) {
                 int result = c.destroySubjectKey(op.pub.tenant, s.subject());
                 if (result < 0) {
-                    problems.add("collection " + c.name() + ": the subject's key is still in the keystore");
+                    problems.add(
+                            "collection "
+                                    + c.name()
+                                    + ": the subject's key is still in the keystore");
                 } else {
                     destroyed += result;
                 }
@@ -51,17 +54,27 @@ final class SealPhase {
             op.pub.surfaces.removeIf(o -> o.surface().equals("keystore"));
             String statement;
             if (!subjectScope) {
-                statement = "record-level scope: the subject's key stays for its other records; copies in snapshots"
-                        + " this store did not take are dropped by the tombstone journal if ever restored";
+                statement =
+                        "record-level scope: the subject's key stays for its other records; copies"
+                            + " in snapshots this store did not take are dropped by the tombstone"
+                            + " journal if ever restored";
             } else if (destroyed > 0) {
-                statement = "the subject's data keys are destroyed: every copy of its records encrypted under them (old"
-                        + " log generations, snapshots, data backups) is unreadable without a keystore copy taken"
-                        + " before this forget (see STORAGE.md, keystore backups)";
+                statement =
+                        "the subject's data keys are destroyed: every copy of its records encrypted"
+                            + " under them (old log generations, snapshots, data backups) is"
+                            + " unreadable without a keystore copy taken before this forget (see"
+                            + " STORAGE.md, keystore backups)";
             } else {
                 statement = "the keystore held no data key of the subject: nothing to destroy";
             }
-            op.pub.surfaces.add(new SurfaceOutcome("keystore", ErasureClass.PHYSICAL, destroyed,
-                    subjectScope ? ctx.collections().size() : 0, problems, statement));
+            op.pub.surfaces.add(
+                    new SurfaceOutcome(
+                            "keystore",
+                            ErasureClass.PHYSICAL,
+                            destroyed,
+                            subjectScope ? ctx.collections().size() : 0,
+                            problems,
+                            statement));
             if (!problems.isEmpty()) {
                 op.pub.note = "sealing failed: " + String.join("; ", problems);
                 op.enter(OperationState.NEEDS_REVIEW);
@@ -78,10 +91,15 @@ final class SealPhase {
             try {
                 LedgerEntry entry = ctx.ledger.sealedEntry(op.pub.id);
                 if (entry == null) {
-                    entry = ctx.appendEvidence(ctx.evidence.body(op.pub, "sealed", overrideReason, op.batch));
+                    entry =
+                            ctx.appendEvidence(
+                                    ctx.evidence.body(op.pub, "sealed", overrideReason, op.batch));
                 }
                 op.pub.receipt = ctx.evidence.receipt(op.pub, entry, overrideReason, op.batch);
-                op.pub.note = overrideReason == null ? null : "sealed by override (" + overrideReason + ")";
+                op.pub.note =
+                        overrideReason == null
+                                ? null
+                                : "sealed by override (" + overrideReason + ")";
                 ctx.save(op, false);
             } catch (IOException | RuntimeException e) {
                 // Not sealed until the evidence and the operation are durable: no one may see
@@ -115,8 +133,15 @@ final class SealPhase {
                 try {
                     s.release(op.pub.id);
                 } catch (RuntimeException e) {
-                    LOG.log(Level.WARNING, "erasure surface " + s.name() + " failed to release sealed operation "
-                            + op.pub.id + " (" + e.getClass().getSimpleName() + ")");
+                    LOG.log(
+                            Level.WARNING,
+                            "erasure surface "
+                                    + s.name()
+                                    + " failed to release sealed operation "
+                                    + op.pub.id
+                                    + " ("
+                                    + e.getClass().getSimpleName()
+                                    + ")");
                 }
             }
         } finally {
@@ -132,8 +157,10 @@ final class SealPhase {
      * key, an item a surface purged); otherwise nothing was there to erase.
      */
     private static ErasureOutcome outcome(LiveOperation op, int keysDestroyed) {
-        boolean removed = op.pub.forgotten.values().stream().anyMatch(n -> n > 0)
-                || op.pub.purged.values().stream().anyMatch(n -> n > 0) || keysDestroyed > 0;
+        boolean removed =
+                op.pub.forgotten.values().stream().anyMatch(n -> n > 0)
+                        || op.pub.purged.values().stream().anyMatch(n -> n > 0)
+                        || keysDestroyed > 0;
         if (removed) {
             return ErasureOutcome.ERASED;
         }

@@ -4,10 +4,10 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * How many shared passes the forget worker ran in this JVM, for tests and benchmarks: a cleanup
- * removal (one journal entry, index removal with repair, segment rewrite and text delete for
- * every record a batch removed from a collection) and a verification check (one integrity
- * check, and one text-index walk, for every record a batch removed from a collection). Readers
- * take the difference around their own forgets. Not for production use.
+ * removal (one journal entry, index removal with repair, segment rewrite and text delete for every
+ * record a batch removed from a collection) and a verification check (one integrity check, and one
+ * text-index walk, for every record a batch removed from a collection). Readers take the difference
+ * around their own forgets. Not for production use.
  */
 public final class SharedPasses {
 
@@ -22,7 +22,10 @@ public final class SharedPasses {
         return REMOVALS.get();
     }
 
-    /** Shared verification checks run so far, one per collection per batch that removed something there. */
+    /**
+     * Shared verification checks run so far, one per collection per batch that removed something
+     * there.
+     */
     public static long checks() {
         return CHECKS.get();
     }

@@ -25,20 +25,21 @@ import java.util.zip.CRC32;
 
 /**
  * The snapshots this store wrote, so that a forget can purge its records from them too (the
- * "snapshots" surface). One line per collection copy in {@code snapshots.registry} in the
- * keystore folder. Paths and versions only, nothing of anyone.
+ * "snapshots" surface). One line per collection copy in {@code snapshots.registry} in the keystore
+ * folder. Paths and versions only, nothing of anyone.
  *
  * <p>Line format 2 (written now), tab-separated: {@code 2}, the snapshot folder and the
- * collection's name (each escaped: a backslash as {@code \\}, a control character such as a
- * newline or a tab as {@code \}{@code uXXXX}), the incarnation id, the version below which the
- * copy holds every record, and the CRC-32 (hex) of the line before its last tab. So a path with
- * a newline in it cannot forge a line of its own, and a torn or edited line is seen, not read.
- * Format 1 (older stores): the path, name, id and version, unescaped; still read. A line that
- * reads as neither is counted and reported by {@link #verify}, never guessed at.
+ * collection's name (each escaped: a backslash as {@code \\}, a control character such as a newline
+ * or a tab as {@code \}{@code uXXXX}), the incarnation id, the version below which the copy holds
+ * every record, and the CRC-32 (hex) of the line before its last tab. So a path with a newline in
+ * it cannot forge a line of its own, and a torn or edited line is seen, not read. Format 1 (older
+ * stores): the path, name, id and version, unescaped; still read. A line that reads as neither is
+ * counted and reported by {@link #verify}, never guessed at.
  */
 final class SnapshotRegistry {
 
-    private record RegisteredSnapshot(int line, Path folder, String collection, String collectionId, long nextVersion) {}
+    private record RegisteredSnapshot(
+            int line, Path folder, String collection, String collectionId, long nextVersion) {}
 
     private record Lines(List<RegisteredSnapshot> snapshots, int unreadable) {}
 
@@ -51,17 +52,30 @@ final class SnapshotRegistry {
     }
 
     void register(Path target, CollectionEngine c) throws IOException {
-        String line = line(target.toAbsolutePath().normalize(), c.name(), c.id(), c.nextVersion()) + "\n";
+        String line =
+                line(target.toAbsolutePath().normalize(), c.name(), c.id(), c.nextVersion()) + "\n";
         synchronized (this) {
-            Files.writeString(file, line, StandardCharsets.UTF_8, StandardOpenOption.CREATE, StandardOpenOption.APPEND,
+            Files.writeString(
+                    file,
+                    line,
+                    StandardCharsets.UTF_8,
+                    StandardOpenOption.CREATE,
+                    StandardOpenOption.APPEND,
                     StandardOpenOption.SYNC);
         }
     }
 
     /** One registry line in format 2, without its line break. */
     static String line(Path folder, String collection, String collectionId, long nextVersion) {
-        String body = "2\t" + escape(folder.toString()) + "\t" + escape(collection) + "\t" + escape(collectionId) + "\t"
-                + nextVersion;
+        String body =
+                "2\t"
+                        + escape(folder.toString())
+                        + "\t"
+                        + escape(collection)
+                        + "\t"
+                        + escape(collectionId)
+                        + "\t"
+                        + nextVersion;
         return body + "\t" + crc(body);
     }
 
@@ -71,7 +85,11 @@ final class SnapshotRegistry {
             char ch = s.charAt(i);
             if (ch == '\\') {
                 b.append("\\\\");
-            } else if (ch < 0x20 || ch == 0x7f || ch == '\u2028' || ch == '\u2029' || ch == '\u0085') {
+            } else if (ch < 0x20
+                    || ch == 0x7f
+                    || ch == '\u2028'
+                    || ch == '\u2029'
+                    || ch == '\u0085') {
                 b.append(String.format("\\u%04x", (int) ch));
             } else {
                 b.append(ch);
@@ -117,12 +135,17 @@ final class SnapshotRegistry {
                 if (!crc(line.substring(0, last)).equals(f[5])) {
                     return null;
                 }
-                return new RegisteredSnapshot(number, fs.getPath(unescape(f[1])), unescape(f[2]), unescape(f[3]),
+                return new RegisteredSnapshot(
+                        number,
+                        fs.getPath(unescape(f[1])),
+                        unescape(f[2]),
+                        unescape(f[3]),
                         Long.parseLong(f[4]));
             }
             // Format 1: written only with absolute paths, so its first field never reads "2".
             if (f.length == 4 && fs.getPath(f[0]).isAbsolute()) {
-                return new RegisteredSnapshot(number, fs.getPath(f[0]), f[1], f[2], Long.parseLong(f[3]));
+                return new RegisteredSnapshot(
+                        number, fs.getPath(f[0]), f[1], f[2], Long.parseLong(f[3]));
             }
         } catch (IllegalArgumentException e) { // a bad number, escape or path
             return null;
@@ -156,8 +179,14 @@ final class SnapshotRegistry {
 
     private record Targets(Map<Copy, Set<KeyedHash.Hash>> copies, int unreadable) {}
 
-    /** The registered copies of live collections that may hold a removed record, with the records' keyed hashes. */
-    private Targets targets(String tenant, List<OperationSecret.Forgotten> removed, List<CollectionEngine> collections)
+    /**
+     * The registered copies of live collections that may hold a removed record, with the records'
+     * keyed hashes.
+     */
+    private Targets targets(
+            String tenant,
+            List<OperationSecret.Forgotten> removed,
+            List<CollectionEngine> collections)
             throws IOException {
         Map<String, CollectionEngine> live = new HashMap<>();
         collections.forEach(c -> live.put(c.name(), c));
@@ -168,21 +197,31 @@ final class SnapshotRegistry {
             if (c == null || !c.id().equals(s.collectionId())) {
                 continue;
             }
-            Copy copy = new Copy(s.line(), s.folder().resolve("collections").resolve(s.collection()));
+            Copy copy =
+                    new Copy(s.line(), s.folder().resolve("collections").resolve(s.collection()));
             for (OperationSecret.Forgotten f : removed) {
-                if (f.collection().equals(s.collection()) && f.removed().version() < s.nextVersion()) {
-                    targets.computeIfAbsent(copy, k -> new HashSet<>()).add(hashes.record(tenant, f.removed().record().id()));
+                if (f.collection().equals(s.collection())
+                        && f.removed().version() < s.nextVersion()) {
+                    targets.computeIfAbsent(copy, k -> new HashSet<>())
+                            .add(hashes.record(tenant, f.removed().record().id()));
                 }
             }
         }
         return new Targets(targets, lines.unreadable());
     }
 
-    /** Rewrites every registered copy that holds a removed record without it; returns how many were removed. */
-    int purge(String tenant, List<OperationSecret.Forgotten> removed, List<CollectionEngine> collections)
+    /**
+     * Rewrites every registered copy that holds a removed record without it; returns how many were
+     * removed.
+     */
+    int purge(
+            String tenant,
+            List<OperationSecret.Forgotten> removed,
+            List<CollectionEngine> collections)
             throws IOException {
         int n = 0;
-        for (Map.Entry<Copy, Set<KeyedHash.Hash>> t : targets(tenant, removed, collections).copies().entrySet()) {
+        for (Map.Entry<Copy, Set<KeyedHash.Hash>> t :
+                targets(tenant, removed, collections).copies().entrySet()) {
             if (Files.isDirectory(t.getKey().dir(), LinkOption.NOFOLLOW_LINKS)) {
                 try {
                     n += CollectionStorage.purgeSnapshotCopy(t.getKey().dir(), t.getValue());
@@ -197,12 +236,16 @@ final class SnapshotRegistry {
     }
 
     /**
-     * A byte scan of every registered copy that held a removed record. Problems cite a copy by
-     * its registry line, never by its path: a tenant reads them, and the server's folders are
-     * the operator's business (the line in {@code snapshots.registry} names the folder).
+     * A byte scan of every registered copy that held a removed record. Problems cite a copy by its
+     * registry line, never by its path: a tenant reads them, and the server's folders are the
+     * operator's business (the line in {@code snapshots.registry} names the folder).
      */
-    SurfaceOutcome verify(String tenant, List<OperationSecret.Forgotten> removed, List<CollectionEngine> collections,
-            long purged) throws IOException {
+    SurfaceOutcome verify(
+            String tenant,
+            List<OperationSecret.Forgotten> removed,
+            List<CollectionEngine> collections,
+            long purged)
+            throws IOException {
         List<String> problems = new ArrayList<>();
         int scanned = 0;
         int missing = 0;
@@ -214,10 +257,13 @@ final class SnapshotRegistry {
             }
             long found;
             try {
-                found = CollectionStorage.scanSnapshotCopy(t.getKey().dir(),
-                        t.getValue().stream().map(KeyedHash.Hash::bytes).toList());
+                found =
+                        CollectionStorage.scanSnapshotCopy(
+                                t.getKey().dir(),
+                                t.getValue().stream().map(KeyedHash.Hash::bytes).toList());
             } catch (NoSuchFileException | java.io.UncheckedIOException e) {
-                if (e instanceof java.io.UncheckedIOException u && !(u.getCause() instanceof NoSuchFileException)) {
+                if (e instanceof java.io.UncheckedIOException u
+                        && !(u.getCause() instanceof NoSuchFileException)) {
                     throw u;
                 }
                 missing++; // deleted while the scan read it, as purge may have found
@@ -225,21 +271,34 @@ final class SnapshotRegistry {
             }
             scanned++;
             if (found > 0) {
-                problems.add(found + " copies of forgotten records in the snapshot copy on line " + t.getKey().line()
-                        + " of snapshots.registry");
+                problems.add(
+                        found
+                                + " copies of forgotten records in the snapshot copy on line "
+                                + t.getKey().line()
+                                + " of snapshots.registry");
             }
         }
         List<String> residual = new ArrayList<>();
         if (missing > 0) {
-            residual.add(missing + " registered snapshot copies are no longer where they were written (moved or deleted);"
-                    + " if restored, the tombstone journal drops the forgotten records before serving");
+            residual.add(
+                    missing
+                            + " registered snapshot copies are no longer where they were written"
+                            + " (moved or deleted); if restored, the tombstone journal drops the"
+                            + " forgotten records before serving");
         }
         if (targets.unreadable() > 0) {
-            residual.add(targets.unreadable() + " lines of snapshots.registry do not read (torn, damaged or edited);"
-                    + " the snapshots they name were not purged, and if restored, the tombstone journal drops the"
-                    + " forgotten records before serving");
+            residual.add(
+                    targets.unreadable()
+                            + " lines of snapshots.registry do not read (torn, damaged or edited);"
+                            + " the snapshots they name were not purged, and if restored, the"
+                            + " tombstone journal drops the forgotten records before serving");
         }
-        return new SurfaceOutcome("snapshots", ErasureClass.PHYSICAL, purged, scanned, problems,
+        return new SurfaceOutcome(
+                "snapshots",
+                ErasureClass.PHYSICAL,
+                purged,
+                scanned,
+                problems,
                 residual.isEmpty() ? null : String.join("; ", residual));
     }
 }

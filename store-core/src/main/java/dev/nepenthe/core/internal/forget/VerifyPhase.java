@@ -23,18 +23,18 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * VERIFYING: every surface proves its purge (the index's scoped integrity check, a byte scan of
- * the storage, the snapshots, each registered surface); the negative-space probe searches each
- * forgotten vector against every surviving record of the tenant (through a collection's index
- * where the tenant is large there, see {@link CollectionEraser#probe}); join keys and declared
- * identifiers are looked up; the fence is shown to have held. Clean, the operation goes on to
- * seal; otherwise it rests in NEEDS_REVIEW, listing what was found.
+ * VERIFYING: every surface proves its purge (the index's scoped integrity check, a byte scan of the
+ * storage, the snapshots, each registered surface); the negative-space probe searches each
+ * forgotten vector against every surviving record of the tenant (through a collection's index where
+ * the tenant is large there, see {@link CollectionEraser#probe}); join keys and declared
+ * identifiers are looked up; the fence is shown to have held. Clean, the operation goes on to seal;
+ * otherwise it rests in NEEDS_REVIEW, listing what was found.
  *
- * <p>For a batch (see {@link BatchQueue}) the structure checks run once per collection over
- * every record the batch removed there ({@link #shareChecks}): the index's integrity check and
- * the text index's walk. Everything about one operation's own records stays its own: which of
- * them are still indexed, the byte scan for their hashes, the probe, the lexical probe, join
- * keys, the fence, snapshots and surfaces.
+ * <p>For a batch (see {@link BatchQueue}) the structure checks run once per collection over every
+ * record the batch removed there ({@link #shareChecks}): the index's integrity check and the text
+ * index's walk. Everything about one operation's own records stays its own: which of them are still
+ * indexed, the byte scan for their hashes, the probe, the lexical probe, join keys, the fence,
+ * snapshots and surfaces.
  */
 final class VerifyPhase {
 
@@ -50,9 +50,12 @@ final class VerifyPhase {
      * while the batch's operations seal one after another.
      */
     static final class Shared {
-        private final Map<LiveOperation, Map<String, SurfaceOutcome>> index = new IdentityHashMap<>();
-        private final Map<LiveOperation, Map<String, SurfaceOutcome>> text = new IdentityHashMap<>();
-        private final Map<LiveOperation, List<BatchCitation.SharedCheck>> cited = new IdentityHashMap<>();
+        private final Map<LiveOperation, Map<String, SurfaceOutcome>> index =
+                new IdentityHashMap<>();
+        private final Map<LiveOperation, Map<String, SurfaceOutcome>> text =
+                new IdentityHashMap<>();
+        private final Map<LiveOperation, List<BatchCitation.SharedCheck>> cited =
+                new IdentityHashMap<>();
         private final String batch;
 
         private Shared(String batch) {
@@ -69,13 +72,18 @@ final class VerifyPhase {
     /**
      * The structure checks of a batch, once per collection the batch removed records from: the
      * index's proof of every removal there, and the text index's walk for every forgotten text.
-     * Each operation's outcome is taken from them here: which of its own records are still
-     * indexed, its own counts. When the shared text walk finds residue, each operation's own
-     * walk decides whose it is; a failing index check fails every operation it covered (it cannot
-     * say whose removal it was), which is never a false seal.
+     * Each operation's outcome is taken from them here: which of its own records are still indexed,
+     * its own counts. When the shared text walk finds residue, each operation's own walk decides
+     * whose it is; a failing index check fails every operation it covered (it cannot say whose
+     * removal it was), which is never a false seal.
      */
     Shared shareChecks(List<LiveOperation> batch) throws IOException {
-        Shared shared = new Shared("fbt-" + HexFormat.of().formatHex(ChecksummedFiles.newFileId()).substring(0, 20));
+        Shared shared =
+                new Shared(
+                        "fbt-"
+                                + HexFormat.of()
+                                        .formatHex(ChecksummedFiles.newFileId())
+                                        .substring(0, 20));
         for (CollectionEraser c : ctx.collections()) {
             Map<LiveOperation, List<CollectionEraser.Removed>> mine = new LinkedHashMap<>();
             List<CollectionEraser.Removed> union = new ArrayList<>();
@@ -93,16 +101,25 @@ final class VerifyPhase {
             int k = mine.size();
             CollectionEraser.IndexProof proof = c.proveIndex(union);
             SharedPasses.check();
-            mine.forEach((op, rs) -> shared.index.computeIfAbsent(op, x -> new HashMap<>())
-                    .put(c.name(), CollectionEraser.indexOutcome(proof, rs, k)));
+            mine.forEach(
+                    (op, rs) ->
+                            shared.index
+                                    .computeIfAbsent(op, x -> new HashMap<>())
+                                    .put(c.name(), CollectionEraser.indexOutcome(proof, rs, k)));
             SurfaceOutcome all = c.verifyText(union, 0);
             for (Map.Entry<LiveOperation, List<CollectionEraser.Removed>> e : mine.entrySet()) {
                 LiveOperation op = e.getKey();
                 List<CollectionEraser.Removed> rs = e.getValue();
-                List<BatchCitation.SharedCheck> cite = shared.cited.computeIfAbsent(op, x -> new ArrayList<>());
+                List<BatchCitation.SharedCheck> cite =
+                        shared.cited.computeIfAbsent(op, x -> new ArrayList<>());
                 if (k > 1) {
-                    cite.add(new BatchCitation.SharedCheck(proof.surface(), k, union.size(), proof.checkerChecked(),
-                            proof.report().isClean() && !proof.residue()));
+                    cite.add(
+                            new BatchCitation.SharedCheck(
+                                    proof.surface(),
+                                    k,
+                                    union.size(),
+                                    proof.checkerChecked(),
+                                    proof.report().isClean() && !proof.residue()));
                 }
                 if (all == null) {
                     continue;
@@ -110,16 +127,34 @@ final class VerifyPhase {
                 long purged = op.pub.purged.getOrDefault("collection:" + c.name() + "/text", 0L);
                 SurfaceOutcome own;
                 if (k == 1) {
-                    own = new SurfaceOutcome(all.surface(), all.erasureClass(), purged, all.checked(), all.problems(),
-                            all.residual());
+                    own =
+                            new SurfaceOutcome(
+                                    all.surface(),
+                                    all.erasureClass(),
+                                    purged,
+                                    all.checked(),
+                                    all.problems(),
+                                    all.residual());
                 } else if (all.clean()) {
                     // The walk found none of the batch's terms or documents, so none of this
                     // operation's: its own counts are its terms and records.
-                    long terms = rs.stream().flatMap(r -> r.textTerms().stream()).distinct().count();
-                    own = new SurfaceOutcome(all.surface(), all.erasureClass(), purged, terms + rs.size(), List.of(),
-                            null);
-                    cite.add(new BatchCitation.SharedCheck(all.surface(), k, union.size(), all.checked() - union.size(),
-                            true));
+                    long terms =
+                            rs.stream().flatMap(r -> r.textTerms().stream()).distinct().count();
+                    own =
+                            new SurfaceOutcome(
+                                    all.surface(),
+                                    all.erasureClass(),
+                                    purged,
+                                    terms + rs.size(),
+                                    List.of(),
+                                    null);
+                    cite.add(
+                            new BatchCitation.SharedCheck(
+                                    all.surface(),
+                                    k,
+                                    union.size(),
+                                    all.checked() - union.size(),
+                                    true));
                 } else {
                     own = c.verifyText(rs, purged);
                 }
@@ -132,8 +167,8 @@ final class VerifyPhase {
 
     /**
      * VERIFYING: every surface proves its purge; the probe searches each forgotten vector against
-     * every surviving record of the tenant; join keys; the fence held. Returns true when clean
-     * (the caller seals); otherwise enters NEEDS_REVIEW, listing what was found by id and score.
+     * every surviving record of the tenant; join keys; the fence held. Returns true when clean (the
+     * caller seals); otherwise enters NEEDS_REVIEW, listing what was found by id and score.
      *
      * @param shared the batch's structure checks ({@link #shareChecks}), which cover this operation
      */
@@ -175,16 +210,28 @@ final class VerifyPhase {
             List<CollectionEraser.Removed> mine = byCollection.getOrDefault(c.name(), List.of());
             // The integrity checker walks a whole index: run it where this forget removed
             // something, so a forget costs what its scope costs, not what the store holds.
-            SurfaceOutcome index = mine.isEmpty() ? c.untouchedIndex()
-                    : shared.index.getOrDefault(op, Map.of()).get(c.name());
+            SurfaceOutcome index =
+                    mine.isEmpty()
+                            ? c.untouchedIndex()
+                            : shared.index.getOrDefault(op, Map.of()).get(c.name());
             if (index == null) {
-                throw new IllegalStateException("forget operation " + op.pub.id + ": its batch's checks do not cover"
-                        + " collection " + c.name());
+                throw new IllegalStateException(
+                        "forget operation "
+                                + op.pub.id
+                                + ": its batch's checks do not cover"
+                                + " collection "
+                                + c.name());
             }
             if (op.pub.level == ErasureLevel.REBUILD && !mine.isEmpty()) {
-                index = new SurfaceOutcome(index.surface(), index.erasureClass(), index.purged(), index.checked(),
-                        index.problems(), "index rebuilt from the surviving records after the removal: no influence of"
-                                + " the forgotten records remains in it");
+                index =
+                        new SurfaceOutcome(
+                                index.surface(),
+                                index.erasureClass(),
+                                index.purged(),
+                                index.checked(),
+                                index.problems(),
+                                "index rebuilt from the surviving records after the removal: no"
+                                        + " influence of the forgotten records remains in it");
             }
             outcomes.add(index);
             if (!mine.isEmpty()) {
@@ -195,32 +242,72 @@ final class VerifyPhase {
                 }
             }
             leaked += c.recordsInScope(tenant, op.scopeTest(c.name()), op.subjectHint()).size();
-            CollectionEraser.Probe probe = c.probe(tenant, all, op.pub.threshold, op.pub.approximateAbove, op.pub.exactProbe);
+            CollectionEraser.Probe probe =
+                    c.probe(
+                            tenant,
+                            all,
+                            op.pub.threshold,
+                            op.pub.approximateAbove,
+                            op.pub.exactProbe);
             suspects.addAll(probe.suspects());
             if (probe.run() != null) {
                 probes.add(probe.run());
             }
             suspects.addAll(c.lexicalProbe(tenant, all));
-            suspects.addAll(c.joinKeys(tenant, joinNames, derivedNames(op.secret.removed, c.name()), identifiers));
+            suspects.addAll(
+                    c.joinKeys(
+                            tenant,
+                            joinNames,
+                            derivedNames(op.secret.removed, c.name()),
+                            identifiers));
         }
-        outcomes.add(new SurfaceOutcome("fence", ErasureClass.PHYSICAL, 0, cs.size(),
-                leaked == 0 ? List.of() : List.of(leaked + " records in scope are live after cleanup: a write got past the mark"),
-                null));
-        outcomes.add(ctx.snapshots.verify(op.pub.tenant, op.secret.removed, ctx.engines.get(),
-                op.pub.purged.getOrDefault("snapshots", 0L)));
+        outcomes.add(
+                new SurfaceOutcome(
+                        "fence",
+                        ErasureClass.PHYSICAL,
+                        0,
+                        cs.size(),
+                        leaked == 0
+                                ? List.of()
+                                : List.of(
+                                        leaked
+                                                + " records in scope are live after cleanup: a"
+                                                + " write got past the mark"),
+                        null));
+        outcomes.add(
+                ctx.snapshots.verify(
+                        op.pub.tenant,
+                        op.secret.removed,
+                        ctx.engines.get(),
+                        op.pub.purged.getOrDefault("snapshots", 0L)));
         ForgottenRecords forgotten = op.forgottenRecords();
         for (ErasureSurface s : ctx.surfaces) {
             String blockFailure = op.blockFailures.get(s.name());
             if (blockFailure != null) {
-                outcomes.add(new SurfaceOutcome(s.name(), s.erasureClass(), 0, 0,
-                        List.of("did not block the scope at the mark (" + blockFailure + "): it may have served it"), null));
+                outcomes.add(
+                        new SurfaceOutcome(
+                                s.name(),
+                                s.erasureClass(),
+                                0,
+                                0,
+                                List.of(
+                                        "did not block the scope at the mark ("
+                                                + blockFailure
+                                                + "): it may have served it"),
+                                null));
                 continue;
             }
             try {
                 outcomes.add(s.verify(forgotten, op.pub.purged.getOrDefault(s.name(), 0L)));
             } catch (IOException | RuntimeException e) {
-                outcomes.add(new SurfaceOutcome(s.name(), s.erasureClass(), 0, 0,
-                        List.of("cannot verify: " + e.getClass().getSimpleName()), null));
+                outcomes.add(
+                        new SurfaceOutcome(
+                                s.name(),
+                                s.erasureClass(),
+                                0,
+                                0,
+                                List.of("cannot verify: " + e.getClass().getSimpleName()),
+                                null));
             }
         }
         LiveOperation.wipe(forgotten);
@@ -228,7 +315,10 @@ final class VerifyPhase {
         List<Suspect> regeneration = new ArrayList<>();
         List<Suspect> held;
         synchronized (ctx.monitor) {
-            held = op.secret.suspects.stream().filter(s -> s.reason().equals("regeneration-required")).toList();
+            held =
+                    op.secret.suspects.stream()
+                            .filter(s -> s.reason().equals("regeneration-required"))
+                            .toList();
         }
         for (Suspect s : held) {
             for (CollectionEraser c : cs) {
@@ -254,8 +344,12 @@ final class VerifyPhase {
             op.pub.suspects = found.size();
             if (!clean) {
                 long failing = outcomes.stream().filter(o -> !o.clean()).count();
-                op.pub.note = found.size() + " suspects, " + failing + " surfaces not clean: forget more (or regenerate)"
-                        + " and re-verify, or override the suspects with a recorded reason";
+                op.pub.note =
+                        found.size()
+                                + " suspects, "
+                                + failing
+                                + " surfaces not clean: forget more (or regenerate)"
+                                + " and re-verify, or override the suspects with a recorded reason";
                 op.enter(OperationState.NEEDS_REVIEW);
                 ctx.appendEvidence(ctx.evidence.body(op.pub, "needs-review", null, op.batch));
                 ctx.save(op, true);
@@ -269,7 +363,8 @@ final class VerifyPhase {
      * How a record of {@code collection} names a forgotten record in its {@code derivedFrom}: by
      * its id when it was in the same collection, and as {@code "@<collection>/<id>"} from anywhere.
      */
-    private static Set<String> derivedNames(List<OperationSecret.Forgotten> removed, String collection) {
+    private static Set<String> derivedNames(
+            List<OperationSecret.Forgotten> removed, String collection) {
         Set<String> out = new HashSet<>();
         for (OperationSecret.Forgotten f : removed) {
             out.add(DerivedFromRef.spell(f.collection(), f.removed().record().id()));

@@ -5,7 +5,10 @@ import java.util.PrimitiveIterator;
 import org.roaringbitmap.IntIterator;
 import org.roaringbitmap.RoaringBitmap;
 
-/** The ordinals a search request allows, as the collection computes them: a bitmap behind the index SPI's {@link Accept}. */
+/**
+ * The ordinals a search request allows, as the collection computes them: a bitmap behind the index
+ * SPI's {@link Accept}.
+ */
 public final class BitmapAccept implements Accept {
 
     private final RoaringBitmap ordinals;

@@ -20,8 +20,8 @@ import java.util.Arrays;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 
 /**
- * Brute force over a dense block of vectors: the oracle every approximate index is tested
- * against, and the right choice for small collections.
+ * Brute force over a dense block of vectors: the oracle every approximate index is tested against,
+ * and the right choice for small collections.
  *
  * <p>Layout: a {@link SwapRemoveVectors} block, live vectors back to back, so a search is one
  * batch-scoring pass; removal zeroes what it vacates, so no removed vector's bytes stay.
@@ -31,6 +31,7 @@ public final class ExactIndex implements VectorIndex {
     public static final String KIND = "exact";
     static final String FORMAT = "nepenthe-exact-index";
     static final int VERSION = 1;
+
     /** Vectors scored per batch call: large enough to amortise the call, small enough for L1/L2. */
     private static final int BATCH = 256;
 
@@ -77,7 +78,8 @@ public final class ExactIndex implements VectorIndex {
         lock.writeLock().lock();
         try {
             if (store.contains(ordinal)) {
-                throw new IllegalArgumentException("ordinal " + ordinal + " is already live in this index");
+                throw new IllegalArgumentException(
+                        "ordinal " + ordinal + " is already live in this index");
             }
             store.add(ordinal, prepared);
         } finally {
@@ -204,7 +206,8 @@ public final class ExactIndex implements VectorIndex {
     public void save(Path file) throws IOException {
         lock.readLock().lock();
         try {
-            ChecksummedFiles.write(file, FORMAT, VERSION, ChecksummedFiles.newFileId(), this::writeBody);
+            ChecksummedFiles.write(
+                    file, FORMAT, VERSION, ChecksummedFiles.newFileId(), this::writeBody);
         } finally {
             lock.readLock().unlock();
         }
@@ -233,7 +236,8 @@ public final class ExactIndex implements VectorIndex {
 
     /** Reads a file written by {@link #save}; dimension and metric must match {@code config}. */
     public static ExactIndex load(IndexConfig config, Path file) throws IOException {
-        return ChecksummedFiles.read(file, FORMAT, VERSION, VERSION, (in, version) -> readBody(config, in));
+        return ChecksummedFiles.read(
+                file, FORMAT, VERSION, VERSION, (in, version) -> readBody(config, in));
     }
 
     /** Reads what {@link #writeTo} wrote. */
@@ -251,7 +255,8 @@ public final class ExactIndex implements VectorIndex {
         for (int slot = 0; slot < n; slot++) {
             int ord = in.readInt();
             if (ord < 0 || index.store.contains(ord)) {
-                throw new IllegalArgumentException("ordinal " + ord + " at slot " + slot + " is invalid or repeated");
+                throw new IllegalArgumentException(
+                        "ordinal " + ord + " at slot " + slot + " is invalid or repeated");
             }
             BodyStreams.readFloats(in, v, 0, dim);
             index.store.add(ord, v);

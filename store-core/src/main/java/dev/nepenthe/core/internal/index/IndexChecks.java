@@ -7,8 +7,8 @@ import java.io.DataOutput;
 import java.io.IOException;
 
 /**
- * The argument checks and the file "shape" (dimension and metric) every index shares, so the
- * exact, HNSW and IVF-PQ indexes refuse bad input with the same words.
+ * The argument checks and the file "shape" (dimension and metric) every index shares, so the exact,
+ * HNSW and IVF-PQ indexes refuse bad input with the same words.
  */
 public final class IndexChecks {
     private IndexChecks() {}
@@ -19,8 +19,11 @@ public final class IndexChecks {
             throw new IllegalArgumentException("ordinal: expected >= 0, got " + ordinal);
         }
         if (vector == null || vector.length != dim) {
-            throw new IllegalArgumentException("vector: expected dimension " + dim + ", got "
-                    + (vector == null ? "null" : vector.length));
+            throw new IllegalArgumentException(
+                    "vector: expected dimension "
+                            + dim
+                            + ", got "
+                            + (vector == null ? "null" : vector.length));
         }
     }
 
@@ -30,8 +33,11 @@ public final class IndexChecks {
             throw new IllegalArgumentException("k: expected > 0, got " + k);
         }
         if (query == null || query.length != dim) {
-            throw new IllegalArgumentException("query: expected dimension " + dim + ", got "
-                    + (query == null ? "null" : query.length));
+            throw new IllegalArgumentException(
+                    "query: expected dimension "
+                            + dim
+                            + ", got "
+                            + (query == null ? "null" : query.length));
         }
     }
 
@@ -44,8 +50,8 @@ public final class IndexChecks {
     /**
      * Reads what {@link #writeShape} wrote and checks it against the collection's config.
      *
-     * @throws IllegalArgumentException (reported by the file reader as corruption, naming the
-     *     file) when the metric code is unknown or the shape differs from {@code config}
+     * @throws IllegalArgumentException (reported by the file reader as corruption, naming the file)
+     *     when the metric code is unknown or the shape differs from {@code config}
      */
     public static void readShape(DataInput in, IndexConfig config) throws IOException {
         int dim = in.readInt();
@@ -55,8 +61,15 @@ public final class IndexChecks {
         }
         Metric metric = Metric.values()[code];
         if (dim != config.dimension() || metric != config.metric()) {
-            throw new IllegalArgumentException("index holds dimension " + dim + " metric " + metric
-                    + ", collection expects dimension " + config.dimension() + " metric " + config.metric());
+            throw new IllegalArgumentException(
+                    "index holds dimension "
+                            + dim
+                            + " metric "
+                            + metric
+                            + ", collection expects dimension "
+                            + config.dimension()
+                            + " metric "
+                            + config.metric());
         }
     }
 }

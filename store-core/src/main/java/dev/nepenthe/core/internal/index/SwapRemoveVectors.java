@@ -4,11 +4,11 @@ import dev.nepenthe.core.index.IntegrityReport;
 import java.util.Arrays;
 
 /**
- * An index's own copy of every live (prepared) vector, in one contiguous float block, for
- * indexes that score by scanning (the exact index) or read full vectors back (IVF-PQ's re-rank
- * and retrain). Live vectors occupy slots {@code [0, size)}, back to back, so a scan is one
- * batch-scoring pass. Removal moves the last slot into the hole and zeroes the vacated one, so
- * no removed vector's bytes stay in the block.
+ * An index's own copy of every live (prepared) vector, in one contiguous float block, for indexes
+ * that score by scanning (the exact index) or read full vectors back (IVF-PQ's re-rank and
+ * retrain). Live vectors occupy slots {@code [0, size)}, back to back, so a scan is one
+ * batch-scoring pass. Removal moves the last slot into the hole and zeroes the vacated one, so no
+ * removed vector's bytes stay in the block.
  *
  * <p>Not thread-safe: the owning index guards it with its own lock.
  */
@@ -57,7 +57,9 @@ public final class SwapRemoveVectors {
         return block;
     }
 
-    /** One past the largest ordinal this store has room for (a bound for ordinal-indexed arrays). */
+    /**
+     * One past the largest ordinal this store has room for (a bound for ordinal-indexed arrays).
+     */
     public int ordinalCapacity() {
         return ordToSlot.length;
     }
@@ -69,8 +71,11 @@ public final class SwapRemoveVectors {
      */
     public void add(int ord, float[] prepared) {
         if (ord < 0 || contains(ord)) {
-            throw new IllegalArgumentException("ordinal " + ord + ": expected a non-negative ordinal that is not live, got "
-                    + (ord < 0 ? "a negative one" : "one already live"));
+            throw new IllegalArgumentException(
+                    "ordinal "
+                            + ord
+                            + ": expected a non-negative ordinal that is not live, got "
+                            + (ord < 0 ? "a negative one" : "one already live"));
         }
         if (size == slotToOrd.length) {
             int cap = slotToOrd.length + (slotToOrd.length >> 1) + 1;
@@ -109,12 +114,14 @@ public final class SwapRemoveVectors {
     }
 
     /**
-     * The store's part of an integrity check: every slot maps back to its ordinal
-     * ({@code slot-map-mismatch}), every live ordinal to its slot ({@code ordinal-map-dangling}),
-     * and nothing beyond the live slots is non-zero ({@code freed-slot-not-zeroed}).
+     * The store's part of an integrity check: every slot maps back to its ordinal ({@code
+     * slot-map-mismatch}), every live ordinal to its slot ({@code ordinal-map-dangling}), and
+     * nothing beyond the live slots is non-zero ({@code freed-slot-not-zeroed}).
      */
     public void check(IntegrityReport.Builder r) {
-        r.expect("slot-map-mismatch").expect("ordinal-map-dangling").expect("freed-slot-not-zeroed");
+        r.expect("slot-map-mismatch")
+                .expect("ordinal-map-dangling")
+                .expect("freed-slot-not-zeroed");
         for (int slot = 0; slot < size; slot++) {
             int ord = slotToOrd[slot];
             if (ord < 0 || ord >= ordToSlot.length || ordToSlot[ord] != slot) {
@@ -127,15 +134,20 @@ public final class SwapRemoveVectors {
             if (slot >= 0) {
                 live++;
                 if (slot >= size || slotToOrd[slot] != ord) {
-                    r.violation("ordinal-map-dangling", "ordinal " + ord + " points at slot " + slot);
+                    r.violation(
+                            "ordinal-map-dangling", "ordinal " + ord + " points at slot " + slot);
                 }
             }
         }
         long dirty = nonZeroFreedFloats();
         if (dirty > 0) {
-            r.violation("freed-slot-not-zeroed", dirty + " non-zero floats beyond the " + size + " live slots");
+            r.violation(
+                    "freed-slot-not-zeroed",
+                    dirty + " non-zero floats beyond the " + size + " live slots");
         }
-        r.checked("slots", size).checked("ordinals", live).checked("freed-floats", block.length - (long) size * dim);
+        r.checked("slots", size)
+                .checked("ordinals", live)
+                .checked("freed-floats", block.length - (long) size * dim);
     }
 
     /** True when every slot maps back to its ordinal and vice versa. */

@@ -3,9 +3,9 @@ package dev.nepenthe.core.internal.index;
 import dev.nepenthe.core.index.SearchResult;
 
 /**
- * Keeps the k best (score, ordinal) pairs seen so far in a binary min-heap whose root is the
- * worst kept pair. Ties prefer the lower ordinal, so results are deterministic and an
- * approximate index can be compared with the exact one. Not thread-safe.
+ * Keeps the k best (score, ordinal) pairs seen so far in a binary min-heap whose root is the worst
+ * kept pair. Ties prefer the lower ordinal, so results are deterministic and an approximate index
+ * can be compared with the exact one. Not thread-safe.
  */
 public final class TopK {
     private final int k;
@@ -100,7 +100,10 @@ public final class TopK {
                 break;
             }
             int right = left + 1;
-            int child = right < size && worse(scores[right], ords[right], scores[left], ords[left]) ? right : left;
+            int child =
+                    right < size && worse(scores[right], ords[right], scores[left], ords[left])
+                            ? right
+                            : left;
             if (!worse(scores[child], ords[child], s, o)) {
                 break;
             }

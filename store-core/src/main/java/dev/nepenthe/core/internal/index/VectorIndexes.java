@@ -27,8 +27,12 @@ public final class VectorIndexes {
         Map<String, VectorIndexFactory> all = available();
         VectorIndexFactory f = all.get(kind);
         if (f == null) {
-            throw new IllegalArgumentException("index kind: expected one of " + all.keySet() + ", got '" + kind
-                    + "' (is the module that provides it on the class path?)");
+            throw new IllegalArgumentException(
+                    "index kind: expected one of "
+                            + all.keySet()
+                            + ", got '"
+                            + kind
+                            + "' (is the module that provides it on the class path?)");
         }
         return f;
     }

@@ -19,19 +19,20 @@ import java.nio.file.StandardOpenOption;
 import java.util.zip.CRC32C;
 
 /**
- * The envelope every Nepenthe file has: a header (magic, format name, version, 16-byte file id)
- * and a footer (magic, CRC32C of everything before the footer). Files are written to a
- * temporary sibling, fsynced, renamed into place and the directory fsynced, so a crash leaves
- * either the old file or the new one, never a mix.
+ * The envelope every Nepenthe file has: a header (magic, format name, version, 16-byte file id) and
+ * a footer (magic, CRC32C of everything before the footer). Files are written to a temporary
+ * sibling, fsynced, renamed into place and the directory fsynced, so a crash leaves either the old
+ * file or the new one, never a mix.
  *
- * <p>Readers check the footer before parsing anything, then the header, and fail with
- * {@link CorruptFileException}, {@link FileTooOldException} or {@link FileTooNewException}
- * naming the file.
+ * <p>Readers check the footer before parsing anything, then the header, and fail with {@link
+ * CorruptFileException}, {@link FileTooOldException} or {@link FileTooNewException} naming the
+ * file.
  */
 public final class ChecksummedFiles {
 
     static final int HEADER_MAGIC = 0x4E505448; // "NPTH"
     static final int FOOTER_MAGIC = ~HEADER_MAGIC;
+
     /** Footer: magic (4) + checksum (8). */
     static final int FOOTER_LENGTH = 12;
 
@@ -50,8 +51,8 @@ public final class ChecksummedFiles {
     }
 
     /**
-     * Writes {@code file} atomically: header, body, footer into {@code file.tmp}, fsync,
-     * rename over {@code file}, fsync the directory.
+     * Writes {@code file} atomically: header, body, footer into {@code file.tmp}, fsync, rename
+     * over {@code file}, fsync the directory.
      */
     public static void write(Path file, String format, int version, byte[] fileId, BodyWriter body)
             throws IOException {
@@ -59,8 +60,12 @@ public final class ChecksummedFiles {
             throw new IllegalArgumentException("file id: expected 16 bytes, got " + fileId.length);
         }
         Path tmp = file.resolveSibling(file.getFileName() + ".tmp");
-        try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
-                StandardOpenOption.TRUNCATE_EXISTING)) {
+        try (FileChannel ch =
+                FileChannel.open(
+                        tmp,
+                        StandardOpenOption.CREATE,
+                        StandardOpenOption.WRITE,
+                        StandardOpenOption.TRUNCATE_EXISTING)) {
             CRC32C crc = new CRC32C();
             OutputStream raw = new ChecksummingOutput(ch, crc);
             DataOutputStream out = new DataOutputStream(new BufferedOutputStream(raw, 1 << 16));
@@ -84,7 +89,11 @@ public final class ChecksummedFiles {
         CrashPoints.reached("file.written-before-rename");
         try {
             try {
-                Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+                Files.move(
+                        tmp,
+                        file,
+                        StandardCopyOption.ATOMIC_MOVE,
+                        StandardCopyOption.REPLACE_EXISTING);
             } catch (AtomicMoveNotSupportedException e) {
                 Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING);
             }
@@ -128,12 +137,13 @@ public final class ChecksummedFiles {
     }
 
     /**
-     * Reads and verifies {@code file}: footer magic and checksum first, then header magic,
-     * format name and version range, then the body, which must be consumed exactly. The file is
-     * streamed (checksummed in 1 MiB chunks, then parsed through a buffer), so files of any size
-     * load, 2 GiB and beyond, and nothing is allocated from a length the checksum has not vouched for.
+     * Reads and verifies {@code file}: footer magic and checksum first, then header magic, format
+     * name and version range, then the body, which must be consumed exactly. The file is streamed
+     * (checksummed in 1 MiB chunks, then parsed through a buffer), so files of any size load, 2 GiB
+     * and beyond, and nothing is allocated from a length the checksum has not vouched for.
      */
-    public static <T> T read(Path file, String format, int minVersion, int maxVersion, BodyReader<T> body)
+    public static <T> T read(
+            Path file, String format, int minVersion, int maxVersion, BodyReader<T> body)
             throws IOException {
         try {
             return readVerified(file, format, minVersion, maxVersion, body);
@@ -144,14 +154,21 @@ public final class ChecksummedFiles {
         }
     }
 
-    private static <T> T readVerified(Path file, String format, int minVersion, int maxVersion, BodyReader<T> body)
+    private static <T> T readVerified(
+            Path file, String format, int minVersion, int maxVersion, BodyReader<T> body)
             throws IOException {
         try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
             long size = ch.size();
             int minLength = 4 + 2 + 4 + 16 + FOOTER_LENGTH;
             if (size < minLength) {
-                throw new CorruptFileException(file, format + ": file is " + size
-                        + " bytes, shorter than the smallest valid file (" + minLength + "); truncated?");
+                throw new CorruptFileException(
+                        file,
+                        format
+                                + ": file is "
+                                + size
+                                + " bytes, shorter than the smallest valid file ("
+                                + minLength
+                                + "); truncated?");
             }
             long bodyEnd = size - FOOTER_LENGTH;
             ByteBuffer footer = ByteBuffer.allocate(FOOTER_LENGTH);
@@ -160,32 +177,50 @@ public final class ChecksummedFiles {
             int footerMagic = footer.getInt();
             long expected = footer.getLong();
             if (footerMagic != FOOTER_MAGIC) {
-                throw new CorruptFileException(file, format + ": footer magic expected 0x"
-                        + Integer.toHexString(FOOTER_MAGIC) + ", got 0x" + Integer.toHexString(footerMagic)
-                        + " (file truncated or not a Nepenthe file?)");
+                throw new CorruptFileException(
+                        file,
+                        format
+                                + ": footer magic expected 0x"
+                                + Integer.toHexString(FOOTER_MAGIC)
+                                + ", got 0x"
+                                + Integer.toHexString(footerMagic)
+                                + " (file truncated or not a Nepenthe file?)");
             }
             long computed = checksum(ch, bodyEnd);
             if (computed != expected) {
-                throw new CorruptFileException(file, format + ": checksum failed, expected 0x"
-                        + Long.toHexString(expected) + ", computed 0x" + Long.toHexString(computed)
-                        + " (hardware problem or the file was modified?)");
+                throw new CorruptFileException(
+                        file,
+                        format
+                                + ": checksum failed, expected 0x"
+                                + Long.toHexString(expected)
+                                + ", computed 0x"
+                                + Long.toHexString(computed)
+                                + " (hardware problem or the file was modified?)");
             }
             RegionInput region = new RegionInput(ch, bodyEnd);
-            DataInputStream in = new DataInputStream(new java.io.BufferedInputStream(region, 1 << 16));
+            DataInputStream in =
+                    new DataInputStream(new java.io.BufferedInputStream(region, 1 << 16));
             int magic = in.readInt();
             if (magic != HEADER_MAGIC) {
-                throw new CorruptFileException(file, format + ": header magic expected 0x"
-                        + Integer.toHexString(HEADER_MAGIC) + ", got 0x" + Integer.toHexString(magic));
+                throw new CorruptFileException(
+                        file,
+                        format
+                                + ": header magic expected 0x"
+                                + Integer.toHexString(HEADER_MAGIC)
+                                + ", got 0x"
+                                + Integer.toHexString(magic));
             }
             int nameLength = in.readUnsignedShort();
             if (nameLength > bodyEnd) {
-                throw new CorruptFileException(file, format + ": header name length " + nameLength + " is impossible");
+                throw new CorruptFileException(
+                        file, format + ": header name length " + nameLength + " is impossible");
             }
             byte[] name = new byte[nameLength];
             in.readFully(name);
             String actual = new String(name, StandardCharsets.UTF_8);
             if (!actual.equals(format)) {
-                throw new CorruptFileException(file, "expected a '" + format + "' file, got a '" + actual + "' file");
+                throw new CorruptFileException(
+                        file, "expected a '" + format + "' file, got a '" + actual + "' file");
             }
             int version = in.readInt();
             if (version < minVersion) {
@@ -201,18 +236,25 @@ public final class ChecksummedFiles {
             } catch (java.io.EOFException e) {
                 throw new CorruptFileException(file, format + ": body ended early", e);
             } catch (RuntimeException e) {
-                throw new CorruptFileException(file, format + ": body is malformed: " + e.getMessage(), e);
+                throw new CorruptFileException(
+                        file, format + ": body is malformed: " + e.getMessage(), e);
             }
-            long unread = in.available(); // the buffer's bytes plus the region's, capped at 2^31 - 1
+            long unread =
+                    in.available(); // the buffer's bytes plus the region's, capped at 2^31 - 1
             if (unread != 0) {
-                throw new CorruptFileException(file, format + ": " + unread
-                        + " unread bytes after the body (misplaced footer?)");
+                throw new CorruptFileException(
+                        file,
+                        format
+                                + ": "
+                                + unread
+                                + " unread bytes after the body (misplaced footer?)");
             }
             return result;
         }
     }
 
-    private static void readFully(FileChannel ch, ByteBuffer buf, long position) throws IOException {
+    private static void readFully(FileChannel ch, ByteBuffer buf, long position)
+            throws IOException {
         while (buf.hasRemaining()) {
             int n = ch.read(buf, position + buf.position());
             if (n < 0) {
@@ -222,12 +264,11 @@ public final class ChecksummedFiles {
     }
 
     /**
-     * Direct buffers for {@link #checksum}, kept for the next file: an open reads hundreds of
-     * files on a few threads, and a new 1 MiB buffer per file was memory the process had not
-     * touched before, zeroed by the kernel (over 250 MiB at an open of a million records) and
-     * freed only when the collector got to it. At most four are kept (a burst of readers
-     * beyond that allocates and drops its own), and a kept buffer is zeroed: it holds no byte
-     * of the last file it read.
+     * Direct buffers for {@link #checksum}, kept for the next file: an open reads hundreds of files
+     * on a few threads, and a new 1 MiB buffer per file was memory the process had not touched
+     * before, zeroed by the kernel (over 250 MiB at an open of a million records) and freed only
+     * when the collector got to it. At most four are kept (a burst of readers beyond that allocates
+     * and drops its own), and a kept buffer is zeroed: it holds no byte of the last file it read.
      */
     private static final java.util.concurrent.BlockingQueue<ByteBuffer> CHECKSUM_BUFFERS =
             new java.util.concurrent.ArrayBlockingQueue<>(4);
@@ -261,7 +302,9 @@ public final class ChecksummedFiles {
         return crc.getValue();
     }
 
-    /** The bytes {@code [0, end)} of a channel as a stream (positional reads: no shared position). */
+    /**
+     * The bytes {@code [0, end)} of a channel as a stream (positional reads: no shared position).
+     */
     private static final class RegionInput extends java.io.InputStream {
         private final FileChannel ch;
         private final long end;
@@ -309,9 +352,9 @@ public final class ChecksummedFiles {
     }
 
     /**
-     * fsync a directory so a rename or delete in it is durable. A failed fsync throws: the
-     * rename it was to make durable may be lost, so nothing that needs it may be acknowledged.
-     * Only a platform that cannot open a directory at all (Windows) skips it.
+     * fsync a directory so a rename or delete in it is durable. A failed fsync throws: the rename
+     * it was to make durable may be lost, so nothing that needs it may be acknowledged. Only a
+     * platform that cannot open a directory at all (Windows) skips it.
      */
     public static void fsyncDirectory(Path dir) throws IOException {
         FileChannel ch;
@@ -321,7 +364,8 @@ public final class ChecksummedFiles {
             if (!Files.isDirectory(dir)) {
                 throw e;
             }
-            return; // the file system refuses to open directories: there is no directory fsync to make
+            return; // the file system refuses to open directories: there is no directory fsync to
+            // make
         }
         try (ch) {
             ch.force(true);

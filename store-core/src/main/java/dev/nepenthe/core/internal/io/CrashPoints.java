@@ -3,8 +3,8 @@ package dev.nepenthe.core.internal.io;
 import java.util.function.Consumer;
 
 /**
- * Named moments in the middle of a durable write (after a log append, after an fsync, between
- * a file's write and its rename, ...) at which a test can stop the world and copy the store's
+ * Named moments in the middle of a durable write (after a log append, after an fsync, between a
+ * file's write and its rename, ...) at which a test can stop the world and copy the store's
  * folders: the copy is exactly what a process killed at that moment leaves on disk (a killed
  * process loses nothing it had handed to the kernel). Lucene's {@code IndexWriter} test points
  * serve the same purpose. With no hook installed a point costs one volatile read.

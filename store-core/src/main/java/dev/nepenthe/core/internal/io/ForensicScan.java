@@ -8,15 +8,16 @@ import java.util.List;
 import java.util.stream.Stream;
 
 /**
- * Searches every byte of every file under some folders for byte strings: how tests, the demo
- * and an operator show that something is not on disk (and, with a planted control, that the
- * search would have found it). Reads whole files; meant for data folders, not terabytes.
+ * Searches every byte of every file under some folders for byte strings: how tests, the demo and an
+ * operator show that something is not on disk (and, with a planted control, that the search would
+ * have found it). Reads whole files; meant for data folders, not terabytes.
  */
 public final class ForensicScan {
     private ForensicScan() {}
 
     /** Files (regular files under the roots, or the roots themselves) containing any needle. */
-    public static List<Path> filesContaining(List<Path> roots, List<byte[]> needles) throws IOException {
+    public static List<Path> filesContaining(List<Path> roots, List<byte[]> needles)
+            throws IOException {
         List<Path> hits = new ArrayList<>();
         for (Path root : roots) {
             if (!Files.exists(root)) {
@@ -60,12 +61,12 @@ public final class ForensicScan {
 
     /**
      * How many offsets of {@code hay} hold any of {@code needles} (each at least 4 bytes: 32-byte
-     * keyed hashes, or the terms of a text index). One pass over the bytes keeps the 8 bytes
-     * ending at each offset in a register (4 when a needle is shorter than 8) and tests them
-     * against a bit filter of the needles' prefixes; only a filter hit looks the prefix up and
-     * compares whole needles. So thousands of needles cost about what one does, and the loop
-     * allocates nothing: a forget's verify phase scans a segment of several megabytes with it,
-     * often before the JIT has seen the loop.
+     * keyed hashes, or the terms of a text index). One pass over the bytes keeps the 8 bytes ending
+     * at each offset in a register (4 when a needle is shorter than 8) and tests them against a bit
+     * filter of the needles' prefixes; only a filter hit looks the prefix up and compares whole
+     * needles. So thousands of needles cost about what one does, and the loop allocates nothing: a
+     * forget's verify phase scans a segment of several megabytes with it, often before the JIT has
+     * seen the loop.
      */
     public static int countAny(byte[] hay, java.util.Collection<byte[]> needles) {
         if (needles.isEmpty()) {
@@ -80,12 +81,20 @@ public final class ForensicScan {
         return new Prefixes(needles, shortest >= 8 ? 8 : 4).count(hay);
     }
 
-    /** The needles grouped by their first {@code width} bytes, with a bit filter over those prefixes. */
+    /**
+     * The needles grouped by their first {@code width} bytes, with a bit filter over those
+     * prefixes.
+     */
     private static final class Prefixes {
         private final int width;
         private final long mask;
-        /** Distinct prefixes, sorted; the needles with prefix {@code keys[k]} are {@code byKey[from[k]..from[k+1])}. */
+
+        /**
+         * Distinct prefixes, sorted; the needles with prefix {@code keys[k]} are {@code
+         * byKey[from[k]..from[k+1])}.
+         */
         private final long[] keys;
+
         private final int[] from;
         private final byte[][] byKey;
         private final long[] filter;
@@ -97,7 +106,8 @@ public final class ForensicScan {
             byte[][] sorted = needles.toArray(new byte[0][]);
             for (byte[] n : sorted) {
                 if (n.length < width) {
-                    throw new IllegalArgumentException("needle: expected at least " + width + " bytes, got " + n.length);
+                    throw new IllegalArgumentException(
+                            "needle: expected at least " + width + " bytes, got " + n.length);
                 }
             }
             java.util.Arrays.sort(sorted, (a, b) -> Long.compare(prefix(a), prefix(b)));
@@ -164,7 +174,8 @@ public final class ForensicScan {
             }
             for (int i = from[k]; i < from[k + 1]; i++) {
                 byte[] n = byKey[i];
-                if (at + n.length <= hay.length && java.util.Arrays.equals(hay, at, at + n.length, n, 0, n.length)) {
+                if (at + n.length <= hay.length
+                        && java.util.Arrays.equals(hay, at, at + n.length, n, 0, n.length)) {
                     return true;
                 }
             }

@@ -7,9 +7,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 
 /**
- * Names the file in an I/O error. A channel's errors carry only the operating system's words
- * ("No space left on device", "Input/output error"), and an operator who reads one in a log or in
- * {@code health()} must learn which file of which collection failed.
+ * Names the file in an I/O error. A channel's errors carry only the operating system's words ("No
+ * space left on device", "Input/output error"), and an operator who reads one in a log or in {@code
+ * health()} must learn which file of which collection failed.
  */
 public final class IoErrors {
 
@@ -35,8 +35,8 @@ public final class IoErrors {
 
     /**
      * {@code e} with {@code file} in its message: unchanged when it names the file already (a
-     * {@link FileSystemException}, or a message that holds the path), else a new
-     * {@link IOException} whose cause is {@code e}.
+     * {@link FileSystemException}, or a message that holds the path), else a new {@link
+     * IOException} whose cause is {@code e}.
      *
      * @param doing what was being done, as a gerund ("writing", "syncing")
      */
@@ -45,6 +45,8 @@ public final class IoErrors {
         if (e instanceof FileSystemException || (m != null && m.contains(file.toString()))) {
             return e;
         }
-        return new IOException(doing + " " + file + " failed: " + (m == null ? e.getClass().getSimpleName() : m), e);
+        return new IOException(
+                doing + " " + file + " failed: " + (m == null ? e.getClass().getSimpleName() : m),
+                e);
     }
 }

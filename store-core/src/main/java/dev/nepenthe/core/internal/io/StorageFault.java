@@ -8,11 +8,11 @@ import java.time.Instant;
 
 /**
  * The store's read-only latch: the first write to its files that fails (in any collection, the
- * keystore, the journal, the operation log or the ledger) trips it, and from then on every
- * write, delete, checkpoint and forget step is refused while searches and reads go on. It is
- * never reset in place: after a failed fsync the kernel may have dropped pages the store
- * believes written, and only a reopen, which reads back what is really on disk, knows the
- * state again (PostgreSQL's answer to "fsyncgate" is the same: crash and recover).
+ * keystore, the journal, the operation log or the ledger) trips it, and from then on every write,
+ * delete, checkpoint and forget step is refused while searches and reads go on. It is never reset
+ * in place: after a failed fsync the kernel may have dropped pages the store believes written, and
+ * only a reopen, which reads back what is really on disk, knows the state again (PostgreSQL's
+ * answer to "fsyncgate" is the same: crash and recover).
  */
 public final class StorageFault {
 
@@ -33,15 +33,21 @@ public final class StorageFault {
                     since = Instant.now();
                     cause = io;
                     // Messages of the store's I/O errors name files, never records' content.
-                    LOG.log(Level.ERROR, "the store is read-only from now on: a write failed (" + io.getMessage()
-                            + "); searches go on, writes wait for a reopen once the disk is sound");
+                    LOG.log(
+                            Level.ERROR,
+                            "the store is read-only from now on: a write failed ("
+                                    + io.getMessage()
+                                    + "); searches go on, writes wait for a reopen once the disk is"
+                                    + " sound");
                 }
             }
         }
         return failure;
     }
 
-    /** @throws StoreReadOnlyException if the latch is tripped */
+    /**
+     * @throws StoreReadOnlyException if the latch is tripped
+     */
     public void ensureWritable() {
         IOException c = cause;
         if (c != null) {

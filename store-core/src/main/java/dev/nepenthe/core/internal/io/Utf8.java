@@ -1,11 +1,11 @@
 package dev.nepenthe.core.internal.io;
 
 /**
- * UTF-8 lengths and encodings of strings that may be subject data (ids, subjects, text), into
- * a buffer the caller owns and wipes: {@code String.getBytes} would leave a copy of the
- * plaintext on the heap for the collector, one per call, and at an open of a million records
- * that was a fifth of the allocation. Byte for byte what {@code getBytes(UTF_8)} gives,
- * including its replacement of an unpaired surrogate by {@code '?'}.
+ * UTF-8 lengths and encodings of strings that may be subject data (ids, subjects, text), into a
+ * buffer the caller owns and wipes: {@code String.getBytes} would leave a copy of the plaintext on
+ * the heap for the collector, one per call, and at an open of a million records that was a fifth of
+ * the allocation. Byte for byte what {@code getBytes(UTF_8)} gives, including its replacement of an
+ * unpaired surrogate by {@code '?'}.
  */
 public final class Utf8 {
     private Utf8() {}
@@ -24,7 +24,9 @@ public final class Utf8 {
                 n += 1;
             } else if (c < 0x800) {
                 n += 2;
-            } else if (Character.isHighSurrogate(c) && i + 1 < len && Character.isLowSurrogate(s.charAt(i + 1))) {
+            } else if (Character.isHighSurrogate(c)
+                    && i + 1 < len
+                    && Character.isLowSurrogate(s.charAt(i + 1))) {
                 n += 4;
                 i++;
             } else if (Character.isSurrogate(c)) {
@@ -37,8 +39,8 @@ public final class Utf8 {
     }
 
     /**
-     * Writes {@code s.getBytes(UTF_8)} at {@code off}; {@code dst} has room for
-     * {@link #length(String)} bytes from there.
+     * Writes {@code s.getBytes(UTF_8)} at {@code off}; {@code dst} has room for {@link
+     * #length(String)} bytes from there.
      *
      * @return the number of bytes written
      */
@@ -51,7 +53,9 @@ public final class Utf8 {
             } else if (c < 0x800) {
                 dst[p++] = (byte) (0xC0 | (c >> 6));
                 dst[p++] = (byte) (0x80 | (c & 0x3F));
-            } else if (Character.isHighSurrogate(c) && i + 1 < len && Character.isLowSurrogate(s.charAt(i + 1))) {
+            } else if (Character.isHighSurrogate(c)
+                    && i + 1 < len
+                    && Character.isLowSurrogate(s.charAt(i + 1))) {
                 int cp = Character.toCodePoint(c, s.charAt(++i));
                 dst[p++] = (byte) (0xF0 | (cp >> 18));
                 dst[p++] = (byte) (0x80 | ((cp >> 12) & 0x3F));

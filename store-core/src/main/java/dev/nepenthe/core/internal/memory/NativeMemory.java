@@ -10,16 +10,16 @@ import java.lang.invoke.MethodHandle;
 import java.util.Locale;
 
 /**
- * Large zeroed native regions for vectors and codes, released by the collector once unreachable
- * (an automatic arena), backed by transparent huge pages where the system offers them.
+ * Large zeroed native regions for vectors and codes, released by the collector once unreachable (an
+ * automatic arena), backed by transparent huge pages where the system offers them.
  *
  * <p>Why: an open of a million 384-d vectors first-touches gigabytes (the record column, the
  * graph's floats and codes). In 4 KiB pages that is hundreds of thousands of page faults, most of
  * the open's system time on a virtual machine; {@link Arena#allocate} also zeroes every page in
  * user space before the caller writes it. An anonymous mapping is zeroed by the kernel as it is
  * touched, and {@code madvise(MADV_HUGEPAGE)} asks for 2 MiB pages, 512 times fewer faults, and
- * fewer TLB misses for a search's random reads. Linux with transparent huge pages in
- * {@code madvise} mode (the common default) grants them only to regions that ask.
+ * fewer TLB misses for a search's random reads. Linux with transparent huge pages in {@code
+ * madvise} mode (the common default) grants them only to regions that ask.
  *
  * <p>The mapped path needs native access for this code's module ({@code
  * --enable-native-access=ALL-UNNAMED}, which the launcher and the tests pass). Without it, off
@@ -58,7 +58,10 @@ public final class NativeMemory {
         return Arena.ofAuto().allocate(bytes, 64);
     }
 
-    /** Whether regions of {@link #HUGE_PAGE} bytes and more are mapped and advised (see the class comment). */
+    /**
+     * Whether regions of {@link #HUGE_PAGE} bytes and more are mapped and advised (see the class
+     * comment).
+     */
     public static boolean mapsHugePages() {
         return CALLS != null;
     }
@@ -70,7 +73,8 @@ public final class NativeMemory {
             String os = System.getProperty("os.name", "").toLowerCase(Locale.ROOT);
             String arch = System.getProperty("os.arch", "");
             // The flag values above are Linux's on these two; other systems number them otherwise.
-            if (!os.startsWith("linux") || !(arch.equals("amd64") || arch.equals("aarch64"))
+            if (!os.startsWith("linux")
+                    || !(arch.equals("amd64") || arch.equals("aarch64"))
                     || !NativeMemory.class.getModule().isNativeAccessEnabled()) {
                 return null;
             }
@@ -78,13 +82,29 @@ public final class NativeMemory {
                 Linker linker = Linker.nativeLinker();
                 SymbolLookup libc = linker.defaultLookup();
                 return new Calls(
-                        linker.downcallHandle(libc.find("mmap").orElseThrow(), FunctionDescriptor.of(ValueLayout.JAVA_LONG,
-                                ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT,
-                                ValueLayout.JAVA_INT, ValueLayout.JAVA_LONG)),
-                        linker.downcallHandle(libc.find("munmap").orElseThrow(),
-                                FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG)),
-                        linker.downcallHandle(libc.find("madvise").orElseThrow(), FunctionDescriptor.of(ValueLayout.JAVA_INT,
-                                ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT)));
+                        linker.downcallHandle(
+                                libc.find("mmap").orElseThrow(),
+                                FunctionDescriptor.of(
+                                        ValueLayout.JAVA_LONG,
+                                        ValueLayout.JAVA_LONG,
+                                        ValueLayout.JAVA_LONG,
+                                        ValueLayout.JAVA_INT,
+                                        ValueLayout.JAVA_INT,
+                                        ValueLayout.JAVA_INT,
+                                        ValueLayout.JAVA_LONG)),
+                        linker.downcallHandle(
+                                libc.find("munmap").orElseThrow(),
+                                FunctionDescriptor.of(
+                                        ValueLayout.JAVA_INT,
+                                        ValueLayout.JAVA_LONG,
+                                        ValueLayout.JAVA_LONG)),
+                        linker.downcallHandle(
+                                libc.find("madvise").orElseThrow(),
+                                FunctionDescriptor.of(
+                                        ValueLayout.JAVA_INT,
+                                        ValueLayout.JAVA_LONG,
+                                        ValueLayout.JAVA_LONG,
+                                        ValueLayout.JAVA_INT)));
             } catch (RuntimeException e) {
                 return null;
             }
@@ -98,8 +118,15 @@ public final class NativeMemory {
             long length = Math.ceilDiv(bytes, HUGE_PAGE) * HUGE_PAGE;
             try {
                 // One huge page more than needed, then the unaligned head and the tail unmapped.
-                long over = (long) mmap.invokeExact(0L, length + HUGE_PAGE, PROT_READ | PROT_WRITE,
-                        MAP_PRIVATE | MAP_ANONYMOUS, -1, 0L);
+                long over =
+                        (long)
+                                mmap.invokeExact(
+                                        0L,
+                                        length + HUGE_PAGE,
+                                        PROT_READ | PROT_WRITE,
+                                        MAP_PRIVATE | MAP_ANONYMOUS,
+                                        -1,
+                                        0L);
                 if (over == -1L) {
                     return null;
                 }
@@ -112,16 +139,22 @@ public final class NativeMemory {
                 if (tail > 0) {
                     int unused = (int) munmap.invokeExact(start + length, tail);
                 }
-                // Advice refused (huge pages switched off) leaves an ordinary zeroed mapping: still fine.
+                // Advice refused (huge pages switched off) leaves an ordinary zeroed mapping: still
+                // fine.
                 int advised = (int) madvise.invokeExact(start, length, MADV_HUGEPAGE);
                 MethodHandle unmap = munmap;
-                return MemorySegment.ofAddress(start).reinterpret(bytes, Arena.ofAuto(), ignored -> {
-                    try {
-                        int unused = (int) unmap.invokeExact(start, length);
-                    } catch (Throwable e) {
-                        throw new IllegalStateException("munmap of " + length + " bytes failed", e);
-                    }
-                });
+                return MemorySegment.ofAddress(start)
+                        .reinterpret(
+                                bytes,
+                                Arena.ofAuto(),
+                                ignored -> {
+                                    try {
+                                        int unused = (int) unmap.invokeExact(start, length);
+                                    } catch (Throwable e) {
+                                        throw new IllegalStateException(
+                                                "munmap of " + length + " bytes failed", e);
+                                    }
+                                });
             } catch (Throwable e) {
                 return null;
             }

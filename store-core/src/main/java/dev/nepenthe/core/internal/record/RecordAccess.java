@@ -31,12 +31,20 @@ public final class RecordAccess {
 
         byte[] textUnsafe(VectorRecord r);
 
-        VectorRecord joined(VectorRecord r, float[] vector, byte[] textUtf8, Map<String, Object> metadata);
+        VectorRecord joined(
+                VectorRecord r, float[] vector, byte[] textUtf8, Map<String, Object> metadata);
 
         VectorRecord catalogued(VectorRecord r, String tenant, String subject);
 
-        VectorRecord decoded(String id, String tenant, String subject, SourceRef source, float[] vector,
-                byte[] textUtf8, Map<String, Object> metadata, List<String> derivedFrom);
+        VectorRecord decoded(
+                String id,
+                String tenant,
+                String subject,
+                SourceRef source,
+                float[] vector,
+                byte[] textUtf8,
+                Map<String, Object> metadata,
+                List<String> derivedFrom);
     }
 
     private static volatile Internals internals;
@@ -56,7 +64,8 @@ public final class RecordAccess {
         if (i == null) {
             // The accessor is installed by VectorRecord's initialiser; run it if nothing has yet.
             try {
-                Class.forName(VectorRecord.class.getName(), true, VectorRecord.class.getClassLoader());
+                Class.forName(
+                        VectorRecord.class.getName(), true, VectorRecord.class.getClassLoader());
             } catch (ClassNotFoundException e) {
                 throw new IllegalStateException(e);
             }
@@ -88,8 +97,8 @@ public final class RecordAccess {
 
     /**
      * The same record holding {@code vector} (adopted, not copied; null for none) and sharing the
-     * text's bytes: the catalogue keeps its records without their vectors and joins them again
-     * when one is read.
+     * text's bytes: the catalogue keeps its records without their vectors and joins them again when
+     * one is read.
      */
     public static VectorRecord withVector(VectorRecord r, float[] vector) {
         return get().stored(r, r.tenant(), r.subject(), vector);
@@ -99,7 +108,8 @@ public final class RecordAccess {
      * {@link #withVector} with the record's tenant and subject replaced by equal strings: the
      * catalogue's own instances, so a million records of one tenant hold one tenant string.
      */
-    public static VectorRecord withVector(VectorRecord r, String tenant, String subject, float[] vector) {
+    public static VectorRecord withVector(
+            VectorRecord r, String tenant, String subject, float[] vector) {
         return get().stored(r, tenant, subject, vector);
     }
 
@@ -116,31 +126,42 @@ public final class RecordAccess {
      * {@link #joined(VectorRecord, float[], byte[])} with {@code metadata} (adopted, not copied: an
      * unmodifiable map of the types a record allows) in place of the record's own.
      */
-    public static VectorRecord joined(VectorRecord r, float[] vector, byte[] textUtf8, Map<String, Object> metadata) {
+    public static VectorRecord joined(
+            VectorRecord r, float[] vector, byte[] textUtf8, Map<String, Object> metadata) {
         return get().joined(r, vector, textUtf8, metadata);
     }
 
     /**
      * What the catalogue keeps of a record: no vector, no text, and its metadata withheld (a read
-     * of it fails; the sealed copy holds it), with the given tenant and subject (equal strings:
-     * the catalogue's shared instances).
+     * of it fails; the sealed copy holds it), with the given tenant and subject (equal strings: the
+     * catalogue's shared instances).
      */
     public static VectorRecord catalogued(VectorRecord r, String tenant, String subject) {
         return get().catalogued(r, tenant, subject);
     }
 
-    /** The record's text as UTF-8 bytes without copying (null when none or wiped): callers change it only in a record of their own. */
+    /**
+     * The record's text as UTF-8 bytes without copying (null when none or wiped): callers change it
+     * only in a record of their own.
+     */
     public static byte[] textUnsafe(VectorRecord r) {
         return get().textUnsafe(r);
     }
 
     /**
      * A record as the storage decodes it, adopting the arrays it is given (the vector, the text's
-     * UTF-8 bytes and the metadata map, which must hold only the types a record allows): the
-     * public builder's defensive copies were most of what an open allocated.
+     * UTF-8 bytes and the metadata map, which must hold only the types a record allows): the public
+     * builder's defensive copies were most of what an open allocated.
      */
-    public static VectorRecord decoded(String id, String tenant, String subject, SourceRef source, float[] vector,
-            byte[] textUtf8, Map<String, Object> metadata, List<String> derivedFrom) {
+    public static VectorRecord decoded(
+            String id,
+            String tenant,
+            String subject,
+            SourceRef source,
+            float[] vector,
+            byte[] textUtf8,
+            Map<String, Object> metadata,
+            List<String> derivedFrom) {
         return get().decoded(id, tenant, subject, source, vector, textUtf8, metadata, derivedFrom);
     }
 

@@ -45,20 +45,20 @@ import org.roaringbitmap.RoaringBitmap;
 /**
  * Durable, encrypted storage of one collection's records.
  *
- * <p>Every record is sealed (AES-256-GCM) under the data key of its (collection, tenant,
- * subject) scope before any byte of it reaches a file: write-ahead log entries, segments and
- * snapshot copies alike. Subjects hash into {@code shardBuckets} buckets; each bucket's records
- * live in one immutable segment file, rewritten whole at a checkpoint when the bucket changed.
+ * <p>Every record is sealed (AES-256-GCM) under the data key of its (collection, tenant, subject)
+ * scope before any byte of it reaches a file: write-ahead log entries, segments and snapshot copies
+ * alike. Subjects hash into {@code shardBuckets} buckets; each bucket's records live in one
+ * immutable segment file, rewritten whole at a checkpoint when the bucket changed.
  *
  * <p>Writes: a batch is appended to the write-ahead log and synced (group commit) before it is
- * acknowledged. A checkpoint (when the log passes {@code checkpointBytes}, after every
- * deletion, and on close) rotates the log, rewrites the dirty buckets' segments, commits a new
- * manifest, then deletes the superseded segments and log generations.
+ * acknowledged. A checkpoint (when the log passes {@code checkpointBytes}, after every deletion,
+ * and on close) rotates the log, rewrites the dirty buckets' segments, commits a new manifest, then
+ * deletes the superseded segments and log generations.
  *
- * <p>Deletion: the tombstone journal (outside the data folder) records it first; a subject's
- * key is destroyed next; a forced checkpoint then removes the records' ciphertext from the
- * live files. Every open replays the journal, so a restored snapshot cannot bring back
- * anything deleted after it was taken.
+ * <p>Deletion: the tombstone journal (outside the data folder) records it first; a subject's key is
+ * destroyed next; a forced checkpoint then removes the records' ciphertext from the live files.
+ * Every open replays the journal, so a restored snapshot cannot bring back anything deleted after
+ * it was taken.
  *
  * <p>Not thread-safe: the owning collection serialises writers.
  */
@@ -68,28 +68,31 @@ public final class CollectionStorage implements Closeable {
     public record Placed(int ordinal, VectorRecord record) {}
 
     /**
-     * Receives each live record once while the storage opens. It may also take each stored
-     * copy's vector as the copy is decoded, ahead of the admission that decides which copy of an
-     * ordinal is live: a million vectors then go straight where they will live instead of
-     * waiting on the heap for the last segment.
+     * Receives each live record once while the storage opens. It may also take each stored copy's
+     * vector as the copy is decoded, ahead of the admission that decides which copy of an ordinal
+     * is live: a million vectors then go straight where they will live instead of waiting on the
+     * heap for the last segment.
      */
     @FunctionalInterface
     public interface LoadSink {
         /**
-         * A live record, once every copy is admitted, with the version that holds its ordinal.
-         * Its vector is absent when {@link #opened} took it from this very version.
+         * A live record, once every copy is admitted, with the version that holds its ordinal. Its
+         * vector is absent when {@link #opened} took it from this very version.
          */
         void accept(int ordinal, long seq, VectorRecord record);
 
-        /** Before any copy is decoded: the manifest's next ordinal, above every ordinal its segments hold. */
+        /**
+         * Before any copy is decoded: the manifest's next ordinal, above every ordinal its segments
+         * hold.
+         */
         default void expectOrdinalsBelow(int ordinals) {}
 
         /**
          * A segment's stored copy the tombstone journal does not delete, just decoded; called on
-         * several threads at once, before admission. Returns the record to keep: this one, or
-         * one without its vector once the sink has taken it. A sink that takes vectors keeps, for
-         * each ordinal, the one of the highest version it was offered, which is the copy
-         * admission makes live. Throwing refuses the copy: the open fails if it is admitted.
+         * several threads at once, before admission. Returns the record to keep: this one, or one
+         * without its vector once the sink has taken it. A sink that takes vectors keeps, for each
+         * ordinal, the one of the highest version it was offered, which is the copy admission makes
+         * live. Throwing refuses the copy: the open fails if it is admitted.
          */
         default VectorRecord opened(int ordinal, long seq, VectorRecord record) {
             return record;
@@ -110,8 +113,8 @@ public final class CollectionStorage implements Closeable {
      *
      * @param droppedAsDeleted stored copies the tombstone journal names as deleted (a restored
      *     snapshot, or a crash between a deletion's journal entry and its checkpoint)
-     * @param droppedAsSuperseded stored copies of a record at an ordinal a newer version holds;
-     *     a sound store never leaves one, so each is logged as a warning
+     * @param droppedAsSuperseded stored copies of a record at an ordinal a newer version holds; a
+     *     sound store never leaves one, so each is logged as a warning
      * @param removedByLogDeletes records the write-ahead log's delete entries removed
      * @param orphanFilesRemoved files no manifest names (a checkpoint cut short)
      * @param idMapRebuilt whether the id map was rebuilt from the records (not closed cleanly)
@@ -119,8 +122,15 @@ public final class CollectionStorage implements Closeable {
      * @param idMapTrusted whether the id map was used without checking it against the records:
      *     closed cleanly over these very files, with nothing replayed or dropped since
      */
-    public record OpenReport(int liveRecords, int droppedAsDeleted, int droppedAsSuperseded, int removedByLogDeletes,
-            WriteAheadLog.RecoveryReport wal, int orphanFilesRemoved, boolean idMapRebuilt, int idMapRepairs,
+    public record OpenReport(
+            int liveRecords,
+            int droppedAsDeleted,
+            int droppedAsSuperseded,
+            int removedByLogDeletes,
+            WriteAheadLog.RecoveryReport wal,
+            int orphanFilesRemoved,
+            boolean idMapRebuilt,
+            int idMapRepairs,
             boolean idMapTrusted) {}
 
     /** Counts of the open's recovery decisions, as they are taken. */
@@ -131,11 +141,16 @@ public final class CollectionStorage implements Closeable {
     }
 
     /**
-     * A live record as the storage tracks it. {@code record} is held only while the storage
-     * opens, until the sink has it: after that the plaintext lives in the collection's catalogue
-     * alone, and a checkpoint that must seal a record again borrows it (see {@link #readPlaintextFrom}).
+     * A live record as the storage tracks it. {@code record} is held only while the storage opens,
+     * until the sink has it: after that the plaintext lives in the collection's catalogue alone,
+     * and a checkpoint that must seal a record again borrows it (see {@link #readPlaintextFrom}).
      */
-    private record Live(int ordinal, VectorRecord record, long seq, KeyedHash.Hash subject, KeyedHash.Hash recordHash) {
+    private record Live(
+            int ordinal,
+            VectorRecord record,
+            long seq,
+            KeyedHash.Hash subject,
+            KeyedHash.Hash recordHash) {
         Live withoutRecord() {
             return new Live(ordinal, null, seq, subject, recordHash);
         }
@@ -156,7 +171,9 @@ public final class CollectionStorage implements Closeable {
         /** Puts {@code l} at {@code ordinal}; returns what was there, or null. */
         Live put(int ordinal, Live l) {
             if (ordinal >= slots.length) {
-                slots = Arrays.copyOf(slots, Math.max(ordinal + 1, slots.length + (slots.length >> 1)));
+                slots =
+                        Arrays.copyOf(
+                                slots, Math.max(ordinal + 1, slots.length + (slots.length >> 1)));
             }
             Live old = slots[ordinal];
             slots[ordinal] = l;
@@ -199,32 +216,41 @@ public final class CollectionStorage implements Closeable {
     private final KeyedHash.Hash collectionHash;
     private final StoreContext ctx;
     private final LiveTable byOrdinal = new LiveTable();
+
     /** Each shard bucket's live ordinals. */
     private final List<RoaringBitmap> buckets;
+
     private final BitSet dirty = new BitSet();
+
     /**
-     * Sealed bytes of records written since the last checkpoint (from the log), so the
-     * checkpoint copies them into segments instead of encrypting them again.
+     * Sealed bytes of records written since the last checkpoint (from the log), so the checkpoint
+     * copies them into segments instead of encrypting them again.
      */
     private final Map<Integer, SealedRecord> pendingSealed = new HashMap<>();
+
     /**
-     * Guards what {@link #readStored} looks at: {@link #pendingSealed}, each ordinal's copy
-     * ({@link #copySegment}, {@link #copyOffset}) and the open segment files. The writer holds
-     * the write lock only while it changes those, never while it writes a file.
+     * Guards what {@link #readStored} looks at: {@link #pendingSealed}, each ordinal's copy ({@link
+     * #copySegment}, {@link #copyOffset}) and the open segment files. The writer holds the write
+     * lock only while it changes those, never while it writes a file.
      */
     private final ReentrantReadWriteLock copies = new ReentrantReadWriteLock();
+
     /**
      * Per ordinal, the segment file holding its copy (a handle into {@link #segmentFiles}, 0 for
-     * none) and where that copy starts. An ordinal whose record left keeps its last copy here
-     * until the ordinal is reused or the copy's segment is replaced: a reader checks what it read
-     * against the record it asked for.
+     * none) and where that copy starts. An ordinal whose record left keeps its last copy here until
+     * the ordinal is reused or the copy's segment is replaced: a reader checks what it read against
+     * the record it asked for.
      */
     private int[] copySegment = new int[16];
+
     private long[] copyOffset = new long[16];
+
     /** The live segment files by handle. A handle is never reused. */
     private final Map<Integer, SegmentFile> segmentFiles = new HashMap<>();
+
     /** Each bucket's current segment file (its handle; 0 for none). */
     private final int[] bucketSegment;
+
     private int nextSegmentHandle = 1;
     private Manifest manifest;
     private WriteAheadLog wal;
@@ -233,19 +259,31 @@ public final class CollectionStorage implements Closeable {
     private int nextOrdinal;
     private long walBytes;
     private OpenReport openReport;
+
     /**
      * The manifest's digest when the open found exactly what those files hold (nothing replayed
-     * from the log, nothing the journal deletes); else null. See {@link #manifestIfOpenedUnchanged}.
+     * from the log, nothing the journal deletes); else null. See {@link
+     * #manifestIfOpenedUnchanged}.
      */
     private byte[] manifestUnchangedAtOpen;
+
     /** The manifest's digest once {@link #close} finished cleanly; else null. */
     private byte[] manifestAtClose;
-    /** Set when the collection is dropped: its files are about to be deleted, nothing is written. */
+
+    /**
+     * Set when the collection is dropped: its files are about to be deleted, nothing is written.
+     */
     private boolean dropped;
+
     /** Set by a subject drop until {@link #purgeDeleted()} rebuilds the id map file. */
     private boolean idMapNeedsFreshFile;
-    /** The sink of the open in progress (null after it): holds the vectors a checkpoint at open reseals. */
+
+    /**
+     * The sink of the open in progress (null after it): holds the vectors a checkpoint at open
+     * reseals.
+     */
     private LoadSink loading;
+
     /** Lends a live record's plaintext; see {@link #readPlaintextFrom}. */
     private PlaintextLender plaintext = (ord, use) -> use.apply(null);
 
@@ -262,13 +300,13 @@ public final class CollectionStorage implements Closeable {
     }
 
     /**
-     * A segment file a read of one copy may map, from the open or the checkpoint that made it
-     * live until the checkpoint that replaces it unmaps it (before deleting it: a forgotten
-     * record's copy must not outlive its file in a mapping). Mapped rather than read through a
-     * channel: a mapping keeps no file descriptor (a collection has up to {@code shardBuckets}
-     * files, 256 by default, and a store many collections), and a read is a copy from the page
-     * cache, with no system call. The file is immutable while it is live: a checkpoint writes a
-     * new file and renames it into place, so the mapped one is never truncated.
+     * A segment file a read of one copy may map, from the open or the checkpoint that made it live
+     * until the checkpoint that replaces it unmaps it (before deleting it: a forgotten record's
+     * copy must not outlive its file in a mapping). Mapped rather than read through a channel: a
+     * mapping keeps no file descriptor (a collection has up to {@code shardBuckets} files, 256 by
+     * default, and a store many collections), and a read is a copy from the page cache, with no
+     * system call. The file is immutable while it is live: a checkpoint writes a new file and
+     * renames it into place, so the mapped one is never truncated.
      */
     private static final class SegmentFile {
         final Path file;
@@ -324,7 +362,8 @@ public final class CollectionStorage implements Closeable {
         }
         int handle = nextSegmentHandle++;
         if (handle <= 0) {
-            throw new IllegalStateException(dir + ": more than 2^31 segment files made in one open");
+            throw new IllegalStateException(
+                    dir + ": more than 2^31 segment files made in one open");
         }
         segmentFiles.put(handle, new SegmentFile(dir.resolve("segments").resolve(name)));
         bucketSegment[b] = handle;
@@ -339,7 +378,10 @@ public final class CollectionStorage implements Closeable {
         bucketSegment[b] = 0;
     }
 
-    /** Records where the live copy of {@code ordinal} lies. Under the write lock, or during the open. */
+    /**
+     * Records where the live copy of {@code ordinal} lies. Under the write lock, or during the
+     * open.
+     */
     private void placeCopy(int ordinal, int segment, long offset) {
         if (ordinal >= copySegment.length) {
             int cap = Math.max(ordinal + 1, copySegment.length + (copySegment.length >> 1));
@@ -360,16 +402,19 @@ public final class CollectionStorage implements Closeable {
 
     /**
      * Opens a collection's storage in {@code dir}, handing every live record to {@code sink}.
-     * Records the tombstone journal names are dropped (and, by a checkpoint before this
-     * returns, physically removed); a torn log tail is dropped and reported.
+     * Records the tombstone journal names are dropped (and, by a checkpoint before this returns,
+     * physically removed); a torn log tail is dropped and reported.
      *
      * @param collectionId the collection's random incarnation id (from its meta file)
      */
-    public static CollectionStorage open(Path dir, String collectionId, StoreContext ctx, LoadSink sink)
-            throws IOException {
+    public static CollectionStorage open(
+            Path dir, String collectionId, StoreContext ctx, LoadSink sink) throws IOException {
         warmUpInBackground();
         Files.createDirectories(dir.resolve("segments"));
-        Manifest m = Files.exists(dir.resolve(Manifest.FILE)) ? Manifest.read(dir) : Manifest.empty(ctx.shardBuckets());
+        Manifest m =
+                Files.exists(dir.resolve(Manifest.FILE))
+                        ? Manifest.read(dir)
+                        : Manifest.empty(ctx.shardBuckets());
         CollectionStorage s = new CollectionStorage(dir, collectionId, ctx, m.buckets());
         s.manifest = m;
         try {
@@ -403,20 +448,37 @@ public final class CollectionStorage implements Closeable {
         sink.expectOrdinalsBelow(manifest.nextOrdinal());
         List<List<Opened>> opened;
         try {
-            opened = java.util.stream.IntStream.range(0, files.size()).parallel().mapToObj(i -> {
-                Map.Entry<Integer, String> e = files.get(i);
-                try {
-                    Path f = dir.resolve("segments").resolve(e.getValue());
-                    List<Opened> out = new ArrayList<>();
-                    LastSubject subjects = new LastSubject();
-                    OpenBuffers buffers = new OpenBuffers();
-                    SegmentFiles.forEach(f, e.getKey(), (header, wasSealed, length, offset) ->
-                            out.add(open(header, wasSealed, length, sink, subjects, buffers).at(handles[i], offset)));
-                    return out;
-                } catch (IOException x) {
-                    throw new UncheckedIOException(x);
-                }
-            }).toList();
+            opened =
+                    java.util.stream.IntStream.range(0, files.size())
+                            .parallel()
+                            .mapToObj(
+                                    i -> {
+                                        Map.Entry<Integer, String> e = files.get(i);
+                                        try {
+                                            Path f = dir.resolve("segments").resolve(e.getValue());
+                                            List<Opened> out = new ArrayList<>();
+                                            LastSubject subjects = new LastSubject();
+                                            OpenBuffers buffers = new OpenBuffers();
+                                            SegmentFiles.forEach(
+                                                    f,
+                                                    e.getKey(),
+                                                    (header, wasSealed, length, offset) ->
+                                                            out.add(
+                                                                    open(
+                                                                                    header,
+                                                                                    wasSealed,
+                                                                                    length, sink,
+                                                                                    subjects,
+                                                                                    buffers)
+                                                                            .at(
+                                                                                    handles[i],
+                                                                                    offset)));
+                                            return out;
+                                        } catch (IOException x) {
+                                            throw new UncheckedIOException(x);
+                                        }
+                                    })
+                            .toList();
         } catch (UncheckedIOException x) {
             throw x.getCause();
         }
@@ -432,49 +494,74 @@ public final class CollectionStorage implements Closeable {
         long[] walMax = {0, -1};
         WriteAheadLog.RecoveryReport[] report = new WriteAheadLog.RecoveryReport[1];
         Path walDir = dir.resolve("wal");
-        wal = WriteAheadLog.open(walDir, ctx.durability(), (gen, payload) -> {
-            if (gen < manifest.walGeneration()) {
-                return; // already folded into segments by a checkpoint that crashed before deleting it
-            }
-            ByteBuffer b = ByteBuffer.wrap(payload);
-            byte type = b.get();
-            if (type == PUT) {
-                SealedRecord r = SealedRecord.read(new DataInputStream(
-                        new ByteArrayInputStream(payload, 1, payload.length - 1)));
-                // The log's copies keep their vectors: they are few, and admitted as they come.
-                admit(open(r, null, new LastSubject(), new OpenBuffers()), walDir, dropped);
-                Live admitted = byOrdinal.get(r.ordinal());
-                if (admitted != null && admitted.seq() == r.seq()) {
-                    pendingSealed.put(r.ordinal(), r);
-                }
-                // Only in the log so far: the next checkpoint must write it into its bucket.
-                dirty.set(bucketIndex(r.subject()));
-                walBytes += payload.length + 8;
-                walMax[0] = Math.max(walMax[0], r.seq());
-                walMax[1] = Math.max(walMax[1], r.ordinal());
-            } else if (type == DELETE) {
-                int ord = b.getInt();
-                long deletionSeq = b.getLong();
-                walMax[0] = Math.max(walMax[0], deletionSeq);
-                walBytes += payload.length + 8;
-                // The entry deletes what held the ordinal before the deletion, never a newer
-                // record that reused the ordinal (one loaded from a segment, for instance).
-                Live gone = byOrdinal.get(ord);
-                if (gone != null && gone.seq() < deletionSeq) {
-                    byOrdinal.remove(ord);
-                    bucket(gone.subject()).remove(ord);
-                    dirty.set(bucketIndex(gone.subject()));
-                    dropped.logDeletes++;
-                    LOG.log(Level.DEBUG, "{0}: record {1} (version {2}) removed by a logged delete at version {3}",
-                            dir, gone.recordHash(), gone.seq(), deletionSeq);
-                }
-            } else {
-                throw new CorruptFileException(walDir, "write-ahead log entry of unknown type " + type);
-            }
-        }, report);
+        wal =
+                WriteAheadLog.open(
+                        walDir,
+                        ctx.durability(),
+                        (gen, payload) -> {
+                            if (gen < manifest.walGeneration()) {
+                                return; // already folded into segments by a checkpoint that crashed
+                                // before deleting it
+                            }
+                            ByteBuffer b = ByteBuffer.wrap(payload);
+                            byte type = b.get();
+                            if (type == PUT) {
+                                SealedRecord r =
+                                        SealedRecord.read(
+                                                new DataInputStream(
+                                                        new ByteArrayInputStream(
+                                                                payload, 1, payload.length - 1)));
+                                // The log's copies keep their vectors: they are few, and admitted
+                                // as they come.
+                                admit(
+                                        open(r, null, new LastSubject(), new OpenBuffers()),
+                                        walDir,
+                                        dropped);
+                                Live admitted = byOrdinal.get(r.ordinal());
+                                if (admitted != null && admitted.seq() == r.seq()) {
+                                    pendingSealed.put(r.ordinal(), r);
+                                }
+                                // Only in the log so far: the next checkpoint must write it into
+                                // its bucket.
+                                dirty.set(bucketIndex(r.subject()));
+                                walBytes += payload.length + 8;
+                                walMax[0] = Math.max(walMax[0], r.seq());
+                                walMax[1] = Math.max(walMax[1], r.ordinal());
+                            } else if (type == DELETE) {
+                                int ord = b.getInt();
+                                long deletionSeq = b.getLong();
+                                walMax[0] = Math.max(walMax[0], deletionSeq);
+                                walBytes += payload.length + 8;
+                                // The entry deletes what held the ordinal before the deletion,
+                                // never a newer
+                                // record that reused the ordinal (one loaded from a segment, for
+                                // instance).
+                                Live gone = byOrdinal.get(ord);
+                                if (gone != null && gone.seq() < deletionSeq) {
+                                    byOrdinal.remove(ord);
+                                    bucket(gone.subject()).remove(ord);
+                                    dirty.set(bucketIndex(gone.subject()));
+                                    dropped.logDeletes++;
+                                    LOG.log(
+                                            Level.DEBUG,
+                                            "{0}: record {1} (version {2}) removed by a logged"
+                                                    + " delete at version {3}",
+                                            dir,
+                                            gone.recordHash(),
+                                            gone.seq(),
+                                            deletionSeq);
+                                }
+                            } else {
+                                throw new CorruptFileException(
+                                        walDir, "write-ahead log entry of unknown type " + type);
+                            }
+                        },
+                        report);
         wal.deleteBefore(manifest.walGeneration());
-        nextSeq = Math.max(Math.max(manifest.nextSeq(), Math.max(maxSeq, walMax[0]) + 1),
-                ctx.journal().maxSeq(collectionHash) + 1);
+        nextSeq =
+                Math.max(
+                        Math.max(manifest.nextSeq(), Math.max(maxSeq, walMax[0]) + 1),
+                        ctx.journal().maxSeq(collectionHash) + 1);
         nextOrdinal = Math.max(manifest.nextOrdinal(), (int) Math.max(maxOrdinal, walMax[1]) + 1);
 
         destroyKeysOfDroppedSubjects();
@@ -486,8 +573,12 @@ public final class CollectionStorage implements Closeable {
         if (!removedStored && report[0].entries() == 0) {
             manifestUnchangedAtOpen = manifestAtOpen;
         }
-        boolean trusted = !removedStored && report[0].entries() == 0 && manifestAtOpen != null
-                && Arrays.equals(idMap.closedWith(), closeStamp(manifestAtOpen)) && idMap.size() == byOrdinal.size();
+        boolean trusted =
+                !removedStored
+                        && report[0].entries() == 0
+                        && manifestAtOpen != null
+                        && Arrays.equals(idMap.closedWith(), closeStamp(manifestAtOpen))
+                        && idMap.size() == byOrdinal.size();
         int repairs = trusted ? 0 : idMap.reconcile(liveHashes(), removedStored);
         if (removedStored) {
             // Something deleted after these files were written (a restored snapshot, or a crash
@@ -502,19 +593,31 @@ public final class CollectionStorage implements Closeable {
         for (Live l : byOrdinal.values()) {
             byOrdinal.put(l.ordinal(), l.withoutRecord());
         }
-        openReport = new OpenReport(byOrdinal.size(), dropped.deleted, dropped.superseded, dropped.logDeletes, report[0],
-                orphans, idMap.rebuiltAtOpen(), repairs, trusted);
-        if (removedStored || orphans > 0 || report[0].tornBytesDropped() > 0 || openReport.idMapRebuilt()) {
+        openReport =
+                new OpenReport(
+                        byOrdinal.size(),
+                        dropped.deleted,
+                        dropped.superseded,
+                        dropped.logDeletes,
+                        report[0],
+                        orphans,
+                        idMap.rebuiltAtOpen(),
+                        repairs,
+                        trusted);
+        if (removedStored
+                || orphans > 0
+                || report[0].tornBytesDropped() > 0
+                || openReport.idMapRebuilt()) {
             LOG.log(Level.INFO, "{0}: opened with recovery: {1}", dir, openReport);
         }
     }
 
     /**
-     * A crash between a subject drop's journal entry and its key destruction leaves the key in
-     * the keystore; finish the job. A scope with live records newer than the drop has a new key
-     * (the subject came back), which stays; so does the key of a scope re-admitted after its
-     * drop (a forget's drop is sealed, key destroyed, before a re-admission can follow it), whose
-     * records may be missing here only because older files were restored.
+     * A crash between a subject drop's journal entry and its key destruction leaves the key in the
+     * keystore; finish the job. A scope with live records newer than the drop has a new key (the
+     * subject came back), which stays; so does the key of a scope re-admitted after its drop (a
+     * forget's drop is sealed, key destroyed, before a re-admission can follow it), whose records
+     * may be missing here only because older files were restored.
      */
     private void destroyKeysOfDroppedSubjects() throws IOException {
         Map<KeyedHash.Hash, Long> drops = ctx.journal().subjectDrops(collectionHash);
@@ -528,25 +631,39 @@ public final class CollectionStorage implements Closeable {
             Long latest = null;
             for (IntIterator it = bucket(drop.getKey()).getIntIterator(); it.hasNext(); ) {
                 Live l = byOrdinal.get(it.next());
-                if (l != null && l.subject().equals(drop.getKey()) && (latest == null || l.seq() > latest)) {
+                if (l != null
+                        && l.subject().equals(drop.getKey())
+                        && (latest == null || l.seq() > latest)) {
                     latest = l.seq();
                 }
             }
             Long back = readmitted.get(drop.getKey());
-            if ((latest == null || latest < drop.getValue()) && (back == null || back < drop.getValue())) {
+            if ((latest == null || latest < drop.getValue())
+                    && (back == null || back < drop.getValue())) {
                 ctx.keystore().destroy(drop.getKey());
             }
         }
     }
 
     /** Why a stored copy could not be opened; it matters only if the copy is admitted. */
-    private enum OpenFailure { NO_KEY, DOES_NOT_DECRYPT, HASHES_DIFFER, READ_FAILED, REFUSED_BY_SINK }
+    private enum OpenFailure {
+        NO_KEY,
+        DOES_NOT_DECRYPT,
+        HASHES_DIFFER,
+        READ_FAILED,
+        REFUSED_BY_SINK
+    }
 
     /**
      * A stored copy opened ahead of its admission: its header (the sealed bytes dropped), and the
      * record or why there is none.
      */
-    private record Opened(SealedRecord stored, VectorRecord record, OpenFailure failure, Exception cause, int segment,
+    private record Opened(
+            SealedRecord stored,
+            VectorRecord record,
+            OpenFailure failure,
+            Exception cause,
+            int segment,
             long offset) {
         Opened(SealedRecord stored, VectorRecord record, OpenFailure failure, Exception cause) {
             this(stored, record, failure, cause, 0, 0);
@@ -559,33 +676,43 @@ public final class CollectionStorage implements Closeable {
     }
 
     /**
-     * What one segment's records are decrypted and decoded into, one after the other, instead
-     * of two arrays per record (at a 1M-record open those were 3 of the 9.6 GB allocated, and
-     * the heap grows, page by fresh page, to absorb them). Zeroed after each record.
+     * What one segment's records are decrypted and decoded into, one after the other, instead of
+     * two arrays per record (at a 1M-record open those were 3 of the 9.6 GB allocated, and the heap
+     * grows, page by fresh page, to absorb them). Zeroed after each record.
      */
     private static final class OpenBuffers {
         byte[] plain = SealedRecord.NO_BYTES;
-        /** Sized by the first record that goes to a sink; reused while the vectors have its length. */
+
+        /**
+         * Sized by the first record that goes to a sink; reused while the vectors have its length.
+         */
         float[] vector;
     }
 
     /**
-     * Decrypts, decodes and checks one stored copy. Touches no state of this class, so segments
-     * are opened in parallel; a failure is kept, not thrown, because a copy the tombstone
-     * journal deletes or a newer version supersedes is dropped without being read (its key may
-     * be gone), exactly as when each copy was opened at its admission. A copy the journal does
-     * not delete goes to {@code sink} (when given), which may take its vector.
+     * Decrypts, decodes and checks one stored copy. Touches no state of this class, so segments are
+     * opened in parallel; a failure is kept, not thrown, because a copy the tombstone journal
+     * deletes or a newer version supersedes is dropped without being read (its key may be gone),
+     * exactly as when each copy was opened at its admission. A copy the journal does not delete
+     * goes to {@code sink} (when given), which may take its vector.
      */
     private Opened open(SealedRecord r, LoadSink sink, LastSubject subjects, OpenBuffers buffers) {
-        SealedRecord header = new SealedRecord(r.ordinal(), r.seq(), r.subject(), r.record(), SealedRecord.NO_BYTES);
+        SealedRecord header =
+                new SealedRecord(
+                        r.ordinal(), r.seq(), r.subject(), r.record(), SealedRecord.NO_BYTES);
         return open(header, r.sealed(), r.sealed().length, sink, subjects, buffers);
     }
 
     /**
-     * As above, for a copy whose header is {@code r} (its own sealed bytes empty) and whose
-     * sealed bytes are the first {@code sealedLength} of {@code sealed}.
+     * As above, for a copy whose header is {@code r} (its own sealed bytes empty) and whose sealed
+     * bytes are the first {@code sealedLength} of {@code sealed}.
      */
-    private Opened open(SealedRecord r, byte[] sealed, int sealedLength, LoadSink sink, LastSubject subjects,
+    private Opened open(
+            SealedRecord r,
+            byte[] sealed,
+            int sealedLength,
+            LoadSink sink,
+            LastSubject subjects,
             OpenBuffers buffers) {
         try {
             DataKey key = ctx.keystore().find(r.subject());
@@ -597,8 +724,14 @@ public final class CollectionStorage implements Closeable {
                 buffers.plain = new byte[Math.max(sealedLength, 2 * buffers.plain.length)];
             }
             try {
-                int length = ctx.sealer().openInto(key, RecordCipher.aad(r.subject(), r.record(), r.seq()), sealed,
-                        sealedLength, buffers.plain);
+                int length =
+                        ctx.sealer()
+                                .openInto(
+                                        key,
+                                        RecordCipher.aad(r.subject(), r.record(), r.seq()),
+                                        sealed,
+                                        sealedLength,
+                                        buffers.plain);
                 rec = RecordCodec.read(buffers.plain, length, sink == null ? null : buffers.vector);
             } catch (AEADBadTagException e) {
                 return new Opened(r, null, OpenFailure.DOES_NOT_DECRYPT, e);
@@ -614,7 +747,9 @@ public final class CollectionStorage implements Closeable {
                         || !subjects.hash(rec.tenant(), rec.subject()).equals(r.subject())) {
                     return new Opened(r, null, OpenFailure.HASHES_DIFFER, null);
                 }
-                if (sink != null && !ctx.journal().isDeleted(collectionHash, r.record(), r.subject(), r.seq())) {
+                if (sink != null
+                        && !ctx.journal()
+                                .isDeleted(collectionHash, r.record(), r.subject(), r.seq())) {
                     try {
                         rec = sink.opened(r.ordinal(), r.seq(), rec);
                     } catch (RuntimeException e) {
@@ -623,7 +758,8 @@ public final class CollectionStorage implements Closeable {
                 }
                 float[] held = RecordAccess.vectorUnsafe(rec);
                 if (held != null && held == buffers.vector) {
-                    // The sink left the vector in the record (or was not asked): it needs one of its own.
+                    // The sink left the vector in the record (or was not asked): it needs one of
+                    // its own.
                     rec = RecordAccess.withVector(rec, held.clone());
                 }
                 return new Opened(r, rec, null, null);
@@ -640,21 +776,28 @@ public final class CollectionStorage implements Closeable {
     }
 
     /**
-     * Loads one stored copy of a record, opened by {@link #open}: keeps it, unless the journal
-     * says it was deleted. Ordinals are reused, and segments load in no particular
-     * order, so an ordinal may be claimed by a deleted record and by the newer record that took
-     * its ordinal over: the copy with the higher sequence number holds the ordinal, and a
-     * deleted copy only ever removes itself, never a different record at its ordinal.
+     * Loads one stored copy of a record, opened by {@link #open}: keeps it, unless the journal says
+     * it was deleted. Ordinals are reused, and segments load in no particular order, so an ordinal
+     * may be claimed by a deleted record and by the newer record that took its ordinal over: the
+     * copy with the higher sequence number holds the ordinal, and a deleted copy only ever removes
+     * itself, never a different record at its ordinal.
      */
     private void admit(Opened o, Path where, Decisions dropped) throws IOException {
         SealedRecord r = o.stored();
         if (ctx.journal().isDeleted(collectionHash, r.record(), r.subject(), r.seq())) {
             dropped.deleted++;
-            LOG.log(Level.INFO, "{0}: dropped a stored copy of record {1} (version {2}): the tombstone journal deletes it",
-                    where, r.record(), r.seq());
+            LOG.log(
+                    Level.INFO,
+                    "{0}: dropped a stored copy of record {1} (version {2}): the tombstone journal"
+                            + " deletes it",
+                    where,
+                    r.record(),
+                    r.seq());
             dirty.set(bucketIndex(r.subject()));
             Live current = byOrdinal.get(r.ordinal());
-            if (current != null && current.seq() == r.seq() && current.recordHash().equals(r.record())) {
+            if (current != null
+                    && current.seq() == r.seq()
+                    && current.recordHash().equals(r.record())) {
                 byOrdinal.remove(r.ordinal());
                 bucket(current.subject()).remove(r.ordinal());
             }
@@ -665,30 +808,49 @@ public final class CollectionStorage implements Closeable {
             // A stale copy of a record whose ordinal a newer record took over: not live. Its
             // bucket is rewritten without it at the checkpoint the open runs.
             dropped.superseded++;
-            LOG.log(Level.WARNING, "{0}: dropped a stored copy of record {1} (version {2}): ordinal {3} is held by"
-                    + " record {4} (version {5}) and no deletion names the older copy", where, r.record(), r.seq(),
-                    r.ordinal(), holder.recordHash(), holder.seq());
+            LOG.log(
+                    Level.WARNING,
+                    "{0}: dropped a stored copy of record {1} (version {2}): ordinal {3} is held by"
+                            + " record {4} (version {5}) and no deletion names the older copy",
+                    where,
+                    r.record(),
+                    r.seq(),
+                    r.ordinal(),
+                    holder.recordHash(),
+                    holder.seq());
             dirty.set(bucketIndex(r.subject()));
             return;
         }
         if (o.failure() == OpenFailure.NO_KEY) {
-            throw new CorruptFileException(where, "a record is sealed under a key the keystore does not hold and no"
-                    + " deletion names it (was the store opened with another keystore folder?)");
+            throw new CorruptFileException(
+                    where,
+                    "a record is sealed under a key the keystore does not hold and no deletion"
+                            + " names it (was the store opened with another keystore folder?)");
         } else if (o.failure() == OpenFailure.DOES_NOT_DECRYPT) {
-            throw new CorruptFileException(where, "a record does not decrypt: its bytes, its header or its key"
-                    + " were changed (wrong master key?)", o.cause());
+            throw new CorruptFileException(
+                    where,
+                    "a record does not decrypt: its bytes, its header or its key"
+                            + " were changed (wrong master key?)",
+                    o.cause());
         } else if (o.failure() == OpenFailure.HASHES_DIFFER) {
-            throw new CorruptFileException(where, "a record decrypts but its tenant, subject or id do not match"
-                    + " the hashes stored with it");
+            throw new CorruptFileException(
+                    where,
+                    "a record decrypts but its tenant, subject or id do not match"
+                            + " the hashes stored with it");
         } else if (o.failure() == OpenFailure.READ_FAILED) {
             throw (IOException) o.cause();
         } else if (o.failure() == OpenFailure.REFUSED_BY_SINK) {
             throw (RuntimeException) o.cause();
         }
         VectorRecord rec = o.record();
-        Live old = byOrdinal.put(r.ordinal(), new Live(r.ordinal(), rec, r.seq(), r.subject(), r.record()));
+        Live old =
+                byOrdinal.put(
+                        r.ordinal(), new Live(r.ordinal(), rec, r.seq(), r.subject(), r.record()));
         if (o.segment() != 0) {
-            placeCopy(r.ordinal(), o.segment(), o.offset()); // a copy from the log is in pendingSealed
+            placeCopy(
+                    r.ordinal(),
+                    o.segment(),
+                    o.offset()); // a copy from the log is in pendingSealed
         }
         if (old != null) {
             bucket(old.subject()).remove(r.ordinal());
@@ -706,7 +868,11 @@ public final class CollectionStorage implements Closeable {
                 if (!named.contains(f.getFileName().toString())) {
                     Files.delete(f);
                     removed++;
-                    LOG.log(Level.INFO, "{0}: removed {1}, which no manifest names (a checkpoint cut short)", dir, f.getFileName());
+                    LOG.log(
+                            Level.INFO,
+                            "{0}: removed {1}, which no manifest names (a checkpoint cut short)",
+                            dir,
+                            f.getFileName());
                 }
             }
         }
@@ -727,11 +893,11 @@ public final class CollectionStorage implements Closeable {
     }
 
     /**
-     * Durably stores a batch. {@code replaced} are the records the batch supersedes (same
-     * tenant and id); their old versions are deleted in the same log write. The id map still
-     * resolves the batch's ids as before (the replaced versions, or nothing) until
-     * {@link #publishIds}: the caller makes the new records readable first, so a lookup never
-     * falls into the gap between the two versions.
+     * Durably stores a batch. {@code replaced} are the records the batch supersedes (same tenant
+     * and id); their old versions are deleted in the same log write. The id map still resolves the
+     * batch's ids as before (the replaced versions, or nothing) until {@link #publishIds}: the
+     * caller makes the new records readable first, so a lookup never falls into the gap between the
+     * two versions.
      */
     public void put(List<Placed> batch, List<Placed> replaced) throws IOException {
         List<byte[]> entries = new ArrayList<>(batch.size() + replaced.size());
@@ -746,7 +912,8 @@ public final class CollectionStorage implements Closeable {
             KeyedHash.Hash subject = subjectHash(r.tenant(), r.subject());
             KeyedHash.Hash record = ctx.hashes().record(r.tenant(), r.id());
             DataKey key = ctx.keystore().getOrCreate(subject);
-            byte[] sealed = ctx.sealer().seal(key, RecordCipher.aad(subject, record, seq), encode(r));
+            byte[] sealed =
+                    ctx.sealer().seal(key, RecordCipher.aad(subject, record, seq), encode(r));
             SealedRecord s = new SealedRecord(p.ordinal(), seq, subject, record, sealed);
             ByteArrayOutputStream bytes = new ByteArrayOutputStream(sealed.length + 96);
             DataOutputStream out = new DataOutputStream(bytes);
@@ -838,11 +1005,12 @@ public final class CollectionStorage implements Closeable {
 
     /**
      * Deletes every record of one (tenant, subject) in this collection and destroys the scope's
-     * data key, so any copy of its ciphertext anywhere (old log generations, snapshots,
-     * backups) is unreadable. {@link #purgeDeleted()}, which the caller runs next, then
-     * rewrites the live files without it.
+     * data key, so any copy of its ciphertext anywhere (old log generations, snapshots, backups) is
+     * unreadable. {@link #purgeDeleted()}, which the caller runs next, then rewrites the live files
+     * without it.
      */
-    public void dropSubject(String tenant, String subject, List<Placed> removed) throws IOException {
+    public void dropSubject(String tenant, String subject, List<Placed> removed)
+            throws IOException {
         KeyedHash.Hash scope = subjectHash(tenant, subject);
         long seq = nextSeq++;
         ctx.journal().subjectDropped(collectionHash, scope, seq);
@@ -862,8 +1030,8 @@ public final class CollectionStorage implements Closeable {
 
     /**
      * Removes deleted records' ciphertext from the live files: a forced checkpoint, and after a
-     * subject drop a fresh id map file (Chronicle Map keeps removed entries' bytes). If this
-     * fails the deletion still stands (it is journaled); the next checkpoint retries.
+     * subject drop a fresh id map file (Chronicle Map keeps removed entries' bytes). If this fails
+     * the deletion still stands (it is journaled); the next checkpoint retries.
      */
     public void purgeDeleted() throws IOException {
         checkpoint(true);
@@ -887,11 +1055,12 @@ public final class CollectionStorage implements Closeable {
     }
 
     /**
-     * Finishes the drop of a collection found on disk although the journal says it was
-     * dropped: destroys the key of every scope its files name (read from the clear-text
-     * headers, nothing is decrypted). The caller then deletes the folder.
+     * Finishes the drop of a collection found on disk although the journal says it was dropped:
+     * destroys the key of every scope its files name (read from the clear-text headers, nothing is
+     * decrypted). The caller then deletes the folder.
      */
-    public static void purgeDropped(Path dir, String collectionId, StoreContext ctx) throws IOException {
+    public static void purgeDropped(Path dir, String collectionId, StoreContext ctx)
+            throws IOException {
         Set<KeyedHash.Hash> scopes = new HashSet<>();
         if (Files.exists(dir.resolve(Manifest.FILE))) {
             Manifest m = Manifest.read(dir);
@@ -905,12 +1074,23 @@ public final class CollectionStorage implements Closeable {
             }
         }
         if (Files.isDirectory(dir.resolve("wal"))) {
-            WriteAheadLog.open(dir.resolve("wal"), Durability.ASYNC, (gen, payload) -> {
-                if (payload.length > 0 && payload[0] == PUT) {
-                    scopes.add(SealedRecord.read(new DataInputStream(
-                            new ByteArrayInputStream(payload, 1, payload.length - 1))).subject());
-                }
-            }, null).close();
+            WriteAheadLog.open(
+                            dir.resolve("wal"),
+                            Durability.ASYNC,
+                            (gen, payload) -> {
+                                if (payload.length > 0 && payload[0] == PUT) {
+                                    scopes.add(
+                                            SealedRecord.read(
+                                                            new DataInputStream(
+                                                                    new ByteArrayInputStream(
+                                                                            payload,
+                                                                            1,
+                                                                            payload.length - 1)))
+                                                    .subject());
+                                }
+                            },
+                            null)
+                    .close();
         }
         for (KeyedHash.Hash s : scopes) {
             ctx.keystore().destroy(s);
@@ -997,14 +1177,14 @@ public final class CollectionStorage implements Closeable {
 
     /**
      * Reads and decrypts the stored copy of the record at {@code ordinal}: the log's copy if it
-     * came after the last checkpoint, else the one in its bucket's segment. Takes no writer lock
-     * (a get or a search runs it). The copy may be of a record that has since left the ordinal,
-     * or of the one that took it: the caller checks the record against the one it asked for.
+     * came after the last checkpoint, else the one in its bucket's segment. Takes no writer lock (a
+     * get or a search runs it). The copy may be of a record that has since left the ordinal, or of
+     * the one that took it: the caller checks the record against the one it asked for.
      *
-     * @return the record, vector and all (the caller wipes what it does not keep), or null when
-     *     the ordinal has no copy at hand or its scope's key is gone (forgotten meanwhile)
-     * @throws CorruptFileException when the copy where it should be is not a copy of this
-     *     ordinal or does not decrypt, naming the file
+     * @return the record, vector and all (the caller wipes what it does not keep), or null when the
+     *     ordinal has no copy at hand or its scope's key is gone (forgotten meanwhile)
+     * @throws CorruptFileException when the copy where it should be is not a copy of this ordinal
+     *     or does not decrypt, naming the file
      */
     public VectorRecord readStored(int ordinal) throws IOException {
         SealedRecord copy;
@@ -1014,7 +1194,10 @@ public final class CollectionStorage implements Closeable {
             copy = pendingSealed.get(ordinal);
             where = dir.resolve("wal");
             if (copy == null) {
-                SegmentFile f = ordinal >= 0 && ordinal < copySegment.length ? segmentFiles.get(copySegment[ordinal]) : null;
+                SegmentFile f =
+                        ordinal >= 0 && ordinal < copySegment.length
+                                ? segmentFiles.get(copySegment[ordinal])
+                                : null;
                 if (f == null) {
                     return null;
                 }
@@ -1030,12 +1213,24 @@ public final class CollectionStorage implements Closeable {
         }
         byte[] plain = new byte[copy.sealed().length];
         try {
-            int length = ctx.sealer().openInto(key, RecordCipher.aad(copy.subject(), copy.record(), copy.seq()),
-                    copy.sealed(), copy.sealed().length, plain);
+            int length =
+                    ctx.sealer()
+                            .openInto(
+                                    key,
+                                    RecordCipher.aad(copy.subject(), copy.record(), copy.seq()),
+                                    copy.sealed(),
+                                    copy.sealed().length,
+                                    plain);
             return RecordCodec.read(plain, length, null);
         } catch (AEADBadTagException e) {
-            throw new CorruptFileException(where, "the stored copy of ordinal " + ordinal + " (version " + copy.seq()
-                    + ") does not decrypt: its bytes, its header or its key were changed", e);
+            throw new CorruptFileException(
+                    where,
+                    "the stored copy of ordinal "
+                            + ordinal
+                            + " (version "
+                            + copy.seq()
+                            + ") does not decrypt: its bytes, its header or its key were changed",
+                    e);
         } finally {
             Arrays.fill(plain, (byte) 0);
         }
@@ -1045,12 +1240,12 @@ public final class CollectionStorage implements Closeable {
     public record Residue(long occurrences, List<String> files, int filesScanned) {}
 
     /**
-     * Byte-scans every live file that could hold a copy of these (deleted) records: the
-     * segments of their shard buckets and every write-ahead log generation. It looks for the
-     * keyed hash each sealed copy carries in clear, at any offset, so a copy is found whether or
-     * not the file still parses. (The id map is not scanned: a removed entry's key bytes may stay
-     * in its free space, and they are the same keyed hash the tombstone journal keeps on purpose;
-     * the map is checked by lookup instead.)
+     * Byte-scans every live file that could hold a copy of these (deleted) records: the segments of
+     * their shard buckets and every write-ahead log generation. It looks for the keyed hash each
+     * sealed copy carries in clear, at any offset, so a copy is found whether or not the file still
+     * parses. (The id map is not scanned: a removed entry's key bytes may stay in its free space,
+     * and they are the same keyed hash the tombstone journal keeps on purpose; the map is checked
+     * by lookup instead.)
      */
     public Residue scanForCopies(List<VectorRecord> deleted) throws IOException {
         List<byte[]> needles = new ArrayList<>(deleted.size());
@@ -1076,7 +1271,9 @@ public final class CollectionStorage implements Closeable {
                 continue;
             }
             scanned++;
-            int n = dev.nepenthe.core.internal.io.ForensicScan.countAny(IoErrors.readAllBytes(f), needles);
+            int n =
+                    dev.nepenthe.core.internal.io.ForensicScan.countAny(
+                            IoErrors.readAllBytes(f), needles);
             if (n > 0) {
                 found += n;
                 holding.add(dir.relativize(f).toString());
@@ -1093,15 +1290,25 @@ public final class CollectionStorage implements Closeable {
      *
      * @return how many sealed records were removed
      */
-    public static int purgeSnapshotCopy(Path snapshotDir, Set<KeyedHash.Hash> recordHashes) throws IOException {
+    public static int purgeSnapshotCopy(Path snapshotDir, Set<KeyedHash.Hash> recordHashes)
+            throws IOException {
         if (!Files.exists(snapshotDir.resolve(Manifest.FILE))) {
             return 0;
         }
-        for (Path p : List.of(snapshotDir, snapshotDir.resolve("segments"), snapshotDir.resolve(Manifest.FILE))) {
+        for (Path p :
+                List.of(
+                        snapshotDir,
+                        snapshotDir.resolve("segments"),
+                        snapshotDir.resolve(Manifest.FILE))) {
             if (Files.isSymbolicLink(p)) {
                 // A rewrite through a link would write wherever it points.
-                throw new IllegalStateException("snapshot copy " + snapshotDir + ": " + p.getFileName()
-                        + " is a symbolic link; expected the folder and files a snapshot writes");
+                throw new IllegalStateException(
+                        "snapshot copy "
+                                + snapshotDir
+                                + ": "
+                                + p.getFileName()
+                                + " is a symbolic link; expected the folder and files a snapshot"
+                                + " writes");
             }
         }
         Manifest m = Manifest.read(snapshotDir);
@@ -1112,7 +1319,8 @@ public final class CollectionStorage implements Closeable {
         for (Map.Entry<Integer, String> e : m.segments().entrySet()) {
             Path f = snapshotDir.resolve("segments").resolve(e.getValue());
             List<SealedRecord> records = SegmentFiles.read(f, e.getKey());
-            List<SealedRecord> kept = records.stream().filter(r -> !recordHashes.contains(r.record())).toList();
+            List<SealedRecord> kept =
+                    records.stream().filter(r -> !recordHashes.contains(r.record())).toList();
             if (kept.size() == records.size()) {
                 continue;
             }
@@ -1130,7 +1338,14 @@ public final class CollectionStorage implements Closeable {
             return 0;
         }
         ChecksummedFiles.fsyncDirectory(snapshotDir.resolve("segments"));
-        new Manifest(m.buckets(), m.nextSeq(), m.nextOrdinal(), m.walGeneration(), nextSegment, segments).write(snapshotDir);
+        new Manifest(
+                        m.buckets(),
+                        m.nextSeq(),
+                        m.nextOrdinal(),
+                        m.walGeneration(),
+                        nextSegment,
+                        segments)
+                .write(snapshotDir);
         for (String old : superseded) {
             Files.deleteIfExists(snapshotDir.resolve("segments").resolve(old));
         }
@@ -1139,21 +1354,33 @@ public final class CollectionStorage implements Closeable {
     }
 
     /** Occurrences of the given keyed hashes in any file of a snapshot copy of a collection. */
-    public static long scanSnapshotCopy(Path snapshotDir, List<byte[]> recordHashes) throws IOException {
+    public static long scanSnapshotCopy(Path snapshotDir, List<byte[]> recordHashes)
+            throws IOException {
         long found = 0;
         if (!Files.isDirectory(snapshotDir) || recordHashes.isEmpty()) {
             return 0;
         }
         try (java.util.stream.Stream<Path> files = Files.walk(snapshotDir)) {
-            // Regular files only, never through a link: the scan reads the copy, not what a link names.
-            for (Path f : files.filter(f -> Files.isRegularFile(f, java.nio.file.LinkOption.NOFOLLOW_LINKS)).toList()) {
-                found += dev.nepenthe.core.internal.io.ForensicScan.countAny(IoErrors.readAllBytes(f), recordHashes);
+            // Regular files only, never through a link: the scan reads the copy, not what a link
+            // names.
+            for (Path f :
+                    files.filter(
+                                    f ->
+                                            Files.isRegularFile(
+                                                    f, java.nio.file.LinkOption.NOFOLLOW_LINKS))
+                            .toList()) {
+                found +=
+                        dev.nepenthe.core.internal.io.ForensicScan.countAny(
+                                IoErrors.readAllBytes(f), recordHashes);
             }
         }
         return found;
     }
 
-    /** The write sequence number the next write will get: a snapshot taken now holds every version below it. */
+    /**
+     * The write sequence number the next write will get: a snapshot taken now holds every version
+     * below it.
+     */
     public long nextVersion() {
         return nextSeq;
     }
@@ -1167,7 +1394,8 @@ public final class CollectionStorage implements Closeable {
      *
      * @param tenant the re-admitted subject's tenant (unused without a subject)
      * @param subject the re-admitted subject, or null for a re-admission of record ids
-     * @return the floor: every record written before this call has a lower version, every later one a higher
+     * @return the floor: every record written before this call has a lower version, every later one
+     *     a higher
      */
     public long reserveVersionFloor(String tenant, String subject) throws IOException {
         long floor = nextSeq++;
@@ -1180,8 +1408,8 @@ public final class CollectionStorage implements Closeable {
     }
 
     /**
-     * Makes every later write's version higher than {@code version} (the journal that would
-     * have ensured it at open may have been lost); the next checkpoint's manifest keeps it.
+     * Makes every later write's version higher than {@code version} (the journal that would have
+     * ensured it at open may have been lost); the next checkpoint's manifest keeps it.
      */
     public void ensureVersionAbove(long version) {
         nextSeq = Math.max(nextSeq, version + 1);
@@ -1190,8 +1418,8 @@ public final class CollectionStorage implements Closeable {
     // ---- checkpoints and snapshots ---------------------------------------------------------
 
     /**
-     * Folds the log into segments: rotate the log, rewrite each dirty bucket's segment (from
-     * the live records, sealed afresh), commit a manifest naming the new files, then delete the
+     * Folds the log into segments: rotate the log, rewrite each dirty bucket's segment (from the
+     * live records, sealed afresh), commit a manifest naming the new files, then delete the
      * superseded segments and log generations.
      *
      * @param force checkpoint even when the log is small (deletions always force one)
@@ -1204,7 +1432,8 @@ public final class CollectionStorage implements Closeable {
         Map<Integer, String> segments = new HashMap<>(manifest.segments());
         List<String> superseded = new ArrayList<>();
         long nextSegment = manifest.nextSegmentId();
-        // Per rewritten bucket: its new file (null when emptied), its members and their copies' offsets.
+        // Per rewritten bucket: its new file (null when emptied), its members and their copies'
+        // offsets.
         record Rewritten(int bucket, String name, int[] ordinals, long[] offsets) {}
         List<Rewritten> rewritten = new ArrayList<>();
         for (int b = dirty.nextSetBit(0); b >= 0; b = dirty.nextSetBit(b + 1)) {
@@ -1246,7 +1475,8 @@ public final class CollectionStorage implements Closeable {
             rewritten.add(new Rewritten(b, name, ordinals, offsets));
         }
         ChecksummedFiles.fsyncDirectory(dir.resolve("segments"));
-        manifest = new Manifest(manifest.buckets(), nextSeq, nextOrdinal, gen, nextSegment, segments);
+        manifest =
+                new Manifest(manifest.buckets(), nextSeq, nextOrdinal, gen, nextSegment, segments);
         manifest.write(dir);
         // Reads move to the new files before the old ones go; the log's copies are in them now.
         copies.writeLock().lock();
@@ -1289,25 +1519,35 @@ public final class CollectionStorage implements Closeable {
     }
 
     private SealedRecord reseal(Live l) {
-        Function<VectorRecord, byte[]> seal = r -> {
-            if (r == null || !ctx.hashes().record(r.tenant(), r.id()).equals(l.recordHash())) {
-                throw new IllegalStateException(dir + ": the live record at ordinal " + l.ordinal() + " has no sealed"
-                        + " copy and its plaintext is not at hand; the checkpoint stops before writing a segment"
-                        + " without it");
-            }
-            byte[] plain = encode(r);
-            try {
-                DataKey key = ctx.keystore().find(l.subject());
-                if (key == null) {
-                    throw new IllegalStateException("live record's scope has no key");
-                }
-                return ctx.sealer().seal(key, RecordCipher.aad(l.subject(), l.recordHash(), l.seq()), plain);
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
-            } finally {
-                Arrays.fill(plain, (byte) 0);
-            }
-        };
+        Function<VectorRecord, byte[]> seal =
+                r -> {
+                    if (r == null
+                            || !ctx.hashes().record(r.tenant(), r.id()).equals(l.recordHash())) {
+                        throw new IllegalStateException(
+                                dir
+                                        + ": the live record at ordinal "
+                                        + l.ordinal()
+                                        + " has no sealed copy and its plaintext is not at hand;"
+                                        + " the checkpoint stops before writing a segment without"
+                                        + " it");
+                    }
+                    byte[] plain = encode(r);
+                    try {
+                        DataKey key = ctx.keystore().find(l.subject());
+                        if (key == null) {
+                            throw new IllegalStateException("live record's scope has no key");
+                        }
+                        return ctx.sealer()
+                                .seal(
+                                        key,
+                                        RecordCipher.aad(l.subject(), l.recordHash(), l.seq()),
+                                        plain);
+                    } catch (IOException e) {
+                        throw new UncheckedIOException(e);
+                    } finally {
+                        Arrays.fill(plain, (byte) 0);
+                    }
+                };
         byte[] sealed;
         if (l.record() == null) {
             sealed = plaintext.lend(l.ordinal(), seal);
@@ -1326,19 +1566,21 @@ public final class CollectionStorage implements Closeable {
     }
 
     /**
-     * Copies a consistent image of this collection's data files into {@code target}: the
-     * manifest and the segments it names. The caller checkpoints first and lets no write in
-     * until the copy is done, so the log holds nothing the segments lack. The keystore is
-     * never copied.
+     * Copies a consistent image of this collection's data files into {@code target}: the manifest
+     * and the segments it names. The caller checkpoints first and lets no write in until the copy
+     * is done, so the log holds nothing the segments lack. The keystore is never copied.
      */
     public void snapshotTo(Path target) throws IOException {
         if (walBytes > 0 || !dirty.isEmpty()) {
-            throw new IllegalStateException("snapshot needs a checkpoint first: the log holds unfolded writes");
+            throw new IllegalStateException(
+                    "snapshot needs a checkpoint first: the log holds unfolded writes");
         }
         Files.createDirectories(target.resolve("segments"));
         // Never through a link: one planted among the data files is refused, not its target copied.
         for (String s : manifest.segments().values()) {
-            FileCopies.copyRegularFile(dir.resolve("segments").resolve(s), target.resolve("segments").resolve(s),
+            FileCopies.copyRegularFile(
+                    dir.resolve("segments").resolve(s),
+                    target.resolve("segments").resolve(s),
                     StandardCopyOption.COPY_ATTRIBUTES);
         }
         FileCopies.copyRegularFile(dir.resolve(Manifest.FILE), target.resolve(Manifest.FILE));
@@ -1377,7 +1619,11 @@ public final class CollectionStorage implements Closeable {
 
     private int bucketIndex(KeyedHash.Hash subject) {
         byte[] b = subject.bytes();
-        int h = ((b[0] & 0xFF) << 24) | ((b[1] & 0xFF) << 16) | ((b[2] & 0xFF) << 8) | (b[3] & 0xFF);
+        int h =
+                ((b[0] & 0xFF) << 24)
+                        | ((b[1] & 0xFF) << 16)
+                        | ((b[2] & 0xFF) << 8)
+                        | (b[3] & 0xFF);
         return Math.floorMod(h, buckets.size());
     }
 
@@ -1405,8 +1651,8 @@ public final class CollectionStorage implements Closeable {
     /**
      * The digest of the manifest this open loaded, if the records it admitted are exactly what
      * those files hold: nothing replayed from the write-ahead log, nothing the tombstone journal
-     * deletes. Null otherwise, or when there was no manifest. Reconciliation compares it with
-     * the digest a clean close recorded beside the keys ({@link #manifestAtClose}).
+     * deletes. Null otherwise, or when there was no manifest. Reconciliation compares it with the
+     * digest a clean close recorded beside the keys ({@link #manifestAtClose}).
      */
     public byte[] manifestIfOpenedUnchanged() {
         return manifestUnchangedAtOpen == null ? null : manifestUnchangedAtOpen.clone();
@@ -1426,7 +1672,10 @@ public final class CollectionStorage implements Closeable {
      * manifest and count give the same stamp.
      */
     private byte[] closeStamp(byte[] manifestDigest) {
-        return ByteBuffer.allocate(manifestDigest.length + 4).put(manifestDigest).putInt(byOrdinal.size()).array();
+        return ByteBuffer.allocate(manifestDigest.length + 4)
+                .put(manifestDigest)
+                .putInt(byOrdinal.size())
+                .array();
     }
 
     /** SHA-256 of the manifest file's bytes, or null when there is none. */
@@ -1436,7 +1685,8 @@ public final class CollectionStorage implements Closeable {
             return null;
         }
         try {
-            return java.security.MessageDigest.getInstance("SHA-256").digest(IoErrors.readAllBytes(f));
+            return java.security.MessageDigest.getInstance("SHA-256")
+                    .digest(IoErrors.readAllBytes(f));
         } catch (java.security.NoSuchAlgorithmException e) {
             throw new IllegalStateException(e);
         }
@@ -1447,9 +1697,9 @@ public final class CollectionStorage implements Closeable {
     }
 
     /**
-     * Closes after an open whose caller could not take the records (one failed its checks), as
-     * a failed load closes: nothing checkpointed or purged, the id map not stamped as closed
-     * cleanly, so the next open checks it against the records again.
+     * Closes after an open whose caller could not take the records (one failed its checks), as a
+     * failed load closes: nothing checkpointed or purged, the id map not stamped as closed cleanly,
+     * so the next open checks it against the records again.
      */
     public void abandon() {
         closeQuietly();
@@ -1469,13 +1719,21 @@ public final class CollectionStorage implements Closeable {
                 wal.close();
             }
         } catch (IOException e) {
-            LOG.log(Level.WARNING, "closing the write-ahead log of {0} failed: {1}", dir, e.getMessage());
+            LOG.log(
+                    Level.WARNING,
+                    "closing the write-ahead log of {0} failed: {1}",
+                    dir,
+                    e.getMessage());
         }
         if (idMap != null) {
             try {
                 idMap.close(idMapStamp);
             } catch (IOException e) {
-                LOG.log(Level.WARNING, "closing the id map of {0} failed: {1}", dir, e.getMessage());
+                LOG.log(
+                        Level.WARNING,
+                        "closing the id map of {0} failed: {1}",
+                        dir,
+                        e.getMessage());
             }
         }
     }

@@ -17,13 +17,13 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import net.openhft.chronicle.map.ChronicleMap;
 
 /**
- * Persistent, off-heap map from a record's keyed hash (tenant and id) to its ordinal, on
- * Chronicle Map.
+ * Persistent, off-heap map from a record's keyed hash (tenant and id) to its ordinal, on Chronicle
+ * Map.
  *
  * <p>Chronicle Map leaves a removed entry's bytes in its file, so nothing here is subject data:
  * keys are keyed hashes, values ordinals. The map is derived from the segments: it is checked
- * against them at every open and rebuilt from scratch (a new file) when a subject is forgotten,
- * so even the hashes of forgotten records leave the file.
+ * against them at every open and rebuilt from scratch (a new file) when a subject is forgotten, so
+ * even the hashes of forgotten records leave the file.
  */
 final class IdMap implements Closeable {
 
@@ -33,11 +33,17 @@ final class IdMap implements Closeable {
     private final Path file;
     private long capacity;
     private volatile ChronicleMap<byte[], Long> map;
-    private final java.util.concurrent.locks.ReentrantReadWriteLock swap = new java.util.concurrent.locks.ReentrantReadWriteLock();
-    /** Whether the first open found the file not closed cleanly (or unreadable) and started afresh. */
+    private final java.util.concurrent.locks.ReentrantReadWriteLock swap =
+            new java.util.concurrent.locks.ReentrantReadWriteLock();
+
+    /**
+     * Whether the first open found the file not closed cleanly (or unreadable) and started afresh.
+     */
     private boolean rebuiltAtOpen;
+
     /** Replacement files made so far, for their unique names. */
     private int replacements;
+
     /** What the last clean close wrote into its marker (see {@link #close(byte[])}), or null. */
     private byte[] closedWith;
 
@@ -51,16 +57,19 @@ final class IdMap implements Closeable {
     /**
      * The first Chronicle Map a JVM builds generates and compiles classes for its key and value
      * types, which takes seconds (4.7 s measured in a new JVM on a busy 2-core machine; the next
-     * map took 0.02 s), and a restart paid it on the open's path, after the records. Started when
-     * a store (or a collection's storage) starts opening, it runs beside the records' decryption.
-     * It builds a map in memory of the id map's own types, holding one all-zero key.
+     * map took 0.02 s), and a restart paid it on the open's path, after the records. Started when a
+     * store (or a collection's storage) starts opening, it runs beside the records' decryption. It
+     * builds a map in memory of the id map's own types, holding one all-zero key.
      */
-    private static final FutureTask<Void> WARM_UP = new FutureTask<>(() -> {
-        try (ChronicleMap<byte[], Long> m = builder(16).create()) {
-            m.put(KEY_SAMPLE.clone(), 0L);
-        }
-        return null;
-    });
+    private static final FutureTask<Void> WARM_UP =
+            new FutureTask<>(
+                    () -> {
+                        try (ChronicleMap<byte[], Long> m = builder(16).create()) {
+                            m.put(KEY_SAMPLE.clone(), 0L);
+                        }
+                        return null;
+                    });
+
     private static final AtomicBoolean WARM_UP_STARTED = new AtomicBoolean();
 
     /** Starts {@link #WARM_UP} on a thread of its own, once per JVM. */
@@ -71,9 +80,9 @@ final class IdMap implements Closeable {
     }
 
     /**
-     * Waits for a started warm-up, so that it and this map never generate the same classes at
-     * once. Not cut short by an interrupt (the flag is set again after); a warm-up that failed
-     * leaves the work to this map's own build.
+     * Waits for a started warm-up, so that it and this map never generate the same classes at once.
+     * Not cut short by an interrupt (the flag is set again after); a warm-up that failed leaves the
+     * work to this map's own build.
      */
     private static void awaitWarmUp() {
         if (!WARM_UP_STARTED.get()) {
@@ -87,7 +96,9 @@ final class IdMap implements Closeable {
             } catch (InterruptedException e) {
                 interrupted = true;
             } catch (ExecutionException e) {
-                LOG.log(Level.DEBUG, "Chronicle Map warm-up failed; the id map builds its classes itself: {0}",
+                LOG.log(
+                        Level.DEBUG,
+                        "Chronicle Map warm-up failed; the id map builds its classes itself: {0}",
                         e.getCause().toString());
                 break;
             }
@@ -102,9 +113,9 @@ final class IdMap implements Closeable {
     }
 
     /**
-     * The stamp the last clean close was given (the storage's identity of the files the map
-     * agreed with then), or null: none given, not closed cleanly, rebuilt at this open, or the
-     * map's file is not byte for byte the one that close left (its digest is in the marker too).
+     * The stamp the last clean close was given (the storage's identity of the files the map agreed
+     * with then), or null: none given, not closed cleanly, rebuilt at this open, or the map's file
+     * is not byte for byte the one that close left (its digest is in the marker too).
      */
     byte[] closedWith() {
         return rebuiltAtOpen ? null : closedWith;
@@ -120,17 +131,20 @@ final class IdMap implements Closeable {
             // (a flipped byte, another copy) is not vouched for. Read before Chronicle maps it.
             if (marker.length > DIGEST_BYTES && Files.exists(file)) {
                 byte[] stamp = Arrays.copyOf(marker, marker.length - DIGEST_BYTES);
-                byte[] digest = Arrays.copyOfRange(marker, marker.length - DIGEST_BYTES, marker.length);
+                byte[] digest =
+                        Arrays.copyOfRange(marker, marker.length - DIGEST_BYTES, marker.length);
                 if (Arrays.equals(digest, digestOf(file))) {
                     closedWith = stamp;
                 }
             }
             Files.delete(closedMarker);
             // Gone for good before the map changes: a crash from here on must not find the marker.
-            dev.nepenthe.core.internal.io.ChecksummedFiles.fsyncDirectory(file.toAbsolutePath().getParent());
+            dev.nepenthe.core.internal.io.ChecksummedFiles.fsyncDirectory(
+                    file.toAbsolutePath().getParent());
         }
         // Copies a crash cut short (a replacement is moved over the map only once complete).
-        try (var leftovers = Files.newDirectoryStream(file.getParent(), file.getFileName() + ".grow*")) {
+        try (var leftovers =
+                Files.newDirectoryStream(file.getParent(), file.getFileName() + ".grow*")) {
             for (Path p : leftovers) {
                 Files.delete(p);
             }
@@ -149,22 +163,29 @@ final class IdMap implements Closeable {
             return builder.createPersistedTo(file.toFile());
         } catch (IOException | RuntimeException e) {
             // A clean-close marker over a file that still does not open: rebuild it the same way.
-            LOG.log(Level.WARNING, "{0}: id map unreadable ({1}); rebuilding it from the segments", file, e.toString());
+            LOG.log(
+                    Level.WARNING,
+                    "{0}: id map unreadable ({1}); rebuilding it from the segments",
+                    file,
+                    e.toString());
             Files.deleteIfExists(file);
             rebuiltAtOpen = true;
             return builder.createPersistedTo(file.toFile());
         }
     }
 
-    private static net.openhft.chronicle.map.ChronicleMapBuilder<byte[], Long> builder(long entries) {
+    private static net.openhft.chronicle.map.ChronicleMapBuilder<byte[], Long> builder(
+            long entries) {
         return ChronicleMap.of(byte[].class, Long.class)
                 .name("nepenthe-idmap")
                 .constantKeySizeBySample(KEY_SAMPLE)
                 .entries(entries)
-                // The store closes its maps itself (Nepenthe.close; a server's shutdown does it after
+                // The store closes its maps itself (Nepenthe.close; a server's shutdown does it
+                // after
                 // the calls in flight finish). Chronicle's own close-on-exit hook would run beside
                 // that at SIGTERM and close the map under those calls, failing them ("map closed");
-                // a JVM that exits without closing the store is a crash, which the next open repairs.
+                // a JVM that exits without closing the store is a crash, which the next open
+                // repairs.
                 .skipCloseOnExitHook(true)
                 // Tolerates some growth past the declared size; put() moves to a larger file
                 // long before this runs out.
@@ -193,9 +214,9 @@ final class IdMap implements Closeable {
     }
 
     /**
-     * Lock-free for readers in all but name: the read side of {@link #swap} only keeps a lookup
-     * off a map that is being replaced and closed (a closed Chronicle Map must not be touched);
-     * the write side is held for the reference swap alone, never while a file is built.
+     * Lock-free for readers in all but name: the read side of {@link #swap} only keeps a lookup off
+     * a map that is being replaced and closed (a closed Chronicle Map must not be touched); the
+     * write side is held for the reference swap alone, never while a file is built.
      */
     int get(KeyedHash.Hash record) {
         swap.readLock().lock();
@@ -230,7 +251,8 @@ final class IdMap implements Closeable {
      * Builds a new map file beside the current one, fills it, moves it over the current file and
      * swaps it in; lookups use the old map until the swap and the new one after it.
      */
-    private void replaceWith(long newCapacity, java.util.function.Consumer<ChronicleMap<byte[], Long>> fill) {
+    private void replaceWith(
+            long newCapacity, java.util.function.Consumer<ChronicleMap<byte[], Long>> fill) {
         // A fresh name each time: Chronicle Map refuses to map a second file under a path it
         // still has open in this process (it hands back the open map instead).
         Path tmp = file.resolveSibling(file.getFileName() + ".grow-" + (++replacements));
@@ -240,7 +262,10 @@ final class IdMap implements Closeable {
             next = builder(newCapacity).createPersistedTo(tmp.toFile());
             fill.accept(next);
             // The new map stays open and serves as it is; only its name changes.
-            Files.move(tmp, file, java.nio.file.StandardCopyOption.REPLACE_EXISTING,
+            Files.move(
+                    tmp,
+                    file,
+                    java.nio.file.StandardCopyOption.REPLACE_EXISTING,
                     java.nio.file.StandardCopyOption.ATOMIC_MOVE);
         } catch (IOException | RuntimeException e) {
             if (next != null) {
@@ -251,7 +276,9 @@ final class IdMap implements Closeable {
             } catch (IOException suppressed) {
                 e.addSuppressed(suppressed);
             }
-            throw e instanceof IOException io ? new java.io.UncheckedIOException("replacing the id map " + file + " failed", io)
+            throw e instanceof IOException io
+                    ? new java.io.UncheckedIOException(
+                            "replacing the id map " + file + " failed", io)
                     : (RuntimeException) e;
         }
         capacity = newCapacity;
@@ -317,10 +344,10 @@ final class IdMap implements Closeable {
     }
 
     /**
-     * Closes the map and marks it closed cleanly with {@code stamp}: the storage's identity of
-     * the files the map agrees with now, which the next open compares to decide whether the map
-     * can be trusted without a check. The map's file is forced to disk before the marker is
-     * written, so a marker that survives a crash vouches for a map that did too.
+     * Closes the map and marks it closed cleanly with {@code stamp}: the storage's identity of the
+     * files the map agrees with now, which the next open compares to decide whether the map can be
+     * trusted without a check. The map's file is forced to disk before the marker is written, so a
+     * marker that survives a crash vouches for a map that did too.
      */
     void close(byte[] stamp) throws IOException {
         swap.writeLock().lock();
@@ -331,8 +358,9 @@ final class IdMap implements Closeable {
         }
         byte[] content = stamp;
         if (stamp.length > 0) {
-            try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(file,
-                    java.nio.file.StandardOpenOption.WRITE)) {
+            try (java.nio.channels.FileChannel ch =
+                    java.nio.channels.FileChannel.open(
+                            file, java.nio.file.StandardOpenOption.WRITE)) {
                 ch.force(true);
             }
             content = Arrays.copyOf(stamp, stamp.length + DIGEST_BYTES);
@@ -341,11 +369,13 @@ final class IdMap implements Closeable {
         Path marker = closedMarker();
         Files.write(marker, content);
         if (stamp.length > 0) {
-            try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(marker,
-                    java.nio.file.StandardOpenOption.WRITE)) {
+            try (java.nio.channels.FileChannel ch =
+                    java.nio.channels.FileChannel.open(
+                            marker, java.nio.file.StandardOpenOption.WRITE)) {
                 ch.force(true);
             }
-            dev.nepenthe.core.internal.io.ChecksummedFiles.fsyncDirectory(file.toAbsolutePath().getParent());
+            dev.nepenthe.core.internal.io.ChecksummedFiles.fsyncDirectory(
+                    file.toAbsolutePath().getParent());
         }
     }
 }

@@ -8,12 +8,17 @@ import java.util.TreeMap;
 
 /**
  * The commit point of a collection's storage: which segment file holds each bucket, the first
- * write-ahead-log generation not yet folded into segments, and the counters to resume from.
- * Written atomically (temporary file, fsync, rename, directory fsync) at each checkpoint.
+ * write-ahead-log generation not yet folded into segments, and the counters to resume from. Written
+ * atomically (temporary file, fsync, rename, directory fsync) at each checkpoint.
  *
  * @param segments bucket -> segment file name (buckets with no records are absent)
  */
-record Manifest(int buckets, long nextSeq, int nextOrdinal, long walGeneration, long nextSegmentId,
+record Manifest(
+        int buckets,
+        long nextSeq,
+        int nextOrdinal,
+        long walGeneration,
+        long nextSegmentId,
         Map<Integer, String> segments) {
 
     static final String FILE = "MANIFEST";
@@ -29,39 +34,50 @@ record Manifest(int buckets, long nextSeq, int nextOrdinal, long walGeneration, 
     }
 
     void write(Path dir) throws IOException {
-        ChecksummedFiles.write(dir.resolve(FILE), FORMAT, VERSION, ChecksummedFiles.newFileId(), out -> {
-            out.writeInt(buckets);
-            out.writeLong(nextSeq);
-            out.writeInt(nextOrdinal);
-            out.writeLong(walGeneration);
-            out.writeLong(nextSegmentId);
-            Map<Integer, String> sorted = new TreeMap<>(segments);
-            out.writeInt(sorted.size());
-            for (Map.Entry<Integer, String> e : sorted.entrySet()) {
-                out.writeInt(e.getKey());
-                out.writeUTF(e.getValue());
-            }
-        });
+        ChecksummedFiles.write(
+                dir.resolve(FILE),
+                FORMAT,
+                VERSION,
+                ChecksummedFiles.newFileId(),
+                out -> {
+                    out.writeInt(buckets);
+                    out.writeLong(nextSeq);
+                    out.writeInt(nextOrdinal);
+                    out.writeLong(walGeneration);
+                    out.writeLong(nextSegmentId);
+                    Map<Integer, String> sorted = new TreeMap<>(segments);
+                    out.writeInt(sorted.size());
+                    for (Map.Entry<Integer, String> e : sorted.entrySet()) {
+                        out.writeInt(e.getKey());
+                        out.writeUTF(e.getValue());
+                    }
+                });
     }
 
     static Manifest read(Path dir) throws IOException {
-        return ChecksummedFiles.read(dir.resolve(FILE), FORMAT, VERSION, VERSION, (in, v) -> {
-            int buckets = in.readInt();
-            long nextSeq = in.readLong();
-            int nextOrdinal = in.readInt();
-            long walGen = in.readLong();
-            long nextSegment = in.readLong();
-            int n = in.readInt();
-            Map<Integer, String> segs = new TreeMap<>();
-            for (int i = 0; i < n; i++) {
-                int b = in.readInt();
-                String name = in.readUTF();
-                if (b < 0 || b >= buckets || !name.matches("b\\d{4}-\\d{12}\\.seg")) {
-                    throw new IllegalArgumentException("bad segment entry: bucket " + b + " of " + buckets);
-                }
-                segs.put(b, name);
-            }
-            return new Manifest(buckets, nextSeq, nextOrdinal, walGen, nextSegment, segs);
-        });
+        return ChecksummedFiles.read(
+                dir.resolve(FILE),
+                FORMAT,
+                VERSION,
+                VERSION,
+                (in, v) -> {
+                    int buckets = in.readInt();
+                    long nextSeq = in.readLong();
+                    int nextOrdinal = in.readInt();
+                    long walGen = in.readLong();
+                    long nextSegment = in.readLong();
+                    int n = in.readInt();
+                    Map<Integer, String> segs = new TreeMap<>();
+                    for (int i = 0; i < n; i++) {
+                        int b = in.readInt();
+                        String name = in.readUTF();
+                        if (b < 0 || b >= buckets || !name.matches("b\\d{4}-\\d{12}\\.seg")) {
+                            throw new IllegalArgumentException(
+                                    "bad segment entry: bucket " + b + " of " + buckets);
+                        }
+                        segs.put(b, name);
+                    }
+                    return new Manifest(buckets, nextSeq, nextOrdinal, walGen, nextSegment, segs);
+                });
     }
 }

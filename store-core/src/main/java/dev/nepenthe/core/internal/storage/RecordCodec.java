@@ -2,8 +2,8 @@ package dev.nepenthe.core.internal.storage;
 
 import dev.nepenthe.core.SourceRef;
 import dev.nepenthe.core.VectorRecord;
-import dev.nepenthe.core.internal.record.RecordAccess;
 import dev.nepenthe.core.internal.io.BodyStreams;
+import dev.nepenthe.core.internal.record.RecordAccess;
 import java.io.DataOutput;
 import java.io.IOException;
 import java.nio.BufferUnderflowException;
@@ -55,7 +55,9 @@ public final class RecordCodec {
                     out.writeByte(T_BOOLEAN);
                     out.writeBoolean(b);
                 }
-                default -> throw new IllegalStateException("unexpected metadata type " + e.getValue().getClass());
+                default ->
+                        throw new IllegalStateException(
+                                "unexpected metadata type " + e.getValue().getClass());
             }
         }
         out.writeInt(r.derivedFrom().size());
@@ -76,21 +78,28 @@ public final class RecordCodec {
     }
 
     /**
-     * Decodes a record from the first {@code length} bytes of {@code plain}. When
-     * {@code vectorScratch} has the vector's length, the vector is decoded into it and the record
-     * holds it: the caller takes the vector out (or copies it) before the next decode, and zeros it.
+     * Decodes a record from the first {@code length} bytes of {@code plain}. When {@code
+     * vectorScratch} has the vector's length, the vector is decoded into it and the record holds
+     * it: the caller takes the vector out (or copies it) before the next decode, and zeros it.
      *
      * @throws IOException when the bytes end early or hold an impossible count or an unknown tag
      */
-    public static VectorRecord read(byte[] plain, int length, float[] vectorScratch) throws IOException {
+    public static VectorRecord read(byte[] plain, int length, float[] vectorScratch)
+            throws IOException {
         ByteBuffer in = ByteBuffer.wrap(plain, 0, length);
         try {
             String id = readString(in);
             String tenant = readString(in);
             String subject = readNullable(in);
-            SourceRef source = in.get() != 0 ? new SourceRef(readString(in), readString(in), in.getLong()) : null;
+            SourceRef source =
+                    in.get() != 0
+                            ? new SourceRef(readString(in), readString(in), in.getLong())
+                            : null;
             int dimension = checkedCount(in.getInt(), "vector length");
-            float[] v = vectorScratch != null && vectorScratch.length == dimension ? vectorScratch : new float[dimension];
+            float[] v =
+                    vectorScratch != null && vectorScratch.length == dimension
+                            ? vectorScratch
+                            : new float[dimension];
             in.asFloatBuffer().get(v);
             in.position(in.position() + 4 * v.length);
             byte[] text = null;
@@ -103,13 +112,14 @@ public final class RecordCodec {
             for (int i = 0; i < m; i++) {
                 String key = readString(in);
                 byte type = in.get();
-                Object value = switch (type) {
-                    case T_STRING -> readString(in);
-                    case T_LONG -> in.getLong();
-                    case T_DOUBLE -> in.getDouble();
-                    case T_BOOLEAN -> in.get() != 0;
-                    default -> throw new IOException("unknown metadata type tag " + type);
-                };
+                Object value =
+                        switch (type) {
+                            case T_STRING -> readString(in);
+                            case T_LONG -> in.getLong();
+                            case T_DOUBLE -> in.getDouble();
+                            case T_BOOLEAN -> in.get() != 0;
+                            default -> throw new IOException("unknown metadata type tag " + type);
+                        };
                 metadata.put(key, value);
             }
             int d = checkedCount(in.getInt(), "derivedFrom count");
@@ -117,7 +127,8 @@ public final class RecordCodec {
             for (int i = 0; i < d; i++) {
                 derivedFrom[i] = readString(in);
             }
-            return RecordAccess.decoded(id, tenant, subject, source, v, text, metadata, List.of(derivedFrom));
+            return RecordAccess.decoded(
+                    id, tenant, subject, source, v, text, metadata, List.of(derivedFrom));
         } catch (BufferUnderflowException e) {
             throw new IOException("record ends early: " + length + " bytes", e);
         }

@@ -6,8 +6,8 @@ import java.io.DataOutput;
 import java.io.IOException;
 
 /**
- * A record as it rests on disk: encrypted under its subject's key, with only keyed hashes,
- * its ordinal and its version (a collection-wide sequence number) in the clear.
+ * A record as it rests on disk: encrypted under its subject's key, with only keyed hashes, its
+ * ordinal and its version (a collection-wide sequence number) in the clear.
  *
  * @param ordinal the record's ordinal in the collection's indexes
  * @param seq the version: the sequence number of the write that stored it
@@ -15,9 +15,11 @@ import java.io.IOException;
  * @param record keyed hash of (tenant, id)
  * @param sealed AES-GCM of the record's bytes, bound to (subject, record, seq)
  */
-public record SealedRecord(int ordinal, long seq, KeyedHash.Hash subject, KeyedHash.Hash record, byte[] sealed) {
+public record SealedRecord(
+        int ordinal, long seq, KeyedHash.Hash subject, KeyedHash.Hash record, byte[] sealed) {
 
     static final int MAX_SEALED = 64 << 20;
+
     /** The sealed bytes of a header: a copy whose ciphertext lies elsewhere, or was dropped. */
     static final byte[] NO_BYTES = new byte[0];
 
@@ -46,11 +48,18 @@ public record SealedRecord(int ordinal, long seq, KeyedHash.Hash subject, KeyedH
         return new KeyedHash.Hash(h);
     }
 
-    /** The sealed bytes' length, which follows the hashes, checked with the ordinal read before it. */
+    /**
+     * The sealed bytes' length, which follows the hashes, checked with the ordinal read before it.
+     */
     static int readLength(DataInput in, int ordinal) throws IOException {
         int len = in.readInt();
         if (ordinal < 0 || len < 0 || len > MAX_SEALED) {
-            throw new IOException("sealed record with ordinal " + ordinal + " and length " + len + " is impossible");
+            throw new IOException(
+                    "sealed record with ordinal "
+                            + ordinal
+                            + " and length "
+                            + len
+                            + " is impossible");
         }
         return len;
     }

@@ -27,6 +27,7 @@ final class SegmentFiles {
 
     /** Where the first copy starts: after the file's header, the bucket and the count. */
     static final long FIRST_COPY = ChecksummedFiles.bodyOffset(FORMAT) + 8;
+
     /** A copy's bytes before its sealed bytes: ordinal, version, two hashes, length. */
     private static final int COPY_HEADER = 4 + 8 + 2 * KeyedHash.LENGTH + 4;
 
@@ -35,35 +36,65 @@ final class SegmentFiles {
         return COPY_HEADER + (long) sealedLength;
     }
 
-    private static final ValueLayout.OfInt INT = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN);
-    private static final ValueLayout.OfLong LONG = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN);
+    private static final ValueLayout.OfInt INT =
+            ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN);
+    private static final ValueLayout.OfLong LONG =
+            ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN);
 
     /**
-     * Reads the one copy that starts at {@code offset} of a segment (mapped whole) whose
-     * checksum an open or a checkpoint already verified; the sealed bytes' own tag
-     * authenticates them again when they are opened. Fails, naming the file, when the copy there
-     * is not at ordinal {@code ordinal} or its length runs past the end.
+     * Reads the one copy that starts at {@code offset} of a segment (mapped whole) whose checksum
+     * an open or a checkpoint already verified; the sealed bytes' own tag authenticates them again
+     * when they are opened. Fails, naming the file, when the copy there is not at ordinal {@code
+     * ordinal} or its length runs past the end.
      */
-    static SealedRecord readAt(MemorySegment segment, Path file, long offset, int ordinal) throws IOException {
+    static SealedRecord readAt(MemorySegment segment, Path file, long offset, int ordinal)
+            throws IOException {
         long end = ChecksummedFiles.bodyEnd(segment.byteSize());
         if (offset < FIRST_COPY || offset + COPY_HEADER > end) {
-            throw new CorruptFileException(file, FORMAT + ": a copy at offset " + offset + " lies outside the body (ends at "
-                    + end + "); the file is shorter than when it was opened");
+            throw new CorruptFileException(
+                    file,
+                    FORMAT
+                            + ": a copy at offset "
+                            + offset
+                            + " lies outside the body (ends at "
+                            + end
+                            + "); the file is shorter than when it was opened");
         }
         int at = segment.get(INT, offset);
         long seq = segment.get(LONG, offset + 4);
         byte[] subject = new byte[KeyedHash.LENGTH];
         byte[] record = new byte[KeyedHash.LENGTH];
-        MemorySegment.copy(segment, ValueLayout.JAVA_BYTE, offset + 12, subject, 0, KeyedHash.LENGTH);
-        MemorySegment.copy(segment, ValueLayout.JAVA_BYTE, offset + 12 + KeyedHash.LENGTH, record, 0, KeyedHash.LENGTH);
+        MemorySegment.copy(
+                segment, ValueLayout.JAVA_BYTE, offset + 12, subject, 0, KeyedHash.LENGTH);
+        MemorySegment.copy(
+                segment,
+                ValueLayout.JAVA_BYTE,
+                offset + 12 + KeyedHash.LENGTH,
+                record,
+                0,
+                KeyedHash.LENGTH);
         int len = segment.get(INT, offset + 12 + 2L * KeyedHash.LENGTH);
-        if (at != ordinal || len < 0 || len > SealedRecord.MAX_SEALED || offset + copyLength(len) > end) {
-            throw new CorruptFileException(file, FORMAT + ": expected the copy of ordinal " + ordinal + " at offset "
-                    + offset + ", found ordinal " + at + " with " + len + " sealed bytes");
+        if (at != ordinal
+                || len < 0
+                || len > SealedRecord.MAX_SEALED
+                || offset + copyLength(len) > end) {
+            throw new CorruptFileException(
+                    file,
+                    FORMAT
+                            + ": expected the copy of ordinal "
+                            + ordinal
+                            + " at offset "
+                            + offset
+                            + ", found ordinal "
+                            + at
+                            + " with "
+                            + len
+                            + " sealed bytes");
         }
         byte[] sealed = new byte[len];
         MemorySegment.copy(segment, ValueLayout.JAVA_BYTE, offset + COPY_HEADER, sealed, 0, len);
-        return new SealedRecord(at, seq, new KeyedHash.Hash(subject), new KeyedHash.Hash(record), sealed);
+        return new SealedRecord(
+                at, seq, new KeyedHash.Hash(subject), new KeyedHash.Hash(record), sealed);
     }
 
     static String name(int bucket, long id) {
@@ -71,70 +102,88 @@ final class SegmentFiles {
     }
 
     static void write(Path file, int bucket, Collection<SealedRecord> records) throws IOException {
-        ChecksummedFiles.write(file, FORMAT, VERSION, ChecksummedFiles.newFileId(), out -> {
-            out.writeInt(bucket);
-            out.writeInt(records.size());
-            for (SealedRecord r : records) {
-                r.write(out);
-            }
-        });
+        ChecksummedFiles.write(
+                file,
+                FORMAT,
+                VERSION,
+                ChecksummedFiles.newFileId(),
+                out -> {
+                    out.writeInt(bucket);
+                    out.writeInt(records.size());
+                    for (SealedRecord r : records) {
+                        r.write(out);
+                    }
+                });
     }
 
     /** What {@link #forEach} hands each stored copy to. */
     interface Visitor {
         /**
-         * One stored copy: its header (a record whose {@code sealed} is empty), its sealed bytes
-         * in the first {@code length} bytes of {@code sealed} (a buffer the next copy reuses),
-         * and where the copy starts in the file (for {@link #readAt}).
+         * One stored copy: its header (a record whose {@code sealed} is empty), its sealed bytes in
+         * the first {@code length} bytes of {@code sealed} (a buffer the next copy reuses), and
+         * where the copy starts in the file (for {@link #readAt}).
          */
         void accept(SealedRecord header, byte[] sealed, int length, long offset) throws IOException;
     }
 
     /**
-     * Reads a segment's copies one after the other into one buffer, handing each to
-     * {@code visitor} as it is read: what an open does, without a segment's worth of sealed
-     * arrays on the heap (a quarter of an open's allocation in a profile at 300k records, live
-     * until the segment was opened, so a collection meanwhile copied them).
+     * Reads a segment's copies one after the other into one buffer, handing each to {@code visitor}
+     * as it is read: what an open does, without a segment's worth of sealed arrays on the heap (a
+     * quarter of an open's allocation in a profile at 300k records, live until the segment was
+     * opened, so a collection meanwhile copied them).
      *
      * @return how many copies were read
      */
     static int forEach(Path file, int expectedBucket, Visitor visitor) throws IOException {
-        return ChecksummedFiles.read(file, FORMAT, VERSION, VERSION, (in, v) -> {
-            int n = header(in, expectedBucket);
-            byte[] sealed = new byte[4096];
-            byte[] hash = new byte[KeyedHash.LENGTH];
-            // A segment lists its copies by ordinal, so a subject's records written together sit
-            // together: they share one subject hash, which the storage keeps per live record.
-            byte[] lastSubjectBytes = new byte[KeyedHash.LENGTH];
-            KeyedHash.Hash lastSubject = null;
-            long offset = FIRST_COPY;
-            for (int i = 0; i < n; i++) {
-                int ordinal = in.readInt();
-                long seq = in.readLong();
-                in.readFully(hash);
-                if (lastSubject == null || !Arrays.equals(hash, lastSubjectBytes)) {
-                    lastSubject = new KeyedHash.Hash(hash);
-                    System.arraycopy(hash, 0, lastSubjectBytes, 0, hash.length);
-                }
-                KeyedHash.Hash subject = lastSubject;
-                in.readFully(hash);
-                KeyedHash.Hash record = new KeyedHash.Hash(hash);
-                int len = SealedRecord.readLength(in, ordinal);
-                if (sealed.length < len) {
-                    sealed = new byte[Math.max(len, 2 * sealed.length)];
-                }
-                in.readFully(sealed, 0, len);
-                visitor.accept(new SealedRecord(ordinal, seq, subject, record, SealedRecord.NO_BYTES), sealed, len, offset);
-                offset += copyLength(len);
-            }
-            return n;
-        });
+        return ChecksummedFiles.read(
+                file,
+                FORMAT,
+                VERSION,
+                VERSION,
+                (in, v) -> {
+                    int n = header(in, expectedBucket);
+                    byte[] sealed = new byte[4096];
+                    byte[] hash = new byte[KeyedHash.LENGTH];
+                    // A segment lists its copies by ordinal, so a subject's records written
+                    // together sit
+                    // together: they share one subject hash, which the storage keeps per live
+                    // record.
+                    byte[] lastSubjectBytes = new byte[KeyedHash.LENGTH];
+                    KeyedHash.Hash lastSubject = null;
+                    long offset = FIRST_COPY;
+                    for (int i = 0; i < n; i++) {
+                        int ordinal = in.readInt();
+                        long seq = in.readLong();
+                        in.readFully(hash);
+                        if (lastSubject == null || !Arrays.equals(hash, lastSubjectBytes)) {
+                            lastSubject = new KeyedHash.Hash(hash);
+                            System.arraycopy(hash, 0, lastSubjectBytes, 0, hash.length);
+                        }
+                        KeyedHash.Hash subject = lastSubject;
+                        in.readFully(hash);
+                        KeyedHash.Hash record = new KeyedHash.Hash(hash);
+                        int len = SealedRecord.readLength(in, ordinal);
+                        if (sealed.length < len) {
+                            sealed = new byte[Math.max(len, 2 * sealed.length)];
+                        }
+                        in.readFully(sealed, 0, len);
+                        visitor.accept(
+                                new SealedRecord(
+                                        ordinal, seq, subject, record, SealedRecord.NO_BYTES),
+                                sealed,
+                                len,
+                                offset);
+                        offset += copyLength(len);
+                    }
+                    return n;
+                });
     }
 
     private static int header(DataInput in, int expectedBucket) throws IOException {
         int bucket = in.readInt();
         if (bucket != expectedBucket) {
-            throw new IllegalArgumentException("segment holds bucket " + bucket + ", manifest expects " + expectedBucket);
+            throw new IllegalArgumentException(
+                    "segment holds bucket " + bucket + ", manifest expects " + expectedBucket);
         }
         int n = in.readInt();
         if (n < 0) {
@@ -144,13 +193,18 @@ final class SegmentFiles {
     }
 
     static List<SealedRecord> read(Path file, int expectedBucket) throws IOException {
-        return ChecksummedFiles.read(file, FORMAT, VERSION, VERSION, (in, v) -> {
-            int n = header(in, expectedBucket);
-            List<SealedRecord> out = new ArrayList<>(Math.min(n, 1 << 16));
-            for (int i = 0; i < n; i++) {
-                out.add(SealedRecord.read(in));
-            }
-            return out;
-        });
+        return ChecksummedFiles.read(
+                file,
+                FORMAT,
+                VERSION,
+                VERSION,
+                (in, v) -> {
+                    int n = header(in, expectedBucket);
+                    List<SealedRecord> out = new ArrayList<>(Math.min(n, 1 << 16));
+                    for (int i = 0; i < n; i++) {
+                        out.add(SealedRecord.read(in));
+                    }
+                    return out;
+                });
     }
 }

@@ -6,16 +6,37 @@ import dev.nepenthe.core.internal.crypto.Keystore;
 import dev.nepenthe.core.internal.io.StorageFault;
 
 /**
- * What every collection's storage shares within one store: keys, hashing, the tombstone
- * journal, the sealer (always AES-GCM in a store; benchmarks substitute their own), the write
- * settings and the read-only latch that the first failed write trips.
+ * What every collection's storage shares within one store: keys, hashing, the tombstone journal,
+ * the sealer (always AES-GCM in a store; benchmarks substitute their own), the write settings and
+ * the read-only latch that the first failed write trips.
  */
-public record StoreContext(Keystore keystore, KeyedHash hashes, TombstoneJournal journal, RecordSealer sealer,
-        Durability durability, long checkpointBytes, int shardBuckets, StorageFault fault) {
+public record StoreContext(
+        Keystore keystore,
+        KeyedHash hashes,
+        TombstoneJournal journal,
+        RecordSealer sealer,
+        Durability durability,
+        long checkpointBytes,
+        int shardBuckets,
+        StorageFault fault) {
 
     /** A context with a latch of its own (a storage used outside a store: benchmarks, tests). */
-    public StoreContext(Keystore keystore, KeyedHash hashes, TombstoneJournal journal, RecordSealer sealer,
-            Durability durability, long checkpointBytes, int shardBuckets) {
-        this(keystore, hashes, journal, sealer, durability, checkpointBytes, shardBuckets, new StorageFault());
+    public StoreContext(
+            Keystore keystore,
+            KeyedHash hashes,
+            TombstoneJournal journal,
+            RecordSealer sealer,
+            Durability durability,
+            long checkpointBytes,
+            int shardBuckets) {
+        this(
+                keystore,
+                hashes,
+                journal,
+                sealer,
+                durability,
+                checkpointBytes,
+                shardBuckets,
+                new StorageFault());
     }
 }

@@ -15,26 +15,32 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The durable record of what was deleted, kept in the keystore folder, apart from the data:
- * a snapshot of the data folder restored later cannot undo a deletion made after it, because
- * every open replays this journal and drops what it names before serving anything.
+ * The durable record of what was deleted, kept in the keystore folder, apart from the data: a
+ * snapshot of the data folder restored later cannot undo a deletion made after it, because every
+ * open replays this journal and drops what it names before serving anything.
  *
  * <p>Entries hold keyed hashes and sequence numbers only, never ids or content: "record R of
  * collection C was deleted at version S", "every record of subject-scope K in C up to S",
- * "collection C was dropped", and the floors re-admissions take: "versions in C continue above
- * S", and "subject-scope K in C was re-admitted at S" (the same floor, and a key K has after S is
- * a new one, which a replay of K's earlier drop must not destroy).
+ * "collection C was dropped", and the floors re-admissions take: "versions in C continue above S",
+ * and "subject-scope K in C was re-admitted at S" (the same floor, and a key K has after S is a new
+ * one, which a replay of K's earlier drop must not destroy).
  */
 public final class TombstoneJournal implements Closeable {
 
-    private static final byte RECORD = 1, SUBJECT = 2, COLLECTION = 3, FLOOR = 4, SUBJECT_READMITTED = 5;
+    private static final byte RECORD = 1,
+            SUBJECT = 2,
+            COLLECTION = 3,
+            FLOOR = 4,
+            SUBJECT_READMITTED = 5;
+
     /** Generations kept before the journal is compacted into one at open. */
     private static final int MAX_GENERATIONS = 8;
 
     private final WriteAheadLog log;
     private final Map<KeyedHash.Hash, Map<KeyedHash.Hash, Long>> records = new HashMap<>();
     private final Map<KeyedHash.Hash, Map<KeyedHash.Hash, Long>> subjects = new HashMap<>();
-    private final Map<KeyedHash.Hash, Map<KeyedHash.Hash, Long>> readmittedSubjects = new HashMap<>();
+    private final Map<KeyedHash.Hash, Map<KeyedHash.Hash, Long>> readmittedSubjects =
+            new HashMap<>();
     private final Map<KeyedHash.Hash, Long> maxSeq = new HashMap<>();
     private final java.util.Set<KeyedHash.Hash> droppedCollections = new java.util.HashSet<>();
 
@@ -44,7 +50,8 @@ public final class TombstoneJournal implements Closeable {
 
     public static TombstoneJournal open(Path folder) throws IOException {
         List<byte[]> entries = new ArrayList<>();
-        WriteAheadLog wal = WriteAheadLog.open(folder, Durability.SYNC, (g, p) -> entries.add(p), null);
+        WriteAheadLog wal =
+                WriteAheadLog.open(folder, Durability.SYNC, (g, p) -> entries.add(p), null);
         TombstoneJournal j = new TombstoneJournal(wal);
         for (byte[] e : entries) {
             j.apply(e);
@@ -71,8 +78,10 @@ public final class TombstoneJournal implements Closeable {
         }
         KeyedHash.Hash key = hash(b);
         long seq = b.getLong();
-        Map<KeyedHash.Hash, Map<KeyedHash.Hash, Long>> target = type == RECORD ? records
-                : type == SUBJECT_READMITTED ? readmittedSubjects : subjects;
+        Map<KeyedHash.Hash, Map<KeyedHash.Hash, Long>> target =
+                type == RECORD
+                        ? records
+                        : type == SUBJECT_READMITTED ? readmittedSubjects : subjects;
         target.computeIfAbsent(collection, c -> new HashMap<>()).merge(key, seq, Math::max);
         maxSeq.merge(collection, seq, Math::max);
     }
@@ -83,7 +92,8 @@ public final class TombstoneJournal implements Closeable {
         return new KeyedHash.Hash(h);
     }
 
-    private static byte[] entry(byte type, KeyedHash.Hash collection, KeyedHash.Hash key, long seq) {
+    private static byte[] entry(
+            byte type, KeyedHash.Hash collection, KeyedHash.Hash key, long seq) {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
         try (DataOutputStream out = new DataOutputStream(bytes)) {
             out.writeByte(type);
@@ -98,8 +108,11 @@ public final class TombstoneJournal implements Closeable {
         return bytes.toByteArray();
     }
 
-    /** Durably records that these records (keyed hash of tenant and id) were deleted at {@code seq}. */
-    public synchronized void recordsDeleted(KeyedHash.Hash collection, List<KeyedHash.Hash> recordHashes, long seq)
+    /**
+     * Durably records that these records (keyed hash of tenant and id) were deleted at {@code seq}.
+     */
+    public synchronized void recordsDeleted(
+            KeyedHash.Hash collection, List<KeyedHash.Hash> recordHashes, long seq)
             throws IOException {
         List<byte[]> es = new ArrayList<>();
         for (KeyedHash.Hash r : recordHashes) {
@@ -110,8 +123,11 @@ public final class TombstoneJournal implements Closeable {
         log.sync(log.append(es));
     }
 
-    /** Durably records that every record of a subject scope written before {@code seq} is deleted. */
-    public synchronized void subjectDropped(KeyedHash.Hash collection, KeyedHash.Hash subject, long seq) throws IOException {
+    /**
+     * Durably records that every record of a subject scope written before {@code seq} is deleted.
+     */
+    public synchronized void subjectDropped(
+            KeyedHash.Hash collection, KeyedHash.Hash subject, long seq) throws IOException {
         byte[] e = entry(SUBJECT, collection, subject, seq);
         apply(e);
         log.sync(log.append(e));
@@ -119,8 +135,8 @@ public final class TombstoneJournal implements Closeable {
 
     /**
      * Durably records that the collection's versions continue above {@code seq}: every open starts
-     * numbering above the journal's highest entry, so a write after this gets a higher version
-     * even when older files (a restored snapshot) come back. Deletes nothing.
+     * numbering above the journal's highest entry, so a write after this gets a higher version even
+     * when older files (a restored snapshot) come back. Deletes nothing.
      */
     public synchronized void versionFloor(KeyedHash.Hash collection, long seq) throws IOException {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
@@ -139,14 +155,17 @@ public final class TombstoneJournal implements Closeable {
      * #versionFloor} takes, and the mark that a key the scope has from then on is a new one.
      * Deletes nothing.
      */
-    public synchronized void subjectReadmitted(KeyedHash.Hash collection, KeyedHash.Hash subject, long seq)
-            throws IOException {
+    public synchronized void subjectReadmitted(
+            KeyedHash.Hash collection, KeyedHash.Hash subject, long seq) throws IOException {
         byte[] e = entry(SUBJECT_READMITTED, collection, subject, seq);
         apply(e);
         log.sync(log.append(e));
     }
 
-    /** Subject scopes re-admitted in a collection, with the floor of the latest re-admission of each. */
+    /**
+     * Subject scopes re-admitted in a collection, with the floor of the latest re-admission of
+     * each.
+     */
     public synchronized Map<KeyedHash.Hash, Long> subjectReadmissions(KeyedHash.Hash collection) {
         return Map.copyOf(readmittedSubjects.getOrDefault(collection, Map.of()));
     }
@@ -158,7 +177,8 @@ public final class TombstoneJournal implements Closeable {
     }
 
     /** True if the version {@code seq} of a record is deleted, by itself or with its subject. */
-    public synchronized boolean isDeleted(KeyedHash.Hash collection, KeyedHash.Hash record, KeyedHash.Hash subject, long seq) {
+    public synchronized boolean isDeleted(
+            KeyedHash.Hash collection, KeyedHash.Hash record, KeyedHash.Hash subject, long seq) {
         if (droppedCollections.contains(collection)) {
             return true;
         }

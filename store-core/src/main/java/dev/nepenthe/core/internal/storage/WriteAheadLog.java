@@ -22,40 +22,43 @@ import java.util.List;
 import java.util.zip.CRC32C;
 
 /**
- * A write-ahead log in generations ({@code wal-<generation>.log}). Each file has a header
- * (magic, format name, version, generation) and then frames {@code [length][crc32c][body]}, one
- * per {@link #append} call: the body is {@code [count]} then {@code [length][payload]} per entry,
- * so the checksum covers a batch whole and recovery applies all of its entries or none (format
- * version 1, still read, had one checksummed frame per entry).
+ * A write-ahead log in generations ({@code wal-<generation>.log}). Each file has a header (magic,
+ * format name, version, generation) and then frames {@code [length][crc32c][body]}, one per {@link
+ * #append} call: the body is {@code [count]} then {@code [length][payload]} per entry, so the
+ * checksum covers a batch whole and recovery applies all of its entries or none (format version 1,
+ * still read, had one checksummed frame per entry).
  *
  * <p>Durability: {@link #append} returns a position; {@link #sync} makes everything up to it
- * durable. Under {@link Durability#SYNC} the caller acknowledges only after {@code sync}; one
- * fsync covers every writer that appended before it (group commit).
+ * durable. Under {@link Durability#SYNC} the caller acknowledges only after {@code sync}; one fsync
+ * covers every writer that appended before it (group commit).
  *
  * <p>Recovery ({@link #replay}): a cut-short entry at the end of the newest generation is a torn
- * tail from a crash mid-append; it is dropped, reported, and the file truncated. Anything else
- * that does not verify is corruption and fails, naming the file and offset.
+ * tail from a crash mid-append; it is dropped, reported, and the file truncated. Anything else that
+ * does not verify is corruption and fails, naming the file and offset.
  *
  * <p>Checkpoints call {@link #rotate} and, once the entries of older generations are safely
  * elsewhere, {@link #deleteBefore}: old generations are deleted whole.
  *
  * <p>Failure: a write, fsync or rotation that fails leaves the log failed for good. An fsync is
- * never retried (after a failed one the kernel may have dropped the dirty pages and a second
- * fsync would answer for nothing), and nothing is appended after bytes that may be torn; every
- * later call throws, naming the first failure. The store reopens to recover: replay drops the
- * torn frame, which was never acknowledged.
+ * never retried (after a failed one the kernel may have dropped the dirty pages and a second fsync
+ * would answer for nothing), and nothing is appended after bytes that may be torn; every later call
+ * throws, naming the first failure. The store reopens to recover: replay drops the torn frame,
+ * which was never acknowledged.
  */
 public final class WriteAheadLog implements Closeable {
 
     static final String FORMAT = "nepenthe-wal";
     static final int VERSION = 2;
+
     /** The version with one frame per entry, read but no longer written. */
     static final int VERSION_ENTRY_FRAMES = 1;
+
     private static final int MAGIC = 0x4E50574C; // "NPWL"
     private static final System.Logger LOG = System.getLogger(WriteAheadLog.class.getName());
 
     /** What recovery found. */
-    public record RecoveryReport(int generations, long entries, long tornBytesDropped, Path tornFile) {}
+    public record RecoveryReport(
+            int generations, long entries, long tornBytesDropped, Path tornFile) {}
 
     /** Receives replayed entries in log order. */
     @FunctionalInterface
@@ -68,10 +71,13 @@ public final class WriteAheadLog implements Closeable {
     private final Object syncLock = new Object();
     private FileChannel channel;
     private long generation;
+
     /** Bytes written to the current generation; guarded by this. */
     private long written;
+
     /** Bytes of the current generation known durable; guarded by syncLock. */
     private volatile long synced;
+
     /** The first write, fsync or rotation that failed; once set, the log takes nothing more. */
     private volatile IOException failed;
 
@@ -84,7 +90,8 @@ public final class WriteAheadLog implements Closeable {
      * Opens the log in {@code dir}, replaying every entry into {@code consumer} first (so the
      * caller rebuilds its state before accepting writes), and starts a new generation.
      */
-    public static WriteAheadLog open(Path dir, Durability durability, EntryConsumer consumer, RecoveryReport[] report)
+    public static WriteAheadLog open(
+            Path dir, Durability durability, EntryConsumer consumer, RecoveryReport[] report)
             throws IOException {
         Files.createDirectories(dir);
         WriteAheadLog wal = new WriteAheadLog(dir, durability);
@@ -106,7 +113,8 @@ public final class WriteAheadLog implements Closeable {
                 try {
                     out.add(Long.parseLong(n.substring(4, n.length() - 4)));
                 } catch (NumberFormatException e) {
-                    throw new CorruptFileException(f, FORMAT + ": file name does not carry a generation number");
+                    throw new CorruptFileException(
+                            f, FORMAT + ": file name does not carry a generation number");
                 }
             }
         }
@@ -120,7 +128,8 @@ public final class WriteAheadLog implements Closeable {
 
     private void startGeneration(long gen) throws IOException {
         Path f = file(gen);
-        FileChannel ch = FileChannel.open(f, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
+        FileChannel ch =
+                FileChannel.open(f, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
         try {
             ByteBuffer h = header(gen);
             while (h.hasRemaining()) {
@@ -154,16 +163,16 @@ public final class WriteAheadLog implements Closeable {
     }
 
     /**
-     * Appends one entry and returns its end position in the current generation, for
-     * {@link #sync}. Not durable until synced.
+     * Appends one entry and returns its end position in the current generation, for {@link #sync}.
+     * Not durable until synced.
      */
     public synchronized long append(byte[] payload) throws IOException {
         return append(List.of(payload));
     }
 
     /**
-     * Appends several entries as one frame, which recovery applies whole or not at all; returns
-     * the frame's end position.
+     * Appends several entries as one frame, which recovery applies whole or not at all; returns the
+     * frame's end position.
      */
     public synchronized long append(List<byte[]> payloads) throws IOException {
         ensureUsable();
@@ -197,15 +206,25 @@ public final class WriteAheadLog implements Closeable {
     private void ensureUsable() throws IOException {
         IOException f = failed;
         if (f != null) {
-            throw new IOException("write-ahead log " + dir + " failed earlier (" + f.getMessage()
-                    + "); it takes no more writes until the store is reopened", f);
+            throw new IOException(
+                    "write-ahead log "
+                            + dir
+                            + " failed earlier ("
+                            + f.getMessage()
+                            + "); it takes no more writes until the store is reopened",
+                    f);
         }
     }
 
-    /** Marks the log failed for good; returns the failure, naming the file, as an IOException to throw. */
+    /**
+     * Marks the log failed for good; returns the failure, naming the file, as an IOException to
+     * throw.
+     */
     private IOException fail(Throwable e, String doing) {
-        IOException io = e instanceof IOException x ? IoErrors.naming(file(generation), doing, x)
-                : new IOException(doing + " write-ahead log " + dir + " failed: " + e, e);
+        IOException io =
+                e instanceof IOException x
+                        ? IoErrors.naming(file(generation), doing, x)
+                        : new IOException(doing + " write-ahead log " + dir + " failed: " + e, e);
         synchronized (this) {
             if (failed == null) {
                 failed = io;
@@ -220,9 +239,9 @@ public final class WriteAheadLog implements Closeable {
     }
 
     /**
-     * Makes everything up to {@code position} of the current generation durable (no-op under
-     * {@link Durability#ASYNC}). A writer that finds its position already covered by another
-     * writer's fsync returns at once.
+     * Makes everything up to {@code position} of the current generation durable (no-op under {@link
+     * Durability#ASYNC}). A writer that finds its position already covered by another writer's
+     * fsync returns at once.
      */
     public void sync(long position) throws IOException {
         if (durability == Durability.ASYNC || synced >= position) {
@@ -250,7 +269,9 @@ public final class WriteAheadLog implements Closeable {
         }
     }
 
-    /** Starts a new generation and returns its number; older ones stay until {@link #deleteBefore}. */
+    /**
+     * Starts a new generation and returns its number; older ones stay until {@link #deleteBefore}.
+     */
     public long rotate() throws IOException {
         synchronized (syncLock) {
             synchronized (this) {
@@ -306,7 +327,11 @@ public final class WriteAheadLog implements Closeable {
                 torn = bytes.length;
                 tornFile = f;
                 Files.delete(f);
-                LOG.log(Level.WARNING, "{0}: dropped a generation whose header was cut short ({1} bytes)", f, bytes.length);
+                LOG.log(
+                        Level.WARNING,
+                        "{0}: dropped a generation whose header was cut short ({1} bytes)",
+                        f,
+                        bytes.length);
                 break;
             }
             ByteBuffer in = ByteBuffer.wrap(bytes);
@@ -340,44 +365,79 @@ public final class WriteAheadLog implements Closeable {
                         ch.truncate(pos);
                         ch.force(true);
                     }
-                    LOG.log(Level.WARNING, "{0}: dropped a torn tail of {1} bytes at offset {2} (a crash during an append)",
-                            f, remaining, pos);
+                    LOG.log(
+                            Level.WARNING,
+                            "{0}: dropped a torn tail of {1} bytes at offset {2} (a crash during an"
+                                    + " append)",
+                            f,
+                            remaining,
+                            pos);
                     break;
                 }
-                throw new CorruptFileException(f, FORMAT + ": entry at offset " + pos + " does not verify"
-                        + (newest ? " and valid data follows it" : " in a generation that was complete")
-                        + " (hardware problem or the file was modified?)");
+                throw new CorruptFileException(
+                        f,
+                        FORMAT
+                                + ": entry at offset "
+                                + pos
+                                + " does not verify"
+                                + (newest
+                                        ? " and valid data follows it"
+                                        : " in a generation that was complete")
+                                + " (hardware problem or the file was modified?)");
             }
         }
         return new RecoveryReport(gens.size(), entries, torn, tornFile);
     }
 
     /**
-     * Hands a verified frame's entries to the consumer (all of them: the checksum vouched for
-     * the whole batch); returns how many.
+     * Hands a verified frame's entries to the consumer (all of them: the checksum vouched for the
+     * whole batch); returns how many.
      */
-    private static int replayFrame(Path f, byte[] bytes, int start, int len, long gen, EntryConsumer consumer)
+    private static int replayFrame(
+            Path f, byte[] bytes, int start, int len, long gen, EntryConsumer consumer)
             throws IOException {
         ByteBuffer in = ByteBuffer.wrap(bytes, start, len).slice();
         int count = len >= 4 ? in.getInt() : -1;
         if (count < 0) {
-            throw new CorruptFileException(f, FORMAT + ": frame at offset " + (start - 8) + " declares " + count
-                    + " entries (expected 0 or more)");
+            throw new CorruptFileException(
+                    f,
+                    FORMAT
+                            + ": frame at offset "
+                            + (start - 8)
+                            + " declares "
+                            + count
+                            + " entries (expected 0 or more)");
         }
         List<byte[]> payloads = new ArrayList<>(Math.min(count, len / 4));
         for (int i = 0; i < count; i++) {
             int n = in.remaining() >= 4 ? in.getInt() : -1;
             if (n < 0 || n > in.remaining()) {
-                throw new CorruptFileException(f, FORMAT + ": frame at offset " + (start - 8) + ": entry " + i
-                        + " of " + count + " runs past the frame (its checksum verified: a writer bug?)");
+                throw new CorruptFileException(
+                        f,
+                        FORMAT
+                                + ": frame at offset "
+                                + (start - 8)
+                                + ": entry "
+                                + i
+                                + " of "
+                                + count
+                                + " runs past the frame (its checksum verified: a writer bug?)");
             }
             byte[] p = new byte[n];
             in.get(p);
             payloads.add(p);
         }
         if (in.hasRemaining()) {
-            throw new CorruptFileException(f, FORMAT + ": frame at offset " + (start - 8) + " has " + in.remaining()
-                    + " bytes after its " + count + " entries");
+            throw new CorruptFileException(
+                    f,
+                    FORMAT
+                            + ": frame at offset "
+                            + (start - 8)
+                            + " has "
+                            + in.remaining()
+                            + " bytes after its "
+                            + count
+                            + " entries");
         }
         for (byte[] p : payloads) {
             consumer.accept(gen, p);
@@ -389,7 +449,8 @@ public final class WriteAheadLog implements Closeable {
      * Position after the header and the file's version; the position is -1 if the newest file's
      * header is cut short.
      */
-    private static int[] readHeader(Path f, byte[] bytes, long gen, boolean newest) throws IOException {
+    private static int[] readHeader(Path f, byte[] bytes, long gen, boolean newest)
+            throws IOException {
         int expected = header(gen).remaining();
         if (bytes.length < expected) {
             if (newest) {
@@ -421,7 +482,9 @@ public final class WriteAheadLog implements Closeable {
             throw new FileTooNewException(f, FORMAT, version, VERSION_ENTRY_FRAMES, VERSION);
         }
         if (storedGen != gen) {
-            throw new CorruptFileException(f, FORMAT + ": header says generation " + storedGen + ", file name says " + gen);
+            throw new CorruptFileException(
+                    f,
+                    FORMAT + ": header says generation " + storedGen + ", file name says " + gen);
         }
         return new int[] {h.position(), version};
     }

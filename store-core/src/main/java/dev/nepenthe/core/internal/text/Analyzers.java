@@ -18,9 +18,8 @@ import org.apache.lucene.analysis.pt.PortugueseAnalyzer;
 import org.apache.lucene.analysis.standard.StandardAnalyzer;
 
 /**
- * The analyzers a collection's text index may name, from lucene-core and
- * lucene-analysis-common. The name is stored with the collection, so an entry here is never
- * renamed or changed in meaning.
+ * The analyzers a collection's text index may name, from lucene-core and lucene-analysis-common.
+ * The name is stored with the collection, so an entry here is never renamed or changed in meaning.
  */
 public final class Analyzers {
 
@@ -52,33 +51,39 @@ public final class Analyzers {
     }
 
     /**
-     * A new analyzer that builds fresh token stream components for every text. Lucene's
-     * analyzers keep one set per thread and reuse it, and its term buffer keeps the last term
-     * of the last text the thread analysed: a forgotten record's words would stay reachable in
-     * the heap until that thread analysed something else (HeapHygieneTest found it). Fresh
-     * components cost an allocation per text and leave nothing behind.
+     * A new analyzer that builds fresh token stream components for every text. Lucene's analyzers
+     * keep one set per thread and reuse it, and its term buffer keeps the last term of the last
+     * text the thread analysed: a forgotten record's words would stay reachable in the heap until
+     * that thread analysed something else (HeapHygieneTest found it). Fresh components cost an
+     * allocation per text and leave nothing behind.
      *
      * @throws IllegalArgumentException naming the known analyzers
      */
     public static Analyzer create(String name) {
         Supplier<Analyzer> s = BY_NAME.get(name);
         if (s == null) {
-            throw new IllegalArgumentException("text analyzer: expected one of " + BY_NAME.keySet() + ", got '" + name + "'");
+            throw new IllegalArgumentException(
+                    "text analyzer: expected one of " + BY_NAME.keySet() + ", got '" + name + "'");
         }
         return new Unshared(s.get());
     }
 
     /** Never reuses components between texts (see {@link #create}). */
     private static final class Unshared extends AnalyzerWrapper {
-        private static final ReuseStrategy NEVER = new ReuseStrategy() {
-            @Override
-            public TokenStreamComponents getReusableComponents(Analyzer analyzer, String fieldName) {
-                return null;
-            }
+        private static final ReuseStrategy NEVER =
+                new ReuseStrategy() {
+                    @Override
+                    public TokenStreamComponents getReusableComponents(
+                            Analyzer analyzer, String fieldName) {
+                        return null;
+                    }
 
-            @Override
-            public void setReusableComponents(Analyzer analyzer, String fieldName, TokenStreamComponents components) {}
-        };
+                    @Override
+                    public void setReusableComponents(
+                            Analyzer analyzer,
+                            String fieldName,
+                            TokenStreamComponents components) {}
+                };
 
         private final Analyzer inner;
 

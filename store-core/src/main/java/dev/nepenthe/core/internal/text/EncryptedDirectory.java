@@ -32,17 +32,16 @@ import org.apache.lucene.store.IndexInput;
 import org.apache.lucene.store.IndexOutput;
 
 /**
- * A Lucene directory whose every file is encrypted (AES-256-CTR) under a key of its own, kept
- * in the store's keystore, apart from the data. Deleting a file destroys its key first, so a
- * segment merged away by a forget is unreadable wherever a copy of it survives (a backup, a
- * snapshot of the disk, a block the file system has not reused yet): the text index gets the
- * crypto-erasure the record files get from per-subject keys, at the granularity Lucene
- * rewrites, the segment.
+ * A Lucene directory whose every file is encrypted (AES-256-CTR) under a key of its own, kept in
+ * the store's keystore, apart from the data. Deleting a file destroys its key first, so a segment
+ * merged away by a forget is unreadable wherever a copy of it survives (a backup, a snapshot of the
+ * disk, a block the file system has not reused yet): the text index gets the crypto-erasure the
+ * record files get from per-subject keys, at the granularity Lucene rewrites, the segment.
  *
- * <p>File layout: magic (4), the file's key id (16 random bytes; the keystore holds the key
- * under a keyed hash of the collection and this id, so a renamed file keeps its key), the
- * initial counter (16), then the ciphertext of exactly what Lucene wrote. Lucene's own footer
- * checksum covers the plaintext, so a damaged or wrongly decrypted file fails Lucene's checks.
+ * <p>File layout: magic (4), the file's key id (16 random bytes; the keystore holds the key under a
+ * keyed hash of the collection and this id, so a renamed file keeps its key), the initial counter
+ * (16), then the ciphertext of exactly what Lucene wrote. Lucene's own footer checksum covers the
+ * plaintext, so a damaged or wrongly decrypted file fails Lucene's checks.
  *
  * <p>New keys are written to the keystore without an fsync and made durable in {@link #sync},
  * before the files they encrypt are: a crash before that loses only files no commit names.
@@ -52,6 +51,7 @@ final class EncryptedDirectory extends FilterDirectory {
     static final int MAGIC = 0x4E505458; // "NPTX"
     static final int HEADER = 4 + 16 + CounterCipher.IV_LENGTH;
     private static final int BUFFER = 8192;
+
     /**
      * Read buffer: Lucene's reads are mostly small and random (term dictionary blocks, doc values),
      * and each refill is decrypted whole, so a refill stays small (Lucene's own default is 1 KB).
@@ -62,6 +62,7 @@ final class EncryptedDirectory extends FilterDirectory {
     private final KeyedHash hashes;
     private final String collectionId;
     private final SecureRandom random = new SecureRandom();
+
     /**
      * The key id of every file this directory wrote or opened, by name: a file whose header is
      * damaged still has its key destroyed when it is deleted.
@@ -85,7 +86,8 @@ final class EncryptedDirectory extends FilterDirectory {
     }
 
     @Override
-    public IndexOutput createTempOutput(String prefix, String suffix, IOContext context) throws IOException {
+    public IndexOutput createTempOutput(String prefix, String suffix, IOContext context)
+            throws IOException {
         return encrypting(in.createTempOutput(prefix, suffix, context));
     }
 
@@ -109,7 +111,8 @@ final class EncryptedDirectory extends FilterDirectory {
             raw.writeInt(MAGIC);
             raw.writeBytes(keyId, keyId.length);
             raw.writeBytes(iv, iv.length);
-            return new EncryptingOutput(raw, CounterCipher.at(key, iv, 0), folder().resolve(raw.getName()));
+            return new EncryptingOutput(
+                    raw, CounterCipher.at(key, iv, 0), folder().resolve(raw.getName()));
         } catch (IOException | RuntimeException e) {
             raw.close();
             throw e;
@@ -120,7 +123,9 @@ final class EncryptedDirectory extends FilterDirectory {
     public IndexInput openInput(String name, IOContext context) throws IOException {
         try {
             return decrypting(name);
-        } catch (CorruptIndexException | java.nio.file.NoSuchFileException | java.io.FileNotFoundException e) {
+        } catch (CorruptIndexException
+                | java.nio.file.NoSuchFileException
+                | java.io.FileNotFoundException e) {
             throw e; // Lucene tells these apart, and they name the file
         } catch (IOException e) {
             throw IoErrors.naming(folder().resolve(name), "opening", e);
@@ -136,14 +141,17 @@ final class EncryptedDirectory extends FilterDirectory {
             length = raw.length() - HEADER;
             DataKey key = keystore.find(keyName(h.keyId));
             if (key == null) {
-                throw new CorruptIndexException("its key is not in the keystore (destroyed when the file was deleted,"
-                        + " or this keystore is not the one the file was written with)", raw);
+                throw new CorruptIndexException(
+                        "its key is not in the keystore (destroyed when the file was deleted,"
+                                + " or this keystore is not the one the file was written with)",
+                        raw);
             }
             // Reads go straight to the file (positional, shared by clones) and are decrypted in
             // Lucene's own buffer: no second buffer, no copy.
             Path file = folder().resolve(name);
             FileChannel channel = FileChannel.open(file, StandardOpenOption.READ);
-            return new DecryptingInput("encrypted(" + file + ")", channel, key, h.iv, 0, length, true);
+            return new DecryptingInput(
+                    "encrypted(" + file + ")", channel, key, h.iv, 0, length, true);
         }
     }
 
@@ -151,13 +159,26 @@ final class EncryptedDirectory extends FilterDirectory {
 
     private static Header readHeader(IndexInput raw, String name) throws IOException {
         if (raw.length() < HEADER) {
-            throw new CorruptIndexException("text index file " + name + " is " + raw.length()
-                    + " bytes, shorter than its " + HEADER + "-byte encryption header", raw);
+            throw new CorruptIndexException(
+                    "text index file "
+                            + name
+                            + " is "
+                            + raw.length()
+                            + " bytes, shorter than its "
+                            + HEADER
+                            + "-byte encryption header",
+                    raw);
         }
         int magic = raw.readInt();
         if (magic != MAGIC) {
-            throw new CorruptIndexException("text index file " + name + ": expected the encrypted-file magic "
-                    + Integer.toHexString(MAGIC) + ", got " + Integer.toHexString(magic), raw);
+            throw new CorruptIndexException(
+                    "text index file "
+                            + name
+                            + ": expected the encrypted-file magic "
+                            + Integer.toHexString(MAGIC)
+                            + ", got "
+                            + Integer.toHexString(magic),
+                    raw);
         }
         byte[] keyId = new byte[16];
         byte[] iv = new byte[CounterCipher.IV_LENGTH];
@@ -172,8 +193,8 @@ final class EncryptedDirectory extends FilterDirectory {
     }
 
     /**
-     * Destroys the file's key (without an fsync; see {@link #sync}), then deletes the file. The
-     * key id comes from the header even when its magic is damaged, and from what this directory
+     * Destroys the file's key (without an fsync; see {@link #sync}), then deletes the file. The key
+     * id comes from the header even when its magic is damaged, and from what this directory
      * remembers of the file: a corrupt file never leaves a live key behind for a copy of it.
      */
     @Override
@@ -232,7 +253,12 @@ final class EncryptedDirectory extends FilterDirectory {
         try (IndexInput input = openInput(name, IOContext.READONCE)) {
             long n = input.length();
             if (n > Integer.MAX_VALUE - 16) {
-                throw new IOException("text index file " + name + " is too large to scan whole (" + n + " bytes)");
+                throw new IOException(
+                        "text index file "
+                                + name
+                                + " is too large to scan whole ("
+                                + n
+                                + " bytes)");
             }
             byte[] out = new byte[(int) n];
             input.readBytes(out, 0, out.length);
@@ -327,8 +353,8 @@ final class EncryptedDirectory extends FilterDirectory {
     }
 
     /**
-     * Reads and decrypts at any offset. Clones and slices share the file channel (positional
-     * reads are safe from several threads); each buffer refill decrypts in place with the reading
+     * Reads and decrypts at any offset. Clones and slices share the file channel (positional reads
+     * are safe from several threads); each buffer refill decrypts in place with the reading
      * thread's cipher.
      */
     private static final class DecryptingInput extends BufferedIndexInput {
@@ -339,7 +365,14 @@ final class EncryptedDirectory extends FilterDirectory {
         private final long length;
         private boolean owner;
 
-        DecryptingInput(String desc, FileChannel channel, DataKey key, byte[] iv, long offset, long length, boolean owner) {
+        DecryptingInput(
+                String desc,
+                FileChannel channel,
+                DataKey key,
+                byte[] iv,
+                long offset,
+                long length,
+                boolean owner) {
             super(desc, BUFFER_READ);
             this.channel = channel;
             this.key = key;
@@ -354,7 +387,16 @@ final class EncryptedDirectory extends FilterDirectory {
             long pos = getFilePointer();
             int n = b.remaining();
             if (pos + n > length) {
-                throw new EOFException("read past EOF: " + this + " (position " + pos + ", " + n + " bytes, length " + length + ")");
+                throw new EOFException(
+                        "read past EOF: "
+                                + this
+                                + " (position "
+                                + pos
+                                + ", "
+                                + n
+                                + " bytes, length "
+                                + length
+                                + ")");
             }
             int start = b.position();
             long at = HEADER + offset + pos;
@@ -366,7 +408,14 @@ final class EncryptedDirectory extends FilterDirectory {
                     throw new IOException("reading " + this + " failed: " + e.getMessage(), e);
                 }
                 if (r < 0) {
-                    throw new EOFException("read past EOF: " + this + " (file ends before position " + pos + " + " + n + ")");
+                    throw new EOFException(
+                            "read past EOF: "
+                                    + this
+                                    + " (file ends before position "
+                                    + pos
+                                    + " + "
+                                    + n
+                                    + ")");
                 }
                 at += r;
             }
@@ -395,7 +444,14 @@ final class EncryptedDirectory extends FilterDirectory {
         @Override
         protected void seekInternal(long pos) throws IOException {
             if (pos > length) {
-                throw new EOFException("seek past EOF: " + this + " (position " + pos + ", length " + length + ")");
+                throw new EOFException(
+                        "seek past EOF: "
+                                + this
+                                + " (position "
+                                + pos
+                                + ", length "
+                                + length
+                                + ")");
             }
         }
 
@@ -412,13 +468,29 @@ final class EncryptedDirectory extends FilterDirectory {
         }
 
         @Override
-        public IndexInput slice(String desc, long sliceOffset, long sliceLength) throws IOException {
+        public IndexInput slice(String desc, long sliceOffset, long sliceLength)
+                throws IOException {
             if (sliceOffset < 0 || sliceLength < 0 || sliceOffset + sliceLength > length) {
-                throw new IllegalArgumentException("slice() " + desc + " out of bounds: offset " + sliceOffset
-                        + ", length " + sliceLength + ", file length " + length + ": " + this);
+                throw new IllegalArgumentException(
+                        "slice() "
+                                + desc
+                                + " out of bounds: offset "
+                                + sliceOffset
+                                + ", length "
+                                + sliceLength
+                                + ", file length "
+                                + length
+                                + ": "
+                                + this);
             }
             // The slice's description names the file: an error reading it must say which file.
-            return new DecryptingInput(getFullSliceDescription(desc), channel, key, iv, offset + sliceOffset, sliceLength,
+            return new DecryptingInput(
+                    getFullSliceDescription(desc),
+                    channel,
+                    key,
+                    iv,
+                    offset + sliceOffset,
+                    sliceLength,
                     false);
         }
 

@@ -65,18 +65,18 @@ import org.apache.lucene.util.BytesRef;
 import org.roaringbitmap.RoaringBitmap;
 
 /**
- * A collection's text index: one Lucene document per record that has text, holding the
- * analyzed text (BM25, Lucene's default similarity), the record's ordinal and its version (the
- * storage's write sequence number). Nothing else: no id, tenant, subject or metadata reaches
- * Lucene's files. Tenant, subject and metadata filters are the collection's bitmaps, applied as
- * documents are collected, so keyword search narrows exactly as vector search does. The files
- * are encrypted, each under its own key ({@link EncryptedDirectory}).
+ * A collection's text index: one Lucene document per record that has text, holding the analyzed
+ * text (BM25, Lucene's default similarity), the record's ordinal and its version (the storage's
+ * write sequence number). Nothing else: no id, tenant, subject or metadata reaches Lucene's files.
+ * Tenant, subject and metadata filters are the collection's bitmaps, applied as documents are
+ * collected, so keyword search narrows exactly as vector search does. The files are encrypted, each
+ * under its own key ({@link EncryptedDirectory}).
  *
- * <p>Consistency with the records: writes reach Lucene under the collection's writer mutex in
- * the same steps as the vector index, and a refresh makes them searchable before the write
- * returns. Lucene commits at checkpoints, deletes, forgets and close; what a crash loses past
- * the last commit is found at the next open by {@link #reconcile}, which compares every
- * document's (ordinal, version) with the records and deletes or adds what differs.
+ * <p>Consistency with the records: writes reach Lucene under the collection's writer mutex in the
+ * same steps as the vector index, and a refresh makes them searchable before the write returns.
+ * Lucene commits at checkpoints, deletes, forgets and close; what a crash loses past the last
+ * commit is found at the next open by {@link #reconcile}, which compares every document's (ordinal,
+ * version) with the records and deletes or adds what differs.
  *
  * <p>Thread safety: writes come from the collection's writer (one at a time); searches from any
  * thread, through a {@link SearcherManager}.
@@ -86,13 +86,19 @@ public final class TextIndex implements Closeable {
     static final String ORD = "ord";
     static final String VERSION = "version";
     static final String TEXT = "text";
+
     /** A segment holding a forgotten document is rewritten whole: bound how large one may grow. */
     static final double MAX_SEGMENT_MB = 256;
+
     /** At most this many distinct query terms (Lucene's default clause limit is 1024). */
     static final int MAX_QUERY_TERMS = 1024;
+
     /** Shorter terms are not byte-scanned for: three bytes turn up by chance in any binary file. */
     static final int MIN_TERM_BYTES = 4;
-    /** Most extra rounds {@link #mergeDeletesAway} merges while natural merges carry deletes over. */
+
+    /**
+     * Most extra rounds {@link #mergeDeletesAway} merges while natural merges carry deletes over.
+     */
     static final int MERGE_ROUNDS = 10;
 
     private final String analyzerName;
@@ -105,7 +111,8 @@ public final class TextIndex implements Closeable {
     private final ConcurrentMergeScheduler merges = new ConcurrentMergeScheduler();
     private boolean closed;
 
-    private TextIndex(Path folder, String analyzerName, EncryptedDirectory dir, Keystore keystore) throws IOException {
+    private TextIndex(Path folder, String analyzerName, EncryptedDirectory dir, Keystore keystore)
+            throws IOException {
         this.folder = folder;
         this.analyzerName = analyzerName;
         this.analyzer = Analyzers.create(analyzerName);
@@ -134,7 +141,8 @@ public final class TextIndex implements Closeable {
      *
      * @param collectionId the collection's incarnation id: file keys are scoped by it
      */
-    public static TextIndex open(Path folder, String analyzer, Keystore keystore, KeyedHash hashes, String collectionId)
+    public static TextIndex open(
+            Path folder, String analyzer, Keystore keystore, KeyedHash hashes, String collectionId)
             throws IOException {
         Files.createDirectories(folder);
         Directory raw = new NIOFSDirectory(folder);
@@ -151,12 +159,15 @@ public final class TextIndex implements Closeable {
      * Destroys the keys of every file in a text index folder and deletes the files (a dropped
      * collection). The index must not be open.
      */
-    public static void destroyFolder(Path folder, Keystore keystore, KeyedHash hashes, String collectionId)
+    public static void destroyFolder(
+            Path folder, Keystore keystore, KeyedHash hashes, String collectionId)
             throws IOException {
         if (!Files.isDirectory(folder)) {
             return;
         }
-        try (EncryptedDirectory dir = new EncryptedDirectory(new NIOFSDirectory(folder), keystore, hashes, collectionId)) {
+        try (EncryptedDirectory dir =
+                new EncryptedDirectory(
+                        new NIOFSDirectory(folder), keystore, hashes, collectionId)) {
             for (String f : dir.listAll()) {
                 if (!f.equals(IndexWriter.WRITE_LOCK_NAME)) {
                     dir.deleteFile(f);
@@ -166,7 +177,9 @@ public final class TextIndex implements Closeable {
         keystore.force();
     }
 
-    /** What {@link #scanPlaintext} found: needle counts by file, and the files it could not decrypt. */
+    /**
+     * What {@link #scanPlaintext} found: needle counts by file, and the files it could not decrypt.
+     */
     public record FolderScan(Map<String, Integer> hits, List<String> unreadable) {}
 
     /**
@@ -175,11 +188,18 @@ public final class TextIndex implements Closeable {
      * someone holding the keys. A file whose key is gone (destroyed when the file was deleted) is
      * listed as unreadable.
      */
-    public static FolderScan scanPlaintext(Path folder, Keystore keystore, KeyedHash hashes, String collectionId,
-            List<byte[]> needles) throws IOException {
+    public static FolderScan scanPlaintext(
+            Path folder,
+            Keystore keystore,
+            KeyedHash hashes,
+            String collectionId,
+            List<byte[]> needles)
+            throws IOException {
         Map<String, Integer> hits = new TreeMap<>();
         List<String> unreadable = new ArrayList<>();
-        try (EncryptedDirectory dir = new EncryptedDirectory(new NIOFSDirectory(folder), keystore, hashes, collectionId)) {
+        try (EncryptedDirectory dir =
+                new EncryptedDirectory(
+                        new NIOFSDirectory(folder), keystore, hashes, collectionId)) {
             for (String f : dir.listAll()) {
                 if (f.equals(IndexWriter.WRITE_LOCK_NAME)) {
                     continue;
@@ -220,7 +240,10 @@ public final class TextIndex implements Closeable {
         writer.addDocument(d);
     }
 
-    /** Deletes the documents of these ordinals (marked deleted; {@link #mergeDeletesAway} removes their bytes). */
+    /**
+     * Deletes the documents of these ordinals (marked deleted; {@link #mergeDeletesAway} removes
+     * their bytes).
+     */
     public void delete(int[] ordinals) throws IOException {
         if (ordinals.length > 0) {
             writer.deleteDocuments(IntPoint.newSetQuery(ORD, ordinals));
@@ -262,8 +285,12 @@ public final class TextIndex implements Closeable {
                 break;
             }
             if (round == MERGE_ROUNDS) {
-                throw new IOException("text index: expected no deleted documents after " + MERGE_ROUNDS
-                        + " rounds of merging them away, got " + left + " still held");
+                throw new IOException(
+                        "text index: expected no deleted documents after "
+                                + MERGE_ROUNDS
+                                + " rounds of merging them away, got "
+                                + left
+                                + " still held");
             }
             merges.sync();
         }
@@ -313,14 +340,15 @@ public final class TextIndex implements Closeable {
             }
             ts.end();
         } catch (IOException e) {
-            throw new UncheckedIOException("analysing text failed", e); // a StringReader does not fail
+            throw new UncheckedIOException(
+                    "analysing text failed", e); // a StringReader does not fail
         }
         return new ArrayList<>(out);
     }
 
     /**
-     * BM25 search: documents matching any of the query's terms, scored by Lucene's BM25, among
-     * the accepted ordinals (null: all).
+     * BM25 search: documents matching any of the query's terms, scored by Lucene's BM25, among the
+     * accepted ordinals (null: all).
      */
     public Ranked search(String query, RoaringBitmap accept, int k) throws IOException {
         List<String> terms = terms(query);
@@ -337,9 +365,11 @@ public final class TextIndex implements Closeable {
     private Ranked run(Query q, RoaringBitmap accept, int k) throws IOException {
         IndexSearcher s = searchers.acquire();
         try {
-            // Exact hit counts stop at 1,000, as in IndexSearcher.search(query, n): past that, BM25 skips
+            // Exact hit counts stop at 1,000, as in IndexSearcher.search(query, n): past that, BM25
+            // skips
             // blocks that cannot reach the top k.
-            TopDocs top = s.search(q, new Filtered(new TopScoreDocCollectorManager(k, 1000), accept));
+            TopDocs top =
+                    s.search(q, new Filtered(new TopScoreDocCollectorManager(k, 1000), accept));
             ScoreDoc[] hits = top.scoreDocs;
             int[] ords = new int[hits.length];
             float[] scores = new float[hits.length];
@@ -363,7 +393,12 @@ public final class TextIndex implements Closeable {
                 }
                 int doc = hits[i].doc - leaf.docBase;
                 if (dv == null || !dv.advanceExact(doc)) {
-                    throw new IOException("text index document " + doc + " has no " + ORD + " value (damaged index?)");
+                    throw new IOException(
+                            "text index document "
+                                    + doc
+                                    + " has no "
+                                    + ORD
+                                    + " value (damaged index?)");
                 }
                 ords[i] = (int) dv.longValue();
             }
@@ -391,26 +426,30 @@ public final class TextIndex implements Closeable {
                 unwrap.put(top, top);
                 return top;
             }
-            Collector c = new Collector() {
-                @Override
-                public LeafCollector getLeafCollector(LeafReaderContext context) throws IOException {
-                    NumericDocValues ords = context.reader().getNumericDocValues(ORD);
-                    LeafCollector leaf = top.getLeafCollector(context);
-                    return new FilterLeafCollector(leaf) {
+            Collector c =
+                    new Collector() {
                         @Override
-                        public void collect(int doc) throws IOException {
-                            if (ords != null && ords.advanceExact(doc) && accept.contains((int) ords.longValue())) {
-                                in.collect(doc);
-                            }
+                        public LeafCollector getLeafCollector(LeafReaderContext context)
+                                throws IOException {
+                            NumericDocValues ords = context.reader().getNumericDocValues(ORD);
+                            LeafCollector leaf = top.getLeafCollector(context);
+                            return new FilterLeafCollector(leaf) {
+                                @Override
+                                public void collect(int doc) throws IOException {
+                                    if (ords != null
+                                            && ords.advanceExact(doc)
+                                            && accept.contains((int) ords.longValue())) {
+                                        in.collect(doc);
+                                    }
+                                }
+                            };
+                        }
+
+                        @Override
+                        public ScoreMode scoreMode() {
+                            return top.scoreMode();
                         }
                     };
-                }
-
-                @Override
-                public ScoreMode scoreMode() {
-                    return top.scoreMode();
-                }
-            };
             unwrap.put(c, top);
             return c;
         }
@@ -427,7 +466,10 @@ public final class TextIndex implements Closeable {
 
     // ---- consistency with the records -------------------------------------------------------
 
-    /** The records as the collection holds them: for each ordinal, its version and text (null: none). */
+    /**
+     * The records as the collection holds them: for each ordinal, its version and text (null:
+     * none).
+     */
     public interface Records {
         /** The live record's version at this ordinal, or -1 if there is none. */
         long version(int ordinal);
@@ -443,9 +485,9 @@ public final class TextIndex implements Closeable {
     public record Reconciled(int removed, int added) {}
 
     /**
-     * Makes the index hold exactly one document per live record with text, at the record's
-     * version: documents of records deleted or replaced since the last commit are deleted (and
-     * merged away), records written since are added. Run at open, before anything is served.
+     * Makes the index hold exactly one document per live record with text, at the record's version:
+     * documents of records deleted or replaced since the last commit are deleted (and merged away),
+     * records written since are added. Run at open, before anything is served.
      */
     public Reconciled reconcile(Records records) throws IOException {
         searchers.maybeRefreshBlocking();
@@ -453,16 +495,23 @@ public final class TextIndex implements Closeable {
         Set<Long> stale = new java.util.HashSet<>();
         int removed = 0;
         int[] removedDocs = {0};
-        forEachLiveDocument((ord, version, complete) -> {
-            if (!complete) {
-                throw new IOException("text index in " + folder + ": a document has no ordinal or version (damaged index?)");
-            }
-            if (records.version(ord) == version && records.text(ord) != null && covered.checkedAdd(ord)) {
-                return;
-            }
-            stale.add(version);
-            removedDocs[0]++;
-        });
+        forEachLiveDocument(
+                (ord, version, complete) -> {
+                    if (!complete) {
+                        throw new IOException(
+                                "text index in "
+                                        + folder
+                                        + ": a document has no ordinal or version (damaged"
+                                        + " index?)");
+                    }
+                    if (records.version(ord) == version
+                            && records.text(ord) != null
+                            && covered.checkedAdd(ord)) {
+                        return;
+                    }
+                    stale.add(version);
+                    removedDocs[0]++;
+                });
         removed += removedDocs[0];
         if (!stale.isEmpty()) {
             // By version, which names one write: a duplicate of a valid document takes the valid
@@ -492,7 +541,9 @@ public final class TextIndex implements Closeable {
         return new Reconciled(removed, added);
     }
 
-    /** Receives a live document's ordinal and version ({@code complete} false when it lacks either). */
+    /**
+     * Receives a live document's ordinal and version ({@code complete} false when it lacks either).
+     */
     @FunctionalInterface
     private interface LiveDocument {
         void accept(int ordinal, long version, boolean complete) throws IOException;
@@ -511,8 +562,15 @@ public final class TextIndex implements Closeable {
                     if (live != null && !live.get(doc)) {
                         continue;
                     }
-                    boolean complete = ords != null && versions != null && ords.advanceExact(doc) && versions.advanceExact(doc);
-                    visitor.accept(complete ? (int) ords.longValue() : -1, complete ? versions.longValue() : -1, complete);
+                    boolean complete =
+                            ords != null
+                                    && versions != null
+                                    && ords.advanceExact(doc)
+                                    && versions.advanceExact(doc);
+                    visitor.accept(
+                            complete ? (int) ords.longValue() : -1,
+                            complete ? versions.longValue() : -1,
+                            complete);
                 }
             }
         } finally {
@@ -521,24 +579,28 @@ public final class TextIndex implements Closeable {
     }
 
     /**
-     * The index's integrity check: one document per live record with text, at the record's
-     * version, and none for anything else.
+     * The index's integrity check: one document per live record with text, at the record's version,
+     * and none for anything else.
      */
     public IntegrityReport verifyIntegrity(Records records, String name) throws IOException {
-        IntegrityReport.Builder r = IntegrityReport.builder(name).expect("stale-document").expect("duplicate-document")
-                .expect("record-missing-from-text-index");
+        IntegrityReport.Builder r =
+                IntegrityReport.builder(name)
+                        .expect("stale-document")
+                        .expect("duplicate-document")
+                        .expect("record-missing-from-text-index");
         RoaringBitmap covered = new RoaringBitmap();
         int[] docs = {0};
-        forEachLiveDocument((ord, version, complete) -> {
-            docs[0]++;
-            if (!complete) {
-                r.violation("stale-document", "a document without ordinal or version");
-            } else if (records.version(ord) != version || records.text(ord) == null) {
-                r.violation("stale-document", "ordinal " + ord);
-            } else if (!covered.checkedAdd(ord)) {
-                r.violation("duplicate-document", "ordinal " + ord);
-            }
-        });
+        forEachLiveDocument(
+                (ord, version, complete) -> {
+                    docs[0]++;
+                    if (!complete) {
+                        r.violation("stale-document", "a document without ordinal or version");
+                    } else if (records.version(ord) != version || records.text(ord) == null) {
+                        r.violation("stale-document", "ordinal " + ord);
+                    } else if (!covered.checkedAdd(ord)) {
+                        r.violation("duplicate-document", "ordinal " + ord);
+                    }
+                });
         for (int ord : records.ordinals()) {
             if (records.text(ord) != null && !covered.contains(ord)) {
                 r.violation("record-missing-from-text-index", "ordinal " + ord);
@@ -552,8 +614,8 @@ public final class TextIndex implements Closeable {
 
     /**
      * The text's most distinctive terms: its distinct analyzed terms, fewest documents first
-     * (highest IDF), at most {@code n}. Run before the record leaves the index, so its own
-     * document counts.
+     * (highest IDF), at most {@code n}. Run before the record leaves the index, so its own document
+     * counts.
      */
     public List<String> distinctiveTerms(String text, int n) throws IOException {
         List<String> terms = terms(text);
@@ -567,8 +629,12 @@ public final class TextIndex implements Closeable {
             searchers.release(s);
         }
         return df.entrySet().stream()
-                .sorted(Comparator.<Map.Entry<String, Integer>>comparingInt(Map.Entry::getValue).thenComparing(Map.Entry::getKey))
-                .limit(n).map(Map.Entry::getKey).toList();
+                .sorted(
+                        Comparator.<Map.Entry<String, Integer>>comparingInt(Map.Entry::getValue)
+                                .thenComparing(Map.Entry::getKey))
+                .limit(n)
+                .map(Map.Entry::getKey)
+                .toList();
     }
 
     /**
@@ -579,30 +645,33 @@ public final class TextIndex implements Closeable {
     public record Residue(List<String> problems, long checked) {}
 
     /**
-     * Proves forgotten text is gone from every file of the folder. For the segments the index
-     * is made of, by their structure: no live document carries a forgotten (ordinal, version);
-     * no segment keeps a deleted document holding one of the forgotten terms (Lucene's delete
-     * only marks; the postings of every segment are read, deleted documents included); and a
-     * forgotten term no survivor holds is in no segment's term dictionary. A segment stores
-     * nothing else derived from text (no stored fields, no term vectors; doc values hold the
-     * ordinal and version), so that covers its files. Every other file in the folder (an old
-     * segment not yet deleted, a leftover of a crash) is decrypted and scanned for the terms'
-     * bytes. The segments' own files are not byte-scanned: their term dictionaries keep terms as
-     * shared prefixes and suffixes, so a forgotten "ander" shows up inside a survivor's
-     * "wander" (false residue), and the scan would cost the whole index per forget.
+     * Proves forgotten text is gone from every file of the folder. For the segments the index is
+     * made of, by their structure: no live document carries a forgotten (ordinal, version); no
+     * segment keeps a deleted document holding one of the forgotten terms (Lucene's delete only
+     * marks; the postings of every segment are read, deleted documents included); and a forgotten
+     * term no survivor holds is in no segment's term dictionary. A segment stores nothing else
+     * derived from text (no stored fields, no term vectors; doc values hold the ordinal and
+     * version), so that covers its files. Every other file in the folder (an old segment not yet
+     * deleted, a leftover of a crash) is decrypted and scanned for the terms' bytes. The segments'
+     * own files are not byte-scanned: their term dictionaries keep terms as shared prefixes and
+     * suffixes, so a forgotten "ander" shows up inside a survivor's "wander" (false residue), and
+     * the scan would cost the whole index per forget.
      *
      * @param forgotten (ordinal, version) of each forgotten record that had text
      * @param terms the forgotten texts' distinctive terms
      */
-    public Residue residue(Map<Integer, Long> forgotten, Collection<String> terms) throws IOException {
+    public Residue residue(Map<Integer, Long> forgotten, Collection<String> terms)
+            throws IOException {
         List<String> problems = new ArrayList<>();
         long checked = 0;
-        forEachLiveDocument((ord, version, complete) -> {
-            Long v = complete ? forgotten.get(ord) : null;
-            if (v != null && v == version) {
-                problems.add("a live document still indexes forgotten record at ordinal " + ord);
-            }
-        });
+        forEachLiveDocument(
+                (ord, version, complete) -> {
+                    Long v = complete ? forgotten.get(ord) : null;
+                    if (v != null && v == version) {
+                        problems.add(
+                                "a live document still indexes forgotten record at ordinal " + ord);
+                    }
+                });
         Set<String> referenced = new java.util.HashSet<>();
         IndexSearcher s = searchers.acquire();
         try {
@@ -625,15 +694,20 @@ public final class TextIndex implements Closeable {
                     var live = r.getLiveDocs();
                     PostingsEnum pe = te.postings(null, PostingsEnum.NONE);
                     int deletedHolding = 0;
-                    for (int doc = pe.nextDoc(); doc != PostingsEnum.NO_MORE_DOCS; doc = pe.nextDoc()) {
+                    for (int doc = pe.nextDoc();
+                            doc != PostingsEnum.NO_MORE_DOCS;
+                            doc = pe.nextDoc()) {
                         if (live != null && !live.get(doc)) {
                             deletedHolding++;
                         }
                     }
                     if (deletedHolding > 0) {
-                        // The term stays in the segment's dictionary, and in its files, until a merge.
-                        problems.add(deletedHolding + " deleted documents in a segment still hold a forgotten term"
-                                + " (not merged away)");
+                        // The term stays in the segment's dictionary, and in its files, until a
+                        // merge.
+                        problems.add(
+                                deletedHolding
+                                        + " deleted documents in a segment still hold a forgotten"
+                                        + " term (not merged away)");
                     }
                 }
             }
@@ -652,7 +726,9 @@ public final class TextIndex implements Closeable {
             }
         }
         for (String f : dir.listAll()) {
-            if (f.equals(IndexWriter.WRITE_LOCK_NAME) || referenced.contains(f) || needles.isEmpty()) {
+            if (f.equals(IndexWriter.WRITE_LOCK_NAME)
+                    || referenced.contains(f)
+                    || needles.isEmpty()) {
                 continue;
             }
             checked++;
@@ -667,8 +743,12 @@ public final class TextIndex implements Closeable {
             try {
                 int n = ForensicScan.countAny(plain, needles);
                 if (n > 0) {
-                    problems.add("text index file " + f + ", which is not part of the index, holds " + n
-                            + " occurrences of forgotten terms");
+                    problems.add(
+                            "text index file "
+                                    + f
+                                    + ", which is not part of the index, holds "
+                                    + n
+                                    + " occurrences of forgotten terms");
                 }
             } finally {
                 Arrays.fill(plain, (byte) 0);
@@ -684,14 +764,17 @@ public final class TextIndex implements Closeable {
      * Surviving documents among {@code accept} (null: all) holding at least {@code min} of the
      * terms, with how many each holds, most first (at most {@code limit}).
      */
-    public List<Sharing> sharing(List<String> terms, int min, RoaringBitmap accept, int limit) throws IOException {
+    public List<Sharing> sharing(List<String> terms, int min, RoaringBitmap accept, int limit)
+            throws IOException {
         if (terms.isEmpty()) {
             return List.of();
         }
         BooleanQuery.Builder b = new BooleanQuery.Builder();
         for (String t : terms) {
             // Each term scores 1 when present, so a document's score is how many it shares.
-            b.add(new ConstantScoreQuery(new TermQuery(new Term(TEXT, t))), BooleanClause.Occur.SHOULD);
+            b.add(
+                    new ConstantScoreQuery(new TermQuery(new Term(TEXT, t))),
+                    BooleanClause.Occur.SHOULD);
         }
         b.setMinimumNumberShouldMatch(min);
         Ranked r = run(b.build(), accept, limit);
@@ -734,8 +817,8 @@ public final class TextIndex implements Closeable {
     }
 
     /**
-     * Closes without committing (the store is read-only after a failed write): what was added
-     * since the last commit is dropped, and the next open reconciles the index with the records.
+     * Closes without committing (the store is read-only after a failed write): what was added since
+     * the last commit is dropped, and the next open reconciles the index with the records.
      */
     public synchronized void rollbackAndClose() throws IOException {
         shut(true);

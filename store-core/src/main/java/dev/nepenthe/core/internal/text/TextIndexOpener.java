@@ -12,17 +12,17 @@ import org.apache.lucene.store.LockObtainFailedException;
  * when its files cannot be read.
  *
  * <p>Why a rebuild and not a refusal. The text index is derived from the records, as the vector
- * index is, and the same rule holds (see {@code IndexGenerations}): a file that cannot be read
- * is named in the log and in the open report, and the index is built again from the records that
- * survive. The case that matters is a copy of a data folder taken before a forget and opened
- * with the keystore as it is after it: the forget merged the subject's documents away and
- * destroyed the keys of the segments that held them (and of the commit point naming them), so
- * the copy's text index is ciphertext without keys. The records in the copy lose the subject
- * too (its key is gone and the tombstone journal names its records), so a rebuild from them
- * indexes only what survives. Refusing the open would keep privacy but leave the store unusable.
+ * index is, and the same rule holds (see {@code IndexGenerations}): a file that cannot be read is
+ * named in the log and in the open report, and the index is built again from the records that
+ * survive. The case that matters is a copy of a data folder taken before a forget and opened with
+ * the keystore as it is after it: the forget merged the subject's documents away and destroyed the
+ * keys of the segments that held them (and of the commit point naming them), so the copy's text
+ * index is ciphertext without keys. The records in the copy lose the subject too (its key is gone
+ * and the tombstone journal names its records), so a rebuild from them indexes only what survives.
+ * Refusing the open would keep privacy but leave the store unusable.
  *
- * <p>What is given up goes for good: every file of the folder has its key destroyed (those
- * whose keys are gone already are simply deleted), before the empty index is filled again.
+ * <p>What is given up goes for good: every file of the folder has its key destroyed (those whose
+ * keys are gone already are simply deleted), before the empty index is filled again.
  */
 public final class TextIndexOpener {
 
@@ -43,8 +43,15 @@ public final class TextIndexOpener {
      * @throws IOException if the rebuilt index fails too, or if another writer holds the folder's
      *     lock (a folder in use is never wiped)
      */
-    public static Opened open(Path folder, String analyzer, Keystore keystore, KeyedHash hashes, String collection,
-            String collectionId, TextIndex.Records records) throws IOException {
+    public static Opened open(
+            Path folder,
+            String analyzer,
+            Keystore keystore,
+            KeyedHash hashes,
+            String collection,
+            String collectionId,
+            TextIndex.Records records)
+            throws IOException {
         TextIndex t = null;
         String why;
         try {
@@ -59,13 +66,18 @@ public final class TextIndexOpener {
             // Lucene's messages name the file and the reason, never a document's content.
             why = e.getClass().getSimpleName() + ": " + e.getMessage();
         }
-        LOG.log(System.Logger.Level.WARNING, "collection ''{0}'': text index unreadable, rebuilding it from the"
-                + " records: {1}", collection, why);
+        LOG.log(
+                System.Logger.Level.WARNING,
+                "collection ''{0}'': text index unreadable, rebuilding it from the"
+                        + " records: {1}",
+                collection,
+                why);
         TextIndex.destroyFolder(folder, keystore, hashes, collectionId);
         TextIndex fresh = TextIndex.open(folder, analyzer, keystore, hashes, collectionId);
         try {
             TextIndex.Reconciled r = fresh.reconcile(records);
-            return new Opened(fresh, new OpenReport.TextRecovery(true, r.removed(), r.added(), why));
+            return new Opened(
+                    fresh, new OpenReport.TextRecovery(true, r.removed(), r.added(), why));
         } catch (IOException | RuntimeException e) {
             closeQuietly(fresh, e);
             throw e;

@@ -15,31 +15,41 @@ import jdk.incubator.vector.VectorSpecies;
  * that {@code jdk.incubator.vector} is readable.
  *
  * <p>Why the loops look the way they do (x86 with AVX2 or AVX-512 in mind):
+ *
  * <ul>
  *   <li>Every sum follows the one order {@link VectorKernels} defines, so these kernels agree bit
  *       for bit with the scalar twin. That order's 64 partial sums are four 16-lane accumulators
- *       (AVX-512) or eight 8-lane ones (AVX2), and its final halving is a few fixed lane
- *       rotations: {@code reduceLanes(ADD)}, whose order the JIT may choose, is never used.
- *       Other lane counts (128-bit machines) take the scalar twin, which C2 vectorises itself.
- *   <li>A fused multiply-add has a latency of about four cycles while two can start every
- *       cycle, so a single accumulator leaves the FMA units idle most of the time; four or
- *       eight independent ones keep them busy.
+ *       (AVX-512) or eight 8-lane ones (AVX2), and its final halving is a few fixed lane rotations:
+ *       {@code reduceLanes(ADD)}, whose order the JIT may choose, is never used. Other lane counts
+ *       (128-bit machines) take the scalar twin, which C2 vectorises itself.
+ *   <li>A fused multiply-add has a latency of about four cycles while two can start every cycle, so
+ *       a single accumulator leaves the FMA units idle most of the time; four or eight independent
+ *       ones keep them busy.
  *   <li>Tails shorter than 16 floats are finished with scalar code, as the order says.
  * </ul>
  */
 public final class PanamaKernels implements VectorKernels {
 
-    /** The JVM's preferred species: element-wise loops (exact at any width) and the choice of default width. */
+    /**
+     * The JVM's preferred species: element-wise loops (exact at any width) and the choice of
+     * default width.
+     */
     private static final VectorSpecies<Float> F = FloatVector.SPECIES_PREFERRED;
+
     private static final int LANES = F.length();
+
     /**
      * The two widths the ordered sums run at. The order's 64 partial sums are four 16-lane
-     * accumulators on 512-bit vectors, eight 8-lane ones on 256-bit vectors; an instance picks
-     * one, so a 512-bit machine can measure both in one process (see {@link #PanamaKernels(int)}).
+     * accumulators on 512-bit vectors, eight 8-lane ones on 256-bit vectors; an instance picks one,
+     * so a 512-bit machine can measure both in one process (see {@link #PanamaKernels(int)}).
      */
     private static final VectorSpecies<Float> F16 = FloatVector.SPECIES_512;
-    /** Rotations: {@code v.add(v.rearrange(R16_h))} puts {@code v[j] + v[j+h]} in lane j (j < h). */
+
+    /**
+     * Rotations: {@code v.add(v.rearrange(R16_h))} puts {@code v[j] + v[j+h]} in lane j (j < h).
+     */
     private static final VectorShuffle<Float> R16_8 = VectorShuffle.iota(F16, 8, 1, true);
+
     private static final VectorShuffle<Float> R16_4 = VectorShuffle.iota(F16, 4, 1, true);
     private static final VectorShuffle<Float> R16_2 = VectorShuffle.iota(F16, 2, 1, true);
     private static final VectorShuffle<Float> R16_1 = VectorShuffle.iota(F16, 1, 1, true);
@@ -59,19 +69,24 @@ public final class PanamaKernels implements VectorKernels {
      * with a's half first. Applied log2(g) times to g vectors whose lanes hold groups of g
      * partial sums, it yields one vector of group totals in order (a horizontal add tree).
      */
-    private static final VectorShuffle<Float> PAIR_LO = VectorShuffle.fromValues(F8, 0, 2, 4, 6, 8, 10, 12, 14);
-    private static final VectorShuffle<Float> PAIR_HI = VectorShuffle.fromValues(F8, 1, 3, 5, 7, 9, 11, 13, 15);
+    private static final VectorShuffle<Float> PAIR_LO =
+            VectorShuffle.fromValues(F8, 0, 2, 4, 6, 8, 10, 12, 14);
+    private static final VectorShuffle<Float> PAIR_HI =
+            VectorShuffle.fromValues(F8, 1, 3, 5, 7, 9, 11, 13, 15);
 
     private static final VectorShuffle<Float> ROT8_4 = VectorShuffle.iota(F8, 4, 1, true);
     private static final VectorShuffle<Float> ROT8_2 = VectorShuffle.iota(F8, 2, 1, true);
     private static final VectorShuffle<Float> ROT8_1 = VectorShuffle.iota(F8, 1, 1, true);
+
     /** The twin, for widths this class does not vectorise and for single table entries. */
     private static final ScalarKernels SCALAR = new ScalarKernels();
 
     /** 512-bit sums (16 lanes) rather than 256-bit ones (8 lanes). */
     private final boolean wide;
+
     /** False where neither width is native (128-bit NEON): the ordered sums then run scalar. */
     private final boolean canonical;
+
     private final String name;
 
     /** The widest of the two widths this CPU runs natively (the JVM's preferred species). */
@@ -83,20 +98,24 @@ public final class PanamaKernels implements VectorKernels {
     }
 
     /**
-     * Ordered sums at a chosen width, 256 or 512 bits, where the CPU runs that width natively:
-     * the knob that lets a 512-bit machine measure both. Results are the same bit for bit at
-     * either width (the order is the same); only the speed differs.
+     * Ordered sums at a chosen width, 256 or 512 bits, where the CPU runs that width natively: the
+     * knob that lets a 512-bit machine measure both. Results are the same bit for bit at either
+     * width (the order is the same); only the speed differs.
      *
-     * @throws IllegalArgumentException if {@code vectorBits} is neither 256 nor 512, or wider
-     *     than this CPU's vectors
+     * @throws IllegalArgumentException if {@code vectorBits} is neither 256 nor 512, or wider than
+     *     this CPU's vectors
      */
     public PanamaKernels(int vectorBits) {
         if (vectorBits != 256 && vectorBits != 512) {
-            throw new IllegalArgumentException("vector width: expected 256 or 512 bits, got " + vectorBits);
+            throw new IllegalArgumentException(
+                    "vector width: expected 256 or 512 bits, got " + vectorBits);
         }
         if (vectorBits > F.vectorBitSize()) {
-            throw new IllegalArgumentException("vector width: this CPU's widest float vector is " + F.vectorBitSize()
-                    + " bits (the JVM's preferred species), asked for " + vectorBits);
+            throw new IllegalArgumentException(
+                    "vector width: this CPU's widest float vector is "
+                            + F.vectorBitSize()
+                            + " bits (the JVM's preferred species), asked for "
+                            + vectorBits);
         }
         this.wide = vectorBits == 512;
         this.canonical = true;
@@ -143,21 +162,34 @@ public final class PanamaKernels implements VectorKernels {
             FloatVector acc0 = FloatVector.zero(F16), acc1 = FloatVector.zero(F16);
             FloatVector acc2 = FloatVector.zero(F16), acc3 = FloatVector.zero(F16);
             for (; i < end64; i += 64) {
-                acc0 = FloatVector.fromArray(F16, a, aOff + i).fma(FloatVector.fromArray(F16, b, bOff + i), acc0);
-                acc1 = FloatVector.fromArray(F16, a, aOff + i + 16).fma(FloatVector.fromArray(F16, b, bOff + i + 16), acc1);
-                acc2 = FloatVector.fromArray(F16, a, aOff + i + 32).fma(FloatVector.fromArray(F16, b, bOff + i + 32), acc2);
-                acc3 = FloatVector.fromArray(F16, a, aOff + i + 48).fma(FloatVector.fromArray(F16, b, bOff + i + 48), acc3);
+                acc0 =
+                        FloatVector.fromArray(F16, a, aOff + i)
+                                .fma(FloatVector.fromArray(F16, b, bOff + i), acc0);
+                acc1 =
+                        FloatVector.fromArray(F16, a, aOff + i + 16)
+                                .fma(FloatVector.fromArray(F16, b, bOff + i + 16), acc1);
+                acc2 =
+                        FloatVector.fromArray(F16, a, aOff + i + 32)
+                                .fma(FloatVector.fromArray(F16, b, bOff + i + 32), acc2);
+                acc3 =
+                        FloatVector.fromArray(F16, a, aOff + i + 48)
+                                .fma(FloatVector.fromArray(F16, b, bOff + i + 48), acc3);
             }
             r = acc0.add(acc2).add(acc1.add(acc3));
         }
         int end16 = len & ~15;
         for (; i < end16; i += 16) {
-            r = FloatVector.fromArray(F16, a, aOff + i).fma(FloatVector.fromArray(F16, b, bOff + i), r);
+            r =
+                    FloatVector.fromArray(F16, a, aOff + i)
+                            .fma(FloatVector.fromArray(F16, b, bOff + i), r);
         }
         return halve16(r);
     }
 
-    /** Steps 1 to 4 of the order with 8-lane vectors: eight accumulators, then a low and a high half. */
+    /**
+     * Steps 1 to 4 of the order with 8-lane vectors: eight accumulators, then a low and a high
+     * half.
+     */
     private static float dotBody8(float[] a, int aOff, float[] b, int bOff, int len) {
         FloatVector lo = FloatVector.zero(F8), hi = FloatVector.zero(F8);
         int i = 0;
@@ -170,21 +202,39 @@ public final class PanamaKernels implements VectorKernels {
             for (; i < end64; i += 64) {
                 int x = aOff + i, y = bOff + i;
                 acc0 = FloatVector.fromArray(F8, a, x).fma(FloatVector.fromArray(F8, b, y), acc0);
-                acc1 = FloatVector.fromArray(F8, a, x + 8).fma(FloatVector.fromArray(F8, b, y + 8), acc1);
-                acc2 = FloatVector.fromArray(F8, a, x + 16).fma(FloatVector.fromArray(F8, b, y + 16), acc2);
-                acc3 = FloatVector.fromArray(F8, a, x + 24).fma(FloatVector.fromArray(F8, b, y + 24), acc3);
-                acc4 = FloatVector.fromArray(F8, a, x + 32).fma(FloatVector.fromArray(F8, b, y + 32), acc4);
-                acc5 = FloatVector.fromArray(F8, a, x + 40).fma(FloatVector.fromArray(F8, b, y + 40), acc5);
-                acc6 = FloatVector.fromArray(F8, a, x + 48).fma(FloatVector.fromArray(F8, b, y + 48), acc6);
-                acc7 = FloatVector.fromArray(F8, a, x + 56).fma(FloatVector.fromArray(F8, b, y + 56), acc7);
+                acc1 =
+                        FloatVector.fromArray(F8, a, x + 8)
+                                .fma(FloatVector.fromArray(F8, b, y + 8), acc1);
+                acc2 =
+                        FloatVector.fromArray(F8, a, x + 16)
+                                .fma(FloatVector.fromArray(F8, b, y + 16), acc2);
+                acc3 =
+                        FloatVector.fromArray(F8, a, x + 24)
+                                .fma(FloatVector.fromArray(F8, b, y + 24), acc3);
+                acc4 =
+                        FloatVector.fromArray(F8, a, x + 32)
+                                .fma(FloatVector.fromArray(F8, b, y + 32), acc4);
+                acc5 =
+                        FloatVector.fromArray(F8, a, x + 40)
+                                .fma(FloatVector.fromArray(F8, b, y + 40), acc5);
+                acc6 =
+                        FloatVector.fromArray(F8, a, x + 48)
+                                .fma(FloatVector.fromArray(F8, b, y + 48), acc6);
+                acc7 =
+                        FloatVector.fromArray(F8, a, x + 56)
+                                .fma(FloatVector.fromArray(F8, b, y + 56), acc7);
             }
             lo = acc0.add(acc4).add(acc2.add(acc6));
             hi = acc1.add(acc5).add(acc3.add(acc7));
         }
         int end16 = len & ~15;
         for (; i < end16; i += 16) {
-            lo = FloatVector.fromArray(F8, a, aOff + i).fma(FloatVector.fromArray(F8, b, bOff + i), lo);
-            hi = FloatVector.fromArray(F8, a, aOff + i + 8).fma(FloatVector.fromArray(F8, b, bOff + i + 8), hi);
+            lo =
+                    FloatVector.fromArray(F8, a, aOff + i)
+                            .fma(FloatVector.fromArray(F8, b, bOff + i), lo);
+            hi =
+                    FloatVector.fromArray(F8, a, aOff + i + 8)
+                            .fma(FloatVector.fromArray(F8, b, bOff + i + 8), hi);
         }
         return halveF8(lo.add(hi));
     }
@@ -214,10 +264,18 @@ public final class PanamaKernels implements VectorKernels {
             FloatVector acc0 = FloatVector.zero(F16), acc1 = FloatVector.zero(F16);
             FloatVector acc2 = FloatVector.zero(F16), acc3 = FloatVector.zero(F16);
             for (; i < end64; i += 64) {
-                FloatVector d0 = FloatVector.fromArray(F16, a, aOff + i).sub(FloatVector.fromArray(F16, b, bOff + i));
-                FloatVector d1 = FloatVector.fromArray(F16, a, aOff + i + 16).sub(FloatVector.fromArray(F16, b, bOff + i + 16));
-                FloatVector d2 = FloatVector.fromArray(F16, a, aOff + i + 32).sub(FloatVector.fromArray(F16, b, bOff + i + 32));
-                FloatVector d3 = FloatVector.fromArray(F16, a, aOff + i + 48).sub(FloatVector.fromArray(F16, b, bOff + i + 48));
+                FloatVector d0 =
+                        FloatVector.fromArray(F16, a, aOff + i)
+                                .sub(FloatVector.fromArray(F16, b, bOff + i));
+                FloatVector d1 =
+                        FloatVector.fromArray(F16, a, aOff + i + 16)
+                                .sub(FloatVector.fromArray(F16, b, bOff + i + 16));
+                FloatVector d2 =
+                        FloatVector.fromArray(F16, a, aOff + i + 32)
+                                .sub(FloatVector.fromArray(F16, b, bOff + i + 32));
+                FloatVector d3 =
+                        FloatVector.fromArray(F16, a, aOff + i + 48)
+                                .sub(FloatVector.fromArray(F16, b, bOff + i + 48));
                 acc0 = d0.fma(d0, acc0);
                 acc1 = d1.fma(d1, acc1);
                 acc2 = d2.fma(d2, acc2);
@@ -227,7 +285,9 @@ public final class PanamaKernels implements VectorKernels {
         }
         int end16 = len & ~15;
         for (; i < end16; i += 16) {
-            FloatVector d = FloatVector.fromArray(F16, a, aOff + i).sub(FloatVector.fromArray(F16, b, bOff + i));
+            FloatVector d =
+                    FloatVector.fromArray(F16, a, aOff + i)
+                            .sub(FloatVector.fromArray(F16, b, bOff + i));
             r = d.fma(d, r);
         }
         return halve16(r);
@@ -244,14 +304,29 @@ public final class PanamaKernels implements VectorKernels {
             FloatVector acc6 = FloatVector.zero(F8), acc7 = FloatVector.zero(F8);
             for (; i < end64; i += 64) {
                 int x = aOff + i, y = bOff + i;
-                FloatVector d0 = FloatVector.fromArray(F8, a, x).sub(FloatVector.fromArray(F8, b, y));
-                FloatVector d1 = FloatVector.fromArray(F8, a, x + 8).sub(FloatVector.fromArray(F8, b, y + 8));
-                FloatVector d2 = FloatVector.fromArray(F8, a, x + 16).sub(FloatVector.fromArray(F8, b, y + 16));
-                FloatVector d3 = FloatVector.fromArray(F8, a, x + 24).sub(FloatVector.fromArray(F8, b, y + 24));
-                FloatVector d4 = FloatVector.fromArray(F8, a, x + 32).sub(FloatVector.fromArray(F8, b, y + 32));
-                FloatVector d5 = FloatVector.fromArray(F8, a, x + 40).sub(FloatVector.fromArray(F8, b, y + 40));
-                FloatVector d6 = FloatVector.fromArray(F8, a, x + 48).sub(FloatVector.fromArray(F8, b, y + 48));
-                FloatVector d7 = FloatVector.fromArray(F8, a, x + 56).sub(FloatVector.fromArray(F8, b, y + 56));
+                FloatVector d0 =
+                        FloatVector.fromArray(F8, a, x).sub(FloatVector.fromArray(F8, b, y));
+                FloatVector d1 =
+                        FloatVector.fromArray(F8, a, x + 8)
+                                .sub(FloatVector.fromArray(F8, b, y + 8));
+                FloatVector d2 =
+                        FloatVector.fromArray(F8, a, x + 16)
+                                .sub(FloatVector.fromArray(F8, b, y + 16));
+                FloatVector d3 =
+                        FloatVector.fromArray(F8, a, x + 24)
+                                .sub(FloatVector.fromArray(F8, b, y + 24));
+                FloatVector d4 =
+                        FloatVector.fromArray(F8, a, x + 32)
+                                .sub(FloatVector.fromArray(F8, b, y + 32));
+                FloatVector d5 =
+                        FloatVector.fromArray(F8, a, x + 40)
+                                .sub(FloatVector.fromArray(F8, b, y + 40));
+                FloatVector d6 =
+                        FloatVector.fromArray(F8, a, x + 48)
+                                .sub(FloatVector.fromArray(F8, b, y + 48));
+                FloatVector d7 =
+                        FloatVector.fromArray(F8, a, x + 56)
+                                .sub(FloatVector.fromArray(F8, b, y + 56));
                 acc0 = d0.fma(d0, acc0);
                 acc1 = d1.fma(d1, acc1);
                 acc2 = d2.fma(d2, acc2);
@@ -266,8 +341,12 @@ public final class PanamaKernels implements VectorKernels {
         }
         int end16 = len & ~15;
         for (; i < end16; i += 16) {
-            FloatVector d0 = FloatVector.fromArray(F8, a, aOff + i).sub(FloatVector.fromArray(F8, b, bOff + i));
-            FloatVector d1 = FloatVector.fromArray(F8, a, aOff + i + 8).sub(FloatVector.fromArray(F8, b, bOff + i + 8));
+            FloatVector d0 =
+                    FloatVector.fromArray(F8, a, aOff + i)
+                            .sub(FloatVector.fromArray(F8, b, bOff + i));
+            FloatVector d1 =
+                    FloatVector.fromArray(F8, a, aOff + i + 8)
+                            .sub(FloatVector.fromArray(F8, b, bOff + i + 8));
             lo = d0.fma(d0, lo);
             hi = d1.fma(d1, hi);
         }
@@ -297,36 +376,52 @@ public final class PanamaKernels implements VectorKernels {
         if (canonical && wide && len >= 16) {
             return cosine16(a, b, len);
         }
-        return CosineMath.fromParts(dot(a, 0, b, 0, len), dot(a, 0, a, 0, len), dot(b, 0, b, 0, b.length));
+        return CosineMath.fromParts(
+                dot(a, 0, b, 0, len), dot(a, 0, a, 0, len), dot(b, 0, b, 0, b.length));
     }
 
     /**
-     * The three dot products of a cosine in one pass over both vectors, each in the order of
-     * {@link #dot} (twelve accumulators: three sets of the order's four), so the result is bit
-     * for bit the one three separate calls give, for about the loads of one.
+     * The three dot products of a cosine in one pass over both vectors, each in the order of {@link
+     * #dot} (twelve accumulators: three sets of the order's four), so the result is bit for bit the
+     * one three separate calls give, for about the loads of one.
      */
     private static float cosine16(float[] a, float[] b, int len) {
-        FloatVector ab = FloatVector.zero(F16), aa = FloatVector.zero(F16), bb = FloatVector.zero(F16);
+        FloatVector ab = FloatVector.zero(F16),
+                aa = FloatVector.zero(F16),
+                bb = FloatVector.zero(F16);
         int i = 0;
         int end64 = len & ~63;
         if (end64 > 0) {
-            FloatVector ab0 = FloatVector.zero(F16), ab1 = FloatVector.zero(F16), ab2 = FloatVector.zero(F16), ab3 = FloatVector.zero(F16);
-            FloatVector aa0 = FloatVector.zero(F16), aa1 = FloatVector.zero(F16), aa2 = FloatVector.zero(F16), aa3 = FloatVector.zero(F16);
-            FloatVector bb0 = FloatVector.zero(F16), bb1 = FloatVector.zero(F16), bb2 = FloatVector.zero(F16), bb3 = FloatVector.zero(F16);
+            FloatVector ab0 = FloatVector.zero(F16),
+                    ab1 = FloatVector.zero(F16),
+                    ab2 = FloatVector.zero(F16),
+                    ab3 = FloatVector.zero(F16);
+            FloatVector aa0 = FloatVector.zero(F16),
+                    aa1 = FloatVector.zero(F16),
+                    aa2 = FloatVector.zero(F16),
+                    aa3 = FloatVector.zero(F16);
+            FloatVector bb0 = FloatVector.zero(F16),
+                    bb1 = FloatVector.zero(F16),
+                    bb2 = FloatVector.zero(F16),
+                    bb3 = FloatVector.zero(F16);
             for (; i < end64; i += 64) {
-                FloatVector x0 = FloatVector.fromArray(F16, a, i), y0 = FloatVector.fromArray(F16, b, i);
+                FloatVector x0 = FloatVector.fromArray(F16, a, i),
+                        y0 = FloatVector.fromArray(F16, b, i);
                 ab0 = x0.fma(y0, ab0);
                 aa0 = x0.fma(x0, aa0);
                 bb0 = y0.fma(y0, bb0);
-                FloatVector x1 = FloatVector.fromArray(F16, a, i + 16), y1 = FloatVector.fromArray(F16, b, i + 16);
+                FloatVector x1 = FloatVector.fromArray(F16, a, i + 16),
+                        y1 = FloatVector.fromArray(F16, b, i + 16);
                 ab1 = x1.fma(y1, ab1);
                 aa1 = x1.fma(x1, aa1);
                 bb1 = y1.fma(y1, bb1);
-                FloatVector x2 = FloatVector.fromArray(F16, a, i + 32), y2 = FloatVector.fromArray(F16, b, i + 32);
+                FloatVector x2 = FloatVector.fromArray(F16, a, i + 32),
+                        y2 = FloatVector.fromArray(F16, b, i + 32);
                 ab2 = x2.fma(y2, ab2);
                 aa2 = x2.fma(x2, aa2);
                 bb2 = y2.fma(y2, bb2);
-                FloatVector x3 = FloatVector.fromArray(F16, a, i + 48), y3 = FloatVector.fromArray(F16, b, i + 48);
+                FloatVector x3 = FloatVector.fromArray(F16, a, i + 48),
+                        y3 = FloatVector.fromArray(F16, b, i + 48);
                 ab3 = x3.fma(y3, ab3);
                 aa3 = x3.fma(x3, aa3);
                 bb3 = y3.fma(y3, bb3);
@@ -359,12 +454,30 @@ public final class PanamaKernels implements VectorKernels {
      */
 
     @Override
-    public void dotBatch(float[] query, float[] block, int blockOff, int count, int dim, float[] out, int outOff) {
+    public void dotBatch(
+            float[] query,
+            float[] block,
+            int blockOff,
+            int count,
+            int dim,
+            float[] out,
+            int outOff) {
         int v = 0;
         if (wide && dim >= 64) {
             for (; v + 4 <= count; v += 4) {
                 int o = blockOff + v * dim;
-                dotQuad16(query, 0, block, o, o + dim, o + 2 * dim, o + 3 * dim, dim, out, outOff + v, 4);
+                dotQuad16(
+                        query,
+                        0,
+                        block,
+                        o,
+                        o + dim,
+                        o + 2 * dim,
+                        o + 3 * dim,
+                        dim,
+                        out,
+                        outOff + v,
+                        4);
             }
         }
         for (; v < count; v++) {
@@ -373,12 +486,34 @@ public final class PanamaKernels implements VectorKernels {
     }
 
     /** Four dot products in the order of {@link #dot}: each query load feeds four vectors' FMAs. */
-    private static void dotQuad16(float[] q, int qo, float[] b, int o0, int o1, int o2, int o3, int len, float[] out, int at,
+    private static void dotQuad16(
+            float[] q,
+            int qo,
+            float[] b,
+            int o0,
+            int o1,
+            int o2,
+            int o3,
+            int len,
+            float[] out,
+            int at,
             int keep) {
-        FloatVector a0 = FloatVector.zero(F16), a1 = FloatVector.zero(F16), a2 = FloatVector.zero(F16), a3 = FloatVector.zero(F16);
-        FloatVector b0 = FloatVector.zero(F16), b1 = FloatVector.zero(F16), b2 = FloatVector.zero(F16), b3 = FloatVector.zero(F16);
-        FloatVector c0 = FloatVector.zero(F16), c1 = FloatVector.zero(F16), c2 = FloatVector.zero(F16), c3 = FloatVector.zero(F16);
-        FloatVector d0 = FloatVector.zero(F16), d1 = FloatVector.zero(F16), d2 = FloatVector.zero(F16), d3 = FloatVector.zero(F16);
+        FloatVector a0 = FloatVector.zero(F16),
+                a1 = FloatVector.zero(F16),
+                a2 = FloatVector.zero(F16),
+                a3 = FloatVector.zero(F16);
+        FloatVector b0 = FloatVector.zero(F16),
+                b1 = FloatVector.zero(F16),
+                b2 = FloatVector.zero(F16),
+                b3 = FloatVector.zero(F16);
+        FloatVector c0 = FloatVector.zero(F16),
+                c1 = FloatVector.zero(F16),
+                c2 = FloatVector.zero(F16),
+                c3 = FloatVector.zero(F16);
+        FloatVector d0 = FloatVector.zero(F16),
+                d1 = FloatVector.zero(F16),
+                d2 = FloatVector.zero(F16),
+                d3 = FloatVector.zero(F16);
         int i = 0;
         int end64 = len & ~63;
         for (; i < end64; i += 64) {
@@ -436,12 +571,30 @@ public final class PanamaKernels implements VectorKernels {
     }
 
     @Override
-    public void squareDistanceBatch(float[] query, float[] block, int blockOff, int count, int dim, float[] out, int outOff) {
+    public void squareDistanceBatch(
+            float[] query,
+            float[] block,
+            int blockOff,
+            int count,
+            int dim,
+            float[] out,
+            int outOff) {
         int v = 0;
         if (wide && dim >= 64) {
             for (; v + 4 <= count; v += 4) {
                 int o = blockOff + v * dim;
-                squareQuad16(query, 0, block, o, o + dim, o + 2 * dim, o + 3 * dim, dim, out, outOff + v, 4);
+                squareQuad16(
+                        query,
+                        0,
+                        block,
+                        o,
+                        o + dim,
+                        o + 2 * dim,
+                        o + 3 * dim,
+                        dim,
+                        out,
+                        outOff + v,
+                        4);
             }
             for (; v + 2 <= count; v += 2) {
                 int o = blockOff + v * dim;
@@ -453,13 +606,37 @@ public final class PanamaKernels implements VectorKernels {
         }
     }
 
-    /** Four squared distances in the order of {@link #squareDistance}, each query load feeding four. */
-    private static void squareQuad16(float[] q, int qo, float[] b, int o0, int o1, int o2, int o3, int len, float[] out, int at,
+    /**
+     * Four squared distances in the order of {@link #squareDistance}, each query load feeding four.
+     */
+    private static void squareQuad16(
+            float[] q,
+            int qo,
+            float[] b,
+            int o0,
+            int o1,
+            int o2,
+            int o3,
+            int len,
+            float[] out,
+            int at,
             int keep) {
-        FloatVector a0 = FloatVector.zero(F16), a1 = FloatVector.zero(F16), a2 = FloatVector.zero(F16), a3 = FloatVector.zero(F16);
-        FloatVector b0 = FloatVector.zero(F16), b1 = FloatVector.zero(F16), b2 = FloatVector.zero(F16), b3 = FloatVector.zero(F16);
-        FloatVector c0 = FloatVector.zero(F16), c1 = FloatVector.zero(F16), c2 = FloatVector.zero(F16), c3 = FloatVector.zero(F16);
-        FloatVector d0 = FloatVector.zero(F16), d1 = FloatVector.zero(F16), d2 = FloatVector.zero(F16), d3 = FloatVector.zero(F16);
+        FloatVector a0 = FloatVector.zero(F16),
+                a1 = FloatVector.zero(F16),
+                a2 = FloatVector.zero(F16),
+                a3 = FloatVector.zero(F16);
+        FloatVector b0 = FloatVector.zero(F16),
+                b1 = FloatVector.zero(F16),
+                b2 = FloatVector.zero(F16),
+                b3 = FloatVector.zero(F16);
+        FloatVector c0 = FloatVector.zero(F16),
+                c1 = FloatVector.zero(F16),
+                c2 = FloatVector.zero(F16),
+                c3 = FloatVector.zero(F16);
+        FloatVector d0 = FloatVector.zero(F16),
+                d1 = FloatVector.zero(F16),
+                d2 = FloatVector.zero(F16),
+                d3 = FloatVector.zero(F16);
         int i = 0;
         int end64 = len & ~63;
         for (; i < end64; i += 64) {
@@ -540,14 +717,23 @@ public final class PanamaKernels implements VectorKernels {
     }
 
     /** Two squared distances in the order of {@link #squareDistance}, sharing the query's loads. */
-    private static void squarePair16(float[] q, int qo, float[] b, int o0, int o1, int len, float[] out, int at) {
-        FloatVector x0 = FloatVector.zero(F16), x1 = FloatVector.zero(F16), x2 = FloatVector.zero(F16), x3 = FloatVector.zero(F16);
-        FloatVector y0 = FloatVector.zero(F16), y1 = FloatVector.zero(F16), y2 = FloatVector.zero(F16), y3 = FloatVector.zero(F16);
+    private static void squarePair16(
+            float[] q, int qo, float[] b, int o0, int o1, int len, float[] out, int at) {
+        FloatVector x0 = FloatVector.zero(F16),
+                x1 = FloatVector.zero(F16),
+                x2 = FloatVector.zero(F16),
+                x3 = FloatVector.zero(F16);
+        FloatVector y0 = FloatVector.zero(F16),
+                y1 = FloatVector.zero(F16),
+                y2 = FloatVector.zero(F16),
+                y3 = FloatVector.zero(F16);
         int i = 0;
         int end64 = len & ~63;
         for (; i < end64; i += 64) {
-            FloatVector q0 = FloatVector.fromArray(F16, q, qo + i), q1 = FloatVector.fromArray(F16, q, qo + i + 16);
-            FloatVector q2 = FloatVector.fromArray(F16, q, qo + i + 32), q3 = FloatVector.fromArray(F16, q, qo + i + 48);
+            FloatVector q0 = FloatVector.fromArray(F16, q, qo + i),
+                    q1 = FloatVector.fromArray(F16, q, qo + i + 16);
+            FloatVector q2 = FloatVector.fromArray(F16, q, qo + i + 32),
+                    q3 = FloatVector.fromArray(F16, q, qo + i + 48);
             FloatVector d;
             d = q0.sub(FloatVector.fromArray(F16, b, o0 + i));
             x0 = d.fma(d, x0);
@@ -596,20 +782,33 @@ public final class PanamaKernels implements VectorKernels {
      */
 
     @Override
-    public void dotRows(float[] a, int aOff, float[] vectors, int[] rows, int count, int dim, float[] out) {
+    public void dotRows(
+            float[] a, int aOff, float[] vectors, int[] rows, int count, int dim, float[] out) {
         rows(false, a, aOff, vectors, rows, count, dim, out);
     }
 
     @Override
-    public void squareDistanceRows(float[] a, int aOff, float[] vectors, int[] rows, int count, int dim, float[] out) {
+    public void squareDistanceRows(
+            float[] a, int aOff, float[] vectors, int[] rows, int count, int dim, float[] out) {
         rows(true, a, aOff, vectors, rows, count, dim, out);
     }
 
-    private void rows(boolean l2, float[] a, int aOff, float[] vectors, int[] rows, int count, int dim, float[] out) {
+    private void rows(
+            boolean l2,
+            float[] a,
+            int aOff,
+            float[] vectors,
+            int[] rows,
+            int count,
+            int dim,
+            float[] out) {
         if (!wide || dim < 64) {
             for (int v = 0; v < count; v++) {
                 int o = rows[v] * dim;
-                out[v] = l2 ? squareDistance(a, aOff, vectors, o, dim) : dot(a, aOff, vectors, o, dim);
+                out[v] =
+                        l2
+                                ? squareDistance(a, aOff, vectors, o, dim)
+                                : dot(a, aOff, vectors, o, dim);
             }
             return;
         }
@@ -667,23 +866,46 @@ public final class PanamaKernels implements VectorKernels {
     }
 
     @Override
-    public void dotRows(float[] a, int aOff, MemorySegment vectors, int[] rows, int count, int dim, float[] out) {
+    public void dotRows(
+            float[] a,
+            int aOff,
+            MemorySegment vectors,
+            int[] rows,
+            int count,
+            int dim,
+            float[] out) {
         rows(false, a, aOff, vectors, rows, count, dim, out);
     }
 
     @Override
-    public void squareDistanceRows(float[] a, int aOff, MemorySegment vectors, int[] rows, int count, int dim,
+    public void squareDistanceRows(
+            float[] a,
+            int aOff,
+            MemorySegment vectors,
+            int[] rows,
+            int count,
+            int dim,
             float[] out) {
         rows(true, a, aOff, vectors, rows, count, dim, out);
     }
 
-    private void rows(boolean l2, float[] a, int aOff, MemorySegment vectors, int[] rows, int count, int dim,
+    private void rows(
+            boolean l2,
+            float[] a,
+            int aOff,
+            MemorySegment vectors,
+            int[] rows,
+            int count,
+            int dim,
             float[] out) {
         touchRows(vectors, rows, count, dim);
         if (!wide || dim < 64) {
             for (int v = 0; v < count; v++) {
                 long o = (long) rows[v] * dim;
-                out[v] = l2 ? squareDistance(a, aOff, vectors, o, dim) : dot(a, aOff, vectors, o, dim);
+                out[v] =
+                        l2
+                                ? squareDistance(a, aOff, vectors, o, dim)
+                                : dot(a, aOff, vectors, o, dim);
             }
             return;
         }
@@ -701,15 +923,18 @@ public final class PanamaKernels implements VectorKernels {
         }
     }
 
-    /** Written only when a touch sum takes an impossible value: keeps the touches from being dropped. */
+    /**
+     * Written only when a touch sum takes an impossible value: keeps the touches from being
+     * dropped.
+     */
     private static int touchSink;
 
     /**
-     * Loads the first float of every row before any row is scored, so the rows' first cache
-     * misses are in flight together. Measured on the 2-core AVX-512 machine: scattered rows
-     * scored from a segment, memory-bound, ran 10 to 20% faster with it (the same loop from a
-     * heap array keeps enough misses in flight on its own). Scores are unchanged: the values
-     * loaded are only summed into a result that is never used.
+     * Loads the first float of every row before any row is scored, so the rows' first cache misses
+     * are in flight together. Measured on the 2-core AVX-512 machine: scattered rows scored from a
+     * segment, memory-bound, ran 10 to 20% faster with it (the same loop from a heap array keeps
+     * enough misses in flight on its own). Scores are unchanged: the values loaded are only summed
+     * into a result that is never used.
      */
     private static void touchRows(MemorySegment vectors, int[] rows, int count, int dim) {
         float t = 0f;
@@ -729,16 +954,41 @@ public final class PanamaKernels implements VectorKernels {
             FloatVector acc0 = FloatVector.zero(F16), acc1 = FloatVector.zero(F16);
             FloatVector acc2 = FloatVector.zero(F16), acc3 = FloatVector.zero(F16);
             for (; i < end64; i += 64) {
-                acc0 = FloatVector.fromArray(F16, a, aOff + i).fma(FloatVector.fromMemorySegment(F16, b, (bOff + i) * Float.BYTES, NATIVE), acc0);
-                acc1 = FloatVector.fromArray(F16, a, aOff + i + 16).fma(FloatVector.fromMemorySegment(F16, b, (bOff + i + 16) * Float.BYTES, NATIVE), acc1);
-                acc2 = FloatVector.fromArray(F16, a, aOff + i + 32).fma(FloatVector.fromMemorySegment(F16, b, (bOff + i + 32) * Float.BYTES, NATIVE), acc2);
-                acc3 = FloatVector.fromArray(F16, a, aOff + i + 48).fma(FloatVector.fromMemorySegment(F16, b, (bOff + i + 48) * Float.BYTES, NATIVE), acc3);
+                acc0 =
+                        FloatVector.fromArray(F16, a, aOff + i)
+                                .fma(
+                                        FloatVector.fromMemorySegment(
+                                                F16, b, (bOff + i) * Float.BYTES, NATIVE),
+                                        acc0);
+                acc1 =
+                        FloatVector.fromArray(F16, a, aOff + i + 16)
+                                .fma(
+                                        FloatVector.fromMemorySegment(
+                                                F16, b, (bOff + i + 16) * Float.BYTES, NATIVE),
+                                        acc1);
+                acc2 =
+                        FloatVector.fromArray(F16, a, aOff + i + 32)
+                                .fma(
+                                        FloatVector.fromMemorySegment(
+                                                F16, b, (bOff + i + 32) * Float.BYTES, NATIVE),
+                                        acc2);
+                acc3 =
+                        FloatVector.fromArray(F16, a, aOff + i + 48)
+                                .fma(
+                                        FloatVector.fromMemorySegment(
+                                                F16, b, (bOff + i + 48) * Float.BYTES, NATIVE),
+                                        acc3);
             }
             r = acc0.add(acc2).add(acc1.add(acc3));
         }
         int end16 = len & ~15;
         for (; i < end16; i += 16) {
-            r = FloatVector.fromArray(F16, a, aOff + i).fma(FloatVector.fromMemorySegment(F16, b, (bOff + i) * Float.BYTES, NATIVE), r);
+            r =
+                    FloatVector.fromArray(F16, a, aOff + i)
+                            .fma(
+                                    FloatVector.fromMemorySegment(
+                                            F16, b, (bOff + i) * Float.BYTES, NATIVE),
+                                    r);
         }
         return halve16(r);
     }
@@ -755,22 +1005,72 @@ public final class PanamaKernels implements VectorKernels {
             for (; i < end64; i += 64) {
                 int x = aOff + i;
                 long y = bOff + i;
-                acc0 = FloatVector.fromArray(F8, a, x).fma(FloatVector.fromMemorySegment(F8, b, y * Float.BYTES, NATIVE), acc0);
-                acc1 = FloatVector.fromArray(F8, a, x + 8).fma(FloatVector.fromMemorySegment(F8, b, (y + 8) * Float.BYTES, NATIVE), acc1);
-                acc2 = FloatVector.fromArray(F8, a, x + 16).fma(FloatVector.fromMemorySegment(F8, b, (y + 16) * Float.BYTES, NATIVE), acc2);
-                acc3 = FloatVector.fromArray(F8, a, x + 24).fma(FloatVector.fromMemorySegment(F8, b, (y + 24) * Float.BYTES, NATIVE), acc3);
-                acc4 = FloatVector.fromArray(F8, a, x + 32).fma(FloatVector.fromMemorySegment(F8, b, (y + 32) * Float.BYTES, NATIVE), acc4);
-                acc5 = FloatVector.fromArray(F8, a, x + 40).fma(FloatVector.fromMemorySegment(F8, b, (y + 40) * Float.BYTES, NATIVE), acc5);
-                acc6 = FloatVector.fromArray(F8, a, x + 48).fma(FloatVector.fromMemorySegment(F8, b, (y + 48) * Float.BYTES, NATIVE), acc6);
-                acc7 = FloatVector.fromArray(F8, a, x + 56).fma(FloatVector.fromMemorySegment(F8, b, (y + 56) * Float.BYTES, NATIVE), acc7);
+                acc0 =
+                        FloatVector.fromArray(F8, a, x)
+                                .fma(
+                                        FloatVector.fromMemorySegment(
+                                                F8, b, y * Float.BYTES, NATIVE),
+                                        acc0);
+                acc1 =
+                        FloatVector.fromArray(F8, a, x + 8)
+                                .fma(
+                                        FloatVector.fromMemorySegment(
+                                                F8, b, (y + 8) * Float.BYTES, NATIVE),
+                                        acc1);
+                acc2 =
+                        FloatVector.fromArray(F8, a, x + 16)
+                                .fma(
+                                        FloatVector.fromMemorySegment(
+                                                F8, b, (y + 16) * Float.BYTES, NATIVE),
+                                        acc2);
+                acc3 =
+                        FloatVector.fromArray(F8, a, x + 24)
+                                .fma(
+                                        FloatVector.fromMemorySegment(
+                                                F8, b, (y + 24) * Float.BYTES, NATIVE),
+                                        acc3);
+                acc4 =
+                        FloatVector.fromArray(F8, a, x + 32)
+                                .fma(
+                                        FloatVector.fromMemorySegment(
+                                                F8, b, (y + 32) * Float.BYTES, NATIVE),
+                                        acc4);
+                acc5 =
+                        FloatVector.fromArray(F8, a, x + 40)
+                                .fma(
+                                        FloatVector.fromMemorySegment(
+                                                F8, b, (y + 40) * Float.BYTES, NATIVE),
+                                        acc5);
+                acc6 =
+                        FloatVector.fromArray(F8, a, x + 48)
+                                .fma(
+                                        FloatVector.fromMemorySegment(
+                                                F8, b, (y + 48) * Float.BYTES, NATIVE),
+                                        acc6);
+                acc7 =
+                        FloatVector.fromArray(F8, a, x + 56)
+                                .fma(
+                                        FloatVector.fromMemorySegment(
+                                                F8, b, (y + 56) * Float.BYTES, NATIVE),
+                                        acc7);
             }
             lo = acc0.add(acc4).add(acc2.add(acc6));
             hi = acc1.add(acc5).add(acc3.add(acc7));
         }
         int end16 = len & ~15;
         for (; i < end16; i += 16) {
-            lo = FloatVector.fromArray(F8, a, aOff + i).fma(FloatVector.fromMemorySegment(F8, b, (bOff + i) * Float.BYTES, NATIVE), lo);
-            hi = FloatVector.fromArray(F8, a, aOff + i + 8).fma(FloatVector.fromMemorySegment(F8, b, (bOff + i + 8) * Float.BYTES, NATIVE), hi);
+            lo =
+                    FloatVector.fromArray(F8, a, aOff + i)
+                            .fma(
+                                    FloatVector.fromMemorySegment(
+                                            F8, b, (bOff + i) * Float.BYTES, NATIVE),
+                                    lo);
+            hi =
+                    FloatVector.fromArray(F8, a, aOff + i + 8)
+                            .fma(
+                                    FloatVector.fromMemorySegment(
+                                            F8, b, (bOff + i + 8) * Float.BYTES, NATIVE),
+                                    hi);
         }
         return halveF8(lo.add(hi));
     }
@@ -783,10 +1083,26 @@ public final class PanamaKernels implements VectorKernels {
             FloatVector acc0 = FloatVector.zero(F16), acc1 = FloatVector.zero(F16);
             FloatVector acc2 = FloatVector.zero(F16), acc3 = FloatVector.zero(F16);
             for (; i < end64; i += 64) {
-                FloatVector d0 = FloatVector.fromArray(F16, a, aOff + i).sub(FloatVector.fromMemorySegment(F16, b, (bOff + i) * Float.BYTES, NATIVE));
-                FloatVector d1 = FloatVector.fromArray(F16, a, aOff + i + 16).sub(FloatVector.fromMemorySegment(F16, b, (bOff + i + 16) * Float.BYTES, NATIVE));
-                FloatVector d2 = FloatVector.fromArray(F16, a, aOff + i + 32).sub(FloatVector.fromMemorySegment(F16, b, (bOff + i + 32) * Float.BYTES, NATIVE));
-                FloatVector d3 = FloatVector.fromArray(F16, a, aOff + i + 48).sub(FloatVector.fromMemorySegment(F16, b, (bOff + i + 48) * Float.BYTES, NATIVE));
+                FloatVector d0 =
+                        FloatVector.fromArray(F16, a, aOff + i)
+                                .sub(
+                                        FloatVector.fromMemorySegment(
+                                                F16, b, (bOff + i) * Float.BYTES, NATIVE));
+                FloatVector d1 =
+                        FloatVector.fromArray(F16, a, aOff + i + 16)
+                                .sub(
+                                        FloatVector.fromMemorySegment(
+                                                F16, b, (bOff + i + 16) * Float.BYTES, NATIVE));
+                FloatVector d2 =
+                        FloatVector.fromArray(F16, a, aOff + i + 32)
+                                .sub(
+                                        FloatVector.fromMemorySegment(
+                                                F16, b, (bOff + i + 32) * Float.BYTES, NATIVE));
+                FloatVector d3 =
+                        FloatVector.fromArray(F16, a, aOff + i + 48)
+                                .sub(
+                                        FloatVector.fromMemorySegment(
+                                                F16, b, (bOff + i + 48) * Float.BYTES, NATIVE));
                 acc0 = d0.fma(d0, acc0);
                 acc1 = d1.fma(d1, acc1);
                 acc2 = d2.fma(d2, acc2);
@@ -796,7 +1112,11 @@ public final class PanamaKernels implements VectorKernels {
         }
         int end16 = len & ~15;
         for (; i < end16; i += 16) {
-            FloatVector d = FloatVector.fromArray(F16, a, aOff + i).sub(FloatVector.fromMemorySegment(F16, b, (bOff + i) * Float.BYTES, NATIVE));
+            FloatVector d =
+                    FloatVector.fromArray(F16, a, aOff + i)
+                            .sub(
+                                    FloatVector.fromMemorySegment(
+                                            F16, b, (bOff + i) * Float.BYTES, NATIVE));
             r = d.fma(d, r);
         }
         return halve16(r);
@@ -814,14 +1134,44 @@ public final class PanamaKernels implements VectorKernels {
             for (; i < end64; i += 64) {
                 int x = aOff + i;
                 long y = bOff + i;
-                FloatVector d0 = FloatVector.fromArray(F8, a, x).sub(FloatVector.fromMemorySegment(F8, b, y * Float.BYTES, NATIVE));
-                FloatVector d1 = FloatVector.fromArray(F8, a, x + 8).sub(FloatVector.fromMemorySegment(F8, b, (y + 8) * Float.BYTES, NATIVE));
-                FloatVector d2 = FloatVector.fromArray(F8, a, x + 16).sub(FloatVector.fromMemorySegment(F8, b, (y + 16) * Float.BYTES, NATIVE));
-                FloatVector d3 = FloatVector.fromArray(F8, a, x + 24).sub(FloatVector.fromMemorySegment(F8, b, (y + 24) * Float.BYTES, NATIVE));
-                FloatVector d4 = FloatVector.fromArray(F8, a, x + 32).sub(FloatVector.fromMemorySegment(F8, b, (y + 32) * Float.BYTES, NATIVE));
-                FloatVector d5 = FloatVector.fromArray(F8, a, x + 40).sub(FloatVector.fromMemorySegment(F8, b, (y + 40) * Float.BYTES, NATIVE));
-                FloatVector d6 = FloatVector.fromArray(F8, a, x + 48).sub(FloatVector.fromMemorySegment(F8, b, (y + 48) * Float.BYTES, NATIVE));
-                FloatVector d7 = FloatVector.fromArray(F8, a, x + 56).sub(FloatVector.fromMemorySegment(F8, b, (y + 56) * Float.BYTES, NATIVE));
+                FloatVector d0 =
+                        FloatVector.fromArray(F8, a, x)
+                                .sub(FloatVector.fromMemorySegment(F8, b, y * Float.BYTES, NATIVE));
+                FloatVector d1 =
+                        FloatVector.fromArray(F8, a, x + 8)
+                                .sub(
+                                        FloatVector.fromMemorySegment(
+                                                F8, b, (y + 8) * Float.BYTES, NATIVE));
+                FloatVector d2 =
+                        FloatVector.fromArray(F8, a, x + 16)
+                                .sub(
+                                        FloatVector.fromMemorySegment(
+                                                F8, b, (y + 16) * Float.BYTES, NATIVE));
+                FloatVector d3 =
+                        FloatVector.fromArray(F8, a, x + 24)
+                                .sub(
+                                        FloatVector.fromMemorySegment(
+                                                F8, b, (y + 24) * Float.BYTES, NATIVE));
+                FloatVector d4 =
+                        FloatVector.fromArray(F8, a, x + 32)
+                                .sub(
+                                        FloatVector.fromMemorySegment(
+                                                F8, b, (y + 32) * Float.BYTES, NATIVE));
+                FloatVector d5 =
+                        FloatVector.fromArray(F8, a, x + 40)
+                                .sub(
+                                        FloatVector.fromMemorySegment(
+                                                F8, b, (y + 40) * Float.BYTES, NATIVE));
+                FloatVector d6 =
+                        FloatVector.fromArray(F8, a, x + 48)
+                                .sub(
+                                        FloatVector.fromMemorySegment(
+                                                F8, b, (y + 48) * Float.BYTES, NATIVE));
+                FloatVector d7 =
+                        FloatVector.fromArray(F8, a, x + 56)
+                                .sub(
+                                        FloatVector.fromMemorySegment(
+                                                F8, b, (y + 56) * Float.BYTES, NATIVE));
                 acc0 = d0.fma(d0, acc0);
                 acc1 = d1.fma(d1, acc1);
                 acc2 = d2.fma(d2, acc2);
@@ -836,20 +1186,50 @@ public final class PanamaKernels implements VectorKernels {
         }
         int end16 = len & ~15;
         for (; i < end16; i += 16) {
-            FloatVector d0 = FloatVector.fromArray(F8, a, aOff + i).sub(FloatVector.fromMemorySegment(F8, b, (bOff + i) * Float.BYTES, NATIVE));
-            FloatVector d1 = FloatVector.fromArray(F8, a, aOff + i + 8).sub(FloatVector.fromMemorySegment(F8, b, (bOff + i + 8) * Float.BYTES, NATIVE));
+            FloatVector d0 =
+                    FloatVector.fromArray(F8, a, aOff + i)
+                            .sub(
+                                    FloatVector.fromMemorySegment(
+                                            F8, b, (bOff + i) * Float.BYTES, NATIVE));
+            FloatVector d1 =
+                    FloatVector.fromArray(F8, a, aOff + i + 8)
+                            .sub(
+                                    FloatVector.fromMemorySegment(
+                                            F8, b, (bOff + i + 8) * Float.BYTES, NATIVE));
             lo = d0.fma(d0, lo);
             hi = d1.fma(d1, hi);
         }
         return halveF8(lo.add(hi));
     }
 
-    private static void dotQuad16(float[] q, int qo, MemorySegment b, long o0, long o1, long o2, long o3, int len, float[] out, int at,
+    private static void dotQuad16(
+            float[] q,
+            int qo,
+            MemorySegment b,
+            long o0,
+            long o1,
+            long o2,
+            long o3,
+            int len,
+            float[] out,
+            int at,
             int keep) {
-        FloatVector a0 = FloatVector.zero(F16), a1 = FloatVector.zero(F16), a2 = FloatVector.zero(F16), a3 = FloatVector.zero(F16);
-        FloatVector b0 = FloatVector.zero(F16), b1 = FloatVector.zero(F16), b2 = FloatVector.zero(F16), b3 = FloatVector.zero(F16);
-        FloatVector c0 = FloatVector.zero(F16), c1 = FloatVector.zero(F16), c2 = FloatVector.zero(F16), c3 = FloatVector.zero(F16);
-        FloatVector d0 = FloatVector.zero(F16), d1 = FloatVector.zero(F16), d2 = FloatVector.zero(F16), d3 = FloatVector.zero(F16);
+        FloatVector a0 = FloatVector.zero(F16),
+                a1 = FloatVector.zero(F16),
+                a2 = FloatVector.zero(F16),
+                a3 = FloatVector.zero(F16);
+        FloatVector b0 = FloatVector.zero(F16),
+                b1 = FloatVector.zero(F16),
+                b2 = FloatVector.zero(F16),
+                b3 = FloatVector.zero(F16);
+        FloatVector c0 = FloatVector.zero(F16),
+                c1 = FloatVector.zero(F16),
+                c2 = FloatVector.zero(F16),
+                c3 = FloatVector.zero(F16);
+        FloatVector d0 = FloatVector.zero(F16),
+                d1 = FloatVector.zero(F16),
+                d2 = FloatVector.zero(F16),
+                d3 = FloatVector.zero(F16);
         int i = 0;
         int end64 = len & ~63;
         for (; i < end64; i += 64) {
@@ -859,20 +1239,68 @@ public final class PanamaKernels implements VectorKernels {
             c0 = q0.fma(FloatVector.fromMemorySegment(F16, b, (o2 + i) * Float.BYTES, NATIVE), c0);
             d0 = q0.fma(FloatVector.fromMemorySegment(F16, b, (o3 + i) * Float.BYTES, NATIVE), d0);
             FloatVector q1 = FloatVector.fromArray(F16, q, qo + i + 16);
-            a1 = q1.fma(FloatVector.fromMemorySegment(F16, b, (o0 + i + 16) * Float.BYTES, NATIVE), a1);
-            b1 = q1.fma(FloatVector.fromMemorySegment(F16, b, (o1 + i + 16) * Float.BYTES, NATIVE), b1);
-            c1 = q1.fma(FloatVector.fromMemorySegment(F16, b, (o2 + i + 16) * Float.BYTES, NATIVE), c1);
-            d1 = q1.fma(FloatVector.fromMemorySegment(F16, b, (o3 + i + 16) * Float.BYTES, NATIVE), d1);
+            a1 =
+                    q1.fma(
+                            FloatVector.fromMemorySegment(
+                                    F16, b, (o0 + i + 16) * Float.BYTES, NATIVE),
+                            a1);
+            b1 =
+                    q1.fma(
+                            FloatVector.fromMemorySegment(
+                                    F16, b, (o1 + i + 16) * Float.BYTES, NATIVE),
+                            b1);
+            c1 =
+                    q1.fma(
+                            FloatVector.fromMemorySegment(
+                                    F16, b, (o2 + i + 16) * Float.BYTES, NATIVE),
+                            c1);
+            d1 =
+                    q1.fma(
+                            FloatVector.fromMemorySegment(
+                                    F16, b, (o3 + i + 16) * Float.BYTES, NATIVE),
+                            d1);
             FloatVector q2 = FloatVector.fromArray(F16, q, qo + i + 32);
-            a2 = q2.fma(FloatVector.fromMemorySegment(F16, b, (o0 + i + 32) * Float.BYTES, NATIVE), a2);
-            b2 = q2.fma(FloatVector.fromMemorySegment(F16, b, (o1 + i + 32) * Float.BYTES, NATIVE), b2);
-            c2 = q2.fma(FloatVector.fromMemorySegment(F16, b, (o2 + i + 32) * Float.BYTES, NATIVE), c2);
-            d2 = q2.fma(FloatVector.fromMemorySegment(F16, b, (o3 + i + 32) * Float.BYTES, NATIVE), d2);
+            a2 =
+                    q2.fma(
+                            FloatVector.fromMemorySegment(
+                                    F16, b, (o0 + i + 32) * Float.BYTES, NATIVE),
+                            a2);
+            b2 =
+                    q2.fma(
+                            FloatVector.fromMemorySegment(
+                                    F16, b, (o1 + i + 32) * Float.BYTES, NATIVE),
+                            b2);
+            c2 =
+                    q2.fma(
+                            FloatVector.fromMemorySegment(
+                                    F16, b, (o2 + i + 32) * Float.BYTES, NATIVE),
+                            c2);
+            d2 =
+                    q2.fma(
+                            FloatVector.fromMemorySegment(
+                                    F16, b, (o3 + i + 32) * Float.BYTES, NATIVE),
+                            d2);
             FloatVector q3 = FloatVector.fromArray(F16, q, qo + i + 48);
-            a3 = q3.fma(FloatVector.fromMemorySegment(F16, b, (o0 + i + 48) * Float.BYTES, NATIVE), a3);
-            b3 = q3.fma(FloatVector.fromMemorySegment(F16, b, (o1 + i + 48) * Float.BYTES, NATIVE), b3);
-            c3 = q3.fma(FloatVector.fromMemorySegment(F16, b, (o2 + i + 48) * Float.BYTES, NATIVE), c3);
-            d3 = q3.fma(FloatVector.fromMemorySegment(F16, b, (o3 + i + 48) * Float.BYTES, NATIVE), d3);
+            a3 =
+                    q3.fma(
+                            FloatVector.fromMemorySegment(
+                                    F16, b, (o0 + i + 48) * Float.BYTES, NATIVE),
+                            a3);
+            b3 =
+                    q3.fma(
+                            FloatVector.fromMemorySegment(
+                                    F16, b, (o1 + i + 48) * Float.BYTES, NATIVE),
+                            b3);
+            c3 =
+                    q3.fma(
+                            FloatVector.fromMemorySegment(
+                                    F16, b, (o2 + i + 48) * Float.BYTES, NATIVE),
+                            c3);
+            d3 =
+                    q3.fma(
+                            FloatVector.fromMemorySegment(
+                                    F16, b, (o3 + i + 48) * Float.BYTES, NATIVE),
+                            d3);
         }
         FloatVector ra = a0.add(a2).add(a1.add(a3));
         FloatVector rb = b0.add(b2).add(b1.add(b3));
@@ -906,12 +1334,34 @@ public final class PanamaKernels implements VectorKernels {
         }
     }
 
-    private static void squareQuad16(float[] q, int qo, MemorySegment b, long o0, long o1, long o2, long o3, int len, float[] out, int at,
+    private static void squareQuad16(
+            float[] q,
+            int qo,
+            MemorySegment b,
+            long o0,
+            long o1,
+            long o2,
+            long o3,
+            int len,
+            float[] out,
+            int at,
             int keep) {
-        FloatVector a0 = FloatVector.zero(F16), a1 = FloatVector.zero(F16), a2 = FloatVector.zero(F16), a3 = FloatVector.zero(F16);
-        FloatVector b0 = FloatVector.zero(F16), b1 = FloatVector.zero(F16), b2 = FloatVector.zero(F16), b3 = FloatVector.zero(F16);
-        FloatVector c0 = FloatVector.zero(F16), c1 = FloatVector.zero(F16), c2 = FloatVector.zero(F16), c3 = FloatVector.zero(F16);
-        FloatVector d0 = FloatVector.zero(F16), d1 = FloatVector.zero(F16), d2 = FloatVector.zero(F16), d3 = FloatVector.zero(F16);
+        FloatVector a0 = FloatVector.zero(F16),
+                a1 = FloatVector.zero(F16),
+                a2 = FloatVector.zero(F16),
+                a3 = FloatVector.zero(F16);
+        FloatVector b0 = FloatVector.zero(F16),
+                b1 = FloatVector.zero(F16),
+                b2 = FloatVector.zero(F16),
+                b3 = FloatVector.zero(F16);
+        FloatVector c0 = FloatVector.zero(F16),
+                c1 = FloatVector.zero(F16),
+                c2 = FloatVector.zero(F16),
+                c3 = FloatVector.zero(F16);
+        FloatVector d0 = FloatVector.zero(F16),
+                d1 = FloatVector.zero(F16),
+                d2 = FloatVector.zero(F16),
+                d3 = FloatVector.zero(F16);
         int i = 0;
         int end64 = len & ~63;
         for (; i < end64; i += 64) {
@@ -973,7 +1423,10 @@ public final class PanamaKernels implements VectorKernels {
         float sa = halve16(ra), sb = halve16(rb), sc = halve16(rc), sd = halve16(rd);
         for (; i < len; i++) {
             float x = q[qo + i];
-            float da = x - b.getAtIndex(ValueLayout.JAVA_FLOAT, o0 + i), db = x - b.getAtIndex(ValueLayout.JAVA_FLOAT, o1 + i), dc = x - b.getAtIndex(ValueLayout.JAVA_FLOAT, o2 + i), dd = x - b.getAtIndex(ValueLayout.JAVA_FLOAT, o3 + i);
+            float da = x - b.getAtIndex(ValueLayout.JAVA_FLOAT, o0 + i),
+                    db = x - b.getAtIndex(ValueLayout.JAVA_FLOAT, o1 + i),
+                    dc = x - b.getAtIndex(ValueLayout.JAVA_FLOAT, o2 + i),
+                    dd = x - b.getAtIndex(ValueLayout.JAVA_FLOAT, o3 + i);
             sa = Math.fma(da, da, sa);
             sb = Math.fma(db, db, sb);
             sc = Math.fma(dc, dc, sc);
@@ -992,11 +1445,14 @@ public final class PanamaKernels implements VectorKernels {
     }
 
     @Override
-    public void subtract(float[] v, int vOff, float[] c, int cOff, float[] out, int outOff, int len) {
+    public void subtract(
+            float[] v, int vOff, float[] c, int cOff, float[] out, int outOff, int len) {
         int i = 0;
         int upper = F.loopBound(len);
         for (; i < upper; i += LANES) {
-            FloatVector.fromArray(F, v, vOff + i).sub(FloatVector.fromArray(F, c, cOff + i)).intoArray(out, outOff + i);
+            FloatVector.fromArray(F, v, vOff + i)
+                    .sub(FloatVector.fromArray(F, c, cOff + i))
+                    .intoArray(out, outOff + i);
         }
         for (; i < len; i++) {
             out[outOff + i] = v[vOff + i] - c[cOff + i];
@@ -1010,7 +1466,15 @@ public final class PanamaKernels implements VectorKernels {
     }
 
     @Override
-    public void pqDistanceBatch(float[] table, int ksub, byte[] codes, int codesOff, int count, int m, float[] out, int outOff) {
+    public void pqDistanceBatch(
+            float[] table,
+            int ksub,
+            byte[] codes,
+            int codesOff,
+            int count,
+            int m,
+            float[] out,
+            int outOff) {
         ScalarKernels.pqSumBatch(table, ksub, codes, codesOff, count, m, out, outOff);
     }
 
@@ -1026,22 +1490,25 @@ public final class PanamaKernels implements VectorKernels {
 
     /**
      * Both PQ tables, for the sub-vector lengths IVF-PQ uses:
+     *
      * <ol>
      *   <li>dsub 1, 2 or 4 (narrow): eight centroids are 8 * dsub consecutive floats, loaded as
-     *       dsub whole vectors against the query sub-vector repeated across the lanes;
-     *       squared differences (or products) of adjacent lanes are then added pairwise,
-     *       log2(dsub) rounds, until each lane holds one centroid's total, and the eight totals
-     *       are stored at once. No transpose, no gather, no per-centroid reduction.
-     *   <li>dsub a multiple of 8 (wide): each centroid folds into one vector of eight partial
-     *       sums, halved in the table order. (Feeding eight folded vectors through three pairwise rounds
+     *       dsub whole vectors against the query sub-vector repeated across the lanes; squared
+     *       differences (or products) of adjacent lanes are then added pairwise, log2(dsub) rounds,
+     *       until each lane holds one centroid's total, and the eight totals are stored at once. No
+     *       transpose, no gather, no per-centroid reduction.
+     *   <li>dsub a multiple of 8 (wide): each centroid folds into one vector of eight partial sums,
+     *       halved in the table order. (Feeding eight folded vectors through three pairwise rounds
      *       instead made C2 give up inlining and box every vector: 20x slower, measured.)
      *   <li>any other dsub, and the last {@code ksub % 8} centroids: one centroid at a time,
      *       through the scalar twin's table entry (the same order).
      * </ol>
      */
-    private void pqTable(float[] query, float[] codebooks, int m, int ksub, float[] table, boolean l2) {
+    private void pqTable(
+            float[] query, float[] codebooks, int m, int ksub, float[] table, boolean l2) {
         int dsub = query.length / m;
-        boolean grouped = TABLES_VECTORIZED && (dsub == 1 || dsub == 2 || dsub == 4 || dsub % 8 == 0);
+        boolean grouped =
+                TABLES_VECTORIZED && (dsub == 1 || dsub == 2 || dsub == 4 || dsub % 8 == 0);
         int blocks = grouped ? ksub & ~7 : 0;
         // The query sub-vector repeated over eight lanes (narrow case). Each loop sits in its
         // own small method so C2 inlines every Vector API call in it and keeps the vectors in
@@ -1075,7 +1542,8 @@ public final class PanamaKernels implements VectorKernels {
     }
 
     /** dsub 1: eight centroids are eight consecutive floats. */
-    private static void narrow1(float[] rep, float[] cb, int o, int blocks, float[] table, int tOff, boolean l2) {
+    private static void narrow1(
+            float[] rep, float[] cb, int o, int blocks, float[] table, int tOff, boolean l2) {
         FloatVector q = FloatVector.fromArray(F8, rep, 0);
         for (int c = 0; c < blocks; c += 8) {
             term(q, cb, o + c, l2).intoArray(table, tOff + c);
@@ -1083,7 +1551,8 @@ public final class PanamaKernels implements VectorKernels {
     }
 
     /** dsub 2: two vectors of four centroids each, one round of pair sums. */
-    private static void narrow2(float[] rep, float[] cb, int o, int blocks, float[] table, int tOff, boolean l2) {
+    private static void narrow2(
+            float[] rep, float[] cb, int o, int blocks, float[] table, int tOff, boolean l2) {
         FloatVector q = FloatVector.fromArray(F8, rep, 0);
         for (int c = 0; c < blocks; c += 8) {
             int b = o + c * 2;
@@ -1092,7 +1561,8 @@ public final class PanamaKernels implements VectorKernels {
     }
 
     /** dsub 4: four vectors of two centroids each, two rounds of pair sums. */
-    private static void narrow4(float[] rep, float[] cb, int o, int blocks, float[] table, int tOff, boolean l2) {
+    private static void narrow4(
+            float[] rep, float[] cb, int o, int blocks, float[] table, int tOff, boolean l2) {
         FloatVector q = FloatVector.fromArray(F8, rep, 0);
         for (int c = 0; c < blocks; c += 8) {
             int b = o + c * 4;
@@ -1104,7 +1574,15 @@ public final class PanamaKernels implements VectorKernels {
 
     /** dsub a multiple of 8: one folded vector per centroid, reduced across its lanes. */
     private static void wide(
-            float[] query, int qOff, float[] cb, int o, int dsub, int blocks, float[] table, int tOff, boolean l2) {
+            float[] query,
+            int qOff,
+            float[] cb,
+            int o,
+            int dsub,
+            int blocks,
+            float[] table,
+            int tOff,
+            boolean l2) {
         for (int c = 0; c < blocks; c++) {
             int co = o + c * dsub;
             FloatVector acc = term(FloatVector.fromArray(F8, query, qOff), cb, co, l2);
@@ -1115,7 +1593,9 @@ public final class PanamaKernels implements VectorKernels {
         }
     }
 
-    /** Squared difference (or product) of {@code q} and eight floats of {@code cb} from {@code o}. */
+    /**
+     * Squared difference (or product) of {@code q} and eight floats of {@code cb} from {@code o}.
+     */
     private static FloatVector term(FloatVector q, float[] cb, int o, boolean l2) {
         FloatVector c = FloatVector.fromArray(F8, cb, o);
         if (l2) {
@@ -1125,7 +1605,8 @@ public final class PanamaKernels implements VectorKernels {
         return q.mul(c);
     }
 
-    private static FloatVector accumulate(FloatVector q, float[] cb, int o, boolean l2, FloatVector acc) {
+    private static FloatVector accumulate(
+            FloatVector q, float[] cb, int o, boolean l2, FloatVector acc) {
         FloatVector c = FloatVector.fromArray(F8, cb, o);
         if (l2) {
             FloatVector d = q.sub(c);
@@ -1140,20 +1621,22 @@ public final class PanamaKernels implements VectorKernels {
     }
 
     /** Per-thread scores of one point against every centroid of a {@link CentroidBlock}. */
-    private static final ThreadLocal<float[][]> NEAREST_SCRATCH = ThreadLocal.withInitial(() -> new float[1][0]);
+    private static final ThreadLocal<float[][]> NEAREST_SCRATCH =
+            ThreadLocal.withInitial(() -> new float[1][0]);
 
     /** Centroid indices 0..7 as floats (exact: indices stay far below 2^24). */
     private static final float[] LANE_INDEX = {0, 1, 2, 3, 4, 5, 6, 7};
 
     /**
-     * Transposed groups of eight centroids (see {@link CentroidBlock}): per point, eight groups
-     * at a time (the last few one by one) take one broadcast of each point component and eight
-     * independent multiply-adds, so the FMA latency is hidden without any reduction across
-     * lanes; then one pass of vector compares finds the smallest score and its index. Eight-float
-     * points (PQ sub-vectors) take {@link #nearestOf8}.
+     * Transposed groups of eight centroids (see {@link CentroidBlock}): per point, eight groups at
+     * a time (the last few one by one) take one broadcast of each point component and eight
+     * independent multiply-adds, so the FMA latency is hidden without any reduction across lanes;
+     * then one pass of vector compares finds the smallest score and its index. Eight-float points
+     * (PQ sub-vectors) take {@link #nearestOf8}.
      */
     @Override
-    public void nearest(float[] points, int pOff, int n, CentroidBlock centroids, int[] out, int outOff) {
+    public void nearest(
+            float[] points, int pOff, int n, CentroidBlock centroids, int[] out, int outOff) {
         if (!TABLES_VECTORIZED) {
             SCALAR.nearest(points, pOff, n, centroids, out, outOff);
             return;
@@ -1188,12 +1671,13 @@ public final class PanamaKernels implements VectorKernels {
 
     /**
      * Sub-vectors of eight floats (the default PQ split): the point's eight components are
-     * broadcast once and stay in registers; each group's score is one chain of eight
-     * multiply-adds in the contract's order (the first, onto zero, is a plain product) and is
-     * compared at once, so no score is stored. Successive groups' chains are independent, so
-     * the processor overlaps them.
+     * broadcast once and stay in registers; each group's score is one chain of eight multiply-adds
+     * in the contract's order (the first, onto zero, is a plain product) and is compared at once,
+     * so no score is stored. Successive groups' chains are independent, so the processor overlaps
+     * them.
      */
-    private static int nearestOf8(float[] x, int p, float[] t, float[] half, int groups, float[] scores) {
+    private static int nearestOf8(
+            float[] x, int p, float[] t, float[] half, int groups, float[] scores) {
         FloatVector x0 = FloatVector.broadcast(F8, x[p]);
         FloatVector x1 = FloatVector.broadcast(F8, x[p + 1]);
         FloatVector x2 = FloatVector.broadcast(F8, x[p + 2]);
@@ -1228,7 +1712,8 @@ public final class PanamaKernels implements VectorKernels {
     }
 
     /** Eight independent chains: two FMAs can start per cycle and each takes about four. */
-    private static void scoreEightGroups(float[] x, int p, int dim, float[] t, float[] half, int g, float[] scores) {
+    private static void scoreEightGroups(
+            float[] x, int p, int dim, float[] t, float[] half, int g, float[] scores) {
         int stride = dim * 8;
         int b0 = g * stride;
         FloatVector a0 = FloatVector.zero(F8);
@@ -1262,16 +1747,21 @@ public final class PanamaKernels implements VectorKernels {
         FloatVector.fromArray(F8, half, s + 56).sub(a7).intoArray(scores, s + 56);
     }
 
-    private static void scoreOneGroup(float[] x, int p, int dim, float[] t, float[] half, int g, float[] scores) {
+    private static void scoreOneGroup(
+            float[] x, int p, int dim, float[] t, float[] half, int g, float[] scores) {
         int b0 = g * dim * 8;
         FloatVector a = FloatVector.zero(F8);
         for (int d = 0; d < dim; d++) {
-            a = FloatVector.broadcast(F8, x[p + d]).fma(FloatVector.fromArray(F8, t, b0 + d * 8), a);
+            a =
+                    FloatVector.broadcast(F8, x[p + d])
+                            .fma(FloatVector.fromArray(F8, t, b0 + d * 8), a);
         }
         FloatVector.fromArray(F8, half, g * 8).sub(a).intoArray(scores, g * 8);
     }
 
-    /** Lowest index of the smallest of {@code groups * 8} scores (NaN never wins; all NaN gives 0). */
+    /**
+     * Lowest index of the smallest of {@code groups * 8} scores (NaN never wins; all NaN gives 0).
+     */
     private static int argminScores(float[] scores, int groups) {
         FloatVector best = FloatVector.broadcast(F8, Float.POSITIVE_INFINITY);
         FloatVector bestIndex = FloatVector.zero(F8);
@@ -1290,14 +1780,17 @@ public final class PanamaKernels implements VectorKernels {
         return laneWinner(scores);
     }
 
-    /** The winner among eight lane winners (scores[0..8), their indices as floats in scores[8..16)). */
+    /**
+     * The winner among eight lane winners (scores[0..8), their indices as floats in scores[8..16)).
+     */
     private static int laneWinner(float[] scores) {
         int winner = 0;
         float winnerScore = Float.POSITIVE_INFINITY;
         for (int lane = 0; lane < 8; lane++) {
             float sc = scores[lane];
             int c = (int) scores[8 + lane];
-            if (sc < winnerScore || (sc == winnerScore && sc != Float.POSITIVE_INFINITY && c < winner)) {
+            if (sc < winnerScore
+                    || (sc == winnerScore && sc != Float.POSITIVE_INFINITY && c < winner)) {
                 winnerScore = sc;
                 winner = c;
             }
@@ -1311,7 +1804,15 @@ public final class PanamaKernels implements VectorKernels {
     }
 
     @Override
-    public void dotInt8Bulk(byte[] a, int aOff, byte[] codes, int codesOff, int stride, int[] rows, int count, int len,
+    public void dotInt8Bulk(
+            byte[] a,
+            int aOff,
+            byte[] codes,
+            int codesOff,
+            int stride,
+            int[] rows,
+            int count,
+            int len,
             int[] out) {
         PanamaInt8.dotBulk(a, aOff, codes, codesOff, stride, rows, count, len, out);
     }
@@ -1322,8 +1823,16 @@ public final class PanamaKernels implements VectorKernels {
     }
 
     @Override
-    public void dotInt8Bulk(byte[] a, int aOff, MemorySegment codes, long codesOff, long stride, int[] rows, int count,
-            int len, int[] out) {
+    public void dotInt8Bulk(
+            byte[] a,
+            int aOff,
+            MemorySegment codes,
+            long codesOff,
+            long stride,
+            int[] rows,
+            int count,
+            int len,
+            int[] out) {
         PanamaInt8.dotBulk(a, aOff, codes, codesOff, stride, rows, count, len, out);
     }
 }

@@ -5,10 +5,10 @@ import dev.nepenthe.core.vector.VectorKernels;
 
 /**
  * Plain-Java kernels in the summation order {@link VectorKernels} defines, so they agree bit for
- * bit with the Vector API twin. The partial sums of that order live in small arrays updated
- * element by element; {@link Math#fma} rounds each term once, as the SIMD fused multiply-add
- * does. Measured 1.2x to 3.3x slower than the earlier four-accumulator twin (docs/BENCHMARKS.md,
- * "One summation order"): C2 does not vectorise these loops as well as hoped, which is open work.
+ * bit with the Vector API twin. The partial sums of that order live in small arrays updated element
+ * by element; {@link Math#fma} rounds each term once, as the SIMD fused multiply-add does. Measured
+ * 1.2x to 3.3x slower than the earlier four-accumulator twin (docs/BENCHMARKS.md, "One summation
+ * order"): C2 does not vectorise these loops as well as hoped, which is open work.
  */
 public final class ScalarKernels implements VectorKernels {
 
@@ -102,45 +102,64 @@ public final class ScalarKernels implements VectorKernels {
     }
 
     /** Halving rounds 4, 2, 1 over eight partial sums: the PQ tables' fold. */
-    static float halve8(float p0, float p1, float p2, float p3, float p4, float p5, float p6, float p7) {
+    static float halve8(
+            float p0, float p1, float p2, float p3, float p4, float p5, float p6, float p7) {
         return ((p0 + p4) + (p2 + p6)) + ((p1 + p5) + (p3 + p7));
     }
 
     @Override
     public float cosine(float[] a, float[] b) {
-        return CosineMath.fromParts(dot(a, 0, b, 0, a.length), dot(a, 0, a, 0, a.length), dot(b, 0, b, 0, b.length));
+        return CosineMath.fromParts(
+                dot(a, 0, b, 0, a.length), dot(a, 0, a, 0, a.length), dot(b, 0, b, 0, b.length));
     }
 
     @Override
-    public void dotBatch(float[] query, float[] block, int blockOff, int count, int dim, float[] out, int outOff) {
+    public void dotBatch(
+            float[] query,
+            float[] block,
+            int blockOff,
+            int count,
+            int dim,
+            float[] out,
+            int outOff) {
         for (int v = 0; v < count; v++) {
             out[outOff + v] = dot(query, 0, block, blockOff + v * dim, dim);
         }
     }
 
     @Override
-    public void squareDistanceBatch(float[] query, float[] block, int blockOff, int count, int dim, float[] out, int outOff) {
+    public void squareDistanceBatch(
+            float[] query,
+            float[] block,
+            int blockOff,
+            int count,
+            int dim,
+            float[] out,
+            int outOff) {
         for (int v = 0; v < count; v++) {
             out[outOff + v] = squareDistance(query, 0, block, blockOff + v * dim, dim);
         }
     }
 
     @Override
-    public void dotRows(float[] a, int aOff, float[] vectors, int[] rows, int count, int dim, float[] out) {
+    public void dotRows(
+            float[] a, int aOff, float[] vectors, int[] rows, int count, int dim, float[] out) {
         for (int i = 0; i < count; i++) {
             out[i] = dot(a, aOff, vectors, rows[i] * dim, dim);
         }
     }
 
     @Override
-    public void squareDistanceRows(float[] a, int aOff, float[] vectors, int[] rows, int count, int dim, float[] out) {
+    public void squareDistanceRows(
+            float[] a, int aOff, float[] vectors, int[] rows, int count, int dim, float[] out) {
         for (int i = 0; i < count; i++) {
             out[i] = squareDistance(a, aOff, vectors, rows[i] * dim, dim);
         }
     }
 
     @Override
-    public void subtract(float[] v, int vOff, float[] c, int cOff, float[] out, int outOff, int len) {
+    public void subtract(
+            float[] v, int vOff, float[] c, int cOff, float[] out, int outOff, int len) {
         for (int i = 0; i < len; i++) {
             out[outOff + i] = v[vOff + i] - c[cOff + i];
         }
@@ -152,13 +171,21 @@ public final class ScalarKernels implements VectorKernels {
     }
 
     @Override
-    public void pqDistanceBatch(float[] table, int ksub, byte[] codes, int codesOff, int count, int m, float[] out, int outOff) {
+    public void pqDistanceBatch(
+            float[] table,
+            int ksub,
+            byte[] codes,
+            int codesOff,
+            int count,
+            int m,
+            float[] out,
+            int outOff) {
         pqSumBatch(table, ksub, codes, codesOff, count, m, out, outOff);
     }
 
     /**
-     * Table look-up sum shared with {@link PanamaKernels} (a gather per code byte costs more
-     * than it saves at the m of 8 to 64 used in practice). Two sums halve the add chain.
+     * Table look-up sum shared with {@link PanamaKernels} (a gather per code byte costs more than
+     * it saves at the m of 8 to 64 used in practice). Two sums halve the add chain.
      */
     public static float pqSum(float[] table, int ksub, byte[] codes, int codeOff, int m) {
         float s0 = 0f, s1 = 0f;
@@ -175,11 +202,19 @@ public final class ScalarKernels implements VectorKernels {
 
     /**
      * {@link #pqSum} for {@code count} codes, four at a time: the four codes' look-ups are
-     * independent, so the CPU overlaps their loads instead of waiting on one chain of adds
-     * (the scan over an inverted list is load-latency bound). Each code keeps pqSum's even/odd
+     * independent, so the CPU overlaps their loads instead of waiting on one chain of adds (the
+     * scan over an inverted list is load-latency bound). Each code keeps pqSum's even/odd
      * accumulators, so every result is bit-identical to {@code pqSum} on that code.
      */
-    public static void pqSumBatch(float[] table, int ksub, byte[] codes, int codesOff, int count, int m, float[] out, int outOff) {
+    public static void pqSumBatch(
+            float[] table,
+            int ksub,
+            byte[] codes,
+            int codesOff,
+            int count,
+            int m,
+            float[] out,
+            int outOff) {
         int v = 0;
         for (; v + 3 < count; v += 4) {
             int c0 = codesOff + v * m, c1 = c0 + m, c2 = c1 + m, c3 = c2 + m;
@@ -224,13 +259,15 @@ public final class ScalarKernels implements VectorKernels {
         pqTable(query, codebooks, m, ksub, table, false);
     }
 
-    private void pqTable(float[] query, float[] codebooks, int m, int ksub, float[] table, boolean l2) {
+    private void pqTable(
+            float[] query, float[] codebooks, int m, int ksub, float[] table, boolean l2) {
         int dsub = query.length / m;
         for (int j = 0; j < m; j++) {
             int qOff = j * dsub;
             int cbOff = j * ksub * dsub;
             for (int c = 0; c < ksub; c++) {
-                table[j * ksub + c] = tableEntry(query, qOff, codebooks, cbOff + c * dsub, dsub, l2);
+                table[j * ksub + c] =
+                        tableEntry(query, qOff, codebooks, cbOff + c * dsub, dsub, l2);
             }
         }
     }
@@ -276,7 +313,8 @@ public final class ScalarKernels implements VectorKernels {
     }
 
     @Override
-    public void nearest(float[] points, int pOff, int n, CentroidBlock centroids, int[] out, int outOff) {
+    public void nearest(
+            float[] points, int pOff, int n, CentroidBlock centroids, int[] out, int outOff) {
         int dim = centroids.dim();
         float[] t = centroids.transposed();
         float[] half = centroids.halfNorms();
@@ -286,7 +324,9 @@ public final class ScalarKernels implements VectorKernels {
             int best = 0;
             float bestScore = Float.POSITIVE_INFINITY;
             for (int c = 0; c < k; c++) {
-                int base = (c / CentroidBlock.GROUP) * dim * CentroidBlock.GROUP + c % CentroidBlock.GROUP;
+                int base =
+                        (c / CentroidBlock.GROUP) * dim * CentroidBlock.GROUP
+                                + c % CentroidBlock.GROUP;
                 float acc = 0f;
                 for (int d = 0; d < dim; d++) {
                     acc = Math.fma(points[p + d], t[base + d * CentroidBlock.GROUP], acc);
@@ -316,7 +356,15 @@ public final class ScalarKernels implements VectorKernels {
     }
 
     @Override
-    public void dotInt8Bulk(byte[] a, int aOff, byte[] codes, int codesOff, int stride, int[] rows, int count, int len,
+    public void dotInt8Bulk(
+            byte[] a,
+            int aOff,
+            byte[] codes,
+            int codesOff,
+            int stride,
+            int[] rows,
+            int count,
+            int len,
             int[] out) {
         for (int i = 0; i < count; i++) {
             out[i] = dotInt8(a, aOff, codes, codesOff + rows[i] * stride, len);

@@ -14,10 +14,11 @@ import org.junit.jupiter.api.Test;
 class CounterCipherTest {
 
     /**
-     * The keystream recomputed from its definition: AES of the big-endian 128-bit counter
-     * {@code iv + block}, block by block, from the first byte of the stream.
+     * The keystream recomputed from its definition: AES of the big-endian 128-bit counter {@code iv
+     * + block}, block by block, from the first byte of the stream.
      */
-    private static byte[] keystream(byte[] rawKey, byte[] iv, long position, int length) throws Exception {
+    private static byte[] keystream(byte[] rawKey, byte[] iv, long position, int length)
+            throws Exception {
         Cipher ecb = Cipher.getInstance("AES/ECB/NoPadding");
         ecb.init(Cipher.ENCRYPT_MODE, new SecretKeySpec(rawKey, "AES"));
         BigInteger start = new BigInteger(1, iv);
@@ -49,12 +50,13 @@ class CounterCipherTest {
             }
             long position = rnd.nextInt(1 << 20);
             // Lengths on and around the slice boundaries as well as arbitrary ones.
-            int length = switch (round % 4) {
-                case 0 -> CounterCipher.SLICE;
-                case 1 -> 3 * CounterCipher.SLICE + 1 + rnd.nextInt(15);
-                case 2 -> rnd.nextInt(CounterCipher.SLICE);
-                default -> rnd.nextInt(8 * CounterCipher.SLICE);
-            };
+            int length =
+                    switch (round % 4) {
+                        case 0 -> CounterCipher.SLICE;
+                        case 1 -> 3 * CounterCipher.SLICE + 1 + rnd.nextInt(15);
+                        case 2 -> rnd.nextInt(CounterCipher.SLICE);
+                        default -> rnd.nextInt(8 * CounterCipher.SLICE);
+                    };
             byte[] plain = new byte[length + 5];
             rnd.nextBytes(plain);
             byte[] sealed = new byte[length + 9];
@@ -65,18 +67,36 @@ class CounterCipherTest {
             for (int i = 0; i < length; i++) {
                 expected[i] = (byte) (plain[5 + i] ^ stream[i]);
             }
-            assertArrayEquals(expected, Arrays.copyOfRange(sealed, 9, 9 + length),
-                    "round " + round + ", position " + position + ", length " + length + " (" + Seeds.replay(seed) + ")");
+            assertArrayEquals(
+                    expected,
+                    Arrays.copyOfRange(sealed, 9, 9 + length),
+                    "round "
+                            + round
+                            + ", position "
+                            + position
+                            + ", length "
+                            + length
+                            + " ("
+                            + Seeds.replay(seed)
+                            + ")");
             byte[] back = new byte[length];
             CounterCipher.crypt(CounterCipher.at(key, iv, position), sealed, 9, length, back, 0);
-            assertArrayEquals(Arrays.copyOfRange(plain, 5, 5 + length), back, "round " + round + " decrypted");
+            assertArrayEquals(
+                    Arrays.copyOfRange(plain, 5, 5 + length),
+                    back,
+                    "round " + round + " decrypted");
         }
     }
 
     @Test
     void oneArrayForInputAndOutputIsRefused() {
         byte[] buf = new byte[64];
-        Cipher c = CounterCipher.at(new DataKey(new byte[DataKey.LENGTH]), new byte[CounterCipher.IV_LENGTH], 0);
-        assertThrows(IllegalArgumentException.class, () -> CounterCipher.crypt(c, buf, 0, 32, buf, 32));
+        Cipher c =
+                CounterCipher.at(
+                        new DataKey(new byte[DataKey.LENGTH]),
+                        new byte[CounterCipher.IV_LENGTH],
+                        0);
+        assertThrows(
+                IllegalArgumentException.class, () -> CounterCipher.crypt(c, buf, 0, 32, buf, 32));
     }
 }

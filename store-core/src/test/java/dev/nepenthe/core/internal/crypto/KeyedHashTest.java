@@ -14,9 +14,9 @@ import javax.crypto.spec.SecretKeySpec;
 import org.junit.jupiter.api.Test;
 
 /**
- * The hashes are written into every file and the evidence ledger, so their layout may never
- * change: HMAC-SHA256, under the master key's "keyed-hash" derivation, of each part as a
- * big-endian 4-byte length and its UTF-8 bytes. Recomputed here from that description.
+ * The hashes are written into every file and the evidence ledger, so their layout may never change:
+ * HMAC-SHA256, under the master key's "keyed-hash" derivation, of each part as a big-endian 4-byte
+ * length and its UTF-8 bytes. Recomputed here from that description.
  */
 class KeyedHashTest {
 
@@ -32,23 +32,29 @@ class KeyedHashTest {
         oracle.init(new SecretKeySpec(master.derive("keyed-hash"), "HmacSHA256"));
         for (int i = 0; i < 300; i++) {
             String kind = randomString(rnd, 1 + rnd.nextInt(12));
-            // Lengths past 255 and 65535 exercise every byte of the prefix; some parts are not ASCII.
+            // Lengths past 255 and 65535 exercise every byte of the prefix; some parts are not
+            // ASCII.
             String[] parts = new String[rnd.nextInt(5)];
             for (int p = 0; p < parts.length; p++) {
-                int len = switch (rnd.nextInt(4)) {
-                    case 0 -> 0;
-                    case 1 -> rnd.nextInt(40);
-                    case 2 -> 200 + rnd.nextInt(400);
-                    default -> 65_000 + rnd.nextInt(2_000);
-                };
+                int len =
+                        switch (rnd.nextInt(4)) {
+                            case 0 -> 0;
+                            case 1 -> rnd.nextInt(40);
+                            case 2 -> 200 + rnd.nextInt(400);
+                            default -> 65_000 + rnd.nextInt(2_000);
+                        };
                 parts[p] = randomString(rnd, len);
             }
-            assertArrayEquals(oracle.doFinal(layout(kind, parts)), hashes.of(kind, parts).bytes(),
+            assertArrayEquals(
+                    oracle.doFinal(layout(kind, parts)),
+                    hashes.of(kind, parts).bytes(),
                     "tuple " + i + Seeds.replay(seed));
         }
         // The prefix is what keeps ("ab", "c") apart from ("a", "bc").
         assertNotEquals(hashes.of("k", "ab", "c"), hashes.of("k", "a", "bc"));
-        assertArrayEquals(oracle.doFinal(layout("record", "t", "")), hashes.of("record", "t", null).bytes(),
+        assertArrayEquals(
+                oracle.doFinal(layout("record", "t", "")),
+                hashes.of("record", "t", null).bytes(),
                 "a null part hashes as the empty string");
     }
 
@@ -71,13 +77,19 @@ class KeyedHashTest {
     private static String randomString(Random rnd, int len) {
         StringBuilder sb = new StringBuilder(len);
         for (int i = 0; i < len; i++) {
-            sb.append(switch (rnd.nextInt(10)) {
-                case 0 -> 'é';
-                case 1 -> '\u4e2d';
-                case 2 -> "\uD83D\uDE00"; // a pair: one code point, four bytes
-                case 3 -> (char) (0xD800 + rnd.nextInt(0x800)); // a lone surrogate (unless paired by chance): '?'
-                default -> (char) ('a' + rnd.nextInt(26));
-            });
+            sb.append(
+                    switch (rnd.nextInt(10)) {
+                        case 0 -> 'é';
+                        case 1 -> '\u4e2d';
+                        case 2 -> "\uD83D\uDE00"; // a pair: one code point, four bytes
+                        case 3 ->
+                                (char)
+                                        (0xD800
+                                                + rnd.nextInt(
+                                                        0x800)); // a lone surrogate (unless paired
+                        // by chance): '?'
+                        default -> (char) ('a' + rnd.nextInt(26));
+                    });
         }
         return sb.toString();
     }

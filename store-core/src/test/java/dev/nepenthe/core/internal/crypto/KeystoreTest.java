@@ -19,8 +19,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 class KeystoreTest {
 
-    @TempDir
-    Path dir;
+    @TempDir Path dir;
 
     private static MasterKey master(int seed) {
         byte[] k = new byte[32];
@@ -44,7 +43,8 @@ class KeystoreTest {
             aliceKey = ks.getOrCreate(alice).exportForTest();
             bobKey = ks.getOrCreate(bob).exportForTest();
             assertFalse(Arrays.equals(aliceKey, bobKey));
-            assertArrayEquals(aliceKey, ks.getOrCreate(alice).exportForTest(), "same subject, same key");
+            assertArrayEquals(
+                    aliceKey, ks.getOrCreate(alice).exportForTest(), "same subject, same key");
         }
         Path file = dir.resolve("keys.db");
         byte[] before = Files.readAllBytes(file);
@@ -64,7 +64,9 @@ class KeystoreTest {
         }
         byte[] after = Files.readAllBytes(file);
         assertEquals(before.length, after.length, "destroyed in place, not by rewriting the file");
-        assertFalse(contains(after, Arrays.copyOfRange(aliceSlot, 33, 33 + 60)), "wrapped key bytes are gone");
+        assertFalse(
+                contains(after, Arrays.copyOfRange(aliceSlot, 33, 33 + 60)),
+                "wrapped key bytes are gone");
         assertFalse(contains(after, alice.bytes()), "the subject's hash is gone from the keystore");
         try (Keystore ks = Keystore.open(dir, mk)) {
             assertNull(ks.find(alice));
@@ -99,10 +101,17 @@ class KeystoreTest {
         byte[] b = Files.readAllBytes(file);
         b[Keystore.HEADER + 50] ^= 1;
         Files.write(file, b);
-        CorruptFileException e = assertThrows(CorruptFileException.class, () -> Keystore.open(dir, mk));
-        assertTrue(e.getMessage().contains("slot 0 checksum failed") && e.getMessage().contains("keys.db"), e.getMessage());
+        CorruptFileException e =
+                assertThrows(CorruptFileException.class, () -> Keystore.open(dir, mk));
+        assertTrue(
+                e.getMessage().contains("slot 0 checksum failed")
+                        && e.getMessage().contains("keys.db"),
+                e.getMessage());
         Files.write(file, Arrays.copyOf(b, b.length - 3));
-        assertThrows(CorruptFileException.class, () -> Keystore.open(dir, mk), "a live slot cut short is corruption");
+        assertThrows(
+                CorruptFileException.class,
+                () -> Keystore.open(dir, mk),
+                "a live slot cut short is corruption");
     }
 
     @Test
@@ -123,7 +132,10 @@ class KeystoreTest {
             assertArrayEquals(keptKey, ks.find(kept).exportForTest());
             assertEquals(1, ks.size());
         }
-        assertEquals(Keystore.HEADER + Keystore.SLOT, Files.size(file), "the torn slot was cut off the file");
+        assertEquals(
+                Keystore.HEADER + Keystore.SLOT,
+                Files.size(file),
+                "the torn slot was cut off the file");
     }
 
     @Test
@@ -138,10 +150,13 @@ class KeystoreTest {
             byte[] sealed = RecordCipher.seal(k1, aad, msg);
             assertFalse(contains(sealed, msg));
             assertArrayEquals(msg, RecordCipher.open(k1, aad, sealed));
-            assertFalse(Arrays.equals(sealed, RecordCipher.seal(k1, aad, msg)), "fresh nonce per message");
+            assertFalse(
+                    Arrays.equals(sealed, RecordCipher.seal(k1, aad, msg)),
+                    "fresh nonce per message");
             assertThrows(AEADBadTagException.class, () -> RecordCipher.open(k2, aad, sealed));
             byte[] otherVersion = RecordCipher.aad(h.subject("t", "a"), h.record("t", "r1"), 2);
-            assertThrows(AEADBadTagException.class, () -> RecordCipher.open(k1, otherVersion, sealed));
+            assertThrows(
+                    AEADBadTagException.class, () -> RecordCipher.open(k1, otherVersion, sealed));
             byte[] tampered = sealed.clone();
             tampered[tampered.length - 1] ^= 1;
             assertThrows(AEADBadTagException.class, () -> RecordCipher.open(k1, aad, tampered));
@@ -163,13 +178,20 @@ class KeystoreTest {
         Path f = dir.resolve("ks/master.key");
         KeyedHash h1 = new KeyedHash(MasterKey.resolve(f, true));
         KeyedHash h2 = new KeyedHash(MasterKey.resolve(f, true));
-        assertEquals(h1.subject("t", "s"), h2.subject("t", "s"), "the generated key is reused, not regenerated");
+        assertEquals(
+                h1.subject("t", "s"),
+                h2.subject("t", "s"),
+                "the generated key is reused, not regenerated");
         Files.writeString(f, "not base64!");
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> MasterKey.resolve(f, true));
+        IllegalArgumentException e =
+                assertThrows(IllegalArgumentException.class, () -> MasterKey.resolve(f, true));
         assertTrue(e.getMessage().contains("expected base64"), e.getMessage());
         Files.writeString(f, java.util.Base64.getEncoder().encodeToString(new byte[16]));
         e = assertThrows(IllegalArgumentException.class, () -> MasterKey.resolve(f, true));
-        assertTrue(e.getMessage().contains("expected 32 bytes after base64 decoding, got 16"), e.getMessage());
-        assertThrows(java.io.IOException.class, () -> MasterKey.resolve(dir.resolve("none.key"), false));
+        assertTrue(
+                e.getMessage().contains("expected 32 bytes after base64 decoding, got 16"),
+                e.getMessage());
+        assertThrows(
+                java.io.IOException.class, () -> MasterKey.resolve(dir.resolve("none.key"), false));
     }
 }

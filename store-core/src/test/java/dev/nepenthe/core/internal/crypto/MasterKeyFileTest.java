@@ -21,8 +21,7 @@ import org.junit.jupiter.api.io.TempDir;
 /** The generated master key file: owner-only from its first byte, and never left half written. */
 class MasterKeyFileTest {
 
-    @TempDir
-    Path dir;
+    @TempDir Path dir;
 
     @AfterEach
     void removeHook() {
@@ -33,19 +32,26 @@ class MasterKeyFileTest {
     void theKeyFileIsOwnerOnlyBeforeAnyByteOfTheKeyIsWritten() throws IOException {
         Path file = dir.resolve("keys").resolve("master.key");
         List<String> seen = new ArrayList<>();
-        CrashPoints.install(point -> {
-            if (point.equals("master-key.created")) {
-                try {
-                    // The file exists, still empty: whoever could open it now would read the key later.
-                    seen.add(Files.size(file) + " " + PosixFilePermissions.toString(Files.getPosixFilePermissions(file)));
-                } catch (IOException e) {
-                    throw new AssertionError(e);
-                }
-            }
-        });
+        CrashPoints.install(
+                point -> {
+                    if (point.equals("master-key.created")) {
+                        try {
+                            // The file exists, still empty: whoever could open it now would read
+                            // the key later.
+                            seen.add(
+                                    Files.size(file)
+                                            + " "
+                                            + PosixFilePermissions.toString(
+                                                    Files.getPosixFilePermissions(file)));
+                        } catch (IOException e) {
+                            throw new AssertionError(e);
+                        }
+                    }
+                });
         MasterKey.resolve(file, true);
         assertEquals(List.of("0 rw-------"), seen);
-        assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(file)));
+        assertEquals(
+                "rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(file)));
     }
 
     @Test
@@ -55,7 +61,9 @@ class MasterKeyFileTest {
         plan.diskFullAfter(10); // the base64 key is 45 bytes
         IOException e = assertThrows(IOException.class, () -> MasterKey.resolve(file, true));
         assertTrue(e.getMessage().contains("No space left on device"), e.getMessage());
-        assertFalse(Files.exists(file), "a half-written key would be read (and refused) at the next start");
+        assertFalse(
+                Files.exists(file),
+                "a half-written key would be read (and refused) at the next start");
         plan.heal();
         MasterKey.resolve(file, true);
         assertTrue(Files.exists(file));

@@ -32,16 +32,34 @@ class RecordCipherTest {
             byte[] sealed = RecordCipher.seal(key, aad, plain);
             int n = RecordCipher.openInto(key, aad, sealed, sealed.length, out);
             assertEquals(plain.length, n, "seed " + seed);
-            assertArrayEquals(RecordCipher.open(key, aad, sealed), Arrays.copyOf(out, n), "seed " + seed);
+            assertArrayEquals(
+                    RecordCipher.open(key, aad, sealed), Arrays.copyOf(out, n), "seed " + seed);
             assertArrayEquals(plain, Arrays.copyOf(out, n), "seed " + seed);
         }
         byte[] sealed = RecordCipher.seal(key, aad, new byte[100]);
-        assertThrows(AEADBadTagException.class, () -> RecordCipher.openInto(key(2), aad, sealed, sealed.length, out));
-        assertThrows(AEADBadTagException.class, () -> RecordCipher.openInto(key, new byte[] {9}, sealed, sealed.length, out));
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                () -> RecordCipher.openInto(key, aad, sealed, sealed.length, new byte[sealed.length - 1]));
-        assertEquals("output buffer of " + (sealed.length - 1) + " bytes for a sealed message of " + sealed.length
-                + " (expected at least as many)", e.getMessage());
+        assertThrows(
+                AEADBadTagException.class,
+                () -> RecordCipher.openInto(key(2), aad, sealed, sealed.length, out));
+        assertThrows(
+                AEADBadTagException.class,
+                () -> RecordCipher.openInto(key, new byte[] {9}, sealed, sealed.length, out));
+        IllegalArgumentException e =
+                assertThrows(
+                        IllegalArgumentException.class,
+                        () ->
+                                RecordCipher.openInto(
+                                        key,
+                                        aad,
+                                        sealed,
+                                        sealed.length,
+                                        new byte[sealed.length - 1]));
+        assertEquals(
+                "output buffer of "
+                        + (sealed.length - 1)
+                        + " bytes for a sealed message of "
+                        + sealed.length
+                        + " (expected at least as many)",
+                e.getMessage());
     }
 
     @Test
@@ -66,12 +84,24 @@ class RecordCipherTest {
         byte[] sealed = RecordCipher.seal(key, aad, new byte[100]);
         System.arraycopy(sealed, 0, buffer, 0, sealed.length);
         // One byte short of the tag, or one byte of the next message taken in: neither opens.
-        assertThrows(AEADBadTagException.class, () -> RecordCipher.openInto(key, aad, buffer, sealed.length - 1, out));
-        assertThrows(AEADBadTagException.class, () -> RecordCipher.openInto(key, aad, buffer, sealed.length + 1, out));
-        assertThrows(AEADBadTagException.class, () -> RecordCipher.openInto(key, aad, buffer, 27, out));
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                () -> RecordCipher.openInto(key, aad, sealed, sealed.length + 1, out));
-        assertEquals("sealed length " + (sealed.length + 1) + " for a buffer of " + sealed.length
-                + " bytes (expected 0 to the buffer's length)", e.getMessage());
+        assertThrows(
+                AEADBadTagException.class,
+                () -> RecordCipher.openInto(key, aad, buffer, sealed.length - 1, out));
+        assertThrows(
+                AEADBadTagException.class,
+                () -> RecordCipher.openInto(key, aad, buffer, sealed.length + 1, out));
+        assertThrows(
+                AEADBadTagException.class, () -> RecordCipher.openInto(key, aad, buffer, 27, out));
+        IllegalArgumentException e =
+                assertThrows(
+                        IllegalArgumentException.class,
+                        () -> RecordCipher.openInto(key, aad, sealed, sealed.length + 1, out));
+        assertEquals(
+                "sealed length "
+                        + (sealed.length + 1)
+                        + " for a buffer of "
+                        + sealed.length
+                        + " bytes (expected 0 to the buffer's length)",
+                e.getMessage());
     }
 }

@@ -21,7 +21,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
-/** The warm-up makes a forget's index calls on a throwaway index, and only for large collections. */
+/**
+ * The warm-up makes a forget's index calls on a throwaway index, and only for large collections.
+ */
 class IndexWarmUpTest {
 
     @Test
@@ -33,32 +35,38 @@ class IndexWarmUpTest {
         AtomicInteger checks = new AtomicInteger();
         AtomicInteger closed = new AtomicInteger();
         ExactIndex exact = new ExactIndex(24, Metric.COSINE);
-        VectorIndex watched = (VectorIndex) Proxy.newProxyInstance(getClass().getClassLoader(),
-                new Class<?>[] {VectorIndex.class}, (proxy, method, args) -> {
-                    switch (method.getName()) {
-                        case "removeAll" -> {
-                            for (int o : (int[]) args[0]) {
-                                removed.add(o);
-                            }
-                        }
-                        case "verifyRemoval" -> checks.incrementAndGet();
-                        case "close" -> closed.incrementAndGet();
-                        default -> { }
-                    }
-                    Object out = method.invoke(exact, args);
-                    if (method.getName().equals("search") && args.length == 4 && args[2] != Accept.ALL) {
-                        filteredSearches.incrementAndGet();
-                        if (((SearchParams) args[3]).get("efSearch", 0) == 512) {
-                            probeSearches.incrementAndGet();
-                        }
-                        for (int o : ((SearchResult) out).ordinals()) {
-                            if (removed.contains(o)) {
-                                returnedRemoved.incrementAndGet();
-                            }
-                        }
-                    }
-                    return out;
-                });
+        VectorIndex watched =
+                (VectorIndex)
+                        Proxy.newProxyInstance(
+                                getClass().getClassLoader(),
+                                new Class<?>[] {VectorIndex.class},
+                                (proxy, method, args) -> {
+                                    switch (method.getName()) {
+                                        case "removeAll" -> {
+                                            for (int o : (int[]) args[0]) {
+                                                removed.add(o);
+                                            }
+                                        }
+                                        case "verifyRemoval" -> checks.incrementAndGet();
+                                        case "close" -> closed.incrementAndGet();
+                                        default -> {}
+                                    }
+                                    Object out = method.invoke(exact, args);
+                                    if (method.getName().equals("search")
+                                            && args.length == 4
+                                            && args[2] != Accept.ALL) {
+                                        filteredSearches.incrementAndGet();
+                                        if (((SearchParams) args[3]).get("efSearch", 0) == 512) {
+                                            probeSearches.incrementAndGet();
+                                        }
+                                        for (int o : ((SearchResult) out).ordinals()) {
+                                            if (removed.contains(o)) {
+                                                returnedRemoved.incrementAndGet();
+                                            }
+                                        }
+                                    }
+                                    return out;
+                                });
 
         IntegrityReport last = IndexWarmUp.run(() -> watched, 24, 42);
 
@@ -77,21 +85,26 @@ class IndexWarmUpTest {
     @Test
     void onlyALargeCollectionIsWarmedAndEachIndexSpecOncePerJvm() throws InterruptedException {
         // A spec no other test uses, so this JVM has not warmed it.
-        IndexSpec index = IndexSpec.of("exact", Map.of("warm-up-test", String.valueOf(System.nanoTime())));
+        IndexSpec index =
+                IndexSpec.of("exact", Map.of("warm-up-test", String.valueOf(System.nanoTime())));
         CollectionSpec spec = new CollectionSpec("warm", 8, Metric.L2, index);
         AtomicInteger made = new AtomicInteger();
         CountDownLatch closed = new CountDownLatch(1);
-        java.util.function.Supplier<VectorIndex> factory = () -> {
-            made.incrementAndGet();
-            ExactIndex exact = new ExactIndex(8, Metric.L2);
-            return (VectorIndex) Proxy.newProxyInstance(getClass().getClassLoader(), new Class<?>[] {VectorIndex.class},
-                    (proxy, method, args) -> {
-                        if (method.getName().equals("close")) {
-                            closed.countDown();
-                        }
-                        return method.invoke(exact, args);
-                    });
-        };
+        java.util.function.Supplier<VectorIndex> factory =
+                () -> {
+                    made.incrementAndGet();
+                    ExactIndex exact = new ExactIndex(8, Metric.L2);
+                    return (VectorIndex)
+                            Proxy.newProxyInstance(
+                                    getClass().getClassLoader(),
+                                    new Class<?>[] {VectorIndex.class},
+                                    (proxy, method, args) -> {
+                                        if (method.getName().equals("close")) {
+                                            closed.countDown();
+                                        }
+                                        return method.invoke(exact, args);
+                                    });
+                };
 
         // Both refusals are decided before any thread starts, so the counts are final at return.
         IndexWarmUp.startIfWorthIt(spec, IndexWarmUp.MIN_RECORDS - 1, factory);

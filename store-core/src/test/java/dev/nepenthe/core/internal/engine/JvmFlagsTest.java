@@ -26,14 +26,23 @@ class JvmFlagsTest {
 
     @Test
     void thisJvmHasEveryRequiredFlag() {
-        assertEquals(List.of(), JvmFlags.missing(net.openhft.chronicle.map.ChronicleMap.class.getModule()));
+        assertEquals(
+                List.of(),
+                JvmFlags.missing(net.openhft.chronicle.map.ChronicleMap.class.getModule()));
     }
 
     @Test
     void aJvmWithoutTheFlagsFailsAtOpenListingThem(@TempDir Path tmp) throws Exception {
         String java = ProcessHandle.current().info().command().orElseThrow();
-        Process p = new ProcessBuilder(java, "-cp", System.getProperty("java.class.path"), Opener.class.getName(),
-                tmp.resolve("store").toString()).redirectErrorStream(true).start();
+        Process p =
+                new ProcessBuilder(
+                                java,
+                                "-cp",
+                                System.getProperty("java.class.path"),
+                                Opener.class.getName(),
+                                tmp.resolve("store").toString())
+                        .redirectErrorStream(true)
+                        .start();
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertTrue(p.waitFor(60, TimeUnit.SECONDS));
         assertNotEquals(0, p.exitValue(), out);

@@ -14,24 +14,46 @@ import org.roaringbitmap.RoaringBitmap;
 
 /**
  * Numeric ranges and comparisons answered from the order tries alone, against {@link Filter#test}
- * on each value (which {@code FilterTest} checks against exact BigDecimal comparisons): values
- * over the whole range of longs and doubles, crowded where the two part (2^53, 2^63, -0.0), and
- * bounds of both kinds, included or not, infinities too. No record's metadata may be read.
+ * on each value (which {@code FilterTest} checks against exact BigDecimal comparisons): values over
+ * the whole range of longs and doubles, crowded where the two part (2^53, 2^63, -0.0), and bounds
+ * of both kinds, included or not, infinities too. No record's metadata may be read.
  */
 class MetadataIndexTest {
 
-    private static final double[] EDGES = {0.0, -0.0, 0.5, -0.5, 0x1p52, 0x1p53, 0x1p62, 0x1p63, -0x1p63, 0x1p64,
-        -0x1p64, Double.MAX_VALUE, -Double.MAX_VALUE, Double.MIN_VALUE, 1e300, -1e-300, 9.223372036854774784E18};
+    private static final double[] EDGES = {
+        0.0,
+        -0.0,
+        0.5,
+        -0.5,
+        0x1p52,
+        0x1p53,
+        0x1p62,
+        0x1p63,
+        -0x1p63,
+        0x1p64,
+        -0x1p64,
+        Double.MAX_VALUE,
+        -Double.MAX_VALUE,
+        Double.MIN_VALUE,
+        1e300,
+        -1e-300,
+        9.223372036854774784E18
+    };
 
     private static Number randomNumber(Random rnd) {
         return switch (rnd.nextInt(10)) {
             case 0 -> rnd.nextLong();
             case 1 -> (long) rnd.nextInt(41) - 20;
             case 2 -> (1L << 53) + rnd.nextInt(7) - 3;
-            case 3 -> rnd.nextBoolean() ? Long.MAX_VALUE - rnd.nextInt(3) : Long.MIN_VALUE + rnd.nextInt(3);
+            case 3 ->
+                    rnd.nextBoolean()
+                            ? Long.MAX_VALUE - rnd.nextInt(3)
+                            : Long.MIN_VALUE + rnd.nextInt(3);
             case 4 -> (rnd.nextInt(41) - 20) / 4.0;
             case 5 -> EDGES[rnd.nextInt(EDGES.length)];
-            case 6 -> Double.longBitsToDouble(rnd.nextLong() & 0x7fefffffffffffffL) * (rnd.nextBoolean() ? 1 : -1);
+            case 6 ->
+                    Double.longBitsToDouble(rnd.nextLong() & 0x7fefffffffffffffL)
+                            * (rnd.nextBoolean() ? 1 : -1);
             case 7 -> (double) ((1L << 53) + rnd.nextInt(7) - 3);
             case 8 -> rnd.nextGaussian() * 1e6;
             default -> (double) (rnd.nextInt(41) - 20);
@@ -46,8 +68,14 @@ class MetadataIndexTest {
             case 2 -> Filter.lt("n", b);
             case 3 -> Filter.lte("n", b);
             case 4 -> {
-                double x = rnd.nextInt(4) == 0 ? Double.NEGATIVE_INFINITY : randomNumber(rnd).doubleValue();
-                double y = rnd.nextInt(4) == 0 ? Double.POSITIVE_INFINITY : randomNumber(rnd).doubleValue();
+                double x =
+                        rnd.nextInt(4) == 0
+                                ? Double.NEGATIVE_INFINITY
+                                : randomNumber(rnd).doubleValue();
+                double y =
+                        rnd.nextInt(4) == 0
+                                ? Double.POSITIVE_INFINITY
+                                : randomNumber(rnd).doubleValue();
                 yield Filter.range("n", Math.min(x, y), Math.max(x, y));
             }
             default -> Filter.range("n", b.doubleValue(), b.doubleValue());
@@ -56,7 +84,8 @@ class MetadataIndexTest {
 
     @Test
     void numericRangesAndComparisonsFromTheTriesMatchTest() {
-        long seed = Seeds.draw("MetadataIndexTest.numericRangesAndComparisonsFromTheTriesMatchTest");
+        long seed =
+                Seeds.draw("MetadataIndexTest.numericRangesAndComparisonsFromTheTriesMatchTest");
         Random rnd = new Random(seed);
         MetadataIndex index = new MetadataIndex(TestHashes.fresh());
         List<Map<String, Object>> metadata = new ArrayList<>();
@@ -64,11 +93,12 @@ class MetadataIndexTest {
         RoaringBitmap all = new RoaringBitmap();
         for (int ord = 0; ord < 3000; ord++) {
             // A few records hold a string or nothing at "n": a comparison never matches those.
-            Map<String, Object> m = switch (rnd.nextInt(20)) {
-                case 0 -> Map.of("n", "12");
-                case 1 -> Map.of("other", 1L);
-                default -> Map.of("n", randomNumber(rnd));
-            };
+            Map<String, Object> m =
+                    switch (rnd.nextInt(20)) {
+                        case 0 -> Map.of("n", "12");
+                        case 1 -> Map.of("other", 1L);
+                        default -> Map.of("n", randomNumber(rnd));
+                    };
             metadata.add(m);
             MetadataIndex.Keys keys = index.keysOf(m);
             index.add(ord, keys);
@@ -95,27 +125,39 @@ class MetadataIndexTest {
                     expected.add(ord);
                 }
             }
-            RoaringBitmap got = index.matching(f, all, index::publishedView, ord -> {
-                throw new AssertionError("a numeric filter read a record's metadata");
-            });
+            RoaringBitmap got =
+                    index.matching(
+                            f,
+                            all,
+                            index::publishedView,
+                            ord -> {
+                                throw new AssertionError(
+                                        "a numeric filter read a record's metadata");
+                            });
             assertEquals(expected, got, "trial " + trial + ": " + f + Seeds.replay(seed));
             matchedSome += expected.isEmpty() ? 0 : 1;
             notAll += expected.getCardinality() < metadata.size() ? 1 : 0;
         }
-        assertTrue(matchedSome > 1000 && notAll > 1000, matchedSome + " matched some, " + notAll + " not all" + Seeds.replay(seed));
+        assertTrue(
+                matchedSome > 1000 && notAll > 1000,
+                matchedSome + " matched some, " + notAll + " not all" + Seeds.replay(seed));
         Map<MetadataIndex.Key, RoaringBitmap> expected = new java.util.HashMap<>();
         all.forEach((int ord) -> index.expect(expected, ord, kept.get(ord)));
-        assertTrue(index.holdsExactly(expected), "the survivors' keys and links" + Seeds.replay(seed));
+        assertTrue(
+                index.holdsExactly(expected), "the survivors' keys and links" + Seeds.replay(seed));
         all.forEach((int ord) -> index.remove(ord, kept.get(ord)));
         index.publish();
-        assertEquals(0, index.size(), "keys left after every record was unlinked" + Seeds.replay(seed));
-        assertTrue(index.holdsExactly(Map.of()), "a link left after every record was unlinked" + Seeds.replay(seed));
+        assertEquals(
+                0, index.size(), "keys left after every record was unlinked" + Seeds.replay(seed));
+        assertTrue(
+                index.holdsExactly(Map.of()),
+                "a link left after every record was unlinked" + Seeds.replay(seed));
     }
 
     /**
      * An open's shared keys give every record the keys it would get alone: values that repeat,
-     * numbers that share buckets, and values equal as numbers but of other types (3 and 3.0,
-     * 0 and -0.0), which the memo holds apart.
+     * numbers that share buckets, and values equal as numbers but of other types (3 and 3.0, 0 and
+     * -0.0), which the memo holds apart.
      */
     @Test
     void theOpensSharedKeysAreTheKeysEachRecordGetsAlone() {
@@ -130,16 +172,34 @@ class MetadataIndexTest {
         Object[] alike = {3L, 3.0, 0L, 0.0, -0.0, true, false, "3", "0"};
         List<long[]> kept = new ArrayList<>();
         for (int i = 0; i < 3000; i++) {
-            Map<String, Object> m = Map.of("n", randomNumber(rnd), "year", 1990L + rnd.nextInt(35), "s", "v" + rnd.nextInt(9),
-                    "k", alike[rnd.nextInt(alike.length)], "t", "doc " + rnd.nextInt(50) + " of part-" + rnd.nextInt(4));
+            Map<String, Object> m =
+                    Map.of(
+                            "n",
+                            randomNumber(rnd),
+                            "year",
+                            1990L + rnd.nextInt(35),
+                            "s",
+                            "v" + rnd.nextInt(9),
+                            "k",
+                            alike[rnd.nextInt(alike.length)],
+                            "t",
+                            "doc " + rnd.nextInt(50) + " of part-" + rnd.nextInt(4));
             MetadataIndex.Keys alone = index.keysOf(m);
             MetadataIndex.Keys shared = index.keysOf(m, memo);
-            assertArrayEqualsSeeded(alone.kept(), shared.kept(), "record " + i + "'s kept keys", seed);
-            assertEquals(alone.values().length, shared.values().length, "record " + i + "'s values" + Seeds.replay(seed));
+            assertArrayEqualsSeeded(
+                    alone.kept(), shared.kept(), "record " + i + "'s kept keys", seed);
+            assertEquals(
+                    alone.values().length,
+                    shared.values().length,
+                    "record " + i + "'s values" + Seeds.replay(seed));
             for (int v = 0; v < alone.values().length; v++) {
-                org.junit.jupiter.api.Assertions.assertArrayEquals(alone.values()[v].kept(), shared.values()[v].kept(),
+                org.junit.jupiter.api.Assertions.assertArrayEquals(
+                        alone.values()[v].kept(),
+                        shared.values()[v].kept(),
                         "record " + i + ", value " + v + Seeds.replay(seed));
-                org.junit.jupiter.api.Assertions.assertArrayEquals(alone.values()[v].chain(), shared.values()[v].chain(),
+                org.junit.jupiter.api.Assertions.assertArrayEquals(
+                        alone.values()[v].chain(),
+                        shared.values()[v].chain(),
                         "record " + i + ", value " + v + "'s chain" + Seeds.replay(seed));
             }
             index.add(i, alone);
@@ -153,11 +213,15 @@ class MetadataIndexTest {
         for (int i = 0; i < kept.size(); i++) {
             index.expect(expected, i, kept.get(i));
         }
-        assertTrue(index.holdsExactly(expected), "the index linked record by record" + Seeds.replay(seed));
+        assertTrue(
+                index.holdsExactly(expected),
+                "the index linked record by record" + Seeds.replay(seed));
         assertTrue(opened.holdsExactly(expected), "the index linked in bulk" + Seeds.replay(seed));
     }
 
-    private static void assertArrayEqualsSeeded(long[] expected, long[] got, String what, long seed) {
-        org.junit.jupiter.api.Assertions.assertArrayEquals(expected, got, what + Seeds.replay(seed));
+    private static void assertArrayEqualsSeeded(
+            long[] expected, long[] got, String what, long seed) {
+        org.junit.jupiter.api.Assertions.assertArrayEquals(
+                expected, got, what + Seeds.replay(seed));
     }
 }

@@ -46,10 +46,13 @@ class VectorColumnTest {
             assertArrayEquals(new float[dim], out, "the cleared row");
             for (int ord : new int[] {1023, 1025}) {
                 column.read(ord, out);
-                assertArrayEquals(written.get(ord), out, "a neighbour of the cleared row, ordinal " + ord);
+                assertArrayEquals(
+                        written.get(ord), out, "a neighbour of the cleared row, ordinal " + ord);
             }
             long rowBytes = (long) dim * Float.BYTES;
-            assertTrue(column.bytes() >= 100_004L * rowBytes && column.bytes() <= (100_004L + 1024) * rowBytes,
+            assertTrue(
+                    column.bytes() >= 100_004L * rowBytes
+                            && column.bytes() <= (100_004L + 1024) * rowBytes,
                     "the chunks up to the highest ordinal, no more: " + column.bytes() + " bytes");
         }
     }
@@ -63,12 +66,17 @@ class VectorColumnTest {
         column.set(3, new float[dim]); // a chunk that exists before the reservation stays
         column.reserve(rows);
         long rowBytes = (long) dim * Float.BYTES;
-        assertTrue(column.bytes() >= rows * rowBytes && column.bytes() <= (rows + 1024L) * rowBytes, column.bytes() + " bytes");
-        java.util.stream.IntStream.range(0, rows).parallel().forEach(ord -> {
-            float[] v = new float[dim];
-            java.util.Arrays.fill(v, ord + 0.5f);
-            column.setReserved(ord, v);
-        });
+        assertTrue(
+                column.bytes() >= rows * rowBytes && column.bytes() <= (rows + 1024L) * rowBytes,
+                column.bytes() + " bytes");
+        java.util.stream.IntStream.range(0, rows)
+                .parallel()
+                .forEach(
+                        ord -> {
+                            float[] v = new float[dim];
+                            java.util.Arrays.fill(v, ord + 0.5f);
+                            column.setReserved(ord, v);
+                        });
         float[] out = new float[dim];
         for (int ord = 0; ord < rows; ord++) {
             column.read(ord, out);
@@ -77,14 +85,18 @@ class VectorColumnTest {
             }
         }
         int beyond = (int) (column.bytes() / rowBytes);
-        IllegalStateException e = assertThrows(IllegalStateException.class, () -> column.setReserved(beyond, new float[dim]));
+        IllegalStateException e =
+                assertThrows(
+                        IllegalStateException.class,
+                        () -> column.setReserved(beyond, new float[dim]));
         assertTrue(e.getMessage().contains("beyond the reserved rows"), e.getMessage());
     }
 
     @Test
     void aVectorOfAnotherDimensionIsRefusedSayingWhatWasExpected() {
         VectorColumn column = new VectorColumn(4);
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> column.set(0, new float[3]));
+        IllegalArgumentException e =
+                assertThrows(IllegalArgumentException.class, () -> column.set(0, new float[3]));
         assertEquals("expected a vector of dimension 4, got 3", e.getMessage());
         assertThrows(IllegalArgumentException.class, () -> new VectorColumn(0));
     }

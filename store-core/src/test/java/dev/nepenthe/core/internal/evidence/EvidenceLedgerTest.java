@@ -24,8 +24,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 class EvidenceLedgerTest {
 
-    @TempDir
-    Path dir;
+    @TempDir Path dir;
 
     private static final byte[] WRAP = new byte[32];
 
@@ -58,8 +57,10 @@ class EvidenceLedgerTest {
             LedgerEntry e = l.append(body(3));
             assertEquals(3, e.seq());
             assertTrue(Arrays.equals(l.entries().get(2).hash(), e.prevHash()));
-            assertEquals("{\"counts\":{\"exact\":1,\"hnsw\":3},\"operation\":\"op-3\",\"state\":\"SEALED\","
-                    + "\"surfaces\":[\"exact\",\"hnsw\"]}", e.body());
+            assertEquals(
+                    "{\"counts\":{\"exact\":1,\"hnsw\":3},\"operation\":\"op-3\",\"state\":\"SEALED\","
+                        + "\"surfaces\":[\"exact\",\"hnsw\"]}",
+                    e.body());
         }
         var pub = SigningKey.parsePem(key.publicKeyPem());
         LedgerVerification v = EvidenceLedger.verify(file, pub);
@@ -67,7 +68,9 @@ class EvidenceLedgerTest {
         assertEquals(4, v.entries());
     }
 
-    /** Rewrites entry {@code index}'s body and fixes its frame checksum, as a careful forger would. */
+    /**
+     * Rewrites entry {@code index}'s body and fixes its frame checksum, as a careful forger would.
+     */
     private static byte[] forge(byte[] bytes, int index, String from, String to) {
         int pos = EvidenceLedger.header().remaining();
         for (int i = 0; i < index; i++) {
@@ -126,9 +129,16 @@ class EvidenceLedgerTest {
 
         // Opening a tampered ledger fails loudly, naming the entry.
         Files.write(file, forge(good, 3, "op-3", "op-9"));
-        CorruptFileException e = assertThrows(CorruptFileException.class,
-                () -> EvidenceLedger.open(file, SigningKey.loadOrCreate(dir.resolve("signing.key"), WRAP)));
-        assertTrue(e.getMessage().contains("entry 3") && e.getMessage().contains("ledger.log"), e.getMessage());
+        CorruptFileException e =
+                assertThrows(
+                        CorruptFileException.class,
+                        () ->
+                                EvidenceLedger.open(
+                                        file,
+                                        SigningKey.loadOrCreate(dir.resolve("signing.key"), WRAP)));
+        assertTrue(
+                e.getMessage().contains("entry 3") && e.getMessage().contains("ledger.log"),
+                e.getMessage());
     }
 
     /**
@@ -143,7 +153,8 @@ class EvidenceLedgerTest {
         int pos = EvidenceLedger.header().remaining();
         pos += 8 + ByteBuffer.wrap(bytes).getInt(pos); // entry 1's frame
         int len = ByteBuffer.wrap(bytes).getInt(pos);
-        ByteBuffer.wrap(bytes).putInt(pos + 8 + 8 + 8 + 32, Integer.MAX_VALUE - 16); // its body length
+        ByteBuffer.wrap(bytes)
+                .putInt(pos + 8 + 8 + 8 + 32, Integer.MAX_VALUE - 16); // its body length
         CRC32C crc = new CRC32C();
         crc.update(bytes, pos + 8, len);
         ByteBuffer.wrap(bytes).putInt(pos + 4, (int) crc.getValue());
@@ -169,11 +180,17 @@ class EvidenceLedgerTest {
     @Test
     void receiptsVerifyOfflineAndRejectAnyChange() throws Exception {
         SigningKey key = SigningKey.loadOrCreate(dir.resolve("signing.key"), WRAP);
-        String doc = key.issueReceipt(Map.of("operation", "op-1", "state", "SEALED", "records", 12L));
+        String doc =
+                key.issueReceipt(Map.of("operation", "op-1", "state", "SEALED", "records", 12L));
         assertNotNull(Receipt.verify(doc, key.publicKey()));
-        assertEquals("{\"operation\":\"op-1\",\"records\":12,\"state\":\"SEALED\"}", Receipt.verify(doc, key.publicKey()));
-        assertNull(Receipt.verify(doc.replace("\"records\":12", "\"records\":13"), key.publicKey()));
-        assertNull(Receipt.verify(doc, SigningKey.loadOrCreate(dir.resolve("other.key"), WRAP).publicKey()));
+        assertEquals(
+                "{\"operation\":\"op-1\",\"records\":12,\"state\":\"SEALED\"}",
+                Receipt.verify(doc, key.publicKey()));
+        assertNull(
+                Receipt.verify(doc.replace("\"records\":12", "\"records\":13"), key.publicKey()));
+        assertNull(
+                Receipt.verify(
+                        doc, SigningKey.loadOrCreate(dir.resolve("other.key"), WRAP).publicKey()));
         assertNull(Receipt.verify("no signature here", key.publicKey()));
     }
 
@@ -182,9 +199,15 @@ class EvidenceLedgerTest {
         SigningKey.loadOrCreate(dir.resolve("signing.key"), WRAP);
         byte[] wrong = new byte[32];
         wrong[0] = 1;
-        CorruptFileException e = assertThrows(CorruptFileException.class,
-                () -> SigningKey.loadOrCreate(dir.resolve("signing.key"), wrong));
+        CorruptFileException e =
+                assertThrows(
+                        CorruptFileException.class,
+                        () -> SigningKey.loadOrCreate(dir.resolve("signing.key"), wrong));
         assertTrue(e.getMessage().contains("wrong master key"), e.getMessage());
-        assertThrows(IllegalArgumentException.class, () -> SigningKey.parsePem("-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----"));
+        assertThrows(
+                IllegalArgumentException.class,
+                () ->
+                        SigningKey.parsePem(
+                                "-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----"));
     }
 }

@@ -18,8 +18,7 @@ import org.junit.jupiter.api.io.TempDir;
 /** The clean-close stamp: what it gives back, and when it gives nothing. */
 class ReconciliationStampTest {
 
-    @TempDir
-    Path keys;
+    @TempDir Path keys;
 
     private static KeyedHash hashes(int seed) {
         byte[] k = new byte[MasterKey.LENGTH];
@@ -31,8 +30,11 @@ class ReconciliationStampTest {
     private static final byte[] FENCES = fences(HASHES, 100L);
 
     private static byte[] fences(KeyedHash h, long floor) {
-        return ReconciliationStamp.fenceDigest(Map.of(h.of("record", "t", "r3"), "op-1"),
-                Map.of(h.of("subject", "t", "bob"), new WriteFences.Lifted("op-2", Map.of("c1", floor))));
+        return ReconciliationStamp.fenceDigest(
+                Map.of(h.of("record", "t", "r3"), "op-1"),
+                Map.of(
+                        h.of("subject", "t", "bob"),
+                        new WriteFences.Lifted("op-2", Map.of("c1", floor))));
     }
 
     private static Map<String, byte[]> manifests() {
@@ -49,11 +51,17 @@ class ReconciliationStampTest {
         assertEquals(2, got.size());
         assertArrayEquals(new byte[] {1, 2, 3}, got.get("c1"));
         assertArrayEquals(new byte[] {4, 5}, got.get("c2"));
-        assertFalse(Files.exists(keys.resolve(ReconciliationStamp.FILE)), "taken: it vouches for one open");
-        assertTrue(ReconciliationStamp.take(keys, HASHES, FENCES).isEmpty(), "no stamp, nothing to skip");
+        assertFalse(
+                Files.exists(keys.resolve(ReconciliationStamp.FILE)),
+                "taken: it vouches for one open");
+        assertTrue(
+                ReconciliationStamp.take(keys, HASHES, FENCES).isEmpty(),
+                "no stamp, nothing to skip");
 
         ReconciliationStamp.write(keys, HASHES, FENCES, manifests());
-        assertTrue(ReconciliationStamp.take(keys, HASHES, fences(HASHES, 101L)).isEmpty(), "a floor moved");
+        assertTrue(
+                ReconciliationStamp.take(keys, HASHES, fences(HASHES, 101L)).isEmpty(),
+                "a floor moved");
         assertFalse(Files.exists(keys.resolve(ReconciliationStamp.FILE)));
     }
 
@@ -78,11 +86,19 @@ class ReconciliationStampTest {
         Map<KeyedHash.Hash, String> ba = new LinkedHashMap<>();
         ba.put(b, "op-2");
         ba.put(a, "op-1");
-        assertArrayEquals(ReconciliationStamp.fenceDigest(ab, Map.of()), ReconciliationStamp.fenceDigest(ba, Map.of()));
-        assertFalse(Arrays.equals(ReconciliationStamp.fenceDigest(ab, Map.of()),
-                ReconciliationStamp.fenceDigest(Map.of(a, "op-1", b, "op-3"), Map.of())), "another operation");
-        assertFalse(Arrays.equals(ReconciliationStamp.fenceDigest(Map.of(a, "op-1"), Map.of()),
-                ReconciliationStamp.fenceDigest(Map.of(), Map.of(a, new WriteFences.Lifted("op-1", Map.of())))),
+        assertArrayEquals(
+                ReconciliationStamp.fenceDigest(ab, Map.of()),
+                ReconciliationStamp.fenceDigest(ba, Map.of()));
+        assertFalse(
+                Arrays.equals(
+                        ReconciliationStamp.fenceDigest(ab, Map.of()),
+                        ReconciliationStamp.fenceDigest(Map.of(a, "op-1", b, "op-3"), Map.of())),
+                "another operation");
+        assertFalse(
+                Arrays.equals(
+                        ReconciliationStamp.fenceDigest(Map.of(a, "op-1"), Map.of()),
+                        ReconciliationStamp.fenceDigest(
+                                Map.of(), Map.of(a, new WriteFences.Lifted("op-1", Map.of())))),
                 "a fence lifted is not the fence");
     }
 }

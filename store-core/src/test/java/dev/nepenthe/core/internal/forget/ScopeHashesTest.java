@@ -15,10 +15,10 @@ import java.util.Random;
 import org.junit.jupiter.api.Test;
 
 /**
- * A metadata scope hashes by what its filter means, not by how it prints: an {@code in}
- * filter's values in any order (its set's order changes between JVM runs, so a retried forget
- * after a restart must still be the same request), {@code and}/{@code or} children in any order,
- * and 3 as a long or a double, hash alike; filters that select differently hash apart.
+ * A metadata scope hashes by what its filter means, not by how it prints: an {@code in} filter's
+ * values in any order (its set's order changes between JVM runs, so a retried forget after a
+ * restart must still be the same request), {@code and}/{@code or} children in any order, and 3 as a
+ * long or a double, hash alike; filters that select differently hash apart.
  */
 class ScopeHashesTest {
 
@@ -36,24 +36,50 @@ class ScopeHashesTest {
         Filter first = Filter.in("k", values.toArray());
         for (int i = 0; i < 20; i++) {
             Collections.shuffle(values, rnd);
-            assertEquals(of(first), of(Filter.in("k", values.toArray())), "in, shuffled" + Seeds.replay(seed));
+            assertEquals(
+                    of(first),
+                    of(Filter.in("k", values.toArray())),
+                    "in, shuffled" + Seeds.replay(seed));
         }
         assertEquals(of(Filter.eq("n", 3L)), of(Filter.eq("n", 3.0)));
-        assertEquals(of(Filter.eq("a", 1).and(Filter.eq("b", 2))), of(Filter.eq("b", 2).and(Filter.eq("a", 1))));
-        assertEquals(of(Filter.eq("a", 1).or(Filter.exists("b"))), of(Filter.exists("b").or(Filter.eq("a", 1))));
+        assertEquals(
+                of(Filter.eq("a", 1).and(Filter.eq("b", 2))),
+                of(Filter.eq("b", 2).and(Filter.eq("a", 1))));
+        assertEquals(
+                of(Filter.eq("a", 1).or(Filter.exists("b"))),
+                of(Filter.exists("b").or(Filter.eq("a", 1))));
     }
 
     @Test
     void differentSelectionsHashApart() {
-        List<Filter> distinct = List.of(Filter.eq("k", "v"), Filter.eq("k", "w"), Filter.eq("j", "v"), Filter.eq("k", 3L),
-                Filter.eq("k", 3.5), Filter.eq("k", "3"), Filter.in("k", "v", "w"), Filter.in("k", "v"),
-                Filter.exists("k"), Filter.not(Filter.exists("k")), Filter.range("k", 1, 2), Filter.gt("k", 1),
-                Filter.gte("k", 1), Filter.contains("k", "v"), Filter.eq("k", true),
-                // A key or value holding the delimiters cannot forge another filter.
-                Filter.in("k", "a,b"), Filter.in("k", "a", "b"), Filter.eq("k(", ")"), Filter.eq("k", "()"));
+        List<Filter> distinct =
+                List.of(
+                        Filter.eq("k", "v"),
+                        Filter.eq("k", "w"),
+                        Filter.eq("j", "v"),
+                        Filter.eq("k", 3L),
+                        Filter.eq("k", 3.5),
+                        Filter.eq("k", "3"),
+                        Filter.in("k", "v", "w"),
+                        Filter.in("k", "v"),
+                        Filter.exists("k"),
+                        Filter.not(Filter.exists("k")),
+                        Filter.range("k", 1, 2),
+                        Filter.gt("k", 1),
+                        Filter.gte("k", 1),
+                        Filter.contains("k", "v"),
+                        Filter.eq("k", true),
+                        // A key or value holding the delimiters cannot forge another filter.
+                        Filter.in("k", "a,b"),
+                        Filter.in("k", "a", "b"),
+                        Filter.eq("k(", ")"),
+                        Filter.eq("k", "()"));
         for (int i = 0; i < distinct.size(); i++) {
             for (int j = i + 1; j < distinct.size(); j++) {
-                assertNotEquals(of(distinct.get(i)), of(distinct.get(j)), distinct.get(i) + " vs " + distinct.get(j));
+                assertNotEquals(
+                        of(distinct.get(i)),
+                        of(distinct.get(j)),
+                        distinct.get(i) + " vs " + distinct.get(j));
             }
         }
     }

@@ -15,8 +15,8 @@ import dev.nepenthe.core.index.IntegrityReport;
 import dev.nepenthe.core.index.SearchParams;
 import dev.nepenthe.core.index.SearchResult;
 import dev.nepenthe.core.index.VectorIndexFactory;
-import dev.nepenthe.core.testing.NaiveReference.Scored;
 import dev.nepenthe.core.testing.NaiveReference;
+import dev.nepenthe.core.testing.NaiveReference.Scored;
 import dev.nepenthe.testing.Datasets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -31,11 +31,16 @@ import org.roaringbitmap.RoaringBitmap;
 class ExactIndexTest {
 
     /**
-     * The exact index must return the true top k. Float accumulation may reorder near-ties,
-     * so each returned ordinal must score within a small tolerance of the reference k-th
-     * score, and each returned score must match the reference score of that ordinal.
+     * The exact index must return the true top k. Float accumulation may reorder near-ties, so each
+     * returned ordinal must score within a small tolerance of the reference k-th score, and each
+     * returned score must match the reference score of that ordinal.
      */
-    static void assertMatchesReference(Metric metric, float[] q, float[][] data, SearchResult got, int k,
+    static void assertMatchesReference(
+            Metric metric,
+            float[] q,
+            float[][] data,
+            SearchResult got,
+            int k,
             java.util.function.IntPredicate accept) {
         List<Scored> ref = NaiveReference.ranking(metric, q, data, accept);
         assertEquals(Math.min(k, ref.size()), got.size(), "result count");
@@ -50,7 +55,9 @@ class ExactIndexTest {
             assertTrue(accept.test(ord), "ordinal " + ord + " is outside the accept set");
             double refScore = NaiveReference.score(metric, q, data[ord]);
             assertEquals(refScore, got.scores()[i], tol, "score of ordinal " + ord);
-            assertTrue(refScore >= kth - tol, "ordinal " + ord + " scores " + refScore + " below the k-th " + kth);
+            assertTrue(
+                    refScore >= kth - tol,
+                    "ordinal " + ord + " scores " + refScore + " below the k-th " + kth);
             if (i > 0) {
                 assertTrue(got.scores()[i] <= got.scores()[i - 1], "results are sorted best first");
             }
@@ -81,7 +88,8 @@ class ExactIndexTest {
             index.add(i, data[i]);
         }
         SplittableRandom rnd = new SplittableRandom(3);
-        // A sparse filter (walks the bitmap) and a dense one (scans the block) take different paths.
+        // A sparse filter (walks the bitmap) and a dense one (scans the block) take different
+        // paths.
         for (double density : new double[] {0.01, 0.6}) {
             RoaringBitmap accept = new RoaringBitmap();
             for (int i = 0; i < data.length; i++) {
@@ -90,7 +98,8 @@ class ExactIndexTest {
                 }
             }
             float[] q = Datasets.uniform(rnd.nextLong(), 1, 16)[0];
-            SearchResult r = index.search(q, 15, Accept.of(accept.toArray()), SearchParams.DEFAULTS);
+            SearchResult r =
+                    index.search(q, 15, Accept.of(accept.toArray()), SearchParams.DEFAULTS);
             assertMatchesReference(metric, q, data, r, 15, accept::contains);
         }
     }
@@ -153,7 +162,8 @@ class ExactIndexTest {
         ExactIndex index = new ExactIndex(3, Metric.COSINE);
         index.add(0, new float[] {10, 0, 0});
         assertArrayEquals(new float[] {1, 0, 0}, index.vector(0), 1e-7f);
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> index.add(1, new float[3]));
+        IllegalArgumentException e =
+                assertThrows(IllegalArgumentException.class, () -> index.add(1, new float[3]));
         assertTrue(e.getMessage().contains("non-zero"), e.getMessage());
         assertEquals(1.0f, index.search(new float[] {3, 0, 0}, 1).scores()[0], 1e-6f);
     }
@@ -162,12 +172,22 @@ class ExactIndexTest {
     void rejectsBadArguments() {
         ExactIndex index = new ExactIndex(3, Metric.L2);
         index.add(0, new float[] {1, 2, 3});
-        assertTrue(assertThrows(IllegalArgumentException.class, () -> index.add(0, new float[] {1, 2, 3}))
-                .getMessage().contains("already live"));
-        assertTrue(assertThrows(IllegalArgumentException.class, () -> index.add(1, new float[] {1, 2}))
-                .getMessage().contains("expected dimension 3, got 2"));
-        assertTrue(assertThrows(IllegalArgumentException.class, () -> index.search(new float[] {1, 2, 3}, 0))
-                .getMessage().contains("k: expected > 0, got 0"));
+        assertTrue(
+                assertThrows(
+                                IllegalArgumentException.class,
+                                () -> index.add(0, new float[] {1, 2, 3}))
+                        .getMessage()
+                        .contains("already live"));
+        assertTrue(
+                assertThrows(IllegalArgumentException.class, () -> index.add(1, new float[] {1, 2}))
+                        .getMessage()
+                        .contains("expected dimension 3, got 2"));
+        assertTrue(
+                assertThrows(
+                                IllegalArgumentException.class,
+                                () -> index.search(new float[] {1, 2, 3}, 0))
+                        .getMessage()
+                        .contains("k: expected > 0, got 0"));
     }
 
     @Test
@@ -195,14 +215,19 @@ class ExactIndexTest {
         byte[] bytes = Files.readAllBytes(file);
         bytes[bytes.length / 2] ^= 0x10;
         Files.write(file, bytes);
-        CorruptFileException e = assertThrows(CorruptFileException.class, () -> ExactIndex.load(cfg, file));
+        CorruptFileException e =
+                assertThrows(CorruptFileException.class, () -> ExactIndex.load(cfg, file));
         assertTrue(e.getMessage().contains("checksum failed"), e.getMessage());
-        assertTrue(e.getMessage().contains(file.toString()), "the message names the file: " + e.getMessage());
+        assertTrue(
+                e.getMessage().contains(file.toString()),
+                "the message names the file: " + e.getMessage());
 
         IndexConfig wrong = new IndexConfig(12, Metric.DOT);
         index.save(file);
-        assertTrue(assertThrows(CorruptFileException.class, () -> ExactIndex.load(wrong, file)).getMessage()
-                .contains("collection expects dimension 12"));
+        assertTrue(
+                assertThrows(CorruptFileException.class, () -> ExactIndex.load(wrong, file))
+                        .getMessage()
+                        .contains("collection expects dimension 12"));
     }
 
     @Test
@@ -221,10 +246,18 @@ class ExactIndexTest {
     void factoryIsFoundByKindAndRejectsUnknownParameters() {
         VectorIndexFactory f = VectorIndexes.factory("exact");
         assertEquals("exact", f.create(new IndexConfig(4, Metric.L2)).kind());
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                () -> f.create(new IndexConfig(4, Metric.L2, java.util.Map.of("M", "16"), 1)));
+        IllegalArgumentException e =
+                assertThrows(
+                        IllegalArgumentException.class,
+                        () ->
+                                f.create(
+                                        new IndexConfig(
+                                                4, Metric.L2, java.util.Map.of("M", "16"), 1)));
         assertTrue(e.getMessage().contains("unknown parameter 'M'"), e.getMessage());
-        IllegalArgumentException k = assertThrows(IllegalArgumentException.class, () -> VectorIndexes.factory("annoy"));
-        assertTrue(k.getMessage().contains("got 'annoy'") && k.getMessage().contains("exact"), k.getMessage());
+        IllegalArgumentException k =
+                assertThrows(IllegalArgumentException.class, () -> VectorIndexes.factory("annoy"));
+        assertTrue(
+                k.getMessage().contains("got 'annoy'") && k.getMessage().contains("exact"),
+                k.getMessage());
     }
 }

@@ -14,17 +14,20 @@ import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
 
 /**
- * The bulk forms write exactly the bytes {@link DataOutputStream#writeFloat} and
- * {@code writeInt} write one by one (the oracle), at an offset, across chunk boundaries, and
- * read them back bit for bit, negative zero and NaN included. (A NaN's payload is kept, where
- * writeFloat would canonicalise it; a stored vector holds no NaN.)
+ * The bulk forms write exactly the bytes {@link DataOutputStream#writeFloat} and {@code writeInt}
+ * write one by one (the oracle), at an offset, across chunk boundaries, and read them back bit for
+ * bit, negative zero and NaN included. (A NaN's payload is kept, where writeFloat would
+ * canonicalise it; a stored vector holds no NaN.)
  */
 class BodyStreamsTest {
 
     @Test
     void bulkFloatsAndIntsAreTheOneByOneBytes() throws Exception {
         SplittableRandom rnd = new SplittableRandom(23);
-        for (int len : new int[] {0, 1, 7, 384, (1 << 14) - 1, 1 << 14, (1 << 14) + 5, 3 * (1 << 14) + 11}) {
+        for (int len :
+                new int[] {
+                    0, 1, 7, 384, (1 << 14) - 1, 1 << 14, (1 << 14) + 5, 3 * (1 << 14) + 11
+                }) {
             int off = rnd.nextInt(5);
             float[] f = new float[off + len];
             int[] ints = new int[off + len];
@@ -59,7 +62,10 @@ class BodyStreamsTest {
             BodyStreams.readFloats(in, fr, off, len);
             BodyStreams.readInts(in, ir, off, len);
             for (int i = off; i < off + len; i++) {
-                assertEquals(Float.floatToRawIntBits(f[i]), Float.floatToRawIntBits(fr[i]), "len " + len + " float " + i);
+                assertEquals(
+                        Float.floatToRawIntBits(f[i]),
+                        Float.floatToRawIntBits(fr[i]),
+                        "len " + len + " float " + i);
                 assertEquals(ints[i], ir[i], "len " + len + " int " + i);
             }
             assertEquals(-1, in.read(), "everything consumed");
@@ -72,7 +78,8 @@ class BodyStreamsTest {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         BodyStreams.writeFloats(new DataOutputStream(out), f, 0, 1);
         float[] back = new float[1];
-        BodyStreams.readFloats(new DataInputStream(new ByteArrayInputStream(out.toByteArray())), back, 0, 1);
+        BodyStreams.readFloats(
+                new DataInputStream(new ByteArrayInputStream(out.toByteArray())), back, 0, 1);
         assertEquals(0x7fc01234, Float.floatToRawIntBits(back[0]));
     }
 
@@ -82,11 +89,32 @@ class BodyStreamsTest {
         assertThrows(EOFException.class, () -> BodyStreams.readFloats(in, new float[3], 0, 3));
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         BodyStreams.writeHeader(new DataOutputStream(out), "nepenthe-hnsw", 2);
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> BodyStreams.readHeader(
-                new DataInputStream(new ByteArrayInputStream(out.toByteArray())), "nepenthe-ivfpq", 1, 2));
-        assertTrue(e.getMessage().contains("expected a 'nepenthe-ivfpq' body, got a 'nepenthe-hnsw' body"), e.getMessage());
-        e = assertThrows(IllegalArgumentException.class, () -> BodyStreams.readHeader(
-                new DataInputStream(new ByteArrayInputStream(out.toByteArray())), "nepenthe-hnsw", 3, 4));
-        assertTrue(e.getMessage().contains("version 2") && e.getMessage().contains("3 to 4"), e.getMessage());
+        IllegalArgumentException e =
+                assertThrows(
+                        IllegalArgumentException.class,
+                        () ->
+                                BodyStreams.readHeader(
+                                        new DataInputStream(
+                                                new ByteArrayInputStream(out.toByteArray())),
+                                        "nepenthe-ivfpq",
+                                        1,
+                                        2));
+        assertTrue(
+                e.getMessage()
+                        .contains("expected a 'nepenthe-ivfpq' body, got a 'nepenthe-hnsw' body"),
+                e.getMessage());
+        e =
+                assertThrows(
+                        IllegalArgumentException.class,
+                        () ->
+                                BodyStreams.readHeader(
+                                        new DataInputStream(
+                                                new ByteArrayInputStream(out.toByteArray())),
+                                        "nepenthe-hnsw",
+                                        3,
+                                        4));
+        assertTrue(
+                e.getMessage().contains("version 2") && e.getMessage().contains("3 to 4"),
+                e.getMessage());
     }
 }

@@ -17,8 +17,7 @@ import org.junit.jupiter.api.io.TempDir;
 /** A file write under faults: nothing is reported written that is not, and errors name the file. */
 class ChecksummedFilesFaultTest {
 
-    @TempDir
-    Path tmp;
+    @TempDir Path tmp;
 
     private static final byte[] ID = new byte[16];
 
@@ -36,22 +35,29 @@ class ChecksummedFilesFaultTest {
         Path dir = FaultyFileSystem.wrap(tmp.resolve("d"), plan);
         Files.createDirectories(dir);
         plan.failNth(FaultPlan.Op.DIRECTORY_FSYNC, 1, false);
-        IOException e = assertThrows(IOException.class, () -> write(dir.resolve("f"), new byte[] {1, 2, 3}));
-        assertTrue(e.getMessage().contains(FaultyFileSystem.realPath(dir).toString()), e.getMessage());
+        IOException e =
+                assertThrows(
+                        IOException.class, () -> write(dir.resolve("f"), new byte[] {1, 2, 3}));
+        assertTrue(
+                e.getMessage().contains(FaultyFileSystem.realPath(dir).toString()), e.getMessage());
         assertEquals(1, plan.injectedCount());
     }
 
     @Test
     void aFailedFileFsyncOrRenameLeavesTheOldFileAndNoTemporary() throws IOException {
-        for (FaultPlan.Op op : new FaultPlan.Op[] {FaultPlan.Op.FSYNC, FaultPlan.Op.RENAME, FaultPlan.Op.WRITE}) {
+        for (FaultPlan.Op op :
+                new FaultPlan.Op[] {FaultPlan.Op.FSYNC, FaultPlan.Op.RENAME, FaultPlan.Op.WRITE}) {
             FaultPlan plan = FaultPlan.none(2);
             Path dir = FaultyFileSystem.wrap(tmp.resolve(op.name()), plan);
             Files.createDirectories(dir);
             Path f = dir.resolve("f");
             write(f, new byte[] {1});
             plan.failNth(op, 1, false);
-            IOException e = assertThrows(IOException.class, () -> write(f, new byte[] {2, 2}), op.name());
-            assertTrue(e.getMessage().contains(FaultyFileSystem.realPath(dir).toString()), op + ": " + e.getMessage());
+            IOException e =
+                    assertThrows(IOException.class, () -> write(f, new byte[] {2, 2}), op.name());
+            assertTrue(
+                    e.getMessage().contains(FaultyFileSystem.realPath(dir).toString()),
+                    op + ": " + e.getMessage());
             assertArrayEquals(new byte[] {1}, read(f), op + ": the old file stands");
             assertFalse(Files.exists(dir.resolve("f.tmp")), op + ": no temporary left");
         }

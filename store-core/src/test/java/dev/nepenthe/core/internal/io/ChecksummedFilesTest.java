@@ -19,15 +19,21 @@ class ChecksummedFilesTest {
 
     private static Path writeSample(Path dir, int version) throws Exception {
         Path f = dir.resolve("sample.bin");
-        ChecksummedFiles.write(f, "sample", version, new byte[16], out -> {
-            out.writeInt(1234);
-            out.writeUTF("hello");
-        });
+        ChecksummedFiles.write(
+                f,
+                "sample",
+                version,
+                new byte[16],
+                out -> {
+                    out.writeInt(1234);
+                    out.writeUTF("hello");
+                });
         return f;
     }
 
     private static String readSample(Path f) throws Exception {
-        return ChecksummedFiles.read(f, "sample", 2, 3, (in, v) -> in.readInt() + ":" + in.readUTF());
+        return ChecksummedFiles.read(
+                f, "sample", 2, 3, (in, v) -> in.readInt() + ":" + in.readUTF());
     }
 
     @Test
@@ -45,7 +51,8 @@ class ChecksummedFilesTest {
             byte[] bad = good.clone();
             bad[i] ^= 0x01;
             Files.write(f, bad);
-            CorruptFileException e = assertThrows(CorruptFileException.class, () -> readSample(f), "byte " + i);
+            CorruptFileException e =
+                    assertThrows(CorruptFileException.class, () -> readSample(f), "byte " + i);
             assertTrue(e.getMessage().contains(f.toString()), e.getMessage());
         }
     }
@@ -75,11 +82,17 @@ class ChecksummedFilesTest {
     @Test
     void wrongFormatNameAndUnreadBytesAreReported(@TempDir Path dir) throws Exception {
         Path f = writeSample(dir, 2);
-        CorruptFileException e = assertThrows(CorruptFileException.class,
-                () -> ChecksummedFiles.read(f, "other", 1, 9, (in, v) -> in.readInt()));
-        assertTrue(e.getMessage().contains("expected a 'other' file, got a 'sample' file"), e.getMessage());
-        CorruptFileException e2 = assertThrows(CorruptFileException.class,
-                () -> ChecksummedFiles.read(f, "sample", 1, 9, (in, v) -> in.readInt()));
+        CorruptFileException e =
+                assertThrows(
+                        CorruptFileException.class,
+                        () -> ChecksummedFiles.read(f, "other", 1, 9, (in, v) -> in.readInt()));
+        assertTrue(
+                e.getMessage().contains("expected a 'other' file, got a 'sample' file"),
+                e.getMessage());
+        CorruptFileException e2 =
+                assertThrows(
+                        CorruptFileException.class,
+                        () -> ChecksummedFiles.read(f, "sample", 1, 9, (in, v) -> in.readInt()));
         assertTrue(e2.getMessage().contains("unread bytes"), e2.getMessage());
     }
 
@@ -90,31 +103,45 @@ class ChecksummedFilesTest {
     @Test
     void aFileLargerThan2GiBLoads(@TempDir Path dir) throws Exception {
         // I/O, not arithmetic: once per build is enough (the suite's scalar-kernel pass skips it).
-        org.junit.jupiter.api.Assumptions.assumeFalse("scalar".equals(System.getProperty("nepenthe.kernels")));
+        org.junit.jupiter.api.Assumptions.assumeFalse(
+                "scalar".equals(System.getProperty("nepenthe.kernels")));
         long chunks = (2L << 30) / (1 << 20) + 8; // 2 GiB and 8 MiB of body
-        org.junit.jupiter.api.Assumptions.assumeTrue(Files.getFileStore(dir).getUsableSpace() > 3 * (chunks << 20),
+        org.junit.jupiter.api.Assumptions.assumeTrue(
+                Files.getFileStore(dir).getUsableSpace() > 3 * (chunks << 20),
                 "needs about 7 GiB of free disk");
         Path f = dir.resolve("big.bin");
         byte[] chunk = new byte[1 << 20];
-        ChecksummedFiles.write(f, "big", 1, ChecksummedFiles.newFileId(), out -> {
-            out.writeLong(chunks);
-            for (long c = 0; c < chunks; c++) {
-                chunk[0] = (byte) c;
-                out.write(chunk);
-            }
-        });
+        ChecksummedFiles.write(
+                f,
+                "big",
+                1,
+                ChecksummedFiles.newFileId(),
+                out -> {
+                    out.writeLong(chunks);
+                    for (long c = 0; c < chunks; c++) {
+                        chunk[0] = (byte) c;
+                        out.write(chunk);
+                    }
+                });
         assertTrue(Files.size(f) > (2L << 30));
-        long read = ChecksummedFiles.read(f, "big", 1, 1, (in, v) -> {
-            long n = in.readLong();
-            byte[] b = new byte[1 << 20];
-            for (long c = 0; c < n; c++) {
-                in.readFully(b);
-                if (b[0] != (byte) c) {
-                    throw new IllegalStateException("chunk " + c + " came back as " + b[0]);
-                }
-            }
-            return n;
-        });
+        long read =
+                ChecksummedFiles.read(
+                        f,
+                        "big",
+                        1,
+                        1,
+                        (in, v) -> {
+                            long n = in.readLong();
+                            byte[] b = new byte[1 << 20];
+                            for (long c = 0; c < n; c++) {
+                                in.readFully(b);
+                                if (b[0] != (byte) c) {
+                                    throw new IllegalStateException(
+                                            "chunk " + c + " came back as " + b[0]);
+                                }
+                            }
+                            return n;
+                        });
         assertEquals(chunks, read);
         Files.delete(f);
     }

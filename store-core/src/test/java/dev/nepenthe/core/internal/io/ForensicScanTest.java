@@ -10,10 +10,10 @@ import java.util.Random;
 import org.junit.jupiter.api.Test;
 
 /**
- * {@link ForensicScan#countAny} against a naive oracle (every offset, every needle, compared
- * byte by byte), with needles of 4 to 40 bytes: the text index's verify phase scans for terms
- * of 4 to 7 bytes, which the 8-byte prefix lookup alone could not take. Needles sit at the first
- * and last offsets too, where the scan's window starts and ends.
+ * {@link ForensicScan#countAny} against a naive oracle (every offset, every needle, compared byte
+ * by byte), with needles of 4 to 40 bytes: the text index's verify phase scans for terms of 4 to 7
+ * bytes, which the 8-byte prefix lookup alone could not take. Needles sit at the first and last
+ * offsets too, where the scan's window starts and ends.
  */
 class ForensicScanTest {
 
@@ -21,7 +21,8 @@ class ForensicScanTest {
         int count = 0;
         for (int i = 0; i < hay.length; i++) {
             for (byte[] n : needles) {
-                if (i + n.length <= hay.length && java.util.Arrays.equals(hay, i, i + n.length, n, 0, n.length)) {
+                if (i + n.length <= hay.length
+                        && java.util.Arrays.equals(hay, i, i + n.length, n, 0, n.length)) {
                     count++;
                     break;
                 }
@@ -62,12 +63,20 @@ class ForensicScanTest {
                 System.arraycopy(first, 0, hay, 0, first.length);
                 System.arraycopy(last, 0, hay, hay.length - last.length, last.length);
             }
-            assertEquals(naive(hay, needles), ForensicScan.countAny(hay, needles), "round " + round + Seeds.replay(seed));
+            assertEquals(
+                    naive(hay, needles),
+                    ForensicScan.countAny(hay, needles),
+                    "round " + round + Seeds.replay(seed));
         }
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                () -> ForensicScan.countAny(new byte[10], List.of(new byte[3])));
+        IllegalArgumentException e =
+                assertThrows(
+                        IllegalArgumentException.class,
+                        () -> ForensicScan.countAny(new byte[10], List.of(new byte[3])));
         assertEquals("needle: expected at least 4 bytes, got 3", e.getMessage());
-        assertEquals(0, ForensicScan.countAny(new byte[3], List.of(new byte[4])), "a hay shorter than every needle");
+        assertEquals(
+                0,
+                ForensicScan.countAny(new byte[3], List.of(new byte[4])),
+                "a hay shorter than every needle");
         assertEquals(0, ForensicScan.countAny(new byte[10], List.of()), "no needles");
     }
 }

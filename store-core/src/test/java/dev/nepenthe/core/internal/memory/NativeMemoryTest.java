@@ -17,16 +17,26 @@ import org.junit.jupiter.api.Test;
 
 class NativeMemoryTest {
 
-    private static final boolean LINUX = System.getProperty("os.name", "").toLowerCase(Locale.ROOT).startsWith("linux");
-    /** Without it, madvise refuses the advice and the region is an ordinary mapping. */
-    private static final boolean THP = Files.exists(Path.of("/sys/kernel/mm/transparent_hugepage/enabled"));
+    private static final boolean LINUX =
+            System.getProperty("os.name", "").toLowerCase(Locale.ROOT).startsWith("linux");
 
-    /** The tests run with native access (the root pom's flags), so on Linux the mapped path must be there. */
+    /** Without it, madvise refuses the advice and the region is an ordinary mapping. */
+    private static final boolean THP =
+            Files.exists(Path.of("/sys/kernel/mm/transparent_hugepage/enabled"));
+
+    /**
+     * The tests run with native access (the root pom's flags), so on Linux the mapped path must be
+     * there.
+     */
     @Test
     void theMappedPathIsThereWhereTheTestsRun() {
         String arch = System.getProperty("os.arch", "");
-        assumeTrue(LINUX && (arch.equals("amd64") || arch.equals("aarch64")), "Linux on x86-64 or arm64 only");
-        assertTrue(NativeMemory.class.getModule().isNativeAccessEnabled(), "the tests run with --enable-native-access");
+        assumeTrue(
+                LINUX && (arch.equals("amd64") || arch.equals("aarch64")),
+                "Linux on x86-64 or arm64 only");
+        assertTrue(
+                NativeMemory.class.getModule().isNativeAccessEnabled(),
+                "the tests run with --enable-native-access");
         assertTrue(NativeMemory.mapsHugePages(), "mmap, munmap and madvise were found");
     }
 
@@ -37,7 +47,8 @@ class NativeMemoryTest {
         long bytes = 5 * NativeMemory.HUGE_PAGE + 12;
         MemorySegment region = NativeMemory.allocate(bytes);
         assertEquals(bytes, region.byteSize());
-        assertEquals(0, region.address() % NativeMemory.HUGE_PAGE, "starts on a huge-page boundary");
+        assertEquals(
+                0, region.address() % NativeMemory.HUGE_PAGE, "starts on a huge-page boundary");
         for (long off = 0; off < bytes; off++) {
             if (region.get(ValueLayout.JAVA_BYTE, off) != 0) {
                 throw new AssertionError("byte " + off + " of a new region is not zero");
@@ -47,7 +58,9 @@ class NativeMemoryTest {
         region.set(ValueLayout.JAVA_INT_UNALIGNED, bytes - 4, 0xfeed);
         assertEquals(0x5eed, region.get(ValueLayout.JAVA_INT_UNALIGNED, 0));
         assertEquals(0xfeed, region.get(ValueLayout.JAVA_INT_UNALIGNED, bytes - 4));
-        assertTrue(advisedHuge(region.address()), "the region's mapping carries the huge-page advice (VmFlags hg)");
+        assertTrue(
+                advisedHuge(region.address()),
+                "the region's mapping carries the huge-page advice (VmFlags hg)");
 
         // The control: the same size from an arena is not advised, so the check above can fail.
         MemorySegment plain = Arena.ofAuto().allocate(bytes, 64);
@@ -73,8 +86,10 @@ class NativeMemoryTest {
         // Another mapping may take the address once it is free, but none without this advice.
         while (advisedHuge(address)) {
             if (System.nanoTime() > deadline) {
-                throw new AssertionError("the region at 0x" + Long.toHexString(address)
-                        + " is still mapped a minute after it became unreachable");
+                throw new AssertionError(
+                        "the region at 0x"
+                                + Long.toHexString(address)
+                                + " is still mapped a minute after it became unreachable");
             }
             System.gc();
             Thread.sleep(50);
@@ -96,12 +111,17 @@ class NativeMemoryTest {
         for (String line : lines) {
             int dash = line.indexOf('-');
             int space = line.indexOf(' ');
-            if (dash > 0 && space > dash && line.substring(0, dash).chars().allMatch(c -> Character.digit(c, 16) >= 0)) {
+            if (dash > 0
+                    && space > dash
+                    && line.substring(0, dash).chars().allMatch(c -> Character.digit(c, 16) >= 0)) {
                 long start = Long.parseUnsignedLong(line.substring(0, dash), 16);
                 long end = Long.parseUnsignedLong(line.substring(dash + 1, space), 16);
-                inside = Long.compareUnsigned(address, start) >= 0 && Long.compareUnsigned(address, end) < 0;
+                inside =
+                        Long.compareUnsigned(address, start) >= 0
+                                && Long.compareUnsigned(address, end) < 0;
             } else if (inside && line.startsWith("VmFlags:")) {
-                return List.of(line.substring("VmFlags:".length()).trim().split(" ")).contains("hg");
+                return List.of(line.substring("VmFlags:".length()).trim().split(" "))
+                        .contains("hg");
             }
         }
         return false;

@@ -18,8 +18,7 @@ class IdMapTest {
         NoPhoneHome.apply();
     }
 
-    @TempDir
-    Path tmp;
+    @TempDir Path tmp;
 
     private static KeyedHash.Hash key(int i) {
         byte[] b = new byte[KeyedHash.LENGTH];
@@ -54,8 +53,8 @@ class IdMapTest {
     }
 
     /**
-     * A lookup that runs while the map is rebuilt into a fresh file (as after a forget) finds
-     * every live entry: the new file is filled aside and swapped in whole.
+     * A lookup that runs while the map is rebuilt into a fresh file (as after a forget) finds every
+     * live entry: the new file is filled aside and swapped in whole.
      */
     @Test
     void lookupsDuringAFreshFileRebuildFindEveryLiveEntry() throws Exception {
@@ -67,26 +66,34 @@ class IdMapTest {
             map.put(key(i), i);
             live.put(key(i), i);
         }
-        java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
-        java.util.concurrent.atomic.AtomicLong misses = new java.util.concurrent.atomic.AtomicLong();
-        java.util.concurrent.atomic.AtomicLong lookups = new java.util.concurrent.atomic.AtomicLong();
-        Thread reader = new Thread(() -> {
-            int i = 0;
-            while (!stop.get()) {
-                if (map.get(key(i)) != i) {
-                    misses.incrementAndGet();
-                }
-                lookups.incrementAndGet();
-                i = (i + 7919) % n;
-            }
-        });
+        java.util.concurrent.atomic.AtomicBoolean stop =
+                new java.util.concurrent.atomic.AtomicBoolean();
+        java.util.concurrent.atomic.AtomicLong misses =
+                new java.util.concurrent.atomic.AtomicLong();
+        java.util.concurrent.atomic.AtomicLong lookups =
+                new java.util.concurrent.atomic.AtomicLong();
+        Thread reader =
+                new Thread(
+                        () -> {
+                            int i = 0;
+                            while (!stop.get()) {
+                                if (map.get(key(i)) != i) {
+                                    misses.incrementAndGet();
+                                }
+                                lookups.incrementAndGet();
+                                i = (i + 7919) % n;
+                            }
+                        });
         reader.start();
         for (int round = 0; round < 5; round++) {
             map.reconcile(live, true);
         }
         stop.set(true);
         reader.join();
-        assertEquals(0, misses.get(), "lookups that missed a live entry during the rebuilds, of " + lookups.get());
+        assertEquals(
+                0,
+                misses.get(),
+                "lookups that missed a live entry during the rebuilds, of " + lookups.get());
         org.junit.jupiter.api.Assertions.assertTrue(lookups.get() > 0, "the reader ran");
         map.close();
         IdMap again = new IdMap(file, 1024);

@@ -29,13 +29,15 @@ class RecordCodecTest {
         float[] v = new float[1 + rnd.nextInt(40)];
         for (int d = 0; d < v.length; d++) {
             // Include values whose bit patterns a careless byte order would scramble visibly.
-            v[d] = switch (rnd.nextInt(4)) {
-                case 0 -> Float.MIN_VALUE;
-                case 1 -> -0.0f;
-                default -> (float) rnd.nextGaussian();
-            };
+            v[d] =
+                    switch (rnd.nextInt(4)) {
+                        case 0 -> Float.MIN_VALUE;
+                        case 1 -> -0.0f;
+                        default -> (float) rnd.nextGaussian();
+                    };
         }
-        VectorRecord.Builder b = VectorRecord.builder("id-" + i + "-ü").vector(v).tenant("t" + rnd.nextInt(3));
+        VectorRecord.Builder b =
+                VectorRecord.builder("id-" + i + "-ü").vector(v).tenant("t" + rnd.nextInt(3));
         if (rnd.nextBoolean()) {
             b.subject("subject \u00e9\u4e2d " + rnd.nextInt(5));
         }
@@ -72,8 +74,13 @@ class RecordCodecTest {
             assertEquals(written, read, "seed " + seed + ", record " + i);
             // equals compares floats through floatToIntBits, which folds NaN payloads together;
             // the raw bits must come back too.
-            assertArrayEquals(bitsOf(written.vector()), bitsOf(read.vector()), "seed " + seed + ", record " + i);
-            assertEquals(new ArrayList<>(written.metadata().keySet()), new ArrayList<>(read.metadata().keySet()),
+            assertArrayEquals(
+                    bitsOf(written.vector()),
+                    bitsOf(read.vector()),
+                    "seed " + seed + ", record " + i);
+            assertEquals(
+                    new ArrayList<>(written.metadata().keySet()),
+                    new ArrayList<>(read.metadata().keySet()),
                     "metadata order, seed " + seed);
             assertThrows(UnsupportedOperationException.class, () -> read.metadata().put("x", "y"));
             // Written again, the decoded record gives the same bytes.
@@ -82,9 +89,9 @@ class RecordCodecTest {
     }
 
     /**
-     * The open's path: a record decoded from the front of a larger buffer (whose tail holds
-     * another record's bytes) into a reused vector array when its length fits, else into one of
-     * its own; the oracle is the plain decode of the record's exact bytes.
+     * The open's path: a record decoded from the front of a larger buffer (whose tail holds another
+     * record's bytes) into a reused vector array when its length fits, else into one of its own;
+     * the oracle is the plain decode of the record's exact bytes.
      */
     @Test
     void decodesFromTheFrontOfABufferIntoTheScratchVectorWhenItFits() throws IOException {
@@ -98,15 +105,26 @@ class RecordCodecTest {
             byte[] bytes = encode(written);
             byte[] tail = encode(randomRecord(rnd, i + 1000));
             System.arraycopy(bytes, 0, buffer, 0, bytes.length);
-            System.arraycopy(tail, 0, buffer, bytes.length, Math.min(tail.length, buffer.length - bytes.length));
+            System.arraycopy(
+                    tail,
+                    0,
+                    buffer,
+                    bytes.length,
+                    Math.min(tail.length, buffer.length - bytes.length));
             VectorRecord read = RecordCodec.read(buffer, bytes.length, scratch);
             assertEquals(RecordCodec.read(bytes), read, "seed " + seed + ", record " + i);
             float[] v = dev.nepenthe.core.internal.record.RecordAccess.vectorUnsafe(read);
-            assertEquals(written.vector().length == scratch.length, v == scratch, "seed " + seed + ", record " + i);
+            assertEquals(
+                    written.vector().length == scratch.length,
+                    v == scratch,
+                    "seed " + seed + ", record " + i);
         }
         byte[] bytes = encode(randomRecord(rnd, 0));
         System.arraycopy(bytes, 0, buffer, 0, bytes.length);
-        IOException e = assertThrows(IOException.class, () -> RecordCodec.read(buffer, bytes.length - 1, scratch));
+        IOException e =
+                assertThrows(
+                        IOException.class,
+                        () -> RecordCodec.read(buffer, bytes.length - 1, scratch));
         assertTrue(e.getMessage().contains("ends early"), e.getMessage());
     }
 
@@ -120,15 +138,28 @@ class RecordCodecTest {
 
     @Test
     void bytesThatEndEarlyAreRefusedAtEveryLength() throws IOException {
-        VectorRecord r = VectorRecord.builder("an-id").tenant("t").subject("s").vector(new float[] {1, 2, 3})
-                .source(new SourceRef("doc", "d", 7)).text("some text").metadata("k", "v").metadata("n", 3L)
-                .derivedFrom("p").build();
+        VectorRecord r =
+                VectorRecord.builder("an-id")
+                        .tenant("t")
+                        .subject("s")
+                        .vector(new float[] {1, 2, 3})
+                        .source(new SourceRef("doc", "d", 7))
+                        .text("some text")
+                        .metadata("k", "v")
+                        .metadata("n", 3L)
+                        .derivedFrom("p")
+                        .build();
         byte[] bytes = encode(r);
         List<Integer> refused = new ArrayList<>();
         for (int n = 0; n < bytes.length; n++) {
             byte[] prefix = java.util.Arrays.copyOf(bytes, n);
-            IOException e = assertThrows(IOException.class, () -> RecordCodec.read(prefix), "prefix of " + n + " bytes");
-            assertTrue(e.getMessage().contains("ends early") || e.getMessage().contains("impossible"),
+            IOException e =
+                    assertThrows(
+                            IOException.class,
+                            () -> RecordCodec.read(prefix),
+                            "prefix of " + n + " bytes");
+            assertTrue(
+                    e.getMessage().contains("ends early") || e.getMessage().contains("impossible"),
                     "prefix of " + n + " bytes: " + e.getMessage());
             refused.add(n);
         }
@@ -138,7 +169,8 @@ class RecordCodecTest {
 
     @Test
     void anUnknownMetadataTagIsNamed() throws IOException {
-        VectorRecord r = VectorRecord.builder("x").vector(new float[] {1}).metadata("k", 5L).build();
+        VectorRecord r =
+                VectorRecord.builder("x").vector(new float[] {1}).metadata("k", 5L).build();
         byte[] bytes = encode(r);
         // The tag follows the key "k": 4 bytes of length and 1 of UTF-8.
         int tag = indexOf(bytes, new byte[] {0, 0, 0, 1, 'k'}) + 5;

@@ -27,9 +27,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 class WriteAheadLogTest {
 
-
-    @TempDir
-    Path dir;
+    @TempDir Path dir;
 
     private static byte[] b(String s) {
         return s.getBytes(StandardCharsets.UTF_8);
@@ -37,8 +35,12 @@ class WriteAheadLogTest {
 
     private List<String> replayAll(WriteAheadLog.RecoveryReport[] report) throws IOException {
         List<String> out = new ArrayList<>();
-        WriteAheadLog wal = WriteAheadLog.open(dir, Durability.SYNC,
-                (gen, p) -> out.add(new String(p, StandardCharsets.UTF_8)), report);
+        WriteAheadLog wal =
+                WriteAheadLog.open(
+                        dir,
+                        Durability.SYNC,
+                        (gen, p) -> out.add(new String(p, StandardCharsets.UTF_8)),
+                        report);
         wal.close();
         return out;
     }
@@ -82,7 +84,12 @@ class WriteAheadLogTest {
             newest = dir.resolve(String.format("wal-%016d.log", wal.generation()));
         }
         byte[] bytes = Files.readAllBytes(newest);
-        int frame = 8 + 4 + 4 + "torn-entry-payload".length(); // length, crc, count, entry length, payload
+        int frame =
+                8
+                        + 4
+                        + 4
+                        + "torn-entry-payload"
+                                .length(); // length, crc, count, entry length, payload
         for (int cut : new int[] {5, 20}) { // inside the length/crc prefix; inside the payload
             Files.write(newest, Arrays.copyOf(bytes, bytes.length - frame + cut));
             WriteAheadLog.RecoveryReport[] r = new WriteAheadLog.RecoveryReport[1];
@@ -115,7 +122,9 @@ class WriteAheadLogTest {
         bytes[at + 2] ^= 0x20;
         Files.write(f, bytes);
         CorruptFileException e = assertThrows(CorruptFileException.class, () -> replayAll(null));
-        assertTrue(e.getMessage().contains(f.toString()) && e.getMessage().contains("does not verify"), e.getMessage());
+        assertTrue(
+                e.getMessage().contains(f.toString()) && e.getMessage().contains("does not verify"),
+                e.getMessage());
     }
 
     @Test
@@ -127,12 +136,14 @@ class WriteAheadLogTest {
             List<Future<?>> fs = new ArrayList<>();
             for (int t = 0; t < threads; t++) {
                 int tt = t;
-                fs.add(pool.submit(() -> {
-                    for (int i = 0; i < perThread; i++) {
-                        wal.sync(wal.append(b(tt + ":" + i)));
-                    }
-                    return null;
-                }));
+                fs.add(
+                        pool.submit(
+                                () -> {
+                                    for (int i = 0; i < perThread; i++) {
+                                        wal.sync(wal.append(b(tt + ":" + i)));
+                                    }
+                                    return null;
+                                }));
             }
             for (Future<?> f : fs) {
                 f.get();
@@ -201,7 +212,10 @@ class WriteAheadLogTest {
         assertThrows(IOException.class, () -> wal.append(b("after")));
         assertThrows(IOException.class, wal::rotate);
         wal.close(); // closes without an fsync
-        assertEquals(1, plan.injectedCount(), "the failed fsync was the only one tried after the failure");
+        assertEquals(
+                1,
+                plan.injectedCount(),
+                "the failed fsync was the only one tried after the failure");
         plan.heal();
         // The page cache dropped what the failed fsync covered (the fault plan's model of Linux).
         assertEquals(List.of("durable"), replayAll(null));
@@ -214,8 +228,10 @@ class WriteAheadLogTest {
         WriteAheadLog wal = WriteAheadLog.open(faulty, Durability.SYNC, (g, p) -> {}, null);
         wal.sync(wal.append(b("durable")));
         plan.diskFullAfter(20); // the next frame is 8 + 4 + 2 * (4 + 40) bytes: cut after 20
-        IOException e = assertThrows(IOException.class,
-                () -> wal.sync(wal.append(List.of(new byte[40], new byte[40]))));
+        IOException e =
+                assertThrows(
+                        IOException.class,
+                        () -> wal.sync(wal.append(List.of(new byte[40], new byte[40]))));
         assertTrue(e.getMessage().contains("No space left on device"), e.getMessage());
         assertThrows(IOException.class, () -> wal.append(b("after")));
         wal.close();
@@ -239,7 +255,9 @@ class WriteAheadLogTest {
             crc.update(p);
             buf.putInt(p.length).putInt((int) crc.getValue()).put(p);
         }
-        Files.write(dir.resolve(String.format("wal-%016d.log", 1)), Arrays.copyOf(buf.array(), buf.position()));
+        Files.write(
+                dir.resolve(String.format("wal-%016d.log", 1)),
+                Arrays.copyOf(buf.array(), buf.position()));
         assertEquals(List.of("v1-first", "v1-second"), replayAll(null));
     }
 

@@ -21,13 +21,12 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Deleting a text index file destroys its key even when the file is damaged: a copy of the file
- * (a backup, a disk image) must never stay readable because its original's header was.
+ * Deleting a text index file destroys its key even when the file is damaged: a copy of the file (a
+ * backup, a disk image) must never stay readable because its original's header was.
  */
 class EncryptedDirectoryDeleteTest {
 
-    @TempDir
-    Path tmp;
+    @TempDir Path tmp;
 
     private static MasterKey master() {
         byte[] k = new byte[32];
@@ -36,7 +35,8 @@ class EncryptedDirectoryDeleteTest {
     }
 
     /** Writes one file and returns the keystore's key count with it. */
-    private static int writeFile(EncryptedDirectory dir, Keystore keystore, String name) throws IOException {
+    private static int writeFile(EncryptedDirectory dir, Keystore keystore, String name)
+            throws IOException {
         try (IndexOutput out = dir.createOutput(name, IOContext.DEFAULT)) {
             out.writeBytes(new byte[100], 100);
         }
@@ -57,14 +57,20 @@ class EncryptedDirectoryDeleteTest {
         Path folder = tmp.resolve("text");
         Files.createDirectories(folder);
         try (Keystore keystore = Keystore.open(tmp.resolve("keys"), mk)) {
-            // A directory that never saw the file (a new process): only the header can name the key.
-            try (EncryptedDirectory writer = new EncryptedDirectory(new NIOFSDirectory(folder), keystore,
-                    new KeyedHash(mk), "c1")) {
-                assertEquals(1, writeFile(writer, keystore, "_0.cfs"), "control: the file's key is in the keystore");
+            // A directory that never saw the file (a new process): only the header can name the
+            // key.
+            try (EncryptedDirectory writer =
+                    new EncryptedDirectory(
+                            new NIOFSDirectory(folder), keystore, new KeyedHash(mk), "c1")) {
+                assertEquals(
+                        1,
+                        writeFile(writer, keystore, "_0.cfs"),
+                        "control: the file's key is in the keystore");
             }
             damage(folder.resolve("_0.cfs"), 0, 4);
-            try (EncryptedDirectory fresh = new EncryptedDirectory(new NIOFSDirectory(folder), keystore,
-                    new KeyedHash(mk), "c1")) {
+            try (EncryptedDirectory fresh =
+                    new EncryptedDirectory(
+                            new NIOFSDirectory(folder), keystore, new KeyedHash(mk), "c1")) {
                 fresh.deleteFile("_0.cfs");
             }
             assertFalse(Files.exists(folder.resolve("_0.cfs")));
@@ -78,12 +84,14 @@ class EncryptedDirectoryDeleteTest {
         Path folder = tmp.resolve("text");
         Files.createDirectories(folder);
         try (Keystore keystore = Keystore.open(tmp.resolve("keys"), mk);
-                EncryptedDirectory dir = new EncryptedDirectory(new NIOFSDirectory(folder), keystore, new KeyedHash(mk),
-                        "c1")) {
+                EncryptedDirectory dir =
+                        new EncryptedDirectory(
+                                new NIOFSDirectory(folder), keystore, new KeyedHash(mk), "c1")) {
             assertEquals(1, writeFile(dir, keystore, "_1.cfs"));
             damage(folder.resolve("_1.cfs"), 4, 16); // the key id itself
             dir.deleteFile("_1.cfs");
-            assertEquals(0, keystore.size(), "the key the directory wrote the file under is destroyed");
+            assertEquals(
+                    0, keystore.size(), "the key the directory wrote the file under is destroyed");
             assertTrue(Files.notExists(folder.resolve("_1.cfs")));
         }
     }

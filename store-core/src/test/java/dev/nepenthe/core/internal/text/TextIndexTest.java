@@ -26,14 +26,13 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The text index's own proofs can fail: a document deleted but not merged away, and a file
- * holding a forgotten term, are both reported; the encrypted directory reads back at any
- * offset exactly what was written, and a file whose key is destroyed cannot be read.
+ * The text index's own proofs can fail: a document deleted but not merged away, and a file holding
+ * a forgotten term, are both reported; the encrypted directory reads back at any offset exactly
+ * what was written, and a file whose key is destroyed cannot be read.
  */
 class TextIndexTest {
 
-    @TempDir
-    Path tmp;
+    @TempDir Path tmp;
 
     private Keystore keystore;
     private KeyedHash hashes;
@@ -89,7 +88,9 @@ class TextIndexTest {
             t.delete(new int[] {1});
             t.publish();
             TextIndex.Residue before = t.residue(Map.of(1, 101L), terms);
-            assertTrue(before.problems().stream().anyMatch(p -> p.contains("not merged away")), before.problems().toString());
+            assertTrue(
+                    before.problems().stream().anyMatch(p -> p.contains("not merged away")),
+                    before.problems().toString());
             t.mergeDeletesAway();
             TextIndex.Residue after = t.residue(Map.of(1, 101L), terms);
             assertEquals(List.of(), after.problems());
@@ -104,35 +105,46 @@ class TextIndexTest {
 
     @Test
     void aLiveDocumentOfAForgottenRecordAndAStrayFileAreResidue() throws IOException {
-        try (TextIndex t = TextIndex.open(tmp.resolve("text"), "standard", keystore, hashes, "c1")) {
+        try (TextIndex t =
+                TextIndex.open(tmp.resolve("text"), "standard", keystore, hashes, "c1")) {
             t.add(1, 101, "quexleyvine notes");
             t.add(2, 102, "other notes");
             t.publish();
             TextIndex.Residue live = t.residue(Map.of(1, 101L), List.of("quexleyvine"));
-            assertTrue(live.problems().stream().anyMatch(p -> p.contains("live document")), live.problems().toString());
+            assertTrue(
+                    live.problems().stream().anyMatch(p -> p.contains("live document")),
+                    live.problems().toString());
             t.delete(new int[] {1});
             t.publish();
             t.mergeDeletesAway();
             assertEquals(List.of(), t.residue(Map.of(1, 101L), List.of("quexleyvine")).problems());
             // A file no segment names, holding the term (a copy a bug or a tool left behind).
-            try (var dir = new EncryptedDirectory(new NIOFSDirectory(tmp.resolve("text")), keystore, hashes, "c1");
+            try (var dir =
+                            new EncryptedDirectory(
+                                    new NIOFSDirectory(tmp.resolve("text")),
+                                    keystore,
+                                    hashes,
+                                    "c1");
                     IndexOutput out = dir.createOutput("stray.bin", IOContext.DEFAULT)) {
                 byte[] b = "...quexleyvine...".getBytes(StandardCharsets.UTF_8);
                 out.writeBytes(b, b.length);
             }
             TextIndex.Residue stray = t.residue(Map.of(1, 101L), List.of("quexleyvine"));
-            assertTrue(stray.problems().stream().anyMatch(p -> p.contains("stray.bin")), stray.problems().toString());
+            assertTrue(
+                    stray.problems().stream().anyMatch(p -> p.contains("stray.bin")),
+                    stray.problems().toString());
         }
     }
 
     /**
      * A term dictionary keeps terms as shared prefixes and suffixes, so a forgotten term's bytes
-     * can sit inside a survivor's term ("ander" in "wander"): not residue. (A byte scan of the
-     * live segments flagged exactly this; the text benchmark found it on real definitions.)
+     * can sit inside a survivor's term ("ander" in "wander"): not residue. (A byte scan of the live
+     * segments flagged exactly this; the text benchmark found it on real definitions.)
      */
     @Test
     void aForgottenTermInsideASurvivingTermIsNotResidue() throws IOException {
-        try (TextIndex t = TextIndex.open(tmp.resolve("text"), "standard", keystore, hashes, "c1")) {
+        try (TextIndex t =
+                TextIndex.open(tmp.resolve("text"), "standard", keystore, hashes, "c1")) {
             t.add(1, 101, "ander eleg");
             t.add(2, 102, "wander telegraphic elegant");
             t.add(3, 103, "wanderer telegraph");
@@ -142,25 +154,39 @@ class TextIndexTest {
             t.delete(new int[] {1});
             t.publish();
             t.mergeDeletesAway();
-            TextIndex.FolderScan bytes = TextIndex.scanPlaintext(tmp.resolve("text"), keystore, hashes, "c1",
-                    terms.stream().map(x -> x.getBytes(StandardCharsets.UTF_8)).toList());
-            assertFalse(bytes.hits().isEmpty(), "precondition: the survivors' terms hold the forgotten bytes");
+            TextIndex.FolderScan bytes =
+                    TextIndex.scanPlaintext(
+                            tmp.resolve("text"),
+                            keystore,
+                            hashes,
+                            "c1",
+                            terms.stream().map(x -> x.getBytes(StandardCharsets.UTF_8)).toList());
+            assertFalse(
+                    bytes.hits().isEmpty(),
+                    "precondition: the survivors' terms hold the forgotten bytes");
             assertEquals(List.of(), t.residue(Map.of(1, 101L), terms).problems());
         }
     }
 
     @Test
     void reconcileDropsWhatTheRecordsNoLongerHoldAndAddsWhatTheIndexMissed() throws IOException {
-        try (TextIndex t = TextIndex.open(tmp.resolve("text"), "standard", keystore, hashes, "c1")) {
+        try (TextIndex t =
+                TextIndex.open(tmp.resolve("text"), "standard", keystore, hashes, "c1")) {
             t.add(1, 101, "alpha");
             t.add(2, 999, "beta from an older version");
             t.add(3, 103, "gamma");
             t.add(3, 103, "gamma"); // a duplicate
             t.publish();
-            TextIndex.Reconciled r = t.reconcile(new Records(Map.of(1, "alpha", 2, "beta", 3, "gamma", 4, "delta")));
+            TextIndex.Reconciled r =
+                    t.reconcile(new Records(Map.of(1, "alpha", 2, "beta", 3, "gamma", 4, "delta")));
             assertEquals(3, r.removed(), "the stale version and both duplicates");
             assertEquals(3, r.added(), "ordinals 2, 3 and 4");
-            assertTrue(t.verifyIntegrity(new Records(Map.of(1, "alpha", 2, "beta", 3, "gamma", 4, "delta")), "text").isClean());
+            assertTrue(
+                    t.verifyIntegrity(
+                                    new Records(
+                                            Map.of(1, "alpha", 2, "beta", 3, "gamma", 4, "delta")),
+                                    "text")
+                            .isClean());
             assertEquals(1, t.search("beta", null, 10).size());
             assertEquals(0, t.search("older", null, 10).size());
         }
@@ -189,11 +215,15 @@ class TextIndexTest {
                 }
                 java.util.zip.CRC32 crc = new java.util.zip.CRC32();
                 crc.update(data);
-                assertEquals(crc.getValue(), out.getChecksum(), "the checksum is over the plaintext");
+                assertEquals(
+                        crc.getValue(), out.getChecksum(), "the checksum is over the plaintext");
             }
             assertEquals(data.length, dir.fileLength("f"));
             byte[] raw = Files.readAllBytes(folder.resolve("f"));
-            assertEquals(-1, dev.nepenthe.core.internal.io.ForensicScan.indexOf(raw, java.util.Arrays.copyOfRange(data, 500, 532)),
+            assertEquals(
+                    -1,
+                    dev.nepenthe.core.internal.io.ForensicScan.indexOf(
+                            raw, java.util.Arrays.copyOfRange(data, 500, 532)),
                     "the file on disk is not the plaintext");
             try (IndexInput in = dir.openInput("f", IOContext.DEFAULT)) {
                 for (int i = 0; i < 200; i++) {
@@ -205,7 +235,9 @@ class TextIndexTest {
                     byte[] got = new byte[len - start];
                     view.seek(sliced ? start : off + start);
                     view.readBytes(got, 0, got.length);
-                    assertTrue(java.util.Arrays.equals(data, off + start, off + len, got, 0, got.length),
+                    assertTrue(
+                            java.util.Arrays.equals(
+                                    data, off + start, off + len, got, 0, got.length),
                             "bytes at " + (off + start) + "+" + got.length + Seeds.replay(seed));
                 }
             }
@@ -213,8 +245,11 @@ class TextIndexTest {
             Files.createDirectories(copy);
             Files.copy(folder.resolve("f"), copy.resolve("f"));
             dir.deleteFile("f");
-            try (var old = new EncryptedDirectory(new NIOFSDirectory(copy), keystore, hashes, "c1")) {
-                IOException e = assertThrows(IOException.class, () -> old.openInput("f", IOContext.DEFAULT));
+            try (var old =
+                    new EncryptedDirectory(new NIOFSDirectory(copy), keystore, hashes, "c1")) {
+                IOException e =
+                        assertThrows(
+                                IOException.class, () -> old.openInput("f", IOContext.DEFAULT));
                 assertTrue(e.getMessage().contains("key is not in the keystore"), e.getMessage());
             }
         }

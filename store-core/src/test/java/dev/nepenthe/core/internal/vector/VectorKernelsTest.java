@@ -24,28 +24,31 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * Both kernel implementations against a naive double-precision reference, and against each
- * other, on lengths that exercise every unrolled loop, vector loop and scalar tail.
+ * Both kernel implementations against a naive double-precision reference, and against each other,
+ * on lengths that exercise every unrolled loop, vector loop and scalar tail.
  *
  * <h2>Tolerances</h2>
- * A float sum of n terms, accumulated in any order (four scalar accumulators, vector lanes,
- * a lane reduction), is off from the exact sum by at most about {@code n * u * sum|term|},
- * where {@code u = 2^-24} is float's unit round-off (Higham, "Accuracy and Stability of
- * Numerical Algorithms", the recursive-summation bound; a fused multiply-add rounds once, so a
- * product adds nothing, and the difference in {@code (a-b)^2} adds about two more units). The
- * bound is relative to the sum of magnitudes, not to the result: with cancelling signs the
- * result can be near zero while each term is 1e8, and no float kernel can do better than
- * the terms' own rounding. A bound relative to the result would fail correct kernels; a fixed
- * absolute one would either fail at 1e4 components or pass anything at 1e-6 components.
+ *
+ * A float sum of n terms, accumulated in any order (four scalar accumulators, vector lanes, a lane
+ * reduction), is off from the exact sum by at most about {@code n * u * sum|term|}, where {@code u
+ * = 2^-24} is float's unit round-off (Higham, "Accuracy and Stability of Numerical Algorithms", the
+ * recursive-summation bound; a fused multiply-add rounds once, so a product adds nothing, and the
+ * difference in {@code (a-b)^2} adds about two more units). The bound is relative to the sum of
+ * magnitudes, not to the result: with cancelling signs the result can be near zero while each term
+ * is 1e8, and no float kernel can do better than the terms' own rounding. A bound relative to the
+ * result would fail correct kernels; a fixed absolute one would either fail at 1e4 components or
+ * pass anything at 1e-6 components.
  *
  * <p>That bound is loose, so it cannot see one small term going missing. {@link
  * #everyPositionCounts} therefore checks exactly, with vectors that have a single non-zero
- * component, that every index of every length reaches the result once, and the padding
- * around each range is NaN so reading one float too far poisons the result.
+ * component, that every index of every length reaches the result once, and the padding around each
+ * range is NaN so reading one float too far poisons the result.
  */
 class VectorKernelsTest {
 
-    private static final int[] LENGTHS = {1, 3, 8, 13, 16, 25, 100, 127, 128, 207, 384, 702, 768, 1024, 1536};
+    private static final int[] LENGTHS = {
+        1, 3, 8, 13, 16, 25, 100, 127, 128, 207, 384, 702, 768, 1024, 1536
+    };
     private static final double U = Math.ulp(1.0f) / 2; // 2^-24
     private static final int PAD = 37;
 
@@ -56,8 +59,8 @@ class VectorKernelsTest {
     // ---- data -------------------------------------------------------------------------------
 
     /**
-     * A component mix that stresses accumulation: zeros, signs, 1e4 magnitudes next to 1e-6
-     * ones, and ordinary Gaussian values.
+     * A component mix that stresses accumulation: zeros, signs, 1e4 magnitudes next to 1e-6 ones,
+     * and ordinary Gaussian values.
      */
     private static float component(SplittableRandom rnd) {
         double r = rnd.nextDouble();
@@ -135,49 +138,72 @@ class VectorKernelsTest {
         for (int len : LENGTHS) {
             int aOff = rnd.nextInt(9), bOff = rnd.nextInt(9);
             float[] a = padded(rnd, aOff, len), b = padded(rnd, bOff, len);
-            assertClose(refDot(a, aOff, b, bOff, len), k.dot(a, aOff, b, bOff, len), len, "dot len " + len);
-            assertClose(refSquare(a, aOff, b, bOff, len), k.squareDistance(a, aOff, b, bOff, len), len,
+            assertClose(
+                    refDot(a, aOff, b, bOff, len),
+                    k.dot(a, aOff, b, bOff, len),
+                    len,
+                    "dot len " + len);
+            assertClose(
+                    refSquare(a, aOff, b, bOff, len),
+                    k.squareDistance(a, aOff, b, bOff, len),
+                    len,
                     "squareDistance len " + len);
 
             float[] x = plain(rnd, len), y = plain(rnd, len);
             assertClose(refDot(x, 0, y, 0, len), k.dot(x, y), len, "dot(a, b) len " + len);
-            assertClose(refSquare(x, 0, y, 0, len), k.squareDistance(x, y), len, "squareDistance(a, b) len " + len);
+            assertClose(
+                    refSquare(x, 0, y, 0, len),
+                    k.squareDistance(x, y),
+                    len,
+                    "squareDistance(a, b) len " + len);
             assertEquals(0f, k.squareDistance(x, 0, x, 0, len), "distance to itself, len " + len);
         }
     }
 
     /**
-     * The twins follow one summation order (see {@link VectorKernels}), so they agree to the
-     * last bit: every length from 1 to 300 (every block and tail combination of the order) and
-     * the long ones, at random offsets, for the pair kernels, cosine and both batches.
+     * The twins follow one summation order (see {@link VectorKernels}), so they agree to the last
+     * bit: every length from 1 to 300 (every block and tail combination of the order) and the long
+     * ones, at random offsets, for the pair kernels, cosine and both batches.
      */
     @ParameterizedTest
     @MethodSource("vectorKernels")
     void simdAgreesWithScalarBitForBit(VectorKernels p) {
         VectorKernels s = Kernels.scalar();
         SplittableRandom rnd = new SplittableRandom(12);
-        int[] lengths = java.util.stream.IntStream.concat(java.util.stream.IntStream.rangeClosed(1, 300),
-                Arrays.stream(LENGTHS)).toArray();
+        int[] lengths =
+                java.util.stream.IntStream.concat(
+                                java.util.stream.IntStream.rangeClosed(1, 300),
+                                Arrays.stream(LENGTHS))
+                        .toArray();
         for (int len : lengths) {
             int aOff = rnd.nextInt(9), bOff = rnd.nextInt(9);
             float[] a = padded(rnd, aOff, len), b = padded(rnd, bOff, len);
-            assertSameBits(s.dot(a, aOff, b, bOff, len), p.dot(a, aOff, b, bOff, len), "dot len " + len);
-            assertSameBits(s.squareDistance(a, aOff, b, bOff, len), p.squareDistance(a, aOff, b, bOff, len),
+            assertSameBits(
+                    s.dot(a, aOff, b, bOff, len), p.dot(a, aOff, b, bOff, len), "dot len " + len);
+            assertSameBits(
+                    s.squareDistance(a, aOff, b, bOff, len),
+                    p.squareDistance(a, aOff, b, bOff, len),
                     "squareDistance len " + len);
             float[] x = plain(rnd, len), y = plain(rnd, len);
             assertSameBits(s.cosine(x, y), p.cosine(x, y), "cosine len " + len);
             int count = 1 + rnd.nextInt(6);
             float[] block = plain(rnd, count * len + 3);
-            float[] ds = new float[count], dp = new float[count], qs = new float[count], qp = new float[count];
+            float[] ds = new float[count],
+                    dp = new float[count],
+                    qs = new float[count],
+                    qp = new float[count];
             s.dotBatch(x, block, 3, count, len, ds, 0);
             p.dotBatch(x, block, 3, count, len, dp, 0);
             s.squareDistanceBatch(x, block, 3, count, len, qs, 0);
             p.squareDistanceBatch(x, block, 3, count, len, qp, 0);
             for (int v = 0; v < count; v++) {
                 assertSameBits(ds[v], dp[v], "dotBatch len " + len + " vector " + v);
-                assertSameBits(s.dot(x, 0, block, 3 + v * len, len), dp[v], "dotBatch vs dot, len " + len);
+                assertSameBits(
+                        s.dot(x, 0, block, 3 + v * len, len), dp[v], "dotBatch vs dot, len " + len);
                 assertSameBits(qs[v], qp[v], "squareDistanceBatch len " + len + " vector " + v);
-                assertSameBits(s.squareDistance(x, 0, block, 3 + v * len, len), qp[v],
+                assertSameBits(
+                        s.squareDistance(x, 0, block, 3 + v * len, len),
+                        qp[v],
                         "squareDistanceBatch vs squareDistance, len " + len);
             }
             // Scattered rows, repeats allowed, against a point inside the matrix (as a build's
@@ -197,14 +223,19 @@ class VectorKernelsTest {
             p.dotRows(matrix, pointOff, matrix, picked, rows, len, rp);
             for (int r = 0; r < rows; r++) {
                 assertSameBits(rs[r], rp[r], "dotRows len " + len + " row " + r);
-                assertSameBits(s.dot(matrix, pointOff, matrix, picked[r] * len, len), rp[r], "dotRows vs dot, len " + len);
+                assertSameBits(
+                        s.dot(matrix, pointOff, matrix, picked[r] * len, len),
+                        rp[r],
+                        "dotRows vs dot, len " + len);
             }
             assertTrue(Float.isNaN(rp[rows]), "dotRows wrote past count, len " + len);
             s.squareDistanceRows(matrix, pointOff, matrix, picked, rows, len, rs);
             p.squareDistanceRows(matrix, pointOff, matrix, picked, rows, len, rp);
             for (int r = 0; r < rows; r++) {
                 assertSameBits(rs[r], rp[r], "squareDistanceRows len " + len + " row " + r);
-                assertSameBits(s.squareDistance(matrix, pointOff, matrix, picked[r] * len, len), rp[r],
+                assertSameBits(
+                        s.squareDistance(matrix, pointOff, matrix, picked[r] * len, len),
+                        rp[r],
                         "squareDistanceRows vs squareDistance, len " + len);
             }
             assertTrue(Float.isNaN(rp[rows]), "squareDistanceRows wrote past count, len " + len);
@@ -213,16 +244,19 @@ class VectorKernelsTest {
 
     /**
      * The forms over vectors off the heap (a native segment) give exactly the array forms' bits,
-     * for every kernel and against the scalar twin's array form: every length from 1 to 300 and
-     * the long ones, single scores and scattered rows (fours, and remainders of one to three).
+     * for every kernel and against the scalar twin's array form: every length from 1 to 300 and the
+     * long ones, single scores and scattered rows (fours, and remainders of one to three).
      */
     @ParameterizedTest
     @MethodSource("kernels")
     void segmentFormsAgreeWithArrayFormsBitForBit(VectorKernels k) {
         VectorKernels s = Kernels.scalar();
         SplittableRandom rnd = new SplittableRandom(24);
-        int[] lengths = java.util.stream.IntStream.concat(java.util.stream.IntStream.rangeClosed(1, 300),
-                Arrays.stream(LENGTHS)).toArray();
+        int[] lengths =
+                java.util.stream.IntStream.concat(
+                                java.util.stream.IntStream.rangeClosed(1, 300),
+                                Arrays.stream(LENGTHS))
+                        .toArray();
         try (Arena arena = Arena.ofConfined()) {
             for (int len : lengths) {
                 int rowCount = 1 + rnd.nextInt(12);
@@ -233,10 +267,14 @@ class VectorKernelsTest {
                 float[] a = padded(rnd, aOff, len);
                 for (int r = 0; r < rowCount; r++) {
                     String what = " len " + len + " row " + r;
-                    assertSameBits(s.dot(a, aOff, matrix, r * len, len), k.dot(a, aOff, segment, (long) r * len, len),
+                    assertSameBits(
+                            s.dot(a, aOff, matrix, r * len, len),
+                            k.dot(a, aOff, segment, (long) r * len, len),
                             "dot over a segment" + what);
-                    assertSameBits(s.squareDistance(a, aOff, matrix, r * len, len),
-                            k.squareDistance(a, aOff, segment, (long) r * len, len), "squareDistance over a segment" + what);
+                    assertSameBits(
+                            s.squareDistance(a, aOff, matrix, r * len, len),
+                            k.squareDistance(a, aOff, segment, (long) r * len, len),
+                            "squareDistance over a segment" + what);
                 }
                 int rows = rnd.nextInt(10);
                 int[] picked = new int[rows];
@@ -248,48 +286,82 @@ class VectorKernelsTest {
                 s.dotRows(a, aOff, matrix, picked, rows, len, expected);
                 k.dotRows(a, aOff, segment, picked, rows, len, actual);
                 for (int r = 0; r < rows; r++) {
-                    assertSameBits(expected[r], actual[r], "dotRows over a segment, len " + len + " row " + r);
+                    assertSameBits(
+                            expected[r],
+                            actual[r],
+                            "dotRows over a segment, len " + len + " row " + r);
                 }
-                assertTrue(Float.isNaN(actual[rows]), "dotRows over a segment wrote past count, len " + len);
+                assertTrue(
+                        Float.isNaN(actual[rows]),
+                        "dotRows over a segment wrote past count, len " + len);
                 s.squareDistanceRows(a, aOff, matrix, picked, rows, len, expected);
                 k.squareDistanceRows(a, aOff, segment, picked, rows, len, actual);
                 for (int r = 0; r < rows; r++) {
-                    assertSameBits(expected[r], actual[r], "squareDistanceRows over a segment, len " + len + " row " + r);
+                    assertSameBits(
+                            expected[r],
+                            actual[r],
+                            "squareDistanceRows over a segment, len " + len + " row " + r);
                 }
-                assertTrue(Float.isNaN(actual[rows]), "squareDistanceRows over a segment wrote past count, len " + len);
+                assertTrue(
+                        Float.isNaN(actual[rows]),
+                        "squareDistanceRows over a segment wrote past count, len " + len);
             }
         }
     }
 
     /**
-     * Rows past 2^31 floats: a sparse mapped file of 6,000,000 rows of 384 floats (9.2 GB, of
-     * which only the touched pages exist) is scored at rows whose float offset overflows an int,
-     * and each score must equal the array form's on the same values.
+     * Rows past 2^31 floats: a sparse mapped file of 6,000,000 rows of 384 floats (9.2 GB, of which
+     * only the touched pages exist) is scored at rows whose float offset overflows an int, and each
+     * score must equal the array form's on the same values.
      */
     @ParameterizedTest
     @MethodSource("kernels")
     void segmentRowsPastTwoToThe31Floats(VectorKernels k, @TempDir Path dir) throws IOException {
         int dim = 384, rowCount = 6_000_000;
         int[] picked = {0, 5_592_406, 5_999_999, 5_700_001, 3};
-        assertTrue((long) picked[1] * dim > Integer.MAX_VALUE, "the test's rows must overflow an int offset");
+        assertTrue(
+                (long) picked[1] * dim > Integer.MAX_VALUE,
+                "the test's rows must overflow an int offset");
         SplittableRandom rnd = new SplittableRandom(25);
         float[] q = plain(rnd, dim);
         float[][] rowValues = new float[picked.length][];
-        try (FileChannel ch = FileChannel.open(dir.resolve("sparse.f32"), StandardOpenOption.CREATE_NEW,
-                StandardOpenOption.READ, StandardOpenOption.WRITE, StandardOpenOption.SPARSE);
+        try (FileChannel ch =
+                        FileChannel.open(
+                                dir.resolve("sparse.f32"),
+                                StandardOpenOption.CREATE_NEW,
+                                StandardOpenOption.READ,
+                                StandardOpenOption.WRITE,
+                                StandardOpenOption.SPARSE);
                 Arena arena = Arena.ofConfined()) {
-            MemorySegment segment = ch.map(FileChannel.MapMode.READ_WRITE, 0, (long) rowCount * dim * Float.BYTES, arena);
+            MemorySegment segment =
+                    ch.map(
+                            FileChannel.MapMode.READ_WRITE,
+                            0,
+                            (long) rowCount * dim * Float.BYTES,
+                            arena);
             for (int i = 0; i < picked.length; i++) {
                 rowValues[i] = plain(rnd, dim);
-                MemorySegment.copy(rowValues[i], 0, segment, ValueLayout.JAVA_FLOAT, (long) picked[i] * dim * Float.BYTES, dim);
+                MemorySegment.copy(
+                        rowValues[i],
+                        0,
+                        segment,
+                        ValueLayout.JAVA_FLOAT,
+                        (long) picked[i] * dim * Float.BYTES,
+                        dim);
             }
             float[] dots = new float[picked.length], squares = new float[picked.length];
             k.dotRows(q, 0, segment, picked, picked.length, dim, dots);
             k.squareDistanceRows(q, 0, segment, picked, picked.length, dim, squares);
             for (int i = 0; i < picked.length; i++) {
-                assertSameBits(k.dot(q, 0, rowValues[i], 0, dim), dots[i], "dotRows at row " + picked[i]);
-                assertSameBits(k.squareDistance(q, 0, rowValues[i], 0, dim), squares[i], "squareDistanceRows at row " + picked[i]);
-                assertSameBits(k.dot(q, 0, rowValues[i], 0, dim), k.dot(q, 0, segment, (long) picked[i] * dim, dim),
+                assertSameBits(
+                        k.dot(q, 0, rowValues[i], 0, dim), dots[i], "dotRows at row " + picked[i]);
+                assertSameBits(
+                        k.squareDistance(q, 0, rowValues[i], 0, dim),
+                        squares[i],
+                        "squareDistanceRows at row " + picked[i]);
+                assertSameBits(
+                        k.dot(q, 0, rowValues[i], 0, dim),
+                        k.dot(q, 0, segment, (long) picked[i] * dim, dim),
                         "dot at row " + picked[i]);
             }
         }
@@ -297,15 +369,18 @@ class VectorKernelsTest {
 
     /**
      * The int8 forms over codes off the heap give the array forms' ints, for every kernel: every
-     * length from 1 to 300 and 384, 385, single rows and scattered rows at a row header offset,
-     * and rows whose byte offset overflows an int (a sparse mapped file of 2.4 GB).
+     * length from 1 to 300 and 384, 385, single rows and scattered rows at a row header offset, and
+     * rows whose byte offset overflows an int (a sparse mapped file of 2.4 GB).
      */
     @ParameterizedTest
     @MethodSource("kernels")
     void int8SegmentFormsEqualTheArrayForms(VectorKernels k, @TempDir Path dir) throws IOException {
         SplittableRandom rnd = new SplittableRandom(26);
-        int[] lengths = java.util.stream.IntStream.concat(java.util.stream.IntStream.rangeClosed(1, 300),
-                java.util.stream.IntStream.of(384, 385)).toArray();
+        int[] lengths =
+                java.util.stream.IntStream.concat(
+                                java.util.stream.IntStream.rangeClosed(1, 300),
+                                java.util.stream.IntStream.of(384, 385))
+                        .toArray();
         try (Arena arena = Arena.ofConfined()) {
             for (int len : lengths) {
                 int stride = len + rnd.nextInt(20);
@@ -317,8 +392,10 @@ class VectorKernelsTest {
                 byte[] a = randomBytes(rnd, aOff, len);
                 int codesOff = rnd.nextInt(3);
                 for (int r = 0; r < rowCount; r++) {
-                    assertEquals((int) refDotInt8(a, aOff, codes, codesOff + r * stride, len),
-                            k.dotInt8(a, aOff, segment, codesOff + (long) r * stride, len), k.name() + " len " + len + " row " + r);
+                    assertEquals(
+                            (int) refDotInt8(a, aOff, codes, codesOff + r * stride, len),
+                            k.dotInt8(a, aOff, segment, codesOff + (long) r * stride, len),
+                            k.name() + " len " + len + " row " + r);
                 }
                 int count = rnd.nextInt(10);
                 int[] rows = new int[count];
@@ -329,46 +406,74 @@ class VectorKernelsTest {
                 out[count] = 12345;
                 k.dotInt8Bulk(a, aOff, segment, codesOff, stride, rows, count, len, out);
                 for (int i = 0; i < count; i++) {
-                    assertEquals((int) refDotInt8(a, aOff, codes, codesOff + rows[i] * stride, len), out[i],
+                    assertEquals(
+                            (int) refDotInt8(a, aOff, codes, codesOff + rows[i] * stride, len),
+                            out[i],
                             k.name() + " bulk len " + len + " row " + i);
                 }
-                assertEquals(12345, out[count], k.name() + ": bulk over a segment wrote past count, len " + len);
+                assertEquals(
+                        12345,
+                        out[count],
+                        k.name() + ": bulk over a segment wrote past count, len " + len);
             }
         }
         int len = 384, stride = 400, rowCount = 6_000_000;
         int[] picked = {0, 5_368_710, 5_999_999, 5_500_001, 3};
-        assertTrue((long) picked[1] * stride > Integer.MAX_VALUE, "the test's rows must overflow an int offset");
+        assertTrue(
+                (long) picked[1] * stride > Integer.MAX_VALUE,
+                "the test's rows must overflow an int offset");
         byte[] a = randomBytes(rnd, 0, len);
         byte[][] rowBytes = new byte[picked.length][];
-        try (FileChannel ch = FileChannel.open(dir.resolve("sparse.i8"), StandardOpenOption.CREATE_NEW,
-                StandardOpenOption.READ, StandardOpenOption.WRITE, StandardOpenOption.SPARSE);
+        try (FileChannel ch =
+                        FileChannel.open(
+                                dir.resolve("sparse.i8"),
+                                StandardOpenOption.CREATE_NEW,
+                                StandardOpenOption.READ,
+                                StandardOpenOption.WRITE,
+                                StandardOpenOption.SPARSE);
                 Arena arena = Arena.ofConfined()) {
-            MemorySegment segment = ch.map(FileChannel.MapMode.READ_WRITE, 0, (long) rowCount * stride, arena);
+            MemorySegment segment =
+                    ch.map(FileChannel.MapMode.READ_WRITE, 0, (long) rowCount * stride, arena);
             for (int i = 0; i < picked.length; i++) {
                 rowBytes[i] = randomBytes(rnd, 0, len);
-                MemorySegment.copy(rowBytes[i], 0, segment, ValueLayout.JAVA_BYTE, (long) picked[i] * stride, len);
+                MemorySegment.copy(
+                        rowBytes[i],
+                        0,
+                        segment,
+                        ValueLayout.JAVA_BYTE,
+                        (long) picked[i] * stride,
+                        len);
             }
             int[] out = new int[picked.length];
             k.dotInt8Bulk(a, 0, segment, 0, stride, picked, picked.length, len, out);
             for (int i = 0; i < picked.length; i++) {
                 int expected = (int) refDotInt8(a, 0, rowBytes[i], 0, len);
                 assertEquals(expected, out[i], k.name() + " bulk at row " + picked[i]);
-                assertEquals(expected, k.dotInt8(a, 0, segment, (long) picked[i] * stride, len), k.name() + " at row " + picked[i]);
+                assertEquals(
+                        expected,
+                        k.dotInt8(a, 0, segment, (long) picked[i] * stride, len),
+                        k.name() + " at row " + picked[i]);
             }
         }
     }
 
     /**
-     * Every Vector API flavour this machine runs: the default and each other width it accepts
-     * (the default's own width is the same code, so it is not run twice).
+     * Every Vector API flavour this machine runs: the default and each other width it accepts (the
+     * default's own width is the same code, so it is not run twice).
      */
     static Stream<VectorKernels> vectorKernels() {
         int defaultBits = ((PanamaKernels) Kernels.panama()).vectorBits();
-        return Stream.concat(Stream.of(Kernels.panama()),
-                Arrays.stream(Kernels.panamaWidths()).filter(w -> w != defaultBits).mapToObj(Kernels::panama));
+        return Stream.concat(
+                Stream.of(Kernels.panama()),
+                Arrays.stream(Kernels.panamaWidths())
+                        .filter(w -> w != defaultBits)
+                        .mapToObj(Kernels::panama));
     }
 
-    /** Both PQ tables, every dsub the kernels treat differently, ksub with and without a remainder of 8. */
+    /**
+     * Both PQ tables, every dsub the kernels treat differently, ksub with and without a remainder
+     * of 8.
+     */
     @Test
     void pqTablesAgreeBitForBit() {
         VectorKernels s = Kernels.scalar(), p = Kernels.panama();
@@ -383,8 +488,14 @@ class VectorKernelsTest {
                 s.pqDotTable(q, cb, m, ksub, t[2]);
                 p.pqDotTable(q, cb, m, ksub, t[3]);
                 for (int e = 0; e < m * ksub; e++) {
-                    assertSameBits(t[0][e], t[1][e], "pqDistanceTable dsub " + dsub + " ksub " + ksub + " entry " + e);
-                    assertSameBits(t[2][e], t[3][e], "pqDotTable dsub " + dsub + " ksub " + ksub + " entry " + e);
+                    assertSameBits(
+                            t[0][e],
+                            t[1][e],
+                            "pqDistanceTable dsub " + dsub + " ksub " + ksub + " entry " + e);
+                    assertSameBits(
+                            t[2][e],
+                            t[3][e],
+                            "pqDotTable dsub " + dsub + " ksub " + ksub + " entry " + e);
                 }
             }
         }
@@ -392,8 +503,8 @@ class VectorKernelsTest {
 
     /**
      * A score does not depend on the JIT tier that computed it: the first calls run in the
-     * interpreter (the Vector API's Java fallback), the last in C2's intrinsics. Any order the
-     * JIT were free to pick would show up here as a changed last bit.
+     * interpreter (the Vector API's Java fallback), the last in C2's intrinsics. Any order the JIT
+     * were free to pick would show up here as a changed last bit.
      */
     @ParameterizedTest
     @MethodSource("kernels")
@@ -406,7 +517,13 @@ class VectorKernelsTest {
             for (int i = 0; i < 60_000; i++) {
                 if (Float.floatToRawIntBits(k.dot(a, b)) != dot
                         || Float.floatToRawIntBits(k.squareDistance(a, b)) != square) {
-                    fail(k.name() + " len " + len + ": the score changed at call " + i + " as the JIT warmed up");
+                    fail(
+                            k.name()
+                                    + " len "
+                                    + len
+                                    + ": the score changed at call "
+                                    + i
+                                    + " as the JIT warmed up");
                 }
             }
         }
@@ -414,8 +531,17 @@ class VectorKernelsTest {
 
     private static void assertSameBits(float expected, float actual, String what) {
         if (Float.floatToRawIntBits(expected) != Float.floatToRawIntBits(actual)) {
-            fail(what + ": scalar " + expected + " (" + Integer.toHexString(Float.floatToRawIntBits(expected))
-                    + ") vs panama " + actual + " (" + Integer.toHexString(Float.floatToRawIntBits(actual)) + ")");
+            fail(
+                    what
+                            + ": scalar "
+                            + expected
+                            + " ("
+                            + Integer.toHexString(Float.floatToRawIntBits(expected))
+                            + ") vs panama "
+                            + actual
+                            + " ("
+                            + Integer.toHexString(Float.floatToRawIntBits(actual))
+                            + ")");
         }
     }
 
@@ -433,8 +559,14 @@ class VectorKernelsTest {
                 Arrays.fill(e, Float.NaN);
                 Arrays.fill(e, off, off + len, 0f);
                 e[off + pos] = 3f;
-                assertEquals(3f * b[off + pos], k.dot(e, off, b, off, len), "dot len " + len + " pos " + pos);
-                assertEquals(9f, k.squareDistance(e, off, zero, 0, len), "squareDistance len " + len + " pos " + pos);
+                assertEquals(
+                        3f * b[off + pos],
+                        k.dot(e, off, b, off, len),
+                        "dot len " + len + " pos " + pos);
+                assertEquals(
+                        9f,
+                        k.squareDistance(e, off, zero, 0, len),
+                        "squareDistance len " + len + " pos " + pos);
             }
         }
     }
@@ -442,8 +574,8 @@ class VectorKernelsTest {
     // ---- cosine -----------------------------------------------------------------------------
 
     /**
-     * |cos error| stays below about 2 n u: the dot product's error is at most n u sum|a_i b_i|
-     * <= n u |a||b| (Cauchy-Schwarz), and each squared norm is off by at most n u relative.
+     * |cos error| stays below about 2 n u: the dot product's error is at most n u sum|a_i b_i| <= n
+     * u |a||b| (Cauchy-Schwarz), and each squared norm is off by at most n u relative.
      */
     @ParameterizedTest
     @MethodSource("kernels")
@@ -456,7 +588,9 @@ class VectorKernelsTest {
             double bb = refDot(b, 0, b, 0, len).value();
             double expected = aa == 0 || bb == 0 ? 0 : ab / Math.sqrt(aa * bb);
             float c = k.cosine(a, b);
-            assertTrue(Math.abs(c - expected) <= 2 * (len + 5) * U, "cosine len " + len + ": " + expected + " vs " + c);
+            assertTrue(
+                    Math.abs(c - expected) <= 2 * (len + 5) * U,
+                    "cosine len " + len + ": " + expected + " vs " + c);
             assertTrue(c >= -1f && c <= 1f, "cosine out of range: " + c);
         }
     }
@@ -481,11 +615,17 @@ class VectorKernelsTest {
             assertEquals(0f, k.cosine(a, zero), "zero second, len " + len);
             assertEquals(0f, k.cosine(zero, zero), "both zero, len " + len);
             float self = k.cosine(a, a);
-            assertTrue(self <= 1f && self >= 1f - 2 * (len + 5) * U, "identical, len " + len + ": " + self);
+            assertTrue(
+                    self <= 1f && self >= 1f - 2 * (len + 5) * U,
+                    "identical, len " + len + ": " + self);
             float opposite = k.cosine(a, neg);
-            assertTrue(opposite >= -1f && opposite <= -1f + 2 * (len + 5) * U, "opposite, len " + len + ": " + opposite);
+            assertTrue(
+                    opposite >= -1f && opposite <= -1f + 2 * (len + 5) * U,
+                    "opposite, len " + len + ": " + opposite);
             float parallel = k.cosine(a, scaled);
-            assertTrue(parallel <= 1f && parallel >= 1f - 2 * (len + 5) * U, "scaled, len " + len + ": " + parallel);
+            assertTrue(
+                    parallel <= 1f && parallel >= 1f - 2 * (len + 5) * U,
+                    "scaled, len " + len + ": " + parallel);
             // Squares of 1e-30 underflow to zero in float: the norm is then zero, never NaN.
             float t = k.cosine(tiny, tiny);
             assertFalse(Float.isNaN(t), "tiny vectors gave NaN, len " + len);
@@ -514,8 +654,13 @@ class VectorKernelsTest {
                 for (int v = 0; v < count; v++) {
                     int o = blockOff + v * dim;
                     String what = " dim " + dim + " count " + count + " vector " + v;
-                    assertClose(refDot(q, 0, block, o, dim), dots[outOff + v], dim, "dotBatch" + what);
-                    assertClose(refSquare(q, 0, block, o, dim), squares[outOff + v], dim, "squareDistanceBatch" + what);
+                    assertClose(
+                            refDot(q, 0, block, o, dim), dots[outOff + v], dim, "dotBatch" + what);
+                    assertClose(
+                            refSquare(q, 0, block, o, dim),
+                            squares[outOff + v],
+                            dim,
+                            "squareDistanceBatch" + what);
                 }
                 assertUntouched(dots, outOff, count, "dotBatch dim " + dim);
                 assertUntouched(squares, outOff, count, "squareDistanceBatch dim " + dim);
@@ -545,7 +690,8 @@ class VectorKernelsTest {
             k.subtract(v, vOff, c, cOff, out, outOff, len);
             for (int i = 0; i < len; i++) {
                 // IEEE subtraction is correctly rounded: the float result is unique.
-                assertEquals(v[vOff + i] - c[cOff + i], out[outOff + i], "len " + len + " index " + i);
+                assertEquals(
+                        v[vOff + i] - c[cOff + i], out[outOff + i], "len " + len + " index " + i);
             }
             assertUntouched(out, outOff, len, "subtract len " + len);
         }
@@ -579,11 +725,15 @@ class VectorKernelsTest {
                     }
                     Ref ref = new Ref(s, mag);
                     String what = "m " + m + " ksub " + ksub + " code " + v;
-                    assertClose(ref, k.pqDistance(table, ksub, codes, off, m), m, "pqDistance " + what);
+                    assertClose(
+                            ref, k.pqDistance(table, ksub, codes, off, m), m, "pqDistance " + what);
                     assertClose(ref, out[outOff + v], m, "pqDistanceBatch " + what);
                     // Four codes at a time must not change a code's rounding: batch == single.
-                    org.junit.jupiter.api.Assertions.assertEquals(k.pqDistance(table, ksub, codes, off, m),
-                            out[outOff + v], 0f, "pqDistanceBatch bit-identical to pqDistance, " + what);
+                    org.junit.jupiter.api.Assertions.assertEquals(
+                            k.pqDistance(table, ksub, codes, off, m),
+                            out[outOff + v],
+                            0f,
+                            "pqDistanceBatch bit-identical to pqDistance, " + what);
                 }
                 assertUntouched(out, outOff, count, "pqDistanceBatch m " + m);
             }
@@ -591,9 +741,9 @@ class VectorKernelsTest {
     }
 
     /**
-     * Sub-vector lengths cover each table path: 1, 2 and 4 (several centroids per vector), 8
-     * and 16 (one folded vector per centroid) and 3, 12 (one centroid at a time); ksub of 5 and
-     * 13 leave centroids over after whole groups of eight.
+     * Sub-vector lengths cover each table path: 1, 2 and 4 (several centroids per vector), 8 and 16
+     * (one folded vector per centroid) and 3, 12 (one centroid at a time); ksub of 5 and 13 leave
+     * centroids over after whole groups of eight.
      */
     @ParameterizedTest
     @MethodSource("kernels")
@@ -611,10 +761,18 @@ class VectorKernelsTest {
                     for (int j = 0; j < m; j++) {
                         for (int c = 0; c < ksub; c++) {
                             int o = (j * ksub + c) * dsub;
-                            String what = " dsub " + dsub + " m " + m + " ksub " + ksub + " j " + j + " c " + c;
-                            assertClose(refSquare(q, j * dsub, codebooks, o, dsub), distances[j * ksub + c], dsub,
+                            String what =
+                                    " dsub " + dsub + " m " + m + " ksub " + ksub + " j " + j
+                                            + " c " + c;
+                            assertClose(
+                                    refSquare(q, j * dsub, codebooks, o, dsub),
+                                    distances[j * ksub + c],
+                                    dsub,
                                     "pqDistanceTable" + what);
-                            assertClose(refDot(q, j * dsub, codebooks, o, dsub), dots[j * ksub + c], dsub,
+                            assertClose(
+                                    refDot(q, j * dsub, codebooks, o, dsub),
+                                    dots[j * ksub + c],
+                                    dsub,
                                     "pqDotTable" + what);
                         }
                     }
@@ -634,7 +792,8 @@ class VectorKernelsTest {
             float[] codebooks = new float[m * ksub * dsub];
             for (int j = 0; j < m; j++) {
                 for (int c = 0; c < ksub; c++) {
-                    // centroid (j, c) differs from the all-ones query in one component, by j*ksub+c+1
+                    // centroid (j, c) differs from the all-ones query in one component, by
+                    // j*ksub+c+1
                     Arrays.fill(codebooks, (j * ksub + c) * dsub, (j * ksub + c + 1) * dsub, 1f);
                     codebooks[(j * ksub + c) * dsub + (c % dsub)] += j * ksub + c + 1;
                 }
@@ -644,7 +803,10 @@ class VectorKernelsTest {
             k.pqDistanceTable(q, codebooks, m, ksub, distances);
             k.pqDotTable(q, codebooks, m, ksub, dots);
             for (int e = 0; e < m * ksub; e++) {
-                assertEquals((float) (e + 1) * (e + 1), distances[e], "distance entry " + e + " dsub " + dsub);
+                assertEquals(
+                        (float) (e + 1) * (e + 1),
+                        distances[e],
+                        "distance entry " + e + " dsub " + dsub);
                 assertEquals((float) dsub + e + 1, dots[e], "dot entry " + e + " dsub " + dsub);
             }
         }
@@ -652,11 +814,11 @@ class VectorKernelsTest {
 
     /**
      * The nearest-centroid kernel: both implementations pick exactly the same centroid (their
-     * shared contract fixes the order of every rounding), and that centroid is a nearest one by
-     * a double-precision squared distance, up to the scores' own rounding. Dimensions cover the
-     * PQ sub-vectors (1 to 16) and whole vectors (a coarse quantizer); k of 1, 5, 13 and 33
-     * leave padding in the last group of eight, and 8 or more groups (k 64, 256) exercise the
-     * eight-group loop, 33 its remainder taken one group at a time.
+     * shared contract fixes the order of every rounding), and that centroid is a nearest one by a
+     * double-precision squared distance, up to the scores' own rounding. Dimensions cover the PQ
+     * sub-vectors (1 to 16) and whole vectors (a coarse quantizer); k of 1, 5, 13 and 33 leave
+     * padding in the last group of eight, and 8 or more groups (k 64, 256) exercise the eight-group
+     * loop, 33 its remainder taken one group at a time.
      */
     @Test
     void nearestCentroidAgreesBetweenTwinsAndWithTheReference() {
@@ -679,20 +841,40 @@ class VectorKernelsTest {
                 assertEquals(-7, b[0], "panama wrote before its range" + what);
                 assertEquals(-7, b[n + 1], "panama wrote past its range" + what);
                 for (int i = 0; i < n; i++) {
-                    assertEquals(a[i + 1], b[i + 1], "scalar and panama disagree on point " + i + what);
+                    assertEquals(
+                            a[i + 1], b[i + 1], "scalar and panama disagree on point " + i + what);
                     // The scores' rounding is bounded by the squared norms of the point and of
                     // the largest centroid (|<x, c>| is at most half their sum).
                     double best = Double.MAX_VALUE;
                     double sumMagnitude = 0;
                     double largestCentroid = 0;
                     for (int c = 0; c < k; c++) {
-                        best = Math.min(best, refSquare(points, PAD + i * dim, centroids, c * dim, dim).value());
-                        largestCentroid = Math.max(largestCentroid, refSquare(centroids, c * dim, new float[dim], 0, dim).value());
+                        best =
+                                Math.min(
+                                        best,
+                                        refSquare(points, PAD + i * dim, centroids, c * dim, dim)
+                                                .value());
+                        largestCentroid =
+                                Math.max(
+                                        largestCentroid,
+                                        refSquare(centroids, c * dim, new float[dim], 0, dim)
+                                                .value());
                     }
-                    sumMagnitude = refSquare(points, PAD + i * dim, new float[dim], 0, dim).value() + largestCentroid;
-                    double chosen = refSquare(points, PAD + i * dim, centroids, a[i + 1] * dim, dim).value();
-                    assertTrue(chosen - best <= 4 * (dim + 2) * U * sumMagnitude,
-                            "point " + i + what + ": chosen centroid at " + chosen + ", nearest at " + best);
+                    sumMagnitude =
+                            refSquare(points, PAD + i * dim, new float[dim], 0, dim).value()
+                                    + largestCentroid;
+                    double chosen =
+                            refSquare(points, PAD + i * dim, centroids, a[i + 1] * dim, dim)
+                                    .value();
+                    assertTrue(
+                            chosen - best <= 4 * (dim + 2) * U * sumMagnitude,
+                            "point "
+                                    + i
+                                    + what
+                                    + ": chosen centroid at "
+                                    + chosen
+                                    + ", nearest at "
+                                    + best);
                 }
             }
         }
@@ -723,7 +905,10 @@ class VectorKernelsTest {
 
     // ---- int8 codes ---------------------------------------------------------------------------
 
-    /** {@code len} random bytes (the full range, -128 included) at {@code off}, other bytes random too. */
+    /**
+     * {@code len} random bytes (the full range, -128 included) at {@code off}, other bytes random
+     * too.
+     */
     private static byte[] randomBytes(SplittableRandom rnd, int off, int len) {
         byte[] a = new byte[off + len + PAD];
         for (int i = 0; i < a.length; i++) {
@@ -741,18 +926,21 @@ class VectorKernelsTest {
     }
 
     /**
-     * The int8 dot product is exact and the twins return the same int: every length from 1 to
-     * 300 (every block and tail combination of any vector width up to 512 bits) and the long
-     * ones, at random offsets, against a 64-bit reference; then the extremes (-128 times -128
-     * throughout, the largest products) and a length whose sum overflows an int, where both
-     * must wrap to the same value, the exact sum modulo 2^32.
+     * The int8 dot product is exact and the twins return the same int: every length from 1 to 300
+     * (every block and tail combination of any vector width up to 512 bits) and the long ones, at
+     * random offsets, against a 64-bit reference; then the extremes (-128 times -128 throughout,
+     * the largest products) and a length whose sum overflows an int, where both must wrap to the
+     * same value, the exact sum modulo 2^32.
      */
     @Test
     void int8DotIsExactAndTheTwinsAgree() {
         VectorKernels s = Kernels.scalar(), p = Kernels.panama();
         SplittableRandom rnd = new SplittableRandom(16);
-        int[] lengths = java.util.stream.IntStream.concat(java.util.stream.IntStream.rangeClosed(1, 300),
-                Arrays.stream(LENGTHS)).toArray();
+        int[] lengths =
+                java.util.stream.IntStream.concat(
+                                java.util.stream.IntStream.rangeClosed(1, 300),
+                                Arrays.stream(LENGTHS))
+                        .toArray();
         for (int len : lengths) {
             int aOff = rnd.nextInt(17), bOff = rnd.nextInt(17);
             byte[] a = randomBytes(rnd, aOff, len), b = randomBytes(rnd, bOff, len);
@@ -769,13 +957,22 @@ class VectorKernelsTest {
             assertEquals((int) exact, s.dotInt8(a, 0, b, 0, len), "scalar extremes len " + len);
             assertEquals((int) exact, p.dotInt8(a, 0, b, 0, len), "panama extremes len " + len);
             Arrays.fill(b, (byte) 127);
-            assertEquals((int) (-128L * 127 * len), s.dotInt8(a, 0, b, 0, len), "scalar -128 * 127 len " + len);
-            assertEquals((int) (-128L * 127 * len), p.dotInt8(a, 0, b, 0, len), "panama -128 * 127 len " + len);
+            assertEquals(
+                    (int) (-128L * 127 * len),
+                    s.dotInt8(a, 0, b, 0, len),
+                    "scalar -128 * 127 len " + len);
+            assertEquals(
+                    (int) (-128L * 127 * len),
+                    p.dotInt8(a, 0, b, 0, len),
+                    "panama -128 * 127 len " + len);
         }
         assertTrue(16_384L * 140_000 > Integer.MAX_VALUE, "the last length must overflow an int");
     }
 
-    /** Exact: one non-zero byte per range, so each index must reach the sum exactly once (and none beyond). */
+    /**
+     * Exact: one non-zero byte per range, so each index must reach the sum exactly once (and none
+     * beyond).
+     */
     @ParameterizedTest
     @MethodSource("kernels")
     void int8DotCountsEveryPositionOnce(VectorKernels k) {
@@ -789,7 +986,10 @@ class VectorKernelsTest {
                 Arrays.fill(b, PAD, PAD + len, (byte) 1);
                 a[PAD + pos] = (byte) -7;
                 b[PAD + pos] = (byte) 3;
-                assertEquals(-21, k.dotInt8(a, PAD, b, PAD, len), k.name() + " len " + len + " position " + pos);
+                assertEquals(
+                        -21,
+                        k.dotInt8(a, PAD, b, PAD, len),
+                        k.name() + " len " + len + " position " + pos);
             }
         }
     }
@@ -820,7 +1020,9 @@ class VectorKernelsTest {
                     int codesOff = count % 3; // a row header of 0 to 2 bytes
                     k.dotInt8Bulk(a, aOff, codes, codesOff, stride, rows, count, len, out);
                     for (int i = 0; i < count; i++) {
-                        assertEquals((int) refDotInt8(a, aOff, codes, codesOff + rows[i] * stride, len), out[i],
+                        assertEquals(
+                                (int) refDotInt8(a, aOff, codes, codesOff + rows[i] * stride, len),
+                                out[i],
                                 k.name() + " len " + len + " count " + count + " row " + i);
                     }
                     assertEquals(12345, out[count], k.name() + ": wrote past count " + count);

@@ -20,15 +20,15 @@ import java.util.SplittableRandom;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 
 /**
- * The soak of issue 47: for a set time, a real server in a JVM of its own on loopback takes
- * writes (two tenants, some replacing records), searches, deletes, forgets awaited to SEALED and
- * snapshots all at once, at bounded rates, while the harness restarts it now and then (a clean
- * stop, or SIGKILL). A model on the client side holds every acknowledged write and delete and
- * every forgotten subject; after each restart and at the end, the server is checked against it
- * over gRPC. The report (Markdown, on standard output and in {@code --out FILE}) gives the
- * figures that must be 0, the server's heap and resident set, and p50 and p99 latencies per
- * minute per operation. Exit status: 0 when every must-be-0 figure is 0 and the checks ran; 1
- * otherwise; 2 for bad arguments.
+ * The soak of issue 47: for a set time, a real server in a JVM of its own on loopback takes writes
+ * (two tenants, some replacing records), searches, deletes, forgets awaited to SEALED and snapshots
+ * all at once, at bounded rates, while the harness restarts it now and then (a clean stop, or
+ * SIGKILL). A model on the client side holds every acknowledged write and delete and every
+ * forgotten subject; after each restart and at the end, the server is checked against it over gRPC.
+ * The report (Markdown, on standard output and in {@code --out FILE}) gives the figures that must
+ * be 0, the server's heap and resident set, and p50 and p99 latencies per minute per operation.
+ * Exit status: 0 when every must-be-0 figure is 0 and the checks ran; 1 otherwise; 2 for bad
+ * arguments.
  *
  * <pre>
  * ./nepenthe bench soak minutes=10 [--out FILE]
@@ -45,12 +45,29 @@ public final class SoakBench {
     private static final long LOAD_SAMPLE_MILLIS = 5000;
 
     /** One server process's life: how it started, and its memory then and when it stopped. */
-    record Incarnation(int number, String started, SoakServer.Memory atStart, SoakServer.Memory atStop, double upSeconds) {}
+    record Incarnation(
+            int number,
+            String started,
+            SoakServer.Memory atStart,
+            SoakServer.Memory atStop,
+            double upSeconds) {}
 
     /** Everything a run found; {@link #passed} says whether every must-be-0 figure is 0. */
-    record Outcome(SoakOptions options, List<SoakChecker.Result> checks, List<Incarnation> incarnations, SoakTally tally,
-            long servedInSearches, long snapshots, long sealed, int cleanStops, int kills, double loadAtStart,
-            double loadAtEnd, double seconds, String aborted, Path dir) {
+    record Outcome(
+            SoakOptions options,
+            List<SoakChecker.Result> checks,
+            List<Incarnation> incarnations,
+            SoakTally tally,
+            long servedInSearches,
+            long snapshots,
+            long sealed,
+            int cleanStops,
+            int kills,
+            double loadAtStart,
+            double loadAtEnd,
+            double seconds,
+            String aborted,
+            Path dir) {
 
         long lost() {
             return checks.stream().mapToLong(SoakChecker.Result::lost).sum();
@@ -61,7 +78,8 @@ public final class SoakBench {
         }
 
         long forgottenServed() {
-            return checks.stream().mapToLong(SoakChecker.Result::forgottenServed).sum() + servedInSearches;
+            return checks.stream().mapToLong(SoakChecker.Result::forgottenServed).sum()
+                    + servedInSearches;
         }
 
         long errors() {
@@ -70,8 +88,13 @@ public final class SoakBench {
 
         /** The final check ran, and nothing that must be 0 is not. */
         boolean passed() {
-            return aborted == null && !checks.isEmpty() && checks.getLast().when().equals("end") && lost() == 0
-                    && resurrected() == 0 && forgottenServed() == 0 && errors() == 0;
+            return aborted == null
+                    && !checks.isEmpty()
+                    && checks.getLast().when().equals("end")
+                    && lost() == 0
+                    && resurrected() == 0
+                    && forgottenServed() == 0
+                    && errors() == 0;
         }
     }
 
@@ -97,9 +120,15 @@ public final class SoakBench {
         System.exit(out.passed() ? 0 : 1);
     }
 
-    /** Runs the soak; the run's folder is deleted when it passed and kept (for the server's log) when not. */
+    /**
+     * Runs the soak; the run's folder is deleted when it passed and kept (for the server's log)
+     * when not.
+     */
     static Outcome run(SoakOptions o) throws Exception {
-        Path parent = o.dir() != null ? Files.createDirectories(o.dir()) : Path.of(System.getProperty("java.io.tmpdir"));
+        Path parent =
+                o.dir() != null
+                        ? Files.createDirectories(o.dir())
+                        : Path.of(System.getProperty("java.io.tmpdir"));
         Path dir = Files.createTempDirectory(parent, "nepenthe-soak");
         Path tokens = dir.resolve("tokens.conf");
         NepentheServer.addToken(tokens, dir.resolve("operator.token"), "default", "store-operator");
@@ -109,9 +138,17 @@ public final class SoakBench {
             tenantTokens.put(t, Files.readString(dir.resolve(t + ".token")).strip());
         }
         Path snapshots = Files.createDirectories(dir.resolve("snapshots"));
-        SoakServer server = new SoakServer(dir.resolve("data"), dir.resolve("keys"), tokens, snapshots,
-                dir.resolve("server.log"), o.serverHeap());
-        SoakClients clients = new SoakClients(tenantTokens, Files.readString(dir.resolve("operator.token")).strip());
+        SoakServer server =
+                new SoakServer(
+                        dir.resolve("data"),
+                        dir.resolve("keys"),
+                        tokens,
+                        snapshots,
+                        dir.resolve("server.log"),
+                        o.serverHeap());
+        SoakClients clients =
+                new SoakClients(
+                        tenantTokens, Files.readString(dir.resolve("operator.token")).strip());
         double loadAtStart = ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage();
         List<SoakChecker.Result> checks = new ArrayList<>();
         List<Incarnation> lives = new ArrayList<>();
@@ -123,22 +160,38 @@ public final class SoakBench {
         ReentrantReadWriteLock gate = new ReentrantReadWriteLock(true);
         SoakWorkload workload = new SoakWorkload(o, model, clients, tally, gate, snapshots);
         SoakChecker checker = new SoakChecker(model, clients, tally, gate);
-        Thread sampler = Thread.ofPlatform().name("soak-load").daemon().unstarted(() -> {
-            // The machine's load average every few seconds: the clients, the server and whatever else runs.
-            while (!Thread.currentThread().isInterrupted()) {
-                tally.load(System.nanoTime(), ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
-                try {
-                    Thread.sleep(LOAD_SAMPLE_MILLIS);
-                } catch (InterruptedException e) {
-                    return;
-                }
-            }
-        });
+        Thread sampler =
+                Thread.ofPlatform()
+                        .name("soak-load")
+                        .daemon()
+                        .unstarted(
+                                () -> {
+                                    // The machine's load average every few seconds: the clients,
+                                    // the server and whatever else runs.
+                                    while (!Thread.currentThread().isInterrupted()) {
+                                        tally.load(
+                                                System.nanoTime(),
+                                                ManagementFactory.getOperatingSystemMXBean()
+                                                        .getSystemLoadAverage());
+                                        try {
+                                            Thread.sleep(LOAD_SAMPLE_MILLIS);
+                                        } catch (InterruptedException e) {
+                                            return;
+                                        }
+                                    }
+                                });
         try {
             clients.connect(server.start(START_TIMEOUT_SECONDS));
-            clients.collections(clients.conn()).create(CreateCollectionRequest.newBuilder().setSpec(CollectionSpec
-                    .newBuilder().setName(SoakWorkload.COLLECTION).setDimension(o.dim()).setMetric(Metric.COSINE)
-                    .setIndexKind(o.index())).build());
+            clients.collections(clients.conn())
+                    .create(
+                            CreateCollectionRequest.newBuilder()
+                                    .setSpec(
+                                            CollectionSpec.newBuilder()
+                                                    .setName(SoakWorkload.COLLECTION)
+                                                    .setDimension(o.dim())
+                                                    .setMetric(Metric.COSINE)
+                                                    .setIndexKind(o.index()))
+                                    .build());
             SoakServer.Memory first = server.memory();
             long bornAt = System.nanoTime();
             String how = "first start";
@@ -153,15 +206,23 @@ public final class SoakBench {
                     break;
                 }
                 sleepUntil(at);
-                boolean kill = o.killShare() > 0 && o.killShare() < 1 && restart < 2 ? restart == 1
-                        : rnd.nextDouble() < o.killShare();
+                boolean kill =
+                        o.killShare() > 0 && o.killShare() < 1 && restart < 2
+                                ? restart == 1
+                                : rnd.nextDouble() < o.killShare();
                 boolean rollback = o.rollback() && restart == 0;
                 if (rollback) {
                     rollBack(o, server, clients, model, workload, snapshots, dir);
                     kill = false;
                 }
                 SoakServer.Memory atStop = server.memory();
-                lives.add(new Incarnation(lives.size() + 1, how, atStart, atStop, (System.nanoTime() - bornAt) / 1e9));
+                lives.add(
+                        new Incarnation(
+                                lives.size() + 1,
+                                how,
+                                atStart,
+                                atStop,
+                                (System.nanoTime() - bornAt) / 1e9));
                 long down = System.nanoTime();
                 clients.openWindow();
                 if (kill) {
@@ -177,17 +238,36 @@ public final class SoakBench {
                 clients.connect(server.start(START_TIMEOUT_SECONDS));
                 tally.ok(Kind.RESTART, down, System.nanoTime() - down);
                 bornAt = System.nanoTime();
-                how = rollback ? "onto a restored snapshot (fault)" : kill ? "after SIGKILL" : "after a clean stop";
+                how =
+                        rollback
+                                ? "onto a restored snapshot (fault)"
+                                : kill ? "after SIGKILL" : "after a clean stop";
                 atStart = server.memory();
-                checks.add(checker.check("after restart " + (restart + 1) + " (" + (kill ? "SIGKILL"
-                        : rollback ? "clean stop, onto a restored snapshot: the fault" : "clean stop") + ")"));
+                checks.add(
+                        checker.check(
+                                "after restart "
+                                        + (restart + 1)
+                                        + " ("
+                                        + (kill
+                                                ? "SIGKILL"
+                                                : rollback
+                                                        ? "clean stop, onto a restored snapshot:"
+                                                                + " the fault"
+                                                        : "clean stop")
+                                        + ")"));
                 System.err.println("soak: " + checks.getLast());
             }
             sleepUntil(end);
             workload.stop();
             checks.add(checker.check("end"));
             System.err.println("soak: " + checks.getLast());
-            lives.add(new Incarnation(lives.size() + 1, how, atStart, server.memory(), (System.nanoTime() - bornAt) / 1e9));
+            lives.add(
+                    new Incarnation(
+                            lives.size() + 1,
+                            how,
+                            atStart,
+                            server.memory(),
+                            (System.nanoTime() - bornAt) / 1e9));
             String problem = server.stop(STOP_TIMEOUT_SECONDS);
             if (problem != null) {
                 tally.error(Kind.RESTART, problem);
@@ -206,9 +286,22 @@ public final class SoakBench {
             clients.close();
         }
         double seconds = (System.nanoTime() - t0) / 1e9;
-        Outcome out = new Outcome(o, checks, lives, tally, workload.servedInSearches(), workload.snapshotsTaken(),
-                workload.sealed(), stops[0], stops[1], loadAtStart,
-                ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage(), seconds, aborted, dir);
+        Outcome out =
+                new Outcome(
+                        o,
+                        checks,
+                        lives,
+                        tally,
+                        workload.servedInSearches(),
+                        workload.snapshotsTaken(),
+                        workload.sealed(),
+                        stops[0],
+                        stops[1],
+                        loadAtStart,
+                        ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage(),
+                        seconds,
+                        aborted,
+                        dir);
         if (out.passed()) {
             SoakWorkload.deleteTree(dir);
         } else {
@@ -219,24 +312,36 @@ public final class SoakBench {
 
     /**
      * The rollback fault: a snapshot, then some more acknowledged writes, then a restore of that
-     * snapshot, which the next start serves. Writes acknowledged after the snapshot are lost,
-     * and the checks must say so.
+     * snapshot, which the next start serves. Writes acknowledged after the snapshot are lost, and
+     * the checks must say so.
      */
-    private static void rollBack(SoakOptions o, SoakServer server, SoakClients clients, SoakModel model,
-            SoakWorkload workload, Path snapshots, Path dir) throws InterruptedException, IOException {
+    private static void rollBack(
+            SoakOptions o,
+            SoakServer server,
+            SoakClients clients,
+            SoakModel model,
+            SoakWorkload workload,
+            Path snapshots,
+            Path dir)
+            throws InterruptedException, IOException {
         long deadline = System.nanoTime() + 60_000_000_000L;
         while (o.replay() && !workload.replayed() && System.nanoTime() < deadline) {
             Thread.sleep(100); // the replay first, so that one run can show both faults
         }
         Path base = snapshots.resolve("rollback-base");
-        clients.admin(clients.conn()).snapshot(SnapshotRequest.newBuilder().setTarget(base.toString()).build());
+        clients.admin(clients.conn())
+                .snapshot(SnapshotRequest.newBuilder().setTarget(base.toString()).build());
         long acked = model.ackedWrites();
         while (model.ackedWrites() < acked + 5 && System.nanoTime() < deadline + 60_000_000_000L) {
             Thread.sleep(50);
         }
         Path restored = snapshots.resolve("restored");
-        clients.admin(clients.conn()).restore(RestoreRequest.newBuilder().setSnapshot(base.toString())
-                .setTarget(restored.toString()).build());
+        clients.admin(clients.conn())
+                .restore(
+                        RestoreRequest.newBuilder()
+                                .setSnapshot(base.toString())
+                                .setTarget(restored.toString())
+                                .build());
         // A served folder may not lie in a snapshot folder: move it beside the data.
         Path data = Files.move(restored, dir.resolve("data-restored"));
         server.useData(data);

@@ -15,11 +15,11 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The harness's side of the wire: one channel to the current server (a restarted server listens
- * on a new port, so a restart installs a new channel), the bearer tokens of the two tenants and
- * of the store operator, and the restart window. A call that fails UNAVAILABLE is expected when
- * the window was open, or the channel it went out on was replaced, while it ran; any other
- * failure is an error.
+ * The harness's side of the wire: one channel to the current server (a restarted server listens on
+ * a new port, so a restart installs a new channel), the bearer tokens of the two tenants and of the
+ * store operator, and the restart window. A call that fails UNAVAILABLE is expected when the window
+ * was open, or the channel it went out on was replaced, while it ran; any other failure is an
+ * error.
  */
 final class SoakClients {
 
@@ -35,20 +35,27 @@ final class SoakClients {
     private volatile boolean window;
 
     SoakClients(Map<String, String> tenantTokens, String operatorToken) {
-        this.tenants = Map.copyOf(tenantTokens.entrySet().stream().collect(java.util.stream.Collectors.toMap(
-                Map.Entry::getKey, e -> bearer(e.getValue()))));
+        this.tenants =
+                Map.copyOf(
+                        tenantTokens.entrySet().stream()
+                                .collect(
+                                        java.util.stream.Collectors.toMap(
+                                                Map.Entry::getKey, e -> bearer(e.getValue()))));
         this.operator = bearer(operatorToken);
     }
 
     private static ClientInterceptor bearer(String token) {
         Metadata auth = new Metadata();
-        auth.put(Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER), "Bearer " + token);
+        auth.put(
+                Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER),
+                "Bearer " + token);
         return MetadataUtils.newAttachHeadersInterceptor(auth);
     }
 
     /** Installs a channel to the server just started on {@code port} and closes the window. */
     void connect(int port) {
-        ManagedChannel ch = NettyChannelBuilder.forAddress("127.0.0.1", port).usePlaintext().build();
+        ManagedChannel ch =
+                NettyChannelBuilder.forAddress("127.0.0.1", port).usePlaintext().build();
         Conn old = conn;
         conn = new Conn(ch, old == null ? 1 : old.generation() + 1);
         window = false;
@@ -67,30 +74,35 @@ final class SoakClients {
     }
 
     /**
-     * Whether a call that went out on {@code c} and failed with {@code e} failed as a restart
-     * makes calls fail: UNAVAILABLE while the window was open or after its channel was replaced.
+     * Whether a call that went out on {@code c} and failed with {@code e} failed as a restart makes
+     * calls fail: UNAVAILABLE while the window was open or after its channel was replaced.
      */
     boolean expected(Conn c, StatusRuntimeException e) {
-        return e.getStatus().getCode() == Status.Code.UNAVAILABLE && (window || conn.generation() != c.generation());
+        return e.getStatus().getCode() == Status.Code.UNAVAILABLE
+                && (window || conn.generation() != c.generation());
     }
 
     RecordsGrpc.RecordsBlockingStub records(Conn c, String tenant) {
-        return RecordsGrpc.newBlockingStub(c.channel()).withInterceptors(tenants.get(tenant))
+        return RecordsGrpc.newBlockingStub(c.channel())
+                .withInterceptors(tenants.get(tenant))
                 .withDeadlineAfter(DEADLINE_SECONDS, TimeUnit.SECONDS);
     }
 
     ForgetGrpc.ForgetBlockingStub forget(Conn c, String tenant) {
-        return ForgetGrpc.newBlockingStub(c.channel()).withInterceptors(tenants.get(tenant))
+        return ForgetGrpc.newBlockingStub(c.channel())
+                .withInterceptors(tenants.get(tenant))
                 .withDeadlineAfter(DEADLINE_SECONDS, TimeUnit.SECONDS);
     }
 
     AdminGrpc.AdminBlockingStub admin(Conn c) {
-        return AdminGrpc.newBlockingStub(c.channel()).withInterceptors(operator)
+        return AdminGrpc.newBlockingStub(c.channel())
+                .withInterceptors(operator)
                 .withDeadlineAfter(DEADLINE_SECONDS, TimeUnit.SECONDS);
     }
 
     CollectionsGrpc.CollectionsBlockingStub collections(Conn c) {
-        return CollectionsGrpc.newBlockingStub(c.channel()).withInterceptors(operator)
+        return CollectionsGrpc.newBlockingStub(c.channel())
+                .withInterceptors(operator)
                 .withDeadlineAfter(DEADLINE_SECONDS, TimeUnit.SECONDS);
     }
 

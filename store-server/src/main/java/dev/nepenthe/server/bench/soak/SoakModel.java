@@ -13,25 +13,32 @@ import java.util.SplittableRandom;
  * What the server must hold, by the harness's account: every write and delete it acknowledged,
  * every subject whose forget it acknowledged. A call whose outcome is unknown (it failed
  * UNAVAILABLE while the server went down, so it may or may not have been applied) leaves the
- * record's state open between the acknowledged one and the one it asked for; the next check
- * reads what the server holds and settles it (the process that could still apply it is gone).
+ * record's state open between the acknowledged one and the one it asked for; the next check reads
+ * what the server holds and settles it (the process that could still apply it is gone).
  *
  * <p>Each record has at most one call in flight, and a subject being forgotten has none: the
- * forgetter retires it, waits for its calls to finish, and only then forgets it, so the model
- * never has to guess an order. Records carry their version in metadata ({@code v}) and a vector
- * that is a function of (tenant, id, version), so what the server returns can be checked
- * exactly. All methods are synchronized: the rates are bounded and small.
+ * forgetter retires it, waits for its calls to finish, and only then forgets it, so the model never
+ * has to guess an order. Records carry their version in metadata ({@code v}) and a vector that is a
+ * function of (tenant, id, version), so what the server returns can be checked exactly. All methods
+ * are synchronized: the rates are bounded and small.
  */
 final class SoakModel {
 
     /** The state of a record that is not stored (never written, or deleted). */
     static final int ABSENT = -1;
+
     /** Most records one subject holds; past it, writes replace. */
     static final int RECORDS_PER_SUBJECT = 12;
+
     /** Most active subjects a tenant keeps before it stops adding new ones. */
     static final int ACTIVE_SUBJECTS = 60;
 
-    enum SubjectState { ACTIVE, RETIRING, FORGOTTEN, ABANDONED }
+    enum SubjectState {
+        ACTIVE,
+        RETIRING,
+        FORGOTTEN,
+        ABANDONED
+    }
 
     /** A person the records are about; ids are unique within the tenant. */
     static final class Subject {
@@ -71,7 +78,11 @@ final class SoakModel {
     record Forgotten(String tenant, String id, String subject, List<Integer> versions) {}
 
     /** What a check found for one record. */
-    enum Verdict { OK, LOST, RESURRECTED }
+    enum Verdict {
+        OK,
+        LOST,
+        RESURRECTED
+    }
 
     private final long seed;
     private final int dim;
@@ -97,9 +108,9 @@ final class SoakModel {
     }
 
     /**
-     * Plans an upsert of 1 to 4 records of one active subject: new ids while the subject has
-     * room, otherwise (and for about a third of them anyway) replacements of its existing ids.
-     * Returns null when every candidate record is busy.
+     * Plans an upsert of 1 to 4 records of one active subject: new ids while the subject has room,
+     * otherwise (and for about a third of them anyway) replacements of its existing ids. Returns
+     * null when every candidate record is busy.
      */
     synchronized Call planWrite(SplittableRandom rnd) {
         String tenant = tenants.get(rnd.nextInt(tenants.size()));
@@ -116,7 +127,9 @@ final class SoakModel {
         int want = 1 + rnd.nextInt(4);
         List<Entry> chosen = new ArrayList<>();
         for (int i = 0; i < want; i++) {
-            boolean replace = s.entries.size() >= RECORDS_PER_SUBJECT || (!s.entries.isEmpty() && rnd.nextInt(3) == 0);
+            boolean replace =
+                    s.entries.size() >= RECORDS_PER_SUBJECT
+                            || (!s.entries.isEmpty() && rnd.nextInt(3) == 0);
             Entry e;
             if (replace) {
                 e = s.entries.get(rnd.nextInt(s.entries.size()));
@@ -141,17 +154,28 @@ final class SoakModel {
         return new Call(s, chosen, versions);
     }
 
-    /** Plans a delete of one to three stored records of one active subject; null if there are none free. */
+    /**
+     * Plans a delete of one to three stored records of one active subject; null if there are none
+     * free.
+     */
     synchronized Call planDelete(SplittableRandom rnd) {
         String tenant = tenants.get(rnd.nextInt(tenants.size()));
-        List<Subject> active = subjects.get(tenant).stream()
-                .filter(s -> s.state == SubjectState.ACTIVE && s.entries.stream().anyMatch(e -> !e.busy && e.acked != ABSENT))
-                .toList();
+        List<Subject> active =
+                subjects.get(tenant).stream()
+                        .filter(
+                                s ->
+                                        s.state == SubjectState.ACTIVE
+                                                && s.entries.stream()
+                                                        .anyMatch(
+                                                                e -> !e.busy && e.acked != ABSENT))
+                        .toList();
         if (active.isEmpty()) {
             return null;
         }
         Subject s = active.get(rnd.nextInt(active.size()));
-        List<Entry> free = new ArrayList<>(s.entries.stream().filter(e -> !e.busy && e.acked != ABSENT).toList());
+        List<Entry> free =
+                new ArrayList<>(
+                        s.entries.stream().filter(e -> !e.busy && e.acked != ABSENT).toList());
         List<Entry> chosen = new ArrayList<>();
         for (int i = 0, n = 1 + rnd.nextInt(3); i < n && !free.isEmpty(); i++) {
             chosen.add(free.remove(rnd.nextInt(free.size())));
@@ -200,8 +224,10 @@ final class SoakModel {
 
     /** Takes an active subject with records out of the workload; null if there is none. */
     synchronized Subject retire(String tenant, SplittableRandom rnd) {
-        List<Subject> candidates = subjects.get(tenant).stream()
-                .filter(s -> s.state == SubjectState.ACTIVE && !s.entries.isEmpty()).toList();
+        List<Subject> candidates =
+                subjects.get(tenant).stream()
+                        .filter(s -> s.state == SubjectState.ACTIVE && !s.entries.isEmpty())
+                        .toList();
         if (candidates.isEmpty()) {
             return null;
         }
@@ -238,7 +264,10 @@ final class SoakModel {
         s.state = SubjectState.ABANDONED;
     }
 
-    /** The forget clock now: a search started at this time must not return what was forgotten at or before it. */
+    /**
+     * The forget clock now: a search started at this time must not return what was forgotten at or
+     * before it.
+     */
     synchronized long now() {
         return clock;
     }
@@ -253,7 +282,10 @@ final class SoakModel {
         return false;
     }
 
-    /** Every record of the subjects still in the workload (active), for a check with the workload paused. */
+    /**
+     * Every record of the subjects still in the workload (active), for a check with the workload
+     * paused.
+     */
     synchronized List<Entry> live() {
         List<Entry> out = new ArrayList<>();
         for (List<Subject> list : subjects.values()) {
@@ -273,7 +305,12 @@ final class SoakModel {
     /** The forgotten subjects, as tenant and name. */
     synchronized List<Subject> forgottenSubjects() {
         List<Subject> out = new ArrayList<>();
-        subjects.values().forEach(l -> l.stream().filter(s -> s.state == SubjectState.FORGOTTEN).forEach(out::add));
+        subjects.values()
+                .forEach(
+                        l ->
+                                l.stream()
+                                        .filter(s -> s.state == SubjectState.FORGOTTEN)
+                                        .forEach(out::add));
         return out;
     }
 
@@ -297,12 +334,18 @@ final class SoakModel {
     }
 
     /**
-     * The vector of one version of a record: near its subject's centre, so that a subject's
-     * records are each other's neighbours and a search by a forgotten vector lands among them.
+     * The vector of one version of a record: near its subject's centre, so that a subject's records
+     * are each other's neighbours and a search by a forgotten vector lands among them.
      */
     float[] vector(String tenant, String id, String subject, int version) {
-        SplittableRandom centre = new SplittableRandom(seed ^ (tenant + "/" + subject).hashCode() * 0x9E3779B97F4A7C15L);
-        SplittableRandom noise = new SplittableRandom(seed ^ ((tenant + "/" + id).hashCode() * 31L + version) * 0xBF58476D1CE4E5B9L);
+        SplittableRandom centre =
+                new SplittableRandom(
+                        seed ^ (tenant + "/" + subject).hashCode() * 0x9E3779B97F4A7C15L);
+        SplittableRandom noise =
+                new SplittableRandom(
+                        seed
+                                ^ ((tenant + "/" + id).hashCode() * 31L + version)
+                                        * 0xBF58476D1CE4E5B9L);
         float[] v = new float[dim];
         double norm = 0;
         for (int i = 0; i < dim; i++) {

@@ -15,18 +15,21 @@ import javax.management.remote.JMXServiceURL;
 
 /**
  * The server under soak: {@code nepenthe serve} in a JVM of its own (this JVM's flags and class
- * path, its own heap limit), on loopback, so that it can be stopped cleanly (SIGTERM, the
- * graceful shutdown) or killed (SIGKILL) and started again over the same folders. Its output goes
- * to a log file in the run's folder.
+ * path, its own heap limit), on loopback, so that it can be stopped cleanly (SIGTERM, the graceful
+ * shutdown) or killed (SIGKILL) and started again over the same folders. Its output goes to a log
+ * file in the run's folder.
  *
  * <p>Memory is read from outside: the resident set from {@code /proc/PID/status}, and the heap
- * through JMX, by attaching to the process (the attach API starts its local management agent;
- * the server itself exposes no heap figure). The heap is read after a full collection the probe
- * asks for, so that it measures what is live, not how lazily the collector ran.
+ * through JMX, by attaching to the process (the attach API starts its local management agent; the
+ * server itself exposes no heap figure). The heap is read after a full collection the probe asks
+ * for, so that it measures what is live, not how lazily the collector ran.
  */
 final class SoakServer {
 
-    /** What a probe read; {@code heapBytes} is -1 with {@code heapProblem} saying why when JMX could not be reached. */
+    /**
+     * What a probe read; {@code heapBytes} is -1 with {@code heapProblem} saying why when JMX could
+     * not be reached.
+     */
     record Memory(long heapBytes, long rssBytes, String heapProblem) {}
 
     private final Path keys;
@@ -47,7 +50,10 @@ final class SoakServer {
         this.heap = heap;
     }
 
-    /** Serves another data folder from the next start on (a restored snapshot, for the rollback fault). */
+    /**
+     * Serves another data folder from the next start on (a restored snapshot, for the rollback
+     * fault).
+     */
     void useData(Path folder) {
         this.data = folder;
     }
@@ -62,30 +68,64 @@ final class SoakServer {
         Path portFile = log.resolveSibling("port");
         Files.deleteIfExists(portFile);
         List<String> cmd = new ArrayList<>();
-        cmd.add(ProcessHandle.current().info().command().orElse(Path.of(System.getProperty("java.home"), "bin", "java")
-                .toString()));
+        cmd.add(
+                ProcessHandle.current()
+                        .info()
+                        .command()
+                        .orElse(
+                                Path.of(System.getProperty("java.home"), "bin", "java")
+                                        .toString()));
         cmd.add("-Xmx" + heap);
         for (String f : ManagementFactory.getRuntimeMXBean().getInputArguments()) {
-            // This JVM's flags (the vector module, Chronicle Map's exports) but not its heap or agents.
-            if (!f.startsWith("-Xmx") && !f.startsWith("-Xms") && !f.startsWith("-agentlib") && !f.startsWith("-javaagent")
+            // This JVM's flags (the vector module, Chronicle Map's exports) but not its heap or
+            // agents.
+            if (!f.startsWith("-Xmx")
+                    && !f.startsWith("-Xms")
+                    && !f.startsWith("-agentlib")
+                    && !f.startsWith("-javaagent")
                     && !f.startsWith("-Xrunjdwp")) {
                 cmd.add(f);
             }
         }
-        cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), "dev.nepenthe.server.Main", "serve",
-                "--data", data.toString(), "--keys", keys.toString(), "--tokens", tokens.toString(), "--host",
-                "127.0.0.1", "--port", "0", "--port-file", portFile.toString(), "--snapshot-dir", snapshots.toString()));
-        process = new ProcessBuilder(cmd).redirectErrorStream(true)
-                .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile())).start();
+        cmd.addAll(
+                List.of(
+                        "-cp",
+                        System.getProperty("java.class.path"),
+                        "dev.nepenthe.server.Main",
+                        "serve",
+                        "--data",
+                        data.toString(),
+                        "--keys",
+                        keys.toString(),
+                        "--tokens",
+                        tokens.toString(),
+                        "--host",
+                        "127.0.0.1",
+                        "--port",
+                        "0",
+                        "--port-file",
+                        portFile.toString(),
+                        "--snapshot-dir",
+                        snapshots.toString()));
+        process =
+                new ProcessBuilder(cmd)
+                        .redirectErrorStream(true)
+                        .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()))
+                        .start();
         process.getOutputStream().close();
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(timeoutSeconds);
         while (!Files.exists(portFile) || Files.size(portFile) == 0) {
             if (!process.isAlive()) {
-                throw new IOException("the server exited with " + process.exitValue() + " before serving; see " + log);
+                throw new IOException(
+                        "the server exited with "
+                                + process.exitValue()
+                                + " before serving; see "
+                                + log);
             }
             if (System.nanoTime() > deadline) {
                 process.destroyForcibly();
-                throw new IOException("the server did not serve within " + timeoutSeconds + " s; see " + log);
+                throw new IOException(
+                        "the server did not serve within " + timeoutSeconds + " s; see " + log);
             }
             Thread.sleep(20);
         }
@@ -111,7 +151,9 @@ final class SoakServer {
         process.destroy();
         if (!process.waitFor(timeoutSeconds, TimeUnit.SECONDS)) {
             process.destroyForcibly().waitFor();
-            return "the server did not stop within " + timeoutSeconds + " s of SIGTERM and was killed";
+            return "the server did not stop within "
+                    + timeoutSeconds
+                    + " s of SIGTERM and was killed";
         }
         return null;
     }
@@ -126,7 +168,9 @@ final class SoakServer {
         return process != null && process.isAlive();
     }
 
-    /** The server's heap after a full collection (through JMX) and its resident set (from /proc). */
+    /**
+     * The server's heap after a full collection (through JMX) and its resident set (from /proc).
+     */
     Memory memory() {
         long rss = rss(process.pid());
         try {
@@ -138,8 +182,11 @@ final class SoakServer {
                 vm.detach();
             }
             try (JMXConnector c = JMXConnectorFactory.connect(new JMXServiceURL(url))) {
-                MemoryMXBean m = ManagementFactory.newPlatformMXBeanProxy(c.getMBeanServerConnection(),
-                        ManagementFactory.MEMORY_MXBEAN_NAME, MemoryMXBean.class);
+                MemoryMXBean m =
+                        ManagementFactory.newPlatformMXBeanProxy(
+                                c.getMBeanServerConnection(),
+                                ManagementFactory.MEMORY_MXBEAN_NAME,
+                                MemoryMXBean.class);
                 m.gc();
                 return new Memory(m.getHeapMemoryUsage().getUsed(), rss, null);
             }

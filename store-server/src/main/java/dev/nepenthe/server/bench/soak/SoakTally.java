@@ -17,8 +17,13 @@ final class SoakTally {
 
     /** The operations the report has a column for. */
     enum Kind {
-        UPSERT("upsert"), SEARCH("search"), DELETE("delete"), FORGET("forget to BLOCKED"), SEALED("forget to SEALED"),
-        SNAPSHOT("snapshot"), RESTART("restart: down to serving"),
+        UPSERT("upsert"),
+        SEARCH("search"),
+        DELETE("delete"),
+        FORGET("forget to BLOCKED"),
+        SEALED("forget to SEALED"),
+        SNAPSHOT("snapshot"),
+        RESTART("restart: down to serving"),
         OTHER("other calls: forget status polls, fault injection");
 
         final String label;
@@ -93,7 +98,8 @@ final class SoakTally {
         counts.get(k)[2]++;
         errors++;
         if (problems.size() < KEPT_PROBLEMS) {
-            problems.add(new Problem(k, what.length() > 300 ? what.substring(0, 300) + "..." : what));
+            problems.add(
+                    new Problem(k, what.length() > 300 ? what.substring(0, 300) + "..." : what));
         }
     }
 
@@ -125,7 +131,9 @@ final class SoakTally {
         }
         long[] lat = Arrays.copyOf(latencies.get(k).get(bucket), n);
         Arrays.sort(lat);
-        return new double[] {lat[(int) (n * 0.50)] / 1e6, lat[Math.min(n - 1, (int) (n * 0.99))] / 1e6, n};
+        return new double[] {
+            lat[(int) (n * 0.50)] / 1e6, lat[Math.min(n - 1, (int) (n * 0.99))] / 1e6, n
+        };
     }
 
     /** p50 and p99 over the whole run, and the count; null when none. */
@@ -141,6 +149,8 @@ final class SoakTally {
             at += e.getValue();
         }
         Arrays.sort(all);
-        return new double[] {all[(int) (n * 0.50)] / 1e6, all[Math.min(n - 1, (int) (n * 0.99))] / 1e6, n};
+        return new double[] {
+            all[(int) (n * 0.50)] / 1e6, all[Math.min(n - 1, (int) (n * 0.99))] / 1e6, n
+        };
     }
 }

@@ -38,8 +38,10 @@ import java.util.concurrent.locks.ReadWriteLock;
 final class SoakWorkload {
 
     static final String COLLECTION = "soak";
+
     /** Snapshots kept on disk; older ones are deleted as new ones are taken. */
     private static final int SNAPSHOTS_KEPT = 2;
+
     /** How long a forget may take to reach SEALED before it counts as an error. */
     private static final long SEAL_TIMEOUT_NANOS = 180_000_000_000L;
 
@@ -50,8 +52,10 @@ final class SoakWorkload {
     private final ReadWriteLock gate;
     private final Path snapshots;
     private final AtomicBoolean stop = new AtomicBoolean();
+
     /** The run is being abandoned (the server did not come back): nothing waits for it any more. */
     private final AtomicBoolean abort = new AtomicBoolean();
+
     private final AtomicLong servedInSearches = new AtomicLong();
     private final AtomicLong snapshotsTaken = new AtomicLong();
     private final AtomicLong sealed = new AtomicLong();
@@ -59,7 +63,13 @@ final class SoakWorkload {
     private final Deque<Path> kept = new ArrayDeque<>();
     private final List<Thread> threads = new ArrayList<>();
 
-    SoakWorkload(SoakOptions o, SoakModel model, SoakClients clients, SoakTally tally, ReadWriteLock gate, Path snapshots) {
+    SoakWorkload(
+            SoakOptions o,
+            SoakModel model,
+            SoakClients clients,
+            SoakTally tally,
+            ReadWriteLock gate,
+            Path snapshots) {
         this.o = o;
         this.model = model;
         this.clients = clients;
@@ -119,33 +129,52 @@ final class SoakWorkload {
         void run(SplittableRandom rnd) throws InterruptedException;
     }
 
-    /** A thread that runs {@code step} at most {@code perSecond} times a second, and never in a burst to catch up. */
+    /**
+     * A thread that runs {@code step} at most {@code perSecond} times a second, and never in a
+     * burst to catch up.
+     */
     private void spawn(String name, double perSecond, long seed, Step step) {
         long interval = (long) (1e9 / perSecond);
-        threads.add(Thread.ofPlatform().name(name).daemon().unstarted(() -> {
-            SplittableRandom rnd = new SplittableRandom(seed);
-            long next = System.nanoTime();
-            try {
-                while (!stop.get()) {
-                    step.run(rnd);
-                    next = Math.max(next + interval, System.nanoTime());
-                    long wait = next - System.nanoTime();
-                    if (wait > 0) {
-                        Thread.sleep(wait / 1_000_000, (int) (wait % 1_000_000));
-                    }
-                }
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            } catch (RuntimeException e) {
-                tally.error(Kind.OTHER, name + " stopped: " + e);
-            }
-        }));
+        threads.add(
+                Thread.ofPlatform()
+                        .name(name)
+                        .daemon()
+                        .unstarted(
+                                () -> {
+                                    SplittableRandom rnd = new SplittableRandom(seed);
+                                    long next = System.nanoTime();
+                                    try {
+                                        while (!stop.get()) {
+                                            step.run(rnd);
+                                            next = Math.max(next + interval, System.nanoTime());
+                                            long wait = next - System.nanoTime();
+                                            if (wait > 0) {
+                                                Thread.sleep(
+                                                        wait / 1_000_000, (int) (wait % 1_000_000));
+                                            }
+                                        }
+                                    } catch (InterruptedException e) {
+                                        Thread.currentThread().interrupt();
+                                    } catch (RuntimeException e) {
+                                        tally.error(Kind.OTHER, name + " stopped: " + e);
+                                    }
+                                }));
     }
 
-    /** One call under the gate: the outcome is OK (returned), EXPECTED (UNAVAILABLE in a restart window) or ERROR. */
-    private enum Outcome { OK, EXPECTED, ERROR }
+    /**
+     * One call under the gate: the outcome is OK (returned), EXPECTED (UNAVAILABLE in a restart
+     * window) or ERROR.
+     */
+    private enum Outcome {
+        OK,
+        EXPECTED,
+        ERROR
+    }
 
-    private <T> Outcome call(Kind kind, java.util.function.Function<Conn, T> rpc, java.util.function.Consumer<T> onOk) {
+    private <T> Outcome call(
+            Kind kind,
+            java.util.function.Function<Conn, T> rpc,
+            java.util.function.Consumer<T> onOk) {
         gate.readLock().lock();
         try {
             Conn c = clients.conn();
@@ -177,15 +206,19 @@ final class SoakWorkload {
         String tenant = c.subject().tenant;
         UpsertRequest.Builder b = UpsertRequest.newBuilder().setCollection(COLLECTION);
         for (int i = 0; i < c.entries().size(); i++) {
-            b.addRecords(record(tenant, c.entries().get(i).id, c.subject().name, c.versions().get(i)));
+            b.addRecords(
+                    record(tenant, c.entries().get(i).id, c.subject().name, c.versions().get(i)));
         }
         UpsertRequest req = b.build();
         settle(c, call(Kind.UPSERT, conn -> clients.records(conn, tenant).upsert(req), r -> {}));
     }
 
     private Record record(String tenant, String id, String subject, int version) {
-        Record.Builder r = Record.newBuilder().setId(id).setSubject(subject)
-                .putMetadata("v", Value.newBuilder().setIntValue(version).build());
+        Record.Builder r =
+                Record.newBuilder()
+                        .setId(id)
+                        .setSubject(subject)
+                        .putMetadata("v", Value.newBuilder().setIntValue(version).build());
         for (float x : model.vector(tenant, id, subject, version)) {
             r.addVector(x);
         }
@@ -197,12 +230,23 @@ final class SoakWorkload {
         if (c == null) {
             return;
         }
-        DeleteRequest req = DeleteRequest.newBuilder().setCollection(COLLECTION)
-                .addAllIds(c.entries().stream().map(e -> e.id).toList()).build();
-        settle(c, call(Kind.DELETE, conn -> clients.records(conn, c.subject().tenant).delete(req), r -> {}));
+        DeleteRequest req =
+                DeleteRequest.newBuilder()
+                        .setCollection(COLLECTION)
+                        .addAllIds(c.entries().stream().map(e -> e.id).toList())
+                        .build();
+        settle(
+                c,
+                call(
+                        Kind.DELETE,
+                        conn -> clients.records(conn, c.subject().tenant).delete(req),
+                        r -> {}));
     }
 
-    /** An acknowledged call is what it asked; an expected failure leaves it open; an error too (the checks settle it). */
+    /**
+     * An acknowledged call is what it asked; an expected failure leaves it open; an error too (the
+     * checks settle it).
+     */
     private void settle(SoakModel.Call c, Outcome outcome) {
         if (outcome == Outcome.OK) {
             model.acknowledged(c);
@@ -222,19 +266,26 @@ final class SoakWorkload {
         }
         SearchRequest req = b.build();
         long startedAt = model.now();
-        call(Kind.SEARCH, conn -> clients.records(conn, tenant).search(req), (SearchResponse r) -> {
-            for (SearchHit h : r.getHitsList()) {
-                if (model.forgottenBefore(tenant, h.getRecord().getSubject(), startedAt)) {
-                    servedInSearches.incrementAndGet();
-                }
-            }
-        });
+        call(
+                Kind.SEARCH,
+                conn -> clients.records(conn, tenant).search(req),
+                (SearchResponse r) -> {
+                    for (SearchHit h : r.getHitsList()) {
+                        if (model.forgottenBefore(tenant, h.getRecord().getSubject(), startedAt)) {
+                            servedInSearches.incrementAndGet();
+                        }
+                    }
+                });
     }
 
     private void snapshot() {
         long n = snapshotsTaken.get() + 1;
         String target = snapshots.resolve("snap-" + n).toString();
-        call(Kind.SNAPSHOT, conn -> clients.admin(conn).snapshot(SnapshotRequest.newBuilder().setTarget(target).build()),
+        call(
+                Kind.SNAPSHOT,
+                conn ->
+                        clients.admin(conn)
+                                .snapshot(SnapshotRequest.newBuilder().setTarget(target).build()),
                 r -> {
                     snapshotsTaken.incrementAndGet();
                     keep(Path.of(r.getTarget()));
@@ -250,8 +301,8 @@ final class SoakWorkload {
 
     /**
      * Forgets one subject of each tenant in turn: retire it, wait for its calls, forget it
-     * (retrying the same idempotency key through a restart until the server answers), then
-     * wait for SEALED.
+     * (retrying the same idempotency key through a restart until the server answers), then wait for
+     * SEALED.
      */
     private void forget(SplittableRandom rnd) throws InterruptedException {
         String tenant = model.tenants().get((int) (sealed.get() % model.tenants().size()));
@@ -260,12 +311,20 @@ final class SoakWorkload {
             return;
         }
         model.awaitIdle(s);
-        ForgetRequest req = ForgetRequest.newBuilder().setScope(ForgetScope.newBuilder().setSubject(s.name))
-                .setIdempotencyKey("soak-" + tenant + "-" + s.name).setReasonCode("soak").build();
+        ForgetRequest req =
+                ForgetRequest.newBuilder()
+                        .setScope(ForgetScope.newBuilder().setSubject(s.name))
+                        .setIdempotencyKey("soak-" + tenant + "-" + s.name)
+                        .setReasonCode("soak")
+                        .build();
         long t0 = System.nanoTime();
         Operation[] op = new Operation[1];
         Outcome out;
-        while ((out = call(Kind.FORGET, conn -> clients.forget(conn, tenant).forget(req), r -> op[0] = r))
+        while ((out =
+                        call(
+                                Kind.FORGET,
+                                conn -> clients.forget(conn, tenant).forget(req),
+                                r -> op[0] = r))
                 == Outcome.EXPECTED) {
             if (abort.get()) {
                 return;
@@ -283,17 +342,26 @@ final class SoakWorkload {
                 return;
             }
             if (System.nanoTime() - t0 > SEAL_TIMEOUT_NANOS) {
-                tally.error(Kind.SEALED, "a forget did not settle within " + SEAL_TIMEOUT_NANOS / 1_000_000_000 + " s");
+                tally.error(
+                        Kind.SEALED,
+                        "a forget did not settle within "
+                                + SEAL_TIMEOUT_NANOS / 1_000_000_000
+                                + " s");
                 return;
             }
             Thread.sleep(100);
-            if (call(Kind.OTHER, conn -> clients.forget(conn, tenant).getOperation(get), r -> op[0] = r)
+            if (call(
+                            Kind.OTHER,
+                            conn -> clients.forget(conn, tenant).getOperation(get),
+                            r -> op[0] = r)
                     == Outcome.ERROR) {
                 return;
             }
         }
         if (!op[0].getState().equals("SEALED")) {
-            tally.error(Kind.SEALED, "a forget settled " + op[0].getState() + ", not SEALED: " + op[0].getNote());
+            tally.error(
+                    Kind.SEALED,
+                    "a forget settled " + op[0].getState() + ", not SEALED: " + op[0].getNote());
             return;
         }
         tally.ok(Kind.SEALED, t0, System.nanoTime() - t0);
@@ -308,12 +376,17 @@ final class SoakWorkload {
      * stale queue would, behind the model's back. The checks must find them served.
      */
     private void replay(SoakModel.Subject s) {
-        ReadmitRequest readmit = ReadmitRequest.newBuilder().setScope(ForgetScope.newBuilder().setSubject(s.name))
-                .setReasonCode("soak-fault").build();
+        ReadmitRequest readmit =
+                ReadmitRequest.newBuilder()
+                        .setScope(ForgetScope.newBuilder().setSubject(s.name))
+                        .setReasonCode("soak-fault")
+                        .build();
         call(Kind.OTHER, conn -> clients.forget(conn, s.tenant).readmit(readmit), r -> {});
         UpsertRequest.Builder b = UpsertRequest.newBuilder().setCollection(COLLECTION);
         for (SoakModel.Forgotten f : model.forgottenRecords()) {
-            if (f.tenant().equals(s.tenant) && f.subject().equals(s.name) && !f.versions().isEmpty()) {
+            if (f.tenant().equals(s.tenant)
+                    && f.subject().equals(s.name)
+                    && !f.versions().isEmpty()) {
                 b.addRecords(record(f.tenant(), f.id(), f.subject(), f.versions().get(0)));
             }
         }
