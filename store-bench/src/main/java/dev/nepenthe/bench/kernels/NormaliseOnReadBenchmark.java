@@ -70,6 +70,8 @@ public class NormaliseOnReadBenchmark {
     private int[] rows;
     private int next;
 
+    // The arena lives for the trial: tearDown closes it.
+    @SuppressWarnings("MustBeClosedChecker")
     @Setup(Level.Trial)
     public void setUp() {
         if (d % 64 != 0) {

@@ -323,6 +323,8 @@ public final class CollectionStorage implements Closeable {
             return SegmentFiles.readAt(mapping(), file, offset, ordinal);
         }
 
+        // The arena outlives this call on purpose: it holds the mapping until close() ends it.
+        @SuppressWarnings("MustBeClosedChecker")
         private synchronized MemorySegment mapping() throws IOException {
             if (closed) {
                 throw new IllegalStateException(file + " is no longer live");
