@@ -6,7 +6,7 @@ import dev.nepenthe.core.index.SearchParams;
 import dev.nepenthe.core.index.SearchResult;
 import dev.nepenthe.core.index.VectorIndex;
 import dev.nepenthe.core.internal.index.ExactIndex;
-import dev.nepenthe.core.testing.Recall;
+import dev.nepenthe.testing.index.Recall;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ExecutorService;

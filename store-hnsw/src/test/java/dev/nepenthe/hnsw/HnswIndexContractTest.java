@@ -1,6 +1,6 @@
 package dev.nepenthe.hnsw;
 
-import dev.nepenthe.core.testing.VectorIndexContract;
+import dev.nepenthe.testing.index.VectorIndexContract;
 import java.util.Map;
 
 /** HNSW keeps the index contract at a small M and a generous beam. */

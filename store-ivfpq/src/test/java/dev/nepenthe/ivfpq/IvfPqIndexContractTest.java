@@ -1,6 +1,6 @@
 package dev.nepenthe.ivfpq;
 
-import dev.nepenthe.core.testing.VectorIndexContract;
+import dev.nepenthe.testing.index.VectorIndexContract;
 import java.util.Map;
 
 /**

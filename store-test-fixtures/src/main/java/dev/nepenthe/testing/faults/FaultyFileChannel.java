@@ -21,6 +21,8 @@ import java.util.Deque;
 final class FaultyFileChannel extends FileChannel {
 
     /** The bytes a write replaced, to put back if an fsync fails before the write is durable. */
+    // Never compared or hashed, only replayed, so the array's identity equality does not matter.
+    @SuppressWarnings("ArrayRecordComponent")
     private record Undo(long position, byte[] old, long sizeBefore) {}
 
     private final FileChannel in;

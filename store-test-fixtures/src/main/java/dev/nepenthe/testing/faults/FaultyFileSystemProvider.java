@@ -68,7 +68,7 @@ final class FaultyFileSystemProvider extends FileSystemProvider {
         Path p = FaultyPath.unwrap(path);
         boolean creates =
                 options.contains(StandardOpenOption.CREATE_NEW)
-                        || options.contains(StandardOpenOption.CREATE) && !Files.exists(p);
+                        || (options.contains(StandardOpenOption.CREATE) && !Files.exists(p));
         if (creates) {
             plan.checkCreate(name(path), p);
         }

@@ -1,4 +1,4 @@
-package dev.nepenthe.core.testing;
+package dev.nepenthe.testing.index;
 
 import dev.nepenthe.core.index.SearchResult;
 import java.util.HashSet;

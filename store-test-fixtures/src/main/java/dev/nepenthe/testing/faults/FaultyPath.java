@@ -8,7 +8,6 @@ import java.nio.file.Path;
 import java.nio.file.WatchEvent;
 import java.nio.file.WatchKey;
 import java.nio.file.WatchService;
-import java.util.Objects;
 
 /** A path of a {@link FaultyFileSystem}: a real path of the default file system, wrapped. */
 final class FaultyPath implements Path {
@@ -140,7 +139,7 @@ final class FaultyPath implements Path {
 
     @Override
     public int hashCode() {
-        return Objects.hash(real);
+        return real.hashCode();
     }
 
     @Override

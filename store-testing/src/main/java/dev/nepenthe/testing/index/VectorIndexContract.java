@@ -1,4 +1,4 @@
-package dev.nepenthe.core.testing;
+package dev.nepenthe.testing.index;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -14,10 +14,12 @@ import dev.nepenthe.core.index.IntegrityReport;
 import dev.nepenthe.core.index.SearchParams;
 import dev.nepenthe.core.index.SearchResult;
 import dev.nepenthe.core.index.VectorIndex;
+import dev.nepenthe.core.index.VectorIndexFactory;
 import dev.nepenthe.core.internal.index.ExactIndex;
 import dev.nepenthe.core.internal.index.VectorIndexes;
 import dev.nepenthe.testing.Datasets;
 import dev.nepenthe.testing.Seeds;
+import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -36,38 +38,107 @@ import org.junit.jupiter.params.provider.EnumSource;
 import org.roaringbitmap.RoaringBitmap;
 
 /**
- * The contract every {@link VectorIndex} kind keeps, run by one subclass per kind (in the spirit of
- * Lucene's {@code HnswGraphTestCase}): an empty index, k above the size, null parameters, bad
- * input, accept filters, removed ordinals never returned, recall against the exact index, save and
- * load, and searches running beside a writer. The exact index is the oracle throughout; a kind
- * states the recall it promises at the test-sized parameters it gives.
+ * The contract every {@link VectorIndex} kind keeps, in the spirit of Lucene's {@code
+ * BaseKnnVectorsFormatTestCase}: an empty index, k above the size, null parameters, bad input,
+ * accept filters, removed ordinals never returned, recall against the exact index, save and load,
+ * and searches running beside a writer. The exact index is the oracle throughout; a kind states the
+ * recall it promises at the test-sized parameters it gives.
+ *
+ * <p>An index kind, here or in another project, proves itself with one JUnit 5 subclass on its test
+ * class path (the {@code dev.nepenthe:store-testing} artifact, test scope):
+ *
+ * <pre>{@code
+ * class MyIndexContractTest extends VectorIndexContract {
+ *     protected String kind() { return "my-index"; }
+ *     protected Map<String, String> params() { return Map.of("width", "8"); }
+ *     protected double minRecall() { return 0.9; }
+ * }
+ * }</pre>
+ *
+ * <p>What the subclass provides:
+ *
+ * <ul>
+ *   <li>{@link #kind()}: the name its {@link VectorIndexFactory} registers under ({@code
+ *       META-INF/services/dev.nepenthe.core.index.VectorIndexFactory}); or override {@link
+ *       #factory()} to hand the factory over directly;
+ *   <li>{@link #params()}: parameters small enough for a few hundred vectors of {@value #DIM}
+ *       dimensions (an IVF-PQ that trains on 200 vectors, say);
+ *   <li>{@link #minRecall()} (optional, 0.9 by default): the mean recall@10 against the exact index
+ *       the kind promises at those parameters.
+ * </ul>
+ *
+ * <p>The tests draw their data from seeds: a failure message ends with the seed and how to replay
+ * it ({@link Seeds}).
  */
 public abstract class VectorIndexContract {
 
+    /** The dimension of every vector the contract adds. */
     protected static final int DIM = 16;
 
-    /** The kind under test, as its factory registers it. */
+    /** Subclasses name the kind under test and its parameters; JUnit constructs them. */
+    protected VectorIndexContract() {}
+
+    /**
+     * The kind under test, as its factory registers it.
+     *
+     * @return the kind's name
+     */
     protected abstract String kind();
 
-    /** Test-sized parameters (an IVF-PQ that trains on a few hundred vectors, say). */
+    /**
+     * Test-sized parameters (an IVF-PQ that trains on a few hundred vectors, say).
+     *
+     * @return the parameters by name
+     */
     protected abstract Map<String, String> params();
 
-    /** Mean recall@10 against the exact index the kind reaches with {@link #params()}. */
+    /**
+     * Mean recall@10 against the exact index the kind reaches with {@link #params()}.
+     *
+     * @return the least mean recall the tests accept, 0.9 unless overridden
+     */
     protected double minRecall() {
         return 0.9;
     }
 
-    protected VectorIndex create(Metric metric) {
-        return VectorIndexes.factory(kind()).create(new IndexConfig(DIM, metric, params(), 7));
+    /**
+     * The factory under test: the one registered for {@link #kind()} on the class path, unless
+     * overridden.
+     *
+     * @return the factory
+     */
+    protected VectorIndexFactory factory() {
+        return VectorIndexes.factory(kind());
     }
 
-    protected VectorIndex load(Metric metric, Path file) throws java.io.IOException {
-        return VectorIndexes.factory(kind()).load(new IndexConfig(DIM, metric, params(), 7), file);
+    /**
+     * A new, empty index of the kind under test.
+     *
+     * @param metric how it scores
+     * @return the index, which the caller closes
+     */
+    protected VectorIndex create(Metric metric) {
+        return factory().create(new IndexConfig(DIM, metric, params(), 7));
+    }
+
+    /**
+     * Reads back an index of the kind under test that {@link VectorIndex#save} wrote.
+     *
+     * @param metric how it scores (as at creation)
+     * @param file the saved file
+     * @return the index, which the caller closes
+     * @throws IOException if the file cannot be read
+     */
+    protected VectorIndex load(Metric metric, Path file) throws IOException {
+        return factory().load(new IndexConfig(DIM, metric, params(), 7), file);
     }
 
     /**
      * The integrity check after removals, as the forget protocol runs it: an index that reports
      * residue (IVF-PQ codebooks trained on a removed vector) purges it first.
+     *
+     * @param index the index to check
+     * @return its integrity report after any purge
      */
     protected static IntegrityReport purgedAndChecked(VectorIndex index) {
         if (index.hasResidue()) {
@@ -171,7 +242,7 @@ public abstract class VectorIndexContract {
      * The seed that found HNSW re-inserts cutting nodes off after removals (4 nodes unreachable on
      * layer 0, dot product), run by every build.
      */
-    @org.junit.jupiter.api.Test
+    @Test
     void searchesMatchTheExactIndexThroughRemovalsAndFiltersOnAFixedSeed() {
         searchesMatchTheExactIndexThroughRemovalsAndFilters(Metric.DOT, -6267717739531271196L);
     }

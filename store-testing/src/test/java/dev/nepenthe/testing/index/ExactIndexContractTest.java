@@ -1,6 +1,5 @@
-package dev.nepenthe.core.internal.index;
+package dev.nepenthe.testing.index;
 
-import dev.nepenthe.core.testing.VectorIndexContract;
 import java.util.Map;
 
 /** The exact index keeps the index contract, with recall 1 (it is the oracle's own algorithm). */

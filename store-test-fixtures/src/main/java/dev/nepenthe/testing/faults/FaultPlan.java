@@ -81,7 +81,7 @@ public final class FaultPlan {
      */
     public synchronized String armRandomly(int scale) {
         int kind = random.nextInt(7);
-        long n = 1 + random.nextInt(Math.max(1, scale));
+        long n = 1L + random.nextInt(Math.max(1, scale));
         boolean stick = random.nextInt(3) == 0;
         String what;
         switch (kind) {

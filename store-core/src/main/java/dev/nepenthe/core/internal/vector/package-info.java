@@ -1,0 +1,7 @@
+/**
+ * Internal, not API: the two implementations of {@code VectorKernels}, on the incubating Vector API
+ * and in plain Java in the same summation order, so that they agree bit for bit. Loaded only
+ * through {@code dev.nepenthe.core.vector.Kernels}; the one package of store-core that imports
+ * jdk.incubator.vector.
+ */
+package dev.nepenthe.core.internal.vector;
