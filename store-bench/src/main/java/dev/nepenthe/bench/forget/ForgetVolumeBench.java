@@ -1,13 +1,12 @@
 package dev.nepenthe.bench.forget;
 
+import dev.nepenthe.bench.BenchIndexes;
+import dev.nepenthe.bench.BenchStores;
 import dev.nepenthe.bench.Machine;
 import dev.nepenthe.bench.hnsw.BenchArgs;
-import dev.nepenthe.core.CollectionSpec;
 import dev.nepenthe.core.IndexSpec;
-import dev.nepenthe.core.Metric;
 import dev.nepenthe.core.Nepenthe;
 import dev.nepenthe.core.SearchRequest;
-import dev.nepenthe.core.StoreOptions;
 import dev.nepenthe.core.VectorCollection;
 import dev.nepenthe.core.VectorRecord;
 import dev.nepenthe.core.forget.ForgetOperation;
@@ -234,34 +233,11 @@ public final class ForgetVolumeBench {
             int quiet,
             int warmup)
             throws Exception {
-        IndexSpec index =
-                switch (kind) {
-                    case "hnsw" ->
-                            IndexSpec.of(
-                                    "hnsw",
-                                    Map.of("M", "16", "efConstruction", "100", "efSearch", "64"));
-                    case "ivfpq" ->
-                            IndexSpec.of(
-                                    "ivfpq",
-                                    Map.of(
-                                            "nlist",
-                                            "256",
-                                            "m",
-                                            Integer.toString(dim / 8),
-                                            "nprobe",
-                                            "16",
-                                            "rerank",
-                                            "64"));
-                    default ->
-                            throw new IllegalArgumentException(
-                                    "index: expected hnsw or ivfpq, got '" + kind + "'");
-                };
+        IndexSpec index = BenchIndexes.forKind(kind, dim, Map.of(), false);
         float[][] data = Datasets.clustered(7, n, dim, 100, 1.0);
         float[][] queries = Datasets.clustered(8, 1000, dim, 100, 1.0);
-        StoreOptions opts = StoreOptions.defaults().withKeystore(dir.resolve("keys"));
-        try (Nepenthe store = Nepenthe.open(dir.resolve("data"), opts)) {
-            VectorCollection c =
-                    store.createCollection(new CollectionSpec("bench", dim, Metric.COSINE, index));
+        try (Nepenthe store = BenchStores.open(dir)) {
+            VectorCollection c = BenchStores.createBench(store, dim, index);
             // The measured subjects take the first records, the warm-up subjects the next, and
             // filler subjects of ten the rest.
             long t0 = System.nanoTime();
