@@ -13,6 +13,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.IntUnaryOperator;
 
 /**
  * The .fvecs, .ivecs and .bvecs files of the ANN benchmarks (TEXMEX: SIFT, GIST; GloVe as converted
@@ -28,46 +29,25 @@ public final class VecFiles {
     private VecFiles() {}
 
     public static void writeFvecs(Path file, float[][] rows) throws IOException {
-        try (OutputStream out = new BufferedOutputStream(Files.newOutputStream(file), 1 << 16)) {
-            for (float[] r : rows) {
-                ByteBuffer b = ByteBuffer.allocate(4 + 4 * r.length).order(ByteOrder.LITTLE_ENDIAN);
-                b.putInt(r.length);
-                for (float f : r) {
-                    b.putFloat(f);
-                }
-                out.write(b.array());
-            }
-        }
+        write(file, rows.length, i -> rows[i].length, (b, i) -> b.asFloatBuffer().put(rows[i]));
     }
 
     public static void writeIvecs(Path file, int[][] rows) throws IOException {
-        try (OutputStream out = new BufferedOutputStream(Files.newOutputStream(file), 1 << 16)) {
-            for (int[] r : rows) {
-                ByteBuffer b = ByteBuffer.allocate(4 + 4 * r.length).order(ByteOrder.LITTLE_ENDIAN);
-                b.putInt(r.length);
-                for (int x : r) {
-                    b.putInt(x);
-                }
-                out.write(b.array());
-            }
-        }
+        write(file, rows.length, i -> rows[i].length, (b, i) -> b.asIntBuffer().put(rows[i]));
     }
 
     /** Reads at most {@code limit} rows of an .fvecs file. */
     public static float[][] readFvecs(Path file, int limit) throws IOException {
-        List<float[]> rows = new ArrayList<>();
-        read(
-                file,
-                limit,
-                4,
-                (b, dim) -> {
-                    float[] v = new float[dim];
-                    for (int i = 0; i < dim; i++) {
-                        v[i] = b.getFloat();
-                    }
-                    rows.add(v);
-                });
-        return rows.toArray(new float[0][]);
+        return read(
+                        file,
+                        limit,
+                        4,
+                        (b, dim) -> {
+                            float[] v = new float[dim];
+                            b.asFloatBuffer().get(v);
+                            return v;
+                        })
+                .toArray(new float[0][]);
     }
 
     /**
@@ -75,38 +55,34 @@ public final class VecFiles {
      * query).
      */
     public static int[][] readIvecs(Path file, int limit) throws IOException {
-        List<int[]> rows = new ArrayList<>();
-        read(
-                file,
-                limit,
-                4,
-                (b, dim) -> {
-                    int[] v = new int[dim];
-                    for (int i = 0; i < dim; i++) {
-                        v[i] = b.getInt();
-                    }
-                    rows.add(v);
-                });
-        return rows.toArray(new int[0][]);
+        return read(
+                        file,
+                        limit,
+                        4,
+                        (b, dim) -> {
+                            int[] v = new int[dim];
+                            b.asIntBuffer().get(v);
+                            return v;
+                        })
+                .toArray(new int[0][]);
     }
 
     /**
      * Reads at most {@code limit} rows of a .bvecs file, each byte as an unsigned value 0 to 255.
      */
     public static float[][] readBvecs(Path file, int limit) throws IOException {
-        List<float[]> rows = new ArrayList<>();
-        read(
-                file,
-                limit,
-                1,
-                (b, dim) -> {
-                    float[] v = new float[dim];
-                    for (int i = 0; i < dim; i++) {
-                        v[i] = b.get() & 0xff;
-                    }
-                    rows.add(v);
-                });
-        return rows.toArray(new float[0][]);
+        return read(
+                        file,
+                        limit,
+                        1,
+                        (b, dim) -> {
+                            float[] v = new float[dim];
+                            for (int i = 0; i < dim; i++) {
+                                v[i] = b.get() & 0xff;
+                            }
+                            return v;
+                        })
+                .toArray(new float[0][]);
     }
 
     /**
@@ -124,11 +100,34 @@ public final class VecFiles {
                 file + ": expected a vector file ending in .fvecs or .bvecs");
     }
 
-    private interface Row {
-        void take(ByteBuffer body, int dim);
+    /** Puts row {@code i}'s values after its dimension, little-endian. */
+    private interface RowWriter {
+        void put(ByteBuffer afterDimension, int i);
     }
 
-    private static void read(Path file, int limit, int width, Row row) throws IOException {
+    /** Writes {@code count} rows, each its dimension then the values {@code values} puts. */
+    private static void write(Path file, int count, IntUnaryOperator dim, RowWriter values)
+            throws IOException {
+        try (OutputStream out = new BufferedOutputStream(Files.newOutputStream(file), 1 << 16)) {
+            for (int i = 0; i < count; i++) {
+                int d = dim.applyAsInt(i);
+                ByteBuffer b = ByteBuffer.allocate(4 + 4 * d).order(ByteOrder.LITTLE_ENDIAN);
+                b.putInt(d);
+                values.put(b, i);
+                out.write(b.array());
+            }
+        }
+    }
+
+    /** Makes one row from its little-endian body of {@code dim} values. */
+    private interface RowReader<T> {
+        T take(ByteBuffer body, int dim);
+    }
+
+    /** Reads at most {@code limit} rows of {@code width}-byte values, checked as the class says. */
+    private static <T> List<T> read(Path file, int limit, int width, RowReader<T> row)
+            throws IOException {
+        List<T> rows = new ArrayList<>();
         try (InputStream raw = new BufferedInputStream(Files.newInputStream(file), 1 << 16);
                 DataInputStream in = new DataInputStream(raw)) {
             byte[] head = new byte[4];
@@ -136,7 +135,7 @@ public final class VecFiles {
             for (int n = 0; n < limit; n++) {
                 int got = in.readNBytes(head, 0, 4);
                 if (got == 0) {
-                    return; // the file ends between rows
+                    return rows; // the file ends between rows
                 }
                 if (got < 4) {
                     throw new IOException(
@@ -181,8 +180,9 @@ public final class VecFiles {
                                     + body.length
                                     + " bytes after its dimension");
                 }
-                row.take(ByteBuffer.wrap(body).order(ByteOrder.LITTLE_ENDIAN), dim);
+                rows.add(row.take(ByteBuffer.wrap(body).order(ByteOrder.LITTLE_ENDIAN), dim));
             }
         }
+        return rows;
     }
 }
