@@ -64,6 +64,8 @@ public final class GcideDataset {
     }
 
     /** Cached vectors, in the file's (shuffled) order. */
+    // A carrier of data, never compared or hashed; the rows are handed over, not copied.
+    @SuppressWarnings("ArrayRecordComponent")
     public record Vectors(float[][] rows, String sourceSha256) {}
 
     /**

@@ -38,16 +38,7 @@ public final class VecFiles {
 
     /** Reads at most {@code limit} rows of an .fvecs file. */
     public static float[][] readFvecs(Path file, int limit) throws IOException {
-        return read(
-                        file,
-                        limit,
-                        4,
-                        (b, dim) -> {
-                            float[] v = new float[dim];
-                            b.asFloatBuffer().get(v);
-                            return v;
-                        })
-                .toArray(new float[0][]);
+        return read(file, limit, 4, VecFiles::floats).toArray(new float[0][]);
     }
 
     /**
@@ -55,34 +46,34 @@ public final class VecFiles {
      * query).
      */
     public static int[][] readIvecs(Path file, int limit) throws IOException {
-        return read(
-                        file,
-                        limit,
-                        4,
-                        (b, dim) -> {
-                            int[] v = new int[dim];
-                            b.asIntBuffer().get(v);
-                            return v;
-                        })
-                .toArray(new int[0][]);
+        return read(file, limit, 4, VecFiles::ints).toArray(new int[0][]);
     }
 
     /**
      * Reads at most {@code limit} rows of a .bvecs file, each byte as an unsigned value 0 to 255.
      */
     public static float[][] readBvecs(Path file, int limit) throws IOException {
-        return read(
-                        file,
-                        limit,
-                        1,
-                        (b, dim) -> {
-                            float[] v = new float[dim];
-                            for (int i = 0; i < dim; i++) {
-                                v[i] = b.get() & 0xff;
-                            }
-                            return v;
-                        })
-                .toArray(new float[0][]);
+        return read(file, limit, 1, VecFiles::unsignedBytes).toArray(new float[0][]);
+    }
+
+    private static float[] floats(ByteBuffer body, int dim) {
+        float[] v = new float[dim];
+        body.asFloatBuffer().get(v);
+        return v;
+    }
+
+    private static int[] ints(ByteBuffer body, int dim) {
+        int[] v = new int[dim];
+        body.asIntBuffer().get(v);
+        return v;
+    }
+
+    private static float[] unsignedBytes(ByteBuffer body, int dim) {
+        float[] v = new float[dim];
+        for (int i = 0; i < dim; i++) {
+            v[i] = body.get() & 0xff;
+        }
+        return v;
     }
 
     /**

@@ -3,6 +3,7 @@ package dev.nepenthe.bench.forget;
 import dev.nepenthe.bench.BenchIndexes;
 import dev.nepenthe.bench.BenchStores;
 import dev.nepenthe.bench.Machine;
+import dev.nepenthe.bench.Stats;
 import dev.nepenthe.bench.hnsw.BenchArgs;
 import dev.nepenthe.core.IndexSpec;
 import dev.nepenthe.core.Nepenthe;
@@ -15,13 +16,12 @@ import dev.nepenthe.core.forget.ForgetScope;
 import dev.nepenthe.core.forget.OperationState;
 import dev.nepenthe.core.internal.forget.SharedPasses;
 import dev.nepenthe.testing.Datasets;
-import java.io.IOException;
+import dev.nepenthe.testing.TestFiles;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -30,7 +30,6 @@ import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
-import java.util.stream.Stream;
 
 /**
  * Forget volume: {@code subjects} data subjects of {@code perSubject} records each in a collection
@@ -160,7 +159,7 @@ public final class ForgetVolumeBench {
             try {
                 results.add(run(kind, dir, n, dim, subjects, perSubject, rate, quiet, warmup));
             } finally {
-                deleteTree(dir);
+                TestFiles.deleteTree(dir);
             }
         }
         System.out.println();
@@ -241,17 +240,14 @@ public final class ForgetVolumeBench {
             // The measured subjects take the first records, the warm-up subjects the next, and
             // filler subjects of ten the rest.
             long t0 = System.nanoTime();
-            for (int start = 0; start < n; start += 1000) {
-                List<VectorRecord> batch = new ArrayList<>(1000);
-                for (int i = start; i < Math.min(n, start + 1000); i++) {
-                    batch.add(
+            BenchStores.load(
+                    c,
+                    n,
+                    i ->
                             VectorRecord.builder("r" + i)
                                     .subject(subjectOf(i, subjects, warmup, perSubject))
                                     .vector(data[i])
                                     .build());
-                }
-                c.upsertAll(batch);
-            }
             // Fold the load's write-ahead log into segments now, so the first forget does not
             // pay for checkpointing the whole load.
             c.checkpoint();
@@ -386,19 +382,19 @@ public final class ForgetVolumeBench {
                     perSubject,
                     rate,
                     submitSeconds,
-                    pct(markMs, 50),
-                    pct(markMs, 99),
+                    Stats.pct(markMs, 50),
+                    Stats.pct(markMs, 99),
                     allSealed,
                     subjects / allSealed,
-                    pct(sealSeconds, 50),
-                    pct(sealSeconds, 99),
+                    Stats.pct(sealSeconds, 50),
+                    Stats.pct(sealSeconds, 99),
                     removals,
                     checks,
                     cleaned,
-                    pct(quietMs, 50),
-                    pct(quietMs, 99),
-                    pct(duringMs, 50),
-                    pct(duringMs, 99),
+                    Stats.pct(quietMs, 50),
+                    Stats.pct(quietMs, 99),
+                    Stats.pct(duringMs, 50),
+                    Stats.pct(duringMs, 99),
                     quietMs.size(),
                     duringMs.size(),
                     states,
@@ -424,23 +420,6 @@ public final class ForgetVolumeBench {
     private static void require(boolean ok, String message) {
         if (!ok) {
             throw new IllegalArgumentException(message + "\nusage: " + USAGE);
-        }
-    }
-
-    private static double pct(List<Double> xs, double p) {
-        List<Double> s = xs.stream().filter(x -> !x.isNaN()).sorted().toList();
-        if (s.isEmpty()) {
-            return Double.NaN;
-        }
-        int i = (int) Math.ceil(p / 100.0 * s.size()) - 1;
-        return s.get(Math.max(0, Math.min(s.size() - 1, i)));
-    }
-
-    private static void deleteTree(Path dir) throws IOException {
-        try (Stream<Path> files = Files.walk(dir)) {
-            for (Path p : files.sorted(Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(p);
-            }
         }
     }
 }

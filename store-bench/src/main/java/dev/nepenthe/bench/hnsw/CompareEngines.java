@@ -50,7 +50,7 @@ final class CompareEngines {
      */
     static List<String> engineNames(BenchArgs a) {
         List<String> names = new ArrayList<>();
-        for (String s : a.s("engines", String.join(",", FLOAT_ENGINES)).split(",")) {
+        for (String s : a.s("engines", String.join(",", FLOAT_ENGINES)).split(",", -1)) {
             String name = s.trim();
             if (!ALL_ENGINES.contains(name)) {
                 throw new IllegalArgumentException(

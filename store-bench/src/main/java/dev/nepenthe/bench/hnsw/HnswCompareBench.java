@@ -117,6 +117,8 @@ public final class HnswCompareBench {
      * At one recall target: the ef used (-1: never reached) and QPS per thread count (NaN: not
      * measured).
      */
+    // Never compared or hashed; its qps array is filled in place as thread counts are measured.
+    @SuppressWarnings("ArrayRecordComponent")
     record Scaling(int ef, double[] qps) {
         /** At {@code ef}, nothing measured yet for any of {@code threads} thread counts. */
         static Scaling unmeasured(int ef, int threads) {
@@ -286,10 +288,10 @@ public final class HnswCompareBench {
         CompareTables.memory(all, n, dim);
         CompareTables.sweep(all, efs);
         CompareTables.atRecall(all, k);
-        String plot = a.s("plot", "");
-        if (!plot.isEmpty()) {
+        Path plot = a.path("plot");
+        if (plot != null) {
             RecallQpsPlot.write(
-                    Path.of(plot),
+                    plot,
                     String.format(
                             Locale.ROOT,
                             "n = %,d, %s, M = %d, efConstruction = %d," + " %d queries",

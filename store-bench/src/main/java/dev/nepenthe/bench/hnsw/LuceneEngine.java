@@ -295,7 +295,7 @@ final class LuceneEngine implements AnnEngine {
                 return index.name();
             }
 
-            /** Nothing to add: the rescore reads the raw vectors the index already holds. */
+            // Nothing to add: the rescore reads the raw vectors the index already holds.
             @Override
             public void build(float[][] data) {}
 

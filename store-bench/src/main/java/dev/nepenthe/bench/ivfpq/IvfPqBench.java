@@ -231,7 +231,6 @@ public final class IvfPqBench {
             lastTrainCpuSeconds,
             (processCpu() - c0) / 1e9
         };
-        List<String[]> searchRows = new ArrayList<>();
         Map<String, double[]> ours = new LinkedHashMap<>();
         List<String> settingKeys = new ArrayList<>();
         List<SearchParams> settings = new ArrayList<>();
@@ -249,21 +248,9 @@ public final class IvfPqBench {
         // 3a. OSQ codes on the same lists' training and nprobes, side by side.
         Map<String, double[]> osqRows = new LinkedHashMap<>();
         if (!opts.get("osq").equals("none")) {
-            for (String b : opts.get("osq").split(",")) {
+            for (String b : opts.get("osq").split(",", -1)) {
                 int bits = Integer.parseInt(b.trim());
-                IvfPqParams op =
-                        new IvfPqParams(
-                                nlist,
-                                m,
-                                8,
-                                train,
-                                iterations,
-                                16,
-                                rerank,
-                                false,
-                                IvfPqParams.DEFAULT_DRIFT_LIMIT,
-                                IvfPqParams.Codes.OSQ,
-                                bits);
+                IvfPqParams op = withOsq(params, bits);
                 long ts = System.nanoTime();
                 IvfPqIndex osqIndex = build(base, op, dim, null);
                 double buildS = (System.nanoTime() - ts) / 1e9;
@@ -283,7 +270,6 @@ public final class IvfPqBench {
         Path snapshot = dir.resolve("nepenthe.ivfpq");
         index.save(snapshot);
         IndexConfig config = new IndexConfig(dim, Metric.L2);
-        List<String[]> forgetRows = new ArrayList<>();
         Map<String, double[]> oursForget = new LinkedHashMap<>();
         for (int f = 0; f < fractions.length; f++) {
             IvfPqIndex copy = IvfPqIndex.load(config, snapshot);
@@ -607,5 +593,21 @@ public final class IvfPqBench {
                 Files.deleteIfExists(p);
             }
         }
+    }
+
+    /** The same settings with OSQ codes of {@code bits} bits in place of PQ. */
+    private static IvfPqParams withOsq(IvfPqParams p, int bits) {
+        return new IvfPqParams(
+                p.nlist(),
+                p.m(),
+                p.nbits(),
+                p.trainSize(),
+                p.iterations(),
+                p.nprobe(),
+                p.rerank(),
+                p.autoRetrain(),
+                p.driftLimit(),
+                IvfPqParams.Codes.OSQ,
+                bits);
     }
 }

@@ -10,23 +10,34 @@ import dev.nepenthe.testing.TestFiles;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.List;
 import java.util.SplittableRandom;
+import java.util.concurrent.TimeUnit;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
 import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * The state the storage JMH benchmarks share: a real store in a scratch folder holding {@code n}
  * seeded low-rank records in one checkpointed collection, every copy in a segment, and held-out
- * queries from the same draw. A benchmark says what each record carries; the store is closed and
+ * queries from the same draw, with the JMH settings they share (average time in microseconds, 3 + 5
+ * iterations of 2 s, one fork). A benchmark says what each record carries; the store is closed and
  * its folder deleted after the trial.
  */
+@BenchmarkMode(Mode.AverageTime)
+@OutputTimeUnit(TimeUnit.MICROSECONDS)
+@State(Scope.Benchmark)
+@Warmup(iterations = 3, time = 2)
+@Measurement(iterations = 5, time = 2)
+@Fork(1)
 public abstract class LoadedStoreState {
-
-    /** Records are upserted this many at a time. */
-    private static final int BATCH = 1000;
 
     /** Queries held out of the draw, after the records. */
     private static final int QUERIES = 1000;
@@ -54,14 +65,7 @@ public abstract class LoadedStoreState {
         store = BenchStores.open(dir);
         collection = BenchStores.createBench(store, dim, index);
         float[][] rows = Datasets.lowRank(7, n + QUERIES, dim, 100, 16, 0.3);
-        List<VectorRecord> batch = new ArrayList<>(BATCH);
-        for (int i = 0; i < n; i++) {
-            batch.add(maker.make(i, rows[i]));
-            if (batch.size() == BATCH || i == n - 1) {
-                collection.upsertAll(batch);
-                batch.clear();
-            }
-        }
+        BenchStores.load(collection, n, i -> maker.make(i, rows[i]));
         collection.checkpoint();
         queries = Arrays.copyOfRange(rows, n, n + QUERIES);
         random = new SplittableRandom(11);

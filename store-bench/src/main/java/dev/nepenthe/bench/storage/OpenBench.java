@@ -252,10 +252,10 @@ public final class OpenBench {
                             ? "-"
                             : String.format(Locale.ROOT, "%.1f", r.rebuildS));
         }
-        String plot = a.s("plot", "");
-        if (!plot.isEmpty()) {
+        Path plot = a.path("plot");
+        if (plot != null) {
             GrowthPlot.write(
-                    Path.of(plot),
+                    plot,
                     String.format(
                             Locale.ROOT,
                             "%s %s, %d dimensions, %s data (%s)",
@@ -303,22 +303,20 @@ public final class OpenBench {
         try (Nepenthe store = BenchStores.open(dir, opts)) {
             VectorCollection c = BenchStores.createBench(store, dim, index);
             long t0 = System.nanoTime();
-            for (int start = 0; start < n; start += 1000) {
-                List<VectorRecord> batch = new ArrayList<>(1000);
-                for (int i = start; i < Math.min(n, start + 1000); i++) {
-                    // The first TARGETS * SUBJECT records are the subjects the forgets take; the
-                    // rest in tens.
-                    batch.add(
+            // The first TARGETS * SUBJECT records are the subjects the forgets take; the rest in
+            // tens.
+            float[][] rows = data;
+            BenchStores.load(
+                    c,
+                    n,
+                    i ->
                             VectorRecord.builder("r" + i)
                                     .subject(
                                             i < TARGETS * SUBJECT
                                                     ? "target" + i / SUBJECT
                                                     : "s" + i / 10)
-                                    .vector(data[i])
+                                    .vector(rows[i])
                                     .build());
-                }
-                c.upsertAll(batch);
-            }
             loadS = seconds(t0);
             t0 = System.nanoTime();
             c.checkpoint();

@@ -2,14 +2,13 @@ package dev.nepenthe.bench.suite;
 
 import dev.nepenthe.bench.Machine;
 import dev.nepenthe.bench.hnsw.BenchArgs;
-import java.io.IOException;
+import dev.nepenthe.testing.TestFiles;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -171,7 +170,7 @@ public final class BenchSuite {
                     seconds,
                     doc);
         }
-        deleteTree(scratch);
+        TestFiles.deleteTree(scratch);
         return failed;
     }
 
@@ -186,7 +185,7 @@ public final class BenchSuite {
         Map<String, Step> byName = new LinkedHashMap<>();
         STEPS.forEach(s -> byName.put(s.name(), s));
         List<Step> out = new ArrayList<>();
-        for (String name : only.split(",")) {
+        for (String name : only.split(",", -1)) {
             Step s = byName.get(name.strip());
             if (s == null) {
                 throw new IllegalArgumentException(
@@ -252,16 +251,5 @@ public final class BenchSuite {
                         .shouldFailOnError(true)
                         .build();
         return new Runner(options).run();
-    }
-
-    private static void deleteTree(Path dir) throws IOException {
-        if (!Files.exists(dir)) {
-            return;
-        }
-        try (var walk = Files.walk(dir)) {
-            for (Path p : walk.sorted(Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(p);
-            }
-        }
     }
 }

@@ -44,7 +44,7 @@ record GcideStep(HarnessStep harness) implements Step {
                             "",
                             "",
                             "dataset-gcide",
-                            "GcideDataset",
+                            "dev.nepenthe.bench.data.GcideDataset",
                             x -> List.of(),
                             List.of())
                     .run(c);

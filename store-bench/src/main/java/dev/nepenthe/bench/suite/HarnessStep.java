@@ -17,7 +17,9 @@ import java.util.function.Function;
 /**
  * A harness in a JVM of its own (this JVM's flags and class path), as {@code ./nepenthe bench} runs
  * it: its standard output, the tables, becomes the section; its standard error is the progress,
- * passed through.
+ * passed through. A harness of the server module runs on the server's class path instead, which the
+ * launcher passes in {@code -D}{@value #SERVER_CLASS_PATH} (this module's own holds only what the
+ * benchmarks need).
  */
 record HarnessStep(
         String name,
@@ -26,20 +28,11 @@ record HarnessStep(
         String bench,
         String mainClass,
         Function<Context, List<String>> args,
-        List<String> plots,
-        String classPathProperty)
+        List<String> plots)
         implements Step {
 
-    HarnessStep(
-            String name,
-            String title,
-            String what,
-            String bench,
-            String mainClass,
-            Function<Context, List<String>> args,
-            List<String> plots) {
-        this(name, title, what, bench, mainClass, args, plots, null);
-    }
+    /** The system property that holds the server module's class path. */
+    static final String SERVER_CLASS_PATH = "nepenthe.suite.serverClasspath";
 
     @Override
     public String run(Context c) throws Exception {
@@ -59,17 +52,17 @@ record HarnessStep(
             }
         }
         cmd.add("-cp");
-        if (classPathProperty == null) {
+        if (!mainClass.startsWith("dev.nepenthe.server.")) {
             cmd.add(System.getProperty("java.class.path"));
         } else {
-            String cp = System.getProperty(classPathProperty, "");
+            String cp = System.getProperty(SERVER_CLASS_PATH, "");
             if (cp.isEmpty()) {
                 throw new IllegalStateException(
                         name
                                 + ": expected the class path of "
                                 + mainClass
                                 + " in -D"
-                                + classPathProperty
+                                + SERVER_CLASS_PATH
                                 + " (./nepenthe bench all builds it and sets it), found none");
             }
             cmd.add(cp);

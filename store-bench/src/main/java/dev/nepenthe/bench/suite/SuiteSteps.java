@@ -266,8 +266,7 @@ final class SuiteSteps {
                                                             "dim=16",
                                                             "clients=1",
                                                             "seconds=1")),
-                            List.of(),
-                            "nepenthe.suite.serverClasspath"),
+                            List.of()),
                     new HarnessStep(
                             "forget",
                             "Forget: time to BLOCKED and to SEALED",

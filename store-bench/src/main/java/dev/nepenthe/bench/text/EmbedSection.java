@@ -6,6 +6,7 @@ import static dev.nepenthe.bench.text.TextBenchHelpers.secondsSince;
 import static dev.nepenthe.bench.text.TextSettings.DIM;
 
 import dev.nepenthe.bench.Machine;
+import dev.nepenthe.bench.Stats;
 import dev.nepenthe.core.embed.Embedder;
 import dev.nepenthe.embed.MiniLmEmbedder;
 import java.util.ArrayList;

@@ -7,6 +7,7 @@ import static dev.nepenthe.bench.text.TextBenchHelpers.rotate;
 import static dev.nepenthe.bench.text.TextBenchHelpers.strings;
 
 import dev.nepenthe.bench.Machine;
+import dev.nepenthe.bench.Stats;
 import dev.nepenthe.core.Nepenthe;
 import dev.nepenthe.core.forget.ForgetOperation;
 import dev.nepenthe.core.forget.ForgetRequest;

@@ -9,6 +9,7 @@ import static dev.nepenthe.bench.text.TextSettings.ANALYZER;
 import static dev.nepenthe.bench.text.TextSettings.DIM;
 
 import dev.nepenthe.bench.Machine;
+import dev.nepenthe.bench.Stats;
 import dev.nepenthe.core.CollectionSpec;
 import dev.nepenthe.core.IndexSpec;
 import dev.nepenthe.core.Metric;

@@ -10,6 +10,7 @@ import static dev.nepenthe.bench.text.TextBenchHelpers.unitVectors;
 import static dev.nepenthe.bench.text.TextSettings.K;
 
 import dev.nepenthe.bench.Machine;
+import dev.nepenthe.bench.Stats;
 import dev.nepenthe.core.SearchHit;
 import dev.nepenthe.core.SearchRequest;
 import dev.nepenthe.core.VectorCollection;

@@ -3,13 +3,13 @@ package dev.nepenthe.bench.text;
 import static dev.nepenthe.bench.text.TextSettings.DIM;
 
 import dev.nepenthe.core.StoreOptions;
+import dev.nepenthe.testing.TestFiles;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
 import java.util.Random;
@@ -40,14 +40,14 @@ final class TextBenchHelpers {
      */
     static String threeWords(String text, Random rnd) {
         List<String> words = new ArrayList<>();
-        for (String w : text.split("[^\\p{L}]+")) {
+        for (String w : text.split("[^\\p{L}]+", -1)) {
             if (w.length() >= 3) {
                 words.add(w);
             }
         }
         if (words.size() < 3) {
             words.clear();
-            for (String w : text.split("[^\\p{L}]+")) {
+            for (String w : text.split("[^\\p{L}]+", -1)) {
                 if (!w.isEmpty()) {
                     words.add(w);
                 }
@@ -137,14 +137,10 @@ final class TextBenchHelpers {
         System.err.printf(Locale.ROOT, "text bench: " + format + "%n", args);
     }
 
+    /** Deletes {@code dir} and all below it, if it is there. */
     static void deleteTree(Path dir) throws IOException {
-        if (!Files.exists(dir)) {
-            return;
-        }
-        try (Stream<Path> files = Files.walk(dir)) {
-            for (Path p : files.sorted(Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(p);
-            }
+        if (Files.exists(dir)) {
+            TestFiles.deleteTree(dir);
         }
     }
 }
