@@ -129,51 +129,37 @@ public final class VecFiles {
                     return rows; // the file ends between rows
                 }
                 if (got < 4) {
-                    throw new IOException(
-                            file
-                                    + ": row "
-                                    + n
-                                    + " is cut short in its dimension ("
-                                    + got
-                                    + " of 4 bytes)");
+                    throw badRow(file, n, "is cut short in its dimension (" + got + " of 4 bytes)");
                 }
                 int dim = ByteBuffer.wrap(head).order(ByteOrder.LITTLE_ENDIAN).getInt();
                 if (dim <= 0 || dim > MAX_DIMENSION) {
-                    throw new IOException(
-                            file
-                                    + ": row "
-                                    + n
-                                    + " declares dimension "
-                                    + dim
-                                    + "; expected 1 to "
-                                    + MAX_DIMENSION);
+                    throw badRow(
+                            file,
+                            n,
+                            "declares dimension " + dim + "; expected 1 to " + MAX_DIMENSION);
                 }
                 if (first >= 0 && dim != first) {
-                    throw new IOException(
-                            file
-                                    + ": row "
-                                    + n
-                                    + " declares dimension "
-                                    + dim
-                                    + ", the rows before it "
-                                    + first);
+                    throw badRow(
+                            file, n, "declares dimension " + dim + ", the rows before it " + first);
                 }
                 first = dim;
                 byte[] body = new byte[width * dim];
                 try {
                     in.readFully(body);
                 } catch (EOFException e) {
-                    throw new IOException(
-                            file
-                                    + ": row "
-                                    + n
-                                    + " is cut short: expected "
-                                    + body.length
-                                    + " bytes after its dimension");
+                    throw badRow(
+                            file,
+                            n,
+                            "is cut short: expected " + body.length + " bytes after its dimension");
                 }
                 rows.add(row.take(ByteBuffer.wrap(body).order(ByteOrder.LITTLE_ENDIAN), dim));
             }
         }
         return rows;
+    }
+
+    /** What is wrong with row {@code n} of {@code file}, named so it can be found. */
+    private static IOException badRow(Path file, int n, String what) {
+        return new IOException(file + ": row " + n + " " + what);
     }
 }
