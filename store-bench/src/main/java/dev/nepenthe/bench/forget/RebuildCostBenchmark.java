@@ -44,9 +44,13 @@ import org.openjdk.jmh.annotations.State;
  * set-up. A result that fails throws, and the run fails with it; so the JIT cannot drop the work,
  * and a repair that loses recall cannot pass as a fast one.
  *
- * <p>The default parameters are the quick set (minutes on two cores); a larger one is given on the
- * command line, e.g. {@code ./nepenthe jmh RebuildCostBenchmark -p n=100000 -p dim=384}. The data
- * are seeded clustered vectors (L2), seed {@link #SEED}, printed at set-up.
+ * <p>Why: a forget repairs the index in place rather than rebuilding it, and this is the measure of
+ * whether that choice pays, and keeps recall, at every share removed. The figures are in
+ * docs/BENCHMARKS.md ("Forgetting against rebuilding").
+ *
+ * <p>The default parameters are the quick set, sized for a small shared machine; a larger one is
+ * given on the command line, e.g. {@code ./nepenthe jmh RebuildCostBenchmark -p n=100000 -p
+ * dim=384}. The data are seeded clustered vectors (L2), seed {@link #SEED}, printed at set-up.
  */
 @State(Scope.Benchmark)
 public class RebuildCostBenchmark extends RepairOrRebuildBenchmark<VectorIndex> {
@@ -59,7 +63,7 @@ public class RebuildCostBenchmark extends RepairOrRebuildBenchmark<VectorIndex> 
 
     /**
      * The HNSW beam of the recall check: narrow, so that a graph a repair left worse connected than
-     * a fresh build shows as lost recall (at 64 every graph here finds all ten).
+     * a fresh build shows as lost recall (a wide beam finds every neighbour in any of them).
      */
     static final int CHECK_EF = 16;
 

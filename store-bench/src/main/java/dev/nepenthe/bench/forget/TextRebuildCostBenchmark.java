@@ -36,6 +36,10 @@ import org.openjdk.jmh.annotations.TearDown;
  * after it is timed: it holds exactly the survivors, the index's own residue proof ({@link
  * TextIndex#residue}) finds none of the forgotten texts' words, and a search for a survivor's own
  * word finds it. A result that fails throws.
+ *
+ * <p>Why: a forget's text cleanup rewrites the segments that held the forgotten texts, and this
+ * says what that costs beside building the index again. The figures are in docs/BENCHMARKS.md
+ * ("Forgetting against rebuilding").
  */
 @State(Scope.Benchmark)
 public class TextRebuildCostBenchmark extends RepairOrRebuildBenchmark<TextIndex> {

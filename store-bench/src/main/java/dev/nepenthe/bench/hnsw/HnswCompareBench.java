@@ -17,7 +17,9 @@ import java.util.Set;
  * Build time, single-thread query throughput against recall@k, memory and multi-thread scaling for
  * Nepenthe's HNSW and its peers, each run the way its users run it, on the same data (seeded
  * clustered vectors, L2, or with {@code data=gcide} the cached MiniLM embeddings of dict-gcide
- * definitions, cosine) with the same M and efConstruction. Prints Markdown tables.
+ * definitions, cosine) with the same M and efConstruction. Prints Markdown tables. Why: a graph
+ * index is only worth its physical deletes if it also holds its own against the libraries users
+ * would otherwise pick; the figures are in docs/BENCHMARKS.md ("HNSW").
  *
  * <p>Engines ({@code engines=}, default the float set nepenthe, lucene, jvector, hnswlib, faiss;
  * {@code quantized=true} adds lucene-int7, lucene-bbq, jvector-pq and faiss-sq8):

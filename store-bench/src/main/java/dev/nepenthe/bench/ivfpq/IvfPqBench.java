@@ -27,7 +27,11 @@ import java.util.SplittableRandom;
 /**
  * Nepenthe's IVF-PQ against FAISS {@code IndexIVFPQ} (Debian python3-faiss) on the same data, in
  * one run: build time, single-thread QPS and recall@10 at several nprobe with and without exact
- * re-rank, code memory, and the cost and effect of forgetting 0.1%, 1% and 10% of the vectors.
+ * re-rank, code memory, and the cost and effect of forgetting 0.1%, 1% and 10% of the vectors. Why:
+ * FAISS is the reference IVF-PQ, and our forget takes the removed vectors out of the centroids and
+ * codebooks as well as the lists, without a retrain, where FAISS's remove_ids leaves its centroids
+ * as they were; the two side by side show what that costs and keeps. The figures are in
+ * docs/BENCHMARKS.md ("IVF-PQ").
  *
  * <p>Steps: 1. generate (or read) the data and the exact top-k with {@link ExactIndex}; 2. write
  * base/query/ground truth/removal sets as .fvecs/.ivecs to a temporary directory; 3. measure

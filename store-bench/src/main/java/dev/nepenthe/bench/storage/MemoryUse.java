@@ -21,9 +21,9 @@ final class MemoryUse {
     /**
      * Lets this JVM give back what the closed store held before a new JVM opens it, as a restart's
      * old process would have: the native vectors and codes are unmapped only once the collector
-     * finds them unreachable, and until then the child opened with gigabytes fewer free (at 1M, its
-     * huge pages came from reclaimed page cache: 4 s more). Collects, then waits up to 10 s for the
-     * resident set to stop falling; returns it.
+     * finds them unreachable, and until then the child opened with gigabytes fewer free and paid
+     * for reclaiming page cache (docs/BENCHMARKS.md, "Huge pages for the vectors and the heap").
+     * Collects, then waits up to 10 s for the resident set to stop falling; returns it.
      */
     static double releaseMemory() throws InterruptedException {
         double before = Double.MAX_VALUE;
