@@ -29,6 +29,9 @@ public final class PeerProcess {
     private PeerProcess() {}
 
     /**
+     * Runs a peer's script with one thread for its math libraries, echoes everything it prints to
+     * stderr, and returns the lines that start with {@code tag}, their key=value words read.
+     *
      * @param tag the first word of the lines to keep ("faiss", "hnswlib")
      * @param installHint added to the error when the script fails (how to install the peer)
      */
@@ -47,7 +50,7 @@ public final class PeerProcess {
             String line;
             while ((line = r.readLine()) != null) {
                 System.err.println(line);
-                String[] parts = line.trim().split("\\s+");
+                String[] parts = line.trim().split("\\s+", -1);
                 if (parts.length < 2 || !parts[0].equals(tag)) {
                     continue;
                 }

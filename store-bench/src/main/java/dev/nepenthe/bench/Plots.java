@@ -25,7 +25,7 @@ import org.jfree.chart.title.TextTitle;
  */
 public final class Plots {
     /** Dark, distinct colours (the library's defaults include a yellow that vanishes on white). */
-    public static final Color[] PALETTE = {
+    private static final Color[] PALETTE = {
         new Color(0x1f77b4),
         new Color(0xd62728),
         new Color(0x2ca02c),
@@ -35,6 +35,11 @@ public final class Plots {
         new Color(0x17becf),
         new Color(0x7f7f7f)
     };
+
+    /** Colour {@code i} of the palette, starting over after its last. */
+    public static Color colour(int i) {
+        return PALETTE[i % PALETTE.length];
+    }
 
     private Plots() {}
 
@@ -80,7 +85,7 @@ public final class Plots {
         XYLineAndShapeRenderer renderer = new XYLineAndShapeRenderer(true, true);
         for (int i = 0; i < series; i++) {
             renderer.setSeriesStroke(i, new BasicStroke(2f));
-            renderer.setSeriesPaint(i, PALETTE[i % PALETTE.length]);
+            renderer.setSeriesPaint(i, colour(i));
         }
         return renderer;
     }

@@ -23,6 +23,8 @@ public final class AnnHdf5 {
      * What a run reads: the first {@code n} base vectors, the first queries, their answers over the
      * whole train set.
      */
+    // A carrier of data, never compared or hashed; its arrays are handed over, not copied.
+    @SuppressWarnings("ArrayRecordComponent")
     public record AnnSet(
             float[][] train, float[][] test, int[][] neighbors, int trainRows, Metric metric) {}
 

@@ -38,6 +38,11 @@ import java.util.concurrent.Future;
  * benchmarks take their held-out queries from the end. While embedding, rows are appended to a
  * {@code .partial} file, so an interrupted run resumes where it stopped.
  *
+ * <p>Why real embeddings: seeded synthetic vectors have no structure of real text, and a graph
+ * index's recall and speed depend on it; the harnesses that read this cache measure on what users
+ * store. What they found is in docs/BENCHMARKS.md ("The real-embedding dataset" and the runs on
+ * gcide).
+ *
  * <p>Run as {@code ./nepenthe bench dataset-gcide [limit=N] [threads=2] [batch=64]}.
  */
 public final class GcideDataset {
@@ -64,6 +69,8 @@ public final class GcideDataset {
     }
 
     /** Cached vectors, in the file's (shuffled) order. */
+    // A carrier of data, never compared or hashed; the rows are handed over, not copied.
+    @SuppressWarnings("ArrayRecordComponent")
     public record Vectors(float[][] rows, String sourceSha256) {}
 
     /**
@@ -155,7 +162,7 @@ public final class GcideDataset {
     /**
      * The dictionary's definitions in the cache's row order (parsed, deduplicated, shuffled with
      * the dataset's fixed seed): row i of a cache built from this dictionary is the embedding of
-     * text i. Costs the parse, a few seconds and about 40 MB of heap for a moment.
+     * text i. Costs the parse of the whole dictionary, and its text on the heap for a moment.
      */
     public static List<String> textsInRowOrder(Path dict) throws IOException {
         List<String> texts = new ArrayList<>(GcideDefinitions.parse(dict));

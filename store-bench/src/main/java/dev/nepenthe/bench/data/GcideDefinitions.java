@@ -92,7 +92,7 @@ public final class GcideDefinitions {
         Set<String> out = new LinkedHashSet<>();
         Set<Long> seenEntries = new java.util.HashSet<>();
         for (String line : indexLines) {
-            String[] f = line.split("\t");
+            String[] f = line.split("\t", -1);
             if (f.length < 3 || f[0].startsWith("00-database") || f[0].startsWith("00database")) {
                 continue;
             }
@@ -138,7 +138,7 @@ public final class GcideDefinitions {
         List<String> defs = new ArrayList<>();
         List<List<String>> blocks = new ArrayList<>();
         List<String> cur = new ArrayList<>();
-        for (String line : entry.split("\n")) {
+        for (String line : entry.split("\n", -1)) {
             if (line.isBlank()) {
                 if (!cur.isEmpty()) {
                     blocks.add(cur);
@@ -219,8 +219,7 @@ public final class GcideDefinitions {
 
     private static String clean(String text) {
         String s = SENSE_NUMBER.matcher(text).replaceFirst("");
-        Matcher l;
-        while ((l = LEADING_LABEL.matcher(s)).find()) {
+        for (Matcher l = LEADING_LABEL.matcher(s); l.find(); l = LEADING_LABEL.matcher(s)) {
             s = s.substring(l.end());
         }
         s = CITATION.matcher(s).replaceAll("");

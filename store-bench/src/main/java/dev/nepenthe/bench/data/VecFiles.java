@@ -13,6 +13,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.IntUnaryOperator;
 
 /**
  * The .fvecs, .ivecs and .bvecs files of the ANN benchmarks (TEXMEX: SIFT, GIST; GloVe as converted
@@ -28,46 +29,16 @@ public final class VecFiles {
     private VecFiles() {}
 
     public static void writeFvecs(Path file, float[][] rows) throws IOException {
-        try (OutputStream out = new BufferedOutputStream(Files.newOutputStream(file), 1 << 16)) {
-            for (float[] r : rows) {
-                ByteBuffer b = ByteBuffer.allocate(4 + 4 * r.length).order(ByteOrder.LITTLE_ENDIAN);
-                b.putInt(r.length);
-                for (float f : r) {
-                    b.putFloat(f);
-                }
-                out.write(b.array());
-            }
-        }
+        write(file, rows.length, i -> rows[i].length, (b, i) -> b.asFloatBuffer().put(rows[i]));
     }
 
     public static void writeIvecs(Path file, int[][] rows) throws IOException {
-        try (OutputStream out = new BufferedOutputStream(Files.newOutputStream(file), 1 << 16)) {
-            for (int[] r : rows) {
-                ByteBuffer b = ByteBuffer.allocate(4 + 4 * r.length).order(ByteOrder.LITTLE_ENDIAN);
-                b.putInt(r.length);
-                for (int x : r) {
-                    b.putInt(x);
-                }
-                out.write(b.array());
-            }
-        }
+        write(file, rows.length, i -> rows[i].length, (b, i) -> b.asIntBuffer().put(rows[i]));
     }
 
     /** Reads at most {@code limit} rows of an .fvecs file. */
     public static float[][] readFvecs(Path file, int limit) throws IOException {
-        List<float[]> rows = new ArrayList<>();
-        read(
-                file,
-                limit,
-                4,
-                (b, dim) -> {
-                    float[] v = new float[dim];
-                    for (int i = 0; i < dim; i++) {
-                        v[i] = b.getFloat();
-                    }
-                    rows.add(v);
-                });
-        return rows.toArray(new float[0][]);
+        return read(file, limit, 4, VecFiles::floats).toArray(new float[0][]);
     }
 
     /**
@@ -75,38 +46,34 @@ public final class VecFiles {
      * query).
      */
     public static int[][] readIvecs(Path file, int limit) throws IOException {
-        List<int[]> rows = new ArrayList<>();
-        read(
-                file,
-                limit,
-                4,
-                (b, dim) -> {
-                    int[] v = new int[dim];
-                    for (int i = 0; i < dim; i++) {
-                        v[i] = b.getInt();
-                    }
-                    rows.add(v);
-                });
-        return rows.toArray(new int[0][]);
+        return read(file, limit, 4, VecFiles::ints).toArray(new int[0][]);
     }
 
     /**
      * Reads at most {@code limit} rows of a .bvecs file, each byte as an unsigned value 0 to 255.
      */
     public static float[][] readBvecs(Path file, int limit) throws IOException {
-        List<float[]> rows = new ArrayList<>();
-        read(
-                file,
-                limit,
-                1,
-                (b, dim) -> {
-                    float[] v = new float[dim];
-                    for (int i = 0; i < dim; i++) {
-                        v[i] = b.get() & 0xff;
-                    }
-                    rows.add(v);
-                });
-        return rows.toArray(new float[0][]);
+        return read(file, limit, 1, VecFiles::unsignedBytes).toArray(new float[0][]);
+    }
+
+    private static float[] floats(ByteBuffer body, int dim) {
+        float[] v = new float[dim];
+        body.asFloatBuffer().get(v);
+        return v;
+    }
+
+    private static int[] ints(ByteBuffer body, int dim) {
+        int[] v = new int[dim];
+        body.asIntBuffer().get(v);
+        return v;
+    }
+
+    private static float[] unsignedBytes(ByteBuffer body, int dim) {
+        float[] v = new float[dim];
+        for (int i = 0; i < dim; i++) {
+            v[i] = body.get() & 0xff;
+        }
+        return v;
     }
 
     /**
@@ -124,11 +91,34 @@ public final class VecFiles {
                 file + ": expected a vector file ending in .fvecs or .bvecs");
     }
 
-    private interface Row {
-        void take(ByteBuffer body, int dim);
+    /** Puts row {@code i}'s values after its dimension, little-endian. */
+    private interface RowWriter {
+        void put(ByteBuffer afterDimension, int i);
     }
 
-    private static void read(Path file, int limit, int width, Row row) throws IOException {
+    /** Writes {@code count} rows, each its dimension then the values {@code values} puts. */
+    private static void write(Path file, int count, IntUnaryOperator dim, RowWriter values)
+            throws IOException {
+        try (OutputStream out = new BufferedOutputStream(Files.newOutputStream(file), 1 << 16)) {
+            for (int i = 0; i < count; i++) {
+                int d = dim.applyAsInt(i);
+                ByteBuffer b = ByteBuffer.allocate(4 + 4 * d).order(ByteOrder.LITTLE_ENDIAN);
+                b.putInt(d);
+                values.put(b, i);
+                out.write(b.array());
+            }
+        }
+    }
+
+    /** Makes one row from its little-endian body of {@code dim} values. */
+    private interface RowReader<T> {
+        T take(ByteBuffer body, int dim);
+    }
+
+    /** Reads at most {@code limit} rows of {@code width}-byte values, checked as the class says. */
+    private static <T> List<T> read(Path file, int limit, int width, RowReader<T> row)
+            throws IOException {
+        List<T> rows = new ArrayList<>();
         try (InputStream raw = new BufferedInputStream(Files.newInputStream(file), 1 << 16);
                 DataInputStream in = new DataInputStream(raw)) {
             byte[] head = new byte[4];
@@ -136,53 +126,40 @@ public final class VecFiles {
             for (int n = 0; n < limit; n++) {
                 int got = in.readNBytes(head, 0, 4);
                 if (got == 0) {
-                    return; // the file ends between rows
+                    return rows; // the file ends between rows
                 }
                 if (got < 4) {
-                    throw new IOException(
-                            file
-                                    + ": row "
-                                    + n
-                                    + " is cut short in its dimension ("
-                                    + got
-                                    + " of 4 bytes)");
+                    throw badRow(file, n, "is cut short in its dimension (" + got + " of 4 bytes)");
                 }
                 int dim = ByteBuffer.wrap(head).order(ByteOrder.LITTLE_ENDIAN).getInt();
                 if (dim <= 0 || dim > MAX_DIMENSION) {
-                    throw new IOException(
-                            file
-                                    + ": row "
-                                    + n
-                                    + " declares dimension "
-                                    + dim
-                                    + "; expected 1 to "
-                                    + MAX_DIMENSION);
+                    throw badRow(
+                            file,
+                            n,
+                            "declares dimension " + dim + "; expected 1 to " + MAX_DIMENSION);
                 }
                 if (first >= 0 && dim != first) {
-                    throw new IOException(
-                            file
-                                    + ": row "
-                                    + n
-                                    + " declares dimension "
-                                    + dim
-                                    + ", the rows before it "
-                                    + first);
+                    throw badRow(
+                            file, n, "declares dimension " + dim + ", the rows before it " + first);
                 }
                 first = dim;
                 byte[] body = new byte[width * dim];
                 try {
                     in.readFully(body);
                 } catch (EOFException e) {
-                    throw new IOException(
-                            file
-                                    + ": row "
-                                    + n
-                                    + " is cut short: expected "
-                                    + body.length
-                                    + " bytes after its dimension");
+                    throw badRow(
+                            file,
+                            n,
+                            "is cut short: expected " + body.length + " bytes after its dimension");
                 }
-                row.take(ByteBuffer.wrap(body).order(ByteOrder.LITTLE_ENDIAN), dim);
+                rows.add(row.take(ByteBuffer.wrap(body).order(ByteOrder.LITTLE_ENDIAN), dim));
             }
         }
+        return rows;
+    }
+
+    /** What is wrong with row {@code n} of {@code file}, named so it can be found. */
+    private static IOException badRow(Path file, int n, String what) {
+        return new IOException(file + ": row " + n + " " + what);
     }
 }

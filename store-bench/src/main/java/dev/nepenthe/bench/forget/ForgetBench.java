@@ -1,12 +1,12 @@
 package dev.nepenthe.bench.forget;
 
+import dev.nepenthe.bench.BenchIndexes;
+import dev.nepenthe.bench.BenchStores;
+import dev.nepenthe.bench.Stats;
 import dev.nepenthe.bench.hnsw.BenchArgs;
-import dev.nepenthe.core.CollectionSpec;
 import dev.nepenthe.core.IndexSpec;
-import dev.nepenthe.core.Metric;
 import dev.nepenthe.core.Nepenthe;
 import dev.nepenthe.core.SearchRequest;
-import dev.nepenthe.core.StoreOptions;
 import dev.nepenthe.core.VectorCollection;
 import dev.nepenthe.core.VectorRecord;
 import dev.nepenthe.core.forget.ForgetOperation;
@@ -14,19 +14,17 @@ import dev.nepenthe.core.forget.ForgetRequest;
 import dev.nepenthe.core.forget.ForgetScope;
 import dev.nepenthe.core.forget.OperationState;
 import dev.nepenthe.testing.Datasets;
-import java.io.IOException;
+import dev.nepenthe.testing.TestFiles;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.stream.Stream;
 
 /**
  * What a forget costs in a loaded store: for one subject with 10, 100 and 1,000 records in a
@@ -123,7 +121,7 @@ public final class ForgetBench {
             try {
                 run(kind, dir, n, dim, sizes, reps, searchThreads, rows, latencies);
             } finally {
-                deleteTree(dir);
+                TestFiles.deleteTree(dir);
             }
         }
         System.out.println();
@@ -138,11 +136,11 @@ public final class ForgetBench {
                     "| %s | %d | %.2f | %.0f | %.1f | %.0f | %.0f | %s |%n",
                     r.index(),
                     r.size(),
-                    median(r.markMs()),
-                    median(r.sealedMs()),
-                    median(r.holdCheckMs()),
-                    median(r.cleanupMs()),
-                    median(r.verifyMs()),
+                    Stats.median(r.markMs()),
+                    Stats.median(r.sealedMs()),
+                    Stats.median(r.holdCheckMs()),
+                    Stats.median(r.cleanupMs()),
+                    Stats.median(r.verifyMs()),
                     String.join(",", r.states().stream().distinct().toList()));
         }
         System.out.println("(medians of " + reps + " subjects per row)");
@@ -184,10 +182,10 @@ public final class ForgetBench {
                 "load average at the end: %.2f%n",
                 java.lang.management.ManagementFactory.getOperatingSystemMXBean()
                         .getSystemLoadAverage());
-        String plot = a.s("plot", "");
-        if (!plot.isEmpty()) {
+        Path plot = a.path("plot");
+        if (plot != null) {
             ForgetLatencyPlot.write(
-                    Path.of(plot),
+                    plot,
                     String.format(
                             Locale.ROOT,
                             "n = %,d, d = %d, subjects of %s records," + " %d search thread(s)",
@@ -199,6 +197,9 @@ public final class ForgetBench {
         }
     }
 
+    // A search sample packs the operation's state into its double[] as the ordinal, read back
+    // in the same run and never stored.
+    @SuppressWarnings("EnumOrdinal")
     private static void run(
             String kind,
             Path dir,
@@ -210,35 +211,11 @@ public final class ForgetBench {
             List<Row> rows,
             List<Latency> latencies)
             throws Exception {
-        IndexSpec index =
-                switch (kind) {
-                    case "hnsw" ->
-                            IndexSpec.of(
-                                    "hnsw",
-                                    Map.of("M", "16", "efConstruction", "100", "efSearch", "64"));
-                    case "ivfpq" ->
-                            IndexSpec.of(
-                                    "ivfpq",
-                                    Map.of(
-                                            "nlist",
-                                            "256",
-                                            "m",
-                                            Integer.toString(dim / 8),
-                                            "nprobe",
-                                            "16",
-                                            "rerank",
-                                            "64"));
-                    case "exact" -> IndexSpec.exact();
-                    default ->
-                            throw new IllegalArgumentException(
-                                    "index: expected hnsw, ivfpq or exact, got '" + kind + "'");
-                };
+        IndexSpec index = BenchIndexes.forKind(kind, dim, Map.of(), true);
         float[][] data = Datasets.clustered(7, n, dim, 100, 1.0);
         float[][] queries = Datasets.clustered(8, 1000, dim, 100, 1.0);
-        StoreOptions opts = StoreOptions.defaults().withKeystore(dir.resolve("keys"));
-        try (Nepenthe store = Nepenthe.open(dir.resolve("data"), opts)) {
-            VectorCollection c =
-                    store.createCollection(new CollectionSpec("bench", dim, Metric.COSINE, index));
+        try (Nepenthe store = BenchStores.open(dir)) {
+            VectorCollection c = BenchStores.createBench(store, dim, index);
             // Target subjects take the first records; the rest belong to filler subjects of 10.
             List<String> subjectOf = new ArrayList<>(n);
             for (String role : new String[] {"warmup", "target"}) {
@@ -262,17 +239,14 @@ public final class ForgetBench {
                 subjectOf.add("filler-" + subjectOf.size() / 10);
             }
             long t0 = System.nanoTime();
-            for (int start = 0; start < n; start += 1000) {
-                List<VectorRecord> batch = new ArrayList<>(1000);
-                for (int i = start; i < Math.min(n, start + 1000); i++) {
-                    batch.add(
+            BenchStores.load(
+                    c,
+                    n,
+                    i ->
                             VectorRecord.builder("r" + i)
                                     .subject(subjectOf.get(i))
                                     .vector(data[i])
                                     .build());
-                }
-                c.upsertAll(batch);
-            }
             // Fold the ingest's write-ahead log into segments now, so that the first forget does
             // not pay for checkpointing the whole load.
             c.checkpoint();
@@ -529,11 +503,11 @@ public final class ForgetBench {
             latencies.add(
                     new Latency(
                             kind,
-                            pct(before, 50),
-                            pct(before, 99),
-                            pct(withWriter, 99),
-                            pct(during, 50),
-                            pct(during, 99),
+                            Stats.pct(before, 50),
+                            Stats.pct(before, 99),
+                            Stats.pct(withWriter, 99),
+                            Stats.pct(during, 50),
+                            Stats.pct(during, 99),
                             before.size(),
                             withWriter.size(),
                             during.size(),
@@ -549,26 +523,5 @@ public final class ForgetBench {
         Instant a = tl.get(from);
         Instant b = tl.get(to);
         return a == null || b == null ? Double.NaN : Duration.between(a, b).toNanos() / 1e6;
-    }
-
-    private static double median(List<Double> xs) {
-        return pct(xs, 50);
-    }
-
-    private static double pct(List<Double> xs, double p) {
-        List<Double> s = xs.stream().filter(x -> !x.isNaN()).sorted().toList();
-        if (s.isEmpty()) {
-            return Double.NaN;
-        }
-        int i = (int) Math.ceil(p / 100.0 * s.size()) - 1;
-        return s.get(Math.max(0, Math.min(s.size() - 1, i)));
-    }
-
-    private static void deleteTree(Path dir) throws IOException {
-        try (Stream<Path> files = Files.walk(dir)) {
-            for (Path p : files.sorted(Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(p);
-            }
-        }
     }
 }

@@ -35,7 +35,7 @@ final class ForgetLatencyPlot {
         bars.setBarPainter(new StandardBarPainter());
         bars.setShadowVisible(false);
         for (int i = 0; i < data.getRowCount(); i++) {
-            bars.setSeriesPaint(i, Plots.PALETTE[i % Plots.PALETTE.length]);
+            bars.setSeriesPaint(i, Plots.colour(i));
         }
         CategoryPlot plot =
                 new CategoryPlot(

@@ -1,13 +1,13 @@
 package dev.nepenthe.bench.forget;
 
+import dev.nepenthe.bench.BenchIndexes;
+import dev.nepenthe.bench.BenchStores;
 import dev.nepenthe.bench.Machine;
+import dev.nepenthe.bench.Stats;
 import dev.nepenthe.bench.hnsw.BenchArgs;
-import dev.nepenthe.core.CollectionSpec;
 import dev.nepenthe.core.IndexSpec;
-import dev.nepenthe.core.Metric;
 import dev.nepenthe.core.Nepenthe;
 import dev.nepenthe.core.SearchRequest;
-import dev.nepenthe.core.StoreOptions;
 import dev.nepenthe.core.VectorCollection;
 import dev.nepenthe.core.VectorRecord;
 import dev.nepenthe.core.forget.ForgetOperation;
@@ -16,13 +16,12 @@ import dev.nepenthe.core.forget.ForgetScope;
 import dev.nepenthe.core.forget.OperationState;
 import dev.nepenthe.core.internal.forget.SharedPasses;
 import dev.nepenthe.testing.Datasets;
-import java.io.IOException;
+import dev.nepenthe.testing.TestFiles;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -31,7 +30,6 @@ import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
-import java.util.stream.Stream;
 
 /**
  * Forget volume: {@code subjects} data subjects of {@code perSubject} records each in a collection
@@ -161,7 +159,7 @@ public final class ForgetVolumeBench {
             try {
                 results.add(run(kind, dir, n, dim, subjects, perSubject, rate, quiet, warmup));
             } finally {
-                deleteTree(dir);
+                TestFiles.deleteTree(dir);
             }
         }
         System.out.println();
@@ -234,48 +232,22 @@ public final class ForgetVolumeBench {
             int quiet,
             int warmup)
             throws Exception {
-        IndexSpec index =
-                switch (kind) {
-                    case "hnsw" ->
-                            IndexSpec.of(
-                                    "hnsw",
-                                    Map.of("M", "16", "efConstruction", "100", "efSearch", "64"));
-                    case "ivfpq" ->
-                            IndexSpec.of(
-                                    "ivfpq",
-                                    Map.of(
-                                            "nlist",
-                                            "256",
-                                            "m",
-                                            Integer.toString(dim / 8),
-                                            "nprobe",
-                                            "16",
-                                            "rerank",
-                                            "64"));
-                    default ->
-                            throw new IllegalArgumentException(
-                                    "index: expected hnsw or ivfpq, got '" + kind + "'");
-                };
+        IndexSpec index = BenchIndexes.forKind(kind, dim, Map.of(), false);
         float[][] data = Datasets.clustered(7, n, dim, 100, 1.0);
         float[][] queries = Datasets.clustered(8, 1000, dim, 100, 1.0);
-        StoreOptions opts = StoreOptions.defaults().withKeystore(dir.resolve("keys"));
-        try (Nepenthe store = Nepenthe.open(dir.resolve("data"), opts)) {
-            VectorCollection c =
-                    store.createCollection(new CollectionSpec("bench", dim, Metric.COSINE, index));
+        try (Nepenthe store = BenchStores.open(dir)) {
+            VectorCollection c = BenchStores.createBench(store, dim, index);
             // The measured subjects take the first records, the warm-up subjects the next, and
             // filler subjects of ten the rest.
             long t0 = System.nanoTime();
-            for (int start = 0; start < n; start += 1000) {
-                List<VectorRecord> batch = new ArrayList<>(1000);
-                for (int i = start; i < Math.min(n, start + 1000); i++) {
-                    batch.add(
+            BenchStores.load(
+                    c,
+                    n,
+                    i ->
                             VectorRecord.builder("r" + i)
                                     .subject(subjectOf(i, subjects, warmup, perSubject))
                                     .vector(data[i])
                                     .build());
-                }
-                c.upsertAll(batch);
-            }
             // Fold the load's write-ahead log into segments now, so the first forget does not
             // pay for checkpointing the whole load.
             c.checkpoint();
@@ -410,19 +382,19 @@ public final class ForgetVolumeBench {
                     perSubject,
                     rate,
                     submitSeconds,
-                    pct(markMs, 50),
-                    pct(markMs, 99),
+                    Stats.pct(markMs, 50),
+                    Stats.pct(markMs, 99),
                     allSealed,
                     subjects / allSealed,
-                    pct(sealSeconds, 50),
-                    pct(sealSeconds, 99),
+                    Stats.pct(sealSeconds, 50),
+                    Stats.pct(sealSeconds, 99),
                     removals,
                     checks,
                     cleaned,
-                    pct(quietMs, 50),
-                    pct(quietMs, 99),
-                    pct(duringMs, 50),
-                    pct(duringMs, 99),
+                    Stats.pct(quietMs, 50),
+                    Stats.pct(quietMs, 99),
+                    Stats.pct(duringMs, 50),
+                    Stats.pct(duringMs, 99),
                     quietMs.size(),
                     duringMs.size(),
                     states,
@@ -448,23 +420,6 @@ public final class ForgetVolumeBench {
     private static void require(boolean ok, String message) {
         if (!ok) {
             throw new IllegalArgumentException(message + "\nusage: " + USAGE);
-        }
-    }
-
-    private static double pct(List<Double> xs, double p) {
-        List<Double> s = xs.stream().filter(x -> !x.isNaN()).sorted().toList();
-        if (s.isEmpty()) {
-            return Double.NaN;
-        }
-        int i = (int) Math.ceil(p / 100.0 * s.size()) - 1;
-        return s.get(Math.max(0, Math.min(s.size() - 1, i)));
-    }
-
-    private static void deleteTree(Path dir) throws IOException {
-        try (Stream<Path> files = Files.walk(dir)) {
-            for (Path p : files.sorted(Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(p);
-            }
         }
     }
 }

@@ -20,21 +20,12 @@ import java.io.IOException;
 import java.util.Arrays;
 import java.util.Locale;
 import java.util.ServiceLoader;
-import java.util.SplittableRandom;
-import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
-import org.openjdk.jmh.annotations.BenchmarkMode;
-import org.openjdk.jmh.annotations.Fork;
 import org.openjdk.jmh.annotations.Level;
-import org.openjdk.jmh.annotations.Measurement;
-import org.openjdk.jmh.annotations.Mode;
-import org.openjdk.jmh.annotations.OutputTimeUnit;
 import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
-import org.openjdk.jmh.annotations.TearDown;
-import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * What forgetting costs an index against rebuilding it without the forgotten vectors: one record,
@@ -53,17 +44,16 @@ import org.openjdk.jmh.annotations.Warmup;
  * set-up. A result that fails throws, and the run fails with it; so the JIT cannot drop the work,
  * and a repair that loses recall cannot pass as a fast one.
  *
- * <p>The default parameters are the quick set (minutes on two cores); a larger one is given on the
- * command line, e.g. {@code ./nepenthe jmh RebuildCostBenchmark -p n=100000 -p dim=384}. The data
- * are seeded clustered vectors (L2), seed {@link #SEED}, printed at set-up.
+ * <p>Why: a forget repairs the index in place rather than rebuilding it, and this is the measure of
+ * whether that choice pays, and keeps recall, at every share removed. The figures are in
+ * docs/BENCHMARKS.md ("Forgetting against rebuilding").
+ *
+ * <p>The default parameters are the quick set, sized for a small shared machine; a larger one is
+ * given on the command line, e.g. {@code ./nepenthe jmh RebuildCostBenchmark -p n=100000 -p
+ * dim=384}. The data are seeded clustered vectors (L2), seed {@link #SEED}, printed at set-up.
  */
-@BenchmarkMode(Mode.SingleShotTime)
-@OutputTimeUnit(TimeUnit.MILLISECONDS)
 @State(Scope.Benchmark)
-@Warmup(iterations = 2)
-@Measurement(iterations = 5)
-@Fork(1)
-public class RebuildCostBenchmark {
+public class RebuildCostBenchmark extends RepairOrRebuildBenchmark<VectorIndex> {
 
     /** The data's seed; the removed ordinals are drawn with {@code SEED + 1}. */
     static final long SEED = 7;
@@ -73,7 +63,7 @@ public class RebuildCostBenchmark {
 
     /**
      * The HNSW beam of the recall check: narrow, so that a graph a repair left worse connected than
-     * a fresh build shows as lost recall (at 64 every graph here finds all ten).
+     * a fresh build shows as lost recall (a wide beam finds every neighbour in any of them).
      */
     static final int CHECK_EF = 16;
 
@@ -83,35 +73,16 @@ public class RebuildCostBenchmark {
     @Param({"hnsw", "ivfpq"})
     String index;
 
-    @Param({"20000"})
-    int n;
-
     @Param({"128"})
     int dim;
-
-    /** How many to remove: a count of records, or a percentage of {@code n}. */
-    @Param({"1", "0.1%", "1%", "10%"})
-    String removed;
-
-    @Param({"repair", "rebuild"})
-    String how;
 
     private float[][] data;
     private float[][] queries;
     private VectorIndexFactory factory;
     private IndexConfig config;
     private byte[] built;
-    private int[] gone;
-    private int[] survivors;
     private int[][] truth;
     private double referenceRecall;
-
-    /**
-     * The copy an invocation repairs (for {@code repair}); what the invocation leaves, to check.
-     */
-    private VectorIndex input;
-
-    private VectorIndex result;
 
     @Setup(Level.Trial)
     public void setUp() throws IOException {
@@ -145,10 +116,7 @@ public class RebuildCostBenchmark {
                         yield new IndexConfig(dim, Metric.L2, p.toIndexSpec().params(), 42L);
                     }
                 };
-        int count = count(removed, n);
-        int[][] split = split(n, count, SEED + 1);
-        gone = split[0];
-        survivors = split[1];
+        int count = drawRemoved(SEED + 1);
         System.out.printf(
                 Locale.ROOT,
                 "%nrebuild-cost data: seed %d, n=%d, d=%d, 100 clusters, spread 0.3, L2;"
@@ -210,59 +178,51 @@ public class RebuildCostBenchmark {
         return result;
     }
 
-    @TearDown(Level.Invocation)
-    public void check() {
-        try {
-            for (int ord : gone) {
-                if (result.contains(ord)) {
-                    throw new IllegalStateException(
-                            how + " of " + index + ": removed ordinal " + ord + " is still live");
-                }
-            }
-            if (result.size() != survivors.length) {
-                throw new IllegalStateException(
-                        how
-                                + " of "
-                                + index
-                                + ": expected "
-                                + survivors.length
-                                + " live vectors, found "
-                                + result.size());
-            }
-            // The repair's scoped proof, or the whole checker over a rebuild (outside the timed
-            // part).
-            IntegrityReport proof =
-                    how.equals("repair") ? result.verifyRemoval(gone) : result.verifyIntegrity();
-            if (!proof.isClean()) {
-                throw new IllegalStateException(
-                        how + " of " + index + ": the integrity check failed: " + proof);
-            }
-            double r = recall(result);
-            if (r < referenceRecall - RECALL_SLACK) {
-                throw new IllegalStateException(
-                        String.format(
-                                Locale.ROOT,
-                                "%s of %s: recall@%d %.4f, more than %.2f"
-                                        + " below the fresh build's %.4f",
-                                how,
-                                index,
-                                K,
-                                r,
-                                RECALL_SLACK,
-                                referenceRecall));
-            }
-        } finally {
-            result.close();
-            result = null;
-            input = null;
-        }
+    @Override
+    void release(VectorIndex result) {
+        result.close();
     }
 
-    /**
-     * For the check's control (tests): the invocation's result is its copy with nothing removed.
-     */
-    void skipTheWorkForTheControl() {
-        result = input;
+    @Override
+    void verify() {
+        for (int ord : gone) {
+            if (result.contains(ord)) {
+                throw new IllegalStateException(
+                        how + " of " + index + ": removed ordinal " + ord + " is still live");
+            }
+        }
+        if (result.size() != survivors.length) {
+            throw new IllegalStateException(
+                    how
+                            + " of "
+                            + index
+                            + ": expected "
+                            + survivors.length
+                            + " live vectors, found "
+                            + result.size());
+        }
+        // The repair's scoped proof, or the whole checker over a rebuild (outside the timed
+        // part).
+        IntegrityReport proof =
+                how.equals("repair") ? result.verifyRemoval(gone) : result.verifyIntegrity();
+        if (!proof.isClean()) {
+            throw new IllegalStateException(
+                    how + " of " + index + ": the integrity check failed: " + proof);
+        }
+        double r = recall(result);
+        if (r < referenceRecall - RECALL_SLACK) {
+            throw new IllegalStateException(
+                    String.format(
+                            Locale.ROOT,
+                            "%s of %s: recall@%d %.4f, more than %.2f"
+                                    + " below the fresh build's %.4f",
+                            how,
+                            index,
+                            K,
+                            r,
+                            RECALL_SLACK,
+                            referenceRecall));
+        }
     }
 
     /**
@@ -312,80 +272,5 @@ public class RebuildCostBenchmark {
             }
         }
         return hits / (double) (QUERIES * K);
-    }
-
-    /**
-     * How many records a {@code removed} parameter means.
-     *
-     * @param spec {@code "1"} is one record, {@code "1%"} a hundredth of {@code n} (at least one)
-     * @param n the collection's size
-     * @return the count, 1 to {@code n - 1}
-     * @throws IllegalArgumentException saying what was expected, when {@code spec} is neither or
-     *     out of range
-     */
-    public static int count(String spec, int n) {
-        try {
-            int c =
-                    spec.endsWith("%")
-                            ? (int)
-                                    Math.max(
-                                            1,
-                                            Math.round(
-                                                    n
-                                                            * Double.parseDouble(
-                                                                    spec.substring(
-                                                                            0, spec.length() - 1))
-                                                            / 100))
-                            : Integer.parseInt(spec);
-            if (c < 1 || c >= n) {
-                throw new IllegalArgumentException(
-                        "removed: expected between 1 and "
-                                + (n - 1)
-                                + " records, got "
-                                + spec
-                                + " ("
-                                + c
-                                + ")");
-            }
-            return c;
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException(
-                    "removed: expected a count such as 1 or a percentage such as 0.1%, got '"
-                            + spec
-                            + "'");
-        }
-    }
-
-    /**
-     * {@code count} of the ordinals below {@code n} drawn at random with {@code seed}, and the
-     * rest: {removed, survivors}, each ascending.
-     */
-    static int[][] split(int n, int count, long seed) {
-        int[] order = shuffled(n, new SplittableRandom(seed));
-        int[] removed = Arrays.copyOf(order, count);
-        int[] survivors = Arrays.copyOfRange(order, count, n);
-        Arrays.sort(removed);
-        Arrays.sort(survivors);
-        return new int[][] {removed, survivors};
-    }
-
-    private static int[] shuffled(int n, SplittableRandom rnd) {
-        int[] order = rangeOf(n);
-        for (int i = n - 1; i > 0; i--) {
-            int j = rnd.nextInt(i + 1);
-            int t = order[i];
-            order[i] = order[j];
-            order[j] = t;
-        }
-        return order;
-    }
-
-    /** 0 to {@code n - 1}, ascending. */
-    static int[] rangeOf(int n) {
-        int[] out = new int[n];
-        for (int i = 0; i < n; i++) {
-            out[i] = i;
-        }
-        return out;
     }
 }

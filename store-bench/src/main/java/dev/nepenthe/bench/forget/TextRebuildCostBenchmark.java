@@ -15,20 +15,13 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.SplittableRandom;
-import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
-import org.openjdk.jmh.annotations.BenchmarkMode;
-import org.openjdk.jmh.annotations.Fork;
 import org.openjdk.jmh.annotations.Level;
-import org.openjdk.jmh.annotations.Measurement;
-import org.openjdk.jmh.annotations.Mode;
-import org.openjdk.jmh.annotations.OutputTimeUnit;
 import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
-import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * {@link RebuildCostBenchmark}'s question for the encrypted text index: forgetting one text, 0.1%,
@@ -43,14 +36,13 @@ import org.openjdk.jmh.annotations.Warmup;
  * after it is timed: it holds exactly the survivors, the index's own residue proof ({@link
  * TextIndex#residue}) finds none of the forgotten texts' words, and a search for a survivor's own
  * word finds it. A result that fails throws.
+ *
+ * <p>Why: a forget's text cleanup rewrites the segments that held the forgotten texts, and this
+ * says what that costs beside building the index again. The figures are in docs/BENCHMARKS.md
+ * ("Forgetting against rebuilding").
  */
-@BenchmarkMode(Mode.SingleShotTime)
-@OutputTimeUnit(TimeUnit.MILLISECONDS)
 @State(Scope.Benchmark)
-@Warmup(iterations = 2)
-@Measurement(iterations = 5)
-@Fork(1)
-public class TextRebuildCostBenchmark {
+public class TextRebuildCostBenchmark extends RepairOrRebuildBenchmark<TextIndex> {
 
     /** The texts' seed; the removed ones are drawn with {@code SEED + 1}. */
     static final long SEED = 7;
@@ -62,28 +54,11 @@ public class TextRebuildCostBenchmark {
     @Param({"text"})
     String index;
 
-    @Param({"20000"})
-    int n;
-
-    /**
-     * How many to remove: a count of texts, or a percentage of {@code n} (see {@link
-     * RebuildCostBenchmark#count}).
-     */
-    @Param({"1", "0.1%", "1%", "10%"})
-    String removed;
-
-    @Param({"repair", "rebuild"})
-    String how;
-
     private Path dir;
     private Keystore keystore;
     private KeyedHash hashes;
     private String[] texts;
-    private int[] gone;
-    private int[] survivors;
     private int invocation;
-    private TextIndex input;
-    private TextIndex result;
 
     @Setup(Level.Trial)
     public void setUp() throws IOException {
@@ -95,10 +70,7 @@ public class TextRebuildCostBenchmark {
         keystore = Keystore.open(dir.resolve("keys"), mk);
         hashes = new KeyedHash(mk);
         texts = texts(n, new SplittableRandom(SEED));
-        int count = RebuildCostBenchmark.count(removed, n);
-        int[][] split = RebuildCostBenchmark.split(n, count, SEED + 1);
-        gone = split[0];
-        survivors = split[1];
+        int count = drawRemoved(SEED + 1);
         System.out.printf(
                 Locale.ROOT,
                 "%ntext-rebuild-cost data: seed %d, %d texts of %d words (vocabulary %d)"
@@ -120,7 +92,7 @@ public class TextRebuildCostBenchmark {
     @Setup(Level.Invocation)
     public void buildWhole() throws IOException {
         if (how.equals("repair")) {
-            input = build(RebuildCostBenchmark.rangeOf(n));
+            input = build(rangeOf(n));
         }
     }
 
@@ -136,51 +108,43 @@ public class TextRebuildCostBenchmark {
         return result;
     }
 
-    @TearDown(Level.Invocation)
-    public void check() throws IOException {
-        try {
-            result.publish();
-            if (result.size() != survivors.length) {
-                throw new IllegalStateException(
-                        how
-                                + " of text: expected "
-                                + survivors.length
-                                + " documents, found "
-                                + result.size());
-            }
-            Map<Integer, Long> forgotten = new HashMap<>();
-            List<String> words = new ArrayList<>();
-            for (int ord : gone) {
-                forgotten.put(ord, 1L);
-                words.add(ownWord(ord));
-            }
-            TextIndex.Residue residue = result.residue(forgotten, words);
-            if (!residue.problems().isEmpty()) {
-                throw new IllegalStateException(
-                        how + " of text: the residue proof found " + residue.problems());
-            }
-            int probe = survivors[survivors.length / 2];
-            int[] hits = result.search(ownWord(probe), null, 3).ordinals();
-            if (hits.length != 1 || hits[0] != probe) {
-                throw new IllegalStateException(
-                        how
-                                + " of text: a search for survivor "
-                                + probe
-                                + "'s own word found "
-                                + Arrays.toString(hits));
-            }
-        } finally {
-            result.destroy();
-            result = null;
-            input = null;
-        }
+    @Override
+    void release(TextIndex result) throws IOException {
+        result.destroy();
     }
 
-    /**
-     * For the check's control (tests): the invocation's result is its index with nothing removed.
-     */
-    void skipTheWorkForTheControl() {
-        result = input;
+    @Override
+    void verify() throws IOException {
+        result.publish();
+        if (result.size() != survivors.length) {
+            throw new IllegalStateException(
+                    how
+                            + " of text: expected "
+                            + survivors.length
+                            + " documents, found "
+                            + result.size());
+        }
+        Map<Integer, Long> forgotten = new HashMap<>();
+        List<String> words = new ArrayList<>();
+        for (int ord : gone) {
+            forgotten.put(ord, 1L);
+            words.add(ownWord(ord));
+        }
+        TextIndex.Residue residue = result.residue(forgotten, words);
+        if (!residue.problems().isEmpty()) {
+            throw new IllegalStateException(
+                    how + " of text: the residue proof found " + residue.problems());
+        }
+        int probe = survivors[survivors.length / 2];
+        int[] hits = result.search(ownWord(probe), null, 3).ordinals();
+        if (hits.length != 1 || hits[0] != probe) {
+            throw new IllegalStateException(
+                    how
+                            + " of text: a search for survivor "
+                            + probe
+                            + "'s own word found "
+                            + Arrays.toString(hits));
+        }
     }
 
     private TextIndex build(int[] ordinals) throws IOException {

@@ -1,5 +1,6 @@
 package dev.nepenthe.bench.hnsw;
 
+import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Map;
@@ -55,6 +56,12 @@ public final class BenchArgs {
 
     public String s(String name, String dflt) {
         return values.getOrDefault(name, dflt);
+    }
+
+    /** The file or folder the argument names, or null when it is not given (or empty). */
+    public Path path(String name) {
+        String v = values.get(name);
+        return v == null || v.isEmpty() ? null : Path.of(v);
     }
 
     public int[] ints(String name, int[] dflt) {

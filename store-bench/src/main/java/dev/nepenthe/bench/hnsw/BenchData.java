@@ -59,197 +59,201 @@ final class BenchData {
      */
     static BenchData from(BenchArgs a, int n, int queryCount, int defaultDim) throws IOException {
         String kind = a.s("data", "synthetic");
-        switch (kind) {
-            case "synthetic":
-                return new BenchData(
-                        a.i("seed", 7),
-                        n,
-                        queryCount,
-                        a.i("dim", defaultDim),
-                        a.i("clusters", 100),
-                        a.d("spread", 0.3));
-            case "lowrank":
-                {
-                    // The open bench's data (100 clusters each near its own 16-dimensional plane,
-                    // the
-                    // low intrinsic dimension of real embeddings), prepared for cosine as gcide is.
-                    int dim = a.i("dim", defaultDim);
-                    int clusters = a.i("clusters", 100);
-                    int rank = a.i("rank", 16);
-                    double spread = a.d("spread", 0.3);
-                    float[][] all =
-                            Datasets.lowRank(
-                                    a.i("seed", 7), n + queryCount, dim, clusters, rank, spread);
-                    java.util.stream.IntStream.range(0, all.length)
-                            .parallel()
-                            .forEach(i -> all[i] = Metric.COSINE.prepare(all[i]));
-                    return new BenchData(
-                            Arrays.copyOf(all, n),
-                            Arrays.copyOfRange(all, n, n + queryCount),
-                            Metric.COSINE,
-                            String.format(
-                                    Locale.ROOT,
-                                    "seeded low-rank (%d clusters near %d-dimensional planes,"
-                                            + " spread %.2f), d=%d, cosine",
-                                    clusters,
-                                    rank,
-                                    spread,
-                                    dim));
-                }
-            case "gcide":
-                {
-                    Path file = Path.of(a.s("file", GcideDataset.defaultFile().toString()));
-                    float[][] rows = GcideDataset.load(file).rows();
-                    if (n + queryCount > rows.length) {
-                        throw new IllegalArgumentException(
-                                "data=gcide: n + queries = "
-                                        + (n + queryCount)
-                                        + " but the cache "
-                                        + file
-                                        + " holds "
-                                        + rows.length
-                                        + " vectors");
-                    }
-                    float[][] base = new float[n][];
-                    for (int i = 0; i < n; i++) {
-                        base[i] = Metric.COSINE.prepare(rows[i]);
-                    }
-                    float[][] q = new float[queryCount][];
-                    for (int i = 0; i < queryCount; i++) {
-                        q[i] = Metric.COSINE.prepare(rows[rows.length - queryCount + i]);
-                    }
-                    BenchData d =
-                            new BenchData(
-                                    base,
-                                    q,
-                                    Metric.COSINE,
-                                    "gcide definitions, all-MiniLM-L6-v2, d="
-                                            + base[0].length
-                                            + ", cosine ("
-                                            + rows.length
-                                            + " cached, queries are the last "
-                                            + queryCount
-                                            + ")");
-                    // Named by the vectors' own modification time too, so a rebuilt cache never
-                    // meets old answers.
-                    d.truthCache =
-                            file.resolveSibling(
-                                    file.getFileName()
-                                            + ".truth-n"
-                                            + n
-                                            + "-q"
-                                            + queryCount
-                                            + "-"
-                                            + Files.getLastModifiedTime(file).toMillis()
-                                            + ".ivecs");
-                    return d;
-                }
-            case "files":
-                {
-                    // A user's own set: SIFT, GIST or GloVe as .fvecs/.bvecs, scored as the metric=
-                    // says.
-                    String baseFile = a.s("base", "");
-                    String queryFile = a.s("query", "");
-                    if (baseFile.isEmpty() || queryFile.isEmpty()) {
-                        throw new IllegalArgumentException(
-                                "data=files: expected base=FILE and query=FILE (.fvecs or .bvecs),"
-                                        + " got base='"
-                                        + baseFile
-                                        + "', query='"
-                                        + queryFile
-                                        + "'");
-                    }
-                    Metric metric = metric(a.s("metric", "L2"));
-                    float[][] base = VecFiles.readVectors(Path.of(baseFile), n);
-                    float[][] q = VecFiles.readVectors(Path.of(queryFile), queryCount);
-                    if (base.length < n || q.length < queryCount || base[0].length != q[0].length) {
-                        throw new IllegalArgumentException(
-                                "data=files: expected "
-                                        + n
-                                        + " base and "
-                                        + queryCount
-                                        + " query vectors of one dimension, got "
-                                        + base.length
-                                        + " of d="
-                                        + base[0].length
-                                        + " in "
-                                        + baseFile
-                                        + " and "
-                                        + q.length
-                                        + " of d="
-                                        + q[0].length
-                                        + " in "
-                                        + queryFile);
-                    }
-                    if (metric == Metric.COSINE) {
-                        Arrays.setAll(base, i -> Metric.COSINE.prepare(base[i]));
-                        Arrays.setAll(q, i -> Metric.COSINE.prepare(q[i]));
-                    }
-                    BenchData d =
-                            new BenchData(
-                                    base,
-                                    q,
-                                    metric,
-                                    String.format(
-                                            Locale.ROOT,
-                                            "files %s and %s, d=%d, %s",
-                                            baseFile,
-                                            queryFile,
-                                            base[0].length,
-                                            metric));
-                    String truthFile = a.s("truth", "");
-                    if (!truthFile.isEmpty()) {
-                        d.givenTruth = VecFiles.readIvecs(Path.of(truthFile), queryCount);
-                        d.truthSource = truthFile;
-                    }
-                    return d;
-                }
-            case "hdf5":
-                {
-                    // An ann-benchmarks file: its train rows are the base, its test rows the
-                    // queries.
-                    String file = a.s("file", "");
-                    if (file.isEmpty()) {
-                        throw new IllegalArgumentException(
-                                "data=hdf5: expected file=FILE.hdf5 (an ann-benchmarks file), got"
-                                        + " none");
-                    }
-                    AnnHdf5.AnnSet set = AnnHdf5.read(Path.of(file), n, queryCount);
-                    float[][] base = set.train();
-                    float[][] q = set.test();
-                    if (set.metric() == Metric.COSINE) {
-                        Arrays.setAll(base, i -> Metric.COSINE.prepare(base[i]));
-                        Arrays.setAll(q, i -> Metric.COSINE.prepare(q[i]));
-                    }
-                    BenchData d =
-                            new BenchData(
-                                    base,
-                                    q,
-                                    set.metric(),
-                                    String.format(
-                                            Locale.ROOT,
-                                            "%s (first %d of %d train rows, %d test rows), d=%d,"
-                                                    + " %s",
-                                            file,
-                                            n,
-                                            set.trainRows(),
-                                            queryCount,
-                                            base[0].length,
-                                            set.metric()));
-                    if (n == set.trainRows()) {
-                        // The file's answers are over its whole train set: good only when the run
-                        // reads all of it.
-                        d.givenTruth = set.neighbors();
-                        d.truthSource = file + " (neighbors)";
-                    }
-                    return d;
-                }
-            default:
-                throw new IllegalArgumentException(
-                        "data: expected synthetic, lowrank, gcide, files or hdf5, got '"
-                                + kind
-                                + "'");
+        return switch (kind) {
+            case "synthetic" -> synthetic(a, n, queryCount, defaultDim);
+            case "lowrank" -> lowRank(a, n, queryCount, defaultDim);
+            case "gcide" -> gcide(a, n, queryCount);
+            case "files" -> files(a, n, queryCount);
+            case "hdf5" -> hdf5(a, n, queryCount);
+            default ->
+                    throw new IllegalArgumentException(
+                            "data: expected synthetic, lowrank, gcide, files or hdf5, got '"
+                                    + kind
+                                    + "'");
+        };
+    }
+
+    private static BenchData synthetic(BenchArgs a, int n, int queryCount, int defaultDim) {
+        return new BenchData(
+                a.i("seed", 7),
+                n,
+                queryCount,
+                a.i("dim", defaultDim),
+                a.i("clusters", 100),
+                a.d("spread", 0.3));
+    }
+
+    private static BenchData lowRank(BenchArgs a, int n, int queryCount, int defaultDim) {
+        // The open bench's data (100 clusters each near its own 16-dimensional plane,
+        // the
+        // low intrinsic dimension of real embeddings), prepared for cosine as gcide is.
+        int dim = a.i("dim", defaultDim);
+        int clusters = a.i("clusters", 100);
+        int rank = a.i("rank", 16);
+        double spread = a.d("spread", 0.3);
+        float[][] all =
+                Datasets.lowRank(a.i("seed", 7), n + queryCount, dim, clusters, rank, spread);
+        java.util.stream.IntStream.range(0, all.length)
+                .parallel()
+                .forEach(i -> all[i] = Metric.COSINE.prepare(all[i]));
+        return new BenchData(
+                Arrays.copyOf(all, n),
+                Arrays.copyOfRange(all, n, n + queryCount),
+                Metric.COSINE,
+                String.format(
+                        Locale.ROOT,
+                        "seeded low-rank (%d clusters near %d-dimensional planes,"
+                                + " spread %.2f), d=%d, cosine",
+                        clusters,
+                        rank,
+                        spread,
+                        dim));
+    }
+
+    private static BenchData gcide(BenchArgs a, int n, int queryCount) throws IOException {
+        Path file = Path.of(a.s("file", GcideDataset.defaultFile().toString()));
+        float[][] rows = GcideDataset.load(file).rows();
+        if (n + queryCount > rows.length) {
+            throw new IllegalArgumentException(
+                    "data=gcide: n + queries = "
+                            + (n + queryCount)
+                            + " but the cache "
+                            + file
+                            + " holds "
+                            + rows.length
+                            + " vectors");
         }
+        float[][] base = new float[n][];
+        for (int i = 0; i < n; i++) {
+            base[i] = Metric.COSINE.prepare(rows[i]);
+        }
+        float[][] q = new float[queryCount][];
+        for (int i = 0; i < queryCount; i++) {
+            q[i] = Metric.COSINE.prepare(rows[rows.length - queryCount + i]);
+        }
+        BenchData d =
+                new BenchData(
+                        base,
+                        q,
+                        Metric.COSINE,
+                        "gcide definitions, all-MiniLM-L6-v2, d="
+                                + base[0].length
+                                + ", cosine ("
+                                + rows.length
+                                + " cached, queries are the last "
+                                + queryCount
+                                + ")");
+        // Named by the vectors' own modification time too, so a rebuilt cache never
+        // meets old answers.
+        d.truthCache =
+                file.resolveSibling(
+                        file.getFileName()
+                                + ".truth-n"
+                                + n
+                                + "-q"
+                                + queryCount
+                                + "-"
+                                + Files.getLastModifiedTime(file).toMillis()
+                                + ".ivecs");
+        return d;
+    }
+
+    private static BenchData files(BenchArgs a, int n, int queryCount) throws IOException {
+        // A user's own set: SIFT, GIST or GloVe as .fvecs/.bvecs, scored as the metric=
+        // says.
+        String baseFile = a.s("base", "");
+        String queryFile = a.s("query", "");
+        if (baseFile.isEmpty() || queryFile.isEmpty()) {
+            throw new IllegalArgumentException(
+                    "data=files: expected base=FILE and query=FILE (.fvecs or .bvecs),"
+                            + " got base='"
+                            + baseFile
+                            + "', query='"
+                            + queryFile
+                            + "'");
+        }
+        Metric metric = metric(a.s("metric", "L2"));
+        float[][] base = VecFiles.readVectors(Path.of(baseFile), n);
+        float[][] q = VecFiles.readVectors(Path.of(queryFile), queryCount);
+        if (base.length < n || q.length < queryCount || base[0].length != q[0].length) {
+            throw new IllegalArgumentException(
+                    "data=files: expected "
+                            + n
+                            + " base and "
+                            + queryCount
+                            + " query vectors of one dimension, got "
+                            + base.length
+                            + " of d="
+                            + base[0].length
+                            + " in "
+                            + baseFile
+                            + " and "
+                            + q.length
+                            + " of d="
+                            + q[0].length
+                            + " in "
+                            + queryFile);
+        }
+        if (metric == Metric.COSINE) {
+            Arrays.setAll(base, i -> Metric.COSINE.prepare(base[i]));
+            Arrays.setAll(q, i -> Metric.COSINE.prepare(q[i]));
+        }
+        BenchData d =
+                new BenchData(
+                        base,
+                        q,
+                        metric,
+                        String.format(
+                                Locale.ROOT,
+                                "files %s and %s, d=%d, %s",
+                                baseFile,
+                                queryFile,
+                                base[0].length,
+                                metric));
+        String truthFile = a.s("truth", "");
+        if (!truthFile.isEmpty()) {
+            d.givenTruth = VecFiles.readIvecs(Path.of(truthFile), queryCount);
+            d.truthSource = truthFile;
+        }
+        return d;
+    }
+
+    private static BenchData hdf5(BenchArgs a, int n, int queryCount) throws IOException {
+        // An ann-benchmarks file: its train rows are the base, its test rows the
+        // queries.
+        String file = a.s("file", "");
+        if (file.isEmpty()) {
+            throw new IllegalArgumentException(
+                    "data=hdf5: expected file=FILE.hdf5 (an ann-benchmarks file), got" + " none");
+        }
+        AnnHdf5.AnnSet set = AnnHdf5.read(Path.of(file), n, queryCount);
+        float[][] base = set.train();
+        float[][] q = set.test();
+        if (set.metric() == Metric.COSINE) {
+            Arrays.setAll(base, i -> Metric.COSINE.prepare(base[i]));
+            Arrays.setAll(q, i -> Metric.COSINE.prepare(q[i]));
+        }
+        BenchData d =
+                new BenchData(
+                        base,
+                        q,
+                        set.metric(),
+                        String.format(
+                                Locale.ROOT,
+                                "%s (first %d of %d train rows, %d test rows), d=%d," + " %s",
+                                file,
+                                n,
+                                set.trainRows(),
+                                queryCount,
+                                base[0].length,
+                                set.metric()));
+        if (n == set.trainRows()) {
+            // The file's answers are over its whole train set: good only when the run
+            // reads all of it.
+            d.givenTruth = set.neighbors();
+            d.truthSource = file + " (neighbors)";
+        }
+        return d;
     }
 
     /** Exact answers the user gave with the files (truth=), for every query, or null. */

@@ -2,9 +2,9 @@ package dev.nepenthe.bench.hnsw;
 
 import dev.nepenthe.bench.Machine;
 import dev.nepenthe.bench.PeerProcess;
-import dev.nepenthe.core.Metric;
 import dev.nepenthe.core.vector.Kernels;
 import dev.nepenthe.hnsw.HnswParams;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
@@ -12,14 +12,14 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 
 /**
  * Build time, single-thread query throughput against recall@k, memory and multi-thread scaling for
  * Nepenthe's HNSW and its peers, each run the way its users run it, on the same data (seeded
  * clustered vectors, L2, or with {@code data=gcide} the cached MiniLM embeddings of dict-gcide
- * definitions, cosine) with the same M and efConstruction. Prints Markdown tables.
+ * definitions, cosine) with the same M and efConstruction. Prints Markdown tables. Why: a graph
+ * index is only worth its physical deletes if it also holds its own against the libraries users
+ * would otherwise pick; the figures are in docs/BENCHMARKS.md ("HNSW").
  *
  * <p>Engines ({@code engines=}, default the float set nepenthe, lucene, jvector, hnswlib, faiss;
  * {@code quantized=true} adds lucene-int7, lucene-bbq, jvector-pq and faiss-sq8):
@@ -75,34 +75,6 @@ public final class HnswCompareBench {
                 + " nepenthe or nepenthe-int8, its vectors off the heap); quantized=true adds"
                 + " nepenthe-int8,nepenthe-int8-beam,lucene-int7,lucene-bbq,jvector-pq,faiss-sq8";
 
-    static final List<String> FLOAT_ENGINES =
-            List.of("nepenthe", "lucene", "jvector", "hnswlib", "faiss");
-    static final List<String> QUANTIZED_ENGINES =
-            List.of(
-                    "nepenthe-int8",
-                    "nepenthe-int8-beam",
-                    "lucene-int7",
-                    "lucene-bbq",
-                    "jvector-pq",
-                    "faiss-sq8");
-    static final List<String> ALL_ENGINES =
-            List.of(
-                    "nepenthe",
-                    "nepenthe-256",
-                    "nepenthe-512",
-                    "nepenthe-int8",
-                    "nepenthe-int8-beam",
-                    "nepenthe-offheap",
-                    "nepenthe-int8-offheap",
-                    "lucene",
-                    "lucene-util",
-                    "lucene-int7",
-                    "lucene-bbq",
-                    "jvector",
-                    "jvector-pq",
-                    "hnswlib",
-                    "faiss",
-                    "faiss-sq8");
     private static final Set<String> ARGUMENTS =
             Set.of(
                     "data",
@@ -147,7 +119,16 @@ public final class HnswCompareBench {
      * At one recall target: the ef used (-1: never reached) and QPS per thread count (NaN: not
      * measured).
      */
-    record Scaling(int ef, double[] qps) {}
+    // Never compared or hashed; its qps array is filled in place as thread counts are measured.
+    @SuppressWarnings("ArrayRecordComponent")
+    record Scaling(int ef, double[] qps) {
+        /** At {@code ef}, nothing measured yet for any of {@code threads} thread counts. */
+        static Scaling unmeasured(int ef, int threads) {
+            double[] qps = new double[threads];
+            Arrays.fill(qps, Double.NaN);
+            return new Scaling(ef, qps);
+        }
+    }
 
     /** One engine's figures, Java or peer. */
     static final class Result {
@@ -183,12 +164,13 @@ public final class HnswCompareBench {
         int[] efs = a.ints("efs", new int[] {10, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512});
         int[] threads = a.ints("threads", new int[] {1, 2, 4});
         int buildThreads = a.i("buildThreads", 0);
-        List<String> names = engineNames(a);
+        List<String> names = CompareEngines.engineNames(a);
         BenchData d = BenchData.from(a, n, nq, 128);
         int dim = d.data[0].length;
         int pqSubspaces = a.i("pqSubspaces", Math.max(1, dim / 4));
         // Engines are made before the exact answers, so a name that cannot run fails at once.
-        List<AnnEngine> engines = javaEngines(names, m, efc, d.metric, oversample, pqSubspaces);
+        List<AnnEngine> engines =
+                CompareEngines.javaEngines(names, m, efc, d.metric, oversample, pqSubspaces);
         int[][] truth = d.truth(k, null);
 
         System.out.printf(
@@ -219,13 +201,13 @@ public final class HnswCompareBench {
                 java.add(r);
                 System.err.printf(Locale.ROOT, "%s: build %.1f s%n", e.name(), r.buildSeconds);
             }
-            sweep(engines, java, d.queries, truth, k, efs, rounds);
+            CompareSweeps.sweep(engines, java, d.queries, truth, k, efs, rounds);
             if (scales(threads)) {
-                scale(engines, java, d.queries, k, threads, rounds);
+                CompareSweeps.scale(engines, java, d.queries, k, threads, rounds);
             }
             for (AnnEngine e : engines) {
                 if (buildThreads > 1 && e.name().equals("nepenthe")) {
-                    oneThreadLost = selfMisses(e, d, k, efs);
+                    oneThreadLost = ParallelBuildCheck.selfMisses(e, d, k, efs);
                 }
             }
         } finally {
@@ -250,7 +232,7 @@ public final class HnswCompareBench {
             again.build(d.data);
             parallelBuild.put("nepenthe", (System.nanoTime() - t0) / 1e9);
             parallelQuality =
-                    parallelBuildQuality(
+                    ParallelBuildCheck.parallelBuildQuality(
                             again, results.get("nepenthe"), oneThreadLost, d, truth, k, efs);
             again.close();
         }
@@ -308,10 +290,10 @@ public final class HnswCompareBench {
         CompareTables.memory(all, n, dim);
         CompareTables.sweep(all, efs);
         CompareTables.atRecall(all, k);
-        String plot = a.s("plot", "");
-        if (!plot.isEmpty()) {
+        Path plot = a.path("plot");
+        if (plot != null) {
             RecallQpsPlot.write(
-                    java.nio.file.Path.of(plot),
+                    plot,
                     String.format(
                             Locale.ROOT,
                             "n = %,d, %s, M = %d, efConstruction = %d," + " %d queries",
@@ -349,111 +331,6 @@ public final class HnswCompareBench {
         parallelQuality.forEach(System.out::println);
     }
 
-    /**
-     * About how many vectors, evenly spaced, the parallel build's check searches for themselves.
-     */
-    private static final int SELF_SAMPLE = 10_000;
-
-    /**
-     * What racing inserts cost the graph: recall@k of the graph built on several threads beside the
-     * one-thread build's at each swept ef, and how many vectors a search for their own vector (at
-     * the largest swept ef) leaves outside their top k in each. A node an insert left on an island,
-     * linked to from somewhere but not from near it, is reachable and still not found;
-     * near-duplicates that outscore a vector's own copy count here too, in both graphs.
-     */
-    static List<String> parallelBuildQuality(
-            AnnEngine built,
-            Result oneThread,
-            int oneThreadLost,
-            BenchData d,
-            int[][] truth,
-            int k,
-            int[] efs)
-            throws Exception {
-        List<String> out = new ArrayList<>();
-        out.add(
-                String.format(
-                        Locale.ROOT,
-                        "%nThe graph built on several threads, searched like the one-thread"
-                            + " build:%n%n| efSearch | recall@%d, one thread | recall@%d, several"
-                            + " threads |%n|---:|---:|---:|",
-                        k,
-                        k));
-        for (int ef : efs) {
-            double parallel = BenchData.recall(truth, Throughput.answers(built, d.queries, k, ef));
-            Point one =
-                    oneThread == null
-                            ? null
-                            : oneThread.curve.stream()
-                                    .filter(p -> p.ef() == ef)
-                                    .findFirst()
-                                    .orElse(null);
-            out.add(
-                    String.format(
-                            Locale.ROOT,
-                            "| %d | %s | %.4f |",
-                            ef,
-                            one == null ? "-" : String.format(Locale.ROOT, "%.4f", one.recall()),
-                            parallel));
-        }
-        int step = Math.max(1, d.data.length / SELF_SAMPLE);
-        out.add(
-                String.format(
-                        Locale.ROOT,
-                        "%nVectors outside their own top %d (efSearch %d), of the %d searched (one"
-                                + " in %d): one thread %s, several threads %d.",
-                        k,
-                        Arrays.stream(efs).max().orElse(k),
-                        (d.data.length + step - 1) / step,
-                        step,
-                        oneThreadLost < 0 ? "-" : Integer.toString(oneThreadLost),
-                        selfMisses(built, d, k, efs)));
-        return out;
-    }
-
-    /**
-     * How many of the sampled vectors (one in n / {@link #SELF_SAMPLE}) a search for their own
-     * vector, at the largest swept ef, leaves outside its top k.
-     */
-    static int selfMisses(AnnEngine built, BenchData d, int k, int[] efs) throws Exception {
-        int ef = Arrays.stream(efs).max().orElse(k);
-        int step = Math.max(1, d.data.length / SELF_SAMPLE);
-        int lost = 0;
-        for (int i = 0; i < d.data.length; i += step) {
-            int self = i;
-            if (Arrays.stream(built.search(d.data[i], k, ef)).noneMatch(o -> o == self)) {
-                lost++;
-            }
-        }
-        return lost;
-    }
-
-    /**
-     * The {@code engines=} list (default the float set) plus the quantized set when {@code
-     * quantized=true}.
-     */
-    static List<String> engineNames(BenchArgs a) {
-        List<String> names = new ArrayList<>();
-        for (String s : a.s("engines", String.join(",", FLOAT_ENGINES)).split(",")) {
-            String name = s.trim();
-            if (!ALL_ENGINES.contains(name)) {
-                throw new IllegalArgumentException(
-                        "engine '" + name + "': expected one of " + ALL_ENGINES);
-            }
-            if (!names.contains(name)) {
-                names.add(name);
-            }
-        }
-        if (Boolean.parseBoolean(a.s("quantized", "false"))) {
-            for (String q : QUANTIZED_ENGINES) {
-                if (!names.contains(q)) {
-                    names.add(q);
-                }
-            }
-        }
-        return names;
-    }
-
     private static String targets() {
         StringBuilder out = new StringBuilder();
         for (double t : SCALING_TARGETS) {
@@ -464,234 +341,6 @@ public final class HnswCompareBench {
 
     private static boolean scales(int[] threads) {
         return !(threads.length == 1 && threads[0] == 1);
-    }
-
-    /**
-     * The Java engines in build order; an engine that searches another's index comes right after it
-     * (lucene-int7 then lucene-int7+rescore; jvector before jvector-pq, added if not asked for).
-     */
-    static List<AnnEngine> javaEngines(
-            List<String> names, int m, int efc, Metric metric, int oversample, int pqSubspaces) {
-        List<AnnEngine> out = new ArrayList<>();
-        JVectorEngine jvector = null;
-        NepentheEngine ours = null;
-        NepentheEngine int8 = null;
-        HnswParams params = HnswParams.of(m, efc);
-        for (String name : names) {
-            switch (name) {
-                case "nepenthe" -> {
-                    ours = new NepentheEngine(name, Kernels.get(), params, 1, metric);
-                    out.add(ours);
-                }
-                case "nepenthe-int8" -> {
-                    int8 =
-                            new NepentheEngine(
-                                    name,
-                                    Kernels.get(),
-                                    params.withQuantization(HnswParams.Quantization.INT8),
-                                    1,
-                                    metric);
-                    out.add(int8);
-                }
-                case "nepenthe-int8-beam" -> {
-                    // The same int8 index, re-ranking the whole beam instead of the default 2k.
-                    if (int8 == null) {
-                        int8 =
-                                new NepentheEngine(
-                                        "nepenthe-int8",
-                                        Kernels.get(),
-                                        params.withQuantization(HnswParams.Quantization.INT8),
-                                        1,
-                                        metric);
-                        out.add(int8);
-                    }
-                    NepentheEngine e = new NepentheEngine(name, Kernels.get(), params, 1, metric);
-                    e.searchIndexOf(int8, Integer.MAX_VALUE);
-                    out.add(e);
-                }
-                case "nepenthe-offheap", "nepenthe-int8-offheap" -> {
-                    // The same graph as nepenthe or nepenthe-int8 (built first if not asked for),
-                    // loaded with its vectors off the heap.
-                    boolean quantized = name.equals("nepenthe-int8-offheap");
-                    NepentheEngine donor = quantized ? int8 : ours;
-                    if (donor == null) {
-                        donor =
-                                new NepentheEngine(
-                                        quantized ? "nepenthe-int8" : "nepenthe",
-                                        Kernels.get(),
-                                        quantized
-                                                ? params.withQuantization(
-                                                        HnswParams.Quantization.INT8)
-                                                : params,
-                                        1,
-                                        metric);
-                        out.add(donor);
-                        if (quantized) {
-                            int8 = donor;
-                        } else {
-                            ours = donor;
-                        }
-                    }
-                    HnswParams own =
-                            (quantized
-                                            ? params.withQuantization(HnswParams.Quantization.INT8)
-                                            : params)
-                                    .withStorage(HnswParams.VectorStorage.OFF_HEAP);
-                    NepentheEngine e = new NepentheEngine(name, Kernels.get(), own, 1, metric);
-                    e.shareGraphOf(donor);
-                    out.add(e);
-                }
-                case "nepenthe-256", "nepenthe-512" -> {
-                    int bits = Integer.parseInt(name.substring(name.indexOf('-') + 1));
-                    NepentheEngine e;
-                    try {
-                        e =
-                                new NepentheEngine(
-                                        name, NepentheEngine.ourKernels(bits), params, 1, metric);
-                    } catch (IllegalArgumentException | IllegalStateException x) {
-                        throw new IllegalArgumentException(
-                                "engine " + name + ": " + x.getMessage(), x);
-                    }
-                    if (ours != null) {
-                        e.shareGraphOf(ours);
-                    }
-                    out.add(e);
-                }
-                case "lucene" ->
-                        out.add(new LuceneEngine(m, efc, metric, LuceneEngine.Format.FLOAT, false));
-                case "lucene-util" -> out.add(new LuceneUtilEngine(m, efc, metric));
-                case "lucene-int7", "lucene-bbq" -> {
-                    LuceneEngine quantized =
-                            new LuceneEngine(
-                                    m,
-                                    efc,
-                                    metric,
-                                    name.equals("lucene-int7")
-                                            ? LuceneEngine.Format.INT7
-                                            : LuceneEngine.Format.BBQ,
-                                    false);
-                    out.add(quantized);
-                    out.add(quantized.rescored(oversample));
-                }
-                case "jvector", "jvector-pq" -> {
-                    if (jvector == null) {
-                        jvector = new JVectorEngine(m, efc, metric);
-                        out.add(jvector);
-                    }
-                    if (name.equals("jvector-pq")) {
-                        out.add(new JVectorPqEngine(jvector, pqSubspaces));
-                    }
-                }
-                default -> {
-                    // a peer (hnswlib, faiss, faiss-sq8): run after the Java engines
-                }
-            }
-        }
-        return out;
-    }
-
-    private static void sweep(
-            List<AnnEngine> engines,
-            List<Result> results,
-            float[][] queries,
-            int[][] truth,
-            int k,
-            int[] efs,
-            int rounds)
-            throws Exception {
-        for (AnnEngine e : engines) {
-            for (int ef : efs) {
-                Throughput.answers(e, queries, k, ef);
-            }
-        }
-        double[][] recalls = new double[efs.length][engines.size()];
-        for (int e = 0; e < efs.length; e++) {
-            for (int i = 0; i < engines.size(); i++) {
-                recalls[e][i] =
-                        BenchData.recall(
-                                truth, Throughput.answers(engines.get(i), queries, k, efs[e]));
-            }
-        }
-        // Round after round over every efSearch, rather than every round of one efSearch before the
-        // next: a slow stretch of the machine (or the JIT still settling) then costs one pass of
-        // each efSearch, which the median drops, instead of all the passes of the first one.
-        double[][][] passes = new double[efs.length][engines.size()][rounds];
-        for (int p = 0; p < rounds; p++) {
-            for (int e = 0; e < efs.length; e++) {
-                for (int i = 0; i < engines.size(); i++) {
-                    passes[e][i][p] = Throughput.pass(engines.get(i), queries, k, efs[e]);
-                }
-            }
-            System.err.printf(Locale.ROOT, "round %d of %d done%n", p + 1, rounds);
-        }
-        for (int e = 0; e < efs.length; e++) {
-            for (int i = 0; i < engines.size(); i++) {
-                results.get(i)
-                        .curve
-                        .add(new Point(efs[e], recalls[e][i], Throughput.median(passes[e][i])));
-            }
-        }
-    }
-
-    private static void scale(
-            List<AnnEngine> engines,
-            List<Result> results,
-            float[][] queries,
-            int k,
-            int[] threads,
-            int rounds)
-            throws Exception {
-        for (double target : SCALING_TARGETS) {
-            for (Result r : results) {
-                Point at = r.first(target);
-                double[] qps = new double[threads.length];
-                Arrays.fill(qps, Double.NaN);
-                r.scaling.put(target, new Scaling(at == null ? -1 : at.ef(), qps));
-            }
-        }
-        for (int t = 0; t < threads.length; t++) {
-            int count = threads[t];
-            ExecutorService pool = Executors.newFixedThreadPool(count);
-            try {
-                for (double target : SCALING_TARGETS) {
-                    List<Integer> measured = new ArrayList<>();
-                    for (int i = 0; i < engines.size(); i++) {
-                        if (results.get(i).scaling.get(target).ef() >= 0
-                                && (count == 1 || engines.get(i).concurrentSearch())) {
-                            measured.add(i);
-                        }
-                    }
-                    double[][] passes = new double[engines.size()][rounds];
-                    for (int i : measured) {
-                        Throughput.pass(
-                                pool,
-                                count,
-                                engines.get(i),
-                                queries,
-                                k,
-                                results.get(i).scaling.get(target).ef());
-                    }
-                    for (int p = 0; p < rounds; p++) {
-                        for (int i : measured) {
-                            passes[i][p] =
-                                    Throughput.pass(
-                                            pool,
-                                            count,
-                                            engines.get(i),
-                                            queries,
-                                            k,
-                                            results.get(i).scaling.get(target).ef());
-                        }
-                    }
-                    for (int i : measured) {
-                        results.get(i).scaling.get(target).qps()[t] = Throughput.median(passes[i]);
-                    }
-                }
-            } finally {
-                pool.shutdown();
-            }
-            System.err.printf(Locale.ROOT, "%d threads done%n", count);
-        }
     }
 
     /**
@@ -720,11 +369,7 @@ public final class HnswCompareBench {
                     Scaling s =
                             r.scaling.computeIfAbsent(
                                     target,
-                                    x -> {
-                                        double[] qps = new double[threads.length];
-                                        Arrays.fill(qps, Double.NaN);
-                                        return new Scaling((int) line.d("ef"), qps);
-                                    });
+                                    x -> Scaling.unmeasured((int) line.d("ef"), threads.length));
                     if (s.ef() >= 0) {
                         int t =
                                 Arrays.stream(threads)

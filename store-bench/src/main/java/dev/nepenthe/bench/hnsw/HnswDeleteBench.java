@@ -2,6 +2,7 @@ package dev.nepenthe.bench.hnsw;
 
 import dev.nepenthe.core.index.IntegrityReport;
 import dev.nepenthe.hnsw.HnswParams;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -371,10 +372,10 @@ public final class HnswDeleteBench {
                     r[3] < 0 ? "not run" : Long.toString(r[3]),
                     r[4] < 0 ? "not run" : Long.toString(r[4]));
         }
-        String plot = a.s("plot", "");
-        if (!plot.isEmpty()) {
+        Path plot = a.path("plot");
+        if (plot != null) {
             DeleteRecallPlot.write(
-                    java.nio.file.Path.of(plot),
+                    plot,
                     String.format(
                             Locale.ROOT,
                             "n = %,d, %s, M = %d, efConstruction = %d, efSearch = %d, %d queries",

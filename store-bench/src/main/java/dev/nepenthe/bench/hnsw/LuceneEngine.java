@@ -77,6 +77,10 @@ import org.apache.lucene.store.FSDirectory;
  * term, then a near-real-time reader from the writer, with merges switched off: that is how Lucene
  * serves deletes before a merge (the graph keeps the deleted documents, the search skips them
  * through the live-docs bits).
+ *
+ * <p>Why run Lucene this way rather than through its internal graph classes: most Java vector
+ * search runs on it like this, so it is the comparison our users can act on. The figures are in
+ * docs/BENCHMARKS.md ("HNSW").
  */
 final class LuceneEngine implements AnnEngine {
 
@@ -295,7 +299,7 @@ final class LuceneEngine implements AnnEngine {
                 return index.name();
             }
 
-            /** Nothing to add: the rescore reads the raw vectors the index already holds. */
+            // Nothing to add: the rescore reads the raw vectors the index already holds.
             @Override
             public void build(float[][] data) {}
 

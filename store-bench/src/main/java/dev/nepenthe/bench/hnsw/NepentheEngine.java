@@ -65,7 +65,7 @@ final class NepentheEngine implements AnnEngine {
     @Override
     public List<Part> footprint() {
         boolean ownStorage = donor != null && donor.params.storage() != params.storage();
-        if (sameIndex != null || donor != null && !ownStorage || index == null) {
+        if (sameIndex != null || (donor != null && !ownStorage) || index == null) {
             return List.of();
         }
         long n = index.size();
@@ -162,7 +162,7 @@ final class NepentheEngine implements AnnEngine {
         boolean otherStorage = donor != null && donor.params.storage() != params.storage();
         if (donor != null
                 && donor.index != null
-                && (otherStorage || threads <= 1 && donor.threads <= 1)) {
+                && (otherStorage || (threads <= 1 && donor.threads <= 1))) {
             try {
                 java.nio.file.Path file =
                         java.nio.file.Files.createTempFile("nepenthe-graph", ".hnsw");

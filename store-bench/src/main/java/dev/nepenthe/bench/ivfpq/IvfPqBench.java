@@ -27,7 +27,11 @@ import java.util.SplittableRandom;
 /**
  * Nepenthe's IVF-PQ against FAISS {@code IndexIVFPQ} (Debian python3-faiss) on the same data, in
  * one run: build time, single-thread QPS and recall@10 at several nprobe with and without exact
- * re-rank, code memory, and the cost and effect of forgetting 0.1%, 1% and 10% of the vectors.
+ * re-rank, code memory, and the cost and effect of forgetting 0.1%, 1% and 10% of the vectors. Why:
+ * FAISS is the reference IVF-PQ, and our forget takes the removed vectors out of the centroids and
+ * codebooks as well as the lists, without a retrain, where FAISS's remove_ids leaves its centroids
+ * as they were; the two side by side show what that costs and keeps. The figures are in
+ * docs/BENCHMARKS.md ("IVF-PQ").
  *
  * <p>Steps: 1. generate (or read) the data and the exact top-k with {@link ExactIndex}; 2. write
  * base/query/ground truth/removal sets as .fvecs/.ivecs to a temporary directory; 3. measure
@@ -231,7 +235,6 @@ public final class IvfPqBench {
             lastTrainCpuSeconds,
             (processCpu() - c0) / 1e9
         };
-        List<String[]> searchRows = new ArrayList<>();
         Map<String, double[]> ours = new LinkedHashMap<>();
         List<String> settingKeys = new ArrayList<>();
         List<SearchParams> settings = new ArrayList<>();
@@ -249,21 +252,9 @@ public final class IvfPqBench {
         // 3a. OSQ codes on the same lists' training and nprobes, side by side.
         Map<String, double[]> osqRows = new LinkedHashMap<>();
         if (!opts.get("osq").equals("none")) {
-            for (String b : opts.get("osq").split(",")) {
+            for (String b : opts.get("osq").split(",", -1)) {
                 int bits = Integer.parseInt(b.trim());
-                IvfPqParams op =
-                        new IvfPqParams(
-                                nlist,
-                                m,
-                                8,
-                                train,
-                                iterations,
-                                16,
-                                rerank,
-                                false,
-                                IvfPqParams.DEFAULT_DRIFT_LIMIT,
-                                IvfPqParams.Codes.OSQ,
-                                bits);
+                IvfPqParams op = withOsq(params, bits);
                 long ts = System.nanoTime();
                 IvfPqIndex osqIndex = build(base, op, dim, null);
                 double buildS = (System.nanoTime() - ts) / 1e9;
@@ -283,7 +274,6 @@ public final class IvfPqBench {
         Path snapshot = dir.resolve("nepenthe.ivfpq");
         index.save(snapshot);
         IndexConfig config = new IndexConfig(dim, Metric.L2);
-        List<String[]> forgetRows = new ArrayList<>();
         Map<String, double[]> oursForget = new LinkedHashMap<>();
         for (int f = 0; f < fractions.length; f++) {
             IvfPqIndex copy = IvfPqIndex.load(config, snapshot);
@@ -607,5 +597,21 @@ public final class IvfPqBench {
                 Files.deleteIfExists(p);
             }
         }
+    }
+
+    /** The same settings with OSQ codes of {@code bits} bits in place of PQ. */
+    private static IvfPqParams withOsq(IvfPqParams p, int bits) {
+        return new IvfPqParams(
+                p.nlist(),
+                p.m(),
+                p.nbits(),
+                p.trainSize(),
+                p.iterations(),
+                p.nprobe(),
+                p.rerank(),
+                p.autoRetrain(),
+                p.driftLimit(),
+                IvfPqParams.Codes.OSQ,
+                bits);
     }
 }

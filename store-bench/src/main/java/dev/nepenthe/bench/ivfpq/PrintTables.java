@@ -2,6 +2,7 @@ package dev.nepenthe.bench.ivfpq;
 
 import java.util.Locale;
 import java.util.Map;
+import java.util.function.BiFunction;
 
 /** Prints the IVF-PQ benchmark's Markdown tables (the form docs/BENCHMARKS.md carries). */
 final class PrintTables {
@@ -160,8 +161,10 @@ final class PrintTables {
         }
 
         sb.append(
-                "| code memory per vector | code | id | total | raw float32 | compression |\n"
-                        + "|---|---:|---:|---:|---:|---:|\n");
+                """
+                | code memory per vector | code | id | total | raw float32 | compression |
+                |---|---:|---:|---:|---:|---:|
+                """);
         sb.append(
                 String.format(
                         Locale.ROOT,
@@ -197,15 +200,14 @@ final class PrintTables {
                         + " repaired | after retrain | after rebuild | retrain + re-encode (process"
                         + " CPU s) | full rebuild (process CPU s) | FAISS remove_ids (wall s) |\n"
                         + "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
-        for (String label : labels) {
-            double[] r = forget.get(label);
-            Map<String, String> f = faiss.get("remove " + label);
-            sb.append(
-                    String.format(
-                            Locale.ROOT,
-                            "| %s | %d | %d | %.1f | %.3f | %.4f | %.4f | %.4f | %.2f | %.2f | %s"
-                                    + " |%n",
-                            label.replace("pct", "%"),
+        removalRows(
+                sb,
+                labels,
+                forget,
+                faiss,
+                "| %s | %d | %d | %.1f | %.3f | %.4f | %.4f | %.4f | %.2f | %.2f | %s |%n",
+                (r, f) ->
+                        new Object[] {
                             (long) r[0],
                             (long) r[5],
                             r[1] * 1e3,
@@ -215,8 +217,8 @@ final class PrintTables {
                             r[10],
                             r[2],
                             r[3],
-                            f == null ? "-" : f.get("remove_s")));
-        }
+                            f == null ? "-" : f.get("remove_s")
+                        });
         sb.append(
                 "\nRecall after forgetting is at nprobe 16 with re-rank "
                         + rerank
@@ -238,20 +240,20 @@ final class PrintTables {
                         devBefore,
                         f0 == null ? "-" : f0.get("max_dev"),
                         f0 == null ? "-" : f0.get("median_dev")));
-        for (String label : labels) {
-            double[] r = forget.get(label);
-            Map<String, String> f = faiss.get("remove " + label);
-            sb.append(
-                    String.format(
-                            Locale.ROOT,
-                            "| %s | %.2e | %s | %s | %s | %s |%n",
-                            label.replace("pct", "%"),
+        removalRows(
+                sb,
+                labels,
+                forget,
+                faiss,
+                "| %s | %.2e | %s | %s | %s | %s |%n",
+                (r, f) ->
+                        new Object[] {
                             r[4],
                             r[6] == 1 ? "yes" : "NO",
                             r[7] == 1 ? "yes" : "NO",
                             f == null ? "-" : f.get("max_dev"),
-                            f == null ? "-" : f.get("median_dev")));
-        }
+                            f == null ? "-" : f.get("median_dev")
+                        });
         sb.append(
                 "\n"
                     + "Deviation of a list's centroid from the mean of its current members,"
@@ -290,7 +292,7 @@ final class PrintTables {
                                 + " | list bytes per vector | build (wall s) |\n"
                                 + "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
         for (Map.Entry<String, double[]> e : osq.entrySet()) {
-            String[] key = e.getKey().split("/");
+            String[] key = e.getKey().split("/", -1);
             double[] o = e.getValue();
             double[] p = pq.get(key[1] + "/" + key[2]);
             Map<String, String> f = faiss.get("search " + key[1] + "/" + key[2]);
@@ -319,5 +321,25 @@ final class PrintTables {
                     + " PQ). Same data, lists, queries and ground truth as the tables above,"
                     + " measured in the same process after them.\n");
         System.out.print(sb);
+    }
+
+    /**
+     * One row per removed fraction: its label, then the cells {@code cells} takes from our figures
+     * for it and FAISS's (null when FAISS did not run).
+     */
+    private static void removalRows(
+            StringBuilder sb,
+            String[] labels,
+            Map<String, double[]> forget,
+            Map<String, Map<String, String>> faiss,
+            String format,
+            BiFunction<double[], Map<String, String>, Object[]> cells) {
+        for (String label : labels) {
+            Object[] row = cells.apply(forget.get(label), faiss.get("remove " + label));
+            Object[] args = new Object[row.length + 1];
+            args[0] = label.replace("pct", "%");
+            System.arraycopy(row, 0, args, 1, row.length);
+            sb.append(String.format(Locale.ROOT, format, args));
+        }
     }
 }

@@ -1,40 +1,21 @@
 package dev.nepenthe.bench.storage;
 
-import dev.nepenthe.core.CollectionSpec;
+import dev.nepenthe.bench.BenchStores;
 import dev.nepenthe.core.Filter;
 import dev.nepenthe.core.IndexSpec;
-import dev.nepenthe.core.Metric;
-import dev.nepenthe.core.Nepenthe;
 import dev.nepenthe.core.SearchHit;
 import dev.nepenthe.core.SearchRequest;
-import dev.nepenthe.core.StoreOptions;
-import dev.nepenthe.core.VectorCollection;
 import dev.nepenthe.core.VectorRecord;
-import dev.nepenthe.testing.Datasets;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
-import java.util.SplittableRandom;
-import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 import org.openjdk.jmh.annotations.Benchmark;
-import org.openjdk.jmh.annotations.BenchmarkMode;
-import org.openjdk.jmh.annotations.Fork;
 import org.openjdk.jmh.annotations.Level;
-import org.openjdk.jmh.annotations.Measurement;
-import org.openjdk.jmh.annotations.Mode;
-import org.openjdk.jmh.annotations.OutputTimeUnit;
 import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
-import org.openjdk.jmh.annotations.TearDown;
-import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * What filtered searches and gets cost now that the catalogue keeps no metadata (docs/STORAGE.md,
@@ -47,13 +28,8 @@ import org.openjdk.jmh.annotations.Warmup;
  * collection), and checks a filtered search against the records' metadata, so neither the work nor
  * the check can be dropped.
  */
-@BenchmarkMode(Mode.AverageTime)
-@OutputTimeUnit(TimeUnit.MICROSECONDS)
 @State(Scope.Benchmark)
-@Warmup(iterations = 3, time = 2)
-@Measurement(iterations = 5, time = 2)
-@Fork(1)
-public class MetadataFilterBenchmark {
+public class MetadataFilterBenchmark extends LoadedStoreState {
 
     private static final String[] LANGS = {"en", "de", "fr", "es", "it"};
 
@@ -63,50 +39,27 @@ public class MetadataFilterBenchmark {
     @Param({"64"})
     int dim;
 
-    private Path dir;
-    private Nepenthe store;
-    private VectorCollection collection;
-    private float[][] queries;
-    private SplittableRandom random;
-
     @Setup(Level.Trial)
     public void setUp() throws IOException {
-        dir = Files.createTempDirectory("nepenthe-metadata-filter");
-        store =
-                Nepenthe.open(
-                        dir.resolve("data"),
-                        StoreOptions.defaults().withKeystore(dir.resolve("keys")));
-        IndexSpec hnsw =
-                IndexSpec.of("hnsw", Map.of("M", "16", "efConstruction", "64", "efSearch", "64"));
-        collection = store.createCollection(new CollectionSpec("bench", dim, Metric.COSINE, hnsw));
-        float[][] rows = Datasets.lowRank(7, n + 1000, dim, 100, 16, 0.3);
-        List<VectorRecord> batch = new ArrayList<>();
-        for (int i = 0; i < n; i++) {
-            batch.add(
-                    VectorRecord.builder("r" + i)
-                            .vector(rows[i])
-                            .metadata("lang", LANGS[i % 5])
-                            .metadata("year", 1990 + i % 35)
-                            .metadata("source", "doc-" + i / 10)
-                            .build());
-            if (batch.size() == 1000) {
-                collection.upsertAll(batch);
-                batch.clear();
-            }
-        }
-        collection.checkpoint();
+        load(
+                "nepenthe-metadata-filter",
+                n,
+                dim,
+                IndexSpec.of("hnsw", Map.of("M", "16", "efConstruction", "64", "efSearch", "64")),
+                (i, vector) ->
+                        VectorRecord.builder("r" + i)
+                                .vector(vector)
+                                .metadata("lang", LANGS[i % 5])
+                                .metadata("year", 1990 + i % 35)
+                                .metadata("source", "doc-" + i / 10)
+                                .build());
         // One reopen, timed: the open links every record's metadata into the index (one shot,
         // so only a guide; the cost per record is what matters).
         store.close();
         long t0 = System.nanoTime();
-        store =
-                Nepenthe.open(
-                        dir.resolve("data"),
-                        StoreOptions.defaults().withKeystore(dir.resolve("keys")));
+        store = BenchStores.open(dir);
         collection = store.collection("bench");
         double openSeconds = (System.nanoTime() - t0) / 1e9;
-        queries = java.util.Arrays.copyOfRange(rows, n, n + 1000);
-        random = new SplittableRandom(11);
         for (SearchHit h :
                 collection.search(SearchRequest.of(queries[0], 10).filter(enAndDecade()))) {
             int i = Integer.parseInt(h.id().substring(1));
@@ -137,20 +90,6 @@ public class MetadataFilterBenchmark {
 
     private static Filter enAndDecade() {
         return Filter.eq("lang", "en").and(Filter.range("year", 2000, 2009));
-    }
-
-    @TearDown(Level.Trial)
-    public void tearDown() throws IOException {
-        store.close();
-        try (Stream<Path> files = Files.walk(dir)) {
-            for (Path p : files.sorted(Comparator.reverseOrder()).toList()) {
-                Files.delete(p);
-            }
-        }
-    }
-
-    private float[] query() {
-        return queries[random.nextInt(queries.length)];
     }
 
     @Benchmark

@@ -1,40 +1,27 @@
 package dev.nepenthe.bench.storage;
 
+import dev.nepenthe.bench.BenchIndexes;
+import dev.nepenthe.bench.BenchStores;
 import dev.nepenthe.bench.Machine;
 import dev.nepenthe.bench.hnsw.BenchArgs;
-import dev.nepenthe.core.CollectionSpec;
 import dev.nepenthe.core.IndexSpec;
-import dev.nepenthe.core.Metric;
 import dev.nepenthe.core.Nepenthe;
 import dev.nepenthe.core.OpenReport;
-import dev.nepenthe.core.SearchHit;
-import dev.nepenthe.core.SearchRequest;
 import dev.nepenthe.core.StoreOptions;
 import dev.nepenthe.core.VectorCollection;
 import dev.nepenthe.core.VectorRecord;
-import dev.nepenthe.core.forget.ForgetOperation;
-import dev.nepenthe.core.forget.ForgetRequest;
-import dev.nepenthe.core.forget.ForgetScope;
-import dev.nepenthe.core.forget.OperationState;
 import dev.nepenthe.core.forget.ProbePolicy;
-import dev.nepenthe.core.internal.index.TopK;
-import dev.nepenthe.core.vector.Kernels;
-import dev.nepenthe.core.vector.VectorKernels;
 import dev.nepenthe.testing.Datasets;
 import dev.nepenthe.testing.TestFiles;
-import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.function.IntFunction;
-import java.util.stream.IntStream;
 import java.util.stream.Stream;
 
 /**
@@ -93,7 +80,7 @@ public final class OpenBench {
                     "rank",
                     "plot",
                     "keep");
-    private static final int SUBJECT = 100;
+    static final int SUBJECT = 100;
 
     /**
      * Subjects of SUBJECT records each: the first forget rotates the generation, the rest show a
@@ -102,7 +89,7 @@ public final class OpenBench {
     private static final int TARGETS = 5;
 
     /** The recall the growth table reads QPS at (the first efSearch that reaches it). */
-    private static final double RECALL_TARGET = 0.95;
+    static final double RECALL_TARGET = 0.95;
 
     record Row(
             int n,
@@ -127,32 +114,14 @@ public final class OpenBench {
             List<String> wrong) {}
 
     /**
-     * One forget: seconds to SEALED, and of them the cleanup's and the verification's with the
-     * seal.
-     */
-    record Forget(double sealedS, double cleanupS, double verifyS) {
-        @Override
-        public String toString() {
-            // What comes before the cleanup: the request, the mark and the resolve of the scope.
-            return String.format(
-                    Locale.ROOT,
-                    "%.2f s (before the cleanup %.2f, cleanup %.2f, verify and seal %.2f)",
-                    sealedS,
-                    sealedS - cleanupS - verifyS,
-                    cleanupS,
-                    verifyS);
-        }
-    }
-
-    /**
      * QPS and recall per efSearch as text, and the QPS at the first efSearch with recall at or
      * above RECALL_TARGET.
      */
     record Searches(String text, int efAtTarget, double qpsAtTarget) {}
 
     public static void main(String[] args) throws Exception {
-        if (args.length == 2 && args[0].equals(FRESH_OPEN)) {
-            freshOpen(Path.of(args[1]));
+        if (args.length == 2 && args[0].equals(FreshOpen.FRESH_OPEN)) {
+            FreshOpen.measureAndPrint(Path.of(args[1]));
             return;
         }
         BenchArgs a = new BenchArgs(args, USAGE);
@@ -168,41 +137,21 @@ public final class OpenBench {
         Path base = Path.of(a.s("dir", System.getProperty("java.io.tmpdir")));
         Files.createDirectories(
                 base); // dir= names where the stores go; a folder not made yet is made
-        IndexSpec index =
-                switch (kind) {
-                    case "hnsw" ->
-                            IndexSpec.of(
-                                    "hnsw",
-                                    Map.of(
-                                            "M",
-                                            "16",
-                                            "efConstruction",
-                                            "100",
-                                            "efSearch",
-                                            "64",
-                                            "vectors",
-                                            a.s("vectors", "heap"),
-                                            "quantization",
-                                            a.s("quantization", "none")));
-                    case "ivfpq" ->
-                            IndexSpec.of(
-                                    "ivfpq",
-                                    Map.of(
-                                            "nlist",
-                                            "256",
-                                            "m",
-                                            Integer.toString(dim / 8),
-                                            "nprobe",
-                                            "16",
-                                            "rerank",
-                                            "64"));
-                    default ->
-                            throw new IllegalArgumentException(
-                                    "index: expected hnsw or ivfpq, got '"
-                                            + kind
-                                            + "'\nusage: "
-                                            + USAGE);
-                };
+        IndexSpec index;
+        try {
+            index =
+                    BenchIndexes.forKind(
+                            kind,
+                            dim,
+                            Map.of(
+                                    "vectors",
+                                    a.s("vectors", "heap"),
+                                    "quantization",
+                                    a.s("quantization", "none")),
+                            false);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(e.getMessage() + "\nusage: " + USAGE, e);
+        }
         for (int n : sizes) {
             if (n <= 2 * TARGETS * SUBJECT) {
                 throw new IllegalArgumentException(
@@ -303,10 +252,10 @@ public final class OpenBench {
                             ? "-"
                             : String.format(Locale.ROOT, "%.1f", r.rebuildS));
         }
-        String plot = a.s("plot", "");
-        if (!plot.isEmpty()) {
+        Path plot = a.path("plot");
+        if (plot != null) {
             GrowthPlot.write(
-                    Path.of(plot),
+                    plot,
                     String.format(
                             Locale.ROOT,
                             "%s %s, %d dimensions, %s data (%s)",
@@ -326,6 +275,9 @@ public final class OpenBench {
         }
     }
 
+    // The store is closed by hand inside its try, to time the close that writes the next
+    // generation; the try's own close then does nothing.
+    @SuppressWarnings("try")
     private static Row run(
             int n,
             int dim,
@@ -344,33 +296,27 @@ public final class OpenBench {
         float[][] data = Arrays.copyOf(all, n);
         float[][] queries = Arrays.copyOfRange(all, n, n + nq);
         all = null;
-        StoreOptions opts =
-                StoreOptions.defaults()
-                        .withKeystore(dir.resolve("keys"))
-                        .withProbePolicy(new ProbePolicy(0.9999, 0.5));
+        StoreOptions opts = BenchStores.options(dir).withProbePolicy(new ProbePolicy(0.9999, 0.5));
         List<String> wrong = new ArrayList<>();
         double loadS;
         double checkpointS;
-        try (Nepenthe store = Nepenthe.open(dir.resolve("data"), opts)) {
-            VectorCollection c =
-                    store.createCollection(new CollectionSpec("bench", dim, Metric.COSINE, index));
+        try (Nepenthe store = BenchStores.open(dir, opts)) {
+            VectorCollection c = BenchStores.createBench(store, dim, index);
             long t0 = System.nanoTime();
-            for (int start = 0; start < n; start += 1000) {
-                List<VectorRecord> batch = new ArrayList<>(1000);
-                for (int i = start; i < Math.min(n, start + 1000); i++) {
-                    // The first TARGETS * SUBJECT records are the subjects the forgets take; the
-                    // rest in tens.
-                    batch.add(
+            // The first TARGETS * SUBJECT records are the subjects the forgets take; the rest in
+            // tens.
+            float[][] rows = data;
+            BenchStores.load(
+                    c,
+                    n,
+                    i ->
                             VectorRecord.builder("r" + i)
                                     .subject(
                                             i < TARGETS * SUBJECT
                                                     ? "target" + i / SUBJECT
                                                     : "s" + i / 10)
-                                    .vector(data[i])
+                                    .vector(rows[i])
                                     .build());
-                }
-                c.upsertAll(batch);
-            }
             loadS = seconds(t0);
             t0 = System.nanoTime();
             c.checkpoint();
@@ -383,9 +329,10 @@ public final class OpenBench {
                     checkpointS);
         }
         data = null;
-        double fileMb = generations(dir).stream().mapToLong(OpenBench::size).sum() / 1e6;
-        double parentRssMb = releaseMemory();
-        FreshOpen fresh = openInNewJvm(dir);
+        double fileMb =
+                Generations.generations(dir).stream().mapToLong(Generations::size).sum() / 1e6;
+        double parentRssMb = MemoryUse.releaseMemory();
+        FreshOpen fresh = FreshOpen.inNewJvm(dir);
         if (!fresh.loaded()) {
             wrong.add(
                     "n="
@@ -405,7 +352,7 @@ public final class OpenBench {
                 parentRssMb);
         System.gc();
         long t0 = System.nanoTime();
-        try (Nepenthe store = Nepenthe.open(dir.resolve("data"), opts)) {
+        try (Nepenthe store = BenchStores.open(dir, opts)) {
             double openS = seconds(t0);
             VectorCollection c = store.collection("bench");
             OpenReport.IndexRecovery r = c.openReport().index();
@@ -416,8 +363,8 @@ public final class OpenBench {
                                 + ": the clean open did not load the index as it was written: "
                                 + r);
             }
-            double heapMb = heapUsedMb();
-            double rssMb = rssMb();
+            double heapMb = MemoryUse.heapUsedMb();
+            double rssMb = MemoryUse.rssMb();
             System.out.printf(
                     Locale.ROOT,
                     "n=%d: clean open %.2f s (index %s), heap %.0f MB, RSS %.0f MB%n",
@@ -426,30 +373,30 @@ public final class OpenBench {
                     r,
                     heapMb,
                     rssMb);
-            Searches searches = searches(c, n, queries, efs, draw);
-            double searchedHeapMb = heapUsedMb();
-            double searchedRssMb = rssMb();
-            Forget first = forget(store, n, 0, wrong);
+            Searches searches = RecallSweep.sweep(c, n, queries, efs, draw);
+            double searchedHeapMb = MemoryUse.heapUsedMb();
+            double searchedRssMb = MemoryUse.rssMb();
+            TargetForget.Forget first = TargetForget.forget(store, n, 0, wrong);
             double forgetS = first.sealedS();
             // The key is destroyed before the forget seals; the file is deleted right after, beside
             // it.
-            boolean destroyed = generationsGone(dir);
+            boolean destroyed = Generations.generationsGone(dir);
             if (!destroyed) {
                 wrong.add(
                         "n="
                                 + n
                                 + ": a generation file exists after the forget sealed: "
-                                + generations(dir));
+                                + Generations.generations(dir));
             }
             // Each later forget follows a checkpoint, so it too destroys a generation on its way
             // (the target is a forget with the generation rotated), now with a JIT that
             // has seen a forget: the warm figure. The checkpoints are not timed.
-            List<Forget> later = new ArrayList<>();
+            List<TargetForget.Forget> later = new ArrayList<>();
             for (int t = 1; t < TARGETS; t++) {
                 c.checkpoint();
                 // (An IVF-PQ index whose codebooks saw a removed vector is not written; see
                 // STORAGE.md.)
-                if (index.kind().equals("hnsw") && generations(dir).isEmpty()) {
+                if (index.kind().equals("hnsw") && Generations.generations(dir).isEmpty()) {
                     wrong.add(
                             "n="
                                     + n
@@ -457,18 +404,19 @@ public final class OpenBench {
                                     + t
                                     + " wrote no generation");
                 }
-                later.add(forget(store, n, t, wrong));
-                if (!generationsGone(dir)) {
+                later.add(TargetForget.forget(store, n, t, wrong));
+                if (!Generations.generationsGone(dir)) {
                     wrong.add(
                             "n="
                                     + n
                                     + ": a generation file exists after forget "
                                     + t
                                     + " sealed: "
-                                    + generations(dir));
+                                    + Generations.generations(dir));
                 }
             }
-            double laterForgetS = median(later.stream().mapToDouble(Forget::sealedS).toArray());
+            double laterForgetS =
+                    median(later.stream().mapToDouble(TargetForget.Forget::sealedS).toArray());
             System.out.printf(
                     Locale.ROOT,
                     "n=%d: forgets %s (generation rotated), then, each after a checkpoint, %s%n",
@@ -480,12 +428,12 @@ public final class OpenBench {
             double closeS = seconds(t0);
             double rebuildS = Double.NaN;
             if (rebuild) {
-                for (Path g : generations(dir)) {
+                for (Path g : Generations.generations(dir)) {
                     Files.delete(g);
                 }
                 System.gc();
                 t0 = System.nanoTime();
-                try (Nepenthe again = Nepenthe.open(dir.resolve("data"), opts)) {
+                try (Nepenthe again = BenchStores.open(dir, opts)) {
                     rebuildS = seconds(t0);
                     OpenReport.IndexRecovery rr = again.collection("bench").openReport().index();
                     if (rr.loaded()) {
@@ -513,286 +461,21 @@ public final class OpenBench {
                     forgetS,
                     destroyed,
                     laterForgetS,
-                    median(later.stream().mapToDouble(Forget::cleanupS).toArray()),
-                    median(later.stream().mapToDouble(Forget::verifyS).toArray()),
+                    median(later.stream().mapToDouble(TargetForget.Forget::cleanupS).toArray()),
+                    median(later.stream().mapToDouble(TargetForget.Forget::verifyS).toArray()),
                     closeS,
                     rebuildS,
                     wrong);
         }
     }
 
-    /**
-     * A clean open in a JVM of its own: seconds, heap and RSS after it, and what the open did with
-     * the index.
-     */
-    record FreshOpen(double openS, double heapMb, double rssMb, boolean loaded, String index) {}
-
-    /**
-     * Opens the store at {@code dir} in a new JVM with this one's flags and class path, as a
-     * restart would, and reads back what {@link #freshOpen} printed.
-     */
-    private static FreshOpen openInNewJvm(Path dir) throws IOException, InterruptedException {
-        List<String> cmd = new ArrayList<>();
-        cmd.add(ProcessHandle.current().info().command().orElse("java"));
-        cmd.addAll(java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments());
-        cmd.addAll(
-                List.of(
-                        "-cp",
-                        System.getProperty("java.class.path"),
-                        OpenBench.class.getName(),
-                        FRESH_OPEN,
-                        dir.toString()));
-        Process p = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
-        String result = null;
-        try (var out =
-                new java.io.BufferedReader(
-                        new java.io.InputStreamReader(
-                                p.getInputStream(), java.nio.charset.StandardCharsets.UTF_8))) {
-            for (String line; (line = out.readLine()) != null; ) {
-                if (line.startsWith(FRESH_OPEN + " ")) {
-                    result = line;
-                }
-            }
-        }
-        int exit = p.waitFor();
-        if (exit != 0 || result == null) {
-            throw new IOException(
-                    "the open in a new JVM exited with status "
-                            + exit
-                            + (result == null ? " and no result" : "")
-                            + ": "
-                            + String.join(" ", cmd));
-        }
-        String[] f = result.split(" ", 6);
-        return new FreshOpen(
-                Double.parseDouble(f[1]),
-                Double.parseDouble(f[2]),
-                Double.parseDouble(f[3]),
-                Boolean.parseBoolean(f[4]),
-                f[5]);
-    }
-
-    /** The first argument that runs {@link #freshOpen} instead of the benchmark. */
-    private static final String FRESH_OPEN = "--fresh-open";
-
-    /** The child's side of {@link #openInNewJvm}: opens, measures, prints one line, closes. */
-    private static void freshOpen(Path dir) throws IOException {
-        StoreOptions opts = StoreOptions.defaults().withKeystore(dir.resolve("keys"));
-        long t0 = System.nanoTime();
-        try (Nepenthe store = Nepenthe.open(dir.resolve("data"), opts)) {
-            double openS = seconds(t0);
-            OpenReport.IndexRecovery r = store.collection("bench").openReport().index();
-            System.out.printf(
-                    Locale.ROOT,
-                    "%s %.3f %.1f %.1f %b %s%n",
-                    FRESH_OPEN,
-                    openS,
-                    heapUsedMb(),
-                    rssMb(),
-                    r.loaded() && r.added() + r.removed() == 0,
-                    r);
-        }
-    }
-
-    /**
-     * Forgets subject {@code "target" + t} and returns what it took; a wrong outcome goes to {@code
-     * wrong}.
-     */
-    private static Forget forget(Nepenthe store, int n, int t, List<String> wrong)
-            throws InterruptedException {
-        long t0 = System.nanoTime();
-        ForgetOperation op =
-                store.awaitOperation(
-                        store.forget(
-                                        ForgetRequest.of(
-                                                ForgetScope.subject("target" + t),
-                                                "bench-forget-" + t,
-                                                "benchmark"))
-                                .id(),
-                        Duration.ofMinutes(10));
-        double s = seconds(t0);
-        if (op.state() != OperationState.SEALED || op.totalForgotten() != SUBJECT) {
-            wrong.add(
-                    "n="
-                            + n
-                            + ": forget "
-                            + t
-                            + " ended "
-                            + op.state()
-                            + " with "
-                            + op.totalForgotten()
-                            + " records,"
-                            + " expected SEALED with "
-                            + SUBJECT
-                            + ": "
-                            + op.note());
-        }
-        Map<OperationState, java.time.Instant> tl = op.timeline();
-        return new Forget(
-                s,
-                between(tl, OperationState.CLEANUP, OperationState.VERIFYING),
-                between(tl, OperationState.VERIFYING, op.state()));
-    }
-
-    /** Whether the generation files are gone within 30 seconds. */
-    private static boolean generationsGone(Path dir) throws IOException, InterruptedException {
-        long deadline = System.nanoTime() + 30_000_000_000L;
-        while (!generations(dir).isEmpty()) {
-            if (System.nanoTime() > deadline) {
-                return false;
-            }
-            Thread.sleep(10);
-        }
-        return true;
-    }
-
-    /**
-     * Seconds from the operation's entry into {@code from} to its entry into {@code to}, NaN if it
-     * skipped one.
-     */
-    private static double between(
-            Map<OperationState, java.time.Instant> timeline,
-            OperationState from,
-            OperationState to) {
-        java.time.Instant a = timeline.get(from);
-        java.time.Instant b = timeline.get(to);
-        return a == null || b == null ? Double.NaN : Duration.between(a, b).toNanos() / 1e9;
-    }
-
-    private static double median(double[] xs) {
-        double[] s = xs.clone();
-        Arrays.sort(s);
-        return s.length == 0 ? Double.NaN : (s[(s.length - 1) / 2] + s[s.length / 2]) / 2;
-    }
-
-    /**
-     * Single-threaded QPS (median of three passes) and recall@10 against exact neighbours, per
-     * efSearch.
-     */
-    private static Searches searches(
-            VectorCollection c, int n, float[][] queries, int[] efs, IntFunction<float[][]> draw) {
-        VectorKernels k = Kernels.get();
-        float[][] unit = Arrays.copyOf(draw.apply(n + queries.length), n);
-        IntStream.range(0, unit.length)
-                .parallel()
-                .forEach(i -> unit[i] = Metric.COSINE.prepare(unit[i]));
-        Set<String>[] truth = new Set[queries.length];
-        IntStream.range(0, queries.length)
-                .parallel()
-                .forEach(
-                        q -> {
-                            float[] qq = Metric.COSINE.prepare(queries[q]);
-                            TopK top = new TopK(10);
-                            for (int i = 0; i < unit.length; i++) {
-                                top.offer(i, k.dot(qq, 0, unit[i], 0, qq.length));
-                            }
-                            Set<String> ids = new HashSet<>();
-                            for (int o : top.drain(0).ordinals()) {
-                                ids.add("r" + o);
-                            }
-                            truth[q] = ids;
-                        });
-        StringBuilder out = new StringBuilder();
-        int efAtTarget = -1;
-        double qpsAtTarget = Double.NaN;
-        for (int ef : efs) {
-            double[] qps = new double[3];
-            long hits = 0;
-            for (int pass = -1; pass < 3; pass++) {
-                long t0 = System.nanoTime();
-                long h = 0;
-                for (int q = 0; q < queries.length; q++) {
-                    for (SearchHit hit :
-                            c.search(
-                                    SearchRequest.of(queries[q], 10)
-                                            .param("efSearch", ef)
-                                            .param("nprobe", Math.max(1, ef / 4)))) {
-                        if (truth[q].contains(hit.record().id())) {
-                            h++;
-                        }
-                    }
-                }
-                if (pass >= 0) {
-                    qps[pass] = queries.length / seconds(t0);
-                    hits = h;
-                }
-            }
-            Arrays.sort(qps);
-            double recall = hits / (10.0 * queries.length);
-            out.append(
-                    String.format(
-                            Locale.ROOT,
-                            "%s%d: %.0f / %.3f",
-                            out.isEmpty() ? "" : "; ",
-                            ef,
-                            qps[1],
-                            recall));
-            if (efAtTarget < 0 && recall >= RECALL_TARGET) {
-                efAtTarget = ef;
-                qpsAtTarget = qps[1];
-            }
-        }
-        return new Searches(out.toString(), efAtTarget, qpsAtTarget);
-    }
-
-    private static List<Path> generations(Path dir) throws IOException {
-        Path collections = dir.resolve("data").resolve("collections");
-        if (!Files.exists(collections)) {
-            return List.of();
-        }
-        try (Stream<Path> s = Files.walk(collections)) {
-            return s.filter(p -> p.getFileName().toString().endsWith(".idx")).toList();
-        }
-    }
-
-    private static long size(Path p) {
-        try {
-            return Files.size(p);
-        } catch (IOException e) {
-            throw new java.io.UncheckedIOException(e);
-        }
-    }
-
-    private static double seconds(long t0) {
+    static double seconds(long t0) {
         return (System.nanoTime() - t0) / 1e9;
     }
 
-    private static double heapUsedMb() {
-        System.gc();
-        Runtime rt = Runtime.getRuntime();
-        return (rt.totalMemory() - rt.freeMemory()) / 1e6;
-    }
-
-    /**
-     * Lets this JVM give back what the closed store held before a new JVM opens it, as a restart's
-     * old process would have: the native vectors and codes are unmapped only once the collector
-     * finds them unreachable, and until then the child opened with gigabytes fewer free (at 1M, its
-     * huge pages came from reclaimed page cache: 4 s more). Collects, then waits up to 10 s for the
-     * resident set to stop falling; returns it.
-     */
-    private static double releaseMemory() throws InterruptedException {
-        double before = Double.MAX_VALUE;
-        double now = rssMb();
-        for (int i = 0; i < 20 && !Double.isNaN(now) && now < before - 16; i++) {
-            System.gc();
-            Thread.sleep(500);
-            before = now;
-            now = rssMb();
-        }
-        return now;
-    }
-
-    /** The resident set from /proc (Linux), or NaN elsewhere. */
-    private static double rssMb() {
-        try {
-            for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
-                if (line.startsWith("VmRSS:")) {
-                    return Long.parseLong(line.replaceAll("[^0-9]", "")) / 1e3;
-                }
-            }
-        } catch (IOException | NumberFormatException e) {
-            // not Linux
-        }
-        return Double.NaN;
+    static double median(double[] xs) {
+        double[] s = xs.clone();
+        Arrays.sort(s);
+        return s.length == 0 ? Double.NaN : (s[(s.length - 1) / 2] + s[s.length / 2]) / 2;
     }
 }

@@ -11,7 +11,8 @@ import org.openjdk.jmh.results.RunResult;
 /**
  * The suite's kernels step: {@code PairKernelsBenchmark} under JMH (one pair of vectors: dot,
  * squared distance and cosine), ours on the Vector API and scalar beside Lucene's {@code
- * VectorUtil}, as a table of ns per pair and our ratio to Lucene.
+ * VectorUtil}, as a table of ns per pair and our ratio to Lucene: whether our kernels keep up with
+ * the library most Java vector search runs on. The figures are in docs/BENCHMARKS.md.
  */
 final class KernelsStep implements BenchSuite.Step {
     private static final List<String> KERNELS = List.of("dot", "squareDistance", "cosine");
@@ -42,11 +43,10 @@ final class KernelsStep implements BenchSuite.Step {
                                 "PairKernelsBenchmark",
                                 "-p",
                                 "d=" + p.pick("128,384,768", "128,384,768,1536", "64")));
-        // Three forks of short iterations and the median of them all. On this shared machine six
-        // forks of one kernel (squared distance, d = 128) settled at 12.5 ns in two, 19 ns in two,
-        // and swung between 23 and 156 ns from one iteration to the next in the others, so a single
-        // fork's mean once put d = 384 above d = 768. JMH's own defaults (5 forks of 10 s
-        // iterations) would take hours over 36 benchmarks.
+        // Three forks of short iterations and the median of them all: on a shared machine one
+        // fork can settle far from another, and a single fork's mean has put a larger dimension
+        // below a smaller one (docs/BENCHMARKS.md, "Vector kernels", has the runs). JMH's own
+        // defaults (5 forks of 10 s iterations) would take hours over every kernel and size.
         args.addAll(
                 p.pick(
                         List.of("-f", "3", "-wi", "2", "-w", "500ms", "-i", "5", "-r", "300ms"),

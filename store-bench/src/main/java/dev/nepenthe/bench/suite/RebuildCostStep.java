@@ -225,7 +225,7 @@ final class RebuildCostStep implements BenchSuite.Step {
             int colour =
                     List.of("hnsw", "ivfpq", "text")
                             .indexOf(e.getKey().substring(0, e.getKey().indexOf('/')));
-            renderer.setSeriesPaint(i, Plots.PALETTE[colour]);
+            renderer.setSeriesPaint(i, Plots.colour(colour));
             renderer.setSeriesStroke(
                     i,
                     e.getKey().endsWith("/repair")

@@ -78,6 +78,8 @@ final class LuceneBm25 implements Closeable {
     }
 
     /** The k best documents by BM25, best first: their ids and scores. */
+    // A carrier of results, never compared or hashed; the scores are handed over, not copied.
+    @SuppressWarnings("ArrayRecordComponent")
     record Hits(List<String> ids, float[] scores) {
         int size() {
             return ids.size();

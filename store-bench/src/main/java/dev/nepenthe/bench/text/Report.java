@@ -1,5 +1,7 @@
 package dev.nepenthe.bench.text;
 
+import com.google.errorprone.annotations.FormatMethod;
+import com.google.errorprone.annotations.FormatString;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
@@ -31,7 +33,8 @@ final class Report {
         return this;
     }
 
-    Report line(String format, Object... args) {
+    @FormatMethod
+    Report line(@FormatString String format, Object... args) {
         return line(String.format(Locale.ROOT, format, args));
     }
 

@@ -1,15 +1,15 @@
-package dev.nepenthe.bench.text;
+package dev.nepenthe.bench;
 
 import java.util.Arrays;
 import java.util.List;
 
 /** Percentiles as the harnesses report them: nearest rank, NaN-free, NaN when there is nothing. */
-final class Stats {
+public final class Stats {
 
     private Stats() {}
 
     /** The p-th percentile (nearest rank) of the values; NaNs are ignored. */
-    static double pct(double[] values, double p) {
+    public static double pct(double[] values, double p) {
         double[] s = Arrays.stream(values).filter(x -> !Double.isNaN(x)).sorted().toArray();
         if (s.length == 0) {
             return Double.NaN;
@@ -18,15 +18,15 @@ final class Stats {
         return s[Math.max(0, Math.min(s.length - 1, i))];
     }
 
-    static double pct(List<Double> values, double p) {
+    public static double pct(List<Double> values, double p) {
         return pct(values.stream().mapToDouble(Double::doubleValue).toArray(), p);
     }
 
-    static double median(List<Double> values) {
+    public static double median(List<Double> values) {
         return pct(values, 50);
     }
 
-    static double min(List<Double> values) {
+    public static double min(List<Double> values) {
         return values.stream()
                 .mapToDouble(Double::doubleValue)
                 .filter(x -> !Double.isNaN(x))
@@ -34,7 +34,7 @@ final class Stats {
                 .orElse(Double.NaN);
     }
 
-    static double max(List<Double> values) {
+    public static double max(List<Double> values) {
         return values.stream()
                 .mapToDouble(Double::doubleValue)
                 .filter(x -> !Double.isNaN(x))
