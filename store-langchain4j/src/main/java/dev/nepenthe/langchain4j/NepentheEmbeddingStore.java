@@ -1,30 +1,28 @@
 package dev.nepenthe.langchain4j;
 
-import dev.langchain4j.data.document.Metadata;
 import dev.langchain4j.data.embedding.Embedding;
 import dev.langchain4j.data.segment.TextSegment;
 import dev.langchain4j.store.embedding.EmbeddingMatch;
 import dev.langchain4j.store.embedding.EmbeddingSearchRequest;
 import dev.langchain4j.store.embedding.EmbeddingSearchResult;
 import dev.langchain4j.store.embedding.EmbeddingStore;
-import dev.langchain4j.store.embedding.RelevanceScore;
 import dev.langchain4j.store.embedding.filter.Filter;
+import dev.nepenthe.adapter.internal.TenantCollection;
 import dev.nepenthe.core.Metric;
 import dev.nepenthe.core.Nepenthe;
 import dev.nepenthe.core.SearchHit;
 import dev.nepenthe.core.SearchRequest;
-import dev.nepenthe.core.UnknownCollectionException;
 import dev.nepenthe.core.VectorCollection;
 import dev.nepenthe.core.VectorRecord;
 import dev.nepenthe.core.forget.ForgetOperation;
 import dev.nepenthe.core.forget.ForgetRequest;
-import dev.nepenthe.core.forget.ForgetScope;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Collections;
 import java.util.List;
 import java.util.Objects;
-import java.util.Optional;
+import java.util.Set;
 import java.util.UUID;
 
 /**
@@ -52,18 +50,12 @@ import java.util.UUID;
 public final class NepentheEmbeddingStore implements EmbeddingStore<TextSegment> {
 
     /** The metadata key whose value names a record's subject unless the builder names another. */
-    public static final String DEFAULT_SUBJECT_KEY = "subject";
+    public static final String DEFAULT_SUBJECT_KEY = TenantCollection.DEFAULT_SUBJECT_KEY;
 
-    private final Nepenthe store;
-    private final VectorCollection collection;
-    private final String tenant;
-    private final String subjectKey;
+    private final TenantCollection target;
 
-    private NepentheEmbeddingStore(Builder b) {
-        this.store = b.store;
-        this.collection = b.collection;
-        this.tenant = b.tenant;
-        this.subjectKey = b.subjectKey;
+    private NepentheEmbeddingStore(TenantCollection target) {
+        this.target = target;
     }
 
     /**
@@ -85,7 +77,7 @@ public final class NepentheEmbeddingStore implements EmbeddingStore<TextSegment>
      * @return the store
      */
     public Nepenthe store() {
-        return store;
+        return target.store();
     }
 
     /**
@@ -94,7 +86,7 @@ public final class NepentheEmbeddingStore implements EmbeddingStore<TextSegment>
      * @return the collection
      */
     public VectorCollection collection() {
-        return collection;
+        return target.collection();
     }
 
     /**
@@ -103,7 +95,7 @@ public final class NepentheEmbeddingStore implements EmbeddingStore<TextSegment>
      * @return the tenant
      */
     public String tenant() {
-        return tenant;
+        return target.tenant();
     }
 
     /**
@@ -112,7 +104,7 @@ public final class NepentheEmbeddingStore implements EmbeddingStore<TextSegment>
      * @return the key
      */
     public String subjectKey() {
-        return subjectKey;
+        return target.subjectKey();
     }
 
     @Override
@@ -134,7 +126,7 @@ public final class NepentheEmbeddingStore implements EmbeddingStore<TextSegment>
         upsert(
                 List.of(id),
                 List.of(requireEmbedding(embedding, 0)),
-                java.util.Collections.singletonList(segment));
+                Collections.singletonList(segment));
         return id;
     }
 
@@ -192,36 +184,16 @@ public final class NepentheEmbeddingStore implements EmbeddingStore<TextSegment>
         for (int i = 0; i < ids.size(); i++) {
             VectorRecord.Builder r =
                     VectorRecord.builder(ids.get(i))
-                            .tenant(tenant)
+                            .tenant(target.tenant())
                             .vector(embeddings.get(i).vector());
             TextSegment segment = segments == null ? null : segments.get(i);
             if (segment != null) {
                 r.text(segment.text()).metadata(MetadataCodec.encode(segment.metadata()));
-                r.subject(subjectOf(segment.metadata(), i));
+                r.subject(target.subjectOf(segment.metadata().toMap(), "segment", i));
             }
             batch.add(r.build());
         }
-        collection.upsertAll(batch);
-    }
-
-    private String subjectOf(Metadata metadata, int position) {
-        Object v = metadata.toMap().get(subjectKey);
-        return switch (v) {
-            case null -> null;
-            case String s -> s;
-            case UUID u -> u.toString();
-            case Integer i -> i.toString();
-            case Long l -> l.toString();
-            default ->
-                    throw new IllegalArgumentException(
-                            "segment "
-                                    + position
-                                    + ": metadata '"
-                                    + subjectKey
-                                    + "' names the record's subject: expected a String, UUID,"
-                                    + " Integer or Long, got "
-                                    + v.getClass().getName());
-        };
+        target.collection().upsertAll(batch);
     }
 
     private static void requireId(String id) {
@@ -258,13 +230,13 @@ public final class NepentheEmbeddingStore implements EmbeddingStore<TextSegment>
         Objects.requireNonNull(request, "request");
         SearchRequest q =
                 SearchRequest.of(request.queryEmbedding().vector(), request.maxResults())
-                        .tenant(tenant);
+                        .tenant(target.tenant());
         if (request.filter() != null) {
             q = q.filter(FilterTranslator.toStore(request.filter()));
         }
         List<EmbeddingMatch<TextSegment>> matches = new ArrayList<>();
-        for (SearchHit hit : collection.search(q)) {
-            double score = relevance(hit.score());
+        for (SearchHit hit : target.collection().search(q)) {
+            double score = TenantCollection.relevance(hit.score());
             if (score < request.minScore()) {
                 break; // hits come best first
             }
@@ -280,13 +252,6 @@ public final class NepentheEmbeddingStore implements EmbeddingStore<TextSegment>
     }
 
     /**
-     * Cosine to LangChain4j's relevance; float rounding can put a cosine a hair outside [-1, 1].
-     */
-    private static double relevance(float cosine) {
-        return Math.clamp(RelevanceScore.fromCosineSimilarity(cosine), 0.0, 1.0);
-    }
-
-    /**
      * Deletes these records of the tenant (plain delete: no verification, no receipt; see the class
      * comment). Unknown ids are skipped. Durable when it returns.
      *
@@ -296,9 +261,10 @@ public final class NepentheEmbeddingStore implements EmbeddingStore<TextSegment>
     @Override
     public void removeAll(Collection<String> ids) {
         if (ids == null || ids.isEmpty()) {
+            // LangChain4j's contract (EmbeddingStoreWithRemovalIT) asks for these words.
             throw new IllegalArgumentException("ids cannot be null or empty");
         }
-        collection.deleteAll(tenant, List.copyOf(ids));
+        target.delete(ids);
     }
 
     /**
@@ -313,20 +279,7 @@ public final class NepentheEmbeddingStore implements EmbeddingStore<TextSegment>
      */
     @Override
     public void removeAll(Filter filter) {
-        if (filter == null) {
-            throw new IllegalArgumentException("filter cannot be null");
-        }
-        dev.nepenthe.core.Filter storeFilter = FilterTranslator.toStore(filter);
-        List<String> matching = new ArrayList<>();
-        for (String id : collection.ids(tenant)) {
-            Optional<VectorRecord> r = collection.get(tenant, id);
-            if (r.isPresent() && storeFilter.test(r.get().metadata())) {
-                matching.add(id);
-            }
-        }
-        if (!matching.isEmpty()) {
-            collection.deleteAll(tenant, matching);
-        }
+        target.deleteMatching(FilterTranslator.toStore(TenantCollection.requireFilter(filter)));
     }
 
     /**
@@ -335,10 +288,7 @@ public final class NepentheEmbeddingStore implements EmbeddingStore<TextSegment>
      */
     @Override
     public void removeAll() {
-        List<String> ids = collection.ids(tenant);
-        if (!ids.isEmpty()) {
-            collection.deleteAll(tenant, ids);
-        }
+        target.deleteAll();
     }
 
     /**
@@ -364,10 +314,7 @@ public final class NepentheEmbeddingStore implements EmbeddingStore<TextSegment>
     public ForgetOperation forgetSubject(
             String subject, String idempotencyKey, String reasonCode, Duration timeout)
             throws InterruptedException {
-        return forget(
-                new ForgetRequest(
-                        tenant, ForgetScope.subject(subject), idempotencyKey, reasonCode, null),
-                timeout);
+        return target.forgetSubject(subject, idempotencyKey, reasonCode, timeout);
     }
 
     /**
@@ -389,11 +336,11 @@ public final class NepentheEmbeddingStore implements EmbeddingStore<TextSegment>
     public ForgetOperation forgetMatching(
             Filter filter, String idempotencyKey, String reasonCode, Duration timeout)
             throws InterruptedException {
-        if (filter == null) {
-            throw new IllegalArgumentException("filter cannot be null");
-        }
-        ForgetScope scope = ForgetScope.metadata(FilterTranslator.toStore(filter));
-        return forget(new ForgetRequest(tenant, scope, idempotencyKey, reasonCode, null), timeout);
+        return target.forgetMatching(
+                FilterTranslator.toStore(TenantCollection.requireFilter(filter)),
+                idempotencyKey,
+                reasonCode,
+                timeout);
     }
 
     /**
@@ -410,28 +357,13 @@ public final class NepentheEmbeddingStore implements EmbeddingStore<TextSegment>
      */
     public ForgetOperation forget(ForgetRequest request, Duration timeout)
             throws InterruptedException {
-        Objects.requireNonNull(request, "forget request");
-        Objects.requireNonNull(timeout, "timeout");
-        if (!request.tenant().equals(tenant)) {
-            throw new IllegalArgumentException(
-                    "forget: expected a request in this embedding store's tenant '"
-                            + tenant
-                            + "', got one in tenant '"
-                            + request.tenant()
-                            + "'");
-        }
-        ForgetOperation marked = store.forget(request);
-        return store.awaitOperation(marked.id(), timeout);
+        return target.forget(request, timeout);
     }
 
     /** Names the collection and tenant, nothing more. */
     @Override
     public String toString() {
-        return "NepentheEmbeddingStore[collection="
-                + collection.name()
-                + ", tenant="
-                + tenant
-                + "]";
+        return target.describe("NepentheEmbeddingStore");
     }
 
     /** Configures a {@link NepentheEmbeddingStore}. Not safe for concurrent use. */
@@ -454,12 +386,7 @@ public final class NepentheEmbeddingStore implements EmbeddingStore<TextSegment>
          * @throws IllegalArgumentException if it is null or blank
          */
         public Builder tenant(String tenant) {
-            if (tenant == null || tenant.isBlank()) {
-                throw new IllegalArgumentException(
-                        "tenant: expected a non-blank tenant, got "
-                                + (tenant == null ? "null" : "a blank one"));
-            }
-            this.tenant = tenant;
+            this.tenant = TenantCollection.requireTenant(tenant);
             return this;
         }
 
@@ -471,14 +398,8 @@ public final class NepentheEmbeddingStore implements EmbeddingStore<TextSegment>
          * @throws IllegalArgumentException if it is null, blank or the adapter's reserved key
          */
         public Builder subjectKey(String key) {
-            if (key == null || key.isBlank() || key.equals(MetadataCodec.TYPES_KEY)) {
-                throw new IllegalArgumentException(
-                        "subject key: expected a non-blank metadata key other than '"
-                                + MetadataCodec.TYPES_KEY
-                                + "', got "
-                                + (key == null ? "null" : "'" + key + "'"));
-            }
-            this.subjectKey = key;
+            this.subjectKey =
+                    TenantCollection.requireSubjectKey(key, Set.of(MetadataCodec.TYPES_KEY));
             return this;
         }
 
@@ -490,28 +411,8 @@ public final class NepentheEmbeddingStore implements EmbeddingStore<TextSegment>
          *     not this store's collection of that name
          */
         public NepentheEmbeddingStore build() {
-            if (collection.spec().metric() != Metric.COSINE) {
-                throw new IllegalArgumentException(
-                        "collection '"
-                                + collection.name()
-                                + "': expected the COSINE metric"
-                                + " (LangChain4j's scores are cosine relevance), got "
-                                + collection.spec().metric());
-            }
-            VectorCollection own;
-            try {
-                own = store.collection(collection.name());
-            } catch (UnknownCollectionException e) {
-                own = null;
-            }
-            if (own != collection) {
-                throw new IllegalArgumentException(
-                        "collection '"
-                                + collection.name()
-                                + "': expected a collection of the store given (forgets run through"
-                                + " it), got one it does not hold");
-            }
-            return new NepentheEmbeddingStore(this);
+            return new NepentheEmbeddingStore(
+                    TenantCollection.bind(store, collection, tenant, subjectKey));
         }
     }
 }

@@ -1,21 +1,21 @@
 package dev.nepenthe.springai;
 
+import dev.nepenthe.adapter.internal.TenantCollection;
 import dev.nepenthe.core.Metric;
 import dev.nepenthe.core.Nepenthe;
 import dev.nepenthe.core.SearchHit;
-import dev.nepenthe.core.UnknownCollectionException;
 import dev.nepenthe.core.VectorCollection;
 import dev.nepenthe.core.VectorRecord;
 import dev.nepenthe.core.forget.ForgetOperation;
 import dev.nepenthe.core.forget.ForgetRequest;
-import dev.nepenthe.core.forget.ForgetScope;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.Optional;
+import java.util.Set;
+import java.util.UUID;
 import org.springframework.ai.document.Document;
 import org.springframework.ai.embedding.EmbeddingModel;
 import org.springframework.ai.vectorstore.SearchRequest;
@@ -43,20 +43,14 @@ import org.springframework.ai.vectorstore.filter.Filter;
 public final class NepentheVectorStore implements VectorStore {
 
     /** The metadata key whose value names a record's subject unless the builder names another. */
-    public static final String DEFAULT_SUBJECT_KEY = "subject";
+    public static final String DEFAULT_SUBJECT_KEY = TenantCollection.DEFAULT_SUBJECT_KEY;
 
-    private final Nepenthe store;
-    private final VectorCollection collection;
-    private final String tenant;
-    private final String subjectKey;
+    private final TenantCollection target;
     private final EmbeddingModel embeddingModel;
 
-    private NepentheVectorStore(Builder b) {
-        this.store = b.store;
-        this.collection = b.collection;
-        this.tenant = b.tenant;
-        this.subjectKey = b.subjectKey;
-        this.embeddingModel = b.embeddingModel;
+    private NepentheVectorStore(TenantCollection target, EmbeddingModel embeddingModel) {
+        this.target = target;
+        this.embeddingModel = embeddingModel;
     }
 
     /**
@@ -79,7 +73,7 @@ public final class NepentheVectorStore implements VectorStore {
      * @return the collection
      */
     public VectorCollection collection() {
-        return collection;
+        return target.collection();
     }
 
     /**
@@ -88,17 +82,27 @@ public final class NepentheVectorStore implements VectorStore {
      * @return the tenant
      */
     public String tenant() {
-        return tenant;
+        return target.tenant();
+    }
+
+    /**
+     * The metadata key whose value names a record's subject.
+     *
+     * @return the key
+     */
+    public String subjectKey() {
+        return target.subjectKey();
     }
 
     /**
      * Stores the documents as one batch (every record is checked first; a batch with one bad record
      * stores none of it). A document whose id exists in the tenant is replaced.
      *
-     * @param documents text documents; metadata values String, Boolean, or numbers (integral ones
-     *     are kept as Long, the others as Double)
+     * @param documents text documents; metadata values String, Boolean, UUID (kept as its string
+     *     form, as Spring AI's JSON-backed stores keep it) or numbers (integral ones are kept as
+     *     Long, the others as Double)
      * @throws IllegalArgumentException if a document has no text, a metadata value of another type,
-     *     or a subject value that is not a String or integral number
+     *     or a subject value that is not a String, UUID, Integer or Long
      */
     @Override
     public void add(List<Document> documents) {
@@ -121,16 +125,16 @@ public final class NepentheVectorStore implements VectorStore {
             Document d = documents.get(i);
             VectorRecord.Builder r =
                     VectorRecord.builder(d.getId())
-                            .tenant(tenant)
+                            .tenant(target.tenant())
                             .text(texts.get(i))
                             .metadata(storedMetadata(d.getMetadata(), i))
-                            .subject(subjectOf(d.getMetadata(), i));
+                            .subject(target.subjectOf(d.getMetadata(), "document", i));
             if (vectors != null) {
                 r.vector(vectors.get(i));
             }
             batch.add(r.build());
         }
-        collection.upsertAll(batch);
+        target.collection().upsertAll(batch);
     }
 
     private static Map<String, Object> storedMetadata(Map<String, Object> metadata, int position) {
@@ -142,6 +146,7 @@ public final class NepentheVectorStore implements VectorStore {
                                 switch (v) {
                                     case String s -> s;
                                     case Boolean b -> b;
+                                    case UUID u -> u.toString();
                                     case Integer n -> n.longValue();
                                     case Long n -> n;
                                     case Short n -> n.longValue();
@@ -154,8 +159,8 @@ public final class NepentheVectorStore implements VectorStore {
                                                             + position
                                                             + ": metadata '"
                                                             + k
-                                                            + "' expected a String, Boolean or"
-                                                            + " number, got "
+                                                            + "' expected a String, Boolean,"
+                                                            + " UUID or number, got "
                                                             + (v == null
                                                                     ? "null"
                                                                     : v.getClass().getName()));
@@ -163,36 +168,15 @@ public final class NepentheVectorStore implements VectorStore {
         return out;
     }
 
-    private String subjectOf(Map<String, Object> metadata, int position) {
-        Object v = metadata.get(subjectKey);
-        return switch (v) {
-            case null -> null;
-            case String s -> s;
-            case Integer n -> n.toString();
-            case Long n -> n.toString();
-            default ->
-                    throw new IllegalArgumentException(
-                            "document "
-                                    + position
-                                    + ": metadata '"
-                                    + subjectKey
-                                    + "' names the record's subject: expected a String or integral"
-                                    + " number, got "
-                                    + v.getClass().getName());
-        };
-    }
-
     /**
      * Deletes these documents of the tenant (plain delete). Unknown ids are skipped.
      *
-     * @param ids the ids
+     * @param ids the ids; none, nothing happens
+     * @throws IllegalArgumentException if {@code ids} is null
      */
     @Override
     public void delete(List<String> ids) {
-        Objects.requireNonNull(ids, "ids");
-        if (!ids.isEmpty()) {
-            collection.deleteAll(tenant, List.copyOf(ids));
-        }
+        target.delete(ids);
     }
 
     /**
@@ -200,22 +184,13 @@ public final class NepentheVectorStore implements VectorStore {
      * Costs a pass over the tenant's records, reading each.
      *
      * @param filterExpression the expression
+     * @throws IllegalArgumentException if the expression is null
      * @throws UnsupportedOperationException for an expression the store has no equivalent of
      */
     @Override
     public void delete(Filter.Expression filterExpression) {
-        Objects.requireNonNull(filterExpression, "filter expression");
-        dev.nepenthe.core.Filter filter = ExpressionTranslator.toStore(filterExpression);
-        List<String> matching = new ArrayList<>();
-        for (String id : collection.ids(tenant)) {
-            Optional<VectorRecord> r = collection.get(tenant, id);
-            if (r.isPresent() && filter.test(r.get().metadata())) {
-                matching.add(id);
-            }
-        }
-        if (!matching.isEmpty()) {
-            collection.deleteAll(tenant, matching);
-        }
+        target.deleteMatching(
+                ExpressionTranslator.toStore(TenantCollection.requireFilter(filterExpression)));
     }
 
     /**
@@ -235,13 +210,13 @@ public final class NepentheVectorStore implements VectorStore {
                         ? dev.nepenthe.core.SearchRequest.semantic(query, request.getTopK())
                         : dev.nepenthe.core.SearchRequest.of(
                                 embeddingModel.embed(query), request.getTopK());
-        q = q.tenant(tenant);
+        q = q.tenant(target.tenant());
         if (request.hasFilterExpression()) {
             q = q.filter(ExpressionTranslator.toStore(request.getFilterExpression()));
         }
         List<Document> out = new ArrayList<>();
-        for (SearchHit hit : collection.search(q)) {
-            double score = Math.clamp((hit.score() + 1.0) / 2.0, 0.0, 1.0);
+        for (SearchHit hit : target.collection().search(q)) {
+            double score = TenantCollection.relevance(hit.score());
             if (score < request.getSimilarityThreshold()) {
                 break; // hits come best first
             }
@@ -274,10 +249,7 @@ public final class NepentheVectorStore implements VectorStore {
     public ForgetOperation forgetSubject(
             String subject, String idempotencyKey, String reasonCode, Duration timeout)
             throws InterruptedException {
-        return forget(
-                new ForgetRequest(
-                        tenant, ForgetScope.subject(subject), idempotencyKey, reasonCode, null),
-                timeout);
+        return target.forgetSubject(subject, idempotencyKey, reasonCode, timeout);
     }
 
     /**
@@ -289,6 +261,7 @@ public final class NepentheVectorStore implements VectorStore {
      * @param reasonCode why, as a code
      * @param timeout how long to wait for the operation to settle
      * @return the operation, SEALED with its receipt unless verification or a hold stopped it
+     * @throws IllegalArgumentException if the expression is null
      * @throws IllegalStateException if it has not settled within the timeout
      * @throws InterruptedException if the waiting thread is interrupted
      */
@@ -298,9 +271,11 @@ public final class NepentheVectorStore implements VectorStore {
             String reasonCode,
             Duration timeout)
             throws InterruptedException {
-        Objects.requireNonNull(filterExpression, "filter expression");
-        ForgetScope scope = ForgetScope.metadata(ExpressionTranslator.toStore(filterExpression));
-        return forget(new ForgetRequest(tenant, scope, idempotencyKey, reasonCode, null), timeout);
+        return target.forgetMatching(
+                ExpressionTranslator.toStore(TenantCollection.requireFilter(filterExpression)),
+                idempotencyKey,
+                reasonCode,
+                timeout);
     }
 
     /**
@@ -315,23 +290,13 @@ public final class NepentheVectorStore implements VectorStore {
      */
     public ForgetOperation forget(ForgetRequest request, Duration timeout)
             throws InterruptedException {
-        Objects.requireNonNull(request, "forget request");
-        Objects.requireNonNull(timeout, "timeout");
-        if (!request.tenant().equals(tenant)) {
-            throw new IllegalArgumentException(
-                    "forget: expected a request in this vector store's tenant '"
-                            + tenant
-                            + "', got one in tenant '"
-                            + request.tenant()
-                            + "'");
-        }
-        return store.awaitOperation(store.forget(request).id(), timeout);
+        return target.forget(request, timeout);
     }
 
     /** Names the collection and tenant, nothing more. */
     @Override
     public String toString() {
-        return "NepentheVectorStore[collection=" + collection.name() + ", tenant=" + tenant + "]";
+        return target.describe("NepentheVectorStore");
     }
 
     /** Configures a {@link NepentheVectorStore}. Not safe for concurrent use. */
@@ -355,12 +320,7 @@ public final class NepentheVectorStore implements VectorStore {
          * @throws IllegalArgumentException if it is null or blank
          */
         public Builder tenant(String tenant) {
-            if (tenant == null || tenant.isBlank()) {
-                throw new IllegalArgumentException(
-                        "tenant: expected a non-blank tenant, got "
-                                + (tenant == null ? "null" : "a blank one"));
-            }
-            this.tenant = tenant;
+            this.tenant = TenantCollection.requireTenant(tenant);
             return this;
         }
 
@@ -372,12 +332,7 @@ public final class NepentheVectorStore implements VectorStore {
          * @throws IllegalArgumentException if it is null or blank
          */
         public Builder subjectKey(String key) {
-            if (key == null || key.isBlank()) {
-                throw new IllegalArgumentException(
-                        "subject key: expected a non-blank metadata key, got "
-                                + (key == null ? "null" : "a blank one"));
-            }
-            this.subjectKey = key;
+            this.subjectKey = TenantCollection.requireSubjectKey(key, Set.of());
             return this;
         }
 
@@ -400,27 +355,7 @@ public final class NepentheVectorStore implements VectorStore {
          *     this store's, or has no embedder and no model was given
          */
         public NepentheVectorStore build() {
-            if (collection.spec().metric() != Metric.COSINE) {
-                throw new IllegalArgumentException(
-                        "collection '"
-                                + collection.name()
-                                + "': expected the COSINE metric"
-                                + " (scores are cosine relevance), got "
-                                + collection.spec().metric());
-            }
-            VectorCollection own;
-            try {
-                own = store.collection(collection.name());
-            } catch (UnknownCollectionException e) {
-                own = null;
-            }
-            if (own != collection) {
-                throw new IllegalArgumentException(
-                        "collection '"
-                                + collection.name()
-                                + "': expected a collection of the store given (forgets run through"
-                                + " it), got one it does not hold");
-            }
+            TenantCollection target = TenantCollection.bind(store, collection, tenant, subjectKey);
             if (embeddingModel == null && collection.spec().embedder() == null) {
                 throw new IllegalArgumentException(
                         "collection '"
@@ -429,7 +364,7 @@ public final class NepentheVectorStore implements VectorStore {
                                 + " collection with an embedder of its own"
                                 + " (CollectionSpec.withEmbedder), got neither");
             }
-            return new NepentheVectorStore(this);
+            return new NepentheVectorStore(target, embeddingModel);
         }
     }
 }
