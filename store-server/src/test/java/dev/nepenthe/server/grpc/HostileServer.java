@@ -114,7 +114,18 @@ final class HostileServer implements AutoCloseable {
      * The limits of the hostile tests: the defaults' shape, smaller, and a 5 s request idle time.
      */
     static Limits attackLimits() {
-        return new Limits(32 << 20, 100, 100, 1000, 64, 8, 5, 1000, 1L << 20)
+        return new Limits(
+                        32 << 20,
+                        100,
+                        100,
+                        1000,
+                        64,
+                        8,
+                        5,
+                        1000,
+                        1L << 20,
+                        Limits.Calls.DEFAULTS,
+                        Limits.Queries.DEFAULTS)
                 .withCalls(
                         new Limits.Calls(64, 24, 16, 48L << 20, 32L << 20, 5, 300, 0, 0, 60, 128));
     }

@@ -139,7 +139,18 @@ class TenantReadablePathsTest {
                         InProcessServerBuilder.forName(name),
                         store,
                         Tokens.read(tokens),
-                        new Limits(1 << 20, 50, 100, 1000, 64, 2, 5, 0, 0),
+                        new Limits(
+                                1 << 20,
+                                50,
+                                100,
+                                1000,
+                                64,
+                                2,
+                                5,
+                                0,
+                                0,
+                                Limits.Calls.DEFAULTS,
+                                Limits.Queries.DEFAULTS),
                         true)) {
             ManagedChannel channel = InProcessChannelBuilder.forName(name).build();
             Metadata md = new Metadata();
