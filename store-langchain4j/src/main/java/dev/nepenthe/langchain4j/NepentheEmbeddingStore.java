@@ -7,7 +7,7 @@ import dev.langchain4j.store.embedding.EmbeddingSearchRequest;
 import dev.langchain4j.store.embedding.EmbeddingSearchResult;
 import dev.langchain4j.store.embedding.EmbeddingStore;
 import dev.langchain4j.store.embedding.filter.Filter;
-import dev.nepenthe.adapter.internal.TenantCollection;
+import dev.nepenthe.adapter.NepentheAdapter;
 import dev.nepenthe.core.Metric;
 import dev.nepenthe.core.Nepenthe;
 import dev.nepenthe.core.SearchHit;
@@ -15,7 +15,6 @@ import dev.nepenthe.core.SearchRequest;
 import dev.nepenthe.core.VectorCollection;
 import dev.nepenthe.core.VectorRecord;
 import dev.nepenthe.core.forget.ForgetOperation;
-import dev.nepenthe.core.forget.ForgetRequest;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -47,15 +46,11 @@ import java.util.UUID;
  * <p>Scores are LangChain4j relevance scores, {@code (cosine + 1) / 2} in [0, 1]; the collection
  * must therefore use {@link Metric#COSINE}.
  */
-public final class NepentheEmbeddingStore implements EmbeddingStore<TextSegment> {
+public final class NepentheEmbeddingStore extends NepentheAdapter
+        implements EmbeddingStore<TextSegment> {
 
-    /** The metadata key whose value names a record's subject unless the builder names another. */
-    public static final String DEFAULT_SUBJECT_KEY = TenantCollection.DEFAULT_SUBJECT_KEY;
-
-    private final TenantCollection target;
-
-    private NepentheEmbeddingStore(TenantCollection target) {
-        this.target = target;
+    private NepentheEmbeddingStore(Builder b) {
+        super(b);
     }
 
     /**
@@ -64,47 +59,12 @@ public final class NepentheEmbeddingStore implements EmbeddingStore<TextSegment>
      *
      * @param store the open store the collection belongs to (forgets run through it)
      * @param collection the collection records go to
-     * @return a builder, in the default tenant with subject key {@value #DEFAULT_SUBJECT_KEY}
+     * @return a builder, in the default tenant with subject key {@value
+     *     NepentheAdapter#DEFAULT_SUBJECT_KEY}
      * @throws NullPointerException if either is null
      */
     public static Builder builder(Nepenthe store, VectorCollection collection) {
         return new Builder(store, collection);
-    }
-
-    /**
-     * The store this embedding store writes through.
-     *
-     * @return the store
-     */
-    public Nepenthe store() {
-        return target.store();
-    }
-
-    /**
-     * The collection records go to.
-     *
-     * @return the collection
-     */
-    public VectorCollection collection() {
-        return target.collection();
-    }
-
-    /**
-     * The tenant every record and search of this embedding store is in.
-     *
-     * @return the tenant
-     */
-    public String tenant() {
-        return target.tenant();
-    }
-
-    /**
-     * The metadata key whose value names a record's subject.
-     *
-     * @return the key
-     */
-    public String subjectKey() {
-        return target.subjectKey();
     }
 
     @Override
@@ -184,16 +144,16 @@ public final class NepentheEmbeddingStore implements EmbeddingStore<TextSegment>
         for (int i = 0; i < ids.size(); i++) {
             VectorRecord.Builder r =
                     VectorRecord.builder(ids.get(i))
-                            .tenant(target.tenant())
+                            .tenant(tenant())
                             .vector(embeddings.get(i).vector());
             TextSegment segment = segments == null ? null : segments.get(i);
             if (segment != null) {
                 r.text(segment.text()).metadata(MetadataCodec.encode(segment.metadata()));
-                r.subject(target.subjectOf(segment.metadata().toMap(), "segment", i));
+                r.subject(subjectOf(segment.metadata().toMap(), "segment", i));
             }
             batch.add(r.build());
         }
-        target.collection().upsertAll(batch);
+        collection().upsertAll(batch);
     }
 
     private static void requireId(String id) {
@@ -230,13 +190,13 @@ public final class NepentheEmbeddingStore implements EmbeddingStore<TextSegment>
         Objects.requireNonNull(request, "request");
         SearchRequest q =
                 SearchRequest.of(request.queryEmbedding().vector(), request.maxResults())
-                        .tenant(target.tenant());
+                        .tenant(tenant());
         if (request.filter() != null) {
             q = q.filter(FilterTranslator.toStore(request.filter()));
         }
         List<EmbeddingMatch<TextSegment>> matches = new ArrayList<>();
-        for (SearchHit hit : target.collection().search(q)) {
-            double score = TenantCollection.relevance(hit.score());
+        for (SearchHit hit : collection().search(q)) {
+            double score = relevance(hit.score());
             if (score < request.minScore()) {
                 break; // hits come best first
             }
@@ -264,7 +224,7 @@ public final class NepentheEmbeddingStore implements EmbeddingStore<TextSegment>
             // LangChain4j's contract (EmbeddingStoreWithRemovalIT) asks for these words.
             throw new IllegalArgumentException("ids cannot be null or empty");
         }
-        target.delete(ids);
+        deleteIds(ids);
     }
 
     /**
@@ -279,7 +239,7 @@ public final class NepentheEmbeddingStore implements EmbeddingStore<TextSegment>
      */
     @Override
     public void removeAll(Filter filter) {
-        target.deleteMatching(FilterTranslator.toStore(TenantCollection.requireFilter(filter)));
+        deleteWhere(FilterTranslator.toStore(requireFilter(filter)));
     }
 
     /**
@@ -288,33 +248,7 @@ public final class NepentheEmbeddingStore implements EmbeddingStore<TextSegment>
      */
     @Override
     public void removeAll() {
-        target.deleteAll();
-    }
-
-    /**
-     * Forgets a subject with the forget protocol and waits for it to settle: every record of the
-     * subject in the tenant, in every collection of the store (not only this one), is hidden at
-     * once, then removed from every surface, verified, its key destroyed, and a signed receipt
-     * issued.
-     *
-     * @param subject the subject, as the subject key's value names it ({@code UUID} and integer
-     *     values by their string form)
-     * @param idempotencyKey the caller's request id: the same key returns the same operation
-     * @param reasonCode why, as a code ("gdpr-art17"): letters, digits, '.', '_', '-'
-     * @param timeout how long to wait for the operation to settle
-     * @return the operation: SEALED with {@link ForgetOperation#receipt()} holding the signed
-     *     receipt, or NEEDS_REVIEW (verification found suspects; no receipt) or
-     *     COMPLETED_WITH_EXCEPTION (a legal hold; no receipt)
-     * @throws IllegalArgumentException if the subject is blank, the key blank or the reason code
-     *     malformed
-     * @throws IllegalStateException if it has not settled within the timeout (it goes on; follow it
-     *     with {@link Nepenthe#awaitOperation})
-     * @throws InterruptedException if the waiting thread is interrupted
-     */
-    public ForgetOperation forgetSubject(
-            String subject, String idempotencyKey, String reasonCode, Duration timeout)
-            throws InterruptedException {
-        return target.forgetSubject(subject, idempotencyKey, reasonCode, timeout);
+        deleteTenant();
     }
 
     /**
@@ -336,70 +270,22 @@ public final class NepentheEmbeddingStore implements EmbeddingStore<TextSegment>
     public ForgetOperation forgetMatching(
             Filter filter, String idempotencyKey, String reasonCode, Duration timeout)
             throws InterruptedException {
-        return target.forgetMatching(
-                FilterTranslator.toStore(TenantCollection.requireFilter(filter)),
+        return forgetWhere(
+                FilterTranslator.toStore(requireFilter(filter)),
                 idempotencyKey,
                 reasonCode,
                 timeout);
     }
 
-    /**
-     * Runs a forget request of this embedding store's tenant (any scope: subject, record ids,
-     * source, metadata filter; a tighter probe threshold, identifiers, a rebuild) and waits for it
-     * to settle.
-     *
-     * @param request the request; its tenant must be this store's
-     * @param timeout how long to wait for the operation to settle
-     * @return the operation, SEALED with its receipt unless verification or a hold stopped it
-     * @throws IllegalArgumentException if the request names another tenant, or the store refuses it
-     * @throws IllegalStateException if it has not settled within the timeout
-     * @throws InterruptedException if the waiting thread is interrupted
-     */
-    public ForgetOperation forget(ForgetRequest request, Duration timeout)
-            throws InterruptedException {
-        return target.forget(request, timeout);
-    }
-
-    /** Names the collection and tenant, nothing more. */
-    @Override
-    public String toString() {
-        return target.describe("NepentheEmbeddingStore");
-    }
-
     /** Configures a {@link NepentheEmbeddingStore}. Not safe for concurrent use. */
-    public static final class Builder {
-        private final Nepenthe store;
-        private final VectorCollection collection;
-        private String tenant = VectorRecord.DEFAULT_TENANT;
-        private String subjectKey = DEFAULT_SUBJECT_KEY;
+    public static final class Builder extends NepentheAdapter.Builder<Builder> {
 
         private Builder(Nepenthe store, VectorCollection collection) {
-            this.store = Objects.requireNonNull(store, "store");
-            this.collection = Objects.requireNonNull(collection, "collection");
+            super(store, collection, Set.of(MetadataCodec.TYPES_KEY));
         }
 
-        /**
-         * The tenant every record and search goes to.
-         *
-         * @param tenant the tenant, not blank
-         * @return this builder
-         * @throws IllegalArgumentException if it is null or blank
-         */
-        public Builder tenant(String tenant) {
-            this.tenant = TenantCollection.requireTenant(tenant);
-            return this;
-        }
-
-        /**
-         * The metadata key whose value names a record's subject.
-         *
-         * @param key the key, not blank
-         * @return this builder
-         * @throws IllegalArgumentException if it is null, blank or the adapter's reserved key
-         */
-        public Builder subjectKey(String key) {
-            this.subjectKey =
-                    TenantCollection.requireSubjectKey(key, Set.of(MetadataCodec.TYPES_KEY));
+        @Override
+        protected Builder self() {
             return this;
         }
 
@@ -410,9 +296,9 @@ public final class NepentheEmbeddingStore implements EmbeddingStore<TextSegment>
          * @throws IllegalArgumentException if the collection does not use the cosine metric, or is
          *     not this store's collection of that name
          */
+        @Override
         public NepentheEmbeddingStore build() {
-            return new NepentheEmbeddingStore(
-                    TenantCollection.bind(store, collection, tenant, subjectKey));
+            return new NepentheEmbeddingStore(this);
         }
     }
 }

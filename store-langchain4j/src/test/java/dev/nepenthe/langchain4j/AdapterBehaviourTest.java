@@ -4,7 +4,7 @@ import dev.langchain4j.data.document.Metadata;
 import dev.langchain4j.data.embedding.Embedding;
 import dev.langchain4j.data.segment.TextSegment;
 import dev.langchain4j.store.embedding.filter.Filter;
-import dev.nepenthe.adapter.internal.AdapterBehaviourContract;
+import dev.nepenthe.adapter.AdapterBehaviourContract;
 import dev.nepenthe.core.CollectionSpec;
 import dev.nepenthe.core.Metric;
 import dev.nepenthe.core.Nepenthe;

@@ -1,13 +1,12 @@
 package dev.nepenthe.springai;
 
-import dev.nepenthe.adapter.internal.TenantCollection;
+import dev.nepenthe.adapter.NepentheAdapter;
 import dev.nepenthe.core.Metric;
 import dev.nepenthe.core.Nepenthe;
 import dev.nepenthe.core.SearchHit;
 import dev.nepenthe.core.VectorCollection;
 import dev.nepenthe.core.VectorRecord;
 import dev.nepenthe.core.forget.ForgetOperation;
-import dev.nepenthe.core.forget.ForgetRequest;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -40,17 +39,21 @@ import org.springframework.ai.vectorstore.filter.Filter;
  * <p>Scores are {@code (cosine + 1) / 2}, in [0, 1], so Spring AI's "accept all" threshold of 0
  * accepts every document; the collection must use {@link Metric#COSINE}.
  */
-public final class NepentheVectorStore implements VectorStore {
+public final class NepentheVectorStore extends NepentheAdapter implements VectorStore {
 
-    /** The metadata key whose value names a record's subject unless the builder names another. */
-    public static final String DEFAULT_SUBJECT_KEY = TenantCollection.DEFAULT_SUBJECT_KEY;
-
-    private final TenantCollection target;
     private final EmbeddingModel embeddingModel;
 
-    private NepentheVectorStore(TenantCollection target, EmbeddingModel embeddingModel) {
-        this.target = target;
-        this.embeddingModel = embeddingModel;
+    private NepentheVectorStore(Builder b) {
+        super(b);
+        if (b.embeddingModel == null && collection().spec().embedder() == null) {
+            throw new IllegalArgumentException(
+                    "collection '"
+                            + collection().name()
+                            + "': expected an embedding model (Builder.embeddingModel) or a"
+                            + " collection with an embedder of its own"
+                            + " (CollectionSpec.withEmbedder), got neither");
+        }
+        this.embeddingModel = b.embeddingModel;
     }
 
     /**
@@ -59,39 +62,12 @@ public final class NepentheVectorStore implements VectorStore {
      *
      * @param store the open store the collection belongs to (forgets run through it)
      * @param collection the collection documents go to
-     * @return a builder, in the default tenant, subject key {@value #DEFAULT_SUBJECT_KEY},
-     *     embedding with the collection's own embedder
+     * @return a builder, in the default tenant, subject key {@value
+     *     NepentheAdapter#DEFAULT_SUBJECT_KEY}, embedding with the collection's own embedder
      * @throws NullPointerException if either is null
      */
     public static Builder builder(Nepenthe store, VectorCollection collection) {
         return new Builder(store, collection);
-    }
-
-    /**
-     * The collection documents go to.
-     *
-     * @return the collection
-     */
-    public VectorCollection collection() {
-        return target.collection();
-    }
-
-    /**
-     * The tenant every record and search of this vector store is in.
-     *
-     * @return the tenant
-     */
-    public String tenant() {
-        return target.tenant();
-    }
-
-    /**
-     * The metadata key whose value names a record's subject.
-     *
-     * @return the key
-     */
-    public String subjectKey() {
-        return target.subjectKey();
     }
 
     /**
@@ -125,16 +101,16 @@ public final class NepentheVectorStore implements VectorStore {
             Document d = documents.get(i);
             VectorRecord.Builder r =
                     VectorRecord.builder(d.getId())
-                            .tenant(target.tenant())
+                            .tenant(tenant())
                             .text(texts.get(i))
                             .metadata(storedMetadata(d.getMetadata(), i))
-                            .subject(target.subjectOf(d.getMetadata(), "document", i));
+                            .subject(subjectOf(d.getMetadata(), "document", i));
             if (vectors != null) {
                 r.vector(vectors.get(i));
             }
             batch.add(r.build());
         }
-        target.collection().upsertAll(batch);
+        collection().upsertAll(batch);
     }
 
     private static Map<String, Object> storedMetadata(Map<String, Object> metadata, int position) {
@@ -176,7 +152,7 @@ public final class NepentheVectorStore implements VectorStore {
      */
     @Override
     public void delete(List<String> ids) {
-        target.delete(ids);
+        deleteIds(ids);
     }
 
     /**
@@ -189,8 +165,7 @@ public final class NepentheVectorStore implements VectorStore {
      */
     @Override
     public void delete(Filter.Expression filterExpression) {
-        target.deleteMatching(
-                ExpressionTranslator.toStore(TenantCollection.requireFilter(filterExpression)));
+        deleteWhere(ExpressionTranslator.toStore(requireFilter(filterExpression)));
     }
 
     /**
@@ -210,13 +185,13 @@ public final class NepentheVectorStore implements VectorStore {
                         ? dev.nepenthe.core.SearchRequest.semantic(query, request.getTopK())
                         : dev.nepenthe.core.SearchRequest.of(
                                 embeddingModel.embed(query), request.getTopK());
-        q = q.tenant(target.tenant());
+        q = q.tenant(tenant());
         if (request.hasFilterExpression()) {
             q = q.filter(ExpressionTranslator.toStore(request.getFilterExpression()));
         }
         List<Document> out = new ArrayList<>();
-        for (SearchHit hit : target.collection().search(q)) {
-            double score = TenantCollection.relevance(hit.score());
+        for (SearchHit hit : collection().search(q)) {
+            double score = relevance(hit.score());
             if (score < request.getSimilarityThreshold()) {
                 break; // hits come best first
             }
@@ -230,26 +205,6 @@ public final class NepentheVectorStore implements VectorStore {
                             .build());
         }
         return out;
-    }
-
-    /**
-     * Forgets a subject with the forget protocol and waits for it to settle: every record of the
-     * subject in the tenant, in every collection of the store, is hidden at once, then removed,
-     * verified, its key destroyed and a signed receipt issued.
-     *
-     * @param subject the subject, as the subject key's value names it
-     * @param idempotencyKey the caller's request id: the same key returns the same operation
-     * @param reasonCode why, as a code ("gdpr-art17")
-     * @param timeout how long to wait for the operation to settle
-     * @return the operation: SEALED with its receipt, or NEEDS_REVIEW or COMPLETED_WITH_EXCEPTION
-     *     without one
-     * @throws IllegalStateException if it has not settled within the timeout
-     * @throws InterruptedException if the waiting thread is interrupted
-     */
-    public ForgetOperation forgetSubject(
-            String subject, String idempotencyKey, String reasonCode, Duration timeout)
-            throws InterruptedException {
-        return target.forgetSubject(subject, idempotencyKey, reasonCode, timeout);
     }
 
     /**
@@ -271,68 +226,23 @@ public final class NepentheVectorStore implements VectorStore {
             String reasonCode,
             Duration timeout)
             throws InterruptedException {
-        return target.forgetMatching(
-                ExpressionTranslator.toStore(TenantCollection.requireFilter(filterExpression)),
+        return forgetWhere(
+                ExpressionTranslator.toStore(requireFilter(filterExpression)),
                 idempotencyKey,
                 reasonCode,
                 timeout);
     }
 
-    /**
-     * Runs a forget request of this vector store's tenant and waits for it to settle.
-     *
-     * @param request the request; its tenant must be this store's
-     * @param timeout how long to wait
-     * @return the operation
-     * @throws IllegalArgumentException if the request names another tenant
-     * @throws IllegalStateException if it has not settled within the timeout
-     * @throws InterruptedException if the waiting thread is interrupted
-     */
-    public ForgetOperation forget(ForgetRequest request, Duration timeout)
-            throws InterruptedException {
-        return target.forget(request, timeout);
-    }
-
-    /** Names the collection and tenant, nothing more. */
-    @Override
-    public String toString() {
-        return target.describe("NepentheVectorStore");
-    }
-
     /** Configures a {@link NepentheVectorStore}. Not safe for concurrent use. */
-    public static final class Builder {
-        private final Nepenthe store;
-        private final VectorCollection collection;
-        private String tenant = VectorRecord.DEFAULT_TENANT;
-        private String subjectKey = DEFAULT_SUBJECT_KEY;
+    public static final class Builder extends NepentheAdapter.Builder<Builder> {
         private EmbeddingModel embeddingModel;
 
         private Builder(Nepenthe store, VectorCollection collection) {
-            this.store = Objects.requireNonNull(store, "store");
-            this.collection = Objects.requireNonNull(collection, "collection");
+            super(store, collection, Set.of());
         }
 
-        /**
-         * The tenant every record and search goes to.
-         *
-         * @param tenant the tenant, not blank
-         * @return this builder
-         * @throws IllegalArgumentException if it is null or blank
-         */
-        public Builder tenant(String tenant) {
-            this.tenant = TenantCollection.requireTenant(tenant);
-            return this;
-        }
-
-        /**
-         * The metadata key whose value names a record's subject.
-         *
-         * @param key the key, not blank
-         * @return this builder
-         * @throws IllegalArgumentException if it is null or blank
-         */
-        public Builder subjectKey(String key) {
-            this.subjectKey = TenantCollection.requireSubjectKey(key, Set.of());
+        @Override
+        protected Builder self() {
             return this;
         }
 
@@ -354,17 +264,9 @@ public final class NepentheVectorStore implements VectorStore {
          * @throws IllegalArgumentException if the collection does not use the cosine metric, is not
          *     this store's, or has no embedder and no model was given
          */
+        @Override
         public NepentheVectorStore build() {
-            TenantCollection target = TenantCollection.bind(store, collection, tenant, subjectKey);
-            if (embeddingModel == null && collection.spec().embedder() == null) {
-                throw new IllegalArgumentException(
-                        "collection '"
-                                + collection.name()
-                                + "': expected an embedding model (Builder.embeddingModel) or a"
-                                + " collection with an embedder of its own"
-                                + " (CollectionSpec.withEmbedder), got neither");
-            }
-            return new NepentheVectorStore(target, embeddingModel);
+            return new NepentheVectorStore(this);
         }
     }
 }

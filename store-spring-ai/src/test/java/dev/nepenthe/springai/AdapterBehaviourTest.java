@@ -1,6 +1,6 @@
 package dev.nepenthe.springai;
 
-import dev.nepenthe.adapter.internal.AdapterBehaviourContract;
+import dev.nepenthe.adapter.AdapterBehaviourContract;
 import dev.nepenthe.core.CollectionSpec;
 import dev.nepenthe.core.Metric;
 import dev.nepenthe.core.Nepenthe;

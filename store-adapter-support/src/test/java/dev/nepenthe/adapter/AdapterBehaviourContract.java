@@ -1,4 +1,4 @@
-package dev.nepenthe.adapter.internal;
+package dev.nepenthe.adapter;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
