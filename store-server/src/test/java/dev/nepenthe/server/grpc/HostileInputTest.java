@@ -511,7 +511,7 @@ class HostileInputTest {
             }
             // Without snapshot folders the calls are refused, naming the option.
             String bareName = "bare-" + System.nanoTime();
-            try (NepentheServer bare =
+            try (NepentheServer _ =
                     NepentheServer.start(
                             io.grpc.inprocess.InProcessServerBuilder.forName(bareName),
                             store,
@@ -1041,7 +1041,7 @@ class HostileInputTest {
         }
     }
 
-    private static String digest(Nepenthe store) throws Exception {
+    private static String digest(Nepenthe store) {
         return HostileServer.digest(store);
     }
 }

@@ -134,7 +134,7 @@ class TenantReadablePathsTest {
                                 .build());
         store.registerSurface(new FailingSurface());
         String name = "paths-" + System.nanoTime();
-        try (NepentheServer server =
+        try (NepentheServer _ =
                 NepentheServer.start(
                         InProcessServerBuilder.forName(name),
                         store,
