@@ -3,24 +3,17 @@ package dev.nepenthe.cache;
 import dev.nepenthe.core.SearchHit;
 import dev.nepenthe.core.SearchRequest;
 import dev.nepenthe.core.VectorCollection;
-import dev.nepenthe.core.VectorRecord;
 import dev.nepenthe.core.forget.BlockedScope;
 import dev.nepenthe.core.forget.ErasureClass;
 import dev.nepenthe.core.forget.ErasureSurface;
 import dev.nepenthe.core.forget.ForgottenRecords;
 import dev.nepenthe.core.forget.ProbePolicy;
 import dev.nepenthe.core.forget.SurfaceOutcome;
-import dev.nepenthe.core.vector.Kernels;
-import dev.nepenthe.core.vector.VectorKernels;
 import java.util.ArrayList;
-import java.util.HashMap;
-import java.util.HashSet;
-import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.Set;
 import java.util.function.Predicate;
 
 /**
@@ -89,45 +82,19 @@ public final class QueryCache implements ErasureSurface {
     /** Estimated bytes of one metadata entry. */
     static final long METADATA_ENTRY_BYTES = 64;
 
-    /**
-     * How many scopes (tenant, collection, collection and tenant) the cache remembers the last
-     * invalidation or forget of, to refuse results computed before it. Past this many, it forgets
-     * them all at once and refuses every result then in flight instead.
-     */
-    static final int MAX_MARKS = 4096;
-
-    private final int maxEntries;
     private final long maxBytes;
     private final double probeThreshold;
 
+    /** Guards everything below, and every entry's {@code alive}. */
     private final Object lock = new Object();
 
-    // Everything below is guarded by lock.
-    /** Access order: the first entry is the least recently used. */
-    private final LinkedHashMap<CacheKey, Entry> entries = new LinkedHashMap<>(16, 0.75f, true);
-
-    private long bytes;
-
-    /** Raised by every block, purge, invalidation and clear; a miss's ticket is its value then. */
-    private long epoch;
-
-    /** A result whose ticket is below this is refused (every mark older than it was dropped). */
-    private long floor;
-
-    /** The epoch of the last block, purge or invalidation of each scope. */
-    private final Map<Scope, Long> marks = new HashMap<>();
-
-    /** Scopes of unreleased operations, by operation id. */
-    private final Map<String, BlockedScope> blocks = new HashMap<>();
-
-    /** Tenants of operations purged but not released, by operation id: no new entries there. */
-    private final Map<String, String> purging = new HashMap<>();
+    private final LruEntries entries;
+    private final Admission admission = new Admission();
 
     private long hits;
     private long misses;
     private long puts;
     private long refused;
-    private long evictedByCapacity;
     private long evictedByForget;
     private long evictedByInvalidation;
 
@@ -170,9 +137,9 @@ public final class QueryCache implements ErasureSurface {
                             + " store's probe policy takes, got "
                             + probeThreshold);
         }
-        this.maxEntries = maxEntries;
         this.maxBytes = maxBytes;
         this.probeThreshold = probeThreshold;
+        this.entries = new LruEntries(maxEntries, maxBytes);
     }
 
     // ---------------------------------------------------------------------------------- reads
@@ -243,13 +210,13 @@ public final class QueryCache implements ErasureSurface {
                 new CacheKey(collection, request); // reads the caller's array; never stored
         long ticket;
         synchronized (lock) {
-            Entry e = entries.get(probe);
+            CacheEntry e = entries.get(probe);
             if (e != null) {
                 hits++;
                 return new Lookup(this, null, e.hits, 0);
             }
             misses++;
-            ticket = epoch;
+            ticket = admission.ticket();
         }
         return new Lookup(this, probe.ownCopy(), null, ticket);
     }
@@ -287,15 +254,15 @@ public final class QueryCache implements ErasureSurface {
             throw new IllegalArgumentException("lookup was a hit: there is nothing to put");
         }
         List<SearchHit> copy = List.copyOf(result);
-        long size = cost(miss.key, copy);
+        long size = CacheEntry.cost(miss.key, copy);
         synchronized (lock) {
             if (miss.used) {
                 throw new IllegalStateException(
                         "lookup was put already: take a new one for each search");
             }
             miss.used = true;
-            if (admissible(miss.key, miss.ticket, copy, size)) {
-                insert(new Entry(miss.key, copy, size));
+            if (size <= maxBytes && admission.admits(miss.key, miss.ticket, copy)) {
+                entries.insert(new CacheEntry(miss.key, copy, size));
                 puts++;
                 return true;
             }
@@ -303,36 +270,6 @@ public final class QueryCache implements ErasureSurface {
         }
         miss.key.wipe(); // the cache's own copy, never stored
         return false;
-    }
-
-    /** Guarded by lock. */
-    private boolean admissible(CacheKey key, long ticket, List<SearchHit> result, long size) {
-        if (ticket < floor
-                || markOf(new Scope(key.tenant, null)) > ticket
-                || markOf(new Scope(null, key.collection)) > ticket
-                || markOf(new Scope(key.tenant, key.collection)) > ticket) {
-            return false;
-        }
-        if (purging.containsValue(key.tenant)) {
-            return false;
-        }
-        for (BlockedScope b : blocks.values()) {
-            if (!b.tenant().equals(key.tenant)) {
-                continue;
-            }
-            if (b.subject() != null && b.subject().equals(key.subject)) {
-                return false;
-            }
-            Set<String> ids = b.recordIds().get(key.collection);
-            if (ids != null) {
-                for (SearchHit h : result) {
-                    if (ids.contains(h.id())) {
-                        return false;
-                    }
-                }
-            }
-        }
-        return size <= maxBytes;
     }
 
     // ------------------------------------------------------------------------- invalidation
@@ -350,7 +287,7 @@ public final class QueryCache implements ErasureSurface {
         Objects.requireNonNull(collection, "collection name must not be null");
         Objects.requireNonNull(tenant, "tenant must not be null");
         synchronized (lock) {
-            mark(new Scope(tenant, collection));
+            admission.mark(new Admission.Scope(tenant, collection));
             return evictInvalidated(
                     e -> e.key.collection.equals(collection) && e.key.tenant.equals(tenant));
         }
@@ -367,7 +304,7 @@ public final class QueryCache implements ErasureSurface {
     public int invalidate(String collection) {
         Objects.requireNonNull(collection, "collection name must not be null");
         synchronized (lock) {
-            mark(new Scope(null, collection));
+            admission.mark(new Admission.Scope(null, collection));
             return evictInvalidated(e -> e.key.collection.equals(collection));
         }
     }
@@ -380,15 +317,14 @@ public final class QueryCache implements ErasureSurface {
      */
     public int clear() {
         synchronized (lock) {
-            floor = ++epoch;
-            marks.clear();
+            admission.markAll();
             return evictInvalidated(e -> true);
         }
     }
 
     /** Guarded by lock. */
-    private int evictInvalidated(Predicate<Entry> which) {
-        int n = evictWhere(which);
+    private int evictInvalidated(Predicate<CacheEntry> which) {
+        int n = entries.evictWhere(which);
         evictedByInvalidation += n;
         return n;
     }
@@ -421,17 +357,15 @@ public final class QueryCache implements ErasureSurface {
     public void block(BlockedScope scope) {
         Objects.requireNonNull(scope, "blocked scope must not be null");
         synchronized (lock) {
-            blocks.put(scope.operationId(), scope);
-            mark(new Scope(scope.tenant(), null));
+            admission.block(scope);
             evictedByForget +=
-                    evictWhere(
+                    entries.evictWhere(
                             e ->
                                     e.key.tenant.equals(scope.tenant())
                                             && ((scope.subject() != null
                                                             && scope.subject()
                                                                     .equals(e.key.subject))
-                                                    || holdsAny(
-                                                            e,
+                                                    || e.holdsAny(
                                                             scope.recordIds()
                                                                     .get(e.key.collection))));
         }
@@ -450,29 +384,26 @@ public final class QueryCache implements ErasureSurface {
     @Override
     public long purge(ForgottenRecords forgotten) {
         Objects.requireNonNull(forgotten, "forgotten records must not be null");
-        List<Entry> candidates = new ArrayList<>();
+        List<CacheEntry> candidates = new ArrayList<>();
         synchronized (lock) {
-            purging.put(forgotten.operationId(), forgotten.tenant());
-            mark(new Scope(forgotten.tenant(), null));
-            for (Entry e : entries.values()) {
+            admission.purging(forgotten.operationId(), forgotten.tenant());
+            for (CacheEntry e : entries.all()) {
                 if (e.key.tenant.equals(forgotten.tenant())) {
                     candidates.add(e);
                 }
             }
         }
-        Residue rule = new Residue(forgotten, probeThreshold);
-        List<Entry> doomed = new ArrayList<>();
-        for (Entry e : candidates) {
+        ForgetResidue rule = new ForgetResidue(forgotten, probeThreshold);
+        List<CacheEntry> doomed = new ArrayList<>();
+        for (CacheEntry e : candidates) {
             if (rule.why(e) != null) {
                 doomed.add(e);
             }
         }
         long evicted = 0;
         synchronized (lock) {
-            for (Entry e : doomed) {
-                if (e.alive
-                        && entries.remove(e.key, e)) { // remove(k, v) does not reorder the LRU list
-                    drop(e);
+            for (CacheEntry e : doomed) {
+                if (entries.evict(e)) {
                     evicted++;
                 }
             }
@@ -492,15 +423,15 @@ public final class QueryCache implements ErasureSurface {
     @Override
     public SurfaceOutcome verify(ForgottenRecords forgotten, long purged) {
         Objects.requireNonNull(forgotten, "forgotten records must not be null");
-        List<Entry> all;
+        List<CacheEntry> all;
         synchronized (lock) {
-            all = new ArrayList<>(entries.values());
+            all = entries.all();
         }
-        Residue rule = new Residue(forgotten, probeThreshold);
-        Map<Entry, Reason> found = new LinkedHashMap<>();
-        for (Entry e : all) {
+        ForgetResidue rule = new ForgetResidue(forgotten, probeThreshold);
+        Map<CacheEntry, ForgetResidue.Reason> found = new LinkedHashMap<>();
+        for (CacheEntry e : all) {
             if (e.key.tenant.equals(forgotten.tenant())) {
-                Reason why = rule.why(e);
+                ForgetResidue.Reason why = rule.why(e);
                 if (why != null) {
                     found.put(e, why);
                 }
@@ -511,25 +442,7 @@ public final class QueryCache implements ErasureSurface {
         synchronized (lock) {
             found.keySet().removeIf(e -> !e.alive);
         }
-        int[] byReason = new int[Reason.values().length];
-        found.values().forEach(r -> byReason[r.ordinal()]++);
-        List<String> problems = new ArrayList<>();
-        if (byReason[Reason.RECORD.ordinal()] > 0) {
-            problems.add(
-                    byReason[Reason.RECORD.ordinal()] + " cached entries hold a forgotten record");
-        }
-        if (byReason[Reason.SUBJECT.ordinal()] > 0) {
-            problems.add(
-                    byReason[Reason.SUBJECT.ordinal()]
-                            + " cached entries were asked for the forgotten subject");
-        }
-        if (byReason[Reason.NEAR_QUERY.ordinal()] > 0) {
-            problems.add(
-                    byReason[Reason.NEAR_QUERY.ordinal()]
-                            + " cached entries have a query at cosine "
-                            + probeThreshold
-                            + " or above to a forgotten vector");
-        }
+        List<String> problems = ForgetResidue.problems(found.values(), probeThreshold);
         return new SurfaceOutcome(NAME, ErasureClass.PHYSICAL, purged, all.size(), problems, null);
     }
 
@@ -537,8 +450,7 @@ public final class QueryCache implements ErasureSurface {
     @Override
     public void release(String operationId) {
         synchronized (lock) {
-            blocks.remove(operationId);
-            purging.remove(operationId);
+            admission.release(operationId);
         }
     }
 
@@ -556,11 +468,11 @@ public final class QueryCache implements ErasureSurface {
                     misses,
                     puts,
                     refused,
-                    evictedByCapacity,
+                    entries.evictedByCapacity(),
                     evictedByForget,
                     evictedByInvalidation,
                     entries.size(),
-                    bytes);
+                    entries.bytes());
         }
     }
 
@@ -663,185 +575,9 @@ public final class QueryCache implements ErasureSurface {
     void insertUnchecked(String collection, SearchRequest request, List<SearchHit> result) {
         CacheKey key = new CacheKey(collection, request).ownCopy();
         List<SearchHit> copy = List.copyOf(result);
-        long size = cost(key, copy);
+        long size = CacheEntry.cost(key, copy);
         synchronized (lock) {
-            insert(new Entry(key, copy, size));
-        }
-    }
-
-    /**
-     * Guarded by lock: adds the entry (replacing one with its key), then evicts down to the bounds.
-     */
-    private void insert(Entry e) {
-        Entry old = entries.remove(e.key);
-        if (old != null) {
-            drop(old);
-        }
-        entries.put(e.key, e);
-        bytes += e.bytes;
-        Iterator<Entry> lru = entries.values().iterator();
-        while ((entries.size() > maxEntries || bytes > maxBytes) && lru.hasNext()) {
-            Entry victim = lru.next();
-            if (victim == e) {
-                break; // cannot happen while e.bytes <= maxBytes and maxEntries >= 1; never evict
-                // what was just put
-            }
-            lru.remove();
-            drop(victim);
-            evictedByCapacity++;
-        }
-    }
-
-    /** Guarded by lock: evicts every entry that passes, returns how many. */
-    private int evictWhere(Predicate<Entry> which) {
-        int n = 0;
-        for (Iterator<Entry> it = entries.values().iterator(); it.hasNext(); ) {
-            Entry e = it.next();
-            if (which.test(e)) {
-                it.remove();
-                drop(e);
-                n++;
-            }
-        }
-        return n;
-    }
-
-    /** Guarded by lock: accounts for an entry removed from the map and zeroes its query. */
-    private void drop(Entry e) {
-        bytes -= e.bytes;
-        e.alive = false;
-        e.key.wipe();
-    }
-
-    /** Guarded by lock. */
-    private void mark(Scope scope) {
-        long now = ++epoch;
-        if (marks.size() >= MAX_MARKS && !marks.containsKey(scope)) {
-            marks.clear();
-            floor = now; // at or above every mark dropped
-        } else {
-            marks.put(scope, now);
-        }
-    }
-
-    /** Guarded by lock. */
-    private long markOf(Scope scope) {
-        return marks.getOrDefault(scope, Long.MIN_VALUE);
-    }
-
-    private static boolean holdsAny(Entry e, Set<String> ids) {
-        if (ids == null || ids.isEmpty()) {
-            return false;
-        }
-        for (SearchHit h : e.hits) {
-            if (ids.contains(h.id())) {
-                return true;
-            }
-        }
-        return false;
-    }
-
-    static long cost(CacheKey key, List<SearchHit> hits) {
-        int dim = key.dimension();
-        long c = ENTRY_BYTES + 4L * dim + KeyBytes.of(key.subject, key.filter, key.params);
-        for (SearchHit h : hits) {
-            VectorRecord r = h.record();
-            c +=
-                    HIT_BYTES
-                            + 4L * dim
-                            + 2L * r.id().length()
-                            + utf8Length(r.text())
-                            + METADATA_ENTRY_BYTES * r.metadata().size();
-        }
-        return c;
-    }
-
-    private static long utf8Length(String s) {
-        if (s == null) {
-            return 0;
-        }
-        long n = 0;
-        for (int i = 0; i < s.length(); i++) {
-            char ch = s.charAt(i);
-            if (ch < 0x80) {
-                n += 1;
-            } else if (ch < 0x800) {
-                n += 2;
-            } else if (Character.isHighSurrogate(ch)) {
-                n += 4;
-                i++;
-            } else {
-                n += 3;
-            }
-        }
-        return n;
-    }
-
-    /** A cached result. {@code alive} turns false, under the lock, before the key is zeroed. */
-    private static final class Entry {
-        final CacheKey key;
-        final List<SearchHit> hits;
-        final long bytes;
-        boolean alive = true; // guarded by lock; read after a lock when checking a snapshot
-
-        Entry(CacheKey key, List<SearchHit> hits, long bytes) {
-            this.key = key;
-            this.hits = hits;
-            this.bytes = bytes;
-        }
-    }
-
-    /**
-     * What an invalidation or a forget covers: a tenant, a collection, or one tenant of one
-     * collection.
-     */
-    private record Scope(String tenant, String collection) {}
-
-    private enum Reason {
-        RECORD,
-        SUBJECT,
-        NEAR_QUERY
-    }
-
-    /**
-     * The rule shared by purge and verify: why an entry of the operation's tenant serves forgotten
-     * data, or null.
-     */
-    private static final class Residue {
-        private final Map<String, Set<String>> idsByCollection = new HashMap<>();
-        private final List<float[]> vectors = new ArrayList<>();
-        private final String subject;
-        private final double threshold;
-        private final VectorKernels kernels = Kernels.get();
-
-        Residue(ForgottenRecords forgotten, double threshold) {
-            this.subject = forgotten.subject();
-            this.threshold = threshold;
-            for (ForgottenRecords.Item i : forgotten.items()) {
-                idsByCollection
-                        .computeIfAbsent(i.collection(), c -> new HashSet<>())
-                        .add(i.recordId());
-                if (i.vector() != null) {
-                    vectors.add(i.vector()); // the store's copy, zeroed by the store after the call
-                }
-            }
-        }
-
-        Reason why(Entry e) {
-            if (holdsAny(e, idsByCollection.get(e.key.collection))) {
-                return Reason.RECORD;
-            }
-            if (subject != null && subject.equals(e.key.subject)) {
-                return Reason.SUBJECT;
-            }
-            float[] q = e.key.vector;
-            for (float[] v : vectors) {
-                // cosine is 0 for a zero vector (a wiped key, a zeroed probe): never near.
-                if (v.length == q.length && kernels.cosine(q, v) >= threshold) {
-                    return Reason.NEAR_QUERY;
-                }
-            }
-            return null;
+            entries.insert(new CacheEntry(key, copy, size));
         }
     }
 }

@@ -99,14 +99,14 @@ class QueryCacheTest {
         assertEquals(4, s.hits()); // 1, then 1, 3, 4
         assertEquals(5, s.misses()); // 1..4 first time, then 2
         assertEquals(4.0 / 9, s.hitRate(), 1e-12);
-        long one = QueryCache.cost(new CacheKey(C, query(1)), r);
+        long one = CacheEntry.cost(new CacheKey(C, query(1)), r);
         assertEquals(3 * one, s.bytes(), "bytes are the sum of the entries' estimates");
     }
 
     @Test
     void theByteBoundEvictsAndAResultTooLargeAloneIsRefused() {
         List<SearchHit> r = result("x", "y", "z");
-        long one = QueryCache.cost(new CacheKey(C, query(1)), r);
+        long one = CacheEntry.cost(new CacheKey(C, query(1)), r);
         QueryCache cache = new QueryCache(100, 2 * one + one / 2);
         assertFalse(cache(cache, query(1), r));
         assertFalse(cache(cache, query(2), r));
@@ -128,7 +128,7 @@ class QueryCacheTest {
     @Test
     void theCostCountsVectorsTextAndMetadata() {
         CacheKey key = new CacheKey(C, query(1));
-        long empty = QueryCache.cost(key, List.of());
+        long empty = CacheEntry.cost(key, List.of());
         assertEquals(QueryCache.ENTRY_BYTES + 4L * DIM, empty);
         SearchHit h =
                 new SearchHit(
@@ -141,7 +141,7 @@ class QueryCacheTest {
         // hit + vector + 2 id chars + UTF-8 of "é€" (2 + 3) + one metadata entry
         assertEquals(
                 empty + QueryCache.HIT_BYTES + 4L * DIM + 4 + 5 + QueryCache.METADATA_ENTRY_BYTES,
-                QueryCache.cost(key, List.of(h)));
+                CacheEntry.cost(key, List.of(h)));
     }
 
     /** A query carrying an in() of {@code values} strings of 48 characters, and a knob. */
@@ -176,11 +176,11 @@ class QueryCacheTest {
                             + " bytes, expected at least its filter's "
                             + wire);
             assertEquals(
-                    QueryCache.cost(new CacheKey(C, withBigFilter(i, values)), r), now - before);
+                    CacheEntry.cost(new CacheKey(C, withBigFilter(i, values)), r), now - before);
             before = now;
         }
-        long plain = QueryCache.cost(new CacheKey(C, query(0)), r);
-        long one = QueryCache.cost(new CacheKey(C, withBigFilter(0, values)), r);
+        long plain = CacheEntry.cost(new CacheKey(C, query(0)), r);
+        long one = CacheEntry.cost(new CacheKey(C, withBigFilter(0, values)), r);
         assertTrue(one >= plain + wire + KeyBytes.KNOB_BYTES, one + " vs " + plain);
 
         // The bound evicts by that count: room for two such entries, four put, two left.

@@ -317,15 +317,16 @@ public final class Chunker {
 
     // ---- boundaries -------------------------------------------------------------------------
 
-    // How good a cut is, best last: the end of the text, a blank line, a line break, the end of a
-    // sentence, a space, the start of a word piece that is not a continuation (tokens), anywhere.
+    // How good a cut is, best last: a blank line, a line break, the end of a sentence, a space, the
+    // start of a word piece that is not a continuation (tokens), anywhere. The end of the text
+    // beats
+    // them all and needs no level: end() takes it whenever the window reaches it.
     private static final int ANYWHERE = 0;
     private static final int TOKEN = 1;
     private static final int SPACE = 2;
     private static final int SENTENCE = 3;
     private static final int LINE = 4;
     private static final int PARAGRAPH = 5;
-    private static final int END = 6;
 
     /**
      * Where the chunk starting at unit a ends (exclusive): the best cut in the window's second

@@ -7,10 +7,10 @@ import java.util.function.Supplier;
 
 /**
  * An embedder whose model loads on its first embedding, not when the store opens: a server that
- * registers the bundled model so its collections can name it starts in well under the second or two
- * (and the 100 MB of heap) the model costs, and one that never embeds never pays. Its name and
- * dimension are known before the load, which is all the store asks of an embedder when it opens a
- * collection.
+ * registers the bundled model so its collections can name it starts without the load time and heap
+ * the model costs (figures in docs/BENCHMARKS.md), and one that never embeds never pays. Its name
+ * and dimension are known before the load, which is all the store asks of an embedder when it opens
+ * a collection.
  *
  * <p>Safe for concurrent use: the first callers wait for one load; a load that fails is tried again
  * by the next call.

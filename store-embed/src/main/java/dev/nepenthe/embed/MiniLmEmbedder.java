@@ -10,8 +10,8 @@ import java.util.List;
 /**
  * The embedded default embedder: all-MiniLM-L6-v2 (384 dimensions, unit-length vectors) as bundled
  * by langchain4j, run in-process with ONNX Runtime. The model ships inside the jar, so nothing is
- * downloaded and nothing leaves the machine. Loading takes a second or two and about 100 MB of
- * heap; one instance is safe to share between threads.
+ * downloaded and nothing leaves the machine. Loading the model costs time and heap (figures in
+ * docs/BENCHMARKS.md), so make one and share it: one instance is safe to share between threads.
  */
 public final class MiniLmEmbedder implements Embedder {
 

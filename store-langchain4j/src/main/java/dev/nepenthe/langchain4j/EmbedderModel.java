@@ -4,6 +4,7 @@ import dev.langchain4j.data.embedding.Embedding;
 import dev.langchain4j.data.segment.TextSegment;
 import dev.langchain4j.model.embedding.EmbeddingModel;
 import dev.langchain4j.model.output.Response;
+import dev.nepenthe.adapter.internal.EmbedderBatches;
 import dev.nepenthe.core.embed.Embedder;
 import java.util.ArrayList;
 import java.util.List;
@@ -41,16 +42,7 @@ public final class EmbedderModel implements EmbeddingModel {
         for (TextSegment s : segments) {
             texts.add(s.text());
         }
-        List<float[]> vectors = embedder.embedAll(texts);
-        if (vectors.size() != texts.size()) {
-            throw new IllegalStateException(
-                    "embedder '"
-                            + embedder.name()
-                            + "': expected "
-                            + texts.size()
-                            + " vectors, got "
-                            + vectors.size());
-        }
+        List<float[]> vectors = EmbedderBatches.embedAll(embedder, texts);
         List<Embedding> out = new ArrayList<>(vectors.size());
         for (float[] v : vectors) {
             out.add(Embedding.from(v));

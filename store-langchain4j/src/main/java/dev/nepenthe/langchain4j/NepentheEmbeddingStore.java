@@ -1,30 +1,27 @@
 package dev.nepenthe.langchain4j;
 
-import dev.langchain4j.data.document.Metadata;
 import dev.langchain4j.data.embedding.Embedding;
 import dev.langchain4j.data.segment.TextSegment;
 import dev.langchain4j.store.embedding.EmbeddingMatch;
 import dev.langchain4j.store.embedding.EmbeddingSearchRequest;
 import dev.langchain4j.store.embedding.EmbeddingSearchResult;
 import dev.langchain4j.store.embedding.EmbeddingStore;
-import dev.langchain4j.store.embedding.RelevanceScore;
 import dev.langchain4j.store.embedding.filter.Filter;
+import dev.nepenthe.adapter.NepentheAdapter;
 import dev.nepenthe.core.Metric;
 import dev.nepenthe.core.Nepenthe;
 import dev.nepenthe.core.SearchHit;
 import dev.nepenthe.core.SearchRequest;
-import dev.nepenthe.core.UnknownCollectionException;
 import dev.nepenthe.core.VectorCollection;
 import dev.nepenthe.core.VectorRecord;
 import dev.nepenthe.core.forget.ForgetOperation;
-import dev.nepenthe.core.forget.ForgetRequest;
-import dev.nepenthe.core.forget.ForgetScope;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Collections;
 import java.util.List;
 import java.util.Objects;
-import java.util.Optional;
+import java.util.Set;
 import java.util.UUID;
 
 /**
@@ -49,21 +46,11 @@ import java.util.UUID;
  * <p>Scores are LangChain4j relevance scores, {@code (cosine + 1) / 2} in [0, 1]; the collection
  * must therefore use {@link Metric#COSINE}.
  */
-public final class NepentheEmbeddingStore implements EmbeddingStore<TextSegment> {
-
-    /** The metadata key whose value names a record's subject unless the builder names another. */
-    public static final String DEFAULT_SUBJECT_KEY = "subject";
-
-    private final Nepenthe store;
-    private final VectorCollection collection;
-    private final String tenant;
-    private final String subjectKey;
+public final class NepentheEmbeddingStore extends NepentheAdapter
+        implements EmbeddingStore<TextSegment> {
 
     private NepentheEmbeddingStore(Builder b) {
-        this.store = b.store;
-        this.collection = b.collection;
-        this.tenant = b.tenant;
-        this.subjectKey = b.subjectKey;
+        super(b);
     }
 
     /**
@@ -72,47 +59,12 @@ public final class NepentheEmbeddingStore implements EmbeddingStore<TextSegment>
      *
      * @param store the open store the collection belongs to (forgets run through it)
      * @param collection the collection records go to
-     * @return a builder, in the default tenant with subject key {@value #DEFAULT_SUBJECT_KEY}
+     * @return a builder, in the default tenant with subject key {@value
+     *     NepentheAdapter#DEFAULT_SUBJECT_KEY}
      * @throws NullPointerException if either is null
      */
     public static Builder builder(Nepenthe store, VectorCollection collection) {
         return new Builder(store, collection);
-    }
-
-    /**
-     * The store this embedding store writes through.
-     *
-     * @return the store
-     */
-    public Nepenthe store() {
-        return store;
-    }
-
-    /**
-     * The collection records go to.
-     *
-     * @return the collection
-     */
-    public VectorCollection collection() {
-        return collection;
-    }
-
-    /**
-     * The tenant every record and search of this embedding store is in.
-     *
-     * @return the tenant
-     */
-    public String tenant() {
-        return tenant;
-    }
-
-    /**
-     * The metadata key whose value names a record's subject.
-     *
-     * @return the key
-     */
-    public String subjectKey() {
-        return subjectKey;
     }
 
     @Override
@@ -134,7 +86,7 @@ public final class NepentheEmbeddingStore implements EmbeddingStore<TextSegment>
         upsert(
                 List.of(id),
                 List.of(requireEmbedding(embedding, 0)),
-                java.util.Collections.singletonList(segment));
+                Collections.singletonList(segment));
         return id;
     }
 
@@ -192,36 +144,16 @@ public final class NepentheEmbeddingStore implements EmbeddingStore<TextSegment>
         for (int i = 0; i < ids.size(); i++) {
             VectorRecord.Builder r =
                     VectorRecord.builder(ids.get(i))
-                            .tenant(tenant)
+                            .tenant(tenant())
                             .vector(embeddings.get(i).vector());
             TextSegment segment = segments == null ? null : segments.get(i);
             if (segment != null) {
                 r.text(segment.text()).metadata(MetadataCodec.encode(segment.metadata()));
-                r.subject(subjectOf(segment.metadata(), i));
+                r.subject(subjectOf(segment.metadata().toMap(), "segment", i));
             }
             batch.add(r.build());
         }
-        collection.upsertAll(batch);
-    }
-
-    private String subjectOf(Metadata metadata, int position) {
-        Object v = metadata.toMap().get(subjectKey);
-        return switch (v) {
-            case null -> null;
-            case String s -> s;
-            case UUID u -> u.toString();
-            case Integer i -> i.toString();
-            case Long l -> l.toString();
-            default ->
-                    throw new IllegalArgumentException(
-                            "segment "
-                                    + position
-                                    + ": metadata '"
-                                    + subjectKey
-                                    + "' names the record's subject: expected a String, UUID,"
-                                    + " Integer or Long, got "
-                                    + v.getClass().getName());
-        };
+        collection().upsertAll(batch);
     }
 
     private static void requireId(String id) {
@@ -258,12 +190,12 @@ public final class NepentheEmbeddingStore implements EmbeddingStore<TextSegment>
         Objects.requireNonNull(request, "request");
         SearchRequest q =
                 SearchRequest.of(request.queryEmbedding().vector(), request.maxResults())
-                        .tenant(tenant);
+                        .tenant(tenant());
         if (request.filter() != null) {
             q = q.filter(FilterTranslator.toStore(request.filter()));
         }
         List<EmbeddingMatch<TextSegment>> matches = new ArrayList<>();
-        for (SearchHit hit : collection.search(q)) {
+        for (SearchHit hit : collection().search(q)) {
             double score = relevance(hit.score());
             if (score < request.minScore()) {
                 break; // hits come best first
@@ -280,13 +212,6 @@ public final class NepentheEmbeddingStore implements EmbeddingStore<TextSegment>
     }
 
     /**
-     * Cosine to LangChain4j's relevance; float rounding can put a cosine a hair outside [-1, 1].
-     */
-    private static double relevance(float cosine) {
-        return Math.clamp(RelevanceScore.fromCosineSimilarity(cosine), 0.0, 1.0);
-    }
-
-    /**
      * Deletes these records of the tenant (plain delete: no verification, no receipt; see the class
      * comment). Unknown ids are skipped. Durable when it returns.
      *
@@ -296,9 +221,10 @@ public final class NepentheEmbeddingStore implements EmbeddingStore<TextSegment>
     @Override
     public void removeAll(Collection<String> ids) {
         if (ids == null || ids.isEmpty()) {
+            // LangChain4j's contract (EmbeddingStoreWithRemovalIT) asks for these words.
             throw new IllegalArgumentException("ids cannot be null or empty");
         }
-        collection.deleteAll(tenant, List.copyOf(ids));
+        deleteIds(ids);
     }
 
     /**
@@ -313,20 +239,7 @@ public final class NepentheEmbeddingStore implements EmbeddingStore<TextSegment>
      */
     @Override
     public void removeAll(Filter filter) {
-        if (filter == null) {
-            throw new IllegalArgumentException("filter cannot be null");
-        }
-        dev.nepenthe.core.Filter storeFilter = FilterTranslator.toStore(filter);
-        List<String> matching = new ArrayList<>();
-        for (String id : collection.ids(tenant)) {
-            Optional<VectorRecord> r = collection.get(tenant, id);
-            if (r.isPresent() && storeFilter.test(r.get().metadata())) {
-                matching.add(id);
-            }
-        }
-        if (!matching.isEmpty()) {
-            collection.deleteAll(tenant, matching);
-        }
+        deleteWhere(FilterTranslator.toStore(requireFilter(filter)));
     }
 
     /**
@@ -335,39 +248,7 @@ public final class NepentheEmbeddingStore implements EmbeddingStore<TextSegment>
      */
     @Override
     public void removeAll() {
-        List<String> ids = collection.ids(tenant);
-        if (!ids.isEmpty()) {
-            collection.deleteAll(tenant, ids);
-        }
-    }
-
-    /**
-     * Forgets a subject with the forget protocol and waits for it to settle: every record of the
-     * subject in the tenant, in every collection of the store (not only this one), is hidden at
-     * once, then removed from every surface, verified, its key destroyed, and a signed receipt
-     * issued.
-     *
-     * @param subject the subject, as the subject key's value names it ({@code UUID} and integer
-     *     values by their string form)
-     * @param idempotencyKey the caller's request id: the same key returns the same operation
-     * @param reasonCode why, as a code ("gdpr-art17"): letters, digits, '.', '_', '-'
-     * @param timeout how long to wait for the operation to settle
-     * @return the operation: SEALED with {@link ForgetOperation#receipt()} holding the signed
-     *     receipt, or NEEDS_REVIEW (verification found suspects; no receipt) or
-     *     COMPLETED_WITH_EXCEPTION (a legal hold; no receipt)
-     * @throws IllegalArgumentException if the subject is blank, the key blank or the reason code
-     *     malformed
-     * @throws IllegalStateException if it has not settled within the timeout (it goes on; follow it
-     *     with {@link Nepenthe#awaitOperation})
-     * @throws InterruptedException if the waiting thread is interrupted
-     */
-    public ForgetOperation forgetSubject(
-            String subject, String idempotencyKey, String reasonCode, Duration timeout)
-            throws InterruptedException {
-        return forget(
-                new ForgetRequest(
-                        tenant, ForgetScope.subject(subject), idempotencyKey, reasonCode, null),
-                timeout);
+        deleteTenant();
     }
 
     /**
@@ -389,96 +270,22 @@ public final class NepentheEmbeddingStore implements EmbeddingStore<TextSegment>
     public ForgetOperation forgetMatching(
             Filter filter, String idempotencyKey, String reasonCode, Duration timeout)
             throws InterruptedException {
-        if (filter == null) {
-            throw new IllegalArgumentException("filter cannot be null");
-        }
-        ForgetScope scope = ForgetScope.metadata(FilterTranslator.toStore(filter));
-        return forget(new ForgetRequest(tenant, scope, idempotencyKey, reasonCode, null), timeout);
-    }
-
-    /**
-     * Runs a forget request of this embedding store's tenant (any scope: subject, record ids,
-     * source, metadata filter; a tighter probe threshold, identifiers, a rebuild) and waits for it
-     * to settle.
-     *
-     * @param request the request; its tenant must be this store's
-     * @param timeout how long to wait for the operation to settle
-     * @return the operation, SEALED with its receipt unless verification or a hold stopped it
-     * @throws IllegalArgumentException if the request names another tenant, or the store refuses it
-     * @throws IllegalStateException if it has not settled within the timeout
-     * @throws InterruptedException if the waiting thread is interrupted
-     */
-    public ForgetOperation forget(ForgetRequest request, Duration timeout)
-            throws InterruptedException {
-        Objects.requireNonNull(request, "forget request");
-        Objects.requireNonNull(timeout, "timeout");
-        if (!request.tenant().equals(tenant)) {
-            throw new IllegalArgumentException(
-                    "forget: expected a request in this embedding store's tenant '"
-                            + tenant
-                            + "', got one in tenant '"
-                            + request.tenant()
-                            + "'");
-        }
-        ForgetOperation marked = store.forget(request);
-        return store.awaitOperation(marked.id(), timeout);
-    }
-
-    /** Names the collection and tenant, nothing more. */
-    @Override
-    public String toString() {
-        return "NepentheEmbeddingStore[collection="
-                + collection.name()
-                + ", tenant="
-                + tenant
-                + "]";
+        return forgetWhere(
+                FilterTranslator.toStore(requireFilter(filter)),
+                idempotencyKey,
+                reasonCode,
+                timeout);
     }
 
     /** Configures a {@link NepentheEmbeddingStore}. Not safe for concurrent use. */
-    public static final class Builder {
-        private final Nepenthe store;
-        private final VectorCollection collection;
-        private String tenant = VectorRecord.DEFAULT_TENANT;
-        private String subjectKey = DEFAULT_SUBJECT_KEY;
+    public static final class Builder extends NepentheAdapter.Builder<Builder> {
 
         private Builder(Nepenthe store, VectorCollection collection) {
-            this.store = Objects.requireNonNull(store, "store");
-            this.collection = Objects.requireNonNull(collection, "collection");
+            super(store, collection, Set.of(MetadataCodec.TYPES_KEY));
         }
 
-        /**
-         * The tenant every record and search goes to.
-         *
-         * @param tenant the tenant, not blank
-         * @return this builder
-         * @throws IllegalArgumentException if it is null or blank
-         */
-        public Builder tenant(String tenant) {
-            if (tenant == null || tenant.isBlank()) {
-                throw new IllegalArgumentException(
-                        "tenant: expected a non-blank tenant, got "
-                                + (tenant == null ? "null" : "a blank one"));
-            }
-            this.tenant = tenant;
-            return this;
-        }
-
-        /**
-         * The metadata key whose value names a record's subject.
-         *
-         * @param key the key, not blank
-         * @return this builder
-         * @throws IllegalArgumentException if it is null, blank or the adapter's reserved key
-         */
-        public Builder subjectKey(String key) {
-            if (key == null || key.isBlank() || key.equals(MetadataCodec.TYPES_KEY)) {
-                throw new IllegalArgumentException(
-                        "subject key: expected a non-blank metadata key other than '"
-                                + MetadataCodec.TYPES_KEY
-                                + "', got "
-                                + (key == null ? "null" : "'" + key + "'"));
-            }
-            this.subjectKey = key;
+        @Override
+        protected Builder self() {
             return this;
         }
 
@@ -489,28 +296,8 @@ public final class NepentheEmbeddingStore implements EmbeddingStore<TextSegment>
          * @throws IllegalArgumentException if the collection does not use the cosine metric, or is
          *     not this store's collection of that name
          */
+        @Override
         public NepentheEmbeddingStore build() {
-            if (collection.spec().metric() != Metric.COSINE) {
-                throw new IllegalArgumentException(
-                        "collection '"
-                                + collection.name()
-                                + "': expected the COSINE metric"
-                                + " (LangChain4j's scores are cosine relevance), got "
-                                + collection.spec().metric());
-            }
-            VectorCollection own;
-            try {
-                own = store.collection(collection.name());
-            } catch (UnknownCollectionException e) {
-                own = null;
-            }
-            if (own != collection) {
-                throw new IllegalArgumentException(
-                        "collection '"
-                                + collection.name()
-                                + "': expected a collection of the store given (forgets run through"
-                                + " it), got one it does not hold");
-            }
             return new NepentheEmbeddingStore(this);
         }
     }

@@ -19,6 +19,7 @@ import dev.nepenthe.core.forget.SurfaceOutcome;
 import dev.nepenthe.core.index.IntegrityReport;
 import dev.nepenthe.core.internal.evidence.SigningKey;
 import dev.nepenthe.core.internal.io.ForensicScan;
+import dev.nepenthe.embed.internal.ExampleFolder;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;
@@ -32,7 +33,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
-import java.util.stream.Stream;
 
 /**
  * The main job on the embedded default: builds a store in a local folder, embeds a small shipped
@@ -84,33 +84,9 @@ public final class Demo {
             boolean receiptVerified,
             long snapshotPurged) {}
 
-    /**
-     * The demo owns its folder: it is wiped on each run, so it must be new or marked as the demo's.
-     */
+    /** The example owns its folder and wipes it on each run, so it refuses one it did not make. */
     private void prepareFolder() throws IOException {
-        Path marker = folder.resolve(".nepenthe-demo");
-        if (Files.exists(folder)) {
-            boolean empty;
-            try (Stream<Path> s = Files.list(folder)) {
-                empty = s.findAny().isEmpty();
-            }
-            if (!empty && !Files.exists(marker)) {
-                throw new IllegalArgumentException(
-                        "demo folder "
-                                + folder.toAbsolutePath()
-                                + " exists and was not made by the demo; expected a new folder (the"
-                                + " demo wipes its folder on each run)");
-            }
-            try (Stream<Path> walk = Files.walk(folder)) {
-                for (Path p : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
-                    if (!p.equals(folder)) {
-                        Files.delete(p);
-                    }
-                }
-            }
-        }
-        Files.createDirectories(folder);
-        Files.writeString(marker, "made by 'nepenthe demo'; wiped on each run\n");
+        ExampleFolder.prepare(folder, ".nepenthe-demo", "the demo", "nepenthe demo");
     }
 
     public Outcome run() throws IOException {

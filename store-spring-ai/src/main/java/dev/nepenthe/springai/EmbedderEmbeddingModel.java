@@ -1,5 +1,6 @@
 package dev.nepenthe.springai;
 
+import dev.nepenthe.adapter.internal.EmbedderBatches;
 import dev.nepenthe.core.embed.Embedder;
 import java.util.ArrayList;
 import java.util.List;
@@ -38,16 +39,7 @@ public final class EmbedderEmbeddingModel implements EmbeddingModel {
     @Override
     public EmbeddingResponse call(EmbeddingRequest request) {
         List<String> texts = request.getInstructions();
-        List<float[]> vectors = embedder.embedAll(texts);
-        if (vectors.size() != texts.size()) {
-            throw new IllegalStateException(
-                    "embedder '"
-                            + embedder.name()
-                            + "': expected "
-                            + texts.size()
-                            + " vectors, got "
-                            + vectors.size());
-        }
+        List<float[]> vectors = EmbedderBatches.embedAll(embedder, texts);
         List<Embedding> out = new ArrayList<>(vectors.size());
         for (int i = 0; i < vectors.size(); i++) {
             out.add(new Embedding(vectors.get(i), i));

@@ -66,8 +66,8 @@ final class ExpressionTranslator {
         // them.
         String key = k.key();
         if (key.length() >= 2
-                && (key.startsWith("\"") && key.endsWith("\"")
-                        || key.startsWith("'") && key.endsWith("'"))) {
+                && ((key.startsWith("\"") && key.endsWith("\""))
+                        || (key.startsWith("'") && key.endsWith("'")))) {
             key = key.substring(1, key.length() - 1);
         }
         return key;

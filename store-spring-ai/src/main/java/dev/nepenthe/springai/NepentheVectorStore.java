@@ -1,21 +1,20 @@
 package dev.nepenthe.springai;
 
+import dev.nepenthe.adapter.NepentheAdapter;
 import dev.nepenthe.core.Metric;
 import dev.nepenthe.core.Nepenthe;
 import dev.nepenthe.core.SearchHit;
-import dev.nepenthe.core.UnknownCollectionException;
 import dev.nepenthe.core.VectorCollection;
 import dev.nepenthe.core.VectorRecord;
 import dev.nepenthe.core.forget.ForgetOperation;
-import dev.nepenthe.core.forget.ForgetRequest;
-import dev.nepenthe.core.forget.ForgetScope;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.Optional;
+import java.util.Set;
+import java.util.UUID;
 import org.springframework.ai.document.Document;
 import org.springframework.ai.embedding.EmbeddingModel;
 import org.springframework.ai.vectorstore.SearchRequest;
@@ -40,22 +39,20 @@ import org.springframework.ai.vectorstore.filter.Filter;
  * <p>Scores are {@code (cosine + 1) / 2}, in [0, 1], so Spring AI's "accept all" threshold of 0
  * accepts every document; the collection must use {@link Metric#COSINE}.
  */
-public final class NepentheVectorStore implements VectorStore {
+public final class NepentheVectorStore extends NepentheAdapter implements VectorStore {
 
-    /** The metadata key whose value names a record's subject unless the builder names another. */
-    public static final String DEFAULT_SUBJECT_KEY = "subject";
-
-    private final Nepenthe store;
-    private final VectorCollection collection;
-    private final String tenant;
-    private final String subjectKey;
     private final EmbeddingModel embeddingModel;
 
     private NepentheVectorStore(Builder b) {
-        this.store = b.store;
-        this.collection = b.collection;
-        this.tenant = b.tenant;
-        this.subjectKey = b.subjectKey;
+        super(b);
+        if (b.embeddingModel == null && collection().spec().embedder() == null) {
+            throw new IllegalArgumentException(
+                    "collection '"
+                            + collection().name()
+                            + "': expected an embedding model (Builder.embeddingModel) or a"
+                            + " collection with an embedder of its own"
+                            + " (CollectionSpec.withEmbedder), got neither");
+        }
         this.embeddingModel = b.embeddingModel;
     }
 
@@ -65,8 +62,8 @@ public final class NepentheVectorStore implements VectorStore {
      *
      * @param store the open store the collection belongs to (forgets run through it)
      * @param collection the collection documents go to
-     * @return a builder, in the default tenant, subject key {@value #DEFAULT_SUBJECT_KEY},
-     *     embedding with the collection's own embedder
+     * @return a builder, in the default tenant, subject key {@value
+     *     NepentheAdapter#DEFAULT_SUBJECT_KEY}, embedding with the collection's own embedder
      * @throws NullPointerException if either is null
      */
     public static Builder builder(Nepenthe store, VectorCollection collection) {
@@ -74,31 +71,14 @@ public final class NepentheVectorStore implements VectorStore {
     }
 
     /**
-     * The collection documents go to.
-     *
-     * @return the collection
-     */
-    public VectorCollection collection() {
-        return collection;
-    }
-
-    /**
-     * The tenant every record and search of this vector store is in.
-     *
-     * @return the tenant
-     */
-    public String tenant() {
-        return tenant;
-    }
-
-    /**
      * Stores the documents as one batch (every record is checked first; a batch with one bad record
      * stores none of it). A document whose id exists in the tenant is replaced.
      *
-     * @param documents text documents; metadata values String, Boolean, or numbers (integral ones
-     *     are kept as Long, the others as Double)
+     * @param documents text documents; metadata values String, Boolean, UUID (kept as its string
+     *     form, as Spring AI's JSON-backed stores keep it) or numbers (integral ones are kept as
+     *     Long, the others as Double)
      * @throws IllegalArgumentException if a document has no text, a metadata value of another type,
-     *     or a subject value that is not a String or integral number
+     *     or a subject value that is not a String, UUID, Integer or Long
      */
     @Override
     public void add(List<Document> documents) {
@@ -121,16 +101,16 @@ public final class NepentheVectorStore implements VectorStore {
             Document d = documents.get(i);
             VectorRecord.Builder r =
                     VectorRecord.builder(d.getId())
-                            .tenant(tenant)
+                            .tenant(tenant())
                             .text(texts.get(i))
                             .metadata(storedMetadata(d.getMetadata(), i))
-                            .subject(subjectOf(d.getMetadata(), i));
+                            .subject(subjectOf(d.getMetadata(), "document", i));
             if (vectors != null) {
                 r.vector(vectors.get(i));
             }
             batch.add(r.build());
         }
-        collection.upsertAll(batch);
+        collection().upsertAll(batch);
     }
 
     private static Map<String, Object> storedMetadata(Map<String, Object> metadata, int position) {
@@ -142,6 +122,7 @@ public final class NepentheVectorStore implements VectorStore {
                                 switch (v) {
                                     case String s -> s;
                                     case Boolean b -> b;
+                                    case UUID u -> u.toString();
                                     case Integer n -> n.longValue();
                                     case Long n -> n;
                                     case Short n -> n.longValue();
@@ -154,8 +135,8 @@ public final class NepentheVectorStore implements VectorStore {
                                                             + position
                                                             + ": metadata '"
                                                             + k
-                                                            + "' expected a String, Boolean or"
-                                                            + " number, got "
+                                                            + "' expected a String, Boolean,"
+                                                            + " UUID or number, got "
                                                             + (v == null
                                                                     ? "null"
                                                                     : v.getClass().getName()));
@@ -163,36 +144,15 @@ public final class NepentheVectorStore implements VectorStore {
         return out;
     }
 
-    private String subjectOf(Map<String, Object> metadata, int position) {
-        Object v = metadata.get(subjectKey);
-        return switch (v) {
-            case null -> null;
-            case String s -> s;
-            case Integer n -> n.toString();
-            case Long n -> n.toString();
-            default ->
-                    throw new IllegalArgumentException(
-                            "document "
-                                    + position
-                                    + ": metadata '"
-                                    + subjectKey
-                                    + "' names the record's subject: expected a String or integral"
-                                    + " number, got "
-                                    + v.getClass().getName());
-        };
-    }
-
     /**
      * Deletes these documents of the tenant (plain delete). Unknown ids are skipped.
      *
-     * @param ids the ids
+     * @param ids the ids; none, nothing happens
+     * @throws IllegalArgumentException if {@code ids} is null
      */
     @Override
     public void delete(List<String> ids) {
-        Objects.requireNonNull(ids, "ids");
-        if (!ids.isEmpty()) {
-            collection.deleteAll(tenant, List.copyOf(ids));
-        }
+        deleteIds(ids);
     }
 
     /**
@@ -200,22 +160,12 @@ public final class NepentheVectorStore implements VectorStore {
      * Costs a pass over the tenant's records, reading each.
      *
      * @param filterExpression the expression
+     * @throws IllegalArgumentException if the expression is null
      * @throws UnsupportedOperationException for an expression the store has no equivalent of
      */
     @Override
     public void delete(Filter.Expression filterExpression) {
-        Objects.requireNonNull(filterExpression, "filter expression");
-        dev.nepenthe.core.Filter filter = ExpressionTranslator.toStore(filterExpression);
-        List<String> matching = new ArrayList<>();
-        for (String id : collection.ids(tenant)) {
-            Optional<VectorRecord> r = collection.get(tenant, id);
-            if (r.isPresent() && filter.test(r.get().metadata())) {
-                matching.add(id);
-            }
-        }
-        if (!matching.isEmpty()) {
-            collection.deleteAll(tenant, matching);
-        }
+        deleteWhere(ExpressionTranslator.toStore(requireFilter(filterExpression)));
     }
 
     /**
@@ -235,13 +185,13 @@ public final class NepentheVectorStore implements VectorStore {
                         ? dev.nepenthe.core.SearchRequest.semantic(query, request.getTopK())
                         : dev.nepenthe.core.SearchRequest.of(
                                 embeddingModel.embed(query), request.getTopK());
-        q = q.tenant(tenant);
+        q = q.tenant(tenant());
         if (request.hasFilterExpression()) {
             q = q.filter(ExpressionTranslator.toStore(request.getFilterExpression()));
         }
         List<Document> out = new ArrayList<>();
-        for (SearchHit hit : collection.search(q)) {
-            double score = Math.clamp((hit.score() + 1.0) / 2.0, 0.0, 1.0);
+        for (SearchHit hit : collection().search(q)) {
+            double score = relevance(hit.score());
             if (score < request.getSimilarityThreshold()) {
                 break; // hits come best first
             }
@@ -258,29 +208,6 @@ public final class NepentheVectorStore implements VectorStore {
     }
 
     /**
-     * Forgets a subject with the forget protocol and waits for it to settle: every record of the
-     * subject in the tenant, in every collection of the store, is hidden at once, then removed,
-     * verified, its key destroyed and a signed receipt issued.
-     *
-     * @param subject the subject, as the subject key's value names it
-     * @param idempotencyKey the caller's request id: the same key returns the same operation
-     * @param reasonCode why, as a code ("gdpr-art17")
-     * @param timeout how long to wait for the operation to settle
-     * @return the operation: SEALED with its receipt, or NEEDS_REVIEW or COMPLETED_WITH_EXCEPTION
-     *     without one
-     * @throws IllegalStateException if it has not settled within the timeout
-     * @throws InterruptedException if the waiting thread is interrupted
-     */
-    public ForgetOperation forgetSubject(
-            String subject, String idempotencyKey, String reasonCode, Duration timeout)
-            throws InterruptedException {
-        return forget(
-                new ForgetRequest(
-                        tenant, ForgetScope.subject(subject), idempotencyKey, reasonCode, null),
-                timeout);
-    }
-
-    /**
      * Forgets, with the forget protocol, the records of the tenant (in every collection) whose
      * metadata the expression accepts when the forget is marked.
      *
@@ -289,6 +216,7 @@ public final class NepentheVectorStore implements VectorStore {
      * @param reasonCode why, as a code
      * @param timeout how long to wait for the operation to settle
      * @return the operation, SEALED with its receipt unless verification or a hold stopped it
+     * @throws IllegalArgumentException if the expression is null
      * @throws IllegalStateException if it has not settled within the timeout
      * @throws InterruptedException if the waiting thread is interrupted
      */
@@ -298,86 +226,23 @@ public final class NepentheVectorStore implements VectorStore {
             String reasonCode,
             Duration timeout)
             throws InterruptedException {
-        Objects.requireNonNull(filterExpression, "filter expression");
-        ForgetScope scope = ForgetScope.metadata(ExpressionTranslator.toStore(filterExpression));
-        return forget(new ForgetRequest(tenant, scope, idempotencyKey, reasonCode, null), timeout);
-    }
-
-    /**
-     * Runs a forget request of this vector store's tenant and waits for it to settle.
-     *
-     * @param request the request; its tenant must be this store's
-     * @param timeout how long to wait
-     * @return the operation
-     * @throws IllegalArgumentException if the request names another tenant
-     * @throws IllegalStateException if it has not settled within the timeout
-     * @throws InterruptedException if the waiting thread is interrupted
-     */
-    public ForgetOperation forget(ForgetRequest request, Duration timeout)
-            throws InterruptedException {
-        Objects.requireNonNull(request, "forget request");
-        Objects.requireNonNull(timeout, "timeout");
-        if (!request.tenant().equals(tenant)) {
-            throw new IllegalArgumentException(
-                    "forget: expected a request in this vector store's tenant '"
-                            + tenant
-                            + "', got one in tenant '"
-                            + request.tenant()
-                            + "'");
-        }
-        return store.awaitOperation(store.forget(request).id(), timeout);
-    }
-
-    /** Names the collection and tenant, nothing more. */
-    @Override
-    public String toString() {
-        return "NepentheVectorStore[collection=" + collection.name() + ", tenant=" + tenant + "]";
+        return forgetWhere(
+                ExpressionTranslator.toStore(requireFilter(filterExpression)),
+                idempotencyKey,
+                reasonCode,
+                timeout);
     }
 
     /** Configures a {@link NepentheVectorStore}. Not safe for concurrent use. */
-    public static final class Builder {
-        private final Nepenthe store;
-        private final VectorCollection collection;
-        private String tenant = VectorRecord.DEFAULT_TENANT;
-        private String subjectKey = DEFAULT_SUBJECT_KEY;
+    public static final class Builder extends NepentheAdapter.Builder<Builder> {
         private EmbeddingModel embeddingModel;
 
         private Builder(Nepenthe store, VectorCollection collection) {
-            this.store = Objects.requireNonNull(store, "store");
-            this.collection = Objects.requireNonNull(collection, "collection");
+            super(store, collection, Set.of());
         }
 
-        /**
-         * The tenant every record and search goes to.
-         *
-         * @param tenant the tenant, not blank
-         * @return this builder
-         * @throws IllegalArgumentException if it is null or blank
-         */
-        public Builder tenant(String tenant) {
-            if (tenant == null || tenant.isBlank()) {
-                throw new IllegalArgumentException(
-                        "tenant: expected a non-blank tenant, got "
-                                + (tenant == null ? "null" : "a blank one"));
-            }
-            this.tenant = tenant;
-            return this;
-        }
-
-        /**
-         * The metadata key whose value names a record's subject.
-         *
-         * @param key the key, not blank
-         * @return this builder
-         * @throws IllegalArgumentException if it is null or blank
-         */
-        public Builder subjectKey(String key) {
-            if (key == null || key.isBlank()) {
-                throw new IllegalArgumentException(
-                        "subject key: expected a non-blank metadata key, got "
-                                + (key == null ? "null" : "a blank one"));
-            }
-            this.subjectKey = key;
+        @Override
+        protected Builder self() {
             return this;
         }
 
@@ -399,36 +264,8 @@ public final class NepentheVectorStore implements VectorStore {
          * @throws IllegalArgumentException if the collection does not use the cosine metric, is not
          *     this store's, or has no embedder and no model was given
          */
+        @Override
         public NepentheVectorStore build() {
-            if (collection.spec().metric() != Metric.COSINE) {
-                throw new IllegalArgumentException(
-                        "collection '"
-                                + collection.name()
-                                + "': expected the COSINE metric"
-                                + " (scores are cosine relevance), got "
-                                + collection.spec().metric());
-            }
-            VectorCollection own;
-            try {
-                own = store.collection(collection.name());
-            } catch (UnknownCollectionException e) {
-                own = null;
-            }
-            if (own != collection) {
-                throw new IllegalArgumentException(
-                        "collection '"
-                                + collection.name()
-                                + "': expected a collection of the store given (forgets run through"
-                                + " it), got one it does not hold");
-            }
-            if (embeddingModel == null && collection.spec().embedder() == null) {
-                throw new IllegalArgumentException(
-                        "collection '"
-                                + collection.name()
-                                + "': expected an embedding model (Builder.embeddingModel) or a"
-                                + " collection with an embedder of its own"
-                                + " (CollectionSpec.withEmbedder), got neither");
-            }
             return new NepentheVectorStore(this);
         }
     }

@@ -276,7 +276,7 @@ class NepentheVectorStoreTest {
                                                             Map.of("tags", List.of("a", "b"))))));
             assertTrue(
                     list.getMessage()
-                            .contains("metadata 'tags' expected a String, Boolean or number"),
+                            .contains("metadata 'tags' expected a String, Boolean, UUID or number"),
                     list.getMessage());
             assertEquals(0, bare.size(), "nothing of a refused batch is stored");
         }

@@ -20,6 +20,7 @@ import dev.nepenthe.core.forget.ForgetOperation;
 import dev.nepenthe.core.forget.OperationState;
 import dev.nepenthe.core.forget.SurfaceOutcome;
 import dev.nepenthe.embed.MiniLmEmbedder;
+import dev.nepenthe.embed.internal.ExampleFolder;
 import dev.nepenthe.langchain4j.EmbedderModel;
 import dev.nepenthe.langchain4j.NepentheEmbeddingStore;
 import java.io.IOException;
@@ -28,10 +29,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
-import java.util.stream.Stream;
 
 /**
  * The retrieval half of a RAG pipeline on LangChain4j's own classes (EmbeddingStoreIngestor,
@@ -377,28 +376,6 @@ public final class RagExample {
 
     /** The example owns its folder and wipes it on each run, so it refuses one it did not make. */
     private void prepareFolder() throws IOException {
-        Path marker = folder.resolve(".nepenthe-rag-example");
-        if (Files.exists(folder)) {
-            boolean empty;
-            try (Stream<Path> s = Files.list(folder)) {
-                empty = s.findAny().isEmpty();
-            }
-            if (!empty && !Files.exists(marker)) {
-                throw new IllegalArgumentException(
-                        "folder "
-                                + folder.toAbsolutePath()
-                                + " exists and was not made by the RAG example; expected a new"
-                                + " folder (the example wipes its folder on each run)");
-            }
-            try (Stream<Path> walk = Files.walk(folder)) {
-                for (Path p : walk.sorted(Comparator.reverseOrder()).toList()) {
-                    if (!p.equals(folder)) {
-                        Files.delete(p);
-                    }
-                }
-            }
-        }
-        Files.createDirectories(folder);
-        Files.writeString(marker, "made by 'nepenthe rag'; wiped on each run\n");
+        ExampleFolder.prepare(folder, ".nepenthe-rag-example", "the RAG example", "nepenthe rag");
     }
 }

@@ -177,33 +177,22 @@ public final class ServerLoadBench {
                     0,
                     nextSubject);
             results.add(embedded(c, queries, k, o.get("ef"), seconds, maxRequests));
-            for (int clientCount : clients) {
-                results.add(
-                        overServer(
-                                server.port(),
-                                token,
-                                queries,
-                                k,
-                                o.get("ef"),
-                                clientCount,
-                                seconds,
-                                maxRequests,
-                                0,
-                                nextSubject));
-            }
-            for (int clientCount : clients) {
-                results.add(
-                        overServer(
-                                server.port(),
-                                token,
-                                queries,
-                                k,
-                                o.get("ef"),
-                                clientCount,
-                                seconds,
-                                maxRequests,
-                                forgetsPerSecond,
-                                nextSubject));
+            // Every client count without forgets, then every one with them.
+            for (double forgets : new double[] {0, forgetsPerSecond}) {
+                for (int clientCount : clients) {
+                    results.add(
+                            overServer(
+                                    server.port(),
+                                    token,
+                                    queries,
+                                    k,
+                                    o.get("ef"),
+                                    clientCount,
+                                    seconds,
+                                    maxRequests,
+                                    forgets,
+                                    nextSubject));
+                }
             }
         } finally {
             server.close();

@@ -142,13 +142,7 @@ public final class ForgetCommand implements Callable<Integer> {
         }
         try (ServerConnection.Client client = connection.connect()) {
             Operation op = client.forget().forget(r.build());
-            out.println(
-                    "operation "
-                            + op.getId()
-                            + ": forget "
-                            + op.getScopeKind()
-                            + " for "
-                            + op.getReasonCode());
+            out.println(OperationReport.heading(op));
             OperationReport report = new OperationReport(out);
             report.states(op);
             if (!op.getSettled()) {

@@ -5,46 +5,27 @@ import dev.nepenthe.core.VectorRecord;
 import dev.nepenthe.embed.Chunker;
 import dev.nepenthe.embed.MiniLmEmbedder;
 import dev.nepenthe.grpc.v1.CollectionInfo;
-import dev.nepenthe.grpc.v1.CollectionSpec;
-import dev.nepenthe.grpc.v1.CreateCollectionRequest;
-import dev.nepenthe.grpc.v1.DescribeCollectionRequest;
 import dev.nepenthe.grpc.v1.Metric;
 import dev.nepenthe.grpc.v1.Record;
 import dev.nepenthe.grpc.v1.UpsertRequest;
-import dev.nepenthe.grpc.v1.UpsertResponse;
-import dev.nepenthe.grpc.v1.Value;
-import io.grpc.Status;
-import io.grpc.StatusRuntimeException;
-import io.grpc.stub.ClientCallStreamObserver;
-import io.grpc.stub.ClientResponseObserver;
 import java.io.BufferedReader;
-import java.io.FilterInputStream;
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.InputStreamReader;
 import java.io.PrintWriter;
-import java.nio.ByteBuffer;
-import java.nio.charset.CharacterCodingException;
-import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.Comparator;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Set;
 import java.util.concurrent.Callable;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
-import java.util.stream.Stream;
 import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
@@ -157,53 +138,7 @@ public final class IngestCommand implements Callable<Integer> {
     String collection;
 
     @ArgGroup(exclusive = false, heading = "Creating the collection first (operator token):%n")
-    Create create;
-
-    /**
-     * --metric and --index mean something only with --create, which picocli enforces through the
-     * group.
-     */
-    static final class Create {
-        @Option(
-                names = "--create",
-                required = true,
-                paramLabel = "DIM",
-                description =
-                        "Create the collection with this dimension unless it exists with the same"
-                                + " settings.")
-        int dimension;
-
-        @Option(
-                names = "--metric",
-                defaultValue = "cosine",
-                paramLabel = "cosine|dot|l2",
-                description = "Its metric (default: ${DEFAULT-VALUE}).")
-        String metric = "cosine";
-
-        @Option(
-                names = "--index",
-                defaultValue = "exact",
-                paramLabel = "exact|hnsw|ivfpq",
-                description = "Its index (default: ${DEFAULT-VALUE}).")
-        String index = "exact";
-
-        @Option(
-                names = "--text-analyzer",
-                paramLabel = "NAME",
-                description =
-                        "Give it a text index for keyword and hybrid search, with this analyzer:"
-                                + " standard, english, simple, whitespace, german, french, spanish,"
-                                + " italian, portuguese or dutch.")
-        String textAnalyzer;
-
-        @Option(
-                names = "--embedder",
-                paramLabel = "NAME",
-                description =
-                        "Let it embed text (records without vectors, text queries) with this"
-                                + " embedder of the server's: all-minilm-l6-v2 (dimension 384).")
-        String embedder;
-    }
+    CreateOptions create;
 
     static final int DEFAULT_CHUNK_SIZE = 256;
     static final int DEFAULT_CHUNK_OVERLAP = 32;
@@ -228,15 +163,14 @@ public final class IngestCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         PrintWriter out = spec.commandLine().getOut();
         if (batch < 1) {
-            throw new picocli.CommandLine.ParameterException(
-                    spec.commandLine(), "--batch: expected 1 or more, got " + batch);
+            throw misuse("--batch: expected 1 or more, got " + batch);
         }
         if ((file == null) == (folder == null)) {
             throw misuse(
                     "expected FILE.jsonl or --folder DIR, got "
                             + (file == null ? "neither" : "both"));
         }
-        Metric metric = create == null ? null : metric(create.metric);
+        Metric metric = create == null ? null : create.metric(spec.commandLine());
         if (folder != null) {
             return ingestFolder(out, metric);
         }
@@ -255,47 +189,44 @@ public final class IngestCommand implements Callable<Integer> {
             throw new IOException(file + ": cannot be read (no such file, or not readable)");
         }
         try (ServerConnection.Client client = connection.connect()) {
-            CollectionInfo info =
-                    create == null ? describe(client) : createOrCheck(client, metric, out);
-            int dimension = info.getSpec().getDimension();
-            long totalBytes = stdin ? -1 : Files.size(file);
+            int dimension = target(client, metric, out).getSpec().getDimension();
             long started = System.nanoTime();
-            Counting in = new Counting(stdin ? System.in : Files.newInputStream(file));
-            ProgressBar bar =
-                    quiet || !ProgressBar.stderrIsTerminal()
-                            ? null
-                            : new ProgressBar(
-                                    spec.commandLine().getErr(), totalBytes, System::nanoTime);
-            Upload upload = new Upload();
-            client.recordsStream().upsertStream(upload);
-            Result r;
-            try (BufferedReader lines =
-                    new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8))) {
-                r = send(lines, new JsonlRecordReader(dimension), upload, bar, in);
-            } catch (RuntimeException | IOException | InterruptedException e) {
-                upload.cancel(e);
-                throw e;
-            } finally {
-                if (bar != null) {
-                    bar.finish();
-                }
-            }
-            long stored = upload.finish();
+            CountingInputStream in =
+                    new CountingInputStream(stdin ? System.in : Files.newInputStream(file));
+            ProgressBar bar = progressBar("records", stdin ? -1 : Files.size(file));
+            Result[] r = new Result[1];
+            long stored =
+                    UpsertUpload.run(
+                            client,
+                            bar,
+                            upload -> {
+                                try (BufferedReader lines =
+                                        new BufferedReader(
+                                                new InputStreamReader(
+                                                        in, StandardCharsets.UTF_8))) {
+                                    r[0] =
+                                            send(
+                                                    lines,
+                                                    new JsonlRecordReader(dimension),
+                                                    upload,
+                                                    bar,
+                                                    in);
+                                }
+                            });
             String name = stdin ? "standard input" : file.toString();
-            if (r.badLine != null) {
+            if (r[0].badLine != null) {
                 throw new IllegalArgumentException(
                         name
                                 + ":"
-                                + r.badLineNumber
+                                + r[0].badLineNumber
                                 + ": "
-                                + r.badLine
+                                + r[0].badLine
                                 + "; the "
                                 + stored
                                 + " records before it are stored (upserts replace by id: fix the"
                                 + " line and run again)");
             }
             double seconds = (System.nanoTime() - started) / 1e9;
-            long size = describe(client).getSize();
             out.printf(
                     Locale.ROOT,
                     "stored %,d records from %s in '%s' in %.1f s (%,.0f records/s); it holds %,d"
@@ -305,13 +236,27 @@ public final class IngestCommand implements Callable<Integer> {
                     collection,
                     seconds,
                     stored / Math.max(seconds, 1e-9),
-                    size);
+                    CreateOptions.describe(client, collection).getSize());
             return 0;
         }
     }
 
-    private picocli.CommandLine.ParameterException misuse(String message) {
-        return new picocli.CommandLine.ParameterException(spec.commandLine(), message);
+    private ParameterException misuse(String message) {
+        return new ParameterException(spec.commandLine(), message);
+    }
+
+    /** The collection to load into: created or checked with --create, else as it is. */
+    private CollectionInfo target(ServerConnection.Client client, Metric metric, PrintWriter out) {
+        return create == null
+                ? CreateOptions.describe(client, collection)
+                : create.createOrCheck(client, collection, metric, out);
+    }
+
+    /** A progress bar on standard error, or null when it is not a terminal or -q was given. */
+    private ProgressBar progressBar(String unit, long totalBytes) {
+        return quiet || !ProgressBar.stderrIsTerminal()
+                ? null
+                : new ProgressBar(spec.commandLine().getErr(), unit, totalBytes, System::nanoTime);
     }
 
     // ---- a folder of documents ----------------------------------------------------------------
@@ -329,11 +274,9 @@ public final class IngestCommand implements Callable<Integer> {
                             + ": expected a folder, got "
                             + (Files.exists(folder) ? "a file" : "nothing there"));
         }
-        List<Path> files = documents(folder);
+        List<Path> files = DocumentFolder.documents(folder);
         try (ServerConnection.Client client = connection.connect()) {
-            CollectionInfo info =
-                    create == null ? describe(client) : createOrCheck(client, metric, out);
-            if (info.getSpec().getEmbedder().isEmpty()) {
+            if (target(client, metric, out).getSpec().getEmbedder().isEmpty()) {
                 throw new IllegalStateException(
                         "--folder: collection '"
                                 + collection
@@ -347,63 +290,14 @@ public final class IngestCommand implements Callable<Integer> {
                 totalBytes += Files.size(f);
             }
             long started = System.nanoTime();
-            ProgressBar bar =
-                    quiet || !ProgressBar.stderrIsTerminal()
-                            ? null
-                            : new ProgressBar(
-                                    spec.commandLine().getErr(),
-                                    "chunks",
-                                    totalBytes,
-                                    System::nanoTime);
-            Upload upload = new Upload();
-            client.recordsStream().upsertStream(upload);
-            long chunks = 0;
-            int empty = 0;
-            try {
-                UpsertRequest.Builder b = UpsertRequest.newBuilder().setCollection(collection);
-                long bytesDone = 0;
-                for (Path f : files) {
-                    String relative = relativeName(folder, f);
-                    long size = Files.size(f);
-                    List<VectorRecord> records =
-                            chunker.records(
-                                    new SourceRef("file", relative, version),
-                                    VectorRecord.DEFAULT_TENANT,
-                                    subject,
-                                    readUtf8(f),
-                                    null);
-                    if (records.isEmpty()) {
-                        empty++;
-                    }
-                    for (int i = 0; i < records.size(); i++) {
-                        // Chunk ids are distinct within a run (path and position), so batches need
-                        // no id check.
-                        b.addRecords(record(records.get(i)));
-                        chunks++;
-                        if (b.getRecordsCount() >= batch) {
-                            upload.send(b.build());
-                            b.clearRecords();
-                        }
-                        if (bar != null) {
-                            bar.update(chunks, bytesDone + size * (i + 1) / records.size());
-                        }
-                    }
-                    bytesDone += size;
-                }
-                if (b.getRecordsCount() > 0) {
-                    upload.send(b.build());
-                }
-            } catch (RuntimeException | IOException | InterruptedException e) {
-                upload.cancel(e);
-                throw e;
-            } finally {
-                if (bar != null) {
-                    bar.finish();
-                }
-            }
-            long stored = upload.finish();
+            ProgressBar bar = progressBar("chunks", totalBytes);
+            int[] empty = {0};
+            long stored =
+                    UpsertUpload.run(
+                            client,
+                            bar,
+                            upload -> empty[0] = sendChunks(files, chunker, version, upload, bar));
             double seconds = (System.nanoTime() - started) / 1e9;
-            long held = describe(client).getSize();
             out.printf(
                     Locale.ROOT,
                     "stored %,d chunks of %,d files from %s in '%s' in %.1f s (%,.1f chunks/s)%s;"
@@ -414,10 +308,51 @@ public final class IngestCommand implements Callable<Integer> {
                     collection,
                     seconds,
                     stored / Math.max(seconds, 1e-9),
-                    empty == 0 ? "" : "; " + empty + " files had no text",
-                    held);
+                    empty[0] == 0 ? "" : "; " + empty[0] + " files had no text",
+                    CreateOptions.describe(client, collection).getSize());
             return 0;
         }
+    }
+
+    /** Cuts the files into chunks and sends them in batches; returns how many files had no text. */
+    private int sendChunks(
+            List<Path> files, Chunker chunker, long version, UpsertUpload upload, ProgressBar bar)
+            throws IOException, InterruptedException {
+        UpsertRequest.Builder b = UpsertRequest.newBuilder().setCollection(collection);
+        long chunks = 0;
+        int empty = 0;
+        long bytesDone = 0;
+        for (Path f : files) {
+            long size = Files.size(f);
+            List<VectorRecord> records =
+                    chunker.records(
+                            new SourceRef("file", DocumentFolder.relativeName(folder, f), version),
+                            VectorRecord.DEFAULT_TENANT,
+                            subject,
+                            DocumentFolder.readUtf8(f),
+                            null);
+            if (records.isEmpty()) {
+                empty++;
+            }
+            for (int i = 0; i < records.size(); i++) {
+                // Chunk ids are distinct within a run (path and position), so batches need
+                // no id check.
+                b.addRecords(DocumentFolder.record(records.get(i)));
+                chunks++;
+                if (b.getRecordsCount() >= batch) {
+                    upload.send(b.build());
+                    b.clearRecords();
+                }
+                if (bar != null) {
+                    bar.update(chunks, bytesDone + size * (i + 1) / records.size());
+                }
+            }
+            bytesDone += size;
+        }
+        if (b.getRecordsCount() > 0) {
+            upload.send(b.build());
+        }
+        return empty;
     }
 
     private Chunker chunker() {
@@ -441,85 +376,6 @@ public final class IngestCommand implements Callable<Integer> {
         }
     }
 
-    /**
-     * The *.txt and *.md files under a folder, hidden ones and those in hidden folders skipped, by
-     * path.
-     */
-    static List<Path> documents(Path folder) throws IOException {
-        List<Path> out = new ArrayList<>();
-        try (Stream<Path> walk = Files.walk(folder)) {
-            walk.filter(Files::isRegularFile)
-                    .filter(
-                            p -> {
-                                String name = p.getFileName().toString().toLowerCase(Locale.ROOT);
-                                return name.endsWith(".txt") || name.endsWith(".md");
-                            })
-                    .filter(
-                            p -> {
-                                for (Path part : folder.relativize(p)) {
-                                    if (part.toString().startsWith(".")) {
-                                        return false;
-                                    }
-                                }
-                                return true;
-                            })
-                    .forEach(out::add);
-        }
-        // Sorted by the relative name as it is stored, so the order is the same on every system.
-        out.sort(Comparator.comparing(p -> relativeName(folder, p)));
-        return out;
-    }
-
-    /** The path under the folder with '/' between names: the chunks' source id. */
-    static String relativeName(Path folder, Path file) {
-        List<String> parts = new ArrayList<>();
-        folder.relativize(file).forEach(p -> parts.add(p.toString()));
-        return String.join("/", parts);
-    }
-
-    private static String readUtf8(Path f) throws IOException {
-        byte[] bytes = Files.readAllBytes(f);
-        try {
-            return StandardCharsets.UTF_8
-                    .newDecoder()
-                    .onMalformedInput(CodingErrorAction.REPORT)
-                    .onUnmappableCharacter(CodingErrorAction.REPORT)
-                    .decode(ByteBuffer.wrap(bytes))
-                    .toString();
-        } catch (CharacterCodingException e) {
-            throw new IOException(
-                    f
-                            + ": expected UTF-8 text, got bytes that are not (a binary file, or"
-                            + " another encoding?)");
-        } finally {
-            Arrays.fill(bytes, (byte) 0);
-        }
-    }
-
-    /**
-     * A chunk record on the wire: no vector (the collection embeds the text), no tenant (the
-     * token's).
-     */
-    private static Record record(VectorRecord r) {
-        Record.Builder b =
-                Record.newBuilder()
-                        .setId(r.id())
-                        .setText(r.text())
-                        .setSource(
-                                dev.nepenthe.grpc.v1.SourceRef.newBuilder()
-                                        .setKind(r.source().kind())
-                                        .setId(r.source().id())
-                                        .setVersion(r.source().version()));
-        if (r.subject() != null) {
-            b.setSubject(r.subject());
-        }
-        r.metadata()
-                .forEach(
-                        (k, v) ->
-                                b.putMetadata(k, Value.newBuilder().setIntValue((Long) v).build()));
-        return b.build();
-    }
-
     // ---- a JSON Lines file --------------------------------------------------------------------
 
     private record Result(long records, long badLineNumber, String badLine) {}
@@ -527,9 +383,9 @@ public final class IngestCommand implements Callable<Integer> {
     private Result send(
             BufferedReader lines,
             JsonlRecordReader reader,
-            Upload upload,
+            UpsertUpload upload,
             ProgressBar bar,
-            Counting in)
+            CountingInputStream in)
             throws IOException, InterruptedException {
         UpsertRequest.Builder b = UpsertRequest.newBuilder().setCollection(collection);
         Set<String> idsInBatch = new HashSet<>();
@@ -552,8 +408,7 @@ public final class IngestCommand implements Callable<Integer> {
                 return new Result(n, lineNumber, e.getMessage());
             }
             // The store refuses a batch that names an id twice; a later line replaces an earlier
-            // one,
-            // as it would across batches, so send what we have and start a new batch.
+            // one, as it would across batches, so send what we have and start a new batch.
             if (!idsInBatch.add(rec.getId())) {
                 upload.send(b.build());
                 b.clearRecords();
@@ -568,209 +423,12 @@ public final class IngestCommand implements Callable<Integer> {
                 idsInBatch.clear();
             }
             if (bar != null) {
-                bar.update(n, in.count);
+                bar.update(n, in.count());
             }
         }
         if (b.getRecordsCount() > 0) {
             upload.send(b.build());
         }
         return new Result(n, 0, null);
-    }
-
-    private CollectionInfo describe(ServerConnection.Client client) {
-        return client.collections()
-                .describe(DescribeCollectionRequest.newBuilder().setName(collection).build());
-    }
-
-    private CollectionInfo createOrCheck(
-            ServerConnection.Client client, Metric metric, PrintWriter out) {
-        CollectionInfo existing;
-        try {
-            existing = describe(client);
-        } catch (StatusRuntimeException e) {
-            if (e.getStatus().getCode() != Status.Code.NOT_FOUND) {
-                throw e;
-            }
-            CollectionInfo made =
-                    client.collections()
-                            .create(
-                                    CreateCollectionRequest.newBuilder()
-                                            .setSpec(
-                                                    CollectionSpec.newBuilder()
-                                                            .setName(collection)
-                                                            .setDimension(create.dimension)
-                                                            .setMetric(metric)
-                                                            .setIndexKind(create.index)
-                                                            .setTextAnalyzer(
-                                                                    orEmpty(create.textAnalyzer))
-                                                            .setEmbedder(orEmpty(create.embedder)))
-                                            .build());
-            out.printf(
-                    "created collection '%s' (dimension %d, %s, %s index%s)%n",
-                    collection,
-                    create.dimension,
-                    metric.name().toLowerCase(Locale.ROOT),
-                    create.index,
-                    textSettings(made.getSpec()));
-            return made;
-        }
-        CollectionSpec s = existing.getSpec();
-        if (s.getDimension() != create.dimension
-                || s.getMetric() != metric
-                || !s.getIndexKind().equals(create.index)
-                || !s.getTextAnalyzer().equals(orEmpty(create.textAnalyzer))
-                || !s.getEmbedder().equals(orEmpty(create.embedder))) {
-            throw new IllegalStateException(
-                    "--create: collection '"
-                            + collection
-                            + "' exists with dimension "
-                            + s.getDimension()
-                            + ", "
-                            + s.getMetric().name().toLowerCase(Locale.ROOT)
-                            + ", "
-                            + s.getIndexKind()
-                            + " index"
-                            + textSettings(s)
-                            + "; expected "
-                            + create.dimension
-                            + ", "
-                            + metric.name().toLowerCase(Locale.ROOT)
-                            + ", "
-                            + create.index
-                            + " index"
-                            + textSettings(
-                                    CollectionSpec.newBuilder()
-                                            .setTextAnalyzer(orEmpty(create.textAnalyzer))
-                                            .setEmbedder(orEmpty(create.embedder))
-                                            .build()));
-        }
-        return existing;
-    }
-
-    private static String orEmpty(String s) {
-        return s == null ? "" : s;
-    }
-
-    /** ", text index english, embedder all-minilm-l6-v2", or what of it the spec has. */
-    private static String textSettings(CollectionSpec s) {
-        return (s.getTextAnalyzer().isEmpty()
-                        ? ", no text index"
-                        : ", text index " + s.getTextAnalyzer())
-                + (s.getEmbedder().isEmpty() ? ", no embedder" : ", embedder " + s.getEmbedder());
-    }
-
-    private Metric metric(String m) {
-        return switch (m.toLowerCase(Locale.ROOT)) {
-            case "cosine" -> Metric.COSINE;
-            case "dot" -> Metric.DOT;
-            case "l2" -> Metric.L2;
-            default ->
-                    throw new picocli.CommandLine.ParameterException(
-                            spec.commandLine(),
-                            "--metric: expected cosine, dot or l2, got '" + m + "'");
-        };
-    }
-
-    /** Bytes read so far, for the progress bar. */
-    private static final class Counting extends FilterInputStream {
-        volatile long count;
-
-        Counting(InputStream in) {
-            super(in);
-        }
-
-        @Override
-        public int read() throws IOException {
-            int b = super.read();
-            if (b >= 0) {
-                count++;
-            }
-            return b;
-        }
-
-        @Override
-        public int read(byte[] buf, int off, int len) throws IOException {
-            int n = super.read(buf, off, len);
-            if (n > 0) {
-                count += n;
-            }
-            return n;
-        }
-    }
-
-    /**
-     * The client side of one bulk upsert stream, with flow control: {@link #send} waits while
-     * gRPC's buffer is full, so a file larger than memory streams at the server's pace.
-     */
-    private static final class Upload
-            implements ClientResponseObserver<UpsertRequest, UpsertResponse> {
-        private final CompletableFuture<UpsertResponse> done = new CompletableFuture<>();
-        private final Object ready = new Object();
-        private ClientCallStreamObserver<UpsertRequest> requests;
-        private UpsertResponse response;
-
-        @Override
-        public void beforeStart(ClientCallStreamObserver<UpsertRequest> r) {
-            requests = r;
-            r.setOnReadyHandler(this::wake);
-        }
-
-        void send(UpsertRequest batch) throws InterruptedException {
-            synchronized (ready) {
-                while (!requests.isReady() && !done.isDone()) {
-                    ready.wait(100);
-                }
-            }
-            if (done.isDone()) {
-                // The server ended the call early (a refused batch): its status says why.
-                finish();
-                throw new IllegalStateException("the server closed the stream before it was done");
-            }
-            requests.onNext(batch);
-        }
-
-        /** Closes the stream and waits for the server's count. */
-        long finish() throws InterruptedException {
-            if (!done.isDone()) {
-                requests.onCompleted();
-            }
-            try {
-                return done.get().getUpserted();
-            } catch (ExecutionException e) {
-                if (e.getCause() instanceof RuntimeException r) {
-                    throw r;
-                }
-                throw new IllegalStateException(e.getCause());
-            }
-        }
-
-        void cancel(Throwable why) {
-            if (!done.isDone()) {
-                requests.cancel("the client stopped: " + why.getClass().getSimpleName(), null);
-            }
-        }
-
-        private void wake() {
-            synchronized (ready) {
-                ready.notifyAll();
-            }
-        }
-
-        @Override
-        public void onNext(UpsertResponse value) {
-            response = value;
-        }
-
-        @Override
-        public void onError(Throwable t) {
-            done.completeExceptionally(t);
-            wake();
-        }
-
-        @Override
-        public void onCompleted() {
-            done.complete(response);
-            wake();
-        }
     }
 }

@@ -28,6 +28,21 @@ final class OperationReport {
     }
 
     /**
+     * The line that names an operation: "operation ID: forget KIND for REASON".
+     *
+     * @param op the operation
+     * @return the line, without a line break
+     */
+    static String heading(Operation op) {
+        return "operation "
+                + op.getId()
+                + ": forget "
+                + op.getScopeKind()
+                + " for "
+                + op.getReasonCode();
+    }
+
+    /**
      * Prints the states of {@code op}'s timeline not printed yet, in the order they were entered. A
      * watch may miss a short state, but every message's timeline lists them all, so none is lost.
      */

@@ -1,5 +1,6 @@
 package dev.nepenthe.server.cli;
 
+import java.io.Console;
 import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -130,7 +131,14 @@ final class ProgressBar {
         } catch (Exception e) {
             return false;
         }
-        java.io.Console c = System.console();
+        return consoleIsTerminal();
+    }
+
+    // The JDK still documents a null console (a JVM with none at all); isTerminal() says whether
+    // the one there is a terminal.
+    @SuppressWarnings("SystemConsoleNull")
+    private static boolean consoleIsTerminal() {
+        Console c = System.console();
         return c != null && c.isTerminal();
     }
 }

@@ -51,15 +51,7 @@ public final class RestoreCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         if (offline) {
             Nepenthe.restore(Path.of(snapshot), Path.of(target));
-            spec.commandLine()
-                    .getOut()
-                    .println(
-                            "restored "
-                                    + snapshot
-                                    + " into "
-                                    + target
-                                    + "; serve it with the keystore that took the snapshot");
-            return 0;
+            return restored(target);
         }
         requireAbsolute(spec, "SNAPSHOT", snapshot);
         requireAbsolute(spec, "TARGET", target);
@@ -72,16 +64,7 @@ public final class RestoreCommand implements Callable<Integer> {
                                             .setTarget(target)
                                             .build())
                             .getTarget();
-            spec.commandLine()
-                    .getOut()
-                    .println(
-                            "restored "
-                                    + snapshot
-                                    + " into "
-                                    + done
-                                    + " (on the server's machine); serve it with the keystore that"
-                                    + " took the snapshot");
-            return 0;
+            return restored(done + " (on the server's machine)");
         }
     }
 
@@ -99,5 +82,18 @@ public final class RestoreCommand implements Callable<Integer> {
                             + path
                             + "'");
         }
+    }
+
+    /** Says where the snapshot went; the exit code. */
+    private int restored(String where) {
+        spec.commandLine()
+                .getOut()
+                .println(
+                        "restored "
+                                + snapshot
+                                + " into "
+                                + where
+                                + "; serve it with the keystore that took the snapshot");
+        return 0;
     }
 }

@@ -245,8 +245,8 @@ public final class SearchCommand implements Callable<Integer> {
 
     static Value value(String s) {
         if (s.length() >= 2
-                && (s.startsWith("\"") && s.endsWith("\"")
-                        || s.startsWith("'") && s.endsWith("'"))) {
+                && ((s.startsWith("\"") && s.endsWith("\""))
+                        || (s.startsWith("'") && s.endsWith("'")))) {
             return Value.newBuilder().setStringValue(s.substring(1, s.length() - 1)).build();
         }
         if (s.equals("true") || s.equals("false")) {

@@ -101,15 +101,7 @@ public final class StatusCommand implements Callable<Integer> {
                                 .getOperation(
                                         GetOperationRequest.newBuilder().setId(operation).build());
                 out.println(
-                        "operation "
-                                + op.getId()
-                                + ": forget "
-                                + op.getScopeKind()
-                                + " for "
-                                + op.getReasonCode()
-                                + " (scope hash "
-                                + op.getScopeHash()
-                                + ")");
+                        OperationReport.heading(op) + " (scope hash " + op.getScopeHash() + ")");
                 OperationReport report = new OperationReport(out);
                 report.states(op);
                 out.println();

@@ -33,7 +33,18 @@ record Limits(
         Queries queries) {
 
     static final Limits DEFAULTS =
-            new Limits(32 << 20, 10_000, 1_000, 65_536, 4_096, 8, 30, 10_000, 64L << 20);
+            new Limits(
+                    32 << 20,
+                    10_000,
+                    1_000,
+                    65_536,
+                    4_096,
+                    8,
+                    30,
+                    10_000,
+                    64L << 20,
+                    Calls.DEFAULTS,
+                    Queries.DEFAULTS);
 
     Limits {
         if (maxMessageBytes < 1024
@@ -54,62 +65,20 @@ record Limits(
         }
     }
 
-    /** The per-call limits with the default call and query limits. */
-    Limits(
-            int maxMessageBytes,
-            int maxBatch,
-            int maxK,
-            int maxTextChars,
-            int maxDimension,
-            int maxStreamsPerCaller,
-            int shutdownGraceSeconds,
-            int cacheEntries,
-            long cacheBytes) {
-        this(
-                maxMessageBytes,
-                maxBatch,
-                maxK,
-                maxTextChars,
-                maxDimension,
-                maxStreamsPerCaller,
-                shutdownGraceSeconds,
-                cacheEntries,
-                cacheBytes,
-                Calls.DEFAULTS,
-                Queries.DEFAULTS);
-    }
-
     Limits withCalls(Calls c) {
-        return new Limits(
-                maxMessageBytes,
-                maxBatch,
-                maxK,
-                maxTextChars,
-                maxDimension,
-                maxStreamsPerCaller,
-                shutdownGraceSeconds,
-                cacheEntries,
-                cacheBytes,
-                c,
-                queries);
+        return copy(cacheEntries, cacheBytes, c, queries);
     }
 
     Limits withQueries(Queries q) {
-        return new Limits(
-                maxMessageBytes,
-                maxBatch,
-                maxK,
-                maxTextChars,
-                maxDimension,
-                maxStreamsPerCaller,
-                shutdownGraceSeconds,
-                cacheEntries,
-                cacheBytes,
-                calls,
-                q);
+        return copy(cacheEntries, cacheBytes, calls, q);
     }
 
     Limits withCache(int entries, long bytes) {
+        return copy(entries, bytes, calls, queries);
+    }
+
+    /** These per-message limits with the given cache, call and query limits. */
+    private Limits copy(int entries, long bytes, Calls c, Queries q) {
         return new Limits(
                 maxMessageBytes,
                 maxBatch,
@@ -120,8 +89,8 @@ record Limits(
                 shutdownGraceSeconds,
                 entries,
                 bytes,
-                calls,
-                queries);
+                c,
+                q);
     }
 
     /**

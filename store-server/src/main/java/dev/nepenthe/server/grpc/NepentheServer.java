@@ -22,6 +22,7 @@ import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
@@ -90,6 +91,12 @@ public final class NepentheServer implements Closeable {
         boolean insecurePlaintextOnNetwork;
         Limits limits = Limits.DEFAULTS;
 
+        // Call limits set by callsInFlight, receivingBytes and timeouts (null: the limits' own);
+        // effectiveLimits() puts them in.
+        private int[] inFlight;
+        private long[] receiving;
+        private int[] timeouts;
+
         /** The address to listen on; loopback unless told otherwise. */
         public Options listen(String host, int port) {
             this.host = host;
@@ -131,6 +138,9 @@ public final class NepentheServer implements Closeable {
 
         Options limits(Limits l) {
             this.limits = l;
+            this.inFlight = null;
+            this.receiving = null;
+            this.timeouts = null;
             return this;
         }
 
@@ -145,41 +155,15 @@ public final class NepentheServer implements Closeable {
          * Limits.Calls}). The server runs handlers on {@code total} + 4 threads.
          */
         public Options callsInFlight(int total, int perTenant, int perToken) {
-            Limits.Calls c = limits.calls();
-            this.limits =
-                    limits.withCalls(
-                            new Limits.Calls(
-                                    total,
-                                    perTenant,
-                                    perToken,
-                                    c.receivingBytes(),
-                                    c.receivingBytesPerTenant(),
-                                    c.requestIdleSeconds(),
-                                    c.connectionIdleSeconds(),
-                                    c.connectionAgeSeconds(),
-                                    c.connectionAgeGraceSeconds(),
-                                    c.keepAlivePermitSeconds(),
-                                    c.streamsPerConnection()));
+            this.inFlight = new int[] {total, perTenant, perToken};
+            effectiveLimits(); // refuses bad values now, not at start
             return this;
         }
 
         /** Most bytes of request messages still arriving, over all calls and for one tenant. */
         public Options receivingBytes(long total, long perTenant) {
-            Limits.Calls c = limits.calls();
-            this.limits =
-                    limits.withCalls(
-                            new Limits.Calls(
-                                    c.inFlight(),
-                                    c.inFlightPerTenant(),
-                                    c.inFlightPerToken(),
-                                    total,
-                                    perTenant,
-                                    c.requestIdleSeconds(),
-                                    c.connectionIdleSeconds(),
-                                    c.connectionAgeSeconds(),
-                                    c.connectionAgeGraceSeconds(),
-                                    c.keepAlivePermitSeconds(),
-                                    c.streamsPerConnection()));
+            this.receiving = new long[] {total, perTenant};
+            effectiveLimits();
             return this;
         }
 
@@ -192,22 +176,33 @@ public final class NepentheServer implements Closeable {
                 int connectionIdleSeconds,
                 int connectionAgeSeconds,
                 int connectionAgeGraceSeconds) {
-            Limits.Calls c = limits.calls();
-            this.limits =
-                    limits.withCalls(
-                            new Limits.Calls(
-                                    c.inFlight(),
-                                    c.inFlightPerTenant(),
-                                    c.inFlightPerToken(),
-                                    c.receivingBytes(),
-                                    c.receivingBytesPerTenant(),
-                                    requestIdleSeconds,
-                                    connectionIdleSeconds,
-                                    connectionAgeSeconds,
-                                    connectionAgeGraceSeconds,
-                                    c.keepAlivePermitSeconds(),
-                                    c.streamsPerConnection()));
+            this.timeouts =
+                    new int[] {
+                        requestIdleSeconds,
+                        connectionIdleSeconds,
+                        connectionAgeSeconds,
+                        connectionAgeGraceSeconds
+                    };
+            effectiveLimits();
             return this;
+        }
+
+        /** The limits with the call limits set here in place of theirs: one place builds them. */
+        Limits effectiveLimits() {
+            Limits.Calls c = limits.calls();
+            return limits.withCalls(
+                    new Limits.Calls(
+                            inFlight == null ? c.inFlight() : inFlight[0],
+                            inFlight == null ? c.inFlightPerTenant() : inFlight[1],
+                            inFlight == null ? c.inFlightPerToken() : inFlight[2],
+                            receiving == null ? c.receivingBytes() : receiving[0],
+                            receiving == null ? c.receivingBytesPerTenant() : receiving[1],
+                            timeouts == null ? c.requestIdleSeconds() : timeouts[0],
+                            timeouts == null ? c.connectionIdleSeconds() : timeouts[1],
+                            timeouts == null ? c.connectionAgeSeconds() : timeouts[2],
+                            timeouts == null ? c.connectionAgeGraceSeconds() : timeouts[3],
+                            c.keepAlivePermitSeconds(),
+                            c.streamsPerConnection()));
         }
     }
 
@@ -216,7 +211,7 @@ public final class NepentheServer implements Closeable {
      * all-MiniLM-L6-v2 ({@code "all-minilm-l6-v2"}, 384 dimensions), so that collections created
      * with {@code embedder: "all-minilm-l6-v2"} take text-only records and text queries. The model
      * loads on the first embedding, not here: a server that never embeds starts as fast as before
-     * and never pays its 100 MB.
+     * and never pays the model's heap (figures in docs/BENCHMARKS.md).
      *
      * @param options the store's other options
      * @return the options with the bundled embedders
@@ -250,7 +245,8 @@ public final class NepentheServer implements Closeable {
                     GrpcSslContexts.forServer(o.tlsCert.toFile(), o.tlsKey.toFile()).build();
             b.sslContext(ssl);
         }
-        Limits.Calls c = o.limits.calls();
+        Limits limits = o.effectiveLimits();
+        Limits.Calls c = limits.calls();
         // Connections: idle ones closed, old ones asked to reconnect (their calls get the grace),
         // pings no more often than permitted, and a bound on the streams one may hold open.
         if (c.connectionIdleSeconds() > 0) {
@@ -262,7 +258,7 @@ public final class NepentheServer implements Closeable {
         }
         b.permitKeepAliveTime(c.keepAlivePermitSeconds(), TimeUnit.SECONDS)
                 .maxConcurrentCallsPerConnection(c.streamsPerConnection());
-        return start(b, store, tokens::current, o.limits, folders, true);
+        return start(b, store, tokens::current, limits, folders, true);
     }
 
     /**
@@ -381,24 +377,28 @@ public final class NepentheServer implements Closeable {
      */
     private static void watchWrites(
             Nepenthe store, HealthStatusManager health, ScheduledExecutorService timer) {
-        timer.scheduleWithFixedDelay(
-                () -> {
-                    try {
-                        boolean writes = store.health().writesAccepted();
-                        health.setStatus(
-                                WRITES_HEALTH,
-                                writes
-                                        ? io.grpc.health.v1.HealthCheckResponse.ServingStatus
-                                                .SERVING
-                                        : io.grpc.health.v1.HealthCheckResponse.ServingStatus
-                                                .NOT_SERVING);
-                    } catch (RuntimeException e) {
-                        // The store is closing: the server's own close sets the terminal state.
-                    }
-                },
-                0,
-                1,
-                TimeUnit.SECONDS);
+        // The task catches what it throws and runs until the timer is shut down: nothing to wait
+        // for or cancel on the future.
+        ScheduledFuture<?> _ =
+                timer.scheduleWithFixedDelay(
+                        () -> {
+                            try {
+                                boolean writes = store.health().writesAccepted();
+                                health.setStatus(
+                                        WRITES_HEALTH,
+                                        writes
+                                                ? io.grpc.health.v1.HealthCheckResponse
+                                                        .ServingStatus.SERVING
+                                                : io.grpc.health.v1.HealthCheckResponse
+                                                        .ServingStatus.NOT_SERVING);
+                            } catch (RuntimeException e) {
+                                // The store is closing: the server's own close sets the terminal
+                                // state.
+                            }
+                        },
+                        0,
+                        1,
+                        TimeUnit.SECONDS);
     }
 
     private static java.util.concurrent.ThreadFactory daemonThreads(String prefix) {

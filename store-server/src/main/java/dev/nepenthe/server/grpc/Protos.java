@@ -18,6 +18,7 @@ import dev.nepenthe.core.index.SearchParams;
 import dev.nepenthe.grpc.v1.Operation;
 import dev.nepenthe.grpc.v1.Record;
 import dev.nepenthe.grpc.v1.Value;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -378,12 +379,7 @@ final class Protos {
                         .putAllForgotten(op.recordsForgotten())
                         .addAllHolds(op.holds())
                         .setSettled(op.state().isSettled());
-        op.timeline()
-                .forEach(
-                        (s, t) ->
-                                b.putTimelineMicros(
-                                        s.name(),
-                                        t.getEpochSecond() * 1_000_000L + t.getNano() / 1000));
+        op.timeline().forEach((s, t) -> b.putTimelineMicros(s.name(), micros(t)));
         for (SurfaceOutcome o : op.surfaces()) {
             b.addSurfaces(
                     dev.nepenthe.grpc.v1.SurfaceOutcome.newBuilder()
@@ -424,7 +420,7 @@ final class Protos {
                         .setScopeKind(r.scopeKind())
                         .setScopeHash(r.scopeHash())
                         .setReasonCode(r.reasonCode())
-                        .setAtMicros(r.at().getEpochSecond() * 1_000_000L + r.at().getNano() / 1000)
+                        .setAtMicros(micros(r.at()))
                         .addAllForgetOperations(r.forgetOperations());
         if (r.ledgerEntry() != null) {
             b.setLedgerSeq(r.ledgerEntry().seq()).setLedgerHash(r.ledgerEntry().hash());
@@ -441,5 +437,12 @@ final class Protos {
                 .setPlacedAtMillis(h.placedAt().toEpochMilli())
                 .setLiftedAtMillis(h.liftedAt() == null ? 0 : h.liftedAt().toEpochMilli())
                 .build();
+    }
+
+    /**
+     * Microseconds since the epoch, as the wire carries instants (whole seconds, then the rest).
+     */
+    private static long micros(Instant t) {
+        return t.getEpochSecond() * 1_000_000L + t.getNano() / 1000;
     }
 }

@@ -29,7 +29,7 @@ final class Statuses {
         StatusRuntimeException s = status(t);
         Caller caller = Caller.KEY.get();
         String d = s.getStatus().getDescription();
-        if (caller != null && caller.storeOperator() || d == null) {
+        if ((caller != null && caller.storeOperator()) || d == null) {
             return s;
         }
         String redacted = Redaction.paths(d);

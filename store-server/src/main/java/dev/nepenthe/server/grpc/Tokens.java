@@ -44,7 +44,33 @@ import java.util.Set;
  */
 final class Tokens {
 
-    private record Entry(byte[] hash, String tenant, Role role) {}
+    /**
+     * One line of the file. A class, not a record: a record's equals and hashCode would take the
+     * hash array by reference.
+     */
+    private static final class Entry {
+        private final byte[] hash;
+        private final String tenant;
+        private final Role role;
+
+        Entry(byte[] hash, String tenant, Role role) {
+            this.hash = hash;
+            this.tenant = tenant;
+            this.role = role;
+        }
+
+        byte[] hash() {
+            return hash;
+        }
+
+        String tenant() {
+            return tenant;
+        }
+
+        Role role() {
+            return role;
+        }
+    }
 
     /** What a tenant name may be: the store's own rule for tenants. */
     static final String TENANT_PATTERN = "[A-Za-z0-9._-]{1,128}";
@@ -69,7 +95,7 @@ final class Tokens {
             if (line.isEmpty() || line.startsWith("#")) {
                 continue;
             }
-            String[] f = line.split("\\s+");
+            String[] f = line.split("\\s+", -1); // stripped: no empty fields at either end
             String where = file + ":" + (i + 1);
             if (f.length != 3 || !f[0].startsWith("sha256:")) {
                 throw new IllegalArgumentException(

@@ -103,7 +103,19 @@ class GrpcServerTest {
                         + Tokens.line(globexToken, "globex", false)
                         + "\n");
         String name = "nepenthe-test-" + System.nanoTime();
-        Limits limits = new Limits(1 << 20, 50, 100, 1000, 64, 2, 5, 1000, 1L << 20);
+        Limits limits =
+                new Limits(
+                        1 << 20,
+                        50,
+                        100,
+                        1000,
+                        64,
+                        2,
+                        5,
+                        1000,
+                        1L << 20,
+                        Limits.Calls.DEFAULTS,
+                        Limits.Queries.DEFAULTS);
         SnapshotFolders folders =
                 SnapshotFolders.of(
                         List.of(tmp.resolve("snaps")), tmp.resolve("data"), tmp.resolve("keys"));

@@ -40,7 +40,7 @@ final class HalfSentCalls implements AutoCloseable {
     private final EventLoopGroup group =
             new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
     private final List<Channel> channels = new ArrayList<>();
-    private final Map<Integer, Ending>[] endings;
+    private final List<Map<Integer, Ending>> endings = new ArrayList<>();
     private final CountDownLatch ended;
     private final List<Client> clients = new ArrayList<>();
 
@@ -48,17 +48,15 @@ final class HalfSentCalls implements AutoCloseable {
      * Opens {@code connections} connections and sends {@code calls} half-sent calls over them in
      * turn.
      */
-    @SuppressWarnings("unchecked")
     HalfSentCalls(
             int port, int connections, int calls, String path, String token, int declared, int sent)
             throws InterruptedException {
-        this.endings = new Map[connections];
         this.ended = new CountDownLatch(calls);
         ByteBuf body = Unpooled.buffer(5 + sent);
         body.writeByte(0).writeInt(declared).writeZero(sent);
         for (int c = 0; c < connections; c++) {
             Map<Integer, Ending> mine = new ConcurrentHashMap<>();
-            endings[c] = mine;
+            endings.add(mine);
             Client client = new Client(mine);
             clients.add(client);
             Channel ch =
@@ -106,11 +104,11 @@ final class HalfSentCalls implements AutoCloseable {
     }
 
     @Override
-    public void close() throws InterruptedException {
+    public void close() {
         for (Channel ch : channels) {
-            ch.close().await(5, TimeUnit.SECONDS);
+            ch.close().awaitUninterruptibly(5, TimeUnit.SECONDS);
         }
-        group.shutdownGracefully(0, 1, TimeUnit.SECONDS).await(5, TimeUnit.SECONDS);
+        group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
     }
 
     /**

@@ -157,8 +157,17 @@ class HostileInputTest {
                                 .tokens(tokens)
                                 .limits(
                                         new Limits(
-                                                64 << 10, 100, 100, 1000, 64, 4, 5, 1000,
-                                                1L << 20)));
+                                                64 << 10,
+                                                100,
+                                                100,
+                                                1000,
+                                                64,
+                                                4,
+                                                5,
+                                                1000,
+                                                1L << 20,
+                                                Limits.Calls.DEFAULTS,
+                                                Limits.Queries.DEFAULTS)));
         ManagedChannel channel =
                 NettyChannelBuilder.forAddress("127.0.0.1", server.port())
                         .usePlaintext()
@@ -368,8 +377,17 @@ class HostileInputTest {
                                 .snapshotDirs(List.of(snaps))
                                 .limits(
                                         new Limits(
-                                                64 << 10, 100, 100, 1000, 64, 4, 5, 1000,
-                                                1L << 20)));
+                                                64 << 10,
+                                                100,
+                                                100,
+                                                1000,
+                                                64,
+                                                4,
+                                                5,
+                                                1000,
+                                                1L << 20,
+                                                Limits.Calls.DEFAULTS,
+                                                Limits.Queries.DEFAULTS)));
         ManagedChannel channel =
                 NettyChannelBuilder.forAddress("127.0.0.1", server.port()).usePlaintext().build();
         Path real = snaps.toRealPath();
@@ -493,12 +511,23 @@ class HostileInputTest {
             }
             // Without snapshot folders the calls are refused, naming the option.
             String bareName = "bare-" + System.nanoTime();
-            try (NepentheServer bare =
+            try (NepentheServer _ =
                     NepentheServer.start(
                             io.grpc.inprocess.InProcessServerBuilder.forName(bareName),
                             store,
                             Tokens.read(tokens),
-                            new Limits(64 << 10, 100, 100, 1000, 64, 4, 5, 0, 0),
+                            new Limits(
+                                    64 << 10,
+                                    100,
+                                    100,
+                                    1000,
+                                    64,
+                                    4,
+                                    5,
+                                    0,
+                                    0,
+                                    Limits.Calls.DEFAULTS,
+                                    Limits.Queries.DEFAULTS),
                             false)) {
                 ManagedChannel in =
                         io.grpc.inprocess.InProcessChannelBuilder.forName(bareName).build();
@@ -1012,7 +1041,7 @@ class HostileInputTest {
         }
     }
 
-    private static String digest(Nepenthe store) throws Exception {
+    private static String digest(Nepenthe store) {
         return HostileServer.digest(store);
     }
 }

@@ -17,9 +17,11 @@ import io.grpc.health.v1.HealthCheckResponse;
 import io.grpc.health.v1.HealthGrpc;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.stub.MetadataUtils;
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
@@ -114,7 +116,18 @@ final class HostileServer implements AutoCloseable {
      * The limits of the hostile tests: the defaults' shape, smaller, and a 5 s request idle time.
      */
     static Limits attackLimits() {
-        return new Limits(32 << 20, 100, 100, 1000, 64, 8, 5, 1000, 1L << 20)
+        return new Limits(
+                        32 << 20,
+                        100,
+                        100,
+                        1000,
+                        64,
+                        8,
+                        5,
+                        1000,
+                        1L << 20,
+                        Limits.Calls.DEFAULTS,
+                        Limits.Queries.DEFAULTS)
                 .withCalls(
                         new Limits.Calls(64, 24, 16, 48L << 20, 32L << 20, 5, 300, 0, 0, 60, 128));
     }
@@ -179,9 +192,12 @@ final class HostileServer implements AutoCloseable {
     }
 
     @Override
-    public void close() throws Exception {
+    public void close() throws IOException {
         try {
             channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError("interrupted while closing the channel", e);
         } finally {
             server.close();
         }
@@ -191,8 +207,13 @@ final class HostileServer implements AutoCloseable {
     }
 
     /** SHA-256 over every record of every tenant: ids, subjects, vectors (bits), text, metadata. */
-    static String digest(Nepenthe store) throws Exception {
-        MessageDigest d = MessageDigest.getInstance("SHA-256");
+    static String digest(Nepenthe store) {
+        MessageDigest d;
+        try {
+            d = MessageDigest.getInstance("SHA-256");
+        } catch (NoSuchAlgorithmException e) {
+            throw new AssertionError("every JDK has SHA-256", e);
+        }
         for (String name :
                 store.collections().stream().map(CollectionSpec::name).sorted().toList()) {
             VectorCollection c = store.collection(name);

@@ -134,12 +134,23 @@ class TenantReadablePathsTest {
                                 .build());
         store.registerSurface(new FailingSurface());
         String name = "paths-" + System.nanoTime();
-        try (NepentheServer server =
+        try (NepentheServer _ =
                 NepentheServer.start(
                         InProcessServerBuilder.forName(name),
                         store,
                         Tokens.read(tokens),
-                        new Limits(1 << 20, 50, 100, 1000, 64, 2, 5, 0, 0),
+                        new Limits(
+                                1 << 20,
+                                50,
+                                100,
+                                1000,
+                                64,
+                                2,
+                                5,
+                                0,
+                                0,
+                                Limits.Calls.DEFAULTS,
+                                Limits.Queries.DEFAULTS),
                         true)) {
             ManagedChannel channel = InProcessChannelBuilder.forName(name).build();
             Metadata md = new Metadata();

@@ -87,7 +87,19 @@ class TextSearchOverGrpcTest {
                         + Tokens.line(acme, "acme", false)
                         + "\n");
         String name = "nepenthe-text-test-" + System.nanoTime();
-        Limits limits = new Limits(1 << 20, 200, 100, 5000, 1024, 2, 5, 1000, 1L << 20);
+        Limits limits =
+                new Limits(
+                        1 << 20,
+                        200,
+                        100,
+                        5000,
+                        1024,
+                        2,
+                        5,
+                        1000,
+                        1L << 20,
+                        Limits.Calls.DEFAULTS,
+                        Limits.Queries.DEFAULTS);
         server =
                 NepentheServer.start(
                         InProcessServerBuilder.forName(name),

@@ -207,7 +207,7 @@ public final class SoakBench {
                 }
                 sleepUntil(at);
                 boolean kill =
-                        o.killShare() > 0 && o.killShare() < 1 && restart < 2
+                        (o.killShare() > 0 && o.killShare() < 1 && restart < 2)
                                 ? restart == 1
                                 : rnd.nextDouble() < o.killShare();
                 boolean rollback = o.rollback() && restart == 0;

@@ -252,7 +252,7 @@ final class SoakModel {
             if (e.acked != ABSENT) {
                 versions.add(e.acked);
             }
-            versions.remove((Integer) ABSENT);
+            versions.removeIf(v -> v == ABSENT);
             if (!versions.isEmpty() || e.nextVersion > 0) {
                 forgotten.add(new Forgotten(s.tenant, e.id, s.name, List.copyOf(versions)));
             }

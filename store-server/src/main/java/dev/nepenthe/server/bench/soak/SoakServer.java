@@ -203,7 +203,7 @@ final class SoakServer {
         try {
             for (String line : Files.readAllLines(Path.of("/proc", Long.toString(pid), "status"))) {
                 if (line.startsWith("VmRSS:")) {
-                    String[] f = line.substring(6).trim().split("\\s+");
+                    String[] f = line.substring(6).trim().split("\\s+", -1);
                     return Long.parseLong(f[0]) * 1024; // the kernel reports kB
                 }
             }

@@ -58,6 +58,7 @@ final class SoakWorkload {
 
     private final AtomicLong servedInSearches = new AtomicLong();
     private final AtomicLong snapshotsTaken = new AtomicLong();
+    private final AtomicLong snapshotAttempts = new AtomicLong();
     private final AtomicLong sealed = new AtomicLong();
     private final AtomicBoolean replayed = new AtomicBoolean();
     private final Deque<Path> kept = new ArrayDeque<>();
@@ -279,7 +280,9 @@ final class SoakWorkload {
     }
 
     private void snapshot() {
-        long n = snapshotsTaken.get() + 1;
+        // Named by attempt, not by success: a snapshot the server wrote before a restart cut its
+        // answer off is there, and a retry under its name would be refused as existing.
+        long n = snapshotAttempts.incrementAndGet();
         String target = snapshots.resolve("snap-" + n).toString();
         call(
                 Kind.SNAPSHOT,
