@@ -114,18 +114,7 @@ public record IvfPqParams(
     }
 
     private static void check(String name, int value, int min, int max) {
-        if (value < min || value > max) {
-            throw new IllegalArgumentException(
-                    IvfPqIndex.KIND
-                            + " index: parameter '"
-                            + name
-                            + "' expected an integer in ["
-                            + min
-                            + ", "
-                            + max
-                            + "], got "
-                            + value);
-        }
+        IndexConfig.checkRange(IvfPqIndex.KIND, name, value, min, max);
     }
 
     public int ksub() {
