@@ -217,7 +217,7 @@ class ScalarCodesTest {
         ScalarCodes.Centre c = codes.centre(centre, 0);
         byte[] entry = new byte[codes.bytesPerVector()];
         codes.encoder().encode(vector, 0, c, entry, 0);
-        ScalarCodes.QueryScorer scorer = codes.scorer();
+        ScalarQueryScorer scorer = codes.scorer();
         scorer.setQuery(query);
         scorer.setList(c);
         float[] out = new float[1];
@@ -356,7 +356,7 @@ class ScalarCodesTest {
                                 v, java.util.stream.IntStream.range(0, 20).toArray(), dim),
                         0);
         byte[] entries = new byte[20 * codes.bytesPerVector()];
-        ScalarCodes.Encoder enc = codes.encoder();
+        ScalarEncoder enc = codes.encoder();
         boolean topLevelSeen = false;
         for (int i = 0; i < 20; i++) {
             int off = i * codes.bytesPerVector();
@@ -407,7 +407,7 @@ class ScalarCodesTest {
             byte[] listed = new byte[3 + 50 * bpv];
             codes.encoder().encodeList(block, offsets, 50, c, listed, 3);
             byte[] single = new byte[bpv];
-            ScalarCodes.Encoder enc = codes.encoder();
+            ScalarEncoder enc = codes.encoder();
             for (int i = 0; i < 50; i++) {
                 enc.encode(v[i], 0, c, single, 0);
                 assertArrayEquals(
@@ -433,7 +433,7 @@ class ScalarCodesTest {
         ScalarCodes a = new ScalarCodes(dim, Metric.L2, 4, 77);
         ScalarCodes b = new ScalarCodes(dim, Metric.L2, 4, 77);
         ScalarCodes other = new ScalarCodes(dim, Metric.L2, 4, 78);
-        ScalarCodes.Encoder busy = a.encoder();
+        ScalarEncoder busy = a.encoder();
         byte[] sink = new byte[a.bytesPerVector()];
         ScalarCodes.Centre unrelated = a.centre(v[5], 0);
         for (int i = 0; i < 30; i++) {
@@ -529,12 +529,12 @@ class ScalarCodesTest {
         int bpv = codes.bytesPerVector();
         InvertedList list = new InvertedList(bpv);
         byte[] entry = new byte[bpv];
-        ScalarCodes.Encoder enc = codes.encoder();
+        ScalarEncoder enc = codes.encoder();
         for (int i = 0; i < 100; i++) {
             enc.encode(v[i], 0, c, entry, 0);
             list.append(1000 + i, entry, 0);
         }
-        ScalarCodes.QueryScorer scorer = codes.scorer();
+        ScalarQueryScorer scorer = codes.scorer();
         scorer.setQuery(v[100]);
         scorer.setList(c);
         float[] before = new float[100];
@@ -567,14 +567,14 @@ class ScalarCodesTest {
         codes.encoder().encode(v[0], 0, c1, e, 0);
         byte[] f = new byte[codes.bytesPerVector()];
         codes.encoder().encode(v[1], 0, c2, f, 0);
-        ScalarCodes.QueryScorer shared = codes.scorer();
+        ScalarQueryScorer shared = codes.scorer();
         float[] out = new float[1];
         float[] expected = new float[4];
         float[] got = new float[4];
         int k = 0;
         for (float[] q : new float[][] {v[55], v[56]}) {
             for (int list = 0; list < 2; list++) {
-                ScalarCodes.QueryScorer fresh = codes.scorer();
+                ScalarQueryScorer fresh = codes.scorer();
                 fresh.setQuery(q);
                 fresh.setList(list == 0 ? c1 : c2);
                 fresh.score(list == 0 ? e : f, 0, 1, out, 0);
@@ -618,7 +618,7 @@ class ScalarCodesTest {
                 "centroid component 2 is NaN",
                 () -> codes.centre(new float[] {0, 0, Float.NaN, 0, 0, 0, 0, 0}, 0));
         ScalarCodes.Centre c = codes.centre(ok, 0);
-        ScalarCodes.Encoder enc = codes.encoder();
+        ScalarEncoder enc = codes.encoder();
         byte[] entry = new byte[codes.bytesPerVector()];
         refuses(
                 "vector expected dimension 8 from offset 0, got 7",
@@ -665,7 +665,7 @@ class ScalarCodesTest {
                                 new byte[2 * codes.bytesPerVector()],
                                 0));
 
-        ScalarCodes.QueryScorer scorer = codes.scorer();
+        ScalarQueryScorer scorer = codes.scorer();
         IllegalStateException early =
                 assertThrows(IllegalStateException.class, () -> scorer.setList(c));
         assertTrue(

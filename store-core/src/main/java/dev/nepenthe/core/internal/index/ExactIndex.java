@@ -5,10 +5,9 @@ import dev.nepenthe.core.index.AbstractVectorIndex;
 import dev.nepenthe.core.index.Accept;
 import dev.nepenthe.core.index.IndexConfig;
 import dev.nepenthe.core.index.IntegrityReport;
+import dev.nepenthe.core.index.PersistentIndexFactory;
 import dev.nepenthe.core.index.SearchParams;
 import dev.nepenthe.core.index.SearchResult;
-import dev.nepenthe.core.index.VectorIndex;
-import dev.nepenthe.core.index.VectorIndexFactory;
 import dev.nepenthe.core.internal.io.BodyStreams;
 import dev.nepenthe.core.internal.io.ChecksummedFiles;
 import dev.nepenthe.core.vector.Kernels;
@@ -165,6 +164,12 @@ public final class ExactIndex extends AbstractVectorIndex {
         }
     }
 
+    /** An empty index for a config; the exact index takes no parameters. */
+    public static ExactIndex create(IndexConfig config) {
+        config.requireKnown(KIND, Set.of());
+        return new ExactIndex(config.dimension(), config.metric());
+    }
+
     /** Reads a file written by {@link #save}; dimension and metric must match {@code config}. */
     public static ExactIndex load(IndexConfig config, Path file) throws IOException {
         return ChecksummedFiles.read(
@@ -196,31 +201,9 @@ public final class ExactIndex extends AbstractVectorIndex {
     }
 
     /** Registered through {@code META-INF/services}. */
-    public static final class Factory implements VectorIndexFactory {
-        @Override
-        public String kind() {
-            return KIND;
-        }
-
-        @Override
-        public VectorIndex create(IndexConfig config) {
-            config.requireKnown(KIND, Set.of());
-            return new ExactIndex(config.dimension(), config.metric());
-        }
-
-        @Override
-        public VectorIndex load(IndexConfig config, Path file) throws IOException {
-            return ExactIndex.load(config, file);
-        }
-
-        @Override
-        public boolean persists() {
-            return true;
-        }
-
-        @Override
-        public VectorIndex readFrom(IndexConfig config, DataInputStream in) throws IOException {
-            return ExactIndex.readFrom(config, in);
+    public static final class Factory extends PersistentIndexFactory {
+        public Factory() {
+            super(KIND, ExactIndex::create, ExactIndex::load, ExactIndex::readFrom);
         }
     }
 }
