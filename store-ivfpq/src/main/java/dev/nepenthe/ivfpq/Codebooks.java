@@ -7,6 +7,7 @@ import dev.nepenthe.core.vector.VectorKernels;
 import java.util.Arrays;
 import java.util.BitSet;
 import java.util.function.IntUnaryOperator;
+import java.util.stream.IntStream;
 import org.roaringbitmap.RoaringBitmap;
 
 /**
@@ -508,7 +509,7 @@ final class Codebooks {
      * inspection).
      */
     int[] subCentroidMemberOrds(int j, int c) {
-        return java.util.stream.IntStream.range(0, memberOrd.length)
+        return IntStream.range(0, memberOrd.length)
                 .filter(i -> memberAnchor[i] >= 0 && (memberCodes[i * cm + j] & 0xFF) == c)
                 .map(i -> memberOrd[i])
                 .toArray();

@@ -1,6 +1,10 @@
 package dev.nepenthe.ivfpq;
 
+import dev.nepenthe.core.IndexSpec;
 import dev.nepenthe.core.index.IndexConfig;
+import java.util.LinkedHashMap;
+import java.util.Locale;
+import java.util.Map;
 import java.util.Set;
 
 /**
@@ -174,8 +178,8 @@ public record IvfPqParams(
      *
      * @return the index spec of kind {@value IvfPqIndex#KIND}
      */
-    public dev.nepenthe.core.IndexSpec toIndexSpec() {
-        java.util.Map<String, String> map = new java.util.LinkedHashMap<>();
+    public IndexSpec toIndexSpec() {
+        Map<String, String> map = new LinkedHashMap<>();
         map.put("nlist", Integer.toString(nlist));
         map.put("m", Integer.toString(m));
         map.put("nbits", Integer.toString(nbits));
@@ -185,9 +189,9 @@ public record IvfPqParams(
         map.put("rerank", Integer.toString(rerank));
         map.put("autoRetrain", autoRetrain ? "1" : "0");
         map.put("driftLimit", Integer.toString(driftLimit));
-        map.put("codes", codes.name().toLowerCase(java.util.Locale.ROOT));
+        map.put("codes", codes.name().toLowerCase(Locale.ROOT));
         map.put("bits", Integer.toString(bits));
-        return dev.nepenthe.core.IndexSpec.of(IvfPqIndex.KIND, map);
+        return IndexSpec.of(IvfPqIndex.KIND, map);
     }
 
     /**

@@ -86,10 +86,8 @@ final class IvfPqSearcher {
         int[] probed = probes.drain(0).ordinals();
         int depth = rerank > 0 ? Math.max(k, rerank) : k;
         TopK candidates = new TopK(depth);
-        long visited =
-                st.osq == null
-                        ? scanPq(st, q, probed, accept, candidates)
-                        : scanOsq(st, q, probed, accept, candidates);
+        ListScan scan = st.osq == null ? pqScan(st, q) : osqScan(st, q);
+        long visited = scanLists(st, probed, accept, candidates, scan);
         SearchResult approx = candidates.drain(visited);
         if (rerank == 0) {
             return approx;
@@ -105,30 +103,21 @@ final class IvfPqSearcher {
     /**
      * OSQ: the query rotated once, then per probed list its residual to the list's centre quantized
      * once and every entry scored from its levels and corrections (see {@link ScalarCodes}).
-     *
-     * @return entries scanned
      */
-    private long scanOsq(TrainedState st, float[] q, int[] probed, Accept accept, TopK candidates) {
+    private ListScan osqScan(TrainedState st, float[] q) {
         ScalarQueryScorer scorer = st.osq.scorer();
         scorer.setQuery(q);
-        return scanLists(
-                st,
-                probed,
-                accept,
-                candidates,
-                (list, il, out) -> {
-                    scorer.setList(st.centres[list]);
-                    scorer.score(il.codes(), 0, il.size(), out, 0);
-                });
+        return (list, il, out) -> {
+            scorer.setList(st.centres[list]);
+            scorer.score(il.codes(), 0, il.size(), out, 0);
+        };
     }
 
     /**
      * PQ: one per-query table of sub-vector dot products, then per probed list the list's table
      * (FAISS's precomputed-table trick for L2) and one batch scan of its codes.
-     *
-     * @return entries scanned
      */
-    private long scanPq(TrainedState st, float[] q, int[] probed, Accept accept, TopK candidates) {
+    private ListScan pqScan(TrainedState st, float[] q) {
         Codebooks cb = st.cb;
         int m = params.m();
         int ksub = params.ksub();
@@ -143,31 +132,25 @@ final class IvfPqSearcher {
             }
         }
         float[] listTable = dot ? qTable : new float[mk];
-        return scanLists(
-                st,
-                probed,
-                accept,
-                candidates,
-                (list, il, out) -> {
-                    // 3. Scan the list's codes with its table; the list's own constant is added
-                    // after.
-                    float base;
-                    if (dot) {
-                        base = kernels.dot(q, 0, cb.anchors, list * dim, dim);
-                    } else {
-                        base = kernels.squareDistance(q, 0, cb.anchors, list * dim, dim);
-                        int off = list * mk;
-                        float[] l2Terms = cb.l2Terms;
-                        for (int t = 0; t < mk; t++) {
-                            listTable[t] = l2Terms[off + t] + qTable[t];
-                        }
-                    }
-                    int size = il.size();
-                    kernels.pqDistanceBatch(listTable, ksub, il.codes(), 0, size, m, out, 0);
-                    for (int i = 0; i < size; i++) {
-                        out[i] += base;
-                    }
-                });
+        return (list, il, out) -> {
+            // 3. Scan the list's codes with its table; the list's own constant is added after.
+            float base;
+            if (dot) {
+                base = kernels.dot(q, 0, cb.anchors, list * dim, dim);
+            } else {
+                base = kernels.squareDistance(q, 0, cb.anchors, list * dim, dim);
+                int off = list * mk;
+                float[] l2Terms = cb.l2Terms;
+                for (int t = 0; t < mk; t++) {
+                    listTable[t] = l2Terms[off + t] + qTable[t];
+                }
+            }
+            int size = il.size();
+            kernels.pqDistanceBatch(listTable, ksub, il.codes(), 0, size, m, out, 0);
+            for (int i = 0; i < size; i++) {
+                out[i] += base;
+            }
+        };
     }
 
     /** Scores one probed list's entries into {@code out[0, size)} as metric values. */

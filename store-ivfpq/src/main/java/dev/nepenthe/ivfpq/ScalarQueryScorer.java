@@ -166,13 +166,21 @@ final class ScalarQueryScorer {
      * sum over words w, code planes p and query planes t of popcount(code_p[w] & query_t[w]) << (p
      * + t)}.
      */
-    private long levelDot(byte[] codes, int entry) {
+    long levelDot(byte[] codes, int entry) {
         if (queryBits == 4) {
             return levelDot4(codes, entry);
         }
         if (queryBits == 8) {
             return levelDot8(codes, entry);
         }
+        return levelDotAnyWidth(codes, entry);
+    }
+
+    /**
+     * {@link #levelDot} as the plain loop over every pair of code and query planes: any query
+     * width, and the oracle the unrolled 4- and 8-bit paths are tested against.
+     */
+    long levelDotAnyWidth(byte[] codes, int entry) {
         long total = 0;
         for (int p = 0; p < bits; p++) {
             int planeOff = entry + p * words * Long.BYTES;

@@ -694,4 +694,54 @@ class ScalarCodesTest {
                 "2 scores from offset 0 do not fit in 1 floats",
                 () -> scorer.score(new byte[2 * codes.bytesPerVector()], 0, 2, new float[1], 0));
     }
+
+    /**
+     * The unrolled popcount paths for 4- and 8-bit queries (an 8-bit query is scored as two 4-bit
+     * halves) give exactly the integer the plain loop over every plane pair gives, for every code
+     * width and a dimension with a partial last word.
+     */
+    @Test
+    void unrolledLevelDotsEqualThePlainLoop() {
+        long seed = Seeds.draw("ScalarCodesTest.unrolledLevelDotsEqualThePlainLoop");
+        SplittableRandom rnd = new SplittableRandom(seed);
+        int dim = 130;
+        for (int queryBits : new int[] {4, 8}) {
+            for (int bits = 1; bits <= 8; bits++) {
+                ScalarCodes codes = new ScalarCodes(dim, Metric.L2, bits, queryBits, seed);
+                float[] centroid = randomVector(rnd, dim);
+                ScalarCodes.Centre centre = codes.centre(centroid, 0);
+                int n = 20;
+                byte[] entries = new byte[n * codes.bytesPerVector()];
+                ScalarEncoder encoder = codes.encoder();
+                for (int i = 0; i < n; i++) {
+                    float[] v = randomVector(rnd, dim);
+                    encoder.encode(v, 0, centre, entries, i * codes.bytesPerVector());
+                }
+                ScalarQueryScorer scorer = codes.scorer();
+                scorer.setQuery(randomVector(rnd, dim));
+                scorer.setList(centre);
+                for (int i = 0; i < n; i++) {
+                    int entry = i * codes.bytesPerVector();
+                    assertEquals(
+                            scorer.levelDotAnyWidth(entries, entry),
+                            scorer.levelDot(entries, entry),
+                            "bits="
+                                    + bits
+                                    + " queryBits="
+                                    + queryBits
+                                    + " entry "
+                                    + i
+                                    + Seeds.replay(seed));
+                }
+            }
+        }
+    }
+
+    private static float[] randomVector(SplittableRandom rnd, int dim) {
+        float[] v = new float[dim];
+        for (int d = 0; d < dim; d++) {
+            v[d] = (float) rnd.nextGaussian();
+        }
+        return v;
+    }
 }
