@@ -445,29 +445,8 @@ final class Codebooks {
     // ------------------------------------------------------------------ persistence
 
     /** Surviving members' ordinals, anchors and codes, for the file. */
-    static final class Members {
-        private final int[] ords;
-        private final int[] anchors;
-        private final byte[] codes;
-
-        Members(int[] ords, int[] anchors, byte[] codes) {
-            this.ords = ords;
-            this.anchors = anchors;
-            this.codes = codes;
-        }
-
-        int[] ords() {
-            return ords;
-        }
-
-        int[] anchors() {
-            return anchors;
-        }
-
-        byte[] codes() {
-            return codes;
-        }
-    }
+    @SuppressWarnings("ArrayRecordComponent") // handed to the file writer once, never compared
+    record Members(int[] ords, int[] anchors, byte[] codes) {}
 
     Members survivingMembers() {
         int n = memberOrd.length - lineageRemoved.getCardinality();

@@ -158,10 +158,9 @@ final class Training {
         for (int ord = lo; ord < Math.min(cap, lo + chunk); ord++) {
             if (!collapsed && store.contains(ord) && !next.holds(ord)) {
                 next.insert(ord, store.block(), store.offset(store.slotOf(ord)));
-                encodedSoFar++;
+                encoded = ++encodedSoFar;
             }
         }
-        encoded = encodedSoFar;
         return true;
     }
 
