@@ -1,13 +1,13 @@
 package dev.nepenthe.ivfpq;
 
 import dev.nepenthe.core.Metric;
-import dev.nepenthe.core.index.IntegrityReport;
 import dev.nepenthe.core.internal.index.SwapRemoveVectors;
 import dev.nepenthe.core.vector.CentroidBlock;
 import dev.nepenthe.core.vector.VectorKernels;
 import java.util.Arrays;
 import java.util.BitSet;
-import java.util.SplittableRandom;
+import java.util.function.IntUnaryOperator;
+import java.util.stream.IntStream;
 import org.roaringbitmap.RoaringBitmap;
 
 /**
@@ -36,7 +36,8 @@ import org.roaringbitmap.RoaringBitmap;
  *
  * <p>Derived copies follow every move at once: the anchors' and sub-centroids' ranking layouts
  * ({@link CentroidBlock}) are overwritten in place and the L2 score tables recomputed, so no older
- * copy of a centroid stays reachable. {@link #check} recomputes all of it from the stored vectors.
+ * copy of a centroid stays reachable. {@link CodebooksChecker} recomputes all of it from the stored
+ * vectors.
  *
  * <p>Not thread-safe: the index calls it under its write lock (reads under its read lock).
  */
@@ -52,7 +53,7 @@ final class Codebooks {
      */
     final int cm;
 
-    private final Metric metric;
+    final Metric metric;
     private final VectorKernels kernels;
 
     /** nlist * dim: the anchors (coarse centroids), zero where dead. */
@@ -68,20 +69,20 @@ final class Codebooks {
      */
     float[] l2Terms;
 
-    private final ListSums anchorSums;
-    private final ListSums subSums;
+    final ListSums anchorSums;
+    final ListSums subSums;
 
     /** Member index to ordinal. */
-    private final int[] memberOrd;
+    final int[] memberOrd;
 
     /** Member index to anchor, -1 once removed. */
-    private final int[] memberAnchor;
+    final int[] memberAnchor;
 
     /** Member index to its m training sub-codes, zeroed once removed. */
-    private final byte[] memberCodes;
+    final byte[] memberCodes;
 
     /** Ordinal to member index, -1 where none (or removed). */
-    private final int[] memberOf;
+    final int[] memberOf;
 
     /** Per anchor, the indexes of its surviving members (unordered), and their count. */
     private final int[][] anchorMembers;
@@ -89,7 +90,7 @@ final class Codebooks {
     private final int[] anchorMemberCount;
     private final int[] posInAnchor;
     private final RoaringBitmap lineage;
-    private final RoaringBitmap lineageRemoved = new RoaringBitmap();
+    final RoaringBitmap lineageRemoved = new RoaringBitmap();
 
     /** What a batch of member removals moved, for {@link #applyMoves} and the index's follow-up. */
     static final class Moves {
@@ -104,30 +105,37 @@ final class Codebooks {
     }
 
     /** Where the members' vectors are: a training sample or the index's store. */
-    interface MemberVectors {
-        float[] block();
+    private static final class MemberVectors {
+        final float[] block;
+        final IntUnaryOperator offsetOf;
 
-        int offset(int member);
+        MemberVectors(float[] block, IntUnaryOperator offsetOf) {
+            this.block = block;
+            this.offsetOf = offsetOf;
+        }
+
+        int offset(int member) {
+            return offsetOf.applyAsInt(member);
+        }
     }
 
     private Codebooks(
             VectorKernels kernels,
             Metric metric,
-            int nlist,
+            IvfPqParams params,
             int dim,
-            int m,
-            int ksub,
-            boolean hasPq,
             int[] memberOrd,
-            int[] memberAnchor,
-            byte[] memberCodes,
+            Assignment assignment,
             MemberVectors vectors) {
+        boolean hasPq = params.codes() == IvfPqParams.Codes.PQ;
+        int[] memberAnchor = assignment.anchorOf();
+        byte[] memberCodes = assignment.codes();
         this.kernels = kernels;
         this.metric = metric;
-        this.nlist = nlist;
+        this.nlist = params.nlist();
         this.dim = dim;
-        this.m = m;
-        this.ksub = ksub;
+        this.m = params.m();
+        this.ksub = params.ksub();
         this.dsub = dim / m;
         this.cm = hasPq ? m : 0;
         int s = memberOrd.length;
@@ -149,7 +157,7 @@ final class Codebooks {
         this.subSums = hasPq ? new ListSums(m * ksub, dsub) : null;
         this.anchorMemberCount = new int[nlist];
         this.posInAnchor = new int[s];
-        float[] block = vectors.block();
+        float[] block = vectors.block;
         for (int i = 0; i < s; i++) {
             if (memberOf[memberOrd[i]] >= 0) {
                 throw new IllegalArgumentException(
@@ -219,64 +227,6 @@ final class Codebooks {
         this.l2Terms = metric == Metric.DOT || !hasPq ? null : computeL2Terms();
     }
 
-    /** Which anchor and which sub-codes each sample vector got: what a training decides. */
-    record Assignment(int[] anchorOf, byte[] codes) {}
-
-    /**
-     * The lock-free part of a training, on a copy of {@code s} sample vectors: k-means of the
-     * anchors, each sample vector's anchor fixed, anchors set to their members' means; k-means of
-     * each subspace's codebook on the residuals to those anchors, each sub-code fixed. Cost: {@code
-     * iterations * s * (nlist + ksub) * dim} multiply-adds. Every intermediate centroid is zeroed
-     * before returning; only the assignment leaves.
-     *
-     * @param sample {@code s * dim} floats (prepared vectors); read, not kept
-     * @param phase told the step being run ("coarse k-means", "PQ k-means")
-     */
-    static Assignment assign(
-            VectorKernels kernels,
-            IvfPqParams params,
-            int dim,
-            float[] sample,
-            int s,
-            SplittableRandom rnd,
-            java.util.function.Consumer<String> phase) {
-        int nlist = params.nlist();
-        int m = params.m();
-        int ksub = params.ksub();
-        phase.accept("coarse k-means");
-        float[] coarse =
-                KMeans.train(kernels, sample, s, dim, nlist, params.iterations(), rnd.split());
-        int[] anchorOf = KMeans.assign(kernels, sample, s, dim, coarse, nlist);
-        float[] anchors = exactMeans(sample, s, dim, anchorOf, nlist);
-        if (params.codes() != IvfPqParams.Codes.PQ) {
-            Arrays.fill(coarse, 0f);
-            Arrays.fill(anchors, 0f);
-            return new Assignment(
-                    anchorOf, new byte[0]); // OSQ: anchors only, nothing trained per subspace
-        }
-        float[] residuals = new float[s * dim];
-        for (int i = 0; i < s; i++) {
-            kernels.subtract(sample, i * dim, anchors, anchorOf[i] * dim, residuals, i * dim, dim);
-        }
-        phase.accept("PQ k-means");
-        ProductQuantizer trained =
-                ProductQuantizer.train(
-                        kernels, residuals, s, dim, m, ksub, params.iterations(), rnd.split());
-        byte[] codes = new byte[s * m];
-        int[] scratch = new int[m];
-        float[] r = new float[dim];
-        for (int i = 0; i < s; i++) {
-            System.arraycopy(residuals, i * dim, r, 0, dim);
-            trained.encode(kernels, r, scratch, codes, i * m);
-        }
-        Arrays.fill(residuals, 0f);
-        Arrays.fill(r, 0f);
-        Arrays.fill(coarse, 0f);
-        Arrays.fill(anchors, 0f);
-        trained.wipe();
-        return new Assignment(anchorOf, codes);
-    }
-
     /**
      * The codebooks an assignment gives: every centroid the exact mean of its members' sample
      * vectors. Cost: one pass over the sample.
@@ -289,28 +239,8 @@ final class Codebooks {
             float[] sample,
             int[] ords,
             Assignment assignment) {
-        return new Codebooks(
-                kernels,
-                metric,
-                params.nlist(),
-                dim,
-                params.m(),
-                params.ksub(),
-                params.codes() == IvfPqParams.Codes.PQ,
-                ords,
-                assignment.anchorOf(),
-                assignment.codes(),
-                new MemberVectors() {
-                    @Override
-                    public float[] block() {
-                        return sample;
-                    }
-
-                    @Override
-                    public int offset(int member) {
-                        return member * dim;
-                    }
-                });
+        MemberVectors vectors = new MemberVectors(sample, member -> member * dim);
+        return new Codebooks(kernels, metric, params, dim, ords, assignment, vectors);
     }
 
     /**
@@ -333,47 +263,11 @@ final class Codebooks {
                         "codebooks: training member " + ord + " has no stored vector");
             }
         }
-        return new Codebooks(
-                kernels,
-                metric,
-                params.nlist(),
-                dim,
-                params.m(),
-                params.ksub(),
-                params.codes() == IvfPqParams.Codes.PQ,
-                ords,
-                anchorOf,
-                codes,
-                storeVectors(store, ords));
-    }
-
-    private static MemberVectors storeVectors(SwapRemoveVectors store, int[] ords) {
-        return new MemberVectors() {
-            @Override
-            public float[] block() {
-                return store.block();
-            }
-
-            @Override
-            public int offset(int member) {
-                return store.offset(store.slotOf(ords[member]));
-            }
-        };
-    }
-
-    private static float[] exactMeans(float[] points, int n, int dim, int[] assign, int k) {
-        ListSums sums = new ListSums(k, dim);
-        for (int i = 0; i < n; i++) {
-            sums.add(assign[i], points, i * dim);
-        }
-        float[] means = new float[k * dim];
-        for (int c = 0; c < k; c++) {
-            if (sums.count(c) > 0) {
-                sums.mean(c, means, c * dim);
-            }
-        }
-        sums.clear();
-        return means;
+        MemberVectors vectors =
+                new MemberVectors(
+                        store.block(), member -> store.offset(store.slotOf(ords[member])));
+        Assignment recorded = new Assignment(anchorOf, codes);
+        return new Codebooks(kernels, metric, params, dim, ords, recorded, vectors);
     }
 
     // ------------------------------------------------------------------ members
@@ -512,7 +406,7 @@ final class Codebooks {
     }
 
     /** {@code ||c||^2 + 2 <anchor_i sub j, c>} for every list i, subspace j, centroid c. */
-    private float[] computeL2Terms() {
+    float[] computeL2Terms() {
         int mk = m * ksub;
         float[] norms = pq.centroidNorms();
         float[] terms = new float[nlist * mk];
@@ -551,6 +445,7 @@ final class Codebooks {
     // ------------------------------------------------------------------ persistence
 
     /** Surviving members' ordinals, anchors and codes, for the file. */
+    @SuppressWarnings("ArrayRecordComponent") // handed to the file writer once, never compared
     record Members(int[] ords, int[] anchors, byte[] codes) {}
 
     Members survivingMembers() {
@@ -593,194 +488,9 @@ final class Codebooks {
      * inspection).
      */
     int[] subCentroidMemberOrds(int j, int c) {
-        return java.util.stream.IntStream.range(0, memberOrd.length)
+        return IntStream.range(0, memberOrd.length)
                 .filter(i -> memberAnchor[i] >= 0 && (memberCodes[i * cm + j] & 0xFF) == c)
                 .map(i -> memberOrd[i])
                 .toArray();
-    }
-
-    // ------------------------------------------------------------------ checking
-
-    /**
-     * The codebooks' first-order proof, recomputed from the stored vectors: every anchor is the
-     * mean of its surviving members, every sub-centroid the mean of its members' residuals to their
-     * anchors as they are now, every centroid without members zero (and a dead anchor out of the
-     * ranking), removed members' records wiped, the ranking layouts and score tables exactly what
-     * the centroids give. Cost: one pass over the members plus one table computation.
-     *
-     * @return the largest relative deviation of a centroid from its recomputed mean
-     */
-    double check(IntegrityReport.Builder r, SwapRemoveVectors store, double tolerance) {
-        int s = memberOrd.length;
-        double[] aSum = new double[nlist * dim];
-        double[] aNorm = new double[nlist];
-        int[] aCount = new int[nlist];
-        double[] sSum = new double[m * ksub * dsub];
-        double[] sNorm = new double[m * ksub];
-        int[] sCount = new int[m * ksub];
-        float[] block = store.block();
-        long members = 0;
-        for (int i = 0; i < s; i++) {
-            int ord = memberOrd[i];
-            int a = memberAnchor[i];
-            if (a < 0) {
-                if (memberOf[ord] >= 0 || !lineageRemoved.contains(ord)) {
-                    r.violation(
-                            "member-record-mismatch", "removed member " + ord + " still mapped");
-                }
-                for (int j = 0; j < cm; j++) {
-                    if (memberCodes[i * cm + j] != 0) {
-                        r.violation("removed-member-not-wiped", "member " + ord);
-                        break;
-                    }
-                }
-                continue;
-            }
-            if (memberOf[ord] != i || lineageRemoved.contains(ord)) {
-                r.violation("member-record-mismatch", "member " + ord);
-            }
-            int slot = store.slotOf(ord);
-            if (slot < 0) {
-                r.violation(
-                        "member-not-live",
-                        "codebooks count removed ordinal " + ord + " as a member");
-                continue;
-            }
-            members++;
-            int off = store.offset(slot);
-            double sq = 0;
-            for (int d = 0; d < dim; d++) {
-                aSum[a * dim + d] += block[off + d];
-                sq += (double) block[off + d] * block[off + d];
-            }
-            aNorm[a] += Math.sqrt(sq);
-            aCount[a]++;
-        }
-        double worst = 0;
-        for (int a = 0; a < nlist; a++) {
-            if (aCount[a] != anchorSums.count(a)) {
-                r.violation(
-                        "member-count-mismatch",
-                        "anchor "
-                                + a
-                                + ": "
-                                + aCount[a]
-                                + " members, sum counts "
-                                + anchorSums.count(a));
-            }
-            if (aCount[a] == 0) {
-                if (!allZero(anchors, a * dim, dim) || !anchorBlock.isDisabled(a)) {
-                    r.violation("dead-centroid-not-zero", "anchor " + a);
-                }
-                continue;
-            }
-            double dev = deviation(aSum, a * dim, anchors, a * dim, dim, aCount[a], aNorm[a]);
-            worst = Math.max(worst, dev);
-            if (dev > tolerance) {
-                r.violation(
-                        "codebook-centroid-not-mean",
-                        "anchor " + a + " deviates by " + dev + " (relative)");
-            }
-            if (!anchorBlock.holds(a, anchors, a * dim)) {
-                r.violation("stale-centroid-layout", "anchor " + a);
-            }
-        }
-        // Residuals are measured from the anchors as they are now, in double: exact for floats.
-        for (int i = 0; i < s; i++) {
-            int a = memberAnchor[i];
-            int slot = a < 0 ? -1 : store.slotOf(memberOrd[i]);
-            if (slot < 0) {
-                continue;
-            }
-            int off = store.offset(slot);
-            for (int j = 0; j < cm; j++) {
-                int row = j * ksub + (memberCodes[i * cm + j] & 0xFF);
-                double sq = 0;
-                for (int d = 0; d < dsub; d++) {
-                    double x = (double) block[off + j * dsub + d] - anchors[a * dim + j * dsub + d];
-                    sSum[row * dsub + d] += x;
-                    sq += x * x;
-                }
-                sNorm[row] += Math.sqrt(sq);
-                sCount[row]++;
-            }
-        }
-        float[] codebooks = pq == null ? new float[0] : pq.codebooks();
-        for (int row = 0; pq != null && row < m * ksub; row++) {
-            if (sCount[row] != subSums.count(row)) {
-                r.violation(
-                        "member-count-mismatch",
-                        "sub-centroid "
-                                + row
-                                + ": "
-                                + sCount[row]
-                                + " members, sum counts "
-                                + subSums.count(row));
-            }
-            if (sCount[row] == 0) {
-                if (!allZero(codebooks, row * dsub, dsub)) {
-                    r.violation("dead-centroid-not-zero", "sub-centroid " + row);
-                }
-            } else {
-                double dev =
-                        deviation(
-                                sSum,
-                                row * dsub,
-                                codebooks,
-                                row * dsub,
-                                dsub,
-                                sCount[row],
-                                sNorm[row]);
-                worst = Math.max(worst, dev);
-                if (dev > tolerance) {
-                    r.violation(
-                            "codebook-centroid-not-mean",
-                            "sub-centroid " + row + " deviates by " + dev + " (relative)");
-                }
-            }
-            if (!pq.layoutHolds(row / ksub, row % ksub)) {
-                r.violation("stale-centroid-layout", "sub-centroid " + row);
-            }
-        }
-        if (metric != Metric.DOT && pq != null) {
-            float[] expected = computeL2Terms();
-            if (!Arrays.equals(expected, l2Terms)) {
-                r.violation("stale-score-table", "L2 tables differ from the current centroids");
-            }
-            Arrays.fill(expected, 0f);
-        }
-        r.checked("codebook-members", members)
-                .checked("codebook-centroids", nlist + (long) cm * ksub)
-                .checked(
-                        "codebook-members-removed-and-subtracted",
-                        lineageRemoved.getLongCardinality());
-        return worst;
-    }
-
-    private static boolean allZero(float[] a, int off, int len) {
-        for (int i = 0; i < len; i++) {
-            if (a[off + i] != 0f) {
-                return false;
-            }
-        }
-        return true;
-    }
-
-    /**
-     * How far {@code actual} is from {@code sum / count}, relative to the mean's norm floored at a
-     * thousandth of the members' average norm (so a mean near the origin does not blow it up).
-     */
-    static double deviation(
-            double[] sum, int sumOff, float[] actual, int off, int len, int count, double normSum) {
-        double diff = 0;
-        double norm = 0;
-        for (int d = 0; d < len; d++) {
-            double mu = sum[sumOff + d] / count;
-            double delta = actual[off + d] - mu;
-            diff += delta * delta;
-            norm += mu * mu;
-        }
-        double floor = Math.max(1e-3 * normSum / count, Double.MIN_NORMAL);
-        return Math.sqrt(diff) / Math.max(Math.sqrt(norm), floor);
     }
 }

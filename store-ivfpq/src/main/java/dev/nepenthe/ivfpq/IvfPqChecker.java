@@ -10,8 +10,8 @@ import org.roaringbitmap.RoaringBitmap;
  * The integrity checker of {@link IvfPqIndex}: what {@link IvfPqIndex#verifyIntegrity()} and {@link
  * IvfPqIndex#inspect()} run (under the index's read lock). It recomputes, rather than trusts: list
  * means from the stored vectors, list membership from the lists themselves, the codebooks'
- * centroids from their surviving training members ({@link Codebooks#check}). Cost: one pass over
- * every stored vector and every list entry, plus one over the training members.
+ * centroids from their surviving training members ({@link CodebooksChecker#check}). Cost: one pass
+ * over every stored vector and every list entry, plus one over the training members.
  *
  * <p>Only damage is a violation. A removed training member is not: its contribution has been
  * subtracted, and the count of such members is reported among the things checked.
@@ -73,15 +73,16 @@ final class IvfPqChecker {
             r.checked("lists", 0);
             return new IvfPqIndex.Inspection(r.build(), 0, -1);
         }
+        TrainedState st = index.trainedState();
         int nlist = index.params().nlist();
-        float[] routing = index.routing();
+        float[] routing = st.routing;
         float[] anchors = index.anchors();
         Codebooks cb = index.codebooks();
         RoaringBitmap seen = new RoaringBitmap();
         long codes = 0;
         double[] mean = new double[dim];
         for (int list = 0; list < nlist; list++) {
-            InvertedList il = index.list(list);
+            InvertedList il = st.lists[list];
             int size = il.size();
             codes += size;
             if (size > 0 && cb.isDeadAnchor(list)) {
@@ -92,10 +93,10 @@ final class IvfPqChecker {
                 r.violation(
                         "freed-code-not-zeroed", "list " + list + ": " + freed + " non-zero bytes");
             }
-            if (index.sumCount(list) != size) {
+            if (st.sums.count(list) != size) {
                 r.violation(
                         "sum-count-mismatch",
-                        "list " + list + " holds " + size + ", sum counts " + index.sumCount(list));
+                        "list " + list + " holds " + size + ", sum counts " + st.sums.count(list));
             }
             Arrays.fill(mean, 0);
             double normSum = 0;
@@ -114,7 +115,7 @@ final class IvfPqChecker {
                             "duplicate-list-entry",
                             "ordinal " + ord + " (again in list " + list + ")");
                 }
-                if (index.mappedList(ord) != list || index.mappedPos(ord) != pos) {
+                if (st.mappedList(ord) != list || st.mappedPos(ord) != pos) {
                     r.violation(
                             "list-position-mismatch",
                             "ordinal " + ord + " at list " + list + " pos " + pos);
@@ -173,8 +174,7 @@ final class IvfPqChecker {
                             + n
                             + " live vectors");
         }
-        double codebookWorst = cb.check(r, store, IvfPqIndex.CENTROID_TOLERANCE);
-        TrainedState st = index.trainedState();
+        double codebookWorst = CodebooksChecker.check(cb, r, store, IvfPqIndex.CENTROID_TOLERANCE);
         if (st.osq != null) {
             codebookWorst = Math.max(codebookWorst, checkCentres(r, st, store, dim));
         }
@@ -234,7 +234,8 @@ final class IvfPqChecker {
                 }
                 normSum += Math.sqrt(sq);
             }
-            double dev = Codebooks.deviation(sum, 0, centre.centroid(), 0, dim, members, normSum);
+            double dev =
+                    CodebooksChecker.deviation(sum, 0, centre.centroid(), 0, dim, members, normSum);
             worst = Math.max(worst, dev);
             if (dev > IvfPqIndex.CENTROID_TOLERANCE) {
                 r.violation(

@@ -6,6 +6,7 @@ import dev.nepenthe.core.internal.index.IndexChecks;
 import dev.nepenthe.core.internal.index.SwapRemoveVectors;
 import dev.nepenthe.core.internal.io.BodyStreams;
 import dev.nepenthe.core.internal.io.ChecksummedFiles;
+import java.io.ByteArrayInputStream;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
@@ -264,7 +265,7 @@ final class IvfPqFile {
         byte[] raw = new byte[bytes];
         in.readFully(raw);
         RoaringBitmap bitmap = new RoaringBitmap();
-        bitmap.deserialize(new DataInputStream(new java.io.ByteArrayInputStream(raw)));
+        bitmap.deserialize(new DataInputStream(new ByteArrayInputStream(raw)));
         return bitmap;
     }
 }

@@ -1,6 +1,10 @@
 package dev.nepenthe.ivfpq;
 
+import dev.nepenthe.core.IndexSpec;
 import dev.nepenthe.core.index.IndexConfig;
+import java.util.LinkedHashMap;
+import java.util.Locale;
+import java.util.Map;
 import java.util.Set;
 
 /**
@@ -114,18 +118,7 @@ public record IvfPqParams(
     }
 
     private static void check(String name, int value, int min, int max) {
-        if (value < min || value > max) {
-            throw new IllegalArgumentException(
-                    IvfPqIndex.KIND
-                            + " index: parameter '"
-                            + name
-                            + "' expected an integer in ["
-                            + min
-                            + ", "
-                            + max
-                            + "], got "
-                            + value);
-        }
+        IndexConfig.checkRange(IvfPqIndex.KIND, name, value, min, max);
     }
 
     public int ksub() {
@@ -150,18 +143,21 @@ public record IvfPqParams(
             throw new IllegalArgumentException(
                     kind + " index: parameter 'm' must divide the dimension " + dim + ", got " + m);
         }
-        int nbits = config.intParam(kind, "nbits", 8, 1, 8);
-        int minTrain = Math.max(nlist, 1 << nbits);
-        int trainSize =
+        Builder b = new Builder();
+        b.nlist = nlist;
+        b.m = m;
+        b.nbits = config.intParam(kind, "nbits", 8, 1, 8);
+        int minTrain = Math.max(nlist, 1 << b.nbits);
+        b.trainSize =
                 config.intParam(
                         kind, "trainSize", Math.max(40 * minTrain, 1), minTrain, Integer.MAX_VALUE);
-        int iterations = config.intParam(kind, "iterations", 20, 1, 1000);
-        int nprobe = config.intParam(kind, "nprobe", Math.min(16, nlist), 1, nlist);
-        int rerank = config.intParam(kind, "rerank", 64, 0, 1 << 20);
-        int autoRetrain = config.intParam(kind, "autoRetrain", 1, 0, 1);
-        int driftLimit = config.intParam(kind, "driftLimit", DEFAULT_DRIFT_LIMIT, 1, 100);
+        b.iterations = config.intParam(kind, "iterations", 20, 1, 1000);
+        b.nprobe = config.intParam(kind, "nprobe", Math.min(16, nlist), 1, nlist);
+        b.rerank = config.intParam(kind, "rerank", 64, 0, 1 << 20);
+        b.autoRetrain = config.intParam(kind, "autoRetrain", 1, 0, 1) == 1;
+        b.driftLimit = config.intParam(kind, "driftLimit", DEFAULT_DRIFT_LIMIT, 1, 100);
         String codeName = config.params().getOrDefault("codes", "pq");
-        Codes codes =
+        b.codes =
                 switch (codeName) {
                     case "pq" -> Codes.PQ;
                     case "osq" -> Codes.OSQ;
@@ -172,19 +168,8 @@ public record IvfPqParams(
                                             + codeName
                                             + "'");
                 };
-        int bits = config.intParam(kind, "bits", ScalarCodes.DEFAULT_BITS, 1, 8);
-        return new IvfPqParams(
-                nlist,
-                m,
-                nbits,
-                trainSize,
-                iterations,
-                nprobe,
-                rerank,
-                autoRetrain == 1,
-                driftLimit,
-                codes,
-                bits);
+        b.bits = config.intParam(kind, "bits", ScalarCodes.DEFAULT_BITS, 1, 8);
+        return b.build();
     }
 
     /**
@@ -193,8 +178,8 @@ public record IvfPqParams(
      *
      * @return the index spec of kind {@value IvfPqIndex#KIND}
      */
-    public dev.nepenthe.core.IndexSpec toIndexSpec() {
-        java.util.Map<String, String> map = new java.util.LinkedHashMap<>();
+    public IndexSpec toIndexSpec() {
+        Map<String, String> map = new LinkedHashMap<>();
         map.put("nlist", Integer.toString(nlist));
         map.put("m", Integer.toString(m));
         map.put("nbits", Integer.toString(nbits));
@@ -204,18 +189,19 @@ public record IvfPqParams(
         map.put("rerank", Integer.toString(rerank));
         map.put("autoRetrain", autoRetrain ? "1" : "0");
         map.put("driftLimit", Integer.toString(driftLimit));
-        map.put("codes", codes.name().toLowerCase(java.util.Locale.ROOT));
+        map.put("codes", codes.name().toLowerCase(Locale.ROOT));
         map.put("bits", Integer.toString(bits));
-        return dev.nepenthe.core.IndexSpec.of(IvfPqIndex.KIND, map);
+        return IndexSpec.of(IvfPqIndex.KIND, map);
     }
 
     /**
      * A builder starting from defaults that fit {@code expectedVectors} vectors of {@code dim}
      * floats: {@code nlist} the power of two nearest {@code sqrt(expectedVectors)} (lists of about
      * {@code sqrt(n)} vectors, so a probe and the coarse ranking cost about the same), between 16
-     * and 65,536; {@code m} for sub-vectors of 8 floats (m bytes per vector, 16x smaller than
-     * float32); 8 bits; a training sample of 40 vectors per centroid; 20 iterations; {@code nprobe}
-     * a sixteenth of the lists; exact re-rank of 64; retraining past half the sample removed.
+     * and 65,536; {@code m} for sub-vectors of 8 floats (one byte codes eight floats); 8 bits; a
+     * training sample of 40 vectors per centroid (fewer leave the k-means centroids noisy); 20
+     * iterations; {@code nprobe} a sixteenth of the lists; exact re-rank of 64; retraining past
+     * half the sample removed. The recall and speed these defaults give are in docs/BENCHMARKS.md.
      *
      * @param expectedVectors how many vectors the collection will hold, roughly (at least 1)
      * @param dim the vectors' dimension
@@ -235,8 +221,10 @@ public record IvfPqParams(
                         (int)
                                 Math.max(
                                         1,
-                                        Math.min(1 << 16, Math.round(Math.sqrt(expectedVectors)))));
-        if (nlist * 3L / 2 < Math.sqrt(expectedVectors)) {
+                                        Math.min(
+                                                1 << 16,
+                                                Math.round(Math.sqrt((double) expectedVectors)))));
+        if (nlist * 1.5 < Math.sqrt((double) expectedVectors)) {
             nlist *= 2; // nearest power of two, not the one below
         }
         nlist = Math.max(16, Math.min(1 << 16, nlist));

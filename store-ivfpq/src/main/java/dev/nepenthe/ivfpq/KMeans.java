@@ -2,6 +2,7 @@ package dev.nepenthe.ivfpq;
 
 import dev.nepenthe.core.vector.CentroidBlock;
 import dev.nepenthe.core.vector.VectorKernels;
+import java.util.Arrays;
 import java.util.SplittableRandom;
 
 /**
@@ -37,7 +38,7 @@ final class KMeans {
         }
         float[] centroids = seedPlusPlus(kernels, points, n, dim, k, rnd);
         int[] assign = new int[n];
-        java.util.Arrays.fill(assign, -1);
+        Arrays.fill(assign, -1);
         int[] next = new int[n];
         double[] sums = new double[k * dim];
         int[] counts = new int[k];
@@ -55,8 +56,8 @@ final class KMeans {
                 break;
             }
             // 2. Move every centroid to the mean of its points.
-            java.util.Arrays.fill(sums, 0);
-            java.util.Arrays.fill(counts, 0);
+            Arrays.fill(sums, 0);
+            Arrays.fill(counts, 0);
             for (int i = 0; i < n; i++) {
                 int c = assign[i];
                 counts[c]++;

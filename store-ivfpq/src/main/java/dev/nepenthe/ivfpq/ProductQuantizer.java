@@ -2,6 +2,7 @@ package dev.nepenthe.ivfpq;
 
 import dev.nepenthe.core.vector.CentroidBlock;
 import dev.nepenthe.core.vector.VectorKernels;
+import java.util.Arrays;
 import java.util.SplittableRandom;
 
 /**
@@ -80,7 +81,7 @@ final class ProductQuantizer {
 
     /** Zeroes the codebooks and their encoding layout (tainted codebooks being replaced). */
     void wipe() {
-        java.util.Arrays.fill(codebooks, 0f);
+        Arrays.fill(codebooks, 0f);
         for (CentroidBlock b : blocks) {
             b.wipe();
         }

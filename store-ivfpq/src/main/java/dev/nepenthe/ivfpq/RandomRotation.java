@@ -8,13 +8,12 @@ import java.util.SplittableRandom;
  * RaBitQ and SRHT-style sketches use).
  *
  * <p>Why this and not a dense random orthogonal matrix (a seeded Gaussian's QR): a dense one costs
- * {@code dim^2} multiply-adds per vector (590k at d=768) and {@code dim^2} floats to hold (2.3 MB
- * at 768); this one costs {@code 2 * ROUNDS * B log2 B} additions plus {@code ROUNDS} passes of
- * {@code dim} (about 8k operations at d=384, 18k at 768) and holds {@code 2 * ROUNDS * B} signs and
- * {@code ROUNDS * dim} permutation entries. Its only job is to spread a vector's energy evenly over
- * the coordinates, so that a per-vector scalar quantizer sees similar, Gaussian-like components and
- * its errors point in no preferred direction; a few rounds of signs, permutations and Hadamard
- * mixing do that.
+ * {@code dim^2} multiply-adds per vector and {@code dim^2} floats to hold; this one costs {@code 2
+ * * ROUNDS * B log2 B} additions plus {@code ROUNDS} passes of {@code dim} and holds {@code 2 *
+ * ROUNDS * B} signs and {@code ROUNDS * dim} permutation entries. Its only job is to spread a
+ * vector's energy evenly over the coordinates, so that a per-vector scalar quantizer sees similar,
+ * Gaussian-like components and its errors point in no preferred direction; a few rounds of signs,
+ * permutations and Hadamard mixing do that.
  *
  * <p>With {@code B} the largest power of two not above {@code dim}, the transform is {@value
  * #ROUNDS} rounds of:
@@ -31,17 +30,16 @@ import java.util.SplittableRandom;
  * the identity), so the product is. When {@code dim} is a power of two the windows are the whole
  * vector, no permutation is needed, and a round is two randomized Hadamard transforms. Otherwise
  * (384 = 256 + 128, 768 = 512 + 256, 1000 = 512 + 488) the windows overlap by {@code 2B - dim}
- * components only (24 of 1000), and the permutation is what carries energy from one end of the
- * vector to the other. Measured choices:
+ * components only, and the permutation is what carries energy from one end of the vector to the
+ * other. Two choices were measured (the figures are in docs/BENCHMARKS.md):
  *
  * <ul>
- *   <li>two rounds: on data whose energy sits in a few coordinates (component i scaled by 1/(i+1)),
- *       the RMS error of 1-bit estimates at d=384 was 0.27 (relative to |s||r|) without rotation,
- *       0.060 after one round of windows alone, 0.034 after two and after three;
- *   <li>the permutation: without it, at d=1000 a basis vector could end with 6% of the energy its
- *       share of the coordinates calls for in one end of the vector; a 45-degree butterfly across
- *       the halves instead did worse (Hadamard outputs of a spike have equal magnitudes, so each
- *       pair cancels to one side).
+ *   <li>two rounds: on data whose energy sits in a few coordinates, a second round cut the error of
+ *       1-bit estimates well below one round's, and a third added nothing;
+ *   <li>the permutation: without it, when {@code dim} is far from a power of two a basis vector
+ *       could end with a small fraction of its share of the energy in one end of the vector; a
+ *       45-degree butterfly across the halves instead did worse (Hadamard outputs of a spike have
+ *       equal magnitudes, so each pair cancels to one side).
  * </ul>
  *
  * The rotation depends on {@code dim} and the seed only; the same pair gives the same rotation, bit
@@ -130,6 +128,7 @@ final class RandomRotation {
      *     overwritten
      * @throws IllegalArgumentException if the input range, the output or the scratch is too short
      */
+    @SuppressWarnings("ReferenceEquality") // in == out asks for the array itself: in place
     void apply(float[] in, int off, float[] out, float[] scratch) {
         if (off < 0 || in.length - off < dim || out.length < dim) {
             throw new IllegalArgumentException(

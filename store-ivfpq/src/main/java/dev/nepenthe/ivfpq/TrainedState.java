@@ -41,7 +41,7 @@ final class TrainedState {
     /** Per list, with OSQ: how many of its first entries the centre is the mean of. */
     final int[] centreMembers;
 
-    private final ScalarCodes.Encoder encoder;
+    private final ScalarEncoder encoder;
 
     /** Lists a removal left to re-encode against their survivors' mean ({@link #finish}). */
     private final BitSet dirty = new BitSet();
@@ -71,6 +71,107 @@ final class TrainedState {
         this.ordToList = new int[Math.max(16, ordinalCapacity)];
         this.ordToPos = new int[ordToList.length];
         Arrays.fill(ordToList, -1);
+    }
+
+    /**
+     * The state a file describes: the codebooks (recomputed from their members' stored vectors) and
+     * the list entries (codes as written); the ordinal maps, the sums and the routing centroids are
+     * rebuilt from the stored vectors.
+     *
+     * @throws IllegalArgumentException if the lists disagree with the store or the codebooks
+     */
+    static TrainedState fromLoaded(
+            Codebooks codebooks,
+            VectorKernels kernels,
+            SwapRemoveVectors store,
+            ScalarCodes osq,
+            int[][] listOrds,
+            byte[][] listCodes,
+            float[][] centres,
+            int[] centreMembers) {
+        TrainedState st = new TrainedState(codebooks, kernels, store, store.ordinalCapacity(), osq);
+        int entryBytes = osq == null ? codebooks.m : osq.bytesPerVector();
+        int listed = 0;
+        for (int list = 0; list < codebooks.nlist; list++) {
+            if (listOrds[list].length > 0 && codebooks.isDeadAnchor(list)) {
+                throw new IllegalArgumentException(
+                        "list "
+                                + list
+                                + " holds "
+                                + listOrds[list].length
+                                + " entries but its anchor has no training member");
+            }
+            for (int i = 0; i < listOrds[list].length; i++) {
+                int ord = listOrds[list][i];
+                int slot = store.slotOf(ord);
+                if (slot < 0) {
+                    throw new IllegalArgumentException(
+                            "list "
+                                    + list
+                                    + " names ordinal "
+                                    + ord
+                                    + " that has no stored vector");
+                }
+                if (st.holds(ord)) {
+                    throw new IllegalArgumentException("ordinal " + ord + " appears in two lists");
+                }
+                st.appendEncoded(
+                        list,
+                        ord,
+                        listCodes[list],
+                        i * entryBytes,
+                        store.block(),
+                        store.offset(slot));
+                listed++;
+            }
+            if (osq != null && listOrds[list].length > 0) {
+                st.setCentre(list, centres[list], centreMembers[list]);
+            }
+        }
+        if (listed != store.size()) {
+            throw new IllegalArgumentException(
+                    listed + " list entries for " + store.size() + " stored vectors");
+        }
+        return st;
+    }
+
+    /** The list the ordinal maps say holds {@code ord}, or -1. */
+    int mappedList(int ord) {
+        return ord < ordToList.length ? ordToList[ord] : -1;
+    }
+
+    /** The position the ordinal maps say {@code ord} has in its list, or -1. */
+    int mappedPos(int ord) {
+        return ord < ordToPos.length ? ordToPos[ord] : -1;
+    }
+
+    /** The list a live ordinal is in, or -1. */
+    int listOf(int ord) {
+        return holds(ord) ? ordToList[ord] : -1;
+    }
+
+    /** A copy of list {@code l}'s routing centroid. */
+    float[] routingOf(int l) {
+        return Arrays.copyOfRange(routing, l * dim, (l + 1) * dim);
+    }
+
+    /** List {@code l}'s ordinals, in entry order. */
+    int[] membersOf(int l) {
+        InvertedList list = lists[l];
+        int[] out = new int[list.size()];
+        for (int i = 0; i < out.length; i++) {
+            out[i] = list.ordinalAt(i);
+        }
+        return out;
+    }
+
+    /** Bytes the lists have allocated for entries (codes and ordinals). */
+    long bytesAllocated() {
+        long bytes = 0;
+        for (InvertedList l : lists) {
+            bytes += l.bytesAllocated();
+        }
+        return bytes;
     }
 
     /** Whether {@code ord} has an entry in a list. */

@@ -306,9 +306,6 @@ class IvfPqIndexTest {
     /**
      * Each list's routing centroid against the mean of its members' prepared vectors, in double.
      */
-    /**
-     * Each list's routing centroid against the mean of its members' prepared vectors, in double.
-     */
     static void assertMeansMatch(IvfPqIndex index, float[][] base, Metric metric, int n) {
         int total = 0;
         for (int list = 0; list < index.params().nlist(); list++) {

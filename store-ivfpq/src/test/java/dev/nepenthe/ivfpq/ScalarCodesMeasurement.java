@@ -108,7 +108,7 @@ class ScalarCodesMeasurement {
         int bpv = codes.bytesPerVector();
         ScalarCodes.Centre[] centres = new ScalarCodes.Centre[nlist];
         byte[][] entries = new byte[nlist][];
-        ScalarCodes.Encoder encoder = codes.encoder();
+        ScalarEncoder encoder = codes.encoder();
         long t0 = System.nanoTime();
         for (int l = 0; l < nlist; l++) {
             int[] m = members[l];
@@ -118,7 +118,7 @@ class ScalarCodesMeasurement {
             encoder.encodeList(block, offsets, m.length, centres[l], entries[l], 0);
         }
         long encodeNs = System.nanoTime() - t0;
-        ScalarCodes.QueryScorer scorer = codes.scorer();
+        ScalarQueryScorer scorer = codes.scorer();
         float[] est = new float[N];
         float[] out = new float[N];
         double recall = 0;

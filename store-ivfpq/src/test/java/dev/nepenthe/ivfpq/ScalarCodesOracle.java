@@ -128,7 +128,7 @@ final class ScalarCodesOracle {
         final ScalarCodes codes;
         final ScalarCodes.Centre[] centres;
         final byte[][] entries;
-        private final ScalarCodes.QueryScorer scorer;
+        private final ScalarQueryScorer scorer;
 
         Encoded(Fixture fx, ScalarCodes codes) {
             this.fx = fx;
@@ -137,7 +137,7 @@ final class ScalarCodesOracle {
             int nlist = fx.nlist();
             centres = new ScalarCodes.Centre[nlist];
             entries = new byte[nlist][];
-            ScalarCodes.Encoder encoder = codes.encoder();
+            ScalarEncoder encoder = codes.encoder();
             float[] block = new float[fx.base().length * dim];
             for (int i = 0; i < fx.base().length; i++) {
                 System.arraycopy(fx.base()[i], 0, block, i * dim, dim);

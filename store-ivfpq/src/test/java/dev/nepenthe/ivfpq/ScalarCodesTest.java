@@ -217,7 +217,7 @@ class ScalarCodesTest {
         ScalarCodes.Centre c = codes.centre(centre, 0);
         byte[] entry = new byte[codes.bytesPerVector()];
         codes.encoder().encode(vector, 0, c, entry, 0);
-        ScalarCodes.QueryScorer scorer = codes.scorer();
+        ScalarQueryScorer scorer = codes.scorer();
         scorer.setQuery(query);
         scorer.setList(c);
         float[] out = new float[1];
@@ -356,7 +356,7 @@ class ScalarCodesTest {
                                 v, java.util.stream.IntStream.range(0, 20).toArray(), dim),
                         0);
         byte[] entries = new byte[20 * codes.bytesPerVector()];
-        ScalarCodes.Encoder enc = codes.encoder();
+        ScalarEncoder enc = codes.encoder();
         boolean topLevelSeen = false;
         for (int i = 0; i < 20; i++) {
             int off = i * codes.bytesPerVector();
@@ -407,7 +407,7 @@ class ScalarCodesTest {
             byte[] listed = new byte[3 + 50 * bpv];
             codes.encoder().encodeList(block, offsets, 50, c, listed, 3);
             byte[] single = new byte[bpv];
-            ScalarCodes.Encoder enc = codes.encoder();
+            ScalarEncoder enc = codes.encoder();
             for (int i = 0; i < 50; i++) {
                 enc.encode(v[i], 0, c, single, 0);
                 assertArrayEquals(
@@ -433,7 +433,7 @@ class ScalarCodesTest {
         ScalarCodes a = new ScalarCodes(dim, Metric.L2, 4, 77);
         ScalarCodes b = new ScalarCodes(dim, Metric.L2, 4, 77);
         ScalarCodes other = new ScalarCodes(dim, Metric.L2, 4, 78);
-        ScalarCodes.Encoder busy = a.encoder();
+        ScalarEncoder busy = a.encoder();
         byte[] sink = new byte[a.bytesPerVector()];
         ScalarCodes.Centre unrelated = a.centre(v[5], 0);
         for (int i = 0; i < 30; i++) {
@@ -529,12 +529,12 @@ class ScalarCodesTest {
         int bpv = codes.bytesPerVector();
         InvertedList list = new InvertedList(bpv);
         byte[] entry = new byte[bpv];
-        ScalarCodes.Encoder enc = codes.encoder();
+        ScalarEncoder enc = codes.encoder();
         for (int i = 0; i < 100; i++) {
             enc.encode(v[i], 0, c, entry, 0);
             list.append(1000 + i, entry, 0);
         }
-        ScalarCodes.QueryScorer scorer = codes.scorer();
+        ScalarQueryScorer scorer = codes.scorer();
         scorer.setQuery(v[100]);
         scorer.setList(c);
         float[] before = new float[100];
@@ -567,14 +567,14 @@ class ScalarCodesTest {
         codes.encoder().encode(v[0], 0, c1, e, 0);
         byte[] f = new byte[codes.bytesPerVector()];
         codes.encoder().encode(v[1], 0, c2, f, 0);
-        ScalarCodes.QueryScorer shared = codes.scorer();
+        ScalarQueryScorer shared = codes.scorer();
         float[] out = new float[1];
         float[] expected = new float[4];
         float[] got = new float[4];
         int k = 0;
         for (float[] q : new float[][] {v[55], v[56]}) {
             for (int list = 0; list < 2; list++) {
-                ScalarCodes.QueryScorer fresh = codes.scorer();
+                ScalarQueryScorer fresh = codes.scorer();
                 fresh.setQuery(q);
                 fresh.setList(list == 0 ? c1 : c2);
                 fresh.score(list == 0 ? e : f, 0, 1, out, 0);
@@ -618,7 +618,7 @@ class ScalarCodesTest {
                 "centroid component 2 is NaN",
                 () -> codes.centre(new float[] {0, 0, Float.NaN, 0, 0, 0, 0, 0}, 0));
         ScalarCodes.Centre c = codes.centre(ok, 0);
-        ScalarCodes.Encoder enc = codes.encoder();
+        ScalarEncoder enc = codes.encoder();
         byte[] entry = new byte[codes.bytesPerVector()];
         refuses(
                 "vector expected dimension 8 from offset 0, got 7",
@@ -665,7 +665,7 @@ class ScalarCodesTest {
                                 new byte[2 * codes.bytesPerVector()],
                                 0));
 
-        ScalarCodes.QueryScorer scorer = codes.scorer();
+        ScalarQueryScorer scorer = codes.scorer();
         IllegalStateException early =
                 assertThrows(IllegalStateException.class, () -> scorer.setList(c));
         assertTrue(
@@ -693,5 +693,55 @@ class ScalarCodesTest {
         refuses(
                 "2 scores from offset 0 do not fit in 1 floats",
                 () -> scorer.score(new byte[2 * codes.bytesPerVector()], 0, 2, new float[1], 0));
+    }
+
+    /**
+     * The unrolled popcount paths for 4- and 8-bit queries (an 8-bit query is scored as two 4-bit
+     * halves) give exactly the integer the plain loop over every plane pair gives, for every code
+     * width and a dimension with a partial last word.
+     */
+    @Test
+    void unrolledLevelDotsEqualThePlainLoop() {
+        long seed = Seeds.draw("ScalarCodesTest.unrolledLevelDotsEqualThePlainLoop");
+        SplittableRandom rnd = new SplittableRandom(seed);
+        int dim = 130;
+        for (int queryBits : new int[] {4, 8}) {
+            for (int bits = 1; bits <= 8; bits++) {
+                ScalarCodes codes = new ScalarCodes(dim, Metric.L2, bits, queryBits, seed);
+                float[] centroid = randomVector(rnd, dim);
+                ScalarCodes.Centre centre = codes.centre(centroid, 0);
+                int n = 20;
+                byte[] entries = new byte[n * codes.bytesPerVector()];
+                ScalarEncoder encoder = codes.encoder();
+                for (int i = 0; i < n; i++) {
+                    float[] v = randomVector(rnd, dim);
+                    encoder.encode(v, 0, centre, entries, i * codes.bytesPerVector());
+                }
+                ScalarQueryScorer scorer = codes.scorer();
+                scorer.setQuery(randomVector(rnd, dim));
+                scorer.setList(centre);
+                for (int i = 0; i < n; i++) {
+                    int entry = i * codes.bytesPerVector();
+                    assertEquals(
+                            scorer.levelDotAnyWidth(entries, entry),
+                            scorer.levelDot(entries, entry),
+                            "bits="
+                                    + bits
+                                    + " queryBits="
+                                    + queryBits
+                                    + " entry "
+                                    + i
+                                    + Seeds.replay(seed));
+                }
+            }
+        }
+    }
+
+    private static float[] randomVector(SplittableRandom rnd, int dim) {
+        float[] v = new float[dim];
+        for (int d = 0; d < dim; d++) {
+            v[d] = (float) rnd.nextGaussian();
+        }
+        return v;
     }
 }

@@ -13,11 +13,18 @@ import java.util.PrimitiveIterator;
  */
 public interface Accept {
 
-    /** Every ordinal; indexes check for it by identity and skip the per-candidate test. */
+    /**
+     * Every ordinal; indexes check for it with {@link #isAll()} and skip the per-candidate test.
+     */
     Accept ALL =
             new Accept() {
                 @Override
                 public boolean accepts(int ordinal) {
+                    return true;
+                }
+
+                @Override
+                public boolean isAll() {
                     return true;
                 }
 
@@ -46,6 +53,16 @@ public interface Accept {
      * @return true if the search may return it
      */
     boolean accepts(int ordinal);
+
+    /**
+     * Whether this is {@link #ALL}, so an index may skip the per-candidate test. An accept that
+     * happens to accept every live ordinal still answers false: only {@link #ALL} answers true.
+     *
+     * @return true for {@link #ALL} only
+     */
+    default boolean isAll() {
+        return false;
+    }
 
     /**
      * How many ordinals are accepted.

@@ -84,31 +84,27 @@ public record IndexConfig(int dimension, Metric metric, Map<String, String> para
         try {
             v = Integer.parseInt(raw.trim());
         } catch (NumberFormatException e) {
-            throw new IllegalArgumentException(
-                    kind
-                            + " index: parameter '"
-                            + name
-                            + "' expected an integer in ["
-                            + min
-                            + ", "
-                            + max
-                            + "], got '"
-                            + raw
-                            + "'");
+            throw outOfRange(kind, name, "an integer", min, max, "'" + raw + "'");
         }
-        if (v < min || v > max) {
-            throw new IllegalArgumentException(
-                    kind
-                            + " index: parameter '"
-                            + name
-                            + "' expected an integer in ["
-                            + min
-                            + ", "
-                            + max
-                            + "], got "
-                            + v);
-        }
+        checkRange(kind, name, v, min, max);
         return v;
+    }
+
+    /**
+     * The range check {@link #intParam} applies, for a value that comes from code rather than from
+     * a config (a record's constructor, a builder), so both refuse with the same words.
+     *
+     * @param kind the index kind, for the message
+     * @param name the parameter's name
+     * @param value the value to check
+     * @param min the lowest accepted value
+     * @param max the highest accepted value
+     * @throws IllegalArgumentException if the value lies outside [min, max]
+     */
+    public static void checkRange(String kind, String name, int value, int min, int max) {
+        if (value < min || value > max) {
+            throw outOfRange(kind, name, "an integer", min, max, value);
+        }
     }
 
     /**
@@ -133,30 +129,28 @@ public record IndexConfig(int dimension, Metric metric, Map<String, String> para
         try {
             v = Double.parseDouble(raw.trim());
         } catch (NumberFormatException e) {
-            throw new IllegalArgumentException(
-                    kind
-                            + " index: parameter '"
-                            + name
-                            + "' expected a number in ["
-                            + min
-                            + ", "
-                            + max
-                            + "], got '"
-                            + raw
-                            + "'");
+            throw outOfRange(kind, name, "a number", min, max, "'" + raw + "'");
         }
         if (!(v >= min && v <= max)) {
-            throw new IllegalArgumentException(
-                    kind
-                            + " index: parameter '"
-                            + name
-                            + "' expected a number in ["
-                            + min
-                            + ", "
-                            + max
-                            + "], got "
-                            + v);
+            throw outOfRange(kind, name, "a number", min, max, v);
         }
         return v;
+    }
+
+    /** The error for a parameter that does not parse or lies outside {@code [min, max]}. */
+    private static IllegalArgumentException outOfRange(
+            String kind, String name, String what, Object min, Object max, Object got) {
+        return new IllegalArgumentException(
+                kind
+                        + " index: parameter '"
+                        + name
+                        + "' expected "
+                        + what
+                        + " in ["
+                        + min
+                        + ", "
+                        + max
+                        + "], got "
+                        + got);
     }
 }

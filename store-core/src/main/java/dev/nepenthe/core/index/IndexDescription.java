@@ -16,6 +16,7 @@ import java.util.Map;
  * @param lineage ordinals a trained codebook was fitted on (still live), or null when the index
  *     trains nothing
  */
+@SuppressWarnings("ArrayRecordComponent") // read once, never compared; copies would cost lists
 public record IndexDescription(
         String kind,
         int size,
@@ -30,6 +31,7 @@ public record IndexDescription(
      * @param centroid the routing centroid, in an array the index does not keep using
      * @param members the ordinals in the partition
      */
+    @SuppressWarnings("ArrayRecordComponent") // as the description: read once, not compared
     public record Partition(int id, float[] centroid, int[] members) {}
 
     /**

@@ -1,5 +1,6 @@
 package dev.nepenthe.core.index;
 
+import java.util.HashMap;
 import java.util.Map;
 
 /**
@@ -42,7 +43,7 @@ public record SearchParams(Map<String, Integer> values) {
      * @return new params
      */
     public SearchParams with(String name, int value) {
-        var copy = new java.util.HashMap<>(values);
+        var copy = new HashMap<>(values);
         copy.put(name, value);
         return new SearchParams(copy);
     }

@@ -9,6 +9,7 @@ package dev.nepenthe.core.index;
  * @param scores their scores, in the same order (higher is closer)
  * @param visited how many vectors the search scored
  */
+@SuppressWarnings("ArrayRecordComponent") // hits handed over uncopied, never compared
 public record SearchResult(int[] ordinals, float[] scores, long visited) {
 
     /** No hit, nothing scored. */

@@ -4,6 +4,8 @@ import dev.nepenthe.core.Metric;
 import java.io.DataOutputStream;
 import java.io.IOException;
 import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
 
 /**
  * The SPI every index implements (exact, HNSW, IVF-PQ). The store owns record ids and hands each
@@ -209,7 +211,7 @@ public interface VectorIndex extends AutoCloseable {
      * @return the description
      */
     default IndexDescription describe() {
-        return new IndexDescription(kind(), size(), java.util.Map.of(), java.util.List.of(), null);
+        return new IndexDescription(kind(), size(), Map.of(), List.of(), null);
     }
 
     /**

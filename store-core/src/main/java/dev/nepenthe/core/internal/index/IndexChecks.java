@@ -11,7 +11,23 @@ import java.io.IOException;
  * HNSW and IVF-PQ indexes refuse bad input with the same words.
  */
 public final class IndexChecks {
+    /**
+     * Metric codes as index files hold them, written out here (not the enum's order) so that a new
+     * or reordered {@link Metric} cannot change what an existing file means.
+     */
+    private static final Metric[] METRIC_BY_CODE = {Metric.COSINE, Metric.DOT, Metric.L2};
+
     private IndexChecks() {}
+
+    /**
+     * The error for an add whose ordinal is live already (every index refuses it the same way).
+     *
+     * @return the exception to throw
+     */
+    public static IllegalArgumentException alreadyLive(int ordinal) {
+        return new IllegalArgumentException(
+                "ordinal " + ordinal + " is already live in this index");
+    }
 
     /** An ordinal the store may hand out, and a vector of the index's dimension. */
     public static void checkAdd(int ordinal, float[] vector, int dim) {
@@ -44,7 +60,7 @@ public final class IndexChecks {
     /** Writes dimension and metric, the first fields of every index file. */
     public static void writeShape(DataOutput out, int dim, Metric metric) throws IOException {
         out.writeInt(dim);
-        out.writeByte(metric.ordinal());
+        out.writeByte(metricCode(metric));
     }
 
     /**
@@ -56,10 +72,10 @@ public final class IndexChecks {
     public static void readShape(DataInput in, IndexConfig config) throws IOException {
         int dim = in.readInt();
         int code = in.readUnsignedByte();
-        if (code >= Metric.values().length) {
+        if (code >= METRIC_BY_CODE.length) {
             throw new IllegalArgumentException("metric code " + code + " is unknown");
         }
-        Metric metric = Metric.values()[code];
+        Metric metric = METRIC_BY_CODE[code];
         if (dim != config.dimension() || metric != config.metric()) {
             throw new IllegalArgumentException(
                     "index holds dimension "
@@ -71,5 +87,14 @@ public final class IndexChecks {
                             + " metric "
                             + config.metric());
         }
+    }
+
+    /** The byte that stands for {@code metric} in an index file (see {@link #METRIC_BY_CODE}). */
+    private static int metricCode(Metric metric) {
+        return switch (metric) {
+            case COSINE -> 0;
+            case DOT -> 1;
+            case L2 -> 2;
+        };
     }
 }
