@@ -9,8 +9,6 @@ import dev.nepenthe.core.index.SearchResult;
 import dev.nepenthe.core.index.VectorIndex;
 import dev.nepenthe.core.internal.index.IndexChecks;
 import dev.nepenthe.core.internal.index.TopK;
-import dev.nepenthe.core.internal.io.BodyStreams;
-import dev.nepenthe.core.internal.io.ChecksummedFiles;
 import dev.nepenthe.core.vector.Kernels;
 import dev.nepenthe.core.vector.VectorKernels;
 import java.io.DataInputStream;
@@ -47,15 +45,7 @@ public final class HnswIndex implements VectorIndex {
     public static final String KIND = "hnsw";
     static final String FORMAT = "nepenthe-hnsw";
 
-    /**
-     * 2 added the quantization mode and rerank depth; version 1 files still load (as float graphs).
-     * 3 added the reachability labels; version 2 files still load, and their first removal walks
-     * the graph to label it, as before. 4 stores a quantized graph's codes beside its vectors; a
-     * version 3 file's codes are encoded again at load. 5 spaces the reachability labels (see
-     * HnswRepairer.LABEL_STEP) in 4's layout: a version 3 or 4 file's labels still certify, but
-     * each forget raised thousands of them, so they are dropped at load and the first removal walks
-     * the graph to label it.
-     */
+    /** The file format's version; what each version changed is listed in {@link HnswFile}. */
     static final int VERSION = 5;
 
     static final int OLDEST_VERSION = 1;
@@ -779,36 +769,22 @@ public final class HnswIndex implements VectorIndex {
         return ordinal < ordToSlot.length ? ordToSlot[ordinal] : -1;
     }
 
-    /*
-     * File body, version 5 (inside the ChecksummedFiles envelope, big-endian):
-     *   int dim, byte metric, int M, int efConstruction, int efSearch, double levelMultiplier,
-     *   int repairEf, long seed, byte quantization (0 none, 1 int8), int rerank,
-     *   int capacity, int highWater, int entrySlot, int entryLevel,
-     *   then per slot below highWater: byte state (0 free, 1 live); for a live slot
-     *   int ordinal, byte level, dim floats, in a quantized graph its code (stride bytes, see
-     *   Int8Codes), and per layer 0..level: int degree, degree ints;
-     *   then int freeCount and the free list in order;
-     *   then byte labelled (1 when the reachability labels certified every live node at the
-     *   save) and, if 1, per live slot in slot order: int label.
-     * Reverse lists are derived, so they are rebuilt on load rather than stored. The codes are
-     * derived too (each is a function of its vector alone, see Int8Codes), but they are stored:
-     * encoding them again cost 1.6 to 1.8 s of CPU in a 1M-node load, and the file grows by a
-     * quarter (1,654 to 2,054 MB at 1M, 384 dimensions). The file is authenticated whole, and the
-     * integrity checker still recomputes every code from its vector on demand.
-     * The labels are stored because making them costs a walk over layer 0 (at 1M nodes, about a
-     * second: the first forget after every open paid it); the loader checks the certificate they
-     * claim in one pass over the links, not a walk, and drops labels that do not certify.
-     * Version 4 is the same with labels one apart, 3 also without the codes, 2 also without the
-     * labels. Version 1 is also without the quantization byte and rerank: it loads as a float
-     * graph.
+    /**
+     * Loader hook ({@link HnswFile}): the ordinal map and live count of a graph just read, before
+     * the index is handed out.
      */
+    void restoreOrdinals(int[] ordinalToSlot, int liveCount) {
+        this.ordToSlot = ordinalToSlot;
+        this.live = liveCount;
+    }
+
+    /** Saves the graph in the format {@link HnswFile} describes. */
     @Override
     public void save(Path file) throws IOException {
         writerGate.writeLock().lock();
         try {
             certifyBeforeSave();
-            ChecksummedFiles.write(
-                    file, FORMAT, VERSION, ChecksummedFiles.newFileId(), this::writeBody);
+            HnswFile.write(file, this);
         } finally {
             writerGate.writeLock().unlock();
         }
@@ -819,8 +795,7 @@ public final class HnswIndex implements VectorIndex {
         writerGate.writeLock().lock();
         try {
             certifyBeforeSave();
-            BodyStreams.writeHeader(out, FORMAT, VERSION);
-            writeBody(out);
+            HnswFile.writeTo(out, this);
         } finally {
             writerGate.writeLock().unlock();
         }
@@ -835,130 +810,6 @@ public final class HnswIndex implements VectorIndex {
     private void certifyBeforeSave() {
         if (!graph.labelsValid() || graph.hasPendingCertificates()) {
             repairer.certifyReachability();
-        }
-    }
-
-    /** The body of the file format above; the caller holds the writer gate. */
-    private void writeBody(DataOutputStream out) throws IOException {
-        IndexChecks.writeShape(out, dim, metric);
-        out.writeInt(params.m());
-        out.writeInt(params.efConstruction());
-        out.writeInt(params.efSearch());
-        out.writeDouble(params.levelMultiplier());
-        out.writeInt(params.repairEf());
-        out.writeLong(params.seed());
-        out.writeByte(params.quantization().ordinal());
-        out.writeInt(params.rerank());
-        out.writeInt(graph.capacity());
-        int hw = graph.highWater();
-        out.writeInt(hw);
-        long entry = graph.entry();
-        out.writeInt(HnswGraph.entrySlot(entry));
-        out.writeInt(HnswGraph.entryLevel(entry));
-        float[] v = new float[dim];
-        byte[] code = graph.codec() == null ? null : new byte[graph.codec().stride()];
-        for (int s = 0; s < hw; s++) {
-            if (graph.state(s) != HnswGraph.LIVE) {
-                out.writeByte(0);
-                continue;
-            }
-            out.writeByte(1);
-            out.writeInt(graph.ordinal(s));
-            int level = graph.level(s);
-            out.writeByte(level);
-            graph.copyVector(s, v);
-            BodyStreams.writeFloats(out, v, 0, dim);
-            if (code != null) {
-                graph.copyCode(s, code);
-                out.write(code);
-            }
-            for (int l = 0; l <= level; l++) {
-                int[] nb = graph.neighbors(s, l);
-                out.writeInt(nb.length);
-                BodyStreams.writeInts(out, nb, 0, nb.length);
-            }
-        }
-        Arrays.fill(v, 0f); // the last vector copied out, not kept in a dead array
-        if (code != null) {
-            Arrays.fill(code, (byte) 0);
-        }
-        out.writeInt(graph.freeCount());
-        for (int i = 0; i < graph.freeCount(); i++) {
-            out.writeInt(graph.freeSlot(i));
-        }
-        // The writer gate is held, so no certification runs beside this: labels valid with
-        // nothing pending certify every live node.
-        boolean labelled = graph.labelsValid() && !graph.hasPendingCertificates();
-        out.writeByte(labelled ? 1 : 0);
-        if (labelled) {
-            for (int s = 0; s < hw; s++) {
-                if (graph.state(s) == HnswGraph.LIVE) {
-                    out.writeInt(graph.label(s));
-                }
-            }
-        }
-    }
-
-    /**
-     * The structural pass a loaded graph gets before it serves (the full integrity checker,
-     * reachability included, stays on demand): every link names a live node that has the link's
-     * layer, is not the node itself and appears once in its list, and the entry point is a live
-     * node on the top layer.
-     *
-     * @throws IllegalArgumentException naming the first violation (the reader reports it as a
-     *     corrupt file, naming the file)
-     */
-    private static void checkLoadedStructure(HnswGraph g, int entrySlot, int entryLevel, int live) {
-        // What the reader could check list by list (each link in range, not the node itself,
-        // not twice) it did; here every link is checked to name a node that has its layer.
-        int hw = g.highWater();
-        int top = -1;
-        for (int s = 0; s < hw; s++) {
-            if (g.state(s) != HnswGraph.LIVE) {
-                continue;
-            }
-            int level = g.level(s);
-            top = Math.max(top, level);
-            for (int l = 0; l <= level; l++) {
-                int[] a = g.listArray(s, l);
-                int base = g.listBase(s, l);
-                for (int i = 0, deg = HnswGraph.degree(a, base); i < deg; i++) {
-                    int n = a[base + 1 + i];
-                    if (g.level(n) < l) {
-                        throw new IllegalArgumentException(
-                                "slot "
-                                        + s
-                                        + " layer "
-                                        + l
-                                        + " links to slot "
-                                        + n
-                                        + (g.state(n) != HnswGraph.LIVE
-                                                ? ", which holds no node"
-                                                : ", whose top layer is " + g.level(n)));
-                    }
-                }
-            }
-        }
-        if (live == 0) {
-            if (entrySlot != -1) {
-                throw new IllegalArgumentException("an empty graph names entry slot " + entrySlot);
-            }
-            return;
-        }
-        if (entrySlot < 0 || entrySlot >= hw || g.state(entrySlot) != HnswGraph.LIVE) {
-            throw new IllegalArgumentException("entry point " + entrySlot + " is not a live node");
-        }
-        if (entryLevel != g.level(entrySlot) || entryLevel != top) {
-            throw new IllegalArgumentException(
-                    "entry point "
-                            + entrySlot
-                            + " at level "
-                            + entryLevel
-                            + ": its node's top"
-                            + " layer is "
-                            + g.level(entrySlot)
-                            + " and the graph's is "
-                            + top);
         }
     }
 
@@ -977,228 +828,11 @@ public final class HnswIndex implements VectorIndex {
      */
     public static HnswIndex load(IndexConfig config, Path file, VectorKernels kernels)
             throws IOException {
-        return ChecksummedFiles.read(
-                file,
-                FORMAT,
-                OLDEST_VERSION,
-                VERSION,
-                (in, version) -> readBody(config, in, version, kernels));
+        return HnswFile.read(config, file, kernels);
     }
 
     /** Reads what {@link #writeTo} wrote; see {@link HnswIndexFactory#readFrom}. */
     static HnswIndex readFrom(IndexConfig config, DataInputStream in) throws IOException {
-        int version = BodyStreams.readHeader(in, FORMAT, OLDEST_VERSION, VERSION);
-        return readBody(config, in, version, Kernels.get());
-    }
-
-    private static HnswIndex readBody(
-            IndexConfig config, DataInputStream in, int version, VectorKernels kernels)
-            throws IOException {
-        IndexChecks.readShape(in, config);
-        int dim = config.dimension();
-        Metric metric = config.metric();
-        HnswParams p =
-                new HnswParams(
-                        in.readInt(),
-                        in.readInt(),
-                        in.readInt(),
-                        in.readDouble(),
-                        in.readInt(),
-                        in.readLong());
-        if (version >= 2) {
-            int q = in.readUnsignedByte();
-            HnswParams.Quantization[] modes = HnswParams.Quantization.values();
-            if (q >= modes.length) {
-                throw new IllegalArgumentException(
-                        "quantization code " + q + " (expected 0 for none or 1 for int8)");
-            }
-            p = p.withQuantization(modes[q]).withRerank(in.readInt());
-        }
-        // Where the vectors live is chosen at each open, not stored in the file.
-        p = p.withStorage(HnswParams.storage(config));
-        int capacity = in.readInt();
-        int hw = in.readInt();
-        if (hw < 0 || capacity < hw) {
-            throw new IllegalArgumentException(
-                    "high-water mark " + hw + " outside [0, capacity " + capacity + "]");
-        }
-        int entrySlot = in.readInt();
-        int entryLevel = in.readInt();
-        // The stored capacity is only a sizing hint: allocate for what the file holds, so a
-        // crafted capacity cannot make the loader allocate gigabytes before anything is read.
-        HnswIndex index = new HnswIndex(dim, metric, p, kernels, Math.max(16, hw));
-        // Ordinals are dense in a store (freed ones are reused), so one far beyond the number
-        // of slots is not something a save writes; refusing it bounds the ordinal table.
-        long maxOrdinal = 16L * Math.max(hw, 1 << 16);
-        HnswGraph g = index.graph;
-        float[] v = new float[dim]; // setVector copies it
-        byte[] code = version >= 4 && g.codec() != null ? new byte[g.codec().stride()] : null;
-        // Each list is read into one buffer and copied straight into the graph's own arrays:
-        // a million lists held aside until the end of the file (as the loader once did) were
-        // about 150 MB at 1M that the collector copied between generations during the open.
-        // What needs every node first (each link names a node with the link's layer) is
-        // checked once the file is read, over the graph's arrays.
-        int[] list = new int[g.maxDegree(0)];
-        int[] seen = new int[hw];
-        int stamp = 0;
-        int live = 0;
-        for (int s = 0; s < hw; s++) {
-            int state = in.readUnsignedByte();
-            if (state == 0) {
-                continue;
-            }
-            if (state != 1) {
-                throw new IllegalArgumentException("slot " + s + " has unknown state " + state);
-            }
-            int ord = in.readInt();
-            int level = in.readUnsignedByte();
-            if (ord < 0 || ord > maxOrdinal || level > HnswGraph.MAX_LEVEL) {
-                throw new IllegalArgumentException(
-                        "slot "
-                                + s
-                                + ": ordinal "
-                                + ord
-                                + " level "
-                                + level
-                                + " (expected an ordinal in [0, "
-                                + maxOrdinal
-                                + "] and a level <= "
-                                + HnswGraph.MAX_LEVEL
-                                + ")");
-            }
-            if (ord >= index.ordToSlot.length) {
-                int old = index.ordToSlot.length;
-                index.ordToSlot = Arrays.copyOf(index.ordToSlot, Math.max(ord + 1, old * 2));
-                Arrays.fill(index.ordToSlot, old, index.ordToSlot.length, -1);
-            }
-            if (index.ordToSlot[ord] >= 0) {
-                throw new IllegalArgumentException(
-                        "ordinal "
-                                + ord
-                                + " appears at slots "
-                                + index.ordToSlot[ord]
-                                + " and "
-                                + s);
-            }
-            BodyStreams.readFloats(in, v, 0, dim);
-            if (code != null) {
-                in.readFully(code);
-            }
-            g.placeNext(s);
-            int got = g.allocate(ord, level);
-            if (got != s) {
-                throw new IllegalStateException("slot allocation out of step: " + got + " != " + s);
-            }
-            g.setVector(s, v, code);
-            index.ordToSlot[ord] = s;
-            for (int l = 0; l <= level; l++) {
-                int deg = in.readInt();
-                if (deg < 0 || deg > g.maxDegree(l)) {
-                    throw new IllegalArgumentException(
-                            "slot " + s + " layer " + l + ": degree " + deg);
-                }
-                BodyStreams.readInts(in, list, 0, deg);
-                stamp++;
-                for (int i = 0; i < deg; i++) {
-                    int n = list[i];
-                    if (n < 0 || n >= hw) {
-                        throw new IllegalArgumentException(
-                                "slot " + s + " layer " + l + " links to slot " + n);
-                    }
-                    if (n == s) {
-                        throw new IllegalArgumentException(
-                                "slot " + s + " layer " + l + " links to itself");
-                    }
-                    if (seen[n] == stamp) {
-                        throw new IllegalArgumentException(
-                                "slot " + s + " layer " + l + " lists slot " + n + " twice");
-                    }
-                    seen[n] = stamp;
-                }
-                g.setNeighbors(s, l, list, deg);
-            }
-            live++;
-        }
-        Arrays.fill(v, 0f);
-        if (code != null) {
-            Arrays.fill(code, (byte) 0);
-        }
-        int freeCount = in.readInt();
-        if (freeCount < 0 || freeCount > hw) {
-            throw new IllegalArgumentException("free list length " + freeCount);
-        }
-        int[] free = new int[freeCount];
-        for (int i = 0; i < freeCount; i++) {
-            free[i] = in.readInt();
-            if (free[i] < 0 || free[i] >= hw || g.state(free[i]) != HnswGraph.FREE) {
-                throw new IllegalArgumentException(
-                        "free list names slot " + free[i] + " which is not free");
-            }
-        }
-        g.placeNext(hw);
-        checkLoadedStructure(g, entrySlot, entryLevel, live);
-        int[] labels = null;
-        if (version >= 3) {
-            int labelled = in.readUnsignedByte();
-            if (labelled > 1) {
-                throw new IllegalArgumentException(
-                        "labels flag " + labelled + " (expected 0 or 1)");
-            }
-            if (labelled == 1) {
-                labels = seen; // the stamps are done with: reused, as large as the slots
-                for (int s = 0; s < hw; s++) {
-                    labels[s] = g.state(s) == HnswGraph.LIVE ? in.readInt() : 0;
-                }
-                if (version < 5 || !certifies(g, labels, entrySlot)) {
-                    labels = null; // the first removal walks the graph and labels it, as without
-                    // them
-                }
-            }
-        }
-        g.restoreSlots(hw, free);
-        g.rebuildReverse();
-        g.setEntry(entrySlot, entryLevel);
-        if (labels != null) {
-            for (int s = 0; s < hw; s++) {
-                if (g.state(s) == HnswGraph.LIVE) {
-                    g.setLabel(s, labels[s]);
-                }
-            }
-            g.labelsRebuilt();
-        }
-        index.live = live;
-        return index;
-    }
-
-    /**
-     * Whether stored labels certify that every live node is reachable on layer 0 from the entry
-     * point: each live node but the entry point has a live in-neighbour with a smaller label, and
-     * no label is negative, so following smaller labels ends at the entry point. One pass over the
-     * links (the lists were checked to name live nodes), not a walk.
-     */
-    static boolean certifies(HnswGraph g, int[] labels, int entrySlot) {
-        int hw = g.highWater();
-        int[] smallestIn = new int[hw];
-        Arrays.fill(smallestIn, Integer.MAX_VALUE);
-        for (int u = 0; u < hw; u++) {
-            if (g.state(u) != HnswGraph.LIVE) {
-                continue;
-            }
-            if (labels[u] < 0) {
-                return false;
-            }
-            int[] a = g.listArray(u, 0);
-            int base = g.listBase(u, 0);
-            for (int i = 0, deg = HnswGraph.degree(a, base); i < deg; i++) {
-                int n = a[base + 1 + i];
-                smallestIn[n] = Math.min(smallestIn[n], labels[u]);
-            }
-        }
-        for (int s = 0; s < hw; s++) {
-            if (g.state(s) == HnswGraph.LIVE && s != entrySlot && smallestIn[s] >= labels[s]) {
-                return false;
-            }
-        }
-        return true;
+        return HnswFile.readFrom(config, in);
     }
 }
