@@ -8,7 +8,6 @@ import dev.nepenthe.core.index.SearchParams;
 import dev.nepenthe.core.index.SearchResult;
 import dev.nepenthe.core.index.VectorIndex;
 import dev.nepenthe.core.internal.index.IndexChecks;
-import dev.nepenthe.core.internal.index.TopK;
 import dev.nepenthe.core.vector.Kernels;
 import dev.nepenthe.core.vector.VectorKernels;
 import java.io.DataInputStream;
@@ -72,28 +71,8 @@ public final class HnswIndex implements VectorIndex {
     /** The upper-layer beam of a search; 1 (greedy) only in tests, as their control. */
     int upperBeam = HnswSearcher.UPPER_BEAM;
 
-    /**
-     * At most this many removal traces are kept (see {@link #verifyRemoval}); beyond, all are
-     * dropped.
-     */
-    static final int MAX_TRACES = 1 << 16;
-
-    /** At most this many touched slots are kept over all traces (about 8 MB). */
-    static final long MAX_TRACED_SLOTS = 1L << 21;
-
-    /**
-     * Per removed ordinal, what its removal changed, oldest first when it was removed more than
-     * once; read and written with the writer gate held exclusively. Kept after a re-add, so a check
-     * after the ordinal came back still covers where its removal changed the graph.
-     */
-    private final java.util.HashMap<Integer, HnswIntegrityChecker.RemovalTrace[]> traces =
-            new java.util.HashMap<>();
-
-    private int traceCount;
-    private long tracedSlots;
-
-    /** Traces dropped to keep within the bounds; their ordinals get the full check. */
-    private long droppedTraces;
+    /** What each removal changed, for {@link #verifyRemoval}. */
+    private final RemovalTraces traces = new RemovalTraces();
 
     public HnswIndex(int dimension, Metric metric, HnswParams params) {
         this(dimension, metric, params, Kernels.get(), 1024);
@@ -313,55 +292,10 @@ public final class HnswIndex implements VectorIndex {
             } finally {
                 slotLock.writeLock().unlock();
             }
-            keepTraces(ords, slots, n, touched);
+            traces.keep(ords, slots, n, touched);
             return n;
         } finally {
             writerGate.writeLock().unlock();
-        }
-    }
-
-    /**
-     * Records one trace per removed ordinal, all sharing the batch's touched slots (without the
-     * removed slots themselves, which are checked as freed). Caller holds the writer gate
-     * exclusively. Cost: the touched slots, sorted.
-     */
-    private void keepTraces(int[] ords, int[] slots, int n, IntBag touchedBag) {
-        int[] removedSlots = Arrays.copyOf(slots, n);
-        Arrays.sort(removedSlots);
-        int[] all = HnswIntegrityChecker.sortedUnique(touchedBag);
-        int k = 0;
-        for (int s : all) {
-            if (Arrays.binarySearch(removedSlots, s) < 0) {
-                all[k++] = s;
-            }
-        }
-        int[] touched = Arrays.copyOf(all, k);
-        if (traceCount + n > MAX_TRACES || tracedSlots + touched.length > MAX_TRACED_SLOTS) {
-            // Dropping all (rather than the oldest) keeps this O(1) amortised; the ordinals they
-            // covered fall back to the full check, which proves their removal too.
-            droppedTraces += traceCount;
-            traces.clear();
-            traceCount = 0;
-            tracedSlots = 0;
-            if (n > MAX_TRACES || touched.length > MAX_TRACED_SLOTS) {
-                droppedTraces += n;
-                return;
-            }
-        }
-        tracedSlots += touched.length;
-        for (int i = 0; i < n; i++) {
-            HnswIntegrityChecker.RemovalTrace t =
-                    new HnswIntegrityChecker.RemovalTrace(ords[i], slots[i], touched);
-            traces.merge(
-                    ords[i],
-                    new HnswIntegrityChecker.RemovalTrace[] {t},
-                    (earlier, next) -> {
-                        HnswIntegrityChecker.RemovalTrace[] both =
-                                Arrays.copyOf(earlier, earlier.length + 1);
-                        both[earlier.length] = next[0];
-                        return both;
-                    });
-            traceCount++;
         }
     }
 
@@ -448,142 +382,12 @@ public final class HnswIndex implements VectorIndex {
 
     @Override
     public SearchResult search(float[] query, int k, Accept accept, SearchParams searchParams) {
-        IndexChecks.checkSearch(query, k, dim);
-        int ef =
-                searchParams == null
-                        ? params.efSearch()
-                        : searchParams.get(HnswParams.EF_SEARCH, params.efSearch());
-        if (ef <= 0) {
-            throw new IllegalArgumentException("efSearch: expected > 0, got " + ef);
-        }
-        ef = Math.max(ef, k);
-        int rerank =
-                searchParams == null
-                        ? params.rerank()
-                        : searchParams.get(HnswParams.RERANK, params.rerank());
-        if (rerank < 0) {
-            throw new IllegalArgumentException("rerank: expected >= 0 (0: twice k), got " + rerank);
-        }
-        float[] q = metric.prepare(query);
-        // No lock: the free epoch first, then the entry point, then the layout (at least as new
-        // as the entry point's slot); see HnswGraph's concurrency contract.
-        int startEpoch = graph.freeEpoch();
-        long entry = graph.entry();
-        if (entry < 0) {
-            return SearchResult.EMPTY;
-        }
-        HnswGraph.Layout layout = graph.layout();
-        // The walk's scorer: over the codes in a quantized graph, else exact (see the re-rank
-        // below).
-        NodeScorer scorer = layout.searchScorers().queryScorer(q);
-        HnswSearcher.Scratch s = HnswSearcher.scratch();
-        s.begin(layout.capacity);
-        long visitLimit = Long.MAX_VALUE;
-        long allowed = accept.cardinality();
-        if (accept != Accept.ALL && allowed >= 0) {
-            // A filter that lets through about as few nodes as a beam would score anyway is
-            // cheaper to scan exactly; otherwise walk the graph but stop once the walk costs
-            // more than the exact scan would.
-            if (allowed <= 2L * ef) {
-                return exactFiltered(q, k, accept, startEpoch);
-            }
-            visitLimit = allowed;
-        }
-        int[] seeds = HnswSearcher.descendBeam(layout, scorer, entry, upperBeam, s);
-        boolean complete =
-                HnswSearcher.searchLayer(
-                        layout, scorer, seeds, seeds.length, ef, 0, accept, -1, visitLimit, s);
-        if (complete && s.results.size() < k && graph.entry() >= 0) {
-            // Short: the descent may have ended on a node a removal was emptying under this walk
-            // (its lists cleared), or on the old entry point of a removal that moved it. Walk
-            // again, seeded also with the current entry point, whose lists are whole.
-            entry = graph.entry();
-            layout = graph.layout();
-            scorer = layout.searchScorers().queryScorer(q);
-            s.begin(layout.capacity);
-            seeds = HnswSearcher.descendBeam(layout, scorer, entry, upperBeam, s);
-            int top = HnswGraph.entrySlot(entry);
-            seeds = Arrays.copyOf(seeds, seeds.length + 1);
-            seeds[seeds.length - 1] = top;
-            complete =
-                    HnswSearcher.searchLayer(
-                            layout, scorer, seeds, seeds.length, ef, 0, accept, -1, visitLimit, s);
-        }
-        if (!complete) {
-            return exactFiltered(q, k, accept, startEpoch);
-        }
-        int n = s.results.size();
-        int[] slots = s.batch(n);
-        float[] scores = s.batchScores;
-        if (!scorer.isExact()) {
-            // Re-rank: the best `rerank` candidates by code score (2k for 0, never fewer than k)
-            // are scored again from the floats of the walk's layout, and only those exact scores
-            // go on.
-            int depth = Math.min(n, rerank == 0 ? 2 * k : Math.max(rerank, k));
-            while (s.results.size() > depth) {
-                s.results.pop(); // worst code score first
-            }
-            n = s.results.size();
-            for (int i = 0; i < n; i++) {
-                slots[i] = s.results.slotAt(i);
-            }
-            scorer = layout.scorers().queryScorer(q);
-            scorer.bulkScore(slots, n, scores);
-            s.scored += n;
-        } else {
-            for (int i = 0; i < n; i++) {
-                slots[i] = s.results.slotAt(i);
-                scores[i] = s.results.scoreAt(i);
-            }
-        }
-        // Scores are returned as they are: right only because they are exact by now.
-        assert scorer.isExact() : "approximate scores reached a search result without a re-rank";
-        // Keep only slots that still hold what was scored (checked on the current layout,
-        // where frees are stamped, after the scores were read), with the ordinal they hold.
-        HnswGraph.Layout now = graph.layout();
-        TopK top = new TopK(k);
-        for (int i = 0; i < n; i++) {
-            int slot = slots[i];
-            if (now.unchangedSince(slot, startEpoch)) {
-                top.offer(now.ordinal(slot), scores[i]);
-            }
-        }
-        return top.drain(s.scored);
+        return HnswQuery.search(this, query, k, accept, searchParams);
     }
 
-    /**
-     * Scores every accepted live ordinal; lock-free like {@link #search}. Reached only with an
-     * accept that enumerates its ordinals (the walk's visit limit is set from its cardinality).
-     */
-    private SearchResult exactFiltered(float[] q, int k, Accept accept, int startEpoch) {
-        TopK top = new TopK(k);
-        long scored = 0;
-        int[] map = ordToSlot;
-        HnswGraph.Layout layout = graph.layout();
-        NodeScorer scorer = layout.scorers().queryScorer(q);
-        assert scorer.isExact() : "an exact scan needs an exact scorer";
-        java.util.PrimitiveIterator.OfInt it = accept.ordinals();
-        while (it.hasNext()) {
-            int ord = it.nextInt();
-            if (ord < 0 || ord >= map.length) {
-                if (ord < 0) {
-                    continue;
-                }
-                break;
-            }
-            int slot = (int) ORD_TO_SLOT.getAcquire(map, ord);
-            if (slot < 0 || slot >= layout.capacity) {
-                continue; // not live, or added after this search began
-            }
-            if (layout.isLive(slot) && layout.ordinal(slot) == ord) {
-                float score = scorer.score(slot);
-                scored++;
-                if (layout.unchangedSince(slot, startEpoch) && layout.ordinal(slot) == ord) {
-                    top.offer(ord, score);
-                }
-            }
-        }
-        return top.drain(scored);
+    /** The ordinal-to-slot map as last published (-1 where not live); read it with acquire. */
+    int[] ordinalMap() {
+        return ordToSlot;
     }
 
     /** A copy of the stored (prepared) vector of a live ordinal, or null. */
@@ -719,32 +523,17 @@ public final class HnswIndex implements VectorIndex {
     public IntegrityReport verifyRemoval(int[] removedOrdinals) {
         writerGate.writeLock().lock();
         try {
-            java.util.List<HnswIntegrityChecker.RemovalTrace> scope = new java.util.ArrayList<>();
-            long untraced = 0;
-            for (int ord : removedOrdinals) {
-                HnswIntegrityChecker.RemovalTrace[] ts = traces.get(ord);
-                if (ts == null) {
-                    untraced++;
-                } else {
-                    scope.addAll(Arrays.asList(ts));
-                }
-            }
-            if (untraced > 0) {
-                return HnswIntegrityChecker.fallBack(
-                        graph, ordToSlot, size(), "scoped-fallback-untraced-ordinals", untraced);
-            }
-            return HnswIntegrityChecker.checkRemoval(graph, ordToSlot, size(), scope);
+            return traces.verify(graph, ordToSlot, size(), removedOrdinals);
         } finally {
             writerGate.writeLock().unlock();
         }
     }
 
     /** Test hook: the latest removal trace of an ordinal, or null. */
-    HnswIntegrityChecker.RemovalTrace traceOf(int ordinal) {
+    RemovalTrace traceOf(int ordinal) {
         writerGate.writeLock().lock();
         try {
-            HnswIntegrityChecker.RemovalTrace[] ts = traces.get(ordinal);
-            return ts == null ? null : ts[ts.length - 1];
+            return traces.latest(ordinal);
         } finally {
             writerGate.writeLock().unlock();
         }
@@ -754,7 +543,7 @@ public final class HnswIndex implements VectorIndex {
     long droppedTraces() {
         writerGate.writeLock().lock();
         try {
-            return droppedTraces;
+            return traces.dropped();
         } finally {
             writerGate.writeLock().unlock();
         }

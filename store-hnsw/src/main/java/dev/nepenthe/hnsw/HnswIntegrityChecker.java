@@ -46,19 +46,6 @@ final class HnswIntegrityChecker {
      */
     static final String CERTIFICATE = "reachability-certificate-broken";
 
-    /**
-     * What one removal changed, kept by the index so {@link #checkRemoval} can look there instead
-     * of at the whole graph.
-     *
-     * @param ordinal the removed ordinal
-     * @param slot the slot it had (freed by the removal, perhaps handed out again since)
-     * @param touched sorted slots whose lists the removal's batch changed or whose reachability
-     *     certificate it put at risk: the removed nodes' in- and out-neighbours on every layer, the
-     *     lists the repair re-selected or linked from, the nodes that lost an in-link. One array is
-     *     shared by every ordinal of a batch.
-     */
-    record RemovalTrace(int ordinal, int slot, int[] touched) {}
-
     private HnswIntegrityChecker() {}
 
     /**
