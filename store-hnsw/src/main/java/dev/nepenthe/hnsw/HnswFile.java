@@ -144,7 +144,8 @@ final class HnswFile {
         out.writeInt(HnswGraph.entrySlot(entry));
         out.writeInt(HnswGraph.entryLevel(entry));
         float[] v = new float[dim];
-        byte[] code = graph.codec() == null ? null : new byte[graph.codec().stride()];
+        byte[] code =
+                graph.store().codec() == null ? null : new byte[graph.store().codec().stride()];
         for (int s = 0; s < hw; s++) {
             if (graph.state(s) != HnswGraph.LIVE) {
                 out.writeByte(0);
@@ -154,10 +155,10 @@ final class HnswFile {
             out.writeInt(graph.ordinal(s));
             int level = graph.level(s);
             out.writeByte(level);
-            graph.copyVector(s, v);
+            graph.store().copyVector(s, v);
             BodyStreams.writeFloats(out, v, 0, dim);
             if (code != null) {
-                graph.copyCode(s, code);
+                graph.store().copyCode(s, code);
                 out.write(code);
             }
             for (int l = 0; l <= level; l++) {
@@ -230,7 +231,10 @@ final class HnswFile {
         int[] ordToSlot = new int[16];
         Arrays.fill(ordToSlot, -1);
         float[] v = new float[dim]; // setVector copies it
-        byte[] code = version >= 4 && g.codec() != null ? new byte[g.codec().stride()] : null;
+        byte[] code =
+                version >= 4 && g.store().codec() != null
+                        ? new byte[g.store().codec().stride()]
+                        : null;
         // Each list is read into one buffer and copied straight into the graph's own arrays:
         // a million lists held aside until the end of the file (as the loader once did) were
         // about 150 MB at 1M that the collector copied between generations during the open.
@@ -282,7 +286,7 @@ final class HnswFile {
             if (got != s) {
                 throw new IllegalStateException("slot allocation out of step: " + got + " != " + s);
             }
-            g.setVector(s, v, code);
+            g.store().setVector(s, v, code);
             ordToSlot[ord] = s;
             for (int l = 0; l <= level; l++) {
                 int deg = in.readInt();

@@ -158,7 +158,7 @@ public final class HnswIndex implements VectorIndex {
                     }
                     if (graph.hasRoom() && ordinal < ordToSlot.length) {
                         slot = graph.allocate(ordinal, level);
-                        graph.setVector(slot, prepared);
+                        graph.store().setVector(slot, prepared);
                         // Release: an exact filtered scan that finds the slot sees its vector.
                         ORD_TO_SLOT.setRelease(ordToSlot, ordinal, slot);
                         live++;
@@ -397,7 +397,7 @@ public final class HnswIndex implements VectorIndex {
             if (ordinal < 0 || ordinal >= ordToSlot.length || ordToSlot[ordinal] < 0) {
                 return null;
             }
-            return graph.vectorCopy(ordToSlot[ordinal]);
+            return graph.store().vectorCopy(ordToSlot[ordinal]);
         } finally {
             slotLock.readLock().unlock();
         }
@@ -458,15 +458,15 @@ public final class HnswIndex implements VectorIndex {
                 }
             }
             stats.put("meanDegreeLayer0", nodes == 0 ? 0.0 : (double) edges / nodes);
-            if (graph.codec() != null) {
-                stats.put("codeBytesPerVector", graph.codec().stride());
+            if (graph.store().codec() != null) {
+                stats.put("codeBytesPerVector", graph.store().codec().stride());
                 stats.put(
-                        graph.codesOffHeap() ? "codeBytesOffHeap" : "codeBytesOnHeap",
-                        (long) graph.capacity() * graph.codec().stride());
+                        graph.store().codesOffHeap() ? "codeBytesOffHeap" : "codeBytesOnHeap",
+                        (long) graph.capacity() * graph.store().codec().stride());
             }
             // What the float vectors take, allocated capacity included, and where.
             stats.put(
-                    graph.vectorsOffHeap() ? "vectorBytesOffHeap" : "vectorBytesOnHeap",
+                    graph.store().vectorsOffHeap() ? "vectorBytesOffHeap" : "vectorBytesOnHeap",
                     (long) graph.capacity() * dim * Float.BYTES);
             stats.put("listsRepaired", repairs[0]);
             stats.put("nodesReconnected", repairs[1]);

@@ -57,7 +57,7 @@ final class HnswInserter {
         HnswSearcher.Scratch s = HnswSearcher.scratch();
         s.begin(g.capacity());
         // The caller holds the slot lock shared, so no grow replaces the layout while this runs.
-        HnswGraph.Layout layout = g.layout();
+        GraphLayout layout = g.layout();
         NodeScorer query = layout.scorers().nodeScorer(slot);
         UpdatableNodeScorer between = layout.scorers().nodeScorer(slot);
         int top = Math.min(level, HnswGraph.entryLevel(entry));

@@ -748,7 +748,7 @@ final class HnswIntegrityChecker {
     }
 
     private static void checkFreed(HnswGraph g, int s, IntegrityReport.Builder r) {
-        if (!g.vectorIsZero(s)) {
+        if (!g.store().vectorIsZero(s)) {
             r.violation(NOT_ZEROED, "free slot " + s + " still holds vector bytes");
             return;
         }
@@ -760,10 +760,10 @@ final class HnswIntegrityChecker {
                     NOT_ZEROED,
                     "free slot " + s + " still has " + g.reverseEntries(s) + " in-links recorded");
         }
-        Int8Codes codec = g.codec();
+        Int8Codes codec = g.store().codec();
         if (codec != null) {
             byte[] code = new byte[codec.stride()];
-            g.copyCode(s, code);
+            g.store().copyCode(s, code);
             for (int i = 0; i < code.length; i++) {
                 if (code[i] != 0) {
                     r.violation(
@@ -805,7 +805,7 @@ final class HnswIntegrityChecker {
 
         /** Null for a graph without codes; else declares the code violations in the report. */
         static CodeCheck of(HnswGraph g, IntegrityReport.Builder r) {
-            Int8Codes codec = g.codec();
+            Int8Codes codec = g.store().codec();
             if (codec == null) {
                 return null;
             }
@@ -816,9 +816,9 @@ final class HnswIntegrityChecker {
 
         void check(int s) {
             recomputed++;
-            g.copyVector(s, vector);
+            g.store().copyVector(s, vector);
             codec.encode(vector, 0, expected, 0);
-            g.copyCode(s, stored);
+            g.store().copyCode(s, stored);
             for (int i = 0; i < expected.length; i++) {
                 if (stored[i] != expected[i]) {
                     r.violation(

@@ -54,7 +54,7 @@ final class HnswQuery {
         if (entry < 0) {
             return SearchResult.EMPTY;
         }
-        HnswGraph.Layout layout = graph.layout();
+        GraphLayout layout = graph.layout();
         // The walk's scorer: over the codes in a quantized graph, else exact (see the re-rank
         // below).
         NodeScorer scorer = layout.searchScorers().queryScorer(q);
@@ -122,7 +122,7 @@ final class HnswQuery {
         assert scorer.isExact() : "approximate scores reached a search result without a re-rank";
         // Keep only slots that still hold what was scored (checked on the current layout,
         // where frees are stamped, after the scores were read), with the ordinal they hold.
-        HnswGraph.Layout now = graph.layout();
+        GraphLayout now = graph.layout();
         TopK top = new TopK(k);
         for (int i = 0; i < n; i++) {
             int slot = slots[i];
@@ -143,7 +143,7 @@ final class HnswQuery {
         TopK top = new TopK(k);
         long scored = 0;
         int[] map = index.ordinalMap();
-        HnswGraph.Layout layout = graph.layout();
+        GraphLayout layout = graph.layout();
         NodeScorer scorer = layout.scorers().queryScorer(q);
         assert scorer.isExact() : "an exact scan needs an exact scorer";
         PrimitiveIterator.OfInt it = accept.ordinals();

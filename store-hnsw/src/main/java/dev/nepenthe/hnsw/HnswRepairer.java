@@ -157,7 +157,7 @@ final class HnswRepairer {
      * in-neighbour. Cost: one search of width max(repairEf, degree bound).
      */
     private int[] poolAround(int x, int level, HnswSearcher.Scratch s) {
-        HnswGraph.Layout layout = g.layout();
+        GraphLayout layout = g.layout();
         NodeScorer query = layout.scorers().nodeScorer(x);
         s.begin(g.capacity());
         s.visited.visit(x);
@@ -289,7 +289,7 @@ final class HnswRepairer {
                 }
             }
         }
-        HnswGraph.Layout layout = g.layout();
+        GraphLayout layout = g.layout();
         // Aimed at a for the search; the heuristic re-aims it afterwards.
         UpdatableNodeScorer scorer = layout.scorers().nodeScorer(a);
         s.begin(g.capacity());
@@ -388,7 +388,7 @@ final class HnswRepairer {
 
     /** Gives {@code b} an in-link on {@code level} from its closest node that can take one. */
     private void reconnect(int b, int level, HnswSearcher.Scratch s) {
-        HnswGraph.Layout layout = g.layout();
+        GraphLayout layout = g.layout();
         NodeScorer query = layout.scorers().nodeScorer(b);
         s.begin(g.capacity());
         s.visited.visit(b);
@@ -619,7 +619,7 @@ final class HnswRepairer {
             }
             // Search layer 0 from a reached node: the upper layers may lead straight into the
             // stranded group, which layer 0 alone does not reach.
-            HnswGraph.Layout layout = g.layout();
+            GraphLayout layout = g.layout();
             NodeScorer query = layout.scorers().nodeScorer(u);
             s.begin(g.capacity());
             int start = HnswSearcher.descend(layout, query, entry, 0, s);

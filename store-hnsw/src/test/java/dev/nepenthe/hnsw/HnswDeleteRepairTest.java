@@ -174,8 +174,8 @@ class HnswDeleteRepairTest {
         assertNull(index.vector(entry));
         assertTrue(index.entryOrdinal() != entry && index.contains(index.entryOrdinal()));
         // The slot's bytes are zero: a byte scan of the layout, not a flag.
-        java.lang.foreign.MemorySegment vectors = index.graph().vectors();
-        long off = index.graph().vectorOffset(entrySlot);
+        java.lang.foreign.MemorySegment vectors = index.graph().store().vectors();
+        long off = index.graph().store().vectorOffset(entrySlot);
         for (int i = 0; i < 32; i++) {
             assertEquals(0, vectors.getAtIndex(java.lang.foreign.ValueLayout.JAVA_INT, off + i));
         }
