@@ -511,13 +511,13 @@ public final class HnswIndex implements VectorIndex {
 
     /**
      * Proves that the removals of {@code removedOrdinals} through this index left nothing behind,
-     * checking only the slots those removals touched (see {@link
-     * HnswIntegrityChecker#checkRemoval}). Cost: about the removed nodes times their degree times
-     * their layers, times (degree + in-degree) for the two-way list checks; it does not grow with
-     * the index. An ordinal this index holds no trace for (never removed through it, removed before
-     * a load, or its trace dropped to keep the traces bounded) makes the whole call run the full
-     * {@link #verifyIntegrity()} instead, which proves its removal too; so does a reachability
-     * certificate an insert invalidated since the last removal.
+     * checking only the slots those removals touched (see {@link ScopedRemovalCheck#check}). Cost:
+     * about the removed nodes times their degree times their layers, times (degree + in-degree) for
+     * the two-way list checks; it does not grow with the index. An ordinal this index holds no
+     * trace for (never removed through it, removed before a load, or its trace dropped to keep the
+     * traces bounded) makes the whole call run the full {@link #verifyIntegrity()} instead, which
+     * proves its removal too; so does a reachability certificate an insert invalidated since the
+     * last removal.
      */
     @Override
     public IntegrityReport verifyRemoval(int[] removedOrdinals) {

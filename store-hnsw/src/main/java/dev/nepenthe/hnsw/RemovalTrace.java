@@ -2,8 +2,8 @@ package dev.nepenthe.hnsw;
 
 /**
  * What one removal changed, kept by the index ({@link RemovalTraces}) so {@link
- * HnswIntegrityChecker#checkRemoval} can look there instead of at the whole graph. A class, not a
- * record: the touched array is shared by every ordinal of a batch and compared by identity, which a
+ * ScopedRemovalCheck#check} can look there instead of at the whole graph. A class, not a record:
+ * the touched array is shared by every ordinal of a batch and compared by identity, which a
  * record's array-valued equality would hide.
  */
 final class RemovalTrace {

@@ -78,8 +78,8 @@ final class RemovalTraces {
     /**
      * Links every live node that layer 0 cannot reach from the entry point back into the graph.
      *
-     * <p>/** The scoped proof of {@link HnswIntegrityChecker#checkRemoval} over the traces of
-     * {@code removedOrdinals}, or the full check when any of them has no trace.
+     * <p>/** The scoped proof of {@link ScopedRemovalCheck#check} over the traces of {@code
+     * removedOrdinals}, or the full check when any of them has no trace.
      */
     IntegrityReport verify(HnswGraph graph, int[] ordToSlot, int live, int[] removedOrdinals) {
         List<RemovalTrace> scope = new ArrayList<>();
@@ -96,7 +96,7 @@ final class RemovalTraces {
             return HnswIntegrityChecker.fallBack(
                     graph, ordToSlot, live, "scoped-fallback-untraced-ordinals", untraced);
         }
-        return HnswIntegrityChecker.checkRemoval(graph, ordToSlot, live, scope);
+        return ScopedRemovalCheck.check(graph, ordToSlot, live, scope);
     }
 
     /** The latest removal trace of an ordinal, or null. */
