@@ -123,6 +123,24 @@ final class HnswFile {
         return readBody(config, in, version, Kernels.get());
     }
 
+    /** The quantization byte of the body: fixed codes, not the enum's declaration order. */
+    private static int quantizationCode(HnswParams.Quantization q) {
+        return switch (q) {
+            case NONE -> 0;
+            case INT8 -> 1;
+        };
+    }
+
+    private static HnswParams.Quantization quantization(int code) {
+        return switch (code) {
+            case 0 -> HnswParams.Quantization.NONE;
+            case 1 -> HnswParams.Quantization.INT8;
+            default ->
+                    throw new IllegalArgumentException(
+                            "quantization code " + code + " (expected 0 for none or 1 for int8)");
+        };
+    }
+
     /** The body described above; the caller holds the index's writer gate. */
     private static void writeBody(DataOutputStream out, HnswIndex index) throws IOException {
         HnswGraph graph = index.graph();
@@ -135,7 +153,7 @@ final class HnswFile {
         out.writeDouble(params.levelMultiplier());
         out.writeInt(params.repairEf());
         out.writeLong(params.seed());
-        out.writeByte(params.quantization().ordinal());
+        out.writeByte(quantizationCode(params.quantization()));
         out.writeInt(params.rerank());
         out.writeInt(graph.capacity());
         int hw = graph.highWater();
@@ -203,13 +221,7 @@ final class HnswFile {
                         in.readInt(),
                         in.readLong());
         if (version >= 2) {
-            int q = in.readUnsignedByte();
-            HnswParams.Quantization[] modes = HnswParams.Quantization.values();
-            if (q >= modes.length) {
-                throw new IllegalArgumentException(
-                        "quantization code " + q + " (expected 0 for none or 1 for int8)");
-            }
-            p = p.withQuantization(modes[q]).withRerank(in.readInt());
+            p = p.withQuantization(quantization(in.readUnsignedByte())).withRerank(in.readInt());
         }
         // Where the vectors live is chosen at each open, not stored in the file.
         p = p.withStorage(HnswParams.storage(config));

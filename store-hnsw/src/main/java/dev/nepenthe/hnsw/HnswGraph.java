@@ -80,7 +80,7 @@ final class HnswGraph {
     /**
      * Reachability certificate on layer 0: every live node but the entry point has an in-neighbour
      * with a smaller label, so following ever smaller labels ends at the entry point (see {@link
-     * HnswRepairer#certifyReachability}). Kept by writers only.
+     * ReachabilityCertifier#certifyReachability}). Kept by writers only.
      */
     private int[] labels;
 
@@ -523,7 +523,7 @@ final class HnswGraph {
         entry = next;
     }
 
-    // ---- reachability certificate (see HnswRepairer#certifyReachability)
+    // ---- reachability certificate (see ReachabilityCertifier#certifyReachability)
 
     void markUncertified(int slot) {
         logChange(slot);

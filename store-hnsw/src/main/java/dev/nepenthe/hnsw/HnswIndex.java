@@ -55,6 +55,7 @@ public final class HnswIndex implements VectorIndex {
     private final HnswGraph graph;
     private final HnswInserter inserter;
     private final HnswRepairer repairer;
+    private final ReachabilityCertifier certifier;
     private final ReentrantReadWriteLock writerGate = new ReentrantReadWriteLock();
     private final ReentrantReadWriteLock slotLock = new ReentrantReadWriteLock();
     private final Object allocation = new Object();
@@ -105,6 +106,7 @@ public final class HnswIndex implements VectorIndex {
                         params.storage());
         this.inserter = new HnswInserter(graph, params.efConstruction());
         this.repairer = new HnswRepairer(graph, params.repairEf());
+        this.certifier = new ReachabilityCertifier(graph, params.repairEf());
         Arrays.fill(ordToSlot, -1);
     }
 
@@ -183,10 +185,10 @@ public final class HnswIndex implements VectorIndex {
     /**
      * An insert re-selects its neighbours' lists, and the heuristic can drop the last link into a
      * few nodes, cutting them off (seen after removals and re-inserts). While the reachability
-     * labels are valid, the certificate ({@link HnswRepairer#certifyReachability}) checks the nodes
-     * the insert touched and links any stranded one back, at their cost. Only when no other writer
-     * is in flight: a parallel bulk load skips it and reconnects once at its end ({@link
-     * #afterBulkLoad}).
+     * labels are valid, the certificate ({@link ReachabilityCertifier#certifyReachability}) checks
+     * the nodes the insert touched and links any stranded one back, at their cost. Only when no
+     * other writer is in flight: a parallel bulk load skips it and reconnects once at its end
+     * ({@link #afterBulkLoad}).
      */
     private void certifyIfAlone() {
         if (!graph.labelsValid() || !graph.hasPendingCertificates()) {
@@ -194,7 +196,7 @@ public final class HnswIndex implements VectorIndex {
         }
         if (writerGate.writeLock().tryLock()) {
             try {
-                repairer.certifyReachability();
+                certifier.certifyReachability();
             } finally {
                 writerGate.writeLock().unlock();
             }
@@ -271,7 +273,7 @@ public final class HnswIndex implements VectorIndex {
                 //    node is still reachable; the reachability certificate does, at the cost of the
                 //    nodes that lost an in-link (a full walk only when it cannot: a moved entry
                 //    point, a node with no live in-link left).
-                repairer.certifyReachability();
+                certifier.certifyReachability();
             } finally {
                 graph.recordChanges(null);
             }
@@ -311,7 +313,7 @@ public final class HnswIndex implements VectorIndex {
     public int connectUnreachable() {
         writerGate.writeLock().lock();
         try {
-            return repairer.connectUnreachable();
+            return certifier.connectUnreachable();
         } finally {
             writerGate.writeLock().unlock();
         }
@@ -321,7 +323,7 @@ public final class HnswIndex implements VectorIndex {
     long fullWalks() {
         writerGate.writeLock().lock();
         try {
-            return repairer.fullWalks;
+            return certifier.fullWalks;
         } finally {
             writerGate.writeLock().unlock();
         }
@@ -331,7 +333,7 @@ public final class HnswIndex implements VectorIndex {
     long relabelled() {
         writerGate.writeLock().lock();
         try {
-            return repairer.relabelled;
+            return certifier.relabelled;
         } finally {
             writerGate.writeLock().unlock();
         }
@@ -352,7 +354,7 @@ public final class HnswIndex implements VectorIndex {
         try {
             return new long[] {
                 repairer.repairedListsTotal + repairer.repairedLists,
-                repairer.reconnectedTotal + repairer.reconnected,
+                repairer.reconnectedTotal + repairer.reconnected + certifier.reconnected,
                 repairer.comparisons
             };
         } finally {
@@ -472,8 +474,8 @@ public final class HnswIndex implements VectorIndex {
             stats.put("nodesReconnected", repairs[1]);
             stats.put("repairComparisons", repairs[2]);
             // How removals proved reachability: labels raised locally, or whole-graph walks.
-            stats.put("labelsRaised", repairer.relabelled);
-            stats.put("fullWalks", repairer.fullWalks);
+            stats.put("labelsRaised", certifier.relabelled);
+            stats.put("fullWalks", certifier.fullWalks);
             return new dev.nepenthe.core.index.IndexDescription(
                     KIND, nodes, stats, java.util.List.of(), null);
         } finally {
@@ -598,7 +600,7 @@ public final class HnswIndex implements VectorIndex {
      */
     private void certifyBeforeSave() {
         if (!graph.labelsValid() || graph.hasPendingCertificates()) {
-            repairer.certifyReachability();
+            certifier.certifyReachability();
         }
     }
 

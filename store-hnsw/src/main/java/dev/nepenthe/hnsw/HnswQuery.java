@@ -23,6 +23,8 @@ final class HnswQuery {
     private HnswQuery() {}
 
     /** {@link HnswIndex#search}: see there; runs beside writers and takes no lock. */
+    // Accept.ALL is one shared instance that accepts everything: identity is the cheap test for it.
+    @SuppressWarnings("ReferenceEquality")
     static SearchResult search(
             HnswIndex index, float[] query, int k, Accept accept, SearchParams searchParams) {
         int dim = index.dimension();

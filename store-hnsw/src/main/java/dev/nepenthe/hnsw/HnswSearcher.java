@@ -255,6 +255,43 @@ final class HnswSearcher {
         return true;
     }
 
+    /**
+     * One layer searched toward a node's own vector for a repair: every entry a seed, no filter, no
+     * visit limit, {@code exclude} (the node itself) never a result.
+     */
+    static void searchAround(
+            GraphLayout g,
+            NodeScorer scorer,
+            int[] entries,
+            int ef,
+            int level,
+            int exclude,
+            Scratch s) {
+        searchLayer(
+                g,
+                scorer,
+                entries,
+                entries.length,
+                ef,
+                level,
+                Accept.ALL,
+                exclude,
+                Long.MAX_VALUE,
+                s);
+    }
+
+    /** Empties the last search's results into an array, best first. */
+    static int[] takeBestFirst(Scratch s) {
+        int m = s.results.size();
+        int[] best = new int[m];
+        for (int i = m - 1; i >= 0; i--) {
+            best[i] = s.results.pop();
+        }
+        return best;
+    }
+
+    // Accept.ALL is one shared instance that accepts everything: identity is the cheap test for it.
+    @SuppressWarnings("ReferenceEquality")
     static boolean eligible(GraphLayout g, int slot, Accept accept, int exclude) {
         return slot != exclude
                 && g.isLive(slot)

@@ -38,9 +38,9 @@ final class ScopedRemovalCheck {
      *       reverse lists;
      *   <li>the entry point is live and on its recorded level, and no touched node is above it;
      *   <li>reachability from the reachability certificate (see {@link
-     *       HnswRepairer#certifyReachability}): each touched node, and each node put in doubt since
-     *       the last removal, has a live in-neighbour with a smaller label; a node put in doubt
-     *       since that has none settles it by a layer-0 walk.
+     *       ReachabilityCertifier#certifyReachability}): each touched node, and each node put in
+     *       doubt since the last removal, has a live in-neighbour with a smaller label; a node put
+     *       in doubt since that has none settles it by a layer-0 walk.
      * </ul>
      *
      * Premise, which only the full check proves: the reverse lists were exact when the nodes were
