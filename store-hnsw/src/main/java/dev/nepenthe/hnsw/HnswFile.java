@@ -311,8 +311,7 @@ final class HnswFile {
                 for (int i = 0; i < deg; i++) {
                     int n = list[i];
                     if (n < 0 || n >= hw) {
-                        throw new IllegalArgumentException(
-                                "slot " + s + " layer " + l + " links to slot " + n);
+                        throw new IllegalArgumentException(HnswIntegrityChecker.link(s, l, n));
                     }
                     if (n == s) {
                         throw new IllegalArgumentException(
@@ -406,12 +405,7 @@ final class HnswFile {
                     int n = a[base + 1 + i];
                     if (g.level(n) < l) {
                         throw new IllegalArgumentException(
-                                "slot "
-                                        + s
-                                        + " layer "
-                                        + l
-                                        + " links to slot "
-                                        + n
+                                HnswIntegrityChecker.link(s, l, n)
                                         + (g.state(n) != HnswGraph.LIVE
                                                 ? ", which holds no node"
                                                 : ", whose top layer is " + g.level(n)));

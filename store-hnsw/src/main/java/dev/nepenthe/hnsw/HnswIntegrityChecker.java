@@ -168,12 +168,7 @@ final class HnswIntegrityChecker {
                 if (g.level(ep) != maxLevel || HnswGraph.entryLevel(entry) != maxLevel) {
                     r.violation(
                             ENTRY_NOT_TOP,
-                            "entry slot "
-                                    + ep
-                                    + " has level "
-                                    + g.level(ep)
-                                    + " (recorded "
-                                    + HnswGraph.entryLevel(entry)
+                            entryLevels(g, ep, HnswGraph.entryLevel(entry))
                                     + "), top level is "
                                     + maxLevel);
                 }
@@ -228,6 +223,23 @@ final class HnswIntegrityChecker {
             r.violation(
                     SLOT_MAP, "slot " + s + " names ordinal " + ord + " which does not map back");
         }
+    }
+
+    /** How a violation names one link: "slot s layer l links to slot n". */
+    static String link(int s, int l, int n) {
+        return "slot " + s + " layer " + l + " links to slot " + n;
+    }
+
+    /**
+     * How a violation names one reverse entry: "reverse list of slot s on layer l names slot f".
+     */
+    static String reverseEntry(int s, int l, int from) {
+        return "reverse list of slot " + s + " on layer " + l + " names slot " + from;
+    }
+
+    /** How a violation names an entry point whose level is not as recorded or expected. */
+    static String entryLevels(HnswGraph g, int ep, int recorded) {
+        return "entry slot " + ep + " has level " + g.level(ep) + " (recorded " + recorded;
     }
 
     /** The distinct values of a bag, ascending. */

@@ -2,6 +2,8 @@ package dev.nepenthe.hnsw;
 
 import dev.nepenthe.core.index.IndexConfig;
 import java.util.Set;
+import java.util.StringJoiner;
+import java.util.function.Function;
 
 /**
  * Build and search settings of an HNSW index.
@@ -91,19 +93,33 @@ public record HnswParams(
          * @throws IllegalArgumentException naming the accepted values and the one given
          */
         public static VectorStorage fromParam(String value) {
-            for (VectorStorage v : values()) {
-                if (v.paramValue.equals(value)) {
-                    return v;
-                }
-            }
-            throw new IllegalArgumentException(
-                    HnswIndex.KIND
-                            + " index: parameter '"
-                            + VECTORS
-                            + "' expected heap or offheap, got '"
-                            + value
-                            + "'");
+            return named(values(), VectorStorage::paramValue, VECTORS, value);
         }
+    }
+
+    /**
+     * The constant whose parameter value is {@code value}.
+     *
+     * @throws IllegalArgumentException naming the parameter, the accepted values and the one given
+     */
+    private static <E extends Enum<E>> E named(
+            E[] constants, Function<E, String> paramValue, String param, String value) {
+        StringJoiner accepted = new StringJoiner(" or ");
+        for (E e : constants) {
+            if (paramValue.apply(e).equals(value)) {
+                return e;
+            }
+            accepted.add(paramValue.apply(e));
+        }
+        throw new IllegalArgumentException(
+                HnswIndex.KIND
+                        + " index: parameter '"
+                        + param
+                        + "' expected "
+                        + accepted
+                        + ", got '"
+                        + value
+                        + "'");
     }
 
     /** What the walk of a search scores (see {@link HnswParams#quantization()}). */
@@ -134,18 +150,7 @@ public record HnswParams(
          * @throws IllegalArgumentException naming the accepted values and the one given
          */
         public static Quantization fromParam(String value) {
-            for (Quantization q : values()) {
-                if (q.paramValue.equals(value)) {
-                    return q;
-                }
-            }
-            throw new IllegalArgumentException(
-                    HnswIndex.KIND
-                            + " index: parameter '"
-                            + QUANTIZATION
-                            + "' expected none or int8, got '"
-                            + value
-                            + "'");
+            return named(values(), Quantization::paramValue, QUANTIZATION, value);
         }
     }
 

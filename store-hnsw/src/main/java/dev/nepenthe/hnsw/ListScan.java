@@ -78,14 +78,7 @@ final class ListScan {
             if (n >= hw) {
                 r.violation(
                         OUT_OF_RANGE,
-                        "slot "
-                                + s
-                                + " layer "
-                                + l
-                                + " links to slot "
-                                + n
-                                + " beyond the high-water mark "
-                                + hw);
+                        HnswIntegrityChecker.link(s, l, n) + " beyond the high-water mark " + hw);
                 continue;
             }
             if (n == s) {
@@ -105,14 +98,7 @@ final class ListScan {
             } else if (g.level(n) < l) {
                 r.violation(
                         LEVEL_MISMATCH,
-                        "slot "
-                                + s
-                                + " layer "
-                                + l
-                                + " links to slot "
-                                + n
-                                + " of level "
-                                + g.level(n));
+                        HnswIntegrityChecker.link(s, l, n) + " of level " + g.level(n));
             }
             if (seen != null ? seen[n] == fwdStamp : containsBetween(list, base, base + i, n)) {
                 r.violation(DUPLICATE, "slot " + s + " layer " + l + " lists slot " + n + " twice");
@@ -131,23 +117,10 @@ final class ListScan {
             if (from < 0 || from >= hw || g.state(from) == HnswGraph.FREE || g.level(from) < l) {
                 r.violation(
                         REVERSE,
-                        "reverse list of slot "
-                                + s
-                                + " on layer "
-                                + l
-                                + " names slot "
-                                + from
+                        HnswIntegrityChecker.reverseEntry(s, l, from)
                                 + " which does not link to it");
             } else if (seen != null ? seen[from] == revStamp : containsBetween(rev, 0, i, from)) {
-                r.violation(
-                        REVERSE,
-                        "reverse list of slot "
-                                + s
-                                + " on layer "
-                                + l
-                                + " names slot "
-                                + from
-                                + " twice");
+                r.violation(REVERSE, HnswIntegrityChecker.reverseEntry(s, l, from) + " twice");
             } else if (seen != null) {
                 seen[from] = revStamp;
             }
@@ -208,12 +181,7 @@ final class ListScan {
                 found++;
                 r.violation(
                         REVERSE,
-                        "reverse list of slot "
-                                + s
-                                + " on layer "
-                                + l
-                                + " names slot "
-                                + from
+                        HnswIntegrityChecker.reverseEntry(s, l, from)
                                 + " which does not link to it");
             }
         }

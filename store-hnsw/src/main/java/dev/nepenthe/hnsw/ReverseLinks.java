@@ -129,37 +129,13 @@ final class ReverseLinks {
         }
         for (int l = 0; l <= top; l++) {
             int[] start = new int[highWater + 1];
-            for (int s = 0; s < highWater; s++) {
-                if (g.state(s) == HnswGraph.FREE || g.level(s) < l) {
-                    continue;
-                }
-                int[] a = g.listArray(s, l);
-                int base = g.listBase(s, l);
-                for (int i = 0, deg = HnswGraph.degree(a, base); i < deg; i++) {
-                    int n = a[base + 1 + i];
-                    if (n >= 0) {
-                        start[n + 1]++;
-                    }
-                }
-            }
+            linkPass(g, l, highWater, start, null, null);
             for (int s = 0; s < highWater; s++) {
                 start[s + 1] += start[s];
             }
             int[] flat = new int[start[highWater]];
             int[] fill = Arrays.copyOf(start, highWater);
-            for (int s = 0; s < highWater; s++) {
-                if (g.state(s) == HnswGraph.FREE || g.level(s) < l) {
-                    continue;
-                }
-                int[] a = g.listArray(s, l);
-                int base = g.listBase(s, l);
-                for (int i = 0, deg = HnswGraph.degree(a, base); i < deg; i++) {
-                    int n = a[base + 1 + i];
-                    if (n >= 0) {
-                        flat[fill[n]++] = s;
-                    }
-                }
-            }
+            linkPass(g, l, highWater, null, flat, fill);
             for (int s = 0; s < highWater; s++) {
                 int counted = start[s + 1] - start[s];
                 if (counted > 0) {
@@ -194,6 +170,34 @@ final class ReverseLinks {
                 }
             }
             return smallest;
+        }
+    }
+
+    /**
+     * One pass over the links of layer {@code l}, in slot order: with {@code counts}, counts each
+     * target's in-links at {@code counts[target + 1]}; else writes each source at {@code
+     * flat[fill[target]++]}. One loop for both passes of {@link #rebuild}, so they visit the same
+     * links in the same order.
+     */
+    private static void linkPass(
+            HnswGraph g, int l, int highWater, int[] counts, int[] flat, int[] fill) {
+        for (int s = 0; s < highWater; s++) {
+            if (g.state(s) == HnswGraph.FREE || g.level(s) < l) {
+                continue;
+            }
+            int[] a = g.listArray(s, l);
+            int base = g.listBase(s, l);
+            for (int i = 0, deg = HnswGraph.degree(a, base); i < deg; i++) {
+                int n = a[base + 1 + i];
+                if (n < 0) {
+                    continue;
+                }
+                if (counts != null) {
+                    counts[n + 1]++;
+                } else {
+                    flat[fill[n]++] = s;
+                }
+            }
         }
     }
 }

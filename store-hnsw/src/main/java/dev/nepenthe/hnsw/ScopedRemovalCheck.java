@@ -158,14 +158,7 @@ final class ScopedRemovalCheck {
         } else {
             if (g.level(ep) != entryLevel) {
                 r.violation(
-                        ENTRY_NOT_TOP,
-                        "entry slot "
-                                + ep
-                                + " has level "
-                                + g.level(ep)
-                                + " (recorded "
-                                + entryLevel
-                                + ")");
+                        ENTRY_NOT_TOP, HnswIntegrityChecker.entryLevels(g, ep, entryLevel) + ")");
             }
             // Every node outside these two groups kept the in-neighbour with a smaller label the
             // last removal certified, so a chain of smaller labels from any of them ends at the
