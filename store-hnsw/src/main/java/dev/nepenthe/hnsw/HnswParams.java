@@ -66,9 +66,9 @@ public record HnswParams(
     /**
      * Where the float vectors live. Off the heap, a graph's vectors are one native segment counted
      * against {@code -XX:MaxDirectMemorySize} instead of the heap, and a search scores them without
-     * copying; measured on this project's machine, a float search is 5 to 18% slower there once the
-     * vectors outgrow the caches (docs/BENCHMARKS.md), while a quantized search, which walks the
-     * codes and re-scores a few floats, is not.
+     * copying; a float search is somewhat slower there once the vectors outgrow the caches, while a
+     * quantized search, which walks the codes and re-scores a few floats, is not (figures:
+     * docs/BENCHMARKS.md, "HNSW vectors off the heap").
      */
     public enum VectorStorage {
         /** One float array on the Java heap. */

@@ -14,9 +14,9 @@ import java.util.BitSet;
  *
  * <p>Candidates for the re-selected lists come from one short beam search toward x (x's vector is
  * still intact while it is being removed), shared by all of x's in-neighbours: they are near x by
- * construction, so x's neighbourhood is theirs too. A search per in-neighbour (about 18 of them on
- * layer 0 at M = 16) cost 4.3 times the vector comparisons for the same recall (measured at n =
- * 100,000, d = 384; docs/BENCHMARKS.md).
+ * construction, so x's neighbourhood is theirs too. A search per in-neighbour (there are about as
+ * many as a layer-0 list is long) cost several times the vector comparisons for the same recall.
+ * What a removal costs now: docs/BENCHMARKS.md, "HNSW after deletes".
  *
  * <p>Runs with inserts and other removals excluded (the index's writer gate); searches go on
  * concurrently and may still route through a node being removed, but never return it.
@@ -105,9 +105,8 @@ final class HnswRepairer {
             }
             // 4. One beam search toward each removed node finds its neighbourhood (the pool);
             //    then each affected list is re-selected from the pools of the removed nodes it
-            //    linked to, without the removed nodes. Measured at n = 100,000, d = 384: 3,500
-            //    vector comparisons per removal instead of 14,800 with a search per affected
-            //    node, same recall after 10% removed. A list that linked to several removed
+            //    linked to, without the removed nodes: a fraction of the comparisons of a search
+            //    per affected node, for the same recall. A list that linked to several removed
             //    nodes of a batch is re-selected once, from the union of their pools.
             int[][] poolOf = new int[n][];
             java.util.HashMap<Integer, Integer> batchIndex = new java.util.HashMap<>();
