@@ -1,6 +1,7 @@
 package dev.nepenthe.hnsw;
 
 import dev.nepenthe.core.index.IndexConfig;
+import java.util.Locale;
 import java.util.Set;
 import java.util.StringJoiner;
 import java.util.function.Function;
@@ -72,19 +73,13 @@ public record HnswParams(
      */
     public enum VectorStorage {
         /** One float array on the Java heap. */
-        HEAP("heap"),
+        HEAP,
         /** One native memory segment outside the Java heap (and one for the int8 codes, if any). */
-        OFF_HEAP("offheap");
-
-        private final String paramValue;
-
-        VectorStorage(String paramValue) {
-            this.paramValue = paramValue;
-        }
+        OFF_HEAP;
 
         /** The value of the {@code vectors} parameter that selects this storage. */
         public String paramValue() {
-            return paramValue;
+            return paramValueOf(this);
         }
 
         /**
@@ -95,6 +90,11 @@ public record HnswParams(
         public static VectorStorage fromParam(String value) {
             return named(values(), VectorStorage::paramValue, VECTORS, value);
         }
+    }
+
+    /** A constant's parameter value: its name in lower case, without underscores. */
+    private static String paramValueOf(Enum<?> constant) {
+        return constant.name().toLowerCase(Locale.ROOT).replace("_", "");
     }
 
     /**
@@ -125,23 +125,17 @@ public record HnswParams(
     /** What the walk of a search scores (see {@link HnswParams#quantization()}). */
     public enum Quantization {
         /** The float vectors: every score is exact. */
-        NONE("none"),
+        NONE,
         /**
          * Per-vector int8 codes (one signed byte per dimension on the vector's own scale, plus four
          * floats of corrections), scored with integer kernels; the best candidates are re-scored
          * from the floats.
          */
-        INT8("int8");
-
-        private final String paramValue;
-
-        Quantization(String paramValue) {
-            this.paramValue = paramValue;
-        }
+        INT8;
 
         /** The value of the {@code quantization} parameter that selects this mode. */
         public String paramValue() {
-            return paramValue;
+            return paramValueOf(this);
         }
 
         /**

@@ -199,32 +199,16 @@ final class Int8VectorScorers implements ScorerSupplier {
             }
             int[] dots = levelDots;
             int st = stride;
+            int at = pointOff + Int8Codes.LEVELS_AT;
+            int from = Int8Codes.LEVELS_AT;
             if (offHeap != null) {
-                kernels.dotInt8Bulk(
-                        point,
-                        pointOff + Int8Codes.LEVELS_AT,
-                        offHeap,
-                        Int8Codes.LEVELS_AT,
-                        st,
-                        nodes,
-                        count,
-                        dim,
-                        dots);
+                kernels.dotInt8Bulk(point, at, offHeap, from, st, nodes, count, dim, dots);
                 for (int i = 0; i < count; i++) {
                     scores[i] = finish((long) nodes[i] * st, dots[i]);
                 }
                 return;
             }
-            kernels.dotInt8Bulk(
-                    point,
-                    pointOff + Int8Codes.LEVELS_AT,
-                    codes,
-                    Int8Codes.LEVELS_AT,
-                    st,
-                    nodes,
-                    count,
-                    dim,
-                    dots);
+            kernels.dotInt8Bulk(point, at, codes, from, st, nodes, count, dim, dots);
             for (int i = 0; i < count; i++) {
                 scores[i] = finish(nodes[i] * st, dots[i]);
             }
