@@ -248,23 +248,12 @@ public final class HnswIndex implements VectorIndex {
             if (n == 0) {
                 return 0;
             }
-            // The scope verifyRemoval checks: the removed nodes' neighbours both ways, taken
-            // before the repair (so a list the repair forgot is still looked at), then whatever
-            // the repair changes.
-            IntBag touched = new IntBag();
             int[] ords = new int[n];
             for (int i = 0; i < n; i++) {
-                int x = slots[i];
-                ords[i] = graph.ordinal(x);
-                for (int l = 0; l <= graph.level(x); l++) {
-                    for (int a : graph.reverseNeighbors(x, l)) {
-                        touched.add(a);
-                    }
-                    for (int b : graph.neighbors(x, l)) {
-                        touched.add(b);
-                    }
-                }
+                ords[i] = graph.ordinal(slots[i]);
             }
+            // The scope verifyRemoval checks: the neighbourhood now, then what the repair changes.
+            IntBag touched = RemovalTraces.neighbourhood(graph, slots, n);
             graph.recordChanges(touched);
             try {
                 // 1. Unlink and repair while searches keep running (they skip the marked slots).

@@ -76,9 +76,27 @@ final class RemovalTraces {
     }
 
     /**
-     * Links every live node that layer 0 cannot reach from the entry point back into the graph.
-     *
-     * <p>/** The scoped proof of {@link ScopedRemovalCheck#check} over the traces of {@code
+     * The removed nodes' neighbours both ways on every layer, taken before the repair (so a list
+     * the repair forgot is still looked at); the repair then adds whatever it changes.
+     */
+    static IntBag neighbourhood(HnswGraph graph, int[] slots, int n) {
+        IntBag touched = new IntBag();
+        for (int i = 0; i < n; i++) {
+            int x = slots[i];
+            for (int l = 0; l <= graph.level(x); l++) {
+                for (int a : graph.reverseNeighbors(x, l)) {
+                    touched.add(a);
+                }
+                for (int b : graph.neighbors(x, l)) {
+                    touched.add(b);
+                }
+            }
+        }
+        return touched;
+    }
+
+    /**
+     * The scoped proof of {@link ScopedRemovalCheck#check} over the traces of {@code
      * removedOrdinals}, or the full check when any of them has no trace.
      */
     IntegrityReport verify(HnswGraph graph, int[] ordToSlot, int live, int[] removedOrdinals) {
