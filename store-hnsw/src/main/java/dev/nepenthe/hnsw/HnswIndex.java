@@ -8,9 +8,6 @@ import dev.nepenthe.core.index.SearchParams;
 import dev.nepenthe.core.index.SearchResult;
 import dev.nepenthe.core.index.VectorIndex;
 import dev.nepenthe.core.internal.index.IndexChecks;
-import dev.nepenthe.core.internal.index.TopK;
-import dev.nepenthe.core.internal.io.BodyStreams;
-import dev.nepenthe.core.internal.io.ChecksummedFiles;
 import dev.nepenthe.core.vector.Kernels;
 import dev.nepenthe.core.vector.VectorKernels;
 import java.io.DataInputStream;
@@ -47,15 +44,7 @@ public final class HnswIndex implements VectorIndex {
     public static final String KIND = "hnsw";
     static final String FORMAT = "nepenthe-hnsw";
 
-    /**
-     * 2 added the quantization mode and rerank depth; version 1 files still load (as float graphs).
-     * 3 added the reachability labels; version 2 files still load, and their first removal walks
-     * the graph to label it, as before. 4 stores a quantized graph's codes beside its vectors; a
-     * version 3 file's codes are encoded again at load. 5 spaces the reachability labels (see
-     * HnswRepairer.LABEL_STEP) in 4's layout: a version 3 or 4 file's labels still certify, but
-     * each forget raised thousands of them, so they are dropped at load and the first removal walks
-     * the graph to label it.
-     */
+    /** The file format's version; what each version changed is listed in {@link HnswFile}. */
     static final int VERSION = 5;
 
     static final int OLDEST_VERSION = 1;
@@ -66,6 +55,7 @@ public final class HnswIndex implements VectorIndex {
     private final HnswGraph graph;
     private final HnswInserter inserter;
     private final HnswRepairer repairer;
+    private final ReachabilityCertifier certifier;
     private final ReentrantReadWriteLock writerGate = new ReentrantReadWriteLock();
     private final ReentrantReadWriteLock slotLock = new ReentrantReadWriteLock();
     private final Object allocation = new Object();
@@ -82,28 +72,8 @@ public final class HnswIndex implements VectorIndex {
     /** The upper-layer beam of a search; 1 (greedy) only in tests, as their control. */
     int upperBeam = HnswSearcher.UPPER_BEAM;
 
-    /**
-     * At most this many removal traces are kept (see {@link #verifyRemoval}); beyond, all are
-     * dropped.
-     */
-    static final int MAX_TRACES = 1 << 16;
-
-    /** At most this many touched slots are kept over all traces (about 8 MB). */
-    static final long MAX_TRACED_SLOTS = 1L << 21;
-
-    /**
-     * Per removed ordinal, what its removal changed, oldest first when it was removed more than
-     * once; read and written with the writer gate held exclusively. Kept after a re-add, so a check
-     * after the ordinal came back still covers where its removal changed the graph.
-     */
-    private final java.util.HashMap<Integer, HnswIntegrityChecker.RemovalTrace[]> traces =
-            new java.util.HashMap<>();
-
-    private int traceCount;
-    private long tracedSlots;
-
-    /** Traces dropped to keep within the bounds; their ordinals get the full check. */
-    private long droppedTraces;
+    /** What each removal changed, for {@link #verifyRemoval}. */
+    private final RemovalTraces traces = new RemovalTraces();
 
     public HnswIndex(int dimension, Metric metric, HnswParams params) {
         this(dimension, metric, params, Kernels.get(), 1024);
@@ -136,6 +106,7 @@ public final class HnswIndex implements VectorIndex {
                         params.storage());
         this.inserter = new HnswInserter(graph, params.efConstruction());
         this.repairer = new HnswRepairer(graph, params.repairEf());
+        this.certifier = new ReachabilityCertifier(graph, params.repairEf());
         Arrays.fill(ordToSlot, -1);
     }
 
@@ -189,7 +160,7 @@ public final class HnswIndex implements VectorIndex {
                     }
                     if (graph.hasRoom() && ordinal < ordToSlot.length) {
                         slot = graph.allocate(ordinal, level);
-                        graph.setVector(slot, prepared);
+                        graph.store().setVector(slot, prepared);
                         // Release: an exact filtered scan that finds the slot sees its vector.
                         ORD_TO_SLOT.setRelease(ordToSlot, ordinal, slot);
                         live++;
@@ -214,10 +185,10 @@ public final class HnswIndex implements VectorIndex {
     /**
      * An insert re-selects its neighbours' lists, and the heuristic can drop the last link into a
      * few nodes, cutting them off (seen after removals and re-inserts). While the reachability
-     * labels are valid, the certificate ({@link HnswRepairer#certifyReachability}) checks the nodes
-     * the insert touched and links any stranded one back, at their cost. Only when no other writer
-     * is in flight: a parallel bulk load skips it and reconnects once at its end ({@link
-     * #afterBulkLoad}).
+     * labels are valid, the certificate ({@link ReachabilityCertifier#certifyReachability}) checks
+     * the nodes the insert touched and links any stranded one back, at their cost. Only when no
+     * other writer is in flight: a parallel bulk load skips it and reconnects once at its end
+     * ({@link #afterBulkLoad}).
      */
     private void certifyIfAlone() {
         if (!graph.labelsValid() || !graph.hasPendingCertificates()) {
@@ -225,7 +196,7 @@ public final class HnswIndex implements VectorIndex {
         }
         if (writerGate.writeLock().tryLock()) {
             try {
-                repairer.certifyReachability();
+                certifier.certifyReachability();
             } finally {
                 writerGate.writeLock().unlock();
             }
@@ -277,23 +248,12 @@ public final class HnswIndex implements VectorIndex {
             if (n == 0) {
                 return 0;
             }
-            // The scope verifyRemoval checks: the removed nodes' neighbours both ways, taken
-            // before the repair (so a list the repair forgot is still looked at), then whatever
-            // the repair changes.
-            IntBag touched = new IntBag();
             int[] ords = new int[n];
             for (int i = 0; i < n; i++) {
-                int x = slots[i];
-                ords[i] = graph.ordinal(x);
-                for (int l = 0; l <= graph.level(x); l++) {
-                    for (int a : graph.reverseNeighbors(x, l)) {
-                        touched.add(a);
-                    }
-                    for (int b : graph.neighbors(x, l)) {
-                        touched.add(b);
-                    }
-                }
+                ords[i] = graph.ordinal(slots[i]);
             }
+            // The scope verifyRemoval checks: the neighbourhood now, then what the repair changes.
+            IntBag touched = RemovalTraces.neighbourhood(graph, slots, n);
             graph.recordChanges(touched);
             try {
                 // 1. Unlink and repair while searches keep running (they skip the marked slots).
@@ -302,7 +262,7 @@ public final class HnswIndex implements VectorIndex {
                 //    node is still reachable; the reachability certificate does, at the cost of the
                 //    nodes that lost an in-link (a full walk only when it cannot: a moved entry
                 //    point, a node with no live in-link left).
-                repairer.certifyReachability();
+                certifier.certifyReachability();
             } finally {
                 graph.recordChanges(null);
             }
@@ -323,55 +283,10 @@ public final class HnswIndex implements VectorIndex {
             } finally {
                 slotLock.writeLock().unlock();
             }
-            keepTraces(ords, slots, n, touched);
+            traces.keep(ords, slots, n, touched);
             return n;
         } finally {
             writerGate.writeLock().unlock();
-        }
-    }
-
-    /**
-     * Records one trace per removed ordinal, all sharing the batch's touched slots (without the
-     * removed slots themselves, which are checked as freed). Caller holds the writer gate
-     * exclusively. Cost: the touched slots, sorted.
-     */
-    private void keepTraces(int[] ords, int[] slots, int n, IntBag touchedBag) {
-        int[] removedSlots = Arrays.copyOf(slots, n);
-        Arrays.sort(removedSlots);
-        int[] all = HnswIntegrityChecker.sortedUnique(touchedBag);
-        int k = 0;
-        for (int s : all) {
-            if (Arrays.binarySearch(removedSlots, s) < 0) {
-                all[k++] = s;
-            }
-        }
-        int[] touched = Arrays.copyOf(all, k);
-        if (traceCount + n > MAX_TRACES || tracedSlots + touched.length > MAX_TRACED_SLOTS) {
-            // Dropping all (rather than the oldest) keeps this O(1) amortised; the ordinals they
-            // covered fall back to the full check, which proves their removal too.
-            droppedTraces += traceCount;
-            traces.clear();
-            traceCount = 0;
-            tracedSlots = 0;
-            if (n > MAX_TRACES || touched.length > MAX_TRACED_SLOTS) {
-                droppedTraces += n;
-                return;
-            }
-        }
-        tracedSlots += touched.length;
-        for (int i = 0; i < n; i++) {
-            HnswIntegrityChecker.RemovalTrace t =
-                    new HnswIntegrityChecker.RemovalTrace(ords[i], slots[i], touched);
-            traces.merge(
-                    ords[i],
-                    new HnswIntegrityChecker.RemovalTrace[] {t},
-                    (earlier, next) -> {
-                        HnswIntegrityChecker.RemovalTrace[] both =
-                                Arrays.copyOf(earlier, earlier.length + 1);
-                        both[earlier.length] = next[0];
-                        return both;
-                    });
-            traceCount++;
         }
     }
 
@@ -387,7 +302,7 @@ public final class HnswIndex implements VectorIndex {
     public int connectUnreachable() {
         writerGate.writeLock().lock();
         try {
-            return repairer.connectUnreachable();
+            return certifier.connectUnreachable();
         } finally {
             writerGate.writeLock().unlock();
         }
@@ -397,7 +312,7 @@ public final class HnswIndex implements VectorIndex {
     long fullWalks() {
         writerGate.writeLock().lock();
         try {
-            return repairer.fullWalks;
+            return certifier.fullWalks;
         } finally {
             writerGate.writeLock().unlock();
         }
@@ -407,7 +322,7 @@ public final class HnswIndex implements VectorIndex {
     long relabelled() {
         writerGate.writeLock().lock();
         try {
-            return repairer.relabelled;
+            return certifier.relabelled;
         } finally {
             writerGate.writeLock().unlock();
         }
@@ -428,7 +343,7 @@ public final class HnswIndex implements VectorIndex {
         try {
             return new long[] {
                 repairer.repairedListsTotal + repairer.repairedLists,
-                repairer.reconnectedTotal + repairer.reconnected,
+                repairer.reconnectedTotal + repairer.reconnected + certifier.reconnected,
                 repairer.comparisons
             };
         } finally {
@@ -458,142 +373,12 @@ public final class HnswIndex implements VectorIndex {
 
     @Override
     public SearchResult search(float[] query, int k, Accept accept, SearchParams searchParams) {
-        IndexChecks.checkSearch(query, k, dim);
-        int ef =
-                searchParams == null
-                        ? params.efSearch()
-                        : searchParams.get(HnswParams.EF_SEARCH, params.efSearch());
-        if (ef <= 0) {
-            throw new IllegalArgumentException("efSearch: expected > 0, got " + ef);
-        }
-        ef = Math.max(ef, k);
-        int rerank =
-                searchParams == null
-                        ? params.rerank()
-                        : searchParams.get(HnswParams.RERANK, params.rerank());
-        if (rerank < 0) {
-            throw new IllegalArgumentException("rerank: expected >= 0 (0: twice k), got " + rerank);
-        }
-        float[] q = metric.prepare(query);
-        // No lock: the free epoch first, then the entry point, then the layout (at least as new
-        // as the entry point's slot); see HnswGraph's concurrency contract.
-        int startEpoch = graph.freeEpoch();
-        long entry = graph.entry();
-        if (entry < 0) {
-            return SearchResult.EMPTY;
-        }
-        HnswGraph.Layout layout = graph.layout();
-        // The walk's scorer: over the codes in a quantized graph, else exact (see the re-rank
-        // below).
-        NodeScorer scorer = layout.searchScorers().queryScorer(q);
-        HnswSearcher.Scratch s = HnswSearcher.scratch();
-        s.begin(layout.capacity);
-        long visitLimit = Long.MAX_VALUE;
-        long allowed = accept.cardinality();
-        if (accept != Accept.ALL && allowed >= 0) {
-            // A filter that lets through about as few nodes as a beam would score anyway is
-            // cheaper to scan exactly; otherwise walk the graph but stop once the walk costs
-            // more than the exact scan would.
-            if (allowed <= 2L * ef) {
-                return exactFiltered(q, k, accept, startEpoch);
-            }
-            visitLimit = allowed;
-        }
-        int[] seeds = HnswSearcher.descendBeam(layout, scorer, entry, upperBeam, s);
-        boolean complete =
-                HnswSearcher.searchLayer(
-                        layout, scorer, seeds, seeds.length, ef, 0, accept, -1, visitLimit, s);
-        if (complete && s.results.size() < k && graph.entry() >= 0) {
-            // Short: the descent may have ended on a node a removal was emptying under this walk
-            // (its lists cleared), or on the old entry point of a removal that moved it. Walk
-            // again, seeded also with the current entry point, whose lists are whole.
-            entry = graph.entry();
-            layout = graph.layout();
-            scorer = layout.searchScorers().queryScorer(q);
-            s.begin(layout.capacity);
-            seeds = HnswSearcher.descendBeam(layout, scorer, entry, upperBeam, s);
-            int top = HnswGraph.entrySlot(entry);
-            seeds = Arrays.copyOf(seeds, seeds.length + 1);
-            seeds[seeds.length - 1] = top;
-            complete =
-                    HnswSearcher.searchLayer(
-                            layout, scorer, seeds, seeds.length, ef, 0, accept, -1, visitLimit, s);
-        }
-        if (!complete) {
-            return exactFiltered(q, k, accept, startEpoch);
-        }
-        int n = s.results.size();
-        int[] slots = s.batch(n);
-        float[] scores = s.batchScores;
-        if (!scorer.isExact()) {
-            // Re-rank: the best `rerank` candidates by code score (2k for 0, never fewer than k)
-            // are scored again from the floats of the walk's layout, and only those exact scores
-            // go on.
-            int depth = Math.min(n, rerank == 0 ? 2 * k : Math.max(rerank, k));
-            while (s.results.size() > depth) {
-                s.results.pop(); // worst code score first
-            }
-            n = s.results.size();
-            for (int i = 0; i < n; i++) {
-                slots[i] = s.results.slotAt(i);
-            }
-            scorer = layout.scorers().queryScorer(q);
-            scorer.bulkScore(slots, n, scores);
-            s.scored += n;
-        } else {
-            for (int i = 0; i < n; i++) {
-                slots[i] = s.results.slotAt(i);
-                scores[i] = s.results.scoreAt(i);
-            }
-        }
-        // Scores are returned as they are: right only because they are exact by now.
-        assert scorer.isExact() : "approximate scores reached a search result without a re-rank";
-        // Keep only slots that still hold what was scored (checked on the current layout,
-        // where frees are stamped, after the scores were read), with the ordinal they hold.
-        HnswGraph.Layout now = graph.layout();
-        TopK top = new TopK(k);
-        for (int i = 0; i < n; i++) {
-            int slot = slots[i];
-            if (now.unchangedSince(slot, startEpoch)) {
-                top.offer(now.ordinal(slot), scores[i]);
-            }
-        }
-        return top.drain(s.scored);
+        return HnswQuery.search(this, query, k, accept, searchParams);
     }
 
-    /**
-     * Scores every accepted live ordinal; lock-free like {@link #search}. Reached only with an
-     * accept that enumerates its ordinals (the walk's visit limit is set from its cardinality).
-     */
-    private SearchResult exactFiltered(float[] q, int k, Accept accept, int startEpoch) {
-        TopK top = new TopK(k);
-        long scored = 0;
-        int[] map = ordToSlot;
-        HnswGraph.Layout layout = graph.layout();
-        NodeScorer scorer = layout.scorers().queryScorer(q);
-        assert scorer.isExact() : "an exact scan needs an exact scorer";
-        java.util.PrimitiveIterator.OfInt it = accept.ordinals();
-        while (it.hasNext()) {
-            int ord = it.nextInt();
-            if (ord < 0 || ord >= map.length) {
-                if (ord < 0) {
-                    continue;
-                }
-                break;
-            }
-            int slot = (int) ORD_TO_SLOT.getAcquire(map, ord);
-            if (slot < 0 || slot >= layout.capacity) {
-                continue; // not live, or added after this search began
-            }
-            if (layout.isLive(slot) && layout.ordinal(slot) == ord) {
-                float score = scorer.score(slot);
-                scored++;
-                if (layout.unchangedSince(slot, startEpoch) && layout.ordinal(slot) == ord) {
-                    top.offer(ord, score);
-                }
-            }
-        }
-        return top.drain(scored);
+    /** The ordinal-to-slot map as last published (-1 where not live); read it with acquire. */
+    int[] ordinalMap() {
+        return ordToSlot;
     }
 
     /** A copy of the stored (prepared) vector of a live ordinal, or null. */
@@ -603,7 +388,7 @@ public final class HnswIndex implements VectorIndex {
             if (ordinal < 0 || ordinal >= ordToSlot.length || ordToSlot[ordinal] < 0) {
                 return null;
             }
-            return graph.vectorCopy(ordToSlot[ordinal]);
+            return graph.store().vectorCopy(ordToSlot[ordinal]);
         } finally {
             slotLock.readLock().unlock();
         }
@@ -664,22 +449,22 @@ public final class HnswIndex implements VectorIndex {
                 }
             }
             stats.put("meanDegreeLayer0", nodes == 0 ? 0.0 : (double) edges / nodes);
-            if (graph.codec() != null) {
-                stats.put("codeBytesPerVector", graph.codec().stride());
+            if (graph.store().codec() != null) {
+                stats.put("codeBytesPerVector", graph.store().codec().stride());
                 stats.put(
-                        graph.codesOffHeap() ? "codeBytesOffHeap" : "codeBytesOnHeap",
-                        (long) graph.capacity() * graph.codec().stride());
+                        graph.store().codesOffHeap() ? "codeBytesOffHeap" : "codeBytesOnHeap",
+                        (long) graph.capacity() * graph.store().codec().stride());
             }
             // What the float vectors take, allocated capacity included, and where.
             stats.put(
-                    graph.vectorsOffHeap() ? "vectorBytesOffHeap" : "vectorBytesOnHeap",
+                    graph.store().vectorsOffHeap() ? "vectorBytesOffHeap" : "vectorBytesOnHeap",
                     (long) graph.capacity() * dim * Float.BYTES);
             stats.put("listsRepaired", repairs[0]);
             stats.put("nodesReconnected", repairs[1]);
             stats.put("repairComparisons", repairs[2]);
             // How removals proved reachability: labels raised locally, or whole-graph walks.
-            stats.put("labelsRaised", repairer.relabelled);
-            stats.put("fullWalks", repairer.fullWalks);
+            stats.put("labelsRaised", certifier.relabelled);
+            stats.put("fullWalks", certifier.fullWalks);
             return new dev.nepenthe.core.index.IndexDescription(
                     KIND, nodes, stats, java.util.List.of(), null);
         } finally {
@@ -717,44 +502,29 @@ public final class HnswIndex implements VectorIndex {
 
     /**
      * Proves that the removals of {@code removedOrdinals} through this index left nothing behind,
-     * checking only the slots those removals touched (see {@link
-     * HnswIntegrityChecker#checkRemoval}). Cost: about the removed nodes times their degree times
-     * their layers, times (degree + in-degree) for the two-way list checks; it does not grow with
-     * the index. An ordinal this index holds no trace for (never removed through it, removed before
-     * a load, or its trace dropped to keep the traces bounded) makes the whole call run the full
-     * {@link #verifyIntegrity()} instead, which proves its removal too; so does a reachability
-     * certificate an insert invalidated since the last removal.
+     * checking only the slots those removals touched (see {@link ScopedRemovalCheck#check}). Cost:
+     * about the removed nodes times their degree times their layers, times (degree + in-degree) for
+     * the two-way list checks; it does not grow with the index. An ordinal this index holds no
+     * trace for (never removed through it, removed before a load, or its trace dropped to keep the
+     * traces bounded) makes the whole call run the full {@link #verifyIntegrity()} instead, which
+     * proves its removal too; so does a reachability certificate an insert invalidated since the
+     * last removal.
      */
     @Override
     public IntegrityReport verifyRemoval(int[] removedOrdinals) {
         writerGate.writeLock().lock();
         try {
-            java.util.List<HnswIntegrityChecker.RemovalTrace> scope = new java.util.ArrayList<>();
-            long untraced = 0;
-            for (int ord : removedOrdinals) {
-                HnswIntegrityChecker.RemovalTrace[] ts = traces.get(ord);
-                if (ts == null) {
-                    untraced++;
-                } else {
-                    scope.addAll(Arrays.asList(ts));
-                }
-            }
-            if (untraced > 0) {
-                return HnswIntegrityChecker.fallBack(
-                        graph, ordToSlot, size(), "scoped-fallback-untraced-ordinals", untraced);
-            }
-            return HnswIntegrityChecker.checkRemoval(graph, ordToSlot, size(), scope);
+            return traces.verify(graph, ordToSlot, size(), removedOrdinals);
         } finally {
             writerGate.writeLock().unlock();
         }
     }
 
     /** Test hook: the latest removal trace of an ordinal, or null. */
-    HnswIntegrityChecker.RemovalTrace traceOf(int ordinal) {
+    RemovalTrace traceOf(int ordinal) {
         writerGate.writeLock().lock();
         try {
-            HnswIntegrityChecker.RemovalTrace[] ts = traces.get(ordinal);
-            return ts == null ? null : ts[ts.length - 1];
+            return traces.latest(ordinal);
         } finally {
             writerGate.writeLock().unlock();
         }
@@ -764,7 +534,7 @@ public final class HnswIndex implements VectorIndex {
     long droppedTraces() {
         writerGate.writeLock().lock();
         try {
-            return droppedTraces;
+            return traces.dropped();
         } finally {
             writerGate.writeLock().unlock();
         }
@@ -779,36 +549,22 @@ public final class HnswIndex implements VectorIndex {
         return ordinal < ordToSlot.length ? ordToSlot[ordinal] : -1;
     }
 
-    /*
-     * File body, version 5 (inside the ChecksummedFiles envelope, big-endian):
-     *   int dim, byte metric, int M, int efConstruction, int efSearch, double levelMultiplier,
-     *   int repairEf, long seed, byte quantization (0 none, 1 int8), int rerank,
-     *   int capacity, int highWater, int entrySlot, int entryLevel,
-     *   then per slot below highWater: byte state (0 free, 1 live); for a live slot
-     *   int ordinal, byte level, dim floats, in a quantized graph its code (stride bytes, see
-     *   Int8Codes), and per layer 0..level: int degree, degree ints;
-     *   then int freeCount and the free list in order;
-     *   then byte labelled (1 when the reachability labels certified every live node at the
-     *   save) and, if 1, per live slot in slot order: int label.
-     * Reverse lists are derived, so they are rebuilt on load rather than stored. The codes are
-     * derived too (each is a function of its vector alone, see Int8Codes), but they are stored:
-     * encoding them again cost 1.6 to 1.8 s of CPU in a 1M-node load, and the file grows by a
-     * quarter (1,654 to 2,054 MB at 1M, 384 dimensions). The file is authenticated whole, and the
-     * integrity checker still recomputes every code from its vector on demand.
-     * The labels are stored because making them costs a walk over layer 0 (at 1M nodes, about a
-     * second: the first forget after every open paid it); the loader checks the certificate they
-     * claim in one pass over the links, not a walk, and drops labels that do not certify.
-     * Version 4 is the same with labels one apart, 3 also without the codes, 2 also without the
-     * labels. Version 1 is also without the quantization byte and rerank: it loads as a float
-     * graph.
+    /**
+     * Loader hook ({@link HnswFile}): the ordinal map and live count of a graph just read, before
+     * the index is handed out.
      */
+    void restoreOrdinals(int[] ordinalToSlot, int liveCount) {
+        this.ordToSlot = ordinalToSlot;
+        this.live = liveCount;
+    }
+
+    /** Saves the graph in the format {@link HnswFile} describes. */
     @Override
     public void save(Path file) throws IOException {
         writerGate.writeLock().lock();
         try {
             certifyBeforeSave();
-            ChecksummedFiles.write(
-                    file, FORMAT, VERSION, ChecksummedFiles.newFileId(), this::writeBody);
+            HnswFile.write(file, this);
         } finally {
             writerGate.writeLock().unlock();
         }
@@ -819,8 +575,7 @@ public final class HnswIndex implements VectorIndex {
         writerGate.writeLock().lock();
         try {
             certifyBeforeSave();
-            BodyStreams.writeHeader(out, FORMAT, VERSION);
-            writeBody(out);
+            HnswFile.writeTo(out, this);
         } finally {
             writerGate.writeLock().unlock();
         }
@@ -834,131 +589,7 @@ public final class HnswIndex implements VectorIndex {
      */
     private void certifyBeforeSave() {
         if (!graph.labelsValid() || graph.hasPendingCertificates()) {
-            repairer.certifyReachability();
-        }
-    }
-
-    /** The body of the file format above; the caller holds the writer gate. */
-    private void writeBody(DataOutputStream out) throws IOException {
-        IndexChecks.writeShape(out, dim, metric);
-        out.writeInt(params.m());
-        out.writeInt(params.efConstruction());
-        out.writeInt(params.efSearch());
-        out.writeDouble(params.levelMultiplier());
-        out.writeInt(params.repairEf());
-        out.writeLong(params.seed());
-        out.writeByte(params.quantization().ordinal());
-        out.writeInt(params.rerank());
-        out.writeInt(graph.capacity());
-        int hw = graph.highWater();
-        out.writeInt(hw);
-        long entry = graph.entry();
-        out.writeInt(HnswGraph.entrySlot(entry));
-        out.writeInt(HnswGraph.entryLevel(entry));
-        float[] v = new float[dim];
-        byte[] code = graph.codec() == null ? null : new byte[graph.codec().stride()];
-        for (int s = 0; s < hw; s++) {
-            if (graph.state(s) != HnswGraph.LIVE) {
-                out.writeByte(0);
-                continue;
-            }
-            out.writeByte(1);
-            out.writeInt(graph.ordinal(s));
-            int level = graph.level(s);
-            out.writeByte(level);
-            graph.copyVector(s, v);
-            BodyStreams.writeFloats(out, v, 0, dim);
-            if (code != null) {
-                graph.copyCode(s, code);
-                out.write(code);
-            }
-            for (int l = 0; l <= level; l++) {
-                int[] nb = graph.neighbors(s, l);
-                out.writeInt(nb.length);
-                BodyStreams.writeInts(out, nb, 0, nb.length);
-            }
-        }
-        Arrays.fill(v, 0f); // the last vector copied out, not kept in a dead array
-        if (code != null) {
-            Arrays.fill(code, (byte) 0);
-        }
-        out.writeInt(graph.freeCount());
-        for (int i = 0; i < graph.freeCount(); i++) {
-            out.writeInt(graph.freeSlot(i));
-        }
-        // The writer gate is held, so no certification runs beside this: labels valid with
-        // nothing pending certify every live node.
-        boolean labelled = graph.labelsValid() && !graph.hasPendingCertificates();
-        out.writeByte(labelled ? 1 : 0);
-        if (labelled) {
-            for (int s = 0; s < hw; s++) {
-                if (graph.state(s) == HnswGraph.LIVE) {
-                    out.writeInt(graph.label(s));
-                }
-            }
-        }
-    }
-
-    /**
-     * The structural pass a loaded graph gets before it serves (the full integrity checker,
-     * reachability included, stays on demand): every link names a live node that has the link's
-     * layer, is not the node itself and appears once in its list, and the entry point is a live
-     * node on the top layer.
-     *
-     * @throws IllegalArgumentException naming the first violation (the reader reports it as a
-     *     corrupt file, naming the file)
-     */
-    private static void checkLoadedStructure(HnswGraph g, int entrySlot, int entryLevel, int live) {
-        // What the reader could check list by list (each link in range, not the node itself,
-        // not twice) it did; here every link is checked to name a node that has its layer.
-        int hw = g.highWater();
-        int top = -1;
-        for (int s = 0; s < hw; s++) {
-            if (g.state(s) != HnswGraph.LIVE) {
-                continue;
-            }
-            int level = g.level(s);
-            top = Math.max(top, level);
-            for (int l = 0; l <= level; l++) {
-                int[] a = g.listArray(s, l);
-                int base = g.listBase(s, l);
-                for (int i = 0, deg = HnswGraph.degree(a, base); i < deg; i++) {
-                    int n = a[base + 1 + i];
-                    if (g.level(n) < l) {
-                        throw new IllegalArgumentException(
-                                "slot "
-                                        + s
-                                        + " layer "
-                                        + l
-                                        + " links to slot "
-                                        + n
-                                        + (g.state(n) != HnswGraph.LIVE
-                                                ? ", which holds no node"
-                                                : ", whose top layer is " + g.level(n)));
-                    }
-                }
-            }
-        }
-        if (live == 0) {
-            if (entrySlot != -1) {
-                throw new IllegalArgumentException("an empty graph names entry slot " + entrySlot);
-            }
-            return;
-        }
-        if (entrySlot < 0 || entrySlot >= hw || g.state(entrySlot) != HnswGraph.LIVE) {
-            throw new IllegalArgumentException("entry point " + entrySlot + " is not a live node");
-        }
-        if (entryLevel != g.level(entrySlot) || entryLevel != top) {
-            throw new IllegalArgumentException(
-                    "entry point "
-                            + entrySlot
-                            + " at level "
-                            + entryLevel
-                            + ": its node's top"
-                            + " layer is "
-                            + g.level(entrySlot)
-                            + " and the graph's is "
-                            + top);
+            certifier.certifyReachability();
         }
     }
 
@@ -977,228 +608,11 @@ public final class HnswIndex implements VectorIndex {
      */
     public static HnswIndex load(IndexConfig config, Path file, VectorKernels kernels)
             throws IOException {
-        return ChecksummedFiles.read(
-                file,
-                FORMAT,
-                OLDEST_VERSION,
-                VERSION,
-                (in, version) -> readBody(config, in, version, kernels));
+        return HnswFile.read(config, file, kernels);
     }
 
     /** Reads what {@link #writeTo} wrote; see {@link HnswIndexFactory#readFrom}. */
     static HnswIndex readFrom(IndexConfig config, DataInputStream in) throws IOException {
-        int version = BodyStreams.readHeader(in, FORMAT, OLDEST_VERSION, VERSION);
-        return readBody(config, in, version, Kernels.get());
-    }
-
-    private static HnswIndex readBody(
-            IndexConfig config, DataInputStream in, int version, VectorKernels kernels)
-            throws IOException {
-        IndexChecks.readShape(in, config);
-        int dim = config.dimension();
-        Metric metric = config.metric();
-        HnswParams p =
-                new HnswParams(
-                        in.readInt(),
-                        in.readInt(),
-                        in.readInt(),
-                        in.readDouble(),
-                        in.readInt(),
-                        in.readLong());
-        if (version >= 2) {
-            int q = in.readUnsignedByte();
-            HnswParams.Quantization[] modes = HnswParams.Quantization.values();
-            if (q >= modes.length) {
-                throw new IllegalArgumentException(
-                        "quantization code " + q + " (expected 0 for none or 1 for int8)");
-            }
-            p = p.withQuantization(modes[q]).withRerank(in.readInt());
-        }
-        // Where the vectors live is chosen at each open, not stored in the file.
-        p = p.withStorage(HnswParams.storage(config));
-        int capacity = in.readInt();
-        int hw = in.readInt();
-        if (hw < 0 || capacity < hw) {
-            throw new IllegalArgumentException(
-                    "high-water mark " + hw + " outside [0, capacity " + capacity + "]");
-        }
-        int entrySlot = in.readInt();
-        int entryLevel = in.readInt();
-        // The stored capacity is only a sizing hint: allocate for what the file holds, so a
-        // crafted capacity cannot make the loader allocate gigabytes before anything is read.
-        HnswIndex index = new HnswIndex(dim, metric, p, kernels, Math.max(16, hw));
-        // Ordinals are dense in a store (freed ones are reused), so one far beyond the number
-        // of slots is not something a save writes; refusing it bounds the ordinal table.
-        long maxOrdinal = 16L * Math.max(hw, 1 << 16);
-        HnswGraph g = index.graph;
-        float[] v = new float[dim]; // setVector copies it
-        byte[] code = version >= 4 && g.codec() != null ? new byte[g.codec().stride()] : null;
-        // Each list is read into one buffer and copied straight into the graph's own arrays:
-        // a million lists held aside until the end of the file (as the loader once did) were
-        // about 150 MB at 1M that the collector copied between generations during the open.
-        // What needs every node first (each link names a node with the link's layer) is
-        // checked once the file is read, over the graph's arrays.
-        int[] list = new int[g.maxDegree(0)];
-        int[] seen = new int[hw];
-        int stamp = 0;
-        int live = 0;
-        for (int s = 0; s < hw; s++) {
-            int state = in.readUnsignedByte();
-            if (state == 0) {
-                continue;
-            }
-            if (state != 1) {
-                throw new IllegalArgumentException("slot " + s + " has unknown state " + state);
-            }
-            int ord = in.readInt();
-            int level = in.readUnsignedByte();
-            if (ord < 0 || ord > maxOrdinal || level > HnswGraph.MAX_LEVEL) {
-                throw new IllegalArgumentException(
-                        "slot "
-                                + s
-                                + ": ordinal "
-                                + ord
-                                + " level "
-                                + level
-                                + " (expected an ordinal in [0, "
-                                + maxOrdinal
-                                + "] and a level <= "
-                                + HnswGraph.MAX_LEVEL
-                                + ")");
-            }
-            if (ord >= index.ordToSlot.length) {
-                int old = index.ordToSlot.length;
-                index.ordToSlot = Arrays.copyOf(index.ordToSlot, Math.max(ord + 1, old * 2));
-                Arrays.fill(index.ordToSlot, old, index.ordToSlot.length, -1);
-            }
-            if (index.ordToSlot[ord] >= 0) {
-                throw new IllegalArgumentException(
-                        "ordinal "
-                                + ord
-                                + " appears at slots "
-                                + index.ordToSlot[ord]
-                                + " and "
-                                + s);
-            }
-            BodyStreams.readFloats(in, v, 0, dim);
-            if (code != null) {
-                in.readFully(code);
-            }
-            g.placeNext(s);
-            int got = g.allocate(ord, level);
-            if (got != s) {
-                throw new IllegalStateException("slot allocation out of step: " + got + " != " + s);
-            }
-            g.setVector(s, v, code);
-            index.ordToSlot[ord] = s;
-            for (int l = 0; l <= level; l++) {
-                int deg = in.readInt();
-                if (deg < 0 || deg > g.maxDegree(l)) {
-                    throw new IllegalArgumentException(
-                            "slot " + s + " layer " + l + ": degree " + deg);
-                }
-                BodyStreams.readInts(in, list, 0, deg);
-                stamp++;
-                for (int i = 0; i < deg; i++) {
-                    int n = list[i];
-                    if (n < 0 || n >= hw) {
-                        throw new IllegalArgumentException(
-                                "slot " + s + " layer " + l + " links to slot " + n);
-                    }
-                    if (n == s) {
-                        throw new IllegalArgumentException(
-                                "slot " + s + " layer " + l + " links to itself");
-                    }
-                    if (seen[n] == stamp) {
-                        throw new IllegalArgumentException(
-                                "slot " + s + " layer " + l + " lists slot " + n + " twice");
-                    }
-                    seen[n] = stamp;
-                }
-                g.setNeighbors(s, l, list, deg);
-            }
-            live++;
-        }
-        Arrays.fill(v, 0f);
-        if (code != null) {
-            Arrays.fill(code, (byte) 0);
-        }
-        int freeCount = in.readInt();
-        if (freeCount < 0 || freeCount > hw) {
-            throw new IllegalArgumentException("free list length " + freeCount);
-        }
-        int[] free = new int[freeCount];
-        for (int i = 0; i < freeCount; i++) {
-            free[i] = in.readInt();
-            if (free[i] < 0 || free[i] >= hw || g.state(free[i]) != HnswGraph.FREE) {
-                throw new IllegalArgumentException(
-                        "free list names slot " + free[i] + " which is not free");
-            }
-        }
-        g.placeNext(hw);
-        checkLoadedStructure(g, entrySlot, entryLevel, live);
-        int[] labels = null;
-        if (version >= 3) {
-            int labelled = in.readUnsignedByte();
-            if (labelled > 1) {
-                throw new IllegalArgumentException(
-                        "labels flag " + labelled + " (expected 0 or 1)");
-            }
-            if (labelled == 1) {
-                labels = seen; // the stamps are done with: reused, as large as the slots
-                for (int s = 0; s < hw; s++) {
-                    labels[s] = g.state(s) == HnswGraph.LIVE ? in.readInt() : 0;
-                }
-                if (version < 5 || !certifies(g, labels, entrySlot)) {
-                    labels = null; // the first removal walks the graph and labels it, as without
-                    // them
-                }
-            }
-        }
-        g.restoreSlots(hw, free);
-        g.rebuildReverse();
-        g.setEntry(entrySlot, entryLevel);
-        if (labels != null) {
-            for (int s = 0; s < hw; s++) {
-                if (g.state(s) == HnswGraph.LIVE) {
-                    g.setLabel(s, labels[s]);
-                }
-            }
-            g.labelsRebuilt();
-        }
-        index.live = live;
-        return index;
-    }
-
-    /**
-     * Whether stored labels certify that every live node is reachable on layer 0 from the entry
-     * point: each live node but the entry point has a live in-neighbour with a smaller label, and
-     * no label is negative, so following smaller labels ends at the entry point. One pass over the
-     * links (the lists were checked to name live nodes), not a walk.
-     */
-    static boolean certifies(HnswGraph g, int[] labels, int entrySlot) {
-        int hw = g.highWater();
-        int[] smallestIn = new int[hw];
-        Arrays.fill(smallestIn, Integer.MAX_VALUE);
-        for (int u = 0; u < hw; u++) {
-            if (g.state(u) != HnswGraph.LIVE) {
-                continue;
-            }
-            if (labels[u] < 0) {
-                return false;
-            }
-            int[] a = g.listArray(u, 0);
-            int base = g.listBase(u, 0);
-            for (int i = 0, deg = HnswGraph.degree(a, base); i < deg; i++) {
-                int n = a[base + 1 + i];
-                smallestIn[n] = Math.min(smallestIn[n], labels[u]);
-            }
-        }
-        for (int s = 0; s < hw; s++) {
-            if (g.state(s) == HnswGraph.LIVE && s != entrySlot && smallestIn[s] >= labels[s]) {
-                return false;
-            }
-        }
-        return true;
+        return HnswFile.readFrom(config, in);
     }
 }

@@ -57,7 +57,7 @@ final class HnswInserter {
         HnswSearcher.Scratch s = HnswSearcher.scratch();
         s.begin(g.capacity());
         // The caller holds the slot lock shared, so no grow replaces the layout while this runs.
-        HnswGraph.Layout layout = g.layout();
+        GraphLayout layout = g.layout();
         NodeScorer query = layout.scorers().nodeScorer(slot);
         UpdatableNodeScorer between = layout.scorers().nodeScorer(slot);
         int top = Math.min(level, HnswGraph.entryLevel(entry));
@@ -158,7 +158,7 @@ final class HnswInserter {
             NeighborSelector.sortBestFirst(cand, scores, n);
             // A full list drops one neighbour, not every one the heuristic would reject: lists
             // stay full, and on real embeddings the graph reaches more recall per vector scored
-            // (MiniLM, 40k: 0.949 vs 0.938 at ef 24 for 6% more scores, 0.855 vs 0.825 at ef 10).
+            // (docs/BENCHMARKS.md, "Every peer as its users run it, on real embeddings").
             int drop = NeighborSelector.worstNonDiverse(between, cand, scores, n);
             System.arraycopy(cand, drop + 1, cand, drop, n - 1 - drop);
             g.replaceList(target, level, cand, n - 1, dropped);

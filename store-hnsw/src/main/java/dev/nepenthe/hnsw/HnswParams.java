@@ -1,7 +1,10 @@
 package dev.nepenthe.hnsw;
 
 import dev.nepenthe.core.index.IndexConfig;
+import java.util.Locale;
 import java.util.Set;
+import java.util.StringJoiner;
+import java.util.function.Function;
 
 /**
  * Build and search settings of an HNSW index.
@@ -64,25 +67,19 @@ public record HnswParams(
     /**
      * Where the float vectors live. Off the heap, a graph's vectors are one native segment counted
      * against {@code -XX:MaxDirectMemorySize} instead of the heap, and a search scores them without
-     * copying; measured on this project's machine, a float search is 5 to 18% slower there once the
-     * vectors outgrow the caches (docs/BENCHMARKS.md), while a quantized search, which walks the
-     * codes and re-scores a few floats, is not.
+     * copying; a float search is somewhat slower there once the vectors outgrow the caches, while a
+     * quantized search, which walks the codes and re-scores a few floats, is not (figures:
+     * docs/BENCHMARKS.md, "HNSW vectors off the heap").
      */
     public enum VectorStorage {
         /** One float array on the Java heap. */
-        HEAP("heap"),
+        HEAP,
         /** One native memory segment outside the Java heap (and one for the int8 codes, if any). */
-        OFF_HEAP("offheap");
-
-        private final String paramValue;
-
-        VectorStorage(String paramValue) {
-            this.paramValue = paramValue;
-        }
+        OFF_HEAP;
 
         /** The value of the {@code vectors} parameter that selects this storage. */
         public String paramValue() {
-            return paramValue;
+            return paramValueOf(this);
         }
 
         /**
@@ -91,41 +88,54 @@ public record HnswParams(
          * @throws IllegalArgumentException naming the accepted values and the one given
          */
         public static VectorStorage fromParam(String value) {
-            for (VectorStorage v : values()) {
-                if (v.paramValue.equals(value)) {
-                    return v;
-                }
-            }
-            throw new IllegalArgumentException(
-                    HnswIndex.KIND
-                            + " index: parameter '"
-                            + VECTORS
-                            + "' expected heap or offheap, got '"
-                            + value
-                            + "'");
+            return named(values(), VectorStorage::paramValue, VECTORS, value);
         }
+    }
+
+    /** A constant's parameter value: its name in lower case, without underscores. */
+    private static String paramValueOf(Enum<?> constant) {
+        return constant.name().toLowerCase(Locale.ROOT).replace("_", "");
+    }
+
+    /**
+     * The constant whose parameter value is {@code value}.
+     *
+     * @throws IllegalArgumentException naming the parameter, the accepted values and the one given
+     */
+    private static <E extends Enum<E>> E named(
+            E[] constants, Function<E, String> paramValue, String param, String value) {
+        StringJoiner accepted = new StringJoiner(" or ");
+        for (E e : constants) {
+            if (paramValue.apply(e).equals(value)) {
+                return e;
+            }
+            accepted.add(paramValue.apply(e));
+        }
+        throw new IllegalArgumentException(
+                HnswIndex.KIND
+                        + " index: parameter '"
+                        + param
+                        + "' expected "
+                        + accepted
+                        + ", got '"
+                        + value
+                        + "'");
     }
 
     /** What the walk of a search scores (see {@link HnswParams#quantization()}). */
     public enum Quantization {
         /** The float vectors: every score is exact. */
-        NONE("none"),
+        NONE,
         /**
          * Per-vector int8 codes (one signed byte per dimension on the vector's own scale, plus four
          * floats of corrections), scored with integer kernels; the best candidates are re-scored
          * from the floats.
          */
-        INT8("int8");
-
-        private final String paramValue;
-
-        Quantization(String paramValue) {
-            this.paramValue = paramValue;
-        }
+        INT8;
 
         /** The value of the {@code quantization} parameter that selects this mode. */
         public String paramValue() {
-            return paramValue;
+            return paramValueOf(this);
         }
 
         /**
@@ -134,18 +144,7 @@ public record HnswParams(
          * @throws IllegalArgumentException naming the accepted values and the one given
          */
         public static Quantization fromParam(String value) {
-            for (Quantization q : values()) {
-                if (q.paramValue.equals(value)) {
-                    return q;
-                }
-            }
-            throw new IllegalArgumentException(
-                    HnswIndex.KIND
-                            + " index: parameter '"
-                            + QUANTIZATION
-                            + "' expected none or int8, got '"
-                            + value
-                            + "'");
+            return named(values(), Quantization::paramValue, QUANTIZATION, value);
         }
     }
 

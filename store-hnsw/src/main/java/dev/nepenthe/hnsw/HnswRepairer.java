@@ -1,6 +1,5 @@
 package dev.nepenthe.hnsw;
 
-import dev.nepenthe.core.index.Accept;
 import java.util.BitSet;
 
 /**
@@ -15,9 +14,9 @@ import java.util.BitSet;
  *
  * <p>Candidates for the re-selected lists come from one short beam search toward x (x's vector is
  * still intact while it is being removed), shared by all of x's in-neighbours: they are near x by
- * construction, so x's neighbourhood is theirs too. A search per in-neighbour (about 18 of them on
- * layer 0 at M = 16) cost 4.3 times the vector comparisons for the same recall (measured at n =
- * 100,000, d = 384; docs/BENCHMARKS.md).
+ * construction, so x's neighbourhood is theirs too. A search per in-neighbour (there are about as
+ * many as a layer-0 list is long) cost several times the vector comparisons for the same recall.
+ * What a removal costs now: docs/BENCHMARKS.md, "HNSW after deletes".
  *
  * <p>Runs with inserts and other removals excluded (the index's writer gate); searches go on
  * concurrently and may still route through a node being removed, but never return it.
@@ -106,9 +105,8 @@ final class HnswRepairer {
             }
             // 4. One beam search toward each removed node finds its neighbourhood (the pool);
             //    then each affected list is re-selected from the pools of the removed nodes it
-            //    linked to, without the removed nodes. Measured at n = 100,000, d = 384: 3,500
-            //    vector comparisons per removal instead of 14,800 with a search per affected
-            //    node, same recall after 10% removed. A list that linked to several removed
+            //    linked to, without the removed nodes: a fraction of the comparisons of a search
+            //    per affected node, for the same recall. A list that linked to several removed
             //    nodes of a batch is re-selected once, from the union of their pools.
             int[][] poolOf = new int[n][];
             java.util.HashMap<Integer, Integer> batchIndex = new java.util.HashMap<>();
@@ -157,7 +155,7 @@ final class HnswRepairer {
      * in-neighbour. Cost: one search of width max(repairEf, degree bound).
      */
     private int[] poolAround(int x, int level, HnswSearcher.Scratch s) {
-        HnswGraph.Layout layout = g.layout();
+        GraphLayout layout = g.layout();
         NodeScorer query = layout.scorers().nodeScorer(x);
         s.begin(g.capacity());
         s.visited.visit(x);
@@ -178,24 +176,24 @@ final class HnswRepairer {
             int ep = HnswSearcher.descend(layout, query, e, level, s);
             entries = ep < 0 || removing.get(ep) ? entries : new int[] {ep};
         }
-        HnswSearcher.searchLayer(
-                layout,
-                query,
-                entries,
-                entries.length,
-                Math.max(repairEf, g.maxDegree(level)),
-                level,
-                Accept.ALL,
-                x,
-                Long.MAX_VALUE,
-                s);
+        searchAround(layout, query, entries, level, x, s);
+        return HnswSearcher.takeBestFirst(s);
+    }
+
+    /**
+     * A repair's search on {@code level} around node {@code self} (never a result), of width
+     * max(repairEf, degree bound); its comparisons are counted.
+     */
+    private void searchAround(
+            GraphLayout layout,
+            NodeScorer query,
+            int[] entries,
+            int level,
+            int self,
+            HnswSearcher.Scratch s) {
+        HnswSearcher.searchAround(
+                layout, query, entries, Math.max(repairEf, g.maxDegree(level)), level, self, s);
         comparisons += s.scored;
-        int m = s.results.size();
-        int[] pool = new int[m];
-        for (int i = m - 1; i >= 0; i--) {
-            pool[i] = s.results.pop();
-        }
-        return pool;
     }
 
     /**
@@ -289,7 +287,7 @@ final class HnswRepairer {
                 }
             }
         }
-        HnswGraph.Layout layout = g.layout();
+        GraphLayout layout = g.layout();
         // Aimed at a for the search; the heuristic re-aims it afterwards.
         UpdatableNodeScorer scorer = layout.scorers().nodeScorer(a);
         s.begin(g.capacity());
@@ -300,18 +298,7 @@ final class HnswRepairer {
             int ep = HnswSearcher.descend(layout, scorer, g.entry(), level, s);
             entries = ep < 0 || ep == a ? entries : new int[] {ep};
         }
-        HnswSearcher.searchLayer(
-                layout,
-                scorer,
-                entries,
-                entries.length,
-                Math.max(repairEf, g.maxDegree(level)),
-                level,
-                Accept.ALL,
-                a,
-                Long.MAX_VALUE,
-                s);
-        comparisons += s.scored;
+        searchAround(layout, scorer, entries, level, a, s);
         int m = s.results.size();
         int[] cand = new int[m];
         float[] scores = new float[m];
@@ -388,7 +375,7 @@ final class HnswRepairer {
 
     /** Gives {@code b} an in-link on {@code level} from its closest node that can take one. */
     private void reconnect(int b, int level, HnswSearcher.Scratch s) {
-        HnswGraph.Layout layout = g.layout();
+        GraphLayout layout = g.layout();
         NodeScorer query = layout.scorers().nodeScorer(b);
         s.begin(g.capacity());
         s.visited.visit(b);
@@ -397,23 +384,8 @@ final class HnswRepairer {
             long e = g.entry();
             entries = new int[] {HnswSearcher.descend(layout, query, e, level, s)};
         }
-        HnswSearcher.searchLayer(
-                layout,
-                query,
-                entries,
-                entries.length,
-                Math.max(repairEf, g.maxDegree(level)),
-                level,
-                Accept.ALL,
-                b,
-                Long.MAX_VALUE,
-                s);
-        comparisons += s.scored;
-        int m = s.results.size();
-        int[] cand = new int[m];
-        for (int i = m - 1; i >= 0; i--) {
-            cand[i] = s.results.pop();
-        }
+        searchAround(layout, query, entries, level, b, s);
+        int[] cand = HnswSearcher.takeBestFirst(s);
         if (linkFromClosest(g, b, level, cand)) {
             reconnected++;
         }
@@ -474,230 +446,6 @@ final class HnswRepairer {
             }
         }
         return false;
-    }
-
-    /**
-     * The safety net behind the local rules: walks layer 0 from the entry point and links every
-     * live node it cannot reach from the closest reachable node that can take the link (Lucene
-     * connects components the same way after a merge). Cost: one pass over every list, plus a
-     * search per stranded group. Caller holds the writer gate exclusively.
-     *
-     * @return how many stranded nodes (or groups) were linked back
-     */
-    int connectUnreachable() {
-        // A link that had to trade away another edge can strand something else; passes repeat
-        // until one finds nothing to do (in practice the second pass finds nothing). That last
-        // pass walked every node from the entry point and labelled it on the way.
-        fullWalks++;
-        g.invalidateLabels();
-        int total = 0;
-        for (int pass = 0; pass < 8; pass++) {
-            int linked = connectPass();
-            total += linked;
-            if (linked == 0) {
-                if (lastPassReachedAll) {
-                    g.labelsRebuilt();
-                }
-                break;
-            }
-        }
-        return total;
-    }
-
-    /** Full layer-0 walks since the index was created (for tests and benchmarks). */
-    long fullWalks;
-
-    /** Labels the certificate raised since the index was created (for tests and benchmarks). */
-    long relabelled;
-
-    /**
-     * Proves, after a removal, that every live node is still reachable on layer 0, at the cost of
-     * the nodes the removal touched rather than a walk over the graph. The certificate: each live
-     * node but the entry point has an in-neighbour with a smaller label (a walk labels the graph
-     * with discovery depths, spaced by {@link #LABEL_STEP}), so following smaller labels always
-     * ends at the entry point. Only nodes that lost a layer-0 in-link, and new nodes, can break it
-     * (the graph records them); each is checked against its in-neighbours (the reverse lists), a
-     * node with no smaller in-neighbour is relabelled above its smallest one, and the nodes that
-     * may have leaned on it are checked in turn. A node with no live in-neighbour at all, a
-     * relabelling that runs on (nodes cut off together keep raising each other), a moved entry
-     * point, or more pending nodes than an eighth of the graph fall back to the full walk, which
-     * links stranded nodes back and relabels. Caller holds the writer gate exclusively.
-     *
-     * @return how many stranded nodes were linked back (only a full walk links any)
-     */
-    int certifyReachability() {
-        int ep = HnswGraph.entrySlot(g.entry());
-        if (ep < 0) {
-            g.labelsRebuilt();
-            return 0;
-        }
-        if (!g.labelsValid()) {
-            return connectUnreachable();
-        }
-        java.util.BitSet pending = g.drainUncertified();
-        int n = pending.cardinality();
-        if (n > Math.max(1024, g.highWater() / 8)) {
-            return connectUnreachable();
-        }
-        IntBag queue = new IntBag(Math.max(16, n));
-        for (int s = pending.nextSetBit(0); s >= 0; s = pending.nextSetBit(s + 1)) {
-            queue.add(s);
-        }
-        // A raise reads a node's in- and out-lists, about what a walk spends on two nodes: up to
-        // an eighth of the graph's nodes in raises costs a quarter of the walk it avoids. A
-        // budget of the pending nodes alone ran out in a forget's 100 removals at 1M nodes (a
-        // cut-off group raises forever: the budget is what catches it).
-        long budget = Math.max(16L * n + 1024, g.highWater() / 8);
-        long raised = 0;
-        for (int i = 0; i < queue.size(); i++) {
-            int s = queue.get(i);
-            if (s == ep || !g.isLive(s)) {
-                continue;
-            }
-            int before = g.label(s);
-            int smallest = g.smallestInLabel(s, before);
-            if (smallest == Integer.MAX_VALUE) {
-                return connectUnreachable(); // no live in-link: stranded
-            }
-            if (smallest < before) {
-                continue;
-            }
-            g.setLabel(s, smallest + 1);
-            relabelled++;
-            if (++raised > budget) {
-                return connectUnreachable();
-            }
-            // Only an out-neighbour labelled above s's old label can have leaned on s, and only
-            // one s's new label no longer stays below has lost it. Checking every out-neighbour
-            // up to the new label also revisited nodes s never certified (at 1M nodes, half of a
-            // forget's 0.4 to 2 million checks).
-            int[] out = g.listArray(s, 0);
-            int base = g.listBase(s, 0);
-            for (int j = 0, deg = HnswGraph.degree(out, base); j < deg; j++) {
-                int t = out[base + 1 + j];
-                if (t >= 0) {
-                    int lt = g.label(t);
-                    if (lt > before && lt <= smallest + 1 && g.isLive(t)) {
-                        queue.add(t);
-                    }
-                }
-            }
-        }
-        return 0;
-    }
-
-    /**
-     * The gap a walk leaves between the labels of one depth and the next. Most of a large graph
-     * sits at depths whose nodes have one in-neighbour a depth above them; a node that loses it is
-     * raised just above its smallest in-neighbour, usually one of its own depth. With depths one
-     * apart that raise reached the next depth, whose nodes had leaned on it and were raised in
-     * turn: at 1M nodes a forget of 100 records raised 17,000 to 91,000 nodes (0.15 to 0.56 s of
-     * the forget, BENCHMARKS.md, issue 19). A gap absorbs raises until they have stacked up that
-     * many times within one depth.
-     */
-    static final int LABEL_STEP = 16;
-
-    /** Whether the last pass reached every live node (so its labels certify them all). */
-    private boolean lastPassReachedAll;
-
-    private int connectPass() {
-        long entry = g.entry();
-        int ep = HnswGraph.entrySlot(entry);
-        lastPassReachedAll = true;
-        if (ep < 0) {
-            return 0;
-        }
-        int hw = g.highWater();
-        BitSet reached = new BitSet(hw);
-        int[] queue = new int[16];
-        queue = markReachable(ep, reached, queue);
-        int linked = 0;
-        HnswSearcher.Scratch s = HnswSearcher.scratch();
-        for (int u = 0; u < hw; u++) {
-            if (reached.get(u) || !g.isLive(u)) {
-                continue;
-            }
-            // Search layer 0 from a reached node: the upper layers may lead straight into the
-            // stranded group, which layer 0 alone does not reach.
-            HnswGraph.Layout layout = g.layout();
-            NodeScorer query = layout.scorers().nodeScorer(u);
-            s.begin(g.capacity());
-            int start = HnswSearcher.descend(layout, query, entry, 0, s);
-            if (!reached.get(start)) {
-                start = ep;
-            }
-            s.visited.visit(u);
-            HnswSearcher.searchLayer(
-                    layout,
-                    query,
-                    new int[] {start},
-                    1,
-                    Math.max(repairEf, g.maxDegree0),
-                    0,
-                    Accept.ALL,
-                    u,
-                    Long.MAX_VALUE,
-                    s);
-            int m = s.results.size();
-            int[] cand = new int[m];
-            for (int i = m - 1; i >= 0; i--) {
-                cand[i] = s.results.pop();
-            }
-            IntBag onlyReached = new IntBag(m);
-            for (int c : cand) {
-                if (reached.get(c)) {
-                    onlyReached.add(c);
-                }
-            }
-            if (linkFromClosest(g, u, 0, onlyReached.toArray())) {
-                linked++;
-                queue = markReachable(u, reached, queue);
-            } else {
-                lastPassReachedAll = false;
-            }
-        }
-        reconnected += linked;
-        return linked;
-    }
-
-    /**
-     * Breadth-first walk of layer 0 from {@code from}, adding what it reaches to {@code reached}
-     * and labelling each node {@link #LABEL_STEP} more than the node it was found from. From the
-     * entry point the labels are the nodes' depths times the step. A depth-first walk's labels
-     * follow one long path instead: at 1M nodes, a forget of 100 early-inserted records (hubs near
-     * the entry point) raised over 125,000 of them and walked the graph again, where depths raised
-     * 15,000 to 50,000 and never walked (BENCHMARKS.md, issue 19). At 60,000 nodes depth-first
-     * labels raised fewer (17 to 56 against 223 to 626 over five batches of 100, neither walking):
-     * the gain is at scale, where a walk costs most.
-     */
-    private int[] markReachable(int from, BitSet reached, int[] queue) {
-        int head = 0;
-        int tail = 0;
-        queue[tail++] = from;
-        reached.set(from);
-        if (from == HnswGraph.entrySlot(g.entry())) {
-            g.setLabel(from, 0);
-        }
-        while (head < tail) {
-            int v = queue[head++];
-            int[] arr = g.listArray(v, 0);
-            int base = g.listBase(v, 0);
-            int deg = HnswGraph.degree(arr, base);
-            for (int i = 0; i < deg; i++) {
-                int n = arr[base + 1 + i];
-                if (n >= 0 && !reached.get(n)) {
-                    reached.set(n);
-                    // Discovered from v: a step above v, so v certifies it (see
-                    // certifyReachability).
-                    g.setLabel(n, g.label(v) + LABEL_STEP);
-                    if (tail == queue.length) {
-                        queue = java.util.Arrays.copyOf(queue, tail * 2);
-                    }
-                    queue[tail++] = n;
-                }
-            }
-        }
-        return queue;
     }
 
     /** Makes the live node with the highest level the entry point (none: the graph is empty). */

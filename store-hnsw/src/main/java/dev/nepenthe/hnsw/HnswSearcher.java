@@ -9,9 +9,9 @@ import java.util.Arrays;
  * hnswlib's {@code searchBaseLayer}). The searcher never changes the graph; the builder and the
  * repairer use it to find candidates.
  *
- * <p>It follows a {@link HnswGraph.Layout}'s lists and scores with a {@link NodeScorer} made from
- * that same layout's {@link HnswGraph.Layout#scorers() scorers}: a query scorer for a search, a
- * scorer aimed at a stored node for an insert or a repair. It never sees a vector.
+ * <p>It follows a {@link GraphLayout}'s lists and scores with a {@link NodeScorer} made from that
+ * same layout's {@link GraphLayout#scorers() scorers}: a query scorer for a search, a scorer aimed
+ * at a stored node for an insert or a repair. It never sees a vector.
  *
  * <p>A node that is being removed ({@link HnswGraph#DELETING}) still routes the walk (its lists are
  * intact until the repair drops them) but never enters a result set.
@@ -72,7 +72,7 @@ final class HnswSearcher {
      * Moves greedily toward the scorer's point on {@code level} from {@code start}: repeatedly
      * jumps to the best-scoring neighbour until none improves. Returns the slot reached.
      */
-    static int greedy(HnswGraph.Layout g, NodeScorer scorer, int start, int level, Scratch s) {
+    static int greedy(GraphLayout g, NodeScorer scorer, int start, int level, Scratch s) {
         int current = start;
         float best = scorer.score(current);
         s.scored++;
@@ -111,8 +111,7 @@ final class HnswSearcher {
     }
 
     /** Descends from the entry point down to (but not into) {@code targetLevel}; -1 if empty. */
-    static int descend(
-            HnswGraph.Layout g, NodeScorer scorer, long entry, int targetLevel, Scratch s) {
+    static int descend(GraphLayout g, NodeScorer scorer, long entry, int targetLevel, Scratch s) {
         int ep = HnswGraph.entrySlot(entry);
         if (ep < 0) {
             return -1;
@@ -131,8 +130,7 @@ final class HnswSearcher {
      * few walkers on the upper layers keep the right cluster in reach for a few dozen extra scores.
      * Width 1 is the plain greedy descent.
      */
-    static int[] descendBeam(
-            HnswGraph.Layout g, NodeScorer scorer, long entry, int width, Scratch s) {
+    static int[] descendBeam(GraphLayout g, NodeScorer scorer, long entry, int width, Scratch s) {
         int ep = HnswGraph.entrySlot(entry);
         if (ep < 0) {
             return new int[0];
@@ -178,7 +176,7 @@ final class HnswSearcher {
      * @return false if the walk stopped at the visit limit
      */
     static boolean searchLayer(
-            HnswGraph.Layout g,
+            GraphLayout g,
             NodeScorer scorer,
             int[] entries,
             int nEntries,
@@ -257,7 +255,44 @@ final class HnswSearcher {
         return true;
     }
 
-    static boolean eligible(HnswGraph.Layout g, int slot, Accept accept, int exclude) {
+    /**
+     * One layer searched toward a node's own vector for a repair: every entry a seed, no filter, no
+     * visit limit, {@code exclude} (the node itself) never a result.
+     */
+    static void searchAround(
+            GraphLayout g,
+            NodeScorer scorer,
+            int[] entries,
+            int ef,
+            int level,
+            int exclude,
+            Scratch s) {
+        searchLayer(
+                g,
+                scorer,
+                entries,
+                entries.length,
+                ef,
+                level,
+                Accept.ALL,
+                exclude,
+                Long.MAX_VALUE,
+                s);
+    }
+
+    /** Empties the last search's results into an array, best first. */
+    static int[] takeBestFirst(Scratch s) {
+        int m = s.results.size();
+        int[] best = new int[m];
+        for (int i = m - 1; i >= 0; i--) {
+            best[i] = s.results.pop();
+        }
+        return best;
+    }
+
+    // Accept.ALL is one shared instance that accepts everything: identity is the cheap test for it.
+    @SuppressWarnings("ReferenceEquality")
+    static boolean eligible(GraphLayout g, int slot, Accept accept, int exclude) {
         return slot != exclude
                 && g.isLive(slot)
                 && (accept == Accept.ALL || accept.accepts(g.ordinal(slot)));

@@ -38,12 +38,11 @@ import java.nio.ByteOrder;
  *       codes) is allowed by the influence rule but costs tens of microseconds per encoding, paid
  *       again on every query; at 8 bits min/max already rounds finely enough that the re-ranked
  *       recall matches float recall.
- *   <li>Not 4 bits (yet): measured at 20k x 384, the walk's own work (lists, visited set, heaps)
- *       took 18 to 27 us of an int8 search's 50, and the codes' kernel and memory about 30. Half
- *       the code bytes would shrink only part of those 30: the int8 kernel is already bound by
- *       arithmetic once its rows are in cache (25 to 30 ns a row), nibbles add unpacking, and
- *       coarser scores need a deeper re-rank, each re-ranked vector a cold read of 1,536 bytes (220
- *       to 260 ns measured). An estimate, not a measurement of a 4-bit kernel.
+ *   <li>Not 4 bits (yet): the walk's own work (lists, visited set, heaps) is a large share of an
+ *       int8 search, and halving the code bytes would shrink only the rest: the int8 kernel is
+ *       already bound by arithmetic once its rows are in cache, nibbles add unpacking, and coarser
+ *       scores need a deeper re-rank, each re-ranked vector a cold read of its floats. An estimate
+ *       from profiles of the int8 search, not a measurement of a 4-bit kernel.
  * </ul>
  *
  * <h2>The estimator</h2>

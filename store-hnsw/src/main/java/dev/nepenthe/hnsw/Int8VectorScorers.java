@@ -37,9 +37,6 @@ final class Int8VectorScorers implements ScorerSupplier {
     /** The codes off the heap, or null when they are in {@link #codes}. */
     private final MemorySegment offHeap;
 
-    private final int dim;
-    private final int stride;
-
     /**
      * @param codes the storage; read, never written, and held (so one supplier per layout)
      */
@@ -65,8 +62,6 @@ final class Int8VectorScorers implements ScorerSupplier {
         this.codec = codec;
         this.codes = codes;
         this.offHeap = offHeap;
-        this.dim = codec.dimension();
-        this.stride = codec.stride();
     }
 
     @Override
@@ -76,11 +71,14 @@ final class Int8VectorScorers implements ScorerSupplier {
 
     @Override
     public NodeScorer queryScorer(float[] preparedQuery) {
-        if (preparedQuery.length != dim) {
+        if (preparedQuery.length != codec.dimension()) {
             throw new IllegalArgumentException(
-                    "query: expected " + dim + " components, got " + preparedQuery.length);
+                    "query: expected "
+                            + codec.dimension()
+                            + " components, got "
+                            + preparedQuery.length);
         }
-        byte[] code = new byte[stride];
+        byte[] code = new byte[codec.stride()];
         codec.encode(preparedQuery, 0, code, 0);
         return new Scorer(this, code, 0);
     }
@@ -88,9 +86,9 @@ final class Int8VectorScorers implements ScorerSupplier {
     @Override
     public UpdatableNodeScorer nodeScorer(int node) {
         if (codes != null) {
-            return new Scorer(this, codes, node * stride);
+            return new Scorer(this, codes, node * codec.stride());
         }
-        Scorer s = new Scorer(this, new byte[stride], 0);
+        Scorer s = new Scorer(this, new byte[codec.stride()], 0);
         s.setScoringNode(node);
         return s;
     }
@@ -126,8 +124,8 @@ final class Int8VectorScorers implements ScorerSupplier {
             this.codec = s.codec;
             this.codes = s.codes;
             this.offHeap = s.offHeap;
-            this.dim = s.dim;
-            this.stride = s.stride;
+            this.dim = s.codec.dimension();
+            this.stride = s.codec.stride();
             aim(point, pointOff);
         }
 
@@ -164,19 +162,17 @@ final class Int8VectorScorers implements ScorerSupplier {
                             dim));
         }
 
+        /** The dot product estimate of this scorer's point against one stored code's floats. */
+        private float estimate(float centre, float step, float stepTimesLevelSum, int levelDot) {
+            return Int8Codes.estimate(
+                    pCentre, pStep, pSum, centre, step, stepTimesLevelSum, levelDot);
+        }
+
         /** The metric's score from the levels' dot product of the heap code at {@code x}. */
         private float finish(int x, int levelDot) {
             Int8Codes c = codec;
             byte[] a = codes;
-            float dot =
-                    Int8Codes.estimate(
-                            pCentre,
-                            pStep,
-                            pSum,
-                            c.centre(a, x),
-                            c.step(a, x),
-                            c.stepTimesLevelSum(a, x),
-                            levelDot);
+            float dot = estimate(c.centre(a, x), c.step(a, x), c.stepTimesLevelSum(a, x), levelDot);
             return l2 ? -((pNorm2 + c.squaredNorm(a, x)) - 2f * dot) : dot;
         }
 
@@ -187,15 +183,7 @@ final class Int8VectorScorers implements ScorerSupplier {
         private float finish(long x, int levelDot) {
             Int8Codes c = codec;
             MemorySegment a = offHeap;
-            float dot =
-                    Int8Codes.estimate(
-                            pCentre,
-                            pStep,
-                            pSum,
-                            c.centre(a, x),
-                            c.step(a, x),
-                            c.stepTimesLevelSum(a, x),
-                            levelDot);
+            float dot = estimate(c.centre(a, x), c.step(a, x), c.stepTimesLevelSum(a, x), levelDot);
             return l2 ? -((pNorm2 + c.squaredNorm(a, x)) - 2f * dot) : dot;
         }
 
@@ -211,32 +199,16 @@ final class Int8VectorScorers implements ScorerSupplier {
             }
             int[] dots = levelDots;
             int st = stride;
+            int at = pointOff + Int8Codes.LEVELS_AT;
+            int from = Int8Codes.LEVELS_AT;
             if (offHeap != null) {
-                kernels.dotInt8Bulk(
-                        point,
-                        pointOff + Int8Codes.LEVELS_AT,
-                        offHeap,
-                        Int8Codes.LEVELS_AT,
-                        st,
-                        nodes,
-                        count,
-                        dim,
-                        dots);
+                kernels.dotInt8Bulk(point, at, offHeap, from, st, nodes, count, dim, dots);
                 for (int i = 0; i < count; i++) {
                     scores[i] = finish((long) nodes[i] * st, dots[i]);
                 }
                 return;
             }
-            kernels.dotInt8Bulk(
-                    point,
-                    pointOff + Int8Codes.LEVELS_AT,
-                    codes,
-                    Int8Codes.LEVELS_AT,
-                    st,
-                    nodes,
-                    count,
-                    dim,
-                    dots);
+            kernels.dotInt8Bulk(point, at, codes, from, st, nodes, count, dim, dots);
             for (int i = 0; i < count; i++) {
                 scores[i] = finish(nodes[i] * st, dots[i]);
             }

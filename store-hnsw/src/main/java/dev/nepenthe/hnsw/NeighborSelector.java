@@ -45,27 +45,16 @@ final class NeighborSelector {
      */
     static int select(
             UpdatableNodeScorer between, int[] slots, float[] scores, int n, int max, int[] out) {
-        return selectInto(between, slots, scores, n, max, out, 0);
+        return selectInto(between, slots, scores, n, max, out, 0, null);
     }
 
     /**
      * As {@link #select}, but {@code out[0, kept)} already holds neighbours that stay; candidates
      * are judged against them too and appended after them. Candidates already kept are skipped.
+     * Adds the vector comparisons it makes to {@code cost.scored} when {@code cost} is non-null.
      *
      * @return the new length of {@code out}
      */
-    static int selectInto(
-            UpdatableNodeScorer between,
-            int[] slots,
-            float[] scores,
-            int n,
-            int max,
-            int[] out,
-            int kept) {
-        return selectInto(between, slots, scores, n, max, out, kept, null);
-    }
-
-    /** As above; adds the vector comparisons it makes to {@code cost.scored} when non-null. */
     static int selectInto(
             UpdatableNodeScorer between,
             int[] slots,

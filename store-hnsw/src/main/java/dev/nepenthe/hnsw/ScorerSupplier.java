@@ -1,8 +1,8 @@
 package dev.nepenthe.hnsw;
 
 /**
- * Makes the scorers of one storage snapshot: a {@link HnswGraph.Layout} holds one, over the vectors
- * of that layout (Lucene's {@code RandomVectorScorerSupplier}, jvector's build and search score
+ * Makes the scorers of one storage snapshot: a {@link GraphLayout} holds one, over the vectors of
+ * that layout (Lucene's {@code RandomVectorScorerSupplier}, jvector's build and search score
  * providers). Searches ask for a {@link #queryScorer}; inserts and repairs ask for a {@link
  * #nodeScorer} aimed at a stored node, whose vector is the query of their beam search and the base
  * of their neighbour heuristic.

@@ -6,21 +6,31 @@
  * <h2>Roles</h2>
  *
  * <ul>
- *   <li>{@link dev.nepenthe.hnsw.HnswGraph}: the layout (vectors back to back, layer-0 lists in one
- *       int array, upper lists per node, reverse lists), named accessors only.
+ *   <li>{@link dev.nepenthe.hnsw.HnswIndex}: the public index; its locks, slots and ordinal map.
+ *       {@link dev.nepenthe.hnsw.HnswQuery} runs one lock-free query; {@link
+ *       dev.nepenthe.hnsw.HnswFile} writes and reads the file format (described there).
+ *   <li>{@link dev.nepenthe.hnsw.HnswGraph}: the layout (layer-0 lists in one int array, upper
+ *       lists per node, slots and the entry point), named accessors only; {@link
+ *       dev.nepenthe.hnsw.SlotVectors} holds the vectors and codes, {@link
+ *       dev.nepenthe.hnsw.ReverseLinks} the reverse lists, {@link dev.nepenthe.hnsw.GraphLayout} is
+ *       the view a search walks.
  *   <li>{@link dev.nepenthe.hnsw.HnswInserter}: concurrent insertion with the neighbour heuristic.
  *       A back-link into a full list drops the one worst neighbour that is closer to a better one
  *       than to the list's owner (Lucene's rule), so lists stay full; re-running the heuristic over
- *       the whole list (hnswlib's rule) can halve a list, and measured on MiniLM embeddings it
- *       reached less recall for the vectors scored.
+ *       the whole list (hnswlib's rule) can halve a list, and on real embeddings it reached less
+ *       recall for the vectors scored (docs/BENCHMARKS.md, "Every peer as its users run it").
  *   <li>{@link dev.nepenthe.hnsw.HnswSearcher}: the descent through the upper layers (greedy for
  *       inserts and repairs, a beam of four for searches, which keeps clustered data's queries out
  *       of the wrong cluster) and the layer beam search, with an accept filter that keeps expanding
  *       until k accepted nodes are found. Each expanded node's unvisited neighbours are scored in
  *       one bulk call; the visited set is one bit per slot (it stays in cache) and is cleared by
  *       the words the search touched.
- *   <li>{@link dev.nepenthe.hnsw.HnswRepairer}: removal and repair.
- *   <li>{@link dev.nepenthe.hnsw.HnswIntegrityChecker}: the proof, as counts.
+ *   <li>{@link dev.nepenthe.hnsw.HnswRepairer}: removal and repair; {@link
+ *       dev.nepenthe.hnsw.ReachabilityCertifier} proves every node is still reachable and links
+ *       back any that is not.
+ *   <li>{@link dev.nepenthe.hnsw.HnswIntegrityChecker}: the proof, as counts; {@link
+ *       dev.nepenthe.hnsw.ScopedRemovalCheck} proves a removal where it touched the graph, from the
+ *       {@link dev.nepenthe.hnsw.RemovalTraces} the index keeps.
  *   <li>{@link dev.nepenthe.hnsw.ScorerSupplier} and {@link dev.nepenthe.hnsw.NodeScorer}: the
  *       scorer seam. Searches, inserts, repairs and the neighbour heuristic score only through it,
  *       never on vectors: a query scorer for a search, a scorer aimed at a stored node for an
@@ -47,17 +57,15 @@
  *       centre or range), so no code can hold anything of another vector, and a removal leaves
  *       nothing to retrain. A freed slot's code is zeroed where its vector is; {@link
  *       dev.nepenthe.hnsw.HnswIntegrityChecker} recomputes every live code from its vector and
- *       finds every free slot's code zero. Files store the codes (a load that encoded them again
- *       paid 1.8 s at 1M nodes); the checker still recomputes them on demand.
- *   <li>Speed, measured single-threaded on a shared 2-core AVX-512 machine (clustered 384-d data,
- *       HnswQuantizedMeasurement, figures that moved by 20% from run to run): about 1.3 to 1.9
- *       times the float QPS at the same efSearch and recall, more at 100k vectors than at 20k (the
- *       floats fall out of cache), more with {@code rerank} = 2k than with the whole beam (each
- *       re-ranked vector is a cold read of its floats). Recall with the whole beam re-ranked equals
- *       float recall within 0.01; {@code rerank} = k loses several points, 2k (the default) about
- *       nothing: on 117,000 MiniLM sentence embeddings it gave the whole beam's recall at every
- *       efSearch from 16 to 256. The walk's own work (lists, visited set, heaps) is the same in
- *       both modes and is what keeps the ratio below the 4x the bytes would suggest.
+ *       finds every free slot's code zero. Files store the codes (encoding them again slowed a
+ *       large load); the checker still recomputes them on demand.
+ *   <li>Speed: more queries per second than the float walk at the same efSearch and recall, the
+ *       more so once the floats fall out of cache, and more with {@code rerank} = 2k than with the
+ *       whole beam (each re-ranked vector is a cold read of its floats). {@code rerank} = k loses
+ *       recall; 2k (the default) keeps the whole beam's. The walk's own work (lists, visited set,
+ *       heaps) is the same in both modes and is what keeps the gain below what a quarter of the
+ *       bytes would suggest. Figures: docs/BENCHMARKS.md, "Quantized: int8 codes against Lucene's
+ *       int7 and BBQ and jvector's PQ".
  * </ul>
  *
  * <h2>Finding who links to a removed node: reverse links, not a search</h2>
@@ -78,12 +86,11 @@
  * than to everything already in the list; (3) the closest remaining candidates fill the list back
  * to its old length. Then every surviving out-neighbour b of x is checked to still have an in-link
  * from some surviving in-neighbour of x (a path a -> x -> b becomes a -> b), a node left with no
- * in-link is re-linked from its closest node with room, and a layer-0 reachability walk links back
- * anything stranded: after every batch and every entry-point move, and after every ceil(slots /
- * 1024) single removals (so a large graph does not pay a full walk per removal; measured: 4 of
- * 90,000 nodes stranded by 10,000 single removals without the walk). Re-selecting the whole list
- * from scratch was tried first: it drops live edges that other nodes depend on and stranded whole
- * clusters after 60% removals.
+ * in-link is re-linked from its closest node with room, and the reachability certificate ({@link
+ * dev.nepenthe.hnsw.ReachabilityCertifier}) proves every node still reachable, checking only the
+ * nodes that lost an in-link and falling back to a layer-0 walk that links back anything stranded
+ * when it cannot. Re-selecting the whole list from scratch was tried first: it drops live edges
+ * that other nodes depend on and stranded whole clusters after many removals.
  *
  * <h2>Concurrency</h2>
  *
@@ -91,5 +98,10 @@
  * count) and skip nodes marked for removal. Inserts run in parallel with each other; a removal
  * excludes inserts, then frees its slots under a short exclusive lock that waits for running
  * searches, so no search can return an ordinal after its {@code remove} returned.
+ *
+ * <h2>What it may use</h2>
+ *
+ * store-core's public API and its {@code internal} index, io, memory and vector helpers; never
+ * another index module (ArchitectureTest checks both).
  */
 package dev.nepenthe.hnsw;

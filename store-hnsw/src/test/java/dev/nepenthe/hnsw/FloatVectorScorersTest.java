@@ -180,23 +180,23 @@ class FloatVectorScorersTest {
                         offHeap
                                 ? HnswParams.VectorStorage.OFF_HEAP
                                 : HnswParams.VectorStorage.HEAP);
-        assertEquals(offHeap, g.vectorsOffHeap());
+        assertEquals(offHeap, g.store().vectorsOffHeap());
         SplittableRandom rnd = new SplittableRandom(5);
         float[][] v = prepared(rnd, Metric.L2, 40, dim);
         float[] q = prepared(rnd, Metric.L2, 1, dim)[0];
         for (int i = 0; i < 16; i++) {
-            g.setVector(g.allocate(i, 0), v[i]);
+            g.store().setVector(g.allocate(i, 0), v[i]);
         }
-        HnswGraph.Layout before = g.layout();
+        GraphLayout before = g.layout();
         NodeScorer old = before.scorers().queryScorer(q);
         float oldScore = old.score(3);
         g.grow(64);
         assertNotSame(before, g.layout());
         assertSame(g.layout().scorers(), g.scorers(), "writers score the current layout's vectors");
         for (int i = 16; i < 40; i++) {
-            g.setVector(g.allocate(i, 0), v[i]);
+            g.store().setVector(g.allocate(i, 0), v[i]);
         }
-        g.setVector(3, v[39]);
+        g.store().setVector(3, v[39]);
         NodeScorer now = g.scorers().queryScorer(q);
         for (int s = 0; s < 40; s++) {
             assertBits(

@@ -174,8 +174,8 @@ class HnswDeleteRepairTest {
         assertNull(index.vector(entry));
         assertTrue(index.entryOrdinal() != entry && index.contains(index.entryOrdinal()));
         // The slot's bytes are zero: a byte scan of the layout, not a flag.
-        java.lang.foreign.MemorySegment vectors = index.graph().vectors();
-        long off = index.graph().vectorOffset(entrySlot);
+        java.lang.foreign.MemorySegment vectors = index.graph().store().vectors();
+        long off = index.graph().store().vectorOffset(entrySlot);
         for (int i = 0; i < 32; i++) {
             assertEquals(0, vectors.getAtIndex(java.lang.foreign.ValueLayout.JAVA_INT, off + i));
         }
@@ -312,12 +312,12 @@ class HnswDeleteRepairTest {
     /**
      * Removing the first nodes inserted, hubs near the entry point (as a forget of a store's oldest
      * subject does), takes many nodes' one in-neighbour a depth above them. A walk spaces the
-     * depths' labels ({@link HnswRepairer#LABEL_STEP}), so a node raised above a neighbour of its
-     * own depth stays below the next depth and the nodes there that leaned on it need no raise. At
-     * 60,000 nodes, five batches of 100 such removals raised 8,000 to 20,000 labels with spaced
-     * depths and 98,000 to 117,000 with depths one apart (seeds 1 to 3). Over 51 seeds, spaced
-     * depths raised 6,600 to 16,300, and one seed 36,553 (2588024398980570721, which failed a
-     * fresh-clone CI run against a bound of half the graph); the bound here, the graph's size,
+     * depths' labels ({@link ReachabilityCertifier#LABEL_STEP}), so a node raised above a neighbour
+     * of its own depth stays below the next depth and the nodes there that leaned on it need no
+     * raise. At 60,000 nodes, five batches of 100 such removals raised 8,000 to 20,000 labels with
+     * spaced depths and 98,000 to 117,000 with depths one apart (seeds 1 to 3). Over 51 seeds,
+     * spaced depths raised 6,600 to 16,300, and one seed 36,553 (2588024398980570721, which failed
+     * a fresh-clone CI run against a bound of half the graph); the bound here, the graph's size,
      * still sits below every figure with depths one apart.
      */
     @Test

@@ -62,7 +62,7 @@ class HnswIntegrityCheckerTest {
         index.remove(7);
         assertTrue(index.verifyIntegrity().isClean());
         HnswGraph g = index.graph();
-        assertEquals(storage == HnswParams.VectorStorage.OFF_HEAP, g.vectorsOffHeap());
+        assertEquals(storage == HnswParams.VectorStorage.OFF_HEAP, g.store().vectorsOffHeap());
         String where =
                 storage == HnswParams.VectorStorage.OFF_HEAP
                         ? "vectorBytesOffHeap"
@@ -71,10 +71,11 @@ class HnswIntegrityCheckerTest {
                 (long) g.capacity() * 8 * Float.BYTES,
                 index.describe().stats().get(where).longValue(),
                 index.describe().stats()::toString);
-        g.vectors()
+        g.store()
+                .vectors()
                 .setAtIndex(
                         java.lang.foreign.ValueLayout.JAVA_FLOAT,
-                        g.vectorOffset(g.freeSlot(0)) + 3,
+                        g.store().vectorOffset(g.freeSlot(0)) + 3,
                         0.5f);
         IntegrityReport r = index.verifyIntegrity();
         assertEquals(1, r.violations(HnswIntegrityChecker.NOT_ZEROED), r::toString);
@@ -133,7 +134,8 @@ class HnswIntegrityCheckerTest {
                         HnswParams.of(6, 30)
                                 .withQuantization(HnswParams.Quantization.INT8)
                                 .withStorage(storage));
-        assertEquals(storage == HnswParams.VectorStorage.OFF_HEAP, index.graph().codesOffHeap());
+        assertEquals(
+                storage == HnswParams.VectorStorage.OFF_HEAP, index.graph().store().codesOffHeap());
         index.remove(7);
         IntegrityReport control = index.verifyIntegrity();
         assertTrue(control.isClean(), control::toString);
@@ -150,13 +152,17 @@ class HnswIntegrityCheckerTest {
         HnswGraph g = index.graph();
         int slot = index.slotOf(3);
         int at = Int8Codes.LEVELS_AT + 2;
-        g.setCodeByte(slot, at, (byte) (g.codeByte(slot, at) ^ 1)); // one level off by one
+        g.store()
+                .setCodeByte(
+                        slot,
+                        at,
+                        (byte) (g.store().codeByte(slot, at) ^ 1)); // one level off by one
         IntegrityReport r = index.verifyIntegrity();
         assertEquals(1, r.violations(HnswIntegrityChecker.CODE_MISMATCH), r::toString);
-        g.setCodeByte(slot, at, (byte) (g.codeByte(slot, at) ^ 1));
+        g.store().setCodeByte(slot, at, (byte) (g.store().codeByte(slot, at) ^ 1));
         assertTrue(index.verifyIntegrity().isClean());
         // A correction counts too: the stored norm's sign and exponent byte.
-        g.setCodeByte(slot, 15, (byte) (g.codeByte(slot, 15) ^ 0x40));
+        g.store().setCodeByte(slot, 15, (byte) (g.store().codeByte(slot, 15) ^ 0x40));
         r = index.verifyIntegrity();
         assertEquals(1, r.violations(HnswIntegrityChecker.CODE_MISMATCH), r::toString);
     }
@@ -167,7 +173,7 @@ class HnswIntegrityCheckerTest {
         HnswIndex index = freshQuantized(storage);
         HnswGraph g = index.graph();
         int freed = g.freeSlot(0);
-        g.setCodeByte(freed, g.codec().stride() - 3, (byte) 5);
+        g.store().setCodeByte(freed, g.store().codec().stride() - 3, (byte) 5);
         IntegrityReport full = index.verifyIntegrity();
         assertEquals(1, full.violations(HnswIntegrityChecker.CODE_NOT_ZEROED), full::toString);
         assertEquals(

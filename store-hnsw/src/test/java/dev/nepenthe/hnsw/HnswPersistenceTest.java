@@ -56,7 +56,7 @@ class HnswPersistenceTest {
                                                 0),
                                         file);
         assertEquals(index.size(), loaded.size());
-        assertEquals(loadedInto.equals("offheap"), loaded.graph().vectorsOffHeap());
+        assertEquals(loadedInto.equals("offheap"), loaded.graph().store().vectorsOffHeap());
         assertEquals(
                 index.params().withStorage(HnswParams.VectorStorage.fromParam(loadedInto)),
                 loaded.params());

@@ -317,11 +317,11 @@ class HnswQuantizedTest {
                         Metric.DOT,
                         HnswParams.of(6, 30).withQuantization(INT8).withStorage(storage));
         HnswGraph g = index.graph();
-        Int8Codes codec = g.codec();
+        Int8Codes codec = g.store().codec();
         int[] victims = {0, 17, 401, 799};
         byte[][] codes = new byte[victims.length][codec.stride()];
         int[] slots = new int[victims.length];
-        byte[] before = g.codesCopy();
+        byte[] before = g.store().codesCopy();
         for (int i = 0; i < victims.length; i++) {
             codec.encode(Metric.DOT.prepare(data[victims[i]]), 0, codes[i], 0);
             slots[i] = index.slotOf(victims[i]);
@@ -331,7 +331,7 @@ class HnswQuantizedTest {
                     "control: the code is where its slot is");
         }
         index.removeAll(victims);
-        byte[] after = g.codesCopy();
+        byte[] after = g.store().codesCopy();
         for (int i = 0; i < victims.length; i++) {
             assertEquals(
                     -1,
@@ -475,7 +475,7 @@ class HnswQuantizedTest {
                                 16, Metric.COSINE, Map.of(HnswParams.VECTORS, loadedInto), 0),
                         file);
         assertEquals(index.params().withStorage(loaded.params().storage()), loaded.params());
-        assertEquals(loadedInto.equals("offheap"), loaded.graph().codesOffHeap());
+        assertEquals(loadedInto.equals("offheap"), loaded.graph().store().codesOffHeap());
         assertSameCodesAndAnswers(index, loaded, Arrays.copyOfRange(all, 1_000, 1_020));
         IntegrityReport r = loaded.verifyIntegrity();
         assertTrue(r.isClean(), r::toString);
@@ -531,10 +531,10 @@ class HnswQuantizedTest {
      */
     private static void assertSameCodesAndAnswers(
             HnswIndex saved, HnswIndex loaded, float[][] queries) {
-        int used = saved.graph().highWater() * saved.graph().codec().stride();
+        int used = saved.graph().highWater() * saved.graph().store().codec().stride();
         assertArrayEquals(
-                Arrays.copyOf(saved.graph().codesCopy(), used),
-                Arrays.copyOf(loaded.graph().codesCopy(), used));
+                Arrays.copyOf(saved.graph().store().codesCopy(), used),
+                Arrays.copyOf(loaded.graph().store().codesCopy(), used));
         for (float[] q : queries) {
             SearchResult a = saved.search(q, 10);
             SearchResult b = loaded.search(q, 10);
@@ -608,7 +608,7 @@ class HnswQuantizedTest {
         index.save(file);
         byte[] bytes = Files.readAllBytes(file);
         assertEquals(HnswIndex.VERSION, java.nio.ByteBuffer.wrap(bytes, VERSION_AT, 4).getInt());
-        int stride = index.graph().codec().stride();
+        int stride = index.graph().store().codec().stride();
         byte[] v3 = withoutCodes(bytes, 16, stride);
         assertEquals(bytes.length - 597 * stride, v3.length, "one code per live node cut");
         Path old = dir.resolve("v3.hnsw");

@@ -152,9 +152,12 @@ class HnswVerifyRemovalTest {
         assertCleanBeforeTheBreak(f);
         HnswGraph g = f.g();
         int freed = f.oldSlots()[REMOVED - 1];
-        g.vectors()
+        g.store()
+                .vectors()
                 .setAtIndex(
-                        java.lang.foreign.ValueLayout.JAVA_FLOAT, g.vectorOffset(freed) + 2, 0.25f);
+                        java.lang.foreign.ValueLayout.JAVA_FLOAT,
+                        g.store().vectorOffset(freed) + 2,
+                        0.25f);
         IntegrityReport r = scoped(f);
         assertEquals(1, r.violations(HnswIntegrityChecker.NOT_ZEROED), () -> r + f.replay());
     }
