@@ -1,12 +1,12 @@
 package dev.nepenthe.hnsw;
 
 import dev.nepenthe.core.Metric;
+import dev.nepenthe.core.index.AbstractVectorIndex;
 import dev.nepenthe.core.index.Accept;
 import dev.nepenthe.core.index.IndexConfig;
 import dev.nepenthe.core.index.IntegrityReport;
 import dev.nepenthe.core.index.SearchParams;
 import dev.nepenthe.core.index.SearchResult;
-import dev.nepenthe.core.index.VectorIndex;
 import dev.nepenthe.core.internal.index.IndexChecks;
 import dev.nepenthe.core.vector.Kernels;
 import dev.nepenthe.core.vector.VectorKernels;
@@ -15,6 +15,7 @@ import java.io.DataOutputStream;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.Arrays;
+import java.util.Objects;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 
 /**
@@ -39,7 +40,7 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
  * {@code remove} returns never returns that ordinal, and one that runs across it returns it only
  * with the score of its own vector. No search waits for an insert, a repair or a grow.
  */
-public final class HnswIndex implements VectorIndex {
+public final class HnswIndex extends AbstractVectorIndex {
 
     public static final String KIND = "hnsw";
     static final String FORMAT = "nepenthe-hnsw";
@@ -89,12 +90,10 @@ public final class HnswIndex implements VectorIndex {
             HnswParams params,
             VectorKernels kernels,
             int initialCapacity) {
-        if (dimension <= 0) {
-            throw new IllegalArgumentException("dimension: expected > 0, got " + dimension);
-        }
+        super(KIND, dimension, metric);
         this.dim = dimension;
-        this.metric = java.util.Objects.requireNonNull(metric, "metric");
-        this.params = java.util.Objects.requireNonNull(params, "params");
+        this.metric = metric;
+        this.params = Objects.requireNonNull(params, "params");
         this.graph =
                 new HnswGraph(
                         dimension,
@@ -108,21 +107,6 @@ public final class HnswIndex implements VectorIndex {
         this.repairer = new HnswRepairer(graph, params.repairEf());
         this.certifier = new ReachabilityCertifier(graph, params.repairEf());
         Arrays.fill(ordToSlot, -1);
-    }
-
-    @Override
-    public String kind() {
-        return KIND;
-    }
-
-    @Override
-    public int dimension() {
-        return dim;
-    }
-
-    @Override
-    public Metric metric() {
-        return metric;
     }
 
     public HnswParams params() {
@@ -155,8 +139,7 @@ public final class HnswIndex implements VectorIndex {
                 synchronized (allocation) {
                     if (ordinal < ordToSlot.length && ordToSlot[ordinal] >= 0) {
                         slotLock.readLock().unlock();
-                        throw new IllegalArgumentException(
-                                "ordinal " + ordinal + " is already live in this index");
+                        throw IndexChecks.alreadyLive(ordinal);
                     }
                     if (graph.hasRoom() && ordinal < ordToSlot.length) {
                         slot = graph.allocate(ordinal, level);

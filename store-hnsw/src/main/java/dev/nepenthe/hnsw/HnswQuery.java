@@ -23,8 +23,6 @@ final class HnswQuery {
     private HnswQuery() {}
 
     /** {@link HnswIndex#search}: see there; runs beside writers and takes no lock. */
-    // Accept.ALL is one shared instance that accepts everything: identity is the cheap test for it.
-    @SuppressWarnings("ReferenceEquality")
     static SearchResult search(
             HnswIndex index, float[] query, int k, Accept accept, SearchParams searchParams) {
         int dim = index.dimension();
@@ -64,7 +62,7 @@ final class HnswQuery {
         s.begin(layout.capacity);
         long visitLimit = Long.MAX_VALUE;
         long allowed = accept.cardinality();
-        if (accept != Accept.ALL && allowed >= 0) {
+        if (!accept.isAll() && allowed >= 0) {
             // A filter that lets through about as few nodes as a beam would score anyway is
             // cheaper to scan exactly; otherwise walk the graph but stop once the walk costs
             // more than the exact scan would.
