@@ -6,13 +6,12 @@ import dev.nepenthe.bench.BenchStores;
 import dev.nepenthe.core.Nepenthe;
 import dev.nepenthe.core.OpenReport;
 import dev.nepenthe.core.StoreOptions;
+import dev.nepenthe.testing.ChildJvm;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
-import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 
@@ -28,9 +27,7 @@ record FreshOpen(double openS, double heapMb, double rssMb, boolean loaded, Stri
      * restart would, and reads back what {@link #measureAndPrint} printed.
      */
     static FreshOpen inNewJvm(Path dir) throws IOException, InterruptedException {
-        List<String> cmd = new ArrayList<>();
-        cmd.add(ProcessHandle.current().info().command().orElse("java"));
-        cmd.addAll(ManagementFactory.getRuntimeMXBean().getInputArguments());
+        List<String> cmd = ChildJvm.command(null);
         cmd.addAll(
                 List.of(
                         "-cp",

@@ -2,15 +2,14 @@ package dev.nepenthe.bench.suite;
 
 import dev.nepenthe.bench.suite.BenchSuite.Context;
 import dev.nepenthe.bench.suite.BenchSuite.Step;
+import dev.nepenthe.testing.ChildJvm;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
-import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Function;
 
@@ -36,21 +35,7 @@ record HarnessStep(
 
     @Override
     public String run(Context c) throws Exception {
-        List<String> cmd = new ArrayList<>();
-        cmd.add(
-                ProcessHandle.current()
-                        .info()
-                        .command()
-                        .orElse(
-                                Path.of(System.getProperty("java.home"), "bin", "java")
-                                        .toString()));
-        for (String f : ManagementFactory.getRuntimeMXBean().getInputArguments()) {
-            if (!f.startsWith("-agentlib")
-                    && !f.startsWith("-javaagent")
-                    && !f.startsWith("-Xrunjdwp")) {
-                cmd.add(f);
-            }
-        }
+        List<String> cmd = ChildJvm.command(null);
         cmd.add("-cp");
         if (!mainClass.startsWith("dev.nepenthe.server.")) {
             cmd.add(System.getProperty("java.class.path"));

@@ -1,12 +1,12 @@
 package dev.nepenthe.server.bench.soak;
 
 import com.sun.tools.attach.VirtualMachine;
+import dev.nepenthe.testing.ChildJvm;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.lang.management.MemoryMXBean;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import javax.management.remote.JMXConnector;
@@ -67,26 +67,7 @@ final class SoakServer {
     int start(int timeoutSeconds) throws IOException, InterruptedException {
         Path portFile = log.resolveSibling("port");
         Files.deleteIfExists(portFile);
-        List<String> cmd = new ArrayList<>();
-        cmd.add(
-                ProcessHandle.current()
-                        .info()
-                        .command()
-                        .orElse(
-                                Path.of(System.getProperty("java.home"), "bin", "java")
-                                        .toString()));
-        cmd.add("-Xmx" + heap);
-        for (String f : ManagementFactory.getRuntimeMXBean().getInputArguments()) {
-            // This JVM's flags (the vector module, Chronicle Map's exports) but not its heap or
-            // agents.
-            if (!f.startsWith("-Xmx")
-                    && !f.startsWith("-Xms")
-                    && !f.startsWith("-agentlib")
-                    && !f.startsWith("-javaagent")
-                    && !f.startsWith("-Xrunjdwp")) {
-                cmd.add(f);
-            }
-        }
+        List<String> cmd = ChildJvm.command(heap);
         cmd.addAll(
                 List.of(
                         "-cp",
