@@ -17,13 +17,12 @@ public final class FileTooNewException extends CorruptFileException {
             Path file, String format, int version, int minVersion, int maxVersion) {
         super(
                 file,
-                format
-                        + " version "
-                        + version
-                        + " is too new: this build reads versions "
-                        + minVersion
-                        + " to "
-                        + maxVersion
-                        + " (written by a newer Nepenthe?)");
+                versionOutOfRange(
+                        format,
+                        version,
+                        "too new",
+                        minVersion,
+                        maxVersion,
+                        " (written by a newer Nepenthe?)"));
     }
 }

@@ -17,13 +17,12 @@ public final class FileTooOldException extends CorruptFileException {
             Path file, String format, int version, int minVersion, int maxVersion) {
         super(
                 file,
-                format
-                        + " version "
-                        + version
-                        + " is too old: this build reads versions "
-                        + minVersion
-                        + " to "
-                        + maxVersion
-                        + " (rebuild or migrate the file with an older release)");
+                versionOutOfRange(
+                        format,
+                        version,
+                        "too old",
+                        minVersion,
+                        maxVersion,
+                        " (rebuild or migrate the file with an older release)"));
     }
 }
