@@ -51,6 +51,8 @@ public final class RecordCipher {
     }
 
     /**
+     * Opens a record sealed by {@link #seal} under {@code key} and {@code aad}.
+     *
      * @throws AEADBadTagException if the ciphertext, its associated data or the key is wrong
      */
     public static byte[] open(DataKey key, byte[] aad, byte[] sealed) throws AEADBadTagException {

@@ -350,9 +350,9 @@ final class MetadataIndex {
 
     /**
      * Up to this many ordinals a value's are added one by one: an {@code or} walks every container
-     * of the bitmap it goes into, and a coarse bucket's hold most of the collection (measured: an
-     * open of 1M records with a unique timestamp each spent half its time in such {@code or}s of
-     * one ordinal).
+     * of the bitmap it goes into, and a coarse bucket's hold most of the collection (an open of
+     * records with a unique timestamp each spent much of its time in such {@code or}s of one
+     * ordinal: docs/BENCHMARKS.md, "An open that hashes each metadata value once").
      */
     private static final int FEW = 64;
 

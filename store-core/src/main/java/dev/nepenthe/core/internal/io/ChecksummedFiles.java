@@ -128,7 +128,7 @@ public final class ChecksummedFiles {
      * verified whole.
      */
     public static long bodyOffset(String format) {
-        return 4 + 2 + format.getBytes(StandardCharsets.UTF_8).length + 4 + 16;
+        return 4L + 2 + format.getBytes(StandardCharsets.UTF_8).length + 4 + 16;
     }
 
     /** The bytes of a file before its footer (the header and the body). */
@@ -313,10 +313,6 @@ public final class ChecksummedFiles {
         RegionInput(FileChannel ch, long end) {
             this.ch = ch;
             this.end = end;
-        }
-
-        long remaining() {
-            return end - pos;
         }
 
         @Override

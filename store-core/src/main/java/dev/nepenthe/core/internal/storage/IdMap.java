@@ -57,8 +57,8 @@ final class IdMap implements Closeable {
 
     /**
      * The first Chronicle Map a JVM builds generates and compiles classes for its key and value
-     * types, which takes seconds (4.7 s measured in a new JVM on a busy 2-core machine; the next
-     * map took 0.02 s), and a restart paid it on the open's path, after the records. Started when a
+     * types, which takes seconds where the next map takes a blink (docs/BENCHMARKS.md, Chronicle
+     * Map's warm-up), and a restart paid it on the open's path, after the records. Started when a
      * store (or a collection's storage) starts opening, it runs beside the records' decryption. It
      * builds a map in memory of the id map's own types, holding one all-zero key.
      */

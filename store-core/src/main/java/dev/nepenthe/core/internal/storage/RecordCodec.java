@@ -46,7 +46,7 @@ public final class RecordCodec {
         }
         float[] v = r.vector();
         out.writeInt(v.length);
-        // In bulk: one call per float was a third of a store's open (100,000 x 384).
+        // In bulk: one call per float was a large part of a store's open (docs/BENCHMARKS.md).
         BodyStreams.writeFloats(out, v, 0, v.length);
         writeNullable(out, r.text());
         out.writeInt(r.metadata().size());
