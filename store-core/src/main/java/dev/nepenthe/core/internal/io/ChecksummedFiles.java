@@ -50,6 +50,12 @@ public final class ChecksummedFiles {
         T read(DataInputStream in, int version) throws IOException;
     }
 
+    /** {@link #write(Path, String, int, byte[], BodyWriter)} under a fresh file id. */
+    public static void write(Path file, String format, int version, BodyWriter body)
+            throws IOException {
+        write(file, format, version, newFileId(), body);
+    }
+
     /**
      * Writes {@code file} atomically: header, body, footer into {@code file.tmp}, fsync, rename
      * over {@code file}, fsync the directory.

@@ -42,7 +42,6 @@ record Manifest(
                 dir.resolve(FILE),
                 FORMAT,
                 VERSION,
-                ChecksummedFiles.newFileId(),
                 out -> {
                     out.writeInt(buckets);
                     out.writeLong(nextSeq);

@@ -1,12 +1,9 @@
 package dev.nepenthe.core.internal.text;
 
-import dev.nepenthe.core.internal.crypto.KeyedHash;
-import dev.nepenthe.core.internal.crypto.Keystore;
 import dev.nepenthe.core.internal.io.ForensicScan;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.NoSuchFileException;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
@@ -22,7 +19,6 @@ import org.apache.lucene.index.PostingsEnum;
 import org.apache.lucene.index.Terms;
 import org.apache.lucene.index.TermsEnum;
 import org.apache.lucene.search.IndexSearcher;
-import org.apache.lucene.store.NIOFSDirectory;
 import org.apache.lucene.util.BytesRef;
 
 /**
@@ -34,35 +30,26 @@ import org.apache.lucene.util.BytesRef;
 final class TextForensics {
     private TextForensics() {}
 
-    /** See {@link TextIndex#scanPlaintext}. */
-    static TextIndex.FolderScan scanPlaintext(
-            Path folder,
-            Keystore keystore,
-            KeyedHash hashes,
-            String collectionId,
-            List<byte[]> needles)
+    /** See {@link TextIndex#scanPlaintext}: the folder opened as {@code dir}. */
+    static TextIndex.FolderScan scanPlaintext(EncryptedDirectory dir, List<byte[]> needles)
             throws IOException {
         Map<String, Integer> hits = new TreeMap<>();
         List<String> unreadable = new ArrayList<>();
-        try (EncryptedDirectory dir =
-                new EncryptedDirectory(
-                        new NIOFSDirectory(folder), keystore, hashes, collectionId)) {
-            for (String f : dir.listAll()) {
-                if (f.equals(IndexWriter.WRITE_LOCK_NAME)) {
-                    continue;
-                }
-                byte[] plain;
-                try {
-                    plain = dir.readPlaintext(f);
-                } catch (CorruptIndexException e) {
-                    unreadable.add(f);
-                    continue;
-                }
-                int n = ForensicScan.countAny(plain, needles);
-                Arrays.fill(plain, (byte) 0);
-                if (n > 0) {
-                    hits.put(f, n);
-                }
+        for (String f : dir.listAll()) {
+            if (f.equals(IndexWriter.WRITE_LOCK_NAME)) {
+                continue;
+            }
+            byte[] plain;
+            try {
+                plain = dir.readPlaintext(f);
+            } catch (CorruptIndexException e) {
+                unreadable.add(f);
+                continue;
+            }
+            int n = ForensicScan.countAny(plain, needles);
+            Arrays.fill(plain, (byte) 0);
+            if (n > 0) {
+                hits.put(f, n);
             }
         }
         return new TextIndex.FolderScan(hits, unreadable);

@@ -150,11 +150,7 @@ public final class TextIndex implements Closeable {
         try (EncryptedDirectory dir =
                 new EncryptedDirectory(
                         new NIOFSDirectory(folder), keystore, hashes, collectionId)) {
-            for (String f : dir.listAll()) {
-                if (!f.equals(IndexWriter.WRITE_LOCK_NAME)) {
-                    dir.deleteFile(f);
-                }
-            }
+            deleteFiles(dir);
         }
         keystore.force();
     }
@@ -177,7 +173,11 @@ public final class TextIndex implements Closeable {
             String collectionId,
             List<byte[]> needles)
             throws IOException {
-        return TextForensics.scanPlaintext(folder, keystore, hashes, collectionId, needles);
+        try (EncryptedDirectory dir =
+                new EncryptedDirectory(
+                        new NIOFSDirectory(folder), keystore, hashes, collectionId)) {
+            return TextForensics.scanPlaintext(dir, needles);
+        }
     }
 
     public String analyzer() {
@@ -608,21 +608,37 @@ public final class TextIndex implements Closeable {
         if (closed) {
             return;
         }
+        release(true);
+        try {
+            deleteFiles(dir);
+            keystore.force();
+        } finally {
+            dir.close();
+        }
+    }
+
+    /** Deletes every file of the folder but the write lock (each file's key goes with it). */
+    private static void deleteFiles(EncryptedDirectory dir) throws IOException {
+        for (String f : dir.listAll()) {
+            if (!f.equals(IndexWriter.WRITE_LOCK_NAME)) {
+                dir.deleteFile(f);
+            }
+        }
+    }
+
+    /**
+     * Marks the index closed and lets go of the searchers and the writer (rolled back or closed).
+     */
+    private void release(boolean rollback) throws IOException {
         closed = true;
         try {
             searchers.close();
         } finally {
-            writer.rollback();
-        }
-        try {
-            for (String f : dir.listAll()) {
-                if (!f.equals(IndexWriter.WRITE_LOCK_NAME)) {
-                    dir.deleteFile(f);
-                }
+            if (rollback) {
+                writer.rollback();
+            } else {
+                writer.close();
             }
-            keystore.force();
-        } finally {
-            dir.close();
         }
     }
 
@@ -643,19 +659,10 @@ public final class TextIndex implements Closeable {
         if (closed) {
             return;
         }
-        closed = true;
         try {
-            searchers.close();
+            release(rollback);
         } finally {
-            try {
-                if (rollback) {
-                    writer.rollback();
-                } else {
-                    writer.close();
-                }
-            } finally {
-                dir.close();
-            }
+            dir.close();
         }
     }
 
