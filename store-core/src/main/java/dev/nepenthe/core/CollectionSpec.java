@@ -3,6 +3,7 @@ package dev.nepenthe.core;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Objects;
+import java.util.function.Consumer;
 import java.util.regex.Pattern;
 
 /**
@@ -215,15 +216,7 @@ public record CollectionSpec(
      * @return a new spec
      */
     public CollectionSpec withIndex(IndexSpec index) {
-        return new CollectionSpec(
-                name,
-                dimension,
-                metric,
-                index,
-                provenance,
-                textAnalyzer,
-                embedder,
-                subjectIdentifiers);
+        return with(o -> o.index = index);
     }
 
     /**
@@ -234,8 +227,7 @@ public record CollectionSpec(
      * @throws IllegalArgumentException if the analyzer is unknown
      */
     public CollectionSpec withTextIndex(String analyzer) {
-        return new CollectionSpec(
-                name, dimension, metric, index, provenance, analyzer, embedder, subjectIdentifiers);
+        return with(o -> o.textAnalyzer = analyzer);
     }
 
     /**
@@ -248,15 +240,7 @@ public record CollectionSpec(
      * @throws IllegalArgumentException if the name is malformed
      */
     public CollectionSpec withEmbedder(String embedderName) {
-        return new CollectionSpec(
-                name,
-                dimension,
-                metric,
-                index,
-                provenance,
-                textAnalyzer,
-                embedderName,
-                subjectIdentifiers);
+        return with(o -> o.embedder = embedderName);
     }
 
     /**
@@ -266,8 +250,7 @@ public record CollectionSpec(
      * @return a new spec
      */
     public CollectionSpec withProvenance(Provenance policy) {
-        return new CollectionSpec(
-                name, dimension, metric, index, policy, textAnalyzer, embedder, subjectIdentifiers);
+        return with(o -> o.provenance = policy);
     }
 
     /**
@@ -285,7 +268,44 @@ public record CollectionSpec(
      *     many
      */
     public CollectionSpec withSubjectIdentifiers(String... keys) {
+        return with(o -> o.subjectIdentifiers = List.of(keys));
+    }
+
+    /** A copy of this spec with {@code change} made: the one place the withers list it. */
+    private CollectionSpec with(Consumer<Copy> change) {
+        Copy o = new Copy(this);
+        change.accept(o);
         return new CollectionSpec(
-                name, dimension, metric, index, provenance, textAnalyzer, embedder, List.of(keys));
+                o.name,
+                o.dimension,
+                o.metric,
+                o.index,
+                o.provenance,
+                o.textAnalyzer,
+                o.embedder,
+                o.subjectIdentifiers);
+    }
+
+    /** The components of a copy being made, changed by a wither before the copy is checked. */
+    private static final class Copy {
+        String name;
+        int dimension;
+        Metric metric;
+        IndexSpec index;
+        Provenance provenance;
+        String textAnalyzer;
+        String embedder;
+        List<String> subjectIdentifiers;
+
+        Copy(CollectionSpec from) {
+            name = from.name;
+            dimension = from.dimension;
+            metric = from.metric;
+            index = from.index;
+            provenance = from.provenance;
+            textAnalyzer = from.textAnalyzer;
+            embedder = from.embedder;
+            subjectIdentifiers = from.subjectIdentifiers;
+        }
     }
 }

@@ -7,6 +7,7 @@ import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Objects;
+import java.util.function.Consumer;
 
 /**
  * How a store is opened.
@@ -107,17 +108,7 @@ public record StoreOptions(
      * @return new options
      */
     public StoreOptions withKeystore(Path folder) {
-        return new StoreOptions(
-                folder,
-                masterKeyFile,
-                generateMasterKey,
-                durability,
-                checkpointBytes,
-                shardBuckets,
-                forgetWorkerNice,
-                probePolicy,
-                ledgerWitness,
-                embedders);
+        return with(o -> o.keystore = folder);
     }
 
     /**
@@ -129,17 +120,11 @@ public record StoreOptions(
      * @return new options
      */
     public StoreOptions withMasterKeyFile(Path file, boolean generateIfMissing) {
-        return new StoreOptions(
-                keystore,
-                file,
-                generateIfMissing,
-                durability,
-                checkpointBytes,
-                shardBuckets,
-                forgetWorkerNice,
-                probePolicy,
-                ledgerWitness,
-                embedders);
+        return with(
+                o -> {
+                    o.masterKeyFile = file;
+                    o.generateMasterKey = generateIfMissing;
+                });
     }
 
     /**
@@ -150,17 +135,7 @@ public record StoreOptions(
      * @throws NullPointerException if {@code d} is null
      */
     public StoreOptions withDurability(Durability d) {
-        return new StoreOptions(
-                keystore,
-                masterKeyFile,
-                generateMasterKey,
-                d,
-                checkpointBytes,
-                shardBuckets,
-                forgetWorkerNice,
-                probePolicy,
-                ledgerWitness,
-                embedders);
+        return with(o -> o.durability = d);
     }
 
     /**
@@ -171,17 +146,7 @@ public record StoreOptions(
      * @throws IllegalArgumentException if {@code bytes} is below 65536
      */
     public StoreOptions withCheckpointBytes(long bytes) {
-        return new StoreOptions(
-                keystore,
-                masterKeyFile,
-                generateMasterKey,
-                durability,
-                bytes,
-                shardBuckets,
-                forgetWorkerNice,
-                probePolicy,
-                ledgerWitness,
-                embedders);
+        return with(o -> o.checkpointBytes = bytes);
     }
 
     /**
@@ -193,17 +158,7 @@ public record StoreOptions(
      * @throws IllegalArgumentException if {@code buckets} is out of range
      */
     public StoreOptions withShardBuckets(int buckets) {
-        return new StoreOptions(
-                keystore,
-                masterKeyFile,
-                generateMasterKey,
-                durability,
-                checkpointBytes,
-                buckets,
-                forgetWorkerNice,
-                probePolicy,
-                ledgerWitness,
-                embedders);
+        return with(o -> o.shardBuckets = buckets);
     }
 
     /**
@@ -214,17 +169,7 @@ public record StoreOptions(
      * @throws IllegalArgumentException if {@code nice} is outside 0 to 19
      */
     public StoreOptions withForgetWorkerNice(int nice) {
-        return new StoreOptions(
-                keystore,
-                masterKeyFile,
-                generateMasterKey,
-                durability,
-                checkpointBytes,
-                shardBuckets,
-                nice,
-                probePolicy,
-                ledgerWitness,
-                embedders);
+        return with(o -> o.forgetWorkerNice = nice);
     }
 
     /**
@@ -235,17 +180,7 @@ public record StoreOptions(
      * @throws NullPointerException if {@code policy} is null
      */
     public StoreOptions withProbePolicy(ProbePolicy policy) {
-        return new StoreOptions(
-                keystore,
-                masterKeyFile,
-                generateMasterKey,
-                durability,
-                checkpointBytes,
-                shardBuckets,
-                forgetWorkerNice,
-                policy,
-                ledgerWitness,
-                embedders);
+        return with(o -> o.probePolicy = policy);
     }
 
     /**
@@ -256,17 +191,7 @@ public record StoreOptions(
      * @return new options
      */
     public StoreOptions withLedgerWitness(LedgerHead head) {
-        return new StoreOptions(
-                keystore,
-                masterKeyFile,
-                generateMasterKey,
-                durability,
-                checkpointBytes,
-                shardBuckets,
-                forgetWorkerNice,
-                probePolicy,
-                head,
-                embedders);
+        return with(o -> o.ledgerWitness = head);
     }
 
     /**
@@ -280,17 +205,51 @@ public record StoreOptions(
         Objects.requireNonNull(embedder, "embedder");
         Map<String, Embedder> more = new HashMap<>(embedders);
         more.put(embedder.name(), embedder);
+        return with(o -> o.embedders = more);
+    }
+
+    /** A copy of these options with {@code change} made: the one place the withers list them. */
+    private StoreOptions with(Consumer<Copy> change) {
+        Copy o = new Copy(this);
+        change.accept(o);
         return new StoreOptions(
-                keystore,
-                masterKeyFile,
-                generateMasterKey,
-                durability,
-                checkpointBytes,
-                shardBuckets,
-                forgetWorkerNice,
-                probePolicy,
-                ledgerWitness,
-                more);
+                o.keystore,
+                o.masterKeyFile,
+                o.generateMasterKey,
+                o.durability,
+                o.checkpointBytes,
+                o.shardBuckets,
+                o.forgetWorkerNice,
+                o.probePolicy,
+                o.ledgerWitness,
+                o.embedders);
+    }
+
+    /** The components of a copy being made, changed by a wither before the copy is checked. */
+    private static final class Copy {
+        Path keystore;
+        Path masterKeyFile;
+        boolean generateMasterKey;
+        Durability durability;
+        long checkpointBytes;
+        int shardBuckets;
+        int forgetWorkerNice;
+        ProbePolicy probePolicy;
+        LedgerHead ledgerWitness;
+        Map<String, Embedder> embedders;
+
+        Copy(StoreOptions from) {
+            keystore = from.keystore;
+            masterKeyFile = from.masterKeyFile;
+            generateMasterKey = from.generateMasterKey;
+            durability = from.durability;
+            checkpointBytes = from.checkpointBytes;
+            shardBuckets = from.shardBuckets;
+            forgetWorkerNice = from.forgetWorkerNice;
+            probePolicy = from.probePolicy;
+            ledgerWitness = from.ledgerWitness;
+            embedders = from.embedders;
+        }
     }
 
     Path keystoreFor(Path dataFolder) {

@@ -99,24 +99,8 @@ public final class VectorRecord {
                     }
 
                     @Override
-                    public VectorRecord decoded(
-                            String id,
-                            String tenant,
-                            String subject,
-                            SourceRef source,
-                            float[] vector,
-                            byte[] textUtf8,
-                            Map<String, Object> metadata,
-                            List<String> derivedFrom) {
-                        return new VectorRecord(
-                                id,
-                                tenant,
-                                subject,
-                                source,
-                                vector,
-                                textUtf8,
-                                metadata,
-                                derivedFrom);
+                    public VectorRecord decoded(RecordAccess.Decoded d) {
+                        return new VectorRecord(d);
                     }
                 });
     }
@@ -260,23 +244,16 @@ public final class VectorRecord {
     }
 
     /** A record read back from storage: adopts its arrays (the reader made them for it). */
-    private VectorRecord(
-            String id,
-            String tenant,
-            String subject,
-            SourceRef source,
-            float[] vector,
-            byte[] textUtf8,
-            Map<String, Object> metadata,
-            List<String> derivedFrom) {
-        this.id = Objects.requireNonNull(id);
-        this.tenant = Objects.requireNonNull(tenant);
-        this.subject = subject;
-        this.source = source;
-        this.vector = vector;
-        this.text = textUtf8;
-        this.metadata = metadata.isEmpty() ? Map.of() : Collections.unmodifiableMap(metadata);
-        this.derivedFrom = List.copyOf(derivedFrom);
+    private VectorRecord(RecordAccess.Decoded d) {
+        this.id = Objects.requireNonNull(d.id());
+        this.tenant = Objects.requireNonNull(d.tenant());
+        this.subject = d.subject();
+        this.source = d.source();
+        this.vector = d.vector();
+        this.text = d.textUtf8();
+        this.metadata =
+                d.metadata().isEmpty() ? Map.of() : Collections.unmodifiableMap(d.metadata());
+        this.derivedFrom = List.copyOf(d.derivedFrom());
     }
 
     /**
@@ -397,6 +374,8 @@ public final class VectorRecord {
      * @return the dimension, the number of metadata keys, whether there is text and the number of
      *     sources, and nothing else
      */
+    // WITHHELD is a sentinel whose equals would throw (it reads entries): identity is the test.
+    @SuppressWarnings("ReferenceEquality")
     @Override
     public String toString() {
         return "VectorRecord[dimension="

@@ -18,9 +18,9 @@ public final class CounterCipher {
     /**
      * The most bytes one call into the cipher takes (see {@link #crypt}). In a new JVM, counter
      * mode runs as plain Java until C2 compiles the cipher's inner method, which it does after some
-     * thousands of calls, and only then uses the AES instructions: with 64 KiB per call, the first
-     * 400 MiB of a 2 GiB index file took about 2 s of a core (20 GB/s after); with 2 KiB, the whole
-     * file took under 0.6 s.
+     * thousands of calls, and only then uses the AES instructions: small calls reach that count
+     * within the first megabytes of a file, large ones only after hundreds. Measured in
+     * docs/BENCHMARKS.md, "The index file is decrypted 2 KiB per call into the cipher".
      */
     static final int SLICE = 2048;
 
@@ -70,6 +70,8 @@ public final class CounterCipher {
      *
      * @throws IllegalArgumentException if {@code in} and {@code out} are the same array
      */
+    // Identity on purpose: the same array, not equal contents, is what cannot work.
+    @SuppressWarnings("ReferenceEquality")
     public static void crypt(
             Cipher c, byte[] in, int offset, int length, byte[] out, int outOffset) {
         if (in == out) {

@@ -145,6 +145,8 @@ public final class KeyedHash {
     }
 
     /** 32 bytes with value equality; prints as hex. */
+    // equals, hashCode and the accessor are overridden below to compare and copy the bytes.
+    @SuppressWarnings("ArrayRecordComponent")
     public record Hash(byte[] bytes) {
         public Hash {
             if (bytes.length != LENGTH) {

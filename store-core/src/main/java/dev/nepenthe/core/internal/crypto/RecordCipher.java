@@ -3,6 +3,7 @@ package dev.nepenthe.core.internal.crypto;
 import java.nio.ByteBuffer;
 import java.security.GeneralSecurityException;
 import java.security.SecureRandom;
+import java.util.Arrays;
 import javax.crypto.AEADBadTagException;
 import javax.crypto.Cipher;
 import javax.crypto.spec.GCMParameterSpec;
@@ -51,25 +52,16 @@ public final class RecordCipher {
     }
 
     /**
+     * Opens a record sealed by {@link #seal} under {@code key} and {@code aad}.
+     *
      * @throws AEADBadTagException if the ciphertext, its associated data or the key is wrong
      */
     public static byte[] open(DataKey key, byte[] aad, byte[] sealed) throws AEADBadTagException {
-        if (sealed.length < NONCE + TAG) {
-            throw new AEADBadTagException(
-                    "sealed message of " + sealed.length + " bytes is shorter than nonce and tag");
-        }
+        byte[] out = new byte[sealed.length];
         try {
-            Cipher c = GCM.get();
-            c.init(
-                    Cipher.DECRYPT_MODE,
-                    key.secretKey(),
-                    new GCMParameterSpec(TAG * 8, sealed, 0, NONCE));
-            c.updateAAD(aad);
-            return c.doFinal(sealed, NONCE, sealed.length - NONCE);
-        } catch (AEADBadTagException e) {
-            throw e;
-        } catch (GeneralSecurityException e) {
-            throw new IllegalStateException("AES-GCM decryption failed", e);
+            return Arrays.copyOf(out, openInto(key, aad, sealed, sealed.length, out));
+        } finally {
+            Arrays.fill(out, (byte) 0);
         }
     }
 

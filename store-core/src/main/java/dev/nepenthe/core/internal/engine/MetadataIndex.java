@@ -28,8 +28,8 @@ import org.roaringbitmap.RoaringBitmap;
  *   <li>a key alone ({@code metadata-key}), for {@link Filter#exists};
  *   <li>a join key ({@code metadata-join}): a string value folded, and each of its tokens ({@link
  *       JoinKeys#keysOf});
- *   <li>a number's buckets in order ({@code metadata-order}, see "numbers in order" below), for
- *       ranges and numeric comparisons.
+ *   <li>a number's buckets in order ({@code metadata-order}, see {@link NumberTrie}), for ranges
+ *       and numeric comparisons.
  * </ul>
  *
  * Each is the first 128 bits of an HMAC under the store's keyed-hash key: the heap holds no
@@ -48,9 +48,6 @@ final class MetadataIndex {
 
     /** A key as the index holds it: 128 bits of its keyed hash. */
     record Key(long hi, long lo) {}
-
-    /** 2^63: doubles from -2^63 up to here that are whole numbers are exactly longs. */
-    private static final double TWO_63_DOUBLE = 0x1p63;
 
     private final KeyedHash hashes;
 
@@ -71,18 +68,36 @@ final class MetadataIndex {
         this.hashes = hashes;
     }
 
-    /**
-     * The keys of one record's metadata.
-     *
-     * @param kept what the record's entry keeps, two longs each, without repeats: the keys of its
-     *     names, its values and join keys, and of each number the finest bucket of its trie, from
-     *     which {@link #parents} lead to the coarser ones. Empty for no metadata. Unlinking the
-     *     entry needs nothing else, so no plaintext
-     * @param values the keys of each of its names and values, which {@link #add} links (a number's
-     *     chain too); not kept. An open's records share them where their values repeat
-     */
-    record Keys(long[] kept, ValueKeys[] values) {
+    /** The keys of one record's metadata. */
+    static final class Keys {
         static final Keys NONE = new Keys(new long[0], new ValueKeys[0]);
+
+        /**
+         * What the record's entry keeps, two longs each, without repeats: the keys of its names,
+         * its values and join keys, and of each number the finest bucket of its trie, from which
+         * {@link #parents} lead to the coarser ones. Empty for no metadata. Unlinking the entry
+         * needs nothing else, so no plaintext.
+         */
+        private final long[] kept;
+
+        /**
+         * The keys of each of its names and values, which {@link #add} links (a number's chain
+         * too); not kept. An open's records share them where their values repeat.
+         */
+        private final ValueKeys[] values;
+
+        Keys(long[] kept, ValueKeys[] values) {
+            this.kept = kept;
+            this.values = values;
+        }
+
+        long[] kept() {
+            return kept;
+        }
+
+        ValueKeys[] values() {
+            return values;
+        }
     }
 
     /** The keys a number's chain holds: one bucket per trie level and its trie's "any" key. */
@@ -189,127 +204,6 @@ final class MetadataIndex {
         return out;
     }
 
-    // ---- numbers in order
-    // -------------------------------------------------------------------------
-    //
-    // A number is also kept under the buckets of a trie over its 64-bit sortable form, four bits a
-    // level (16 levels, the finest the value itself), so that a range or a comparison is a union
-    // of whole buckets (at most 30 a level), answered from the hashes like an equality. Two tries,
-    // since no 64 bits order every long and double exactly: longs (with the doubles that equal a
-    // long), and the other doubles (fractions, and magnitudes of 2^63 and beyond).
-
-    private static final int STEP = 4;
-    private static final int LEVELS = 64 / STEP;
-    private static final String[] LONG_LEVEL = new String[LEVELS];
-    private static final String[] DOUBLE_LEVEL = new String[LEVELS];
-
-    static {
-        for (int j = 0; j < LEVELS; j++) {
-            LONG_LEVEL[j] = "metadata-order-long-" + j;
-            DOUBLE_LEVEL[j] = "metadata-order-double-" + j;
-        }
-    }
-
-    /** A long in unsigned order: flipping the sign bit makes signed order unsigned. */
-    private static long sortableLong(long l) {
-        return l ^ Long.MIN_VALUE;
-    }
-
-    /** A double's bits in unsigned order (finite or infinite, not NaN; -0.0 below 0.0). */
-    private static long sortableDouble(double d) {
-        long bits = Double.doubleToRawLongBits(d);
-        return bits < 0 ? ~bits : bits ^ Long.MIN_VALUE;
-    }
-
-    /** Whether a double equals a long (a whole number from -2^63 up to, not including, 2^63). */
-    private static boolean isLong(double d) {
-        return d == Math.rint(d) && d >= -TWO_63_DOUBLE && d < TWO_63_DOUBLE;
-    }
-
-    /**
-     * What one open has hashed, shared by its hashing threads, so that a record repeats no hash an
-     * earlier one made:
-     *
-     * <ul>
-     *   <li>the keys of whole values (a name and a value: every key {@link #keysOf} makes of them).
-     *       Most metadata takes few values (a language, a year, a category, a source document's id
-     *       over its chunks), so most records' keys come from here;
-     *   <li>the keys of the coarser trie buckets (levels {@value #MEMO_FROM} and up, 4,096 values
-     *       wide or more): a timestamp or a price shares its upper bits with its neighbours', so
-     *       most of its sixteen buckets were hashed for an earlier record;
-     *   <li>the keys of names alone.
-     * </ul>
-     *
-     * It holds names and values in plaintext, as the records decoded beside it do, and only while
-     * the open hashes: the open {@link #clear}s it when the hashing ends. Bounded: the values are
-     * dropped all at once when {@value #MAX_VALUES} are held (the segments group a subject's
-     * records, so the values that repeat tend to repeat close together), the buckets and names stop
-     * being added at {@value #MAX}. Measured in docs/BENCHMARKS.md, "Metadata read from the sealed
-     * copy" and "An open that hashes each metadata value once".
-     */
-    static final class OpenMemo {
-        private static final int MAX = 1 << 16;
-        private static final int MAX_VALUES = 1 << 16;
-        private final ConcurrentHashMap<Bucket, Key> keys = new ConcurrentHashMap<>();
-
-        /** The keys of names alone (a key's, and its tries' "any"): one hash per name per open. */
-        private final ConcurrentHashMap<Name, Key> names = new ConcurrentHashMap<>();
-
-        /** The keys of a name and value. */
-        private final ConcurrentHashMap<Value, ValueKeys> values = new ConcurrentHashMap<>();
-
-        private record Name(String kind, String name) {}
-
-        /**
-         * A name and a stored value. Equal as the values are: {@code 3L} and {@code 3.0} are two
-         * entries (each holds the same keys), never one entry for two different values.
-         */
-        private record Value(String name, Object value) {}
-
-        /**
-         * Whether a value is one of the immutable kinds the store keeps (not, say, a filter's
-         * list).
-         */
-        private static boolean remembers(Object value) {
-            return value instanceof String
-                    || value instanceof Long
-                    || value instanceof Double
-                    || value instanceof Boolean;
-        }
-
-        private void remember(Value v, ValueKeys keysOfValue) {
-            if (values.size() >= MAX_VALUES) {
-                values.clear();
-            }
-            values.putIfAbsent(v, keysOfValue);
-        }
-
-        private record Bucket(String[] levels, String name, int level, long prefix) {
-            @Override
-            public boolean equals(Object o) {
-                return o instanceof Bucket b
-                        && b.levels == levels
-                        && b.level == level
-                        && b.prefix == prefix
-                        && b.name.equals(name);
-            }
-
-            @Override
-            public int hashCode() {
-                return (name.hashCode() * 31 + level) * 31
-                        + Long.hashCode(prefix)
-                        + (levels == LONG_LEVEL ? 0 : 17);
-            }
-        }
-
-        /** Drops what it holds. */
-        void clear() {
-            keys.clear();
-            names.clear();
-            values.clear();
-        }
-    }
-
     /** The first trie level whose bucket keys an open shares (see {@link OpenMemo}). */
     static final int MEMO_FROM = 3;
 
@@ -318,37 +212,34 @@ final class MetadataIndex {
      * empty for NaN.
      */
     private Key[] orderChain(String name, Number n, long[] one, OpenMemo memo) {
-        Sortable at = Sortable.of(n);
+        NumberTrie.Place at = NumberTrie.Place.of(n);
         if (at == null) {
             return NO_CHAIN;
         }
-        String[] levels = at.levels();
+        NumberTrie trie = at.trie();
         long sortable = at.bits();
         Key[] chain = new Key[CHAIN];
-        for (int j = 0; j < LEVELS; j++) {
-            long prefix = sortable >>> (STEP * j);
+        for (int j = 0; j < NumberTrie.LEVELS; j++) {
+            long prefix = sortable >>> (NumberTrie.STEP * j);
             OpenMemo.Bucket bucket =
                     memo != null && j >= MEMO_FROM
-                            ? new OpenMemo.Bucket(levels, name, j, prefix)
+                            ? new OpenMemo.Bucket(trie, name, j, prefix)
                             : null;
             Key known = bucket == null ? null : memo.keys.get(bucket);
             if (known != null) {
                 chain[j] = known;
                 continue;
             }
-            hashes.prefix(levels[j], name, prefix, one, 0);
+            hashes.prefix(trie.level(j), name, prefix, one, 0);
             Key k = new Key(one[0], one[1]);
             chain[j] = k;
             if (bucket != null && memo.keys.size() < OpenMemo.MAX) {
                 memo.keys.putIfAbsent(bucket, k);
             }
         }
-        chain[LEVELS] = nameKey(levels == LONG_LEVEL ? ANY_LONG : ANY_DOUBLE, name, memo);
+        chain[NumberTrie.LEVELS] = nameKey(trie.any(), name, memo);
         return chain;
     }
-
-    private static final String ANY_LONG = "metadata-order-long-any";
-    private static final String ANY_DOUBLE = "metadata-order-double-any";
 
     /** The key of a name alone under {@code kind}, from the open's memo when it has it. */
     private Key nameKey(String kind, String name, OpenMemo memo) {
@@ -364,148 +255,6 @@ final class MetadataIndex {
             memo.names.putIfAbsent(n, k);
         }
         return k;
-    }
-
-    /**
-     * The key every value of a trie at {@code name} is also kept under: a query skips a trie that
-     * holds nothing at the key (most keys hold longs only) rather than hash its buckets.
-     */
-    private Key anyKey(String[] levels, String name) {
-        return nameKey(levels == LONG_LEVEL ? ANY_LONG : ANY_DOUBLE, name, null);
-    }
-
-    /**
-     * The records whose value at {@code name} lies in the sortable interval [{@code lo}, {@code
-     * hi}] (unsigned) of one trie: the interval cut into whole buckets, the widest that fit first.
-     */
-    private RoaringBitmap inOrder(
-            String[] levels, String name, long lo, long hi, Function<Key, RoaringBitmap> view) {
-        RoaringBitmap out = new RoaringBitmap();
-        long[] one = new long[2];
-        long cur = lo;
-        while (Long.compareUnsigned(cur, hi) <= 0) {
-            int j = 0;
-            // Widen while cur is aligned to the next level and its bucket there ends within hi.
-            while (j + 1 < LEVELS) {
-                int bits = STEP * (j + 1);
-                long width = 1L << bits;
-                if ((cur & (width - 1)) != 0
-                        || Long.compareUnsigned(cur + (width - 1), hi) > 0
-                        || Long.compareUnsigned(cur + (width - 1), cur) < 0) {
-                    break;
-                }
-                j++;
-            }
-            hashes.prefix(levels[j], name, cur >>> (STEP * j), one, 0);
-            RoaringBitmap b = view.apply(new Key(one[0], one[1]));
-            if (b != null) {
-                out.or(b);
-            }
-            long next = cur + (1L << (STEP * j));
-            if (Long.compareUnsigned(next, cur) <= 0) {
-                break; // the bucket ended at the top of the space
-            }
-            cur = next;
-        }
-        return out;
-    }
-
-    /**
-     * The numbers at {@code name} from {@code lo} to {@code hi}, each bound exact (a Long or a
-     * Double, never NaN) and included or not as its flag says; null for no bound.
-     */
-    private RoaringBitmap numbersBetween(
-            String name,
-            Number lo,
-            boolean loIncluded,
-            Number hi,
-            boolean hiIncluded,
-            Function<Key, RoaringBitmap> view) {
-        RoaringBitmap out = new RoaringBitmap();
-        // The longs: the bounds made whole, exactly.
-        long a = Long.MIN_VALUE;
-        long b = Long.MAX_VALUE;
-        boolean empty = false;
-        if (lo != null) {
-            if (lo instanceof Long l) {
-                if (!loIncluded && l == Long.MAX_VALUE) {
-                    empty = true;
-                }
-                a = loIncluded ? l : l + 1;
-            } else {
-                double d = lo.doubleValue();
-                if (d >= TWO_63_DOUBLE) {
-                    empty = true;
-                } else if (d >= -TWO_63_DOUBLE) {
-                    // In long arithmetic: near 2^63 a double cannot hold floor(d) + 1.
-                    if (loIncluded) {
-                        double c = Math.ceil(d);
-                        empty = c >= TWO_63_DOUBLE;
-                        a = empty ? a : (long) c;
-                    } else {
-                        long f = (long) Math.floor(d);
-                        empty = f == Long.MAX_VALUE;
-                        a = f + 1;
-                    }
-                }
-            }
-        }
-        if (hi != null) {
-            if (hi instanceof Long l) {
-                if (!hiIncluded && l == Long.MIN_VALUE) {
-                    empty = true;
-                }
-                b = hiIncluded ? l : l - 1;
-            } else {
-                double d = hi.doubleValue();
-                if (d < -TWO_63_DOUBLE) {
-                    empty = true;
-                } else if (d < TWO_63_DOUBLE) {
-                    if (hiIncluded) {
-                        b = (long) Math.floor(d);
-                    } else {
-                        long c = (long) Math.ceil(d);
-                        empty |= c == Long.MIN_VALUE;
-                        b = c - 1;
-                    }
-                }
-            }
-        }
-        if (!empty && a <= b && view.apply(anyKey(LONG_LEVEL, name)) != null) {
-            out.or(inOrder(LONG_LEVEL, name, sortableLong(a), sortableLong(b), view));
-        }
-        // The other doubles: fractions below 2^52 in magnitude, or magnitudes of 2^63 and more. A
-        // long bound beyond 2^53 orders them as 2^62 (or -2^62) does, which no such double equals.
-        if (view.apply(anyKey(DOUBLE_LEVEL, name)) == null) {
-            return out;
-        }
-        long da = 0;
-        long db = -1L; // unsigned: the whole space
-        if (lo != null) {
-            double d = asDoubleBound(lo);
-            da = loIncluded ? sortableDouble(d) : sortableDouble(d) + 1;
-            if (!loIncluded && sortableDouble(d) == -1L) {
-                return out;
-            }
-        }
-        if (hi != null) {
-            double d = asDoubleBound(hi);
-            if (!hiIncluded && sortableDouble(d) == 0) {
-                return out;
-            }
-            db = hiIncluded ? sortableDouble(d) : sortableDouble(d) - 1;
-        }
-        if (Long.compareUnsigned(da, db) <= 0) {
-            out.or(inOrder(DOUBLE_LEVEL, name, da, db, view));
-        }
-        return out;
-    }
-
-    private static double asDoubleBound(Number n) {
-        if (n instanceof Long l && Math.abs((double) l) > 0x1p53) {
-            return l > 0 ? 0x1p62 : -0x1p62;
-        }
-        return n.doubleValue();
     }
 
     /** The key of a folded join key (see {@link JoinKeys#fold}). */
@@ -528,44 +277,17 @@ final class MetadataIndex {
             case String s -> hashes.prefix("metadata-value-string", name, s, out, 0);
             case Boolean b -> hashes.prefix("metadata-value-boolean", name, b ? 1 : 0, out, 0);
             case Number n -> {
-                Sortable at = Sortable.of(n);
+                NumberTrie.Place at = NumberTrie.Place.of(n);
                 if (at == null) {
                     return false;
                 }
-                hashes.prefix(at.levels()[0], name, at.bits(), out, 0);
+                hashes.prefix(at.trie().level(0), name, at.bits(), out, 0);
             }
             default -> {
                 return false;
             }
         }
         return true;
-    }
-
-    /**
-     * A number's trie and its place there: longs and whole doubles within a long's range (-0.0
-     * becomes 0) in the long trie, other doubles in the double trie; null for NaN or a kind of
-     * number {@link Filter} does not compare. A record's chain and a filter's value key both come
-     * from here, so 3 and 3.0 land in one bucket.
-     */
-    private record Sortable(String[] levels, long bits) {
-        static Sortable of(Number n) {
-            if (n instanceof Long
-                    || n instanceof Integer
-                    || n instanceof Short
-                    || n instanceof Byte) {
-                return new Sortable(LONG_LEVEL, sortableLong(n.longValue()));
-            }
-            if (n instanceof Double || n instanceof Float) {
-                double d = n.doubleValue();
-                if (Double.isNaN(d)) {
-                    return null;
-                }
-                return isLong(d)
-                        ? new Sortable(LONG_LEVEL, sortableLong((long) d))
-                        : new Sortable(DOUBLE_LEVEL, sortableDouble(d));
-            }
-            return null;
-        }
     }
 
     // ---- the writer (under the collection's writer mutex)
@@ -628,9 +350,9 @@ final class MetadataIndex {
 
     /**
      * Up to this many ordinals a value's are added one by one: an {@code or} walks every container
-     * of the bitmap it goes into, and a coarse bucket's hold most of the collection (measured: an
-     * open of 1M records with a unique timestamp each spent half its time in such {@code or}s of
-     * one ordinal).
+     * of the bitmap it goes into, and a coarse bucket's hold most of the collection (an open of
+     * records with a unique timestamp each spent much of its time in such {@code or}s of one
+     * ordinal: docs/BENCHMARKS.md, "An open that hashes each metadata value once").
      */
     private static final int FEW = 64;
 
@@ -799,20 +521,20 @@ final class MetadataIndex {
                     RoaringBitmap.andNot(
                             candidates, matching(not.inner(), candidates, view, metadataOf));
             case Filter.And and -> {
-                RoaringBitmap left = candidates;
+                RoaringBitmap left = null; // null until a part narrows the candidates
                 // The parts the bitmaps answer first: what remains for the others to decrypt is
                 // smaller.
                 for (Filter f : and.all()) {
                     if (answeredByBitmaps(f)) {
-                        left = matching(f, left, view, metadataOf);
+                        left = matching(f, left == null ? candidates : left, view, metadataOf);
                     }
                 }
                 for (Filter f : and.all()) {
                     if (!answeredByBitmaps(f)) {
-                        left = matching(f, left, view, metadataOf);
+                        left = matching(f, left == null ? candidates : left, view, metadataOf);
                     }
                 }
-                yield left == candidates ? candidates.clone() : left;
+                yield left == null ? candidates.clone() : left;
             }
             case Filter.Or or -> {
                 RoaringBitmap out = new RoaringBitmap();
@@ -825,16 +547,25 @@ final class MetadataIndex {
                 yield out;
             }
             case Filter.Range r ->
-                    and(candidates, numbersBetween(r.key(), r.min(), true, r.max(), true, view));
+                    and(
+                            candidates,
+                            NumberTrie.between(
+                                    hashes, r.key(), r.min(), true, r.max(), true, view));
             case Filter.Compare c when c.value() instanceof Long || c.value() instanceof Double -> {
                 Number b = (Number) c.value();
                 yield and(
                         candidates,
                         switch (c.comparison()) {
-                            case GT -> numbersBetween(c.key(), b, false, null, false, view);
-                            case GTE -> numbersBetween(c.key(), b, true, null, false, view);
-                            case LT -> numbersBetween(c.key(), null, false, b, false, view);
-                            case LTE -> numbersBetween(c.key(), null, false, b, true, view);
+                            case GT ->
+                                    NumberTrie.between(
+                                            hashes, c.key(), b, false, null, false, view);
+                            case GTE ->
+                                    NumberTrie.between(hashes, c.key(), b, true, null, false, view);
+                            case LT ->
+                                    NumberTrie.between(
+                                            hashes, c.key(), null, false, b, false, view);
+                            case LTE ->
+                                    NumberTrie.between(hashes, c.key(), null, false, b, true, view);
                         });
             }
             case Filter.Compare c -> tested(filter, c.key(), candidates, view, metadataOf);

@@ -6,17 +6,14 @@ import dev.nepenthe.core.index.IntegrityReport;
 import dev.nepenthe.core.internal.crypto.KeyedHash;
 import dev.nepenthe.core.internal.record.RecordAccess;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Predicate;
 import org.roaringbitmap.IntIterator;
 import org.roaringbitmap.RoaringBitmap;
@@ -62,6 +59,8 @@ public final class RecordCatalogue {
      * the entry keeps them ({@link MetadataIndex.Keys#kept}: one a name, a value, a join key, and a
      * number's finest bucket).
      */
+    // Entries are told apart by identity (stillHolds), never by equals: an array component is fine.
+    @SuppressWarnings("ArrayRecordComponent")
     public record Entry(
             int ordinal,
             VectorRecord record,
@@ -92,8 +91,6 @@ public final class RecordCatalogue {
         VectorRecord read(int ordinal) throws IOException;
     }
 
-    private record SubjectKey(String tenant, String subject) {}
-
     private static final VarHandle ENTRIES = MethodHandles.arrayElementVarHandle(Entry[].class);
 
     /**
@@ -108,27 +105,14 @@ public final class RecordCatalogue {
     /** Entries by ordinal; elements through {@link #ENTRIES}. Replaced whole when grown. */
     private volatile Entry[] entries = new Entry[16];
 
-    private final ConcurrentHashMap<String, RoaringBitmap> tenantView = new ConcurrentHashMap<>();
-    private final ConcurrentHashMap<SubjectKey, RoaringBitmap> subjectView =
-            new ConcurrentHashMap<>();
-
     /** Records published to reads ({@link #liveCount} as of the last publish). */
     private volatile int live;
 
-    /** The stamp of the last write whose effects are all published. */
-    private volatile long publishedStamp;
-
-    /**
-     * Odd while {@link #publish} changes the tenant and subject views and the stamp, even between:
-     * a reader that reads the same even value before and after its reads of them read them as of
-     * one publish ({@link #publishedAsOf}).
-     */
-    private volatile long publishing;
-
     // ---- the writer's own state (under the writer mutex) -----------------------------------
     private final RoaringBitmap freeOrdinals = new RoaringBitmap();
-    private final Map<String, RoaringBitmap> byTenant = new HashMap<>();
-    private final Map<SubjectKey, RoaringBitmap> bySubject = new HashMap<>();
+
+    /** Each tenant's and subject's ordinals: the writer's and the published. */
+    private final ScopeBitmaps scopes = new ScopeBitmaps();
 
     /**
      * The records' metadata as keyed hashes: what filters and a forget's join-key check read, since
@@ -142,13 +126,6 @@ public final class RecordCatalogue {
      */
     private final Map<String, RoaringBitmap> byDerivedFrom = new HashMap<>();
 
-    /** The tenant and subject strings the records share, by themselves; see {@link #canonical}. */
-    private final Map<String, String> tenantNames = new HashMap<>();
-
-    private final Map<SubjectKey, SubjectKey> subjectNames = new HashMap<>();
-    private final Set<String> touchedTenants = new HashSet<>();
-    private final Set<SubjectKey> touchedSubjects = new HashSet<>();
-
     /** One past the highest ordinal ever linked. */
     private int ordinalHighWater;
 
@@ -160,24 +137,14 @@ public final class RecordCatalogue {
     /** Linked records, counted as they are linked and unlinked; published as {@link #live}. */
     private int liveCount;
 
-    /**
-     * Ordinals no read may return. Published whole (never mutated after publication) so a search
-     * checks it at materialisation without a lock.
-     */
-    private volatile RoaringBitmap hidden = new RoaringBitmap();
+    /** Ordinals no read may return, by the operation that hid them. */
+    private final HiddenOrdinals hidden = new HiddenOrdinals(REMOVING);
 
-    /**
-     * The part of {@link #hidden} that forgets and holds put there, which a get honours; a record
-     * being replaced is hidden from searches only, so a get finds one version or the other.
-     */
-    private volatile RoaringBitmap marked = new RoaringBitmap();
-
-    private final Map<String, RoaringBitmap> hiddenByOperation = new HashMap<>();
-
-    private volatile StoredCopies stored = ord -> null;
+    /** Reads of the records' text and metadata from their stored copies. */
+    private final StoredPartReader parts = new StoredPartReader(this);
 
     /** The open's shared keys of values, buckets and names, until {@link #endOfOpenHashing}. */
-    private volatile MetadataIndex.OpenMemo openMemo = new MetadataIndex.OpenMemo();
+    private volatile OpenMemo openMemo = new OpenMemo();
 
     /**
      * @param dimension the collection's vector dimension
@@ -193,7 +160,7 @@ public final class RecordCatalogue {
      * it is open.
      */
     public void readTextFrom(StoredCopies copies) {
-        this.stored = copies;
+        parts.readFrom(copies);
     }
 
     // ---- reads (no lock) --------------------------------------------------------------------
@@ -209,7 +176,7 @@ public final class RecordCatalogue {
         // The row's loads before the entry's: a writer unlinks the entry, and only then changes the
         // row.
         VarHandle.loadLoadFence();
-        if (entry(e.ordinal()) == e) {
+        if (stillHolds(e)) {
             return true;
         }
         Arrays.fill(out, 0, vectors.dimension(), 0f);
@@ -223,7 +190,7 @@ public final class RecordCatalogue {
     public VectorRecord materialise(Entry e) {
         VectorRecord copy = null;
         if (e.readsCopy()) {
-            copy = storedCopy(e);
+            copy = parts.copyOf(e);
             if (copy == null) {
                 return null;
             }
@@ -247,18 +214,7 @@ public final class RecordCatalogue {
      * it left.
      */
     public String text(Entry e) {
-        if (!e.hasText()) {
-            return null;
-        }
-        VectorRecord copy = storedCopy(e);
-        if (copy == null) {
-            return null;
-        }
-        try {
-            return copy.text();
-        } finally {
-            RecordAccess.wipe(copy);
-        }
+        return parts.text(e);
     }
 
     /**
@@ -266,15 +222,7 @@ public final class RecordCatalogue {
      * has none); null when it left.
      */
     public Map<String, Object> metadata(Entry e) {
-        if (!e.hasMetadata()) {
-            return Map.of();
-        }
-        VectorRecord copy = storedCopy(e);
-        if (copy == null) {
-            return null;
-        }
-        RecordAccess.wipe(copy);
-        return copy.metadata();
+        return parts.metadata(e);
     }
 
     /**
@@ -282,14 +230,7 @@ public final class RecordCatalogue {
      * null when it left. A forget's checks read records whole this way.
      */
     public VectorRecord withStoredParts(Entry e) {
-        if (!e.readsCopy()) {
-            return RecordAccess.joined(e.record(), null, null, Map.of());
-        }
-        VectorRecord copy = storedCopy(e);
-        return copy == null
-                ? null
-                : RecordAccess.joined(
-                        e.record(), null, RecordAccess.textUnsafe(copy), copy.metadata());
+        return parts.withStoredParts(e);
     }
 
     /**
@@ -309,47 +250,6 @@ public final class RecordCatalogue {
                     Entry e = entry(ord);
                     return e == null ? null : metadata(e);
                 });
-    }
-
-    /**
-     * The decrypted copy of the record at {@code e}, its vector zeroed (the caller wipes its text),
-     * or null when the entry no longer holds its ordinal or is hidden with its copy gone (a forget
-     * destroyed the key). Fails when a live entry has no copy of its own where the storage says it
-     * lies.
-     */
-    private VectorRecord storedCopy(Entry e) {
-        VectorRecord copy;
-        try {
-            copy = stored.read(e.ordinal());
-        } catch (IOException | RuntimeException x) {
-            if (entry(e.ordinal()) != e) {
-                return null; // the copy left with its record, or the ordinal's file was replaced
-            }
-            if (x instanceof IOException io) {
-                throw new UncheckedIOException(io);
-            }
-            throw (RuntimeException) x;
-        }
-        if (copy != null) {
-            float[] v = RecordAccess.vectorUnsafe(copy);
-            if (v != null) {
-                Arrays.fill(v, 0f);
-            }
-            if (copy.id().equals(e.record().id())
-                    && copy.tenant().equals(e.record().tenant())
-                    && (!e.hasText() || RecordAccess.textUnsafe(copy) != null)) {
-                return copy;
-            }
-            RecordAccess.wipe(copy);
-        }
-        if (entry(e.ordinal()) != e || hidden.contains(e.ordinal())) {
-            return null;
-        }
-        throw new IllegalStateException(
-                "the live record at ordinal "
-                        + e.ordinal()
-                        + " has no stored copy of its own"
-                        + (copy == null ? "" : " (the copy there is another record's)"));
     }
 
     /**
@@ -373,6 +273,15 @@ public final class RecordCatalogue {
         return ord >= 0 && ord < es.length ? (Entry) ENTRIES.getAcquire(es, ord) : null;
     }
 
+    /**
+     * Whether {@code e} is still the entry at its ordinal: the very entry, not an equal one (a
+     * record unlinked and linked again at its ordinal makes a new entry).
+     */
+    @SuppressWarnings("ReferenceEquality") // identity is the point: see above
+    boolean stillHolds(Entry e) {
+        return entry(e.ordinal()) == e;
+    }
+
     /** The entry at {@code ordinal} if it is the record (tenant, id), else null. */
     public Entry entryFor(String tenant, String id, int ordinal) {
         Entry e = entry(ordinal);
@@ -389,17 +298,17 @@ public final class RecordCatalogue {
 
     /** The stamp of the last write whose effects are all published. */
     public long publishedStamp() {
-        return publishedStamp;
+        return scopes.publishedStamp();
     }
 
     /** Ordinals no read may return (an immutable bitmap). */
     public RoaringBitmap hidden() {
-        return hidden;
+        return hidden.all();
     }
 
     /** Ordinals forgets and holds hide (an immutable bitmap); a get honours these. */
     public RoaringBitmap marked() {
-        return marked;
+        return hidden.byForgetsAndHolds();
     }
 
     /**
@@ -417,41 +326,24 @@ public final class RecordCatalogue {
      * (a few map writes; the writer does nothing slow inside one).
      */
     public PublishedViews publishedAsOf(String tenant, String subject) {
-        for (int spins = 0; ; spins++) {
-            long before = publishing;
-            if ((before & 1) == 0) {
-                RoaringBitmap t = tenantView.get(tenant);
-                RoaringBitmap s =
-                        subject == null ? null : subjectView.get(new SubjectKey(tenant, subject));
-                int tenants = tenantView.size();
-                long stamp = publishedStamp;
-                if (publishing == before) {
-                    return new PublishedViews(stamp, t, s, tenants);
-                }
-            }
-            if (spins < 64) {
-                Thread.onSpinWait();
-            } else {
-                Thread.yield(); // the writer may have been descheduled mid-publish
-            }
-        }
+        return scopes.publishedAsOf(tenant, subject);
     }
 
     /** A tenant's live ordinals as last published (immutable), or null. */
     public RoaringBitmap publishedTenant(String tenant) {
-        return tenantView.get(tenant);
+        return scopes.publishedTenant(tenant);
     }
 
     /** The tenants with live records, as last published (a copy). */
     public Set<String> publishedTenants() {
-        return Set.copyOf(tenantView.keySet());
+        return scopes.publishedTenants();
     }
 
     // ---- the writer's view (under the writer mutex) ------------------------------------------
 
     /** A tenant's live ordinals (the writer's bitmap: do not keep or change it), or null. */
     public RoaringBitmap tenantOrdinals(String tenant) {
-        return byTenant.get(tenant);
+        return scopes.tenantOrdinals(tenant);
     }
 
     /**
@@ -459,7 +351,7 @@ public final class RecordCatalogue {
      * null.
      */
     public RoaringBitmap subjectOrdinals(String tenant, String subject) {
-        return bySubject.get(new SubjectKey(tenant, subject));
+        return scopes.subjectOrdinals(tenant, subject);
     }
 
     /** Records whose string metadata holds this folded join key (writer's bitmap), or null. */
@@ -572,10 +464,10 @@ public final class RecordCatalogue {
     /**
      * The keys the metadata index keeps a loaded record under, for an open: values, names and the
      * coarser buckets of the records' numbers are hashed once for all of them (see {@link
-     * MetadataIndex.OpenMemo}); the open {@link #endOfOpenHashing ends} it.
+     * OpenMemo}); the open {@link #endOfOpenHashing ends} it.
      */
     public MetadataIndex.Keys metadataKeysOfLoaded(VectorRecord r) {
-        MetadataIndex.OpenMemo memo = openMemo;
+        OpenMemo memo = openMemo;
         return metadata.keysOf(r.metadata(), memo);
     }
 
@@ -594,7 +486,7 @@ public final class RecordCatalogue {
 
     /** After an open's hashing: drops the shared keys and the names and values they hold. */
     public void endOfOpenHashing() {
-        MetadataIndex.OpenMemo memo = openMemo;
+        OpenMemo memo = openMemo;
         openMemo = null;
         if (memo != null) {
             memo.clear();
@@ -607,7 +499,7 @@ public final class RecordCatalogue {
      */
     public void linkStored(int ord, VectorRecord r, MetadataIndex.Keys keys) {
         boolean hasText = RecordAccess.textUtf8Length(r) > 0;
-        r = canonical(r);
+        r = scopes.canonical(r);
         Entry[] es = entries;
         if (ord >= es.length) {
             int cap = Math.max(ord + 1, es.length + (es.length >> 1));
@@ -623,31 +515,7 @@ public final class RecordCatalogue {
         for (String src : r.derivedFrom()) {
             byDerivedFrom.computeIfAbsent(src, k -> new RoaringBitmap()).add(ord);
         }
-        byTenant.computeIfAbsent(r.tenant(), t -> new RoaringBitmap()).add(ord);
-        touchedTenants.add(r.tenant());
-        if (r.subject() != null) {
-            SubjectKey key = new SubjectKey(r.tenant(), r.subject());
-            bySubject.computeIfAbsent(key, s -> new RoaringBitmap()).add(ord);
-            touchedSubjects.add(key);
-        }
-    }
-
-    /**
-     * The record without its vector, text and metadata (see {@link RecordAccess#catalogued}),
-     * holding the tenant and subject strings the bitmaps' keys hold (decoded records each bring
-     * copies of their own). The keys go when their last record does, so a forgotten subject's name
-     * is not kept.
-     */
-    private VectorRecord canonical(VectorRecord r) {
-        String tenant = tenantNames.computeIfAbsent(r.tenant(), t -> t);
-        String subject = null;
-        if (r.subject() != null) {
-            subject =
-                    subjectNames
-                            .computeIfAbsent(new SubjectKey(tenant, r.subject()), k -> k)
-                            .subject();
-        }
-        return RecordAccess.catalogued(r, tenant, subject);
+        scopes.add(ord, r.tenant(), r.subject());
     }
 
     /** After loading: every ordinal below the high water that holds no record is free. */
@@ -666,21 +534,9 @@ public final class RecordCatalogue {
         liveCount--;
         metadata.remove(e.ordinal(), e.metadataKeys());
         for (String src : r.derivedFrom()) {
-            removeFrom(byDerivedFrom, src, e.ordinal());
+            ScopeBitmaps.removeFrom(byDerivedFrom, src, e.ordinal());
         }
-        removeFrom(byTenant, r.tenant(), e.ordinal());
-        touchedTenants.add(r.tenant());
-        if (!byTenant.containsKey(r.tenant())) {
-            tenantNames.remove(r.tenant());
-        }
-        if (r.subject() != null) {
-            SubjectKey key = new SubjectKey(r.tenant(), r.subject());
-            removeFrom(bySubject, key, e.ordinal());
-            touchedSubjects.add(key);
-            if (!bySubject.containsKey(key)) {
-                subjectNames.remove(key);
-            }
-        }
+        scopes.remove(e.ordinal(), r.tenant(), r.subject());
     }
 
     /**
@@ -696,21 +552,7 @@ public final class RecordCatalogue {
                     freedAt[ord] = stamp;
                     freeOrdinals.add(ord);
                 });
-        synchronized (hiddenByOperation) {
-            hiddenByOperation.values().forEach(b -> b.andNot(ords));
-            hiddenByOperation.values().removeIf(RoaringBitmap::isEmpty);
-            publishHidden();
-        }
-    }
-
-    private static <K> void removeFrom(Map<K, RoaringBitmap> map, K key, int ord) {
-        RoaringBitmap b = map.get(key);
-        if (b != null) {
-            b.remove(ord);
-            if (b.isEmpty()) {
-                map.remove(key);
-            }
-        }
+        hidden.release(ords);
     }
 
     /** Publishes the bitmaps the last write changed (immutable copies) and then its stamp. */
@@ -727,60 +569,21 @@ public final class RecordCatalogue {
         // The metadata first: a search reads the tenant's (or subject's) bitmap and then the
         // metadata's, so one that sees a new record among the tenant's sees its metadata keys
         // too, and a not-filter cannot let it through for want of a key not yet published.
-        publishing = publishing + 1; // odd: the writer's only, under its mutex
+        scopes.beginPublish();
         metadata.publish();
-        for (String t : touchedTenants) {
-            RoaringBitmap b = byTenant.get(t);
-            if (b == null) {
-                tenantView.remove(t);
-            } else {
-                tenantView.put(t, b.clone());
-            }
-        }
-        for (SubjectKey s : touchedSubjects) {
-            RoaringBitmap b = bySubject.get(s);
-            if (b == null) {
-                subjectView.remove(s);
-            } else {
-                subjectView.put(s, b.clone());
-            }
-        }
-        touchedTenants.clear();
-        touchedSubjects.clear();
+        scopes.publishViews();
         live = liveCount - leaving;
-        publishedStamp = stamp;
-        publishing = publishing + 1; // even again: the views and the stamp agree
+        scopes.endPublish(stamp);
     }
 
     /** Hides ordinals under an operation (a forget, a hold, or {@link #REMOVING}) and publishes. */
     public void hide(String operation, RoaringBitmap ords) {
-        synchronized (hiddenByOperation) {
-            hiddenByOperation.merge(operation, ords.clone(), (a, b) -> RoaringBitmap.or(a, b));
-            publishHidden();
-        }
+        hidden.hide(operation, ords);
     }
 
     /** Lifts what an operation hid (its records are gone, or it ended). */
     public void unhide(String operation) {
-        synchronized (hiddenByOperation) {
-            if (hiddenByOperation.remove(operation) != null) {
-                publishHidden();
-            }
-        }
-    }
-
-    private void publishHidden() {
-        RoaringBitmap all = new RoaringBitmap();
-        RoaringBitmap byForgetsAndHolds = new RoaringBitmap();
-        hiddenByOperation.forEach(
-                (op, b) -> {
-                    all.or(b);
-                    if (!op.equals(REMOVING)) {
-                        byForgetsAndHolds.or(b);
-                    }
-                });
-        marked = byForgetsAndHolds;
-        hidden = all;
+        hidden.unhide(operation);
     }
 
     /** The ordinals of entries. */
@@ -832,16 +635,13 @@ public final class RecordCatalogue {
                 derivedExpected.computeIfAbsent(src, k -> new RoaringBitmap()).add(ord);
             }
         }
-        long tenantBits = 0;
-        for (RoaringBitmap b : byTenant.values()) {
-            tenantBits += b.getCardinality();
-        }
+        long tenantBits = scopes.tenantOrdinalCount();
         if (tenantBits != live) {
             r.violation(
                     "bitmap-mismatch",
                     "tenant bitmaps hold " + tenantBits + ", collection " + live);
         }
-        if (!tenantView.equals(byTenant) || !subjectView.equals(bySubject)) {
+        if (!scopes.publishedAgree()) {
             r.violation(
                     "published-view-mismatch",
                     "the tenant or subject bitmaps searches read differ from the records");
@@ -852,7 +652,7 @@ public final class RecordCatalogue {
                     "the metadata and join-key indexes differ from the records' metadata keys"
                             + " and derivedFrom");
         }
-        r.checked("tenants", byTenant.size());
+        r.checked("tenants", scopes.tenants());
         r.checked("metadata keys", metadata.size());
     }
 

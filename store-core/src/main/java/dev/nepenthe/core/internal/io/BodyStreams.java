@@ -27,10 +27,20 @@ public final class BodyStreams {
     private static final int CHUNK = 1 << 14;
 
     /** A chunk's bytes with float and int views made once (views cost more than a short copy). */
-    private record Chunk(byte[] bytes, FloatBuffer floats, IntBuffer ints) {
+    private static final class Chunk {
+        final byte[] bytes;
+        final FloatBuffer floats;
+        final IntBuffer ints;
+
+        private Chunk() {
+            this.bytes = new byte[4 * CHUNK];
+            ByteBuffer b = ByteBuffer.wrap(bytes).order(ByteOrder.BIG_ENDIAN);
+            this.floats = b.asFloatBuffer();
+            this.ints = b.asIntBuffer();
+        }
+
         static Chunk create() {
-            ByteBuffer b = ByteBuffer.allocate(4 * CHUNK).order(ByteOrder.BIG_ENDIAN);
-            return new Chunk(b.array(), b.asFloatBuffer(), b.asIntBuffer());
+            return new Chunk();
         }
     }
 

@@ -50,6 +50,12 @@ public final class ChecksummedFiles {
         T read(DataInputStream in, int version) throws IOException;
     }
 
+    /** {@link #write(Path, String, int, byte[], BodyWriter)} under a fresh file id. */
+    public static void write(Path file, String format, int version, BodyWriter body)
+            throws IOException {
+        write(file, format, version, newFileId(), body);
+    }
+
     /**
      * Writes {@code file} atomically: header, body, footer into {@code file.tmp}, fsync, rename
      * over {@code file}, fsync the directory.
@@ -128,7 +134,7 @@ public final class ChecksummedFiles {
      * verified whole.
      */
     public static long bodyOffset(String format) {
-        return 4 + 2 + format.getBytes(StandardCharsets.UTF_8).length + 4 + 16;
+        return 4L + 2 + format.getBytes(StandardCharsets.UTF_8).length + 4 + 16;
     }
 
     /** The bytes of a file before its footer (the header and the body). */
@@ -313,10 +319,6 @@ public final class ChecksummedFiles {
         RegionInput(FileChannel ch, long end) {
             this.ch = ch;
             this.end = end;
-        }
-
-        long remaining() {
-            return end - pos;
         }
 
         @Override

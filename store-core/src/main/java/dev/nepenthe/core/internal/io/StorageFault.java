@@ -46,6 +46,8 @@ public final class StorageFault {
     }
 
     /**
+     * Refuses a write once a write has failed.
+     *
      * @throws StoreReadOnlyException if the latch is tripped
      */
     public void ensureWritable() {
@@ -61,6 +63,8 @@ public final class StorageFault {
     }
 
     /** What failed, naming the file, for the operator; null while writes are accepted. */
+    // Identity on purpose: a cause that is its own cause ends the chain.
+    @SuppressWarnings("ReferenceEquality")
     public String problem() {
         IOException c = cause;
         if (c == null) {

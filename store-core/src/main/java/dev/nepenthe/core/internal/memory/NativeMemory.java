@@ -69,6 +69,9 @@ public final class NativeMemory {
     /** The three system calls, or null where they cannot be made. */
     private record Calls(MethodHandle mmap, MethodHandle munmap, MethodHandle madvise) {
 
+        // Restricted on purpose: libc's mmap, munmap and madvise, found only where native access
+        // is enabled for this module (checked first).
+        @SuppressWarnings("restricted")
         static Calls find() {
             String os = System.getProperty("os.name", "").toLowerCase(Locale.ROOT);
             String arch = System.getProperty("os.arch", "");
@@ -114,6 +117,8 @@ public final class NativeMemory {
          * Maps {@code bytes} rounded up to whole huge pages at a huge-page boundary (the kernel
          * backs only aligned 2 MiB spans with a huge page), or returns null.
          */
+        // Restricted on purpose: the segment's size is the mapping's, made just above.
+        @SuppressWarnings("restricted")
         MemorySegment map(long bytes) {
             long length = Math.ceilDiv(bytes, HUGE_PAGE) * HUGE_PAGE;
             try {
@@ -134,22 +139,22 @@ public final class NativeMemory {
                 long head = start - over;
                 long tail = HUGE_PAGE - head;
                 if (head > 0) {
-                    int unused = (int) munmap.invokeExact(over, head);
+                    int _ = (int) munmap.invokeExact(over, head);
                 }
                 if (tail > 0) {
-                    int unused = (int) munmap.invokeExact(start + length, tail);
+                    int _ = (int) munmap.invokeExact(start + length, tail);
                 }
                 // Advice refused (huge pages switched off) leaves an ordinary zeroed mapping: still
                 // fine.
-                int advised = (int) madvise.invokeExact(start, length, MADV_HUGEPAGE);
+                int _ = (int) madvise.invokeExact(start, length, MADV_HUGEPAGE);
                 MethodHandle unmap = munmap;
                 return MemorySegment.ofAddress(start)
                         .reinterpret(
                                 bytes,
                                 Arena.ofAuto(),
-                                ignored -> {
+                                _ -> {
                                     try {
-                                        int unused = (int) unmap.invokeExact(start, length);
+                                        int _ = (int) unmap.invokeExact(start, length);
                                     } catch (Throwable e) {
                                         throw new IllegalStateException(
                                                 "munmap of " + length + " bytes failed", e);

@@ -36,16 +36,24 @@ public final class RecordAccess {
 
         VectorRecord catalogued(VectorRecord r, String tenant, String subject);
 
-        VectorRecord decoded(
-                String id,
-                String tenant,
-                String subject,
-                SourceRef source,
-                float[] vector,
-                byte[] textUtf8,
-                Map<String, Object> metadata,
-                List<String> derivedFrom);
+        VectorRecord decoded(Decoded d);
     }
+
+    /**
+     * A record's parts as the storage decodes them, for {@link #decoded}: the arrays are the
+     * decoder's own, and the metadata map holds only the types a record allows.
+     */
+    // A carrier from the decoder to the record's constructor, never compared or kept.
+    @SuppressWarnings("ArrayRecordComponent")
+    public record Decoded(
+            String id,
+            String tenant,
+            String subject,
+            SourceRef source,
+            float[] vector,
+            byte[] textUtf8,
+            Map<String, Object> metadata,
+            List<String> derivedFrom) {}
 
     private static volatile Internals internals;
 
@@ -153,16 +161,8 @@ public final class RecordAccess {
      * UTF-8 bytes and the metadata map, which must hold only the types a record allows): the public
      * builder's defensive copies were most of what an open allocated.
      */
-    public static VectorRecord decoded(
-            String id,
-            String tenant,
-            String subject,
-            SourceRef source,
-            float[] vector,
-            byte[] textUtf8,
-            Map<String, Object> metadata,
-            List<String> derivedFrom) {
-        return get().decoded(id, tenant, subject, source, vector, textUtf8, metadata, derivedFrom);
+    public static VectorRecord decoded(Decoded d) {
+        return get().decoded(d);
     }
 
     /** Zeros the record's vector and text in place (the store's own copy, after a seal). */

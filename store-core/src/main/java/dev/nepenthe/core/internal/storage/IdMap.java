@@ -5,6 +5,7 @@ import dev.nepenthe.core.internal.io.IoErrors;
 import java.io.Closeable;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
+import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -56,8 +57,8 @@ final class IdMap implements Closeable {
 
     /**
      * The first Chronicle Map a JVM builds generates and compiles classes for its key and value
-     * types, which takes seconds (4.7 s measured in a new JVM on a busy 2-core machine; the next
-     * map took 0.02 s), and a restart paid it on the open's path, after the records. Started when a
+     * types, which takes seconds where the next map takes a blink (docs/BENCHMARKS.md, Chronicle
+     * Map's warm-up), and a restart paid it on the open's path, after the records. Started when a
      * store (or a collection's storage) starts opening, it runs beside the records' decryption. It
      * builds a map in memory of the id map's own types, holding one all-zero key.
      */
@@ -119,6 +120,18 @@ final class IdMap implements Closeable {
      */
     byte[] closedWith() {
         return rebuiltAtOpen ? null : closedWith;
+    }
+
+    /**
+     * What a clean close stamps the map with: the digest of the storage's manifest (unique per
+     * write: it carries a fresh file id) and the live count. The next open trusts the map only if
+     * its own manifest and count give the same stamp.
+     */
+    static byte[] closeStamp(byte[] manifestDigest, int liveRecords) {
+        return ByteBuffer.allocate(manifestDigest.length + 4)
+                .put(manifestDigest)
+                .putInt(liveRecords)
+                .array();
     }
 
     private ChronicleMap<byte[], Long> open() throws IOException {
@@ -255,7 +268,8 @@ final class IdMap implements Closeable {
             long newCapacity, java.util.function.Consumer<ChronicleMap<byte[], Long>> fill) {
         // A fresh name each time: Chronicle Map refuses to map a second file under a path it
         // still has open in this process (it hands back the open map instead).
-        Path tmp = file.resolveSibling(file.getFileName() + ".grow-" + (++replacements));
+        replacements++;
+        Path tmp = file.resolveSibling(file.getFileName() + ".grow-" + replacements);
         ChronicleMap<byte[], Long> next = null;
         try {
             Files.deleteIfExists(tmp);

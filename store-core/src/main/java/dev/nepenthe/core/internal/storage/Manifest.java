@@ -1,8 +1,12 @@
 package dev.nepenthe.core.internal.storage;
 
 import dev.nepenthe.core.internal.io.ChecksummedFiles;
+import dev.nepenthe.core.internal.io.IoErrors;
 import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.util.Map;
 import java.util.TreeMap;
 
@@ -38,7 +42,6 @@ record Manifest(
                 dir.resolve(FILE),
                 FORMAT,
                 VERSION,
-                ChecksummedFiles.newFileId(),
                 out -> {
                     out.writeInt(buckets);
                     out.writeLong(nextSeq);
@@ -52,6 +55,19 @@ record Manifest(
                         out.writeUTF(e.getValue());
                     }
                 });
+    }
+
+    /** SHA-256 of the manifest file's bytes in {@code dir}, or null when there is none. */
+    static byte[] digest(Path dir) throws IOException {
+        Path f = dir.resolve(FILE);
+        if (!Files.exists(f)) {
+            return null;
+        }
+        try {
+            return MessageDigest.getInstance("SHA-256").digest(IoErrors.readAllBytes(f));
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
     }
 
     static Manifest read(Path dir) throws IOException {

@@ -4,8 +4,11 @@ import dev.nepenthe.core.SourceRef;
 import dev.nepenthe.core.VectorRecord;
 import dev.nepenthe.core.internal.io.BodyStreams;
 import dev.nepenthe.core.internal.record.RecordAccess;
+import java.io.ByteArrayOutputStream;
 import java.io.DataOutput;
+import java.io.DataOutputStream;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.BufferUnderflowException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -18,6 +21,17 @@ public final class RecordCodec {
     private static final byte T_STRING = 1, T_LONG = 2, T_DOUBLE = 3, T_BOOLEAN = 4;
 
     private RecordCodec() {}
+
+    /** A record's plaintext, as it is sealed. */
+    static byte[] encode(VectorRecord r) {
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        try {
+            write(new DataOutputStream(bytes), r);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return bytes.toByteArray();
+    }
 
     public static void write(DataOutput out, VectorRecord r) throws IOException {
         writeString(out, r.id());
@@ -32,7 +46,7 @@ public final class RecordCodec {
         }
         float[] v = r.vector();
         out.writeInt(v.length);
-        // In bulk: one call per float was a third of a store's open (100,000 x 384).
+        // In bulk: one call per float was a large part of a store's open (docs/BENCHMARKS.md).
         BodyStreams.writeFloats(out, v, 0, v.length);
         writeNullable(out, r.text());
         out.writeInt(r.metadata().size());
@@ -128,7 +142,8 @@ public final class RecordCodec {
                 derivedFrom[i] = readString(in);
             }
             return RecordAccess.decoded(
-                    id, tenant, subject, source, v, text, metadata, List.of(derivedFrom));
+                    new RecordAccess.Decoded(
+                            id, tenant, subject, source, v, text, metadata, List.of(derivedFrom)));
         } catch (BufferUnderflowException e) {
             throw new IOException("record ends early: " + length + " bytes", e);
         }
@@ -152,7 +167,8 @@ public final class RecordCodec {
         if (n > in.remaining()) {
             throw new BufferUnderflowException();
         }
-        String s = new String(in.array(), in.position(), n, StandardCharsets.UTF_8);
+        String s =
+                new String(in.array(), in.arrayOffset() + in.position(), n, StandardCharsets.UTF_8);
         in.position(in.position() + n);
         return s;
     }

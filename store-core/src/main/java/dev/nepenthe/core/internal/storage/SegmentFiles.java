@@ -4,6 +4,7 @@ import dev.nepenthe.core.CorruptFileException;
 import dev.nepenthe.core.internal.crypto.KeyedHash;
 import dev.nepenthe.core.internal.io.ChecksummedFiles;
 import java.io.DataInput;
+import java.io.DataInputStream;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -106,7 +107,6 @@ final class SegmentFiles {
                 file,
                 FORMAT,
                 VERSION,
-                ChecksummedFiles.newFileId(),
                 out -> {
                     out.writeInt(bucket);
                     out.writeInt(records.size());
@@ -135,19 +135,15 @@ final class SegmentFiles {
      * @return how many copies were read
      */
     static int forEach(Path file, int expectedBucket, Visitor visitor) throws IOException {
-        return ChecksummedFiles.read(
+        return readSegment(
                 file,
-                FORMAT,
-                VERSION,
-                VERSION,
-                (in, v) -> {
-                    int n = header(in, expectedBucket);
+                expectedBucket,
+                (in, n) -> {
                     byte[] sealed = new byte[4096];
                     byte[] hash = new byte[KeyedHash.LENGTH];
                     // A segment lists its copies by ordinal, so a subject's records written
-                    // together sit
-                    // together: they share one subject hash, which the storage keeps per live
-                    // record.
+                    // together sit together: they share one subject hash, which the storage keeps
+                    // per live record.
                     byte[] lastSubjectBytes = new byte[KeyedHash.LENGTH];
                     KeyedHash.Hash lastSubject = null;
                     long offset = FIRST_COPY;
@@ -179,6 +175,22 @@ final class SegmentFiles {
                 });
     }
 
+    /** What reads a segment's copies, given how many there are. */
+    private interface CopiesReader<T> {
+        T read(DataInputStream in, int count) throws IOException;
+    }
+
+    /** Reads a segment file of bucket {@code expectedBucket}, its header checked. */
+    private static <T> T readSegment(Path file, int expectedBucket, CopiesReader<T> copies)
+            throws IOException {
+        return ChecksummedFiles.read(
+                file,
+                FORMAT,
+                VERSION,
+                VERSION,
+                (in, v) -> copies.read(in, header(in, expectedBucket)));
+    }
+
     private static int header(DataInput in, int expectedBucket) throws IOException {
         int bucket = in.readInt();
         if (bucket != expectedBucket) {
@@ -193,13 +205,10 @@ final class SegmentFiles {
     }
 
     static List<SealedRecord> read(Path file, int expectedBucket) throws IOException {
-        return ChecksummedFiles.read(
+        return readSegment(
                 file,
-                FORMAT,
-                VERSION,
-                VERSION,
-                (in, v) -> {
-                    int n = header(in, expectedBucket);
+                expectedBucket,
+                (in, n) -> {
                     List<SealedRecord> out = new ArrayList<>(Math.min(n, 1 << 16));
                     for (int i = 0; i < n; i++) {
                         out.add(SealedRecord.read(in));

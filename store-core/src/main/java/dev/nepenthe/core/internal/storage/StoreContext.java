@@ -39,4 +39,12 @@ public record StoreContext(
                 shardBuckets,
                 new StorageFault());
     }
+
+    /**
+     * The keyed hash of one (collection, tenant, subject) scope: what its data key is filed under
+     * and what its records' clear headers carry.
+     */
+    KeyedHash.Hash scopeHash(String collectionId, String tenant, String subject) {
+        return hashes.of("subject", collectionId, tenant, subject == null ? "" : subject);
+    }
 }

@@ -155,7 +155,16 @@ final class EncryptedDirectory extends FilterDirectory {
         }
     }
 
-    private record Header(byte[] keyId, byte[] iv) {}
+    /** A file's clear header: the id of its key and its initialisation vector. */
+    private static final class Header {
+        final byte[] keyId;
+        final byte[] iv;
+
+        Header(byte[] keyId, byte[] iv) {
+            this.keyId = keyId;
+            this.iv = iv;
+        }
+    }
 
     private static Header readHeader(IndexInput raw, String name) throws IOException {
         if (raw.length() < HEADER) {
@@ -341,13 +350,21 @@ final class EncryptedDirectory extends FilterDirectory {
             closed = true;
             try {
                 flushBuffer();
-            } finally {
+            } catch (Throwable t) {
+                // The flush's failure is the one to report; closing's rides along with it.
                 Arrays.fill(plain, (byte) 0);
                 try {
                     raw.close();
                 } catch (IOException e) {
-                    throw IoErrors.naming(file, "closing", e);
+                    t.addSuppressed(IoErrors.naming(file, "closing", e));
                 }
+                throw t;
+            }
+            Arrays.fill(plain, (byte) 0);
+            try {
+                raw.close();
+            } catch (IOException e) {
+                throw IoErrors.naming(file, "closing", e);
             }
         }
     }

@@ -3,18 +3,14 @@ package dev.nepenthe.core.internal.text;
 import dev.nepenthe.core.index.IntegrityReport;
 import dev.nepenthe.core.internal.crypto.KeyedHash;
 import dev.nepenthe.core.internal.crypto.Keystore;
-import dev.nepenthe.core.internal.io.ForensicScan;
 import java.io.Closeable;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Collection;
 import java.util.Comparator;
-import java.util.HashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -37,31 +33,17 @@ import org.apache.lucene.index.IndexWriterConfig;
 import org.apache.lucene.index.LeafReader;
 import org.apache.lucene.index.LeafReaderContext;
 import org.apache.lucene.index.NumericDocValues;
-import org.apache.lucene.index.PostingsEnum;
-import org.apache.lucene.index.ReaderUtil;
 import org.apache.lucene.index.Term;
-import org.apache.lucene.index.Terms;
-import org.apache.lucene.index.TermsEnum;
 import org.apache.lucene.index.TieredMergePolicy;
 import org.apache.lucene.search.BooleanClause;
 import org.apache.lucene.search.BooleanQuery;
-import org.apache.lucene.search.Collector;
-import org.apache.lucene.search.CollectorManager;
 import org.apache.lucene.search.ConstantScoreQuery;
-import org.apache.lucene.search.FilterLeafCollector;
 import org.apache.lucene.search.IndexSearcher;
-import org.apache.lucene.search.LeafCollector;
 import org.apache.lucene.search.Query;
-import org.apache.lucene.search.ScoreDoc;
-import org.apache.lucene.search.ScoreMode;
 import org.apache.lucene.search.SearcherManager;
 import org.apache.lucene.search.TermQuery;
-import org.apache.lucene.search.TopDocs;
-import org.apache.lucene.search.TopScoreDocCollector;
-import org.apache.lucene.search.TopScoreDocCollectorManager;
 import org.apache.lucene.store.Directory;
 import org.apache.lucene.store.NIOFSDirectory;
-import org.apache.lucene.util.BytesRef;
 import org.roaringbitmap.RoaringBitmap;
 
 /**
@@ -168,11 +150,7 @@ public final class TextIndex implements Closeable {
         try (EncryptedDirectory dir =
                 new EncryptedDirectory(
                         new NIOFSDirectory(folder), keystore, hashes, collectionId)) {
-            for (String f : dir.listAll()) {
-                if (!f.equals(IndexWriter.WRITE_LOCK_NAME)) {
-                    dir.deleteFile(f);
-                }
-            }
+            deleteFiles(dir);
         }
         keystore.force();
     }
@@ -195,30 +173,11 @@ public final class TextIndex implements Closeable {
             String collectionId,
             List<byte[]> needles)
             throws IOException {
-        Map<String, Integer> hits = new TreeMap<>();
-        List<String> unreadable = new ArrayList<>();
         try (EncryptedDirectory dir =
                 new EncryptedDirectory(
                         new NIOFSDirectory(folder), keystore, hashes, collectionId)) {
-            for (String f : dir.listAll()) {
-                if (f.equals(IndexWriter.WRITE_LOCK_NAME)) {
-                    continue;
-                }
-                byte[] plain;
-                try {
-                    plain = dir.readPlaintext(f);
-                } catch (org.apache.lucene.index.CorruptIndexException e) {
-                    unreadable.add(f);
-                    continue;
-                }
-                int n = ForensicScan.countAny(plain, needles);
-                Arrays.fill(plain, (byte) 0);
-                if (n > 0) {
-                    hits.put(f, n);
-                }
-            }
+            return TextForensics.scanPlaintext(dir, needles);
         }
-        return new FolderScan(hits, unreadable);
     }
 
     public String analyzer() {
@@ -323,7 +282,23 @@ public final class TextIndex implements Closeable {
     }
 
     /** Ordinals and BM25 scores, best first. */
-    public record Ranked(int[] ordinals, float[] scores) {
+    public static final class Ranked {
+        private final int[] ordinals;
+        private final float[] scores;
+
+        public Ranked(int[] ordinals, float[] scores) {
+            this.ordinals = ordinals;
+            this.scores = scores;
+        }
+
+        public int[] ordinals() {
+            return ordinals;
+        }
+
+        public float[] scores() {
+            return scores;
+        }
+
         public int size() {
             return ordinals.length;
         }
@@ -365,102 +340,9 @@ public final class TextIndex implements Closeable {
     private Ranked run(Query q, RoaringBitmap accept, int k) throws IOException {
         IndexSearcher s = searchers.acquire();
         try {
-            // Exact hit counts stop at 1,000, as in IndexSearcher.search(query, n): past that, BM25
-            // skips
-            // blocks that cannot reach the top k.
-            TopDocs top =
-                    s.search(q, new Filtered(new TopScoreDocCollectorManager(k, 1000), accept));
-            ScoreDoc[] hits = top.scoreDocs;
-            int[] ords = new int[hits.length];
-            float[] scores = new float[hits.length];
-            // Ordinals are read in document order, one doc-values iterator per segment (an
-            // iterator only moves forward, and each new one costs a file clone and a refill).
-            Integer[] byDoc = new Integer[hits.length];
-            for (int i = 0; i < hits.length; i++) {
-                byDoc[i] = i;
-                scores[i] = hits[i].score;
-            }
-            Arrays.sort(byDoc, Comparator.comparingInt(i -> hits[i].doc));
-            List<LeafReaderContext> leaves = s.getIndexReader().leaves();
-            int leafIndex = -1;
-            NumericDocValues dv = null;
-            for (int i : byDoc) {
-                int li = ReaderUtil.subIndex(hits[i].doc, leaves);
-                LeafReaderContext leaf = leaves.get(li);
-                if (li != leafIndex) {
-                    leafIndex = li;
-                    dv = leaf.reader().getNumericDocValues(ORD);
-                }
-                int doc = hits[i].doc - leaf.docBase;
-                if (dv == null || !dv.advanceExact(doc)) {
-                    throw new IOException(
-                            "text index document "
-                                    + doc
-                                    + " has no "
-                                    + ORD
-                                    + " value (damaged index?)");
-                }
-                ords[i] = (int) dv.longValue();
-            }
-            return new Ranked(ords, scores);
+            return FilteredSearch.run(s, q, accept, k);
         } finally {
             searchers.release(s);
-        }
-    }
-
-    /** Collects only documents whose ordinal the bitmap accepts. */
-    private static final class Filtered implements CollectorManager<Collector, TopDocs> {
-        private final TopScoreDocCollectorManager inner;
-        private final RoaringBitmap accept;
-        private final Map<Collector, TopScoreDocCollector> unwrap = new HashMap<>();
-
-        Filtered(TopScoreDocCollectorManager inner, RoaringBitmap accept) {
-            this.inner = inner;
-            this.accept = accept;
-        }
-
-        @Override
-        public synchronized Collector newCollector() throws IOException {
-            TopScoreDocCollector top = inner.newCollector();
-            if (accept == null) {
-                unwrap.put(top, top);
-                return top;
-            }
-            Collector c =
-                    new Collector() {
-                        @Override
-                        public LeafCollector getLeafCollector(LeafReaderContext context)
-                                throws IOException {
-                            NumericDocValues ords = context.reader().getNumericDocValues(ORD);
-                            LeafCollector leaf = top.getLeafCollector(context);
-                            return new FilterLeafCollector(leaf) {
-                                @Override
-                                public void collect(int doc) throws IOException {
-                                    if (ords != null
-                                            && ords.advanceExact(doc)
-                                            && accept.contains((int) ords.longValue())) {
-                                        in.collect(doc);
-                                    }
-                                }
-                            };
-                        }
-
-                        @Override
-                        public ScoreMode scoreMode() {
-                            return top.scoreMode();
-                        }
-                    };
-            unwrap.put(c, top);
-            return c;
-        }
-
-        @Override
-        public synchronized TopDocs reduce(Collection<Collector> collectors) throws IOException {
-            List<TopScoreDocCollector> tops = new ArrayList<>();
-            for (Collector c : collectors) {
-                tops.add(unwrap.get(c));
-            }
-            return inner.reduce(tops);
         }
     }
 
@@ -678,39 +560,7 @@ public final class TextIndex implements Closeable {
             if (s.getIndexReader() instanceof org.apache.lucene.index.StandardDirectoryReader r) {
                 referenced.addAll(r.getSegmentInfos().files(true));
             }
-            for (String t : terms) {
-                checked++;
-                BytesRef bytes = new BytesRef(t);
-                for (LeafReaderContext leaf : s.getIndexReader().leaves()) {
-                    LeafReader r = leaf.reader();
-                    Terms ts = r.terms(TEXT);
-                    if (ts == null) {
-                        continue;
-                    }
-                    TermsEnum te = ts.iterator();
-                    if (!te.seekExact(bytes)) {
-                        continue;
-                    }
-                    var live = r.getLiveDocs();
-                    PostingsEnum pe = te.postings(null, PostingsEnum.NONE);
-                    int deletedHolding = 0;
-                    for (int doc = pe.nextDoc();
-                            doc != PostingsEnum.NO_MORE_DOCS;
-                            doc = pe.nextDoc()) {
-                        if (live != null && !live.get(doc)) {
-                            deletedHolding++;
-                        }
-                    }
-                    if (deletedHolding > 0) {
-                        // The term stays in the segment's dictionary, and in its files, until a
-                        // merge.
-                        problems.add(
-                                deletedHolding
-                                        + " deleted documents in a segment still hold a forgotten"
-                                        + " term (not merged away)");
-                    }
-                }
-            }
+            checked += TextForensics.deletedHolding(s, terms, problems);
         } finally {
             searchers.release(s);
         }
@@ -718,42 +568,7 @@ public final class TextIndex implements Closeable {
             List<IndexCommit> commits = DirectoryReader.listCommits(dir);
             referenced.addAll(commits.get(commits.size() - 1).getFileNames());
         }
-        List<byte[]> needles = new ArrayList<>();
-        for (String t : terms) {
-            byte[] b = t.getBytes(StandardCharsets.UTF_8);
-            if (b.length >= MIN_TERM_BYTES) {
-                needles.add(b);
-            }
-        }
-        for (String f : dir.listAll()) {
-            if (f.equals(IndexWriter.WRITE_LOCK_NAME)
-                    || referenced.contains(f)
-                    || needles.isEmpty()) {
-                continue;
-            }
-            checked++;
-            byte[] plain;
-            try {
-                plain = dir.readPlaintext(f);
-            } catch (java.nio.file.NoSuchFileException e) {
-                continue; // deleted while listing
-            } catch (org.apache.lucene.index.CorruptIndexException e) {
-                continue; // its key is destroyed: nothing in it can be read
-            }
-            try {
-                int n = ForensicScan.countAny(plain, needles);
-                if (n > 0) {
-                    problems.add(
-                            "text index file "
-                                    + f
-                                    + ", which is not part of the index, holds "
-                                    + n
-                                    + " occurrences of forgotten terms");
-                }
-            } finally {
-                Arrays.fill(plain, (byte) 0);
-            }
-        }
+        checked += TextForensics.strayFiles(dir, referenced, terms, problems);
         return new Residue(problems, checked);
     }
 
@@ -793,21 +608,37 @@ public final class TextIndex implements Closeable {
         if (closed) {
             return;
         }
+        release(true);
+        try {
+            deleteFiles(dir);
+            keystore.force();
+        } finally {
+            dir.close();
+        }
+    }
+
+    /** Deletes every file of the folder but the write lock (each file's key goes with it). */
+    private static void deleteFiles(EncryptedDirectory dir) throws IOException {
+        for (String f : dir.listAll()) {
+            if (!f.equals(IndexWriter.WRITE_LOCK_NAME)) {
+                dir.deleteFile(f);
+            }
+        }
+    }
+
+    /**
+     * Marks the index closed and lets go of the searchers and the writer (rolled back or closed).
+     */
+    private void release(boolean rollback) throws IOException {
         closed = true;
         try {
             searchers.close();
         } finally {
-            writer.rollback();
-        }
-        try {
-            for (String f : dir.listAll()) {
-                if (!f.equals(IndexWriter.WRITE_LOCK_NAME)) {
-                    dir.deleteFile(f);
-                }
+            if (rollback) {
+                writer.rollback();
+            } else {
+                writer.close();
             }
-            keystore.force();
-        } finally {
-            dir.close();
         }
     }
 
@@ -828,19 +659,10 @@ public final class TextIndex implements Closeable {
         if (closed) {
             return;
         }
-        closed = true;
         try {
-            searchers.close();
+            release(rollback);
         } finally {
-            try {
-                if (rollback) {
-                    writer.rollback();
-                } else {
-                    writer.close();
-                }
-            } finally {
-                dir.close();
-            }
+            dir.close();
         }
     }
 

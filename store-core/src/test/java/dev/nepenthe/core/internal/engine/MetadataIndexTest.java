@@ -168,7 +168,7 @@ class MetadataIndexTest {
         // The same records linked one by one, and as an open links them: in bulk, by shared keys.
         MetadataIndex opened = new MetadataIndex(hashes);
         opened.startBulk();
-        MetadataIndex.OpenMemo memo = new MetadataIndex.OpenMemo();
+        OpenMemo memo = new OpenMemo();
         Object[] alike = {3L, 3.0, 0L, 0.0, -0.0, true, false, "3", "0"};
         List<long[]> kept = new ArrayList<>();
         for (int i = 0; i < 3000; i++) {
