@@ -136,10 +136,7 @@ final class CollectionSearch {
                 throw new java.io.UncheckedIOException(
                         "collection '" + engine.name() + "': searching failed", e);
             }
-            Runnable pause = CollectionEngine.afterIndexSearch;
-            if (pause != null) {
-                pause.run();
-            }
+            engine.testPoints().searchedIndex();
             // The volatile read sees every mark and delete that returned before this point.
             RoaringBitmap nowHidden = catalogue.hidden();
             Found found = new Found();

@@ -8,6 +8,7 @@ import dev.nepenthe.core.forget.ErasureLevel;
 import dev.nepenthe.core.forget.OperationState;
 import dev.nepenthe.core.forget.SurfaceOutcome;
 import dev.nepenthe.core.internal.crypto.KeyedHash;
+import dev.nepenthe.core.internal.io.TestPoints;
 import dev.nepenthe.core.internal.storage.WriteAheadLog;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
@@ -171,10 +172,10 @@ final class OperationLog implements Closeable {
         this.log = log;
     }
 
-    static OperationLog open(Path dir) throws IOException {
+    static OperationLog open(Path dir, TestPoints points) throws IOException {
         List<byte[]> entries = new ArrayList<>();
         WriteAheadLog wal =
-                WriteAheadLog.open(dir, Durability.SYNC, (g, p) -> entries.add(p), null);
+                WriteAheadLog.open(dir, Durability.SYNC, (g, p) -> entries.add(p), null, points);
         OperationLog ops = new OperationLog(wal);
         for (byte[] e : entries) {
             try {

@@ -75,21 +75,14 @@ final class ScopeHashes {
             case Filter.Contains c -> "contains(" + str(c.key()) + str(c.substring()) + ")";
             case Filter.Exists e -> "exists(" + str(e.key()) + ")";
             case Filter.Not n -> "not(" + canonical(n.inner()) + ")";
-            case Filter.And a ->
-                    "and("
-                            + a.all().stream()
-                                    .map(ScopeHashes::canonical)
-                                    .sorted()
-                                    .collect(Collectors.joining(","))
-                            + ")";
-            case Filter.Or o ->
-                    "or("
-                            + o.any().stream()
-                                    .map(ScopeHashes::canonical)
-                                    .sorted()
-                                    .collect(Collectors.joining(","))
-                            + ")";
+            case Filter.And a -> "and(" + unordered(a.all()) + ")";
+            case Filter.Or o -> "or(" + unordered(o.any()) + ")";
         };
+    }
+
+    /** The parts' canonical forms in sorted order: a conjunction's order does not change it. */
+    private static String unordered(List<Filter> parts) {
+        return parts.stream().map(ScopeHashes::canonical).sorted().collect(Collectors.joining(","));
     }
 
     private static String str(String s) {

@@ -1,6 +1,8 @@
 package dev.nepenthe.core.internal.storage;
 
 import dev.nepenthe.core.internal.io.ChecksummedFiles;
+import dev.nepenthe.core.internal.io.CrashPoints;
+import dev.nepenthe.core.internal.io.TestPoints;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.Map;
@@ -34,6 +36,11 @@ record Manifest(
     }
 
     void write(Path dir) throws IOException {
+        write(dir, CrashPoints.bound());
+    }
+
+    /** Writes this manifest into {@code dir}, reporting crash points to the store's points. */
+    void write(Path dir, TestPoints points) throws IOException {
         ChecksummedFiles.write(
                 dir.resolve(FILE),
                 FORMAT,
@@ -51,7 +58,8 @@ record Manifest(
                         out.writeInt(e.getKey());
                         out.writeUTF(e.getValue());
                     }
-                });
+                },
+                points);
     }
 
     static Manifest read(Path dir) throws IOException {
