@@ -46,6 +46,10 @@ import org.roaringbitmap.RoaringBitmap;
  * never returned, a record deleted before a search materialises its hits is never returned, and a
  * returned score is the score of the returned record.
  *
+ * <p>Its parts: {@link CollectionOpening} opens it, {@link CollectionWrites} changes its records,
+ * {@link CollectionIndex} keeps its vector index and the index's persisted generations, {@link
+ * CollectionSearch} and {@link SearchModes} search it, {@link CollectionIntegrity} checks it.
+ *
  * <p>The forget protocol's work on a collection (mark, cleanup, proofs, probe) is not here: the
  * forget engine's {@code CollectionEraser} does it over {@link #catalogue()}, {@link #storage()}
  * and {@link #index()}, under {@link #writer()}.
@@ -58,6 +62,8 @@ public final class CollectionEngine {
         WriteFence NONE = (collection, batch) -> {};
 
         /**
+         * Refuses a batch that writes into a forgotten scope.
+         *
          * @throws dev.nepenthe.core.forget.ForgottenScopeException naming the batch position and
          *     the operation
          */
@@ -592,6 +598,8 @@ public final class CollectionEngine {
     }
 
     /**
+     * Refuses use of a closed collection.
+     *
      * @throws IllegalStateException if the collection (or its store) is closed
      */
     public void ensureOpen() {

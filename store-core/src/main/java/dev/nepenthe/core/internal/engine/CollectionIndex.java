@@ -227,6 +227,8 @@ final class CollectionIndex {
      * then, under it ({@code stillOpen} throws if the collection closed meanwhile), applies the
      * writes that landed during the build and swaps it in.
      */
+    // Identity on purpose: an entry replaced meanwhile is another object at the same ordinal.
+    @SuppressWarnings("ReferenceEquality")
     void rebuild(ReentrantLock writer, Runnable stillOpen) {
         List<Entry> sources = new ArrayList<>();
         RoaringBitmap hiddenNow = catalogue.hidden();

@@ -64,6 +64,8 @@ final class CollectionIntegrity {
     }
 
     /** The index's own report, the collection's, and the text index's when there is one. */
+    // Identity on purpose: the id map must lead to this very entry, not an equal one.
+    @SuppressWarnings("ReferenceEquality")
     Map<String, IntegrityReport> verify(VectorIndex idx) {
         String name = engine.name();
         Map<String, IntegrityReport> out = new LinkedHashMap<>();

@@ -341,6 +341,8 @@ final class CollectionSearch {
     }
 
     /** Null means "every live ordinal"; otherwise the ordinals the index may return. */
+    // Identity on purpose: whether the accept set is the tenant bitmap itself, unnarrowed.
+    @SuppressWarnings("ReferenceEquality")
     private RoaringBitmap candidates(
             SearchRequest request, RecordCatalogue.PublishedViews views, RoaringBitmap hiddenNow) {
         RecordCatalogue catalogue = engine.catalogue();

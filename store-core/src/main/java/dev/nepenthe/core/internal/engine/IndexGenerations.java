@@ -63,12 +63,16 @@ public final class IndexGenerations {
     private static final System.Logger LOG = System.getLogger(IndexGenerations.class.getName());
 
     /** A generation on disk: its number, key id and file. */
+    // A key id read from a file name, never compared as a record or changed.
+    @SuppressWarnings("ArrayRecordComponent")
     record Generation(long number, byte[] keyId, Path file) {}
 
     /**
      * A loaded index with the record version of each ordinal it held when written ({@code
      * versions[ordinal]}, -1 where it held none).
      */
+    // Handed from the reader to the catch-up once; a copy would double a large array.
+    @SuppressWarnings("ArrayRecordComponent")
     public record Loaded(VectorIndex index, long generation, long[] versions) {}
 
     /** Why an open rebuilt instead of loading, or null if it loaded. */

@@ -285,6 +285,8 @@ public final class AnchoredLedger implements Closeable {
     }
 
     /**
+     * Refuses what needs a sound ledger.
+     *
      * @throws IllegalStateException naming the problem while the ledger is damaged
      */
     public void ensureSound() {

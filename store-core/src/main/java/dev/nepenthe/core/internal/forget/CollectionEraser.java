@@ -348,6 +348,8 @@ final class CollectionEraser {
                 });
     }
 
+    // Identity on purpose: an entry replaced meanwhile is another object at the same ordinal.
+    @SuppressWarnings("ReferenceEquality")
     private void removeResolved(List<Entry> resolved) throws IOException {
         writer.lock();
         try {

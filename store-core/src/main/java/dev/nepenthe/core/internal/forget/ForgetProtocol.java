@@ -58,8 +58,6 @@ import java.util.function.Supplier;
  */
 public final class ForgetProtocol implements Closeable {
 
-    private static final System.Logger LOG = System.getLogger(ForgetProtocol.class.getName());
-
     private final ProbePolicy probePolicy;
     private final ForgetContext ctx;
     private final BlockPhase block;

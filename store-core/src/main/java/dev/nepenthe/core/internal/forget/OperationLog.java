@@ -115,6 +115,8 @@ final class OperationLog implements Closeable {
     record Sought(KeyedHash.Hash hash, String source) {}
 
     /** One replayed operation: its public state and its latest private part (sealed), if any. */
+    // Replay only: the sealed bytes are read once, never compared or hashed as a record.
+    @SuppressWarnings("ArrayRecordComponent")
     record Stored(Public pub, byte[] sealedPrivate) {}
 
     record StoredHold(
@@ -367,6 +369,8 @@ final class OperationLog implements Closeable {
     /** Marker for "the private part is gone" in {@link #save}. */
     static final byte[] DESTROYED = new byte[0];
 
+    // Identity on purpose: DESTROYED is a marker array, told apart from any content.
+    @SuppressWarnings("ReferenceEquality")
     private static byte[] encode(Public p, byte[] sealedPrivate) {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
         try (DataOutputStream out = new DataOutputStream(bytes)) {

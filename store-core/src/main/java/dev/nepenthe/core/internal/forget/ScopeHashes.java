@@ -5,6 +5,8 @@ import dev.nepenthe.core.forget.ForgetRequest;
 import dev.nepenthe.core.forget.ForgetScope;
 import dev.nepenthe.core.internal.crypto.KeyedHash;
 import dev.nepenthe.core.internal.engine.JoinKeys;
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.TreeSet;
 import java.util.stream.Collectors;
@@ -115,26 +117,20 @@ final class ScopeHashes {
      * that).
      */
     KeyedHash.Hash request(ForgetRequest r, double threshold) {
-        String identifiers = String.join("\0", new TreeSet<>(r.identifiers()));
+        List<String> parts =
+                new ArrayList<>(
+                        Arrays.asList(
+                                scope(r.tenant(), r.scope()).toString(),
+                                r.reasonCode(),
+                                Double.toString(threshold),
+                                r.level().name(),
+                                String.join("\0", new TreeSet<>(r.identifiers()))));
         if (r.exactProbe()) {
             // Only when forced, so that a request recorded before the choice existed hashes as it
             // did.
-            return hashes.of(
-                    "forget-request",
-                    scope(r.tenant(), r.scope()).toString(),
-                    r.reasonCode(),
-                    Double.toString(threshold),
-                    r.level().name(),
-                    identifiers,
-                    "exact-probe");
+            parts.add("exact-probe");
         }
-        return hashes.of(
-                "forget-request",
-                scope(r.tenant(), r.scope()).toString(),
-                r.reasonCode(),
-                Double.toString(threshold),
-                r.level().name(),
-                identifiers);
+        return hashes.of("forget-request", parts.toArray(String[]::new));
     }
 
     /**

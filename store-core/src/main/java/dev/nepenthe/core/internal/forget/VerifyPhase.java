@@ -26,9 +26,9 @@ import java.util.Set;
  * VERIFYING: every surface proves its purge (the index's scoped integrity check, a byte scan of the
  * storage, the snapshots, each registered surface); the negative-space probe searches each
  * forgotten vector against every surviving record of the tenant (through a collection's index where
- * the tenant is large there, see {@link CollectionEraser#probe}); join keys and declared
- * identifiers are looked up; the fence is shown to have held. Clean, the operation goes on to seal;
- * otherwise it rests in NEEDS_REVIEW, listing what was found.
+ * the tenant is large there, see {@link ResidueProbe#probe}); join keys and declared identifiers
+ * are looked up; the fence is shown to have held. Clean, the operation goes on to seal; otherwise
+ * it rests in NEEDS_REVIEW, listing what was found.
  *
  * <p>For a batch (see {@link BatchQueue}) the structure checks run once per collection over every
  * record the batch removed there ({@link #shareChecks}): the index's integrity check and the text
@@ -50,11 +50,11 @@ final class VerifyPhase {
      * while the batch's operations seal one after another.
      */
     static final class Shared {
-        private final Map<LiveOperation, Map<String, SurfaceOutcome>> index =
+        private final IdentityHashMap<LiveOperation, Map<String, SurfaceOutcome>> index =
                 new IdentityHashMap<>();
-        private final Map<LiveOperation, Map<String, SurfaceOutcome>> text =
+        private final IdentityHashMap<LiveOperation, Map<String, SurfaceOutcome>> text =
                 new IdentityHashMap<>();
-        private final Map<LiveOperation, List<BatchCitation.SharedCheck>> cited =
+        private final IdentityHashMap<LiveOperation, List<BatchCitation.SharedCheck>> cited =
                 new IdentityHashMap<>();
         private final String batch;
 
