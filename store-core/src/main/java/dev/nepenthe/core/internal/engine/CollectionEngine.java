@@ -144,8 +144,8 @@ public final class CollectionEngine {
         this.id = id;
         this.testPoints = testPoints;
         RecordValidator validator = new RecordValidator(spec);
-        this.catalogue = new RecordCatalogue(spec.dimension(), hashes);
-        RecordCatalogue records = catalogue;
+        RecordCatalogue records = new RecordCatalogue(spec.dimension(), hashes);
+        this.catalogue = records;
         CollectionOpening.Opened opened =
                 CrashPoints.during(
                         testPoints,
