@@ -7,7 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import dev.nepenthe.core.index.IntegrityReport;
-import dev.nepenthe.core.internal.io.CrashPoints;
+import dev.nepenthe.core.internal.io.TestPoints;
 import dev.nepenthe.testing.Seeds;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -21,16 +21,15 @@ import java.util.Map;
 import java.util.Random;
 import java.util.Set;
 import java.util.TreeMap;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Crashes at every kind of moment, in one process and reproducibly. A workload of upserts (new ids
  * and replacements), deletes, subject drops and clean restarts runs with a countdown over the
- * storage code's {@link CrashPoints}; when it reaches zero the store's folders are copied as they
- * are, which is exactly what a process killed at that moment leaves behind. The next round opens
- * the copy, checks it against a model of what was acknowledged, and goes on writing to it, so
+ * store's crash points ({@link TestPoints}); when it reaches zero the store's folders are copied as
+ * they are, which is exactly what a process killed at that moment leaves behind. The next round
+ * opens the copy, checks it against a model of what was acknowledged, and goes on writing to it, so
  * recoveries pile on recoveries as in {@link CrashTest} (which kills real JVMs, at moments it
  * cannot choose or replay).
  *
@@ -57,11 +56,6 @@ class CrashPointTest {
     @org.junit.jupiter.api.AfterAll
     static void restoreRecoveryLog() {
         STORAGE_LOG.setLevel(storageLevel);
-    }
-
-    @AfterEach
-    void removeHook() {
-        CrashPoints.install(null);
     }
 
     /** What the workload did, as the model sees it. */
@@ -147,20 +141,21 @@ class CrashPointTest {
                 doomed = new ArrayList<>(live.keySet()).get(rnd.nextInt(live.size()));
                 int[] seen = {0};
                 int wanted = syncs;
-                CrashPoints.install(
-                        point -> {
-                            if (point.equals("wal.synced") && ++seen[0] == wanted) {
-                                try {
-                                    copyTree(dir, image);
-                                } catch (IOException e) {
-                                    throw new UncheckedIOException(e);
-                                }
-                            }
-                        });
+                store.testPoints()
+                        .installCrashHook(
+                                point -> {
+                                    if (point.equals("wal.synced") && ++seen[0] == wanted) {
+                                        try {
+                                            copyTree(dir, image);
+                                        } catch (IOException e) {
+                                            throw new UncheckedIOException(e);
+                                        }
+                                    }
+                                });
                 try {
                     assertTrue(c.delete(doomed));
                 } finally {
-                    CrashPoints.install(null);
+                    store.testPoints().installCrashHook(null);
                 }
             }
             live.remove(doomed);
@@ -205,7 +200,8 @@ class CrashPointTest {
             // Sometimes the crash comes during the open itself (a restart killed while it
             // recovers).
             boolean armDuringOpen = rnd.nextInt(8) == 0;
-            CrashPoints.install(
+            TestPoints points = new TestPoints();
+            points.installCrashHook(
                     armDuringOpen
                             ? point ->
                                     tick(
@@ -217,16 +213,16 @@ class CrashPointTest {
                                             roundModel,
                                             atCrash)
                             : null);
-            Nepenthe store = open(dir, buckets);
+            Nepenthe store = open(dir, buckets, points);
             try {
                 VectorCollection c =
                         store.collections().isEmpty()
                                 ? store.createCollection(CollectionSpec.of("c", DIM, Metric.L2))
                                 : store.collection("c");
                 if (crashedAt[0] == null) {
-                    CrashPoints.install(null);
+                    points.installCrashHook(null);
                     check(c, model, where);
-                    CrashPoints.install(
+                    points.installCrashHook(
                             point ->
                                     tick(
                                             point,
@@ -241,7 +237,7 @@ class CrashPointTest {
                     }
                 }
             } finally {
-                CrashPoints.install(null);
+                points.installCrashHook(null);
                 // The process "died" at the crash point: what it does afterwards touches only
                 // the folders the copy was taken from.
                 store.close();
@@ -295,12 +291,18 @@ class CrashPointTest {
     }
 
     private static Nepenthe open(Path dir, int buckets) throws IOException {
+        return open(dir, buckets, new TestPoints());
+    }
+
+    /** Opens with {@code points} set beforehand, so a crash point can fire during the open. */
+    private static Nepenthe open(Path dir, int buckets, TestPoints points) throws IOException {
         return Nepenthe.open(
                 dir.resolve("data"),
                 StoreOptions.defaults()
                         .withKeystore(dir.resolve("keys"))
                         .withCheckpointBytes(1 << 16)
-                        .withShardBuckets(buckets));
+                        .withShardBuckets(buckets),
+                points);
     }
 
     /** One operation of the workload; the model changes only once the call returns. */

@@ -14,14 +14,12 @@ import dev.nepenthe.core.forget.OperationState;
 import dev.nepenthe.core.forget.SurfaceOutcome;
 import dev.nepenthe.core.forget.Suspect;
 import dev.nepenthe.core.index.IntegrityReport;
-import dev.nepenthe.core.internal.forget.ForgetCrash;
 import dev.nepenthe.testing.Datasets;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -41,11 +39,6 @@ class CrossCollectionProvenanceTest {
     private static final int DIM = 16;
     private static final Duration WAIT = Duration.ofSeconds(60);
     private static final String T = VectorRecord.DEFAULT_TENANT;
-
-    @AfterEach
-    void clearHooks() {
-        ForgetCrash.at = null;
-    }
 
     private Nepenthe open() throws IOException {
         return Nepenthe.open(
@@ -397,7 +390,7 @@ class CrossCollectionProvenanceTest {
         String opId;
         try (Nepenthe store = open()) {
             populate(store);
-            ForgetCrash.at = point;
+            store.testPoints().stopForgetAt(point);
             opId =
                     store.forget(
                                     ForgetRequest.of(
@@ -405,7 +398,7 @@ class CrossCollectionProvenanceTest {
                             .id();
             ForgetOperation stopped = store.awaitOperation(opId, WAIT);
             assertNotEquals(OperationState.SEALED, stopped.state());
-            ForgetCrash.at = null;
+            store.testPoints().stopForgetAt(null);
         }
         try (Nepenthe store = open()) {
             ForgetOperation done = store.awaitOperation(opId, WAIT);

@@ -23,7 +23,6 @@ import dev.nepenthe.core.forget.ProbePolicy;
 import dev.nepenthe.core.forget.SurfaceOutcome;
 import dev.nepenthe.core.internal.evidence.EvidenceLedger;
 import dev.nepenthe.core.internal.evidence.SigningKey;
-import dev.nepenthe.core.internal.forget.ForgetCrash;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
@@ -36,7 +35,6 @@ import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -51,11 +49,6 @@ class EvidenceTrustTest {
 
     static final int DIM = 16;
     static final Duration WAIT = Duration.ofSeconds(60);
-
-    @AfterEach
-    void clearHooks() {
-        ForgetCrash.at = null;
-    }
 
     private Nepenthe open() throws IOException {
         return Nepenthe.open(
@@ -257,7 +250,7 @@ class EvidenceTrustTest {
         String id;
         try (Nepenthe store = open()) {
             populate(store);
-            ForgetCrash.at = "ledger-appended";
+            store.testPoints().stopForgetAt("ledger-appended");
             id = store.forget(forget("alice", "req-1")).id();
             store.awaitOperation(id, WAIT);
             // The simulated crash is reported just after the worker leaves the seal, which a waiter
@@ -271,7 +264,6 @@ class EvidenceTrustTest {
             }
             assertTrue(note != null && note.contains("ledger-appended"), note);
         }
-        ForgetCrash.at = null;
         try (Nepenthe store = open()) {
             assertTrue(store.health().ok(), String.valueOf(store.health().ledgerProblem()));
             ForgetOperation done = store.awaitOperation(id, WAIT);

@@ -24,7 +24,6 @@ import dev.nepenthe.core.forget.SurfaceOutcome;
 import dev.nepenthe.core.forget.Suspect;
 import dev.nepenthe.core.internal.evidence.SigningKey;
 import dev.nepenthe.core.internal.forget.BatchQueue;
-import dev.nepenthe.core.internal.forget.ForgetCrash;
 import dev.nepenthe.core.internal.forget.SharedPasses;
 import dev.nepenthe.core.internal.io.ForensicScan;
 import dev.nepenthe.testing.Seeds;
@@ -86,7 +85,6 @@ class ForgetBatchTest {
 
     @AfterEach
     void clearHooks() {
-        ForgetCrash.at = null;
         CountingIndex.reset();
     }
 
@@ -792,7 +790,7 @@ class ForgetBatchTest {
             for (String s : subjects.keySet()) {
                 opOf.put(s, store.forget(forgetSubject(VectorRecord.DEFAULT_TENANT, s)).id());
             }
-            ForgetCrash.at = point;
+            store.testPoints().stopForgetAt(point);
             gate.open.countDown();
             awaitCrash(store, opOf.values(), point);
             for (List<String> ids : subjects.values()) {
@@ -802,7 +800,6 @@ class ForgetBatchTest {
                 }
             }
         }
-        ForgetCrash.at = null;
         try (Nepenthe store = open()) {
             VectorCollection c = store.collection("notes");
             PublicKey key = SigningKey.parsePem(store.publicKeyPem());
@@ -938,7 +935,7 @@ class ForgetBatchTest {
             for (ForgetRequest r : requests) {
                 opOf.put(r.idempotencyKey(), store.forget(r).id());
             }
-            ForgetCrash.at = point;
+            store.testPoints().stopForgetAt(point);
             gate.open.countDown();
             if (point != null) {
                 awaitCrash(store, opOf.values(), point);
@@ -948,7 +945,6 @@ class ForgetBatchTest {
                 }
             }
         }
-        ForgetCrash.at = null;
         // The oracle: the requests one after the other, in the order they came.
         Map<String, Integer> expected = new LinkedHashMap<>();
         Map<String, Boolean> keyLeft = new HashMap<>();

@@ -20,7 +20,6 @@ import dev.nepenthe.core.forget.OperationState;
 import dev.nepenthe.core.forget.SurfaceOutcome;
 import dev.nepenthe.core.forget.Suspect;
 import dev.nepenthe.core.index.IntegrityReport;
-import dev.nepenthe.core.internal.engine.CollectionEngine;
 import dev.nepenthe.core.internal.evidence.EvidenceLedger;
 import dev.nepenthe.core.internal.evidence.SigningKey;
 import dev.nepenthe.core.internal.forget.ForgetCrash;
@@ -41,7 +40,6 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -60,12 +58,6 @@ class ForgetProtocolTest {
     private static final Duration WAIT = Duration.ofSeconds(60);
     private static final String CANARY_TEXT = "CANARY-ALICE-TEXT-7f3a";
     private static final String CANARY_SUBJECT = "alice-CANARY-4d21";
-
-    @AfterEach
-    void clearHooks() {
-        ForgetCrash.at = null;
-        CollectionEngine.afterIndexSearch = null;
-    }
 
     private StoreOptions options() {
         return StoreOptions.defaults().withKeystore(tmp.resolve("keys"));
@@ -262,18 +254,20 @@ class ForgetProtocolTest {
      * The next search stops after its index call, says so on {@code inSearch}, and waits for {@code
      * release}.
      */
-    private static void pauseTheFirstSearch(CountDownLatch inSearch, CountDownLatch release) {
-        CollectionEngine.afterIndexSearch =
-                () -> {
-                    if (inSearch.getCount() > 0) {
-                        inSearch.countDown();
-                        try {
-                            release.await(30, TimeUnit.SECONDS);
-                        } catch (InterruptedException e) {
-                            Thread.currentThread().interrupt();
-                        }
-                    }
-                };
+    private static void pauseTheFirstSearch(
+            Nepenthe store, CountDownLatch inSearch, CountDownLatch release) {
+        store.testPoints()
+                .afterIndexSearch(
+                        () -> {
+                            if (inSearch.getCount() > 0) {
+                                inSearch.countDown();
+                                try {
+                                    release.await(30, TimeUnit.SECONDS);
+                                } catch (InterruptedException e) {
+                                    Thread.currentThread().interrupt();
+                                }
+                            }
+                        });
     }
 
     /**
@@ -306,7 +300,7 @@ class ForgetProtocolTest {
                             .allMatch(id -> id.startsWith("a")));
             CountDownLatch inSearch = new CountDownLatch(1);
             CountDownLatch release = new CountDownLatch(1);
-            pauseTheFirstSearch(inSearch, release);
+            pauseTheFirstSearch(store, inSearch, release);
             ExecutorService pool = Executors.newSingleThreadExecutor();
             try {
                 Future<List<SearchHit>> running =
@@ -333,7 +327,7 @@ class ForgetProtocolTest {
             VectorCollection c = populate(store);
             CountDownLatch inSearch = new CountDownLatch(1);
             CountDownLatch release = new CountDownLatch(1);
-            pauseTheFirstSearch(inSearch, release);
+            pauseTheFirstSearch(store, inSearch, release);
             ExecutorService pool = Executors.newSingleThreadExecutor();
             try {
                 Future<List<SearchHit>> running =
@@ -889,7 +883,7 @@ class ForgetProtocolTest {
         String opId;
         try (Nepenthe store = open()) {
             populate(store);
-            ForgetCrash.at = phase;
+            store.testPoints().stopForgetAt(phase);
             ForgetOperation op;
             try {
                 op = store.forget(forgetAlice("req-crash"));
@@ -905,7 +899,7 @@ class ForgetProtocolTest {
                 }
             }
             assertNothingOfAlice(store.collection("notes"));
-            ForgetCrash.at = null;
+            store.testPoints().stopForgetAt(null);
         }
         try (Nepenthe store = open()) {
             VectorCollection c = store.collection("notes");

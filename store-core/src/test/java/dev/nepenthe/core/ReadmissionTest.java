@@ -21,7 +21,6 @@ import dev.nepenthe.core.forget.Readmission;
 import dev.nepenthe.core.index.IntegrityReport;
 import dev.nepenthe.core.internal.evidence.SigningKey;
 import dev.nepenthe.core.internal.forget.ForgetCrash;
-import dev.nepenthe.core.internal.io.CrashPoints;
 import dev.nepenthe.core.internal.io.ForensicScan;
 import dev.nepenthe.testing.Datasets;
 import dev.nepenthe.testing.TestFiles;
@@ -36,7 +35,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -58,12 +56,6 @@ class ReadmissionTest {
     private static final String SUBJECT = "alice-CANARY-4d21";
     private static final String OLD_TEXT = "CANARY-OLD-ALICE-TEXT-7f3a";
     private static final String T = VectorRecord.DEFAULT_TENANT;
-
-    @AfterEach
-    void clearHooks() {
-        ForgetCrash.at = null;
-        CrashPoints.install(null);
-    }
 
     private StoreOptions options() {
         return StoreOptions.defaults().withKeystore(tmp.resolve("keys"));
@@ -463,19 +455,21 @@ class ReadmissionTest {
         AtomicBoolean copied = new AtomicBoolean();
         try (Nepenthe store = open()) {
             populate(store);
-            CrashPoints.install(
-                    point -> {
-                        if (point.equals("cleanup.deleted") && copied.compareAndSet(false, true)) {
-                            try {
-                                TestFiles.copyTree(tmp.resolve("data"), imageData);
-                                TestFiles.copyTree(tmp.resolve("keys"), imageKeys);
-                            } catch (IOException e) {
-                                throw new UncheckedIOException(e);
-                            }
-                        }
-                    });
+            store.testPoints()
+                    .installCrashHook(
+                            point -> {
+                                if (point.equals("cleanup.deleted")
+                                        && copied.compareAndSet(false, true)) {
+                                    try {
+                                        TestFiles.copyTree(tmp.resolve("data"), imageData);
+                                        TestFiles.copyTree(tmp.resolve("keys"), imageKeys);
+                                    } catch (IOException e) {
+                                        throw new UncheckedIOException(e);
+                                    }
+                                }
+                            });
             forgetAlice(store, "req-6");
-            CrashPoints.install(null);
+            store.testPoints().installCrashHook(null);
         }
         assertTrue(copied.get(), "the crash point was reached");
         Files.deleteIfExists(imageData.resolve("store.lock"));
@@ -512,11 +506,11 @@ class ReadmissionTest {
         try (Nepenthe store = open()) {
             VectorCollection c = populate(store);
             done = forgetAlice(store, "req-7");
-            ForgetCrash.at = point;
+            store.testPoints().stopForgetAt(point);
             assertThrows(
                     ForgetCrash.Simulated.class,
                     () -> store.readmit(T, ForgetScope.subject(SUBJECT), "consent-renewed"));
-            ForgetCrash.at = null;
+            store.testPoints().stopForgetAt(null);
             // Until its evidence is in the ledger and recorded, nothing is lifted.
             Readmission pending = store.readmissions().get(0);
             assertFalse(pending.complete());

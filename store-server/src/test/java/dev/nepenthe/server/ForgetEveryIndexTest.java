@@ -20,6 +20,7 @@ import dev.nepenthe.core.forget.ProbePolicy;
 import dev.nepenthe.core.forget.SurfaceOutcome;
 import dev.nepenthe.core.index.IntegrityReport;
 import dev.nepenthe.core.internal.io.ForensicScan;
+import dev.nepenthe.core.internal.io.TestPoints;
 import dev.nepenthe.testing.Datasets;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -381,7 +382,8 @@ class ForgetEveryIndexTest {
                 new java.util.concurrent.atomic.AtomicLong();
         java.util.concurrent.atomic.AtomicLong searchesWhileHeld =
                 new java.util.concurrent.atomic.AtomicLong(-1);
-        dev.nepenthe.core.internal.io.CrashPoints.install(
+        // Installed on the store once it is open: the hold is reached only by the forget.
+        java.util.function.Consumer<String> holdTheCleanup =
                 point -> {
                     if (point.equals("cleanup.deleted")
                             && Thread.currentThread().getName().startsWith("nepenthe-forget")
@@ -394,13 +396,14 @@ class ForgetEveryIndexTest {
                         }
                         searchesWhileHeld.set(searchesDone.get() - from);
                     }
-                });
+                };
         try (Nepenthe store =
                 Nepenthe.open(
                         tmp.resolve("data"),
                         StoreOptions.defaults()
                                 .withKeystore(tmp.resolve("keys"))
                                 .withProbePolicy(NEAR_COPIES_ONLY))) {
+            TestPoints.of(store).installCrashHook(holdTheCleanup);
             VectorCollection c =
                     store.createCollection(new CollectionSpec("c", dim, Metric.COSINE, kind));
             List<VectorRecord> batch = new ArrayList<>();
@@ -544,7 +547,7 @@ class ForgetEveryIndexTest {
                 t.join();
             }
             writer.join();
-            dev.nepenthe.core.internal.io.CrashPoints.install(null);
+            TestPoints.of(store).installCrashHook(null);
             assertEquals(
                     OperationState.SEALED,
                     done.state(),
@@ -584,8 +587,6 @@ class ForgetEveryIndexTest {
                 assertEquals(
                         r.totalViolations(), r.violations("lineage-removed-members"), r.toString());
             }
-        } finally {
-            dev.nepenthe.core.internal.io.CrashPoints.install(null);
         }
     }
 

@@ -13,7 +13,7 @@ import dev.nepenthe.core.SearchRequest;
 import dev.nepenthe.core.StoreOptions;
 import dev.nepenthe.core.VectorCollection;
 import dev.nepenthe.core.VectorRecord;
-import dev.nepenthe.core.internal.engine.CollectionEngine;
+import dev.nepenthe.core.internal.io.TestPoints;
 import dev.nepenthe.testing.Datasets;
 import dev.nepenthe.testing.Seeds;
 import java.nio.file.Path;
@@ -24,7 +24,6 @@ import java.util.Random;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -49,11 +48,6 @@ class SearchUnderReplacementTest {
     private static final int DIM = 16;
 
     @TempDir Path tmp;
-
-    @AfterEach
-    void noPause() {
-        CollectionEngine.afterIndexSearch = null;
-    }
 
     private static IndexSpec spec(String kind) {
         return switch (kind) {
@@ -109,16 +103,18 @@ class SearchUnderReplacementTest {
                             .toList();
 
             AtomicInteger attempts = new AtomicInteger();
-            CollectionEngine.afterIndexSearch =
-                    () -> {
-                        attempts.incrementAndGet();
-                        // Two writes: between them the record is nowhere, so the search may lose
-                        // it.
-                        c.delete("nearest"); // frees its ordinal
-                        c.upsert(VectorRecord.builder("nearest").vector(nearest).build());
-                    };
+            TestPoints.of(store)
+                    .afterIndexSearch(
+                            () -> {
+                                attempts.incrementAndGet();
+                                // Two writes: between them the record is nowhere, so the search may
+                                // lose
+                                // it.
+                                c.delete("nearest"); // frees its ordinal
+                                c.upsert(VectorRecord.builder("nearest").vector(nearest).build());
+                            });
             List<SearchHit> hits = c.search(SearchRequest.of(query, 5));
-            CollectionEngine.afterIndexSearch = null;
+            TestPoints.of(store).afterIndexSearch(null);
 
             // The first attempt lost it and had 4; the second asked for 6, lost it again and had 5.
             assertEquals(
@@ -160,20 +156,22 @@ class SearchUnderReplacementTest {
             assertEquals("nearest", oracle.get(0), "control: the record is the nearest");
 
             AtomicInteger attempts = new AtomicInteger();
-            CollectionEngine.afterIndexSearch =
-                    () -> {
-                        if (attempts.incrementAndGet() == 1) {
-                            // One write: the old version leaves (its ordinal freed) as the new one
-                            // arrives.
-                            c.upsert(
-                                    VectorRecord.builder("nearest")
-                                            .vector(nearest)
-                                            .metadata("version", 2L)
-                                            .build());
-                        }
-                    };
+            TestPoints.of(store)
+                    .afterIndexSearch(
+                            () -> {
+                                if (attempts.incrementAndGet() == 1) {
+                                    // One write: the old version leaves (its ordinal freed) as the
+                                    // new one
+                                    // arrives.
+                                    c.upsert(
+                                            VectorRecord.builder("nearest")
+                                                    .vector(nearest)
+                                                    .metadata("version", 2L)
+                                                    .build());
+                                }
+                            });
             List<SearchHit> hits = c.search(SearchRequest.of(query, 5));
-            CollectionEngine.afterIndexSearch = null;
+            TestPoints.of(store).afterIndexSearch(null);
 
             assertEquals(1, attempts.get(), "nothing was lost: no second attempt");
             assertEquals(oracle, ids(hits), "the same records, the replaced one once");

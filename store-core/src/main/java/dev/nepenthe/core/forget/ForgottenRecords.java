@@ -23,6 +23,8 @@ public record ForgottenRecords(
      * @param ordinal the ordinal the record had in its collection's index (recycled afterwards)
      * @param vector a copy of its vector as it was stored (the probe)
      */
+    // Public API: the vector is a copy made for this item, handed over as it is.
+    @SuppressWarnings("ArrayRecordComponent")
     public record Item(String collection, String recordId, int ordinal, float[] vector) {}
 
     /**

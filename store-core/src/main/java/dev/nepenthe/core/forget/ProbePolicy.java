@@ -23,12 +23,11 @@ package dev.nepenthe.core.forget;
 public record ProbePolicy(double threshold, double lowest, int approximateAbove) {
 
     /**
-     * The tenant size above which the probe goes through the index by default. Below it the exact
-     * probe costs at most about 4 ms per forgotten 384-d vector (BENCHMARKS.md: 1,000 forgotten
-     * against 100,000 survivors in 3.6-3.8 s) and misses nothing; above it that cost grows with the
-     * tenant (ten times at 1,000,000), while one HNSW search at the probe's beam stays near 2 ms
-     * there (efSearch 384 on 150,000 real 384-d embeddings: 470 queries/s) and grows with the
-     * logarithm of the size.
+     * The tenant size above which the probe goes through the index by default. Why there: below it
+     * the exact probe misses nothing and costs a few milliseconds per forgotten vector; above it
+     * that cost grows with the tenant, while one search of an approximate index at the probe's beam
+     * grows with the logarithm of the size. The measurements behind the choice are in
+     * docs/BENCHMARKS.md (the forget and HNSW sections).
      */
     public static final int DEFAULT_APPROXIMATE_ABOVE = 100_000;
 

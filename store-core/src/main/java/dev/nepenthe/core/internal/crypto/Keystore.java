@@ -5,6 +5,7 @@ import dev.nepenthe.core.FileTooNewException;
 import dev.nepenthe.core.FileTooOldException;
 import dev.nepenthe.core.internal.io.CrashPoints;
 import dev.nepenthe.core.internal.io.IoErrors;
+import dev.nepenthe.core.internal.io.TestPoints;
 import java.io.Closeable;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -69,6 +70,9 @@ public final class Keystore implements Closeable {
     private final FileChannel ch;
     private final SecretKeySpec wrapKey;
 
+    /** The store's test points: crash points around a slot write. */
+    private final TestPoints points;
+
     /**
      * Unwraps slots, re-initialised for each (under this object's lock): an open finds the keys of
      * every subject, a hundred thousand at a million records, and {@code Cipher.getInstance} walks
@@ -85,9 +89,10 @@ public final class Keystore implements Closeable {
     /** The first slot write or fsync that failed; once set, nothing more is written. */
     private IOException failed;
 
-    private Keystore(Path file, FileChannel ch, MasterKey master) {
+    private Keystore(Path file, FileChannel ch, MasterKey master, TestPoints points) {
         this.file = file;
         this.ch = ch;
+        this.points = points;
         byte[] k = master.derive("key-wrap");
         this.wrapKey = new SecretKeySpec(k, "AES");
         Arrays.fill(k, (byte) 0);
@@ -95,6 +100,15 @@ public final class Keystore implements Closeable {
 
     /** Opens (creating if needed) {@code keys.db} in {@code folder}. */
     public static Keystore open(Path folder, MasterKey master) throws IOException {
+        return open(folder, master, CrashPoints.bound());
+    }
+
+    /**
+     * {@link #open(Path, MasterKey)} reporting the crash points around slot writes to {@code
+     * points}, the store's.
+     */
+    public static Keystore open(Path folder, MasterKey master, TestPoints points)
+            throws IOException {
         Files.createDirectories(folder);
         Path file = folder.resolve("keys.db");
         boolean fresh = !Files.exists(file);
@@ -104,7 +118,7 @@ public final class Keystore implements Closeable {
                         StandardOpenOption.CREATE,
                         StandardOpenOption.READ,
                         StandardOpenOption.WRITE);
-        Keystore ks = new Keystore(file, ch, master);
+        Keystore ks = new Keystore(file, ch, master, points);
         try {
             if (fresh || ch.size() == 0) {
                 ks.writeHeader();
@@ -403,7 +417,7 @@ public final class Keystore implements Closeable {
      */
     private void writeSlot(int slot, byte[] slotBytes, boolean sync) throws IOException {
         ensureUsable();
-        CrashPoints.reached("keystore.before-slot-write");
+        points.reached("keystore.before-slot-write");
         CRC32C c = new CRC32C();
         c.update(slotBytes, 0, CRC_OFF);
         ByteBuffer.wrap(slotBytes, CRC_OFF, 4).putInt((int) c.getValue());
@@ -422,7 +436,7 @@ public final class Keystore implements Closeable {
         } catch (IOException | RuntimeException e) {
             throw fail(e);
         }
-        CrashPoints.reached("keystore.slot-written");
+        points.reached("keystore.slot-written");
     }
 
     private void ensureUsable() throws IOException {

@@ -3,6 +3,7 @@ package dev.nepenthe.core.internal.crypto;
 import dev.nepenthe.core.internal.io.ChecksummedFiles;
 import dev.nepenthe.core.internal.io.CrashPoints;
 import dev.nepenthe.core.internal.io.IoErrors;
+import dev.nepenthe.core.internal.io.TestPoints;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.nio.ByteBuffer;
@@ -56,6 +57,15 @@ public final class MasterKey {
      * the file system has them).
      */
     public static MasterKey resolve(Path file, boolean generateIfMissing) throws IOException {
+        return resolve(file, generateIfMissing, CrashPoints.bound());
+    }
+
+    /**
+     * {@link #resolve(Path, boolean)} reporting the crash point {@code master-key.created} to
+     * {@code points}, the store's.
+     */
+    public static MasterKey resolve(Path file, boolean generateIfMissing, TestPoints points)
+            throws IOException {
         String env = System.getenv(ENV);
         if (env != null && !env.isBlank()) {
             return new MasterKey(decode(env.trim(), "environment variable " + ENV));
@@ -74,6 +84,7 @@ public final class MasterKey {
         Path folder = file.toAbsolutePath().getParent();
         Files.createDirectories(folder);
         writeOwnerOnly(
+                points,
                 file,
                 (Base64.getEncoder().encodeToString(fresh) + "\n")
                         .getBytes(StandardCharsets.US_ASCII));
@@ -95,7 +106,8 @@ public final class MasterKey {
      * the key), writes and fsyncs it; a write that fails removes the file, so no half key is found
      * at the next start.
      */
-    private static void writeOwnerOnly(Path file, byte[] content) throws IOException {
+    private static void writeOwnerOnly(TestPoints points, Path file, byte[] content)
+            throws IOException {
         boolean posix = file.getFileSystem().supportedFileAttributeViews().contains("posix");
         FileAttribute<?>[] attrs =
                 posix
@@ -109,7 +121,7 @@ public final class MasterKey {
                         file,
                         Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE),
                         attrs)) {
-            CrashPoints.reached("master-key.created");
+            points.reached("master-key.created");
             try {
                 ByteBuffer b = ByteBuffer.wrap(content);
                 while (b.hasRemaining()) {

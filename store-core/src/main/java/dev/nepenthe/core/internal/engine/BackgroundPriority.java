@@ -30,6 +30,8 @@ public final class BackgroundPriority {
      * a normal thread), or leaves it where it is when it is already that low or lower; returns
      * whether the thread now runs at {@code nice} or lower. Never throws.
      */
+    // The point of the class: two libc calls, made only when native access is enabled (checked).
+    @SuppressWarnings("restricted")
     public static boolean lowerCurrentThread(int nice) {
         if (!System.getProperty("os.name", "").toLowerCase(Locale.ROOT).contains("linux")) {
             LOG.log(

@@ -136,10 +136,7 @@ final class CollectionSearch {
                 throw new java.io.UncheckedIOException(
                         "collection '" + engine.name() + "': searching failed", e);
             }
-            Runnable pause = CollectionEngine.afterIndexSearch;
-            if (pause != null) {
-                pause.run();
-            }
+            engine.testPoints().searchedIndex();
             // The volatile read sees every mark and delete that returned before this point.
             RoaringBitmap nowHidden = catalogue.hidden();
             Found found = new Found();
@@ -344,6 +341,8 @@ final class CollectionSearch {
     }
 
     /** Null means "every live ordinal"; otherwise the ordinals the index may return. */
+    // Identity on purpose: whether the accept set is the tenant bitmap itself, unnarrowed.
+    @SuppressWarnings("ReferenceEquality")
     private RoaringBitmap candidates(
             SearchRequest request, RecordCatalogue.PublishedViews views, RoaringBitmap hiddenNow) {
         RecordCatalogue catalogue = engine.catalogue();

@@ -63,12 +63,16 @@ public final class IndexGenerations {
     private static final System.Logger LOG = System.getLogger(IndexGenerations.class.getName());
 
     /** A generation on disk: its number, key id and file. */
+    // A key id read from a file name, never compared as a record or changed.
+    @SuppressWarnings("ArrayRecordComponent")
     record Generation(long number, byte[] keyId, Path file) {}
 
     /**
      * A loaded index with the record version of each ordinal it held when written ({@code
      * versions[ordinal]}, -1 where it held none).
      */
+    // Handed from the reader to the catch-up once; a copy would double a large array.
+    @SuppressWarnings("ArrayRecordComponent")
     public record Loaded(VectorIndex index, long generation, long[] versions) {}
 
     /** Why an open rebuilt instead of loading, or null if it loaded. */
@@ -411,11 +415,10 @@ public final class IndexGenerations {
 
     /**
      * Cuts a destroyed generation's file down from its end, a step at a time, before it is
-     * unlinked. Unlinking a freshly written 2 GB file in one go kept the file system busy for about
-     * a second, and every fsync meanwhile waited for it: the forget that destroyed the generation
-     * spent 0.5 to 0.8 s in its own checkpoint's fsyncs, against 0.12 to 0.15 s with the file cut
-     * in steps, each a short change a waiting fsync gets in between (1M records, BENCHMARKS.md,
-     * issue 19).
+     * unlinked. Why: unlinking a large file just written in one go keeps the file system busy, and
+     * every fsync meanwhile (the checkpoint of the forget that destroyed the generation) waits for
+     * it; cut in steps, each step is a short change a waiting fsync gets in between. The
+     * measurements are in docs/BENCHMARKS.md ("Where a forget's second went at 1M").
      */
     private static void shrink(Path file) {
         try (FileChannel ch = FileChannel.open(file, StandardOpenOption.WRITE)) {

@@ -18,12 +18,12 @@ import org.roaringbitmap.RoaringBitmap;
  * Runs a forget's index calls once on a throwaway index of synthetic vectors, in the background
  * after a large collection opens, so that the first forget in a process runs compiled code.
  *
- * <p>Why: a restarted store's first forget took about twice as long as the ones after it (at 1M
- * records, 1.3 to 1.7 s against 0.7 to 0.9 s in the same process). The JIT had not yet compiled the
- * repair, the checker and the probe's filtered searches, and the searches it had compiled for
- * queries were recompiled when the repair's scorers reached the same loops (JFR: 72 deoptimizations
- * during that first forget, 10 of them the layer search). Doing those calls once, on an index of
- * the collection's own kind and parameters, compiles them before a forget needs them.
+ * <p>Why: a restarted store's first forget was much slower than the ones after it. The JIT had not
+ * yet compiled the repair, the checker and the probe's filtered searches, and the searches it had
+ * compiled for queries were recompiled when the repair's scorers reached the same loops. Doing
+ * those calls once, on an index of the collection's own kind and parameters, compiles them before a
+ * forget needs them (measurements: docs/BENCHMARKS.md, "The first forget after a restart, compiled
+ * before it is needed").
  *
  * <p>The throwaway index holds only seeded random vectors and is dropped afterwards; nothing of the
  * collection is read. Once per JVM for each index spec, on a daemon thread at nice 19, and only for

@@ -157,9 +157,7 @@ public final class JoinKeys {
                 gap = 0;
             } else if (" +-().".indexOf(c) >= 0 && run.length() > 0 && gap < 2) {
                 gap++;
-            } else if (" +(".indexOf(c) >= 0 && run.length() == 0) {
-                continue;
-            } else {
+            } else if (" +(".indexOf(c) < 0 || run.length() > 0) {
                 if (run.length() > 0) {
                     out.add(run.toString());
                 }

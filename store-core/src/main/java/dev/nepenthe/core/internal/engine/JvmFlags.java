@@ -40,6 +40,8 @@ public final class JvmFlags {
     private JvmFlags() {}
 
     /**
+     * Checks the JVM's flags once.
+     *
      * @throws IllegalStateException naming every required flag the JVM lacks
      */
     public static void check() {

@@ -10,6 +10,7 @@ import dev.nepenthe.core.internal.evidence.EvidenceLedger;
 import dev.nepenthe.core.internal.evidence.SigningKey;
 import dev.nepenthe.core.internal.io.ChecksummedFiles;
 import dev.nepenthe.core.internal.io.IoErrors;
+import dev.nepenthe.core.internal.io.TestPoints;
 import java.io.Closeable;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
@@ -41,6 +42,9 @@ public final class AnchoredLedger implements Closeable {
     private final SigningKey signer;
     private final OperationLog log;
 
+    /** The store's test points: where a test stops the worker dead. */
+    private final TestPoints points;
+
     /** Replaced only by {@link #restart}. */
     private volatile EvidenceLedger ledger;
 
@@ -54,9 +58,11 @@ public final class AnchoredLedger implements Closeable {
 
     private int reconciledWithoutEvidence;
 
-    private AnchoredLedger(SigningKey signer, OperationLog log, EvidenceLedger ledger) {
+    private AnchoredLedger(
+            SigningKey signer, OperationLog log, EvidenceLedger ledger, TestPoints points) {
         this.signer = signer;
         this.log = log;
+        this.points = points;
         this.ledger = ledger;
         indexSealed();
     }
@@ -65,9 +71,10 @@ public final class AnchoredLedger implements Closeable {
      * Opens the ledger; a damaged file opens read-only (see {@link
      * EvidenceLedger#openAllowingDamage}).
      */
-    public static AnchoredLedger open(Path file, SigningKey signer, OperationLog log)
-            throws IOException {
-        return new AnchoredLedger(signer, log, EvidenceLedger.openAllowingDamage(file, signer));
+    public static AnchoredLedger open(
+            Path file, SigningKey signer, OperationLog log, TestPoints points) throws IOException {
+        return new AnchoredLedger(
+                signer, log, EvidenceLedger.openAllowingDamage(file, signer), points);
     }
 
     /** One pass over the entries; from then on a seal finds its entry by operation id. */
@@ -110,7 +117,7 @@ public final class AnchoredLedger implements Closeable {
         if ("sealed".equals(body.get("event")) && body.get("operation") instanceof String op) {
             sealedEntries.put(op, e);
         }
-        ForgetCrash.point("ledger-appended");
+        ForgetCrash.point(points, "ledger-appended");
         log.saveLedgerHead(new LedgerHead(e.seq(), e.hashHex()), log.ledgerEpoch());
         return e;
     }
@@ -278,6 +285,8 @@ public final class AnchoredLedger implements Closeable {
     }
 
     /**
+     * Refuses what needs a sound ledger.
+     *
      * @throws IllegalStateException naming the problem while the ledger is damaged
      */
     public void ensureSound() {

@@ -24,8 +24,7 @@ public final class BatchQueue {
      * At most this many operations advance together. A verification step verifies and seals its
      * operations one after another, each paying its own exact probe over the tenant (a scan of
      * every surviving record), and close waits for the step in progress; so the step is bounded by
-     * operations too, not only by records. 64 keeps a step to 64 probes while a queue of a thousand
-     * requests still takes sixteen cleanup passes instead of a thousand.
+     * operations too, not only by records, while a long queue still shares its cleanup passes.
      */
     public static final int MAX_OPERATIONS = 64;
 
@@ -33,8 +32,8 @@ public final class BatchQueue {
      * At most this many records are removed or verified in one step, so one huge forget does not
      * hold the others back for long and the step's memory stays bounded. The removal holds the
      * collection's writer mutex while the index repairs itself (writes and the marks of new forgets
-     * wait): 1,024 records keep that hold about as long as one 1,000-record forget's today (1.5 to
-     * 1.8 s for HNSW at 100,000 x 384, docs/BENCHMARKS.md). The oldest operation always goes,
+     * wait): the bound keeps that hold about as long as one forget of a thousand records (measured
+     * in docs/BENCHMARKS.md, "Forget: time to BLOCKED and to SEALED"). The oldest operation goes,
      * however large, alone if it must; an operation that would take the step past the bound waits
      * for the next one with every younger operation, so no younger operation claims a record an
      * older one names (see {@link CleanupPhase}).

@@ -127,7 +127,7 @@ final class CleanupPhase {
             // collection, not only once the cleanup is done.
             ctx.refreshFences();
         }
-        ForgetCrash.point("cleanup-before-delete");
+        ctx.crashPoint("cleanup-before-delete");
         // 3. One removal per collection for the whole batch.
         for (CollectionEraser c : cs) {
             List<Entry> union = new ArrayList<>();
@@ -141,7 +141,7 @@ final class CleanupPhase {
         }
         resolutions.clear();
         SharedPasses.cleaned(admitted.size());
-        ForgetCrash.point("cleanup-after-delete");
+        ctx.crashPoint("cleanup-after-delete");
         // 4. Once per collection: the index's residue purge (an IVF-PQ retrain) or, at REBUILD,
         //    a rebuild from the survivors, and the text index's merge. What they purged counts
         //    for the operations that removed records there, never for one that found nothing.
@@ -221,7 +221,7 @@ final class CleanupPhase {
             ctx.saveAll(done, true);
             ctx.refreshFences();
         }
-        ForgetCrash.point("cleanup-recorded");
+        ctx.crashPoint("cleanup-recorded");
         return deferred;
     }
 

@@ -4,6 +4,7 @@ import dev.nepenthe.core.audit.LedgerEntry;
 import dev.nepenthe.core.forget.ErasureSurface;
 import dev.nepenthe.core.internal.engine.CollectionEngine;
 import dev.nepenthe.core.internal.io.StorageFault;
+import dev.nepenthe.core.internal.io.TestPoints;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.util.LinkedHashMap;
@@ -44,6 +45,9 @@ final class ForgetContext {
      */
     final StorageFault fault;
 
+    /** The store's test points: where a test stops the worker dead. */
+    final TestPoints points;
+
     ForgetContext(
             Object monitor,
             Supplier<List<CollectionEngine>> engines,
@@ -52,9 +56,11 @@ final class ForgetContext {
             ForgetEvidence evidence,
             SnapshotRegistry snapshots,
             ScopeHashes hashes,
-            StorageFault fault) {
+            StorageFault fault,
+            TestPoints points) {
         this.monitor = monitor;
         this.fault = fault;
+        this.points = points;
         this.engines = engines;
         this.store = store;
         this.ledger = ledger;
@@ -70,6 +76,11 @@ final class ForgetContext {
      */
     List<CollectionEraser> collections() {
         return engines.get().stream().map(CollectionEraser::new).toList();
+    }
+
+    /** A named phase at which a test may stop the worker dead (see {@link ForgetCrash}). */
+    void crashPoint(String where) {
+        ForgetCrash.point(points, where);
     }
 
     /** Saves an operation and wakes its waiters; the caller holds {@link #monitor}. */

@@ -1,19 +1,22 @@
 package dev.nepenthe.core.internal.forget;
 
+import dev.nepenthe.core.internal.io.TestPoints;
+
 /**
  * Named phases of a forget at which a test can make the worker stop dead, as a crash there would:
- * the test then reopens the store on what is on disk and checks that the operation resumes. With
- * nothing set a point costs one volatile read. Not for production use.
+ * the test then reopens the store on what is on disk and checks that the operation resumes. The
+ * phase to stop at is set on one store's {@link TestPoints#stopForgetAt}; with none set a point
+ * costs one volatile read. Not for production use.
  */
 public final class ForgetCrash {
 
-    /** The phase to stop at ("after-mark", "cleanup-before-delete", ...), or null for none. */
-    public static volatile String at;
-
     /**
-     * Thrown at {@link #at}: an Error so that nothing on the way catches it as a failure to handle.
+     * Thrown at the phase set: an Error so that nothing on the way catches it as a failure to
+     * handle.
      */
     public static final class Simulated extends Error {
+        private static final long serialVersionUID = 1L;
+
         Simulated(String where) {
             super("simulated crash at " + where);
         }
@@ -21,9 +24,9 @@ public final class ForgetCrash {
 
     private ForgetCrash() {}
 
-    /** Called by the forget engine at each named phase. */
-    static void point(String where) {
-        if (where.equals(at)) {
+    /** Called by the forget engine at each named phase, with the store's test points. */
+    static void point(TestPoints points, String where) {
+        if (where.equals(points.forgetStopAt())) {
             throw new Simulated(where);
         }
     }

@@ -15,14 +15,13 @@ import dev.nepenthe.core.forget.Readmission;
 import dev.nepenthe.core.forget.Suspect;
 import dev.nepenthe.core.internal.crypto.KeyedHash;
 import dev.nepenthe.core.internal.crypto.Keystore;
-import dev.nepenthe.core.internal.engine.BackgroundPriority;
 import dev.nepenthe.core.internal.engine.CollectionEngine;
 import dev.nepenthe.core.internal.engine.JoinKeys;
 import dev.nepenthe.core.internal.evidence.SigningKey;
 import dev.nepenthe.core.internal.io.StorageFault;
+import dev.nepenthe.core.internal.io.TestPoints;
 import java.io.Closeable;
 import java.io.IOException;
-import java.lang.System.Logger.Level;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -36,10 +35,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ForkJoinPool;
-import java.util.concurrent.ForkJoinWorkerThread;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 import java.util.function.Supplier;
@@ -63,30 +58,16 @@ import java.util.function.Supplier;
  */
 public final class ForgetProtocol implements Closeable {
 
-    private static final System.Logger LOG = System.getLogger(ForgetProtocol.class.getName());
-
     private final ProbePolicy probePolicy;
     private final ForgetContext ctx;
-    private final Marking marking;
+    private final BlockPhase block;
     private final LegalHolds holds;
     private final CleanupPhase cleanup;
     private final VerifyPhase verify;
     private final SealPhase seal;
     private final Readmissions readmissions;
-    private final ExecutorService worker;
-    private final ForkJoinPool parallel;
+    private final ForgetWorker worker;
     private final Map<KeyedHash.Hash, String> byIdempotency = new HashMap<>();
-
-    /** What the worker has yet to advance; under this monitor. */
-    private final BatchQueue queue = new BatchQueue();
-
-    /** Whether a drain of the queue is queued on or running in the worker; under this monitor. */
-    private boolean draining;
-
-    /**
-     * Set by a simulated crash (tests): the worker takes nothing more, as if the process had died.
-     */
-    private boolean crashed;
 
     private volatile boolean closing;
     private ReconciliationReport reconciliation = new ReconciliationReport(0, 0, 0, 0);
@@ -115,18 +96,22 @@ public final class ForgetProtocol implements Closeable {
             Supplier<List<CollectionEngine>> collections,
             int workerNice,
             ProbePolicy probePolicy,
-            StorageFault fault)
+            StorageFault fault,
+            TestPoints points)
             throws IOException {
         this.probePolicy = probePolicy;
         this.keysFolder = keysFolder;
         this.hashes = hashes;
         ScopeHashes scopeHashes = new ScopeHashes(hashes);
-        OperationLog log = OperationLog.open(keysFolder.resolve("operations"));
+        OperationLog log = OperationLog.open(keysFolder.resolve("operations"), points);
         AnchoredLedger ledger;
         try {
             ledger =
                     AnchoredLedger.open(
-                            keysFolder.resolve("evidence").resolve("ledger.bin"), signer, log);
+                            keysFolder.resolve("evidence").resolve("ledger.bin"),
+                            signer,
+                            log,
+                            points);
         } catch (IOException | RuntimeException e) {
             log.close();
             throw e;
@@ -140,44 +125,15 @@ public final class ForgetProtocol implements Closeable {
                         new ForgetEvidence(hashes, signer),
                         new SnapshotRegistry(keysFolder.resolve("snapshots.registry"), hashes),
                         scopeHashes,
-                        fault);
-        this.marking = new Marking(ctx);
+                        fault,
+                        points);
+        this.block = new BlockPhase(ctx);
         this.holds = new LegalHolds(ctx);
         this.cleanup = new CleanupPhase(ctx, holds);
         this.verify = new VerifyPhase(ctx);
         this.seal = new SealPhase(ctx);
         this.readmissions = new Readmissions(ctx);
-        this.parallel =
-                new ForkJoinPool(
-                        Runtime.getRuntime().availableProcessors(),
-                        pool -> {
-                            ForkJoinWorkerThread t =
-                                    ForkJoinPool.defaultForkJoinWorkerThreadFactory.newThread(pool);
-                            t.setName("nepenthe-forget-parallel-" + t.getPoolIndex());
-                            t.setDaemon(true);
-                            return t;
-                        },
-                        null,
-                        false);
-        this.worker =
-                Executors.newSingleThreadExecutor(
-                        r -> {
-                            // Searches come first: the worker runs at a lower OS priority
-                            // (measured: search p99
-                            // while forgets run, BENCHMARKS.md).
-                            Thread t =
-                                    new Thread(
-                                            () -> {
-                                                if (workerNice > 0) {
-                                                    BackgroundPriority.lowerCurrentThread(
-                                                            workerNice);
-                                                }
-                                                r.run();
-                                            },
-                                            "nepenthe-forget");
-                            t.setDaemon(true);
-                            return t;
-                        });
+        this.worker = new ForgetWorker(ctx, cleanup, verify, seal, workerNice);
     }
 
     // ---- start-up: load, re-mark, reconcile, resume ------------------------------------------
@@ -217,7 +173,7 @@ public final class ForgetProtocol implements Closeable {
         int resumed = 0;
         for (LiveOperation op : ctx.operations.values()) {
             if (op.pub.state != OperationState.SEALED) {
-                marking.blockEverywhere(op);
+                block.blockEverywhere(op);
             }
         }
         Map<String, byte[]> cleanClose =
@@ -229,7 +185,7 @@ public final class ForgetProtocol implements Closeable {
         for (LiveOperation op : ctx.operations.values()) {
             if (!op.pub.state.isSettled() && ctx.ledger.problem() == null) {
                 resumed++;
-                submit(op.pub.id);
+                worker.submit(op.pub.id);
             }
         }
         reconciliation =
@@ -253,7 +209,7 @@ public final class ForgetProtocol implements Closeable {
      * stop in time, or a simulated crash stopped it: that open checks every collection.
      */
     public synchronized void stampCleanClose(Map<String, byte[]> manifests) throws IOException {
-        if (started && stoppedCleanly && !crashed) {
+        if (started && stoppedCleanly && !worker.crashed()) {
             ReconciliationStamp.write(keysFolder, hashes, fenceDigest(), manifests);
         }
     }
@@ -358,7 +314,7 @@ public final class ForgetProtocol implements Closeable {
                 ctx.refreshFences();
             }
         }
-        marking.blockEverywhere(op);
+        block.blockEverywhere(op);
         // 3. Durable before it returns: a crash now resumes the operation at the next open.
         synchronized (this) {
             op.pub.state = OperationState.BLOCKED;
@@ -369,8 +325,8 @@ public final class ForgetProtocol implements Closeable {
         synchronized (this) {
             marked = view(op);
         }
-        ForgetCrash.point("after-mark");
-        submit(op.pub.id);
+        ctx.crashPoint("after-mark");
+        worker.submit(op.pub.id);
         return marked;
     }
 
@@ -425,19 +381,11 @@ public final class ForgetProtocol implements Closeable {
     /** Re-runs verification of an operation in NEEDS_REVIEW (after the operator forgot more). */
     public ForgetOperation reverify(String id) {
         synchronized (this) {
-            ensureLedgerSound();
-            LiveOperation op = require(id);
-            if (op.pub.state != OperationState.NEEDS_REVIEW) {
-                throw new IllegalStateException(
-                        "forget operation "
-                                + id
-                                + ": expected NEEDS_REVIEW to re-verify, found "
-                                + op.pub.state);
-            }
+            LiveOperation op = requireInReview(id, "re-verify");
             op.failure = null;
             op.enter(OperationState.VERIFYING);
         }
-        submit(id);
+        worker.submit(id);
         synchronized (this) {
             return view(require(id));
         }
@@ -452,15 +400,7 @@ public final class ForgetProtocol implements Closeable {
     public ForgetOperation override(String id, String reasonCode) throws IOException {
         LiveOperation op;
         synchronized (this) {
-            ensureLedgerSound();
-            op = require(id);
-            if (op.pub.state != OperationState.NEEDS_REVIEW) {
-                throw new IllegalStateException(
-                        "forget operation "
-                                + id
-                                + ": expected NEEDS_REVIEW to override, found "
-                                + op.pub.state);
-            }
+            op = requireInReview(id, "override");
             ForgetRequest.checkReasonCode(reasonCode);
             if (op.secret.suspects.stream()
                     .anyMatch(s -> s.reason().equals("regeneration-required"))) {
@@ -502,7 +442,7 @@ public final class ForgetProtocol implements Closeable {
             ensureLedgerSound();
             resume = holds.liftHold(holdId);
         }
-        resume.forEach(this::submit);
+        resume.forEach(worker::submit);
     }
 
     public synchronized List<LegalHold> holds() {
@@ -547,7 +487,7 @@ public final class ForgetProtocol implements Closeable {
             ctx.surfaces.add(surface);
         }
         for (LiveOperation op : open) {
-            marking.blockOn(surface, op, op.blocked);
+            block.blockOn(surface, op, op.blocked);
         }
     }
 
@@ -558,141 +498,6 @@ public final class ForgetProtocol implements Closeable {
     /** Records a snapshot so later forgets purge their records from it too. */
     public void registerSnapshot(Path target, CollectionEngine c) throws IOException {
         ctx.snapshots.register(target, c);
-    }
-
-    // ---- the worker --------------------------------------------------------------------------
-
-    private void submit(String id) {
-        synchronized (this) {
-            if (closing) {
-                return;
-            }
-            queue.add(id);
-            if (draining) {
-                return; // the worker takes it with the next batch
-            }
-            draining = true;
-        }
-        // The phases run in the forget's own pool, so that their parallel streams (the probe on
-        // more than two cores, a REBUILD's index rebuild) stay out of the common pool: the pool's
-        // threads are started from the worker and inherit its lower priority, while the common
-        // pool's threads, shared with the application, never do.
-        worker.execute(() -> parallel.submit(this::drain).join());
-    }
-
-    /** Takes batches off the queue and advances each one step, until nothing waits. */
-    private void drain() {
-        try {
-            while (true) {
-                List<LiveOperation> batch;
-                synchronized (this) {
-                    batch = closing || crashed ? List.of() : queue.take(ctx.operations);
-                    if (batch.isEmpty()) {
-                        draining =
-                                false; // in the same hold as the take: a submit from now on starts
-                        // a drain
-                        return;
-                    }
-                }
-                List<LiveOperation> again = advance(batch);
-                synchronized (this) {
-                    queue.putBack(again);
-                }
-            }
-        } finally {
-            synchronized (this) {
-                draining = false;
-            }
-        }
-    }
-
-    /**
-     * Advances a batch one step (see {@link BatchQueue}): holds and cleanup for operations waiting
-     * for cleanup, or verification and sealing for operations in VERIFYING. A failure in an
-     * operation's own part stops that operation only; a failure of a shared part stops every
-     * operation of the batch (each resumes at the next open).
-     *
-     * @return the operations with a step still to go, oldest first, for the queue's front
-     */
-    private List<LiveOperation> advance(List<LiveOperation> batch) {
-        try {
-            // A read-only store changes nothing: each operation waits, scope blocked, for a reopen.
-            ctx.fault.ensureWritable();
-            if (stateOf(batch.get(0)) == OperationState.VERIFYING) {
-                verifyAndSeal(batch);
-                return waiting(batch);
-            }
-            List<LiveOperation> deferred = cleanup.cleanup(batch);
-            List<LiveOperation> again = waiting(batch.subList(0, batch.size() - deferred.size()));
-            again.addAll(deferred);
-            return again;
-        } catch (ForgetCrash.Simulated crash) {
-            synchronized (this) {
-                // As if the process died here: the worker takes nothing more, and every operation
-                // of the batch that had not finished reports the crash.
-                crashed = true;
-                for (LiveOperation op : batch) {
-                    if (!op.pub.state.isSettled()
-                            || (op.pub.state == OperationState.SEALED && op.pub.receipt == null)) {
-                        op.failure = crash.getMessage();
-                    }
-                }
-                notifyAll();
-            }
-            return List.of();
-        } catch (Throwable t) {
-            for (LiveOperation op : batch) {
-                if (!stateOf(op).isSettled() && op.failure == null) {
-                    ctx.fail(op, t);
-                }
-            }
-            return List.of();
-        }
-    }
-
-    /**
-     * VERIFYING for a batch: the structure checks once for all (see {@link
-     * VerifyPhase#shareChecks}), then each operation's own proofs, and each clean one sealed before
-     * the next is verified.
-     */
-    private void verifyAndSeal(List<LiveOperation> batch) throws IOException {
-        VerifyPhase.Shared shared = verify.shareChecks(batch);
-        int sealed = 0;
-        for (LiveOperation op : batch) {
-            if (stateOf(op) != OperationState.VERIFYING || op.failure != null) {
-                continue;
-            }
-            boolean[] clean = {false};
-            if (!ctx.onItsOwn(op, () -> clean[0] = verify.verify(op, shared)) || !clean[0]) {
-                continue; // in NEEDS_REVIEW, or stopped on a failure of its own
-            }
-            // Sealing starts after verify's frame is gone: its locals hold the forgotten
-            // records, which must not outlive SEALED (heap dumps).
-            if (ctx.onItsOwn(op, () -> seal.seal(op, null))
-                    && ++sealed == 1
-                    && op != batch.get(batch.size() - 1)) {
-                // One operation of the batch sealed, the others not yet verified.
-                ForgetCrash.point("batch-sealed-partway");
-            }
-        }
-    }
-
-    private synchronized OperationState stateOf(LiveOperation op) {
-        return op.pub.state;
-    }
-
-    /**
-     * The operations of {@code ops} with a step still to go (neither settled nor stopped), in
-     * order.
-     */
-    private synchronized List<LiveOperation> waiting(List<LiveOperation> ops) {
-        List<LiveOperation> out = new ArrayList<>();
-        for (LiveOperation op : ops) {
-            if (!op.pub.state.isSettled() && op.failure == null) {
-                out.add(op);
-            }
-        }
-        return out;
     }
 
     // ---- evidence ----------------------------------------------------------------------------
@@ -730,7 +535,7 @@ public final class ForgetProtocol implements Closeable {
         LedgerHead head = ctx.ledger.restart(reasonCode, publicStates());
         for (LiveOperation op : ctx.operations.values()) {
             if (!op.pub.state.isSettled()) {
-                submit(op.pub.id);
+                worker.submit(op.pub.id);
             }
         }
         return head;
@@ -745,6 +550,22 @@ public final class ForgetProtocol implements Closeable {
     }
 
     // ---- views and helpers ------------------------------------------------------------------
+
+    /** The operation, in NEEDS_REVIEW, for the operator to {@code act} on; under this monitor. */
+    private LiveOperation requireInReview(String id, String act) {
+        ensureLedgerSound();
+        LiveOperation op = require(id);
+        if (op.pub.state != OperationState.NEEDS_REVIEW) {
+            throw new IllegalStateException(
+                    "forget operation "
+                            + id
+                            + ": expected NEEDS_REVIEW to "
+                            + act
+                            + ", found "
+                            + op.pub.state);
+        }
+        return op;
+    }
 
     private LiveOperation require(String id) {
         LiveOperation op = ctx.operations.get(id);
@@ -789,19 +610,7 @@ public final class ForgetProtocol implements Closeable {
     @Override
     public void close() throws IOException {
         closing = true;
-        worker.shutdown();
-        try {
-            if (!worker.awaitTermination(2, TimeUnit.MINUTES)) {
-                LOG.log(
-                        Level.WARNING,
-                        "the forget worker did not stop within 2 minutes; closing anyway");
-            } else {
-                stoppedCleanly = true;
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-        parallel.shutdown();
+        stoppedCleanly = worker.stop();
         try {
             ctx.store.log().close();
         } finally {

@@ -117,8 +117,8 @@ final class OperationStore {
     }
 
     /**
-     * @throws CorruptFileException naming the keystore, for an unfinished operation whose key is
-     *     missing
+     * The failure to throw for an unfinished operation whose key is missing: a {@link
+     * CorruptFileException} naming the keystore.
      */
     CorruptFileException missingSecret(LiveOperation op) {
         return new CorruptFileException(

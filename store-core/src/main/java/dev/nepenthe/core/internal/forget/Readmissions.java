@@ -95,7 +95,7 @@ final class Readmissions {
                             null);
             ctx.store.saveReadmission(pending);
         }
-        ForgetCrash.point("readmit-recorded");
+        ctx.crashPoint("readmit-recorded");
         return complete(pending);
     }
 
@@ -201,7 +201,7 @@ final class Readmissions {
             if (entry == null) {
                 entry = ctx.appendEvidence(body(r));
             }
-            ForgetCrash.point("readmit-appended");
+            ctx.crashPoint("readmit-appended");
             StoredReadmission done =
                     new StoredReadmission(
                             r.id(),

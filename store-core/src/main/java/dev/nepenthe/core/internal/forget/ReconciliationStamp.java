@@ -14,6 +14,7 @@ import java.util.Arrays;
 import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.Map;
+import java.util.SortedMap;
 import java.util.TreeMap;
 
 /**
@@ -155,7 +156,7 @@ final class ReconciliationStamp {
     }
 
     private static byte[] mac(
-            KeyedHash hashes, byte[] fenceDigest, TreeMap<String, byte[]> manifests) {
+            KeyedHash hashes, byte[] fenceDigest, SortedMap<String, byte[]> manifests) {
         HexFormat hex = HexFormat.of();
         StringBuilder body = new StringBuilder(hex.formatHex(fenceDigest));
         manifests.forEach(

@@ -5,6 +5,8 @@ import dev.nepenthe.core.forget.ForgetRequest;
 import dev.nepenthe.core.forget.ForgetScope;
 import dev.nepenthe.core.internal.crypto.KeyedHash;
 import dev.nepenthe.core.internal.engine.JoinKeys;
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.TreeSet;
 import java.util.stream.Collectors;
@@ -75,21 +77,14 @@ final class ScopeHashes {
             case Filter.Contains c -> "contains(" + str(c.key()) + str(c.substring()) + ")";
             case Filter.Exists e -> "exists(" + str(e.key()) + ")";
             case Filter.Not n -> "not(" + canonical(n.inner()) + ")";
-            case Filter.And a ->
-                    "and("
-                            + a.all().stream()
-                                    .map(ScopeHashes::canonical)
-                                    .sorted()
-                                    .collect(Collectors.joining(","))
-                            + ")";
-            case Filter.Or o ->
-                    "or("
-                            + o.any().stream()
-                                    .map(ScopeHashes::canonical)
-                                    .sorted()
-                                    .collect(Collectors.joining(","))
-                            + ")";
+            case Filter.And a -> "and(" + unordered(a.all()) + ")";
+            case Filter.Or o -> "or(" + unordered(o.any()) + ")";
         };
+    }
+
+    /** The parts' canonical forms in sorted order: a conjunction's order does not change it. */
+    private static String unordered(List<Filter> parts) {
+        return parts.stream().map(ScopeHashes::canonical).sorted().collect(Collectors.joining(","));
     }
 
     private static String str(String s) {
@@ -122,26 +117,20 @@ final class ScopeHashes {
      * that).
      */
     KeyedHash.Hash request(ForgetRequest r, double threshold) {
-        String identifiers = String.join("\0", new TreeSet<>(r.identifiers()));
+        List<String> parts =
+                new ArrayList<>(
+                        Arrays.asList(
+                                scope(r.tenant(), r.scope()).toString(),
+                                r.reasonCode(),
+                                Double.toString(threshold),
+                                r.level().name(),
+                                String.join("\0", new TreeSet<>(r.identifiers()))));
         if (r.exactProbe()) {
             // Only when forced, so that a request recorded before the choice existed hashes as it
             // did.
-            return hashes.of(
-                    "forget-request",
-                    scope(r.tenant(), r.scope()).toString(),
-                    r.reasonCode(),
-                    Double.toString(threshold),
-                    r.level().name(),
-                    identifiers,
-                    "exact-probe");
+            parts.add("exact-probe");
         }
-        return hashes.of(
-                "forget-request",
-                scope(r.tenant(), r.scope()).toString(),
-                r.reasonCode(),
-                Double.toString(threshold),
-                r.level().name(),
-                identifiers);
+        return hashes.of("forget-request", parts.toArray(String[]::new));
     }
 
     /**

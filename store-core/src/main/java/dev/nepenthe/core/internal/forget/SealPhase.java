@@ -49,7 +49,7 @@ final class SealPhase {
                 }
             }
         }
-        ForgetCrash.point("after-key-destroyed");
+        ctx.crashPoint("after-key-destroyed");
         synchronized (ctx.monitor) {
             op.pub.surfaces.removeIf(o -> o.surface().equals("keystore"));
             String statement;
@@ -115,7 +115,7 @@ final class SealPhase {
                 op.pub.note = beforeNote;
                 throw e;
             }
-            ForgetCrash.point("sealed-before-key");
+            ctx.crashPoint("sealed-before-key");
             ctx.store.destroyKey(op.pub.id);
             ctx.store.saveDestroyed(op);
             // The store's copies of the forgotten records are wiped, not left for the collector.

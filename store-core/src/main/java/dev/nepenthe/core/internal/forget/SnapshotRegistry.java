@@ -127,7 +127,7 @@ final class SnapshotRegistry {
      * A line in either format, or null if it reads as neither (torn, damaged or forged). Its path
      * is one of {@code fs}, the registry's own file system.
      */
-    static RegisteredSnapshot parse(FileSystem fs, int number, String line) {
+    private static RegisteredSnapshot parse(FileSystem fs, int number, String line) {
         String[] f = line.split("\t", -1);
         try {
             if (f.length == 6 && f[0].equals("2")) {

@@ -26,9 +26,9 @@ import java.util.Set;
  * VERIFYING: every surface proves its purge (the index's scoped integrity check, a byte scan of the
  * storage, the snapshots, each registered surface); the negative-space probe searches each
  * forgotten vector against every surviving record of the tenant (through a collection's index where
- * the tenant is large there, see {@link CollectionEraser#probe}); join keys and declared
- * identifiers are looked up; the fence is shown to have held. Clean, the operation goes on to seal;
- * otherwise it rests in NEEDS_REVIEW, listing what was found.
+ * the tenant is large there, see {@link ResidueProbe#probe}); join keys and declared identifiers
+ * are looked up; the fence is shown to have held. Clean, the operation goes on to seal; otherwise
+ * it rests in NEEDS_REVIEW, listing what was found.
  *
  * <p>For a batch (see {@link BatchQueue}) the structure checks run once per collection over every
  * record the batch removed there ({@link #shareChecks}): the index's integrity check and the text
@@ -50,11 +50,11 @@ final class VerifyPhase {
      * while the batch's operations seal one after another.
      */
     static final class Shared {
-        private final Map<LiveOperation, Map<String, SurfaceOutcome>> index =
+        private final IdentityHashMap<LiveOperation, Map<String, SurfaceOutcome>> index =
                 new IdentityHashMap<>();
-        private final Map<LiveOperation, Map<String, SurfaceOutcome>> text =
+        private final IdentityHashMap<LiveOperation, Map<String, SurfaceOutcome>> text =
                 new IdentityHashMap<>();
-        private final Map<LiveOperation, List<BatchCitation.SharedCheck>> cited =
+        private final IdentityHashMap<LiveOperation, List<BatchCitation.SharedCheck>> cited =
                 new IdentityHashMap<>();
         private final String batch;
 
@@ -99,14 +99,14 @@ final class VerifyPhase {
                 continue;
             }
             int k = mine.size();
-            CollectionEraser.IndexProof proof = c.proveIndex(union);
+            SurfaceProofs.IndexProof proof = c.proofs().proveIndex(union);
             SharedPasses.check();
             mine.forEach(
                     (op, rs) ->
                             shared.index
                                     .computeIfAbsent(op, x -> new HashMap<>())
-                                    .put(c.name(), CollectionEraser.indexOutcome(proof, rs, k)));
-            SurfaceOutcome all = c.verifyText(union, 0);
+                                    .put(c.name(), SurfaceProofs.indexOutcome(proof, rs, k)));
+            SurfaceOutcome all = c.proofs().verifyText(union, 0);
             for (Map.Entry<LiveOperation, List<CollectionEraser.Removed>> e : mine.entrySet()) {
                 LiveOperation op = e.getKey();
                 List<CollectionEraser.Removed> rs = e.getValue();
@@ -156,7 +156,7 @@ final class VerifyPhase {
                                     all.checked() - union.size(),
                                     true));
                 } else {
-                    own = c.verifyText(rs, purged);
+                    own = c.proofs().verifyText(rs, purged);
                 }
                 shared.text.computeIfAbsent(op, x -> new HashMap<>()).put(c.name(), own);
             }
@@ -212,7 +212,7 @@ final class VerifyPhase {
             // something, so a forget costs what its scope costs, not what the store holds.
             SurfaceOutcome index =
                     mine.isEmpty()
-                            ? c.untouchedIndex()
+                            ? c.proofs().untouchedIndex()
                             : shared.index.getOrDefault(op, Map.of()).get(c.name());
             if (index == null) {
                 throw new IllegalStateException(
@@ -235,31 +235,33 @@ final class VerifyPhase {
             }
             outcomes.add(index);
             if (!mine.isEmpty()) {
-                outcomes.add(c.verifyStorage(mine));
+                outcomes.add(c.proofs().verifyStorage(mine));
                 SurfaceOutcome text = shared.text.getOrDefault(op, Map.of()).get(c.name());
                 if (text != null) {
                     outcomes.add(text);
                 }
             }
             leaked += c.recordsInScope(tenant, op.scopeTest(c.name()), op.subjectHint()).size();
-            CollectionEraser.Probe probe =
-                    c.probe(
-                            tenant,
-                            all,
-                            op.pub.threshold,
-                            op.pub.approximateAbove,
-                            op.pub.exactProbe);
+            ResidueProbe.Probe probe =
+                    c.probes()
+                            .probe(
+                                    tenant,
+                                    all,
+                                    op.pub.threshold,
+                                    op.pub.approximateAbove,
+                                    op.pub.exactProbe);
             suspects.addAll(probe.suspects());
             if (probe.run() != null) {
                 probes.add(probe.run());
             }
-            suspects.addAll(c.lexicalProbe(tenant, all));
+            suspects.addAll(c.probes().lexicalProbe(tenant, all));
             suspects.addAll(
-                    c.joinKeys(
-                            tenant,
-                            joinNames,
-                            derivedNames(op.secret.removed, c.name()),
-                            identifiers));
+                    c.probes()
+                            .joinKeys(
+                                    tenant,
+                                    joinNames,
+                                    derivedNames(op.secret.removed, c.name()),
+                                    identifiers));
         }
         outcomes.add(
                 new SurfaceOutcome(
@@ -330,7 +332,7 @@ final class VerifyPhase {
         List<Suspect> found = new ArrayList<>(regeneration);
         found.addAll(suspects);
         boolean clean = found.isEmpty() && outcomes.stream().allMatch(SurfaceOutcome::clean);
-        ForgetCrash.point("verify-done");
+        ctx.crashPoint("verify-done");
         synchronized (ctx.monitor) {
             op.batch = shared.citation(op);
             op.pub.surfaces.clear();

@@ -56,11 +56,33 @@ public final class ChecksummedFiles {
         write(file, format, version, newFileId(), body);
     }
 
+    /** {@link #write(Path, String, int, byte[], BodyWriter, TestPoints)} under a fresh file id. */
+    public static void write(
+            Path file, String format, int version, BodyWriter body, TestPoints points)
+            throws IOException {
+        write(file, format, version, newFileId(), body, points);
+    }
+
     /**
      * Writes {@code file} atomically: header, body, footer into {@code file.tmp}, fsync, rename
      * over {@code file}, fsync the directory.
      */
     public static void write(Path file, String format, int version, byte[] fileId, BodyWriter body)
+            throws IOException {
+        write(file, format, version, fileId, body, CrashPoints.bound());
+    }
+
+    /**
+     * {@link #write(Path, String, int, byte[], BodyWriter)} reporting its crash points ({@code
+     * file.written-before-rename}, {@code file.renamed}) to {@code points}, the store's.
+     */
+    public static void write(
+            Path file,
+            String format,
+            int version,
+            byte[] fileId,
+            BodyWriter body,
+            TestPoints points)
             throws IOException {
         if (fileId.length != 16) {
             throw new IllegalArgumentException("file id: expected 16 bytes, got " + fileId.length);
@@ -92,7 +114,7 @@ public final class ChecksummedFiles {
         } catch (IOException | RuntimeException e) {
             throw discard(tmp, e, tmp, "writing");
         }
-        CrashPoints.reached("file.written-before-rename");
+        points.reached("file.written-before-rename");
         try {
             try {
                 Files.move(
@@ -109,7 +131,7 @@ public final class ChecksummedFiles {
         // If this fails the new file is in place but its name may not be durable: the caller
         // must not acknowledge what it needs (the store goes read-only), and must not retry.
         fsyncDirectory(file.toAbsolutePath().getParent());
-        CrashPoints.reached("file.renamed");
+        points.reached("file.renamed");
     }
 
     /**

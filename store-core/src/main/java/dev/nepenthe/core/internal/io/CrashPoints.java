@@ -1,30 +1,45 @@
 package dev.nepenthe.core.internal.io;
 
-import java.util.function.Consumer;
-
 /**
- * Named moments in the middle of a durable write (after a log append, after an fsync, between a
- * file's write and its rename, ...) at which a test can stop the world and copy the store's
- * folders: the copy is exactly what a process killed at that moment leaves on disk (a killed
- * process loses nothing it had handed to the kernel). Lucene's {@code IndexWriter} test points
- * serve the same purpose. With no hook installed a point costs one volatile read.
+ * The bridge from code that has no store at hand to the store's {@link TestPoints}: a store binds
+ * its points to the thread for the length of a call into its storage ({@link #during}), and a crash
+ * point reached inside that call, or a log opened inside it, reports to that store's points. The
+ * binding is the thread's and ends with the call ({@link ScopedValue}), so two stores working at
+ * once in one JVM never see each other's points, and nothing is set globally.
+ *
+ * <p>It serves the collection storage, whose crash points and file writes do not yet take the
+ * store's points as an argument (its logs, segment files and manifest, and {@code
+ * checkpoint.deleted-segment}); once they do, the bindings can go.
  */
 public final class CrashPoints {
 
-    private static volatile Consumer<String> hook;
+    private static final ScopedValue<TestPoints> STORE = ScopedValue.newInstance();
 
     private CrashPoints() {}
 
-    /** Called by the storage code at each named moment. */
-    public static void reached(String point) {
-        Consumer<String> h = hook;
-        if (h != null) {
-            h.accept(point);
-        }
+    /** A call that may throw {@code X}. */
+    @FunctionalInterface
+    public interface Call<T, X extends Throwable> {
+        T call() throws X;
     }
 
-    /** Installs the test's hook (null removes it). Not for production use. */
-    public static void install(Consumer<String> h) {
-        hook = h;
+    /** Runs {@code call} with {@code points} bound to this thread; returns what it returns. */
+    public static <T, X extends Throwable> T during(TestPoints points, Call<T, X> call) throws X {
+        return ScopedValue.where(STORE, points).call(call::call);
+    }
+
+    /**
+     * The points of the store whose call this thread is in, or points of their own (reporting
+     * nowhere) outside any.
+     */
+    public static TestPoints bound() {
+        return STORE.isBound() ? STORE.get() : new TestPoints();
+    }
+
+    /** Reports {@code point} to the points of the store whose call this thread is in, if any. */
+    public static void reached(String point) {
+        if (STORE.isBound()) {
+            STORE.get().reached(point);
+        }
     }
 }

@@ -6,7 +6,6 @@ import dev.nepenthe.core.internal.crypto.DataKey;
 import dev.nepenthe.core.internal.crypto.KeyedHash;
 import dev.nepenthe.core.internal.crypto.RecordCipher;
 import dev.nepenthe.core.internal.io.ChecksummedFiles;
-import dev.nepenthe.core.internal.io.CrashPoints;
 import dev.nepenthe.core.internal.io.FileCopies;
 import dev.nepenthe.core.internal.io.StorageFault;
 import dev.nepenthe.core.internal.storage.LiveRecords.Live;
@@ -574,12 +573,12 @@ public final class CollectionStorage implements Closeable {
         ChecksummedFiles.fsyncDirectory(dir.resolve("segments"));
         manifest =
                 new Manifest(manifest.buckets(), nextSeq, nextOrdinal, gen, nextSegment, segments);
-        manifest.write(dir);
+        manifest.write(dir, ctx.testPoints());
         // Reads move to the new files before the old ones go; the log's copies are in them now.
         copies.publish(rewritten);
         for (String s : superseded) {
             Files.deleteIfExists(dir.resolve("segments").resolve(s));
-            CrashPoints.reached("checkpoint.deleted-segment");
+            ctx.testPoints().reached("checkpoint.deleted-segment");
         }
         ChecksummedFiles.fsyncDirectory(dir.resolve("segments"));
         wal.deleteBefore(gen);

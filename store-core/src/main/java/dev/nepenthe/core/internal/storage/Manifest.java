@@ -1,7 +1,9 @@
 package dev.nepenthe.core.internal.storage;
 
 import dev.nepenthe.core.internal.io.ChecksummedFiles;
+import dev.nepenthe.core.internal.io.CrashPoints;
 import dev.nepenthe.core.internal.io.IoErrors;
+import dev.nepenthe.core.internal.io.TestPoints;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -38,6 +40,11 @@ record Manifest(
     }
 
     void write(Path dir) throws IOException {
+        write(dir, CrashPoints.bound());
+    }
+
+    /** Writes this manifest into {@code dir}, reporting crash points to the store's points. */
+    void write(Path dir, TestPoints points) throws IOException {
         ChecksummedFiles.write(
                 dir.resolve(FILE),
                 FORMAT,
@@ -54,7 +61,8 @@ record Manifest(
                         out.writeInt(e.getKey());
                         out.writeUTF(e.getValue());
                     }
-                });
+                },
+                points);
     }
 
     /** SHA-256 of the manifest file's bytes in {@code dir}, or null when there is none. */

@@ -3,6 +3,8 @@ package dev.nepenthe.core.internal.storage;
 import dev.nepenthe.core.CorruptFileException;
 import dev.nepenthe.core.internal.crypto.KeyedHash;
 import dev.nepenthe.core.internal.io.ChecksummedFiles;
+import dev.nepenthe.core.internal.io.CrashPoints;
+import dev.nepenthe.core.internal.io.TestPoints;
 import java.io.DataInput;
 import java.io.DataInputStream;
 import java.io.IOException;
@@ -103,6 +105,12 @@ final class SegmentFiles {
     }
 
     static void write(Path file, int bucket, Collection<SealedRecord> records) throws IOException {
+        write(file, bucket, records, CrashPoints.bound());
+    }
+
+    /** Writes a segment file, reporting crash points to {@code points}, the store's. */
+    static void write(Path file, int bucket, Collection<SealedRecord> records, TestPoints points)
+            throws IOException {
         ChecksummedFiles.write(
                 file,
                 FORMAT,
@@ -113,7 +121,8 @@ final class SegmentFiles {
                     for (SealedRecord r : records) {
                         r.write(out);
                     }
-                });
+                },
+                points);
     }
 
     /** What {@link #forEach} hands each stored copy to. */

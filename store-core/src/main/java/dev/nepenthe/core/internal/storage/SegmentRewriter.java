@@ -86,7 +86,7 @@ final class SegmentRewriter {
             offset += SegmentFiles.copyLength(r.sealed().length);
         }
         String name = SegmentFiles.name(b, segmentId);
-        SegmentFiles.write(dir.resolve("segments").resolve(name), b, sealed);
+        SegmentFiles.write(dir.resolve("segments").resolve(name), b, sealed, ctx.testPoints());
         return new StoredCopies.Rewritten(b, name, ordinals, offsets);
     }
 

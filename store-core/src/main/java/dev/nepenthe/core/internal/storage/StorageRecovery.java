@@ -113,7 +113,8 @@ final class StorageRecovery {
                         walDir,
                         ctx.durability(),
                         (gen, payload) -> replay(gen, payload, walDir, walMax),
-                        walReport);
+                        walReport,
+                        ctx.testPoints());
         wal.deleteBefore(manifest.walGeneration());
         nextSeq =
                 Math.max(

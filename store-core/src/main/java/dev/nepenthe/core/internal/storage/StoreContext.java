@@ -4,11 +4,12 @@ import dev.nepenthe.core.Durability;
 import dev.nepenthe.core.internal.crypto.KeyedHash;
 import dev.nepenthe.core.internal.crypto.Keystore;
 import dev.nepenthe.core.internal.io.StorageFault;
+import dev.nepenthe.core.internal.io.TestPoints;
 
 /**
  * What every collection's storage shares within one store: keys, hashing, the tombstone journal,
  * the sealer (always AES-GCM in a store; benchmarks substitute their own), the write settings and
- * the read-only latch that the first failed write trips.
+ * the read-only latch that the first failed write trips, and the store's test points.
  */
 public record StoreContext(
         Keystore keystore,
@@ -18,7 +19,8 @@ public record StoreContext(
         Durability durability,
         long checkpointBytes,
         int shardBuckets,
-        StorageFault fault) {
+        StorageFault fault,
+        TestPoints testPoints) {
 
     /** A context with a latch of its own (a storage used outside a store: benchmarks, tests). */
     public StoreContext(
@@ -37,7 +39,8 @@ public record StoreContext(
                 durability,
                 checkpointBytes,
                 shardBuckets,
-                new StorageFault());
+                new StorageFault(),
+                new TestPoints());
     }
 
     /**

@@ -2,6 +2,8 @@ package dev.nepenthe.core.internal.storage;
 
 import dev.nepenthe.core.Durability;
 import dev.nepenthe.core.internal.crypto.KeyedHash;
+import dev.nepenthe.core.internal.io.CrashPoints;
+import dev.nepenthe.core.internal.io.TestPoints;
 import java.io.ByteArrayOutputStream;
 import java.io.Closeable;
 import java.io.DataOutputStream;
@@ -49,9 +51,14 @@ public final class TombstoneJournal implements Closeable {
     }
 
     public static TombstoneJournal open(Path folder) throws IOException {
+        return open(folder, CrashPoints.bound());
+    }
+
+    /** Opens the journal in {@code folder}, its log reporting crash points to {@code points}. */
+    public static TombstoneJournal open(Path folder, TestPoints points) throws IOException {
         List<byte[]> entries = new ArrayList<>();
         WriteAheadLog wal =
-                WriteAheadLog.open(folder, Durability.SYNC, (g, p) -> entries.add(p), null);
+                WriteAheadLog.open(folder, Durability.SYNC, (g, p) -> entries.add(p), null, points);
         TombstoneJournal j = new TombstoneJournal(wal);
         for (byte[] e : entries) {
             j.apply(e);

@@ -7,6 +7,7 @@ import dev.nepenthe.core.FileTooOldException;
 import dev.nepenthe.core.internal.io.ChecksummedFiles;
 import dev.nepenthe.core.internal.io.CrashPoints;
 import dev.nepenthe.core.internal.io.IoErrors;
+import dev.nepenthe.core.internal.io.TestPoints;
 import java.io.Closeable;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
@@ -68,6 +69,10 @@ public final class WriteAheadLog implements Closeable {
 
     private final Path dir;
     private final Durability durability;
+
+    /** The store's test points: crash points after appends, syncs, rotations and deletions. */
+    private final TestPoints points;
+
     private final Object syncLock = new Object();
     private FileChannel channel;
     private long generation;
@@ -81,9 +86,10 @@ public final class WriteAheadLog implements Closeable {
     /** The first write, fsync or rotation that failed; once set, the log takes nothing more. */
     private volatile IOException failed;
 
-    private WriteAheadLog(Path dir, Durability durability) {
+    private WriteAheadLog(Path dir, Durability durability, TestPoints points) {
         this.dir = dir;
         this.durability = durability;
+        this.points = points;
     }
 
     /**
@@ -93,8 +99,22 @@ public final class WriteAheadLog implements Closeable {
     public static WriteAheadLog open(
             Path dir, Durability durability, EntryConsumer consumer, RecoveryReport[] report)
             throws IOException {
+        return open(dir, durability, consumer, report, CrashPoints.bound());
+    }
+
+    /**
+     * {@link #open(Path, Durability, EntryConsumer, RecoveryReport[])} reporting the log's crash
+     * points to {@code points}, the store's.
+     */
+    public static WriteAheadLog open(
+            Path dir,
+            Durability durability,
+            EntryConsumer consumer,
+            RecoveryReport[] report,
+            TestPoints points)
+            throws IOException {
         Files.createDirectories(dir);
-        WriteAheadLog wal = new WriteAheadLog(dir, durability);
+        WriteAheadLog wal = new WriteAheadLog(dir, durability, points);
         RecoveryReport r = wal.replay(consumer);
         if (report != null) {
             report[0] = r;
@@ -198,7 +218,7 @@ public final class WriteAheadLog implements Closeable {
             throw fail(e, "appending to");
         }
         written += buf.limit();
-        CrashPoints.reached("wal.appended");
+        points.reached("wal.appended");
         return written;
     }
 
@@ -265,7 +285,7 @@ public final class WriteAheadLog implements Closeable {
                 throw fail(e, "syncing");
             }
             synced = upTo;
-            CrashPoints.reached("wal.synced");
+            points.reached("wal.synced");
         }
     }
 
@@ -283,7 +303,7 @@ public final class WriteAheadLog implements Closeable {
                 } catch (IOException | RuntimeException e) {
                     throw fail(e, "rotating");
                 }
-                CrashPoints.reached("wal.rotated");
+                points.reached("wal.rotated");
                 return generation;
             }
         }
@@ -300,7 +320,7 @@ public final class WriteAheadLog implements Closeable {
         }
         if (any) {
             ChecksummedFiles.fsyncDirectory(dir);
-            CrashPoints.reached("wal.deleted-old");
+            points.reached("wal.deleted-old");
         }
     }
 

@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.nepenthe.core.internal.io.CrashPoints;
+import dev.nepenthe.core.internal.io.TestPoints;
 import dev.nepenthe.testing.faults.FaultPlan;
 import dev.nepenthe.testing.faults.FaultyFileSystem;
 import java.io.IOException;
@@ -14,7 +14,6 @@ import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.List;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -23,16 +22,12 @@ class MasterKeyFileTest {
 
     @TempDir Path dir;
 
-    @AfterEach
-    void removeHook() {
-        CrashPoints.install(null);
-    }
-
     @Test
     void theKeyFileIsOwnerOnlyBeforeAnyByteOfTheKeyIsWritten() throws IOException {
         Path file = dir.resolve("keys").resolve("master.key");
         List<String> seen = new ArrayList<>();
-        CrashPoints.install(
+        TestPoints points = new TestPoints();
+        points.installCrashHook(
                 point -> {
                     if (point.equals("master-key.created")) {
                         try {
@@ -48,7 +43,7 @@ class MasterKeyFileTest {
                         }
                     }
                 });
-        MasterKey.resolve(file, true);
+        MasterKey.resolve(file, true, points);
         assertEquals(List.of("0 rw-------"), seen);
         assertEquals(
                 "rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(file)));

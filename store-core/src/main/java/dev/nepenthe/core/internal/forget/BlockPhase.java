@@ -11,17 +11,17 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * The mark: every collection hides an operation's scope from every read, then every registered
- * surface blocks it. A surface whose block fails is remembered: it may have kept serving the scope,
- * so the operation cannot seal.
+ * The block phase (the mark; the operation is BLOCKED after it): every collection hides an
+ * operation's scope from every read, then every registered surface blocks it. A surface whose block
+ * fails is remembered: it may have kept serving the scope, so the operation cannot seal.
  */
-final class Marking {
+final class BlockPhase {
 
-    private static final System.Logger LOG = System.getLogger(Marking.class.getName());
+    private static final System.Logger LOG = System.getLogger(BlockPhase.class.getName());
 
     private final ForgetContext ctx;
 
-    Marking(ForgetContext ctx) {
+    BlockPhase(ForgetContext ctx) {
         this.ctx = ctx;
     }
 
