@@ -12,8 +12,8 @@ import jdk.incubator.vector.VectorSpecies;
  * Kernels on the incubating Vector API. Loaded only through {@link Kernels}, which first checks
  * that {@code jdk.incubator.vector} is readable. This class picks a width and routes each call; the
  * loops live by family in {@link PanamaPairs}, {@link PanamaQuads}, {@link PanamaTables}, {@link
- * PanamaNearest} and {@link PanamaInt8}, each written once over a {@link FloatSource} where the
- * stored operand may be an array or a segment.
+ * PanamaNearest} and {@link PanamaInt8}, each written once where the stored operand may be an array
+ * or a segment (see {@link PanamaPairs} for how).
  *
  * <p>Why the loops look the way they do (x86 with AVX2 or AVX-512 in mind):
  *
@@ -103,7 +103,7 @@ public final class PanamaKernels implements VectorKernels {
         if (!canonical) {
             return SCALAR.dot(a, aOff, b, bOff, len);
         }
-        return PanamaPairs.dot(wide, a, aOff, FloatSource.HEAP, b, bOff, len);
+        return PanamaPairs.dot(wide, a, aOff, b, null, bOff, len);
     }
 
     @Override
@@ -111,7 +111,7 @@ public final class PanamaKernels implements VectorKernels {
         if (!canonical) {
             return SCALAR.squareDistance(a, aOff, b, bOff, len);
         }
-        return PanamaPairs.squareDistance(wide, a, aOff, FloatSource.HEAP, b, bOff, len);
+        return PanamaPairs.squareDistance(wide, a, aOff, b, null, bOff, len);
     }
 
     @Override
@@ -119,7 +119,7 @@ public final class PanamaKernels implements VectorKernels {
         if (!canonical) {
             return SCALAR.dot(a, aOff, b, bOff, len);
         }
-        return PanamaPairs.dot(wide, a, aOff, FloatSource.SEGMENT, b, bOff, len);
+        return PanamaPairs.dot(wide, a, aOff, null, b, bOff, len);
     }
 
     @Override
@@ -127,7 +127,7 @@ public final class PanamaKernels implements VectorKernels {
         if (!canonical) {
             return SCALAR.squareDistance(a, aOff, b, bOff, len);
         }
-        return PanamaPairs.squareDistance(wide, a, aOff, FloatSource.SEGMENT, b, bOff, len);
+        return PanamaPairs.squareDistance(wide, a, aOff, null, b, bOff, len);
     }
 
     @Override
@@ -162,8 +162,8 @@ public final class PanamaKernels implements VectorKernels {
                 PanamaQuads.dotQuad16(
                         query,
                         0,
-                        FloatSource.HEAP,
                         block,
+                        null,
                         o,
                         o + dim,
                         o + 2 * dim,
@@ -195,8 +195,8 @@ public final class PanamaKernels implements VectorKernels {
                 PanamaQuads.squareQuad16(
                         query,
                         0,
-                        FloatSource.HEAP,
                         block,
+                        null,
                         o,
                         o + dim,
                         o + 2 * dim,
@@ -208,8 +208,7 @@ public final class PanamaKernels implements VectorKernels {
             }
             for (; v + 2 <= count; v += 2) {
                 int o = blockOff + v * dim;
-                PanamaQuads.squarePair16(
-                        query, 0, FloatSource.HEAP, block, o, o + dim, dim, out, outOff + v);
+                PanamaQuads.squarePair16(query, 0, block, null, o, o + dim, dim, out, outOff + v);
             }
         }
         for (; v < count; v++) {
@@ -233,7 +232,7 @@ public final class PanamaKernels implements VectorKernels {
             SCALAR.dotRows(a, aOff, vectors, rows, count, dim, out);
             return;
         }
-        rows(false, a, aOff, FloatSource.HEAP, vectors, rows, count, dim, out);
+        rows(false, a, aOff, vectors, null, rows, count, dim, out);
     }
 
     @Override
@@ -243,7 +242,7 @@ public final class PanamaKernels implements VectorKernels {
             SCALAR.squareDistanceRows(a, aOff, vectors, rows, count, dim, out);
             return;
         }
-        rows(true, a, aOff, FloatSource.HEAP, vectors, rows, count, dim, out);
+        rows(true, a, aOff, vectors, null, rows, count, dim, out);
     }
 
     @Override
@@ -260,7 +259,7 @@ public final class PanamaKernels implements VectorKernels {
             SCALAR.dotRows(a, aOff, vectors, rows, count, dim, out);
             return;
         }
-        rows(false, a, aOff, FloatSource.SEGMENT, vectors, rows, count, dim, out);
+        rows(false, a, aOff, null, vectors, rows, count, dim, out);
     }
 
     @Override
@@ -277,16 +276,16 @@ public final class PanamaKernels implements VectorKernels {
             SCALAR.squareDistanceRows(a, aOff, vectors, rows, count, dim, out);
             return;
         }
-        rows(true, a, aOff, FloatSource.SEGMENT, vectors, rows, count, dim, out);
+        rows(true, a, aOff, null, vectors, rows, count, dim, out);
     }
 
     /** Scores rows of a matrix whose vectors are the canonical widths' business (see above). */
-    private <B> void rows(
+    private void rows(
             boolean l2,
             float[] a,
             int aOff,
-            FloatSource<B> src,
-            B vectors,
+            float[] ba,
+            MemorySegment bs,
             int[] rows,
             int count,
             int dim,
@@ -296,8 +295,8 @@ public final class PanamaKernels implements VectorKernels {
                 long o = (long) rows[v] * dim;
                 out[v] =
                         l2
-                                ? PanamaPairs.squareDistance(wide, a, aOff, src, vectors, o, dim)
-                                : PanamaPairs.dot(wide, a, aOff, src, vectors, o, dim);
+                                ? PanamaPairs.squareDistance(wide, a, aOff, ba, bs, o, dim)
+                                : PanamaPairs.dot(wide, a, aOff, ba, bs, o, dim);
             }
             return;
         }
@@ -308,9 +307,9 @@ public final class PanamaKernels implements VectorKernels {
             long o2 = left > 2 ? (long) rows[v + 2] * dim : o1;
             long o3 = left > 3 ? (long) rows[v + 3] * dim : o2;
             if (l2) {
-                PanamaQuads.squareQuad16(a, aOff, src, vectors, o0, o1, o2, o3, dim, out, v, left);
+                PanamaQuads.squareQuad16(a, aOff, ba, bs, o0, o1, o2, o3, dim, out, v, left);
             } else {
-                PanamaQuads.dotQuad16(a, aOff, src, vectors, o0, o1, o2, o3, dim, out, v, left);
+                PanamaQuads.dotQuad16(a, aOff, ba, bs, o0, o1, o2, o3, dim, out, v, left);
             }
         }
     }

@@ -1,20 +1,32 @@
 package dev.nepenthe.core.internal.vector;
 
 import dev.nepenthe.core.vector.VectorKernels;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorShuffle;
 import jdk.incubator.vector.VectorSpecies;
 
 /**
  * One query against one stored vector in the order {@link VectorKernels} defines, at 16 lanes (four
- * accumulators) or 8 lanes (eight), with the stored vector read through a {@link FloatSource}. Also
- * the final halvings every ordered sum ends with, shared by the batch and row kernels in {@link
- * PanamaQuads}.
+ * accumulators) or 8 lanes (eight). Also the final halvings every ordered sum ends with, shared by
+ * the batch and row kernels in {@link PanamaQuads}.
+ *
+ * <p>Each kernel has one body for both kinds of storage: the stored vector is an array {@code ba}
+ * or a segment {@code bs} (the other is null), and each load picks between the two Vector API calls
+ * in place. A loader object ({@code load(species, index)} on an array or a segment class) would
+ * read better but measured worse: these bodies are large enough that C2 passes its inlining node
+ * budget part-way through and from there inlines only the Vector API's own force-inlined methods,
+ * so later loader calls stay calls and box every vector they return. The null test is
+ * loop-invariant, and where a body only ever sees one kind of storage C2 drops the other branch.
  *
  * <p>The vector loops sit in methods of their own, apart from the scalar tails (Lucene's layout
  * too): the small wrapper inlines into callers and the loop compiles on its own.
  */
 final class PanamaPairs {
+
+    private static final ByteOrder NATIVE = ByteOrder.nativeOrder();
 
     /**
      * The two widths the ordered sums run at: the order's 64 partial sums are four 16-lane
@@ -40,37 +52,47 @@ final class PanamaPairs {
     private PanamaPairs() {}
 
     /** The dot product of {@code a} and the stored vector {@code b}, 16 or 8 lanes wide. */
-    static <B> float dot(
-            boolean wide, float[] a, int aOff, FloatSource<B> src, B b, long bOff, int len) {
+    static float dot(
+            boolean wide, float[] a, int aOff, float[] ba, MemorySegment bs, long bOff, int len) {
         int i = len & ~15;
         float sum = 0f;
         if (i > 0) {
-            sum = wide ? dot16(a, aOff, src, b, bOff, len) : dot8(a, aOff, src, b, bOff, len);
+            sum = wide ? dot16(a, aOff, ba, bs, bOff, len) : dot8(a, aOff, ba, bs, bOff, len);
         }
         for (; i < len; i++) {
-            sum = Math.fma(a[aOff + i], src.get(b, bOff, i), sum);
+            sum =
+                    Math.fma(
+                            a[aOff + i],
+                            (ba != null
+                                    ? ba[(int) bOff + i]
+                                    : bs.getAtIndex(ValueLayout.JAVA_FLOAT, bOff + i)),
+                            sum);
         }
         return sum;
     }
 
     /** The squared distance of {@code a} and the stored vector {@code b}, 16 or 8 lanes wide. */
-    static <B> float squareDistance(
-            boolean wide, float[] a, int aOff, FloatSource<B> src, B b, long bOff, int len) {
+    static float squareDistance(
+            boolean wide, float[] a, int aOff, float[] ba, MemorySegment bs, long bOff, int len) {
         int i = len & ~15;
         float sum = 0f;
         if (i > 0) {
-            sum = wide ? square16(a, aOff, src, b, bOff, len) : square8(a, aOff, src, b, bOff, len);
+            sum = wide ? square16(a, aOff, ba, bs, bOff, len) : square8(a, aOff, ba, bs, bOff, len);
         }
         for (; i < len; i++) {
-            float d = a[aOff + i] - src.get(b, bOff, i);
+            float d =
+                    a[aOff + i]
+                            - (ba != null
+                                    ? ba[(int) bOff + i]
+                                    : bs.getAtIndex(ValueLayout.JAVA_FLOAT, bOff + i));
             sum = Math.fma(d, d, sum);
         }
         return sum;
     }
 
     /** Steps 1 to 4 of the order with 16-lane vectors: four accumulators, then one. */
-    private static <B> float dot16(
-            float[] a, int aOff, FloatSource<B> src, B b, long bOff, int len) {
+    private static float dot16(
+            float[] a, int aOff, float[] ba, MemorySegment bs, long bOff, int len) {
         FloatVector r = FloatVector.zero(F16);
         int i = 0;
         int end64 = len & ~63;
@@ -79,22 +101,63 @@ final class PanamaPairs {
             FloatVector acc2 = FloatVector.zero(F16), acc3 = FloatVector.zero(F16);
             for (; i < end64; i += 64) {
                 int x = aOff + i;
-                acc0 = FloatVector.fromArray(F16, a, x).fma(src.load(F16, b, bOff, i), acc0);
+                acc0 =
+                        FloatVector.fromArray(F16, a, x)
+                                .fma(
+                                        (ba != null
+                                                ? FloatVector.fromArray(F16, ba, (int) bOff + i)
+                                                : FloatVector.fromMemorySegment(
+                                                        F16, bs, (bOff + i) * Float.BYTES, NATIVE)),
+                                        acc0);
                 acc1 =
                         FloatVector.fromArray(F16, a, x + 16)
-                                .fma(src.load(F16, b, bOff, i + 16), acc1);
+                                .fma(
+                                        (ba != null
+                                                ? FloatVector.fromArray(
+                                                        F16, ba, (int) bOff + i + 16)
+                                                : FloatVector.fromMemorySegment(
+                                                        F16,
+                                                        bs,
+                                                        (bOff + i + 16) * Float.BYTES,
+                                                        NATIVE)),
+                                        acc1);
                 acc2 =
                         FloatVector.fromArray(F16, a, x + 32)
-                                .fma(src.load(F16, b, bOff, i + 32), acc2);
+                                .fma(
+                                        (ba != null
+                                                ? FloatVector.fromArray(
+                                                        F16, ba, (int) bOff + i + 32)
+                                                : FloatVector.fromMemorySegment(
+                                                        F16,
+                                                        bs,
+                                                        (bOff + i + 32) * Float.BYTES,
+                                                        NATIVE)),
+                                        acc2);
                 acc3 =
                         FloatVector.fromArray(F16, a, x + 48)
-                                .fma(src.load(F16, b, bOff, i + 48), acc3);
+                                .fma(
+                                        (ba != null
+                                                ? FloatVector.fromArray(
+                                                        F16, ba, (int) bOff + i + 48)
+                                                : FloatVector.fromMemorySegment(
+                                                        F16,
+                                                        bs,
+                                                        (bOff + i + 48) * Float.BYTES,
+                                                        NATIVE)),
+                                        acc3);
             }
             r = acc0.add(acc2).add(acc1.add(acc3));
         }
         int end16 = len & ~15;
         for (; i < end16; i += 16) {
-            r = FloatVector.fromArray(F16, a, aOff + i).fma(src.load(F16, b, bOff, i), r);
+            r =
+                    FloatVector.fromArray(F16, a, aOff + i)
+                            .fma(
+                                    (ba != null
+                                            ? FloatVector.fromArray(F16, ba, (int) bOff + i)
+                                            : FloatVector.fromMemorySegment(
+                                                    F16, bs, (bOff + i) * Float.BYTES, NATIVE)),
+                                    r);
         }
         return halve16(r);
     }
@@ -103,8 +166,8 @@ final class PanamaPairs {
      * Steps 1 to 4 of the order with 8-lane vectors: eight accumulators, then a low and a high
      * half.
      */
-    private static <B> float dot8(
-            float[] a, int aOff, FloatSource<B> src, B b, long bOff, int len) {
+    private static float dot8(
+            float[] a, int aOff, float[] ba, MemorySegment bs, long bOff, int len) {
         FloatVector lo = FloatVector.zero(F8), hi = FloatVector.zero(F8);
         int i = 0;
         int end64 = len & ~63;
@@ -115,40 +178,123 @@ final class PanamaPairs {
             FloatVector acc6 = FloatVector.zero(F8), acc7 = FloatVector.zero(F8);
             for (; i < end64; i += 64) {
                 int x = aOff + i;
-                acc0 = FloatVector.fromArray(F8, a, x).fma(src.load(F8, b, bOff, i), acc0);
-                acc1 = FloatVector.fromArray(F8, a, x + 8).fma(src.load(F8, b, bOff, i + 8), acc1);
+                acc0 =
+                        FloatVector.fromArray(F8, a, x)
+                                .fma(
+                                        (ba != null
+                                                ? FloatVector.fromArray(F8, ba, (int) bOff + i)
+                                                : FloatVector.fromMemorySegment(
+                                                        F8, bs, (bOff + i) * Float.BYTES, NATIVE)),
+                                        acc0);
+                acc1 =
+                        FloatVector.fromArray(F8, a, x + 8)
+                                .fma(
+                                        (ba != null
+                                                ? FloatVector.fromArray(F8, ba, (int) bOff + i + 8)
+                                                : FloatVector.fromMemorySegment(
+                                                        F8,
+                                                        bs,
+                                                        (bOff + i + 8) * Float.BYTES,
+                                                        NATIVE)),
+                                        acc1);
                 acc2 =
                         FloatVector.fromArray(F8, a, x + 16)
-                                .fma(src.load(F8, b, bOff, i + 16), acc2);
+                                .fma(
+                                        (ba != null
+                                                ? FloatVector.fromArray(F8, ba, (int) bOff + i + 16)
+                                                : FloatVector.fromMemorySegment(
+                                                        F8,
+                                                        bs,
+                                                        (bOff + i + 16) * Float.BYTES,
+                                                        NATIVE)),
+                                        acc2);
                 acc3 =
                         FloatVector.fromArray(F8, a, x + 24)
-                                .fma(src.load(F8, b, bOff, i + 24), acc3);
+                                .fma(
+                                        (ba != null
+                                                ? FloatVector.fromArray(F8, ba, (int) bOff + i + 24)
+                                                : FloatVector.fromMemorySegment(
+                                                        F8,
+                                                        bs,
+                                                        (bOff + i + 24) * Float.BYTES,
+                                                        NATIVE)),
+                                        acc3);
                 acc4 =
                         FloatVector.fromArray(F8, a, x + 32)
-                                .fma(src.load(F8, b, bOff, i + 32), acc4);
+                                .fma(
+                                        (ba != null
+                                                ? FloatVector.fromArray(F8, ba, (int) bOff + i + 32)
+                                                : FloatVector.fromMemorySegment(
+                                                        F8,
+                                                        bs,
+                                                        (bOff + i + 32) * Float.BYTES,
+                                                        NATIVE)),
+                                        acc4);
                 acc5 =
                         FloatVector.fromArray(F8, a, x + 40)
-                                .fma(src.load(F8, b, bOff, i + 40), acc5);
+                                .fma(
+                                        (ba != null
+                                                ? FloatVector.fromArray(F8, ba, (int) bOff + i + 40)
+                                                : FloatVector.fromMemorySegment(
+                                                        F8,
+                                                        bs,
+                                                        (bOff + i + 40) * Float.BYTES,
+                                                        NATIVE)),
+                                        acc5);
                 acc6 =
                         FloatVector.fromArray(F8, a, x + 48)
-                                .fma(src.load(F8, b, bOff, i + 48), acc6);
+                                .fma(
+                                        (ba != null
+                                                ? FloatVector.fromArray(F8, ba, (int) bOff + i + 48)
+                                                : FloatVector.fromMemorySegment(
+                                                        F8,
+                                                        bs,
+                                                        (bOff + i + 48) * Float.BYTES,
+                                                        NATIVE)),
+                                        acc6);
                 acc7 =
                         FloatVector.fromArray(F8, a, x + 56)
-                                .fma(src.load(F8, b, bOff, i + 56), acc7);
+                                .fma(
+                                        (ba != null
+                                                ? FloatVector.fromArray(F8, ba, (int) bOff + i + 56)
+                                                : FloatVector.fromMemorySegment(
+                                                        F8,
+                                                        bs,
+                                                        (bOff + i + 56) * Float.BYTES,
+                                                        NATIVE)),
+                                        acc7);
             }
             lo = acc0.add(acc4).add(acc2.add(acc6));
             hi = acc1.add(acc5).add(acc3.add(acc7));
         }
         int end16 = len & ~15;
         for (; i < end16; i += 16) {
-            lo = FloatVector.fromArray(F8, a, aOff + i).fma(src.load(F8, b, bOff, i), lo);
-            hi = FloatVector.fromArray(F8, a, aOff + i + 8).fma(src.load(F8, b, bOff, i + 8), hi);
+            lo =
+                    FloatVector.fromArray(F8, a, aOff + i)
+                            .fma(
+                                    (ba != null
+                                            ? FloatVector.fromArray(F8, ba, (int) bOff + i)
+                                            : FloatVector.fromMemorySegment(
+                                                    F8, bs, (bOff + i) * Float.BYTES, NATIVE)),
+                                    lo);
+            hi =
+                    FloatVector.fromArray(F8, a, aOff + i + 8)
+                            .fma(
+                                    (ba != null
+                                            ? FloatVector.fromArray(F8, ba, (int) bOff + i + 8)
+                                            : FloatVector.fromMemorySegment(
+                                                    F8, bs, (bOff + i + 8) * Float.BYTES, NATIVE)),
+                                    hi);
         }
-        return halve8(lo.add(hi));
+        // The halving written out, not a call: past C2's node budget a call would box the vector.
+        FloatVector s = lo.add(hi);
+        s = s.add(s.rearrange(ROT8_4));
+        s = s.add(s.rearrange(ROT8_2));
+        return s.add(s.rearrange(ROT8_1)).lane(0);
     }
 
-    private static <B> float square16(
-            float[] a, int aOff, FloatSource<B> src, B b, long bOff, int len) {
+    private static float square16(
+            float[] a, int aOff, float[] ba, MemorySegment bs, long bOff, int len) {
         FloatVector r = FloatVector.zero(F16);
         int i = 0;
         int end64 = len & ~63;
@@ -157,13 +303,49 @@ final class PanamaPairs {
             FloatVector acc2 = FloatVector.zero(F16), acc3 = FloatVector.zero(F16);
             for (; i < end64; i += 64) {
                 int x = aOff + i;
-                FloatVector d0 = FloatVector.fromArray(F16, a, x).sub(src.load(F16, b, bOff, i));
+                FloatVector d0 =
+                        FloatVector.fromArray(F16, a, x)
+                                .sub(
+                                        (ba != null
+                                                ? FloatVector.fromArray(F16, ba, (int) bOff + i)
+                                                : FloatVector.fromMemorySegment(
+                                                        F16,
+                                                        bs,
+                                                        (bOff + i) * Float.BYTES,
+                                                        NATIVE)));
                 FloatVector d1 =
-                        FloatVector.fromArray(F16, a, x + 16).sub(src.load(F16, b, bOff, i + 16));
+                        FloatVector.fromArray(F16, a, x + 16)
+                                .sub(
+                                        (ba != null
+                                                ? FloatVector.fromArray(
+                                                        F16, ba, (int) bOff + i + 16)
+                                                : FloatVector.fromMemorySegment(
+                                                        F16,
+                                                        bs,
+                                                        (bOff + i + 16) * Float.BYTES,
+                                                        NATIVE)));
                 FloatVector d2 =
-                        FloatVector.fromArray(F16, a, x + 32).sub(src.load(F16, b, bOff, i + 32));
+                        FloatVector.fromArray(F16, a, x + 32)
+                                .sub(
+                                        (ba != null
+                                                ? FloatVector.fromArray(
+                                                        F16, ba, (int) bOff + i + 32)
+                                                : FloatVector.fromMemorySegment(
+                                                        F16,
+                                                        bs,
+                                                        (bOff + i + 32) * Float.BYTES,
+                                                        NATIVE)));
                 FloatVector d3 =
-                        FloatVector.fromArray(F16, a, x + 48).sub(src.load(F16, b, bOff, i + 48));
+                        FloatVector.fromArray(F16, a, x + 48)
+                                .sub(
+                                        (ba != null
+                                                ? FloatVector.fromArray(
+                                                        F16, ba, (int) bOff + i + 48)
+                                                : FloatVector.fromMemorySegment(
+                                                        F16,
+                                                        bs,
+                                                        (bOff + i + 48) * Float.BYTES,
+                                                        NATIVE)));
                 acc0 = d0.fma(d0, acc0);
                 acc1 = d1.fma(d1, acc1);
                 acc2 = d2.fma(d2, acc2);
@@ -173,14 +355,20 @@ final class PanamaPairs {
         }
         int end16 = len & ~15;
         for (; i < end16; i += 16) {
-            FloatVector d = FloatVector.fromArray(F16, a, aOff + i).sub(src.load(F16, b, bOff, i));
+            FloatVector d =
+                    FloatVector.fromArray(F16, a, aOff + i)
+                            .sub(
+                                    (ba != null
+                                            ? FloatVector.fromArray(F16, ba, (int) bOff + i)
+                                            : FloatVector.fromMemorySegment(
+                                                    F16, bs, (bOff + i) * Float.BYTES, NATIVE)));
             r = d.fma(d, r);
         }
         return halve16(r);
     }
 
-    private static <B> float square8(
-            float[] a, int aOff, FloatSource<B> src, B b, long bOff, int len) {
+    private static float square8(
+            float[] a, int aOff, float[] ba, MemorySegment bs, long bOff, int len) {
         FloatVector lo = FloatVector.zero(F8), hi = FloatVector.zero(F8);
         int i = 0;
         int end64 = len & ~63;
@@ -191,21 +379,83 @@ final class PanamaPairs {
             FloatVector acc6 = FloatVector.zero(F8), acc7 = FloatVector.zero(F8);
             for (; i < end64; i += 64) {
                 int x = aOff + i;
-                FloatVector d0 = FloatVector.fromArray(F8, a, x).sub(src.load(F8, b, bOff, i));
+                FloatVector d0 =
+                        FloatVector.fromArray(F8, a, x)
+                                .sub(
+                                        (ba != null
+                                                ? FloatVector.fromArray(F8, ba, (int) bOff + i)
+                                                : FloatVector.fromMemorySegment(
+                                                        F8, bs, (bOff + i) * Float.BYTES, NATIVE)));
                 FloatVector d1 =
-                        FloatVector.fromArray(F8, a, x + 8).sub(src.load(F8, b, bOff, i + 8));
+                        FloatVector.fromArray(F8, a, x + 8)
+                                .sub(
+                                        (ba != null
+                                                ? FloatVector.fromArray(F8, ba, (int) bOff + i + 8)
+                                                : FloatVector.fromMemorySegment(
+                                                        F8,
+                                                        bs,
+                                                        (bOff + i + 8) * Float.BYTES,
+                                                        NATIVE)));
                 FloatVector d2 =
-                        FloatVector.fromArray(F8, a, x + 16).sub(src.load(F8, b, bOff, i + 16));
+                        FloatVector.fromArray(F8, a, x + 16)
+                                .sub(
+                                        (ba != null
+                                                ? FloatVector.fromArray(F8, ba, (int) bOff + i + 16)
+                                                : FloatVector.fromMemorySegment(
+                                                        F8,
+                                                        bs,
+                                                        (bOff + i + 16) * Float.BYTES,
+                                                        NATIVE)));
                 FloatVector d3 =
-                        FloatVector.fromArray(F8, a, x + 24).sub(src.load(F8, b, bOff, i + 24));
+                        FloatVector.fromArray(F8, a, x + 24)
+                                .sub(
+                                        (ba != null
+                                                ? FloatVector.fromArray(F8, ba, (int) bOff + i + 24)
+                                                : FloatVector.fromMemorySegment(
+                                                        F8,
+                                                        bs,
+                                                        (bOff + i + 24) * Float.BYTES,
+                                                        NATIVE)));
                 FloatVector d4 =
-                        FloatVector.fromArray(F8, a, x + 32).sub(src.load(F8, b, bOff, i + 32));
+                        FloatVector.fromArray(F8, a, x + 32)
+                                .sub(
+                                        (ba != null
+                                                ? FloatVector.fromArray(F8, ba, (int) bOff + i + 32)
+                                                : FloatVector.fromMemorySegment(
+                                                        F8,
+                                                        bs,
+                                                        (bOff + i + 32) * Float.BYTES,
+                                                        NATIVE)));
                 FloatVector d5 =
-                        FloatVector.fromArray(F8, a, x + 40).sub(src.load(F8, b, bOff, i + 40));
+                        FloatVector.fromArray(F8, a, x + 40)
+                                .sub(
+                                        (ba != null
+                                                ? FloatVector.fromArray(F8, ba, (int) bOff + i + 40)
+                                                : FloatVector.fromMemorySegment(
+                                                        F8,
+                                                        bs,
+                                                        (bOff + i + 40) * Float.BYTES,
+                                                        NATIVE)));
                 FloatVector d6 =
-                        FloatVector.fromArray(F8, a, x + 48).sub(src.load(F8, b, bOff, i + 48));
+                        FloatVector.fromArray(F8, a, x + 48)
+                                .sub(
+                                        (ba != null
+                                                ? FloatVector.fromArray(F8, ba, (int) bOff + i + 48)
+                                                : FloatVector.fromMemorySegment(
+                                                        F8,
+                                                        bs,
+                                                        (bOff + i + 48) * Float.BYTES,
+                                                        NATIVE)));
                 FloatVector d7 =
-                        FloatVector.fromArray(F8, a, x + 56).sub(src.load(F8, b, bOff, i + 56));
+                        FloatVector.fromArray(F8, a, x + 56)
+                                .sub(
+                                        (ba != null
+                                                ? FloatVector.fromArray(F8, ba, (int) bOff + i + 56)
+                                                : FloatVector.fromMemorySegment(
+                                                        F8,
+                                                        bs,
+                                                        (bOff + i + 56) * Float.BYTES,
+                                                        NATIVE)));
                 acc0 = d0.fma(d0, acc0);
                 acc1 = d1.fma(d1, acc1);
                 acc2 = d2.fma(d2, acc2);
@@ -220,13 +470,28 @@ final class PanamaPairs {
         }
         int end16 = len & ~15;
         for (; i < end16; i += 16) {
-            FloatVector d0 = FloatVector.fromArray(F8, a, aOff + i).sub(src.load(F8, b, bOff, i));
+            FloatVector d0 =
+                    FloatVector.fromArray(F8, a, aOff + i)
+                            .sub(
+                                    (ba != null
+                                            ? FloatVector.fromArray(F8, ba, (int) bOff + i)
+                                            : FloatVector.fromMemorySegment(
+                                                    F8, bs, (bOff + i) * Float.BYTES, NATIVE)));
             FloatVector d1 =
-                    FloatVector.fromArray(F8, a, aOff + i + 8).sub(src.load(F8, b, bOff, i + 8));
+                    FloatVector.fromArray(F8, a, aOff + i + 8)
+                            .sub(
+                                    (ba != null
+                                            ? FloatVector.fromArray(F8, ba, (int) bOff + i + 8)
+                                            : FloatVector.fromMemorySegment(
+                                                    F8, bs, (bOff + i + 8) * Float.BYTES, NATIVE)));
             lo = d0.fma(d0, lo);
             hi = d1.fma(d1, hi);
         }
-        return halve8(lo.add(hi));
+        // The halving written out, not a call: past C2's node budget a call would box the vector.
+        FloatVector s = lo.add(hi);
+        s = s.add(s.rearrange(ROT8_4));
+        s = s.add(s.rearrange(ROT8_2));
+        return s.add(s.rearrange(ROT8_1)).lane(0);
     }
 
     /** Step 4 on a 16-lane vector: halving rounds 8, 4, 2, 1. */
