@@ -393,7 +393,7 @@ public final class PanamaKernels implements VectorKernels {
 
     @Override
     public int dotInt8(byte[] a, int aOff, byte[] b, int bOff, int len) {
-        return PanamaInt8.dot(a, aOff, b, bOff, len);
+        return PanamaInt8.dot(a, aOff, b, null, bOff, len);
     }
 
     @Override
@@ -407,12 +407,12 @@ public final class PanamaKernels implements VectorKernels {
             int count,
             int len,
             int[] out) {
-        PanamaInt8.dotBulk(a, aOff, codes, codesOff, stride, rows, count, len, out);
+        PanamaInt8.dotBulk(a, aOff, codes, null, codesOff, stride, rows, count, len, out);
     }
 
     @Override
     public int dotInt8(byte[] a, int aOff, MemorySegment b, long bOff, int len) {
-        return PanamaInt8.dot(a, aOff, b, bOff, len);
+        return PanamaInt8.dot(a, aOff, null, b, bOff, len);
     }
 
     @Override
@@ -426,6 +426,6 @@ public final class PanamaKernels implements VectorKernels {
             int count,
             int len,
             int[] out) {
-        PanamaInt8.dotBulk(a, aOff, codes, codesOff, stride, rows, count, len, out);
+        PanamaInt8.dotBulk(a, aOff, null, codes, codesOff, stride, rows, count, len, out);
     }
 }
