@@ -399,6 +399,9 @@ public interface VectorKernels {
      * quantized graph search, which scores one expanded node's neighbours at once; an
      * implementation may interleave several rows so that their memory loads overlap.
      *
+     * <p>The default scores the rows one at a time with {@link #dotInt8(byte[], int, byte[], int,
+     * int)}.
+     *
      * @param a the first array (a query's code)
      * @param aOff where its range starts
      * @param codes the array holding the rows
@@ -410,7 +413,7 @@ public interface VectorKernels {
      * @param len the ranges' length, in bytes (at most {@code stride})
      * @param out receives the {@code count} dot products from index 0
      */
-    void dotInt8Bulk(
+    default void dotInt8Bulk(
             byte[] a,
             int aOff,
             byte[] codes,
@@ -419,7 +422,11 @@ public interface VectorKernels {
             int[] rows,
             int count,
             int len,
-            int[] out);
+            int[] out) {
+        for (int i = 0; i < count; i++) {
+            out[i] = dotInt8(a, aOff, codes, codesOff + rows[i] * stride, len);
+        }
+    }
 
     /**
      * {@link #dotInt8(byte[], int, byte[], int, int)} with the second range in a segment (codes
