@@ -29,7 +29,7 @@ import jdk.incubator.vector.VectorSpecies;
  *   <li>Tails shorter than 16 floats are finished with scalar code, as the order says.
  * </ul>
  */
-public final class PanamaKernels extends SharedKernels {
+public final class PanamaKernels implements VectorKernels {
 
     /**
      * The JVM's preferred species: element-wise loops (exact at any width) and the choice of

@@ -10,7 +10,7 @@ import dev.nepenthe.core.vector.VectorKernels;
  * slower than the earlier four-accumulator twin (docs/BENCHMARKS.md, "One summation order"): C2
  * does not vectorise these loops as well as hoped, which is open work.
  */
-public final class ScalarKernels extends SharedKernels {
+public final class ScalarKernels implements VectorKernels {
 
     @Override
     public String name() {
