@@ -3,19 +3,10 @@ package dev.nepenthe.bench.kernels;
 import dev.nepenthe.core.vector.Kernels;
 import dev.nepenthe.core.vector.VectorKernels;
 import java.util.SplittableRandom;
-import java.util.concurrent.TimeUnit;
 import org.apache.lucene.util.VectorUtil;
 import org.openjdk.jmh.annotations.Benchmark;
-import org.openjdk.jmh.annotations.BenchmarkMode;
-import org.openjdk.jmh.annotations.Fork;
-import org.openjdk.jmh.annotations.Measurement;
-import org.openjdk.jmh.annotations.Mode;
-import org.openjdk.jmh.annotations.OutputTimeUnit;
 import org.openjdk.jmh.annotations.Param;
-import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
-import org.openjdk.jmh.annotations.State;
-import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * One query against a block of {@link #count} vectors, the hot loop of exact search and re-ranking:
@@ -24,18 +15,7 @@ import org.openjdk.jmh.annotations.Warmup;
  * {@code count} for a per-vector figure. Each method returns its output array so the work cannot be
  * dropped.
  */
-@BenchmarkMode(Mode.AverageTime)
-@OutputTimeUnit(TimeUnit.NANOSECONDS)
-@State(Scope.Thread)
-@Warmup(iterations = 3, time = 1)
-@Measurement(iterations = 5, time = 1)
-@Fork(
-        value = 1,
-        jvmArgsAppend = {
-            "--add-modules=jdk.incubator.vector",
-            "--enable-native-access=ALL-UNNAMED"
-        })
-public class BatchKernelsBenchmark {
+public class BatchKernelsBenchmark extends KernelBenchmark {
 
     @Param({"128", "384", "768", "1536"})
     int d;

@@ -4,18 +4,9 @@ import dev.nepenthe.core.vector.CentroidBlock;
 import dev.nepenthe.core.vector.Kernels;
 import dev.nepenthe.core.vector.VectorKernels;
 import java.util.SplittableRandom;
-import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
-import org.openjdk.jmh.annotations.BenchmarkMode;
-import org.openjdk.jmh.annotations.Fork;
-import org.openjdk.jmh.annotations.Measurement;
-import org.openjdk.jmh.annotations.Mode;
-import org.openjdk.jmh.annotations.OutputTimeUnit;
 import org.openjdk.jmh.annotations.Param;
-import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
-import org.openjdk.jmh.annotations.State;
-import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * The nearest-centroid kernel that k-means and PQ encoding run: {@link #points} points of {@link
@@ -23,18 +14,7 @@ import org.openjdk.jmh.annotations.Warmup;
  * split), dim 384 a coarse quantizer over MiniLM vectors. Scores are ns per call; divide by {@link
  * #points} for one point.
  */
-@BenchmarkMode(Mode.AverageTime)
-@OutputTimeUnit(TimeUnit.NANOSECONDS)
-@State(Scope.Thread)
-@Warmup(iterations = 3, time = 1)
-@Measurement(iterations = 5, time = 1)
-@Fork(
-        value = 1,
-        jvmArgsAppend = {
-            "--add-modules=jdk.incubator.vector",
-            "--enable-native-access=ALL-UNNAMED"
-        })
-public class NearestCentroidBenchmark {
+public class NearestCentroidBenchmark extends KernelBenchmark {
 
     @Param({"8", "384"})
     int dim;

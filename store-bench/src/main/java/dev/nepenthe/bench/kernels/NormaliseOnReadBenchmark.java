@@ -6,25 +6,16 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
 import java.util.SplittableRandom;
-import java.util.concurrent.TimeUnit;
 import jdk.incubator.vector.DoubleVector;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorSpecies;
 import org.openjdk.jmh.annotations.Benchmark;
-import org.openjdk.jmh.annotations.BenchmarkMode;
-import org.openjdk.jmh.annotations.Fork;
 import org.openjdk.jmh.annotations.Level;
-import org.openjdk.jmh.annotations.Measurement;
-import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.annotations.OperationsPerInvocation;
-import org.openjdk.jmh.annotations.OutputTimeUnit;
 import org.openjdk.jmh.annotations.Param;
-import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
-import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
-import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * What one copy of a cosine collection's floats would cost a graph (docs/STORAGE.md, "Not yet"):
@@ -39,18 +30,7 @@ import org.openjdk.jmh.annotations.Warmup;
  * of the bit-exact variant, not of an approximation. Each invocation scores {@link #BATCH} rows and
  * returns their sum, so the work cannot be dropped.
  */
-@BenchmarkMode(Mode.AverageTime)
-@OutputTimeUnit(TimeUnit.NANOSECONDS)
-@State(Scope.Thread)
-@Warmup(iterations = 3, time = 1)
-@Measurement(iterations = 5, time = 1)
-@Fork(
-        value = 1,
-        jvmArgsAppend = {
-            "--add-modules=jdk.incubator.vector",
-            "--enable-native-access=ALL-UNNAMED"
-        })
-public class NormaliseOnReadBenchmark {
+public class NormaliseOnReadBenchmark extends KernelBenchmark {
 
     static final int BATCH = 1024;
     private static final VectorSpecies<Float> F8 = FloatVector.SPECIES_256;

@@ -121,10 +121,9 @@ public final class Kernels {
      */
     static VectorKernels choose(String forced, boolean moduleAvailable) {
         String value = forced == null ? "" : forced.trim().toLowerCase(Locale.ROOT);
-        switch (value) {
-            case "scalar":
-                return SCALAR;
-            case "panama":
+        return switch (value) {
+            case "scalar" -> SCALAR;
+            case "panama" -> {
                 if (!moduleAvailable) {
                     throw new IllegalStateException(
                             "system property "
@@ -133,8 +132,9 @@ public final class Kernels {
                                     + " kernels are unavailable: "
                                     + MODULE_MISSING);
                 }
-                return PanamaHolder.INSTANCE;
-            case "panama-256", "panama-512":
+                yield PanamaHolder.INSTANCE;
+            }
+            case "panama-256", "panama-512" -> {
                 if (!moduleAvailable) {
                     throw new IllegalStateException(
                             "system property "
@@ -145,18 +145,18 @@ public final class Kernels {
                                     + " kernels are unavailable: "
                                     + MODULE_MISSING);
                 }
-                return PanamaHolder.ofWidth(Integer.parseInt(value.substring("panama-".length())));
-            case "":
-                return moduleAvailable ? PanamaHolder.INSTANCE : SCALAR;
-            default:
-                throw new IllegalArgumentException(
-                        "system property "
-                                + PROPERTY
-                                + " must be 'scalar', 'panama', 'panama-256' or 'panama-512' (or"
-                                + " unset), got '"
-                                + forced
-                                + "'");
-        }
+                yield PanamaHolder.ofWidth(Integer.parseInt(value.substring("panama-".length())));
+            }
+            case "" -> moduleAvailable ? PanamaHolder.INSTANCE : SCALAR;
+            default ->
+                    throw new IllegalArgumentException(
+                            "system property "
+                                    + PROPERTY
+                                    + " must be 'scalar', 'panama', 'panama-256' or 'panama-512'"
+                                    + " (or unset), got '"
+                                    + forced
+                                    + "'");
+        };
     }
 
     /** Null when the Vector API can be used, else a sentence saying why not. */
@@ -175,10 +175,16 @@ public final class Kernels {
 
         static synchronized VectorKernels ofWidth(int bits) {
             if (bits == 256) {
-                return w256 != null ? w256 : (w256 = new PanamaKernels(256));
+                if (w256 == null) {
+                    w256 = new PanamaKernels(256);
+                }
+                return w256;
             }
             if (bits == 512) {
-                return w512 != null ? w512 : (w512 = new PanamaKernels(512));
+                if (w512 == null) {
+                    w512 = new PanamaKernels(512);
+                }
+                return w512;
             }
             return new PanamaKernels(bits); // refuses the width, saying what it expected
         }

@@ -6,9 +6,9 @@ import dev.nepenthe.core.vector.VectorKernels;
 /**
  * Plain-Java kernels in the summation order {@link VectorKernels} defines, so they agree bit for
  * bit with the Vector API twin. The partial sums of that order live in small arrays updated element
- * by element; {@link Math#fma} rounds each term once, as the SIMD fused multiply-add does. Measured
- * 1.2x to 3.3x slower than the earlier four-accumulator twin (docs/BENCHMARKS.md, "One summation
- * order"): C2 does not vectorise these loops as well as hoped, which is open work.
+ * by element; {@link Math#fma} rounds each term once, as the SIMD fused multiply-add does. This is
+ * slower than the earlier four-accumulator twin (docs/BENCHMARKS.md, "One summation order"): C2
+ * does not vectorise these loops as well as hoped, which is open work.
  */
 public final class ScalarKernels implements VectorKernels {
 
@@ -166,90 +166,6 @@ public final class ScalarKernels implements VectorKernels {
     }
 
     @Override
-    public float pqDistance(float[] table, int ksub, byte[] codes, int codeOff, int m) {
-        return pqSum(table, ksub, codes, codeOff, m);
-    }
-
-    @Override
-    public void pqDistanceBatch(
-            float[] table,
-            int ksub,
-            byte[] codes,
-            int codesOff,
-            int count,
-            int m,
-            float[] out,
-            int outOff) {
-        pqSumBatch(table, ksub, codes, codesOff, count, m, out, outOff);
-    }
-
-    /**
-     * Table look-up sum shared with {@link PanamaKernels} (a gather per code byte costs more than
-     * it saves at the m of 8 to 64 used in practice). Two sums halve the add chain.
-     */
-    public static float pqSum(float[] table, int ksub, byte[] codes, int codeOff, int m) {
-        float s0 = 0f, s1 = 0f;
-        int j = 0;
-        for (; j + 1 < m; j += 2) {
-            s0 += table[j * ksub + (codes[codeOff + j] & 0xFF)];
-            s1 += table[(j + 1) * ksub + (codes[codeOff + j + 1] & 0xFF)];
-        }
-        if (j < m) {
-            s0 += table[j * ksub + (codes[codeOff + j] & 0xFF)];
-        }
-        return s0 + s1;
-    }
-
-    /**
-     * {@link #pqSum} for {@code count} codes, four at a time: the four codes' look-ups are
-     * independent, so the CPU overlaps their loads instead of waiting on one chain of adds (the
-     * scan over an inverted list is load-latency bound). Each code keeps pqSum's even/odd
-     * accumulators, so every result is bit-identical to {@code pqSum} on that code.
-     */
-    public static void pqSumBatch(
-            float[] table,
-            int ksub,
-            byte[] codes,
-            int codesOff,
-            int count,
-            int m,
-            float[] out,
-            int outOff) {
-        int v = 0;
-        for (; v + 3 < count; v += 4) {
-            int c0 = codesOff + v * m, c1 = c0 + m, c2 = c1 + m, c3 = c2 + m;
-            float e0 = 0f, o0 = 0f, e1 = 0f, o1 = 0f, e2 = 0f, o2 = 0f, e3 = 0f, o3 = 0f;
-            int j = 0;
-            for (; j + 1 < m; j += 2) {
-                int row = j * ksub;
-                int next = row + ksub;
-                e0 += table[row + (codes[c0 + j] & 0xFF)];
-                e1 += table[row + (codes[c1 + j] & 0xFF)];
-                e2 += table[row + (codes[c2 + j] & 0xFF)];
-                e3 += table[row + (codes[c3 + j] & 0xFF)];
-                o0 += table[next + (codes[c0 + j + 1] & 0xFF)];
-                o1 += table[next + (codes[c1 + j + 1] & 0xFF)];
-                o2 += table[next + (codes[c2 + j + 1] & 0xFF)];
-                o3 += table[next + (codes[c3 + j + 1] & 0xFF)];
-            }
-            if (j < m) {
-                int row = j * ksub;
-                e0 += table[row + (codes[c0 + j] & 0xFF)];
-                e1 += table[row + (codes[c1 + j] & 0xFF)];
-                e2 += table[row + (codes[c2 + j] & 0xFF)];
-                e3 += table[row + (codes[c3 + j] & 0xFF)];
-            }
-            out[outOff + v] = e0 + o0;
-            out[outOff + v + 1] = e1 + o1;
-            out[outOff + v + 2] = e2 + o2;
-            out[outOff + v + 3] = e3 + o3;
-        }
-        for (; v < count; v++) {
-            out[outOff + v] = pqSum(table, ksub, codes, codesOff + v * m, m);
-        }
-    }
-
-    @Override
     public void pqDistanceTable(float[] query, float[] codebooks, int m, int ksub, float[] table) {
         pqTable(query, codebooks, m, ksub, table, true);
     }
@@ -275,15 +191,19 @@ public final class ScalarKernels implements VectorKernels {
     /** One PQ table entry in the order {@link VectorKernels#pqDistanceTable} defines. */
     float tableEntry(float[] q, int qOff, float[] cb, int o, int dsub, boolean l2) {
         switch (dsub) {
-            case 1:
+            case 1 -> {
                 return term(q[qOff], cb[o], l2);
-            case 2:
+            }
+            case 2 -> {
                 return term(q[qOff], cb[o], l2) + term(q[qOff + 1], cb[o + 1], l2);
-            case 4:
+            }
+            case 4 -> {
                 return (term(q[qOff], cb[o], l2) + term(q[qOff + 1], cb[o + 1], l2))
                         + (term(q[qOff + 2], cb[o + 2], l2) + term(q[qOff + 3], cb[o + 3], l2));
-            default:
-                break;
+            }
+            default -> {
+                // longer sub-vectors below
+            }
         }
         if (dsub % 8 != 0) {
             return l2 ? squareDistance(q, qOff, cb, o, dsub) : dot(q, qOff, cb, o, dsub);
@@ -342,9 +262,9 @@ public final class ScalarKernels implements VectorKernels {
     }
 
     /**
-     * One accumulator: integer addition takes one cycle, so splitting the chain buys little, and
-     * measured at d=384 on JDK 25 four accumulators or sixteen partial sums in an array were no
-     * faster (C2 vectorised none of the three forms; the Vector API twin is 5 to 10 times faster).
+     * One accumulator: integer addition takes one cycle, so splitting the chain buys little; four
+     * accumulators or sixteen partial sums in an array were no faster on JDK 25, and C2 vectorised
+     * none of the three forms (docs/BENCHMARKS.md).
      */
     @Override
     public int dotInt8(byte[] a, int aOff, byte[] b, int bOff, int len) {
@@ -353,21 +273,5 @@ public final class ScalarKernels implements VectorKernels {
             sum += a[aOff + i] * b[bOff + i];
         }
         return sum;
-    }
-
-    @Override
-    public void dotInt8Bulk(
-            byte[] a,
-            int aOff,
-            byte[] codes,
-            int codesOff,
-            int stride,
-            int[] rows,
-            int count,
-            int len,
-            int[] out) {
-        for (int i = 0; i < count; i++) {
-            out[i] = dotInt8(a, aOff, codes, codesOff + rows[i] * stride, len);
-        }
     }
 }
