@@ -22,20 +22,21 @@ import jdk.incubator.vector.VectorSpecies;
  * unsigned short; it is then zero-extended to ints and added, and the bias is taken back once at
  * the end, a constant fixed by the length. Everything wraps modulo 2^32 like the scalar twin, and
  * any addition order gives the same int (see {@link
- * dev.nepenthe.core.vector.VectorKernels#dotInt8}), so {@code reduceLanes} may be used. It beat the
- * earlier int path (sign-extend bytes to ints, multiply in ints) from cache and over scattered rows
- * alike (docs/BENCHMARKS.md). Below 256-bit vectors (NEON) the scalar loop runs.
+ * dev.nepenthe.core.vector.VectorKernels#dotInt8}), so {@code reduceLanes} may be used. Measured at
+ * d = 384 against the previous int path (sign-extend bytes to ints, multiply in ints): 24 against
+ * 28 ns per row from cache, 87 against 100 over 117,000 random rows, CPU time on a shared AVX-512
+ * machine. Below 256-bit vectors (NEON) the scalar loop runs.
  *
  * <p>Why four rows at a time in {@link #dotBulk}: a graph search scores codes scattered over a
  * large array, so a score waits mostly on memory, not on arithmetic. One row per call leaves about
  * two rows' loads in flight (the reorder window holds about two calls); four rows in one loop,
  * sharing each load of the query, keep four rows' cache misses in flight. Every vector operation is
  * written inline in the loops: moving the widening into a helper method made C2 stop inlining now
- * and then and box the vectors, far slower.
+ * and then and box the vectors, ten times slower.
  *
- * <p>Each kernel has one body for codes on the heap and off it: the second operand is an array or a
- * segment (the other null) and each load picks between the two Vector API calls in place, for the
- * reason {@link PanamaPairs} gives (a loader method would be a call C2 may stop inlining).
+ * <p>The segment forms (codes stored off the heap) are copies of the array loops that load the
+ * second operand from the segment, for the reason {@link PanamaKernels} gives for its float copies:
+ * reading arrays through heap segments would slow the array path.
  */
 final class PanamaInt8 {
 
@@ -57,14 +58,11 @@ final class PanamaInt8 {
     /** Added to every pair sum (see the class comment), taken back as {@link #bias}. */
     private static final short BIAS = 32_512;
 
-    private static final ByteOrder ORDER = ByteOrder.nativeOrder();
-
     private PanamaInt8() {}
 
-    /** One body for both: the second range is in {@code ba} or in {@code bs} (the other null). */
-    static int dot(byte[] a, int aOff, byte[] ba, MemorySegment bs, long bOff, int len) {
+    static int dot(byte[] a, int aOff, byte[] b, int bOff, int len) {
         if (!VECTORIZED || len < STEP) {
-            return tail(a, aOff, ba, bs, bOff, 0, len);
+            return tail(a, aOff, b, bOff, 0, len);
         }
         int end = len - len % STEP;
         IntVector acc = IntVector.zero(I);
@@ -79,25 +77,18 @@ final class PanamaInt8 {
                                     .convertShape(VectorOperators.B2S, S, 0);
             ShortVector y0 =
                     (ShortVector)
-                            (ba != null
-                                            ? ByteVector.fromArray(B, ba, (int) bOff + i)
-                                            : ByteVector.fromMemorySegment(B, bs, bOff + i, ORDER))
+                            ByteVector.fromArray(B, b, bOff + i)
                                     .convertShape(VectorOperators.B2S, S, 0);
             ShortVector y1 =
                     (ShortVector)
-                            (ba != null
-                                            ? ByteVector.fromArray(B, ba, (int) bOff + i + HALF)
-                                            : ByteVector.fromMemorySegment(
-                                                    B, bs, bOff + i + HALF, ORDER))
+                            ByteVector.fromArray(B, b, bOff + i + HALF)
                                     .convertShape(VectorOperators.B2S, S, 0);
             ShortVector p = x0.mul(y0).add(x1.mul(y1)).add(BIAS);
             acc =
                     acc.add(p.convertShape(VectorOperators.ZERO_EXTEND_S2I, I, 0))
                             .add(p.convertShape(VectorOperators.ZERO_EXTEND_S2I, I, 1));
         }
-        return acc.reduceLanes(VectorOperators.ADD)
-                - bias(end)
-                + tail(a, aOff, ba, bs, bOff, end, len);
+        return acc.reduceLanes(VectorOperators.ADD) - bias(end) + tail(a, aOff, b, bOff, end, len);
     }
 
     /** The bias the vector loop adds over {@code [0, end)}: one per short lane per step. */
@@ -106,34 +97,27 @@ final class PanamaInt8 {
     }
 
     /** The products of {@code [from, len)}, one by one. */
-    private static int tail(
-            byte[] a, int aOff, byte[] ba, MemorySegment bs, long bOff, int from, int len) {
+    private static int tail(byte[] a, int aOff, byte[] b, int bOff, int from, int len) {
         int sum = 0;
         for (int i = from; i < len; i++) {
-            sum +=
-                    a[aOff + i]
-                            * (ba != null
-                                    ? ba[(int) bOff + i]
-                                    : bs.get(ValueLayout.JAVA_BYTE, bOff + i));
+            sum += a[aOff + i] * b[bOff + i];
         }
         return sum;
     }
 
-    /** One body for both: the rows are in {@code ca} or in {@code cs} (the other null). */
     static void dotBulk(
             byte[] a,
             int aOff,
-            byte[] ca,
-            MemorySegment cs,
-            long codesOff,
-            long stride,
+            byte[] codes,
+            int codesOff,
+            int stride,
             int[] rows,
             int count,
             int len,
             int[] out) {
         if (!VECTORIZED || len < STEP) {
             for (int r = 0; r < count; r++) {
-                out[r] = tail(a, aOff, ca, cs, codesOff + rows[r] * stride, 0, len);
+                out[r] = tail(a, aOff, codes, codesOff + rows[r] * stride, 0, len);
             }
             return;
         }
@@ -143,20 +127,20 @@ final class PanamaInt8 {
             // The last group of one to three rows repeats its last row: the loads are in cache
             // by then, and the slower one-row loop is not needed.
             int valid = Math.min(4, count - r);
-            long o0 = codesOff + rows[r] * stride;
-            long o1 = codesOff + rows[r + Math.min(1, valid - 1)] * stride;
-            long o2 = codesOff + rows[r + Math.min(2, valid - 1)] * stride;
-            long o3 = codesOff + rows[r + valid - 1] * stride;
-            dotFour(a, aOff, ca, cs, o0, o1, o2, o3, end, out, r, valid);
-            out[r] += tail(a, aOff, ca, cs, o0, end, len) - bias;
+            int o0 = codesOff + rows[r] * stride;
+            int o1 = codesOff + rows[r + Math.min(1, valid - 1)] * stride;
+            int o2 = codesOff + rows[r + Math.min(2, valid - 1)] * stride;
+            int o3 = codesOff + rows[r + valid - 1] * stride;
+            dotFour(a, aOff, codes, o0, o1, o2, o3, end, out, r, valid);
+            out[r] += tail(a, aOff, codes, o0, end, len) - bias;
             if (valid > 1) {
-                out[r + 1] += tail(a, aOff, ca, cs, o1, end, len) - bias;
+                out[r + 1] += tail(a, aOff, codes, o1, end, len) - bias;
             }
             if (valid > 2) {
-                out[r + 2] += tail(a, aOff, ca, cs, o2, end, len) - bias;
+                out[r + 2] += tail(a, aOff, codes, o2, end, len) - bias;
             }
             if (valid > 3) {
-                out[r + 3] += tail(a, aOff, ca, cs, o3, end, len) - bias;
+                out[r + 3] += tail(a, aOff, codes, o3, end, len) - bias;
             }
         }
     }
@@ -168,8 +152,186 @@ final class PanamaInt8 {
     private static void dotFour(
             byte[] a,
             int aOff,
-            byte[] ca,
-            MemorySegment cs,
+            byte[] c,
+            int o0,
+            int o1,
+            int o2,
+            int o3,
+            int end,
+            int[] out,
+            int r,
+            int valid) {
+        IntVector acc0 = IntVector.zero(I);
+        IntVector acc1 = IntVector.zero(I);
+        IntVector acc2 = IntVector.zero(I);
+        IntVector acc3 = IntVector.zero(I);
+        for (int i = 0; i < end; i += STEP) {
+            ShortVector x0 =
+                    (ShortVector)
+                            ByteVector.fromArray(B, a, aOff + i)
+                                    .convertShape(VectorOperators.B2S, S, 0);
+            ShortVector x1 =
+                    (ShortVector)
+                            ByteVector.fromArray(B, a, aOff + i + HALF)
+                                    .convertShape(VectorOperators.B2S, S, 0);
+            ShortVector p0 =
+                    x0.mul(
+                                    (ShortVector)
+                                            ByteVector.fromArray(B, c, o0 + i)
+                                                    .convertShape(VectorOperators.B2S, S, 0))
+                            .add(
+                                    x1.mul(
+                                            (ShortVector)
+                                                    ByteVector.fromArray(B, c, o0 + i + HALF)
+                                                            .convertShape(
+                                                                    VectorOperators.B2S, S, 0)))
+                            .add(BIAS);
+            ShortVector p1 =
+                    x0.mul(
+                                    (ShortVector)
+                                            ByteVector.fromArray(B, c, o1 + i)
+                                                    .convertShape(VectorOperators.B2S, S, 0))
+                            .add(
+                                    x1.mul(
+                                            (ShortVector)
+                                                    ByteVector.fromArray(B, c, o1 + i + HALF)
+                                                            .convertShape(
+                                                                    VectorOperators.B2S, S, 0)))
+                            .add(BIAS);
+            ShortVector p2 =
+                    x0.mul(
+                                    (ShortVector)
+                                            ByteVector.fromArray(B, c, o2 + i)
+                                                    .convertShape(VectorOperators.B2S, S, 0))
+                            .add(
+                                    x1.mul(
+                                            (ShortVector)
+                                                    ByteVector.fromArray(B, c, o2 + i + HALF)
+                                                            .convertShape(
+                                                                    VectorOperators.B2S, S, 0)))
+                            .add(BIAS);
+            ShortVector p3 =
+                    x0.mul(
+                                    (ShortVector)
+                                            ByteVector.fromArray(B, c, o3 + i)
+                                                    .convertShape(VectorOperators.B2S, S, 0))
+                            .add(
+                                    x1.mul(
+                                            (ShortVector)
+                                                    ByteVector.fromArray(B, c, o3 + i + HALF)
+                                                            .convertShape(
+                                                                    VectorOperators.B2S, S, 0)))
+                            .add(BIAS);
+            acc0 =
+                    acc0.add(p0.convertShape(VectorOperators.ZERO_EXTEND_S2I, I, 0))
+                            .add(p0.convertShape(VectorOperators.ZERO_EXTEND_S2I, I, 1));
+            acc1 =
+                    acc1.add(p1.convertShape(VectorOperators.ZERO_EXTEND_S2I, I, 0))
+                            .add(p1.convertShape(VectorOperators.ZERO_EXTEND_S2I, I, 1));
+            acc2 =
+                    acc2.add(p2.convertShape(VectorOperators.ZERO_EXTEND_S2I, I, 0))
+                            .add(p2.convertShape(VectorOperators.ZERO_EXTEND_S2I, I, 1));
+            acc3 =
+                    acc3.add(p3.convertShape(VectorOperators.ZERO_EXTEND_S2I, I, 0))
+                            .add(p3.convertShape(VectorOperators.ZERO_EXTEND_S2I, I, 1));
+        }
+        out[r] = acc0.reduceLanes(VectorOperators.ADD);
+        if (valid > 1) {
+            out[r + 1] = acc1.reduceLanes(VectorOperators.ADD);
+        }
+        if (valid > 2) {
+            out[r + 2] = acc2.reduceLanes(VectorOperators.ADD);
+        }
+        if (valid > 3) {
+            out[r + 3] = acc3.reduceLanes(VectorOperators.ADD);
+        }
+    }
+
+    // ---- the second operand in a segment (copies of the loops above) -------------------------
+
+    private static final ByteOrder ORDER = ByteOrder.nativeOrder();
+
+    static int dot(byte[] a, int aOff, MemorySegment b, long bOff, int len) {
+        if (!VECTORIZED || len < STEP) {
+            return tail(a, aOff, b, bOff, 0, len);
+        }
+        int end = len - len % STEP;
+        IntVector acc = IntVector.zero(I);
+        for (int i = 0; i < end; i += STEP) {
+            ShortVector x0 =
+                    (ShortVector)
+                            ByteVector.fromArray(B, a, aOff + i)
+                                    .convertShape(VectorOperators.B2S, S, 0);
+            ShortVector x1 =
+                    (ShortVector)
+                            ByteVector.fromArray(B, a, aOff + i + HALF)
+                                    .convertShape(VectorOperators.B2S, S, 0);
+            ShortVector y0 =
+                    (ShortVector)
+                            ByteVector.fromMemorySegment(B, b, bOff + i, ORDER)
+                                    .convertShape(VectorOperators.B2S, S, 0);
+            ShortVector y1 =
+                    (ShortVector)
+                            ByteVector.fromMemorySegment(B, b, bOff + i + HALF, ORDER)
+                                    .convertShape(VectorOperators.B2S, S, 0);
+            ShortVector p = x0.mul(y0).add(x1.mul(y1)).add(BIAS);
+            acc =
+                    acc.add(p.convertShape(VectorOperators.ZERO_EXTEND_S2I, I, 0))
+                            .add(p.convertShape(VectorOperators.ZERO_EXTEND_S2I, I, 1));
+        }
+        return acc.reduceLanes(VectorOperators.ADD) - bias(end) + tail(a, aOff, b, bOff, end, len);
+    }
+
+    private static int tail(byte[] a, int aOff, MemorySegment b, long bOff, int from, int len) {
+        int sum = 0;
+        for (int i = from; i < len; i++) {
+            sum += a[aOff + i] * b.get(ValueLayout.JAVA_BYTE, bOff + i);
+        }
+        return sum;
+    }
+
+    static void dotBulk(
+            byte[] a,
+            int aOff,
+            MemorySegment codes,
+            long codesOff,
+            long stride,
+            int[] rows,
+            int count,
+            int len,
+            int[] out) {
+        if (!VECTORIZED || len < STEP) {
+            for (int r = 0; r < count; r++) {
+                out[r] = tail(a, aOff, codes, codesOff + rows[r] * stride, 0, len);
+            }
+            return;
+        }
+        int end = len - len % STEP;
+        int bias = bias(end);
+        for (int r = 0; r < count; r += 4) {
+            int valid = Math.min(4, count - r);
+            long o0 = codesOff + rows[r] * stride;
+            long o1 = codesOff + rows[r + Math.min(1, valid - 1)] * stride;
+            long o2 = codesOff + rows[r + Math.min(2, valid - 1)] * stride;
+            long o3 = codesOff + rows[r + valid - 1] * stride;
+            dotFour(a, aOff, codes, o0, o1, o2, o3, end, out, r, valid);
+            out[r] += tail(a, aOff, codes, o0, end, len) - bias;
+            if (valid > 1) {
+                out[r + 1] += tail(a, aOff, codes, o1, end, len) - bias;
+            }
+            if (valid > 2) {
+                out[r + 2] += tail(a, aOff, codes, o2, end, len) - bias;
+            }
+            if (valid > 3) {
+                out[r + 3] += tail(a, aOff, codes, o3, end, len) - bias;
+            }
+        }
+    }
+
+    private static void dotFour(
+            byte[] a,
+            int aOff,
+            MemorySegment c,
             long o0,
             long o1,
             long o2,
@@ -194,100 +356,52 @@ final class PanamaInt8 {
             ShortVector p0 =
                     x0.mul(
                                     (ShortVector)
-                                            (ca != null
-                                                            ? ByteVector.fromArray(
-                                                                    B, ca, (int) o0 + i)
-                                                            : ByteVector.fromMemorySegment(
-                                                                    B, cs, o0 + i, ORDER))
+                                            ByteVector.fromMemorySegment(B, c, o0 + i, ORDER)
                                                     .convertShape(VectorOperators.B2S, S, 0))
                             .add(
                                     x1.mul(
                                             (ShortVector)
-                                                    (ca != null
-                                                                    ? ByteVector.fromArray(
-                                                                            B,
-                                                                            ca,
-                                                                            (int) o0 + i + HALF)
-                                                                    : ByteVector.fromMemorySegment(
-                                                                            B,
-                                                                            cs,
-                                                                            o0 + i + HALF,
-                                                                            ORDER))
+                                                    ByteVector.fromMemorySegment(
+                                                                    B, c, o0 + i + HALF, ORDER)
                                                             .convertShape(
                                                                     VectorOperators.B2S, S, 0)))
                             .add(BIAS);
             ShortVector p1 =
                     x0.mul(
                                     (ShortVector)
-                                            (ca != null
-                                                            ? ByteVector.fromArray(
-                                                                    B, ca, (int) o1 + i)
-                                                            : ByteVector.fromMemorySegment(
-                                                                    B, cs, o1 + i, ORDER))
+                                            ByteVector.fromMemorySegment(B, c, o1 + i, ORDER)
                                                     .convertShape(VectorOperators.B2S, S, 0))
                             .add(
                                     x1.mul(
                                             (ShortVector)
-                                                    (ca != null
-                                                                    ? ByteVector.fromArray(
-                                                                            B,
-                                                                            ca,
-                                                                            (int) o1 + i + HALF)
-                                                                    : ByteVector.fromMemorySegment(
-                                                                            B,
-                                                                            cs,
-                                                                            o1 + i + HALF,
-                                                                            ORDER))
+                                                    ByteVector.fromMemorySegment(
+                                                                    B, c, o1 + i + HALF, ORDER)
                                                             .convertShape(
                                                                     VectorOperators.B2S, S, 0)))
                             .add(BIAS);
             ShortVector p2 =
                     x0.mul(
                                     (ShortVector)
-                                            (ca != null
-                                                            ? ByteVector.fromArray(
-                                                                    B, ca, (int) o2 + i)
-                                                            : ByteVector.fromMemorySegment(
-                                                                    B, cs, o2 + i, ORDER))
+                                            ByteVector.fromMemorySegment(B, c, o2 + i, ORDER)
                                                     .convertShape(VectorOperators.B2S, S, 0))
                             .add(
                                     x1.mul(
                                             (ShortVector)
-                                                    (ca != null
-                                                                    ? ByteVector.fromArray(
-                                                                            B,
-                                                                            ca,
-                                                                            (int) o2 + i + HALF)
-                                                                    : ByteVector.fromMemorySegment(
-                                                                            B,
-                                                                            cs,
-                                                                            o2 + i + HALF,
-                                                                            ORDER))
+                                                    ByteVector.fromMemorySegment(
+                                                                    B, c, o2 + i + HALF, ORDER)
                                                             .convertShape(
                                                                     VectorOperators.B2S, S, 0)))
                             .add(BIAS);
             ShortVector p3 =
                     x0.mul(
                                     (ShortVector)
-                                            (ca != null
-                                                            ? ByteVector.fromArray(
-                                                                    B, ca, (int) o3 + i)
-                                                            : ByteVector.fromMemorySegment(
-                                                                    B, cs, o3 + i, ORDER))
+                                            ByteVector.fromMemorySegment(B, c, o3 + i, ORDER)
                                                     .convertShape(VectorOperators.B2S, S, 0))
                             .add(
                                     x1.mul(
                                             (ShortVector)
-                                                    (ca != null
-                                                                    ? ByteVector.fromArray(
-                                                                            B,
-                                                                            ca,
-                                                                            (int) o3 + i + HALF)
-                                                                    : ByteVector.fromMemorySegment(
-                                                                            B,
-                                                                            cs,
-                                                                            o3 + i + HALF,
-                                                                            ORDER))
+                                                    ByteVector.fromMemorySegment(
+                                                                    B, c, o3 + i + HALF, ORDER)
                                                             .convertShape(
                                                                     VectorOperators.B2S, S, 0)))
                             .add(BIAS);

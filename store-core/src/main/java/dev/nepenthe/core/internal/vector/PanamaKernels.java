@@ -103,7 +103,7 @@ public final class PanamaKernels implements VectorKernels {
         if (!canonical) {
             return SCALAR.dot(a, aOff, b, bOff, len);
         }
-        return PanamaPairs.dot(wide, a, aOff, b, null, bOff, len);
+        return PanamaArrayPairs.dot(wide, a, aOff, b, bOff, len);
     }
 
     @Override
@@ -111,7 +111,7 @@ public final class PanamaKernels implements VectorKernels {
         if (!canonical) {
             return SCALAR.squareDistance(a, aOff, b, bOff, len);
         }
-        return PanamaPairs.squareDistance(wide, a, aOff, b, null, bOff, len);
+        return PanamaArrayPairs.squareDistance(wide, a, aOff, b, bOff, len);
     }
 
     @Override
@@ -375,7 +375,7 @@ public final class PanamaKernels implements VectorKernels {
 
     @Override
     public int dotInt8(byte[] a, int aOff, byte[] b, int bOff, int len) {
-        return PanamaInt8.dot(a, aOff, b, null, bOff, len);
+        return PanamaInt8.dot(a, aOff, b, bOff, len);
     }
 
     @Override
@@ -389,12 +389,12 @@ public final class PanamaKernels implements VectorKernels {
             int count,
             int len,
             int[] out) {
-        PanamaInt8.dotBulk(a, aOff, codes, null, codesOff, stride, rows, count, len, out);
+        PanamaInt8.dotBulk(a, aOff, codes, codesOff, stride, rows, count, len, out);
     }
 
     @Override
     public int dotInt8(byte[] a, int aOff, MemorySegment b, long bOff, int len) {
-        return PanamaInt8.dot(a, aOff, null, b, bOff, len);
+        return PanamaInt8.dot(a, aOff, b, bOff, len);
     }
 
     @Override
@@ -408,6 +408,6 @@ public final class PanamaKernels implements VectorKernels {
             int count,
             int len,
             int[] out) {
-        PanamaInt8.dotBulk(a, aOff, null, codes, codesOff, stride, rows, count, len, out);
+        PanamaInt8.dotBulk(a, aOff, codes, codesOff, stride, rows, count, len, out);
     }
 }
