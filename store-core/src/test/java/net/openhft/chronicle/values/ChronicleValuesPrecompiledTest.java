@@ -19,7 +19,7 @@ class ChronicleValuesPrecompiledTest {
 
     private static final Path SOURCE =
             Path.of(
-                    "src/main/java/net/openhft/chronicle/hash/VanillaGlobalMutableState$$Native.java");
+                    "src/main/carried/net/openhft/chronicle/hash/VanillaGlobalMutableState$$Native.java");
 
     /**
      * Fails when a new chronicle-map or chronicle-values generates something else: the class
