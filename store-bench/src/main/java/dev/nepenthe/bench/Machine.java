@@ -1,5 +1,6 @@
 package dev.nepenthe.bench;
 
+import dev.nepenthe.core.vector.Kernels;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
@@ -7,6 +8,13 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.logging.Handler;
+import java.util.logging.Level;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
+import java.util.logging.SimpleFormatter;
+import org.apache.lucene.util.VectorUtil;
 
 /**
  * The machine line the harnesses print above their tables: cores, CPU model and the vector flags
@@ -33,8 +41,8 @@ public final class Machine {
      * Lucene's vectorization loggers live under this name; held here so the listener is not
      * collected.
      */
-    private static final java.util.logging.Logger LUCENE_VECTORIZATION =
-            java.util.logging.Logger.getLogger("org.apache.lucene.internal.vectorization");
+    private static final Logger LUCENE_VECTORIZATION =
+            Logger.getLogger("org.apache.lucene.internal.vectorization");
 
     private static final String LUCENE_CHOICE = luceneVectorization();
 
@@ -55,7 +63,7 @@ public final class Machine {
                 + ", "
                 + vectorApiWidth()
                 + ", kernels "
-                + dev.nepenthe.core.vector.Kernels.get().name()
+                + Kernels.get().name()
                 + ", Lucene: "
                 + LUCENE_CHOICE;
     }
@@ -89,18 +97,15 @@ public final class Machine {
      * first one is returned.
      */
     private static String luceneVectorization() {
-        List<String> said = new java.util.concurrent.CopyOnWriteArrayList<>();
+        List<String> said = new CopyOnWriteArrayList<>();
         // Lucene says what it chose at INFO; keep that level here even where the root logger is
         // quieter.
-        LUCENE_VECTORIZATION.setLevel(java.util.logging.Level.INFO);
+        LUCENE_VECTORIZATION.setLevel(Level.INFO);
         LUCENE_VECTORIZATION.addHandler(
-                new java.util.logging.Handler() {
+                new Handler() {
                     @Override
-                    public void publish(java.util.logging.LogRecord r) {
-                        said.add(
-                                r.getLevel()
-                                        + " "
-                                        + new java.util.logging.SimpleFormatter().formatMessage(r));
+                    public void publish(LogRecord r) {
+                        said.add(r.getLevel() + " " + new SimpleFormatter().formatMessage(r));
                     }
 
                     @Override
@@ -111,7 +116,7 @@ public final class Machine {
                 });
         try {
             // VectorUtil is a public entry point that makes Lucene pick its provider once.
-            org.apache.lucene.util.VectorUtil.dotProduct(new float[] {1f}, new float[] {1f});
+            VectorUtil.dotProduct(new float[] {1f}, new float[] {1f});
         } catch (RuntimeException | LinkageError e) {
             return "vectorization unknown (" + e + ")";
         }

@@ -1,8 +1,10 @@
 package dev.nepenthe.core;
 
+import dev.nepenthe.core.internal.text.Analyzers;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Objects;
+import java.util.Set;
 import java.util.function.Consumer;
 import java.util.regex.Pattern;
 
@@ -43,8 +45,7 @@ public record CollectionSpec(
      * simple}, {@code whitespace}, and stemming analyzers for {@code german}, {@code french},
      * {@code spanish}, {@code italian}, {@code portuguese} and {@code dutch}.
      */
-    public static final java.util.Set<String> TEXT_ANALYZERS =
-            dev.nepenthe.core.internal.text.Analyzers.names();
+    public static final Set<String> TEXT_ANALYZERS = Analyzers.names();
 
     /**
      * What a forget does to records derived from forgotten ones (their {@code derivedFrom} names a
@@ -178,7 +179,7 @@ public record CollectionSpec(
                             + ", got "
                             + subjectIdentifiers.size());
         }
-        java.util.Set<String> seen = new HashSet<>();
+        Set<String> seen = new HashSet<>();
         for (String key : subjectIdentifiers) {
             // A key is a schema name, not subject data: messages may quote it.
             if (key.isBlank() || key.length() > MAX_KEY_CHARS) {

@@ -1,5 +1,7 @@
 package dev.nepenthe.core;
 
+import java.math.BigDecimal;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -76,7 +78,7 @@ public sealed interface Filter {
      *     widened, such as {@code 1} and {@code 1L}, count once)
      */
     static Filter in(String key, Object... values) {
-        Set<Object> norm = new java.util.LinkedHashSet<>();
+        Set<Object> norm = new LinkedHashSet<>();
         for (Object value : values) {
             norm.add(VectorRecord.normalizeValue(key, value));
         }
@@ -464,8 +466,8 @@ public sealed interface Filter {
         }
         // 2^53: every long of at most this magnitude is exactly a double.
         if (Math.abs(l) <= (1L << 53) && l != Long.MIN_VALUE) {
-            return compareDoubles(l, d);
+            return compareDoubles((double) l, d);
         }
-        return new java.math.BigDecimal(l).compareTo(new java.math.BigDecimal(d));
+        return new BigDecimal(l).compareTo(new BigDecimal(d));
     }
 }

@@ -41,5 +41,6 @@ public record IndexView(
      * @param centroid the routing centroid when the index was described (a copy)
      * @param members the live records in the list
      */
+    @SuppressWarnings("ArrayRecordComponent") // a description to read, never compared
     public record Partition(int id, float[] centroid, List<Ref> members) {}
 }

@@ -19,6 +19,8 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeSet;
+import java.util.concurrent.ConcurrentSkipListMap;
 
 /**
  * An embedded Nepenthe store on a local folder.
@@ -73,8 +75,7 @@ public final class Nepenthe extends ForgetFacade implements AutoCloseable {
     private final StoreLock lock;
 
     /** Sorted and concurrent: {@link #collection} reads it without this store's monitor. */
-    private final Map<String, VectorCollection> collections =
-            new java.util.concurrent.ConcurrentSkipListMap<>();
+    private final Map<String, VectorCollection> collections = new ConcurrentSkipListMap<>();
 
     /**
      * A copy of the collections for the forget worker, which must not wait on this store's monitor.
@@ -232,7 +233,7 @@ public final class Nepenthe extends ForgetFacade implements AutoCloseable {
      */
     public List<String> tenants() {
         ensureOpen();
-        java.util.TreeSet<String> out = new java.util.TreeSet<>();
+        TreeSet<String> out = new TreeSet<>();
         collections.values().forEach(c -> out.addAll(c.tenants()));
         return List.copyOf(out);
     }

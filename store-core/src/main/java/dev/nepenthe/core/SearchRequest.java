@@ -1,6 +1,8 @@
 package dev.nepenthe.core;
 
 import dev.nepenthe.core.index.SearchParams;
+import java.util.Arrays;
+import java.util.Locale;
 import java.util.Objects;
 
 /**
@@ -33,6 +35,7 @@ import java.util.Objects;
  * @param filter a metadata predicate the hits must pass, or null for none
  * @param params per-query knobs; indexes ignore names they do not know
  */
+@SuppressWarnings("ArrayRecordComponent") // equals and hashCode below compare the vector's content
 public record SearchRequest(
         float[] vector,
         String text,
@@ -97,7 +100,7 @@ public record SearchRequest(
         }
         if (mode != Mode.VECTOR && text == null) {
             throw new IllegalArgumentException(
-                    mode.name().toLowerCase(java.util.Locale.ROOT)
+                    mode.name().toLowerCase(Locale.ROOT)
                             + " search: expected query text, got none");
         }
     }
@@ -285,7 +288,7 @@ public record SearchRequest(
     @Override
     public boolean equals(Object o) {
         return o instanceof SearchRequest r
-                && java.util.Arrays.equals(vector, r.vector)
+                && Arrays.equals(vector, r.vector)
                 && Objects.equals(text, r.text)
                 && mode == r.mode
                 && k == r.k
@@ -303,7 +306,7 @@ public record SearchRequest(
     @Override
     public int hashCode() {
         return Objects.hash(
-                java.util.Arrays.hashCode(vector), text, mode, k, tenant, subject, filter, params);
+                Arrays.hashCode(vector), text, mode, k, tenant, subject, filter, params);
     }
 
     /**

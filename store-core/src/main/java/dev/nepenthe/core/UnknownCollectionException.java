@@ -1,5 +1,6 @@
 package dev.nepenthe.core;
 
+import java.util.Collection;
 import java.util.NoSuchElementException;
 
 /**
@@ -13,7 +14,7 @@ public final class UnknownCollectionException extends NoSuchElementException {
      * @param name the name that was asked for
      * @param existing the names the store holds, listed in the message
      */
-    public UnknownCollectionException(String name, java.util.Collection<String> existing) {
+    public UnknownCollectionException(String name, Collection<String> existing) {
         super("collection '" + name + "' does not exist; existing collections: " + existing);
     }
 }

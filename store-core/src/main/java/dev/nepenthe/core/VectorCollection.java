@@ -3,10 +3,12 @@ package dev.nepenthe.core;
 import dev.nepenthe.core.index.IntegrityReport;
 import dev.nepenthe.core.internal.engine.CollectionEngine;
 import dev.nepenthe.core.internal.storage.CollectionStorage;
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.Supplier;
 
 /**
  * A named set of records of one dimension and metric, with one index over all of them. Obtained
@@ -70,7 +72,7 @@ public final class VectorCollection {
      */
     public void upsert(VectorRecord record) {
         // singletonList, not List.of: a null record gets the batch's clear error, not a bare NPE.
-        upsertAll(java.util.Collections.singletonList(record));
+        upsertAll(Collections.singletonList(record));
     }
 
     /**
@@ -112,7 +114,7 @@ public final class VectorCollection {
      * Runs a write; an I/O failure in it, however wrapped (Lucene closes its writer on one and
      * reports the next call as {@code AlreadyClosedException}), makes the store read-only.
      */
-    private <T> T writing(java.util.function.Supplier<T> write) {
+    private <T> T writing(Supplier<T> write) {
         try {
             return write.get();
         } catch (RuntimeException e) {

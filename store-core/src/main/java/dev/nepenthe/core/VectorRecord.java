@@ -1,6 +1,9 @@
 package dev.nepenthe.core;
 
+import dev.nepenthe.core.internal.engine.DerivedFromRef;
 import dev.nepenthe.core.internal.record.RecordAccess;
+import java.nio.charset.StandardCharsets;
+import java.util.AbstractMap;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
@@ -8,6 +11,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 
 /**
  * One stored item: an id unique within its tenant, the subject (the person an erasure request
@@ -110,9 +114,9 @@ public final class VectorRecord {
      * fails, so code that forgot to read the copy fails loudly rather than seeing no metadata.
      */
     private static final Map<String, Object> WITHHELD =
-            new java.util.AbstractMap<>() {
+            new AbstractMap<>() {
                 @Override
-                public java.util.Set<Map.Entry<String, Object>> entrySet() {
+                public Set<Map.Entry<String, Object>> entrySet() {
                     throw new IllegalStateException(
                             "this record's metadata is read from its stored copy, not kept with"
                                     + " it");
@@ -125,8 +129,7 @@ public final class VectorRecord {
         this.subject = b.subject;
         this.source = b.source;
         this.vector = b.vector == null ? null : b.vector.clone();
-        this.text =
-                b.text == null ? null : b.text.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        this.text = b.text == null ? null : b.text.getBytes(StandardCharsets.UTF_8);
         // Most records carry no metadata: they share one empty map instead of a map and its views
         // each.
         this.metadata =
@@ -219,9 +222,7 @@ public final class VectorRecord {
      * @return the text, or null when there is none or the store's copy was wiped
      */
     public String text() {
-        return text == null || wiped
-                ? null
-                : new String(text, java.nio.charset.StandardCharsets.UTF_8);
+        return text == null || wiped ? null : new String(text, StandardCharsets.UTF_8);
     }
 
     /**
@@ -556,8 +557,8 @@ public final class VectorRecord {
         public Builder derivedFromRecordIn(String collection, String id) {
             Objects.requireNonNull(collection, "derivedFrom collection");
             Objects.requireNonNull(id, "derivedFrom id");
-            String ref = dev.nepenthe.core.internal.engine.DerivedFromRef.spell(collection, id);
-            dev.nepenthe.core.internal.engine.DerivedFromRef.checkReference(ref, "derivedFrom");
+            String ref = DerivedFromRef.spell(collection, id);
+            DerivedFromRef.checkReference(ref, "derivedFrom");
             derivedFrom.add(ref);
             return this;
         }

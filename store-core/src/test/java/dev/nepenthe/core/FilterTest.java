@@ -305,10 +305,7 @@ class FilterTest {
             case 4, 5 -> randomCase(rnd).filter();
             case 6 ->
                     new Filter.Eq(
-                            key,
-                            rnd.nextBoolean()
-                                    ? (Object) (int) (rnd.nextInt(7) - 3)
-                                    : (Object) 1.5f);
+                            key, rnd.nextBoolean() ? (Object) (rnd.nextInt(7) - 3) : (Object) 1.5f);
             case 7 -> Filter.not(randomTree(rnd, depth - 1));
             case 8 -> randomTree(rnd, depth - 1).and(randomTree(rnd, depth - 1));
             default ->

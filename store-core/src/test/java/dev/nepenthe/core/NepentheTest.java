@@ -565,7 +565,7 @@ class NepentheTest {
 
     @Test
     void aSecondOpenOfTheSameFolderIsRefused() throws IOException {
-        try (Nepenthe store = open()) {
+        try (Nepenthe _ = open()) {
             // FileLock is per JVM process; an overlapping lock from the same JVM throws instead.
             Exception e = assertThrows(Exception.class, () -> open());
             assertTrue(

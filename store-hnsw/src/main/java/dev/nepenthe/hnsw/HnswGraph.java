@@ -5,6 +5,7 @@ import dev.nepenthe.core.vector.VectorKernels;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.Arrays;
+import java.util.BitSet;
 
 /**
  * The compact layout of an HNSW graph, touched only through the named accessors below (the way
@@ -88,7 +89,7 @@ final class HnswGraph {
      * Nodes whose certificate may no longer hold: new nodes, and nodes that lost a layer-0 in-link
      * (to a re-selection, a trade or a removal). Inserts add to it concurrently.
      */
-    private final java.util.BitSet uncertified = new java.util.BitSet();
+    private final BitSet uncertified = new BitSet();
 
     /** False until a full walk labelled the graph, and again after the entry point moved. */
     private boolean labelsValid;
@@ -537,11 +538,9 @@ final class HnswGraph {
      * removal), without taking them. Cost: O(1) when there are none, else a copy of the bitmap
      * (highWater / 64 words).
      */
-    java.util.BitSet pendingCertificates() {
+    BitSet pendingCertificates() {
         synchronized (uncertified) {
-            return uncertified.isEmpty()
-                    ? new java.util.BitSet()
-                    : (java.util.BitSet) uncertified.clone();
+            return uncertified.isEmpty() ? new BitSet() : (BitSet) uncertified.clone();
         }
     }
 
@@ -567,9 +566,9 @@ final class HnswGraph {
     }
 
     /** Takes the set of nodes to re-certify, leaving it empty. Caller holds the exclusive gate. */
-    java.util.BitSet drainUncertified() {
+    BitSet drainUncertified() {
         synchronized (uncertified) {
-            java.util.BitSet out = (java.util.BitSet) uncertified.clone();
+            BitSet out = (BitSet) uncertified.clone();
             uncertified.clear();
             return out;
         }

@@ -4,6 +4,7 @@ import dev.nepenthe.core.Metric;
 import dev.nepenthe.core.index.AbstractVectorIndex;
 import dev.nepenthe.core.index.Accept;
 import dev.nepenthe.core.index.IndexConfig;
+import dev.nepenthe.core.index.IndexDescription;
 import dev.nepenthe.core.index.IntegrityReport;
 import dev.nepenthe.core.index.SearchParams;
 import dev.nepenthe.core.index.SearchResult;
@@ -13,9 +14,14 @@ import dev.nepenthe.core.vector.VectorKernels;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.nio.file.Path;
 import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
 import java.util.Objects;
+import java.util.TreeMap;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 
 /**
@@ -66,8 +72,7 @@ public final class HnswIndex extends AbstractVectorIndex {
      */
     private volatile int[] ordToSlot = new int[16];
 
-    private static final java.lang.invoke.VarHandle ORD_TO_SLOT =
-            java.lang.invoke.MethodHandles.arrayElementVarHandle(int[].class);
+    private static final VarHandle ORD_TO_SLOT = MethodHandles.arrayElementVarHandle(int[].class);
     private int live;
 
     /** The upper-layer beam of a search; 1 (greedy) only in tests, as their control. */
@@ -415,12 +420,12 @@ public final class HnswIndex extends AbstractVectorIndex {
 
     /** Levels, degrees on layer 0 and repair work, for operators and auditors. */
     @Override
-    public dev.nepenthe.core.index.IndexDescription describe() {
+    public IndexDescription describe() {
         // Writes wait, as for neighborOrdinals: a repair rewrites lists in place.
         writerGate.writeLock().lock();
         try {
             long[] repairs = repairCounts();
-            java.util.Map<String, Number> stats = new java.util.TreeMap<>();
+            Map<String, Number> stats = new TreeMap<>();
             int ep = HnswGraph.entrySlot(graph.entry());
             stats.put("levels", ep < 0 ? 0 : graph.level(ep) + 1);
             long edges = 0;
@@ -448,8 +453,7 @@ public final class HnswIndex extends AbstractVectorIndex {
             // How removals proved reachability: labels raised locally, or whole-graph walks.
             stats.put("labelsRaised", certifier.relabelled);
             stats.put("fullWalks", certifier.fullWalks);
-            return new dev.nepenthe.core.index.IndexDescription(
-                    KIND, nodes, stats, java.util.List.of(), null);
+            return new IndexDescription(KIND, nodes, stats, List.of(), null);
         } finally {
             writerGate.writeLock().unlock();
         }

@@ -1,6 +1,7 @@
 package dev.nepenthe.hnsw;
 
 import dev.nepenthe.core.index.IntegrityReport;
+import java.util.Arrays;
 import java.util.BitSet;
 
 /**
@@ -245,14 +246,14 @@ final class HnswIntegrityChecker {
     /** The distinct values of a bag, ascending. */
     static int[] sortedUnique(IntBag bag) {
         int[] a = bag.toArray();
-        java.util.Arrays.sort(a);
+        Arrays.sort(a);
         int k = 0;
         for (int i = 0; i < a.length; i++) {
             if (k == 0 || a[k - 1] != a[i]) {
                 a[k++] = a[i];
             }
         }
-        return java.util.Arrays.copyOf(a, k);
+        return Arrays.copyOf(a, k);
     }
 
     static void checkFreed(HnswGraph g, int s, IntegrityReport.Builder r) {

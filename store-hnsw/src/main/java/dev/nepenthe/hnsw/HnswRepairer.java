@@ -1,6 +1,8 @@
 package dev.nepenthe.hnsw;
 
 import java.util.BitSet;
+import java.util.HashMap;
+import java.util.Map;
 
 /**
  * Removes nodes from an {@link HnswGraph} for real: every in-link is dropped and every node that
@@ -109,7 +111,7 @@ final class HnswRepairer {
             //    per affected node, for the same recall. A list that linked to several removed
             //    nodes of a batch is re-selected once, from the union of their pools.
             int[][] poolOf = new int[n][];
-            java.util.HashMap<Integer, Integer> batchIndex = new java.util.HashMap<>();
+            HashMap<Integer, Integer> batchIndex = new HashMap<>();
             for (int i = 0; i < n; i++) {
                 if (g.level(slots[i]) >= l) {
                     poolOf[i] = poolAround(slots[i], l, s);
@@ -207,7 +209,7 @@ final class HnswRepairer {
             HnswSearcher.Scratch s,
             IntBag lostInLink,
             int[][] poolOf,
-            java.util.Map<Integer, Integer> batchIndex) {
+            Map<Integer, Integer> batchIndex) {
         int[] current = g.neighbors(a, level);
         s.visited.reset(g.capacity());
         s.visited.visit(a);

@@ -5,6 +5,7 @@ import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.nio.ByteOrder;
+import java.util.Arrays;
 
 /**
  * Per-vector int8 codes: what a quantized graph's walk scores (see {@link
@@ -170,9 +171,9 @@ final class Int8Codes {
             }
         } else {
             // Every component equals the centre, or the range is too small for float's resolution.
-            java.util.Arrays.fill(out, outOff + LEVELS_AT, outOff + LEVELS_AT + dim, (byte) 0);
+            Arrays.fill(out, outOff + LEVELS_AT, outOff + LEVELS_AT + dim, (byte) 0);
         }
-        java.util.Arrays.fill(out, outOff + LEVELS_AT + dim, outOff + stride, (byte) 0);
+        Arrays.fill(out, outOff + LEVELS_AT + dim, outOff + stride, (byte) 0);
         FLOATS.set(out, outOff, centre);
         FLOATS.set(out, outOff + 4, step);
         FLOATS.set(out, outOff + 8, (float) ((double) step * sum));

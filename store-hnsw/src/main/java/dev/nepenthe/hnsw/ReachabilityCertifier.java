@@ -1,5 +1,6 @@
 package dev.nepenthe.hnsw;
 
+import java.util.Arrays;
 import java.util.BitSet;
 
 /**
@@ -82,7 +83,7 @@ final class ReachabilityCertifier {
         if (!g.labelsValid()) {
             return connectUnreachable();
         }
-        java.util.BitSet pending = g.drainUncertified();
+        BitSet pending = g.drainUncertified();
         int n = pending.cardinality();
         if (n > Math.max(1024, g.highWater() / 8)) {
             return connectUnreachable();
@@ -227,7 +228,7 @@ final class ReachabilityCertifier {
                     // certifyReachability).
                     g.setLabel(n, g.label(v) + LABEL_STEP);
                     if (tail == queue.length) {
-                        queue = java.util.Arrays.copyOf(queue, tail * 2);
+                        queue = Arrays.copyOf(queue, tail * 2);
                     }
                     queue[tail++] = n;
                 }

@@ -11,8 +11,12 @@ import static dev.nepenthe.hnsw.HnswIntegrityChecker.STRUCTURE;
 import static dev.nepenthe.hnsw.HnswIntegrityChecker.UNREACHABLE;
 
 import dev.nepenthe.core.index.IntegrityReport;
+import java.util.Arrays;
 import java.util.BitSet;
+import java.util.Collections;
+import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Set;
 
 /**
  * The scoped proof that removals left nothing behind: {@link HnswIntegrityChecker}'s checks, run
@@ -64,8 +68,7 @@ final class ScopedRemovalCheck {
         HnswIntegrityChecker.expect(r, CERTIFICATE, NOT_ZEROED, HALF_REMOVED, SLOT_MAP);
         CodeCheck codes = CodeCheck.of(g, r);
         IntBag scope = new IntBag();
-        java.util.Set<int[]> batches =
-                java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+        Set<int[]> batches = Collections.newSetFromMap(new IdentityHashMap<>());
         long freed = 0;
         long reused = 0;
         long liveAgain = 0;
@@ -163,7 +166,7 @@ final class ScopedRemovalCheck {
             // Every node outside these two groups kept the in-neighbour with a smaller label the
             // last removal certified, so a chain of smaller labels from any of them ends at the
             // entry point once each node of the groups has such an in-neighbour too.
-            java.util.BitSet pending = g.pendingCertificates();
+            BitSet pending = g.pendingCertificates();
             IntBag doubtful = new IntBag();
             for (int i = 0; i < liveInScope.size(); i++) {
                 int s = liveInScope.get(i);
@@ -171,7 +174,7 @@ final class ScopedRemovalCheck {
                 certify(g, s, ep, pending.get(s), doubtful, r);
             }
             for (int s = pending.nextSetBit(0); s >= 0; s = pending.nextSetBit(s + 1)) {
-                if (s < hw && g.isLive(s) && java.util.Arrays.binarySearch(slots, s) < 0) {
+                if (s < hw && g.isLive(s) && Arrays.binarySearch(slots, s) < 0) {
                     pendingChecked++;
                     certify(g, s, ep, true, doubtful, r);
                 }

@@ -12,6 +12,9 @@ import dev.nepenthe.server.cli.StatusCommand;
 import dev.nepenthe.server.cli.TokenCommand;
 import dev.nepenthe.server.cli.VerifyLedgerCommand;
 import dev.nepenthe.server.cli.VerifyReceiptCommand;
+import io.grpc.StatusRuntimeException;
+import java.util.logging.Level;
+import java.util.logging.Logger;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -63,11 +66,9 @@ public final class Main implements Runnable {
      * on every start; that is noise for a CPU-only embedded store. Held here so the levels stick
      * (java.util.logging keeps loggers only weakly).
      */
-    private static final java.util.logging.Logger DJL_LOG =
-            java.util.logging.Logger.getLogger("ai.djl");
+    private static final Logger DJL_LOG = Logger.getLogger("ai.djl");
 
-    private static final java.util.logging.Logger CHRONICLE_LOG =
-            java.util.logging.Logger.getLogger("net.openhft");
+    private static final Logger CHRONICLE_LOG = Logger.getLogger("net.openhft");
 
     @Option(
             names = "--verbose",
@@ -82,8 +83,8 @@ public final class Main implements Runnable {
     }
 
     public static void main(String[] args) {
-        DJL_LOG.setLevel(java.util.logging.Level.SEVERE);
-        CHRONICLE_LOG.setLevel(java.util.logging.Level.WARNING);
+        DJL_LOG.setLevel(Level.SEVERE);
+        CHRONICLE_LOG.setLevel(Level.WARNING);
         System.exit(commandLine().execute(args));
     }
 
@@ -108,7 +109,7 @@ public final class Main implements Runnable {
 
     private static String oneLine(Throwable e) {
         String m = e.getMessage();
-        if (e instanceof io.grpc.StatusRuntimeException s) {
+        if (e instanceof StatusRuntimeException s) {
             m = s.getStatus().getCode() + ": " + s.getStatus().getDescription();
         }
         return (m == null ? e.getClass().getSimpleName() : m).replace('\n', ' ');

@@ -1,5 +1,6 @@
 package dev.nepenthe.testing;
 
+import java.util.Random;
 import java.util.SplittableRandom;
 
 /**
@@ -103,7 +104,7 @@ public final class Datasets {
      * use as a record's vector, distinct seeds giving directions far apart in a few dimensions.
      */
     public static float[] gaussian(long seed, int dim) {
-        java.util.Random r = new java.util.Random(seed);
+        Random r = new Random(seed);
         float[] v = new float[dim];
         for (int i = 0; i < dim; i++) {
             v[i] = (float) r.nextGaussian();

@@ -9,6 +9,7 @@ import io.jhdf.dataset.DatasetBase;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Arrays;
 
 /**
  * The HDF5 files of ann-benchmarks (glove-100-angular, sift-128-euclidean, gist-960-euclidean and
@@ -95,7 +96,7 @@ public final class AnnHdf5 {
                             + ": expected '"
                             + name
                             + "' to be rows by columns, got dimensions "
-                            + java.util.Arrays.toString(d.getDimensions()));
+                            + Arrays.toString(d.getDimensions()));
         }
         return d;
     }
@@ -128,7 +129,7 @@ public final class AnnHdf5 {
         if (data instanceof long[][] l) {
             int[][] out = new int[l.length][];
             for (int r = 0; r < l.length; r++) {
-                out[r] = java.util.Arrays.stream(l[r]).mapToInt(Math::toIntExact).toArray();
+                out[r] = Arrays.stream(l[r]).mapToInt(Math::toIntExact).toArray();
             }
             return out;
         }
@@ -150,7 +151,7 @@ public final class AnnHdf5 {
         }
         if (rows == dims[0] || !(d instanceof DatasetBase slicing)) {
             Object all = d.getData();
-            return rows == dims[0] ? all : java.util.Arrays.copyOf((Object[]) all, rows);
+            return rows == dims[0] ? all : Arrays.copyOf((Object[]) all, rows);
         }
         return slicing.getData(new long[] {0, 0}, new int[] {rows, dims[1]});
     }

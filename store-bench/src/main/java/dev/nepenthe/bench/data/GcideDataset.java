@@ -9,6 +9,7 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
@@ -18,9 +19,11 @@ import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -47,7 +50,7 @@ import java.util.concurrent.Future;
  */
 public final class GcideDataset {
 
-    static final byte[] MAGIC = "NPDSVEC1".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+    static final byte[] MAGIC = "NPDSVEC1".getBytes(StandardCharsets.US_ASCII);
     static final int FORMAT_VERSION = 1;
     static final int HEADER_BYTES = 8 + 4 + 4 + 4 + 4 + 8 + 32;
     static final long SHUFFLE_SEED = 20_261_130L;
@@ -138,7 +141,7 @@ public final class GcideDataset {
     }
 
     public static void main(String[] argv) throws Exception {
-        java.util.Map<String, String> a = new java.util.HashMap<>();
+        Map<String, String> a = new HashMap<>();
         for (String s : argv) {
             int eq = s.indexOf('=');
             if (eq <= 0) {

@@ -6,6 +6,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
@@ -90,7 +91,7 @@ public final class GcideDefinitions {
 
     static List<String> parse(byte[] dict, List<String> indexLines) {
         Set<String> out = new LinkedHashSet<>();
-        Set<Long> seenEntries = new java.util.HashSet<>();
+        Set<Long> seenEntries = new HashSet<>();
         for (String line : indexLines) {
             String[] f = line.split("\t", -1);
             if (f.length < 3 || f[0].startsWith("00-database") || f[0].startsWith("00database")) {

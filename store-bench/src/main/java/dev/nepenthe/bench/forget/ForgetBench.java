@@ -15,16 +15,24 @@ import dev.nepenthe.core.forget.ForgetScope;
 import dev.nepenthe.core.forget.OperationState;
 import dev.nepenthe.testing.Datasets;
 import dev.nepenthe.testing.TestFiles;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Random;
+import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * What a forget costs in a loaded store: for one subject with 10, 100 and 1,000 records in a
@@ -111,8 +119,7 @@ public final class ForgetBench {
                 searchThreads,
                 writesPerSec,
                 Runtime.getRuntime().availableProcessors(),
-                java.lang.management.ManagementFactory.getOperatingSystemMXBean()
-                        .getSystemLoadAverage());
+                ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
 
         List<Row> rows = new ArrayList<>();
         List<Latency> latencies = new ArrayList<>();
@@ -180,8 +187,7 @@ public final class ForgetBench {
         System.out.printf(
                 Locale.ROOT,
                 "load average at the end: %.2f%n",
-                java.lang.management.ManagementFactory.getOperatingSystemMXBean()
-                        .getSystemLoadAverage());
+                ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
         Path plot = a.path("plot");
         if (plot != null) {
             ForgetLatencyPlot.write(
@@ -266,13 +272,10 @@ public final class ForgetBench {
             AtomicBoolean stop = new AtomicBoolean();
             AtomicBoolean forgetting = new AtomicBoolean();
             AtomicBoolean writing = new AtomicBoolean();
-            java.util.concurrent.atomic.AtomicLong written =
-                    new java.util.concurrent.atomic.AtomicLong();
+            AtomicLong written = new AtomicLong();
             AtomicBoolean measuring = new AtomicBoolean();
-            java.util.concurrent.atomic.AtomicReference<String> currentOp =
-                    new java.util.concurrent.atomic.AtomicReference<>();
-            java.util.concurrent.atomic.AtomicLong opStart =
-                    new java.util.concurrent.atomic.AtomicLong();
+            AtomicReference<String> currentOp = new AtomicReference<>();
+            AtomicLong opStart = new AtomicLong();
             List<List<double[]>> samples = new ArrayList<>();
             List<Thread> searchers = new ArrayList<>();
             for (int t = 0; t < searchThreads; t++) {
@@ -283,9 +286,7 @@ public final class ForgetBench {
                         new Thread(
                                 () -> {
                                     int q = offset;
-                                    java.lang.management.ThreadMXBean mx =
-                                            java.lang.management.ManagementFactory
-                                                    .getThreadMXBean();
+                                    ThreadMXBean mx = ManagementFactory.getThreadMXBean();
                                     while (!stop.get()) {
                                         int during = forgetting.get() ? 2 : writing.get() ? 1 : 0;
                                         long cpu = mx.getCurrentThreadCpuTime();
@@ -355,7 +356,7 @@ public final class ForgetBench {
                 writer =
                         new Thread(
                                 () -> {
-                                    java.util.Random rnd = new java.util.Random(9);
+                                    Random rnd = new Random(9);
                                     long periodNanos = 10 * 1_000_000_000L / writesPerSec;
                                     long next = System.nanoTime();
                                     for (int b = 0; !stop.get(); b++) {
@@ -381,15 +382,14 @@ public final class ForgetBench {
                                         }
                                         // Two replacements of one filler record in a batch are not
                                         // allowed: keep the first.
-                                        java.util.Map<String, VectorRecord> unique =
-                                                new java.util.LinkedHashMap<>();
+                                        Map<String, VectorRecord> unique = new LinkedHashMap<>();
                                         batch.forEach(r -> unique.putIfAbsent(r.id(), r));
                                         c.upsertAll(List.copyOf(unique.values()));
                                         written.addAndGet(unique.size());
                                         next += periodNanos;
                                         long wait = next - System.nanoTime();
                                         if (wait > 0) {
-                                            java.util.concurrent.locks.LockSupport.parkNanos(wait);
+                                            LockSupport.parkNanos(wait);
                                         }
                                     }
                                 },
@@ -467,7 +467,7 @@ public final class ForgetBench {
             List<Double> before = new ArrayList<>();
             List<Double> withWriter = new ArrayList<>();
             List<Double> during = new ArrayList<>();
-            Map<String, int[]> slowByPhase = new java.util.TreeMap<>();
+            Map<String, int[]> slowByPhase = new TreeMap<>();
             for (List<double[]> l : samples) {
                 for (double[] x : l) {
                     (x[0] == 2 ? during : x[0] == 1 ? withWriter : before).add(x[1]);

@@ -19,6 +19,7 @@ import java.io.DataOutputStream;
 import java.io.IOException;
 import java.util.Arrays;
 import java.util.Locale;
+import java.util.Map;
 import java.util.ServiceLoader;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.Level;
@@ -106,8 +107,7 @@ public class RebuildCostBenchmark extends RepairOrRebuildBenchmark<VectorIndex> 
                             new IndexConfig(
                                     dim,
                                     Metric.L2,
-                                    java.util.Map.of(
-                                            HnswParams.M, "16", HnswParams.EF_CONSTRUCTION, "100"),
+                                    Map.of(HnswParams.M, "16", HnswParams.EF_CONSTRUCTION, "100"),
                                     42L);
                     // Trained on the whole collection (FAISS's habit too), so a rebuild trains on
                     // the survivors.

@@ -4,6 +4,8 @@ import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
 
 /** {@code name=value} command-line arguments with defaults and clear errors. */
 public final class BenchArgs {
@@ -24,14 +26,11 @@ public final class BenchArgs {
      * Refuses a name the harness does not read (a typo would otherwise run with the default,
      * silently).
      */
-    public void onlyKnown(java.util.Set<String> names) {
+    public void onlyKnown(Set<String> names) {
         for (String given : values.keySet()) {
             if (!names.contains(given)) {
                 throw new IllegalArgumentException(
-                        "argument '"
-                                + given
-                                + "': expected one of "
-                                + new java.util.TreeSet<>(names));
+                        "argument '" + given + "': expected one of " + new TreeSet<>(names));
             }
         }
     }

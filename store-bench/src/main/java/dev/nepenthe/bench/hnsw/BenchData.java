@@ -1,5 +1,6 @@
 package dev.nepenthe.bench.hnsw;
 
+import dev.nepenthe.bench.Machine;
 import dev.nepenthe.bench.data.AnnHdf5;
 import dev.nepenthe.bench.data.GcideDataset;
 import dev.nepenthe.bench.data.VecFiles;
@@ -13,6 +14,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.util.Arrays;
 import java.util.Locale;
+import java.util.stream.IntStream;
 import org.roaringbitmap.RoaringBitmap;
 
 /**
@@ -93,7 +95,7 @@ final class BenchData {
         double spread = a.d("spread", 0.3);
         float[][] all =
                 Datasets.lowRank(a.i("seed", 7), n + queryCount, dim, clusters, rank, spread);
-        java.util.stream.IntStream.range(0, all.length)
+        IntStream.range(0, all.length)
                 .parallel()
                 .forEach(i -> all[i] = Metric.COSINE.prepare(all[i]));
         return new BenchData(
@@ -388,6 +390,6 @@ final class BenchData {
     }
 
     static String machine() {
-        return dev.nepenthe.bench.Machine.describe();
+        return Machine.describe();
     }
 }

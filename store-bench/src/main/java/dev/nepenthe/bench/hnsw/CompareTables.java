@@ -3,6 +3,7 @@ package dev.nepenthe.bench.hnsw;
 import dev.nepenthe.bench.hnsw.HnswCompareBench.Point;
 import dev.nepenthe.bench.hnsw.HnswCompareBench.Result;
 import dev.nepenthe.bench.hnsw.HnswCompareBench.Scaling;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 
@@ -43,7 +44,7 @@ final class CompareTables {
         for (Result r : all) {
             long total = 0;
             long small = 0;
-            List<String> smallNames = new java.util.ArrayList<>();
+            List<String> smallNames = new ArrayList<>();
             for (AnnEngine.Part p : r.footprint) {
                 total += p.bytes();
                 if (p.bytes() < SMALL_PART * n) {

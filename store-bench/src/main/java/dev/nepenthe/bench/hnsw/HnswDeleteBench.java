@@ -1,13 +1,18 @@
 package dev.nepenthe.bench.hnsw;
 
+import dev.nepenthe.bench.PeerProcess.Line;
+import dev.nepenthe.core.Metric;
 import dev.nepenthe.core.index.IntegrityReport;
 import dev.nepenthe.hnsw.HnswParams;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.SplittableRandom;
+import java.util.stream.IntStream;
 import org.roaringbitmap.RoaringBitmap;
 
 /**
@@ -33,15 +38,14 @@ public final class HnswDeleteBench {
 
     private HnswDeleteBench() {}
 
-    private static void warmUp(
-            float[][] data, int m, int efc, int threads, dev.nepenthe.core.Metric metric) {
+    private static void warmUp(float[][] data, int m, int efc, int threads, Metric metric) {
         int n = Math.min(data.length, 5_000);
         NepentheEngine warm = new NepentheEngine(m, efc, threads, metric);
         warm.build(Arrays.copyOf(data, n));
         for (int i = 0; i < n / 2; i++) {
             warm.index.remove(i);
         }
-        warm.index.removeAll(java.util.stream.IntStream.range(n / 2, n / 2 + 100).toArray());
+        warm.index.removeAll(IntStream.range(n / 2, n / 2 + 100).toArray());
         for (int i = 0; i < 200; i++) {
             warm.search(data[n - 1 - i], 10, 64);
         }
@@ -298,8 +302,8 @@ public final class HnswDeleteBench {
             // hnswlib runs last, in its own process: build, then the same stages of deletes
             // with markDelete, recall on the survivors after each.
             double hnswlibBuild = Double.NaN;
-            java.util.Map<String, String> rec = new java.util.HashMap<>();
-            for (dev.nepenthe.bench.PeerProcess.Line line :
+            Map<String, String> rec = new HashMap<>();
+            for (Line line :
                     hnswlib.run(
                             PeerRunner.HNSWLIB,
                             d.metric,

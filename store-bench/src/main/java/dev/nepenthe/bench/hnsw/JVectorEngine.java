@@ -1,5 +1,6 @@
 package dev.nepenthe.bench.hnsw;
 
+import dev.nepenthe.core.Metric;
 import io.github.jbellis.jvector.graph.GraphIndexBuilder;
 import io.github.jbellis.jvector.graph.GraphSearcher;
 import io.github.jbellis.jvector.graph.ImmutableGraphIndex;
@@ -35,11 +36,11 @@ final class JVectorEngine implements AnnEngine {
     private ThreadLocal<GraphSearcher> searchers;
 
     /** Cosine runs as DOT_PRODUCT over unit vectors (the harness normalises them). */
-    JVectorEngine(int m, int efConstruction, dev.nepenthe.core.Metric metric) {
+    JVectorEngine(int m, int efConstruction, Metric metric) {
         this.m = m;
         this.efConstruction = efConstruction;
         this.similarity =
-                metric == dev.nepenthe.core.Metric.L2
+                metric == Metric.L2
                         ? VectorSimilarityFunction.EUCLIDEAN
                         : VectorSimilarityFunction.DOT_PRODUCT;
     }

@@ -1,6 +1,7 @@
 package dev.nepenthe.bench.hnsw;
 
 import dev.nepenthe.core.Metric;
+import dev.nepenthe.testing.TestFiles;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -362,7 +363,7 @@ final class LuceneEngine implements AnnEngine {
             }
         } finally {
             if (folder != null) {
-                dev.nepenthe.testing.TestFiles.deleteTree(folder);
+                TestFiles.deleteTree(folder);
             }
         }
     }

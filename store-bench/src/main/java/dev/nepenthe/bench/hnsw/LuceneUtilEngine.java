@@ -1,5 +1,6 @@
 package dev.nepenthe.bench.hnsw;
 
+import dev.nepenthe.core.Metric;
 import java.io.IOException;
 import java.util.Arrays;
 import org.apache.lucene.codecs.hnsw.DefaultFlatVectorScorer;
@@ -34,7 +35,7 @@ final class LuceneUtilEngine implements AnnEngine {
      * Cosine runs as Lucene's DOT_PRODUCT over unit vectors (the harness normalises them), as
      * Lucene advises.
      */
-    LuceneUtilEngine(int m, int efConstruction, dev.nepenthe.core.Metric metric) {
+    LuceneUtilEngine(int m, int efConstruction, Metric metric) {
         this.m = m;
         this.efConstruction = efConstruction;
         this.similarity = LuceneEngine.similarity(metric);

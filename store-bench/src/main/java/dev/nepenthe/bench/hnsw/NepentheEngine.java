@@ -2,13 +2,19 @@ package dev.nepenthe.bench.hnsw;
 
 import dev.nepenthe.core.Metric;
 import dev.nepenthe.core.index.Accept;
+import dev.nepenthe.core.index.IndexConfig;
 import dev.nepenthe.core.index.SearchParams;
 import dev.nepenthe.core.vector.Kernels;
 import dev.nepenthe.core.vector.VectorKernels;
 import dev.nepenthe.hnsw.HnswIndex;
 import dev.nepenthe.hnsw.HnswParams;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -49,7 +55,7 @@ final class NepentheEngine implements AnnEngine {
      * the CPU does not run natively is refused with the reason.
      */
     static VectorKernels ourKernels(int vectorBits) {
-        return dev.nepenthe.core.vector.Kernels.panama(vectorBits);
+        return Kernels.panama(vectorBits);
     }
 
     @Override
@@ -164,26 +170,25 @@ final class NepentheEngine implements AnnEngine {
                 && donor.index != null
                 && (otherStorage || (threads <= 1 && donor.threads <= 1))) {
             try {
-                java.nio.file.Path file =
-                        java.nio.file.Files.createTempFile("nepenthe-graph", ".hnsw");
+                Path file = Files.createTempFile("nepenthe-graph", ".hnsw");
                 try {
                     donor.index.save(file);
                     index =
                             HnswIndex.load(
-                                    new dev.nepenthe.core.index.IndexConfig(
+                                    new IndexConfig(
                                             data[0].length,
                                             metric,
-                                            java.util.Map.of(
+                                            Map.of(
                                                     HnswParams.VECTORS,
                                                     params.storage().paramValue()),
                                             42L),
                                     file,
                                     kernels);
                 } finally {
-                    java.nio.file.Files.deleteIfExists(file);
+                    Files.deleteIfExists(file);
                 }
-            } catch (java.io.IOException e) {
-                throw new java.io.UncheckedIOException(e);
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
             }
             return;
         }

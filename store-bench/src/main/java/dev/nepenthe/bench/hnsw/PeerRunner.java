@@ -3,6 +3,7 @@ package dev.nepenthe.bench.hnsw;
 import dev.nepenthe.bench.PeerProcess;
 import dev.nepenthe.bench.data.VecFiles;
 import dev.nepenthe.core.Metric;
+import dev.nepenthe.testing.TestFiles;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -107,6 +108,6 @@ final class PeerRunner implements AutoCloseable {
 
     @Override
     public void close() throws IOException {
-        dev.nepenthe.testing.TestFiles.deleteTree(dir);
+        TestFiles.deleteTree(dir);
     }
 }

@@ -1,5 +1,6 @@
 package dev.nepenthe.bench.ivfpq;
 
+import com.sun.management.OperatingSystemMXBean;
 import dev.nepenthe.bench.PeerProcess;
 import dev.nepenthe.bench.data.VecFiles;
 import dev.nepenthe.core.Metric;
@@ -11,11 +12,15 @@ import dev.nepenthe.core.internal.index.ExactIndex;
 import dev.nepenthe.core.vector.Kernels;
 import dev.nepenthe.ivfpq.IvfPqIndex;
 import dev.nepenthe.ivfpq.IvfPqParams;
+import dev.nepenthe.testing.Datasets;
 import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Comparator;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -44,8 +49,7 @@ import java.util.SplittableRandom;
  */
 public final class IvfPqBench {
 
-    private static final java.lang.management.ThreadMXBean THREADS =
-            java.lang.management.ManagementFactory.getThreadMXBean();
+    private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
 
     private final Map<String, String> opts;
     private final int k;
@@ -145,7 +149,7 @@ public final class IvfPqBench {
             int n = intOpt("n");
             int q = intOpt("queries");
             float[][] all =
-                    dev.nepenthe.testing.Datasets.clustered(
+                    Datasets.clustered(
                             Long.parseLong(opts.get("seed")),
                             n + q,
                             intOpt("dim"),
@@ -407,8 +411,7 @@ public final class IvfPqBench {
      * thread).
      */
     private static long processCpu() {
-        return ((com.sun.management.OperatingSystemMXBean)
-                        java.lang.management.ManagementFactory.getOperatingSystemMXBean())
+        return ((OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
                 .getProcessCpuTime();
     }
 
@@ -593,7 +596,7 @@ public final class IvfPqBench {
 
     private static void deleteRecursively(Path dir) throws IOException {
         try (var s = Files.walk(dir)) {
-            for (Path p : s.sorted(java.util.Comparator.reverseOrder()).toList()) {
+            for (Path p : s.sorted(Comparator.reverseOrder()).toList()) {
                 Files.deleteIfExists(p);
             }
         }

@@ -3,6 +3,7 @@ package dev.nepenthe.bench.suite;
 import dev.nepenthe.bench.Plots;
 import dev.nepenthe.bench.forget.RebuildCostBenchmark;
 import java.awt.BasicStroke;
+import java.io.IOException;
 import java.nio.file.Path;
 import java.text.DecimalFormat;
 import java.text.DecimalFormatSymbols;
@@ -187,7 +188,7 @@ final class RebuildCostStep implements BenchSuite.Step {
      * Median time against records removed, log-log, a line per index and strategy (largest size
      * only).
      */
-    static void plot(Path png, List<Point> points) throws java.io.IOException {
+    static void plot(Path png, List<Point> points) throws IOException {
         int n = points.stream().mapToInt(Point::n).max().orElse(0);
         int dim = points.stream().filter(pt -> pt.n() == n).mapToInt(Point::dim).max().orElse(0);
         Map<String, XYSeries> series = new LinkedHashMap<>();

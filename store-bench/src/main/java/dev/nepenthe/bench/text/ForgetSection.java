@@ -13,6 +13,7 @@ import dev.nepenthe.core.forget.ForgetOperation;
 import dev.nepenthe.core.forget.ForgetRequest;
 import dev.nepenthe.core.forget.ForgetScope;
 import dev.nepenthe.core.forget.OperationState;
+import dev.nepenthe.core.forget.SurfaceOutcome;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -298,7 +299,7 @@ final class ForgetSection {
     private static String endState(ForgetOperation o) {
         Set<String> reasons = new TreeSet<>();
         o.suspects().forEach(x -> reasons.add(x.reason()));
-        for (dev.nepenthe.core.forget.SurfaceOutcome sf : o.surfaces()) {
+        for (SurfaceOutcome sf : o.surfaces()) {
             if (!sf.clean()) {
                 // A surface's proof failed: name it here, and its problems (counts and file
                 // names, never content) on stderr, for whoever investigates.

@@ -2,6 +2,7 @@ package dev.nepenthe.core.forget;
 
 import dev.nepenthe.core.Filter;
 import dev.nepenthe.core.VectorRecord;
+import java.util.LinkedHashSet;
 import java.util.Objects;
 import java.util.Set;
 
@@ -52,7 +53,7 @@ public sealed interface ForgetScope {
      *     once)
      */
     static ForgetScope records(String... ids) {
-        Set<String> unique = new java.util.LinkedHashSet<>();
+        Set<String> unique = new LinkedHashSet<>();
         for (String id : ids) {
             if (id == null) {
                 throw new IllegalArgumentException(

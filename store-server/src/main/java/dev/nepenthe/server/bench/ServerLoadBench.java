@@ -17,6 +17,7 @@ import dev.nepenthe.server.grpc.NepentheServer;
 import dev.nepenthe.testing.Datasets;
 import io.grpc.ManagedChannel;
 import io.grpc.Metadata;
+import io.grpc.StatusRuntimeException;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.stub.MetadataUtils;
 import java.lang.management.ManagementFactory;
@@ -24,6 +25,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -198,7 +200,7 @@ public final class ServerLoadBench {
             server.close();
             store.close();
             try (Stream<Path> files = Files.walk(dir)) {
-                files.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+                files.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
             }
         }
         System.out.println("| phase | clients | requests | QPS | p50 (ms) | p99 (ms) | forgets |");
@@ -333,7 +335,7 @@ public final class ServerLoadBench {
                                                                 .setIdempotencyKey("load-" + s)
                                                                 .setReasonCode("load-test")
                                                                 .build());
-                                            } catch (io.grpc.StatusRuntimeException e) {
+                                            } catch (StatusRuntimeException e) {
                                                 if (stop.get()) {
                                                     return; // the phase ended while this forget was
                                                     // in flight

@@ -12,7 +12,10 @@ import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
 
 /**
  * {@code nepenthe serve}: the gRPC server over a store folder, until it is stopped (SIGTERM or
@@ -32,7 +35,7 @@ import picocli.CommandLine.Option;
 public final class ServeCommand implements Callable<Integer> {
 
     /** This command as parsed, so that a refusal is printed where the command line prints. */
-    @picocli.CommandLine.Spec picocli.CommandLine.Model.CommandSpec spec;
+    @Spec CommandSpec spec;
 
     @Option(
             names = "--data",
@@ -169,7 +172,7 @@ public final class ServeCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         if ((tlsCert == null) != (tlsKey == null)) {
-            throw new picocli.CommandLine.ParameterException(
+            throw new ParameterException(
                     spec.commandLine(),
                     "--tls-cert and --tls-key: expected both or neither, got one");
         }
@@ -177,7 +180,7 @@ public final class ServeCommand implements Callable<Integer> {
             // Before the store opens: a refused start leaves nothing behind.
             NepentheServer.checkPlaintext(host, tlsCert != null, insecurePlaintextOnNetwork);
         } catch (IllegalArgumentException e) {
-            throw new picocli.CommandLine.ParameterException(spec.commandLine(), e.getMessage());
+            throw new ParameterException(spec.commandLine(), e.getMessage());
         }
         // The bundled model is registered, not loaded: it loads on the first text to embed.
         StoreOptions options = NepentheServer.withBundledEmbedders(StoreOptions.defaults());

@@ -29,6 +29,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
+import java.util.logging.Level;
+import java.util.logging.Logger;
 import java.util.regex.Pattern;
 import picocli.CommandLine;
 import picocli.CommandLine.Model.CommandSpec;
@@ -56,8 +58,7 @@ public final class ServerConnection {
      * call fails with the same news; a command line reports it once, in one line (--verbose has the
      * trace). Held here so the level sticks (java.util.logging keeps loggers only weakly).
      */
-    private static final java.util.logging.Logger GRPC_LOG =
-            java.util.logging.Logger.getLogger("io.grpc");
+    private static final Logger GRPC_LOG = Logger.getLogger("io.grpc");
 
     private static final Metadata.Key<String> AUTHORIZATION =
             Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER);
@@ -119,7 +120,7 @@ public final class ServerConnection {
         if (deadline != null && !(deadline > 0)) {
             throw misuse("--deadline: expected a number of seconds above 0, got " + deadline);
         }
-        GRPC_LOG.setLevel(java.util.logging.Level.SEVERE);
+        GRPC_LOG.setLevel(Level.SEVERE);
         ChannelCredentials credentials;
         if (tlsCa != null) {
             credentials = TlsChannelCredentials.newBuilder().trustManager(tlsCa.toFile()).build();

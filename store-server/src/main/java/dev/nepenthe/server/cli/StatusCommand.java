@@ -10,6 +10,7 @@ import dev.nepenthe.grpc.v1.PublicKeyRequest;
 import dev.nepenthe.grpc.v1.ServerStatsRequest;
 import dev.nepenthe.server.Main;
 import dev.nepenthe.server.grpc.NepentheServer;
+import io.grpc.StatusRuntimeException;
 import io.grpc.health.v1.HealthCheckRequest;
 import io.grpc.health.v1.HealthCheckResponse;
 import java.io.PrintWriter;
@@ -174,7 +175,7 @@ public final class StatusCommand implements Callable<Integer> {
             String p =
                     client.admin().stats(ServerStatsRequest.getDefaultInstance()).getWriteProblem();
             return p.isEmpty() ? "" : "The failure: " + p;
-        } catch (io.grpc.StatusRuntimeException e) {
+        } catch (StatusRuntimeException e) {
             return "A store operator's token shows the failure ("
                     + e.getStatus().getCode()
                     + " for this one).";

@@ -15,6 +15,7 @@ import dev.nepenthe.grpc.v1.Operation;
 import dev.nepenthe.grpc.v1.PlaceHoldRequest;
 import dev.nepenthe.grpc.v1.PublicKey;
 import dev.nepenthe.grpc.v1.PublicKeyRequest;
+import dev.nepenthe.grpc.v1.Readmission;
 import dev.nepenthe.grpc.v1.ReadmitRequest;
 import dev.nepenthe.grpc.v1.ReceiptCheck;
 import dev.nepenthe.grpc.v1.VerifyLedgerRequest;
@@ -165,8 +166,7 @@ final class ForgetService extends ForgetGrpc.ForgetImplBase {
     }
 
     @Override
-    public void readmit(
-            ReadmitRequest request, StreamObserver<dev.nepenthe.grpc.v1.Readmission> out) {
+    public void readmit(ReadmitRequest request, StreamObserver<Readmission> out) {
         // In the caller's tenant only: another tenant's forgets fence nothing here, so a scope
         // only they forgot is "not fenced", exactly as one nobody forgot.
         Statuses.unary(

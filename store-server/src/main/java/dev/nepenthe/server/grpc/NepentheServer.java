@@ -3,11 +3,13 @@ package dev.nepenthe.server.grpc;
 import dev.nepenthe.cache.QueryCache;
 import dev.nepenthe.core.Nepenthe;
 import dev.nepenthe.core.StoreOptions;
+import dev.nepenthe.core.VectorRecord;
 import dev.nepenthe.embed.LazyEmbedder;
 import io.grpc.BindableService;
 import io.grpc.Server;
 import io.grpc.ServerBuilder;
 import io.grpc.ServerInterceptors;
+import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.netty.shaded.io.grpc.netty.GrpcSslContexts;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.netty.shaded.io.netty.handler.ssl.SslContext;
@@ -23,6 +25,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
@@ -359,12 +362,11 @@ public final class NepentheServer implements Closeable {
             timer.shutdownNow();
             throw e;
         }
-        health.setStatus("", io.grpc.health.v1.HealthCheckResponse.ServingStatus.SERVING);
+        health.setStatus("", ServingStatus.SERVING);
         watchWrites(store, health, timer);
         for (BindableService s : services) {
             health.setStatus(
-                    s.bindService().getServiceDescriptor().getName(),
-                    io.grpc.health.v1.HealthCheckResponse.ServingStatus.SERVING);
+                    s.bindService().getServiceDescriptor().getName(), ServingStatus.SERVING);
         }
         return new NepentheServer(
                 server, store, health, limits, closeStore, handlers, timer, limiter, budget);
@@ -386,11 +388,7 @@ public final class NepentheServer implements Closeable {
                                 boolean writes = store.health().writesAccepted();
                                 health.setStatus(
                                         WRITES_HEALTH,
-                                        writes
-                                                ? io.grpc.health.v1.HealthCheckResponse
-                                                        .ServingStatus.SERVING
-                                                : io.grpc.health.v1.HealthCheckResponse
-                                                        .ServingStatus.NOT_SERVING);
+                                        writes ? ServingStatus.SERVING : ServingStatus.NOT_SERVING);
                             } catch (RuntimeException e) {
                                 // The store is closing: the server's own close sets the terminal
                                 // state.
@@ -401,7 +399,7 @@ public final class NepentheServer implements Closeable {
                         TimeUnit.SECONDS);
     }
 
-    private static java.util.concurrent.ThreadFactory daemonThreads(String prefix) {
+    private static ThreadFactory daemonThreads(String prefix) {
         AtomicInteger n = new AtomicInteger();
         return r -> {
             Thread t = new Thread(r, prefix + n.incrementAndGet());
@@ -418,7 +416,7 @@ public final class NepentheServer implements Closeable {
      * @throws IOException if either file cannot be written
      */
     public static void bootstrapTokens(Path tokensFile, Path tokenFile) throws IOException {
-        Tokens.bootstrap(tokensFile, tokenFile, dev.nepenthe.core.VectorRecord.DEFAULT_TENANT);
+        Tokens.bootstrap(tokensFile, tokenFile, VectorRecord.DEFAULT_TENANT);
     }
 
     /**

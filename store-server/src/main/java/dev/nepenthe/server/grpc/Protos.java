@@ -16,6 +16,7 @@ import dev.nepenthe.core.forget.SurfaceOutcome;
 import dev.nepenthe.core.forget.Suspect;
 import dev.nepenthe.core.index.SearchParams;
 import dev.nepenthe.grpc.v1.Operation;
+import dev.nepenthe.grpc.v1.Provenance;
 import dev.nepenthe.grpc.v1.Record;
 import dev.nepenthe.grpc.v1.Value;
 import java.time.Instant;
@@ -243,7 +244,7 @@ final class Protos {
                 .setMetric(dev.nepenthe.grpc.v1.Metric.valueOf(s.metric().name()))
                 .setIndexKind(s.index().kind())
                 .putAllIndexParams(s.index().params())
-                .setProvenance(dev.nepenthe.grpc.v1.Provenance.valueOf(s.provenance().name()))
+                .setProvenance(Provenance.valueOf(s.provenance().name()))
                 .setTextAnalyzer(s.textAnalyzer() == null ? "" : s.textAnalyzer())
                 .setEmbedder(s.embedder() == null ? "" : s.embedder())
                 .addAllSubjectIdentifiers(s.subjectIdentifiers())

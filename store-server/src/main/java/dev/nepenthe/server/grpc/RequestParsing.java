@@ -12,6 +12,8 @@ import io.grpc.ServiceDescriptor;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import java.io.InputStream;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * A request body that does not parse as its message is the caller's mistake, so it should end
@@ -81,7 +83,7 @@ final class RequestParsing {
         ServiceDescriptor.Builder sd =
                 ServiceDescriptor.newBuilder(old.getName())
                         .setSchemaDescriptor(old.getSchemaDescriptor());
-        java.util.List<ServerMethodDefinition<?, ?>> methods = new java.util.ArrayList<>();
+        List<ServerMethodDefinition<?, ?>> methods = new ArrayList<>();
         for (ServerMethodDefinition<?, ?> m : def.getMethods()) {
             ServerMethodDefinition<?, ?> rebound = rebind(m);
             sd.addMethod(rebound.getMethodDescriptor());

@@ -10,6 +10,7 @@ import java.nio.file.CopyOption;
 import java.nio.file.DirectoryStream;
 import java.nio.file.FileStore;
 import java.nio.file.FileSystem;
+import java.nio.file.FileSystems;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.OpenOption;
@@ -30,7 +31,7 @@ final class FaultyFileSystemProvider extends FileSystemProvider {
 
     private final FaultyFileSystem fs;
     private final FaultPlan plan;
-    private final FileSystemProvider real = java.nio.file.FileSystems.getDefault().provider();
+    private final FileSystemProvider real = FileSystems.getDefault().provider();
 
     FaultyFileSystemProvider(FaultyFileSystem fs, FaultPlan plan) {
         this.fs = fs;

@@ -5,6 +5,7 @@ import java.io.IOException;
 import java.net.URI;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.ProviderMismatchException;
 import java.nio.file.WatchEvent;
 import java.nio.file.WatchKey;
 import java.nio.file.WatchService;
@@ -28,7 +29,7 @@ final class FaultyPath implements Path {
         if (p instanceof FaultyPath f) {
             return f.real;
         }
-        throw new java.nio.file.ProviderMismatchException(
+        throw new ProviderMismatchException(
                 "expected a path of the faulty file system, got " + p.getClass());
     }
 

@@ -2,6 +2,7 @@ package dev.nepenthe.core.internal.crypto;
 
 import java.security.GeneralSecurityException;
 import javax.crypto.Cipher;
+import javax.crypto.ShortBufferException;
 import javax.crypto.spec.IvParameterSpec;
 
 /**
@@ -88,7 +89,7 @@ public final class CounterCipher {
                 }
                 done += n;
             }
-        } catch (javax.crypto.ShortBufferException e) {
+        } catch (ShortBufferException e) {
             throw new IllegalArgumentException(
                     "output of "
                             + out.length

@@ -5,6 +5,7 @@ import java.security.GeneralSecurityException;
 import java.util.Arrays;
 import java.util.HexFormat;
 import javax.crypto.Mac;
+import javax.crypto.ShortBufferException;
 import javax.crypto.spec.SecretKeySpec;
 
 /**
@@ -94,7 +95,7 @@ public final class KeyedHash {
         byte[] b = SCRATCH.get();
         try {
             m.doFinal(b, 0);
-        } catch (javax.crypto.ShortBufferException e) {
+        } catch (ShortBufferException e) {
             throw new IllegalStateException(e); // the scratch buffer holds at least 256 bytes
         }
         long hi = 0;

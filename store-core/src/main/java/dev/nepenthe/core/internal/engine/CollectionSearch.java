@@ -10,6 +10,8 @@ import dev.nepenthe.core.internal.engine.RecordCatalogue.Entry;
 import dev.nepenthe.core.internal.index.BitmapAccept;
 import dev.nepenthe.core.internal.record.RecordAccess;
 import dev.nepenthe.core.vector.Kernels;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -56,13 +58,13 @@ final class CollectionSearch {
      */
     @FunctionalInterface
     interface Ranker {
-        SearchResult rank(RoaringBitmap accept, int k) throws java.io.IOException;
+        SearchResult rank(RoaringBitmap accept, int k) throws IOException;
 
         /**
          * The score this ranker gives one record (materialised from {@code ordinal}), or NaN when
          * it does not rank it: a new version found through the replacement log is scored here.
          */
-        default float score(int ordinal, VectorRecord record) throws java.io.IOException {
+        default float score(int ordinal, VectorRecord record) throws IOException {
             SearchResult r = rank(RoaringBitmap.bitmapOf(ordinal), 1);
             return r.size() == 1 && r.ordinals()[0] == ordinal ? r.scores()[0] : Float.NaN;
         }
@@ -132,8 +134,8 @@ final class CollectionSearch {
             SearchResult result;
             try {
                 result = ranker.rank(accept, asked);
-            } catch (java.io.IOException e) {
-                throw new java.io.UncheckedIOException(
+            } catch (IOException e) {
+                throw new UncheckedIOException(
                         "collection '" + engine.name() + "': searching failed", e);
             }
             engine.testPoints().searchedIndex();
@@ -309,8 +311,8 @@ final class CollectionSearch {
             float score;
             try {
                 score = ranker.score(to, r);
-            } catch (java.io.IOException ex) {
-                throw new java.io.UncheckedIOException(
+            } catch (IOException ex) {
+                throw new UncheckedIOException(
                         "collection '" + engine.name() + "': searching failed", ex);
             }
             if (Float.isNaN(score) || score < floor) {

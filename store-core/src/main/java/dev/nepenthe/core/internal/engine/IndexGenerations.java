@@ -27,6 +27,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Objects;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import javax.crypto.Cipher;
@@ -605,7 +606,7 @@ public final class IndexGenerations {
 
         @Override
         public int read(byte[] b, int off, int len) throws IOException {
-            java.util.Objects.checkFromIndexSize(off, len, b.length);
+            Objects.checkFromIndexSize(off, len, b.length);
             if (len == 0) {
                 return 0;
             }

@@ -4,6 +4,7 @@ import dev.nepenthe.core.Filter;
 import dev.nepenthe.core.internal.crypto.KeyedHash;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.IdentityHashMap;
 import java.util.LinkedHashSet;
@@ -11,6 +12,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.IntFunction;
 import org.roaringbitmap.IntIterator;
@@ -128,7 +130,7 @@ final class MetadataIndex {
         return new Keys(longs(kept), values);
     }
 
-    private static long[] longs(java.util.Collection<Key> keys) {
+    private static long[] longs(Collection<Key> keys) {
         long[] out = new long[2 * keys.size()];
         int i = 0;
         for (Key k : keys) {
@@ -311,7 +313,7 @@ final class MetadataIndex {
      * Adds ordinals ({@code put} into a bitmap) under the keys of one name and value, and links its
      * chain.
      */
-    private void addUnder(ValueKeys v, java.util.function.Consumer<RoaringBitmap> put) {
+    private void addUnder(ValueKeys v, Consumer<RoaringBitmap> put) {
         for (Key k : v.kept()) {
             put.accept(writable(k));
         }

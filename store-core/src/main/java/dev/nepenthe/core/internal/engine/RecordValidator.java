@@ -7,6 +7,7 @@ import dev.nepenthe.core.internal.io.Utf8;
 import dev.nepenthe.core.internal.record.RecordAccess;
 import java.util.HashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 
 /**
@@ -157,10 +158,10 @@ final class RecordValidator {
             throw new IllegalArgumentException(
                     where
                             + ": expected a vector whose squared norm is at most "
-                            + String.format(java.util.Locale.ROOT, "%.3e", MAX_SQUARED_NORM)
+                            + String.format(Locale.ROOT, "%.3e", MAX_SQUARED_NORM)
                             + " (so that its scores against"
                             + " other vectors stay finite), got "
-                            + String.format(java.util.Locale.ROOT, "%.3e", sum));
+                            + String.format(Locale.ROOT, "%.3e", sum));
         }
     }
 

@@ -1,6 +1,7 @@
 package dev.nepenthe.core.internal.engine;
 
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLongArray;
 
@@ -70,7 +71,7 @@ final class ReplacementLog {
         if (head - CAPACITY >= lowestRead || (!reachedOlder && oldest > 0)) {
             return null;
         }
-        java.util.Collections.reverse(out);
+        Collections.reverse(out);
         return out;
     }
 }

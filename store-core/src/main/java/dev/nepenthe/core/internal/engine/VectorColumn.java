@@ -4,6 +4,8 @@ import dev.nepenthe.core.internal.memory.NativeMemory;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.util.Arrays;
+import java.util.stream.IntStream;
 
 /**
  * The stored records' vectors by ordinal, off the Java heap: native chunks of a fixed number of
@@ -69,7 +71,7 @@ final class VectorColumn {
         if (need <= cs.length) {
             return;
         }
-        MemorySegment[] grown = java.util.Arrays.copyOf(cs, need);
+        MemorySegment[] grown = Arrays.copyOf(cs, need);
         long chunkBytes = (mask + 1) * rowBytes;
         long slabBytes = (need - cs.length) * chunkBytes;
         if (slabBytes >= NativeMemory.HUGE_PAGE && NativeMemory.mapsHugePages()) {
@@ -82,9 +84,7 @@ final class VectorColumn {
                 grown[i] = slab.asSlice((i - cs.length) * chunkBytes, chunkBytes);
             }
         } else {
-            java.util.stream.IntStream.range(cs.length, need)
-                    .parallel()
-                    .forEach(i -> grown[i] = allocateChunk());
+            IntStream.range(cs.length, need).parallel().forEach(i -> grown[i] = allocateChunk());
         }
         chunks = grown;
     }
@@ -129,7 +129,7 @@ final class VectorColumn {
         MemorySegment[] cs = chunks;
         int c = ordinal >>> shift;
         if (c >= cs.length) {
-            java.util.Arrays.fill(out, 0, dimension, 0f);
+            Arrays.fill(out, 0, dimension, 0f);
             return;
         }
         MemorySegment.copy(cs[c], ValueLayout.JAVA_FLOAT, offset(ordinal), out, 0, dimension);
@@ -160,7 +160,7 @@ final class VectorColumn {
         MemorySegment[] cs = chunks;
         int c = ordinal >>> shift;
         if (c >= cs.length) {
-            MemorySegment[] grown = java.util.Arrays.copyOf(cs, c + 1);
+            MemorySegment[] grown = Arrays.copyOf(cs, c + 1);
             for (int i = cs.length; i <= c; i++) {
                 grown[i] = allocateChunk();
             }

@@ -22,6 +22,7 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.security.PublicKey;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
@@ -314,7 +315,7 @@ public final class EvidenceLedger implements Closeable {
                                     + index
                                     + " was expected (entries removed or reordered?)");
                 }
-                if (!java.util.Arrays.equals(p, prev)) {
+                if (!Arrays.equals(p, prev)) {
                     return bad(
                             out,
                             index,

@@ -5,6 +5,7 @@ import dev.nepenthe.core.forget.ErasureLevel;
 import dev.nepenthe.core.forget.ErasureSurface;
 import dev.nepenthe.core.forget.ForgottenRecords;
 import dev.nepenthe.core.forget.OperationState;
+import dev.nepenthe.core.forget.Suspect;
 import dev.nepenthe.core.internal.engine.RecordCatalogue.Entry;
 import java.io.IOException;
 import java.util.ArrayList;
@@ -325,7 +326,7 @@ final class CleanupPhase {
         entries.addAll(b.entries());
         List<CollectionEraser.Removed> removed = new ArrayList<>(a.removed());
         removed.addAll(b.removed());
-        Map<String, dev.nepenthe.core.forget.Suspect> held = new LinkedHashMap<>();
+        Map<String, Suspect> held = new LinkedHashMap<>();
         a.heldForRegeneration().forEach(sp -> held.put(sp.recordId(), sp));
         b.heldForRegeneration().forEach(sp -> held.put(sp.recordId(), sp));
         // A record held in one pass and resolved for removal in a later one is not held.

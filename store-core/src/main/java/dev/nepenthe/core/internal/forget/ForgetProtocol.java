@@ -18,6 +18,7 @@ import dev.nepenthe.core.internal.crypto.Keystore;
 import dev.nepenthe.core.internal.engine.CollectionEngine;
 import dev.nepenthe.core.internal.engine.JoinKeys;
 import dev.nepenthe.core.internal.evidence.SigningKey;
+import dev.nepenthe.core.internal.io.ChecksummedFiles;
 import dev.nepenthe.core.internal.io.StorageFault;
 import dev.nepenthe.core.internal.io.TestPoints;
 import java.io.Closeable;
@@ -265,9 +266,7 @@ public final class ForgetProtocol implements Closeable {
             pub.id =
                     "fop-"
                             + HexFormat.of()
-                                    .formatHex(
-                                            dev.nepenthe.core.internal.io.ChecksummedFiles
-                                                    .newFileId())
+                                    .formatHex(ChecksummedFiles.newFileId())
                                     .substring(0, 20);
             pub.tenant = request.tenant();
             pub.scopeKind = request.scope().kind();

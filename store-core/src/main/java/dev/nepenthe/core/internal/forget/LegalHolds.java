@@ -6,6 +6,7 @@ import dev.nepenthe.core.forget.ForgetScope;
 import dev.nepenthe.core.forget.LegalHold;
 import dev.nepenthe.core.forget.OperationState;
 import dev.nepenthe.core.internal.crypto.KeyedHash;
+import dev.nepenthe.core.internal.io.ChecksummedFiles;
 import java.io.IOException;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -13,7 +14,9 @@ import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
+import java.util.TreeSet;
 
 /**
  * Legal holds: placed on a subject or a source of a tenant (stored as keyed hashes), lifted with
@@ -33,7 +36,7 @@ final class LegalHolds {
      * ledger sound).
      */
     LegalHold placeHold(String tenant, ForgetScope scope, String reasonCode) throws IOException {
-        java.util.Objects.requireNonNull(tenant, "hold tenant");
+        Objects.requireNonNull(tenant, "hold tenant");
         ForgetRequest.checkReasonCode(reasonCode);
         KeyedHash.Hash h =
                 switch (scope) {
@@ -46,11 +49,7 @@ final class LegalHolds {
                                             + scope.kind());
                 };
         String id =
-                "hold-"
-                        + HexFormat.of()
-                                .formatHex(
-                                        dev.nepenthe.core.internal.io.ChecksummedFiles.newFileId())
-                                .substring(0, 16);
+                "hold-" + HexFormat.of().formatHex(ChecksummedFiles.newFileId()).substring(0, 16);
         OperationLog.StoredHold hold =
                 new OperationLog.StoredHold(
                         id, tenant, scope.kind(), h, reasonCode, System.currentTimeMillis(), 0);
@@ -142,7 +141,7 @@ final class LegalHolds {
                 }
             }
         }
-        Set<String> holding = new java.util.TreeSet<>();
+        Set<String> holding = new TreeSet<>();
         if (!active.isEmpty()) {
             String tenant = op.pub.tenant;
             if (op.secret.scope instanceof ForgetScope.Subject s) {

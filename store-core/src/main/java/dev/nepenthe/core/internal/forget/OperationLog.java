@@ -17,8 +17,10 @@ import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -298,7 +300,7 @@ final class OperationLog implements Closeable {
                 long seq = in.readLong();
                 byte[] h = new byte[32];
                 in.readFully(h);
-                ledgerHead = new LedgerHead(seq, java.util.HexFormat.of().formatHex(h));
+                ledgerHead = new LedgerHead(seq, HexFormat.of().formatHex(h));
                 ledgerEpoch = in.readInt();
             }
             case OPERATION -> {
@@ -397,7 +399,7 @@ final class OperationLog implements Closeable {
             out.writeByte(LEDGER_HEAD);
             out.writeInt(FORMAT_VERSION);
             out.writeLong(head.seq());
-            out.write(java.util.HexFormat.of().parseHex(head.hash()));
+            out.write(HexFormat.of().parseHex(head.hash()));
             out.writeInt(epoch);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
@@ -628,7 +630,7 @@ final class OperationLog implements Closeable {
     private static void writeNullable(DataOutputStream out, String s) throws IOException {
         out.writeBoolean(s != null);
         if (s != null) {
-            byte[] b = s.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+            byte[] b = s.getBytes(StandardCharsets.UTF_8);
             out.writeInt(b.length);
             out.write(b);
         }
@@ -640,7 +642,7 @@ final class OperationLog implements Closeable {
         }
         byte[] b = new byte[in.readInt()];
         in.readFully(b);
-        return new String(b, java.nio.charset.StandardCharsets.UTF_8);
+        return new String(b, StandardCharsets.UTF_8);
     }
 
     @Override

@@ -12,6 +12,7 @@ import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -81,7 +82,7 @@ final class OperationSecret {
     private static final class WipedBuffer extends ByteArrayOutputStream {
         byte[] takeAndWipe() {
             byte[] out = toByteArray();
-            java.util.Arrays.fill(buf, (byte) 0);
+            Arrays.fill(buf, (byte) 0);
             return out;
         }
     }

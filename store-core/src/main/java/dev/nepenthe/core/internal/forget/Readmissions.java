@@ -8,6 +8,7 @@ import dev.nepenthe.core.forget.OperationState;
 import dev.nepenthe.core.forget.Readmission;
 import dev.nepenthe.core.internal.crypto.KeyedHash;
 import dev.nepenthe.core.internal.forget.OperationLog.StoredReadmission;
+import dev.nepenthe.core.internal.io.ChecksummedFiles;
 import java.io.IOException;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -80,9 +81,7 @@ final class Readmissions {
                     new StoredReadmission(
                             "rad-"
                                     + HexFormat.of()
-                                            .formatHex(
-                                                    dev.nepenthe.core.internal.io.ChecksummedFiles
-                                                            .newFileId())
+                                            .formatHex(ChecksummedFiles.newFileId())
                                             .substring(0, 20),
                             tenant,
                             scope.kind(),

@@ -6,6 +6,7 @@ import java.lang.System.Logger.Level;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
@@ -57,7 +58,7 @@ final class Reconciliation {
             long highestFloor =
                     lifted.values().stream()
                             .map(l -> l.floors().get(collectionId))
-                            .filter(java.util.Objects::nonNull)
+                            .filter(Objects::nonNull)
                             .mapToLong(Long::longValue)
                             .max()
                             .orElse(-1);

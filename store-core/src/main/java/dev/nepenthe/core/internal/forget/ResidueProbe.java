@@ -22,6 +22,7 @@ import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -83,7 +84,7 @@ final class ResidueProbe {
             return List.of();
         }
         RoaringBitmap visible = RoaringBitmap.andNot(tenantOrds, catalogue.hidden());
-        Map<String, Suspect> best = new java.util.HashMap<>();
+        Map<String, Suspect> best = new HashMap<>();
         for (Removed p : probes) {
             List<String> terms = p.textTerms();
             if (terms.size() < MIN_PROBE_TERMS) {

@@ -7,6 +7,7 @@ import dev.nepenthe.core.internal.engine.CollectionEngine;
 import dev.nepenthe.core.internal.io.IoErrors;
 import dev.nepenthe.core.internal.storage.CollectionStorage;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.FileSystem;
 import java.nio.file.Files;
@@ -261,8 +262,8 @@ final class SnapshotRegistry {
                         CollectionStorage.scanSnapshotCopy(
                                 t.getKey().dir(),
                                 t.getValue().stream().map(KeyedHash.Hash::bytes).toList());
-            } catch (NoSuchFileException | java.io.UncheckedIOException e) {
-                if (e instanceof java.io.UncheckedIOException u
+            } catch (NoSuchFileException | UncheckedIOException e) {
+                if (e instanceof UncheckedIOException u
                         && !(u.getCause() instanceof NoSuchFileException)) {
                     throw u;
                 }

@@ -14,7 +14,9 @@ import dev.nepenthe.core.internal.text.TextIndex;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.IdentityHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -58,8 +60,8 @@ final class SurfaceProofs {
             if (text == null) {
                 return null;
             }
-            Map<Integer, Long> forgotten = new java.util.HashMap<>();
-            Set<String> terms = new java.util.LinkedHashSet<>();
+            Map<Integer, Long> forgotten = new HashMap<>();
+            Set<String> terms = new LinkedHashSet<>();
             for (Removed r : removed) {
                 forgotten.put(r.ordinal(), r.version());
                 terms.addAll(r.textTerms());

@@ -3,11 +3,15 @@ package dev.nepenthe.core.internal.io;
 import dev.nepenthe.core.CorruptFileException;
 import dev.nepenthe.core.FileTooNewException;
 import dev.nepenthe.core.FileTooOldException;
+import java.io.BufferedInputStream;
 import java.io.BufferedOutputStream;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
+import java.io.EOFException;
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.OutputStream;
+import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
@@ -16,6 +20,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
+import java.security.SecureRandom;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.BlockingQueue;
 import java.util.zip.CRC32C;
 
 /**
@@ -226,8 +233,7 @@ public final class ChecksummedFiles {
                                 + " (hardware problem or the file was modified?)");
             }
             RegionInput region = new RegionInput(ch, bodyEnd);
-            DataInputStream in =
-                    new DataInputStream(new java.io.BufferedInputStream(region, 1 << 16));
+            DataInputStream in = new DataInputStream(new BufferedInputStream(region, 1 << 16));
             int magic = in.readInt();
             if (magic != HEADER_MAGIC) {
                 throw new CorruptFileException(
@@ -261,7 +267,7 @@ public final class ChecksummedFiles {
             T result;
             try {
                 result = body.read(in, version);
-            } catch (java.io.EOFException e) {
+            } catch (EOFException e) {
                 throw new CorruptFileException(file, format + ": body ended early", e);
             } catch (RuntimeException e) {
                 throw new CorruptFileException(
@@ -286,7 +292,7 @@ public final class ChecksummedFiles {
         while (buf.hasRemaining()) {
             int n = ch.read(buf, position + buf.position());
             if (n < 0) {
-                throw new java.io.EOFException();
+                throw new EOFException();
             }
         }
     }
@@ -298,8 +304,7 @@ public final class ChecksummedFiles {
      * when the collector got to it. At most four are kept (a burst of readers beyond that allocates
      * and drops its own), and a kept buffer is zeroed: it holds no byte of the last file it read.
      */
-    private static final java.util.concurrent.BlockingQueue<ByteBuffer> CHECKSUM_BUFFERS =
-            new java.util.concurrent.ArrayBlockingQueue<>(4);
+    private static final BlockingQueue<ByteBuffer> CHECKSUM_BUFFERS = new ArrayBlockingQueue<>(4);
 
     /** CRC32C of the first {@code length} bytes, read in 1 MiB chunks. */
     private static long checksum(FileChannel ch, long length) throws IOException {
@@ -310,7 +315,7 @@ public final class ChecksummedFiles {
         try {
             return checksum(ch, length, buf);
         } finally {
-            java.lang.foreign.MemorySegment.ofBuffer(buf.clear()).fill((byte) 0);
+            MemorySegment.ofBuffer(buf.clear()).fill((byte) 0);
             CHECKSUM_BUFFERS.offer(buf);
         }
     }
@@ -321,7 +326,7 @@ public final class ChecksummedFiles {
             buf.clear().limit((int) Math.min(buf.capacity(), length - pos));
             int n = ch.read(buf, pos);
             if (n < 0) {
-                throw new java.io.EOFException();
+                throw new EOFException();
             }
             buf.flip();
             crc.update(buf);
@@ -333,7 +338,7 @@ public final class ChecksummedFiles {
     /**
      * The bytes {@code [0, end)} of a channel as a stream (positional reads: no shared position).
      */
-    private static final class RegionInput extends java.io.InputStream {
+    private static final class RegionInput extends InputStream {
         private final FileChannel ch;
         private final long end;
         private long pos;
@@ -371,7 +376,7 @@ public final class ChecksummedFiles {
     /** A random 16-byte file id. */
     public static byte[] newFileId() {
         byte[] id = new byte[16];
-        new java.security.SecureRandom().nextBytes(id);
+        new SecureRandom().nextBytes(id);
         return id;
     }
 

@@ -4,6 +4,8 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collection;
 import java.util.List;
 import java.util.stream.Stream;
 
@@ -68,7 +70,7 @@ public final class ForensicScan {
      * forget's verify phase scans a segment of several megabytes with it, often before the JIT has
      * seen the loop.
      */
-    public static int countAny(byte[] hay, java.util.Collection<byte[]> needles) {
+    public static int countAny(byte[] hay, Collection<byte[]> needles) {
         if (needles.isEmpty()) {
             return 0;
         }
@@ -100,7 +102,7 @@ public final class ForensicScan {
         private final long[] filter;
         private final int shift;
 
-        Prefixes(java.util.Collection<byte[]> needles, int width) {
+        Prefixes(Collection<byte[]> needles, int width) {
             this.width = width;
             this.mask = width == 8 ? -1L : 0xFFFFFFFFL;
             byte[][] sorted = needles.toArray(new byte[0][]);
@@ -110,7 +112,7 @@ public final class ForensicScan {
                             "needle: expected at least " + width + " bytes, got " + n.length);
                 }
             }
-            java.util.Arrays.sort(sorted, (a, b) -> Long.compare(prefix(a), prefix(b)));
+            Arrays.sort(sorted, (a, b) -> Long.compare(prefix(a), prefix(b)));
             long[] distinct = new long[sorted.length];
             int[] starts = new int[sorted.length + 1];
             int k = 0;
@@ -122,8 +124,8 @@ public final class ForensicScan {
                 }
             }
             starts[k] = sorted.length;
-            this.keys = java.util.Arrays.copyOf(distinct, k);
-            this.from = java.util.Arrays.copyOf(starts, k + 1);
+            this.keys = Arrays.copyOf(distinct, k);
+            this.from = Arrays.copyOf(starts, k + 1);
             this.byKey = sorted;
             // About 256 filter bits per prefix (so one offset in a few hundred reaches the
             // lookup), between 2^12 and 2^24 bits.
@@ -168,14 +170,14 @@ public final class ForensicScan {
         }
 
         private boolean matchesAt(byte[] hay, int at, long window) {
-            int k = java.util.Arrays.binarySearch(keys, window);
+            int k = Arrays.binarySearch(keys, window);
             if (k < 0) {
                 return false;
             }
             for (int i = from[k]; i < from[k + 1]; i++) {
                 byte[] n = byKey[i];
                 if (at + n.length <= hay.length
-                        && java.util.Arrays.equals(hay, at, at + n.length, n, 0, n.length)) {
+                        && Arrays.equals(hay, at, at + n.length, n, 0, n.length)) {
                     return true;
                 }
             }

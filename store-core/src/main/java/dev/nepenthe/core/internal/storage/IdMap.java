@@ -1,13 +1,21 @@
 package dev.nepenthe.core.internal.storage;
 
 import dev.nepenthe.core.internal.crypto.KeyedHash;
+import dev.nepenthe.core.internal.io.ChecksummedFiles;
 import dev.nepenthe.core.internal.io.IoErrors;
 import java.io.Closeable;
 import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
 import java.lang.System.Logger.Level;
 import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -15,7 +23,10 @@ import java.util.Map;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.FutureTask;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
+import java.util.function.Consumer;
 import net.openhft.chronicle.map.ChronicleMap;
+import net.openhft.chronicle.map.ChronicleMapBuilder;
 
 /**
  * Persistent, off-heap map from a record's keyed hash (tenant and id) to its ordinal, on Chronicle
@@ -34,8 +45,7 @@ final class IdMap implements Closeable {
     private final Path file;
     private long capacity;
     private volatile ChronicleMap<byte[], Long> map;
-    private final java.util.concurrent.locks.ReentrantReadWriteLock swap =
-            new java.util.concurrent.locks.ReentrantReadWriteLock();
+    private final ReentrantReadWriteLock swap = new ReentrantReadWriteLock();
 
     /**
      * Whether the first open found the file not closed cleanly (or unreadable) and started afresh.
@@ -152,8 +162,7 @@ final class IdMap implements Closeable {
             }
             Files.delete(closedMarker);
             // Gone for good before the map changes: a crash from here on must not find the marker.
-            dev.nepenthe.core.internal.io.ChecksummedFiles.fsyncDirectory(
-                    file.toAbsolutePath().getParent());
+            ChecksummedFiles.fsyncDirectory(file.toAbsolutePath().getParent());
         }
         // Copies a crash cut short (a replacement is moved over the map only once complete).
         try (var leftovers =
@@ -187,8 +196,7 @@ final class IdMap implements Closeable {
         }
     }
 
-    private static net.openhft.chronicle.map.ChronicleMapBuilder<byte[], Long> builder(
-            long entries) {
+    private static ChronicleMapBuilder<byte[], Long> builder(long entries) {
         return ChronicleMap.of(byte[].class, Long.class)
                 .name("nepenthe-idmap")
                 .constantKeySizeBySample(KEY_SAMPLE)
@@ -209,14 +217,14 @@ final class IdMap implements Closeable {
 
     /** SHA-256 of a file's bytes, streamed. */
     private static byte[] digestOf(Path f) throws IOException {
-        try (java.io.InputStream in = Files.newInputStream(f)) {
-            java.security.MessageDigest md = java.security.MessageDigest.getInstance("SHA-256");
+        try (InputStream in = Files.newInputStream(f)) {
+            MessageDigest md = MessageDigest.getInstance("SHA-256");
             byte[] buf = new byte[1 << 16];
             for (int n; (n = in.read(buf)) > 0; ) {
                 md.update(buf, 0, n);
             }
             return md.digest();
-        } catch (java.security.NoSuchAlgorithmException e) {
+        } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException(e);
         }
     }
@@ -264,8 +272,7 @@ final class IdMap implements Closeable {
      * Builds a new map file beside the current one, fills it, moves it over the current file and
      * swaps it in; lookups use the old map until the swap and the new one after it.
      */
-    private void replaceWith(
-            long newCapacity, java.util.function.Consumer<ChronicleMap<byte[], Long>> fill) {
+    private void replaceWith(long newCapacity, Consumer<ChronicleMap<byte[], Long>> fill) {
         // A fresh name each time: Chronicle Map refuses to map a second file under a path it
         // still has open in this process (it hands back the open map instead).
         replacements++;
@@ -277,10 +284,7 @@ final class IdMap implements Closeable {
             fill.accept(next);
             // The new map stays open and serves as it is; only its name changes.
             Files.move(
-                    tmp,
-                    file,
-                    java.nio.file.StandardCopyOption.REPLACE_EXISTING,
-                    java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+                    tmp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
         } catch (IOException | RuntimeException e) {
             if (next != null) {
                 next.close();
@@ -291,8 +295,7 @@ final class IdMap implements Closeable {
                 e.addSuppressed(suppressed);
             }
             throw e instanceof IOException io
-                    ? new java.io.UncheckedIOException(
-                            "replacing the id map " + file + " failed", io)
+                    ? new UncheckedIOException("replacing the id map " + file + " failed", io)
                     : (RuntimeException) e;
         }
         capacity = newCapacity;
@@ -342,7 +345,7 @@ final class IdMap implements Closeable {
             long cap = Math.max(capacity, Math.max(1024, live.size() * 2L));
             try {
                 replaceWith(cap, next -> live.forEach((k, v) -> next.put(k.bytes(), (long) v)));
-            } catch (java.io.UncheckedIOException e) {
+            } catch (UncheckedIOException e) {
                 throw e.getCause();
             }
         } else {
@@ -372,9 +375,7 @@ final class IdMap implements Closeable {
         }
         byte[] content = stamp;
         if (stamp.length > 0) {
-            try (java.nio.channels.FileChannel ch =
-                    java.nio.channels.FileChannel.open(
-                            file, java.nio.file.StandardOpenOption.WRITE)) {
+            try (FileChannel ch = FileChannel.open(file, StandardOpenOption.WRITE)) {
                 ch.force(true);
             }
             content = Arrays.copyOf(stamp, stamp.length + DIGEST_BYTES);
@@ -383,13 +384,10 @@ final class IdMap implements Closeable {
         Path marker = closedMarker();
         Files.write(marker, content);
         if (stamp.length > 0) {
-            try (java.nio.channels.FileChannel ch =
-                    java.nio.channels.FileChannel.open(
-                            marker, java.nio.file.StandardOpenOption.WRITE)) {
+            try (FileChannel ch = FileChannel.open(marker, StandardOpenOption.WRITE)) {
                 ch.force(true);
             }
-            dev.nepenthe.core.internal.io.ChecksummedFiles.fsyncDirectory(
-                    file.toAbsolutePath().getParent());
+            ChecksummedFiles.fsyncDirectory(file.toAbsolutePath().getParent());
         }
     }
 }

@@ -13,8 +13,10 @@ import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * The durable record of what was deleted, kept in the keystore folder, apart from the data: a
@@ -44,7 +46,7 @@ public final class TombstoneJournal implements Closeable {
     private final Map<KeyedHash.Hash, Map<KeyedHash.Hash, Long>> readmittedSubjects =
             new HashMap<>();
     private final Map<KeyedHash.Hash, Long> maxSeq = new HashMap<>();
-    private final java.util.Set<KeyedHash.Hash> droppedCollections = new java.util.HashSet<>();
+    private final Set<KeyedHash.Hash> droppedCollections = new HashSet<>();
 
     private TombstoneJournal(WriteAheadLog log) {
         this.log = log;

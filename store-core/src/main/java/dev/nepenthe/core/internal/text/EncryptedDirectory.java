@@ -7,6 +7,7 @@ import dev.nepenthe.core.internal.crypto.Keystore;
 import dev.nepenthe.core.internal.io.ChecksummedFiles;
 import dev.nepenthe.core.internal.io.IoErrors;
 import java.io.EOFException;
+import java.io.FileNotFoundException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -123,9 +124,7 @@ final class EncryptedDirectory extends FilterDirectory {
     public IndexInput openInput(String name, IOContext context) throws IOException {
         try {
             return decrypting(name);
-        } catch (CorruptIndexException
-                | java.nio.file.NoSuchFileException
-                | java.io.FileNotFoundException e) {
+        } catch (CorruptIndexException | NoSuchFileException | FileNotFoundException e) {
             throw e; // Lucene tells these apart, and they name the file
         } catch (IOException e) {
             throw IoErrors.naming(folder().resolve(name), "opening", e);
@@ -221,7 +220,7 @@ final class EncryptedDirectory extends FilterDirectory {
                     keystore.destroy(keyName(keyId), false);
                 }
             }
-        } catch (NoSuchFileException | java.io.FileNotFoundException e) {
+        } catch (NoSuchFileException | FileNotFoundException e) {
             // Lucene deletes what it believes exists; let the delegate report it.
         }
         in.deleteFile(name);

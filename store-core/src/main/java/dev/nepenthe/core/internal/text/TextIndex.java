@@ -11,6 +11,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Comparator;
+import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -33,6 +34,7 @@ import org.apache.lucene.index.IndexWriterConfig;
 import org.apache.lucene.index.LeafReader;
 import org.apache.lucene.index.LeafReaderContext;
 import org.apache.lucene.index.NumericDocValues;
+import org.apache.lucene.index.StandardDirectoryReader;
 import org.apache.lucene.index.Term;
 import org.apache.lucene.index.TieredMergePolicy;
 import org.apache.lucene.search.BooleanClause;
@@ -374,7 +376,7 @@ public final class TextIndex implements Closeable {
     public Reconciled reconcile(Records records) throws IOException {
         searchers.maybeRefreshBlocking();
         RoaringBitmap covered = new RoaringBitmap();
-        Set<Long> stale = new java.util.HashSet<>();
+        Set<Long> stale = new HashSet<>();
         int removed = 0;
         int[] removedDocs = {0};
         forEachLiveDocument(
@@ -554,10 +556,10 @@ public final class TextIndex implements Closeable {
                                 "a live document still indexes forgotten record at ordinal " + ord);
                     }
                 });
-        Set<String> referenced = new java.util.HashSet<>();
+        Set<String> referenced = new HashSet<>();
         IndexSearcher s = searchers.acquire();
         try {
-            if (s.getIndexReader() instanceof org.apache.lucene.index.StandardDirectoryReader r) {
+            if (s.getIndexReader() instanceof StandardDirectoryReader r) {
                 referenced.addAll(r.getSegmentInfos().files(true));
             }
             checked += TextForensics.deletedHolding(s, terms, problems);

@@ -18,7 +18,7 @@ class JvmFlagsTest {
     /** Child-JVM entry point: opens a store. Args: folder. */
     public static final class Opener {
         public static void main(String[] args) throws Exception {
-            try (Nepenthe store = Nepenthe.open(Path.of(args[0]))) {
+            try (Nepenthe _ = Nepenthe.open(Path.of(args[0]))) {
                 System.out.println("OPENED");
             }
         }

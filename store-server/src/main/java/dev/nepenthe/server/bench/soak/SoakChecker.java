@@ -16,6 +16,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -145,7 +146,7 @@ final class SoakChecker {
             for (Future<?> f : work) {
                 try {
                     f.get();
-                } catch (java.util.concurrent.ExecutionException x) {
+                } catch (ExecutionException x) {
                     error(errors, "check: " + x.getCause());
                 }
             }

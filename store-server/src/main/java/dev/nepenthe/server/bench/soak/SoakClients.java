@@ -13,6 +13,7 @@ import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.stub.MetadataUtils;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
 
 /**
  * The harness's side of the wire: one channel to the current server (a restarted server listens on
@@ -39,7 +40,7 @@ final class SoakClients {
                 Map.copyOf(
                         tenantTokens.entrySet().stream()
                                 .collect(
-                                        java.util.stream.Collectors.toMap(
+                                        Collectors.toMap(
                                                 Map.Entry::getKey, e -> bearer(e.getValue()))));
         this.operator = bearer(operatorToken);
     }

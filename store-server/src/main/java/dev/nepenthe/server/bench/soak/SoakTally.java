@@ -6,6 +6,7 @@ import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.TreeSet;
 
 /**
  * Counts and latencies of the soak's operations: per kind, how many were acknowledged, how many
@@ -118,7 +119,7 @@ final class SoakTally {
 
     /** The buckets any operation fell in, in order. */
     synchronized List<Integer> buckets() {
-        java.util.TreeSet<Integer> all = new java.util.TreeSet<>();
+        TreeSet<Integer> all = new TreeSet<>();
         sizes.values().forEach(m -> all.addAll(m.keySet()));
         return List.copyOf(all);
     }

@@ -21,12 +21,15 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.Deque;
 import java.util.List;
 import java.util.SplittableRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReadWriteLock;
+import java.util.function.Consumer;
+import java.util.function.Function;
 
 /**
  * The soak's clients, each a thread at a bounded rate: two writers, two searchers, a deleter, a
@@ -172,10 +175,7 @@ final class SoakWorkload {
         ERROR
     }
 
-    private <T> Outcome call(
-            Kind kind,
-            java.util.function.Function<Conn, T> rpc,
-            java.util.function.Consumer<T> onOk) {
+    private <T> Outcome call(Kind kind, Function<Conn, T> rpc, Consumer<T> onOk) {
         gate.readLock().lock();
         try {
             Conn c = clients.conn();
@@ -402,7 +402,7 @@ final class SoakWorkload {
             return;
         }
         try (var walk = Files.walk(dir)) {
-            for (Path p : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
+            for (Path p : walk.sorted(Comparator.reverseOrder()).toList()) {
                 Files.deleteIfExists(p);
             }
         } catch (IOException e) {
