@@ -22,6 +22,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.io.TempDir;
@@ -236,7 +237,12 @@ class SearchUnderReplacementTest {
                                             }
                                         }
                                     });
-            for (int n = 0; n < 400; n++) {
+            // At least 400 replacements, and on until the searcher has run beside them (the
+            // control below): on a fast machine 400 can be over before it has searched 20 times.
+            long writeDeadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            for (int n = 0;
+                    n < 400 || (searches.get() <= 20 && System.nanoTime() < writeDeadline);
+                    n++) {
                 float[] v = query.clone();
                 v[rnd.nextInt(DIM)] += (float) (rnd.nextGaussian() * 1e-3);
                 List<VectorRecord> write =

@@ -62,7 +62,7 @@ class HostileCallsTest {
                             new HalfSentCalls(
                                     h.server.port(), 2, 100, path, h.mallory, 32 << 20, 2 << 20);
                     HalfSentCalls b =
-                            awaitEndings(a, 84, 30)
+                            awaitEndings(a, "calls in flight for this token", 84, 30)
                                     ? new HalfSentCalls(
                                             h.server.port(),
                                             2,
@@ -218,7 +218,7 @@ class HostileCallsTest {
                 try (HalfSentCalls a =
                         new HalfSentCalls(h.server.port(), 1, 5, path, h.acme, 1 << 20, 1024)) {
                     assertTrue(
-                            awaitEndings(a, 3, 30),
+                            awaitEndings(a, "calls in flight at the server", 3, 30),
                             "acme's 3 refusals within 30 s: " + a.endings());
                     for (HalfSentCalls.Ending e : a.endings()) {
                         assertEquals(
@@ -254,14 +254,23 @@ class HostileCallsTest {
         }
     }
 
-    /** Waits up to {@code seconds} for {@code n} of the calls to end; whether they did. */
-    private static boolean awaitEndings(HalfSentCalls calls, int n, long seconds)
+    /**
+     * Waits up to {@code seconds} for {@code n} of the calls to be refused for {@code reason} (the
+     * start of the refusal's message); whether they were. Counting every ending would be a race: an
+     * admitted call ended early (by the tenant's byte budget, say) would let the next step start
+     * while some refusals are still on their way, and those could then meet another cap.
+     */
+    private static boolean awaitEndings(HalfSentCalls calls, String reason, int n, long seconds)
             throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
-        while (calls.endings().size() < n && System.nanoTime() < deadline) {
+        while (refusals(calls, reason) < n && System.nanoTime() < deadline) {
             Thread.sleep(20);
         }
-        return calls.endings().size() >= n;
+        return refusals(calls, reason) >= n;
+    }
+
+    private static long refusals(HalfSentCalls calls, String reason) {
+        return calls.endings().stream().filter(e -> e.message().startsWith(reason)).count();
     }
 
     /** Until the server has seen every client's calls end (it hears of a reset a moment later). */
