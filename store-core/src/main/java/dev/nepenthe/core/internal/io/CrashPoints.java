@@ -7,9 +7,11 @@ package dev.nepenthe.core.internal.io;
  * binding is the thread's and ends with the call ({@link ScopedValue}), so two stores working at
  * once in one JVM never see each other's points, and nothing is set globally.
  *
- * <p>It serves the collection storage, whose crash points and file writes do not yet take the
- * store's points as an argument (its logs, segment files and manifest, and {@code
- * checkpoint.deleted-segment}); once they do, the bindings can go.
+ * <p>It serves writes that cannot be handed the store's points: an index module's files, which it
+ * writes through {@link ChecksummedFiles} behind the public index SPI (an index of a third party's
+ * has no test points to take), and the few store files written without them (the signing key, the
+ * store's folder list, index generations, the reconciliation stamp, a snapshot's rewritten
+ * segments). Storage code that has the store's context passes {@code ctx.testPoints()} instead.
  */
 public final class CrashPoints {
 
