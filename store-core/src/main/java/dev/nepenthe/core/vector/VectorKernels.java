@@ -118,14 +118,18 @@ public interface VectorKernels {
      * @param out receives the scores
      * @param outOff where the first score goes
      */
-    void dotBatch(
+    default void dotBatch(
             float[] query,
             float[] block,
             int blockOff,
             int count,
             int dim,
             float[] out,
-            int outOff);
+            int outOff) {
+        for (int v = 0; v < count; v++) {
+            out[outOff + v] = dot(query, 0, block, blockOff + v * dim, dim);
+        }
+    }
 
     /**
      * Squared distances of one query against a contiguous block; layout as {@link #dotBatch}. Each
@@ -139,14 +143,18 @@ public interface VectorKernels {
      * @param out receives the distances
      * @param outOff where the first distance goes
      */
-    void squareDistanceBatch(
+    default void squareDistanceBatch(
             float[] query,
             float[] block,
             int blockOff,
             int count,
             int dim,
             float[] out,
-            int outOff);
+            int outOff) {
+        for (int v = 0; v < count; v++) {
+            out[outOff + v] = squareDistance(query, 0, block, blockOff + v * dim, dim);
+        }
+    }
 
     /**
      * Dot products of one point against scattered rows of a row-major matrix: {@code out[i]} equals
@@ -162,7 +170,12 @@ public interface VectorKernels {
      * @param dim the row length
      * @param out receives {@code count} scores from index 0
      */
-    void dotRows(float[] a, int aOff, float[] vectors, int[] rows, int count, int dim, float[] out);
+    default void dotRows(
+            float[] a, int aOff, float[] vectors, int[] rows, int count, int dim, float[] out) {
+        for (int i = 0; i < count; i++) {
+            out[i] = dot(a, aOff, vectors, rows[i] * dim, dim);
+        }
+    }
 
     /**
      * Squared distances of one point against scattered rows; layout as {@link #dotRows}. Each
@@ -176,8 +189,12 @@ public interface VectorKernels {
      * @param dim the row length
      * @param out receives {@code count} distances from index 0
      */
-    void squareDistanceRows(
-            float[] a, int aOff, float[] vectors, int[] rows, int count, int dim, float[] out);
+    default void squareDistanceRows(
+            float[] a, int aOff, float[] vectors, int[] rows, int count, int dim, float[] out) {
+        for (int i = 0; i < count; i++) {
+            out[i] = squareDistance(a, aOff, vectors, rows[i] * dim, dim);
+        }
+    }
 
     /*
      * The same four scores over vectors stored off the heap (a native MemorySegment of floats in

@@ -12,8 +12,9 @@ import jdk.incubator.vector.VectorSpecies;
  * Kernels on the incubating Vector API. Loaded only through {@link Kernels}, which first checks
  * that {@code jdk.incubator.vector} is readable. This class picks a width and routes each call; the
  * loops live by family in {@link PanamaPairs}, {@link PanamaQuads}, {@link PanamaTables}, {@link
- * PanamaNearest} and {@link PanamaInt8}, each written once where the stored operand may be an array
- * or a segment (see {@link PanamaPairs} for how).
+ * PanamaNearest} and {@link PanamaInt8}; the first two and the last are generated at build time,
+ * each body written once for a stored operand in an array and in a segment (see {@link PanamaOrder}
+ * for why).
  *
  * <p>Why the loops look the way they do (x86 with AVX2 or AVX-512 in mind):
  *
@@ -103,7 +104,7 @@ public final class PanamaKernels implements VectorKernels {
         if (!canonical) {
             return SCALAR.dot(a, aOff, b, bOff, len);
         }
-        return PanamaArrayPairs.dot(wide, a, aOff, b, bOff, len);
+        return PanamaPairs.dot(wide, a, aOff, b, bOff, len);
     }
 
     @Override
@@ -111,7 +112,7 @@ public final class PanamaKernels implements VectorKernels {
         if (!canonical) {
             return SCALAR.squareDistance(a, aOff, b, bOff, len);
         }
-        return PanamaArrayPairs.squareDistance(wide, a, aOff, b, bOff, len);
+        return PanamaPairs.squareDistance(wide, a, aOff, b, bOff, len);
     }
 
     @Override
@@ -119,7 +120,7 @@ public final class PanamaKernels implements VectorKernels {
         if (!canonical) {
             return SCALAR.dot(a, aOff, b, bOff, len);
         }
-        return PanamaPairs.dot(wide, a, aOff, null, b, bOff, len);
+        return PanamaPairs.dot(wide, a, aOff, b, bOff, len);
     }
 
     @Override
@@ -127,14 +128,14 @@ public final class PanamaKernels implements VectorKernels {
         if (!canonical) {
             return SCALAR.squareDistance(a, aOff, b, bOff, len);
         }
-        return PanamaPairs.squareDistance(wide, a, aOff, null, b, bOff, len);
+        return PanamaPairs.squareDistance(wide, a, aOff, b, bOff, len);
     }
 
     @Override
     public float cosine(float[] a, float[] b) {
         int len = a.length;
         if (canonical && wide && len >= 16) {
-            return PanamaPairs.cosine16(a, b, len);
+            return PanamaOrder.cosine16(a, b, len);
         }
         return CosineMath.fromParts(
                 dot(a, 0, b, 0, len), dot(a, 0, a, 0, len), dot(b, 0, b, 0, b.length));
@@ -163,7 +164,6 @@ public final class PanamaKernels implements VectorKernels {
                         query,
                         0,
                         block,
-                        null,
                         o,
                         o + dim,
                         o + 2 * dim,
@@ -196,7 +196,6 @@ public final class PanamaKernels implements VectorKernels {
                         query,
                         0,
                         block,
-                        null,
                         o,
                         o + dim,
                         o + 2 * dim,
@@ -208,7 +207,7 @@ public final class PanamaKernels implements VectorKernels {
             }
             for (; v + 2 <= count; v += 2) {
                 int o = blockOff + v * dim;
-                PanamaQuads.squarePair16(query, 0, block, null, o, o + dim, dim, out, outOff + v);
+                PanamaQuads.squarePair16(query, 0, block, o, o + dim, dim, out, outOff + v);
             }
         }
         for (; v < count; v++) {
@@ -232,7 +231,7 @@ public final class PanamaKernels implements VectorKernels {
             SCALAR.dotRows(a, aOff, vectors, rows, count, dim, out);
             return;
         }
-        rows(false, a, aOff, vectors, null, rows, count, dim, out);
+        PanamaQuads.rows(wide, false, a, aOff, vectors, rows, count, dim, out);
     }
 
     @Override
@@ -242,7 +241,7 @@ public final class PanamaKernels implements VectorKernels {
             SCALAR.squareDistanceRows(a, aOff, vectors, rows, count, dim, out);
             return;
         }
-        rows(true, a, aOff, vectors, null, rows, count, dim, out);
+        PanamaQuads.rows(wide, true, a, aOff, vectors, rows, count, dim, out);
     }
 
     @Override
@@ -259,7 +258,7 @@ public final class PanamaKernels implements VectorKernels {
             SCALAR.dotRows(a, aOff, vectors, rows, count, dim, out);
             return;
         }
-        rows(false, a, aOff, null, vectors, rows, count, dim, out);
+        PanamaQuads.rows(wide, false, a, aOff, vectors, rows, count, dim, out);
     }
 
     @Override
@@ -276,42 +275,7 @@ public final class PanamaKernels implements VectorKernels {
             SCALAR.squareDistanceRows(a, aOff, vectors, rows, count, dim, out);
             return;
         }
-        rows(true, a, aOff, null, vectors, rows, count, dim, out);
-    }
-
-    /** Scores rows of a matrix whose vectors are the canonical widths' business (see above). */
-    private void rows(
-            boolean l2,
-            float[] a,
-            int aOff,
-            float[] ba,
-            MemorySegment bs,
-            int[] rows,
-            int count,
-            int dim,
-            float[] out) {
-        if (!wide || dim < 64) {
-            for (int v = 0; v < count; v++) {
-                long o = (long) rows[v] * dim;
-                out[v] =
-                        l2
-                                ? PanamaPairs.squareDistance(wide, a, aOff, ba, bs, o, dim)
-                                : PanamaPairs.dot(wide, a, aOff, ba, bs, o, dim);
-            }
-            return;
-        }
-        for (int v = 0; v < count; v += 4) {
-            int left = Math.min(4, count - v);
-            long o0 = (long) rows[v] * dim;
-            long o1 = left > 1 ? (long) rows[v + 1] * dim : o0;
-            long o2 = left > 2 ? (long) rows[v + 2] * dim : o1;
-            long o3 = left > 3 ? (long) rows[v + 3] * dim : o2;
-            if (l2) {
-                PanamaQuads.squareQuad16(a, aOff, ba, bs, o0, o1, o2, o3, dim, out, v, left);
-            } else {
-                PanamaQuads.dotQuad16(a, aOff, ba, bs, o0, o1, o2, o3, dim, out, v, left);
-            }
-        }
+        PanamaQuads.rows(wide, true, a, aOff, vectors, rows, count, dim, out);
     }
 
     /**

@@ -1,6 +1,6 @@
 package dev.nepenthe.core.internal.vector;
 
-import static dev.nepenthe.core.internal.vector.PanamaPairs.F8;
+import static dev.nepenthe.core.internal.vector.PanamaOrder.F8;
 
 import dev.nepenthe.core.vector.CentroidBlock;
 import jdk.incubator.vector.FloatVector;

@@ -1,7 +1,7 @@
 package dev.nepenthe.core.internal.vector;
 
-import static dev.nepenthe.core.internal.vector.PanamaPairs.F8;
-import static dev.nepenthe.core.internal.vector.PanamaPairs.halve8;
+import static dev.nepenthe.core.internal.vector.PanamaOrder.F8;
+import static dev.nepenthe.core.internal.vector.PanamaOrder.halve8;
 
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorShuffle;

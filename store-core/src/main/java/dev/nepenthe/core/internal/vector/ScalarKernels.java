@@ -19,38 +19,20 @@ public final class ScalarKernels implements VectorKernels {
 
     @Override
     public float dot(float[] a, int aOff, float[] b, int bOff, int len) {
-        int i = 0;
-        float sum = 0f;
-        int end16 = len & ~15;
-        if (end16 > 0) {
-            float[] r = new float[16];
-            int end64 = len & ~63;
-            if (end64 > 0) {
-                float[] p = new float[64];
-                for (; i < end64; i += 64) {
-                    int ai = aOff + i, bi = bOff + i;
-                    for (int j = 0; j < 64; j++) {
-                        p[j] = Math.fma(a[ai + j], b[bi + j], p[j]);
-                    }
-                }
-                fold64(p, r);
-            }
-            for (; i < end16; i += 16) {
-                int ai = aOff + i, bi = bOff + i;
-                for (int j = 0; j < 16; j++) {
-                    r[j] = Math.fma(a[ai + j], b[bi + j], r[j]);
-                }
-            }
-            sum = halve16(r);
-        }
-        for (; i < len; i++) {
-            sum = Math.fma(a[aOff + i], b[bOff + i], sum);
-        }
-        return sum;
+        return ordered(false, a, aOff, b, bOff, len);
     }
 
     @Override
     public float squareDistance(float[] a, int aOff, float[] b, int bOff, int len) {
+        return ordered(true, a, aOff, b, bOff, len);
+    }
+
+    /**
+     * The order's steps over {@code len} terms, each term {@code a[i] * b[i]} or, for a squared
+     * distance, {@code (a[i] - b[i])^2}, folded in by {@link #term}.
+     */
+    private static float ordered(
+            boolean square, float[] a, int aOff, float[] b, int bOff, int len) {
         int i = 0;
         float sum = 0f;
         int end16 = len & ~15;
@@ -62,8 +44,7 @@ public final class ScalarKernels implements VectorKernels {
                 for (; i < end64; i += 64) {
                     int ai = aOff + i, bi = bOff + i;
                     for (int j = 0; j < 64; j++) {
-                        float d = a[ai + j] - b[bi + j];
-                        p[j] = Math.fma(d, d, p[j]);
+                        p[j] = term(square, a[ai + j], b[bi + j], p[j]);
                     }
                 }
                 fold64(p, r);
@@ -71,17 +52,24 @@ public final class ScalarKernels implements VectorKernels {
             for (; i < end16; i += 16) {
                 int ai = aOff + i, bi = bOff + i;
                 for (int j = 0; j < 16; j++) {
-                    float d = a[ai + j] - b[bi + j];
-                    r[j] = Math.fma(d, d, r[j]);
+                    r[j] = term(square, a[ai + j], b[bi + j], r[j]);
                 }
             }
             sum = halve16(r);
         }
         for (; i < len; i++) {
-            float d = a[aOff + i] - b[bOff + i];
-            sum = Math.fma(d, d, sum);
+            sum = term(square, a[aOff + i], b[bOff + i], sum);
         }
         return sum;
+    }
+
+    /** {@code acc} plus one term, rounded once: {@code x * y}, or {@code (x - y)^2}. */
+    private static float term(boolean square, float x, float y, float acc) {
+        if (square) {
+            float d = x - y;
+            return Math.fma(d, d, acc);
+        }
+        return Math.fma(x, y, acc);
     }
 
     /** Step 2 of the order: {@code r[j] = (p[j] + p[j+32]) + (p[j+16] + p[j+48])}. */
@@ -111,50 +99,6 @@ public final class ScalarKernels implements VectorKernels {
     public float cosine(float[] a, float[] b) {
         return CosineMath.fromParts(
                 dot(a, 0, b, 0, a.length), dot(a, 0, a, 0, a.length), dot(b, 0, b, 0, b.length));
-    }
-
-    @Override
-    public void dotBatch(
-            float[] query,
-            float[] block,
-            int blockOff,
-            int count,
-            int dim,
-            float[] out,
-            int outOff) {
-        for (int v = 0; v < count; v++) {
-            out[outOff + v] = dot(query, 0, block, blockOff + v * dim, dim);
-        }
-    }
-
-    @Override
-    public void squareDistanceBatch(
-            float[] query,
-            float[] block,
-            int blockOff,
-            int count,
-            int dim,
-            float[] out,
-            int outOff) {
-        for (int v = 0; v < count; v++) {
-            out[outOff + v] = squareDistance(query, 0, block, blockOff + v * dim, dim);
-        }
-    }
-
-    @Override
-    public void dotRows(
-            float[] a, int aOff, float[] vectors, int[] rows, int count, int dim, float[] out) {
-        for (int i = 0; i < count; i++) {
-            out[i] = dot(a, aOff, vectors, rows[i] * dim, dim);
-        }
-    }
-
-    @Override
-    public void squareDistanceRows(
-            float[] a, int aOff, float[] vectors, int[] rows, int count, int dim, float[] out) {
-        for (int i = 0; i < count; i++) {
-            out[i] = squareDistance(a, aOff, vectors, rows[i] * dim, dim);
-        }
     }
 
     @Override
