@@ -91,31 +91,7 @@ public record CollectionSpec(
      */
     public CollectionSpec(
             String name, int dimension, Metric metric, IndexSpec index, Provenance provenance) {
-        this(name, dimension, metric, index, provenance, null, null);
-    }
-
-    /**
-     * A collection whose metadata declares no subject identifiers.
-     *
-     * @param name 1 to 64 characters of letters, digits, '_' and '-'
-     * @param dimension vector length, 1 to {@value #MAX_DIMENSION}
-     * @param metric how vectors are compared
-     * @param index the index kind and its parameters
-     * @param provenance what a forget does to records derived from forgotten ones
-     * @param textAnalyzer the text index's analyzer, or null for none
-     * @param embedder the embedder's name, or null for none
-     * @throws IllegalArgumentException as the canonical constructor does
-     * @throws NullPointerException if the name, metric, index or provenance policy is null
-     */
-    public CollectionSpec(
-            String name,
-            int dimension,
-            Metric metric,
-            IndexSpec index,
-            Provenance provenance,
-            String textAnalyzer,
-            String embedder) {
-        this(name, dimension, metric, index, provenance, textAnalyzer, embedder, List.of());
+        this(name, dimension, metric, index, provenance, null, null, List.of());
     }
 
     /** Most metadata keys a collection may declare as subject identifiers. */

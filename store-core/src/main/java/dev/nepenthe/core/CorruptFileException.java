@@ -44,24 +44,4 @@ public class CorruptFileException extends IOException {
     public Path file() {
         return file;
     }
-
-    /** The one wording of a version outside the range this build reads, new or old. */
-    static String versionOutOfRange(
-            String format,
-            int version,
-            String verdict,
-            int minVersion,
-            int maxVersion,
-            String hint) {
-        return format
-                + " version "
-                + version
-                + " is "
-                + verdict
-                + ": this build reads versions "
-                + minVersion
-                + " to "
-                + maxVersion
-                + hint;
-    }
 }

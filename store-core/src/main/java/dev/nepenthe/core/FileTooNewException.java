@@ -3,7 +3,7 @@ package dev.nepenthe.core;
 import java.nio.file.Path;
 
 /** The file was written by a newer format version than this build can read. */
-public final class FileTooNewException extends CorruptFileException {
+public final class FileTooNewException extends FileVersionException {
     /**
      * Builds the exception; the message states the version found and the range this build reads.
      *
@@ -17,12 +17,11 @@ public final class FileTooNewException extends CorruptFileException {
             Path file, String format, int version, int minVersion, int maxVersion) {
         super(
                 file,
-                versionOutOfRange(
-                        format,
-                        version,
-                        "too new",
-                        minVersion,
-                        maxVersion,
-                        " (written by a newer Nepenthe?)"));
+                format,
+                version,
+                "too new",
+                minVersion,
+                maxVersion,
+                " (written by a newer Nepenthe?)");
     }
 }

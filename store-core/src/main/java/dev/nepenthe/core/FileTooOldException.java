@@ -3,7 +3,7 @@ package dev.nepenthe.core;
 import java.nio.file.Path;
 
 /** The file was written by an older format version than this build can read. */
-public final class FileTooOldException extends CorruptFileException {
+public final class FileTooOldException extends FileVersionException {
     /**
      * Builds the exception; the message states the version found and the range this build reads.
      *
@@ -17,12 +17,11 @@ public final class FileTooOldException extends CorruptFileException {
             Path file, String format, int version, int minVersion, int maxVersion) {
         super(
                 file,
-                versionOutOfRange(
-                        format,
-                        version,
-                        "too old",
-                        minVersion,
-                        maxVersion,
-                        " (rebuild or migrate the file with an older release)"));
+                format,
+                version,
+                "too old",
+                minVersion,
+                maxVersion,
+                " (rebuild or migrate the file with an older release)");
     }
 }

@@ -4,6 +4,7 @@ import dev.nepenthe.core.index.IndexConfig;
 import java.util.Locale;
 import java.util.Set;
 import java.util.StringJoiner;
+import java.util.function.Consumer;
 import java.util.function.Function;
 
 /**
@@ -211,73 +212,68 @@ public record HnswParams(
     }
 
     public HnswParams withEfSearch(int ef) {
-        return new HnswParams(
-                m,
-                efConstruction,
-                ef,
-                levelMultiplier,
-                repairEf,
-                seed,
-                quantization,
-                rerank,
-                storage);
+        return with(c -> c.efSearch = ef);
     }
 
     public HnswParams withRepairEf(int ef) {
-        return new HnswParams(
-                m,
-                efConstruction,
-                efSearch,
-                levelMultiplier,
-                ef,
-                seed,
-                quantization,
-                rerank,
-                storage);
+        return with(c -> c.repairEf = ef);
     }
 
     public HnswParams withSeed(long s) {
-        return new HnswParams(
-                m,
-                efConstruction,
-                efSearch,
-                levelMultiplier,
-                repairEf,
-                s,
-                quantization,
-                rerank,
-                storage);
+        return with(c -> c.seed = s);
     }
 
     public HnswParams withQuantization(Quantization q) {
-        return new HnswParams(
-                m, efConstruction, efSearch, levelMultiplier, repairEf, seed, q, rerank, storage);
+        return with(c -> c.quantization = q);
     }
 
     public HnswParams withStorage(VectorStorage v) {
-        return new HnswParams(
-                m,
-                efConstruction,
-                efSearch,
-                levelMultiplier,
-                repairEf,
-                seed,
-                quantization,
-                rerank,
-                v);
+        return with(c -> c.storage = v);
     }
 
     public HnswParams withRerank(int r) {
+        return with(c -> c.rerank = r);
+    }
+
+    /** A copy of these parameters with {@code change} made: the one place the withers list them. */
+    private HnswParams with(Consumer<Copy> change) {
+        Copy c = new Copy(this);
+        change.accept(c);
         return new HnswParams(
-                m,
-                efConstruction,
-                efSearch,
-                levelMultiplier,
-                repairEf,
-                seed,
-                quantization,
-                r,
-                storage);
+                c.m,
+                c.efConstruction,
+                c.efSearch,
+                c.levelMultiplier,
+                c.repairEf,
+                c.seed,
+                c.quantization,
+                c.rerank,
+                c.storage);
+    }
+
+    /** The components of a copy being made, changed by a wither before the copy is checked. */
+    private static final class Copy {
+        int m;
+        int efConstruction;
+        int efSearch;
+        double levelMultiplier;
+        int repairEf;
+        long seed;
+        Quantization quantization;
+        int rerank;
+        VectorStorage storage;
+
+        Copy(HnswParams from) {
+            m = from.m;
+            efConstruction = from.efConstruction;
+            efSearch = from.efSearch;
+            levelMultiplier = from.levelMultiplier;
+            repairEf = from.repairEf;
+            seed = from.seed;
+            quantization = from.quantization;
+            rerank = from.rerank;
+            storage = from.storage;
+        }
     }
 
     /** Parses a collection's parameters; unknown names and out-of-range values are refused. */

@@ -1,7 +1,6 @@
 package dev.nepenthe.ivfpq;
 
 import dev.nepenthe.core.Metric;
-import dev.nepenthe.core.index.AbstractVectorIndex;
 import dev.nepenthe.core.index.Accept;
 import dev.nepenthe.core.index.IndexConfig;
 import dev.nepenthe.core.index.IndexDescription;
@@ -9,8 +8,8 @@ import dev.nepenthe.core.index.IntegrityReport;
 import dev.nepenthe.core.index.PersistentIndexFactory;
 import dev.nepenthe.core.index.SearchParams;
 import dev.nepenthe.core.index.SearchResult;
+import dev.nepenthe.core.internal.index.BlockBackedIndex;
 import dev.nepenthe.core.internal.index.IndexChecks;
-import dev.nepenthe.core.internal.index.IndexLock;
 import dev.nepenthe.core.internal.index.SwapRemoveVectors;
 import dev.nepenthe.core.vector.Kernels;
 import dev.nepenthe.core.vector.VectorKernels;
@@ -84,7 +83,7 @@ import org.roaringbitmap.RoaringBitmap;
  * time to encode, and the write lock only to swap (see {@link #trainInBackground()}; the steps are
  * {@code IvfPqTrainer}'s).
  */
-public final class IvfPqIndex extends AbstractVectorIndex {
+public final class IvfPqIndex extends BlockBackedIndex {
 
     public static final String KIND = "ivfpq";
     static final String FORMAT = "nepenthe-ivfpq";
@@ -98,9 +97,7 @@ public final class IvfPqIndex extends AbstractVectorIndex {
     private final VectorKernels kernels;
     private final IvfPqParams params;
     private final long seed;
-    private final IndexLock lock = new IndexLock();
 
-    private final SwapRemoveVectors store;
     private final IvfPqSearcher searcher;
 
     /** The OSQ codec (a seeded rotation, no trained state), or null with PQ codes. */
@@ -137,7 +134,6 @@ public final class IvfPqIndex extends AbstractVectorIndex {
         this.params = params;
         this.seed = seed;
         this.kernels = kernels;
-        this.store = new SwapRemoveVectors(dimension);
         this.searcher = new IvfPqSearcher(dimension, metric, kernels, params, store);
         this.osq =
                 params.codes() == IvfPqParams.Codes.OSQ
@@ -276,16 +272,6 @@ public final class IvfPqIndex extends AbstractVectorIndex {
             state.wipe();
             state = null;
         }
-    }
-
-    @Override
-    public boolean contains(int ordinal) {
-        return lock.readBoolean(() -> store.contains(ordinal));
-    }
-
-    @Override
-    public int size() {
-        return lock.readInt(store::size);
     }
 
     // ------------------------------------------------------------------ training

@@ -70,31 +70,6 @@ public record IvfPqParams(
                     "codes",
                     "bits");
 
-    /** PQ codes, with the OSQ width unused. */
-    public IvfPqParams(
-            int nlist,
-            int m,
-            int nbits,
-            int trainSize,
-            int iterations,
-            int nprobe,
-            int rerank,
-            boolean autoRetrain,
-            int driftLimit) {
-        this(
-                nlist,
-                m,
-                nbits,
-                trainSize,
-                iterations,
-                nprobe,
-                rerank,
-                autoRetrain,
-                driftLimit,
-                Codes.PQ,
-                ScalarCodes.DEFAULT_BITS);
-    }
-
     /** The default {@code driftLimit}: see docs/FORGET.md for the recall it keeps. */
     public static final int DEFAULT_DRIFT_LIMIT = 50;
 

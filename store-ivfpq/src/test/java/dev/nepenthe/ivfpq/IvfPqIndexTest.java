@@ -1224,7 +1224,13 @@ class IvfPqIndexTest {
         e =
                 assertThrows(
                         IllegalArgumentException.class,
-                        () -> new IvfPqParams(16, 4, 8, 100, 10, 4, 0, false, 50));
+                        () ->
+                                IvfPqParams.forSize(10_000, DIM)
+                                        .nlist(16)
+                                        .m(4)
+                                        .nbits(8)
+                                        .trainSize(100) // below 2^nbits sub-centroids
+                                        .build());
         assertTrue(e.getMessage().contains("trainSize"), e.getMessage());
     }
 }

@@ -220,16 +220,17 @@ public final class IvfPqBench {
 
         // 3. Nepenthe.
         IvfPqParams params =
-                new IvfPqParams(
-                        nlist,
-                        m,
-                        8,
-                        train,
-                        iterations,
-                        16,
-                        rerank,
-                        false,
-                        IvfPqParams.DEFAULT_DRIFT_LIMIT);
+                IvfPqParams.forSize(n, dim)
+                        .nlist(nlist)
+                        .m(m)
+                        .nbits(8)
+                        .trainSize(train)
+                        .iterations(iterations)
+                        .nprobe(16)
+                        .rerank(rerank)
+                        .autoRetrain(false)
+                        .driftLimit(IvfPqParams.DEFAULT_DRIFT_LIMIT)
+                        .build();
         long t0 = System.nanoTime();
         long c0 = processCpu();
         IvfPqIndex index = build(base, params, dim, null);

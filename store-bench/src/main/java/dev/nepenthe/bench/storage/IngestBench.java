@@ -6,6 +6,8 @@ import dev.nepenthe.core.internal.crypto.DataKey;
 import dev.nepenthe.core.internal.crypto.KeyedHash;
 import dev.nepenthe.core.internal.crypto.Keystore;
 import dev.nepenthe.core.internal.crypto.MasterKey;
+import dev.nepenthe.core.internal.io.StorageFault;
+import dev.nepenthe.core.internal.io.TestPoints;
 import dev.nepenthe.core.internal.storage.CollectionStorage;
 import dev.nepenthe.core.internal.storage.CollectionStorage.Placed;
 import dev.nepenthe.core.internal.storage.RecordSealer;
@@ -118,7 +120,9 @@ public final class IngestBench {
                                 sealer,
                                 Durability.SYNC,
                                 64L << 20,
-                                256);
+                                256,
+                                new StorageFault(), // a latch of its own: no store around it
+                                new TestPoints());
                 long t0 = System.nanoTime();
                 try (CollectionStorage s =
                         CollectionStorage.open(

@@ -1,7 +1,6 @@
 package dev.nepenthe.core.internal.index;
 
 import dev.nepenthe.core.Metric;
-import dev.nepenthe.core.index.AbstractVectorIndex;
 import dev.nepenthe.core.index.Accept;
 import dev.nepenthe.core.index.IndexConfig;
 import dev.nepenthe.core.index.IntegrityReport;
@@ -26,7 +25,7 @@ import java.util.Set;
  * <p>Layout: a {@link SwapRemoveVectors} block, live vectors back to back, so a search is one
  * batch-scoring pass; removal zeroes what it vacates, so no removed vector's bytes stay.
  */
-public final class ExactIndex extends AbstractVectorIndex {
+public final class ExactIndex extends BlockBackedIndex {
 
     public static final String KIND = "exact";
     static final String FORMAT = "nepenthe-exact-index";
@@ -34,9 +33,7 @@ public final class ExactIndex extends AbstractVectorIndex {
 
     private final int dim;
     private final Metric metric;
-    private final IndexLock lock = new IndexLock();
 
-    private final SwapRemoveVectors store;
     private final ExactScan scan;
 
     public ExactIndex(int dimension, Metric metric) {
@@ -47,7 +44,6 @@ public final class ExactIndex extends AbstractVectorIndex {
         super(KIND, dimension, metric);
         this.dim = dimension;
         this.metric = metric;
-        this.store = new SwapRemoveVectors(dimension);
         this.scan = new ExactScan(store, metric, kernels, dimension);
     }
 
@@ -90,16 +86,6 @@ public final class ExactIndex extends AbstractVectorIndex {
         } finally {
             lock.writeLock().unlock();
         }
-    }
-
-    @Override
-    public boolean contains(int ordinal) {
-        return lock.readBoolean(() -> store.contains(ordinal));
-    }
-
-    @Override
-    public int size() {
-        return lock.readInt(store::size);
     }
 
     @Override

@@ -22,27 +22,6 @@ public record StoreContext(
         StorageFault fault,
         TestPoints testPoints) {
 
-    /** A context with a latch of its own (a storage used outside a store: benchmarks, tests). */
-    public StoreContext(
-            Keystore keystore,
-            KeyedHash hashes,
-            TombstoneJournal journal,
-            RecordSealer sealer,
-            Durability durability,
-            long checkpointBytes,
-            int shardBuckets) {
-        this(
-                keystore,
-                hashes,
-                journal,
-                sealer,
-                durability,
-                checkpointBytes,
-                shardBuckets,
-                new StorageFault(),
-                new TestPoints());
-    }
-
     /**
      * The keyed hash of one (collection, tenant, subject) scope: what its data key is filed under
      * and what its records' clear headers carry.

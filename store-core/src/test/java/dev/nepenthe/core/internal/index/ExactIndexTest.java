@@ -141,16 +141,14 @@ class ExactIndexTest {
     }
 
     @Test
-    void integrityCheckDetectsALeftoverVector() throws Exception {
+    void integrityCheckDetectsALeftoverVector() {
         ExactIndex index = new ExactIndex(4, Metric.DOT);
         index.add(0, new float[] {1, 2, 3, 4});
         index.add(1, new float[] {5, 6, 7, 8});
         index.remove(1);
         assertTrue(index.verifyIntegrity().isClean());
         // Plant the removed vector's bytes back into the freed slot: the checker must see it.
-        var storeField = ExactIndex.class.getDeclaredField("store");
-        storeField.setAccessible(true);
-        float[] block = ((SwapRemoveVectors) storeField.get(index)).block();
+        float[] block = index.store.block(); // BlockBackedIndex's, visible in its package
         block[4] = 5f;
         IntegrityReport report = index.verifyIntegrity();
         assertFalse(report.isClean());
