@@ -45,7 +45,6 @@ final class KernelSources {
     static final List<String> FLOAT_IMPORTS =
             List.of(
                     "static dev.nepenthe.core.internal.vector.PanamaOrder.F16",
-                    "static dev.nepenthe.core.internal.vector.PanamaOrder.halve16",
                     "java.lang.foreign.MemorySegment",
                     "java.lang.foreign.ValueLayout",
                     "java.nio.ByteOrder",

@@ -14,7 +14,7 @@ final class PairKernels {
     static String source() {
         Src src = new Src();
         List<String> imports = new ArrayList<>(KernelSources.FLOAT_IMPORTS);
-        for (String name : new String[] {"F8", "ROT8_1", "ROT8_2", "ROT8_4"}) {
+        for (String name : new String[] {"F8", "ROT8_1", "ROT8_2", "ROT8_4", "halve16"}) {
             imports.add("static dev.nepenthe.core.internal.vector.PanamaOrder." + name);
         }
         KernelSources.header(src, "PanamaPairs", imports);

@@ -1,3 +1,6 @@
+import java.util.ArrayList;
+import java.util.List;
+
 /**
  * Emits {@code PanamaQuads}: one query against four (or two) stored vectors at once, 16 lanes wide.
  * Each load of the query feeds every vector's fused multiply-add and the vectors' loads are
@@ -14,7 +17,11 @@ final class QuadKernels {
 
     static String source() {
         Src src = new Src();
-        KernelSources.header(src, "PanamaQuads", KernelSources.FLOAT_IMPORTS);
+        List<String> imports = new ArrayList<>(KernelSources.FLOAT_IMPORTS);
+        for (String name : new String[] {"R16_1", "R16_2", "R16_4", "R16_8"}) {
+            imports.add("static dev.nepenthe.core.internal.vector.PanamaOrder." + name);
+        }
+        KernelSources.header(src, "PanamaQuads", imports);
         src.doc(
                 "One query against four (or two) stored vectors at once, 16 lanes wide: each"
                         + " load of the query feeds",
@@ -132,8 +139,12 @@ final class QuadKernels {
                     src, "r" + sets[j], "qv", s.floatVector("F16", "b", "o" + j + " + i"), "t" + j);
         }
         src.close();
+        // The halvings written out, not calls: a call here would box each result vector.
         for (String set : sets) {
-            src.line("float s%s = halve16(r%s);", set, set);
+            for (int h = 8; h > 1; h /= 2) {
+                src.line("r%s = r%s.add(r%s.rearrange(R16_%d));", set, set, set, h);
+            }
+            src.line("float s%s = r%s.add(r%s.rearrange(R16_1)).lane(0);", set, set, set);
         }
         src.open("for (; i < len; i++)");
         src.line("float qs = q[qo + i];");

@@ -31,11 +31,11 @@ final class PanamaOrder {
     /**
      * Rotations: {@code v.add(v.rearrange(R16_h))} puts {@code v[j] + v[j+h]} in lane j (j < h).
      */
-    private static final VectorShuffle<Float> R16_8 = VectorShuffle.iota(F16, 8, 1, true);
+    static final VectorShuffle<Float> R16_8 = VectorShuffle.iota(F16, 8, 1, true);
 
-    private static final VectorShuffle<Float> R16_4 = VectorShuffle.iota(F16, 4, 1, true);
-    private static final VectorShuffle<Float> R16_2 = VectorShuffle.iota(F16, 2, 1, true);
-    private static final VectorShuffle<Float> R16_1 = VectorShuffle.iota(F16, 1, 1, true);
+    static final VectorShuffle<Float> R16_4 = VectorShuffle.iota(F16, 4, 1, true);
+    static final VectorShuffle<Float> R16_2 = VectorShuffle.iota(F16, 2, 1, true);
+    static final VectorShuffle<Float> R16_1 = VectorShuffle.iota(F16, 1, 1, true);
 
     static final VectorShuffle<Float> ROT8_4 = VectorShuffle.iota(F8, 4, 1, true);
     static final VectorShuffle<Float> ROT8_2 = VectorShuffle.iota(F8, 2, 1, true);
