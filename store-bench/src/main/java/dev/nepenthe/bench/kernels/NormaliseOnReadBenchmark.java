@@ -128,19 +128,6 @@ public class NormaliseOnReadBenchmark extends KernelBenchmark {
     }
 
     private float dotPrepared(int row) {
-        return dot(row, null);
-    }
-
-    private float dotNormalisingOnRead(int row) {
-        return dot(row, DoubleVector.broadcast(D8, inverseNorms[row]));
-    }
-
-    /**
-     * The one summing order both methods share: row {@code row} read from the prepared copy when
-     * {@code inv} is null, else from the stored floats normalised by {@code inv} as they are read.
-     * Each caller passes a constant kind of {@code inv}, so the JIT keeps one path per method.
-     */
-    private float dot(int row, DoubleVector inv) {
         long base = (long) row * d * Float.BYTES;
         // Eight accumulators in locals (an array of vectors would box them).
         FloatVector a0 = FloatVector.zero(F8),
@@ -152,21 +139,40 @@ public class NormaliseOnReadBenchmark extends KernelBenchmark {
                 a6 = a0,
                 a7 = a0;
         for (int i = 0; i < d; i += 64) {
-            a0 = q(i).fma(row(base, i, inv), a0);
-            a1 = q(i + 8).fma(row(base, i + 8, inv), a1);
-            a2 = q(i + 16).fma(row(base, i + 16, inv), a2);
-            a3 = q(i + 24).fma(row(base, i + 24, inv), a3);
-            a4 = q(i + 32).fma(row(base, i + 32, inv), a4);
-            a5 = q(i + 40).fma(row(base, i + 40, inv), a5);
-            a6 = q(i + 48).fma(row(base, i + 48, inv), a6);
-            a7 = q(i + 56).fma(row(base, i + 56, inv), a7);
+            a0 = q(i).fma(load(prepared, base, i), a0);
+            a1 = q(i + 8).fma(load(prepared, base, i + 8), a1);
+            a2 = q(i + 16).fma(load(prepared, base, i + 16), a2);
+            a3 = q(i + 24).fma(load(prepared, base, i + 24), a3);
+            a4 = q(i + 32).fma(load(prepared, base, i + 32), a4);
+            a5 = q(i + 40).fma(load(prepared, base, i + 40), a5);
+            a6 = q(i + 48).fma(load(prepared, base, i + 48), a6);
+            a7 = q(i + 56).fma(load(prepared, base, i + 56), a7);
         }
         return sum(a0, a1, a2, a3, a4, a5, a6, a7);
     }
 
-    /** Eight floats of a row: the prepared copy's ({@code inv} null) or normalised on read. */
-    private FloatVector row(long base, int at, DoubleVector inv) {
-        return inv == null ? load(prepared, base, at) : normalised(base, at, inv);
+    private float dotNormalisingOnRead(int row) {
+        long base = (long) row * d * Float.BYTES;
+        DoubleVector inv = DoubleVector.broadcast(D8, inverseNorms[row]);
+        FloatVector a0 = FloatVector.zero(F8),
+                a1 = a0,
+                a2 = a0,
+                a3 = a0,
+                a4 = a0,
+                a5 = a0,
+                a6 = a0,
+                a7 = a0;
+        for (int i = 0; i < d; i += 64) {
+            a0 = q(i).fma(normalised(base, i, inv), a0);
+            a1 = q(i + 8).fma(normalised(base, i + 8, inv), a1);
+            a2 = q(i + 16).fma(normalised(base, i + 16, inv), a2);
+            a3 = q(i + 24).fma(normalised(base, i + 24, inv), a3);
+            a4 = q(i + 32).fma(normalised(base, i + 32, inv), a4);
+            a5 = q(i + 40).fma(normalised(base, i + 40, inv), a5);
+            a6 = q(i + 48).fma(normalised(base, i + 48, inv), a6);
+            a7 = q(i + 56).fma(normalised(base, i + 56, inv), a7);
+        }
+        return sum(a0, a1, a2, a3, a4, a5, a6, a7);
     }
 
     private FloatVector q(int at) {
