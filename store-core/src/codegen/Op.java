@@ -28,6 +28,26 @@ enum Op {
         }
     }
 
+    /**
+     * Folds {@code x[k]} and {@code y[k]} into {@code acc[k]} for every k: a squared distance takes
+     * all its differences first, then its multiply-adds, the order the hand-written pair bodies
+     * had.
+     */
+    void vectorSteps(Src src, String[] acc, String[] x, String[] y, String[] tmp) {
+        if (this == DOT) {
+            for (int k = 0; k < acc.length; k++) {
+                vectorStep(src, acc[k], x[k], y[k], tmp[k]);
+            }
+            return;
+        }
+        for (int k = 0; k < acc.length; k++) {
+            src.line("FloatVector %s = %s.sub(%s);", tmp[k], x[k], y[k]);
+        }
+        for (int k = 0; k < acc.length; k++) {
+            src.line("%s = %s.fma(%s, %s);", acc[k], tmp[k], tmp[k], acc[k]);
+        }
+    }
+
     /** Folds floats {@code x} and {@code y} into {@code sum}. */
     void scalarStep(Src src, String sum, String x, String y, String tmp) {
         if (this == DOT) {

@@ -77,25 +77,13 @@ final class PairKernels {
         src.open("if (end64 > 0)");
         accumulators(src, "acc", 4, "F16");
         src.open("for (; i < end64; i += 64)");
-        for (int k = 0; k < 4; k++) {
-            op.vectorStep(
-                    src,
-                    "acc" + k,
-                    "FloatVector.fromArray(F16, a, " + Storage.plus("aOff + i", 16 * k) + ")",
-                    s.floatVector("F16", "b", Storage.plus("bOff + i", 16 * k)),
-                    "d" + k);
-        }
+        slices(src, op, s, "F16", 16, names("acc", 4));
         src.close();
         src.line("r = acc0.add(acc2).add(acc1.add(acc3));");
         src.close();
         src.line("int end16 = len & ~15;");
         src.open("for (; i < end16; i += 16)");
-        op.vectorStep(
-                src,
-                "r",
-                "FloatVector.fromArray(F16, a, aOff + i)",
-                s.floatVector("F16", "b", "bOff + i"),
-                "d");
+        slices(src, op, s, "F16", 16, new String[] {"r"});
         src.close();
         src.line("return halve16(r);");
         src.close();
@@ -110,32 +98,14 @@ final class PairKernels {
         src.open("if (end64 > 0)");
         accumulators(src, "acc", 8, "F8");
         src.open("for (; i < end64; i += 64)");
-        for (int k = 0; k < 8; k++) {
-            op.vectorStep(
-                    src,
-                    "acc" + k,
-                    "FloatVector.fromArray(F8, a, " + Storage.plus("aOff + i", 8 * k) + ")",
-                    s.floatVector("F8", "b", Storage.plus("bOff + i", 8 * k)),
-                    "d" + k);
-        }
+        slices(src, op, s, "F8", 8, names("acc", 8));
         src.close();
         src.line("lo = acc0.add(acc4).add(acc2.add(acc6));");
         src.line("hi = acc1.add(acc5).add(acc3.add(acc7));");
         src.close();
         src.line("int end16 = len & ~15;");
         src.open("for (; i < end16; i += 16)");
-        op.vectorStep(
-                src,
-                "lo",
-                "FloatVector.fromArray(F8, a, aOff + i)",
-                s.floatVector("F8", "b", "bOff + i"),
-                "d0");
-        op.vectorStep(
-                src,
-                "hi",
-                "FloatVector.fromArray(F8, a, aOff + i + 8)",
-                s.floatVector("F8", "b", "bOff + i + 8"),
-                "d1");
+        slices(src, op, s, "F8", 8, new String[] {"lo", "hi"});
         src.close();
         src.line("// The halving written out, not a call: past C2's node budget a call would box.");
         src.line("FloatVector s = lo.add(hi);");
@@ -143,6 +113,36 @@ final class PairKernels {
         src.line("s = s.add(s.rearrange(ROT8_2));");
         src.line("return s.add(s.rearrange(ROT8_1)).lane(0);");
         src.close();
+    }
+
+    /**
+     * Folds consecutive slices of {@code a} and {@code b} from index {@code i} into the
+     * accumulators, slice k ({@code lanes} wide, of {@code species}) into {@code acc[k]}.
+     */
+    private static void slices(Src src, Op op, Storage s, String species, int lanes, String[] acc) {
+        String[] x = new String[acc.length];
+        String[] y = new String[acc.length];
+        String[] tmp = new String[acc.length];
+        for (int k = 0; k < acc.length; k++) {
+            x[k] =
+                    "FloatVector.fromArray("
+                            + species
+                            + ", a, "
+                            + Storage.plus("aOff + i", lanes * k)
+                            + ")";
+            y[k] = s.floatVector(species, "b", Storage.plus("bOff + i", lanes * k));
+            tmp[k] = "d" + k;
+        }
+        op.vectorSteps(src, acc, x, y, tmp);
+    }
+
+    /** {@code name0, ..., name(n-1)}. */
+    private static String[] names(String name, int n) {
+        String[] names = new String[n];
+        for (int k = 0; k < n; k++) {
+            names[k] = name + k;
+        }
+        return names;
     }
 
     /** {@code FloatVector name0 = zero, ..., name(n-1) = zero;} on one line. */

@@ -11,12 +11,12 @@ import jdk.incubator.vector.VectorSpecies;
  * <p>The kernels that come in several forms ({@code PanamaPairs}, {@code PanamaQuads}, {@code
  * PanamaInt8}) are generated at build time by store-core/src/codegen, which writes each body once
  * and emits it for a stored operand in an array and in a segment. The forms are separate methods
- * because C2 compiles them best that way: one body choosing its load per call measured slower for
- * arrays (docs/BENCHMARKS.md, "One body for arrays and segments"); a loader object boxes its
- * vectors once these large bodies pass C2's inlining node budget; and reading arrays through heap
- * segments is a path C2 compiles less well. The vector loops sit in methods of their own, apart
- * from the scalar tails (Lucene's layout too): the small wrapper inlines into callers and the loop
- * compiles on its own.
+ * because C2 compiles them best that way: one body choosing array or segment at every load ran
+ * batches and neighbour lists slower and boxed the segment lists' vectors (docs/BENCHMARKS.md, "One
+ * body for arrays and segments"); a loader object boxes its vectors once these large bodies pass
+ * C2's inlining node budget; and reading arrays through heap segments is a path C2 compiles less
+ * well. The vector loops sit in methods of their own, apart from the scalar tails (Lucene's layout
+ * too): the small wrapper inlines into callers and the loop compiles on its own.
  */
 final class PanamaOrder {
 
