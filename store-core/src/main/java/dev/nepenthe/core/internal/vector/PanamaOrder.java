@@ -117,7 +117,19 @@ final class PanamaOrder {
             aa = x.fma(x, aa);
             bb = y.fma(y, bb);
         }
-        float sab = halve16(ab), saa = halve16(aa), sbb = halve16(bb);
+        // The halvings written out, not calls: past C2's node budget a call boxes its vector.
+        ab = ab.add(ab.rearrange(R16_8));
+        aa = aa.add(aa.rearrange(R16_8));
+        bb = bb.add(bb.rearrange(R16_8));
+        ab = ab.add(ab.rearrange(R16_4));
+        aa = aa.add(aa.rearrange(R16_4));
+        bb = bb.add(bb.rearrange(R16_4));
+        ab = ab.add(ab.rearrange(R16_2));
+        aa = aa.add(aa.rearrange(R16_2));
+        bb = bb.add(bb.rearrange(R16_2));
+        float sab = ab.add(ab.rearrange(R16_1)).lane(0);
+        float saa = aa.add(aa.rearrange(R16_1)).lane(0);
+        float sbb = bb.add(bb.rearrange(R16_1)).lane(0);
         for (; i < len; i++) {
             sab = Math.fma(a[i], b[i], sab);
             saa = Math.fma(a[i], a[i], saa);
