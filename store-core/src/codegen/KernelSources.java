@@ -2,6 +2,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
@@ -41,14 +42,24 @@ final class KernelSources {
         }
     }
 
-    /** What every float kernel file imports, besides what {@code header}'s caller adds. */
-    static final List<String> FLOAT_IMPORTS =
-            List.of(
-                    "static dev.nepenthe.core.internal.vector.PanamaOrder.F16",
-                    "java.lang.foreign.MemorySegment",
-                    "java.lang.foreign.ValueLayout",
-                    "java.nio.ByteOrder",
-                    "jdk.incubator.vector.FloatVector");
+    /**
+     * The header of a float kernel file: what every one imports, and the named members of
+     * PanamaOrder (widths, shuffles, halvings) statically.
+     */
+    static void floatHeader(Src src, String className, String... orderMembers) {
+        List<String> imports =
+                new ArrayList<>(
+                        List.of(
+                                "static dev.nepenthe.core.internal.vector.PanamaOrder.F16",
+                                "java.lang.foreign.MemorySegment",
+                                "java.lang.foreign.ValueLayout",
+                                "java.nio.ByteOrder",
+                                "jdk.incubator.vector.FloatVector"));
+        for (String member : orderMembers) {
+            imports.add("static dev.nepenthe.core.internal.vector.PanamaOrder." + member);
+        }
+        header(src, className, imports);
+    }
 
     /**
      * The notice every generated file starts with, its package and its imports: the static ones,

@@ -1,5 +1,3 @@
-import java.util.ArrayList;
-import java.util.List;
 import java.util.StringJoiner;
 
 /**
@@ -13,11 +11,8 @@ final class PairKernels {
 
     static String source() {
         Src src = new Src();
-        List<String> imports = new ArrayList<>(KernelSources.FLOAT_IMPORTS);
-        for (String name : new String[] {"F8", "ROT8_1", "ROT8_2", "ROT8_4", "halve16"}) {
-            imports.add("static dev.nepenthe.core.internal.vector.PanamaOrder." + name);
-        }
-        KernelSources.header(src, "PanamaPairs", imports);
+        KernelSources.floatHeader(
+                src, "PanamaPairs", "F8", "ROT8_1", "ROT8_2", "ROT8_4", "halve16");
         src.doc(
                 "One query against one stored vector in the order {@link"
                         + " dev.nepenthe.core.vector.VectorKernels} defines: 16 lanes",

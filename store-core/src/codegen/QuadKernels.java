@@ -1,6 +1,3 @@
-import java.util.ArrayList;
-import java.util.List;
-
 /**
  * Emits {@code PanamaQuads}: one query against four (or two) stored vectors at once, 16 lanes wide.
  * Each load of the query feeds every vector's fused multiply-add and the vectors' loads are
@@ -17,11 +14,7 @@ final class QuadKernels {
 
     static String source() {
         Src src = new Src();
-        List<String> imports = new ArrayList<>(KernelSources.FLOAT_IMPORTS);
-        for (String name : new String[] {"R16_1", "R16_2", "R16_4", "R16_8"}) {
-            imports.add("static dev.nepenthe.core.internal.vector.PanamaOrder." + name);
-        }
-        KernelSources.header(src, "PanamaQuads", imports);
+        KernelSources.floatHeader(src, "PanamaQuads", "R16_1", "R16_2", "R16_4", "R16_8");
         src.doc(
                 "One query against four (or two) stored vectors at once, 16 lanes wide: each"
                         + " load of the query feeds",
