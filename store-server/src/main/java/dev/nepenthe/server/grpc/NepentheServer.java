@@ -9,6 +9,7 @@ import io.grpc.BindableService;
 import io.grpc.Server;
 import io.grpc.ServerBuilder;
 import io.grpc.ServerInterceptors;
+import io.grpc.ServerServiceDefinition;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.netty.shaded.io.grpc.netty.GrpcSslContexts;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
@@ -20,6 +21,7 @@ import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -61,6 +63,7 @@ public final class NepentheServer implements Closeable {
     private final ScheduledExecutorService timer;
     final CallLimiter limiter;
     final InboundBudget budget;
+    private final WriteApplier applier;
 
     private NepentheServer(
             Server server,
@@ -71,7 +74,8 @@ public final class NepentheServer implements Closeable {
             ExecutorService handlers,
             ScheduledExecutorService timer,
             CallLimiter limiter,
-            InboundBudget budget) {
+            InboundBudget budget,
+            WriteApplier applier) {
         this.server = server;
         this.store = store;
         this.health = health;
@@ -81,6 +85,7 @@ public final class NepentheServer implements Closeable {
         this.timer = timer;
         this.limiter = limiter;
         this.budget = budget;
+        this.applier = applier;
     }
 
     /** How to start a server; see {@link #start}. */
@@ -93,6 +98,7 @@ public final class NepentheServer implements Closeable {
         List<Path> snapshotDirs = List.of();
         boolean insecurePlaintextOnNetwork;
         Limits limits = Limits.DEFAULTS;
+        Replication replication;
 
         // Call limits set by callsInFlight, receivingBytes and timeouts (null: the limits' own);
         // effectiveLimits() puts them in.
@@ -136,6 +142,16 @@ public final class NepentheServer implements Closeable {
          */
         public Options insecurePlaintextOnNetwork(boolean allow) {
             this.insecurePlaintextOnNetwork = allow;
+            return this;
+        }
+
+        /**
+         * Makes the server one replica of several: its writes are handed to {@code r}, which orders
+         * them and runs them on every replica through each one's {@link #applier()}, and its reads
+         * wait for {@code r} (see {@link Replication}). A restore is refused.
+         */
+        public Options replication(Replication r) {
+            this.replication = r;
             return this;
         }
 
@@ -261,7 +277,7 @@ public final class NepentheServer implements Closeable {
         }
         b.permitKeepAliveTime(c.keepAlivePermitSeconds(), TimeUnit.SECONDS)
                 .maxConcurrentCallsPerConnection(c.streamsPerConnection());
-        return start(b, store, tokens::current, limits, folders, true);
+        return start(b, store, tokens::current, limits, folders, true, o.replication);
     }
 
     /**
@@ -302,7 +318,7 @@ public final class NepentheServer implements Closeable {
     static NepentheServer start(
             ServerBuilder<?> b, Nepenthe store, Tokens tokens, Limits limits, boolean closeStore)
             throws IOException {
-        return start(b, store, () -> tokens, limits, SnapshotFolders.none(), closeStore);
+        return start(b, store, () -> tokens, limits, SnapshotFolders.none(), closeStore, null);
     }
 
     /** A server on a builder the caller made; {@code closeStore} says who closes the store. */
@@ -312,7 +328,8 @@ public final class NepentheServer implements Closeable {
             Supplier<Tokens> tokens,
             Limits limits,
             SnapshotFolders folders,
-            boolean closeStore)
+            boolean closeStore,
+            Replication replication)
             throws IOException {
         HealthStatusManager health = new HealthStatusManager();
         AuthInterceptor auth = new AuthInterceptor(tokens);
@@ -340,15 +357,23 @@ public final class NepentheServer implements Closeable {
                         new ForgetService(store, slots, limits),
                         new AdminService(store, cache, folders));
         b.maxInboundMessageSize(limits.maxMessageBytes());
+        List<ServerServiceDefinition> bound = new ArrayList<>();
         for (BindableService s : services) {
+            ServerServiceDefinition def = s.bindService();
+            bound.add(def);
+            ServerServiceDefinition inner = RequestParsing.withClearParseErrors(def);
+            if (replication != null) {
+                inner =
+                        ServerInterceptors.intercept(
+                                inner, new ReplicationInterceptor(replication, slots));
+            }
             // The auth interceptor outermost, then the limiter (it counts by caller); a request
-            // that did not parse is refused innermost.
+            // that did not parse is refused next, before a replica hands a write on.
             b.addService(
                     ServerInterceptors.intercept(
                             ServerInterceptors.intercept(
                                     ServerInterceptors.intercept(
-                                            RequestParsing.withClearParseErrors(s.bindService()),
-                                            RequestParsing.REFUSE_UNPARSED),
+                                            inner, RequestParsing.REFUSE_UNPARSED),
                                     limiter),
                             auth));
         }
@@ -369,7 +394,16 @@ public final class NepentheServer implements Closeable {
                     s.bindService().getServiceDescriptor().getName(), ServingStatus.SERVING);
         }
         return new NepentheServer(
-                server, store, health, limits, closeStore, handlers, timer, limiter, budget);
+                server,
+                store,
+                health,
+                limits,
+                closeStore,
+                handlers,
+                timer,
+                limiter,
+                budget,
+                new WriteApplier(bound));
     }
 
     /**
@@ -443,6 +477,16 @@ public final class NepentheServer implements Closeable {
     public static void addToken(Path tokensFile, Path tokenFile, String tenant, boolean operator)
             throws IOException {
         addToken(tokensFile, tokenFile, tenant, operator ? "store-operator" : "tenant");
+    }
+
+    /**
+     * Runs write calls on this server's store through its own services, for a {@link Replication}
+     * that ordered them (see {@link Options#replication}).
+     *
+     * @return the applier over this server's services
+     */
+    public WriteApplier applier() {
+        return applier;
     }
 
     /** The port the server listens on (the one it was given, or the one the system chose for 0). */
