@@ -1,0 +1,104 @@
+package dev.nepenthe.cluster;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * How one replica starts: which member it is, the group it belongs to, where its data lives, and
+ * the tokens its gRPC API accepts.
+ *
+ * @param self this replica's id (one of {@code members})
+ * @param group the group's name; every member must be given the same one
+ * @param members every member of the group's first configuration
+ * @param dataDir this replica's folder: store, keystore, Raft storage, journal, cluster state
+ * @param tokensFile the tokens file of the gRPC API (see the server's docs)
+ * @param electionTimeoutMin the shortest time a follower waits for the leader before it stands
+ * @param electionTimeoutMax the longest such time (a random time between the two is taken)
+ */
+public record ClusterConfig(
+        String self,
+        String group,
+        List<Member> members,
+        Path dataDir,
+        Path tokensFile,
+        Duration electionTimeoutMin,
+        Duration electionTimeoutMax) {
+
+    /**
+     * Checks the configuration.
+     *
+     * @throws IllegalArgumentException if {@code self} is not a member, ids repeat, the group name
+     *     is empty, or the election timeouts are not 50 ms &lt;= min &lt; max
+     */
+    public ClusterConfig {
+        members = List.copyOf(members);
+        Set<String> ids = new HashSet<>();
+        for (Member m : members) {
+            if (!ids.add(m.id())) {
+                throw new IllegalArgumentException(
+                        "members: expected distinct ids, got '" + m.id() + "' twice");
+            }
+        }
+        if (!ids.contains(self)) {
+            throw new IllegalArgumentException(
+                    "self: expected one of the members " + ids + ", got '" + self + "'");
+        }
+        if (group == null || group.isBlank()) {
+            throw new IllegalArgumentException("group: expected a name, got none");
+        }
+        if (electionTimeoutMin.toMillis() < 50
+                || electionTimeoutMax.compareTo(electionTimeoutMin) <= 0) {
+            throw new IllegalArgumentException(
+                    "election timeouts: expected 50 ms <= min < max, got "
+                            + electionTimeoutMin.toMillis()
+                            + " ms and "
+                            + electionTimeoutMax.toMillis()
+                            + " ms");
+        }
+    }
+
+    /**
+     * A configuration with the default election timeouts (1 to 2 seconds).
+     *
+     * @param self this replica's id
+     * @param group the group's name
+     * @param members every member
+     * @param dataDir this replica's folder
+     * @param tokensFile the gRPC API's tokens file
+     * @return the configuration
+     */
+    public static ClusterConfig of(
+            String self, String group, List<Member> members, Path dataDir, Path tokensFile) {
+        return new ClusterConfig(
+                self,
+                group,
+                members,
+                dataDir,
+                tokensFile,
+                Duration.ofSeconds(1),
+                Duration.ofSeconds(2));
+    }
+
+    /**
+     * This replica's member entry.
+     *
+     * @return the member whose id is {@code self}
+     */
+    public Member member() {
+        return members.stream().filter(m -> m.id().equals(self)).findFirst().orElseThrow();
+    }
+
+    /**
+     * The same configuration with other election timeouts.
+     *
+     * @param min the shortest
+     * @param max the longest
+     * @return the configuration
+     */
+    public ClusterConfig withElectionTimeouts(Duration min, Duration max) {
+        return new ClusterConfig(self, group, members, dataDir, tokensFile, min, max);
+    }
+}

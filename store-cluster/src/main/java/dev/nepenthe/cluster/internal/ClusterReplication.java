@@ -1,0 +1,105 @@
+package dev.nepenthe.cluster.internal;
+
+import com.google.protobuf.InvalidProtocolBufferException;
+import dev.nepenthe.grpc.v1.ForgetGrpc;
+import dev.nepenthe.grpc.v1.GetOperationRequest;
+import dev.nepenthe.server.grpc.Replication;
+import dev.nepenthe.server.grpc.RoutedCall;
+import dev.nepenthe.server.grpc.RoutedResult;
+import io.grpc.Status;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import org.apache.ratis.client.RaftClient;
+import org.apache.ratis.protocol.Message;
+import org.apache.ratis.protocol.RaftClientReply;
+import org.apache.ratis.protocol.RaftPeerId;
+import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
+
+/**
+ * The cluster's side of the server's {@link Replication} seam. A write becomes a WRITE entry sent
+ * to the leader by this replica's Raft client (which finds the leader and retries with the same
+ * call id, so Ratis's retry cache keeps a retried entry from being appended twice); the result is
+ * the leader's, from applying it. A read first asks this replica's Raft server for a linearizable
+ * read (ReadIndex: the leader confirms it still leads, and this replica waits until it has applied
+ * up to the leader's commit index). Reads of a replicated forget ({@code cfop-...}) are answered
+ * from the group's state.
+ */
+final class ClusterReplication implements Replication {
+
+    private static final String GET_OPERATION =
+            ForgetGrpc.getGetOperationMethod().getFullMethodName();
+    private static final String WATCH = ForgetGrpc.getWatchMethod().getFullMethodName();
+
+    private final RaftClient client;
+    private final RaftPeerId self;
+    private final ForgetView view;
+
+    ClusterReplication(RaftClient client, RaftPeerId self, ForgetView view) {
+        this.client = client;
+        this.self = self;
+        this.view = view;
+    }
+
+    @Override
+    public CompletableFuture<RoutedResult> write(RoutedCall call) {
+        Command c = new Command(Command.Kind.WRITE, call.encode());
+        return send(c);
+    }
+
+    CompletableFuture<RoutedResult> send(Command c) {
+        return client.async()
+                .send(Message.valueOf(ByteString.copyFrom(c.encode())))
+                .thenApply(ClusterReplication::result);
+    }
+
+    private static RoutedResult result(RaftClientReply reply) {
+        if (!reply.isSuccess()) {
+            return RoutedResult.of(
+                    Status.UNAVAILABLE.withDescription(
+                            "the replicated log did not take the write ("
+                                    + (reply.getException() == null
+                                            ? "no reason given"
+                                            : reply.getException().getClass().getSimpleName())
+                                    + "); it may or may not have been applied: retry with the"
+                                    + " same idempotency key"));
+        }
+        return RoutedResult.decode(reply.getMessage().getContent().toByteArray());
+    }
+
+    @Override
+    public CompletableFuture<Void> readable(boolean stale) {
+        if (stale) {
+            return CompletableFuture.completedFuture(null);
+        }
+        return client.async()
+                .sendReadOnly(Message.EMPTY, self)
+                .thenApply(
+                        reply -> {
+                            if (!reply.isSuccess()) {
+                                throw Status.UNAVAILABLE
+                                        .withDescription(
+                                                "this replica could not confirm it is up to date"
+                                                        + " (no leader?)")
+                                        .asRuntimeException();
+                            }
+                            return null;
+                        });
+    }
+
+    @Override
+    public Optional<RoutedResult> answer(RoutedCall call) {
+        if (!call.method().equals(GET_OPERATION) && !call.method().equals(WATCH)) {
+            return Optional.empty();
+        }
+        String id;
+        try {
+            id = GetOperationRequest.parseFrom(call.request()).getId();
+        } catch (InvalidProtocolBufferException e) {
+            return Optional.empty(); // the service says what it expected
+        }
+        if (!id.startsWith("cfop-")) {
+            return Optional.empty();
+        }
+        return Optional.of(view.operation(id, call));
+    }
+}

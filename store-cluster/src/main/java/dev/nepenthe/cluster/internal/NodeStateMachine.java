@@ -1,0 +1,279 @@
+package dev.nepenthe.cluster.internal;
+
+import com.google.gson.Gson;
+import com.google.gson.JsonObject;
+import com.google.gson.JsonParser;
+import com.google.protobuf.InvalidProtocolBufferException;
+import dev.nepenthe.core.Nepenthe;
+import dev.nepenthe.grpc.v1.ForgetGrpc;
+import dev.nepenthe.grpc.v1.Operation;
+import dev.nepenthe.server.grpc.RoutedCall;
+import dev.nepenthe.server.grpc.RoutedResult;
+import dev.nepenthe.server.grpc.WriteApplier;
+import io.grpc.Status;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Supplier;
+import org.apache.ratis.proto.RaftProtos.LogEntryProto;
+import org.apache.ratis.proto.RaftProtos.RaftConfigurationProto;
+import org.apache.ratis.proto.RaftProtos.RaftPeerProto;
+import org.apache.ratis.protocol.Message;
+import org.apache.ratis.protocol.RaftClientRequest;
+import org.apache.ratis.protocol.RaftGroupId;
+import org.apache.ratis.server.RaftServer;
+import org.apache.ratis.server.storage.RaftStorage;
+import org.apache.ratis.statemachine.TransactionContext;
+import org.apache.ratis.statemachine.impl.BaseStateMachine;
+import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
+
+/**
+ * One replica's state machine: today's engine behind Ratis. A command's body never enters the Raft
+ * log: {@link #startTransaction} puts only its kind there and hands the body to the state-machine
+ * data path, which {@link #write}s it to the {@link PayloadJournal} (encrypted, destroyed by a
+ * forget once every member holds the forget). Applying an entry runs it on this replica's store
+ * through {@link WriteApplier} (the same service code a single server runs) or on the {@link
+ * ClusterState}, then records it as applied. A replica whose store stops taking writes (a failed
+ * write or fsync) stops applying: it throws, Ratis stops this server, and the group goes on with
+ * the others; applying further entries would part it from them.
+ */
+final class NodeStateMachine extends BaseStateMachine {
+
+    private static final Gson GSON = new Gson();
+    private static final String FORGET = ForgetGrpc.getForgetMethod().getFullMethodName();
+
+    private final Nepenthe store;
+    private final ClusterState state;
+    private final PayloadJournal journal;
+    private final AppliedIndex applied;
+    private final Supplier<WriteApplier> applier;
+
+    NodeStateMachine(
+            Nepenthe store,
+            ClusterState state,
+            PayloadJournal journal,
+            AppliedIndex applied,
+            Supplier<WriteApplier> applier) {
+        this.store = store;
+        this.state = state;
+        this.journal = journal;
+        this.applied = applied;
+        this.applier = applier;
+    }
+
+    @Override
+    public void initialize(RaftServer server, RaftGroupId groupId, RaftStorage raftStorage)
+            throws IOException {
+        super.initialize(server, groupId, raftStorage);
+        if (applied.index() > 0) {
+            updateLastAppliedTermIndex(applied.term(), applied.index());
+        }
+    }
+
+    @Override
+    public TransactionContext startTransaction(RaftClientRequest request) throws IOException {
+        Command c;
+        try {
+            c = Command.decode(request.getMessage().getContent().toByteArray());
+        } catch (IllegalArgumentException e) {
+            throw new IOException(e.getMessage(), e);
+        }
+        return TransactionContext.newBuilder()
+                .setStateMachine(this)
+                .setClientRequest(request)
+                .setLogData(ByteString.copyFrom(c.header()))
+                .setStateMachineData(ByteString.copyFrom(c.body()))
+                .build();
+    }
+
+    @Override
+    public CompletableFuture<?> write(LogEntryProto entry, TransactionContext context) {
+        try {
+            byte[] body =
+                    entry.getStateMachineLogEntry()
+                            .getStateMachineEntry()
+                            .getStateMachineData()
+                            .toByteArray();
+            journal.append(entry.getIndex(), body);
+            if (isForget(kindOf(entry), body)) {
+                // A forget closes its segment: destroying the segments up to it then destroys no
+                // entry after it, and every entry before it.
+                journal.roll();
+            }
+            return CompletableFuture.completedFuture(null);
+        } catch (IOException | RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    @Override
+    public CompletableFuture<ByteString> read(LogEntryProto entry, TransactionContext context) {
+        try {
+            Optional<byte[]> body = journal.read(entry.getIndex());
+            if (body.isEmpty()) {
+                return CompletableFuture.failedFuture(
+                        new IOException(
+                                "the payload journal no longer holds log index "
+                                        + entry.getIndex()
+                                        + " (destroyed by a forget every member had received)"));
+            }
+            return CompletableFuture.completedFuture(ByteString.copyFrom(body.get()));
+        } catch (IOException | RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    @Override
+    public CompletableFuture<Void> flush(long logIndex) {
+        try {
+            journal.flush();
+            return CompletableFuture.completedFuture(null);
+        } catch (IOException | RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    @Override
+    public CompletableFuture<Void> truncate(long index) {
+        try {
+            journal.truncate(index);
+            return CompletableFuture.completedFuture(null);
+        } catch (IOException | RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    @Override
+    public void notifyConfigurationChanged(
+            long term, long index, RaftConfigurationProto newRaftConfiguration) {
+        List<String> members = new ArrayList<>();
+        for (RaftPeerProto p : newRaftConfiguration.getPeersList()) {
+            members.add(p.getId().toStringUtf8());
+        }
+        try {
+            state.members(members.stream().sorted().toList());
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    @Override
+    public CompletableFuture<Message> applyTransaction(TransactionContext trx) {
+        LogEntryProto entry = trx.getLogEntry();
+        long index = entry.getIndex();
+        if (index <= applied.index()) {
+            return CompletableFuture.completedFuture(Message.EMPTY); // applied before a restart
+        }
+        byte[] body;
+        try {
+            body =
+                    journal.read(index)
+                            .orElseThrow(
+                                    () ->
+                                            new IllegalStateException(
+                                                    "log index "
+                                                            + index
+                                                            + " is committed but its payload is"
+                                                            + " not in this replica's journal"));
+        } catch (IOException e) {
+            throw new IllegalStateException("the payload journal failed at index " + index, e);
+        }
+        byte[] result;
+        try {
+            result = apply(Command.Kind.of(kindOf(entry)), body, index);
+            applied.set(entry.getTerm(), index);
+        } catch (IOException e) {
+            throw new IllegalStateException(
+                    "applying log index " + index + " failed on storage; this replica stops", e);
+        }
+        updateLastAppliedTermIndex(entry.getTerm(), index);
+        if (!store.health().writesAccepted()) {
+            throw new IllegalStateException(
+                    "this replica's store takes no more writes (a write failed at log index "
+                            + index
+                            + "); it stops applying so as not to part from the group");
+        }
+        return CompletableFuture.completedFuture(Message.valueOf(ByteString.copyFrom(result)));
+    }
+
+    private byte[] apply(Command.Kind kind, byte[] body, long index) throws IOException {
+        return switch (kind) {
+            case WRITE -> applyWrite(RoutedCall.decode(body), index).encode();
+            case ATTEST -> {
+                Attestation a = GSON.fromJson(utf8(body), Attestation.class);
+                yield done(state.attest(a, index));
+            }
+            case JOIN -> {
+                JsonObject o = JsonParser.parseString(utf8(body)).getAsJsonObject();
+                state.join(
+                        o.get("node").getAsString(),
+                        o.get("nodeKey").getAsString(),
+                        o.get("storeKey").getAsString(),
+                        index);
+                yield done(Optional.empty());
+            }
+            case EXCUSE -> {
+                JsonObject o = JsonParser.parseString(utf8(body)).getAsJsonObject();
+                yield done(
+                        state.excuse(
+                                o.get("operation").getAsString(),
+                                o.get("node").getAsString(),
+                                o.get("reason").getAsString(),
+                                index));
+            }
+        };
+    }
+
+    private RoutedResult applyWrite(RoutedCall call, long index) throws IOException {
+        RoutedResult r = applier.get().apply(call);
+        if (!call.method().equals(FORGET) || !r.ok()) {
+            return r;
+        }
+        Operation local;
+        try {
+            local = Operation.parseFrom(r.response());
+        } catch (InvalidProtocolBufferException e) {
+            return RoutedResult.of(
+                    Status.INTERNAL.withDescription("a forget's answer did not parse"));
+        }
+        ClusterForget f = state.forgetApplied(index, call.tenant(), local.getId());
+        return new RoutedResult(0, "", local.toBuilder().setId(f.id).build().toByteArray());
+    }
+
+    private static byte[] done(Optional<String> refusal) {
+        return refusal.map(why -> RoutedResult.of(Status.FAILED_PRECONDITION.withDescription(why)))
+                .orElseGet(() -> new RoutedResult(0, "", new byte[0]))
+                .encode();
+    }
+
+    @Override
+    public CompletableFuture<Message> query(Message request) {
+        // The read barrier: Ratis answers once this replica has applied up to the read index.
+        return CompletableFuture.completedFuture(Message.EMPTY);
+    }
+
+    private static byte kindOf(LogEntryProto entry) {
+        ByteString header = entry.getStateMachineLogEntry().getLogData();
+        if (header.size() != 1) {
+            throw new IllegalStateException(
+                    "log index "
+                            + entry.getIndex()
+                            + ": expected a one-byte header, got "
+                            + header.size()
+                            + " bytes");
+        }
+        return header.byteAt(0);
+    }
+
+    private static boolean isForget(byte kind, byte[] body) {
+        return kind == Command.Kind.WRITE.code && RoutedCall.decode(body).method().equals(FORGET);
+    }
+
+    private static String utf8(byte[] b) {
+        return new String(b, StandardCharsets.UTF_8);
+    }
+}
