@@ -1,7 +1,10 @@
 package dev.nepenthe.cluster.internal;
 
+import dev.nepenthe.core.CorruptFileException;
 import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
 
@@ -136,6 +139,43 @@ final class JournalSegment {
     void cut(int position) {
         size = offsets[position];
         count = position;
+    }
+
+    /**
+     * The whole record holding {@code index}, read from {@code ch}; the segment must hold it.
+     *
+     * @throws CorruptFileException when the file ends before the record does
+     */
+    byte[] readRecord(FileChannel ch, long index) throws IOException {
+        int position = position(index);
+        long offset = offsets[position];
+        byte[] record = new byte[Math.toIntExact(end(position) - offset)];
+        ByteBuffer buf = ByteBuffer.wrap(record);
+        while (buf.hasRemaining()) {
+            if (ch.read(buf, offset + buf.position()) < 0) {
+                throw new CorruptFileException(
+                        file,
+                        "payload journal: expected the record for index "
+                                + index
+                                + " to end at offset "
+                                + (offset + record.length)
+                                + ", the file ends at "
+                                + (offset + buf.position())
+                                + " (cut by something other than the journal?)");
+            }
+        }
+        return record;
+    }
+
+    /**
+     * Removes the segment's files, the key first overwritten with zeros and forced, then the
+     * segment, then the key file: a crash between the steps leaves a zeroed key, which opening
+     * reads as destroyed. For segments that are being dropped, not destroyed in a batch.
+     */
+    void deleteFiles(PayloadJournal.Fsync fsync) throws IOException {
+        JournalKeyFile.zero(keyFile, fsync);
+        Files.deleteIfExists(file);
+        Files.deleteIfExists(keyFile);
     }
 
     FileChannel channel() {

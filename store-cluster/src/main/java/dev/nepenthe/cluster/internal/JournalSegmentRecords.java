@@ -24,8 +24,9 @@ import javax.crypto.spec.SecretKeySpec;
  *       before any decryption is tried.
  * </ul>
  *
- * A random 96-bit nonce per record is safe for the number of records one key sees here: a segment
- * rolls at 64 MiB, far fewer records than the 2^32 after which GCM's random nonces may collide.
+ * A random nonce per record is safe for the number of records one key sees here: a segment rolls at
+ * {@link PayloadJournal#ROLL_BYTES}, long before one key has sealed enough records for random GCM
+ * nonces to risk a collision (NIST SP 800-38D bounds them at 2^32 per key).
  */
 final class JournalSegmentRecords {
 

@@ -29,9 +29,9 @@ import javax.crypto.Cipher;
  *
  * <p>Segments: every segment has a key of its own ({@code seg-<first index>.key}, 32 random bytes)
  * and its records ({@code seg-<first index>.jnl}, format in {@link JournalSegmentRecords}). The
- * caller rolls at every forget entry, and the journal rolls itself once a segment passes 64 MiB; so
- * once a forget at index f has reached every replica, {@link #destroyThrough destroyThrough(f)}
- * destroys the key of every segment whose entries are all at or before f.
+ * caller rolls at every forget entry, and the journal rolls itself once a segment passes {@link
+ * #ROLL_BYTES}; so once a forget at index f has reached every replica, {@link #destroyThrough
+ * destroyThrough(f)} destroys the key of every segment whose entries are all at or before f.
  *
  * <p>Destroying, in this order: every such key file is overwritten in place with zeros and forced;
  * then each key file and its segment are deleted and the directory forced. A crash in between
@@ -241,9 +241,7 @@ final class PayloadJournal implements Closeable {
             JournalSegment seg = segments.lastEntry().getValue();
             forget(seg);
             try {
-                JournalKeyFile.zero(seg.keyFile(), fsync);
-                Files.deleteIfExists(seg.file());
-                Files.deleteIfExists(seg.keyFile());
+                seg.deleteFiles(fsync);
             } catch (IOException e) {
                 throw fail(seg.file(), "removing", e);
             }
@@ -312,23 +310,19 @@ final class PayloadJournal implements Closeable {
             forget(seg);
             destroyedThrough = Math.max(destroyedThrough, seg.last());
         }
-        // 1. Every key zeroed and forced before any deletion: a crash then leaves zeroed keys, or
-        //    no key for the oldest segments only, both of which open() reads as destroyed.
-        for (JournalSegment seg : doomed) {
-            try {
+        try {
+            // 1. Every key zeroed and forced before any deletion: a crash then leaves zeroed keys,
+            //    or no key for the oldest segments only, both of which open() reads as destroyed.
+            for (JournalSegment seg : doomed) {
                 JournalKeyFile.zero(seg.keyFile(), fsync);
-            } catch (IOException e) {
-                throw fail(seg.keyFile(), "destroying the key in", e);
             }
-        }
-        // 2. The key files, then the ciphertext without key, oldest first.
-        for (JournalSegment seg : doomed) {
-            try {
+            // 2. The key files, then the ciphertext without key, oldest first.
+            for (JournalSegment seg : doomed) {
                 Files.deleteIfExists(seg.keyFile());
                 Files.deleteIfExists(seg.file());
-            } catch (IOException e) {
-                throw fail(seg.file(), "deleting", e);
             }
+        } catch (IOException e) {
+            throw fail(dir, "destroying segments in", e);
         }
         // 3. The deletions made durable.
         if (!doomed.isEmpty()) {
@@ -403,26 +397,22 @@ final class PayloadJournal implements Closeable {
 
     private void startSegment(long index) throws IOException {
         JournalSegment seg = new JournalSegment(dir, index);
-        byte[] key;
-        FileChannel ch;
+        byte[] key = null;
         try {
             key = JournalKeyFile.create(seg.keyFile(), random, fsync);
-        } catch (IOException e) {
-            throw fail(seg.keyFile(), "creating", e);
-        }
-        try {
-            ch =
+            seg.setChannel(
                     FileChannel.open(
                             seg.file(),
                             StandardOpenOption.CREATE_NEW,
                             StandardOpenOption.READ,
-                            StandardOpenOption.WRITE);
+                            StandardOpenOption.WRITE));
         } catch (IOException e) {
-            Arrays.fill(key, (byte) 0);
+            if (key != null) {
+                Arrays.fill(key, (byte) 0);
+            }
             throw fail(seg.file(), "creating", e);
         }
         seg.setKey(key);
-        seg.setChannel(ch);
         segments.put(index, seg);
         open = seg;
         // The key's rename and the segment's creation durable before the first record.
@@ -484,31 +474,13 @@ final class PayloadJournal implements Closeable {
     }
 
     private byte[] readRecord(JournalSegment seg, long index) throws IOException {
-        int position = seg.position(index);
-        long offset = seg.offset(position);
-        byte[] record = new byte[Math.toIntExact(seg.end(position) - offset)];
-        ByteBuffer buf = ByteBuffer.wrap(record);
         try {
-            FileChannel ch = readChannel(seg);
-            while (buf.hasRemaining()) {
-                if (ch.read(buf, offset + buf.position()) < 0) {
-                    throw new CorruptFileException(
-                            seg.file(),
-                            "payload journal: expected the record for index "
-                                    + index
-                                    + " to end at offset "
-                                    + (offset + record.length)
-                                    + ", the file ends at "
-                                    + (offset + buf.position())
-                                    + " (cut by something other than the journal?)");
-                }
-            }
+            return seg.readRecord(readChannel(seg), index);
         } catch (CorruptFileException e) {
             throw e;
         } catch (IOException e) {
             throw IoErrors.naming(seg.file(), "reading", e);
         }
-        return record;
     }
 
     /** The open segment's channel, or a read channel, at most one closed segment's at a time. */

@@ -71,10 +71,20 @@ final class PayloadJournalRecovery {
 
     /** The live segments of {@code dir} in index order, their keys loaded, all closed. */
     static List<JournalSegment> recover(Path dir, PayloadJournal.Fsync fsync) throws IOException {
-        return new PayloadJournalRecovery(dir, fsync).run();
+        List<JournalSegment> live = new ArrayList<>();
+        try {
+            new PayloadJournalRecovery(dir, fsync).run(live);
+            return live;
+        } catch (IOException | RuntimeException e) {
+            // the journal will not open: no key it loaded may outlive the attempt
+            for (JournalSegment seg : live) {
+                seg.zeroKey();
+            }
+            throw e;
+        }
     }
 
-    private List<JournalSegment> run() throws IOException {
+    private void run(List<JournalSegment> live) throws IOException {
         // first index -> {has segment file, has key file}
         TreeMap<Long, boolean[]> names = new TreeMap<>();
         try (DirectoryStream<Path> files = Files.newDirectoryStream(dir)) {
@@ -99,7 +109,6 @@ final class PayloadJournalRecovery {
                 has[suffix.equals(JournalSegment.DATA_SUFFIX) ? 0 : 1] = true;
             }
         }
-        List<JournalSegment> live = new ArrayList<>();
         long newest = names.isEmpty() ? -1 : names.lastKey();
         for (var e : names.entrySet()) {
             JournalSegment seg = new JournalSegment(dir, e.getKey());
@@ -136,7 +145,12 @@ final class PayloadJournalRecovery {
                 changed = true;
             } else {
                 seg.setKey(key);
-                scan(seg, seg.first() == newest, live.isEmpty() ? null : live.getLast());
+                try {
+                    scan(seg, seg.first() == newest, live.isEmpty() ? null : live.getLast());
+                } catch (IOException | RuntimeException ex) {
+                    seg.zeroKey();
+                    throw ex;
+                }
                 if (seg.count() == 0) {
                     seg.zeroKey();
                     removeDestroyed(seg, "a crash left it without a whole record");
@@ -148,16 +162,14 @@ final class PayloadJournalRecovery {
         if (changed) {
             ChecksummedFiles.fsyncDirectory(dir);
         }
-        return live;
     }
 
-    /** Zeroes the key file if any, deletes the segment, then the key. */
+    /** Zeroes the key file if any, deletes the segment, then the key file. */
     private void removeDestroyed(JournalSegment seg, String why) throws IOException {
-        JournalKeyFile.zero(seg.keyFile(), fsync);
-        boolean deleted = Files.deleteIfExists(seg.file());
-        Files.deleteIfExists(seg.keyFile());
+        boolean had = Files.exists(seg.file());
+        seg.deleteFiles(fsync);
         changed = true;
-        if (deleted) {
+        if (had) {
             LOG.log(Level.INFO, "{0}: removed, {1}", seg.file(), why);
         }
     }
@@ -252,9 +264,9 @@ final class PayloadJournalRecovery {
                                     + pos
                                     + " carries index "
                                     + index
-                                    + ", expected one greater than "
+                                    + ", expected an index greater than "
                                     + prev
-                                    + ", the record before it");
+                                    + ", the index before it");
                 }
                 seg.add(index, record.length);
                 prev = index;
