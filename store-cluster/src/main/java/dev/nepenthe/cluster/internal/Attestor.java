@@ -20,6 +20,7 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 final class Attestor implements AutoCloseable {
 
+    private static final System.Logger LOG = System.getLogger(Attestor.class.getName());
     private static final long PERIOD_MILLIS = 200;
     private static final long RESEND_MILLIS = 3_000;
     private static final Gson GSON = new Gson();
@@ -112,7 +113,24 @@ final class Attestor implements AutoCloseable {
         if (!inFlight.add(what)) {
             return;
         }
-        CompletableFuture<?> _ = replication.send(c).whenComplete((r, t) -> inFlight.remove(what));
+        CompletableFuture<?> _ =
+                replication
+                        .send(c)
+                        .whenComplete(
+                                (r, t) -> {
+                                    inFlight.remove(what);
+                                    if (t != null || !r.ok()) {
+                                        LOG.log(
+                                                System.Logger.Level.WARNING,
+                                                "{0}: a {1} entry was not taken ({2}); it is sent"
+                                                        + " again",
+                                                node,
+                                                c.kind(),
+                                                t != null
+                                                        ? t.getClass().getSimpleName()
+                                                        : r.description());
+                                    }
+                                });
     }
 
     @Override

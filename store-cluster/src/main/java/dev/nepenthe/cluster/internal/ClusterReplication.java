@@ -9,6 +9,7 @@ import dev.nepenthe.server.grpc.RoutedResult;
 import io.grpc.Status;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import org.apache.ratis.client.RaftClient;
 import org.apache.ratis.protocol.Message;
 import org.apache.ratis.protocol.RaftClientReply;
@@ -29,6 +30,9 @@ final class ClusterReplication implements Replication {
     private static final String GET_OPERATION =
             ForgetGrpc.getGetOperationMethod().getFullMethodName();
     private static final String WATCH = ForgetGrpc.getWatchMethod().getFullMethodName();
+
+    /** How long a read barrier is tried again; the server gives a read ten seconds in all. */
+    private static final long READ_RETRY_NANOS = TimeUnit.SECONDS.toNanos(8);
 
     private final RaftClient client;
     private final RaftPeerId self;
@@ -71,18 +75,35 @@ final class ClusterReplication implements Replication {
         if (stale) {
             return CompletableFuture.completedFuture(null);
         }
+        return readIndex(System.nanoTime() + READ_RETRY_NANOS);
+    }
+
+    /**
+     * A linearizable read barrier on this replica, tried again until the deadline: a replica that
+     * just started, or just lost its leader, refuses a read index until it knows the new one.
+     */
+    private CompletableFuture<Void> readIndex(long deadline) {
         return client.async()
-                .sendReadOnly(Message.EMPTY, self)
-                .thenApply(
-                        reply -> {
-                            if (!reply.isSuccess()) {
-                                throw Status.UNAVAILABLE
-                                        .withDescription(
-                                                "this replica could not confirm it is up to date"
-                                                        + " (no leader?)")
-                                        .asRuntimeException();
+                .sendReadOnlyUnordered(Message.EMPTY, self)
+                .handle((reply, t) -> t == null && reply.isSuccess())
+                .thenCompose(
+                        ok -> {
+                            if (ok) {
+                                return CompletableFuture.<Void>completedFuture(null);
                             }
-                            return null;
+                            if (System.nanoTime() > deadline) {
+                                return CompletableFuture.<Void>failedFuture(
+                                        Status.UNAVAILABLE
+                                                .withDescription(
+                                                        "this replica could not confirm it is up"
+                                                                + " to date (no leader?)")
+                                                .asRuntimeException());
+                            }
+                            return CompletableFuture.supplyAsync(
+                                            () -> null,
+                                            CompletableFuture.delayedExecutor(
+                                                    100, TimeUnit.MILLISECONDS))
+                                    .thenCompose(x -> readIndex(deadline));
                         });
     }
 

@@ -74,6 +74,18 @@ final class NodeStateMachine extends BaseStateMachine {
         }
     }
 
+    /**
+     * Ratis replays the log from its start on a restart (this state machine takes no Raft snapshots
+     * yet) and reports every entry it passes; those this replica applied before are behind the
+     * applied index restored in {@link #initialize}, and must not move it back.
+     */
+    @Override
+    public void notifyTermIndexUpdated(long term, long index) {
+        if (index > getLastAppliedTermIndex().getIndex()) {
+            super.notifyTermIndexUpdated(term, index);
+        }
+    }
+
     @Override
     public TransactionContext startTransaction(RaftClientRequest request) throws IOException {
         Command c;
@@ -98,6 +110,12 @@ final class NodeStateMachine extends BaseStateMachine {
                             .getStateMachineEntry()
                             .getStateMachineData()
                             .toByteArray();
+            if (entry.getIndex() <= journal.lastIndex()) {
+                // Ratis writes an index again after a restart (the journal was forced ahead of the
+                // Raft log) or when a new leader overwrote this replica's uncommitted tail: what
+                // the journal holds from there on is stale.
+                journal.truncate(entry.getIndex());
+            }
             journal.append(entry.getIndex(), body);
             if (isForget(kindOf(entry), body)) {
                 // A forget closes its segment: destroying the segments up to it then destroys no

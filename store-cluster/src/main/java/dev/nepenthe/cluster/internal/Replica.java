@@ -247,6 +247,11 @@ public final class Replica implements Closeable {
         return commitIndexes(raft, groupId);
     }
 
+    /** This replica's payload journal (tests look into it). */
+    PayloadJournal journal() {
+        return journal;
+    }
+
     /** The cluster ledger's file. */
     public Path ledgerFile() {
         return state.ledger().file();

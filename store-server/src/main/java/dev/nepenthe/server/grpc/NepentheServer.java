@@ -318,10 +318,22 @@ public final class NepentheServer implements Closeable {
     static NepentheServer start(
             ServerBuilder<?> b, Nepenthe store, Tokens tokens, Limits limits, boolean closeStore)
             throws IOException {
-        return start(b, store, () -> tokens, limits, SnapshotFolders.none(), closeStore, null);
+        return start(b, store, () -> tokens, limits, SnapshotFolders.none(), closeStore);
     }
 
     /** A server on a builder the caller made; {@code closeStore} says who closes the store. */
+    static NepentheServer start(
+            ServerBuilder<?> b,
+            Nepenthe store,
+            Supplier<Tokens> tokens,
+            Limits limits,
+            SnapshotFolders folders,
+            boolean closeStore)
+            throws IOException {
+        return start(b, store, tokens, limits, folders, closeStore, null);
+    }
+
+    /** As above, one replica of several when {@code replication} is not null. */
     static NepentheServer start(
             ServerBuilder<?> b,
             Nepenthe store,

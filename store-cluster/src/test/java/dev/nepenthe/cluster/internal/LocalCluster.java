@@ -1,0 +1,187 @@
+package dev.nepenthe.cluster.internal;
+
+import dev.nepenthe.cluster.ClusterConfig;
+import dev.nepenthe.cluster.Member;
+import dev.nepenthe.grpc.v1.CollectionsGrpc;
+import dev.nepenthe.grpc.v1.ForgetGrpc;
+import dev.nepenthe.grpc.v1.RecordsGrpc;
+import dev.nepenthe.server.grpc.NepentheServer;
+import io.grpc.CallCredentials;
+import io.grpc.ManagedChannel;
+import io.grpc.Metadata;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
+import org.apache.ratis.util.ExitUtils;
+
+/**
+ * Replicas of one group in this JVM, each with its own folder, Raft port and gRPC port on loopback,
+ * and one operator token for all. Replicas can be stopped and started again on their folders.
+ */
+final class LocalCluster implements AutoCloseable {
+
+    static {
+        // Ratis ends the process when a server fails for good; in a test, a failure is an
+        // exception.
+        ExitUtils.disableSystemExit();
+    }
+
+    final Path root;
+    final List<Member> members = new ArrayList<>();
+    final Replica[] replicas;
+    final ManagedChannel[] channels;
+    final String token;
+    final Path tokensFile;
+
+    LocalCluster(Path root, int n) throws IOException {
+        this.root = root;
+        this.replicas = new Replica[n];
+        this.channels = new ManagedChannel[n];
+        tokensFile = root.resolve("tokens");
+        Path tokenFile = root.resolve("token");
+        NepentheServer.bootstrapTokens(tokensFile, tokenFile);
+        token = Files.readString(tokenFile, StandardCharsets.UTF_8).strip();
+        for (int i = 0; i < n; i++) {
+            members.add(
+                    new Member(
+                            "n" + (i + 1), "127.0.0.1:" + freePort(), "127.0.0.1:" + freePort()));
+        }
+        for (int i = 0; i < n; i++) {
+            start(i);
+        }
+    }
+
+    ClusterConfig config(int i) {
+        return ClusterConfig.of(
+                        members.get(i).id(),
+                        "test-group",
+                        members,
+                        root.resolve(members.get(i).id()),
+                        tokensFile)
+                .withElectionTimeouts(Duration.ofMillis(300), Duration.ofMillis(600));
+    }
+
+    void start(int i) throws IOException {
+        replicas[i] = Replica.start(config(i));
+        channels[i] =
+                NettyChannelBuilder.forAddress("127.0.0.1", replicas[i].clientPort())
+                        .usePlaintext()
+                        .build();
+    }
+
+    void stop(int i) throws IOException {
+        channels[i].shutdownNow();
+        replicas[i].close();
+        replicas[i] = null;
+    }
+
+    Path dataDir(int i) {
+        return root.resolve(members.get(i).id());
+    }
+
+    CallCredentials bearer() {
+        return new CallCredentials() {
+            @Override
+            public void applyRequestMetadata(
+                    RequestInfo info, Executor executor, MetadataApplier applier) {
+                Metadata m = new Metadata();
+                m.put(
+                        Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER),
+                        "Bearer " + token);
+                applier.apply(m);
+            }
+        };
+    }
+
+    CollectionsGrpc.CollectionsBlockingStub collections(int i) {
+        return CollectionsGrpc.newBlockingStub(channels[i])
+                .withCallCredentials(bearer())
+                .withDeadlineAfter(30, TimeUnit.SECONDS);
+    }
+
+    RecordsGrpc.RecordsBlockingStub records(int i) {
+        return RecordsGrpc.newBlockingStub(channels[i])
+                .withCallCredentials(bearer())
+                .withDeadlineAfter(30, TimeUnit.SECONDS);
+    }
+
+    ForgetGrpc.ForgetBlockingStub forget(int i) {
+        return ForgetGrpc.newBlockingStub(channels[i])
+                .withCallCredentials(bearer())
+                .withDeadlineAfter(30, TimeUnit.SECONDS);
+    }
+
+    /** The index of the leader, once one is ready. */
+    int awaitLeader(Duration max) throws Exception {
+        long deadline = System.nanoTime() + max.toNanos();
+        while (System.nanoTime() < deadline) {
+            for (int i = 0; i < replicas.length; i++) {
+                if (replicas[i] != null && replicas[i].division().getInfo().isLeaderReady()) {
+                    return i;
+                }
+            }
+            Thread.sleep(20);
+        }
+        throw new AssertionError("no leader within " + max);
+    }
+
+    /** Each replica's role, indexes and local forget operations, for a failure's message. */
+    String describe() {
+        StringBuilder b = new StringBuilder();
+        for (int i = 0; i < replicas.length; i++) {
+            b.append("\n  ").append(members.get(i).id()).append(": ");
+            if (replicas[i] == null) {
+                b.append("stopped");
+                continue;
+            }
+            try {
+                var info = replicas[i].division().getInfo();
+                b.append(info.getCurrentRole())
+                        .append(" applied=")
+                        .append(info.getLastAppliedIndex())
+                        .append(" commits=")
+                        .append(replicas[i].commitIndexes());
+            } catch (IOException e) {
+                b.append("no division");
+            }
+            replicas[i]
+                    .store()
+                    .operations(o -> true)
+                    .forEach(
+                            o ->
+                                    b.append("\n    ")
+                                            .append(o.id())
+                                            .append(' ')
+                                            .append(o.state())
+                                            .append(' ')
+                                            .append(o.note())
+                                            .append(' ')
+                                            .append(o.surfaces()));
+        }
+        return b.toString();
+    }
+
+    private static int freePort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            return s.getLocalPort();
+        }
+    }
+
+    @Override
+    public void close() throws IOException {
+        for (int i = 0; i < replicas.length; i++) {
+            if (replicas[i] != null) {
+                stop(i);
+            }
+        }
+    }
+}
