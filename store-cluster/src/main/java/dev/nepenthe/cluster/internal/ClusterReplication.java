@@ -2,6 +2,7 @@ package dev.nepenthe.cluster.internal;
 
 import com.google.protobuf.InvalidProtocolBufferException;
 import dev.nepenthe.grpc.v1.ForgetGrpc;
+import dev.nepenthe.grpc.v1.ForgetRequest;
 import dev.nepenthe.grpc.v1.GetOperationRequest;
 import dev.nepenthe.server.grpc.Replication;
 import dev.nepenthe.server.grpc.RoutedCall;
@@ -11,6 +12,7 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.apache.ratis.client.RaftClient;
+import org.apache.ratis.proto.RaftProtos.ReplicationLevel;
 import org.apache.ratis.protocol.Message;
 import org.apache.ratis.protocol.RaftClientReply;
 import org.apache.ratis.protocol.RaftPeerId;
@@ -34,20 +36,71 @@ final class ClusterReplication implements Replication {
     /** How long a read barrier is tried again; the server gives a read ten seconds in all. */
     private static final long READ_RETRY_NANOS = TimeUnit.SECONDS.toNanos(8);
 
+    private static final String FORGET = ForgetGrpc.getForgetMethod().getFullMethodName();
+
     private final RaftClient client;
     private final RaftPeerId self;
     private final ForgetView view;
+    private final StaleReads stale;
 
-    ClusterReplication(RaftClient client, RaftPeerId self, ForgetView view) {
+    ClusterReplication(RaftClient client, RaftPeerId self, ForgetView view, StaleReads stale) {
         this.client = client;
         this.self = self;
         this.view = view;
+        this.stale = stale;
     }
 
     @Override
     public CompletableFuture<RoutedResult> write(RoutedCall call) {
+        boolean forget = call.method().equals(FORGET);
+        if (forget) {
+            Optional<RoutedResult> refused = refusedForget(call);
+            if (refused.isPresent()) {
+                return CompletableFuture.completedFuture(refused.get());
+            }
+        }
         Command c = new Command(Command.Kind.WRITE, call.encode());
-        return send(c);
+        CompletableFuture<RaftClientReply> sent =
+                client.async().send(Message.valueOf(ByteString.copyFrom(c.encode())));
+        if (!forget) {
+            return sent.thenApply(ClusterReplication::result);
+        }
+        // A forget returns once every member holds its entry, or once the stale-read lease has
+        // run out on those that do not: none of them answers a stale read with what it blocks.
+        return sent.thenCompose(
+                reply -> {
+                    RoutedResult r = result(reply);
+                    if (!r.ok()) {
+                        return CompletableFuture.completedFuture(r);
+                    }
+                    return client.async()
+                            .watch(reply.getLogIndex(), ReplicationLevel.ALL_COMMITTED)
+                            .handle((w, t) -> r)
+                            .completeOnTimeout(
+                                    r, StaleReads.LEASE_MILLIS + 500, TimeUnit.MILLISECONDS);
+                });
+    }
+
+    /**
+     * A forget by metadata filter is not replicated: while it is live a replica refuses every new
+     * record its filter matches, once sealed only the records it removed, and replicas seal at
+     * different moments, so a write in between would land on some and not others.
+     */
+    private static Optional<RoutedResult> refusedForget(RoutedCall call) {
+        try {
+            if (ForgetRequest.parseFrom(call.request()).getScope().hasMetadata()) {
+                return Optional.of(
+                        RoutedResult.of(
+                                Status.FAILED_PRECONDITION.withDescription(
+                                        "expected a forget by subject, record ids or source in a"
+                                                + " cluster, got one by metadata filter, which"
+                                                + " replicas would fence differently while it"
+                                                + " seals; forget the records' ids instead")));
+            }
+        } catch (InvalidProtocolBufferException e) {
+            // The service says what it expected.
+        }
+        return Optional.empty();
     }
 
     CompletableFuture<RoutedResult> send(Command c) {
@@ -73,7 +126,7 @@ final class ClusterReplication implements Replication {
     @Override
     public CompletableFuture<Void> readable(boolean stale) {
         if (stale) {
-            return CompletableFuture.completedFuture(null);
+            return this.stale.readable();
         }
         return readIndex(System.nanoTime() + READ_RETRY_NANOS);
     }

@@ -128,7 +128,9 @@ public final class Replica implements Closeable {
         AtomicBoolean closing = new AtomicBoolean();
         Supplier<Map<String, Long>> commits = () -> commitIndexes(raftRef.get(), groupId);
         ForgetView view = new ForgetView(state, applierRef::get, commits);
-        ClusterReplication replication = new ClusterReplication(client, self, view);
+        ClusterReplication replication =
+                new ClusterReplication(
+                        client, self, view, new StaleReads(StaleReads.of(raftRef::get, groupId)));
         Member me = config.member();
         NepentheServer api =
                 NepentheServer.start(
