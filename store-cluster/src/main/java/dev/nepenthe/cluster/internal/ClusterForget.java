@@ -28,6 +28,15 @@ final class ClusterForget {
         this.members = List.copyOf(members);
     }
 
+    /** A copy (the caller holds the state's lock). */
+    ClusterForget copy() {
+        ClusterForget c = new ClusterForget(id, index, tenant, members);
+        c.attestations.putAll(attestations);
+        c.excused.putAll(excused);
+        c.receipt = receipt;
+        return c;
+    }
+
     /** The members neither attested SEALED nor excused. */
     List<String> outstanding() {
         return members.stream()

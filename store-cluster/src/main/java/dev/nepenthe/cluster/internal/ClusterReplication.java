@@ -1,6 +1,9 @@
 package dev.nepenthe.cluster.internal;
 
+import com.google.gson.JsonObject;
 import com.google.protobuf.InvalidProtocolBufferException;
+import dev.nepenthe.grpc.v1.AdminGrpc;
+import dev.nepenthe.grpc.v1.ExcuseReplicaRequest;
 import dev.nepenthe.grpc.v1.ForgetGrpc;
 import dev.nepenthe.grpc.v1.ForgetRequest;
 import dev.nepenthe.grpc.v1.GetOperationRequest;
@@ -8,9 +11,12 @@ import dev.nepenthe.server.grpc.Replication;
 import dev.nepenthe.server.grpc.RoutedCall;
 import dev.nepenthe.server.grpc.RoutedResult;
 import io.grpc.Status;
+import java.nio.charset.StandardCharsets;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.apache.ratis.client.RaftClient;
 import org.apache.ratis.proto.RaftProtos.ReplicationLevel;
 import org.apache.ratis.protocol.Message;
@@ -38,16 +44,30 @@ final class ClusterReplication implements Replication {
 
     private static final String FORGET = ForgetGrpc.getForgetMethod().getFullMethodName();
 
+    private static final String CLUSTER_STATUS =
+            AdminGrpc.getGetClusterStatusMethod().getFullMethodName();
+    private static final String EXCUSE = AdminGrpc.getExcuseReplicaMethod().getFullMethodName();
+
+    /** How long an excuse waits for the log to take it. */
+    private static final long EXCUSE_WAIT_SECONDS = 15;
+
     private final RaftClient client;
     private final RaftPeerId self;
     private final ForgetView view;
     private final StaleReads stale;
+    private final StatusView status;
 
-    ClusterReplication(RaftClient client, RaftPeerId self, ForgetView view, StaleReads stale) {
+    ClusterReplication(
+            RaftClient client,
+            RaftPeerId self,
+            ForgetView view,
+            StaleReads stale,
+            StatusView status) {
         this.client = client;
         this.self = self;
         this.view = view;
         this.stale = stale;
+        this.status = status;
     }
 
     @Override
@@ -79,6 +99,48 @@ final class ClusterReplication implements Replication {
                             .completeOnTimeout(
                                     r, StaleReads.LEASE_MILLIS + 500, TimeUnit.MILLISECONDS);
                 });
+    }
+
+    /** Puts an operator's excuse in the log and answers with the forget as it then stands. */
+    private RoutedResult excuse(RoutedCall call) {
+        ExcuseReplicaRequest r;
+        try {
+            r = ExcuseReplicaRequest.parseFrom(call.request());
+        } catch (InvalidProtocolBufferException e) {
+            return RoutedResult.of(
+                    Status.INVALID_ARGUMENT.withDescription("expected an ExcuseReplicaRequest"));
+        }
+        if (!r.getReasonCode().matches("[a-z0-9][a-z0-9_.-]{0,63}")) {
+            return RoutedResult.of(
+                    Status.INVALID_ARGUMENT.withDescription(
+                            "reason_code: expected a code of 1 to 64 lower-case letters, digits,"
+                                    + " '-', '_' or '.', got "
+                                    + r.getReasonCode().length()
+                                    + " characters of something else"));
+        }
+        JsonObject o = new JsonObject();
+        o.addProperty("operation", r.getOperation());
+        o.addProperty("node", r.getReplica());
+        o.addProperty("reason", r.getReasonCode());
+        RoutedResult applied;
+        try {
+            applied =
+                    send(new Command(
+                                    Command.Kind.EXCUSE,
+                                    o.toString().getBytes(StandardCharsets.UTF_8)))
+                            .get(EXCUSE_WAIT_SECONDS, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return RoutedResult.of(Status.CANCELLED.withDescription("interrupted"));
+        } catch (ExecutionException | TimeoutException e) {
+            return RoutedResult.of(
+                    Status.UNAVAILABLE.withDescription(
+                            "the log did not take the excuse within "
+                                    + EXCUSE_WAIT_SECONDS
+                                    + " s (no leader?); it may still be applied: look at the"
+                                    + " operation"));
+        }
+        return applied.ok() ? view.operation(r.getOperation(), call) : applied;
     }
 
     /**
@@ -162,6 +224,12 @@ final class ClusterReplication implements Replication {
 
     @Override
     public Optional<RoutedResult> answer(RoutedCall call) {
+        if (call.method().equals(CLUSTER_STATUS)) {
+            return Optional.of(new RoutedResult(0, "", status.status().toByteArray()));
+        }
+        if (call.method().equals(EXCUSE)) {
+            return Optional.of(excuse(call));
+        }
         if (!call.method().equals(GET_OPERATION) && !call.method().equals(WATCH)) {
             return Optional.empty();
         }

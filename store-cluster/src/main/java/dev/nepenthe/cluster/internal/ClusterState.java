@@ -154,6 +154,11 @@ final class ClusterState {
         return Optional.ofNullable(forgets.get(id));
     }
 
+    /** A copy of a forget as it stands, taken under the lock: its fields agree with each other. */
+    synchronized Optional<ClusterForget> snapshot(String id) {
+        return Optional.ofNullable(forgets.get(id)).map(ClusterForget::copy);
+    }
+
     synchronized Optional<String> localOperation(String clusterId) {
         return Optional.ofNullable(localByCluster.get(clusterId));
     }

@@ -40,7 +40,7 @@ final class ForgetView {
     }
 
     RoutedResult operation(String id, RoutedCall call) {
-        Optional<ClusterForget> found = state.forget(id);
+        Optional<ClusterForget> found = state.snapshot(id);
         boolean operator = "STORE_OPERATOR".equals(call.role());
         if (found.isEmpty() || (!operator && !found.get().tenant.equals(call.tenant()))) {
             return RoutedResult.of(

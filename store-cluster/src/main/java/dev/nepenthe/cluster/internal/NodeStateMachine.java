@@ -14,6 +14,7 @@ import io.grpc.Status;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -51,8 +52,13 @@ final class NodeStateMachine extends BaseStateMachine {
     private final PayloadJournal journal;
     private final AppliedIndex applied;
     private final Supplier<WriteApplier> applier;
+    private final String self;
+    private final Path excusedMarker;
+    private long entryTerm;
 
     NodeStateMachine(
+            String self,
+            Path excusedMarker,
             Nepenthe store,
             ClusterState state,
             PayloadJournal journal,
@@ -63,6 +69,8 @@ final class NodeStateMachine extends BaseStateMachine {
         this.journal = journal;
         this.applied = applied;
         this.applier = applier;
+        this.self = self;
+        this.excusedMarker = excusedMarker;
     }
 
     @Override
@@ -201,6 +209,7 @@ final class NodeStateMachine extends BaseStateMachine {
             throw new IllegalStateException("the payload journal failed at index " + index, e);
         }
         byte[] result;
+        entryTerm = entry.getTerm();
         try {
             result = apply(Command.Kind.of(kindOf(entry)), body, index);
             applied.set(entry.getTerm(), index);
@@ -236,12 +245,24 @@ final class NodeStateMachine extends BaseStateMachine {
             }
             case EXCUSE -> {
                 JsonObject o = JsonParser.parseString(utf8(body)).getAsJsonObject();
-                yield done(
+                String node = o.get("node").getAsString();
+                Optional<String> refused =
                         state.excuse(
                                 o.get("operation").getAsString(),
-                                o.get("node").getAsString(),
+                                node,
                                 o.get("reason").getAsString(),
-                                index));
+                                index);
+                if (refused.isEmpty() && node.equals(self)) {
+                    // This replica was excused: its files may hold what the group forgot without
+                    // it. It stops here and refuses to start until its folder is wiped.
+                    Durable.write(excusedMarker, o.toString());
+                    applied.set(entryTerm, index);
+                    throw new IllegalStateException(
+                            "this replica was excused from forget "
+                                    + o.get("operation").getAsString()
+                                    + "; it stops, and starts again only from a wiped folder");
+                }
+                yield done(refused);
             }
         };
     }

@@ -108,6 +108,18 @@ public final class Replica implements Closeable {
         }
         RaftGroup group = RaftGroup.valueOf(groupId, peers);
         RaftPeerId self = RaftPeerId.valueOf(config.self());
+        Path excused = data.resolve("cluster").resolve("excused");
+        if (Files.exists(excused)) {
+            throw new IllegalStateException(
+                    "replica "
+                            + config.self()
+                            + " was excused from a replicated forget ("
+                            + Files.readString(excused, StandardCharsets.UTF_8).strip()
+                            + "): its folder "
+                            + data
+                            + " may hold what the group forgot without it. Wipe the folder and"
+                            + " add the replica anew");
+        }
         Path raftDir = data.resolve("raft");
         boolean fresh = !Files.isDirectory(raftDir.resolve(groupId.getUuid().toString()));
         NodeKey key = NodeKey.loadOrCreate(data.resolve("cluster").resolve("node.key"));
@@ -130,7 +142,11 @@ public final class Replica implements Closeable {
         ForgetView view = new ForgetView(state, applierRef::get, commits);
         ClusterReplication replication =
                 new ClusterReplication(
-                        client, self, view, new StaleReads(StaleReads.of(raftRef::get, groupId)));
+                        client,
+                        self,
+                        view,
+                        new StaleReads(StaleReads.of(raftRef::get, groupId)),
+                        new StatusView(config, StaleReads.of(raftRef::get, groupId)));
         Member me = config.member();
         NepentheServer api =
                 NepentheServer.start(
@@ -149,7 +165,9 @@ public final class Replica implements Closeable {
                         commits,
                         List.of(raftDir, data.resolve("journal")),
                         closing::get));
-        NodeStateMachine sm = new NodeStateMachine(store, state, journal, applied, applierRef::get);
+        NodeStateMachine sm =
+                new NodeStateMachine(
+                        config.self(), excused, store, state, journal, applied, applierRef::get);
         RaftServer raft =
                 RaftServer.newBuilder()
                         .setServerId(self)

@@ -2,6 +2,7 @@ package dev.nepenthe.cluster.internal;
 
 import dev.nepenthe.cluster.ClusterConfig;
 import dev.nepenthe.cluster.Member;
+import dev.nepenthe.grpc.v1.AdminGrpc;
 import dev.nepenthe.grpc.v1.CollectionsGrpc;
 import dev.nepenthe.grpc.v1.ForgetGrpc;
 import dev.nepenthe.grpc.v1.RecordsGrpc;
@@ -110,6 +111,12 @@ final class LocalCluster implements AutoCloseable {
 
     RecordsGrpc.RecordsBlockingStub records(int i) {
         return RecordsGrpc.newBlockingStub(channels[i])
+                .withCallCredentials(bearer())
+                .withDeadlineAfter(30, TimeUnit.SECONDS);
+    }
+
+    AdminGrpc.AdminBlockingStub admin(int i) {
+        return AdminGrpc.newBlockingStub(channels[i])
                 .withCallCredentials(bearer())
                 .withDeadlineAfter(30, TimeUnit.SECONDS);
     }

@@ -7,6 +7,10 @@ import dev.nepenthe.core.StoreHealth;
 import dev.nepenthe.core.VectorCollection;
 import dev.nepenthe.core.forget.ForgetOperation;
 import dev.nepenthe.grpc.v1.AdminGrpc;
+import dev.nepenthe.grpc.v1.ClusterStatus;
+import dev.nepenthe.grpc.v1.ClusterStatusRequest;
+import dev.nepenthe.grpc.v1.ExcuseReplicaRequest;
+import dev.nepenthe.grpc.v1.Operation;
 import dev.nepenthe.grpc.v1.RestoreRequest;
 import dev.nepenthe.grpc.v1.RestoreResponse;
 import dev.nepenthe.grpc.v1.ServerStats;
@@ -14,6 +18,8 @@ import dev.nepenthe.grpc.v1.ServerStatsRequest;
 import dev.nepenthe.grpc.v1.SnapshotRequest;
 import dev.nepenthe.grpc.v1.SnapshotResponse;
 import dev.nepenthe.grpc.v1.TenantStats;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
 import io.grpc.stub.StreamObserver;
 import java.nio.file.Path;
 import java.util.List;
@@ -37,6 +43,25 @@ final class AdminService extends AdminGrpc.AdminImplBase {
         this.store = store;
         this.cache = cache;
         this.folders = folders;
+    }
+
+    @Override
+    public void getClusterStatus(ClusterStatusRequest request, StreamObserver<ClusterStatus> out) {
+        out.onError(notAReplica());
+    }
+
+    @Override
+    public void excuseReplica(ExcuseReplicaRequest request, StreamObserver<Operation> out) {
+        out.onError(notAReplica());
+    }
+
+    /** Only a replica of a cluster answers these; its {@link Replication} does. */
+    private static StatusRuntimeException notAReplica() {
+        return Status.FAILED_PRECONDITION
+                .withDescription(
+                        "expected a replica of a cluster, got a single-node server (start it with"
+                                + " 'nepenthe cluster node' to serve as a replica)")
+                .asRuntimeException();
     }
 
     @Override

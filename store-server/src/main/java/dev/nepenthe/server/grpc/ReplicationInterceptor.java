@@ -65,6 +65,12 @@ final class ReplicationInterceptor implements ServerInterceptor {
                     ForgetGrpc.getWatchMethod().getFullMethodName(),
                     ForgetGrpc.getListHoldsMethod().getFullMethodName());
 
+    /** Answered by the replication alone, for a store operator. */
+    private static final Set<String> CLUSTER =
+            Set.of(
+                    AdminGrpc.getGetClusterStatusMethod().getFullMethodName(),
+                    AdminGrpc.getExcuseReplicaMethod().getFullMethodName());
+
     private static final String UPSERT = RecordsGrpc.getUpsertMethod().getFullMethodName();
     private static final String UPSERT_STREAM =
             RecordsGrpc.getUpsertStreamMethod().getFullMethodName();
@@ -105,6 +111,21 @@ final class ReplicationInterceptor implements ServerInterceptor {
                                     + " from the group"),
                     new Metadata());
             return new ServerCall.Listener<>() {};
+        }
+        if (CLUSTER.contains(method)) {
+            Caller caller = Caller.current();
+            if (!caller.storeOperator()) {
+                call.close(
+                        Status.PERMISSION_DENIED.withDescription(
+                                "expected the store-operator role for "
+                                        + method
+                                        + ", got "
+                                        + caller.role().name()),
+                        new Metadata());
+                return new ServerCall.Listener<>() {};
+            }
+            call.request(2);
+            return new Answered<>(call, method, caller);
         }
         if (READS.contains(method)) {
             boolean stale = "stale".equalsIgnoreCase(headers.get(CONSISTENCY));
@@ -309,6 +330,49 @@ final class ReplicationInterceptor implements ServerInterceptor {
             if (slot != null) {
                 slot.release();
             }
+        }
+    }
+
+    /** A call the replication answers (it may wait on the log, as an excuse does). */
+    private final class Answered<Q, R> extends ServerCall.Listener<Q> {
+        private final ServerCall<Q, R> call;
+        private final String method;
+        private final Caller caller;
+        private Q request;
+
+        Answered(ServerCall<Q, R> call, String method, Caller caller) {
+            this.call = call;
+            this.method = method;
+            this.caller = caller;
+        }
+
+        @Override
+        public void onMessage(Q message) {
+            request = message;
+        }
+
+        @Override
+        public void onHalfClose() {
+            if (request == null) {
+                call.close(
+                        Status.INVALID_ARGUMENT.withDescription(
+                                "expected one request message, got none"),
+                        new Metadata());
+                return;
+            }
+            RoutedCall routed =
+                    RoutedCall.of(
+                            method,
+                            caller,
+                            bytes(call.getMethodDescriptor().getRequestMarshaller(), request));
+            finish(
+                    call,
+                    replication
+                            .answer(routed)
+                            .orElse(
+                                    RoutedResult.of(
+                                            Status.UNIMPLEMENTED.withDescription(
+                                                    "this replica does not answer " + method))));
         }
     }
 
