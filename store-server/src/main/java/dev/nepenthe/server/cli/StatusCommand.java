@@ -1,5 +1,7 @@
 package dev.nepenthe.server.cli;
 
+import dev.nepenthe.grpc.v1.ClusterStatus;
+import dev.nepenthe.grpc.v1.ClusterStatusRequest;
 import dev.nepenthe.grpc.v1.CollectionInfo;
 import dev.nepenthe.grpc.v1.CollectionSpec;
 import dev.nepenthe.grpc.v1.DescribeCollectionRequest;
@@ -7,6 +9,7 @@ import dev.nepenthe.grpc.v1.GetOperationRequest;
 import dev.nepenthe.grpc.v1.ListCollectionsRequest;
 import dev.nepenthe.grpc.v1.Operation;
 import dev.nepenthe.grpc.v1.PublicKeyRequest;
+import dev.nepenthe.grpc.v1.ReplicaStatus;
 import dev.nepenthe.grpc.v1.ServerStatsRequest;
 import dev.nepenthe.server.Main;
 import dev.nepenthe.server.grpc.NepentheServer;
@@ -36,10 +39,12 @@ import picocli.CommandLine.Spec;
         mixinStandardHelpOptions = true,
         sortOptions = false,
         description = {
-            "Show a server's health (the standard gRPC health service) and its collections with the"
-                + " number of records the token's tenant has in each; with --operation, one forget"
-                + " operation's state, timeline, surfaces and suspects instead of the collections."
-                + " --public-key-out saves the key receipts verify with.",
+            "Show a server's health (the standard gRPC health service), for a replica of a cluster"
+                + " and a store operator's token the group (leader, term, each member's role,"
+                + " commit index and lag), and its collections with the number of records the"
+                + " token's tenant has in each; with --operation, one forget operation's state,"
+                + " timeline, surfaces and suspects instead of the collections. --public-key-out"
+                + " saves the key receipts verify with.",
             "Exit 0 when the server is serving (and the operation, if asked, is SEALED or still"
                 + " under way), 1 when it is not serving or the operation needs review or is held."
         })
@@ -87,6 +92,7 @@ public final class StatusCommand implements Callable<Integer> {
                                 + ": the store is read-only after a failed write; searches go on. "
                                 + writeProblem(client));
             }
+            cluster(client, out);
             if (publicKeyOut != null) {
                 Files.writeString(
                         publicKeyOut,
@@ -164,6 +170,47 @@ public final class StatusCommand implements Callable<Integer> {
                         text(s));
             }
             return code;
+        }
+    }
+
+    /**
+     * The replica group, when the server is one member of a cluster: who leads in which term and
+     * how far behind each member is. Printed for a store operator's token only; a single node, or
+     * another role, prints nothing.
+     */
+    private static void cluster(ServerConnection.Client client, PrintWriter out) {
+        ClusterStatus c;
+        try {
+            c = client.admin().getClusterStatus(ClusterStatusRequest.getDefaultInstance());
+        } catch (StatusRuntimeException e) {
+            return;
+        }
+        out.printf(
+                Locale.ROOT,
+                "cluster %s: this is %s; leader %s, term %d%n",
+                c.getGroup(),
+                c.getSelf(),
+                c.getLeader().isEmpty() ? "none" : c.getLeader(),
+                c.getTerm());
+        out.printf(
+                Locale.ROOT,
+                "  %-8s  %-9s  %-21s  %8s  %6s  %s%n",
+                "member",
+                "role",
+                "raft",
+                "commit",
+                "lag",
+                "last heard");
+        for (ReplicaStatus r : c.getReplicasList()) {
+            out.printf(
+                    Locale.ROOT,
+                    "  %-8s  %-9s  %-21s  %8s  %6s  %s%n",
+                    r.getId(),
+                    r.getRole(),
+                    r.getRaftAddress(),
+                    r.getCommitIndex() < 0 ? "?" : Long.toString(r.getCommitIndex()),
+                    r.getLag() < 0 ? "?" : Long.toString(r.getLag()),
+                    r.getLastContactMillis() < 0 ? "-" : r.getLastContactMillis() + " ms ago");
         }
     }
 
