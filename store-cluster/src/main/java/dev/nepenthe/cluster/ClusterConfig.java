@@ -1,5 +1,7 @@
 package dev.nepenthe.cluster;
 
+import java.net.InetAddress;
+import java.net.UnknownHostException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashSet;
@@ -17,6 +19,8 @@ import java.util.Set;
  * @param tokensFile the tokens file of the gRPC API (see the server's docs)
  * @param electionTimeoutMin the shortest time a follower waits for the leader before it stands
  * @param electionTimeoutMax the longest such time (a random time between the two is taken)
+ * @param tls TLS between replicas and on the client API, or null for plaintext (refused when a
+ *     member is beyond loopback)
  */
 public record ClusterConfig(
         String self,
@@ -25,7 +29,8 @@ public record ClusterConfig(
         Path dataDir,
         Path tokensFile,
         Duration electionTimeoutMin,
-        Duration electionTimeoutMax) {
+        Duration electionTimeoutMax,
+        NodeTls tls) {
 
     /**
      * Checks the configuration.
@@ -79,7 +84,8 @@ public record ClusterConfig(
                 dataDir,
                 tokensFile,
                 Duration.ofSeconds(1),
-                Duration.ofSeconds(2));
+                Duration.ofSeconds(2),
+                null);
     }
 
     /**
@@ -99,6 +105,57 @@ public record ClusterConfig(
      * @return the configuration
      */
     public ClusterConfig withElectionTimeouts(Duration min, Duration max) {
-        return new ClusterConfig(self, group, members, dataDir, tokensFile, min, max);
+        return new ClusterConfig(self, group, members, dataDir, tokensFile, min, max, tls);
+    }
+
+    /**
+     * The same configuration with TLS between replicas and on the client API.
+     *
+     * @param t this replica's certificate, key and trusted certificates
+     * @return the configuration
+     */
+    public ClusterConfig withTls(NodeTls t) {
+        return new ClusterConfig(
+                self,
+                group,
+                members,
+                dataDir,
+                tokensFile,
+                electionTimeoutMin,
+                electionTimeoutMax,
+                t);
+    }
+
+    /**
+     * Refuses plaintext between replicas unless every member is on loopback: replicas send each
+     * other every command body (records, forget scopes) and a node authenticates its peers only by
+     * their certificates.
+     *
+     * @throws IllegalArgumentException if a member is beyond loopback and there is no TLS
+     */
+    public void checkPlaintext() {
+        if (tls != null) {
+            return;
+        }
+        for (Member m : members) {
+            String host = Member.host(m.raftAddress());
+            boolean loopback;
+            try {
+                loopback = InetAddress.getByName(host).isLoopbackAddress();
+            } catch (UnknownHostException e) {
+                loopback = false;
+            }
+            if (!loopback) {
+                throw new IllegalArgumentException(
+                        "member "
+                                + m.id()
+                                + ": expected TLS between replicas when one is beyond loopback,"
+                                + " got none and raft address "
+                                + m.raftAddress()
+                                + ". Give each replica a certificate, its key and the certificates"
+                                + " it trusts (NodeTls; 'cluster node --tls-cert --tls-key"
+                                + " --tls-trust')");
+            }
+        }
     }
 }

@@ -1,7 +1,8 @@
 package dev.nepenthe.cluster.internal;
 
-import com.google.gson.Gson;
+import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
+import com.google.gson.JsonParseException;
 import com.google.gson.JsonParser;
 import com.google.protobuf.InvalidProtocolBufferException;
 import dev.nepenthe.core.Nepenthe;
@@ -44,7 +45,6 @@ import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
  */
 final class NodeStateMachine extends BaseStateMachine {
 
-    private static final Gson GSON = new Gson();
     private static final String FORGET = ForgetGrpc.getForgetMethod().getFullMethodName();
 
     private final Nepenthe store;
@@ -211,7 +211,20 @@ final class NodeStateMachine extends BaseStateMachine {
         byte[] result;
         entryTerm = entry.getTerm();
         try {
-            result = apply(Command.Kind.of(kindOf(entry)), body, index);
+            try {
+                result = apply(Command.Kind.of(kindOf(entry)), body, index);
+            } catch (IllegalArgumentException | JsonParseException e) {
+                // A body that does not parse (a hostile or broken client of the Raft port) is
+                // refused alike on every replica; it must not stop them.
+                result =
+                        RoutedResult.of(
+                                        Status.INVALID_ARGUMENT.withDescription(
+                                                "log index "
+                                                        + index
+                                                        + ": expected a well-formed command, got"
+                                                        + " one that does not parse"))
+                                .encode();
+            }
             applied.set(entry.getTerm(), index);
         } catch (IOException e) {
             throw new IllegalStateException(
@@ -231,27 +244,28 @@ final class NodeStateMachine extends BaseStateMachine {
         return switch (kind) {
             case WRITE -> applyWrite(RoutedCall.decode(body), index).encode();
             case ATTEST -> {
-                Attestation a = GSON.fromJson(utf8(body), Attestation.class);
+                JsonObject o = object(body);
+                Attestation a =
+                        new Attestation(
+                                field(o, "group"),
+                                field(o, "operation"),
+                                Long.parseLong(field(o, "index")),
+                                field(o, "node"),
+                                field(o, "state"),
+                                field(o, "localReceipt"),
+                                field(o, "signature"));
                 yield done(state.attest(a, index));
             }
             case JOIN -> {
-                JsonObject o = JsonParser.parseString(utf8(body)).getAsJsonObject();
-                state.join(
-                        o.get("node").getAsString(),
-                        o.get("nodeKey").getAsString(),
-                        o.get("storeKey").getAsString(),
-                        index);
+                JsonObject o = object(body);
+                state.join(field(o, "node"), field(o, "nodeKey"), field(o, "storeKey"), index);
                 yield done(Optional.empty());
             }
             case EXCUSE -> {
-                JsonObject o = JsonParser.parseString(utf8(body)).getAsJsonObject();
-                String node = o.get("node").getAsString();
+                JsonObject o = object(body);
+                String node = field(o, "node");
                 Optional<String> refused =
-                        state.excuse(
-                                o.get("operation").getAsString(),
-                                node,
-                                o.get("reason").getAsString(),
-                                index);
+                        state.excuse(field(o, "operation"), node, field(o, "reason"), index);
                 if (refused.isEmpty() && node.equals(self)) {
                     // This replica was excused: its files may hold what the group forgot without
                     // it. It stops here and refuses to start until its folder is wiped.
@@ -259,7 +273,7 @@ final class NodeStateMachine extends BaseStateMachine {
                     applied.set(entryTerm, index);
                     throw new IllegalStateException(
                             "this replica was excused from forget "
-                                    + o.get("operation").getAsString()
+                                    + field(o, "operation")
                                     + "; it stops, and starts again only from a wiped folder");
                 }
                 yield done(refused);
@@ -281,6 +295,22 @@ final class NodeStateMachine extends BaseStateMachine {
         }
         ClusterForget f = state.forgetApplied(index, call.tenant(), local.getId());
         return new RoutedResult(0, "", local.toBuilder().setId(f.id).build().toByteArray());
+    }
+
+    private static JsonObject object(byte[] body) {
+        JsonElement e = JsonParser.parseString(utf8(body));
+        if (!e.isJsonObject()) {
+            throw new IllegalArgumentException("expected a JSON object");
+        }
+        return e.getAsJsonObject();
+    }
+
+    private static String field(JsonObject o, String name) {
+        JsonElement e = o.get(name);
+        if (e == null || !e.isJsonPrimitive()) {
+            throw new IllegalArgumentException("expected a field '" + name + "'");
+        }
+        return e.getAsString();
     }
 
     private static byte[] done(Optional<String> refusal) {

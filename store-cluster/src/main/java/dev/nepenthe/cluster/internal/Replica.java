@@ -2,6 +2,7 @@ package dev.nepenthe.cluster.internal;
 
 import dev.nepenthe.cluster.ClusterConfig;
 import dev.nepenthe.cluster.Member;
+import dev.nepenthe.cluster.NodeTls;
 import dev.nepenthe.core.Nepenthe;
 import dev.nepenthe.core.StoreOptions;
 import dev.nepenthe.server.grpc.NepentheServer;
@@ -23,8 +24,10 @@ import java.util.function.Supplier;
 import org.apache.ratis.RaftConfigKeys;
 import org.apache.ratis.client.RaftClient;
 import org.apache.ratis.client.RaftClientConfigKeys;
+import org.apache.ratis.conf.Parameters;
 import org.apache.ratis.conf.RaftProperties;
 import org.apache.ratis.grpc.GrpcConfigKeys;
+import org.apache.ratis.grpc.GrpcTlsConfig;
 import org.apache.ratis.proto.RaftProtos.CommitInfoProto;
 import org.apache.ratis.protocol.RaftGroup;
 import org.apache.ratis.protocol.RaftGroupId;
@@ -41,7 +44,7 @@ import org.apache.ratis.util.TimeDuration;
  * One replica, assembled: its store and gRPC API (writes routed through the group), its Raft server
  * with the {@link NodeStateMachine}, its payload journal, cluster state and ledger, its log surface
  * registered with the store, and its attestor. The folder layout under the data folder: {@code
- * store/} and {@code store.keystore/} (the engine's), {@code raft/} (Ratis: log segments and
+ * store/} and {@code store.keys/} (the engine's), {@code raft/} (Ratis: log segments and
  * metadata, no command bodies), {@code journal/} (command bodies, encrypted), {@code cluster/}
  * (node key, state, ledger, applied index).
  */
@@ -92,6 +95,7 @@ public final class Replica implements Closeable {
      * @throws IOException if a file cannot be read or written, or a port cannot be bound
      */
     public static Replica start(ClusterConfig config) throws IOException {
+        config.checkPlaintext();
         Path data = config.dataDir();
         Files.createDirectories(data);
         RaftGroupId groupId =
@@ -134,7 +138,8 @@ public final class Replica implements Closeable {
                 Nepenthe.open(
                         data.resolve("store"),
                         NepentheServer.withBundledEmbedders(StoreOptions.defaults()));
-        RaftClient client = client(group);
+        Parameters tls = tls(config.tls());
+        RaftClient client = client(group, tls);
         AtomicReference<RaftServer> raftRef = new AtomicReference<>();
         AtomicReference<WriteApplier> applierRef = new AtomicReference<>();
         AtomicBoolean closing = new AtomicBoolean();
@@ -148,15 +153,17 @@ public final class Replica implements Closeable {
                         new StaleReads(StaleReads.of(raftRef::get, groupId)),
                         new StatusView(config, StaleReads.of(raftRef::get, groupId)));
         Member me = config.member();
-        NepentheServer api =
-                NepentheServer.start(
-                        store,
-                        new NepentheServer.Options()
-                                .listen(
-                                        Member.host(me.clientAddress()),
-                                        Member.port(me.clientAddress(), "client address"))
-                                .tokens(config.tokensFile())
-                                .replication(replication));
+        NepentheServer.Options options =
+                new NepentheServer.Options()
+                        .listen(
+                                Member.host(me.clientAddress()),
+                                Member.port(me.clientAddress(), "client address"))
+                        .tokens(config.tokensFile())
+                        .replication(replication);
+        if (config.tls() != null) {
+            options.tls(config.tls().certChain(), config.tls().privateKey());
+        }
+        NepentheServer api = NepentheServer.start(store, options);
         applierRef.set(api.applier());
         store.registerSurface(
                 new RaftSurface(
@@ -173,6 +180,7 @@ public final class Replica implements Closeable {
                         .setServerId(self)
                         .setGroup(group)
                         .setProperties(properties(config, raftDir))
+                        .setParameters(tls)
                         .setStateMachine(sm)
                         .setOption(
                                 fresh
@@ -214,12 +222,28 @@ public final class Replica implements Closeable {
         return p;
     }
 
-    private static RaftClient client(RaftGroup group) {
+    /** Mutual TLS for Ratis's server, admin and client channels, or none. */
+    private static Parameters tls(NodeTls t) {
+        Parameters p = new Parameters();
+        if (t != null) {
+            GrpcConfigKeys.TLS.setConf(
+                    p,
+                    new GrpcTlsConfig(
+                            t.privateKey().toFile(),
+                            t.certChain().toFile(),
+                            t.trusted().toFile(),
+                            true));
+        }
+        return p;
+    }
+
+    private static RaftClient client(RaftGroup group, Parameters tls) {
         RaftProperties p = new RaftProperties();
         RaftConfigKeys.Rpc.setType(p, SupportedRpcType.GRPC);
         RaftClientConfigKeys.Rpc.setRequestTimeout(p, TimeDuration.valueOf(3, TimeUnit.SECONDS));
         return RaftClient.newBuilder()
                 .setProperties(p)
+                .setParameters(tls)
                 .setRaftGroup(group)
                 .setRetryPolicy(
                         RetryPolicies.retryUpToMaximumCountWithFixedSleep(

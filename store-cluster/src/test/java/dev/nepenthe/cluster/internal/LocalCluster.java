@@ -2,6 +2,7 @@ package dev.nepenthe.cluster.internal;
 
 import dev.nepenthe.cluster.ClusterConfig;
 import dev.nepenthe.cluster.Member;
+import dev.nepenthe.cluster.NodeTls;
 import dev.nepenthe.grpc.v1.AdminGrpc;
 import dev.nepenthe.grpc.v1.CollectionsGrpc;
 import dev.nepenthe.grpc.v1.ForgetGrpc;
@@ -11,6 +12,7 @@ import io.grpc.CallCredentials;
 import io.grpc.ManagedChannel;
 import io.grpc.Metadata;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.grpc.netty.shaded.io.netty.handler.ssl.SslContext;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
@@ -22,6 +24,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
+import java.util.function.IntFunction;
 import org.apache.ratis.util.ExitUtils;
 
 /**
@@ -43,7 +46,19 @@ final class LocalCluster implements AutoCloseable {
     final String token;
     final Path tokensFile;
 
+    /** Per replica TLS, or null for plaintext; and the client side's context to reach the API. */
+    private final IntFunction<NodeTls> tls;
+
+    private final SslContext clientTls;
+
     LocalCluster(Path root, int n) throws IOException {
+        this(root, n, null, null);
+    }
+
+    LocalCluster(Path root, int n, IntFunction<NodeTls> tls, SslContext clientTls)
+            throws IOException {
+        this.tls = tls;
+        this.clientTls = clientTls;
         this.root = root;
         this.replicas = new Replica[n];
         this.channels = new ManagedChannel[n];
@@ -68,15 +83,18 @@ final class LocalCluster implements AutoCloseable {
                         members,
                         root.resolve(members.get(i).id()),
                         tokensFile)
-                .withElectionTimeouts(Duration.ofMillis(300), Duration.ofMillis(600));
+                .withElectionTimeouts(Duration.ofMillis(300), Duration.ofMillis(600))
+                .withTls(tls == null ? null : tls.apply(i));
     }
 
     void start(int i) throws IOException {
         replicas[i] = Replica.start(config(i));
+        NettyChannelBuilder b =
+                NettyChannelBuilder.forAddress("127.0.0.1", replicas[i].clientPort());
         channels[i] =
-                NettyChannelBuilder.forAddress("127.0.0.1", replicas[i].clientPort())
-                        .usePlaintext()
-                        .build();
+                clientTls == null
+                        ? b.usePlaintext().build()
+                        : b.overrideAuthority("localhost").sslContext(clientTls).build();
     }
 
     void stop(int i) throws IOException {
