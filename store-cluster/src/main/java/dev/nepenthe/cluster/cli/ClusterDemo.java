@@ -298,24 +298,28 @@ final class ClusterDemo {
             out.printf(
                     "   %s and %s already answer NOT_FOUND for %s's records%n",
                     id(nodes, WRITER), id(nodes, FORGETTER), FORGOTTEN);
+            // Polled until the note names the killed replica and, once the live ones have
+            // attested (a few seconds at most), only it.
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            long settle = Long.MAX_VALUE;
             Operation seen = op;
-            while (System.nanoTime() < deadline) {
+            while (System.nanoTime() < Math.min(deadline, settle)) {
                 seen =
                         via.forget()
                                 .getOperation(
                                         GetOperationRequest.newBuilder().setId(op.getId()).build());
-                if (seen.getSettled()
-                        || (seen.getNote().contains("WAITING_FOR_REPLICAS")
-                                && seen.getNote().contains(victim))) {
+                if (seen.getSettled()) {
                     break;
+                }
+                if (waitsFor(seen, victim)) {
+                    if (!seen.getNote().contains("has not attested yet")) {
+                        break;
+                    }
+                    settle = Math.min(settle, System.nanoTime() + TimeUnit.SECONDS.toNanos(10));
                 }
                 Thread.sleep(200);
             }
-            boolean waiting =
-                    !seen.getSettled()
-                            && seen.getNote().contains("WAITING_FOR_REPLICAS")
-                            && seen.getNote().contains(victim);
+            boolean waiting = !seen.getSettled() && waitsFor(seen, victim);
             out.printf("   the operation waits: %s (%s)%n", seen.getNote(), seen.getState());
             check(
                     waiting,
@@ -328,6 +332,10 @@ final class ClusterDemo {
                             + "'");
             return op.getId();
         }
+    }
+
+    private static boolean waitsFor(Operation op, String member) {
+        return op.getNote().contains("WAITING_FOR_REPLICAS") && op.getNote().contains(member);
     }
 
     private Operation awaitSettled(LocalNodes nodes, String token, String op, long since)
