@@ -270,7 +270,7 @@ final class LocalNodes implements AutoCloseable {
         for (int i = 0; i < members.size(); i++) {
             Member m = members.get(i);
             out.printf(
-                    "  %s  client %s  raft %s  data %s  log %s%n",
+                    "   %s  client %s  raft %s  data %s  log %s%n",
                     m.id(), m.clientAddress(), m.raftAddress(), dataDir(i), log(i));
         }
     }
