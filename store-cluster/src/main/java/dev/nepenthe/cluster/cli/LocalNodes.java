@@ -20,9 +20,10 @@ import java.util.concurrent.TimeUnit;
  * A group of replicas on loopback, each a child JVM running {@code cluster node} with this JVM's
  * java binary, flags and class path: member {@code n<i>} serves clients on {@code base+i} and Raft
  * on {@code base+100+i}, keeps its data in {@code DIR/n<i>} and writes its output to {@code
- * DIR/n<i>.log}. One tokens file and one operator token file under DIR serve every member. A
- * process can be killed (SIGKILL) and started again on its folder; {@link #close} stops the ones
- * still running with SIGTERM (their shutdown hook closes the replica) and waits for them.
+ * DIR/n<i>.log}; a node stops when this JVM ends, however it ends. One tokens file and one operator
+ * token file under DIR serve every member. A process can be killed (SIGKILL) and started again on
+ * its folder; {@link #close} stops the ones still running with SIGTERM (their shutdown hook closes
+ * the replica) and waits for them.
  */
 final class LocalNodes implements AutoCloseable {
 
@@ -186,6 +187,8 @@ final class LocalNodes implements AutoCloseable {
         cmd.add(tokensFile().toString());
         cmd.add("--election-timeout-ms");
         cmd.add(electionTimeoutMs);
+        cmd.add("--stop-with");
+        cmd.add(String.valueOf(ProcessHandle.current().pid()));
         return cmd;
     }
 
@@ -234,12 +237,14 @@ final class LocalNodes implements AutoCloseable {
             try (NodeClient c = new NodeClient(members.get(i), token)) {
                 while (!c.answers()) {
                     if (!alive(i)) {
+                        System.err.println(tail(log(i), 10));
                         throw new IllegalStateException(
                                 members.get(i).id()
-                                        + " ended before it served; the end of "
+                                        + " ended before it served (exit status "
+                                        + processes[i].exitValue()
+                                        + "); its output is in "
                                         + log(i)
-                                        + ":\n"
-                                        + tail(log(i), 15));
+                                        + ", whose last lines are above");
                     }
                     if (System.nanoTime() > deadline) {
                         throw new IllegalStateException(

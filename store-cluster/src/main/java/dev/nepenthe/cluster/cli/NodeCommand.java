@@ -11,6 +11,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -77,6 +78,15 @@ final class NodeCommand implements Callable<Integer> {
                             + " ${DEFAULT-VALUE}).")
     String electionTimeout;
 
+    @Option(
+            names = "--stop-with",
+            paramLabel = "PID",
+            hidden = true,
+            description =
+                    "Stop (closing the replica) when the process PID ends: how 'up' and"
+                            + " 'demo' keep a node from outliving them when they are killed.")
+    Long stopWith;
+
     @Option(names = "--verbose", description = "On an error, print the stack trace too.")
     boolean verbose;
 
@@ -133,6 +143,11 @@ final class NodeCommand implements Callable<Integer> {
                         + "'");
     }
 
+    private static Void report(Throwable e) {
+        System.err.println("nepenthe cluster node: watching the parent process: " + e);
+        return null;
+    }
+
     private CommandLine.ParameterException misuse(String message) {
         return new CommandLine.ParameterException(spec.commandLine(), message);
     }
@@ -159,6 +174,14 @@ final class NodeCommand implements Callable<Integer> {
                                     }
                                 },
                                 "close-replica"));
+        if (stopWith != null) {
+            // System.exit runs the hook above, so the replica still closes cleanly.
+            CompletableFuture<?> parentEnded =
+                    ProcessHandle.of(stopWith)
+                            .map(ProcessHandle::onExit)
+                            .orElse(CompletableFuture.completedFuture(null));
+            parentEnded.thenRun(() -> System.exit(0)).exceptionally(NodeCommand::report);
+        }
         PrintWriter out = spec.commandLine().getOut();
         Member me = config.member();
         out.printf(
