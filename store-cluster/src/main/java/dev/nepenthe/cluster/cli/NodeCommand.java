@@ -2,6 +2,7 @@ package dev.nepenthe.cluster.cli;
 
 import dev.nepenthe.cluster.ClusterConfig;
 import dev.nepenthe.cluster.Member;
+import dev.nepenthe.cluster.NodeTls;
 import dev.nepenthe.cluster.internal.Replica;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -87,6 +88,24 @@ final class NodeCommand implements Callable<Integer> {
                             + " 'demo' keep a node from outliving them when they are killed.")
     Long stopWith;
 
+    @Option(
+            names = "--tls-cert",
+            paramLabel = "PEM",
+            description =
+                    "This replica's certificate chain: with --tls-key and --tls-trust, mutual TLS"
+                            + " between replicas and TLS on the client API (required when a member"
+                            + " is beyond loopback).")
+    Path tlsCert;
+
+    @Option(names = "--tls-key", paramLabel = "PEM", description = "Its PKCS#8 private key.")
+    Path tlsKey;
+
+    @Option(
+            names = "--tls-trust",
+            paramLabel = "PEM",
+            description = "The certificates this replica accepts from the other members.")
+    Path tlsTrust;
+
     @Option(names = "--verbose", description = "On an error, print the stack trace too.")
     boolean verbose;
 
@@ -113,9 +132,21 @@ final class NodeCommand implements Callable<Integer> {
                             + " ('nepenthe cluster up' or 'nepenthe token' writes one)");
         }
         Duration[] timeouts = timeouts();
+        boolean anyTls = tlsCert != null || tlsKey != null || tlsTrust != null;
+        if (anyTls && (tlsCert == null || tlsKey == null || tlsTrust == null)) {
+            throw misuse(
+                    "--tls-cert, --tls-key, --tls-trust: expected all three, got only "
+                            + (tlsCert != null ? "--tls-cert " : "")
+                            + (tlsKey != null ? "--tls-key " : "")
+                            + (tlsTrust != null ? "--tls-trust" : "").strip());
+        }
         try {
-            return ClusterConfig.of(id, group, parsed, data, tokens)
-                    .withElectionTimeouts(timeouts[0], timeouts[1]);
+            ClusterConfig c =
+                    ClusterConfig.of(id, group, parsed, data, tokens)
+                            .withElectionTimeouts(timeouts[0], timeouts[1])
+                            .withTls(anyTls ? new NodeTls(tlsCert, tlsKey, tlsTrust) : null);
+            c.checkPlaintext();
+            return c;
         } catch (IllegalArgumentException e) {
             String m = e.getMessage();
             throw misuse(

@@ -44,9 +44,9 @@ import org.apache.ratis.util.TimeDuration;
  * One replica, assembled: its store and gRPC API (writes routed through the group), its Raft server
  * with the {@link NodeStateMachine}, its payload journal, cluster state and ledger, its log surface
  * registered with the store, and its attestor. The folder layout under the data folder: {@code
- * store/} and {@code store.keys/} (the engine's), {@code raft/} (Ratis: log segments and
- * metadata, no command bodies), {@code journal/} (command bodies, encrypted), {@code cluster/}
- * (node key, state, ledger, applied index).
+ * store/} and {@code store.keys/} (the engine's), {@code raft/} (Ratis: log segments and metadata,
+ * no command bodies), {@code journal/} (command bodies, encrypted), {@code cluster/} (node key,
+ * state, ledger, applied index).
  */
 public final class Replica implements Closeable {
 

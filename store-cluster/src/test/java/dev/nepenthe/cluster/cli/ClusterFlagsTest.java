@@ -217,4 +217,52 @@ final class ClusterFlagsTest {
                 .hasMessageContaining(ledger + ": line 2: expected prev ")
                 .hasMessageContaining("got " + "1".repeat(64));
     }
+
+    @Test
+    void halfTheTlsFlagsAreRefusedNamingWhatCame() throws IOException {
+        Path pem = dir.resolve("c.pem");
+        Files.writeString(pem, "x");
+        Run r =
+                run(
+                        "node",
+                        "--id",
+                        "n1",
+                        "--group",
+                        "g",
+                        "--member",
+                        "n1=127.0.0.1:7801/127.0.0.1:7901",
+                        "--data",
+                        dir.resolve("n1").toString(),
+                        "--tokens",
+                        tokens().toString(),
+                        "--tls-cert",
+                        pem.toString());
+        assertThat(r.status()).isEqualTo(2);
+        assertThat(r.err())
+                .contains(
+                        "--tls-cert, --tls-key, --tls-trust: expected all three, got only"
+                                + " --tls-cert");
+    }
+
+    @Test
+    void aMemberBeyondLoopbackWithoutTlsIsRefused() throws IOException {
+        Run r =
+                run(
+                        "node",
+                        "--id",
+                        "n1",
+                        "--group",
+                        "g",
+                        "--member",
+                        "n1=127.0.0.1:7801/127.0.0.1:7901",
+                        "--member",
+                        "n2=10.9.8.7:7802/10.9.8.7:7902",
+                        "--data",
+                        dir.resolve("n1").toString(),
+                        "--tokens",
+                        tokens().toString());
+        assertThat(r.status()).isEqualTo(2);
+        assertThat(r.err()).contains("member n2: expected TLS between replicas");
+        assertThat(Files.exists(dir.resolve("n1"))).as("nothing started").isFalse();
+    }
 }
