@@ -111,6 +111,11 @@ public record RoutedCall(
             throw new IllegalArgumentException(
                     "routed call: expected a length from 0 to " + limit + ", got " + n);
         }
-        return in.readNBytes(n);
+        byte[] b = in.readNBytes(n);
+        if (b.length != n) {
+            throw new IllegalArgumentException(
+                    "routed call: expected " + n + " more bytes, got " + b.length + " (cut short)");
+        }
+        return b;
     }
 }

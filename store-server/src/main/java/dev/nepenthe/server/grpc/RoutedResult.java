@@ -89,8 +89,8 @@ public record RoutedResult(int code, String description, byte[] response) {
                         "routed result: expected version " + VERSION + ", got " + version);
             }
             int code = in.readInt();
-            byte[] d = in.readNBytes(length(in, bytes.length));
-            byte[] response = in.readNBytes(length(in, bytes.length));
+            byte[] d = exactly(in, length(in, bytes.length));
+            byte[] response = exactly(in, length(in, bytes.length));
             return new RoutedResult(code, new String(d, StandardCharsets.UTF_8), response);
         } catch (IOException e) {
             throw new IllegalArgumentException(
@@ -99,6 +99,19 @@ public record RoutedResult(int code, String description, byte[] response) {
                             + " bytes to hold a result, cut short",
                     e);
         }
+    }
+
+    private static byte[] exactly(DataInputStream in, int n) throws IOException {
+        byte[] b = in.readNBytes(n);
+        if (b.length != n) {
+            throw new IllegalArgumentException(
+                    "routed result: expected "
+                            + n
+                            + " more bytes, got "
+                            + b.length
+                            + " (cut short)");
+        }
+        return b;
     }
 
     private static int length(DataInputStream in, int limit) throws IOException {
