@@ -269,13 +269,19 @@ final class ReplicationInterceptor implements ServerInterceptor {
             CompletableFuture<Long> _ =
                     tail.whenComplete(
                             (stored, t) -> {
-                                if (t == null) {
-                                    synchronized (call) {
-                                        try {
-                                            call.request(1);
-                                        } catch (IllegalStateException e) {
-                                            // cancelled meanwhile
-                                        }
+                                if (t != null) {
+                                    // A batch failed: the stream ends now (earlier batches
+                                    // stand), rather than when the client stops sending.
+                                    failed = true;
+                                    release();
+                                    finish(call, RoutedResult.of(statusOf(t)));
+                                    return;
+                                }
+                                synchronized (call) {
+                                    try {
+                                        call.request(1);
+                                    } catch (IllegalStateException e) {
+                                        // cancelled meanwhile
                                     }
                                 }
                             });

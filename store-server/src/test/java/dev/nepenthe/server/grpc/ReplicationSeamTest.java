@@ -43,6 +43,45 @@ class ReplicationSeamTest {
 
     @TempDir Path tmp;
 
+    private record StreamResult(long upserted, Status error) {}
+
+    /** Streams one single-record batch per value (a NaN makes that batch invalid). */
+    private static StreamResult stream(
+            ManagedChannel channel, io.grpc.ClientInterceptor attach, float... firsts)
+            throws Exception {
+        CompletableFuture<StreamResult> done = new CompletableFuture<>();
+        io.grpc.stub.StreamObserver<UpsertRequest> in =
+                RecordsGrpc.newStub(channel)
+                        .withInterceptors(attach)
+                        .upsertStream(
+                                new io.grpc.stub.StreamObserver<>() {
+                                    @Override
+                                    public void onNext(dev.nepenthe.grpc.v1.UpsertResponse r) {
+                                        done.complete(new StreamResult(r.getUpserted(), null));
+                                    }
+
+                                    @Override
+                                    public void onError(Throwable t) {
+                                        done.complete(
+                                                new StreamResult(-1, Status.fromThrowable(t)));
+                                    }
+
+                                    @Override
+                                    public void onCompleted() {}
+                                });
+        int n = 0;
+        for (float f : firsts) {
+            in.onNext(
+                    UpsertRequest.newBuilder()
+                            .setCollection("notes")
+                            .addRecords(
+                                    Record.newBuilder().setId("s" + n++).addVector(f).addVector(1f))
+                            .build());
+        }
+        in.onCompleted();
+        return done.get(30, java.util.concurrent.TimeUnit.SECONDS);
+    }
+
     private static void assertMessage(Throwable t, String... parts) {
         for (String p : parts) {
             assertTrue(t.getMessage().contains(p), "expected '" + p + "' in: " + t.getMessage());
@@ -136,6 +175,22 @@ class ReplicationSeamTest {
                     records.get(GetRequest.newBuilder().setCollection("notes").setId("r1").build())
                             .getRecord()
                             .getId());
+
+            // A stream of upserts is one routed upsert per message; a bad batch ends it, saying
+            // how much was stored before.
+            routed.clear();
+            StreamResult ok = stream(channel, attach, 1f, 0.5f);
+            assertEquals(2, ok.upserted);
+            assertEquals(2, routed.size());
+            assertTrue(
+                    routed.stream().allMatch(c -> c.method().equals("nepenthe.v1.Records/Upsert")));
+            StreamResult bad = stream(channel, attach, 1f, Float.NaN, 0.25f);
+            assertEquals(Status.Code.INVALID_ARGUMENT, bad.error.getCode());
+            assertTrue(
+                    bad.error
+                            .getDescription()
+                            .contains("after 1 records of this stream were stored"),
+                    bad.error.getDescription());
 
             // A read waits for the replication; when it cannot say the replica is current, the
             // read is refused with its status, and the store is not asked.
