@@ -309,14 +309,19 @@ public final class ClusterBench {
                         + "| forget() returns (reads blocked on every replica) | "
                         + Spread.of(f.returned()).cells("%.1f")
                         + " |\n"
-                        + "| SEALED: every replica attested (GetOperation polled every 20 ms) | "
+                        + "| settled: every replica attested (GetOperation polled every 20 ms) | "
                         + Spread.of(f.sealed()).cells("%.0f")
                         + " |\n\n"
                         + "States forget() returned: "
                         + states(f.returnedStates())
                         + "; settled states: "
                         + states(f.endStates())
-                        + ". Forget i goes through replica i mod 3.\n");
+                        + ". Forget i goes through replica i mod 3. A forget settles SEALED, or"
+                        + " NEEDS_REVIEW when a replica's probe finds survivors close to what it"
+                        + " forgot (random vectors of few dimensions do).\n"
+                        + f.unsealed().stream()
+                                .map(u -> "\nNot sealed: " + u + "\n")
+                                .collect(Collectors.joining()));
     }
 
     private static String states(Map<String, Integer> counts) {
@@ -361,6 +366,9 @@ public final class ClusterBench {
                         + "| Replica.start returns (ms) | "
                         + Spread.of(List.of(c.startMillis())).cells("%.0f")
                         + " |\n"
+                        + "| first entry written while it was down applied (ms from the start) | "
+                        + Spread.of(List.of(c.firstMillis())).cells("%.0f")
+                        + " |\n"
                         + "| applied index reaches the leader's commit index (ms from the start) | "
                         + Spread.of(List.of(c.catchUpMillis())).cells("%.0f")
                         + " |\n"
@@ -373,7 +381,10 @@ public final class ClusterBench {
                         + batch
                         + ", the follower started again: "
                         + c.entries()
-                        + " log entries to apply.\n");
+                        + " log entries to apply. Until the first entry, the leader is waiting to"
+                        + " retry the follower it lost: Ratis's appender retry policy"
+                        + " (raft.server.log.appender.retry.policy, by default 10 retries 1 ms"
+                        + " apart, 20 one second apart, then one every 5 s).\n");
     }
 
     private void print(PrintStream out, String loadBefore, String loadAfter) {

@@ -5,6 +5,8 @@ import dev.nepenthe.grpc.v1.ForgetScope;
 import dev.nepenthe.grpc.v1.GetOperationRequest;
 import dev.nepenthe.grpc.v1.Operation;
 import dev.nepenthe.grpc.v1.Record;
+import dev.nepenthe.grpc.v1.SurfaceOutcome;
+import dev.nepenthe.grpc.v1.Suspect;
 import dev.nepenthe.grpc.v1.UpsertRequest;
 import io.grpc.StatusRuntimeException;
 import java.time.Duration;
@@ -32,12 +34,15 @@ final class GroupPhases {
      * @param sealed milliseconds until GetOperation showed SEALED
      * @param returnedStates how often each state was the one forget() returned
      * @param endStates how often each state was the settled one
+     * @param unsealed for each forget that settled other than SEALED: why (its note, suspects and
+     *     surfaces with problems)
      */
     record Forgets(
             List<Double> returned,
             List<Double> sealed,
             TreeMap<String, Integer> returnedStates,
-            TreeMap<String, Integer> endStates) {}
+            TreeMap<String, Integer> endStates,
+            List<String> unsealed) {}
 
     /**
      * Forgets the subjects {@code <prefix>-s0} onward, one at a time, each through the next member
@@ -45,7 +50,12 @@ final class GroupPhases {
      */
     static Forgets forgets(BenchGroup g, String prefix, int rounds, Duration max) throws Exception {
         Forgets out =
-                new Forgets(new ArrayList<>(), new ArrayList<>(), new TreeMap<>(), new TreeMap<>());
+                new Forgets(
+                        new ArrayList<>(),
+                        new ArrayList<>(),
+                        new TreeMap<>(),
+                        new TreeMap<>(),
+                        new ArrayList<>());
         for (int r = 0; r < rounds; r++) {
             int via = r % g.size();
             long start = System.nanoTime();
@@ -85,8 +95,35 @@ final class GroupPhases {
             }
             out.sealed().add((System.nanoTime() - start) / 1e6);
             out.endStates().merge(now.getState(), 1, Integer::sum);
+            if (!now.getState().equals("SEALED")) {
+                out.unsealed().add(why(now));
+            }
         }
         return out;
+    }
+
+    private static String why(Operation op) {
+        StringBuilder b =
+                new StringBuilder(op.getId())
+                        .append(' ')
+                        .append(op.getState())
+                        .append(": ")
+                        .append(op.getNote())
+                        .append("; suspects ")
+                        .append(op.getSuspectsCount());
+        op.getSuspectsList().stream()
+                .mapToDouble(Suspect::getScore)
+                .max()
+                .ifPresent(top -> b.append(String.format(" (highest score %.3f)", top)));
+        for (SurfaceOutcome s : op.getSurfacesList()) {
+            if (!s.getClean()) {
+                b.append("; surface ")
+                        .append(s.getSurface())
+                        .append(" not clean: ")
+                        .append(s.getProblemsList());
+            }
+        }
+        return b.toString();
     }
 
     /**
@@ -180,11 +217,17 @@ final class GroupPhases {
      *
      * @param records records written while it was down
      * @param startMillis milliseconds Replica.start took
+     * @param firstMillis milliseconds until it applied its first entry written while it was down
      * @param catchUpMillis milliseconds until its applied index reached the leader's commit index
      *     at the restart
      * @param entries log entries it had to apply
      */
-    record CatchUp(int records, double startMillis, double catchUpMillis, long entries) {
+    record CatchUp(
+            int records,
+            double startMillis,
+            double firstMillis,
+            double catchUpMillis,
+            long entries) {
         double recordsPerSecond() {
             return records / (catchUpMillis / 1000);
         }
@@ -213,9 +256,16 @@ final class GroupPhases {
         long start = System.nanoTime();
         g.start(down);
         long started = System.nanoTime();
+        g.awaitApplied(down, before + 1, max);
+        long first = System.nanoTime();
         g.awaitApplied(down, target, max);
         long done = System.nanoTime();
-        return new CatchUp(records, (started - start) / 1e6, (done - start) / 1e6, target - before);
+        return new CatchUp(
+                records,
+                (started - start) / 1e6,
+                (first - start) / 1e6,
+                (done - start) / 1e6,
+                target - before);
     }
 
     private static void sleep(long millis) {

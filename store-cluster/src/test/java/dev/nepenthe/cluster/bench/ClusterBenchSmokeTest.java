@@ -16,16 +16,18 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * The harness end to end at tiny sizes, in this JVM: every table is there with the rows its setups
- * give, each row's median lies between its min and max over the rounds asked for, throughputs are
- * positive, every forget sealed, and no temporary folder is left behind.
+ * The harness end to end at tiny sizes (d=32: at d=8, random vectors lie so close together that
+ * each replica's probe holds a forget in NEEDS_REVIEW for survivors resembling what it forgot), in
+ * this JVM: every table is there with the rows its setups give, each row's median lies between its
+ * min and max over the rounds asked for, throughputs are positive, every forget sealed, and no
+ * temporary folder is left behind.
  */
 final class ClusterBenchSmokeTest {
 
     private static final List<String> ARGS =
             List.of(
                     "n=300",
-                    "dim=8",
+                    "dim=32",
                     "batch=64",
                     "queries=100",
                     "warmup=20",
@@ -86,7 +88,7 @@ final class ClusterBenchSmokeTest {
         }
 
         double[] returned = row(out, "| forget() returns", 1);
-        double[] sealed = row(out, "| SEALED: every replica attested", 1);
+        double[] sealed = row(out, "| settled: every replica attested", 1);
         assertThat(returned[3]).isEqualTo(2);
         assertThat(sealed[0]).as("SEALED comes after forget() returns").isGreaterThan(returned[1]);
         assertThat(out).contains("settled states: SEALED=2.");
@@ -102,6 +104,8 @@ final class ClusterBenchSmokeTest {
         double[] rate = row(out, "| records caught up per second", 1);
         assertThat(rate[0]).isCloseTo(300 / (catchUp[0] / 1000), withPercentage(5));
         row(out, "| Replica.start returns", 1);
+        double[] first = row(out, "| first entry written while it was down applied", 1);
+        assertThat(first[0]).isLessThanOrEqualTo(catchUp[0]);
 
         assertThat(leftovers()).as("temporary folders after the run").isEqualTo(before);
     }
