@@ -189,24 +189,30 @@ final class KeySearch {
         for (int i = placed.nextClearBit(0); i < ops.length; i = placed.nextClearBit(i + 1)) {
             horizon = Math.min(horizon, ops[i].completed());
         }
-        Set<Integer> effectsTried = new HashSet<>();
-        for (int i = placed.nextClearBit(0);
-                i < ops.length && ops[i].invoked() <= horizon;
-                i = placed.nextClearBit(i + 1)) {
-            if (effect[i] >= 0 && !effectsTried.add(effect[i])) {
-                continue;
-            }
-            long next = KeyModel.step(ops[i], written[i], state);
-            if (next == KeyModel.INVALID) {
-                continue;
-            }
-            placed.set(i);
-            path[depth++] = i;
-            boolean found = search(next, effect[i] >= 0 ? left : left - 1);
-            depth--;
-            placed.clear(i);
-            if (found) {
-                return true;
+        // Operations of known outcome first: an order that needs no answerless write is found
+        // without trying them. An answerless write that would not change the state is never
+        // tried: placing it only uses it up.
+        for (int pass = 0; pass < 2; pass++) {
+            Set<Integer> effectsTried = new HashSet<>();
+            for (int i = placed.nextClearBit(0);
+                    i < ops.length && ops[i].invoked() <= horizon;
+                    i = placed.nextClearBit(i + 1)) {
+                boolean unknown = effect[i] >= 0;
+                if (unknown != (pass == 1) || (unknown && !effectsTried.add(effect[i]))) {
+                    continue;
+                }
+                long next = KeyModel.step(ops[i], written[i], state);
+                if (next == KeyModel.INVALID || (unknown && next == state)) {
+                    continue;
+                }
+                placed.set(i);
+                path[depth++] = i;
+                boolean found = search(next, unknown ? left : left - 1);
+                depth--;
+                placed.clear(i);
+                if (found) {
+                    return true;
+                }
             }
         }
         return false;

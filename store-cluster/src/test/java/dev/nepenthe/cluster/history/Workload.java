@@ -173,14 +173,21 @@ final class Workload {
 
     private void restart(SplittableRandom rnd, long start) {
         try {
-            int node = rnd.nextInt(cluster.size());
+            // The seed chooses whether the leader goes down (a failover) or a follower (which
+            // must catch up), not which node leads then.
+            boolean leader = rnd.nextBoolean();
+            int other = 1 + rnd.nextInt(cluster.size() - 1);
             long stopAt = (long) (duration.toNanos() * (0.2 + 0.3 * rnd.nextDouble()));
             long downFor = TimeUnit.MILLISECONDS.toNanos(2_000 + rnd.nextInt(2_000));
             sleepUntil(start + stopAt);
+            int l = cluster.awaitLeader(Duration.ofSeconds(30));
+            int node = leader ? l : (l + other) % cluster.size();
             events.add(
                     String.format(
-                            "n%d stopped at %.1f ms",
-                            node + 1, (System.nanoTime() - client.origin()) / 1e6));
+                            "n%d (%s) stopped at %.1f ms",
+                            node + 1,
+                            leader ? "the leader" : "a follower",
+                            (System.nanoTime() - client.origin()) / 1e6));
             cluster.stop(node);
             sleepUntil(System.nanoTime() + downFor);
             cluster.start(node);
