@@ -24,8 +24,8 @@ import org.junit.jupiter.api.io.TempDir;
  * The anomaly the history test keeps finding, on its own: once a forget of a subject has returned,
  * its records are gone to every read, so a delete of their ids must count none of them. Many
  * records make the forget's cleanup (which physically removes them, later and on each replica at
- * its own pace) still be running when the delete arrives: with 2000 the delete counted them every
- * time tried (3 of 3), with 500 one time in two (a finished cleanup leaves nothing to count).
+ * its own pace) still be running when the delete arrives: with 2000 the delete counted them in 3 of
+ * 4 runs, with 500 in 1 of 2 (a cleanup that finished first leaves nothing to count).
  */
 @Timeout(180)
 final class DeleteAfterForgetTest {
