@@ -215,6 +215,9 @@ public final class Replica implements Closeable {
                 TimeDuration.valueOf(
                         config.electionTimeoutMax().toMillis(), TimeUnit.MILLISECONDS));
         RaftServerConfigKeys.Snapshot.setAutoTriggerEnabled(p, false);
+        // Ratis backs off from a follower it lost to one try every 5 s; a replica that restarts
+        // would wait that long before it hears of what it missed. Every 200 ms, then every 1 s.
+        RaftServerConfigKeys.Log.Appender.setRetryPolicy(p, "1ms,10, 200ms,50, 1s,100000");
         // The journal forces its own file; a failed force fails it for good, so a retry of the
         // same sync could only fail again.
         RaftServerConfigKeys.Log.StateMachineData.setSync(p, true);
