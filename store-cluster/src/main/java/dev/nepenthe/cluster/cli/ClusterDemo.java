@@ -4,6 +4,7 @@ import com.google.common.util.concurrent.ListenableFuture;
 import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
+import dev.nepenthe.cluster.internal.ByteScan;
 import dev.nepenthe.cluster.internal.ClusterReceipt;
 import dev.nepenthe.embed.internal.ExampleFolder;
 import dev.nepenthe.grpc.v1.CollectionSpec;
@@ -137,7 +138,7 @@ final class ClusterDemo {
             awaitJoined(nodes);
             int before = 0;
             for (int i = 0; i < 3; i++) {
-                before += FolderScan.holding(nodes.dataDir(i), needles(forgotten)).size();
+                before += ByteScan.holding(nodes.dataDir(i), needles(forgotten)).size();
             }
             out.printf(
                     "   byte scan before the forget: %d files on the three replicas hold %s's"
@@ -432,7 +433,7 @@ final class ClusterDemo {
                         + " %s's vectors:%n",
                 FORGOTTEN);
         for (int i = 0; i < 3; i++) {
-            List<Path> found = FolderScan.holding(nodes.dataDir(i), needles(forgotten));
+            List<Path> found = ByteScan.holding(nodes.dataDir(i), needles(forgotten));
             out.printf("     %s: %d files%n", id(nodes, i), found.size());
             found.forEach(f -> out.println("       " + f));
             check(found.isEmpty(), id(nodes, i) + "'s files still hold a forgotten vector");

@@ -7,16 +7,15 @@ import dev.nepenthe.grpc.v1.GetRequest;
 import dev.nepenthe.grpc.v1.ListCollectionsRequest;
 import dev.nepenthe.grpc.v1.Record;
 import dev.nepenthe.grpc.v1.RecordsGrpc;
+import dev.nepenthe.server.cli.BearerToken;
 import io.grpc.CallCredentials;
 import io.grpc.Grpc;
 import io.grpc.InsecureChannelCredentials;
 import io.grpc.ManagedChannel;
-import io.grpc.Metadata;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.stub.AbstractStub;
 import java.util.Optional;
-import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -25,9 +24,6 @@ import java.util.concurrent.TimeUnit;
  * made for one call, with its own deadline.
  */
 final class NodeClient implements AutoCloseable {
-
-    private static final Metadata.Key<String> AUTHORIZATION =
-            Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER);
 
     private final ManagedChannel channel;
     private final CallCredentials bearer;
@@ -39,7 +35,7 @@ final class NodeClient implements AutoCloseable {
                                 Member.port(member.clientAddress(), "client address"),
                                 InsecureChannelCredentials.create())
                         .build();
-        this.bearer = new Bearer(token);
+        this.bearer = new BearerToken(token);
     }
 
     private <S extends AbstractStub<S>> S unary(S stub, long seconds) {
@@ -101,28 +97,6 @@ final class NodeClient implements AutoCloseable {
             channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-        }
-    }
-
-    /** "authorization: Bearer TOKEN"; never printed. */
-    private static final class Bearer extends CallCredentials {
-        private final String token;
-
-        Bearer(String token) {
-            this.token = token;
-        }
-
-        @Override
-        public void applyRequestMetadata(
-                RequestInfo info, Executor executor, MetadataApplier applier) {
-            Metadata m = new Metadata();
-            m.put(AUTHORIZATION, "Bearer " + token);
-            applier.apply(m);
-        }
-
-        @Override
-        public String toString() {
-            return "Bearer(token not shown)";
         }
     }
 }

@@ -6,11 +6,8 @@ import dev.nepenthe.core.forget.ErasureSurface;
 import dev.nepenthe.core.forget.ForgottenRecords;
 import dev.nepenthe.core.forget.SurfaceOutcome;
 import java.io.IOException;
-import java.io.InputStream;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -18,7 +15,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
-import java.util.stream.Stream;
 
 /**
  * The replicated log as a surface of this replica's forgets. Its purge waits until every member of
@@ -113,16 +109,9 @@ final class RaftSurface implements ErasureSurface {
         }
         long files = 0;
         for (Path root : scanned) {
-            if (!Files.isDirectory(root)) {
-                continue;
-            }
-            List<Path> all;
-            try (Stream<Path> s = Files.walk(root)) {
-                all = s.filter(Files::isRegularFile).sorted().toList();
-            }
-            for (Path file : all) {
+            for (Path file : ByteScan.files(root)) {
                 files++;
-                Optional<Integer> hit = holds(file, needles);
+                Optional<Integer> hit = ByteScan.holds(file, needles);
                 if (hit.isPresent()) {
                     problems.add(
                             root.relativize(file)
@@ -168,37 +157,5 @@ final class RaftSurface implements ErasureSurface {
             Thread.currentThread().interrupt();
             throw new IOException("interrupted while waiting for the group", e);
         }
-    }
-
-    /** The ordinal of the first needle the file holds, if any. */
-    static Optional<Integer> holds(Path file, List<byte[]> needles) throws IOException {
-        if (needles.isEmpty()) {
-            return Optional.empty();
-        }
-        byte[] bytes;
-        try (InputStream in = Files.newInputStream(file)) {
-            bytes = in.readAllBytes();
-        } catch (NoSuchFileException e) {
-            return Optional.empty(); // removed while scanning (a segment rolled or destroyed)
-        }
-        for (int n = 0; n < needles.size(); n++) {
-            if (indexOf(bytes, needles.get(n)) >= 0) {
-                return Optional.of(n);
-            }
-        }
-        return Optional.empty();
-    }
-
-    private static int indexOf(byte[] hay, byte[] needle) {
-        outer:
-        for (int i = 0; i + needle.length <= hay.length; i++) {
-            for (int j = 0; j < needle.length; j++) {
-                if (hay[i + j] != needle[j]) {
-                    continue outer;
-                }
-            }
-            return i;
-        }
-        return -1;
     }
 }

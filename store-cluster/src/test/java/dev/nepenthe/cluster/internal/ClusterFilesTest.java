@@ -101,9 +101,9 @@ final class ClusterFilesTest {
                         .getBytes(StandardCharsets.UTF_8));
         Path clean = dir.resolve("clean");
         Files.writeString(clean, "nothing of it here");
-        assertThat(RaftSurface.holds(planted, List.of(new byte[] {9, 9}, needle))).contains(1);
-        assertThat(RaftSurface.holds(clean, List.of(needle))).isEmpty();
-        assertThat(RaftSurface.holds(dir.resolve("gone"), List.of(needle))).isEmpty();
+        assertThat(ByteScan.holds(planted, List.of(new byte[] {9, 9}, needle))).contains(1);
+        assertThat(ByteScan.holds(clean, List.of(needle))).isEmpty();
+        assertThat(ByteScan.holds(dir.resolve("gone"), List.of(needle))).isEmpty();
     }
 
     @Test

@@ -108,7 +108,7 @@ final class ReplicatedForgetTest {
         for (Path root : List.of(data.resolve("raft"), data.resolve("journal"))) {
             try (Stream<Path> s = Files.walk(root)) {
                 for (Path f : s.filter(Files::isRegularFile).toList()) {
-                    if (RaftSurface.holds(f, List.of(needle)).isPresent()) {
+                    if (ByteScan.holds(f, List.of(needle)).isPresent()) {
                         out.add(f);
                     }
                 }
@@ -257,24 +257,11 @@ final class ReplicatedForgetTest {
         PayloadJournal j = c.replicas[i].journal();
         for (long x = Math.max(1, j.firstIndex()); x <= j.lastIndex(); x++) {
             Optional<byte[]> body = j.read(x);
-            if (body.isPresent() && indexOf(body.get(), needle) >= 0) {
+            if (body.isPresent() && ByteScan.indexOf(body.get(), needle) >= 0) {
                 return true;
             }
         }
         return false;
-    }
-
-    private static int indexOf(byte[] hay, byte[] needle) {
-        outer:
-        for (int i = 0; i + needle.length <= hay.length; i++) {
-            for (int j = 0; j < needle.length; j++) {
-                if (hay[i + j] != needle[j]) {
-                    continue outer;
-                }
-            }
-            return i;
-        }
-        return -1;
     }
 
     @Test

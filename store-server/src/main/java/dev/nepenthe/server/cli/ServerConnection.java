@@ -27,7 +27,6 @@ import java.net.UnknownHostException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.logging.Level;
 import java.util.logging.Logger;
@@ -59,9 +58,6 @@ public final class ServerConnection {
      * trace). Held here so the level sticks (java.util.logging keeps loggers only weakly).
      */
     private static final Logger GRPC_LOG = Logger.getLogger("io.grpc");
-
-    private static final Metadata.Key<String> AUTHORIZATION =
-            Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER);
 
     @Spec(Spec.Target.MIXEE)
     CommandSpec mixee;
@@ -236,7 +232,7 @@ public final class ServerConnection {
 
         private <S extends AbstractStub<S>> S authed(S stub) {
             if (bearer == null) {
-                bearer = new Bearer(readToken());
+                bearer = new BearerToken(readToken());
             }
             return stub.withCallCredentials(bearer);
         }
@@ -259,28 +255,6 @@ public final class ServerConnection {
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
-        }
-    }
-
-    /** "authorization: Bearer <token>" on every call of the stub it is attached to. */
-    private static final class Bearer extends CallCredentials {
-        private final String token;
-
-        Bearer(String token) {
-            this.token = token;
-        }
-
-        @Override
-        public void applyRequestMetadata(
-                RequestInfo info, Executor executor, MetadataApplier applier) {
-            Metadata m = new Metadata();
-            m.put(AUTHORIZATION, "Bearer " + token);
-            applier.apply(m);
-        }
-
-        @Override
-        public String toString() {
-            return "Bearer(token not shown)";
         }
     }
 
