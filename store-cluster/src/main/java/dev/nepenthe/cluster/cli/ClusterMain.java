@@ -21,6 +21,7 @@ import picocli.CommandLine.Command;
             NodeCommand.class,
             UpCommand.class,
             DemoCommand.class,
+            VerifyReceiptCommand.class,
             CommandLine.HelpCommand.class
         },
         exitCodeListHeading = "%nExit status:%n",
@@ -54,7 +55,7 @@ public final class ClusterMain implements Runnable {
     @Override
     public void run() {
         throw new CommandLine.ParameterException(
-                spec.commandLine(), "expected a command: node, up or demo");
+                spec.commandLine(), "expected a command: node, up, demo or verify-receipt");
     }
 
     /**

@@ -121,6 +121,7 @@ public final class ClusterReceipt {
         String operation = o.get("operation").getAsString();
         long index = o.get("logIndex").getAsLong();
         Set<String> accounted = new TreeSet<>();
+        Set<String> outcomes = new TreeSet<>();
         for (JsonElement e : o.getAsJsonArray("attestations")) {
             JsonObject a = e.getAsJsonObject();
             String node = a.get("node").getAsString();
@@ -151,6 +152,31 @@ public final class ClusterReceipt {
             if (!accounted.add(node)) {
                 problems.add(node + ": attested twice");
             }
+            // The envelope is not signed: what it says of an attestation must be what the signed
+            // local receipt says.
+            String stated = a.has("outcome") ? a.get("outcome").getAsString() : "";
+            String signed = outcome(at.localReceipt());
+            outcomes.add(signed);
+            if (!stated.equals(signed)) {
+                problems.add(
+                        node
+                                + ": the receipt states outcome "
+                                + stated
+                                + ", its signed local"
+                                + " receipt "
+                                + signed);
+            }
+        }
+        String overall =
+                outcomes.size() == 1
+                        ? outcomes.iterator().next()
+                        : outcomes.isEmpty() ? "NONE_ATTESTED" : "MIXED";
+        if (!overall.equals(o.get("outcome").getAsString())) {
+            problems.add(
+                    "the receipt states outcome "
+                            + o.get("outcome").getAsString()
+                            + ", its attestations "
+                            + overall);
         }
         for (JsonElement e : o.getAsJsonArray("excused")) {
             String node = e.getAsJsonObject().get("node").getAsString();

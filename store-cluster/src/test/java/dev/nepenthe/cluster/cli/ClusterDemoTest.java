@@ -89,6 +89,24 @@ final class ClusterDemoTest {
                     .isEmpty();
         }
         assertThat(Files.readString(folder.resolve("receipt.json"))).isEqualTo(outcome.receipt());
+        // So does the command an auditor runs, against the file and one ledger; a changed byte
+        // in the receipt makes it fail.
+        java.io.StringWriter printed = new java.io.StringWriter();
+        var cl = ClusterMain.commandLine();
+        cl.setOut(new java.io.PrintWriter(printed, true));
+        Path ledger = LedgerKeys.ledgerOf(folder.resolve("n2"));
+        assertThat(
+                        cl.execute(
+                                "verify-receipt",
+                                folder.resolve("receipt.json").toString(),
+                                ledger.toString()))
+                .as(printed.toString())
+                .isZero();
+        assertThat(printed.toString()).contains("holds: operation cfop-");
+        Path changed = folder.resolve("changed.json");
+        Files.writeString(changed, outcome.receipt().replace("\"ERASED\"", "\"NOTHING_FOUND\""));
+        assertThat(cl.execute("verify-receipt", changed.toString(), ledger.toString()))
+                .isEqualTo(1);
         assertThat(outcome.receipt()).contains("\"members\":[\"n1\",\"n2\",\"n3\"]");
         assertThat(outcome.receipt()).doesNotContain("alice");
     }

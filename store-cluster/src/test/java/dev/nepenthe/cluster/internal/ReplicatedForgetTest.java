@@ -166,6 +166,14 @@ final class ReplicatedForgetTest {
             assertThat(ClusterReceipt.verify(receipt, keys.get(0), keys.get(1))).isEmpty();
             assertThat(receipt).contains("\"members\":[\"n1\",\"n2\",\"n3\"]");
             assertThat(receipt).doesNotContain("alice");
+            // The envelope is not signed, but what it states is checked against what is: an
+            // outcome changed is caught like a signed field.
+            assertThat(
+                            ClusterReceipt.verify(
+                                    receipt.replace("\"ERASED\"", "\"NOTHING_FOUND\""),
+                                    keys.get(0),
+                                    keys.get(1)))
+                    .isNotEmpty();
             // Tampering is caught: one attestation's state changed.
             assertThat(
                             ClusterReceipt.verify(
