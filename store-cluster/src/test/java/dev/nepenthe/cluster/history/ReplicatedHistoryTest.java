@@ -228,8 +228,9 @@ final class ReplicatedHistoryTest {
 
     /**
      * Checked directly (the search checks it too): once a forget of a subject returned, no read
-     * invoked later saw a record of it, no upsert invoked later was acknowledged, and no delete
-     * invoked later counted one of its records as deleted.
+     * invoked later saw a record of it and no upsert invoked later was acknowledged. (A delete
+     * invoked later may count a record the forget blocked and has not yet removed: see {@link
+     * KeyModel}.)
      */
     private static List<String> readsAfterForgets(List<Op> all, long origin) {
         List<String> out = new ArrayList<>();
@@ -248,11 +249,7 @@ final class ReplicatedHistoryTest {
                 String what =
                         read && o.seen() != Op.NOT_FOUND
                                 ? " saw a record of the subject"
-                                : o.kind() == Op.Kind.UPSERT
-                                        ? " was acknowledged"
-                                        : o.kind() == Op.Kind.DELETE && o.seen() > 0
-                                                ? " counted a record of the subject"
-                                                : null;
+                                : o.kind() == Op.Kind.UPSERT ? " was acknowledged" : null;
                 if (what != null) {
                     out.add(
                             "after "

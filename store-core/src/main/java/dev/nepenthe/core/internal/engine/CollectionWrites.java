@@ -244,12 +244,9 @@ final class CollectionWrites {
             fault().ensureWritable();
             List<Entry> doomed = new ArrayList<>();
             RoaringBitmap seen = new RoaringBitmap();
-            // A record a forget or a legal hold has marked is not the caller's to delete: a get
-            // no longer finds it, the forget removes it (and counts it), a hold keeps it.
-            RoaringBitmap marked = catalogue.marked();
             for (String id : ids) {
                 Entry e = engine.lookup(tenant, id);
-                if (e != null && !marked.contains(e.ordinal()) && seen.checkedAdd(e.ordinal())) {
+                if (e != null && seen.checkedAdd(e.ordinal())) {
                     doomed.add(e);
                 }
             }
