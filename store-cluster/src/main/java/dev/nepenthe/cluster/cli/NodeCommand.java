@@ -1,9 +1,9 @@
 package dev.nepenthe.cluster.cli;
 
 import dev.nepenthe.cluster.ClusterConfig;
+import dev.nepenthe.cluster.ClusterReplica;
 import dev.nepenthe.cluster.Member;
 import dev.nepenthe.cluster.NodeTls;
-import dev.nepenthe.cluster.internal.Replica;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Files;
@@ -186,7 +186,7 @@ final class NodeCommand implements Callable<Integer> {
     @Override
     public Integer call() throws IOException, InterruptedException {
         ClusterConfig config = config();
-        Replica replica = Replica.start(config);
+        ClusterReplica replica = ClusterReplica.start(config);
         CountDownLatch closed = new CountDownLatch(1);
         Runtime.getRuntime()
                 .addShutdownHook(
