@@ -8,8 +8,10 @@ import dev.nepenthe.grpc.v1.CreateCollectionRequest;
 import dev.nepenthe.grpc.v1.Metric;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -44,7 +46,9 @@ final class ClusterChaosTest {
     @Test
     void acknowledgedWritesStayAndForgetsSealWhileReplicasAreKilled() throws Exception {
         // It exercises replication and crashes, not arithmetic: one run, with the default kernels.
-        assumeFalse("scalar".equals(System.getProperty("nepenthe.kernels")));
+        assumeFalse(
+                "scalar".equals(System.getProperty("nepenthe.kernels")),
+                "runs once, with the default kernels");
         int rounds = Integer.getInteger("nepenthe.cluster.rounds", 3);
         String pinned = System.getProperty("cluster.seed");
         SecureRandom fresh = new SecureRandom();
@@ -157,6 +161,7 @@ final class ClusterChaosTest {
             chaos.events().forEach(e -> System.out.println("    " + e));
             if (!failures.isEmpty()) {
                 diagnose(nodes, clients, chaos, failures);
+                keepLogs(nodes, seed, round);
                 fail(
                         where(seed, round)
                                 + failures.size()
@@ -220,6 +225,28 @@ final class ClusterChaosTest {
         }
         throw new IllegalStateException(
                 "only " + joined + " of 3 members joined the ledger " + ledger + " within 60 s");
+    }
+
+    /**
+     * Copies the replicas' logs of a failed round to target/cluster-chaos-failures/ (the round's
+     * folder is a temporary one, deleted after the test).
+     */
+    private static void keepLogs(ChaosNodes nodes, long seed, int round) {
+        Path to = Path.of("target", "cluster-chaos-failures", "seed-" + seed + "-round-" + round);
+        try {
+            Files.createDirectories(to);
+            for (int i = 0; i < ChaosNodes.N; i++) {
+                if (Files.exists(nodes.log(i))) {
+                    Files.copy(
+                            nodes.log(i),
+                            to.resolve(nodes.log(i).getFileName()),
+                            StandardCopyOption.REPLACE_EXISTING);
+                }
+            }
+            System.out.println("  the replicas' logs are kept in " + to.toAbsolutePath());
+        } catch (IOException e) {
+            System.out.println("  the replicas' logs could not be kept in " + to + ": " + e);
+        }
     }
 
     /** Each replica's state, the failures and the kills, for whoever reads a failed round. */

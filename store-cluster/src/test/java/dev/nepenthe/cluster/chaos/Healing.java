@@ -7,6 +7,8 @@ import dev.nepenthe.grpc.v1.ForgetScope;
 import dev.nepenthe.grpc.v1.GetOperationRequest;
 import dev.nepenthe.grpc.v1.Operation;
 import dev.nepenthe.grpc.v1.ReplicaStatus;
+import dev.nepenthe.grpc.v1.SurfaceOutcome;
+import dev.nepenthe.grpc.v1.Suspect;
 import io.grpc.StatusRuntimeException;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -161,8 +163,42 @@ final class Healing {
                                         + " note '"
                                         + seen.getNote()
                                         + "' suspects "
-                                        + seen.getSuspectsCount()));
+                                        + seen.getSuspectsCount()
+                                        + "; as each replica sees it: "
+                                        + perReplica(op)));
         return null;
+    }
+
+    /** Each replica's own view of an operation: its state and every surface that is not clean. */
+    private String perReplica(String op) {
+        StringBuilder out = new StringBuilder();
+        for (int i = 0; i < ChaosNodes.N; i++) {
+            out.append(nodes.id(i)).append(": ");
+            try {
+                Operation o =
+                        clients.forget(i)
+                                .getOperation(GetOperationRequest.newBuilder().setId(op).build());
+                out.append(o.getState()).append(" '").append(o.getNote()).append("'");
+                for (SurfaceOutcome s : o.getSurfacesList()) {
+                    if (!s.getClean()) {
+                        out.append(" [surface ")
+                                .append(s.getSurface())
+                                .append(" not clean: problems ")
+                                .append(s.getProblemsList())
+                                .append(", residual '")
+                                .append(s.getResidual())
+                                .append("']");
+                    }
+                }
+                for (Suspect x : o.getSuspectsList()) {
+                    out.append(" [suspect ").append(x.toString().replace('\n', ' ')).append(']');
+                }
+            } catch (StatusRuntimeException e) {
+                out.append(e.getStatus());
+            }
+            out.append("; ");
+        }
+        return out.toString();
     }
 
     /**

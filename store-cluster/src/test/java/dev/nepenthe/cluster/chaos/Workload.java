@@ -138,7 +138,7 @@ final class Workload implements Runnable {
 
     private void loop() throws InterruptedException {
         while (System.currentTimeMillis() < deadline) {
-            if (live.size() < 2 && !newSubject() && live.isEmpty()) {
+            if (live.size() < 3 && !newSubject() && live.isEmpty()) {
                 Thread.sleep(300);
                 continue;
             }
@@ -152,7 +152,7 @@ final class Workload implements Runnable {
                 upsert(s, s.ids.get(rnd.nextInt(s.ids.size())));
             } else if (r < 85) {
                 delete(s, s.ids.get(rnd.nextInt(s.ids.size())));
-            } else if (r < 89 && s.writes >= 4) {
+            } else if (r < 88 && s.writes >= 4) {
                 forget(s);
             } else {
                 String id = s.name + "-r" + s.records++;
@@ -214,7 +214,7 @@ final class Workload implements Runnable {
         for (float f : v) {
             rec.addVector(f);
         }
-        int via = rnd.nextInt(ChaosNodes.N);
+        int via = via();
         Outcome outcome;
         try {
             clients.records(via)
@@ -231,7 +231,7 @@ final class Workload implements Runnable {
     }
 
     private void delete(Subject s, String id) {
-        int via = rnd.nextInt(ChaosNodes.N);
+        int via = via();
         Outcome outcome;
         try {
             clients.records(via)
@@ -245,6 +245,24 @@ final class Workload implements Runnable {
             outcome = refusal(e, "delete " + id);
         }
         record(s, new Write(id, s.name, null, outcome, nodes.id(via)));
+    }
+
+    /**
+     * A replica whose process runs, most of the time; any replica now and then, so calls to one
+     * just killed (or not yet serving) happen too.
+     */
+    private int via() {
+        int any = rnd.nextInt(ChaosNodes.N);
+        if (rnd.nextInt(5) == 0) {
+            return any;
+        }
+        for (int k = 0; k < ChaosNodes.N; k++) {
+            int i = (any + k) % ChaosNodes.N;
+            if (nodes.alive(i)) {
+                return i;
+            }
+        }
+        return any;
     }
 
     private static Outcome refusal(StatusRuntimeException e, String what) {
@@ -282,7 +300,7 @@ final class Workload implements Runnable {
                         .build();
         boolean signalled = false;
         while (true) {
-            int via = rnd.nextInt(ChaosNodes.N);
+            int via = via();
             if (!signalled) {
                 chaos.forgetSent(s.name);
                 signalled = true;
