@@ -132,7 +132,8 @@ final class Healing {
     private String awaitSealed(Forget f, String op) throws InterruptedException {
         Operation seen = null;
         String error = null;
-        while (timeLeft()) {
+        // At least one look, so one forget that used up the time does not hide how the rest stand.
+        for (boolean first = true; first || timeLeft(); first = false) {
             try {
                 seen =
                         clients.forget(nextReplica())
@@ -207,7 +208,7 @@ final class Healing {
      */
     private void awaitCaughtUp() throws InterruptedException {
         String last = "";
-        while (timeLeft()) {
+        for (boolean first = true; first || timeLeft(); first = false) {
             StringBuilder seen = new StringBuilder();
             long commit = Long.MIN_VALUE;
             boolean even = true;
