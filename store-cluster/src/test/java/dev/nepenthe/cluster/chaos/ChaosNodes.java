@@ -1,0 +1,230 @@
+package dev.nepenthe.cluster.chaos;
+
+import dev.nepenthe.cluster.Member;
+import dev.nepenthe.cluster.cli.ClusterMain;
+import dev.nepenthe.server.grpc.NepentheServer;
+import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Three replicas as child JVMs ({@code cluster node}) on loopback, each on its own folder, that the
+ * chaos thread kills (SIGKILL) and starts again. A trimmed copy of the CLI's package-private {@code
+ * LocalNodes} (same command line, same layout: member {@code n<i>} serves clients on {@code
+ * base+i}, Raft on {@code base+100+i}, data in {@code DIR/n<i>}), so this test needs no change to
+ * main code's visibility. Every method that touches a process is synchronized: the chaos thread and
+ * the workload's checks of {@link #alive} run at once.
+ */
+final class ChaosNodes implements AutoCloseable {
+
+    static final int N = 3;
+    private static final String GROUP = "nepenthe-chaos";
+
+    private final Path dir;
+    private final List<Member> members = new ArrayList<>();
+    private final Process[] processes = new Process[N];
+
+    private ChaosNodes(Path dir, int basePort) {
+        this.dir = dir.toAbsolutePath().normalize();
+        for (int i = 1; i <= N; i++) {
+            members.add(
+                    new Member(
+                            "n" + i,
+                            "127.0.0.1:" + (basePort + 100 + i),
+                            "127.0.0.1:" + (basePort + i)));
+        }
+    }
+
+    /** A group on a random block of ports that are free now (the nodes bind them a bit later). */
+    static ChaosNodes onFreePorts(Path dir, Random rnd) throws IOException {
+        for (int attempt = 0; attempt < 200; attempt++) {
+            int base = 20_000 + rnd.nextInt(40_000);
+            if (free(base + 1, base + 2, base + 3, base + 101, base + 102, base + 103)) {
+                ChaosNodes nodes = new ChaosNodes(dir, base);
+                Files.createDirectories(nodes.dir);
+                NepentheServer.bootstrapTokens(nodes.tokensFile(), nodes.tokenFile());
+                return nodes;
+            }
+        }
+        throw new IOException("no free block of loopback ports found in 200 tries");
+    }
+
+    private static boolean free(int... ports) {
+        for (int p : ports) {
+            try (ServerSocket s = new ServerSocket()) {
+                s.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), p));
+            } catch (IOException e) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    List<Member> members() {
+        return members;
+    }
+
+    String id(int i) {
+        return members.get(i).id();
+    }
+
+    Path dataDir(int i) {
+        return dir.resolve(id(i));
+    }
+
+    Path log(int i) {
+        return dir.resolve(id(i) + ".log");
+    }
+
+    private Path tokensFile() {
+        return dir.resolve("tokens");
+    }
+
+    private Path tokenFile() {
+        return dir.resolve("operator.token");
+    }
+
+    String token() throws IOException {
+        return Files.readString(tokenFile(), StandardCharsets.UTF_8).strip();
+    }
+
+    private List<String> command(int i) {
+        List<String> cmd = new ArrayList<>();
+        cmd.add(
+                ProcessHandle.current()
+                        .info()
+                        .command()
+                        .orElse(
+                                Path.of(System.getProperty("java.home"), "bin", "java")
+                                        .toString()));
+        for (String f : ManagementFactory.getRuntimeMXBean().getInputArguments()) {
+            // An agent or debugger would clash with its parent's (same port, same output file).
+            if (!f.startsWith("-agentlib")
+                    && !f.startsWith("-javaagent")
+                    && !f.startsWith("-Xrunjdwp")) {
+                cmd.add(f);
+            }
+        }
+        cmd.add("-cp");
+        cmd.add(System.getProperty("java.class.path"));
+        cmd.add(ClusterMain.class.getName());
+        cmd.add("node");
+        cmd.add("--id");
+        cmd.add(id(i));
+        cmd.add("--group");
+        cmd.add(GROUP);
+        for (Member m : members) {
+            cmd.add("--member");
+            cmd.add(m.id() + "=" + m.clientAddress() + "/" + m.raftAddress());
+        }
+        cmd.add("--data");
+        cmd.add(dataDir(i).toString());
+        cmd.add("--tokens");
+        cmd.add(tokensFile().toString());
+        cmd.add("--election-timeout-ms");
+        cmd.add("1000-2000");
+        cmd.add("--stop-with");
+        cmd.add(String.valueOf(ProcessHandle.current().pid()));
+        return cmd;
+    }
+
+    /** Starts member i's process on its folder (its output appended to its log). */
+    synchronized void start(int i) throws IOException {
+        if (processes[i] != null && processes[i].isAlive()) {
+            throw new IllegalStateException(id(i) + " is running already");
+        }
+        processes[i] =
+                new ProcessBuilder(command(i))
+                        .redirectErrorStream(true)
+                        .redirectOutput(ProcessBuilder.Redirect.appendTo(log(i).toFile()))
+                        .start();
+    }
+
+    /** SIGKILL of member i's process, as a crash; returns its pid, or -1 if it was not running. */
+    synchronized long kill(int i) throws InterruptedException {
+        Process p = processes[i];
+        if (p == null) {
+            return -1;
+        }
+        p.destroyForcibly();
+        p.waitFor();
+        processes[i] = null;
+        return p.pid();
+    }
+
+    synchronized boolean alive(int i) {
+        return processes[i] != null && processes[i].isAlive();
+    }
+
+    /** How a member's process stands, for a failure message. */
+    synchronized String describe(int i) {
+        Process p = processes[i];
+        if (p == null) {
+            return id(i) + " stopped";
+        }
+        return p.isAlive()
+                ? id(i) + " running (pid " + p.pid() + ")"
+                : id(i) + " ended with status " + p.exitValue();
+    }
+
+    /**
+     * Waits until member i answers a linearizable read (so the group has a leader and it caught
+     * up).
+     *
+     * @throws IllegalStateException if its process ends first or the time runs out, with the tail
+     *     of its log
+     */
+    void awaitServing(ChaosClients clients, int i, Duration max) throws InterruptedException {
+        long deadline = System.nanoTime() + max.toNanos();
+        while (!clients.answers(i)) {
+            if (!alive(i) || System.nanoTime() > deadline) {
+                throw new IllegalStateException(
+                        id(i)
+                                + (alive(i)
+                                        ? " did not answer within " + max.toSeconds() + " s"
+                                        : " ended before it served")
+                                + "; last lines of "
+                                + log(i)
+                                + ":\n"
+                                + tail(log(i), 15));
+            }
+            Thread.sleep(200);
+        }
+    }
+
+    static String tail(Path log, int lines) {
+        try {
+            List<String> all = Files.readAllLines(log, StandardCharsets.UTF_8);
+            return String.join("\n", all.subList(Math.max(0, all.size() - lines), all.size()));
+        } catch (IOException e) {
+            return "(" + log + " cannot be read: " + e.getMessage() + ")";
+        }
+    }
+
+    /** SIGKILL to every process still running: the test checks files, not a clean shutdown. */
+    @Override
+    public synchronized void close() {
+        for (int i = 0; i < N; i++) {
+            Process p = processes[i];
+            if (p != null) {
+                p.destroyForcibly();
+                try {
+                    p.waitFor(10, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                processes[i] = null;
+            }
+        }
+    }
+}
