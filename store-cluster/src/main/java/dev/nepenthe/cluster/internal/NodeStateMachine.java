@@ -51,6 +51,7 @@ final class NodeStateMachine extends BaseStateMachine {
     private final ClusterState state;
     private final PayloadJournal journal;
     private final AppliedIndex applied;
+    private final DestroyedThrough destroyedThrough;
     private final Supplier<WriteApplier> applier;
     private final String self;
     private final Path excusedMarker;
@@ -63,11 +64,13 @@ final class NodeStateMachine extends BaseStateMachine {
             ClusterState state,
             PayloadJournal journal,
             AppliedIndex applied,
+            DestroyedThrough destroyedThrough,
             Supplier<WriteApplier> applier) {
         this.store = store;
         this.state = state;
         this.journal = journal;
         this.applied = applied;
+        this.destroyedThrough = destroyedThrough;
         this.applier = applier;
         this.self = self;
         this.excusedMarker = excusedMarker;
@@ -118,6 +121,9 @@ final class NodeStateMachine extends BaseStateMachine {
                             .getStateMachineEntry()
                             .getStateMachineData()
                             .toByteArray();
+            if (entry.getIndex() <= destroyedThrough.index()) {
+                return CompletableFuture.completedFuture(null); // applied, destroyed on purpose
+            }
             if (entry.getIndex() <= journal.lastIndex()) {
                 // Ratis writes an index again after a restart (the journal was forced ahead of the
                 // Raft log) or when a new leader overwrote this replica's uncommitted tail: what

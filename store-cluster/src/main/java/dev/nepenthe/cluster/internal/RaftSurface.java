@@ -35,15 +35,18 @@ final class RaftSurface implements ErasureSurface {
     private final Supplier<Map<String, Long>> commitIndexes;
     private final List<Path> scanned;
     private final BooleanSupplier closing;
+    private final DestroyedThrough destroyedThrough;
 
     RaftSurface(
             ClusterState state,
             PayloadJournal journal,
+            DestroyedThrough destroyedThrough,
             Supplier<Map<String, Long>> commitIndexes,
             List<Path> scanned,
             BooleanSupplier closing) {
         this.state = state;
         this.journal = journal;
+        this.destroyedThrough = destroyedThrough;
         this.commitIndexes = commitIndexes;
         this.scanned = List.copyOf(scanned);
         this.closing = closing;
@@ -76,7 +79,12 @@ final class RaftSurface implements ErasureSurface {
             }
             sleep();
         }
-        return journal.destroyThrough(f.index);
+        int destroyed = journal.destroyThrough(f.index);
+        // Ratis may send this replica entries again after a restart (its log was forced behind
+        // the journal); those up to here were applied and destroyed on purpose and must not be
+        // written back.
+        destroyedThrough.raise(f.index);
+        return destroyed;
     }
 
     @Override
