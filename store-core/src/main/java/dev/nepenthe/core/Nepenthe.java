@@ -1,5 +1,6 @@
 package dev.nepenthe.core;
 
+import dev.nepenthe.core.forget.ErasureSurface;
 import dev.nepenthe.core.internal.engine.CollectionEngine;
 import dev.nepenthe.core.internal.engine.IndexGenerations;
 import dev.nepenthe.core.internal.engine.JvmFlags;
@@ -130,7 +131,27 @@ public final class Nepenthe extends ForgetFacade implements AutoCloseable {
      *     master key is malformed
      */
     public static Nepenthe open(Path folder, StoreOptions options) throws IOException {
-        return open(folder, options, new TestPoints());
+        return open(folder, options, List.of(), new TestPoints());
+    }
+
+    /**
+     * Opens the store as {@link #open(Path, StoreOptions)} does, with erasure surfaces registered
+     * before unfinished forget operations resume: a surface registered after the open (by {@link
+     * #registerSurface}) takes part in the operations from then on, but one whose cleanup had run
+     * before it came does not ask it to purge. A surface that holds data across restarts (a log of
+     * its own, say) registers here.
+     *
+     * @param folder the data folder, created if needed
+     * @param options where the keys live and how the store behaves
+     * @param surfaces the surfaces, each with a name of its own
+     * @return the open store
+     * @throws IOException as {@link #open(Path, StoreOptions)}
+     * @throws IllegalArgumentException as {@link #open(Path, StoreOptions)}, or if two surfaces
+     *     share a name
+     */
+    public static Nepenthe open(Path folder, StoreOptions options, List<ErasureSurface> surfaces)
+            throws IOException {
+        return open(folder, options, surfaces, new TestPoints());
     }
 
     /**
@@ -138,6 +159,12 @@ public final class Nepenthe extends ForgetFacade implements AutoCloseable {
      * tests only.
      */
     static Nepenthe open(Path folder, StoreOptions options, TestPoints testPoints)
+            throws IOException {
+        return open(folder, options, List.of(), testPoints);
+    }
+
+    private static Nepenthe open(
+            Path folder, StoreOptions options, List<ErasureSurface> surfaces, TestPoints testPoints)
             throws IOException {
         JvmFlags.check();
         CollectionStorage.warmUpInBackground();
@@ -149,7 +176,7 @@ public final class Nepenthe extends ForgetFacade implements AutoCloseable {
             CrashPoints.during(
                     testPoints,
                     () -> {
-                        store.start(options);
+                        store.start(options, surfaces);
                         return null;
                     });
         } catch (IOException | RuntimeException e) {
@@ -160,14 +187,14 @@ public final class Nepenthe extends ForgetFacade implements AutoCloseable {
     }
 
     /** Opens the keys, loads the collections, then starts the forget protocol over them. */
-    private void start(StoreOptions options) throws IOException {
+    private void start(StoreOptions options, List<ErasureSurface> surfaces) throws IOException {
         services =
                 StoreServices.openKeys(root, options.keystoreFor(root), options, fault, testPoints);
         for (CollectionEngine e : services.loadCollections()) {
             collections.put(e.name(), new VectorCollection(e));
         }
         collectionList = engines();
-        services.startForgetting(() -> collectionList);
+        services.startForgetting(() -> collectionList, surfaces);
         protocol = services.protocol();
     }
 

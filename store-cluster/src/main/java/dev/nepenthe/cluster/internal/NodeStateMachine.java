@@ -45,6 +45,7 @@ import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
  */
 final class NodeStateMachine extends BaseStateMachine {
 
+    private static final System.Logger LOG = System.getLogger(NodeStateMachine.class.getName());
     private static final String FORGET = ForgetGrpc.getForgetMethod().getFullMethodName();
 
     private final Nepenthe store;
@@ -125,6 +126,13 @@ final class NodeStateMachine extends BaseStateMachine {
                 return CompletableFuture.completedFuture(null); // applied, destroyed on purpose
             }
             if (entry.getIndex() <= journal.lastIndex()) {
+                LOG.log(
+                        System.Logger.Level.INFO,
+                        "log index {0} written again: the journal drops what it holds from there"
+                                + " (it held up to {1}; segments {2})",
+                        entry.getIndex(),
+                        journal.lastIndex(),
+                        journal.ranges());
                 // Ratis writes an index again after a restart (the journal was forced ahead of the
                 // Raft log) or when a new leader overwrote this replica's uncommitted tail: what
                 // the journal holds from there on is stale.

@@ -331,6 +331,15 @@ final class PayloadJournal implements Closeable {
         return doomed.size();
     }
 
+    /** Each live segment as "first..last" (the open one marked), oldest first: for messages. */
+    synchronized List<String> ranges() {
+        List<String> out = new ArrayList<>();
+        for (JournalSegment seg : segments.values()) {
+            out.add(seg.first() + ".." + seg.last() + (seg == open ? " (open)" : ""));
+        }
+        return out;
+    }
+
     /** The lowest index held (its key alive), or 0 when none is. */
     synchronized long firstIndex() {
         return segments.isEmpty() ? 0 : segments.firstKey();

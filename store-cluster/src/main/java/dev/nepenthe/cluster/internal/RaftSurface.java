@@ -27,6 +27,7 @@ import java.util.function.Supplier;
 final class RaftSurface implements ErasureSurface {
 
     static final String NAME = "cluster:replicated-log";
+    private static final System.Logger LOG = System.getLogger(RaftSurface.class.getName());
     private static final long POLL_MILLIS = 100;
     private static final long MAPPING_WAIT_MILLIS = 60_000;
 
@@ -80,6 +81,13 @@ final class RaftSurface implements ErasureSurface {
             sleep();
         }
         int destroyed = journal.destroyThrough(f.index);
+        LOG.log(
+                System.Logger.Level.INFO,
+                "forget {0}: destroyed {1} journal segments through log index {2}; left {3}",
+                f.id,
+                destroyed,
+                f.index,
+                journal.ranges());
         // Ratis may send this replica entries again after a restart (its log was forced behind
         // the journal); those up to here were applied and destroyed on purpose and must not be
         // written back.
@@ -104,7 +112,9 @@ final class RaftSurface implements ErasureSurface {
                     undestroyed
                             + " journal entries at or before log index "
                             + f.index
-                            + " still decrypt");
+                            + " still decrypt (segments "
+                            + journal.ranges()
+                            + ")");
         }
         List<byte[]> needles = new ArrayList<>();
         for (ForgottenRecords.Item item : forgotten.items()) {

@@ -136,16 +136,27 @@ public final class Replica implements Closeable {
         AppliedIndex applied = AppliedIndex.open(data.resolve("cluster").resolve("applied"));
         DestroyedThrough destroyed =
                 DestroyedThrough.open(data.resolve("cluster").resolve("journal-destroyed-through"));
-        Nepenthe store =
-                Nepenthe.open(
-                        data.resolve("store"),
-                        NepentheServer.withBundledEmbedders(StoreOptions.defaults()));
-        Parameters tls = tls(config.tls());
-        RaftClient client = client(group, tls);
         AtomicReference<RaftServer> raftRef = new AtomicReference<>();
         AtomicReference<WriteApplier> applierRef = new AtomicReference<>();
         AtomicBoolean closing = new AtomicBoolean();
         Supplier<Map<String, Long>> commits = () -> commitIndexes(raftRef.get(), groupId);
+        // Registered as the store opens, before its unfinished forgets resume: a forget resumed
+        // after a crash must purge the journal like any other.
+        RaftSurface surface =
+                new RaftSurface(
+                        state,
+                        journal,
+                        destroyed,
+                        commits,
+                        List.of(raftDir, data.resolve("journal")),
+                        closing::get);
+        Nepenthe store =
+                Nepenthe.open(
+                        data.resolve("store"),
+                        NepentheServer.withBundledEmbedders(StoreOptions.defaults()),
+                        List.of(surface));
+        Parameters tls = tls(config.tls());
+        RaftClient client = client(group, tls);
         ForgetView view = new ForgetView(state, applierRef::get, commits);
         ClusterReplication replication =
                 new ClusterReplication(
@@ -167,14 +178,6 @@ public final class Replica implements Closeable {
         }
         NepentheServer api = NepentheServer.start(store, options);
         applierRef.set(api.applier());
-        store.registerSurface(
-                new RaftSurface(
-                        state,
-                        journal,
-                        destroyed,
-                        commits,
-                        List.of(raftDir, data.resolve("journal")),
-                        closing::get));
         NodeStateMachine sm =
                 new NodeStateMachine(
                         config.self(),

@@ -5,6 +5,7 @@ import dev.nepenthe.core.CorruptFileException;
 import dev.nepenthe.core.StoreOptions;
 import dev.nepenthe.core.audit.LedgerAudit;
 import dev.nepenthe.core.embed.Embedder;
+import dev.nepenthe.core.forget.ErasureSurface;
 import dev.nepenthe.core.index.IndexConfig;
 import dev.nepenthe.core.internal.crypto.KeyedHash;
 import dev.nepenthe.core.internal.crypto.Keystore;
@@ -324,7 +325,9 @@ public final class StoreServices {
      *
      * @throws IllegalStateException if the options' ledger witness is not in the ledger
      */
-    public void startForgetting(Supplier<List<CollectionEngine>> engines) throws IOException {
+    public void startForgetting(
+            Supplier<List<CollectionEngine>> engines, List<ErasureSurface> surfaces)
+            throws IOException {
         signingKey =
                 SigningKey.loadOrCreate(
                         keys.resolve("evidence").resolve("signing.key"),
@@ -357,6 +360,11 @@ public final class StoreServices {
                                 + " that holds the witnessed head, or open without the witness"
                                 + " to accept that knowingly");
             }
+        }
+        // Registered before the unfinished operations resume: a surface registered later would
+        // not be asked to purge for an operation whose cleanup ran before it came.
+        for (ErasureSurface s : surfaces) {
+            protocol.registerSurface(s);
         }
         protocol.start();
     }
