@@ -223,9 +223,14 @@ class HostileCallsTest {
                     for (HalfSentCalls.Ending e : a.endings()) {
                         assertEquals(
                                 Status.Code.RESOURCE_EXHAUSTED.value(), e.code(), "ended " + e);
-                        assertEquals(
-                                "calls in flight at the server: expected at most 10, got 11 (retry"
-                                        + " when some have ended)",
+                        // Two of acme's calls that arrive together are both counted before
+                        // either is refused, so one may see 12 (or 13) in flight, not 11.
+                        assertTrue(
+                                e.message()
+                                        .matches(
+                                                "calls in flight at the server: expected at most"
+                                                        + " 10, got 1[123] \\(retry when some have"
+                                                        + " ended\\)"),
                                 e.message());
                     }
                     StatusRuntimeException full =
