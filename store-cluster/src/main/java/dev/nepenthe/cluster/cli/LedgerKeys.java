@@ -21,22 +21,29 @@ import java.util.Map;
  * @param storeKeys member id to its store key (PEM)
  * @param lines how many whole lines the chain held
  */
-record LedgerKeys(Map<String, String> nodeKeys, Map<String, String> storeKeys, int lines) {
+public record LedgerKeys(Map<String, String> nodeKeys, Map<String, String> storeKeys, int lines) {
 
     private static final String GENESIS = "0".repeat(64);
 
-    /** The ledger of a replica whose folder is {@code dataDir}. */
-    static Path ledgerOf(Path dataDir) {
+    /**
+     * The ledger of a replica whose folder is {@code dataDir}.
+     *
+     * @param dataDir the replica's folder
+     * @return its cluster ledger's path
+     */
+    public static Path ledgerOf(Path dataDir) {
         return dataDir.resolve("cluster").resolve("ledger.jsonl");
     }
 
     /**
      * Reads the keys of a ledger file.
      *
+     * @param ledger the ledger file
+     * @return the keys it recorded
      * @throws IOException if the file cannot be read, a line does not parse, or a line does not
      *     name the hash of the one before it (naming the file and the line)
      */
-    static LedgerKeys read(Path ledger) throws IOException {
+    public static LedgerKeys read(Path ledger) throws IOException {
         String text = Files.readString(ledger, StandardCharsets.UTF_8);
         int end = text.lastIndexOf('\n');
         Map<String, String> node = new HashMap<>();

@@ -3,6 +3,7 @@ package dev.nepenthe.cluster.chaos;
 import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
+import dev.nepenthe.cluster.cli.LedgerKeys;
 import dev.nepenthe.cluster.internal.ClusterReceipt;
 import dev.nepenthe.grpc.v1.Record;
 import io.grpc.StatusRuntimeException;

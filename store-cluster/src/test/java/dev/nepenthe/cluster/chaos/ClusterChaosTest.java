@@ -3,6 +3,7 @@ package dev.nepenthe.cluster.chaos;
 import static org.junit.jupiter.api.Assertions.fail;
 import static org.junit.jupiter.api.Assumptions.assumeFalse;
 
+import dev.nepenthe.cluster.cli.LedgerKeys;
 import dev.nepenthe.grpc.v1.CollectionSpec;
 import dev.nepenthe.grpc.v1.CreateCollectionRequest;
 import dev.nepenthe.grpc.v1.Metric;

@@ -1,6 +1,7 @@
 package dev.nepenthe.cluster.chaos;
 
 import dev.nepenthe.cluster.chaos.History.Forget;
+import dev.nepenthe.cluster.cli.LedgerKeys;
 import dev.nepenthe.grpc.v1.ClusterStatus;
 import dev.nepenthe.grpc.v1.ForgetRequest;
 import dev.nepenthe.grpc.v1.ForgetScope;
