@@ -290,15 +290,19 @@ public final class Nepenthe extends ForgetFacade implements AutoCloseable {
      * @return false if no such collection existed
      * @throws java.io.UncheckedIOException if journaling, destroying the keys or deleting the files
      *     failed (the collection is already gone from this store)
+     * @throws dev.nepenthe.core.forget.HeldRecordsException if a legal hold keeps any record of the
+     *     collection: nothing is dropped
      * @throws IllegalStateException if the store is closed
      */
     public synchronized boolean dropCollection(String name) {
         ensureOpen();
         fault.ensureWritable();
-        VectorCollection c = collections.remove(name);
+        VectorCollection c = collections.get(name);
         if (c == null) {
             return false;
         }
+        c.engine().checkDroppable();
+        collections.remove(name);
         collectionList = engines();
         try {
             services.dropCollection(c.engine());

@@ -190,6 +190,8 @@ public final class VectorCollection {
      * @throws java.io.UncheckedIOException if journaling the delete failed (nothing was deleted),
      *     or if rewriting the files afterwards failed (the records are deleted and no longer
      *     served; the next checkpoint retries the rewrite); the message says which
+     * @throws dev.nepenthe.core.forget.HeldRecordsException if a legal hold keeps any of the
+     *     records (on their subject or source): nothing is deleted
      * @throws IllegalStateException if the collection or its store is closed
      */
     public int deleteAll(String tenant, List<String> ids) {
@@ -211,6 +213,8 @@ public final class VectorCollection {
      * @return how many records were deleted
      * @throws java.io.UncheckedIOException if the delete could not be journaled, or if rewriting
      *     the files afterwards failed (the records are deleted and their key destroyed)
+     * @throws dev.nepenthe.core.forget.HeldRecordsException if a legal hold keeps the subject or
+     *     any of its records (on their source): nothing is deleted, the key stays
      * @throws IllegalStateException if the collection or its store is closed
      */
     public int deleteSubject(String tenant, String subject) {

@@ -714,11 +714,21 @@ class GrpcServerTest {
         assertEquals(
                 1,
                 forget(acmeToken).listHolds(ListHoldsRequest.getDefaultInstance()).getHoldsCount());
+        // The hold keeps acme's record against a plain delete too.
+        DeleteRequest deleteA1 =
+                DeleteRequest.newBuilder().setCollection("notes").addIds("a1").build();
+        StatusRuntimeException held = failure(() -> records(acmeToken).delete(deleteA1));
+        assertEquals(Status.Code.FAILED_PRECONDITION, held.getStatus().getCode());
+        assertTrue(
+                held.getStatus().getDescription().contains(hold.getId()),
+                held.getStatus().getDescription());
+        assertTrue(store.collection("notes").get("acme", "a1").isPresent());
         assertTrue(
                 forget(acmeToken)
                                 .liftHold(LiftHoldRequest.newBuilder().setId(hold.getId()).build())
                                 .getLiftedAtMillis()
                         > 0);
+        assertEquals(1, records(acmeToken).delete(deleteA1).getDeleted());
     }
 
     @Test

@@ -70,6 +70,23 @@ public final class CollectionEngine {
         void check(String collection, List<VectorRecord> batch);
     }
 
+    /** Checks every plain delete against the legal holds. */
+    @FunctionalInterface
+    public interface DeleteGuard {
+        DeleteGuard NONE = (what, tenant, subject, doomed) -> {};
+
+        /**
+         * Refuses a delete that would remove a held record, or a subject's key under a hold.
+         *
+         * @param what what the delete is, for the message (no record data)
+         * @param tenant the records' tenant
+         * @param subject the subject whose key the delete destroys, or null
+         * @param doomed the records the delete would remove
+         * @throws dev.nepenthe.core.forget.HeldRecordsException naming the holds
+         */
+        void check(String what, String tenant, String subject, List<VectorRecord> doomed);
+    }
+
     /** Opens the storage, feeding each stored record to the sink. */
     @FunctionalInterface
     public interface StorageOpener {
@@ -229,6 +246,21 @@ public final class CollectionEngine {
     /** Refuses writes that fall in a forgotten scope from now on. */
     public void setFence(WriteFence f) {
         writes.setFence(f);
+    }
+
+    /** Sets the guard every plain delete of this collection passes. */
+    public void setDeleteGuard(DeleteGuard g) {
+        writes.setDeleteGuard(g);
+    }
+
+    /**
+     * Refuses, under the writer mutex, when a legal hold keeps any record of this collection (a
+     * drop would remove it).
+     *
+     * @throws dev.nepenthe.core.forget.HeldRecordsException naming the holds
+     */
+    public void checkDroppable() {
+        writes.checkDroppable();
     }
 
     /**

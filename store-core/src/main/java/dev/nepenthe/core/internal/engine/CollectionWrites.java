@@ -3,6 +3,7 @@ package dev.nepenthe.core.internal.engine;
 import dev.nepenthe.core.CollectionSpec;
 import dev.nepenthe.core.VectorRecord;
 import dev.nepenthe.core.index.VectorIndex;
+import dev.nepenthe.core.internal.engine.CollectionEngine.DeleteGuard;
 import dev.nepenthe.core.internal.engine.CollectionEngine.WriteFence;
 import dev.nepenthe.core.internal.engine.RecordCatalogue.Entry;
 import dev.nepenthe.core.internal.io.StorageFault;
@@ -45,6 +46,9 @@ final class CollectionWrites {
     /** Refuses writes that fall in a forgotten scope; set by the store once its protocol is up. */
     private volatile WriteFence fence = WriteFence.NONE;
 
+    /** Refuses deletes of held records; set by the store once its protocol is up. */
+    private volatile DeleteGuard guard = DeleteGuard.NONE;
+
     CollectionWrites(
             CollectionEngine engine,
             RecordValidator validator,
@@ -65,6 +69,30 @@ final class CollectionWrites {
 
     void setFence(WriteFence f) {
         this.fence = f;
+    }
+
+    void setDeleteGuard(DeleteGuard g) {
+        this.guard = g;
+    }
+
+    /** Refuses when a hold keeps any record of the collection; see the engine's method. */
+    void checkDroppable() {
+        writer.lock();
+        try {
+            engine.ensureOpen();
+            for (String tenant : catalogue.publishedTenants()) {
+                RoaringBitmap ords = catalogue.tenantOrdinals(tenant);
+                if (ords != null) {
+                    guard.check(
+                            "dropping collection '" + spec.name() + "'",
+                            tenant,
+                            null,
+                            records(entriesAt(ords)));
+                }
+            }
+        } finally {
+            writer.unlock();
+        }
     }
 
     /** The store's read-only latch. */
@@ -250,6 +278,11 @@ final class CollectionWrites {
                     doomed.add(e);
                 }
             }
+            guard.check(
+                    "deleting " + doomed.size() + " records of collection '" + spec.name() + "'",
+                    tenant,
+                    null,
+                    records(doomed));
             return deleteEntries(doomed);
         } finally {
             writer.unlock();
@@ -278,10 +311,12 @@ final class CollectionWrites {
             engine.ensureOpen();
             fault().ensureWritable();
             RoaringBitmap ords = catalogue.subjectOrdinals(tenant, subject);
-            List<Entry> doomed = new ArrayList<>();
-            if (ords != null) {
-                ords.forEach((int ord) -> doomed.add(catalogue.entry(ord)));
-            }
+            List<Entry> doomed = ords == null ? new ArrayList<>() : entriesAt(ords);
+            guard.check(
+                    "deleting a subject of collection '" + spec.name() + "'",
+                    tenant,
+                    subject,
+                    records(doomed));
             // Even with no live records the scope's key is destroyed: it may still decrypt
             // copies in snapshots or backups.
             return delete(
@@ -291,6 +326,16 @@ final class CollectionWrites {
         } finally {
             writer.unlock();
         }
+    }
+
+    private List<Entry> entriesAt(RoaringBitmap ords) {
+        List<Entry> out = new ArrayList<>(ords.getCardinality());
+        ords.forEach((int ord) -> out.add(catalogue.entry(ord)));
+        return out;
+    }
+
+    private static List<VectorRecord> records(List<Entry> entries) {
+        return entries.stream().map(Entry::record).toList();
     }
 
     /** The durable step of a delete: the storage journals and logs the copies' removal. */

@@ -39,6 +39,7 @@ final class ForgetContext {
     final SnapshotRegistry snapshots;
     final ScopeHashes hashes;
     final WriteFences fences;
+    final HeldRecords held;
 
     /**
      * The store's read-only latch: a step that fails to write trips it, and nothing advances after.
@@ -68,6 +69,7 @@ final class ForgetContext {
         this.snapshots = snapshots;
         this.hashes = hashes;
         this.fences = new WriteFences(hashes);
+        this.held = new HeldRecords(hashes);
     }
 
     /**
@@ -151,6 +153,13 @@ final class ForgetContext {
     LedgerEntry appendEvidence(Map<String, Object> body) throws IOException {
         synchronized (monitor) {
             return ledger.append(body);
+        }
+    }
+
+    /** Publishes the active legal holds to the delete guard. */
+    void refreshHolds() {
+        synchronized (monitor) {
+            held.refresh(store.holds().values());
         }
     }
 

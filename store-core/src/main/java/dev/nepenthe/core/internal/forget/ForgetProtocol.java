@@ -163,8 +163,10 @@ public final class ForgetProtocol implements Closeable {
             }
         }
         ctx.ledger.checkAtOpen(publicStates());
+        ctx.refreshHolds();
         for (CollectionEngine c : ctx.engines.get()) {
             c.setFence(ctx.fences);
+            c.setDeleteGuard(ctx.held);
         }
         if (ctx.ledger.problem() == null) {
             // A re-admission a crash interrupted: finished before anything is served.
@@ -229,6 +231,7 @@ public final class ForgetProtocol implements Closeable {
     /** A collection created while the store runs joins the fences. */
     public void adopt(CollectionEngine c) {
         c.setFence(ctx.fences);
+        c.setDeleteGuard(ctx.held);
     }
 
     // ---- the API -----------------------------------------------------------------------------
@@ -431,7 +434,9 @@ public final class ForgetProtocol implements Closeable {
             throws IOException {
         ensureOpen();
         ensureLedgerSound();
-        return holds.placeHold(tenant, scope, reasonCode);
+        LegalHold h = holds.placeHold(tenant, scope, reasonCode);
+        ctx.refreshHolds();
+        return h;
     }
 
     /** Lifts a hold; operations it stopped resume (and seal if nothing else holds them). */
@@ -440,6 +445,7 @@ public final class ForgetProtocol implements Closeable {
         synchronized (this) {
             ensureLedgerSound();
             resume = holds.liftHold(holdId);
+            ctx.refreshHolds();
         }
         resume.forEach(worker::submit);
     }

@@ -1,0 +1,83 @@
+package dev.nepenthe.core.internal.forget;
+
+import dev.nepenthe.core.VectorRecord;
+import dev.nepenthe.core.forget.HeldRecordsException;
+import dev.nepenthe.core.internal.crypto.KeyedHash;
+import dev.nepenthe.core.internal.engine.CollectionEngine;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+
+/**
+ * The guard every plain delete passes: a legal hold keeps its records against a delete, a subject
+ * delete or a collection drop exactly as it keeps them against a forget (which it stops in
+ * COMPLETED_WITH_EXCEPTION). The active holds are published with one volatile write whenever one is
+ * placed or lifted, so the check takes no lock, and costs nothing while no hold is active.
+ */
+final class HeldRecords implements CollectionEngine.DeleteGuard {
+
+    private final ScopeHashes hashes;
+
+    /** Active holds' keyed hashes, by tenant, each to its hold id. */
+    private volatile Map<String, Map<KeyedHash.Hash, String>> active = Map.of();
+
+    HeldRecords(ScopeHashes hashes) {
+        this.hashes = hashes;
+    }
+
+    /** Publishes the holds still active among {@code holds} (the caller holds the monitor). */
+    void refresh(Collection<OperationLog.StoredHold> holds) {
+        Map<String, Map<KeyedHash.Hash, String>> next = new HashMap<>();
+        for (OperationLog.StoredHold h : holds) {
+            if (h.liftedAt() == 0) {
+                next.computeIfAbsent(h.tenant(), t -> new HashMap<>()).put(h.hash(), h.id());
+            }
+        }
+        active = next;
+    }
+
+    @Override
+    public void check(String what, String tenant, String subject, List<VectorRecord> doomed) {
+        Map<KeyedHash.Hash, String> byHash = active.get(tenant);
+        if (byHash == null) {
+            return;
+        }
+        Set<String> holds = new TreeSet<>();
+        if (subject != null) {
+            addIfHeld(byHash, hashes.holdSubject(tenant, subject), holds);
+        }
+        int held = 0;
+        for (VectorRecord r : doomed) {
+            boolean hit = false;
+            if (r.subject() != null) {
+                hit |= addIfHeld(byHash, hashes.holdSubject(tenant, r.subject()), holds);
+            }
+            if (r.source() != null) {
+                hit |=
+                        addIfHeld(
+                                byHash,
+                                hashes.holdSource(tenant, r.source().kind(), r.source().id()),
+                                holds);
+            }
+            if (hit) {
+                held++;
+            }
+        }
+        if (!holds.isEmpty()) {
+            throw new HeldRecordsException(what, held, List.copyOf(holds));
+        }
+    }
+
+    private static boolean addIfHeld(
+            Map<KeyedHash.Hash, String> byHash, KeyedHash.Hash h, Set<String> out) {
+        String id = byHash.get(h);
+        if (id != null) {
+            out.add(id);
+            return true;
+        }
+        return false;
+    }
+}
