@@ -196,30 +196,34 @@ public final class ClusterBench {
         String loadBefore = loadAverage();
         Path root = Files.createTempDirectory("nepenthe-cluster-bench");
         try {
-            if (only.contains("ingest") || only.contains("search")) {
-                progress("single server");
-                try (BenchGroup g = BenchGroup.plainServer(root.resolve("server"))) {
-                    ingestAndSearch(g, "single server (no Raft)");
+            try (BenchGroup three = replicas(root.resolve("three"), 3)) {
+                String last;
+                if (only.contains("ingest") || only.contains("search")) {
+                    progress("a single server, a group of one and a group of three, interleaved");
+                    try (BenchGroup plain = BenchGroup.plainServer(root.resolve("server"));
+                            BenchGroup one = replicas(root.resolve("one"), 1)) {
+                        last =
+                                ingestAndSearch(
+                                        List.of(
+                                                new Setup(plain, "single server (no Raft)"),
+                                                new Setup(one, "1 replica (a Raft group of one)"),
+                                                new Setup(three, "3 replicas")));
+                    }
+                } else {
+                    progress("a group of three replicas");
+                    last = ingestAndSearch(List.of(new Setup(three, "3 replicas")));
                 }
-                progress("a group of one replica");
-                try (BenchGroup g = replicas(root.resolve("one"), 1)) {
-                    ingestAndSearch(g, "1 replica (a Raft group of one)");
-                }
-            }
-            progress("a group of three replicas");
-            try (BenchGroup g = replicas(root.resolve("three"), 3)) {
-                String last = ingestAndSearch(g, "3 replicas");
                 if (only.contains("forget")) {
                     progress("forgets");
-                    forgets(g, last);
+                    forgets(three, last);
                 }
                 if (only.contains("failover")) {
                     progress("failovers");
-                    failovers(g);
+                    failovers(three);
                 }
                 if (only.contains("catchup")) {
                     progress("catch-up");
-                    catchUp(g);
+                    catchUp(three);
                 }
             }
         } finally {
@@ -233,70 +237,106 @@ public final class ClusterBench {
         return BenchGroup.replicas(folder, count, e[0], e[1]);
     }
 
+    /** A group under measurement and the name its rows carry. */
+    private record Setup(BenchGroup group, String name) {}
+
+    /** One search measurement: a setup, with stale reads or not. */
+    private record SearchRun(Setup setup, boolean stale) {}
+
     /**
-     * Ingests {@code reps} collections (one, untimed, when ingest is not asked for) and searches
-     * the last; returns the prefix of the last one's records.
+     * Ingests {@code reps} collections into every setup (one, untimed, when ingest is not asked
+     * for) and searches the last; returns the prefix of the last one's records. Rounds are
+     * interleaved: each round visits every setup in turn, so a drift of the machine (the JIT
+     * warming, another process) falls on all of them alike.
      */
-    private String ingestAndSearch(BenchGroup g, String setup) throws Exception {
-        int leader = g.awaitLeader(step);
+    private String ingestAndSearch(List<Setup> setups) throws Exception {
+        Map<Setup, Integer> leaders = new LinkedHashMap<>();
+        Map<Setup, List<Double>> rates = new LinkedHashMap<>();
+        for (Setup s : setups) {
+            leaders.put(s, s.group().awaitLeader(step));
+            rates.put(s, new ArrayList<>());
+        }
         boolean timed = only.contains("ingest");
         int reps = timed ? positive("reps") : 1;
-        List<Double> rates = new ArrayList<>();
-        String prefix = null;
         for (int r = 0; r < reps; r++) {
-            prefix = "r" + r;
-            g.create(leader, "bench-" + r, dim, o.get("index"));
-            rates.add(
-                    Load.ingest(
-                            g,
-                            leader,
-                            Load.batches("bench-" + r, prefix, n, dim, batch, seed + r),
-                            clients,
-                            step));
+            for (Setup s : setups) {
+                int leader = leaders.get(s);
+                s.group().create(leader, "bench-" + r, dim, o.get("index"));
+                rates.get(s)
+                        .add(
+                                Load.ingest(
+                                        s.group(),
+                                        leader,
+                                        Load.batches(
+                                                "bench-" + r, "r" + r, n, dim, batch, seed + r),
+                                        clients,
+                                        step));
+            }
         }
         if (timed) {
-            ingestRows.add("| " + setup + " | " + Spread.of(rates).cells("%.0f") + " |");
+            for (Setup s : setups) {
+                ingestRows.add(
+                        "| " + s.name() + " | " + Spread.of(rates.get(s)).cells("%.0f") + " |");
+            }
         }
         String collection = "bench-" + (reps - 1);
-        if (!g.plain()) {
-            long committed = g.committed(leader);
-            for (int i = 0; i < g.size(); i++) {
-                g.awaitApplied(i, committed, step);
+        for (Setup s : setups) {
+            BenchGroup g = s.group();
+            if (!g.plain()) {
+                long committed = g.committed(leaders.get(s));
+                for (int i = 0; i < g.size(); i++) {
+                    g.awaitApplied(i, committed, step);
+                }
             }
         }
         if (only.contains("search")) {
-            List<Integer> all = IntStream.range(0, g.size()).boxed().toList();
-            for (boolean stale : g.plain() ? new boolean[] {false} : new boolean[] {false, true}) {
-                List<Double> qps = new ArrayList<>();
-                for (int r = 0; r < positive("reps"); r++) {
-                    qps.add(
-                            Load.search(
-                                    g,
-                                    all,
-                                    stale,
-                                    collection,
-                                    dim,
-                                    positive("k"),
-                                    positive("warmup"),
-                                    positive("queries"),
-                                    clients,
-                                    seed + 1_000L * (r + 1) + (stale ? 500 : 0),
-                                    step));
-                }
-                String reads = g.plain() ? "local" : stale ? "stale" : "linearizable";
-                String where = g.size() > 1 ? ", spread over all" : "";
-                searchRows.add(
-                        "| "
-                                + setup
-                                + where
-                                + " | "
-                                + reads
-                                + " | "
-                                + Spread.of(qps).cells("%.0f")
-                                + " |");
+            searchInterleaved(setups, collection);
+        }
+        return "r" + (reps - 1);
+    }
+
+    private void searchInterleaved(List<Setup> setups, String collection) throws Exception {
+        Map<SearchRun, List<Double>> qps = new LinkedHashMap<>();
+        for (Setup s : setups) {
+            qps.put(new SearchRun(s, false), new ArrayList<>());
+            if (!s.group().plain()) {
+                qps.put(new SearchRun(s, true), new ArrayList<>());
             }
         }
-        return prefix;
+        for (int r = 0; r < positive("reps"); r++) {
+            for (Map.Entry<SearchRun, List<Double>> e : qps.entrySet()) {
+                BenchGroup g = e.getKey().setup().group();
+                boolean stale = e.getKey().stale();
+                e.getValue()
+                        .add(
+                                Load.search(
+                                        g,
+                                        IntStream.range(0, g.size()).boxed().toList(),
+                                        stale,
+                                        collection,
+                                        dim,
+                                        positive("k"),
+                                        positive("warmup"),
+                                        positive("queries"),
+                                        clients,
+                                        seed + 1_000L * (r + 1) + (stale ? 500 : 0),
+                                        step));
+            }
+        }
+        for (Map.Entry<SearchRun, List<Double>> e : qps.entrySet()) {
+            BenchGroup g = e.getKey().setup().group();
+            String reads = g.plain() ? "local" : e.getKey().stale() ? "stale" : "linearizable";
+            String where = g.size() > 1 ? ", spread over all" : "";
+            searchRows.add(
+                    "| "
+                            + e.getKey().setup().name()
+                            + where
+                            + " | "
+                            + reads
+                            + " | "
+                            + Spread.of(e.getValue()).cells("%.0f")
+                            + " |");
+        }
     }
 
     private void forgets(BenchGroup g, String prefix) throws Exception {
@@ -382,9 +422,9 @@ public final class ClusterBench {
                         + ", the follower started again: "
                         + c.entries()
                         + " log entries to apply. Until the first entry, the leader is waiting to"
-                        + " retry the follower it lost: Ratis's appender retry policy"
-                        + " (raft.server.log.appender.retry.policy, by default 10 retries 1 ms"
-                        + " apart, 20 one second apart, then one every 5 s).\n");
+                        + " retry the follower it lost: the replicas' appender retry policy"
+                        + " (raft.server.log.appender.retry.policy: 10 retries 1 ms apart, 50"
+                        + " 200 ms apart, then one a second).\n");
     }
 
     private void print(PrintStream out, String loadBefore, String loadAfter) {
@@ -421,6 +461,10 @@ public final class ClusterBench {
             out.println("| setup | median | min | max | rounds |");
             out.println("|---|---:|---:|---:|---:|");
             ingestRows.forEach(out::println);
+            out.println();
+            out.println(
+                    "Rounds interleaved: each round ingests into every setup in turn; all three"
+                            + " groups run at once, idle but for the one measured.");
             out.println();
         }
         if (!searchRows.isEmpty()) {
