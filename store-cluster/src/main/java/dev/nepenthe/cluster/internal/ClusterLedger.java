@@ -1,7 +1,6 @@
 package dev.nepenthe.cluster.internal;
 
 import com.google.gson.JsonObject;
-import com.google.gson.JsonParser;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -22,11 +21,9 @@ import java.util.List;
  */
 final class ClusterLedger {
 
-    private static final String GENESIS = "0".repeat(64);
-
     private final Path file;
     private final List<JsonObject> entries = new ArrayList<>();
-    private String head = GENESIS;
+    private String head = LedgerLines.GENESIS;
 
     private ClusterLedger(Path file) {
         this.file = file;
@@ -34,55 +31,17 @@ final class ClusterLedger {
 
     static ClusterLedger open(Path file) throws IOException {
         ClusterLedger l = new ClusterLedger(file);
-        if (!Files.exists(file)) {
-            return l;
-        }
-        byte[] bytes = Files.readAllBytes(file);
-        int end = bytes.length;
-        while (end > 0 && bytes[end - 1] != '\n') {
-            end--;
-        }
-        if (end < bytes.length) {
+        LedgerLines read = LedgerLines.read(file);
+        if (Files.exists(file) && Files.size(file) > read.wholeBytes()) {
             // A line cut short by a crash while it was appended: its entry never counted as
             // applied, so it is applied again and the line written whole.
             try (FileChannel c = FileChannel.open(file, StandardOpenOption.WRITE)) {
-                c.truncate(end);
+                c.truncate(read.wholeBytes());
                 c.force(true);
             }
         }
-        String text = new String(bytes, 0, end, StandardCharsets.UTF_8);
-        List<String> lines =
-                text.isEmpty()
-                        ? List.of()
-                        : List.of(text.substring(0, text.length() - 1).split("\n", -1));
-        for (int i = 0; i < lines.size(); i++) {
-            String line = lines.get(i);
-            JsonObject o;
-            try {
-                o = JsonParser.parseString(line).getAsJsonObject();
-            } catch (RuntimeException e) {
-                throw new IOException(
-                        file
-                                + ": line "
-                                + (i + 1)
-                                + ": expected a JSON object, got one that does"
-                                + " not parse");
-            }
-            String prev = o.has("prev") ? o.get("prev").getAsString() : "";
-            if (!prev.equals(l.head)) {
-                throw new IOException(
-                        file
-                                + ": line "
-                                + (i + 1)
-                                + ": expected prev "
-                                + l.head
-                                + ", got "
-                                + prev
-                                + " (a line was changed, removed or reordered)");
-            }
-            l.entries.add(o);
-            l.head = Attestation.sha256(line);
-        }
+        l.entries.addAll(read.lines());
+        l.head = read.head();
         return l;
     }
 

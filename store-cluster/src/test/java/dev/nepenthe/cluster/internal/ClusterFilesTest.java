@@ -63,7 +63,14 @@ final class ClusterFilesTest {
         l.append("NODE_JOINED", 3, fields("n1"));
         String head = l.head();
         Files.writeString(file, "{\"prev\":\"abc", StandardOpenOption.APPEND);
+        long cut = Files.size(file);
+        // An auditor's read of a live file leaves out the line being written, and writes nothing.
+        LedgerLines read = LedgerLines.read(file);
+        assertThat(read.lines()).hasSize(1);
+        assertThat(read.head()).isEqualTo(head);
+        assertThat(Files.size(file)).isEqualTo(cut);
         ClusterLedger again = ClusterLedger.open(file);
+        assertThat(Files.size(file)).isLessThan(cut);
         assertThat(again.entries()).hasSize(1);
         assertThat(again.head()).isEqualTo(head);
         again.append("NODE_JOINED", 4, fields("n2"));
