@@ -95,6 +95,8 @@ public final class VectorCollection {
      *     cannot embed it), or a batch that is too large
      * @throws dev.nepenthe.core.forget.ForgottenScopeException naming the batch position that falls
      *     in a scope being forgotten
+     * @throws dev.nepenthe.core.forget.HeldRecordsException if the batch would replace a record a
+     *     legal hold keeps: nothing of the batch is stored
      * @throws StoreReadOnlyException if an earlier write failed and the store is read-only
      * @throws java.io.UncheckedIOException if writing failed: the batch was not acknowledged and is
      *     not served, the store is read-only from then on, and its next open keeps the batch whole

@@ -1,5 +1,6 @@
 package dev.nepenthe.core;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -21,10 +22,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * A legal hold keeps its records against every plain delete (by id, by subject, a collection drop),
- * with or without a forget waiting on it, across a restart, and only in its own tenant; lifting it
- * lets the deletes and the waiting forget through. The oracle is the record count and a get of each
- * record, before and after.
+ * A legal hold keeps its records against every plain delete (by id, by subject, a collection drop)
+ * and against a replacement, with or without a forget waiting on it, across a restart, and only in
+ * its own tenant; lifting it lets the deletes and the waiting forget through. The oracle is the
+ * record count and a get of each record, before and after.
  */
 class LegalHoldDeleteTest {
 
@@ -100,10 +101,37 @@ class LegalHoldDeleteTest {
             assertEquals(6, c.size());
             assertPresent(c, "h0", "h1", "h2");
 
+            // A replacement would lose the held version as a delete would: refused, whole.
+            float[] before = c.get("h2").orElseThrow().vector();
+            float[] freeBefore = c.get("f1").orElseThrow().vector();
+            assertThrows(
+                    HeldRecordsException.class,
+                    () ->
+                            c.upsertAll(
+                                    List.of(
+                                            VectorRecord.builder("f1")
+                                                    .subject("free")
+                                                    .vector(Datasets.gaussian(50, DIM))
+                                                    .build(),
+                                            VectorRecord.builder("h2")
+                                                    .subject(HELD)
+                                                    .vector(Datasets.gaussian(51, DIM))
+                                                    .build())));
+            assertArrayEquals(before, c.get("h2").orElseThrow().vector());
+            assertArrayEquals(freeBefore, c.get("f1").orElseThrow().vector());
+            // A new record of the held subject is no loss: taken.
+            c.upsert(
+                    VectorRecord.builder("h3")
+                            .subject(HELD)
+                            .vector(Datasets.gaussian(52, DIM))
+                            .build());
+            assertEquals(7, c.size());
+            assertThrows(HeldRecordsException.class, () -> c.deleteAll(TENANT, List.of("h3")));
+
             // Control: records the hold does not name delete as before.
             assertEquals(1, c.deleteAll(TENANT, List.of("f0")));
             assertEquals(1, c.deleteSubject(TENANT, "free"));
-            assertEquals(4, c.size());
+            assertEquals(5, c.size());
         }
     }
 

@@ -3,10 +3,10 @@ package dev.nepenthe.core.forget;
 import java.util.List;
 
 /**
- * A plain delete (of records, of a subject, or of a collection) refused because a legal hold keeps
- * some of what it would remove: held data stays until its hold is lifted, whatever asks for it to
- * go. Nothing of the delete was done. The message names the holds and how many records they keep,
- * never a record's content, id or subject.
+ * A plain delete (of records, of a subject, or of a collection) or a replacement refused because a
+ * legal hold keeps some of what it would remove: held data stays until its hold is lifted, whatever
+ * asks for it to go. Nothing of the delete was done. The message names the holds and how many
+ * records they keep, never a record's content, id or subject.
  */
 public final class HeldRecordsException extends IllegalStateException {
 

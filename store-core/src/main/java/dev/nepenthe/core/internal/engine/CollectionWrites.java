@@ -14,7 +14,9 @@ import dev.nepenthe.core.internal.text.TextIndex;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.locks.ReentrantLock;
 import org.roaringbitmap.IntIterator;
 import org.roaringbitmap.RoaringBitmap;
@@ -135,6 +137,7 @@ final class CollectionWrites {
                 }
                 placed.add(new Placed(ord, r));
             }
+            guardReplaced(replaced, placed);
             storage.put(placed, replacedPlaced);
             long stamp = catalogue.nextStamp();
             // A replacement is atomic for searches as for gets: the new versions become
@@ -325,6 +328,36 @@ final class CollectionWrites {
                     "deleting the subject failed; the store is read-only until it is reopened");
         } finally {
             writer.unlock();
+        }
+    }
+
+    /**
+     * Refuses a batch that would replace a held record (a replacement loses the held version as a
+     * delete would); the batch's own copies are wiped first.
+     */
+    private void guardReplaced(List<Entry> replaced, List<Placed> placed) {
+        if (replaced.isEmpty()) {
+            return;
+        }
+        Map<String, List<VectorRecord>> byTenant = new HashMap<>();
+        for (Entry e : replaced) {
+            byTenant.computeIfAbsent(e.record().tenant(), t -> new ArrayList<>()).add(e.record());
+        }
+        try {
+            byTenant.forEach(
+                    (tenant, records) ->
+                            guard.check(
+                                    "replacing "
+                                            + records.size()
+                                            + " records of collection '"
+                                            + spec.name()
+                                            + "'",
+                                    tenant,
+                                    null,
+                                    records));
+        } catch (RuntimeException e) {
+            placed.forEach(p -> RecordAccess.wipe(p.record()));
+            throw e;
         }
     }
 
