@@ -103,6 +103,9 @@ final class ClusterState {
     }
 
     synchronized void members(List<String> now) throws IOException {
+        if (members.equals(now)) {
+            return; // reported again (a restart, each install notice): no write for nothing
+        }
         members = List.copyOf(now);
         save();
     }
