@@ -92,12 +92,7 @@ final class Partitions implements Runnable {
                         pairs.add(new int[] {j, victim});
                     }
                 }
-                what =
-                        "isolate "
-                                + nodes.id(victim)
-                                + (leader >= 0
-                                        ? " (the leader, as " + nodes.id(a) + " saw it)"
-                                        : "");
+                what = "isolate " + nodes.id(victim) + (leader >= 0 ? " (the leader then)" : "");
             } else if (kind < 8) {
                 pairs.add(new int[] {a, b});
                 pairs.add(new int[] {b, a});
@@ -131,17 +126,22 @@ final class Partitions implements Runnable {
         return millis < left;
     }
 
-    /** The leader as replica {@code asked} sees it, or -1 if it knows none or does not answer. */
-    private int leader(int asked) {
-        String leader;
-        try {
-            leader = clients.status(asked).getLeader();
-        } catch (StatusRuntimeException e) {
-            return -1;
-        }
-        for (int i = 0; i < ChaosNodes.N; i++) {
-            if (nodes.id(i).equals(leader)) {
-                return i;
+    /**
+     * The leader as the first replica from {@code first} on that names one sees it, or -1 if none
+     * does (an election, or no majority).
+     */
+    private int leader(int first) {
+        for (int k = 0; k < ChaosNodes.N; k++) {
+            String leader;
+            try {
+                leader = clients.status((first + k) % ChaosNodes.N).getLeader();
+            } catch (StatusRuntimeException e) {
+                continue; // down: ask the next
+            }
+            for (int i = 0; i < ChaosNodes.N; i++) {
+                if (nodes.id(i).equals(leader)) {
+                    return i;
+                }
             }
         }
         return -1;
