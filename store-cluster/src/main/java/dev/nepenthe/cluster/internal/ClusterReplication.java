@@ -17,7 +17,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import org.apache.ratis.client.RaftClient;
 import org.apache.ratis.proto.RaftProtos.ReplicationLevel;
 import org.apache.ratis.protocol.Message;
 import org.apache.ratis.protocol.RaftClientReply;
@@ -51,14 +50,14 @@ final class ClusterReplication implements Replication {
     /** How long an excuse waits for the log to take it. */
     private static final long EXCUSE_WAIT_SECONDS = 15;
 
-    private final RaftClient client;
+    private final RenewingClient client;
     private final RaftPeerId self;
     private final ForgetView view;
     private final StaleReads stale;
     private final StatusView status;
 
     ClusterReplication(
-            RaftClient client,
+            RenewingClient client,
             RaftPeerId self,
             ForgetView view,
             StaleReads stale,
@@ -81,7 +80,7 @@ final class ClusterReplication implements Replication {
         }
         Command c = new Command(Command.Kind.WRITE, call.encode());
         CompletableFuture<RaftClientReply> sent =
-                client.async().send(Message.valueOf(ByteString.copyFrom(c.encode())));
+                client.send(Message.valueOf(ByteString.copyFrom(c.encode())));
         if (!forget) {
             return sent.thenApply(ClusterReplication::result);
         }
@@ -166,8 +165,7 @@ final class ClusterReplication implements Replication {
     }
 
     CompletableFuture<RoutedResult> send(Command c) {
-        return client.async()
-                .send(Message.valueOf(ByteString.copyFrom(c.encode())))
+        return client.send(Message.valueOf(ByteString.copyFrom(c.encode())))
                 .thenApply(ClusterReplication::result);
     }
 

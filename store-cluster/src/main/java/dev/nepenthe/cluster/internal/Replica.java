@@ -55,7 +55,7 @@ public final class Replica implements Closeable {
     private final Nepenthe store;
     private final NepentheServer api;
     private final RaftServer raft;
-    private final RaftClient client;
+    private final RenewingClient client;
     private final PayloadJournal journal;
     private final AppliedIndex applied;
     private final ClusterState state;
@@ -68,7 +68,7 @@ public final class Replica implements Closeable {
             Nepenthe store,
             NepentheServer api,
             RaftServer raft,
-            RaftClient client,
+            RenewingClient client,
             PayloadJournal journal,
             AppliedIndex applied,
             ClusterState state,
@@ -156,7 +156,7 @@ public final class Replica implements Closeable {
                         NepentheServer.withBundledEmbedders(StoreOptions.defaults()),
                         List.of(surface));
         Parameters tls = tls(config.tls());
-        RaftClient client = client(group, tls);
+        RenewingClient client = new RenewingClient(() -> client(group, tls));
         ForgetView view = new ForgetView(state, applierRef::get, commits);
         ClusterReplication replication =
                 new ClusterReplication(

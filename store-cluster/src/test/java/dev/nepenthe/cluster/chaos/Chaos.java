@@ -46,7 +46,8 @@ final class Chaos implements Runnable {
         return List.copyOf(events);
     }
 
-    private synchronized void event(String what) {
+    /** Adds a line to the round's timeline (kills and partitions, on one clock). */
+    synchronized void event(String what) {
         events.add(
                 String.format(Locale.ROOT, "t+%.1fs %s", (System.nanoTime() - start) / 1e9, what));
     }

@@ -8,6 +8,7 @@ import java.lang.management.ManagementFactory;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
+import java.net.UnknownHostException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -21,14 +22,22 @@ import java.util.concurrent.TimeUnit;
  * Three replicas as child JVMs ({@code cluster node}) on loopback, each on its own folder, that the
  * chaos thread kills (SIGKILL) and starts again. A trimmed copy of the CLI's package-private {@code
  * LocalNodes} (same command line, same layout: member {@code n<i>} serves clients on {@code
- * base+i}, Raft on {@code base+100+i}, data in {@code DIR/n<i>}), so this test needs no change to
- * main code's visibility. Every method that touches a process is synchronized: the chaos thread and
- * the workload's checks of {@link #alive} run at once.
+ * 127.0.0.1:base+i}, Raft on {@code base+100+i}, data in {@code DIR/n<i>}), so this test needs no
+ * change to main code's visibility. Every method that touches a process is synchronized: the chaos
+ * thread and the workload's checks of {@link #alive} run at once.
+ *
+ * <p>Replicas reach each other by name, so the test can put a proxy on every directed link: Ratis
+ * gives every replica the peer addresses of the leader's configuration, the same text everywhere,
+ * but each replica's JVM resolves names from its own hosts file ({@code jdk.net.hosts.file}). In
+ * replica i's file its own name is {@link #ip ip(i, i)}, where it binds its Raft server, and peer
+ * j's name is {@code ip(i, j)}, where the test's {@link Links} proxy for i to j listens on j's Raft
+ * port.
  */
 final class ChaosNodes implements AutoCloseable {
 
     static final int N = 3;
     private static final String GROUP = "nepenthe-chaos";
+    private static final String DOMAIN = ".nepenthe.test";
 
     private final Path dir;
     private final List<Member> members = new ArrayList<>();
@@ -40,34 +49,96 @@ final class ChaosNodes implements AutoCloseable {
             members.add(
                     new Member(
                             "n" + i,
-                            "127.0.0.1:" + (basePort + 100 + i),
+                            "n" + i + DOMAIN + ":" + (basePort + 100 + i),
                             "127.0.0.1:" + (basePort + i)));
         }
     }
 
-    /** A group on a random block of ports that are free now (the nodes bind them a bit later). */
+    /**
+     * A group on a random block of ports that are free now on every address it uses (the nodes and
+     * the link proxies bind them a bit later).
+     */
     static ChaosNodes onFreePorts(Path dir, Random rnd) throws IOException {
         for (int attempt = 0; attempt < 200; attempt++) {
             int base = 20_000 + rnd.nextInt(40_000);
-            if (free(base + 1, base + 2, base + 3, base + 101, base + 102, base + 103)) {
+            if (free(base)) {
                 ChaosNodes nodes = new ChaosNodes(dir, base);
                 Files.createDirectories(nodes.dir);
                 NepentheServer.bootstrapTokens(nodes.tokensFile(), nodes.tokenFile());
+                for (int i = 0; i < N; i++) {
+                    nodes.writeHostsFile(i);
+                }
                 return nodes;
             }
         }
         throw new IOException("no free block of loopback ports found in 200 tries");
     }
 
-    private static boolean free(int... ports) {
-        for (int p : ports) {
-            try (ServerSocket s = new ServerSocket()) {
-                s.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), p));
-            } catch (IOException e) {
+    private static boolean free(int base) {
+        for (int j = 0; j < N; j++) {
+            if (!free(InetAddress.getLoopbackAddress(), base + 1 + j)) {
                 return false;
+            }
+            for (int i = 0; i < N; i++) {
+                if (!free(ip(i, j), base + 101 + j)) {
+                    return false;
+                }
             }
         }
         return true;
+    }
+
+    private static boolean free(InetAddress ip, int port) {
+        try (ServerSocket s = new ServerSocket()) {
+            s.bind(new InetSocketAddress(ip, port));
+            return true;
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    /**
+     * The loopback address at which replica {@code from} reaches replica {@code to}: {@code
+     * 127.0.<from+1>.<to+1>}, replica i's own when both are i (Linux routes all of 127/8 to
+     * loopback).
+     */
+    static InetAddress ip(int from, int to) {
+        try {
+            return InetAddress.getByAddress(
+                    new byte[] {127, 0, (byte) (from + 1), (byte) (to + 1)});
+        } catch (UnknownHostException e) {
+            throw new AssertionError("four bytes are an IPv4 address", e);
+        }
+    }
+
+    /** The port of replica i's Raft server. */
+    int raftPort(int i) {
+        return Member.port(members.get(i).raftAddress(), "raft address");
+    }
+
+    private Path hostsFile(int i) {
+        return dir.resolve(id(i) + ".hosts");
+    }
+
+    /**
+     * Replica i's hosts file: each member's name at {@link #ip ip(i, member)}, and this machine's
+     * names at 127.0.0.1 (with the file set, the JVM resolves from it alone).
+     */
+    private void writeHostsFile(int i) throws IOException {
+        StringBuilder out = new StringBuilder("127.0.0.1 localhost");
+        try {
+            out.append(' ').append(InetAddress.getLocalHost().getHostName());
+        } catch (UnknownHostException e) {
+            // The machine's name does not resolve here either: nothing to copy.
+        }
+        out.append('\n');
+        for (int j = 0; j < N; j++) {
+            out.append(ip(i, j).getHostAddress())
+                    .append(' ')
+                    .append(Member.host(members.get(j).raftAddress()))
+                    .append('\n');
+        }
+        Files.writeString(hostsFile(i), out.toString(), StandardCharsets.UTF_8);
     }
 
     List<Member> members() {
@@ -115,6 +186,7 @@ final class ChaosNodes implements AutoCloseable {
                 cmd.add(f);
             }
         }
+        cmd.add("-Djdk.net.hosts.file=" + hostsFile(i));
         cmd.add("-cp");
         cmd.add(System.getProperty("java.class.path"));
         cmd.add(ClusterMain.class.getName());

@@ -28,13 +28,16 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Three replicas as child JVMs under a workload of upserts, deletes and forgets, while a chaos
  * thread SIGKILLs one at a time (at random, and right after forgets are sent) and restarts it on
- * its folder. After the workload every replica is healed and checked against a model of the
- * acknowledged operations: acknowledged writes are on every replica, forgotten records are readable
- * nowhere, every receipt verifies offline with all three members attested, and no file of any
- * replica holds a forgotten vector. Rounds from {@code -Dnepenthe.cluster.rounds} (3; the
- * cluster-long profile runs 200), each with a printed seed; {@code -Dcluster.seed=N} makes round 1
- * draw the same choices again (the kills land at the same moments of the test's clock, not at the
- * same moments of the replicas' work, so a replay is likely to take the same path, not certain).
+ * its folder, and a partition thread parts their network now and then through the proxies every
+ * replica's Raft connections go through ({@link Links}). After the workload the network and every
+ * replica are healed and checked against a model of the acknowledged operations: acknowledged
+ * writes are on every replica, forgotten records are readable nowhere, every receipt verifies
+ * offline with all three members attested, and no file of any replica holds a forgotten vector; and
+ * the proxies carried each replica's Raft traffic. Rounds from {@code -Dnepenthe.cluster.rounds}
+ * (3; the cluster-long profile runs 200), each with a printed seed; {@code -Dcluster.seed=N} makes
+ * round 1 draw the same choices again (the kills land at the same moments of the test's clock, not
+ * at the same moments of the replicas' work, so a replay is likely to take the same path, not
+ * certain).
  */
 final class ClusterChaosTest {
 
@@ -45,7 +48,7 @@ final class ClusterChaosTest {
     @TempDir Path dir;
 
     @Test
-    void acknowledgedWritesStayAndForgetsSealWhileReplicasAreKilled() throws Exception {
+    void acknowledgedWritesStayAndForgetsSealWhileReplicasAreKilledAndParted() throws Exception {
         // It exercises replication and crashes, not arithmetic: one run, with the default kernels.
         assumeFalse(
                 "scalar".equals(System.getProperty("nepenthe.kernels")),
@@ -75,6 +78,7 @@ final class ClusterChaosTest {
         List<Thread> threads = new ArrayList<>();
         Chaos chaos = null;
         try (nodes;
+                Links links = Links.between(nodes);
                 ChaosClients clients = new ChaosClients(nodes.members(), nodes.token())) {
             for (int i = 0; i < ChaosNodes.N; i++) {
                 nodes.start(i);
@@ -88,6 +92,8 @@ final class ClusterChaosTest {
 
             long deadline = System.currentTimeMillis() + WORKLOAD_SECONDS * 1000L;
             chaos = new Chaos(rnd.nextLong(), nodes, clients, deadline);
+            Partitions partitions =
+                    new Partitions(rnd.nextLong(), nodes, links, clients, chaos, deadline);
             Set<String> used = ConcurrentHashMap.newKeySet();
             List<Workload> workers = new ArrayList<>();
             for (int w = 0; w < 2; w++) {
@@ -104,6 +110,7 @@ final class ClusterChaosTest {
                                 used));
             }
             threads.add(new Thread(chaos, "chaos"));
+            threads.add(new Thread(partitions, "partitions"));
             for (Workload w : workers) {
                 threads.add(new Thread(w, "workload-" + threads.size()));
             }
@@ -123,6 +130,12 @@ final class ClusterChaosTest {
                 throw new AssertionError(
                         where(seed, round) + "the chaos thread failed", chaos.failure());
             }
+            if (partitions.failure() != null) {
+                throw new AssertionError(
+                        where(seed, round) + "the partition thread failed", partitions.failure());
+            }
+            // The partition thread heals as it ends; once more in case it did not end in time.
+            links.healAll();
             long worked = System.nanoTime();
 
             Map<String, String> receipts =
@@ -140,13 +153,18 @@ final class ClusterChaosTest {
             int refusedStale = checks.forgottenUnreadable();
             checks.receiptsVerify(receipts);
             checks.noForgottenBytes(dir.resolve("round-" + round + "-control"));
+            List<String> bypassed = links.bypassed();
+            if (!bypassed.isEmpty()) {
+                failures.add("Raft traffic went around the link proxies of " + bypassed);
+            }
             long checked = System.nanoTime();
 
             System.out.printf(
                     Locale.ROOT,
                     "[ClusterChaosTest] round %d: %s (%d + %d ops); %d live ids checked on 3"
                             + " replicas, %d forgotten ids (%d stale reads refused), %d receipts;"
-                            + " start %.1f s, workload %.1f s, healing %.1f s, checks %.1f s%n",
+                            + " %d partitions; start %.1f s, workload %.1f s, healing %.1f s,"
+                            + " checks %.1f s%n    links: %s%n",
                     round,
                     history.counts(),
                     workers.get(0).ops(),
@@ -155,10 +173,12 @@ final class ClusterChaosTest {
                     history.forgottenIds().size(),
                     refusedStale,
                     receipts.size(),
+                    partitions.count(),
                     (started - t0) / 1e9,
                     (worked - started) / 1e9,
                     (healed - worked) / 1e9,
-                    (checked - healed) / 1e9);
+                    (checked - healed) / 1e9,
+                    links.counts());
             chaos.events().forEach(e -> System.out.println("    " + e));
             if (!failures.isEmpty()) {
                 diagnose(nodes, clients, chaos, failures);
