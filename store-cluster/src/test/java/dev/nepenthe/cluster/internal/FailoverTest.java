@@ -29,7 +29,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * The leader dies with a forget in flight: a new leader serves, the client's retry with the same
  * idempotency key gets the same operation, and the forget seals once the old leader is back. Stale
- * reads are served only by a replica in touch with the group.
+ * reads are served only by a replica in touch with the group. A replica whose Raft client ran out
+ * of retries while the group had no majority routes writes again once it has one.
  */
 @Timeout(240)
 final class FailoverTest {
@@ -154,6 +155,46 @@ final class FailoverTest {
     }
 
     @Test
+    void aReplicaRoutesWritesAgainAfterItsRaftClientRanOutOfRetries() throws Exception {
+        try (LocalCluster c = new LocalCluster(dir, 3)) {
+            int leader = c.awaitLeader(Duration.ofSeconds(30));
+            // A follower left alone: each try of its client is refused at once (peers down, no
+            // leader), so its retries run out in about ten seconds.
+            int alone = (leader + 1) % 3;
+            setUp(c, alone);
+            c.stop((alone + 1) % 3);
+            c.stop((alone + 2) % 3);
+            UpsertRequest write =
+                    UpsertRequest.newBuilder()
+                            .setCollection("notes")
+                            .addRecords(record("c1", "carol", 1))
+                            .build();
+            // No majority for longer than the replica's Raft client retries: Ratis fails that
+            // client for good, and the write with it.
+            assertThatThrownBy(() -> c.records(alone).upsert(write))
+                    .isInstanceOf(StatusRuntimeException.class)
+                    .hasMessageContaining("UNAVAILABLE");
+            c.start((alone + 1) % 3);
+            c.start((alone + 2) % 3);
+            c.awaitLeader(Duration.ofSeconds(30));
+            // The same replica takes writes again: a new client took the failed one's place.
+            StatusRuntimeException last = null;
+            boolean written = false;
+            for (int attempt = 0; !written && attempt < 120; attempt++) {
+                try {
+                    c.records(alone).upsert(write);
+                    written = true;
+                } catch (StatusRuntimeException e) {
+                    last = e;
+                    Thread.sleep(250);
+                }
+            }
+            assertThat(written).as("a write through the replica after healing: %s", last).isTrue();
+            assertThat(c.replicas[alone].store().collection("notes").get("c1")).isPresent();
+        }
+    }
+
+    @Test
     void aStaleReadIsServedOnlyInTouchWithTheGroup() throws Exception {
         try (LocalCluster c = new LocalCluster(dir, 3)) {
             int leader = c.awaitLeader(Duration.ofSeconds(30));
@@ -180,8 +221,6 @@ final class FailoverTest {
             c.stop(leader);
             c.stop((leader + 2) % 3);
             Thread.sleep(StaleReads.LEASE_MILLIS + 500);
-            System.out.println(
-                    "ROLEINFO " + c.replicas[follower].division().getInfo().getRoleInfoProto());
             assertThatThrownBy(
                             () ->
                                     staleReads.get(
