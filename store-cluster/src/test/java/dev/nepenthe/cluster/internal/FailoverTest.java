@@ -190,7 +190,18 @@ final class FailoverTest {
                 }
             }
             assertThat(written).as("a write through the replica after healing: %s", last).isTrue();
-            assertThat(c.replicas[alone].store().collection("notes").get("c1")).isPresent();
+            // A linearizable read through it (its own store may not have applied the write yet
+            // when the leader acknowledged it).
+            assertThat(
+                            c.records(alone)
+                                    .get(
+                                            GetRequest.newBuilder()
+                                                    .setCollection("notes")
+                                                    .setId("c1")
+                                                    .build())
+                                    .getRecord()
+                                    .getId())
+                    .isEqualTo("c1");
         }
     }
 
