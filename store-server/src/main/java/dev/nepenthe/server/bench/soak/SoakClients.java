@@ -11,6 +11,7 @@ import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.stub.MetadataUtils;
+import java.nio.channels.ClosedChannelException;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
@@ -18,9 +19,9 @@ import java.util.stream.Collectors;
 /**
  * The harness's side of the wire: one channel to the current server (a restarted server listens on
  * a new port, so a restart installs a new channel), the bearer tokens of the two tenants and of the
- * store operator, and the restart window. A call that fails UNAVAILABLE is expected when the window
- * was open, or the channel it went out on was replaced, while it ran; any other failure is an
- * error.
+ * store operator, and the restart window. A call that fails UNAVAILABLE (or whose connection closed
+ * under it) is expected when the window was open, or the channel it went out on was replaced, while
+ * it ran; any other failure is an error.
  */
 final class SoakClients {
 
@@ -85,8 +86,25 @@ final class SoakClients {
      * calls fail: UNAVAILABLE while the window was open or after its channel was replaced.
      */
     boolean expected(Conn c, StatusRuntimeException e) {
-        return e.getStatus().getCode() == Status.Code.UNAVAILABLE
+        return (e.getStatus().getCode() == Status.Code.UNAVAILABLE || closedUnderIt(e))
                 && (window || conn.generation() != c.generation());
+    }
+
+    /**
+     * Whether the call's connection closed under it: grpc-java reports some of those as UNKNOWN
+     * "channel closed" (a ClosedChannelException from the transport) rather than UNAVAILABLE. It is
+     * the same server going away, counted as UNAVAILABLE; an UNKNOWN the server sent is not.
+     */
+    private static boolean closedUnderIt(StatusRuntimeException e) {
+        if (e.getStatus().getCode() != Status.Code.UNKNOWN) {
+            return false;
+        }
+        for (Throwable t = e.getCause(); t != null; t = t.getCause()) {
+            if (t instanceof ClosedChannelException) {
+                return true;
+            }
+        }
+        return false;
     }
 
     RecordsGrpc.RecordsBlockingStub records(Conn c, String tenant) {
