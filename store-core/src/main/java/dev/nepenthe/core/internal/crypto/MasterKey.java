@@ -11,6 +11,7 @@ import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.FileAttribute;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -83,11 +84,17 @@ public final class MasterKey {
         new SecureRandom().nextBytes(fresh);
         Path folder = file.toAbsolutePath().getParent();
         Files.createDirectories(folder);
+        // Written beside and renamed into place: a crash while the key is written leaves no key
+        // file (a half-written one would refuse every later start), and nothing was encrypted
+        // under a key that never became the file.
+        Path pending = file.resolveSibling(file.getFileName() + ".new");
+        Files.deleteIfExists(pending);
         writeOwnerOnly(
                 points,
-                file,
+                pending,
                 (Base64.getEncoder().encodeToString(fresh) + "\n")
                         .getBytes(StandardCharsets.US_ASCII));
+        Files.move(pending, file, StandardCopyOption.ATOMIC_MOVE);
         ChecksummedFiles.fsyncDirectory(folder);
         LOG.log(
                 Level.WARNING,

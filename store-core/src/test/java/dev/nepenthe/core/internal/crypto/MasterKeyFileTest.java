@@ -13,6 +13,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
+import java.util.HexFormat;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -32,19 +33,24 @@ class MasterKeyFileTest {
                     if (point.equals("master-key.created")) {
                         try {
                             // The file exists, still empty: whoever could open it now would read
-                            // the key later.
+                            // the key later. It is written beside the key file, which does not
+                            // exist until the key is whole.
+                            Path pending = file.resolveSibling("master.key.new");
                             seen.add(
-                                    Files.size(file)
+                                    Files.size(pending)
                                             + " "
                                             + PosixFilePermissions.toString(
-                                                    Files.getPosixFilePermissions(file)));
+                                                    Files.getPosixFilePermissions(pending))
+                                            + " "
+                                            + Files.exists(file));
                         } catch (IOException e) {
                             throw new AssertionError(e);
                         }
                     }
                 });
         MasterKey.resolve(file, true, points);
-        assertEquals(List.of("0 rw-------"), seen);
+        assertEquals(List.of("0 rw------- false"), seen);
+        assertFalse(Files.exists(file.resolveSibling("master.key.new")));
         assertEquals(
                 "rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(file)));
     }
@@ -62,5 +68,20 @@ class MasterKeyFileTest {
         plan.heal();
         MasterKey.resolve(file, true);
         assertTrue(Files.exists(file));
+    }
+
+    @Test
+    void aKeyFileACrashLeftHalfWrittenIsWrittenAgain() throws IOException {
+        Path file = dir.resolve("keys").resolve("master.key");
+        Files.createDirectories(file.getParent());
+        // A crash while the key was written: the pending file, empty; no key file.
+        Files.write(file.resolveSibling("master.key.new"), new byte[0]);
+        MasterKey first = MasterKey.resolve(file, true);
+        MasterKey again = MasterKey.resolve(file, false);
+        assertEquals(
+                HexFormat.of().formatHex(first.derive("check")),
+                HexFormat.of().formatHex(again.derive("check")),
+                "the key generated then is the one read back");
+        assertFalse(Files.exists(file.resolveSibling("master.key.new")));
     }
 }
