@@ -27,7 +27,7 @@ public final class HeldRecordsException extends IllegalStateException {
                         + (held == 0 ? "its subject is" : held + " of the records are")
                         + " under legal hold "
                         + String.join(", ", holds)
-                        + "; held data is kept until the hold is lifted, so nothing was deleted");
+                        + "; held data is kept until the hold is lifted, so none of it was done");
         this.holds = List.copyOf(holds);
     }
 

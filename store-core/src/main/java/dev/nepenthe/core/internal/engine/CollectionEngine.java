@@ -70,7 +70,7 @@ public final class CollectionEngine {
         void check(String collection, List<VectorRecord> batch);
     }
 
-    /** Checks every plain delete against the legal holds. */
+    /** Checks every plain delete, and every replacement, against the legal holds. */
     @FunctionalInterface
     public interface DeleteGuard {
         DeleteGuard NONE = (what, tenant, subject, doomed) -> {};
