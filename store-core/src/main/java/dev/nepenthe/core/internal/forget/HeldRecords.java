@@ -14,8 +14,9 @@ import java.util.TreeSet;
 /**
  * The guard every plain delete passes: a legal hold keeps its records against a delete, a subject
  * delete or a collection drop exactly as it keeps them against a forget (which it stops in
- * COMPLETED_WITH_EXCEPTION). The active holds are published with one volatile write whenever one is
- * placed or lifted, so the check takes no lock, and costs nothing while no hold is active.
+ * COMPLETED_WITH_EXCEPTION, through the same lookups here). The active holds are published with one
+ * volatile write whenever one is placed or lifted, so the check takes no lock, and costs nothing
+ * while no hold of the tenant is active.
  */
 final class HeldRecords implements CollectionEngine.DeleteGuard {
 
@@ -41,28 +42,16 @@ final class HeldRecords implements CollectionEngine.DeleteGuard {
 
     @Override
     public void check(String what, String tenant, String subject, List<VectorRecord> doomed) {
-        Map<KeyedHash.Hash, String> byHash = active.get(tenant);
-        if (byHash == null) {
+        if (!anyActive(tenant)) {
             return;
         }
         Set<String> holds = new TreeSet<>();
         if (subject != null) {
-            addIfHeld(byHash, hashes.holdSubject(tenant, subject), holds);
+            addHoldsOnSubject(tenant, subject, holds);
         }
         int held = 0;
         for (VectorRecord r : doomed) {
-            boolean hit = false;
-            if (r.subject() != null) {
-                hit |= addIfHeld(byHash, hashes.holdSubject(tenant, r.subject()), holds);
-            }
-            if (r.source() != null) {
-                hit |=
-                        addIfHeld(
-                                byHash,
-                                hashes.holdSource(tenant, r.source().kind(), r.source().id()),
-                                holds);
-            }
-            if (hit) {
+            if (addHoldsOn(tenant, r, holds)) {
                 held++;
             }
         }
@@ -71,9 +60,43 @@ final class HeldRecords implements CollectionEngine.DeleteGuard {
         }
     }
 
-    private static boolean addIfHeld(
-            Map<KeyedHash.Hash, String> byHash, KeyedHash.Hash h, Set<String> out) {
-        String id = byHash.get(h);
+    /** Whether any hold of the tenant is active. */
+    boolean anyActive(String tenant) {
+        return active.containsKey(tenant);
+    }
+
+    /** Adds to {@code out} the active hold on the tenant's subject, if any. */
+    void addHoldsOnSubject(String tenant, String subject, Set<String> out) {
+        addIfHeld(tenant, hashes.holdSubject(tenant, subject), out);
+    }
+
+    /** Adds to {@code out} the active hold on the tenant's source, if any. */
+    void addHoldsOnSource(String tenant, String kind, String id, Set<String> out) {
+        addIfHeld(tenant, hashes.holdSource(tenant, kind, id), out);
+    }
+
+    /**
+     * Adds to {@code out} the active holds on the record's subject and source; returns whether any
+     * holds it.
+     */
+    boolean addHoldsOn(String tenant, VectorRecord r, Set<String> out) {
+        boolean hit = false;
+        if (r.subject() != null) {
+            hit |= addIfHeld(tenant, hashes.holdSubject(tenant, r.subject()), out);
+        }
+        if (r.source() != null) {
+            hit |=
+                    addIfHeld(
+                            tenant,
+                            hashes.holdSource(tenant, r.source().kind(), r.source().id()),
+                            out);
+        }
+        return hit;
+    }
+
+    private boolean addIfHeld(String tenant, KeyedHash.Hash h, Set<String> out) {
+        Map<KeyedHash.Hash, String> byHash = active.get(tenant);
+        String id = byHash == null ? null : byHash.get(h);
         if (id != null) {
             out.add(id);
             return true;

@@ -10,7 +10,6 @@ import dev.nepenthe.core.internal.io.ChecksummedFiles;
 import java.io.IOException;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
@@ -133,38 +132,19 @@ final class LegalHolds {
      * @return true when no hold stops it and it is in CLEANUP
      */
     boolean checkHolds(LiveOperation op) throws IOException {
-        Map<KeyedHash.Hash, String> active = new HashMap<>();
-        synchronized (ctx.monitor) {
-            for (OperationLog.StoredHold h : ctx.store.holds().values()) {
-                if (h.liftedAt() == 0 && h.tenant().equals(op.pub.tenant)) {
-                    active.put(h.hash(), h.id());
-                }
-            }
-        }
         Set<String> holding = new TreeSet<>();
-        if (!active.isEmpty()) {
-            String tenant = op.pub.tenant;
+        String tenant = op.pub.tenant;
+        if (ctx.held.anyActive(tenant)) {
             if (op.secret.scope instanceof ForgetScope.Subject s) {
-                addIfHeld(active, ctx.hashes.holdSubject(tenant, s.subject()), holding);
+                ctx.held.addHoldsOnSubject(tenant, s.subject(), holding);
             }
             if (op.secret.scope instanceof ForgetScope.Source s) {
-                addIfHeld(
-                        active,
-                        ctx.hashes.holdSource(tenant, s.sourceKind(), s.sourceId()),
-                        holding);
+                ctx.held.addHoldsOnSource(tenant, s.sourceKind(), s.sourceId(), holding);
             }
             for (CollectionEraser c : ctx.collections()) {
                 for (VectorRecord r :
                         c.recordsInScope(tenant, op.scopeTest(c.name()), op.subjectHint())) {
-                    if (r.subject() != null) {
-                        addIfHeld(active, ctx.hashes.holdSubject(tenant, r.subject()), holding);
-                    }
-                    if (r.source() != null) {
-                        addIfHeld(
-                                active,
-                                ctx.hashes.holdSource(tenant, r.source().kind(), r.source().id()),
-                                holding);
-                    }
+                    ctx.held.addHoldsOn(tenant, r, holding);
                 }
             }
         }
@@ -184,14 +164,6 @@ final class LegalHolds {
             }
             op.enter(OperationState.CLEANUP);
             return true;
-        }
-    }
-
-    private static void addIfHeld(
-            Map<KeyedHash.Hash, String> active, KeyedHash.Hash h, Set<String> out) {
-        String id = active.get(h);
-        if (id != null) {
-            out.add(id);
         }
     }
 
