@@ -2,13 +2,15 @@ package dev.nepenthe.cluster.internal;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.nio.file.SimpleFileVisitor;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import java.util.stream.Stream;
 
 /**
  * Files searched byte by byte for byte strings (a forgotten vector's little-endian floats): how a
@@ -64,14 +66,47 @@ public final class ByteScan {
         return out;
     }
 
-    /** Every regular file under a folder, sorted; none when it does not exist. */
+    /**
+     * Every regular file under a folder, sorted; none when it does not exist. A file or folder
+     * removed while the walk runs (Ratis renames its open segment when it rolls one) is skipped, as
+     * {@link #holds} skips one removed before it is read.
+     */
     static List<Path> files(Path root) throws IOException {
         if (!Files.isDirectory(root)) {
             return List.of();
         }
-        try (Stream<Path> s = Files.walk(root)) {
-            return s.filter(Files::isRegularFile).sorted().toList();
-        }
+        List<Path> out = new ArrayList<>();
+        Files.walkFileTree(
+                root,
+                new SimpleFileVisitor<>() {
+                    @Override
+                    public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) {
+                        if (attrs.isRegularFile()) {
+                            out.add(file);
+                        }
+                        return FileVisitResult.CONTINUE;
+                    }
+
+                    @Override
+                    public FileVisitResult visitFileFailed(Path file, IOException e)
+                            throws IOException {
+                        if (e instanceof NoSuchFileException) {
+                            return FileVisitResult.CONTINUE;
+                        }
+                        throw e;
+                    }
+
+                    @Override
+                    public FileVisitResult postVisitDirectory(Path dir, IOException e)
+                            throws IOException {
+                        if (e != null && !(e instanceof NoSuchFileException)) {
+                            throw e;
+                        }
+                        return FileVisitResult.CONTINUE;
+                    }
+                });
+        out.sort(null);
+        return out;
     }
 
     /**

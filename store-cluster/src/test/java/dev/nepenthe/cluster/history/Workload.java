@@ -89,7 +89,12 @@ final class Workload {
             // A call is bounded by its deadline, a restart by the replica's start.
             t.join(duration.plusSeconds(60).toMillis());
             if (t.isAlive()) {
-                throw new AssertionError(t.getName() + " did not end" + cluster.describe());
+                throw new AssertionError(
+                        t.getName()
+                                + " did not end; events "
+                                + events
+                                + cluster.describe()
+                                + stacks());
             }
         }
         if (!errors.isEmpty()) {
@@ -100,6 +105,21 @@ final class Workload {
         List<Op> out = new ArrayList<>(ops);
         out.sort((a, b) -> Long.compare(a.invoked(), b.invoked()));
         return Collections.unmodifiableList(out);
+    }
+
+    /** Every live thread's stack, so that a hang names where it waits. */
+    private static String stacks() {
+        StringBuilder b = new StringBuilder("\nthreads:");
+        Thread.getAllStackTraces()
+                .forEach(
+                        (thread, frames) -> {
+                            b.append("\n\"").append(thread.getName()).append("\" ");
+                            b.append(thread.getState());
+                            for (StackTraceElement f : frames) {
+                                b.append("\n    at ").append(f);
+                            }
+                        });
+        return b.toString();
     }
 
     /** What happened beside the operations (a replica stopped, started), for messages. */
