@@ -75,26 +75,41 @@ final class RenewingClient implements Closeable {
 
     // Identity on purpose: renew only if the failed client is still the one in use.
     @SuppressWarnings("ReferenceEquality")
-    private synchronized void renew(RaftClient failed, Throwable why) {
-        if (closed || current != failed) {
-            return; // closing, or renewed already by another failed write
+    private void renew(RaftClient failed, Throwable why) {
+        synchronized (this) {
+            if (closed || current != failed) {
+                return; // closing, or renewed already by another failed write
+            }
+            current = factory.get();
         }
-        current = factory.get();
         LOG.log(
                 System.Logger.Level.WARNING,
                 "the Raft client failed for good ({0}); a new one takes its place",
                 why.getClass().getSimpleName());
+        // Outside the lock: closing fails the client's writes still in flight (each may or may not
+        // be in the log), and their callbacks come here, on other threads, while it waits.
+        closeQuietly(failed);
+    }
+
+    private static void closeQuietly(RaftClient c) {
         try {
-            // Its writes still in flight fail as closed: each may or may not be in the log.
-            failed.close();
+            c.close();
         } catch (IOException e) {
             LOG.log(System.Logger.Level.WARNING, "closing the failed Raft client: {0}", e);
         }
     }
 
     @Override
-    public synchronized void close() throws IOException {
-        closed = true;
-        current.close();
+    public void close() throws IOException {
+        RaftClient last;
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            last = current;
+        }
+        // Outside the lock, as in renew: the writes it fails call back into renew.
+        last.close();
     }
 }
