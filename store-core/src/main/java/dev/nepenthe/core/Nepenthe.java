@@ -13,6 +13,7 @@ import dev.nepenthe.core.internal.storage.CollectionStorage;
 import dev.nepenthe.core.internal.store.StoreLock;
 import dev.nepenthe.core.internal.store.StoreServices;
 import java.io.IOException;
+import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
@@ -373,6 +374,19 @@ public final class Nepenthe extends ForgetFacade implements AutoCloseable {
             throws IOException {
         restore(snapshot, folder);
         return open(folder, options);
+    }
+
+    /**
+     * Streams a replica image of this store (see {@link ReplicaCopy#write}) under this store's
+     * monitor, so no collection is created or dropped, no snapshot taken and no close begun
+     * meanwhile; {@link StoreServices#writeReplicaImage} holds the rest.
+     */
+    synchronized StoreServices.ReplicaImageSent writeReplicaImage(OutputStream out)
+            throws IOException {
+        ensureOpen();
+        // A store that failed a write cannot vouch for its files (the next open recovers them).
+        fault.ensureWritable();
+        return services.writeReplicaImage(engines(), out);
     }
 
     /**

@@ -401,6 +401,25 @@ public final class Keystore implements Closeable {
         return file;
     }
 
+    /**
+     * The file's bytes as they stand between two slot writes (read under this keystore's lock,
+     * which every slot write holds): a copy no half-written slot can reach, for a replica copy
+     * taken while searches run (a search releasing a text index reader may destroy a key). The
+     * caller wipes the array once sent.
+     *
+     * @throws IOException if the file cannot be read, or is too large for one array
+     */
+    public synchronized byte[] consistentImage() throws IOException {
+        long size = ch.size();
+        if (size > Integer.MAX_VALUE - 8) {
+            throw new IOException(
+                    file + ": expected a keystore under 2 GiB to copy, got " + size + " bytes");
+        }
+        ByteBuffer b = ByteBuffer.allocate((int) size);
+        readFully(b, 0);
+        return b.array();
+    }
+
     /** Makes every slot written without a sync durable. */
     public synchronized void force() throws IOException {
         ensureUsable();

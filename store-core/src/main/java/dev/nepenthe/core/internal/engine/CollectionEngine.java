@@ -516,6 +516,24 @@ public final class CollectionEngine {
         }
     }
 
+    /**
+     * Waits for the file work this collection's writes left running in the background: deletions of
+     * destroyed index generations and the text index's merges (which write segment files and their
+     * keys). The caller holds {@link #writer()}, so no write starts more; afterwards only the text
+     * index's release of a reader a search held can still delete a file (one no commit names, with
+     * its key).
+     */
+    public void awaitBackgroundFileWork() {
+        if (!writer.isHeldByCurrentThread()) {
+            throw new IllegalStateException(
+                    "collection '" + spec.name() + "': expected the caller to hold its writer");
+        }
+        index.awaitDeletions();
+        if (text != null) {
+            text.awaitMerges();
+        }
+    }
+
     /** Destroys every key of this collection (it is being dropped). */
     public void destroyAllKeys() throws IOException {
         writer.lock();

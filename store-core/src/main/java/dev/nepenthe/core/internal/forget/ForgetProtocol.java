@@ -37,6 +37,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.Predicate;
 import java.util.function.Supplier;
 
@@ -69,6 +70,21 @@ public final class ForgetProtocol implements Closeable {
     private final Readmissions readmissions;
     private final ForgetWorker worker;
     private final Map<KeyedHash.Hash, String> byIdempotency = new HashMap<>();
+
+    /**
+     * Held shared by everything that writes the keystore folder on the protocol's behalf while the
+     * store runs (a mark, an override, a hold placed or lifted, a re-admission, a ledger restart,
+     * each step of the worker), exclusively by {@link #pauseWrites}: a replica copy then reads none
+     * of them half done. Taken before this protocol's monitor, never under it: a thread waiting for
+     * it while holding the monitor would wait for the worker, which waits for the monitor.
+     */
+    private final ReentrantReadWriteLock writes = new ReentrantReadWriteLock();
+
+    /** A pause of the protocol's writes ({@link #pauseWrites}); closing it ends the pause. */
+    public interface Pause extends AutoCloseable {
+        @Override
+        void close();
+    }
 
     private volatile boolean closing;
     private ReconciliationReport reconciliation = new ReconciliationReport(0, 0, 0, 0);
@@ -134,7 +150,7 @@ public final class ForgetProtocol implements Closeable {
         this.verify = new VerifyPhase(ctx);
         this.seal = new SealPhase(ctx);
         this.readmissions = new Readmissions(ctx);
-        this.worker = new ForgetWorker(ctx, cleanup, verify, seal, workerNice);
+        this.worker = new ForgetWorker(ctx, cleanup, verify, seal, workerNice, writes.readLock());
     }
 
     // ---- start-up: load, re-mark, reconcile, resume ------------------------------------------
@@ -242,6 +258,10 @@ public final class ForgetProtocol implements Closeable {
      * background; see {@link #await}.
      */
     public ForgetOperation forget(ForgetRequest request) throws IOException {
+        return whileWriting(() -> mark(request));
+    }
+
+    private ForgetOperation mark(ForgetRequest request) throws IOException {
         LiveOperation op;
         synchronized (this) {
             ensureOpen();
@@ -400,6 +420,10 @@ public final class ForgetProtocol implements Closeable {
      * or a surface failed its checks: those are not judgement calls.
      */
     public ForgetOperation override(String id, String reasonCode) throws IOException {
+        return whileWriting(() -> overrideNow(id, reasonCode));
+    }
+
+    private ForgetOperation overrideNow(String id, String reasonCode) throws IOException {
         LiveOperation op;
         synchronized (this) {
             op = requireInReview(id, "override");
@@ -430,23 +454,32 @@ public final class ForgetProtocol implements Closeable {
      * Places a legal hold on a subject or a source of a tenant; an operation it covers stops at
      * BLOCKED.
      */
-    public synchronized LegalHold placeHold(String tenant, ForgetScope scope, String reasonCode)
+    public LegalHold placeHold(String tenant, ForgetScope scope, String reasonCode)
             throws IOException {
-        ensureOpen();
-        ensureLedgerSound();
-        LegalHold h = holds.placeHold(tenant, scope, reasonCode);
-        ctx.refreshHolds();
-        return h;
+        return whileWriting(
+                () -> {
+                    synchronized (this) {
+                        ensureOpen();
+                        ensureLedgerSound();
+                        LegalHold h = holds.placeHold(tenant, scope, reasonCode);
+                        ctx.refreshHolds();
+                        return h;
+                    }
+                });
     }
 
     /** Lifts a hold; operations it stopped resume (and seal if nothing else holds them). */
     public void liftHold(String holdId) throws IOException {
-        List<String> resume;
-        synchronized (this) {
-            ensureLedgerSound();
-            resume = holds.liftHold(holdId);
-            ctx.refreshHolds();
-        }
+        List<String> resume =
+                whileWriting(
+                        () -> {
+                            synchronized (this) {
+                                ensureLedgerSound();
+                                List<String> r = holds.liftHold(holdId);
+                                ctx.refreshHolds();
+                                return r;
+                            }
+                        });
         resume.forEach(worker::submit);
     }
 
@@ -463,7 +496,7 @@ public final class ForgetProtocol implements Closeable {
         synchronized (this) {
             ensureOpen();
         }
-        return readmissions.readmit(tenant, scope, reasonCode);
+        return whileWriting(() -> readmissions.readmit(tenant, scope, reasonCode));
     }
 
     /** Every re-admission recorded, oldest first. */
@@ -535,15 +568,50 @@ public final class ForgetProtocol implements Closeable {
     }
 
     /** See {@link AnchoredLedger#restart}; unfinished operations resume afterwards. */
-    public synchronized LedgerHead restartLedger(String reasonCode) throws IOException {
-        ensureOpen();
-        LedgerHead head = ctx.ledger.restart(reasonCode, publicStates());
-        for (LiveOperation op : ctx.operations.values()) {
-            if (!op.pub.state.isSettled()) {
-                worker.submit(op.pub.id);
-            }
+    public LedgerHead restartLedger(String reasonCode) throws IOException {
+        return whileWriting(
+                () -> {
+                    synchronized (this) {
+                        ensureOpen();
+                        LedgerHead head = ctx.ledger.restart(reasonCode, publicStates());
+                        for (LiveOperation op : ctx.operations.values()) {
+                            if (!op.pub.state.isSettled()) {
+                                worker.submit(op.pub.id);
+                            }
+                        }
+                        return head;
+                    }
+                });
+    }
+
+    // ---- pausing writes ----------------------------------------------------------------------
+
+    /** A write of the protocol's, run while {@link #writes} is held shared. */
+    @FunctionalInterface
+    private interface ProtocolWrite<T> {
+        T run() throws IOException;
+    }
+
+    private <T> T whileWriting(ProtocolWrite<T> write) throws IOException {
+        writes.readLock().lock();
+        try {
+            return write.run();
+        } finally {
+            writes.readLock().unlock();
         }
-        return head;
+    }
+
+    /**
+     * Holds every write of the protocol's until the returned pause is closed (on this thread):
+     * waits for the ones under way (a mark, an override, a hold, a re-admission, a ledger restart,
+     * and the step the worker is in, which ends at the next state saved to the operation log), and
+     * keeps new ones waiting. Searches, gets and the operations' states are not held. The caller
+     * must not hold this protocol's monitor, nor a collection's writer mutex (a mark waits for
+     * those while it holds its share).
+     */
+    public Pause pauseWrites() {
+        writes.writeLock().lock();
+        return () -> writes.writeLock().unlock();
     }
 
     private List<OperationLog.Public> publicStates() {

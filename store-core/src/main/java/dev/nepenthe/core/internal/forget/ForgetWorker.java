@@ -12,6 +12,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.ForkJoinWorkerThread;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Lock;
 
 /**
  * The forget worker: one thread that carries operations on through cleanup, verification and
@@ -32,6 +33,12 @@ final class ForgetWorker {
     private final ExecutorService worker;
     private final ForkJoinPool parallel;
 
+    /**
+     * The protocol's writes, shared: held for each batch step, so a pause of the protocol's writes
+     * ({@code ForgetProtocol.pauseWrites}) waits for the step under way and holds the next.
+     */
+    private final Lock writes;
+
     /** What the worker has yet to advance; under the monitor. */
     private final BatchQueue queue = new BatchQueue();
 
@@ -50,8 +57,10 @@ final class ForgetWorker {
             CleanupPhase cleanup,
             VerifyPhase verify,
             SealPhase seal,
-            int workerNice) {
+            int workerNice,
+            Lock writes) {
         this.ctx = ctx;
+        this.writes = writes;
         this.cleanup = cleanup;
         this.verify = verify;
         this.seal = seal;
@@ -158,7 +167,14 @@ final class ForgetWorker {
                         return;
                     }
                 }
-                List<LiveOperation> again = advance(batch);
+                List<LiveOperation> again;
+                // Outside the monitor: a pause waits for this step while the monitor is free.
+                writes.lock();
+                try {
+                    again = advance(batch);
+                } finally {
+                    writes.unlock();
+                }
                 synchronized (ctx.monitor) {
                     queue.putBack(again);
                 }

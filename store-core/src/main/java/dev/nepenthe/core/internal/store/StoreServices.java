@@ -30,6 +30,7 @@ import dev.nepenthe.core.internal.text.TextIndex;
 import dev.nepenthe.core.internal.text.TextIndexOpener;
 import java.io.Closeable;
 import java.io.IOException;
+import java.io.OutputStream;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -317,6 +318,53 @@ public final class StoreServices {
             }
         }
         Files.createDirectories(target.resolve("collections"));
+    }
+
+    /** What a replica image held: file frames and the bytes of their contents. */
+    public record ReplicaImageSent(int files, long bytes) {}
+
+    /**
+     * Streams a replica image of the data and keystore folders to {@code out} (see {@link
+     * ReplicaImageWriter}) while nothing writes them. Every path that writes a file of either
+     * folder while the store is open is held, in this order (the caller holds the store's monitor,
+     * which holds collection creation, drops, snapshots and the close):
+     *
+     * <ol>
+     *   <li>the forget protocol's writes ({@link ForgetProtocol#pauseWrites}): marks, overrides,
+     *       holds, re-admissions, ledger restarts, and the worker, which finishes its step;
+     *   <li>every collection's writer mutex, in the order of {@code engines}: upserts, deletes,
+     *       checkpoints, index generations written, text commits and refreshes;
+     *   <li>what those left running: deletions of destroyed index generations and text index
+     *       merges, awaited.
+     * </ol>
+     *
+     * Searches go on throughout. A failure of {@code out} changes nothing in the store.
+     */
+    public ReplicaImageSent writeReplicaImage(List<CollectionEngine> engines, OutputStream out)
+            throws IOException {
+        ForgetProtocol.Pause pause = protocol.pauseWrites();
+        try {
+            List<CollectionEngine> held = new ArrayList<>();
+            try {
+                for (CollectionEngine e : engines) {
+                    e.writer().lock();
+                    held.add(e);
+                }
+                for (CollectionEngine e : engines) {
+                    e.awaitBackgroundFileWork();
+                }
+                ReplicaImageWriter.Sent sent =
+                        new ReplicaImageWriter(root, keys, keystore, options.masterKeyFile())
+                                .write(out);
+                return new ReplicaImageSent(sent.files(), sent.bytes());
+            } finally {
+                for (int i = held.size() - 1; i >= 0; i--) {
+                    held.get(i).writer().unlock();
+                }
+            }
+        } finally {
+            pause.close();
+        }
     }
 
     /**

@@ -216,6 +216,14 @@ public final class TextIndex implements Closeable {
         searchers.maybeRefreshBlocking();
     }
 
+    /**
+     * Waits until no merge runs (nor one a finished merge started). Called with the collection's
+     * writer mutex held, so no write starts another.
+     */
+    public void awaitMerges() {
+        merges.sync();
+    }
+
     /** Makes every write so far durable. */
     public void commit() throws IOException {
         writer.commit();
