@@ -67,7 +67,11 @@ final class BlockPhase {
 
     void blockOn(ErasureSurface s, LiveOperation op, BlockedScope scope) {
         try {
-            s.block(scope);
+            ctx.atSurface(
+                    () -> {
+                        s.block(scope);
+                        return null;
+                    });
         } catch (IOException | RuntimeException e) {
             // Never the scope or the message (a surface's message may quote what it holds).
             op.blockFailures.put(s.name(), e.getClass().getSimpleName());

@@ -196,7 +196,7 @@ final class CleanupPhase {
                                 ForgottenRecords forgotten = op.forgottenRecords();
                                 try {
                                     for (ErasureSurface s : ctx.surfaces) {
-                                        mine.put(s.name(), s.purge(forgotten));
+                                        mine.put(s.name(), ctx.atSurface(() -> s.purge(forgotten)));
                                     }
                                 } finally {
                                     LiveOperation.wipe(forgotten);

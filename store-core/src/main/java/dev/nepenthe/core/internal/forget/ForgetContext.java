@@ -6,11 +6,13 @@ import dev.nepenthe.core.internal.engine.CollectionEngine;
 import dev.nepenthe.core.internal.io.StorageFault;
 import dev.nepenthe.core.internal.io.TestPoints;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.lang.System.Logger.Level;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.Supplier;
 
 /**
@@ -49,6 +51,12 @@ final class ForgetContext {
     /** The store's test points: where a test stops the worker dead. */
     final TestPoints points;
 
+    /**
+     * The protocol's writes: held shared by every step that writes the keystore folder, exclusively
+     * by a pause (see {@code ForgetProtocol.pauseWrites}).
+     */
+    final ReentrantReadWriteLock writes;
+
     ForgetContext(
             Object monitor,
             Supplier<List<CollectionEngine>> engines,
@@ -58,8 +66,10 @@ final class ForgetContext {
             SnapshotRegistry snapshots,
             ScopeHashes hashes,
             StorageFault fault,
-            TestPoints points) {
+            TestPoints points,
+            ReentrantReadWriteLock writes) {
         this.monitor = monitor;
+        this.writes = writes;
         this.fault = fault;
         this.points = points;
         this.engines = engines;
@@ -78,6 +88,48 @@ final class ForgetContext {
      */
     List<CollectionEraser> collections() {
         return engines.get().stream().map(CollectionEraser::new).toList();
+    }
+
+    /** A call into a registered surface that returns what it counted. */
+    @FunctionalInterface
+    interface SurfaceCall<T> {
+        T run() throws IOException;
+    }
+
+    /**
+     * Runs a call into a registered surface with this thread's share of {@link #writes} let go
+     * meanwhile, and taken again after. A surface is a component outside the store (a replicated
+     * log, a cache) and writes none of the store's files, and it may wait for something that waits
+     * for a pause: a replicated log's surface waits for the group's other members, while the
+     * group's leader copies its store to one of them. Between two writes of a step the files are a
+     * state a crash could leave, which is all a pause needs. The caller holds no collection's
+     * writer mutex and not {@link #monitor}.
+     */
+    <T> T atSurface(SurfaceCall<T> call) throws IOException {
+        int held = writes.getReadHoldCount();
+        for (int i = 0; i < held; i++) {
+            writes.readLock().unlock();
+        }
+        try {
+            return call.run();
+        } finally {
+            for (int i = 0; i < held; i++) {
+                writes.readLock().lock();
+            }
+        }
+    }
+
+    /** {@link #atSurface} for a call that returns nothing and throws nothing checked. */
+    void runAtSurface(Runnable call) {
+        try {
+            atSurface(
+                    () -> {
+                        call.run();
+                        return null;
+                    });
+        } catch (IOException e) {
+            throw new UncheckedIOException(e); // a Runnable throws none
+        }
     }
 
     /** A named phase at which a test may stop the worker dead (see {@link ForgetCrash}). */

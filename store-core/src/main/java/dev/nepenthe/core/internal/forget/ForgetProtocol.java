@@ -143,7 +143,8 @@ public final class ForgetProtocol implements Closeable {
                         new SnapshotRegistry(keysFolder.resolve("snapshots.registry"), hashes),
                         scopeHashes,
                         fault,
-                        points);
+                        points,
+                        writes);
         this.block = new BlockPhase(ctx);
         this.holds = new LegalHolds(ctx);
         this.cleanup = new CleanupPhase(ctx, holds);

@@ -131,7 +131,7 @@ final class SealPhase {
             }
             for (ErasureSurface s : ctx.surfaces) {
                 try {
-                    s.release(op.pub.id);
+                    ctx.runAtSurface(() -> s.release(op.pub.id));
                 } catch (RuntimeException e) {
                     LOG.log(
                             Level.WARNING,

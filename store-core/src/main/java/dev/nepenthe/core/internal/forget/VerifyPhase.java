@@ -300,7 +300,8 @@ final class VerifyPhase {
                 continue;
             }
             try {
-                outcomes.add(s.verify(forgotten, op.pub.purged.getOrDefault(s.name(), 0L)));
+                long purged = op.pub.purged.getOrDefault(s.name(), 0L);
+                outcomes.add(ctx.atSurface(() -> s.verify(forgotten, purged)));
             } catch (IOException | RuntimeException e) {
                 outcomes.add(
                         new SurfaceOutcome(

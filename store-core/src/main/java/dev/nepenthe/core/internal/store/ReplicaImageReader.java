@@ -181,7 +181,9 @@ public final class ReplicaImageReader {
                                         + ": expected a folder frame ('D'), a file frame ('F') or"
                                         + " the end frame ('E'), got "
                                         + ReplicaImage.frameName(type)
-                                        + (type < 0 ? " (truncated, no end frame)" : ""));
+                                        + (type < 0
+                                                ? ": it ended before the end frame (truncated?)"
+                                                : ""));
             }
         }
     }
