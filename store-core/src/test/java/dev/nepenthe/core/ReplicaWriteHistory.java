@@ -36,7 +36,7 @@ final class ReplicaWriteHistory {
     synchronized VectorRecord record(int k, int i, Random r) {
         return VectorRecord.builder("t" + k + "-" + i)
                 .subject("s" + r.nextInt(4))
-                .vector(ReplicaCopyTest.vector(r))
+                .vector(ReplicaCopyTest.survivorVector(r))
                 .text("note " + k + " " + i + " version " + versions)
                 .metadata("version", "v" + versions++)
                 .build();

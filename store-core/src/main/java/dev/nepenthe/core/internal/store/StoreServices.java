@@ -115,6 +115,13 @@ public final class StoreServices {
                         points);
         s.keystore = Keystore.open(keys, s.master, points);
         try {
+            // A keystore opened with another master key (a replica given the wrong group key) is
+            // refused here, before any collection is read: the signing key does not unwrap.
+            Path signing = s.signingKeyFile();
+            if (Files.exists(signing)) {
+                s.signingKey =
+                        SigningKey.loadOrCreate(signing, s.master.derive("evidence-signing-key"));
+            }
             s.journal = TombstoneJournal.open(keys.resolve("tombstones"), points);
         } catch (IOException | RuntimeException e) {
             s.close(List.of());
@@ -132,6 +139,10 @@ public final class StoreServices {
                         fault,
                         points);
         return s;
+    }
+
+    private Path signingKeyFile() {
+        return keys.resolve("evidence").resolve("signing.key");
     }
 
     /**
@@ -376,10 +387,11 @@ public final class StoreServices {
     public void startForgetting(
             Supplier<List<CollectionEngine>> engines, List<ErasureSurface> surfaces)
             throws IOException {
-        signingKey =
-                SigningKey.loadOrCreate(
-                        keys.resolve("evidence").resolve("signing.key"),
-                        master.derive("evidence-signing-key"));
+        if (signingKey == null) {
+            signingKey =
+                    SigningKey.loadOrCreate(
+                            signingKeyFile(), master.derive("evidence-signing-key"));
+        }
         protocol =
                 new ForgetProtocol(
                         keys,
