@@ -50,11 +50,12 @@ import java.util.concurrent.ConcurrentSkipListMap;
  * evidence ledger and the signing key) and {@code snapshots.registry} (the snapshots a forget must
  * purge).
  *
- * <p>Safe for concurrent use. Collection management and snapshots ({@link #createCollection},
- * {@link #dropCollection}, {@link #collections()}, {@link #snapshot}, {@link #close()}) take turns
- * on this store's monitor; looking a collection up ({@link #collection}) never waits for them.
- * Forgets, holds and overrides take turns on the forget engine's monitor for their bookkeeping, and
- * one background worker carries operations through cleanup, verification and sealing.
+ * <p>Safe for concurrent use. Collection management, snapshots and replica copies ({@link
+ * #createCollection}, {@link #dropCollection}, {@link #collections()}, {@link #snapshot}, {@link
+ * ReplicaCopy#write}, {@link #close()}) take turns on this store's monitor; looking a collection up
+ * ({@link #collection}) never waits for them. Forgets, holds and overrides take turns on the forget
+ * engine's monitor for their bookkeeping, and one background worker carries operations through
+ * cleanup, verification and sealing.
  */
 public final class Nepenthe extends ForgetFacade implements AutoCloseable {
 
