@@ -75,8 +75,10 @@ public final class ForgetProtocol implements Closeable {
      * Held shared by everything that writes the keystore folder on the protocol's behalf while the
      * store runs (a mark, an override, a hold placed or lifted, a re-admission, a ledger restart,
      * each step of the worker), exclusively by {@link #pauseWrites}: a replica copy then reads none
-     * of them half done. Taken before this protocol's monitor, never under it: a thread waiting for
-     * it while holding the monitor would wait for the worker, which waits for the monitor.
+     * of them half done. A call into a registered surface lets the share go meanwhile ({@code
+     * ForgetContext.atSurface}). Taken before this protocol's monitor, never under it: a thread
+     * waiting for it while holding the monitor would wait for the worker, which waits for the
+     * monitor.
      */
     private final ReentrantReadWriteLock writes = new ReentrantReadWriteLock();
 
@@ -605,10 +607,10 @@ public final class ForgetProtocol implements Closeable {
     /**
      * Holds every write of the protocol's until the returned pause is closed (on this thread):
      * waits for the ones under way (a mark, an override, a hold, a re-admission, a ledger restart,
-     * and the step the worker is in, which ends at the next state saved to the operation log), and
-     * keeps new ones waiting. Searches, gets and the operations' states are not held. The caller
-     * must not hold this protocol's monitor, nor a collection's writer mutex (a mark waits for
-     * those while it holds its share).
+     * and the step the worker is in, or until it calls into a registered surface, between two of
+     * its writes), and keeps new ones waiting. Searches, gets and the operations' states are not
+     * held. The caller must not hold this protocol's monitor, nor a collection's writer mutex (a
+     * mark waits for those while it holds its share).
      */
     public Pause pauseWrites() {
         writes.writeLock().lock();
