@@ -573,6 +573,23 @@ class ReplicaCopyTest {
     }
 
     @Test
+    void aDataFolderKeptInsideTheKeystoreFolderTravelsOnceAsData() throws Exception {
+        Path key = keyFile(tmp, "group.key", 8);
+        Path keys = tmp.resolve("lk");
+        VectorRecord rec = VectorRecord.builder("x").vector(vector(new Random(8))).build();
+        byte[] image;
+        try (Nepenthe store = Nepenthe.open(keys.resolve("data"), options(keys, key))) {
+            store.createCollection(CollectionSpec.of("notes", DIM, Metric.COSINE)).upsert(rec);
+            image = copyOf(store);
+        }
+        receive(image, "replica");
+        assertFalse(Files.exists(tmp.resolve("replica/keys/data")), "data sent as keys");
+        try (Nepenthe copy = openReceived("replica", key)) {
+            assertEquals(rec, copy.collection("notes").get("x").orElseThrow());
+        }
+    }
+
+    @Test
     void aSymbolicLinkInTheStoreIsRefusedNotFollowed() throws Exception {
         Path key = keyFile(tmp, "group.key", 6);
         Path outside = Files.writeString(tmp.resolve("outside.txt"), "not the store's");

@@ -119,6 +119,9 @@ final class ReplicaImageWriter {
                 new SimpleFileVisitor<>() {
                     @Override
                     public FileVisitResult preVisitDirectory(Path dir, BasicFileAttributes a) {
+                        if (root == ReplicaImage.ROOT_KEYS && dir.equals(data)) {
+                            return FileVisitResult.SKIP_SUBTREE; // a data folder kept inside
+                        }
                         if (!dir.equals(base)) {
                             found.add(dir);
                         }
