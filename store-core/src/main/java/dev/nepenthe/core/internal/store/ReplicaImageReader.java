@@ -377,7 +377,7 @@ public final class ReplicaImageReader {
 
     private IOException corrupt(String what) {
         return new IOException(
-                "replica copy, at byte " + counted.position + " of the stream: " + what);
+                "replica copy: " + what + " (after " + counted.position + " bytes of the stream)");
     }
 
     private void syncFolders() throws IOException {
