@@ -21,6 +21,14 @@ import java.util.Set;
  * @param electionTimeoutMax the longest such time (a random time between the two is taken)
  * @param tls TLS between replicas and on the client API, or null for plaintext (refused when a
  *     member is beyond loopback)
+ * @param masterKeyFile the group's master key, the same file (or the same bytes) on every replica,
+ *     or null for a key of this replica's own in its keystore folder. A replica catches up by a
+ *     copy of another's store only when they share the key: the copy's keys are wrapped by it, and
+ *     its write fences and holds are keyed hashes under it. {@code NEPENTHE_MASTER_KEY} takes
+ *     precedence, as for a single store.
+ * @param joining whether this replica joins a running group: it starts with no configuration and
+ *     waits until a member adds it (Admin AddReplica), then catches up by a copy of the leader's
+ *     store. {@code members} then lists the running members and this one.
  */
 public record ClusterConfig(
         String self,
@@ -30,7 +38,9 @@ public record ClusterConfig(
         Path tokensFile,
         Duration electionTimeoutMin,
         Duration electionTimeoutMax,
-        NodeTls tls) {
+        NodeTls tls,
+        Path masterKeyFile,
+        boolean joining) {
 
     /**
      * Checks the configuration.
@@ -85,7 +95,9 @@ public record ClusterConfig(
                 tokensFile,
                 Duration.ofSeconds(1),
                 Duration.ofSeconds(2),
-                null);
+                null,
+                null,
+                false);
     }
 
     /**
@@ -105,7 +117,8 @@ public record ClusterConfig(
      * @return the configuration
      */
     public ClusterConfig withElectionTimeouts(Duration min, Duration max) {
-        return new ClusterConfig(self, group, members, dataDir, tokensFile, min, max, tls);
+        return new ClusterConfig(
+                self, group, members, dataDir, tokensFile, min, max, tls, masterKeyFile, joining);
     }
 
     /**
@@ -123,7 +136,48 @@ public record ClusterConfig(
                 tokensFile,
                 electionTimeoutMin,
                 electionTimeoutMax,
-                t);
+                t,
+                masterKeyFile,
+                joining);
+    }
+
+    /**
+     * The same configuration with the group's master key.
+     *
+     * @param file the key file every replica is given (see {@link #masterKeyFile()})
+     * @return the configuration
+     */
+    public ClusterConfig withMasterKeyFile(Path file) {
+        return new ClusterConfig(
+                self,
+                group,
+                members,
+                dataDir,
+                tokensFile,
+                electionTimeoutMin,
+                electionTimeoutMax,
+                tls,
+                file,
+                joining);
+    }
+
+    /**
+     * The same configuration for a replica that joins a running group (see {@link #joining()}).
+     *
+     * @return the configuration
+     */
+    public ClusterConfig asJoining() {
+        return new ClusterConfig(
+                self,
+                group,
+                members,
+                dataDir,
+                tokensFile,
+                electionTimeoutMin,
+                electionTimeoutMax,
+                tls,
+                masterKeyFile,
+                true);
     }
 
     /**

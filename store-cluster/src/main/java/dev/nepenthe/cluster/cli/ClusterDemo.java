@@ -124,6 +124,7 @@ final class ClusterDemo {
         try (LocalNodes nodes = new LocalNodes(folder, 3, basePort, "1000-2000")) {
             nodes.checkPortsFree();
             nodes.ensureTokens();
+            nodes.ensureGroupKey();
             String token = nodes.token();
             out.printf("Nepenthe cluster demo: three replicas on loopback, in %s%n", folder);
             out.println("1. starting n1, n2 and n3, each a process of its own ...");

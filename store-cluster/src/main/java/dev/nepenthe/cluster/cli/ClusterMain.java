@@ -22,6 +22,8 @@ import picocli.CommandLine.Command;
             UpCommand.class,
             DemoCommand.class,
             VerifyReceiptCommand.class,
+            MembershipCommand.Add.class,
+            MembershipCommand.Remove.class,
             CommandLine.HelpCommand.class
         },
         exitCodeListHeading = "%nExit status:%n",
@@ -55,7 +57,9 @@ public final class ClusterMain implements Runnable {
     @Override
     public void run() {
         throw new CommandLine.ParameterException(
-                spec.commandLine(), "expected a command: node, up, demo or verify-receipt");
+                spec.commandLine(),
+                "expected a command: node, up, demo, verify-receipt, add-replica or"
+                        + " remove-replica");
     }
 
     /**

@@ -1,6 +1,7 @@
 package dev.nepenthe.cluster.cli;
 
 import dev.nepenthe.cluster.Member;
+import dev.nepenthe.core.MasterKeyFiles;
 import dev.nepenthe.server.grpc.NepentheServer;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -120,6 +121,24 @@ final class LocalNodes implements AutoCloseable {
         return true;
     }
 
+    /** The group's master key: one for every node, so one can catch up by a copy of another. */
+    Path groupKeyFile() {
+        return dir.resolve("group.key");
+    }
+
+    /**
+     * Makes the group's master key when the group is new (before any node starts, so that they do
+     * not race to make one each); a later run reuses it. A group made before there was one keeps a
+     * key per node.
+     */
+    void ensureGroupKey() throws IOException {
+        if (Files.isDirectory(dataDir(0))) {
+            return;
+        }
+        Files.createDirectories(dir);
+        MasterKeyFiles.ensure(groupKeyFile());
+    }
+
     String token() throws IOException {
         return Files.readString(tokenFile(), StandardCharsets.UTF_8).strip();
     }
@@ -185,6 +204,10 @@ final class LocalNodes implements AutoCloseable {
         cmd.add(dataDir(i).toString());
         cmd.add("--tokens");
         cmd.add(tokensFile().toString());
+        if (Files.exists(groupKeyFile())) {
+            cmd.add("--master-key");
+            cmd.add(groupKeyFile().toString());
+        }
         cmd.add("--election-timeout-ms");
         cmd.add(electionTimeoutMs);
         cmd.add("--stop-with");

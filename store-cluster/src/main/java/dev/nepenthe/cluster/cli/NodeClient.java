@@ -1,6 +1,7 @@
 package dev.nepenthe.cluster.cli;
 
 import dev.nepenthe.cluster.Member;
+import dev.nepenthe.grpc.v1.AdminGrpc;
 import dev.nepenthe.grpc.v1.CollectionsGrpc;
 import dev.nepenthe.grpc.v1.ForgetGrpc;
 import dev.nepenthe.grpc.v1.GetRequest;
@@ -48,6 +49,11 @@ final class NodeClient implements AutoCloseable {
 
     RecordsGrpc.RecordsBlockingStub records() {
         return unary(RecordsGrpc.newBlockingStub(channel), 30);
+    }
+
+    /** The admin service; a membership change waits for a new replica's copy, so minutes. */
+    AdminGrpc.AdminBlockingStub admin(long seconds) {
+        return unary(AdminGrpc.newBlockingStub(channel), seconds);
     }
 
     ForgetGrpc.ForgetBlockingStub forget() {

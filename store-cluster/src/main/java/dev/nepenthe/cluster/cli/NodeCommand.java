@@ -106,6 +106,24 @@ final class NodeCommand implements Callable<Integer> {
             description = "The certificates this replica accepts from the other members.")
     Path tlsTrust;
 
+    @Option(
+            names = "--master-key",
+            paramLabel = "FILE",
+            description =
+                    "The group's master key, the same on every member (NEPENTHE_MASTER_KEY takes"
+                            + " precedence). Needed for a replica to catch up by a copy of"
+                            + " another's store: to join, or after the leader's log moved on."
+                            + " Made here if missing, unless --join.")
+    Path masterKey;
+
+    @Option(
+            names = "--join",
+            description =
+                    "Join a running group: start with no configuration and wait until a member"
+                            + " adds this one ('nepenthe cluster add-replica'); --member lists the"
+                            + " running members and this one. Needs --master-key.")
+    boolean join;
+
     @Option(names = "--verbose", description = "On an error, print the stack trace too.")
     boolean verbose;
 
@@ -131,6 +149,19 @@ final class NodeCommand implements Callable<Integer> {
                             + (Files.exists(tokens) ? "is not a file" : "does not exist")
                             + " ('nepenthe cluster up' or 'nepenthe token' writes one)");
         }
+        String envKey = System.getenv("NEPENTHE_MASTER_KEY");
+        if (join && masterKey == null && (envKey == null || envKey.isBlank())) {
+            throw misuse(
+                    "--join: expected the group's master key (--master-key FILE, the file the"
+                            + " members were given, or NEPENTHE_MASTER_KEY), got none: a replica"
+                            + " that joins catches up by a copy only that key reads");
+        }
+        if (join && masterKey != null && !Files.isRegularFile(masterKey)) {
+            throw misuse(
+                    "--master-key: expected the group's key file to join with, got '"
+                            + masterKey
+                            + "', which does not exist");
+        }
         Duration[] timeouts = timeouts();
         boolean anyTls = tlsCert != null || tlsKey != null || tlsTrust != null;
         if (anyTls && (tlsCert == null || tlsKey == null || tlsTrust == null)) {
@@ -144,7 +175,11 @@ final class NodeCommand implements Callable<Integer> {
             ClusterConfig c =
                     ClusterConfig.of(id, group, parsed, data, tokens)
                             .withElectionTimeouts(timeouts[0], timeouts[1])
-                            .withTls(anyTls ? new NodeTls(tlsCert, tlsKey, tlsTrust) : null);
+                            .withTls(anyTls ? new NodeTls(tlsCert, tlsKey, tlsTrust) : null)
+                            .withMasterKeyFile(masterKey);
+            if (join) {
+                c = c.asJoining();
+            }
             c.checkPlaintext();
             return c;
         } catch (IllegalArgumentException e) {

@@ -75,6 +75,7 @@ final class UpCommand implements Callable<Integer> {
         nodes.checkPortsFree();
         boolean fresh = !Files.isDirectory(nodes.dataDir(0));
         boolean newToken = nodes.ensureTokens();
+        nodes.ensureGroupKey();
         CountDownLatch stopped = new CountDownLatch(1);
         AtomicBoolean stopping = new AtomicBoolean();
         Thread hook =
@@ -110,6 +111,11 @@ final class UpCommand implements Callable<Integer> {
         out.printf(
                 "  operator token: %s (%s)%n",
                 nodes.tokenFile(), newToken ? "new" : "reused from the last run");
+        if (Files.exists(nodes.groupKeyFile())) {
+            out.printf(
+                    "  group master key: %s (every replica's; keep it off backups of the data)%n",
+                    nodes.groupKeyFile());
+        }
         out.printf(
                 "try: ./nepenthe status --server %s --token-file %s%n",
                 nodes.members().getFirst().clientAddress(), nodes.tokenFile());

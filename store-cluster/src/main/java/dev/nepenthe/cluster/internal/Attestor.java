@@ -9,6 +9,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.BooleanSupplier;
 
 /**
  * This replica's voice in the group: it records its keys in the ledger (a JOIN entry, until the
@@ -30,6 +31,7 @@ final class Attestor implements AutoCloseable {
     private final ClusterState state;
     private final Nepenthe store;
     private final ClusterReplication replication;
+    private final BooleanSupplier mayJoin;
     private final Set<String> inFlight = ConcurrentHashMap.newKeySet();
     private final Thread thread;
     private volatile boolean closed;
@@ -40,12 +42,14 @@ final class Attestor implements AutoCloseable {
             NodeKey key,
             ClusterState state,
             Nepenthe store,
-            ClusterReplication replication) {
+            ClusterReplication replication,
+            BooleanSupplier mayJoin) {
         this.node = node;
         this.key = key;
         this.state = state;
         this.store = store;
         this.replication = replication;
+        this.mayJoin = mayJoin;
         this.thread =
                 Thread.ofPlatform().daemon().name("nepenthe-attestor-" + node).unstarted(this::run);
     }
@@ -69,6 +73,7 @@ final class Attestor implements AutoCloseable {
 
     private void round() {
         if (state.nodeKey(node).isEmpty()
+                && mayJoin.getAsBoolean()
                 && System.currentTimeMillis() - lastJoin > RESEND_MILLIS) {
             lastJoin = System.currentTimeMillis();
             JsonObject o = new JsonObject();

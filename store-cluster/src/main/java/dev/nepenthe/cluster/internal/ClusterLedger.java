@@ -31,6 +31,18 @@ final class ClusterLedger {
 
     static ClusterLedger open(Path file) throws IOException {
         ClusterLedger l = new ClusterLedger(file);
+        l.load();
+        return l;
+    }
+
+    /** Reads the file again: an installed copy replaced it. */
+    synchronized void reload() throws IOException {
+        entries.clear();
+        head = LedgerLines.GENESIS;
+        load();
+    }
+
+    private void load() throws IOException {
         LedgerLines read = LedgerLines.read(file);
         if (Files.exists(file) && Files.size(file) > read.wholeBytes()) {
             // A line cut short by a crash while it was appended: its entry never counted as
@@ -40,9 +52,8 @@ final class ClusterLedger {
                 c.force(true);
             }
         }
-        l.entries.addAll(read.lines());
-        l.head = read.head();
-        return l;
+        entries.addAll(read.lines());
+        head = read.head();
     }
 
     /** The last line's log index, 0 when empty. */

@@ -46,6 +46,9 @@ final class ClusterReplication implements Replication {
     private static final String CLUSTER_STATUS =
             AdminGrpc.getGetClusterStatusMethod().getFullMethodName();
     private static final String EXCUSE = AdminGrpc.getExcuseReplicaMethod().getFullMethodName();
+    private static final String ADD_REPLICA = AdminGrpc.getAddReplicaMethod().getFullMethodName();
+    private static final String REMOVE_REPLICA =
+            AdminGrpc.getRemoveReplicaMethod().getFullMethodName();
 
     /** How long an excuse waits for the log to take it. */
     private static final long EXCUSE_WAIT_SECONDS = 15;
@@ -55,18 +58,21 @@ final class ClusterReplication implements Replication {
     private final ForgetView view;
     private final StaleReads stale;
     private final StatusView status;
+    private final Membership membership;
 
     ClusterReplication(
             RenewingClient client,
             RaftPeerId self,
             ForgetView view,
             StaleReads stale,
-            StatusView status) {
+            StatusView status,
+            Membership membership) {
         this.client = client;
         this.self = self;
         this.view = view;
         this.stale = stale;
         this.status = status;
+        this.membership = membership;
     }
 
     @Override
@@ -165,6 +171,11 @@ final class ClusterReplication implements Replication {
     }
 
     CompletableFuture<RoutedResult> send(Command c) {
+        return send(client, c);
+    }
+
+    /** Puts a command in the log through {@code client}; answers with the result of applying it. */
+    static CompletableFuture<RoutedResult> send(RenewingClient client, Command c) {
         return client.send(Message.valueOf(ByteString.copyFrom(c.encode())))
                 .thenApply(ClusterReplication::result);
     }
@@ -227,6 +238,15 @@ final class ClusterReplication implements Replication {
         }
         if (call.method().equals(EXCUSE)) {
             return Optional.of(excuse(call));
+        }
+        if (call.method().equals(ADD_REPLICA) || call.method().equals(REMOVE_REPLICA)) {
+            Optional<RoutedResult> refused =
+                    call.method().equals(ADD_REPLICA)
+                            ? membership.add(call)
+                            : membership.remove(call);
+            return Optional.of(
+                    refused.orElseGet(
+                            () -> new RoutedResult(0, "", status.status().toByteArray())));
         }
         if (!call.method().equals(GET_OPERATION) && !call.method().equals(WATCH)) {
             return Optional.empty();

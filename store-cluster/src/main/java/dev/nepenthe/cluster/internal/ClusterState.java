@@ -14,7 +14,9 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
 
 /**
  * What the replicated log holds beyond the records: the configuration's members, the replicas'
@@ -37,6 +39,7 @@ final class ClusterState {
     private final Map<String, String> localByCluster = new TreeMap<>();
     private final Map<String, PublicKey> nodeKeys = new TreeMap<>();
     private final Map<String, String> storeKeys = new TreeMap<>();
+    private final Set<String> removed = new TreeSet<>();
 
     private ClusterState(Path file, ClusterLedger ledger, String group, List<String> members) {
         this.file = file;
@@ -51,43 +54,63 @@ final class ClusterState {
         Files.createDirectories(dir);
         ClusterLedger ledger = ClusterLedger.open(dir.resolve("ledger.jsonl"));
         ClusterState s = new ClusterState(dir.resolve("state.json"), ledger, group, initialMembers);
+        s.load();
+        return s;
+    }
+
+    /**
+     * Reads the state again from its files, which an installed copy replaced: the members too, as
+     * they stood at the copy's index, until Ratis reports a later configuration.
+     */
+    synchronized void reload() throws IOException {
+        ledger.reload();
+        forgets.clear();
+        clusterByLocal.clear();
+        localByCluster.clear();
+        nodeKeys.clear();
+        storeKeys.clear();
+        removed.clear();
+        load();
+    }
+
+    private void load() throws IOException {
         for (JsonObject e : ledger.entries()) {
             switch (e.get("kind").getAsString()) {
                 case "NODE_JOINED" -> {
                     String node = e.get("node").getAsString();
-                    s.nodeKeys.put(node, NodeKey.publicKey(e.get("nodeKey").getAsString()));
-                    s.storeKeys.put(node, e.get("storeKey").getAsString());
+                    nodeKeys.put(node, NodeKey.publicKey(e.get("nodeKey").getAsString()));
+                    storeKeys.put(node, e.get("storeKey").getAsString());
                 }
+                case "NODE_REMOVED" -> removed.add(e.get("node").getAsString());
                 case "FORGET_SEALED" -> {
-                    ClusterForget f = s.fromJson(e.getAsJsonObject("forget"));
+                    ClusterForget f = fromJson(e.getAsJsonObject("forget"));
                     f.receipt = e.get("receipt").getAsString();
-                    s.forgets.put(f.id, f);
+                    forgets.put(f.id, f);
                 }
                 default -> {}
             }
         }
-        if (Files.exists(s.file)) {
+        if (Files.exists(file)) {
             JsonObject o;
             try {
                 o =
-                        JsonParser.parseString(Files.readString(s.file, StandardCharsets.UTF_8))
+                        JsonParser.parseString(Files.readString(file, StandardCharsets.UTF_8))
                                 .getAsJsonObject();
             } catch (RuntimeException e) {
                 throw new IOException(
-                        s.file
+                        file
                                 + ": expected the cluster state as JSON, got bytes that do not"
                                 + " parse");
             }
-            s.members = strings(o.getAsJsonArray("members"));
+            members = strings(o.getAsJsonArray("members"));
             for (var f : o.getAsJsonArray("open")) {
-                ClusterForget cf = s.fromJson(f.getAsJsonObject());
-                s.forgets.putIfAbsent(cf.id, cf);
+                ClusterForget cf = fromJson(f.getAsJsonObject());
+                forgets.putIfAbsent(cf.id, cf);
             }
             for (var e : o.getAsJsonObject("local").entrySet()) {
-                s.map(e.getValue().getAsString(), e.getKey());
+                map(e.getValue().getAsString(), e.getKey());
             }
         }
-        return s;
     }
 
     String group() {
@@ -145,8 +168,11 @@ final class ClusterState {
         if (known != null) {
             return forgets.get(known);
         }
+        // A member that left (its LEAVE applied) is not waited for, though the configuration may
+        // hold it a little longer while the change commits.
+        List<String> attesting = members.stream().filter(m -> !removed.contains(m)).toList();
         ClusterForget f =
-                new ClusterForget("cfop-" + group8() + "-" + index, index, tenant, members);
+                new ClusterForget("cfop-" + group8() + "-" + index, index, tenant, attesting);
         forgets.put(f.id, f);
         map(f.id, localOperation);
         save();
@@ -205,6 +231,36 @@ final class ClusterState {
         sealIfDone(f, index);
         save();
         return Optional.empty();
+    }
+
+    /**
+     * A member leaves the group: excused from every open forget it has not attested (which may seal
+     * them), and recorded as removed. Its keys stay, so receipts it attested still verify offline;
+     * an id once removed is never added again (a wiped replica rejoins under a new id, with new
+     * keys).
+     */
+    synchronized void leave(String node, String reason, long index) throws IOException {
+        for (ClusterForget f : forgets.values()) {
+            if (!f.sealed()
+                    && f.members.contains(node)
+                    && !f.attestations.containsKey(node)
+                    && !f.excused.containsKey(node)) {
+                f.excused.put(node, reason);
+                sealIfDone(f, index);
+            }
+        }
+        if (removed.add(node)) {
+            JsonObject e = new JsonObject();
+            e.addProperty("node", node);
+            e.addProperty("reason", reason);
+            ledger.append("NODE_REMOVED", index, e);
+        }
+        save();
+    }
+
+    /** Whether {@code node} was removed from the group (it may not be added again). */
+    synchronized boolean wasRemoved(String node) {
+        return removed.contains(node);
     }
 
     /** An operator excuses a member from a forget (it is down for good); it may seal the forget. */

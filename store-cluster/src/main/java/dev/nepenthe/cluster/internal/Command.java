@@ -20,7 +20,13 @@ record Command(Kind kind, byte[] body) {
         /** A replica's node key and store key, recorded in the ledger. */
         JOIN(3),
         /** An operator excuses a replica from a forget, with a reason. */
-        EXCUSE(4);
+        EXCUSE(4),
+        /**
+         * An operator removes a replica from the group, with a reason: it is excused from every
+         * open forget and its keys leave the ledger's current set, before the configuration drops
+         * it.
+         */
+        LEAVE(5);
 
         final byte code;
 
@@ -35,7 +41,7 @@ record Command(Kind kind, byte[] body) {
                 }
             }
             throw new IllegalArgumentException(
-                    "log entry: expected a command kind 1 to 4, got " + code);
+                    "log entry: expected a command kind 1 to 5, got " + code);
         }
     }
 

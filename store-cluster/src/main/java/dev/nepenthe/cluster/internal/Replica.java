@@ -2,11 +2,9 @@ package dev.nepenthe.cluster.internal;
 
 import dev.nepenthe.cluster.ClusterConfig;
 import dev.nepenthe.cluster.Member;
-import dev.nepenthe.cluster.NodeTls;
 import dev.nepenthe.core.Nepenthe;
 import dev.nepenthe.core.StoreOptions;
 import dev.nepenthe.server.grpc.NepentheServer;
-import dev.nepenthe.server.grpc.WriteApplier;
 import java.io.Closeable;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -16,29 +14,20 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.UUID;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
-import org.apache.ratis.RaftConfigKeys;
-import org.apache.ratis.client.RaftClient;
-import org.apache.ratis.client.RaftClientConfigKeys;
 import org.apache.ratis.conf.Parameters;
-import org.apache.ratis.conf.RaftProperties;
-import org.apache.ratis.grpc.GrpcConfigKeys;
-import org.apache.ratis.grpc.GrpcTlsConfig;
-import org.apache.ratis.proto.RaftProtos.CommitInfoProto;
+import org.apache.ratis.protocol.ClientId;
 import org.apache.ratis.protocol.RaftGroup;
 import org.apache.ratis.protocol.RaftGroupId;
 import org.apache.ratis.protocol.RaftPeer;
 import org.apache.ratis.protocol.RaftPeerId;
-import org.apache.ratis.retry.RetryPolicies;
-import org.apache.ratis.rpc.SupportedRpcType;
+import org.apache.ratis.protocol.SnapshotManagementRequest;
 import org.apache.ratis.server.RaftServer;
-import org.apache.ratis.server.RaftServerConfigKeys;
+import org.apache.ratis.server.protocol.TermIndex;
 import org.apache.ratis.server.storage.RaftStorage;
-import org.apache.ratis.util.TimeDuration;
 
 /**
  * One replica, assembled: its store and gRPC API (writes routed through the group), its Raft server
@@ -50,96 +39,114 @@ import org.apache.ratis.util.TimeDuration;
  */
 public final class Replica implements Closeable {
 
+    private static final System.Logger LOG = System.getLogger(Replica.class.getName());
+
     private final ClusterConfig config;
     private final RaftGroupId groupId;
-    private final Nepenthe store;
-    private final NepentheServer api;
+    private final AtomicReference<LocalEngine> engine;
     private final RaftServer raft;
     private final RenewingClient client;
     private final PayloadJournal journal;
     private final AppliedIndex applied;
+    private final AppliedIndex snapshot;
     private final ClusterState state;
-    private final Attestor attestor;
     private final AtomicBoolean closing;
+    private boolean closed;
+
+    private static final AtomicLong CALL_IDS = new AtomicLong();
 
     private Replica(
             ClusterConfig config,
             RaftGroupId groupId,
-            Nepenthe store,
-            NepentheServer api,
+            AtomicReference<LocalEngine> engine,
             RaftServer raft,
             RenewingClient client,
             PayloadJournal journal,
             AppliedIndex applied,
+            AppliedIndex snapshot,
             ClusterState state,
-            Attestor attestor,
             AtomicBoolean closing) {
         this.config = config;
         this.groupId = groupId;
-        this.store = store;
-        this.api = api;
+        this.engine = engine;
         this.raft = raft;
         this.client = client;
         this.journal = journal;
         this.applied = applied;
+        this.snapshot = snapshot;
         this.state = state;
-        this.attestor = attestor;
         this.closing = closing;
     }
 
     /**
-     * Starts a replica: a new one (its folder empty) or one restarting on its folder.
+     * Starts a replica: a new one (its folder empty) or one restarting on its folder. One that
+     * joins a running group ({@link ClusterConfig#joining()}) starts with no configuration and
+     * waits for a member to add it.
      *
      * @param config which member, which group, where
      * @return the running replica
      * @throws IOException if a file cannot be read or written, or a port cannot be bound
+     * @throws IllegalStateException if the replica was excused from a forget or removed from the
+     *     group: its folder must be wiped first
      */
     public static Replica start(ClusterConfig config) throws IOException {
         config.checkPlaintext();
         Path data = config.dataDir();
         Files.createDirectories(data);
-        RaftGroupId groupId =
-                RaftGroupId.valueOf(
-                        UUID.nameUUIDFromBytes(config.group().getBytes(StandardCharsets.UTF_8)));
+        RaftGroupId groupId = RaftSetup.groupId(config.group());
         List<RaftPeer> peers = new ArrayList<>();
         for (Member m : config.members()) {
-            peers.add(
-                    RaftPeer.newBuilder()
-                            .setId(m.id())
-                            .setAddress(m.raftAddress())
-                            .setClientAddress(m.raftAddress())
-                            .build());
+            peers.add(RaftSetup.peer(m));
         }
         RaftGroup group = RaftGroup.valueOf(groupId, peers);
         RaftPeerId self = RaftPeerId.valueOf(config.self());
-        Path excused = data.resolve("cluster").resolve("excused");
-        if (Files.exists(excused)) {
-            throw new IllegalStateException(
-                    "replica "
-                            + config.self()
-                            + " was excused from a replicated forget ("
-                            + Files.readString(excused, StandardCharsets.UTF_8).strip()
-                            + "): its folder "
-                            + data
-                            + " may hold what the group forgot without it. Wipe the folder and"
-                            + " add the replica anew");
-        }
+        Path clusterDir = data.resolve("cluster");
+        refuseIfMarked(
+                config, clusterDir.resolve("excused"), "was excused from a replicated forget");
+        refuseIfMarked(config, clusterDir.resolve("removed"), "was removed from the group");
         Path raftDir = data.resolve("raft");
         boolean fresh = !Files.isDirectory(raftDir.resolve(groupId.getUuid().toString()));
-        NodeKey key = NodeKey.loadOrCreate(data.resolve("cluster").resolve("node.key"));
+        if (fresh && config.joining() && !groupKey(config)) {
+            throw new IllegalArgumentException(
+                    "replica "
+                            + config.self()
+                            + ": expected the group's master key to join a running group ('cluster"
+                            + " node --master-key' or NEPENTHE_MASTER_KEY), got none; it catches up"
+                            + " by a copy of another replica's store, which only the group's key"
+                            + " reads");
+        }
+        Files.createDirectories(clusterDir);
+        // A copy whose swap a crash interrupted is put in place before anything opens on it.
+        TermIndex pendingInstall = CopyInstall.pendingIndex(data);
+        if (pendingInstall != null) {
+            CopyInstall.swap(data);
+        } else {
+            Shred.tree(data.resolve("incoming")); // a copy that never finished arriving
+        }
+        NodeKey key = NodeKey.loadOrCreate(clusterDir.resolve("node.key"));
+        // One that joins is a member of no configuration until it is added (the copy it installs
+        // brings the group's state); the others start as the group's first configuration.
         ClusterState state =
                 ClusterState.open(
-                        data.resolve("cluster"),
+                        clusterDir,
                         groupId.getUuid().toString(),
-                        config.members().stream().map(Member::id).sorted().toList());
+                        config.joining()
+                                ? List.of()
+                                : config.members().stream().map(Member::id).sorted().toList());
         PayloadJournal journal = PayloadJournal.open(data.resolve("journal"));
-        AppliedIndex applied = AppliedIndex.open(data.resolve("cluster").resolve("applied"));
+        AppliedIndex applied = AppliedIndex.open(clusterDir.resolve("applied"));
+        AppliedIndex snapshot = AppliedIndex.open(clusterDir.resolve("snapshot"));
         DestroyedThrough destroyed =
-                DestroyedThrough.open(data.resolve("cluster").resolve("journal-destroyed-through"));
+                DestroyedThrough.open(clusterDir.resolve("journal-destroyed-through"));
+        if (pendingInstall != null) {
+            CopyInstall.record(pendingInstall, journal, destroyed, applied, snapshot);
+            CopyInstall.finish(data);
+        }
         AtomicReference<RaftServer> raftRef = new AtomicReference<>();
-        AtomicReference<WriteApplier> applierRef = new AtomicReference<>();
+        AtomicReference<NodeStateMachine> machineRef = new AtomicReference<>();
+        AtomicReference<LocalEngine> engineRef = new AtomicReference<>();
         AtomicBoolean closing = new AtomicBoolean();
-        Supplier<Map<String, Long>> commits = () -> commitIndexes(raftRef.get(), groupId);
+        Supplier<Map<String, Long>> commits = () -> RaftSetup.commitIndexes(raftRef.get(), groupId);
         // Registered as the store opens, before its unfinished forgets resume: a forget resumed
         // after a crash must purge the journal like any other.
         RaftSurface surface =
@@ -150,49 +157,100 @@ public final class Replica implements Closeable {
                         commits,
                         List.of(raftDir, data.resolve("journal")),
                         closing::get);
-        Nepenthe store =
-                Nepenthe.open(
-                        data.resolve("store"),
-                        NepentheServer.withBundledEmbedders(StoreOptions.defaults()),
-                        List.of(surface));
-        Parameters tls = tls(config.tls());
-        RenewingClient client = new RenewingClient(() -> client(group, tls));
-        ForgetView view = new ForgetView(state, applierRef::get, commits);
+        Parameters tls = RaftSetup.tls(config.tls());
+        RenewingClient client = new RenewingClient(() -> RaftSetup.client(group, tls));
+        ForgetView view = new ForgetView(state, () -> engineRef.get().api().applier(), commits);
         ClusterReplication replication =
                 new ClusterReplication(
                         client,
                         self,
                         view,
                         new StaleReads(StaleReads.of(raftRef::get, groupId)),
-                        new StatusView(config, StaleReads.of(raftRef::get, groupId)));
+                        new StatusView(config, StaleReads.of(raftRef::get, groupId)),
+                        new Membership(
+                                () -> RaftSetup.adminClient(group, tls),
+                                StaleReads.of(raftRef::get, groupId),
+                                state,
+                                c -> ClusterReplication.send(client, c)));
         Member me = config.member();
-        NepentheServer.Options options =
-                new NepentheServer.Options()
-                        .listen(
-                                Member.host(me.clientAddress()),
-                                Member.port(me.clientAddress(), "client address"))
-                        .tokens(config.tokensFile())
-                        .replication(replication);
-        if (config.tls() != null) {
-            options.tls(config.tls().certChain(), config.tls().privateKey());
+        StoreOptions storeOptions = NepentheServer.withBundledEmbedders(StoreOptions.defaults());
+        if (config.masterKeyFile() != null) {
+            // The first replica of a new group may make the key; one that joins must be given it.
+            storeOptions =
+                    storeOptions.withMasterKeyFile(config.masterKeyFile(), !config.joining());
         }
-        NepentheServer api = NepentheServer.start(store, options);
-        applierRef.set(api.applier());
+        LocalEngine.Recipe recipe =
+                new LocalEngine.Recipe(
+                        data.resolve("store"),
+                        storeOptions,
+                        List.of(surface),
+                        () -> {
+                            NepentheServer.Options options =
+                                    new NepentheServer.Options()
+                                            .listen(
+                                                    Member.host(me.clientAddress()),
+                                                    Member.port(
+                                                            me.clientAddress(), "client address"))
+                                            .tokens(config.tokensFile())
+                                            .replication(replication);
+                            if (config.tls() != null) {
+                                options.tls(config.tls().certChain(), config.tls().privateKey());
+                            }
+                            return options;
+                        },
+                        store ->
+                                new Attestor(
+                                        config.self(),
+                                        key,
+                                        state,
+                                        store,
+                                        replication,
+                                        // One that joins speaks once it holds the group's copy:
+                                        // the store key it records is the copy's.
+                                        () -> !config.joining() || snapshot.index() > 0));
+        engineRef.set(LocalEngine.open(recipe));
+        CopyInstall install =
+                new CopyInstall(
+                        data,
+                        leader -> RaftSetup.client(RaftGroup.valueOf(groupId, leader), tls),
+                        groupKey(config),
+                        machineRef::get,
+                        new CopyInstall.Engine() {
+                            @Override
+                            public void close() throws IOException {
+                                engineRef.get().close();
+                            }
+
+                            @Override
+                            public void open() throws IOException {
+                                engineRef.set(LocalEngine.open(recipe));
+                            }
+                        },
+                        state,
+                        journal,
+                        destroyed,
+                        applied,
+                        snapshot);
+        Replica[] made = new Replica[1];
         NodeStateMachine sm =
                 new NodeStateMachine(
                         config.self(),
-                        excused,
-                        store,
+                        clusterDir,
+                        () -> engineRef.get().store(),
                         state,
                         journal,
                         applied,
+                        snapshot,
                         destroyed,
-                        applierRef::get);
+                        () -> engineRef.get().api().applier(),
+                        install,
+                        () -> removed(made, clusterDir, closing));
+        machineRef.set(sm);
         RaftServer raft =
                 RaftServer.newBuilder()
                         .setServerId(self)
-                        .setGroup(group)
-                        .setProperties(properties(config, raftDir))
+                        .setGroup(fresh && config.joining() ? RaftGroup.valueOf(groupId) : group)
+                        .setProperties(RaftSetup.properties(config, raftDir))
                         .setParameters(tls)
                         .setStateMachine(sm)
                         .setOption(
@@ -202,95 +260,79 @@ public final class Replica implements Closeable {
                         .build();
         raftRef.set(raft);
         raft.start();
-        Attestor attestor = new Attestor(config.self(), key, state, store, replication);
         Replica r =
                 new Replica(
-                        config, groupId, store, api, raft, client, journal, applied, state,
-                        attestor, closing);
-        attestor.start();
+                        config, groupId, engineRef, raft, client, journal, applied, snapshot, state,
+                        closing);
+        made[0] = r;
         return r;
     }
 
-    private static RaftProperties properties(ClusterConfig config, Path raftDir) {
-        RaftProperties p = new RaftProperties();
-        RaftServerConfigKeys.setStorageDir(p, List.of(raftDir.toFile()));
-        RaftConfigKeys.Rpc.setType(p, SupportedRpcType.GRPC);
-        Member me = config.member();
-        GrpcConfigKeys.Server.setHost(p, Member.host(me.raftAddress()));
-        GrpcConfigKeys.Server.setPort(p, Member.port(me.raftAddress(), "raft address"));
-        RaftServerConfigKeys.Read.setOption(p, RaftServerConfigKeys.Read.Option.LINEARIZABLE);
-        RaftServerConfigKeys.Rpc.setTimeoutMin(
-                p,
-                TimeDuration.valueOf(
-                        config.electionTimeoutMin().toMillis(), TimeUnit.MILLISECONDS));
-        RaftServerConfigKeys.Rpc.setTimeoutMax(
-                p,
-                TimeDuration.valueOf(
-                        config.electionTimeoutMax().toMillis(), TimeUnit.MILLISECONDS));
-        RaftServerConfigKeys.Snapshot.setAutoTriggerEnabled(p, false);
-        // Ratis backs off from a follower it lost to one try every 5 s; a replica that restarts
-        // would wait that long before it hears of what it missed. Every 200 ms, then every 1 s.
-        RaftServerConfigKeys.Log.Appender.setRetryPolicy(p, "1ms,10, 200ms,50, 1s,100000");
-        // The journal forces its own file; a failed force fails it for good, so a retry of the
-        // same sync could only fail again.
-        RaftServerConfigKeys.Log.StateMachineData.setSync(p, true);
-        RaftServerConfigKeys.Log.StateMachineData.setSyncTimeoutRetry(p, 1);
-        return p;
+    /** Whether this replica is given the group's master key (a file, or the variable). */
+    private static boolean groupKey(ClusterConfig config) {
+        String env = System.getenv("NEPENTHE_MASTER_KEY");
+        return config.masterKeyFile() != null || (env != null && !env.isBlank());
     }
 
-    /** Mutual TLS for Ratis's server, admin and client channels, or none. */
-    private static Parameters tls(NodeTls t) {
-        Parameters p = new Parameters();
-        if (t != null) {
-            GrpcConfigKeys.TLS.setConf(
-                    p,
-                    new GrpcTlsConfig(
-                            t.privateKey().toFile(),
-                            t.certChain().toFile(),
-                            t.trusted().toFile(),
-                            true));
+    private static void refuseIfMarked(ClusterConfig config, Path marker, String why)
+            throws IOException {
+        if (Files.exists(marker)) {
+            throw new IllegalStateException(
+                    "replica "
+                            + config.self()
+                            + " "
+                            + why
+                            + " ("
+                            + Files.readString(marker, StandardCharsets.UTF_8).strip()
+                            + "): its folder "
+                            + config.dataDir()
+                            + " may hold what the group forgot without it. Wipe the folder and"
+                            + " add the replica anew, under a new id");
         }
-        return p;
     }
 
-    private static RaftClient client(RaftGroup group, Parameters tls) {
-        RaftProperties p = new RaftProperties();
-        RaftConfigKeys.Rpc.setType(p, SupportedRpcType.GRPC);
-        RaftClientConfigKeys.Rpc.setRequestTimeout(p, TimeDuration.valueOf(3, TimeUnit.SECONDS));
-        return RaftClient.newBuilder()
-                .setProperties(p)
-                .setParameters(tls)
-                .setRaftGroup(group)
-                .setRetryPolicy(
-                        RetryPolicies.retryUpToMaximumCountWithFixedSleep(
-                                50, TimeDuration.valueOf(200, TimeUnit.MILLISECONDS)))
-                .build();
-    }
-
-    private static Map<String, Long> commitIndexes(RaftServer raft, RaftGroupId groupId) {
-        Map<String, Long> out = new HashMap<>();
-        if (raft == null) {
-            return out;
+    /**
+     * Ratis closed this replica's division: a member removed it from the group. The replica marks
+     * its folder (it must be wiped before it serves again: the group's later forgets will not reach
+     * it) and stops.
+     */
+    private static void removed(Replica[] made, Path clusterDir, AtomicBoolean closing) {
+        if (closing.get()) {
+            return;
         }
         try {
-            for (CommitInfoProto c : raft.getDivision(groupId).getCommitInfos()) {
-                out.put(c.getServer().getId().toStringUtf8(), c.getCommitIndex());
-            }
-        } catch (IOException | RuntimeException e) {
-            // Not started yet (Ratis throws "log is uninitialized" while it opens), or closing:
-            // nothing known, so a forget's purge waits and asks again.
+            Durable.write(clusterDir.resolve("removed"), "removed from the group\n");
+        } catch (IOException e) {
+            LOG.log(System.Logger.Level.ERROR, "could not mark this replica removed", e);
         }
-        return out;
+        Thread.ofPlatform()
+                .daemon()
+                .name("nepenthe-removed")
+                .start(
+                        () -> {
+                            Replica r = made[0];
+                            if (r == null) {
+                                return;
+                            }
+                            try {
+                                r.close();
+                            } catch (IOException e) {
+                                LOG.log(
+                                        System.Logger.Level.WARNING,
+                                        "closing a removed replica failed",
+                                        e);
+                            }
+                        });
     }
 
     /** This replica's store (for tests and the CLI's local checks). */
     public Nepenthe store() {
-        return store;
+        return engine.get().store();
     }
 
     /** The port of this replica's gRPC API. */
     public int clientPort() {
-        return api.port();
+        return engine.get().api().port();
     }
 
     /** The replica's configuration. */
@@ -305,12 +347,17 @@ public final class Replica implements Closeable {
 
     /** The commit index each member is known to have reached. */
     public Map<String, Long> commitIndexes() {
-        return commitIndexes(raft, groupId);
+        return RaftSetup.commitIndexes(raft, groupId);
     }
 
     /** This replica's payload journal (tests look into it). */
     PayloadJournal journal() {
         return journal;
+    }
+
+    /** The hash of the cluster ledger's last line (replicas that agree hold the same ledger). */
+    public String ledgerHead() {
+        return state.ledger().head();
     }
 
     /** The cluster ledger's file. */
@@ -341,12 +388,54 @@ public final class Replica implements Closeable {
         return List.of(node, storeKeys);
     }
 
+    /** Whether this replica was removed from the group (it stopped, its folder marked). */
+    public boolean removedFromGroup() {
+        return Files.exists(config.dataDir().resolve("cluster").resolve("removed"));
+    }
+
+    /** The last entry a Raft snapshot marker (or an installed copy) says the store holds. */
+    public long snapshotIndex() {
+        return snapshot.index();
+    }
+
+    /**
+     * Takes a Raft snapshot now (a marker: the store is durable already), so Ratis may purge its
+     * log up to it.
+     *
+     * @return the snapshot's index
+     * @throws IOException if Ratis refuses or fails
+     */
+    public long takeSnapshot() throws IOException {
+        var reply =
+                raft.snapshotManagement(
+                        SnapshotManagementRequest.newCreate(
+                                ClientId.randomId(),
+                                RaftPeerId.valueOf(config.self()),
+                                groupId,
+                                CALL_IDS.incrementAndGet(),
+                                30_000,
+                                1));
+        if (!reply.isSuccess()) {
+            throw new IOException(
+                    "snapshot: expected success, got "
+                            + (reply.getException() == null
+                                    ? "a refusal"
+                                    : reply.getException().getMessage()));
+        }
+        return reply.getLogIndex();
+    }
+
     @Override
-    public void close() throws IOException {
+    public synchronized void close() throws IOException {
+        if (closed) {
+            return;
+        }
+        closed = true;
         closing.set(true);
-        attestor.close();
         IOException first = null;
-        for (Closeable c : new Closeable[] {client, raft, api, journal, applied}) {
+        Closeable engineCloser = () -> engine.get().close();
+        for (Closeable c :
+                new Closeable[] {client, raft, engineCloser, journal, applied, snapshot}) {
             try {
                 c.close();
             } catch (IOException e) {

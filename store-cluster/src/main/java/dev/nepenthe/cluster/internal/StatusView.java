@@ -4,12 +4,16 @@ import dev.nepenthe.cluster.ClusterConfig;
 import dev.nepenthe.cluster.Member;
 import dev.nepenthe.grpc.v1.ClusterStatus;
 import dev.nepenthe.grpc.v1.ReplicaStatus;
+import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.function.Supplier;
 import org.apache.ratis.proto.RaftProtos.CommitInfoProto;
 import org.apache.ratis.proto.RaftProtos.RoleInfoProto;
 import org.apache.ratis.proto.RaftProtos.ServerRpcProto;
+import org.apache.ratis.protocol.RaftPeer;
 import org.apache.ratis.server.DivisionInfo;
 import org.apache.ratis.server.RaftServer;
 
@@ -55,7 +59,20 @@ final class StatusView {
             contact.put(leader, role.getFollowerInfo().getLeaderInfo().getLastRpcElapsedTimeMs());
         }
         long top = commits.getOrDefault(leader, -1L);
-        for (Member m : config.members()) {
+        // The configuration as it stands (members added or removed since the start); a replica
+        // that waits to be added knows none yet.
+        List<Member> members = new ArrayList<>();
+        for (RaftPeer p : d.getRaftConf().getCurrentPeers()) {
+            members.add(new Member(p.getId().toString(), p.getAddress(), p.getAddress()));
+        }
+        if (members.isEmpty()) {
+            for (Member m : config.members()) {
+                b.addReplicas(unknown(m));
+            }
+            return b.build();
+        }
+        members.sort(Comparator.comparing(Member::id));
+        for (Member m : members) {
             long commit = commits.getOrDefault(m.id(), -1L);
             String r =
                     m.id().equals(config.self())

@@ -2,6 +2,7 @@ package dev.nepenthe.cluster.chaos;
 
 import dev.nepenthe.cluster.Member;
 import dev.nepenthe.cluster.cli.ClusterMain;
+import dev.nepenthe.core.MasterKeyFiles;
 import dev.nepenthe.server.grpc.NepentheServer;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
@@ -65,6 +66,9 @@ final class ChaosNodes implements AutoCloseable {
                 ChaosNodes nodes = new ChaosNodes(dir, base);
                 Files.createDirectories(nodes.dir);
                 NepentheServer.bootstrapTokens(nodes.tokensFile(), nodes.tokenFile());
+                // One master key for the group, as 'cluster up' gives its nodes: a replica that
+                // falls behind the leader's log catches up by a copy only that key reads.
+                MasterKeyFiles.ensure(nodes.groupKeyFile());
                 for (int i = 0; i < N; i++) {
                     nodes.writeHostsFile(i);
                 }
@@ -203,11 +207,18 @@ final class ChaosNodes implements AutoCloseable {
         cmd.add(dataDir(i).toString());
         cmd.add("--tokens");
         cmd.add(tokensFile().toString());
+        cmd.add("--master-key");
+        cmd.add(groupKeyFile().toString());
         cmd.add("--election-timeout-ms");
         cmd.add("1000-2000");
         cmd.add("--stop-with");
         cmd.add(String.valueOf(ProcessHandle.current().pid()));
         return cmd;
+    }
+
+    /** The group's master key, made once before any node starts. */
+    Path groupKeyFile() {
+        return dir.resolve("group.key");
     }
 
     /** Starts member i's process on its folder (its output appended to its log). */

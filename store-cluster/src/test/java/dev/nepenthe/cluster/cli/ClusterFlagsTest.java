@@ -87,6 +87,31 @@ final class ClusterFlagsTest {
     }
 
     @Test
+    void joiningWithoutTheGroupsKeyIsRefusedBeforeAnythingStarts() throws IOException {
+        Run r =
+                run(
+                        "node",
+                        "--join",
+                        "--id",
+                        "n4",
+                        "--group",
+                        "g",
+                        "--member",
+                        "n1=127.0.0.1:7801/127.0.0.1:7901",
+                        "--member",
+                        "n4=127.0.0.1:7804/127.0.0.1:7904",
+                        "--data",
+                        dir.resolve("n4").toString(),
+                        "--tokens",
+                        tokens().toString(),
+                        "--master-key",
+                        dir.resolve("no-such.key").toString());
+        assertThat(r.status()).isEqualTo(2);
+        assertThat(r.err()).contains("--master-key: expected the group's key file");
+        assertThat(dir.resolve("n4")).doesNotExist();
+    }
+
+    @Test
     void aMissingIdIsNamed() throws IOException {
         Run r =
                 run(

@@ -120,6 +120,6 @@ final class ClusterFilesTest {
         assertThat(Command.decode(c.encode())).isEqualTo(c);
         assertThatThrownBy(() -> Command.decode(new byte[] {9, 1}))
                 .isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("expected a command kind 1 to 4, got 9");
+                .hasMessageContaining("expected a command kind 1 to 5, got 9");
     }
 }

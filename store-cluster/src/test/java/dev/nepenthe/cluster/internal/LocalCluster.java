@@ -43,6 +43,16 @@ final class LocalCluster implements AutoCloseable {
     final List<Member> members = new ArrayList<>();
     final Replica[] replicas;
     final ManagedChannel[] channels;
+
+    /** How many replicas the group started with; those after them joined it. */
+    final int initial;
+
+    /** How many replicas there are: started with the group, or added with {@link #join}. */
+    int size;
+
+    /** Replicas that may join beyond the first ones. */
+    private static final int SPARE = 2;
+
     final String token;
     final Path tokensFile;
 
@@ -60,8 +70,10 @@ final class LocalCluster implements AutoCloseable {
         this.tls = tls;
         this.clientTls = clientTls;
         this.root = root;
-        this.replicas = new Replica[n];
-        this.channels = new ManagedChannel[n];
+        this.replicas = new Replica[n + SPARE];
+        this.channels = new ManagedChannel[n + SPARE];
+        this.initial = n;
+        this.size = n;
         tokensFile = root.resolve("tokens");
         Path tokenFile = root.resolve("token");
         NepentheServer.bootstrapTokens(tokensFile, tokenFile);
@@ -77,24 +89,46 @@ final class LocalCluster implements AutoCloseable {
     }
 
     ClusterConfig config(int i) {
-        return ClusterConfig.of(
-                        members.get(i).id(),
-                        "test-group",
-                        members,
-                        root.resolve(members.get(i).id()),
-                        tokensFile)
-                .withElectionTimeouts(Duration.ofMillis(300), Duration.ofMillis(600))
-                .withTls(tls == null ? null : tls.apply(i));
+        ClusterConfig c =
+                ClusterConfig.of(
+                                members.get(i).id(),
+                                "test-group",
+                                i < initial ? members.subList(0, initial) : members,
+                                root.resolve(members.get(i).id()),
+                                tokensFile)
+                        .withElectionTimeouts(Duration.ofMillis(300), Duration.ofMillis(600))
+                        .withTls(tls == null ? null : tls.apply(i))
+                        .withMasterKeyFile(groupKey());
+        return i < initial ? c : c.asJoining();
+    }
+
+    /** The group's master key, made by the first replica that opens. */
+    Path groupKey() {
+        return root.resolve("group.key");
+    }
+
+    /**
+     * Starts a new replica that joins the group once a member adds it; returns its index.
+     *
+     * @param id its id
+     */
+    int join(String id) throws IOException {
+        int i = size;
+        members.add(new Member(id, "127.0.0.1:" + freePort(), "127.0.0.1:" + freePort()));
+        size++;
+        start(i);
+        return i;
     }
 
     void start(int i) throws IOException {
-        replicas[i] = Replica.start(config(i));
-        NettyChannelBuilder b =
-                NettyChannelBuilder.forAddress("127.0.0.1", replicas[i].clientPort());
+        Replica r = Replica.start(config(i));
+        NettyChannelBuilder b = NettyChannelBuilder.forAddress("127.0.0.1", r.clientPort());
+        // The channel first: a client thread that sees the replica finds its channel too.
         channels[i] =
                 clientTls == null
                         ? b.usePlaintext().build()
                         : b.overrideAuthority("localhost").sslContext(clientTls).build();
+        replicas[i] = r;
     }
 
     void stop(int i) throws IOException {
@@ -149,7 +183,7 @@ final class LocalCluster implements AutoCloseable {
     int awaitLeader(Duration max) throws Exception {
         long deadline = System.nanoTime() + max.toNanos();
         while (System.nanoTime() < deadline) {
-            for (int i = 0; i < replicas.length; i++) {
+            for (int i = 0; i < size; i++) {
                 if (replicas[i] != null && replicas[i].division().getInfo().isLeaderReady()) {
                     return i;
                 }
@@ -162,7 +196,7 @@ final class LocalCluster implements AutoCloseable {
     /** Each replica's role, indexes and local forget operations, for a failure's message. */
     String describe() {
         StringBuilder b = new StringBuilder();
-        for (int i = 0; i < replicas.length; i++) {
+        for (int i = 0; i < size; i++) {
             b.append("\n  ").append(members.get(i).id()).append(": ");
             if (replicas[i] == null) {
                 b.append("stopped");
@@ -195,6 +229,21 @@ final class LocalCluster implements AutoCloseable {
         return b.toString();
     }
 
+    /** Every live thread's stack, so that a hang names where it waits. */
+    static String stacks() {
+        StringBuilder b = new StringBuilder("\nthreads:");
+        Thread.getAllStackTraces()
+                .forEach(
+                        (thread, frames) -> {
+                            b.append("\n\"").append(thread.getName()).append("\" ");
+                            b.append(thread.getState());
+                            for (StackTraceElement f : frames) {
+                                b.append("\n    at ").append(f);
+                            }
+                        });
+        return b.toString();
+    }
+
     private static int freePort() throws IOException {
         try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
             return s.getLocalPort();
@@ -203,7 +252,7 @@ final class LocalCluster implements AutoCloseable {
 
     @Override
     public void close() throws IOException {
-        for (int i = 0; i < replicas.length; i++) {
+        for (int i = 0; i < size; i++) {
             if (replicas[i] != null) {
                 stop(i);
             }

@@ -6,11 +6,13 @@ import dev.nepenthe.core.Nepenthe;
 import dev.nepenthe.core.StoreHealth;
 import dev.nepenthe.core.VectorCollection;
 import dev.nepenthe.core.forget.ForgetOperation;
+import dev.nepenthe.grpc.v1.AddReplicaRequest;
 import dev.nepenthe.grpc.v1.AdminGrpc;
 import dev.nepenthe.grpc.v1.ClusterStatus;
 import dev.nepenthe.grpc.v1.ClusterStatusRequest;
 import dev.nepenthe.grpc.v1.ExcuseReplicaRequest;
 import dev.nepenthe.grpc.v1.Operation;
+import dev.nepenthe.grpc.v1.RemoveReplicaRequest;
 import dev.nepenthe.grpc.v1.RestoreRequest;
 import dev.nepenthe.grpc.v1.RestoreResponse;
 import dev.nepenthe.grpc.v1.ServerStats;
@@ -52,6 +54,16 @@ final class AdminService extends AdminGrpc.AdminImplBase {
 
     @Override
     public void excuseReplica(ExcuseReplicaRequest request, StreamObserver<Operation> out) {
+        out.onError(notAReplica());
+    }
+
+    @Override
+    public void addReplica(AddReplicaRequest request, StreamObserver<ClusterStatus> out) {
+        out.onError(notAReplica());
+    }
+
+    @Override
+    public void removeReplica(RemoveReplicaRequest request, StreamObserver<ClusterStatus> out) {
         out.onError(notAReplica());
     }
 

@@ -69,7 +69,9 @@ final class ReplicationInterceptor implements ServerInterceptor {
     private static final Set<String> CLUSTER =
             Set.of(
                     AdminGrpc.getGetClusterStatusMethod().getFullMethodName(),
-                    AdminGrpc.getExcuseReplicaMethod().getFullMethodName());
+                    AdminGrpc.getExcuseReplicaMethod().getFullMethodName(),
+                    AdminGrpc.getAddReplicaMethod().getFullMethodName(),
+                    AdminGrpc.getRemoveReplicaMethod().getFullMethodName());
 
     private static final String UPSERT = RecordsGrpc.getUpsertMethod().getFullMethodName();
     private static final String UPSERT_STREAM =
