@@ -3,13 +3,17 @@ package dev.nepenthe.cluster.bench;
 import dev.nepenthe.cluster.ClusterConfig;
 import dev.nepenthe.cluster.Member;
 import dev.nepenthe.cluster.internal.Replica;
+import dev.nepenthe.core.MasterKeyFiles;
 import dev.nepenthe.core.Nepenthe;
+import dev.nepenthe.grpc.v1.AddReplicaRequest;
+import dev.nepenthe.grpc.v1.AdminGrpc;
 import dev.nepenthe.grpc.v1.CollectionSpec;
 import dev.nepenthe.grpc.v1.CollectionsGrpc;
 import dev.nepenthe.grpc.v1.CreateCollectionRequest;
 import dev.nepenthe.grpc.v1.ForgetGrpc;
 import dev.nepenthe.grpc.v1.Metric;
 import dev.nepenthe.grpc.v1.RecordsGrpc;
+import dev.nepenthe.grpc.v1.RemoveReplicaRequest;
 import dev.nepenthe.server.grpc.NepentheServer;
 import io.grpc.ManagedChannel;
 import io.grpc.Metadata;
@@ -48,6 +52,8 @@ final class BenchGroup implements AutoCloseable {
     private final ManagedChannel[] channels;
     private final Nepenthe plainStore;
     private final NepentheServer plainServer;
+    private Replica joiner;
+    private Member joinerMember;
 
     private BenchGroup(Path root, int n, Duration electionMin, Duration electionMax, boolean plain)
             throws IOException {
@@ -77,6 +83,8 @@ final class BenchGroup implements AutoCloseable {
                     new Member(
                             "n" + (i + 1), "127.0.0.1:" + freePort(), "127.0.0.1:" + freePort()));
         }
+        // One master key for the group, so that a replica can join it by a copy.
+        MasterKeyFiles.ensure(groupKey());
         for (int i = 0; i < n; i++) {
             start(i);
         }
@@ -126,7 +134,8 @@ final class BenchGroup implements AutoCloseable {
                                 members,
                                 root.resolve(members.get(i).id()),
                                 tokensFile)
-                        .withElectionTimeouts(electionMin, electionMax);
+                        .withElectionTimeouts(electionMin, electionMax)
+                        .withMasterKeyFile(groupKey());
         replicas[i] = Replica.start(config);
         channels[i] = channel(replicas[i].clientPort());
     }
@@ -264,6 +273,65 @@ final class BenchGroup implements AutoCloseable {
         return b.toString();
     }
 
+    /** The group's master key: every replica opens with it, so that one can join by a copy. */
+    Path groupKey() {
+        return root.resolve("group.key");
+    }
+
+    /** Starts a replica that waits until a member adds it (see {@link #addJoiner}). */
+    void startJoiner(String id) throws IOException {
+        joinerMember = new Member(id, "127.0.0.1:" + freePort(), "127.0.0.1:" + freePort());
+        List<Member> all = new ArrayList<>(members);
+        all.add(joinerMember);
+        joiner =
+                Replica.start(
+                        ClusterConfig.of(id, "bench-group", all, root.resolve(id), tokensFile)
+                                .withElectionTimeouts(electionMin, electionMax)
+                                .withMasterKeyFile(groupKey())
+                                .asJoining());
+    }
+
+    /** Asks member {@code via} to add the joiner; returns once the configuration holds it. */
+    void addJoiner(int via, Duration max) {
+        AdminGrpc.newBlockingStub(channels[via])
+                .withInterceptors(MetadataUtils.newAttachHeadersInterceptor(headers(false)))
+                .withDeadlineAfter(max.toMillis(), TimeUnit.MILLISECONDS)
+                .addReplica(
+                        AddReplicaRequest.newBuilder()
+                                .setReplica(joinerMember.id())
+                                .setRaftAddress(joinerMember.raftAddress())
+                                .build());
+    }
+
+    /** The joiner's last applied log index. */
+    long joinerApplied() throws IOException {
+        return joiner.division().getInfo().getLastAppliedIndex();
+    }
+
+    /** The log index of the copy the joiner installed (0 before it has one). */
+    long joinerCopyIndex() {
+        return joiner.snapshotIndex();
+    }
+
+    /** The joiner's folder. */
+    Path joinerDir() {
+        return root.resolve(joinerMember.id());
+    }
+
+    /** Asks member {@code via} to remove the joiner again, and closes it. */
+    void removeJoiner(int via) throws IOException {
+        AdminGrpc.newBlockingStub(channels[via])
+                .withInterceptors(MetadataUtils.newAttachHeadersInterceptor(headers(false)))
+                .withDeadlineAfter(CALL_SECONDS, TimeUnit.SECONDS)
+                .removeReplica(
+                        RemoveReplicaRequest.newBuilder()
+                                .setReplica(joinerMember.id())
+                                .setReasonCode("bench-done")
+                                .build());
+        joiner.close();
+        joiner = null;
+    }
+
     private static int freePort() throws IOException {
         try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
             return s.getLocalPort();
@@ -273,6 +341,10 @@ final class BenchGroup implements AutoCloseable {
     @Override
     public void close() throws IOException {
         IOException first = null;
+        if (joiner != null) {
+            joiner.close();
+            joiner = null;
+        }
         for (int i = 0; i < replicas.length; i++) {
             try {
                 if (plain()) {

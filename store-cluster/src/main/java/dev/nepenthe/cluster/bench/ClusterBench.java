@@ -13,6 +13,7 @@ import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.logging.Level;
@@ -26,14 +27,15 @@ import org.apache.ratis.util.ExitUtils;
  * {@code ./nepenthe bench cluster}: what replication costs and how long its waits are, on this
  * machine. Ingest and search throughput over gRPC with a single-node server, a group of one replica
  * and a group of three; a forget's time to BLOCKED and SEALED on every member; failover from the
- * leader's stop; and a lagging replica's catch-up. Every replica runs in this one JVM on loopback,
- * so they share the machine's cores: the output says so.
+ * leader's stop; a lagging replica's catch-up (by the log); and a new replica joining (by a copy of
+ * the leader's store). Every replica runs in this one JVM on loopback, so they share the machine's
+ * cores: the output says so.
  *
  * <pre>
  * ./nepenthe bench cluster [n=20000] [dim=128] [batch=256] [clients=2] [queries=2000]
  *     [warmup=500] [k=10] [reps=3] [forgets=10] [rounds=5] [catchup=100000] [index=hnsw]
  *     [election-ms=1000-2000] [seed=7] [step-seconds=600]
- *     [only=ingest,search,forget,failover,catchup]
+ *     [only=ingest,search,forget,failover,catchup,join]
  * </pre>
  *
  * Prints one Markdown block on standard output (progress goes to standard error); temporary folders
@@ -42,7 +44,7 @@ import org.apache.ratis.util.ExitUtils;
 public final class ClusterBench {
 
     private static final List<String> STEPS =
-            List.of("ingest", "search", "forget", "failover", "catchup");
+            List.of("ingest", "search", "forget", "failover", "catchup", "join");
 
     // Ratis logs every configuration key and election at INFO; held so the level stays set.
     private static final Logger RATIS_LOG = Logger.getLogger("org.apache.ratis");
@@ -224,6 +226,10 @@ public final class ClusterBench {
                 if (only.contains("catchup")) {
                     progress("catch-up");
                     catchUp(three);
+                }
+                if (only.contains("join")) {
+                    progress("a fourth replica joins");
+                    join(three);
                 }
             }
         } finally {
@@ -425,6 +431,31 @@ public final class ClusterBench {
                         + " retry the follower it lost: the replicas' appender retry policy"
                         + " (raft.server.log.appender.retry.policy: 10 retries 1 ms apart, 50"
                         + " 200 ms apart, then one a second).\n");
+    }
+
+    private void join(BenchGroup g) throws Exception {
+        GroupPhases.Join j = GroupPhases.join(g, step);
+        sections.add(
+                "#### A fourth replica joins by a copy of the leader's store\n\n"
+                        + "| measure (ms from its start) | median | min | max | rounds |\n"
+                        + "|---|---:|---:|---:|---:|\n"
+                        + "| the new replica's Replica.start returns (it waits to be added) | "
+                        + Spread.of(List.of(j.startMillis())).cells("%.0f")
+                        + " |\n"
+                        + "| AddReplica returns: the copy fetched and installed, the configuration"
+                        + " committed | "
+                        + Spread.of(List.of(j.addMillis())).cells("%.0f")
+                        + " |\n"
+                        + "| caught up: it applied up to the leader's commit index | "
+                        + Spread.of(List.of(j.caughtUpMillis())).cells("%.0f")
+                        + " |\n\n"
+                        + String.format(
+                                Locale.ROOT,
+                                "The group holds every record written above (the copy holds log"
+                                        + " index %d); the new replica's folder holds %.1f MiB once"
+                                        + " caught up. It is removed again afterwards.%n",
+                                j.copyIndex(),
+                                j.folderBytes() / 1048576.0));
     }
 
     private void print(PrintStream out, String loadBefore, String loadAfter) {

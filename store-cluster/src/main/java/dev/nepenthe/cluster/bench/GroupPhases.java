@@ -9,6 +9,9 @@ import dev.nepenthe.grpc.v1.SurfaceOutcome;
 import dev.nepenthe.grpc.v1.Suspect;
 import dev.nepenthe.grpc.v1.UpsertRequest;
 import io.grpc.StatusRuntimeException;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -17,6 +20,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.stream.Stream;
 
 /**
  * The measures only a group of several replicas has: a forget's time to BLOCKED and to SEALED on
@@ -266,6 +270,65 @@ final class GroupPhases {
                 (first - start) / 1e6,
                 (done - start) / 1e6,
                 target - before);
+    }
+
+    /**
+     * A replica joining a group that holds a store, timed from its start.
+     *
+     * @param startMillis milliseconds Replica.start took (it then waits to be added)
+     * @param addMillis milliseconds until AddReplica returned: the copy fetched and installed, and
+     *     the configuration that holds it committed
+     * @param caughtUpMillis milliseconds until its applied index reached the leader's commit index
+     *     at that moment
+     * @param copyIndex the log index the copy it installed holds
+     * @param folderBytes bytes in its folder once caught up
+     */
+    record Join(
+            double startMillis,
+            double addMillis,
+            double caughtUpMillis,
+            long copyIndex,
+            long folderBytes) {}
+
+    /**
+     * Starts a fourth replica, adds it through the leader, waits until it caught up, removes it.
+     */
+    static Join join(BenchGroup g, Duration max) throws Exception {
+        int leader = g.awaitLeader(max);
+        long start = System.nanoTime();
+        g.startJoiner("n" + (g.size() + 1));
+        long started = System.nanoTime();
+        g.addJoiner(leader, max);
+        long added = System.nanoTime();
+        long target = g.committed(leader);
+        long deadline = System.nanoTime() + max.toNanos();
+        while (g.joinerApplied() < target) {
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException(
+                        "the new replica did not apply up to " + target + " within " + max);
+            }
+            Thread.sleep(20);
+        }
+        long done = System.nanoTime();
+        long copyIndex = g.joinerCopyIndex();
+        long bytes = folderBytes(g.joinerDir());
+        g.removeJoiner(g.awaitLeader(max));
+        return new Join(
+                (started - start) / 1e6,
+                (added - start) / 1e6,
+                (done - start) / 1e6,
+                copyIndex,
+                bytes);
+    }
+
+    private static long folderBytes(Path dir) throws IOException {
+        try (Stream<Path> files = Files.walk(dir)) {
+            long total = 0;
+            for (Path f : files.filter(Files::isRegularFile).toList()) {
+                total += Files.size(f);
+            }
+            return total;
+        }
     }
 
     private static void sleep(long millis) {

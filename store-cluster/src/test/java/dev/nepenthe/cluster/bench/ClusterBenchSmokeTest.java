@@ -107,6 +107,13 @@ final class ClusterBenchSmokeTest {
         double[] first = row(out, "| first entry written while it was down applied", 1);
         assertThat(first[0]).isLessThanOrEqualTo(catchUp[0]);
 
+        assertThat(out).contains("#### A fourth replica joins by a copy of the leader's store");
+        double[] joinStart = row(out, "| the new replica's Replica.start returns", 1);
+        double[] added = row(out, "| AddReplica returns", 1);
+        double[] caughtUp = row(out, "| caught up: it applied up to the leader's commit index", 1);
+        assertThat(added[0]).isGreaterThanOrEqualTo(joinStart[0]);
+        assertThat(caughtUp[0]).isGreaterThanOrEqualTo(added[0]);
+
         assertThat(leftovers()).as("temporary folders after the run").isEqualTo(before);
     }
 
