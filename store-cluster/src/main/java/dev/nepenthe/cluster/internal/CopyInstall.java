@@ -42,6 +42,9 @@ final class CopyInstall implements NodeStateMachine.Installer {
     private final AppliedIndex applied;
     private final AppliedIndex snapshot;
 
+    /** Whether an install closed the engine and has not opened it again (under the apply lock). */
+    private boolean engineDown;
+
     CopyInstall(
             Path data,
             Function<RaftPeer, RaftClient> clients,
@@ -102,20 +105,33 @@ final class CopyInstall implements NodeStateMachine.Installer {
                 .whileNotApplying(
                         () -> {
                             if (got.getIndex() <= applied.index()) {
-                                // Applied that far already, by the log, while the copy came.
+                                // Applied that far already (by the log while the copy came, or
+                                // by an earlier try whose engine then failed to open).
                                 Shred.tree(staging);
+                                reopen();
                                 return TermIndex.valueOf(applied.term(), applied.index());
                             }
                             Durable.write(
                                     pending(data), got.getTerm() + " " + got.getIndex() + "\n");
-                            engine.close();
+                            if (!engineDown) {
+                                engineDown = true;
+                                engine.close();
+                            }
                             swap(data);
                             state.reload();
                             record(got);
                             finish(data);
-                            engine.open();
+                            reopen();
                             return got;
                         });
+    }
+
+    /** Opens the engine if an install closed it (a failed open is tried again by the next try). */
+    private void reopen() throws IOException {
+        if (engineDown) {
+            engine.open();
+            engineDown = false;
+        }
     }
 
     /** The marker of a swap begun; holds the copy's term and index. */
