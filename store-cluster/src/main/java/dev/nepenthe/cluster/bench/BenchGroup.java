@@ -28,6 +28,9 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -41,6 +44,9 @@ final class BenchGroup implements AutoCloseable {
     static final long CALL_SECONDS = 60;
 
     private static final String CONSISTENCY_HEADER = "nepenthe-consistency";
+
+    /** Ports handed out in this JVM, never twice. */
+    private static final Set<Integer> GIVEN = ConcurrentHashMap.newKeySet();
 
     private final Path root;
     private final String token;
@@ -332,10 +338,23 @@ final class BenchGroup implements AutoCloseable {
         joiner = null;
     }
 
+    /**
+     * A free loopback port below the kernel's ephemeral range (32768 up), where an outgoing
+     * connection could take the port between this check and the replica's bind.
+     */
     private static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            return s.getLocalPort();
+        for (int attempt = 0; attempt < 1_000; attempt++) {
+            int port = 10_000 + ThreadLocalRandom.current().nextInt(22_000);
+            if (!GIVEN.add(port)) {
+                continue;
+            }
+            try (ServerSocket s = new ServerSocket(port, 1, InetAddress.getLoopbackAddress())) {
+                return s.getLocalPort();
+            } catch (IOException taken) {
+                // another program's: try another
+            }
         }
+        throw new IOException("no free loopback port between 10000 and 32000");
     }
 
     @Override

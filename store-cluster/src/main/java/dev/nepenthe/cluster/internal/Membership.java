@@ -70,12 +70,9 @@ final class Membership {
         } catch (InvalidProtocolBufferException e) {
             return refuse(Status.INVALID_ARGUMENT, "expected an AddReplicaRequest");
         }
-        if (!r.getReplica().matches(ID)) {
-            return refuse(
-                    Status.INVALID_ARGUMENT,
-                    "replica: expected an id of 1 to 64 letters, digits, '-', '_' or '.', got "
-                            + r.getReplica().length()
-                            + " characters of something else");
+        Optional<RoutedResult> badId = checkId(r.getReplica());
+        if (badId.isPresent()) {
+            return badId;
         }
         try {
             Member.port(r.getRaftAddress(), "raft address");
@@ -122,12 +119,9 @@ final class Membership {
                             + r.getReasonCode().length()
                             + " characters of something else");
         }
-        if (!r.getReplica().matches(ID)) {
-            return refuse(
-                    Status.INVALID_ARGUMENT,
-                    "replica: expected an id of 1 to 64 letters, digits, '-', '_' or '.', got "
-                            + r.getReplica().length()
-                            + " characters of something else");
+        Optional<RoutedResult> badId = checkId(r.getReplica());
+        if (badId.isPresent()) {
+            return badId;
         }
         List<RaftPeer> current = currentPeers();
         List<RaftPeer> rest = new ArrayList<>();
@@ -178,6 +172,17 @@ final class Membership {
                         .setServersInNewConf(rest)
                         .setMode(SetConfigurationRequest.Mode.SET_UNCONDITIONALLY)
                         .build());
+    }
+
+    private static Optional<RoutedResult> checkId(String id) {
+        if (id.matches(ID)) {
+            return Optional.empty();
+        }
+        return refuse(
+                Status.INVALID_ARGUMENT,
+                "replica: expected an id of 1 to 64 letters, digits, '-', '_' or '.', got "
+                        + id.length()
+                        + " characters of something else");
     }
 
     private List<RaftPeer> currentPeers() {

@@ -61,7 +61,9 @@ final class ChaosNodes implements AutoCloseable {
      */
     static ChaosNodes onFreePorts(Path dir, Random rnd) throws IOException {
         for (int attempt = 0; attempt < 200; attempt++) {
-            int base = 20_000 + rnd.nextInt(40_000);
+            // Below the kernel's ephemeral range (32768 up): there, an outgoing connection can take
+            // a port between this check and the node's bind.
+            int base = 10_000 + rnd.nextInt(21_000);
             if (free(base)) {
                 ChaosNodes nodes = new ChaosNodes(dir, base);
                 Files.createDirectories(nodes.dir);

@@ -1,6 +1,7 @@
 package dev.nepenthe.cluster.history;
 
 import dev.nepenthe.cluster.ClusterConfig;
+import dev.nepenthe.cluster.FreePorts;
 import dev.nepenthe.cluster.Member;
 import dev.nepenthe.cluster.internal.Replica;
 import dev.nepenthe.grpc.v1.CollectionsGrpc;
@@ -13,8 +14,6 @@ import io.grpc.Metadata;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.stub.MetadataUtils;
 import java.io.IOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -219,9 +218,7 @@ final class HistoryCluster implements AutoCloseable {
     }
 
     private static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            return s.getLocalPort();
-        }
+        return FreePorts.pick();
     }
 
     @Override

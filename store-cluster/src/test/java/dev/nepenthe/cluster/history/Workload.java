@@ -1,5 +1,6 @@
 package dev.nepenthe.cluster.history;
 
+import dev.nepenthe.cluster.ThreadStacks;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -94,7 +95,7 @@ final class Workload {
                                 + " did not end; events "
                                 + events
                                 + cluster.describe()
-                                + stacks());
+                                + ThreadStacks.all());
             }
         }
         if (!errors.isEmpty()) {
@@ -105,21 +106,6 @@ final class Workload {
         List<Op> out = new ArrayList<>(ops);
         out.sort((a, b) -> Long.compare(a.invoked(), b.invoked()));
         return Collections.unmodifiableList(out);
-    }
-
-    /** Every live thread's stack, so that a hang names where it waits. */
-    private static String stacks() {
-        StringBuilder b = new StringBuilder("\nthreads:");
-        Thread.getAllStackTraces()
-                .forEach(
-                        (thread, frames) -> {
-                            b.append("\n\"").append(thread.getName()).append("\" ");
-                            b.append(thread.getState());
-                            for (StackTraceElement f : frames) {
-                                b.append("\n    at ").append(f);
-                            }
-                        });
-        return b.toString();
     }
 
     /** What happened beside the operations (a replica stopped, started), for messages. */

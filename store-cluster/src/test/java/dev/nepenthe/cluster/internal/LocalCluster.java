@@ -1,6 +1,7 @@
 package dev.nepenthe.cluster.internal;
 
 import dev.nepenthe.cluster.ClusterConfig;
+import dev.nepenthe.cluster.FreePorts;
 import dev.nepenthe.cluster.Member;
 import dev.nepenthe.cluster.NodeTls;
 import dev.nepenthe.grpc.v1.AdminGrpc;
@@ -14,8 +15,6 @@ import io.grpc.Metadata;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.netty.shaded.io.netty.handler.ssl.SslContext;
 import java.io.IOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -229,25 +228,8 @@ final class LocalCluster implements AutoCloseable {
         return b.toString();
     }
 
-    /** Every live thread's stack, so that a hang names where it waits. */
-    static String stacks() {
-        StringBuilder b = new StringBuilder("\nthreads:");
-        Thread.getAllStackTraces()
-                .forEach(
-                        (thread, frames) -> {
-                            b.append("\n\"").append(thread.getName()).append("\" ");
-                            b.append(thread.getState());
-                            for (StackTraceElement f : frames) {
-                                b.append("\n    at ").append(f);
-                            }
-                        });
-        return b.toString();
-    }
-
     private static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            return s.getLocalPort();
-        }
+        return FreePorts.pick();
     }
 
     @Override

@@ -2,19 +2,17 @@ package dev.nepenthe.cluster.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.nepenthe.cluster.ThreadStacks;
 import dev.nepenthe.grpc.v1.AddReplicaRequest;
 import dev.nepenthe.grpc.v1.CollectionSpec;
 import dev.nepenthe.grpc.v1.CreateCollectionRequest;
 import dev.nepenthe.grpc.v1.ForgetRequest;
 import dev.nepenthe.grpc.v1.ForgetScope;
-import dev.nepenthe.grpc.v1.GetOperationRequest;
-import dev.nepenthe.grpc.v1.GetRequest;
 import dev.nepenthe.grpc.v1.Metric;
 import dev.nepenthe.grpc.v1.Operation;
 import dev.nepenthe.grpc.v1.Record;
 import dev.nepenthe.grpc.v1.RemoveReplicaRequest;
 import dev.nepenthe.grpc.v1.UpsertRequest;
-import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import java.nio.file.Path;
 import java.security.SecureRandom;
@@ -161,7 +159,7 @@ final class MembershipChurnTest {
                                     c.members.get(gone).id()
                                             + " learned it was removed"
                                             + c.describe()
-                                            + LocalCluster.stacks())
+                                            + ThreadStacks.all())
                             .isTrue();
                     c.stop(gone);
                 }
@@ -175,7 +173,7 @@ final class MembershipChurnTest {
             assertThat(members).hasSize(3);
             int now = c.awaitLeader(Duration.ofSeconds(60));
             for (String id : forgets) {
-                Operation op = awaitSettled(c, now, id);
+                Operation op = MembershipTest.awaitSettled(c, now, id);
                 assertThat(op.getState())
                         .as(id + " " + op.getNote() + " events " + events + c.describe())
                         .isEqualTo("SEALED");
@@ -187,7 +185,7 @@ final class MembershipChurnTest {
             for (int m : members) {
                 for (Record r : acked.values()) {
                     int subject = Integer.parseInt(r.getSubject().substring(1));
-                    Optional<Record> got = get(c, m, r.getId());
+                    Optional<Record> got = MembershipTest.get(c, m, r.getId());
                     if (forgotten.contains(subject)) {
                         assertThat(got).as("n%d %s (forgotten)", m + 1, r.getId()).isEmpty();
                     } else {
@@ -273,31 +271,5 @@ final class MembershipChurnTest {
             }
         }
         throw new AssertionError("forget " + f + " got no answer in ten tries");
-    }
-
-    private static Operation awaitSettled(LocalCluster c, int via, String id) throws Exception {
-        Operation op = null;
-        for (int t = 0; t < 1200; t++) {
-            op = c.forget(via).getOperation(GetOperationRequest.newBuilder().setId(id).build());
-            if (op.getSettled()) {
-                return op;
-            }
-            Thread.sleep(100);
-        }
-        throw new AssertionError("forget " + id + " did not settle: " + op + c.describe());
-    }
-
-    private static Optional<Record> get(LocalCluster c, int via, String id) {
-        try {
-            return Optional.of(
-                    c.records(via)
-                            .get(GetRequest.newBuilder().setCollection("notes").setId(id).build())
-                            .getRecord());
-        } catch (StatusRuntimeException e) {
-            if (e.getStatus().getCode() == Status.Code.NOT_FOUND) {
-                return Optional.empty();
-            }
-            throw e;
-        }
     }
 }

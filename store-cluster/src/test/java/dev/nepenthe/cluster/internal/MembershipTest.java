@@ -91,7 +91,8 @@ final class MembershipTest {
                                 .build());
     }
 
-    private static Operation awaitSettled(LocalCluster c, int via, String id) throws Exception {
+    /** The operation once settled; fails naming its state after 90 seconds. */
+    static Operation awaitSettled(LocalCluster c, int via, String id) throws Exception {
         Operation op = null;
         for (int t = 0; t < 900; t++) {
             op = c.forget(via).getOperation(GetOperationRequest.newBuilder().setId(id).build());
@@ -103,7 +104,8 @@ final class MembershipTest {
         throw new AssertionError("forget " + id + " did not settle: " + op + c.describe());
     }
 
-    private static Optional<Record> get(LocalCluster c, int via, String id) {
+    /** A record through member {@code via}, or empty when it answers NOT_FOUND. */
+    static Optional<Record> get(LocalCluster c, int via, String id) {
         try {
             return Optional.of(
                     c.records(via)
